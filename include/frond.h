@@ -1,0 +1,479 @@
+/*
+** frond.h -- the public interface of libfrond.
+**
+** Frond issues unique 64-bit IDs: snowflake IDs (time | node | sequence in
+** 63 bits, no shared storage on the request path) and segment IDs (plain
+** increasing integers per business tag, reserved in ranges from a database).
+**
+** Conventions, for every function below:
+**   - Functions return int: 0 on success, a negative FROND_E* code otherwise.
+**     frond_err_name() and frond_strerror() turn a code into its stable name
+**     and a sentence. The names are what the HTTP and RESP fronts show.
+**   - Functions that can fail take an optional `frond_error *err` (may be
+**     NULL). On failure it receives the code and a message with the detail
+**     (which value, which limit, the backend's own words). It is owned by the
+**     caller and never allocated.
+**   - Opaque handles are created by *_open/*_create and released by the
+**     matching *_close; nothing else frees them.
+*/
+#ifndef FROND_H
+#define FROND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FROND_VERSION_MAJOR 0
+#define FROND_VERSION_MINOR 1
+#define FROND_VERSION_PATCH 0
+#define FROND_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__)
+#define FROND_EXPORT __attribute__((visibility("default")))
+#else
+#define FROND_EXPORT
+#endif
+
+/* ------------------------------------------------------------------------
+** Errors
+**
+** One list, one row per error: number, stable name, message. Numbers and
+** names never change once released; new errors are added at the end.
+*/
+#define FROND_ERRNO_MAP(XX)                                                  \
+  XX(1, INVAL, "invalid argument")                                           \
+  XX(2, NOMEM, "out of memory")                                              \
+  XX(3, LAYOUT_INVALID, "invalid layout")                                    \
+  XX(4, NODE_RANGE, "node ID out of the layout's range")                     \
+  XX(5, CLOCK_BEHIND, "wall clock is behind the generator's clock")          \
+  XX(6, TIME_EXHAUSTED, "the layout's time bits are exhausted")              \
+  XX(7, ID_INVALID, "not a valid ID for this layout")                        \
+  XX(8, HIGHWATER_CORRUPT, "high-water file is torn or corrupt")             \
+  XX(9, IO, "I/O error")                                                     \
+  XX(10, NODE_IN_USE, "node ID is in use by another process")                \
+  XX(11, TAG_NOT_FOUND, "tag not found")                                     \
+  XX(12, TAG_INVALID, "invalid tag name")                                    \
+  XX(13, TAG_EXISTS, "tag already exists")                                   \
+  XX(14, SEGMENT_UNAVAILABLE, "no segment available for the tag")            \
+  XX(15, STORE, "store error")                                               \
+  XX(16, STORE_URI, "invalid or unsupported store URI")                      \
+  XX(17, NODE_ID_LOST, "node ID is no longer held")                          \
+  XX(18, COUNT_INVALID, "invalid count")                                     \
+  XX(19, COORD, "coordinator error")                                         \
+  XX(20, CLOSED, "handle is closing")
+
+typedef enum {
+  FROND_OK = 0,
+#define FROND__ERR_ENUM(n, name, msg) FROND_E##name = -(n),
+  FROND_ERRNO_MAP(FROND__ERR_ENUM)
+#undef FROND__ERR_ENUM
+} frond_errno;
+
+/* Caller-owned detail for a failure. */
+typedef struct frond_error {
+  int code;          /* the FROND_E* code, 0 when none */
+  char message[512]; /* one line, NUL-terminated, never empty on failure */
+} frond_error;
+
+/* The stable name of a code ("CLOCK_BEHIND"), or "UNKNOWN". Never NULL. */
+FROND_EXPORT const char *frond_err_name(int code);
+/* A short sentence for a code. Never NULL. */
+FROND_EXPORT const char *frond_strerror(int code);
+/* The code whose stable name is `name`, or 0 when there is none. */
+FROND_EXPORT int frond_err_from_name(const char *name);
+
+/* ------------------------------------------------------------------------
+** Clocks
+**
+** A clock returns the wall time in unix milliseconds. Generators take one so
+** tests can inject a fake; NULL means frond_clock_realtime. It is called from
+** the caller's threads and from the generator's background thread, so it
+** must be thread-safe.
+*/
+typedef int64_t (*frond_clock_fn)(void *ctx);
+
+/* CLOCK_REALTIME in milliseconds. Thread-safe, never blocks. */
+FROND_EXPORT int64_t frond_clock_realtime(void *ctx);
+
+/* ------------------------------------------------------------------------
+** Layouts
+**
+** An ID is 0 | time | node | sequence, most significant first, with
+** time_bits + node_bits + seq_bits == 63. The node field may be split into
+** datacenter (high) and worker (low) bits. `time` counts units of unit_ms
+** since epoch_ms (unix milliseconds).
+*/
+typedef struct frond_layout {
+  char name[32];        /* preset name, or "custom" */
+  unsigned time_bits;   /* >= 1 */
+  unsigned node_bits;   /* >= 1; == dc_bits + worker_bits when split */
+  unsigned dc_bits;     /* 0 when the node field is not split */
+  unsigned worker_bits; /* 0 when the node field is not split */
+  unsigned seq_bits;    /* >= 1 */
+  int64_t unit_ms;      /* >= 1 */
+  int64_t epoch_ms;     /* unix ms; not in the future */
+} frond_layout;
+
+/* The preset Frond uses when none is named. */
+#define FROND_LAYOUT_DEFAULT "frond"
+
+/* Number of named presets, and the i-th one (0 <= i < count), or NULL. The
+** returned layouts are static and valid for the life of the process. */
+FROND_EXPORT size_t frond_layout_preset_count(void);
+FROND_EXPORT const frond_layout *frond_layout_preset(size_t i);
+
+/*
+** Parse a layout spec: a preset name ("twitter", "sonyflake", "baidu",
+** "instagram", "frond") or comma-separated keys
+**   time=N, node=N | dc=N + worker=N, seq=N, unit=<n>ms|<n>s,
+**   epoch=<unix ms>|<YYYY-MM-DD>[THH:MM:SS[.mmm]Z]
+** e.g. "time=41,dc=5,worker=5,seq=12,unit=1ms,epoch=2024-01-01T00:00:00Z".
+** unit defaults to 1ms and epoch to the frond preset's. The result is
+** validated (frond_layout_validate) against the real clock.
+** Returns 0 or FROND_ELAYOUT_INVALID with the reason in err.
+*/
+FROND_EXPORT int frond_layout_parse(const char *spec, frond_layout *out,
+                                    frond_error *err);
+
+/* Check a layout: bits sum to 63, no zero-width field, a split that adds up,
+** unit >= 1, epoch not after now_ms. Returns 0 or FROND_ELAYOUT_INVALID. */
+FROND_EXPORT int frond_layout_validate(const frond_layout *l, int64_t now_ms,
+                                       frond_error *err);
+
+/* Write the layout as a spec that frond_layout_parse reads back to the same
+** layout. Returns the length written (like snprintf), truncating to len. */
+FROND_EXPORT int frond_layout_format(const frond_layout *l, char *buf,
+                                     size_t len);
+
+/* Largest node ID of the layout: 2^node_bits - 1. */
+FROND_EXPORT uint64_t frond_layout_max_node(const frond_layout *l);
+/* The unix ms of the first unit that no longer fits in time_bits: from then
+** on the layout cannot issue IDs. Saturates at INT64_MAX. */
+FROND_EXPORT int64_t frond_layout_end_ms(const frond_layout *l);
+/* IDs one node can issue per second at most: 2^seq_bits * 1000 / unit_ms. */
+FROND_EXPORT double frond_layout_ids_per_second(const frond_layout *l);
+
+/* The fields of one ID. */
+typedef struct frond_fields {
+  int64_t time;        /* units since the epoch */
+  int64_t unix_ms;     /* start of that unit, in unix ms */
+  uint64_t node;       /* the whole node field */
+  uint64_t datacenter; /* high part of node when split, else 0 */
+  uint64_t worker;     /* low part of node when split, else == node */
+  uint64_t sequence;
+} frond_fields;
+
+/* Split an ID into its fields. Returns FROND_EID_INVALID for a negative ID.
+** Pure function, thread-safe. */
+FROND_EXPORT int frond_decode(const frond_layout *l, int64_t id,
+                              frond_fields *out, frond_error *err);
+
+/* Build an ID from f->time, f->node and f->sequence (datacenter, worker and
+** unix_ms are ignored). Returns FROND_ETIME_EXHAUSTED, FROND_ENODE_RANGE or
+** FROND_EINVAL when a field does not fit. Pure function, thread-safe. */
+FROND_EXPORT int frond_compose(const frond_layout *l, const frond_fields *f,
+                               int64_t *id, frond_error *err);
+
+/* node = datacenter << worker_bits | worker, checked against the split. */
+FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
+                                   uint64_t worker, uint64_t *node,
+                                   frond_error *err);
+
+/* ------------------------------------------------------------------------
+** Snowflake generator
+**
+** State is one atomic 64-bit word holding time|sequence. Issuing an ID is
+** one atomic add on it plus OR-ing the node bits; a sequence overflow
+** carries into time, so the generator's (logical) clock may run ahead of the
+** wall clock ("borrowing"). Rules:
+**   - the logical clock never goes back;
+**   - while it is at most max_ahead_ms in front of the wall clock, IDs are
+**     issued without waiting;
+**   - beyond that the call waits for the wall clock, up to max_wait_ms, then
+**     fails with FROND_ECLOCK_BEHIND and issues nothing (it fails at once
+**     when waiting max_wait_ms could not be enough);
+**   - with a high-water file, no ID is issued whose time is above the
+**     reservation already made durable in that file (see below);
+**   - when the layout's time bits run out, every call fails with
+**     FROND_ETIME_EXHAUSTED; an ID is never negative or wrapped.
+**
+** A background thread per generator follows the wall clock (about once per
+** millisecond) and moves the reservation forward.
+*/
+typedef struct frond_gen frond_gen;
+
+enum { FROND_SEQ_ZERO = 0, FROND_SEQ_RANDOM = 1 };
+
+#define FROND_DEFAULT_MAX_AHEAD_MS 1000
+#define FROND_DEFAULT_MAX_WAIT_MS 10
+#define FROND_DEFAULT_WINDOW_MS 1000
+
+typedef struct frond_gen_options {
+  int64_t max_ahead_ms; /* default FROND_DEFAULT_MAX_AHEAD_MS */
+  int64_t max_wait_ms;  /* default FROND_DEFAULT_MAX_WAIT_MS */
+  int seq_start;        /* FROND_SEQ_ZERO (default) or FROND_SEQ_RANDOM:
+                           each new unit entered from the wall clock starts at
+                           a random sequence in [0, min(100, 2^seq/16)) */
+  /*
+  ** High-water file, or NULL for none. With a file: create locks it (a
+  ** second generator on the same file fails with FROND_ENODE_IN_USE), reads
+  ** it and starts the logical clock above the time stored there, waiting
+  ** when that time is ahead of the wall clock by less than about
+  ** max_ahead_ms + window_ms + max_wait_ms and failing with
+  ** FROND_ECLOCK_BEHIND beyond. A missing file is a first start; a torn or
+  ** garbage one fails with FROND_EHIGHWATER_CORRUPT. While running, a
+  ** reservation of "now + window_ms" is kept durable (write, fsync, rename)
+  ** ahead of every issued ID; close stores the exact last ID's time.
+  */
+  const char *highwater_path;
+  int64_t window_ms;    /* reservation window, default FROND_DEFAULT_WINDOW_MS */
+  frond_clock_fn clock; /* NULL: frond_clock_realtime */
+  void *clock_ctx;
+  /* A high-water time (unix ms) known from elsewhere, e.g. a coordinator:
+  ** the logical clock starts above it, with the same wait-or-refuse rule as
+  ** for the file. 0: none. */
+  int64_t start_after_ms;
+} frond_gen_options;
+
+/* Fill opts with the defaults. */
+FROND_EXPORT void frond_gen_options_init(frond_gen_options *opts);
+
+/*
+** Create a generator for `node` under layout `l` (copied). opts may be NULL
+** for the defaults. May block: reads and fsyncs the high-water file, and may
+** wait for the wall clock as described above. Starts one thread.
+** Errors: LAYOUT_INVALID, NODE_RANGE, CLOCK_BEHIND, TIME_EXHAUSTED,
+** HIGHWATER_CORRUPT, NODE_IN_USE, IO, NOMEM, INVAL.
+*/
+FROND_EXPORT int frond_gen_create(frond_gen **out, const frond_layout *l,
+                                  uint64_t node, const frond_gen_options *opts,
+                                  frond_error *err);
+
+/*
+** Issue one ID into *id. Thread-safe; lock-free unless it has to wait for
+** the wall clock or the reservation. May block up to max_wait_ms.
+** Errors: CLOCK_BEHIND, TIME_EXHAUSTED (and *id is left untouched).
+*/
+FROND_EXPORT int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err);
+
+/*
+** Issue n consecutive IDs (in one atomic step) into out[0..n-1], in
+** increasing order; no other call can issue an ID between out[0] and
+** out[n-1]. n must be >= 1 and at most 2^seq_bits * 1000 (COUNT_INVALID).
+** Thread-safety and blocking as frond_gen_next. On failure nothing is
+** written to out.
+*/
+FROND_EXPORT int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out,
+                                  frond_error *err);
+
+/* The generator's layout and node ID. Thread-safe. */
+FROND_EXPORT const frond_layout *frond_gen_layout(const frond_gen *g);
+FROND_EXPORT uint64_t frond_gen_node(const frond_gen *g);
+
+/* Unix ms of the unit of the last issued ID (or of the start point before
+** the first): what a coordinator reports as this node's high-water time.
+** Thread-safe. */
+FROND_EXPORT int64_t frond_gen_high_water_ms(frond_gen *g);
+
+/* Make every call fail with `code` (e.g. FROND_ENODE_ID_LOST while a
+** coordinator no longer holds the node ID) until called again with 0.
+** Costs nothing on the hot path. Thread-safe. */
+FROND_EXPORT void frond_gen_set_blocked(frond_gen *g, int code);
+
+/* Counters since create; relaxed reads, thread-safe. */
+typedef struct frond_gen_stats {
+  uint64_t issued;        /* IDs issued */
+  uint64_t waits;         /* calls that waited for the wall clock */
+  uint64_t clock_behind;  /* calls that failed with CLOCK_BEHIND */
+  uint64_t reservations;  /* high-water reservations made durable */
+  int64_t ahead_ms;       /* logical clock minus wall clock, >= 0 */
+  int64_t reserved_ms;    /* durable reservation, unix ms; 0 without file */
+  int64_t last_error;     /* last background error code (0 when none) */
+} frond_gen_stats;
+FROND_EXPORT void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out);
+
+/*
+** Stop the background thread, store the exact high-water time (fsynced)
+** and free the generator. Must not run concurrently with any other call on
+** g. Returns 0, or IO when the final write failed (the reservation on disk
+** still protects the next start). NULL is a no-op returning 0.
+*/
+FROND_EXPORT int frond_gen_close(frond_gen *g, frond_error *err);
+
+/* ------------------------------------------------------------------------
+** Logging
+**
+** The library logs what it cannot return to a caller (a background store
+** failure, a retry, a recovery): one line per event. The default writes
+** "frond: <level>: <message>" to stderr. The callback may be called from any
+** thread, concurrently; it must not call back into libfrond.
+*/
+enum {
+  FROND_LOG_ERROR = 0,
+  FROND_LOG_WARN = 1,
+  FROND_LOG_INFO = 2,
+  FROND_LOG_DEBUG = 3
+};
+typedef void (*frond_log_fn)(void *ctx, int level, const char *msg);
+
+/* Set the sink (NULL restores stderr) and the most verbose level that is
+** delivered (default FROND_LOG_INFO). Not thread-safe against concurrent
+** logging: call it at start. */
+FROND_EXPORT void frond_log_set(frond_log_fn fn, void *ctx, int max_level);
+/* "error", "warn", "info", "debug". */
+FROND_EXPORT const char *frond_log_level_name(int level);
+/* Log through the configured sink, printf-style. Thread-safe. */
+FROND_EXPORT void frond_log(int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------
+** Segment allocator
+**
+** Plain increasing integers per business tag. A tag is a row of the table
+** leaf_alloc (compatible with Meituan Leaf); allocating reserves
+** [max_id - step, max_id) in one transaction. IDs are served from memory
+** from two buffers; the next segment is loaded in the background once
+** preload_pct of the current one is used.
+**
+** Stores are chosen by URI: "sqlite:///path/file.db" (also "sqlite:file.db"
+** relative), "postgresql://..." / "postgres://..." (any libpq URI).
+*/
+typedef struct frond_seg frond_seg;
+typedef struct frond_store frond_store;
+
+/* Longest tag name in bytes (leaf_alloc.biz_tag is varchar(128)). */
+#define FROND_TAG_MAX 128
+/* Default store when none is configured. */
+#define FROND_STORE_DEFAULT "sqlite:///./frond.db"
+
+typedef struct frond_seg_options {
+  unsigned preload_pct; /* load the next segment once this share of the
+                           current one is used; default 10 */
+  int64_t max_step;     /* dynamic step cap, default 1000000 */
+  int64_t wait_ms;      /* both buffers empty: wait this long for the loader,
+                           then SEGMENT_UNAVAILABLE; default 50 */
+  int64_t refresh_ms;   /* re-read the tag list this often; default 60000 */
+  int64_t retry_min_ms; /* store failure backoff: first retry, default 100 */
+  int64_t retry_max_ms; /* backoff ceiling, default 5000 */
+  frond_clock_fn clock; /* NULL: frond_clock_realtime */
+  void *clock_ctx;
+} frond_seg_options;
+
+FROND_EXPORT void frond_seg_options_init(frond_seg_options *opts);
+
+/* Check a tag name: 1..FROND_TAG_MAX bytes of valid UTF-8 without control
+** characters. Returns 0 or FROND_ETAG_INVALID with the reason. */
+FROND_EXPORT int frond_tag_validate(const char *tag, size_t len,
+                                    frond_error *err);
+
+/*
+** Open a segment allocator over the store at `store_uri` (NULL: the
+** default). Creates leaf_alloc when missing, reads the tags and starts the
+** background loader thread. Segments are loaded lazily on a tag's first
+** use. May block on the store. Errors: STORE_URI, STORE, NOMEM, INVAL.
+*/
+FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
+                                const frond_seg_options *opts,
+                                frond_error *err);
+
+/*
+** Next ID of `tag` (len bytes, not necessarily NUL-terminated). Thread-safe.
+** Memory only while the buffers are healthy; may wait up to wait_ms for the
+** loader (and on a tag's very first use, for its first segment).
+** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, CLOSED.
+*/
+FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
+                                int64_t *id, frond_error *err);
+
+/* n IDs of `tag` into out[0..n-1], increasing (not necessarily
+** consecutive: they may span two segments). All or nothing. Same errors
+** plus COUNT_INVALID (n == 0). */
+FROND_EXPORT int frond_seg_next_n(frond_seg *s, const char *tag, size_t len,
+                                  size_t n, int64_t *out, frond_error *err);
+
+/* One buffer of a tag: IDs [start, end); pos is the next to hand out. */
+typedef struct frond_seg_buffer {
+  int64_t start;
+  int64_t end;
+  int64_t pos;
+  int64_t step;
+  int ready; /* holds a committed segment */
+} frond_seg_buffer;
+
+typedef struct frond_tag_info {
+  char tag[FROND_TAG_MAX + 1];
+  frond_seg_buffer current;
+  frond_seg_buffer next;
+  int64_t step;          /* step the next load will use */
+  int64_t row_step;      /* the row's configured step */
+  int64_t last_load_ms;  /* unix ms of the last successful load, 0: never */
+  uint64_t issued;       /* IDs issued by this process */
+  uint64_t loads;        /* successful loads */
+  uint64_t load_failures;
+  int loading;           /* a load is in flight */
+} frond_tag_info;
+
+/* Snapshot of every tag's state, sorted by name, in *out (free with
+** frond_free); *n is the count. Thread-safe. */
+FROND_EXPORT int frond_seg_tags(frond_seg *s, frond_tag_info **out,
+                                size_t *n, frond_error *err);
+
+/* Re-read the tag list from the store now (also done every refresh_ms).
+** May block on the store. */
+FROND_EXPORT int frond_seg_refresh(frond_seg *s, frond_error *err);
+
+/* Process-wide counters of a segment allocator. */
+typedef struct frond_seg_stats {
+  uint64_t loads;
+  uint64_t load_failures;
+  uint64_t unavailable; /* calls that failed with SEGMENT_UNAVAILABLE */
+  int store_ok;         /* the last store operation succeeded */
+} frond_seg_stats;
+FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
+
+/* Stop the loader and free everything. Not concurrent with other calls on
+** s. Segments not handed out are abandoned (never reused). NULL is a no-op. */
+FROND_EXPORT void frond_seg_close(frond_seg *s);
+
+/* Tag administration, directly on a store. */
+typedef struct frond_tag_row {
+  char tag[FROND_TAG_MAX + 1];
+  int64_t max_id; /* next unallocated ID */
+  int64_t step;
+  char description[257];
+  char update_time[32]; /* as the database prints it */
+} frond_tag_row;
+
+/* Open / close a store connection (not thread-safe: one thread at a time). */
+FROND_EXPORT int frond_store_open(frond_store **out, const char *store_uri,
+                                  frond_error *err);
+FROND_EXPORT void frond_store_close(frond_store *st);
+/* Create a tag: the first ID it yields is `start` (>= 1; the row's max_id),
+** step >= 1. Errors: TAG_INVALID, TAG_EXISTS, INVAL, STORE. */
+FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
+                                        int64_t step, int64_t start,
+                                        const char *description,
+                                        frond_error *err);
+/* All rows sorted by tag into *out (free with frond_free). */
+FROND_EXPORT int frond_store_tag_list(frond_store *st, frond_tag_row **out,
+                                      size_t *n, frond_error *err);
+FROND_EXPORT int frond_store_tag_get(frond_store *st, const char *tag,
+                                     frond_tag_row *out, frond_error *err);
+FROND_EXPORT int frond_store_tag_set_step(frond_store *st, const char *tag,
+                                          int64_t step, frond_error *err);
+FROND_EXPORT int frond_store_tag_delete(frond_store *st, const char *tag,
+                                        frond_error *err);
+
+/* Free memory returned by libfrond. NULL is a no-op. */
+FROND_EXPORT void frond_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FROND_H */

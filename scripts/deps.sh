@@ -1,0 +1,37 @@
+#!/bin/sh
+# Install what Frond needs on Debian 12, as root.
+#   scripts/deps.sh build   compiler, CMake and the libraries
+#   scripts/deps.sh test    the above plus everything the tests start or use
+set -eu
+what=${1:-build}
+build_pkgs="build-essential cmake pkg-config git ca-certificates
+  libuv1-dev libsqlite3-dev libpq-dev libmariadb-dev libzookeeper-mt-dev
+  libsodium-dev"
+test_pkgs="libcmocka-dev clang libclang-rt-14-dev clang-format python3
+  procps curl sqlite3 postgresql util-linux"
+case "$what" in
+build) pkgs=$build_pkgs ;;
+test) pkgs="$build_pkgs $test_pkgs" ;;
+*) echo "usage: scripts/deps.sh build|test" >&2; exit 2 ;;
+esac
+missing=
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+    missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "scripts/deps.sh: missing packages:$missing (run as root to install)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# Servers the tests start themselves must not be started by the package.
+printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d.frond
+chmod +x /usr/sbin/policy-rc.d.frond
+[ -e /usr/sbin/policy-rc.d ] || ln -s policy-rc.d.frond /usr/sbin/policy-rc.d
+apt-get install -y -q --no-install-recommends $missing
+if [ "$(readlink /usr/sbin/policy-rc.d 2>/dev/null)" = policy-rc.d.frond ]; then
+  rm -f /usr/sbin/policy-rc.d
+fi
+rm -f /usr/sbin/policy-rc.d.frond

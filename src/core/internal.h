@@ -1,0 +1,47 @@
+/*
+** internal.h -- helpers shared by libfrond's sources; not part of the API.
+**
+** Internal non-static names carry the frond__ prefix. The shared library
+** hides them (-fvisibility=hidden); the frond command and the tests link the
+** static library and may use them.
+*/
+#ifndef FROND_INTERNAL_H
+#define FROND_INTERNAL_H
+
+#include "frond.h"
+
+#include <stdarg.h>
+
+#if defined(__GNUC__)
+#define FROND__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define FROND__LIKELY(x) __builtin_expect(!!(x), 1)
+#define FROND__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define FROND__PRINTF(f, a)
+#define FROND__LIKELY(x) (x)
+#define FROND__UNLIKELY(x) (x)
+#endif
+
+#define FROND__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Record a failure in err (when not NULL) and return code, so that callers
+** can write `return frond__fail(err, FROND_EINVAL, "count %d", n);`. With a
+** NULL fmt the message is frond_strerror(code). */
+int frond__fail(frond_error *err, int code, const char *fmt, ...)
+    FROND__PRINTF(3, 4);
+int frond__vfail(frond_error *err, int code, const char *fmt, va_list ap);
+
+/* Monotonic clock in nanoseconds, for deadlines and measurements. */
+int64_t frond__mono_ns(void);
+/* Sleep for ns nanoseconds (restarting after signals). */
+void frond__sleep_ns(int64_t ns);
+
+/* Format unix ms as RFC 3339 UTC with milliseconds
+** ("2024-01-01T00:00:00.000Z") into buf (>= 32 bytes). */
+void frond__format_rfc3339(int64_t unix_ms, char *buf, size_t len);
+
+/* Parse a decimal int64 (optional leading '-', no spaces, no overflow) of
+** exactly len bytes. Returns 0 or -1. */
+int frond__parse_i64(const char *s, size_t len, int64_t *out);
+
+#endif /* FROND_INTERNAL_H */
