@@ -67,7 +67,8 @@ static int node_list(const char *uri, const char *layout, int json) {
   for (size_t i = 0; i < n; i++) {
     char hw[40], ex[40];
     if (json) {
-      printf("%s{\"node\":%" PRIu64 ",\"owner\":\"%s\",\"high_water_ms\":%" PRId64
+      printf("%s{\"node\":%" PRIu64
+             ",\"owner\":\"%s\",\"high_water_ms\":%" PRId64
              ",\"expires_ms\":%" PRId64 ",\"live\":%s}",
              i ? "," : "", e[i].node, e[i].owner, e[i].high_water_ms,
              e[i].expires_ms, e[i].live ? "true" : "false");
@@ -90,8 +91,7 @@ int frond__cli_node(int argc, char **argv) {
   int json = 0, i = 1;
 
   if (argc < 2 || strcmp(argv[1], "list") != 0) {
-    node_usage(argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout
-                                                          : stderr);
+    node_usage(argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
     return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
   }
   for (i = 2; i < argc; i++) {

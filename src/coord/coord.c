@@ -53,13 +53,11 @@ static const struct {
   size_t off;
   int64_t min, max;
 } query_keys[] = {
-#define K(n, lo, hi) {#n, offsetof(frond_coord_options, n), lo, hi}
-    K(report_ms, 10, 3600000),
-    K(session_ms, 100, 3600000),
-    K(connect_ms, 10, 3600000),
-    K(retention_ms, 0, INT64_MAX / 4),
-    K(lease_ms, 30, 86400000),
-    K(max_wait_ms, 0, 3600000),
+#define K(n, lo, hi)                                                           \
+  { #n, offsetof(frond_coord_options, n), lo, hi }
+    K(report_ms, 10, 3600000),  K(session_ms, 100, 3600000),
+    K(connect_ms, 10, 3600000), K(retention_ms, 0, INT64_MAX / 4),
+    K(lease_ms, 30, 86400000),  K(max_wait_ms, 0, 3600000),
 #undef K
 };
 
@@ -69,8 +67,7 @@ int frond__coord_parse_query(frond_coord *c, const char *q, frond_error *err) {
     size_t len = amp ? (size_t)(amp - q) : strlen(q);
     if (!eq || eq >= q + len)
       return frond__fail(err, FROND_EINVAL,
-                         "coordinator option '%.*s' has no value", (int)len,
-                         q);
+                         "coordinator option '%.*s' has no value", (int)len, q);
     size_t klen = (size_t)(eq - q);
     int64_t v;
     if (frond__parse_i64(eq + 1, len - klen - 1, &v) != 0)
@@ -165,9 +162,9 @@ int frond__coord_open(frond_coord **out, const char *uri,
   if (c->o.node_bits == 0)
     c->o.node_bits = 10;
   if (c->o.node_bits > 62) {
+    unsigned bits = c->o.node_bits;
     free(c);
-    return frond__fail(err, FROND_EINVAL, "node_bits %u > 62",
-                       c->o.node_bits);
+    return frond__fail(err, FROND_EINVAL, "node_bits %u > 62", bits);
   }
   c->max_node = (UINT64_C(1) << c->o.node_bits) - 1;
   snprintf(c->uri, sizeof(c->uri), "%s", uri);
@@ -180,7 +177,14 @@ int frond__coord_open(frond_coord **out, const char *uri,
     snprintf(c->cache_path, sizeof(c->cache_path), "%s", c->o.cache_path);
   pthread_mutex_init(&c->lock, NULL);
   pthread_mutex_init(&c->wake_lock, NULL);
-  pthread_cond_init(&c->wake, NULL);
+  {
+    /* nap() waits against the monotonic clock. */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->wake, &ca);
+    pthread_condattr_destroy(&ca);
+  }
   atomic_init(&c->lost, 0);
   atomic_init(&c->valid_until_ns, 0);
   atomic_init(&c->resume_after_ms, 0);
@@ -310,8 +314,8 @@ int frond__coord_acquire(frond_coord *c, frond_coord_claim *out,
                        "node ID %" PRIu64 " was used up to %s (%" PRId64
                        "), %" PRId64 " ms ahead of the clock %s (%" PRId64
                        "); refusing to start (max_wait_ms %" PRId64 ")",
-                       cl.node, a, cl.high_water_ms,
-                       cl.high_water_ms - now, b, now, c->o.max_wait_ms);
+                       cl.node, a, cl.high_water_ms, cl.high_water_ms - now, b,
+                       now, c->o.max_wait_ms);
       goto undo;
     }
   }
@@ -392,8 +396,7 @@ int frond__coord_report(frond_coord *c, int64_t hw, frond_error *err) {
     if (rc == 0) {
       atomic_store(&c->resume_after_ms, after);
       atomic_store(&c->lost, 0);
-      frond_log(FROND_LOG_INFO, "node ID %" PRIu64 " regained",
-                c->claim.node);
+      frond_log(FROND_LOG_INFO, "node ID %" PRIu64 " regained", c->claim.node);
       rc = c->m->report(c, hw, err);
     }
   } else {
@@ -406,8 +409,8 @@ int frond__coord_report(frond_coord *c, int64_t hw, frond_error *err) {
     atomic_store(&c->last_report_ms, frond__coord_now(c));
   } else if (rc == FROND_ENODE_ID_LOST) {
     if (!atomic_exchange(&c->lost, 1))
-      frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 " lost: %s",
-                c->claim.node, err ? err->message : "");
+      frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 " lost: %s", c->claim.node,
+                err ? err->message : "");
   }
   return rc;
 }
@@ -550,15 +553,13 @@ int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
     int e = errno;
     close(fd);
     unlink(tmp);
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", tmp,
-                       strerror(e));
+    return frond__fail(err, FROND_EIO, "node cache %s: %s", tmp, strerror(e));
   }
   close(fd);
   if (rename(tmp, path) != 0) {
     int e = errno;
     unlink(tmp);
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
-                       strerror(e));
+    return frond__fail(err, FROND_EIO, "node cache %s: %s", path, strerror(e));
   }
   snprintf(dir, sizeof(dir), "%s", path);
   char *slash = strrchr(dir, '/');
@@ -581,8 +582,7 @@ static const char *cache_value(const char *buf, const char *key) {
   return NULL;
 }
 
-static int cache_str(const char *buf, const char *key, char *out,
-                     size_t len) {
+static int cache_str(const char *buf, const char *key, char *out, size_t len) {
   const char *v = cache_value(buf, key);
   size_t n;
   if (!v)

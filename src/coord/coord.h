@@ -71,8 +71,8 @@ typedef struct frond_coord_options {
   /* ZooKeeper: an ID nobody claims whose stored time is older than this
   ** may be reclaimed by a new ip:port. 0: never (as Leaf). */
   int64_t retention_ms;
-  int64_t lease_ms; /* database lease length, renewed every third */
-  uint64_t nodes;   /* lease: IDs 0..nodes-1 are used; 0: the whole range */
+  int64_t lease_ms;     /* database lease length, renewed every third */
+  uint64_t nodes;       /* lease: IDs 0..nodes-1 are used; 0: the whole range */
   frond_clock_fn clock; /* NULL: frond_clock_realtime */
   void *clock_ctx;
 } frond_coord_options;
@@ -145,12 +145,12 @@ struct frond_coord {
   pthread_mutex_t lock; /* serialises driver calls */
 
   /* Claim state, read by the watchdog without the lock. */
-  atomic_int lost;                  /* the driver said NODE_ID_LOST */
-  _Atomic int64_t valid_until_ns;   /* monotonic; the claim may be held by
-                                       someone else after this */
-  _Atomic int64_t resume_after_ms;  /* wall ms to pass before issuing */
-  atomic_int blocked;               /* what the generator was last told */
-  _Atomic int64_t last_report_ms;   /* wall ms of the last good report */
+  atomic_int lost;                 /* the driver said NODE_ID_LOST */
+  _Atomic int64_t valid_until_ns;  /* monotonic; the claim may be held by
+                                      someone else after this */
+  _Atomic int64_t resume_after_ms; /* wall ms to pass before issuing */
+  atomic_int blocked;              /* what the generator was last told */
+  _Atomic int64_t last_report_ms;  /* wall ms of the last good report */
 
   /* Attached generator (or hooks) and the threads. */
   int64_t (*hw_fn)(void *ctx);

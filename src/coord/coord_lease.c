@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_COLS 5
 #define COL_MAX 128
@@ -49,7 +50,7 @@ typedef struct {
 typedef struct {
   sqlite3 *db;
   PGconn *pg;
-  char conninfo[FROND_COORD_URI_MAX];
+  char conninfo[2 * FROND_COORD_URI_MAX + 2];
   char token[40];
   uint64_t node;
   int held;
@@ -183,8 +184,8 @@ static int exec_pg(lease *l, const char *sql, int np, const char **pv,
 
 /* Run one statement (autocommit: one transaction). Rows go to r when not
 ** NULL; *changes receives the rows written. */
-static int exec(lease *l, const char *sql, int np, const char **pv,
-                result *r, int *changes, frond_error *err) {
+static int exec(lease *l, const char *sql, int np, const char **pv, result *r,
+                int *changes, frond_error *err) {
   char q[2048];
   if (render(l, sql, q, sizeof(q)) != 0)
     return frond__fail(err, FROND_EINVAL, "statement too long");
@@ -194,16 +195,16 @@ static int exec(lease *l, const char *sql, int np, const char **pv,
 }
 
 /* Our tunables come out of the query; the rest is left for libpq. */
-static int split_query(frond_coord *c, const char *q, char *rest,
-                       size_t len, frond_error *err) {
+static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
+                       frond_error *err) {
   size_t o = 0;
   rest[0] = 0;
   while (q && *q) {
     char part[256];
     size_t n = strcspn(q, "&");
     int ours = 0;
-    static const char *keys[] = {"report_ms=",   "lease_ms=", "nodes=",
-                                 "max_wait_ms=", "connect_ms="};
+    static const char *keys[] = {
+        "report_ms=", "lease_ms=", "nodes=", "max_wait_ms=", "connect_ms="};
     if (n >= sizeof(part))
       return frond__fail(err, FROND_EINVAL, "coordinator option too long");
     memcpy(part, q, n);
@@ -411,8 +412,7 @@ static int lease_report(frond_coord *c, int64_t hw, frond_error *err) {
   if (changes != 1) {
     l->held = 0;
     return frond__fail(err, FROND_ENODE_ID_LOST,
-                       "lease on node ID %" PRIu64 " was taken over",
-                       l->node);
+                       "lease on node ID %" PRIu64 " was taken over", l->node);
   }
   return 0;
 }
@@ -435,8 +435,7 @@ static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
             4, pv, &r, NULL, err);
   if (rc == 0 && r.n != 1)
     rc = frond__fail(err, FROND_ENODE_ID_LOST,
-                     "node ID %" PRIu64 " is leased by another node",
-                     l->node);
+                     "node ID %" PRIu64 " is leased by another node", l->node);
   if (rc == 0) {
     frond__parse_i64(r.rows[0].col[0], strlen(r.rows[0].col[0]), after);
     l->held = 1;

@@ -41,7 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#define THREADED /* the synchronous API of libzookeeper_mt */
 #include <zookeeper/zookeeper.h>
+#include <stdarg.h>
 
 #define PATH_MAX_ZK 512
 
@@ -61,6 +63,16 @@ typedef struct {
   int connected; /* guarded by mu */
   atomic_int expired;
 } zk;
+
+/* snprintf into a PATH_MAX_ZK buffer; names are bounded well below it
+** (cluster name <= 128, owner < FROND_COORD_OWNER_MAX). */
+static void zp(char *buf, const char *fmt, ...) FROND__PRINTF(2, 3);
+static void zp(char *buf, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, PATH_MAX_ZK, fmt, ap);
+  va_end(ap);
+}
 
 static int zfail(frond_error *err, int rc, const char *what, const char *path) {
   return frond__fail(err, FROND_ECOORD, "zookeeper: %s %s: %s", what, path,
@@ -94,8 +106,8 @@ static int zk_connect(zk *z, frond_error *err) {
   pthread_mutex_lock(&z->mu);
   z->connected = 0;
   pthread_mutex_unlock(&z->mu);
-  z->zh = zookeeper_init(z->hosts, watcher, (int)z->c->o.session_ms, NULL, z,
-                         0);
+  z->zh =
+      zookeeper_init(z->hosts, watcher, (int)z->c->o.session_ms, NULL, z, 0);
   if (!z->zh)
     return frond__fail(err, FROND_ECOORD, "zookeeper %s: %s", z->hosts,
                        strerror(errno));
@@ -129,7 +141,7 @@ static int is_connected(zk *z) {
 
 static int ensure_path(zk *z, const char *path, frond_error *err) {
   char p[PATH_MAX_ZK];
-  snprintf(p, sizeof(p), "%s", path);
+  zp(p, "%s", path);
   for (char *s = p + 1;; s++) {
     if (*s == '/' || *s == 0) {
       char keep = *s;
@@ -173,9 +185,9 @@ static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
   z->c = c;
   c->impl = z;
   snprintf(z->hosts, sizeof(z->hosts), "%.*s", (int)(slash - h), h);
-  snprintf(z->root, sizeof(z->root), "/snowflake/%.*s", (int)nlen, slash + 1);
-  snprintf(z->forever, sizeof(z->forever), "%s/forever", z->root);
-  snprintf(z->claims, sizeof(z->claims), "%s/claims", z->root);
+  zp(z->root, "/snowflake/%.*s", (int)nlen, slash + 1);
+  zp(z->forever, "%s/forever", z->root);
+  zp(z->claims, "%s/claims", z->root);
   pthread_mutex_init(&z->mu, NULL);
   pthread_cond_init(&z->cv, NULL);
   atomic_init(&z->expired, 0);
@@ -205,8 +217,7 @@ static int64_t json_timestamp(const char *buf) {
 static int format_data(zk *z, int64_t ms, char *buf, size_t len) {
   const char *colon = strrchr(z->c->owner, ':');
   return snprintf(buf, len,
-                  "{\"ip\":\"%.*s\",\"port\":\"%s\",\"timestamp\":%" PRId64
-                  "}",
+                  "{\"ip\":\"%.*s\",\"port\":\"%s\",\"timestamp\":%" PRId64 "}",
                   (int)(colon - z->c->owner), z->c->owner, colon + 1, ms);
 }
 
@@ -229,7 +240,7 @@ static int read_ts(zk *z, const char *path, int64_t *ts, int *version,
 static int create_claim(zk *z, frond_error *err) {
   char path[PATH_MAX_ZK], data[FROND_COORD_OWNER_MAX + 32];
   int rc;
-  snprintf(path, sizeof(path), "%s/%010" PRIu64, z->claims, z->node);
+  zp(path, "%s/%010" PRIu64, z->claims, z->node);
   snprintf(data, sizeof(data), "%s pid %d", z->c->owner, (int)getpid());
   rc = zoo_create(z->zh, path, data, (int)strlen(data), &ZOO_OPEN_ACL_UNSAFE,
                   ZOO_EPHEMERAL, NULL, 0);
@@ -275,15 +286,15 @@ static int reclaim(zk *z, struct String_vector *kids, int64_t *hw,
       zoo_op_result_t res[3];
       if (parse_child(kids->data[i], &olen, &seq) != 0 || seq != want)
         continue;
-      snprintf(old, sizeof(old), "%s/%s", z->forever, kids->data[i]);
-      snprintf(claim, sizeof(claim), "%s/%010" PRIu64, z->claims, seq);
+      zp(old, "%s/%s", z->forever, kids->data[i]);
+      zp(claim, "%s/%010" PRIu64, z->claims, seq);
       if (zoo_exists(z->zh, claim, 0, NULL) != ZNONODE)
         continue;
       if (read_ts(z, old, &ts, &version, NULL) != 0)
         continue;
       if (now - ts < c->o.retention_ms)
         continue;
-      snprintf(nw, sizeof(nw), "%s/%s-%010" PRIu64, z->forever, c->owner, seq);
+      zp(nw, "%s/%s-%010" PRIu64, z->forever, c->owner, seq);
       format_data(z, ts, data, sizeof(data));
       snprintf(cdata, sizeof(cdata), "%s pid %d", c->owner, (int)getpid());
       zoo_delete_op_init(&ops[0], old, version);
@@ -300,7 +311,7 @@ static int reclaim(zk *z, struct String_vector *kids, int64_t *hw,
                 seq, (int)olen, kids->data[i], ts);
       z->node = seq;
       z->have_node = 1;
-      snprintf(z->mine, sizeof(z->mine), "%s", nw);
+      zp(z->mine, "%s", nw);
       pthread_mutex_lock(&z->mu);
       atomic_store(&z->claimed, 1);
       pthread_mutex_unlock(&z->mu);
@@ -346,8 +357,7 @@ static int zk_acquire(frond_coord *c, frond_coord_claim *out,
   int rc;
 
   if (!is_connected(z))
-    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable",
-                       z->hosts);
+    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   if ((rc = ensure_path(z, z->forever, err)) != 0 ||
       (rc = ensure_path(z, z->claims, err)) != 0)
     return rc;
@@ -355,11 +365,11 @@ static int zk_acquire(frond_coord *c, frond_coord_claim *out,
     return zfail(err, rc, "list", z->forever);
   if (find_mine(z, &kids, &seq, name, sizeof(name)) != 0) {
     char prefix[PATH_MAX_ZK];
-    snprintf(prefix, sizeof(prefix), "%s/%s-", z->forever, c->owner);
+    zp(prefix, "%s/%s-", z->forever, c->owner);
     format_data(z, frond__coord_now(c), data, sizeof(data));
-    rc = zoo_create(z->zh, prefix, data, (int)strlen(data),
-                    &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_SEQUENTIAL, created,
-                    sizeof(created));
+    rc =
+        zoo_create(z->zh, prefix, data, (int)strlen(data), &ZOO_OPEN_ACL_UNSAFE,
+                   ZOO_PERSISTENT_SEQUENTIAL, created, sizeof(created));
     deallocate_String_vector(&kids);
     if (rc != ZOK)
       return zfail(err, rc, "create", prefix);
@@ -385,7 +395,7 @@ static int zk_acquire(frond_coord *c, frond_coord_claim *out,
   deallocate_String_vector(&kids);
   z->node = seq;
   z->have_node = 1;
-  snprintf(z->mine, sizeof(z->mine), "%s/%s", z->forever, name);
+  zp(z->mine, "%s/%s", z->forever, name);
   if (seq > c->max_node)
     return frond__fail(err, FROND_ENODE_RANGE,
                        "%s holds node ID %" PRIu64 " above the layout's "
@@ -417,11 +427,10 @@ static int claim_again(zk *z, int64_t *after, frond_error *err) {
     return zfail(err, rc, "list", z->forever);
   for (int32_t i = 0; i < kids.count; i++) {
     size_t olen;
-    if (parse_child(kids.data[i], &olen, &seq) == 0 &&
-        seq == c->claim.node) {
-      snprintf(name, sizeof(name), "%s", kids.data[i]);
-      found = olen == strlen(c->owner) &&
-              memcmp(kids.data[i], c->owner, olen) == 0;
+    if (parse_child(kids.data[i], &olen, &seq) == 0 && seq == c->claim.node) {
+      zp(name, "%s", kids.data[i]);
+      found =
+          olen == strlen(c->owner) && memcmp(kids.data[i], c->owner, olen) == 0;
       break;
     }
   }
@@ -432,7 +441,7 @@ static int claim_again(zk *z, int64_t *after, frond_error *err) {
                        c->claim.node, c->owner, z->forever);
   z->node = c->claim.node;
   z->have_node = 1;
-  snprintf(z->mine, sizeof(z->mine), "%s/%s", z->forever, name);
+  zp(z->mine, "%s/%s", z->forever, name);
   if ((rc = create_claim(z, err)) != 0)
     return rc == FROND_ENODE_IN_USE ? FROND_ENODE_ID_LOST : rc;
   return read_ts(z, z->mine, after, NULL, err);
@@ -450,8 +459,7 @@ static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
       return rc;
   }
   if (!is_connected(z))
-    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable",
-                       z->hosts);
+    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   return claim_again(z, after, err);
 }
 
@@ -467,8 +475,7 @@ static int zk_report(frond_coord *c, int64_t hw, frond_error *err) {
                        " lost",
                        c->claim.node);
   if (!is_connected(z))
-    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable",
-                       z->hosts);
+    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   if (!atomic_load(&z->claimed)) {
     /* Running from the cache: claim as soon as ZooKeeper is back. */
     int64_t after = 0;
@@ -499,7 +506,7 @@ static int zk_release(frond_coord *c, int64_t hw, frond_error *err) {
       return zfail(err, rc, "set", z->mine);
   }
   if (atomic_load(&z->claimed)) {
-    snprintf(claim, sizeof(claim), "%s/%010" PRIu64, z->claims, z->node);
+    zp(claim, "%s/%010" PRIu64, z->claims, z->node);
     zoo_delete(z->zh, claim, -1);
     atomic_store(&z->claimed, 0);
   }
@@ -520,8 +527,7 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   int rc;
 
   if (!is_connected(z))
-    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable",
-                       z->hosts);
+    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   rc = zoo_get_children(z->zh, z->forever, 0, &kids);
   if (rc == ZNONODE) {
     *out = calloc(1, sizeof(**out));
@@ -541,11 +547,10 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     if (parse_child(kids.data[i], &olen, &seq) != 0)
       continue;
     e[k].node = seq;
-    snprintf(e[k].owner, sizeof(e[k].owner), "%.*s", (int)olen,
-             kids.data[i]);
-    snprintf(path, sizeof(path), "%s/%s", z->forever, kids.data[i]);
+    snprintf(e[k].owner, sizeof(e[k].owner), "%.*s", (int)olen, kids.data[i]);
+    zp(path, "%s/%s", z->forever, kids.data[i]);
     read_ts(z, path, &e[k].high_water_ms, NULL, NULL);
-    snprintf(claim, sizeof(claim), "%s/%010" PRIu64, z->claims, seq);
+    zp(claim, "%s/%010" PRIu64, z->claims, seq);
     e[k].live = zoo_exists(z->zh, claim, 0, NULL) == ZOK;
     k++;
   }
