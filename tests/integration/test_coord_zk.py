@@ -26,7 +26,7 @@ class Tool:
     """One coord_tool process: a node holding (or failing to hold) an ID."""
 
     def __init__(self, uri, ip="10.0.0.1", port=8080, cache=None,
-                 layout=None, faketime=None):
+                 layout=None, faketime=None, lazy=False):
         args = [TOOL, "--coordinator", uri, "--ip", ip, "--port", str(port)]
         if cache:
             args += ["--cache", cache]
@@ -41,6 +41,11 @@ class Tool:
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env=env)
+        if not lazy:
+            self.ready()
+
+    def ready(self):
+        """Read the start line: the node ID, or the error."""
         self.first = self.readline(20).split()
         self.ok = self.first[:1] == ["node"]
         if self.ok:
