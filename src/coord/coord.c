@@ -452,7 +452,7 @@ static void *reporter_main(void *arg) {
     rc = frond__coord_report(c, c->hw_fn(c->hook_ctx), &e);
     if (rc != 0 && rc != last && rc != FROND_ENODE_ID_LOST)
       frond_log(FROND_LOG_WARN, "coordinator: %s", e.message);
-    if (rc == 0 && last != 0)
+    if (rc == 0 && last != 0 && last != FROND_ENODE_ID_LOST)
       frond_log(FROND_LOG_INFO, "coordinator reachable again");
     last = rc;
   }
