@@ -157,18 +157,21 @@ void frond__out_table(const char *const *cells, size_t rows, size_t cols,
       if (strlen(cells[r * cols + c]) > w[c])
         w[c] = strlen(cells[r * cols + c]);
   for (r = 0; r < rows; r++) {
+    char line[1024];
+    int len = 0;
     for (c = 0; c < cols && c < 16; c++) {
       const char *cell = cells[r * cols + c];
-      int pad = (int)(w[c] - strlen(cell));
-      int last = c + 1 == cols;
-      if (align[c] == 'r')
-        frond__out_printf("%*s%s", pad, "", cell);
-      else if (last)
-        frond__out_str(cell);
-      else
-        frond__out_printf("%s%*s", cell, pad, "");
-      frond__out_str(last ? "\n" : "  ");
+      int pad = (int)(w[c] - strlen(cell)), room = (int)sizeof(line) - len;
+      int n =
+          align[c] == 'r'
+              ? snprintf(line + len, (size_t)room, "%*s%s  ", pad, "", cell)
+              : snprintf(line + len, (size_t)room, "%s%*s  ", cell, pad, "");
+      len += n < room ? n : room - 1;
     }
+    while (len > 0 && line[len - 1] == ' ')
+      len--; /* no trailing blanks */
+    frond__out_bytes(line, (size_t)len);
+    frond__out_bytes("\n", 1);
   }
 }
 
