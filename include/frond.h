@@ -13,8 +13,8 @@
 **     NULL). On failure it receives the code and a message with the detail
 **     (which value, which limit, the backend's own words). It is owned by the
 **     caller and never allocated.
-**   - Opaque handles are created by *_open/*_create and released by the
-**     matching *_close; nothing else frees them.
+**   - Opaque handles are created by an _open or _create function and
+**     released by the matching _close; nothing else frees them.
 */
 #ifndef FROND_H
 #define FROND_H
@@ -43,26 +43,26 @@ extern "C" {
 ** One list, one row per error: number, stable name, message. Numbers and
 ** names never change once released; new errors are added at the end.
 */
-#define FROND_ERRNO_MAP(XX)                                                  \
-  XX(1, INVAL, "invalid argument")                                           \
-  XX(2, NOMEM, "out of memory")                                              \
-  XX(3, LAYOUT_INVALID, "invalid layout")                                    \
-  XX(4, NODE_RANGE, "node ID out of the layout's range")                     \
-  XX(5, CLOCK_BEHIND, "wall clock is behind the generator's clock")          \
-  XX(6, TIME_EXHAUSTED, "the layout's time bits are exhausted")              \
-  XX(7, ID_INVALID, "not a valid ID for this layout")                        \
-  XX(8, HIGHWATER_CORRUPT, "high-water file is torn or corrupt")             \
-  XX(9, IO, "I/O error")                                                     \
-  XX(10, NODE_IN_USE, "node ID is in use by another process")                \
-  XX(11, TAG_NOT_FOUND, "tag not found")                                     \
-  XX(12, TAG_INVALID, "invalid tag name")                                    \
-  XX(13, TAG_EXISTS, "tag already exists")                                   \
-  XX(14, SEGMENT_UNAVAILABLE, "no segment available for the tag")            \
-  XX(15, STORE, "store error")                                               \
-  XX(16, STORE_URI, "invalid or unsupported store URI")                      \
-  XX(17, NODE_ID_LOST, "node ID is no longer held")                          \
-  XX(18, COUNT_INVALID, "invalid count")                                     \
-  XX(19, COORD, "coordinator error")                                         \
+#define FROND_ERRNO_MAP(XX)                                                    \
+  XX(1, INVAL, "invalid argument")                                             \
+  XX(2, NOMEM, "out of memory")                                                \
+  XX(3, LAYOUT_INVALID, "invalid layout")                                      \
+  XX(4, NODE_RANGE, "node ID out of the layout's range")                       \
+  XX(5, CLOCK_BEHIND, "wall clock is behind the generator's clock")            \
+  XX(6, TIME_EXHAUSTED, "the layout's time bits are exhausted")                \
+  XX(7, ID_INVALID, "not a valid ID for this layout")                          \
+  XX(8, HIGHWATER_CORRUPT, "high-water file is torn or corrupt")               \
+  XX(9, IO, "I/O error")                                                       \
+  XX(10, NODE_IN_USE, "node ID is in use by another process")                  \
+  XX(11, TAG_NOT_FOUND, "tag not found")                                       \
+  XX(12, TAG_INVALID, "invalid tag name")                                      \
+  XX(13, TAG_EXISTS, "tag already exists")                                     \
+  XX(14, SEGMENT_UNAVAILABLE, "no segment available for the tag")              \
+  XX(15, STORE, "store error")                                                 \
+  XX(16, STORE_URI, "invalid or unsupported store URI")                        \
+  XX(17, NODE_ID_LOST, "node ID is no longer held")                            \
+  XX(18, COUNT_INVALID, "invalid count")                                       \
+  XX(19, COORD, "coordinator error")                                           \
   XX(20, CLOSED, "handle is closing")
 
 typedef enum {
@@ -229,7 +229,7 @@ typedef struct frond_gen_options {
   ** ahead of every issued ID; close stores the exact last ID's time.
   */
   const char *highwater_path;
-  int64_t window_ms;    /* reservation window, default FROND_DEFAULT_WINDOW_MS */
+  int64_t window_ms; /* reservation window, default FROND_DEFAULT_WINDOW_MS */
   frond_clock_fn clock; /* NULL: frond_clock_realtime */
   void *clock_ctx;
   /* A high-water time (unix ms) known from elsewhere, e.g. a coordinator:
@@ -285,13 +285,14 @@ FROND_EXPORT void frond_gen_set_blocked(frond_gen *g, int code);
 
 /* Counters since create; relaxed reads, thread-safe. */
 typedef struct frond_gen_stats {
-  uint64_t issued;        /* IDs issued */
-  uint64_t waits;         /* calls that waited for the wall clock */
-  uint64_t clock_behind;  /* calls that failed with CLOCK_BEHIND */
-  uint64_t reservations;  /* high-water reservations made durable */
-  int64_t ahead_ms;       /* logical clock minus wall clock, >= 0 */
-  int64_t reserved_ms;    /* durable reservation, unix ms; 0 without file */
-  int64_t last_error;     /* last background error code (0 when none) */
+  uint64_t borrowed;     /* time units the logical clock entered ahead of
+                            the wall clock (sequence overflow) */
+  uint64_t waits;        /* calls that waited for the wall clock */
+  uint64_t clock_behind; /* calls that failed with CLOCK_BEHIND */
+  uint64_t reservations; /* high-water reservations made durable */
+  int64_t ahead_ms;      /* logical clock minus wall clock, >= 0 */
+  int64_t reserved_ms;   /* durable reservation, unix ms; 0 without file */
+  int64_t last_error;    /* last background error code (0 when none) */
 } frond_gen_stats;
 FROND_EXPORT void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out);
 
@@ -415,19 +416,19 @@ typedef struct frond_tag_info {
   char tag[FROND_TAG_MAX + 1];
   frond_seg_buffer current;
   frond_seg_buffer next;
-  int64_t step;          /* step the next load will use */
-  int64_t row_step;      /* the row's configured step */
-  int64_t last_load_ms;  /* unix ms of the last successful load, 0: never */
-  uint64_t issued;       /* IDs issued by this process */
-  uint64_t loads;        /* successful loads */
+  int64_t step;         /* step the next load will use */
+  int64_t row_step;     /* the row's configured step */
+  int64_t last_load_ms; /* unix ms of the last successful load, 0: never */
+  uint64_t issued;      /* IDs issued by this process */
+  uint64_t loads;       /* successful loads */
   uint64_t load_failures;
-  int loading;           /* a load is in flight */
+  int loading; /* a load is in flight */
 } frond_tag_info;
 
 /* Snapshot of every tag's state, sorted by name, in *out (free with
 ** frond_free); *n is the count. Thread-safe. */
-FROND_EXPORT int frond_seg_tags(frond_seg *s, frond_tag_info **out,
-                                size_t *n, frond_error *err);
+FROND_EXPORT int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
+                                frond_error *err);
 
 /* Re-read the tag list from the store now (also done every refresh_ms).
 ** May block on the store. */

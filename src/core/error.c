@@ -47,8 +47,7 @@ int frond__vfail(frond_error *err, int code, const char *fmt, va_list ap) {
   if (err != NULL) {
     err->code = code;
     if (fmt == NULL)
-      snprintf(err->message, sizeof(err->message), "%s",
-               frond_strerror(code));
+      snprintf(err->message, sizeof(err->message), "%s", frond_strerror(code));
     else
       vsnprintf(err->message, sizeof(err->message), fmt, ap);
   }

@@ -44,4 +44,8 @@ void frond__format_rfc3339(int64_t unix_ms, char *buf, size_t len);
 ** exactly len bytes. Returns 0 or -1. */
 int frond__parse_i64(const char *s, size_t len, int64_t *out);
 
+/* Test hook: make a generator follow its (possibly fake) clock now rather
+** than at its next tick. Thread-safe. */
+void frond__gen_tick(frond_gen *g);
+
 #endif /* FROND_INTERNAL_H */

@@ -45,9 +45,9 @@ void frond__format_rfc3339(int64_t unix_ms, char *buf, size_t len) {
     snprintf(buf, len, "invalid-time");
     return;
   }
-  snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-           tm.tm_min, tm.tm_sec, (int)ms);
+  snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+           (int)ms);
 }
 
 int frond__parse_i64(const char *s, size_t len, int64_t *out) {

@@ -1,0 +1,616 @@
+/*
+** snowflake.c -- the snowflake generator.
+**
+** State is one atomic word, `state`, holding time << seq_bits | sequence: the
+** next value to hand out. Issuing n IDs is one atomic add of n; a sequence
+** overflow carries into time, which is how the logical clock borrows ahead
+** of the wall clock. The ID is the value's time and sequence with the node
+** bits OR-ed in between.
+**
+** The hot path reads no clock. A second word, `limit`, holds the first
+** packed value that may not be issued without a look at the clock: it is
+** (min(wall + max_ahead, reservation, last time unit) + 1) << seq_bits. A
+** value below it is safe to hand out; anything else goes to the slow path,
+** which re-reads the clock under `mu`, waits for the wall clock or the
+** reservation when that can succeed within max_wait, and fails otherwise.
+**
+** A background thread (the ticker) follows the wall clock about once per
+** millisecond: it raises `state` to the current unit when the generator is
+** idle (so IDs carry the current time), republishes `limit`, and keeps the
+** high-water reservation of the file ahead of anything `limit` allows.
+**
+** Locking: `mu` guards reserved_units, the file and the writes of `limit`
+** (so that a stale clock reading never overwrites a newer one). The hot
+** path takes no lock.
+*/
+#include "core/internal.h"
+#include "os/highwater.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CACHE_LINE 64
+
+struct frond_gen {
+  /* Written by every call: alone on its cache line. */
+  _Alignas(CACHE_LINE) _Atomic uint64_t state;
+
+  /* Read by every call, rarely written. */
+  _Alignas(CACHE_LINE) _Atomic uint64_t limit;
+  uint64_t node_part; /* node << seq_bits */
+  uint64_t seq_mask;
+  unsigned seq_bits;
+  unsigned time_shift; /* seq_bits + node_bits */
+
+  /* Cold. */
+  _Alignas(CACHE_LINE) frond_layout layout;
+  uint64_t node;
+  frond_gen_options opt;
+  int64_t tmax;        /* last time unit the layout can express */
+  int64_t ahead_units; /* max_ahead_ms in whole units */
+  int64_t period_ns;   /* ticker period */
+  uint64_t rng;        /* ticker only: random sequence starts */
+  int64_t seen_units;  /* ticker only: logical units at the previous tick */
+
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* wakes the ticker, and waiters for a reservation */
+  pthread_t thread;
+  int stop;               /* under mu */
+  int renew_wanted;       /* under mu: a caller waits for the reservation */
+  int64_t reserved_units; /* under mu; tmax without a file */
+  frond__hw *hw;
+  char spec[128];
+  frond_error bg_err; /* under mu: the ticker's last failure, code 0: none */
+
+  _Atomic int blocked;
+  _Atomic uint64_t waits, clock_behind, reservations, borrowed;
+  _Atomic int64_t ahead_ms, reserved_ms;
+};
+
+static int64_t clock_now(const frond_gen *g) {
+  return g->opt.clock(g->opt.clock_ctx);
+}
+
+/* The unit containing unix ms t (floor, also before the epoch). */
+static int64_t units_of(const frond_gen *g, int64_t t) {
+  int64_t d = t - g->layout.epoch_ms;
+  int64_t u = d / g->layout.unit_ms;
+  if (d < 0 && u * g->layout.unit_ms != d)
+    u--;
+  return u;
+}
+
+static int64_t ms_of(const frond_gen *g, int64_t units) {
+  return g->layout.epoch_ms + units * g->layout.unit_ms;
+}
+
+static int64_t units_of_value(const frond_gen *g, uint64_t v) {
+  return (int64_t)(v >> g->seq_bits);
+}
+
+/* Recompute `limit` from the clock reading `now`. Expects mu held. */
+static void publish_limit(frond_gen *g, int64_t now) {
+  int64_t l = units_of(g, now) + g->ahead_units;
+  uint64_t lim;
+  if (l > g->reserved_units)
+    l = g->reserved_units;
+  if (l > g->tmax)
+    l = g->tmax;
+  lim = l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
+  if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0)
+    lim = 0;
+  atomic_store_explicit(&g->limit, lim, memory_order_relaxed);
+}
+
+static uint64_t start_seq(frond_gen *g) {
+  uint64_t span;
+  if (g->opt.seq_start != FROND_SEQ_RANDOM)
+    return 0;
+  span = (g->seq_mask + 1) / 16;
+  if (span > 100)
+    span = 100;
+  if (span <= 1)
+    return 0;
+  /* xorshift64: spreading low digits needs no cryptographic randomness. */
+  g->rng ^= g->rng << 13;
+  g->rng ^= g->rng >> 7;
+  g->rng ^= g->rng << 17;
+  return g->rng % span;
+}
+
+/* Move an idle generator's clock up to the wall clock, and account for
+** borrowing. Ticker only, mu held. */
+static void follow_clock(frond_gen *g, int64_t now) {
+  int64_t wall = units_of(g, now);
+  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  int64_t logical;
+  while (units_of_value(g, cur) < wall && wall <= g->tmax) {
+    uint64_t next = ((uint64_t)wall << g->seq_bits) | start_seq(g);
+    if (atomic_compare_exchange_weak_explicit(
+            &g->state, &cur, next, memory_order_relaxed, memory_order_relaxed))
+      break;
+  }
+  logical =
+      units_of_value(g, atomic_load_explicit(&g->state, memory_order_relaxed));
+  if (logical > wall) {
+    int64_t from = g->seen_units > wall ? g->seen_units : wall;
+    if (logical > from)
+      atomic_fetch_add_explicit(&g->borrowed, (uint64_t)(logical - from),
+                                memory_order_relaxed);
+    atomic_store_explicit(&g->ahead_ms, (logical - wall) * g->layout.unit_ms,
+                          memory_order_relaxed);
+  } else {
+    atomic_store_explicit(&g->ahead_ms, 0, memory_order_relaxed);
+  }
+  g->seen_units = logical;
+}
+
+static void hw_record(const frond_gen *g, int64_t units, uint64_t seq,
+                      int clean, frond__hw_record *rec) {
+  memset(rec, 0, sizeof(*rec));
+  rec->node = g->node;
+  rec->time_ms = ms_of(g, units);
+  rec->seq = seq;
+  rec->clean = clean;
+  snprintf(rec->layout, sizeof(rec->layout), "%s", g->spec);
+}
+
+/* Make "now + max_ahead + window" durable, then allow IDs up to it. Called
+** with mu held; drops it around the file write so callers are not blocked
+** by the fsync. */
+static int extend_reservation(frond_gen *g, int64_t now, frond_error *err) {
+  int64_t target = units_of(g, now + g->opt.max_ahead_ms + g->opt.window_ms);
+  frond__hw_record rec;
+  int rc;
+  if (target > g->tmax)
+    target = g->tmax;
+  if (target <= g->reserved_units)
+    return 0;
+  hw_record(g, target, g->seq_mask, 0, &rec);
+  pthread_mutex_unlock(&g->mu);
+  rc = frond__hw_write(g->hw, &rec, err);
+  pthread_mutex_lock(&g->mu);
+  if (rc != 0)
+    return rc;
+  if (target > g->reserved_units)
+    g->reserved_units = target;
+  atomic_store_explicit(&g->reserved_ms, ms_of(g, g->reserved_units),
+                        memory_order_relaxed);
+  atomic_fetch_add_explicit(&g->reservations, 1, memory_order_relaxed);
+  return 0;
+}
+
+static int needs_renewal(const frond_gen *g, int64_t now) {
+  int64_t horizon = now + g->opt.max_ahead_ms + g->opt.window_ms / 2;
+  return g->renew_wanted || units_of(g, horizon) > g->reserved_units;
+}
+
+static void deadline_after(struct timespec *ts, int64_t ns) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  ts->tv_sec += (time_t)(ns / 1000000000);
+  ts->tv_nsec += (long)(ns % 1000000000);
+  if (ts->tv_nsec >= 1000000000) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000;
+  }
+}
+
+static void *ticker_main(void *arg) {
+  frond_gen *g = arg;
+  pthread_mutex_lock(&g->mu);
+  while (!g->stop) {
+    struct timespec ts;
+    int64_t now = clock_now(g);
+    follow_clock(g, now);
+    if (g->hw != NULL && needs_renewal(g, now)) {
+      frond_error e = {0, ""};
+      int rc = extend_reservation(g, now, &e);
+      if (rc != 0) {
+        /* Log each new failure once; keep retrying every tick. */
+        if (g->bg_err.code == 0)
+          frond_log(FROND_LOG_ERROR,
+                    "snowflake node %" PRIu64
+                    ": cannot extend the high-water reservation: %s",
+                    g->node, e.message);
+        g->bg_err = e;
+      } else {
+        if (g->bg_err.code != 0)
+          frond_log(FROND_LOG_INFO,
+                    "snowflake node %" PRIu64 ": high-water file writable "
+                    "again",
+                    g->node);
+        g->bg_err.code = 0;
+        g->renew_wanted = 0;
+      }
+      now = clock_now(g);
+    }
+    publish_limit(g, now);
+    pthread_cond_broadcast(&g->cv);
+    deadline_after(&ts, g->period_ns);
+    pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+  }
+  pthread_mutex_unlock(&g->mu);
+  return NULL;
+}
+
+static int exhausted(const frond_gen *g, frond_error *err) {
+  char when[40];
+  frond__format_rfc3339(frond_layout_end_ms(&g->layout), when, sizeof(when));
+  return frond__fail(err, FROND_ETIME_EXHAUSTED,
+                     "layout '%s' ran out of time bits on %s: it can issue no "
+                     "more IDs; move to a layout with a later end",
+                     g->spec, when);
+}
+
+/* A call whose values [first, last] are not all below `limit`. Decides,
+** under mu, to issue them (after waiting if that can succeed in time) or to
+** fail. The values are never handed out on failure. */
+static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
+  int64_t last_units = units_of_value(g, last);
+  int64_t deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
+  int waited = 0, rc = 0;
+  pthread_mutex_lock(&g->mu);
+  for (;;) {
+    int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
+    int64_t now, need_ms, remain_ns;
+    if (blocked != 0) {
+      rc = frond__fail(err, blocked,
+                       "snowflake IDs are suspended on node %" PRIu64 ": %s",
+                       g->node, frond_strerror(blocked));
+      break;
+    }
+    if (last_units > g->tmax || last >= (UINT64_C(1) << 63)) {
+      rc = exhausted(g, err);
+      break;
+    }
+    now = clock_now(g);
+    publish_limit(g, now);
+    if (last < atomic_load_explicit(&g->limit, memory_order_relaxed))
+      break;
+    remain_ns = deadline - frond__mono_ns();
+    if (last_units > g->reserved_units) {
+      struct timespec ts;
+      if (g->bg_err.code != 0) {
+        rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
+        break;
+      }
+      if (remain_ns <= 0) {
+        rc = frond__fail(err, FROND_ECLOCK_BEHIND,
+                         "the high-water reservation was not extended within "
+                         "max_wait (%" PRId64 " ms)",
+                         g->opt.max_wait_ms);
+        break;
+      }
+      g->renew_wanted = 1;
+      pthread_cond_broadcast(&g->cv);
+      deadline_after(&ts, remain_ns);
+      pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+      waited = 1;
+      continue;
+    }
+    /* The logical clock is more than max_ahead in front of the wall clock:
+    ** wait only if the wall clock can catch up within max_wait. */
+    need_ms = ms_of(g, last_units - g->ahead_units) - now;
+    if (need_ms * 1000000 > remain_ns) {
+      char wall[40], logical[40];
+      frond__format_rfc3339(now, wall, sizeof(wall));
+      frond__format_rfc3339(ms_of(g, last_units), logical, sizeof(logical));
+      rc = frond__fail(err, FROND_ECLOCK_BEHIND,
+                       "wall clock %s is %" PRId64 " ms behind the generator's "
+                       "clock %s (max_ahead %" PRId64 " ms, max_wait %" PRId64
+                       " ms)",
+                       wall, ms_of(g, last_units) - now, logical,
+                       g->opt.max_ahead_ms, g->opt.max_wait_ms);
+      break;
+    }
+    waited = 1;
+    pthread_mutex_unlock(&g->mu);
+    frond__sleep_ns(need_ms > 0 ? need_ms * 1000000 : 50000);
+    pthread_mutex_lock(&g->mu);
+  }
+  pthread_mutex_unlock(&g->mu);
+  if (waited)
+    atomic_fetch_add_explicit(&g->waits, 1, memory_order_relaxed);
+  if (rc == FROND_ECLOCK_BEHIND)
+    atomic_fetch_add_explicit(&g->clock_behind, 1, memory_order_relaxed);
+  return rc;
+}
+
+static int64_t make_id(const frond_gen *g, uint64_t v) {
+  return (int64_t)(((v >> g->seq_bits) << g->time_shift) | g->node_part |
+                   (v & g->seq_mask));
+}
+
+int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
+  uint64_t v = atomic_fetch_add_explicit(&g->state, 1, memory_order_relaxed);
+  if (FROND__UNLIKELY(v >=
+                      atomic_load_explicit(&g->limit, memory_order_relaxed))) {
+    int rc = gen_slow(g, v, err);
+    if (rc != 0)
+      return rc;
+  }
+  *id = make_id(g, v);
+  return 0;
+}
+
+int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
+  uint64_t v, last;
+  if (n == 0 || n > (size_t)(g->seq_mask + 1) * 1000)
+    return frond__fail(err, FROND_ECOUNT_INVALID,
+                       "count %zu is not between 1 and %" PRIu64, n,
+                       (g->seq_mask + 1) * 1000);
+  v = atomic_fetch_add_explicit(&g->state, n, memory_order_relaxed);
+  last = v + n - 1;
+  if (FROND__UNLIKELY(last >=
+                      atomic_load_explicit(&g->limit, memory_order_relaxed))) {
+    int rc = gen_slow(g, last, err);
+    if (rc != 0)
+      return rc;
+  }
+  for (size_t i = 0; i < n; i++)
+    out[i] = make_id(g, v + i);
+  return 0;
+}
+
+void frond_gen_options_init(frond_gen_options *opts) {
+  memset(opts, 0, sizeof(*opts));
+  opts->max_ahead_ms = FROND_DEFAULT_MAX_AHEAD_MS;
+  opts->max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
+  opts->window_ms = FROND_DEFAULT_WINDOW_MS;
+  opts->seq_start = FROND_SEQ_ZERO;
+}
+
+/* The first value a restart may issue after the record, in g's layout. */
+static int64_t start_after_record(const frond_gen *g,
+                                  const frond__hw_record *rec,
+                                  uint64_t *start) {
+  int64_t u = units_of(g, rec->time_ms);
+  if (strcmp(rec->layout, g->spec) == 0 && ms_of(g, u) == rec->time_ms &&
+      rec->seq <= g->seq_mask) {
+    *start = ((uint64_t)u << g->seq_bits | rec->seq) + 1;
+  } else {
+    /* Written under another layout: start in the next whole unit. */
+    frond_log(FROND_LOG_WARN,
+              "high-water file was written with layout '%s', now '%s': "
+              "starting after its time",
+              rec->layout, g->spec);
+    *start = (uint64_t)(u + 1) << g->seq_bits;
+  }
+  return units_of_value(g, *start);
+}
+
+/* Before issuing anything, wait for the wall clock to come within max_ahead
+** of `start`; refuse when it is further behind than a crash can explain. */
+static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
+                          frond_error *err) {
+  int64_t start_ms = ms_of(g, units_of_value(g, start));
+  int64_t slack = g->opt.max_ahead_ms + g->opt.window_ms + g->opt.max_wait_ms;
+  int64_t now = clock_now(g);
+  int64_t deadline;
+  if (start_ms - now > slack) {
+    char a[40], b[40];
+    frond__format_rfc3339(start_ms, a, sizeof(a));
+    frond__format_rfc3339(now, b, sizeof(b));
+    return frond__fail(err, FROND_ECLOCK_BEHIND,
+                       "high-water time %s (%s) is %" PRId64 " ms ahead of "
+                       "the clock %s, more than a crash explains (%" PRId64
+                       " ms): the clock went back across the restart",
+                       a, source, start_ms - now, b, slack);
+  }
+  deadline = frond__mono_ns() + (slack + 1000) * 1000000;
+  while (start_ms - now > g->opt.max_ahead_ms) {
+    if (frond__mono_ns() > deadline)
+      return frond__fail(err, FROND_ECLOCK_BEHIND,
+                         "the clock did not reach the high-water time (%s) "
+                         "in time",
+                         source);
+    frond__sleep_ns((start_ms - now - g->opt.max_ahead_ms > 10 ? 10 : 1) *
+                    1000000);
+    now = clock_now(g);
+  }
+  return 0;
+}
+
+static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
+                    const frond_gen_options *opts, frond_error *err) {
+  int64_t now, wall;
+  uint64_t start;
+  int rc;
+  if (opts != NULL)
+    g->opt = *opts;
+  else
+    frond_gen_options_init(&g->opt);
+  if (g->opt.clock == NULL)
+    g->opt.clock = frond_clock_realtime;
+  if (g->opt.max_ahead_ms < 0 || g->opt.max_wait_ms < 0 ||
+      g->opt.window_ms < 1 || g->opt.max_wait_ms > 3600000 ||
+      g->opt.max_ahead_ms > 86400000 || g->opt.window_ms > 86400000)
+    return frond__fail(err, FROND_EINVAL,
+                       "max_ahead_ms (0..86400000), max_wait_ms (0..3600000) "
+                       "or window_ms (1..86400000) out of range");
+  now = clock_now(g);
+  if ((rc = frond_layout_validate(l, now, err)) != 0)
+    return rc;
+  g->layout = *l;
+  frond_layout_format(l, g->spec, sizeof(g->spec));
+  if (node > frond_layout_max_node(l))
+    return frond__fail(err, FROND_ENODE_RANGE,
+                       "node ID %" PRIu64
+                       " is above the layout's maximum %" PRIu64
+                       " (%u node bits)",
+                       node, frond_layout_max_node(l), l->node_bits);
+  g->node = node;
+  g->seq_bits = l->seq_bits;
+  g->seq_mask = (UINT64_C(1) << l->seq_bits) - 1;
+  g->time_shift = l->seq_bits + l->node_bits;
+  g->node_part = node << l->seq_bits;
+  g->tmax = (INT64_C(1) << l->time_bits) - 1;
+  g->ahead_units = g->opt.max_ahead_ms / l->unit_ms;
+  g->period_ns = l->unit_ms >= 100 ? 10000000 : 1000000;
+  g->rng = (uint64_t)frond__mono_ns() * UINT64_C(0x9e3779b97f4a7c15) | 1;
+  g->reserved_units = g->tmax;
+
+  wall = units_of(g, now);
+  if (wall > g->tmax)
+    return exhausted(g, err);
+  start = (uint64_t)(wall < 0 ? 0 : wall) << g->seq_bits;
+
+  if (g->opt.highwater_path != NULL) {
+    frond__hw_record rec;
+    if ((rc = frond__hw_open(&g->hw, g->opt.highwater_path, err)) != 0)
+      return rc;
+    rc = frond__hw_read(g->hw, &rec, err);
+    if (rc < 0)
+      return rc;
+    if (rc == 0) {
+      uint64_t s;
+      if (rec.node != node)
+        return frond__fail(err, FROND_EINVAL,
+                           "%s belongs to node %" PRIu64 ", not %" PRIu64,
+                           g->opt.highwater_path, rec.node, node);
+      start_after_record(g, &rec, &s);
+      if (s > start) {
+        start = s;
+        if ((rc = wait_for_start(g, start, g->opt.highwater_path, err)) != 0)
+          return rc;
+      }
+    }
+  }
+  if (g->opt.start_after_ms > 0) {
+    uint64_t s = (uint64_t)(units_of(g, g->opt.start_after_ms) + 1)
+                 << g->seq_bits;
+    if (s > start) {
+      start = s;
+      if ((rc = wait_for_start(g, start, "coordinator", err)) != 0)
+        return rc;
+    }
+  }
+  if (units_of_value(g, start) > g->tmax)
+    return exhausted(g, err);
+  now = clock_now(g);
+  wall = units_of(g, now);
+  if (wall > units_of_value(g, start))
+    start = (uint64_t)wall << g->seq_bits;
+  atomic_store(&g->state, start);
+  g->seen_units = units_of_value(g, start);
+
+  if (g->hw != NULL) {
+    /* Reserve before the first ID: nothing is issued above a durable
+    ** reservation, not even in the first window. */
+    g->reserved_units = units_of_value(g, start) - 1;
+    pthread_mutex_lock(&g->mu);
+    rc = extend_reservation(g, now, err);
+    pthread_mutex_unlock(&g->mu);
+    if (rc != 0)
+      return rc;
+  }
+  pthread_mutex_lock(&g->mu);
+  publish_limit(g, now);
+  pthread_mutex_unlock(&g->mu);
+  return 0;
+}
+
+int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
+                     const frond_gen_options *opts, frond_error *err) {
+  frond_gen *g;
+  pthread_condattr_t ca;
+  int rc;
+  if (out == NULL || l == NULL)
+    return frond__fail(err, FROND_EINVAL, "out and layout must not be NULL");
+  if (posix_memalign((void **)&g, CACHE_LINE, sizeof(*g)) != 0)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  memset(g, 0, sizeof(*g));
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&g->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  rc = gen_init(g, l, node, opts, err);
+  if (rc == 0 && pthread_create(&g->thread, NULL, ticker_main, g) != 0)
+    rc = frond__fail(err, FROND_ENOMEM, "cannot start the clock thread");
+  if (rc != 0) {
+    frond__hw_close(g->hw);
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+    return rc;
+  }
+  *out = g;
+  return 0;
+}
+
+int frond_gen_close(frond_gen *g, frond_error *err) {
+  int rc = 0;
+  if (g == NULL)
+    return 0;
+  pthread_mutex_lock(&g->mu);
+  g->stop = 1;
+  pthread_cond_broadcast(&g->cv);
+  pthread_mutex_unlock(&g->mu);
+  pthread_join(g->thread, NULL);
+  if (g->hw != NULL) {
+    /* state - 1 is at or above every value handed out; no value above the
+    ** reservation was ever handed out. */
+    uint64_t last = atomic_load(&g->state) - 1;
+    frond__hw_record rec;
+    if (units_of_value(g, last) > g->reserved_units)
+      last = (uint64_t)g->reserved_units << g->seq_bits | g->seq_mask;
+    hw_record(g, units_of_value(g, last), last & g->seq_mask, 1, &rec);
+    rc = frond__hw_write(g->hw, &rec, err);
+    frond__hw_close(g->hw);
+  }
+  pthread_cond_destroy(&g->cv);
+  pthread_mutex_destroy(&g->mu);
+  free(g);
+  return rc;
+}
+
+const frond_layout *frond_gen_layout(const frond_gen *g) {
+  return &g->layout;
+}
+
+uint64_t frond_gen_node(const frond_gen *g) {
+  return g->node;
+}
+
+int64_t frond_gen_high_water_ms(frond_gen *g) {
+  uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed);
+  return ms_of(g, units_of_value(g, v > 0 ? v - 1 : 0));
+}
+
+void frond_gen_set_blocked(frond_gen *g, int code) {
+  atomic_store(&g->blocked, code);
+  pthread_mutex_lock(&g->mu);
+  publish_limit(g, clock_now(g));
+  pthread_mutex_unlock(&g->mu);
+}
+
+void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
+  memset(out, 0, sizeof(*out));
+  out->borrowed = atomic_load_explicit(&g->borrowed, memory_order_relaxed);
+  out->waits = atomic_load_explicit(&g->waits, memory_order_relaxed);
+  out->clock_behind =
+      atomic_load_explicit(&g->clock_behind, memory_order_relaxed);
+  out->reservations =
+      atomic_load_explicit(&g->reservations, memory_order_relaxed);
+  out->ahead_ms = atomic_load_explicit(&g->ahead_ms, memory_order_relaxed);
+  out->reserved_ms =
+      atomic_load_explicit(&g->reserved_ms, memory_order_relaxed);
+  pthread_mutex_lock(&g->mu);
+  out->last_error = g->bg_err.code;
+  pthread_mutex_unlock(&g->mu);
+}
+
+void frond__gen_tick(frond_gen *g) {
+  int64_t now;
+  pthread_mutex_lock(&g->mu);
+  now = clock_now(g);
+  follow_clock(g, now);
+  publish_limit(g, now);
+  pthread_mutex_unlock(&g->mu);
+}

@@ -1,0 +1,268 @@
+/*
+** highwater.c -- the durable high-water file (see highwater.h).
+**
+** Format, one line:
+**   frond-highwater 1 node=N time_ms=T seq=S clean=C layout=SPEC check=H
+** where H is the FNV-1a 64-bit hash, in 16 hex digits, of everything before
+** " check=". A missing newline, a bad hash or any other deviation is a torn
+** or foreign file and is reported, never silently reset.
+*/
+#include "os/highwater.h"
+#include "core/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HW_MAGIC "frond-highwater 1 "
+#define HW_MAX 512
+
+struct frond__hw {
+  int lock_fd;
+  char *path;
+  char *tmp;
+  char *dir;
+};
+
+static uint64_t fnv1a(const char *s, size_t n) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)s[i];
+    h *= UINT64_C(0x100000001b3);
+  }
+  return h;
+}
+
+static char *concat(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  char *s = malloc(la + lb + 1);
+  if (s != NULL) {
+    memcpy(s, a, la);
+    memcpy(s + la, b, lb + 1);
+  }
+  return s;
+}
+
+int frond__hw_open(frond__hw **out, const char *path, frond_error *err) {
+  frond__hw *hw = calloc(1, sizeof(*hw));
+  char *lock_path, *dcopy;
+  if (hw == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  hw->lock_fd = -1;
+  hw->path = strdup(path);
+  hw->tmp = concat(path, ".tmp");
+  lock_path = concat(path, ".lock");
+  dcopy = strdup(path);
+  hw->dir = dcopy ? strdup(dirname(dcopy)) : NULL;
+  free(dcopy);
+  if (hw->path == NULL || hw->tmp == NULL || lock_path == NULL ||
+      hw->dir == NULL) {
+    free(lock_path);
+    frond__hw_close(hw);
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  hw->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (hw->lock_fd < 0) {
+    int rc = frond__fail(err, FROND_EIO, "cannot open %s: %s", lock_path,
+                         strerror(errno));
+    free(lock_path);
+    frond__hw_close(hw);
+    return rc;
+  }
+  if (flock(hw->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    int rc = errno == EWOULDBLOCK
+                 ? frond__fail(err, FROND_ENODE_IN_USE,
+                               "%s is locked by another process using the "
+                               "same node ID",
+                               lock_path)
+                 : frond__fail(err, FROND_EIO, "cannot lock %s: %s", lock_path,
+                               strerror(errno));
+    free(lock_path);
+    frond__hw_close(hw);
+    return rc;
+  }
+  free(lock_path);
+  *out = hw;
+  return 0;
+}
+
+void frond__hw_close(frond__hw *hw) {
+  if (hw == NULL)
+    return;
+  if (hw->lock_fd >= 0)
+    close(hw->lock_fd); /* releases the flock */
+  free(hw->path);
+  free(hw->tmp);
+  free(hw->dir);
+  free(hw);
+}
+
+int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len) {
+  char body[HW_MAX];
+  int n = snprintf(body, sizeof(body),
+                   HW_MAGIC "node=%" PRIu64 " time_ms=%" PRId64 " seq=%" PRIu64
+                            " clean=%d layout=%s",
+                   rec->node, rec->time_ms, rec->seq, rec->clean ? 1 : 0,
+                   rec->layout);
+  if (n < 0 || (size_t)n >= sizeof(body))
+    return -1;
+  return snprintf(buf, len, "%s check=%016" PRIx64 "\n", body,
+                  fnv1a(body, (size_t)n));
+}
+
+/* Read "name=<digits>" at *p followed by a space. */
+static int field_u64(const char **p, const char *end, const char *name,
+                     uint64_t *out) {
+  size_t n = strlen(name);
+  const char *q;
+  int64_t v;
+  if ((size_t)(end - *p) < n + 1 || memcmp(*p, name, n) != 0 || (*p)[n] != '=')
+    return -1;
+  *p += n + 1;
+  q = memchr(*p, ' ', (size_t)(end - *p));
+  if (q == NULL || frond__parse_i64(*p, (size_t)(q - *p), &v) != 0 || v < 0)
+    return -1;
+  *out = (uint64_t)v;
+  *p = q + 1;
+  return 0;
+}
+
+int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
+                    frond_error *err) {
+  const char *p = buf, *end, *check, *lay;
+  uint64_t node, t, seq, clean, want;
+  size_t laylen;
+  char hex[17];
+  if (len == 0 || buf[len - 1] != '\n')
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
+                       "the file is empty or torn (no final newline)");
+  end = buf + len - 1;
+  check = NULL;
+  for (const char *s = buf; s + 7 <= end; s++)
+    if (memcmp(s, " check=", 7) == 0)
+      check = s;
+  if (check == NULL || end - (check + 7) != 16)
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "no valid check field");
+  memcpy(hex, check + 7, 16);
+  hex[16] = '\0';
+  for (int i = 0; i < 16; i++)
+    if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+      return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed check");
+  want = strtoull(hex, NULL, 16);
+  if (fnv1a(buf, (size_t)(check - buf)) != want)
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
+                       "checksum mismatch: the content was altered or torn");
+  if ((size_t)(check - p) < strlen(HW_MAGIC) ||
+      memcmp(p, HW_MAGIC, strlen(HW_MAGIC)) != 0)
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
+                       "not a frond high-water file (version 1)");
+  p += strlen(HW_MAGIC);
+  if (field_u64(&p, check, "node", &node) ||
+      field_u64(&p, check, "time_ms", &t) ||
+      field_u64(&p, check, "seq", &seq) ||
+      field_u64(&p, check, "clean", &clean) || clean > 1 ||
+      (size_t)(check - p) < 7 || memcmp(p, "layout=", 7) != 0)
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed fields");
+  lay = p + 7;
+  laylen = (size_t)(check - lay);
+  if (laylen == 0 || laylen >= sizeof(rec->layout) ||
+      memchr(lay, ' ', laylen) != NULL || t > (uint64_t)INT64_MAX)
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed layout");
+  rec->node = node;
+  rec->time_ms = (int64_t)t;
+  rec->seq = seq;
+  rec->clean = (int)clean;
+  memcpy(rec->layout, lay, laylen);
+  rec->layout[laylen] = '\0';
+  return 0;
+}
+
+int frond__hw_read(frond__hw *hw, frond__hw_record *rec, frond_error *err) {
+  char buf[HW_MAX + 1];
+  ssize_t n;
+  int rc;
+  int fd = open(hw->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return 1;
+    return frond__fail(err, FROND_EIO, "cannot open %s: %s", hw->path,
+                       strerror(errno));
+  }
+  n = read(fd, buf, sizeof(buf));
+  close(fd);
+  if (n < 0)
+    return frond__fail(err, FROND_EIO, "cannot read %s: %s", hw->path,
+                       strerror(errno));
+  if ((size_t)n > HW_MAX)
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
+                       "%s: too large to be a high-water file", hw->path);
+  rc = frond__hw_parse(buf, (size_t)n, rec, err);
+  if (rc != 0 && err != NULL) {
+    char detail[sizeof(err->message)];
+    snprintf(detail, sizeof(detail), "%s", err->message);
+    frond__fail(err, rc,
+                "%s: %s; it is never reset silently: check it, or remove it "
+                "only if no IDs of this node may still exist above the "
+                "current time",
+                hw->path, detail);
+  }
+  return rc;
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    buf += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+int frond__hw_write(frond__hw *hw, const frond__hw_record *rec,
+                    frond_error *err) {
+  char line[HW_MAX];
+  int n = frond__hw_format(rec, line, sizeof(line));
+  int fd, dfd;
+  if (n < 0 || (size_t)n >= sizeof(line))
+    return frond__fail(err, FROND_EINVAL, "high-water record too long");
+  fd = open(hw->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return frond__fail(err, FROND_EIO, "cannot create %s: %s", hw->tmp,
+                       strerror(errno));
+  if (write_all(fd, line, (size_t)n) != 0 || fsync(fd) != 0) {
+    int e = errno;
+    close(fd);
+    unlink(hw->tmp);
+    return frond__fail(err, FROND_EIO, "cannot write %s: %s", hw->tmp,
+                       strerror(e));
+  }
+  close(fd);
+  if (rename(hw->tmp, hw->path) != 0)
+    return frond__fail(err, FROND_EIO, "cannot rename %s to %s: %s", hw->tmp,
+                       hw->path, strerror(errno));
+  /* The rename is durable only once the directory is. */
+  dfd = open(hw->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return frond__fail(err, FROND_EIO, "cannot open directory %s: %s", hw->dir,
+                       strerror(errno));
+  if (fsync(dfd) != 0) {
+    int e = errno;
+    close(dfd);
+    return frond__fail(err, FROND_EIO, "cannot fsync directory %s: %s", hw->dir,
+                       strerror(e));
+  }
+  close(dfd);
+  return 0;
+}

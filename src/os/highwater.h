@@ -1,0 +1,47 @@
+/*
+** highwater.h -- the snowflake generator's durable high-water file.
+**
+** One small text file per node ID, replaced atomically (write a temporary
+** file, fsync it, rename it over the old one, fsync the directory), so a
+** crash leaves either the old or the new content, never a mix. A sibling
+** ".lock" file is held with flock() while a generator uses the node, so two
+** processes on one host cannot share a node ID through the same file.
+*/
+#ifndef FROND_HIGHWATER_H
+#define FROND_HIGHWATER_H
+
+#include "frond.h"
+
+typedef struct frond__hw frond__hw;
+
+typedef struct frond__hw_record {
+  uint64_t node;
+  int64_t time_ms;  /* unix ms of the unit of the last ID that may have been
+                       issued (a reservation) or was issued (a clean close) */
+  uint64_t seq;     /* sequence within that unit; the layout's maximum for a
+                       reservation */
+  int clean;        /* 1 when written by a clean close */
+  char layout[128]; /* frond_layout_format() of the writer's layout */
+} frond__hw_record;
+
+/* Lock the node's file. Errors: NODE_IN_USE (another process holds it), IO,
+** NOMEM. */
+int frond__hw_open(frond__hw **out, const char *path, frond_error *err);
+/* Read the record. Returns 0, 1 when there is no file (a first start), or
+** HIGHWATER_CORRUPT / IO. */
+int frond__hw_read(frond__hw *hw, frond__hw_record *rec, frond_error *err);
+/* Replace the record durably. Errors: IO. */
+int frond__hw_write(frond__hw *hw, const frond__hw_record *rec,
+                    frond_error *err);
+/* Release the lock and free. NULL is a no-op. */
+void frond__hw_close(frond__hw *hw);
+
+/* The record as one line (for tests and for the file itself); returns the
+** length, as snprintf. */
+int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len);
+/* Parse one line written by frond__hw_format. Returns 0 or
+** HIGHWATER_CORRUPT. */
+int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
+                    frond_error *err);
+
+#endif /* FROND_HIGHWATER_H */
