@@ -34,9 +34,9 @@
 #include "core/internal.h"
 #include "store/store.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -530,11 +530,14 @@ static int miss(frond_seg *s, const char *name, size_t len, seg_tag **out,
   pthread_mutex_unlock(&s->store_mu);
   if (rc == FROND_ETAG_NOT_FOUND)
     return frond__fail(err, rc, "tag \"%s\" not found", z);
-  if (rc != 0)
+  if (rc != 0) {
+    char why[sizeof(err->message)];
+    snprintf(why, sizeof(why), "%s", err != NULL ? err->message : "");
     return frond__fail(err, FROND_ETAG_NOT_FOUND,
-                       "tag \"%s\" not found (and the store could not be "
-                       "asked: %s)",
-                       z, err ? err->message : "store error");
+                       "tag \"%s\" not found as of the last refresh (the "
+                       "store could not be asked: %s)",
+                       z, why);
+  }
   pthread_mutex_lock(&s->table_mu);
   rc = tag_add(s, z, row.step, out);
   pthread_mutex_unlock(&s->table_mu);
@@ -577,49 +580,73 @@ static int fast_take(frond_seg *s, seg_tag *t, int64_t *id) {
 }
 
 /* Hand out n IDs of t into out: from the current segment, switching to
-** the next when it is used up, waiting (bounded) for the loader when both
-** are. Expects t->mu held (so no generation switch or entry write runs
-** concurrently; fast-path readers still take offsets). */
+** the next when it is used up, waiting (bounded) for the loader when the
+** buffers hold fewer than n. Expects t->mu held, so no generation switch
+** or entry write runs concurrently; fast-path callers still take offsets,
+** and a batch can lose that race (its IDs so far are then skipped). */
 static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                 frond_error *err) {
-  int64_t deadline = 0, size, start;
+  int64_t deadline = 0, size = 0, start = 0, left;
   uint64_t w, g, off, k = 0, got;
-  seg_entry *e;
+  seg_entry *e, *nx;
   for (;;) {
     if (atomic_load(&t->removed))
       return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
                          t->name);
     w = atomic_load(&t->word);
     g = w >> GEN_SHIFT;
-    if ((e = entry_of(t, g)) != NULL) {
+    off = w & OFF_MASK;
+    e = entry_of(t, g);
+    nx = entry_of(t, (g + 1) & GEN_MASK);
+    left = 0;
+    if (e != NULL) {
       size = atomic_load(&e->size);
       start = atomic_load(&e->start);
-      if ((w & OFF_MASK) < (uint64_t)size) {
-        w = atomic_fetch_add(&t->word, n - k);
-        off = w & OFF_MASK;
-        got = off < (uint64_t)size ? (uint64_t)size - off : 0;
-        if (got > n - k)
-          got = n - k;
-        for (; got > 0; got--)
-          out[k++] = start + (int64_t)off++;
-        if (off > (uint64_t)atomic_load(&e->preload_at) &&
-            entry_of(t, (g + 1) & GEN_MASK) == NULL && !t->loading)
-          request_load(s, t);
-        if (k == n)
-          return 0;
-        continue; /* used up meanwhile */
-      }
+      left = off < (uint64_t)size ? size - (int64_t)off : 0;
     }
-    if (entry_of(t, (g + 1) & GEN_MASK) != NULL) {
+    if (left == 0 && nx != NULL) {
       switch_gen(t, w);
+      continue;
+    }
+    if (k == 0 && nx != NULL &&
+        (uint64_t)left + (uint64_t)atomic_load(&nx->size) < n) {
+      atomic_fetch_add(&s->unavailable, 1);
+      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                         "tag \"%s\": %zu IDs asked, the buffers hold %lld",
+                         t->name, n,
+                         (long long)(left + atomic_load(&nx->size)));
+    }
+    if (left > 0 && (k > 0 || nx != NULL || (uint64_t)left >= n)) {
+      /* Never add more than the segment holds: the offset stays far
+      ** from the generation bits. */
+      got = n - k < (uint64_t)left ? n - k : (uint64_t)left;
+      w = atomic_fetch_add(&t->word, got);
+      off = w & OFF_MASK;
+      if (off >= (uint64_t)size)
+        got = 0;
+      else if (got > (uint64_t)size - off)
+        got = (uint64_t)size - off;
+      for (; got > 0; got--)
+        out[k++] = start + (int64_t)off++;
+      if (off > (uint64_t)atomic_load(&e->preload_at) && nx == NULL &&
+          !t->loading)
+        request_load(s, t);
+      if (k == n)
+        return 0;
       continue;
     }
     if (k > 0) { /* all or nothing: the IDs taken so far are skipped */
       atomic_fetch_add(&s->unavailable, 1);
       return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": %zu IDs asked, only %llu buffered",
+                         "tag \"%s\": %zu IDs asked, only %llu were buffered",
                          t->name, n, (unsigned long long)k);
     }
+    if (left == 0)
+      /* Nothing to serve: bring the offset back to the end of the segment
+      ** (or to 0 when generation g has none; it never will), so that
+      ** calls failing on the fast path cannot creep into the generation
+      ** bits. No offset of g is usable before or after this store. */
+      atomic_store(&t->word, g << GEN_SHIFT | (e != NULL ? (uint64_t)size : 0));
     if (!t->loading)
       request_load(s, t);
     if (deadline == 0)

@@ -291,6 +291,7 @@ static void test_next_n_spans_segments(void **state) {
   frond_seg_options o = opts();
   frond_seg *s;
   int64_t out[150], i;
+  static int64_t big[100000];
   fake_reset();
   fake_add("a", 1, 100);
   s = open_seg(&o);
@@ -299,6 +300,12 @@ static void test_next_n_spans_segments(void **state) {
   assert_int_equal(frond_seg_next_n(s, T("a"), 150, out, NULL), 0);
   for (i = 0; i < 150; i++)
     assert_int_equal(out[i], 21 + i);
+  /* More than both buffers can ever hold: refused at once, nothing
+  ** consumed. */
+  wait_next_ready(s, "a");
+  assert_int_equal(frond_seg_next_n(s, T("a"), 100000, big, NULL),
+                   FROND_ESEGMENT_UNAVAILABLE);
+  assert_int_equal(next_id(s, "a"), 171);
   assert_int_equal(frond_seg_next_n(s, T("a"), 0, out, NULL),
                    FROND_ECOUNT_INVALID);
   frond_seg_close(s);
