@@ -390,9 +390,13 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 
 /*
 ** Next ID of `tag` (len bytes, not necessarily NUL-terminated). Thread-safe.
-** Memory only while the buffers are healthy; may wait up to wait_ms for the
-** loader (and on a tag's very first use, for its first segment).
-** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, CLOSED.
+** Memory only while the buffers are healthy: one atomic fetch-add, no lock.
+** May wait up to wait_ms for the loader (and on a tag's very first use up
+** to first_wait_ms, for its first segment). An unknown tag is looked up in
+** the store once (at most miss_checks per second) before TAG_NOT_FOUND, so
+** a tag created since the last refresh works at once; that look-up blocks
+** on the store. IDs of a tag strictly increase per calling thread.
+** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL.
 */
 FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
@@ -419,10 +423,11 @@ typedef struct frond_tag_info {
   int64_t step;         /* step the next load will use */
   int64_t row_step;     /* the row's configured step */
   int64_t last_load_ms; /* unix ms of the last successful load, 0: never */
-  uint64_t issued;      /* IDs issued by this process */
+  uint64_t issued;      /* IDs taken by this process (handed out, or
+                           skipped by a batch that failed) */
   uint64_t loads;       /* successful loads */
   uint64_t load_failures;
-  int loading; /* a load is in flight */
+  int loading; /* a load is requested or in flight */
 } frond_tag_info;
 
 /* Snapshot of every tag's state, sorted by name, in *out (free with
