@@ -265,24 +265,23 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
     sqlite3_exec(l->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
   } else if (strncmp(base, "postgresql:", 11) == 0 ||
              strncmp(base, "postgres:", 9) == 0) {
-    char timeout[24];
-    const char *keys[] = {"dbname", "connect_timeout", NULL};
-    const char *vals[] = {l->conninfo, timeout, NULL};
+    /* A renewal that hangs must not outlive the lease: every session,
+    ** reconnects included, gets a statement timeout of a third of it. */
+    char timeout[24], options[64];
+    const char *keys[] = {"dbname", "connect_timeout", "options", NULL};
+    const char *vals[] = {l->conninfo, timeout, options, NULL};
     snprintf(l->conninfo, sizeof(l->conninfo), "%s%s%s", base,
              rest[0] ? "?" : "", rest);
     snprintf(timeout, sizeof(timeout), "%" PRId64,
              (c->o.connect_ms + 999) / 1000);
+    snprintf(options, sizeof(options), "-c statement_timeout=%" PRId64,
+             c->o.lease_ms / 3);
     l->pg = PQconnectdbParams(keys, vals, 1);
     if (!l->pg || PQstatus(l->pg) != CONNECTION_OK) {
       rc = frond__fail(err, FROND_ECOORD, "lease (postgresql): %s",
                        l->pg ? PQerrorMessage(l->pg) : "out of memory");
       goto fail;
     }
-    /* A renewal that hangs must not outlive the lease. */
-    char set[64];
-    snprintf(set, sizeof(set), "SET statement_timeout = %" PRId64,
-             c->o.lease_ms / 3);
-    PQclear(PQexec(l->pg, set));
   } else {
     rc = frond__fail(err, FROND_EINVAL,
                      "lease coordinator wants lease+sqlite:///path.db or "
