@@ -6,6 +6,7 @@ Each test starts its own throwaway ZooKeeper (scripts/zk.sh) on loopback and
 drives tests/tools/coord_tool, which opens the coordinator, acquires a node
 ID, runs a snowflake generator on it and answers commands on stdin.
 """
+import json
 import os
 import select
 import shutil
@@ -18,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 
 TOOL = os.path.join(ft.FROND_BUILD, "coord_tool")
+ZK_TOOL = os.path.join(ft.FROND_BUILD, "zk_tool")
 ZK_SH = os.path.join(ft.FROND_SRC, "scripts", "zk.sh")
 FAST = "report_ms=200&session_ms=2000&connect_ms=1500"
 
@@ -341,6 +343,46 @@ def test_reclaim_and_range(zk):
         tools[3].close()
 
 
+def zk_tool(zk, *args):
+    r = subprocess.run([ZK_TOOL, zk.address] + list(args),
+                       capture_output=True, text=True, timeout=30)
+    ft.check(r.returncode == 0, "zk_tool %s: %s" % (args, r.stderr))
+    return r.stdout
+
+
+@with_zk
+def test_leaf_layout_shared_with_leaf(zk):
+    """Leaf's paths and data, and a cluster shared with a Leaf node."""
+    forever = "/snowflake/mixed/forever"
+    leaf_data = '{"ip":"10.5.0.1","port":"8080","timestamp":%d}' % (
+        int(time.time() * 1000))
+    made = zk_tool(zk, "leaf", forever + "/10.5.0.1:8080-", leaf_data)
+    ft.check(made.strip() == forever + "/10.5.0.1:8080-0000000000",
+             "Leaf's child: %s" % made)
+    uri = zk.uri("mixed")
+    b = Tool(uri, ip="10.5.0.2", port=8080)
+    ft.check(b.ok and b.node == 1, "after Leaf's node 0: %s" % b.first)
+    time.sleep(0.5)  # a report
+    kids = dict(l.split(" ", 1) for l in
+                zk_tool(zk, "ls", forever).splitlines())
+    ft.check(set(kids) == {"10.5.0.1:8080-0000000000",
+                           "10.5.0.2:8080-0000000001"}, "children: %s" % kids)
+    data = json.loads(kids["10.5.0.2:8080-0000000001"])
+    ft.check(data["ip"] == "10.5.0.2" and data["port"] == "8080" and
+             isinstance(data["timestamp"], int) and
+             abs(data["timestamp"] - time.time() * 1000) < 60000,
+             "Leaf's data format: %s" % data)
+    ft.check(zk_tool(zk, "stat", "/snowflake/mixed/claims/0000000001")
+             .strip() == "ephemeral", "the claim is ephemeral")
+    # Frond on Leaf's ip:port reuses Leaf's number, as Leaf would.
+    a = Tool(uri, ip="10.5.0.1", port=8080)
+    ft.check(a.ok and a.node == 0, "Leaf's ip:port: %s" % a.first)
+    a.close()
+    b.close()
+    ft.check(zk_tool(zk, "stat", "/snowflake/mixed/claims/0000000001")
+             .strip() == "none", "a clean stop releases the claim")
+
+
 def test_node_above_range():
     t = Tool("static:2000")
     ft.check(t.first[:2] == ["err", "NODE_RANGE"], "static:2000: %s" % t.first)
@@ -351,9 +393,11 @@ def test_node_above_range():
 
 if __name__ == "__main__":
     ft.need(TOOL, "(build the tests: tests/tools/coord_tool.c)")
+    ft.need(ZK_TOOL, "(build the tests: tests/tools/zk_tool.c)")
     ft.main([test_node_above_range,
              test_five_processes_five_ids,
              test_restart_keeps_id_and_order,
+             test_leaf_layout_shared_with_leaf,
              test_same_ip_port_refused_while_alive,
              test_restart_from_cache_while_zk_down,
              test_clock_behind_stored_and_cached,
