@@ -358,7 +358,7 @@ typedef struct frond_store frond_store;
 /* Longest tag name in bytes (leaf_alloc.biz_tag is varchar(128)). */
 #define FROND_TAG_MAX 128
 /* Default store when none is configured. */
-#define FROND_STORE_DEFAULT "sqlite:///./frond.db"
+#define FROND_STORE_DEFAULT "sqlite:frond.db"
 
 typedef struct frond_seg_options {
   unsigned preload_pct; /* load the next segment once this share of the
@@ -369,8 +369,13 @@ typedef struct frond_seg_options {
   int64_t refresh_ms;   /* re-read the tag list this often; default 60000 */
   int64_t retry_min_ms; /* store failure backoff: first retry, default 100 */
   int64_t retry_max_ms; /* backoff ceiling, default 5000 */
-  frond_clock_fn clock; /* NULL: frond_clock_realtime */
+  frond_clock_fn clock; /* NULL: frond_clock_realtime; times the dynamic
+                           step (how long a segment lasted) */
   void *clock_ctx;
+  int64_t first_wait_ms; /* a tag's first use waits this long for its first
+                            segment; default 5000 */
+  unsigned miss_checks;  /* unknown tags: at most this many store look-ups
+                            per second, default 50 */
 } frond_seg_options;
 
 FROND_EXPORT void frond_seg_options_init(frond_seg_options *opts);
@@ -392,9 +397,13 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 
 /*
 ** Next ID of `tag` (len bytes, not necessarily NUL-terminated). Thread-safe.
-** Memory only while the buffers are healthy; may wait up to wait_ms for the
-** loader (and on a tag's very first use, for its first segment).
-** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, CLOSED.
+** Memory only while the buffers are healthy: one atomic fetch-add, no lock.
+** May wait up to wait_ms for the loader (and on a tag's very first use up
+** to first_wait_ms, for its first segment). An unknown tag is looked up in
+** the store once (at most miss_checks per second) before TAG_NOT_FOUND, so
+** a tag created since the last refresh works at once; that look-up blocks
+** on the store. IDs of a tag strictly increase per calling thread.
+** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL.
 */
 FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
@@ -421,10 +430,11 @@ typedef struct frond_tag_info {
   int64_t step;         /* step the next load will use */
   int64_t row_step;     /* the row's configured step */
   int64_t last_load_ms; /* unix ms of the last successful load, 0: never */
-  uint64_t issued;      /* IDs issued by this process */
+  uint64_t issued;      /* IDs taken by this process (handed out, or
+                           skipped by a batch that failed) */
   uint64_t loads;       /* successful loads */
   uint64_t load_failures;
-  int loading; /* a load is in flight */
+  int loading; /* a load is requested or in flight */
 } frond_tag_info;
 
 /* Snapshot of every tag's state, sorted by name, in *out (free with
