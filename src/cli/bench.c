@@ -200,10 +200,8 @@ static int sustained(const frond_layout *l, int64_t seconds, double *rate,
   int64_t id, t0, t1, deadline;
   uint64_t n = 0;
   frond_gen_options go;
+  /* Waiting is the point here; the default max_wait covers two units. */
   frond_gen_options_init(&go);
-  /* Waiting is the point here: allow a wait of two whole units, which a
-  ** 10 ms or 1 s unit needs (the default max_wait is 10 ms). */
-  go.max_wait_ms += 2 * l->unit_ms;
   if (frond_gen_create(&g, l, 0, &go, err) != 0)
     return -1;
   deadline =
