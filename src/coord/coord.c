@@ -161,6 +161,8 @@ int frond__coord_open(frond_coord **out, const char *uri,
     frond__coord_options_init(&c->o);
   if (c->o.node_bits == 0)
     c->o.node_bits = 10;
+  if (c->o.max_wait_ms < 0) /* the generator's "default" */
+    c->o.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
   if (c->o.node_bits > 62) {
     unsigned bits = c->o.node_bits;
     free(c);

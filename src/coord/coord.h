@@ -62,7 +62,7 @@ typedef struct frond_coord_options {
   /* Node IDs must fit this many bits (the layout's node_bits); 0: 10. */
   unsigned node_bits;
   /* Refuse to start (CLOCK_BEHIND) when a stored or cached high-water time
-  ** is ahead of the clock by more than this. Default
+  ** is ahead of the clock by more than this. Default (and when < 0)
   ** FROND_DEFAULT_MAX_WAIT_MS. */
   int64_t max_wait_ms;
   int64_t report_ms;  /* report the high-water time this often */

@@ -59,7 +59,6 @@ typedef struct {
   atomic_int claimed; /* the ephemeral claim is ours */
   int have_node;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
   int connected; /* guarded by mu */
   atomic_int expired;
 } zk;
@@ -92,14 +91,20 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path,
     if (atomic_exchange(&z->claimed, 0))
       atomic_store(&z->c->lost, 1);
   }
-  pthread_cond_broadcast(&z->cv);
   pthread_mutex_unlock(&z->mu);
+}
+
+static int is_connected(zk *z) {
+  int ok;
+  pthread_mutex_lock(&z->mu);
+  ok = z->connected;
+  pthread_mutex_unlock(&z->mu);
+  return ok && z->zh && !atomic_load(&z->expired);
 }
 
 /* Connect (a new session) and wait up to connect_ms. */
 static int zk_connect(zk *z, frond_error *err) {
-  struct timespec ts;
-  int64_t ms = z->c->o.connect_ms;
+  int64_t ms = z->c->o.connect_ms, deadline;
   int ok;
 
   atomic_store(&z->expired, 0);
@@ -111,32 +116,17 @@ static int zk_connect(zk *z, frond_error *err) {
   if (!z->zh)
     return frond__fail(err, FROND_ECOORD, "zookeeper %s: %s", z->hosts,
                        strerror(errno));
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += ms / 1000;
-  ts.tv_nsec += (ms % 1000) * 1000000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
-  pthread_mutex_lock(&z->mu);
-  while (!z->connected)
-    if (pthread_cond_timedwait(&z->cv, &z->mu, &ts) == ETIMEDOUT)
-      break;
-  ok = z->connected;
-  pthread_mutex_unlock(&z->mu);
+  /* Polled rather than a timed wait on a condition variable: simple, and immune
+  *to
+  ** clock games (tests shift the wall clock with libfaketime). */
+  deadline = frond__mono_ns() + ms * 1000000;
+  while (!(ok = is_connected(z)) && frond__mono_ns() < deadline)
+    frond__sleep_ns(2 * 1000000);
   if (!ok)
     return frond__fail(err, FROND_ECOORD,
                        "zookeeper %s unreachable after %" PRId64 " ms",
                        z->hosts, ms);
   return 0;
-}
-
-static int is_connected(zk *z) {
-  int ok;
-  pthread_mutex_lock(&z->mu);
-  ok = z->connected;
-  pthread_mutex_unlock(&z->mu);
-  return ok && z->zh && !atomic_load(&z->expired);
 }
 
 static int ensure_path(zk *z, const char *path, frond_error *err) {
@@ -189,7 +179,7 @@ static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
   zp(z->forever, "%s/forever", z->root);
   zp(z->claims, "%s/claims", z->root);
   pthread_mutex_init(&z->mu, NULL);
-  pthread_cond_init(&z->cv, NULL);
+
   atomic_init(&z->expired, 0);
   if (c->o.retention_ms > 0)
     c->validity_ms = c->o.retention_ms / 2;
@@ -474,6 +464,9 @@ static int zk_report(frond_coord *c, int64_t hw, frond_error *err) {
                        "zookeeper session expired; claim on node ID %" PRIu64
                        " lost",
                        c->claim.node);
+  /* zookeeper_init itself failed at start: try again. */
+  if (!z->zh && (rc = zk_connect(z, err)) != 0)
+    return rc;
   if (!is_connected(z))
     return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   if (!atomic_load(&z->claimed)) {
@@ -568,7 +561,6 @@ static void zk_close(frond_coord *c) {
   if (z->zh)
     zookeeper_close(z->zh);
   pthread_mutex_destroy(&z->mu);
-  pthread_cond_destroy(&z->cv);
   free(z);
 }
 

@@ -80,7 +80,6 @@ int main(int argc, char **argv) {
   }
   frond_gen_options_init(&go);
   go.start_after_ms = claim.high_water_ms;
-  go.max_wait_ms = o.max_wait_ms;
   if (frond_gen_create(&g, &l, claim.node, &go, &e) != 0 ||
       frond__coord_attach_gen(c, g, &e) != 0) {
     frond__coord_close(c, NULL);
