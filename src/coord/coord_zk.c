@@ -116,8 +116,7 @@ static int zk_connect(zk *z, frond_error *err) {
   if (!z->zh)
     return frond__fail(err, FROND_ECOORD, "zookeeper %s: %s", z->hosts,
                        strerror(errno));
-  /* Polled rather than a timed wait on a condition variable: simple, and immune
-  *to
+  /* Polled rather than a timed condition wait: simple, and immune to
   ** clock games (tests shift the wall clock with libfaketime). */
   deadline = frond__mono_ns() + ms * 1000000;
   while (!(ok = is_connected(z)) && frond__mono_ns() < deadline)
