@@ -170,6 +170,64 @@ static void test_cache_file(void **state) {
   tmpdir_remove(dir);
 }
 
+/* ZooKeeper unreachable: the cache serves a restart, for the same
+** coordinator and ip:port only, with the clock check. */
+static void test_zk_cache_fallback(void **state) {
+  char *dir = tmpdir_make(), cache[700];
+  const char *uri = "zk://127.0.0.1:1/t?connect_ms=100&retention_ms=10000";
+  frond_coord_options o;
+  frond_coord_cache cc;
+  frond_coord_claim cl;
+  frond_coord *c;
+  frond_error err = {0, ""};
+  int64_t now = frond_clock_realtime(NULL);
+  (void)state;
+  snprintf(cache, sizeof(cache), "%s/node.cache", dir);
+  frond__coord_options_init(&o);
+  o.ip = "10.0.0.1";
+  o.port = 8080;
+  o.cache_path = cache;
+
+  /* No cache: unreachable is an error at acquire. */
+  c = open_ok(uri, &o);
+  assert_int_equal(c->validity_ms, 5000); /* retention / 2 */
+  assert_int_equal(frond__coord_acquire(c, &cl, &err), FROND_ECOORD);
+  frond__coord_close(c, NULL);
+
+  memset(&cc, 0, sizeof(cc));
+  snprintf(cc.uri, sizeof(cc.uri), "zk://127.0.0.1:1/t");
+  snprintf(cc.owner, sizeof(cc.owner), "10.0.0.1:8080");
+  cc.node = 9;
+  cc.high_water_ms = now - 1000;
+  assert_int_equal(frond__coord_cache_write(cache, &cc, &err), 0);
+  c = open_ok(uri, &o);
+  assert_int_equal(frond__coord_acquire(c, &cl, &err), 0);
+  assert_int_equal(cl.node, 9);
+  assert_int_equal(cl.high_water_ms, now - 1000);
+  assert_int_equal(cl.from_cache, 1);
+  frond__coord_close(c, NULL);
+
+  /* Another ip:port must not use it. */
+  o.port = 8081;
+  c = open_ok(uri, &o);
+  assert_int_equal(frond__coord_acquire(c, &cl, &err), FROND_ECOORD);
+  frond__coord_close(c, NULL);
+  o.port = 8080;
+
+  /* Another cluster neither. */
+  c = open_ok("zk://127.0.0.1:1/other?connect_ms=100", &o);
+  assert_int_equal(frond__coord_acquire(c, &cl, &err), FROND_ECOORD);
+  frond__coord_close(c, NULL);
+
+  /* The clock check applies to the cached time. */
+  cc.high_water_ms = now + 3600000;
+  assert_int_equal(frond__coord_cache_write(cache, &cc, &err), 0);
+  c = open_ok(uri, &o);
+  assert_int_equal(frond__coord_acquire(c, &cl, &err), FROND_ECLOCK_BEHIND);
+  frond__coord_close(c, NULL);
+  tmpdir_remove(dir);
+}
+
 /* ---- SQLite lease --------------------------------------------------- */
 
 static char lease_uri[700], lease_db[600];
@@ -376,9 +434,13 @@ static void test_watchdog_lease(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_uri_parsing),    cmocka_unit_test(test_owner),
-      cmocka_unit_test(test_node_range),     cmocka_unit_test(test_cache_file),
-      cmocka_unit_test(test_lease_sqlite),   cmocka_unit_test(test_clock_check),
+      cmocka_unit_test(test_uri_parsing),
+      cmocka_unit_test(test_owner),
+      cmocka_unit_test(test_node_range),
+      cmocka_unit_test(test_cache_file),
+      cmocka_unit_test(test_zk_cache_fallback),
+      cmocka_unit_test(test_lease_sqlite),
+      cmocka_unit_test(test_clock_check),
       cmocka_unit_test(test_watchdog_lease),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
