@@ -263,7 +263,8 @@ static int reclaim(zk *z, struct String_vector *kids, int64_t *hw,
                    frond_error *err) {
   frond_coord *c = z->c;
   int64_t now = frond__coord_now(c);
-  for (uint64_t want = 0; want <= c->max_node; want++) {
+  for (uint64_t want = 0; c->o.retention_ms > 0 && want <= c->max_node;
+       want++) {
     for (int32_t i = 0; i < kids->count; i++) {
       char old[PATH_MAX_ZK], nw[PATH_MAX_ZK], claim[PATH_MAX_ZK], data[256];
       char cdata[FROND_COORD_OWNER_MAX + 32];

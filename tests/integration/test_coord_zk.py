@@ -311,6 +311,19 @@ def test_expired_session_claim_taken_stays_blocked(zk):
 
 @with_zk
 def test_reclaim_and_range(zk):
+    # Reclaiming is off by default (as Leaf): a full range stays full.
+    tiny = "time=41,node=1,seq=21"  # node IDs 0..1
+    off = zk.uri("off")
+    for i in range(2):
+        t = Tool(off, ip="10.2.1.%d" % i, layout=tiny)
+        ft.check(t.ok and t.node == i, "off: %s" % t.first)
+        t.close()
+    time.sleep(0.5)
+    t = Tool(off, ip="10.2.1.9", layout=tiny)
+    ft.check(t.first[:2] == ["err", "NODE_RANGE"] and
+             "reclaiming is off" in " ".join(t.first),
+             "reclaimed with retention 0: %s" % t.first)
+
     layout = "time=41,node=2,seq=20"  # node IDs 0..3
     uri = zk.uri(extra=FAST + "&retention_ms=1500")
     tools = [Tool(uri, ip="10.2.0.%d" % i, layout=layout) for i in range(4)]
