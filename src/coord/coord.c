@@ -234,6 +234,7 @@ int frond__coord_close(frond_coord *c, frond_error *err) {
       snprintf(cc.owner, sizeof(cc.owner), "%s", c->owner);
       cc.node = c->claim.node;
       cc.high_water_ms = hw;
+      cc.reported_ms = atomic_load(&c->last_report_ms);
       rc = frond__coord_cache_write(c->cache_path, &cc, err);
     }
     /* Only a claim still held may be released: a lost one is someone
@@ -284,6 +285,19 @@ int frond__coord_acquire(frond_coord *c, frond_coord_claim *out,
   pthread_mutex_lock(&c->lock);
   rc = c->m->acquire(c, &cl, err);
   pthread_mutex_unlock(&c->lock);
+  if (rc == FROND_ECOORD && c->m->cache_fallback && have_cache &&
+      c->validity_ms > 0) {
+    /* The claim may be given to another node validity_ms after it was
+    ** last confirmed: only the rest of that time is ours. */
+    int64_t age = frond__coord_now(c) - cc.reported_ms;
+    if (age >= c->validity_ms)
+      return frond__fail(err, FROND_ECOORD,
+                         "coordinator unreachable, and the cached node ID "
+                         "%" PRIu64 " was last confirmed %" PRId64
+                         " ms ago, beyond the %" PRId64 " ms it is safe",
+                         cc.node, age, c->validity_ms);
+    sent_ns = frond__mono_ns() - (age > 0 ? age : 0) * 1000000;
+  }
   if (rc == FROND_ECOORD && c->m->cache_fallback && have_cache) {
     frond_log(FROND_LOG_WARN,
               "coordinator unreachable (%s); node ID %" PRIu64
@@ -324,10 +338,14 @@ int frond__coord_acquire(frond_coord *c, frond_coord_claim *out,
   if (c->cache_path[0]) {
     snprintf(cc.uri, sizeof(cc.uri), "%s", c->uri);
     snprintf(cc.owner, sizeof(cc.owner), "%s", c->owner);
-    cc.node = cl.node;
-    /* Never lower the cached time: it protects the next restart. */
-    if (!have_cache || cc.high_water_ms < cl.high_water_ms)
+    /* Never lower the cached time of this ID: it protects the next
+    ** restart. */
+    if (!have_cache || cc.node != cl.node ||
+        cc.high_water_ms < cl.high_water_ms)
       cc.high_water_ms = cl.high_water_ms;
+    if (!cl.from_cache)
+      cc.reported_ms = frond__coord_now(c);
+    cc.node = cl.node;
     if ((rc = frond__coord_cache_write(c->cache_path, &cc, err)) != 0)
       goto undo;
   }
@@ -335,7 +353,8 @@ int frond__coord_acquire(frond_coord *c, frond_coord_claim *out,
   c->acquired = 1;
   if (c->validity_ms > 0)
     atomic_store(&c->valid_until_ns, sent_ns + c->validity_ms * 1000000);
-  atomic_store(&c->last_report_ms, frond__coord_now(c));
+  atomic_store(&c->last_report_ms,
+               cl.from_cache ? cc.reported_ms : frond__coord_now(c));
   *out = cl;
   return 0;
 
@@ -379,6 +398,7 @@ static void update_cache(frond_coord *c, int64_t hw) {
   snprintf(cc.owner, sizeof(cc.owner), "%s", c->owner);
   cc.node = c->claim.node;
   cc.high_water_ms = hw;
+  cc.reported_ms = atomic_load(&c->last_report_ms);
   if (frond__coord_cache_write(c->cache_path, &cc, &e) != 0)
     frond_log(FROND_LOG_WARN, "node cache: %s", e.message);
 }
@@ -521,6 +541,7 @@ int frond__coord_attach_gen(frond_coord *c, frond_gen *g, frond_error *err) {
 **   owner=10.0.0.7:8080
 **   workerID=5
 **   high_water_ms=1700000000000
+**   reported_ms=1699999999000
 **   end=<sum>
 ** The last line holds a checksum of everything before it, so a torn or
 ** edited file is refused instead of trusted.
@@ -539,8 +560,9 @@ int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
   int n, fd;
   n = snprintf(buf, sizeof(buf),
                "# frond node cache\nuri=%s\nowner=%s\nworkerID=%" PRIu64
-               "\nhigh_water_ms=%" PRId64 "\n",
-               cc->uri, cc->owner, cc->node, cc->high_water_ms);
+               "\nhigh_water_ms=%" PRId64 "\nreported_ms=%" PRId64 "\n",
+               cc->uri, cc->owner, cc->node, cc->high_water_ms,
+               cc->reported_ms);
   if (n < 0 || (size_t)n >= sizeof(buf) - 32)
     return frond__fail(err, FROND_EINVAL, "node cache entry too long");
   n += snprintf(buf + n, sizeof(buf) - (size_t)n, "end=%08x\n",
@@ -629,7 +651,9 @@ int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
       cache_str(buf, "workerID", num, sizeof(num)) != 0 ||
       frond__parse_i64(num, strlen(num), &node) != 0 || node < 0 ||
       cache_str(buf, "high_water_ms", num, sizeof(num)) != 0 ||
-      frond__parse_i64(num, strlen(num), &hw) != 0 || hw < 0)
+      frond__parse_i64(num, strlen(num), &hw) != 0 || hw < 0 ||
+      cache_str(buf, "reported_ms", num, sizeof(num)) != 0 ||
+      frond__parse_i64(num, strlen(num), &cc->reported_ms) != 0)
     goto corrupt;
   cc->node = (uint64_t)node;
   cc->high_water_ms = hw;

@@ -171,7 +171,10 @@ int frond__coord_open(frond_coord **out, const char *uri,
 
 /*
 ** Take a node ID. Falls back to the cache file when the coordinator is
-** unreachable and the driver allows it. Refuses with NODE_RANGE when the ID
+** unreachable and the driver allows it (when a claim is only safe for
+** validity_ms after the last confirmation, only if that has not passed;
+** the rest of it bounds how long the node issues without reaching the
+** coordinator). Refuses with NODE_RANGE when the ID
 ** does not fit node_bits, CLOCK_BEHIND when the stored or cached
 ** high-water time is ahead of the clock by more than max_wait_ms. Writes
 ** the cache file. May block on the coordinator.
@@ -210,6 +213,10 @@ typedef struct frond_coord_cache {
   char owner[FROND_COORD_OWNER_MAX];
   uint64_t node;
   int64_t high_water_ms;
+  /* Wall ms when the coordinator last confirmed the claim (acquire or
+  ** report). A restart from the cache needs it when claims can expire
+  ** (ZooKeeper with retention_ms): see frond__coord_acquire. */
+  int64_t reported_ms;
 } frond_coord_cache;
 
 /* Write atomically (temp file, fsync, rename, fsync of the directory). */

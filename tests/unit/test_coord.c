@@ -118,12 +118,14 @@ static void test_cache_file(void **state) {
   snprintf(w.owner, sizeof(w.owner), "10.0.0.1:8080");
   w.node = 17;
   w.high_water_ms = INT64_C(1700000000123);
+  w.reported_ms = INT64_C(1700000000000);
   assert_int_equal(frond__coord_cache_write(path, &w, &err), 0);
   assert_int_equal(frond__coord_cache_read(path, &r, &missing, &err), 0);
   assert_string_equal(r.uri, w.uri);
   assert_string_equal(r.owner, w.owner);
   assert_int_equal(r.node, 17);
   assert_int_equal(r.high_water_ms, w.high_water_ms);
+  assert_int_equal(r.reported_ms, w.reported_ms);
   {
     /* Leaf's key is there too, and no temp file is left behind. */
     char buf[1024], tmp[700];
@@ -199,11 +201,35 @@ static void test_zk_cache_fallback(void **state) {
   snprintf(cc.owner, sizeof(cc.owner), "10.0.0.1:8080");
   cc.node = 9;
   cc.high_water_ms = now - 1000;
+  cc.reported_ms = now - 6000; /* beyond retention / 2: maybe not ours */
+  assert_int_equal(frond__coord_cache_write(cache, &cc, &err), 0);
+  c = open_ok(uri, &o);
+  assert_int_equal(frond__coord_acquire(c, &cl, &err), FROND_ECOORD);
+  assert_non_null(strstr(err.message, "last confirmed"));
+  frond__coord_close(c, NULL);
+
+  cc.reported_ms = now - 4000; /* 1 s of the 5 s left */
   assert_int_equal(frond__coord_cache_write(cache, &cc, &err), 0);
   c = open_ok(uri, &o);
   assert_int_equal(frond__coord_acquire(c, &cl, &err), 0);
   assert_int_equal(cl.node, 9);
   assert_int_equal(cl.high_water_ms, now - 1000);
+  assert_int_equal(cl.from_cache, 1);
+  assert_int_equal(frond__coord_state(c), 0);
+  frond__sleep_ns(1200 * INT64_C(1000000));
+  assert_int_equal(frond__coord_state(c), FROND_ENODE_ID_LOST);
+  frond__coord_close(c, NULL);
+  {
+    /* The restart kept the time of the last confirmation. */
+    frond_coord_cache back;
+    int missing;
+    assert_int_equal(frond__coord_cache_read(cache, &back, &missing, &err), 0);
+    assert_int_equal(back.reported_ms, now - 4000);
+  }
+
+  /* Without retention a cached claim does not age (as Leaf). */
+  c = open_ok("zk://127.0.0.1:1/t?connect_ms=100", &o);
+  assert_int_equal(frond__coord_acquire(c, &cl, &err), 0);
   assert_int_equal(cl.from_cache, 1);
   frond__coord_close(c, NULL);
 
@@ -221,6 +247,7 @@ static void test_zk_cache_fallback(void **state) {
 
   /* The clock check applies to the cached time. */
   cc.high_water_ms = now + 3600000;
+  cc.reported_ms = now;
   assert_int_equal(frond__coord_cache_write(cache, &cc, &err), 0);
   c = open_ok(uri, &o);
   assert_int_equal(frond__coord_acquire(c, &cl, &err), FROND_ECLOCK_BEHIND);
