@@ -12,6 +12,7 @@ doc/coord.md); until the server is part of the tree it says so and stops.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -113,6 +114,7 @@ def test_three_nodes_one_zookeeper():
         for s in servers:
             s.stop()
         zk.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def serve_with_coordinator():
