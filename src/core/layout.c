@@ -26,8 +26,11 @@ static const frond_layout presets[] = {
     /* Baidu uid-generator's default: seconds from 2016-05-20; it ran out on
     ** 2024-11-20 and is kept to show (and refuse) exactly that. */
     {"baidu", 28, 22, 0, 0, 13, 1000, INT64_C(1463673600000)},
-    /* Instagram's sharded IDs: 13 bits of shard, epoch 2011-08-24. */
-    {"instagram", 41, 13, 0, 0, 10, 1, INT64_C(1314220021721)},
+    /* Instagram's sharded IDs: 13 bits of shard, epoch 2011-08-24. Their
+    ** scheme gives time 41 bits of a signed 64-bit integer, the top one being
+    ** the sign; Frond keeps IDs non-negative, so 40 usable bits, identical
+    ** IDs until that bit would flip (2046). */
+    {"instagram", 40, 13, 0, 0, 10, 1, INT64_C(1314220021721)},
 };
 
 size_t frond_layout_preset_count(void) {
@@ -89,10 +92,19 @@ int frond_layout_validate(const frond_layout *l, int64_t now_ms,
     return frond__fail(err, FROND_ELAYOUT_INVALID,
                        "time unit must be at least 1ms (got %" PRId64 "ms)",
                        l->unit_ms);
+  if (l->unit_ms > 86400000)
+    return frond__fail(err, FROND_ELAYOUT_INVALID,
+                       "time unit must be at most 1 day (got %" PRId64 "ms)",
+                       l->unit_ms);
   if (l->epoch_ms < 0)
     return frond__fail(err, FROND_ELAYOUT_INVALID,
                        "epoch must not be before 1970 (got %" PRId64 ")",
                        l->epoch_ms);
+  if (frond_layout_end_ms(l) == INT64_MAX)
+    return frond__fail(err, FROND_ELAYOUT_INVALID,
+                       "%u time bits of %" PRId64 "ms units overflow a 64-bit "
+                       "millisecond clock",
+                       l->time_bits, l->unit_ms);
   if (l->epoch_ms > now_ms) {
     char e[40], n[40];
     frond__format_rfc3339(l->epoch_ms, e, sizeof(e));

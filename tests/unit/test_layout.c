@@ -1,0 +1,251 @@
+/*
+** test_layout.c -- layouts: presets, specs, validation, compose/decode.
+*/
+#include "testutil.h"
+
+static void parse_ok(const char *spec, frond_layout *l) {
+  frond_error err = {0, ""};
+  int rc = frond_layout_parse(spec, l, &err);
+  if (rc != 0)
+    fail_msg("'%s': %s", spec, err.message);
+}
+
+static void parse_bad(const char *spec, const char *expect) {
+  frond_error err = {0, ""};
+  frond_layout l;
+  int rc = frond_layout_parse(spec, &l, &err);
+  if (rc != FROND_ELAYOUT_INVALID)
+    fail_msg("'%s' gave %d, want LAYOUT_INVALID", spec, rc);
+  assert_int_equal(err.code, FROND_ELAYOUT_INVALID);
+  if (strstr(err.message, expect) == NULL)
+    fail_msg("'%s': message '%s' lacks '%s'", spec, err.message, expect);
+}
+
+static void test_presets(void **state) {
+  frond_layout l;
+  (void)state;
+  assert_int_equal(frond_layout_preset_count(), 5);
+  parse_ok("twitter", &l);
+  assert_int_equal(l.time_bits, 41);
+  assert_int_equal(l.node_bits, 10);
+  assert_int_equal(l.dc_bits, 5);
+  assert_int_equal(l.worker_bits, 5);
+  assert_int_equal(l.seq_bits, 12);
+  assert_int_equal(l.unit_ms, 1);
+  assert_int_equal(l.epoch_ms, INT64_C(1288834974657));
+  parse_ok("sonyflake", &l);
+  assert_int_equal(l.time_bits, 39);
+  assert_int_equal(l.node_bits, 16);
+  assert_int_equal(l.seq_bits, 8);
+  assert_int_equal(l.unit_ms, 10);
+  parse_ok("baidu", &l);
+  assert_int_equal(l.time_bits, 28);
+  assert_int_equal(l.node_bits, 22);
+  assert_int_equal(l.seq_bits, 13);
+  assert_int_equal(l.unit_ms, 1000);
+  /* Baidu's default ran out on 2024-11-20. */
+  {
+    char when[40];
+    frond__format_rfc3339(frond_layout_end_ms(&l), when, sizeof(when));
+    assert_memory_equal(when, "2024-11-20", 10);
+  }
+  parse_ok("instagram", &l);
+  assert_int_equal(l.node_bits, 13);
+  assert_int_equal(l.seq_bits, 10);
+  for (size_t i = 0; i < frond_layout_preset_count(); i++) {
+    frond_error err = {0, ""};
+    const frond_layout *p = frond_layout_preset(i);
+    assert_int_equal(frond_layout_validate(p, INT64_C(1764000000000), &err), 0);
+  }
+  parse_ok("frond", &l);
+  assert_int_equal(l.time_bits + l.node_bits + l.seq_bits, 63);
+  assert_true(frond_layout_end_ms(&l) > INT64_C(3900000000000)); /* > 2093 */
+  assert_true(frond_layout_ids_per_second(&l) == 4096000.0);
+  assert_int_equal(frond_layout_max_node(&l), 1023);
+}
+
+static void test_specs(void **state) {
+  frond_layout l;
+  char buf[128];
+  (void)state;
+  parse_ok("time=41,dc=5,worker=5,seq=12,unit=1ms,epoch=2024-01-01T00:00:00Z",
+           &l);
+  assert_int_equal(l.node_bits, 10);
+  assert_int_equal(l.epoch_ms, INT64_C(1704067200000));
+  assert_string_equal(l.name, "custom");
+  parse_ok("time=41,node=10,seq=12", &l);
+  assert_int_equal(l.dc_bits, 0);
+  assert_int_equal(l.unit_ms, 1);
+  parse_ok("time=31,node=16,seq=16,unit=1s,epoch=2020-02-29", &l);
+  assert_int_equal(l.unit_ms, 1000);
+  assert_int_equal(l.epoch_ms, INT64_C(1582934400000));
+  parse_ok("time=40,node=12,seq=11,unit=10ms,epoch=1700000000123", &l);
+  assert_int_equal(l.epoch_ms, INT64_C(1700000000123));
+  parse_ok("time=41,node=10,seq=12,epoch=2024-01-01T12:30:45.250Z", &l);
+  assert_int_equal(l.epoch_ms, INT64_C(1704112245250));
+  /* format -> parse is the identity. */
+  for (size_t i = 0; i < frond_layout_preset_count(); i++) {
+    frond_layout back;
+    const frond_layout *p = frond_layout_preset(i);
+    frond_layout_format(p, buf, sizeof(buf));
+    parse_ok(buf, &back);
+    assert_int_equal(back.time_bits, p->time_bits);
+    assert_int_equal(back.node_bits, p->node_bits);
+    assert_int_equal(back.dc_bits, p->dc_bits);
+    assert_int_equal(back.worker_bits, p->worker_bits);
+    assert_int_equal(back.seq_bits, p->seq_bits);
+    assert_int_equal(back.unit_ms, p->unit_ms);
+    assert_int_equal(back.epoch_ms, p->epoch_ms);
+  }
+}
+
+static void test_bad_specs(void **state) {
+  (void)state;
+  parse_bad("time=41,node=10,seq=11", "= 62, must be 63");
+  parse_bad("time=42,node=10,seq=12", "= 64, must be 63");
+  parse_bad("time=63,node=0,seq=0", "node bits must be at least 1");
+  parse_bad("time=0,node=51,seq=12", "time bits must be at least 1");
+  parse_bad("time=41,node=22,seq=0", "sequence bits must be at least 1");
+  parse_bad("time=41,node=10,seq=12,unit=0ms", "at least 1ms");
+  parse_bad("time=41,node=10,seq=12,unit=0s", "at least 1ms");
+  parse_bad("time=41,node=10,seq=12,unit=5m", "is not <n>ms or <n>s");
+  parse_bad("time=41,node=10,seq=12,unit=2000000s", "at most 1 day");
+  parse_bad("time=61,node=1,seq=1,unit=1s", "overflow");
+  parse_bad("time=41,node=10,seq=12,epoch=2999-01-01", "in the future");
+  parse_bad("time=41,node=10,seq=12,epoch=2024-02-30", "neither unix ms");
+  parse_bad("time=41,node=10,seq=12,epoch=yesterday", "neither unix ms");
+  parse_bad("time=41,node=10,seq=12,foo=1", "unknown layout key 'foo'");
+  parse_bad("time=41,time=41,node=10,seq=12", "'time' given twice");
+  parse_bad("time=x,node=10,seq=12", "not a number");
+  parse_bad("time=-1,node=10,seq=12", "not a number");
+  parse_bad("time=41,node=10,seq=12,", "ends with ','");
+  parse_bad("time=41,dc=5,seq=12", "go together");
+  parse_bad("time=41,dc=0,worker=10,seq=12", "at least 1");
+  parse_bad("time=41,node=9,dc=5,worker=5,seq=12", "disagrees");
+  parse_bad("time=41,seq=22", "needs");
+  parse_bad("twitterx", "neither a preset");
+  parse_bad("", "neither a preset");
+  parse_bad("time", "neither a preset");
+  parse_bad("time41,node=10", "is not key=value");
+}
+
+static void test_validate(void **state) {
+  frond_layout l = *frond_layout_preset(0);
+  frond_error err = {0, ""};
+  (void)state;
+  assert_int_equal(frond_layout_validate(&l, frond_clock_realtime(NULL), &err),
+                   0);
+  l.epoch_ms = frond_clock_realtime(NULL) + 60000;
+  assert_int_equal(frond_layout_validate(&l, frond_clock_realtime(NULL), &err),
+                   FROND_ELAYOUT_INVALID);
+  assert_non_null(strstr(err.message, "future"));
+  l = *frond_layout_preset(1);
+  l.worker_bits = 4;
+  assert_int_equal(frond_layout_validate(&l, frond_clock_realtime(NULL), &err),
+                   FROND_ELAYOUT_INVALID);
+}
+
+static uint64_t rnd(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static void test_compose_decode(void **state) {
+  uint64_t seed = 88172645463325252ULL;
+  (void)state;
+  for (size_t i = 0; i < frond_layout_preset_count(); i++) {
+    const frond_layout *l = frond_layout_preset(i);
+    for (int k = 0; k < 20000; k++) {
+      frond_fields f, g;
+      int64_t id;
+      memset(&f, 0, sizeof(f));
+      f.time = (int64_t)(rnd(&seed) & ((UINT64_C(1) << l->time_bits) - 1));
+      f.node = rnd(&seed) & frond_layout_max_node(l);
+      f.sequence = rnd(&seed) & ((UINT64_C(1) << l->seq_bits) - 1);
+      if (k == 0) { /* the extremes too */
+        f.time = (INT64_C(1) << l->time_bits) - 1;
+        f.node = frond_layout_max_node(l);
+        f.sequence = (UINT64_C(1) << l->seq_bits) - 1;
+      }
+      assert_int_equal(frond_compose(l, &f, &id, NULL), 0);
+      assert_true(id >= 0);
+      assert_int_equal(frond_decode(l, id, &g, NULL), 0);
+      assert_int_equal(g.time, f.time);
+      assert_int_equal(g.node, f.node);
+      assert_int_equal(g.sequence, f.sequence);
+      assert_int_equal(g.unix_ms, l->epoch_ms + f.time * l->unit_ms);
+      if (l->dc_bits) {
+        assert_int_equal(g.datacenter << l->worker_bits | g.worker, f.node);
+      } else {
+        assert_int_equal(g.worker, f.node);
+      }
+    }
+  }
+}
+
+static void test_compose_errors(void **state) {
+  const frond_layout *l = frond_layout_preset(1); /* twitter */
+  frond_fields f;
+  frond_error err = {0, ""};
+  int64_t id = 42;
+  uint64_t node;
+  (void)state;
+  memset(&f, 0, sizeof(f));
+  f.time = INT64_C(1) << 41;
+  assert_int_equal(frond_compose(l, &f, &id, &err), FROND_ETIME_EXHAUSTED);
+  f.time = 1;
+  f.node = 1024;
+  assert_int_equal(frond_compose(l, &f, &id, &err), FROND_ENODE_RANGE);
+  f.node = 0;
+  f.sequence = 4096;
+  assert_int_equal(frond_compose(l, &f, &id, &err), FROND_EINVAL);
+  assert_int_equal(id, 42);
+  assert_int_equal(frond_decode(l, -5, &f, &err), FROND_EID_INVALID);
+  assert_non_null(strstr(err.message, "negative"));
+  assert_int_equal(frond_layout_node(l, 31, 31, &node, NULL), 0);
+  assert_int_equal(node, 1023);
+  assert_int_equal(frond_layout_node(l, 32, 0, &node, &err), FROND_ENODE_RANGE);
+  assert_int_equal(frond_layout_node(l, 0, 32, &node, &err), FROND_ENODE_RANGE);
+  /* Twitter layout: time above bit 22, worker in the 10 bits below. */
+  assert_int_equal(frond_decode(l, INT64_C(1318101487386165248), &f, NULL), 0);
+  assert_int_equal(f.unix_ms, INT64_C(1603094858391));
+  assert_int_equal(f.node, 272);
+  assert_int_equal(f.datacenter, 8);
+  assert_int_equal(f.worker, 16);
+  assert_int_equal(f.sequence, 0);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  assert_string_equal(frond_err_name(FROND_ECLOCK_BEHIND), "CLOCK_BEHIND");
+  assert_string_equal(frond_err_name(FROND_ETAG_NOT_FOUND), "TAG_NOT_FOUND");
+  assert_string_equal(frond_err_name(0), "OK");
+  assert_string_equal(frond_err_name(-999), "UNKNOWN");
+  assert_int_equal(frond_err_from_name("SEGMENT_UNAVAILABLE"),
+                   FROND_ESEGMENT_UNAVAILABLE);
+  assert_int_equal(frond_err_from_name("nope"), 0);
+  /* Numbers are stable. */
+  assert_int_equal(FROND_EINVAL, -1);
+  assert_int_equal(FROND_ECLOCK_BEHIND, -5);
+  assert_int_equal(FROND_ETAG_NOT_FOUND, -11);
+#define CHECK_ROUNDTRIP(n, name, msg)                                          \
+  assert_int_equal(frond_err_from_name(#name), -(n));                          \
+  assert_string_equal(frond_strerror(-(n)), msg);
+  FROND_ERRNO_MAP(CHECK_ROUNDTRIP)
+#undef CHECK_ROUNDTRIP
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_presets),
+      cmocka_unit_test(test_specs),
+      cmocka_unit_test(test_bad_specs),
+      cmocka_unit_test(test_validate),
+      cmocka_unit_test(test_compose_decode),
+      cmocka_unit_test(test_compose_errors),
+      cmocka_unit_test(test_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
