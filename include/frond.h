@@ -213,7 +213,10 @@ enum { FROND_SEQ_ZERO = 0, FROND_SEQ_RANDOM = 1 };
 
 typedef struct frond_gen_options {
   int64_t max_ahead_ms; /* default FROND_DEFAULT_MAX_AHEAD_MS */
-  int64_t max_wait_ms;  /* default FROND_DEFAULT_MAX_WAIT_MS */
+  int64_t max_wait_ms;  /* -1 (the default): FROND_DEFAULT_MAX_WAIT_MS or
+                           two time units of the layout, whichever is
+                           longer, so that a layout with coarse units can
+                           always wait for its next unit */
   int seq_start;        /* FROND_SEQ_ZERO (default) or FROND_SEQ_RANDOM:
                            each new unit entered from the wall clock starts at
                            a random sequence in [0, min(100, 2^seq/16)) */
@@ -263,6 +266,10 @@ FROND_EXPORT int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err);
 ** Issue n consecutive IDs (in one atomic step) into out[0..n-1], in
 ** increasing order; no other call can issue an ID between out[0] and
 ** out[n-1]. n must be >= 1 and at most 2^seq_bits * 1000 (COUNT_INVALID).
+** A block spans n / 2^seq_bits time units: once the generator has borrowed
+** max_ahead, it waits for the wall clock to cover the whole block, so a
+** block of more units than max_wait covers fails with CLOCK_BEHIND then.
+** Callers that want sustained throughput ask for at most 2^seq_bits.
 ** Thread-safety and blocking as frond_gen_next. On failure nothing is
 ** written to out.
 */
