@@ -580,10 +580,12 @@ static int fast_take(frond_seg *s, seg_tag *t, int64_t *id) {
 }
 
 /* Hand out n IDs of t into out: from the current segment, switching to
-** the next when it is used up, waiting (bounded) for the loader when the
-** buffers hold fewer than n. Expects t->mu held, so no generation switch
-** or entry write runs concurrently; fast-path callers still take offsets,
-** and a batch can lose that race (its IDs so far are then skipped). */
+** the next when it is used up, and waiting (up to wait_ms each time) for
+** the loader when a batch needs more segments than are buffered. A batch
+** waits for the next segment before it starts taking IDs that would not
+** be enough alone. Expects t->mu held, so no generation switch or entry
+** write runs concurrently; fast-path callers still take offsets. When a
+** batch fails halfway, the IDs it took are skipped, never handed out. */
 static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                 frond_error *err) {
   int64_t deadline = 0, size = 0, start = 0, left;
@@ -606,15 +608,8 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
     }
     if (left == 0 && nx != NULL) {
       switch_gen(t, w);
+      deadline = 0;
       continue;
-    }
-    if (k == 0 && nx != NULL &&
-        (uint64_t)left + (uint64_t)atomic_load(&nx->size) < n) {
-      atomic_fetch_add(&s->unavailable, 1);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": %zu IDs asked, the buffers hold %lld",
-                         t->name, n,
-                         (long long)(left + atomic_load(&nx->size)));
     }
     if (left > 0 && (k > 0 || nx != NULL || (uint64_t)left >= n)) {
       /* Never add more than the segment holds: the offset stays far
@@ -633,13 +628,8 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
         request_load(s, t);
       if (k == n)
         return 0;
+      deadline = 0;
       continue;
-    }
-    if (k > 0) { /* all or nothing: the IDs taken so far are skipped */
-      atomic_fetch_add(&s->unavailable, 1);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": %zu IDs asked, only %llu were buffered",
-                         t->name, n, (unsigned long long)k);
     }
     if (left == 0)
       /* Nothing to serve: bring the offset back to the end of the segment
@@ -654,6 +644,11 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                  (t->loads == 0 ? s->o.first_wait_ms : s->o.wait_ms) * 1000000;
     else if (frond__mono_ns() >= deadline) {
       atomic_fetch_add(&s->unavailable, 1);
+      if (k > 0) /* all or nothing: the IDs taken so far are skipped */
+        return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                           "tag \"%s\": %zu IDs asked, the store has not "
+                           "delivered a segment after %llu",
+                           t->name, n, (unsigned long long)k);
       return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
                          "tag \"%s\": both segments are used up and the "
                          "store has not delivered the next one",

@@ -337,18 +337,26 @@ static void test_next_n_spans_segments(void **state) {
   static int64_t big[100000];
   fake_reset();
   fake_add("a", 1, 100);
+  o.max_step = 1000;
   s = open_seg(&o);
   assert_int_equal(frond_seg_next_n(s, T("a"), 20, out, NULL), 0);
   wait_next_ready(s, "a");
   assert_int_equal(frond_seg_next_n(s, T("a"), 150, out, NULL), 0);
   for (i = 0; i < 150; i++)
     assert_int_equal(out[i], 21 + i);
-  /* More than both buffers can ever hold: refused at once, nothing
-  ** consumed. */
-  wait_next_ready(s, "a");
+  /* More than both buffers hold: the batch goes through as many
+  ** segments as it needs. */
+  assert_int_equal(frond_seg_next_n(s, T("a"), 100000, big, NULL), 0);
+  assert_int_equal(big[0], 171);
+  for (i = 1; i < 100000; i++)
+    assert_true(big[i] > big[i - 1]);
+  assert_true(next_id(s, "a") > big[99999]);
+  /* A store that stops in the middle of a batch: it fails, and the IDs
+  ** it took are never handed out. */
+  fake_set(&fake.fail, 1);
   assert_int_equal(frond_seg_next_n(s, T("a"), 100000, big, NULL),
                    FROND_ESEGMENT_UNAVAILABLE);
-  assert_int_equal(next_id(s, "a"), 171);
+  fake_set(&fake.fail, 0);
   assert_int_equal(frond_seg_next_n(s, T("a"), 0, out, NULL),
                    FROND_ECOUNT_INVALID);
   frond_seg_close(s);
