@@ -2,7 +2,7 @@
 ** segment.c -- the segment allocator: per-tag double buffers served from
 ** memory, filled by one background loader thread.
 **
-** A tag holds two segment entries and one 64-bit word, gen << 40 | off.
+** A tag holds two segment entries and one 64-bit word, gen << 32 | off.
 ** Generation g is served from entry g & 1; handing out an ID is one
 ** atomic fetch-add on the word: the caller owns offset `off` of
 ** generation g, and the ID is start + off when entry g & 1 still holds
@@ -43,7 +43,10 @@
 
 #define MIN_MS (60 * 1000)
 
-#define GEN_SHIFT 40
+/* Offsets need 31 bits (a step is at most INT32_MAX) plus the few that
+** failing calls add before the slow path clamps them; the generation
+** gets the other 32 and wraps after 4 billion segments of a tag. */
+#define GEN_SHIFT 32
 #define OFF_MASK ((UINT64_C(1) << GEN_SHIFT) - 1)
 #define GEN_MASK ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
 #define NO_GEN UINT64_MAX
@@ -393,7 +396,7 @@ static void load(frond_seg *s, seg_tag *t, int64_t step, uint64_t gen) {
   pthread_mutex_unlock(&s->store_mu);
   used = step > 0 ? step : row_step;
   start = max_id - used;
-  if (rc == 0 && (used < 1 || start < 0))
+  if (rc == 0 && (used < 1 || used > INT32_MAX || start < 0))
     rc = frond__fail(&e, FROND_ESTORE,
                      "row gives an invalid range (max_id %lld, step %lld)",
                      (long long)max_id, (long long)used);
