@@ -7,7 +7,7 @@
 ** atomic fetch-add on the word: the caller owns offset `off` of
 ** generation g, and the ID is start + off when entry g & 1 still holds
 ** generation g (read under a seqlock) and off < size. The word only ever
-** grows (fetch-add, or a switch to (g + 1) << 40), so no two calls own the
+** grows (fetch-add, or a switch to (g + 1) << 32), so no two calls own the
 ** same (g, off), and generation g + 1 is always a later segment: IDs are
 ** unique and increase per thread. Anything else (segment used up, next
 ** one not there, entry rewritten under a slow reader) takes the slow path
