@@ -6,10 +6,12 @@
 ** Generation g is served from entry g & 1; handing out an ID is one
 ** atomic fetch-add on the word: the caller owns offset `off` of
 ** generation g, and the ID is start + off when entry g & 1 still holds
-** generation g (read under a seqlock) and off < size. The word only ever
-** grows (fetch-add, or a switch to (g + 1) << 32), so no two calls own the
-** same (g, off), and generation g + 1 is always a later segment: IDs are
-** unique and increase per thread. Anything else (segment used up, next
+** generation g (read under a seqlock) and off < size. The word changes
+** only by fetch-add, by a switch to (g + 1) << 32, and by clamping an
+** offset already >= size back to size (under the mutex, once no offset
+** of g is usable), so no two calls own the same usable (g, off); and
+** generation g + 1 is always a later segment: IDs are unique and increase
+** per thread. Anything else (segment used up, next
 ** one not there, entry rewritten under a slow reader) takes the slow path
 ** under the tag's mutex; an offset owned but not used is skipped, never
 ** handed out.
