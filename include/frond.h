@@ -409,8 +409,11 @@ FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
 
 /* n IDs of `tag` into out[0..n-1], increasing (not necessarily
-** consecutive: they may span two segments). All or nothing. Same errors
-** plus COUNT_INVALID (n == 0). */
+** consecutive: they may span several segments; a batch larger than the
+** buffers waits, up to wait_ms each time, for the segments it needs).
+** All or nothing: on failure out holds nothing usable, and IDs the batch
+** took are skipped, never handed out. Same errors plus COUNT_INVALID
+** (n == 0). */
 FROND_EXPORT int frond_seg_next_n(frond_seg *s, const char *tag, size_t len,
                                   size_t n, int64_t *out, frond_error *err);
 

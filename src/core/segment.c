@@ -2,14 +2,16 @@
 ** segment.c -- the segment allocator: per-tag double buffers served from
 ** memory, filled by one background loader thread.
 **
-** A tag holds two segment entries and one 64-bit word, gen << 40 | off.
+** A tag holds two segment entries and one 64-bit word, gen << 32 | off.
 ** Generation g is served from entry g & 1; handing out an ID is one
 ** atomic fetch-add on the word: the caller owns offset `off` of
 ** generation g, and the ID is start + off when entry g & 1 still holds
-** generation g (read under a seqlock) and off < size. The word only ever
-** grows (fetch-add, or a switch to (g + 1) << 40), so no two calls own the
-** same (g, off), and generation g + 1 is always a later segment: IDs are
-** unique and increase per thread. Anything else (segment used up, next
+** generation g (read under a seqlock) and off < size. The word changes
+** only by fetch-add, by a switch to (g + 1) << 32, and by clamping an
+** offset already >= size back to size (under the mutex, once no offset
+** of g is usable), so no two calls own the same usable (g, off); and
+** generation g + 1 is always a later segment: IDs are unique and increase
+** per thread. Anything else (segment used up, next
 ** one not there, entry rewritten under a slow reader) takes the slow path
 ** under the tag's mutex; an offset owned but not used is skipped, never
 ** handed out.
@@ -43,7 +45,10 @@
 
 #define MIN_MS (60 * 1000)
 
-#define GEN_SHIFT 40
+/* Offsets need 31 bits (a step is at most INT32_MAX) plus the few that
+** failing calls add before the slow path clamps them; the generation
+** gets the other 32 and wraps after 4 billion segments of a tag. */
+#define GEN_SHIFT 32
 #define OFF_MASK ((UINT64_C(1) << GEN_SHIFT) - 1)
 #define GEN_MASK ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
 #define NO_GEN UINT64_MAX
@@ -393,7 +398,7 @@ static void load(frond_seg *s, seg_tag *t, int64_t step, uint64_t gen) {
   pthread_mutex_unlock(&s->store_mu);
   used = step > 0 ? step : row_step;
   start = max_id - used;
-  if (rc == 0 && (used < 1 || start < 0))
+  if (rc == 0 && (used < 1 || used > INT32_MAX || start < 0))
     rc = frond__fail(&e, FROND_ESTORE,
                      "row gives an invalid range (max_id %lld, step %lld)",
                      (long long)max_id, (long long)used);
@@ -580,10 +585,12 @@ static int fast_take(frond_seg *s, seg_tag *t, int64_t *id) {
 }
 
 /* Hand out n IDs of t into out: from the current segment, switching to
-** the next when it is used up, waiting (bounded) for the loader when the
-** buffers hold fewer than n. Expects t->mu held, so no generation switch
-** or entry write runs concurrently; fast-path callers still take offsets,
-** and a batch can lose that race (its IDs so far are then skipped). */
+** the next when it is used up, and waiting (up to wait_ms each time) for
+** the loader when a batch needs more segments than are buffered. A batch
+** waits for the next segment before it starts taking IDs that would not
+** be enough alone. Expects t->mu held, so no generation switch or entry
+** write runs concurrently; fast-path callers still take offsets. When a
+** batch fails halfway, the IDs it took are skipped, never handed out. */
 static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                 frond_error *err) {
   int64_t deadline = 0, size = 0, start = 0, left;
@@ -606,15 +613,8 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
     }
     if (left == 0 && nx != NULL) {
       switch_gen(t, w);
+      deadline = 0;
       continue;
-    }
-    if (k == 0 && nx != NULL &&
-        (uint64_t)left + (uint64_t)atomic_load(&nx->size) < n) {
-      atomic_fetch_add(&s->unavailable, 1);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": %zu IDs asked, the buffers hold %lld",
-                         t->name, n,
-                         (long long)(left + atomic_load(&nx->size)));
     }
     if (left > 0 && (k > 0 || nx != NULL || (uint64_t)left >= n)) {
       /* Never add more than the segment holds: the offset stays far
@@ -633,13 +633,8 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
         request_load(s, t);
       if (k == n)
         return 0;
+      deadline = 0;
       continue;
-    }
-    if (k > 0) { /* all or nothing: the IDs taken so far are skipped */
-      atomic_fetch_add(&s->unavailable, 1);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": %zu IDs asked, only %llu were buffered",
-                         t->name, n, (unsigned long long)k);
     }
     if (left == 0)
       /* Nothing to serve: bring the offset back to the end of the segment
@@ -654,6 +649,11 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                  (t->loads == 0 ? s->o.first_wait_ms : s->o.wait_ms) * 1000000;
     else if (frond__mono_ns() >= deadline) {
       atomic_fetch_add(&s->unavailable, 1);
+      if (k > 0) /* all or nothing: the IDs taken so far are skipped */
+        return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                           "tag \"%s\": %zu IDs asked, the store has not "
+                           "delivered a segment after %llu",
+                           t->name, n, (unsigned long long)k);
       return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
                          "tag \"%s\": both segments are used up and the "
                          "store has not delivered the next one",
