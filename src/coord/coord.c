@@ -389,6 +389,10 @@ int frond__coord_state(frond_coord *c) {
   return 0;
 }
 
+int frond__coord_applied(frond_coord *c) {
+  return atomic_load(&c->blocked);
+}
+
 static void update_cache(frond_coord *c, int64_t hw) {
   frond_coord_cache cc;
   frond_error e;

@@ -195,8 +195,12 @@ int frond__coord_attach(frond_coord *c, int64_t (*hw_fn)(void *ctx),
 /* Report now (also done by the reporter). */
 int frond__coord_report(frond_coord *c, int64_t high_water_ms,
                         frond_error *err);
-/* 0 while the claim is held, else the code the generator is blocked with. */
+/* 0 while the claim is held, else the code the generator is to be blocked
+** with. The watchdog applies it to the generator within a few ms. */
 int frond__coord_state(frond_coord *c);
+/* The state last applied to the attached generator: what its callers see
+** now. */
+int frond__coord_applied(frond_coord *c);
 
 /* List IDs (frond node list). *out is malloc'd; free() it. */
 int frond__coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,

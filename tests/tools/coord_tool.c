@@ -8,7 +8,8 @@
 **
 **   next        issue one ID        -> "id <id> <unix ms>" | "err <NAME> ..."
 **   next N      issue N IDs         -> "ids <first> <last> <unix ms of last>"
-**   state       claim state         -> "state OK" | "state NODE_ID_LOST"
+**   state       the state the generator is in -> "state OK" | "state
+*NODE_ID_LOST"
 **   expire      make ZooKeeper expire our session -> "ok"
 **   list        the coordinator's IDs -> "list <node>,<owner>,<ms>,<live> ..."
 **   quit        close and exit      -> "closed"
@@ -114,7 +115,8 @@ int main(int argc, char **argv) {
       frond_decode(&l, id, &f, NULL);
       printf("id %" PRId64 " %" PRId64 "\n", id, f.unix_ms);
     } else if (strncmp(line, "state", 5) == 0) {
-      int s = frond__coord_state(c);
+      /* What the generator does now, not what it is about to do. */
+      int s = frond__coord_applied(c);
       printf("state %s\n", s ? frond_err_name(s) : "OK");
     } else if (strncmp(line, "expire", 6) == 0) {
       if (frond__coord_zk_expire_session(c, &e) != 0)
