@@ -351,7 +351,7 @@ typedef struct frond_store frond_store;
 /* Longest tag name in bytes (leaf_alloc.biz_tag is varchar(128)). */
 #define FROND_TAG_MAX 128
 /* Default store when none is configured. */
-#define FROND_STORE_DEFAULT "sqlite:///./frond.db"
+#define FROND_STORE_DEFAULT "sqlite:frond.db"
 
 typedef struct frond_seg_options {
   unsigned preload_pct; /* load the next segment once this share of the
@@ -362,8 +362,13 @@ typedef struct frond_seg_options {
   int64_t refresh_ms;   /* re-read the tag list this often; default 60000 */
   int64_t retry_min_ms; /* store failure backoff: first retry, default 100 */
   int64_t retry_max_ms; /* backoff ceiling, default 5000 */
-  frond_clock_fn clock; /* NULL: frond_clock_realtime */
+  frond_clock_fn clock; /* NULL: frond_clock_realtime; times the dynamic
+                           step (how long a segment lasted) */
   void *clock_ctx;
+  int64_t first_wait_ms; /* a tag's first use waits this long for its first
+                            segment; default 5000 */
+  unsigned miss_checks;  /* unknown tags: at most this many store look-ups
+                            per second, default 50 */
 } frond_seg_options;
 
 FROND_EXPORT void frond_seg_options_init(frond_seg_options *opts);

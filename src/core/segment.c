@@ -1,0 +1,701 @@
+/*
+** segment.c -- the segment allocator: per-tag double buffers served from
+** memory, filled by one background loader thread.
+**
+** A tag holds two buffers; buf[cur] is served, buf[!cur] is the next one.
+** Once preload_pct of the current segment is handed out, the call that
+** crosses that point asks the loader for the next segment. The loader runs
+** the store transaction with no tag lock held and installs the result under
+** the tag's mutex, so a reader only ever waits for memory work, except
+** when both buffers are empty.
+**
+** Locks, in the only order in which they nest:
+**   s->table_mu  writers of the tag table (readers look up without a lock)
+**   t->mu        one tag's buffers and state; held for memory work only
+**   s->mu        the loader's wake-up flag and the miss rate limit
+** s->store_mu serializes use of the store connection; it is held during
+** I/O and never while another of these locks is held.
+**
+** Tags are never freed before close: a tag deleted from the store is
+** marked removed (its buffers dropped) and revived if it comes back, so a
+** reader holding a tag pointer without a lock is always safe.
+*/
+#include "core/internal.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MIN_MS (60 * 1000)
+
+typedef struct seg_buf {
+  int64_t start, end, pos, step;
+  int ready;
+} seg_buf;
+
+typedef struct seg_tag {
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* readers waiting for a segment */
+  seg_buf buf[2];
+  int cur;
+  int want;    /* a load is requested and not done yet */
+  int loading; /* the loader is in the store for this tag */
+  atomic_int removed;
+  uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
+  int64_t step;         /* step of the last load, 0 before the first */
+  int64_t row_step;     /* the row's step as last read */
+  int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
+  int64_t last_load_unix_ms;
+  int64_t backoff_ms;
+  int64_t retry_at_ns; /* monotonic; no load attempt before */
+  uint64_t issued, loads, failures;
+  uint64_t hash;
+  size_t len;
+  char name[FROND_TAG_MAX + 1];
+} seg_tag;
+
+/* Open addressing, linear probing, load <= 1/2. Slots are only ever set
+** (under table_mu) and read lock-free; a grown table replaces the old one,
+** which stays allocated (on the `older` chain) until close. */
+typedef struct seg_table {
+  struct seg_table *older;
+  size_t cap, count;
+  _Atomic(seg_tag *) slot[];
+} seg_table;
+
+struct frond_seg {
+  frond_seg_options o;
+  frond_store *store;
+  _Atomic(seg_table *) table;
+  pthread_mutex_t table_mu;
+  pthread_mutex_t store_mu;
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* wakes the loader */
+  int pending;       /* some tag wants a load */
+  int stop;
+  int64_t miss_second; /* rate limit window (monotonic seconds) */
+  unsigned miss_used;
+  pthread_t loader;
+  atomic_uint_fast64_t loads, failures, unavailable;
+  atomic_int store_ok;
+};
+
+static int64_t now_ms(frond_seg *s) {
+  return s->o.clock(s->o.clock_ctx);
+}
+
+static uint64_t hash_name(const char *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  while (n--)
+    h = (h ^ (unsigned char)*p++) * 1099511628211ull;
+  return h;
+}
+
+static void cond_init(pthread_cond_t *cv) {
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(cv, &a);
+  pthread_condattr_destroy(&a);
+}
+
+/* Wait on cv until signalled or the monotonic deadline (ns). */
+static void cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                            int64_t deadline_ns) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)(deadline_ns / 1000000000);
+  ts.tv_nsec = (long)(deadline_ns % 1000000000);
+  pthread_cond_timedwait(cv, mu, &ts);
+}
+
+void frond_seg_options_init(frond_seg_options *o) {
+  memset(o, 0, sizeof(*o));
+  o->preload_pct = 10;
+  o->max_step = 1000000;
+  o->wait_ms = 50;
+  o->refresh_ms = 60000;
+  o->retry_min_ms = 100;
+  o->retry_max_ms = 5000;
+  o->clock = frond_clock_realtime;
+  o->first_wait_ms = 5000;
+  o->miss_checks = 50;
+}
+
+/* ---- the tag table ---- */
+
+static seg_tag *lookup(frond_seg *s, const char *name, size_t len,
+                       uint64_t h) {
+  seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
+  size_t i, mask = tb->cap - 1;
+  seg_tag *t;
+  for (i = h & mask;; i = (i + 1) & mask) {
+    t = atomic_load_explicit(&tb->slot[i], memory_order_acquire);
+    if (t == NULL)
+      return NULL;
+    if (t->hash == h && t->len == len && memcmp(t->name, name, len) == 0)
+      return t;
+  }
+}
+
+static seg_table *table_new(size_t cap) {
+  seg_table *tb = calloc(1, sizeof(*tb) + cap * sizeof(tb->slot[0]));
+  if (tb != NULL)
+    tb->cap = cap;
+  return tb;
+}
+
+static void table_put(seg_table *tb, seg_tag *t) {
+  size_t i, mask = tb->cap - 1;
+  for (i = t->hash & mask; atomic_load_explicit(&tb->slot[i],
+                                                memory_order_relaxed) != NULL;
+       i = (i + 1) & mask)
+    ;
+  atomic_store_explicit(&tb->slot[i], t, memory_order_release);
+  tb->count++;
+}
+
+/* Find or create the tag `name` (valid, NUL-terminated) and make it live
+** with the row's step. Expects table_mu held. */
+static int tag_add(frond_seg *s, const char *name, int64_t row_step,
+                   seg_tag **out) {
+  size_t len = strlen(name), i;
+  uint64_t h = hash_name(name, len);
+  seg_table *tb, *grown;
+  seg_tag *t = lookup(s, name, len, h);
+  if (t != NULL) {
+    if (atomic_load(&t->removed)) {
+      pthread_mutex_lock(&t->mu);
+      t->step = 0;
+      t->last_load_ms = 0;
+      t->row_step = row_step;
+      t->backoff_ms = 0;
+      t->retry_at_ns = 0;
+      atomic_store(&t->removed, 0);
+      pthread_mutex_unlock(&t->mu);
+    }
+    *out = t;
+    return 0;
+  }
+  tb = atomic_load(&s->table);
+  if ((tb->count + 1) * 2 > tb->cap) {
+    if ((grown = table_new(tb->cap * 2)) == NULL)
+      return FROND_ENOMEM;
+    for (i = 0; i < tb->cap; i++)
+      if ((t = atomic_load(&tb->slot[i])) != NULL)
+        table_put(grown, t);
+    grown->older = tb;
+    atomic_store_explicit(&s->table, grown, memory_order_release);
+    tb = grown;
+  }
+  if ((t = calloc(1, sizeof(*t))) == NULL)
+    return FROND_ENOMEM;
+  pthread_mutex_init(&t->mu, NULL);
+  cond_init(&t->cv);
+  memcpy(t->name, name, len + 1);
+  t->len = len;
+  t->hash = h;
+  t->row_step = row_step;
+  table_put(tb, t);
+  *out = t;
+  return 0;
+}
+
+/* Drop a tag that left the store. Expects table_mu held. */
+static void tag_remove(seg_tag *t) {
+  pthread_mutex_lock(&t->mu);
+  atomic_store(&t->removed, 1);
+  t->gen++;
+  t->buf[0].ready = t->buf[1].ready = 0;
+  t->want = 0;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+static int row_cmp(const void *a, const void *b) {
+  return strcmp(((const frond_tag_row *)a)->tag,
+                ((const frond_tag_row *)b)->tag);
+}
+
+/* Re-read the tag list: add new tags, remove those that are gone. */
+static int seg_refresh(frond_seg *s, frond_error *err) {
+  frond_tag_row *rows = NULL, key;
+  size_t n = 0, i;
+  seg_table *tb;
+  seg_tag *t;
+  int rc;
+  pthread_mutex_lock(&s->store_mu);
+  rc = frond__store_tag_list(s->store, &rows, &n, err);
+  pthread_mutex_unlock(&s->store_mu);
+  atomic_store(&s->store_ok, rc == 0);
+  if (rc != 0)
+    return rc;
+  qsort(rows, n, sizeof(*rows), row_cmp);
+  pthread_mutex_lock(&s->table_mu);
+  for (i = 0; i < n && rc == 0; i++) {
+    if (frond_tag_validate(rows[i].tag, strlen(rows[i].tag), NULL) != 0)
+      continue; /* not a name a caller could ask for */
+    rc = tag_add(s, rows[i].tag, rows[i].step, &t);
+  }
+  tb = atomic_load(&s->table);
+  for (i = 0; i < tb->cap && rc == 0; i++) {
+    t = atomic_load(&tb->slot[i]);
+    if (t == NULL || atomic_load(&t->removed))
+      continue;
+    memcpy(key.tag, t->name, t->len + 1);
+    if (n == 0 || bsearch(&key, rows, n, sizeof(*rows), row_cmp) == NULL)
+      tag_remove(t);
+  }
+  pthread_mutex_unlock(&s->table_mu);
+  frond_free(rows);
+  if (rc != 0)
+    return frond__fail(err, rc, "out of memory adding tags");
+  return 0;
+}
+
+int frond_seg_refresh(frond_seg *s, frond_error *err) {
+  return seg_refresh(s, err);
+}
+
+/* ---- loading ---- */
+
+/* Ask the loader for a segment. Expects t->mu held. */
+static void request_load(frond_seg *s, seg_tag *t) {
+  if (t->want)
+    return;
+  t->want = 1;
+  pthread_mutex_lock(&s->mu);
+  s->pending = 1;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* The step of the next load, as Leaf: the row's step first; then double
+** while segments last under 15 min (up to max_step), keep up to 30 min,
+** halve beyond (never below the row's step). 0 means "the row's step".
+** Expects t->mu held. */
+static int64_t next_step(frond_seg *s, seg_tag *t) {
+  int64_t dur, step;
+  if (t->last_load_ms == 0 || t->step == 0)
+    return 0;
+  dur = now_ms(s) - t->last_load_ms;
+  if (dur < 15 * MIN_MS)
+    step = t->step * 2 <= s->o.max_step ? t->step * 2 : t->step;
+  else if (dur < 30 * MIN_MS)
+    step = t->step;
+  else
+    step = t->step / 2;
+  return step < t->row_step ? t->row_step : step;
+}
+
+/* Put [start, end) into a free buffer. Expects t->mu held. Returns 0 when
+** both buffers are full (the segment is then abandoned, never reused). */
+static int install(seg_tag *t, int64_t start, int64_t end, int64_t step) {
+  seg_buf *b = &t->buf[t->cur], *o = &t->buf[!t->cur];
+  if (b->ready && b->pos == b->end && o->ready) {
+    b->ready = 0;
+    t->cur = !t->cur;
+    b = o;
+    o = &t->buf[!t->cur];
+  }
+  if (!b->ready || b->pos == b->end)
+    o = b;
+  else if (o->ready)
+    return 0;
+  o->start = o->pos = start;
+  o->end = end;
+  o->step = step;
+  o->ready = 1;
+  return 1;
+}
+
+static void load(frond_seg *s, seg_tag *t, int64_t step, uint64_t gen) {
+  frond_error e = {0, ""};
+  int64_t max_id = 0, row_step = 0, used, start;
+  int rc, was_failing;
+  pthread_mutex_lock(&s->store_mu);
+  rc = frond__store_alloc(s->store, t->name, step, &max_id, &row_step, &e);
+  pthread_mutex_unlock(&s->store_mu);
+  used = step > 0 ? step : row_step;
+  start = max_id - used;
+  if (rc == 0 && (used < 1 || start < 0))
+    rc = frond__fail(&e, FROND_ESTORE,
+                     "row gives an invalid range (max_id %lld, step %lld)",
+                     (long long)max_id, (long long)used);
+  atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND);
+  pthread_mutex_lock(&t->mu);
+  t->loading = 0;
+  was_failing = t->backoff_ms != 0;
+  if (rc == 0) {
+    atomic_fetch_add(&s->loads, 1);
+    if (gen == t->gen && !atomic_load(&t->removed)) {
+      if (install(t, start, max_id, used)) {
+        t->step = used;
+        t->row_step = row_step;
+        t->last_load_ms = now_ms(s);
+        t->last_load_unix_ms = frond_clock_realtime(NULL);
+        t->loads++;
+      }
+      t->want = 0;
+      t->backoff_ms = 0;
+      t->retry_at_ns = 0;
+      pthread_cond_broadcast(&t->cv);
+    }
+  } else {
+    atomic_fetch_add(&s->failures, 1);
+    t->failures++;
+    t->backoff_ms = t->backoff_ms == 0 ? s->o.retry_min_ms : t->backoff_ms * 2;
+    if (t->backoff_ms > s->o.retry_max_ms)
+      t->backoff_ms = s->o.retry_max_ms;
+    t->retry_at_ns = frond__mono_ns() + t->backoff_ms * 1000000;
+  }
+  pthread_mutex_unlock(&t->mu);
+  if (rc != 0)
+    frond_log(FROND_LOG_WARN,
+              "segment: tag \"%s\": loading a segment failed, retrying in "
+              "%lld ms: %s",
+              t->name, (long long)t->backoff_ms, e.message);
+  else if (was_failing)
+    frond_log(FROND_LOG_INFO, "segment: tag \"%s\": loading works again",
+              t->name);
+}
+
+static void *loader_main(void *arg) {
+  frond_seg *s = arg;
+  int64_t now, wake, refresh_at, refresh_backoff = 0, step;
+  frond_error e;
+  seg_table *tb;
+  seg_tag *t;
+  size_t i;
+  uint64_t gen;
+  int go;
+  refresh_at = frond__mono_ns() + s->o.refresh_ms * 1000000;
+  for (;;) {
+    now = frond__mono_ns();
+    if (now >= refresh_at) {
+      if (seg_refresh(s, &e) == 0) {
+        refresh_backoff = 0;
+        refresh_at = now + s->o.refresh_ms * 1000000;
+      } else {
+        refresh_backoff = refresh_backoff == 0 ? s->o.retry_min_ms
+                                               : refresh_backoff * 2;
+        if (refresh_backoff > s->o.retry_max_ms)
+          refresh_backoff = s->o.retry_max_ms;
+        refresh_at = now + refresh_backoff * 1000000;
+        frond_log(FROND_LOG_WARN,
+                  "segment: reading the tag list failed, retrying in %lld "
+                  "ms: %s",
+                  (long long)refresh_backoff, e.message);
+      }
+    }
+    wake = refresh_at;
+    tb = atomic_load_explicit(&s->table, memory_order_acquire);
+    for (i = 0; i < tb->cap; i++) {
+      if ((t = atomic_load_explicit(&tb->slot[i], memory_order_acquire)) ==
+          NULL)
+        continue;
+      pthread_mutex_lock(&t->mu);
+      go = t->want && !t->loading && !atomic_load(&t->removed);
+      if (go && t->retry_at_ns > frond__mono_ns()) {
+        go = 0;
+        if (t->retry_at_ns < wake)
+          wake = t->retry_at_ns;
+      }
+      step = 0;
+      gen = t->gen;
+      if (go) {
+        t->loading = 1;
+        step = next_step(s, t);
+      }
+      pthread_mutex_unlock(&t->mu);
+      if (go)
+        load(s, t, step, gen);
+    }
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop && !s->pending && frond__mono_ns() < wake)
+      cond_wait_until(&s->cv, &s->mu, wake);
+    s->pending = 0;
+    if (s->stop) {
+      pthread_mutex_unlock(&s->mu);
+      return NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+  }
+}
+
+/* ---- serving ---- */
+
+/* A tag not in the table (or removed): ask the store once, so that a tag
+** created since the last refresh works at once. Rate-limited. */
+static int miss(frond_seg *s, const char *name, size_t len, seg_tag **out,
+                frond_error *err) {
+  char z[FROND_TAG_MAX + 1];
+  frond_tag_row row;
+  int64_t sec = frond__mono_ns() / 1000000000;
+  int rc, allowed;
+  if ((rc = frond_tag_validate(name, len, err)) != 0)
+    return rc;
+  memcpy(z, name, len);
+  z[len] = '\0';
+  pthread_mutex_lock(&s->mu);
+  if (s->miss_second != sec) {
+    s->miss_second = sec;
+    s->miss_used = 0;
+  }
+  allowed = s->miss_used < s->o.miss_checks;
+  s->miss_used += allowed;
+  pthread_mutex_unlock(&s->mu);
+  if (!allowed)
+    return frond__fail(err, FROND_ETAG_NOT_FOUND,
+                       "tag \"%s\" not found (as of the last refresh)", z);
+  pthread_mutex_lock(&s->store_mu);
+  rc = frond__store_tag_get(s->store, z, &row, err);
+  pthread_mutex_unlock(&s->store_mu);
+  if (rc == FROND_ETAG_NOT_FOUND)
+    return frond__fail(err, rc, "tag \"%s\" not found", z);
+  if (rc != 0)
+    return frond__fail(err, FROND_ETAG_NOT_FOUND,
+                       "tag \"%s\" not found (and the store could not be "
+                       "asked: %s)",
+                       z, err ? err->message : "store error");
+  pthread_mutex_lock(&s->table_mu);
+  rc = tag_add(s, z, row.step, out);
+  pthread_mutex_unlock(&s->table_mu);
+  return rc == 0 ? 0 : frond__fail(err, rc, NULL);
+}
+
+/* Hand out n IDs of t into out. Expects t->mu held; may wait on t->cv. */
+static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
+                frond_error *err) {
+  int64_t deadline = 0, avail;
+  seg_buf *b, *o;
+  size_t k;
+  for (;;) {
+    if (atomic_load(&t->removed))
+      return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
+                         t->name);
+    b = &t->buf[t->cur];
+    o = &t->buf[!t->cur];
+    if ((!b->ready || b->pos == b->end) && o->ready) { /* switch */
+      b->ready = 0;
+      t->cur = !t->cur;
+      continue;
+    }
+    avail = (b->ready ? b->end - b->pos : 0) + (o->ready ? o->end - o->pos : 0);
+    if ((uint64_t)avail >= n) {
+      for (k = 0; k < n; k++) {
+        if (b->pos == b->end) {
+          b->ready = 0;
+          t->cur = !t->cur;
+          b = &t->buf[t->cur];
+        }
+        out[k] = b->pos++;
+      }
+      t->issued += n;
+      o = &t->buf[!t->cur];
+      if (!o->ready && !t->loading &&
+          (b->pos - b->start) * 100 > (b->end - b->start) * s->o.preload_pct)
+        request_load(s, t);
+      return 0;
+    }
+    if (b->ready && o->ready) { /* nothing more can be buffered */
+      atomic_fetch_add(&s->unavailable, 1);
+      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                         "tag \"%s\": %zu IDs asked, %lld buffered", t->name,
+                         n, (long long)avail);
+    }
+    if (!t->loading)
+      request_load(s, t);
+    if (deadline == 0)
+      deadline = frond__mono_ns() +
+                 (t->loads == 0 ? s->o.first_wait_ms : s->o.wait_ms) * 1000000;
+    else if (frond__mono_ns() >= deadline) {
+      atomic_fetch_add(&s->unavailable, 1);
+      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                         "tag \"%s\": both segments are used up and the "
+                         "store has not delivered the next one",
+                         t->name);
+    }
+    cond_wait_until(&t->cv, &t->mu, deadline);
+  }
+}
+
+int frond_seg_next_n(frond_seg *s, const char *tag, size_t len, size_t n,
+                     int64_t *out, frond_error *err) {
+  uint64_t h;
+  seg_tag *t;
+  int rc;
+  if (s == NULL || out == NULL || (tag == NULL && len > 0))
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if (n == 0)
+    return frond__fail(err, FROND_ECOUNT_INVALID, "count must be at least 1");
+  if (len > FROND_TAG_MAX)
+    return frond_tag_validate(tag, len, err);
+  h = hash_name(tag, len);
+  t = lookup(s, tag, len, h);
+  if (FROND__UNLIKELY(t == NULL || atomic_load_explicit(
+                                       &t->removed, memory_order_relaxed)))
+    if ((rc = miss(s, tag, len, &t, err)) != 0)
+      return rc;
+  pthread_mutex_lock(&t->mu);
+  rc = take(s, t, n, out, err);
+  pthread_mutex_unlock(&t->mu);
+  return rc;
+}
+
+int frond_seg_next(frond_seg *s, const char *tag, size_t len, int64_t *id,
+                   frond_error *err) {
+  return frond_seg_next_n(s, tag, len, 1, id, err);
+}
+
+/* ---- life cycle and introspection ---- */
+
+static int check_options(const frond_seg_options *o, frond_error *err) {
+  if (o->preload_pct > 100)
+    return frond__fail(err, FROND_EINVAL, "preload_pct %u is above 100",
+                       o->preload_pct);
+  if (o->max_step < 1 || o->max_step > INT32_MAX)
+    return frond__fail(err, FROND_EINVAL, "max_step %lld is out of 1..%d",
+                       (long long)o->max_step, INT32_MAX);
+  if (o->wait_ms < 0 || o->first_wait_ms < 0 || o->refresh_ms < 1 ||
+      o->retry_min_ms < 1 || o->retry_max_ms < o->retry_min_ms)
+    return frond__fail(err, FROND_EINVAL,
+                       "bad timing options: wait_ms, first_wait_ms >= 0, "
+                       "refresh_ms >= 1, 1 <= retry_min_ms <= retry_max_ms");
+  return 0;
+}
+
+static void seg_free(frond_seg *s) {
+  seg_table *tb = atomic_load(&s->table), *older;
+  seg_tag *t;
+  size_t i;
+  if (tb != NULL)
+    for (i = 0; i < tb->cap; i++)
+      if ((t = atomic_load(&tb->slot[i])) != NULL) {
+        pthread_mutex_destroy(&t->mu);
+        pthread_cond_destroy(&t->cv);
+        free(t);
+      }
+  for (; tb != NULL; tb = older) {
+    older = tb->older;
+    free(tb);
+  }
+  frond__store_close(s->store);
+  pthread_mutex_destroy(&s->table_mu);
+  pthread_mutex_destroy(&s->store_mu);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  free(s);
+}
+
+int frond_seg_open(frond_seg **out, const char *store_uri,
+                   const frond_seg_options *opts, frond_error *err) {
+  frond_seg *s;
+  int rc;
+  if (out == NULL)
+    return frond__fail(err, FROND_EINVAL, "out is NULL");
+  *out = NULL;
+  if ((s = calloc(1, sizeof(*s))) == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  if (opts != NULL)
+    s->o = *opts;
+  else
+    frond_seg_options_init(&s->o);
+  if (s->o.clock == NULL)
+    s->o.clock = frond_clock_realtime;
+  pthread_mutex_init(&s->table_mu, NULL);
+  pthread_mutex_init(&s->store_mu, NULL);
+  pthread_mutex_init(&s->mu, NULL);
+  cond_init(&s->cv);
+  atomic_init(&s->table, table_new(16));
+  if (atomic_load(&s->table) == NULL) {
+    rc = frond__fail(err, FROND_ENOMEM, NULL);
+    goto fail;
+  }
+  if ((rc = check_options(&s->o, err)) != 0 ||
+      (rc = frond__store_open(store_uri, &s->store, err)) != 0 ||
+      (rc = frond__store_ensure_schema(s->store, err)) != 0 ||
+      (rc = seg_refresh(s, err)) != 0)
+    goto fail;
+  if (pthread_create(&s->loader, NULL, loader_main, s) != 0) {
+    rc = frond__fail(err, FROND_ENOMEM, "cannot start the loader thread");
+    goto fail;
+  }
+  *out = s;
+  return 0;
+fail:
+  seg_free(s);
+  return rc;
+}
+
+void frond_seg_close(frond_seg *s) {
+  if (s == NULL)
+    return;
+  pthread_mutex_lock(&s->mu);
+  s->stop = 1;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->loader, NULL);
+  seg_free(s);
+}
+
+static void copy_buf(frond_seg_buffer *d, const seg_buf *b) {
+  d->start = b->start;
+  d->end = b->end;
+  d->pos = b->pos;
+  d->step = b->step;
+  d->ready = b->ready;
+}
+
+static int info_cmp(const void *a, const void *b) {
+  return strcmp(((const frond_tag_info *)a)->tag,
+                ((const frond_tag_info *)b)->tag);
+}
+
+int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
+                   frond_error *err) {
+  seg_table *tb;
+  frond_tag_info *v;
+  seg_tag *t;
+  size_t i, k = 0;
+  pthread_mutex_lock(&s->table_mu);
+  tb = atomic_load(&s->table);
+  if ((v = calloc(tb->count + 1, sizeof(*v))) == NULL) {
+    pthread_mutex_unlock(&s->table_mu);
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  for (i = 0; i < tb->cap; i++) {
+    if ((t = atomic_load(&tb->slot[i])) == NULL || atomic_load(&t->removed))
+      continue;
+    pthread_mutex_lock(&t->mu);
+    memcpy(v[k].tag, t->name, t->len + 1);
+    copy_buf(&v[k].current, &t->buf[t->cur]);
+    copy_buf(&v[k].next, &t->buf[!t->cur]);
+    v[k].step = next_step(s, t);
+    if (v[k].step == 0)
+      v[k].step = t->row_step;
+    v[k].row_step = t->row_step;
+    v[k].last_load_ms = t->last_load_unix_ms;
+    v[k].issued = t->issued;
+    v[k].loads = t->loads;
+    v[k].load_failures = t->failures;
+    v[k].loading = t->want;
+    pthread_mutex_unlock(&t->mu);
+    k++;
+  }
+  pthread_mutex_unlock(&s->table_mu);
+  qsort(v, k, sizeof(*v), info_cmp);
+  *out = v;
+  *n = k;
+  return 0;
+}
+
+void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
+  out->loads = atomic_load_explicit(&s->loads, memory_order_relaxed);
+  out->load_failures = atomic_load_explicit(&s->failures, memory_order_relaxed);
+  out->unavailable = atomic_load_explicit(&s->unavailable, memory_order_relaxed);
+  out->store_ok = atomic_load_explicit(&s->store_ok, memory_order_relaxed);
+}

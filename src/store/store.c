@@ -1,0 +1,214 @@
+/*
+** store.c -- URI dispatch, the wrappers the core calls, tag validation and
+** the public frond_store_* administration functions.
+*/
+#include "store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int (*frond__store_fault)(frond_store *st, const char *op);
+
+static const frond_store_methods *backends[8] = {&frond__store_sqlite,
+                                                 &frond__store_pg};
+static size_t nbackends = 2;
+
+int frond__store_register(const frond_store_methods *m) {
+  if (nbackends == FROND__ARRAY_SIZE(backends))
+    return FROND_ENOMEM;
+  backends[nbackends++] = m;
+  return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n, uint32_t *cp) {
+  size_t len, i;
+  uint32_t c = s[0], min;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  if ((c & 0xe0) == 0xc0)
+    len = 2, c &= 0x1f, min = 0x80;
+  else if ((c & 0xf0) == 0xe0)
+    len = 3, c &= 0x0f, min = 0x800;
+  else if ((c & 0xf8) == 0xf0)
+    len = 4, c &= 0x07, min = 0x10000;
+  else
+    return 0;
+  if (len > n)
+    return 0;
+  for (i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    c = c << 6 | (s[i] & 0x3f);
+  }
+  if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+    return 0;
+  *cp = c;
+  return len;
+}
+
+int frond_tag_validate(const char *tag, size_t len, frond_error *err) {
+  const unsigned char *s = (const unsigned char *)tag;
+  size_t i = 0, k;
+  uint32_t cp;
+  if (tag == NULL || len == 0)
+    return frond__fail(err, FROND_ETAG_INVALID, "tag name is empty");
+  if (len > FROND_TAG_MAX)
+    return frond__fail(err, FROND_ETAG_INVALID,
+                       "tag name is %zu bytes long, the limit is %d", len,
+                       FROND_TAG_MAX);
+  while (i < len) {
+    k = utf8_len(s + i, len - i, &cp);
+    if (k == 0)
+      return frond__fail(err, FROND_ETAG_INVALID,
+                         "tag name is not valid UTF-8 (byte %zu)", i);
+    if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+      return frond__fail(err, FROND_ETAG_INVALID,
+                         "tag name contains control character U+%04X at "
+                         "byte %zu",
+                         (unsigned)cp, i);
+    i += k;
+  }
+  return 0;
+}
+
+static int tag_check(const char *tag, frond_error *err) {
+  if (tag == NULL)
+    return frond__fail(err, FROND_ETAG_INVALID, "tag name is missing");
+  return frond_tag_validate(tag, strnlen(tag, FROND_TAG_MAX + 1), err);
+}
+
+int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
+  size_t i;
+  *out = NULL;
+  if (uri == NULL)
+    uri = FROND_STORE_DEFAULT;
+  for (i = 0; i < nbackends; i++) {
+    const char *scheme = backends[i]->zScheme;
+    if (strncmp(uri, scheme, strlen(scheme)) == 0)
+      break;
+  }
+  if (i == nbackends)
+    return frond__fail(err, FROND_ESTORE_URI,
+                       "unsupported store URI \"%.200s\" (expected "
+                       "sqlite:///abs/path.db, sqlite:relative.db or "
+                       "postgresql://...)",
+                       uri);
+  return backends[i]->xOpen(uri, out, err);
+}
+
+#define FAULT(st, op)                                                          \
+  do {                                                                         \
+    int rc_;                                                                   \
+    if (frond__store_fault != NULL && (rc_ = frond__store_fault(st, op)) != 0) \
+      return frond__fail(err, rc_, "injected fault in store %s", op);          \
+  } while (0)
+
+void frond__store_close(frond_store *st) {
+  if (st != NULL)
+    st->methods->xClose(st);
+}
+
+int frond__store_ensure_schema(frond_store *st, frond_error *err) {
+  FAULT(st, "ensure_schema");
+  return st->methods->xEnsureSchema(st, err);
+}
+
+int frond__store_alloc(frond_store *st, const char *tag, int64_t step,
+                       int64_t *max_id, int64_t *row_step, frond_error *err) {
+  FAULT(st, "alloc");
+  if (step < 0)
+    return frond__fail(err, FROND_EINVAL, "negative step %lld",
+                       (long long)step);
+  return st->methods->xAlloc(st, tag, step, max_id, row_step, err);
+}
+
+int frond__store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
+                          frond_error *err) {
+  FAULT(st, "list");
+  return st->methods->xTagList(st, out, n, err);
+}
+
+int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
+                         frond_error *err) {
+  FAULT(st, "get");
+  return st->methods->xTagGet(st, tag, out, err);
+}
+
+/* Public administration API. */
+
+int frond_store_open(frond_store **out, const char *store_uri,
+                     frond_error *err) {
+  int rc;
+  if (out == NULL)
+    return frond__fail(err, FROND_EINVAL, "out is NULL");
+  rc = frond__store_open(store_uri, out, err);
+  if (rc == 0 && (rc = frond__store_ensure_schema(*out, err)) != 0) {
+    frond__store_close(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+void frond_store_close(frond_store *st) {
+  frond__store_close(st);
+}
+
+int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
+                           int64_t start, const char *description,
+                           frond_error *err) {
+  int rc;
+  if ((rc = tag_check(tag, err)) != 0)
+    return rc;
+  if (step < 1 || step > INT32_MAX)
+    return frond__fail(err, FROND_EINVAL, "step %lld is out of 1..%d",
+                       (long long)step, INT32_MAX);
+  if (start < 1)
+    return frond__fail(err, FROND_EINVAL, "start %lld is below 1",
+                       (long long)start);
+  if (description != NULL && strlen(description) > 256)
+    return frond__fail(err, FROND_EINVAL,
+                       "description is longer than 256 bytes");
+  FAULT(st, "create");
+  return st->methods->xTagCreate(st, tag, step, start, description, err);
+}
+
+int frond_store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
+                         frond_error *err) {
+  return frond__store_tag_list(st, out, n, err);
+}
+
+int frond_store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
+                        frond_error *err) {
+  int rc;
+  if ((rc = tag_check(tag, err)) != 0)
+    return rc;
+  return frond__store_tag_get(st, tag, out, err);
+}
+
+int frond_store_tag_set_step(frond_store *st, const char *tag, int64_t step,
+                             frond_error *err) {
+  int rc;
+  if ((rc = tag_check(tag, err)) != 0)
+    return rc;
+  if (step < 1 || step > INT32_MAX)
+    return frond__fail(err, FROND_EINVAL, "step %lld is out of 1..%d",
+                       (long long)step, INT32_MAX);
+  FAULT(st, "set_step");
+  return st->methods->xTagSetStep(st, tag, step, err);
+}
+
+int frond_store_tag_delete(frond_store *st, const char *tag,
+                           frond_error *err) {
+  int rc;
+  if ((rc = tag_check(tag, err)) != 0)
+    return rc;
+  FAULT(st, "delete");
+  return st->methods->xTagDelete(st, tag, err);
+}
+
+void frond_free(void *p) {
+  free(p);
+}

@@ -1,0 +1,84 @@
+/*
+** store.h -- the segment store interface: one table, leaf_alloc, behind a
+** versioned struct of function pointers (like SQLite's VFS).
+**
+** A backend is a frond_store_methods with a URI scheme. frond__store_open
+** picks the backend by scheme; the core then only calls the frond__store_*
+** wrappers below, never a method directly, so that tests can inject faults
+** in one place (frond__store_fault).
+**
+** A frond_store is used by one thread at a time; callers serialize.
+*/
+#ifndef FROND_STORE_H
+#define FROND_STORE_H
+
+#include "core/internal.h"
+
+typedef struct frond_store_methods frond_store_methods;
+
+/* Every backend's connection struct starts with this. */
+struct frond_store {
+  const frond_store_methods *methods;
+};
+
+struct frond_store_methods {
+  int iVersion;        /* 1 */
+  const char *zScheme; /* URI prefix up to and including ':' */
+  const char *zName;   /* for messages: "sqlite", "postgresql" */
+  /* Open a connection for `uri` (the whole URI, scheme included). */
+  int (*xOpen)(const char *uri, frond_store **out, frond_error *err);
+  void (*xClose)(frond_store *st);
+  /* Create leaf_alloc when missing; accept one made by Leaf's DDL. */
+  int (*xEnsureSchema)(frond_store *st, frond_error *err);
+  /*
+  ** In one committed transaction: max_id += (step ? step : the row's step),
+  ** then read back max_id and the row's step. Returns 0 only once the
+  ** transaction has committed. TAG_NOT_FOUND when there is no row.
+  */
+  int (*xAlloc)(frond_store *st, const char *tag, int64_t step,
+                int64_t *max_id, int64_t *row_step, frond_error *err);
+  int (*xTagList)(frond_store *st, frond_tag_row **out, size_t *n,
+                  frond_error *err);
+  int (*xTagGet)(frond_store *st, const char *tag, frond_tag_row *out,
+                 frond_error *err);
+  int (*xTagCreate)(frond_store *st, const char *tag, int64_t step,
+                    int64_t start, const char *description, frond_error *err);
+  int (*xTagSetStep)(frond_store *st, const char *tag, int64_t step,
+                     frond_error *err);
+  int (*xTagDelete)(frond_store *st, const char *tag, frond_error *err);
+};
+
+extern const frond_store_methods frond__store_sqlite;
+extern const frond_store_methods frond__store_pg;
+
+/* Add a backend (tests register fakes). At most 8; not thread-safe. */
+int frond__store_register(const frond_store_methods *m);
+
+/*
+** Fault injection: when set, every wrapper first calls it with the
+** operation's name ("alloc", "list", ...) and fails with its non-zero
+** return (a FROND_E* code) without touching the backend.
+*/
+extern int (*frond__store_fault)(frond_store *st, const char *op);
+
+/* The wrappers the core calls. They validate tags and pass through. */
+int frond__store_open(const char *uri, frond_store **out, frond_error *err);
+void frond__store_close(frond_store *st);
+int frond__store_ensure_schema(frond_store *st, frond_error *err);
+int frond__store_alloc(frond_store *st, const char *tag, int64_t step,
+                       int64_t *max_id, int64_t *row_step, frond_error *err);
+int frond__store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
+                          frond_error *err);
+int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
+                         frond_error *err);
+
+/* The Leaf-compatible DDL, for backends whose dialect takes it as is. */
+#define FROND__LEAF_ALLOC_DDL                                                  \
+  "CREATE TABLE IF NOT EXISTS leaf_alloc ("                                    \
+  "biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY, "                     \
+  "max_id bigint NOT NULL DEFAULT 1, "                                         \
+  "step int NOT NULL, "                                                        \
+  "description varchar(256) DEFAULT NULL, "                                    \
+  "update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+
+#endif /* FROND_STORE_H */
