@@ -1,0 +1,79 @@
+/*
+** cli.h -- the `frond` command: one function per subcommand, and the few
+** helpers they share (exit codes, error reporting, buffered output).
+**
+** A subcommand gets argv with argv[0] set to its own name and returns the
+** process exit status: 0 success, 1 a runtime failure (reported as
+** "frond: CODE_NAME: message"), 2 bad arguments (one line naming the
+** subcommand and the argument).
+*/
+#ifndef FROND_CLI_H
+#define FROND_CLI_H
+
+#include "frond.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli/args.h"
+
+enum {
+  FROND__EXIT_OK = 0,
+  FROND__EXIT_FAILURE = 1, /* the library refused: see the message */
+  FROND__EXIT_USAGE = 2    /* the command line is wrong */
+};
+
+/* The subcommands. */
+int frond__cli_next(int argc, char **argv);
+int frond__cli_decode(int argc, char **argv);
+int frond__cli_layouts(int argc, char **argv);
+int frond__cli_tag(int argc, char **argv);
+int frond__cli_bench(int argc, char **argv);
+
+/* Print "frond: CODE_NAME: message" for a library failure; returns
+** FROND__EXIT_FAILURE. */
+int frond__cli_fail(const frond_error *err);
+
+/* Print "frond: IO: <what>: <strerror(errno)>"; returns FROND__EXIT_FAILURE. */
+int frond__cli_fail_errno(const char *what);
+
+/*
+** Buffered standard output for commands that print a lot. write(2) in
+** large blocks; a write error is remembered and reported by
+** frond__out_flush. EPIPE (the reader went away) is reported as such so a
+** command can stop quietly.
+*/
+void frond__out_bytes(const char *s, size_t n);
+void frond__out_str(const char *s);
+void frond__out_printf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Append v in decimal. */
+void frond__out_u64(uint64_t v);
+void frond__out_i64(int64_t v);
+/* Append s as a JSON string, quotes included. */
+void frond__out_json_str(const char *s);
+/* Print a table of rows x cols cells (row-major, the first row is the
+** header), columns padded to their widest cell and separated by two
+** spaces; align[c] is 'l' or 'r'. At most 16 columns. */
+void frond__out_table(const char *const *cells, size_t rows, size_t cols,
+                      const char *align);
+/* Write what is buffered. Returns 0, or the errno of the first failed
+** write (EPIPE included) since the start. */
+int frond__out_flush(void);
+/* The errno of the first failed write so far, or 0. */
+int frond__out_error(void);
+
+/* Format v in decimal into buf (>= 21 bytes), no NUL; returns the length. */
+size_t frond__fmt_u64(uint64_t v, char *buf);
+
+/* "2024-01-01T00:00:00.000Z" for unix ms. */
+void frond__cli_time(int64_t unix_ms, char *buf, size_t len);
+
+/* The value of environment variable `name` when set and non-empty, else
+** `def`. */
+const char *frond__cli_env(const char *name, const char *def);
+
+#endif /* FROND_CLI_H */

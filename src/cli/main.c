@@ -1,0 +1,98 @@
+/*
+** main.c -- entry point of the `frond` command: dispatch to a subcommand.
+**
+** Each subcommand is a function frond__cli_<name>(argc, argv) declared in
+** cli.h, called with argv[0] set to its name; it parses its own options
+** with args.c and prints its own help for --help, so `frond help CMD` is
+** simply `frond CMD --help`.
+*/
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct cli_cmd {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *summary;
+} cli_cmd;
+
+static const cli_cmd commands[] = {
+    /* The server's row, {"serve", frond__cli_serve, ...}, goes first once
+    ** src/server/ provides frond__cli_serve (declared in cli.h). */
+    {"next", frond__cli_next, "issue snowflake or segment IDs"},
+    {"decode", frond__cli_decode, "split snowflake IDs into their fields"},
+    {"layouts", frond__cli_layouts, "list the layout presets and their limits"},
+    {"tag", frond__cli_tag, "create, list and change segment tags"},
+    {"bench", frond__cli_bench, "measure the snowflake generator"},
+};
+
+static void usage(FILE *f) {
+  size_t i;
+  fprintf(f, "usage: frond COMMAND [ARGS]\n"
+             "       frond help COMMAND | --help | --version\n\n"
+             "Frond issues unique 64-bit IDs: snowflake (time | node | "
+             "sequence)\nand segment (increasing integers per tag).\n\n"
+             "commands:\n");
+  for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n'frond help COMMAND' shows a command's options. Exit status: "
+             "0 success,\n1 the operation failed (\"frond: CODE: message\" "
+             "on stderr), 2 bad arguments.\n");
+}
+
+static const cli_cmd *find(const char *name) {
+  size_t i;
+  for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    if (strcmp(commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+static int unknown(const char *name) {
+  fprintf(stderr, "frond: unknown command '%s' (see 'frond --help')\n", name);
+  return FROND__EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  const cli_cmd *c;
+  if (argc < 2) {
+    fprintf(stderr, "frond: missing command (see 'frond --help')\n");
+    return FROND__EXIT_USAGE;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    usage(stdout);
+    return FROND__EXIT_OK;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("frond %s\n", FROND_VERSION_STRING);
+    return FROND__EXIT_OK;
+  }
+  if (strcmp(argv[1], "help") == 0) {
+    char *help_argv[3];
+    if (argc == 2) {
+      usage(stdout);
+      return FROND__EXIT_OK;
+    }
+    if (argc > 4 || (c = find(argv[2])) == NULL) {
+      if (argc > 4)
+        fprintf(stderr, "frond help: unexpected argument '%s'\n", argv[4]);
+      else
+        return unknown(argv[2]);
+      return FROND__EXIT_USAGE;
+    }
+    /* "help tag create" asks the tag command about its subcommand. */
+    help_argv[0] = argv[2];
+    help_argv[1] = argc == 4 ? argv[3] : (char *)"--help";
+    help_argv[2] = (char *)"--help";
+    return c->fn(argc == 4 ? 3 : 2, help_argv);
+  }
+  if (argv[1][0] == '-') {
+    fprintf(stderr, "frond: unknown option '%s' (see 'frond --help')\n",
+            argv[1]);
+    return FROND__EXIT_USAGE;
+  }
+  if ((c = find(argv[1])) == NULL)
+    return unknown(argv[1]);
+  return c->fn(argc - 1, argv + 1);
+}

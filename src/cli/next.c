@@ -1,0 +1,228 @@
+/*
+** next.c -- `frond next`: issue IDs and print one per line.
+**
+** Snowflake IDs come from a generator with a high-water file in the data
+** directory (DIR/frond-node-<N>.hw), so that two runs in a row never issue
+** the same ID and two concurrent runs on one node ID are refused
+** (NODE_IN_USE). Segment IDs come from a segment allocator over a store.
+**
+** Both print through the buffered output in out.c, fetching IDs in chunks.
+** SIGINT, SIGTERM and a closed pipe stop the loop between chunks so that
+** the generator is closed cleanly (storing the exact high-water time, so
+** the next run need not wait); the process then dies of the same signal,
+** as a shell expects.
+*/
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: frond next [--count N] [--layout SPEC] [--node N]\n"
+    "                  [--data-dir DIR] [--no-highwater]\n"
+    "       frond next --segment TAG [--count N] [--store URI]\n"
+    "\n"
+    "Print N new IDs (default 1), one decimal number per line, in\n"
+    "increasing order.\n"
+    "\n"
+    "snowflake (default):\n"
+    "  --layout SPEC   a preset (see 'frond layouts') or keys such as\n"
+    "                  time=41,node=10,seq=12,unit=1ms,epoch=2024-01-01\n"
+    "                  (default: " FROND_LAYOUT_DEFAULT ")\n"
+    "  --node N        this node's ID, 0..2^node_bits-1 (default 0)\n"
+    "  --data-dir DIR  where the high-water file frond-node-N.hw lives\n"
+    "                  (default: $FROND_DATA_DIR, else the working directory)\n"
+    "  --no-highwater  keep no file: a later run may repeat IDs of this one\n"
+    "\n"
+    "segment:\n"
+    "  --segment TAG   IDs of this tag (create it with 'frond tag create')\n"
+    "  --store URI     the store (default: $FROND_STORE, else "
+    "" FROND_STORE_DEFAULT ")\n";
+
+/* IDs fetched per library call: few calls, and a small stack array. */
+#define CHUNK 4096
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) {
+  stop_signal = sig;
+}
+
+/* Catch SIGINT and SIGTERM into stop_signal and turn SIGPIPE into EPIPE.
+** The two are blocked until unblock_signals() so that the generator's
+** thread, created in between, inherits the mask and the main thread is the
+** one interrupted. */
+static void catch_signals(sigset_t *set) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal; /* no SA_RESTART: a blocked write returns */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+static void unblock_signals(const sigset_t *set) {
+  pthread_sigmask(SIG_UNBLOCK, set, NULL);
+}
+
+/* After a clean stop: die of the signal that asked for it. */
+static int die_of(int sig) {
+  signal(sig, SIG_DFL);
+  raise(sig);
+  return FROND__EXIT_FAILURE;
+}
+
+static void print_ids(const int64_t *ids, size_t n) {
+  char line[CHUNK * 21], *p = line;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    p += frond__fmt_u64((uint64_t)ids[i], p);
+    *p++ = '\n';
+  }
+  frond__out_bytes(line, (size_t)(p - line));
+}
+
+/* Finish a run: flush, report a write error. EPIPE means the reader has
+** gone, which is how `frond next | head` ends: no message. */
+static int finish(int rc) {
+  int e = frond__out_flush();
+  if (e == EPIPE)
+    return die_of(SIGPIPE);
+  if (e != 0 && rc == FROND__EXIT_OK) {
+    errno = e;
+    rc = frond__cli_fail_errno("writing the IDs");
+  }
+  if (stop_signal != 0)
+    return die_of(stop_signal);
+  return rc;
+}
+
+static int running(void) {
+  return stop_signal == 0 && frond__out_error() == 0;
+}
+
+static int next_segment(const char *tag, const char *store, int64_t count) {
+  frond_error err = {0};
+  frond_seg *s = NULL;
+  int64_t ids[CHUNK];
+  int rc = FROND__EXIT_OK;
+  sigset_t set;
+  if (frond_tag_validate(tag, strlen(tag), &err) != 0)
+    return frond__usage_error("next", "--segment: %s", err.message);
+  if (store == NULL)
+    store = frond__cli_env("FROND_STORE", FROND_STORE_DEFAULT);
+  catch_signals(&set);
+  if (frond_seg_open(&s, store, NULL, &err) != 0)
+    return frond__cli_fail(&err);
+  unblock_signals(&set);
+  while (count > 0 && running()) {
+    size_t n = count < CHUNK ? (size_t)count : CHUNK;
+    if (frond_seg_next_n(s, tag, strlen(tag), n, ids, &err) != 0) {
+      rc = FROND__EXIT_FAILURE;
+      break;
+    }
+    print_ids(ids, n);
+    count -= (int64_t)n;
+  }
+  frond_seg_close(s);
+  if (rc != FROND__EXIT_OK) {
+    frond__out_flush();
+    return frond__cli_fail(&err);
+  }
+  return finish(rc);
+}
+
+int frond__cli_next(int argc, char **argv) {
+  int64_t count = 1, node = -1, ids[CHUNK];
+  const char *spec = NULL, *dir = NULL, *tag = NULL, *store = NULL;
+  int no_hw = 0, st, rc = FROND__EXIT_OK;
+  frond__opt opts[] = {{"count", FROND__OPT_INT, &count, 1, INT64_MAX, 0},
+                       {"layout", FROND__OPT_STR, &spec, 0, 0, 0},
+                       {"node", FROND__OPT_INT, &node, 0, INT64_MAX, 0},
+                       {"data-dir", FROND__OPT_STR, &dir, 0, 0, 0},
+                       {"no-highwater", FROND__OPT_FLAG, &no_hw, 0, 0, 0},
+                       {"segment", FROND__OPT_STR, &tag, 0, 0, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"next", usage, opts, 0, 0, NULL, NULL, 0};
+  frond_layout layout;
+  frond_gen_options go;
+  frond_error err = {0};
+  frond_gen *g = NULL;
+  char path[PATH_MAX];
+  size_t limit;
+  sigset_t set;
+
+  if (!frond__args_parse(&a, argc, argv, &st))
+    return st;
+  if (tag != NULL) {
+    if (spec != NULL || node >= 0 || dir != NULL || no_hw)
+      return frond__usage_error("next",
+                                "--segment does not go with --layout, --node, "
+                                "--data-dir or --no-highwater");
+    return next_segment(tag, store, count);
+  }
+  if (store != NULL)
+    return frond__usage_error("next", "--store needs --segment");
+  if (spec == NULL)
+    spec = FROND_LAYOUT_DEFAULT;
+  if (frond_layout_parse(spec, &layout, &err) != 0)
+    return frond__usage_error("next", "--layout: %s", err.message);
+  if (node < 0)
+    node = 0;
+  if ((uint64_t)node > frond_layout_max_node(&layout))
+    return frond__usage_error(
+        "next", "--node: '%lld' is out of range 0..%llu for layout %s",
+        (long long)node, (unsigned long long)frond_layout_max_node(&layout),
+        layout.name);
+  if (no_hw && dir != NULL)
+    return frond__usage_error("next", "--data-dir does not go with "
+                                      "--no-highwater");
+
+  frond_gen_options_init(&go);
+  if (!no_hw) {
+    if (dir == NULL)
+      dir = frond__cli_env("FROND_DATA_DIR", ".");
+    if ((size_t)snprintf(path, sizeof(path), "%s/frond-node-%lld.hw", dir,
+                         (long long)node) >= sizeof(path))
+      return frond__usage_error("next", "--data-dir: the path is too long");
+    go.highwater_path = path;
+  }
+  /* frond_gen_next_n takes at most 2^seq_bits * 1000 IDs per call. */
+  limit = (size_t)1000 << (layout.seq_bits < 40 ? layout.seq_bits : 40);
+  if (limit > CHUNK)
+    limit = CHUNK;
+
+  catch_signals(&set);
+  if (frond_gen_create(&g, &layout, (uint64_t)node, &go, &err) != 0)
+    return frond__cli_fail(&err);
+  unblock_signals(&set);
+  while (count > 0 && running()) {
+    size_t n = count < (int64_t)limit ? (size_t)count : limit;
+    if (frond_gen_next_n(g, n, ids, &err) != 0) {
+      rc = FROND__EXIT_FAILURE;
+      break;
+    }
+    print_ids(ids, n);
+    count -= (int64_t)n;
+  }
+  /* Print what was issued before closing: those IDs are spent either way. */
+  if (rc != FROND__EXIT_OK) {
+    frond__out_flush();
+    frond_gen_close(g, NULL);
+    return frond__cli_fail(&err);
+  }
+  frond__out_flush();
+  if (frond_gen_close(g, &err) != 0)
+    return frond__cli_fail(&err);
+  return finish(rc);
+}

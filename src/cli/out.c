@@ -1,0 +1,196 @@
+/*
+** out.c -- buffered standard output, JSON strings, and error reporting for
+** the `frond` command.
+**
+** `frond next` prints millions of lines per second, so output goes through
+** one large buffer written with write(2) rather than through stdio.
+*/
+#include "cli/cli.h"
+#include "core/internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OUT_SIZE (1 << 20)
+
+static char out_buf[OUT_SIZE];
+static size_t out_len;
+static int out_errno; /* first write error, sticky */
+
+static void out_drain(void) {
+  size_t off = 0;
+  while (off < out_len && out_errno == 0) {
+    ssize_t n = write(STDOUT_FILENO, out_buf + off, out_len - off);
+    if (n > 0)
+      off += (size_t)n;
+    else if (n < 0 && errno != EINTR)
+      out_errno = errno;
+  }
+  out_len = 0;
+}
+
+int frond__out_flush(void) {
+  out_drain();
+  return out_errno;
+}
+
+int frond__out_error(void) {
+  return out_errno;
+}
+
+void frond__out_bytes(const char *s, size_t n) {
+  while (n > 0) {
+    size_t room = OUT_SIZE - out_len, k = n < room ? n : room;
+    memcpy(out_buf + out_len, s, k);
+    out_len += k;
+    s += k;
+    n -= k;
+    if (out_len == OUT_SIZE)
+      out_drain();
+  }
+}
+
+void frond__out_str(const char *s) {
+  frond__out_bytes(s, strlen(s));
+}
+
+void frond__out_printf(const char *fmt, ...) {
+  char small[512], *p = small;
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(small, sizeof(small), fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n >= sizeof(small)) {
+    p = malloc((size_t)n + 1);
+    if (p == NULL)
+      return;
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  frond__out_bytes(p, (size_t)n);
+  if (p != small)
+    free(p);
+}
+
+size_t frond__fmt_u64(uint64_t v, char *buf) {
+  static const char digits[201] = "0001020304050607080910111213141516171819"
+                                  "2021222324252627282930313233343536373839"
+                                  "4041424344454647484950515253545556575859"
+                                  "6061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+  char tmp[20];
+  size_t i = sizeof(tmp), n;
+  while (v >= 100) {
+    unsigned r = (unsigned)(v % 100) * 2;
+    v /= 100;
+    tmp[--i] = digits[r + 1];
+    tmp[--i] = digits[r];
+  }
+  if (v >= 10) {
+    tmp[--i] = digits[v * 2 + 1];
+    tmp[--i] = digits[v * 2];
+  } else {
+    tmp[--i] = (char)('0' + v);
+  }
+  n = sizeof(tmp) - i;
+  memcpy(buf, tmp + i, n);
+  return n;
+}
+
+void frond__out_u64(uint64_t v) {
+  char buf[24];
+  frond__out_bytes(buf, frond__fmt_u64(v, buf));
+}
+
+void frond__out_i64(int64_t v) {
+  if (v < 0) {
+    frond__out_bytes("-", 1);
+    frond__out_u64(0 - (uint64_t)v);
+  } else {
+    frond__out_u64((uint64_t)v);
+  }
+}
+
+void frond__out_json_str(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  frond__out_bytes("\"", 1);
+  for (; *p != '\0'; p++) {
+    const unsigned char *run = p;
+    while (*p >= 0x20 && *p != '"' && *p != '\\')
+      p++;
+    frond__out_bytes((const char *)run, (size_t)(p - run));
+    if (*p == '\0')
+      break;
+    switch (*p) {
+    case '"':
+      frond__out_bytes("\\\"", 2);
+      break;
+    case '\\':
+      frond__out_bytes("\\\\", 2);
+      break;
+    case '\n':
+      frond__out_bytes("\\n", 2);
+      break;
+    case '\t':
+      frond__out_bytes("\\t", 2);
+      break;
+    default:
+      frond__out_printf("\\u%04x", *p);
+    }
+  }
+  frond__out_bytes("\"", 1);
+}
+
+void frond__out_table(const char *const *cells, size_t rows, size_t cols,
+                      const char *align) {
+  size_t r, c, w[16] = {0};
+  for (c = 0; c < cols && c < 16; c++)
+    for (r = 0; r < rows; r++)
+      if (strlen(cells[r * cols + c]) > w[c])
+        w[c] = strlen(cells[r * cols + c]);
+  for (r = 0; r < rows; r++) {
+    for (c = 0; c < cols && c < 16; c++) {
+      const char *cell = cells[r * cols + c];
+      int pad = (int)(w[c] - strlen(cell));
+      int last = c + 1 == cols;
+      if (align[c] == 'r')
+        frond__out_printf("%*s%s", pad, "", cell);
+      else if (last)
+        frond__out_str(cell);
+      else
+        frond__out_printf("%s%*s", cell, pad, "");
+      frond__out_str(last ? "\n" : "  ");
+    }
+  }
+}
+
+void frond__cli_time(int64_t unix_ms, char *buf, size_t len) {
+  frond__format_rfc3339(unix_ms, buf, len);
+}
+
+const char *frond__cli_env(const char *name, const char *def) {
+  const char *v = getenv(name);
+  return v != NULL && v[0] != '\0' ? v : def;
+}
+
+int frond__cli_fail(const frond_error *err) {
+  const char *msg =
+      err->message[0] != '\0' ? err->message : frond_strerror(err->code);
+  fflush(stdout);
+  fprintf(stderr, "frond: %s: %s\n", frond_err_name(err->code), msg);
+  return FROND__EXIT_FAILURE;
+}
+
+int frond__cli_fail_errno(const char *what) {
+  fprintf(stderr, "frond: %s: %s: %s\n", frond_err_name(FROND_EIO), what,
+          strerror(errno));
+  return FROND__EXIT_FAILURE;
+}

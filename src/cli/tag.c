@@ -1,0 +1,264 @@
+/*
+** tag.c -- `frond tag`: administer segment tags (rows of leaf_alloc) in a
+** store: create, list, get, set-step, delete.
+**
+** Each subcommand opens the store, does one thing and closes it. The store
+** is --store, else $FROND_STORE, else FROND_STORE_DEFAULT.
+*/
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: frond tag create NAME [--step N] [--start N] [--description TEXT]\n"
+    "       frond tag list [--json]\n"
+    "       frond tag get NAME [--json]\n"
+    "       frond tag set-step NAME N\n"
+    "       frond tag delete NAME\n"
+    "\n"
+    "Administer segment tags: the rows of the leaf_alloc table that\n"
+    "'frond next --segment' and the server allocate from. Every subcommand\n"
+    "takes --store URI (default: $FROND_STORE, else " FROND_STORE_DEFAULT ").\n"
+    "\n"
+    "  --step N           IDs reserved per allocation, 1..2147483647 "
+    "(default 2000)\n"
+    "  --start N          the first ID the tag yields (default 1)\n"
+    "  --description TEXT up to 256 bytes\n"
+    "  --json             JSON instead of a table\n";
+
+#define DEFAULT_STEP 2000
+#define MAX_STEP 2147483647 /* leaf_alloc.step is an int */
+#define MAX_DESCRIPTION 256 /* leaf_alloc.description is varchar(256) */
+
+static int open_store(const char *uri, frond_store **st) {
+  frond_error err = {0};
+  if (uri == NULL)
+    uri = frond__cli_env("FROND_STORE", FROND_STORE_DEFAULT);
+  if (frond_store_open(st, uri, &err) != 0)
+    return frond__cli_fail(&err);
+  return FROND__EXIT_OK;
+}
+
+/* Exit 2 for a name the store would refuse anyway. */
+static int check_tag(const char *cmd, const char *tag) {
+  frond_error err = {0};
+  if (frond_tag_validate(tag, strlen(tag), &err) == 0)
+    return 0;
+  frond__usage_error(cmd, "NAME: %s", err.message);
+  return -1;
+}
+
+static int flushed(int rc) {
+  int e = frond__out_flush();
+  if (e != 0 && rc == FROND__EXIT_OK) {
+    errno = e;
+    return frond__cli_fail_errno("writing the output");
+  }
+  return rc;
+}
+
+static void row_json(const frond_tag_row *r) {
+  frond__out_str("{\"tag\":");
+  frond__out_json_str(r->tag);
+  frond__out_str(",\"max_id\":");
+  frond__out_i64(r->max_id);
+  frond__out_str(",\"step\":");
+  frond__out_i64(r->step);
+  frond__out_str(",\"description\":");
+  frond__out_json_str(r->description);
+  frond__out_str(",\"updated\":");
+  frond__out_json_str(r->update_time);
+  frond__out_str("}");
+}
+
+static int tag_create(int argc, char **argv) {
+  int64_t step = DEFAULT_STEP, start = 1;
+  const char *desc = "", *store = NULL;
+  frond__opt opts[] = {{"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
+                       {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
+                       {"description", FROND__OPT_STR, &desc, 0, 0, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag create", usage, opts, 1, 1, "NAME", NULL, 0};
+  frond_store *st;
+  frond_error err = {0};
+  int rc;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (check_tag(a.cmd, a.pos[0]) != 0)
+    return FROND__EXIT_USAGE;
+  if (strlen(desc) > MAX_DESCRIPTION)
+    return frond__usage_error(a.cmd, "--description: longer than %d bytes",
+                              MAX_DESCRIPTION);
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  if (frond_store_tag_create(st, a.pos[0], step, start, desc, &err) != 0)
+    rc = frond__cli_fail(&err);
+  else
+    frond__out_printf("created tag %s: first ID %lld, step %lld\n", a.pos[0],
+                      (long long)start, (long long)step);
+  frond_store_close(st);
+  return flushed(rc);
+}
+
+static int tag_list(int argc, char **argv) {
+  const char *store = NULL;
+  int json = 0, rc;
+  frond__opt opts[] = {{"json", FROND__OPT_FLAG, &json, 0, 0, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag list", usage, opts, 0, 0, NULL, NULL, 0};
+  frond_store *st;
+  frond_tag_row *rows = NULL;
+  frond_error err = {0};
+  size_t i, n = 0;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  if (frond_store_tag_list(st, &rows, &n, &err) != 0) {
+    frond_store_close(st);
+    return frond__cli_fail(&err);
+  }
+  frond_store_close(st);
+  if (json) {
+    frond__out_str("[\n");
+    for (i = 0; i < n; i++) {
+      row_json(&rows[i]);
+      frond__out_str(i + 1 < n ? ",\n" : "\n");
+    }
+    frond__out_str("]\n");
+  } else {
+    enum { COLS = 5 };
+    const char **cells = malloc(sizeof(*cells) * COLS * (n + 1));
+    char(*nums)[2][24] = malloc(sizeof(*nums) * (n + 1));
+    if (cells == NULL || nums == NULL) {
+      free(cells);
+      free(nums);
+      frond_free(rows);
+      err.code = FROND_ENOMEM;
+      err.message[0] = '\0';
+      return frond__cli_fail(&err);
+    }
+    cells[0] = "tag", cells[1] = "max_id", cells[2] = "step";
+    cells[3] = "description", cells[4] = "updated";
+    for (i = 0; i < n; i++) {
+      const char **c = &cells[(i + 1) * COLS];
+      snprintf(nums[i][0], sizeof(nums[i][0]), "%lld",
+               (long long)rows[i].max_id);
+      snprintf(nums[i][1], sizeof(nums[i][1]), "%lld", (long long)rows[i].step);
+      c[0] = rows[i].tag, c[1] = nums[i][0], c[2] = nums[i][1];
+      c[3] = rows[i].description, c[4] = rows[i].update_time;
+    }
+    frond__out_table(cells, n + 1, COLS, "lrrll");
+    free(cells);
+    free(nums);
+  }
+  frond_free(rows);
+  return flushed(FROND__EXIT_OK);
+}
+
+static int tag_get(int argc, char **argv) {
+  const char *store = NULL;
+  int json = 0, rc;
+  frond__opt opts[] = {{"json", FROND__OPT_FLAG, &json, 0, 0, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag get", usage, opts, 1, 1, "NAME", NULL, 0};
+  frond_store *st;
+  frond_tag_row row;
+  frond_error err = {0};
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (check_tag(a.cmd, a.pos[0]) != 0)
+    return FROND__EXIT_USAGE;
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  rc = frond_store_tag_get(st, a.pos[0], &row, &err);
+  frond_store_close(st);
+  if (rc != 0)
+    return frond__cli_fail(&err);
+  if (json) {
+    row_json(&row);
+    frond__out_str("\n");
+  } else {
+    frond__out_printf("tag          %s\nmax_id       %lld\nstep         %lld\n"
+                      "description  %s\nupdated      %s\n",
+                      row.tag, (long long)row.max_id, (long long)row.step,
+                      row.description, row.update_time);
+  }
+  return flushed(FROND__EXIT_OK);
+}
+
+static int tag_set_step(int argc, char **argv) {
+  const char *store = NULL;
+  frond__opt opts[] = {{"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag set-step", usage, opts, 2, 2, "NAME and N", NULL, 0};
+  frond_store *st;
+  frond_error err = {0};
+  int64_t step;
+  int rc;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (check_tag(a.cmd, a.pos[0]) != 0 ||
+      frond__args_int(a.cmd, "N", a.pos[1], 1, MAX_STEP, &step) != 0)
+    return FROND__EXIT_USAGE;
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  if (frond_store_tag_set_step(st, a.pos[0], step, &err) != 0)
+    rc = frond__cli_fail(&err);
+  else
+    frond__out_printf("tag %s: step %lld\n", a.pos[0], (long long)step);
+  frond_store_close(st);
+  return flushed(rc);
+}
+
+static int tag_delete(int argc, char **argv) {
+  const char *store = NULL;
+  frond__opt opts[] = {{"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag delete", usage, opts, 1, 1, "NAME", NULL, 0};
+  frond_store *st;
+  frond_error err = {0};
+  int rc;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (check_tag(a.cmd, a.pos[0]) != 0)
+    return FROND__EXIT_USAGE;
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  if (frond_store_tag_delete(st, a.pos[0], &err) != 0)
+    rc = frond__cli_fail(&err);
+  else
+    frond__out_printf("deleted tag %s\n", a.pos[0]);
+  frond_store_close(st);
+  return flushed(rc);
+}
+
+static const struct {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+} subcommands[] = {{"create", tag_create},
+                   {"list", tag_list},
+                   {"get", tag_get},
+                   {"set-step", tag_set_step},
+                   {"delete", tag_delete}};
+
+int frond__cli_tag(int argc, char **argv) {
+  size_t i;
+  if (argc < 2)
+    return frond__usage_error(
+        "tag", "missing subcommand (create, list, get, set-step, delete)");
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    fputs(usage, stdout);
+    return FROND__EXIT_OK;
+  }
+  for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+    if (strcmp(argv[1], subcommands[i].name) == 0)
+      return subcommands[i].fn(argc - 1, argv + 1);
+  return frond__usage_error("tag", "unknown subcommand '%s'", argv[1]);
+}
