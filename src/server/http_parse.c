@@ -48,7 +48,7 @@ static int eq_nocase(const char *a, size_t alen, const char *b) {
   return 1;
 }
 
-static int fail(frond__http_request *req, int status, const char *reason) {
+static int reject(frond__http_request *req, int status, const char *reason) {
   req->status = status;
   req->reason = reason;
   return FROND__HTTP_ERROR;
@@ -88,7 +88,7 @@ static int parse_request_line(const char *buf, const char *eol,
   while (p < eol && is_tchar((unsigned char)*p))
     p++;
   if (p == s || p == eol || *p != ' ')
-    return fail(req, 400, "malformed request line");
+    return reject(req, 400, "malformed request line");
   req->method_name = s;
   req->method_len = (size_t)(p - s);
   req->method = -1;
@@ -102,9 +102,9 @@ static int parse_request_line(const char *buf, const char *eol,
   while (p < eol && (unsigned char)*p > 0x20 && (unsigned char)*p < 0x7f)
     p++;
   if (p == eol || *p != ' ')
-    return fail(req, 400, "malformed request target");
+    return reject(req, 400, "malformed request target");
   if (p == s || *s != '/')
-    return fail(req, 400, "request target must start with '/'");
+    return reject(req, 400, "request target must start with '/'");
   req->target = s;
   req->target_len = (size_t)(p - s);
   req->path_len = req->target_len;
@@ -117,12 +117,12 @@ static int parse_request_line(const char *buf, const char *eol,
   /* version */
   if (eol - p != 8 || memcmp(p, "HTTP/", 5) != 0 || p[6] != '.' || p[5] < '0' ||
       p[5] > '9' || p[7] < '0' || p[7] > '9')
-    return fail(req, 400, "malformed HTTP version");
+    return reject(req, 400, "malformed HTTP version");
   if (p[5] != '1' || p[7] > '1')
-    return fail(req, 505, "only HTTP/1.0 and HTTP/1.1 are supported");
+    return reject(req, 505, "only HTTP/1.0 and HTTP/1.1 are supported");
   req->minor = p[7] - '0';
   if (req->method < 0)
-    return fail(req, 501, "unknown method");
+    return reject(req, 501, "unknown method");
   return 0;
 }
 
@@ -131,13 +131,13 @@ static int parse_header(const char *p, const char *eol,
   const char *s = p, *v, *ve;
   frond__http_header *h;
   if (*p == ' ' || *p == '\t')
-    return fail(req, 400, "obsolete header line folding");
+    return reject(req, 400, "obsolete header line folding");
   while (p < eol && is_tchar((unsigned char)*p))
     p++;
   if (p == s || p == eol || *p != ':')
-    return fail(req, 400, "malformed header");
+    return reject(req, 400, "malformed header");
   if (req->num_headers == FROND__HTTP_MAX_HEADERS)
-    return fail(req, 431, "too many headers");
+    return reject(req, 431, "too many headers");
   h = &req->headers[req->num_headers++];
   h->name = s;
   h->name_len = (size_t)(p - s);
@@ -148,7 +148,7 @@ static int parse_header(const char *p, const char *eol,
   for (; p < eol; p++) {
     unsigned char c = (unsigned char)*p;
     if ((c < 0x20 && c != '\t') || c == 0x7f)
-      return fail(req, 400, "control character in header value");
+      return reject(req, 400, "control character in header value");
   }
   ve = eol;
   while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
@@ -170,18 +170,18 @@ static int interpret(frond__http_request *req) {
       int64_t n = 0;
       size_t j;
       if (h->value_len == 0 || h->value_len > 18)
-        return fail(req, 400, "invalid Content-Length");
+        return reject(req, 400, "invalid Content-Length");
       for (j = 0; j < h->value_len; j++) {
         if (h->value[j] < '0' || h->value[j] > '9')
-          return fail(req, 400, "invalid Content-Length");
+          return reject(req, 400, "invalid Content-Length");
         n = n * 10 + (h->value[j] - '0');
       }
       if (have_len && n != req->body_len)
-        return fail(req, 400, "conflicting Content-Length headers");
+        return reject(req, 400, "conflicting Content-Length headers");
       have_len = 1;
       req->body_len = n;
     } else if (eq_nocase(h->name, h->name_len, "transfer-encoding")) {
-      return fail(req, 501, "Transfer-Encoding is not supported");
+      return reject(req, 501, "Transfer-Encoding is not supported");
     } else if (eq_nocase(h->name, h->name_len, "host")) {
       have_host++;
     } else if (eq_nocase(h->name, h->name_len, "connection")) {
@@ -190,7 +190,7 @@ static int interpret(frond__http_request *req) {
     }
   }
   if (req->minor == 1 && have_host != 1)
-    return fail(req, 400, "HTTP/1.1 needs exactly one Host header");
+    return reject(req, 400, "HTTP/1.1 needs exactly one Host header");
   if (req->minor == 1)
     req->keep_alive = !conn_close;
   else
@@ -209,29 +209,29 @@ int frond__http_parse(const char *buf, size_t len, frond__http_request *req) {
   while (p < end && (*p == '\r' || *p == '\n'))
     p++;
   if (p - buf > 4)
-    return fail(req, 400, "empty lines before the request");
+    return reject(req, 400, "empty lines before the request");
   lf = find_lf(p, end);
   if (lf == NULL) {
     if (len >= FROND__HTTP_MAX_HEAD)
-      return fail(req, 414, "request line too long");
+      return reject(req, 414, "request line too long");
     return FROND__HTTP_PARTIAL;
   }
   eol = (lf > p && lf[-1] == '\r') ? lf - 1 : lf;
   if (eol == p || parse_request_line(p, eol, req) != 0)
-    return req->status ? FROND__HTTP_ERROR : fail(req, 400, "empty request");
+    return req->status ? FROND__HTTP_ERROR : reject(req, 400, "empty request");
   p = lf + 1;
   for (;;) {
     lf = find_lf(p, end);
     if (lf == NULL) {
       if (len >= FROND__HTTP_MAX_HEAD)
-        return fail(req, 431, "request header fields too large");
+        return reject(req, 431, "request header fields too large");
       return FROND__HTTP_PARTIAL;
     }
     eol = (lf > p && lf[-1] == '\r') ? lf - 1 : lf;
     if (eol == p)
       break;
     if (memchr(p, '\r', (size_t)(eol - p)) != NULL)
-      return fail(req, 400, "bare CR in header");
+      return reject(req, 400, "bare CR in header");
     if (parse_header(p, eol, req) != 0)
       return FROND__HTTP_ERROR;
     p = lf + 1;
