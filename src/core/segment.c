@@ -127,8 +127,7 @@ void frond_seg_options_init(frond_seg_options *o) {
 
 /* ---- the tag table ---- */
 
-static seg_tag *lookup(frond_seg *s, const char *name, size_t len,
-                       uint64_t h) {
+static seg_tag *lookup(frond_seg *s, const char *name, size_t len, uint64_t h) {
   seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
   size_t i, mask = tb->cap - 1;
   seg_tag *t;
@@ -150,8 +149,8 @@ static seg_table *table_new(size_t cap) {
 
 static void table_put(seg_table *tb, seg_tag *t) {
   size_t i, mask = tb->cap - 1;
-  for (i = t->hash & mask; atomic_load_explicit(&tb->slot[i],
-                                                memory_order_relaxed) != NULL;
+  for (i = t->hash & mask;
+       atomic_load_explicit(&tb->slot[i], memory_order_relaxed) != NULL;
        i = (i + 1) & mask)
     ;
   atomic_store_explicit(&tb->slot[i], t, memory_order_release);
@@ -274,8 +273,10 @@ static void request_load(frond_seg *s, seg_tag *t) {
 }
 
 /* The step of the next load, as Leaf: the row's step first; then double
-** while segments last under 15 min (up to max_step), keep up to 30 min,
-** halve beyond (never below the row's step). 0 means "the row's step".
+** while segments last under 15 min (capped at max_step, where Leaf keeps
+** the step instead), keep up to 30 min, halve from 30 min on (never below
+** the row's step). 0 means "the row's step". The time is since the last
+** load, which is about how long the previous segment lasted.
 ** Expects t->mu held. */
 static int64_t next_step(frond_seg *s, seg_tag *t) {
   int64_t dur, step;
@@ -283,7 +284,9 @@ static int64_t next_step(frond_seg *s, seg_tag *t) {
     return 0;
   dur = now_ms(s) - t->last_load_ms;
   if (dur < 15 * MIN_MS)
-    step = t->step * 2 <= s->o.max_step ? t->step * 2 : t->step;
+    step = t->step * 2 <= s->o.max_step ? t->step * 2
+           : t->step < s->o.max_step    ? s->o.max_step
+                                        : t->step;
   else if (dur < 30 * MIN_MS)
     step = t->step;
   else
@@ -380,8 +383,8 @@ static void *loader_main(void *arg) {
         refresh_backoff = 0;
         refresh_at = now + s->o.refresh_ms * 1000000;
       } else {
-        refresh_backoff = refresh_backoff == 0 ? s->o.retry_min_ms
-                                               : refresh_backoff * 2;
+        refresh_backoff =
+            refresh_backoff == 0 ? s->o.retry_min_ms : refresh_backoff * 2;
         if (refresh_backoff > s->o.retry_max_ms)
           refresh_backoff = s->o.retry_max_ms;
         refresh_at = now + refresh_backoff * 1000000;
@@ -411,8 +414,10 @@ static void *loader_main(void *arg) {
         step = next_step(s, t);
       }
       pthread_mutex_unlock(&t->mu);
-      if (go)
+      if (go) {
         load(s, t, step, gen);
+        wake = 0; /* look again: the tag may need a retry */
+      }
     }
     pthread_mutex_lock(&s->mu);
     while (!s->stop && !s->pending && frond__mono_ns() < wake)
@@ -504,8 +509,8 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
     if (b->ready && o->ready) { /* nothing more can be buffered */
       atomic_fetch_add(&s->unavailable, 1);
       return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": %zu IDs asked, %lld buffered", t->name,
-                         n, (long long)avail);
+                         "tag \"%s\": %zu IDs asked, %lld buffered", t->name, n,
+                         (long long)avail);
     }
     if (!t->loading)
       request_load(s, t);
@@ -536,8 +541,8 @@ int frond_seg_next_n(frond_seg *s, const char *tag, size_t len, size_t n,
     return frond_tag_validate(tag, len, err);
   h = hash_name(tag, len);
   t = lookup(s, tag, len, h);
-  if (FROND__UNLIKELY(t == NULL || atomic_load_explicit(
-                                       &t->removed, memory_order_relaxed)))
+  if (FROND__UNLIKELY(t == NULL ||
+                      atomic_load_explicit(&t->removed, memory_order_relaxed)))
     if ((rc = miss(s, tag, len, &t, err)) != 0)
       return rc;
   pthread_mutex_lock(&t->mu);
@@ -696,6 +701,7 @@ int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
 void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
   out->loads = atomic_load_explicit(&s->loads, memory_order_relaxed);
   out->load_failures = atomic_load_explicit(&s->failures, memory_order_relaxed);
-  out->unavailable = atomic_load_explicit(&s->unavailable, memory_order_relaxed);
+  out->unavailable =
+      atomic_load_explicit(&s->unavailable, memory_order_relaxed);
   out->store_ok = atomic_load_explicit(&s->store_ok, memory_order_relaxed);
 }

@@ -200,8 +200,7 @@ int frond_store_tag_set_step(frond_store *st, const char *tag, int64_t step,
   return st->methods->xTagSetStep(st, tag, step, err);
 }
 
-int frond_store_tag_delete(frond_store *st, const char *tag,
-                           frond_error *err) {
+int frond_store_tag_delete(frond_store *st, const char *tag, frond_error *err) {
   int rc;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;

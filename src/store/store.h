@@ -35,8 +35,8 @@ struct frond_store_methods {
   ** then read back max_id and the row's step. Returns 0 only once the
   ** transaction has committed. TAG_NOT_FOUND when there is no row.
   */
-  int (*xAlloc)(frond_store *st, const char *tag, int64_t step,
-                int64_t *max_id, int64_t *row_step, frond_error *err);
+  int (*xAlloc)(frond_store *st, const char *tag, int64_t step, int64_t *max_id,
+                int64_t *row_step, frond_error *err);
   int (*xTagList)(frond_store *st, frond_tag_row **out, size_t *n,
                   frond_error *err);
   int (*xTagGet)(frond_store *st, const char *tag, frond_tag_row *out,

@@ -136,8 +136,8 @@ static int run(pg_store *s, const char *sql, int n, const char *const *params,
 
 static int table_exists(pg_store *s, frond_error *err) {
   PGresult *res;
-  int rc = run(s, "SELECT to_regclass('leaf_alloc') IS NOT NULL", 0, NULL,
-               &res, err);
+  int rc = run(s, "SELECT to_regclass('leaf_alloc') IS NOT NULL", 0, NULL, &res,
+               err);
   if (rc == 0)
     rc = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
   PQclear(res);
@@ -201,10 +201,8 @@ static void read_row(const PGresult *res, int i, frond_tag_row *r) {
   snprintf(r->tag, sizeof(r->tag), "%s", PQgetvalue(res, i, 0));
   parse(PQgetvalue(res, i, 1), &r->max_id);
   parse(PQgetvalue(res, i, 2), &r->step);
-  snprintf(r->description, sizeof(r->description), "%s",
-           PQgetvalue(res, i, 3));
-  snprintf(r->update_time, sizeof(r->update_time), "%s",
-           PQgetvalue(res, i, 4));
+  snprintf(r->description, sizeof(r->description), "%s", PQgetvalue(res, i, 3));
+  snprintf(r->update_time, sizeof(r->update_time), "%s", PQgetvalue(res, i, 4));
 }
 
 static int pg_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
@@ -292,16 +290,7 @@ static int pg_tag_delete(frond_store *st, const char *tag, frond_error *err) {
 }
 
 const frond_store_methods frond__store_pg = {
-    1,
-    "postgres",
-    "postgresql",
-    pg_open,
-    pg_close,
-    pg_ensure_schema,
-    pg_alloc,
-    pg_tag_list,
-    pg_tag_get,
-    pg_tag_create,
-    pg_tag_set_step,
-    pg_tag_delete,
+    1,          "postgres",       "postgresql",    pg_open,
+    pg_close,   pg_ensure_schema, pg_alloc,        pg_tag_list,
+    pg_tag_get, pg_tag_create,    pg_tag_set_step, pg_tag_delete,
 };

@@ -53,15 +53,16 @@ static int sqlite_open(const char *uri, frond_store **out, frond_error *err) {
                          uri);
   }
   if (*path == '\0')
-    return frond__fail(err, FROND_ESTORE_URI, "sqlite URI \"%.200s\" has no "
-                       "file name", uri);
+    return frond__fail(err, FROND_ESTORE_URI,
+                       "sqlite URI \"%.200s\" has no "
+                       "file name",
+                       uri);
   if ((s = calloc(1, sizeof(*s))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   s->base.methods = &frond__store_sqlite;
-  rc = sqlite3_open_v2(path, &s->db,
-                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                           SQLITE_OPEN_NOMUTEX,
-                       NULL);
+  rc = sqlite3_open_v2(
+      path, &s->db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc != SQLITE_OK) {
     frond__fail(err, FROND_ESTORE, "sqlite: cannot open %.200s: %s", path,
                 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -145,8 +146,7 @@ static int sqlite_alloc(frond_store *st, const char *tag, int64_t step,
   if (!found) {
     rc = row_exists(s, tag, err);
     if (rc == 0)
-      rc = frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" not found",
-                       tag);
+      rc = frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" not found", tag);
     else if (rc == 1)
       rc = frond__fail(err, FROND_ESTORE,
                        "tag \"%s\": max_id + step would overflow bigint", tag);
@@ -221,8 +221,7 @@ static int sqlite_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
   sqlite3_stmt *q;
   int rc;
   if ((rc = prepare(s, &q,
-                    "SELECT " ROW_COLUMNS
-                    " FROM leaf_alloc WHERE biz_tag = ?1",
+                    "SELECT " ROW_COLUMNS " FROM leaf_alloc WHERE biz_tag = ?1",
                     err)) != 0)
     return rc;
   sqlite3_bind_text(q, 1, tag, -1, SQLITE_STATIC);
@@ -246,8 +245,7 @@ static int modify(sqlite_store *s, sqlite3_stmt *q, int *changes,
   if (rc == SQLITE_DONE) {
     *changes = sqlite3_changes(s->db);
     rc = 0;
-  } else if (sqlite3_extended_errcode(s->db) ==
-             SQLITE_CONSTRAINT_PRIMARYKEY) {
+  } else if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_PRIMARYKEY) {
     rc = FROND_ETAG_EXISTS;
   } else {
     rc = db_fail(s, err, "write");
@@ -303,8 +301,8 @@ static int sqlite_tag_delete(frond_store *st, const char *tag,
   sqlite_store *s = (sqlite_store *)st;
   sqlite3_stmt *q;
   int rc, changes = 0;
-  if ((rc = prepare(s, &q, "DELETE FROM leaf_alloc WHERE biz_tag = ?1",
-                    err)) != 0)
+  if ((rc = prepare(s, &q, "DELETE FROM leaf_alloc WHERE biz_tag = ?1", err)) !=
+      0)
     return rc;
   sqlite3_bind_text(q, 1, tag, -1, SQLITE_STATIC);
   if ((rc = modify(s, q, &changes, err)) != 0)

@@ -1,0 +1,212 @@
+/*
+** fake_store.h -- an in-memory segment store for unit tests ("fake:" URIs)
+** that fails, stalls or holds on demand, and a fake clock.
+**
+** Header-only: each test program includes it once. Call fake_install()
+** before opening an allocator on "fake:".
+*/
+#ifndef FROND_FAKE_STORE_H
+#define FROND_FAKE_STORE_H
+
+#include "store/store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_ROWS 32
+
+typedef struct fake_row {
+  char tag[FROND_TAG_MAX + 1];
+  int64_t max_id, step;
+  int live;
+} fake_row;
+
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  fake_row rows[FAKE_ROWS];
+  int fail;         /* every operation fails with STORE */
+  int hold;         /* alloc blocks until cleared */
+  int64_t stall_ns; /* alloc sleeps this long */
+  int allocs;       /* successful allocations */
+  int64_t last_step;
+} fake;
+
+static atomic_llong fake_now = 1700000000000;
+
+static int64_t fake_clock(void *ctx) {
+  (void)ctx;
+  return atomic_load(&fake_now);
+}
+
+static fake_row *fake_find(const char *tag) {
+  int i;
+  for (i = 0; i < FAKE_ROWS; i++)
+    if (fake.rows[i].live && strcmp(fake.rows[i].tag, tag) == 0)
+      return &fake.rows[i];
+  return NULL;
+}
+
+static void fake_reset(void) {
+  static int inited;
+  if (!inited) {
+    pthread_mutex_init(&fake.mu, NULL);
+    pthread_cond_init(&fake.cv, NULL);
+    inited = 1;
+  }
+  pthread_mutex_lock(&fake.mu);
+  memset(fake.rows, 0, sizeof(fake.rows));
+  fake.fail = fake.hold = 0;
+  fake.stall_ns = 0;
+  fake.allocs = 0;
+  fake.last_step = 0;
+  pthread_mutex_unlock(&fake.mu);
+}
+
+static void fake_add(const char *tag, int64_t max_id, int64_t step) {
+  int i;
+  pthread_mutex_lock(&fake.mu);
+  for (i = 0; fake.rows[i].live; i++)
+    ;
+  snprintf(fake.rows[i].tag, sizeof(fake.rows[i].tag), "%s", tag);
+  fake.rows[i].max_id = max_id;
+  fake.rows[i].step = step;
+  fake.rows[i].live = 1;
+  pthread_mutex_unlock(&fake.mu);
+}
+
+static void fake_delete(const char *tag) {
+  pthread_mutex_lock(&fake.mu);
+  fake_find(tag)->live = 0;
+  pthread_mutex_unlock(&fake.mu);
+}
+
+static void fake_set(int *field, int v) {
+  pthread_mutex_lock(&fake.mu);
+  *field = v;
+  pthread_cond_broadcast(&fake.cv);
+  pthread_mutex_unlock(&fake.mu);
+}
+
+static int fake_allocs(void) {
+  int n;
+  pthread_mutex_lock(&fake.mu);
+  n = fake.allocs;
+  pthread_mutex_unlock(&fake.mu);
+  return n;
+}
+
+static const frond_store_methods fake_methods;
+
+static int fake_open(const char *uri, frond_store **out, frond_error *err) {
+  frond_store *st = calloc(1, sizeof(*st));
+  st->methods = &fake_methods;
+  *out = st;
+  return 0;
+}
+
+static void fake_close(frond_store *st) {
+  free(st);
+}
+
+static int fake_schema(frond_store *st, frond_error *err) {
+  return 0;
+}
+
+static int fake_down(frond_error *err) {
+  return frond__fail(err, FROND_ESTORE, "fake store is down");
+}
+
+static int fake_alloc(frond_store *st, const char *tag, int64_t step,
+                      int64_t *max_id, int64_t *row_step, frond_error *err) {
+  fake_row *r;
+  int64_t stall;
+  pthread_mutex_lock(&fake.mu);
+  while (fake.hold)
+    pthread_cond_wait(&fake.cv, &fake.mu);
+  stall = fake.stall_ns;
+  pthread_mutex_unlock(&fake.mu);
+  frond__sleep_ns(stall);
+  pthread_mutex_lock(&fake.mu);
+  if (fake.fail) {
+    pthread_mutex_unlock(&fake.mu);
+    return fake_down(err);
+  }
+  if ((r = fake_find(tag)) == NULL) {
+    pthread_mutex_unlock(&fake.mu);
+    return frond__fail(err, FROND_ETAG_NOT_FOUND, "no row");
+  }
+  r->max_id += step > 0 ? step : r->step;
+  *max_id = r->max_id;
+  *row_step = r->step;
+  fake.allocs++;
+  fake.last_step = step;
+  pthread_mutex_unlock(&fake.mu);
+  return 0;
+}
+
+static void fake_row_out(const fake_row *r, frond_tag_row *o) {
+  memset(o, 0, sizeof(*o));
+  memcpy(o->tag, r->tag, sizeof(o->tag));
+  o->max_id = r->max_id;
+  o->step = r->step;
+}
+
+static int fake_list(frond_store *st, frond_tag_row **out, size_t *n,
+                     frond_error *err) {
+  int i;
+  pthread_mutex_lock(&fake.mu);
+  if (fake.fail) {
+    pthread_mutex_unlock(&fake.mu);
+    return fake_down(err);
+  }
+  *out = calloc(FAKE_ROWS, sizeof(**out));
+  *n = 0;
+  for (i = 0; i < FAKE_ROWS; i++)
+    if (fake.rows[i].live)
+      fake_row_out(&fake.rows[i], &(*out)[(*n)++]);
+  pthread_mutex_unlock(&fake.mu);
+  return 0;
+}
+
+static int fake_get(frond_store *st, const char *tag, frond_tag_row *out,
+                    frond_error *err) {
+  fake_row *r;
+  int rc = 0;
+  pthread_mutex_lock(&fake.mu);
+  if (fake.fail)
+    rc = fake_down(err);
+  else if ((r = fake_find(tag)) == NULL)
+    rc = frond__fail(err, FROND_ETAG_NOT_FOUND, "no row");
+  else
+    fake_row_out(r, out);
+  pthread_mutex_unlock(&fake.mu);
+  return rc;
+}
+
+static const frond_store_methods fake_methods = {
+    1,          "fake:",   "fake",   fake_open, fake_close, fake_schema,
+    fake_alloc, fake_list, fake_get, NULL,      NULL,       NULL};
+
+static void fake_install(void) {
+  static int done;
+  if (!done)
+    frond__store_register(&fake_methods);
+  done = 1;
+}
+
+/* Silent log sink that keeps the last line, so tests can assert on it. */
+static char fake_last_log[1024];
+static pthread_mutex_t fake_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static void fake_log(void *ctx, int level, const char *msg) {
+  (void)ctx;
+  (void)level;
+  pthread_mutex_lock(&fake_log_mu);
+  snprintf(fake_last_log, sizeof(fake_last_log), "%s", msg);
+  pthread_mutex_unlock(&fake_log_mu);
+}
+
+#endif /* FROND_FAKE_STORE_H */

@@ -1,0 +1,390 @@
+/*
+** test_segment.c -- the segment allocator against a fake store that stalls
+** and fails on demand, with a fake clock for the dynamic step.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fake_store.h"
+
+#define T(name) name, sizeof(name) - 1
+
+static frond_seg_options opts(void) {
+  frond_seg_options o;
+  frond_seg_options_init(&o);
+  o.clock = fake_clock;
+  o.wait_ms = 100;
+  o.retry_min_ms = 10;
+  o.retry_max_ms = 50;
+  return o;
+}
+
+static frond_seg *open_seg(const frond_seg_options *o) {
+  frond_seg *s = NULL;
+  frond_error e = {0, ""};
+  fake_install();
+  frond_log_set(fake_log, NULL, FROND_LOG_DEBUG);
+  if (frond_seg_open(&s, "fake:", o, &e) != 0)
+    fail_msg("open: %s", e.message);
+  return s;
+}
+
+static int64_t next_id(frond_seg *s, const char *tag) {
+  int64_t id = -1;
+  frond_error e = {0, ""};
+  int rc = frond_seg_next(s, tag, strlen(tag), &id, &e);
+  if (rc != 0)
+    fail_msg("next(%s): %s: %s", tag, frond_err_name(rc), e.message);
+  return id;
+}
+
+static frond_tag_info info(frond_seg *s, const char *tag) {
+  frond_tag_info *v, r;
+  size_t n, i;
+  memset(&r, 0, sizeof(r));
+  assert_int_equal(frond_seg_tags(s, &v, &n, NULL), 0);
+  for (i = 0; i < n; i++)
+    if (strcmp(v[i].tag, tag) == 0)
+      r = v[i];
+  frond_free(v);
+  return r;
+}
+
+/* Wait (bounded) until the tag's next buffer is ready. */
+static frond_tag_info wait_next_ready(frond_seg *s, const char *tag) {
+  int64_t deadline = frond__mono_ns() + 3000000000;
+  frond_tag_info r;
+  do {
+    r = info(s, tag);
+    if (r.next.ready)
+      return r;
+    frond__sleep_ns(1000000);
+  } while (frond__mono_ns() < deadline);
+  fail_msg("next buffer of %s never became ready", tag);
+  return r;
+}
+
+static void test_preload_point_and_switch(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  frond_tag_info r;
+  int64_t i;
+  fake_reset();
+  fake_add("a", 1, 100);
+  s = open_seg(&o);
+  for (i = 1; i <= 10; i++)
+    assert_int_equal(next_id(s, "a"), i);
+  frond__sleep_ns(50000000);
+  /* 10 % used exactly: no preload yet. */
+  assert_int_equal(fake_allocs(), 1);
+  r = info(s, "a");
+  assert_int_equal(r.current.start, 1);
+  assert_int_equal(r.current.end, 101);
+  assert_false(r.next.ready);
+  /* The 11th ID crosses 10 %: the next segment is loaded. */
+  assert_int_equal(next_id(s, "a"), 11);
+  r = wait_next_ready(s, "a");
+  assert_int_equal(fake_allocs(), 2);
+  /* Loaded at once after the first: the step doubled. */
+  assert_int_equal(r.next.start, 101);
+  assert_int_equal(r.next.end, 301);
+  for (i = 12; i <= 100; i++)
+    assert_int_equal(next_id(s, "a"), i);
+  /* The switch: no store call on the way. */
+  assert_int_equal(next_id(s, "a"), 101);
+  r = info(s, "a");
+  assert_int_equal(r.current.start, 101);
+  assert_int_equal(r.current.step, 200);
+  assert_int_equal(r.issued, 101);
+  frond_seg_close(s);
+}
+
+/* Use the current segment up to its preload point, at fake time `at`,
+** and return the next segment's step once loaded. */
+static int64_t step_after(frond_seg *s, int64_t advance_ms) {
+  frond_tag_info r = info(s, "a");
+  int64_t k, used = r.current.pos - r.current.start;
+  int64_t need = (r.current.end - r.current.start) / 10 + 1;
+  atomic_fetch_add(&fake_now, advance_ms);
+  /* Finish this segment, switch, and cross the new one's preload point. */
+  if (r.next.ready) {
+    for (k = r.current.pos; k < r.current.end; k++)
+      next_id(s, "a");
+    r = info(s, "a");
+    used = 0;
+    need = (r.next.end - r.next.start) / 10 + 1;
+  }
+  for (k = used; k < need; k++)
+    next_id(s, "a");
+  return wait_next_ready(s, "a").next.step;
+}
+
+static void test_dynamic_step(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  fake_reset();
+  fake_add("a", 1, 100);
+  o.max_step = 700;
+  s = open_seg(&o);
+  next_id(s, "a"); /* first load: the row's step */
+  assert_int_equal(info(s, "a").current.step, 100);
+  assert_int_equal(step_after(s, 60 * 1000), 200);      /* 1 min: double */
+  assert_int_equal(step_after(s, 14 * 60 * 1000), 400); /* < 15 min */
+  assert_int_equal(step_after(s, 20 * 60 * 1000), 400); /* 15..30: keep */
+  assert_int_equal(step_after(s, 60 * 1000), 700);      /* capped */
+  assert_int_equal(step_after(s, 60 * 1000), 700);
+  assert_int_equal(step_after(s, 31 * 60 * 1000), 350); /* > 30: halve */
+  assert_int_equal(step_after(s, 45 * 60 * 1000), 175);
+  assert_int_equal(step_after(s, 45 * 60 * 1000), 100); /* row's floor */
+  assert_int_equal(step_after(s, 45 * 60 * 1000), 100);
+  frond_seg_close(s);
+}
+
+static void test_both_empty_then_unavailable(void **state) {
+  frond_seg_options o = opts();
+  frond_seg_stats st;
+  frond_seg *s;
+  frond_error e = {0, ""};
+  int64_t i, id = 0, t0, waited;
+  fake_reset();
+  fake_add("a", 1, 100);
+  s = open_seg(&o);
+  next_id(s, "a");
+  fake_set(&fake.hold, 1); /* the preload hangs in the store */
+  for (i = 2; i <= 100; i++)
+    assert_int_equal(next_id(s, "a"), i);
+  t0 = frond__mono_ns();
+  assert_int_equal(frond_seg_next(s, T("a"), &id, &e),
+                   FROND_ESEGMENT_UNAVAILABLE);
+  waited = (frond__mono_ns() - t0) / 1000000;
+  assert_true(waited >= 95 && waited < 1000);
+  assert_int_equal(e.code, FROND_ESEGMENT_UNAVAILABLE);
+  frond_seg_stats_get(s, &st);
+  assert_int_equal(st.unavailable, 1);
+  fake_set(&fake.hold, 0);
+  /* The tag resumes by itself, above everything issued. */
+  assert_int_equal(next_id(s, "a"), 101);
+  frond_seg_close(s);
+}
+
+static void test_store_failure_and_recovery(void **state) {
+  frond_seg_options o = opts();
+  frond_seg_stats st;
+  frond_seg *s;
+  int64_t i, id = 0, deadline;
+  int rc;
+  fake_reset();
+  fake_add("a", 1, 100);
+  s = open_seg(&o);
+  next_id(s, "a");
+  fake_set(&fake.fail, 1);
+  /* Buffers keep serving while the store is down. */
+  for (i = 2; i <= 100; i++)
+    assert_int_equal(next_id(s, "a"), i);
+  assert_int_equal(frond_seg_next(s, T("a"), &id, NULL),
+                   FROND_ESEGMENT_UNAVAILABLE);
+  frond_seg_stats_get(s, &st);
+  assert_true(st.load_failures >= 1);
+  assert_int_equal(st.store_ok, 0);
+  pthread_mutex_lock(&fake_log_mu);
+  assert_non_null(strstr(fake_last_log, "fake store is down"));
+  pthread_mutex_unlock(&fake_log_mu);
+  /* Recovery without a restart, by the loader's retries alone. */
+  fake_set(&fake.fail, 0);
+  deadline = frond__mono_ns() + 2000000000;
+  while ((rc = frond_seg_next(s, T("a"), &id, NULL)) != 0 &&
+         frond__mono_ns() < deadline)
+    ;
+  if (rc != 0)
+    fail_msg("no recovery: %s; last log: %s", frond_err_name(rc),
+             fake_last_log);
+  assert_int_equal(id, 101);
+  frond_seg_stats_get(s, &st);
+  assert_int_equal(st.store_ok, 1);
+  frond_seg_close(s);
+}
+
+static int has_tag(frond_seg *s, const char *tag) {
+  return info(s, tag).tag[0] != '\0';
+}
+
+static void test_tag_refresh(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  frond_tag_info *v;
+  size_t n;
+  int64_t id, deadline;
+  fake_reset();
+  fake_add("a", 1, 100);
+  o.refresh_ms = 30;
+  s = open_seg(&o);
+  next_id(s, "a");
+  fake_add("b", 1000, 10);
+  deadline = frond__mono_ns() + 2000000000;
+  while (!has_tag(s, "b") && frond__mono_ns() < deadline)
+    frond__sleep_ns(5000000);
+  assert_true(has_tag(s, "b"));
+  fake_delete("a");
+  while (has_tag(s, "a") && frond__mono_ns() < deadline)
+    frond__sleep_ns(5000000);
+  assert_false(has_tag(s, "a"));
+  assert_int_equal(frond_seg_next(s, T("a"), &id, NULL), FROND_ETAG_NOT_FOUND);
+  /* An empty table is a real state: no tags. */
+  fake_delete("b");
+  while (has_tag(s, "b") && frond__mono_ns() < deadline)
+    frond__sleep_ns(5000000);
+  assert_int_equal(frond_seg_tags(s, &v, &n, NULL), 0);
+  assert_int_equal(n, 0);
+  frond_free(v);
+  frond_seg_close(s);
+}
+
+static void test_new_tag_without_refresh(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  int64_t id;
+  frond_error e = {0, ""};
+  fake_reset();
+  s = open_seg(&o); /* refresh_ms is a minute */
+  assert_int_equal(frond_seg_next(s, T("c"), &id, &e), FROND_ETAG_NOT_FOUND);
+  assert_non_null(strstr(e.message, "\"c\""));
+  fake_add("c", 42, 10);
+  assert_int_equal(next_id(s, "c"), 42);
+  frond_seg_close(s);
+}
+
+static void test_bad_tag_names(void **state) {
+  static const char *const bad[] = {"",         "a\x01",        "\x7f",
+                                    "a\xff",    "\xc0\xaf",     "\xed\xa0\x80",
+                                    "\xe2\x82", "\xc2\x85 nel", "tab\there"};
+  char longname[FROND_TAG_MAX + 2];
+  frond_seg_options o = opts();
+  frond_error e;
+  frond_seg *s;
+  int64_t id;
+  size_t i;
+  fake_reset();
+  s = open_seg(&o);
+  for (i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
+    memset(&e, 0, sizeof(e));
+    assert_int_equal(frond_tag_validate(bad[i], strlen(bad[i]), &e),
+                     FROND_ETAG_INVALID);
+    assert_true(e.message[0] != '\0');
+    assert_int_equal(frond_seg_next(s, bad[i], strlen(bad[i]), &id, NULL),
+                     FROND_ETAG_INVALID);
+  }
+  memset(longname, 'x', sizeof(longname));
+  assert_int_equal(frond_tag_validate(longname, FROND_TAG_MAX, NULL), 0);
+  assert_int_equal(frond_tag_validate(longname, FROND_TAG_MAX + 1, &e),
+                   FROND_ETAG_INVALID);
+  assert_non_null(strstr(e.message, "129"));
+  assert_int_equal(frond_tag_validate(T("订单-2024"), NULL), 0);
+  assert_int_equal(frond_seg_next(s, T("订单"), &id, NULL),
+                   FROND_ETAG_NOT_FOUND);
+  frond_seg_close(s);
+}
+
+static void test_next_n_spans_segments(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  int64_t out[150], i;
+  fake_reset();
+  fake_add("a", 1, 100);
+  s = open_seg(&o);
+  assert_int_equal(frond_seg_next_n(s, T("a"), 20, out, NULL), 0);
+  wait_next_ready(s, "a");
+  assert_int_equal(frond_seg_next_n(s, T("a"), 150, out, NULL), 0);
+  for (i = 0; i < 150; i++)
+    assert_int_equal(out[i], 21 + i);
+  assert_int_equal(frond_seg_next_n(s, T("a"), 0, out, NULL),
+                   FROND_ECOUNT_INVALID);
+  frond_seg_close(s);
+}
+
+#define THREADS 4
+#define PER_THREAD 200000
+
+typedef struct worker {
+  frond_seg *s;
+  int64_t *ids;
+  int failed;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  int i;
+  for (i = 0; i < PER_THREAD; i++)
+    if (frond_seg_next(w->s, T("a"), &w->ids[i], NULL) != 0)
+      w->failed++;
+  return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_threads_unique_and_increasing(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  pthread_t th[THREADS];
+  worker w[THREADS];
+  int64_t *all = malloc(sizeof(int64_t) * THREADS * PER_THREAD);
+  int i, k;
+  fake_reset();
+  fake_add("a", 1, 1000);
+  o.max_step = 20000;
+  o.wait_ms = 2000;
+  s = open_seg(&o);
+  fake.stall_ns = 2000000; /* every load takes 2 ms */
+  for (i = 0; i < THREADS; i++) {
+    w[i].s = s;
+    w[i].ids = all + (size_t)i * PER_THREAD;
+    w[i].failed = 0;
+    pthread_create(&th[i], NULL, work, &w[i]);
+  }
+  for (i = 0; i < THREADS; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(w[i].failed, 0);
+    for (k = 1; k < PER_THREAD; k++)
+      assert_true(w[i].ids[k] > w[i].ids[k - 1]);
+  }
+  qsort(all, (size_t)THREADS * PER_THREAD, sizeof(int64_t), cmp_i64);
+  for (k = 1; k < THREADS * PER_THREAD; k++)
+    assert_true(all[k] > all[k - 1]);
+  free(all);
+  frond_seg_close(s);
+}
+
+static void test_open_errors(void **state) {
+  frond_seg *s = NULL;
+  frond_error e = {0, ""};
+  assert_int_equal(frond_seg_open(&s, "mysql://x/y", NULL, &e),
+                   FROND_ESTORE_URI);
+  assert_non_null(strstr(e.message, "mysql://x/y"));
+  assert_null(s);
+  fake_reset();
+  fake.fail = 1;
+  assert_int_equal(frond_seg_open(&s, "fake:", NULL, &e), FROND_ESTORE);
+  assert_non_null(strstr(e.message, "fake store is down"));
+  fake.fail = 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_preload_point_and_switch),
+      cmocka_unit_test(test_dynamic_step),
+      cmocka_unit_test(test_both_empty_then_unavailable),
+      cmocka_unit_test(test_store_failure_and_recovery),
+      cmocka_unit_test(test_tag_refresh),
+      cmocka_unit_test(test_new_tag_without_refresh),
+      cmocka_unit_test(test_bad_tag_names),
+      cmocka_unit_test(test_next_n_spans_segments),
+      cmocka_unit_test(test_threads_unique_and_increasing),
+      cmocka_unit_test(test_open_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

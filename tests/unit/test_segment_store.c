@@ -1,0 +1,164 @@
+/*
+** test_segment_store.c -- the store layer on a real SQLite file: URI
+** dispatch, tag administration, allocation, a table made by Leaf's DDL.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "store/store.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/frond-store-XXXXXX";
+static char uri[300], path[200];
+
+static int setup(void **state) {
+  if (mkdtemp(dir) == NULL)
+    return -1;
+  snprintf(path, sizeof(path), "%s/t.db", dir);
+  snprintf(uri, sizeof(uri), "sqlite://%s", path);
+  return 0;
+}
+
+static int teardown(void **state) {
+  char p[300];
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  size_t i;
+  for (i = 0; i < 3; i++) {
+    snprintf(p, sizeof(p), "%s%s", path, sfx[i]);
+    unlink(p);
+  }
+  rmdir(dir);
+  return 0;
+}
+
+static void test_uris(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  static const char *const bad[] = {"mysql://h/db", "sqlite://host/x.db",
+                                    "sqlite:", "", "postgresqlx://h/db"};
+  size_t i;
+  for (i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
+    assert_int_equal(frond_store_open(&st, bad[i], &e), FROND_ESTORE_URI);
+    assert_true(e.message[0] != '\0');
+    assert_null(st);
+  }
+  assert_int_equal(frond_store_open(&st, "sqlite:///nonexistent-dir/x.db", &e),
+                   FROND_ESTORE);
+  assert_non_null(strstr(e.message, "unable to open"));
+}
+
+static void test_admin_and_alloc(void **state) {
+  frond_store *st;
+  frond_error e = {0, ""};
+  frond_tag_row row, *rows;
+  size_t n;
+  int64_t max_id, step;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "order", 1000, 1, "orders", &e),
+                   0);
+  assert_int_equal(frond_store_tag_create(st, "order", 10, 1, NULL, &e),
+                   FROND_ETAG_EXISTS);
+  assert_int_equal(frond_store_tag_create(st, "", 10, 1, NULL, &e),
+                   FROND_ETAG_INVALID);
+  assert_int_equal(frond_store_tag_create(st, "b", 0, 1, NULL, &e),
+                   FROND_EINVAL);
+  assert_int_equal(frond_store_tag_create(st, "b", 5, 100, NULL, &e), 0);
+  assert_int_equal(frond_store_tag_list(st, &rows, &n, &e), 0);
+  assert_int_equal(n, 2);
+  assert_string_equal(rows[0].tag, "b");
+  assert_string_equal(rows[1].tag, "order");
+  assert_string_equal(rows[1].description, "orders");
+  assert_int_equal(rows[1].max_id, 1);
+  assert_int_equal(strlen(rows[1].update_time), 19);
+  frond_free(rows);
+  /* Leaf's convention: max_id 1, step 1000 gives 1..1000 first. */
+  assert_int_equal(frond__store_alloc(st, "order", 0, &max_id, &step, &e), 0);
+  assert_int_equal(max_id, 1001);
+  assert_int_equal(step, 1000);
+  assert_int_equal(frond__store_alloc(st, "order", 5000, &max_id, &step, &e),
+                   0);
+  assert_int_equal(max_id, 6001);
+  assert_int_equal(step, 1000);
+  assert_int_equal(frond__store_alloc(st, "nope", 0, &max_id, &step, &e),
+                   FROND_ETAG_NOT_FOUND);
+  assert_int_equal(frond_store_tag_set_step(st, "order", 7, &e), 0);
+  assert_int_equal(frond_store_tag_get(st, "order", &row, &e), 0);
+  assert_int_equal(row.step, 7);
+  assert_int_equal(row.max_id, 6001);
+  assert_int_equal(frond_store_tag_delete(st, "order", &e), 0);
+  assert_int_equal(frond_store_tag_delete(st, "order", &e),
+                   FROND_ETAG_NOT_FOUND);
+  assert_int_equal(frond_store_tag_get(st, "order", &row, &e),
+                   FROND_ETAG_NOT_FOUND);
+  frond_store_close(st);
+}
+
+static void test_overflow_is_refused(void **state) {
+  frond_store *st;
+  frond_error e = {0, ""};
+  int64_t max_id, step;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(
+      frond_store_tag_create(st, "big", 1000, INT64_MAX - 10, NULL, &e), 0);
+  assert_int_equal(frond__store_alloc(st, "big", 0, &max_id, &step, &e),
+                   FROND_ESTORE);
+  assert_non_null(strstr(e.message, "overflow"));
+  frond_store_close(st);
+}
+
+/* A table made by Leaf's DDL (MySQL's, adapted to SQLite) works as is. */
+static void test_leaf_table(void **state) {
+  char p[300];
+  sqlite3 *db;
+  frond_seg *s;
+  frond_error e = {0, ""};
+  int64_t id;
+  snprintf(p, sizeof(p), "%s/leaf.db", dir);
+  assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+  assert_int_equal(
+      sqlite3_exec(db,
+                   "CREATE TABLE `leaf_alloc` ("
+                   "`biz_tag` varchar(128) NOT NULL DEFAULT '',"
+                   "`max_id` bigint(20) NOT NULL DEFAULT '1',"
+                   "`step` int(11) NOT NULL,"
+                   "`description` varchar(256) DEFAULT NULL,"
+                   "`update_time` timestamp NOT NULL DEFAULT "
+                   "CURRENT_TIMESTAMP,"
+                   "PRIMARY KEY (`biz_tag`));"
+                   "INSERT INTO leaf_alloc(biz_tag, max_id, step, "
+                   "description) VALUES('leaf-segment-test', 1, 2000, "
+                   "'Test leaf Segment Mode Get Id')",
+                   NULL, NULL, NULL),
+      SQLITE_OK);
+  sqlite3_close(db);
+  snprintf(p, sizeof(p), "sqlite://%s/leaf.db", dir);
+  assert_int_equal(frond_seg_open(&s, p, NULL, &e), 0);
+  assert_int_equal(frond_seg_next(s, "leaf-segment-test", 17, &id, &e), 0);
+  assert_int_equal(id, 1);
+  frond_seg_close(s);
+  snprintf(p, sizeof(p), "%s/leaf.db", dir);
+  unlink(p);
+  strcat(p, "-wal");
+  unlink(p);
+  p[strlen(p) - 4] = '\0';
+  strcat(p, "-shm");
+  unlink(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_uris),
+      cmocka_unit_test(test_admin_and_alloc),
+      cmocka_unit_test(test_overflow_is_refused),
+      cmocka_unit_test(test_leaf_table),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
