@@ -14,9 +14,6 @@
 #include "server/http_parse.h"
 #include "server/json.h"
 
-#include "../src/server/http_parse.c"
-#include "../src/server/json.c"
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(int cond) {

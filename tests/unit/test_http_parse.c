@@ -11,10 +11,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* The server's sources are not a library; build the pure parts in here. */
-#include "../../src/server/config.c"
-#include "../../src/server/http_parse.c"
-#include "../../src/server/json.c"
+#include "server/config.h"
+#include "server/http_parse.h"
+#include "server/json.h"
 
 static char *guard_base;
 static size_t page_size;
