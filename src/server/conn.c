@@ -129,7 +129,6 @@ static void on_close(uv_handle_t *h) {
   c->prev->next = c->next;
   c->next->prev = c->prev;
   w->nconns--;
-  atomic_fetch_sub(&w->srv->nconns, 1);
   FROND__INC(w->m.closed, 1);
   free(c->rbuf);
   frond__buf_free(&c->out);
@@ -141,6 +140,9 @@ static void conn_close(frond__conn *c) {
   if (c->closing)
     return;
   c->closing = 1;
+  /* Counted out now, not in on_close at the end of the loop iteration:
+  ** the limit is on connections the server still serves. */
+  atomic_fetch_sub(&c->w->srv->nconns, 1);
   uv_close((uv_handle_t *)&c->tcp, on_close);
 }
 
