@@ -300,7 +300,7 @@ void frond__status_render(frond__server *srv, frond__buf *b) {
       "1100px;padding:0 1em;color:#1d2b1f;background:#f6f8f5}"
       "h1{font-size:22px;margin:0 0 .2em}h1 span{color:#3d7a45}"
       "h2{font-size:16px;margin:1.6em 0 .5em}"
-      ".cards{display:flex;gap:12px;flex-wrap:wrap}"
+      ".cards{display:flex;gap:12px;flex-wrap:wrap;margin-top:14px}"
       ".card{background:#fff;border:1px solid #d6dfd4;border-radius:8px;"
       "padding:10px 14px;min-width:140px}.card b{display:block;font-size:"
       "20px}.card small{color:#5b6b5d}"
