@@ -26,6 +26,10 @@
 #include <unistd.h>
 
 #define RBUF_INITIAL 16384
+/* A connection closed after a final answer keeps reading (and discarding)
+** this long after shutting down its write side, so that unread input does
+** not make the kernel send a reset that destroys the answer. */
+#define LINGER_MS 1000
 /* Stop reading while this much output waits for a slow reader. */
 #define OUT_HIGH_WATER (4u << 20)
 
@@ -148,6 +152,31 @@ static void conn_close(frond__conn *c) {
 
 static void flush(frond__conn *c);
 static void start_reading(frond__conn *c);
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static void on_shutdown(uv_shutdown_t *req, int status) {
+  frond__conn *c = req->data;
+  if (status < 0)
+    conn_close(c);
+}
+
+/* Lingering close: FIN now, discard input until EOF or LINGER_MS. */
+static void linger(frond__conn *c) {
+  if (c->lingering || c->closing)
+    return;
+  c->lingering = 1;
+  c->linger_ms = uv_now(&c->w->loop);
+  c->sreq.data = c;
+  if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+    conn_close(c);
+    return;
+  }
+  c->rlen = 0;
+  if (!c->reading &&
+      uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+    c->reading = 1;
+}
 
 static void on_write(uv_write_t *req, int status) {
   frond__conn *c = req->data;
@@ -199,7 +228,7 @@ static void flush(frond__conn *c) {
     c->out.len = 0;
   }
   if (c->close_after_write) {
-    conn_close(c);
+    linger(c);
     return;
   }
   if (!c->reading)
@@ -260,10 +289,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   }
   if (nread == 0)
     return;
+  if (c->close_after_write)
+    return; /* input after a final answer is discarded */
   c->rlen += (size_t)nread;
   c->last_ms = uv_now(&c->w->loop);
-  if (c->close_after_write)
-    return; /* discard input after a final answer */
   process(c);
   if (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write) {
     uv_read_stop(s);
@@ -313,16 +342,15 @@ static void on_connection(uv_stream_t *server, int status) {
   }
   c->last_ms = c->req_start_ms = uv_now(&w->loop);
   if (atomic_load(&srv->nconns) > srv->cfg.max_connections || w->draining) {
-    static char busy[] =
+    static const char busy[] =
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json"
         "\r\nContent-Length: 92\r\nConnection: close\r\n\r\n"
         "{\"error\":{\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":"
-        "\"connection "
-        "limit reached, retry later\"}}\n";
-    uv_buf_t b = uv_buf_init(busy, sizeof busy - 1);
+        "\"connection limit reached, retry later\"}}\n";
     FROND__INC(w->m.rejected, 1);
-    (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
-    conn_close(c);
+    c->close_after_write = 1;
+    frond__buf_append(&c->out, busy, sizeof busy - 1);
+    flush(c);
     return;
   }
   FROND__INC(w->m.accepted, 1);
@@ -365,7 +393,11 @@ static void on_sweep(uv_timer_t *t) {
   }
   for (c = w->conns.next; c != &w->conns; c = next) {
     next = c->next;
-    if (c->closing || c->writing)
+    if (c->lingering && now - c->linger_ms >= LINGER_MS) {
+      conn_close(c);
+      continue;
+    }
+    if (c->closing || c->writing || c->close_after_write)
       continue;
     if (c->req_start_ms != 0 &&
         now - c->req_start_ms >= (uint64_t)cfg->header_timeout_ms) {

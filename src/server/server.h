@@ -60,12 +60,15 @@ struct frond__conn {
   frond__buf out;  /* answers being built */
   frond__buf wbuf; /* answers being written by uv_write */
   uv_write_t wreq;
+  uv_shutdown_t sreq;
   unsigned writing : 1;
+  unsigned lingering : 1;
   unsigned reading : 1;
   unsigned closing : 1;
   unsigned close_after_write : 1;
   uint64_t last_ms;      /* last read or write activity */
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
+  uint64_t linger_ms;    /* when the lingering close began */
 };
 
 static inline frond__buf *frond__conn_out(frond__conn *c) {

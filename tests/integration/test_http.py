@@ -28,7 +28,7 @@ def srv():
     if SRV is None:
         SRV = ft.Server(extra=["--layout", "twitter", "--max-count", "5000",
                                "--admin-token", TOKEN],
-                        tags={"orders": 100, "seed": 10})
+                        tags={"orders": 100, "seed": 100})
     return SRV
 
 
@@ -455,7 +455,7 @@ def test_config_and_refusals():
     r = ft.run(["serve", "--bogus", "1"], cwd=d)
     check(r.returncode == 2, r)
     r = ft.run(["serve", "--help"], cwd=d)
-    check(r.returncode == 0 and "header_timeout_ms" in r.stdout, r)
+    check(r.returncode == 0 and "--header-timeout-ms" in r.stdout, r)
 
 
 def main():

@@ -19,7 +19,7 @@ static char *guard_base;
 static size_t page_size;
 
 /* A copy of s[0..len) ending exactly at a guard page. */
-static const char *guarded(const char *s, size_t len) {
+static const char *at_guard(const char *s, size_t len) {
   char *dst;
   assert_true(len <= 4 * page_size);
   dst = guard_base + 4 * page_size - len;
@@ -43,7 +43,7 @@ static int teardown(void **state) {
 }
 
 static int parse(const char *s, size_t len, frond__http_request *req) {
-  return frond__http_parse(guarded(s, len), len, req);
+  return frond__http_parse(at_guard(s, len), len, req);
 }
 
 /* Parse s whole and every prefix of it; returns the whole's result. */
@@ -184,15 +184,15 @@ static void test_unescape(void **state) {
   char out[8];
   assert_int_equal(frond__http_unescape("a%20b", 5, out, sizeof out), 3);
   assert_memory_equal(out, "a b", 3);
-  assert_int_equal(frond__http_unescape(guarded("a%2", 3), 3, out, 8), -1);
-  assert_int_equal(frond__http_unescape(guarded("%", 1), 1, out, 8), -1);
+  assert_int_equal(frond__http_unescape(at_guard("a%2", 3), 3, out, 8), -1);
+  assert_int_equal(frond__http_unescape(at_guard("%", 1), 1, out, 8), -1);
   assert_int_equal(frond__http_unescape("%zz", 3, out, 8), -1);
   assert_int_equal(frond__http_unescape("123456789", 9, out, 8), -1);
 }
 
 static int json(const char *s, frond__json_field *f, size_t n) {
   char err[128];
-  return frond__json_read(guarded(s, strlen(s)), strlen(s), f, n, err,
+  return frond__json_read(at_guard(s, strlen(s)), strlen(s), f, n, err,
                           sizeof err);
 }
 
