@@ -92,30 +92,50 @@ static void record(ctx *x, int status) {
   FROND__INC(m->duration_ns[x->route], ns);
 }
 
-/* Append a whole answer. extra: more header lines, each ending in CRLF. */
+static void put(frond__buf *b, const char *s, size_t n) {
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+}
+#define PUT_LIT(b, lit) put(b, lit, sizeof(lit) - 1)
+
+/* Append a whole answer. extra: more header lines, each ending in CRLF.
+** Built with memcpy, not printf: this is the hot path of every request. */
 static void respond(ctx *x, int status, const char *ctype, const char *body,
                     size_t len, const char *extra) {
   frond__buf *out = frond__conn_out(x->c);
+  const char *reason = reason_phrase(status);
+  size_t elen = extra ? strlen(extra) : 0;
   char num[24], *n;
-  const char *conn = "";
   if (frond__conn_draining(x->c))
     x->keep_alive = 0;
-  if (!x->keep_alive)
-    conn = "Connection: close\r\n";
-  else if (x->req != NULL && x->req->minor == 0)
-    conn = "Connection: keep-alive\r\n";
-  if (frond__buf_reserve(out, 256 + len + (extra ? strlen(extra) : 0)) != 0) {
+  if (frond__buf_reserve(out, 200 + strlen(ctype) + elen + len) != 0) {
     x->keep_alive = 0;
     return;
   }
+  if (status == 200) {
+    PUT_LIT(out, "HTTP/1.1 200 OK\r\nContent-Type: ");
+  } else {
+    PUT_LIT(out, "HTTP/1.1 ");
+    n = u64_text((uint64_t)status, num + sizeof num);
+    put(out, n, (size_t)(num + sizeof num - n));
+    PUT_LIT(out, " ");
+    put(out, reason, strlen(reason));
+    PUT_LIT(out, "\r\nContent-Type: ");
+  }
+  put(out, ctype, strlen(ctype));
+  PUT_LIT(out, "\r\nContent-Length: ");
   n = u64_text(len, num + sizeof num);
-  out->len += (size_t)snprintf(
-      out->data + out->len, out->cap - out->len,
-      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %.*s\r\n%s%s\r\n",
-      status, reason_phrase(status), ctype, (int)(num + sizeof num - n), n,
-      conn, extra ? extra : "");
+  put(out, n, (size_t)(num + sizeof num - n));
+  PUT_LIT(out, "\r\n");
+  if (!x->keep_alive)
+    PUT_LIT(out, "Connection: close\r\n");
+  else if (x->req != NULL && x->req->minor == 0)
+    PUT_LIT(out, "Connection: keep-alive\r\n");
+  if (elen > 0)
+    put(out, extra, elen);
+  PUT_LIT(out, "\r\n");
   if (x->req == NULL || x->req->method != FROND__HTTP_HEAD)
-    frond__buf_append(out, body, len);
+    put(out, body, len);
   record(x, status);
 }
 
