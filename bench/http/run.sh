@@ -3,7 +3,9 @@
 #
 #   bench/http/run.sh            (from the source tree; builds build/frond)
 #
-# Environment: WRK_ARGS (default "-t1 -c64 -d10s"), THREADS (frond's
+# Environment: WRK_ARGS (default "-t1 -c64 -d10s"), ROUNDS (default 3:
+# the whole sequence runs this many times, interleaved, and each number is
+# the median over rounds, which tames a noisy machine), THREADS (frond's
 # event-loop threads, default 1: on a 2-core machine the load generator
 # needs the other core), FROND (a frond binary to use instead of building).
 #
@@ -14,12 +16,14 @@
 #   sf-batch   GET /v1/snowflake?count=1000&format=text
 #   seg-batch  GET /v1/segment/bench?count=1000&format=text
 #   sf-batch-16  snowflake batches again, layout time=41,node=6,seq=16
-# and prints req/s, IDs/s, p50/p99/p99.9 and frond/nginx ratios.
+# and prints req/s, IDs/s, p50/p99/p99.9 (medians over rounds) and the
+# frond/nginx ratios.
 set -eu
 cd "$(dirname "$0")/../.."
 src=$(pwd)
 WRK_ARGS=${WRK_ARGS:--t1 -c64 -d10s}
 THREADS=${THREADS:-1}
+ROUNDS=${ROUNDS:-3}
 command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 1; }
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
   { echo "nginx is not installed (nginx-light)" >&2; exit 1; }
@@ -112,30 +116,42 @@ run() { # name url ids-per-request
   echo "$1 $3 $line" >>"$results"
   echo "  done: $1" >&2
 }
-echo "wrk $WRK_ARGS; frond threads=$THREADS; $(nproc) cores" >&2
-run nginx "http://127.0.0.1:$nport/" 1
-run snowflake "http://127.0.0.1:$fport/api/snowflake/get/bench" 1
-run segment "http://127.0.0.1:$fport/api/segment/get/bench" 1
-run sf-batch "http://127.0.0.1:$fport/v1/snowflake?count=1000&format=text" 1000
-run seg-batch "http://127.0.0.1:$fport/v1/segment/bench?count=1000&format=text" 1000
-run sf-batch-16 "http://127.0.0.1:$wport/v1/snowflake?count=1000&format=text" 1000
+echo "wrk $WRK_ARGS; frond threads=$THREADS; $(nproc) cores; $ROUNDS rounds" >&2
+round=1
+while [ "$round" -le "$ROUNDS" ]; do
+  echo "round $round" >&2
+  run nginx "http://127.0.0.1:$nport/" 1
+  run snowflake "http://127.0.0.1:$fport/api/snowflake/get/bench" 1
+  run segment "http://127.0.0.1:$fport/api/segment/get/bench" 1
+  run sf-batch "http://127.0.0.1:$fport/v1/snowflake?count=1000&format=text" 1000
+  run seg-batch "http://127.0.0.1:$fport/v1/segment/bench?count=1000&format=text" 1000
+  run sf-batch-16 "http://127.0.0.1:$wport/v1/snowflake?count=1000&format=text" 1000
+  round=$((round + 1))
+done
 
-
-awk -v args="$WRK_ARGS" '
+awk '
 function val(s,   i) { for (i = 1; i <= NF; i++) if (index($i, s "=") == 1) return substr($i, length(s) + 2); }
+function median(name, m,   k, j, t, a) {
+  for (k = 1; k <= cnt[name]; k++) a[k] = v[name, m, k];
+  for (k = 2; k <= cnt[name]; k++)
+    for (j = k; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t; }
+  return a[int((cnt[name] + 1) / 2)];
+}
 {
-  name = $1; ids = $2;
-  rps = val("requests") / (val("duration_us") / 1e6);
-  r[name] = rps; p50[name] = val("p50_us"); p99[name] = val("p99_us");
-  p999[name] = val("p999_us"); order[NR] = name;
-  bad[name] = val("errors") + val("non2xx");
-  idps[name] = (val("requests") - bad[name]) * ids / (val("duration_us") / 1e6);
+  name = $1; k = ++cnt[name];
+  if (k == 1) order[++n] = name;
+  secs = val("duration_us") / 1e6; bad = val("errors") + val("non2xx");
+  v[name, "rps", k] = val("requests") / secs;
+  v[name, "idps", k] = (val("requests") - bad) * $2 / secs;
+  v[name, "p50", k] = val("p50_us"); v[name, "p99", k] = val("p99_us");
+  v[name, "p999", k] = val("p999_us"); failed[name] += bad;
 }
 END {
   printf "| run | req/s | IDs/s | p50 | p99 | p99.9 | failed | req/s vs nginx | p99.9 vs nginx |\n";
   printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-  for (i = 1; i <= NR; i++) {
-    n = order[i];
-    printf "| %s | %.0f | %.0f | %d us | %d us | %d us | %d | %.2f | %.2f |\n", n, r[n], idps[n], p50[n], p99[n], p999[n], bad[n], r[n] / r["nginx"], p999[n] / p999["nginx"];
+  nr = median("nginx", "rps"); np = median("nginx", "p999");
+  for (i = 1; i <= n; i++) {
+    x = order[i];
+    printf "| %s | %.0f | %.0f | %d us | %d us | %d us | %d | %.2f | %.2f |\n", x, median(x, "rps"), median(x, "idps"), median(x, "p50"), median(x, "p99"), median(x, "p999"), failed[x], median(x, "rps") / nr, median(x, "p999") / np;
   }
 }' "$results"
