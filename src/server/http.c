@@ -323,6 +323,7 @@ static void leaf_segment(ctx *x, size_t prefix) {
   const char *s = x->req->target + prefix;
   size_t len = x->req->path_len - prefix;
   char tag[FROND_TAG_MAX + 1];
+  frond_seg *seg = x->srv->seg;
   int64_t id;
   int n, r;
   if (len == 0 || memchr(s, '/', len) != NULL) {
@@ -334,11 +335,11 @@ static void leaf_segment(ctx *x, size_t prefix) {
     leaf_fail(x, -2, FROND_ETAG_INVALID);
     return;
   }
-  if (x->srv->seg == NULL) {
+  if (seg == NULL) {
     leaf_fail(x, -1, FROND_ESEGMENT_UNAVAILABLE);
     return;
   }
-  r = frond_seg_next(x->srv->seg, tag, (size_t)n, &id, NULL);
+  r = frond_seg_next(seg, tag, (size_t)n, &id, NULL);
   if (r != 0) {
     leaf_fail(x, r == FROND_ETAG_NOT_FOUND || r == FROND_ETAG_INVALID ? -2 : -3,
               r);
@@ -405,6 +406,7 @@ static void v1_snowflake(ctx *x) {
 
 static void v1_segment(ctx *x, size_t prefix) {
   frond_error err = {0, ""};
+  frond_seg *seg = x->srv->seg;
   char tag[FROND_TAG_MAX + 1];
   size_t n;
   int fmt, r, tl;
@@ -415,14 +417,16 @@ static void v1_segment(ctx *x, size_t prefix) {
   if ((tl = path_tag(x, prefix, tag)) < 0 || (n = get_count(x)) == 0 ||
       (fmt = get_format(x)) < 0)
     return;
-  if (x->srv->seg == NULL) {
+  if (seg == NULL) {
     error_with(x, 503, "SEGMENT_UNAVAILABLE",
-               "segment IDs are disabled (store = none)", NULL);
+               x->srv->seg_enabled ? "the segment store has not been reached "
+                                     "yet"
+                                   : "segment IDs are disabled (store = none)",
+               NULL);
     return;
   }
-  r = n == 1
-          ? frond_seg_next(x->srv->seg, tag, (size_t)tl, x->w->ids, &err)
-          : frond_seg_next_n(x->srv->seg, tag, (size_t)tl, n, x->w->ids, &err);
+  r = n == 1 ? frond_seg_next(seg, tag, (size_t)tl, x->w->ids, &err)
+             : frond_seg_next_n(seg, tag, (size_t)tl, n, x->w->ids, &err);
   if (r != 0) {
     error_code(x, r, &err);
     return;
@@ -537,6 +541,7 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
   frond_error err = {0, ""};
   frond__buf *b = &x->w->scratch;
   char tag[FROND_TAG_MAX + 1], desc[257], jerr[160];
+  frond_seg *seg;
   int m = x->req->method, r = 0, status = 200, tl = 0;
   frond__json_field fields[4] = {
       {"tag", FROND__JSON_STR, tag, sizeof tag, 0, 0},
@@ -621,8 +626,8 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
     error_code(x, r, &err);
     return;
   }
-  if (!is_get(x) && x->srv->seg != NULL)
-    (void)frond_seg_refresh(x->srv->seg, NULL);
+  if (!is_get(x) && (seg = x->srv->seg) != NULL)
+    (void)frond_seg_refresh(seg, NULL);
   if (m == FROND__HTTP_DELETE) {
     respond(x, 204, "application/json", "", 0, NULL);
     return;

@@ -132,7 +132,8 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
                     "counter\nfrond_ids_issued_total{generator=\"snowflake\"} "
                     "%llu\n",
                     (unsigned long long)SUM(ids_snowflake));
-  if (srv->seg != NULL && frond_seg_tags(srv->seg, &tags, &ntags, NULL) == 0) {
+  frond_seg *seg = srv->seg;
+  if (seg != NULL && frond_seg_tags(seg, &tags, &ntags, NULL) == 0) {
     for (i = 0; i < ntags; i++) {
       char l[FROND_TAG_MAX * 2 + 1];
       label(l, sizeof l, tags[i].tag);
@@ -155,9 +156,9 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   gauge(b, "frond_snowflake_ahead_ms",
         "Logical clock minus wall clock (borrowed time).", (double)gs.ahead_ms);
 
-  if (srv->seg != NULL) {
+  if (seg != NULL) {
     frond_seg_stats ss;
-    frond_seg_stats_get(srv->seg, &ss);
+    frond_seg_stats_get(seg, &ss);
     counter(b, "frond_segment_loads_total", "Segments loaded from the store.",
             ss.loads);
     counter(b, "frond_segment_load_failures_total",
@@ -214,7 +215,8 @@ void frond__rates_sample(frond__server *srv, double dt) {
   frond_tag_info *tags = NULL;
   size_t n = 0, i, j;
   frond__rate *nr;
-  if (srv->seg == NULL || frond_seg_tags(srv->seg, &tags, &n, NULL) != 0)
+  frond_seg *seg = srv->seg;
+  if (seg == NULL || frond_seg_tags(seg, &tags, &n, NULL) != 0)
     n = 0;
   nr = calloc(n ? n : 1, sizeof *nr);
   pthread_mutex_lock(&srv->rate_lock);
@@ -279,6 +281,7 @@ static void buffer_cell(frond__buf *b, const frond_seg_buffer *buf,
 void frond__status_render(frond__server *srv, frond__buf *b) {
   char spec[160], started[40];
   frond_gen_stats gs;
+  frond_seg *seg = srv->seg;
   frond_tag_info *tags = NULL;
   size_t ntags = 0, i, j;
   int64_t up = (frond_clock_realtime(NULL) - srv->start_ms) / 1000;
@@ -339,10 +342,13 @@ void frond__status_render(frond__server *srv, frond__buf *b) {
       (unsigned long long)SUM(ids_snowflake), (long long)gs.ahead_ms,
       (unsigned long long)gs.waits, (long)atomic_load(&srv->nconns));
   frond__buf_printf(b, "<h2>Segment tags</h2>\n");
-  if (srv->seg == NULL) {
+  if (seg == NULL && !srv->seg_enabled) {
     frond__buf_printf(b, "<p>Segment IDs are disabled (<code>store = "
                          "none</code>).</p>\n");
-  } else if (frond_seg_tags(srv->seg, &tags, &ntags, NULL) != 0 || ntags == 0) {
+  } else if (seg == NULL) {
+    frond__buf_printf(b, "<p class=bad>The segment store has not been "
+                         "reached yet; retrying.</p>\n");
+  } else if (frond_seg_tags(seg, &tags, &ntags, NULL) != 0 || ntags == 0) {
     frond__buf_printf(b, "<p>No tags yet. Create one with <code>POST "
                          "/v1/tags</code>.</p>\n");
   } else {

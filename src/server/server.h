@@ -156,7 +156,10 @@ struct frond__server {
   frond_layout layout;
   uint64_t node;
   frond_gen *gen;
-  frond_seg *seg; /* NULL with store = none */
+  /* NULL with store = none, and until the store is first reached: the
+  ** main thread retries opening it and publishes it here. */
+  frond_seg *_Atomic seg;
+  int seg_enabled;
   int leaf_local_time;
   int nworkers;
   frond__worker *workers;

@@ -431,6 +431,41 @@ def test_drain():
         s.close()
 
 
+def test_store_unreachable():
+    """A store that cannot be reached at start: snowflake IDs are served,
+    segment requests fail clearly, /readyz is 503; once the store can be
+    reached the server becomes ready by itself."""
+    d = ft.tempdir()
+    missing = os.path.join(d, "later")
+    s = ft.Server(store="sqlite:///%s/frond.db" % missing)
+    try:
+        st, _, b = s.request("GET", "/readyz")
+        check(st == 503 and b"not ready" in b, (st, b))
+        check(s.request("GET", "/api/snowflake/get/x")[0] == 200, "snowflake")
+        st, h, b = s.request("GET", "/api/segment/get/orders")
+        check(st == 500 and b == b"Result{id=-1, status=EXCEPTION}", b)
+        st, _, b = s.request("GET", "/v1/segment/orders")
+        check(st == 503 and err_code(b) == "SEGMENT_UNAVAILABLE", (st, b))
+        check(b"not been reached" in b, b)
+        st, _, b = s.request("GET", "/")
+        check(st == 200 and b"not been reached" in b, "status page")
+        os.mkdir(missing)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if s.request("GET", "/readyz")[0] == 200:
+                break
+            time.sleep(0.2)
+        check(s.request("GET", "/readyz")[0] == 200, "never became ready")
+        st, _, b = s.request("POST", "/v1/tags", '{"tag":"orders","step":5}')
+        check(st == 201, (st, b))
+        st, _, b = s.request("GET", "/api/segment/get/orders")
+        check(st == 200 and b == b"1", (st, b))
+        check("store reached" in s.output(), s.output())
+    finally:
+        s.close()
+        ft.shutil.rmtree(d, ignore_errors=True)
+
+
 def test_config_and_refusals():
     d = ft.tempdir()
     conf = os.path.join(d, "frond.conf")
@@ -465,7 +500,8 @@ def main():
                  test_admin, test_health_and_metrics,
                  test_not_found_and_bad_requests, test_curl, test_pipelining,
                  test_1000_connections, test_slow_client_and_timeouts,
-                 test_max_connections, test_drain, test_config_and_refusals])
+                 test_max_connections, test_drain, test_store_unreachable,
+                 test_config_and_refusals])
     finally:
         if SRV is not None:
             rc = SRV.stop()
