@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RBUF_INITIAL 16384
@@ -377,11 +378,22 @@ static void close_walk(uv_handle_t *h, void *arg) {
     uv_close(h, NULL);
 }
 
+/* The Date header every answer carries (RFC 9110 6.6.1), formatted at most
+** a few times a second rather than per answer. */
+void frond__worker_date(frond__worker *w) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  w->date_len = strftime(w->date, sizeof w->date,
+                         "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+}
+
 static void on_sweep(uv_timer_t *t) {
   frond__worker *w = t->data;
   const frond__config *cfg = &w->srv->cfg;
   uint64_t now = uv_now(&w->loop);
   frond__conn *c, *next;
+  frond__worker_date(w);
   if (w->draining &&
       (w->nconns == 0 || (int64_t)(now - w->drain_deadline) >= 0)) {
     for (c = w->conns.next; c != &w->conns; c = next) {
@@ -434,6 +446,7 @@ int frond__worker_start(frond__worker *w) {
   int64_t period;
   int r;
   w->conns.next = w->conns.prev = &w->conns;
+  frond__worker_date(w);
   if ((r = uv_loop_init(&w->loop)) != 0)
     return r;
   uv_tcp_init(&w->loop, &w->listener);

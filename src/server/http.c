@@ -108,7 +108,7 @@ static void respond(ctx *x, int status, const char *ctype, const char *body,
   char num[24], *n;
   if (frond__conn_draining(x->c))
     x->keep_alive = 0;
-  if (frond__buf_reserve(out, 200 + strlen(ctype) + elen + len) != 0) {
+  if (frond__buf_reserve(out, 250 + strlen(ctype) + elen + len) != 0) {
     x->keep_alive = 0;
     return;
   }
@@ -123,7 +123,9 @@ static void respond(ctx *x, int status, const char *ctype, const char *body,
     PUT_LIT(out, "\r\nContent-Type: ");
   }
   put(out, ctype, strlen(ctype));
-  PUT_LIT(out, "\r\nContent-Length: ");
+  PUT_LIT(out, "\r\n");
+  put(out, x->w->date, x->w->date_len);
+  PUT_LIT(out, "Content-Length: ");
   n = u64_text(len, num + sizeof num);
   put(out, n, (size_t)(num + sizeof num - n));
   PUT_LIT(out, "\r\n");

@@ -139,6 +139,8 @@ struct frond__worker {
   size_t nconns;
   int draining;
   uint64_t drain_deadline;
+  char date[48]; /* "Date: ...\r\n", refreshed by the sweep timer */
+  size_t date_len;
   frond__buf scratch; /* answer bodies under construction */
   int64_t *ids;       /* max_count IDs */
   frond__metrics m;
@@ -183,6 +185,7 @@ struct frond__server {
 };
 
 /* conn.c */
+void frond__worker_date(frond__worker *w);
 int frond__listen_socket(const char *host, int port, char *err, size_t len);
 int frond__worker_start(frond__worker *w);
 void frond__worker_wake(frond__worker *w);

@@ -43,6 +43,7 @@ def test_leaf_snowflake():
         check(st == 200, "status %d" % st)
         check(body.isdigit(), "Leaf body is the bare decimal ID: %r" % body)
         check(h["content-type"].startswith("text/plain"), h)
+        check(h["date"].endswith(" GMT"), h)
     st, _, _ = s.request("GET", "/api/snowflake/get/")
     check(st == 404, "empty key: %d" % st)
 
