@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 typedef struct ctx {
@@ -763,8 +764,19 @@ static int http_on_data(frond__conn *c, const char *buf, size_t len) {
     error_with(&x, 413, "BODY_TOO_LARGE", "request body too large", NULL);
     return -1;
   }
-  if ((size_t)n + (size_t)req.body_len > len)
+  if ((size_t)n + (size_t)req.body_len > len) {
+    /* A client that waits for "100 Continue" before its body gets it
+    ** once (proto_state remembers), so it does not stall a second. */
+    const frond__http_header *e = frond__http_header_find(&req, "expect");
+    if (e != NULL && c->proto_state == 0 && req.minor == 1 &&
+        e->value_len == 12 && strncasecmp(e->value, "100-continue", 12) == 0) {
+      frond__buf_append(frond__conn_out(c), "HTTP/1.1 100 Continue\r\n\r\n",
+                        25);
+      c->proto_state = 1;
+    }
     return 0;
+  }
+  c->proto_state = 0;
   x.body = buf + n;
   x.body_len = (size_t)req.body_len;
   dispatch(&x);

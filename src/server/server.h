@@ -69,6 +69,7 @@ struct frond__conn {
   uint64_t last_ms;      /* last read or write activity */
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
   uint64_t linger_ms;    /* when the lingering close began */
+  unsigned proto_state;  /* the protocol's own, zeroed at accept */
 };
 
 static inline frond__buf *frond__conn_out(frond__conn *c) {

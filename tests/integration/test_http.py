@@ -245,6 +245,16 @@ def test_curl():
                         "segment/get/orders" % s.port], capture_output=True,
                        timeout=30)
     check(r.returncode == 0 and r.stdout.isdigit(), r)
+    # A client waiting for 100 Continue is not left waiting for a second.
+    t0 = time.monotonic()
+    r = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                        "-H", "Expect: 100-continue", "-H",
+                        "Authorization: Bearer " + TOKEN, "-X", "PATCH",
+                        "--data", '{"step": 100}', "--expect100-timeout",
+                        "5", "http://127.0.0.1:%d/v1/tags/orders" % s.port],
+                       capture_output=True, timeout=30)
+    check(r.stdout == b"200", r)
+    check(time.monotonic() - t0 < 2, "100-continue not answered")
     r = subprocess.run(["curl", "-sS", "--http1.0", "http://127.0.0.1:%d/v1/"
                         "snowflake?count=2&format=text" % s.port],
                        capture_output=True, timeout=30)
