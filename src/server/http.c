@@ -545,7 +545,7 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
   frond__buf *b = &x->w->scratch;
   char tag[FROND_TAG_MAX + 1], desc[257], jerr[160];
   frond_seg *seg;
-  int m = x->req->method, r = 0, status = 200, tl = 0;
+  int m = x->req->method, r = 0, status = 200;
   frond__json_field fields[4] = {
       {"tag", FROND__JSON_STR, tag, sizeof tag, 0, 0},
       {"step", FROND__JSON_INT, NULL, 0, 0, 0},
@@ -558,7 +558,7 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
       not_allowed(x, "GET, HEAD, PATCH, DELETE");
       return;
     }
-    if ((tl = path_tag(x, prefix, tag)) < 0)
+    if (path_tag(x, prefix, tag) < 0)
       return;
   } else if (!is_get(x) && m != FROND__HTTP_POST) {
     not_allowed(x, "GET, HEAD, POST");
@@ -637,7 +637,6 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
   }
   frond__buf_append(b, "\n", 1);
   respond_json(x, status, b);
-  (void)tl;
 }
 
 /* -------------------------------------------------------------- health */

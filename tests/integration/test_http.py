@@ -477,6 +477,37 @@ def test_store_unreachable():
         ft.shutil.rmtree(d, ignore_errors=True)
 
 
+def test_ipv6_loopback():
+    check(socket.has_ipv6, "this Python has no IPv6")
+    port = ft.free_port()
+    d = ft.tempdir()
+    p = subprocess.Popen([ft.FROND_BIN, "serve", "--listen", "[::1]:%d" % port,
+                          "--store", "none", "--data-dir", d, "--threads",
+                          "1"], cwd=d, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        out = b""
+        while time.monotonic() < deadline:
+            try:
+                c = socket.create_connection(("::1", port), timeout=2)
+                c.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\n"
+                          b"Connection: close\r\n\r\n")
+                while True:
+                    chunk = c.recv(4096)
+                    if not chunk:
+                        break
+                    out += chunk
+                c.close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        check(out.startswith(b"HTTP/1.1 200") and out.endswith(b"ok\n"), out)
+    finally:
+        p.terminate()
+        check(p.wait(timeout=15) == 0, "exit status")
+        ft.shutil.rmtree(d, ignore_errors=True)
+
+
 def test_config_and_refusals():
     d = ft.tempdir()
     conf = os.path.join(d, "frond.conf")
@@ -512,6 +543,7 @@ def main():
                  test_not_found_and_bad_requests, test_curl, test_pipelining,
                  test_1000_connections, test_slow_client_and_timeouts,
                  test_max_connections, test_drain, test_store_unreachable,
+                 test_ipv6_loopback,
                  test_config_and_refusals])
     finally:
         if SRV is not None:
