@@ -1,7 +1,8 @@
 /*
 ** conn.c -- worker loops and the connection layer.
 **
-** Each worker runs one libuv loop with its own SO_REUSEPORT listener.
+** Each worker runs one libuv loop with its own SO_REUSEPORT listener per
+** protocol (frond__listener: a port and the frond__proto spoken on it).
 ** Reads land in a per-connection buffer; the protocol consumes whole
 ** requests from it and appends answers to `out`. After a read has been
 ** handled, the answers are written with uv_try_write, and only a remainder
@@ -238,7 +239,7 @@ static void flush(frond__conn *c) {
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   frond__conn *c = h->data;
-  size_t max = c->w->srv->max_request;
+  size_t max = c->l->max_input;
   if (c->rcap - c->rlen < 1024 && c->rcap < max) {
     size_t cap = c->rcap ? c->rcap * 2 : RBUF_INITIAL;
     char *p;
@@ -275,7 +276,7 @@ static void process(frond__conn *c) {
     c->req_start_ms = 0;
   else if (off > 0 || c->req_start_ms == 0)
     c->req_start_ms = uv_now(&c->w->loop);
-  if (c->rlen == c->rcap && c->rcap >= c->w->srv->max_request &&
+  if (c->rlen == c->rcap && c->rcap >= c->l->max_input &&
       !c->close_after_write) {
     /* The protocol could not frame a request in the largest buffer. */
     c->close_after_write = 1;
@@ -319,7 +320,8 @@ static void start_reading(frond__conn *c) {
 }
 
 static void on_connection(uv_stream_t *server, int status) {
-  frond__worker *w = server->data;
+  const frond__listener *l = server->data;
+  frond__worker *w = l->w;
   frond__server *srv = w->srv;
   frond__conn *c;
   if (status < 0)
@@ -330,7 +332,8 @@ static void on_connection(uv_stream_t *server, int status) {
   uv_tcp_init(&w->loop, &c->tcp);
   c->tcp.data = c;
   c->w = w;
-  c->proto = &frond__http_proto;
+  c->l = l;
+  c->proto = l->proto;
   c->next = w->conns.next;
   c->prev = &w->conns;
   c->next->prev = c;
@@ -361,11 +364,13 @@ static void on_connection(uv_stream_t *server, int status) {
 
 static void begin_drain(frond__worker *w) {
   frond__conn *c, *next;
+  int i;
   if (w->draining)
     return;
   w->draining = 1;
   w->drain_deadline = uv_now(&w->loop) + (uint64_t)w->srv->cfg.drain_timeout_ms;
-  uv_close((uv_handle_t *)&w->listener, NULL);
+  for (i = 0; i < w->nlisteners; i++)
+    uv_close((uv_handle_t *)&w->listeners[i].tcp, NULL);
   for (c = w->conns.next; c != &w->conns; c = next) {
     next = c->next;
     if (c->rlen == 0 && !c->writing && c->out.len == 0)
@@ -444,16 +449,20 @@ static void worker_main(void *arg) {
 
 int frond__worker_start(frond__worker *w) {
   int64_t period;
-  int r;
+  int r, i;
   w->conns.next = w->conns.prev = &w->conns;
   frond__worker_date(w);
   if ((r = uv_loop_init(&w->loop)) != 0)
     return r;
-  uv_tcp_init(&w->loop, &w->listener);
-  w->listener.data = w;
-  if ((r = uv_tcp_open(&w->listener, w->listen_fd)) != 0 ||
-      (r = uv_listen((uv_stream_t *)&w->listener, 1024, on_connection)) != 0)
-    return r;
+  for (i = 0; i < w->nlisteners; i++) {
+    frond__listener *l = &w->listeners[i];
+    uv_tcp_init(&w->loop, &l->tcp);
+    l->tcp.data = l;
+    l->w = w;
+    if ((r = uv_tcp_open(&l->tcp, l->fd)) != 0 ||
+        (r = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection)) != 0)
+      return r;
+  }
   uv_timer_init(&w->loop, &w->sweep);
   w->sweep.data = w;
   period = w->srv->cfg.header_timeout_ms;

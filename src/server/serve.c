@@ -173,7 +173,6 @@ static int start(frond__server *srv) {
     goto fail_lib;
   srv->nworkers = srv->cfg.threads > 0 ? (int)srv->cfg.threads
                                        : (int)(cores > 0 ? cores : 1);
-  srv->max_request = FROND__HTTP_MAX_HEAD + (size_t)srv->cfg.max_body;
   srv->start_ms = frond_clock_realtime(NULL);
 
   frond_gen_options_init(&go);
@@ -205,9 +204,17 @@ static int start(frond__server *srv) {
     w->id = i;
     w->srv = srv;
     w->ids = malloc((size_t)srv->cfg.max_count * sizeof(int64_t));
-    w->listen_fd = frond__listen_socket(srv->listen_host, srv->listen_port, err,
-                                        sizeof err);
-    if (w->ids == NULL || w->listen_fd < 0)
+    if (w->ids == NULL) {
+      snprintf(err, sizeof err, "out of memory for max_count IDs");
+      goto fail_msg;
+    }
+    w->listeners[0].fd = frond__listen_socket(
+        srv->listen_host, srv->listen_port, err, sizeof err);
+    w->listeners[0].proto = &frond__http_proto;
+    w->listeners[0].max_input =
+        FROND__HTTP_MAX_HEAD + (size_t)srv->cfg.max_body;
+    w->nlisteners = 1;
+    if (w->listeners[0].fd < 0)
       goto fail_msg;
   }
   atomic_store(&srv->ready, !srv->seg_enabled);

@@ -50,9 +50,21 @@ typedef struct frond__proto {
   void (*on_timeout)(frond__conn *c);
 } frond__proto;
 
+/* A listening socket of one worker and the protocol spoken on it. */
+typedef struct frond__listener {
+  uv_tcp_t tcp;
+  frond__worker *w;
+  int fd; /* bound and listening, from frond__listen_socket */
+  const frond__proto *proto;
+  size_t max_input; /* largest unconsumed input a connection holds */
+} frond__listener;
+
+#define FROND__MAX_LISTENERS 2 /* HTTP now; RESP on its own port later */
+
 struct frond__conn {
   uv_tcp_t tcp;
   frond__worker *w;
+  const frond__listener *l;
   const frond__proto *proto;
   frond__conn *prev, *next;
   char *rbuf;
@@ -132,8 +144,8 @@ struct frond__worker {
   frond__server *srv;
   uv_loop_t loop;
   uv_thread_t thread;
-  uv_tcp_t listener;
-  int listen_fd;
+  frond__listener listeners[FROND__MAX_LISTENERS];
+  int nlisteners;
   uv_timer_t sweep;
   uv_async_t wake;
   frond__conn conns; /* list head */
@@ -173,7 +185,6 @@ struct frond__server {
   char listen_host[256];
   int listen_port;
   int loopback;
-  size_t max_request; /* largest request a connection buffers */
   /* Admin: one store connection, one request at a time. */
   pthread_mutex_t admin_lock;
   frond_store *admin_store;
