@@ -257,7 +257,10 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 /* Hand buffered input to the protocol until it needs more bytes. */
 static void process(frond__conn *c) {
   size_t off = 0;
-  while (off < c->rlen && !c->close_after_write) {
+  /* Answers wait in memory until written: stop at the high-water mark and
+  ** leave further pipelined requests for when the client has read. */
+  while (off < c->rlen && !c->close_after_write &&
+         c->out.len < OUT_HIGH_WATER) {
     int n = c->proto->on_data(c, c->rbuf + off, c->rlen - off);
     if (n < 0) {
       c->close_after_write = 1;
@@ -411,6 +414,13 @@ static void on_sweep(uv_timer_t *t) {
   for (c = w->conns.next; c != &w->conns; c = next) {
     next = c->next;
     if (c->lingering && now - c->linger_ms >= LINGER_MS) {
+      conn_close(c);
+      continue;
+    }
+    /* A client that does not read its answers is idle too. */
+    if (c->writing && !c->closing &&
+        now - c->last_ms >= (uint64_t)cfg->idle_timeout_ms) {
+      FROND__INC(w->m.idle_timeouts, 1);
       conn_close(c);
       continue;
     }

@@ -387,6 +387,79 @@ def test_slow_client_and_timeouts():
         s.close()
 
 
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def metric(s, name):
+    text = s.request("GET", "/metrics")[2].decode()
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise ft.Failure("no metric %s" % name)
+
+
+def test_backpressure():
+    """A client that pipelines big batches without reading holds a bounded
+    amount of server memory, gets every answer in order once it reads, and
+    a client that never reads is closed after idle_timeout_ms."""
+    s = ft.Server(extra=["--idle-timeout-ms", "2000"], store="none")
+    try:
+        n = 40
+        req = b"GET /v1/snowflake?count=100000&format=text HTTP/1.1\r\nHost: a\r\n\r\n"
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        base = rss_kb(s.proc.pid)
+        c.sendall(req * n)
+        time.sleep(1.0)
+        grown = rss_kb(s.proc.pid) - base
+        check(grown < 48 * 1024, "server grew by %d KiB for %d MB of "
+              "unread answers" % (grown, n * 2))
+        data = bytearray()
+        ids = set()
+        got = 0
+        while got < n:
+            chunk = c.recv(1 << 20)
+            check(chunk, "closed after %d answers" % got)
+            data += chunk
+            while True:
+                head, sep, rest = bytes(data[:200]).partition(b"\r\n\r\n")
+                if not sep:
+                    break
+                clen = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+                hl = len(head) + 4
+                if len(data) < hl + clen:
+                    break
+                body = bytes(data[hl:hl + clen])
+                del data[:hl + clen]
+                lines = body.split()
+                check(len(lines) == 100000, "answer %d short" % got)
+                ids.update(lines)
+                got += 1
+        check(len(ids) == n * 100000, "duplicate IDs")
+        c.close()
+        # A client that never reads is dropped.
+        before = metric(s, "frond_connections_idle_timeouts_total")
+        d = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        d.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        d.sendall(req * 8)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if metric(s, "frond_connections_idle_timeouts_total") > before:
+                break
+            time.sleep(0.3)
+        check(metric(s, "frond_connections_idle_timeouts_total") > before,
+              "a client that never reads was not closed")
+        d.close()
+        check(s.request("GET", "/livez")[0] == 200, "not serving")
+    finally:
+        s.close()
+
+
 def test_max_connections():
     s = ft.Server(extra=["--max-connections", "3"], threads=1, store="none")
     try:
@@ -542,7 +615,8 @@ def main():
                  test_admin, test_health_and_metrics,
                  test_not_found_and_bad_requests, test_curl, test_pipelining,
                  test_1000_connections, test_slow_client_and_timeouts,
-                 test_max_connections, test_drain, test_store_unreachable,
+                 test_backpressure, test_max_connections, test_drain,
+                 test_store_unreachable,
                  test_ipv6_loopback,
                  test_config_and_refusals])
     finally:
