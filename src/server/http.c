@@ -362,8 +362,12 @@ static void leaf_decode(ctx *x) {
   char body[256];
   int n;
   if (!frond__http_query(x->req->target, x->req->target_len, "snowflakeId", &v,
-                         &vl) ||
-      frond__parse_i64(v, vl, &id) != 0 ||
+                         &vl)) {
+    /* Spring answers a missing required parameter with 400. */
+    error_with(x, 400, "BAD_REQUEST", "parameter snowflakeId is missing", NULL);
+    return;
+  }
+  if (frond__parse_i64(v, vl, &id) != 0 ||
       frond_decode(&x->srv->layout, id, &f, NULL) != 0) {
     /* Leaf answers its own error map with status 200. */
     static const char msg[] = "{\"errorMsg\":\"snowflake Id反解析失败\"}";
@@ -682,7 +686,9 @@ static void dispatch(ctx *x) {
   size_t plen = x->req->path_len;
   if (PREFIX("/api/snowflake/get/")) {
     x->route = FROND__R_LEAF_SNOWFLAKE;
-    if (plen == sizeof("/api/snowflake/get/") - 1)
+    if (plen == sizeof("/api/snowflake/get/") - 1 ||
+        memchr(path + sizeof("/api/snowflake/get/") - 1, '/',
+               plen - (sizeof("/api/snowflake/get/") - 1)) != NULL)
       error_with(x, 404, "NOT_FOUND", "no such path", NULL);
     else
       leaf_snowflake(x);

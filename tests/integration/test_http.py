@@ -46,6 +46,8 @@ def test_leaf_snowflake():
         check(h["date"].endswith(" GMT"), h)
     st, _, _ = s.request("GET", "/api/snowflake/get/")
     check(st == 404, "empty key: %d" % st)
+    st, _, _ = s.request("GET", "/api/snowflake/get/a/b")
+    check(st == 404, "key with a slash: %d" % st)
 
 
 def test_leaf_segment():
@@ -75,7 +77,10 @@ def test_leaf_decode():
                n ^ (n >> 12 << 12))).encode()
     check(body == want, "%r != %r" % (body, want))
     st, _, body = s.request("GET", "/decodeSnowflakeId?snowflakeId=abc")
-    check(st == 200 and b"errorMsg" in body, body)
+    check(st == 200 and body == '{"errorMsg":"snowflake Id反解析失败"}'
+          .encode(), body)
+    st, _, body = s.request("GET", "/decodeSnowflakeId")
+    check(st == 400 and err_code(body) == "BAD_REQUEST", (st, body))
 
 
 def test_v1_snowflake():
