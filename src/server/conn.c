@@ -257,6 +257,7 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 /* Hand buffered input to the protocol until it needs more bytes. */
 static void process(frond__conn *c) {
   size_t off = 0;
+  int more = 0;
   /* Answers wait in memory until written: stop at the high-water mark and
   ** leave further pipelined requests for when the client has read. */
   while (off < c->rlen && !c->close_after_write &&
@@ -266,8 +267,10 @@ static void process(frond__conn *c) {
       c->close_after_write = 1;
       break;
     }
-    if (n == 0)
+    if (n == 0) {
+      more = 1;
       break;
+    }
     off += (size_t)n;
   }
   if (off > 0) {
@@ -279,7 +282,7 @@ static void process(frond__conn *c) {
     c->req_start_ms = 0;
   else if (off > 0 || c->req_start_ms == 0)
     c->req_start_ms = uv_now(&c->w->loop);
-  if (c->rlen == c->rcap && c->rcap >= c->l->max_input &&
+  if (more && c->rlen == c->rcap && c->rcap >= c->l->max_input &&
       !c->close_after_write) {
     /* The protocol could not frame a request in the largest buffer. */
     c->close_after_write = 1;
@@ -288,6 +291,15 @@ static void process(frond__conn *c) {
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   frond__conn *c = s->data;
+  if (nread == UV_EOF && !c->close_after_write) {
+    /* The client has sent all it will (a half-close): answer what is
+    ** buffered, finish writing, then close. libuv stopped reading. */
+    c->eof = 1;
+    c->reading = 0;
+    if (!c->writing)
+      start_reading(c);
+    return;
+  }
   if (nread < 0) {
     conn_close(c);
     return;
@@ -314,9 +326,15 @@ static void start_reading(frond__conn *c) {
     process(c);
     if (c->out.len > 0) {
       flush(c);
-      if (c->writing || c->closing)
+      if (c->writing || c->closing || c->close_after_write)
         return;
     }
+  }
+  if (c->eof) {
+    /* Nothing more will come: what is left cannot become a request. */
+    c->close_after_write = 1;
+    flush(c);
+    return;
   }
   if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
     c->reading = 1;

@@ -78,6 +78,7 @@ struct frond__conn {
   unsigned reading : 1;
   unsigned closing : 1;
   unsigned close_after_write : 1;
+  unsigned eof : 1;      /* the client half-closed */
   uint64_t last_ms;      /* last read or write activity */
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
   uint64_t linger_ms;    /* when the lingering close began */

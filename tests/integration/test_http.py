@@ -286,6 +286,28 @@ def test_pipelining():
     check(rs[0][1]["connection"] == "keep-alive", rs[0][1])
 
 
+def test_half_close():
+    """A client that shuts down its sending side after its requests still
+    gets every answer, big or small, then the server closes."""
+    s = srv()
+    for req, n in ((b"GET /livez HTTP/1.1\r\nHost: a\r\n\r\n", 3),
+                   (b"GET /v1/snowflake?count=5000&format=text HTTP/1.1\r\n"
+                    b"Host: a\r\n\r\n", 300)):
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.sendall(req * n)
+        c.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            d = c.recv(1 << 20)
+            if not d:
+                break
+            out += d
+        c.close()
+        rs = ft.split_responses(out)
+        check(len(rs) == n and all(r[0] == 200 for r in rs),
+              "%d of %d answers" % (len(rs), n))
+
+
 def raise_nofile(n):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < n:
@@ -619,6 +641,7 @@ def main():
                  test_v1_snowflake, test_v1_segment, test_v1_decode_and_layout,
                  test_admin, test_health_and_metrics,
                  test_not_found_and_bad_requests, test_curl, test_pipelining,
+                 test_half_close,
                  test_1000_connections, test_slow_client_and_timeouts,
                  test_backpressure, test_max_connections, test_drain,
                  test_store_unreachable,
