@@ -86,7 +86,10 @@ void frond__buf_free(frond__buf *b) {
   b->len = b->cap = 0;
 }
 
-int frond__listen_socket(const char *host, int port, char *err, size_t len) {
+/* Bind (and with `listening`, listen) a socket on host:port. With
+** `reuseport`, SO_REUSEPORT lets every worker have its own. */
+static int bind_socket(const char *host, int port, int reuseport, char *err,
+                       size_t len) {
   struct sockaddr_storage ss;
   socklen_t sl;
   int fd, one = 1;
@@ -111,10 +114,11 @@ int frond__listen_socket(const char *host, int port, char *err, size_t len) {
     snprintf(err, len, "socket: %s", strerror(errno));
     return -1;
   }
-  /* libuv 1.44 has no UV_TCP_REUSEPORT: set it before bind ourselves. */
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-      bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0) {
+      (reuseport &&
+       setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
+      bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
+      (reuseport && listen(fd, 1024) != 0)) {
     snprintf(err, len, "listen on %s:%d: %s", host, port, strerror(errno));
     close(fd);
     return -1;
@@ -123,6 +127,22 @@ int frond__listen_socket(const char *host, int port, char *err, size_t len) {
 bad_host:
   snprintf(err, len, "listen: '%s' is not a numeric IP address", host);
   return -1;
+}
+
+int frond__listen_probe(const char *host, int port, char *err, size_t len) {
+  /* Without SO_REUSEPORT this bind fails while anyone listens on the
+  ** port, including another frond whose sockets would otherwise share
+  ** the port with ours and split its traffic. */
+  int fd = bind_socket(host, port, 0, err, len);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return 0;
+}
+
+int frond__listen_socket(const char *host, int port, char *err, size_t len) {
+  /* libuv 1.44 has no UV_TCP_REUSEPORT: set it before bind ourselves. */
+  return bind_socket(host, port, 1, err, len);
 }
 
 int frond__conn_draining(const frond__conn *c) {

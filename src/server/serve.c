@@ -194,6 +194,9 @@ static int start(frond__server *srv) {
     ferr.code = 0;
   }
 
+  if (frond__listen_probe(srv->listen_host, srv->listen_port, err,
+                          sizeof err) != 0)
+    goto fail_msg;
   srv->workers = calloc((size_t)srv->nworkers, sizeof *srv->workers);
   if (srv->workers == NULL) {
     snprintf(err, sizeof err, "out of memory");

@@ -199,6 +199,9 @@ struct frond__server {
 
 /* conn.c */
 void frond__worker_date(frond__worker *w);
+/* Fail (with a message) when host:port is taken, by anyone. */
+int frond__listen_probe(const char *host, int port, char *err, size_t len);
+/* A bound, listening SO_REUSEPORT socket, or -1 with a message. */
 int frond__listen_socket(const char *host, int port, char *err, size_t len);
 int frond__worker_start(frond__worker *w);
 void frond__worker_wake(frond__worker *w);

@@ -627,6 +627,15 @@ def test_config_and_refusals():
     r = ft.run(["serve", "--coordinator", "zk://127.0.0.1:2181/x",
                 "--data-dir", d], cwd=d, timeout=30)
     check(r.returncode == 1 and "not supported" in r.stderr, r)
+    # A second server on a taken port refuses to start, even though
+    # SO_REUSEPORT would let it share the port.
+    other = ft.Server(store="none")
+    try:
+        r = ft.run(["serve", "--listen", "127.0.0.1:%d" % other.port,
+                    "--store", "none", "--data-dir", d], cwd=d, timeout=30)
+        check(r.returncode == 1 and "Address already in use" in r.stderr, r)
+    finally:
+        other.close()
     r = ft.run(["serve", "--max-count", "0"], cwd=d)
     check(r.returncode == 2 and "max_count" in r.stderr, r)
     r = ft.run(["serve", "--bogus", "1"], cwd=d)
