@@ -188,6 +188,7 @@ static void linger(frond__conn *c) {
   if (c->lingering || c->closing)
     return;
   c->lingering = 1;
+  c->close_after_write = 1; /* input from now on is discarded */
   c->linger_ms = uv_now(&c->w->loop);
   c->sreq.data = c;
   if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
@@ -249,7 +250,8 @@ static void flush(frond__conn *c) {
     }
     c->out.len = 0;
   }
-  if (c->close_after_write) {
+  /* While draining, a connection with nothing left to answer is done. */
+  if (c->close_after_write || (c->w->draining && c->rlen == 0)) {
     linger(c);
     return;
   }
