@@ -7,6 +7,7 @@
 ** simply `frond CMD --help`.
 */
 #include "cli/cli.h"
+#include "server/serve.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,8 +19,7 @@ typedef struct cli_cmd {
 } cli_cmd;
 
 static const cli_cmd commands[] = {
-    /* The server's row, {"serve", frond__cli_serve, ...}, goes first once
-    ** src/server/ provides frond__cli_serve (declared in cli.h). */
+    {"serve", frond__cli_serve, "run the HTTP server"},
     {"next", frond__cli_next, "issue snowflake or segment IDs"},
     {"decode", frond__cli_decode, "split snowflake IDs into their fields"},
     {"layouts", frond__cli_layouts, "list the layout presets and their limits"},

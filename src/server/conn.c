@@ -1,0 +1,536 @@
+/*
+** conn.c -- worker loops and the connection layer.
+**
+** Each worker runs one libuv loop with its own SO_REUSEPORT listener per
+** protocol (frond__listener: a port and the frond__proto spoken on it).
+** Reads land in a per-connection buffer; the protocol consumes whole
+** requests from it and appends answers to `out`. After a read has been
+** handled, the answers are written with uv_try_write, and only a remainder
+** is handed to uv_write (one write in flight per connection, with its
+** request embedded in the connection): no allocation per answer.
+**
+** A sweep timer per worker enforces the header and idle timeouts and the
+** drain deadline, walking the worker's connection list.
+*/
+#include "server/server.h"
+
+#include "core/internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RBUF_INITIAL 16384
+/* A connection closed after a final answer keeps reading (and discarding)
+** this long after shutting down its write side, so that unread input does
+** not make the kernel send a reset that destroys the answer. */
+#define LINGER_MS 1000
+/* Stop reading while this much output waits for a slow reader. */
+#define OUT_HIGH_WATER (4u << 20)
+
+int frond__buf_reserve(frond__buf *b, size_t extra) {
+  size_t cap;
+  char *p;
+  if (b->cap - b->len >= extra)
+    return 0;
+  cap = b->cap ? b->cap : 4096;
+  while (cap - b->len < extra)
+    cap *= 2;
+  p = realloc(b->data, cap);
+  if (p == NULL)
+    return -1;
+  b->data = p;
+  b->cap = cap;
+  return 0;
+}
+
+int frond__buf_append(frond__buf *b, const void *p, size_t n) {
+  if (frond__buf_reserve(b, n) != 0)
+    return -1;
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+  return 0;
+}
+
+int frond__buf_printf(frond__buf *b, const char *fmt, ...) {
+  va_list ap;
+  int n;
+  if (frond__buf_reserve(b, 256) != 0)
+    return -1;
+  va_start(ap, fmt);
+  n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return -1;
+  if ((size_t)n >= b->cap - b->len) {
+    if (frond__buf_reserve(b, (size_t)n + 1) != 0)
+      return -1;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+  }
+  b->len += (size_t)n;
+  return 0;
+}
+
+void frond__buf_free(frond__buf *b) {
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+}
+
+/* Bind (and with `listening`, listen) a socket on host:port. With
+** `reuseport`, SO_REUSEPORT lets every worker have its own. */
+static int bind_socket(const char *host, int port, int reuseport, char *err,
+                       size_t len) {
+  struct sockaddr_storage ss;
+  socklen_t sl;
+  int fd, one = 1;
+  memset(&ss, 0, sizeof ss);
+  if (strchr(host, ':') != NULL) {
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+      goto bad_host;
+    sl = sizeof *a;
+  } else {
+    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+      goto bad_host;
+    sl = sizeof *a;
+  }
+  fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    snprintf(err, len, "socket: %s", strerror(errno));
+    return -1;
+  }
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      (reuseport &&
+       setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
+      bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
+      (reuseport && listen(fd, 1024) != 0)) {
+    snprintf(err, len, "listen on %s:%d: %s", host, port, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+bad_host:
+  snprintf(err, len, "listen: '%s' is not a numeric IP address", host);
+  return -1;
+}
+
+int frond__listen_probe(const char *host, int port, char *err, size_t len) {
+  /* Without SO_REUSEPORT this bind fails while anyone listens on the
+  ** port, including another frond whose sockets would otherwise share
+  ** the port with ours and split its traffic. */
+  int fd = bind_socket(host, port, 0, err, len);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return 0;
+}
+
+int frond__listen_socket(const char *host, int port, char *err, size_t len) {
+  /* libuv 1.44 has no UV_TCP_REUSEPORT: set it before bind ourselves. */
+  return bind_socket(host, port, 1, err, len);
+}
+
+int frond__conn_draining(const frond__conn *c) {
+  return c->w->draining;
+}
+
+static void on_close(uv_handle_t *h) {
+  frond__conn *c = h->data;
+  frond__worker *w = c->w;
+  c->prev->next = c->next;
+  c->next->prev = c->prev;
+  w->nconns--;
+  FROND__INC(w->m.closed, 1);
+  free(c->rbuf);
+  frond__buf_free(&c->out);
+  frond__buf_free(&c->wbuf);
+  free(c);
+}
+
+static void conn_close(frond__conn *c) {
+  if (c->closing)
+    return;
+  c->closing = 1;
+  /* Counted out now, not in on_close at the end of the loop iteration:
+  ** the limit is on connections the server still serves. */
+  atomic_fetch_sub(&c->w->srv->nconns, 1);
+  uv_close((uv_handle_t *)&c->tcp, on_close);
+}
+
+static void flush(frond__conn *c);
+static void start_reading(frond__conn *c);
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static void on_shutdown(uv_shutdown_t *req, int status) {
+  frond__conn *c = req->data;
+  if (status < 0)
+    conn_close(c);
+}
+
+/* Lingering close: FIN now, discard input until EOF or LINGER_MS. */
+static void linger(frond__conn *c) {
+  if (c->lingering || c->closing)
+    return;
+  c->lingering = 1;
+  c->close_after_write = 1; /* input from now on is discarded */
+  c->linger_ms = uv_now(&c->w->loop);
+  c->sreq.data = c;
+  if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+    conn_close(c);
+    return;
+  }
+  c->rlen = 0;
+  if (!c->reading &&
+      uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+    c->reading = 1;
+}
+
+static void on_write(uv_write_t *req, int status) {
+  frond__conn *c = req->data;
+  c->writing = 0;
+  c->wbuf.len = 0;
+  if (status < 0 || c->closing) {
+    conn_close(c);
+    return;
+  }
+  c->last_ms = uv_now(&c->w->loop);
+  flush(c);
+}
+
+/* Write what is in c->out: try_write first, uv_write the rest. */
+static void flush(frond__conn *c) {
+  uv_buf_t b;
+  int n;
+  frond__buf tmp;
+  if (c->closing || c->writing)
+    return;
+  if (c->out.len > 0) {
+    b = uv_buf_init(c->out.data, (unsigned)c->out.len);
+    n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    if (n < 0 && n != UV_EAGAIN) {
+      conn_close(c);
+      return;
+    }
+    if (n < 0)
+      n = 0;
+    c->last_ms = uv_now(&c->w->loop);
+    if ((size_t)n < c->out.len) {
+      /* Swap buffers: the remainder is written from wbuf while new answers
+      ** are built in out. */
+      tmp = c->wbuf;
+      c->wbuf = c->out;
+      c->out = tmp;
+      c->out.len = 0;
+      memmove(c->wbuf.data, c->wbuf.data + n, c->wbuf.len - (size_t)n);
+      c->wbuf.len -= (size_t)n;
+      b = uv_buf_init(c->wbuf.data, (unsigned)c->wbuf.len);
+      c->wreq.data = c;
+      if (uv_write(&c->wreq, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
+        conn_close(c);
+        return;
+      }
+      c->writing = 1;
+      return;
+    }
+    c->out.len = 0;
+  }
+  /* While draining, a connection with nothing left to answer is done. */
+  if (c->close_after_write || (c->w->draining && c->rlen == 0)) {
+    linger(c);
+    return;
+  }
+  if (!c->reading)
+    start_reading(c);
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  frond__conn *c = h->data;
+  size_t max = c->l->max_input;
+  if (c->rcap - c->rlen < 1024 && c->rcap < max) {
+    size_t cap = c->rcap ? c->rcap * 2 : RBUF_INITIAL;
+    char *p;
+    if (cap > max)
+      cap = max;
+    p = realloc(c->rbuf, cap);
+    if (p != NULL) {
+      c->rbuf = p;
+      c->rcap = cap;
+    }
+  }
+  *buf = uv_buf_init(c->rbuf + c->rlen, (unsigned)(c->rcap - c->rlen));
+}
+
+/* Hand buffered input to the protocol until it needs more bytes. */
+static void process(frond__conn *c) {
+  size_t off = 0;
+  int more = 0;
+  /* Answers wait in memory until written: stop at the high-water mark and
+  ** leave further pipelined requests for when the client has read. */
+  while (off < c->rlen && !c->close_after_write &&
+         c->out.len < OUT_HIGH_WATER) {
+    int n = c->proto->on_data(c, c->rbuf + off, c->rlen - off);
+    if (n < 0) {
+      c->close_after_write = 1;
+      break;
+    }
+    if (n == 0) {
+      more = 1;
+      break;
+    }
+    off += (size_t)n;
+  }
+  if (off > 0) {
+    memmove(c->rbuf, c->rbuf + off, c->rlen - off);
+    c->rlen -= off;
+  }
+  /* A request is pending while bytes of it wait; its clock restarts. */
+  if (c->rlen == 0)
+    c->req_start_ms = 0;
+  else if (off > 0 || c->req_start_ms == 0)
+    c->req_start_ms = uv_now(&c->w->loop);
+  if (more && c->rlen == c->rcap && c->rcap >= c->l->max_input &&
+      !c->close_after_write) {
+    /* The protocol could not frame a request in the largest buffer. */
+    c->close_after_write = 1;
+  }
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  frond__conn *c = s->data;
+  if (nread == UV_EOF && !c->close_after_write) {
+    /* The client has sent all it will (a half-close): answer what is
+    ** buffered, finish writing, then close. libuv stopped reading. */
+    c->eof = 1;
+    c->reading = 0;
+    if (!c->writing)
+      start_reading(c);
+    return;
+  }
+  if (nread < 0) {
+    conn_close(c);
+    return;
+  }
+  if (nread == 0)
+    return;
+  if (c->close_after_write)
+    return; /* input after a final answer is discarded */
+  c->rlen += (size_t)nread;
+  c->last_ms = uv_now(&c->w->loop);
+  process(c);
+  if (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write) {
+    uv_read_stop(s);
+    c->reading = 0;
+  }
+  flush(c);
+}
+
+static void start_reading(frond__conn *c) {
+  if (c->closing || c->close_after_write)
+    return;
+  /* Input may have been left while output was backed up. */
+  if (c->rlen > 0) {
+    process(c);
+    if (c->out.len > 0) {
+      flush(c);
+      if (c->writing || c->closing || c->close_after_write)
+        return;
+    }
+  }
+  if (c->eof) {
+    /* Nothing more will come: what is left cannot become a request. */
+    c->close_after_write = 1;
+    flush(c);
+    return;
+  }
+  if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+    c->reading = 1;
+}
+
+static void on_connection(uv_stream_t *server, int status) {
+  const frond__listener *l = server->data;
+  frond__worker *w = l->w;
+  frond__server *srv = w->srv;
+  frond__conn *c;
+  if (status < 0)
+    return;
+  c = calloc(1, sizeof *c);
+  if (c == NULL)
+    return;
+  uv_tcp_init(&w->loop, &c->tcp);
+  c->tcp.data = c;
+  c->w = w;
+  c->l = l;
+  c->proto = l->proto;
+  c->next = w->conns.next;
+  c->prev = &w->conns;
+  c->next->prev = c;
+  w->conns.next = c;
+  w->nconns++;
+  atomic_fetch_add(&srv->nconns, 1);
+  if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    conn_close(c);
+    return;
+  }
+  c->last_ms = c->req_start_ms = uv_now(&w->loop);
+  if (atomic_load(&srv->nconns) > srv->cfg.max_connections || w->draining) {
+    static const char busy[] =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json"
+        "\r\nContent-Length: 92\r\nConnection: close\r\n\r\n"
+        "{\"error\":{\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":"
+        "\"connection limit reached, retry later\"}}\n";
+    FROND__INC(w->m.rejected, 1);
+    c->close_after_write = 1;
+    frond__buf_append(&c->out, busy, sizeof busy - 1);
+    flush(c);
+    return;
+  }
+  FROND__INC(w->m.accepted, 1);
+  uv_tcp_nodelay(&c->tcp, 1);
+  start_reading(c);
+}
+
+static void begin_drain(frond__worker *w) {
+  frond__conn *c, *next;
+  int i;
+  if (w->draining)
+    return;
+  w->draining = 1;
+  w->drain_deadline = uv_now(&w->loop) + (uint64_t)w->srv->cfg.drain_timeout_ms;
+  for (i = 0; i < w->nlisteners; i++)
+    uv_close((uv_handle_t *)&w->listeners[i].tcp, NULL);
+  for (c = w->conns.next; c != &w->conns; c = next) {
+    next = c->next;
+    if (c->rlen == 0 && !c->writing && c->out.len == 0)
+      conn_close(c);
+  }
+}
+
+static void close_walk(uv_handle_t *h, void *arg) {
+  if (!uv_is_closing(h))
+    uv_close(h, NULL);
+}
+
+/* The Date header every answer carries (RFC 9110 6.6.1), formatted at most
+** a few times a second rather than per answer. */
+void frond__worker_date(frond__worker *w) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  w->date_len = strftime(w->date, sizeof w->date,
+                         "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+}
+
+static void on_sweep(uv_timer_t *t) {
+  frond__worker *w = t->data;
+  const frond__config *cfg = &w->srv->cfg;
+  uint64_t now = uv_now(&w->loop);
+  frond__conn *c, *next;
+  frond__worker_date(w);
+  if (w->draining &&
+      (w->nconns == 0 || (int64_t)(now - w->drain_deadline) >= 0)) {
+    for (c = w->conns.next; c != &w->conns; c = next) {
+      next = c->next;
+      conn_close(c);
+    }
+    uv_walk(&w->loop, close_walk, NULL);
+    return;
+  }
+  for (c = w->conns.next; c != &w->conns; c = next) {
+    next = c->next;
+    if (c->lingering && now - c->linger_ms >= LINGER_MS) {
+      conn_close(c);
+      continue;
+    }
+    /* A client that does not read its answers is idle too. */
+    if (c->writing && !c->closing &&
+        now - c->last_ms >= (uint64_t)cfg->idle_timeout_ms) {
+      FROND__INC(w->m.idle_timeouts, 1);
+      conn_close(c);
+      continue;
+    }
+    if (c->closing || c->writing || c->close_after_write)
+      continue;
+    if (c->req_start_ms != 0 &&
+        now - c->req_start_ms >= (uint64_t)cfg->header_timeout_ms) {
+      FROND__INC(w->m.header_timeouts, 1);
+      if (c->proto->on_timeout != NULL && !c->close_after_write)
+        c->proto->on_timeout(c);
+      c->close_after_write = 1;
+      if (c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = 0;
+      }
+      flush(c);
+    } else if (c->req_start_ms == 0 &&
+               now - c->last_ms >= (uint64_t)cfg->idle_timeout_ms) {
+      FROND__INC(w->m.idle_timeouts, 1);
+      conn_close(c);
+    }
+  }
+}
+
+static void on_wake(uv_async_t *a) {
+  frond__worker *w = a->data;
+  if (atomic_load(&w->srv->draining))
+    begin_drain(w);
+}
+
+static void worker_main(void *arg) {
+  frond__worker *w = arg;
+  uv_run(&w->loop, UV_RUN_DEFAULT);
+  uv_loop_close(&w->loop);
+}
+
+int frond__worker_start(frond__worker *w) {
+  int64_t period;
+  int r, i;
+  w->conns.next = w->conns.prev = &w->conns;
+  frond__worker_date(w);
+  if ((r = uv_loop_init(&w->loop)) != 0)
+    return r;
+  for (i = 0; i < w->nlisteners; i++) {
+    frond__listener *l = &w->listeners[i];
+    uv_tcp_init(&w->loop, &l->tcp);
+    l->tcp.data = l;
+    l->w = w;
+    if ((r = uv_tcp_open(&l->tcp, l->fd)) != 0 ||
+        (r = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection)) != 0)
+      return r;
+  }
+  uv_timer_init(&w->loop, &w->sweep);
+  w->sweep.data = w;
+  period = w->srv->cfg.header_timeout_ms;
+  if (w->srv->cfg.idle_timeout_ms < period)
+    period = w->srv->cfg.idle_timeout_ms;
+  period /= 4;
+  if (period > 250)
+    period = 250;
+  uv_timer_start(&w->sweep, on_sweep, (uint64_t)period, (uint64_t)period);
+  uv_async_init(&w->loop, &w->wake, on_wake);
+  w->wake.data = w;
+  return uv_thread_create(&w->thread, worker_main, w);
+}
+
+void frond__worker_wake(frond__worker *w) {
+  uv_async_send(&w->wake);
+}
+
+void frond__worker_join(frond__worker *w) {
+  uv_thread_join(&w->thread);
+}

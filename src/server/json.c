@@ -1,0 +1,315 @@
+/*
+** json.c -- the flat JSON object reader and string escaper (see json.h).
+*/
+#include "server/json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct rd {
+  const char *p, *end;
+  char *err;
+  size_t errlen;
+} rd;
+
+static int bad(rd *r, const char *what) {
+  snprintf(r->err, r->errlen, "invalid JSON body: %s", what);
+  return -1;
+}
+
+static void ws(rd *r) {
+  while (r->p < r->end &&
+         (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+    r->p++;
+}
+
+static int hex4(rd *r, unsigned *out) {
+  unsigned v = 0;
+  int i;
+  if (r->end - r->p < 4)
+    return bad(r, "short \\u escape");
+  for (i = 0; i < 4; i++) {
+    char c = r->p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9')
+      v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v |= (unsigned)(c - 'A' + 10);
+    else
+      return bad(r, "bad \\u escape");
+  }
+  r->p += 4;
+  *out = v;
+  return 0;
+}
+
+static int put(rd *r, char *dst, size_t cap, size_t *n, unsigned char c) {
+  if (dst == NULL)
+    return 0;
+  if (*n + 1 >= cap)
+    return bad(r, "string too long");
+  dst[(*n)++] = (char)c;
+  return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s[0..len), 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t len) {
+  size_t n, i;
+  unsigned cp;
+  if (s[0] < 0x80)
+    return 1;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    n = 2, cp = s[0] & 0x1f;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef)
+    n = 3, cp = s[0] & 0x0f;
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+    n = 4, cp = s[0] & 0x07;
+  else
+    return 0;
+  if (len < n)
+    return 0;
+  for (i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return n;
+}
+
+/* Read a string; copy it to dst (NULL: skip). */
+static int string(rd *r, char *dst, size_t cap, size_t *outlen) {
+  size_t n = 0;
+  if (r->p == r->end || *r->p != '"')
+    return bad(r, "expected a string");
+  r->p++;
+  while (r->p < r->end) {
+    unsigned char c = (unsigned char)*r->p;
+    if (c == '"') {
+      r->p++;
+      if (dst != NULL)
+        dst[n] = '\0';
+      *outlen = n;
+      return 0;
+    }
+    if (c < 0x20)
+      return bad(r, "control character in string");
+    if (c == '\\') {
+      unsigned cp;
+      r->p++;
+      if (r->p == r->end)
+        break;
+      c = (unsigned char)*r->p++;
+      switch (c) {
+      case '"':
+      case '\\':
+      case '/':
+        break;
+      case 'b':
+        c = '\b';
+        break;
+      case 'f':
+        c = '\f';
+        break;
+      case 'n':
+        c = '\n';
+        break;
+      case 'r':
+        c = '\r';
+        break;
+      case 't':
+        c = '\t';
+        break;
+      case 'u':
+        if (hex4(r, &cp) != 0)
+          return -1;
+        if (cp >= 0xdc00 && cp <= 0xdfff)
+          return bad(r, "lone low surrogate");
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+          unsigned lo;
+          if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
+            return bad(r, "lone high surrogate");
+          r->p += 2;
+          if (hex4(r, &lo) != 0)
+            return -1;
+          if (lo < 0xdc00 || lo > 0xdfff)
+            return bad(r, "bad surrogate pair");
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+        }
+        if (cp == 0)
+          return bad(r, "NUL in string");
+        if (cp < 0x80) {
+          if (put(r, dst, cap, &n, (unsigned char)cp) != 0)
+            return -1;
+        } else if (cp < 0x800) {
+          if (put(r, dst, cap, &n, (unsigned char)(0xc0 | cp >> 6)) ||
+              put(r, dst, cap, &n, (unsigned char)(0x80 | (cp & 0x3f))))
+            return -1;
+        } else if (cp < 0x10000) {
+          if (put(r, dst, cap, &n, (unsigned char)(0xe0 | cp >> 12)) ||
+              put(r, dst, cap, &n, (unsigned char)(0x80 | (cp >> 6 & 0x3f))) ||
+              put(r, dst, cap, &n, (unsigned char)(0x80 | (cp & 0x3f))))
+            return -1;
+        } else {
+          if (put(r, dst, cap, &n, (unsigned char)(0xf0 | cp >> 18)) ||
+              put(r, dst, cap, &n, (unsigned char)(0x80 | (cp >> 12 & 0x3f))) ||
+              put(r, dst, cap, &n, (unsigned char)(0x80 | (cp >> 6 & 0x3f))) ||
+              put(r, dst, cap, &n, (unsigned char)(0x80 | (cp & 0x3f))))
+            return -1;
+        }
+        continue;
+      default:
+        return bad(r, "bad escape");
+      }
+      if (put(r, dst, cap, &n, c) != 0)
+        return -1;
+      continue;
+    }
+    {
+      size_t k = utf8_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
+      size_t i;
+      if (k == 0)
+        return bad(r, "invalid UTF-8");
+      for (i = 0; i < k; i++)
+        if (put(r, dst, cap, &n, (unsigned char)r->p[i]) != 0)
+          return -1;
+      r->p += k;
+    }
+  }
+  return bad(r, "unterminated string");
+}
+
+static int integer(rd *r, int64_t *out) {
+  int neg = 0;
+  uint64_t v = 0;
+  const char *s;
+  if (r->p < r->end && *r->p == '-') {
+    neg = 1;
+    r->p++;
+  }
+  s = r->p;
+  while (r->p < r->end && *r->p >= '0' && *r->p <= '9') {
+    unsigned d = (unsigned)(*r->p - '0');
+    if (v > ((uint64_t)INT64_MAX - d) / 10)
+      return bad(r, "integer out of range");
+    v = v * 10 + d;
+    r->p++;
+  }
+  if (r->p == s || (r->p - s > 1 && *s == '0'))
+    return bad(r, "expected an integer");
+  if (r->p < r->end && (*r->p == '.' || *r->p == 'e' || *r->p == 'E'))
+    return bad(r, "expected an integer, not a fraction");
+  *out = neg ? -(int64_t)v : (int64_t)v;
+  return 0;
+}
+
+int frond__json_read(const char *in, size_t len, frond__json_field *fields,
+                     size_t n, char *err, size_t errlen) {
+  rd r = {in, in + len, err, errlen};
+  size_t i;
+  for (i = 0; i < n; i++)
+    fields[i].present = 0;
+  ws(&r);
+  if (r.p == r.end || *r.p != '{')
+    return bad(&r, "expected an object");
+  r.p++;
+  ws(&r);
+  if (r.p < r.end && *r.p == '}') {
+    r.p++;
+    goto done;
+  }
+  for (;;) {
+    char key[64];
+    size_t klen;
+    frond__json_field *f = NULL;
+    ws(&r);
+    if (string(&r, key, sizeof key, &klen) != 0)
+      return -1;
+    for (i = 0; i < n; i++)
+      if (strlen(fields[i].name) == klen &&
+          memcmp(fields[i].name, key, klen) == 0)
+        f = &fields[i];
+    if (f == NULL) {
+      snprintf(err, errlen, "invalid JSON body: unknown field '%s'", key);
+      return -1;
+    }
+    if (f->present) {
+      snprintf(err, errlen, "invalid JSON body: duplicate field '%s'", key);
+      return -1;
+    }
+    ws(&r);
+    if (r.p == r.end || *r.p != ':')
+      return bad(&r, "expected ':'");
+    r.p++;
+    ws(&r);
+    if (f->type == FROND__JSON_STR) {
+      size_t sl;
+      if (string(&r, f->str, f->str_cap, &sl) != 0)
+        return -1;
+    } else if (integer(&r, &f->num) != 0) {
+      return -1;
+    }
+    f->present = 1;
+    ws(&r);
+    if (r.p < r.end && *r.p == ',') {
+      r.p++;
+      continue;
+    }
+    if (r.p < r.end && *r.p == '}') {
+      r.p++;
+      break;
+    }
+    return bad(&r, "expected ',' or '}'");
+  }
+done:
+  ws(&r);
+  if (r.p != r.end)
+    return bad(&r, "trailing bytes after the object");
+  return 0;
+}
+
+size_t frond__json_escape(const char *s, size_t len, char *dst, size_t cap) {
+  static const char hex[] = "0123456789abcdef";
+  size_t i = 0, n = 0;
+  if (cap == 0)
+    return 0;
+  while (i < len) {
+    unsigned char c = (unsigned char)s[i];
+    char tmp[8];
+    size_t k = 0, adv = 1;
+    if (c == '"' || c == '\\') {
+      tmp[k++] = '\\';
+      tmp[k++] = (char)c;
+    } else if (c < 0x20 || c == 0x7f) {
+      tmp[k++] = '\\';
+      tmp[k++] = 'u';
+      tmp[k++] = '0';
+      tmp[k++] = '0';
+      tmp[k++] = hex[c >> 4];
+      tmp[k++] = hex[c & 15];
+    } else if (c < 0x80) {
+      tmp[k++] = (char)c;
+    } else {
+      adv = utf8_len((const unsigned char *)s + i, len - i);
+      if (adv == 0) {
+        adv = 1;
+        memcpy(tmp, "\xef\xbf\xbd", 3);
+        k = 3;
+      } else {
+        memcpy(tmp, s + i, adv);
+        k = adv;
+      }
+    }
+    if (n + k >= cap)
+      break;
+    memcpy(dst + n, tmp, k);
+    n += k;
+    i += adv;
+  }
+  dst[n] = '\0';
+  return n;
+}

@@ -1,0 +1,35 @@
+/*
+** json.h -- a strict reader for flat JSON objects, and a string writer.
+**
+** The admin API needs a few named fields per body ({"tag":"orders",
+** "step":1000}); this reads exactly that: one object whose values are
+** strings or integers, no nesting, no duplicate or unknown keys. Like the
+** HTTP parser it never allocates and never reads outside its input.
+*/
+#ifndef FROND_SERVER_JSON_H
+#define FROND_SERVER_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { FROND__JSON_STR, FROND__JSON_INT };
+
+typedef struct frond__json_field {
+  const char *name;
+  int type;
+  char *str;      /* FROND__JSON_STR: destination, NUL-terminated */
+  size_t str_cap; /* its capacity including the NUL */
+  int64_t num;    /* FROND__JSON_INT: the value */
+  int present;    /* set by the reader */
+} frond__json_field;
+
+/* Read `in` into fields. Returns 0, or -1 with a reason in err. */
+int frond__json_read(const char *in, size_t len, frond__json_field *fields,
+                     size_t n, char *err, size_t errlen);
+
+/* Append s as a JSON string body (without quotes) to dst[0..cap), escaping
+** what JSON requires; invalid UTF-8 bytes become U+FFFD. Returns the length
+** written, truncated to fit cap - 1, and NUL-terminates. */
+size_t frond__json_escape(const char *s, size_t len, char *dst, size_t cap);
+
+#endif /* FROND_SERVER_JSON_H */
