@@ -30,6 +30,7 @@ int frond__cli_decode(int argc, char **argv);
 int frond__cli_layouts(int argc, char **argv);
 int frond__cli_tag(int argc, char **argv);
 int frond__cli_bench(int argc, char **argv);
+int frond__cli_node(int argc, char **argv);
 
 /* Print "frond: CODE_NAME: message" for a library failure; returns
 ** FROND__EXIT_FAILURE. */

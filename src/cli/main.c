@@ -25,6 +25,7 @@ static const cli_cmd commands[] = {
     {"layouts", frond__cli_layouts, "list the layout presets and their limits"},
     {"tag", frond__cli_tag, "create, list and change segment tags"},
     {"bench", frond__cli_bench, "measure the snowflake generator"},
+    {"node", frond__cli_node, "list the node IDs a coordinator hands out"},
 };
 
 static void usage(FILE *f) {

@@ -36,7 +36,9 @@ static const cfg_row rows[] = {
     {"store", STR(store), 0, 0, FROND_STORE_DEFAULT, "FROND_STORE", 0,
      "segment store URI (sqlite:///path, postgresql://...), or none"},
     {"coordinator", STR(coordinator), 0, 0, "static", "FROND_COORDINATOR", 0,
-     "node ID source: static (use `node`) or static:N"},
+     "node ID source: static (use `node`), static:N, "
+     "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db or "
+     "lease+postgresql://..."},
     {"layout", STR(layout), 0, 0, FROND_LAYOUT_DEFAULT, "FROND_LAYOUT", 0,
      "snowflake layout: preset name or time=..,node=..,seq=.. spec"},
     {"node", INT(node), 0, INT64_MAX, "0", "FROND_NODE", 0,

@@ -9,6 +9,7 @@
 ** stores the exact high-water time, and the process exits 0.
 */
 #include "server/serve.h"
+#include "coord/coord.h"
 
 #include "core/internal.h"
 #include "server/http_parse.h"
@@ -54,11 +55,14 @@ bad:
   return -1;
 }
 
+/* The coordinator's URI: "static" alone takes the node key, "static:N"
+** must agree with it; anything else is the coordinator's own URI. */
 static int parse_coordinator(frond__server *srv, char *err, size_t len) {
   const char *c = srv->cfg.coordinator;
   int64_t n;
   if (strcmp(c, "static") == 0) {
-    srv->node = (uint64_t)srv->cfg.node;
+    snprintf(srv->coord_uri, sizeof srv->coord_uri, "static:%lld",
+             (long long)srv->cfg.node);
     return 0;
   }
   if (strncmp(c, "static:", 7) == 0) {
@@ -71,12 +75,44 @@ static int parse_coordinator(frond__server *srv, char *err, size_t len) {
                (long long)srv->cfg.node);
       return -1;
     }
-    srv->node = (uint64_t)n;
-    return 0;
+  } else if (srv->cfg.node != 0) {
+    snprintf(err, len,
+             "node = %lld is for the static coordinator; '%s' assigns the "
+             "node ID itself",
+             (long long)srv->cfg.node, c);
+    return -1;
   }
-  snprintf(err, len,
-           "coordinator: '%s' is not supported yet; use static or static:N", c);
-  return -1;
+  snprintf(srv->coord_uri, sizeof srv->coord_uri, "%s", c);
+  return 0;
+}
+
+/* Take a node ID from the coordinator; the generator must start above the
+** high-water time it returns. */
+static int acquire_node(frond__server *srv, int64_t *start_after,
+                        frond_error *err) {
+  frond_coord_options co;
+  frond_coord_claim claim;
+  char cache[FROND__CFG_STR_MAX + 32];
+  int wildcard = strcmp(srv->listen_host, "0.0.0.0") == 0 ||
+                 strcmp(srv->listen_host, "::") == 0 ||
+                 srv->listen_host[0] == '\0';
+  frond__coord_options_init(&co);
+  co.ip = wildcard ? NULL : srv->listen_host;
+  co.port = srv->listen_port;
+  snprintf(cache, sizeof cache, "%s/frond-node.cache", srv->cfg.data_dir);
+  co.cache_path = cache;
+  co.node_bits = srv->layout.node_bits;
+  co.max_wait_ms = srv->cfg.max_wait_ms;
+  if (frond__coord_open(&srv->coord, srv->coord_uri, &co, err) != 0 ||
+      frond__coord_acquire(srv->coord, &claim, err) != 0)
+    return -1;
+  srv->node = claim.node;
+  *start_after = claim.high_water_ms;
+  if (claim.from_cache)
+    frond_log(FROND_LOG_WARN,
+              "coordinator unreachable: node ID %llu from the cache file %s",
+              (unsigned long long)claim.node, cache);
+  return 0;
 }
 
 static int log_level(const char *s) {
@@ -107,6 +143,7 @@ static void on_tick(uv_timer_t *t) {
   frond_seg *seg = srv->seg;
   static unsigned ticks;
   int ready = 1;
+  const char *why;
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
     if (open_seg(srv, &err) == 0)
@@ -122,9 +159,13 @@ static void on_tick(uv_timer_t *t) {
     frond_seg_stats_get(seg, &ss);
     ready = ss.store_ok;
   }
+  why = ready ? "yes" : "no (store not reached)";
+  if (srv->coord != NULL && frond__coord_applied(srv->coord) != 0) {
+    ready = 0;
+    why = "no (node ID not held)";
+  }
   if (atomic_exchange(&srv->ready, ready) != ready)
-    frond_log(ready ? FROND_LOG_INFO : FROND_LOG_WARN, "ready: %s",
-              ready ? "yes" : "no (store not reached)");
+    frond_log(ready ? FROND_LOG_INFO : FROND_LOG_WARN, "ready: %s", why);
   frond__rates_sample(srv, 1.0);
 }
 
@@ -178,10 +219,13 @@ static int start(frond__server *srv) {
   frond_gen_options_init(&go);
   go.max_ahead_ms = srv->cfg.max_ahead_ms;
   go.max_wait_ms = srv->cfg.max_wait_ms;
+  if (acquire_node(srv, &go.start_after_ms, &ferr) != 0)
+    goto fail_lib;
   snprintf(hw, sizeof hw, "%s/frond-node-%llu.hw", srv->cfg.data_dir,
            (unsigned long long)srv->node);
   go.highwater_path = hw;
-  if (frond_gen_create(&srv->gen, &srv->layout, srv->node, &go, &ferr) != 0)
+  if (frond_gen_create(&srv->gen, &srv->layout, srv->node, &go, &ferr) != 0 ||
+      frond__coord_attach_gen(srv->coord, srv->gen, &ferr) != 0)
     goto fail_lib;
   /* A store that cannot be reached does not stop the start: snowflake IDs
   ** do not need it, and it is retried until it answers (not ready until
@@ -305,6 +349,9 @@ int frond__cli_serve(int argc, char **argv) {
   frond_seg_close(atomic_load(&srv.seg));
   if (srv.admin_store != NULL)
     frond_store_close(srv.admin_store);
+  /* The coordinator's final report reads the generator: close it first. */
+  if (srv.coord != NULL && frond__coord_close(srv.coord, &ferr) != 0)
+    frond_log(FROND_LOG_ERROR, "closing the coordinator: %s", ferr.message);
   if (srv.gen != NULL && frond_gen_close(srv.gen, &ferr) != 0)
     frond_log(FROND_LOG_ERROR, "closing the generator: %s", ferr.message);
   else if (srv.gen != NULL)

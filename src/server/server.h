@@ -167,11 +167,16 @@ typedef struct frond__rate {
   double per_sec;
 } frond__rate;
 
+struct frond_coord;
+
 struct frond__server {
   frond__config cfg;
   frond_layout layout;
   uint64_t node;
   frond_gen *gen;
+  /* Who says which node ID this process may use (static:N by default). */
+  struct frond_coord *coord;
+  char coord_uri[FROND__CFG_STR_MAX + 32];
   /* NULL with store = none, and until the store is first reached: the
   ** main thread retries opening it and publishes it here. */
   frond_seg *_Atomic seg;

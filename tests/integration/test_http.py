@@ -624,9 +624,16 @@ def test_config_and_refusals():
     r = ft.run(["serve", "--listen", "0.0.0.0:%d" % ft.free_port(),
                 "--data-dir", d], cwd=d, timeout=30)
     check(r.returncode == 1 and "admin_token" in r.stderr, r)
-    r = ft.run(["serve", "--coordinator", "zk://127.0.0.1:2181/x",
-                "--data-dir", d], cwd=d, timeout=30)
-    check(r.returncode == 1 and "not supported" in r.stderr, r)
+    # A coordinator that cannot be reached (and no cache yet): a clear
+    # COORD error, not a start on a guessed node ID.
+    r = ft.run(["serve", "--coordinator",
+                "zk://127.0.0.1:%d/x?connect_ms=500" % ft.free_port(),
+                "--store", "none", "--data-dir", d], cwd=d, timeout=30)
+    check(r.returncode == 1 and "COORD" in r.stderr, r)
+    r = ft.run(["serve", "--coordinator", "etcd://x", "--data-dir", d],
+               cwd=d, timeout=30)
+    check(r.returncode == 1 and "STORE_URI" not in r.stderr and
+          "etcd" in r.stderr, r)
     # A second server on a taken port refuses to start, even though
     # SO_REUSEPORT would let it share the port.
     other = ft.Server(store="none")
