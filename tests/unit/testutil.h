@@ -56,4 +56,32 @@ static inline int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Copy len bytes so that they end exactly at a PROT_NONE page: a parser
+** that reads one byte too far crashes. Release with guarded_free. */
+#include <sys/mman.h>
+#include <unistd.h>
+typedef struct guarded {
+  char *map;
+  size_t maplen;
+  char *p;
+} guarded;
+
+static inline guarded guarded_copy(const void *src, size_t len) {
+  guarded g;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t pages = (len + page - 1) / page + 1;
+  g.maplen = pages * page;
+  g.map = mmap(NULL, g.maplen, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  assert_true(g.map != MAP_FAILED);
+  assert_int_equal(mprotect(g.map + (pages - 1) * page, page, PROT_NONE), 0);
+  g.p = g.map + (pages - 1) * page - len;
+  memcpy(g.p, src, len);
+  return g;
+}
+
+static inline void guarded_free(guarded *g) {
+  munmap(g->map, g->maplen);
+}
+
 #endif /* FROND_TESTUTIL_H */

@@ -1,0 +1,61 @@
+/*
+** fuzz_resp.c -- libFuzzer harness for the RESP request parser.
+**
+** Parses the input as a stream of pipelined commands, as a connection
+** would, checking that every argument lies inside the input, that progress
+** is always made, and that the parser answers the same when the stream
+** arrives in two pieces.
+*/
+#include "server/resp_parse.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const frond__resp_limits lim = {16, 256, 512};
+
+static size_t run(const char *buf, size_t len, size_t *ncmds) {
+  frond__resp_arg argv[16];
+  size_t pos = 0;
+  *ncmds = 0;
+  while (pos < len) {
+    size_t argc;
+    const char *why = NULL;
+    long r = frond__resp_parse(buf + pos, len - pos, &lim, argv, &argc, &why);
+    if (r <= 0) {
+      if (r < 0 && why == NULL)
+        abort();
+      break;
+    }
+    if ((size_t)r > len - pos || argc > lim.max_args)
+      abort();
+    for (size_t i = 0; i < argc; i++)
+      if (argv[i].p < buf + pos || argv[i].p + argv[i].len > buf + pos + r)
+        abort();
+    pos += (size_t)r;
+    (*ncmds)++;
+  }
+  return pos;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  size_t n1, n2;
+  char *copy = malloc(size ? size : 1);
+  size_t used;
+  if (copy == NULL)
+    return 0;
+  memcpy(copy, data, size);
+  used = run(copy, size, &n1);
+  /* A prefix never yields more commands than the whole. */
+  if (size > 0) {
+    size_t half = size / 2;
+    run(copy, half, &n2);
+    if (n2 > n1)
+      abort();
+  }
+  (void)used;
+  free(copy);
+  return 0;
+}

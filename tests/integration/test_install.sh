@@ -1,0 +1,60 @@
+#!/bin/sh
+# `make install` honours PREFIX and DESTDIR, installs the header, both
+# libraries and frond.pc, and a program built with pkg-config against the
+# installed copy links and issues IDs (statically and dynamically).
+set -eu
+src=${FROND_SRC:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=/opt/frond-test
+cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DFROND_TESTS=OFF \
+  -DCMAKE_INSTALL_PREFIX=$prefix >/dev/null
+cmake --build "$tmp/build" -j 2 >/dev/null
+DESTDIR="$tmp/root" cmake --install "$tmp/build" >/dev/null
+root="$tmp/root$prefix"
+for f in include/frond.h lib/libfrond.a lib/libfrond.so lib/pkgconfig/frond.pc \
+  bin/frond; do
+  [ -e "$root/$f" ] || { echo "FAIL: $f not installed under PREFIX"; exit 1; }
+done
+grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/frond.pc" ||
+  { echo "FAIL: frond.pc does not name the prefix"; exit 1; }
+cat >"$tmp/use.c" <<'C'
+#include <frond.h>
+#include <stdio.h>
+int main(void) {
+  frond_layout l;
+  frond_gen *g;
+  int64_t id;
+  frond_fields f;
+  if (frond_layout_parse("twitter", &l, NULL) != 0 ||
+      frond_gen_create(&g, &l, 9, NULL, NULL) != 0 ||
+      frond_gen_next(g, &id, NULL) != 0 || frond_decode(&l, id, &f, NULL) != 0)
+    return 1;
+  frond_gen_close(g, NULL);
+  printf("%s\n", f.node == 9 ? "ok" : "bad");
+  return 0;
+}
+C
+export PKG_CONFIG_PATH="$root/lib/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$tmp/root"
+cc -o "$tmp/use_shared" "$tmp/use.c" $(pkg-config --cflags --libs frond)
+# Static: the archive, then the dependencies frond.pc names as private
+# (their own dynamic libraries; Debian ships no static libpq).
+deps=$(sed -n 's/^Requires.private: *//p' "$root/lib/pkgconfig/frond.pc")
+privs=$(sed -n 's/^Libs.private: *//p' "$root/lib/pkgconfig/frond.pc")
+cc -o "$tmp/use_static" "$tmp/use.c" $(pkg-config --cflags frond) \
+  "$root/lib/libfrond.a" $(pkg-config --libs $deps) $privs
+out1=$(LD_LIBRARY_PATH="$root/lib" "$tmp/use_shared")
+out2=$("$tmp/use_static")
+[ "$out1" = ok ] && [ "$out2" = ok ] || { echo "FAIL: $out1 $out2"; exit 1; }
+# The shared library exports the public API only.
+if nm -D --defined-only "$root/lib/libfrond.so" | awk '{print $3}' |
+  grep -v '^frond_' | grep -v '^_' | grep -q .; then
+  echo "FAIL: libfrond.so exports non-API symbols:"
+  nm -D --defined-only "$root/lib/libfrond.so" | awk '{print $3}' | grep -v '^frond_' | grep -v '^_'
+  exit 1
+fi
+if nm -D --defined-only "$root/lib/libfrond.so" | grep -q ' frond__'; then
+  echo "FAIL: libfrond.so exports internal frond__ symbols"; exit 1
+fi
+echo "1 passed, 0 failed"
