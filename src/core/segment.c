@@ -232,7 +232,8 @@ static int seg_refresh(frond_seg *s, frond_error *err) {
   atomic_store(&s->store_ok, rc == 0);
   if (rc != 0)
     return rc;
-  qsort(rows, n, sizeof(*rows), row_cmp);
+  if (n > 0)
+    qsort(rows, n, sizeof(*rows), row_cmp);
   pthread_mutex_lock(&s->table_mu);
   for (i = 0; i < n && rc == 0; i++) {
     if (frond_tag_validate(rows[i].tag, strlen(rows[i].tag), NULL) != 0)

@@ -81,3 +81,62 @@ def main(tests):
             print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
+
+
+# ---- segment stores and tools ----
+
+def tool(name):
+    """Path of a program built from tests/tools (or bench)."""
+    p = os.path.join(FROND_BUILD, name)
+    check(os.path.exists(p), "%s is not built (looked in %s; set FROND_BUILD)"
+          % (name, FROND_BUILD))
+    return p
+
+
+def read_i64(path):
+    """The native int64 values in a file (a torn last value is dropped)."""
+    import array
+    with open(path, "rb") as f:
+        data = f.read()
+    a = array.array("q")
+    a.frombytes(data[:len(data) - len(data) % 8])
+    return a
+
+
+class Postgres:
+    """A throwaway PostgreSQL (scripts/pg.sh) in a temp dir; close() stops
+    it and removes the dir. Fails clearly when PostgreSQL is missing."""
+
+    def __init__(self):
+        need("psql", "postgresql-client")
+        self.dir = tempdir("frond-pg-")
+        self.uri = None
+        self.start()
+
+    def _pg(self, *args):
+        return subprocess.run([os.path.join(FROND_SRC, "scripts", "pg.sh")]
+                              + list(args), capture_output=True, text=True,
+                              timeout=120)
+
+    def start(self):
+        r = self._pg("start", self.dir)
+        if r.returncode != 0:
+            raise Failure("PostgreSQL did not start: " + r.stderr.strip())
+        self.uri = r.stdout.strip()
+
+    def stop(self):
+        r = self._pg("stop", self.dir)
+        check(r.returncode == 0, "PostgreSQL did not stop: " + r.stderr)
+
+    def sql(self, sql):
+        r = subprocess.run(["psql", "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1",
+                            "-d", self.uri, "-c", sql], capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 0, "psql: %s: %s" % (sql, r.stderr.strip()))
+        return r.stdout
+
+    def close(self):
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)

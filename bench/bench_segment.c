@@ -1,0 +1,268 @@
+/*
+** bench_segment.c -- the segment allocator's hot path and its latency
+** while the store is slow.
+**
+**   bench_segment [postgresql://...]
+**
+** 1. ns per ID of frond_seg_next with 1 and 2 threads on one tag, beside
+**    a bare atomic fetch-add on a shared word measured in the same run;
+**    and store transactions per million IDs.
+** 2. p50 / p99.9 / max latency of next() over 10 million calls while
+**    every store allocation takes 100 ms, beside an instant store (an
+**    in-memory store inside this program). With a PostgreSQL URI, the same
+**    against it (make it slow first: scripts/pg.sh delay URI 100).
+** Medians over repetitions; ratios against the reference.
+*/
+#include "store/store.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPS 5
+#define IDS_PER_THREAD 20000000
+#define LAT_CALLS 10000000
+#define LAT_REPS 3
+
+/* ---- an in-memory store whose allocations take delay_ns ---- */
+
+static pthread_mutex_t mem_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t mem_max_id = 1, mem_step = 1000, delay_ns;
+static atomic_long mem_allocs;
+
+static int mem_open(const char *uri, frond_store **out, frond_error *err);
+static void mem_close(frond_store *st) {
+  free(st);
+}
+static int mem_schema(frond_store *st, frond_error *err) {
+  return 0;
+}
+static int mem_alloc(frond_store *st, const char *tag, int64_t step,
+                     int64_t *max_id, int64_t *row_step, frond_error *err) {
+  frond__sleep_ns(delay_ns);
+  pthread_mutex_lock(&mem_mu);
+  mem_max_id += step > 0 ? step : mem_step;
+  *max_id = mem_max_id;
+  *row_step = mem_step;
+  pthread_mutex_unlock(&mem_mu);
+  atomic_fetch_add(&mem_allocs, 1);
+  return 0;
+}
+static int mem_list(frond_store *st, frond_tag_row **out, size_t *n,
+                    frond_error *err) {
+  *out = calloc(1, sizeof(**out));
+  strcpy((*out)->tag, "bench");
+  (*out)->step = mem_step;
+  *n = 1;
+  return 0;
+}
+static int mem_get(frond_store *st, const char *tag, frond_tag_row *out,
+                   frond_error *err) {
+  return frond__fail(err, FROND_ETAG_NOT_FOUND, NULL);
+}
+static const frond_store_methods mem_methods = {
+    1,         "mem:",   "memory", mem_open, mem_close, mem_schema,
+    mem_alloc, mem_list, mem_get,  NULL,     NULL,      NULL};
+static int mem_open(const char *uri, frond_store **out, frond_error *err) {
+  *out = calloc(1, sizeof(**out));
+  (*out)->methods = &mem_methods;
+  return 0;
+}
+
+/* ---- helpers ---- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof(*v), cmp_double);
+  return v[n / 2];
+}
+
+static frond_seg *open_seg(const char *uri, int64_t max_step) {
+  frond_seg_options o;
+  frond_error e;
+  frond_seg *s;
+  int64_t id;
+  frond_seg_options_init(&o);
+  o.max_step = max_step;
+  o.wait_ms = 1000;
+  if (frond_seg_open(&s, uri, &o, &e) != 0 ||
+      frond_seg_next(s, "bench", 5, &id, &e) != 0) {
+    fprintf(stderr, "bench_segment: %s: %s\n", uri, e.message);
+    exit(1);
+  }
+  return s;
+}
+
+/* ---- throughput ---- */
+
+static atomic_llong shared_word;
+static frond_seg *tp_seg;
+static atomic_int tp_errors;
+
+static void *run_atomic(void *arg) {
+  long i;
+  (void)arg;
+  for (i = 0; i < IDS_PER_THREAD; i++)
+    atomic_fetch_add(&shared_word, 1);
+  return NULL;
+}
+
+static void *run_seg(void *arg) {
+  int64_t id;
+  long i;
+  (void)arg;
+  for (i = 0; i < IDS_PER_THREAD; i++)
+    if (frond_seg_next(tp_seg, "bench", 5, &id, NULL) != 0)
+      atomic_fetch_add(&tp_errors, 1);
+  return NULL;
+}
+
+static double ns_per_id(void *(*fn)(void *), int threads) {
+  pthread_t th[2];
+  int64_t t0 = frond__mono_ns();
+  int i;
+  for (i = 0; i < threads; i++)
+    pthread_create(&th[i], NULL, fn, NULL);
+  for (i = 0; i < threads; i++)
+    pthread_join(th[i], NULL);
+  return (double)(frond__mono_ns() - t0) / ((double)IDS_PER_THREAD * threads);
+}
+
+/* ---- latency ---- */
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct lat {
+  double p50, p999, max;
+  long errors;
+  long allocs;
+} lat;
+
+static lat latency(frond_seg *s, uint32_t *buf) {
+  lat r = {0, 0, 0, 0, 0};
+  int64_t id, t0, t1;
+  long i, allocs0 = atomic_load(&mem_allocs);
+  for (i = 0; i < LAT_CALLS; i++) {
+    t0 = frond__mono_ns();
+    if (frond_seg_next(s, "bench", 5, &id, NULL) != 0)
+      r.errors++;
+    t1 = frond__mono_ns();
+    buf[i] = (uint32_t)(t1 - t0 > UINT32_MAX ? UINT32_MAX : t1 - t0);
+  }
+  qsort(buf, LAT_CALLS, sizeof(*buf), cmp_u32);
+  r.p50 = buf[LAT_CALLS / 2];
+  r.p999 = buf[(long)(LAT_CALLS * 0.999)];
+  r.max = buf[LAT_CALLS - 1];
+  r.allocs = atomic_load(&mem_allocs) - allocs0;
+  return r;
+}
+
+static lat latency_median(const char *uri, int64_t delay, int64_t step,
+                          uint32_t *buf) {
+  double p50[LAT_REPS], p999[LAT_REPS], mx[LAT_REPS];
+  lat r = {0, 0, 0, 0, 0}, one;
+  int k;
+  for (k = 0; k < LAT_REPS; k++) {
+    frond_seg *s;
+    delay_ns = 0;
+    mem_step = step;
+    s = open_seg(uri, step * 2);
+    delay_ns = delay;
+    one = latency(s, buf);
+    frond_seg_close(s);
+    p50[k] = one.p50;
+    p999[k] = one.p999;
+    mx[k] = one.max;
+    r.errors += one.errors;
+    r.allocs += one.allocs;
+  }
+  r.p50 = median(p50, LAT_REPS);
+  r.p999 = median(p999, LAT_REPS);
+  r.max = median(mx, LAT_REPS);
+  return r;
+}
+
+int main(int argc, char **argv) {
+  double a1[REPS], a2[REPS], s1[REPS], s2[REPS], ref1, ref2, seg1, seg2;
+  long allocs0;
+  uint32_t *buf = malloc(sizeof(uint32_t) * LAT_CALLS);
+  lat fast, slow, pg;
+  int k;
+  frond__store_register(&mem_methods);
+  frond_log_set(NULL, NULL, FROND_LOG_ERROR);
+
+  /* Throughput: row step 1000 growing to the default max_step. */
+  mem_step = 1000;
+  tp_seg = open_seg("mem:", 1000000);
+  allocs0 = atomic_load(&mem_allocs);
+  for (k = 0; k < REPS; k++) {
+    a1[k] = ns_per_id(run_atomic, 1);
+    s1[k] = ns_per_id(run_seg, 1);
+    a2[k] = ns_per_id(run_atomic, 2);
+    s2[k] = ns_per_id(run_seg, 2);
+  }
+  ref1 = median(a1, REPS);
+  ref2 = median(a2, REPS);
+  seg1 = median(s1, REPS);
+  seg2 = median(s2, REPS);
+  printf("throughput (median of %d runs of %d IDs per thread, one tag)\n", REPS,
+         IDS_PER_THREAD);
+  printf("  %-32s %10s %10s\n", "", "ns/ID", "ratio");
+  printf("  %-32s %10.1f %10.2f\n", "atomic fetch-add, 1 thread", ref1, 1.0);
+  printf("  %-32s %10.1f %10.2f\n", "frond_seg_next, 1 thread", seg1,
+         seg1 / ref1);
+  printf("  %-32s %10.1f %10.2f\n", "atomic fetch-add, 2 threads", ref2, 1.0);
+  printf("  %-32s %10.1f %10.2f\n", "frond_seg_next, 2 threads", seg2,
+         seg2 / ref2);
+  printf("  store transactions per million IDs: %.2f (%ld loads, errors %d)"
+         "\n\n",
+         (double)(atomic_load(&mem_allocs) - allocs0) * 1e6 /
+             ((double)IDS_PER_THREAD * 3 * REPS),
+         atomic_load(&mem_allocs) - allocs0, atomic_load(&tp_errors));
+  frond_seg_close(tp_seg);
+
+  /* Latency: the step is sized so that 90 % of a segment outlasts a
+  ** 100 ms allocation at this loop's rate (as a deployment sizes step
+  ** against its peak rate); the same step with an instant store. */
+  fast = latency_median("mem:", 0, 8000000, buf);
+  slow = latency_median("mem:", 100000000, 8000000, buf);
+  printf("latency of frond_seg_next over %d calls (median of %d runs; "
+         "row step 8,000,000)\n",
+         LAT_CALLS, LAT_REPS);
+  printf("  %-26s %9s %9s %12s %7s %7s\n", "store", "p50 ns", "p99.9 ns",
+         "max ns", "loads", "errors");
+  printf("  %-26s %9.0f %9.0f %12.0f %7ld %7ld\n", "instant", fast.p50,
+         fast.p999, fast.max, fast.allocs, fast.errors);
+  printf("  %-26s %9.0f %9.0f %12.0f %7ld %7ld\n", "100 ms per allocation",
+         slow.p50, slow.p999, slow.max, slow.allocs, slow.errors);
+  printf("  p99.9 ratio slow/instant: %.2f\n", slow.p999 / fast.p999);
+  if (argc > 1) {
+    frond_store *st;
+    frond_error e;
+    if (frond_store_open(&st, argv[1], &e) != 0) {
+      fprintf(stderr, "bench_segment: %s\n", e.message);
+      return 1;
+    }
+    if (frond_store_tag_create(st, "bench", 8000000, 1, "bench", &e) != 0 &&
+        frond_store_tag_set_step(st, "bench", 8000000, &e) != 0) {
+      fprintf(stderr, "bench_segment: %s\n", e.message);
+      return 1;
+    }
+    frond_store_close(st);
+    pg = latency_median(argv[1], 0, 8000000, buf);
+    printf("  %-26s %9.0f %9.0f %12.0f %7s %7ld\n", "postgresql (as given)",
+           pg.p50, pg.p999, pg.max, "-", pg.errors);
+    printf("  p99.9 ratio postgresql/instant: %.2f\n", pg.p999 / fast.p999);
+  }
+  free(buf);
+  return 0;
+}
