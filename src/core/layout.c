@@ -92,10 +92,19 @@ int frond_layout_validate(const frond_layout *l, int64_t now_ms,
     return frond__fail(err, FROND_ELAYOUT_INVALID,
                        "time unit must be at least 1ms (got %" PRId64 "ms)",
                        l->unit_ms);
+  if (l->unit_ms > 86400000)
+    return frond__fail(err, FROND_ELAYOUT_INVALID,
+                       "time unit must be at most 1 day (got %" PRId64 "ms)",
+                       l->unit_ms);
   if (l->epoch_ms < 0)
     return frond__fail(err, FROND_ELAYOUT_INVALID,
                        "epoch must not be before 1970 (got %" PRId64 ")",
                        l->epoch_ms);
+  if (frond_layout_end_ms(l) == INT64_MAX)
+    return frond__fail(err, FROND_ELAYOUT_INVALID,
+                       "%u time bits of %" PRId64 "ms units overflow a 64-bit "
+                       "millisecond clock",
+                       l->time_bits, l->unit_ms);
   if (l->epoch_ms > now_ms) {
     char e[40], n[40];
     frond__format_rfc3339(l->epoch_ms, e, sizeof(e));

@@ -109,6 +109,8 @@ static void test_bad_specs(void **state) {
   parse_bad("time=41,node=10,seq=12,unit=0ms", "at least 1ms");
   parse_bad("time=41,node=10,seq=12,unit=0s", "at least 1ms");
   parse_bad("time=41,node=10,seq=12,unit=5m", "is not <n>ms or <n>s");
+  parse_bad("time=41,node=10,seq=12,unit=2000000s", "at most 1 day");
+  parse_bad("time=61,node=1,seq=1,unit=1s", "overflow");
   parse_bad("time=41,node=10,seq=12,epoch=2999-01-01", "in the future");
   parse_bad("time=41,node=10,seq=12,epoch=2024-02-30", "neither unix ms");
   parse_bad("time=41,node=10,seq=12,epoch=yesterday", "neither unix ms");
