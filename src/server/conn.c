@@ -26,8 +26,6 @@
 #include <unistd.h>
 
 #define RBUF_INITIAL 16384
-/* Stop reading while this much output waits for a slow reader. */
-#define OUT_HIGH_WATER (4u << 20)
 
 int frond__buf_reserve(frond__buf *b, size_t extra) {
   size_t cap;
@@ -131,6 +129,8 @@ static void on_close(uv_handle_t *h) {
   w->nconns--;
   atomic_fetch_sub(&w->srv->nconns, 1);
   FROND__INC(w->m.closed, 1);
+  if (c->proto->on_close != NULL)
+    c->proto->on_close(c);
   free(c->rbuf);
   frond__buf_free(&c->out);
   frond__buf_free(&c->wbuf);
@@ -206,7 +206,7 @@ static void flush(frond__conn *c) {
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   frond__conn *c = h->data;
-  size_t max = c->w->srv->max_request;
+  size_t max = c->max_rbuf;
   if (c->rcap - c->rlen < 1024 && c->rcap < max) {
     size_t cap = c->rcap ? c->rcap * 2 : RBUF_INITIAL;
     char *p;
@@ -243,8 +243,8 @@ static void process(frond__conn *c) {
     c->req_start_ms = 0;
   else if (off > 0 || c->req_start_ms == 0)
     c->req_start_ms = uv_now(&c->w->loop);
-  if (c->rlen == c->rcap && c->rcap >= c->w->srv->max_request &&
-      !c->close_after_write) {
+  if (c->rlen == c->rcap && c->rcap >= c->max_rbuf && !c->close_after_write &&
+      !frond__conn_backlogged(c)) {
     /* The protocol could not frame a request in the largest buffer. */
     c->close_after_write = 1;
   }
@@ -263,7 +263,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (c->close_after_write)
     return; /* discard input after a final answer */
   process(c);
-  if (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write) {
+  if (frond__conn_backlogged(c) || c->close_after_write) {
     uv_read_stop(s);
     c->reading = 0;
   }
@@ -289,6 +289,9 @@ static void start_reading(frond__conn *c) {
 static void on_connection(uv_stream_t *server, int status) {
   frond__worker *w = server->data;
   frond__server *srv = w->srv;
+  const frond__proto *proto = server == (uv_stream_t *)&w->resp_listener
+                                  ? &frond__resp_proto
+                                  : &frond__http_proto;
   frond__conn *c;
   if (status < 0)
     return;
@@ -298,7 +301,9 @@ static void on_connection(uv_stream_t *server, int status) {
   uv_tcp_init(&w->loop, &c->tcp);
   c->tcp.data = c;
   c->w = w;
-  c->proto = &frond__http_proto;
+  c->proto = proto;
+  c->max_rbuf = srv->max_request;
+  c->idle_ms = (uint64_t)srv->cfg.idle_timeout_ms;
   c->next = w->conns.next;
   c->prev = &w->conns;
   c->next->prev = c;
@@ -311,15 +316,22 @@ static void on_connection(uv_stream_t *server, int status) {
   }
   c->last_ms = c->req_start_ms = uv_now(&w->loop);
   if (atomic_load(&srv->nconns) > srv->cfg.max_connections || w->draining) {
-    static char busy[] =
+    static const char busy[] =
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json"
         "\r\nContent-Length: 92\r\nConnection: close\r\n\r\n"
         "{\"error\":{\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":"
         "\"connection "
         "limit reached, retry later\"}}\n";
-    uv_buf_t b = uv_buf_init(busy, sizeof busy - 1);
+    const char *msg = proto->busy != NULL ? proto->busy : busy;
+    uv_buf_t b = uv_buf_init((char *)(uintptr_t)msg, (unsigned)strlen(msg));
     FROND__INC(w->m.rejected, 1);
+    c->proto = &frond__http_proto; /* no on_close for what never opened */
     (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    conn_close(c);
+    return;
+  }
+  if (proto->on_open != NULL && proto->on_open(c) != 0) {
+    c->proto = &frond__http_proto;
     conn_close(c);
     return;
   }
@@ -335,6 +347,8 @@ static void begin_drain(frond__worker *w) {
   w->draining = 1;
   w->drain_deadline = uv_now(&w->loop) + (uint64_t)w->srv->cfg.drain_timeout_ms;
   uv_close((uv_handle_t *)&w->listener, NULL);
+  if (w->resp_fd >= 0)
+    uv_close((uv_handle_t *)&w->resp_listener, NULL);
   for (c = w->conns.next; c != &w->conns; c = next) {
     next = c->next;
     if (c->rlen == 0 && !c->writing && c->out.len == 0)
@@ -376,8 +390,8 @@ static void on_sweep(uv_timer_t *t) {
         c->reading = 0;
       }
       flush(c);
-    } else if (c->req_start_ms == 0 &&
-               now - c->last_ms >= (uint64_t)cfg->idle_timeout_ms) {
+    } else if (c->req_start_ms == 0 && c->idle_ms != 0 &&
+               now - c->last_ms >= c->idle_ms) {
       FROND__INC(w->m.idle_timeouts, 1);
       conn_close(c);
     }
@@ -407,6 +421,14 @@ int frond__worker_start(frond__worker *w) {
   if ((r = uv_tcp_open(&w->listener, w->listen_fd)) != 0 ||
       (r = uv_listen((uv_stream_t *)&w->listener, 1024, on_connection)) != 0)
     return r;
+  if (w->resp_fd >= 0) {
+    uv_tcp_init(&w->loop, &w->resp_listener);
+    w->resp_listener.data = w;
+    if ((r = uv_tcp_open(&w->resp_listener, w->resp_fd)) != 0 ||
+        (r = uv_listen((uv_stream_t *)&w->resp_listener, 1024,
+                       on_connection)) != 0)
+      return r;
+  }
   uv_timer_init(&w->loop, &w->sweep);
   w->sweep.data = w;
   period = w->srv->cfg.header_timeout_ms;

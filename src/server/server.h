@@ -8,13 +8,15 @@
 ** allocator, both lock-free while healthy.
 **
 ** The connection layer (conn.c) knows bytes, limits and timeouts; a
-** protocol (http.c now, RESP later) plugs in through frond__proto.
+** protocol (http.c, resp.c) plugs in through frond__proto. Each protocol
+** has its own listening port; both run on the same loops.
 */
 #ifndef FROND_SERVER_H
 #define FROND_SERVER_H
 
 #include "frond.h"
 #include "server/config.h"
+#include "server/resp.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,12 +45,24 @@ void frond__buf_free(frond__buf *b);
 ** needs more bytes, or -1 to close the connection once the output written
 ** so far is flushed. It answers by appending to frond__conn_out(c).
 ** on_timeout may write a last answer before a slow client is closed.
+** on_open (optional) runs once a connection is accepted and may set its
+** limits and c->pdata; on_close (optional) releases c->pdata. busy is what
+** a connection refused at max_connections is told before it is closed.
 */
+enum { FROND__PROTO_HTTP = 0, FROND__PROTO_RESP = 1, FROND__NPROTO = 2 };
+
 typedef struct frond__proto {
   const char *name;
   int (*on_data)(frond__conn *c, const char *buf, size_t len);
   void (*on_timeout)(frond__conn *c);
+  int id; /* FROND__PROTO_* */
+  int (*on_open)(frond__conn *c);
+  void (*on_close)(frond__conn *c);
+  const char *busy;
 } frond__proto;
+
+/* Output queued beyond this stops reading (and lets a protocol pause). */
+#define FROND__OUT_HIGH_WATER (4u << 20)
 
 struct frond__conn {
   uv_tcp_t tcp;
@@ -66,6 +80,9 @@ struct frond__conn {
   unsigned close_after_write : 1;
   uint64_t last_ms;      /* last read or write activity */
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
+  size_t max_rbuf;       /* largest unconsumed input buffered */
+  uint64_t idle_ms;      /* close after this long idle, 0: never */
+  void *pdata;           /* the protocol's per-connection state */
 };
 
 static inline frond__buf *frond__conn_out(frond__conn *c) {
@@ -73,6 +90,11 @@ static inline frond__buf *frond__conn_out(frond__conn *c) {
 }
 /* Will the server close this connection after the current answer? */
 int frond__conn_draining(const frond__conn *c);
+/* Is so much output queued that the protocol should stop answering until
+** it is written? (Returning 0 from on_data then pauses the connection.) */
+static inline int frond__conn_backlogged(const frond__conn *c) {
+  return c->out.len + c->wbuf.len > FROND__OUT_HIGH_WATER;
+}
 
 /* Per-worker counters: written only by the owning thread with relaxed
 ** stores, read by the scraper with relaxed loads. */
@@ -121,6 +143,7 @@ typedef struct frond__metrics {
   frond__counter header_timeouts;
   frond__counter idle_timeouts;
   frond__counter bad_requests;
+  frond__resp_metrics resp;
 } frond__metrics;
 
 struct frond__worker {
@@ -130,6 +153,8 @@ struct frond__worker {
   uv_thread_t thread;
   uv_tcp_t listener;
   int listen_fd;
+  uv_tcp_t resp_listener;
+  int resp_fd; /* -1: RESP is off */
   uv_timer_t sweep;
   uv_async_t wake;
   frond__conn conns; /* list head */
@@ -164,6 +189,8 @@ struct frond__server {
   char listen_host[256];
   int listen_port;
   int loopback;
+  char resp_host[256];
+  int resp_port;      /* 0: RESP is off */
   size_t max_request; /* largest request a connection buffers */
   /* Admin: one store connection, one request at a time. */
   pthread_mutex_t admin_lock;
@@ -176,6 +203,11 @@ struct frond__server {
   size_t nrates;
 };
 
+/* serve.c: "host:port" or "[v6]:port" into host[256] and *port; localhost
+** becomes 127.0.0.1. Returns 0 or -1 after writing a message to err. */
+int frond__parse_hostport(const char *key, const char *l, char *host, int *port,
+                          int *loopback, char *err, size_t len);
+
 /* conn.c */
 int frond__listen_socket(const char *host, int port, char *err, size_t len);
 int frond__worker_start(frond__worker *w);
@@ -184,6 +216,12 @@ void frond__worker_join(frond__worker *w);
 
 /* http.c */
 extern const frond__proto frond__http_proto;
+
+/* resp.c */
+extern const frond__proto frond__resp_proto;
+/* Check the RESP keys of srv->cfg and set resp_host/resp_port. */
+int frond__resp_configure(frond__server *srv, char *err, size_t len);
+void frond__resp_metrics_render(frond__server *srv, frond__buf *b);
 
 /* metrics.c */
 void frond__metrics_render(frond__server *srv, frond__buf *b);
