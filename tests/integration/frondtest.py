@@ -6,6 +6,7 @@ and bounds every wait. Tests import this module from their own directory.
 """
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -140,3 +141,161 @@ class Postgres:
             self.stop()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---- frond serve and the Redis protocol ----
+
+class Server:
+    """`frond serve` in a temp dir with a SQLite store, on free loopback
+    ports for HTTP and RESP. extra: more flags ("--key", "value", ...).
+    tags: {name: step} created before the start. stop() sends SIGTERM and
+    checks a clean exit; close() also removes the dir."""
+
+    def __init__(self, extra=(), tags=None, store=True, resp=True):
+        self.dir = tempdir("frond-serve-")
+        self.http_port = free_port()
+        self.resp_port = free_port() if resp else None
+        self.store = "sqlite://" + os.path.join(self.dir, "frond.db")
+        for name, step in (tags or {}).items():
+            r = run(["tag", "create", name, "--step", str(step),
+                     "--store", self.store], cwd=self.dir)
+            check(r.returncode == 0, "tag create %s: %s" % (name, r.stderr))
+        args = [FROND_BIN, "serve", "--listen", "127.0.0.1:%d" % self.http_port,
+                "--resp-listen", "127.0.0.1:%d" % self.resp_port
+                if resp else "off", "--data-dir", self.dir,
+                "--store", self.store if store else "none"] + list(extra)
+        self.log = open(os.path.join(self.dir, "serve.log"), "w+")
+        self.proc = subprocess.Popen(args, cwd=self.dir, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        try:
+            wait_port(self.http_port)
+            if resp:
+                wait_port(self.resp_port)
+        except Failure:
+            self.close()
+            raise
+
+    def output(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self, timeout=30):
+        """SIGTERM; the server must drain and exit 0 in time."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise Failure("frond serve did not exit %ds after SIGTERM" %
+                          timeout)
+        check(rc == 0, "frond serve exited %d: %s" % (rc, self.output()[-2000:]))
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def close(self):
+        try:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        finally:
+            self.log.close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def http_get(self, path):
+        import urllib.request
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" %
+                                    (self.http_port, path), timeout=10) as r:
+            return r.read().decode()
+
+
+class RespError(Exception):
+    """An error reply ("-CODE message"), returned as a value by Resp."""
+
+    def __init__(self, line):
+        super().__init__(line)
+        self.line = line
+        self.code = line.split(" ", 1)[0]
+
+
+class Resp:
+    """A raw RESP2 connection for tests that send exactly the bytes they
+    mean: send() writes bytes; reply() reads one reply (ints, bytes, lists,
+    None, str for status lines, RespError for errors); closed() tells
+    whether the server closed the connection."""
+
+    def __init__(self, port, timeout=10.0):
+        self.sock = socket.create_connection(("127.0.0.1", port),
+                                             timeout=timeout)
+        self.buf = b""
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def command(self, *args):
+        """Send one command as a multibulk array and read its reply."""
+        self.send(encode(*args))
+        return self.reply()
+
+    def _fill(self):
+        chunk = self.sock.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("connection closed by the server")
+        self.buf += chunk
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def reply(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return rest.decode()
+        if t == b"-":
+            return RespError(rest.decode("utf-8", "replace"))
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self._fill()
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data
+        if t == b"*":
+            n = int(rest)
+            return None if n < 0 else [self.reply() for _ in range(n)]
+        raise Failure("not a RESP reply: %r" % line)
+
+    def closed(self, timeout=5.0):
+        """True when the server closes the connection within timeout (any
+        bytes still unread are discarded)."""
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                if not self.sock.recv(1 << 16):
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+    def close(self):
+        self.sock.close()
+
+
+def encode(*args):
+    """One command as a RESP multibulk array."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if not isinstance(a, bytes):
+            a = str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
