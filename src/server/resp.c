@@ -218,6 +218,21 @@ static void cmd_incr(rx *x) {
   reply_int(x, id);
 }
 
+/* INCRBY <tag> 1 is what some clients send for INCR (redis-py's incr()).
+** A larger increment would promise the caller every ID below the answer,
+** which a batch that spans two segments does not hold: ID.NEXT answers
+** batches. */
+static void cmd_incrby(rx *x) {
+  int64_t by;
+  if (frond__parse_i64(x->argv[2].p, x->argv[2].len, &by) != 0 || by != 1) {
+    reply_error(x, "COUNT_INVALID",
+                "INCRBY takes an increment of 1 only; use ID.NEXT <tag> "
+                "<count> for a batch");
+    return;
+  }
+  cmd_incr(x);
+}
+
 static void cmd_id_next(rx *x) {
   frond_error err = {0, ""};
   size_t n;
@@ -536,6 +551,7 @@ static void cmd_info(rx *x);
 /* Sorted by how often clients send them. */
 static const resp_cmd commands[] = {
     {"incr", FROND__RC_INCR, 2, 2, 0, 1, "write fast", cmd_incr},
+    {"incrby", FROND__RC_INCRBY, 3, 3, 0, 1, "write fast", cmd_incrby},
     {"id.next", FROND__RC_ID_NEXT, 2, 3, 0, 1, "write", cmd_id_next},
     {"id.snowflake", FROND__RC_ID_SNOWFLAKE, 1, 2, 0, 0, "write",
      cmd_id_snowflake},

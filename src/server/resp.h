@@ -15,6 +15,7 @@
 ** the rest. The order is the metrics' order and COMMAND's. */
 #define FROND__RESP_COMMANDS(XX)                                               \
   XX(INCR, "incr")                                                             \
+  XX(INCRBY, "incrby")                                                         \
   XX(ID_NEXT, "id.next")                                                       \
   XX(ID_SNOWFLAKE, "id.snowflake")                                             \
   XX(ID_DECODE, "id.decode")                                                   \
