@@ -29,6 +29,7 @@
   XX(CLIENT, "client")                                                         \
   XX(COMMAND, "command")                                                       \
   XX(INFO, "info")                                                             \
+  XX(CONFIG, "config")                                                         \
   XX(RESET, "reset")                                                           \
   XX(UNKNOWN, "unknown")
 
