@@ -83,6 +83,11 @@ delay)
   [ $# -eq 3 ] || die "usage: scripts/pg.sh delay URI MS"
   ms=$3
   case "$ms" in '' | *[!0-9]*) die "MS must be a number" ;; esac
+  table="CREATE TABLE IF NOT EXISTS leaf_alloc (
+    biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY,
+    max_id bigint NOT NULL DEFAULT 1, step int NOT NULL,
+    description varchar(256) DEFAULT NULL,
+    update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP);"
   if [ "$ms" -eq 0 ]; then
     sql="DROP TRIGGER IF EXISTS frond_delay ON leaf_alloc;"
   else
@@ -93,7 +98,8 @@ delay)
       CREATE TRIGGER frond_delay BEFORE UPDATE ON leaf_alloc
       FOR EACH ROW EXECUTE FUNCTION frond_delay();"
   fi
-  "$bindir/psql" -q -v ON_ERROR_STOP=1 -d "$2" -c "$sql" >/dev/null
+  "$bindir/psql" -X -q -v ON_ERROR_STOP=1 -d "$2" -c "$table" -c "$sql" \
+    >/dev/null 2>&1 || die "psql failed on $2"
   ;;
 *)
   die "usage: scripts/pg.sh start|stop|uri DIR, or delay URI MS"

@@ -12,6 +12,7 @@
 
 #include "frond.h"
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,10 @@ void frond__out_printf(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* Stop writing (with the error EINTR) once *flag is non-zero, even in the
+** middle of a block: a signal handler that sets it stops a write blocked
+** on a full pipe, since the write returns early with the signal. */
+void frond__out_stop_on(volatile sig_atomic_t *flag);
 /* Append v in decimal. */
 void frond__out_u64(uint64_t v);
 void frond__out_i64(int64_t v);

@@ -69,23 +69,22 @@ int main(int argc, char **argv) {
     return FROND__EXIT_OK;
   }
   if (strcmp(argv[1], "help") == 0) {
+    /* "help CMD [SUB]" is "CMD [SUB] --help". */
     char *help_argv[3];
     if (argc == 2) {
       usage(stdout);
       return FROND__EXIT_OK;
     }
-    if (argc > 4 || (c = find(argv[2])) == NULL) {
-      if (argc > 4)
-        fprintf(stderr, "frond help: unexpected argument '%s'\n", argv[4]);
-      else
-        return unknown(argv[2]);
+    if ((c = find(argv[2])) == NULL)
+      return unknown(argv[2]);
+    if (argc > 4) {
+      fprintf(stderr, "frond help: unexpected argument '%s'\n", argv[4]);
       return FROND__EXIT_USAGE;
     }
-    /* "help tag create" asks the tag command about its subcommand. */
     help_argv[0] = argv[2];
     help_argv[1] = argc == 4 ? argv[3] : (char *)"--help";
     help_argv[2] = (char *)"--help";
-    return c->fn(argc == 4 ? 3 : 2, help_argv);
+    return c->fn(argc - 1, help_argv);
   }
   if (argv[1][0] == '-') {
     fprintf(stderr, "frond: unknown option '%s' (see 'frond --help')\n",

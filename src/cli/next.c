@@ -64,6 +64,7 @@ static void catch_signals(sigset_t *set) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
+  frond__out_stop_on(&stop_signal);
   sigemptyset(set);
   sigaddset(set, SIGINT);
   sigaddset(set, SIGTERM);
@@ -97,12 +98,12 @@ static int finish(int rc) {
   int e = frond__out_flush();
   if (e == EPIPE)
     return die_of(SIGPIPE);
+  if (stop_signal != 0)
+    return die_of(stop_signal);
   if (e != 0 && rc == FROND__EXIT_OK) {
     errno = e;
     rc = frond__cli_fail_errno("writing the IDs");
   }
-  if (stop_signal != 0)
-    return die_of(stop_signal);
   return rc;
 }
 
@@ -189,6 +190,10 @@ int frond__cli_next(int argc, char **argv) {
                                       "--no-highwater");
 
   frond_gen_options_init(&go);
+  /* The user asked for N IDs: past the layout's rate, wait for the clock
+  ** rather than fail. A call may wait for up to two units (10 ms each for
+  ** sonyflake), more than the default max_wait. */
+  go.max_wait_ms += 2 * layout.unit_ms;
   if (!no_hw) {
     if (dir == NULL)
       dir = frond__cli_env("FROND_DATA_DIR", ".");
@@ -197,10 +202,10 @@ int frond__cli_next(int argc, char **argv) {
       return frond__usage_error("next", "--data-dir: the path is too long");
     go.highwater_path = path;
   }
-  /* frond_gen_next_n takes at most 2^seq_bits * 1000 IDs per call. */
-  limit = (size_t)1000 << (layout.seq_bits < 40 ? layout.seq_bits : 40);
-  if (limit > CHUNK)
-    limit = CHUNK;
+  /* At most one unit's worth of IDs per call: a call is all or nothing,
+  ** and once the borrowing is used up it must wait for every unit it
+  ** spans. With 2^seq_bits IDs it spans at most two. */
+  limit = layout.seq_bits < 12 ? (size_t)1 << layout.seq_bits : CHUNK;
 
   catch_signals(&set);
   if (frond_gen_create(&g, &layout, (uint64_t)node, &go, &err) != 0)

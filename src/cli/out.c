@@ -9,6 +9,7 @@
 #include "core/internal.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +20,25 @@
 
 static char out_buf[OUT_SIZE];
 static size_t out_len;
-static int out_errno; /* first write error, sticky */
+static int out_errno;                   /* first write error, sticky */
+static volatile sig_atomic_t *out_stop; /* see frond__out_stop_on */
+
+void frond__out_stop_on(volatile sig_atomic_t *flag) {
+  out_stop = flag;
+}
 
 static void out_drain(void) {
   size_t off = 0;
   while (off < out_len && out_errno == 0) {
-    ssize_t n = write(STDOUT_FILENO, out_buf + off, out_len - off);
+    ssize_t n;
+    /* A signal that arrived while we were formatting, or that cut a
+    ** write short (a pipe write returns the bytes it got through), must
+    ** not be followed by a write that blocks on a full pipe. */
+    if (out_stop != NULL && *out_stop) {
+      out_errno = EINTR;
+      break;
+    }
+    n = write(STDOUT_FILENO, out_buf + off, out_len - off);
     if (n > 0)
       off += (size_t)n;
     else if (n < 0 && errno != EINTR)
@@ -157,18 +171,21 @@ void frond__out_table(const char *const *cells, size_t rows, size_t cols,
       if (strlen(cells[r * cols + c]) > w[c])
         w[c] = strlen(cells[r * cols + c]);
   for (r = 0; r < rows; r++) {
+    char line[1024];
+    int len = 0;
     for (c = 0; c < cols && c < 16; c++) {
       const char *cell = cells[r * cols + c];
-      int pad = (int)(w[c] - strlen(cell));
-      int last = c + 1 == cols;
-      if (align[c] == 'r')
-        frond__out_printf("%*s%s", pad, "", cell);
-      else if (last)
-        frond__out_str(cell);
-      else
-        frond__out_printf("%s%*s", cell, pad, "");
-      frond__out_str(last ? "\n" : "  ");
+      int pad = (int)(w[c] - strlen(cell)), room = (int)sizeof(line) - len;
+      int n =
+          align[c] == 'r'
+              ? snprintf(line + len, (size_t)room, "%*s%s  ", pad, "", cell)
+              : snprintf(line + len, (size_t)room, "%s%*s  ", cell, pad, "");
+      len += n < room ? n : room - 1;
     }
+    while (len > 0 && line[len - 1] == ' ')
+      len--; /* no trailing blanks */
+    frond__out_bytes(line, (size_t)len);
+    frond__out_bytes("\n", 1);
   }
 }
 

@@ -2,7 +2,18 @@
 ** segment.c -- the segment allocator: per-tag double buffers served from
 ** memory, filled by one background loader thread.
 **
-** A tag holds two buffers; buf[cur] is served, buf[!cur] is the next one.
+** A tag holds two segment entries and one 64-bit word, gen << 40 | off.
+** Generation g is served from entry g & 1; handing out an ID is one
+** atomic fetch-add on the word: the caller owns offset `off` of
+** generation g, and the ID is start + off when entry g & 1 still holds
+** generation g (read under a seqlock) and off < size. The word only ever
+** grows (fetch-add, or a switch to (g + 1) << 40), so no two calls own the
+** same (g, off), and generation g + 1 is always a later segment: IDs are
+** unique and increase per thread. Anything else (segment used up, next
+** one not there, entry rewritten under a slow reader) takes the slow path
+** under the tag's mutex; an offset owned but not used is skipped, never
+** handed out.
+**
 ** Once preload_pct of the current segment is handed out, the call that
 ** crosses that point asks the loader for the next segment. The loader runs
 ** the store transaction with no tag lock held and installs the result under
@@ -32,18 +43,29 @@
 
 #define MIN_MS (60 * 1000)
 
-typedef struct seg_buf {
-  int64_t start, end, pos, step;
-  int ready;
-} seg_buf;
+#define GEN_SHIFT 40
+#define OFF_MASK ((UINT64_C(1) << GEN_SHIFT) - 1)
+#define GEN_MASK ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
+#define NO_GEN UINT64_MAX
+
+/* One segment. Written only under the tag's mutex, as a seqlock (seq is
+** odd while being written); read lock-free by the fast path. */
+typedef struct seg_entry {
+  atomic_uint_fast64_t seq;
+  atomic_uint_fast64_t gen; /* the generation it serves, or NO_GEN */
+  atomic_int_fast64_t start, size;
+  atomic_int_fast64_t preload_at; /* offset whose taker asks for the next */
+  int64_t step;                   /* under mu */
+} seg_entry;
 
 typedef struct seg_tag {
+  _Alignas(64) atomic_uint_fast64_t word; /* gen << GEN_SHIFT | off */
+  _Alignas(64) seg_entry e[2];
   pthread_mutex_t mu;
   pthread_cond_t cv; /* readers waiting for a segment */
-  seg_buf buf[2];
-  int cur;
-  int want;    /* a load is requested and not done yet */
-  int loading; /* the loader is in the store for this tag */
+  uint64_t done;     /* IDs of segments switched away from */
+  int want;          /* a load is requested and not done yet */
+  int loading;       /* the loader is in the store for this tag */
   atomic_int removed;
   uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
   int64_t step;         /* step of the last load, 0 before the first */
@@ -52,7 +74,7 @@ typedef struct seg_tag {
   int64_t last_load_unix_ms;
   int64_t backoff_ms;
   int64_t retry_at_ns; /* monotonic; no load attempt before */
-  uint64_t issued, loads, failures;
+  uint64_t loads, failures;
   uint64_t hash;
   size_t len;
   char name[FROND_TAG_MAX + 1];
@@ -110,6 +132,42 @@ static void cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
   ts.tv_sec = (time_t)(deadline_ns / 1000000000);
   ts.tv_nsec = (long)(deadline_ns % 1000000000);
   pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* ---- segment entries (writers hold t->mu) ---- */
+
+static void entry_write(seg_entry *e, uint64_t gen, int64_t start, int64_t size,
+                        int64_t step, unsigned pct) {
+  uint_fast64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+  /* Release stores: a reader that sees any new field also sees seq odd
+  ** (or the final even value) on its second read of seq. */
+  atomic_store_explicit(&e->seq, seq + 1, memory_order_relaxed);
+  atomic_store_explicit(&e->gen, gen, memory_order_release);
+  atomic_store_explicit(&e->start, start, memory_order_release);
+  atomic_store_explicit(&e->size, size, memory_order_release);
+  /* The taker of offset preload_at is the first to have used more than
+  ** pct % of the segment. */
+  atomic_store_explicit(&e->preload_at, size * pct / 100, memory_order_release);
+  e->step = step;
+  atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
+}
+
+/* Entry of generation g, or NULL when it holds another one. Under mu. */
+static seg_entry *entry_of(seg_tag *t, uint64_t g) {
+  seg_entry *e = &t->e[g & 1];
+  return atomic_load_explicit(&e->gen, memory_order_relaxed) == g ? e : NULL;
+}
+
+/* Serve generation g + 1 from now on. Under mu. */
+static void switch_gen(seg_tag *t, uint64_t w) {
+  uint64_t g = w >> GEN_SHIFT, off = w & OFF_MASK;
+  seg_entry *e = entry_of(t, g);
+  if (e != NULL) {
+    int64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
+    t->done += off < (uint64_t)size ? off : (uint64_t)size;
+  }
+  atomic_store_explicit(&t->word, ((g + 1) & GEN_MASK) << GEN_SHIFT,
+                        memory_order_release);
 }
 
 void frond_seg_options_init(frond_seg_options *o) {
@@ -173,6 +231,7 @@ static int tag_add(frond_seg *s, const char *name, int64_t row_step,
       t->row_step = row_step;
       t->backoff_ms = 0;
       t->retry_at_ns = 0;
+      t->want = 0;
       atomic_store(&t->removed, 0);
       pthread_mutex_unlock(&t->mu);
     }
@@ -194,6 +253,8 @@ static int tag_add(frond_seg *s, const char *name, int64_t row_step,
     return FROND_ENOMEM;
   pthread_mutex_init(&t->mu, NULL);
   cond_init(&t->cv);
+  atomic_init(&t->e[0].gen, NO_GEN);
+  atomic_init(&t->e[1].gen, NO_GEN);
   memcpy(t->name, name, len + 1);
   t->len = len;
   t->hash = h;
@@ -208,7 +269,9 @@ static void tag_remove(seg_tag *t) {
   pthread_mutex_lock(&t->mu);
   atomic_store(&t->removed, 1);
   t->gen++;
-  t->buf[0].ready = t->buf[1].ready = 0;
+  entry_write(&t->e[0], NO_GEN, 0, 0, 0, 0);
+  entry_write(&t->e[1], NO_GEN, 0, 0, 0, 0);
+  switch_gen(t, atomic_load(&t->word));
   t->want = 0;
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
@@ -295,24 +358,29 @@ static int64_t next_step(frond_seg *s, seg_tag *t) {
   return step < t->row_step ? t->row_step : step;
 }
 
-/* Put [start, end) into a free buffer. Expects t->mu held. Returns 0 when
-** both buffers are full (the segment is then abandoned, never reused). */
-static int install(seg_tag *t, int64_t start, int64_t end, int64_t step) {
-  seg_buf *b = &t->buf[t->cur], *o = &t->buf[!t->cur];
-  if (b->ready && b->pos == b->end && o->ready) {
-    b->ready = 0;
-    t->cur = !t->cur;
-    b = o;
-    o = &t->buf[!t->cur];
+/* Put [start, end) into the next generation's entry, and serve it at
+** once when the current one is used up. Expects t->mu held. Returns 0
+** when both are full (the segment is then abandoned, never reused). */
+static int install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
+                   int64_t step) {
+  uint64_t w = atomic_load(&t->word), g = w >> GEN_SHIFT;
+  uint64_t next = (g + 1) & GEN_MASK;
+  seg_entry *cur = entry_of(t, g);
+  int used_up =
+      cur == NULL || (w & OFF_MASK) >= (uint64_t)atomic_load(&cur->size);
+  if (used_up && entry_of(t, next) != NULL) { /* switch first */
+    switch_gen(t, w);
+    w = atomic_load(&t->word);
+    g = next;
+    next = (g + 1) & GEN_MASK;
+    used_up = 0;
   }
-  if (!b->ready || b->pos == b->end)
-    o = b;
-  else if (o->ready)
+  if (!used_up && entry_of(t, next) != NULL)
     return 0;
-  o->start = o->pos = start;
-  o->end = end;
-  o->step = step;
-  o->ready = 1;
+  entry_write(&t->e[next & 1], next, start, end - start, step,
+              s->o.preload_pct);
+  if (used_up)
+    switch_gen(t, w);
   return 1;
 }
 
@@ -336,7 +404,7 @@ static void load(frond_seg *s, seg_tag *t, int64_t step, uint64_t gen) {
   if (rc == 0) {
     atomic_fetch_add(&s->loads, 1);
     if (gen == t->gen && !atomic_load(&t->removed)) {
-      if (install(t, start, max_id, used)) {
+      if (install(s, t, start, max_id, used)) {
         t->step = used;
         t->row_step = row_step;
         t->last_load_ms = now_ms(s);
@@ -473,45 +541,84 @@ static int miss(frond_seg *s, const char *name, size_t len, seg_tag **out,
   return rc == 0 ? 0 : frond__fail(err, rc, NULL);
 }
 
-/* Hand out n IDs of t into out. Expects t->mu held; may wait on t->cv. */
+/* Ask for the next segment unless it is there or coming. */
+static void preload(frond_seg *s, seg_tag *t) {
+  uint64_t g;
+  pthread_mutex_lock(&t->mu);
+  g = atomic_load(&t->word) >> GEN_SHIFT;
+  if (entry_of(t, (g + 1) & GEN_MASK) == NULL && !t->loading)
+    request_load(s, t);
+  pthread_mutex_unlock(&t->mu);
+}
+
+/* The hot path: one fetch-add and a seqlock read; no lock. Returns 0 when
+** the slow path must decide. */
+static int fast_take(frond_seg *s, seg_tag *t, int64_t *id) {
+  uint64_t w = atomic_fetch_add_explicit(&t->word, 1, memory_order_acquire);
+  uint64_t g = w >> GEN_SHIFT, off = w & OFF_MASK, seq;
+  seg_entry *e = &t->e[g & 1];
+  int64_t start, size, preload_at;
+  /* Seqlock read; acquire loads keep the second read of seq after them. */
+  seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+  if (FROND__UNLIKELY(atomic_load_explicit(&e->gen, memory_order_acquire) != g))
+    return 0;
+  start = atomic_load_explicit(&e->start, memory_order_acquire);
+  size = atomic_load_explicit(&e->size, memory_order_acquire);
+  preload_at = atomic_load_explicit(&e->preload_at, memory_order_acquire);
+  if (FROND__UNLIKELY((seq & 1) != 0 ||
+                      atomic_load_explicit(&e->seq, memory_order_relaxed) !=
+                          seq ||
+                      off >= (uint64_t)size))
+    return 0;
+  *id = start + (int64_t)off;
+  if (FROND__UNLIKELY(off == (uint64_t)preload_at))
+    preload(s, t);
+  return 1;
+}
+
+/* Hand out n IDs of t into out: from the current segment, switching to
+** the next when it is used up, waiting (bounded) for the loader when both
+** are. Expects t->mu held (so no generation switch or entry write runs
+** concurrently; fast-path readers still take offsets). */
 static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                 frond_error *err) {
-  int64_t deadline = 0, avail;
-  seg_buf *b, *o;
-  size_t k;
+  int64_t deadline = 0, size, start;
+  uint64_t w, g, off, k = 0, got;
+  seg_entry *e;
   for (;;) {
     if (atomic_load(&t->removed))
       return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
                          t->name);
-    b = &t->buf[t->cur];
-    o = &t->buf[!t->cur];
-    if ((!b->ready || b->pos == b->end) && o->ready) { /* switch */
-      b->ready = 0;
-      t->cur = !t->cur;
+    w = atomic_load(&t->word);
+    g = w >> GEN_SHIFT;
+    if ((e = entry_of(t, g)) != NULL) {
+      size = atomic_load(&e->size);
+      start = atomic_load(&e->start);
+      if ((w & OFF_MASK) < (uint64_t)size) {
+        w = atomic_fetch_add(&t->word, n - k);
+        off = w & OFF_MASK;
+        got = off < (uint64_t)size ? (uint64_t)size - off : 0;
+        if (got > n - k)
+          got = n - k;
+        for (; got > 0; got--)
+          out[k++] = start + (int64_t)off++;
+        if (off > (uint64_t)atomic_load(&e->preload_at) &&
+            entry_of(t, (g + 1) & GEN_MASK) == NULL && !t->loading)
+          request_load(s, t);
+        if (k == n)
+          return 0;
+        continue; /* used up meanwhile */
+      }
+    }
+    if (entry_of(t, (g + 1) & GEN_MASK) != NULL) {
+      switch_gen(t, w);
       continue;
     }
-    avail = (b->ready ? b->end - b->pos : 0) + (o->ready ? o->end - o->pos : 0);
-    if ((uint64_t)avail >= n) {
-      for (k = 0; k < n; k++) {
-        if (b->pos == b->end) {
-          b->ready = 0;
-          t->cur = !t->cur;
-          b = &t->buf[t->cur];
-        }
-        out[k] = b->pos++;
-      }
-      t->issued += n;
-      o = &t->buf[!t->cur];
-      if (!o->ready && !t->loading &&
-          (b->pos - b->start) * 100 > (b->end - b->start) * s->o.preload_pct)
-        request_load(s, t);
-      return 0;
-    }
-    if (b->ready && o->ready) { /* nothing more can be buffered */
+    if (k > 0) { /* all or nothing: the IDs taken so far are skipped */
       atomic_fetch_add(&s->unavailable, 1);
       return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": %zu IDs asked, %lld buffered", t->name, n,
-                         (long long)avail);
+                         "tag \"%s\": %zu IDs asked, only %llu buffered",
+                         t->name, n, (unsigned long long)k);
     }
     if (!t->loading)
       request_load(s, t);
@@ -529,9 +636,16 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
   }
 }
 
+static seg_tag *find(frond_seg *s, const char *tag, size_t len) {
+  seg_tag *t = lookup(s, tag, len, hash_name(tag, len));
+  if (FROND__UNLIKELY(t == NULL ||
+                      atomic_load_explicit(&t->removed, memory_order_relaxed)))
+    return NULL;
+  return t;
+}
+
 int frond_seg_next_n(frond_seg *s, const char *tag, size_t len, size_t n,
                      int64_t *out, frond_error *err) {
-  uint64_t h;
   seg_tag *t;
   int rc;
   if (s == NULL || out == NULL || (tag == NULL && len > 0))
@@ -540,12 +654,8 @@ int frond_seg_next_n(frond_seg *s, const char *tag, size_t len, size_t n,
     return frond__fail(err, FROND_ECOUNT_INVALID, "count must be at least 1");
   if (len > FROND_TAG_MAX)
     return frond_tag_validate(tag, len, err);
-  h = hash_name(tag, len);
-  t = lookup(s, tag, len, h);
-  if (FROND__UNLIKELY(t == NULL ||
-                      atomic_load_explicit(&t->removed, memory_order_relaxed)))
-    if ((rc = miss(s, tag, len, &t, err)) != 0)
-      return rc;
+  if ((t = find(s, tag, len)) == NULL && (rc = miss(s, tag, len, &t, err)) != 0)
+    return rc;
   pthread_mutex_lock(&t->mu);
   rc = take(s, t, n, out, err);
   pthread_mutex_unlock(&t->mu);
@@ -554,6 +664,10 @@ int frond_seg_next_n(frond_seg *s, const char *tag, size_t len, size_t n,
 
 int frond_seg_next(frond_seg *s, const char *tag, size_t len, int64_t *id,
                    frond_error *err) {
+  seg_tag *t;
+  if (FROND__LIKELY(s != NULL && id != NULL && len <= FROND_TAG_MAX &&
+                    (t = find(s, tag, len)) != NULL && fast_take(s, t, id)))
+    return 0;
   return frond_seg_next_n(s, tag, len, 1, id, err);
 }
 
@@ -648,12 +762,21 @@ void frond_seg_close(frond_seg *s) {
   seg_free(s);
 }
 
-static void copy_buf(frond_seg_buffer *d, const seg_buf *b) {
-  d->start = b->start;
-  d->end = b->end;
-  d->pos = b->pos;
-  d->step = b->step;
-  d->ready = b->ready;
+/* Describe generation g's entry; off is its taken offset. Under mu. */
+static void describe(seg_tag *t, uint64_t g, uint64_t off,
+                     frond_seg_buffer *d) {
+  seg_entry *e = entry_of(t, g);
+  int64_t size;
+  if (e == NULL)
+    return;
+  size = atomic_load(&e->size);
+  if (off > (uint64_t)size)
+    off = (uint64_t)size;
+  d->start = atomic_load(&e->start);
+  d->end = d->start + size;
+  d->pos = d->start + (int64_t)off;
+  d->step = e->step;
+  d->ready = 1;
 }
 
 static int info_cmp(const void *a, const void *b) {
@@ -667,6 +790,7 @@ int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
   frond_tag_info *v;
   seg_tag *t;
   size_t i, k = 0;
+  uint64_t w;
   pthread_mutex_lock(&s->table_mu);
   tb = atomic_load(&s->table);
   if ((v = calloc(tb->count + 1, sizeof(*v))) == NULL) {
@@ -678,14 +802,15 @@ int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
       continue;
     pthread_mutex_lock(&t->mu);
     memcpy(v[k].tag, t->name, t->len + 1);
-    copy_buf(&v[k].current, &t->buf[t->cur]);
-    copy_buf(&v[k].next, &t->buf[!t->cur]);
+    w = atomic_load(&t->word);
+    describe(t, w >> GEN_SHIFT, w & OFF_MASK, &v[k].current);
+    describe(t, ((w >> GEN_SHIFT) + 1) & GEN_MASK, 0, &v[k].next);
+    v[k].issued = t->done + (uint64_t)(v[k].current.pos - v[k].current.start);
     v[k].step = next_step(s, t);
     if (v[k].step == 0)
       v[k].step = t->row_step;
     v[k].row_step = t->row_step;
     v[k].last_load_ms = t->last_load_unix_ms;
-    v[k].issued = t->issued;
     v[k].loads = t->loads;
     v[k].load_failures = t->failures;
     v[k].loading = t->want;

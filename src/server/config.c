@@ -267,8 +267,15 @@ void frond__config_print(const frond__config *c, FILE *f) {
 void frond__config_usage(FILE *f) {
   size_t i;
   fprintf(f, "usage: frond serve [--config FILE] [--print-config] "
-             "[--KEY VALUE]...\n\nkeys (flag --key, env, default):\n");
-  for (i = 0; i < FROND__ARRAY_SIZE(rows); i++)
-    fprintf(f, "  --%-18s %-24s %-16s %s\n", rows[i].name, rows[i].env,
+             "[--KEY VALUE]...\n\nkeys (flag, environment, default; in a file: "
+             "key_name = value):\n");
+  for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
+    char flag[32], *p;
+    snprintf(flag, sizeof flag, "%s", rows[i].name);
+    for (p = flag; *p; p++)
+      if (*p == '_')
+        *p = '-';
+    fprintf(f, "  --%-18s %-24s %-16s %s\n", flag, rows[i].env,
             rows[i].def[0] ? rows[i].def : "(none)", rows[i].help);
+  }
 }

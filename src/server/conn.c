@@ -26,6 +26,10 @@
 #include <unistd.h>
 
 #define RBUF_INITIAL 16384
+/* A connection closed after a final answer keeps reading (and discarding)
+** this long after shutting down its write side, so that unread input does
+** not make the kernel send a reset that destroys the answer. */
+#define LINGER_MS 1000
 
 int frond__buf_reserve(frond__buf *b, size_t extra) {
   size_t cap;
@@ -127,7 +131,6 @@ static void on_close(uv_handle_t *h) {
   c->prev->next = c->next;
   c->next->prev = c->prev;
   w->nconns--;
-  atomic_fetch_sub(&w->srv->nconns, 1);
   FROND__INC(w->m.closed, 1);
   if (c->proto->on_close != NULL)
     c->proto->on_close(c);
@@ -141,11 +144,39 @@ static void conn_close(frond__conn *c) {
   if (c->closing)
     return;
   c->closing = 1;
+  /* Counted out now, not in on_close at the end of the loop iteration:
+  ** the limit is on connections the server still serves. */
+  atomic_fetch_sub(&c->w->srv->nconns, 1);
   uv_close((uv_handle_t *)&c->tcp, on_close);
 }
 
 static void flush(frond__conn *c);
 static void start_reading(frond__conn *c);
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+static void on_shutdown(uv_shutdown_t *req, int status) {
+  frond__conn *c = req->data;
+  if (status < 0)
+    conn_close(c);
+}
+
+/* Lingering close: FIN now, discard input until EOF or LINGER_MS. */
+static void linger(frond__conn *c) {
+  if (c->lingering || c->closing)
+    return;
+  c->lingering = 1;
+  c->linger_ms = uv_now(&c->w->loop);
+  c->sreq.data = c;
+  if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+    conn_close(c);
+    return;
+  }
+  c->rlen = 0;
+  if (!c->reading &&
+      uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+    c->reading = 1;
+}
 
 static void on_write(uv_write_t *req, int status) {
   frond__conn *c = req->data;
@@ -197,7 +228,7 @@ static void flush(frond__conn *c) {
     c->out.len = 0;
   }
   if (c->close_after_write) {
-    conn_close(c);
+    linger(c);
     return;
   }
   if (!c->reading)
@@ -258,10 +289,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   }
   if (nread == 0)
     return;
+  if (c->close_after_write)
+    return; /* input after a final answer is discarded */
   c->rlen += (size_t)nread;
   c->last_ms = uv_now(&c->w->loop);
-  if (c->close_after_write)
-    return; /* discard input after a final answer */
   process(c);
   if (frond__conn_backlogged(c) || c->close_after_write) {
     uv_read_stop(s);
@@ -320,14 +351,13 @@ static void on_connection(uv_stream_t *server, int status) {
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json"
         "\r\nContent-Length: 92\r\nConnection: close\r\n\r\n"
         "{\"error\":{\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":"
-        "\"connection "
-        "limit reached, retry later\"}}\n";
+        "\"connection limit reached, retry later\"}}\n";
     const char *msg = proto->busy != NULL ? proto->busy : busy;
-    uv_buf_t b = uv_buf_init((char *)(uintptr_t)msg, (unsigned)strlen(msg));
     FROND__INC(w->m.rejected, 1);
     c->proto = &frond__http_proto; /* no on_close for what never opened */
-    (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
-    conn_close(c);
+    c->close_after_write = 1;
+    frond__buf_append(&c->out, msg, strlen(msg));
+    flush(c);
     return;
   }
   if (proto->on_open != NULL && proto->on_open(c) != 0) {
@@ -377,7 +407,11 @@ static void on_sweep(uv_timer_t *t) {
   }
   for (c = w->conns.next; c != &w->conns; c = next) {
     next = c->next;
-    if (c->closing || c->writing)
+    if (c->lingering && now - c->linger_ms >= LINGER_MS) {
+      conn_close(c);
+      continue;
+    }
+    if (c->closing || c->writing || c->close_after_write)
       continue;
     if (c->req_start_ms != 0 &&
         now - c->req_start_ms >= (uint64_t)cfg->header_timeout_ms) {

@@ -92,30 +92,50 @@ static void record(ctx *x, int status) {
   FROND__INC(m->duration_ns[x->route], ns);
 }
 
-/* Append a whole answer. extra: more header lines, each ending in CRLF. */
+static void put(frond__buf *b, const char *s, size_t n) {
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+}
+#define PUT_LIT(b, lit) put(b, lit, sizeof(lit) - 1)
+
+/* Append a whole answer. extra: more header lines, each ending in CRLF.
+** Built with memcpy, not printf: this is the hot path of every request. */
 static void respond(ctx *x, int status, const char *ctype, const char *body,
                     size_t len, const char *extra) {
   frond__buf *out = frond__conn_out(x->c);
+  const char *reason = reason_phrase(status);
+  size_t elen = extra ? strlen(extra) : 0;
   char num[24], *n;
-  const char *conn = "";
   if (frond__conn_draining(x->c))
     x->keep_alive = 0;
-  if (!x->keep_alive)
-    conn = "Connection: close\r\n";
-  else if (x->req != NULL && x->req->minor == 0)
-    conn = "Connection: keep-alive\r\n";
-  if (frond__buf_reserve(out, 256 + len + (extra ? strlen(extra) : 0)) != 0) {
+  if (frond__buf_reserve(out, 200 + strlen(ctype) + elen + len) != 0) {
     x->keep_alive = 0;
     return;
   }
+  if (status == 200) {
+    PUT_LIT(out, "HTTP/1.1 200 OK\r\nContent-Type: ");
+  } else {
+    PUT_LIT(out, "HTTP/1.1 ");
+    n = u64_text((uint64_t)status, num + sizeof num);
+    put(out, n, (size_t)(num + sizeof num - n));
+    PUT_LIT(out, " ");
+    put(out, reason, strlen(reason));
+    PUT_LIT(out, "\r\nContent-Type: ");
+  }
+  put(out, ctype, strlen(ctype));
+  PUT_LIT(out, "\r\nContent-Length: ");
   n = u64_text(len, num + sizeof num);
-  out->len += (size_t)snprintf(
-      out->data + out->len, out->cap - out->len,
-      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %.*s\r\n%s%s\r\n",
-      status, reason_phrase(status), ctype, (int)(num + sizeof num - n), n,
-      conn, extra ? extra : "");
+  put(out, n, (size_t)(num + sizeof num - n));
+  PUT_LIT(out, "\r\n");
+  if (!x->keep_alive)
+    PUT_LIT(out, "Connection: close\r\n");
+  else if (x->req != NULL && x->req->minor == 0)
+    PUT_LIT(out, "Connection: keep-alive\r\n");
+  if (elen > 0)
+    put(out, extra, elen);
+  PUT_LIT(out, "\r\n");
   if (x->req == NULL || x->req->method != FROND__HTTP_HEAD)
-    frond__buf_append(out, body, len);
+    put(out, body, len);
   record(x, status);
 }
 
@@ -303,6 +323,7 @@ static void leaf_segment(ctx *x, size_t prefix) {
   const char *s = x->req->target + prefix;
   size_t len = x->req->path_len - prefix;
   char tag[FROND_TAG_MAX + 1];
+  frond_seg *seg = x->srv->seg;
   int64_t id;
   int n, r;
   if (len == 0 || memchr(s, '/', len) != NULL) {
@@ -314,11 +335,11 @@ static void leaf_segment(ctx *x, size_t prefix) {
     leaf_fail(x, -2, FROND_ETAG_INVALID);
     return;
   }
-  if (x->srv->seg == NULL) {
+  if (seg == NULL) {
     leaf_fail(x, -1, FROND_ESEGMENT_UNAVAILABLE);
     return;
   }
-  r = frond_seg_next(x->srv->seg, tag, (size_t)n, &id, NULL);
+  r = frond_seg_next(seg, tag, (size_t)n, &id, NULL);
   if (r != 0) {
     leaf_fail(x, r == FROND_ETAG_NOT_FOUND || r == FROND_ETAG_INVALID ? -2 : -3,
               r);
@@ -385,6 +406,7 @@ static void v1_snowflake(ctx *x) {
 
 static void v1_segment(ctx *x, size_t prefix) {
   frond_error err = {0, ""};
+  frond_seg *seg = x->srv->seg;
   char tag[FROND_TAG_MAX + 1];
   size_t n;
   int fmt, r, tl;
@@ -395,14 +417,16 @@ static void v1_segment(ctx *x, size_t prefix) {
   if ((tl = path_tag(x, prefix, tag)) < 0 || (n = get_count(x)) == 0 ||
       (fmt = get_format(x)) < 0)
     return;
-  if (x->srv->seg == NULL) {
+  if (seg == NULL) {
     error_with(x, 503, "SEGMENT_UNAVAILABLE",
-               "segment IDs are disabled (store = none)", NULL);
+               x->srv->seg_enabled ? "the segment store has not been reached "
+                                     "yet"
+                                   : "segment IDs are disabled (store = none)",
+               NULL);
     return;
   }
-  r = n == 1
-          ? frond_seg_next(x->srv->seg, tag, (size_t)tl, x->w->ids, &err)
-          : frond_seg_next_n(x->srv->seg, tag, (size_t)tl, n, x->w->ids, &err);
+  r = n == 1 ? frond_seg_next(seg, tag, (size_t)tl, x->w->ids, &err)
+             : frond_seg_next_n(seg, tag, (size_t)tl, n, x->w->ids, &err);
   if (r != 0) {
     error_code(x, r, &err);
     return;
@@ -517,6 +541,7 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
   frond_error err = {0, ""};
   frond__buf *b = &x->w->scratch;
   char tag[FROND_TAG_MAX + 1], desc[257], jerr[160];
+  frond_seg *seg;
   int m = x->req->method, r = 0, status = 200, tl = 0;
   frond__json_field fields[4] = {
       {"tag", FROND__JSON_STR, tag, sizeof tag, 0, 0},
@@ -601,8 +626,8 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
     error_code(x, r, &err);
     return;
   }
-  if (!is_get(x) && x->srv->seg != NULL)
-    (void)frond_seg_refresh(x->srv->seg, NULL);
+  if (!is_get(x) && (seg = x->srv->seg) != NULL)
+    (void)frond_seg_refresh(seg, NULL);
   if (m == FROND__HTTP_DELETE) {
     respond(x, 204, "application/json", "", 0, NULL);
     return;

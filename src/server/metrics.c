@@ -132,7 +132,8 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
                     "counter\nfrond_ids_issued_total{generator=\"snowflake\"} "
                     "%llu\n",
                     (unsigned long long)SUM(ids_snowflake));
-  if (srv->seg != NULL && frond_seg_tags(srv->seg, &tags, &ntags, NULL) == 0) {
+  frond_seg *seg = srv->seg;
+  if (seg != NULL && frond_seg_tags(seg, &tags, &ntags, NULL) == 0) {
     for (i = 0; i < ntags; i++) {
       char l[FROND_TAG_MAX * 2 + 1];
       label(l, sizeof l, tags[i].tag);
@@ -155,9 +156,9 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   gauge(b, "frond_snowflake_ahead_ms",
         "Logical clock minus wall clock (borrowed time).", (double)gs.ahead_ms);
 
-  if (srv->seg != NULL) {
+  if (seg != NULL) {
     frond_seg_stats ss;
-    frond_seg_stats_get(srv->seg, &ss);
+    frond_seg_stats_get(seg, &ss);
     counter(b, "frond_segment_loads_total", "Segments loaded from the store.",
             ss.loads);
     counter(b, "frond_segment_load_failures_total",
@@ -215,7 +216,8 @@ void frond__rates_sample(frond__server *srv, double dt) {
   frond_tag_info *tags = NULL;
   size_t n = 0, i, j;
   frond__rate *nr;
-  if (srv->seg == NULL || frond_seg_tags(srv->seg, &tags, &n, NULL) != 0)
+  frond_seg *seg = srv->seg;
+  if (seg == NULL || frond_seg_tags(seg, &tags, &n, NULL) != 0)
     n = 0;
   nr = calloc(n ? n : 1, sizeof *nr);
   pthread_mutex_lock(&srv->rate_lock);
@@ -280,6 +282,7 @@ static void buffer_cell(frond__buf *b, const frond_seg_buffer *buf,
 void frond__status_render(frond__server *srv, frond__buf *b) {
   char spec[160], started[40];
   frond_gen_stats gs;
+  frond_seg *seg = srv->seg;
   frond_tag_info *tags = NULL;
   size_t ntags = 0, i, j;
   int64_t up = (frond_clock_realtime(NULL) - srv->start_ms) / 1000;
@@ -301,7 +304,7 @@ void frond__status_render(frond__server *srv, frond__buf *b) {
       "1100px;padding:0 1em;color:#1d2b1f;background:#f6f8f5}"
       "h1{font-size:22px;margin:0 0 .2em}h1 span{color:#3d7a45}"
       "h2{font-size:16px;margin:1.6em 0 .5em}"
-      ".cards{display:flex;gap:12px;flex-wrap:wrap}"
+      ".cards{display:flex;gap:12px;flex-wrap:wrap;margin-top:14px}"
       ".card{background:#fff;border:1px solid #d6dfd4;border-radius:8px;"
       "padding:10px 14px;min-width:140px}.card b{display:block;font-size:"
       "20px}.card small{color:#5b6b5d}"
@@ -340,10 +343,13 @@ void frond__status_render(frond__server *srv, frond__buf *b) {
       (unsigned long long)SUM(ids_snowflake), (long long)gs.ahead_ms,
       (unsigned long long)gs.waits, (long)atomic_load(&srv->nconns));
   frond__buf_printf(b, "<h2>Segment tags</h2>\n");
-  if (srv->seg == NULL) {
+  if (seg == NULL && !srv->seg_enabled) {
     frond__buf_printf(b, "<p>Segment IDs are disabled (<code>store = "
                          "none</code>).</p>\n");
-  } else if (frond_seg_tags(srv->seg, &tags, &ntags, NULL) != 0 || ntags == 0) {
+  } else if (seg == NULL) {
+    frond__buf_printf(b, "<p class=bad>The segment store has not been "
+                         "reached yet; retrying.</p>\n");
+  } else if (frond_seg_tags(seg, &tags, &ntags, NULL) != 0 || ntags == 0) {
     frond__buf_printf(b, "<p>No tags yet. Create one with <code>POST "
                          "/v1/tags</code>.</p>\n");
   } else {

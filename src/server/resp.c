@@ -195,21 +195,26 @@ static size_t get_count(rx *x, size_t i) {
   return (size_t)n;
 }
 
-static int have_segments(rx *x) {
-  if (x->srv->seg != NULL)
-    return 1;
-  reply_error(x, "SEGMENT_UNAVAILABLE",
-              "segment IDs are disabled (store = none)");
-  return 0;
+/* The segment allocator, or NULL after an error reply: it is published
+** once the store is first reached, and never with store = none. */
+static frond_seg *segments(rx *x) {
+  frond_seg *seg = atomic_load(&x->srv->seg);
+  if (seg == NULL)
+    reply_error(x, "SEGMENT_UNAVAILABLE", "%s",
+                x->srv->seg_enabled
+                    ? "the segment store has not been reached yet"
+                    : "segment IDs are disabled (store = none)");
+  return seg;
 }
 
 static void cmd_incr(rx *x) {
   frond_error err = {0, ""};
+  frond_seg *seg;
   int64_t id;
   int r;
-  if (!have_segments(x))
+  if ((seg = segments(x)) == NULL)
     return;
-  r = frond_seg_next(x->srv->seg, x->argv[1].p, x->argv[1].len, &id, &err);
+  r = frond_seg_next(seg, x->argv[1].p, x->argv[1].len, &id, &err);
   if (r != 0) {
     reply_lib_error(x, r, &err);
     return;
@@ -235,12 +240,12 @@ static void cmd_incrby(rx *x) {
 
 static void cmd_id_next(rx *x) {
   frond_error err = {0, ""};
+  frond_seg *seg;
   size_t n;
   int r;
-  if (!have_segments(x) || (n = get_count(x, 2)) == 0)
+  if ((seg = segments(x)) == NULL || (n = get_count(x, 2)) == 0)
     return;
-  r = frond_seg_next_n(x->srv->seg, x->argv[1].p, x->argv[1].len, n, x->w->ids,
-                       &err);
+  r = frond_seg_next_n(seg, x->argv[1].p, x->argv[1].len, n, x->w->ids, &err);
   if (r != 0) {
     reply_lib_error(x, r, &err);
     return;
@@ -308,11 +313,12 @@ static void cmd_id_tags(rx *x) {
   frond_tag_info *tags = NULL;
   size_t n = 0, i;
   int r;
-  if (x->srv->seg == NULL) {
+  frond_seg *seg = atomic_load(&x->srv->seg);
+  if (seg == NULL) {
     reply_array(x, 0);
     return;
   }
-  if ((r = frond_seg_tags(x->srv->seg, &tags, &n, &err)) != 0) {
+  if ((r = frond_seg_tags(seg, &tags, &n, &err)) != 0) {
     reply_lib_error(x, r, &err);
     return;
   }
@@ -742,14 +748,16 @@ static void info_section(frond__server *srv, frond__buf *b, int which) {
   case 4: {
     frond_seg_stats ss;
     frond_tag_info *tags = NULL;
+    frond_seg *seg = atomic_load(&srv->seg);
     size_t n = 0, i;
     frond__buf_printf(b, "# Segment\r\n");
-    if (srv->seg == NULL) {
-      frond__buf_printf(b, "enabled:0\r\n\r\n");
+    if (seg == NULL) {
+      frond__buf_printf(b, "enabled:%d\r\nstore_up:0\r\n\r\n",
+                        srv->seg_enabled);
       break;
     }
-    frond_seg_stats_get(srv->seg, &ss);
-    if (frond_seg_tags(srv->seg, &tags, &n, NULL) != 0)
+    frond_seg_stats_get(seg, &ss);
+    if (frond_seg_tags(seg, &tags, &n, NULL) != 0)
       n = 0;
     frond__buf_printf(b,
                       "enabled:1\r\nstore_up:%d\r\nloads:%llu\r\n"

@@ -96,12 +96,35 @@ static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int;
 static uv_timer_t tick;
 
+/* Open the segment allocator and publish it to the workers. */
+static int open_seg(frond__server *srv, frond_error *err) {
+  frond_seg *seg;
+  int r = frond_seg_open(&seg, srv->cfg.store, NULL, err);
+  if (r == 0)
+    atomic_store(&srv->seg, seg);
+  return r;
+}
+
+/* Once a second: retry an unreached store (every few seconds), update
+** readiness, sample rates. */
 static void on_tick(uv_timer_t *t) {
   frond__server *srv = t->data;
+  frond_seg *seg = srv->seg;
+  static unsigned ticks;
   int ready = 1;
-  if (srv->seg != NULL) {
+  if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
+    frond_error err = {0, ""};
+    if (open_seg(srv, &err) == 0)
+      frond_log(FROND_LOG_INFO, "store reached: segment IDs available");
+    else
+      frond_log(FROND_LOG_WARN, "store still not reached: %s", err.message);
+    seg = srv->seg;
+  }
+  if (srv->seg_enabled && seg == NULL) {
+    ready = 0;
+  } else if (seg != NULL) {
     frond_seg_stats ss;
-    frond_seg_stats_get(srv->seg, &ss);
+    frond_seg_stats_get(seg, &ss);
     ready = ss.store_ok;
   }
   if (atomic_exchange(&srv->ready, ready) != ready)
@@ -167,9 +190,16 @@ static int start(frond__server *srv) {
   go.highwater_path = hw;
   if (frond_gen_create(&srv->gen, &srv->layout, srv->node, &go, &ferr) != 0)
     goto fail_lib;
-  if (strcmp(srv->cfg.store, "none") != 0 &&
-      frond_seg_open(&srv->seg, srv->cfg.store, NULL, &ferr) != 0)
-    goto fail_lib;
+  /* A store that cannot be reached does not stop the start: snowflake IDs
+  ** do not need it, and it is retried until it answers (not ready until
+  ** then). A store URI that can never work does. */
+  srv->seg_enabled = strcmp(srv->cfg.store, "none") != 0;
+  if (srv->seg_enabled && open_seg(srv, &ferr) != 0) {
+    if (ferr.code != FROND_ESTORE)
+      goto fail_lib;
+    frond_log(FROND_LOG_WARN, "store not reached, retrying: %s", ferr.message);
+    ferr.code = 0;
+  }
 
   srv->workers = calloc((size_t)srv->nworkers, sizeof *srv->workers);
   if (srv->workers == NULL) {
@@ -191,7 +221,7 @@ static int start(frond__server *srv) {
                                            sizeof err)) < 0)
       goto fail_msg;
   }
-  atomic_store(&srv->ready, 1);
+  atomic_store(&srv->ready, !srv->seg_enabled);
   if (srv->seg != NULL) {
     frond_seg_stats ss;
     frond_seg_stats_get(srv->seg, &ss);
@@ -274,7 +304,7 @@ int frond__cli_serve(int argc, char **argv) {
   for (i = 0; started && i < srv.nworkers; i++)
     frond__worker_join(&srv.workers[i]);
   uv_loop_close(loop);
-  frond_seg_close(srv.seg);
+  frond_seg_close(atomic_load(&srv.seg));
   if (srv.admin_store != NULL)
     frond_store_close(srv.admin_store);
   if (srv.gen != NULL && frond_gen_close(srv.gen, &ferr) != 0)

@@ -74,7 +74,9 @@ struct frond__conn {
   frond__buf out;  /* answers being built */
   frond__buf wbuf; /* answers being written by uv_write */
   uv_write_t wreq;
+  uv_shutdown_t sreq;
   unsigned writing : 1;
+  unsigned lingering : 1;
   unsigned reading : 1;
   unsigned closing : 1;
   unsigned close_after_write : 1;
@@ -83,6 +85,7 @@ struct frond__conn {
   size_t max_rbuf;       /* largest unconsumed input buffered */
   uint64_t idle_ms;      /* close after this long idle, 0: never */
   void *pdata;           /* the protocol's per-connection state */
+  uint64_t linger_ms;    /* when the lingering close began */
 };
 
 static inline frond__buf *frond__conn_out(frond__conn *c) {
@@ -178,7 +181,10 @@ struct frond__server {
   frond_layout layout;
   uint64_t node;
   frond_gen *gen;
-  frond_seg *seg; /* NULL with store = none */
+  /* NULL with store = none, and until the store is first reached: the
+  ** main thread retries opening it and publishes it here. */
+  frond_seg *_Atomic seg;
+  int seg_enabled;
   int leaf_local_time;
   int nworkers;
   frond__worker *workers;

@@ -84,6 +84,121 @@ def main(tests):
     sys.exit(1 if failed else 0)
 
 
+# ---------------------------------------------------------------- servers
+
+import http.client
+import signal
+
+
+class Server:
+    """A `frond serve` on a free loopback port in its own temp dir.
+
+    extra: more flags; env: extra environment; tags: segment tags to create
+    (name -> step) in the store before the server starts."""
+
+    def __init__(self, extra=(), env=None, tags=None, threads=2, store=None):
+        self.dir = tempdir("frond-http-")
+        self.port = free_port()
+        self.store = store or "sqlite:///%s/frond.db" % self.dir
+        for name, step in (tags or {}).items():
+            r = run(["tag", "create", name, "--step", str(step),
+                     "--store", self.store], cwd=self.dir)
+            check(r.returncode == 0, "tag create %s: %s" % (name, r.stderr))
+        e = dict(os.environ)
+        e.update(env or {})
+        self.args = [FROND_BIN, "serve", "--listen",
+                     "127.0.0.1:%d" % self.port, "--store", self.store,
+                     "--data-dir", self.dir, "--threads", str(threads)]
+        self.args += list(extra)
+        self.log = open(os.path.join(self.dir, "server.log"), "w+")
+        self.proc = subprocess.Popen(self.args, cwd=self.dir, env=e,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        try:
+            wait_port(self.port, timeout=30)
+        except Failure:
+            self.stop()
+            raise Failure("server did not start: %s" % self.output())
+
+    def output(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+    def conn(self, timeout=10):
+        return http.client.HTTPConnection("127.0.0.1", self.port,
+                                          timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None, conn=None):
+        """One request; returns (status, headers dict lower-cased, body)."""
+        c = conn or self.conn()
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        hdrs = {k.lower(): v for k, v in r.getheaders()}
+        if conn is None:
+            c.close()
+        return r.status, hdrs, data
+
+    def raw(self, data, timeout=5.0):
+        """Send bytes on a new connection; return all bytes until the
+        server closes it or timeout passes."""
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        s.sendall(data)
+        out = b""
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except socket.timeout:
+            pass
+        s.close()
+        return out
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        """Signal the server and wait; returns its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise Failure("server did not exit within %ds" % timeout)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def split_responses(data):
+    """Split a byte stream of HTTP/1.1 responses (all with Content-Length)
+    into (status, headers, body) tuples."""
+    out = []
+    while data:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if not sep:
+            raise Failure("truncated response: %r" % data[:200])
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        hdrs = {}
+        for line in lines[1:]:
+            k, _, v = line.partition(":")
+            hdrs[k.strip().lower()] = v.strip()
+        n = int(hdrs.get("content-length", "0"))
+        out.append((status, hdrs, rest[:n]))
+        data = rest[n:]
+    return out
+
+
 # ---- segment stores and tools ----
 
 def tool(name):

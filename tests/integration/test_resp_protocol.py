@@ -321,6 +321,7 @@ def test_limits_and_drain():
         r = extra.reply()
         check(is_err(r, "ERR") and "max number of clients" in r.line and
               extra.closed(), "above max_connections: %r" % r)
+        extra.close()
         conns.pop().close()
         time.sleep(0.3)
         # The query buffer bound (resp_max_query, 1 MiB by default): a

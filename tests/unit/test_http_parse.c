@@ -19,7 +19,7 @@ static char *guard_base;
 static size_t page_size;
 
 /* A copy of s[0..len) ending exactly at a guard page. */
-static const char *guarded(const char *s, size_t len) {
+static const char *at_guard(const char *s, size_t len) {
   char *dst;
   assert_true(len <= 4 * page_size);
   dst = guard_base + 4 * page_size - len;
@@ -43,7 +43,7 @@ static int teardown(void **state) {
 }
 
 static int parse(const char *s, size_t len, frond__http_request *req) {
-  return frond__http_parse(guarded(s, len), len, req);
+  return frond__http_parse(at_guard(s, len), len, req);
 }
 
 /* Parse s whole and every prefix of it; returns the whole's result. */
@@ -97,18 +97,15 @@ static void test_query_and_headers(void **state) {
   assert_int_equal(req.body_len, 5);
   assert_int_equal(req.keep_alive, 0);
   assert_int_equal(req.path_len, strlen("/v1/tags"));
-  assert_int_equal(frond__http_query(req.target, req.target_len, "count", &v,
-                                     &vl),
-                   1);
+  assert_int_equal(
+      frond__http_query(req.target, req.target_len, "count", &v, &vl), 1);
   assert_int_equal(vl, 2);
   assert_memory_equal(v, "12", 2);
-  assert_int_equal(frond__http_query(req.target, req.target_len, "format", &v,
-                                     &vl),
-                   1);
+  assert_int_equal(
+      frond__http_query(req.target, req.target_len, "format", &v, &vl), 1);
   assert_memory_equal(v, "text", 4);
-  assert_int_equal(frond__http_query(req.target, req.target_len, "coun", &v,
-                                     &vl),
-                   0);
+  assert_int_equal(
+      frond__http_query(req.target, req.target_len, "coun", &v, &vl), 0);
   assert_non_null(frond__http_header_find(&req, "x-empty"));
   assert_int_equal(frond__http_header_find(&req, "X-EMPTY")->value_len, 0);
 }
@@ -117,8 +114,8 @@ static void test_http10(void **state) {
   frond__http_request req;
   assert_true(parse_all("GET / HTTP/1.0\r\n\r\n", &req) > 0);
   assert_int_equal(req.keep_alive, 0);
-  assert_true(parse_all("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
-                        &req) > 0);
+  assert_true(
+      parse_all("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", &req) > 0);
   assert_int_equal(req.keep_alive, 1);
   /* bare LF line ends are accepted */
   assert_true(parse_all("GET / HTTP/1.0\n\n", &req) > 0);
@@ -132,8 +129,7 @@ static void test_errors(void **state) {
   assert_int_equal(status_of_req("GET / HTTP/1.1\r\n\r\n"), 400);
   assert_int_equal(status_of_req("GET  / HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
   assert_int_equal(status_of_req("GET x HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
-  assert_int_equal(status_of_req("GET /\xff HTTP/1.1\r\nHost: a\r\n\r\n"),
-                   400);
+  assert_int_equal(status_of_req("GET /\xff HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
   assert_int_equal(status_of_req("GET / HTTP/1.1\r\nHost a\r\n\r\n"), 400);
   assert_int_equal(status_of_req("GET / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n"),
                    400);
@@ -188,15 +184,15 @@ static void test_unescape(void **state) {
   char out[8];
   assert_int_equal(frond__http_unescape("a%20b", 5, out, sizeof out), 3);
   assert_memory_equal(out, "a b", 3);
-  assert_int_equal(frond__http_unescape(guarded("a%2", 3), 3, out, 8), -1);
-  assert_int_equal(frond__http_unescape(guarded("%", 1), 1, out, 8), -1);
+  assert_int_equal(frond__http_unescape(at_guard("a%2", 3), 3, out, 8), -1);
+  assert_int_equal(frond__http_unescape(at_guard("%", 1), 1, out, 8), -1);
   assert_int_equal(frond__http_unescape("%zz", 3, out, 8), -1);
   assert_int_equal(frond__http_unescape("123456789", 9, out, 8), -1);
 }
 
 static int json(const char *s, frond__json_field *f, size_t n) {
   char err[128];
-  return frond__json_read(guarded(s, strlen(s)), strlen(s), f, n, err,
+  return frond__json_read(at_guard(s, strlen(s)), strlen(s), f, n, err,
                           sizeof err);
 }
 
@@ -248,9 +244,8 @@ static void test_config_sources(void **state) {
   fclose(f);
   setenv("FROND_NODE", "9", 1);
   setenv("FROND_THREADS", "1", 1);
-  assert_int_equal(frond__config_load(&c, 5, argv, &print, &help, err,
-                                      sizeof err),
-                   0);
+  assert_int_equal(
+      frond__config_load(&c, 5, argv, &print, &help, err, sizeof err), 0);
   assert_string_equal(c.listen, "127.0.0.1:9000"); /* file */
   assert_int_equal(c.node, 9);                     /* env over file */
   assert_int_equal(c.max_count, 7);                /* flag over file */
@@ -272,9 +267,8 @@ static void test_config_sources(void **state) {
   f = fopen(path, "w");
   fprintf(f, "bogus = 1\n");
   fclose(f);
-  assert_int_equal(frond__config_load(&c, 2, argv, &print, &help, err,
-                                      sizeof err),
-                   -1);
+  assert_int_equal(
+      frond__config_load(&c, 2, argv, &print, &help, err, sizeof err), -1);
   assert_non_null(strstr(err, ":1: unknown key"));
   tmpdir_remove(dir);
 }

@@ -21,13 +21,16 @@ static int setup(void **state) {
   char uri[600];
   frond_error err = {0, ""};
   frond_store *st;
+  frond_seg *seg;
   f->dir = tmpdir_make();
   snprintf(uri, sizeof uri, "sqlite://%s/frond.db", f->dir);
   frond__config_defaults(&f->srv.cfg);
   assert_int_equal(frond_store_open(&st, uri, &err), 0);
   assert_int_equal(frond_store_tag_create(st, "order", 100, 1, "", &err), 0);
   frond_store_close(st);
-  assert_int_equal(frond_seg_open(&f->srv.seg, uri, NULL, &err), 0);
+  assert_int_equal(frond_seg_open(&seg, uri, NULL, &err), 0);
+  atomic_store(&f->srv.seg, seg);
+  f->srv.seg_enabled = 1;
   assert_int_equal(frond_layout_parse("frond", &f->srv.layout, &err), 0);
   assert_int_equal(frond_gen_create(&f->srv.gen, &f->srv.layout, 3, NULL, &err),
                    0);

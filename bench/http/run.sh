@@ -1,0 +1,157 @@
+#!/bin/sh
+# bench/http/run.sh -- frond serve against nginx, side by side, same wrk.
+#
+#   bench/http/run.sh            (from the source tree; builds build/frond)
+#
+# Environment: WRK_ARGS (default "-t1 -c64 -d10s"), ROUNDS (default 3:
+# the whole sequence runs this many times, interleaved, and each number is
+# the median over rounds, which tames a noisy machine), THREADS (frond's
+# event-loop threads, default 1: on a 2-core machine the load generator
+# needs the other core), FROND (a frond binary to use instead of building).
+#
+# Runs, one after the other, on 127.0.0.1:
+#   nginx      `return 200 "<18 digits>"`: the same body size as one ID
+#   snowflake  GET /api/snowflake/get/bench   (Leaf path, one ID)
+#   segment    GET /api/segment/get/bench     (Leaf path, one ID)
+#   sf-batch   GET /v1/snowflake?count=1000&format=text
+#   seg-batch  GET /v1/segment/bench?count=1000&format=text
+#   sf-batch-16  snowflake batches again, layout time=41,node=6,seq=16
+# and prints req/s, IDs/s, p50/p99/p99.9 (medians over rounds) and the
+# frond/nginx ratios.
+set -eu
+cd "$(dirname "$0")/../.."
+src=$(pwd)
+WRK_ARGS=${WRK_ARGS:--t1 -c64 -d10s}
+THREADS=${THREADS:-1}
+ROUNDS=${ROUNDS:-3}
+command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 1; }
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
+  { echo "nginx is not installed (nginx-light)" >&2; exit 1; }
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+if [ -z "${FROND:-}" ]; then
+  make -s build >/dev/null
+  FROND=$src/build/frond
+fi
+
+tmp=$(mktemp -d /tmp/frond-bench.XXXXXX)
+frond_pid= nginx_pid= wide_pid=
+cleanup() {
+  [ -n "$wide_pid" ] && kill "$wide_pid" 2>/dev/null && wait "$wide_pid" 2>/dev/null
+  [ -n "$frond_pid" ] && kill "$frond_pid" 2>/dev/null && wait "$frond_pid" 2>/dev/null
+  [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+wait_port() {
+  i=0
+  until curl -s -o /dev/null "http://127.0.0.1:$1/"; do
+    i=$((i + 1)); [ $i -lt 100 ] || { echo "nothing on port $1" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+
+# nginx, foreground, one worker, in the temp dir.
+nport=$(port)
+body=123456789012345678
+mkdir -p "$tmp/nginx/logs"
+user_line=
+[ "$(id -u)" = 0 ] && user_line="user root;"
+cat >"$tmp/nginx/nginx.conf" <<CONF
+$user_line
+worker_processes 1;
+daemon off;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/logs/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/nginx/body;
+  proxy_temp_path $tmp/nginx/proxy;
+  fastcgi_temp_path $tmp/nginx/fastcgi;
+  uwsgi_temp_path $tmp/nginx/uwsgi;
+  scgi_temp_path $tmp/nginx/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$nport;
+    default_type text/plain;
+    location / { return 200 "$body"; }
+  }
+}
+CONF
+"$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
+nginx_pid=$!
+wait_port "$nport"
+
+# frond, with a tag whose step makes store round trips rare.
+fport=$(port)
+store="sqlite:///$tmp/frond.db"
+"$FROND" tag create bench --step 100000000 --store "$store" >/dev/null
+"$FROND" serve --listen "127.0.0.1:$fport" --store "$store" \
+  --data-dir "$tmp" --threads "$THREADS" --max-count 100000 \
+  --log-level warn 2>"$tmp/frond.log" &
+frond_pid=$!
+wait_port "$fport"
+curl -sf "http://127.0.0.1:$fport/api/segment/get/bench" >/dev/null
+
+# A second frond whose layout has 16 sequence bits (65.5 M IDs/s per node),
+# so that snowflake batches measure the server rather than the layout's
+# 4.096 M IDs/s bound.
+wport=$(port)
+mkdir "$tmp/wide"
+"$FROND" serve --listen "127.0.0.1:$wport" --store none --data-dir "$tmp/wide" \
+  --threads "$THREADS" --layout "time=41,node=6,seq=16" \
+  --log-level warn 2>"$tmp/wide.log" &
+wide_pid=$!
+wait_port "$wport"
+
+results=$tmp/results
+: >"$results"
+run() { # name url ids-per-request
+  # shellcheck disable=SC2086
+  line=$(wrk $WRK_ARGS -s "$src/bench/http/report.lua" "$2" | grep '^RESULT')
+  echo "$1 $3 $line" >>"$results"
+  echo "  done: $1" >&2
+}
+echo "wrk $WRK_ARGS; frond threads=$THREADS; $(nproc) cores; $ROUNDS rounds" >&2
+round=1
+while [ "$round" -le "$ROUNDS" ]; do
+  echo "round $round" >&2
+  run nginx "http://127.0.0.1:$nport/" 1
+  run snowflake "http://127.0.0.1:$fport/api/snowflake/get/bench" 1
+  run segment "http://127.0.0.1:$fport/api/segment/get/bench" 1
+  run sf-batch "http://127.0.0.1:$fport/v1/snowflake?count=1000&format=text" 1000
+  run seg-batch "http://127.0.0.1:$fport/v1/segment/bench?count=1000&format=text" 1000
+  run sf-batch-16 "http://127.0.0.1:$wport/v1/snowflake?count=1000&format=text" 1000
+  round=$((round + 1))
+done
+
+awk '
+function val(s,   i) { for (i = 1; i <= NF; i++) if (index($i, s "=") == 1) return substr($i, length(s) + 2); }
+function median(name, m,   k, j, t, a) {
+  for (k = 1; k <= cnt[name]; k++) a[k] = v[name, m, k];
+  for (k = 2; k <= cnt[name]; k++)
+    for (j = k; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t; }
+  return a[int((cnt[name] + 1) / 2)];
+}
+{
+  name = $1; k = ++cnt[name];
+  if (k == 1) order[++n] = name;
+  secs = val("duration_us") / 1e6; bad = val("errors") + val("non2xx");
+  v[name, "rps", k] = val("requests") / secs;
+  v[name, "idps", k] = (val("requests") - bad) * $2 / secs;
+  v[name, "p50", k] = val("p50_us"); v[name, "p99", k] = val("p99_us");
+  v[name, "p999", k] = val("p999_us"); failed[name] += bad;
+}
+END {
+  printf "| run | req/s | IDs/s | p50 | p99 | p99.9 | failed | req/s vs nginx | p99.9 vs nginx |\n";
+  printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  nr = median("nginx", "rps"); np = median("nginx", "p999");
+  for (i = 1; i <= n; i++) {
+    x = order[i];
+    printf "| %s | %.0f | %.0f | %d us | %d us | %d us | %d | %.2f | %.2f |\n", x, median(x, "rps"), median(x, "idps"), median(x, "p50"), median(x, "p99"), median(x, "p999"), failed[x], median(x, "rps") / nr, median(x, "p999") / np;
+  }
+}' "$results"

@@ -1,0 +1,605 @@
+#!/usr/bin/env python3
+"""
+test_cli.py -- the `frond` command as a user drives it: output formats,
+exit codes, the high-water file across runs, kills and concurrent runs, and
+tag administration against a SQLite store.
+
+Every run happens in a fresh temporary directory with the FROND_*
+environment variables cleared, so nothing outside the test leaks in.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+from frondtest import check  # noqa: E402
+
+TWITTER_EPOCH = 1288834974657
+FROND_EPOCH = 1735689600000  # 2025-01-01T00:00:00Z
+INT64_MAX = 2**63 - 1
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FROND_")}
+    env.update(extra)
+    return env
+
+
+def frond(args, cwd, env=None, input=None, timeout=120):
+    return ft.run(args, cwd=cwd, env=env or clean_env(), input=input,
+                  timeout=timeout)
+
+
+def start(args, cwd, env=None, stdout=subprocess.PIPE):
+    return subprocess.Popen([ft.FROND_BIN] + list(args), cwd=cwd,
+                            env=env or clean_env(), stdout=stdout,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def ids_of(text):
+    """The IDs of `frond next` output: every line a decimal number."""
+    lines = text.splitlines()
+    for line in lines:
+        check(re.fullmatch(r"[0-9]{1,19}", line), "not an ID line: %r" % line)
+    return [int(x) for x in lines]
+
+
+def check_increasing(ids, what):
+    for a, b in zip(ids, ids[1:]):
+        check(b > a, "%s: %d is followed by %d" % (what, a, b))
+
+
+def check_usage_error(args, cwd, expect=None):
+    """Bad arguments: exit 2, nothing on stdout, one line on stderr that
+    names the command."""
+    r = frond(args, cwd)
+    check(r.returncode == 2, "frond %s: exit %d, want 2 (stderr %r)"
+          % (" ".join(args), r.returncode, r.stderr))
+    check(r.stdout == "", "frond %s printed %r" % (" ".join(args), r.stdout))
+    lines = r.stderr.splitlines()
+    check(len(lines) == 1 and lines[0].startswith("frond"),
+          "frond %s: want one stderr line, got %r" % (" ".join(args), r.stderr))
+    if expect is not None:
+        check(expect in lines[0],
+              "frond %s: want %r in %r" % (" ".join(args), expect, lines[0]))
+    return lines[0]
+
+
+def check_failure(r, code, what):
+    """A runtime failure: exit 1 and 'frond: CODE: message'."""
+    check(r.returncode == 1, "%s: exit %d, want 1 (stderr %r)"
+          % (what, r.returncode, r.stderr))
+    line = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+    check(line.startswith("frond: %s: " % code) and len(line) > len(code) + 9,
+          "%s: want 'frond: %s: message', got %r" % (what, code, r.stderr))
+
+
+def compose(layout_epoch, shift_time, shift_node, unix_ms, node, seq):
+    return ((unix_ms - layout_epoch) << shift_time) | (node << shift_node) | seq
+
+
+# ---------------------------------------------------------------- help
+
+def test_version_and_help():
+    d = ft.tempdir()
+    r = frond(["--version"], d)
+    check(r.returncode == 0 and r.stdout == "frond 0.1.0\n",
+          "--version: %r" % r.stdout)
+    r = frond(["--help"], d)
+    check(r.returncode == 0, "--help exit %d" % r.returncode)
+    for cmd in ("next", "decode", "layouts", "tag", "bench"):
+        check(re.search(r"^  %s " % cmd, r.stdout, re.M),
+              "--help does not list %s" % cmd)
+    for cmd in ("next", "decode", "layouts", "tag", "bench"):
+        for args in (["help", cmd], [cmd, "--help"], [cmd, "-h"]):
+            r = frond(args, d)
+            check(r.returncode == 0 and r.stdout.startswith(
+                "usage: frond %s" % cmd) and r.stderr == "",
+                "frond %s: exit %d, %r" % (" ".join(args), r.returncode,
+                                           r.stdout[:60]))
+    for sub in ("create", "list", "get", "set-step", "delete"):
+        r = frond(["tag", sub, "--help"], d)
+        check(r.returncode == 0 and "frond tag %s" % sub in r.stdout,
+              "tag %s --help: %r" % (sub, r.stdout[:80]))
+    r = frond(["help", "tag", "create"], d)
+    check(r.returncode == 0 and "frond tag create" in r.stdout,
+          "help tag create: %r" % r.stdout[:80])
+    check(os.listdir(d) == [], "--help wrote files: %s" % os.listdir(d))
+    shutil.rmtree(d)
+
+
+# ---------------------------------------------------------------- usage
+
+def test_bad_arguments_exit_2():
+    d = ft.tempdir()
+    check_usage_error([], d, "missing command")
+    check_usage_error(["nosuch"], d, "unknown command 'nosuch'")
+    check_usage_error(["--nosuch"], d, "unknown option")
+    check_usage_error(["help", "nosuch"], d, "unknown command")
+    # next
+    check_usage_error(["next", "--count", "abc"], d,
+                      "frond next: --count: 'abc' is not a positive integer")
+    check_usage_error(["next", "--count=0"], d, "'0' is not a positive")
+    check_usage_error(["next", "--count", "-3"], d, "not a positive integer")
+    check_usage_error(["next", "--count", "12x"], d, "not a positive integer")
+    check_usage_error(["next", "--count", " 12"], d, "not a positive integer")
+    check_usage_error(["next", "--count", "99999999999999999999"], d,
+                      "too large")
+    check_usage_error(["next", "--count="], d, "--count")
+    check_usage_error(["next", "--count"], d, "--count needs a value")
+    check_usage_error(["next", "--node", "1024"], d,
+                      "'1024' is out of range 0..1023")
+    check_usage_error(["next", "--layout", "instagram", "--node", "8192"], d,
+                      "0..8191")
+    check_usage_error(["next", "--node", "x"], d, "--node")
+    check_usage_error(["next", "--layout", "nosuch"], d, "--layout")
+    check_usage_error(["next", "--layout", "time=40,node=10,seq=12"], d,
+                      "--layout")
+    check_usage_error(["next", "--bogus"], d, "unknown option '--bogus'")
+    check_usage_error(["next", "-x"], d, "unknown option '-x'")
+    check_usage_error(["next", "5"], d, "unexpected argument '5'")
+    check_usage_error(["next", "--no-highwater=1"], d, "takes no value")
+    check_usage_error(["next", "--no-highwater", "--data-dir", d], d,
+                      "--data-dir")
+    check_usage_error(["next", "--store", "sqlite:x.db"], d, "--segment")
+    check_usage_error(["next", "--segment", "a", "--layout", "twitter"], d,
+                      "--segment")
+    check_usage_error(["next", "--segment", "x" * 129], d, "--segment")
+    # decode
+    check_usage_error(["decode", "--layout", "nosuch", "1"], d, "--layout")
+    check_usage_error(["decode", "--nosuch"], d, "unknown option")
+    # layouts
+    check_usage_error(["layouts", "extra"], d, "unexpected argument")
+    check_usage_error(["layouts", "--json=yes"], d, "takes no value")
+    # tag
+    check_usage_error(["tag"], d, "missing subcommand")
+    check_usage_error(["tag", "nosuch"], d, "unknown subcommand 'nosuch'")
+    check_usage_error(["tag", "create"], d, "missing NAME")
+    check_usage_error(["tag", "create", "a", "b"], d, "unexpected argument")
+    check_usage_error(["tag", "create", "a", "--step", "0"], d, "--step")
+    check_usage_error(["tag", "create", "a", "--step", "2147483648"], d,
+                      "out of range 1..2147483647")
+    check_usage_error(["tag", "create", "a", "--start", "0"], d, "--start")
+    check_usage_error(["tag", "create", "x" * 129], d, "NAME")
+    check_usage_error(["tag", "create", "a", "--description", "d" * 257], d,
+                      "--description")
+    check_usage_error(["tag", "list", "x"], d, "unexpected argument")
+    check_usage_error(["tag", "get"], d, "missing NAME")
+    check_usage_error(["tag", "set-step", "a"], d, "missing")
+    check_usage_error(["tag", "set-step", "a", "abc"], d,
+                      "N: 'abc' is not an integer")
+    check_usage_error(["tag", "set-step", "a", "0"], d, "out of range")
+    check_usage_error(["tag", "delete"], d, "missing NAME")
+    check_usage_error(["tag", "delete", "a", "--store"], d, "needs a value")
+    # bench
+    check_usage_error(["bench", "--seconds", "0"], d, "--seconds")
+    check_usage_error(["bench", "--reps", "abc"], d, "--reps")
+    check_usage_error(["bench", "--layout", "nosuch"], d, "--layout")
+    check_usage_error(["bench", "now"], d, "unexpected argument")
+    check(os.listdir(d) == [], "a usage error wrote files: %s" % os.listdir(d))
+    shutil.rmtree(d)
+
+
+# ---------------------------------------------------------------- next
+
+def test_next_prints_unique_increasing_ids():
+    d = ft.tempdir()
+    r = frond(["next"], d)
+    check(r.returncode == 0 and len(ids_of(r.stdout)) == 1,
+          "next: exit %d, %r" % (r.returncode, r.stdout))
+    r = frond(["next", "--count", "100000"], d)
+    check(r.returncode == 0 and r.stderr == "", "next: %r" % r.stderr)
+    ids = ids_of(r.stdout)
+    check(len(ids) == 100000, "want 100000 IDs, got %d" % len(ids))
+    check_increasing(ids, "next --count 100000")
+    now = int(time.time() * 1000)
+    first_ms = (ids[0] >> 22) + FROND_EPOCH
+    check(abs(first_ms - now) < 60000,
+          "ID time %d is not near now %d" % (first_ms, now))
+    check(all((i >> 12) & 1023 == 0 for i in ids[:1000]), "node is not 0")
+    check(os.path.exists(os.path.join(d, "frond-node-0.hw")),
+          "no high-water file in the working directory")
+    shutil.rmtree(d)
+
+
+def test_next_node_and_layout():
+    d = ft.tempdir()
+    r = frond(["next", "--layout", "twitter", "--node", "37", "--count",
+               "5000"], d)
+    check(r.returncode == 0, "next --node 37: %r" % r.stderr)
+    ids = ids_of(r.stdout)
+    check(len(ids) == 5000, "want 5000 IDs")
+    check_increasing(ids, "next --node 37")
+    check(all((i >> 12) & 1023 == 37 for i in ids), "node field is not 37")
+    check(os.path.exists(os.path.join(d, "frond-node-37.hw")),
+          "the high-water file is not named after the node")
+    r = frond(["decode", "--layout", "twitter", str(ids[0])], d)
+    f = json.loads(r.stdout)
+    check(f["node"] == 37 and f["datacenter"] == 1 and f["worker"] == 5,
+          "decode of a node-37 ID: %r" % f)
+    # Sonyflake: 10 ms units; the decoded time is a multiple of 10 ms.
+    r = frond(["next", "--layout", "sonyflake", "--node", "65535",
+               "--no-highwater"], d)
+    check(r.returncode == 0, "sonyflake: %r" % r.stderr)
+    f = json.loads(frond(["decode", "--layout", "sonyflake",
+                          r.stdout.strip()], d).stdout)
+    check(f["node"] == 65535 and f["unix_ms"] % 10 == 0,
+          "sonyflake decode: %r" % f)
+    # Past what borrowing allows (25,600 IDs/s and 1 s ahead for
+    # sonyflake), next waits for the clock instead of failing.
+    r = frond(["next", "--layout", "sonyflake", "--count", "40000",
+               "--no-highwater"], d)
+    check(r.returncode == 0, "sonyflake 40000: %r" % r.stderr)
+    ids = ids_of(r.stdout)
+    check(len(ids) == 40000, "sonyflake: %d IDs" % len(ids))
+    check_increasing(ids, "sonyflake")
+    # An exhausted layout refuses rather than wrapping.
+    r = frond(["next", "--layout", "baidu", "--no-highwater"], d)
+    check_failure(r, "TIME_EXHAUSTED", "next --layout baidu")
+    check(r.stdout == "", "baidu printed IDs: %r" % r.stdout)
+    shutil.rmtree(d)
+
+
+def test_data_dir_and_no_highwater():
+    d, data = ft.tempdir(), ft.tempdir()
+    r = frond(["next", "--data-dir", data], d)
+    check(r.returncode == 0, "--data-dir: %r" % r.stderr)
+    check(os.path.exists(os.path.join(data, "frond-node-0.hw")),
+          "--data-dir: no file in %s" % os.listdir(data))
+    other = ft.tempdir()
+    r = frond(["next", "--node", "3"], d, env=clean_env(FROND_DATA_DIR=other))
+    check(r.returncode == 0, "FROND_DATA_DIR: %r" % r.stderr)
+    check(os.path.exists(os.path.join(other, "frond-node-3.hw")),
+          "FROND_DATA_DIR is not honoured: %s" % os.listdir(other))
+    r = frond(["next", "--no-highwater", "--count", "10"], d)
+    check(r.returncode == 0 and len(ids_of(r.stdout)) == 10,
+          "--no-highwater: %r" % r.stderr)
+    check(os.listdir(d) == [], "files in the working directory: %s"
+          % os.listdir(d))
+    r = frond(["next", "--data-dir", os.path.join(d, "missing", "dir")], d)
+    check(r.returncode == 1 and r.stderr.startswith("frond: ")
+          and r.stdout == "", "missing data dir: %d %r"
+          % (r.returncode, r.stderr))
+    for x in (d, data, other):
+        shutil.rmtree(x)
+
+
+def test_runs_in_a_row_never_overlap():
+    d = ft.tempdir()
+    prev = -1
+    for count in (200000, 1, 50000, 1000):
+        r = frond(["next", "--count", str(count)], d)
+        check(r.returncode == 0, "next: %r" % r.stderr)
+        ids = ids_of(r.stdout)
+        check(len(ids) == count, "want %d IDs" % count)
+        check(ids[0] > prev, "run of %d starts at %d, not above %d"
+              % (count, ids[0], prev))
+        prev = ids[-1]
+    shutil.rmtree(d)
+
+
+def test_concurrent_runs_on_one_node():
+    d = ft.tempdir()
+    p = start(["next", "--count", "1000000000"], d)
+    try:
+        first = p.stdout.readline()
+        check(re.fullmatch(r"[0-9]+\n", first), "first run: %r" % first)
+        r = frond(["next", "--count", "5"], d)
+        check_failure(r, "NODE_IN_USE", "second run on node 0")
+        check(r.stdout == "", "the refused run printed %r" % r.stdout)
+        r = frond(["next", "--node", "1", "--count", "5"], d)
+        check(r.returncode == 0 and len(ids_of(r.stdout)) == 5,
+              "another node beside it: %r" % r.stderr)
+        # SIGTERM stops the first run even while its pipe is full, closes
+        # the generator cleanly and ends by the signal.
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=10)
+        check(rc == -signal.SIGTERM, "SIGTERM: exit %r" % rc)
+        rest = p.stdout.read()
+        printed = ids_of(first + rest[:rest.rfind("\n") + 1])
+        check_increasing(printed, "the interrupted run")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    t0 = time.monotonic()
+    r = frond(["next", "--count", "1000"], d)
+    took = time.monotonic() - t0
+    check(r.returncode == 0, "after SIGTERM: %r" % r.stderr)
+    check(ids_of(r.stdout)[0] > printed[-1],
+          "the run after SIGTERM repeats IDs")
+    check(took < 2.0, "a clean stop should let the next run start at once "
+          "(took %.2fs)" % took)
+    shutil.rmtree(d)
+
+
+def test_closed_pipe_ends_quietly():
+    d = ft.tempdir()
+    p = start(["next", "--count", "1000000000"], d)
+    line = p.stdout.readline()
+    p.stdout.close()
+    rc = p.wait(timeout=10)
+    err = p.stderr.read()
+    check(re.fullmatch(r"[0-9]+\n", line), "first line %r" % line)
+    check(rc == -signal.SIGPIPE and err == "",
+          "a closed pipe: exit %r, stderr %r" % (rc, err))
+    r = frond(["next"], d)
+    check(int(r.stdout) > int(line), "the next run repeats IDs")
+    shutil.rmtree(d)
+
+
+def kill9_rounds(d, layout, time_shift, rounds):
+    """Start `frond next` at full speed, kill -9 it after 0.5 s of issuing,
+    `rounds` times in one data dir, then restart once more. Every run must
+    start above every ID printed before. Returns how far ahead of the wall
+    clock (ms) each killed run's last ID was."""
+    highest, aheads = -1, []
+    for rnd in range(rounds):
+        out_path = os.path.join(d, "run%d.txt" % rnd)
+        with open(out_path, "w") as out:
+            p = start(["next", "--count", "200000000"] + layout, d,
+                      stdout=out)
+            # After a kill the run first waits for the clock to pass the
+            # reservation; give it 0.5 s of issuing, not of waiting.
+            deadline = time.monotonic() + 30
+            while os.path.getsize(out_path) == 0 and p.poll() is None:
+                check(time.monotonic() < deadline, "round %d: no output" % rnd)
+                time.sleep(0.01)
+            time.sleep(0.5)
+            killed_at = int(time.time() * 1000)
+            p.kill()
+            rc = p.wait(timeout=10)
+        check(rc == -signal.SIGKILL, "kill -9: exit %r" % rc)
+        with open(out_path) as f:
+            text = f.read()
+        text = text[:text.rfind("\n") + 1]  # a torn last line is not an ID
+        ids = ids_of(text)
+        check(len(ids) > 10000, "round %d: only %d IDs before the kill"
+              % (rnd, len(ids)))
+        check(ids[0] > highest, "round %d starts at or below an earlier ID"
+              % rnd)
+        check_increasing(ids[:100000], "killed run")
+        highest = max(highest, ids[-1])
+        aheads.append((ids[-1] >> time_shift) + FROND_EPOCH - killed_at)
+        print("     %s round %d: %d IDs, the last %+d ms from the kill"
+              % (" ".join(layout) or "default", rnd, len(ids), aheads[-1]),
+              flush=True)
+        os.unlink(out_path)
+    r = frond(["next", "--count", "1000"] + layout, d, timeout=60)
+    check(r.returncode == 0, "restart after kill -9: %r" % r.stderr)
+    ids = ids_of(r.stdout)
+    check(len(ids) == 1000, "restart printed %d IDs" % len(ids))
+    check(ids[0] > highest, "restart after kill -9 issued %d, not above %d"
+          % (ids[0], highest))
+    return aheads
+
+
+def test_kill9_restart_never_repeats():
+    """kill -9 while borrowing ahead at full speed: the restart must start
+    above every ID the killed run printed."""
+    d = ft.tempdir()
+    kill9_rounds(d, [], 22, 3)
+    shutil.rmtree(d)
+    # 256,000 IDs/s: any machine outruns it, so the killed runs have used
+    # all their borrowing (IDs a full max_ahead in the future): the case
+    # where a restart that forgot the reservation would repeat IDs at once.
+    d = ft.tempdir()
+    aheads = kill9_rounds(d, ["--layout", "time=43,node=12,seq=8"], 20, 2)
+    check(max(aheads) > 500, "the killed runs did not borrow ahead (%r ms): "
+          "the test does not test what it says" % aheads)
+    shutil.rmtree(d)
+
+
+# ---------------------------------------------------------------- decode
+
+def test_decode_fields():
+    d = ft.tempdir()
+    ms = 1704067200000  # 2024-01-01T00:00:00.000Z
+    id_ = compose(TWITTER_EPOCH, 22, 12, ms + 123, (3 << 5) | 7, 42)
+    r = frond(["decode", "--layout", "twitter", str(id_)], d)
+    check(r.returncode == 0, "decode: %r" % r.stderr)
+    want = ('{"id":"%d","time":"2024-01-01T00:00:00.123Z","unix_ms":%d,'
+            '"node":103,"datacenter":3,"worker":7,"sequence":42}\n'
+            % (id_, ms + 123))
+    check(r.stdout == want, "decode:\n got %r\nwant %r" % (r.stdout, want))
+    # Unsplit node: no datacenter/worker keys.
+    id2 = compose(FROND_EPOCH, 22, 12, FROND_EPOCH + 86400000, 1023, 4095)
+    r = frond(["decode", str(id2), "0", str(INT64_MAX)], d)
+    lines = r.stdout.splitlines()
+    check(r.returncode == 0 and len(lines) == 3, "decode 3 IDs: %r" % r.stdout)
+    f = json.loads(lines[0])
+    check(f == {"id": str(id2), "time": "2025-01-02T00:00:00.000Z",
+                "unix_ms": FROND_EPOCH + 86400000, "node": 1023,
+                "sequence": 4095}, "decode frond: %r" % f)
+    f = json.loads(lines[1])
+    check(f["unix_ms"] == FROND_EPOCH and f["sequence"] == 0 and
+          f["node"] == 0, "decode 0: %r" % f)
+    f = json.loads(lines[2])
+    check(f["id"] == str(INT64_MAX) and f["sequence"] == 4095,
+          "decode max: %r" % f)
+    # From stdin, one per line, same output as from the arguments.
+    r2 = frond(["decode"], d, input="%d\n0\r\n%d\n" % (id2, INT64_MAX))
+    check(r2.returncode == 0 and r2.stdout == r.stdout,
+          "decode from stdin differs: %r" % r2.stdout)
+    # A pipe from next: every ID decodes to now, node 0, increasing.
+    ids = frond(["next", "--count", "100", "--no-highwater"], d).stdout
+    r = frond(["decode"], d, input=ids)
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    check(len(rows) == 100 and [x["id"] for x in rows] == ids.split(),
+          "next | decode lost IDs")
+    shutil.rmtree(d)
+
+
+def test_decode_malformed_ids():
+    d = ft.tempdir()
+    for bad, why in (("", "empty"), ("abc", "not a decimal"),
+                     ("-1", "negative"), ("12x", "not a decimal"),
+                     ("+5", "not a decimal"), ("0x10", "not a decimal"),
+                     (" 7", "not a decimal"), ("1.5", "not a decimal"),
+                     ("9223372036854775808", "too large"),
+                     ("99999999999999999999999", "too large")):
+        line = check_usage_error(["decode", "1", bad, "2"], d, why)
+        check(line.startswith("frond decode: '%s'" % bad),
+              "decode %r: %r" % (bad, line))
+    # stdin: lines before the bad one are printed, then exit 2 naming it.
+    r = frond(["decode"], d, input="1\n2\nx\n3\n")
+    check(r.returncode == 2 and len(r.stdout.splitlines()) == 2,
+          "stdin with a bad line: exit %d, %r" % (r.returncode, r.stdout))
+    check(r.stderr.strip() == "frond decode: line 3: 'x' is not a decimal "
+          "number", "stdin error: %r" % r.stderr)
+    r = frond(["decode"], d, input="1\n\n2\n")
+    check(r.returncode == 2 and "line 2" in r.stderr, "empty line: %r"
+          % r.stderr)
+    r = frond(["decode"], d, input="")
+    check(r.returncode == 0 and r.stdout == "", "empty stdin: %r" % r.stdout)
+    shutil.rmtree(d)
+
+
+# ---------------------------------------------------------------- layouts
+
+def test_layouts():
+    d = ft.tempdir()
+    r = frond(["layouts"], d)
+    check(r.returncode == 0, "layouts: %r" % r.stderr)
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()[1:]}
+    check(set(rows) >= {"frond", "twitter", "sonyflake", "baidu",
+                        "instagram"}, "presets: %s" % sorted(rows))
+    tw = rows["twitter"].split()
+    check(tw[1:8] == ["41/5+5/12", "1ms", "2010-11-04T01:42:54.657Z",
+                      "4096000", "1024", "69.7", "2080-07-10"],
+          "twitter row: %r" % tw)
+    check(rows["sonyflake"].split()[1:3] == ["39/16/8", "10ms"],
+          "sonyflake row: %r" % rows["sonyflake"])
+    check(rows["frond"].split()[1] == "41/10/12" and
+          "EXHAUSTED" not in rows["frond"], "frond row: %r" % rows["frond"])
+    check("2024-11-20" in rows["baidu"] and "EXHAUSTED" in rows["baidu"],
+          "baidu row must say it ran out: %r" % rows["baidu"])
+    r = frond(["layouts", "--json"], d)
+    presets = json.loads(r.stdout)
+    byname = {p["name"]: p for p in presets}
+    check(len(presets) == len(rows), "--json has %d presets" % len(presets))
+    check(byname["baidu"]["exhausted"] is True and
+          byname["baidu"]["end"].startswith("2024-11-20"),
+          "baidu json: %r" % byname["baidu"])
+    check(byname["twitter"]["exhausted"] is False and
+          byname["twitter"]["ids_per_second"] == 4096000 and
+          byname["twitter"]["dc_bits"] == 5 and
+          byname["twitter"]["epoch_ms"] == TWITTER_EPOCH,
+          "twitter json: %r" % byname["twitter"])
+    # Every spec printed is accepted back as --layout.
+    for p in presets:
+        r = frond(["decode", "--layout", p["spec"], "4194304"], d)
+        check(r.returncode == 0, "spec %r not accepted: %r"
+              % (p["spec"], r.stderr))
+    shutil.rmtree(d)
+
+
+# ---------------------------------------------------------------- tags
+
+def test_tag_commands():
+    d = ft.tempdir()
+    store = "sqlite://" + os.path.join(d, "ids.db")
+    s = ["--store", store]
+    r = frond(["tag", "create", "order", "--step", "10", "--start", "100",
+               "--description", 'orders "A" \\ B'] + s, d)
+    check(r.returncode == 0, "tag create: %d %r" % (r.returncode, r.stderr))
+    check_failure(frond(["tag", "create", "order"] + s, d), "TAG_EXISTS",
+                  "creating a tag twice")
+    r = frond(["tag", "create", "user", "--description=people"], d,
+              env=clean_env(FROND_STORE=store))
+    check(r.returncode == 0, "FROND_STORE: %r" % r.stderr)
+    rows = json.loads(frond(["tag", "list", "--json"] + s, d).stdout)
+    check([x["tag"] for x in rows] == ["order", "user"], "list: %r" % rows)
+    check(rows[0]["max_id"] == 100 and rows[0]["step"] == 10 and
+          rows[0]["description"] == 'orders "A" \\ B',
+          "list --json order: %r" % rows[0])
+    check(rows[1]["step"] == 2000 and rows[1]["max_id"] == 1,
+          "default step/start: %r" % rows[1])
+    table = frond(["tag", "list"] + s, d).stdout.splitlines()
+    check(table[0].split()[:4] == ["tag", "max_id", "step", "description"]
+          and table[1].split()[:3] == ["order", "100", "10"],
+          "tag list table: %r" % table)
+    got = json.loads(frond(["tag", "get", "order", "--json"] + s, d).stdout)
+    check(got["tag"] == "order" and got["step"] == 10, "get: %r" % got)
+    # Segment IDs: the first run starts at --start, runs never overlap.
+    r = frond(["next", "--segment", "order", "--count", "25"] + s, d)
+    check(r.returncode == 0, "next --segment: %r" % r.stderr)
+    first = ids_of(r.stdout)
+    check(first == list(range(100, 125)), "segment IDs: %r" % first)
+    r = frond(["next", "--segment", "order", "--count", "5"], d,
+              env=clean_env(FROND_STORE=store))
+    second = ids_of(r.stdout)
+    check(len(second) == 5 and second[0] > first[-1],
+          "second run %r overlaps %r" % (second, first[-5:]))
+    check_increasing(second, "second segment run")
+    check_failure(frond(["next", "--segment", "nosuch"] + s, d),
+                  "TAG_NOT_FOUND", "next --segment nosuch")
+    r = frond(["tag", "set-step", "order", "500"] + s, d)
+    check(r.returncode == 0, "set-step: %r" % r.stderr)
+    got = json.loads(frond(["tag", "get", "order", "--json"] + s, d).stdout)
+    check(got["step"] == 500, "set-step did not stick: %r" % got)
+    check_failure(frond(["tag", "set-step", "nosuch", "5"] + s, d),
+                  "TAG_NOT_FOUND", "set-step nosuch")
+    check_failure(frond(["tag", "get", "nosuch"] + s, d), "TAG_NOT_FOUND",
+                  "get nosuch")
+    r = frond(["tag", "delete", "order"] + s, d)
+    check(r.returncode == 0, "delete: %r" % r.stderr)
+    check_failure(frond(["tag", "delete", "order"] + s, d), "TAG_NOT_FOUND",
+                  "deleting twice")
+    rows = json.loads(frond(["tag", "list", "--json"] + s, d).stdout)
+    check([x["tag"] for x in rows] == ["user"], "after delete: %r" % rows)
+    r = frond(["tag", "list", "--store", "nosuch://x"], d)
+    check_failure(r, "STORE_URI", "an unknown store scheme")
+    shutil.rmtree(d)
+
+
+# ---------------------------------------------------------------- bench
+
+def test_bench_table():
+    """The figures bench promises, each beside its reference. Speed is not
+    asserted here (benchmarks are not timed tests), only that every row is
+    measured and the sustained run reaches the layout's bound region."""
+    d = ft.tempdir()
+    r = frond(["bench", "--seconds", "1", "--reps", "1"], d, timeout=300)
+    check(r.returncode == 0, "bench: %d %r" % (r.returncode, r.stderr))
+    rows = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"(next, 1 thread|next, 2 threads|next_n\(1000\), per ID|"
+                     r"sustained next, 1 thread)\s+([0-9.]+)\s+\S+\s+"
+                     r"([0-9.]+)\s+\S+\s+([0-9.]+)(x|% of bound)", line)
+        if m:
+            rows[m.group(1)] = [float(m.group(i)) for i in (2, 3, 4)]
+    check(len(rows) == 4, "bench rows: %r" % r.stdout)
+    for name, (ns, ref, ratio) in rows.items():
+        check(ns > 0 and ref > 0 and ratio > 0, "%s: %r" % (name, rows[name]))
+    check(abs(rows["sustained next, 1 thread"][1] - 1e9 / 4096000) < 0.01,
+          "the sustained reference is not the frond layout's bound")
+    check(os.listdir(d) == [], "bench wrote files: %s" % os.listdir(d))
+    check_failure(frond(["bench", "--layout", "baidu"], d), "TIME_EXHAUSTED",
+                  "bench on an exhausted layout")
+    shutil.rmtree(d)
+
+
+if __name__ == "__main__":
+    ft.main([
+        test_version_and_help,
+        test_bad_arguments_exit_2,
+        test_next_prints_unique_increasing_ids,
+        test_next_node_and_layout,
+        test_data_dir_and_no_highwater,
+        test_runs_in_a_row_never_overlap,
+        test_concurrent_runs_on_one_node,
+        test_closed_pipe_ends_quietly,
+        test_kill9_restart_never_repeats,
+        test_decode_fields,
+        test_decode_malformed_ids,
+        test_layouts,
+        test_tag_commands,
+        test_bench_table,
+    ])

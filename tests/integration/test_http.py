@@ -1,0 +1,514 @@
+#!/usr/bin/env python3
+"""
+test_http.py -- `frond serve` through real clients: every endpoint's
+success and error paths, Leaf's bodies byte for byte, limits, pipelining,
+1,000 concurrent keep-alive connections, slow clients and the drain.
+"""
+import json
+import os
+import resource
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft
+from frondtest import check
+
+TOKEN = "s3cret-token"
+SRV = None  # shared server for the tests that do not need their own
+
+
+def srv():
+    global SRV
+    if SRV is None:
+        SRV = ft.Server(extra=["--layout", "twitter", "--max-count", "5000",
+                               "--admin-token", TOKEN],
+                        tags={"orders": 100, "seed": 100})
+    return SRV
+
+
+def err_code(body):
+    return json.loads(body)["error"]["code"]
+
+
+def test_leaf_snowflake():
+    s = srv()
+    for method in ("GET", "POST", "PUT"):
+        st, h, body = s.request(method, "/api/snowflake/get/anykey")
+        check(st == 200, "status %d" % st)
+        check(body.isdigit(), "Leaf body is the bare decimal ID: %r" % body)
+        check(h["content-type"].startswith("text/plain"), h)
+    st, _, _ = s.request("GET", "/api/snowflake/get/")
+    check(st == 404, "empty key: %d" % st)
+
+
+def test_leaf_segment():
+    s = srv()
+    ids = [int(s.request("GET", "/api/segment/get/orders")[2])
+           for _ in range(5)]
+    check(ids == sorted(ids) and len(set(ids)) == 5, ids)
+    check(ids[0] >= 1, ids)
+    st, h, body = s.request("GET", "/api/segment/get/missing")
+    check(st == 500, "unknown tag on the Leaf path is 500: %d" % st)
+    check(body == b"Result{id=-2, status=EXCEPTION}", body)
+    check(h["frond-error"] == "TAG_NOT_FOUND", h)
+
+
+def test_leaf_decode():
+    s = srv()
+    st, _, body = s.request("GET", "/api/snowflake/get/x")
+    n = int(body)
+    st, h, body = s.request("GET", "/decodeSnowflakeId?snowflakeId=%d" % n)
+    check(st == 200, st)
+    # Leaf's own arithmetic (Twitter layout), time in UTC (documented).
+    ts = (n >> 22) + 1288834974657
+    dt = datetime.fromtimestamp(ts / 1000, tz=timezone.utc)
+    text = dt.strftime("%Y-%m-%d %H:%M:%S.") + "%03d" % (ts % 1000)
+    want = ('{"timestamp":"%d(%s)","workerId":"%d","sequenceId":"%d"}'
+            % (ts, text, (n >> 12) ^ (n >> 22 << 10),
+               n ^ (n >> 12 << 12))).encode()
+    check(body == want, "%r != %r" % (body, want))
+    st, _, body = s.request("GET", "/decodeSnowflakeId?snowflakeId=abc")
+    check(st == 200 and b"errorMsg" in body, body)
+
+
+def test_v1_snowflake():
+    s = srv()
+    st, h, body = s.request("GET", "/v1/snowflake")
+    check(st == 200 and h["content-type"] == "application/json", (st, h))
+    ids = json.loads(body)["ids"]
+    check(len(ids) == 1 and isinstance(ids[0], str), ids)
+    st, _, body = s.request("GET", "/v1/snowflake?count=1000")
+    ids = [int(i) for i in json.loads(body)["ids"]]
+    check(len(ids) == 1000 and ids == sorted(set(ids)), "batch not increasing")
+    st, h, body = s.request("GET", "/v1/snowflake?count=3&format=text")
+    lines = body.decode().splitlines()
+    check(st == 200 and len(lines) == 3 and all(x.isdigit() for x in lines),
+          body)
+    check(h["content-type"] == "text/plain", h)
+    st, h, _ = s.request("HEAD", "/v1/snowflake")
+    check(st == 200, st)
+    for bad in ("0", "-1", "abc", "", "5001", "1e3", "99999999999999999999"):
+        st, _, body = s.request("GET", "/v1/snowflake?count=" + bad)
+        check(st == 400 and err_code(body) == "COUNT_INVALID",
+              "count=%s: %d %s" % (bad, st, body))
+    st, _, body = s.request("GET", "/v1/snowflake?format=xml")
+    check(st == 400 and err_code(body) == "BAD_REQUEST", body)
+    st, h, body = s.request("POST", "/v1/snowflake")
+    check(st == 405 and err_code(body) == "METHOD_NOT_ALLOWED", body)
+    check("GET" in h["allow"], h)
+
+
+def test_v1_segment():
+    s = srv()
+    st, _, body = s.request("GET", "/v1/segment/seed?count=25")
+    ids = [int(i) for i in json.loads(body)["ids"]]
+    check(st == 200 and ids == sorted(set(ids)) and len(ids) == 25, ids)
+    st, _, body = s.request("GET", "/v1/segment/seed?count=4&format=text")
+    check(st == 200 and len(body.splitlines()) == 4, body)
+    st, _, body = s.request("GET", "/v1/segment/nope")
+    check(st == 404 and err_code(body) == "TAG_NOT_FOUND", (st, body))
+    st, _, body = s.request("GET", "/v1/segment/%FF%FE")
+    check(st == 400 and err_code(body) == "TAG_INVALID", (st, body))
+    st, _, body = s.request("GET", "/v1/segment/seed?count=0")
+    check(st == 400 and err_code(body) == "COUNT_INVALID", body)
+
+
+def test_v1_decode_and_layout():
+    s = srv()
+    n = int(s.request("GET", "/api/snowflake/get/x")[2])
+    st, _, body = s.request("GET", "/v1/decode/%d" % n)
+    d = json.loads(body)
+    check(st == 200 and d["id"] == str(n), d)
+    check(d["sequence"] == n & 4095 and d["node"] == 0, d)
+    check(d["unix_ms"] == (n >> 22) + 1288834974657, d)
+    for bad in ("abc", "-5", "", "1.5"):
+        st, _, body = s.request("GET", "/v1/decode/" + bad)
+        check(st == 400 and err_code(body) == "ID_INVALID", (bad, st, body))
+    st, _, body = s.request("GET", "/v1/layout")
+    lay = json.loads(body)
+    check(lay["time_bits"] == 41 and lay["seq_bits"] == 12, lay)
+    check(lay["epoch_ms"] == 1288834974657, lay)
+
+
+def test_admin():
+    s = srv()
+    auth = {"Authorization": "Bearer " + TOKEN,
+            "Content-Type": "application/json"}
+    body = json.dumps({"tag": "invoices", "step": 50, "start": 1000,
+                       "description": "Rechnungen \u00fc"})
+    st, _, b = s.request("POST", "/v1/tags", body)
+    check(st == 401 and err_code(b) == "UNAUTHORIZED", (st, b))
+    st, _, b = s.request("POST", "/v1/tags", body,
+                         {"Authorization": "Bearer wrong-token!"})
+    check(st == 401, st)
+    st, _, b = s.request("POST", "/v1/tags", body,
+                         {"Authorization": "Bearer " + TOKEN[:-1]})
+    check(st == 401, st)
+    st, _, b = s.request("POST", "/v1/tags", body, auth)
+    check(st == 201, (st, b))
+    row = json.loads(b)
+    check(row["tag"] == "invoices" and row["step"] == 50, row)
+    check(row["description"] == "Rechnungen \u00fc", row)
+    st, _, b = s.request("POST", "/v1/tags", body, auth)
+    check(st == 409 and err_code(b) == "TAG_EXISTS", (st, b))
+    st, _, b = s.request("GET", "/v1/segment/invoices?count=3")
+    check(st == 200 and json.loads(b)["ids"] == ["1000", "1001", "1002"],
+          (st, b))
+    st, _, b = s.request("PATCH", "/v1/tags/invoices", '{"step": 70}', auth)
+    check(st == 200 and json.loads(b)["step"] == 70, (st, b))
+    st, _, b = s.request("PATCH", "/v1/tags/invoices", '{"step": 70}')
+    check(st == 401, st)
+    for bad in ('{"step": "x"}', '{"step": 1', "step=5", '{"stepp": 1}',
+                '{}', '{"step": 1, "step": 2}'):
+        st, _, b = s.request("PATCH", "/v1/tags/invoices", bad, auth)
+        check(st == 400 and err_code(b) == "BAD_REQUEST", (bad, st, b))
+    st, _, b = s.request("POST", "/v1/tags", '{"tag": "x"}', auth)
+    check(st == 400, (st, b))
+    st, _, b = s.request("GET", "/v1/tags")
+    tags = [t["tag"] for t in json.loads(b)["tags"]]
+    check("invoices" in tags and "orders" in tags, tags)
+    st, _, b = s.request("GET", "/v1/tags/invoices")
+    check(st == 200 and json.loads(b)["tag"] == "invoices", b)
+    st, _, b = s.request("DELETE", "/v1/tags/invoices")
+    check(st == 401, st)
+    st, _, b = s.request("DELETE", "/v1/tags/invoices", None, auth)
+    check(st == 204 and b == b"", (st, b))
+    st, _, b = s.request("GET", "/v1/tags/invoices")
+    check(st == 404 and err_code(b) == "TAG_NOT_FOUND", (st, b))
+    st, _, b = s.request("PUT", "/v1/tags", "{}", auth)
+    check(st == 405, st)
+    st, _, b = s.request("POST", "/v1/tags", "x" * 5000, auth)
+    check(st == 413 and err_code(b) == "BODY_TOO_LARGE", (st, b))
+
+
+def test_health_and_metrics():
+    s = srv()
+    check(s.request("GET", "/livez")[:1] == (200,), "livez")
+    st, _, b = s.request("GET", "/readyz")
+    check(st == 200 and b == b"ready\n", (st, b))
+    st, h, b = s.request("GET", "/metrics")
+    text = b.decode()
+    check(st == 200 and h["content-type"].startswith("text/plain"), h)
+    for want in ('frond_http_requests_total{route="leaf_snowflake",'
+                 'status="200"}',
+                 'frond_http_requests_total{route="segment",status="404"}',
+                 'frond_http_request_duration_seconds_bucket{route='
+                 '"snowflake",le="+Inf"}',
+                 'frond_ids_issued_total{generator="snowflake"}',
+                 'frond_ids_issued_total{generator="segment",tag="orders"}',
+                 "frond_segment_loads_total", "frond_segment_step{",
+                 "frond_segment_buffer_remaining{",
+                 "frond_snowflake_clock_waits_total",
+                 "frond_snowflake_clock_behind_total",
+                 "frond_connections_accepted_total", "frond_connections "):
+        check(want in text, "metrics lack %s" % want)
+
+
+def test_not_found_and_bad_requests():
+    s = srv()
+    st, _, b = s.request("GET", "/nope")
+    check(st == 404 and err_code(b) == "NOT_FOUND", (st, b))
+    cases = [
+        (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: a\r\n\r\n", 414),
+        (b"GET / HTTP/1.1\r\nHost: a\r\nX: " + b"b" * 9000 + b"\r\n\r\n",
+         431),
+        (b"BREW / HTTP/1.1\r\nHost: a\r\n\r\n", 501),
+        (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
+        (b"GET /v1/segment/\xff\xfe HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\n\r\n", 400),
+        (b"garbage\r\n\r\n", 400),
+        (b"POST /v1/tags HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked"
+         b"\r\n\r\n0\r\n\r\n", 501),
+    ]
+    for req, want in cases:
+        out = s.raw(req)
+        rs = ft.split_responses(out)
+        check(len(rs) == 1 and rs[0][0] == want,
+              "%r...: want %d, got %r" % (req[:30], want, out[:80]))
+        check(rs[0][1].get("connection") == "close", rs[0][1])
+        json.loads(rs[0][2])
+    # Still serving everyone.
+    check(s.request("GET", "/livez")[0] == 200, "server died")
+
+
+def test_curl():
+    ft.need("curl", "curl")
+    s = srv()
+    r = subprocess.run(["curl", "-sS", "-f", "http://127.0.0.1:%d/api/"
+                        "segment/get/orders" % s.port], capture_output=True,
+                       timeout=30)
+    check(r.returncode == 0 and r.stdout.isdigit(), r)
+    r = subprocess.run(["curl", "-sS", "--http1.0", "http://127.0.0.1:%d/v1/"
+                        "snowflake?count=2&format=text" % s.port],
+                       capture_output=True, timeout=30)
+    check(r.returncode == 0 and len(r.stdout.split()) == 2, r)
+
+
+def test_pipelining():
+    s = srv()
+    n = 200
+    reqs = b"".join(b"GET /v1/decode/%d HTTP/1.1\r\nHost: a\r\n\r\n" % i
+                    for i in range(n))
+    reqs += b"GET /livez HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+    rs = ft.split_responses(s.raw(reqs, timeout=10))
+    check(len(rs) == n + 1, "got %d answers" % len(rs))
+    for i in range(n):
+        check(rs[i][0] == 200 and json.loads(rs[i][2])["id"] == str(i),
+              "answer %d out of order" % i)
+    check(rs[n][2] == b"ok\n", rs[n])
+    # HTTP/1.0 keep-alive and close.
+    out = s.raw(b"GET /livez HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+                b"GET /livez HTTP/1.0\r\n\r\nGET /livez HTTP/1.0\r\n\r\n")
+    rs = ft.split_responses(out)
+    check(len(rs) == 2, "HTTP/1.0 without keep-alive closes: %r" % out)
+    check(rs[0][1]["connection"] == "keep-alive", rs[0][1])
+
+
+def raise_nofile(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n:
+        if hard != resource.RLIM_INFINITY and hard < n:
+            raise ft.Failure("RLIMIT_NOFILE hard limit %d < %d" % (hard, n))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, hard))
+
+
+def test_1000_connections():
+    raise_nofile(4096)
+    s = ft.Server(tags={"orders": 1000})
+    try:
+        conns, per = 1000, 5
+        sel = selectors.DefaultSelector()
+        socks = []
+        for i in range(conns):
+            c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+            c.setblocking(False)
+            socks.append(c)
+        state = {}
+        path = [b"/api/snowflake/get/x", b"/api/segment/get/orders"]
+        for i, c in enumerate(socks):
+            state[c] = {"left": per, "buf": b"", "ids": [], "p": path[i % 2]}
+            c.send(b"GET %s HTTP/1.1\r\nHost: a\r\n\r\n" % state[c]["p"])
+            sel.register(c, selectors.EVENT_READ)
+        done = 0
+        deadline = time.monotonic() + 60
+        while done < conns and time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=1):
+                c = key.fileobj
+                st = state[c]
+                data = c.recv(65536)
+                check(data, "server closed a keep-alive connection")
+                st["buf"] += data
+                head, sep, rest = st["buf"].partition(b"\r\n\r\n")
+                if not sep:
+                    continue
+                n = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+                if len(rest) < n:
+                    continue
+                check(head.startswith(b"HTTP/1.1 200"), head)
+                st["ids"].append((st["p"], int(rest[:n])))
+                st["buf"] = rest[n:]
+                st["left"] -= 1
+                if st["left"] == 0:
+                    sel.unregister(c)
+                    done += 1
+                else:
+                    c.send(b"GET %s HTTP/1.1\r\nHost: a\r\n\r\n" % st["p"])
+        check(done == conns, "only %d of %d connections finished" %
+              (done, conns))
+        ids = [x for st in state.values() for x in st["ids"]]
+        check(len(ids) == conns * per, len(ids))
+        check(len(set(ids)) == len(ids), "duplicate IDs")
+        for c in socks:
+            c.close()
+        check(s.alive(), "server died")
+    finally:
+        s.close()
+
+
+def test_slow_client_and_timeouts():
+    s = ft.Server(extra=["--header-timeout-ms", "1500",
+                         "--idle-timeout-ms", "2000"], store="none")
+    try:
+        slow = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        req = b"GET /livez HTTP/1.1\r\nHost: a\r\n\r\n"
+        t0 = time.monotonic()
+        got = b""
+        for ch in req:
+            try:
+                slow.send(bytes([ch]))
+            except OSError:
+                break
+            # Others are served meanwhile.
+            check(s.request("GET", "/livez")[0] == 200, "not serving")
+            time.sleep(0.5)
+            if time.monotonic() - t0 > 5:
+                break
+        slow.settimeout(5)
+        try:
+            while True:
+                d = slow.recv(4096)
+                if not d:
+                    break
+                got += d
+        except OSError:
+            pass
+        check(got.startswith(b"HTTP/1.1 408"), "slow client got %r" % got)
+        check(time.monotonic() - t0 < 5, "slow client held too long")
+        # An idle keep-alive connection is closed after idle_timeout_ms.
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.sendall(b"GET /livez HTTP/1.1\r\nHost: a\r\n\r\n")
+        time.sleep(0.3)
+        c.recv(4096)
+        t0 = time.monotonic()
+        c.settimeout(6)
+        check(c.recv(4096) == b"", "idle connection not closed")
+        el = time.monotonic() - t0
+        check(1.3 < el < 4, "idle close after %.1fs" % el)
+        st, _, b = s.request("GET", "/metrics")
+        check(b"frond_connections_header_timeouts_total 1" in b, "metric")
+    finally:
+        s.close()
+
+
+def test_max_connections():
+    s = ft.Server(extra=["--max-connections", "3"], threads=1, store="none")
+    try:
+        time.sleep(0.3)  # let the start-up probe's connection close
+        held = [socket.create_connection(("127.0.0.1", s.port))
+                for _ in range(3)]
+        time.sleep(0.3)
+        out = s.raw(b"GET /livez HTTP/1.1\r\nHost: a\r\n\r\n")
+        check(out.startswith(b"HTTP/1.1 503"), out)
+        check(b"TOO_MANY_CONNECTIONS" in out, out)
+        for h in held:
+            h.close()
+        time.sleep(0.3)
+        check(s.request("GET", "/livez")[0] == 200, "not serving again")
+    finally:
+        s.close()
+
+
+def test_drain():
+    s = ft.Server(tags={"orders": 100})
+    try:
+        idle = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        busy = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        busy.sendall(b"GET /readyz HTTP/1.1\r\nHost: a\r\n")
+        time.sleep(0.3)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        check(s.alive(), "exited before finishing in-flight requests")
+        busy.sendall(b"\r\n")
+        busy.settimeout(5)
+        out = b""
+        while True:
+            d = busy.recv(4096)
+            if not d:
+                break
+            out += d
+        rs = ft.split_responses(out)
+        check(rs[0][0] == 503 and rs[0][2] == b"draining\n", rs)
+        check(rs[0][1]["connection"] == "close", rs[0][1])
+        check(idle.recv(10) == b"", "idle connection not closed")
+        rc = s.proc.wait(timeout=10)
+        check(rc == 0, "exit status %d" % rc)
+        check(os.path.exists(os.path.join(s.dir, "frond-node-0.hw")),
+              "no high-water file")
+        log = s.output()
+        check("SIGTERM" in log and "stopped" in log, log)
+        try:
+            socket.create_connection(("127.0.0.1", s.port), timeout=1)
+            raise ft.Failure("still accepting")
+        except OSError:
+            pass
+    finally:
+        s.close()
+
+
+def test_store_unreachable():
+    """A store that cannot be reached at start: snowflake IDs are served,
+    segment requests fail clearly, /readyz is 503; once the store can be
+    reached the server becomes ready by itself."""
+    d = ft.tempdir()
+    missing = os.path.join(d, "later")
+    s = ft.Server(store="sqlite:///%s/frond.db" % missing)
+    try:
+        st, _, b = s.request("GET", "/readyz")
+        check(st == 503 and b"not ready" in b, (st, b))
+        check(s.request("GET", "/api/snowflake/get/x")[0] == 200, "snowflake")
+        st, h, b = s.request("GET", "/api/segment/get/orders")
+        check(st == 500 and b == b"Result{id=-1, status=EXCEPTION}", b)
+        st, _, b = s.request("GET", "/v1/segment/orders")
+        check(st == 503 and err_code(b) == "SEGMENT_UNAVAILABLE", (st, b))
+        check(b"not been reached" in b, b)
+        st, _, b = s.request("GET", "/")
+        check(st == 200 and b"not been reached" in b, "status page")
+        os.mkdir(missing)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if s.request("GET", "/readyz")[0] == 200:
+                break
+            time.sleep(0.2)
+        check(s.request("GET", "/readyz")[0] == 200, "never became ready")
+        st, _, b = s.request("POST", "/v1/tags", '{"tag":"orders","step":5}')
+        check(st == 201, (st, b))
+        st, _, b = s.request("GET", "/api/segment/get/orders")
+        check(st == 200 and b == b"1", (st, b))
+        check("store reached" in s.output(), s.output())
+    finally:
+        s.close()
+        ft.shutil.rmtree(d, ignore_errors=True)
+
+
+def test_config_and_refusals():
+    d = ft.tempdir()
+    conf = os.path.join(d, "frond.conf")
+    with open(conf, "w") as f:
+        f.write("# test\nmax_count = 7\nthreads = 3\nnode = 5\n")
+    env = dict(os.environ, FROND_THREADS="2", FROND_ADMIN_TOKEN="x")
+    r = ft.run(["serve", "--config", conf, "--node", "6", "--print-config"],
+               env=env)
+    check(r.returncode == 0, r.stderr)
+    cfg = dict(line.split(" = ", 1) for line in r.stdout.splitlines())
+    check(cfg["max_count"] == "7" and cfg["threads"] == "2", cfg)
+    check(cfg["node"] == "6" and cfg["admin_token"] == "(set)", cfg)
+    check(cfg["listen"] == "127.0.0.1:8080", cfg)
+    r = ft.run(["serve", "--listen", "0.0.0.0:%d" % ft.free_port(),
+                "--data-dir", d], cwd=d, timeout=30)
+    check(r.returncode == 1 and "admin_token" in r.stderr, r)
+    r = ft.run(["serve", "--coordinator", "zk://127.0.0.1:2181/x",
+                "--data-dir", d], cwd=d, timeout=30)
+    check(r.returncode == 1 and "not supported" in r.stderr, r)
+    r = ft.run(["serve", "--max-count", "0"], cwd=d)
+    check(r.returncode == 2 and "max_count" in r.stderr, r)
+    r = ft.run(["serve", "--bogus", "1"], cwd=d)
+    check(r.returncode == 2, r)
+    r = ft.run(["serve", "--help"], cwd=d)
+    check(r.returncode == 0 and "--header-timeout-ms" in r.stdout, r)
+
+
+def main():
+    try:
+        ft.main([test_leaf_snowflake, test_leaf_segment, test_leaf_decode,
+                 test_v1_snowflake, test_v1_segment, test_v1_decode_and_layout,
+                 test_admin, test_health_and_metrics,
+                 test_not_found_and_bad_requests, test_curl, test_pipelining,
+                 test_1000_connections, test_slow_client_and_timeouts,
+                 test_max_connections, test_drain, test_store_unreachable,
+                 test_config_and_refusals])
+    finally:
+        if SRV is not None:
+            rc = SRV.stop()
+            if rc != 0:
+                print("shared server exited %d:\n%s" % (rc, SRV.output()))
+            SRV.close()
+
+
+if __name__ == "__main__":
+    main()
