@@ -94,11 +94,15 @@ class Server:
     """A `frond serve` on a free loopback port in its own temp dir.
 
     extra: more flags; env: extra environment; tags: segment tags to create
-    (name -> step) in the store before the server starts."""
+    (name -> step) in the store before the server starts. resp: also
+    listen for the Redis protocol on a free port (resp_port); otherwise
+    resp_listen is off, so that no test takes the default port."""
 
-    def __init__(self, extra=(), env=None, tags=None, threads=2, store=None):
+    def __init__(self, extra=(), env=None, tags=None, threads=2, store=None,
+                 resp=False):
         self.dir = tempdir("frond-http-")
         self.port = free_port()
+        self.resp_port = free_port() if resp else None
         self.store = store or "sqlite:///%s/frond.db" % self.dir
         for name, step in (tags or {}).items():
             r = run(["tag", "create", name, "--step", str(step),
@@ -108,13 +112,17 @@ class Server:
         e.update(env or {})
         self.args = [FROND_BIN, "serve", "--listen",
                      "127.0.0.1:%d" % self.port, "--store", self.store,
-                     "--data-dir", self.dir, "--threads", str(threads)]
+                     "--data-dir", self.dir, "--threads", str(threads),
+                     "--resp-listen", "127.0.0.1:%d" % self.resp_port
+                     if resp else "off"]
         self.args += list(extra)
         self.log = open(os.path.join(self.dir, "server.log"), "w+")
         self.proc = subprocess.Popen(self.args, cwd=self.dir, env=e,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         try:
             wait_port(self.port, timeout=30)
+            if resp:
+                wait_port(self.resp_port, timeout=30)
         except Failure:
             self.stop()
             raise Failure("server did not start: %s" % self.output())
@@ -258,74 +266,7 @@ class Postgres:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-# ---- frond serve and the Redis protocol ----
-
-class Server:
-    """`frond serve` in a temp dir with a SQLite store, on free loopback
-    ports for HTTP and RESP. extra: more flags ("--key", "value", ...).
-    tags: {name: step} created before the start. stop() sends SIGTERM and
-    checks a clean exit; close() also removes the dir."""
-
-    def __init__(self, extra=(), tags=None, store=True, resp=True):
-        self.dir = tempdir("frond-serve-")
-        self.http_port = free_port()
-        self.resp_port = free_port() if resp else None
-        self.store = "sqlite://" + os.path.join(self.dir, "frond.db")
-        for name, step in (tags or {}).items():
-            r = run(["tag", "create", name, "--step", str(step),
-                     "--store", self.store], cwd=self.dir)
-            check(r.returncode == 0, "tag create %s: %s" % (name, r.stderr))
-        args = [FROND_BIN, "serve", "--listen", "127.0.0.1:%d" % self.http_port,
-                "--resp-listen", "127.0.0.1:%d" % self.resp_port
-                if resp else "off", "--data-dir", self.dir,
-                "--store", self.store if store else "none"] + list(extra)
-        self.log = open(os.path.join(self.dir, "serve.log"), "w+")
-        self.proc = subprocess.Popen(args, cwd=self.dir, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
-        try:
-            wait_port(self.http_port)
-            if resp:
-                wait_port(self.resp_port)
-        except Failure:
-            self.close()
-            raise
-
-    def output(self):
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()
-
-    def stop(self, timeout=30):
-        """SIGTERM; the server must drain and exit 0 in time."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise Failure("frond serve did not exit %ds after SIGTERM" %
-                          timeout)
-        check(rc == 0, "frond serve exited %d: %s" % (rc, self.output()[-2000:]))
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def close(self):
-        try:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-        finally:
-            self.log.close()
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-    def http_get(self, path):
-        import urllib.request
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" %
-                                    (self.http_port, path), timeout=10) as r:
-            return r.read().decode()
-
+# ---- the Redis protocol ----
 
 class RespError(Exception):
     """An error reply ("-CODE message"), returned as a value by Resp."""

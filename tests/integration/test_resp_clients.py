@@ -25,6 +25,12 @@ from frondtest import check  # noqa: E402
 TAGS = {"order": 1000, "pay": 50}
 
 
+def stop(s):
+    """SIGTERM: the server drains and exits 0."""
+    rc = s.stop()
+    check(rc == 0, "frond serve exited %d: %s" % (rc, s.output()[-2000:]))
+
+
 def redis_module():
     """The Python redis client. Debian's python3-redis lives in
     /usr/lib/python3/dist-packages, which another python3 on PATH (a
@@ -57,7 +63,7 @@ def ints(text):
 
 def test_redis_cli():
     ft.need("redis-cli", "redis-tools")
-    s = ft.Server(tags=TAGS)
+    s = ft.Server(resp=True, tags=TAGS)
     try:
         p = s.resp_port
         check(cli(p, "PING").strip() == "PONG", "PING")
@@ -79,7 +85,7 @@ def test_redis_cli():
         check(cli(p, "--no-raw", "ID.DECODE", out[7]).count("\n") == 18,
               "ID.DECODE through redis-cli")
         check("redis_version" in cli(p, "INFO", "server"), "INFO")
-        s.stop()
+        stop(s)
     finally:
         s.close()
 
@@ -88,7 +94,7 @@ def test_redis_cli_interactive():
     """redis-cli on a terminal: it sends COMMAND DOCS at start and prints
     replies the human way."""
     ft.need("redis-cli", "redis-tools")
-    s = ft.Server(tags=TAGS)
+    s = ft.Server(resp=True, tags=TAGS)
     pid, fd = pty.fork()
     if pid == 0:
         # A window size, or linenoise asks the terminal for its cursor.
@@ -141,7 +147,7 @@ def test_redis_cli_interactive():
             except OSError:
                 pass
         check(pid == 0, "redis-cli did not exit after QUIT")
-        s.stop()
+        stop(s)
     finally:
         if pid:
             os.kill(pid, 9)
@@ -152,7 +158,7 @@ def test_redis_cli_interactive():
 
 def test_redis_benchmark():
     ft.need("redis-benchmark", "redis-tools")
-    s = ft.Server(tags=TAGS)
+    s = ft.Server(resp=True, tags=TAGS)
     try:
         p = s.resp_port
         before = ints(cli(p, "INCR", "order"))[0]
@@ -166,20 +172,20 @@ def test_redis_benchmark():
         after = ints(cli(p, "INCR", "order"))[0]
         check(after >= before + 40001, "40,000 INCRs did not move the tag: "
               "%d then %d" % (before, after))
-        m = s.http_get("/metrics")
+        m = s.request("GET", "/metrics")[2].decode()
         got = re.search(r'frond_resp_commands_total\{command="incr",'
                         r'result="ok"\} (\d+)', m)
         check(got and int(got.group(1)) == 40002, "INCR count in metrics")
         check('command="incr",result="error"' not in m,
               "INCR errors under load")
-        s.stop()
+        stop(s)
     finally:
         s.close()
 
 
 def test_python_redis():
     redis = redis_module()
-    s = ft.Server(tags=TAGS)
+    s = ft.Server(resp=True, tags=TAGS)
     try:
         r = redis.Redis(host="127.0.0.1", port=s.resp_port,
                         client_name="frond-test", socket_timeout=10)
@@ -219,11 +225,11 @@ def test_python_redis():
             t.join(60)
         check(len(out) == 1200 and len(set(out)) == 1200, "threads unique")
         r.close()
-        s.stop()
+        stop(s)
     finally:
         s.close()
     # With a token: the client's password is sent as AUTH.
-    s = ft.Server(tags=TAGS, extra=["--admin-token", "tok"])
+    s = ft.Server(resp=True, tags=TAGS, extra=["--admin-token", "tok"])
     try:
         bad = redis.Redis(host="127.0.0.1", port=s.resp_port, socket_timeout=10)
         try:
@@ -241,7 +247,7 @@ def test_python_redis():
                          username="default", password="tok", db=0,
                          socket_timeout=10)
         check(r2.incr("order") > b, "username + password")
-        s.stop()
+        stop(s)
     finally:
         s.close()
 

@@ -17,6 +17,12 @@ from frondtest import Resp, RespError, check, encode  # noqa: E402
 TAGS = {"order": 1000, "pay": 7, "bulk": 1000000}
 
 
+def stop(s):
+    """SIGTERM: the server drains and exits 0."""
+    rc = s.stop()
+    check(rc == 0, "frond serve exited %d: %s" % (rc, s.output()[-2000:]))
+
+
 def is_err(r, code):
     return isinstance(r, RespError) and r.code == code
 
@@ -33,7 +39,7 @@ def served(port):
 
 
 def test_commands():
-    s = ft.Server(tags=TAGS)
+    s = ft.Server(resp=True, tags=TAGS)
     try:
         c = Resp(s.resp_port)
         check(c.command("PING") == "PONG", "PING")
@@ -86,7 +92,7 @@ def test_commands():
         check("# Server" not in c.command("INFO", "segment").decode(),
               "INFO section")
         check(c.command("QUIT") == "OK" and c.closed(), "QUIT")
-        m = s.http_get("/metrics")
+        m = s.request("GET", "/metrics")[2].decode()
         for k in ('frond_resp_commands_total{command="incr",result="ok"} 100',
                   'frond_resp_commands_total{command="select",result='
                   '"error"} 1',
@@ -94,13 +100,13 @@ def test_commands():
                   '"resp"} ', 'frond_connections_by_protocol{protocol='
                   '"http"} 1'):
             check(k in m, "metrics lack %s" % k)
-        s.stop()
+        stop(s)
     finally:
         s.close()
 
 
 def test_error_replies():
-    s = ft.Server(tags=TAGS)
+    s = ft.Server(resp=True, tags=TAGS)
     try:
         c = Resp(s.resp_port)
         cases = [
@@ -135,24 +141,24 @@ def test_error_replies():
         check(len(c.command("ID.NEXT", "bulk", 100000)) == 100000,
               "max_count batch")
         c.close()
-        s.stop()
+        stop(s)
     finally:
         s.close()
     # Without a store, segment commands fail with a code, snowflake works.
-    s = ft.Server(store=False)
+    s = ft.Server(resp=True, store="none")
     try:
         c = Resp(s.resp_port)
         check(is_err(c.command("INCR", "order"), "SEGMENT_UNAVAILABLE"),
               "store = none")
         check(len(c.command("ID.SNOWFLAKE", 2)) == 2, "snowflake")
         check(c.command("ID.TAGS") == [], "no tags")
-        s.stop()
+        stop(s)
     finally:
         s.close()
 
 
 def test_pipelining():
-    s = ft.Server(tags=TAGS)
+    s = ft.Server(resp=True, tags=TAGS)
     try:
         c = Resp(s.resp_port)
         n = 10000
@@ -192,13 +198,13 @@ def test_pipelining():
             check(len(b) == 100000 and b[0] > prev, "big batch")
             prev = b[-1]
         c.close()
-        s.stop()
+        stop(s)
     finally:
         s.close()
 
 
 def test_auth():
-    s = ft.Server(tags=TAGS, extra=["--admin-token", "s3cret"])
+    s = ft.Server(resp=True, tags=TAGS, extra=["--admin-token", "s3cret"])
     try:
         c = Resp(s.resp_port)
         check(is_err(c.command("INCR", "order"), "NOAUTH"), "NOAUTH")
@@ -229,13 +235,13 @@ def test_auth():
         c = Resp(s.resp_port)
         c.send(b"*2\r\n$4\r\nAUTH\r\n$20000\r\n")
         check(is_err(c.reply(), "ERR") and c.closed(), "big bulk before AUTH")
-        s.stop()
+        stop(s)
     finally:
         s.close()
 
 
 def test_bad_input():
-    s = ft.Server(tags=TAGS, extra=["--header-timeout-ms", "1000",
+    s = ft.Server(resp=True, tags=TAGS, extra=["--header-timeout-ms", "1000",
                                     "--resp-max-args", "16",
                                     "--resp-max-bulk", "1024",
                                     "--resp-max-inline", "2048",
@@ -301,13 +307,13 @@ def test_bad_input():
         check(c.closed(), "over-long inline not closed")
         check(s.alive(), "server died")
         served(s.resp_port)
-        s.stop()
+        stop(s)
     finally:
         s.close()
 
 
 def test_limits_and_drain():
-    s = ft.Server(tags=TAGS, extra=["--max-connections", "5",
+    s = ft.Server(resp=True, tags=TAGS, extra=["--max-connections", "5",
                                     "--drain-timeout-ms", "3000"])
     try:
         time.sleep(0.5)  # let the start-up probes' connections close
@@ -341,16 +347,16 @@ def test_limits_and_drain():
         conns.append(Resp(s.resp_port))
         check(conns[-1].command("PING") == "PONG", "after one left")
         # SIGTERM: idle connections are closed, the server exits 0.
-        s.stop()
+        stop(s)
         for c in conns:
             check(c.closed(), "connection open after drain")
     finally:
         s.close()
-    s = ft.Server(tags=TAGS, resp=False)
+    s = ft.Server(tags=TAGS)
     try:
         check("(resp)" not in s.output() or "off (resp)" in s.output(),
               "resp_listen off")
-        s.stop()
+        stop(s)
     finally:
         s.close()
     # An address beyond loopback needs a token; the same port twice fails.
