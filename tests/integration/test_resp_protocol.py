@@ -155,6 +155,20 @@ def test_error_replies():
         stop(s)
     finally:
         s.close()
+    # A store not reached yet: the server starts, segment commands say so,
+    # snowflake IDs are served.
+    s = ft.Server(resp=True, store="postgresql://127.0.0.1:%d/frond"
+                  "?connect_timeout=1" % ft.free_port())
+    try:
+        c = Resp(s.resp_port)
+        r = c.command("INCR", "order")
+        check(is_err(r, "SEGMENT_UNAVAILABLE") and "not been reached" in
+              r.line, "store down: %r" % r)
+        check(len(c.command("ID.SNOWFLAKE", 2)) == 2, "snowflake, store down")
+        check("store_up:0" in c.command("INFO", "segment").decode(), "INFO")
+        stop(s)
+    finally:
+        s.close()
 
 
 def test_pipelining():
@@ -350,6 +364,25 @@ def test_limits_and_drain():
         stop(s)
         for c in conns:
             check(c.closed(), "connection open after drain")
+    finally:
+        s.close()
+    # SIGTERM with a command half received: idle connections close at
+    # once, the half command is answered when it completes, then its
+    # connection closes and the server exits 0.
+    s = ft.Server(resp=True, tags=TAGS, extra=["--drain-timeout-ms", "5000"])
+    try:
+        idle, busy = Resp(s.resp_port), Resp(s.resp_port)
+        check(idle.command("PING") == "PONG", "idle")
+        busy.send(b"*2\r\n$4\r\nINCR\r\n$5\r\nor")
+        time.sleep(0.2)
+        s.proc.send_signal(ft.signal.SIGTERM)
+        check(idle.closed(), "idle connection open after SIGTERM")
+        time.sleep(0.3)
+        busy.send(b"der\r\n")
+        check(isinstance(busy.reply(), int), "in-flight command not answered")
+        check(busy.closed(), "drained connection left open")
+        rc = s.proc.wait(timeout=10)
+        check(rc == 0, "exit status %d after drain" % rc)
     finally:
         s.close()
     s = ft.Server(tags=TAGS)
