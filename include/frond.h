@@ -213,7 +213,10 @@ enum { FROND_SEQ_ZERO = 0, FROND_SEQ_RANDOM = 1 };
 
 typedef struct frond_gen_options {
   int64_t max_ahead_ms; /* default FROND_DEFAULT_MAX_AHEAD_MS */
-  int64_t max_wait_ms;  /* default FROND_DEFAULT_MAX_WAIT_MS */
+  int64_t max_wait_ms;  /* -1 (the default): FROND_DEFAULT_MAX_WAIT_MS or
+                           two time units of the layout, whichever is
+                           longer, so that a layout with coarse units can
+                           always wait for its next unit */
   int seq_start;        /* FROND_SEQ_ZERO (default) or FROND_SEQ_RANDOM:
                            each new unit entered from the wall clock starts at
                            a random sequence in [0, min(100, 2^seq/16)) */
@@ -263,6 +266,10 @@ FROND_EXPORT int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err);
 ** Issue n consecutive IDs (in one atomic step) into out[0..n-1], in
 ** increasing order; no other call can issue an ID between out[0] and
 ** out[n-1]. n must be >= 1 and at most 2^seq_bits * 1000 (COUNT_INVALID).
+** A block spans n / 2^seq_bits time units: once the generator has borrowed
+** max_ahead, it waits for the wall clock to cover the whole block, so a
+** block of more units than max_wait covers fails with CLOCK_BEHIND then.
+** Callers that want sustained throughput ask for at most 2^seq_bits.
 ** Thread-safety and blocking as frond_gen_next. On failure nothing is
 ** written to out.
 */
@@ -390,16 +397,23 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 
 /*
 ** Next ID of `tag` (len bytes, not necessarily NUL-terminated). Thread-safe.
-** Memory only while the buffers are healthy; may wait up to wait_ms for the
-** loader (and on a tag's very first use, for its first segment).
-** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, CLOSED.
+** Memory only while the buffers are healthy: one atomic fetch-add, no lock.
+** May wait up to wait_ms for the loader (and on a tag's very first use up
+** to first_wait_ms, for its first segment). An unknown tag is looked up in
+** the store once (at most miss_checks per second) before TAG_NOT_FOUND, so
+** a tag created since the last refresh works at once; that look-up blocks
+** on the store. IDs of a tag strictly increase per calling thread.
+** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL.
 */
 FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
 
 /* n IDs of `tag` into out[0..n-1], increasing (not necessarily
-** consecutive: they may span two segments). All or nothing. Same errors
-** plus COUNT_INVALID (n == 0). */
+** consecutive: they may span several segments; a batch larger than the
+** buffers waits, up to wait_ms each time, for the segments it needs).
+** All or nothing: on failure out holds nothing usable, and IDs the batch
+** took are skipped, never handed out. Same errors plus COUNT_INVALID
+** (n == 0). */
 FROND_EXPORT int frond_seg_next_n(frond_seg *s, const char *tag, size_t len,
                                   size_t n, int64_t *out, frond_error *err);
 
@@ -419,10 +433,11 @@ typedef struct frond_tag_info {
   int64_t step;         /* step the next load will use */
   int64_t row_step;     /* the row's configured step */
   int64_t last_load_ms; /* unix ms of the last successful load, 0: never */
-  uint64_t issued;      /* IDs issued by this process */
+  uint64_t issued;      /* IDs taken by this process (handed out, or
+                           skipped by a batch that failed) */
   uint64_t loads;       /* successful loads */
   uint64_t load_failures;
-  int loading; /* a load is in flight */
+  int loading; /* a load is requested or in flight */
 } frond_tag_info;
 
 /* Snapshot of every tag's state, sorted by name, in *out (free with

@@ -189,11 +189,10 @@ int frond__cli_next(int argc, char **argv) {
     return frond__usage_error("next", "--data-dir does not go with "
                                       "--no-highwater");
 
+  /* The default max_wait covers two units of any layout, so past the
+  ** layout's rate each call (at most one unit's worth) waits for the clock
+  ** rather than fails. */
   frond_gen_options_init(&go);
-  /* The user asked for N IDs: past the layout's rate, wait for the clock
-  ** rather than fail. A call may wait for up to two units (10 ms each for
-  ** sonyflake), more than the default max_wait. */
-  go.max_wait_ms += 2 * layout.unit_ms;
   if (!no_hw) {
     if (dir == NULL)
       dir = frond__cli_env("FROND_DATA_DIR", ".");

@@ -2,14 +2,16 @@
 ** segment.c -- the segment allocator: per-tag double buffers served from
 ** memory, filled by one background loader thread.
 **
-** A tag holds two segment entries and one 64-bit word, gen << 40 | off.
+** A tag holds two segment entries and one 64-bit word, gen << 32 | off.
 ** Generation g is served from entry g & 1; handing out an ID is one
 ** atomic fetch-add on the word: the caller owns offset `off` of
 ** generation g, and the ID is start + off when entry g & 1 still holds
-** generation g (read under a seqlock) and off < size. The word only ever
-** grows (fetch-add, or a switch to (g + 1) << 40), so no two calls own the
-** same (g, off), and generation g + 1 is always a later segment: IDs are
-** unique and increase per thread. Anything else (segment used up, next
+** generation g (read under a seqlock) and off < size. The word changes
+** only by fetch-add, by a switch to (g + 1) << 32, and by clamping an
+** offset already >= size back to size (under the mutex, once no offset
+** of g is usable), so no two calls own the same usable (g, off); and
+** generation g + 1 is always a later segment: IDs are unique and increase
+** per thread. Anything else (segment used up, next
 ** one not there, entry rewritten under a slow reader) takes the slow path
 ** under the tag's mutex; an offset owned but not used is skipped, never
 ** handed out.
@@ -34,16 +36,19 @@
 #include "core/internal.h"
 #include "store/store.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define MIN_MS (60 * 1000)
 
-#define GEN_SHIFT 40
+/* Offsets need 31 bits (a step is at most INT32_MAX) plus the few that
+** failing calls add before the slow path clamps them; the generation
+** gets the other 32 and wraps after 4 billion segments of a tag. */
+#define GEN_SHIFT 32
 #define OFF_MASK ((UINT64_C(1) << GEN_SHIFT) - 1)
 #define GEN_MASK ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
 #define NO_GEN UINT64_MAX
@@ -393,7 +398,7 @@ static void load(frond_seg *s, seg_tag *t, int64_t step, uint64_t gen) {
   pthread_mutex_unlock(&s->store_mu);
   used = step > 0 ? step : row_step;
   start = max_id - used;
-  if (rc == 0 && (used < 1 || start < 0))
+  if (rc == 0 && (used < 1 || used > INT32_MAX || start < 0))
     rc = frond__fail(&e, FROND_ESTORE,
                      "row gives an invalid range (max_id %lld, step %lld)",
                      (long long)max_id, (long long)used);
@@ -530,11 +535,14 @@ static int miss(frond_seg *s, const char *name, size_t len, seg_tag **out,
   pthread_mutex_unlock(&s->store_mu);
   if (rc == FROND_ETAG_NOT_FOUND)
     return frond__fail(err, rc, "tag \"%s\" not found", z);
-  if (rc != 0)
+  if (rc != 0) {
+    char why[sizeof(err->message)];
+    snprintf(why, sizeof(why), "%s", err != NULL ? err->message : "");
     return frond__fail(err, FROND_ETAG_NOT_FOUND,
-                       "tag \"%s\" not found (and the store could not be "
-                       "asked: %s)",
-                       z, err ? err->message : "store error");
+                       "tag \"%s\" not found as of the last refresh (the "
+                       "store could not be asked: %s)",
+                       z, why);
+  }
   pthread_mutex_lock(&s->table_mu);
   rc = tag_add(s, z, row.step, out);
   pthread_mutex_unlock(&s->table_mu);
@@ -577,49 +585,63 @@ static int fast_take(frond_seg *s, seg_tag *t, int64_t *id) {
 }
 
 /* Hand out n IDs of t into out: from the current segment, switching to
-** the next when it is used up, waiting (bounded) for the loader when both
-** are. Expects t->mu held (so no generation switch or entry write runs
-** concurrently; fast-path readers still take offsets). */
+** the next when it is used up, and waiting (up to wait_ms each time) for
+** the loader when a batch needs more segments than are buffered. A batch
+** waits for the next segment before it starts taking IDs that would not
+** be enough alone. Expects t->mu held, so no generation switch or entry
+** write runs concurrently; fast-path callers still take offsets. When a
+** batch fails halfway, the IDs it took are skipped, never handed out. */
 static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                 frond_error *err) {
-  int64_t deadline = 0, size, start;
+  int64_t deadline = 0, size = 0, start = 0, left;
   uint64_t w, g, off, k = 0, got;
-  seg_entry *e;
+  seg_entry *e, *nx;
   for (;;) {
     if (atomic_load(&t->removed))
       return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
                          t->name);
     w = atomic_load(&t->word);
     g = w >> GEN_SHIFT;
-    if ((e = entry_of(t, g)) != NULL) {
+    off = w & OFF_MASK;
+    e = entry_of(t, g);
+    nx = entry_of(t, (g + 1) & GEN_MASK);
+    left = 0;
+    if (e != NULL) {
       size = atomic_load(&e->size);
       start = atomic_load(&e->start);
-      if ((w & OFF_MASK) < (uint64_t)size) {
-        w = atomic_fetch_add(&t->word, n - k);
-        off = w & OFF_MASK;
-        got = off < (uint64_t)size ? (uint64_t)size - off : 0;
-        if (got > n - k)
-          got = n - k;
-        for (; got > 0; got--)
-          out[k++] = start + (int64_t)off++;
-        if (off > (uint64_t)atomic_load(&e->preload_at) &&
-            entry_of(t, (g + 1) & GEN_MASK) == NULL && !t->loading)
-          request_load(s, t);
-        if (k == n)
-          return 0;
-        continue; /* used up meanwhile */
-      }
+      left = off < (uint64_t)size ? size - (int64_t)off : 0;
     }
-    if (entry_of(t, (g + 1) & GEN_MASK) != NULL) {
+    if (left == 0 && nx != NULL) {
       switch_gen(t, w);
+      deadline = 0;
       continue;
     }
-    if (k > 0) { /* all or nothing: the IDs taken so far are skipped */
-      atomic_fetch_add(&s->unavailable, 1);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": %zu IDs asked, only %llu buffered",
-                         t->name, n, (unsigned long long)k);
+    if (left > 0 && (k > 0 || nx != NULL || (uint64_t)left >= n)) {
+      /* Never add more than the segment holds: the offset stays far
+      ** from the generation bits. */
+      got = n - k < (uint64_t)left ? n - k : (uint64_t)left;
+      w = atomic_fetch_add(&t->word, got);
+      off = w & OFF_MASK;
+      if (off >= (uint64_t)size)
+        got = 0;
+      else if (got > (uint64_t)size - off)
+        got = (uint64_t)size - off;
+      for (; got > 0; got--)
+        out[k++] = start + (int64_t)off++;
+      if (off > (uint64_t)atomic_load(&e->preload_at) && nx == NULL &&
+          !t->loading)
+        request_load(s, t);
+      if (k == n)
+        return 0;
+      deadline = 0;
+      continue;
     }
+    if (left == 0)
+      /* Nothing to serve: bring the offset back to the end of the segment
+      ** (or to 0 when generation g has none; it never will), so that
+      ** calls failing on the fast path cannot creep into the generation
+      ** bits. No offset of g is usable before or after this store. */
+      atomic_store(&t->word, g << GEN_SHIFT | (e != NULL ? (uint64_t)size : 0));
     if (!t->loading)
       request_load(s, t);
     if (deadline == 0)
@@ -627,6 +649,11 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                  (t->loads == 0 ? s->o.first_wait_ms : s->o.wait_ms) * 1000000;
     else if (frond__mono_ns() >= deadline) {
       atomic_fetch_add(&s->unavailable, 1);
+      if (k > 0) /* all or nothing: the IDs taken so far are skipped */
+        return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                           "tag \"%s\": %zu IDs asked, the store has not "
+                           "delivered a segment after %llu",
+                           t->name, n, (unsigned long long)k);
       return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
                          "tag \"%s\": both segments are used up and the "
                          "store has not delivered the next one",

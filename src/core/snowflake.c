@@ -360,7 +360,7 @@ int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
 void frond_gen_options_init(frond_gen_options *opts) {
   memset(opts, 0, sizeof(*opts));
   opts->max_ahead_ms = FROND_DEFAULT_MAX_AHEAD_MS;
-  opts->max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
+  opts->max_wait_ms = -1;
   opts->window_ms = FROND_DEFAULT_WINDOW_MS;
   opts->seq_start = FROND_SEQ_ZERO;
 }
@@ -427,6 +427,12 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
     frond_gen_options_init(&g->opt);
   if (g->opt.clock == NULL)
     g->opt.clock = frond_clock_realtime;
+  if (g->opt.max_wait_ms == -1 && l != NULL) {
+    g->opt.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
+    if (l->unit_ms >= 1 && l->unit_ms <= 86400000 &&
+        2 * l->unit_ms > g->opt.max_wait_ms)
+      g->opt.max_wait_ms = 2 * l->unit_ms;
+  }
   if (g->opt.max_ahead_ms < 0 || g->opt.max_wait_ms < 0 ||
       g->opt.window_ms < 1 || g->opt.max_wait_ms > 3600000 ||
       g->opt.max_ahead_ms > 86400000 || g->opt.window_ms > 86400000)

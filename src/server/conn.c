@@ -1,7 +1,8 @@
 /*
 ** conn.c -- worker loops and the connection layer.
 **
-** Each worker runs one libuv loop with its own SO_REUSEPORT listener.
+** Each worker runs one libuv loop with its own SO_REUSEPORT listener per
+** protocol (frond__listener: a port and the frond__proto spoken on it).
 ** Reads land in a per-connection buffer; the protocol consumes whole
 ** requests from it and appends answers to `out`. After a read has been
 ** handled, the answers are written with uv_try_write, and only a remainder
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RBUF_INITIAL 16384
@@ -30,6 +32,8 @@
 ** this long after shutting down its write side, so that unread input does
 ** not make the kernel send a reset that destroys the answer. */
 #define LINGER_MS 1000
+/* Stop reading while this much output waits for a slow reader. */
+#define OUT_HIGH_WATER (4u << 20)
 
 int frond__buf_reserve(frond__buf *b, size_t extra) {
   size_t cap;
@@ -82,7 +86,10 @@ void frond__buf_free(frond__buf *b) {
   b->len = b->cap = 0;
 }
 
-int frond__listen_socket(const char *host, int port, char *err, size_t len) {
+/* Bind (and with `listening`, listen) a socket on host:port. With
+** `reuseport`, SO_REUSEPORT lets every worker have its own. */
+static int bind_socket(const char *host, int port, int reuseport, char *err,
+                       size_t len) {
   struct sockaddr_storage ss;
   socklen_t sl;
   int fd, one = 1;
@@ -107,10 +114,11 @@ int frond__listen_socket(const char *host, int port, char *err, size_t len) {
     snprintf(err, len, "socket: %s", strerror(errno));
     return -1;
   }
-  /* libuv 1.44 has no UV_TCP_REUSEPORT: set it before bind ourselves. */
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-      bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0) {
+      (reuseport &&
+       setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
+      bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
+      (reuseport && listen(fd, 1024) != 0)) {
     snprintf(err, len, "listen on %s:%d: %s", host, port, strerror(errno));
     close(fd);
     return -1;
@@ -119,6 +127,22 @@ int frond__listen_socket(const char *host, int port, char *err, size_t len) {
 bad_host:
   snprintf(err, len, "listen: '%s' is not a numeric IP address", host);
   return -1;
+}
+
+int frond__listen_probe(const char *host, int port, char *err, size_t len) {
+  /* Without SO_REUSEPORT this bind fails while anyone listens on the
+  ** port, including another frond whose sockets would otherwise share
+  ** the port with ours and split its traffic. */
+  int fd = bind_socket(host, port, 0, err, len);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return 0;
+}
+
+int frond__listen_socket(const char *host, int port, char *err, size_t len) {
+  /* libuv 1.44 has no UV_TCP_REUSEPORT: set it before bind ourselves. */
+  return bind_socket(host, port, 1, err, len);
 }
 
 int frond__conn_draining(const frond__conn *c) {
@@ -166,6 +190,7 @@ static void linger(frond__conn *c) {
   if (c->lingering || c->closing)
     return;
   c->lingering = 1;
+  c->close_after_write = 1; /* input from now on is discarded */
   c->linger_ms = uv_now(&c->w->loop);
   c->sreq.data = c;
   if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
@@ -227,7 +252,8 @@ static void flush(frond__conn *c) {
     }
     c->out.len = 0;
   }
-  if (c->close_after_write) {
+  /* While draining, a connection with nothing left to answer is done. */
+  if (c->close_after_write || (c->w->draining && c->rlen == 0)) {
     linger(c);
     return;
   }
@@ -237,7 +263,7 @@ static void flush(frond__conn *c) {
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   frond__conn *c = h->data;
-  size_t max = c->max_rbuf;
+  size_t max = c->l->max_input;
   if (c->rcap - c->rlen < 1024 && c->rcap < max) {
     size_t cap = c->rcap ? c->rcap * 2 : RBUF_INITIAL;
     char *p;
@@ -255,14 +281,20 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 /* Hand buffered input to the protocol until it needs more bytes. */
 static void process(frond__conn *c) {
   size_t off = 0;
-  while (off < c->rlen && !c->close_after_write) {
+  int more = 0;
+  /* Answers wait in memory until written: stop at the high-water mark and
+  ** leave further pipelined requests for when the client has read. */
+  while (off < c->rlen && !c->close_after_write &&
+         c->out.len < OUT_HIGH_WATER) {
     int n = c->proto->on_data(c, c->rbuf + off, c->rlen - off);
     if (n < 0) {
       c->close_after_write = 1;
       break;
     }
-    if (n == 0)
+    if (n == 0) {
+      more = 1;
       break;
+    }
     off += (size_t)n;
   }
   if (off > 0) {
@@ -274,8 +306,8 @@ static void process(frond__conn *c) {
     c->req_start_ms = 0;
   else if (off > 0 || c->req_start_ms == 0)
     c->req_start_ms = uv_now(&c->w->loop);
-  if (c->rlen == c->rcap && c->rcap >= c->max_rbuf && !c->close_after_write &&
-      !frond__conn_backlogged(c)) {
+  if (more && c->rlen == c->rcap && c->rcap >= c->l->max_input &&
+      !c->close_after_write) {
     /* The protocol could not frame a request in the largest buffer. */
     c->close_after_write = 1;
   }
@@ -283,6 +315,15 @@ static void process(frond__conn *c) {
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   frond__conn *c = s->data;
+  if (nread == UV_EOF && !c->close_after_write) {
+    /* The client has sent all it will (a half-close): answer what is
+    ** buffered, finish writing, then close. libuv stopped reading. */
+    c->eof = 1;
+    c->reading = 0;
+    if (!c->writing)
+      start_reading(c);
+    return;
+  }
   if (nread < 0) {
     conn_close(c);
     return;
@@ -294,7 +335,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   c->rlen += (size_t)nread;
   c->last_ms = uv_now(&c->w->loop);
   process(c);
-  if (frond__conn_backlogged(c) || c->close_after_write) {
+  if (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write) {
     uv_read_stop(s);
     c->reading = 0;
   }
@@ -309,20 +350,24 @@ static void start_reading(frond__conn *c) {
     process(c);
     if (c->out.len > 0) {
       flush(c);
-      if (c->writing || c->closing)
+      if (c->writing || c->closing || c->close_after_write)
         return;
     }
+  }
+  if (c->eof) {
+    /* Nothing more will come: what is left cannot become a request. */
+    c->close_after_write = 1;
+    flush(c);
+    return;
   }
   if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
     c->reading = 1;
 }
 
 static void on_connection(uv_stream_t *server, int status) {
-  frond__worker *w = server->data;
+  const frond__listener *l = server->data;
+  frond__worker *w = l->w;
   frond__server *srv = w->srv;
-  const frond__proto *proto = server == (uv_stream_t *)&w->resp_listener
-                                  ? &frond__resp_proto
-                                  : &frond__http_proto;
   frond__conn *c;
   if (status < 0)
     return;
@@ -332,8 +377,8 @@ static void on_connection(uv_stream_t *server, int status) {
   uv_tcp_init(&w->loop, &c->tcp);
   c->tcp.data = c;
   c->w = w;
-  c->proto = proto;
-  c->max_rbuf = srv->max_request;
+  c->l = l;
+  c->proto = l->proto;
   c->idle_ms = (uint64_t)srv->cfg.idle_timeout_ms;
   c->next = w->conns.next;
   c->prev = &w->conns;
@@ -352,7 +397,7 @@ static void on_connection(uv_stream_t *server, int status) {
         "\r\nContent-Length: 92\r\nConnection: close\r\n\r\n"
         "{\"error\":{\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":"
         "\"connection limit reached, retry later\"}}\n";
-    const char *msg = proto->busy != NULL ? proto->busy : busy;
+    const char *msg = c->proto->busy != NULL ? c->proto->busy : busy;
     FROND__INC(w->m.rejected, 1);
     c->proto = &frond__http_proto; /* no on_close for what never opened */
     c->close_after_write = 1;
@@ -360,7 +405,7 @@ static void on_connection(uv_stream_t *server, int status) {
     flush(c);
     return;
   }
-  if (proto->on_open != NULL && proto->on_open(c) != 0) {
+  if (c->proto->on_open != NULL && c->proto->on_open(c) != 0) {
     c->proto = &frond__http_proto;
     conn_close(c);
     return;
@@ -372,13 +417,13 @@ static void on_connection(uv_stream_t *server, int status) {
 
 static void begin_drain(frond__worker *w) {
   frond__conn *c, *next;
+  int i;
   if (w->draining)
     return;
   w->draining = 1;
   w->drain_deadline = uv_now(&w->loop) + (uint64_t)w->srv->cfg.drain_timeout_ms;
-  uv_close((uv_handle_t *)&w->listener, NULL);
-  if (w->resp_fd >= 0)
-    uv_close((uv_handle_t *)&w->resp_listener, NULL);
+  for (i = 0; i < w->nlisteners; i++)
+    uv_close((uv_handle_t *)&w->listeners[i].tcp, NULL);
   for (c = w->conns.next; c != &w->conns; c = next) {
     next = c->next;
     if (c->rlen == 0 && !c->writing && c->out.len == 0)
@@ -391,11 +436,22 @@ static void close_walk(uv_handle_t *h, void *arg) {
     uv_close(h, NULL);
 }
 
+/* The Date header every answer carries (RFC 9110 6.6.1), formatted at most
+** a few times a second rather than per answer. */
+void frond__worker_date(frond__worker *w) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  w->date_len = strftime(w->date, sizeof w->date,
+                         "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+}
+
 static void on_sweep(uv_timer_t *t) {
   frond__worker *w = t->data;
   const frond__config *cfg = &w->srv->cfg;
   uint64_t now = uv_now(&w->loop);
   frond__conn *c, *next;
+  frond__worker_date(w);
   if (w->draining &&
       (w->nconns == 0 || (int64_t)(now - w->drain_deadline) >= 0)) {
     for (c = w->conns.next; c != &w->conns; c = next) {
@@ -408,6 +464,13 @@ static void on_sweep(uv_timer_t *t) {
   for (c = w->conns.next; c != &w->conns; c = next) {
     next = c->next;
     if (c->lingering && now - c->linger_ms >= LINGER_MS) {
+      conn_close(c);
+      continue;
+    }
+    /* A client that does not read its answers is idle too. */
+    if (c->writing && !c->closing &&
+        now - c->last_ms >= (uint64_t)cfg->idle_timeout_ms) {
+      FROND__INC(w->m.idle_timeouts, 1);
       conn_close(c);
       continue;
     }
@@ -446,21 +509,18 @@ static void worker_main(void *arg) {
 
 int frond__worker_start(frond__worker *w) {
   int64_t period;
-  int r;
+  int r, i;
   w->conns.next = w->conns.prev = &w->conns;
+  frond__worker_date(w);
   if ((r = uv_loop_init(&w->loop)) != 0)
     return r;
-  uv_tcp_init(&w->loop, &w->listener);
-  w->listener.data = w;
-  if ((r = uv_tcp_open(&w->listener, w->listen_fd)) != 0 ||
-      (r = uv_listen((uv_stream_t *)&w->listener, 1024, on_connection)) != 0)
-    return r;
-  if (w->resp_fd >= 0) {
-    uv_tcp_init(&w->loop, &w->resp_listener);
-    w->resp_listener.data = w;
-    if ((r = uv_tcp_open(&w->resp_listener, w->resp_fd)) != 0 ||
-        (r = uv_listen((uv_stream_t *)&w->resp_listener, 1024,
-                       on_connection)) != 0)
+  for (i = 0; i < w->nlisteners; i++) {
+    frond__listener *l = &w->listeners[i];
+    uv_tcp_init(&w->loop, &l->tcp);
+    l->tcp.data = l;
+    l->w = w;
+    if ((r = uv_tcp_open(&l->tcp, l->fd)) != 0 ||
+        (r = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection)) != 0)
       return r;
   }
   uv_timer_init(&w->loop, &w->sweep);

@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 typedef struct ctx {
@@ -108,7 +109,7 @@ static void respond(ctx *x, int status, const char *ctype, const char *body,
   char num[24], *n;
   if (frond__conn_draining(x->c))
     x->keep_alive = 0;
-  if (frond__buf_reserve(out, 200 + strlen(ctype) + elen + len) != 0) {
+  if (frond__buf_reserve(out, 250 + strlen(ctype) + elen + len) != 0) {
     x->keep_alive = 0;
     return;
   }
@@ -123,7 +124,9 @@ static void respond(ctx *x, int status, const char *ctype, const char *body,
     PUT_LIT(out, "\r\nContent-Type: ");
   }
   put(out, ctype, strlen(ctype));
-  PUT_LIT(out, "\r\nContent-Length: ");
+  PUT_LIT(out, "\r\n");
+  put(out, x->w->date, x->w->date_len);
+  PUT_LIT(out, "Content-Length: ");
   n = u64_text(len, num + sizeof num);
   put(out, n, (size_t)(num + sizeof num - n));
   PUT_LIT(out, "\r\n");
@@ -359,8 +362,12 @@ static void leaf_decode(ctx *x) {
   char body[256];
   int n;
   if (!frond__http_query(x->req->target, x->req->target_len, "snowflakeId", &v,
-                         &vl) ||
-      frond__parse_i64(v, vl, &id) != 0 ||
+                         &vl)) {
+    /* Spring answers a missing required parameter with 400. */
+    error_with(x, 400, "BAD_REQUEST", "parameter snowflakeId is missing", NULL);
+    return;
+  }
+  if (frond__parse_i64(v, vl, &id) != 0 ||
       frond_decode(&x->srv->layout, id, &f, NULL) != 0) {
     /* Leaf answers its own error map with status 200. */
     static const char msg[] = "{\"errorMsg\":\"snowflake Id反解析失败\"}";
@@ -542,7 +549,7 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
   frond__buf *b = &x->w->scratch;
   char tag[FROND_TAG_MAX + 1], desc[257], jerr[160];
   frond_seg *seg;
-  int m = x->req->method, r = 0, status = 200, tl = 0;
+  int m = x->req->method, r = 0, status = 200;
   frond__json_field fields[4] = {
       {"tag", FROND__JSON_STR, tag, sizeof tag, 0, 0},
       {"step", FROND__JSON_INT, NULL, 0, 0, 0},
@@ -555,7 +562,7 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
       not_allowed(x, "GET, HEAD, PATCH, DELETE");
       return;
     }
-    if ((tl = path_tag(x, prefix, tag)) < 0)
+    if (path_tag(x, prefix, tag) < 0)
       return;
   } else if (!is_get(x) && m != FROND__HTTP_POST) {
     not_allowed(x, "GET, HEAD, POST");
@@ -634,7 +641,6 @@ static void v1_tags(ctx *x, size_t prefix, int one) {
   }
   frond__buf_append(b, "\n", 1);
   respond_json(x, status, b);
-  (void)tl;
 }
 
 /* -------------------------------------------------------------- health */
@@ -680,7 +686,9 @@ static void dispatch(ctx *x) {
   size_t plen = x->req->path_len;
   if (PREFIX("/api/snowflake/get/")) {
     x->route = FROND__R_LEAF_SNOWFLAKE;
-    if (plen == sizeof("/api/snowflake/get/") - 1)
+    if (plen == sizeof("/api/snowflake/get/") - 1 ||
+        memchr(path + sizeof("/api/snowflake/get/") - 1, '/',
+               plen - (sizeof("/api/snowflake/get/") - 1)) != NULL)
       error_with(x, 404, "NOT_FOUND", "no such path", NULL);
     else
       leaf_snowflake(x);
@@ -761,8 +769,19 @@ static int http_on_data(frond__conn *c, const char *buf, size_t len) {
     error_with(&x, 413, "BODY_TOO_LARGE", "request body too large", NULL);
     return -1;
   }
-  if ((size_t)n + (size_t)req.body_len > len)
+  if ((size_t)n + (size_t)req.body_len > len) {
+    /* A client that waits for "100 Continue" before its body gets it
+    ** once (proto_state remembers), so it does not stall a second. */
+    const frond__http_header *e = frond__http_header_find(&req, "expect");
+    if (e != NULL && c->proto_state == 0 && req.minor == 1 &&
+        e->value_len == 12 && strncasecmp(e->value, "100-continue", 12) == 0) {
+      frond__buf_append(frond__conn_out(c), "HTTP/1.1 100 Continue\r\n\r\n",
+                        25);
+      c->proto_state = 1;
+    }
     return 0;
+  }
+  c->proto_state = 0;
   x.body = buf + n;
   x.body_len = (size_t)req.body_len;
   dispatch(&x);

@@ -260,12 +260,19 @@ static void html(frond__buf *b, const char *s) {
   }
 }
 
-static void buffer_cell(frond__buf *b, const frond_seg_buffer *buf,
-                        int current) {
+static void buffer_cell(frond__buf *b, const frond_tag_info *t, int current) {
+  const frond_seg_buffer *buf = current ? &t->current : &t->next;
   double fill;
   if (!buf->ready) {
-    frond__buf_printf(b, "<td class=empty>%s</td>",
-                      current ? "empty" : "not loaded");
+    /* Only a current buffer that ran dry after loads is a problem. */
+    if (current && t->loads > 0)
+      frond__buf_printf(b, "<td class=empty>empty%s</td>",
+                        t->loading ? ", loading&hellip;" : "");
+    else if (t->loading)
+      frond__buf_printf(b, "<td class=idle>loading&hellip;</td>");
+    else
+      frond__buf_printf(b, "<td class=idle>%s</td>",
+                        current ? "loads on first use" : "not needed yet");
     return;
   }
   fill = buf->end > buf->start ? (double)(buf->end - buf->pos) * 100.0 /
@@ -315,7 +322,8 @@ void frond__status_render(frond__server *srv, frond__buf *b) {
       "font-variant-numeric:tabular-nums}"
       ".bar{height:8px;background:#e3e9e1;border-radius:4px;overflow:hidden;"
       "width:180px}.bar span{display:block;height:100%%;background:#4c9a55}"
-      ".empty{color:#a04030}.ok{color:#2f7a3a}.bad{color:#a04030}"
+      ".empty{color:#a04030}.idle{color:#7a887b}.ok{color:#2f7a3a}.bad{color:#"
+      "a04030}"
       "code{background:#eef3ec;padding:1px 4px;border-radius:4px}"
       "footer{margin-top:2em;color:#7a887b;font-size:12px}"
       "</style></head><body>\n",
@@ -365,8 +373,8 @@ void frond__status_render(frond__server *srv, frond__buf *b) {
       frond__buf_printf(b, "<tr><td><code>");
       html(b, tags[i].tag);
       frond__buf_printf(b, "</code></td>");
-      buffer_cell(b, &tags[i].current, 1);
-      buffer_cell(b, &tags[i].next, 0);
+      buffer_cell(b, &tags[i], 1);
+      buffer_cell(b, &tags[i], 0);
       frond__buf_printf(
           b,
           "<td class=num>%lld<br><small>row %lld</small></td><td class=num>"

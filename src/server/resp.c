@@ -862,10 +862,6 @@ static int resp_on_data(frond__conn *c, const char *buf, size_t len) {
   x.srv = c->w->srv;
   x.st = c->pdata;
   x.out = frond__conn_out(c);
-  /* Pause while a slow reader has a lot to read: this connection is read
-  ** again, and this input answered, once the output is written. */
-  if (frond__conn_backlogged(c))
-    return 0;
   lim.max_args = (size_t)cfg->resp_max_args;
   lim.max_bulk = (size_t)cfg->resp_max_bulk;
   lim.max_inline = (size_t)cfg->resp_max_inline;
@@ -878,7 +874,7 @@ static int resp_on_data(frond__conn *c, const char *buf, size_t len) {
       lim.max_inline = UNAUTH_MAX_BULK;
   }
   n = frond__resp_parse(buf, len, &lim, argv, &x.argc, &why);
-  if (n == 0 && len >= c->max_rbuf)
+  if (n == 0 && len >= c->l->max_input)
     why = "Protocol error: query buffer limit reached";
   if (n < 0 || why != NULL) {
     FROND__INC(x.w->m.resp.protocol_errors, 1);
@@ -918,7 +914,6 @@ static int resp_on_open(frond__conn *c) {
   st->id = atomic_fetch_add(&next_client_id, 1);
   st->authed = srv->cfg.admin_token[0] == '\0';
   c->pdata = st;
-  c->max_rbuf = (size_t)srv->cfg.resp_max_query;
   /* Connection pools keep idle connections: no command pending is idle,
   ** not a slow request. Before AUTH, idle time is bounded like a request. */
   c->req_start_ms = 0;

@@ -179,7 +179,6 @@ static int start(frond__server *srv) {
     goto fail_lib;
   srv->nworkers = srv->cfg.threads > 0 ? (int)srv->cfg.threads
                                        : (int)(cores > 0 ? cores : 1);
-  srv->max_request = FROND__HTTP_MAX_HEAD + (size_t)srv->cfg.max_body;
   srv->start_ms = frond_clock_realtime(NULL);
 
   frond_gen_options_init(&go);
@@ -201,6 +200,12 @@ static int start(frond__server *srv) {
     ferr.code = 0;
   }
 
+  if (frond__listen_probe(srv->listen_host, srv->listen_port, err,
+                          sizeof err) != 0 ||
+      (srv->resp_port != 0 &&
+       frond__listen_probe(srv->resp_host, srv->resp_port, err, sizeof err) !=
+           0))
+    goto fail_msg;
   srv->workers = calloc((size_t)srv->nworkers, sizeof *srv->workers);
   if (srv->workers == NULL) {
     snprintf(err, sizeof err, "out of memory");
@@ -211,15 +216,27 @@ static int start(frond__server *srv) {
     w->id = i;
     w->srv = srv;
     w->ids = malloc((size_t)srv->cfg.max_count * sizeof(int64_t));
-    w->resp_fd = -1;
-    w->listen_fd = frond__listen_socket(srv->listen_host, srv->listen_port, err,
-                                        sizeof err);
-    if (w->ids == NULL || w->listen_fd < 0)
+    if (w->ids == NULL) {
+      snprintf(err, sizeof err, "out of memory for max_count IDs");
       goto fail_msg;
-    if (srv->resp_port != 0 &&
-        (w->resp_fd = frond__listen_socket(srv->resp_host, srv->resp_port, err,
-                                           sizeof err)) < 0)
+    }
+    w->listeners[0].fd = frond__listen_socket(
+        srv->listen_host, srv->listen_port, err, sizeof err);
+    w->listeners[0].proto = &frond__http_proto;
+    w->listeners[0].max_input =
+        FROND__HTTP_MAX_HEAD + (size_t)srv->cfg.max_body;
+    w->nlisteners = 1;
+    if (w->listeners[0].fd < 0)
       goto fail_msg;
+    if (srv->resp_port != 0) {
+      w->listeners[1].fd =
+          frond__listen_socket(srv->resp_host, srv->resp_port, err, sizeof err);
+      w->listeners[1].proto = &frond__resp_proto;
+      w->listeners[1].max_input = (size_t)srv->cfg.resp_max_query;
+      w->nlisteners = 2;
+      if (w->listeners[1].fd < 0)
+        goto fail_msg;
+    }
   }
   atomic_store(&srv->ready, !srv->seg_enabled);
   if (srv->seg != NULL) {

@@ -46,10 +46,11 @@ void frond__buf_free(frond__buf *b);
 ** so far is flushed. It answers by appending to frond__conn_out(c).
 ** on_timeout may write a last answer before a slow client is closed.
 ** on_open (optional) runs once a connection is accepted and may set its
-** limits and c->pdata; on_close (optional) releases c->pdata. busy is what
-** a connection refused at max_connections is told before it is closed.
+** idle time and c->pdata; on_close (optional) releases c->pdata. busy is
+** what a connection refused at max_connections is told before it is
+** closed (NULL: HTTP's 503).
 */
-enum { FROND__PROTO_HTTP = 0, FROND__PROTO_RESP = 1, FROND__NPROTO = 2 };
+enum { FROND__PROTO_HTTP = 0, FROND__PROTO_RESP = 1 };
 
 typedef struct frond__proto {
   const char *name;
@@ -61,12 +62,21 @@ typedef struct frond__proto {
   const char *busy;
 } frond__proto;
 
-/* Output queued beyond this stops reading (and lets a protocol pause). */
-#define FROND__OUT_HIGH_WATER (4u << 20)
+/* A listening socket of one worker and the protocol spoken on it. */
+typedef struct frond__listener {
+  uv_tcp_t tcp;
+  frond__worker *w;
+  int fd; /* bound and listening, from frond__listen_socket */
+  const frond__proto *proto;
+  size_t max_input; /* largest unconsumed input a connection holds */
+} frond__listener;
+
+#define FROND__MAX_LISTENERS 2 /* HTTP, and RESP on its own port */
 
 struct frond__conn {
   uv_tcp_t tcp;
   frond__worker *w;
+  const frond__listener *l;
   const frond__proto *proto;
   frond__conn *prev, *next;
   char *rbuf;
@@ -80,12 +90,13 @@ struct frond__conn {
   unsigned reading : 1;
   unsigned closing : 1;
   unsigned close_after_write : 1;
+  unsigned eof : 1;      /* the client half-closed */
   uint64_t last_ms;      /* last read or write activity */
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
-  size_t max_rbuf;       /* largest unconsumed input buffered */
+  uint64_t linger_ms;    /* when the lingering close began */
+  unsigned proto_state;  /* the protocol's own, zeroed at accept */
   uint64_t idle_ms;      /* close after this long idle, 0: never */
   void *pdata;           /* the protocol's per-connection state */
-  uint64_t linger_ms;    /* when the lingering close began */
 };
 
 static inline frond__buf *frond__conn_out(frond__conn *c) {
@@ -93,11 +104,6 @@ static inline frond__buf *frond__conn_out(frond__conn *c) {
 }
 /* Will the server close this connection after the current answer? */
 int frond__conn_draining(const frond__conn *c);
-/* Is so much output queued that the protocol should stop answering until
-** it is written? (Returning 0 from on_data then pauses the connection.) */
-static inline int frond__conn_backlogged(const frond__conn *c) {
-  return c->out.len + c->wbuf.len > FROND__OUT_HIGH_WATER;
-}
 
 /* Per-worker counters: written only by the owning thread with relaxed
 ** stores, read by the scraper with relaxed loads. */
@@ -154,16 +160,16 @@ struct frond__worker {
   frond__server *srv;
   uv_loop_t loop;
   uv_thread_t thread;
-  uv_tcp_t listener;
-  int listen_fd;
-  uv_tcp_t resp_listener;
-  int resp_fd; /* -1: RESP is off */
+  frond__listener listeners[FROND__MAX_LISTENERS];
+  int nlisteners;
   uv_timer_t sweep;
   uv_async_t wake;
   frond__conn conns; /* list head */
   size_t nconns;
   int draining;
   uint64_t drain_deadline;
+  char date[48]; /* "Date: ...\r\n", refreshed by the sweep timer */
+  size_t date_len;
   frond__buf scratch; /* answer bodies under construction */
   int64_t *ids;       /* max_count IDs */
   frond__metrics m;
@@ -196,8 +202,7 @@ struct frond__server {
   int listen_port;
   int loopback;
   char resp_host[256];
-  int resp_port;      /* 0: RESP is off */
-  size_t max_request; /* largest request a connection buffers */
+  int resp_port; /* 0: RESP is off */
   /* Admin: one store connection, one request at a time. */
   pthread_mutex_t admin_lock;
   frond_store *admin_store;
@@ -215,6 +220,10 @@ int frond__parse_hostport(const char *key, const char *l, char *host, int *port,
                           int *loopback, char *err, size_t len);
 
 /* conn.c */
+void frond__worker_date(frond__worker *w);
+/* Fail (with a message) when host:port is taken, by anyone. */
+int frond__listen_probe(const char *host, int port, char *err, size_t len);
+/* A bound, listening SO_REUSEPORT socket, or -1 with a message. */
 int frond__listen_socket(const char *host, int port, char *err, size_t len);
 int frond__worker_start(frond__worker *w);
 void frond__worker_wake(frond__worker *w);

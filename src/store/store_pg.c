@@ -17,6 +17,7 @@
 typedef struct pg_store {
   frond_store base;
   PGconn *conn; /* NULL after a broken connection was dropped */
+  int prepared; /* the statements exist on conn */
   char *uri;
 } pg_store;
 
@@ -53,12 +54,26 @@ static int pg_fail(pg_store *s, const PGresult *res, frond_error *err,
   return frond__fail(err, FROND_ESTORE, "postgresql: %s: %s", what, msg);
 }
 
+/* Prepare the allocation statements; before leaf_alloc exists this fails,
+** and the next allocation tries again. */
+static void prepare_all(pg_store *s) {
+  PGresult *res;
+  size_t i;
+  s->prepared = 1;
+  for (i = 0; i < FROND__ARRAY_SIZE(prepared); i++) {
+    res = PQprepare(s->conn, prepared[i][0], prepared[i][1], 0, NULL);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+      s->prepared = 0;
+    PQclear(res);
+  }
+  if (!s->prepared) /* drop the ones that did succeed */
+    PQclear(PQexec(s->conn, "DEALLOCATE ALL"));
+}
+
 static int pg_connect(pg_store *s, frond_error *err) {
   /* Keywords before dbname are defaults that the URI may override. */
   const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
   const char *vals[] = {"5", "frond", s->uri, NULL};
-  PGresult *res;
-  size_t i;
   if (s->conn != NULL)
     return 0;
   s->conn = PQconnectdbParams(keys, vals, 1);
@@ -67,12 +82,7 @@ static int pg_connect(pg_store *s, frond_error *err) {
   if (PQstatus(s->conn) != CONNECTION_OK)
     return pg_fail(s, NULL, err, "connect");
   PQsetNoticeProcessor(s->conn, quiet, NULL);
-  for (i = 0; i < FROND__ARRAY_SIZE(prepared); i++) {
-    /* Preparing needs the table; a missing one is reported by the caller's
-    ** own statement, so only a broken connection counts here. */
-    res = PQprepare(s->conn, prepared[i][0], prepared[i][1], 0, NULL);
-    PQclear(res);
-  }
+  prepare_all(s);
   return 0;
 }
 
@@ -152,16 +162,15 @@ static int pg_ensure_schema(frond_store *st, frond_error *err) {
     return rc < 0 ? rc : 0;
   /* Two nodes creating the table at once: one of them gets a unique
   ** violation on the catalog; it then finds the table made by the other. */
-  if ((rc = run(s, FROND__LEAF_ALLOC_DDL, 0, NULL, &res, err)) != 0 &&
-      table_exists(s, NULL) == 1)
-    rc = 0;
-  PQclear(res);
-  /* Statements prepared before the table existed failed: prepare again. */
-  if (rc == 0 && s->conn != NULL) {
-    PQfinish(s->conn);
-    s->conn = NULL;
-    rc = pg_connect(s, err);
+  if ((rc = run(s, FROND__LEAF_ALLOC_DDL, 0, NULL, &res, err)) != 0) {
+    if (table_exists(s, NULL) == 1)
+      rc = 0;
+    else if (rc == FROND_ETAG_EXISTS)
+      rc = frond__fail(err, FROND_ESTORE,
+                       "postgresql: cannot create leaf_alloc: a conflicting "
+                       "object exists");
   }
+  PQclear(res);
   return rc;
 }
 
@@ -178,6 +187,8 @@ static int pg_alloc(frond_store *st, const char *tag, int64_t step,
   int rc;
   if ((rc = pg_connect(s, err)) != 0)
     return rc;
+  if (!s->prepared)
+    prepare_all(s);
   snprintf(stepbuf, sizeof(stepbuf), "%lld", (long long)step);
   res = PQexecPrepared(s->conn, prepared[step > 0 ? 0 : 1][0], step > 0 ? 2 : 1,
                        params, NULL, NULL, 0);

@@ -43,8 +43,11 @@ def test_leaf_snowflake():
         check(st == 200, "status %d" % st)
         check(body.isdigit(), "Leaf body is the bare decimal ID: %r" % body)
         check(h["content-type"].startswith("text/plain"), h)
+        check(h["date"].endswith(" GMT"), h)
     st, _, _ = s.request("GET", "/api/snowflake/get/")
     check(st == 404, "empty key: %d" % st)
+    st, _, _ = s.request("GET", "/api/snowflake/get/a/b")
+    check(st == 404, "key with a slash: %d" % st)
 
 
 def test_leaf_segment():
@@ -74,7 +77,10 @@ def test_leaf_decode():
                n ^ (n >> 12 << 12))).encode()
     check(body == want, "%r != %r" % (body, want))
     st, _, body = s.request("GET", "/decodeSnowflakeId?snowflakeId=abc")
-    check(st == 200 and b"errorMsg" in body, body)
+    check(st == 200 and body == '{"errorMsg":"snowflake Id反解析失败"}'
+          .encode(), body)
+    st, _, body = s.request("GET", "/decodeSnowflakeId")
+    check(st == 400 and err_code(body) == "BAD_REQUEST", (st, body))
 
 
 def test_v1_snowflake():
@@ -244,6 +250,16 @@ def test_curl():
                         "segment/get/orders" % s.port], capture_output=True,
                        timeout=30)
     check(r.returncode == 0 and r.stdout.isdigit(), r)
+    # A client waiting for 100 Continue is not left waiting for a second.
+    t0 = time.monotonic()
+    r = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                        "-H", "Expect: 100-continue", "-H",
+                        "Authorization: Bearer " + TOKEN, "-X", "PATCH",
+                        "--data", '{"step": 100}', "--expect100-timeout",
+                        "5", "http://127.0.0.1:%d/v1/tags/orders" % s.port],
+                       capture_output=True, timeout=30)
+    check(r.stdout == b"200", r)
+    check(time.monotonic() - t0 < 2, "100-continue not answered")
     r = subprocess.run(["curl", "-sS", "--http1.0", "http://127.0.0.1:%d/v1/"
                         "snowflake?count=2&format=text" % s.port],
                        capture_output=True, timeout=30)
@@ -268,6 +284,28 @@ def test_pipelining():
     rs = ft.split_responses(out)
     check(len(rs) == 2, "HTTP/1.0 without keep-alive closes: %r" % out)
     check(rs[0][1]["connection"] == "keep-alive", rs[0][1])
+
+
+def test_half_close():
+    """A client that shuts down its sending side after its requests still
+    gets every answer, big or small, then the server closes."""
+    s = srv()
+    for req, n in ((b"GET /livez HTTP/1.1\r\nHost: a\r\n\r\n", 3),
+                   (b"GET /v1/snowflake?count=5000&format=text HTTP/1.1\r\n"
+                    b"Host: a\r\n\r\n", 300)):
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.sendall(req * n)
+        c.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            d = c.recv(1 << 20)
+            if not d:
+                break
+            out += d
+        c.close()
+        rs = ft.split_responses(out)
+        check(len(rs) == n and all(r[0] == 200 for r in rs),
+              "%d of %d answers" % (len(rs), n))
 
 
 def raise_nofile(n):
@@ -332,7 +370,7 @@ def test_1000_connections():
 
 
 def test_slow_client_and_timeouts():
-    s = ft.Server(extra=["--header-timeout-ms", "1500",
+    s = ft.Server(extra=["--header-timeout-ms", "2500",
                          "--idle-timeout-ms", "2000"], store="none")
     try:
         slow = socket.create_connection(("127.0.0.1", s.port), timeout=10)
@@ -346,8 +384,8 @@ def test_slow_client_and_timeouts():
                 break
             # Others are served meanwhile.
             check(s.request("GET", "/livez")[0] == 200, "not serving")
-            time.sleep(0.5)
-            if time.monotonic() - t0 > 5:
+            time.sleep(1.0)  # one byte a second
+            if time.monotonic() - t0 > 6:
                 break
         slow.settimeout(5)
         try:
@@ -359,7 +397,7 @@ def test_slow_client_and_timeouts():
         except OSError:
             pass
         check(got.startswith(b"HTTP/1.1 408"), "slow client got %r" % got)
-        check(time.monotonic() - t0 < 5, "slow client held too long")
+        check(time.monotonic() - t0 < 6, "slow client held too long")
         # An idle keep-alive connection is closed after idle_timeout_ms.
         c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
         c.sendall(b"GET /livez HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -372,6 +410,79 @@ def test_slow_client_and_timeouts():
         check(1.3 < el < 4, "idle close after %.1fs" % el)
         st, _, b = s.request("GET", "/metrics")
         check(b"frond_connections_header_timeouts_total 1" in b, "metric")
+    finally:
+        s.close()
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def metric(s, name):
+    text = s.request("GET", "/metrics")[2].decode()
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise ft.Failure("no metric %s" % name)
+
+
+def test_backpressure():
+    """A client that pipelines big batches without reading holds a bounded
+    amount of server memory, gets every answer in order once it reads, and
+    a client that never reads is closed after idle_timeout_ms."""
+    s = ft.Server(extra=["--idle-timeout-ms", "2000"], store="none")
+    try:
+        n = 40
+        req = b"GET /v1/snowflake?count=100000&format=text HTTP/1.1\r\nHost: a\r\n\r\n"
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        base = rss_kb(s.proc.pid)
+        c.sendall(req * n)
+        time.sleep(1.0)
+        grown = rss_kb(s.proc.pid) - base
+        check(grown < 48 * 1024, "server grew by %d KiB for %d MB of "
+              "unread answers" % (grown, n * 2))
+        data = bytearray()
+        ids = set()
+        got = 0
+        while got < n:
+            chunk = c.recv(1 << 20)
+            check(chunk, "closed after %d answers" % got)
+            data += chunk
+            while True:
+                head, sep, rest = bytes(data[:200]).partition(b"\r\n\r\n")
+                if not sep:
+                    break
+                clen = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+                hl = len(head) + 4
+                if len(data) < hl + clen:
+                    break
+                body = bytes(data[hl:hl + clen])
+                del data[:hl + clen]
+                lines = body.split()
+                check(len(lines) == 100000, "answer %d short" % got)
+                ids.update(lines)
+                got += 1
+        check(len(ids) == n * 100000, "duplicate IDs")
+        c.close()
+        # A client that never reads is dropped.
+        before = metric(s, "frond_connections_idle_timeouts_total")
+        d = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        d.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        d.sendall(req * 8)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if metric(s, "frond_connections_idle_timeouts_total") > before:
+                break
+            time.sleep(0.3)
+        check(metric(s, "frond_connections_idle_timeouts_total") > before,
+              "a client that never reads was not closed")
+        d.close()
+        check(s.request("GET", "/livez")[0] == 200, "not serving")
     finally:
         s.close()
 
@@ -466,6 +577,37 @@ def test_store_unreachable():
         ft.shutil.rmtree(d, ignore_errors=True)
 
 
+def test_ipv6_loopback():
+    check(socket.has_ipv6, "this Python has no IPv6")
+    port = ft.free_port()
+    d = ft.tempdir()
+    p = subprocess.Popen([ft.FROND_BIN, "serve", "--listen", "[::1]:%d" % port,
+                          "--store", "none", "--data-dir", d, "--threads",
+                          "1"], cwd=d, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        out = b""
+        while time.monotonic() < deadline:
+            try:
+                c = socket.create_connection(("::1", port), timeout=2)
+                c.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\n"
+                          b"Connection: close\r\n\r\n")
+                while True:
+                    chunk = c.recv(4096)
+                    if not chunk:
+                        break
+                    out += chunk
+                c.close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        check(out.startswith(b"HTTP/1.1 200") and out.endswith(b"ok\n"), out)
+    finally:
+        p.terminate()
+        check(p.wait(timeout=15) == 0, "exit status")
+        ft.shutil.rmtree(d, ignore_errors=True)
+
+
 def test_config_and_refusals():
     d = ft.tempdir()
     conf = os.path.join(d, "frond.conf")
@@ -485,6 +627,15 @@ def test_config_and_refusals():
     r = ft.run(["serve", "--coordinator", "zk://127.0.0.1:2181/x",
                 "--data-dir", d], cwd=d, timeout=30)
     check(r.returncode == 1 and "not supported" in r.stderr, r)
+    # A second server on a taken port refuses to start, even though
+    # SO_REUSEPORT would let it share the port.
+    other = ft.Server(store="none")
+    try:
+        r = ft.run(["serve", "--listen", "127.0.0.1:%d" % other.port,
+                    "--store", "none", "--data-dir", d], cwd=d, timeout=30)
+        check(r.returncode == 1 and "Address already in use" in r.stderr, r)
+    finally:
+        other.close()
     r = ft.run(["serve", "--max-count", "0"], cwd=d)
     check(r.returncode == 2 and "max_count" in r.stderr, r)
     r = ft.run(["serve", "--bogus", "1"], cwd=d)
@@ -499,8 +650,11 @@ def main():
                  test_v1_snowflake, test_v1_segment, test_v1_decode_and_layout,
                  test_admin, test_health_and_metrics,
                  test_not_found_and_bad_requests, test_curl, test_pipelining,
+                 test_half_close,
                  test_1000_connections, test_slow_client_and_timeouts,
-                 test_max_connections, test_drain, test_store_unreachable,
+                 test_backpressure, test_max_connections, test_drain,
+                 test_store_unreachable,
+                 test_ipv6_loopback,
                  test_config_and_refusals])
     finally:
         if SRV is not None:

@@ -48,6 +48,10 @@ def scenario_store_down(store, workdir):
                 > resumed + 5000, 60, "5000 more IDs")
     ld.p.send_signal(signal.SIGTERM)
     ld.finish(timeout=30)
+    # The failures were logged with PostgreSQL's own words.
+    ft.check("segment: tag \"down\": loading a segment failed" in ld.err
+             and "postgresql: " in ld.err,
+             "no store failure in the log: " + ld.err[-500:])
     ids = ld.ids(0)[0]
     seg.check_increasing(ids, "tag down across the outage")
 

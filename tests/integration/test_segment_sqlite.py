@@ -118,9 +118,9 @@ class Load:
         except subprocess.TimeoutExpired:
             self.p.kill()
             raise ft.Failure("seg_load did not finish within %ds" % timeout)
-        err = self.p.stderr.read()
+        self.err = self.p.stderr.read()
         ft.check(self.p.returncode == 0, "seg_load failed (%d): %s"
-                 % (self.p.returncode, err))
+                 % (self.p.returncode, self.err))
 
     def ids(self, tag_index):
         """Per-thread ID lists of one tag."""

@@ -13,6 +13,7 @@ typedef struct fixture {
   char *dir;
   frond__server srv;
   frond__worker w;
+  frond__listener l;
   frond__conn c;
 } fixture;
 
@@ -39,7 +40,11 @@ static int setup(void **state) {
   f->srv.workers = &f->w;
   f->w.srv = &f->srv;
   f->w.ids = malloc((size_t)f->srv.cfg.max_count * sizeof(int64_t));
+  f->l.w = &f->w;
+  f->l.proto = &frond__resp_proto;
+  f->l.max_input = (size_t)f->srv.cfg.resp_max_query;
   f->c.w = &f->w;
+  f->c.l = &f->l;
   f->c.proto = &frond__resp_proto;
   assert_int_equal(frond__resp_proto.on_open(&f->c), 0);
   *state = f;

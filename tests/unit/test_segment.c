@@ -256,6 +256,49 @@ static void test_new_tag_without_refresh(void **state) {
   frond_seg_close(s);
 }
 
+static void test_unknown_tags_rate_limited(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  frond_error e;
+  int64_t id;
+  int i, limited = 0;
+  fake_reset();
+  o.miss_checks = 2;
+  s = open_seg(&o);
+  for (i = 0; i < 6; i++) {
+    memset(&e, 0, sizeof(e));
+    assert_int_equal(frond_seg_next(s, T("nope"), &id, &e),
+                     FROND_ETAG_NOT_FOUND);
+    limited += strstr(e.message, "as of the last refresh") != NULL;
+  }
+  /* At most 2 look-ups per second: even across a second boundary, at
+  ** least 2 of the 6 were answered without asking the store. */
+  assert_true(limited >= 2);
+  frond_seg_close(s);
+}
+
+static void test_deleted_then_recreated(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  int64_t deadline;
+  fake_reset();
+  fake_add("a", 1, 100);
+  o.refresh_ms = 20;
+  s = open_seg(&o);
+  assert_int_equal(next_id(s, "a"), 1);
+  fake_delete("a");
+  deadline = frond__mono_ns() + 2000000000;
+  while (has_tag(s, "a") && frond__mono_ns() < deadline)
+    frond__sleep_ns(2000000);
+  assert_false(has_tag(s, "a"));
+  /* Created again: served at once from the new row, never from the
+  ** buffers of the old one. */
+  fake_add("a", 5000, 10);
+  assert_int_equal(next_id(s, "a"), 5000);
+  assert_int_equal(next_id(s, "a"), 5001);
+  frond_seg_close(s);
+}
+
 static void test_bad_tag_names(void **state) {
   static const char *const bad[] = {"",         "a\x01",        "\x7f",
                                     "a\xff",    "\xc0\xaf",     "\xed\xa0\x80",
@@ -291,14 +334,29 @@ static void test_next_n_spans_segments(void **state) {
   frond_seg_options o = opts();
   frond_seg *s;
   int64_t out[150], i;
+  static int64_t big[100000];
   fake_reset();
   fake_add("a", 1, 100);
+  o.max_step = 1000;
   s = open_seg(&o);
   assert_int_equal(frond_seg_next_n(s, T("a"), 20, out, NULL), 0);
   wait_next_ready(s, "a");
   assert_int_equal(frond_seg_next_n(s, T("a"), 150, out, NULL), 0);
   for (i = 0; i < 150; i++)
     assert_int_equal(out[i], 21 + i);
+  /* More than both buffers hold: the batch goes through as many
+  ** segments as it needs. */
+  assert_int_equal(frond_seg_next_n(s, T("a"), 100000, big, NULL), 0);
+  assert_int_equal(big[0], 171);
+  for (i = 1; i < 100000; i++)
+    assert_true(big[i] > big[i - 1]);
+  assert_true(next_id(s, "a") > big[99999]);
+  /* A store that stops in the middle of a batch: it fails, and the IDs
+  ** it took are never handed out. */
+  fake_set(&fake.fail, 1);
+  assert_int_equal(frond_seg_next_n(s, T("a"), 100000, big, NULL),
+                   FROND_ESEGMENT_UNAVAILABLE);
+  fake_set(&fake.fail, 0);
   assert_int_equal(frond_seg_next_n(s, T("a"), 0, out, NULL),
                    FROND_ECOUNT_INVALID);
   frond_seg_close(s);
@@ -403,6 +461,8 @@ int main(void) {
       cmocka_unit_test(test_store_failure_and_recovery),
       cmocka_unit_test(test_tag_refresh),
       cmocka_unit_test(test_new_tag_without_refresh),
+      cmocka_unit_test(test_unknown_tags_rate_limited),
+      cmocka_unit_test(test_deleted_then_recreated),
       cmocka_unit_test(test_bad_tag_names),
       cmocka_unit_test(test_next_n_spans_segments),
       cmocka_unit_test(test_threads_unique_and_increasing),

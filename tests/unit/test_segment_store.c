@@ -11,6 +11,7 @@
 #include "store/store.h"
 
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,12 @@ static int teardown(void **state) {
   }
   rmdir(dir);
   return 0;
+}
+
+static void quiet(void *ctx, int level, const char *msg) {
+  (void)ctx;
+  (void)level;
+  (void)msg;
 }
 
 static void test_uris(void **state) {
@@ -153,12 +160,67 @@ static void test_leaf_table(void **state) {
   unlink(p);
 }
 
+static atomic_int fail_allocs;
+
+static int fault(frond_store *st, const char *op) {
+  (void)st;
+  return atomic_load(&fail_allocs) && strcmp(op, "alloc") == 0 ? FROND_ESTORE
+                                                               : 0;
+}
+
+/* Faults injected in the wrapper, in front of a real SQLite store: the
+** buffers keep serving, then SEGMENT_UNAVAILABLE, then recovery. */
+static void test_injected_faults(void **state) {
+  frond_store *st;
+  frond_seg *s;
+  frond_seg_options o;
+  frond_seg_stats stats;
+  frond_error e = {0, ""};
+  int64_t id = 0, prev = 0, deadline;
+  int rc, i;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "f", 50, 1, NULL, &e), 0);
+  frond_store_close(st);
+  frond_seg_options_init(&o);
+  o.retry_min_ms = 10;
+  o.retry_max_ms = 20;
+  o.wait_ms = 20;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
+  frond__store_fault = fault;
+  assert_int_equal(frond_seg_next(s, "f", 1, &id, &e), 0);
+  assert_int_equal(id, 1);
+  atomic_store(&fail_allocs, 1);
+  for (i = 0;; i++) {
+    prev = id;
+    if ((rc = frond_seg_next(s, "f", 1, &id, &e)) != 0)
+      break;
+    assert_true(id > prev);
+  }
+  assert_int_equal(rc, FROND_ESEGMENT_UNAVAILABLE);
+  assert_true(i >= 49); /* the whole first segment was served */
+  frond_seg_stats_get(s, &stats);
+  assert_int_equal(stats.store_ok, 0);
+  assert_true(stats.load_failures > 0);
+  atomic_store(&fail_allocs, 0);
+  deadline = frond__mono_ns() + 2000000000;
+  while ((rc = frond_seg_next(s, "f", 1, &id, &e)) != 0 &&
+         frond__mono_ns() < deadline)
+    ;
+  assert_int_equal(rc, 0);
+  assert_true(id > prev);
+  frond_seg_close(s);
+  frond__store_fault = NULL;
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uris),
       cmocka_unit_test(test_admin_and_alloc),
       cmocka_unit_test(test_overflow_is_refused),
       cmocka_unit_test(test_leaf_table),
+      cmocka_unit_test(test_injected_faults),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -390,6 +390,26 @@ static void test_blocked(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* With the default max_wait, a coarse layout waits for its next unit
+** once borrowing is used up, instead of failing. */
+static void test_coarse_unit_waits(void **state) {
+  frond_gen *g;
+  frond_gen_options o;
+  frond_layout l;
+  int64_t blk[256];
+  frond_error err = {0, ""};
+  (void)state;
+  assert_int_equal(frond_layout_parse("sonyflake", &l, NULL), 0);
+  frond_gen_options_init(&o);
+  o.max_ahead_ms = 20; /* two units of 10 ms */
+  assert_int_equal(frond_gen_create(&g, &l, 1, &o, NULL), 0);
+  /* 10 units' worth: several times more than max_ahead allows at once. */
+  for (int k = 0; k < 10; k++)
+    if (frond_gen_next_n(g, 256, blk, &err) != 0)
+      fail_msg("block %d: %s", k, err.message);
+  frond_gen_close(g, NULL);
+}
+
 static void test_start_after(void **state) {
   frond_gen *g;
   frond_gen_options o;
@@ -668,6 +688,7 @@ int main(void) {
       cmocka_unit_test(test_real_clock_fields),
       cmocka_unit_test(test_create_errors),
       cmocka_unit_test(test_blocked),
+      cmocka_unit_test(test_coarse_unit_waits),
       cmocka_unit_test(test_start_after),
       cmocka_unit_test(test_record_parse),
       cmocka_unit_test(test_corrupt_file),

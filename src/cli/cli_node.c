@@ -1,0 +1,143 @@
+/*
+** cli_node.c -- `frond node`: the node IDs a coordinator hands out.
+**
+**   frond node list [--coordinator URI] [--layout SPEC] [--json]
+**
+** Lists every node ID the coordinator knows: its owner (ip:port), the last
+** high-water time reported for it, the lease expiry (database lease) and
+** whether a live process holds it now. It only reads; it never claims an
+** ID. The coordinator is --coordinator, else $FROND_COORDINATOR, else
+** FROND_COORD_DEFAULT.
+*/
+#include "cli/cli.h"
+#include "coord/coord.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int frond__cli_node(int argc, char **argv);
+
+static const char usage[] =
+    "usage: frond node list [--coordinator URI] [--layout SPEC] [--json]\n"
+    "\n"
+    "List the node IDs a coordinator hands out: owner (ip:port), the last\n"
+    "high-water time reported, the lease expiry and whether a live process\n"
+    "holds the ID now.\n"
+    "\n"
+    "  --coordinator URI  static:N | zk://host:port[,host:port...]/name |\n"
+    "                     lease+sqlite:///path.db | lease+postgresql://...\n"
+    "                     (default: $FROND_COORDINATOR, "
+    "else " FROND_COORD_DEFAULT ")\n"
+    "  --layout SPEC      the layout whose node range applies (default "
+    "frond)\n"
+    "  --json             JSON instead of a table\n";
+
+static int flushed(int rc) {
+  int e = frond__out_flush();
+  if (e != 0 && rc == FROND__EXIT_OK) {
+    errno = e;
+    return frond__cli_fail_errno("writing the output");
+  }
+  return rc;
+}
+
+static void print_json(const frond_coord_entry *e, size_t n) {
+  frond__out_str("[\n");
+  for (size_t i = 0; i < n; i++) {
+    frond__out_str("  {\"node\":");
+    frond__out_u64(e[i].node);
+    frond__out_str(",\"owner\":");
+    frond__out_json_str(e[i].owner);
+    frond__out_str(",\"high_water_ms\":");
+    frond__out_i64(e[i].high_water_ms);
+    frond__out_str(",\"lease_expires_ms\":");
+    frond__out_i64(e[i].expires_ms);
+    frond__out_str(e[i].live ? ",\"live\":true}" : ",\"live\":false}");
+    frond__out_str(i + 1 < n ? ",\n" : "\n");
+  }
+  frond__out_str("]\n");
+}
+
+static int print_table(const frond_coord_entry *e, size_t n) {
+  enum { COLS = 5 };
+  const char **cells = malloc(sizeof(*cells) * COLS * (n + 1));
+  char(*txt)[3][40] = malloc(sizeof(*txt) * (n + 1));
+  if (!cells || !txt) {
+    frond_error err = {FROND_ENOMEM, ""};
+    free(cells);
+    free(txt);
+    return frond__cli_fail(&err);
+  }
+  cells[0] = "node", cells[1] = "owner", cells[2] = "high_water";
+  cells[3] = "lease_expires", cells[4] = "live";
+  for (size_t i = 0; i < n; i++) {
+    const char **c = &cells[(i + 1) * COLS];
+    snprintf(txt[i][0], sizeof(txt[i][0]), "%llu",
+             (unsigned long long)e[i].node);
+    if (e[i].high_water_ms > 0)
+      frond__cli_time(e[i].high_water_ms, txt[i][1], sizeof(txt[i][1]));
+    else
+      snprintf(txt[i][1], sizeof(txt[i][1]), "-");
+    if (e[i].expires_ms > 0)
+      frond__cli_time(e[i].expires_ms, txt[i][2], sizeof(txt[i][2]));
+    else
+      snprintf(txt[i][2], sizeof(txt[i][2]), "-");
+    c[0] = txt[i][0], c[1] = e[i].owner, c[2] = txt[i][1];
+    c[3] = txt[i][2], c[4] = e[i].live ? "yes" : "no";
+  }
+  frond__out_table(cells, n + 1, COLS, "rllll");
+  free(cells);
+  free(txt);
+  return FROND__EXIT_OK;
+}
+
+static int node_list(int argc, char **argv) {
+  const char *uri = NULL, *layout = FROND_LAYOUT_DEFAULT;
+  int json = 0, rc;
+  frond__opt opts[] = {{"coordinator", FROND__OPT_STR, &uri, 0, 0, 0},
+                       {"layout", FROND__OPT_STR, &layout, 0, 0, 0},
+                       {"json", FROND__OPT_FLAG, &json, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"node list", usage, opts, 0, 0, NULL, NULL, 0};
+  frond_coord_options o;
+  frond_coord *c = NULL;
+  frond_coord_entry *e = NULL;
+  frond_layout l;
+  frond_error err = {0, ""};
+  size_t n = 0;
+
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (frond_layout_parse(layout, &l, &err) != 0)
+    return frond__usage_error(a.cmd, "--layout: %s", err.message);
+  if (uri == NULL)
+    uri = frond__cli_env("FROND_COORDINATOR", FROND_COORD_DEFAULT);
+  frond__coord_options_init(&o);
+  o.node_bits = l.node_bits;
+  if (frond__coord_open(&c, uri, &o, &err) != 0 ||
+      frond__coord_list(c, &e, &n, &err) != 0) {
+    frond__coord_close(c, NULL);
+    return frond__cli_fail(&err);
+  }
+  frond__coord_close(c, NULL);
+  if (json)
+    print_json(e, n);
+  else
+    rc = print_table(e, n);
+  free(e);
+  return flushed(json ? FROND__EXIT_OK : rc);
+}
+
+int frond__cli_node(int argc, char **argv) {
+  if (argc < 2)
+    return frond__usage_error("node", "missing subcommand (list)");
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    fputs(usage, stdout);
+    return FROND__EXIT_OK;
+  }
+  if (strcmp(argv[1], "list") == 0)
+    return node_list(argc - 1, argv + 1);
+  return frond__usage_error("node", "unknown subcommand '%s'", argv[1]);
+}

@@ -1,0 +1,87 @@
+/*
+** coord_static.c -- "static:N": the node ID comes from configuration.
+**
+** This file contains the trivial coordinator. The operator guarantees that
+** no two processes run with the same N; nothing is stored, nothing is
+** checked beyond the node range (in coord.c).
+*/
+#include "coord/coord.h"
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  uint64_t node;
+} static_coord;
+
+static int static_open(frond_coord *c, const char *uri, frond_error *err) {
+  const char *n = uri + strlen("static:");
+  size_t len = strcspn(n, "?");
+  int64_t v;
+  static_coord *s;
+  if (len == 0 || frond__parse_i64(n, len, &v) != 0 || v < 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "static coordinator wants static:N with N >= 0, "
+                       "not '%s'",
+                       uri);
+  if (n[len] == '?') {
+    int rc = frond__coord_parse_query(c, n + len + 1, err);
+    if (rc != 0)
+      return rc;
+  }
+  if (!(s = calloc(1, sizeof(*s))))
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  s->node = (uint64_t)v;
+  c->impl = s;
+  return 0;
+}
+
+static int static_acquire(frond_coord *c, frond_coord_claim *out,
+                          frond_error *err) {
+  static_coord *s = c->impl;
+  memset(out, 0, sizeof(*out));
+  out->node = s->node;
+  return 0;
+}
+
+static int static_report(frond_coord *c, int64_t hw, frond_error *err) {
+  return 0;
+}
+
+static int static_regain(frond_coord *c, int64_t *after, frond_error *err) {
+  *after = 0;
+  return 0;
+}
+
+static int static_list(frond_coord *c, frond_coord_entry **out, size_t *n,
+                       frond_error *err) {
+  static_coord *s = c->impl;
+  frond_coord_entry *e = calloc(1, sizeof(*e));
+  if (!e)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  e->node = s->node;
+  snprintf(e->owner, sizeof(e->owner), "(static)");
+  e->live = c->acquired;
+  *out = e;
+  *n = 1;
+  return 0;
+}
+
+static void static_close(frond_coord *c) {
+  free(c->impl);
+}
+
+const frond_coord_methods frond__coord_static_methods = {
+    .version = 1,
+    .scheme = "static:",
+    .open = static_open,
+    .acquire = static_acquire,
+    .report = static_report,
+    .regain = static_regain,
+    .release = static_report,
+    .list = static_list,
+    .close = static_close,
+    .cache_fallback = 0,
+};

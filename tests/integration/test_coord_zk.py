@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""
+test_coord_zk.py -- node IDs from a real ZooKeeper.
+
+Each test starts its own throwaway ZooKeeper (scripts/zk.sh) on loopback and
+drives tests/tools/coord_tool, which opens the coordinator, acquires a node
+ID, runs a snowflake generator on it and answers commands on stdin.
+"""
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+
+TOOL = os.path.join(ft.FROND_BUILD, "coord_tool")
+ZK_TOOL = os.path.join(ft.FROND_BUILD, "zk_tool")
+ZK_SH = os.path.join(ft.FROND_SRC, "scripts", "zk.sh")
+FAST = "report_ms=200&session_ms=2000&connect_ms=1500"
+
+
+class Tool:
+    """One coord_tool process: a node holding (or failing to hold) an ID."""
+
+    def __init__(self, uri, ip="10.0.0.1", port=8080, cache=None,
+                 layout=None, faketime=None, lazy=False):
+        args = [TOOL, "--coordinator", uri, "--ip", ip, "--port", str(port)]
+        if cache:
+            args += ["--cache", cache]
+        if layout:
+            args += ["--layout", layout]
+        env = dict(os.environ)
+        if faketime:
+            ft.need("faketime", "faketime")
+            args = ["faketime", "-m", "-f", faketime] + args
+            env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+            env["ASAN_OPTIONS"] = "verify_asan_link_order=0"
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=env)
+        if not lazy:
+            self.ready()
+
+    def ready(self):
+        """Read the start line: the node ID, or the error."""
+        self.first = self.readline(20).split()
+        self.ok = self.first[:1] == ["node"]
+        if self.ok:
+            self.node = int(self.first[1])
+            self.start_hw = int(self.first[2])
+            self.from_cache = self.first[3] == "1"
+        else:
+            self.p.wait(10)
+            self.p.stdin.close()
+            self.p.stdout.close()
+            self.p.stderr.close()
+
+    def readline(self, timeout=10):
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        ft.check(r, "coord_tool silent for %ss" % timeout)
+        line = self.p.stdout.readline()
+        if not line:
+            self.p.wait(10)
+            raise ft.Failure("coord_tool exited: %s" % self.p.stderr.read())
+        return line.strip()
+
+    def cmd(self, line, timeout=10):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        return self.readline(timeout)
+
+    def next(self):
+        """(id, unix ms) of one new ID, or raise with the error."""
+        r = self.cmd("next").split()
+        ft.check(r[0] == "id", "next failed: %s" % " ".join(r))
+        return int(r[1]), int(r[2])
+
+    def wait_state(self, want, timeout=15):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.cmd("state") == "state " + want:
+                return
+            time.sleep(0.05)
+        raise ft.Failure("state never became %s" % want)
+
+    def close(self):
+        if self.p.poll() is None:
+            try:
+                self.cmd("quit")
+            except ft.Failure:
+                pass
+            self.p.stdin.close()
+            self.p.wait(20)
+        if self.ok and self.p.returncode != 0:
+            raise ft.Failure("coord_tool exit %s: %s" % (
+                self.p.returncode, self.p.stderr.read()))
+        self.p.stdout.close()
+        self.p.stderr.close()
+
+    def kill(self):
+        self.p.kill()
+        self.p.wait(10)
+        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
+            f.close()
+
+
+class ZooKeeper:
+    def __init__(self, port=None):
+        ft.need(ZK_SH, "zookeeper")
+        ft.need("java", "default-jre-headless")
+        self.dir = ft.tempdir("frond-zk-")
+        self.start(port)
+
+    def start(self, port=None):
+        env = dict(os.environ)
+        if port:
+            env["ZK_PORT"] = str(port)
+        r = subprocess.run([ZK_SH, "start", self.dir], capture_output=True,
+                           text=True, timeout=90, env=env)
+        ft.check(r.returncode == 0,
+                 "ZooKeeper did not start: %s" % r.stderr.strip())
+        self.address = r.stdout.strip()
+        self.port = int(self.address.rsplit(":", 1)[1])
+
+    def stop(self):
+        subprocess.run([ZK_SH, "stop", self.dir], timeout=30)
+
+    def pid(self):
+        with open(os.path.join(self.dir, "pid")) as f:
+            return int(f.read())
+
+    def uri(self, name="frond", extra=FAST):
+        return "zk://%s/%s?%s" % (self.address, name, extra)
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def with_zk(fn):
+    def run():
+        zk = ZooKeeper()
+        try:
+            fn(zk)
+        finally:
+            zk.cleanup()
+    run.__name__ = fn.__name__
+    return run
+
+
+@with_zk
+def test_five_processes_five_ids(zk):
+    tools = [Tool(zk.uri(), ip="10.0.0.%d" % i) for i in range(1, 6)]
+    try:
+        ft.check(all(t.ok for t in tools),
+                 "a node failed: %s" % [t.first for t in tools])
+        nodes = sorted(t.node for t in tools)
+        ft.check(len(set(nodes)) == 5, "node IDs not distinct: %s" % nodes)
+        ft.check(nodes == [0, 1, 2, 3, 4], "Leaf numbering: %s" % nodes)
+        ids = set()
+        for t in tools:
+            for _ in range(50):
+                ids.add(t.next()[0])
+        ft.check(len(ids) == 250, "duplicate IDs across nodes")
+    finally:
+        for t in tools:
+            t.close()
+
+
+@with_zk
+def test_restart_keeps_id_and_order(zk):
+    a = Tool(zk.uri(), ip="10.0.0.1", port=7000)
+    ft.check(a.ok, "start: %s" % a.first)
+    other = Tool(zk.uri(), ip="10.0.0.2", port=7000)
+    last = a.next()[0]
+    node = a.node
+    a.close()
+    b = Tool(zk.uri(), ip="10.0.0.1", port=7000)
+    try:
+        ft.check(b.ok and b.node == node,
+                 "restart got %s, want node %d" % (b.first, node))
+        ft.check(b.next()[0] > last, "IDs after a restart must increase")
+    finally:
+        b.close()
+        other.close()
+
+
+@with_zk
+def test_same_ip_port_refused_while_alive(zk):
+    a = Tool(zk.uri(), ip="10.0.0.9", port=9000)
+    ft.check(a.ok, "first: %s" % a.first)
+    b = Tool(zk.uri(), ip="10.0.0.9", port=9000)
+    ft.check(not b.ok and b.first[:2] == ["err", "NODE_IN_USE"],
+             "second process on the same ip:port: %s" % b.first)
+    a.close()
+    c = Tool(zk.uri(), ip="10.0.0.9", port=9000)
+    try:
+        ft.check(c.ok and c.node == a.node,
+                 "after the first stopped: %s" % c.first)
+    finally:
+        c.close()
+
+
+@with_zk
+def test_restart_from_cache_while_zk_down(zk):
+    cache = os.path.join(zk.dir, "node.cache")
+    a = Tool(zk.uri(), cache=cache)
+    ft.check(a.ok and not a.from_cache, "start: %s" % a.first)
+    for _ in range(1000):
+        last, last_ms = a.next()
+    time.sleep(0.5)  # a few reports into the cache
+    a.kill()  # no clean stop: the cache holds the last report only
+    with open(cache) as f:
+        text = f.read()
+    cached = int([l for l in text.splitlines()
+                  if l.startswith("high_water_ms=")][0].split("=")[1])
+    ft.check("workerID=%d" % a.node in text, "cache: %s" % text)
+    zk.stop()
+    b = Tool(zk.uri(), cache=cache)
+    try:
+        ft.check(b.ok and b.from_cache and b.node == a.node,
+                 "restart from the cache: %s" % b.first)
+        first, first_ms = b.next()
+        ft.check(first_ms > cached,
+                 "first ID time %d not above cached %d" % (first_ms, cached))
+        ft.check(first > last, "first ID %d not above %d" % (first, last))
+        # ZooKeeper returns: the node claims its ID and keeps issuing.
+        zk.start(zk.port)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            r = subprocess.run([TOOL, "--coordinator", zk.uri(), "--ip",
+                                "10.0.0.1", "--port", "8080"],
+                               input="quit\n", capture_output=True,
+                               text=True, timeout=30)
+            if "NODE_IN_USE" in r.stdout:
+                break
+            time.sleep(0.2)
+        else:
+            raise ft.Failure("the cached node never claimed its ID again")
+        b.wait_state("OK")
+        ft.check(b.next()[0] > first, "IDs must keep increasing")
+    finally:
+        b.close()
+
+
+@with_zk
+def test_clock_behind_stored_and_cached(zk):
+    cache = os.path.join(zk.dir, "node.cache")
+    a = Tool(zk.uri(), cache=cache)
+    ft.check(a.ok, "start: %s" % a.first)
+    a.next()
+    a.close()
+    # Stored in ZooKeeper (no cache): an hour ahead of the clock.
+    b = Tool(zk.uri(), faketime="-1h")
+    ft.check(b.first[:2] == ["err", "CLOCK_BEHIND"],
+             "stored time ahead: %s" % b.first)
+    # Cached, ZooKeeper down: the cache fallback applies the same check.
+    zk.stop()
+    c = Tool(zk.uri(), cache=cache, faketime="-1h")
+    ft.check(c.first[:2] == ["err", "CLOCK_BEHIND"],
+             "cached time ahead: %s" % c.first)
+    # And the real clock starts fine from the same cache.
+    d = Tool(zk.uri(), cache=cache)
+    ft.check(d.ok and d.from_cache, "real clock: %s" % d.first)
+    d.close()
+
+
+@with_zk
+def test_session_expiry_blocks_then_resumes(zk):
+    a = Tool(zk.uri())
+    ft.check(a.ok, "start: %s" % a.first)
+    before = a.next()[0]
+    ft.check(a.cmd("expire") == "ok", "could not expire the session")
+    a.wait_state("NODE_ID_LOST")
+    r = a.cmd("next").split()
+    ft.check(r[:2] == ["err", "NODE_ID_LOST"], "issued while lost: %s" % r)
+    a.wait_state("OK")
+    after = a.next()[0]
+    ft.check(after > before, "IDs after regaining must increase")
+    a.close()
+
+
+@with_zk
+def test_expired_session_claim_taken_stays_blocked(zk):
+    """While a node's session is gone, a second process on its ip:port takes
+    the claim: the first must stay blocked until that one stops."""
+    a = Tool(zk.uri(), ip="10.1.1.1")
+    ft.check(a.ok, "start: %s" % a.first)
+    os.kill(a.p.pid, signal.SIGSTOP)  # no reconnect while we expire it
+    try:
+        time.sleep(3)  # session_ms=2000: ZooKeeper expires the session
+        b = Tool(zk.uri(), ip="10.1.1.1")
+        ft.check(b.ok and b.node == a.node, "second: %s" % b.first)
+    finally:
+        os.kill(a.p.pid, signal.SIGCONT)
+    a.wait_state("NODE_ID_LOST")
+    time.sleep(1)  # several regain attempts
+    ft.check(a.cmd("state") == "state NODE_ID_LOST",
+             "regained an ID that another live process holds")
+    last_b = b.next()[0]
+    b.close()
+    a.wait_state("OK")
+    ft.check(a.next()[0] > last_b, "regained ID must start above the other")
+    a.close()
+
+
+@with_zk
+def test_reclaim_and_range(zk):
+    # Reclaiming is off by default (as Leaf): a full range stays full.
+    tiny = "time=41,node=1,seq=21"  # node IDs 0..1
+    off = zk.uri("off")
+    for i in range(2):
+        t = Tool(off, ip="10.2.1.%d" % i, layout=tiny)
+        ft.check(t.ok and t.node == i, "off: %s" % t.first)
+        t.close()
+    time.sleep(0.5)
+    t = Tool(off, ip="10.2.1.9", layout=tiny)
+    ft.check(t.first[:2] == ["err", "NODE_RANGE"] and
+             "reclaiming is off" in " ".join(t.first),
+             "reclaimed with retention 0: %s" % t.first)
+
+    layout = "time=41,node=2,seq=20"  # node IDs 0..3
+    uri = zk.uri(extra=FAST + "&retention_ms=1500")
+    tools = [Tool(uri, ip="10.2.0.%d" % i, layout=layout) for i in range(4)]
+    ft.check([t.node for t in tools] == [0, 1, 2, 3],
+             "four IDs: %s" % [t.first for t in tools])
+    last = {t.node: t.next()[0] for t in tools}
+    late = Tool(uri, ip="10.2.0.9", layout=layout)
+    ft.check(late.first[:2] == ["err", "NODE_RANGE"],
+             "fifth while four live: %s" % late.first)
+    for t in tools[:3]:
+        t.close()
+    early = Tool(uri, ip="10.2.0.9", layout=layout)
+    ft.check(early.first[:2] == ["err", "NODE_RANGE"],
+             "reclaimed before the retention: %s" % early.first)
+    time.sleep(2)
+    new = Tool(uri, ip="10.2.0.9", layout=layout)
+    try:
+        ft.check(new.ok and new.node in (0, 1, 2),
+                 "reclaim after the retention: %s" % new.first)
+        ft.check(new.next()[0] > last[new.node],
+                 "reclaimed ID must start above its old high-water time")
+        again = Tool(uri, ip="10.2.0.9", layout=layout)
+        ft.check(again.first[:2] == ["err", "NODE_IN_USE"],
+                 "reclaimed ID shared: %s" % again.first)
+        listing = new.cmd("list")
+        ft.check("10.2.0.9:8080" in listing and "10.2.0.3:8080" in listing,
+                 "list: %s" % listing)
+    finally:
+        new.close()
+        tools[3].close()
+
+
+def zk_tool(zk, *args):
+    r = subprocess.run([ZK_TOOL, zk.address] + list(args),
+                       capture_output=True, text=True, timeout=30)
+    ft.check(r.returncode == 0, "zk_tool %s: %s" % (args, r.stderr))
+    return r.stdout
+
+
+@with_zk
+def test_leaf_layout_shared_with_leaf(zk):
+    """Leaf's paths and data, and a cluster shared with a Leaf node."""
+    forever = "/snowflake/mixed/forever"
+    leaf_data = '{"ip":"10.5.0.1","port":"8080","timestamp":%d}' % (
+        int(time.time() * 1000))
+    made = zk_tool(zk, "leaf", forever + "/10.5.0.1:8080-", leaf_data)
+    ft.check(made.strip() == forever + "/10.5.0.1:8080-0000000000",
+             "Leaf's child: %s" % made)
+    uri = zk.uri("mixed")
+    b = Tool(uri, ip="10.5.0.2", port=8080)
+    ft.check(b.ok and b.node == 1, "after Leaf's node 0: %s" % b.first)
+    time.sleep(0.5)  # a report
+    kids = dict(l.split(" ", 1) for l in
+                zk_tool(zk, "ls", forever).splitlines())
+    ft.check(set(kids) == {"10.5.0.1:8080-0000000000",
+                           "10.5.0.2:8080-0000000001"}, "children: %s" % kids)
+    data = json.loads(kids["10.5.0.2:8080-0000000001"])
+    ft.check(data["ip"] == "10.5.0.2" and data["port"] == "8080" and
+             isinstance(data["timestamp"], int) and
+             abs(data["timestamp"] - time.time() * 1000) < 60000,
+             "Leaf's data format: %s" % data)
+    ft.check(zk_tool(zk, "stat", "/snowflake/mixed/claims/0000000001")
+             .strip() == "ephemeral", "the claim is ephemeral")
+    # Frond on Leaf's ip:port reuses Leaf's number, as Leaf would.
+    a = Tool(uri, ip="10.5.0.1", port=8080)
+    ft.check(a.ok and a.node == 0, "Leaf's ip:port: %s" % a.first)
+    a.close()
+    b.close()
+    ft.check(zk_tool(zk, "stat", "/snowflake/mixed/claims/0000000001")
+             .strip() == "none", "a clean stop releases the claim")
+
+
+def test_node_above_range():
+    t = Tool("static:2000")
+    ft.check(t.first[:2] == ["err", "NODE_RANGE"], "static:2000: %s" % t.first)
+    t = Tool("static:3", layout="time=41,node=2,seq=20")
+    ft.check(t.ok and t.node == 3, "static:3 in 2 bits: %s" % t.first)
+    t.close()
+
+
+if __name__ == "__main__":
+    ft.need(TOOL, "(build the tests: tests/tools/coord_tool.c)")
+    ft.need(ZK_TOOL, "(build the tests: tests/tools/zk_tool.c)")
+    ft.main([test_node_above_range,
+             test_five_processes_five_ids,
+             test_restart_keeps_id_and_order,
+             test_leaf_layout_shared_with_leaf,
+             test_same_ip_port_refused_while_alive,
+             test_restart_from_cache_while_zk_down,
+             test_clock_behind_stored_and_cached,
+             test_session_expiry_blocks_then_resumes,
+             test_expired_session_claim_taken_stays_blocked,
+             test_reclaim_and_range])

@@ -1,0 +1,147 @@
+/*
+** coord_tool.c -- a node ID holder for the coordinator's integration tests.
+**
+** This file contains a small program that does what the server will do
+** with a coordinator: open it, acquire a node ID, start a snowflake
+** generator above the stored high-water time and attach the reporter. The
+** tests then drive it line by line on stdin:
+**
+**   next        issue one ID        -> "id <id> <unix ms>" | "err <NAME> ..."
+**   next N      issue N IDs         -> "ids <first> <last> <unix ms of last>"
+**   state       claim state         -> "state OK" | "state NODE_ID_LOST"
+**   expire      make ZooKeeper expire our session -> "ok"
+**   list        the coordinator's IDs -> "list <node>,<owner>,<ms>,<live> ..."
+**   quit        close and exit      -> "closed"
+**
+** usage: coord_tool --coordinator URI [--ip IP] [--port N] [--cache FILE]
+**                   [--layout SPEC] [--max-wait-ms N]
+** On start it prints "node <id> <high-water ms> <from_cache>" or
+** "err <NAME> <message>" and exits 3.
+*/
+#include "coord/coord.h"
+#include "core/internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(const frond_error *e) {
+  printf("err %s %s\n", frond_err_name(e->code), e->message);
+  fflush(stdout);
+  return 3;
+}
+
+int main(int argc, char **argv) {
+  const char *uri = NULL, *layout_spec = FROND_LAYOUT_DEFAULT;
+  frond_coord_options o;
+  frond_gen_options go;
+  frond_coord *c = NULL;
+  frond_coord_claim claim;
+  frond_layout l;
+  frond_gen *g = NULL;
+  frond_error e;
+  char line[256];
+
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  frond__coord_options_init(&o);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      fprintf(stderr, "coord_tool: %s needs a value\n", a);
+      return 2;
+    }
+    if (strcmp(a, "--coordinator") == 0)
+      uri = v;
+    else if (strcmp(a, "--ip") == 0)
+      o.ip = v;
+    else if (strcmp(a, "--port") == 0)
+      o.port = atoi(v);
+    else if (strcmp(a, "--cache") == 0)
+      o.cache_path = v;
+    else if (strcmp(a, "--layout") == 0)
+      layout_spec = v;
+    else if (strcmp(a, "--max-wait-ms") == 0)
+      o.max_wait_ms = atoll(v);
+    else {
+      fprintf(stderr, "coord_tool: unknown option %s\n", a);
+      return 2;
+    }
+    i++;
+  }
+  if (frond_layout_parse(layout_spec, &l, &e) != 0)
+    return fail(&e);
+  o.node_bits = l.node_bits;
+  if (frond__coord_open(&c, uri, &o, &e) != 0)
+    return fail(&e);
+  if (frond__coord_acquire(c, &claim, &e) != 0) {
+    frond__coord_close(c, NULL);
+    return fail(&e);
+  }
+  frond_gen_options_init(&go);
+  go.start_after_ms = claim.high_water_ms;
+  if (frond_gen_create(&g, &l, claim.node, &go, &e) != 0 ||
+      frond__coord_attach_gen(c, g, &e) != 0) {
+    frond__coord_close(c, NULL);
+    frond_gen_close(g, NULL);
+    return fail(&e);
+  }
+  printf("node %" PRIu64 " %" PRId64 " %d\n", claim.node, claim.high_water_ms,
+         claim.from_cache);
+
+  while (fgets(line, sizeof(line), stdin)) {
+    int64_t id, ids[2];
+    frond_fields f;
+    long n = 0;
+    if (strncmp(line, "next", 4) == 0 && sscanf(line + 4, "%ld", &n) == 1 &&
+        n > 1) {
+      int64_t *buf = malloc((size_t)n * sizeof(*buf));
+      if (!buf || frond_gen_next_n(g, (size_t)n, buf, &e) != 0) {
+        printf("err %s %s\n", frond_err_name(e.code), e.message);
+        free(buf);
+        continue;
+      }
+      ids[0] = buf[0], ids[1] = buf[n - 1];
+      free(buf);
+      frond_decode(&l, ids[1], &f, NULL);
+      printf("ids %" PRId64 " %" PRId64 " %" PRId64 "\n", ids[0], ids[1],
+             f.unix_ms);
+    } else if (strncmp(line, "next", 4) == 0) {
+      if (frond_gen_next(g, &id, &e) != 0) {
+        printf("err %s %s\n", frond_err_name(e.code), e.message);
+        continue;
+      }
+      frond_decode(&l, id, &f, NULL);
+      printf("id %" PRId64 " %" PRId64 "\n", id, f.unix_ms);
+    } else if (strncmp(line, "state", 5) == 0) {
+      int s = frond__coord_state(c);
+      printf("state %s\n", s ? frond_err_name(s) : "OK");
+    } else if (strncmp(line, "expire", 6) == 0) {
+      if (frond__coord_zk_expire_session(c, &e) != 0)
+        printf("err %s %s\n", frond_err_name(e.code), e.message);
+      else
+        printf("ok\n");
+    } else if (strncmp(line, "list", 4) == 0) {
+      frond_coord_entry *ents = NULL;
+      size_t ne = 0;
+      if (frond__coord_list(c, &ents, &ne, &e) != 0) {
+        printf("err %s %s\n", frond_err_name(e.code), e.message);
+        continue;
+      }
+      printf("list");
+      for (size_t i = 0; i < ne; i++)
+        printf(" %" PRIu64 ",%s,%" PRId64 ",%d", ents[i].node, ents[i].owner,
+               ents[i].high_water_ms, ents[i].live);
+      printf("\n");
+      free(ents);
+    } else if (strncmp(line, "quit", 4) == 0) {
+      break;
+    } else {
+      printf("err INVAL unknown command\n");
+    }
+  }
+  frond__coord_close(c, NULL);
+  frond_gen_close(g, NULL);
+  printf("closed\n");
+  return 0;
+}
