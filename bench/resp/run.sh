@@ -9,9 +9,11 @@
 # SQLite store and one tag. Each (server, pipeline depth) pair is measured
 # ROUNDS times, alternating servers; the table shows the median run by
 # req/s. Environment: N (requests, 200000), C (clients, 50), PIPES ("1 16"),
-# ROUNDS (3), THREADS (Frond's event loops, 0 = one per core as the server
-# starts by default; 1 = one loop, like Redis), STEP (the tag's step,
-# 100000). Build Frond in release mode first:
+# ROUNDS (3), THREADS (Frond's event loops, 1: one loop like Redis; 0: one
+# per core, as the server starts by default), STEP (the tag's step,
+# 100000). One loop by default: redis-benchmark runs on the same machine,
+# and on a small one a second loop takes CPU from the load generator.
+# Build Frond in release mode first:
 #   cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DFROND_TESTS=OFF \
 #     -DFROND_WERROR=OFF
 #   cmake --build build-rel -j2 --target frond
@@ -21,7 +23,7 @@ N=${N:-200000}
 C=${C:-50}
 PIPES=${PIPES:-"1 16"}
 ROUNDS=${ROUNDS:-3}
-THREADS=${THREADS:-0}
+THREADS=${THREADS:-1}
 STEP=${STEP:-100000}
 
 for p in redis-benchmark redis-server redis-cli; do
