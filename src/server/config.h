@@ -16,6 +16,12 @@
 
 typedef struct frond__config {
   char listen[256];
+  char resp_listen[256]; /* "off": no RESP listener */
+  int64_t resp_max_args;
+  int64_t resp_max_bulk;
+  int64_t resp_max_inline;
+  int64_t resp_max_query;
+  int64_t resp_idle_timeout_ms; /* 0: never */
   char store[FROND__CFG_STR_MAX];
   char coordinator[256];
   char layout[256];

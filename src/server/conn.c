@@ -156,6 +156,8 @@ static void on_close(uv_handle_t *h) {
   c->next->prev = c->prev;
   w->nconns--;
   FROND__INC(w->m.closed, 1);
+  if (c->proto->on_close != NULL)
+    c->proto->on_close(c);
   free(c->rbuf);
   frond__buf_free(&c->out);
   frond__buf_free(&c->wbuf);
@@ -377,6 +379,7 @@ static void on_connection(uv_stream_t *server, int status) {
   c->w = w;
   c->l = l;
   c->proto = l->proto;
+  c->idle_ms = (uint64_t)srv->cfg.idle_timeout_ms;
   c->next = w->conns.next;
   c->prev = &w->conns;
   c->next->prev = c;
@@ -394,10 +397,17 @@ static void on_connection(uv_stream_t *server, int status) {
         "\r\nContent-Length: 92\r\nConnection: close\r\n\r\n"
         "{\"error\":{\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":"
         "\"connection limit reached, retry later\"}}\n";
+    const char *msg = c->proto->busy != NULL ? c->proto->busy : busy;
     FROND__INC(w->m.rejected, 1);
+    c->proto = &frond__http_proto; /* no on_close for what never opened */
     c->close_after_write = 1;
-    frond__buf_append(&c->out, busy, sizeof busy - 1);
+    frond__buf_append(&c->out, msg, strlen(msg));
     flush(c);
+    return;
+  }
+  if (c->proto->on_open != NULL && c->proto->on_open(c) != 0) {
+    c->proto = &frond__http_proto;
+    conn_close(c);
     return;
   }
   FROND__INC(w->m.accepted, 1);
@@ -477,8 +487,8 @@ static void on_sweep(uv_timer_t *t) {
         c->reading = 0;
       }
       flush(c);
-    } else if (c->req_start_ms == 0 &&
-               now - c->last_ms >= (uint64_t)cfg->idle_timeout_ms) {
+    } else if (c->req_start_ms == 0 && c->idle_ms != 0 &&
+               now - c->last_ms >= c->idle_ms) {
       FROND__INC(w->m.idle_timeouts, 1);
       conn_close(c);
     }

@@ -802,4 +802,7 @@ static void http_on_timeout(frond__conn *c) {
              NULL);
 }
 
-const frond__proto frond__http_proto = {"http", http_on_data, http_on_timeout};
+const frond__proto frond__http_proto = {.name = "http",
+                                        .on_data = http_on_data,
+                                        .on_timeout = http_on_timeout,
+                                        .id = FROND__PROTO_HTTP};

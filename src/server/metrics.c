@@ -204,6 +204,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
           SUM(bad_requests));
   gauge(b, "frond_connections", "Open connections.",
         (double)atomic_load(&srv->nconns));
+  frond__resp_metrics_render(srv, b);
   gauge(b, "frond_ready", "1 when /readyz answers 200.",
         atomic_load(&srv->ready) && !atomic_load(&srv->draining));
   gauge(b, "frond_uptime_seconds", "Seconds since start.",

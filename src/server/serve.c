@@ -22,37 +22,42 @@
 #include <string.h>
 #include <unistd.h>
 
-static int parse_listen(frond__server *srv, char *err, size_t len) {
-  const char *l = srv->cfg.listen, *colon;
+int frond__parse_hostport(const char *key, const char *l, char *host, int *port,
+                          int *loopback, char *err, size_t len) {
+  const char *colon;
   size_t hl;
-  int64_t port;
+  int64_t p;
   if (l[0] == '[') {
     const char *rb = strchr(l, ']');
     if (rb == NULL || rb[1] != ':')
       goto bad;
     hl = (size_t)(rb - l - 1);
-    memcpy(srv->listen_host, l + 1, hl);
+    memcpy(host, l + 1, hl);
     colon = rb + 1;
   } else {
     colon = strrchr(l, ':');
     if (colon == NULL)
       goto bad;
     hl = (size_t)(colon - l);
-    memcpy(srv->listen_host, l, hl);
+    memcpy(host, l, hl);
   }
-  srv->listen_host[hl] = '\0';
-  if (strcmp(srv->listen_host, "localhost") == 0)
-    strcpy(srv->listen_host, "127.0.0.1");
-  if (frond__parse_i64(colon + 1, strlen(colon + 1), &port) != 0 || port < 1 ||
-      port > 65535)
+  host[hl] = '\0';
+  if (strcmp(host, "localhost") == 0)
+    strcpy(host, "127.0.0.1");
+  if (frond__parse_i64(colon + 1, strlen(colon + 1), &p) != 0 || p < 1 ||
+      p > 65535)
     goto bad;
-  srv->listen_port = (int)port;
-  srv->loopback = strncmp(srv->listen_host, "127.", 4) == 0 ||
-                  strcmp(srv->listen_host, "::1") == 0;
+  *port = (int)p;
+  *loopback = strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
   return 0;
 bad:
-  snprintf(err, len, "listen: expected host:port or [v6]:port, not '%s'", l);
+  snprintf(err, len, "%s: expected host:port or [v6]:port, not '%s'", key, l);
   return -1;
+}
+
+static int parse_listen(frond__server *srv, char *err, size_t len) {
+  return frond__parse_hostport("listen", srv->cfg.listen, srv->listen_host,
+                               &srv->listen_port, &srv->loopback, err, len);
 }
 
 /* The coordinator's URI: "static" alone takes the node key, "static:N"
@@ -193,6 +198,7 @@ static int start(frond__server *srv) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
   if (parse_listen(srv, err, sizeof err) != 0 ||
+      frond__resp_configure(srv, err, sizeof err) != 0 ||
       parse_coordinator(srv, err, sizeof err) != 0)
     goto fail_msg;
   if (!srv->loopback && srv->cfg.admin_token[0] == '\0') {
@@ -239,7 +245,10 @@ static int start(frond__server *srv) {
   }
 
   if (frond__listen_probe(srv->listen_host, srv->listen_port, err,
-                          sizeof err) != 0)
+                          sizeof err) != 0 ||
+      (srv->resp_port != 0 &&
+       frond__listen_probe(srv->resp_host, srv->resp_port, err, sizeof err) !=
+           0))
     goto fail_msg;
   srv->workers = calloc((size_t)srv->nworkers, sizeof *srv->workers);
   if (srv->workers == NULL) {
@@ -263,6 +272,15 @@ static int start(frond__server *srv) {
     w->nlisteners = 1;
     if (w->listeners[0].fd < 0)
       goto fail_msg;
+    if (srv->resp_port != 0) {
+      w->listeners[1].fd =
+          frond__listen_socket(srv->resp_host, srv->resp_port, err, sizeof err);
+      w->listeners[1].proto = &frond__resp_proto;
+      w->listeners[1].max_input = (size_t)srv->cfg.resp_max_query;
+      w->nlisteners = 2;
+      if (w->listeners[1].fd < 0)
+        goto fail_msg;
+    }
   }
   atomic_store(&srv->ready, !srv->seg_enabled);
   if (srv->seg != NULL) {
@@ -277,10 +295,11 @@ static int start(frond__server *srv) {
     }
   }
   frond_log(FROND_LOG_INFO,
-            "listening on %s (http), node %llu, layout %s, %d threads, "
-            "store %s",
-            srv->cfg.listen, (unsigned long long)srv->node, srv->layout.name,
-            srv->nworkers, srv->cfg.store);
+            "listening on %s (http), %s (resp), node %llu, layout %s, "
+            "%d threads, store %s",
+            srv->cfg.listen, srv->resp_port ? srv->cfg.resp_listen : "off",
+            (unsigned long long)srv->node, srv->layout.name, srv->nworkers,
+            srv->cfg.store);
   return 0;
 fail_lib:
   snprintf(err, sizeof err, "%s: %s", frond_err_name(ferr.code), ferr.message);

@@ -8,13 +8,15 @@
 ** allocator, both lock-free while healthy.
 **
 ** The connection layer (conn.c) knows bytes, limits and timeouts; a
-** protocol (http.c now, RESP later) plugs in through frond__proto.
+** protocol (http.c, resp.c) plugs in through frond__proto. Each protocol
+** has its own listening port; both run on the same loops.
 */
 #ifndef FROND_SERVER_H
 #define FROND_SERVER_H
 
 #include "frond.h"
 #include "server/config.h"
+#include "server/resp.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,11 +45,21 @@ void frond__buf_free(frond__buf *b);
 ** needs more bytes, or -1 to close the connection once the output written
 ** so far is flushed. It answers by appending to frond__conn_out(c).
 ** on_timeout may write a last answer before a slow client is closed.
+** on_open (optional) runs once a connection is accepted and may set its
+** idle time and c->pdata; on_close (optional) releases c->pdata. busy is
+** what a connection refused at max_connections is told before it is
+** closed (NULL: HTTP's 503).
 */
+enum { FROND__PROTO_HTTP = 0, FROND__PROTO_RESP = 1 };
+
 typedef struct frond__proto {
   const char *name;
   int (*on_data)(frond__conn *c, const char *buf, size_t len);
   void (*on_timeout)(frond__conn *c);
+  int id; /* FROND__PROTO_* */
+  int (*on_open)(frond__conn *c);
+  void (*on_close)(frond__conn *c);
+  const char *busy;
 } frond__proto;
 
 /* A listening socket of one worker and the protocol spoken on it. */
@@ -59,7 +71,7 @@ typedef struct frond__listener {
   size_t max_input; /* largest unconsumed input a connection holds */
 } frond__listener;
 
-#define FROND__MAX_LISTENERS 2 /* HTTP now; RESP on its own port later */
+#define FROND__MAX_LISTENERS 2 /* HTTP, and RESP on its own port */
 
 struct frond__conn {
   uv_tcp_t tcp;
@@ -83,6 +95,8 @@ struct frond__conn {
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
   uint64_t linger_ms;    /* when the lingering close began */
   unsigned proto_state;  /* the protocol's own, zeroed at accept */
+  uint64_t idle_ms;      /* close after this long idle, 0: never */
+  void *pdata;           /* the protocol's per-connection state */
 };
 
 static inline frond__buf *frond__conn_out(frond__conn *c) {
@@ -138,6 +152,7 @@ typedef struct frond__metrics {
   frond__counter header_timeouts;
   frond__counter idle_timeouts;
   frond__counter bad_requests;
+  frond__resp_metrics resp;
 } frond__metrics;
 
 struct frond__worker {
@@ -191,6 +206,8 @@ struct frond__server {
   char listen_host[256];
   int listen_port;
   int loopback;
+  char resp_host[256];
+  int resp_port; /* 0: RESP is off */
   /* Admin: one store connection, one request at a time. */
   pthread_mutex_t admin_lock;
   frond_store *admin_store;
@@ -201,6 +218,11 @@ struct frond__server {
   frond__rate *rates;
   size_t nrates;
 };
+
+/* serve.c: "host:port" or "[v6]:port" into host[256] and *port; localhost
+** becomes 127.0.0.1. Returns 0 or -1 after writing a message to err. */
+int frond__parse_hostport(const char *key, const char *l, char *host, int *port,
+                          int *loopback, char *err, size_t len);
 
 /* conn.c */
 void frond__worker_date(frond__worker *w);
@@ -214,6 +236,12 @@ void frond__worker_join(frond__worker *w);
 
 /* http.c */
 extern const frond__proto frond__http_proto;
+
+/* resp.c */
+extern const frond__proto frond__resp_proto;
+/* Check the RESP keys of srv->cfg and set resp_host/resp_port. */
+int frond__resp_configure(frond__server *srv, char *err, size_t len);
+void frond__resp_metrics_render(frond__server *srv, frond__buf *b);
 
 /* metrics.c */
 void frond__metrics_render(frond__server *srv, frond__buf *b);

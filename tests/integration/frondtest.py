@@ -6,6 +6,7 @@ and bounds every wait. Tests import this module from their own directory.
 """
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -93,11 +94,15 @@ class Server:
     """A `frond serve` on a free loopback port in its own temp dir.
 
     extra: more flags; env: extra environment; tags: segment tags to create
-    (name -> step) in the store before the server starts."""
+    (name -> step) in the store before the server starts. resp: also
+    listen for the Redis protocol on a free port (resp_port); otherwise
+    resp_listen is off, so that no test takes the default port."""
 
-    def __init__(self, extra=(), env=None, tags=None, threads=2, store=None):
+    def __init__(self, extra=(), env=None, tags=None, threads=2, store=None,
+                 resp=False):
         self.dir = tempdir("frond-http-")
         self.port = free_port()
+        self.resp_port = free_port() if resp else None
         self.store = store or "sqlite:///%s/frond.db" % self.dir
         for name, step in (tags or {}).items():
             r = run(["tag", "create", name, "--step", str(step),
@@ -107,13 +112,17 @@ class Server:
         e.update(env or {})
         self.args = [FROND_BIN, "serve", "--listen",
                      "127.0.0.1:%d" % self.port, "--store", self.store,
-                     "--data-dir", self.dir, "--threads", str(threads)]
+                     "--data-dir", self.dir, "--threads", str(threads),
+                     "--resp-listen", "127.0.0.1:%d" % self.resp_port
+                     if resp else "off"]
         self.args += list(extra)
         self.log = open(os.path.join(self.dir, "server.log"), "w+")
         self.proc = subprocess.Popen(self.args, cwd=self.dir, env=e,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         try:
             wait_port(self.port, timeout=30)
+            if resp:
+                wait_port(self.resp_port, timeout=30)
         except Failure:
             self.stop()
             raise Failure("server did not start: %s" % self.output())
@@ -255,3 +264,94 @@ class Postgres:
             self.stop()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---- the Redis protocol ----
+
+class RespError(Exception):
+    """An error reply ("-CODE message"), returned as a value by Resp."""
+
+    def __init__(self, line):
+        super().__init__(line)
+        self.line = line
+        self.code = line.split(" ", 1)[0]
+
+
+class Resp:
+    """A raw RESP2 connection for tests that send exactly the bytes they
+    mean: send() writes bytes; reply() reads one reply (ints, bytes, lists,
+    None, str for status lines, RespError for errors); closed() tells
+    whether the server closed the connection."""
+
+    def __init__(self, port, timeout=10.0):
+        self.sock = socket.create_connection(("127.0.0.1", port),
+                                             timeout=timeout)
+        self.buf = b""
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def command(self, *args):
+        """Send one command as a multibulk array and read its reply."""
+        self.send(encode(*args))
+        return self.reply()
+
+    def _fill(self):
+        chunk = self.sock.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("connection closed by the server")
+        self.buf += chunk
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def reply(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return rest.decode()
+        if t == b"-":
+            return RespError(rest.decode("utf-8", "replace"))
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                self._fill()
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data
+        if t == b"*":
+            n = int(rest)
+            return None if n < 0 else [self.reply() for _ in range(n)]
+        raise Failure("not a RESP reply: %r" % line)
+
+    def closed(self, timeout=5.0):
+        """True when the server closes the connection within timeout (any
+        bytes still unread are discarded)."""
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                if not self.sock.recv(1 << 16):
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+    def close(self):
+        self.sock.close()
+
+
+def encode(*args):
+    """One command as a RESP multibulk array."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if not isinstance(a, bytes):
+            a = str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
