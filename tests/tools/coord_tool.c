@@ -46,7 +46,8 @@ int main(int argc, char **argv) {
 
   setvbuf(stdout, NULL, _IOLBF, 0);
   frond__coord_options_init(&o);
-  for (int i = 1; i < argc; i++) {
+  /* Options come in pairs: --name value. */
+  for (int i = 1; i < argc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
       fprintf(stderr, "coord_tool: %s needs a value\n", a);
@@ -68,7 +69,6 @@ int main(int argc, char **argv) {
       fprintf(stderr, "coord_tool: unknown option %s\n", a);
       return 2;
     }
-    i++;
   }
   if (frond_layout_parse(layout_spec, &l, &e) != 0)
     return fail(&e);
