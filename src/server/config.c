@@ -77,8 +77,9 @@ static const cfg_row rows[] = {
      "directory of the high-water file frond-node-N.hw"},
     {"max_ahead_ms", INT(max_ahead_ms), 0, 3600000, "1000",
      "FROND_MAX_AHEAD_MS", 0, "snowflake clock may run this far ahead"},
-    {"max_wait_ms", INT(max_wait_ms), 0, 60000, "10", "FROND_MAX_WAIT_MS", 0,
-     "wait this long for the wall clock, then CLOCK_BEHIND"},
+    {"max_wait_ms", INT(max_wait_ms), -1, 60000, "-1", "FROND_MAX_WAIT_MS", 0,
+     "wait this long for the wall clock, then CLOCK_BEHIND; -1: 10 ms or "
+     "two time units of the layout, whichever is longer"},
     {"log_level", STR(log_level), 0, 0, "info", "FROND_LOG_LEVEL", 0,
      "error, warn, info or debug"},
     {"leaf_time_zone", STR(leaf_time_zone), 0, 0, "utc", "FROND_LEAF_TIME_ZONE",
