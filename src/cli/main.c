@@ -19,7 +19,7 @@ typedef struct cli_cmd {
 } cli_cmd;
 
 static const cli_cmd commands[] = {
-    {"serve", frond__cli_serve, "run the HTTP server"},
+    {"serve", frond__cli_serve, "run the server (HTTP and the Redis protocol)"},
     {"next", frond__cli_next, "issue snowflake or segment IDs"},
     {"decode", frond__cli_decode, "split snowflake IDs into their fields"},
     {"layouts", frond__cli_layouts, "list the layout presets and their limits"},
