@@ -91,7 +91,7 @@ fport=$(port)
 store="sqlite:///$tmp/frond.db"
 "$FROND" tag create bench --step 100000000 --store "$store" >/dev/null
 "$FROND" serve --listen "127.0.0.1:$fport" --store "$store" \
-  --data-dir "$tmp" --threads "$THREADS" --max-count 100000 \
+  --data-dir "$tmp" --threads "$THREADS" --max-count 100000 --resp-listen off \
   --log-level warn 2>"$tmp/frond.log" &
 frond_pid=$!
 wait_port "$fport"
@@ -103,6 +103,7 @@ curl -sf "http://127.0.0.1:$fport/api/segment/get/bench" >/dev/null
 wport=$(port)
 mkdir "$tmp/wide"
 "$FROND" serve --listen "127.0.0.1:$wport" --store none --data-dir "$tmp/wide" \
+  --resp-listen off \
   --threads "$THREADS" --layout "time=41,node=6,seq=16" \
   --log-level warn 2>"$tmp/wide.log" &
 wide_pid=$!
