@@ -13,12 +13,13 @@
 # per core, as the server starts by default), STEP (the tag's step,
 # 100000). One loop by default: redis-benchmark runs on the same machine,
 # and on a small one a second loop takes CPU from the load generator.
-# Build Frond in release mode first:
-#   cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DFROND_TESTS=OFF \
-#     -DFROND_WERROR=OFF
-#   cmake --build build-rel -j2 --target frond
+# Without a binary given, it builds the release (make) and uses build/frond.
 set -eu
-FROND=${1:-${FROND_BIN:-build-rel/frond}}
+cd "$(dirname "$0")/../.."
+if [ -z "${1:-}${FROND_BIN:-}" ]; then
+  make -s build >/dev/null
+fi
+FROND=${1:-${FROND_BIN:-build/frond}}
 N=${N:-200000}
 C=${C:-50}
 PIPES=${PIPES:-"1 16"}
