@@ -71,6 +71,9 @@ void frond__out_table(const char *const *cells, size_t rows, size_t cols,
 int frond__out_flush(void);
 /* The errno of the first failed write so far, or 0. */
 int frond__out_error(void);
+/* End a subcommand: flush the output; a failed write turns a successful
+** rc into a reported failure. Returns the exit status. */
+int frond__out_finish(int rc);
 
 /* Format v in decimal into buf (>= 21 bytes), no NUL; returns the length. */
 size_t frond__fmt_u64(uint64_t v, char *buf);

@@ -34,15 +34,6 @@ static const char usage[] =
     "frond)\n"
     "  --json             JSON instead of a table\n";
 
-static int flushed(int rc) {
-  int e = frond__out_flush();
-  if (e != 0 && rc == FROND__EXIT_OK) {
-    errno = e;
-    return frond__cli_fail_errno("writing the output");
-  }
-  return rc;
-}
-
 static void print_json(const frond_coord_entry *e, size_t n) {
   frond__out_str("[\n");
   for (size_t i = 0; i < n; i++) {
@@ -127,7 +118,7 @@ static int node_list(int argc, char **argv) {
   else
     rc = print_table(e, n);
   free(e);
-  return flushed(json ? FROND__EXIT_OK : rc);
+  return frond__out_finish(json ? FROND__EXIT_OK : rc);
 }
 
 int frond__cli_node(int argc, char **argv) {

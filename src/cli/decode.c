@@ -90,15 +90,6 @@ static int decode_one(const frond_layout *l, int64_t id) {
   return FROND__EXIT_OK;
 }
 
-static int done(int rc) {
-  int e = frond__out_flush();
-  if (e != 0 && rc == FROND__EXIT_OK) {
-    errno = e;
-    return frond__cli_fail_errno("writing the output");
-  }
-  return rc;
-}
-
 static int decode_stdin(const frond_layout *l) {
   char *line = NULL;
   size_t cap = 0;
@@ -127,7 +118,7 @@ static int decode_stdin(const frond_layout *l) {
   if (rc == FROND__EXIT_OK && ferror(stdin))
     rc = frond__cli_fail_errno("reading standard input");
   free(line);
-  return done(rc);
+  return frond__out_finish(rc);
 }
 
 int frond__cli_decode(int argc, char **argv) {
@@ -162,5 +153,5 @@ int frond__cli_decode(int argc, char **argv) {
   for (i = 0; i < a.npos && rc == FROND__EXIT_OK; i++)
     rc = decode_one(&layout, ids[i]);
   free(ids);
-  return done(rc);
+  return frond__out_finish(rc);
 }

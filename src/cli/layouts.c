@@ -107,7 +107,6 @@ int frond__cli_layouts(int argc, char **argv) {
                                          "years", "runs out"};
   static row rows[MAX_ROWS];
   static const char *cells[(MAX_ROWS + 1) * COLS];
-  int e;
 
   if (!frond__args_parse(&a, argc, argv, &st))
     return st;
@@ -129,9 +128,5 @@ int frond__cli_layouts(int argc, char **argv) {
     }
     frond__out_table(cells, n + 1, COLS, "llllrrrl");
   }
-  if ((e = frond__out_flush()) != 0) {
-    errno = e;
-    return frond__cli_fail_errno("writing the output");
-  }
-  return FROND__EXIT_OK;
+  return frond__out_finish(FROND__EXIT_OK);
 }

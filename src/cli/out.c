@@ -211,3 +211,12 @@ int frond__cli_fail_errno(const char *what) {
           strerror(errno));
   return FROND__EXIT_FAILURE;
 }
+
+int frond__out_finish(int rc) {
+  int e = frond__out_flush();
+  if (e != 0 && rc == FROND__EXIT_OK) {
+    errno = e;
+    return frond__cli_fail_errno("writing the output");
+  }
+  return rc;
+}

@@ -51,15 +51,6 @@ static int check_tag(const char *cmd, const char *tag) {
   return -1;
 }
 
-static int flushed(int rc) {
-  int e = frond__out_flush();
-  if (e != 0 && rc == FROND__EXIT_OK) {
-    errno = e;
-    return frond__cli_fail_errno("writing the output");
-  }
-  return rc;
-}
-
 static void row_json(const frond_tag_row *r) {
   frond__out_str("{\"tag\":");
   frond__out_json_str(r->tag);
@@ -101,7 +92,7 @@ static int tag_create(int argc, char **argv) {
     frond__out_printf("created tag %s: first ID %lld, step %lld\n", a.pos[0],
                       (long long)start, (long long)step);
   frond_store_close(st);
-  return flushed(rc);
+  return frond__out_finish(rc);
 }
 
 static int tag_list(int argc, char **argv) {
@@ -158,7 +149,7 @@ static int tag_list(int argc, char **argv) {
     free(nums);
   }
   frond_free(rows);
-  return flushed(FROND__EXIT_OK);
+  return frond__out_finish(FROND__EXIT_OK);
 }
 
 static int tag_get(int argc, char **argv) {
@@ -190,7 +181,7 @@ static int tag_get(int argc, char **argv) {
                       row.tag, (long long)row.max_id, (long long)row.step,
                       row.description, row.update_time);
   }
-  return flushed(FROND__EXIT_OK);
+  return frond__out_finish(FROND__EXIT_OK);
 }
 
 static int tag_set_step(int argc, char **argv) {
@@ -214,7 +205,7 @@ static int tag_set_step(int argc, char **argv) {
   else
     frond__out_printf("tag %s: step %lld\n", a.pos[0], (long long)step);
   frond_store_close(st);
-  return flushed(rc);
+  return frond__out_finish(rc);
 }
 
 static int tag_delete(int argc, char **argv) {
@@ -236,7 +227,7 @@ static int tag_delete(int argc, char **argv) {
   else
     frond__out_printf("deleted tag %s\n", a.pos[0]);
   frond_store_close(st);
-  return flushed(rc);
+  return frond__out_finish(rc);
 }
 
 static const struct {

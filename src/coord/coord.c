@@ -14,6 +14,7 @@
 **             ZooKeeper cannot keep a node issuing past its lease.
 */
 #include "coord/coord.h"
+#include "os/file.h"
 #include "core/internal.h"
 
 #include <errno.h>
@@ -546,22 +547,15 @@ int frond__coord_attach_gen(frond_coord *c, frond_gen *g, frond_error *err) {
 **   workerID=5
 **   high_water_ms=1700000000000
 **   reported_ms=1699999999000
-**   end=<sum>
+**   end=<FNV-1a 64 of everything above, 16 hex digits>
 ** The last line holds a checksum of everything before it, so a torn or
 ** edited file is refused instead of trusted.
 */
 
-static uint32_t fnv1a(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h;
-}
-
 int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
                              frond_error *err) {
-  char buf[2048], tmp[1100], dir[1100];
-  int n, fd;
+  char buf[2048];
+  int n;
   n = snprintf(buf, sizeof(buf),
                "# frond node cache\nuri=%s\nowner=%s\nworkerID=%" PRIu64
                "\nhigh_water_ms=%" PRId64 "\nreported_ms=%" PRId64 "\n",
@@ -569,37 +563,9 @@ int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
                cc->reported_ms);
   if (n < 0 || (size_t)n >= sizeof(buf) - 32)
     return frond__fail(err, FROND_EINVAL, "node cache entry too long");
-  n += snprintf(buf + n, sizeof(buf) - (size_t)n, "end=%08x\n",
-                fnv1a(buf, (size_t)n));
-  if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-    return frond__fail(err, FROND_EINVAL, "node cache path too long");
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", tmp,
-                       strerror(errno));
-  if (write(fd, buf, (size_t)n) != n || fsync(fd) != 0) {
-    int e = errno;
-    close(fd);
-    unlink(tmp);
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", tmp, strerror(e));
-  }
-  close(fd);
-  if (rename(tmp, path) != 0) {
-    int e = errno;
-    unlink(tmp);
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", path, strerror(e));
-  }
-  snprintf(dir, sizeof(dir), "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash)
-    *(slash == dir ? slash + 1 : slash) = 0;
-  else
-    snprintf(dir, sizeof(dir), ".");
-  if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-  return 0;
+  n += snprintf(buf + n, sizeof(buf) - (size_t)n, "end=%016" PRIx64 "\n",
+                frond__fnv1a64(buf, (size_t)n));
+  return frond__file_replace(path, buf, (size_t)n, err);
 }
 
 static const char *cache_value(const char *buf, const char *key) {
@@ -625,7 +591,7 @@ static int cache_str(const char *buf, const char *key, char *out, size_t len) {
 
 int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
                             int *missing, frond_error *err) {
-  char buf[2048], num[32], sum[16];
+  char buf[2048], num[32], sum[24];
   const char *end;
   ssize_t n;
   int64_t node, hw;
@@ -647,7 +613,8 @@ int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
   if (!end || (end != buf && end[-1] != '\n') ||
       cache_str(buf, "end", sum, sizeof(sum)) != 0)
     goto corrupt;
-  snprintf(num, sizeof(num), "%08x", fnv1a(buf, (size_t)(end - buf)));
+  snprintf(num, sizeof(num), "%016" PRIx64,
+           frond__fnv1a64(buf, (size_t)(end - buf)));
   if (strcmp(num, sum) != 0)
     goto corrupt;
   if (cache_str(buf, "uri", cc->uri, sizeof(cc->uri)) != 0 ||

@@ -44,6 +44,10 @@ void frond__format_rfc3339(int64_t unix_ms, char *buf, size_t len);
 ** exactly len bytes. Returns 0 or -1. */
 int frond__parse_i64(const char *s, size_t len, int64_t *out);
 
+/* FNV-1a, 64 bits: hashing for tables and checksums of our own files,
+** where no adversary chooses the input. */
+uint64_t frond__fnv1a64(const void *p, size_t n);
+
 /* Test hook: make a generator follow its (possibly fake) clock now rather
 ** than at its next tick. Thread-safe. */
 void frond__gen_tick(frond_gen *g);

@@ -116,10 +116,7 @@ static int64_t now_ms(frond_seg *s) {
 }
 
 static uint64_t hash_name(const char *p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  while (n--)
-    h = (h ^ (unsigned char)*p++) * 1099511628211ull;
-  return h;
+  return frond__fnv1a64(p, n);
 }
 
 static void cond_init(pthread_cond_t *cv) {

@@ -75,3 +75,11 @@ int frond__parse_i64(const char *s, size_t len, int64_t *out) {
   *out = neg ? (int64_t)(0 - v) : (int64_t)v;
   return 0;
 }
+
+uint64_t frond__fnv1a64(const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  while (n--)
+    h = (h ^ *s++) * UINT64_C(0x100000001b3);
+  return h;
+}

@@ -8,12 +8,12 @@
 ** or foreign file and is reported, never silently reset.
 */
 #include "os/highwater.h"
+#include "os/file.h"
 #include "core/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +27,7 @@
 struct frond__hw {
   int lock_fd;
   char *path;
-  char *tmp;
-  char *dir;
 };
-
-static uint64_t fnv1a(const char *s, size_t n) {
-  uint64_t h = UINT64_C(0xcbf29ce484222325);
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= UINT64_C(0x100000001b3);
-  }
-  return h;
-}
 
 static char *concat(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
@@ -52,18 +41,13 @@ static char *concat(const char *a, const char *b) {
 
 int frond__hw_open(frond__hw **out, const char *path, frond_error *err) {
   frond__hw *hw = calloc(1, sizeof(*hw));
-  char *lock_path, *dcopy;
+  char *lock_path;
   if (hw == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   hw->lock_fd = -1;
   hw->path = strdup(path);
-  hw->tmp = concat(path, ".tmp");
   lock_path = concat(path, ".lock");
-  dcopy = strdup(path);
-  hw->dir = dcopy ? strdup(dirname(dcopy)) : NULL;
-  free(dcopy);
-  if (hw->path == NULL || hw->tmp == NULL || lock_path == NULL ||
-      hw->dir == NULL) {
+  if (hw->path == NULL || lock_path == NULL) {
     free(lock_path);
     frond__hw_close(hw);
     return frond__fail(err, FROND_ENOMEM, NULL);
@@ -99,8 +83,6 @@ void frond__hw_close(frond__hw *hw) {
   if (hw->lock_fd >= 0)
     close(hw->lock_fd); /* releases the flock */
   free(hw->path);
-  free(hw->tmp);
-  free(hw->dir);
   free(hw);
 }
 
@@ -114,7 +96,7 @@ int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len) {
   if (n < 0 || (size_t)n >= sizeof(body))
     return -1;
   return snprintf(buf, len, "%s check=%016" PRIx64 "\n", body,
-                  fnv1a(body, (size_t)n));
+                  frond__fnv1a64(body, (size_t)n));
 }
 
 /* Read "name=<digits>" at *p followed by a space. */
@@ -156,7 +138,7 @@ int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
     if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
       return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed check");
   want = strtoull(hex, NULL, 16);
-  if (fnv1a(buf, (size_t)(check - buf)) != want)
+  if (frond__fnv1a64(buf, (size_t)(check - buf)) != want)
     return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
                        "checksum mismatch: the content was altered or torn");
   if ((size_t)(check - p) < strlen(HW_MAGIC) ||
@@ -216,53 +198,11 @@ int frond__hw_read(frond__hw *hw, frond__hw_record *rec, frond_error *err) {
   return rc;
 }
 
-static int write_all(int fd, const char *buf, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, buf, len);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    buf += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
-
 int frond__hw_write(frond__hw *hw, const frond__hw_record *rec,
                     frond_error *err) {
   char line[HW_MAX];
   int n = frond__hw_format(rec, line, sizeof(line));
-  int fd, dfd;
   if (n < 0 || (size_t)n >= sizeof(line))
     return frond__fail(err, FROND_EINVAL, "high-water record too long");
-  fd = open(hw->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return frond__fail(err, FROND_EIO, "cannot create %s: %s", hw->tmp,
-                       strerror(errno));
-  if (write_all(fd, line, (size_t)n) != 0 || fsync(fd) != 0) {
-    int e = errno;
-    close(fd);
-    unlink(hw->tmp);
-    return frond__fail(err, FROND_EIO, "cannot write %s: %s", hw->tmp,
-                       strerror(e));
-  }
-  close(fd);
-  if (rename(hw->tmp, hw->path) != 0)
-    return frond__fail(err, FROND_EIO, "cannot rename %s to %s: %s", hw->tmp,
-                       hw->path, strerror(errno));
-  /* The rename is durable only once the directory is. */
-  dfd = open(hw->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0)
-    return frond__fail(err, FROND_EIO, "cannot open directory %s: %s", hw->dir,
-                       strerror(errno));
-  if (fsync(dfd) != 0) {
-    int e = errno;
-    close(dfd);
-    return frond__fail(err, FROND_EIO, "cannot fsync directory %s: %s", hw->dir,
-                       strerror(e));
-  }
-  close(dfd);
-  return 0;
+  return frond__file_replace(hw->path, line, (size_t)n, err);
 }

@@ -156,15 +156,22 @@ void frond_store_close(frond_store *st) {
   frond__store_close(st);
 }
 
+/* leaf_alloc.step is an int. */
+static int step_check(int64_t step, frond_error *err) {
+  if (step < 1 || step > INT32_MAX)
+    return frond__fail(err, FROND_EINVAL, "step %lld is out of 1..%d",
+                       (long long)step, INT32_MAX);
+  return 0;
+}
+
 int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
                            int64_t start, const char *description,
                            frond_error *err) {
   int rc;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
-  if (step < 1 || step > INT32_MAX)
-    return frond__fail(err, FROND_EINVAL, "step %lld is out of 1..%d",
-                       (long long)step, INT32_MAX);
+  if ((rc = step_check(step, err)) != 0)
+    return rc;
   if (start < 1)
     return frond__fail(err, FROND_EINVAL, "start %lld is below 1",
                        (long long)start);
@@ -191,11 +198,8 @@ int frond_store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
 int frond_store_tag_set_step(frond_store *st, const char *tag, int64_t step,
                              frond_error *err) {
   int rc;
-  if ((rc = tag_check(tag, err)) != 0)
+  if ((rc = tag_check(tag, err)) != 0 || (rc = step_check(step, err)) != 0)
     return rc;
-  if (step < 1 || step > INT32_MAX)
-    return frond__fail(err, FROND_EINVAL, "step %lld is out of 1..%d",
-                       (long long)step, INT32_MAX);
   FAULT(st, "set_step");
   return st->methods->xTagSetStep(st, tag, step, err);
 }

@@ -1,0 +1,16 @@
+/*
+** file.h -- durable, atomic replacement of small files.
+*/
+#ifndef FROND_FILE_H
+#define FROND_FILE_H
+
+#include "frond.h"
+
+/* Replace the content of `path` with data[0..len): write "<path>.tmp",
+** fsync it, rename it over `path`, fsync the directory. A crash at any
+** point leaves the old content or the new one, never a mix. Errors: IO
+** (with the system's words), INVAL (path too long). */
+int frond__file_replace(const char *path, const void *data, size_t len,
+                        frond_error *err);
+
+#endif /* FROND_FILE_H */
