@@ -183,8 +183,6 @@ static void error_with(ctx *x, int status, const char *code, const char *msg,
 
 static void error_code(ctx *x, int code, const frond_error *err) {
   const char *msg = err && err->code ? err->message : frond_strerror(code);
-  if (code == FROND_ECLOCK_BEHIND)
-    FROND__INC(x->w->m.errors_clock_behind, 1);
   error_with(x, status_of(code), frond_err_name(code), msg, NULL);
 }
 
@@ -300,8 +298,6 @@ static void leaf_fail(ctx *x, int leaf_code, int code) {
   int n =
       snprintf(body, sizeof body, "Result{id=%d, status=EXCEPTION}", leaf_code);
   snprintf(extra, sizeof extra, "Frond-Error: %s\r\n", frond_err_name(code));
-  if (code == FROND_ECLOCK_BEHIND)
-    FROND__INC(x->w->m.errors_clock_behind, 1);
   respond(x, 500, "text/plain;charset=UTF-8", body, (size_t)n, extra);
 }
 
@@ -312,22 +308,18 @@ static void leaf_id(ctx *x, int64_t id) {
 }
 
 static void leaf_snowflake(ctx *x) {
-  int64_t id;
-  int r = frond_gen_next(x->srv->gen, &id, NULL);
+  int r = frond__ids_snowflake(x->w, 1, NULL);
   if (r != 0) {
     leaf_fail(x, r == FROND_ECLOCK_BEHIND ? -1 : -3, r);
     return;
   }
-  FROND__INC(x->w->m.ids_snowflake, 1);
-  leaf_id(x, id);
+  leaf_id(x, x->w->ids[0]);
 }
 
 static void leaf_segment(ctx *x, size_t prefix) {
   const char *s = x->req->target + prefix;
   size_t len = x->req->path_len - prefix;
   char tag[FROND_TAG_MAX + 1];
-  frond_seg *seg = x->srv->seg;
-  int64_t id;
   int n, r;
   if (len == 0 || memchr(s, '/', len) != NULL) {
     error_with(x, 404, "NOT_FOUND", "no such path", NULL);
@@ -338,18 +330,17 @@ static void leaf_segment(ctx *x, size_t prefix) {
     leaf_fail(x, -2, FROND_ETAG_INVALID);
     return;
   }
-  if (seg == NULL) {
+  if (atomic_load(&x->srv->seg) == NULL) { /* Leaf: "not initialised" */
     leaf_fail(x, -1, FROND_ESEGMENT_UNAVAILABLE);
     return;
   }
-  r = frond_seg_next(seg, tag, (size_t)n, &id, NULL);
+  r = frond__ids_segment(x->w, tag, (size_t)n, 1, NULL);
   if (r != 0) {
     leaf_fail(x, r == FROND_ETAG_NOT_FOUND || r == FROND_ETAG_INVALID ? -2 : -3,
               r);
     return;
   }
-  FROND__INC(x->w->m.ids_segment, 1);
-  leaf_id(x, id);
+  leaf_id(x, x->w->ids[0]);
 }
 
 static void leaf_decode(ctx *x) {
@@ -401,19 +392,15 @@ static void v1_snowflake(ctx *x) {
   }
   if ((n = get_count(x)) == 0 || (fmt = get_format(x)) < 0)
     return;
-  r = n == 1 ? frond_gen_next(x->srv->gen, x->w->ids, &err)
-             : frond_gen_next_n(x->srv->gen, n, x->w->ids, &err);
-  if (r != 0) {
+  if ((r = frond__ids_snowflake(x->w, n, &err)) != 0) {
     error_code(x, r, &err);
     return;
   }
-  FROND__INC(x->w->m.ids_snowflake, n);
   ids_answer(x, x->w->ids, n, fmt);
 }
 
 static void v1_segment(ctx *x, size_t prefix) {
   frond_error err = {0, ""};
-  frond_seg *seg = x->srv->seg;
   char tag[FROND_TAG_MAX + 1];
   size_t n;
   int fmt, r, tl;
@@ -424,21 +411,10 @@ static void v1_segment(ctx *x, size_t prefix) {
   if ((tl = path_tag(x, prefix, tag)) < 0 || (n = get_count(x)) == 0 ||
       (fmt = get_format(x)) < 0)
     return;
-  if (seg == NULL) {
-    error_with(x, 503, "SEGMENT_UNAVAILABLE",
-               x->srv->seg_enabled ? "the segment store has not been reached "
-                                     "yet"
-                                   : "segment IDs are disabled (store = none)",
-               NULL);
-    return;
-  }
-  r = n == 1 ? frond_seg_next(seg, tag, (size_t)tl, x->w->ids, &err)
-             : frond_seg_next_n(seg, tag, (size_t)tl, n, x->w->ids, &err);
-  if (r != 0) {
+  if ((r = frond__ids_segment(x->w, tag, (size_t)tl, n, &err)) != 0) {
     error_code(x, r, &err);
     return;
   }
-  FROND__INC(x->w->m.ids_segment, n);
   ids_answer(x, x->w->ids, n, fmt);
 }
 

@@ -148,8 +148,6 @@ static void reply_error(rx *x, const char *code, const char *fmt, ...) {
 
 /* A library error under its stable name ("-TAG_NOT_FOUND ..."). */
 static void reply_lib_error(rx *x, int code, const frond_error *err) {
-  if (code == FROND_ECLOCK_BEHIND)
-    FROND__INC(x->w->m.errors_clock_behind, 1);
   reply_error(x, frond_err_name(code), "%s",
               err != NULL && err->code != 0 ? err->message
                                             : frond_strerror(code));
@@ -195,32 +193,14 @@ static size_t get_count(rx *x, size_t i) {
   return (size_t)n;
 }
 
-/* The segment allocator, or NULL after an error reply: it is published
-** once the store is first reached, and never with store = none. */
-static frond_seg *segments(rx *x) {
-  frond_seg *seg = atomic_load(&x->srv->seg);
-  if (seg == NULL)
-    reply_error(x, "SEGMENT_UNAVAILABLE", "%s",
-                x->srv->seg_enabled
-                    ? "the segment store has not been reached yet"
-                    : "segment IDs are disabled (store = none)");
-  return seg;
-}
-
 static void cmd_incr(rx *x) {
   frond_error err = {0, ""};
-  frond_seg *seg;
-  int64_t id;
-  int r;
-  if ((seg = segments(x)) == NULL)
-    return;
-  r = frond_seg_next(seg, x->argv[1].p, x->argv[1].len, &id, &err);
+  int r = frond__ids_segment(x->w, x->argv[1].p, x->argv[1].len, 1, &err);
   if (r != 0) {
     reply_lib_error(x, r, &err);
     return;
   }
-  FROND__INC(x->w->m.ids_segment, 1);
-  reply_int(x, id);
+  reply_int(x, x->w->ids[0]);
 }
 
 /* INCRBY <tag> 1 is what some clients send for INCR (redis-py's incr()).
@@ -240,17 +220,15 @@ static void cmd_incrby(rx *x) {
 
 static void cmd_id_next(rx *x) {
   frond_error err = {0, ""};
-  frond_seg *seg;
   size_t n;
   int r;
-  if ((seg = segments(x)) == NULL || (n = get_count(x, 2)) == 0)
+  if ((n = get_count(x, 2)) == 0)
     return;
-  r = frond_seg_next_n(seg, x->argv[1].p, x->argv[1].len, n, x->w->ids, &err);
+  r = frond__ids_segment(x->w, x->argv[1].p, x->argv[1].len, n, &err);
   if (r != 0) {
     reply_lib_error(x, r, &err);
     return;
   }
-  FROND__INC(x->w->m.ids_segment, n);
   reply_ids(x, x->w->ids, n);
 }
 
@@ -260,13 +238,10 @@ static void cmd_id_snowflake(rx *x) {
   int r;
   if ((n = get_count(x, 1)) == 0)
     return;
-  r = n == 1 ? frond_gen_next(x->srv->gen, x->w->ids, &err)
-             : frond_gen_next_n(x->srv->gen, n, x->w->ids, &err);
-  if (r != 0) {
+  if ((r = frond__ids_snowflake(x->w, n, &err)) != 0) {
     reply_lib_error(x, r, &err);
     return;
   }
-  FROND__INC(x->w->m.ids_snowflake, n);
   reply_ids(x, x->w->ids, n);
 }
 

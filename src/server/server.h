@@ -224,6 +224,14 @@ struct frond__server {
 int frond__parse_hostport(const char *key, const char *l, char *host, int *port,
                           int *loopback, char *err, size_t len);
 
+/* ids.c: issue n IDs into w->ids (n <= max_count) and count them; 0 or
+** the library's code with err filled. A segment allocator that is not
+** there (store not reached yet, or store = none) is SEGMENT_UNAVAILABLE
+** with a message saying which. */
+int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
+int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
+                       frond_error *err);
+
 /* conn.c */
 void frond__worker_date(frond__worker *w);
 /* Fail (with a message) when host:port is taken, by anyone. */
