@@ -25,6 +25,7 @@
 */
 #include "coord/coord.h"
 #include "core/internal.h"
+#include "store/store.h"
 
 #include <inttypes.h>
 #include <libpq-fe.h>
@@ -262,7 +263,11 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
       goto fail;
     }
     sqlite3_busy_timeout(l->db, (int)c->o.connect_ms);
-    sqlite3_exec(l->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+    if (frond__sqlite_use_wal(l->db, (int)c->o.connect_ms) != SQLITE_OK) {
+      rc = frond__fail(err, FROND_ECOORD, "lease (sqlite) %s: %s", path,
+                       sqlite3_errmsg(l->db));
+      goto fail;
+    }
   } else if (strncmp(base, "postgresql:", 11) == 0 ||
              strncmp(base, "postgres:", 9) == 0) {
     /* A renewal that hangs must not outlive the lease: every session,

@@ -33,6 +33,20 @@ static int exec(sqlite_store *s, const char *sql, frond_error *err) {
   return 0;
 }
 
+int frond__sqlite_use_wal(sqlite3 *db, int timeout_ms) {
+  int64_t deadline = frond__mono_ns() + (int64_t)timeout_ms * 1000000;
+  int rc;
+  while ((rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL)) !=
+         SQLITE_OK) {
+    int base = rc & 0xff;
+    if ((base != SQLITE_BUSY && base != SQLITE_LOCKED) ||
+        frond__mono_ns() > deadline)
+      break;
+    frond__sleep_ns(5 * 1000000);
+  }
+  return rc;
+}
+
 static void sqlite_close(frond_store *st) {
   sqlite_store *s = (sqlite_store *)st;
   sqlite3_finalize(s->alloc);
@@ -70,8 +84,11 @@ static int sqlite_open(const char *uri, frond_store **out, frond_error *err) {
     return FROND_ESTORE;
   }
   sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-  if ((rc = exec(s, "PRAGMA journal_mode=WAL", err)) != 0 ||
-      (rc = exec(s, "PRAGMA synchronous=FULL", err)) != 0) {
+  if (frond__sqlite_use_wal(s->db, BUSY_TIMEOUT_MS) != SQLITE_OK)
+    rc = db_fail(s, err, "PRAGMA journal_mode=WAL");
+  else
+    rc = exec(s, "PRAGMA synchronous=FULL", err);
+  if (rc != 0) {
     sqlite_close(&s->base);
     return rc;
   }

@@ -207,6 +207,23 @@ def scenario_kill9(store, workdir):
              "duplicate across kill -9")
 
 
+def scenario_simultaneous_open(store, workdir):
+    """Eight processes open one fresh SQLite file at the same moment, 20
+    times over: every one of them gets the store (switching the file to WAL
+    can meet a lock that the busy timeout does not wait for)."""
+    for r in range(20):
+        uri = "sqlite:///%s/fresh-%d.db" % (workdir, r)
+        procs = [subprocess.Popen([ft.FROND_BIN, "tag", "list", "--store", uri],
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+                 for _ in range(8)]
+        for p in procs:
+            out, errs = p.communicate(timeout=60)
+            ft.check(p.returncode == 0,
+                     "round %d: a process could not open the store: %s"
+                     % (r, errs.strip()))
+
+
 def run_scenarios(make_store, scenarios):
     def wrap(fn):
         def t():
@@ -223,4 +240,5 @@ def run_scenarios(make_store, scenarios):
 
 
 if __name__ == "__main__":
-    run_scenarios(Sqlite, [scenario_many_processes, scenario_kill9])
+    run_scenarios(Sqlite, [scenario_many_processes, scenario_kill9,
+                           scenario_simultaneous_open])
