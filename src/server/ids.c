@@ -14,10 +14,22 @@ static int counted(frond__worker *w, int r, frond__counter *issued, size_t n) {
   return r;
 }
 
+/* A batch is issued one time unit's worth at a time: a single block of
+** many units would need the wall clock to cover all of them at once, which
+** max_wait does not allow once the node has borrowed its max_ahead, and the
+** request would fail although the node can serve it at the layout's rate.
+** Each piece waits at most about one unit. Pieces already issued when a
+** later one fails are dropped, never handed out. */
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err) {
   frond_gen *g = w->srv->gen;
-  int r = n == 1 ? frond_gen_next(g, w->ids, err)
-                 : frond_gen_next_n(g, n, w->ids, err);
+  size_t unit = (size_t)1 << frond_gen_layout(g)->seq_bits, done;
+  int r = 0;
+  if (n == 1)
+    return counted(w, frond_gen_next(g, w->ids, err), &w->m.ids_snowflake, 1);
+  for (done = 0; done < n && r == 0; done += unit) {
+    size_t k = n - done < unit ? n - done : unit;
+    r = frond_gen_next_n(g, k, w->ids + done, err);
+  }
   return counted(w, r, &w->m.ids_snowflake, n);
 }
 

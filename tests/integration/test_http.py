@@ -110,6 +110,23 @@ def test_v1_snowflake():
     check("GET" in h["allow"], h)
 
 
+def test_snowflake_batch_at_the_rate_limit():
+    """With no borrowing allowed (max_ahead 0), a batch of 100,000 IDs
+    spans 25 milliseconds of the layout's rate: it is served at that rate,
+    not refused because one block would outwait max_wait."""
+    s = ft.Server(extra=["--max-ahead-ms", "0"], store="none")
+    try:
+        for _ in range(3):
+            st, _, body = s.request(
+                "GET", "/v1/snowflake?count=100000&format=text")
+            check(st == 200, "%d %s" % (st, body[:200]))
+            ids = [int(x) for x in body.split()]
+            check(len(ids) == 100000 and ids == sorted(set(ids)),
+                  "batch not 100000 increasing IDs")
+    finally:
+        s.close()
+
+
 def test_v1_segment():
     s = srv()
     st, _, body = s.request("GET", "/v1/segment/seed?count=25")
@@ -654,6 +671,7 @@ def test_config_and_refusals():
 def main():
     try:
         ft.main([test_leaf_snowflake, test_leaf_segment, test_leaf_decode,
+                 test_snowflake_batch_at_the_rate_limit,
                  test_v1_snowflake, test_v1_segment, test_v1_decode_and_layout,
                  test_admin, test_health_and_metrics,
                  test_not_found_and_bad_requests, test_curl, test_pipelining,
