@@ -180,14 +180,7 @@ int frond__coord_open(frond_coord **out, const char *uri,
     snprintf(c->cache_path, sizeof(c->cache_path), "%s", c->o.cache_path);
   pthread_mutex_init(&c->lock, NULL);
   pthread_mutex_init(&c->wake_lock, NULL);
-  {
-    /* nap() waits against the monotonic clock. */
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->wake, &ca);
-    pthread_condattr_destroy(&ca);
-  }
+  frond__cond_init(&c->wake); /* nap() waits against the monotonic clock */
   atomic_init(&c->lost, 0);
   atomic_init(&c->valid_until_ns, 0);
   atomic_init(&c->resume_after_ms, 0);
@@ -452,18 +445,11 @@ static int64_t report_interval_ms(const frond_coord *c) {
 
 /* Sleep up to ms or until stopping; returns nonzero when stopping. */
 static int nap(frond_coord *c, int64_t ns) {
-  struct timespec ts;
+  int64_t deadline = frond__mono_ns() + ns;
   int stop;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_sec += ns / 1000000000;
-  ts.tv_nsec += ns % 1000000000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
   pthread_mutex_lock(&c->wake_lock);
   while (!(stop = atomic_load(&c->stopping)))
-    if (pthread_cond_timedwait(&c->wake, &c->wake_lock, &ts) == ETIMEDOUT)
+    if (frond__cond_wait_until(&c->wake, &c->wake_lock, deadline) == ETIMEDOUT)
       break;
   pthread_mutex_unlock(&c->wake_lock);
   return stop;

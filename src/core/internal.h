@@ -10,6 +10,7 @@
 
 #include "frond.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 
 #if defined(__GNUC__)
@@ -33,6 +34,14 @@ int frond__vfail(frond_error *err, int code, const char *fmt, va_list ap);
 
 /* Monotonic clock in nanoseconds, for deadlines and measurements. */
 int64_t frond__mono_ns(void);
+
+/* A condition variable whose timed waits use the monotonic clock, so that
+** a wall-clock step neither shortens nor stretches a wait. */
+void frond__cond_init(pthread_cond_t *cv);
+/* Wait on cv (mu held) until signalled or the monotonic deadline, in ns as
+** frond__mono_ns counts. Returns pthread_cond_timedwait's result. */
+int frond__cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                           int64_t deadline_ns);
 /* Sleep for ns nanoseconds (restarting after signals). */
 void frond__sleep_ns(int64_t ns);
 

@@ -119,23 +119,6 @@ static uint64_t hash_name(const char *p, size_t n) {
   return frond__fnv1a64(p, n);
 }
 
-static void cond_init(pthread_cond_t *cv) {
-  pthread_condattr_t a;
-  pthread_condattr_init(&a);
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  pthread_cond_init(cv, &a);
-  pthread_condattr_destroy(&a);
-}
-
-/* Wait on cv until signalled or the monotonic deadline (ns). */
-static void cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
-                            int64_t deadline_ns) {
-  struct timespec ts;
-  ts.tv_sec = (time_t)(deadline_ns / 1000000000);
-  ts.tv_nsec = (long)(deadline_ns % 1000000000);
-  pthread_cond_timedwait(cv, mu, &ts);
-}
-
 /* ---- segment entries (writers hold t->mu) ---- */
 
 static void entry_write(seg_entry *e, uint64_t gen, int64_t start, int64_t size,
@@ -254,7 +237,7 @@ static int tag_add(frond_seg *s, const char *name, int64_t row_step,
   if ((t = calloc(1, sizeof(*t))) == NULL)
     return FROND_ENOMEM;
   pthread_mutex_init(&t->mu, NULL);
-  cond_init(&t->cv);
+  frond__cond_init(&t->cv);
   atomic_init(&t->e[0].gen, NO_GEN);
   atomic_init(&t->e[1].gen, NO_GEN);
   memcpy(t->name, name, len + 1);
@@ -492,7 +475,7 @@ static void *loader_main(void *arg) {
     }
     pthread_mutex_lock(&s->mu);
     while (!s->stop && !s->pending && frond__mono_ns() < wake)
-      cond_wait_until(&s->cv, &s->mu, wake);
+      frond__cond_wait_until(&s->cv, &s->mu, wake);
     s->pending = 0;
     if (s->stop) {
       pthread_mutex_unlock(&s->mu);
@@ -656,7 +639,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
                          "store has not delivered the next one",
                          t->name);
     }
-    cond_wait_until(&t->cv, &t->mu, deadline);
+    frond__cond_wait_until(&t->cv, &t->mu, deadline);
   }
 }
 
@@ -753,7 +736,7 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
   pthread_mutex_init(&s->table_mu, NULL);
   pthread_mutex_init(&s->store_mu, NULL);
   pthread_mutex_init(&s->mu, NULL);
-  cond_init(&s->cv);
+  frond__cond_init(&s->cv);
   atomic_init(&s->table, table_new(16));
   if (atomic_load(&s->table) == NULL) {
     rc = frond__fail(err, FROND_ENOMEM, NULL);

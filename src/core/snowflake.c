@@ -190,21 +190,10 @@ static int needs_renewal(const frond_gen *g, int64_t now) {
   return g->renew_wanted || units_of(g, horizon) > g->reserved_units;
 }
 
-static void deadline_after(struct timespec *ts, int64_t ns) {
-  clock_gettime(CLOCK_MONOTONIC, ts);
-  ts->tv_sec += (time_t)(ns / 1000000000);
-  ts->tv_nsec += (long)(ns % 1000000000);
-  if (ts->tv_nsec >= 1000000000) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000;
-  }
-}
-
 static void *ticker_main(void *arg) {
   frond_gen *g = arg;
   pthread_mutex_lock(&g->mu);
   while (!g->stop) {
-    struct timespec ts;
     int64_t now = clock_now(g);
     follow_clock(g, now);
     if (g->hw != NULL && needs_renewal(g, now)) {
@@ -231,8 +220,7 @@ static void *ticker_main(void *arg) {
     }
     publish_limit(g, now);
     pthread_cond_broadcast(&g->cv);
-    deadline_after(&ts, g->period_ns);
-    pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    frond__cond_wait_until(&g->cv, &g->mu, frond__mono_ns() + g->period_ns);
   }
   pthread_mutex_unlock(&g->mu);
   return NULL;
@@ -274,7 +262,6 @@ static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
       break;
     remain_ns = deadline - frond__mono_ns();
     if (last_units > g->reserved_units) {
-      struct timespec ts;
       if (g->bg_err.code != 0) {
         rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
         break;
@@ -288,8 +275,7 @@ static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
       }
       g->renew_wanted = 1;
       pthread_cond_broadcast(&g->cv);
-      deadline_after(&ts, remain_ns);
-      pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+      frond__cond_wait_until(&g->cv, &g->mu, frond__mono_ns() + remain_ns);
       waited = 1;
       continue;
     }
@@ -524,7 +510,6 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
 int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
                      const frond_gen_options *opts, frond_error *err) {
   frond_gen *g;
-  pthread_condattr_t ca;
   int rc;
   if (out == NULL || l == NULL)
     return frond__fail(err, FROND_EINVAL, "out and layout must not be NULL");
@@ -532,10 +517,7 @@ int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
     return frond__fail(err, FROND_ENOMEM, NULL);
   memset(g, 0, sizeof(*g));
   pthread_mutex_init(&g->mu, NULL);
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&g->cv, &ca);
-  pthread_condattr_destroy(&ca);
+  frond__cond_init(&g->cv);
   rc = gen_init(g, l, node, opts, err);
   if (rc == 0 && pthread_create(&g->thread, NULL, ticker_main, g) != 0)
     rc = frond__fail(err, FROND_ENOMEM, "cannot start the clock thread");

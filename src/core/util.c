@@ -21,6 +21,22 @@ int64_t frond__mono_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+void frond__cond_init(pthread_cond_t *cv) {
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(cv, &a);
+  pthread_condattr_destroy(&a);
+}
+
+int frond__cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                           int64_t deadline_ns) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)(deadline_ns / 1000000000);
+  ts.tv_nsec = (long)(deadline_ns % 1000000000);
+  return pthread_cond_timedwait(cv, mu, &ts);
+}
+
 void frond__sleep_ns(int64_t ns) {
   struct timespec ts;
   if (ns <= 0)
