@@ -13,6 +13,7 @@
 ** as a shell expects.
 */
 #include "cli/cli.h"
+#include "os/highwater.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -196,8 +197,7 @@ int frond__cli_next(int argc, char **argv) {
   if (!no_hw) {
     if (dir == NULL)
       dir = frond__cli_env("FROND_DATA_DIR", ".");
-    if ((size_t)snprintf(path, sizeof(path), "%s/frond-node-%lld.hw", dir,
-                         (long long)node) >= sizeof(path))
+    if (frond__hw_path(path, sizeof(path), dir, (uint64_t)node) != 0)
       return frond__usage_error("next", "--data-dir: the path is too long");
     go.highwater_path = path;
   }

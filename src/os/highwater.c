@@ -39,6 +39,11 @@ static char *concat(const char *a, const char *b) {
   return s;
 }
 
+int frond__hw_path(char *buf, size_t len, const char *dir, uint64_t node) {
+  int n = snprintf(buf, len, "%s/frond-node-%" PRIu64 ".hw", dir, node);
+  return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 int frond__hw_open(frond__hw **out, const char *path, frond_error *err) {
   frond__hw *hw = calloc(1, sizeof(*hw));
   char *lock_path;

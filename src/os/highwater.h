@@ -24,6 +24,11 @@ typedef struct frond__hw_record {
   char layout[128]; /* frond_layout_format() of the writer's layout */
 } frond__hw_record;
 
+/* The node's file in a data directory: "<dir>/frond-node-<node>.hw", the
+** one name the command and the server share, so that both use the same
+** file for a node. Returns 0, or -1 when buf is too small. */
+int frond__hw_path(char *buf, size_t len, const char *dir, uint64_t node);
+
 /* Lock the node's file. Errors: NODE_IN_USE (another process holds it), IO,
 ** NOMEM. */
 int frond__hw_open(frond__hw **out, const char *path, frond_error *err);

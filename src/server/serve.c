@@ -12,6 +12,7 @@
 #include "coord/coord.h"
 
 #include "core/internal.h"
+#include "os/highwater.h"
 #include "server/http_parse.h"
 #include "server/server.h"
 
@@ -227,8 +228,10 @@ static int start(frond__server *srv) {
   go.max_wait_ms = srv->cfg.max_wait_ms;
   if (acquire_node(srv, &go.start_after_ms, &ferr) != 0)
     goto fail_lib;
-  snprintf(hw, sizeof hw, "%s/frond-node-%llu.hw", srv->cfg.data_dir,
-           (unsigned long long)srv->node);
+  if (frond__hw_path(hw, sizeof hw, srv->cfg.data_dir, srv->node) != 0) {
+    snprintf(err, sizeof err, "data_dir: the path is too long");
+    goto fail_msg;
+  }
   go.highwater_path = hw;
   if (frond_gen_create(&srv->gen, &srv->layout, srv->node, &go, &ferr) != 0 ||
       frond__coord_attach_gen(srv->coord, srv->gen, &ferr) != 0)
