@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make install` honours PREFIX and DESTDIR, installs the header, both
-# libraries and frond.pc, and a program built with pkg-config against the
-# installed copy links and issues IDs (statically and dynamically).
+# libraries, frond.pc, the command and its manual pages, and a program built
+# with pkg-config against the installed copy links and issues IDs
+# (statically and dynamically).
 set -eu
 src=${FROND_SRC:?}
 tmp=$(mktemp -d)
@@ -13,8 +14,20 @@ cmake --build "$tmp/build" -j 2 >/dev/null
 DESTDIR="$tmp/root" cmake --install "$tmp/build" >/dev/null
 root="$tmp/root$prefix"
 for f in include/frond.h lib/libfrond.a lib/libfrond.so lib/pkgconfig/frond.pc \
-  bin/frond; do
+  bin/frond share/man/man1/frond.1 share/man/man5/frond.conf.5; do
   [ -e "$root/$f" ] || { echo "FAIL: $f not installed under PREFIX"; exit 1; }
+done
+# The installed pages are the ones in the tree, and man finds them there.
+cmp -s "$src/man/frond.1" "$root/share/man/man1/frond.1" &&
+  cmp -s "$src/man/frond.conf.5" "$root/share/man/man5/frond.conf.5" ||
+  { echo "FAIL: installed man pages differ from man/"; exit 1; }
+command -v man >/dev/null ||
+  { echo "FAIL: man is not installed (Debian package man-db; scripts/deps.sh test installs it)"; exit 1; }
+for page in 1:frond 5:frond.conf; do
+  out=$(MANPATH="$root/share/man" MANWIDTH=80 man -P cat "${page%%:*}" \
+    "${page#*:}" 2>&1) || { echo "FAIL: man ${page%%:*} ${page#*:}: $out"; exit 1; }
+  echo "$out" | grep -q "^NAME" ||
+    { echo "FAIL: man ${page%%:*} ${page#*:} shows no NAME section"; exit 1; }
 done
 grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/frond.pc" ||
   { echo "FAIL: frond.pc does not name the prefix"; exit 1; }
