@@ -39,7 +39,7 @@ SRC = ft.FROND_SRC
 PENDING = {"docs/safety.md", "tests/chaos/README.md"}
 
 
-# ---------------------------------------------------------------- helpers
+# ---------------------------------------------------------- shared code
 
 def read(rel):
     with open(os.path.join(SRC, rel), encoding="utf-8") as f:
