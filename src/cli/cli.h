@@ -32,6 +32,10 @@ int frond__cli_tag(int argc, char **argv);
 int frond__cli_bench(int argc, char **argv);
 int frond__cli_node(int argc, char **argv);
 
+/* `frond --version`: the version, the build's options and the libraries'
+** versions, on stdout. Returns the exit status. */
+int frond__cli_version(void);
+
 /* Print "frond: CODE_NAME: message" for a library failure; returns
 ** FROND__EXIT_FAILURE. */
 int frond__cli_fail(const frond_error *err);

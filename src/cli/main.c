@@ -65,10 +65,8 @@ int main(int argc, char **argv) {
     usage(stdout);
     return FROND__EXIT_OK;
   }
-  if (strcmp(argv[1], "--version") == 0) {
-    printf("frond %s\n", FROND_VERSION_STRING);
-    return FROND__EXIT_OK;
-  }
+  if (strcmp(argv[1], "--version") == 0)
+    return frond__cli_version();
   if (strcmp(argv[1], "help") == 0) {
     /* "help CMD [SUB]" is "CMD [SUB] --help". */
     char *help_argv[3];

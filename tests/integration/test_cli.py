@@ -94,8 +94,34 @@ def compose(layout_epoch, shift_time, shift_node, unix_ms, node, seq):
 def test_version_and_help():
     d = ft.tempdir()
     r = frond(["--version"], d)
-    check(r.returncode == 0 and r.stdout == "frond 0.1.0\n",
-          "--version: %r" % r.stdout)
+    lines = r.stdout.split("\n")
+    check(r.returncode == 0 and lines[0] == "frond 0.1.0" and
+          len(lines) == 4 and lines[3] == "", "--version: %r" % r.stdout)
+    # The build line says how this binary was built: the build type and
+    # sanitizers CMake recorded, asserts off exactly when NDEBUG is set.
+    cache = os.path.join(ft.FROND_BUILD, "CMakeCache.txt")
+    if os.path.exists(cache):
+        with open(cache) as f:
+            c = f.read()
+        btype = re.search(r"^CMAKE_BUILD_TYPE:\w+=(.*)$", c, re.M).group(1)
+        san = "FROND_SANITIZE:BOOL=ON" in c
+        want = "build: %s, GNU " % btype
+        check(lines[1].startswith(want), "--version: %r, want %r..."
+              % (lines[1], want))
+        check(lines[1].endswith("sanitizers: " + ("address, undefined" if san
+                                                  else "none")),
+              "--version: %r with FROND_SANITIZE %s" % (lines[1], san))
+        check(("asserts off" in lines[1]) == (btype in ("Release",
+                                                        "RelWithDebInfo",
+                                                        "MinSizeRel")),
+              "--version: %r for a %s build" % (lines[1], btype))
+    # The libraries line names the versions the process loaded.
+    for lib, name in (("libuv", "libuv"), ("sqlite3", "SQLite"),
+                      ("libpq", "libpq")):
+        v = subprocess.run(["pkg-config", "--modversion", lib],
+                           capture_output=True, text=True).stdout.strip()
+        check("%s %s" % (name, v) in lines[2], "--version: %r lacks %s %s"
+              % (lines[2], name, v))
     r = frond(["--help"], d)
     check(r.returncode == 0, "--help exit %d" % r.returncode)
     for cmd in ("next", "decode", "layouts", "tag", "bench"):
