@@ -57,6 +57,32 @@ int frond__parse_i64(const char *s, size_t len, int64_t *out);
 ** where no adversary chooses the input. */
 uint64_t frond__fnv1a64(const void *p, size_t n);
 
+/* An event's own field in a log line: a string (str != NULL) or a number.
+** Keys are [a-z0-9_]. */
+typedef struct frond__log_field {
+  const char *key;
+  const char *str;
+  int64_t num;
+} frond__log_field;
+
+/* Log with fields of this event (a request's method, path, status): JSON
+** lines carry them as members, text lines as key=value after the message.
+** Thread-safe. */
+void frond__log_fields(int level, const frond__log_field *fields, size_t n,
+                       const char *fmt, ...) FROND__PRINTF(4, 5);
+
+/* Set (or replace) a field every JSON line carries from now on, such as
+** the node ID: a string, or with str NULL the number num. At most 8; keys
+** are [a-z0-9_], up to 31 bytes, not time, level or msg; strings up to
+** 127 bytes. Returns 0 or FROND_EINVAL. Thread-safe. */
+int frond__log_set_field(const char *key, const char *str, int64_t num);
+/* Forget every field set with frond__log_set_field. Thread-safe. */
+void frond__log_clear_fields(void);
+
+/* 1 when stderr is the journal's stream: JOURNAL_STREAM is "<dev>:<ino>"
+** and those are stderr's. */
+int frond__log_journal_detect(void);
+
 /* Test hook: make a generator follow its (possibly fake) clock now rather
 ** than at its next tick. Thread-safe. */
 void frond__gen_tick(frond_gen *g);
