@@ -153,6 +153,12 @@ FROND_EXPORT uint64_t frond_layout_max_node(const frond_layout *l);
 /* The unix ms of the first unit that no longer fits in time_bits: from then
 ** on the layout cannot issue IDs. Saturates at INT64_MAX. */
 FROND_EXPORT int64_t frond_layout_end_ms(const frond_layout *l);
+/* Milliseconds from now_ms (unix ms) until frond_layout_end_ms: how long
+** the layout can still issue IDs; 0 once it has run out. Baidu's default
+** layout ran out on 2024-11-20 and stopped the systems that used it: watch
+** this (the server exports it as frond_snowflake_time_left_seconds). */
+FROND_EXPORT int64_t frond_layout_time_left_ms(const frond_layout *l,
+                                               int64_t now_ms);
 /* IDs one node can issue per second at most: 2^seq_bits * 1000 / unit_ms. */
 FROND_EXPORT double frond_layout_ids_per_second(const frond_layout *l);
 

@@ -13,6 +13,7 @@
 ** as a shell expects.
 */
 #include "cli/cli.h"
+#include "core/internal.h"
 #include "os/highwater.h"
 
 #include <errno.h>
@@ -206,6 +207,7 @@ int frond__cli_next(int argc, char **argv) {
   ** spans. With 2^seq_bits IDs it spans at most two. */
   limit = layout.seq_bits < 12 ? (size_t)1 << layout.seq_bits : CHUNK;
 
+  (void)frond__layout_warn_end(&layout, frond_clock_realtime(NULL));
   catch_signals(&set);
   if (frond_gen_create(&g, &layout, (uint64_t)node, &go, &err) != 0)
     return frond__cli_fail(&err);

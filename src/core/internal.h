@@ -57,6 +57,15 @@ int frond__parse_i64(const char *s, size_t len, int64_t *out);
 ** where no adversary chooses the input. */
 uint64_t frond__fnv1a64(const void *p, size_t n);
 
+/* A layout with less than this left gets a warning at start: a year, time
+** to choose and roll out another before IDs stop. */
+#define FROND__LAYOUT_WARN_MS (INT64_C(365) * 86400000)
+/* Log a warning when l has less than FROND__LAYOUT_WARN_MS left at now_ms,
+** naming the end, the days left and what to do. Returns 1 when it logged,
+** else 0 (also once the layout has run out: frond_gen_create refuses it
+** then, with TIME_EXHAUSTED). Call it at start. */
+int frond__layout_warn_end(const frond_layout *l, int64_t now_ms);
+
 /* An event's own field in a log line: a string (str != NULL) or a number.
 ** Keys are [a-z0-9_]. */
 typedef struct frond__log_field {

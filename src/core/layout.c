@@ -56,6 +56,31 @@ int64_t frond_layout_end_ms(const frond_layout *l) {
   return l->epoch_ms + units * l->unit_ms;
 }
 
+int64_t frond_layout_time_left_ms(const frond_layout *l, int64_t now_ms) {
+  int64_t end = frond_layout_end_ms(l);
+  if (now_ms >= end)
+    return 0;
+  if (now_ms < 0 && end > INT64_MAX + now_ms)
+    return INT64_MAX;
+  return end - now_ms;
+}
+
+int frond__layout_warn_end(const frond_layout *l, int64_t now_ms) {
+  int64_t left = frond_layout_time_left_ms(l, now_ms);
+  char spec[160], end[40];
+  /* Run out already: the generator refuses to start, with its own words. */
+  if (left == 0 || left >= FROND__LAYOUT_WARN_MS)
+    return 0;
+  frond_layout_format(l, spec, sizeof(spec));
+  frond__format_rfc3339(frond_layout_end_ms(l), end, sizeof(end));
+  frond_log(FROND_LOG_WARN,
+            "layout '%s' (%s) runs out of time bits on %s, in %" PRId64
+            " days: from then on every snowflake ID request fails with "
+            "TIME_EXHAUSTED; move to a layout with a later end before that",
+            l->name, spec, end, left / 86400000);
+  return 1;
+}
+
 double frond_layout_ids_per_second(const frond_layout *l) {
   return (double)(UINT64_C(1) << l->seq_bits) * 1000.0 / (double)l->unit_ms;
 }

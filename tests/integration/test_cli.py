@@ -274,6 +274,24 @@ def test_next_node_and_layout():
     r = frond(["next", "--layout", "baidu", "--no-highwater"], d)
     check_failure(r, "TIME_EXHAUSTED", "next --layout baidu")
     check(r.stdout == "", "baidu printed IDs: %r" % r.stdout)
+    # A layout with less than a year left issues, and warns: 2^33 ms is
+    # 99.4 days, 2^35 ms 397.7 days.
+    epoch = int(time.time() * 1000) - 30 * 86400000
+    for bits, warns in ((33, True), (35, False)):
+        spec = "time=%d,node=10,seq=%d,unit=1ms,epoch=%d" % (bits, 53 - bits,
+                                                            epoch)
+        r = frond(["next", "--layout", spec, "--no-highwater"], d)
+        check(r.returncode == 0 and len(ids_of(r.stdout)) == 1,
+              "%s: %r" % (spec, r.stderr))
+        if warns:
+            m = re.fullmatch(r"frond: warn: layout 'custom' \(time=33,[^)]*\) "
+                             r"runs out of time bits on \S+, in (\d+) days: "
+                             r".*TIME_EXHAUSTED.*\n", r.stderr)
+            check(m and 68 <= int(m.group(1)) <= 70,
+                  "no warning for a layout with 69 days left: %r" % r.stderr)
+        else:
+            check(r.stderr == "", "a layout with 367 days left warned: %r"
+                  % r.stderr)
     shutil.rmtree(d)
 
 

@@ -237,6 +237,73 @@ static void test_errors(void **state) {
 #undef CHECK_ROUNDTRIP
 }
 
+static void test_time_left(void **state) {
+  frond_layout l;
+  int64_t end;
+  (void)state;
+  parse_ok("frond", &l);
+  end = frond_layout_end_ms(&l);
+  assert_int_equal(frond_layout_time_left_ms(&l, end - 1), 1);
+  assert_int_equal(frond_layout_time_left_ms(&l, end), 0);
+  assert_int_equal(frond_layout_time_left_ms(&l, end + 86400000), 0);
+  assert_int_equal(frond_layout_time_left_ms(&l, l.epoch_ms),
+                   (INT64_C(1) << 41));
+  /* 2026-01-01: 41 bits of ms from 2025 last until 2094-09-07. */
+  assert_int_equal(frond_layout_time_left_ms(&l, INT64_C(1767225600000)),
+                   end - INT64_C(1767225600000));
+  assert_int_equal(frond_layout_time_left_ms(&l, INT64_MIN), INT64_MAX);
+  /* Sonyflake's 39 bits of 10 ms units last until 2188. */
+  parse_ok("sonyflake", &l);
+  assert_true(frond_layout_time_left_ms(&l, INT64_C(1767225600000)) >
+              INT64_C(100) * 365 * 86400000);
+}
+
+/* The warnings go through the log sink; keep the last one. */
+static int warn_level = -1;
+static char warn_msg[1024];
+static void warn_sink(void *ctx, int level, const char *msg) {
+  (void)ctx;
+  warn_level = level;
+  snprintf(warn_msg, sizeof(warn_msg), "%s", msg);
+}
+
+static void test_warn_end(void **state) {
+  frond_layout l = *frond_layout_preset(3); /* baidu */
+  int64_t end = frond_layout_end_ms(&l), day = 86400000;
+  (void)state;
+  assert_string_equal(l.name, "baidu");
+  frond_log_set(warn_sink, NULL, FROND_LOG_DEBUG);
+  /* A year and a day before the end: quiet. */
+  assert_int_equal(frond__layout_warn_end(&l, end - 366 * day), 0);
+  assert_int_equal(frond__layout_warn_end(&l, end - FROND__LAYOUT_WARN_MS), 0);
+  assert_int_equal(warn_level, -1);
+  /* Baidu's users got here on 2023-11-21 and had a year to move. */
+  assert_int_equal(frond__layout_warn_end(&l, end - FROND__LAYOUT_WARN_MS + 1),
+                   1);
+  assert_int_equal(warn_level, FROND_LOG_WARN);
+  assert_non_null(strstr(warn_msg, "layout 'baidu'"));
+  assert_non_null(strstr(warn_msg, "time=28,node=22,seq=13,unit=1s"));
+  assert_non_null(strstr(warn_msg, "on 2024-11-20T13:24:16.000Z, in 364 days"));
+  assert_non_null(strstr(warn_msg, "TIME_EXHAUSTED"));
+  assert_int_equal(frond__layout_warn_end(&l, end - 30 * day - 1), 1);
+  assert_non_null(strstr(warn_msg, "in 30 days"));
+  assert_int_equal(frond__layout_warn_end(&l, end - 1), 1);
+  assert_non_null(strstr(warn_msg, "in 0 days"));
+  /* At and after the end the generator refuses, with TIME_EXHAUSTED: no
+  ** countdown on top. */
+  warn_level = -1;
+  assert_int_equal(frond__layout_warn_end(&l, end), 0);
+  assert_int_equal(frond__layout_warn_end(&l, end + day), 0);
+  assert_int_equal(warn_level, -1);
+  /* The presets, at the start of 2026: none is within a year of its end. */
+  for (size_t i = 0; i < frond_layout_preset_count(); i++)
+    assert_int_equal(
+        frond__layout_warn_end(frond_layout_preset(i), INT64_C(1767225600000)),
+        0);
+  assert_int_equal(warn_level, -1);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_presets),
@@ -246,6 +313,8 @@ int main(void) {
       cmocka_unit_test(test_compose_decode),
       cmocka_unit_test(test_compose_errors),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_time_left),
+      cmocka_unit_test(test_warn_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
