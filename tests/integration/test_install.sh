@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make install` honours PREFIX and DESTDIR, installs the header, both
-# libraries, frond.pc, the command and its manual pages, and a program built
-# with pkg-config against the installed copy links and issues IDs
+# libraries, frond.pc, the command and its manual pages, the systemd unit
+# and the example configuration, and a program built with pkg-config
+# against the installed copy links and issues IDs
 # (statically and dynamically).
 set -eu
 src=${FROND_SRC:?}
@@ -29,6 +30,20 @@ for page in 1:frond 5:frond.conf; do
   echo "$out" | grep -q "^NAME" ||
     { echo "FAIL: man ${page%%:*} ${page#*:} shows no NAME section"; exit 1; }
 done
+# The systemd unit runs the installed command with the installed
+# configuration (GNUInstallDirs puts /opt/X's in /etc/opt/X), which an
+# install leaves alone once it exists.
+unit="$root/lib/systemd/system/frond.service"
+conf="$tmp/root/etc$prefix/frond/frond.conf"
+[ -f "$unit" ] || { echo "FAIL: frond.service not installed under PREFIX"; exit 1; }
+grep -qx "ExecStart=$prefix/bin/frond serve --config /etc$prefix/frond/frond.conf" "$unit" ||
+  { echo "FAIL: the unit does not run the installed command:"; grep ExecStart "$unit"; exit 1; }
+cmp -s "$src/dist/frond.conf" "$conf" ||
+  { echo "FAIL: $conf is not dist/frond.conf"; exit 1; }
+echo "listen = 127.0.0.1:9999" >>"$conf"
+DESTDIR="$tmp/root" cmake --install "$tmp/build" >/dev/null
+grep -q "^listen = 127.0.0.1:9999" "$conf" ||
+  { echo "FAIL: a second install overwrote the operator's frond.conf"; exit 1; }
 grep -q "^prefix=$prefix\$" "$root/lib/pkgconfig/frond.pc" ||
   { echo "FAIL: frond.pc does not name the prefix"; exit 1; }
 cat >"$tmp/use.c" <<'C'

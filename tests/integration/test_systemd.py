@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""
+test_systemd.py -- the systemd unit and the example configuration.
+
+The unit (dist/frond.service.in, configured by CMake for PREFIX=/usr) must
+pass `systemd-analyze verify` in a root that holds what it names (the
+binary, the man pages), with no warning at all; its sandbox must rate at
+most 2.0 in `systemd-analyze security` and the exposure the operations
+page records; the command line it runs must start a server from its
+working directory and stop cleanly within its stop timeout. The example
+frond.conf must list every key of `frond serve --print-config`, commented
+out at its default. None of this needs systemd as PID 1: systemd-analyze
+reads unit files offline.
+"""
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+from frondtest import check  # noqa: E402
+
+SRC = ft.FROND_SRC
+MAX_EXPOSURE = 2.0
+
+
+def configure(tmp, prefix="/usr"):
+    """The unit as CMake configures it for prefix (no build needed)."""
+    b = os.path.join(tmp, "build")
+    r = subprocess.run(["cmake", "-S", SRC, "-B", b, "-DFROND_TESTS=OFF",
+                        "-DCMAKE_INSTALL_PREFIX=" + prefix],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "cmake: %s" % r.stderr[-2000:])
+    with open(os.path.join(b, "frond.service")) as f:
+        return f.read()
+
+
+def unit_keys(text):
+    """{(section, key): [values]} of a unit file."""
+    out, sec = {}, None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        m = re.match(r"^\[(\w+)\]$", line)
+        if m:
+            sec = m.group(1)
+            continue
+        k, sep, v = line.partition("=")
+        check(sep and sec, "not a unit line: %r" % line)
+        out.setdefault((sec, k), []).append(v)
+    return out
+
+
+def make_root(tmp, unit_text):
+    """A root with the unit, the binary where ExecStart says, the man pages
+    and the host's targets, for `systemd-analyze --root`."""
+    root = os.path.join(tmp, "root")
+    units = os.path.join(root, "lib", "systemd", "system")
+    os.makedirs(units)
+    with open(os.path.join(units, "frond.service"), "w") as f:
+        f.write(unit_text)
+    exe = unit_keys(unit_text)[("Service", "ExecStart")][0].split()[0]
+    os.makedirs(os.path.dirname(root + exe), exist_ok=True)
+    shutil.copy(ft.FROND_BIN, root + exe)
+    for sec, page in (("1", "frond.1"), ("5", "frond.conf.5")):
+        d = os.path.join(root, "usr", "share", "man", "man" + sec)
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(SRC, "man", page), d)
+    # multi-user.target, network-online.target, sysinit.target, ...: the
+    # unit's dependencies, from the host.
+    host = os.path.join(root, "usr", "lib", "systemd", "system")
+    os.makedirs(host)
+    for name in os.listdir("/lib/systemd/system"):
+        if name.endswith(".target"):
+            shutil.copy(os.path.join("/lib/systemd/system", name), host)
+    return root
+
+
+def analyze(root, *args):
+    env = dict(os.environ, MANPATH=os.path.join(root, "usr", "share", "man"),
+               SYSTEMD_LOG_LEVEL="notice")
+    return subprocess.run(["systemd-analyze"] + list(args), env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def verify(root, unit):
+    return analyze(root, "verify", "--root=" + root,
+                   "/lib/systemd/system/" + unit)
+
+
+# ------------------------------------------------------------------ tests
+
+def test_verify():
+    ft.need("systemd-analyze", "systemd")
+    tmp = ft.tempdir()
+    try:
+        text = configure(tmp)
+        root = make_root(tmp, text)
+        r = verify(root, "frond.service")
+        check(r.returncode == 0 and r.stdout == "" and r.stderr == "",
+              "systemd-analyze verify: rc %d\n%s%s" % (r.returncode,
+                                                      r.stdout, r.stderr))
+        # The check can fail: a misspelt key, a bad value and a missing
+        # binary are each reported (verify exits 0 on the first two, so
+        # any output counts).
+        units = os.path.join(root, "lib", "systemd", "system")
+        for bad, what in ((text.replace("NoNewPrivileges=", "NoNewPrivilege="),
+                           "Unknown key"),
+                          (text.replace("ProtectSystem=strict",
+                                        "ProtectSystem=strickt"),
+                           "protect system"),
+                          (text.replace("/frond serve", "/frond-missing serve"),
+                           "not executable")):
+            with open(os.path.join(units, "bad.service"), "w") as f:
+                f.write(bad)
+            r = verify(root, "bad.service")
+            check(what in r.stdout + r.stderr, "verify missed %r: %r"
+                  % (what, r.stdout + r.stderr))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_security():
+    ft.need("systemd-analyze", "systemd")
+    tmp = ft.tempdir()
+    try:
+        root = make_root(tmp, configure(tmp))
+        r = analyze(root, "security", "--offline=yes", "--root=" + root,
+                    "--threshold=%d" % int(MAX_EXPOSURE * 10),
+                    "/lib/systemd/system/frond.service")
+        m = re.search(r"Overall exposure level for frond\.service: "
+                      r"(\d+\.\d) (\w+)", r.stdout)
+        check(m, "no exposure level: %r" % (r.stdout[-500:] + r.stderr))
+        exposure = float(m.group(1))
+        check(r.returncode == 0 and exposure <= MAX_EXPOSURE,
+              "exposure %s %s, at most %.1f wanted:\n%s" % (
+                  m.group(1), m.group(2),
+                  MAX_EXPOSURE, "\n".join(l for l in r.stdout.splitlines()
+                                          if l.startswith("\u2717"))))
+        ops = open(os.path.join(SRC, "docs", "operations.md")).read()
+        doc = re.search(r"exposure (\d+\.\d) \((\w+)\)", ops)
+        check(doc and (doc.group(1), doc.group(2)) == (m.group(1),
+                                                       m.group(2)),
+              "docs/operations.md records exposure %s, systemd-analyze "
+              "says %s %s" % (doc and doc.groups(), m.group(1), m.group(2)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_config(*args, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("FROND_")}
+    e.update(env or {})
+    r = subprocess.run([ft.FROND_BIN, "serve", "--print-config"] + list(args),
+                       capture_output=True, text=True, timeout=60, env=e)
+    check(r.returncode == 0, "print-config %s: %s" % (args, r.stderr))
+    return dict(l.split(" = ", 1) if " = " in l else (l.rstrip(" ="), "")
+                for l in r.stdout.splitlines())
+
+
+def test_unit_matches_config():
+    tmp = ft.tempdir()
+    try:
+        keys = unit_keys(configure(tmp))
+        svc = lambda k: keys.get(("Service", k), [None])[-1]  # noqa: E731
+        exec_start = shlex.split(svc("ExecStart"))
+        check(exec_start == ["/usr/bin/frond", "serve", "--config",
+                             "/etc/frond/frond.conf"],
+              "ExecStart for PREFIX=/usr: %r" % exec_start)
+        check(svc("EnvironmentFile") == "-/etc/frond/frond.env",
+              "EnvironmentFile: %r" % svc("EnvironmentFile"))
+        # The relative defaults (data_dir, the SQLite store) land in the
+        # state directory.
+        check(svc("StateDirectory") == "frond" and
+              svc("WorkingDirectory") == "/var/lib/frond",
+              "StateDirectory %r, WorkingDirectory %r"
+              % (svc("StateDirectory"), svc("WorkingDirectory")))
+        d = print_config()
+        check(d["data_dir"] == "." and d["store"] == "sqlite:frond.db",
+              "defaults no longer relative: %r" % d)
+        m = re.fullmatch(r"(\d+)s", svc("TimeoutStopSec"))
+        check(m and int(m.group(1)) * 1000 > int(d["drain_timeout_ms"]) * 2,
+              "TimeoutStopSec %s leaves no room for drain_timeout_ms %s"
+              % (svc("TimeoutStopSec"), d["drain_timeout_ms"]))
+        check(int(svc("LimitNOFILE")) > int(d["max_connections"]) + 100,
+              "LimitNOFILE %s below max_connections %s"
+              % (svc("LimitNOFILE"), d["max_connections"]))
+        # A configuration the server cannot read (exit 2) is not retried.
+        check(svc("RestartPreventExitStatus") == "2",
+              "RestartPreventExitStatus: %r" % svc("RestartPreventExitStatus"))
+        r = ft.run(["serve", "--no-such-key", "1"])
+        check(r.returncode == 2, "a bad flag exits %d, not 2" % r.returncode)
+        check(svc("Type") in ("exec", "notify"), "Type=%s" % svc("Type"))
+        # /usr/local: under the prefix, where systemd also looks.
+        keys = unit_keys(configure(os.path.join(tmp, "local"), "/usr/local"))
+        check(keys[("Service", "ExecStart")][0].startswith(
+            "/usr/local/bin/frond serve --config /usr/local/etc/frond/"),
+            "ExecStart for /usr/local: %r" % keys[("Service", "ExecStart")])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_example_conf():
+    path = os.path.join(SRC, "dist", "frond.conf")
+    defaults = print_config()
+    seen = {}
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for n, line in enumerate(lines, 1):
+        check(not line.strip() or line.lstrip().startswith("#"),
+              "dist/frond.conf:%d is not commented out: %r" % (n, line))
+        m = re.match(r"^# (\w+) =(?: (.*))?$", line)
+        if m and m.group(1) in defaults:
+            check(m.group(1) not in seen, "dist/frond.conf: %s twice"
+                  % m.group(1))
+            seen[m.group(1)] = m.group(2) or ""
+    missing = sorted(set(defaults) - set(seen))
+    check(not missing, "dist/frond.conf lacks %s" % missing)
+    for k, v in seen.items():
+        check(v == defaults[k], "dist/frond.conf: %s = %r, the default is %r"
+              % (k, v, defaults[k]))
+    tmp = ft.tempdir()
+    try:
+        # As shipped it changes nothing; uncommented, it still changes
+        # nothing: every value shown is the default and is accepted.
+        check(print_config("--config", path) == defaults,
+              "dist/frond.conf as shipped is not the defaults")
+        active = os.path.join(tmp, "frond.conf")
+        with open(active, "w") as f:
+            for k in seen:
+                f.write("%s = %s\n" % (k, seen[k]))
+        check(print_config("--config", active) == defaults,
+              "dist/frond.conf uncommented is not the defaults")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_exec_start_serves():
+    """What the unit runs, run as the unit would: from the working
+    directory, with the shipped configuration; then stopped as systemd
+    stops it, within TimeoutStopSec."""
+    tmp = ft.tempdir()
+    proc = None
+    try:
+        keys = unit_keys(configure(tmp))
+        argv = shlex.split(keys[("Service", "ExecStart")][0])
+        argv[0] = ft.FROND_BIN
+        argv[argv.index("--config") + 1] = os.path.join(SRC, "dist",
+                                                        "frond.conf")
+        state = os.path.join(tmp, "state")
+        os.mkdir(state, 0o700)
+        port, rport = ft.free_port(), ft.free_port()
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("FROND_")}
+        # What frond.env would hold; the addresses are free ports.
+        env.update(FROND_LISTEN="127.0.0.1:%d" % port,
+                   FROND_RESP_LISTEN="127.0.0.1:%d" % rport)
+        log = open(os.path.join(tmp, "log"), "w+")
+        proc = subprocess.Popen(argv, cwd=state, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+        ft.wait_port(port)
+        import http.client
+        deadline = time.monotonic() + 30
+        while True:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/readyz")
+            st = c.getresponse().status
+            c.close()
+            if st == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        check(st == 200, "/readyz %d" % st)
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("GET", "/v1/snowflake")
+        check(c.getresponse().status == 200, "no snowflake ID")
+        c.close()
+        # The state lands in the working directory.
+        names = os.listdir(state)
+        check("frond-node-0.hw" in names and "frond.db" in names,
+              "state directory holds %r" % names)
+        stop = int(re.fullmatch(r"(\d+)s", keys[("Service",
+                                                 "TimeoutStopSec")][0])
+                   .group(1))
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=stop)
+        check(rc == 0, "exit %d after SIGTERM: %s" % (rc, open(log.name)
+                                                       .read()))
+        check(time.monotonic() - t0 < stop, "stop took longer than "
+              "TimeoutStopSec")
+        proc = None
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    ft.main([test_verify, test_security, test_unit_matches_config,
+             test_example_conf, test_exec_start_serves])
