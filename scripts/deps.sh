@@ -9,7 +9,7 @@ build_pkgs="build-essential cmake pkg-config git ca-certificates
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql util-linux zookeeper faketime
-  groff-base man-db systemd"
+  groff-base man-db systemd lintian"
 case "$what" in
 build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
