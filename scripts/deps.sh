@@ -9,7 +9,8 @@ build_pkgs="build-essential cmake pkg-config git ca-certificates
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql util-linux zookeeper faketime
-  groff-base man-db systemd lintian"
+  groff-base man-db systemd lintian python3-yaml python3-jsonschema
+  nodejs npm"
 case "$what" in
 build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
@@ -17,8 +18,11 @@ test) pkgs="$build_pkgs $test_pkgs" ;;
 esac
 missing=
 for p in $pkgs; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-    missing="$missing $p"
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' &&
+    continue
+  # NodeSource's nodejs brings its own npm and conflicts with Debian's.
+  [ "$p" = npm ] && command -v npm >/dev/null && continue
+  missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
