@@ -12,10 +12,13 @@
 *NODE_ID_LOST"
 **   expire      make ZooKeeper expire our session -> "ok"
 **   list        the coordinator's IDs -> "list <node>,<owner>,<ms>,<live> ..."
+**   run MS FILE [BATCH]  issue IDs for MS ms, BATCH per call (default 1),
+**               appending them to FILE as native int64
+**               -> "ran <ids> <failed calls> <last error name or OK>"
 **   quit        close and exit      -> "closed"
 **
 ** usage: coord_tool --coordinator URI [--ip IP] [--port N] [--cache FILE]
-**                   [--layout SPEC] [--max-wait-ms N]
+**                   [--layout SPEC] [--max-wait-ms N] [--max-ahead-ms N]
 ** On start it prints "node <id> <high-water ms> <from_cache>" or
 ** "err <NAME> <message>" and exits 3.
 */
@@ -27,6 +30,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Issue IDs for ms milliseconds into file f; print the summary line. */
+static void run(frond_gen *g, long ms, const char *path, long batch) {
+  FILE *f = fopen(path, "ab");
+  int64_t *buf = malloc((size_t)(batch > 0 ? batch : 1) * sizeof(*buf));
+  int64_t deadline = frond__mono_ns() + (int64_t)ms * 1000000;
+  uint64_t ids = 0, failed = 0;
+  int last = 0;
+  frond_error e;
+  if (!f || !buf || batch < 1) {
+    printf("err INVAL cannot run\n");
+    free(buf);
+    if (f)
+      fclose(f);
+    return;
+  }
+  while (frond__mono_ns() < deadline) {
+    int rc = batch == 1 ? frond_gen_next(g, buf, &e)
+                        : frond_gen_next_n(g, (size_t)batch, buf, &e);
+    if (rc != 0) {
+      failed++;
+      last = rc;
+      frond__sleep_ns(1000000); /* blocked or at a limit: do not spin */
+      continue;
+    }
+    fwrite(buf, sizeof(*buf), (size_t)batch, f);
+    ids += (uint64_t)batch;
+  }
+  fclose(f);
+  free(buf);
+  printf("ran %" PRIu64 " %" PRIu64 " %s\n", ids, failed,
+         last ? frond_err_name(last) : "OK");
+}
+
 static int fail(const frond_error *e) {
   printf("err %s %s\n", frond_err_name(e->code), e->message);
   fflush(stdout);
@@ -35,6 +71,7 @@ static int fail(const frond_error *e) {
 
 int main(int argc, char **argv) {
   const char *uri = NULL, *layout_spec = FROND_LAYOUT_DEFAULT;
+  int64_t max_ahead = -1;
   frond_coord_options o;
   frond_gen_options go;
   frond_coord *c = NULL;
@@ -65,6 +102,8 @@ int main(int argc, char **argv) {
       layout_spec = v;
     else if (strcmp(a, "--max-wait-ms") == 0)
       o.max_wait_ms = atoll(v);
+    else if (strcmp(a, "--max-ahead-ms") == 0)
+      max_ahead = atoll(v);
     else {
       fprintf(stderr, "coord_tool: unknown option %s\n", a);
       return 2;
@@ -81,6 +120,8 @@ int main(int argc, char **argv) {
   }
   frond_gen_options_init(&go);
   go.start_after_ms = claim.high_water_ms;
+  if (max_ahead >= 0)
+    go.max_ahead_ms = max_ahead;
   if (frond_gen_create(&g, &l, claim.node, &go, &e) != 0 ||
       frond__coord_attach_gen(c, g, &e) != 0) {
     frond__coord_close(c, NULL);
@@ -136,6 +177,13 @@ int main(int argc, char **argv) {
                ents[i].high_water_ms, ents[i].live);
       printf("\n");
       free(ents);
+    } else if (strncmp(line, "run ", 4) == 0) {
+      char path[200];
+      long ms = 0, batch = 1;
+      if (sscanf(line + 4, "%ld %199s %ld", &ms, path, &batch) < 2)
+        printf("err INVAL run MS FILE [BATCH]\n");
+      else
+        run(g, ms, path, batch);
     } else if (strncmp(line, "quit", 4) == 0) {
       break;
     } else {
