@@ -185,16 +185,20 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 /* ------------------------------------------------------------------------
 ** Snowflake generator
 **
-** State is one atomic 64-bit word holding time|sequence. Issuing an ID is
-** one atomic add on it plus OR-ing the node bits; a sequence overflow
-** carries into time, so the generator's (logical) clock may run ahead of the
-** wall clock ("borrowing"). Rules:
+** State is one atomic 64-bit word holding time|sequence: the next value to
+** hand out. Issuing n IDs claims n consecutive values with one
+** compare-and-swap on it (no lock) and ORs the node bits in; a sequence
+** overflow carries into time, so the generator's (logical) clock may run
+** ahead of the wall clock ("borrowing"). Rules:
 **   - the logical clock never goes back;
 **   - while it is at most max_ahead_ms in front of the wall clock, IDs are
 **     issued without waiting;
 **   - beyond that the call waits for the wall clock, up to max_wait_ms, then
-**     fails with FROND_ECLOCK_BEHIND and issues nothing (it fails at once
-**     when waiting max_wait_ms could not be enough);
+**     fails with FROND_ECLOCK_BEHIND (it fails at once when waiting
+**     max_wait_ms could not be enough);
+**   - a call that fails, for any reason, consumes nothing: the logical
+**     clock, the high water it reports and the clean-close record count
+**     only IDs actually issued;
 **   - with a high-water file, no ID is issued whose time is above the
 **     reservation already made durable in that file (see below);
 **   - when the layout's time bits run out, every call fails with

@@ -2,17 +2,30 @@
 ** snowflake.c -- the snowflake generator.
 **
 ** State is one atomic word, `state`, holding time << seq_bits | sequence: the
-** next value to hand out. Issuing n IDs is one atomic add of n; a sequence
-** overflow carries into time, which is how the logical clock borrows ahead
-** of the wall clock. The ID is the value's time and sequence with the node
-** bits OR-ed in between.
+** next value to hand out. The ID is a value's time and sequence with the node
+** bits OR-ed in between. A sequence overflow carries into time, which is how
+** the logical clock borrows ahead of the wall clock.
 **
-** The hot path reads no clock. A second word, `limit`, holds the first
-** packed value that may not be issued without a look at the clock: it is
-** (min(wall + max_ahead, reservation, last time unit) + 1) << seq_bits. A
-** value below it is safe to hand out; anything else goes to the slow path,
-** which re-reads the clock under `mu`, waits for the wall clock or the
-** reservation when that can succeed within max_wait, and fails otherwise.
+** A second word, `limit`, holds the first packed value that may not be
+** issued without a look at the clock and the lock:
+**
+**   limit = (min(wall + max_ahead, reservation, last unit) + 1) << seq_bits,
+**           0 while blocked
+**
+** The reservation only ever rises, so a limit read a moment late still
+** never lets a value past anything durable.
+**
+** The hot path reads no clock and takes no lock: it loads `state`, loads
+** `limit` (acquire) and, when the n values [cur, cur + n) lie below it,
+** claims them with one compare-and-swap of state from cur to cur + n;
+** anything else goes to the slow path. So a call that fails has moved
+** nothing: `state` is always one past the last value handed out (or a start
+** point no ID has used yet), and the high water reported from it, at run
+** time or in the clean-close record, never counts values that were not
+** issued. The slow path decides under `mu`: it re-reads the clock,
+** republishes `limit`, and either claims the values itself (again by
+** compare-and-swap), waits when the wall clock or the reservation can allow
+** them within max_wait, or fails.
 **
 ** A background thread (the ticker) follows the wall clock about once per
 ** millisecond: it raises `state` to the current unit when the generator is
@@ -26,6 +39,7 @@
 #include "core/internal.h"
 #include "os/highwater.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +58,7 @@ struct frond_gen {
   _Alignas(CACHE_LINE) _Atomic uint64_t limit;
   uint64_t node_part; /* node << seq_bits */
   uint64_t seq_mask;
+  uint64_t max_count; /* largest n for next_n */
   unsigned seq_bits;
   unsigned time_shift; /* seq_bits + node_bits */
 
@@ -93,7 +108,9 @@ static int64_t units_of_value(const frond_gen *g, uint64_t v) {
   return (int64_t)(v >> g->seq_bits);
 }
 
-/* Recompute `limit` from the clock reading `now`. Expects mu held. */
+/* Recompute `limit` from the clock reading `now`. Release: whoever reads
+** the new limit also sees every write made before it under mu. Expects mu
+** held. */
 static void publish_limit(frond_gen *g, int64_t now) {
   int64_t l = units_of(g, now) + g->ahead_units;
   uint64_t lim;
@@ -104,7 +121,7 @@ static void publish_limit(frond_gen *g, int64_t now) {
   lim = l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
   if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0)
     lim = 0;
-  atomic_store_explicit(&g->limit, lim, memory_order_relaxed);
+  atomic_store_explicit(&g->limit, lim, memory_order_release);
 }
 
 static uint64_t start_seq(frond_gen *g) {
@@ -235,17 +252,37 @@ static int exhausted(const frond_gen *g, frond_error *err) {
                      g->spec, when);
 }
 
-/* A call whose values [first, last] are not all below `limit`. Decides,
-** under mu, to issue them (after waiting if that can succeed in time) or to
-** fail. The values are never handed out on failure. */
-static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
-  int64_t last_units = units_of_value(g, last);
+static int clock_behind(const frond_gen *g, int64_t now, int64_t units,
+                        frond_error *err) {
+  char wall[40], logical[40];
+  frond__format_rfc3339(now, wall, sizeof(wall));
+  frond__format_rfc3339(ms_of(g, units), logical, sizeof(logical));
+  return frond__fail(err, FROND_ECLOCK_BEHIND,
+                     "wall clock %s is %" PRId64 " ms behind the generator's "
+                     "clock %s (max_ahead %" PRId64 " ms, max_wait %" PRId64
+                     " ms)",
+                     wall, ms_of(g, units) - now, logical, g->opt.max_ahead_ms,
+                     g->opt.max_wait_ms);
+}
+
+/*
+** A call for n values that the hot path could not claim below `limit`.
+** Under mu, in a loop: claim them (compare-and-swap, as the hot path) when
+** they are allowed now; else wait when the wall clock or the reservation
+** can allow them within max_wait; else fail. Nothing is claimed
+** on failure. The values are read afresh each turn: other calls keep
+** issuing on the hot path meanwhile.
+*/
+static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
+                    frond_error *err) {
   int64_t deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
   int waited = 0, rc = 0;
   pthread_mutex_lock(&g->mu);
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
-    int64_t now, need_ms, remain_ns;
+    uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+    uint64_t last = cur + n - 1;
+    int64_t last_units = units_of_value(g, last), now, need_ms, remain_ns;
     if (blocked != 0) {
       rc = frond__fail(err, blocked,
                        "snowflake IDs are suspended on node %" PRIu64 ": %s",
@@ -258,9 +295,30 @@ static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
     }
     now = clock_now(g);
     publish_limit(g, now);
-    if (last < atomic_load_explicit(&g->limit, memory_order_relaxed))
-      break;
+    if (last < atomic_load_explicit(&g->limit, memory_order_relaxed)) {
+      if (atomic_compare_exchange_strong_explicit(&g->state, &cur, cur + n,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+        *first = cur;
+        break;
+      }
+      continue;
+    }
     remain_ns = deadline - frond__mono_ns();
+    /* The logical clock more than max_ahead in front of the wall clock:
+    ** wait only if the wall clock can catch up within max_wait. */
+    need_ms = ms_of(g, last_units - g->ahead_units) - now;
+    if (need_ms > 0) {
+      if (need_ms > remain_ns / 1000000) {
+        rc = clock_behind(g, now, last_units, err);
+        break;
+      }
+      waited = 1;
+      pthread_mutex_unlock(&g->mu);
+      frond__sleep_ns(need_ms * 1000000);
+      pthread_mutex_lock(&g->mu);
+      continue;
+    }
     if (last_units > g->reserved_units) {
       if (g->bg_err.code != 0) {
         rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
@@ -275,28 +333,15 @@ static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
       }
       g->renew_wanted = 1;
       pthread_cond_broadcast(&g->cv);
-      frond__cond_wait_until(&g->cv, &g->mu, frond__mono_ns() + remain_ns);
+      frond__cond_wait_until(&g->cv, &g->mu, deadline);
       waited = 1;
       continue;
     }
-    /* The logical clock is more than max_ahead in front of the wall clock:
-    ** wait only if the wall clock can catch up within max_wait. */
-    need_ms = ms_of(g, last_units - g->ahead_units) - now;
-    if (need_ms * 1000000 > remain_ns) {
-      char wall[40], logical[40];
-      frond__format_rfc3339(now, wall, sizeof(wall));
-      frond__format_rfc3339(ms_of(g, last_units), logical, sizeof(logical));
-      rc = frond__fail(err, FROND_ECLOCK_BEHIND,
-                       "wall clock %s is %" PRId64 " ms behind the generator's "
-                       "clock %s (max_ahead %" PRId64 " ms, max_wait %" PRId64
-                       " ms)",
-                       wall, ms_of(g, last_units) - now, logical,
-                       g->opt.max_ahead_ms, g->opt.max_wait_ms);
-      break;
-    }
-    waited = 1;
+    /* Not reached: the bounds above are the limit's, read at the same
+    ** `now`. Should they ever disagree, look again later, never claim. */
+    assert(!"limit and its bounds disagree");
     pthread_mutex_unlock(&g->mu);
-    frond__sleep_ns(need_ms > 0 ? need_ms * 1000000 : 50000);
+    frond__sleep_ns(100000);
     pthread_mutex_lock(&g->mu);
   }
   pthread_mutex_unlock(&g->mu);
@@ -312,11 +357,24 @@ static int64_t make_id(const frond_gen *g, uint64_t v) {
                    (v & g->seq_mask));
 }
 
+/* Claim the n values [*v, *v + n) if they lie below `limit`; return 0 with
+** *v set, or nonzero when the slow path must decide. Lock-free. */
+static inline int claim(frond_gen *g, uint64_t n, uint64_t *v) {
+  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  do {
+    if (FROND__UNLIKELY(cur + n >
+                        atomic_load_explicit(&g->limit, memory_order_acquire)))
+      return -1;
+  } while (!atomic_compare_exchange_weak_explicit(
+      &g->state, &cur, cur + n, memory_order_relaxed, memory_order_relaxed));
+  *v = cur;
+  return 0;
+}
+
 int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
-  uint64_t v = atomic_fetch_add_explicit(&g->state, 1, memory_order_relaxed);
-  if (FROND__UNLIKELY(v >=
-                      atomic_load_explicit(&g->limit, memory_order_relaxed))) {
-    int rc = gen_slow(g, v, err);
+  uint64_t v;
+  if (FROND__UNLIKELY(claim(g, 1, &v) != 0)) {
+    int rc = gen_slow(g, 1, &v, err);
     if (rc != 0)
       return rc;
   }
@@ -325,16 +383,13 @@ int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
 }
 
 int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
-  uint64_t v, last;
-  if (n == 0 || n > (size_t)(g->seq_mask + 1) * 1000)
+  uint64_t v;
+  if (n == 0 || n > g->max_count)
     return frond__fail(err, FROND_ECOUNT_INVALID,
                        "count %zu is not between 1 and %" PRIu64, n,
-                       (g->seq_mask + 1) * 1000);
-  v = atomic_fetch_add_explicit(&g->state, n, memory_order_relaxed);
-  last = v + n - 1;
-  if (FROND__UNLIKELY(last >=
-                      atomic_load_explicit(&g->limit, memory_order_relaxed))) {
-    int rc = gen_slow(g, last, err);
+                       g->max_count);
+  if (FROND__UNLIKELY(claim(g, n, &v) != 0)) {
+    int rc = gen_slow(g, n, &v, err);
     if (rc != 0)
       return rc;
   }
@@ -405,7 +460,7 @@ static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
 static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
                     const frond_gen_options *opts, frond_error *err) {
   int64_t now, wall;
-  uint64_t start;
+  uint64_t start, max_count;
   int rc;
   if (opts != NULL)
     g->opt = *opts;
@@ -441,6 +496,9 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   g->seq_mask = (UINT64_C(1) << l->seq_bits) - 1;
   g->time_shift = l->seq_bits + l->node_bits;
   g->node_part = node << l->seq_bits;
+  /* 2^seq_bits * 1000, at most 2^48 (past any array a caller can pass). */
+  max_count = l->seq_bits > 38 ? UINT64_C(1) << 48 : (g->seq_mask + 1) * 1000;
+  g->max_count = max_count > SIZE_MAX ? SIZE_MAX : max_count;
   g->tmax = (INT64_C(1) << l->time_bits) - 1;
   g->ahead_units = g->opt.max_ahead_ms / l->unit_ms;
   g->period_ns = l->unit_ms >= 100 ? 10000000 : 1000000;
@@ -567,6 +625,8 @@ uint64_t frond_gen_node(const frond_gen *g) {
 }
 
 int64_t frond_gen_high_water_ms(frond_gen *g) {
+  /* state - 1: the last value handed out (state moves only by claims and
+  ** by raises to values not handed out yet). */
   uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed);
   return ms_of(g, units_of_value(g, v > 0 ? v - 1 : 0));
 }
