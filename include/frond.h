@@ -185,20 +185,29 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 /* ------------------------------------------------------------------------
 ** Snowflake generator
 **
-** State is one atomic 64-bit word holding time|sequence. Issuing an ID is
-** one atomic add on it plus OR-ing the node bits; a sequence overflow
-** carries into time, so the generator's (logical) clock may run ahead of the
-** wall clock ("borrowing"). Rules:
+** State is one atomic 64-bit word holding time|sequence: the next value to
+** hand out. Issuing n IDs claims n consecutive values with one
+** compare-and-swap on it (no lock) and ORs the node bits in; a sequence
+** overflow carries into time, so the generator's (logical) clock may run
+** ahead of the wall clock ("borrowing"). Rules:
 **   - the logical clock never goes back;
 **   - while it is at most max_ahead_ms in front of the wall clock, IDs are
 **     issued without waiting;
 **   - beyond that the call waits for the wall clock, up to max_wait_ms, then
-**     fails with FROND_ECLOCK_BEHIND and issues nothing (it fails at once
-**     when waiting max_wait_ms could not be enough);
+**     fails with FROND_ECLOCK_BEHIND (it fails at once when waiting
+**     max_wait_ms could not be enough);
+**   - a call that fails, for any reason, consumes nothing: the logical
+**     clock, the high water it reports and the clean-close record count
+**     only IDs actually issued;
 **   - with a high-water file, no ID is issued whose time is above the
 **     reservation already made durable in that file (see below);
+**   - under a coordinator, no ID is issued whose time is above the
+**     coordinator's fence, already durable where every later holder of the
+**     node ID reads it; a call that reaches the fence waits up to
+**     max_wait_ms for a later one, then fails with FROND_ECOORD;
 **   - when the layout's time bits run out, every call fails with
 **     FROND_ETIME_EXHAUSTED; an ID is never negative or wrapped.
+** Timing (leases, sessions, clocks) decides availability, never uniqueness.
 **
 ** A background thread per generator follows the wall clock (about once per
 ** millisecond) and moves the reservation forward.
@@ -236,8 +245,10 @@ typedef struct frond_gen_options {
   frond_clock_fn clock; /* NULL: frond_clock_realtime */
   void *clock_ctx;
   /* A high-water time (unix ms) known from elsewhere, e.g. a coordinator:
-  ** the logical clock starts above it, with the same wait-or-refuse rule as
-  ** for the file. 0: none. */
+  ** the logical clock starts above its unit, with the same wait-or-refuse
+  ** rule as for the file. 0: none. To be folded behind the coordinator's
+  ** internal API (which also brings the coordinator's fence); kept working
+  ** until the coordinator uses that. */
   int64_t start_after_ms;
 } frond_gen_options;
 
@@ -257,8 +268,11 @@ FROND_EXPORT int frond_gen_create(frond_gen **out, const frond_layout *l,
 
 /*
 ** Issue one ID into *id. Thread-safe; lock-free unless it has to wait for
-** the wall clock or the reservation. May block up to max_wait_ms.
-** Errors: CLOCK_BEHIND, TIME_EXHAUSTED (and *id is left untouched).
+** the wall clock, the reservation or the coordinator's fence. May block up
+** to max_wait_ms. Errors: CLOCK_BEHIND, TIME_EXHAUSTED, COORD (the fence
+** was not extended in time), the code a coordinator blocked the generator
+** with (NODE_ID_LOST); on every error *id is left untouched and nothing is
+** consumed.
 */
 FROND_EXPORT int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err);
 
@@ -280,26 +294,34 @@ FROND_EXPORT int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out,
 FROND_EXPORT const frond_layout *frond_gen_layout(const frond_gen *g);
 FROND_EXPORT uint64_t frond_gen_node(const frond_gen *g);
 
-/* Unix ms of the unit of the last issued ID (or of the start point before
-** the first): what a coordinator reports as this node's high-water time.
+/* Unix ms of the unit of the value just below the next one to issue:
+** the last issued ID's; before the first, the value just below the start
+** point (where the predecessor stopped); once the generator has followed
+** an idle wall clock, the unit before the clock's. Failed calls never move
+** it. What a coordinator reports as this node's high-water time.
 ** Thread-safe. */
 FROND_EXPORT int64_t frond_gen_high_water_ms(frond_gen *g);
 
 /* Make every call fail with `code` (e.g. FROND_ENODE_ID_LOST while a
 ** coordinator no longer holds the node ID) until called again with 0.
-** Costs nothing on the hot path. Thread-safe. */
+** Costs nothing on the hot path. Thread-safe. To be folded behind the
+** coordinator's internal API: unblocking with 0 raises nothing, so it is
+** not a safe way to resume after another holder had the node ID (the
+** coordinator resumes above that holder's fence instead). */
 FROND_EXPORT void frond_gen_set_blocked(frond_gen *g, int code);
 
 /* Counters since create; relaxed reads, thread-safe. */
 typedef struct frond_gen_stats {
-  uint64_t borrowed;     /* time units the logical clock entered ahead of
-                            the wall clock (sequence overflow) */
-  uint64_t waits;        /* calls that waited for the wall clock */
-  uint64_t clock_behind; /* calls that failed with CLOCK_BEHIND */
-  uint64_t reservations; /* high-water reservations made durable */
-  int64_t ahead_ms;      /* logical clock minus wall clock, >= 0 */
-  int64_t reserved_ms;   /* durable reservation, unix ms; 0 without file */
-  int64_t last_error;    /* last background error code (0 when none) */
+  uint64_t borrowed;      /* time units the logical clock entered ahead of
+                             the wall clock (sequence overflow) */
+  uint64_t waits;         /* calls that waited for the wall clock */
+  uint64_t clock_behind;  /* calls that failed with CLOCK_BEHIND */
+  uint64_t reservations;  /* high-water reservations made durable */
+  int64_t ahead_ms;       /* logical clock minus wall clock, >= 0 */
+  int64_t reserved_ms;    /* durable reservation, unix ms; 0 without file */
+  int64_t last_error;     /* last background error code (0 when none) */
+  int64_t fence_ms;       /* coordinator fence, unix ms; 0 without one */
+  uint64_t fence_refused; /* calls that failed with COORD at the fence */
 } frond_gen_stats;
 FROND_EXPORT void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out);
 

@@ -2,30 +2,60 @@
 ** snowflake.c -- the snowflake generator.
 **
 ** State is one atomic word, `state`, holding time << seq_bits | sequence: the
-** next value to hand out. Issuing n IDs is one atomic add of n; a sequence
-** overflow carries into time, which is how the logical clock borrows ahead
-** of the wall clock. The ID is the value's time and sequence with the node
-** bits OR-ed in between.
+** next value to hand out. The ID is a value's time and sequence with the node
+** bits OR-ed in between. A sequence overflow carries into time, which is how
+** the logical clock borrows ahead of the wall clock.
 **
-** The hot path reads no clock. A second word, `limit`, holds the first
-** packed value that may not be issued without a look at the clock: it is
-** (min(wall + max_ahead, reservation, last time unit) + 1) << seq_bits. A
-** value below it is safe to hand out; anything else goes to the slow path,
-** which re-reads the clock under `mu`, waits for the wall clock or the
-** reservation when that can succeed within max_wait, and fails otherwise.
+** A second word, `limit`, holds the first packed value that may not be
+** issued without a look at the clock and the lock:
+**
+**   limit = (min(wall + max_ahead, reservation, fence, last unit) + 1)
+**           << seq_bits,                       0 while blocked
+**
+** where the reservation is the high-water file's durable time and the fence
+** the coordinator's. Both only ever rise, so a limit read a moment late
+** still never lets a value past anything durable.
+**
+** The hot path reads no clock and takes no lock: it loads `state`, loads
+** `limit` (acquire) and, when the n values [cur, cur + n) lie below it,
+** claims them with one compare-and-swap of state from cur to cur + n;
+** anything else goes to the slow path. So a call that fails has moved
+** nothing: `state` is always one past the last value handed out (or a start
+** point no ID has used yet), and the high water reported from it, at run
+** time or in the clean-close record, never counts values that were not
+** issued. The slow path decides under `mu`: it re-reads the clock,
+** republishes `limit`, and either claims the values itself (again by
+** compare-and-swap), waits when the wall clock, the reservation or the fence
+** can allow them within max_wait, or fails.
+**
+** Every writer that raises the floor (resume after a regained node ID, the
+** ticker following the wall clock) raises `state` by compare-and-swap
+** first and publishes `limit` (release) last: a call that sees the new
+** limit sees the new state in its own compare-and-swap, and a call that
+** still holds an older value of state fails that compare-and-swap and
+** looks again.
 **
 ** A background thread (the ticker) follows the wall clock about once per
 ** millisecond: it raises `state` to the current unit when the generator is
 ** idle (so IDs carry the current time), republishes `limit`, and keeps the
-** high-water reservation of the file ahead of anything `limit` allows.
+** high-water reservation of the file ahead of anything `limit` allows. A
+** coordinator keeps its own fence ahead (frond__gen_set_fence) from its own
+** thread; a call that reaches it asks for it at once through the `want`
+** hook and waits up to max_wait.
 **
-** Locking: `mu` guards reserved_units, the file and the writes of `limit`
-** (so that a stale clock reading never overwrites a newer one). The hot
-** path takes no lock.
+** Starting: the logical clock begins above the high-water record and above
+** the coordinator's start_after_ms, waiting when that start is ahead of the
+** clock by less than the start slack (frond__start_slack_ms) and refusing
+** beyond.
+**
+** Locking: `mu` guards reserved_units, fence_units, the file, the block
+** code's changes and the writes of `limit` (so that a stale clock reading
+** never overwrites a newer one). The hot path takes no lock.
 */
 #include "core/internal.h"
 #include "os/highwater.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +74,7 @@ struct frond_gen {
   _Alignas(CACHE_LINE) _Atomic uint64_t limit;
   uint64_t node_part; /* node << seq_bits */
   uint64_t seq_mask;
+  uint64_t max_count; /* largest n for next_n */
   unsigned seq_bits;
   unsigned time_shift; /* seq_bits + node_bits */
 
@@ -51,24 +82,29 @@ struct frond_gen {
   _Alignas(CACHE_LINE) frond_layout layout;
   uint64_t node;
   frond_gen_options opt;
-  int64_t tmax;        /* last time unit the layout can express */
-  int64_t ahead_units; /* max_ahead_ms in whole units */
-  int64_t period_ns;   /* ticker period */
-  uint64_t rng;        /* ticker only: random sequence starts */
-  int64_t seen_units;  /* ticker only: logical units at the previous tick */
+  int64_t tmax;            /* last time unit the layout can express */
+  int64_t ahead_units;     /* max_ahead_ms in whole units */
+  int64_t slack_ms;        /* frond__start_slack_ms for this generator */
+  int64_t period_ns;       /* ticker period */
+  uint64_t rng;            /* ticker only: random sequence starts */
+  int64_t seen_units;      /* ticker only: logical units at the previous tick */
+  void (*want)(void *ctx); /* coordinator: extend the fence now */
+  void *want_ctx;
 
   pthread_mutex_t mu;
-  pthread_cond_t cv; /* wakes the ticker, and waiters for a reservation */
+  pthread_cond_t cv; /* wakes the ticker, and waiters for reservation/fence */
   pthread_t thread;
   int stop;               /* under mu */
   int renew_wanted;       /* under mu: a caller waits for the reservation */
   int64_t reserved_units; /* under mu; tmax without a file */
+  int64_t fence_units;    /* under mu; tmax without a coordinator fence */
   frond__hw *hw;
   char spec[128];
   frond_error bg_err; /* under mu: the ticker's last failure, code 0: none */
 
-  _Atomic int blocked;
-  _Atomic uint64_t waits, clock_behind, reservations, borrowed;
+  _Atomic int blocked;      /* written under mu */
+  _Atomic int64_t fence_ms; /* written under mu; INT64_MAX: none */
+  _Atomic uint64_t waits, clock_behind, reservations, borrowed, fence_refused;
   _Atomic int64_t ahead_ms, reserved_ms;
 };
 
@@ -93,18 +129,58 @@ static int64_t units_of_value(const frond_gen *g, uint64_t v) {
   return (int64_t)(v >> g->seq_bits);
 }
 
-/* Recompute `limit` from the clock reading `now`. Expects mu held. */
+/* Recompute `limit` from the clock reading `now`. Release: whoever reads
+** the new limit also sees every write made before it under mu (a raised
+** state above all). Expects mu held. */
 static void publish_limit(frond_gen *g, int64_t now) {
   int64_t l = units_of(g, now) + g->ahead_units;
   uint64_t lim;
   if (l > g->reserved_units)
     l = g->reserved_units;
+  if (l > g->fence_units)
+    l = g->fence_units;
   if (l > g->tmax)
     l = g->tmax;
   lim = l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
   if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0)
     lim = 0;
-  atomic_store_explicit(&g->limit, lim, memory_order_relaxed);
+  atomic_store_explicit(&g->limit, lim, memory_order_release);
+}
+
+/* Raise state to at least v (never lower it). Expects mu held. */
+static void raise_state(frond_gen *g, uint64_t v) {
+  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  while (cur < v &&
+         !atomic_compare_exchange_weak_explicit(
+             &g->state, &cur, v, memory_order_relaxed, memory_order_relaxed))
+    ;
+}
+
+/* The first value above the unit of unix ms t: where a successor of a
+** holder whose fence (or high water) is t starts. Clamped to [0, the
+** value past the last unit]. */
+static uint64_t value_after(const frond_gen *g, int64_t t) {
+  int64_t u = t < g->layout.epoch_ms ? 0 : units_of(g, t) + 1;
+  if (u > g->tmax + 1)
+    u = g->tmax + 1;
+  return (uint64_t)u << g->seq_bits;
+}
+
+/* The last unit a fence at unix ms t allows: the unit containing t (-1
+** before the epoch, at most the layout's last). */
+static int64_t fence_units_of(const frond_gen *g, int64_t t) {
+  int64_t u = t < g->layout.epoch_ms ? -1 : units_of(g, t);
+  return u > g->tmax ? g->tmax : u;
+}
+
+/* Raise the coordinator fence to fence_ms (never lower it); returns
+** nonzero when it moved. Expects mu held. */
+static int raise_fence(frond_gen *g, int64_t fence_ms) {
+  if (fence_ms <= atomic_load_explicit(&g->fence_ms, memory_order_relaxed))
+    return 0;
+  atomic_store_explicit(&g->fence_ms, fence_ms, memory_order_relaxed);
+  g->fence_units = fence_units_of(g, fence_ms);
+  return 1;
 }
 
 static uint64_t start_seq(frond_gen *g) {
@@ -235,17 +311,50 @@ static int exhausted(const frond_gen *g, frond_error *err) {
                      g->spec, when);
 }
 
-/* A call whose values [first, last] are not all below `limit`. Decides,
-** under mu, to issue them (after waiting if that can succeed in time) or to
-** fail. The values are never handed out on failure. */
-static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
-  int64_t last_units = units_of_value(g, last);
-  int64_t deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
-  int waited = 0, rc = 0;
+static int fence_reached(frond_gen *g, int64_t waited_ms, frond_error *err) {
+  char when[40];
+  int64_t f = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
+  frond__format_rfc3339(f, when, sizeof(when));
+  atomic_fetch_add_explicit(&g->fence_refused, 1, memory_order_relaxed);
+  return frond__fail(err, FROND_ECOORD,
+                     "snowflake node %" PRIu64 " reached its coordinator "
+                     "fence %s (unix ms %" PRId64 "): the coordinator has not "
+                     "confirmed a later one (waited %" PRId64 " ms)",
+                     g->node, when, f, waited_ms);
+}
+
+static int clock_behind(const frond_gen *g, int64_t now, int64_t units,
+                        frond_error *err) {
+  char wall[40], logical[40];
+  frond__format_rfc3339(now, wall, sizeof(wall));
+  frond__format_rfc3339(ms_of(g, units), logical, sizeof(logical));
+  return frond__fail(err, FROND_ECLOCK_BEHIND,
+                     "wall clock %s is %" PRId64 " ms behind the generator's "
+                     "clock %s (max_ahead %" PRId64 " ms, max_wait %" PRId64
+                     " ms)",
+                     wall, ms_of(g, units) - now, logical, g->opt.max_ahead_ms,
+                     g->opt.max_wait_ms);
+}
+
+/*
+** A call for n values that the hot path could not claim below `limit`.
+** Under mu, in a loop: claim them (compare-and-swap, as the hot path) when
+** they are allowed now; else wait when the wall clock, the reservation or
+** the fence can allow them within max_wait; else fail. Nothing is claimed
+** on failure. The values are read afresh each turn: other calls keep
+** issuing on the hot path meanwhile.
+*/
+static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
+                    frond_error *err) {
+  int64_t t0 = frond__mono_ns();
+  int64_t deadline = t0 + g->opt.max_wait_ms * 1000000;
+  int waited = 0, wanted = 0, rc = 0;
   pthread_mutex_lock(&g->mu);
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
-    int64_t now, need_ms, remain_ns;
+    uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+    uint64_t last = cur + n - 1;
+    int64_t last_units = units_of_value(g, last), now, need_ms, remain_ns;
     if (blocked != 0) {
       rc = frond__fail(err, blocked,
                        "snowflake IDs are suspended on node %" PRIu64 ": %s",
@@ -258,9 +367,30 @@ static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
     }
     now = clock_now(g);
     publish_limit(g, now);
-    if (last < atomic_load_explicit(&g->limit, memory_order_relaxed))
-      break;
+    if (last < atomic_load_explicit(&g->limit, memory_order_relaxed)) {
+      if (atomic_compare_exchange_strong_explicit(&g->state, &cur, cur + n,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+        *first = cur;
+        break;
+      }
+      continue;
+    }
     remain_ns = deadline - frond__mono_ns();
+    /* The logical clock more than max_ahead in front of the wall clock:
+    ** wait only if the wall clock can catch up within max_wait. */
+    need_ms = ms_of(g, last_units - g->ahead_units) - now;
+    if (need_ms > 0) {
+      if (need_ms > remain_ns / 1000000) {
+        rc = clock_behind(g, now, last_units, err);
+        break;
+      }
+      waited = 1;
+      pthread_mutex_unlock(&g->mu);
+      frond__sleep_ns(need_ms * 1000000);
+      pthread_mutex_lock(&g->mu);
+      continue;
+    }
     if (last_units > g->reserved_units) {
       if (g->bg_err.code != 0) {
         rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
@@ -275,28 +405,33 @@ static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
       }
       g->renew_wanted = 1;
       pthread_cond_broadcast(&g->cv);
-      frond__cond_wait_until(&g->cv, &g->mu, frond__mono_ns() + remain_ns);
+      frond__cond_wait_until(&g->cv, &g->mu, deadline);
       waited = 1;
       continue;
     }
-    /* The logical clock is more than max_ahead in front of the wall clock:
-    ** wait only if the wall clock can catch up within max_wait. */
-    need_ms = ms_of(g, last_units - g->ahead_units) - now;
-    if (need_ms * 1000000 > remain_ns) {
-      char wall[40], logical[40];
-      frond__format_rfc3339(now, wall, sizeof(wall));
-      frond__format_rfc3339(ms_of(g, last_units), logical, sizeof(logical));
-      rc = frond__fail(err, FROND_ECLOCK_BEHIND,
-                       "wall clock %s is %" PRId64 " ms behind the generator's "
-                       "clock %s (max_ahead %" PRId64 " ms, max_wait %" PRId64
-                       " ms)",
-                       wall, ms_of(g, last_units) - now, logical,
-                       g->opt.max_ahead_ms, g->opt.max_wait_ms);
-      break;
+    if (last_units > g->fence_units) {
+      if (!wanted && g->want != NULL) {
+        /* Ask once per call, without our lock: the coordinator may extend
+        ** the fence from inside the hook. */
+        wanted = 1;
+        pthread_mutex_unlock(&g->mu);
+        g->want(g->want_ctx);
+        pthread_mutex_lock(&g->mu);
+        continue;
+      }
+      if (remain_ns <= 0) {
+        rc = fence_reached(g, (frond__mono_ns() - t0) / 1000000, err);
+        break;
+      }
+      frond__cond_wait_until(&g->cv, &g->mu, deadline);
+      waited = 1;
+      continue;
     }
-    waited = 1;
+    /* Not reached: the bounds above are the limit's, read at the same
+    ** `now`. Should they ever disagree, look again later, never claim. */
+    assert(!"limit and its bounds disagree");
     pthread_mutex_unlock(&g->mu);
-    frond__sleep_ns(need_ms > 0 ? need_ms * 1000000 : 50000);
+    frond__sleep_ns(100000);
     pthread_mutex_lock(&g->mu);
   }
   pthread_mutex_unlock(&g->mu);
@@ -312,11 +447,24 @@ static int64_t make_id(const frond_gen *g, uint64_t v) {
                    (v & g->seq_mask));
 }
 
+/* Claim the n values [*v, *v + n) if they lie below `limit`; return 0 with
+** *v set, or nonzero when the slow path must decide. Lock-free. */
+static inline int claim(frond_gen *g, uint64_t n, uint64_t *v) {
+  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  do {
+    if (FROND__UNLIKELY(cur + n >
+                        atomic_load_explicit(&g->limit, memory_order_acquire)))
+      return -1;
+  } while (!atomic_compare_exchange_weak_explicit(
+      &g->state, &cur, cur + n, memory_order_relaxed, memory_order_relaxed));
+  *v = cur;
+  return 0;
+}
+
 int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
-  uint64_t v = atomic_fetch_add_explicit(&g->state, 1, memory_order_relaxed);
-  if (FROND__UNLIKELY(v >=
-                      atomic_load_explicit(&g->limit, memory_order_relaxed))) {
-    int rc = gen_slow(g, v, err);
+  uint64_t v;
+  if (FROND__UNLIKELY(claim(g, 1, &v) != 0)) {
+    int rc = gen_slow(g, 1, &v, err);
     if (rc != 0)
       return rc;
   }
@@ -325,16 +473,13 @@ int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
 }
 
 int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
-  uint64_t v, last;
-  if (n == 0 || n > (size_t)(g->seq_mask + 1) * 1000)
+  uint64_t v;
+  if (n == 0 || n > g->max_count)
     return frond__fail(err, FROND_ECOUNT_INVALID,
                        "count %zu is not between 1 and %" PRIu64, n,
-                       (g->seq_mask + 1) * 1000);
-  v = atomic_fetch_add_explicit(&g->state, n, memory_order_relaxed);
-  last = v + n - 1;
-  if (FROND__UNLIKELY(last >=
-                      atomic_load_explicit(&g->limit, memory_order_relaxed))) {
-    int rc = gen_slow(g, last, err);
+                       g->max_count);
+  if (FROND__UNLIKELY(claim(g, n, &v) != 0)) {
+    int rc = gen_slow(g, n, &v, err);
     if (rc != 0)
       return rc;
   }
@@ -351,11 +496,19 @@ void frond_gen_options_init(frond_gen_options *opts) {
   opts->seq_start = FROND_SEQ_ZERO;
 }
 
+int64_t frond__start_slack_ms(int64_t max_ahead_ms, int64_t window_ms,
+                              int64_t max_wait_ms) {
+  /* A holder issues up to max_ahead in front of its clock, makes durable
+  ** up to a window beyond that, and a call may wait max_wait on top. */
+  return max_ahead_ms + window_ms + max_wait_ms;
+}
+
 /* The first value a restart may issue after the record, in g's layout. */
-static int64_t start_after_record(const frond_gen *g,
-                                  const frond__hw_record *rec,
-                                  uint64_t *start) {
+static int start_after_record(frond_gen *g, const frond__hw_record *rec,
+                              int64_t now, uint64_t *start, frond_error *err) {
   int64_t u = units_of(g, rec->time_ms);
+  (void)now;
+  (void)err;
   if (strcmp(rec->layout, g->spec) == 0 && ms_of(g, u) == rec->time_ms &&
       rec->seq <= g->seq_mask) {
     *start = ((uint64_t)u << g->seq_bits | rec->seq) + 1;
@@ -367,18 +520,18 @@ static int64_t start_after_record(const frond_gen *g,
               rec->layout, g->spec);
     *start = (uint64_t)(u + 1) << g->seq_bits;
   }
-  return units_of_value(g, *start);
+  return 0;
 }
 
 /* Before issuing anything, wait for the wall clock to come within max_ahead
-** of `start`; refuse when it is further behind than a crash can explain. */
+** of `start`; refuse when it is further behind than a crash can explain
+** (the start slack). */
 static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
                           frond_error *err) {
   int64_t start_ms = ms_of(g, units_of_value(g, start));
-  int64_t slack = g->opt.max_ahead_ms + g->opt.window_ms + g->opt.max_wait_ms;
   int64_t now = clock_now(g);
   int64_t deadline;
-  if (start_ms - now > slack) {
+  if (start_ms - now > g->slack_ms) {
     char a[40], b[40];
     frond__format_rfc3339(start_ms, a, sizeof(a));
     frond__format_rfc3339(now, b, sizeof(b));
@@ -386,9 +539,9 @@ static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
                        "high-water time %s (%s) is %" PRId64 " ms ahead of "
                        "the clock %s, more than a crash explains (%" PRId64
                        " ms): the clock went back across the restart",
-                       a, source, start_ms - now, b, slack);
+                       a, source, start_ms - now, b, g->slack_ms);
   }
-  deadline = frond__mono_ns() + (slack + 1000) * 1000000;
+  deadline = frond__mono_ns() + (g->slack_ms + 1000) * 1000000;
   while (start_ms - now > g->opt.max_ahead_ms) {
     if (frond__mono_ns() > deadline)
       return frond__fail(err, FROND_ECLOCK_BEHIND,
@@ -402,18 +555,17 @@ static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
   return 0;
 }
 
-static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
-                    const frond_gen_options *opts, frond_error *err) {
-  int64_t now, wall;
-  uint64_t start;
-  int rc;
+static int init_options(frond_gen *g, const frond_layout *l,
+                        const frond_gen_options *opts,
+                        const frond__gen_fence *f, frond_error *err) {
+  int64_t window;
   if (opts != NULL)
     g->opt = *opts;
   else
     frond_gen_options_init(&g->opt);
   if (g->opt.clock == NULL)
     g->opt.clock = frond_clock_realtime;
-  if (g->opt.max_wait_ms == -1 && l != NULL) {
+  if (g->opt.max_wait_ms == -1) {
     g->opt.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
     if (l->unit_ms >= 1 && l->unit_ms <= 86400000 &&
         2 * l->unit_ms > g->opt.max_wait_ms)
@@ -421,10 +573,52 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   }
   if (g->opt.max_ahead_ms < 0 || g->opt.max_wait_ms < 0 ||
       g->opt.window_ms < 1 || g->opt.max_wait_ms > 3600000 ||
-      g->opt.max_ahead_ms > 86400000 || g->opt.window_ms > 86400000)
+      g->opt.max_ahead_ms > 86400000 || g->opt.window_ms > 86400000 ||
+      (f != NULL && (f->window_ms < 0 || f->window_ms > 86400000)))
     return frond__fail(err, FROND_EINVAL,
                        "max_ahead_ms (0..86400000), max_wait_ms (0..3600000) "
                        "or window_ms (1..86400000) out of range");
+  window = g->opt.window_ms;
+  if (f != NULL && f->window_ms > window)
+    window = f->window_ms;
+  g->slack_ms =
+      frond__start_slack_ms(g->opt.max_ahead_ms, window, g->opt.max_wait_ms);
+  return 0;
+}
+
+/* Read the high-water file and move *start above its record. */
+static int start_from_file(frond_gen *g, int64_t now, uint64_t *start,
+                           const char **source, frond_error *err) {
+  frond__hw_record rec;
+  uint64_t s;
+  int rc;
+  if ((rc = frond__hw_open(&g->hw, g->opt.highwater_path, err)) != 0)
+    return rc;
+  rc = frond__hw_read(g->hw, &rec, err);
+  if (rc != 0)
+    return rc < 0 ? rc : 0; /* 1: no file, a first start */
+  if (rec.node != g->node)
+    return frond__fail(err, FROND_EINVAL,
+                       "%s belongs to node %" PRIu64 ", not %" PRIu64,
+                       g->opt.highwater_path, rec.node, g->node);
+  if ((rc = start_after_record(g, &rec, now, &s, err)) != 0)
+    return rc;
+  if (s > *start) {
+    *start = s;
+    *source = g->opt.highwater_path;
+  }
+  return 0;
+}
+
+static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
+                    const frond_gen_options *opts, const frond__gen_fence *f,
+                    frond_error *err) {
+  int64_t now, wall, after;
+  uint64_t start, max_count;
+  const char *source = NULL;
+  int rc;
+  if ((rc = init_options(g, l, opts, f, err)) != 0)
+    return rc;
   now = clock_now(g);
   if ((rc = frond_layout_validate(l, now, err)) != 0)
     return rc;
@@ -441,49 +635,41 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   g->seq_mask = (UINT64_C(1) << l->seq_bits) - 1;
   g->time_shift = l->seq_bits + l->node_bits;
   g->node_part = node << l->seq_bits;
+  /* 2^seq_bits * 1000, at most 2^48 (past any array a caller can pass). */
+  max_count = l->seq_bits > 38 ? UINT64_C(1) << 48 : (g->seq_mask + 1) * 1000;
+  g->max_count = max_count > SIZE_MAX ? SIZE_MAX : max_count;
   g->tmax = (INT64_C(1) << l->time_bits) - 1;
   g->ahead_units = g->opt.max_ahead_ms / l->unit_ms;
   g->period_ns = l->unit_ms >= 100 ? 10000000 : 1000000;
   g->rng = (uint64_t)frond__mono_ns() * UINT64_C(0x9e3779b97f4a7c15) | 1;
   g->reserved_units = g->tmax;
+  g->fence_units = g->tmax;
+  atomic_store(&g->fence_ms, INT64_MAX);
+  if (f != NULL) {
+    atomic_store(&g->fence_ms, f->fence_ms);
+    g->fence_units = fence_units_of(g, f->fence_ms);
+    g->want = f->want;
+    g->want_ctx = f->ctx;
+  }
 
   wall = units_of(g, now);
   if (wall > g->tmax)
     return exhausted(g, err);
   start = (uint64_t)(wall < 0 ? 0 : wall) << g->seq_bits;
-
-  if (g->opt.highwater_path != NULL) {
-    frond__hw_record rec;
-    if ((rc = frond__hw_open(&g->hw, g->opt.highwater_path, err)) != 0)
-      return rc;
-    rc = frond__hw_read(g->hw, &rec, err);
-    if (rc < 0)
-      return rc;
-    if (rc == 0) {
-      uint64_t s;
-      if (rec.node != node)
-        return frond__fail(err, FROND_EINVAL,
-                           "%s belongs to node %" PRIu64 ", not %" PRIu64,
-                           g->opt.highwater_path, rec.node, node);
-      start_after_record(g, &rec, &s);
-      if (s > start) {
-        start = s;
-        if ((rc = wait_for_start(g, start, g->opt.highwater_path, err)) != 0)
-          return rc;
-      }
-    }
-  }
-  if (g->opt.start_after_ms > 0) {
-    uint64_t s = (uint64_t)(units_of(g, g->opt.start_after_ms) + 1)
-                 << g->seq_bits;
-    if (s > start) {
-      start = s;
-      if ((rc = wait_for_start(g, start, "coordinator", err)) != 0)
-        return rc;
-    }
+  if (g->opt.highwater_path != NULL &&
+      (rc = start_from_file(g, now, &start, &source, err)) != 0)
+    return rc;
+  after = g->opt.start_after_ms;
+  if (f != NULL && f->start_after_ms > after)
+    after = f->start_after_ms;
+  if (after > 0 && value_after(g, after) > start) {
+    start = value_after(g, after);
+    source = "the coordinator";
   }
   if (units_of_value(g, start) > g->tmax)
     return exhausted(g, err);
+  if (source != NULL && (rc = wait_for_start(g, start, source, err)) != 0)
+    return rc;
   now = clock_now(g);
   wall = units_of(g, now);
   if (wall > units_of_value(g, start))
@@ -507,8 +693,9 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   return 0;
 }
 
-int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
-                     const frond_gen_options *opts, frond_error *err) {
+int frond__gen_create_fenced(frond_gen **out, const frond_layout *l,
+                             uint64_t node, const frond_gen_options *opts,
+                             const frond__gen_fence *f, frond_error *err) {
   frond_gen *g;
   int rc;
   if (out == NULL || l == NULL)
@@ -518,7 +705,7 @@ int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
   memset(g, 0, sizeof(*g));
   pthread_mutex_init(&g->mu, NULL);
   frond__cond_init(&g->cv);
-  rc = gen_init(g, l, node, opts, err);
+  rc = gen_init(g, l, node, opts, f, err);
   if (rc == 0 && pthread_create(&g->thread, NULL, ticker_main, g) != 0)
     rc = frond__fail(err, FROND_ENOMEM, "cannot start the clock thread");
   if (rc != 0) {
@@ -530,6 +717,11 @@ int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
   }
   *out = g;
   return 0;
+}
+
+int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
+                     const frond_gen_options *opts, frond_error *err) {
+  return frond__gen_create_fenced(out, l, node, opts, NULL, err);
 }
 
 int frond_gen_close(frond_gen *g, frond_error *err) {
@@ -567,18 +759,73 @@ uint64_t frond_gen_node(const frond_gen *g) {
 }
 
 int64_t frond_gen_high_water_ms(frond_gen *g) {
+  /* state - 1: the last value handed out (state moves only by claims and
+  ** by raises to values not handed out yet). */
   uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed);
   return ms_of(g, units_of_value(g, v > 0 ? v - 1 : 0));
 }
 
-void frond_gen_set_blocked(frond_gen *g, int code) {
-  atomic_store(&g->blocked, code);
+void frond__gen_block(frond_gen *g, int code) {
+  assert(code < 0);
+  if (code >= 0)
+    code = FROND_EINVAL;
   pthread_mutex_lock(&g->mu);
+  atomic_store_explicit(&g->blocked, code, memory_order_relaxed);
   publish_limit(g, clock_now(g));
+  pthread_cond_broadcast(&g->cv); /* waiters fail now, not at max_wait */
   pthread_mutex_unlock(&g->mu);
 }
 
+void frond__gen_resume(frond_gen *g, int64_t after_ms, int64_t fence_ms) {
+  pthread_mutex_lock(&g->mu);
+  /* In this order: the floor first, the limit (release) last, so that no
+  ** call that sees the new limit can claim a value below the floor. */
+  if (after_ms > 0)
+    raise_state(g, value_after(g, after_ms));
+  raise_fence(g, fence_ms);
+  atomic_store_explicit(&g->blocked, 0, memory_order_relaxed);
+  publish_limit(g, clock_now(g));
+  pthread_cond_broadcast(&g->cv);
+  pthread_mutex_unlock(&g->mu);
+}
+
+void frond__gen_set_fence(frond_gen *g, int64_t fence_ms) {
+  pthread_mutex_lock(&g->mu);
+  if (raise_fence(g, fence_ms)) {
+    publish_limit(g, clock_now(g));
+    pthread_cond_broadcast(&g->cv);
+  }
+  pthread_mutex_unlock(&g->mu);
+}
+
+int64_t frond__layout_last_unit_ms(const frond_layout *l) {
+  return frond_layout_end_ms(l) - l->unit_ms;
+}
+
+int64_t frond__gen_fence_target(const frond_gen *g, int64_t now_ms,
+                                int64_t window_ms) {
+  int64_t last = frond__layout_last_unit_ms(&g->layout);
+  int64_t t = now_ms + g->opt.max_ahead_ms + window_ms;
+  return t > last ? last : t;
+}
+
+int64_t frond__gen_fence_ms(const frond_gen *g) {
+  return atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
+}
+
+int frond__gen_blocked(const frond_gen *g) {
+  return atomic_load_explicit(&g->blocked, memory_order_relaxed);
+}
+
+void frond_gen_set_blocked(frond_gen *g, int code) {
+  if (code != 0)
+    frond__gen_block(g, code);
+  else
+    frond__gen_resume(g, 0, INT64_MIN);
+}
+
 void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
+  int64_t fence = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
   memset(out, 0, sizeof(*out));
   out->borrowed = atomic_load_explicit(&g->borrowed, memory_order_relaxed);
   out->waits = atomic_load_explicit(&g->waits, memory_order_relaxed);
@@ -589,6 +836,9 @@ void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
   out->ahead_ms = atomic_load_explicit(&g->ahead_ms, memory_order_relaxed);
   out->reserved_ms =
       atomic_load_explicit(&g->reserved_ms, memory_order_relaxed);
+  out->fence_ms = fence == INT64_MAX ? 0 : fence;
+  out->fence_refused =
+      atomic_load_explicit(&g->fence_refused, memory_order_relaxed);
   pthread_mutex_lock(&g->mu);
   out->last_error = g->bg_err.code;
   pthread_mutex_unlock(&g->mu);

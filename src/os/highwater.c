@@ -104,7 +104,8 @@ int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len) {
                   frond__fnv1a64(body, (size_t)n));
 }
 
-/* Read "name=<digits>" at *p followed by a space. */
+/* Read "name=<digits>" at *p followed by a space. Digits as the writer
+** prints them: no sign, no leading zero. */
 static int field_u64(const char **p, const char *end, const char *name,
                      uint64_t *out) {
   size_t n = strlen(name);
@@ -114,7 +115,9 @@ static int field_u64(const char **p, const char *end, const char *name,
     return -1;
   *p += n + 1;
   q = memchr(*p, ' ', (size_t)(end - *p));
-  if (q == NULL || frond__parse_i64(*p, (size_t)(q - *p), &v) != 0 || v < 0)
+  if (q == NULL || q == *p || **p < '0' || **p > '9' ||
+      (**p == '0' && q - *p > 1) ||
+      frond__parse_i64(*p, (size_t)(q - *p), &v) != 0 || v < 0)
     return -1;
   *out = (uint64_t)v;
   *p = q + 1;
@@ -159,9 +162,13 @@ int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
     return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed fields");
   lay = p + 7;
   laylen = (size_t)(check - lay);
-  if (laylen == 0 || laylen >= sizeof(rec->layout) ||
-      memchr(lay, ' ', laylen) != NULL || t > (uint64_t)INT64_MAX)
+  if (laylen == 0 || laylen >= sizeof(rec->layout) || t > (uint64_t)INT64_MAX)
     return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed layout");
+  /* A spec is printable ASCII without spaces: a NUL or a control byte
+  ** would be cut off or misread, never round-tripped. */
+  for (size_t i = 0; i < laylen; i++)
+    if (lay[i] <= ' ' || lay[i] > '~')
+      return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed layout");
   rec->node = node;
   rec->time_ms = (int64_t)t;
   rec->seq = seq;

@@ -2,42 +2,13 @@
 ** test_snowflake.c -- the snowflake generator: uniqueness, order, the clock
 ** policy, time-bits exhaustion and the high-water file across restarts.
 */
-#include "testutil.h"
+#include "gen_util.h"
 #include "os/highwater.h"
 
-#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* 2026-01-01T00:00:00Z: where the fake clock starts. */
-#define T0 INT64_C(1767225600000)
-
-static const frond_layout *twitter(void) {
-  return frond_layout_preset(1);
-}
-
-static frond_gen *make_fake(fake_clock *c, int64_t max_ahead, int64_t max_wait,
-                            uint64_t node) {
-  frond_gen_options o;
-  frond_gen *g = NULL;
-  frond_error err = {0, ""};
-  frond_gen_options_init(&o);
-  o.clock = fake_clock_read;
-  o.clock_ctx = c;
-  o.max_ahead_ms = max_ahead;
-  o.max_wait_ms = max_wait;
-  if (frond_gen_create(&g, twitter(), node, &o, &err) != 0)
-    fail_msg("create: %s", err.message);
-  return g;
-}
-
-static frond_fields fields(const frond_gen *g, int64_t id) {
-  frond_fields f;
-  assert_int_equal(frond_decode(frond_gen_layout(g), id, &f, NULL), 0);
-  return f;
-}
 
 /* ---- uniqueness under threads ------------------------------------------ */
 
