@@ -4,8 +4,13 @@
 #include "os/file.h"
 #include "core/internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -14,6 +19,8 @@
 #include <unistd.h>
 
 #define TMP_TRIES 8
+/* A temporary file this old, of a process that is gone, is a leftover. */
+#define STALE_TMP_S 60
 
 static int write_all(int fd, const char *buf, size_t len) {
   while (len > 0) {
@@ -102,4 +109,44 @@ int frond__file_replace(const char *path, const void *data, size_t len,
   }
   close(dfd);
   return 0;
+}
+
+void frond__file_sweep(const char *path) {
+  char dir[PATH_MAX], full[PATH_MAX];
+  const char *base, *slash = strrchr(path, '/');
+  size_t bl;
+  DIR *d;
+  struct dirent *de;
+  if (slash) {
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash == path ? 1 : slash - path),
+             path);
+    base = slash + 1;
+  } else {
+    snprintf(dir, sizeof(dir), ".");
+    base = path;
+  }
+  bl = strlen(base);
+  if (!(d = opendir(dir)))
+    return;
+  while ((de = readdir(d)) != NULL) {
+    const char *n = de->d_name, *dot;
+    struct stat st;
+    char *end;
+    long pid;
+    size_t len = strlen(n);
+    if (len <= bl + 5 || strncmp(n, base, bl) != 0 || n[bl] != '.' ||
+        strcmp(n + len - 4, ".tmp") != 0)
+      continue;
+    pid = strtol(n + bl + 1, &end, 10);
+    dot = end;
+    if (pid <= 0 || *dot != '.' || pid == (long)getpid())
+      continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue; /* its writer may still be at work */
+    if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, n) >= sizeof(full) ||
+        stat(full, &st) != 0 || time(NULL) - st.st_mtime < STALE_TMP_S)
+      continue;
+    unlink(full);
+  }
+  closedir(d);
 }

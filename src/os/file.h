@@ -17,4 +17,9 @@
 int frond__file_replace(const char *path, const void *data, size_t len,
                         frond_error *err);
 
+/* Remove the temporary files that frond__file_replace left next to path in
+** processes that died between creating and renaming them: older than a
+** minute, of a pid that no longer exists. Best effort, never fails. */
+void frond__file_sweep(const char *path);
+
 #endif /* FROND_FILE_H */
