@@ -2,11 +2,14 @@
 ** cli_node.c -- `frond node`: the node IDs a coordinator hands out.
 **
 **   frond node list [--coordinator URI] [--json]
+**   frond node layout [--coordinator URI] [--set SPEC]
 **
 ** list: every node ID the coordinator knows, its owner (identity), its
 ** fence (the exact high-water time after a clean stop), the lease expiry
 ** (database lease) and whether a live process holds it now. It only reads;
 ** it never claims an ID.
+** layout: the layout the fleet records, and with --set the procedure that
+** changes it (refused while any node holds an ID).
 ** The coordinator is --coordinator, else $FROND_COORDINATOR, else
 ** FROND_COORD_DEFAULT. Only the public API is used.
 */
@@ -21,17 +24,24 @@ int frond__cli_node(int argc, char **argv);
 
 static const char usage[] =
     "usage: frond node list [--coordinator URI] [--json]\n"
+    "       frond node layout [--coordinator URI] [--set SPEC]\n"
     "\n"
-    "The node IDs a coordinator hands out: owner (host:port), the fence\n"
-    "(no ID above it was issued; the exact high-water time after a clean\n"
-    "stop), the lease expiry and whether a live process holds the ID now.\n"
-    "It never claims an ID.\n"
+    "list: the node IDs a coordinator hands out: owner (host:port), the\n"
+    "fence (no ID above it was issued; the exact high-water time after a\n"
+    "clean stop), the lease expiry and whether a live process holds the ID\n"
+    "now. It never claims an ID.\n"
+    "\n"
+    "layout: the layout the fleet's nodes must use. With --set, change it:\n"
+    "refused while any node holds an ID; records the largest ID the old\n"
+    "layout could have issued, and nodes under the new one start above it.\n"
     "\n"
     "  --coordinator URI  static:N | zk://host:port[,host:port...]/name |\n"
     "                     lease+sqlite:///path.db | lease+postgresql://...\n"
     "                     (default: $FROND_COORDINATOR, "
     "else " FROND_COORD_DEFAULT ")\n"
-    "  --json             JSON instead of a table\n";
+    "  --json             list: JSON instead of a table\n"
+    "  --set SPEC         layout: the new layout (a preset or keys, as for\n"
+    "                     'frond layouts')\n";
 
 static void print_json(const frond_coord_entry *e, size_t n) {
   frond__out_str("[\n");
@@ -120,14 +130,45 @@ static int node_list(int argc, char **argv) {
   return frond__out_finish(json ? FROND__EXIT_OK : rc);
 }
 
+static int node_layout(int argc, char **argv) {
+  const char *uri = NULL, *set = NULL;
+  int rc;
+  frond__opt opts[] = {{"coordinator", FROND__OPT_STR, &uri, 0, 0, 0},
+                       {"set", FROND__OPT_STR, &set, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"node layout", usage, opts, 0, 0, NULL, NULL, 0};
+  frond_coord *c = NULL;
+  frond_layout l;
+  frond_error err = {0, ""};
+  char spec[160];
+  int64_t floor_id = 0;
+
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (set && frond_layout_parse(set, &l, &err) != 0)
+    return frond__usage_error(a.cmd, "--set: %s", err.message);
+  if (open_coord(a.cmd, uri, &c, &err) != 0)
+    return frond__cli_fail(&err);
+  rc = set ? frond_coord_layout_set(c, &l, &floor_id, &err)
+           : frond_coord_layout_get(c, &l, &floor_id, &err);
+  frond_coord_close(c, NULL);
+  if (rc != 0)
+    return frond__cli_fail(&err);
+  frond_layout_format(&l, spec, sizeof(spec));
+  frond__out_printf("layout %s\nfloor %lld\n", spec, (long long)floor_id);
+  return frond__out_finish(FROND__EXIT_OK);
+}
+
 int frond__cli_node(int argc, char **argv) {
   if (argc < 2)
-    return frond__usage_error("node", "missing subcommand (list)");
+    return frond__usage_error("node", "missing subcommand (list, layout)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);
     return FROND__EXIT_OK;
   }
   if (strcmp(argv[1], "list") == 0)
     return node_list(argc - 1, argv + 1);
+  if (strcmp(argv[1], "layout") == 0)
+    return node_layout(argc - 1, argv + 1);
   return frond__usage_error("node", "unknown subcommand '%s'", argv[1]);
 }

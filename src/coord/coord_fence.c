@@ -171,8 +171,8 @@ void frond__coord_want(void *ctx) {
 /* How long the fencer may sleep before the next write is due. */
 static int64_t next_due_ms(frond_coord *c) {
   int64_t now = frond__coord_now(c);
-  int64_t by_fence = atomic_load(&c->durable_ms) - c->max_ahead_ms -
-                     c->t.window_ms / 2 - now;
+  int64_t by_fence =
+      atomic_load(&c->durable_ms) - c->max_ahead_ms - c->t.window_ms / 2 - now;
   int64_t by_report =
       atomic_load(&c->last_write_ms) + report_interval_ms(c) - now;
   int64_t ms = by_fence < by_report ? by_fence : by_report;
