@@ -246,12 +246,6 @@ typedef struct frond_gen_options {
   int64_t window_ms; /* reservation window, default FROND_DEFAULT_WINDOW_MS */
   frond_clock_fn clock; /* NULL: frond_clock_realtime */
   void *clock_ctx;
-  /* A high-water time (unix ms) known from elsewhere, e.g. a coordinator:
-  ** the logical clock starts above its unit, with the same wait-or-refuse
-  ** rule as for the file. 0: none. To be folded behind the coordinator's
-  ** internal API (which also brings the coordinator's fence); kept working
-  ** until the coordinator uses that. */
-  int64_t start_after_ms;
 } frond_gen_options;
 
 /* Fill opts with the defaults. */
@@ -303,14 +297,6 @@ FROND_EXPORT uint64_t frond_gen_node(const frond_gen *g);
 ** it. What a coordinator reports as this node's high-water time.
 ** Thread-safe. */
 FROND_EXPORT int64_t frond_gen_high_water_ms(frond_gen *g);
-
-/* Make every call fail with `code` (e.g. FROND_ENODE_ID_LOST while a
-** coordinator no longer holds the node ID) until called again with 0.
-** Costs nothing on the hot path. Thread-safe. To be folded behind the
-** coordinator's internal API: unblocking with 0 raises nothing, so it is
-** not a safe way to resume after another holder had the node ID (the
-** coordinator resumes above that holder's fence instead). */
-FROND_EXPORT void frond_gen_set_blocked(frond_gen *g, int code);
 
 /* Counters since create; relaxed reads, thread-safe. */
 typedef struct frond_gen_stats {

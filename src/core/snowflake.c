@@ -659,9 +659,7 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   if (g->opt.highwater_path != NULL &&
       (rc = start_from_file(g, now, &start, &source, err)) != 0)
     return rc;
-  after = g->opt.start_after_ms;
-  if (f != NULL && f->start_after_ms > after)
-    after = f->start_after_ms;
+  after = f != NULL ? f->start_after_ms : 0;
   if (after > 0 && value_after(g, after) > start) {
     start = value_after(g, after);
     source = "the coordinator";
@@ -815,13 +813,6 @@ int64_t frond__gen_fence_ms(const frond_gen *g) {
 
 int frond__gen_blocked(const frond_gen *g) {
   return atomic_load_explicit(&g->blocked, memory_order_relaxed);
-}
-
-void frond_gen_set_blocked(frond_gen *g, int code) {
-  if (code != 0)
-    frond__gen_block(g, code);
-  else
-    frond__gen_resume(g, 0, INT64_MIN);
 }
 
 void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {

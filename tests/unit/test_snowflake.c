@@ -351,11 +351,11 @@ static void test_blocked(void **state) {
   (void)state;
   assert_int_equal(frond_gen_create(&g, twitter(), 2, NULL, NULL), 0);
   assert_int_equal(frond_gen_next(g, &id, NULL), 0);
-  frond_gen_set_blocked(g, FROND_ENODE_ID_LOST);
+  frond__gen_block(g, FROND_ENODE_ID_LOST);
   id = -1;
   assert_int_equal(frond_gen_next(g, &id, &err), FROND_ENODE_ID_LOST);
   assert_int_equal(id, -1);
-  frond_gen_set_blocked(g, 0);
+  frond__gen_resume(g, 0, INT64_MIN);
   assert_int_equal(frond_gen_next(g, &id, NULL), 0);
   assert_true(id > 0);
   frond_gen_close(g, NULL);
@@ -383,12 +383,14 @@ static void test_coarse_unit_waits(void **state) {
 
 static void test_start_after(void **state) {
   frond_gen *g;
-  frond_gen_options o;
+  frond__gen_fence f;
   int64_t id, after = frond_clock_realtime(NULL) + 300;
   (void)state;
-  frond_gen_options_init(&o);
-  o.start_after_ms = after;
-  assert_int_equal(frond_gen_create(&g, twitter(), 2, &o, NULL), 0);
+  memset(&f, 0, sizeof(f));
+  f.start_after_ms = after;
+  f.fence_ms = INT64_MAX;
+  assert_int_equal(frond__gen_create_fenced(&g, twitter(), 2, NULL, &f, NULL),
+                   0);
   assert_int_equal(frond_gen_next(g, &id, NULL), 0);
   assert_true(fields(g, id).unix_ms > after);
   frond_gen_close(g, NULL);
