@@ -246,6 +246,13 @@ void frond__coord_cache_uri(const char *uri, char *buf, size_t len);
 /* Write atomically (temp file, fsync, rename, fsync of the directory). */
 int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
                              frond_error *err);
+/* The file's text into buf: its length, or -1 when it does not fit. */
+int frond__coord_cache_format(const frond_coord_cache *cc, char *buf,
+                              size_t len);
+/* Parse a cache file's bytes: 0, or -1 when torn, edited or garbage (the
+** checksum, every key, numbers in range). Pure. */
+int frond__coord_cache_parse(const char *data, size_t len,
+                             frond_coord_cache *cc);
 /* Read: 0, FROND_EIO with *missing = 1 when absent, HIGHWATER_CORRUPT when
 ** torn or garbage. */
 int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
@@ -271,6 +278,21 @@ int frond__coord_check_advertise(const char *s, frond_error *err);
 extern const frond_coord_methods frond__coord_static_methods;
 extern const frond_coord_methods frond__coord_zk_methods;
 extern const frond_coord_methods frond__coord_lease_methods;
+
+/* What ZooKeeper nodes hold, parsed (coord_zk.c; pure, fuzzed):
+** the fence in Leaf's JSON ("timestamp", 0 when absent), a number after
+** "<key> " in a claim's data (-1 when absent), and the layout record. */
+int64_t frond__zk_timestamp(const char *data);
+int64_t frond__zk_claim_field(const char *data, const char *key);
+typedef struct frond__zk_layout_rec {
+  char spec[FROND_COORD_SPEC_MAX];
+  char previous[FROND_COORD_SPEC_MAX];
+  int64_t floor;
+  int changing;
+} frond__zk_layout_rec;
+void frond__zk_parse_layout(const char *data, frond__zk_layout_rec *r);
+int frond__zk_format_layout(const frond__zk_layout_rec *r, char *buf,
+                            size_t len);
 
 /* Tests only: make the ZooKeeper server expire this process' session. */
 int frond__coord_zk_expire_session(frond_coord *c, frond_error *err);

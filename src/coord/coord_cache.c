@@ -79,18 +79,24 @@ int frond__coord_cache_name(const frond_coord *c, char *buf, size_t len) {
   return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+int frond__coord_cache_format(const frond_coord_cache *cc, char *buf,
+                              size_t len) {
+  int n = snprintf(buf, len,
+                   "# frond node cache\nuri=%s\nowner=%s\nworkerID=%" PRIu64
+                   "\nhigh_water_ms=%" PRId64 "\nreported_ms=%" PRId64 "\n",
+                   cc->uri, cc->owner, cc->node, cc->fence_ms, cc->reported_ms);
+  if (n < 0 || (size_t)n + 22 >= len)
+    return -1;
+  return n + snprintf(buf + n, len - (size_t)n, "end=%016" PRIx64 "\n",
+                      frond__fnv1a64(buf, (size_t)n));
+}
+
 int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
                              frond_error *err) {
   char buf[2048];
-  int n;
-  n = snprintf(buf, sizeof(buf),
-               "# frond node cache\nuri=%s\nowner=%s\nworkerID=%" PRIu64
-               "\nhigh_water_ms=%" PRId64 "\nreported_ms=%" PRId64 "\n",
-               cc->uri, cc->owner, cc->node, cc->fence_ms, cc->reported_ms);
-  if (n < 0 || (size_t)n >= sizeof(buf) - 32)
+  int n = frond__coord_cache_format(cc, buf, sizeof(buf));
+  if (n < 0)
     return frond__fail(err, FROND_EINVAL, "node cache entry too long");
-  n += snprintf(buf + n, sizeof(buf) - (size_t)n, "end=%016" PRIx64 "\n",
-                frond__fnv1a64(buf, (size_t)n));
   return frond__file_replace(path, buf, (size_t)n, err);
 }
 
@@ -128,34 +134,23 @@ static int cache_str(const char *buf, const char *key, char *out, size_t len) {
   return 0;
 }
 
-int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
-                            int *missing, frond_error *err) {
+int frond__coord_cache_parse(const char *data, size_t len,
+                             frond_coord_cache *cc) {
   char buf[2048], num[32], sum[24];
   const char *end;
-  ssize_t n;
   int64_t node, fence;
-  int fd;
-
-  *missing = 0;
-  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-    *missing = errno == ENOENT;
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
-                       strerror(errno));
-  }
-  n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n < 0)
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
-                       strerror(errno));
-  buf[n] = 0;
+  if (len >= sizeof(buf) || memchr(data, 0, len))
+    return -1;
+  memcpy(buf, data, len);
+  buf[len] = 0;
   end = strstr(buf, "end=");
   if (!end || (end != buf && end[-1] != '\n') ||
       cache_str(buf, "end", sum, sizeof(sum)) != 0)
-    goto corrupt;
+    return -1;
   snprintf(num, sizeof(num), "%016" PRIx64,
            frond__fnv1a64(buf, (size_t)(end - buf)));
   if (strcmp(num, sum) != 0)
-    goto corrupt;
+    return -1;
   if (cache_str(buf, "uri", cc->uri, sizeof(cc->uri)) != 0 ||
       cache_str(buf, "owner", cc->owner, sizeof(cc->owner)) != 0 ||
       cache_str(buf, "workerID", num, sizeof(num)) != 0 ||
@@ -164,13 +159,33 @@ int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
       frond__parse_i64(num, strlen(num), &fence) != 0 || fence < 0 ||
       cache_str(buf, "reported_ms", num, sizeof(num)) != 0 ||
       frond__parse_i64(num, strlen(num), &cc->reported_ms) != 0)
-    goto corrupt;
+    return -1;
   cc->node = (uint64_t)node;
   cc->fence_ms = fence;
   return 0;
-corrupt:
-  return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
-                     "node cache %s is torn or corrupt; remove it only if "
-                     "no other process uses its node ID",
-                     path);
+}
+
+int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
+                            int *missing, frond_error *err) {
+  char buf[2048];
+  ssize_t n;
+  int fd;
+
+  *missing = 0;
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+    *missing = errno == ENOENT;
+    return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
+                       strerror(errno));
+  }
+  n = read(fd, buf, sizeof(buf));
+  close(fd);
+  if (n < 0)
+    return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
+                       strerror(errno));
+  if (frond__coord_cache_parse(buf, (size_t)n, cc) != 0)
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
+                       "node cache %s is torn or corrupt; remove it only if "
+                       "no other process uses its node ID",
+                       path);
+  return 0;
 }

@@ -244,7 +244,7 @@ static int parse_child(const char *name, size_t *olen, uint64_t *seq) {
   return 0;
 }
 
-static int64_t json_timestamp(const char *buf) {
+int64_t frond__zk_timestamp(const char *buf) {
   const char *t = strstr(buf, "\"timestamp\":");
   return t ? strtoll(t + 12, NULL, 10) : 0;
 }
@@ -263,8 +263,7 @@ static int claim_data(zk *z, int64_t now, char *buf, size_t len) {
                   z->zh ? zoo_recv_timeout(z->zh) : (int)z->c->t.session_ms);
 }
 
-/* A number after "<key> " in a claim's data, or -1. */
-static int64_t claim_field(const char *data, const char *key) {
+int64_t frond__zk_claim_field(const char *data, const char *key) {
   char k[32];
   const char *p;
   snprintf(k, sizeof(k), " %s ", key);
@@ -282,12 +281,7 @@ static int zget(zk *z, const char *path, char *buf, struct Stat *st) {
 
 /* ---- the layout record -------------------------------------------------- */
 
-typedef struct {
-  char spec[FROND_COORD_SPEC_MAX];
-  char previous[FROND_COORD_SPEC_MAX];
-  int64_t floor;
-  int changing;
-} layout_rec;
+typedef frond__zk_layout_rec layout_rec;
 
 static void rec_line(const char *buf, const char *key, char *out, size_t len) {
   size_t kl = strlen(key);
@@ -299,7 +293,7 @@ static void rec_line(const char *buf, const char *key, char *out, size_t len) {
     }
 }
 
-static void parse_rec(const char *buf, layout_rec *r) {
+void frond__zk_parse_layout(const char *buf, layout_rec *r) {
   char v[32];
   memset(r, 0, sizeof(*r));
   rec_line(buf, "spec", r->spec, sizeof(r->spec));
@@ -310,7 +304,7 @@ static void parse_rec(const char *buf, layout_rec *r) {
   r->changing = strcmp(v, "changing") == 0;
 }
 
-static int format_rec(const layout_rec *r, char *buf, size_t len) {
+int frond__zk_format_layout(const layout_rec *r, char *buf, size_t len) {
   return snprintf(
       buf, len, "spec=%s\nfloor=%" PRId64 "\nprevious=%s\nstate=%s\n", r->spec,
       r->floor, r->previous, r->changing ? "changing" : "ready");
@@ -327,7 +321,7 @@ static int check_layout(zk *z, frond_error *err) {
   if (rc == ZNONODE) {
     memset(&r, 0, sizeof(r));
     snprintf(r.spec, sizeof(r.spec), "%s", c->layout_spec);
-    format_rec(&r, buf, sizeof(buf));
+    frond__zk_format_layout(&r, buf, sizeof(buf));
     rc = zoo_create(z->zh, z->layout, buf, (int)strlen(buf),
                     &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
     if (rc != ZOK && rc != ZNODEEXISTS)
@@ -336,7 +330,7 @@ static int check_layout(zk *z, frond_error *err) {
   }
   if (rc != ZOK)
     return zfail(err, rc, "get", z->layout);
-  parse_rec(buf, &r);
+  frond__zk_parse_layout(buf, &r);
   if (r.changing)
     return frond__fail(err, FROND_ECOORD,
                        "the fleet's layout is being changed (from %s, see %s): "
@@ -397,7 +391,7 @@ static int create_claim(zk *z, int wait, frond_error *err) {
                          "%s",
                          z->node, held);
     if (!deadline) {
-      int64_t s = claim_field(held, "session");
+      int64_t s = frond__zk_claim_field(held, "session");
       bound = (s > 0 ? s : zoo_recv_timeout(z->zh)) + CLAIM_WAIT_MARGIN_MS;
       deadline = frond__mono_ns() + bound * 1000000;
       frond_log(FROND_LOG_WARN,
@@ -446,7 +440,7 @@ static int reclaim(zk *z, struct String_vector *kids, frond_error *err) {
         continue;
       if (zget(z, old, buf, &st) != ZOK)
         continue;
-      ts = json_timestamp(buf);
+      ts = frond__zk_timestamp(buf);
       if (now - ts < c->t.retention_ms)
         continue;
       zp(nw, "%s/%s-%010" PRIu64, z->forever, c->owner, seq);
@@ -511,7 +505,7 @@ static int read_mine(zk *z, int64_t *fence, int32_t *version,
     return frond__fail(err, FROND_ENODE_ID_LOST, "%s was removed", z->mine);
   if (rc != ZOK)
     return zfail(err, rc, "get", z->mine);
-  *fence = json_timestamp(buf);
+  *fence = frond__zk_timestamp(buf);
   *version = st.version;
   return 0;
 }
@@ -766,7 +760,7 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     snprintf(e[k].owner, sizeof(e[k].owner), "%.*s", (int)olen, kids.data[i]);
     zp(path, "%s/%s", z->forever, kids.data[i]);
     if (zget(z, path, buf, &st) == ZOK)
-      e[k].fence_ms = json_timestamp(buf);
+      e[k].fence_ms = frond__zk_timestamp(buf);
     zp(claim, "%s/%010" PRIu64, z->claims, seq);
     e[k].live = zoo_exists(z->zh, claim, 0, NULL) == ZOK;
     k++;
@@ -823,7 +817,7 @@ static int zk_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
     zp(path, "%s/%s", z->claims, kids.data[i]);
     if (strcmp(path, z->claim) == 0 || zget(z, path, buf, &ps) != ZOK)
       continue;
-    if ((clock = claim_field(buf, "clock")) > 0)
+    if ((clock = frond__zk_claim_field(buf, "clock")) > 0)
       peers[n++] = clock - ps.mtime;
   }
   deallocate_String_vector(&kids);
@@ -858,7 +852,7 @@ static int zk_layout_get(frond_coord *c, char *spec, size_t len,
     return 0;
   if (rc != ZOK)
     return zfail(err, rc, "get", z->layout);
-  parse_rec(buf, &r);
+  frond__zk_parse_layout(buf, &r);
   snprintf(spec, len, "%s", r.spec);
   *floor_id = r.floor;
   return 0;
@@ -907,7 +901,7 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   if (rc == ZNONODE) {
     memset(&r, 0, sizeof(r));
     snprintf(r.spec, sizeof(r.spec), "%s", spec);
-    format_rec(&r, buf, sizeof(buf));
+    frond__zk_format_layout(&r, buf, sizeof(buf));
     rc = zoo_create(z->zh, z->layout, buf, (int)strlen(buf),
                     &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
     *floor_id = 0;
@@ -915,11 +909,11 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   }
   if (rc != ZOK)
     return zfail(err, rc, "get", z->layout);
-  parse_rec(buf, &r);
+  frond__zk_parse_layout(buf, &r);
   keep = r;
   keep.changing = 0;
   r.changing = 1;
-  format_rec(&r, buf, sizeof(buf));
+  frond__zk_format_layout(&r, buf, sizeof(buf));
   if ((rc = zoo_set2(z->zh, z->layout, buf, (int)strlen(buf), st.version,
                      &st)) != ZOK)
     return rc == ZBADVERSION
@@ -928,7 +922,7 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
                : zfail(err, rc, "set", z->layout);
   if ((live = live_claims(z, who, sizeof(who), err)) != 0 ||
       (rc = zk_list(c, &e, &n, err)) != 0) {
-    format_rec(&keep, buf, sizeof(buf));
+    frond__zk_format_layout(&keep, buf, sizeof(buf));
     zoo_set(z->zh, z->layout, buf, (int)strlen(buf), st.version);
     if (live > 0)
       goto in_use;
@@ -942,7 +936,7 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   snprintf(r.spec, sizeof(r.spec), "%s", spec);
   snprintf(r.previous, sizeof(r.previous), "%s", keep.spec);
   r.floor = *floor_id;
-  format_rec(&r, buf, sizeof(buf));
+  frond__zk_format_layout(&r, buf, sizeof(buf));
   rc = zoo_set(z->zh, z->layout, buf, (int)strlen(buf), st.version);
   return rc == ZOK ? 0 : zfail(err, rc, "set", z->layout);
 in_use:
