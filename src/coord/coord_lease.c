@@ -29,9 +29,9 @@
 ** clock; safety does not depend on them (coord.c's watchdog stops a node
 ** at 9/10 of its lease only so that a takeover finds it stopped).
 **
-** A statement that gets no answer within a third of the lease is abandoned
-** with its connection (PostgreSQL): a partitioned node must not hang in a
-** renewal.
+** A fence write that gets no answer within a third of the lease is
+** abandoned with its connection (PostgreSQL): a partitioned node must not
+** hang in a renewal. Other statements get connect_ms (at least as long).
 */
 #include "coord/coord.h"
 #include "core/internal.h"
@@ -71,6 +71,10 @@ typedef struct {
   char token[40];
   uint64_t node;
   int held;
+  /* How long a statement may go unanswered: a third of the lease for the
+  ** fence writes (a renewal must not outlive the lease), connect_ms or
+  ** that, whichever is longer, for the rest. */
+  int64_t answer_ms;
 } lease;
 
 static const char *now_sqlite =
@@ -245,7 +249,7 @@ static int exec_pg(lease *l, const char *sql, int np, const char **pv,
   if ((!l->pg || PQstatus(l->pg) != CONNECTION_OK) &&
       (rc = pg_connect(l, err)) != 0)
     return rc;
-  deadline = frond__mono_ns() + l->c->t.lease_ms / 3 * 1000000;
+  deadline = frond__mono_ns() + l->answer_ms * 1000000;
   if (!PQsendQueryParams(l->pg, sql, np, NULL, pv, NULL, NULL, 0))
     goto broken;
   while ((f = PQflush(l->pg)) == 1)
@@ -291,7 +295,7 @@ broken:
   ** not have committed. The connection is dropped, never reused. */
   rc = frond__fail(err, FROND_ECOORD,
                    "lease (postgresql): no answer within %" PRId64 " ms%s%s",
-                   l->c->t.lease_ms / 3, l->pg ? ": " : "",
+                   l->answer_ms, l->pg ? ": " : "",
                    l->pg ? PQerrorMessage(l->pg) : "");
   if (first)
     PQclear(first);
@@ -353,6 +357,8 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
   l->c = c;
   c->impl = l;
   c->validity_ms = c->t.lease_ms - c->t.lease_ms / 10;
+  l->answer_ms =
+      c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
 
   if (strncmp(base, "sqlite:", 7) == 0) {
     const char *path = base + 7;
@@ -578,6 +584,7 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   snprintf(ms, sizeof(ms), "%" PRId64, c->t.lease_ms);
   snprintf(f, sizeof(f), "%" PRId64, fence_ms);
   t0 = frond__coord_now(c);
+  l->answer_ms = c->t.lease_ms / 3;
   rc = exec(l,
             "UPDATE frond_node SET lease_expires = @now + $3, "
             "high_water_ms = $4, updated = @now "
@@ -585,6 +592,8 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
             "frond_meta WHERE name = 'layout' AND value = $5) "
             "RETURNING @now",
             5, pv, &r, NULL, err);
+  l->answer_ms =
+      c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
   t1 = frond__coord_now(c);
   if (rc == 0 && r.n == 1)
     atomic_store(&c->clock_offset_ms,

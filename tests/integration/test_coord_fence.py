@@ -112,14 +112,41 @@ def start_run(tool, ms, path, batch=16):
     tool.p.stdin.flush()
 
 
+def partitioned(name, a, proxy, cut_for, make_b, run_ms):
+    """A issues while its link to the coordinator goes silent for cut_for
+    seconds; then B, a later holder of A's node ID, issues. Returns
+    nothing; fails on any ID both issued."""
+    d = ft.tempdir("frond-fence-")
+    b = None
+    try:
+        fa, fb = os.path.join(d, "a.ids"), os.path.join(d, "b.ids")
+        start_run(a, run_ms, fa)
+        time.sleep(0.4)
+        proxy.blackhole()
+        time.sleep(cut_for)
+        b = make_b()
+        ft.check(b.ok and b.node == a.node, "B: %s" % b.first)
+        r = b.cmd("run 2000 %s 16" % fb, timeout=30).split()
+        ft.check(r[0] == "ran" and int(r[1]) > 0, "B issued nothing: %s" % r)
+        r = a.readline(30).split()
+        ft.check(r[0] == "ran", "A's run: %s" % r)
+        ia, ib = ids_of(fa), ids_of(fb)
+        dup = duplicates(ia, ib)
+        print("%s: A %d IDs, B %d IDs, %d duplicates"
+              % (name, len(ia), len(ib), dup), flush=True)
+        ft.check(dup == 0, "%d IDs issued by both holders" % dup)
+    finally:
+        if b and b.ok:
+            b.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_lease_partitioned_holder_vs_successor():
     """A holds node 0 through a proxy and borrows a second ahead of the
     clock; the proxy goes silent, A's lease runs out and B takes the row
     directly. Nothing A issued may be issued by B."""
     db = Postgres()
-    proxy = None
-    a = b = None
-    d = ft.tempdir("frond-fence-")
+    proxy = a = None
     try:
         host_port = db.base.split("@")[1].split("/")[0]
         host, port = host_port.rsplit(":", 1)
@@ -129,30 +156,15 @@ def test_lease_partitioned_holder_vs_successor():
                                                % proxy.port), lease)
         a = Tool(via, port=1, layout=SMALL)
         ft.check(a.ok and a.node == 0, "A: %s" % a.first)
-        fa, fb = os.path.join(d, "a.ids"), os.path.join(d, "b.ids")
-        start_run(a, 5000, fa)
-        time.sleep(0.4)
-        proxy.blackhole()
-        time.sleep(1.8)  # the lease ran out in the database
-        b = Tool(db.uri(lease), port=2, layout=SMALL)
-        ft.check(b.ok and b.node == 0, "B took the row: %s" % b.first)
-        r = b.cmd("run 2000 %s 16" % fb, timeout=30).split()
-        ft.check(r[0] == "ran" and int(r[1]) > 0, "B issued nothing: %s" % r)
-        r = a.readline(30).split()
-        ft.check(r[0] == "ran", "A's run: %s" % r)
-        ia, ib = ids_of(fa), ids_of(fb)
-        dup = duplicates(ia, ib)
-        print("lease partition: A %d IDs, B %d IDs, %d duplicates"
-              % (len(ia), len(ib), dup), flush=True)
-        ft.check(dup == 0, "%d IDs issued by both holders" % dup)
-        b.close()
+        # 1.8 s: the lease (1.5 s) ran out in the database.
+        partitioned("lease partition", a, proxy, 1.8,
+                    lambda: Tool(db.uri(lease), port=2, layout=SMALL), 5000)
     finally:
         if a:
             a.kill()
         if proxy:
             proxy.close()
         db.cleanup()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_zk_disconnected_beyond_session_same_identity():
@@ -162,34 +174,19 @@ def test_zk_disconnected_beyond_session_same_identity():
     zk = ZooKeeper()
     proxy = Proxy(("127.0.0.1", zk.port))
     a = None
-    d = ft.tempdir("frond-fence-")
     try:
         via = "zk://127.0.0.1:%d/fence?%s" % (proxy.port, FAST)
         a = Tool(via, ip="10.7.0.1", layout=SMALL)
         ft.check(a.ok, "A: %s" % a.first)
-        fa, fb = os.path.join(d, "a.ids"), os.path.join(d, "b.ids")
-        start_run(a, 9000, fa)
-        time.sleep(0.4)
-        proxy.blackhole()
-        time.sleep(3.5)  # session_ms=2000: the server expires A's session
-        b = Tool(zk.uri("fence"), ip="10.7.0.1", layout=SMALL)
-        ft.check(b.ok and b.node == a.node, "B: %s" % b.first)
-        r = b.cmd("run 2000 %s 16" % fb, timeout=30).split()
-        ft.check(r[0] == "ran" and int(r[1]) > 0, "B issued nothing: %s" % r)
-        r = a.readline(30).split()
-        ft.check(r[0] == "ran", "A's run: %s" % r)
-        ia, ib = ids_of(fa), ids_of(fb)
-        dup = duplicates(ia, ib)
-        print("zk partition: A %d IDs, B %d IDs, %d duplicates"
-              % (len(ia), len(ib), dup), flush=True)
-        ft.check(dup == 0, "%d IDs issued by both holders" % dup)
-        b.close()
+        # 3.5 s: session_ms=2000, the server expires A's session.
+        partitioned("zk partition", a, proxy, 3.5,
+                    lambda: Tool(zk.uri("fence"), ip="10.7.0.1",
+                                 layout=SMALL), 9000)
     finally:
         if a:
             a.kill()
         proxy.close()
         zk.cleanup()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_restart_right_after_burst():
