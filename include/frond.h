@@ -455,8 +455,8 @@ typedef struct frond_coord_stats {
   int last_error;   /* last background error code, 0: none */
   char last_error_message[256];
   /* This clock minus the reference clock in ms (see docs/coordinators.md:
-  ** the other live nodes' at start for ZooKeeper, the database's for the
-  ** lease), updated at every fence write; clock_checked is 0 when not
+  ** the other live nodes' for ZooKeeper, the database's for the lease),
+  ** measured at start and at every fence write; clock_checked is 0 until
   ** measured (static coordinator, started from the cache). */
   int64_t clock_offset_ms;
   int clock_checked;

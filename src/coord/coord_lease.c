@@ -595,9 +595,11 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   l->answer_ms =
       c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
   t1 = frond__coord_now(c);
-  if (rc == 0 && r.n == 1)
+  if (rc == 0 && r.n == 1) {
     atomic_store(&c->clock_offset_ms,
                  t0 + (t1 - t0) / 2 - col_i64(&r.rows[0], 0));
+    atomic_store(&c->clock_checked, 1);
+  }
   if (rc == 0 && r.n != 1 && (rc = layout_verdict(l, err)) == 0) {
     l->held = 0;
     rc = frond__fail(err, FROND_ENODE_ID_LOST,

@@ -594,6 +594,7 @@ static void note_clock(zk *z, int64_t t0, int64_t t1, int64_t mtime) {
     atomic_store(&c->clock_offset_ms, (t0 - mtime) - z->peer_raw);
   else
     atomic_store(&c->clock_offset_ms, t0 + (t1 - t0) / 2 - mtime);
+  atomic_store(&c->clock_checked, 1);
 }
 
 static int zk_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
