@@ -43,10 +43,11 @@
 ** thread; a call that reaches it asks for it at once through the `want`
 ** hook and waits up to max_wait.
 **
-** Starting: the logical clock begins above the high-water record and above
-** the coordinator's start_after_ms, waiting when that start is ahead of the
-** clock by less than the start slack (frond__start_slack_ms) and refusing
-** beyond.
+** Starting: the logical clock begins above the high-water record (exactly:
+** above the largest ID the record's layout could have issued there, so a
+** changed layout never reissues a number) and above the coordinator's
+** start_after_ms, waiting when that start is ahead of the clock by less
+** than the start slack (frond__start_slack_ms) and refusing beyond.
 **
 ** Locking: `mu` guards reserved_units, fence_units, the file, the block
 ** code's changes and the writes of `limit` (so that a stale clock reading
@@ -503,23 +504,46 @@ int64_t frond__start_slack_ms(int64_t max_ahead_ms, int64_t window_ms,
   return max_ahead_ms + window_ms + max_wait_ms;
 }
 
-/* The first value a restart may issue after the record, in g's layout. */
+/* Where to start after the high-water record `rec`: above the largest ID
+** the record's layout could have issued (frond__hw_first_after). When the
+** layout changed and that start lies beyond what a restart waits for, or
+** beyond the layout's end, refuse here, naming both layouts; the clock rule
+** for the rest is wait_for_start's. */
 static int start_after_record(frond_gen *g, const frond__hw_record *rec,
                               int64_t now, uint64_t *start, frond_error *err) {
-  int64_t u = units_of(g, rec->time_ms);
-  (void)now;
-  (void)err;
-  if (strcmp(rec->layout, g->spec) == 0 && ms_of(g, u) == rec->time_ms &&
-      rec->seq <= g->seq_mask) {
-    *start = ((uint64_t)u << g->seq_bits | rec->seq) + 1;
-  } else {
-    /* Written under another layout: start in the next whole unit. */
-    frond_log(FROND_LOG_WARN,
-              "high-water file was written with layout '%s', now '%s': "
-              "starting after its time",
-              rec->layout, g->spec);
-    *start = (uint64_t)(u + 1) << g->seq_bits;
+  const char *path = g->opt.highwater_path;
+  frond_error e = {0, ""};
+  char was[40], need[40];
+  int64_t last_id, u;
+  int rc = frond__hw_first_after(rec, &g->layout, g->node, start, &last_id, &e);
+  if (rc != 0)
+    return frond__fail(err, rc, "%s: %s", path, e.message);
+  if (strcmp(rec->layout, g->spec) == 0)
+    return 0;
+  u = units_of_value(g, *start);
+  frond__format_rfc3339(rec->time_ms, was, sizeof(was));
+  if (u > g->tmax)
+    return frond__fail(err, FROND_ELAYOUT_INVALID,
+                       "%s: written under layout '%s' up to ID %" PRId64
+                       " (%s); layout '%s' has no ID above it for node %" PRIu64
+                       ": keep the old layout",
+                       path, rec->layout, last_id, was, g->spec, g->node);
+  if (ms_of(g, u) - now > g->slack_ms) {
+    frond__format_rfc3339(ms_of(g, u), need, sizeof(need));
+    return frond__fail(
+        err, FROND_ELAYOUT_INVALID,
+        "%s: written under layout '%s' up to ID %" PRId64
+        " (%s); layout '%s' passes that ID only from %s, %" PRId64
+        " ms ahead of the clock (a restart waits at most %" PRId64
+        " ms): keep the old layout or choose one whose IDs are "
+        "above it now",
+        path, rec->layout, last_id, was, g->spec, need, ms_of(g, u) - now,
+        g->slack_ms);
   }
+  frond_log(FROND_LOG_WARN,
+            "%s: written under layout '%s' up to ID %" PRId64
+            "; starting under layout '%s' above it",
+            path, rec->layout, last_id, g->spec);
   return 0;
 }
 
