@@ -198,7 +198,8 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 **     max_wait_ms could not be enough);
 **   - a call that fails, for any reason, consumes nothing: the logical
 **     clock, the high water it reports and the clean-close record count
-**     only IDs actually issued;
+**     only IDs actually issued; calls that wait are served before calls
+**     that come later, and a call never fails while its IDs are allowed;
 **   - with a high-water file, no ID is issued whose time is above the
 **     reservation already made durable in that file (see below);
 **   - under a coordinator, no ID is issued whose time is above the

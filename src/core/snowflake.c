@@ -97,6 +97,7 @@ struct frond_gen {
   pthread_t thread;
   int stop;               /* under mu */
   int renew_wanted;       /* under mu: a caller waits for the reservation */
+  int waiting;            /* under mu: calls waiting in the slow path */
   int64_t reserved_units; /* under mu; tmax without a file */
   int64_t fence_units;    /* under mu; tmax without a coordinator fence */
   frond__hw *hw;
@@ -130,20 +131,28 @@ static int64_t units_of_value(const frond_gen *g, uint64_t v) {
   return (int64_t)(v >> g->seq_bits);
 }
 
-/* Recompute `limit` from the clock reading `now`. Release: whoever reads
-** the new limit also sees every write made before it under mu (a raised
-** state above all). Expects mu held. */
-static void publish_limit(frond_gen *g, int64_t now) {
+/* The first value the clock reading `now`, the reservation, the fence and
+** the layout allow no call to reach. Expects mu held. */
+static uint64_t bounds_limit(const frond_gen *g, int64_t now) {
   int64_t l = units_of(g, now) + g->ahead_units;
-  uint64_t lim;
   if (l > g->reserved_units)
     l = g->reserved_units;
   if (l > g->fence_units)
     l = g->fence_units;
   if (l > g->tmax)
     l = g->tmax;
-  lim = l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
-  if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0)
+  return l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
+}
+
+/* Recompute `limit` from the clock reading `now`: 0 (every call to the
+** slow path) while blocked or while calls wait there, so that no call
+** overtakes them on the hot path. Release: whoever reads the new limit
+** also sees every write made before it under mu (a raised state above
+** all). Expects mu held. */
+static void publish_limit(frond_gen *g, int64_t now) {
+  uint64_t lim = bounds_limit(g, now);
+  if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0 ||
+      g->waiting > 0)
     lim = 0;
   atomic_store_explicit(&g->limit, lim, memory_order_release);
 }
@@ -337,25 +346,49 @@ static int clock_behind(const frond_gen *g, int64_t now, int64_t units,
                      g->opt.max_wait_ms);
 }
 
+/* Why a call that waited max_wait still cannot have its values. */
+static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
+                     frond_error *err) {
+  if (ms_of(g, last_units - g->ahead_units) > now)
+    return clock_behind(g, now, last_units, err);
+  if (last_units > g->reserved_units)
+    return frond__fail(err, FROND_ECLOCK_BEHIND,
+                       "the high-water reservation was not extended within "
+                       "max_wait (%" PRId64 " ms)",
+                       g->opt.max_wait_ms);
+  if (last_units > g->fence_units)
+    return fence_reached(g, g->opt.max_wait_ms, err);
+  return frond__fail(err, FROND_ECLOCK_BEHIND,
+                     "the calls waiting before this one were not served "
+                     "within max_wait (%" PRId64 " ms)",
+                     g->opt.max_wait_ms);
+}
+
 /*
 ** A call for n values that the hot path could not claim below `limit`.
 ** Under mu, in a loop: claim them (compare-and-swap, as the hot path) when
-** they are allowed now; else wait when the wall clock, the reservation or
-** the fence can allow them within max_wait; else fail. Nothing is claimed
-** on failure. The values are read afresh each turn: other calls keep
-** issuing on the hot path meanwhile.
+** every bound allows them now; else wait when the wall clock, the
+** reservation or the fence can allow them within max_wait; else fail.
+** Nothing is claimed on failure.
+**
+** Calls that wait are served before new ones: while any waits, the limit
+** is 0, so every new call comes here and waits once (a tick or a claim
+** wakes it) before it may claim. Waiters then claim in whatever order they
+** get the lock, so one that is not scheduled holds no one up. A call never
+** fails while its values are allowed. max_wait counts from the lock.
 */
 static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
                     frond_error *err) {
-  int64_t t0 = frond__mono_ns();
-  int64_t deadline = t0 + g->opt.max_wait_ms * 1000000;
-  int waited = 0, wanted = 0, rc = 0;
+  int64_t deadline;
+  int waited = 0, wanted = 0, queued = 0, rc = 0;
   pthread_mutex_lock(&g->mu);
+  deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
     uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
     uint64_t last = cur + n - 1;
-    int64_t last_units = units_of_value(g, last), now, need_ms, remain_ns;
+    int64_t last_units = units_of_value(g, last), now, need_ms, remain_ns,
+            wake_ns;
     if (blocked != 0) {
       rc = frond__fail(err, blocked,
                        "snowflake IDs are suspended on node %" PRIu64 ": %s",
@@ -367,74 +400,65 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
       break;
     }
     now = clock_now(g);
-    publish_limit(g, now);
-    if (last < atomic_load_explicit(&g->limit, memory_order_relaxed)) {
+    /* A call's turn: when nobody waits, or once it has waited itself; and
+    ** always rather than fail at its deadline. */
+    if (last < bounds_limit(g, now) &&
+        ((queued ? waited : g->waiting == 0) || frond__mono_ns() >= deadline)) {
       if (atomic_compare_exchange_strong_explicit(&g->state, &cur, cur + n,
                                                   memory_order_relaxed,
                                                   memory_order_relaxed)) {
         *first = cur;
         break;
       }
-      continue;
+      continue; /* the hot path moved state meanwhile */
     }
     remain_ns = deadline - frond__mono_ns();
-    /* The logical clock more than max_ahead in front of the wall clock:
-    ** wait only if the wall clock can catch up within max_wait. */
+    /* More than max_ahead in front of the wall clock: wait only if the
+    ** wall clock can catch up within max_wait. */
     need_ms = ms_of(g, last_units - g->ahead_units) - now;
-    if (need_ms > 0) {
-      if (need_ms > remain_ns / 1000000) {
-        rc = clock_behind(g, now, last_units, err);
-        break;
-      }
-      waited = 1;
+    if (need_ms > 0 && need_ms > remain_ns / 1000000) {
+      rc = clock_behind(g, now, last_units, err);
+      break;
+    }
+    if (last_units > g->reserved_units && g->bg_err.code != 0) {
+      rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
+      break;
+    }
+    if (last_units > g->fence_units && !wanted && g->want != NULL) {
+      /* Ask once per call, without our lock: the coordinator may extend
+      ** the fence from inside the hook. */
+      wanted = 1;
       pthread_mutex_unlock(&g->mu);
-      frond__sleep_ns(need_ms * 1000000);
+      g->want(g->want_ctx);
       pthread_mutex_lock(&g->mu);
       continue;
     }
-    if (last_units > g->reserved_units) {
-      if (g->bg_err.code != 0) {
-        rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
-        break;
-      }
-      if (remain_ns <= 0) {
-        rc = frond__fail(err, FROND_ECLOCK_BEHIND,
-                         "the high-water reservation was not extended within "
-                         "max_wait (%" PRId64 " ms)",
-                         g->opt.max_wait_ms);
-        break;
-      }
+    if (remain_ns <= 0) {
+      rc = timed_out(g, now, last_units, err);
+      break;
+    }
+    if (last_units > g->reserved_units && !g->renew_wanted) {
       g->renew_wanted = 1;
-      pthread_cond_broadcast(&g->cv);
-      frond__cond_wait_until(&g->cv, &g->mu, deadline);
-      waited = 1;
-      continue;
+      pthread_cond_broadcast(&g->cv); /* the ticker extends it now */
     }
-    if (last_units > g->fence_units) {
-      if (!wanted && g->want != NULL) {
-        /* Ask once per call, without our lock: the coordinator may extend
-        ** the fence from inside the hook. */
-        wanted = 1;
-        pthread_mutex_unlock(&g->mu);
-        g->want(g->want_ctx);
-        pthread_mutex_lock(&g->mu);
-        continue;
-      }
-      if (remain_ns <= 0) {
-        rc = fence_reached(g, (frond__mono_ns() - t0) / 1000000, err);
-        break;
-      }
-      frond__cond_wait_until(&g->cv, &g->mu, deadline);
-      waited = 1;
-      continue;
+    if (!queued) {
+      queued = 1;
+      g->waiting++;
+      publish_limit(g, now);
     }
-    /* Not reached: the bounds above are the limit's, read at the same
-    ** `now`. Should they ever disagree, look again later, never claim. */
-    assert(!"limit and its bounds disagree");
-    pthread_mutex_unlock(&g->mu);
-    frond__sleep_ns(100000);
-    pthread_mutex_lock(&g->mu);
+    waited = 1;
+    /* The ticker wakes every waiter each period; a claim, a new fence, a
+    ** block or a resume also do. */
+    wake_ns =
+        frond__mono_ns() + (need_ms > 0 ? need_ms * 1000000 : g->period_ns);
+    frond__cond_wait_until(&g->cv, &g->mu,
+                           wake_ns < deadline ? wake_ns : deadline);
   }
+  if (queued)
+    g->waiting--;
+  publish_limit(g, clock_now(g));
+  if (g->waiting > 0)
+    pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
   if (waited)
     atomic_fetch_add_explicit(&g->waits, 1, memory_order_relaxed);

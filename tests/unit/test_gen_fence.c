@@ -101,6 +101,64 @@ static void test_hammer_past_max_ahead(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* Threads asking flat out past max_ahead on the real clock: the layout's
+** rate is shared among them and no call that waits for the clock loses its
+** turn to calls that came later, so none fails. (When a waiter held no
+** values, the thread that came back first took every new unit and the
+** others failed CLOCK_BEHIND after max_wait.) */
+typedef struct racer {
+  pthread_t thread;
+  frond_gen *g;
+  int64_t deadline_ns;
+  uint64_t ok, failed;
+  frond_error err;
+} racer;
+
+static void *racer_main(void *arg) {
+  racer *r = arg;
+  int64_t id;
+  for (uint64_t k = 0; k < 20000000 && frond__mono_ns() < r->deadline_ns; k++) {
+    if (frond_gen_next(r->g, &id, &r->err) == 0)
+      r->ok++;
+    else
+      r->failed++;
+  }
+  return NULL;
+}
+
+static void test_waiters_not_starved(void **state) {
+  enum { THREADS = 3 };
+  frond_gen *g;
+  frond_gen_options o;
+  racer r[THREADS];
+  frond_gen_stats st;
+  uint64_t ok = 0, failed = 0;
+  (void)state;
+  frond_gen_options_init(&o);
+  o.max_ahead_ms = 5;
+  o.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
+  assert_int_equal(frond_gen_create(&g, twitter(), 1, &o, NULL), 0);
+  for (int i = 0; i < THREADS; i++) {
+    memset(&r[i], 0, sizeof(r[i]));
+    r[i].g = g;
+    r[i].deadline_ns = frond__mono_ns() + 400 * 1000000LL;
+    assert_int_equal(pthread_create(&r[i].thread, NULL, racer_main, &r[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(r[i].thread, NULL);
+    ok += r[i].ok;
+    failed += r[i].failed;
+    if (r[i].failed != 0)
+      print_message("thread %d: %s\n", i, r[i].err.message);
+  }
+  frond_gen_stats_get(g, &st);
+  frond_gen_close(g, NULL);
+  if (failed != 0)
+    fail_msg("%llu of %llu calls failed", (unsigned long long)failed,
+             (unsigned long long)(ok + failed));
+  assert_true(st.waits > 0); /* the layout's rate was the limit */
+}
+
 /* ---- regaining a node ID -----------------------------------------------
 **
 ** Round k of the test, in ms from T0 + k * ROUND_MS: this node may issue up
@@ -381,6 +439,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_failed_call_consumes_nothing),
       cmocka_unit_test(test_hammer_past_max_ahead),
+      cmocka_unit_test(test_waiters_not_starved),
       cmocka_unit_test(test_resume_above_fence),
       cmocka_unit_test(test_fence_stops),
       cmocka_unit_test(test_fence_want_extends),
