@@ -204,7 +204,7 @@ static void test_resume_above_fence(void **state) {
   static const size_t per_call[THREADS] = {1, 4096, 4096};
   fake_clock c;
   frond_gen *g;
-  frond_gen_options o;
+  frond_gen_options o = fake_options(&c, 86400000, 0);
   frond__gen_fence f = {0, T0 + OURS, 0, NULL, NULL};
   frond_gen_stats st;
   frond_error err = {0, ""};
@@ -215,11 +215,6 @@ static void test_resume_above_fence(void **state) {
   (void)state;
   assert_non_null(w);
   fake_clock_set(&c, T0);
-  frond_gen_options_init(&o);
-  o.clock = fake_clock_read;
-  o.clock_ctx = &c;
-  o.max_ahead_ms = 86400000;
-  o.max_wait_ms = 0;
   if (frond__gen_create_fenced(&g, twitter(), 4, &o, &f, &err) != 0)
     fail_msg("create: %s", err.message);
   for (int i = 0; i < THREADS; i++) {
@@ -274,14 +269,10 @@ static void want_hook(void *ctx) {
 
 static frond_gen *make_fenced(fake_clock *c, int64_t fence_ms, int64_t max_wait,
                               want_ctx *w) {
-  frond_gen_options o;
+  frond_gen_options o = fake_options(c, FROND_DEFAULT_MAX_AHEAD_MS, max_wait);
   frond__gen_fence f = {0, fence_ms, 0, want_hook, w};
   frond_gen *g = NULL;
   frond_error err = {0, ""};
-  frond_gen_options_init(&o);
-  o.clock = fake_clock_read;
-  o.clock_ctx = c;
-  o.max_wait_ms = max_wait;
   if (frond__gen_create_fenced(&g, twitter(), 4, &o, &f, &err) != 0)
     fail_msg("create: %s", err.message);
   w->g = g;
@@ -425,9 +416,7 @@ static void test_fence_target(void **state) {
       frond_layout_parse("time=20,node=31,seq=12,unit=10ms,epoch=0", &l, NULL),
       0);
   l.epoch_ms = T0 - ((INT64_C(1) << 20) - 300) * 10;
-  frond_gen_options_init(&o);
-  o.clock = fake_clock_read;
-  o.clock_ctx = &c;
+  o = fake_options(&c, FROND_DEFAULT_MAX_AHEAD_MS, -1);
   assert_int_equal(frond_gen_create(&g, &l, 1, &o, NULL), 0);
   assert_int_equal(frond__layout_last_unit_ms(&l), T0 + 2990);
   assert_int_equal(frond__gen_fence_target(g, T0, 5000), T0 + 2990);
