@@ -200,7 +200,8 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 **     max_wait_ms could not be enough);
 **   - a call that fails, for any reason, consumes nothing: the logical
 **     clock, the high water it reports and the clean-close record count
-**     only IDs actually issued;
+**     only IDs actually issued; calls that wait are served before calls
+**     that come later, and a call never fails while its IDs are allowed;
 **   - with a high-water file, no ID is issued whose time is above the
 **     reservation already made durable in that file (see below);
 **   - under a coordinator, no ID is issued whose time is above the
@@ -234,13 +235,20 @@ typedef struct frond_gen_options {
   /*
   ** High-water file, or NULL for none. With a file: create locks it (a
   ** second generator on the same file fails with FROND_ENODE_IN_USE), reads
-  ** it and starts the logical clock above the time stored there, waiting
-  ** when that time is ahead of the wall clock by less than about
-  ** max_ahead_ms + window_ms + max_wait_ms and failing with
-  ** FROND_ECLOCK_BEHIND beyond. A missing file is a first start; a torn or
-  ** garbage one fails with FROND_EHIGHWATER_CORRUPT. While running, a
-  ** reservation of "now + window_ms" is kept durable (write, fsync, rename)
-  ** ahead of every issued ID; close stores the exact last ID's time.
+  ** it and starts above the largest ID the record can stand for (its unit
+  ** and sequence, composed in the layout it was written under), so that
+  ** even under another layout (epoch, bits, unit) no number is issued
+  ** twice. It waits when that start is ahead of the wall clock by less than
+  ** the start slack, max_ahead_ms + window_ms + max_wait_ms, until it is
+  ** within max_ahead_ms, and fails beyond: FROND_ECLOCK_BEHIND (the clock
+  ** went back), or FROND_ELAYOUT_INVALID when a layout change put the start
+  ** there (the message names both layouts, the old last ID and when the new
+  ** layout would pass it). A record whose layout cannot be read is
+  ** FROND_ELAYOUT_INVALID, never guessed around. A missing file is a first
+  ** start; a torn or garbage one fails with FROND_EHIGHWATER_CORRUPT. While
+  ** running, a reservation of "now + max_ahead_ms + window_ms" is kept
+  ** durable (write, fsync, rename) ahead of every issued ID; close stores
+  ** the exact last ID.
   */
   const char *highwater_path;
   int64_t window_ms; /* reservation window, default FROND_DEFAULT_WINDOW_MS */

@@ -1,151 +1,14 @@
 /*
-** snowflake.c -- the snowflake generator.
-**
-** State is one atomic word, `state`, holding time << seq_bits | sequence: the
-** next value to hand out. The ID is a value's time and sequence with the node
-** bits OR-ed in between. A sequence overflow carries into time, which is how
-** the logical clock borrows ahead of the wall clock.
-**
-** A second word, `limit`, holds the first packed value that may not be
-** issued without a look at the clock and the lock:
-**
-**   limit = (min(wall + max_ahead, reservation, fence, last unit) + 1)
-**           << seq_bits,                       0 while blocked
-**
-** where the reservation is the high-water file's durable time and the fence
-** the coordinator's. Both only ever rise, so a limit read a moment late
-** still never lets a value past anything durable.
-**
-** The hot path reads no clock and takes no lock: it loads `state`, loads
-** `limit` (acquire) and, when the n values [cur, cur + n) lie below it,
-** claims them with one compare-and-swap of state from cur to cur + n;
-** anything else goes to the slow path. So a call that fails has moved
-** nothing: `state` is always one past the last value handed out (or a start
-** point no ID has used yet), and the high water reported from it, at run
-** time or in the clean-close record, never counts values that were not
-** issued. The slow path decides under `mu`: it re-reads the clock,
-** republishes `limit`, and either claims the values itself (again by
-** compare-and-swap), waits when the wall clock, the reservation or the fence
-** can allow them within max_wait, or fails.
-**
-** Every writer that raises the floor (resume after a regained node ID, the
-** ticker following the wall clock) raises `state` by compare-and-swap
-** first and publishes `limit` (release) last: a call that sees the new
-** limit sees the new state in its own compare-and-swap, and a call that
-** still holds an older value of state fails that compare-and-swap and
-** looks again.
-**
-** A background thread (the ticker) follows the wall clock about once per
-** millisecond: it raises `state` to the current unit when the generator is
-** idle (so IDs carry the current time), republishes `limit`, and keeps the
-** high-water reservation of the file ahead of anything `limit` allows. A
-** coordinator keeps its own fence ahead (frond__gen_set_fence) from its own
-** thread; a call that reaches it asks for it at once through the `want`
-** hook and waits up to max_wait.
-**
-** Starting: the logical clock begins above the high-water record and above
-** the coordinator's start_after_ms, waiting when that start is ahead of the
-** clock by less than the start slack (frond__start_slack_ms) and refusing
-** beyond.
-**
-** Locking: `mu` guards reserved_units, fence_units, the file, the block
-** code's changes and the writes of `limit` (so that a stale clock reading
-** never overwrites a newer one). The hot path takes no lock.
+** snowflake.c -- the snowflake generator: issuing IDs (the hot path and
+** the slow path), following the clock, the coordinator's fence, block and
+** resume, and the counters. The design is described in snowflake.h;
+** creating, starting and closing are in snowflake_start.c.
 */
-#include "core/internal.h"
-#include "os/highwater.h"
+#include "core/snowflake.h"
 
 #include <assert.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#define CACHE_LINE 64
-
-struct frond_gen {
-  /* Written by every call: alone on its cache line. */
-  _Alignas(CACHE_LINE) _Atomic uint64_t state;
-
-  /* Read by every call, rarely written. */
-  _Alignas(CACHE_LINE) _Atomic uint64_t limit;
-  uint64_t node_part; /* node << seq_bits */
-  uint64_t seq_mask;
-  uint64_t max_count; /* largest n for next_n */
-  unsigned seq_bits;
-  unsigned time_shift; /* seq_bits + node_bits */
-
-  /* Cold. */
-  _Alignas(CACHE_LINE) frond_layout layout;
-  uint64_t node;
-  frond_gen_options opt;
-  int64_t tmax;            /* last time unit the layout can express */
-  int64_t ahead_units;     /* max_ahead_ms in whole units */
-  int64_t slack_ms;        /* frond__start_slack_ms for this generator */
-  int64_t period_ns;       /* ticker period */
-  uint64_t rng;            /* ticker only: random sequence starts */
-  int64_t seen_units;      /* ticker only: logical units at the previous tick */
-  void (*want)(void *ctx); /* coordinator: extend the fence now */
-  void *want_ctx;
-
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* wakes the ticker, and waiters for reservation/fence */
-  pthread_t thread;
-  int stop;               /* under mu */
-  int renew_wanted;       /* under mu: a caller waits for the reservation */
-  int64_t reserved_units; /* under mu; tmax without a file */
-  int64_t fence_units;    /* under mu; tmax without a coordinator fence */
-  frond__hw *hw;
-  char spec[128];
-  frond_error bg_err; /* under mu: the ticker's last failure, code 0: none */
-
-  _Atomic int blocked;      /* written under mu */
-  _Atomic int64_t fence_ms; /* written under mu; INT64_MAX: none */
-  _Atomic uint64_t waits, clock_behind, reservations, borrowed, fence_refused;
-  _Atomic int64_t ahead_ms, reserved_ms;
-};
-
-static int64_t clock_now(const frond_gen *g) {
-  return g->opt.clock(g->opt.clock_ctx);
-}
-
-/* The unit containing unix ms t (floor, also before the epoch). */
-static int64_t units_of(const frond_gen *g, int64_t t) {
-  int64_t d = t - g->layout.epoch_ms;
-  int64_t u = d / g->layout.unit_ms;
-  if (d < 0 && u * g->layout.unit_ms != d)
-    u--;
-  return u;
-}
-
-static int64_t ms_of(const frond_gen *g, int64_t units) {
-  return g->layout.epoch_ms + units * g->layout.unit_ms;
-}
-
-static int64_t units_of_value(const frond_gen *g, uint64_t v) {
-  return (int64_t)(v >> g->seq_bits);
-}
-
-/* Recompute `limit` from the clock reading `now`. Release: whoever reads
-** the new limit also sees every write made before it under mu (a raised
-** state above all). Expects mu held. */
-static void publish_limit(frond_gen *g, int64_t now) {
-  int64_t l = units_of(g, now) + g->ahead_units;
-  uint64_t lim;
-  if (l > g->reserved_units)
-    l = g->reserved_units;
-  if (l > g->fence_units)
-    l = g->fence_units;
-  if (l > g->tmax)
-    l = g->tmax;
-  lim = l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
-  if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0)
-    lim = 0;
-  atomic_store_explicit(&g->limit, lim, memory_order_release);
-}
 
 /* Raise state to at least v (never lower it). Expects mu held. */
 static void raise_state(frond_gen *g, uint64_t v) {
@@ -154,23 +17,6 @@ static void raise_state(frond_gen *g, uint64_t v) {
          !atomic_compare_exchange_weak_explicit(
              &g->state, &cur, v, memory_order_relaxed, memory_order_relaxed))
     ;
-}
-
-/* The first value above the unit of unix ms t: where a successor of a
-** holder whose fence (or high water) is t starts. Clamped to [0, the
-** value past the last unit]. */
-static uint64_t value_after(const frond_gen *g, int64_t t) {
-  int64_t u = t < g->layout.epoch_ms ? 0 : units_of(g, t) + 1;
-  if (u > g->tmax + 1)
-    u = g->tmax + 1;
-  return (uint64_t)u << g->seq_bits;
-}
-
-/* The last unit a fence at unix ms t allows: the unit containing t (-1
-** before the epoch, at most the layout's last). */
-static int64_t fence_units_of(const frond_gen *g, int64_t t) {
-  int64_t u = t < g->layout.epoch_ms ? -1 : units_of(g, t);
-  return u > g->tmax ? g->tmax : u;
 }
 
 /* Raise the coordinator fence to fence_ms (never lower it); returns
@@ -226,20 +72,10 @@ static void follow_clock(frond_gen *g, int64_t now) {
   g->seen_units = logical;
 }
 
-static void hw_record(const frond_gen *g, int64_t units, uint64_t seq,
-                      int clean, frond__hw_record *rec) {
-  memset(rec, 0, sizeof(*rec));
-  rec->node = g->node;
-  rec->time_ms = ms_of(g, units);
-  rec->seq = seq;
-  rec->clean = clean;
-  snprintf(rec->layout, sizeof(rec->layout), "%s", g->spec);
-}
-
 /* Make "now + max_ahead + window" durable, then allow IDs up to it. Called
 ** with mu held; drops it around the file write so callers are not blocked
 ** by the fsync. */
-static int extend_reservation(frond_gen *g, int64_t now, frond_error *err) {
+int frond__gen_extend_reservation(frond_gen *g, int64_t now, frond_error *err) {
   int64_t target = units_of(g, now + g->opt.max_ahead_ms + g->opt.window_ms);
   frond__hw_record rec;
   int rc;
@@ -266,7 +102,7 @@ static int needs_renewal(const frond_gen *g, int64_t now) {
   return g->renew_wanted || units_of(g, horizon) > g->reserved_units;
 }
 
-static void *ticker_main(void *arg) {
+void *frond__gen_ticker(void *arg) {
   frond_gen *g = arg;
   pthread_mutex_lock(&g->mu);
   while (!g->stop) {
@@ -274,7 +110,7 @@ static void *ticker_main(void *arg) {
     follow_clock(g, now);
     if (g->hw != NULL && needs_renewal(g, now)) {
       frond_error e = {0, ""};
-      int rc = extend_reservation(g, now, &e);
+      int rc = frond__gen_extend_reservation(g, now, &e);
       if (rc != 0) {
         /* Log each new failure once; keep retrying every tick. */
         if (g->bg_err.code == 0)
@@ -302,7 +138,7 @@ static void *ticker_main(void *arg) {
   return NULL;
 }
 
-static int exhausted(const frond_gen *g, frond_error *err) {
+int frond__gen_exhausted(const frond_gen *g, frond_error *err) {
   char when[40];
   frond__format_rfc3339(frond_layout_end_ms(&g->layout), when, sizeof(when));
   return frond__fail(err, FROND_ETIME_EXHAUSTED,
@@ -336,25 +172,49 @@ static int clock_behind(const frond_gen *g, int64_t now, int64_t units,
                      g->opt.max_wait_ms);
 }
 
+/* Why a call that waited max_wait still cannot have its values. */
+static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
+                     frond_error *err) {
+  if (ms_of(g, last_units - g->ahead_units) > now)
+    return clock_behind(g, now, last_units, err);
+  if (last_units > g->reserved_units)
+    return frond__fail(err, FROND_ECLOCK_BEHIND,
+                       "the high-water reservation was not extended within "
+                       "max_wait (%" PRId64 " ms)",
+                       g->opt.max_wait_ms);
+  if (last_units > g->fence_units)
+    return fence_reached(g, g->opt.max_wait_ms, err);
+  return frond__fail(err, FROND_ECLOCK_BEHIND,
+                     "the calls waiting before this one were not served "
+                     "within max_wait (%" PRId64 " ms)",
+                     g->opt.max_wait_ms);
+}
+
 /*
 ** A call for n values that the hot path could not claim below `limit`.
 ** Under mu, in a loop: claim them (compare-and-swap, as the hot path) when
-** they are allowed now; else wait when the wall clock, the reservation or
-** the fence can allow them within max_wait; else fail. Nothing is claimed
-** on failure. The values are read afresh each turn: other calls keep
-** issuing on the hot path meanwhile.
+** every bound allows them now; else wait when the wall clock, the
+** reservation or the fence can allow them within max_wait; else fail.
+** Nothing is claimed on failure.
+**
+** Calls that wait are served before new ones: while any waits, the limit
+** is 0, so every new call comes here and waits once (a tick or a claim
+** wakes it) before it may claim. Waiters then claim in whatever order they
+** get the lock, so one that is not scheduled holds no one up. A call never
+** fails while its values are allowed. max_wait counts from the lock.
 */
 static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
                     frond_error *err) {
-  int64_t t0 = frond__mono_ns();
-  int64_t deadline = t0 + g->opt.max_wait_ms * 1000000;
-  int waited = 0, wanted = 0, rc = 0;
+  int64_t deadline;
+  int waited = 0, wanted = 0, queued = 0, rc = 0;
   pthread_mutex_lock(&g->mu);
+  deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
     uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
     uint64_t last = cur + n - 1;
-    int64_t last_units = units_of_value(g, last), now, need_ms, remain_ns;
+    int64_t last_units = units_of_value(g, last), now, need_ms, remain_ns,
+            wake_ns;
     if (blocked != 0) {
       rc = frond__fail(err, blocked,
                        "snowflake IDs are suspended on node %" PRIu64 ": %s",
@@ -362,78 +222,69 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
       break;
     }
     if (last_units > g->tmax || last >= (UINT64_C(1) << 63)) {
-      rc = exhausted(g, err);
+      rc = frond__gen_exhausted(g, err);
       break;
     }
     now = clock_now(g);
-    publish_limit(g, now);
-    if (last < atomic_load_explicit(&g->limit, memory_order_relaxed)) {
+    /* A call's turn: when nobody waits, or once it has waited itself; and
+    ** always rather than fail at its deadline. */
+    if (last < bounds_limit(g, now) &&
+        ((queued ? waited : g->waiting == 0) || frond__mono_ns() >= deadline)) {
       if (atomic_compare_exchange_strong_explicit(&g->state, &cur, cur + n,
                                                   memory_order_relaxed,
                                                   memory_order_relaxed)) {
         *first = cur;
         break;
       }
-      continue;
+      continue; /* the hot path moved state meanwhile */
     }
     remain_ns = deadline - frond__mono_ns();
-    /* The logical clock more than max_ahead in front of the wall clock:
-    ** wait only if the wall clock can catch up within max_wait. */
+    /* More than max_ahead in front of the wall clock: wait only if the
+    ** wall clock can catch up within max_wait. */
     need_ms = ms_of(g, last_units - g->ahead_units) - now;
-    if (need_ms > 0) {
-      if (need_ms > remain_ns / 1000000) {
-        rc = clock_behind(g, now, last_units, err);
-        break;
-      }
-      waited = 1;
+    if (need_ms > 0 && need_ms > remain_ns / 1000000) {
+      rc = clock_behind(g, now, last_units, err);
+      break;
+    }
+    if (last_units > g->reserved_units && g->bg_err.code != 0) {
+      rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
+      break;
+    }
+    if (last_units > g->fence_units && !wanted && g->want != NULL) {
+      /* Ask once per call, without our lock: the coordinator may extend
+      ** the fence from inside the hook. */
+      wanted = 1;
       pthread_mutex_unlock(&g->mu);
-      frond__sleep_ns(need_ms * 1000000);
+      g->want(g->want_ctx);
       pthread_mutex_lock(&g->mu);
       continue;
     }
-    if (last_units > g->reserved_units) {
-      if (g->bg_err.code != 0) {
-        rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
-        break;
-      }
-      if (remain_ns <= 0) {
-        rc = frond__fail(err, FROND_ECLOCK_BEHIND,
-                         "the high-water reservation was not extended within "
-                         "max_wait (%" PRId64 " ms)",
-                         g->opt.max_wait_ms);
-        break;
-      }
+    if (remain_ns <= 0) {
+      rc = timed_out(g, now, last_units, err);
+      break;
+    }
+    if (last_units > g->reserved_units && !g->renew_wanted) {
       g->renew_wanted = 1;
-      pthread_cond_broadcast(&g->cv);
-      frond__cond_wait_until(&g->cv, &g->mu, deadline);
-      waited = 1;
-      continue;
+      pthread_cond_broadcast(&g->cv); /* the ticker extends it now */
     }
-    if (last_units > g->fence_units) {
-      if (!wanted && g->want != NULL) {
-        /* Ask once per call, without our lock: the coordinator may extend
-        ** the fence from inside the hook. */
-        wanted = 1;
-        pthread_mutex_unlock(&g->mu);
-        g->want(g->want_ctx);
-        pthread_mutex_lock(&g->mu);
-        continue;
-      }
-      if (remain_ns <= 0) {
-        rc = fence_reached(g, (frond__mono_ns() - t0) / 1000000, err);
-        break;
-      }
-      frond__cond_wait_until(&g->cv, &g->mu, deadline);
-      waited = 1;
-      continue;
+    if (!queued) {
+      queued = 1;
+      g->waiting++;
+      publish_limit(g, now);
     }
-    /* Not reached: the bounds above are the limit's, read at the same
-    ** `now`. Should they ever disagree, look again later, never claim. */
-    assert(!"limit and its bounds disagree");
-    pthread_mutex_unlock(&g->mu);
-    frond__sleep_ns(100000);
-    pthread_mutex_lock(&g->mu);
+    waited = 1;
+    /* The ticker wakes every waiter each period; a claim, a new fence, a
+    ** block or a resume also do. */
+    wake_ns =
+        frond__mono_ns() + (need_ms > 0 ? need_ms * 1000000 : g->period_ns);
+    frond__cond_wait_until(&g->cv, &g->mu,
+                           wake_ns < deadline ? wake_ns : deadline);
   }
+  if (queued)
+    g->waiting--;
+  publish_limit(g, clock_now(g));
+  if (g->waiting > 0)
+    pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
   if (waited)
     atomic_fetch_add_explicit(&g->waits, 1, memory_order_relaxed);
@@ -486,274 +337,6 @@ int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
   for (size_t i = 0; i < n; i++)
     out[i] = make_id(g, v + i);
   return 0;
-}
-
-void frond_gen_options_init(frond_gen_options *opts) {
-  memset(opts, 0, sizeof(*opts));
-  opts->max_ahead_ms = FROND_DEFAULT_MAX_AHEAD_MS;
-  opts->max_wait_ms = -1;
-  opts->window_ms = FROND_DEFAULT_WINDOW_MS;
-  opts->seq_start = FROND_SEQ_ZERO;
-}
-
-int64_t frond__start_slack_ms(int64_t max_ahead_ms, int64_t window_ms,
-                              int64_t max_wait_ms) {
-  /* A holder issues up to max_ahead in front of its clock, makes durable
-  ** up to a window beyond that, and a call may wait max_wait on top. */
-  return max_ahead_ms + window_ms + max_wait_ms;
-}
-
-/* The first value a restart may issue after the record, in g's layout. */
-static int start_after_record(frond_gen *g, const frond__hw_record *rec,
-                              int64_t now, uint64_t *start, frond_error *err) {
-  int64_t u = units_of(g, rec->time_ms);
-  (void)now;
-  (void)err;
-  if (strcmp(rec->layout, g->spec) == 0 && ms_of(g, u) == rec->time_ms &&
-      rec->seq <= g->seq_mask) {
-    *start = ((uint64_t)u << g->seq_bits | rec->seq) + 1;
-  } else {
-    /* Written under another layout: start in the next whole unit. */
-    frond_log(FROND_LOG_WARN,
-              "high-water file was written with layout '%s', now '%s': "
-              "starting after its time",
-              rec->layout, g->spec);
-    *start = (uint64_t)(u + 1) << g->seq_bits;
-  }
-  return 0;
-}
-
-/* Before issuing anything, wait for the wall clock to come within max_ahead
-** of `start`; refuse when it is further behind than a crash can explain
-** (the start slack). */
-static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
-                          frond_error *err) {
-  int64_t start_ms = ms_of(g, units_of_value(g, start));
-  int64_t now = clock_now(g);
-  int64_t deadline;
-  if (start_ms - now > g->slack_ms) {
-    char a[40], b[40];
-    frond__format_rfc3339(start_ms, a, sizeof(a));
-    frond__format_rfc3339(now, b, sizeof(b));
-    return frond__fail(err, FROND_ECLOCK_BEHIND,
-                       "high-water time %s (%s) is %" PRId64 " ms ahead of "
-                       "the clock %s, more than a crash explains (%" PRId64
-                       " ms): the clock went back across the restart",
-                       a, source, start_ms - now, b, g->slack_ms);
-  }
-  deadline = frond__mono_ns() + (g->slack_ms + 1000) * 1000000;
-  while (start_ms - now > g->opt.max_ahead_ms) {
-    if (frond__mono_ns() > deadline)
-      return frond__fail(err, FROND_ECLOCK_BEHIND,
-                         "the clock did not reach the high-water time (%s) "
-                         "in time",
-                         source);
-    frond__sleep_ns((start_ms - now - g->opt.max_ahead_ms > 10 ? 10 : 1) *
-                    1000000);
-    now = clock_now(g);
-  }
-  return 0;
-}
-
-static int init_options(frond_gen *g, const frond_layout *l,
-                        const frond_gen_options *opts,
-                        const frond__gen_fence *f, frond_error *err) {
-  int64_t window;
-  if (opts != NULL)
-    g->opt = *opts;
-  else
-    frond_gen_options_init(&g->opt);
-  if (g->opt.clock == NULL)
-    g->opt.clock = frond_clock_realtime;
-  if (g->opt.max_wait_ms == -1) {
-    g->opt.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
-    if (l->unit_ms >= 1 && l->unit_ms <= 86400000 &&
-        2 * l->unit_ms > g->opt.max_wait_ms)
-      g->opt.max_wait_ms = 2 * l->unit_ms;
-  }
-  if (g->opt.max_ahead_ms < 0 || g->opt.max_wait_ms < 0 ||
-      g->opt.window_ms < 1 || g->opt.max_wait_ms > 3600000 ||
-      g->opt.max_ahead_ms > 86400000 || g->opt.window_ms > 86400000 ||
-      (f != NULL && (f->window_ms < 0 || f->window_ms > 86400000)))
-    return frond__fail(err, FROND_EINVAL,
-                       "max_ahead_ms (0..86400000), max_wait_ms (0..3600000) "
-                       "or window_ms (1..86400000) out of range");
-  window = g->opt.window_ms;
-  if (f != NULL && f->window_ms > window)
-    window = f->window_ms;
-  g->slack_ms =
-      frond__start_slack_ms(g->opt.max_ahead_ms, window, g->opt.max_wait_ms);
-  return 0;
-}
-
-/* Read the high-water file and move *start above its record. */
-static int start_from_file(frond_gen *g, int64_t now, uint64_t *start,
-                           const char **source, frond_error *err) {
-  frond__hw_record rec;
-  uint64_t s;
-  int rc;
-  if ((rc = frond__hw_open(&g->hw, g->opt.highwater_path, err)) != 0)
-    return rc;
-  rc = frond__hw_read(g->hw, &rec, err);
-  if (rc != 0)
-    return rc < 0 ? rc : 0; /* 1: no file, a first start */
-  if (rec.node != g->node)
-    return frond__fail(err, FROND_EINVAL,
-                       "%s belongs to node %" PRIu64 ", not %" PRIu64,
-                       g->opt.highwater_path, rec.node, g->node);
-  if ((rc = start_after_record(g, &rec, now, &s, err)) != 0)
-    return rc;
-  if (s > *start) {
-    *start = s;
-    *source = g->opt.highwater_path;
-  }
-  return 0;
-}
-
-static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
-                    const frond_gen_options *opts, const frond__gen_fence *f,
-                    frond_error *err) {
-  int64_t now, wall, after;
-  uint64_t start, max_count;
-  const char *source = NULL;
-  int rc;
-  if ((rc = init_options(g, l, opts, f, err)) != 0)
-    return rc;
-  now = clock_now(g);
-  if ((rc = frond_layout_validate(l, now, err)) != 0)
-    return rc;
-  g->layout = *l;
-  frond_layout_format(l, g->spec, sizeof(g->spec));
-  if (node > frond_layout_max_node(l))
-    return frond__fail(err, FROND_ENODE_RANGE,
-                       "node ID %" PRIu64
-                       " is above the layout's maximum %" PRIu64
-                       " (%u node bits)",
-                       node, frond_layout_max_node(l), l->node_bits);
-  g->node = node;
-  g->seq_bits = l->seq_bits;
-  g->seq_mask = (UINT64_C(1) << l->seq_bits) - 1;
-  g->time_shift = l->seq_bits + l->node_bits;
-  g->node_part = node << l->seq_bits;
-  /* 2^seq_bits * 1000, at most 2^48 (past any array a caller can pass). */
-  max_count = l->seq_bits > 38 ? UINT64_C(1) << 48 : (g->seq_mask + 1) * 1000;
-  g->max_count = max_count > SIZE_MAX ? SIZE_MAX : max_count;
-  g->tmax = (INT64_C(1) << l->time_bits) - 1;
-  g->ahead_units = g->opt.max_ahead_ms / l->unit_ms;
-  g->period_ns = l->unit_ms >= 100 ? 10000000 : 1000000;
-  g->rng = (uint64_t)frond__mono_ns() * UINT64_C(0x9e3779b97f4a7c15) | 1;
-  g->reserved_units = g->tmax;
-  g->fence_units = g->tmax;
-  atomic_store(&g->fence_ms, INT64_MAX);
-  if (f != NULL) {
-    atomic_store(&g->fence_ms, f->fence_ms);
-    g->fence_units = fence_units_of(g, f->fence_ms);
-    g->want = f->want;
-    g->want_ctx = f->ctx;
-  }
-
-  wall = units_of(g, now);
-  if (wall > g->tmax)
-    return exhausted(g, err);
-  start = (uint64_t)(wall < 0 ? 0 : wall) << g->seq_bits;
-  if (g->opt.highwater_path != NULL &&
-      (rc = start_from_file(g, now, &start, &source, err)) != 0)
-    return rc;
-  after = f != NULL ? f->start_after_ms : 0;
-  if (after > 0 && value_after(g, after) > start) {
-    start = value_after(g, after);
-    source = "the coordinator";
-  }
-  if (units_of_value(g, start) > g->tmax)
-    return exhausted(g, err);
-  if (source != NULL && (rc = wait_for_start(g, start, source, err)) != 0)
-    return rc;
-  now = clock_now(g);
-  wall = units_of(g, now);
-  if (wall > units_of_value(g, start))
-    start = (uint64_t)wall << g->seq_bits;
-  atomic_store(&g->state, start);
-  g->seen_units = units_of_value(g, start);
-
-  if (g->hw != NULL) {
-    /* Reserve before the first ID: nothing is issued above a durable
-    ** reservation, not even in the first window. */
-    g->reserved_units = units_of_value(g, start) - 1;
-    pthread_mutex_lock(&g->mu);
-    rc = extend_reservation(g, now, err);
-    pthread_mutex_unlock(&g->mu);
-    if (rc != 0)
-      return rc;
-  }
-  pthread_mutex_lock(&g->mu);
-  publish_limit(g, now);
-  pthread_mutex_unlock(&g->mu);
-  return 0;
-}
-
-int frond__gen_create_fenced(frond_gen **out, const frond_layout *l,
-                             uint64_t node, const frond_gen_options *opts,
-                             const frond__gen_fence *f, frond_error *err) {
-  frond_gen *g;
-  int rc;
-  if (out == NULL || l == NULL)
-    return frond__fail(err, FROND_EINVAL, "out and layout must not be NULL");
-  if (posix_memalign((void **)&g, CACHE_LINE, sizeof(*g)) != 0)
-    return frond__fail(err, FROND_ENOMEM, NULL);
-  memset(g, 0, sizeof(*g));
-  pthread_mutex_init(&g->mu, NULL);
-  frond__cond_init(&g->cv);
-  rc = gen_init(g, l, node, opts, f, err);
-  if (rc == 0 && pthread_create(&g->thread, NULL, ticker_main, g) != 0)
-    rc = frond__fail(err, FROND_ENOMEM, "cannot start the clock thread");
-  if (rc != 0) {
-    frond__hw_close(g->hw);
-    pthread_cond_destroy(&g->cv);
-    pthread_mutex_destroy(&g->mu);
-    free(g);
-    return rc;
-  }
-  *out = g;
-  return 0;
-}
-
-int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
-                     const frond_gen_options *opts, frond_error *err) {
-  return frond__gen_create_fenced(out, l, node, opts, NULL, err);
-}
-
-int frond_gen_close(frond_gen *g, frond_error *err) {
-  int rc = 0;
-  if (g == NULL)
-    return 0;
-  pthread_mutex_lock(&g->mu);
-  g->stop = 1;
-  pthread_cond_broadcast(&g->cv);
-  pthread_mutex_unlock(&g->mu);
-  pthread_join(g->thread, NULL);
-  if (g->hw != NULL) {
-    /* state - 1 is at or above every value handed out; no value above the
-    ** reservation was ever handed out. */
-    uint64_t last = atomic_load(&g->state) - 1;
-    frond__hw_record rec;
-    if (units_of_value(g, last) > g->reserved_units)
-      last = (uint64_t)g->reserved_units << g->seq_bits | g->seq_mask;
-    hw_record(g, units_of_value(g, last), last & g->seq_mask, 1, &rec);
-    rc = frond__hw_write(g->hw, &rec, err);
-    frond__hw_close(g->hw);
-  }
-  pthread_cond_destroy(&g->cv);
-  pthread_mutex_destroy(&g->mu);
-  free(g);
-  return rc;
-}
-
-const frond_layout *frond_gen_layout(const frond_gen *g) {
-  return &g->layout;
-}
-
-uint64_t frond_gen_node(const frond_gen *g) {
-  return g->node;
 }
 
 int64_t frond_gen_high_water_ms(frond_gen *g) {

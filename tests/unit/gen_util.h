@@ -16,16 +16,24 @@ static inline const frond_layout *twitter(void) {
   return frond_layout_preset(1);
 }
 
-static inline frond_gen *make_fake(fake_clock *c, int64_t max_ahead,
-                                   int64_t max_wait, uint64_t node) {
+/* The default options with the fake clock c, max_ahead and max_wait (-1:
+** the default). */
+static inline frond_gen_options fake_options(fake_clock *c, int64_t max_ahead,
+                                             int64_t max_wait) {
   frond_gen_options o;
-  frond_gen *g = NULL;
-  frond_error err = {0, ""};
   frond_gen_options_init(&o);
   o.clock = fake_clock_read;
   o.clock_ctx = c;
   o.max_ahead_ms = max_ahead;
   o.max_wait_ms = max_wait;
+  return o;
+}
+
+static inline frond_gen *make_fake(fake_clock *c, int64_t max_ahead,
+                                   int64_t max_wait, uint64_t node) {
+  frond_gen_options o = fake_options(c, max_ahead, max_wait);
+  frond_gen *g = NULL;
+  frond_error err = {0, ""};
   if (frond_gen_create(&g, twitter(), node, &o, &err) != 0)
     fail_msg("create: %s", err.message);
   return g;

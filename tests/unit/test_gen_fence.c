@@ -101,6 +101,64 @@ static void test_hammer_past_max_ahead(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* Threads asking flat out past max_ahead on the real clock: the layout's
+** rate is shared among them and no call that waits for the clock loses its
+** turn to calls that came later, so none fails. (When a waiter held no
+** values, the thread that came back first took every new unit and the
+** others failed CLOCK_BEHIND after max_wait.) */
+typedef struct racer {
+  pthread_t thread;
+  frond_gen *g;
+  int64_t deadline_ns;
+  uint64_t ok, failed;
+  frond_error err;
+} racer;
+
+static void *racer_main(void *arg) {
+  racer *r = arg;
+  int64_t id;
+  for (uint64_t k = 0; k < 20000000 && frond__mono_ns() < r->deadline_ns; k++) {
+    if (frond_gen_next(r->g, &id, &r->err) == 0)
+      r->ok++;
+    else
+      r->failed++;
+  }
+  return NULL;
+}
+
+static void test_waiters_not_starved(void **state) {
+  enum { THREADS = 3 };
+  frond_gen *g;
+  frond_gen_options o;
+  racer r[THREADS];
+  frond_gen_stats st;
+  uint64_t ok = 0, failed = 0;
+  (void)state;
+  frond_gen_options_init(&o);
+  o.max_ahead_ms = 5;
+  o.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
+  assert_int_equal(frond_gen_create(&g, twitter(), 1, &o, NULL), 0);
+  for (int i = 0; i < THREADS; i++) {
+    memset(&r[i], 0, sizeof(r[i]));
+    r[i].g = g;
+    r[i].deadline_ns = frond__mono_ns() + 400 * 1000000LL;
+    assert_int_equal(pthread_create(&r[i].thread, NULL, racer_main, &r[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(r[i].thread, NULL);
+    ok += r[i].ok;
+    failed += r[i].failed;
+    if (r[i].failed != 0)
+      print_message("thread %d: %s\n", i, r[i].err.message);
+  }
+  frond_gen_stats_get(g, &st);
+  frond_gen_close(g, NULL);
+  if (failed != 0)
+    fail_msg("%llu of %llu calls failed", (unsigned long long)failed,
+             (unsigned long long)(ok + failed));
+  assert_true(st.waits > 0); /* the layout's rate was the limit */
+}
+
 /* ---- regaining a node ID -----------------------------------------------
 **
 ** Round k of the test, in ms from T0 + k * ROUND_MS: this node may issue up
@@ -146,7 +204,7 @@ static void test_resume_above_fence(void **state) {
   static const size_t per_call[THREADS] = {1, 4096, 4096};
   fake_clock c;
   frond_gen *g;
-  frond_gen_options o;
+  frond_gen_options o = fake_options(&c, 86400000, 0);
   frond__gen_fence f = {0, T0 + OURS, 0, NULL, NULL};
   frond_gen_stats st;
   frond_error err = {0, ""};
@@ -157,11 +215,6 @@ static void test_resume_above_fence(void **state) {
   (void)state;
   assert_non_null(w);
   fake_clock_set(&c, T0);
-  frond_gen_options_init(&o);
-  o.clock = fake_clock_read;
-  o.clock_ctx = &c;
-  o.max_ahead_ms = 86400000;
-  o.max_wait_ms = 0;
   if (frond__gen_create_fenced(&g, twitter(), 4, &o, &f, &err) != 0)
     fail_msg("create: %s", err.message);
   for (int i = 0; i < THREADS; i++) {
@@ -216,14 +269,10 @@ static void want_hook(void *ctx) {
 
 static frond_gen *make_fenced(fake_clock *c, int64_t fence_ms, int64_t max_wait,
                               want_ctx *w) {
-  frond_gen_options o;
+  frond_gen_options o = fake_options(c, FROND_DEFAULT_MAX_AHEAD_MS, max_wait);
   frond__gen_fence f = {0, fence_ms, 0, want_hook, w};
   frond_gen *g = NULL;
   frond_error err = {0, ""};
-  frond_gen_options_init(&o);
-  o.clock = fake_clock_read;
-  o.clock_ctx = c;
-  o.max_wait_ms = max_wait;
   if (frond__gen_create_fenced(&g, twitter(), 4, &o, &f, &err) != 0)
     fail_msg("create: %s", err.message);
   w->g = g;
@@ -367,9 +416,7 @@ static void test_fence_target(void **state) {
       frond_layout_parse("time=20,node=31,seq=12,unit=10ms,epoch=0", &l, NULL),
       0);
   l.epoch_ms = T0 - ((INT64_C(1) << 20) - 300) * 10;
-  frond_gen_options_init(&o);
-  o.clock = fake_clock_read;
-  o.clock_ctx = &c;
+  o = fake_options(&c, FROND_DEFAULT_MAX_AHEAD_MS, -1);
   assert_int_equal(frond_gen_create(&g, &l, 1, &o, NULL), 0);
   assert_int_equal(frond__layout_last_unit_ms(&l), T0 + 2990);
   assert_int_equal(frond__gen_fence_target(g, T0, 5000), T0 + 2990);
@@ -381,6 +428,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_failed_call_consumes_nothing),
       cmocka_unit_test(test_hammer_past_max_ahead),
+      cmocka_unit_test(test_waiters_not_starved),
       cmocka_unit_test(test_resume_above_fence),
       cmocka_unit_test(test_fence_stops),
       cmocka_unit_test(test_fence_want_extends),
