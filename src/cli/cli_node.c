@@ -1,16 +1,19 @@
 /*
 ** cli_node.c -- `frond node`: the node IDs a coordinator hands out.
 **
-**   frond node list [--coordinator URI] [--layout SPEC] [--json]
+**   frond node list [--coordinator URI] [--json]
+**   frond node layout [--coordinator URI] [--set SPEC]
 **
-** Lists every node ID the coordinator knows: its owner (ip:port), the last
-** high-water time reported for it, the lease expiry (database lease) and
-** whether a live process holds it now. It only reads; it never claims an
-** ID. The coordinator is --coordinator, else $FROND_COORDINATOR, else
-** FROND_COORD_DEFAULT.
+** list: every node ID the coordinator knows, its owner (identity), its
+** fence (the exact high-water time after a clean stop), the lease expiry
+** (database lease) and whether a live process holds it now. It only reads;
+** it never claims an ID.
+** layout: the layout the fleet records, and with --set the procedure that
+** changes it (refused while any node holds an ID).
+** The coordinator is --coordinator, else $FROND_COORDINATOR, else
+** FROND_COORD_DEFAULT. Only the public API is used.
 */
 #include "cli/cli.h"
-#include "coord/coord.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,19 +23,25 @@
 int frond__cli_node(int argc, char **argv);
 
 static const char usage[] =
-    "usage: frond node list [--coordinator URI] [--layout SPEC] [--json]\n"
+    "usage: frond node list [--coordinator URI] [--json]\n"
+    "       frond node layout [--coordinator URI] [--set SPEC]\n"
     "\n"
-    "List the node IDs a coordinator hands out: owner (ip:port), the last\n"
-    "high-water time reported, the lease expiry and whether a live process\n"
-    "holds the ID now.\n"
+    "list: the node IDs a coordinator hands out: owner (host:port), the\n"
+    "fence (no ID above it was issued; the exact high-water time after a\n"
+    "clean stop), the lease expiry and whether a live process holds the ID\n"
+    "now. It never claims an ID.\n"
+    "\n"
+    "layout: the layout the fleet's nodes must use. With --set, change it:\n"
+    "refused while any node holds an ID; records the largest ID the old\n"
+    "layout could have issued, and nodes under the new one start above it.\n"
     "\n"
     "  --coordinator URI  static:N | zk://host:port[,host:port...]/name |\n"
     "                     lease+sqlite:///path.db | lease+postgresql://...\n"
     "                     (default: $FROND_COORDINATOR, "
     "else " FROND_COORD_DEFAULT ")\n"
-    "  --layout SPEC      the layout whose node range applies (default "
-    "frond)\n"
-    "  --json             JSON instead of a table\n";
+    "  --json             list: JSON instead of a table\n"
+    "  --set SPEC         layout: the new layout (a preset or keys, as for\n"
+    "                     'frond layouts')\n";
 
 static void print_json(const frond_coord_entry *e, size_t n) {
   frond__out_str("[\n");
@@ -41,8 +50,8 @@ static void print_json(const frond_coord_entry *e, size_t n) {
     frond__out_u64(e[i].node);
     frond__out_str(",\"owner\":");
     frond__out_json_str(e[i].owner);
-    frond__out_str(",\"high_water_ms\":");
-    frond__out_i64(e[i].high_water_ms);
+    frond__out_str(",\"fence_ms\":");
+    frond__out_i64(e[i].fence_ms);
     frond__out_str(",\"lease_expires_ms\":");
     frond__out_i64(e[i].expires_ms);
     frond__out_str(e[i].live ? ",\"live\":true}" : ",\"live\":false}");
@@ -61,14 +70,14 @@ static int print_table(const frond_coord_entry *e, size_t n) {
     free(txt);
     return frond__cli_fail(&err);
   }
-  cells[0] = "node", cells[1] = "owner", cells[2] = "high_water";
+  cells[0] = "node", cells[1] = "owner", cells[2] = "fence";
   cells[3] = "lease_expires", cells[4] = "live";
   for (size_t i = 0; i < n; i++) {
     const char **c = &cells[(i + 1) * COLS];
     snprintf(txt[i][0], sizeof(txt[i][0]), "%llu",
              (unsigned long long)e[i].node);
-    if (e[i].high_water_ms > 0)
-      frond__cli_time(e[i].high_water_ms, txt[i][1], sizeof(txt[i][1]));
+    if (e[i].fence_ms > 0)
+      frond__cli_time(e[i].fence_ms, txt[i][1], sizeof(txt[i][1]));
     else
       snprintf(txt[i][1], sizeof(txt[i][1]), "-");
     if (e[i].expires_ms > 0)
@@ -84,51 +93,82 @@ static int print_table(const frond_coord_entry *e, size_t n) {
   return FROND__EXIT_OK;
 }
 
+static int open_coord(const char *cmd, const char *uri, frond_coord **c,
+                      frond_error *err) {
+  if (uri == NULL)
+    uri = frond__cli_env("FROND_COORDINATOR", FROND_COORD_DEFAULT);
+  return frond_coord_open(c, uri, NULL, err);
+}
+
 static int node_list(int argc, char **argv) {
-  const char *uri = NULL, *layout = FROND_LAYOUT_DEFAULT;
+  const char *uri = NULL, *layout = NULL;
   int json = 0, rc;
   frond__opt opts[] = {{"coordinator", FROND__OPT_STR, &uri, 0, 0, 0},
                        {"layout", FROND__OPT_STR, &layout, 0, 0, 0},
                        {"json", FROND__OPT_FLAG, &json, 0, 0, 0},
                        {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"node list", usage, opts, 0, 0, NULL, NULL, 0};
-  frond_coord_options o;
   frond_coord *c = NULL;
   frond_coord_entry *e = NULL;
-  frond_layout l;
   frond_error err = {0, ""};
   size_t n = 0;
 
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
-  if (frond_layout_parse(layout, &l, &err) != 0)
-    return frond__usage_error(a.cmd, "--layout: %s", err.message);
-  if (uri == NULL)
-    uri = frond__cli_env("FROND_COORDINATOR", FROND_COORD_DEFAULT);
-  frond__coord_options_init(&o);
-  o.node_bits = l.node_bits;
-  if (frond__coord_open(&c, uri, &o, &err) != 0 ||
-      frond__coord_list(c, &e, &n, &err) != 0) {
-    frond__coord_close(c, NULL);
+  (void)layout; /* accepted for old scripts: listing needs no layout */
+  if (open_coord(a.cmd, uri, &c, &err) != 0 ||
+      frond_coord_list(c, &e, &n, &err) != 0) {
+    frond_coord_close(c, NULL);
     return frond__cli_fail(&err);
   }
-  frond__coord_close(c, NULL);
+  frond_coord_close(c, NULL);
   if (json)
     print_json(e, n);
   else
     rc = print_table(e, n);
-  free(e);
+  frond_free(e);
   return frond__out_finish(json ? FROND__EXIT_OK : rc);
+}
+
+static int node_layout(int argc, char **argv) {
+  const char *uri = NULL, *set = NULL;
+  int rc;
+  frond__opt opts[] = {{"coordinator", FROND__OPT_STR, &uri, 0, 0, 0},
+                       {"set", FROND__OPT_STR, &set, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"node layout", usage, opts, 0, 0, NULL, NULL, 0};
+  frond_coord *c = NULL;
+  frond_layout l;
+  frond_error err = {0, ""};
+  char spec[160];
+  int64_t floor_id = 0;
+
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (set && frond_layout_parse(set, &l, &err) != 0)
+    return frond__usage_error(a.cmd, "--set: %s", err.message);
+  if (open_coord(a.cmd, uri, &c, &err) != 0)
+    return frond__cli_fail(&err);
+  rc = set ? frond_coord_layout_set(c, &l, &floor_id, &err)
+           : frond_coord_layout_get(c, &l, &floor_id, &err);
+  frond_coord_close(c, NULL);
+  if (rc != 0)
+    return frond__cli_fail(&err);
+  frond_layout_format(&l, spec, sizeof(spec));
+  frond__out_printf("layout %s\nfloor %lld\n", spec, (long long)floor_id);
+  return frond__out_finish(FROND__EXIT_OK);
 }
 
 int frond__cli_node(int argc, char **argv) {
   if (argc < 2)
-    return frond__usage_error("node", "missing subcommand (list)");
+    return frond__usage_error("node", "missing subcommand (list, layout)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);
     return FROND__EXIT_OK;
   }
   if (strcmp(argv[1], "list") == 0)
     return node_list(argc - 1, argv + 1);
+  if (strcmp(argv[1], "layout") == 0)
+    return node_layout(argc - 1, argv + 1);
   return frond__usage_error("node", "unknown subcommand '%s'", argv[1]);
 }

@@ -25,7 +25,8 @@ static const cli_cmd commands[] = {
     {"layouts", frond__cli_layouts, "list the layout presets and their limits"},
     {"tag", frond__cli_tag, "create, list and change segment tags"},
     {"bench", frond__cli_bench, "measure the snowflake generator"},
-    {"node", frond__cli_node, "list the node IDs a coordinator hands out"},
+    {"node", frond__cli_node,
+     "node IDs and the fleet's layout at a coordinator"},
 };
 
 static void usage(FILE *f) {

@@ -1,50 +1,45 @@
 /*
-** coord.c -- coordinator dispatch, shared checks and the reporter.
+** coord.c -- coordinators: open, acquire, close, and the public API.
 **
 ** This file contains what every coordinator shares: choosing a driver by
-** URI, the thin wrappers around its methods, the start checks (node range,
-** clock), the node cache file, and two threads per attached generator:
+** URI, the tunables, the identity ("advertise"), and the start of a node:
 **
-**   reporter  every report_ms: report the high-water time (or try to regain
-**             a lost claim) and rewrite the cache file. It does the I/O and
-**             may block on the coordinator.
-**   watchdog  every few ms: blocks the generator with NODE_ID_LOST while
-**             the claim is lost or its validity ran out, unblocks it once
-**             it is back. It never does I/O, so a hung database or
-**             ZooKeeper cannot keep a node issuing past its lease.
+**   acquire   take a node ID (driver), check its range, the layout the
+**             fleet records, the stored fence against the clock (one slack
+**             rule with the generator: frond__start_slack_ms) and the clock
+**             against the fleet's; then make the first fence durable, the
+**             cache file first;
+**   create    the generator, above every earlier holder's fence and the
+**             layout floor, stopping at the new fence;
+**   attach    the fencer and the watchdog (coord_fence.c);
+**   close     block the generator, store its exact high-water time as the
+**             final fence, give the ID up, close the generator.
 */
 #include "coord/coord.h"
-#include "os/file.h"
 #include "core/internal.h"
+#include "os/file.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#define WATCHDOG_NS (5 * 1000 * 1000)
+/* frond_coord_layout_set refuses a layout that reaches the floor later. */
+#define FLOOR_MAX_AHEAD_MS 60000
 
-void frond__coord_options_init(frond_coord_options *o) {
+void frond_coord_options_init(frond_coord_options *o) {
   memset(o, 0, sizeof(*o));
   o->port = 8080;
-  o->node_bits = 10;
-  o->max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
-  o->report_ms = FROND_COORD_DEFAULT_REPORT_MS;
-  o->session_ms = FROND_COORD_DEFAULT_SESSION_MS;
-  o->connect_ms = FROND_COORD_DEFAULT_CONNECT_MS;
-  o->lease_ms = FROND_COORD_DEFAULT_LEASE_MS;
+  o->window_ms = FROND_COORD_DEFAULT_WINDOW_MS;
+  o->max_clock_offset_ms = FROND_COORD_DEFAULT_MAX_CLOCK_OFFSET_MS;
 }
 
 int64_t frond__coord_now(const frond_coord *c) {
-  frond_clock_fn fn = c->o.clock ? c->o.clock : frond_clock_realtime;
-  return fn(c->o.clock_ctx);
+  return c->clock(c->clock_ctx);
 }
 
 /* ---- URI query ---------------------------------------------------------- */
@@ -55,55 +50,90 @@ static const struct {
   int64_t min, max;
 } query_keys[] = {
 #define K(n, lo, hi)                                                           \
-  { #n, offsetof(frond_coord_options, n), lo, hi }
+  { #n, offsetof(frond__coord_tun, n), lo, hi }
     K(report_ms, 10, 3600000),  K(session_ms, 100, 3600000),
     K(connect_ms, 10, 3600000), K(retention_ms, 0, INT64_MAX / 4),
-    K(lease_ms, 30, 86400000),  K(max_wait_ms, 0, 3600000),
+    K(lease_ms, 30, 86400000),  K(nodes, 1, INT64_MAX / 4),
+    K(window_ms, 10, 3600000),  K(max_clock_offset_ms, 0, 86400000),
+    K(max_wait_ms, 0, 3600000),
 #undef K
 };
+
+int frond__coord_is_query_key(const char *key, size_t len) {
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(query_keys); i++)
+    if (strlen(query_keys[i].name) == len &&
+        memcmp(query_keys[i].name, key, len) == 0)
+      return 1;
+  return 0;
+}
 
 int frond__coord_parse_query(frond_coord *c, const char *q, frond_error *err) {
   while (q && *q) {
     const char *amp = strchr(q, '&'), *eq = strchr(q, '=');
-    size_t len = amp ? (size_t)(amp - q) : strlen(q);
+    size_t len = amp ? (size_t)(amp - q) : strlen(q), klen, i;
+    int64_t v;
     if (!eq || eq >= q + len)
       return frond__fail(err, FROND_EINVAL,
                          "coordinator option '%.*s' has no value", (int)len, q);
-    size_t klen = (size_t)(eq - q);
-    int64_t v;
+    klen = (size_t)(eq - q);
     if (frond__parse_i64(eq + 1, len - klen - 1, &v) != 0)
       return frond__fail(err, FROND_EINVAL,
                          "coordinator option '%.*s' is not an integer",
                          (int)len, q);
-    int found = 0;
-    for (size_t i = 0; i < FROND__ARRAY_SIZE(query_keys); i++) {
-      if (strlen(query_keys[i].name) != klen ||
-          memcmp(query_keys[i].name, q, klen) != 0)
-        continue;
-      if (v < query_keys[i].min || v > query_keys[i].max)
-        return frond__fail(err, FROND_EINVAL,
-                           "coordinator option %s=%" PRId64
-                           " is outside [%" PRId64 ", %" PRId64 "]",
-                           query_keys[i].name, v, query_keys[i].min,
-                           query_keys[i].max);
-      *(int64_t *)((char *)&c->o + query_keys[i].off) = v;
-      found = 1;
-    }
-    if (!found && klen == 5 && memcmp(q, "nodes", 5) == 0) {
-      if (v < 1)
-        return frond__fail(err, FROND_EINVAL, "nodes must be >= 1");
-      c->o.nodes = (uint64_t)v;
-      found = 1;
-    }
-    if (!found)
+    for (i = 0; i < FROND__ARRAY_SIZE(query_keys); i++)
+      if (strlen(query_keys[i].name) == klen &&
+          memcmp(query_keys[i].name, q, klen) == 0)
+        break;
+    if (i == FROND__ARRAY_SIZE(query_keys))
       return frond__fail(err, FROND_EINVAL, "unknown coordinator option '%.*s'",
                          (int)klen, q);
+    if (v < query_keys[i].min || v > query_keys[i].max)
+      return frond__fail(err, FROND_EINVAL,
+                         "coordinator option %s=%" PRId64
+                         " is outside [%" PRId64 ", %" PRId64 "]",
+                         query_keys[i].name, v, query_keys[i].min,
+                         query_keys[i].max);
+    *(int64_t *)(void *)((char *)&c->t + query_keys[i].off) = v;
     q = amp ? amp + 1 : NULL;
   }
   return 0;
 }
 
-/* ---- open / close ------------------------------------------------------- */
+/* ---- identity ----------------------------------------------------------- */
+
+int frond__coord_check_advertise(const char *s, frond_error *err) {
+  const char *colon, *host = s, *end;
+  int64_t port;
+  if (s[0] == '[') {
+    const char *rb = strchr(s, ']');
+    if (!rb || rb[1] != ':' || rb == s + 1)
+      goto bad;
+    colon = rb + 1;
+    host = s + 1;
+    end = rb;
+  } else {
+    colon = strrchr(s, ':');
+    if (!colon || colon == s || memchr(s, ':', (size_t)(colon - s)))
+      goto bad;
+    end = colon;
+  }
+  for (const char *p = host; p < end; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_' ||
+          (*p == ':' && s[0] == '[')))
+      goto bad;
+  if (strlen(s) >= FROND_COORD_OWNER_MAX - 1 ||
+      frond__parse_i64(colon + 1, strlen(colon + 1), &port) != 0 || port < 1 ||
+      port > 65535)
+    goto bad;
+  return 0;
+bad:
+  return frond__fail(err, FROND_EINVAL,
+                     "advertise: want host:port (IPv6 as [addr]:port, port "
+                     "1..65535, host of letters, digits, '.', '-', '_'), not "
+                     "'%.100s'",
+                     s);
+}
 
 static void default_ip(char *buf, size_t len) {
   struct ifaddrs *ifa = NULL, *i;
@@ -111,9 +141,10 @@ static void default_ip(char *buf, size_t len) {
   if (getifaddrs(&ifa) != 0)
     return;
   for (i = ifa; i; i = i->ifa_next) {
+    struct sockaddr_in *sin;
     if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
       continue;
-    struct sockaddr_in *sin = (struct sockaddr_in *)(void *)i->ifa_addr;
+    sin = (struct sockaddr_in *)(void *)i->ifa_addr;
     if ((ntohl(sin->sin_addr.s_addr) >> 24) == 127)
       continue;
     inet_ntop(AF_INET, &sin->sin_addr, buf, (socklen_t)len);
@@ -122,184 +153,250 @@ static void default_ip(char *buf, size_t len) {
   freeifaddrs(ifa);
 }
 
+/* ---- open --------------------------------------------------------------- */
+
 static const frond_coord_methods *const drivers[] = {
     &frond__coord_static_methods,
     &frond__coord_zk_methods,
     &frond__coord_lease_methods,
 };
 
-int frond__coord_open(frond_coord **out, const char *uri,
-                      const frond_coord_options *opts, frond_error *err) {
+static void free_coord(frond_coord *c) {
+  pthread_mutex_destroy(&c->lock);
+  pthread_mutex_destroy(&c->stats_lock);
+  pthread_mutex_destroy(&c->wake_lock);
+  pthread_cond_destroy(&c->wake);
+  free(c);
+}
+
+int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
+                             const char *uri, const frond_coord_options *opts,
+                             frond_error *err) {
+  frond_coord_options o;
   frond_coord *c;
-  const frond_coord_methods *m = NULL;
   char ip[64];
   int rc;
 
   *out = NULL;
-  if (!uri || !*uri)
-    uri = FROND_COORD_DEFAULT;
-  if (strlen(uri) >= FROND_COORD_URI_MAX)
-    return frond__fail(err, FROND_EINVAL, "coordinator URI too long");
-  for (size_t i = 0; i < FROND__ARRAY_SIZE(drivers); i++) {
-    size_t n = strlen(drivers[i]->scheme);
-    if (strncmp(uri, drivers[i]->scheme, n) == 0) {
-      m = drivers[i];
-      break;
-    }
-  }
-  if (!m)
+  if (opts)
+    o = *opts;
+  else
+    frond_coord_options_init(&o);
+  if (o.advertise && (rc = frond__coord_check_advertise(o.advertise, err)))
+    return rc;
+  if (!o.advertise && (o.port < 1 || o.port > 65535))
+    return frond__fail(err, FROND_EINVAL, "port %d is not in 1..65535", o.port);
+  if (o.window_ms < 10 || o.window_ms > 3600000 || o.max_clock_offset_ms < 0)
     return frond__fail(err, FROND_EINVAL,
-                       "unknown coordinator '%s' (use static:N, "
-                       "zk://host:port/cluster, lease+sqlite:///path.db or "
-                       "lease+postgresql://...)",
-                       uri);
+                       "window_ms (10..3600000) or max_clock_offset_ms (>= 0) "
+                       "out of range");
+  if (o.cache_dir && strlen(o.cache_dir) >= sizeof(c->cache_dir) - 200)
+    return frond__fail(err, FROND_EINVAL, "cache directory path too long");
   if (!(c = calloc(1, sizeof(*c))))
     return frond__fail(err, FROND_ENOMEM, NULL);
   c->m = m;
-  if (opts)
-    c->o = *opts;
-  else
-    frond__coord_options_init(&c->o);
-  if (c->o.node_bits == 0)
-    c->o.node_bits = 10;
-  if (c->o.max_wait_ms < 0) /* the generator's "default" */
-    c->o.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
-  if (c->o.node_bits > 62) {
-    unsigned bits = c->o.node_bits;
-    free(c);
-    return frond__fail(err, FROND_EINVAL, "node_bits %u > 62", bits);
-  }
-  c->max_node = (UINT64_C(1) << c->o.node_bits) - 1;
+  c->t.report_ms = FROND_COORD_DEFAULT_REPORT_MS;
+  c->t.session_ms = FROND_COORD_DEFAULT_SESSION_MS;
+  c->t.connect_ms = FROND_COORD_DEFAULT_CONNECT_MS;
+  c->t.lease_ms = FROND_COORD_DEFAULT_LEASE_MS;
+  c->t.window_ms = o.window_ms;
+  c->t.max_clock_offset_ms = o.max_clock_offset_ms;
+  c->clock = o.clock ? o.clock : frond_clock_realtime;
+  c->clock_ctx = o.clock_ctx;
   snprintf(c->uri, sizeof(c->uri), "%s", uri);
-  if (c->o.ip)
-    snprintf(ip, sizeof(ip), "%s", c->o.ip);
-  else
+  if (o.advertise) {
+    snprintf(c->owner, sizeof(c->owner), "%s", o.advertise);
+  } else {
     default_ip(ip, sizeof(ip));
-  snprintf(c->owner, sizeof(c->owner), "%s:%d", ip, c->o.port);
-  if (c->o.cache_path)
-    snprintf(c->cache_path, sizeof(c->cache_path), "%s", c->o.cache_path);
+    snprintf(c->owner, sizeof(c->owner), "%s:%d", ip, o.port);
+  }
+  if (o.cache_dir)
+    snprintf(c->cache_dir, sizeof(c->cache_dir), "%s", o.cache_dir);
+  c->max_node = (UINT64_C(1) << 10) - 1;
   pthread_mutex_init(&c->lock, NULL);
+  pthread_mutex_init(&c->stats_lock, NULL);
   pthread_mutex_init(&c->wake_lock, NULL);
-  frond__cond_init(&c->wake); /* nap() waits against the monotonic clock */
-  atomic_init(&c->lost, 0);
-  atomic_init(&c->valid_until_ns, 0);
-  atomic_init(&c->resume_after_ms, 0);
-  atomic_init(&c->blocked, 0);
-  atomic_init(&c->last_report_ms, 0);
-  atomic_init(&c->stopping, 0);
-  c->o.cache_path = NULL; /* copied above; the caller's string may go */
-  c->o.ip = NULL;
+  frond__cond_init(&c->wake);
+  atomic_init(&c->durable_ms, INT64_MAX);
 
   rc = m->open(c, uri, err);
   /* Unreachable is not fatal here: acquire may still use the cache. */
   if (rc != 0 && !(rc == FROND_ECOORD && m->cache_fallback)) {
-    pthread_mutex_destroy(&c->lock);
-    pthread_mutex_destroy(&c->wake_lock);
-    pthread_cond_destroy(&c->wake);
-    free(c);
+    if (c->impl)
+      m->close(c);
+    free_coord(c);
     return rc;
   }
   *out = c;
   return 0;
 }
 
-static void stop_threads(frond_coord *c) {
-  if (!c->threads)
-    return;
-  pthread_mutex_lock(&c->wake_lock);
-  atomic_store(&c->stopping, 1);
-  pthread_cond_broadcast(&c->wake);
-  pthread_mutex_unlock(&c->wake_lock);
-  pthread_join(c->reporter, NULL);
-  pthread_join(c->watchdog, NULL);
-  c->threads = 0;
+int frond_coord_open(frond_coord **out, const char *uri,
+                     const frond_coord_options *opts, frond_error *err) {
+  const frond_coord_methods *m = NULL;
+  if (out == NULL)
+    return frond__fail(err, FROND_EINVAL, "out must not be NULL");
+  *out = NULL;
+  if (!uri || !*uri)
+    uri = FROND_COORD_DEFAULT;
+  if (strlen(uri) >= FROND_COORD_URI_MAX)
+    return frond__fail(err, FROND_EINVAL, "coordinator URI too long");
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(drivers); i++)
+    if (strncmp(uri, drivers[i]->scheme, strlen(drivers[i]->scheme)) == 0) {
+      m = drivers[i];
+      break;
+    }
+  if (!m)
+    return frond__fail(err, FROND_EINVAL,
+                       "unknown coordinator '%s' (use static:N, "
+                       "zk://host:port/cluster, lease+sqlite:///path.db or "
+                       "lease+postgresql://...)",
+                       uri);
+  return frond__coord_open_driver(out, m, uri, opts, err);
 }
 
-int frond__coord_close(frond_coord *c, frond_error *err) {
-  int rc = 0;
-  if (!c)
-    return 0;
-  stop_threads(c);
-  if (c->acquired) {
-    int64_t hw = c->hw_fn ? c->hw_fn(c->hook_ctx) : c->claim.high_water_ms;
-    if (c->cache_path[0]) {
-      frond_coord_cache cc;
-      snprintf(cc.uri, sizeof(cc.uri), "%s", c->uri);
-      snprintf(cc.owner, sizeof(cc.owner), "%s", c->owner);
-      cc.node = c->claim.node;
-      cc.high_water_ms = hw;
-      cc.reported_ms = atomic_load(&c->last_report_ms);
-      rc = frond__coord_cache_write(c->cache_path, &cc, err);
-    }
-    /* Only a claim still held may be released: a lost one is someone
-    ** else's now. */
-    if (!atomic_load(&c->lost)) {
-      pthread_mutex_lock(&c->lock);
-      int r = c->m->release(c, hw, err);
-      pthread_mutex_unlock(&c->lock);
-      if (r != 0 && rc == 0)
-        rc = r;
-    }
+/* ---- layout floor ------------------------------------------------------- */
+
+int64_t frond__coord_floor(const frond_layout *l, const frond_coord_entry *e,
+                           size_t n) {
+  int64_t floor = 0;
+  for (size_t i = 0; i < n; i++) {
+    frond_fields f;
+    int64_t id, end = frond_layout_end_ms(l);
+    if (e[i].fence_ms < l->epoch_ms || e[i].node > frond_layout_max_node(l))
+      continue;
+    memset(&f, 0, sizeof(f));
+    f.time = ((e[i].fence_ms < end ? e[i].fence_ms : end - 1) - l->epoch_ms) /
+             l->unit_ms;
+    f.node = e[i].node;
+    f.sequence = (UINT64_C(1) << l->seq_bits) - 1;
+    if (frond_compose(l, &f, &id, NULL) == 0 && id > floor)
+      floor = id;
   }
-  c->m->close(c);
-  pthread_mutex_destroy(&c->lock);
-  pthread_mutex_destroy(&c->wake_lock);
-  pthread_cond_destroy(&c->wake);
-  free(c);
-  return rc;
+  return floor;
+}
+
+int64_t frond__coord_floor_ms(const frond_layout *l, int64_t floor_id) {
+  unsigned shift = l->seq_bits + l->node_bits;
+  if (floor_id <= 0)
+    return 0;
+  return l->epoch_ms + (floor_id >> shift) * l->unit_ms;
 }
 
 /* ---- acquire ------------------------------------------------------------ */
 
-/* The URI without its query: the cache belongs to a coordinator, not to
-** its tunables. */
-static int same_coordinator(const char *a, const char *b) {
-  size_t la = strcspn(a, "?"), lb = strcspn(b, "?");
-  return la == lb && memcmp(a, b, la) == 0;
+static void release_claim(frond_coord *c) {
+  pthread_mutex_lock(&c->lock);
+  c->m->release(c, NULL);
+  pthread_mutex_unlock(&c->lock);
 }
 
-int frond__coord_acquire(frond_coord *c, frond_coord_claim *out,
-                         frond_error *err) {
-  frond_coord_cache cc;
-  frond_coord_claim cl;
-  int have_cache = 0, missing = 0, rc;
-  int64_t sent_ns = frond__mono_ns();
+/* Read this identity's cache file into *cc: 1 when it is ours, 0 when
+** there is none (or it belongs to another coordinator or identity), or a
+** negative code. Falls back to the single file of earlier versions. */
+static int read_cache(frond_coord *c, frond_coord_cache *cc, frond_error *err) {
+  char legacy[1200], want[FROND_COORD_URI_MAX], have[FROND_COORD_URI_MAX];
+  int missing = 0, rc;
+  if (!c->cache_dir[0])
+    return 0;
+  if (frond__coord_cache_name(c, c->cache_path, sizeof(c->cache_path)) != 0)
+    return frond__fail(err, FROND_EINVAL, "cache directory path too long");
+  frond__file_sweep(c->cache_path);
+  rc = frond__coord_cache_read(c->cache_path, cc, &missing, err);
+  if (rc != 0 && missing) {
+    snprintf(legacy, sizeof(legacy), "%s/frond-node.cache", c->cache_dir);
+    rc = frond__coord_cache_read(legacy, cc, &missing, NULL);
+    if (rc != 0)
+      return 0;
+  }
+  if (rc != 0)
+    return rc;
+  frond__coord_cache_uri(c->uri, want, sizeof(want));
+  frond__coord_cache_uri(cc->uri, have, sizeof(have));
+  return strcmp(want, have) == 0 && strcmp(cc->owner, c->owner) == 0;
+}
 
-  memset(&cl, 0, sizeof(cl));
+static int64_t cap_ms(const frond_layout *l, int64_t ms) {
+  int64_t end = frond_layout_end_ms(l);
+  return ms < end ? ms : end - 1;
+}
+
+/* The generator's max_wait for a layout, as frond_gen_create resolves -1. */
+static int64_t resolve_max_wait(const frond_layout *l, int64_t w) {
+  if (w >= 0)
+    return w;
+  w = FROND_DEFAULT_MAX_WAIT_MS;
+  if (l->unit_ms >= 1 && l->unit_ms <= 86400000 && 2 * l->unit_ms > w)
+    w = 2 * l->unit_ms;
+  return w;
+}
+
+static int check_clock(frond_coord *c, frond_error *err) {
+  char ref[96], a[40], b[40];
+  int64_t off = 0, now;
+  int rc;
+  if (c->t.max_clock_offset_ms <= 0)
+    return 0;
+  ref[0] = 0;
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->clock_offset(c, &off, ref, sizeof(ref), err);
+  pthread_mutex_unlock(&c->lock);
+  if (rc != 0)
+    return rc;
+  atomic_store(&c->clock_offset_ms, off);
+  atomic_store(&c->clock_checked, 1);
+  if (off <= c->t.max_clock_offset_ms && off >= -c->t.max_clock_offset_ms)
+    return 0;
+  now = frond__coord_now(c);
+  frond__format_rfc3339(now, a, sizeof(a));
+  frond__format_rfc3339(now - off, b, sizeof(b));
+  return frond__fail(err, FROND_ECLOCK_OFFSET,
+                     "this clock reads %s, %s reads %s: %+" PRId64
+                     " ms apart, beyond max_clock_offset_ms=%" PRId64
+                     "; fix the clock (NTP) before starting",
+                     a, ref, b, off, c->t.max_clock_offset_ms);
+}
+
+int frond__coord_acquire(frond_coord *c, const frond_layout *l,
+                         const frond_gen_options *go, frond__coord_start *out,
+                         frond_error *err) {
+  frond_gen_options gd;
+  frond_coord_cache cc;
+  frond__coord_claim cl;
+  int64_t now, after, floor_ms, slack, target;
+  int have_cache, rc;
+
   if (c->acquired)
     return frond__fail(err, FROND_EINVAL, "node ID already acquired");
-  if (c->cache_path[0]) {
-    rc = frond__coord_cache_read(c->cache_path, &cc, &missing, err);
-    if (rc != 0 && !missing)
-      return rc;
-    have_cache = rc == 0 && same_coordinator(cc.uri, c->uri) &&
-                 strcmp(cc.owner, c->owner) == 0;
+  if ((rc = frond_layout_validate(l, frond__coord_now(c), err)) != 0)
+    return rc;
+  if (!go) {
+    frond_gen_options_init(&gd);
+    go = &gd;
   }
+  c->layout = *l;
+  frond_layout_format(l, c->layout_spec, sizeof(c->layout_spec));
+  c->max_node = frond_layout_max_node(l);
+  c->max_ahead_ms = go->max_ahead_ms;
+  c->max_wait_ms = resolve_max_wait(l, go->max_wait_ms);
+  c->floor_id = 0;
 
+  memset(&cc, 0, sizeof(cc));
+  if ((have_cache = read_cache(c, &cc, err)) < 0)
+    return have_cache;
+  memset(&cl, 0, sizeof(cl));
   pthread_mutex_lock(&c->lock);
   rc = c->m->acquire(c, &cl, err);
   pthread_mutex_unlock(&c->lock);
-  if (rc == FROND_ECOORD && c->m->cache_fallback && have_cache &&
-      c->validity_ms > 0) {
-    /* The claim may be given to another node validity_ms after it was
-    ** last confirmed: only the rest of that time is ours. */
-    int64_t age = frond__coord_now(c) - cc.reported_ms;
-    if (age >= c->validity_ms)
-      return frond__fail(err, FROND_ECOORD,
-                         "coordinator unreachable, and the cached node ID "
-                         "%" PRIu64 " was last confirmed %" PRId64
-                         " ms ago, beyond the %" PRId64 " ms it is safe",
-                         cc.node, age, c->validity_ms);
-    sent_ns = frond__mono_ns() - (age > 0 ? age : 0) * 1000000;
-  }
   if (rc == FROND_ECOORD && c->m->cache_fallback && have_cache) {
     frond_log(FROND_LOG_WARN,
               "coordinator unreachable (%s); node ID %" PRIu64
-              " from the cache file %s",
+              " from the cache file %s: issuing nothing until the "
+              "coordinator answers",
               err ? err->message : "", cc.node, c->cache_path);
     cl.node = cc.node;
-    cl.high_water_ms = cc.high_water_ms;
-    cl.from_cache = 1;
+    cl.fence_ms = cc.fence_ms;
+    c->from_cache = 1;
     rc = 0;
   }
   if (rc != 0)
@@ -309,315 +406,330 @@ int frond__coord_acquire(frond_coord *c, frond_coord_claim *out,
     rc = frond__fail(err, FROND_ENODE_RANGE,
                      "node ID %" PRIu64 " from %s is above the layout's "
                      "largest node ID %" PRIu64 " (%u node bits)",
-                     cl.node, c->uri, c->max_node, c->o.node_bits);
+                     cl.node, c->uri, c->max_node, l->node_bits);
     goto undo;
   }
-  if (have_cache && cc.node == cl.node && cc.high_water_ms > cl.high_water_ms)
-    cl.high_water_ms = cc.high_water_ms;
-  {
-    int64_t now = frond__coord_now(c);
-    if (cl.high_water_ms - now > c->o.max_wait_ms) {
-      char a[40], b[40];
-      frond__format_rfc3339(cl.high_water_ms, a, sizeof(a));
-      frond__format_rfc3339(now, b, sizeof(b));
-      rc = frond__fail(err, FROND_ECLOCK_BEHIND,
-                       "node ID %" PRIu64 " was used up to %s (%" PRId64
-                       "), %" PRId64 " ms ahead of the clock %s (%" PRId64
-                       "); refusing to start (max_wait_ms %" PRId64 ")",
-                       cl.node, a, cl.high_water_ms, cl.high_water_ms - now, b,
-                       now, c->o.max_wait_ms);
-      goto undo;
-    }
+  c->node = cl.node;
+  after = cl.fence_ms;
+  if (have_cache && cc.node == cl.node && cc.fence_ms > after)
+    after = cc.fence_ms;
+  now = frond__coord_now(c);
+  slack =
+      frond__start_slack_ms(c->max_ahead_ms, c->t.window_ms, c->max_wait_ms);
+  floor_ms = frond__coord_floor_ms(l, c->floor_id);
+  if (floor_ms > after && floor_ms - now > slack) {
+    char a[40];
+    frond__format_rfc3339(floor_ms, a, sizeof(a));
+    rc = frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                     "the fleet moved from layout %s to %s: IDs must be "
+                     "above %" PRId64 ", the largest the old layout could "
+                     "have issued, which the new one reaches only at %s, "
+                     "%" PRId64 " ms from now (at most %" PRId64 " ms)",
+                     c->prev_spec[0] ? c->prev_spec : "(unknown)",
+                     c->layout_spec, c->floor_id, a, floor_ms - now, slack);
+    goto undo;
   }
-  if (c->cache_path[0]) {
-    snprintf(cc.uri, sizeof(cc.uri), "%s", c->uri);
-    snprintf(cc.owner, sizeof(cc.owner), "%s", c->owner);
-    /* Never lower the cached time of this ID: it protects the next
-    ** restart. */
-    if (!have_cache || cc.node != cl.node ||
-        cc.high_water_ms < cl.high_water_ms)
-      cc.high_water_ms = cl.high_water_ms;
-    if (!cl.from_cache)
-      cc.reported_ms = frond__coord_now(c);
-    cc.node = cl.node;
-    if ((rc = frond__coord_cache_write(c->cache_path, &cc, err)) != 0)
-      goto undo;
+  if (floor_ms > after)
+    after = floor_ms;
+  if (after - now > slack) {
+    char a[40], b[40];
+    frond__format_rfc3339(after, a, sizeof(a));
+    frond__format_rfc3339(now, b, sizeof(b));
+    rc = frond__fail(err, FROND_ECLOCK_BEHIND,
+                     "node ID %" PRIu64 " is fenced up to %s (%" PRId64
+                     "), %" PRId64 " ms ahead of the clock %s (%" PRId64
+                     "), more than a restart explains (%" PRId64
+                     " ms): the clock went back",
+                     cl.node, a, after, after - now, b, now, slack);
+    goto undo;
   }
-  c->claim = cl;
+  if (!c->from_cache && (rc = check_clock(c, err)) != 0)
+    goto undo;
+
+  if (!c->m->fenced) {
+    target = INT64_MAX;
+  } else if (c->from_cache) {
+    target = after; /* nothing above the cached fence until claimed */
+    atomic_store(&c->sent_ms, after);
+  } else {
+    int64_t sent_ns;
+    target = cap_ms(l, (after > now ? after : now) + c->max_ahead_ms +
+                           c->t.window_ms);
+    atomic_store(&c->sent_ms, target);
+    if ((rc = frond__coord_cache_store(c, target, err)) != 0)
+      goto undo;
+    sent_ns = frond__mono_ns();
+    pthread_mutex_lock(&c->lock);
+    rc = c->m->fence(c, target, err);
+    pthread_mutex_unlock(&c->lock);
+    if (rc != 0)
+      goto undo;
+    atomic_store(&c->last_write_ms, frond__coord_now(c));
+    atomic_fetch_add(&c->fence_writes, 1);
+    if (c->validity_ms > 0)
+      atomic_store(&c->valid_until_ns, sent_ns + c->validity_ms * 1000000);
+  }
+  atomic_store(&c->durable_ms, target);
+  atomic_store(&c->unclaimed, c->from_cache);
   c->acquired = 1;
-  if (c->validity_ms > 0)
-    atomic_store(&c->valid_until_ns, sent_ns + c->validity_ms * 1000000);
-  atomic_store(&c->last_report_ms,
-               cl.from_cache ? cc.reported_ms : frond__coord_now(c));
-  *out = cl;
+  c->start_after_ms = after;
+  memset(out, 0, sizeof(*out));
+  out->node = cl.node;
+  out->after_ms = after;
+  out->fence_ms = target;
+  out->from_cache = c->from_cache;
   return 0;
 
 undo:
-  if (!cl.from_cache) {
-    pthread_mutex_lock(&c->lock);
-    c->m->release(c, 0, NULL);
-    pthread_mutex_unlock(&c->lock);
-  }
+  if (!c->from_cache)
+    release_claim(c);
+  c->from_cache = 0;
   return rc;
 }
 
-int frond__coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
-                      frond_error *err) {
+/* ---- the public API ----------------------------------------------------- */
+
+int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
+                           const frond_gen_options *gen_opts, frond_gen **out,
+                           frond_error *err) {
+  frond_gen_options o;
+  frond__coord_start st;
+  frond__gen_fence f;
+  frond_gen *g = NULL;
   int rc;
+
+  if (!c || !l || !out)
+    return frond__fail(err, FROND_EINVAL, "c, layout and out are required");
+  if (c->gen)
+    return frond__fail(err, FROND_EINVAL,
+                       "this coordinator already has a generator");
+  if (gen_opts)
+    o = *gen_opts;
+  else
+    frond_gen_options_init(&o);
+  if (!o.clock) {
+    o.clock = c->clock;
+    o.clock_ctx = c->clock_ctx;
+  }
+  if ((rc = frond__coord_acquire(c, l, &o, &st, err)) != 0)
+    return rc;
+  memset(&f, 0, sizeof(f));
+  f.start_after_ms = st.after_ms;
+  f.fence_ms = st.fence_ms;
+  f.window_ms = c->m->fenced ? c->t.window_ms : 0;
+  f.want = c->m->fenced ? frond__coord_want : NULL;
+  f.ctx = c;
+  if ((rc = frond__gen_create_fenced(&g, l, st.node, &o, &f, err)) != 0)
+    goto undo;
+  c->gen = g;
+  c->own_gen = 1;
+  if (c->m->fenced && (rc = frond__coord_attach_gen(c, g, err)) != 0)
+    goto undo;
+  frond_log(FROND_LOG_INFO,
+            "node ID %" PRIu64 " held by %s (%s); starting above %" PRId64
+            ", fence %" PRId64,
+            st.node, c->owner, c->m->scheme, st.after_ms,
+            st.fence_ms == INT64_MAX ? 0 : st.fence_ms);
+  *out = g;
+  return 0;
+undo:
+  if (g)
+    frond_gen_close(g, NULL);
+  c->gen = NULL;
+  c->own_gen = 0;
+  if (!c->from_cache)
+    release_claim(c);
+  c->acquired = 0;
+  c->from_cache = 0;
+  return rc;
+}
+
+int frond_coord_state(frond_coord *c) {
+  if (atomic_load(&c->closing))
+    return FROND_ECLOSED;
+  return atomic_load(&c->applied);
+}
+
+void frond__coord_note_error(frond_coord *c, int code, const char *msg) {
+  atomic_store(&c->last_error, code);
+  pthread_mutex_lock(&c->stats_lock);
+  snprintf(c->last_error_message, sizeof(c->last_error_message), "%s",
+           msg ? msg : "");
+  pthread_mutex_unlock(&c->stats_lock);
+}
+
+void frond_coord_stats_get(frond_coord *c, frond_coord_stats *out) {
+  memset(out, 0, sizeof(*out));
+  out->node = c->node;
+  snprintf(out->owner, sizeof(out->owner), "%s", c->owner);
+  out->state = frond_coord_state(c);
+  out->from_cache = c->from_cache;
+  out->start_after_ms = c->start_after_ms;
+  out->fence_ms = atomic_load(&c->durable_ms);
+  out->high_water_ms = c->gen ? frond_gen_high_water_ms(c->gen) : 0;
+  out->last_write_ms = atomic_load(&c->last_write_ms);
+  out->fence_writes = atomic_load(&c->fence_writes);
+  out->write_failures = atomic_load(&c->write_failures);
+  out->regains = atomic_load(&c->regains);
+  out->last_error = atomic_load(&c->last_error);
+  pthread_mutex_lock(&c->stats_lock);
+  snprintf(out->last_error_message, sizeof(out->last_error_message), "%s",
+           c->last_error_message);
+  pthread_mutex_unlock(&c->stats_lock);
+  out->clock_offset_ms = atomic_load(&c->clock_offset_ms);
+  out->clock_checked = atomic_load(&c->clock_checked);
+}
+
+int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
+                     frond_error *err) {
+  int rc;
+  if (!c || !out || !n)
+    return frond__fail(err, FROND_EINVAL, "c, out and n are required");
   pthread_mutex_lock(&c->lock);
   rc = c->m->list(c, out, n, err);
   pthread_mutex_unlock(&c->lock);
   return rc;
 }
 
-/* ---- reporter and watchdog ---------------------------------------------- */
-
-int frond__coord_state(frond_coord *c) {
-  int64_t until = atomic_load(&c->valid_until_ns);
-  if (atomic_load(&c->lost))
-    return FROND_ENODE_ID_LOST;
-  if (until != 0 && frond__mono_ns() > until)
-    return FROND_ENODE_ID_LOST;
-  if (frond__coord_now(c) <= atomic_load(&c->resume_after_ms))
-    return FROND_ENODE_ID_LOST;
-  return 0;
-}
-
-int frond__coord_applied(frond_coord *c) {
-  return atomic_load(&c->blocked);
-}
-
-static void update_cache(frond_coord *c, int64_t hw) {
-  frond_coord_cache cc;
-  frond_error e;
-  if (!c->cache_path[0])
-    return;
-  snprintf(cc.uri, sizeof(cc.uri), "%s", c->uri);
-  snprintf(cc.owner, sizeof(cc.owner), "%s", c->owner);
-  cc.node = c->claim.node;
-  cc.high_water_ms = hw;
-  cc.reported_ms = atomic_load(&c->last_report_ms);
-  if (frond__coord_cache_write(c->cache_path, &cc, &e) != 0)
-    frond_log(FROND_LOG_WARN, "node cache: %s", e.message);
-}
-
-int frond__coord_report(frond_coord *c, int64_t hw, frond_error *err) {
-  int64_t sent_ns = frond__mono_ns(), after = 0;
+static int recorded_layout(frond_coord *c, frond_layout *l, int64_t *floor_id,
+                           frond_error *err) {
+  char spec[FROND_COORD_SPEC_MAX];
   int rc;
-
-  /* The cache is local: keep it current even while the coordinator is
-  ** away, so that a restart from it starts above every issued ID. */
-  if (hw < c->claim.high_water_ms)
-    hw = c->claim.high_water_ms;
-  update_cache(c, hw);
+  spec[0] = 0;
   pthread_mutex_lock(&c->lock);
-  if (atomic_load(&c->lost)) {
-    rc = c->m->regain(c, &after, err);
-    if (rc == 0) {
-      atomic_store(&c->resume_after_ms, after);
-      atomic_store(&c->lost, 0);
-      frond_log(FROND_LOG_INFO, "node ID %" PRIu64 " regained", c->claim.node);
-      rc = c->m->report(c, hw, err);
-    }
-  } else {
-    rc = c->m->report(c, hw, err);
-  }
+  rc = c->m->layout_get(c, spec, sizeof(spec), floor_id, err);
   pthread_mutex_unlock(&c->lock);
-  if (rc == 0) {
-    if (c->validity_ms > 0)
-      atomic_store(&c->valid_until_ns, sent_ns + c->validity_ms * 1000000);
-    atomic_store(&c->last_report_ms, frond__coord_now(c));
-  } else if (rc == FROND_ENODE_ID_LOST) {
-    if (!atomic_exchange(&c->lost, 1))
-      frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 " lost: %s", c->claim.node,
-                err ? err->message : "");
-  }
+  if (rc != 0)
+    return rc;
+  if (!spec[0])
+    return frond__fail(err, FROND_ELAYOUT_INVALID,
+                       "%s records no layout yet (the first node to start "
+                       "records its own)",
+                       c->uri);
+  return frond_layout_parse(spec, l, err);
+}
+
+int frond_coord_layout_get(frond_coord *c, frond_layout *l, int64_t *floor_id,
+                           frond_error *err) {
+  int64_t f = 0;
+  int rc;
+  if (!c || !l)
+    return frond__fail(err, FROND_EINVAL, "c and layout are required");
+  rc = recorded_layout(c, l, &f, err);
+  if (floor_id)
+    *floor_id = f;
   return rc;
 }
 
-static int64_t report_interval_ms(const frond_coord *c) {
-  int64_t ms = c->o.report_ms;
-  /* Renew well before the validity runs out: at a third of it. */
-  if (c->validity_ms > 0 && c->validity_ms / 3 < ms)
-    ms = c->validity_ms / 3;
-  return ms > 0 ? ms : 1;
+/* A floor that the new layout's IDs pass only well after now would keep
+** every node under it from starting until then: refuse the change. */
+static int check_floor_reachable(frond_coord *c, const frond_layout *old,
+                                 int64_t floor_old, const frond_layout *l,
+                                 const char *spec, frond_error *err) {
+  frond_coord_entry *e = NULL;
+  char was[FROND_COORD_SPEC_MAX], when[40];
+  int64_t floor, ms, now = frond__coord_now(c);
+  size_t n = 0;
+  int rc;
+  if ((rc = frond_coord_list(c, &e, &n, err)) != 0)
+    return rc;
+  floor = frond__coord_floor(old, e, n);
+  free(e);
+  if (floor < floor_old)
+    floor = floor_old;
+  ms = frond__coord_floor_ms(l, floor);
+  if (ms - now <= FLOOR_MAX_AHEAD_MS)
+    return 0;
+  frond_layout_format(old, was, sizeof(was));
+  frond__format_rfc3339(ms, when, sizeof(when));
+  return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                     "the fleet issued IDs up to %" PRId64 " under layout %s; "
+                     "under %s IDs pass that only at %s, so no node could "
+                     "start until then: choose a layout whose IDs are larger "
+                     "now (an earlier epoch, fewer time bits)",
+                     floor, was, spec, when);
 }
 
-/* Sleep up to ms or until stopping; returns nonzero when stopping. */
-static int nap(frond_coord *c, int64_t ns) {
-  int64_t deadline = frond__mono_ns() + ns;
-  int stop;
-  pthread_mutex_lock(&c->wake_lock);
-  while (!(stop = atomic_load(&c->stopping)))
-    if (frond__cond_wait_until(&c->wake, &c->wake_lock, deadline) == ETIMEDOUT)
-      break;
-  pthread_mutex_unlock(&c->wake_lock);
-  return stop;
-}
-
-static void *reporter_main(void *arg) {
-  frond_coord *c = arg;
-  int last = 0;
-  while (!nap(c, report_interval_ms(c) * 1000000)) {
-    frond_error e;
-    int rc;
-    e.message[0] = 0;
-    rc = frond__coord_report(c, c->hw_fn(c->hook_ctx), &e);
-    if (rc != 0 && rc != last && rc != FROND_ENODE_ID_LOST)
-      frond_log(FROND_LOG_WARN, "coordinator: %s", e.message);
-    if (rc == 0 && last != 0 && last != FROND_ENODE_ID_LOST)
-      frond_log(FROND_LOG_INFO, "coordinator reachable again");
-    last = rc;
+int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
+                           int64_t *floor_id, frond_error *err) {
+  char spec[FROND_COORD_SPEC_MAX];
+  frond_layout old;
+  int64_t f = 0, floor_old = 0;
+  int rc;
+  if (!c || !l)
+    return frond__fail(err, FROND_EINVAL, "c and layout are required");
+  if (c->acquired)
+    return frond__fail(err, FROND_EINVAL,
+                       "this coordinator holds a node ID: change the layout "
+                       "from a coordinator that holds none");
+  if ((rc = frond_layout_validate(l, frond__coord_now(c), err)) != 0)
+    return rc;
+  rc = recorded_layout(c, &old, &floor_old, err);
+  if (rc == FROND_ELAYOUT_INVALID) {
+    /* Nothing recorded: without the old layout the floor is unknown, so
+    ** only an unused coordinator may take a first layout this way. */
+    frond_coord_entry *e = NULL;
+    size_t n = 0;
+    if ((rc = frond_coord_list(c, &e, &n, err)) != 0)
+      return rc;
+    free(e);
+    if (n > 0)
+      return frond__fail(err, FROND_ELAYOUT_INVALID,
+                         "%s records no layout, but %zu node IDs were used: "
+                         "start a node under the layout they used (it "
+                         "records it), then change it",
+                         c->uri, n);
+    old = *l;
+  } else if (rc != 0) {
+    return rc;
   }
-  return NULL;
+  frond_layout_format(l, spec, sizeof(spec));
+  if ((rc = check_floor_reachable(c, &old, floor_old, l, spec, err)) != 0)
+    return rc;
+  c->layout = old;
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->layout_set(c, spec, &f, err);
+  pthread_mutex_unlock(&c->lock);
+  if (rc == 0 && floor_id)
+    *floor_id = f;
+  return rc;
 }
 
-static void *watchdog_main(void *arg) {
-  frond_coord *c = arg;
-  do {
-    int code = frond__coord_state(c);
-    if (code != atomic_load(&c->blocked)) {
-      atomic_store(&c->blocked, code);
-      c->block_fn(c->hook_ctx, code);
-      if (code)
-        frond_log(FROND_LOG_ERROR,
-                  "node ID %" PRIu64 " not held: issuing stopped",
-                  c->claim.node);
-      else
-        frond_log(FROND_LOG_INFO, "node ID %" PRIu64 " held: issuing again",
-                  c->claim.node);
+int frond_coord_close(frond_coord *c, frond_error *err) {
+  int rc = 0, r;
+  if (!c)
+    return 0;
+  atomic_store(&c->closing, 1);
+  if (c->gen)
+    frond__gen_block(c->gen, FROND_ECLOSED);
+  frond__coord_stop_threads(c);
+  if (c->acquired && c->m->fenced) {
+    /* Nothing above the exact high-water time was issued, and nothing
+    ** more will be: that is the final fence, so a restart need not wait. */
+    int64_t final =
+        c->gen ? frond_gen_high_water_ms(c->gen) : atomic_load(&c->durable_ms);
+    int held = !atomic_load(&c->lost) && !atomic_load(&c->unclaimed);
+    if (final > atomic_load(&c->durable_ms))
+      final = atomic_load(&c->durable_ms);
+    if (held) {
+      pthread_mutex_lock(&c->lock);
+      r = c->m->fence(c, final, err);
+      if (r == 0)
+        atomic_store(&c->durable_ms, final);
+      if (r == 0 || r == FROND_ELAYOUT_MISMATCH)
+        r = c->m->release(c, err);
+      pthread_mutex_unlock(&c->lock);
+      if (r != 0 && rc == 0)
+        rc = r;
     }
-  } while (!nap(c, WATCHDOG_NS));
-  return NULL;
-}
-
-int frond__coord_attach(frond_coord *c, int64_t (*hw_fn)(void *ctx),
-                        void (*block_fn)(void *ctx, int code), void *ctx,
-                        frond_error *err) {
-  if (!c->acquired)
-    return frond__fail(err, FROND_EINVAL, "attach before acquire");
-  if (c->threads)
-    return frond__fail(err, FROND_EINVAL, "already attached");
-  c->hw_fn = hw_fn;
-  c->block_fn = block_fn;
-  c->hook_ctx = ctx;
-  if (pthread_create(&c->watchdog, NULL, watchdog_main, c) != 0)
-    return frond__fail(err, FROND_ENOMEM, "cannot start the watchdog");
-  if (pthread_create(&c->reporter, NULL, reporter_main, c) != 0) {
-    atomic_store(&c->stopping, 1);
-    pthread_join(c->watchdog, NULL);
-    return frond__fail(err, FROND_ENOMEM, "cannot start the reporter");
+    if ((r = frond__coord_cache_store(c, final, rc ? NULL : err)) != 0 &&
+        rc == 0)
+      rc = r;
   }
-  c->threads = 1;
-  return 0;
-}
-
-static int64_t gen_hw(void *ctx) {
-  return frond_gen_high_water_ms(ctx);
-}
-
-static void gen_block(void *ctx, int code) {
-  frond_gen_set_blocked(ctx, code);
-}
-
-int frond__coord_attach_gen(frond_coord *c, frond_gen *g, frond_error *err) {
-  return frond__coord_attach(c, gen_hw, gen_block, g, err);
-}
-
-/* ---- node cache file ----------------------------------------------------
-**
-** Text, one key per line, Leaf's "workerID=N" among them:
-**   # frond node cache
-**   uri=zk://...
-**   owner=10.0.0.7:8080
-**   workerID=5
-**   high_water_ms=1700000000000
-**   reported_ms=1699999999000
-**   end=<FNV-1a 64 of everything above, 16 hex digits>
-** The last line holds a checksum of everything before it, so a torn or
-** edited file is refused instead of trusted.
-*/
-
-int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
-                             frond_error *err) {
-  char buf[2048];
-  int n;
-  n = snprintf(buf, sizeof(buf),
-               "# frond node cache\nuri=%s\nowner=%s\nworkerID=%" PRIu64
-               "\nhigh_water_ms=%" PRId64 "\nreported_ms=%" PRId64 "\n",
-               cc->uri, cc->owner, cc->node, cc->high_water_ms,
-               cc->reported_ms);
-  if (n < 0 || (size_t)n >= sizeof(buf) - 32)
-    return frond__fail(err, FROND_EINVAL, "node cache entry too long");
-  n += snprintf(buf + n, sizeof(buf) - (size_t)n, "end=%016" PRIx64 "\n",
-                frond__fnv1a64(buf, (size_t)n));
-  return frond__file_replace(path, buf, (size_t)n, err);
-}
-
-static const char *cache_value(const char *buf, const char *key) {
-  size_t kl = strlen(key);
-  for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
-    if (strncmp(p, key, kl) == 0 && p[kl] == '=')
-      return p + kl + 1;
-  return NULL;
-}
-
-static int cache_str(const char *buf, const char *key, char *out, size_t len) {
-  const char *v = cache_value(buf, key);
-  size_t n;
-  if (!v)
-    return -1;
-  n = strcspn(v, "\n");
-  if (n >= len)
-    return -1;
-  memcpy(out, v, n);
-  out[n] = 0;
-  return 0;
-}
-
-int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
-                            int *missing, frond_error *err) {
-  char buf[2048], num[32], sum[24];
-  const char *end;
-  ssize_t n;
-  int64_t node, hw;
-  int fd;
-
-  *missing = 0;
-  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-    *missing = errno == ENOENT;
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
-                       strerror(errno));
-  }
-  n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n < 0)
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
-                       strerror(errno));
-  buf[n] = 0;
-  end = strstr(buf, "end=");
-  if (!end || (end != buf && end[-1] != '\n') ||
-      cache_str(buf, "end", sum, sizeof(sum)) != 0)
-    goto corrupt;
-  snprintf(num, sizeof(num), "%016" PRIx64,
-           frond__fnv1a64(buf, (size_t)(end - buf)));
-  if (strcmp(num, sum) != 0)
-    goto corrupt;
-  if (cache_str(buf, "uri", cc->uri, sizeof(cc->uri)) != 0 ||
-      cache_str(buf, "owner", cc->owner, sizeof(cc->owner)) != 0 ||
-      cache_str(buf, "workerID", num, sizeof(num)) != 0 ||
-      frond__parse_i64(num, strlen(num), &node) != 0 || node < 0 ||
-      cache_str(buf, "high_water_ms", num, sizeof(num)) != 0 ||
-      frond__parse_i64(num, strlen(num), &hw) != 0 || hw < 0 ||
-      cache_str(buf, "reported_ms", num, sizeof(num)) != 0 ||
-      frond__parse_i64(num, strlen(num), &cc->reported_ms) != 0)
-    goto corrupt;
-  cc->node = (uint64_t)node;
-  cc->high_water_ms = hw;
-  return 0;
-corrupt:
-  return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
-                     "node cache %s is torn or corrupt; remove it only if "
-                     "no other process uses its node ID",
-                     path);
+  if (c->own_gen && c->gen && (r = frond_gen_close(c->gen, rc ? NULL : err)))
+    if (rc == 0)
+      rc = r;
+  c->m->close(c);
+  free_coord(c);
+  return rc;
 }

@@ -1,9 +1,10 @@
 /*
-** coord.h -- coordinators: who may use which snowflake node ID.
+** coord.h -- coordinators: who may use which snowflake node ID, and up to
+** which time.
 **
-** This file contains the coordinator interface. Snowflake IDs are unique
-** only while no two live processes share a node ID; a coordinator hands
-** out node IDs and keeps the claim alive:
+** This file contains the internal side of the coordinator API declared in
+** frond.h (frond_coord_*): the driver interface and what coord.c keeps for
+** every driver.
 **
 **   static:N                      node N, the operator guarantees uniqueness
 **   zk://h:p[,h:p...]/cluster     ZooKeeper, Leaf's layout plus an ephemeral
@@ -11,25 +12,20 @@
 **   lease+sqlite:///path.db       a lease row per node ID in a database
 **   lease+postgresql://...        (coord_lease.c)
 **
-** Tunables may follow the URI as a query: ?report_ms=3000&session_ms=10000
-** &connect_ms=5000&retention_ms=0&lease_ms=30000&nodes=N&max_wait_ms=10.
+** The fence rule (docs/safety.md): a node never issues an ID whose time is
+** above a fence already durable where every later holder of its node ID
+** reads it. Drivers store the fence with the ID and write it only while
+** the ID is still theirs (a lease token, a ZooKeeper version); coord.c
+** decides when to write, keeps the cache file ahead of every write, and
+** hands a fence to the generator only after the driver confirmed it.
 **
-** Like SQLite's VFS, a driver is a versioned struct of function pointers
-** (frond_coord_methods); the rest of Frond calls the frond__coord_*
-** wrappers in coord.c only, which is where tests inject failures. coord.c
-** also owns what all drivers share: the URI, the clock and range checks at
-** start, the node cache file, and the threads that report the high-water
-** time and block the generator while the claim is not held.
+** Like SQLite's VFS, a driver is a versioned struct of function pointers;
+** the rest of Frond calls the wrappers in coord.c only, which is where
+** tests inject a fake driver (frond__coord_open_driver).
 **
-** Use:
-**   frond__coord_open(&c, uri, &opts, err);
-**   frond__coord_acquire(c, &claim, err);       node ID + stored time
-**   gen opts.start_after_ms = claim.high_water_ms;
-**   frond_gen_create(&g, layout, claim.node, &gen_opts, err);
-**   frond__coord_attach_gen(c, g, err);         starts the reporter
-**   ...
-**   frond__coord_close(c, err);   final report + release; before gen close
-**   frond_gen_close(g, err);
+** Files: coord.c (open, acquire, close, the public API), coord_fence.c
+** (the fencer and watchdog threads), coord_cache.c (the node cache file),
+** one file per driver.
 */
 #ifndef FROND_COORD_H
 #define FROND_COORD_H
@@ -39,210 +35,264 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-typedef struct frond_coord frond_coord;
-
-/* Longest owner ("ip:port" or any name) and URI we keep. */
+/* Longest owner ("host:port") and URI we keep. */
 #define FROND_COORD_OWNER_MAX 128
 #define FROND_COORD_URI_MAX 1024
+#define FROND_COORD_SPEC_MAX 160
 
-#define FROND_COORD_DEFAULT "static:0"
 #define FROND_COORD_DEFAULT_REPORT_MS 3000
 #define FROND_COORD_DEFAULT_SESSION_MS 10000
 #define FROND_COORD_DEFAULT_CONNECT_MS 5000
 #define FROND_COORD_DEFAULT_LEASE_MS 30000
 
-typedef struct frond_coord_options {
-  /* Who we are. ZooKeeper keys node IDs by "ip:port" as Leaf does; the
-  ** lease records it as the owner. NULL ip: the first non-loopback IPv4
-  ** address (127.0.0.1 when none); port: the server's port. */
-  const char *ip;
-  int port;
-  /* Node cache file (node ID + high-water time), or NULL for none. */
-  const char *cache_path;
-  /* Node IDs must fit this many bits (the layout's node_bits); 0: 10. */
-  unsigned node_bits;
-  /* Refuse to start (CLOCK_BEHIND) when a stored or cached high-water time
-  ** is ahead of the clock by more than this. Default (and when < 0)
-  ** FROND_DEFAULT_MAX_WAIT_MS. */
-  int64_t max_wait_ms;
-  int64_t report_ms;  /* report the high-water time this often */
+/* Tunables: the defaults, then frond_coord_options, then the URI query. */
+typedef struct frond__coord_tun {
+  int64_t report_ms;  /* write the fence at least this often */
   int64_t session_ms; /* ZooKeeper session timeout */
   int64_t connect_ms; /* give up reaching the coordinator at start */
-  /* ZooKeeper: an ID nobody claims whose stored time is older than this
-  ** may be reclaimed by a new ip:port. 0: never (as Leaf). */
+  /* ZooKeeper: an ID nobody claims whose stored fence is older than this
+  ** may be taken over by a new identity. 0: never (as Leaf). */
   int64_t retention_ms;
-  int64_t lease_ms;     /* database lease length, renewed every third */
-  uint64_t nodes;       /* lease: IDs 0..nodes-1 are used; 0: the whole range */
-  frond_clock_fn clock; /* NULL: frond_clock_realtime */
-  void *clock_ctx;
-} frond_coord_options;
+  int64_t lease_ms; /* database lease length, renewed every third */
+  int64_t nodes;    /* lease: IDs 0..nodes-1 are used; 0: the whole range */
+  int64_t window_ms;
+  int64_t max_clock_offset_ms;
+  /* Accepted for old URIs, no longer used: the start check follows the
+  ** generator's slack rule (frond__start_slack_ms). */
+  int64_t max_wait_ms;
+} frond__coord_tun;
 
-void frond__coord_options_init(frond_coord_options *o);
-
-/* What acquire returns. */
-typedef struct frond_coord_claim {
+/* What a driver's acquire returns. */
+typedef struct frond__coord_claim {
   uint64_t node;
-  /* Unix ms the generator must start above: the largest of the time the
-  ** coordinator stored for this ID and the cached one. 0 when none. */
-  int64_t high_water_ms;
-  int from_cache; /* the coordinator was unreachable; cache file used */
-} frond_coord_claim;
-
-/* One row of a listing (frond node list). */
-typedef struct frond_coord_entry {
-  uint64_t node;
-  char owner[FROND_COORD_OWNER_MAX];
-  int64_t high_water_ms; /* last reported, unix ms; 0 when unknown */
-  int64_t expires_ms;    /* lease expiry, unix ms; 0 when not a lease */
-  int live;              /* claimed by a live process right now */
-} frond_coord_entry;
+  /* The fence stored for this ID (unix ms): every earlier holder issued at
+  ** or below it. 0 when none. */
+  int64_t fence_ms;
+} frond__coord_claim;
 
 /*
 ** A driver. Every method returns 0 or a negative FROND_E* code with the
-** detail in err. Methods are called from one thread at a time (coord.c
-** holds c->lock around them), except `watch`, which is lock-free.
+** detail in err. coord.c calls them one at a time (under c->lock).
 */
 typedef struct frond_coord_methods {
-  int version; /* 1 */
+  int version; /* 2 */
   const char *scheme;
-  /* Parse the URI and connect (bounded by connect_ms). Unreachable:
-  ** FROND_ECOORD. */
+  /* Parse the URI (frond__coord_parse_query for the tunables) and connect,
+  ** bounded by connect_ms. Unreachable: COORD. */
   int (*open)(frond_coord *c, const char *uri, frond_error *err);
-  /* Take a node ID for c->owner: NODE_IN_USE when another live process
-  ** holds ours, NODE_RANGE when none is free, COORD when unreachable. */
-  int (*acquire)(frond_coord *c, frond_coord_claim *out, frond_error *err);
-  /* Store the high-water time and keep the claim alive. NODE_ID_LOST when
-  ** the claim is gone (the caller blocks the generator and calls regain),
-  ** COORD when the coordinator cannot be reached. */
-  int (*report)(frond_coord *c, int64_t high_water_ms, frond_error *err);
-  /* Try to take the claim back after NODE_ID_LOST. On success *after_ms is
-  ** a time the wall clock must pass before issuing again. */
+  /* Take a node ID for c->owner under c->layout_spec: check the layout the
+  ** coordinator records (record ours when none: LAYOUT_MISMATCH naming
+  ** both when another, setting c->floor_id from the record), then the ID
+  ** (NODE_IN_USE when a live process holds ours, NODE_RANGE when none is
+  ** free, COORD when unreachable). Writes no fence. */
+  int (*acquire)(frond_coord *c, frond__coord_claim *out, frond_error *err);
+  /* Make fence_ms durable with the ID, only if the ID is still ours and
+  ** the recorded layout is still c->layout_spec; renews the claim. May
+  ** lower the stored fence (the final, exact one). NODE_ID_LOST: not ours
+  ** any more; LAYOUT_MISMATCH: the layout changed; COORD: unreachable,
+  ** and the write may or may not have happened. */
+  int (*fence)(frond_coord *c, int64_t fence_ms, frond_error *err);
+  /* Take the ID back after NODE_ID_LOST, or claim it for the first time
+  ** after a start from the cache. *after_ms: the fence another holder
+  ** stored meanwhile, 0 when nobody else held the ID. */
   int (*regain)(frond_coord *c, int64_t *after_ms, frond_error *err);
-  /* Store the final time and give the ID up for others. */
-  int (*release)(frond_coord *c, int64_t high_water_ms, frond_error *err);
+  /* Give the ID up (the final fence is already written). */
+  int (*release)(frond_coord *c, frond_error *err);
   /* All known IDs, sorted, into *out (malloc'd, caller frees). */
   int (*list)(frond_coord *c, frond_coord_entry **out, size_t *n,
               frond_error *err);
+  /* This clock minus the reference clock, in ms, after acquire; ref gets
+  ** what the reference was ("3 live nodes", "the database"). */
+  int (*clock_offset)(frond_coord *c, int64_t *offset_ms, char *ref, size_t len,
+                      frond_error *err);
+  /* The recorded layout spec ("" when none) and floor. */
+  int (*layout_get)(frond_coord *c, char *spec, size_t len, int64_t *floor_id,
+                    frond_error *err);
+  /* Record spec with a floor computed by coord.c from the old layout and
+  ** every fence (frond__coord_floor); refuse while any ID is held. The
+  ** driver blocks fence writes first, then reads the fences, so none can
+  ** move past the floor. */
+  int (*layout_set)(frond_coord *c, const char *spec, int64_t *floor_id,
+                    frond_error *err);
   void (*close)(frond_coord *c);
-  /* Can a restart fall back to the cache file while unreachable? */
+  /* Can a start fall back to the cache file while unreachable? */
   int cache_fallback;
+  /* Does the driver keep a fence (all but static)? */
+  int fenced;
 } frond_coord_methods;
 
 /* What coord.c keeps for every driver; drivers hang their state on impl. */
 struct frond_coord {
   const frond_coord_methods *m;
   void *impl;
-  frond_coord_options o;
+  frond__coord_tun t;
+  frond_clock_fn clock;
+  void *clock_ctx;
   char uri[FROND_COORD_URI_MAX];
-  char owner[FROND_COORD_OWNER_MAX]; /* "ip:port" */
-  char cache_path[1024];
+  char owner[FROND_COORD_OWNER_MAX]; /* "host:port" */
+  char cache_dir[1024];
+  char cache_path[1200]; /* set by acquire, "" without a cache dir */
+  /* Set by gen_create before the driver's acquire. */
+  char layout_spec[FROND_COORD_SPEC_MAX];
+  frond_layout layout;
   uint64_t max_node;
-  /* How long a successful report keeps the claim safe, or 0 for as long
-  ** as the driver does not say NODE_ID_LOST. Set by the driver's open. */
+  int64_t floor_id; /* the layout's floor, from the driver's acquire */
+  char prev_spec[FROND_COORD_SPEC_MAX]; /* the layout before the floor */
+  int64_t max_ahead_ms, max_wait_ms;
+  /* How long a confirmed write keeps the claim safe to use, or 0 for as
+  ** long as the driver does not say NODE_ID_LOST. Set by the driver's
+  ** open: the lease's 9/10, ZooKeeper's session timeout. */
   int64_t validity_ms;
   int acquired;
-  frond_coord_claim claim;
+  uint64_t node;
+  int from_cache;
+  int64_t start_after_ms;
   pthread_mutex_t lock; /* serialises driver calls */
 
+  /* The fence. sent_ms only grows while running (the cache holds at least
+  ** it); durable_ms is the largest the driver confirmed. */
+  _Atomic int64_t sent_ms, durable_ms;
   /* Claim state, read by the watchdog without the lock. */
   atomic_int lost;                 /* the driver said NODE_ID_LOST */
-  _Atomic int64_t valid_until_ns;  /* monotonic; the claim may be held by
-                                      someone else after this */
-  _Atomic int64_t resume_after_ms; /* wall ms to pass before issuing */
-  atomic_int blocked;              /* what the generator was last told */
-  _Atomic int64_t last_report_ms;  /* wall ms of the last good report */
+  atomic_int unclaimed;            /* started from the cache, not claimed */
+  atomic_int layout_changed;       /* the driver said LAYOUT_MISMATCH */
+  _Atomic int64_t valid_until_ns;  /* monotonic; 0: no limit */
+  _Atomic int64_t resume_after_ms; /* another holder's fence: start above */
+  atomic_int applied;              /* what the generator was last told */
+  atomic_int closing;
 
-  /* Attached generator (or hooks) and the threads. */
-  int64_t (*hw_fn)(void *ctx);
-  void (*block_fn)(void *ctx, int code);
-  void *hook_ctx;
-  pthread_t reporter, watchdog;
+  /* Statistics (stats_lock for the message). */
+  _Atomic int64_t last_write_ms, clock_offset_ms;
+  _Atomic uint64_t fence_writes, write_failures, regains;
+  atomic_int clock_checked, last_error;
+  pthread_mutex_t stats_lock;
+  char last_error_message[256];
+
+  /* The generator (owned when made by gen_create) and the threads. */
+  frond_gen *gen;
+  int own_gen;
+  pthread_t fencer, watchdog;
   int threads;
   atomic_int stopping;
+  atomic_int wanted; /* a caller waits at the fence */
   pthread_mutex_t wake_lock;
   pthread_cond_t wake;
 };
 
-/* Open a coordinator by URI (NULL: FROND_COORD_DEFAULT). Errors: INVAL
-** (bad URI or option), COORD (unreachable; the cache may still serve in
-** acquire for ZooKeeper), NOMEM. */
-int frond__coord_open(frond_coord **out, const char *uri,
-                      const frond_coord_options *opts, frond_error *err);
+/* frond_coord_open with a given driver (tests: fake drivers). */
+int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
+                             const char *uri, const frond_coord_options *opts,
+                             frond_error *err);
+
+/* What acquire decided. */
+typedef struct frond__coord_start {
+  uint64_t node;
+  int64_t after_ms; /* start above this (fences of earlier holders, floor) */
+  int64_t fence_ms; /* durable fence; INT64_MAX: none (static) */
+  int from_cache;
+} frond__coord_start;
 
 /*
-** Take a node ID. Falls back to the cache file when the coordinator is
-** unreachable and the driver allows it (when a claim is only safe for
-** validity_ms after the last confirmation, only if that has not passed;
-** the rest of it bounds how long the node issues without reaching the
-** coordinator). Refuses with NODE_RANGE when the ID
-** does not fit node_bits, CLOCK_BEHIND when the stored or cached
-** high-water time is ahead of the clock by more than max_wait_ms. Writes
-** the cache file. May block on the coordinator.
+** Steps 1 and 2 of frond_coord_gen_create: take a node ID, check range,
+** layout, stored fence (against frond__start_slack_ms) and clock, and make
+** the first fence durable (cache file first). May block.
 */
-int frond__coord_acquire(frond_coord *c, frond_coord_claim *out,
+int frond__coord_acquire(frond_coord *c, const frond_layout *l,
+                         const frond_gen_options *go, frond__coord_start *out,
                          frond_error *err);
 
-/* Start the reporter and the watchdog for a generator: every report_ms the
-** high-water time is reported and cached; while the claim is not held the
-** generator is blocked with NODE_ID_LOST, and unblocked once it is
-** regained. */
+/* Step 4: start the fencer and the watchdog for g (not owned). */
 int frond__coord_attach_gen(frond_coord *c, frond_gen *g, frond_error *err);
-/* The same with plain hooks (tests, other generators). */
-int frond__coord_attach(frond_coord *c, int64_t (*hw_fn)(void *ctx),
-                        void (*block_fn)(void *ctx, int code), void *ctx,
-                        frond_error *err);
+/* Stop the threads (close does it too). */
+void frond__coord_stop_threads(frond_coord *c);
 
-/* Report now (also done by the reporter). */
-int frond__coord_report(frond_coord *c, int64_t high_water_ms,
-                        frond_error *err);
-/* 0 while the claim is held, else the code the generator is to be blocked
-** with. The watchdog applies it to the generator within a few ms. */
-int frond__coord_state(frond_coord *c);
-/* The state last applied to the attached generator: what its callers see
-** now. */
-int frond__coord_applied(frond_coord *c);
+/* One round of the fencer, synchronously (tests): regain when lost, then
+** extend the fence when due (force: now). Returns the driver's result. */
+int frond__coord_fence_round(frond_coord *c, int force, frond_error *err);
+/* The code the watchdog applies to the generator now (0: may issue). */
+int frond__coord_blocking(frond_coord *c);
+/* The generator's `want` hook: wake the fencer. */
+void frond__coord_want(void *ctx);
 
-/* List IDs (frond node list). *out is malloc'd; free() it. */
-int frond__coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
-                      frond_error *err);
+/* Record a background failure for the stats. */
+void frond__coord_note_error(frond_coord *c, int code, const char *msg);
 
-/* Stop the threads, report the final high-water time (from the attached
-** generator, which must still be open), release and free. NULL: no-op. */
-int frond__coord_close(frond_coord *c, frond_error *err);
+/* The largest ID any node could have issued under layout l given every
+** entry's fence: the floor a new layout must start above. */
+int64_t frond__coord_floor(const frond_layout *l, const frond_coord_entry *e,
+                           size_t n);
+/* The unix ms a node under layout l must start above so that every ID it
+** issues is numerically above floor_id (0 when floor_id is 0). */
+int64_t frond__coord_floor_ms(const frond_layout *l, int64_t floor_id);
 
-/* ---- node cache file -------------------------------------------------- */
+/* ---- node cache file (coord_cache.c) ------------------------------------ */
 
 typedef struct frond_coord_cache {
-  char uri[FROND_COORD_URI_MAX];
+  char uri[FROND_COORD_URI_MAX]; /* coordinator, without query or password */
   char owner[FROND_COORD_OWNER_MAX];
   uint64_t node;
-  int64_t high_water_ms;
-  /* Wall ms when the coordinator last confirmed the claim (acquire or
-  ** report). A restart from the cache needs it when claims can expire
-  ** (ZooKeeper with retention_ms): see frond__coord_acquire. */
+  int64_t fence_ms; /* "high_water_ms" in the file, Leaf-era name */
+  /* Wall ms when the coordinator last confirmed the claim. */
   int64_t reported_ms;
 } frond_coord_cache;
 
+/* The cache file for this coordinator and identity in c->cache_dir:
+** "frond-node-<identity>-<hash of the coordinator>.cache", made of
+** [A-Za-z0-9._-] only. Returns 0, or -1 when it does not fit len. */
+int frond__coord_cache_name(const frond_coord *c, char *buf, size_t len);
+/* The coordinator as the cache records it: the URI without its query and
+** without a password. */
+void frond__coord_cache_uri(const char *uri, char *buf, size_t len);
 /* Write atomically (temp file, fsync, rename, fsync of the directory). */
 int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
                              frond_error *err);
-/* Read: 0, FROND_EIO with errno ENOENT kept in *missing = 1 when absent,
-** HIGHWATER_CORRUPT when torn or garbage. */
+/* The file's text into buf: its length, or -1 when it does not fit. */
+int frond__coord_cache_format(const frond_coord_cache *cc, char *buf,
+                              size_t len);
+/* Parse a cache file's bytes: 0, or -1 when torn, edited or garbage (the
+** checksum, every key, numbers in range). Pure. */
+int frond__coord_cache_parse(const char *data, size_t len,
+                             frond_coord_cache *cc);
+/* Read: 0, FROND_EIO with *missing = 1 when absent, HIGHWATER_CORRUPT when
+** torn or garbage. */
 int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
                             int *missing, frond_error *err);
+/* Rewrite c's cache file with fence_ms (no-op without a cache). */
+int frond__coord_cache_store(frond_coord *c, int64_t fence_ms,
+                             frond_error *err);
 
-/* ---- helpers for drivers ---------------------------------------------- */
+/* ---- helpers for drivers ------------------------------------------------ */
 
 /* Wall clock through the options' clock. */
 int64_t frond__coord_now(const frond_coord *c);
-/* Parse "key=value&..." after '?' into c->o; unknown keys are INVAL. The
+/* Parse "key=value&..." after '?' into c->t; unknown keys are INVAL. The
 ** query may be NULL. */
 int frond__coord_parse_query(frond_coord *c, const char *query,
                              frond_error *err);
+/* Is this query key one of ours (frond__coord_parse_query's)? */
+int frond__coord_is_query_key(const char *key, size_t len);
+/* Check "host:port" (IPv6 as "[v6]:port", port 1..65535, host of
+** [A-Za-z0-9._:-]); 0 or INVAL naming the value. */
+int frond__coord_check_advertise(const char *s, frond_error *err);
 
 extern const frond_coord_methods frond__coord_static_methods;
 extern const frond_coord_methods frond__coord_zk_methods;
 extern const frond_coord_methods frond__coord_lease_methods;
+
+/* What ZooKeeper nodes hold, parsed (coord_zk.c; pure, fuzzed):
+** the fence in Leaf's JSON ("timestamp", 0 when absent), a number after
+** "<key> " in a claim's data (-1 when absent), and the layout record. */
+int64_t frond__zk_timestamp(const char *data);
+int64_t frond__zk_claim_field(const char *data, const char *key);
+typedef struct frond__zk_layout_rec {
+  char spec[FROND_COORD_SPEC_MAX];
+  char previous[FROND_COORD_SPEC_MAX];
+  int64_t floor;
+  int changing;
+} frond__zk_layout_rec;
+void frond__zk_parse_layout(const char *data, frond__zk_layout_rec *r);
+int frond__zk_format_layout(const frond__zk_layout_rec *r, char *buf,
+                            size_t len);
 
 /* Tests only: make the ZooKeeper server expire this process' session. */
 int frond__coord_zk_expire_session(frond_coord *c, frond_error *err);

@@ -6,38 +6,52 @@
 **
 **   CREATE TABLE frond_node (
 **     node_id       BIGINT PRIMARY KEY,
-**     owner         VARCHAR(128) NOT NULL,  -- ip:port of the holder
+**     owner         VARCHAR(128) NOT NULL,  -- identity of the holder
 **     token         VARCHAR(40) NOT NULL,   -- random, one per acquire
 **     lease_expires BIGINT NOT NULL,        -- unix ms, database clock
-**     high_water_ms BIGINT NOT NULL,        -- last reported time
+**     high_water_ms BIGINT NOT NULL,        -- the fence, unix ms
 **     updated       BIGINT NOT NULL)        -- unix ms of the last write
+**   CREATE TABLE frond_meta (
+**     name  VARCHAR(64) PRIMARY KEY,        -- layout, layout_floor,
+**     value VARCHAR(256) NOT NULL)          -- layout_previous
 **
 ** A node takes a free or expired row with one conditional statement (its
-** own transaction): either an UPDATE of a row whose lease has expired (the
-** one this owner held before first), or an INSERT of the lowest node ID
-** that has no row yet. When two nodes race for one row, the database lets
-** exactly one statement change it; the other retries with the next row or
-** fails with NODE_RANGE when none is left. The lease is renewed every third
-** of its length, only while the token is still ours; the node stops
-** issuing (coord.c's watchdog) when lease_ms * 9/10 has passed since the
-** last renewal was sent, so it stops before the database lets another node
-** take the row. All times in the table come from the database's clock.
+** own transaction): an UPDATE of a row whose lease has expired (the one
+** this owner held before first), or an INSERT of the lowest node ID that
+** has no row yet. When two nodes race for one row, the database lets
+** exactly one statement change it.
+**
+** high_water_ms is the node's FENCE: no ID above it is issued under the
+** row's node ID, and the next holder starts above it. It is written, and
+** the lease renewed, by one UPDATE guarded by the holder's token and by the
+** fleet's layout, so a write that arrives after a takeover, or after a
+** layout change, changes nothing. Lease times come from the database's
+** clock; safety does not depend on them (coord.c's watchdog stops a node
+** at 9/10 of its lease only so that a takeover finds it stopped).
+**
+** A fence write that gets no answer within a third of the lease is
+** abandoned with its connection (PostgreSQL): a partitioned node must not
+** hang in a renewal. Other statements get connect_ms (at least as long).
 */
 #include "coord/coord.h"
 #include "core/internal.h"
 #include "store/store.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #define MAX_COLS 5
-#define COL_MAX 128
+#define COL_MAX 260
 #define ACQUIRE_TRIES 64
+#define CHANGING "changing:"
 
 typedef struct {
   char col[MAX_COLS][COL_MAX];
@@ -49,12 +63,18 @@ typedef struct {
 } result;
 
 typedef struct {
+  frond_coord *c;
   sqlite3 *db;
   PGconn *pg;
+  int is_pg;
   char conninfo[2 * FROND_COORD_URI_MAX + 2];
   char token[40];
   uint64_t node;
   int held;
+  /* How long a statement may go unanswered: a third of the lease for the
+  ** fence writes (a renewal must not outlive the lease), connect_ms or
+  ** that, whichever is longer, for the rest. */
+  int64_t answer_ms;
 } lease;
 
 static const char *now_sqlite =
@@ -62,29 +82,44 @@ static const char *now_sqlite =
 static const char *now_pg =
     "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
-static const char *schema =
+static const char *schema[] = {
     "CREATE TABLE IF NOT EXISTS frond_node ("
     "node_id BIGINT PRIMARY KEY, owner VARCHAR(128) NOT NULL, "
     "token VARCHAR(40) NOT NULL, lease_expires BIGINT NOT NULL, "
-    "high_water_ms BIGINT NOT NULL, updated BIGINT NOT NULL)";
+    "high_water_ms BIGINT NOT NULL, updated BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS frond_meta ("
+    "name VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)",
+};
 
-/* Statements are written once with $n parameters and @now; this turns them
-** into the dialect ($n stays for PostgreSQL, ?n for SQLite). */
+/* Statements are written once with $n parameters, @now and @lock; this
+** turns them into the dialect ($n stays for PostgreSQL, ?n for SQLite;
+** @lock is FOR UPDATE where rows can be locked). */
 static int render(const lease *l, const char *sql, char *out, size_t len) {
-  const char *now = l->pg ? now_pg : now_sqlite;
-  size_t o = 0, nl = strlen(now);
+  static const struct {
+    const char *word, *pg, *sqlite;
+  } macros[] = {{"@now", NULL, NULL}, {"@lock", " FOR UPDATE", ""}};
+  size_t o = 0;
   for (const char *p = sql; *p; p++) {
-    if (strncmp(p, "@now", 4) == 0) {
-      if (o + nl >= len)
+    size_t i;
+    for (i = 0; i < FROND__ARRAY_SIZE(macros); i++) {
+      size_t wl = strlen(macros[i].word);
+      const char *v = i == 0 ? (l->is_pg ? now_pg : now_sqlite)
+                             : (l->is_pg ? macros[i].pg : macros[i].sqlite);
+      size_t vl = strlen(v);
+      if (strncmp(p, macros[i].word, wl) != 0)
+        continue;
+      if (o + vl >= len)
         return -1;
-      memcpy(out + o, now, nl);
-      o += nl;
-      p += 3;
-      continue;
+      memcpy(out + o, v, vl);
+      o += vl;
+      p += wl - 1;
+      break;
     }
+    if (i < FROND__ARRAY_SIZE(macros))
+      continue;
     if (o + 1 >= len)
       return -1;
-    out[o++] = (*p == '$' && !l->pg) ? '?' : *p;
+    out[o++] = (*p == '$' && !l->is_pg) ? '?' : *p;
   }
   out[o] = 0;
   return 0;
@@ -119,16 +154,16 @@ static int exec_sqlite(lease *l, const char *sql, int np, const char **pv,
       sqlite3_bind_text(st, i + 1, pv[i], -1, SQLITE_STATIC);
   }
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (r) {
-      if ((rc = add_row(r, err)) != 0) {
-        sqlite3_finalize(st);
-        return rc;
-      }
-      for (int i = 0; i < sqlite3_column_count(st) && i < MAX_COLS; i++) {
-        const unsigned char *t = sqlite3_column_text(st, i);
-        snprintf(r->rows[r->n - 1].col[i], COL_MAX, "%s",
-                 t ? (const char *)t : "");
-      }
+    if (!r)
+      continue;
+    if ((rc = add_row(r, err)) != 0) {
+      sqlite3_finalize(st);
+      return rc;
+    }
+    for (int i = 0; i < sqlite3_column_count(st) && i < MAX_COLS; i++) {
+      const unsigned char *t = sqlite3_column_text(st, i);
+      snprintf(r->rows[r->n - 1].col[i], COL_MAX, "%s",
+               t ? (const char *)t : "");
     }
   }
   if (rc != SQLITE_DONE) {
@@ -143,54 +178,139 @@ static int exec_sqlite(lease *l, const char *sql, int np, const char **pv,
   return 0;
 }
 
-static int exec_pg(lease *l, const char *sql, int np, const char **pv,
-                   result *r, int *changes, frond_error *err) {
-  PGresult *res = NULL;
-  ExecStatusType s;
-  for (int attempt = 0; attempt < 2; attempt++) {
-    if (PQstatus(l->pg) != CONNECTION_OK)
-      PQreset(l->pg);
-    res = PQexecParams(l->pg, sql, np, NULL, pv, NULL, NULL, 0);
-    s = PQresultStatus(res);
-    if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)
-      break;
-    if (PQstatus(l->pg) == CONNECTION_OK || attempt == 1) {
-      int rc = frond__fail(err, FROND_ECOORD, "lease (postgresql): %s",
-                           PQerrorMessage(l->pg));
-      PQclear(res);
-      return rc;
+/* ---- PostgreSQL, with every wait bounded -------------------------------- */
+
+static void pg_drop(lease *l) {
+  if (l->pg)
+    PQfinish(l->pg);
+  l->pg = NULL;
+}
+
+/* Wait for the socket until deadline; 0, or -1 on timeout. */
+static int pg_wait(lease *l, short events, int64_t deadline_ns) {
+  struct pollfd p = {PQsocket(l->pg), events, 0};
+  for (;;) {
+    int64_t left = (deadline_ns - frond__mono_ns()) / 1000000;
+    int n;
+    if (left <= 0)
+      return -1;
+    n = poll(&p, 1, left > 1000 ? 1000 : (int)left);
+    if (n > 0)
+      return 0;
+    if (n < 0 && errno != EINTR)
+      return -1;
+  }
+}
+
+static int pg_connect(lease *l, frond_error *err) {
+  frond_coord *c = l->c;
+  /* statement_timeout bounds the server's side; our own deadline below
+  ** bounds the wait for an answer that never comes (a partition). */
+  char timeout[24], options[64];
+  const char *keys[] = {"dbname", "connect_timeout", "options", NULL};
+  const char *vals[] = {l->conninfo, timeout, options, NULL};
+  int64_t deadline = frond__mono_ns() + c->t.connect_ms * 1000000;
+  PostgresPollingStatusType s = PGRES_POLLING_WRITING;
+  pg_drop(l);
+  snprintf(timeout, sizeof(timeout), "%" PRId64,
+           (c->t.connect_ms + 999) / 1000);
+  snprintf(options, sizeof(options), "-c statement_timeout=%" PRId64,
+           c->t.lease_ms / 3);
+  if (!(l->pg = PQconnectStartParams(keys, vals, 1)))
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  while (PQstatus(l->pg) != CONNECTION_BAD && s != PGRES_POLLING_OK &&
+         s != PGRES_POLLING_FAILED) {
+    if (pg_wait(l, s == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline)) {
+      pg_drop(l);
+      return frond__fail(err, FROND_ECOORD,
+                         "lease (postgresql): no connection after %" PRId64
+                         " ms",
+                         c->t.connect_ms);
     }
-    PQclear(res);
-    res = NULL;
+    s = PQconnectPoll(l->pg);
   }
-  if (r) {
-    for (int i = 0; i < PQntuples(res); i++) {
-      int rc = add_row(r, err);
-      if (rc != 0) {
-        PQclear(res);
-        return rc;
-      }
-      for (int j = 0; j < PQnfields(res) && j < MAX_COLS; j++)
-        snprintf(r->rows[r->n - 1].col[j], COL_MAX, "%s",
-                 PQgetvalue(res, i, j));
-    }
+  if (PQstatus(l->pg) != CONNECTION_OK) {
+    int rc = frond__fail(err, FROND_ECOORD, "lease (postgresql): %s",
+                         PQerrorMessage(l->pg));
+    pg_drop(l);
+    return rc;
   }
-  if (changes) {
-    const char *t = PQcmdTuples(res);
-    *changes = t && *t ? atoi(t) : 0;
-  }
-  PQclear(res);
+  PQsetnonblocking(l->pg, 1);
   return 0;
 }
 
-/* Run one statement (autocommit: one transaction). Rows go to r when not
-** NULL; *changes receives the rows written. */
+static int exec_pg(lease *l, const char *sql, int np, const char **pv,
+                   result *r, int *changes, frond_error *err) {
+  int64_t deadline;
+  PGresult *res, *first = NULL;
+  ExecStatusType s;
+  int rc = 0, f;
+
+  if ((!l->pg || PQstatus(l->pg) != CONNECTION_OK) &&
+      (rc = pg_connect(l, err)) != 0)
+    return rc;
+  deadline = frond__mono_ns() + l->answer_ms * 1000000;
+  if (!PQsendQueryParams(l->pg, sql, np, NULL, pv, NULL, NULL, 0))
+    goto broken;
+  while ((f = PQflush(l->pg)) == 1)
+    if (pg_wait(l, POLLIN | POLLOUT, deadline) || !PQconsumeInput(l->pg))
+      goto broken;
+  if (f < 0)
+    goto broken;
+  for (;;) {
+    while (PQisBusy(l->pg))
+      if (pg_wait(l, POLLIN, deadline) || !PQconsumeInput(l->pg))
+        goto broken;
+    if (!(res = PQgetResult(l->pg)))
+      break;
+    if (!first)
+      first = res;
+    else
+      PQclear(res);
+  }
+  if (!first)
+    goto broken;
+  s = PQresultStatus(first);
+  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
+    rc = frond__fail(err, FROND_ECOORD, "lease (postgresql): %s",
+                     PQresultErrorMessage(first));
+    PQclear(first);
+    return rc;
+  }
+  for (int i = 0; r && i < PQntuples(first) && rc == 0; i++) {
+    if ((rc = add_row(r, err)) != 0)
+      break;
+    for (int j = 0; j < PQnfields(first) && j < MAX_COLS; j++)
+      snprintf(r->rows[r->n - 1].col[j], COL_MAX, "%s",
+               PQgetvalue(first, i, j));
+  }
+  if (changes) {
+    const char *t = PQcmdTuples(first);
+    *changes = t && *t ? atoi(t) : 0;
+  }
+  PQclear(first);
+  return rc;
+broken:
+  /* No answer in time, or the connection failed: the statement may or may
+  ** not have committed. The connection is dropped, never reused. */
+  rc = frond__fail(err, FROND_ECOORD,
+                   "lease (postgresql): no answer within %" PRId64 " ms%s%s",
+                   l->answer_ms, l->pg ? ": " : "",
+                   l->pg ? PQerrorMessage(l->pg) : "");
+  if (first)
+    PQclear(first);
+  pg_drop(l);
+  return rc;
+}
+
+/* Run one statement (autocommit: one transaction, unless inside BEGIN).
+** Rows go to r when not NULL; *changes receives the rows written. */
 static int exec(lease *l, const char *sql, int np, const char **pv, result *r,
                 int *changes, frond_error *err) {
   char q[2048];
   if (render(l, sql, q, sizeof(q)) != 0)
     return frond__fail(err, FROND_EINVAL, "statement too long");
-  if (l->pg)
+  if (l->is_pg)
     return exec_pg(l, q, np, pv, r, changes, err);
   return exec_sqlite(l, q, np, pv, r, changes, err);
 }
@@ -203,16 +323,11 @@ static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
   while (q && *q) {
     char part[256];
     size_t n = strcspn(q, "&");
-    int ours = 0;
-    static const char *keys[] = {
-        "report_ms=", "lease_ms=", "nodes=", "max_wait_ms=", "connect_ms="};
     if (n >= sizeof(part))
       return frond__fail(err, FROND_EINVAL, "coordinator option too long");
     memcpy(part, q, n);
     part[n] = 0;
-    for (size_t i = 0; i < FROND__ARRAY_SIZE(keys); i++)
-      ours |= strncmp(part, keys[i], strlen(keys[i])) == 0;
-    if (ours) {
+    if (frond__coord_is_query_key(part, strcspn(part, "="))) {
       int rc = frond__coord_parse_query(c, part, err);
       if (rc != 0)
         return rc;
@@ -239,8 +354,11 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
     return rc;
   if (!(l = calloc(1, sizeof(*l))))
     return frond__fail(err, FROND_ENOMEM, NULL);
+  l->c = c;
   c->impl = l;
-  c->validity_ms = c->o.lease_ms - c->o.lease_ms / 10;
+  c->validity_ms = c->t.lease_ms - c->t.lease_ms / 10;
+  l->answer_ms =
+      c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
 
   if (strncmp(base, "sqlite:", 7) == 0) {
     const char *path = base + 7;
@@ -262,31 +380,19 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
                        l->db ? sqlite3_errmsg(l->db) : "out of memory");
       goto fail;
     }
-    sqlite3_busy_timeout(l->db, (int)c->o.connect_ms);
-    if (frond__sqlite_use_wal(l->db, (int)c->o.connect_ms) != SQLITE_OK) {
+    sqlite3_busy_timeout(l->db, (int)c->t.connect_ms);
+    if (frond__sqlite_use_wal(l->db, (int)c->t.connect_ms) != SQLITE_OK) {
       rc = frond__fail(err, FROND_ECOORD, "lease (sqlite) %s: %s", path,
                        sqlite3_errmsg(l->db));
       goto fail;
     }
   } else if (strncmp(base, "postgresql:", 11) == 0 ||
              strncmp(base, "postgres:", 9) == 0) {
-    /* A renewal that hangs must not outlive the lease: every session,
-    ** reconnects included, gets a statement timeout of a third of it. */
-    char timeout[24], options[64];
-    const char *keys[] = {"dbname", "connect_timeout", "options", NULL};
-    const char *vals[] = {l->conninfo, timeout, options, NULL};
+    l->is_pg = 1;
     snprintf(l->conninfo, sizeof(l->conninfo), "%s%s%s", base,
              rest[0] ? "?" : "", rest);
-    snprintf(timeout, sizeof(timeout), "%" PRId64,
-             (c->o.connect_ms + 999) / 1000);
-    snprintf(options, sizeof(options), "-c statement_timeout=%" PRId64,
-             c->o.lease_ms / 3);
-    l->pg = PQconnectdbParams(keys, vals, 1);
-    if (!l->pg || PQstatus(l->pg) != CONNECTION_OK) {
-      rc = frond__fail(err, FROND_ECOORD, "lease (postgresql): %s",
-                       l->pg ? PQerrorMessage(l->pg) : "out of memory");
+    if ((rc = pg_connect(l, err)) != 0)
       goto fail;
-    }
   } else {
     rc = frond__fail(err, FROND_EINVAL,
                      "lease coordinator wants lease+sqlite:///path.db or "
@@ -294,45 +400,116 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
                      uri);
     goto fail;
   }
-  if ((rc = exec(l, schema, 0, NULL, NULL, NULL, err)) != 0)
-    goto fail;
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(schema); i++)
+    if ((rc = exec(l, schema[i], 0, NULL, NULL, NULL, err)) != 0)
+      goto fail;
   return 0;
 fail:
   if (l->db)
     sqlite3_close(l->db);
-  if (l->pg)
-    PQfinish(l->pg);
+  pg_drop(l);
   free(l);
   c->impl = NULL;
   return rc;
 }
 
 static void new_token(lease *l) {
-  uint64_t a = 0, b = 0;
-  FILE *f = fopen("/dev/urandom", "rb");
-  if (!f || fread(&a, sizeof(a), 1, f) != 1 || fread(&b, sizeof(b), 1, f) != 1)
-    a = (uint64_t)frond__mono_ns() ^ ((uint64_t)getpid() << 32), b = a * 31;
-  if (f)
-    fclose(f);
-  snprintf(l->token, sizeof(l->token), "%016" PRIx64 "%016" PRIx64, a, b);
+  uint64_t a[2] = {0, 0};
+  if (getrandom(a, sizeof(a), 0) != (ssize_t)sizeof(a)) {
+    a[0] = (uint64_t)frond__mono_ns() ^ ((uint64_t)getpid() << 32);
+    a[1] = a[0] * 31;
+  }
+  snprintf(l->token, sizeof(l->token), "%016" PRIx64 "%016" PRIx64, a[0], a[1]);
 }
 
-static int lease_acquire(frond_coord *c, frond_coord_claim *out,
+static int64_t col_i64(const row *r, int i) {
+  int64_t v = 0;
+  frond__parse_i64(r->col[i], strlen(r->col[i]), &v);
+  return v;
+}
+
+/* ---- the layout record -------------------------------------------------- */
+
+typedef struct {
+  char spec[COL_MAX]; /* "changing:<spec>" during a change */
+  char previous[COL_MAX];
+  int64_t floor;
+} layout_rec;
+
+static int read_layout(lease *l, layout_rec *rec, const char *lock,
+                       frond_error *err) {
+  result r = {0};
+  char sql[200];
+  int rc;
+  memset(rec, 0, sizeof(*rec));
+  snprintf(sql, sizeof(sql),
+           "SELECT name, value FROM frond_meta WHERE name IN ('layout', "
+           "'layout_floor', 'layout_previous')%s",
+           lock);
+  if ((rc = exec(l, sql, 0, NULL, &r, NULL, err)) != 0)
+    return rc;
+  for (size_t i = 0; i < r.n; i++) {
+    if (strcmp(r.rows[i].col[0], "layout") == 0)
+      snprintf(rec->spec, sizeof(rec->spec), "%s", r.rows[i].col[1]);
+    else if (strcmp(r.rows[i].col[0], "layout_previous") == 0)
+      snprintf(rec->previous, sizeof(rec->previous), "%s", r.rows[i].col[1]);
+    else
+      rec->floor = col_i64(&r.rows[i], 1);
+  }
+  free(r.rows);
+  return 0;
+}
+
+/* Why a guarded write changed nothing: LAYOUT_MISMATCH, COORD (a change is
+** under way) or 0 (the layout is ours). */
+static int layout_verdict(lease *l, frond_error *err) {
+  frond_coord *c = l->c;
+  layout_rec rec;
+  int rc = read_layout(l, &rec, "", err);
+  if (rc != 0)
+    return rc;
+  if (strncmp(rec.spec, CHANGING, strlen(CHANGING)) == 0)
+    return frond__fail(err, FROND_ECOORD,
+                       "the fleet's layout is being changed (from %s): "
+                       "waiting for the change to finish",
+                       rec.spec + strlen(CHANGING));
+  if (strcmp(rec.spec, c->layout_spec) != 0)
+    return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                       "this node's layout is %s, the fleet's is %s "
+                       "(frond_meta); nodes under two layouts can issue equal "
+                       "IDs: use the fleet's, or change it with `frond node "
+                       "layout --set`",
+                       c->layout_spec, rec.spec);
+  c->floor_id = rec.floor;
+  snprintf(c->prev_spec, sizeof(c->prev_spec), "%.*s",
+           (int)sizeof(c->prev_spec) - 1, rec.previous);
+  return 0;
+}
+
+/* ---- acquire, fence, regain, release ------------------------------------ */
+
+static int lease_acquire(frond_coord *c, frond__coord_claim *out,
                          frond_error *err) {
   lease *l = c->impl;
   char ms[24], nodes[24];
-  uint64_t limit = c->o.nodes ? c->o.nodes : c->max_node + 1;
+  uint64_t limit = c->t.nodes ? (uint64_t)c->t.nodes : c->max_node + 1;
   const char *pv[4];
   int rc;
 
+  rc = exec(l,
+            "INSERT INTO frond_meta (name, value) VALUES ('layout', $1) "
+            "ON CONFLICT (name) DO NOTHING",
+            1, (const char *[]){c->layout_spec}, NULL, NULL, err);
+  if (rc != 0 || (rc = layout_verdict(l, err)) != 0)
+    return rc;
   if (limit > c->max_node + 1)
     limit = c->max_node + 1;
   new_token(l);
-  snprintf(ms, sizeof(ms), "%" PRId64, c->o.lease_ms);
+  snprintf(ms, sizeof(ms), "%" PRId64, c->t.lease_ms);
   snprintf(nodes, sizeof(nodes), "%" PRIu64, limit);
   pv[0] = c->owner, pv[1] = l->token, pv[2] = ms, pv[3] = nodes;
   for (int i = 0; i < ACQUIRE_TRIES; i++) {
-    result r = {0};
+    result r = {0}, cnt = {0};
     /* An expired row, the one this owner had before first. A concurrent
     ** taker re-checks lease_expires after our write and changes nothing. */
     rc = exec(l,
@@ -362,21 +539,17 @@ static int lease_acquire(frond_coord *c, frond_coord_claim *out,
       return rc;
     }
     if (r.n == 1) {
-      int64_t node, hw;
-      frond__parse_i64(r.rows[0].col[0], strlen(r.rows[0].col[0]), &node);
-      frond__parse_i64(r.rows[0].col[1], strlen(r.rows[0].col[1]), &hw);
-      free(r.rows);
-      l->node = (uint64_t)node;
+      l->node = (uint64_t)col_i64(&r.rows[0], 0);
       l->held = 1;
       memset(out, 0, sizeof(*out));
       out->node = l->node;
-      out->high_water_ms = hw;
+      out->fence_ms = col_i64(&r.rows[0], 1);
+      free(r.rows);
       return 0;
     }
     free(r.rows);
     /* Nothing taken: either all rows are leased, or a racer took the row
     ** we aimed at. Count to tell them apart. */
-    result cnt = {0};
     rc = exec(l,
               "SELECT COUNT(*) FROM frond_node WHERE node_id < $1 AND "
               "lease_expires >= @now",
@@ -397,99 +570,136 @@ static int lease_acquire(frond_coord *c, frond_coord_claim *out,
                      ACQUIRE_TRIES);
 }
 
-static int lease_report(frond_coord *c, int64_t hw, frond_error *err) {
+static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   lease *l = c->impl;
-  char id[24], ms[24], h[24];
-  const char *pv[4] = {id, l->token, ms, h};
-  int changes = 0, rc;
+  char id[24], ms[24], f[24];
+  const char *pv[5] = {id, l->token, ms, f, c->layout_spec};
+  result r = {0};
+  int64_t t0, t1;
+  int rc;
+  if (!l->held)
+    return frond__fail(err, FROND_ENODE_ID_LOST,
+                       "node ID %" PRIu64 " is not leased", l->node);
   snprintf(id, sizeof(id), "%" PRIu64, l->node);
-  snprintf(ms, sizeof(ms), "%" PRId64, c->o.lease_ms);
-  snprintf(h, sizeof(h), "%" PRId64, hw);
+  snprintf(ms, sizeof(ms), "%" PRId64, c->t.lease_ms);
+  snprintf(f, sizeof(f), "%" PRId64, fence_ms);
+  t0 = frond__coord_now(c);
+  l->answer_ms = c->t.lease_ms / 3;
   rc = exec(l,
             "UPDATE frond_node SET lease_expires = @now + $3, "
-            "high_water_ms = CASE WHEN high_water_ms > $4 THEN "
-            "high_water_ms ELSE $4 END, updated = @now "
-            "WHERE node_id = $1 AND token = $2",
-            4, pv, NULL, &changes, err);
-  if (rc != 0)
-    return rc;
-  if (changes != 1) {
-    l->held = 0;
-    return frond__fail(err, FROND_ENODE_ID_LOST,
-                       "lease on node ID %" PRIu64 " was taken over", l->node);
+            "high_water_ms = $4, updated = @now "
+            "WHERE node_id = $1 AND token = $2 AND EXISTS (SELECT 1 FROM "
+            "frond_meta WHERE name = 'layout' AND value = $5) "
+            "RETURNING @now",
+            5, pv, &r, NULL, err);
+  l->answer_ms =
+      c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
+  t1 = frond__coord_now(c);
+  if (rc == 0 && r.n == 1) {
+    atomic_store(&c->clock_offset_ms,
+                 t0 + (t1 - t0) / 2 - col_i64(&r.rows[0], 0));
+    atomic_store(&c->clock_checked, 1);
   }
-  return 0;
-}
-
-/* Take our row back if its lease expired and nobody else holds it; issue
-** again only above the time its holder meanwhile stored. */
-static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
-  lease *l = c->impl;
-  char id[24], ms[24];
-  const char *pv[4] = {id, c->owner, l->token, ms};
-  result r = {0};
-  int rc;
-  snprintf(id, sizeof(id), "%" PRIu64, l->node);
-  snprintf(ms, sizeof(ms), "%" PRId64, c->o.lease_ms);
-  rc = exec(l,
-            "UPDATE frond_node SET owner = $2, token = $3, "
-            "lease_expires = @now + $4, updated = @now "
-            "WHERE node_id = $1 AND (token = $3 OR lease_expires < @now) "
-            "RETURNING high_water_ms",
-            4, pv, &r, NULL, err);
-  if (rc == 0 && r.n != 1)
+  if (rc == 0 && r.n != 1 && (rc = layout_verdict(l, err)) == 0) {
+    l->held = 0;
     rc = frond__fail(err, FROND_ENODE_ID_LOST,
-                     "node ID %" PRIu64 " is leased by another node", l->node);
-  if (rc == 0) {
-    frond__parse_i64(r.rows[0].col[0], strlen(r.rows[0].col[0]), after);
-    l->held = 1;
+                     "lease on node ID %" PRIu64 " was taken over", l->node);
   }
   free(r.rows);
   return rc;
 }
 
-static int lease_release(frond_coord *c, int64_t hw, frond_error *err) {
+/* Take our row back if it is still ours or expired; *after is the fence
+** another holder stored meanwhile. */
+static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
   lease *l = c->impl;
-  char id[24], h[24];
-  const char *pv[3] = {id, l->token, h};
+  char id[24], ms[24], theirs[COL_MAX];
+  const char *pv[5] = {id, c->owner, l->token, ms, theirs};
+  result r = {0};
+  int changes = 0, rc;
+  int64_t fence;
+  *after = 0;
+  snprintf(id, sizeof(id), "%" PRIu64, l->node);
+  snprintf(ms, sizeof(ms), "%" PRId64, c->t.lease_ms);
+  rc = exec(l,
+            "SELECT token, high_water_ms, CASE WHEN lease_expires < @now "
+            "THEN 1 ELSE 0 END, owner FROM frond_node WHERE node_id = $1",
+            1, pv, &r, NULL, err);
+  if (rc == 0 && r.n != 1)
+    rc = frond__fail(err, FROND_ENODE_ID_LOST, "node ID %" PRIu64 " has no row",
+                     l->node);
+  if (rc != 0) {
+    free(r.rows);
+    return rc;
+  }
+  snprintf(theirs, sizeof(theirs), "%s", r.rows[0].col[0]);
+  fence = col_i64(&r.rows[0], 1);
+  if (strcmp(theirs, l->token) == 0) {
+    free(r.rows); /* still ours: the next fence write renews it */
+    l->held = 1;
+    return 0;
+  }
+  if (r.rows[0].col[2][0] != '1') {
+    rc = frond__fail(err, FROND_ENODE_ID_LOST,
+                     "node ID %" PRIu64 " is leased by %s", l->node,
+                     r.rows[0].col[3]);
+    free(r.rows);
+    return rc;
+  }
+  free(r.rows);
+  rc = exec(l,
+            "UPDATE frond_node SET owner = $2, token = $3, "
+            "lease_expires = @now + $4, updated = @now "
+            "WHERE node_id = $1 AND token = $5 AND lease_expires < @now",
+            5, pv, NULL, &changes, err);
+  if (rc == 0 && changes != 1)
+    rc = frond__fail(err, FROND_ENODE_ID_LOST,
+                     "node ID %" PRIu64 " was taken by another node", l->node);
+  if (rc == 0) {
+    l->held = 1;
+    *after = fence;
+  }
+  return rc;
+}
+
+static int lease_release(frond_coord *c, frond_error *err) {
+  lease *l = c->impl;
+  char id[24];
+  const char *pv[2] = {id, l->token};
   if (!l->held)
     return 0;
   snprintf(id, sizeof(id), "%" PRIu64, l->node);
-  snprintf(h, sizeof(h), "%" PRId64, hw);
   l->held = 0;
   return exec(l,
-              "UPDATE frond_node SET lease_expires = 0, "
-              "high_water_ms = CASE WHEN high_water_ms > $3 THEN "
-              "high_water_ms ELSE $3 END, updated = @now "
+              "UPDATE frond_node SET lease_expires = 0, updated = @now "
               "WHERE node_id = $1 AND token = $2",
-              3, pv, NULL, NULL, err);
+              2, pv, NULL, NULL, err);
 }
 
-static int lease_list(frond_coord *c, frond_coord_entry **out, size_t *n,
-                      frond_error *err) {
+static int lease_list_lock(frond_coord *c, frond_coord_entry **out, size_t *n,
+                           const char *lock, frond_error *err) {
   lease *l = c->impl;
   result r = {0};
   frond_coord_entry *e;
-  int rc = exec(l,
-                "SELECT node_id, owner, lease_expires, high_water_ms, "
-                "CASE WHEN lease_expires >= @now THEN 1 ELSE 0 END "
-                "FROM frond_node ORDER BY node_id",
-                0, NULL, &r, NULL, err);
-  if (rc != 0)
+  char sql[300];
+  int rc;
+  snprintf(sql, sizeof(sql),
+           "SELECT node_id, owner, lease_expires, high_water_ms, "
+           "CASE WHEN lease_expires >= @now THEN 1 ELSE 0 END "
+           "FROM frond_node ORDER BY node_id%s",
+           lock);
+  if ((rc = exec(l, sql, 0, NULL, &r, NULL, err)) != 0)
     return rc;
   if (!(e = calloc(r.n ? r.n : 1, sizeof(*e)))) {
     free(r.rows);
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
   for (size_t i = 0; i < r.n; i++) {
-    int64_t v;
-    frond__parse_i64(r.rows[i].col[0], strlen(r.rows[i].col[0]), &v);
-    e[i].node = (uint64_t)v;
-    snprintf(e[i].owner, sizeof(e[i].owner), "%s", r.rows[i].col[1]);
-    frond__parse_i64(r.rows[i].col[2], strlen(r.rows[i].col[2]),
-                     &e[i].expires_ms);
-    frond__parse_i64(r.rows[i].col[3], strlen(r.rows[i].col[3]),
-                     &e[i].high_water_ms);
+    e[i].node = (uint64_t)col_i64(&r.rows[i], 0);
+    snprintf(e[i].owner, sizeof(e[i].owner), "%.*s",
+             (int)sizeof(e[i].owner) - 1, r.rows[i].col[1]);
+    e[i].expires_ms = col_i64(&r.rows[i], 2);
+    e[i].fence_ms = col_i64(&r.rows[i], 3);
     e[i].live = r.rows[i].col[4][0] == '1';
   }
   *out = e;
@@ -498,27 +708,163 @@ static int lease_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   return 0;
 }
 
+static int lease_list(frond_coord *c, frond_coord_entry **out, size_t *n,
+                      frond_error *err) {
+  return lease_list_lock(c, out, n, "", err);
+}
+
+/* ---- the fleet: clock and layout ---------------------------------------- */
+
+/* The database's clock, corrected by half the round trip. */
+static int lease_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
+                              size_t len, frond_error *err) {
+  lease *l = c->impl;
+  result r = {0};
+  int64_t t0 = frond__coord_now(c), t1;
+  int rc = exec(l, "SELECT @now", 0, NULL, &r, NULL, err);
+  t1 = frond__coord_now(c);
+  if (rc == 0 && r.n == 1)
+    *offset_ms = t0 + (t1 - t0) / 2 - col_i64(&r.rows[0], 0);
+  free(r.rows);
+  snprintf(ref, len, "the database");
+  return rc;
+}
+
+static int lease_layout_get(frond_coord *c, char *spec, size_t len,
+                            int64_t *floor_id, frond_error *err) {
+  layout_rec rec;
+  int rc = read_layout(c->impl, &rec, "", err);
+  const char *s = rec.spec;
+  if (rc != 0)
+    return rc;
+  if (strncmp(s, CHANGING, strlen(CHANGING)) == 0)
+    s += strlen(CHANGING);
+  snprintf(spec, len, "%s", s);
+  *floor_id = rec.floor;
+  return 0;
+}
+
+static int set_meta(lease *l, const char *name, const char *value,
+                    frond_error *err) {
+  const char *pv[2] = {name, value};
+  return exec(l,
+              "INSERT INTO frond_meta (name, value) VALUES ($1, $2) "
+              "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+              2, pv, NULL, NULL, err);
+}
+
+/*
+** Change the recorded layout. Phase 1 (committed) marks it "changing:",
+** which every fence write checks: none succeeds from then on. Phase 2, in
+** one transaction, locks every row (FOR UPDATE waits for a write that began
+** before phase 1), refuses while a lease is live, computes the floor from
+** the fences and records the new layout.
+*/
+/* The holders among e[0..n) into who; their count. */
+static int live_rows(const frond_coord_entry *e, size_t n, char *who,
+                     size_t len) {
+  int live = 0;
+  who[0] = 0;
+  for (size_t i = 0; i < n; i++)
+    if (e[i].live && ++live && strlen(who) + 40 < len)
+      snprintf(who + strlen(who), len - strlen(who), "%s%" PRIu64 " (%s)",
+               live > 1 ? ", " : "", e[i].node, e[i].owner);
+  return live;
+}
+
+static int in_use(int live, const char *who, frond_error *err) {
+  return frond__fail(err, FROND_ENODE_IN_USE,
+                     "%d node ID%s leased (%s): stop every node before "
+                     "changing the layout",
+                     live, live == 1 ? " is" : "s are", who);
+}
+
+static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
+                            frond_error *err) {
+  lease *l = c->impl;
+  char marked[COL_MAX + 16], floor[24], who[256];
+  const char *pv[2];
+  frond_coord_entry *e = NULL;
+  layout_rec rec;
+  size_t n = 0;
+  int rc, changes = 0, live;
+
+  /* Leave running nodes alone: refuse before touching anything. */
+  if ((rc = lease_list(c, &e, &n, err)) != 0)
+    return rc;
+  live = live_rows(e, n, who, sizeof(who));
+  free(e);
+  if (live)
+    return in_use(live, who, err);
+  if ((rc = read_layout(l, &rec, "", err)) != 0)
+    return rc;
+  if (strncmp(rec.spec, CHANGING, strlen(CHANGING)) == 0)
+    snprintf(marked, sizeof(marked), "%s", rec.spec);
+  else
+    snprintf(marked, sizeof(marked), CHANGING "%s", rec.spec);
+  pv[0] = marked, pv[1] = rec.spec;
+  rc = exec(l,
+            "UPDATE frond_meta SET value = $1 WHERE name = 'layout' AND "
+            "value = $2",
+            2, pv, NULL, &changes, err);
+  if (rc == 0 && changes != 1)
+    rc = set_meta(l, "layout", marked, err); /* none recorded yet */
+  if (rc != 0)
+    return rc;
+  if ((rc = exec(l, l->is_pg ? "BEGIN" : "BEGIN IMMEDIATE", 0, NULL, NULL, NULL,
+                 err)) != 0)
+    return rc;
+  if ((rc = lease_list_lock(c, &e, &n, "@lock", err)) != 0)
+    goto rollback;
+  if ((live = live_rows(e, n, who, sizeof(who))) != 0) {
+    /* A node started in between: put the old layout back. */
+    free(e);
+    rc = set_meta(l, "layout", marked + strlen(CHANGING), err);
+    if (rc == 0)
+      rc = exec(l, "COMMIT", 0, NULL, NULL, NULL, err);
+    return rc ? rc : in_use(live, who, err);
+  }
+  *floor_id = frond__coord_floor(&c->layout, e, n);
+  free(e);
+  if (*floor_id < rec.floor)
+    *floor_id = rec.floor;
+  snprintf(floor, sizeof(floor), "%" PRId64, *floor_id);
+  if ((rc = set_meta(l, "layout_floor", floor, err)) != 0 ||
+      (rc = set_meta(l, "layout_previous", marked + strlen(CHANGING), err)) !=
+          0 ||
+      (rc = set_meta(l, "layout", spec, err)) != 0)
+    goto rollback;
+  return exec(l, "COMMIT", 0, NULL, NULL, NULL, err);
+rollback:
+  exec(l, "ROLLBACK", 0, NULL, NULL, NULL, NULL);
+  return rc;
+}
+
 static void lease_close(frond_coord *c) {
   lease *l = c->impl;
   if (!l)
     return;
   if (l->db)
     sqlite3_close(l->db);
-  if (l->pg)
-    PQfinish(l->pg);
+  pg_drop(l);
   free(l);
 }
 
 const frond_coord_methods frond__coord_lease_methods = {
-    .version = 1,
+    .version = 2,
     .scheme = "lease+",
     .open = lease_open,
     .acquire = lease_acquire,
-    .report = lease_report,
+    .fence = lease_fence,
     .regain = lease_regain,
     .release = lease_release,
     .list = lease_list,
+    .clock_offset = lease_clock_offset,
+    .layout_get = lease_layout_get,
+    .layout_set = lease_layout_set,
     .close = lease_close,
-    /* A lease that cannot be renewed may be someone else's: never. */
+    /* Only the database hands rows out: a start never comes from the
+    ** cache (the cache still holds the fence ahead of every write). */
     .cache_fallback = 0,
+    .fenced = 1,
 };

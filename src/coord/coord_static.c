@@ -2,8 +2,9 @@
 ** coord_static.c -- "static:N": the node ID comes from configuration.
 **
 ** This file contains the trivial coordinator. The operator guarantees that
-** no two processes run with the same N; nothing is stored, nothing is
-** checked beyond the node range (in coord.c).
+** no two processes run with the same N; nothing is stored, no fence is
+** kept (a high-water file protects restarts), nothing is checked beyond
+** the node range (in coord.c).
 */
 #include "coord/coord.h"
 #include "core/internal.h"
@@ -38,7 +39,7 @@ static int static_open(frond_coord *c, const char *uri, frond_error *err) {
   return 0;
 }
 
-static int static_acquire(frond_coord *c, frond_coord_claim *out,
+static int static_acquire(frond_coord *c, frond__coord_claim *out,
                           frond_error *err) {
   static_coord *s = c->impl;
   memset(out, 0, sizeof(*out));
@@ -46,13 +47,38 @@ static int static_acquire(frond_coord *c, frond_coord_claim *out,
   return 0;
 }
 
-static int static_report(frond_coord *c, int64_t hw, frond_error *err) {
+static int static_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   return 0;
 }
 
 static int static_regain(frond_coord *c, int64_t *after, frond_error *err) {
   *after = 0;
   return 0;
+}
+
+static int static_release(frond_coord *c, frond_error *err) {
+  return 0;
+}
+
+static int static_clock(frond_coord *c, int64_t *offset_ms, char *ref,
+                        size_t len, frond_error *err) {
+  *offset_ms = 0;
+  snprintf(ref, len, "itself");
+  return 0;
+}
+
+static int static_layout_get(frond_coord *c, char *spec, size_t len,
+                             int64_t *floor_id, frond_error *err) {
+  spec[0] = 0;
+  *floor_id = 0;
+  return 0;
+}
+
+static int static_layout_set(frond_coord *c, const char *spec,
+                             int64_t *floor_id, frond_error *err) {
+  return frond__fail(err, FROND_EINVAL,
+                     "the static coordinator records no layout: every node "
+                     "uses the layout it is configured with");
 }
 
 static int static_list(frond_coord *c, frond_coord_entry **out, size_t *n,
@@ -64,6 +90,7 @@ static int static_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   e->node = s->node;
   snprintf(e->owner, sizeof(e->owner), "(static)");
   e->live = c->acquired;
+  e->fence_ms = 0;
   *out = e;
   *n = 1;
   return 0;
@@ -74,14 +101,18 @@ static void static_close(frond_coord *c) {
 }
 
 const frond_coord_methods frond__coord_static_methods = {
-    .version = 1,
+    .version = 2,
     .scheme = "static:",
     .open = static_open,
     .acquire = static_acquire,
-    .report = static_report,
+    .fence = static_fence,
     .regain = static_regain,
-    .release = static_report,
+    .release = static_release,
     .list = static_list,
+    .clock_offset = static_clock,
+    .layout_get = static_layout_get,
+    .layout_set = static_layout_set,
     .close = static_close,
     .cache_fallback = 0,
+    .fenced = 0,
 };

@@ -7,45 +7,53 @@
 **   /snowflake/<name>/forever/<ip>:<port>-<10 digits>   PERSISTENT_SEQUENTIAL
 **       data {"ip":"...","port":"...","timestamp":<ms>}
 **
-** The 10 digits are the node ID; an ip:port that already has a child
-** reuses its number; the timestamp is rewritten every report_ms with the
-** node's high-water time (never below the current time, as Leaf writes).
+** The 10 digits are the node ID; an identity that already has a child
+** reuses its number. The timestamp is the node's FENCE: no ID above it is
+** issued under the number, and every later holder starts above it. Leaf
+** parses this data with Jackson into a class of exactly these three fields
+** and fails on any other, so nothing is added to it.
 **
-** Frond's additions:
+** Frond's additions, which Leaf never reads:
 **
 **   /snowflake/<name>/claims/<10 digits>                 EPHEMERAL
-**       data "<ip>:<port> pid <pid>"
+**       "<ip>:<port> pid <pid> clock <unix ms> session <ms>"
+**   /snowflake/<name>/layout                             PERSISTENT
+**       "spec=<layout>\nfloor=<id>\nprevious=<layout>\nstate=ready|changing\n"
 **
-**   - The claim makes a second live process with the same ip:port fail
-**     with NODE_IN_USE instead of sharing the ID.
-**   - On session expiry the claim is gone: the node is blocked with
-**     NODE_ID_LOST (coord.c), reconnects with a new session and resumes
-**     once it has created the claim again.
-**   - Reclaiming: when the sequence runs past the layout's node range, a
-**     new ip:port takes over the lowest ID that nobody claims and whose
-**     stored time is older than retention_ms (0, the default, never
-**     reclaims, as Leaf). The take-over is one multi-op: delete the old
-**     child (at the version read), create "<new ip:port>-<same digits>"
-**     carrying the old timestamp, create the claim. The new owner starts
-**     above that timestamp.
-**   - With retention_ms set, a node that cannot report for retention_ms/2
-**     (ZooKeeper unreachable) stops issuing: after retention_ms its ID
-**     could be reclaimed by another ip:port.
+**   - The claim: one live holder per number. A second live process with
+**     the same identity fails with NODE_IN_USE; a restart after kill -9
+**     waits (bounded) for its dead session's claim to go.
+**   - Every fence write is one multi-op: check the layout's version, set
+**     our child at the version we last wrote (a successor's first write
+**     changes it, so a late write of ours fails: NODE_ID_LOST), and set our
+**     claim's data with our wall clock. The claim's mtime is ZooKeeper's
+**     clock at the same moment: peers compare clocks through it.
+**   - Session expiry: the claim is gone; coord.c blocks the generator, and
+**     regain opens a new session, claims again and resumes above any fence
+**     another holder stored meanwhile.
+**   - Reclaiming (retention_ms > 0): when the sequence runs past the
+**     layout's node range, a new identity takes over the lowest number that
+**     nobody claims and whose fence is older than retention_ms, in one
+**     multi-op (delete the old child at its version, create ours with the
+**     old timestamp, create the claim), and starts above that fence.
 */
 #include "coord/coord.h"
 #include "core/internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #define THREADED /* the synchronous API of libzookeeper_mt */
 #include <zookeeper/zookeeper.h>
-#include <stdarg.h>
 
 #define PATH_MAX_ZK 512
+#define DATA_MAX 512
+/* Margin above a dead session's timeout when waiting for its claim. */
+#define CLAIM_WAIT_MARGIN_MS 2000
 
 typedef struct {
   frond_coord *c;
@@ -54,12 +62,20 @@ typedef struct {
   char root[PATH_MAX_ZK];    /* /snowflake/<name> */
   char forever[PATH_MAX_ZK]; /* root/forever */
   char claims[PATH_MAX_ZK];  /* root/claims */
+  char layout[PATH_MAX_ZK];  /* root/layout */
   char mine[PATH_MAX_ZK];    /* our child of forever */
+  char claim[PATH_MAX_ZK];   /* our claim */
   uint64_t node;
-  atomic_int claimed; /* the ephemeral claim is ours */
   int have_node;
+  atomic_int claimed;    /* the ephemeral claim is ours */
+  int32_t child_version; /* of our child, after our last write or read */
+  int version_known;     /* child_version is from this process */
+  int32_t layout_version;
+  int64_t peer_raw; /* median of the peers' clock - mtime; INT64_MIN: none */
   pthread_mutex_t mu;
-  int connected; /* guarded by mu */
+  pthread_cond_t cv; /* connection state and claim watches */
+  int connected;     /* under mu */
+  int claim_event;   /* under mu: the watched claim changed */
   atomic_int expired;
 } zk;
 
@@ -91,6 +107,16 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path,
     if (atomic_exchange(&z->claimed, 0))
       atomic_store(&z->c->lost, 1);
   }
+  pthread_cond_broadcast(&z->cv);
+  pthread_mutex_unlock(&z->mu);
+}
+
+static void claim_watcher(zhandle_t *zh, int type, int state, const char *path,
+                          void *ctx) {
+  zk *z = ctx;
+  pthread_mutex_lock(&z->mu);
+  z->claim_event = 1;
+  pthread_cond_broadcast(&z->cv);
   pthread_mutex_unlock(&z->mu);
 }
 
@@ -104,7 +130,7 @@ static int is_connected(zk *z) {
 
 /* Connect (a new session) and wait up to connect_ms. */
 static int zk_connect(zk *z, frond_error *err) {
-  int64_t ms = z->c->o.connect_ms, deadline;
+  int64_t ms = z->c->t.connect_ms, deadline;
   int ok;
 
   atomic_store(&z->expired, 0);
@@ -112,11 +138,11 @@ static int zk_connect(zk *z, frond_error *err) {
   z->connected = 0;
   pthread_mutex_unlock(&z->mu);
   z->zh =
-      zookeeper_init(z->hosts, watcher, (int)z->c->o.session_ms, NULL, z, 0);
+      zookeeper_init(z->hosts, watcher, (int)z->c->t.session_ms, NULL, z, 0);
   if (!z->zh)
     return frond__fail(err, FROND_ECOORD, "zookeeper %s: %s", z->hosts,
                        strerror(errno));
-  /* Polled rather than a timed condition wait: simple, and immune to
+  /* Polled rather than a timed condition wait on the wall clock: immune to
   ** clock games (tests shift the wall clock with libfaketime). */
   deadline = frond__mono_ns() + ms * 1000000;
   while (!(ok = is_connected(z)) && frond__mono_ns() < deadline)
@@ -125,6 +151,24 @@ static int zk_connect(zk *z, frond_error *err) {
     return frond__fail(err, FROND_ECOORD,
                        "zookeeper %s unreachable after %" PRId64 " ms",
                        z->hosts, ms);
+  /* A node that has not reached ZooKeeper for a session timeout stops
+  ** (Curator's LOST): its session may be gone, its claim with it. */
+  z->c->validity_ms = zoo_recv_timeout(z->zh);
+  return 0;
+}
+
+/* (Re)connect when the session expired or never started. */
+static int ensure_session(zk *z, frond_error *err) {
+  if (atomic_load(&z->expired) || !z->zh) {
+    if (z->zh)
+      zookeeper_close(z->zh);
+    z->zh = NULL;
+    atomic_store(&z->claimed, 0);
+    z->version_known = 0;
+    return zk_connect(z, err);
+  }
+  if (!is_connected(z))
+    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   return 0;
 }
 
@@ -134,9 +178,10 @@ static int ensure_path(zk *z, const char *path, frond_error *err) {
   for (char *s = p + 1;; s++) {
     if (*s == '/' || *s == 0) {
       char keep = *s;
+      int rc;
       *s = 0;
-      int rc = zoo_create(z->zh, p, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
-                          ZOO_PERSISTENT, NULL, 0);
+      rc = zoo_create(z->zh, p, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT,
+                      NULL, 0);
       if (rc != ZOK && rc != ZNODEEXISTS)
         return zfail(err, rc, "create", p);
       *s = keep;
@@ -177,11 +222,12 @@ static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
   zp(z->root, "/snowflake/%.*s", (int)nlen, slash + 1);
   zp(z->forever, "%s/forever", z->root);
   zp(z->claims, "%s/claims", z->root);
+  zp(z->layout, "%s/layout", z->root);
+  z->peer_raw = INT64_MIN;
   pthread_mutex_init(&z->mu, NULL);
-
+  frond__cond_init(&z->cv);
   atomic_init(&z->expired, 0);
-  if (c->o.retention_ms > 0)
-    c->validity_ms = c->o.retention_ms / 2;
+  c->validity_ms = c->t.session_ms;
   zoo_set_debug_level(getenv("FROND_ZK_DEBUG") ? ZOO_LOG_LEVEL_INFO : 0);
   return zk_connect(z, err);
 }
@@ -198,11 +244,12 @@ static int parse_child(const char *name, size_t *olen, uint64_t *seq) {
   return 0;
 }
 
-static int64_t json_timestamp(const char *buf) {
+int64_t frond__zk_timestamp(const char *buf) {
   const char *t = strstr(buf, "\"timestamp\":");
   return t ? strtoll(t + 12, NULL, 10) : 0;
 }
 
+/* Leaf's data: exactly ip, port and timestamp (Jackson rejects others). */
 static int format_data(zk *z, int64_t ms, char *buf, size_t len) {
   const char *colon = strrchr(z->c->owner, ':');
   return snprintf(buf, len,
@@ -210,68 +257,179 @@ static int format_data(zk *z, int64_t ms, char *buf, size_t len) {
                   (int)(colon - z->c->owner), z->c->owner, colon + 1, ms);
 }
 
-/* Read a child's stored timestamp (and version). */
-static int read_ts(zk *z, const char *path, int64_t *ts, int *version,
-                   frond_error *err) {
-  char buf[512];
-  int len = sizeof(buf) - 1, rc;
+static int claim_data(zk *z, int64_t now, char *buf, size_t len) {
+  return snprintf(buf, len, "%s pid %d clock %" PRId64 " session %d",
+                  z->c->owner, (int)getpid(), now,
+                  z->zh ? zoo_recv_timeout(z->zh) : (int)z->c->t.session_ms);
+}
+
+int64_t frond__zk_claim_field(const char *data, const char *key) {
+  char k[32];
+  const char *p;
+  snprintf(k, sizeof(k), " %s ", key);
+  p = strstr(data, k);
+  return p ? strtoll(p + strlen(k), NULL, 10) : -1;
+}
+
+/* Get a node's data as a string (and its stat). */
+static int zget(zk *z, const char *path, char *buf, struct Stat *st) {
+  int len = DATA_MAX - 1, rc;
+  rc = zoo_get(z->zh, path, 0, buf, &len, st);
+  buf[rc == ZOK && len > 0 ? len : 0] = 0;
+  return rc;
+}
+
+/* ---- the layout record -------------------------------------------------- */
+
+typedef frond__zk_layout_rec layout_rec;
+
+static void rec_line(const char *buf, const char *key, char *out, size_t len) {
+  size_t kl = strlen(key);
+  out[0] = 0;
+  for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+    if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+      snprintf(out, len, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
+      return;
+    }
+}
+
+void frond__zk_parse_layout(const char *buf, layout_rec *r) {
+  char v[32];
+  memset(r, 0, sizeof(*r));
+  rec_line(buf, "spec", r->spec, sizeof(r->spec));
+  rec_line(buf, "previous", r->previous, sizeof(r->previous));
+  rec_line(buf, "floor", v, sizeof(v));
+  r->floor = strtoll(v, NULL, 10);
+  rec_line(buf, "state", v, sizeof(v));
+  r->changing = strcmp(v, "changing") == 0;
+}
+
+int frond__zk_format_layout(const layout_rec *r, char *buf, size_t len) {
+  return snprintf(
+      buf, len, "spec=%s\nfloor=%" PRId64 "\nprevious=%s\nstate=%s\n", r->spec,
+      r->floor, r->previous, r->changing ? "changing" : "ready");
+}
+
+/* Read the record (creating ours when there is none) and check it against
+** this node's layout. */
+static int check_layout(zk *z, frond_error *err) {
+  frond_coord *c = z->c;
+  char buf[DATA_MAX];
   struct Stat st;
-  rc = zoo_get(z->zh, path, 0, buf, &len, &st);
+  layout_rec r;
+  int rc = zget(z, z->layout, buf, &st);
+  if (rc == ZNONODE) {
+    memset(&r, 0, sizeof(r));
+    snprintf(r.spec, sizeof(r.spec), "%s", c->layout_spec);
+    frond__zk_format_layout(&r, buf, sizeof(buf));
+    rc = zoo_create(z->zh, z->layout, buf, (int)strlen(buf),
+                    &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    if (rc != ZOK && rc != ZNODEEXISTS)
+      return zfail(err, rc, "create", z->layout);
+    rc = zget(z, z->layout, buf, &st);
+  }
   if (rc != ZOK)
-    return rc == ZNONODE ? FROND_ENODE_ID_LOST : zfail(err, rc, "get", path);
-  buf[len > 0 ? len : 0] = 0;
-  *ts = json_timestamp(buf);
-  if (version)
-    *version = st.version;
+    return zfail(err, rc, "get", z->layout);
+  frond__zk_parse_layout(buf, &r);
+  if (r.changing)
+    return frond__fail(err, FROND_ECOORD,
+                       "the fleet's layout is being changed (from %s, see %s): "
+                       "waiting for the change to finish",
+                       r.spec, z->layout);
+  if (strcmp(r.spec, c->layout_spec) != 0)
+    return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                       "this node's layout is %s, the fleet's is %s (%s); "
+                       "nodes under two layouts can issue equal IDs: use the "
+                       "fleet's, or change it with `frond node layout --set`",
+                       c->layout_spec, r.spec, z->layout);
+  z->layout_version = st.version;
+  c->floor_id = r.floor;
+  snprintf(c->prev_spec, sizeof(c->prev_spec), "%s", r.previous);
   return 0;
 }
 
-static int create_claim(zk *z, frond_error *err) {
-  char path[PATH_MAX_ZK], data[FROND_COORD_OWNER_MAX + 32];
-  int rc;
-  zp(path, "%s/%010" PRIu64, z->claims, z->node);
-  snprintf(data, sizeof(data), "%s pid %d", z->c->owner, (int)getpid());
-  rc = zoo_create(z->zh, path, data, (int)strlen(data), &ZOO_OPEN_ACL_UNSAFE,
-                  ZOO_EPHEMERAL, NULL, 0);
-  if (rc == ZNODEEXISTS) {
-    char held[256];
-    int len = sizeof(held) - 1;
+/* ---- claims ------------------------------------------------------------- */
+
+/*
+** Create our claim. With wait, a claim held by another session is waited
+** for (bounded by that session's timeout plus a margin): after kill -9 the
+** dead process' session holds it until ZooKeeper expires it. NODE_IN_USE
+** when it is still held after that: a live process has our identity.
+*/
+static int create_claim(zk *z, int wait, frond_error *err) {
+  char data[DATA_MAX], held[DATA_MAX];
+  int64_t deadline = 0, bound = 0;
+  for (;;) {
     struct Stat st;
-    const clientid_t *me = zoo_client_id(z->zh);
-    if (zoo_get(z->zh, path, 0, held, &len, &st) == ZOK) {
-      if (me && st.ephemeralOwner == me->client_id) {
-        atomic_store(&z->claimed, 1);
-        return 0;
-      }
-      held[len > 0 ? len : 0] = 0;
-    } else {
-      snprintf(held, sizeof(held), "another process");
+    const clientid_t *me;
+    int rc;
+    claim_data(z, frond__coord_now(z->c), data, sizeof(data));
+    rc = zoo_create(z->zh, z->claim, data, (int)strlen(data),
+                    &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
+    if (rc == ZOK)
+      break;
+    if (rc != ZNODEEXISTS)
+      return zfail(err, rc, "create", z->claim);
+    pthread_mutex_lock(&z->mu);
+    z->claim_event = 0;
+    pthread_mutex_unlock(&z->mu);
+    {
+      int len = DATA_MAX - 1;
+      rc = zoo_wget(z->zh, z->claim, claim_watcher, z, held, &len, &st);
+      held[rc == ZOK && len > 0 ? len : 0] = 0;
     }
-    return frond__fail(err, FROND_ENODE_IN_USE,
-                       "node ID %" PRIu64 " (%s) is claimed by a live "
-                       "process: %s",
-                       z->node, z->c->owner, held);
+    if (rc == ZNONODE)
+      continue; /* gone meanwhile: try again */
+    if (rc != ZOK)
+      return zfail(err, rc, "get", z->claim);
+    me = zoo_client_id(z->zh);
+    if (me && st.ephemeralOwner == me->client_id)
+      break; /* ours already (a retried create) */
+    if (!wait)
+      return frond__fail(err, FROND_ENODE_ID_LOST,
+                         "node ID %" PRIu64 " is claimed by another process: "
+                         "%s",
+                         z->node, held);
+    if (!deadline) {
+      int64_t s = frond__zk_claim_field(held, "session");
+      bound = (s > 0 ? s : zoo_recv_timeout(z->zh)) + CLAIM_WAIT_MARGIN_MS;
+      deadline = frond__mono_ns() + bound * 1000000;
+      frond_log(FROND_LOG_WARN,
+                "node ID %" PRIu64 " (%s) is claimed by \"%s\", session "
+                "0x%llx: waiting up to %" PRId64
+                " ms for that session to expire (a restart after a crash?)",
+                z->node, z->c->owner, held,
+                (unsigned long long)st.ephemeralOwner, bound);
+    }
+    pthread_mutex_lock(&z->mu);
+    while (!z->claim_event && frond__mono_ns() < deadline)
+      frond__cond_wait_until(&z->cv, &z->mu, frond__mono_ns() + 50 * 1000000);
+    pthread_mutex_unlock(&z->mu);
+    if (frond__mono_ns() >= deadline)
+      return frond__fail(err, FROND_ENODE_IN_USE,
+                         "node ID %" PRIu64 " (%s) is claimed by a live "
+                         "process: %s (still held after %" PRId64 " ms)",
+                         z->node, z->c->owner, held, bound);
   }
-  if (rc != ZOK)
-    return zfail(err, rc, "create", path);
   atomic_store(&z->claimed, 1);
   return 0;
 }
 
-/* Take over an old, unclaimed ID for our ip:port. */
-static int reclaim(zk *z, struct String_vector *kids, int64_t *hw,
-                   frond_error *err) {
+/* ---- acquire ------------------------------------------------------------ */
+
+/* Take over an old, unclaimed ID for our identity. */
+static int reclaim(zk *z, struct String_vector *kids, frond_error *err) {
   frond_coord *c = z->c;
   int64_t now = frond__coord_now(c);
-  for (uint64_t want = 0; c->o.retention_ms > 0 && want <= c->max_node;
+  for (uint64_t want = 0; c->t.retention_ms > 0 && want <= c->max_node;
        want++) {
     for (int32_t i = 0; i < kids->count; i++) {
-      char old[PATH_MAX_ZK], nw[PATH_MAX_ZK], claim[PATH_MAX_ZK], data[256];
-      char cdata[FROND_COORD_OWNER_MAX + 32];
+      char old[PATH_MAX_ZK], nw[PATH_MAX_ZK], claim[PATH_MAX_ZK];
+      char data[DATA_MAX], cdata[DATA_MAX], buf[DATA_MAX];
       size_t olen;
       uint64_t seq;
       int64_t ts;
-      int version, rc;
+      struct Stat st;
       zoo_op_t ops[3];
       zoo_op_result_t res[3];
       if (parse_child(kids->data[i], &olen, &seq) != 0 || seq != want)
@@ -280,32 +438,32 @@ static int reclaim(zk *z, struct String_vector *kids, int64_t *hw,
       zp(claim, "%s/%010" PRIu64, z->claims, seq);
       if (zoo_exists(z->zh, claim, 0, NULL) != ZNONODE)
         continue;
-      if (read_ts(z, old, &ts, &version, NULL) != 0)
+      if (zget(z, old, buf, &st) != ZOK)
         continue;
-      if (now - ts < c->o.retention_ms)
+      ts = frond__zk_timestamp(buf);
+      if (now - ts < c->t.retention_ms)
         continue;
       zp(nw, "%s/%s-%010" PRIu64, z->forever, c->owner, seq);
       format_data(z, ts, data, sizeof(data));
-      snprintf(cdata, sizeof(cdata), "%s pid %d", c->owner, (int)getpid());
-      zoo_delete_op_init(&ops[0], old, version);
+      claim_data(z, now, cdata, sizeof(cdata));
+      zoo_delete_op_init(&ops[0], old, st.version);
       zoo_create_op_init(&ops[1], nw, data, (int)strlen(data),
                          &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
       zoo_create_op_init(&ops[2], claim, cdata, (int)strlen(cdata),
                          &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
-      rc = zoo_multi(z->zh, 3, ops, res);
-      if (rc != ZOK)
+      if (zoo_multi(z->zh, 3, ops, res) != ZOK)
         continue; /* someone was faster, or it changed: try the next */
       frond_log(FROND_LOG_WARN,
-                "node ID %" PRIu64 " reclaimed from %.*s (unused since "
-                "%" PRId64 ")",
+                "node ID %" PRIu64 " reclaimed from %.*s (fenced at %" PRId64
+                ", unused since)",
                 seq, (int)olen, kids->data[i], ts);
       z->node = seq;
       z->have_node = 1;
       zp(z->mine, "%s", nw);
-      pthread_mutex_lock(&z->mu);
+      zp(z->claim, "%s", claim);
+      z->child_version = 0;
+      z->version_known = 1;
       atomic_store(&z->claimed, 1);
-      pthread_mutex_unlock(&z->mu);
-      *hw = ts;
       return 0;
     }
   }
@@ -313,11 +471,11 @@ static int reclaim(zk *z, struct String_vector *kids, int64_t *hw,
                      "no free node ID in %s: the sequence is past %" PRIu64
                      " and no ID has been unclaimed for retention_ms=%" PRId64
                      "%s",
-                     z->forever, c->max_node, c->o.retention_ms,
-                     c->o.retention_ms ? "" : " (reclaiming is off)");
+                     z->forever, c->max_node, c->t.retention_ms,
+                     c->t.retention_ms ? "" : " (reclaiming is off)");
 }
 
-/* The lowest child of forever for our ip:port, or -1. */
+/* The lowest child of forever for our identity, or -1. */
 static int find_mine(zk *z, struct String_vector *kids, uint64_t *seq,
                      char *name, size_t len) {
   int found = -1;
@@ -337,19 +495,34 @@ static int find_mine(zk *z, struct String_vector *kids, uint64_t *seq,
   return found;
 }
 
-static int zk_acquire(frond_coord *c, frond_coord_claim *out,
+/* Read our child: its fence and version. */
+static int read_mine(zk *z, int64_t *fence, int32_t *version,
+                     frond_error *err) {
+  char buf[DATA_MAX];
+  struct Stat st;
+  int rc = zget(z, z->mine, buf, &st);
+  if (rc == ZNONODE)
+    return frond__fail(err, FROND_ENODE_ID_LOST, "%s was removed", z->mine);
+  if (rc != ZOK)
+    return zfail(err, rc, "get", z->mine);
+  *fence = frond__zk_timestamp(buf);
+  *version = st.version;
+  return 0;
+}
+
+static int zk_acquire(frond_coord *c, frond__coord_claim *out,
                       frond_error *err) {
   zk *z = c->impl;
   struct String_vector kids = {0, NULL};
-  char name[PATH_MAX_ZK], created[PATH_MAX_ZK], data[256];
+  char name[PATH_MAX_ZK], created[PATH_MAX_ZK], data[DATA_MAX];
   uint64_t seq = 0;
-  int64_t hw = 0;
   int rc;
 
   if (!is_connected(z))
     return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   if ((rc = ensure_path(z, z->forever, err)) != 0 ||
-      (rc = ensure_path(z, z->claims, err)) != 0)
+      (rc = ensure_path(z, z->claims, err)) != 0 ||
+      (rc = check_layout(z, err)) != 0)
     return rc;
   if ((rc = zoo_get_children(z->zh, z->forever, 0, &kids)) != ZOK)
     return zfail(err, rc, "list", z->forever);
@@ -363,7 +536,7 @@ static int zk_acquire(frond_coord *c, frond_coord_claim *out,
     deallocate_String_vector(&kids);
     if (rc != ZOK)
       return zfail(err, rc, "create", prefix);
-    /* Two first starts of one ip:port may race: both keep the lowest
+    /* Two first starts of one identity may race: both keep the lowest
     ** child, so the claim below admits only one of them. */
     if ((rc = zoo_get_children(z->zh, z->forever, 0, &kids)) != ZOK)
       return zfail(err, rc, "list", z->forever);
@@ -372,52 +545,148 @@ static int zk_acquire(frond_coord *c, frond_coord_claim *out,
       zoo_delete(z->zh, created, -1);
     if (seq > c->max_node) {
       zoo_delete(z->zh, created, -1);
-      rc = reclaim(z, &kids, &hw, err);
+      rc = reclaim(z, &kids, err);
       deallocate_String_vector(&kids);
       if (rc != 0)
         return rc;
-      memset(out, 0, sizeof(*out));
-      out->node = z->node;
-      out->high_water_ms = hw;
-      return 0;
+      goto claimed;
     }
   }
   deallocate_String_vector(&kids);
   z->node = seq;
   z->have_node = 1;
   zp(z->mine, "%s/%s", z->forever, name);
+  zp(z->claim, "%s/%010" PRIu64, z->claims, seq);
   if (seq > c->max_node)
     return frond__fail(err, FROND_ENODE_RANGE,
                        "%s holds node ID %" PRIu64 " above the layout's "
                        "largest %" PRIu64,
                        z->mine, seq, c->max_node);
-  if ((rc = create_claim(z, err)) != 0)
-    return rc;
-  if ((rc = read_ts(z, z->mine, &hw, NULL, err)) != 0) {
-    if (rc == FROND_ENODE_ID_LOST)
-      rc = frond__fail(err, FROND_ECOORD, "%s vanished", z->mine);
-    return rc;
-  }
+  if ((rc = create_claim(z, 1, err)) != 0)
+    return rc == FROND_ENODE_ID_LOST ? FROND_ENODE_IN_USE : rc;
+claimed:
   memset(out, 0, sizeof(*out));
-  out->node = seq;
-  out->high_water_ms = hw;
+  out->node = z->node;
+  if ((rc = read_mine(z, &out->fence_ms, &z->child_version, err)) != 0)
+    return rc == FROND_ENODE_ID_LOST ? FROND_ECOORD : rc;
+  z->version_known = 1;
   return 0;
 }
 
-/* Started from the cache, or after an expiry: find our child again and
-** claim the ID. NODE_ID_LOST when it is not ours any more. */
-static int claim_again(zk *z, int64_t *after, frond_error *err) {
+/* ---- the fence ---------------------------------------------------------- */
+
+/* Was the last write to our child ours? Our multi sets the child and our
+** claim in one transaction, so both carry its zxid. */
+static int last_write_ours(zk *z, int32_t *version) {
+  struct Stat child, claim;
+  const clientid_t *me = zoo_client_id(z->zh);
+  if (zoo_exists(z->zh, z->mine, 0, &child) != ZOK ||
+      zoo_exists(z->zh, z->claim, 0, &claim) != ZOK || !me ||
+      claim.ephemeralOwner != me->client_id || claim.mzxid != child.mzxid)
+    return 0;
+  *version = child.version;
+  return 1;
+}
+
+static void note_clock(zk *z, int64_t t0, int64_t t1, int64_t mtime) {
   frond_coord *c = z->c;
+  if (z->peer_raw != INT64_MIN)
+    atomic_store(&c->clock_offset_ms, (t0 - mtime) - z->peer_raw);
+  else
+    atomic_store(&c->clock_offset_ms, t0 + (t1 - t0) / 2 - mtime);
+  atomic_store(&c->clock_checked, 1);
+}
+
+static int zk_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
+  zk *z = c->impl;
+  char data[DATA_MAX], cdata[DATA_MAX];
+  for (int attempt = 0; attempt < 3; attempt++) {
+    struct Stat st_child, st_claim;
+    zoo_op_t ops[3];
+    zoo_op_result_t res[3];
+    int64_t t0, t1;
+    int rc;
+    if (atomic_load(&z->expired))
+      return frond__fail(err, FROND_ENODE_ID_LOST,
+                         "zookeeper session expired; claim on node ID %" PRIu64
+                         " lost",
+                         z->node);
+    if (!is_connected(z))
+      return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable",
+                         z->hosts);
+    if (!atomic_load(&z->claimed))
+      return frond__fail(err, FROND_ENODE_ID_LOST,
+                         "node ID %" PRIu64 " is not claimed", z->node);
+    t0 = frond__coord_now(c);
+    format_data(z, fence_ms, data, sizeof(data));
+    claim_data(z, t0, cdata, sizeof(cdata));
+    memset(res, 0, sizeof(res));
+    zoo_check_op_init(&ops[0], z->layout, z->layout_version);
+    zoo_set_op_init(&ops[1], z->mine, data, (int)strlen(data), z->child_version,
+                    &st_child);
+    zoo_set_op_init(&ops[2], z->claim, cdata, (int)strlen(cdata), -1,
+                    &st_claim);
+    rc = zoo_multi(z->zh, 3, ops, res);
+    t1 = frond__coord_now(c);
+    if (rc == ZOK) {
+      z->child_version = st_child.version;
+      note_clock(z, t0, t1, st_claim.mtime);
+      return 0;
+    }
+    if (rc == ZSESSIONEXPIRED) {
+      atomic_store(&z->expired, 1);
+      atomic_store(&z->claimed, 0);
+      return frond__fail(err, FROND_ENODE_ID_LOST,
+                         "zookeeper session expired; claim on node ID %" PRIu64
+                         " lost",
+                         z->node);
+    }
+    if (res[0].err == ZBADVERSION || res[0].err == ZNONODE) {
+      /* The layout record changed: fine if it is still ours. */
+      if ((rc = check_layout(z, err)) != 0)
+        return rc;
+      continue;
+    }
+    if (res[1].err == ZBADVERSION) {
+      /* A write of ours whose answer was lost moves the version too. */
+      if (last_write_ours(z, &z->child_version))
+        continue;
+      return frond__fail(err, FROND_ENODE_ID_LOST,
+                         "%s was written by another holder of node ID %" PRIu64,
+                         z->mine, z->node);
+    }
+    if (res[1].err == ZNONODE || res[2].err == ZNONODE) {
+      atomic_store(&z->claimed, 0);
+      return frond__fail(err, FROND_ENODE_ID_LOST,
+                         "%s was removed: node ID %" PRIu64 " is not ours",
+                         res[1].err == ZNONODE ? z->mine : z->claim, z->node);
+    }
+    /* Connection loss or a timeout: the write may have happened. */
+    return zfail(err, rc, "multi (fence)", z->mine);
+  }
+  return frond__fail(err, FROND_ECOORD, "zookeeper: %s keeps changing",
+                     z->mine);
+}
+
+/* Started from the cache, or after an expiry: find our child again and
+** claim the ID. NODE_ID_LOST when it is not ours (or held by another). */
+static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
+  zk *z = c->impl;
   struct String_vector kids = {0, NULL};
   char name[PATH_MAX_ZK];
   uint64_t seq = 0;
+  int32_t version;
+  int64_t fence;
   int rc, found = 0;
 
+  *after = 0;
+  if ((rc = ensure_session(z, err)) != 0 || (rc = check_layout(z, err)) != 0)
+    return rc;
   if ((rc = zoo_get_children(z->zh, z->forever, 0, &kids)) != ZOK)
     return zfail(err, rc, "list", z->forever);
   for (int32_t i = 0; i < kids.count; i++) {
     size_t olen;
-    if (parse_child(kids.data[i], &olen, &seq) == 0 && seq == c->claim.node) {
+    if (parse_child(kids.data[i], &olen, &seq) == 0 && seq == c->node) {
       zp(name, "%s", kids.data[i]);
       found =
           olen == strlen(c->owner) && memcmp(kids.data[i], c->owner, olen) == 0;
@@ -428,81 +697,29 @@ static int claim_again(zk *z, int64_t *after, frond_error *err) {
   if (!found)
     return frond__fail(err, FROND_ENODE_ID_LOST,
                        "node ID %" PRIu64 " no longer belongs to %s in %s",
-                       c->claim.node, c->owner, z->forever);
-  z->node = c->claim.node;
+                       c->node, c->owner, z->forever);
+  z->node = c->node;
   z->have_node = 1;
   zp(z->mine, "%s/%s", z->forever, name);
-  if ((rc = create_claim(z, err)) != 0)
-    return rc == FROND_ENODE_IN_USE ? FROND_ENODE_ID_LOST : rc;
-  return read_ts(z, z->mine, after, NULL, err);
-}
-
-static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
-  zk *z = c->impl;
-  int rc;
-  *after = 0;
-  if (atomic_load(&z->expired) || !z->zh) {
-    if (z->zh)
-      zookeeper_close(z->zh);
-    z->zh = NULL;
-    if ((rc = zk_connect(z, err)) != 0)
-      return rc;
-  }
-  if (!is_connected(z))
-    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
-  return claim_again(z, after, err);
-}
-
-static int zk_report(frond_coord *c, int64_t hw, frond_error *err) {
-  zk *z = c->impl;
-  char data[256];
-  int64_t now = frond__coord_now(c);
-  int rc;
-
-  if (atomic_load(&z->expired))
-    return frond__fail(err, FROND_ENODE_ID_LOST,
-                       "zookeeper session expired; claim on node ID %" PRIu64
-                       " lost",
-                       c->claim.node);
-  /* zookeeper_init itself failed at start: try again. */
-  if (!z->zh && (rc = zk_connect(z, err)) != 0)
+  zp(z->claim, "%s/%010" PRIu64, z->claims, z->node);
+  if (!atomic_load(&z->claimed) && (rc = create_claim(z, 0, err)) != 0)
     return rc;
-  if (!is_connected(z))
-    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
-  if (!atomic_load(&z->claimed)) {
-    /* Running from the cache: claim as soon as ZooKeeper is back. */
-    int64_t after = 0;
-    if ((rc = claim_again(z, &after, err)) != 0)
-      return rc;
-    if (after > now)
-      atomic_store(&c->resume_after_ms, after);
-  }
-  format_data(z, hw > now ? hw : now, data, sizeof(data));
-  rc = zoo_set(z->zh, z->mine, data, (int)strlen(data), -1);
-  if (rc == ZNONODE)
-    return frond__fail(err, FROND_ENODE_ID_LOST, "%s was removed", z->mine);
-  if (rc != ZOK)
-    return zfail(err, rc, "set", z->mine);
+  if ((rc = read_mine(z, &fence, &version, err)) != 0)
+    return rc;
+  /* Unchanged since our last write: nobody else held it in between. */
+  if (!(z->version_known && version == z->child_version))
+    *after = fence;
+  z->child_version = version;
+  z->version_known = 1;
   return 0;
 }
 
-static int zk_release(frond_coord *c, int64_t hw, frond_error *err) {
+static int zk_release(frond_coord *c, frond_error *err) {
   zk *z = c->impl;
-  char data[256], claim[PATH_MAX_ZK];
-  int rc;
-  if (!z->have_node || !is_connected(z))
+  if (!z->have_node || !is_connected(z) || !atomic_exchange(&z->claimed, 0))
     return 0;
-  if (hw > 0) {
-    format_data(z, hw, data, sizeof(data));
-    if (atomic_load(&z->claimed) &&
-        (rc = zoo_set(z->zh, z->mine, data, (int)strlen(data), -1)) != ZOK)
-      return zfail(err, rc, "set", z->mine);
-  }
-  if (atomic_load(&z->claimed)) {
-    zp(claim, "%s/%010" PRIu64, z->claims, z->node);
-    zoo_delete(z->zh, claim, -1);
-    atomic_store(&z->claimed, 0);
-  }
+  /* Ours: an ephemeral node of our live session. */
+  zoo_delete(z->zh, z->claim, -1);
   return 0;
 }
 
@@ -534,7 +751,8 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
   for (int32_t i = 0; i < kids.count; i++) {
-    char path[PATH_MAX_ZK], claim[PATH_MAX_ZK];
+    char path[PATH_MAX_ZK], claim[PATH_MAX_ZK], buf[DATA_MAX];
+    struct Stat st;
     size_t olen;
     uint64_t seq;
     if (parse_child(kids.data[i], &olen, &seq) != 0)
@@ -542,7 +760,8 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     e[k].node = seq;
     snprintf(e[k].owner, sizeof(e[k].owner), "%.*s", (int)olen, kids.data[i]);
     zp(path, "%s/%s", z->forever, kids.data[i]);
-    read_ts(z, path, &e[k].high_water_ms, NULL, NULL);
+    if (zget(z, path, buf, &st) == ZOK)
+      e[k].fence_ms = frond__zk_timestamp(buf);
     zp(claim, "%s/%010" PRIu64, z->claims, seq);
     e[k].live = zoo_exists(z->zh, claim, 0, NULL) == ZOK;
     k++;
@@ -554,6 +773,182 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   return 0;
 }
 
+/* ---- the fleet: clocks and layout --------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/*
+** Our clock against the other live nodes'. Each claim holds its node's wall
+** clock when it last wrote its fence; the claim's mtime is ZooKeeper's clock
+** when that write committed. "clock - mtime" is a node's offset from
+** ZooKeeper (minus its one-way delay): comparing ours with the peers'
+** median cancels ZooKeeper's own offset and most of the delay. Alone, we
+** compare with ZooKeeper's clock, corrected by half the round trip.
+*/
+static int zk_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
+                           size_t len, frond_error *err) {
+  zk *z = c->impl;
+  struct String_vector kids = {0, NULL};
+  char data[DATA_MAX];
+  struct Stat st;
+  int64_t t0, t1, *peers;
+  size_t n = 0;
+  int rc;
+
+  t0 = frond__coord_now(c);
+  claim_data(z, t0, data, sizeof(data));
+  rc = zoo_set2(z->zh, z->claim, data, (int)strlen(data), -1, &st);
+  t1 = frond__coord_now(c);
+  if (rc != ZOK)
+    return zfail(err, rc, "set", z->claim);
+  if ((rc = zoo_get_children(z->zh, z->claims, 0, &kids)) != ZOK)
+    return zfail(err, rc, "list", z->claims);
+  peers = calloc(kids.count ? (size_t)kids.count : 1, sizeof(*peers));
+  if (!peers) {
+    deallocate_String_vector(&kids);
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  for (int32_t i = 0; i < kids.count; i++) {
+    char path[PATH_MAX_ZK], buf[DATA_MAX];
+    struct Stat ps;
+    int64_t clock;
+    zp(path, "%s/%s", z->claims, kids.data[i]);
+    if (strcmp(path, z->claim) == 0 || zget(z, path, buf, &ps) != ZOK)
+      continue;
+    if ((clock = frond__zk_claim_field(buf, "clock")) > 0)
+      peers[n++] = clock - ps.mtime;
+  }
+  deallocate_String_vector(&kids);
+  if (n > 0) {
+    qsort(peers, n, sizeof(*peers), cmp_i64);
+    z->peer_raw = peers[n / 2];
+    *offset_ms = (t0 - st.mtime) - z->peer_raw;
+    snprintf(ref, len, "the median of %zu other live node%s", n,
+             n == 1 ? "" : "s");
+  } else {
+    z->peer_raw = INT64_MIN;
+    *offset_ms = t0 + (t1 - t0) / 2 - st.mtime;
+    snprintf(ref, len, "ZooKeeper (no other live node)");
+  }
+  free(peers);
+  return 0;
+}
+
+static int zk_layout_get(frond_coord *c, char *spec, size_t len,
+                         int64_t *floor_id, frond_error *err) {
+  zk *z = c->impl;
+  char buf[DATA_MAX];
+  struct Stat st;
+  layout_rec r;
+  int rc;
+  if (!is_connected(z))
+    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
+  rc = zget(z, z->layout, buf, &st);
+  spec[0] = 0;
+  *floor_id = 0;
+  if (rc == ZNONODE)
+    return 0;
+  if (rc != ZOK)
+    return zfail(err, rc, "get", z->layout);
+  frond__zk_parse_layout(buf, &r);
+  snprintf(spec, len, "%s", r.spec);
+  *floor_id = r.floor;
+  return 0;
+}
+
+static int live_claims(zk *z, char *who, size_t len, frond_error *err) {
+  struct String_vector kids = {0, NULL};
+  int rc = zoo_get_children(z->zh, z->claims, 0, &kids), n;
+  if (rc == ZNONODE)
+    return 0;
+  if (rc != ZOK)
+    return zfail(err, rc, "list", z->claims);
+  n = kids.count;
+  who[0] = 0;
+  for (int32_t i = 0; i < kids.count && strlen(who) + 16 < len; i++)
+    snprintf(who + strlen(who), len - strlen(who), "%s%s", i ? ", " : "",
+             kids.data[i]);
+  deallocate_String_vector(&kids);
+  return n;
+}
+
+/*
+** Change the recorded layout. Phase 1 marks the record "changing", which
+** moves its version: from then on no fence write (each checks the version)
+** and no start succeeds, so the fences read next are final. With nobody
+** holding an ID, the floor is computed from them and the new layout is
+** recorded (phase 2). With a holder, the old record is put back.
+*/
+static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
+                         frond_error *err) {
+  zk *z = c->impl;
+  char buf[DATA_MAX], who[256];
+  frond_coord_entry *e = NULL;
+  struct Stat st;
+  layout_rec r, keep;
+  size_t n = 0;
+  int rc, live;
+
+  if (!is_connected(z))
+    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
+  if ((rc = ensure_path(z, z->root, err)) != 0)
+    return rc;
+  if ((live = live_claims(z, who, sizeof(who), err)) != 0)
+    goto in_use;
+  rc = zget(z, z->layout, buf, &st);
+  if (rc == ZNONODE) {
+    memset(&r, 0, sizeof(r));
+    snprintf(r.spec, sizeof(r.spec), "%s", spec);
+    frond__zk_format_layout(&r, buf, sizeof(buf));
+    rc = zoo_create(z->zh, z->layout, buf, (int)strlen(buf),
+                    &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    *floor_id = 0;
+    return rc == ZOK ? 0 : zfail(err, rc, "create", z->layout);
+  }
+  if (rc != ZOK)
+    return zfail(err, rc, "get", z->layout);
+  frond__zk_parse_layout(buf, &r);
+  keep = r;
+  keep.changing = 0;
+  r.changing = 1;
+  frond__zk_format_layout(&r, buf, sizeof(buf));
+  if ((rc = zoo_set2(z->zh, z->layout, buf, (int)strlen(buf), st.version,
+                     &st)) != ZOK)
+    return rc == ZBADVERSION
+               ? frond__fail(err, FROND_ECOORD,
+                             "%s changed meanwhile: try again", z->layout)
+               : zfail(err, rc, "set", z->layout);
+  if ((live = live_claims(z, who, sizeof(who), err)) != 0 ||
+      (rc = zk_list(c, &e, &n, err)) != 0) {
+    frond__zk_format_layout(&keep, buf, sizeof(buf));
+    zoo_set(z->zh, z->layout, buf, (int)strlen(buf), st.version);
+    if (live > 0)
+      goto in_use;
+    return live < 0 ? live : rc;
+  }
+  *floor_id = frond__coord_floor(&c->layout, e, n);
+  free(e);
+  if (*floor_id < r.floor)
+    *floor_id = r.floor;
+  memset(&r, 0, sizeof(r));
+  snprintf(r.spec, sizeof(r.spec), "%s", spec);
+  snprintf(r.previous, sizeof(r.previous), "%s", keep.spec);
+  r.floor = *floor_id;
+  frond__zk_format_layout(&r, buf, sizeof(buf));
+  rc = zoo_set(z->zh, z->layout, buf, (int)strlen(buf), st.version);
+  return rc == ZOK ? 0 : zfail(err, rc, "set", z->layout);
+in_use:
+  if (live < 0)
+    return live;
+  return frond__fail(err, FROND_ENODE_IN_USE,
+                     "%d node ID%s held (%s in %s): stop every node before "
+                     "changing the layout",
+                     live, live == 1 ? " is" : "s are", who, z->claims);
+}
+
 static void zk_close(frond_coord *c) {
   zk *z = c->impl;
   if (!z)
@@ -561,6 +956,7 @@ static void zk_close(frond_coord *c) {
   if (z->zh)
     zookeeper_close(z->zh);
   pthread_mutex_destroy(&z->mu);
+  pthread_cond_destroy(&z->cv);
   free(z);
 }
 
@@ -576,7 +972,7 @@ int frond__coord_zk_expire_session(frond_coord *c, frond_error *err) {
   pthread_mutex_unlock(&c->lock);
   /* A second handle on the same session, closed: the server ends the
   ** session, and the first handle learns that it expired. */
-  twin = zookeeper_init(z->hosts, NULL, (int)c->o.session_ms, &id, NULL, 0);
+  twin = zookeeper_init(z->hosts, NULL, (int)c->t.session_ms, &id, NULL, 0);
   if (!twin)
     return frond__fail(err, FROND_ECOORD, "zookeeper_init failed");
   while (zoo_state(twin) != ZOO_CONNECTED_STATE && frond__mono_ns() < deadline)
@@ -586,16 +982,21 @@ int frond__coord_zk_expire_session(frond_coord *c, frond_error *err) {
 }
 
 const frond_coord_methods frond__coord_zk_methods = {
-    .version = 1,
+    .version = 2,
     .scheme = "zk://",
     .open = zk_open,
     .acquire = zk_acquire,
-    .report = zk_report,
+    .fence = zk_fence,
     .regain = zk_regain,
     .release = zk_release,
     .list = zk_list,
+    .clock_offset = zk_clock_offset,
+    .layout_get = zk_layout_get,
+    .layout_set = zk_layout_set,
     .close = zk_close,
-    /* Leaf's rule: a restart may use the cached ID while ZooKeeper is
-    ** down (with the clock check, unlike Leaf). */
+    /* Leaf's rule: a restart may learn its ID from the cache while
+    ** ZooKeeper is down. Unlike Leaf, it issues nothing until ZooKeeper
+    ** answers: a later holder would not read a local file. */
     .cache_fallback = 1,
+    .fenced = 1,
 };

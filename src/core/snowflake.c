@@ -1,110 +1,32 @@
 /*
-** snowflake.c -- the snowflake generator.
-**
-** State is one atomic word, `state`, holding time << seq_bits | sequence: the
-** next value to hand out. Issuing n IDs is one atomic add of n; a sequence
-** overflow carries into time, which is how the logical clock borrows ahead
-** of the wall clock. The ID is the value's time and sequence with the node
-** bits OR-ed in between.
-**
-** The hot path reads no clock. A second word, `limit`, holds the first
-** packed value that may not be issued without a look at the clock: it is
-** (min(wall + max_ahead, reservation, last time unit) + 1) << seq_bits. A
-** value below it is safe to hand out; anything else goes to the slow path,
-** which re-reads the clock under `mu`, waits for the wall clock or the
-** reservation when that can succeed within max_wait, and fails otherwise.
-**
-** A background thread (the ticker) follows the wall clock about once per
-** millisecond: it raises `state` to the current unit when the generator is
-** idle (so IDs carry the current time), republishes `limit`, and keeps the
-** high-water reservation of the file ahead of anything `limit` allows.
-**
-** Locking: `mu` guards reserved_units, the file and the writes of `limit`
-** (so that a stale clock reading never overwrites a newer one). The hot
-** path takes no lock.
+** snowflake.c -- the snowflake generator: issuing IDs (the hot path and
+** the slow path), following the clock, the coordinator's fence, block and
+** resume, and the counters. The design is described in snowflake.h;
+** creating, starting and closing are in snowflake_start.c.
 */
-#include "core/internal.h"
-#include "os/highwater.h"
+#include "core/snowflake.h"
 
+#include <assert.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#define CACHE_LINE 64
-
-struct frond_gen {
-  /* Written by every call: alone on its cache line. */
-  _Alignas(CACHE_LINE) _Atomic uint64_t state;
-
-  /* Read by every call, rarely written. */
-  _Alignas(CACHE_LINE) _Atomic uint64_t limit;
-  uint64_t node_part; /* node << seq_bits */
-  uint64_t seq_mask;
-  unsigned seq_bits;
-  unsigned time_shift; /* seq_bits + node_bits */
-
-  /* Cold. */
-  _Alignas(CACHE_LINE) frond_layout layout;
-  uint64_t node;
-  frond_gen_options opt;
-  int64_t tmax;        /* last time unit the layout can express */
-  int64_t ahead_units; /* max_ahead_ms in whole units */
-  int64_t period_ns;   /* ticker period */
-  uint64_t rng;        /* ticker only: random sequence starts */
-  int64_t seen_units;  /* ticker only: logical units at the previous tick */
-
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* wakes the ticker, and waiters for a reservation */
-  pthread_t thread;
-  int stop;               /* under mu */
-  int renew_wanted;       /* under mu: a caller waits for the reservation */
-  int64_t reserved_units; /* under mu; tmax without a file */
-  frond__hw *hw;
-  char spec[128];
-  frond_error bg_err; /* under mu: the ticker's last failure, code 0: none */
-
-  _Atomic int blocked;
-  _Atomic uint64_t waits, clock_behind, reservations, borrowed;
-  _Atomic int64_t ahead_ms, reserved_ms;
-};
-
-static int64_t clock_now(const frond_gen *g) {
-  return g->opt.clock(g->opt.clock_ctx);
+/* Raise state to at least v (never lower it). Expects mu held. */
+static void raise_state(frond_gen *g, uint64_t v) {
+  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  while (cur < v &&
+         !atomic_compare_exchange_weak_explicit(
+             &g->state, &cur, v, memory_order_relaxed, memory_order_relaxed))
+    ;
 }
 
-/* The unit containing unix ms t (floor, also before the epoch). */
-static int64_t units_of(const frond_gen *g, int64_t t) {
-  int64_t d = t - g->layout.epoch_ms;
-  int64_t u = d / g->layout.unit_ms;
-  if (d < 0 && u * g->layout.unit_ms != d)
-    u--;
-  return u;
-}
-
-static int64_t ms_of(const frond_gen *g, int64_t units) {
-  return g->layout.epoch_ms + units * g->layout.unit_ms;
-}
-
-static int64_t units_of_value(const frond_gen *g, uint64_t v) {
-  return (int64_t)(v >> g->seq_bits);
-}
-
-/* Recompute `limit` from the clock reading `now`. Expects mu held. */
-static void publish_limit(frond_gen *g, int64_t now) {
-  int64_t l = units_of(g, now) + g->ahead_units;
-  uint64_t lim;
-  if (l > g->reserved_units)
-    l = g->reserved_units;
-  if (l > g->tmax)
-    l = g->tmax;
-  lim = l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
-  if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0)
-    lim = 0;
-  atomic_store_explicit(&g->limit, lim, memory_order_relaxed);
+/* Raise the coordinator fence to fence_ms (never lower it); returns
+** nonzero when it moved. Expects mu held. */
+static int raise_fence(frond_gen *g, int64_t fence_ms) {
+  if (fence_ms <= atomic_load_explicit(&g->fence_ms, memory_order_relaxed))
+    return 0;
+  atomic_store_explicit(&g->fence_ms, fence_ms, memory_order_relaxed);
+  g->fence_units = fence_units_of(g, fence_ms);
+  return 1;
 }
 
 static uint64_t start_seq(frond_gen *g) {
@@ -150,20 +72,10 @@ static void follow_clock(frond_gen *g, int64_t now) {
   g->seen_units = logical;
 }
 
-static void hw_record(const frond_gen *g, int64_t units, uint64_t seq,
-                      int clean, frond__hw_record *rec) {
-  memset(rec, 0, sizeof(*rec));
-  rec->node = g->node;
-  rec->time_ms = ms_of(g, units);
-  rec->seq = seq;
-  rec->clean = clean;
-  snprintf(rec->layout, sizeof(rec->layout), "%s", g->spec);
-}
-
 /* Make "now + max_ahead + window" durable, then allow IDs up to it. Called
 ** with mu held; drops it around the file write so callers are not blocked
 ** by the fsync. */
-static int extend_reservation(frond_gen *g, int64_t now, frond_error *err) {
+int frond__gen_extend_reservation(frond_gen *g, int64_t now, frond_error *err) {
   int64_t target = units_of(g, now + g->opt.max_ahead_ms + g->opt.window_ms);
   frond__hw_record rec;
   int rc;
@@ -190,7 +102,7 @@ static int needs_renewal(const frond_gen *g, int64_t now) {
   return g->renew_wanted || units_of(g, horizon) > g->reserved_units;
 }
 
-static void *ticker_main(void *arg) {
+void *frond__gen_ticker(void *arg) {
   frond_gen *g = arg;
   pthread_mutex_lock(&g->mu);
   while (!g->stop) {
@@ -198,7 +110,7 @@ static void *ticker_main(void *arg) {
     follow_clock(g, now);
     if (g->hw != NULL && needs_renewal(g, now)) {
       frond_error e = {0, ""};
-      int rc = extend_reservation(g, now, &e);
+      int rc = frond__gen_extend_reservation(g, now, &e);
       if (rc != 0) {
         /* Log each new failure once; keep retrying every tick. */
         if (g->bg_err.code == 0)
@@ -226,7 +138,7 @@ static void *ticker_main(void *arg) {
   return NULL;
 }
 
-static int exhausted(const frond_gen *g, frond_error *err) {
+int frond__gen_exhausted(const frond_gen *g, frond_error *err) {
   char when[40];
   frond__format_rfc3339(frond_layout_end_ms(&g->layout), when, sizeof(when));
   return frond__fail(err, FROND_ETIME_EXHAUSTED,
@@ -235,17 +147,74 @@ static int exhausted(const frond_gen *g, frond_error *err) {
                      g->spec, when);
 }
 
-/* A call whose values [first, last] are not all below `limit`. Decides,
-** under mu, to issue them (after waiting if that can succeed in time) or to
-** fail. The values are never handed out on failure. */
-static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
-  int64_t last_units = units_of_value(g, last);
-  int64_t deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
-  int waited = 0, rc = 0;
+static int fence_reached(frond_gen *g, int64_t waited_ms, frond_error *err) {
+  char when[40];
+  int64_t f = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
+  frond__format_rfc3339(f, when, sizeof(when));
+  atomic_fetch_add_explicit(&g->fence_refused, 1, memory_order_relaxed);
+  return frond__fail(err, FROND_ECOORD,
+                     "snowflake node %" PRIu64 " reached its coordinator "
+                     "fence %s (unix ms %" PRId64 "): the coordinator has not "
+                     "confirmed a later one (waited %" PRId64 " ms)",
+                     g->node, when, f, waited_ms);
+}
+
+static int clock_behind(const frond_gen *g, int64_t now, int64_t units,
+                        frond_error *err) {
+  char wall[40], logical[40];
+  frond__format_rfc3339(now, wall, sizeof(wall));
+  frond__format_rfc3339(ms_of(g, units), logical, sizeof(logical));
+  return frond__fail(err, FROND_ECLOCK_BEHIND,
+                     "wall clock %s is %" PRId64 " ms behind the generator's "
+                     "clock %s (max_ahead %" PRId64 " ms, max_wait %" PRId64
+                     " ms)",
+                     wall, ms_of(g, units) - now, logical, g->opt.max_ahead_ms,
+                     g->opt.max_wait_ms);
+}
+
+/* Why a call that waited max_wait still cannot have its values. */
+static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
+                     frond_error *err) {
+  if (ms_of(g, last_units - g->ahead_units) > now)
+    return clock_behind(g, now, last_units, err);
+  if (last_units > g->reserved_units)
+    return frond__fail(err, FROND_ECLOCK_BEHIND,
+                       "the high-water reservation was not extended within "
+                       "max_wait (%" PRId64 " ms)",
+                       g->opt.max_wait_ms);
+  if (last_units > g->fence_units)
+    return fence_reached(g, g->opt.max_wait_ms, err);
+  return frond__fail(err, FROND_ECLOCK_BEHIND,
+                     "the calls waiting before this one were not served "
+                     "within max_wait (%" PRId64 " ms)",
+                     g->opt.max_wait_ms);
+}
+
+/*
+** A call for n values that the hot path could not claim below `limit`.
+** Under mu, in a loop: claim them (compare-and-swap, as the hot path) when
+** every bound allows them now; else wait when the wall clock, the
+** reservation or the fence can allow them within max_wait; else fail.
+** Nothing is claimed on failure.
+**
+** Calls that wait are served before new ones: while any waits, the limit
+** is 0, so every new call comes here and waits once (a tick or a claim
+** wakes it) before it may claim. Waiters then claim in whatever order they
+** get the lock, so one that is not scheduled holds no one up. A call never
+** fails while its values are allowed. max_wait counts from the lock.
+*/
+static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
+                    frond_error *err) {
+  int64_t deadline;
+  int waited = 0, wanted = 0, queued = 0, rc = 0;
   pthread_mutex_lock(&g->mu);
+  deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
-    int64_t now, need_ms, remain_ns;
+    uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+    uint64_t last = cur + n - 1;
+    int64_t last_units = units_of_value(g, last), now, need_ms, remain_ns,
+            wake_ns;
     if (blocked != 0) {
       rc = frond__fail(err, blocked,
                        "snowflake IDs are suspended on node %" PRIu64 ": %s",
@@ -253,52 +222,69 @@ static int gen_slow(frond_gen *g, uint64_t last, frond_error *err) {
       break;
     }
     if (last_units > g->tmax || last >= (UINT64_C(1) << 63)) {
-      rc = exhausted(g, err);
+      rc = frond__gen_exhausted(g, err);
       break;
     }
     now = clock_now(g);
-    publish_limit(g, now);
-    if (last < atomic_load_explicit(&g->limit, memory_order_relaxed))
-      break;
+    /* A call's turn: when nobody waits, or once it has waited itself; and
+    ** always rather than fail at its deadline. */
+    if (last < bounds_limit(g, now) &&
+        ((queued ? waited : g->waiting == 0) || frond__mono_ns() >= deadline)) {
+      if (atomic_compare_exchange_strong_explicit(&g->state, &cur, cur + n,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+        *first = cur;
+        break;
+      }
+      continue; /* the hot path moved state meanwhile */
+    }
     remain_ns = deadline - frond__mono_ns();
-    if (last_units > g->reserved_units) {
-      if (g->bg_err.code != 0) {
-        rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
-        break;
-      }
-      if (remain_ns <= 0) {
-        rc = frond__fail(err, FROND_ECLOCK_BEHIND,
-                         "the high-water reservation was not extended within "
-                         "max_wait (%" PRId64 " ms)",
-                         g->opt.max_wait_ms);
-        break;
-      }
-      g->renew_wanted = 1;
-      pthread_cond_broadcast(&g->cv);
-      frond__cond_wait_until(&g->cv, &g->mu, frond__mono_ns() + remain_ns);
-      waited = 1;
+    /* More than max_ahead in front of the wall clock: wait only if the
+    ** wall clock can catch up within max_wait. */
+    need_ms = ms_of(g, last_units - g->ahead_units) - now;
+    if (need_ms > 0 && need_ms > remain_ns / 1000000) {
+      rc = clock_behind(g, now, last_units, err);
+      break;
+    }
+    if (last_units > g->reserved_units && g->bg_err.code != 0) {
+      rc = frond__fail(err, g->bg_err.code, "%s", g->bg_err.message);
+      break;
+    }
+    if (last_units > g->fence_units && !wanted && g->want != NULL) {
+      /* Ask once per call, without our lock: the coordinator may extend
+      ** the fence from inside the hook. */
+      wanted = 1;
+      pthread_mutex_unlock(&g->mu);
+      g->want(g->want_ctx);
+      pthread_mutex_lock(&g->mu);
       continue;
     }
-    /* The logical clock is more than max_ahead in front of the wall clock:
-    ** wait only if the wall clock can catch up within max_wait. */
-    need_ms = ms_of(g, last_units - g->ahead_units) - now;
-    if (need_ms * 1000000 > remain_ns) {
-      char wall[40], logical[40];
-      frond__format_rfc3339(now, wall, sizeof(wall));
-      frond__format_rfc3339(ms_of(g, last_units), logical, sizeof(logical));
-      rc = frond__fail(err, FROND_ECLOCK_BEHIND,
-                       "wall clock %s is %" PRId64 " ms behind the generator's "
-                       "clock %s (max_ahead %" PRId64 " ms, max_wait %" PRId64
-                       " ms)",
-                       wall, ms_of(g, last_units) - now, logical,
-                       g->opt.max_ahead_ms, g->opt.max_wait_ms);
+    if (remain_ns <= 0) {
+      rc = timed_out(g, now, last_units, err);
       break;
     }
+    if (last_units > g->reserved_units && !g->renew_wanted) {
+      g->renew_wanted = 1;
+      pthread_cond_broadcast(&g->cv); /* the ticker extends it now */
+    }
+    if (!queued) {
+      queued = 1;
+      g->waiting++;
+      publish_limit(g, now);
+    }
     waited = 1;
-    pthread_mutex_unlock(&g->mu);
-    frond__sleep_ns(need_ms > 0 ? need_ms * 1000000 : 50000);
-    pthread_mutex_lock(&g->mu);
+    /* The ticker wakes every waiter each period; a claim, a new fence, a
+    ** block or a resume also do. */
+    wake_ns =
+        frond__mono_ns() + (need_ms > 0 ? need_ms * 1000000 : g->period_ns);
+    frond__cond_wait_until(&g->cv, &g->mu,
+                           wake_ns < deadline ? wake_ns : deadline);
   }
+  if (queued)
+    g->waiting--;
+  publish_limit(g, clock_now(g));
+  if (g->waiting > 0)
+    pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
   if (waited)
     atomic_fetch_add_explicit(&g->waits, 1, memory_order_relaxed);
@@ -312,11 +298,24 @@ static int64_t make_id(const frond_gen *g, uint64_t v) {
                    (v & g->seq_mask));
 }
 
+/* Claim the n values [*v, *v + n) if they lie below `limit`; return 0 with
+** *v set, or nonzero when the slow path must decide. Lock-free. */
+static inline int claim(frond_gen *g, uint64_t n, uint64_t *v) {
+  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  do {
+    if (FROND__UNLIKELY(cur + n >
+                        atomic_load_explicit(&g->limit, memory_order_acquire)))
+      return -1;
+  } while (!atomic_compare_exchange_weak_explicit(
+      &g->state, &cur, cur + n, memory_order_relaxed, memory_order_relaxed));
+  *v = cur;
+  return 0;
+}
+
 int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
-  uint64_t v = atomic_fetch_add_explicit(&g->state, 1, memory_order_relaxed);
-  if (FROND__UNLIKELY(v >=
-                      atomic_load_explicit(&g->limit, memory_order_relaxed))) {
-    int rc = gen_slow(g, v, err);
+  uint64_t v;
+  if (FROND__UNLIKELY(claim(g, 1, &v) != 0)) {
+    int rc = gen_slow(g, 1, &v, err);
     if (rc != 0)
       return rc;
   }
@@ -325,16 +324,13 @@ int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
 }
 
 int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
-  uint64_t v, last;
-  if (n == 0 || n > (size_t)(g->seq_mask + 1) * 1000)
+  uint64_t v;
+  if (n == 0 || n > g->max_count)
     return frond__fail(err, FROND_ECOUNT_INVALID,
                        "count %zu is not between 1 and %" PRIu64, n,
-                       (g->seq_mask + 1) * 1000);
-  v = atomic_fetch_add_explicit(&g->state, n, memory_order_relaxed);
-  last = v + n - 1;
-  if (FROND__UNLIKELY(last >=
-                      atomic_load_explicit(&g->limit, memory_order_relaxed))) {
-    int rc = gen_slow(g, last, err);
+                       g->max_count);
+  if (FROND__UNLIKELY(claim(g, n, &v) != 0)) {
+    int rc = gen_slow(g, n, &v, err);
     if (rc != 0)
       return rc;
   }
@@ -343,242 +339,67 @@ int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
   return 0;
 }
 
-void frond_gen_options_init(frond_gen_options *opts) {
-  memset(opts, 0, sizeof(*opts));
-  opts->max_ahead_ms = FROND_DEFAULT_MAX_AHEAD_MS;
-  opts->max_wait_ms = -1;
-  opts->window_ms = FROND_DEFAULT_WINDOW_MS;
-  opts->seq_start = FROND_SEQ_ZERO;
-}
-
-/* The first value a restart may issue after the record, in g's layout. */
-static int64_t start_after_record(const frond_gen *g,
-                                  const frond__hw_record *rec,
-                                  uint64_t *start) {
-  int64_t u = units_of(g, rec->time_ms);
-  if (strcmp(rec->layout, g->spec) == 0 && ms_of(g, u) == rec->time_ms &&
-      rec->seq <= g->seq_mask) {
-    *start = ((uint64_t)u << g->seq_bits | rec->seq) + 1;
-  } else {
-    /* Written under another layout: start in the next whole unit. */
-    frond_log(FROND_LOG_WARN,
-              "high-water file was written with layout '%s', now '%s': "
-              "starting after its time",
-              rec->layout, g->spec);
-    *start = (uint64_t)(u + 1) << g->seq_bits;
-  }
-  return units_of_value(g, *start);
-}
-
-/* Before issuing anything, wait for the wall clock to come within max_ahead
-** of `start`; refuse when it is further behind than a crash can explain. */
-static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
-                          frond_error *err) {
-  int64_t start_ms = ms_of(g, units_of_value(g, start));
-  int64_t slack = g->opt.max_ahead_ms + g->opt.window_ms + g->opt.max_wait_ms;
-  int64_t now = clock_now(g);
-  int64_t deadline;
-  if (start_ms - now > slack) {
-    char a[40], b[40];
-    frond__format_rfc3339(start_ms, a, sizeof(a));
-    frond__format_rfc3339(now, b, sizeof(b));
-    return frond__fail(err, FROND_ECLOCK_BEHIND,
-                       "high-water time %s (%s) is %" PRId64 " ms ahead of "
-                       "the clock %s, more than a crash explains (%" PRId64
-                       " ms): the clock went back across the restart",
-                       a, source, start_ms - now, b, slack);
-  }
-  deadline = frond__mono_ns() + (slack + 1000) * 1000000;
-  while (start_ms - now > g->opt.max_ahead_ms) {
-    if (frond__mono_ns() > deadline)
-      return frond__fail(err, FROND_ECLOCK_BEHIND,
-                         "the clock did not reach the high-water time (%s) "
-                         "in time",
-                         source);
-    frond__sleep_ns((start_ms - now - g->opt.max_ahead_ms > 10 ? 10 : 1) *
-                    1000000);
-    now = clock_now(g);
-  }
-  return 0;
-}
-
-static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
-                    const frond_gen_options *opts, frond_error *err) {
-  int64_t now, wall;
-  uint64_t start;
-  int rc;
-  if (opts != NULL)
-    g->opt = *opts;
-  else
-    frond_gen_options_init(&g->opt);
-  if (g->opt.clock == NULL)
-    g->opt.clock = frond_clock_realtime;
-  if (g->opt.max_wait_ms == -1 && l != NULL) {
-    g->opt.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
-    if (l->unit_ms >= 1 && l->unit_ms <= 86400000 &&
-        2 * l->unit_ms > g->opt.max_wait_ms)
-      g->opt.max_wait_ms = 2 * l->unit_ms;
-  }
-  if (g->opt.max_ahead_ms < 0 || g->opt.max_wait_ms < 0 ||
-      g->opt.window_ms < 1 || g->opt.max_wait_ms > 3600000 ||
-      g->opt.max_ahead_ms > 86400000 || g->opt.window_ms > 86400000)
-    return frond__fail(err, FROND_EINVAL,
-                       "max_ahead_ms (0..86400000), max_wait_ms (0..3600000) "
-                       "or window_ms (1..86400000) out of range");
-  now = clock_now(g);
-  if ((rc = frond_layout_validate(l, now, err)) != 0)
-    return rc;
-  g->layout = *l;
-  frond_layout_format(l, g->spec, sizeof(g->spec));
-  if (node > frond_layout_max_node(l))
-    return frond__fail(err, FROND_ENODE_RANGE,
-                       "node ID %" PRIu64
-                       " is above the layout's maximum %" PRIu64
-                       " (%u node bits)",
-                       node, frond_layout_max_node(l), l->node_bits);
-  g->node = node;
-  g->seq_bits = l->seq_bits;
-  g->seq_mask = (UINT64_C(1) << l->seq_bits) - 1;
-  g->time_shift = l->seq_bits + l->node_bits;
-  g->node_part = node << l->seq_bits;
-  g->tmax = (INT64_C(1) << l->time_bits) - 1;
-  g->ahead_units = g->opt.max_ahead_ms / l->unit_ms;
-  g->period_ns = l->unit_ms >= 100 ? 10000000 : 1000000;
-  g->rng = (uint64_t)frond__mono_ns() * UINT64_C(0x9e3779b97f4a7c15) | 1;
-  g->reserved_units = g->tmax;
-
-  wall = units_of(g, now);
-  if (wall > g->tmax)
-    return exhausted(g, err);
-  start = (uint64_t)(wall < 0 ? 0 : wall) << g->seq_bits;
-
-  if (g->opt.highwater_path != NULL) {
-    frond__hw_record rec;
-    if ((rc = frond__hw_open(&g->hw, g->opt.highwater_path, err)) != 0)
-      return rc;
-    rc = frond__hw_read(g->hw, &rec, err);
-    if (rc < 0)
-      return rc;
-    if (rc == 0) {
-      uint64_t s;
-      if (rec.node != node)
-        return frond__fail(err, FROND_EINVAL,
-                           "%s belongs to node %" PRIu64 ", not %" PRIu64,
-                           g->opt.highwater_path, rec.node, node);
-      start_after_record(g, &rec, &s);
-      if (s > start) {
-        start = s;
-        if ((rc = wait_for_start(g, start, g->opt.highwater_path, err)) != 0)
-          return rc;
-      }
-    }
-  }
-  if (g->opt.start_after_ms > 0) {
-    uint64_t s = (uint64_t)(units_of(g, g->opt.start_after_ms) + 1)
-                 << g->seq_bits;
-    if (s > start) {
-      start = s;
-      if ((rc = wait_for_start(g, start, "coordinator", err)) != 0)
-        return rc;
-    }
-  }
-  if (units_of_value(g, start) > g->tmax)
-    return exhausted(g, err);
-  now = clock_now(g);
-  wall = units_of(g, now);
-  if (wall > units_of_value(g, start))
-    start = (uint64_t)wall << g->seq_bits;
-  atomic_store(&g->state, start);
-  g->seen_units = units_of_value(g, start);
-
-  if (g->hw != NULL) {
-    /* Reserve before the first ID: nothing is issued above a durable
-    ** reservation, not even in the first window. */
-    g->reserved_units = units_of_value(g, start) - 1;
-    pthread_mutex_lock(&g->mu);
-    rc = extend_reservation(g, now, err);
-    pthread_mutex_unlock(&g->mu);
-    if (rc != 0)
-      return rc;
-  }
-  pthread_mutex_lock(&g->mu);
-  publish_limit(g, now);
-  pthread_mutex_unlock(&g->mu);
-  return 0;
-}
-
-int frond_gen_create(frond_gen **out, const frond_layout *l, uint64_t node,
-                     const frond_gen_options *opts, frond_error *err) {
-  frond_gen *g;
-  int rc;
-  if (out == NULL || l == NULL)
-    return frond__fail(err, FROND_EINVAL, "out and layout must not be NULL");
-  if (posix_memalign((void **)&g, CACHE_LINE, sizeof(*g)) != 0)
-    return frond__fail(err, FROND_ENOMEM, NULL);
-  memset(g, 0, sizeof(*g));
-  pthread_mutex_init(&g->mu, NULL);
-  frond__cond_init(&g->cv);
-  rc = gen_init(g, l, node, opts, err);
-  if (rc == 0 && pthread_create(&g->thread, NULL, ticker_main, g) != 0)
-    rc = frond__fail(err, FROND_ENOMEM, "cannot start the clock thread");
-  if (rc != 0) {
-    frond__hw_close(g->hw);
-    pthread_cond_destroy(&g->cv);
-    pthread_mutex_destroy(&g->mu);
-    free(g);
-    return rc;
-  }
-  *out = g;
-  return 0;
-}
-
-int frond_gen_close(frond_gen *g, frond_error *err) {
-  int rc = 0;
-  if (g == NULL)
-    return 0;
-  pthread_mutex_lock(&g->mu);
-  g->stop = 1;
-  pthread_cond_broadcast(&g->cv);
-  pthread_mutex_unlock(&g->mu);
-  pthread_join(g->thread, NULL);
-  if (g->hw != NULL) {
-    /* state - 1 is at or above every value handed out; no value above the
-    ** reservation was ever handed out. */
-    uint64_t last = atomic_load(&g->state) - 1;
-    frond__hw_record rec;
-    if (units_of_value(g, last) > g->reserved_units)
-      last = (uint64_t)g->reserved_units << g->seq_bits | g->seq_mask;
-    hw_record(g, units_of_value(g, last), last & g->seq_mask, 1, &rec);
-    rc = frond__hw_write(g->hw, &rec, err);
-    frond__hw_close(g->hw);
-  }
-  pthread_cond_destroy(&g->cv);
-  pthread_mutex_destroy(&g->mu);
-  free(g);
-  return rc;
-}
-
-const frond_layout *frond_gen_layout(const frond_gen *g) {
-  return &g->layout;
-}
-
-uint64_t frond_gen_node(const frond_gen *g) {
-  return g->node;
-}
-
 int64_t frond_gen_high_water_ms(frond_gen *g) {
+  /* state - 1: the last value handed out (state moves only by claims and
+  ** by raises to values not handed out yet). */
   uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed);
   return ms_of(g, units_of_value(g, v > 0 ? v - 1 : 0));
 }
 
-void frond_gen_set_blocked(frond_gen *g, int code) {
-  atomic_store(&g->blocked, code);
+void frond__gen_block(frond_gen *g, int code) {
+  assert(code < 0);
+  if (code >= 0)
+    code = FROND_EINVAL;
   pthread_mutex_lock(&g->mu);
+  atomic_store_explicit(&g->blocked, code, memory_order_relaxed);
   publish_limit(g, clock_now(g));
+  pthread_cond_broadcast(&g->cv); /* waiters fail now, not at max_wait */
   pthread_mutex_unlock(&g->mu);
 }
 
+void frond__gen_resume(frond_gen *g, int64_t after_ms, int64_t fence_ms) {
+  pthread_mutex_lock(&g->mu);
+  /* In this order: the floor first, the limit (release) last, so that no
+  ** call that sees the new limit can claim a value below the floor. */
+  if (after_ms > 0)
+    raise_state(g, value_after(g, after_ms));
+  raise_fence(g, fence_ms);
+  atomic_store_explicit(&g->blocked, 0, memory_order_relaxed);
+  publish_limit(g, clock_now(g));
+  pthread_cond_broadcast(&g->cv);
+  pthread_mutex_unlock(&g->mu);
+}
+
+void frond__gen_set_fence(frond_gen *g, int64_t fence_ms) {
+  pthread_mutex_lock(&g->mu);
+  if (raise_fence(g, fence_ms)) {
+    publish_limit(g, clock_now(g));
+    pthread_cond_broadcast(&g->cv);
+  }
+  pthread_mutex_unlock(&g->mu);
+}
+
+int64_t frond__layout_last_unit_ms(const frond_layout *l) {
+  return frond_layout_end_ms(l) - l->unit_ms;
+}
+
+int64_t frond__gen_fence_target(const frond_gen *g, int64_t now_ms,
+                                int64_t window_ms) {
+  int64_t last = frond__layout_last_unit_ms(&g->layout);
+  int64_t t = now_ms + g->opt.max_ahead_ms + window_ms;
+  return t > last ? last : t;
+}
+
+int64_t frond__gen_fence_ms(const frond_gen *g) {
+  return atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
+}
+
+int frond__gen_blocked(const frond_gen *g) {
+  return atomic_load_explicit(&g->blocked, memory_order_relaxed);
+}
+
 void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
+  int64_t fence = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
   memset(out, 0, sizeof(*out));
   out->borrowed = atomic_load_explicit(&g->borrowed, memory_order_relaxed);
   out->waits = atomic_load_explicit(&g->waits, memory_order_relaxed);
@@ -589,6 +410,9 @@ void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
   out->ahead_ms = atomic_load_explicit(&g->ahead_ms, memory_order_relaxed);
   out->reserved_ms =
       atomic_load_explicit(&g->reserved_ms, memory_order_relaxed);
+  out->fence_ms = fence == INT64_MAX ? 0 : fence;
+  out->fence_refused =
+      atomic_load_explicit(&g->fence_refused, memory_order_relaxed);
   pthread_mutex_lock(&g->mu);
   out->last_error = g->bg_err.code;
   pthread_mutex_unlock(&g->mu);

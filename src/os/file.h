@@ -6,11 +6,20 @@
 
 #include "frond.h"
 
-/* Replace the content of `path` with data[0..len): write "<path>.tmp",
-** fsync it, rename it over `path`, fsync the directory. A crash at any
-** point leaves the old content or the new one, never a mix. Errors: IO
-** (with the system's words), INVAL (path too long). */
+/* Replace the content of `path` with data[0..len): write a temporary file
+** of a name no other writer uses ("<path>.<pid>.<random>.tmp", created
+** with O_EXCL), fsync it, rename it over `path`, fsync the directory. A
+** crash at any point leaves the old content or the new one, never a mix
+** (and at worst a stray temporary file). Processes replacing files in one
+** directory never touch each other's temporary files; two replacing the
+** same path leave one whole version. Errors: IO (with the system's
+** words), INVAL (path too long). */
 int frond__file_replace(const char *path, const void *data, size_t len,
                         frond_error *err);
+
+/* Remove the temporary files that frond__file_replace left next to path in
+** processes that died between creating and renaming them: older than a
+** minute, of a pid that no longer exists. Best effort, never fails. */
+void frond__file_sweep(const char *path);
 
 #endif /* FROND_FILE_H */

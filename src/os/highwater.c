@@ -104,7 +104,8 @@ int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len) {
                   frond__fnv1a64(body, (size_t)n));
 }
 
-/* Read "name=<digits>" at *p followed by a space. */
+/* Read "name=<digits>" at *p followed by a space. Digits as the writer
+** prints them: no sign, no leading zero. */
 static int field_u64(const char **p, const char *end, const char *name,
                      uint64_t *out) {
   size_t n = strlen(name);
@@ -114,7 +115,9 @@ static int field_u64(const char **p, const char *end, const char *name,
     return -1;
   *p += n + 1;
   q = memchr(*p, ' ', (size_t)(end - *p));
-  if (q == NULL || frond__parse_i64(*p, (size_t)(q - *p), &v) != 0 || v < 0)
+  if (q == NULL || q == *p || **p < '0' || **p > '9' ||
+      (**p == '0' && q - *p > 1) ||
+      frond__parse_i64(*p, (size_t)(q - *p), &v) != 0 || v < 0)
     return -1;
   *out = (uint64_t)v;
   *p = q + 1;
@@ -159,15 +162,67 @@ int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
     return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed fields");
   lay = p + 7;
   laylen = (size_t)(check - lay);
-  if (laylen == 0 || laylen >= sizeof(rec->layout) ||
-      memchr(lay, ' ', laylen) != NULL || t > (uint64_t)INT64_MAX)
+  if (laylen == 0 || laylen >= sizeof(rec->layout) || t > (uint64_t)INT64_MAX)
     return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed layout");
+  /* A spec is printable ASCII without spaces: a NUL or a control byte
+  ** would be cut off or misread, never round-tripped. */
+  for (size_t i = 0; i < laylen; i++)
+    if (lay[i] <= ' ' || lay[i] > '~')
+      return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed layout");
   rec->node = node;
   rec->time_ms = (int64_t)t;
   rec->seq = seq;
   rec->clean = (int)clean;
   memcpy(rec->layout, lay, laylen);
   rec->layout[laylen] = '\0';
+  return 0;
+}
+
+int frond__hw_first_after(const frond__hw_record *rec, const frond_layout *l,
+                          uint64_t node, uint64_t *start, int64_t *last_id,
+                          frond_error *err) {
+  frond_layout old;
+  frond_fields f;
+  frond_error e = {0, ""};
+  char spec[sizeof(rec->layout)];
+  unsigned ts = l->seq_bits + l->node_bits;
+  uint64_t mask = (UINT64_C(1) << l->seq_bits) - 1, m, unit, first;
+  int64_t d;
+  if (node > frond_layout_max_node(l))
+    return frond__fail(err, FROND_ENODE_RANGE,
+                       "node %" PRIu64 " does not fit %u node bits", node,
+                       l->node_bits);
+  /* A spec is read back only when it differs from ours: ours was checked
+  ** against the generator's own clock already. */
+  frond_layout_format(l, spec, sizeof(spec));
+  if (strcmp(spec, rec->layout) == 0)
+    old = *l;
+  else if (frond_layout_parse(rec->layout, &old, &e) != 0)
+    return frond__fail(err, FROND_ELAYOUT_INVALID,
+                       "written under layout '%s', which cannot be read (%s): "
+                       "refusing to guess where its IDs end",
+                       rec->layout, e.message);
+  d = rec->time_ms - old.epoch_ms;
+  f.time = d >= 0 ? d / old.unit_ms : -1;
+  f.node = rec->node;
+  f.sequence = rec->seq;
+  if (frond_compose(&old, &f, last_id, &e) != 0)
+    return frond__fail(
+        err, FROND_EHIGHWATER_CORRUPT,
+        "the record (node %" PRIu64 ", time_ms %" PRId64 ", seq %" PRIu64
+        ") does not fit its own layout '%s': %s",
+        rec->node, rec->time_ms, rec->seq, rec->layout, e.message);
+  /* The least ID of `node` above m: in m's unit of `l` when node's part of
+  ** that unit reaches past m, else the next unit's first. */
+  m = (uint64_t)*last_id;
+  unit = m >> ts;
+  first = unit << ts | node << l->seq_bits;
+  if (first > m)
+    *start = unit << l->seq_bits;
+  else if (m - first < mask)
+    *start = unit << l->seq_bits | (m - first + 1);
+  else
+    *start = (unit + 1) << l->seq_bits;
   return 0;
 }
 

@@ -41,6 +41,22 @@ int frond__hw_write(frond__hw *hw, const frond__hw_record *rec,
 /* Release the lock and free. NULL is a no-op. */
 void frond__hw_close(frond__hw *hw);
 
+/*
+** Where a generator for `node` under layout `l` may start after `rec`.
+** *last_id is the largest ID the record's own layout could have issued for
+** the record's node at the record (its unit and sequence); *start is the
+** least packed value (unit << seq_bits | sequence, in `l`) whose ID, for
+** `node` under `l`, is above it. The same layout is the special case where
+** that is the value right after the record. *start may lie beyond l's last
+** unit: then `l` cannot place an ID above the old ones. Pure function.
+** Errors: LAYOUT_INVALID (the record's layout cannot be read; nothing is
+** guessed), HIGHWATER_CORRUPT (the record does not fit its own layout),
+** NODE_RANGE (node does not fit `l`).
+*/
+int frond__hw_first_after(const frond__hw_record *rec, const frond_layout *l,
+                          uint64_t node, uint64_t *start, int64_t *last_id,
+                          frond_error *err);
+
 /* The record as one line (for tests and for the file itself); returns the
 ** length, as snprintf. */
 int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len);

@@ -53,6 +53,10 @@ static const cfg_row rows[] = {
      "node ID source: static (use `node`), static:N, "
      "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db or "
      "lease+postgresql://..."},
+    {"advertise", STR(advertise), 0, 0, "auto", "FROND_ADVERTISE", 0,
+     "identity given to the coordinator, host:port (containers, NAT); auto: "
+     "the listen address (the first non-loopback IPv4 address when "
+     "listening on all) and the HTTP port"},
     {"layout", STR(layout), 0, 0, FROND_LAYOUT_DEFAULT, "FROND_LAYOUT", 0,
      "snowflake layout: preset name or time=..,node=..,seq=.. spec"},
     {"node", INT(node), 0, INT64_MAX, "0", "FROND_NODE", 0,

@@ -24,6 +24,7 @@ typedef struct frond__config {
   int64_t resp_idle_timeout_ms; /* 0: never */
   char store[FROND__CFG_STR_MAX];
   char coordinator[256];
+  char advertise[128]; /* "auto": the listen address */
   char layout[256];
   int64_t node;
   int64_t threads; /* 0: number of cores */

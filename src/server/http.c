@@ -164,6 +164,7 @@ static int status_of(int code) {
   case FROND_ENODE_ID_LOST:
   case FROND_ECOORD:
   case FROND_ECLOSED:
+  case FROND_ELAYOUT_MISMATCH:
     return 503;
   default:
     return 500;

@@ -70,6 +70,30 @@ static void label(char *dst, size_t cap, const char *s) {
   dst[n] = '\0';
 }
 
+/* The coordinator's part: the node's fence and its clock against the
+** fleet's. */
+static void coord_metrics(frond__server *srv, frond__buf *b) {
+  frond_coord_stats cs;
+  frond_coord_stats_get(srv->coord, &cs);
+  gauge(b, "frond_coord_node_held",
+        "1 while the node ID is held and IDs may be issued up to the fence.",
+        cs.state == 0 ? 1.0 : 0.0);
+  if (cs.fence_ms != INT64_MAX)
+    gauge(b, "frond_coord_fence_ahead_seconds",
+          "Durable fence minus the wall clock: how long the node can issue "
+          "without reaching its coordinator.",
+          (double)(cs.fence_ms - frond_clock_realtime(NULL)) / 1000.0);
+  counter(b, "frond_coord_fence_writes_total",
+          "Fence writes the coordinator confirmed.", cs.fence_writes);
+  counter(b, "frond_coord_fence_write_failures_total",
+          "Fence writes that failed or got no answer.", cs.write_failures);
+  if (cs.clock_checked)
+    gauge(b, "frond_coord_clock_offset_seconds",
+          "This clock minus the fleet's (ZooKeeper: the other live nodes' "
+          "median; lease: the database's).",
+          (double)cs.clock_offset_ms / 1000.0);
+}
+
 void frond__metrics_render(frond__server *srv, frond__buf *b) {
   int r, s, k;
   frond_gen_stats gs;
@@ -155,6 +179,8 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
           "High-water reservations made durable.", gs.reservations);
   gauge(b, "frond_snowflake_ahead_ms",
         "Logical clock minus wall clock (borrowed time).", (double)gs.ahead_ms);
+  if (srv->coord != NULL)
+    coord_metrics(srv, b);
 
   if (seg != NULL) {
     frond_seg_stats ss;

@@ -92,32 +92,57 @@ static int parse_coordinator(frond__server *srv, char *err, size_t len) {
   return 0;
 }
 
-/* Take a node ID from the coordinator; the generator must start above the
-** high-water time it returns. */
-static int acquire_node(frond__server *srv, int64_t *start_after,
-                        frond_error *err) {
-  frond_coord_options co;
-  frond_coord_claim claim;
-  char cache[FROND__CFG_STR_MAX + 32];
+/* The identity the coordinator knows this node by: advertise when set,
+** else the listen address (a wildcard leaves the choice to the library:
+** the first non-loopback IPv4 address) and the HTTP port. */
+static int identity(frond__server *srv, frond_coord_options *co, char *buf,
+                    size_t len, frond_error *err) {
   int wildcard = strcmp(srv->listen_host, "0.0.0.0") == 0 ||
                  strcmp(srv->listen_host, "::") == 0 ||
                  srv->listen_host[0] == '\0';
-  frond__coord_options_init(&co);
-  co.ip = wildcard ? NULL : srv->listen_host;
-  co.port = srv->listen_port;
-  snprintf(cache, sizeof cache, "%s/frond-node.cache", srv->cfg.data_dir);
-  co.cache_path = cache;
-  co.node_bits = srv->layout.node_bits;
-  co.max_wait_ms = srv->cfg.max_wait_ms;
-  if (frond__coord_open(&srv->coord, srv->coord_uri, &co, err) != 0 ||
-      frond__coord_acquire(srv->coord, &claim, err) != 0)
+  co->port = srv->listen_port;
+  if (srv->cfg.advertise[0] && strcmp(srv->cfg.advertise, "auto") != 0) {
+    if (frond__coord_check_advertise(srv->cfg.advertise, err) != 0)
+      return -1;
+    co->advertise = srv->cfg.advertise;
+  } else if (!wildcard) {
+    snprintf(buf, len, strchr(srv->listen_host, ':') ? "[%s]:%d" : "%s:%d",
+             srv->listen_host, srv->listen_port);
+    co->advertise = buf;
+  }
+  return 0;
+}
+
+/* Take a node ID from the coordinator and create the generator on it,
+** above the fence of every earlier holder of that ID. With the static
+** coordinator (no fence) a high-water file in data_dir protects restarts;
+** any other coordinator keeps the fence itself. */
+static int start_generator(frond__server *srv, char *msg, size_t len,
+                           frond_error *err) {
+  frond_coord_options co;
+  frond_gen_options go;
+  char who[300], hw[FROND__CFG_STR_MAX + 64];
+  frond_coord_options_init(&co);
+  if (identity(srv, &co, who, sizeof who, err) != 0)
     return -1;
-  srv->node = claim.node;
-  *start_after = claim.high_water_ms;
-  if (claim.from_cache)
-    frond_log(FROND_LOG_WARN,
-              "coordinator unreachable: node ID %llu from the cache file %s",
-              (unsigned long long)claim.node, cache);
+  co.cache_dir = srv->cfg.data_dir;
+  frond_gen_options_init(&go);
+  go.max_ahead_ms = srv->cfg.max_ahead_ms;
+  go.max_wait_ms = srv->cfg.max_wait_ms;
+  if (strncmp(srv->coord_uri, "static:", 7) == 0) {
+    int64_t n = 0;
+    frond__parse_i64(srv->coord_uri + 7, strcspn(srv->coord_uri + 7, "?"), &n);
+    if (frond__hw_path(hw, sizeof hw, srv->cfg.data_dir, (uint64_t)n) != 0) {
+      snprintf(msg, len, "data_dir: the path is too long");
+      return -2;
+    }
+    go.highwater_path = hw;
+  }
+  if (frond_coord_open(&srv->coord, srv->coord_uri, &co, err) != 0 ||
+      frond_coord_gen_create(srv->coord, &srv->layout, &go, &srv->gen, err) !=
+          0)
+    return -1;
+  srv->node = frond_gen_node(srv->gen);
   return 0;
 }
 
@@ -166,7 +191,7 @@ static void on_tick(uv_timer_t *t) {
     ready = ss.store_ok;
   }
   why = ready ? "yes" : "no (store not reached)";
-  if (srv->coord != NULL && frond__coord_applied(srv->coord) != 0) {
+  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0) {
     ready = 0;
     why = "no (node ID not held)";
   }
@@ -193,8 +218,6 @@ static void on_signal(uv_signal_t *s, int signum) {
 static int start(frond__server *srv) {
   char err[700];
   frond_error ferr = {0, ""};
-  frond_gen_options go;
-  char hw[FROND__CFG_STR_MAX + 64];
   int i, r;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -223,19 +246,10 @@ static int start(frond__server *srv) {
                                        : (int)(cores > 0 ? cores : 1);
   srv->start_ms = frond_clock_realtime(NULL);
 
-  frond_gen_options_init(&go);
-  go.max_ahead_ms = srv->cfg.max_ahead_ms;
-  go.max_wait_ms = srv->cfg.max_wait_ms;
-  if (acquire_node(srv, &go.start_after_ms, &ferr) != 0)
+  if ((r = start_generator(srv, err, sizeof err, &ferr)) == -1)
     goto fail_lib;
-  if (frond__hw_path(hw, sizeof hw, srv->cfg.data_dir, srv->node) != 0) {
-    snprintf(err, sizeof err, "data_dir: the path is too long");
+  if (r != 0)
     goto fail_msg;
-  }
-  go.highwater_path = hw;
-  if (frond_gen_create(&srv->gen, &srv->layout, srv->node, &go, &ferr) != 0 ||
-      frond__coord_attach_gen(srv->coord, srv->gen, &ferr) != 0)
-    goto fail_lib;
   /* A store that cannot be reached does not stop the start: snowflake IDs
   ** do not need it, and it is retried until it answers (not ready until
   ** then). A store URI that can never work does. */
@@ -371,11 +385,10 @@ int frond__cli_serve(int argc, char **argv) {
   frond_seg_close(atomic_load(&srv.seg));
   if (srv.admin_store != NULL)
     frond_store_close(srv.admin_store);
-  /* The coordinator's final report reads the generator: close it first. */
-  if (srv.coord != NULL && frond__coord_close(srv.coord, &ferr) != 0)
-    frond_log(FROND_LOG_ERROR, "closing the coordinator: %s", ferr.message);
-  if (srv.gen != NULL && frond_gen_close(srv.gen, &ferr) != 0)
-    frond_log(FROND_LOG_ERROR, "closing the generator: %s", ferr.message);
+  /* The coordinator owns the generator: it stores the exact high-water
+  ** time as the final fence, gives the node ID up and closes it. */
+  if (srv.coord != NULL && frond_coord_close(srv.coord, &ferr) != 0)
+    frond_log(FROND_LOG_ERROR, "stopping the node: %s", ferr.message);
   else if (srv.gen != NULL)
     frond_log(FROND_LOG_INFO, "stopped; high-water time stored");
   for (i = 0; srv.workers != NULL && i < srv.nworkers; i++) {

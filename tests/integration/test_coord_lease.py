@@ -208,7 +208,7 @@ def test_frond_node_list_sqlite():
         ft.check(rows[0]["owner"] == "10.4.0.1:81" and rows[0]["live"],
                  "live holder: %s" % r.stdout)
         ft.check(rows[1]["owner"] == "10.4.0.2:82" and not rows[1]["live"]
-                 and rows[1]["high_water_ms"] > 0,
+                 and rows[1]["fence_ms"] > 0,
                  "released holder: %s" % r.stdout)
         r = ft.run(["node", "list", "--coordinator", uri])
         ft.check(r.returncode == 0 and "10.4.0.1:81" in r.stdout and

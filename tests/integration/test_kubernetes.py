@@ -38,7 +38,7 @@ KNOWN = {("v1", "Secret"), ("v1", "ConfigMap"), ("v1", "Service"),
          ("apps/v1", "StatefulSet"), ("policy/v1", "PodDisruptionBudget")}
 # Variables another change adds to `frond serve` (the advertise setting);
 # accepted until the binary lists them, then checked like any other.
-PENDING_ENV = {"FROND_ADVERTISE"}
+PENDING_ENV = set()
 POD_IP = "10.1.2.3"
 
 

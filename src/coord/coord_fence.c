@@ -1,0 +1,288 @@
+/*
+** coord_fence.c -- the two threads that keep a node's fence ahead of need.
+**
+** This file contains, per generator made by a coordinator:
+**
+**   fencer    moves the fence forward before it is needed: once less than
+**             half a window is left above "now + max_ahead" (or when a
+**             caller waits at the fence, or report_ms passed), it writes
+**             target = now + max_ahead + window, in this order:
+**               1. the cache file (write-ahead: a write whose answer is
+**                  lost may have committed, and a later start from the
+**                  cache must be above it too);
+**               2. the coordinator, conditional on still holding the ID;
+**               3. the generator (frond__gen_set_fence), only once the
+**                  coordinator confirmed.
+**             After NODE_ID_LOST it takes the ID back (regain) and writes a
+**             new fence before the generator may resume. It does all the
+**             I/O and may block on the coordinator.
+**   watchdog  every few ms, without I/O: blocks the generator while the
+**             claim is lost, its validity ran out (a lease not renewed for
+**             9/10 of its length, ZooKeeper not reached for a session
+**             timeout) or the fleet's layout changed, and resumes it with
+**             frond__gen_resume, above any fence another holder stored.
+**
+** Safety rests on the fence alone (a generator never passes the last fence
+** the coordinator confirmed); the watchdog only turns "waiting at the
+** fence" into a clear NODE_ID_LOST sooner.
+*/
+#include "coord/coord.h"
+#include "core/internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define WATCHDOG_NS (5 * 1000 * 1000)
+#define RETRY_MIN_MS 50
+#define RETRY_MAX_MS 1000
+#define NAP_MAX_MS 100
+
+static int64_t report_interval_ms(const frond_coord *c) {
+  int64_t ms = c->t.report_ms;
+  /* Renew well before the validity runs out: at a third of it. */
+  if (c->validity_ms > 0 && c->validity_ms / 3 < ms)
+    ms = c->validity_ms / 3;
+  return ms > 0 ? ms : 1;
+}
+
+static int64_t cap_end(const frond_coord *c, int64_t ms) {
+  int64_t end = frond_layout_end_ms(&c->layout);
+  return ms < end ? ms : end - 1;
+}
+
+/* The fence to write now: never below one already sent, so that the
+** stored fence only grows while the node runs. */
+static int64_t target_ms(frond_coord *c, int64_t after) {
+  int64_t now = frond__coord_now(c);
+  int64_t t = frond__gen_fence_target(c->gen, now, c->t.window_ms);
+  int64_t sent = atomic_load(&c->sent_ms);
+  if (after > 0) {
+    int64_t a = cap_end(c, after + c->max_ahead_ms + c->t.window_ms);
+    if (a > t)
+      t = a;
+  }
+  return t > sent ? t : sent;
+}
+
+/* Write fence t: cache, coordinator, then (on success) the generator. */
+static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
+  int64_t sent_ns;
+  int rc;
+  if (t > atomic_load(&c->sent_ms)) {
+    if ((rc = frond__coord_cache_store(c, t, err)) != 0)
+      return rc; /* not covered by the cache: not sent */
+    atomic_store(&c->sent_ms, t);
+  }
+  sent_ns = frond__mono_ns();
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->fence(c, t, err);
+  pthread_mutex_unlock(&c->lock);
+  if (rc == 0) {
+    if (t > atomic_load(&c->durable_ms) ||
+        atomic_load(&c->durable_ms) == INT64_MAX)
+      atomic_store(&c->durable_ms, t);
+    if (c->validity_ms > 0)
+      atomic_store(&c->valid_until_ns, sent_ns + c->validity_ms * 1000000);
+    atomic_store(&c->last_write_ms, frond__coord_now(c));
+    atomic_fetch_add(&c->fence_writes, 1);
+    frond__gen_set_fence(c->gen, atomic_load(&c->durable_ms));
+    return 0;
+  }
+  atomic_fetch_add(&c->write_failures, 1);
+  if (rc == FROND_ENODE_ID_LOST && !atomic_exchange(&c->lost, 1))
+    frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 " lost: %s", c->node,
+              err ? err->message : "");
+  if (rc == FROND_ELAYOUT_MISMATCH && !atomic_exchange(&c->layout_changed, 1))
+    frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": %s", c->node,
+              err ? err->message : "");
+  return rc;
+}
+
+static int regain(frond_coord *c, frond_error *err) {
+  int64_t after = 0;
+  int rc, first = atomic_load(&c->unclaimed);
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->regain(c, &after, err);
+  pthread_mutex_unlock(&c->lock);
+  if (rc == FROND_ELAYOUT_MISMATCH && !atomic_exchange(&c->layout_changed, 1))
+    frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": %s", c->node,
+              err ? err->message : "");
+  if (rc != 0)
+    return rc;
+  if (first && atomic_load(&c->sent_ms) > after)
+    after = atomic_load(&c->sent_ms); /* the cached fence */
+  if ((rc = write_fence(c, target_ms(c, after), err)) != 0)
+    return rc;
+  /* The watchdog resumes the generator above `after` once lost and
+  ** unclaimed are clear: publish it first. */
+  if (after > atomic_load(&c->resume_after_ms))
+    atomic_store(&c->resume_after_ms, after);
+  atomic_store(&c->lost, 0);
+  atomic_store(&c->unclaimed, 0);
+  atomic_fetch_add(&c->regains, 1);
+  frond_log(FROND_LOG_INFO,
+            "node ID %" PRIu64 " %s; fence %" PRId64 ", issuing above %" PRId64,
+            c->node, first ? "claimed" : "regained",
+            atomic_load(&c->durable_ms), after);
+  return 0;
+}
+
+int frond__coord_fence_round(frond_coord *c, int force, frond_error *err) {
+  int64_t now, durable;
+  if (atomic_load(&c->layout_changed))
+    return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                       "the fleet's layout is no longer %s", c->layout_spec);
+  if (atomic_load(&c->lost) || atomic_load(&c->unclaimed))
+    return regain(c, err);
+  now = frond__coord_now(c);
+  durable = atomic_load(&c->durable_ms);
+  if (!force && !atomic_exchange(&c->wanted, 0) &&
+      durable - (now + c->max_ahead_ms) >= c->t.window_ms / 2 &&
+      now - atomic_load(&c->last_write_ms) < report_interval_ms(c))
+    return 0;
+  return write_fence(c, target_ms(c, 0), err);
+}
+
+/* Sleep up to ns, or until stopping (or, for the fencer, until a caller
+** waits at the fence); returns nonzero when stopping. */
+static int nap(frond_coord *c, int64_t ns, int on_want) {
+  int64_t deadline = frond__mono_ns() + ns;
+  int stop;
+  pthread_mutex_lock(&c->wake_lock);
+  while (!(stop = atomic_load(&c->stopping)) &&
+         !(on_want && atomic_load(&c->wanted)))
+    if (frond__cond_wait_until(&c->wake, &c->wake_lock, deadline) == ETIMEDOUT)
+      break;
+  pthread_mutex_unlock(&c->wake_lock);
+  return stop;
+}
+
+void frond__coord_want(void *ctx) {
+  frond_coord *c = ctx;
+  if (atomic_exchange(&c->wanted, 1))
+    return;
+  pthread_mutex_lock(&c->wake_lock);
+  pthread_cond_broadcast(&c->wake);
+  pthread_mutex_unlock(&c->wake_lock);
+}
+
+/* How long the fencer may sleep before the next write is due. */
+static int64_t next_due_ms(frond_coord *c) {
+  int64_t now = frond__coord_now(c);
+  int64_t by_fence =
+      atomic_load(&c->durable_ms) - c->max_ahead_ms - c->t.window_ms / 2 - now;
+  int64_t by_report =
+      atomic_load(&c->last_write_ms) + report_interval_ms(c) - now;
+  int64_t ms = by_fence < by_report ? by_fence : by_report;
+  if (ms < 1)
+    ms = 1;
+  return ms < NAP_MAX_MS ? ms : NAP_MAX_MS;
+}
+
+static void *fencer_main(void *arg) {
+  frond_coord *c = arg;
+  int64_t retry = RETRY_MIN_MS, wait = 0;
+  int last = 0;
+  while (!nap(c, wait * 1000000, 1)) {
+    frond_error e;
+    int rc;
+    e.message[0] = 0;
+    rc = frond__coord_fence_round(c, 0, &e);
+    if (rc != 0) {
+      frond__coord_note_error(c, rc, e.message);
+      if (rc != last && rc != FROND_ENODE_ID_LOST)
+        frond_log(FROND_LOG_WARN, "coordinator: %s", e.message);
+      wait = retry;
+      retry = retry * 2 < RETRY_MAX_MS ? retry * 2 : RETRY_MAX_MS;
+    } else {
+      if (last != 0 && last != FROND_ENODE_ID_LOST)
+        frond_log(FROND_LOG_INFO, "coordinator reachable again");
+      atomic_store(&c->last_error, 0);
+      retry = RETRY_MIN_MS;
+      wait = next_due_ms(c);
+    }
+    last = rc;
+  }
+  return NULL;
+}
+
+int frond__coord_blocking(frond_coord *c) {
+  int64_t until = atomic_load(&c->valid_until_ns);
+  int64_t after = atomic_load(&c->resume_after_ms);
+  if (atomic_load(&c->closing))
+    return FROND_ECLOSED;
+  if (atomic_load(&c->layout_changed))
+    return FROND_ELAYOUT_MISMATCH;
+  if (atomic_load(&c->unclaimed))
+    return FROND_ECOORD;
+  if (atomic_load(&c->lost))
+    return FROND_ENODE_ID_LOST;
+  if (until != 0 && frond__mono_ns() > until)
+    return FROND_ENODE_ID_LOST;
+  /* Above another holder's fence the generator could only fail with
+  ** CLOCK_BEHIND until the wall clock comes within max_ahead of it. */
+  if (after != 0 && frond__coord_now(c) + c->max_ahead_ms <= after)
+    return FROND_ENODE_ID_LOST;
+  return 0;
+}
+
+static void apply(frond_coord *c) {
+  int code = frond__coord_blocking(c);
+  if (code == atomic_load(&c->applied))
+    return;
+  if (code)
+    frond__gen_block(c->gen, code);
+  else
+    frond__gen_resume(c->gen, atomic_load(&c->resume_after_ms),
+                      atomic_load(&c->durable_ms));
+  atomic_store(&c->applied, code);
+  if (code == FROND_ECLOSED)
+    return;
+  if (code)
+    frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": issuing stopped (%s)",
+              c->node, frond_err_name(code));
+  else
+    frond_log(FROND_LOG_INFO, "node ID %" PRIu64 " held: issuing again",
+              c->node);
+}
+
+static void *watchdog_main(void *arg) {
+  frond_coord *c = arg;
+  do
+    apply(c);
+  while (!nap(c, WATCHDOG_NS, 0));
+  return NULL;
+}
+
+int frond__coord_attach_gen(frond_coord *c, frond_gen *g, frond_error *err) {
+  if (!c->acquired)
+    return frond__fail(err, FROND_EINVAL, "attach before acquire");
+  if (c->threads)
+    return frond__fail(err, FROND_EINVAL, "already attached");
+  c->gen = g;
+  apply(c); /* a start from the cache is blocked before anyone asks */
+  if (pthread_create(&c->watchdog, NULL, watchdog_main, c) != 0)
+    return frond__fail(err, FROND_ENOMEM, "cannot start the watchdog");
+  if (pthread_create(&c->fencer, NULL, fencer_main, c) != 0) {
+    atomic_store(&c->stopping, 1);
+    pthread_join(c->watchdog, NULL);
+    atomic_store(&c->stopping, 0);
+    return frond__fail(err, FROND_ENOMEM, "cannot start the fencer");
+  }
+  c->threads = 1;
+  return 0;
+}
+
+void frond__coord_stop_threads(frond_coord *c) {
+  if (!c->threads)
+    return;
+  pthread_mutex_lock(&c->wake_lock);
+  atomic_store(&c->stopping, 1);
+  pthread_cond_broadcast(&c->wake);
+  pthread_mutex_unlock(&c->wake_lock);
+  pthread_join(c->fencer, NULL);
+  pthread_join(c->watchdog, NULL);
+  c->threads = 0;
+}

@@ -1,0 +1,195 @@
+/*
+** snowflake.h -- the snowflake generator's state, private to snowflake.c
+** (issuing) and snowflake_start.c (creating, starting, closing).
+**
+** State is one atomic word, `state`, holding time << seq_bits | sequence: the
+** next value to hand out. The ID is a value's time and sequence with the node
+** bits OR-ed in between. A sequence overflow carries into time, which is how
+** the logical clock borrows ahead of the wall clock.
+**
+** A second word, `limit`, holds the first packed value that may not be
+** issued without a look at the clock and the lock:
+**
+**   limit = (min(wall + max_ahead, reservation, fence, last unit) + 1)
+**           << seq_bits,                       0 while blocked
+**
+** where the reservation is the high-water file's durable time and the fence
+** the coordinator's. Both only ever rise, so a limit read a moment late
+** still never lets a value past anything durable.
+**
+** The hot path reads no clock and takes no lock: it loads `state`, loads
+** `limit` (acquire) and, when the n values [cur, cur + n) lie below it,
+** claims them with one compare-and-swap of state from cur to cur + n;
+** anything else goes to the slow path. So a call that fails has moved
+** nothing: `state` is always one past the last value handed out (or a start
+** point no ID has used yet), and the high water reported from it, at run
+** time or in the clean-close record, never counts values that were not
+** issued. The slow path decides under `mu`: it re-reads the clock,
+** republishes `limit`, and either claims the values itself (again by
+** compare-and-swap), waits when the wall clock, the reservation or the fence
+** can allow them within max_wait, or fails.
+**
+** Every writer that raises the floor (resume after a regained node ID, the
+** ticker following the wall clock) raises `state` by compare-and-swap
+** first and publishes `limit` (release) last: a call that sees the new
+** limit sees the new state in its own compare-and-swap, and a call that
+** still holds an older value of state fails that compare-and-swap and
+** looks again.
+**
+** A background thread (the ticker) follows the wall clock about once per
+** millisecond: it raises `state` to the current unit when the generator is
+** idle (so IDs carry the current time), republishes `limit`, and keeps the
+** high-water reservation of the file ahead of anything `limit` allows. A
+** coordinator keeps its own fence ahead (frond__gen_set_fence) from its own
+** thread; a call that reaches it asks for it at once through the `want`
+** hook and waits up to max_wait.
+**
+** Starting: the logical clock begins above the high-water record (exactly:
+** above the largest ID the record's layout could have issued there, so a
+** changed layout never reissues a number) and above the coordinator's
+** start_after_ms, waiting when that start is ahead of the clock by less
+** than the start slack (frond__start_slack_ms) and refusing beyond.
+**
+** Locking: `mu` guards reserved_units, fence_units, the file, the block
+** code's changes and the writes of `limit` (so that a stale clock reading
+** never overwrites a newer one). The hot path takes no lock.
+*/
+#ifndef FROND_SNOWFLAKE_H
+#define FROND_SNOWFLAKE_H
+
+#include "core/internal.h"
+#include "os/highwater.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CACHE_LINE 64
+
+struct frond_gen {
+  /* Written by every call: alone on its cache line. */
+  _Alignas(CACHE_LINE) _Atomic uint64_t state;
+
+  /* Read by every call, rarely written. */
+  _Alignas(CACHE_LINE) _Atomic uint64_t limit;
+  uint64_t node_part; /* node << seq_bits */
+  uint64_t seq_mask;
+  uint64_t max_count; /* largest n for next_n */
+  unsigned seq_bits;
+  unsigned time_shift; /* seq_bits + node_bits */
+
+  /* Cold. */
+  _Alignas(CACHE_LINE) frond_layout layout;
+  uint64_t node;
+  frond_gen_options opt;
+  int64_t tmax;            /* last time unit the layout can express */
+  int64_t ahead_units;     /* max_ahead_ms in whole units */
+  int64_t slack_ms;        /* frond__start_slack_ms for this generator */
+  int64_t period_ns;       /* ticker period */
+  uint64_t rng;            /* ticker only: random sequence starts */
+  int64_t seen_units;      /* ticker only: logical units at the previous tick */
+  void (*want)(void *ctx); /* coordinator: extend the fence now */
+  void *want_ctx;
+
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* wakes the ticker, and waiters for reservation/fence */
+  pthread_t thread;
+  int stop;               /* under mu */
+  int renew_wanted;       /* under mu: a caller waits for the reservation */
+  int waiting;            /* under mu: calls waiting in the slow path */
+  int64_t reserved_units; /* under mu; tmax without a file */
+  int64_t fence_units;    /* under mu; tmax without a coordinator fence */
+  frond__hw *hw;
+  char spec[128];
+  frond_error bg_err; /* under mu: the ticker's last failure, code 0: none */
+
+  _Atomic int blocked;      /* written under mu */
+  _Atomic int64_t fence_ms; /* written under mu; INT64_MAX: none */
+  _Atomic uint64_t waits, clock_behind, reservations, borrowed, fence_refused;
+  _Atomic int64_t ahead_ms, reserved_ms;
+};
+
+static inline int64_t clock_now(const frond_gen *g) {
+  return g->opt.clock(g->opt.clock_ctx);
+}
+
+/* The unit containing unix ms t (floor, also before the epoch). */
+static inline int64_t units_of(const frond_gen *g, int64_t t) {
+  int64_t d = t - g->layout.epoch_ms;
+  int64_t u = d / g->layout.unit_ms;
+  if (d < 0 && u * g->layout.unit_ms != d)
+    u--;
+  return u;
+}
+
+static inline int64_t ms_of(const frond_gen *g, int64_t units) {
+  return g->layout.epoch_ms + units * g->layout.unit_ms;
+}
+
+static inline int64_t units_of_value(const frond_gen *g, uint64_t v) {
+  return (int64_t)(v >> g->seq_bits);
+}
+
+/* The first value the clock reading `now`, the reservation, the fence and
+** the layout allow no call to reach. Expects mu held. */
+static inline uint64_t bounds_limit(const frond_gen *g, int64_t now) {
+  int64_t l = units_of(g, now) + g->ahead_units;
+  if (l > g->reserved_units)
+    l = g->reserved_units;
+  if (l > g->fence_units)
+    l = g->fence_units;
+  if (l > g->tmax)
+    l = g->tmax;
+  return l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
+}
+
+/* Recompute `limit` from the clock reading `now`: 0 (every call to the
+** slow path) while blocked or while calls wait there, so that no call
+** overtakes them on the hot path. Release: whoever reads the new limit
+** also sees every write made before it under mu (a raised state above
+** all). Expects mu held. */
+static inline void publish_limit(frond_gen *g, int64_t now) {
+  uint64_t lim = bounds_limit(g, now);
+  if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0 ||
+      g->waiting > 0)
+    lim = 0;
+  atomic_store_explicit(&g->limit, lim, memory_order_release);
+}
+
+/* The first value above the unit of unix ms t: where a successor of a
+** holder whose fence (or high water) is t starts. Clamped to [0, the
+** value past the last unit]. */
+static inline uint64_t value_after(const frond_gen *g, int64_t t) {
+  int64_t u = t < g->layout.epoch_ms ? 0 : units_of(g, t) + 1;
+  if (u > g->tmax + 1)
+    u = g->tmax + 1;
+  return (uint64_t)u << g->seq_bits;
+}
+
+/* The last unit a fence at unix ms t allows: the unit containing t (-1
+** before the epoch, at most the layout's last). */
+static inline int64_t fence_units_of(const frond_gen *g, int64_t t) {
+  int64_t u = t < g->layout.epoch_ms ? -1 : units_of(g, t);
+  return u > g->tmax ? g->tmax : u;
+}
+
+static inline void hw_record(const frond_gen *g, int64_t units, uint64_t seq,
+                             int clean, frond__hw_record *rec) {
+  memset(rec, 0, sizeof(*rec));
+  rec->node = g->node;
+  rec->time_ms = ms_of(g, units);
+  rec->seq = seq;
+  rec->clean = clean;
+  snprintf(rec->layout, sizeof(rec->layout), "%s", g->spec);
+}
+
+/* Make "now + max_ahead + window" durable, then allow IDs up to it (mu
+** held; dropped around the write). */
+int frond__gen_extend_reservation(frond_gen *g, int64_t now, frond_error *err);
+/* The background thread: follows the clock, extends the reservation. */
+void *frond__gen_ticker(void *arg);
+/* TIME_EXHAUSTED with the layout's end. */
+int frond__gen_exhausted(const frond_gen *g, frond_error *err);
+
+#endif /* FROND_SNOWFLAKE_H */
