@@ -222,7 +222,7 @@ def test_matches_reference():
     enum = spec()["components"]["schemas"]["ErrorCode"]["enum"]
     check(sorted(enum) == sorted(set(lib) | set(front)),
           "ErrorCode: missing %s, extra %s" % (
-              sorted(set(lib) | set(front) - set(enum)),
+              sorted((set(lib) | set(front)) - set(enum)),
               sorted(set(enum) - set(lib) - set(front))))
 
 
