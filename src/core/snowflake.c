@@ -51,6 +51,8 @@ static void follow_clock(frond_gen *g, int64_t now) {
   int64_t wall = units_of(g, now);
   uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
   int64_t logical;
+  if (cur & FROND__GEN_SEALED)
+    return; /* blocked: resume sets the floor */
   while (units_of_value(g, cur) < wall && wall <= g->tmax) {
     uint64_t next = ((uint64_t)wall << g->seq_bits) | start_seq(g);
     if (atomic_compare_exchange_weak_explicit(
@@ -342,7 +344,8 @@ int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
 int64_t frond_gen_high_water_ms(frond_gen *g) {
   /* state - 1: the last value handed out (state moves only by claims and
   ** by raises to values not handed out yet). */
-  uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed);
+  uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed) &
+               ~FROND__GEN_SEALED;
   return ms_of(g, units_of_value(g, v > 0 ? v - 1 : 0));
 }
 
@@ -353,14 +356,20 @@ void frond__gen_block(frond_gen *g, int code) {
   pthread_mutex_lock(&g->mu);
   atomic_store_explicit(&g->blocked, code, memory_order_relaxed);
   publish_limit(g, clock_now(g));
+  /* Seal after the limit: a claim in flight either completed before this
+  ** (and the high water shows it) or fails on the changed word. */
+  atomic_fetch_or_explicit(&g->state, FROND__GEN_SEALED, memory_order_acq_rel);
   pthread_cond_broadcast(&g->cv); /* waiters fail now, not at max_wait */
   pthread_mutex_unlock(&g->mu);
 }
 
 void frond__gen_resume(frond_gen *g, int64_t after_ms, int64_t fence_ms) {
   pthread_mutex_lock(&g->mu);
-  /* In this order: the floor first, the limit (release) last, so that no
-  ** call that sees the new limit can claim a value below the floor. */
+  /* In this order: unseal and raise the floor first, the limit (release)
+  ** last, so that no call that sees the new limit can claim a value below
+  ** the floor. Until then the limit of a blocked generator is 0. */
+  atomic_fetch_and_explicit(&g->state, ~FROND__GEN_SEALED,
+                            memory_order_acq_rel);
   if (after_ms > 0)
     raise_state(g, value_after(g, after_ms));
   raise_fence(g, fence_ms);

@@ -67,6 +67,13 @@
 
 #define CACHE_LINE 64
 
+/* The top bit of `state`, never part of a value (values stay below 2^63):
+** set while the generator is blocked, so that a claim that read `state`
+** and `limit` before the block cannot complete after it (its
+** compare-and-swap sees another word). A block is then a barrier: once
+** frond__gen_block returns, nothing is issued until a resume. */
+#define FROND__GEN_SEALED (UINT64_C(1) << 63)
+
 struct frond_gen {
   /* Written by every call: alone on its cache line. */
   _Alignas(CACHE_LINE) _Atomic uint64_t state;

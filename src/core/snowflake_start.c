@@ -277,7 +277,7 @@ int frond_gen_close(frond_gen *g, frond_error *err) {
   if (g->hw != NULL) {
     /* state - 1 is at or above every value handed out; no value above the
     ** reservation was ever handed out. */
-    uint64_t last = atomic_load(&g->state) - 1;
+    uint64_t last = (atomic_load(&g->state) & ~FROND__GEN_SEALED) - 1;
     frond__hw_record rec;
     if (units_of_value(g, last) > g->reserved_units)
       last = (uint64_t)g->reserved_units << g->seq_bits | g->seq_mask;

@@ -4,6 +4,7 @@
 ** other holder's fence, and the coordinator fence stops issuing.
 */
 #include "gen_util.h"
+#include "core/snowflake.h" /* the barrier test replays the hot path */
 
 /* ---- a call that fails consumes nothing -------------------------------- */
 
@@ -398,6 +399,42 @@ static void test_block_and_resume(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* ---- a block is a barrier ---------------------------------------------
+**
+** Once frond__gen_block returns, no call may complete: a claim that read
+** the state and the limit before the block must not land after it, or the
+** exact high-water time read right after the block (what a coordinator
+** stores as its final fence) would miss an issued ID. The hot path's claim
+** is replayed step by step around a block: load state, load limit (the
+** value is allowed), block, then the compare-and-swap, which must fail. */
+
+static void test_block_is_a_barrier(void **state) {
+  fake_clock c;
+  frond_gen *g;
+  uint64_t cur, lim;
+  int64_t hw, id;
+  (void)state;
+  fake_clock_set(&c, T0);
+  g = make_fake(&c, 5, 0, 1);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  lim = atomic_load_explicit(&g->limit, memory_order_acquire);
+  assert_true(cur + 1 <= lim); /* the hot path would claim cur */
+  frond__gen_block(g, FROND_ENODE_ID_LOST);
+  hw = frond_gen_high_water_ms(g);
+  assert_false(atomic_compare_exchange_strong_explicit(
+      &g->state, &cur, cur + 1, memory_order_relaxed, memory_order_relaxed));
+  assert_int_equal(frond_gen_high_water_ms(g), hw);
+  assert_int_equal(frond_gen_next(g, &id, NULL), FROND_ENODE_ID_LOST);
+  /* Resume unseals: the next ID follows the last one. */
+  frond__gen_resume(g, 0, INT64_MAX);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  assert_int_equal(fields(g, id).unix_ms, T0);
+  assert_int_equal(fields(g, id).sequence, 1);
+  assert_int_equal(frond_gen_high_water_ms(g), T0);
+  frond_gen_close(g, NULL);
+}
+
 static void test_fence_target(void **state) {
   fake_clock c;
   frond_gen *g;
@@ -433,6 +470,7 @@ int main(void) {
       cmocka_unit_test(test_fence_stops),
       cmocka_unit_test(test_fence_want_extends),
       cmocka_unit_test(test_block_and_resume),
+      cmocka_unit_test(test_block_is_a_barrier),
       cmocka_unit_test(test_fence_target),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
