@@ -6,11 +6,10 @@
 #include "core/internal.h"
 #include "server/server.h"
 
-static int counted(frond__worker *w, int r, frond__counter *issued, size_t n) {
+/* The generator counts its own failures (clock_behind in its stats). */
+static int counted(int r, frond__counter *issued, size_t n) {
   if (r == 0)
     FROND__INC(*issued, n);
-  else if (r == FROND_ECLOCK_BEHIND)
-    FROND__INC(w->m.errors_clock_behind, 1);
   return r;
 }
 
@@ -25,12 +24,12 @@ int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err) {
   size_t unit = (size_t)1 << frond_gen_layout(g)->seq_bits, done;
   int r = 0;
   if (n == 1)
-    return counted(w, frond_gen_next(g, w->ids, err), &w->m.ids_snowflake, 1);
+    return counted(frond_gen_next(g, w->ids, err), &w->m.ids_snowflake, 1);
   for (done = 0; done < n && r == 0; done += unit) {
     size_t k = n - done < unit ? n - done : unit;
     r = frond_gen_next_n(g, k, w->ids + done, err);
   }
-  return counted(w, r, &w->m.ids_snowflake, n);
+  return counted(r, &w->m.ids_snowflake, n);
 }
 
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
@@ -44,5 +43,5 @@ int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                            : "segment IDs are disabled (store = none)");
   r = n == 1 ? frond_seg_next(seg, tag, len, w->ids, err)
              : frond_seg_next_n(seg, tag, len, n, w->ids, err);
-  return counted(w, r, &w->m.ids_segment, n);
+  return counted(r, &w->m.ids_segment, n);
 }

@@ -313,3 +313,11 @@ size_t frond__json_escape(const char *s, size_t len, char *dst, size_t cap) {
   dst[n] = '\0';
   return n;
 }
+
+int frond__json_append(frond__buf *b, const char *s, size_t len) {
+  /* At most six bytes of output per byte of input ("\u001f"). */
+  if (frond__buf_reserve(b, len * 6 + 1) != 0)
+    return -1;
+  b->len += frond__json_escape(s, len, b->data + b->len, b->cap - b->len);
+  return 0;
+}

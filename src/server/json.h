@@ -9,6 +9,8 @@
 #ifndef FROND_SERVER_JSON_H
 #define FROND_SERVER_JSON_H
 
+#include "server/buf.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,5 +33,7 @@ int frond__json_read(const char *in, size_t len, frond__json_field *fields,
 ** what JSON requires; invalid UTF-8 bytes become U+FFFD. Returns the length
 ** written, truncated to fit cap - 1, and NUL-terminates. */
 size_t frond__json_escape(const char *s, size_t len, char *dst, size_t cap);
+/* The same, appended to b whole. 0, or -1 when out of memory. */
+int frond__json_append(frond__buf *b, const char *s, size_t len);
 
 #endif /* FROND_SERVER_JSON_H */

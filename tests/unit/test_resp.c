@@ -7,13 +7,14 @@
 ** it over, and the answer is read back from the connection's output.
 */
 #include "testutil.h"
-#include "server/server.h"
+#include "server/resp.h"
 
 typedef struct fixture {
   char *dir;
   frond__server srv;
   frond__worker w;
-  frond__listener l;
+  frond__endpoint ep;
+  frond__resp_stats stats;
   frond__conn c;
 } fixture;
 
@@ -38,13 +39,18 @@ static int setup(void **state) {
   f->srv.node = 3;
   f->srv.nworkers = 1;
   f->srv.workers = &f->w;
+  f->srv.protos[0] = &frond__resp_proto;
+  f->srv.nprotos = 1;
   f->w.srv = &f->srv;
   f->w.ids = malloc((size_t)f->srv.cfg.max_count * sizeof(int64_t));
-  f->l.w = &f->w;
-  f->l.proto = &frond__resp_proto;
-  f->l.max_input = (size_t)f->srv.cfg.resp_max_query;
+  assert_int_equal(frond__resp_proto.configure(&f->srv, &f->ep, &err), 0);
+  f->w.listeners[0].w = &f->w;
+  f->w.listeners[0].proto = &frond__resp_proto;
+  f->w.listeners[0].ep = &f->ep;
+  f->w.listeners[0].state = &f->stats;
+  f->w.nlisteners = 1;
   f->c.w = &f->w;
-  f->c.l = &f->l;
+  f->c.l = &f->w.listeners[0];
   f->c.proto = &frond__resp_proto;
   assert_int_equal(frond__resp_proto.on_open(&f->c), 0);
   *state = f;
