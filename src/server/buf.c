@@ -25,6 +25,8 @@ int frond__buf_reserve(frond__buf *b, size_t extra) {
 }
 
 int frond__buf_append(frond__buf *b, const void *p, size_t n) {
+  if (n == 0)
+    return 0;
   if (frond__buf_reserve(b, n) != 0)
     return -1;
   memcpy(b->data + b->len, p, n);

@@ -230,7 +230,6 @@ const frond__proto frond__http_proto = {
     .configure = http_configure,
     .state_size = sizeof(frond__http_state),
     .metrics = http_metrics,
-    .stop = frond__http_admin_stop,
     .on_data = http_on_data,
     .on_timeout = http_on_timeout,
     .busy = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: "

@@ -86,6 +86,9 @@ void frond__http_not_allowed(frond__http_ctx *x, const char *allow);
 void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
                      int text);
 
+/* A copy of x for an answer written later, without the request's views. */
+void frond__http_ctx_keep(frond__http_ctx *dst, const frond__http_ctx *x);
+
 static inline int frond__http_is_get(const frond__http_ctx *x) {
   return x->req->method == FROND__HTTP_GET ||
          x->req->method == FROND__HTTP_HEAD;
@@ -109,7 +112,5 @@ void frond__http_page(frond__http_ctx *x, int which);
 
 /* http_admin.c: /v1/tags (one = 0) and /v1/tags/{tag} (one = 1). */
 void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one);
-/* Release the admin store once the workers have stopped. */
-void frond__http_admin_stop(frond__server *srv);
 
 #endif /* FROND_SERVER_HTTP_H */

@@ -10,7 +10,7 @@
 ** requests pipelined behind the call wait for it, in order, and a client
 ** that goes away leaves the connection allocated until the completion has
 ** found it gone. Calls share one store connection, one at a time
-** (admin_lock). A drain waits for calls in flight: a loop does not end
+** (store_lock). A drain waits for calls in flight: a loop does not end
 ** while work it queued is pending.
 */
 #include "server/http.h"
@@ -70,7 +70,7 @@ static void tag_json(frond__buf *b, const frond_tag_row *r) {
   frond__buf_printf(b, "\",\"update_time\":\"%s\"}", r->update_time);
 }
 
-/* The store call itself, on a pool thread with admin_lock held. */
+/* The store call itself, on a pool thread with store_lock held. */
 static int call_store(admin_call *a, frond_store *st) {
   frond__buf *b = &a->body;
   frond_tag_row row;
@@ -119,22 +119,11 @@ static void admin_work(uv_work_t *w) {
   frond_seg *seg;
   int r;
   a->status = 200;
-  pthread_mutex_lock(&srv->admin_lock);
-  if (srv->admin_store != NULL)
-    r = 0;
-  else if (strcmp(srv->cfg.store, "none") == 0)
-    r = frond__fail(&a->err, FROND_ESTORE,
-                    "no store configured (store = none)");
-  else
-    r = frond_store_open(&srv->admin_store, srv->cfg.store, &a->err);
-  if (r == 0)
-    r = call_store(a, srv->admin_store);
-  if (r == FROND_ESTORE && srv->admin_store != NULL) {
-    /* Reconnect on the next call. */
-    frond_store_close(srv->admin_store);
-    srv->admin_store = NULL;
-  }
-  pthread_mutex_unlock(&srv->admin_lock);
+  pthread_mutex_lock(&srv->store_lock);
+  if ((r = frond__store_conn(srv, &a->err)) == 0)
+    r = call_store(a, srv->store_conn);
+  frond__store_conn_check(srv, r);
+  pthread_mutex_unlock(&srv->store_lock);
   a->rc = r;
   /* A change shows in the allocator at once, not at its next refresh. */
   if (r == 0 && a->method != FROND__HTTP_GET && a->method != FROND__HTTP_HEAD &&
@@ -217,10 +206,7 @@ void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one) {
     free(a);
     return;
   }
-  a->x = *x;
-  a->x.req = NULL;
-  a->x.body = NULL;
-  a->x.body_len = 0;
+  frond__http_ctx_keep(&a->x, x);
   a->work.data = a;
   if ((r = uv_queue_work(&x->w->loop, &a->work, admin_work, admin_done)) != 0) {
     frond__http_error(x, 503, "CLOSED", uv_strerror(r), NULL);
@@ -228,10 +214,4 @@ void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one) {
     return;
   }
   frond__conn_hold(x->c);
-}
-
-void frond__http_admin_stop(frond__server *srv) {
-  if (srv->admin_store != NULL)
-    frond_store_close(srv->admin_store);
-  srv->admin_store = NULL;
 }

@@ -7,6 +7,7 @@
 #include "core/internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -84,6 +85,51 @@ static void leaf_id(frond__http_ctx *x, int64_t id) {
                       frond__dec_u64(num, (uint64_t)id), NULL);
 }
 
+/* A segment request whose tag is being looked up off the loop. */
+typedef struct segment_call {
+  frond__ids_call call; /* first */
+  frond__http_ctx x;
+  int leaf; /* answer as Leaf does */
+  int text; /* /v1: format=text */
+} segment_call;
+
+static void segment_done(frond__ids_call *call) {
+  segment_call *sc = (segment_call *)(void *)call;
+  frond__http_ctx *x = &sc->x;
+  int r = call->rc;
+  if (frond__conn_gone(x->c))
+    ; /* the client went away */
+  else if (sc->leaf && r != 0)
+    leaf_fail(x, r == FROND_ETAG_NOT_FOUND || r == FROND_ETAG_INVALID ? -2 : -3,
+              r);
+  else if (sc->leaf)
+    leaf_id(x, call->ids[0]);
+  else if (r != 0)
+    frond__http_error_code(x, r, &call->err);
+  else
+    frond__http_ids(x, call->ids, call->n, sc->text);
+  frond__conn_resume(x->c, !x->keep_alive);
+  free(call->ids);
+  free(sc);
+}
+
+/* The allocator did not know the tag: look it up in the store off the
+** loop. 1 when the answer comes later, 0 to answer TAG_NOT_FOUND now. */
+static int segment_later(frond__http_ctx *x, const char *tag, size_t len,
+                         size_t n, int leaf, int text) {
+  segment_call *sc = calloc(1, sizeof *sc);
+  if (sc == NULL)
+    return 0;
+  frond__http_ctx_keep(&sc->x, x);
+  sc->leaf = leaf;
+  sc->text = text;
+  sc->call.done = segment_done;
+  if (frond__ids_segment_later(&sc->call, x->c, tag, len, n))
+    return 1;
+  free(sc);
+  return 0;
+}
+
 void frond__http_leaf_snowflake(frond__http_ctx *x) {
   int r = frond__ids_snowflake(x->w, 1, NULL);
   if (r != 0) {
@@ -112,6 +158,8 @@ void frond__http_leaf_segment(frond__http_ctx *x, size_t prefix) {
     return;
   }
   r = frond__ids_segment(x->w, tag, (size_t)n, 1, NULL);
+  if (r == FROND_ETAG_NOT_FOUND && segment_later(x, tag, (size_t)n, 1, 1, 0))
+    return;
   if (r != 0) {
     leaf_fail(x, r == FROND_ETAG_NOT_FOUND || r == FROND_ETAG_INVALID ? -2 : -3,
               r);
@@ -190,6 +238,9 @@ void frond__http_v1_segment(frond__http_ctx *x, size_t prefix) {
       (n = get_count(x)) == 0 || (fmt = get_format(x)) < 0)
     return;
   if ((r = frond__ids_segment(x->w, tag, (size_t)tl, n, &err)) != 0) {
+    if (r == FROND_ETAG_NOT_FOUND &&
+        segment_later(x, tag, (size_t)tl, n, 0, fmt))
+      return;
     frond__http_error_code(x, r, &err);
     return;
   }

@@ -220,3 +220,10 @@ void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
   frond__http_respond(x, 200, text ? "text/plain" : "application/json", b->data,
                       b->len, NULL);
 }
+
+void frond__http_ctx_keep(frond__http_ctx *dst, const frond__http_ctx *x) {
+  *dst = *x;
+  dst->req = NULL;
+  dst->body = NULL;
+  dst->body_len = 0;
+}

@@ -161,7 +161,7 @@ static void unknown_command(frond__resp_ctx *x) {
 
 static void execute(frond__resp_ctx *x) {
   const resp_cmd *k = find_command(&x->argv[0]);
-  int id = k != NULL ? k->id : FROND__RC_UNKNOWN;
+  x->cmd = k != NULL ? k->id : FROND__RC_UNKNOWN;
   if (k == NULL) {
     unknown_command(x);
   } else if (!x->st->authed && !k->noauth) {
@@ -172,7 +172,9 @@ static void execute(frond__resp_ctx *x) {
   } else {
     k->fn(x);
   }
-  FROND__INC(FROND__RESP_STATS(x)->commands[id][x->failed], 1);
+  /* A command answered later is counted then. */
+  if (!x->c->held)
+    FROND__INC(FROND__RESP_STATS(x)->commands[x->cmd][x->failed], 1);
 }
 
 static void ctx_init(frond__resp_ctx *x, frond__conn *c) {
@@ -217,8 +219,9 @@ static int resp_on_data(frond__conn *c, const char *buf, size_t len) {
     x.argv = argv;
     execute(&x);
   }
-  /* While draining, close once every complete command has been answered. */
-  if (x.close || (frond__conn_draining(c) && (size_t)n == len))
+  /* While draining, close once every complete command has been answered;
+  ** a command answered later closes then, if it must. */
+  if (!c->held && (x.close || (frond__conn_draining(c) && (size_t)n == len)))
     return -1;
   return (int)n;
 }

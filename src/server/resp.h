@@ -77,6 +77,7 @@ typedef struct frond__resp_ctx {
   frond__buf *out;
   const frond__resp_arg *argv;
   size_t argc;
+  int cmd;    /* FROND__RC_* */
   int failed; /* an error reply was written */
   int close;  /* close once the reply is written */
 } frond__resp_ctx;

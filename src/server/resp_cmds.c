@@ -34,14 +34,63 @@ static size_t get_count(frond__resp_ctx *x, size_t i) {
   return (size_t)n;
 }
 
-void frond__resp_cmd_incr(frond__resp_ctx *x) {
+static void ids_reply(frond__resp_ctx *x, const int64_t *ids, size_t n,
+                      int batch) {
+  if (batch)
+    frond__resp_ids(x, ids, n);
+  else
+    frond__resp_int(x, ids[0]);
+}
+
+/* A command whose tag is being looked up off the loop. */
+typedef struct segment_call {
+  frond__ids_call call; /* first */
+  frond__resp_ctx x;
+  int batch; /* answer an array (ID.NEXT) */
+} segment_call;
+
+static void segment_done(frond__ids_call *call) {
+  segment_call *sc = (segment_call *)(void *)call;
+  frond__resp_ctx *x = &sc->x;
+  if (!frond__conn_gone(x->c)) {
+    if (call->rc != 0)
+      frond__resp_lib_error(x, call->rc, &call->err);
+    else
+      ids_reply(x, call->ids, call->n, sc->batch);
+  }
+  /* Counted now that its result is known (execute skipped it). */
+  FROND__INC(FROND__RESP_STATS(x)->commands[x->cmd][x->failed], 1);
+  frond__conn_resume(x->c, x->close);
+  free(call->ids);
+  free(sc);
+}
+
+/* INCR, INCRBY and ID.NEXT: n IDs of the tag argv[1]. A tag the allocator
+** does not know is looked up in the store off the loop. */
+static void segment(frond__resp_ctx *x, size_t n, int batch) {
   frond_error err = {0, ""};
-  int r = frond__ids_segment(x->w, x->argv[1].p, x->argv[1].len, 1, &err);
+  const frond__resp_arg *tag = &x->argv[1];
+  segment_call *sc;
+  int r = frond__ids_segment(x->w, tag->p, tag->len, n, &err);
+  if (r == FROND_ETAG_NOT_FOUND && (sc = calloc(1, sizeof *sc)) != NULL) {
+    sc->x = *x;
+    sc->x.argv = NULL;
+    sc->x.argc = 0;
+    sc->batch = batch;
+    sc->call.done = segment_done;
+    if (frond__ids_segment_later(&sc->call, x->c, tag->p, tag->len, n))
+      return;
+    free(sc);
+  }
   if (r != 0) {
     frond__resp_lib_error(x, r, &err);
     return;
   }
-  frond__resp_int(x, x->w->ids[0]);
+  ids_reply(x, x->w->ids, n, batch);
+}
+
+void frond__resp_cmd_incr(frond__resp_ctx *x) {
+  segment(x, 1, 0);
 }
 
 /* INCRBY <tag> 1 is what some clients send for INCR (redis-py's incr()).
@@ -60,17 +109,9 @@ void frond__resp_cmd_incrby(frond__resp_ctx *x) {
 }
 
 void frond__resp_cmd_id_next(frond__resp_ctx *x) {
-  frond_error err = {0, ""};
   size_t n;
-  int r;
-  if ((n = get_count(x, 2)) == 0)
-    return;
-  r = frond__ids_segment(x->w, x->argv[1].p, x->argv[1].len, n, &err);
-  if (r != 0) {
-    frond__resp_lib_error(x, r, &err);
-    return;
-  }
-  frond__resp_ids(x, x->w->ids, n);
+  if ((n = get_count(x, 2)) != 0)
+    segment(x, n, 1);
 }
 
 void frond__resp_cmd_id_snowflake(frond__resp_ctx *x) {
@@ -83,7 +124,7 @@ void frond__resp_cmd_id_snowflake(frond__resp_ctx *x) {
     frond__resp_lib_error(x, r, &err);
     return;
   }
-  frond__resp_ids(x, x->w->ids, n);
+  ids_reply(x, x->w->ids, n, 1);
 }
 
 /* Field/value pairs, flat, as HGETALL answers under RESP2. */
@@ -302,7 +343,7 @@ void frond__resp_cmd_reset(frond__resp_ctx *x) {
 }
 
 static void client_info(frond__resp_ctx *x, frond__buf *b) {
-  struct sockaddr_storage ss;
+  struct sockaddr_storage ss = {0};
   char host[64] = "?";
   int len = sizeof ss, port = 0;
   if (uv_tcp_getpeername(&x->c->tcp, (struct sockaddr *)&ss, &len) == 0) {

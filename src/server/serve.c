@@ -62,8 +62,11 @@ static uv_timer_t tick;
 
 /* Open the segment allocator and publish it to the workers. */
 static int open_seg(frond__server *srv, frond_error *err) {
+  frond_seg_options o;
   frond_seg *seg;
-  int r = frond_seg_open(&seg, srv->cfg.store, NULL, err);
+  int r;
+  frond__ids_seg_options(&o);
+  r = frond_seg_open(&seg, srv->cfg.store, &o, err);
   if (r == 0)
     atomic_store(&srv->seg, seg);
   return r;
@@ -274,7 +277,8 @@ int frond__cli_serve(int argc, char **argv) {
   }
   frond_log_set(NULL, NULL, srv.cfg.log_level);
   signal(SIGPIPE, SIG_IGN);
-  pthread_mutex_init(&srv.admin_lock, NULL);
+  pthread_mutex_init(&srv.store_lock, NULL);
+  pthread_mutex_init(&srv.lookup_lock, NULL);
   pthread_mutex_init(&srv.rate_lock, NULL);
   srv.protos[0] = &frond__http_proto; /* first: its address is the node's */
   srv.protos[1] = &frond__resp_proto;
@@ -302,9 +306,8 @@ int frond__cli_serve(int argc, char **argv) {
   for (i = 0; started && i < srv.nworkers; i++)
     frond__worker_join(&srv.workers[i]);
   uv_loop_close(loop);
-  for (i = 0; i < srv.nprotos; i++)
-    if (srv.protos[i]->stop != NULL)
-      srv.protos[i]->stop(&srv);
+  if (srv.store_conn != NULL)
+    frond_store_close(srv.store_conn);
   frond_seg_close(atomic_load(&srv.seg));
   /* The coordinator's final report reads the generator: close it first. */
   if (srv.coord != NULL && frond__coord_close(srv.coord, &err) != 0)

@@ -55,8 +55,7 @@ typedef struct frond__endpoint {
 ** protocol is off, or a FROND_E* code with err filled.
 ** state_size is the size of the zeroed state each worker keeps for it
 ** (counters, caches), reached as c->l->state on its connections.
-** metrics (optional) appends its Prometheus families; stop (optional)
-** releases what it holds once every worker has stopped.
+** metrics (optional) appends its Prometheus families.
 **
 ** on_open (optional) runs once a connection is accepted and may set its
 ** idle time and c->pdata; on_close (optional) releases c->pdata; it runs
@@ -74,7 +73,6 @@ typedef struct frond__proto {
   int (*configure)(frond__server *srv, frond__endpoint *ep, frond_error *err);
   size_t state_size;
   void (*metrics)(frond__server *srv, frond__buf *b);
-  void (*stop)(frond__server *srv);
   int (*on_open)(frond__conn *c);
   int (*on_data)(frond__conn *c, const char *buf, size_t len);
   void (*on_timeout)(frond__conn *c);
@@ -195,9 +193,15 @@ struct frond__server {
   /* The HTTP address, which the coordinator records for this node. */
   char listen_host[256];
   int listen_port;
-  /* Admin (http_admin.c): one store connection, one call at a time. */
-  pthread_mutex_t admin_lock;
-  frond_store *admin_store;
+  /* The server's own store connection, for calls made off the loop (tag
+  ** admin, look-ups of unknown tags): one call at a time, under store_lock;
+  ** opened on first use (frond__store_conn). */
+  pthread_mutex_t store_lock;
+  frond_store *store_conn;
+  /* Look-ups of unknown tags (ids.c), under lookup_lock. */
+  pthread_mutex_t lookup_lock;
+  int64_t lookup_second;
+  unsigned lookups, lookups_in_flight;
   /* Rates (status.c), under rate_lock. */
   pthread_mutex_t rate_lock;
   double rate_snowflake;
@@ -261,10 +265,44 @@ void frond__metrics_render(frond__server *srv, frond__buf *b);
 /* Issue n IDs into w->ids (n <= max_count) and count them; 0 or the
 ** library's code with err filled. A segment allocator that is not there
 ** (store not reached yet, or store = none) is SEGMENT_UNAVAILABLE with a
-** message saying which. */
+** message saying which. A tag the allocator does not know fails with
+** TAG_NOT_FOUND at once: see frond__ids_segment_later. */
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                        frond_error *err);
+
+/* The segment allocator's options for the server (see ids.c). */
+void frond__ids_seg_options(frond_seg_options *o);
+
+/* A segment request whose tag the allocator did not know, being looked up
+** in the store off the loop. A protocol embeds it in its own record of the
+** request (first member) and sets done. */
+typedef struct frond__ids_call frond__ids_call;
+struct frond__ids_call {
+  uv_work_t work;
+  frond__worker *w;
+  frond__conn *c; /* held until done has called frond__conn_resume */
+  char tag[FROND_TAG_MAX + 1];
+  size_t len, n;
+  int64_t *ids; /* n IDs when rc is 0; done frees it */
+  int rc;
+  frond_error err;
+  /* On the loop: answer (unless frond__conn_gone), resume c, free. */
+  void (*done)(frond__ids_call *call);
+};
+/* After frond__ids_segment failed with TAG_NOT_FOUND: look the tag up off
+** the loop and take n IDs there. Returns 1 when queued (c is held, done
+** will run), 0 when the look-up budget is spent or there is no allocator:
+** then answer the TAG_NOT_FOUND at once. */
+int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
+                             const char *tag, size_t len, size_t n);
+
+/* With store_lock held: open the server's own store connection unless it
+** is open. 0, or STORE (store = none, or unreachable). */
+int frond__store_conn(frond__server *srv, frond_error *err);
+/* With store_lock held, after a call on it returned rc: a connection that
+** failed with STORE is closed, to be opened again by the next call. */
+void frond__store_conn_check(frond__server *srv, int rc);
 
 /* -------------------------------------------------------------- status.c */
 

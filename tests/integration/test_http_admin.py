@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """
-test_http_admin.py -- the admin endpoints against a store that stalls.
+test_http_admin.py -- store calls against a store that stalls: the admin
+endpoints, and the look-up of a tag the allocator does not know.
 
 A trigger on leaf_alloc makes every INSERT (POST /v1/tags) wait for an
 advisory lock that the test holds, so a tag creation stays in flight for as
-long as the test wants: no sleeps decide the outcome. With one event-loop
+long as the test wants; a table lock held by the test does the same to the
+look-up of an unknown tag. No sleep decides an outcome. With one event-loop
 thread, everything else that loop serves (health, IDs over HTTP and the
 Redis protocol, other connections) must still be answered meanwhile; a
 client that goes away before the answer must not hurt the server; a drain
@@ -71,6 +73,38 @@ class Stall:
     def release(self):
         if self.p.poll() is None:
             self.p.stdin.write("SELECT pg_advisory_unlock(%d);\n\\q\n" % LOCK)
+            self.p.stdin.close()
+            self.p.wait(timeout=30)
+
+
+class TableLock:
+    """Holds leaf_alloc locked in a transaction of its own (in which it
+    creates the tag `fresh`) until release() commits: every other use of
+    the table waits meanwhile."""
+
+    def __init__(self, pg):
+        self.pg = pg
+        self.p = subprocess.Popen(["psql", "-X", "-q", "-d", pg.uri],
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, text=True)
+        self.p.stdin.write("BEGIN;\nLOCK TABLE leaf_alloc IN ACCESS EXCLUSIVE "
+                           "MODE;\nINSERT INTO leaf_alloc (biz_tag, max_id, "
+                           "step) VALUES ('fresh', 1, 10);\n")
+        self.p.stdin.flush()
+        Stall.wait_for(self, "SELECT count(*) FROM pg_locks WHERE relation = "
+                       "'leaf_alloc'::regclass AND mode = "
+                       "'AccessExclusiveLock' AND granted",
+                       "the test's psql to lock leaf_alloc")
+
+    def wait_blocked(self):
+        Stall.wait_for(self, "SELECT count(*) FROM pg_stat_activity WHERE "
+                       "wait_event_type = 'Lock' AND wait_event = 'relation'",
+                       "a look-up to wait in PostgreSQL")
+
+    def release(self):
+        if self.p.poll() is None:
+            self.p.stdin.write("COMMIT;\n\\q\n")
             self.p.stdin.close()
             self.p.wait(timeout=30)
 
@@ -167,6 +201,49 @@ def test_loop_serves_while_admin_waits(pg):
         s.close()
 
 
+def test_unknown_tag_lookup_off_the_loop(pg):
+    """A tag the allocator does not know is looked up in the store: while
+    that look-up waits, the loop serves everything else, tags in its
+    buffers included; once the store answers, the tag (created meanwhile,
+    elsewhere) works at once, over HTTP and RESP."""
+    s = start(pg)
+    lock = None
+    c = None
+    try:
+        st, _, b = s.request("GET", "/api/segment/get/orders")
+        check(st == 200 and b == b"1", (st, b))
+        lock = TableLock(pg)
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.sendall(b"GET /api/segment/get/fresh HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = ft.Resp(s.resp_port, timeout=10)
+        r.command("AUTH", AUTH.split()[1])
+        r.send(ft.encode("INCR", "fresh"))
+        lock.wait_blocked()
+        for path, want in (("/livez", b"ok\n"), ("/api/segment/get/orders",
+                                                 b"2")):
+            o = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            o.sendall(b"GET %s HTTP/1.1\r\nHost: a\r\nConnection: close"
+                      b"\r\n\r\n" % path.encode())
+            rs = read_answers(o, 1, 5)
+            o.close()
+            check(len(rs) == 1 and rs[0][0] == 200 and rs[0][2] == want,
+                  "GET %s was not answered while a look-up waited on the "
+                  "store: %r" % (path, rs))
+        lock.release()
+        rs = read_answers(c, 1, 20)
+        check(len(rs) == 1 and rs[0][0] == 200 and rs[0][2] in (b"1", b"2"),
+              "the unknown tag after the look-up: %r" % rs)
+        n = r.reply()
+        check(n in (1, 2) and n != int(rs[0][2]), "RESP INCR fresh: %r" % n)
+        r.close()
+    finally:
+        if lock is not None:
+            lock.release()
+        if c is not None:
+            c.close()
+        s.close()
+
+
 def test_client_gone_while_admin_waits(pg):
     """Clients that close or reset their connection while their tag
     creation waits: the creation completes, the server keeps serving
@@ -250,6 +327,7 @@ def main():
     pg = ft.Postgres()
     try:
         tests = [test_loop_serves_while_admin_waits,
+                 test_unknown_tag_lookup_off_the_loop,
                  test_client_gone_while_admin_waits,
                  test_drain_waits_for_admin]
         ft.main([bind(t, pg) for t in tests])
