@@ -40,18 +40,23 @@ CREATE TRIGGER frond_test_stall BEFORE INSERT ON leaf_alloc
 """ % LOCK
 
 
+def session(pg, sql):
+    """A psql session of its own that has been sent sql and stays open."""
+    p = subprocess.Popen(["psql", "-X", "-q", "-d", pg.uri],
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, text=True)
+    p.stdin.write(sql)
+    p.stdin.flush()
+    return p
+
+
 class Stall:
     """Holds the advisory lock in a psql session of its own until
     release(): INSERTs into leaf_alloc wait for it meanwhile."""
 
     def __init__(self, pg):
         self.pg = pg
-        self.p = subprocess.Popen(["psql", "-X", "-q", "-d", pg.uri],
-                                  stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, text=True)
-        self.p.stdin.write("SELECT pg_advisory_lock(%d);\n" % LOCK)
-        self.p.stdin.flush()
+        self.p = session(pg, "SELECT pg_advisory_lock(%d);\n" % LOCK)
         self.wait_for("SELECT count(*) FROM pg_locks WHERE locktype = "
                       "'advisory' AND granted AND objid = %d" % LOCK,
                       "the test's psql to take the lock")
@@ -84,14 +89,9 @@ class TableLock:
 
     def __init__(self, pg):
         self.pg = pg
-        self.p = subprocess.Popen(["psql", "-X", "-q", "-d", pg.uri],
-                                  stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, text=True)
-        self.p.stdin.write("BEGIN;\nLOCK TABLE leaf_alloc IN ACCESS EXCLUSIVE "
-                           "MODE;\nINSERT INTO leaf_alloc (biz_tag, max_id, "
-                           "step) VALUES ('fresh', 1, 10);\n")
-        self.p.stdin.flush()
+        self.p = session(pg, "BEGIN;\nLOCK TABLE leaf_alloc IN ACCESS "
+                         "EXCLUSIVE MODE;\nINSERT INTO leaf_alloc (biz_tag, "
+                         "max_id, step) VALUES ('fresh', 1, 10);\n")
         Stall.wait_for(self, "SELECT count(*) FROM pg_locks WHERE relation = "
                        "'leaf_alloc'::regclass AND mode = "
                        "'AccessExclusiveLock' AND granted",

@@ -137,6 +137,12 @@ static void fixture_close(fixture *f) {
   free(f);
 }
 
+/* cmocka's teardown for a test whose state is a fixture. */
+static int fixture_teardown(void **state) {
+  fixture_close(*state);
+  return 0;
+}
+
 /* Run the loop until a held request has been answered. */
 static void fixture_settle(fixture *f) {
   int i;

@@ -13,11 +13,6 @@ static int setup(void **state) {
   return 0;
 }
 
-static int teardown(void **state) {
-  fixture_close(*state);
-  return 0;
-}
-
 /* One answer, split: status, a header's value (static), the body. */
 typedef struct answer {
   int status;
@@ -287,13 +282,14 @@ static void test_health_and_pages(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_leaf, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_v1_ids, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_admin, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leaf, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_v1_ids, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_admin, setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_pipeline_behind_admin, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_framing, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_health_and_pages, setup, teardown),
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_framing, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_health_and_pages, setup,
+                                      fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,11 +12,6 @@ static int setup(void **state) {
   return 0;
 }
 
-static int teardown(void **state) {
-  fixture_close(*state);
-  return 0;
-}
-
 static void test_incr(void **state) {
   fixture *f = *state;
   int last;
@@ -192,17 +187,20 @@ static void test_quit_behind_lookup(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_incr, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_counts, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_snowflake_decode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_incr, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_counts, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_snowflake_decode, setup,
+                                      fixture_teardown),
       cmocka_unit_test_setup_teardown(test_connection_commands, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_protocol_error, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_auth, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_splits, setup, teardown),
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_protocol_error, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_auth, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_splits, setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_unknown_tag_looked_up, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_quit_behind_lookup, setup, teardown),
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_quit_behind_lookup, setup,
+                                      fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
