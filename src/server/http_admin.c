@@ -155,7 +155,7 @@ static void admin_done(uv_work_t *w, int status) {
 /* Read the body of a POST (tag, step, start, description) or a PATCH
 ** (step) into a. 0, or -1 after answering 400. */
 static int read_body(frond__http_ctx *x, admin_call *a) {
-  char jerr[160];
+  frond_error jerr = {0, ""};
   int post = a->method == FROND__HTTP_POST;
   frond__json_field fields[4] = {
       {"tag", FROND__JSON_STR, a->tag, sizeof a->tag, 0, 0},
@@ -164,8 +164,8 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
       {"description", FROND__JSON_STR, a->desc, sizeof a->desc, 0, 0},
   };
   if (frond__json_read(x->body, x->body_len, post ? fields : fields + 1,
-                       post ? 4 : 1, jerr, sizeof jerr) != 0) {
-    frond__http_error(x, 400, "BAD_REQUEST", jerr, NULL);
+                       post ? 4 : 1, &jerr) != 0) {
+    frond__http_error(x, 400, "BAD_REQUEST", jerr.message, NULL);
     return -1;
   }
   if ((post && !fields[0].present) || !fields[1].present) {

@@ -190,10 +190,17 @@ static void test_unescape(void **state) {
   assert_int_equal(frond__http_unescape("123456789", 9, out, 8), -1);
 }
 
+/* 0, or -1 after checking that the refusal carries its code and says
+** what was wrong. */
 static int json(const char *s, frond__json_field *f, size_t n) {
-  char err[128];
-  return frond__json_read(at_guard(s, strlen(s)), strlen(s), f, n, err,
-                          sizeof err);
+  frond_error err = {0, ""};
+  int r = frond__json_read(at_guard(s, strlen(s)), strlen(s), f, n, &err);
+  if (r == 0)
+    return 0;
+  assert_int_equal(r, FROND_EINVAL);
+  assert_int_equal(err.code, FROND_EINVAL);
+  assert_memory_equal(err.message, "invalid JSON body: ", 19);
+  return -1;
 }
 
 static void test_json(void **state) {
