@@ -93,6 +93,17 @@ int frond__listen_socket(const frond__addr *a, frond_error *err) {
   return bind_socket(a, 1, err);
 }
 
+int frond__endpoints_check(const frond__endpoint *ep, int n, frond_error *err) {
+  int i, j;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < i && ep[i].addr.port != 0; j++)
+      if (ep[j].addr.port == ep[i].addr.port)
+        return frond__fail(err, FROND_EINVAL,
+                           "%s %s and %s %s use the same port", ep[i].key,
+                           ep[i].text, ep[j].key, ep[j].text);
+  return 0;
+}
+
 int frond__conn_draining(const frond__conn *c) {
   return c->w->draining;
 }

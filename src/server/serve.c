@@ -121,22 +121,16 @@ static void on_signal(uv_signal_t *s, int signum) {
 }
 
 /* Each protocol checks its part of the configuration and says where it
-** listens; no two may share a port. */
+** listens. */
 static int configure_protocols(frond__server *srv, frond_error *err) {
-  int i, j, r;
+  int i, r;
   for (i = 0; i < srv->nprotos; i++) {
-    frond__endpoint *ep = &srv->ep[i];
-    if ((r = srv->protos[i]->configure(srv, ep, err)) < 0)
+    if ((r = srv->protos[i]->configure(srv, &srv->ep[i], err)) < 0)
       return r;
     if (r > 0)
-      ep->addr.port = 0; /* off */
-    for (j = 0; j < i && ep->addr.port != 0; j++)
-      if (srv->ep[j].addr.port == ep->addr.port)
-        return frond__fail(err, FROND_EINVAL,
-                           "%s %s and %s %s use the same port", ep->key,
-                           ep->text, srv->ep[j].key, srv->ep[j].text);
+      srv->ep[i].addr.port = 0; /* off */
   }
-  return 0;
+  return frond__endpoints_check(srv->ep, srv->nprotos, err);
 }
 
 /* The listening sockets of every worker: one per protocol that is on. */

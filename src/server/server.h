@@ -232,6 +232,8 @@ int frond__conn_gone(const frond__conn *c);
 ** close_after closes the connection once written. */
 void frond__conn_resume(frond__conn *c, int close_after);
 
+/* The protocols' endpoints (port 0: off) may not share a port. */
+int frond__endpoints_check(const frond__endpoint *ep, int n, frond_error *err);
 /* Fail with IO when host:port is taken, by anyone. */
 int frond__listen_probe(const frond__addr *a, frond_error *err);
 /* A bound, listening SO_REUSEPORT socket, or -1 with err filled. */
