@@ -11,15 +11,15 @@
 ** protocol: a protocol (http.c, resp.c) plugs in through its frond__proto
 ** table, which brings its configuration check, its per-worker state, its
 ** metrics, its busy answer and its connection callbacks. Files call one
-** another one way only, bottom to top:
+** another one way only; by level, each using only levels below it:
 **
-**   buf, json, http_parse, resp_parse, config     (pure: no server state)
-**   conn, metrics                                  (loops; counters)
-**   ids, status                                    (IDs; the status page)
-**   http_out, resp_reply                           (answers of a protocol)
-**   http_api, http_admin, resp_cmds                (endpoints, commands)
-**   http, resp                                     (framing and routing)
-**   serve                                          (start-up, signals)
+**   buf, config, http_parse, resp_parse     pure: no server state
+**   conn, json, metrics, resp_reply         loops; counters; replies
+**   ids, status, http_out                   IDs; the status page; answers
+**   http_api, resp_cmds                     endpoints, commands
+**   http_admin, resp                        admin calls; RESP's table
+**   http                                    HTTP's table
+**   serve                                   start-up, signals
 **
 ** tests/integration/test_layers.py fails on any circle among them.
 */
