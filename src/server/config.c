@@ -1,99 +1,144 @@
 /*
 ** config.c -- the configuration table and its sources (see config.h).
 **
-** Adding a key is adding one row below and a field to frond__config.
+** Adding a key is adding one row below and a field to frond__config: the
+** file key, environment variable, flag, checks, --print-config, --help and
+** --list-keys all follow from the row.
 */
 #include "server/config.h"
 
 #include "core/internal.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
-#include <stddef.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { T_STR, T_INT };
+#define FIELD(f) offsetof(frond__config, f)
+#define CAP(f) sizeof(((frond__config *)0)->f)
 
-typedef struct cfg_row {
-  const char *name;
-  int type;
-  size_t off;
-  size_t size; /* T_STR: capacity of the field */
-  int64_t min, max;
-  const char *def;
-  const char *env;
-  int secret;
-  const char *help;
-} cfg_row;
+/* name, type, field, [capacity], [range], [values], default, flags, help */
+#define INT(n, f, lo, hi, def, help)                                           \
+  { n, FROND__CFG_INT, FIELD(f), 0, lo, hi, NULL, def, 0, help }
+#define MS(n, f, lo, hi, def, help)                                            \
+  { n, FROND__CFG_DURATION, FIELD(f), 0, lo, hi, NULL, def, 0, help }
+#define BYTES(n, f, lo, hi, def, help)                                         \
+  { n, FROND__CFG_SIZE, FIELD(f), 0, lo, hi, NULL, def, 0, help }
+#define STR(n, f, def, flags, help)                                            \
+  { n, FROND__CFG_STRING, FIELD(f), CAP(f), 0, 0, NULL, def, flags, help }
+#define ADDR(n, f, def, flags, help)                                           \
+  { n, FROND__CFG_ADDRESS, FIELD(f), CAP(f), 0, 0, NULL, def, flags, help }
+#define ENUM(n, f, values, def, help)                                          \
+  { n, FROND__CFG_ENUM, FIELD(f), 0, 0, 0, values, def, 0, help }
 
-#define STR(f)                                                                 \
-  T_STR, offsetof(frond__config, f), sizeof(((frond__config *)0)->f)
-#define INT(f) T_INT, offsetof(frond__config, f), 0
+static const char *const log_levels[] = {"error", "warn", "info", "debug",
+                                         NULL};
+static const char *const time_zones[] = {"utc", "local", NULL};
 
-static const cfg_row rows[] = {
-    {"listen", STR(listen), 0, 0, "127.0.0.1:8080", "FROND_LISTEN", 0,
-     "HTTP address, host:port (IPv6 as [::1]:8080)"},
-    {"resp_listen", STR(resp_listen), 0, 0, "127.0.0.1:6380",
-     "FROND_RESP_LISTEN", 0,
-     "Redis protocol (RESP) address, host:port, or off"},
-    {"resp_max_args", INT(resp_max_args), 1, 1024, "1024",
-     "FROND_RESP_MAX_ARGS", 0, "RESP: most arguments in one command"},
-    {"resp_max_bulk", INT(resp_max_bulk), 16, 65536, "65536",
-     "FROND_RESP_MAX_BULK", 0, "RESP: longest argument in bytes"},
-    {"resp_max_inline", INT(resp_max_inline), 16, 65536, "65536",
-     "FROND_RESP_MAX_INLINE", 0, "RESP: longest inline command line"},
-    {"resp_max_query", INT(resp_max_query), 65536, 67108864, "1048576",
-     "FROND_RESP_MAX_QUERY", 0, "RESP: input buffered per connection"},
-    {"resp_idle_timeout_ms", INT(resp_idle_timeout_ms), 0, 86400000, "0",
-     "FROND_RESP_IDLE_TIMEOUT_MS", 0,
-     "RESP: close idle connections after this, 0 = never (as Redis)"},
-    {"store", STR(store), 0, 0, FROND_STORE_DEFAULT, "FROND_STORE", 0,
-     "segment store URI (sqlite:///path, postgresql://...), or none"},
-    {"coordinator", STR(coordinator), 0, 0, "static", "FROND_COORDINATOR", 0,
-     "node ID source: static (use `node`), static:N, "
-     "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db or "
-     "lease+postgresql://..."},
-    {"advertise", STR(advertise), 0, 0, "auto", "FROND_ADVERTISE", 0,
-     "identity given to the coordinator, host:port (containers, NAT); auto: "
-     "the listen address (the first non-loopback IPv4 address when "
-     "listening on all) and the HTTP port"},
-    {"layout", STR(layout), 0, 0, FROND_LAYOUT_DEFAULT, "FROND_LAYOUT", 0,
-     "snowflake layout: preset name or time=..,node=..,seq=.. spec"},
-    {"node", INT(node), 0, INT64_MAX, "0", "FROND_NODE", 0,
-     "node (worker) ID for the static coordinator"},
-    {"threads", INT(threads), 0, 256, "0", "FROND_THREADS", 0,
-     "event-loop threads, 0 = number of cores"},
-    {"admin_token", STR(admin_token), 0, 0, "", "FROND_ADMIN_TOKEN", 1,
-     "bearer token for admin endpoints; required beyond loopback"},
-    {"max_count", INT(max_count), 1, 10000000, "100000", "FROND_MAX_COUNT", 0,
-     "largest batch (?count=) per request"},
-    {"max_connections", INT(max_connections), 1, 1000000, "10000",
-     "FROND_MAX_CONNECTIONS", 0, "open client connections, all threads"},
-    {"header_timeout_ms", INT(header_timeout_ms), 100, 3600000, "10000",
-     "FROND_HEADER_TIMEOUT_MS", 0, "time to receive a whole request"},
-    {"idle_timeout_ms", INT(idle_timeout_ms), 100, 86400000, "60000",
-     "FROND_IDLE_TIMEOUT_MS", 0, "keep-alive connection idle time"},
-    {"drain_timeout_ms", INT(drain_timeout_ms), 0, 600000, "5000",
-     "FROND_DRAIN_TIMEOUT_MS", 0, "on SIGTERM, time to finish in-flight"},
-    {"max_body", INT(max_body), 0, 1048576, "4096", "FROND_MAX_BODY", 0,
-     "largest request body in bytes (admin JSON)"},
-    {"data_dir", STR(data_dir), 0, 0, ".", "FROND_DATA_DIR", 0,
-     "directory of the high-water file frond-node-N.hw"},
-    {"max_ahead_ms", INT(max_ahead_ms), 0, 3600000, "1000",
-     "FROND_MAX_AHEAD_MS", 0, "snowflake clock may run this far ahead"},
-    {"max_wait_ms", INT(max_wait_ms), -1, 60000, "-1", "FROND_MAX_WAIT_MS", 0,
-     "wait this long for the wall clock, then CLOCK_BEHIND; -1: 10 ms or "
-     "two time units of the layout, whichever is longer"},
-    {"log_level", STR(log_level), 0, 0, "info", "FROND_LOG_LEVEL", 0,
-     "error, warn, info or debug"},
-    {"leaf_time_zone", STR(leaf_time_zone), 0, 0, "utc", "FROND_LEAF_TIME_ZONE",
-     0, "zone of /decodeSnowflakeId's timestamp text: utc or local"},
+static const frond__cfg_row rows[] = {
+    ADDR("listen", listen, "127.0.0.1:8080", 0,
+         "HTTP address, host:port (IPv6 as [::1]:8080)"),
+    ADDR("resp_listen", resp_listen, "127.0.0.1:6380", FROND__CFG_OFF,
+         "Redis protocol (RESP) address, host:port, or off"),
+    INT("resp_max_args", resp_max_args, 1, 1024, "1024",
+        "RESP: most arguments in one command"),
+    BYTES("resp_max_bulk", resp_max_bulk, 16, 65536, "65536",
+          "RESP: longest argument in bytes"),
+    BYTES("resp_max_inline", resp_max_inline, 16, 65536, "65536",
+          "RESP: longest inline command line"),
+    BYTES("resp_max_query", resp_max_query, 65536, 67108864, "1048576",
+          "RESP: input buffered per connection"),
+    MS("resp_idle_timeout_ms", resp_idle_timeout_ms, 0, 86400000, "0",
+       "RESP: close idle connections after this, 0 = never (as Redis)"),
+    STR("store", store, FROND_STORE_DEFAULT, 0,
+        "segment store URI (sqlite:///path, postgresql://...), or none"),
+    STR("coordinator", coordinator, "static", 0,
+        "node ID source: static (use `node`), static:N, "
+        "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db or "
+        "lease+postgresql://..."),
+    STR("advertise", advertise, "auto", 0,
+        "identity given to the coordinator, host:port (containers, NAT); auto: "
+        "the listen address (the first non-loopback IPv4 address when "
+        "listening on all) and the HTTP port"),
+    STR("layout", layout, FROND_LAYOUT_DEFAULT, 0,
+        "snowflake layout: preset name or time=..,node=..,seq=.. spec"),
+    INT("node", node, 0, INT64_MAX, "0",
+        "node (worker) ID for the static coordinator"),
+    INT("threads", threads, 0, 256, "0",
+        "event-loop threads, 0 = number of cores"),
+    STR("admin_token", admin_token, "", FROND__CFG_SECRET,
+        "bearer token for admin endpoints; required beyond loopback"),
+    INT("max_count", max_count, 1, 10000000, "100000",
+        "largest batch (?count=) per request"),
+    INT("max_connections", max_connections, 1, 1000000, "10000",
+        "open client connections, all threads"),
+    MS("header_timeout_ms", header_timeout_ms, 100, 3600000, "10000",
+       "time to receive a whole request"),
+    MS("idle_timeout_ms", idle_timeout_ms, 100, 86400000, "60000",
+       "keep-alive connection idle time"),
+    MS("drain_timeout_ms", drain_timeout_ms, 0, 600000, "5000",
+       "on SIGTERM, time to finish in-flight"),
+    BYTES("max_body", max_body, 0, 1048576, "4096",
+          "largest request body in bytes (admin JSON)"),
+    STR("data_dir", data_dir, ".", 0,
+        "directory of the high-water file frond-node-N.hw"),
+    MS("max_ahead_ms", max_ahead_ms, 0, 3600000, "1000",
+       "snowflake clock may run this far ahead"),
+    MS("max_wait_ms", max_wait_ms, -1, 60000, "-1",
+       "wait this long for the wall clock, then CLOCK_BEHIND; -1: 10 ms or "
+       "two time units of the layout, whichever is longer"),
+    ENUM("log_level", log_level, log_levels, "info",
+         "error, warn, info or debug"),
+    ENUM("leaf_time_zone", leaf_time_zone, time_zones, "utc",
+         "zone of /decodeSnowflakeId's timestamp text: utc or local"),
 };
 
-static const cfg_row *find_row(const char *name, size_t len) {
-  size_t i;
+static const char *const type_names[] = {"int",      "bool", "string", "enum",
+                                         "duration", "size", "address"};
+
+/* Units a DURATION (in ms) or SIZE (in bytes) may carry; the bare number
+** is the first unit. */
+typedef struct unit {
+  const char *name;
+  int64_t scale;
+} unit;
+static const unit ms_units[] = {
+    {"ms", 1}, {"s", 1000}, {"min", 60000}, {"h", 3600000}, {NULL, 0}};
+static const unit byte_units[] = {{"B", 1},
+                                  {"KiB", 1024},
+                                  {"MiB", 1024 * 1024},
+                                  {"GiB", 1024 * 1024 * 1024},
+                                  {NULL, 0}};
+
+const frond__cfg_row *frond__config_rows(size_t *n) {
+  *n = FROND__ARRAY_SIZE(rows);
+  return rows;
+}
+
+/* "FROND_" and the name in upper case, into env[64]. */
+static const char *env_name(const frond__cfg_row *r, char *env, size_t cap) {
+  size_t i = 0, j;
+  i = (size_t)snprintf(env, cap, "FROND_");
+  for (j = 0; r->name[j] != '\0' && i + 1 < cap; j++)
+    env[i++] = (char)toupper((unsigned char)r->name[j]);
+  env[i] = '\0';
+  return env;
+}
+
+/* "--" and the name with '-' for '_', into flag[64]. */
+static const char *flag_name(const frond__cfg_row *r, char *flag, size_t cap) {
+  size_t i, j;
+  i = (size_t)snprintf(flag, cap, "--");
+  for (j = 0; r->name[j] != '\0' && i + 1 < cap; j++)
+    flag[i++] = r->name[j] == '_' ? '-' : r->name[j];
+  flag[i] = '\0';
+  return flag;
+}
+
+static const frond__cfg_row *find_row(const char *name, size_t len) {
+  size_t i, j;
   for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
-    size_t j;
     const char *n = rows[i].name;
     if (strlen(n) != len)
       continue;
@@ -107,39 +152,169 @@ static const cfg_row *find_row(const char *name, size_t len) {
   return NULL;
 }
 
-static int set_value(frond__config *c, const cfg_row *r, const char *v,
-                     const char *source, char *errbuf, size_t errlen) {
-  char *field = (char *)c + r->off;
-  if (r->type == T_STR) {
-    size_t n = strlen(v);
-    if (n >= r->size) {
-      snprintf(errbuf, errlen, "%s: %s is too long (at most %zu bytes)", source,
-               r->name, r->size - 1);
-      return -1;
-    }
-    memcpy(field, v, n + 1);
-    return 0;
+int frond__config_addr(const char *key, const char *text, frond__addr *a,
+                       frond_error *err) {
+  const char *l = text, *colon;
+  unsigned char ip[16];
+  size_t hl;
+  int64_t p;
+  if (strcmp(l, "off") == 0)
+    return 1;
+  if (l[0] == '[') {
+    const char *rb = strchr(l, ']');
+    if (rb == NULL || rb[1] != ':')
+      goto bad;
+    hl = (size_t)(rb - l - 1);
+    colon = rb + 1;
+    l++;
   } else {
-    int64_t n;
-    if (frond__parse_i64(v, strlen(v), &n) != 0 || n < r->min || n > r->max) {
-      snprintf(errbuf, errlen,
-               "%s: %s must be an integer in [%lld, %lld], not '%s'", source,
-               r->name, (long long)r->min, (long long)r->max, v);
+    colon = strrchr(l, ':');
+    if (colon == NULL)
+      goto bad;
+    hl = (size_t)(colon - l);
+  }
+  if (hl >= sizeof a->host)
+    goto bad;
+  memcpy(a->host, l, hl);
+  a->host[hl] = '\0';
+  if (strcmp(a->host, "localhost") == 0)
+    strcpy(a->host, "127.0.0.1");
+  if (frond__parse_i64(colon + 1, strlen(colon + 1), &p) != 0 || p < 1 ||
+      p > 65535)
+    goto bad;
+  if (inet_pton(strchr(a->host, ':') ? AF_INET6 : AF_INET, a->host, ip) != 1)
+    goto bad;
+  a->port = (int)p;
+  a->loopback = strncmp(a->host, "127.", 4) == 0 || strcmp(a->host, "::1") == 0;
+  return 0;
+bad:
+  return frond__fail(err, FROND_EINVAL,
+                     "%s must be host:port or [v6]:port with a numeric IP "
+                     "address, not '%s'",
+                     key, text);
+}
+
+/* A number with an optional unit from units (NULL: none) into *out. */
+static int parse_number(const char *v, const unit *units, int64_t *out) {
+  size_t n = strlen(v), digits = 0;
+  int64_t x;
+  if (v[0] == '-' || v[0] == '+')
+    digits = 1;
+  while (digits < n && v[digits] >= '0' && v[digits] <= '9')
+    digits++;
+  if (frond__parse_i64(v, digits, &x) != 0)
+    return -1;
+  if (digits == n) {
+    *out = x;
+    return 0;
+  }
+  for (; units != NULL && units->name != NULL; units++) {
+    if (strcmp(v + digits, units->name) != 0)
+      continue;
+    if (x < 0 || x > INT64_MAX / units->scale)
       return -1;
+    *out = x * units->scale;
+    return 0;
+  }
+  return -1;
+}
+
+static int set_row(frond__config *c, const frond__cfg_row *r, const char *v,
+                   const char *source, frond_error *err) {
+  char *field = (char *)c + r->off;
+  int64_t n;
+  int i;
+  frond__addr a;
+  switch (r->type) {
+  case FROND__CFG_ADDRESS:
+    if (r->flags & FROND__CFG_OFF ? frond__config_addr(r->name, v, &a, NULL) < 0
+                                  : frond__config_addr(r->name, v, &a, NULL))
+      return frond__fail(err, FROND_EINVAL,
+                         "%s: %s must be host:port or [v6]:port with a "
+                         "numeric IP address%s, not '%s'",
+                         source, r->name,
+                         r->flags & FROND__CFG_OFF ? " (or off)" : "", v);
+    /* Checked; stored as written, as a string is. */
+    __attribute__((fallthrough));
+  case FROND__CFG_STRING:
+    n = (int64_t)strlen(v);
+    if ((size_t)n >= r->size)
+      return frond__fail(err, FROND_EINVAL,
+                         "%s: %s is too long (at most %zu bytes)", source,
+                         r->name, r->size - 1);
+    memcpy(field, v, (size_t)n + 1);
+    return 0;
+  case FROND__CFG_ENUM:
+    for (i = 0; r->values[i] != NULL; i++)
+      if (strcmp(v, r->values[i]) == 0) {
+        memcpy(field, &i, sizeof i);
+        return 0;
+      }
+    {
+      char list[160] = "";
+      for (i = 0; r->values[i] != NULL; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                 i ? ", " : "", r->values[i]);
+      return frond__fail(err, FROND_EINVAL,
+                         "%s: %s must be one of %s, not '%s'", source, r->name,
+                         list, v);
     }
+  case FROND__CFG_BOOL:
+    if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") ||
+        !strcmp(v, "1"))
+      i = 1;
+    else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "off") ||
+             !strcmp(v, "0"))
+      i = 0;
+    else
+      return frond__fail(err, FROND_EINVAL,
+                         "%s: %s must be yes or no (true/false, on/off, "
+                         "1/0), not '%s'",
+                         source, r->name, v);
+    memcpy(field, &i, sizeof i);
+    return 0;
+  case FROND__CFG_DURATION:
+  case FROND__CFG_SIZE:
+  case FROND__CFG_INT: {
+    int dur = r->type == FROND__CFG_DURATION, size = r->type == FROND__CFG_SIZE;
+    if (parse_number(v,
+                     dur    ? ms_units
+                     : size ? byte_units
+                            : NULL,
+                     &n) != 0 ||
+        n < r->min || n > r->max)
+      return frond__fail(
+          err, FROND_EINVAL,
+          "%s: %s must be an integer in [%lld, %lld]%s, not '%s'", source,
+          r->name, (long long)r->min, (long long)r->max,
+          dur    ? " ms (or with a unit: 500ms, 10s, 5min, 1h)"
+          : size ? " bytes (or with a unit: 64KiB, 1MiB)"
+                 : "",
+          v);
     memcpy(field, &n, sizeof n);
     return 0;
   }
+  }
+  return frond__fail(err, FROND_EINVAL, "%s: %s has no type", source, r->name);
+}
+
+int frond__config_set(frond__config *c, const char *key, size_t key_len,
+                      const char *value, const char *source, frond_error *err) {
+  const frond__cfg_row *r = find_row(key, key_len);
+  if (r == NULL)
+    return frond__fail(err, FROND_EINVAL, "%s: unknown key '%.*s'", source,
+                       (int)key_len, key);
+  return set_row(c, r, value, source, err);
 }
 
 void frond__config_defaults(frond__config *c) {
   size_t i;
-  char err[64];
   memset(c, 0, sizeof *c);
   for (i = 0; i < FROND__ARRAY_SIZE(rows); i++)
-    (void)set_value(c, &rows[i], rows[i].def, "default", err, sizeof err);
+    (void)set_row(c, &rows[i], rows[i].def, "default", NULL);
 }
 
+/* Without leading and trailing white space, in place. */
 static char *trim(char *s) {
   char *e;
   while (isspace((unsigned char)*s))
@@ -150,139 +325,265 @@ static char *trim(char *s) {
   return s;
 }
 
-static int load_file(frond__config *c, const char *path, char *errbuf,
-                     size_t errlen) {
-  FILE *f = fopen(path, "r");
-  char line[2048], source[1200];
+#define LINE_MAX_LEN 2047
+
+int frond__config_parse(frond__config *c, const char *text, size_t len,
+                        const char *name, frond_error *err) {
+  const char *p = text, *end = text + len;
+  char line[LINE_MAX_LEN + 1], source[1200];
   int lineno = 0;
-  if (f == NULL) {
-    snprintf(errbuf, errlen, "cannot open config file %s", path);
-    return -1;
-  }
-  while (fgets(line, sizeof line, f) != NULL) {
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = (size_t)((nl ? nl : end) - p);
     char *eq, *k, *v;
-    const cfg_row *r;
     lineno++;
-    snprintf(source, sizeof source, "%s:%d", path, lineno);
-    if (strchr(line, '\n') == NULL && !feof(f)) {
-      snprintf(errbuf, errlen, "%s: line too long", source);
-      fclose(f);
-      return -1;
-    }
+    snprintf(source, sizeof source, "%s:%d", name, lineno);
+    if (n > LINE_MAX_LEN)
+      return frond__fail(err, FROND_EINVAL, "%s: line too long", source);
+    if (memchr(p, '\0', n) != NULL)
+      return frond__fail(err, FROND_EINVAL, "%s: NUL byte in the line", source);
+    memcpy(line, p, n);
+    line[n] = '\0';
+    p = nl ? nl + 1 : end;
     k = trim(line);
     if (*k == '\0' || *k == '#')
       continue;
     eq = strchr(k, '=');
-    if (eq == NULL) {
-      snprintf(errbuf, errlen, "%s: expected key = value", source);
-      fclose(f);
-      return -1;
-    }
+    if (eq == NULL)
+      return frond__fail(err, FROND_EINVAL, "%s: expected key = value", source);
     *eq = '\0';
     k = trim(k);
     v = trim(eq + 1);
-    r = find_row(k, strlen(k));
-    if (r == NULL) {
-      snprintf(errbuf, errlen, "%s: unknown key '%s'", source, k);
-      fclose(f);
-      return -1;
-    }
-    if (set_value(c, r, v, source, errbuf, errlen) != 0) {
-      fclose(f);
-      return -1;
-    }
+    if (frond__config_set(c, k, strlen(k), v, source, err) != 0)
+      return FROND_EINVAL;
   }
-  fclose(f);
   return 0;
 }
 
-int frond__config_load(frond__config *c, int argc, char **argv, int *print,
-                       int *help, char *errbuf, size_t errlen) {
+static int load_file(frond__config *c, const char *path, frond_error *err) {
+  FILE *f = fopen(path, "rb");
+  char *text = NULL;
+  size_t len = 0, cap = 0;
+  int rc;
+  if (f == NULL)
+    return frond__fail(err, FROND_EINVAL, "cannot open config file %s: %s",
+                       path, strerror(errno));
+  for (;;) {
+    size_t got;
+    if (len == cap) {
+      char *t = realloc(text, cap = cap ? cap * 2 : 8192);
+      if (t == NULL) {
+        fclose(f);
+        free(text);
+        return frond__fail(err, FROND_ENOMEM, "config file %s: out of memory",
+                           path);
+      }
+      text = t;
+    }
+    got = fread(text + len, 1, cap - len, f);
+    len += got;
+    if (got == 0)
+      break;
+  }
+  rc = ferror(f)
+           ? frond__fail(err, FROND_EINVAL, "cannot read config file %s", path)
+           : frond__config_parse(c, text, len, path, err);
+  fclose(f);
+  free(text);
+  return rc;
+}
+
+int frond__config_load(frond__config *c, int argc, char **argv, int *action,
+                       frond_error *err) {
   const char *file = NULL;
+  char env[64];
   size_t i;
   int pass, a;
   frond__config_defaults(c);
-  *print = *help = 0;
+  *action = FROND__CFG_RUN;
   /* Pass 0 finds --config; pass 1 applies flags over file and env. */
   for (pass = 0; pass < 2; pass++) {
     if (pass == 1) {
-      if (file != NULL && load_file(c, file, errbuf, errlen) != 0)
-        return -1;
+      int rc = file != NULL ? load_file(c, file, err) : 0;
+      if (rc != 0)
+        return rc;
       for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
-        const char *v = getenv(rows[i].env);
-        if (v != NULL &&
-            set_value(c, &rows[i], v, rows[i].env, errbuf, errlen) != 0)
-          return -1;
+        const char *v = getenv(env_name(&rows[i], env, sizeof env));
+        if (v != NULL && set_row(c, &rows[i], v, env, err) != 0)
+          return FROND_EINVAL;
       }
     }
     for (a = 0; a < argc; a++) {
       const char *arg = argv[a], *name, *val, *eq;
-      const cfg_row *r;
       size_t nlen;
       if (strcmp(arg, "--print-config") == 0) {
-        *print = 1;
+        *action = FROND__CFG_PRINT;
+        continue;
+      }
+      if (strcmp(arg, "--list-keys") == 0) {
+        *action = FROND__CFG_LIST;
         continue;
       }
       if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-        *help = 1;
+        *action = FROND__CFG_HELP;
         continue;
       }
-      if (strncmp(arg, "--", 2) != 0) {
-        snprintf(errbuf, errlen, "unexpected argument '%s'", arg);
-        return -1;
-      }
+      if (strncmp(arg, "--", 2) != 0)
+        return frond__fail(err, FROND_EINVAL, "unexpected argument '%s'", arg);
       name = arg + 2;
       eq = strchr(name, '=');
       nlen = eq ? (size_t)(eq - name) : strlen(name);
-      if (eq != NULL) {
+      if (eq != NULL)
         val = eq + 1;
-      } else if (a + 1 < argc) {
+      else if (a + 1 < argc)
         val = argv[++a];
-      } else {
-        snprintf(errbuf, errlen, "flag %s needs a value", arg);
-        return -1;
-      }
+      else
+        return frond__fail(err, FROND_EINVAL, "flag %s needs a value", arg);
       if (nlen == 6 && memcmp(name, "config", 6) == 0) {
         file = val;
         continue;
       }
-      r = find_row(name, nlen);
-      if (r == NULL) {
-        snprintf(errbuf, errlen, "unknown flag '--%.*s'", (int)nlen, name);
-        return -1;
-      }
-      if (pass == 1 && set_value(c, r, val, "flag", errbuf, errlen) != 0)
-        return -1;
+      if (find_row(name, nlen) == NULL)
+        return frond__fail(err, FROND_EINVAL, "unknown flag '--%.*s'",
+                           (int)nlen, name);
+      if (pass == 1 && frond__config_set(c, name, nlen, val, "flag", err) != 0)
+        return FROND_EINVAL;
     }
   }
   return 0;
 }
 
+/* The value of r in c as a config file spells it. */
+static const char *value_text(const frond__config *c, const frond__cfg_row *r,
+                              char *buf, size_t cap) {
+  const char *field = (const char *)c + r->off;
+  int i;
+  int64_t n;
+  switch (r->type) {
+  case FROND__CFG_STRING:
+  case FROND__CFG_ADDRESS:
+    return r->flags & FROND__CFG_SECRET && field[0] ? "(set)" : field;
+  case FROND__CFG_ENUM:
+    memcpy(&i, field, sizeof i);
+    return r->values[i];
+  case FROND__CFG_BOOL:
+    memcpy(&i, field, sizeof i);
+    return i ? "yes" : "no";
+  default:
+    memcpy(&n, field, sizeof n);
+    snprintf(buf, cap, "%lld", (long long)n);
+    return buf;
+  }
+}
+
 void frond__config_print(const frond__config *c, FILE *f) {
   size_t i;
-  for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
-    const cfg_row *r = &rows[i];
-    const char *field = (const char *)c + r->off;
-    if (r->type == T_STR)
-      fprintf(f, "%s = %s\n", r->name, r->secret && field[0] ? "(set)" : field);
-    else
-      fprintf(f, "%s = %lld\n", r->name,
-              (long long)*(const int64_t *)(const void *)field);
+  char buf[32];
+  for (i = 0; i < FROND__ARRAY_SIZE(rows); i++)
+    fprintf(f, "%s = %s\n", rows[i].name,
+            value_text(c, &rows[i], buf, sizeof buf));
+}
+
+/* The values a row accepts, in a few words. */
+static const char *range_text(const frond__cfg_row *r, char *buf, size_t cap) {
+  size_t i, n = 0;
+  buf[0] = '\0';
+  switch (r->type) {
+  case FROND__CFG_INT:
+  case FROND__CFG_DURATION:
+  case FROND__CFG_SIZE:
+    snprintf(buf, cap, "%lld..%lld%s", (long long)r->min, (long long)r->max,
+             r->type == FROND__CFG_DURATION ? " ms"
+             : r->type == FROND__CFG_SIZE   ? " bytes"
+                                            : "");
+    break;
+  case FROND__CFG_ENUM:
+    for (i = 0; r->values[i] != NULL && n < cap; i++)
+      n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? "|" : "",
+                            r->values[i]);
+    break;
+  case FROND__CFG_BOOL:
+    snprintf(buf, cap, "yes|no");
+    break;
+  case FROND__CFG_ADDRESS:
+    snprintf(buf, cap, "host:port%s", r->flags & FROND__CFG_OFF ? "|off" : "");
+    break;
+  case FROND__CFG_STRING:
+    snprintf(buf, cap, "at most %zu bytes", r->size - 1);
+    break;
   }
+  return buf;
 }
 
 void frond__config_usage(FILE *f) {
   size_t i;
-  fprintf(f, "usage: frond serve [--config FILE] [--print-config] "
-             "[--KEY VALUE]...\n\nkeys (flag, environment, default; in a file: "
-             "key_name = value):\n");
+  fprintf(f,
+          "usage: frond serve [--config FILE] [--KEY VALUE]...\n"
+          "       frond serve --print-config | --list-keys | --help\n\n"
+          "  --config FILE        read keys from FILE: lines 'key = value', "
+          "# comments\n"
+          "  --print-config       print the effective configuration as a "
+          "config file\n"
+          "  --list-keys          print every key: key, environment, flag, "
+          "type, default,\n"
+          "                       range, meaning (tab-separated)\n"
+          "  --help, -h           this text\n\n"
+          "keys (flags win over FROND_* environment variables, which win over "
+          "the file;\nin a file: key_name = value; durations take ms, s, min, "
+          "h; sizes B, KiB, MiB):\n");
   for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
-    char flag[32], *p;
-    snprintf(flag, sizeof flag, "%s", rows[i].name);
-    for (p = flag; *p; p++)
-      if (*p == '_')
-        *p = '-';
-    fprintf(f, "  --%-18s %-24s %-16s %s\n", flag, rows[i].env,
-            rows[i].def[0] ? rows[i].def : "(none)", rows[i].help);
+    const frond__cfg_row *r = &rows[i];
+    char flag[64], env[64], range[160], arg[96], type[16];
+    size_t k;
+    for (k = 0; type_names[r->type][k] != '\0' && k + 1 < sizeof type; k++)
+      type[k] = (char)toupper((unsigned char)type_names[r->type][k]);
+    type[k] = '\0';
+    snprintf(arg, sizeof arg, "%s %s", flag_name(r, flag, sizeof flag), type);
+    range_text(r, range, sizeof range);
+    /* Strings and addresses say what they take in their help. */
+    if (r->type == FROND__CFG_STRING || r->type == FROND__CFG_ADDRESS)
+      range[0] = '\0';
+    fprintf(f, "  %-32s %s=%s\n      %s%s%s%s\n", arg,
+            env_name(r, env, sizeof env), r->def, r->help, range[0] ? " (" : "",
+            range, range[0] ? ")" : "");
   }
+}
+
+void frond__config_list(FILE *f) {
+  size_t i;
+  fprintf(f, "#key\tenvironment\tflag\ttype\tdefault\trange\tmeaning\n");
+  for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
+    const frond__cfg_row *r = &rows[i];
+    char flag[64], env[64], range[160];
+    fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r->name,
+            env_name(r, env, sizeof env), flag_name(r, flag, sizeof flag),
+            type_names[r->type], r->def, range_text(r, range, sizeof range),
+            r->help);
+  }
+}
+
+int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
+                            frond_error *err) {
+  const char *co = c->coordinator;
+  int64_t n;
+  if (strcmp(co, "static") == 0) {
+    snprintf(uri, cap, "static:%lld", (long long)c->node);
+    return 0;
+  }
+  if (strncmp(co, "static:", 7) == 0) {
+    if (frond__parse_i64(co + 7, strlen(co + 7), &n) != 0 || n < 0)
+      return frond__fail(err, FROND_EINVAL, "coordinator: bad node ID in '%s'",
+                         co);
+    if (c->node != 0 && c->node != n)
+      return frond__fail(err, FROND_EINVAL,
+                         "coordinator '%s' and node = %lld disagree", co,
+                         (long long)c->node);
+  } else if (c->node != 0) {
+    return frond__fail(err, FROND_EINVAL,
+                       "node = %lld is for the static coordinator; '%s' "
+                       "assigns the node ID itself",
+                       (long long)c->node, co);
+  }
+  snprintf(uri, cap, "%s", co);
+  return 0;
 }

@@ -1,18 +1,30 @@
 /*
-** config.h -- the server's configuration: one table, four sources.
+** config.h -- the server's configuration: one typed table, four sources.
 **
-** Every key is one row of the table in config.c (name, type, bounds,
-** default, environment variable, help). Sources, later ones winning:
-** defaults, the file given with --config, FROND_* environment variables,
-** command-line flags.
+** Every key is one row of the table in config.c: its name, type, range or
+** values, default and one line of meaning. The config file key, the
+** FROND_* environment variable and the --flag are derived from the name,
+** and --print-config, --list-keys and --help print from the table, so
+** nothing about a key is written twice. Sources, later ones winning:
+** defaults, the file given with --config, the environment, flags.
+**
+** A value is checked against its row when it is read (a usage error, exit
+** 2). Rules between keys (admin_token beyond loopback, two listeners on one
+** port, coordinator against node) are checked at start-up by the part of
+** the server they concern.
 */
 #ifndef FROND_SERVER_CONFIG_H
 #define FROND_SERVER_CONFIG_H
 
+#include "frond.h"
+
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #define FROND__CFG_STR_MAX 1024
+
+enum { FROND__TZ_UTC, FROND__TZ_LOCAL }; /* leaf_time_zone */
 
 typedef struct frond__config {
   char listen[256];
@@ -38,25 +50,94 @@ typedef struct frond__config {
   char data_dir[FROND__CFG_STR_MAX];
   int64_t max_ahead_ms;
   int64_t max_wait_ms;
-  char log_level[16];
-  char leaf_time_zone[16];
+  int log_level;      /* FROND_LOG_* */
+  int leaf_time_zone; /* FROND__TZ_* */
 } frond__config;
+
+typedef enum frond__cfg_type {
+  FROND__CFG_INT,      /* int64_t in [min, max] */
+  FROND__CFG_BOOL,     /* int 0/1: yes/no, true/false, on/off, 1/0 */
+  FROND__CFG_STRING,   /* char[size] */
+  FROND__CFG_ENUM,     /* int: the index of the name in values */
+  FROND__CFG_DURATION, /* int64_t ms in [min, max]; units ms, s, min, h */
+  FROND__CFG_SIZE,     /* int64_t bytes in [min, max]; units KiB, MiB, GiB */
+  FROND__CFG_ADDRESS   /* char[size]: host:port, [v6]:port (or off) */
+} frond__cfg_type;
+
+#define FROND__CFG_SECRET 1u /* --print-config shows "(set)" */
+#define FROND__CFG_OFF 2u    /* an address may be "off" */
+
+typedef struct frond__cfg_row {
+  const char *name; /* file key; --name with '-' for '_'; FROND_NAME */
+  frond__cfg_type type;
+  size_t off;                /* the field in frond__config */
+  size_t size;               /* STRING, ADDRESS: the field's capacity */
+  int64_t min, max;          /* INT, DURATION, SIZE */
+  const char *const *values; /* ENUM: the names, NULL-terminated */
+  const char *def;           /* the default, as a file would spell it */
+  unsigned flags;            /* FROND__CFG_* */
+  const char *help;          /* one line */
+} frond__cfg_row;
+
+/* The table, in the order --print-config prints it. */
+const frond__cfg_row *frond__config_rows(size_t *n);
 
 /* Fill c with the defaults. */
 void frond__config_defaults(frond__config *c);
 
+/* What `frond serve` was asked to do besides its keys. */
+enum {
+  FROND__CFG_RUN,
+  FROND__CFG_PRINT, /* --print-config */
+  FROND__CFG_LIST,  /* --list-keys */
+  FROND__CFG_HELP   /* --help, -h */
+};
+
 /*
 ** Build the effective configuration from argv (after "serve"), the file
-** named by --config and the environment. Sets *print when --print-config
-** was given and *help for --help. Returns 0, or -1 after writing a message
-** naming the key and the source to errbuf.
+** named by --config and the environment; *action is a FROND__CFG_*.
+** Returns 0, or FROND_EINVAL with a message naming the key, the source
+** and the rule.
 */
-int frond__config_load(frond__config *c, int argc, char **argv, int *print,
-                       int *help, char *errbuf, size_t errlen);
+int frond__config_load(frond__config *c, int argc, char **argv, int *action,
+                       frond_error *err);
 
-/* Print the effective configuration as a config file (secrets masked). */
+/*
+** Apply the text of a config file (name is used in messages: "name:line")
+** over c: lines `key = value`, blank lines and # comments. Returns 0 or
+** FROND_EINVAL. Never reads outside text[0..len).
+*/
+int frond__config_parse(frond__config *c, const char *text, size_t len,
+                        const char *name, frond_error *err);
+
+/* Set key (file or flag spelling) to value, checked against its row.
+** source names where the value came from in a message. */
+int frond__config_set(frond__config *c, const char *key, size_t key_len,
+                      const char *value, const char *source, frond_error *err);
+
+/* The effective configuration as a config file (secrets masked). */
 void frond__config_print(const frond__config *c, FILE *f);
-/* Print the table of keys for --help. */
+/* The keys for --help. */
 void frond__config_usage(FILE *f);
+/* One tab-separated line per key: key, environment, flag, type, default,
+** range, meaning; after a header line that begins with '#'. */
+void frond__config_list(FILE *f);
+
+/* A listening address, parsed. */
+typedef struct frond__addr {
+  char host[256]; /* numeric; localhost becomes 127.0.0.1 */
+  int port;
+  int loopback;
+} frond__addr;
+
+/* Parse an ADDRESS value of key. Returns 0, 1 for "off", or FROND_EINVAL. */
+int frond__config_addr(const char *key, const char *text, frond__addr *a,
+                       frond_error *err);
+
+/* The coordinator's URI: "static" alone takes the node key, "static:N"
+** must agree with it; anything else is the coordinator's own URI and
+** leaves node at 0. Returns 0 or FROND_EINVAL. */
+int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
+                            frond_error *err);
 
 #endif /* FROND_SERVER_CONFIG_H */

@@ -19,12 +19,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define RBUF_INITIAL 16384
@@ -35,83 +33,31 @@
 /* Stop reading while this much output waits for a slow reader. */
 #define OUT_HIGH_WATER (4u << 20)
 
-int frond__buf_reserve(frond__buf *b, size_t extra) {
-  size_t cap;
-  char *p;
-  if (b->cap - b->len >= extra)
-    return 0;
-  cap = b->cap ? b->cap : 4096;
-  while (cap - b->len < extra)
-    cap *= 2;
-  p = realloc(b->data, cap);
-  if (p == NULL)
-    return -1;
-  b->data = p;
-  b->cap = cap;
-  return 0;
-}
-
-int frond__buf_append(frond__buf *b, const void *p, size_t n) {
-  if (frond__buf_reserve(b, n) != 0)
-    return -1;
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
-  return 0;
-}
-
-int frond__buf_printf(frond__buf *b, const char *fmt, ...) {
-  va_list ap;
-  int n;
-  if (frond__buf_reserve(b, 256) != 0)
-    return -1;
-  va_start(ap, fmt);
-  n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-  va_end(ap);
-  if (n < 0)
-    return -1;
-  if ((size_t)n >= b->cap - b->len) {
-    if (frond__buf_reserve(b, (size_t)n + 1) != 0)
-      return -1;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-  }
-  b->len += (size_t)n;
-  return 0;
-}
-
-void frond__buf_free(frond__buf *b) {
-  free(b->data);
-  b->data = NULL;
-  b->len = b->cap = 0;
-}
-
-/* Bind (and with `listening`, listen) a socket on host:port. With
-** `reuseport`, SO_REUSEPORT lets every worker have its own. */
-static int bind_socket(const char *host, int port, int reuseport, char *err,
-                       size_t len) {
+/* Bind (and with `reuseport`, listen on) a socket on a's address.
+** SO_REUSEPORT lets every worker have its own. */
+static int bind_socket(const frond__addr *a, int reuseport, frond_error *err) {
   struct sockaddr_storage ss;
   socklen_t sl;
   int fd, one = 1;
   memset(&ss, 0, sizeof ss);
-  if (strchr(host, ':') != NULL) {
-    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+  if (strchr(a->host, ':') != NULL) {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons((uint16_t)a->port);
+    if (inet_pton(AF_INET6, a->host, &s6->sin6_addr) != 1)
       goto bad_host;
-    sl = sizeof *a;
+    sl = sizeof *s6;
   } else {
-    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-    a->sin_family = AF_INET;
-    a->sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons((uint16_t)a->port);
+    if (inet_pton(AF_INET, a->host, &s4->sin_addr) != 1)
       goto bad_host;
-    sl = sizeof *a;
+    sl = sizeof *s4;
   }
   fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    snprintf(err, len, "socket: %s", strerror(errno));
+    frond__fail(err, FROND_EIO, "socket: %s", strerror(errno));
     return -1;
   }
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
@@ -119,34 +65,60 @@ static int bind_socket(const char *host, int port, int reuseport, char *err,
        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
       bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
       (reuseport && listen(fd, 1024) != 0)) {
-    snprintf(err, len, "listen on %s:%d: %s", host, port, strerror(errno));
+    frond__fail(err, FROND_EIO, "listen on %s:%d: %s", a->host, a->port,
+                strerror(errno));
     close(fd);
     return -1;
   }
   return fd;
 bad_host:
-  snprintf(err, len, "listen: '%s' is not a numeric IP address", host);
+  frond__fail(err, FROND_EINVAL, "listen: '%s' is not a numeric IP address",
+              a->host);
   return -1;
 }
 
-int frond__listen_probe(const char *host, int port, char *err, size_t len) {
+int frond__listen_probe(const frond__addr *a, frond_error *err) {
   /* Without SO_REUSEPORT this bind fails while anyone listens on the
   ** port, including another frond whose sockets would otherwise share
   ** the port with ours and split its traffic. */
-  int fd = bind_socket(host, port, 0, err, len);
+  int fd = bind_socket(a, 0, err);
   if (fd < 0)
-    return -1;
+    return err != NULL ? err->code : FROND_EIO;
   close(fd);
   return 0;
 }
 
-int frond__listen_socket(const char *host, int port, char *err, size_t len) {
+int frond__listen_socket(const frond__addr *a, frond_error *err) {
   /* libuv 1.44 has no UV_TCP_REUSEPORT: set it before bind ourselves. */
-  return bind_socket(host, port, 1, err, len);
+  return bind_socket(a, 1, err);
+}
+
+int frond__endpoints_check(const frond__endpoint *ep, int n, frond_error *err) {
+  int i, j;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < i && ep[i].addr.port != 0; j++)
+      if (ep[j].addr.port == ep[i].addr.port)
+        return frond__fail(err, FROND_EINVAL,
+                           "%s %s and %s %s use the same port", ep[i].key,
+                           ep[i].text, ep[j].key, ep[j].text);
+  return 0;
 }
 
 int frond__conn_draining(const frond__conn *c) {
   return c->w->draining;
+}
+
+int frond__conn_gone(const frond__conn *c) {
+  return c->closing;
+}
+
+static void conn_unref(frond__conn *c) {
+  if (--c->refs > 0)
+    return;
+  free(c->rbuf);
+  frond__buf_free(&c->out);
+  frond__buf_free(&c->wbuf);
+  free(c);
 }
 
 static void on_close(uv_handle_t *h) {
@@ -155,13 +127,12 @@ static void on_close(uv_handle_t *h) {
   c->prev->next = c->next;
   c->next->prev = c->prev;
   w->nconns--;
-  FROND__INC(w->m.closed, 1);
-  if (c->proto->on_close != NULL)
-    c->proto->on_close(c);
-  free(c->rbuf);
-  frond__buf_free(&c->out);
-  frond__buf_free(&c->wbuf);
-  free(c);
+  if (c->opened) {
+    FROND__INC(c->l->closed, 1);
+    if (c->proto->on_close != NULL)
+      c->proto->on_close(c);
+  }
+  conn_unref(c);
 }
 
 static void conn_close(frond__conn *c) {
@@ -252,8 +223,9 @@ static void flush(frond__conn *c) {
     }
     c->out.len = 0;
   }
-  /* While draining, a connection with nothing left to answer is done. */
-  if (c->close_after_write || (c->w->draining && c->rlen == 0)) {
+  /* A held answer is still to come. Otherwise, while draining, a
+  ** connection with nothing left to answer is done. */
+  if (!c->held && (c->close_after_write || (c->w->draining && c->rlen == 0))) {
     linger(c);
     return;
   }
@@ -263,7 +235,7 @@ static void flush(frond__conn *c) {
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   frond__conn *c = h->data;
-  size_t max = c->l->max_input;
+  size_t max = c->l->ep->max_input;
   if (c->rcap - c->rlen < 1024 && c->rcap < max) {
     size_t cap = c->rcap ? c->rcap * 2 : RBUF_INITIAL;
     char *p;
@@ -278,13 +250,19 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   *buf = uv_buf_init(c->rbuf + c->rlen, (unsigned)(c->rcap - c->rlen));
 }
 
-/* Hand buffered input to the protocol until it needs more bytes. */
+/* All the input a connection may hold is buffered. */
+static int input_full(const frond__conn *c) {
+  return c->rlen == c->rcap && c->rcap >= c->l->ep->max_input;
+}
+
+/* Hand buffered input to the protocol until it needs more bytes, or takes
+** a request off the loop. */
 static void process(frond__conn *c) {
   size_t off = 0;
   int more = 0;
   /* Answers wait in memory until written: stop at the high-water mark and
   ** leave further pipelined requests for when the client has read. */
-  while (off < c->rlen && !c->close_after_write &&
+  while (off < c->rlen && !c->close_after_write && !c->held &&
          c->out.len < OUT_HIGH_WATER) {
     int n = c->proto->on_data(c, c->rbuf + off, c->rlen - off);
     if (n < 0) {
@@ -306,8 +284,7 @@ static void process(frond__conn *c) {
     c->req_start_ms = 0;
   else if (off > 0 || c->req_start_ms == 0)
     c->req_start_ms = uv_now(&c->w->loop);
-  if (more && c->rlen == c->rcap && c->rcap >= c->l->max_input &&
-      !c->close_after_write) {
+  if (more && input_full(c) && !c->close_after_write) {
     /* The protocol could not frame a request in the largest buffer. */
     c->close_after_write = 1;
   }
@@ -334,8 +311,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return; /* input after a final answer is discarded */
   c->rlen += (size_t)nread;
   c->last_ms = uv_now(&c->w->loop);
-  process(c);
-  if (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write) {
+  if (!c->held)
+    process(c);
+  if (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write ||
+      (c->held && input_full(c))) {
     uv_read_stop(s);
     c->reading = 0;
   }
@@ -346,7 +325,7 @@ static void start_reading(frond__conn *c) {
   if (c->closing || c->close_after_write)
     return;
   /* Input may have been left while output was backed up. */
-  if (c->rlen > 0) {
+  if (c->rlen > 0 && !c->held) {
     process(c);
     if (c->out.len > 0) {
       flush(c);
@@ -354,18 +333,46 @@ static void start_reading(frond__conn *c) {
         return;
     }
   }
+  if (c->held && (c->eof || input_full(c)))
+    return; /* frond__conn_resume goes on */
   if (c->eof) {
     /* Nothing more will come: what is left cannot become a request. */
     c->close_after_write = 1;
     flush(c);
     return;
   }
-  if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+  if (!c->reading &&
+      uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
     c->reading = 1;
 }
 
+void frond__conn_hold(frond__conn *c) {
+  c->held = 1;
+  c->refs++;
+}
+
+void frond__conn_resume(frond__conn *c, int close_after) {
+  c->held = 0;
+  if (c->closing) {
+    conn_unref(c);
+    return;
+  }
+  c->refs--; /* the handle still holds one */
+  c->last_ms = uv_now(&c->w->loop);
+  if (close_after)
+    c->close_after_write = 1;
+  else if (c->rlen > 0)
+    process(c);
+  if (c->reading &&
+      (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write)) {
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = 0;
+  }
+  flush(c);
+}
+
 static void on_connection(uv_stream_t *server, int status) {
-  const frond__listener *l = server->data;
+  frond__listener *l = server->data;
   frond__worker *w = l->w;
   frond__server *srv = w->srv;
   frond__conn *c;
@@ -376,6 +383,7 @@ static void on_connection(uv_stream_t *server, int status) {
     return;
   uv_tcp_init(&w->loop, &c->tcp);
   c->tcp.data = c;
+  c->refs = 1;
   c->w = w;
   c->l = l;
   c->proto = l->proto;
@@ -392,25 +400,18 @@ static void on_connection(uv_stream_t *server, int status) {
   }
   c->last_ms = c->req_start_ms = uv_now(&w->loop);
   if (atomic_load(&srv->nconns) > srv->cfg.max_connections || w->draining) {
-    static const char busy[] =
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json"
-        "\r\nContent-Length: 92\r\nConnection: close\r\n\r\n"
-        "{\"error\":{\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":"
-        "\"connection limit reached, retry later\"}}\n";
-    const char *msg = c->proto->busy != NULL ? c->proto->busy : busy;
     FROND__INC(w->m.rejected, 1);
-    c->proto = &frond__http_proto; /* no on_close for what never opened */
     c->close_after_write = 1;
-    frond__buf_append(&c->out, msg, strlen(msg));
+    frond__buf_append(&c->out, c->proto->busy, strlen(c->proto->busy));
     flush(c);
     return;
   }
   if (c->proto->on_open != NULL && c->proto->on_open(c) != 0) {
-    c->proto = &frond__http_proto;
     conn_close(c);
     return;
   }
-  FROND__INC(w->m.accepted, 1);
+  c->opened = 1;
+  FROND__INC(l->accepted, 1);
   uv_tcp_nodelay(&c->tcp, 1);
   start_reading(c);
 }
@@ -426,7 +427,7 @@ static void begin_drain(frond__worker *w) {
     uv_close((uv_handle_t *)&w->listeners[i].tcp, NULL);
   for (c = w->conns.next; c != &w->conns; c = next) {
     next = c->next;
-    if (c->rlen == 0 && !c->writing && c->out.len == 0)
+    if (c->rlen == 0 && !c->writing && c->out.len == 0 && !c->held)
       conn_close(c);
   }
 }
@@ -436,24 +437,15 @@ static void close_walk(uv_handle_t *h, void *arg) {
     uv_close(h, NULL);
 }
 
-/* The Date header every answer carries (RFC 9110 6.6.1), formatted at most
-** a few times a second rather than per answer. */
-void frond__worker_date(frond__worker *w) {
-  time_t t = time(NULL);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  w->date_len = strftime(w->date, sizeof w->date,
-                         "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
-}
-
 static void on_sweep(uv_timer_t *t) {
   frond__worker *w = t->data;
   const frond__config *cfg = &w->srv->cfg;
   uint64_t now = uv_now(&w->loop);
   frond__conn *c, *next;
-  frond__worker_date(w);
   if (w->draining &&
       (w->nconns == 0 || (int64_t)(now - w->drain_deadline) >= 0)) {
+    /* Work still in flight off the loop keeps the loop running until its
+    ** completion has run (and found its connection gone). */
     for (c = w->conns.next; c != &w->conns; c = next) {
       next = c->next;
       conn_close(c);
@@ -474,12 +466,13 @@ static void on_sweep(uv_timer_t *t) {
       conn_close(c);
       continue;
     }
-    if (c->closing || c->writing || c->close_after_write)
+    /* A held request is the server's to finish, not the client's. */
+    if (c->closing || c->writing || c->close_after_write || c->held)
       continue;
     if (c->req_start_ms != 0 &&
         now - c->req_start_ms >= (uint64_t)cfg->header_timeout_ms) {
       FROND__INC(w->m.header_timeouts, 1);
-      if (c->proto->on_timeout != NULL && !c->close_after_write)
+      if (c->proto->on_timeout != NULL && c->opened)
         c->proto->on_timeout(c);
       c->close_after_write = 1;
       if (c->reading) {
@@ -511,7 +504,6 @@ int frond__worker_start(frond__worker *w) {
   int64_t period;
   int r, i;
   w->conns.next = w->conns.prev = &w->conns;
-  frond__worker_date(w);
   if ((r = uv_loop_init(&w->loop)) != 0)
     return r;
   for (i = 0; i < w->nlisteners; i++) {

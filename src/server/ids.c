@@ -1,16 +1,34 @@
 /*
 ** ids.c -- issuing IDs for a worker, shared by the HTTP and Redis fronts:
-** the generator calls, the counters /metrics reports, and the error when
-** segment IDs are not available at all.
+** the generator calls, the counters /metrics reports, the error when
+** segment IDs are not available at all, and the look-up of a tag the
+** allocator does not know yet, which asks the store and so runs off the
+** event loop.
+**
+** The allocator is opened with miss_checks = 0: a tag it does not know
+** fails at once, in memory, with TAG_NOT_FOUND. The protocol then hands
+** the request to frond__ids_segment_later, which looks the tag up on
+** libuv's thread pool (through the server's own store connection, at most
+** LOOKUPS_PER_SECOND a second and LOOKUPS_IN_FLIGHT at a time, as the
+** allocator itself would), reads the tag list again when the tag exists,
+** takes the IDs there (a tag's first segment may take a store round trip)
+** and completes on the loop. A tag created elsewhere since the last
+** refresh so works at once, and a slow store never stalls a loop.
 */
 #include "core/internal.h"
 #include "server/server.h"
 
-static int counted(frond__worker *w, int r, frond__counter *issued, size_t n) {
+#include <stdlib.h>
+#include <string.h>
+
+/* As the allocator's own default for miss_checks. */
+#define LOOKUPS_PER_SECOND 50
+#define LOOKUPS_IN_FLIGHT 16
+
+/* The generator counts its own failures (clock_behind in its stats). */
+static int counted(int r, frond__counter *issued, size_t n) {
   if (r == 0)
     FROND__INC(*issued, n);
-  else if (r == FROND_ECLOCK_BEHIND)
-    FROND__INC(w->m.errors_clock_behind, 1);
   return r;
 }
 
@@ -25,12 +43,12 @@ int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err) {
   size_t unit = (size_t)1 << frond_gen_layout(g)->seq_bits, done;
   int r = 0;
   if (n == 1)
-    return counted(w, frond_gen_next(g, w->ids, err), &w->m.ids_snowflake, 1);
+    return counted(frond_gen_next(g, w->ids, err), &w->m.ids_snowflake, 1);
   for (done = 0; done < n && r == 0; done += unit) {
     size_t k = n - done < unit ? n - done : unit;
     r = frond_gen_next_n(g, k, w->ids + done, err);
   }
-  return counted(w, r, &w->m.ids_snowflake, n);
+  return counted(r, &w->m.ids_snowflake, n);
 }
 
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
@@ -44,5 +62,116 @@ int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                            : "segment IDs are disabled (store = none)");
   r = n == 1 ? frond_seg_next(seg, tag, len, w->ids, err)
              : frond_seg_next_n(seg, tag, len, n, w->ids, err);
-  return counted(w, r, &w->m.ids_segment, n);
+  return counted(r, &w->m.ids_segment, n);
+}
+
+void frond__ids_seg_options(frond_seg_options *o) {
+  frond_seg_options_init(o);
+  o->miss_checks = 0; /* looked up off the loop instead */
+}
+
+int frond__store_conn(frond__server *srv, frond_error *err) {
+  if (srv->store_conn != NULL)
+    return 0;
+  if (strcmp(srv->cfg.store, "none") == 0)
+    return frond__fail(err, FROND_ESTORE, "no store configured (store = none)");
+  return frond_store_open(&srv->store_conn, srv->cfg.store, err);
+}
+
+void frond__store_conn_check(frond__server *srv, int rc) {
+  if (rc == FROND_ESTORE && srv->store_conn != NULL) {
+    /* Reconnect on the next call. */
+    frond_store_close(srv->store_conn);
+    srv->store_conn = NULL;
+  }
+}
+
+/* May another look-up start? Counts it when it may. */
+static int lookup_admit(frond__server *srv) {
+  int64_t sec = frond__mono_ns() / 1000000000;
+  int ok;
+  pthread_mutex_lock(&srv->lookup_lock);
+  if (srv->lookup_second != sec) {
+    srv->lookup_second = sec;
+    srv->lookups = 0;
+  }
+  ok = srv->lookups < LOOKUPS_PER_SECOND &&
+       srv->lookups_in_flight < LOOKUPS_IN_FLIGHT;
+  srv->lookups += ok;
+  srv->lookups_in_flight += ok;
+  pthread_mutex_unlock(&srv->lookup_lock);
+  return ok;
+}
+
+/* On a pool thread. */
+static void lookup_work(uv_work_t *work) {
+  frond__ids_call *call = work->data;
+  frond__server *srv = call->w->srv;
+  frond_seg *seg = atomic_load(&srv->seg);
+  frond_tag_row row;
+  frond_error e = {0, ""};
+  int r;
+  pthread_mutex_lock(&srv->store_lock);
+  if ((r = frond__store_conn(srv, &e)) == 0)
+    r = frond_store_tag_get(srv->store_conn, call->tag, &row, &e);
+  frond__store_conn_check(srv, r);
+  pthread_mutex_unlock(&srv->store_lock);
+  if (r == 0)
+    r = frond_seg_refresh(seg, &e);
+  if (r == FROND_ETAG_NOT_FOUND)
+    call->rc = frond__fail(&call->err, r, "tag \"%s\" not found", call->tag);
+  else if (r != 0)
+    call->rc = frond__fail(&call->err, FROND_ETAG_NOT_FOUND,
+                           "tag \"%s\" not found as of the last refresh (the "
+                           "store could not be asked: %s)",
+                           call->tag, e.message);
+  else
+    call->rc = call->n == 1 ? frond_seg_next(seg, call->tag, call->len,
+                                             call->ids, &call->err)
+                            : frond_seg_next_n(seg, call->tag, call->len,
+                                               call->n, call->ids, &call->err);
+}
+
+/* Back on the loop. */
+static void lookup_done(uv_work_t *work, int status) {
+  frond__ids_call *call = work->data;
+  frond__server *srv = call->w->srv;
+  pthread_mutex_lock(&srv->lookup_lock);
+  srv->lookups_in_flight--;
+  pthread_mutex_unlock(&srv->lookup_lock);
+  if (status != 0)
+    call->rc =
+        frond__fail(&call->err, FROND_ECLOSED, "%s", uv_strerror(status));
+  if (call->rc == 0)
+    FROND__INC(call->w->m.ids_segment, call->n);
+  call->done(call);
+}
+
+int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
+                             const char *tag, size_t len, size_t n) {
+  frond__worker *w = c->w;
+  if (atomic_load(&w->srv->seg) == NULL || len > FROND_TAG_MAX ||
+      !lookup_admit(w->srv))
+    return 0;
+  if ((call->ids = malloc(n * sizeof *call->ids)) == NULL)
+    goto undo;
+  memcpy(call->tag, tag, len);
+  call->tag[len] = '\0';
+  call->len = len;
+  call->n = n;
+  call->w = w;
+  call->c = c;
+  call->work.data = call;
+  if (uv_queue_work(&w->loop, &call->work, lookup_work, lookup_done) != 0) {
+    free(call->ids);
+    call->ids = NULL;
+    goto undo;
+  }
+  frond__conn_hold(c);
+  return 1;
+undo:
+  pthread_mutex_lock(&w->srv->lookup_lock);
+  w->srv->lookups_in_flight--;
+  pthread_mutex_unlock(&w->srv->lookup_lock);
+  return 0;
 }

@@ -3,18 +3,18 @@
 */
 #include "server/json.h"
 
+#include "core/internal.h"
+
 #include <stdio.h>
 #include <string.h>
 
 typedef struct rd {
   const char *p, *end;
-  char *err;
-  size_t errlen;
+  frond_error *err;
 } rd;
 
 static int bad(rd *r, const char *what) {
-  snprintf(r->err, r->errlen, "invalid JSON body: %s", what);
-  return -1;
+  return frond__fail(r->err, FROND_EINVAL, "invalid JSON body: %s", what);
 }
 
 static void ws(rd *r) {
@@ -126,7 +126,7 @@ static int string(rd *r, char *dst, size_t cap, size_t *outlen) {
         break;
       case 'u':
         if (hex4(r, &cp) != 0)
-          return -1;
+          return FROND_EINVAL;
         if (cp >= 0xdc00 && cp <= 0xdfff)
           return bad(r, "lone low surrogate");
         if (cp >= 0xd800 && cp <= 0xdbff) {
@@ -135,7 +135,7 @@ static int string(rd *r, char *dst, size_t cap, size_t *outlen) {
             return bad(r, "lone high surrogate");
           r->p += 2;
           if (hex4(r, &lo) != 0)
-            return -1;
+            return FROND_EINVAL;
           if (lo < 0xdc00 || lo > 0xdfff)
             return bad(r, "bad surrogate pair");
           cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
@@ -144,29 +144,29 @@ static int string(rd *r, char *dst, size_t cap, size_t *outlen) {
           return bad(r, "NUL in string");
         if (cp < 0x80) {
           if (put(r, dst, cap, &n, (unsigned char)cp) != 0)
-            return -1;
+            return FROND_EINVAL;
         } else if (cp < 0x800) {
           if (put(r, dst, cap, &n, (unsigned char)(0xc0 | cp >> 6)) ||
               put(r, dst, cap, &n, (unsigned char)(0x80 | (cp & 0x3f))))
-            return -1;
+            return FROND_EINVAL;
         } else if (cp < 0x10000) {
           if (put(r, dst, cap, &n, (unsigned char)(0xe0 | cp >> 12)) ||
               put(r, dst, cap, &n, (unsigned char)(0x80 | (cp >> 6 & 0x3f))) ||
               put(r, dst, cap, &n, (unsigned char)(0x80 | (cp & 0x3f))))
-            return -1;
+            return FROND_EINVAL;
         } else {
           if (put(r, dst, cap, &n, (unsigned char)(0xf0 | cp >> 18)) ||
               put(r, dst, cap, &n, (unsigned char)(0x80 | (cp >> 12 & 0x3f))) ||
               put(r, dst, cap, &n, (unsigned char)(0x80 | (cp >> 6 & 0x3f))) ||
               put(r, dst, cap, &n, (unsigned char)(0x80 | (cp & 0x3f))))
-            return -1;
+            return FROND_EINVAL;
         }
         continue;
       default:
         return bad(r, "bad escape");
       }
       if (put(r, dst, cap, &n, c) != 0)
-        return -1;
+        return FROND_EINVAL;
       continue;
     }
     {
@@ -176,7 +176,7 @@ static int string(rd *r, char *dst, size_t cap, size_t *outlen) {
         return bad(r, "invalid UTF-8");
       for (i = 0; i < k; i++)
         if (put(r, dst, cap, &n, (unsigned char)r->p[i]) != 0)
-          return -1;
+          return FROND_EINVAL;
       r->p += k;
     }
   }
@@ -208,8 +208,8 @@ static int integer(rd *r, int64_t *out) {
 }
 
 int frond__json_read(const char *in, size_t len, frond__json_field *fields,
-                     size_t n, char *err, size_t errlen) {
-  rd r = {in, in + len, err, errlen};
+                     size_t n, frond_error *err) {
+  rd r = {in, in + len, err};
   size_t i;
   for (i = 0; i < n; i++)
     fields[i].present = 0;
@@ -228,18 +228,18 @@ int frond__json_read(const char *in, size_t len, frond__json_field *fields,
     frond__json_field *f = NULL;
     ws(&r);
     if (string(&r, key, sizeof key, &klen) != 0)
-      return -1;
+      return FROND_EINVAL;
     for (i = 0; i < n; i++)
       if (strlen(fields[i].name) == klen &&
           memcmp(fields[i].name, key, klen) == 0)
         f = &fields[i];
     if (f == NULL) {
-      snprintf(err, errlen, "invalid JSON body: unknown field '%s'", key);
-      return -1;
+      return frond__fail(err, FROND_EINVAL,
+                         "invalid JSON body: unknown field '%s'", key);
     }
     if (f->present) {
-      snprintf(err, errlen, "invalid JSON body: duplicate field '%s'", key);
-      return -1;
+      return frond__fail(err, FROND_EINVAL,
+                         "invalid JSON body: duplicate field '%s'", key);
     }
     ws(&r);
     if (r.p == r.end || *r.p != ':')
@@ -249,9 +249,9 @@ int frond__json_read(const char *in, size_t len, frond__json_field *fields,
     if (f->type == FROND__JSON_STR) {
       size_t sl;
       if (string(&r, f->str, f->str_cap, &sl) != 0)
-        return -1;
+        return FROND_EINVAL;
     } else if (integer(&r, &f->num) != 0) {
-      return -1;
+      return FROND_EINVAL;
     }
     f->present = 1;
     ws(&r);
@@ -312,4 +312,12 @@ size_t frond__json_escape(const char *s, size_t len, char *dst, size_t cap) {
   }
   dst[n] = '\0';
   return n;
+}
+
+int frond__json_append(frond__buf *b, const char *s, size_t len) {
+  /* At most six bytes of output per byte of input ("\u001f"). */
+  if (frond__buf_reserve(b, len * 6 + 1) != 0)
+    return -1;
+  b->len += frond__json_escape(s, len, b->data + b->len, b->cap - b->len);
+  return 0;
 }

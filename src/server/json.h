@@ -9,6 +9,9 @@
 #ifndef FROND_SERVER_JSON_H
 #define FROND_SERVER_JSON_H
 
+#include "frond.h"
+#include "server/buf.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,13 +26,16 @@ typedef struct frond__json_field {
   int present;    /* set by the reader */
 } frond__json_field;
 
-/* Read `in` into fields. Returns 0, or -1 with a reason in err. */
+/* Read `in` into fields. Returns 0, or FROND_EINVAL with the reason
+** ("invalid JSON body: ...") in err. */
 int frond__json_read(const char *in, size_t len, frond__json_field *fields,
-                     size_t n, char *err, size_t errlen);
+                     size_t n, frond_error *err);
 
 /* Append s as a JSON string body (without quotes) to dst[0..cap), escaping
 ** what JSON requires; invalid UTF-8 bytes become U+FFFD. Returns the length
 ** written, truncated to fit cap - 1, and NUL-terminates. */
 size_t frond__json_escape(const char *s, size_t len, char *dst, size_t cap);
+/* The same, appended to b whole. 0, or -1 when out of memory. */
+int frond__json_append(frond__buf *b, const char *s, size_t len);
 
 #endif /* FROND_SERVER_JSON_H */

@@ -1,13 +1,16 @@
 /*
-** resp.h -- the Redis protocol front: its commands, limits and counters.
+** resp.h -- the Redis protocol front's own pieces, shared by its files:
 **
-** resp.c answers RESP2 on its own port, on the same worker loops and
-** connection layer as HTTP (see server.h). This header holds what the
-** rest of the server needs to know about it: the command list (for the
-** metrics), the per-worker counters and the default limits.
+**   resp.c        framing, the command table, dispatch, configuration,
+**                 metrics (the frond__proto table)
+**   resp_cmds.c   the commands
+**   resp_reply.c  replies: integers, bulk strings, arrays, errors
 */
 #ifndef FROND_SERVER_RESP_H
 #define FROND_SERVER_RESP_H
+
+#include "server/resp_parse.h"
+#include "server/server.h"
 
 #include <stdint.h>
 
@@ -40,14 +43,82 @@ enum {
       FROND__RC_COUNT
 };
 
-/* Per-worker counters, written by the owning thread only (server.h). */
-typedef struct frond__resp_metrics {
-  _Atomic uint64_t commands[FROND__RC_COUNT][2]; /* [cmd][0 ok, 1 error] */
-  _Atomic uint64_t accepted;
-  _Atomic uint64_t closed;
-  _Atomic uint64_t protocol_errors; /* closed after a protocol error */
-  _Atomic uint64_t noauth;          /* commands refused before AUTH */
-  _Atomic uint64_t auth_failures;
-} frond__resp_metrics;
+/* Before AUTH, commands are bounded as Redis bounds unauthenticated
+** clients: at most 10 arguments of at most 16 KiB. */
+#define FROND__RESP_UNAUTH_MAX_ARGS 10
+#define FROND__RESP_UNAUTH_MAX_BULK 16384
+#define FROND__RESP_NAME_MAX 128
+
+/* What RESP keeps per worker (c->l->state), written by its thread only. */
+typedef struct frond__resp_stats {
+  frond__counter commands[FROND__RC_COUNT][2]; /* [cmd][0 ok, 1 error] */
+  frond__counter protocol_errors; /* closed after a protocol error */
+  frond__counter noauth;          /* commands refused before AUTH */
+  frond__counter auth_failures;
+} frond__resp_stats;
+
+#define FROND__RESP_STATS(x) ((frond__resp_stats *)(x)->c->l->state)
+
+/* One client (c->pdata). */
+typedef struct frond__resp_client {
+  uint64_t id;
+  int authed;
+  char name[FROND__RESP_NAME_MAX + 1];
+  char lib_name[FROND__RESP_NAME_MAX + 1];
+  char lib_ver[FROND__RESP_NAME_MAX + 1];
+} frond__resp_client;
+
+/* One command being answered. */
+typedef struct frond__resp_ctx {
+  frond__conn *c;
+  frond__worker *w;
+  frond__server *srv;
+  frond__resp_client *st;
+  frond__buf *out;
+  const frond__resp_arg *argv;
+  size_t argc;
+  int cmd;    /* FROND__RC_* */
+  int failed; /* an error reply was written */
+  int close;  /* close once the reply is written */
+} frond__resp_ctx;
+
+/* resp_reply.c. A reply that does not fit in memory sets x->close. */
+void frond__resp_int(frond__resp_ctx *x, int64_t v);
+void frond__resp_array(frond__resp_ctx *x, int64_t n);
+void frond__resp_bulk(frond__resp_ctx *x, const char *p, size_t n);
+void frond__resp_cstr(frond__resp_ctx *x, const char *s);
+void frond__resp_nil(frond__resp_ctx *x);
+void frond__resp_status(frond__resp_ctx *x, const char *s);
+/* "-CODE message\r\n"; control bytes in the message become spaces. */
+void frond__resp_error(frond__resp_ctx *x, const char *code, const char *fmt,
+                       ...) __attribute__((format(printf, 3, 4)));
+/* A library error under its stable name ("-TAG_NOT_FOUND ..."). */
+void frond__resp_lib_error(frond__resp_ctx *x, int code,
+                           const frond_error *err);
+void frond__resp_wrong_args(frond__resp_ctx *x, const char *name);
+void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n);
+/* Is the argument s, in any case? */
+int frond__resp_arg_is(const frond__resp_arg *a, const char *s);
+/* The argument as a NUL-terminated string in buf[cap], truncated. */
+const char *frond__resp_arg_str(const frond__resp_arg *a, char *buf,
+                                size_t cap);
+
+/* resp_cmds.c */
+void frond__resp_cmd_incr(frond__resp_ctx *x);
+void frond__resp_cmd_incrby(frond__resp_ctx *x);
+void frond__resp_cmd_id_next(frond__resp_ctx *x);
+void frond__resp_cmd_id_snowflake(frond__resp_ctx *x);
+void frond__resp_cmd_id_decode(frond__resp_ctx *x);
+void frond__resp_cmd_id_tags(frond__resp_ctx *x);
+void frond__resp_cmd_ping(frond__resp_ctx *x);
+void frond__resp_cmd_echo(frond__resp_ctx *x);
+void frond__resp_cmd_quit(frond__resp_ctx *x);
+void frond__resp_cmd_hello(frond__resp_ctx *x);
+void frond__resp_cmd_auth(frond__resp_ctx *x);
+void frond__resp_cmd_select(frond__resp_ctx *x);
+void frond__resp_cmd_client(frond__resp_ctx *x);
+void frond__resp_cmd_info(frond__resp_ctx *x);
+void frond__resp_cmd_config(frond__resp_ctx *x);
+void frond__resp_cmd_reset(frond__resp_ctx *x);
 
 #endif /* FROND_SERVER_RESP_H */

@@ -1,19 +1,23 @@
 /*
-** serve.c -- `frond serve`: configuration, start-up, signals, drain.
+** serve.c -- `frond serve`: start-up, signals, drain.
 **
 ** The main thread owns start-up and shutdown. It runs a small libuv loop
 ** of its own for the signals and a one-second tick (rates, readiness);
 ** the workers run the connections. On SIGTERM or SIGINT: /readyz turns
 ** false, every worker stops accepting and finishes what is in flight
-** (bounded by drain_timeout_ms), then the generator is closed, which
-** stores the exact high-water time, and the process exits 0.
+** (bounded by drain_timeout_ms; work off the loop is always waited for),
+** then the generator is closed, which stores the exact high-water time,
+** and the process exits 0.
+**
+** The configuration is checked by its table (config.c) as it is read, and
+** by each protocol's configure hook at start-up; nothing here checks a
+** value by hand.
 */
 #include "server/serve.h"
 #include "coord/coord.h"
 
 #include "core/internal.h"
 #include "os/highwater.h"
-#include "server/http_parse.h"
 #include "server/server.h"
 
 #include <errno.h>
@@ -22,75 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int frond__parse_hostport(const char *key, const char *l, char *host, int *port,
-                          int *loopback, char *err, size_t len) {
-  const char *colon;
-  size_t hl;
-  int64_t p;
-  if (l[0] == '[') {
-    const char *rb = strchr(l, ']');
-    if (rb == NULL || rb[1] != ':')
-      goto bad;
-    hl = (size_t)(rb - l - 1);
-    memcpy(host, l + 1, hl);
-    colon = rb + 1;
-  } else {
-    colon = strrchr(l, ':');
-    if (colon == NULL)
-      goto bad;
-    hl = (size_t)(colon - l);
-    memcpy(host, l, hl);
-  }
-  host[hl] = '\0';
-  if (strcmp(host, "localhost") == 0)
-    strcpy(host, "127.0.0.1");
-  if (frond__parse_i64(colon + 1, strlen(colon + 1), &p) != 0 || p < 1 ||
-      p > 65535)
-    goto bad;
-  *port = (int)p;
-  *loopback = strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
-  return 0;
-bad:
-  snprintf(err, len, "%s: expected host:port or [v6]:port, not '%s'", key, l);
-  return -1;
-}
-
-static int parse_listen(frond__server *srv, char *err, size_t len) {
-  return frond__parse_hostport("listen", srv->cfg.listen, srv->listen_host,
-                               &srv->listen_port, &srv->loopback, err, len);
-}
-
-/* The coordinator's URI: "static" alone takes the node key, "static:N"
-** must agree with it; anything else is the coordinator's own URI. */
-static int parse_coordinator(frond__server *srv, char *err, size_t len) {
-  const char *c = srv->cfg.coordinator;
-  int64_t n;
-  if (strcmp(c, "static") == 0) {
-    snprintf(srv->coord_uri, sizeof srv->coord_uri, "static:%lld",
-             (long long)srv->cfg.node);
-    return 0;
-  }
-  if (strncmp(c, "static:", 7) == 0) {
-    if (frond__parse_i64(c + 7, strlen(c + 7), &n) != 0 || n < 0) {
-      snprintf(err, len, "coordinator: bad node ID in '%s'", c);
-      return -1;
-    }
-    if (srv->cfg.node != 0 && srv->cfg.node != n) {
-      snprintf(err, len, "coordinator '%s' and node = %lld disagree", c,
-               (long long)srv->cfg.node);
-      return -1;
-    }
-  } else if (srv->cfg.node != 0) {
-    snprintf(err, len,
-             "node = %lld is for the static coordinator; '%s' assigns the "
-             "node ID itself",
-             (long long)srv->cfg.node, c);
-    return -1;
-  }
-  snprintf(srv->coord_uri, sizeof srv->coord_uri, "%s", c);
-  return 0;
-}
 
 /* The identity the coordinator knows this node by: advertise when set,
 ** else the listen address (a wildcard leaves the choice to the library:
@@ -117,8 +52,7 @@ static int identity(frond__server *srv, frond_coord_options *co, char *buf,
 ** above the fence of every earlier holder of that ID. With the static
 ** coordinator (no fence) a high-water file in data_dir protects restarts;
 ** any other coordinator keeps the fence itself. */
-static int start_generator(frond__server *srv, char *msg, size_t len,
-                           frond_error *err) {
+static int start_generator(frond__server *srv, frond_error *err) {
   frond_coord_options co;
   frond_gen_options go;
   char who[300], hw[FROND__CFG_STR_MAX + 64];
@@ -132,10 +66,8 @@ static int start_generator(frond__server *srv, char *msg, size_t len,
   if (strncmp(srv->coord_uri, "static:", 7) == 0) {
     int64_t n = 0;
     frond__parse_i64(srv->coord_uri + 7, strcspn(srv->coord_uri + 7, "?"), &n);
-    if (frond__hw_path(hw, sizeof hw, srv->cfg.data_dir, (uint64_t)n) != 0) {
-      snprintf(msg, len, "data_dir: the path is too long");
-      return -2;
-    }
+    if (frond__hw_path(hw, sizeof hw, srv->cfg.data_dir, (uint64_t)n) != 0)
+      return frond__fail(err, FROND_EINVAL, "data_dir: the path is too long");
     go.highwater_path = hw;
   }
   if (frond_coord_open(&srv->coord, srv->coord_uri, &co, err) != 0 ||
@@ -146,22 +78,17 @@ static int start_generator(frond__server *srv, char *msg, size_t len,
   return 0;
 }
 
-static int log_level(const char *s) {
-  int i;
-  for (i = FROND_LOG_ERROR; i <= FROND_LOG_DEBUG; i++)
-    if (strcmp(s, frond_log_level_name(i)) == 0)
-      return i;
-  return -1;
-}
-
 static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int;
 static uv_timer_t tick;
 
 /* Open the segment allocator and publish it to the workers. */
 static int open_seg(frond__server *srv, frond_error *err) {
+  frond_seg_options o;
   frond_seg *seg;
-  int r = frond_seg_open(&seg, srv->cfg.store, NULL, err);
+  int r;
+  frond__ids_seg_options(&o);
+  r = frond_seg_open(&seg, srv->cfg.store, &o, err);
   if (r == 0)
     atomic_store(&srv->seg, seg);
   return r;
@@ -215,62 +142,77 @@ static void on_signal(uv_signal_t *s, int signum) {
   uv_close((uv_handle_t *)&tick, NULL);
 }
 
+/* Each protocol checks its part of the configuration and says where it
+** listens. */
+static int configure_protocols(frond__server *srv, frond_error *err) {
+  int i, r;
+  for (i = 0; i < srv->nprotos; i++) {
+    if ((r = srv->protos[i]->configure(srv, &srv->ep[i], err)) < 0)
+      return r;
+    if (r > 0)
+      srv->ep[i].addr.port = 0; /* off */
+  }
+  return frond__endpoints_check(srv->ep, srv->nprotos, err);
+}
+
+/* The listening sockets of every worker: one per protocol that is on. */
+static int open_listeners(frond__server *srv, frond__worker *w,
+                          frond_error *err) {
+  int i;
+  for (i = 0; i < srv->nprotos; i++) {
+    frond__listener *l = &w->listeners[w->nlisteners];
+    if (srv->ep[i].addr.port == 0)
+      continue;
+    l->proto = srv->protos[i];
+    l->ep = &srv->ep[i];
+    if ((l->state = calloc(1, l->proto->state_size)) == NULL)
+      return frond__fail(err, FROND_ENOMEM, "out of memory");
+    w->nlisteners++;
+    if ((l->fd = frond__listen_socket(&srv->ep[i].addr, err)) < 0)
+      return err->code;
+  }
+  return 0;
+}
+
 static int start(frond__server *srv) {
-  char err[700];
-  frond_error ferr = {0, ""};
+  frond_error err = {0, ""};
   int i, r;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
-  if (parse_listen(srv, err, sizeof err) != 0 ||
-      frond__resp_configure(srv, err, sizeof err) != 0 ||
-      parse_coordinator(srv, err, sizeof err) != 0)
-    goto fail_msg;
-  if (!srv->loopback && srv->cfg.admin_token[0] == '\0') {
-    snprintf(err, sizeof err,
-             "refusing to listen on %s beyond loopback without admin_token "
-             "(set FROND_ADMIN_TOKEN or --admin-token)",
-             srv->cfg.listen);
-    goto fail_msg;
-  }
-  if (strcmp(srv->cfg.leaf_time_zone, "utc") == 0)
-    srv->leaf_local_time = 0;
-  else if (strcmp(srv->cfg.leaf_time_zone, "local") == 0)
-    srv->leaf_local_time = 1;
-  else {
-    snprintf(err, sizeof err, "leaf_time_zone must be utc or local");
-    goto fail_msg;
-  }
-  if (frond_layout_parse(srv->cfg.layout, &srv->layout, &ferr) != 0)
-    goto fail_lib;
+  if (configure_protocols(srv, &err) != 0 ||
+      frond__config_coord_uri(&srv->cfg, srv->coord_uri, sizeof srv->coord_uri,
+                              &err) != 0 ||
+      frond_layout_parse(srv->cfg.layout, &srv->layout, &err) != 0)
+    goto fail;
+  /* The coordinator records the HTTP address for this node. */
+  snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
+           srv->ep[0].addr.host);
+  srv->listen_port = srv->ep[0].addr.port;
   srv->nworkers = srv->cfg.threads > 0 ? (int)srv->cfg.threads
                                        : (int)(cores > 0 ? cores : 1);
   srv->start_ms = frond_clock_realtime(NULL);
 
-  if ((r = start_generator(srv, err, sizeof err, &ferr)) == -1)
-    goto fail_lib;
-  if (r != 0)
-    goto fail_msg;
+  if (start_generator(srv, &err) != 0)
+    goto fail;
   /* A store that cannot be reached does not stop the start: snowflake IDs
   ** do not need it, and it is retried until it answers (not ready until
   ** then). A store URI that can never work does. */
   srv->seg_enabled = strcmp(srv->cfg.store, "none") != 0;
-  if (srv->seg_enabled && open_seg(srv, &ferr) != 0) {
-    if (ferr.code != FROND_ESTORE)
-      goto fail_lib;
-    frond_log(FROND_LOG_WARN, "store not reached, retrying: %s", ferr.message);
-    ferr.code = 0;
+  if (srv->seg_enabled && open_seg(srv, &err) != 0) {
+    if (err.code != FROND_ESTORE)
+      goto fail;
+    frond_log(FROND_LOG_WARN, "store not reached, retrying: %s", err.message);
+    err.code = 0;
   }
 
-  if (frond__listen_probe(srv->listen_host, srv->listen_port, err,
-                          sizeof err) != 0 ||
-      (srv->resp_port != 0 &&
-       frond__listen_probe(srv->resp_host, srv->resp_port, err, sizeof err) !=
-           0))
-    goto fail_msg;
+  for (i = 0; i < srv->nprotos; i++)
+    if (srv->ep[i].addr.port != 0 &&
+        frond__listen_probe(&srv->ep[i].addr, &err) != 0)
+      goto fail;
   srv->workers = calloc((size_t)srv->nworkers, sizeof *srv->workers);
   if (srv->workers == NULL) {
-    snprintf(err, sizeof err, "out of memory");
-    goto fail_msg;
+    frond__fail(&err, FROND_ENOMEM, "out of memory");
+    goto fail;
   }
   for (i = 0; i < srv->nworkers; i++) {
     frond__worker *w = &srv->workers[i];
@@ -278,26 +220,11 @@ static int start(frond__server *srv) {
     w->srv = srv;
     w->ids = malloc((size_t)srv->cfg.max_count * sizeof(int64_t));
     if (w->ids == NULL) {
-      snprintf(err, sizeof err, "out of memory for max_count IDs");
-      goto fail_msg;
+      frond__fail(&err, FROND_ENOMEM, "out of memory for max_count IDs");
+      goto fail;
     }
-    w->listeners[0].fd = frond__listen_socket(
-        srv->listen_host, srv->listen_port, err, sizeof err);
-    w->listeners[0].proto = &frond__http_proto;
-    w->listeners[0].max_input =
-        FROND__HTTP_MAX_HEAD + (size_t)srv->cfg.max_body;
-    w->nlisteners = 1;
-    if (w->listeners[0].fd < 0)
-      goto fail_msg;
-    if (srv->resp_port != 0) {
-      w->listeners[1].fd =
-          frond__listen_socket(srv->resp_host, srv->resp_port, err, sizeof err);
-      w->listeners[1].proto = &frond__resp_proto;
-      w->listeners[1].max_input = (size_t)srv->cfg.resp_max_query;
-      w->nlisteners = 2;
-      if (w->listeners[1].fd < 0)
-        goto fail_msg;
-    }
+    if (open_listeners(srv, w, &err) != 0)
+      goto fail;
   }
   atomic_store(&srv->ready, !srv->seg_enabled);
   if (srv->seg != NULL) {
@@ -307,58 +234,58 @@ static int start(frond__server *srv) {
   }
   for (i = 0; i < srv->nworkers; i++) {
     if ((r = frond__worker_start(&srv->workers[i])) != 0) {
-      snprintf(err, sizeof err, "worker %d: %s", i, uv_strerror(r));
-      goto fail_msg;
+      frond__fail(&err, FROND_EIO, "worker %d: %s", i, uv_strerror(r));
+      goto fail;
     }
   }
   frond_log(FROND_LOG_INFO,
             "listening on %s (http), %s (resp), node %llu, layout %s, "
             "%d threads, store %s",
-            srv->cfg.listen, srv->resp_port ? srv->cfg.resp_listen : "off",
+            srv->cfg.listen,
+            srv->ep[1].addr.port ? srv->cfg.resp_listen : "off",
             (unsigned long long)srv->node, srv->layout.name, srv->nworkers,
             srv->cfg.store);
   return 0;
-fail_lib:
-  snprintf(err, sizeof err, "%s: %s", frond_err_name(ferr.code), ferr.message);
-fail_msg:
-  frond_log(FROND_LOG_ERROR, "cannot start: %s", err);
+fail:
+  frond_log(FROND_LOG_ERROR, "cannot start: %s: %s", frond_err_name(err.code),
+            err.message);
   return -1;
 }
 
 int frond__cli_serve(int argc, char **argv) {
   static frond__server srv;
-  char err[512];
-  int print, help, level, i, started = 0;
+  frond_error err = {0, ""};
+  int action, i, j, started = 0;
   uv_loop_t *loop;
-  frond_error ferr = {0, ""};
 
   /* argv[0] is the subcommand's name. */
   if (argc > 0) {
     argc--;
     argv++;
   }
-  if (frond__config_load(&srv.cfg, argc, argv, &print, &help, err,
-                         sizeof err) != 0) {
-    fprintf(stderr, "frond serve: %s\n", err);
+  if (frond__config_load(&srv.cfg, argc, argv, &action, &err) != 0) {
+    fprintf(stderr, "frond serve: %s\n", err.message);
     return 2;
   }
-  if (help) {
+  switch (action) {
+  case FROND__CFG_HELP:
     frond__config_usage(stdout);
     return 0;
-  }
-  if (print) {
+  case FROND__CFG_PRINT:
     frond__config_print(&srv.cfg, stdout);
     return 0;
+  case FROND__CFG_LIST:
+    frond__config_list(stdout);
+    return 0;
   }
-  if ((level = log_level(srv.cfg.log_level)) < 0) {
-    fprintf(stderr, "frond serve: log_level must be error, warn, info or "
-                    "debug\n");
-    return 2;
-  }
-  frond_log_set(NULL, NULL, level);
+  frond_log_set(NULL, NULL, srv.cfg.log_level);
   signal(SIGPIPE, SIG_IGN);
-  pthread_mutex_init(&srv.admin_lock, NULL);
+  pthread_mutex_init(&srv.store_lock, NULL);
+  pthread_mutex_init(&srv.lookup_lock, NULL);
   pthread_mutex_init(&srv.rate_lock, NULL);
+  srv.protos[0] = &frond__http_proto; /* first: its address is the node's */
+  srv.protos[1] = &frond__resp_proto;
+  srv.nprotos = 2;
   the_srv = &srv;
 
   loop = uv_default_loop();
@@ -382,16 +309,18 @@ int frond__cli_serve(int argc, char **argv) {
   for (i = 0; started && i < srv.nworkers; i++)
     frond__worker_join(&srv.workers[i]);
   uv_loop_close(loop);
+  if (srv.store_conn != NULL)
+    frond_store_close(srv.store_conn);
   frond_seg_close(atomic_load(&srv.seg));
-  if (srv.admin_store != NULL)
-    frond_store_close(srv.admin_store);
   /* The coordinator owns the generator: it stores the exact high-water
   ** time as the final fence, gives the node ID up and closes it. */
-  if (srv.coord != NULL && frond_coord_close(srv.coord, &ferr) != 0)
-    frond_log(FROND_LOG_ERROR, "stopping the node: %s", ferr.message);
+  if (srv.coord != NULL && frond_coord_close(srv.coord, &err) != 0)
+    frond_log(FROND_LOG_ERROR, "stopping the node: %s", err.message);
   else if (srv.gen != NULL)
     frond_log(FROND_LOG_INFO, "stopped; high-water time stored");
   for (i = 0; srv.workers != NULL && i < srv.nworkers; i++) {
+    for (j = 0; j < srv.workers[i].nlisteners; j++)
+      free(srv.workers[i].listeners[j].state);
     frond__buf_free(&srv.workers[i].scratch);
     free(srv.workers[i].ids);
   }

@@ -3,20 +3,32 @@
 **
 ** One process, N worker threads. Each worker owns a libuv loop, its own
 ** listening socket per protocol (SO_REUSEPORT: the kernel spreads
-** connections), its connections and its metrics. Nothing is shared on the
-** request path except the generator's atomic word and the segment
+** connections), its connections and its counters. Nothing is shared on
+** the request path except the generator's atomic word and the segment
 ** allocator, both lock-free while healthy.
 **
-** The connection layer (conn.c) knows bytes, limits and timeouts; a
-** protocol (http.c, resp.c) plugs in through frond__proto. Each protocol
-** has its own listening port; both run on the same loops.
+** The connection layer (conn.c) knows bytes, limits and timeouts, and no
+** protocol: a protocol (http.c, resp.c) plugs in through its frond__proto
+** table, which brings its configuration check, its per-worker state, its
+** metrics, its busy answer and its connection callbacks. Files call one
+** another one way only; by level, each using only levels below it:
+**
+**   buf, config, http_parse, resp_parse     pure: no server state
+**   conn, json, metrics, resp_reply         loops; counters; replies
+**   ids, status, http_out                   IDs; the status page; answers
+**   http_api, resp_cmds                     endpoints, commands
+**   http_admin, resp                        admin calls; RESP's table
+**   http                                    HTTP's table
+**   serve                                   start-up, signals
+**
+** tests/integration/test_layers.py fails on any circle among them.
 */
 #ifndef FROND_SERVER_H
 #define FROND_SERVER_H
 
 #include "frond.h"
+#include "server/buf.h"
 #include "server/config.h"
-#include "server/resp.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,58 +37,76 @@
 typedef struct frond__conn frond__conn;
 typedef struct frond__worker frond__worker;
 typedef struct frond__server frond__server;
+typedef struct frond__listener frond__listener;
 
-/* A growable byte buffer, reused for the life of a connection. */
-typedef struct frond__buf {
-  char *data;
-  size_t len;
-  size_t cap;
-} frond__buf;
-
-int frond__buf_reserve(frond__buf *b, size_t extra);
-int frond__buf_append(frond__buf *b, const void *p, size_t n);
-int frond__buf_printf(frond__buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void frond__buf_free(frond__buf *b);
+/* Where a protocol listens, decided by its configure hook. */
+typedef struct frond__endpoint {
+  const char *key; /* its configuration key and value, for messages */
+  const char *text;
+  frond__addr addr;
+  size_t max_input; /* largest unconsumed input a connection holds */
+} frond__endpoint;
 
 /*
-** A protocol. on_data handles the unconsumed input buf[0..len) and returns
-** the bytes it consumed (> 0; it is called again with the rest), 0 when it
-** needs more bytes, or -1 to close the connection once the output written
-** so far is flushed. It answers by appending to frond__conn_out(c).
-** on_timeout may write a last answer before a slow client is closed.
+** A protocol.
+**
+** configure (main thread, at start-up) checks the protocol's keys against
+** the rest of the configuration and fills ep; it returns 0, 1 when the
+** protocol is off, or a FROND_E* code with err filled.
+** state_size is the size of the zeroed state each worker keeps for it
+** (counters, caches), reached as c->l->state on its connections.
+** metrics (optional) appends its Prometheus families.
+**
 ** on_open (optional) runs once a connection is accepted and may set its
-** idle time and c->pdata; on_close (optional) releases c->pdata. busy is
-** what a connection refused at max_connections is told before it is
-** closed (NULL: HTTP's 503).
+** idle time and c->pdata; on_close (optional) releases c->pdata; it runs
+** only after on_open succeeded. on_data handles the unconsumed input
+** buf[0..len) and returns the bytes it consumed (> 0; it is called again
+** with the rest), 0 when it needs more bytes, or -1 to close the
+** connection once the output written so far is flushed. It answers by
+** appending to frond__conn_out(c), or takes the request off the loop with
+** frond__conn_hold. on_timeout may write a last answer before a slow
+** client is closed. busy is what a connection refused at max_connections
+** (or while draining) is told before it is closed.
 */
-enum { FROND__PROTO_HTTP = 0, FROND__PROTO_RESP = 1 };
-
 typedef struct frond__proto {
   const char *name;
+  int (*configure)(frond__server *srv, frond__endpoint *ep, frond_error *err);
+  size_t state_size;
+  void (*metrics)(frond__server *srv, frond__buf *b);
+  int (*on_open)(frond__conn *c);
   int (*on_data)(frond__conn *c, const char *buf, size_t len);
   void (*on_timeout)(frond__conn *c);
-  int id; /* FROND__PROTO_* */
-  int (*on_open)(frond__conn *c);
   void (*on_close)(frond__conn *c);
   const char *busy;
 } frond__proto;
 
+/* Per-worker counters: written only by the owning thread with relaxed
+** stores, read by the scraper with relaxed loads. */
+typedef _Atomic uint64_t frond__counter;
+#define FROND__INC(ctr, n)                                                     \
+  atomic_store_explicit(                                                       \
+      &(ctr), atomic_load_explicit(&(ctr), memory_order_relaxed) + (n),        \
+      memory_order_relaxed)
+#define FROND__GET(ctr) atomic_load_explicit(&(ctr), memory_order_relaxed)
+
 /* A listening socket of one worker and the protocol spoken on it. */
-typedef struct frond__listener {
+struct frond__listener {
   uv_tcp_t tcp;
   frond__worker *w;
   int fd; /* bound and listening, from frond__listen_socket */
   const frond__proto *proto;
-  size_t max_input; /* largest unconsumed input a connection holds */
-} frond__listener;
+  const frond__endpoint *ep;
+  void *state; /* proto->state_size bytes, the protocol's own */
+  frond__counter accepted;
+  frond__counter closed;
+};
 
-#define FROND__MAX_LISTENERS 2 /* HTTP, and RESP on its own port */
+#define FROND__MAX_PROTOS 2 /* HTTP, and RESP on its own port */
 
 struct frond__conn {
   uv_tcp_t tcp;
   frond__worker *w;
-  const frond__listener *l;
+  frond__listener *l;
   const frond__proto *proto;
   frond__conn *prev, *next;
   char *rbuf;
@@ -91,6 +121,9 @@ struct frond__conn {
   unsigned closing : 1;
   unsigned close_after_write : 1;
   unsigned eof : 1;      /* the client half-closed */
+  unsigned opened : 1;   /* on_open succeeded: on_close is due */
+  unsigned held : 1;     /* an answer is being prepared off the loop */
+  unsigned refs;         /* the handle's, and one per frond__conn_hold */
   uint64_t last_ms;      /* last read or write activity */
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
   uint64_t linger_ms;    /* when the lingering close began */
@@ -99,60 +132,13 @@ struct frond__conn {
   void *pdata;           /* the protocol's per-connection state */
 };
 
-static inline frond__buf *frond__conn_out(frond__conn *c) {
-  return &c->out;
-}
-/* Will the server close this connection after the current answer? */
-int frond__conn_draining(const frond__conn *c);
-
-/* Per-worker counters: written only by the owning thread with relaxed
-** stores, read by the scraper with relaxed loads. */
-typedef _Atomic uint64_t frond__counter;
-#define FROND__INC(ctr, n)                                                     \
-  atomic_store_explicit(                                                       \
-      &(ctr), atomic_load_explicit(&(ctr), memory_order_relaxed) + (n),        \
-      memory_order_relaxed)
-#define FROND__GET(ctr) atomic_load_explicit(&(ctr), memory_order_relaxed)
-
-enum {
-  FROND__R_LEAF_SEGMENT,
-  FROND__R_LEAF_SNOWFLAKE,
-  FROND__R_LEAF_DECODE,
-  FROND__R_SNOWFLAKE,
-  FROND__R_SEGMENT,
-  FROND__R_DECODE,
-  FROND__R_LAYOUT,
-  FROND__R_TAGS,
-  FROND__R_METRICS,
-  FROND__R_LIVEZ,
-  FROND__R_READYZ,
-  FROND__R_STATUS,
-  FROND__R_OTHER,
-  FROND__R_COUNT
-};
-extern const char *const frond__route_names[FROND__R_COUNT];
-
-#define FROND__NSTATUS 18
-extern const int frond__statuses[FROND__NSTATUS]; /* last slot: other */
-int frond__status_index(int status);
-
-#define FROND__NBUCKETS 14
-extern const double frond__bucket_bounds[FROND__NBUCKETS]; /* seconds */
-
+/* Generic per-worker counters; a protocol keeps its own in its state. */
 typedef struct frond__metrics {
-  frond__counter requests[FROND__R_COUNT][FROND__NSTATUS];
-  frond__counter duration[FROND__R_COUNT][FROND__NBUCKETS + 1];
-  frond__counter duration_ns[FROND__R_COUNT];
   frond__counter ids_snowflake;
   frond__counter ids_segment;
-  frond__counter errors_clock_behind;
-  frond__counter accepted;
   frond__counter rejected;
-  frond__counter closed;
   frond__counter header_timeouts;
   frond__counter idle_timeouts;
-  frond__counter bad_requests;
-  frond__resp_metrics resp;
 } frond__metrics;
 
 struct frond__worker {
@@ -160,7 +146,7 @@ struct frond__worker {
   frond__server *srv;
   uv_loop_t loop;
   uv_thread_t thread;
-  frond__listener listeners[FROND__MAX_LISTENERS];
+  frond__listener listeners[FROND__MAX_PROTOS];
   int nlisteners;
   uv_timer_t sweep;
   uv_async_t wake;
@@ -168,14 +154,12 @@ struct frond__worker {
   size_t nconns;
   int draining;
   uint64_t drain_deadline;
-  char date[48]; /* "Date: ...\r\n", refreshed by the sweep timer */
-  size_t date_len;
   frond__buf scratch; /* answer bodies under construction */
   int64_t *ids;       /* max_count IDs */
   frond__metrics m;
 };
 
-/* Rates sampled once a second by the main thread. */
+/* Rates sampled once a second by the main thread, for the status page. */
 typedef struct frond__rate {
   char tag[FROND_TAG_MAX + 1];
   uint64_t last;
@@ -196,22 +180,29 @@ struct frond__server {
   ** main thread retries opening it and publishes it here. */
   frond_seg *_Atomic seg;
   int seg_enabled;
-  int leaf_local_time;
   int nworkers;
   frond__worker *workers;
   int64_t start_ms;
   atomic_int draining;
   atomic_int ready;
   atomic_long nconns;
+  /* The protocols, and where each listens (port 0: off). */
+  const frond__proto *protos[FROND__MAX_PROTOS];
+  frond__endpoint ep[FROND__MAX_PROTOS];
+  int nprotos;
+  /* The HTTP address, which the coordinator records for this node. */
   char listen_host[256];
   int listen_port;
-  int loopback;
-  char resp_host[256];
-  int resp_port; /* 0: RESP is off */
-  /* Admin: one store connection, one request at a time. */
-  pthread_mutex_t admin_lock;
-  frond_store *admin_store;
-  /* Rates, under rate_lock. */
+  /* The server's own store connection, for calls made off the loop (tag
+  ** admin, look-ups of unknown tags): one call at a time, under store_lock;
+  ** opened on first use (frond__store_conn). */
+  pthread_mutex_t store_lock;
+  frond_store *store_conn;
+  /* Look-ups of unknown tags (ids.c), under lookup_lock. */
+  pthread_mutex_t lookup_lock;
+  int64_t lookup_second;
+  unsigned lookups, lookups_in_flight;
+  /* Rates (status.c), under rate_lock. */
   pthread_mutex_t rate_lock;
   double rate_snowflake;
   uint64_t last_snowflake;
@@ -219,41 +210,111 @@ struct frond__server {
   size_t nrates;
 };
 
-/* serve.c: "host:port" or "[v6]:port" into host[256] and *port; localhost
-** becomes 127.0.0.1. Returns 0 or -1 after writing a message to err. */
-int frond__parse_hostport(const char *key, const char *l, char *host, int *port,
-                          int *loopback, char *err, size_t len);
+/* ---------------------------------------------------------------- conn.c */
 
-/* ids.c: issue n IDs into w->ids (n <= max_count) and count them; 0 or
-** the library's code with err filled. A segment allocator that is not
-** there (store not reached yet, or store = none) is SEGMENT_UNAVAILABLE
-** with a message saying which. */
-int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
-int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
-                       frond_error *err);
+static inline frond__buf *frond__conn_out(frond__conn *c) {
+  return &c->out;
+}
+/* Will the server close this connection after the current answer? */
+int frond__conn_draining(const frond__conn *c);
+/*
+** Inside on_data: the request just consumed is answered later, from work
+** done off the loop. Input waits meanwhile (it is still read, so that a
+** client that goes away is noticed), and the connection stays allocated
+** until frond__conn_resume, even if it is closed before.
+*/
+void frond__conn_hold(frond__conn *c);
+/* Has the connection been closed while held? Then nothing may be written
+** to it; frond__conn_resume still must be called. */
+int frond__conn_gone(const frond__conn *c);
+/* On the loop, once the held answer is in frond__conn_out(c) (or the
+** connection is gone): write it, and go on with the input that waited;
+** close_after closes the connection once written. */
+void frond__conn_resume(frond__conn *c, int close_after);
 
-/* conn.c */
-void frond__worker_date(frond__worker *w);
-/* Fail (with a message) when host:port is taken, by anyone. */
-int frond__listen_probe(const char *host, int port, char *err, size_t len);
-/* A bound, listening SO_REUSEPORT socket, or -1 with a message. */
-int frond__listen_socket(const char *host, int port, char *err, size_t len);
+/* The protocols' endpoints (port 0: off) may not share a port. */
+int frond__endpoints_check(const frond__endpoint *ep, int n, frond_error *err);
+/* Fail with IO when host:port is taken, by anyone. */
+int frond__listen_probe(const frond__addr *a, frond_error *err);
+/* A bound, listening SO_REUSEPORT socket, or -1 with err filled. */
+int frond__listen_socket(const frond__addr *a, frond_error *err);
 int frond__worker_start(frond__worker *w);
 void frond__worker_wake(frond__worker *w);
 void frond__worker_join(frond__worker *w);
 
-/* http.c */
-extern const frond__proto frond__http_proto;
+/* ------------------------------------------------------------- metrics.c */
 
-/* resp.c */
-extern const frond__proto frond__resp_proto;
-/* Check the RESP keys of srv->cfg and set resp_host/resp_port. */
-int frond__resp_configure(frond__server *srv, char *err, size_t len);
-void frond__resp_metrics_render(frond__server *srv, frond__buf *b);
-
-/* metrics.c */
+/* The sum over workers of the frond__metrics counter at offset off. */
+uint64_t frond__metrics_sum(const frond__server *srv, size_t off);
+#define FROND__SUM(srv, field)                                                 \
+  frond__metrics_sum(srv, offsetof(frond__metrics, field))
+/* The sum over p's listeners of the counter at offset off of its state. */
+uint64_t frond__metrics_state_sum(const frond__server *srv,
+                                  const frond__proto *p, size_t off);
+/* Connections p accepted, and how many of them are open now. */
+void frond__metrics_conns(const frond__server *srv, const frond__proto *p,
+                          uint64_t *accepted, uint64_t *open);
+/* One counter or gauge family with a single value. */
+void frond__metrics_counter(frond__buf *b, const char *name, const char *help,
+                            uint64_t v);
+void frond__metrics_gauge(frond__buf *b, const char *name, const char *help,
+                          double v);
+/* The whole /metrics page. */
 void frond__metrics_render(frond__server *srv, frond__buf *b);
+
+/* ----------------------------------------------------------------- ids.c */
+
+/* Issue n IDs into w->ids (n <= max_count) and count them; 0 or the
+** library's code with err filled. A segment allocator that is not there
+** (store not reached yet, or store = none) is SEGMENT_UNAVAILABLE with a
+** message saying which. A tag the allocator does not know fails with
+** TAG_NOT_FOUND at once: see frond__ids_segment_later. */
+int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
+int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
+                       frond_error *err);
+
+/* The segment allocator's options for the server (see ids.c). */
+void frond__ids_seg_options(frond_seg_options *o);
+
+/* A segment request whose tag the allocator did not know, being looked up
+** in the store off the loop. A protocol embeds it in its own record of the
+** request (first member) and sets done. */
+typedef struct frond__ids_call frond__ids_call;
+struct frond__ids_call {
+  uv_work_t work;
+  frond__worker *w;
+  frond__conn *c; /* held until done has called frond__conn_resume */
+  char tag[FROND_TAG_MAX + 1];
+  size_t len, n;
+  int64_t *ids; /* n IDs when rc is 0; done frees it */
+  int rc;
+  frond_error err;
+  /* On the loop: answer (unless frond__conn_gone), resume c, free. */
+  void (*done)(frond__ids_call *call);
+};
+/* After frond__ids_segment failed with TAG_NOT_FOUND: look the tag up off
+** the loop and take n IDs there. Returns 1 when queued (c is held, done
+** will run), 0 when the look-up budget is spent or there is no allocator:
+** then answer the TAG_NOT_FOUND at once. */
+int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
+                             const char *tag, size_t len, size_t n);
+
+/* With store_lock held: open the server's own store connection unless it
+** is open. 0, or STORE (store = none, or unreachable). */
+int frond__store_conn(frond__server *srv, frond_error *err);
+/* With store_lock held, after a call on it returned rc: a connection that
+** failed with STORE is closed, to be opened again by the next call. */
+void frond__store_conn_check(frond__server *srv, int rc);
+
+/* -------------------------------------------------------------- status.c */
+
 void frond__status_render(frond__server *srv, frond__buf *b);
+/* Called once a second (dt seconds since the last call). */
 void frond__rates_sample(frond__server *srv, double dt);
+
+/* ------------------------------------------------------ the protocols */
+
+extern const frond__proto frond__http_proto;
+extern const frond__proto frond__resp_proto;
 
 #endif /* FROND_SERVER_H */

@@ -267,14 +267,18 @@ def config_reference():
 
 
 def serve_help():
-    """{key: (flag, env)} from `frond serve --help`."""
-    r = ft.run(["serve", "--help"])
+    """{key: (flag, env)} from `frond serve --list-keys`, the machine-readable
+    form of the configuration table that `frond serve --help` prints."""
+    r = ft.run(["serve", "--list-keys"])
     ft.check(r.returncode == 0, r.stderr)
     out = {}
-    for m in re.finditer(r"^  (--[a-z][a-z-]*)\s+(FROND_\w+)\s", r.stdout,
-                         re.M):
-        out[m.group(1)[2:].replace("-", "_")] = (m.group(1), m.group(2))
-    ft.check(len(out) >= 20, "no key table in frond serve --help")
+    for line in r.stdout.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        f = line.split("\t")
+        ft.check(len(f) == 7, "frond serve --list-keys: bad line %r" % line)
+        out[f[0]] = (f[2], f[1])
+    ft.check(len(out) >= 20, "no key table in frond serve --list-keys")
     return out
 
 

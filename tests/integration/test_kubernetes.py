@@ -65,14 +65,16 @@ def container(docs):
 
 
 def serve_keys():
-    """{FROND_ variable: key} from `frond serve --help`."""
-    r = ft.run(["serve", "--help"])
+    """{FROND_ variable: key} from `frond serve --list-keys`."""
+    r = ft.run(["serve", "--list-keys"])
     check(r.returncode == 0, r.stderr)
     out = {}
-    for m in re.finditer(r"^  --([a-z][a-z-]*)\s+(FROND_\w+)\s", r.stdout,
-                         re.M):
-        out[m.group(2)] = m.group(1).replace("-", "_")
-    check(len(out) >= 20, "no key table in frond serve --help")
+    for line in r.stdout.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        f = line.split("\t")
+        out[f[1]] = f[0]
+    check(len(out) >= 20, "no key table in frond serve --list-keys")
     return out
 
 

@@ -190,10 +190,17 @@ static void test_unescape(void **state) {
   assert_int_equal(frond__http_unescape("123456789", 9, out, 8), -1);
 }
 
+/* 0, or -1 after checking that the refusal carries its code and says
+** what was wrong. */
 static int json(const char *s, frond__json_field *f, size_t n) {
-  char err[128];
-  return frond__json_read(at_guard(s, strlen(s)), strlen(s), f, n, err,
-                          sizeof err);
+  frond_error err = {0, ""};
+  int r = frond__json_read(at_guard(s, strlen(s)), strlen(s), f, n, &err);
+  if (r == 0)
+    return 0;
+  assert_int_equal(r, FROND_EINVAL);
+  assert_int_equal(err.code, FROND_EINVAL);
+  assert_memory_equal(err.message, "invalid JSON body: ", 19);
+  return -1;
 }
 
 static void test_json(void **state) {
@@ -231,48 +238,6 @@ static void test_json_escape(void **state) {
   assert_int_equal(frond__json_escape("abcdef", 6, out, 4), 3);
 }
 
-static void test_config_sources(void **state) {
-  frond__config c;
-  char err[256], *dir = tmpdir_make(), path[600];
-  char *argv[] = {"--config", path, "--max-count", "7", "--threads=3"};
-  int print, help;
-  FILE *f;
-  snprintf(path, sizeof path, "%s/frond.conf", dir);
-  f = fopen(path, "w");
-  fprintf(f, "# comment\n  listen = 127.0.0.1:9000 \nmax_count = 5\n"
-             "threads = 2\nnode = 4\n\n");
-  fclose(f);
-  setenv("FROND_NODE", "9", 1);
-  setenv("FROND_THREADS", "1", 1);
-  assert_int_equal(
-      frond__config_load(&c, 5, argv, &print, &help, err, sizeof err), 0);
-  assert_string_equal(c.listen, "127.0.0.1:9000"); /* file */
-  assert_int_equal(c.node, 9);                     /* env over file */
-  assert_int_equal(c.max_count, 7);                /* flag over file */
-  assert_int_equal(c.threads, 3);                  /* flag over env */
-  assert_int_equal(c.idle_timeout_ms, 60000);      /* default */
-  unsetenv("FROND_NODE");
-  unsetenv("FROND_THREADS");
-  {
-    char *bad[] = {"--max-count", "0"};
-    assert_int_equal(
-        frond__config_load(&c, 2, bad, &print, &help, err, sizeof err), -1);
-    assert_non_null(strstr(err, "max_count"));
-  }
-  {
-    char *bad[] = {"--nope", "1"};
-    assert_int_equal(
-        frond__config_load(&c, 2, bad, &print, &help, err, sizeof err), -1);
-  }
-  f = fopen(path, "w");
-  fprintf(f, "bogus = 1\n");
-  fclose(f);
-  assert_int_equal(
-      frond__config_load(&c, 2, argv, &print, &help, err, sizeof err), -1);
-  assert_non_null(strstr(err, ":1: unknown key"));
-  tmpdir_remove(dir);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_simple_get),
@@ -283,7 +248,6 @@ int main(void) {
       cmocka_unit_test(test_unescape),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_json_escape),
-      cmocka_unit_test(test_config_sources),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

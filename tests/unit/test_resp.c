@@ -1,91 +1,16 @@
 /*
-** test_resp.c -- the RESP front's replies, byte for byte, without sockets.
-**
-** A server with a real generator and a SQLite store in a temp dir, one
-** worker and one connection that are never attached to a loop: input goes
-** straight to the protocol's on_data, as the connection layer would hand
-** it over, and the answer is read back from the connection's output.
+** test_resp.c -- the RESP front's replies, byte for byte, through the real
+** protocol code without a network (server_fixture.h).
 */
-#include "testutil.h"
-#include "server/server.h"
+#include "server_fixture.h"
 
-typedef struct fixture {
-  char *dir;
-  frond__server srv;
-  frond__worker w;
-  frond__listener l;
-  frond__conn c;
-} fixture;
+#include "server/resp.h"
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  char uri[600];
-  frond_error err = {0, ""};
-  frond_store *st;
-  frond_seg *seg;
-  f->dir = tmpdir_make();
-  snprintf(uri, sizeof uri, "sqlite://%s/frond.db", f->dir);
-  frond__config_defaults(&f->srv.cfg);
-  assert_int_equal(frond_store_open(&st, uri, &err), 0);
-  assert_int_equal(frond_store_tag_create(st, "order", 100, 1, "", &err), 0);
-  frond_store_close(st);
-  assert_int_equal(frond_seg_open(&seg, uri, NULL, &err), 0);
-  atomic_store(&f->srv.seg, seg);
-  f->srv.seg_enabled = 1;
-  assert_int_equal(frond_layout_parse("frond", &f->srv.layout, &err), 0);
-  assert_int_equal(frond_gen_create(&f->srv.gen, &f->srv.layout, 3, NULL, &err),
-                   0);
-  f->srv.node = 3;
-  f->srv.nworkers = 1;
-  f->srv.workers = &f->w;
-  f->w.srv = &f->srv;
-  f->w.ids = malloc((size_t)f->srv.cfg.max_count * sizeof(int64_t));
-  f->l.w = &f->w;
-  f->l.proto = &frond__resp_proto;
-  f->l.max_input = (size_t)f->srv.cfg.resp_max_query;
-  f->c.w = &f->w;
-  f->c.l = &f->l;
-  f->c.proto = &frond__resp_proto;
-  assert_int_equal(frond__resp_proto.on_open(&f->c), 0);
-  *state = f;
+  static const char *const tags[] = {"order", NULL};
+  *state = fixture_open(&frond__resp_proto, tags);
   return 0;
 }
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  frond__resp_proto.on_close(&f->c);
-  frond__buf_free(&f->c.out);
-  frond__buf_free(&f->w.scratch);
-  free(f->w.ids);
-  frond_seg_close(f->srv.seg);
-  frond_gen_close(f->srv.gen, NULL);
-  tmpdir_remove(f->dir);
-  free(f);
-  return 0;
-}
-
-/* Feed s as the connection layer would: whole commands, in a loop; returns
-** the answer (static, NUL-terminated) and the last on_data result. */
-static const char *feed(fixture *f, const char *s, size_t len, int *last) {
-  static char out[1 << 16];
-  size_t off = 0;
-  int n = 0;
-  f->c.out.len = 0;
-  while (off < len) {
-    n = frond__resp_proto.on_data(&f->c, s + off, len - off);
-    if (n <= 0)
-      break;
-    off += (size_t)n;
-  }
-  if (last != NULL)
-    *last = n;
-  assert_true(f->c.out.len < sizeof out);
-  memcpy(out, f->c.out.data ? f->c.out.data : "", f->c.out.len);
-  out[f->c.out.len] = '\0';
-  return out;
-}
-
-#define FEED(f, lit, last) feed(f, lit, sizeof(lit) - 1, last)
 
 static void test_incr(void **state) {
   fixture *f = *state;
@@ -201,33 +126,81 @@ static void test_splits(void **state) {
   for (size_t cut = 0; cut <= sizeof in - 1; cut++) {
     size_t off = 0, glen = 0;
     int n;
-    f->c.out.len = 0;
+    f->c->out.len = 0;
     /* The first read: only what arrived. */
     while (off < cut &&
-           (n = frond__resp_proto.on_data(&f->c, in + off, cut - off)) > 0)
+           (n = frond__resp_proto.on_data(f->c, in + off, cut - off)) > 0)
       off += (size_t)n;
     while (off < sizeof in - 1 &&
-           (n = frond__resp_proto.on_data(&f->c, in + off,
+           (n = frond__resp_proto.on_data(f->c, in + off,
                                           sizeof in - 1 - off)) > 0)
       off += (size_t)n;
     assert_int_equal(off, sizeof in - 1);
-    glen = f->c.out.len;
-    memcpy(got, f->c.out.data, glen);
+    glen = f->c->out.len;
+    memcpy(got, f->c->out.data, glen);
     got[glen] = '\0';
     assert_string_equal(got, want);
   }
 }
 
+/* The sum of a RESP counter over the fixture's one worker. */
+static uint64_t resp_stat(fixture *f, size_t off) {
+  return frond__metrics_state_sum(&f->srv, &frond__resp_proto, off);
+}
+#define STAT(f, field) resp_stat(f, offsetof(frond__resp_stats, field))
+
+/* A tag the allocator does not know is looked up in the store off the
+** loop: one created elsewhere since the allocator read its tags works at
+** once, in order with the commands pipelined behind it, and each command
+** is counted once, when answered. */
+static void test_unknown_tag_looked_up(void **state) {
+  fixture *f = *state;
+  uint64_t incr_ok = STAT(f, commands[FROND__RC_INCR][0]);
+  uint64_t incr_err = STAT(f, commands[FROND__RC_INCR][1]);
+  assert_memory_equal(FEED(f, "INCR fresh\r\n", NULL),
+                      "-TAG_NOT_FOUND tag \"fresh\" not found\r\n", 36);
+  fixture_tag(f, "fresh", 10);
+  assert_string_equal(FEED(f,
+                           "PING\r\nINCR fresh\r\nPING\r\n"
+                           "ID.NEXT fresh 2\r\nINCR fresh\r\n",
+                           NULL),
+                      "+PONG\r\n:1\r\n+PONG\r\n*2\r\n:2\r\n:3\r\n:4\r\n");
+  fixture_tag(f, "fresh2", 10);
+  assert_string_equal(FEED(f, "ID.NEXT fresh2 3\r\n", NULL),
+                      "*3\r\n:1\r\n:2\r\n:3\r\n");
+  assert_int_equal(STAT(f, commands[FROND__RC_INCR][0]) - incr_ok, 2);
+  assert_int_equal(STAT(f, commands[FROND__RC_INCR][1]) - incr_err, 1);
+  assert_int_equal(STAT(f, commands[FROND__RC_ID_NEXT][0]), 2);
+  assert_int_equal(FROND__SUM(&f->srv, ids_segment), 7);
+}
+
+/* A command taken off the loop that QUITs behind it: the reply comes,
+** then the connection closes. */
+static void test_quit_behind_lookup(void **state) {
+  fixture *f = *state;
+  int last;
+  fixture_tag(f, "late", 10);
+  assert_string_equal(FEED(f, "INCR late\r\nQUIT\r\nPING\r\n", &last),
+                      ":1\r\n+OK\r\n");
+  assert_int_equal(last, -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_incr, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_counts, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_snowflake_decode, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_incr, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_counts, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_snowflake_decode, setup,
+                                      fixture_teardown),
       cmocka_unit_test_setup_teardown(test_connection_commands, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_protocol_error, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_auth, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_splits, setup, teardown),
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_protocol_error, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_auth, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_splits, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_unknown_tag_looked_up, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_quit_behind_lookup, setup,
+                                      fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,41 @@
+/*
+** buf.h -- the server's growable byte buffer and its one integer formatter.
+**
+** Every answer, page and reply is built in a frond__buf that lives as long
+** as its connection or worker, so the request path reuses memory instead
+** of allocating. The hot paths reserve once and then write with memcpy and
+** frond__dec_u64 rather than printf.
+*/
+#ifndef FROND_SERVER_BUF_H
+#define FROND_SERVER_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct frond__buf {
+  char *data;
+  size_t len;
+  size_t cap;
+} frond__buf;
+
+/* Make room for extra more bytes. 0, or -1 when out of memory. */
+int frond__buf_reserve(frond__buf *b, size_t extra);
+int frond__buf_append(frond__buf *b, const void *p, size_t n);
+int frond__buf_printf(frond__buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void frond__buf_free(frond__buf *b);
+
+/* The longest decimal text of a 64-bit integer ("-9223372036854775808"). */
+#define FROND__DEC_MAX 20
+
+/* Write v in decimal at dst (room for FROND__DEC_MAX bytes), without a
+** NUL; return the length. */
+size_t frond__dec_u64(char *dst, uint64_t v);
+size_t frond__dec_i64(char *dst, int64_t v);
+
+/* Append v in decimal to b, whose room the caller has reserved. */
+static inline void frond__buf_put_u64(frond__buf *b, uint64_t v) {
+  b->len += frond__dec_u64(b->data + b->len, v);
+}
+
+#endif /* FROND_SERVER_BUF_H */

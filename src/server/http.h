@@ -1,0 +1,116 @@
+/*
+** http.h -- the HTTP protocol's own pieces, shared by its files:
+**
+**   http.c        framing, routing, configuration, metrics (the table)
+**   http_api.c    the ID, decode, layout, health and page endpoints
+**   http_admin.c  /v1/tags, whose store calls run off the event loop
+**   http_out.c    answers: status line, headers, errors, ID lists
+*/
+#ifndef FROND_SERVER_HTTP_H
+#define FROND_SERVER_HTTP_H
+
+#include "server/http_parse.h"
+#include "server/server.h"
+
+#include <time.h>
+
+/* Routes, for the metrics. */
+enum {
+  FROND__R_LEAF_SEGMENT,
+  FROND__R_LEAF_SNOWFLAKE,
+  FROND__R_LEAF_DECODE,
+  FROND__R_SNOWFLAKE,
+  FROND__R_SEGMENT,
+  FROND__R_DECODE,
+  FROND__R_LAYOUT,
+  FROND__R_TAGS,
+  FROND__R_METRICS,
+  FROND__R_LIVEZ,
+  FROND__R_READYZ,
+  FROND__R_STATUS,
+  FROND__R_OTHER,
+  FROND__R_COUNT
+};
+extern const char *const frond__http_route_names[FROND__R_COUNT];
+
+#define FROND__NSTATUS 18
+extern const int frond__http_statuses[FROND__NSTATUS]; /* last slot: other */
+
+#define FROND__NBUCKETS 14
+extern const double frond__http_buckets[FROND__NBUCKETS]; /* seconds */
+
+/* What HTTP keeps per worker (c->l->state): its counters and the Date
+** header, formatted once a second. Written by the worker's thread only. */
+typedef struct frond__http_state {
+  frond__counter requests[FROND__R_COUNT][FROND__NSTATUS];
+  frond__counter duration[FROND__R_COUNT][FROND__NBUCKETS + 1];
+  frond__counter duration_ns[FROND__R_COUNT];
+  frond__counter bad_requests;
+  time_t date_t;
+  char date[48]; /* "Date: ...\r\n" */
+  size_t date_len;
+} frond__http_state;
+
+/*
+** One request being answered. req and body are views into the
+** connection's input, valid only inside on_data; what an answer needs
+** later (an admin call finishing off the loop) is copied out of them.
+*/
+typedef struct frond__http_ctx {
+  frond__conn *c;
+  frond__worker *w;
+  frond__server *srv;
+  const frond__http_request *req;
+  const char *body;
+  size_t body_len;
+  int route;      /* FROND__R_* */
+  int keep_alive; /* cleared by an answer that closes the connection */
+  int minor;      /* HTTP/1.<minor> */
+  int head;       /* HEAD: headers only */
+  uint64_t t0;    /* uv_hrtime() when the request was complete */
+} frond__http_ctx;
+
+/* http_out.c: append a whole answer (extra: more header lines, each
+** ending in CRLF) and count it. */
+void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
+                         const char *body, size_t len, const char *extra);
+/* {"error":{"code":..,"message":..}} with the given status. */
+void frond__http_error(frond__http_ctx *x, int status, const char *code,
+                       const char *msg, const char *extra);
+/* A library error: its status, its stable name, err's message. */
+void frond__http_error_code(frond__http_ctx *x, int code,
+                            const frond_error *err);
+/* 405 with the Allow header. */
+void frond__http_not_allowed(frond__http_ctx *x, const char *allow);
+/* {"ids":["1","2"]} or one ID a line (text). */
+void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
+                     int text);
+
+/* A copy of x for an answer written later, without the request's views. */
+void frond__http_ctx_keep(frond__http_ctx *dst, const frond__http_ctx *x);
+
+static inline int frond__http_is_get(const frond__http_ctx *x) {
+  return x->req->method == FROND__HTTP_GET ||
+         x->req->method == FROND__HTTP_HEAD;
+}
+
+/* http_api.c: path segment after prefix, percent-decoded into
+** tag[FROND_TAG_MAX + 1] and checked. Returns its length, or -1 (an error
+** has been answered). */
+int frond__http_path_tag(frond__http_ctx *x, size_t prefix, char *tag);
+void frond__http_leaf_snowflake(frond__http_ctx *x);
+void frond__http_leaf_segment(frond__http_ctx *x, size_t prefix);
+void frond__http_leaf_decode(frond__http_ctx *x);
+void frond__http_v1_snowflake(frond__http_ctx *x);
+void frond__http_v1_segment(frond__http_ctx *x, size_t prefix);
+void frond__http_v1_decode(frond__http_ctx *x, size_t prefix);
+void frond__http_v1_layout(frond__http_ctx *x);
+void frond__http_readyz(frond__http_ctx *x);
+void frond__http_plain(frond__http_ctx *x, int status, const char *text);
+/* /metrics (which = FROND__R_METRICS) or the status page. */
+void frond__http_page(frond__http_ctx *x, int which);
+
+/* http_admin.c: /v1/tags (one = 0) and /v1/tags/{tag} (one = 1). */
+void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one);
+
+#endif /* FROND_SERVER_HTTP_H */

@@ -1,0 +1,217 @@
+/*
+** http_admin.c -- /v1/tags: create, list, read, re-step and delete the
+** segment tags in the store.
+**
+** A store call takes as long as the database takes (a PostgreSQL round
+** trip, a lock wait), so none runs on an event loop: the request is
+** checked and its body read on the loop, the call runs on libuv's thread
+** pool (uv_queue_work), and the completion callback, back on the loop,
+** writes the answer. The connection is held meanwhile (frond__conn_hold):
+** requests pipelined behind the call wait for it, in order, and a client
+** that goes away leaves the connection allocated until the completion has
+** found it gone. Calls share one store connection, one at a time
+** (store_lock). A drain waits for calls in flight: a loop does not end
+** while work it queued is pending.
+*/
+#include "server/http.h"
+
+#include "core/internal.h"
+#include "server/json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct admin_call {
+  uv_work_t work;
+  frond__http_ctx x; /* a copy: the request's views are gone by the answer */
+  int method;
+  int one; /* /v1/tags/{tag} */
+  char tag[FROND_TAG_MAX + 1];
+  char desc[257];
+  int64_t step, start;
+  int has_start, has_desc;
+  /* Written by the pool thread, read by the completion. */
+  int rc;
+  int status;
+  frond_error err;
+  frond__buf body;
+} admin_call;
+
+/* Constant-time comparison of the bearer token. 1 when authorized. */
+static int authorized(frond__http_ctx *x) {
+  const char *tok = x->srv->cfg.admin_token;
+  size_t tl = strlen(tok), i;
+  const frond__http_header *h;
+  unsigned char diff = 0;
+  if (tl == 0)
+    return 1;
+  h = frond__http_header_find(x->req, "authorization");
+  if (h == NULL || h->value_len < 7 || memcmp(h->value, "Bearer ", 7) != 0 ||
+      h->value_len - 7 != tl)
+    diff = 1;
+  else
+    for (i = 0; i < tl; i++)
+      diff |= (unsigned char)(h->value[7 + i] ^ tok[i]);
+  if (diff != 0) {
+    frond__http_error(x, 401, "UNAUTHORIZED",
+                      "this endpoint needs Authorization: Bearer <admin_token>",
+                      "WWW-Authenticate: Bearer\r\n");
+    return 0;
+  }
+  return 1;
+}
+
+static void tag_json(frond__buf *b, const frond_tag_row *r) {
+  frond__buf_printf(b, "{\"tag\":\"");
+  frond__json_append(b, r->tag, strlen(r->tag));
+  frond__buf_printf(b, "\",\"max_id\":%lld,\"step\":%lld,\"description\":\"",
+                    (long long)r->max_id, (long long)r->step);
+  frond__json_append(b, r->description, strlen(r->description));
+  frond__buf_printf(b, "\",\"update_time\":\"%s\"}", r->update_time);
+}
+
+/* The store call itself, on a pool thread with store_lock held. */
+static int call_store(admin_call *a, frond_store *st) {
+  frond__buf *b = &a->body;
+  frond_tag_row row;
+  int r;
+  switch (a->method) {
+  case FROND__HTTP_GET:
+  case FROND__HTTP_HEAD:
+    if (a->one) {
+      if ((r = frond_store_tag_get(st, a->tag, &row, &a->err)) == 0)
+        tag_json(b, &row);
+    } else {
+      frond_tag_row *rows = NULL;
+      size_t n = 0, i;
+      if ((r = frond_store_tag_list(st, &rows, &n, &a->err)) != 0)
+        return r;
+      frond__buf_printf(b, "{\"tags\":[");
+      for (i = 0; i < n; i++) {
+        if (i > 0)
+          frond__buf_append(b, ",", 1);
+        tag_json(b, &rows[i]);
+      }
+      frond__buf_printf(b, "]}");
+      frond_free(rows);
+    }
+    return r;
+  case FROND__HTTP_POST:
+    a->status = 201;
+    r = frond_store_tag_create(st, a->tag, a->step, a->has_start ? a->start : 1,
+                               a->has_desc ? a->desc : "", &a->err);
+    break;
+  case FROND__HTTP_PATCH:
+    r = frond_store_tag_set_step(st, a->tag, a->step, &a->err);
+    break;
+  default:
+    return frond_store_tag_delete(st, a->tag, &a->err);
+  }
+  /* POST and PATCH answer with the row as it is now. */
+  if (r == 0 && (r = frond_store_tag_get(st, a->tag, &row, &a->err)) == 0)
+    tag_json(b, &row);
+  return r;
+}
+
+static void admin_work(uv_work_t *w) {
+  admin_call *a = w->data;
+  frond__server *srv = a->x.srv;
+  frond_seg *seg;
+  int r;
+  a->status = 200;
+  pthread_mutex_lock(&srv->store_lock);
+  if ((r = frond__store_conn(srv, &a->err)) == 0)
+    r = call_store(a, srv->store_conn);
+  frond__store_conn_check(srv, r);
+  pthread_mutex_unlock(&srv->store_lock);
+  a->rc = r;
+  /* A change shows in the allocator at once, not at its next refresh. */
+  if (r == 0 && a->method != FROND__HTTP_GET && a->method != FROND__HTTP_HEAD &&
+      (seg = atomic_load(&srv->seg)) != NULL)
+    (void)frond_seg_refresh(seg, NULL);
+}
+
+static void admin_done(uv_work_t *w, int status) {
+  admin_call *a = w->data;
+  frond__http_ctx *x = &a->x;
+  if (frond__conn_gone(x->c)) {
+    /* The client went away; the change, if any, is made all the same. */
+  } else if (status != 0) {
+    frond__http_error(x, 503, "CLOSED", uv_strerror(status), NULL);
+  } else if (a->rc != 0) {
+    frond__http_error_code(x, a->rc, &a->err);
+  } else if (a->method == FROND__HTTP_DELETE) {
+    frond__http_respond(x, 204, "application/json", "", 0, NULL);
+  } else {
+    frond__buf_append(&a->body, "\n", 1);
+    frond__http_respond(x, a->status, "application/json", a->body.data,
+                        a->body.len, NULL);
+  }
+  frond__conn_resume(x->c, !x->keep_alive);
+  frond__buf_free(&a->body);
+  free(a);
+}
+
+/* Read the body of a POST (tag, step, start, description) or a PATCH
+** (step) into a. 0, or -1 after answering 400. */
+static int read_body(frond__http_ctx *x, admin_call *a) {
+  frond_error jerr = {0, ""};
+  int post = a->method == FROND__HTTP_POST;
+  frond__json_field fields[4] = {
+      {"tag", FROND__JSON_STR, a->tag, sizeof a->tag, 0, 0},
+      {"step", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"start", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"description", FROND__JSON_STR, a->desc, sizeof a->desc, 0, 0},
+  };
+  if (frond__json_read(x->body, x->body_len, post ? fields : fields + 1,
+                       post ? 4 : 1, &jerr) != 0) {
+    frond__http_error(x, 400, "BAD_REQUEST", jerr.message, NULL);
+    return -1;
+  }
+  if ((post && !fields[0].present) || !fields[1].present) {
+    frond__http_error(
+        x, 400, "BAD_REQUEST",
+        post ? "body needs \"tag\" and \"step\"" : "body needs \"step\"", NULL);
+    return -1;
+  }
+  a->step = fields[1].num;
+  a->start = fields[2].num;
+  a->has_start = fields[2].present;
+  a->has_desc = fields[3].present;
+  return 0;
+}
+
+void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one) {
+  int m = x->req->method, r;
+  admin_call *a;
+  if (one && m != FROND__HTTP_GET && m != FROND__HTTP_HEAD &&
+      m != FROND__HTTP_PATCH && m != FROND__HTTP_DELETE) {
+    frond__http_not_allowed(x, "GET, HEAD, PATCH, DELETE");
+    return;
+  }
+  if (!one && !frond__http_is_get(x) && m != FROND__HTTP_POST) {
+    frond__http_not_allowed(x, "GET, HEAD, POST");
+    return;
+  }
+  if ((a = calloc(1, sizeof *a)) == NULL) {
+    frond__http_error_code(x, FROND_ENOMEM, NULL);
+    return;
+  }
+  a->method = m;
+  a->one = one;
+  if ((one && frond__http_path_tag(x, prefix, a->tag) < 0) ||
+      (!frond__http_is_get(x) && !authorized(x)) ||
+      ((m == FROND__HTTP_POST || m == FROND__HTTP_PATCH) &&
+       read_body(x, a) != 0)) {
+    free(a);
+    return;
+  }
+  frond__http_ctx_keep(&a->x, x);
+  a->work.data = a;
+  if ((r = uv_queue_work(&x->w->loop, &a->work, admin_work, admin_done)) != 0) {
+    frond__http_error(x, 503, "CLOSED", uv_strerror(r), NULL);
+    free(a);
+    return;
+  }
+  frond__conn_hold(x->c);
+}

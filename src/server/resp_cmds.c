@@ -1,0 +1,576 @@
+/*
+** resp_cmds.c -- the commands of the Redis protocol front.
+**
+** IDs: INCR <tag> answers the tag's next segment ID (INCRBY <tag> 1 too),
+** ID.NEXT and ID.SNOWFLAKE answer batches, ID.DECODE the fields of an ID,
+** ID.TAGS the tags. The rest answers the way Redis does, so that clients
+** connect unmodified: PING, ECHO, QUIT, HELLO, AUTH, SELECT 0, CLIENT,
+** CONFIG GET, RESET and INFO. COMMAND lives with the table, in resp.c.
+*/
+#include "server/resp.h"
+
+#include "core/internal.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ----------------------------------------------------------------- IDs */
+
+/* Parse argv[i] as a count in [1, max_count]; 0 after an error reply. */
+static size_t get_count(frond__resp_ctx *x, size_t i) {
+  int64_t n;
+  if (i >= x->argc)
+    return 1;
+  if (frond__parse_i64(x->argv[i].p, x->argv[i].len, &n) != 0 || n < 1 ||
+      n > x->srv->cfg.max_count) {
+    frond__resp_error(x, "COUNT_INVALID",
+                      "count must be an integer in [1, %lld]",
+                      (long long)x->srv->cfg.max_count);
+    return 0;
+  }
+  return (size_t)n;
+}
+
+static void ids_reply(frond__resp_ctx *x, const int64_t *ids, size_t n,
+                      int batch) {
+  if (batch)
+    frond__resp_ids(x, ids, n);
+  else
+    frond__resp_int(x, ids[0]);
+}
+
+/* A command whose tag is being looked up off the loop. */
+typedef struct segment_call {
+  frond__ids_call call; /* first */
+  frond__resp_ctx x;
+  int batch; /* answer an array (ID.NEXT) */
+} segment_call;
+
+static void segment_done(frond__ids_call *call) {
+  segment_call *sc = (segment_call *)(void *)call;
+  frond__resp_ctx *x = &sc->x;
+  if (!frond__conn_gone(x->c)) {
+    if (call->rc != 0)
+      frond__resp_lib_error(x, call->rc, &call->err);
+    else
+      ids_reply(x, call->ids, call->n, sc->batch);
+  }
+  /* Counted now that its result is known (execute skipped it). */
+  FROND__INC(FROND__RESP_STATS(x)->commands[x->cmd][x->failed], 1);
+  frond__conn_resume(x->c, x->close);
+  free(call->ids);
+  free(sc);
+}
+
+/* INCR, INCRBY and ID.NEXT: n IDs of the tag argv[1]. A tag the allocator
+** does not know is looked up in the store off the loop. */
+static void segment(frond__resp_ctx *x, size_t n, int batch) {
+  frond_error err = {0, ""};
+  const frond__resp_arg *tag = &x->argv[1];
+  segment_call *sc;
+  int r = frond__ids_segment(x->w, tag->p, tag->len, n, &err);
+  if (r == FROND_ETAG_NOT_FOUND && (sc = calloc(1, sizeof *sc)) != NULL) {
+    sc->x = *x;
+    sc->x.argv = NULL;
+    sc->x.argc = 0;
+    sc->batch = batch;
+    sc->call.done = segment_done;
+    if (frond__ids_segment_later(&sc->call, x->c, tag->p, tag->len, n))
+      return;
+    free(sc);
+  }
+  if (r != 0) {
+    frond__resp_lib_error(x, r, &err);
+    return;
+  }
+  ids_reply(x, x->w->ids, n, batch);
+}
+
+void frond__resp_cmd_incr(frond__resp_ctx *x) {
+  segment(x, 1, 0);
+}
+
+/* INCRBY <tag> 1 is what some clients send for INCR (redis-py's incr()).
+** A larger increment would promise the caller every ID below the answer,
+** which a batch that spans two segments does not hold: ID.NEXT answers
+** batches. */
+void frond__resp_cmd_incrby(frond__resp_ctx *x) {
+  int64_t by;
+  if (frond__parse_i64(x->argv[2].p, x->argv[2].len, &by) != 0 || by != 1) {
+    frond__resp_error(x, "COUNT_INVALID",
+                      "INCRBY takes an increment of 1 only; use ID.NEXT <tag> "
+                      "<count> for a batch");
+    return;
+  }
+  frond__resp_cmd_incr(x);
+}
+
+void frond__resp_cmd_id_next(frond__resp_ctx *x) {
+  size_t n;
+  if ((n = get_count(x, 2)) != 0)
+    segment(x, n, 1);
+}
+
+void frond__resp_cmd_id_snowflake(frond__resp_ctx *x) {
+  frond_error err = {0, ""};
+  size_t n;
+  int r;
+  if ((n = get_count(x, 1)) == 0)
+    return;
+  if ((r = frond__ids_snowflake(x->w, n, &err)) != 0) {
+    frond__resp_lib_error(x, r, &err);
+    return;
+  }
+  ids_reply(x, x->w->ids, n, 1);
+}
+
+/* Field/value pairs, flat, as HGETALL answers under RESP2. */
+void frond__resp_cmd_id_decode(frond__resp_ctx *x) {
+  frond_error err = {0, ""};
+  frond_fields f;
+  int64_t id;
+  char when[40], spec[160];
+  int r;
+  if (frond__parse_i64(x->argv[1].p, x->argv[1].len, &id) != 0) {
+    frond__resp_error(x, "ID_INVALID", "the ID must be a decimal integer");
+    return;
+  }
+  if ((r = frond_decode(&x->srv->layout, id, &f, &err)) != 0) {
+    frond__resp_lib_error(x, r, &err);
+    return;
+  }
+  frond__format_rfc3339(f.unix_ms, when, sizeof when);
+  frond_layout_format(&x->srv->layout, spec, sizeof spec);
+  frond__resp_array(x, 18);
+  frond__resp_cstr(x, "id");
+  frond__resp_int(x, id);
+  frond__resp_cstr(x, "time");
+  frond__resp_cstr(x, when);
+  frond__resp_cstr(x, "unix_ms");
+  frond__resp_int(x, f.unix_ms);
+  frond__resp_cstr(x, "time_units");
+  frond__resp_int(x, f.time);
+  frond__resp_cstr(x, "node");
+  frond__resp_int(x, (int64_t)f.node);
+  frond__resp_cstr(x, "datacenter");
+  frond__resp_int(x, (int64_t)f.datacenter);
+  frond__resp_cstr(x, "worker");
+  frond__resp_int(x, (int64_t)f.worker);
+  frond__resp_cstr(x, "sequence");
+  frond__resp_int(x, (int64_t)f.sequence);
+  frond__resp_cstr(x, "layout");
+  frond__resp_cstr(x, spec);
+}
+
+void frond__resp_cmd_id_tags(frond__resp_ctx *x) {
+  frond_error err = {0, ""};
+  frond_tag_info *tags = NULL;
+  size_t n = 0, i;
+  int r;
+  frond_seg *seg = atomic_load(&x->srv->seg);
+  if (seg == NULL) {
+    frond__resp_array(x, 0);
+    return;
+  }
+  if ((r = frond_seg_tags(seg, &tags, &n, &err)) != 0) {
+    frond__resp_lib_error(x, r, &err);
+    return;
+  }
+  frond__resp_array(x, (int64_t)n);
+  for (i = 0; i < n; i++)
+    frond__resp_cstr(x, tags[i].tag);
+  frond_free(tags);
+}
+
+/* ------------------------------------------------------- connection */
+
+void frond__resp_cmd_ping(frond__resp_ctx *x) {
+  if (x->argc == 2)
+    frond__resp_bulk(x, x->argv[1].p, x->argv[1].len);
+  else
+    frond__resp_status(x, "PONG");
+}
+
+void frond__resp_cmd_echo(frond__resp_ctx *x) {
+  frond__resp_bulk(x, x->argv[1].p, x->argv[1].len);
+}
+
+void frond__resp_cmd_quit(frond__resp_ctx *x) {
+  frond__resp_status(x, "OK");
+  x->close = 1;
+}
+
+static void set_authed(frond__resp_ctx *x, int authed) {
+  x->st->authed = authed;
+  x->c->idle_ms = authed ? (uint64_t)x->srv->cfg.resp_idle_timeout_ms
+                         : (uint64_t)x->srv->cfg.header_timeout_ms;
+}
+
+/* Check user (NULL: "default") and password against admin_token in
+** constant time; answers the error itself. 1 when they match. */
+static int check_auth(frond__resp_ctx *x, const frond__resp_arg *user,
+                      const frond__resp_arg *pass) {
+  const char *tok = x->srv->cfg.admin_token;
+  size_t tl = strlen(tok), i;
+  unsigned char diff = 0;
+  if (tl == 0) {
+    frond__resp_error(
+        x, "ERR",
+        "AUTH <password> called without any password configured for "
+        "the default user. Are you sure your configuration is "
+        "correct?");
+    return 0;
+  }
+  if (user != NULL && !(user->len == 7 && memcmp(user->p, "default", 7) == 0))
+    diff = 1;
+  if (pass->len != tl)
+    diff = 1;
+  else
+    for (i = 0; i < tl; i++)
+      diff |= (unsigned char)(pass->p[i] ^ tok[i]);
+  if (diff != 0) {
+    FROND__INC(FROND__RESP_STATS(x)->auth_failures, 1);
+    frond__resp_error(x, "WRONGPASS",
+                      "invalid username-password pair or user is disabled.");
+    return 0;
+  }
+  set_authed(x, 1);
+  return 1;
+}
+
+void frond__resp_cmd_auth(frond__resp_ctx *x) {
+  if (x->argc == 2 ? check_auth(x, NULL, &x->argv[1])
+                   : check_auth(x, &x->argv[1], &x->argv[2]))
+    frond__resp_status(x, "OK");
+}
+
+static int set_name(frond__resp_ctx *x, const frond__resp_arg *a) {
+  size_t i;
+  for (i = 0; i < a->len; i++)
+    if (a->p[i] <= ' ' || a->p[i] > '~') {
+      frond__resp_error(
+          x, "ERR",
+          "Client names cannot contain spaces, newlines or special "
+          "characters.");
+      return -1;
+    }
+  if (a->len > FROND__RESP_NAME_MAX) {
+    frond__resp_error(x, "ERR", "Client name longer than %d bytes",
+                      FROND__RESP_NAME_MAX);
+    return -1;
+  }
+  frond__resp_arg_str(a, x->st->name, sizeof x->st->name);
+  return 0;
+}
+
+/* HELLO [protover [AUTH user pass] [SETNAME name]]: RESP2 only. */
+void frond__resp_cmd_hello(frond__resp_ctx *x) {
+  size_t i, setname = 0;
+  int64_t ver;
+  int authed_here = 0;
+  if (x->argc >= 2) {
+    if (frond__parse_i64(x->argv[1].p, x->argv[1].len, &ver) != 0) {
+      frond__resp_error(x, "ERR",
+                        "Protocol version is not an integer or out of range");
+      return;
+    }
+    if (ver != 2) {
+      frond__resp_error(x, "NOPROTO", "unsupported protocol version");
+      return;
+    }
+  }
+  for (i = 2; i < x->argc; i++) {
+    size_t more = x->argc - i - 1;
+    if (frond__resp_arg_is(&x->argv[i], "AUTH") && more >= 2) {
+      if (!check_auth(x, &x->argv[i + 1], &x->argv[i + 2]))
+        return;
+      authed_here = 1;
+      i += 2;
+    } else if (frond__resp_arg_is(&x->argv[i], "SETNAME") && more >= 1) {
+      setname = ++i;
+    } else {
+      char opt[64];
+      frond__resp_error(x, "ERR", "Syntax error in HELLO option '%s'",
+                        frond__resp_arg_str(&x->argv[i], opt, sizeof opt));
+      return;
+    }
+  }
+  if (!x->st->authed && !authed_here) {
+    frond__resp_error(
+        x, "NOAUTH",
+        "HELLO must be called with the client already "
+        "authenticated, otherwise the HELLO <proto> AUTH <user> "
+        "<pass> option can be used to authenticate the client and "
+        "select the RESP protocol version at the same time");
+    return;
+  }
+  if (setname != 0 && set_name(x, &x->argv[setname]) != 0)
+    return;
+  frond__resp_array(x, 14);
+  frond__resp_cstr(x, "server");
+  frond__resp_cstr(x, "frond");
+  frond__resp_cstr(x, "version");
+  frond__resp_cstr(x, FROND_VERSION_STRING);
+  frond__resp_cstr(x, "proto");
+  frond__resp_int(x, 2);
+  frond__resp_cstr(x, "id");
+  frond__resp_int(x, (int64_t)x->st->id);
+  frond__resp_cstr(x, "mode");
+  frond__resp_cstr(x, "standalone");
+  frond__resp_cstr(x, "role");
+  frond__resp_cstr(x, "master");
+  frond__resp_cstr(x, "modules");
+  frond__resp_array(x, 0);
+}
+
+void frond__resp_cmd_select(frond__resp_ctx *x) {
+  int64_t db;
+  if (frond__parse_i64(x->argv[1].p, x->argv[1].len, &db) != 0)
+    frond__resp_error(x, "ERR", "value is not an integer or out of range");
+  else if (db != 0)
+    frond__resp_error(x, "ERR", "DB index is out of range");
+  else
+    frond__resp_status(x, "OK");
+}
+
+void frond__resp_cmd_reset(frond__resp_ctx *x) {
+  x->st->name[0] = '\0';
+  set_authed(x, x->srv->cfg.admin_token[0] == '\0');
+  frond__resp_status(x, "RESET");
+}
+
+static void client_info(frond__resp_ctx *x, frond__buf *b) {
+  struct sockaddr_storage ss = {0};
+  char host[64] = "?";
+  int len = sizeof ss, port = 0;
+  if (uv_tcp_getpeername(&x->c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+    if (ss.ss_family == AF_INET6) {
+      uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
+      port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    } else {
+      uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
+      port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    }
+  }
+  frond__buf_printf(b,
+                    "id=%llu addr=%s:%d name=%s db=0 lib-name=%s lib-ver=%s "
+                    "resp=2 user=default\n",
+                    (unsigned long long)x->st->id, host, port, x->st->name,
+                    x->st->lib_name, x->st->lib_ver);
+}
+
+void frond__resp_cmd_client(frond__resp_ctx *x) {
+  const frond__resp_arg *sub = &x->argv[1];
+  char s[64];
+  if (frond__resp_arg_is(sub, "SETNAME")) {
+    if (x->argc != 3)
+      frond__resp_wrong_args(x, "client|setname");
+    else if (set_name(x, &x->argv[2]) == 0)
+      frond__resp_status(x, "OK");
+  } else if (frond__resp_arg_is(sub, "GETNAME")) {
+    if (x->st->name[0] == '\0')
+      frond__resp_nil(x);
+    else
+      frond__resp_cstr(x, x->st->name);
+  } else if (frond__resp_arg_is(sub, "ID")) {
+    frond__resp_int(x, (int64_t)x->st->id);
+  } else if (frond__resp_arg_is(sub, "SETINFO")) {
+    char *field;
+    if (x->argc != 4) {
+      frond__resp_wrong_args(x, "client|setinfo");
+      return;
+    }
+    if (frond__resp_arg_is(&x->argv[2], "LIB-NAME"))
+      field = x->st->lib_name;
+    else if (frond__resp_arg_is(&x->argv[2], "LIB-VER"))
+      field = x->st->lib_ver;
+    else {
+      frond__resp_error(x, "ERR", "Unrecognized option '%s'",
+                        frond__resp_arg_str(&x->argv[2], s, sizeof s));
+      return;
+    }
+    frond__resp_arg_str(&x->argv[3], field, FROND__RESP_NAME_MAX + 1);
+    frond__resp_status(x, "OK");
+  } else if (frond__resp_arg_is(sub, "INFO") ||
+             frond__resp_arg_is(sub, "LIST")) {
+    /* LIST shows this connection only: the others live on other loops. */
+    frond__buf b = {NULL, 0, 0};
+    client_info(x, &b);
+    frond__resp_bulk(x, b.data ? b.data : "", b.len);
+    frond__buf_free(&b);
+  } else if (frond__resp_arg_is(sub, "NO-EVICT") ||
+             frond__resp_arg_is(sub, "NO-TOUCH")) {
+    frond__resp_status(x, "OK");
+  } else {
+    frond__resp_error(x, "ERR", "unknown subcommand '%s'. Try CLIENT HELP.",
+                      frond__resp_arg_str(sub, s, sizeof s));
+  }
+}
+
+/* CONFIG GET answers no parameter (an empty list, as Redis answers an
+** unknown one): redis-benchmark asks for save and appendonly at start.
+** Frond is configured by its file, environment and flags, not here. */
+void frond__resp_cmd_config(frond__resp_ctx *x) {
+  char s[64];
+  if (frond__resp_arg_is(&x->argv[1], "GET"))
+    frond__resp_array(x, 0);
+  else
+    frond__resp_error(x, "ERR", "unknown subcommand '%s'. Try CONFIG HELP.",
+                      frond__resp_arg_str(&x->argv[1], s, sizeof s));
+}
+
+/* ---------------------------------------------------------------- INFO */
+
+/* The sum over workers of a counter of RESP's state. */
+#define STATS_SUM(x, field)                                                    \
+  frond__metrics_state_sum((x)->srv, (x)->c->proto,                            \
+                           offsetof(frond__resp_stats, field))
+
+static uint64_t commands_sum(frond__resp_ctx *x, int result) {
+  uint64_t s = 0;
+  int k;
+  for (k = 0; k < FROND__RC_COUNT; k++)
+    s += STATS_SUM(x, commands[k][result]);
+  return s;
+}
+
+/* INFO's own way to write a tag name: no ':', ',', '=' or spaces. */
+static void info_name(char *dst, size_t cap, const char *s) {
+  size_t n = 0;
+  for (; *s && n + 1 < cap; s++)
+    dst[n++] = strchr(":,= ", *s) != NULL ? '_' : *s;
+  dst[n] = '\0';
+}
+
+static void info_section(frond__resp_ctx *x, frond__buf *b, int which) {
+  frond__server *srv = x->srv;
+  int64_t now = frond_clock_realtime(NULL), up = (now - srv->start_ms) / 1000;
+  uint64_t resp_accepted, resp_open;
+  uint64_t all_open = (uint64_t)atomic_load(&srv->nconns);
+  frond_gen_stats gs;
+  frond__metrics_conns(srv, x->c->proto, &resp_accepted, &resp_open);
+  switch (which) {
+  case 0:
+    /* redis_version is the protocol level Frond answers as: clients gate
+    ** features on it. */
+    frond__buf_printf(
+        b,
+        "# Server\r\nredis_version:7.0.0\r\nfrond_version:%s\r\n"
+        "redis_mode:standalone\r\narch_bits:%d\r\nprocess_id:%ld\r\n"
+        "tcp_port:%d\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
+        "io_threads_active:%d\r\n\r\n",
+        FROND_VERSION_STRING, (int)(sizeof(void *) * 8), (long)getpid(),
+        x->c->l->ep->addr.port, (long long)up, (long long)(up / 86400),
+        srv->nworkers);
+    break;
+  case 1:
+    frond__buf_printf(
+        b,
+        "# Clients\r\nconnected_clients:%llu\r\n"
+        "http_connections:%llu\r\nmaxclients:%lld\r\n\r\n",
+        (unsigned long long)resp_open,
+        (unsigned long long)(all_open > resp_open ? all_open - resp_open : 0),
+        (long long)srv->cfg.max_connections);
+    break;
+  case 2:
+    frond__buf_printf(
+        b,
+        "# Stats\r\ntotal_connections_received:%llu\r\n"
+        "total_commands_processed:%llu\r\ntotal_error_replies:%llu\r\n"
+        "rejected_connections:%llu\r\nprotocol_errors:%llu\r\n"
+        "auth_failures:%llu\r\n\r\n",
+        (unsigned long long)resp_accepted,
+        (unsigned long long)(commands_sum(x, 0) + commands_sum(x, 1)),
+        (unsigned long long)commands_sum(x, 1),
+        (unsigned long long)FROND__SUM(srv, rejected),
+        (unsigned long long)STATS_SUM(x, protocol_errors),
+        (unsigned long long)STATS_SUM(x, auth_failures));
+    break;
+  case 3: {
+    char spec[160];
+    frond_layout_format(&srv->layout, spec, sizeof spec);
+    frond_gen_stats_get(srv->gen, &gs);
+    frond__buf_printf(
+        b,
+        "# Snowflake\r\nnode:%llu\r\nlayout:%s\r\nlayout_spec:%s\r\n"
+        "ids_issued:%llu\r\nborrowed_units:%llu\r\nclock_waits:%llu\r\n"
+        "clock_behind:%llu\r\nahead_ms:%lld\r\n\r\n",
+        (unsigned long long)srv->node, srv->layout.name, spec,
+        (unsigned long long)FROND__SUM(srv, ids_snowflake),
+        (unsigned long long)gs.borrowed, (unsigned long long)gs.waits,
+        (unsigned long long)gs.clock_behind, (long long)gs.ahead_ms);
+    break;
+  }
+  case 4: {
+    frond_seg_stats ss;
+    frond_tag_info *tags = NULL;
+    frond_seg *seg = atomic_load(&srv->seg);
+    size_t n = 0, i;
+    frond__buf_printf(b, "# Segment\r\n");
+    if (seg == NULL) {
+      frond__buf_printf(b, "enabled:%d\r\nstore_up:0\r\n\r\n",
+                        srv->seg_enabled);
+      break;
+    }
+    frond_seg_stats_get(seg, &ss);
+    if (frond_seg_tags(seg, &tags, &n, NULL) != 0)
+      n = 0;
+    frond__buf_printf(b,
+                      "enabled:1\r\nstore_up:%d\r\nloads:%llu\r\n"
+                      "load_failures:%llu\r\nunavailable:%llu\r\n"
+                      "ids_issued:%llu\r\ntags:%zu\r\n",
+                      ss.store_ok, (unsigned long long)ss.loads,
+                      (unsigned long long)ss.load_failures,
+                      (unsigned long long)ss.unavailable,
+                      (unsigned long long)FROND__SUM(srv, ids_segment), n);
+    for (i = 0; i < n; i++) {
+      char name[FROND_TAG_MAX + 1];
+      const frond_seg_buffer *cur = &tags[i].current;
+      info_name(name, sizeof name, tags[i].tag);
+      frond__buf_printf(b, "tag_%s:issued=%llu,step=%lld,remaining=%lld\r\n",
+                        name, (unsigned long long)tags[i].issued,
+                        (long long)tags[i].step,
+                        (long long)(cur->ready ? cur->end - cur->pos : 0));
+    }
+    frond__buf_printf(b, "\r\n");
+    frond_free(tags);
+    break;
+  }
+  default:
+    frond__buf_printf(b, "# Keyspace\r\n\r\n");
+  }
+}
+
+void frond__resp_cmd_info(frond__resp_ctx *x) {
+  static const char *const names[] = {"server",    "clients", "stats",
+                                      "snowflake", "segment", "keyspace"};
+  int want[FROND__ARRAY_SIZE(names)] = {0};
+  frond__buf *b = &x->w->scratch;
+  size_t i, k;
+  if (x->argc == 1)
+    for (k = 0; k < 5; k++)
+      want[k] = 1;
+  for (i = 1; i < x->argc; i++) {
+    if (frond__resp_arg_is(&x->argv[i], "all") ||
+        frond__resp_arg_is(&x->argv[i], "everything") ||
+        frond__resp_arg_is(&x->argv[i], "default")) {
+      for (k = 0; k < FROND__ARRAY_SIZE(names); k++)
+        want[k] = 1;
+      continue;
+    }
+    for (k = 0; k < FROND__ARRAY_SIZE(names); k++)
+      if (frond__resp_arg_is(&x->argv[i], names[k]))
+        want[k] = 1;
+  }
+  b->len = 0;
+  for (k = 0; k < FROND__ARRAY_SIZE(names); k++)
+    if (want[k])
+      info_section(x, b, (int)k);
+  /* Sections are separated by a blank line; the last one has none. */
+  if (b->len >= 2)
+    b->len -= 2;
+  frond__resp_bulk(x, b->data ? b->data : "", b->len);
+}

@@ -1,0 +1,295 @@
+/*
+** test_http.c -- the HTTP front's answers through the real handlers
+** without a network (server_fixture.h): Leaf's paths, /v1, the admin
+** calls that finish off the loop, framing, limits and the counters.
+*/
+#include "server_fixture.h"
+
+#include "server/http.h"
+
+static int setup(void **state) {
+  static const char *const tags[] = {"order", NULL};
+  *state = fixture_open(&frond__http_proto, tags);
+  return 0;
+}
+
+/* One answer, split: status, a header's value (static), the body. */
+typedef struct answer {
+  int status;
+  const char *body;
+  size_t body_len;
+  const char *head;
+  size_t head_len;
+  size_t len; /* of the whole answer */
+} answer;
+
+static answer parse_answer(const char *s) {
+  answer a;
+  const char *end = strstr(s, "\r\n\r\n"), *cl;
+  assert_non_null(end);
+  assert_int_equal(sscanf(s, "HTTP/1.1 %d ", &a.status), 1);
+  a.head = s;
+  a.head_len = (size_t)(end - s) + 2;
+  cl = strstr(s, "Content-Length: ");
+  assert_true(cl != NULL && cl < end);
+  a.body = end + 4;
+  a.body_len = strtoul(cl + 16, NULL, 10);
+  a.len = (size_t)(a.body - s) + a.body_len;
+  return a;
+}
+
+/* Does the head carry the line "name: value"? */
+static int has_header(const answer *a, const char *line) {
+  char want[256];
+  const char *p;
+  snprintf(want, sizeof want, "\r\n%s\r\n", line);
+  p = strstr(a->head, want);
+  return p != NULL && p < a->head + a->head_len;
+}
+
+static answer get(fixture *f, const char *method, const char *path,
+                  const char *headers, const char *body) {
+  char req[4096];
+  int n = snprintf(req, sizeof req,
+                   "%s %s HTTP/1.1\r\nHost: t\r\n%sContent-Length: %zu\r\n\r\n"
+                   "%s",
+                   method, path, headers ? headers : "",
+                   body ? strlen(body) : 0, body ? body : "");
+  const char *out = feed(f, req, (size_t)n, NULL);
+  answer a = parse_answer(out);
+  assert_int_equal(a.len, strlen(out)); /* exactly one answer */
+  return a;
+}
+
+static int body_is(const answer *a, const char *want) {
+  return a->body_len == strlen(want) && memcmp(a->body, want, a->body_len) == 0;
+}
+
+static int body_has(const answer *a, const char *want) {
+  char *buf = malloc(a->body_len + 1);
+  int found;
+  memcpy(buf, a->body, a->body_len);
+  buf[a->body_len] = '\0';
+  found = strstr(buf, want) != NULL;
+  free(buf);
+  return found;
+}
+
+static void test_leaf(void **state) {
+  fixture *f = *state;
+  answer a = get(f, "GET", "/api/snowflake/get/k", NULL, NULL);
+  assert_int_equal(a.status, 200);
+  assert_true(has_header(&a, "Content-Type: text/plain;charset=UTF-8"));
+  assert_true(a.body_len >= 15 && a.body[0] >= '1' && a.body[0] <= '9');
+  a = get(f, "POST", "/api/segment/get/order", NULL, NULL);
+  assert_true(a.status == 200 && body_is(&a, "1"));
+  a = get(f, "GET", "/api/segment/get/order", NULL, NULL);
+  assert_true(a.status == 200 && body_is(&a, "2"));
+  /* Unknown: looked up off the loop, then Leaf's -2. */
+  a = get(f, "GET", "/api/segment/get/nope", NULL, NULL);
+  assert_int_equal(a.status, 500);
+  assert_true(body_is(&a, "Result{id=-2, status=EXCEPTION}"));
+  assert_true(has_header(&a, "Frond-Error: TAG_NOT_FOUND"));
+  /* Created elsewhere since the allocator read its tags: works at once. */
+  fixture_tag(f, "made-elsewhere", 5);
+  a = get(f, "GET", "/api/segment/get/made-elsewhere", NULL, NULL);
+  assert_true(a.status == 200 && body_is(&a, "1"));
+  a = get(f, "GET", "/api/snowflake/get/", NULL, NULL);
+  assert_int_equal(a.status, 404);
+  a = get(f, "GET", "/decodeSnowflakeId?snowflakeId=abc", NULL, NULL);
+  assert_true(a.status == 200 &&
+              body_is(&a, "{\"errorMsg\":\"snowflake Id反解析失败\"}"));
+  a = get(f, "GET", "/decodeSnowflakeId", NULL, NULL);
+  assert_int_equal(a.status, 400);
+}
+
+static void test_v1_ids(void **state) {
+  fixture *f = *state;
+  answer a = get(f, "GET", "/v1/snowflake?count=3&format=text", NULL, NULL);
+  long long x, y, z;
+  assert_int_equal(a.status, 200);
+  assert_int_equal(sscanf(a.body, "%lld\n%lld\n%lld\n", &x, &y, &z), 3);
+  assert_true(x < y && y < z);
+  a = get(f, "GET", "/v1/segment/order?count=3", NULL, NULL);
+  assert_true(a.status == 200 &&
+              body_is(&a, "{\"ids\":[\"1\",\"2\",\"3\"]}\n"));
+  a = get(f, "GET", "/v1/segment/unknown?count=3", NULL, NULL);
+  assert_int_equal(a.status, 404);
+  assert_true(body_is(&a, "{\"error\":{\"code\":\"TAG_NOT_FOUND\",\"message\":"
+                          "\"tag \\\"unknown\\\" not found\"}}\n"));
+  fixture_tag(f, "later", 5);
+  a = get(f, "GET", "/v1/segment/later?count=2&format=text", NULL, NULL);
+  assert_true(a.status == 200 && body_is(&a, "1\n2\n"));
+  a = get(f, "GET", "/v1/snowflake?count=0", NULL, NULL);
+  assert_int_equal(a.status, 400);
+  assert_true(body_has(&a, "COUNT_INVALID"));
+  a = get(f, "POST", "/v1/snowflake", NULL, NULL);
+  assert_int_equal(a.status, 405);
+  assert_true(has_header(&a, "Allow: GET, HEAD"));
+  {
+    /* HEAD: the GET's headers, no body. */
+    const char *out =
+        FEED(f, "HEAD /v1/snowflake HTTP/1.1\r\nHost: t\r\n\r\n", NULL);
+    a = parse_answer(out);
+    assert_true(a.status == 200 && a.body_len > 0);
+    assert_int_equal(strlen(out), (size_t)(a.body - out));
+  }
+  a = get(f, "GET", "/v1/decode/12345", NULL, NULL);
+  assert_true(a.status == 200 && body_has(&a, "\"id\":\"12345\""));
+  a = get(f, "GET", "/v1/layout", NULL, NULL);
+  assert_true(a.status == 200 && body_has(&a, "\"node\":3"));
+}
+
+/* The admin calls run on the thread pool and answer on the loop. */
+static void test_admin(void **state) {
+  fixture *f = *state;
+  const char *auth = "Authorization: Bearer tok\r\n";
+  answer a;
+  strcpy(f->srv.cfg.admin_token, "tok");
+  a = get(f, "POST", "/v1/tags", NULL, "{\"tag\":\"inv\",\"step\":7}");
+  assert_int_equal(a.status, 401);
+  assert_false(f->c->held); /* refused on the loop */
+  a = get(f, "POST", "/v1/tags", auth,
+          "{\"tag\":\"inv\",\"step\":7,\"start\":50,\"description\":\"ü\"}");
+  assert_int_equal(a.status, 201);
+  assert_true(body_has(&a, "\"tag\":\"inv\"") && body_has(&a, "\"step\":7,") &&
+              body_has(&a, "\"description\":\"ü\""));
+  /* The allocator was refreshed: IDs at once. */
+  a = get(f, "GET", "/v1/segment/inv?count=2", NULL, NULL);
+  assert_true(a.status == 200 && body_is(&a, "{\"ids\":[\"50\",\"51\"]}\n"));
+  a = get(f, "POST", "/v1/tags", auth, "{\"tag\":\"inv\",\"step\":7}");
+  assert_int_equal(a.status, 409);
+  a = get(f, "PATCH", "/v1/tags/inv", auth, "{\"step\":9}");
+  assert_true(a.status == 200 && body_has(&a, "\"step\":9"));
+  a = get(f, "PATCH", "/v1/tags/inv", auth, "{\"step\":\"x\"}");
+  assert_int_equal(a.status, 400);
+  a = get(f, "GET", "/v1/tags", NULL, NULL);
+  assert_true(a.status == 200 && body_has(&a, "{\"tags\":[") &&
+              body_has(&a, "\"tag\":\"order\""));
+  a = get(f, "DELETE", "/v1/tags/inv", auth, NULL);
+  assert_true(a.status == 204 && a.body_len == 0);
+  a = get(f, "GET", "/v1/tags/inv", NULL, NULL);
+  assert_int_equal(a.status, 404);
+  a = get(f, "PUT", "/v1/tags", auth, "{}");
+  assert_int_equal(a.status, 405);
+}
+
+/* Requests pipelined behind a call that finishes off the loop are
+** answered after it, in order. */
+static void test_pipeline_behind_admin(void **state) {
+  fixture *f = *state;
+  static const char in[] =
+      "POST /v1/tags HTTP/1.1\r\nHost: t\r\nContent-Length: 23\r\n\r\n"
+      "{\"tag\":\"p\",\"step\":1000}"
+      "GET /v1/segment/p HTTP/1.1\r\nHost: t\r\n\r\n"
+      "GET /livez HTTP/1.1\r\nHost: t\r\n\r\n";
+  const char *out = FEED(f, in, NULL);
+  answer a = parse_answer(out), b, c;
+  b = parse_answer(out + a.len);
+  c = parse_answer(out + a.len + b.len);
+  assert_int_equal(a.status, 201);
+  assert_true(b.status == 200 && body_is(&b, "{\"ids\":[\"1\"]}\n"));
+  assert_true(c.status == 200 && body_is(&c, "ok\n"));
+  assert_int_equal(a.len + b.len + c.len, strlen(out));
+}
+
+static void test_framing(void **state) {
+  fixture *f = *state;
+  int last;
+  const char *out;
+  answer a;
+  /* A partial head waits. */
+  out = FEED(f, "GET /livez HTTP/1.1\r\nHost:", &last);
+  assert_int_equal(last, 0);
+  assert_string_equal(out, "");
+  /* A parse error is answered and closes. */
+  out = FEED(f, "GET / HTTP/2.0\r\nHost: t\r\n\r\n", &last);
+  a = parse_answer(out);
+  assert_int_equal(last, -1);
+  assert_int_equal(a.status, 505);
+  assert_true(has_header(&a, "Connection: close"));
+  /* HTTP/1.0 keep-alive is said. */
+  out = FEED(f, "GET /livez HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &last);
+  a = parse_answer(out);
+  assert_true(last > 0 && has_header(&a, "Connection: keep-alive"));
+  /* Too large a body: 413 and close. */
+  out = FEED(f,
+             "POST /v1/tags HTTP/1.1\r\nHost: t\r\nContent-Length: "
+             "5000\r\n\r\n",
+             &last);
+  assert_int_equal(last, -1);
+  assert_int_equal(parse_answer(out).status, 413);
+  /* A client waiting for 100 Continue gets it once, then the answer. */
+  out = FEED(f,
+             "PATCH /v1/tags/order HTTP/1.1\r\nHost: t\r\nExpect: "
+             "100-continue\r\nContent-Length: 11\r\n\r\n",
+             &last);
+  assert_int_equal(last, 0);
+  assert_string_equal(out, "HTTP/1.1 100 Continue\r\n\r\n");
+  out = FEED(f,
+             "PATCH /v1/tags/order HTTP/1.1\r\nHost: t\r\nExpect: "
+             "100-continue\r\nContent-Length: 11\r\n\r\n",
+             &last);
+  assert_string_equal(out, "");
+  out = FEED(f,
+             "PATCH /v1/tags/order HTTP/1.1\r\nHost: t\r\nExpect: "
+             "100-continue\r\nContent-Length: 11\r\n\r\n{\"step\":50}",
+             &last);
+  a = parse_answer(out);
+  assert_true(a.status == 200 && body_has(&a, "\"step\":50"));
+  /* Timeout answer. */
+  frond__http_proto.on_timeout(f->c);
+  out = FEED(f, "", NULL);
+  assert_int_equal(parse_answer(out).status, 408);
+}
+
+static void test_health_and_pages(void **state) {
+  fixture *f = *state;
+  answer a = get(f, "GET", "/readyz", NULL, NULL);
+  assert_true(a.status == 200 && body_is(&a, "ready\n"));
+  atomic_store(&f->srv.ready, 0);
+  a = get(f, "GET", "/readyz", NULL, NULL);
+  assert_true(a.status == 503 && body_is(&a, "not ready: store not reached\n"));
+  a = get(f, "GET", "/healthz", NULL, NULL);
+  assert_true(a.status == 200 && body_is(&a, "ok\n"));
+  a = get(f, "GET", "/", NULL, NULL);
+  assert_true(a.status == 200 && body_has(&a, "Frond node 3") &&
+              body_has(&a, "<code>order</code>"));
+  assert_true(has_header(&a, "Cache-Control: no-store"));
+  a = get(f, "GET", "/nope", NULL, NULL);
+  assert_int_equal(a.status, 404);
+  /* The counters of all the above, by route and status. */
+  a = get(f, "GET", "/metrics", NULL, NULL);
+  assert_int_equal(a.status, 200);
+  assert_true(body_has(&a, "frond_http_requests_total{route=\"readyz\","
+                           "status=\"200\"} 1\n"));
+  assert_true(body_has(&a, "frond_http_requests_total{route=\"readyz\","
+                           "status=\"503\"} 1\n"));
+  assert_true(body_has(&a, "frond_http_requests_total{route=\"other\","
+                           "status=\"404\"} 1\n"));
+  assert_true(body_has(&a, "frond_http_request_duration_seconds_count{route="
+                           "\"status_page\"} 1\n"));
+  assert_true(body_has(&a, "frond_connections_accepted_by_protocol_total{"
+                           "protocol=\"http\"} 1\n"));
+  assert_true(body_has(&a, "frond_ids_issued_total{generator=\"snowflake\"}"));
+  assert_true(body_has(&a, "frond_ready 0\n"));
+  /* Draining: the answer says it closes. */
+  f->w.draining = 1;
+  a = get(f, "GET", "/livez", NULL, NULL);
+  assert_true(has_header(&a, "Connection: close"));
+  f->w.draining = 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_leaf, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_v1_ids, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_admin, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_pipeline_behind_admin, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_framing, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_health_and_pages, setup,
+                                      fixture_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
