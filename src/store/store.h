@@ -13,6 +13,7 @@
 #define FROND_STORE_H
 
 #include "core/internal.h"
+#include "store/db.h"
 
 typedef struct frond_store_methods frond_store_methods;
 
@@ -50,14 +51,7 @@ struct frond_store_methods {
 
 extern const frond_store_methods frond__store_sqlite;
 
-/* Put a SQLite connection in WAL mode, so several processes can share the
-** file. Changing the journal mode, like the first look at a WAL file while
-** another process recovers it, can fail with SQLITE_BUSY without the busy
-** handler being called: this retries for up to timeout_ms. Returns the
-** last SQLite result code (SQLITE_OK on success). Used by the lease
-** coordinator too. */
-struct sqlite3;
-int frond__sqlite_use_wal(struct sqlite3 *db, int timeout_ms);
+/* frond__sqlite_use_wal, used by the lease coordinator too, is in db.h. */
 extern const frond_store_methods frond__store_pg;
 
 /* Add a backend (tests register fakes). At most 8; not thread-safe. */

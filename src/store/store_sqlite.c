@@ -33,20 +33,6 @@ static int exec(sqlite_store *s, const char *sql, frond_error *err) {
   return 0;
 }
 
-int frond__sqlite_use_wal(sqlite3 *db, int timeout_ms) {
-  int64_t deadline = frond__mono_ns() + (int64_t)timeout_ms * 1000000;
-  int rc;
-  while ((rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL)) !=
-         SQLITE_OK) {
-    int base = rc & 0xff;
-    if ((base != SQLITE_BUSY && base != SQLITE_LOCKED) ||
-        frond__mono_ns() > deadline)
-      break;
-    frond__sleep_ns(5 * 1000000);
-  }
-  return rc;
-}
-
 static void sqlite_close(frond_store *st) {
   sqlite_store *s = (sqlite_store *)st;
   sqlite3_finalize(s->alloc);
