@@ -3,9 +3,12 @@
 ** versioned struct of function pointers (like SQLite's VFS).
 **
 ** A backend is a frond_store_methods with a URI scheme. frond__store_open
-** picks the backend by scheme; the core then only calls the frond__store_*
-** wrappers below, never a method directly, so that tests can inject faults
-** in one place (frond__store_fault).
+** picks a registered backend by scheme (tests register fakes), and hands
+** every other URI to the one SQL store (store_sql.c), which runs Leaf's
+** table on any engine of the SQL layer (db.h) and owns its URI grammar.
+** The core then only calls the frond__store_* wrappers below, never a
+** method directly, so that tests can inject faults in one place
+** (frond__store_fault).
 **
 ** A frond_store is used by one thread at a time; callers serialize.
 */
@@ -25,7 +28,7 @@ struct frond_store {
 struct frond_store_methods {
   int iVersion;        /* 1 */
   const char *zScheme; /* URI prefix up to and including ':' */
-  const char *zName;   /* for messages: "sqlite", "postgresql" */
+  const char *zName;   /* for messages */
   /* Open a connection for `uri` (the whole URI, scheme included). */
   int (*xOpen)(const char *uri, frond_store **out, frond_error *err);
   void (*xClose)(frond_store *st);
@@ -49,10 +52,8 @@ struct frond_store_methods {
   int (*xTagDelete)(frond_store *st, const char *tag, frond_error *err);
 };
 
-extern const frond_store_methods frond__store_sqlite;
-
-/* frond__sqlite_use_wal, used by the lease coordinator too, is in db.h. */
-extern const frond_store_methods frond__store_pg;
+/* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
+extern const frond_store_methods frond__store_sql;
 
 /* Add a backend (tests register fakes). At most 8; not thread-safe. */
 int frond__store_register(const frond_store_methods *m);
