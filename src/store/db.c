@@ -37,23 +37,28 @@ static const struct {
 
 #define EXPECTED "sqlite:///abs/path.db, sqlite:relative.db or postgresql://..."
 
-/* uri for a message, at most len - 1 bytes, with the password of a
-** user:password@ part replaced by "***". */
-static void redact(const char *uri, char *out, size_t len) {
+int frond__db_uri_password(const char *uri, size_t *from, size_t *to) {
   const char *auth = strstr(uri, "://"), *at, *colon, *end;
-  if (auth == NULL) {
-    snprintf(out, len, "%s", uri);
-    return;
-  }
+  if (auth == NULL)
+    return 0;
   auth += 3;
   end = auth + strcspn(auth, "/?#");
   for (at = end; at > auth && at[-1] != '@'; at--)
     ;
-  colon = at > auth ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-  if (colon == NULL)
-    snprintf(out, len, "%s", uri);
+  if (at == auth || (colon = memchr(auth, ':', (size_t)(at - auth))) == NULL)
+    return 0;
+  *from = (size_t)(colon + 1 - uri);
+  *to = (size_t)(at - 1 - uri);
+  return 1;
+}
+
+/* uri for a message, at most len - 1 bytes, its password as "***". */
+static void redact(const char *uri, char *out, size_t len) {
+  size_t from, to;
+  if (frond__db_uri_password(uri, &from, &to))
+    snprintf(out, len, "%.*s***%s", (int)from, uri, uri + to);
   else
-    snprintf(out, len, "%.*s:***%s", (int)(colon - uri), uri, at - 1);
+    snprintf(out, len, "%s", uri);
 }
 
 int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {

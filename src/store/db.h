@@ -205,6 +205,11 @@ typedef struct frond_db_uri {
 ** fuzzed. 0 or STORE_URI with a message. */
 int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err);
 
+/* Where the password of a scheme://user:password@host... URI is: 1 with
+** [*from, *to) in uri, or 0 when it has none. For messages, which never
+** show it. */
+int frond__db_uri_password(const char *uri, size_t *from, size_t *to);
+
 /* Open a connection. o may be NULL (defaults). 0, STORE_URI, STORE or
 ** NOMEM. */
 int frond__db_open(const char *uri, const frond_db_options *o, frond_db **out,

@@ -156,18 +156,11 @@ static void pg_close(frond_db *db) {
 /* Does msg quote the password of uri (libpq quotes a token it cannot
 ** decode)? */
 static int shows_password(const char *uri, const char *msg) {
-  const char *auth = strstr(uri, "://"), *end, *at, *colon;
+  size_t from, to;
   char *pw;
   int found;
-  if (auth == NULL)
-    return 0;
-  auth += 3;
-  end = auth + strcspn(auth, "/?#");
-  for (at = end; at > auth && at[-1] != '@'; at--)
-    ;
-  if (at == auth || (colon = memchr(auth, ':', (size_t)(at - auth))) == NULL ||
-      colon + 2 == at ||
-      (pw = strndup(colon + 1, (size_t)(at - colon - 2))) == NULL)
+  if (!frond__db_uri_password(uri, &from, &to) || to == from ||
+      (pw = strndup(uri + from, to - from)) == NULL)
     return 0;
   found = strstr(msg, pw) != NULL;
   free(pw);
