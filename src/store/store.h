@@ -3,9 +3,12 @@
 ** versioned struct of function pointers (like SQLite's VFS).
 **
 ** A backend is a frond_store_methods with a URI scheme. frond__store_open
-** picks the backend by scheme; the core then only calls the frond__store_*
-** wrappers below, never a method directly, so that tests can inject faults
-** in one place (frond__store_fault).
+** picks a registered backend by scheme (tests register fakes), and hands
+** every other URI to the one SQL store (store_sql.c), which runs Leaf's
+** table on any engine of the SQL layer (db.h) and owns its URI grammar.
+** The core then only calls the frond__store_* wrappers below, never a
+** method directly, so that tests can inject faults in one place
+** (frond__store_fault).
 **
 ** A frond_store is used by one thread at a time; callers serialize.
 */
@@ -13,6 +16,7 @@
 #define FROND_STORE_H
 
 #include "core/internal.h"
+#include "store/db.h"
 
 typedef struct frond_store_methods frond_store_methods;
 
@@ -24,7 +28,7 @@ struct frond_store {
 struct frond_store_methods {
   int iVersion;        /* 1 */
   const char *zScheme; /* URI prefix up to and including ':' */
-  const char *zName;   /* for messages: "sqlite", "postgresql" */
+  const char *zName;   /* for messages */
   /* Open a connection for `uri` (the whole URI, scheme included). */
   int (*xOpen)(const char *uri, frond_store **out, frond_error *err);
   void (*xClose)(frond_store *st);
@@ -48,17 +52,8 @@ struct frond_store_methods {
   int (*xTagDelete)(frond_store *st, const char *tag, frond_error *err);
 };
 
-extern const frond_store_methods frond__store_sqlite;
-
-/* Put a SQLite connection in WAL mode, so several processes can share the
-** file. Changing the journal mode, like the first look at a WAL file while
-** another process recovers it, can fail with SQLITE_BUSY without the busy
-** handler being called: this retries for up to timeout_ms. Returns the
-** last SQLite result code (SQLITE_OK on success). Used by the lease
-** coordinator too. */
-struct sqlite3;
-int frond__sqlite_use_wal(struct sqlite3 *db, int timeout_ms);
-extern const frond_store_methods frond__store_pg;
+/* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
+extern const frond_store_methods frond__store_sql;
 
 /* Add a backend (tests register fakes). At most 8; not thread-safe. */
 int frond__store_register(const frond_store_methods *m);

@@ -62,6 +62,25 @@ static void test_uris(void **state) {
   assert_non_null(strstr(e.message, "unable to open"));
 }
 
+/* An in-memory database forgets every allocation when it is closed: the
+** next open would hand out the same ranges again. Such a store is refused,
+** whatever spelling reaches SQLite's in-memory database. */
+static void test_memory_store_refused(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  static const char *const mem[] = {
+      "sqlite::memory:", "sqlite:file::memory:?cache=shared",
+      "sqlite:file:x.db?mode=memory"};
+  size_t i;
+  for (i = 0; i < FROND__ARRAY_SIZE(mem); i++) {
+    int rc = frond_store_open(&st, mem[i], &e);
+    if (rc == 0)
+      frond_store_close(st);
+    assert_int_equal(rc, FROND_ESTORE_URI);
+    assert_null(st);
+  }
+}
+
 static void test_admin_and_alloc(void **state) {
   frond_store *st;
   frond_error e = {0, ""};
@@ -217,6 +236,7 @@ static void test_injected_faults(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uris),
+      cmocka_unit_test(test_memory_store_refused),
       cmocka_unit_test(test_admin_and_alloc),
       cmocka_unit_test(test_overflow_is_refused),
       cmocka_unit_test(test_leaf_table),

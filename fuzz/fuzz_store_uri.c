@@ -1,0 +1,101 @@
+/*
+** fuzz_store_uri.c -- libFuzzer harness for the SQL layer's URI grammar
+** (frond__db_uri_parse, db.h).
+**
+** Every input is accepted or refused with STORE_URI and a one-line
+** message; the same input always gets the same answer; an accepted sqlite
+** URI yields a non-empty path, a suffix of the input, free of options and
+** control characters, absolute when the URI had "//"; an accepted
+** PostgreSQL URI is passed whole to libpq; a refused URI with a password
+** never shows it.
+*/
+#include "store/db.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Where the password of a scheme://user:password@host URI is: 0, or 1
+** with [*from, *to). */
+static int password(const char *uri, size_t *from, size_t *to) {
+  const char *auth = strstr(uri, "://"), *end, *at, *colon;
+  if (auth == NULL)
+    return 0;
+  auth += 3;
+  end = auth + strcspn(auth, "/?#");
+  for (at = end; at > auth && at[-1] != '@'; at--)
+    ;
+  if (at == auth || (colon = memchr(auth, ':', (size_t)(at - auth))) == NULL)
+    return 0;
+  *from = (size_t)(colon + 1 - uri);
+  *to = (size_t)(at - 1 - uri);
+  return 1;
+}
+
+/* A password never reaches a message: put a marker found nowhere else in
+** the URI in its place, and look for the marker. */
+static void check_redacted(const char *uri) {
+  char marker[16], *marked;
+  size_t from, to, len = strlen(uri);
+  frond_db_uri u;
+  frond_error e = {0, ""};
+  int k = 0;
+  if (strncmp(uri, "sqlite:", 7) == 0 || !password(uri, &from, &to))
+    return;
+  do
+    snprintf(marker, sizeof(marker), "PW%dWP", k++);
+  while (strstr(uri, marker) != NULL);
+  if ((marked = malloc(len + sizeof(marker))) == NULL)
+    return;
+  snprintf(marked, len + sizeof(marker), "%.*s%s%s", (int)from, uri, marker,
+           uri + to);
+  if (frond__db_uri_parse(marked, &u, &e) != 0 &&
+      strstr(e.message, marker) != NULL)
+    abort();
+  free(marked);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *uri = malloc(size + 1);
+  frond_db_uri u, v;
+  frond_error e = {0, ""}, f = {0, ""};
+  int rc;
+  if (uri == NULL)
+    return 0;
+  memcpy(uri, data, size);
+  uri[size] = '\0';
+  rc = frond__db_uri_parse(uri, &u, &e);
+  if (frond__db_uri_parse(uri, &v, &f) != rc || memcmp(&u, &v, sizeof(u)) != 0)
+    abort(); /* a pure function */
+  if (rc != 0) {
+    if (rc != FROND_ESTORE_URI || e.code != rc || e.message[0] == '\0' ||
+        strchr(e.message, '\n') != NULL || strcmp(e.message, f.message) != 0)
+      abort();
+    check_redacted(uri);
+  } else if (u.engine == &frond__db_sqlite) {
+    size_t i;
+    if (u.target_len == 0 || u.target + u.target_len != uri + strlen(uri) ||
+        u.target < uri + 7 || strncmp(uri, "sqlite:", 7) != 0)
+      abort();
+    for (i = 0; i < u.target_len; i++)
+      if (u.target[i] == '?' || u.target[i] == '#' ||
+          (unsigned char)u.target[i] < 0x20 || u.target[i] == 0x7f)
+        abort();
+    if (strncmp(uri, "sqlite://", 9) == 0 && u.target[0] != '/')
+      abort(); /* sqlite://host/... is never read as a path */
+    if (u.memory != (strcmp(u.target, ":memory:") == 0))
+      abort();
+  } else if (u.engine == &frond__db_pg) {
+    if (u.target != uri || u.target_len != strlen(uri) || u.memory ||
+        (strncmp(uri, "postgresql://", 13) != 0 &&
+         strncmp(uri, "postgres://", 11) != 0))
+      abort();
+  } else {
+    abort();
+  }
+  free(uri);
+  return 0;
+}

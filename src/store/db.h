@@ -1,0 +1,350 @@
+/*
+** db.h -- one SQL layer under every user of a database: the segment store
+** (store_sql.c) and, next, the lease coordinator.
+**
+** This file contains the layer's API and the interface an engine
+** implements. A user opens a URI, runs statements written once with
+** typed parameters $1..$n, reads rows through typed getters, and brackets
+** several statements in a transaction. The layer turns the statement into
+** the engine's dialect, keeps it prepared, applies one set of connection
+** settings per engine, and reports failures as frond_error with the
+** engine's own words: STORE for the database, STORE_URI for the URI.
+**
+** URIs (one grammar for every user):
+**   sqlite:///abs/path.db   sqlite:/abs/path.db   an absolute path
+**   sqlite:relative.db                             relative to the cwd
+**   sqlite::memory:         a private in-memory database; refused unless
+**                           frond_db_options.allow_memory (it forgets
+**                           everything when closed)
+**   postgresql://...  postgres://...   any libpq URI; its query (sslmode,
+**                           connect_timeout, application_name, ...) goes to
+**                           libpq and overrides the layer's defaults
+** Refused with STORE_URI: other schemes, a host in a sqlite URI
+** (sqlite://host/x.db), an empty path, '?' or '#' in a sqlite URI (SQLite
+** takes no options here, and SQLite's own "file:" URIs are not
+** interpreted), control characters; a PostgreSQL URI that libpq cannot
+** parse, with libpq's words.
+**
+** Statements. A template is one SQL statement with parameters $1..$n
+** (each may appear several times, each of $1..$n at least once; $n inside
+** '...' or "..." is text) and dialect tokens in braces:
+**   {now_ms}        the database's clock, unix milliseconds, a bigint
+**   {if_absent:K}   ends an INSERT: insert nothing when a row with the
+**                   key column K exists (ON CONFLICT (K) DO NOTHING; on
+**                   SQLite an INSERT ... SELECT needs a WHERE before it)
+**   {binary:E}      E compared and ordered bytewise (E COLLATE "C")
+**   {ts_text:E}     timestamp E as 'YYYY-MM-DD HH:MM:SS'
+**   {id:N}          identifier N quoted for the dialect
+** Token arguments are names (letters, digits, '_', '.'). Refused: '?',
+** ';' (one statement), a stray '}', unknown tokens. No comments or
+** dollar quoting. LIMIT n is written plainly: every engine here spells it
+** so. On PostgreSQL an int64 parameter is a bigint and a text or NULL one
+** takes its type from where it stands, so a NULL needs a typed place (a
+** column, coalesce(), CAST).
+**
+** Threads: a frond_db is used by one thread at a time (see NOMUTEX
+** below); every call but the getters may block on the database, up to
+** the timeouts below.
+**
+** Connection settings, one set per engine:
+**   SQLite: WAL (retried while another process holds the lock, up to
+**     connect_timeout_ms), synchronous=FULL (a committed allocation
+**     survives a power cut), busy_timeout = statement_timeout_ms,
+**     transactions BEGIN IMMEDIATE (the write lock first: a transaction
+**     that read before writing could fail to upgrade without waiting for
+**     the busy timeout). Mutex mode NOMUTEX: a frond_db is used by one
+**     thread at a time, which every user ensures with its own lock (the
+**     allocator's store_mu, the server's admin lock, the coordinator's
+**     lock); the layer's own state (statement cache, transaction flags)
+**     needs that anyway, so SQLite's per-call mutex would buy nothing.
+**   PostgreSQL: connect_timeout, application_name, TCP keepalives and
+**     tcp_user_timeout (a vanished server is noticed in ~25 s) as libpq
+**     defaults the URI may override; then, per session, statement_timeout
+**     and idle_in_transaction_session_timeout = statement_timeout_ms, set
+**     after connecting so that no URI option can drop them. Transactions
+**     READ COMMITTED: an UPDATE locks the row and re-reads the newest
+**     version, which is what makes max_id = max_id + step atomic.
+**
+** Reconnection (PostgreSQL). Before a statement is sent outside a
+** transaction, a connection the server has closed (restart,
+** pg_terminate_backend: it says so while we are idle) is replaced, once.
+** Once a statement has been sent, a lost connection is an error
+** (FROND_DB_LOST): the statement may or may not have taken effect, and
+** the layer never sends it again; in particular a COMMIT (or a lone
+** write) whose answer is lost is reported, never retried. Inside a
+** transaction nothing reconnects: the caller rolls back and starts over.
+**
+** Adding an engine (MySQL/MariaDB with libmariadb comes next). It needs:
+**   1. db_mysql.c with a frond_db_methods: szDb; xOpen (mysql_init, the
+**      options MYSQL_OPT_CONNECT_TIMEOUT, MYSQL_OPT_READ_TIMEOUT and
+**      MYSQL_OPT_WRITE_TIMEOUT from the frond_db_options, auto-reconnect
+**      OFF, connect with CLIENT_FOUND_ROWS so that "changes" counts the
+**      rows matched as SQLite and PostgreSQL do, charset utf8mb4, then SET
+**      SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, sql_mode
+**      with ANSI_QUOTES (so "x" is an identifier as elsewhere) and
+**      STRICT_ALL_TABLES (out-of-range values fail, never clip), and
+**      innodb_lock_wait_timeout and max_execution_time for the statement
+**      timeout); xClose; xPrepare/xRun/xFinalize over
+**      mysql_stmt_* (rows copied with frond__db_result_put, changes from
+**      mysql_stmt_affected_rows); xBegin "START TRANSACTION", xCommit,
+**      xRollback; errors classed FROND_DB_UNIQUE for ER_DUP_ENTRY (1062)
+**      and FROND_DB_LOST for CR_SERVER_GONE_ERROR / CR_SERVER_LOST; the
+**      same probe-then-reconnect rule (poll the idle socket).
+**   2. its dialect in the same struct: cParam 0 (positional '?'; the
+**      layer passes the arguments in occurrence order), cQuote '`', no
+**      FROND_DB_RETURNING (MariaDB has no UPDATE ... RETURNING: the layer
+**      emulates it with the write then the read-back in one transaction),
+**      zNowMs "CAST(UNIX_TIMESTAMP(SYSDATE(3)) * 1000 AS SIGNED)",
+**      zIfAbsent "ON DUPLICATE KEY UPDATE {x} = {x}", zBinary
+**      "CAST({x} AS BINARY)", zTsText "DATE_FORMAT({x}, '%Y-%m-%d
+**      %H:%i:%s')", zTableExists over information_schema.tables with
+**      table_schema = DATABASE().
+**   3. its schemes in db.c's scheme table ("mysql://", "mariadb://"), the
+**      library in CMakeLists.txt and scripts/deps.sh, a scripts/mariadb.sh
+**      like scripts/pg.sh, and the integration tests run on it.
+**   Templates stay as they are, with one rule for MySQL: an UPDATE may
+**   not read its own table in a subquery except through a derived table
+**   (SELECT ... FROM (SELECT ...) t), which the other engines accept too.
+*/
+#ifndef FROND_DB_H
+#define FROND_DB_H
+
+#include "core/internal.h"
+
+#include <stddef.h>
+
+typedef struct frond_db frond_db;
+typedef struct frond_db_methods frond_db_methods;
+
+/* ---- values ---- */
+
+#define FROND_DB_NULL 'n'
+#define FROND_DB_INT 'i'
+#define FROND_DB_TEXT 't'
+
+/* A parameter. Text is used during the call only (not copied). */
+typedef struct frond_db_arg {
+  char type; /* FROND_DB_NULL, _INT, _TEXT */
+  int64_t i;
+  const char *s;
+} frond_db_arg;
+
+static inline frond_db_arg frond__db_int(int64_t v) {
+  frond_db_arg a = {FROND_DB_INT, v, NULL};
+  return a;
+}
+/* A NULL s is SQL NULL. */
+static inline frond_db_arg frond__db_text(const char *s) {
+  frond_db_arg a = {s ? FROND_DB_TEXT : FROND_DB_NULL, 0, s};
+  return a;
+}
+static inline frond_db_arg frond__db_null(void) {
+  frond_db_arg a = {FROND_DB_NULL, 0, NULL};
+  return a;
+}
+
+/* The rows of one statement, copied out of the engine: valid until the
+** next statement run into it or frond__db_result_free. Zero-initialize
+** ({0}); one result may be reused for many statements. */
+typedef struct frond_db_cell {
+  char type;  /* FROND_DB_NULL, _INT (i holds it), _TEXT */
+  int64_t i;  /* the value of an INT cell */
+  size_t off; /* the text (of INT cells too) at text + off, NUL-ended */
+} frond_db_cell;
+
+typedef struct frond_db_result {
+  int nrows, ncols;
+  int64_t changes; /* rows inserted, updated or deleted; 0 for a SELECT */
+  frond_db_cell *cells;
+  size_t ncells, cells_cap;
+  char *text;
+  size_t text_len, text_cap;
+} frond_db_result;
+
+void frond__db_result_free(frond_db_result *r);
+/* Cell (row, col) as an int64: INT cells, and TEXT cells that are a
+** decimal integer (PostgreSQL answers in text). STORE for NULL, text that
+** is not an integer, or a cell out of range. */
+int frond__db_get_int(const frond_db_result *r, int row, int col, int64_t *out,
+                      frond_error *err);
+/* The text of a cell, NULL for SQL NULL or a cell out of range. */
+const char *frond__db_get_text(const frond_db_result *r, int row, int col);
+int frond__db_is_null(const frond_db_result *r, int row, int col);
+
+/* ---- connections ---- */
+
+typedef struct frond_db_options {
+  /* PostgreSQL connect_timeout (rounded up to seconds); SQLite: how long
+  ** the switch to WAL is retried. 0: 5 s for PostgreSQL, 10 s SQLite. */
+  int64_t connect_timeout_ms;
+  /* PostgreSQL statement_timeout and idle_in_transaction_session_timeout;
+  ** SQLite busy_timeout (a statement waits this long for another
+  ** connection's lock). 0: 10 s. */
+  int64_t statement_timeout_ms;
+  const char *application_name; /* NULL: "frond"; the URI may override */
+  int allow_memory;             /* accept sqlite::memory: */
+} frond_db_options;
+
+/* Error classes, for a caller that must tell them apart. */
+#define FROND_DB_OK 0
+#define FROND_DB_ERROR 1  /* any other failure */
+#define FROND_DB_UNIQUE 2 /* a unique or primary key constraint */
+#define FROND_DB_LOST                                                          \
+  3 /* the connection broke after the statement was                            \
+    ** sent: its outcome is unknown */
+
+/* A parsed URI: which engine, and the rest as the engine takes it. */
+typedef struct frond_db_uri {
+  const frond_db_methods *engine;
+  const char *target; /* the SQLite path, or the whole libpq URI */
+  size_t target_len;
+  int memory; /* sqlite::memory: */
+} frond_db_uri;
+
+/* Parse uri (NUL-terminated) without touching anything: a pure function,
+** fuzzed. 0 or STORE_URI with a message. */
+int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err);
+
+/* Where the password of a scheme://user:password@host... URI is: 1 with
+** [*from, *to) in uri, or 0 when it has none. For messages, which never
+** show it. */
+int frond__db_uri_password(const char *uri, size_t *from, size_t *to);
+
+/* Open a connection. o may be NULL (defaults). 0, STORE_URI, STORE or
+** NOMEM. */
+int frond__db_open(const char *uri, const frond_db_options *o, frond_db **out,
+                   frond_error *err);
+void frond__db_close(frond_db *db);
+/* "sqlite", "postgresql": the engine, for messages and for a user that
+** must still branch. */
+const char *frond__db_engine(const frond_db *db);
+/* The class (FROND_DB_*) of the last failure on db, FROND_DB_OK after a
+** success. */
+int frond__db_error_class(const frond_db *db);
+
+/*
+** Run one statement template with nargs arguments for $1..$nargs. On
+** success the statement has run to its end (outside a transaction: it
+** has committed) and res, when not NULL, holds its rows and changes.
+** STORE on failure; inside a transaction, only a rollback may follow.
+*/
+int frond__db_exec(frond_db *db, const char *sql, const frond_db_arg *args,
+                   int nargs, frond_db_result *res, frond_error *err);
+
+/*
+** A write of at most one row and that row read back, atomically: `write
+** RETURNING cols` where the dialect has it; else `write`, then (when it
+** changed a row) the SELECT `back` that finds the row again by what the
+** write fixed, both in one transaction (the caller's, or one of their
+** own). res gets no row when the write changed none.
+*/
+int frond__db_write_returning(frond_db *db, const char *write, const char *cols,
+                              const char *back, const frond_db_arg *args,
+                              int nargs, frond_db_result *res,
+                              frond_error *err);
+
+/* Transactions: the engine's write transaction (SQLite BEGIN IMMEDIATE,
+** PostgreSQL READ COMMITTED). commit returns 0 only once committed; a
+** commit whose answer is lost fails with class FROND_DB_LOST (it may have
+** committed) and is never retried. rollback is always allowed, also after
+** a failed statement or commit, and outside a transaction does nothing. */
+int frond__db_begin(frond_db *db, frond_error *err);
+int frond__db_commit(frond_db *db, frond_error *err);
+void frond__db_rollback(frond_db *db);
+
+/* Create table `name` with `ddl` unless it exists; a table made by
+** someone else's DDL (Leaf's) is accepted as is, and so is one created by
+** a concurrent caller meanwhile. */
+int frond__db_ensure_table(frond_db *db, const char *name, const char *ddl,
+                           frond_error *err);
+
+/* ---- the engine interface (one file per engine) ---- */
+
+#define FROND_DB_MAX_ARGS 32  /* $1..$32 */
+#define FROND_DB_MAX_SLOTS 64 /* placeholders in one statement */
+
+/* Dialect flags. */
+#define FROND_DB_RETURNING 1 /* INSERT/UPDATE/DELETE ... RETURNING */
+
+struct frond_db_methods {
+  int iVersion;      /* 1 */
+  const char *zName; /* "sqlite", "postgresql" */
+  size_t szDb;       /* bytes of the engine's connection struct */
+
+  /* The connection. db is zeroed, szDb bytes, base fields set. */
+  int (*xOpen)(frond_db *db, const frond_db_uri *u, frond_error *err);
+  void (*xClose)(frond_db *db);
+  /* Prepare rendered sql (placeholders in the dialect's style) taking
+  ** nparam arguments whose types are types[0..nparam-1]. */
+  int (*xPrepare)(frond_db *db, const char *sql, int nparam, const char *types,
+                  void **stmt, frond_error *err);
+  /* Run it with args in placeholder order; rows and changes into res (not
+  ** NULL). Set db->err_class on failure. */
+  int (*xRun)(frond_db *db, void *stmt, const frond_db_arg *args,
+              frond_db_result *res, frond_error *err);
+  void (*xFinalize)(frond_db *db, void *stmt);
+  int (*xBegin)(frond_db *db, frond_error *err);
+  int (*xCommit)(frond_db *db, frond_error *err);
+  void (*xRollback)(frond_db *db);
+
+  /* The dialect. In the strings, {x} stands for the token's argument. */
+  char cParam;              /* '$' for $n, '?' for ?n, 0 for positional ? */
+  char cQuote;              /* identifier quote */
+  unsigned flags;           /* FROND_DB_RETURNING */
+  const char *zNowMs;       /* {now_ms} */
+  const char *zIfAbsent;    /* {if_absent:x} */
+  const char *zBinary;      /* {binary:x} */
+  const char *zTsText;      /* {ts_text:x} */
+  const char *zTableExists; /* a SELECT giving a row when table $1 exists */
+};
+
+extern const frond_db_methods frond__db_sqlite;
+extern const frond_db_methods frond__db_pg;
+
+/* Every engine's connection struct starts with this. */
+struct frond_db {
+  const frond_db_methods *m;
+  frond_db_options o;
+  unsigned flags; /* the dialect's, an engine may clear some at open */
+  int in_tx;      /* between begin and commit/rollback */
+  int tx_failed;  /* a statement in the transaction failed */
+  int err_class;  /* FROND_DB_* of the last failure */
+  int closing;    /* in frond__db_close: engines may skip clean-up that
+                  ** closing the connection does anyway */
+  struct frond_db_cached *cache; /* prepared statements, db.c's */
+  int ncache;
+  uint64_t tick;
+};
+
+/* For engines: a failure with the engine's words, as "<engine>: <what>:
+** <words>" on one line, class recorded on db. Returns STORE. */
+int frond__db_fail(frond_db *db, int cls, frond_error *err, const char *what,
+                   const char *words);
+/* For engines: start a result of ncols columns, then put cells row-major.
+** text may be NULL for an INT cell (it is formatted). NOMEM on failure. */
+void frond__db_result_start(frond_db_result *r, int ncols);
+int frond__db_result_put(frond_db_result *r, char type, int64_t i,
+                         const char *text, size_t len);
+
+/* Render template sql for engine m into out (len bytes): placeholders in
+** m's style, tokens expanded. *nparam receives the highest $n used;
+** slots[k] the argument index (0-based) of the k-th placeholder, *nslots
+** their count (what a positional engine binds). A pure function, fuzzed.
+** 0, or INVAL with a message for a template it cannot render. */
+int frond__db_render(const frond_db_methods *m, const char *sql, char *out,
+                     size_t len, int *nparam, unsigned char *slots, int *nslots,
+                     frond_error *err);
+
+/* Put a SQLite connection in WAL mode, so several processes can share the
+** file. Changing the journal mode, like the first look at a WAL file while
+** another process recovers it, can fail with SQLITE_BUSY without the busy
+** handler being called: this retries for up to timeout_ms. Returns the
+** last SQLite result code (SQLITE_OK on success). */
+struct sqlite3;
+int frond__sqlite_use_wal(struct sqlite3 *db, int timeout_ms);
+
+/* Test hook: clear dialect flags on an open db (e.g. FROND_DB_RETURNING,
+** to run the emulation on an engine that has RETURNING). */
+void frond__db_test_clear_flags(frond_db *db, unsigned flags);
+
+#endif /* FROND_DB_H */

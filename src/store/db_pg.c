@@ -1,0 +1,407 @@
+/*
+** db_pg.c -- the PostgreSQL engine of the SQL layer (db.h), over libpq.
+**
+** Statements are named prepared statements, made on first use on each
+** connection (a reconnect starts a new generation and they are made
+** again). Values travel as text; int64 parameters are typed bigint, text
+** and NULL ones are left for the server to infer from their context.
+**
+** The reconnect rule (db.h): before anything is sent outside a
+** transaction, a connection the server has closed is replaced, once;
+** the probe reads what the server said while we were idle (a FATAL
+** "terminating connection", or the end of the stream). Once a statement
+** has been sent, a broken connection is an error and nothing is sent
+** again: a lone write or a COMMIT whose answer is lost is FROND_DB_LOST.
+*/
+#include "store/db.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INT8OID 20
+#define TEXTOID 25
+
+typedef struct pg_db {
+  frond_db base;
+  PGconn *conn;    /* NULL after a broken connection was dropped */
+  unsigned gen;    /* connections made so far; statements carry theirs */
+  unsigned nnames; /* prepared statement names used */
+  int fatal;       /* the server sent a FATAL while we were idle */
+  char *uri;
+  char connect_s[24], app[64], session[160];
+} pg_db;
+
+typedef struct pg_stmt {
+  char name[24];
+  char what[16];
+  char *sql;
+  int nparam;
+  unsigned gen; /* prepared on connection number gen; 0: not yet */
+  Oid types[FROND_DB_MAX_SLOTS];
+} pg_stmt;
+
+/* Notices are not ours to print; a FATAL one says the session is over. */
+static void notice(void *arg, const PGresult *res) {
+  const char *sev = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+  if (sev != NULL && (strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0))
+    ((pg_db *)arg)->fatal = 1;
+}
+
+static void drop(pg_db *p) {
+  if (p->conn != NULL)
+    PQfinish(p->conn);
+  p->conn = NULL;
+  p->fatal = 0;
+}
+
+/* The engine's words for a failed result: the primary message and the
+** SQLSTATE, or libpq's own text for a connection failure. */
+static int pg_fail(pg_db *p, const PGresult *res, int cls, frond_error *err,
+                   const char *what, const char *why) {
+  char words[480];
+  const char *msg =
+      res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+  const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+  if (msg != NULL)
+    snprintf(words, sizeof(words), "%s%s (SQLSTATE %s)", why, msg,
+             state ? state : "?");
+  else
+    snprintf(words, sizeof(words), "%s%s", why,
+             p->conn ? PQerrorMessage(p->conn) : "no connection");
+  return frond__db_fail(&p->base, cls, err, what, words);
+}
+
+static int pg_connect(pg_db *p, frond_error *err) {
+  /* Keywords before dbname are defaults that the URI may override. */
+  static const char *const keys[] = {"connect_timeout",
+                                     "application_name",
+                                     "keepalives",
+                                     "keepalives_idle",
+                                     "keepalives_interval",
+                                     "keepalives_count",
+                                     "tcp_user_timeout",
+                                     "dbname",
+                                     NULL};
+  const char *vals[] = {p->connect_s, p->app,  "1",    "10", "5",
+                        "3",          "25000", p->uri, NULL};
+  PGresult *res;
+  int rc = 0;
+  p->conn = PQconnectdbParams(keys, vals, 1);
+  if (p->conn == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  if (PQstatus(p->conn) != CONNECTION_OK) {
+    rc = pg_fail(p, NULL, FROND_DB_ERROR, err, "connect", "");
+    drop(p);
+    return rc;
+  }
+  PQsetNoticeReceiver(p->conn, notice, p);
+  /* After connecting, so that no option in the URI can drop them. */
+  res = PQexec(p->conn, p->session);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    rc = pg_fail(p, res, FROND_DB_ERROR, err, "connect", "");
+    drop(p);
+  }
+  PQclear(res);
+  p->gen++;
+  return rc;
+}
+
+/* Has the server closed this idle connection? Reads, without waiting,
+** what it sent meanwhile. */
+static int gone(pg_db *p) {
+  struct pollfd pf;
+  int i;
+  if (p->conn == NULL)
+    return 1;
+  for (i = 0; i < 4; i++) {
+    if (PQstatus(p->conn) != CONNECTION_OK || p->fatal)
+      return 1;
+    pf.fd = PQsocket(p->conn);
+    pf.events = POLLIN;
+    pf.revents = 0;
+    if (poll(&pf, 1, 0) <= 0)
+      return 0;
+    if (!PQconsumeInput(p->conn))
+      return 1;
+    (void)PQisBusy(p->conn); /* parses it: a FATAL reaches notice() */
+  }
+  return PQstatus(p->conn) != CONNECTION_OK || p->fatal;
+}
+
+/* A usable connection: outside a transaction a closed one is replaced;
+** inside, its loss fails the transaction (the server rolled it back). */
+static int ready(pg_db *p, frond_error *err) {
+  if (!gone(p))
+    return 0;
+  if (p->base.in_tx) {
+    int rc = pg_fail(p, NULL, FROND_DB_ERROR, err, "transaction",
+                     "the connection was lost; the transaction did not "
+                     "commit: ");
+    drop(p);
+    return rc;
+  }
+  drop(p);
+  return pg_connect(p, err);
+}
+
+static void pg_close(frond_db *db) {
+  pg_db *p = (pg_db *)db;
+  drop(p);
+  free(p->uri);
+}
+
+/* Does msg quote the password of uri (libpq quotes a token it cannot
+** decode)? */
+static int shows_password(const char *uri, const char *msg) {
+  size_t from, to;
+  char *pw;
+  int found;
+  if (!frond__db_uri_password(uri, &from, &to) || to == from ||
+      (pw = strndup(uri + from, to - from)) == NULL)
+    return 0;
+  found = strstr(msg, pw) != NULL;
+  free(pw);
+  return found;
+}
+
+static int pg_open(frond_db *db, const frond_db_uri *u, frond_error *err) {
+  pg_db *p = (pg_db *)db;
+  char *msg = NULL;
+  PQconninfoOption *opts;
+  int64_t ct = db->o.connect_timeout_ms > 0 ? db->o.connect_timeout_ms : 5000;
+  int rc;
+  if ((p->uri = strndup(u->target, u->target_len)) == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  /* A URI libpq cannot read is the user's to fix, not a store outage. */
+  if ((opts = PQconninfoParse(p->uri, &msg)) == NULL) {
+    rc = msg == NULL ? frond__fail(err, FROND_ENOMEM, NULL)
+         : shows_password(p->uri, msg)
+             ? frond__fail(err, FROND_ESTORE_URI,
+                           "postgresql URI: libpq cannot read it (its "
+                           "message would show the password)")
+             : frond__fail(err, FROND_ESTORE_URI, "postgresql URI: %s", msg);
+    if (rc == FROND_ESTORE_URI && err != NULL) /* one line */
+      err->message[strcspn(err->message, "\n")] = '\0';
+    PQfreemem(msg);
+    free(p->uri);
+    return rc;
+  }
+  PQconninfoFree(opts);
+  snprintf(p->connect_s, sizeof(p->connect_s), "%lld",
+           (long long)((ct + 999) / 1000));
+  snprintf(p->app, sizeof(p->app), "%s", db->o.application_name);
+  snprintf(p->session, sizeof(p->session),
+           "SET statement_timeout = %lld; "
+           "SET idle_in_transaction_session_timeout = %lld",
+           (long long)db->o.statement_timeout_ms,
+           (long long)db->o.statement_timeout_ms);
+  if ((rc = pg_connect(p, err)) != 0)
+    free(p->uri);
+  return rc;
+}
+
+static int pg_prepare(frond_db *db, const char *sql, int nparam,
+                      const char *types, void **out, frond_error *err) {
+  pg_db *p = (pg_db *)db;
+  pg_stmt *s = calloc(1, sizeof(*s));
+  int i;
+  if (s == NULL || (s->sql = strdup(sql)) == NULL) {
+    free(s);
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  snprintf(s->name, sizeof(s->name), "frond_%u", ++p->nnames);
+  for (i = 0; sql[i] && sql[i] != ' ' && i + 1 < (int)sizeof(s->what); i++)
+    s->what[i] = (char)(sql[i] | 0x20);
+  s->nparam = nparam;
+  for (i = 0; i < nparam; i++)
+    s->types[i] = types[i] == FROND_DB_INT ? INT8OID : 0;
+  *out = s;
+  return 0;
+}
+
+static void pg_finalize(frond_db *db, void *stmt) {
+  pg_db *p = (pg_db *)db;
+  pg_stmt *s = stmt;
+  /* Outside a transaction only (inside, a failed one refuses it), and
+  ** not when the connection is about to close anyway. */
+  if (p->conn != NULL && s->gen == p->gen && !db->in_tx && !db->closing) {
+    char sql[48];
+    snprintf(sql, sizeof(sql), "DEALLOCATE %s", s->name);
+    PQclear(PQexec(p->conn, sql));
+  }
+  free(s->sql);
+  free(s);
+}
+
+/* Make s exist on this connection. Nothing runs, so when the connection
+** turns out to be gone, one reconnect and retry is safe (outside a
+** transaction). */
+static int pg_make(pg_db *p, pg_stmt *s, frond_error *err) {
+  int tries, rc;
+  for (tries = 0; s->gen != p->gen; tries++) {
+    PGresult *res = PQprepare(p->conn, s->name, s->sql, s->nparam, s->types);
+    if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+      s->gen = p->gen;
+    } else if (PQstatus(p->conn) != CONNECTION_OK && !p->base.in_tx &&
+               tries == 0) {
+      drop(p);
+      if ((rc = pg_connect(p, err)) != 0) {
+        PQclear(res);
+        return rc;
+      }
+    } else {
+      rc = pg_fail(p, res, FROND_DB_ERROR, err, s->what, "");
+      if (PQstatus(p->conn) != CONNECTION_OK)
+        drop(p);
+      PQclear(res);
+      return rc;
+    }
+    PQclear(res);
+  }
+  return 0;
+}
+
+static int copy_rows(PGresult *res, frond_db_result *out) {
+  int r, c, nrows = PQntuples(res), ncols = PQnfields(res);
+  const char *tag = PQcmdStatus(res), *n = PQcmdTuples(res);
+  frond__db_result_start(out, ncols);
+  for (r = 0; r < nrows; r++)
+    for (c = 0; c < ncols; c++)
+      if (frond__db_result_put(
+              out, PQgetisnull(res, r, c) ? FROND_DB_NULL : FROND_DB_TEXT, 0,
+              PQgetvalue(res, r, c), (size_t)PQgetlength(res, r, c)) != 0)
+        return FROND_ENOMEM;
+  /* Rows written: PQcmdTuples also counts a SELECT's rows. */
+  if (strncmp(tag, "INSERT", 6) == 0 || strncmp(tag, "UPDATE", 6) == 0 ||
+      strncmp(tag, "DELETE", 6) == 0 || strncmp(tag, "MERGE", 5) == 0)
+    frond__parse_i64(n, strlen(n), &out->changes);
+  return 0;
+}
+
+static int pg_run(frond_db *db, void *stmt, const frond_db_arg *args,
+                  frond_db_result *out, frond_error *err) {
+  pg_db *p = (pg_db *)db;
+  pg_stmt *s = stmt;
+  char nums[FROND_DB_MAX_SLOTS][24];
+  const char *vals[FROND_DB_MAX_SLOTS];
+  PGresult *res;
+  ExecStatusType st;
+  int i, rc;
+  for (i = 0; i < s->nparam; i++) {
+    if (args[i].type == FROND_DB_INT) {
+      snprintf(nums[i], sizeof(nums[i]), "%lld", (long long)args[i].i);
+      vals[i] = nums[i];
+    } else {
+      vals[i] = args[i].type == FROND_DB_TEXT ? args[i].s : NULL;
+    }
+  }
+  if ((rc = ready(p, err)) != 0 || (rc = pg_make(p, s, err)) != 0)
+    return rc;
+  res = PQexecPrepared(p->conn, s->name, s->nparam, vals, NULL, NULL, 0);
+  st = PQresultStatus(res);
+  if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+    rc = copy_rows(res, out);
+    PQclear(res);
+    return rc == 0 ? 0 : frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  if (PQstatus(p->conn) != CONNECTION_OK) {
+    /* Sent, then the connection broke: never sent again. */
+    rc = db->in_tx ? pg_fail(p, res, FROND_DB_ERROR, err, s->what,
+                             "the connection was lost; the transaction did not "
+                             "commit: ")
+                   : pg_fail(p, res, FROND_DB_LOST, err, s->what,
+                             "the connection was lost before the answer; the "
+                             "statement may or may not have taken effect: ");
+    drop(p);
+  } else {
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    rc = pg_fail(p, res,
+                 state && strcmp(state, "23505") == 0 ? FROND_DB_UNIQUE
+                                                      : FROND_DB_ERROR,
+                 err, s->what, "");
+  }
+  PQclear(res);
+  return rc;
+}
+
+static int pg_begin(frond_db *db, frond_error *err) {
+  pg_db *p = (pg_db *)db;
+  PGresult *res;
+  int rc;
+  if ((rc = ready(p, err)) != 0)
+    return rc;
+  res = PQexec(p->conn, "BEGIN ISOLATION LEVEL READ COMMITTED");
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    rc = pg_fail(p, res, FROND_DB_ERROR, err, "begin", "");
+    if (PQstatus(p->conn) != CONNECTION_OK)
+      drop(p);
+  }
+  PQclear(res);
+  return rc;
+}
+
+static int pg_commit(frond_db *db, frond_error *err) {
+  pg_db *p = (pg_db *)db;
+  PGresult *res;
+  int rc = 0;
+  if (gone(p)) { /* closed before COMMIT was sent: certainly not committed */
+    rc = pg_fail(p, NULL, FROND_DB_ERROR, err, "commit",
+                 "the connection was lost; the transaction did not commit: ");
+    drop(p);
+    return rc;
+  }
+  res = PQexec(p->conn, "COMMIT");
+  if (PQresultStatus(res) == PGRES_COMMAND_OK &&
+      strcmp(PQcmdStatus(res), "COMMIT") == 0) {
+    rc = 0;
+  } else if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+    /* The server answers COMMIT with ROLLBACK for a failed transaction. */
+    rc = frond__db_fail(db, FROND_DB_ERROR, err, "commit",
+                        "the server rolled the transaction back");
+  } else if (PQstatus(p->conn) != CONNECTION_OK) {
+    rc = pg_fail(p, res, FROND_DB_LOST, err, "commit",
+                 "the connection was lost before COMMIT's answer; the "
+                 "transaction may or may not have committed: ");
+    drop(p);
+  } else {
+    rc = pg_fail(p, res, FROND_DB_ERROR, err, "commit", "");
+    if (PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+      PQclear(PQexec(p->conn, "ROLLBACK"));
+  }
+  PQclear(res);
+  return rc;
+}
+
+static void pg_rollback(frond_db *db) {
+  pg_db *p = (pg_db *)db;
+  if (p->conn == NULL)
+    return;
+  PQclear(PQexec(p->conn, "ROLLBACK"));
+  if (PQstatus(p->conn) != CONNECTION_OK)
+    drop(p);
+}
+
+const frond_db_methods frond__db_pg = {
+    .iVersion = 1,
+    .zName = "postgresql",
+    .szDb = sizeof(pg_db),
+    .xOpen = pg_open,
+    .xClose = pg_close,
+    .xPrepare = pg_prepare,
+    .xRun = pg_run,
+    .xFinalize = pg_finalize,
+    .xBegin = pg_begin,
+    .xCommit = pg_commit,
+    .xRollback = pg_rollback,
+    .cParam = '$',
+    .cQuote = '"',
+    .flags = FROND_DB_RETURNING,
+    .zNowMs = "(extract(epoch from clock_timestamp()) * 1000)::bigint",
+    .zIfAbsent = "ON CONFLICT ({x}) DO NOTHING",
+    .zBinary = "{x} COLLATE \"C\"",
+    .zTsText = "to_char({x}, 'YYYY-MM-DD HH24:MI:SS')",
+    .zTableExists = "SELECT 1 WHERE to_regclass($1) IS NOT NULL",
+};
