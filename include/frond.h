@@ -102,7 +102,9 @@ FROND_EXPORT int64_t frond_clock_realtime(void *ctx);
 ** Layouts
 **
 ** An ID is 0 | time | node | sequence, most significant first, with
-** time_bits + node_bits + seq_bits == 63. The node field may be split into
+** time_bits + node_bits + seq_bits <= 63: IDs are below 2^(the sum), the
+** bits above it are zero (the "js" preset keeps IDs below 2^53, which a
+** JavaScript number holds exactly). The node field may be split into
 ** datacenter (high) and worker (low) bits. `time` counts units of unit_ms
 ** since epoch_ms (unix milliseconds).
 */
@@ -127,7 +129,7 @@ FROND_EXPORT const frond_layout *frond_layout_preset(size_t i);
 
 /*
 ** Parse a layout spec: a preset name ("twitter", "sonyflake", "baidu",
-** "instagram", "frond") or comma-separated keys
+** "instagram", "frond", "js") or comma-separated keys
 **   time=N, node=N | dc=N + worker=N, seq=N, unit=<n>ms|<n>s,
 **   epoch=<unix ms>|<YYYY-MM-DD>[THH:MM:SS[.mmm]Z]
 ** e.g. "time=41,dc=5,worker=5,seq=12,unit=1ms,epoch=2024-01-01T00:00:00Z".
@@ -138,8 +140,9 @@ FROND_EXPORT const frond_layout *frond_layout_preset(size_t i);
 FROND_EXPORT int frond_layout_parse(const char *spec, frond_layout *out,
                                     frond_error *err);
 
-/* Check a layout: bits sum to 63, no zero-width field, a split that adds up,
-** unit >= 1, epoch not after now_ms. Returns 0 or FROND_ELAYOUT_INVALID. */
+/* Check a layout: bits sum to at most 63, no zero-width field, a split that
+** adds up, unit >= 1, epoch not after now_ms. Returns 0 or
+** FROND_ELAYOUT_INVALID. */
 FROND_EXPORT int frond_layout_validate(const frond_layout *l, int64_t now_ms,
                                        frond_error *err);
 
@@ -148,6 +151,9 @@ FROND_EXPORT int frond_layout_validate(const frond_layout *l, int64_t now_ms,
 FROND_EXPORT int frond_layout_format(const frond_layout *l, char *buf,
                                      size_t len);
 
+/* Bits an ID of the layout can use: time + node + sequence bits (63 for
+** the classic layouts, 53 for "js"). Every ID is below 2^that. */
+FROND_EXPORT unsigned frond_layout_id_bits(const frond_layout *l);
 /* Largest node ID of the layout: 2^node_bits - 1. */
 FROND_EXPORT uint64_t frond_layout_max_node(const frond_layout *l);
 /* The unix ms of the first unit that no longer fits in time_bits: from then
@@ -166,8 +172,8 @@ typedef struct frond_fields {
   uint64_t sequence;
 } frond_fields;
 
-/* Split an ID into its fields. Returns FROND_EID_INVALID for a negative ID.
-** Pure function, thread-safe. */
+/* Split an ID into its fields. Returns FROND_EID_INVALID for a negative ID
+** or one at or above 2^frond_layout_id_bits. Pure function, thread-safe. */
 FROND_EXPORT int frond_decode(const frond_layout *l, int64_t id,
                               frond_fields *out, frond_error *err);
 
