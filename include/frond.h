@@ -63,7 +63,11 @@ extern "C" {
   XX(17, NODE_ID_LOST, "node ID is no longer held")                            \
   XX(18, COUNT_INVALID, "invalid count")                                       \
   XX(19, COORD, "coordinator error")                                           \
-  XX(20, CLOSED, "handle is closing")
+  XX(20, CLOSED, "handle is closing")                                          \
+  XX(21, FORMAT_INVALID, "invalid ID format spec")                             \
+  XX(22, KEY_INVALID, "missing or invalid key")                                \
+  XX(23, ID_TOO_LARGE, "ID does not fit the format's width")                   \
+  XX(24, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")
 
 typedef enum {
   FROND_OK = 0,
