@@ -5,7 +5,7 @@
 set -eu
 what=${1:-build}
 build_pkgs="build-essential cmake pkg-config git ca-certificates
-  libuv1-dev libsqlite3-dev libpq-dev libzookeeper-mt-dev"
+  libuv1-dev libsqlite3-dev libpq-dev libzookeeper-mt-dev libsodium-dev"
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql util-linux zookeeper faketime"
