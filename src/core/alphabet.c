@@ -116,8 +116,22 @@ int frond__mod37(const uint8_t *v, size_t n) {
 
 void frond__put_radix(uint64_t v, unsigned radix, const char *alphabet,
                       unsigned width, char *out) {
-  for (unsigned i = width; i > 0; i--) {
-    out[i - 1] = alphabet[v % radix];
-    v /= radix;
+  /* Constant divisors: the compiler turns them into multiplications. */
+  switch (radix) {
+  case 62:
+    for (unsigned i = width; i > 0; i--, v /= 62)
+      out[i - 1] = alphabet[v % 62];
+    return;
+  case 32:
+    for (unsigned i = width; i > 0; i--, v >>= 5)
+      out[i - 1] = alphabet[v & 31];
+    return;
+  case 10:
+    for (unsigned i = width; i > 0; i--, v /= 10)
+      out[i - 1] = alphabet[v % 10];
+    return;
+  default:
+    for (unsigned i = width; i > 0; i--, v /= radix)
+      out[i - 1] = alphabet[v % radix];
   }
 }

@@ -72,8 +72,8 @@ static uint64_t upow(uint64_t r, unsigned n) {
 int frond__perm_init(frond__perm *p, unsigned radix, unsigned width,
                      unsigned rounds) {
   unsigned max = radix == 10 ? FROND__PERM_MAX_WIDTH : 13;
-  if ((radix != 10 && radix != 32) || width < 2 || width > max ||
-      rounds < 2 || rounds > 32 || rounds % 2 != 0)
+  if ((radix != 10 && radix != 32) || width < 2 || width > max || rounds < 2 ||
+      rounds > 32 || rounds % 2 != 0)
     return -1;
   p->radix = radix;
   p->width = width;
@@ -102,11 +102,16 @@ static uint64_t round_f(const uint8_t key[16], unsigned i, uint64_t v,
 #endif
 }
 
+/* The radix is 10 or 32, written out as constants so that no digit costs
+** a hardware division (about as much as a SipHash call on a busy core). */
 static void put_half(uint64_t v, unsigned radix, unsigned n, uint8_t *out) {
-  for (unsigned i = n; i > 0; i--) {
-    out[i - 1] = (uint8_t)(v % radix);
-    v /= radix;
+  if (radix == 32) {
+    for (unsigned i = n; i > 0; i--, v >>= 5)
+      out[i - 1] = (uint8_t)(v & 31);
+    return;
   }
+  for (unsigned i = n; i > 0; i--, v /= 10)
+    out[i - 1] = (uint8_t)(v % 10);
 }
 
 static uint64_t get_half(const uint8_t *in, unsigned radix, unsigned n) {
@@ -116,9 +121,29 @@ static uint64_t get_half(const uint8_t *in, unsigned radix, unsigned n) {
   return v;
 }
 
+/* x / radix^k for the low half's k (at most 9 decimal digits): constant
+** divisors, so multiplications. */
+static uint64_t div_low(const frond__perm *p, uint64_t x) {
+  static const uint64_t pow10[10] = {1,         10,        100,     1000,
+                                     10000,     100000,    1000000, 10000000,
+                                     100000000, 1000000000};
+  if (p->radix == 32)
+    return x >> (5 * p->bdig);
+  switch (p->bdig) {
+#define CASE(k)                                                                \
+  case k:                                                                      \
+    return x / pow10[k];
+    CASE(1)
+        CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9)
+#undef CASE
+            default : return x /
+                      p->b;
+  }
+}
+
 void frond__perm_apply(const frond__perm *p, const uint8_t key[16], uint64_t x,
                        uint8_t *out) {
-  uint64_t A = x / p->b, B = x % p->b, ma = p->a, mb = p->b;
+  uint64_t A = div_low(p, x), B = x - A * p->b, ma = p->a, mb = p->b;
   for (unsigned i = 0; i < p->rounds; i++) {
     /* (A, B) in [0,ma) x [0,mb) -> (B, (A + F(B)) mod ma). */
     uint64_t t = A + round_f(key, i, B, ma);
@@ -207,8 +232,8 @@ static int is_sep(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',';
 }
 
-int frond_order_keys_parse(const char *text, size_t len,
-                           frond_order_keys **out, frond_error *err) {
+int frond_order_keys_parse(const char *text, size_t len, frond_order_keys **out,
+                           frond_error *err) {
   frond_order_keys *k;
   size_t i = 0, entry = 0, line = 1;
   int any = 0, rc;
