@@ -9,6 +9,8 @@
 ** the plain generator's:
 **
 **   snowflake next          frond_gen_next: the reference
+**   SipHash-2-4 call        libsodium's crypto_shorthash on 8 bytes: one
+**                           round of the permutation costs one
 **   permutation, N rounds   the keyed permutation of a 19-digit order
 **                           number alone (what an order number adds)
 **   order:digits=19         frond_format_next: a snowflake ID, permuted,
@@ -24,6 +26,7 @@
 */
 #include "core/formats.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,7 @@
 
 enum {
   R_SNOWFLAKE,
+  R_SIPHASH,
   R_PERM4,
   R_PERM6,
   R_PERM8,
@@ -48,13 +52,19 @@ enum {
   R_COUNT
 };
 
-static const char *const names[R_COUNT] = {
-    "snowflake next (reference)", "permutation, 4 rounds",
-    "permutation, 6 rounds",      "permutation, 8 rounds (default)",
-    "order:digits=19,check=damm", "base62",
-    "uuid7 (16 bytes)",           "uuid7 string",
-    "ulid (16 bytes)",            "ulid string",
-    "objectid (12 bytes)",        "objectid string"};
+static const char *const names[R_COUNT] = {"snowflake next (reference)",
+                                           "SipHash-2-4 call (libsodium)",
+                                           "permutation, 4 rounds",
+                                           "permutation, 6 rounds",
+                                           "permutation, 8 rounds (default)",
+                                           "order:digits=19,check=damm",
+                                           "base62",
+                                           "uuid7 (16 bytes)",
+                                           "uuid7 string",
+                                           "ulid (16 bytes)",
+                                           "ulid string",
+                                           "objectid (12 bytes)",
+                                           "objectid string"};
 
 static volatile uint64_t sink;
 
@@ -100,6 +110,14 @@ static double run(int r, frond_format *const *fmt) {
         abort();
       acc += (uint64_t)id;
       break;
+    case R_SIPHASH: {
+      uint8_t in[8], out[8];
+      uint64_t v = (uint64_t)i + acc;
+      memcpy(in, &v, 8);
+      crypto_shorthash(out, in, 8, key);
+      acc += out[0];
+      break;
+    }
     case R_PERM4:
     case R_PERM6:
     case R_PERM8:

@@ -686,10 +686,18 @@ int64_t frond__seg_now_ms(frond_seg *s) {
 int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                           int64_t cap, frond_error *err) {
   size_t blen = strlen(base), len = strlen(tag);
-  seg_tag *t = find(s, tag, len), *b;
+  seg_tag *t = lookup(s, tag, len, hash_name(tag, len)), *b;
   frond_tag_row row;
   int64_t step;
   int rc;
+  /* A period row that this process used and that has since left the store
+  ** was deleted by hand: making it again would start the period's numbers
+  ** over, so refuse. */
+  if (t != NULL && atomic_load(&t->removed))
+    return frond__fail(err, FROND_ETAG_NOT_FOUND,
+                       "tag \"%s\" was deleted while in use; it is not made "
+                       "again, since its numbers would repeat",
+                       tag);
   if (t == NULL) {
     /* The base row gives the step; it must exist, as for any tag. */
     if ((b = find(s, base, blen)) == NULL &&
