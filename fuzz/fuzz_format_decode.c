@@ -63,8 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   f = formats[data[0]];
-  if (frond_format_decode(f, (const char *)data + 1, size - 1, &v, &err) !=
-      0) {
+  if (frond_format_decode(f, (const char *)data + 1, size - 1, &v, &err) != 0) {
     if (err.message[0] == '\0')
       abort();
     return 0;
@@ -79,8 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case FROND_FORMAT_DECIMAL:
     if (frond_format_encode(f, v.id, v.has_time ? v.unix_ms : 0, buf,
                             sizeof(buf), &err) != 0 ||
-        frond_format_decode(f, buf, strlen(buf), &w, &err) != 0 ||
-        w.id != v.id)
+        frond_format_decode(f, buf, strlen(buf), &w, &err) != 0 || w.id != v.id)
       abort();
     break;
   case FROND_FORMAT_ULID:

@@ -47,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (frond_format_create(&g, again, keys(), NULL, NULL, &err) != 0)
     abort();
   frond_format_spec(g, again2, sizeof(again2));
-  if (strcmp(again, again2) != 0 || frond_format_kind(f) != frond_format_kind(g) ||
+  if (strcmp(again, again2) != 0 ||
+      frond_format_kind(f) != frond_format_kind(g) ||
       frond_format_length(f) != frond_format_length(g))
     abort();
   if (frond_format_max_id(f) > 0 && frond_format_kind(f) != FROND_FORMAT_SEQ) {

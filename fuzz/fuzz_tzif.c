@@ -15,9 +15,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const int64_t probes[] = {INT64_MIN, -INT64_C(4000000000), -1, 0,
-                                   1700000000, INT64_C(4102444800),
-                                   INT64_C(7258118400), INT64_MAX - 1};
+  static const int64_t probes[] = {
+      INT64_MIN,           -INT64_C(4000000000), -1,           0, 1700000000,
+      INT64_C(4102444800), INT64_C(7258118400),  INT64_MAX - 1};
   frond__tz *tz;
   frond_error err;
   if (frond__tz_parse(data, size, &tz, &err) != 0) {

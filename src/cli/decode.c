@@ -115,7 +115,10 @@ static int read_item(const frond_format *f, const char *s, size_t len,
   const char *why;
   int rc;
   memset(it, 0, sizeof(*it));
-  if (f == NULL && !other_shape(len)) {
+  /* Up to 19 digits is a decimal ID whatever its length: printed as
+  ** always. */
+  if (f == NULL &&
+      (!other_shape(len) || (len <= 19 && strspn(s, "0123456789") >= len))) {
     if (parse_id(s, len, &it->v.id, &why) != 0)
       return frond__usage_error("decode", "%s'%.*s' %s", where,
                                 len > 64 ? 64 : (int)len, s, why);

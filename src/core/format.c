@@ -295,14 +295,11 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
                        "tag \"%s\": all %" PRId64 " numbers of the period are "
                        "used; the next period starts a new sequence",
                        tag, f->max_id);
-  if (atomic_load(&f->ensured_period) != period ||
-      atomic_load(&f->ensured_seg) != src->seg) {
+  if (!frond__seg_period_ready(src->seg, tag, tlen)) {
     cap = (f->max_id + 1) / 1000;
     if ((rc = frond__seg_period_tag(src->seg, f->tag, tag, cap < 1 ? 1 : cap,
                                     err)) != 0)
       return rc;
-    atomic_store(&f->ensured_seg, src->seg);
-    atomic_store(&f->ensured_period, period);
   }
   if (f->keyed && (rc = frond__seq_key(f, period, &key, err)) != 0)
     return rc;
@@ -431,7 +428,8 @@ static int read_number(const frond_format *f, reader *r, uint8_t *vals,
   *version = '\0';
   if (f->version != '\0') {
     if ((v = rd_symbol(r, f->radix)) < 0)
-      return BADID("'%.*s': no key version where one belongs", SHOW(r->s, r->len));
+      return BADID("'%.*s': no key version where one belongs",
+                   SHOW(r->s, r->len));
     *version = alphabet(f)[v];
     vals[nv++] = (uint8_t)v;
   }
@@ -446,10 +444,9 @@ static int read_number(const frond_format *f, reader *r, uint8_t *vals,
   }
   if (f->check != FROND__CHECK_NONE) {
     int c = rd_next(r), want = (unsigned char)check_symbol(f, vals, nv);
-    int got = c < 0 ? -1
-              : f->radix == 10
-                  ? c
-                  : frond__crockford_check_value((unsigned char)c);
+    int got = c < 0            ? -1
+              : f->radix == 10 ? c
+                               : frond__crockford_check_value((unsigned char)c);
     if (f->radix == 32)
       want = frond__crockford_check_value((unsigned char)want);
     if (got < 0)
@@ -496,9 +493,8 @@ static int decode_order(const frond_format *f, reader *r,
     const frond__pitem *it = &f->prefix[i];
     if (it->type == FROND__P_LIT) {
       for (unsigned k = 0; k < it->len; k++, r->pos++)
-        if (r->pos >= r->len ||
-            lower((unsigned char)r->s[r->pos]) !=
-                lower(f->prefix_text[it->off + k]))
+        if (r->pos >= r->len || lower((unsigned char)r->s[r->pos]) !=
+                                    lower(f->prefix_text[it->off + k]))
           return BADID("'%.*s' does not start with this format's prefix",
                        SHOW(r->s, r->len));
       continue;
@@ -548,17 +544,17 @@ static int decode_order(const frond_format *f, reader *r,
   if (y >= 0 && hour < 24 &&
       ((mon >= 0 && day >= 0 && date_ok(y, mon, day)) ||
        (doy >= 1 && doy <= 366))) {
-    int64_t days = doy >= 1 ? frond__days_from_civil(y, 1, 1) + doy - 1
-                            : frond__days_from_civil(y, (unsigned)mon,
-                                                     (unsigned)day);
+    int64_t days =
+        doy >= 1 ? frond__days_from_civil(y, 1, 1) + doy - 1
+                 : frond__days_from_civil(y, (unsigned)mon, (unsigned)day);
     out->has_time = 1;
     out->unix_ms = local_to_unix_ms(f->tz, days, hour * 3600);
   }
   return 0;
 }
 
-static int decode_seq(const frond_format *f, reader *r,
-                      frond_format_value *out, frond_error *err) {
+static int decode_seq(const frond_format *f, reader *r, frond_format_value *out,
+                      frond_error *err) {
   uint8_t vals[80], body[FROND__PERM_MAX_WIDTH], key[16];
   int64_t period, y, m = 1, d = 1;
   uint64_t x = 0;
@@ -767,8 +763,8 @@ static int all_of(const char *s, size_t len, const char *set) {
   return len > 0;
 }
 
-int frond_format_decode_any(const char *s, size_t len,
-                            frond_format_value *out, frond_error *err) {
+int frond_format_decode_any(const char *s, size_t len, frond_format_value *out,
+                            frond_error *err) {
   static const char hex[] = "0123456789abcdefABCDEF";
   static const char digits[] = "0123456789";
   if (out == NULL || (s == NULL && len > 0))

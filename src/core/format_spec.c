@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[] = {
-    NULL,   "decimal", "base62", "base32",  "order",
-    "seq",  "uuid7",   "uuid4",  "ulid",    "objectid"};
+static const char *const kind_names[] = {NULL,    "decimal", "base62", "base32",
+                                         "order", "seq",     "uuid7",  "uuid4",
+                                         "ulid",  "objectid"};
 
 const char *frond_format_kind_name(int kind) {
   if (kind >= FROND_FORMAT_DECIMAL && kind <= FROND_FORMAT_OBJECTID)
@@ -39,9 +39,9 @@ enum {
   S_PERIOD,
   S_COUNT
 };
-static const char *const key_names[S_COUNT] = {
-    "digits", "base32", "check", "key", "prefix",
-    "tz",     "tag",    "rounds", "period"};
+static const char *const key_names[S_COUNT] = {"digits", "base32", "check",
+                                               "key",    "prefix", "tz",
+                                               "tag",    "rounds", "period"};
 
 /* Which keys each kind takes, as a bit set, and the list for messages. */
 static unsigned kind_keys(int kind, const char **list) {
@@ -97,8 +97,8 @@ static int parse_prefix(frond_format *f, const char *v, size_t n,
     frond__pitem *it = &f->prefix[f->nprefix++];
     if (v[i] == '%') {
       static const char fields[] = "YymdHj";
-      static const uint8_t types[] = {FROND__P_Y4,  FROND__P_Y2,
-                                      FROND__P_MON, FROND__P_DAY,
+      static const uint8_t types[] = {FROND__P_Y4,   FROND__P_Y2,
+                                      FROND__P_MON,  FROND__P_DAY,
                                       FROND__P_HOUR, FROND__P_DOY};
       static const uint8_t lens[] = {4, 2, 2, 2, 2, 3};
       const char *k = i + 1 < n ? strchr(fields, v[i + 1]) : NULL;
@@ -181,9 +181,9 @@ static int check_numbered(frond_format *f, const unsigned *seen,
                "periods are made from");
   if ((f->radix == 10 && (f->width < lo || f->width > hi_dec)) ||
       (f->radix == 32 && (f->width < lo || f->width > hi_b32)))
-    return BAD("%s=%u is out of range %u..%u", f->radix == 10 ? "digits"
-                                                              : "base32",
-               f->width, lo, f->radix == 10 ? hi_dec : hi_b32);
+    return BAD("%s=%u is out of range %u..%u",
+               f->radix == 10 ? "digits" : "base32", f->width, lo,
+               f->radix == 10 ? hi_dec : hi_b32);
   if (f->check == FROND__CHECK_MOD37 && f->radix != 32)
     return BAD("check=mod37 goes with base32=; decimal numbers take damm or "
                "luhn");
@@ -194,16 +194,14 @@ static int check_numbered(frond_format *f, const unsigned *seen,
   if (f->version != '\0' &&
       ((f->radix == 10 && (f->version < '0' || f->version > '9')) ||
        (f->radix == 32 && memchr(frond__crockford, f->version, 32) == NULL)))
-    return BAD("key=%c is not a key version the number can hold (%s)",
-               f->version,
-               f->radix == 10 ? "a digit 0-9"
-                              : "an upper-case base32 character");
+    return BAD(
+        "key=%c is not a key version the number can hold (%s)", f->version,
+        f->radix == 10 ? "a digit 0-9" : "an upper-case base32 character");
   f->keyed = !seq || seen[S_KEY];
   if (seen[S_ROUNDS] && !f->keyed)
     return BAD("rounds= needs key=: only keyed sequences are permuted");
   if (f->keyed && f->width < 4)
-    return BAD("a keyed number needs at least 4 characters (got %u)",
-               f->width);
+    return BAD("a keyed number needs at least 4 characters (got %u)", f->width);
   if (f->keyed && frond__perm_init(&f->perm, f->radix, f->width, f->rounds))
     return BAD("rounds=%u is not an even number from 4 to 32", f->rounds);
   if (seq && f->tag_len + 1 + f->period_len > FROND_TAG_MAX)
@@ -367,13 +365,12 @@ static int parse_spec(frond_format *f, const char *spec,
       break;
     case S_KEY:
       if (vlen != 1 || frond__key_slot(v[0]) <= 0)
-        return BAD("key '%.*s' is not one character 0-9 or A-Z", (int)vlen,
-                   v);
+        return BAD("key '%.*s' is not one character 0-9 or A-Z", (int)vlen, v);
       f->version = v[0];
       break;
     case S_PREFIX:
-      if ((rc = parse_prefix(f, v, vlen, f->kind == FROND_FORMAT_ORDER,
-                             err)) != 0)
+      if ((rc = parse_prefix(f, v, vlen, f->kind == FROND_FORMAT_ORDER, err)) !=
+          0)
         return rc;
       break;
     case S_TZ:
@@ -480,11 +477,10 @@ int frond_format_spec(const frond_format *f, char *buf, size_t len) {
   if (f->keyed)
     snprintf(rounds, sizeof(rounds), ",rounds=%u", f->rounds);
   if (f->kind == FROND_FORMAT_SEQ)
-    return snprintf(buf, len, "seq:tag=%s,period=%s,%s=%u,check=%s%s%s%s,tz=%s",
-                    f->tag, periods[f->period_kind],
-                    f->radix == 10 ? "digits" : "base32", f->width,
-                    checks[f->check], key, rounds, prefix,
-                    frond__tz_name(f->tz));
+    return snprintf(
+        buf, len, "seq:tag=%s,period=%s,%s=%u,check=%s%s%s%s,tz=%s", f->tag,
+        periods[f->period_kind], f->radix == 10 ? "digits" : "base32", f->width,
+        checks[f->check], key, rounds, prefix, frond__tz_name(f->tz));
   if (f->tag_len > 0)
     snprintf(tag, sizeof(tag), ",tag=%s", f->tag);
   return snprintf(buf, len, "order:%s=%u,check=%s%s%s%s,tz=%s%s",

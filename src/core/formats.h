@@ -110,8 +110,7 @@ int32_t frond__tz_offset(const frond__tz *tz, int64_t t, int64_t *until);
 
 /* Proleptic Gregorian calendar: days since 1970-01-01 and back. */
 int64_t frond__days_from_civil(int64_t y, unsigned m, unsigned d);
-void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m,
-                            unsigned *d);
+void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* ---- 128-bit generators (id128.c) ---- */
 
@@ -146,12 +145,23 @@ int64_t frond__period_start(const frond__tz *tz, int kind, int64_t period);
 
 /* ---- the format object (format_spec.c builds it, format.c uses it) ---- */
 
-enum { FROND__CHECK_NONE, FROND__CHECK_DAMM, FROND__CHECK_LUHN,
-       FROND__CHECK_MOD37 };
+enum {
+  FROND__CHECK_NONE,
+  FROND__CHECK_DAMM,
+  FROND__CHECK_LUHN,
+  FROND__CHECK_MOD37
+};
 
 /* Items of a prefix pattern: literal text or a date field. */
-enum { FROND__P_LIT, FROND__P_Y4, FROND__P_Y2, FROND__P_MON, FROND__P_DAY,
-       FROND__P_HOUR, FROND__P_DOY };
+enum {
+  FROND__P_LIT,
+  FROND__P_Y4,
+  FROND__P_Y2,
+  FROND__P_MON,
+  FROND__P_DAY,
+  FROND__P_HOUR,
+  FROND__P_DOY
+};
 #define FROND__PREFIX_MAX 32
 typedef struct frond__pitem {
   uint8_t type, len; /* len: characters written */
@@ -179,12 +189,12 @@ struct frond_format {
   char version; /* key=, '\0' when none */
   int keyed;
   frond__perm perm;
-  uint8_t ekey[16];                    /* order: the encoding key */
-  uint8_t dkey[FROND__KEY_SLOTS][16];  /* order: a key per version */
+  uint8_t ekey[16];                   /* order: the encoding key */
+  uint8_t dkey[FROND__KEY_SLOTS][16]; /* order: a key per version */
   uint8_t prefix_text[FROND__PREFIX_MAX + 1];
   frond__pitem prefix[FROND__PREFIX_MAX];
   size_t nprefix, prefix_len;
-  int prefix_dates; /* the prefix has date fields */
+  int prefix_dates;                        /* the prefix has date fields */
   char prefix_spec[FROND__PREFIX_MAX + 1]; /* as given, for the spec */
   frond__tz *tz;
   int64_t max_id;
@@ -195,8 +205,6 @@ struct frond_format {
   frond__period_cache pc;
   _Atomic(frond__pkey *) pkey;
   _Atomic int64_t exhausted_period; /* 0: none */
-  _Atomic int64_t ensured_period;
-  _Atomic(frond_seg *) ensured_seg;
 
   /* uuid7, ulid, objectid */
   frond_uuid7 *uuid7;
@@ -218,5 +226,8 @@ int64_t frond__seg_now_ms(frond_seg *s);
 ** a create by another node. Blocks on the store on a tag's first use. */
 int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                           int64_t cap, frond_error *err);
+/* 1 when frond__seg_period_tag has made `tag` ready in this allocator.
+** Lock-free. */
+int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len);
 
 #endif /* FROND_FORMATS_H */

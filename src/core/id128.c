@@ -63,9 +63,9 @@ typedef struct id_engine {
   frond_clock_fn clock;
   void *clock_ctx;
   _Atomic unsigned fork_gen;
-  pthread_mutex_t mu;   /* re-keying after fork */
-  uint8_t key[16];      /* SipHash key for random bits */
-  uint8_t process[5];   /* ObjectId's per-process value */
+  pthread_mutex_t mu; /* re-keying after fork */
+  uint8_t key[16];    /* SipHash key for random bits */
+  uint8_t process[5]; /* ObjectId's per-process value */
 } id_engine;
 
 static void engine_keys(id_engine *e) {
@@ -155,8 +155,8 @@ struct frond_uuid7 {
   id_engine e;
 };
 
-int frond_uuid7_create(frond_uuid7 **out, frond_clock_fn clock,
-                       void *clock_ctx, frond_error *err) {
+int frond_uuid7_create(frond_uuid7 **out, frond_clock_fn clock, void *clock_ctx,
+                       frond_error *err) {
   frond_uuid7 *g;
   int rc;
   if (out == NULL)
@@ -184,10 +184,10 @@ void frond_uuid7_next(frond_uuid7 *g, uint8_t out[16]) {
   uint64_t rnd = prf64(&g->e, v);
   /* 48 ms | ver 7 | rand_a = counter >> 4 | var 10 | counter & 15 | 58
   ** random bits. */
-  uint64_t hi = (ms & UINT64_C(0xffffffffffff)) << 16 | UINT64_C(0x7000) |
-                ctr >> 4;
-  uint64_t lo = UINT64_C(2) << 62 | (ctr & 15) << 58 |
-                (rnd & ((UINT64_C(1) << 58) - 1));
+  uint64_t hi =
+      (ms & UINT64_C(0xffffffffffff)) << 16 | UINT64_C(0x7000) | ctr >> 4;
+  uint64_t lo =
+      UINT64_C(2) << 62 | (ctr & 15) << 58 | (rnd & ((UINT64_C(1) << 58) - 1));
   put_be(out, hi, 8);
   put_be(out + 8, lo, 8);
 }

@@ -124,20 +124,29 @@ static uint64_t get_half(const uint8_t *in, unsigned radix, unsigned n) {
 /* x / radix^k for the low half's k (at most 9 decimal digits): constant
 ** divisors, so multiplications. */
 static uint64_t div_low(const frond__perm *p, uint64_t x) {
-  static const uint64_t pow10[10] = {1,         10,        100,     1000,
-                                     10000,     100000,    1000000, 10000000,
-                                     100000000, 1000000000};
   if (p->radix == 32)
     return x >> (5 * p->bdig);
   switch (p->bdig) {
-#define CASE(k)                                                                \
-  case k:                                                                      \
-    return x / pow10[k];
-    CASE(1)
-        CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9)
-#undef CASE
-            default : return x /
-                      p->b;
+  case 1:
+    return x / 10;
+  case 2:
+    return x / 100;
+  case 3:
+    return x / 1000;
+  case 4:
+    return x / 10000;
+  case 5:
+    return x / 100000;
+  case 6:
+    return x / 1000000;
+  case 7:
+    return x / 10000000;
+  case 8:
+    return x / 100000000;
+  case 9:
+    return x / 1000000000;
+  default:
+    return x / p->b;
   }
 }
 

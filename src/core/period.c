@@ -142,8 +142,8 @@ int frond__seq_key_for(const frond_format *f, int slot, int64_t period,
   if (f->keys == NULL || slot < 0 || !f->keys->present[slot])
     return frond__fail(err, FROND_EKEY_INVALID, "no key for this version");
   snprintf(ctx, sizeof(ctx),
-           "frond seq v1 radix=%u width=%u rounds=%u period=%" PRId64,
-           f->radix, f->width, f->rounds, period);
+           "frond seq v1 radix=%u width=%u rounds=%u period=%" PRId64, f->radix,
+           f->width, f->rounds, period);
   frond__perm_key(f->keys->key[slot], ctx, out);
   return 0;
 }
@@ -163,8 +163,8 @@ int frond__seq_key(frond_format *f, int64_t period, const uint8_t **key,
   if ((nk = calloc(1, sizeof(*nk))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   nk->period = period;
-  if ((rc = frond__seq_key_for(f, frond__key_slot(f->version), period,
-                               nk->key, err)) != 0) {
+  if ((rc = frond__seq_key_for(f, frond__key_slot(f->version), period, nk->key,
+                               err)) != 0) {
     free(nk);
     return rc;
   }

@@ -76,6 +76,7 @@ typedef struct seg_tag {
   int64_t step;         /* step of the last load, 0 before the first */
   int64_t row_step;     /* the row's step as last read */
   int64_t max_step;     /* dynamic step cap, 0: the allocator's */
+  atomic_int capped;    /* a seq period: made and capped in this process */
   int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
   int64_t last_load_unix_ms;
   int64_t backoff_ms;
@@ -683,6 +684,11 @@ int64_t frond__seg_now_ms(frond_seg *s) {
   return now_ms(s);
 }
 
+int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len) {
+  seg_tag *t = find(s, tag, len);
+  return t != NULL && atomic_load_explicit(&t->capped, memory_order_acquire);
+}
+
 int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                           int64_t cap, frond_error *err) {
   size_t blen = strlen(base), len = strlen(tag);
@@ -734,9 +740,12 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
     if (rc != 0)
       return frond__fail(err, rc, NULL);
   }
+  if (cap > s->o.max_step)
+    cap = s->o.max_step;
   pthread_mutex_lock(&t->mu);
   t->max_step = cap;
   pthread_mutex_unlock(&t->mu);
+  atomic_store_explicit(&t->capped, 1, memory_order_release);
   return 0;
 }
 

@@ -159,8 +159,8 @@ static int rule_date(const char **p, const char *end, tz_date *d) {
     (*p)++;
     d->form = 'M';
     if (num(p, end, 12, &d->a) != 0 || d->a < 1 || *p >= end ||
-        *(*p)++ != '.' || num(p, end, 5, &d->b) != 0 || d->b < 1 ||
-        *p >= end || *(*p)++ != '.' || num(p, end, 6, &d->c) != 0)
+        *(*p)++ != '.' || num(p, end, 5, &d->b) != 0 || d->b < 1 || *p >= end ||
+        *(*p)++ != '.' || num(p, end, 6, &d->c) != 0)
       return -1;
   } else {
     d->form = 'N';
@@ -210,8 +210,8 @@ static int parse_rule(const char *s, size_t len, tz_rule *r) {
 static int64_t rule_local(const tz_date *d, int64_t y) {
   int64_t day;
   if (d->form == 'J')
-    day = frond__days_from_civil(y, 1, 1) + d->a - 1 +
-          (is_leap(y) && d->a >= 60);
+    day =
+        frond__days_from_civil(y, 1, 1) + d->a - 1 + (is_leap(y) && d->a >= 60);
   else if (d->form == 'N')
     day = frond__days_from_civil(y, 1, 1) + d->a;
   else {
@@ -468,8 +468,7 @@ int frond__tz_open(const char *name, frond__tz **out, frond_error *err) {
                name);
   if (dir == NULL || dir[0] == '\0')
     dir = "/usr/share/zoneinfo";
-  if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-      sizeof(path))
+  if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
     return BAD("time zone path is too long");
   if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
     return BAD("time zone '%s' is unknown (%s: %s)", name, path,

@@ -341,6 +341,11 @@ def test_daily_sequence():
 
 def test_decode_shapes_and_errors():
     d = ft.tempdir()
+    # Decimal IDs as long as a base62 (11) or base32 (13) string are still
+    # decimal IDs, printed as they always were.
+    for s in ("12345678901", "1234567890123"):
+        [v] = decode([s], d)
+        check(v["id"] == s and "format" not in v, "decimal %s: %r" % (s, v))
     r = frond(["decode", "017F22E2-79B0-1CC3-98C4-DC0C0C07398F"], d)
     check(r.returncode == 2 and "version 1" in r.stderr, r.stderr)
     r = frond(["decode", "zzzzzzzzzzz"], d)

@@ -32,16 +32,16 @@ static void test_rfc9562_example(void **state) {
   assert_int_equal(v.uuid_version, 7);
   assert_true(v.has_time);
   assert_int_equal(v.unix_ms, INT64_C(1645557742000));
-  assert_int_equal(be(v.bytes + 6, 2) & 0xfff, 0xcc3);                /* rand_a */
+  assert_int_equal(be(v.bytes + 6, 2) & 0xfff, 0xcc3); /* rand_a */
   assert_int_equal(be(v.bytes + 8, 8) & ((UINT64_C(1) << 62) - 1),
-                   UINT64_C(0x18C4DC0C0C07398F));                      /* rand_b */
-  assert_int_equal(v.bytes[8] >> 6, 2);                                /* var */
+                   UINT64_C(0x18C4DC0C0C07398F)); /* rand_b */
+  assert_int_equal(v.bytes[8] >> 6, 2);           /* var */
   frond_uuid_format(v.bytes, s);
   assert_string_equal(s, "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
   /* The 32-digit form reads the same. */
-  assert_int_equal(frond_uuid_parse("017f22e279b07cc398c4dc0c0c07398f", 32,
-                                    v.bytes, &err),
-                   0);
+  assert_int_equal(
+      frond_uuid_parse("017f22e279b07cc398c4dc0c0c07398f", 32, v.bytes, &err),
+      0);
   frond_uuid_format(v.bytes, s);
   assert_string_equal(s, "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
 }
@@ -106,9 +106,8 @@ static void test_ulid(void **state) {
   uint8_t a[16], b[16];
   char s[FROND_ULID_STRLEN + 1];
   (void)state;
-  assert_int_equal(frond_format_decode_any("01ARYZ6S41TSV4RRFFQ69G5FAV", 26, &v,
-                                           &err),
-                   0);
+  assert_int_equal(
+      frond_format_decode_any("01ARYZ6S41TSV4RRFFQ69G5FAV", 26, &v, &err), 0);
   assert_int_equal(v.kind, FROND_FORMAT_ULID);
   assert_int_equal(v.unix_ms, INT64_C(1469918176385));
   frond_ulid_format(v.bytes, s);
@@ -294,10 +293,11 @@ static void test_decode_any_shapes(void **state) {
   static const char *const bad[] = {
       "017F22E2-79B0-1CC3-98C4-DC0C0C07398F", /* version 1 */
       "017F22E2-79B0-7CC3-18C4-DC0C0C07398F", /* not RFC 9562's variant */
-      "017F22E2_79B0-7CC3-98C4-DC0C0C07398F", "507f1f77bcf86cd79943901g",
+      "017F22E2_79B0-7CC3-98C4-DC0C0C07398F",
+      "507f1f77bcf86cd79943901g",
       "hello",
       "9223372036854775808",
-      "zzzzzzzzzzz", /* base62 above 2^63 */
+      "zzzzzzzzzzz",   /* base62 above 2^63 */
       "8ZZZZZZZZZZZZ", /* base32 above 2^63 */
   };
   (void)state;

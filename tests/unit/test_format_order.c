@@ -32,7 +32,7 @@ static frond_format *format_of(const char *spec, const frond_order_keys *k) {
   return f;
 }
 
-static const uint8_t key16[16] = {1, 2, 3, 4, 5, 6, 7, 8,
+static const uint8_t key16[16] = {1, 2,  3,  4,  5,  6,  7,  8,
                                   9, 10, 11, 12, 13, 14, 15, 16};
 
 /* Over whole small domains, every input maps to a distinct output, and
@@ -95,15 +95,13 @@ static void test_round_trip_and_wrong_key(void **state) {
       frond_error err = {0, ""};
       if (i == 0)
         id = max;
-      assert_int_equal(
-          frond_format_encode(f, id, INT64_C(1767225600000), buf, sizeof(buf),
-                              &err),
-          0);
+      assert_int_equal(frond_format_encode(f, id, INT64_C(1767225600000), buf,
+                                           sizeof(buf), &err),
+                       0);
       assert_int_equal(strlen(buf), frond_format_length(f));
       assert_int_equal(frond_format_decode(f, buf, strlen(buf), &v, &err), 0);
       assert_true(v.id == id);
-      if (frond_format_decode(g, buf, strlen(buf), &v, &err) == 0 &&
-          v.id == id)
+      if (frond_format_decode(g, buf, strlen(buf), &v, &err) == 0 && v.id == id)
         same++;
     }
     assert_int_equal(same, 0);
@@ -225,9 +223,8 @@ static void test_check_characters(void **state) {
       char buf[64], t[64];
       frond_format_value v;
       size_t len;
-      assert_int_equal(frond_format_encode(f, id * 7919, 0, buf, sizeof(buf),
-                                           NULL),
-                       0);
+      assert_int_equal(
+          frond_format_encode(f, id * 7919, 0, buf, sizeof(buf), NULL), 0);
       len = strlen(buf);
       /* Every single-character substitution. */
       for (size_t i = 0; i < len; i++)
@@ -289,9 +286,9 @@ static void test_key_rotation(void **state) {
   assert_non_null(strstr(err.message, "version '1'"));
   frond_format_free(v1);
   /* A spec asking for a version the keys lack. */
-  assert_int_equal(frond_format_create(&v1, "order:digits=12,key=3", k, NULL,
-                                       NULL, &err),
-                   FROND_EKEY_INVALID);
+  assert_int_equal(
+      frond_format_create(&v1, "order:digits=12,key=3", k, NULL, NULL, &err),
+      FROND_EKEY_INVALID);
   assert_non_null(strstr(err.message, "version '3'"));
   /* No keys at all. */
   assert_int_equal(
@@ -306,8 +303,8 @@ static void test_key_rotation(void **state) {
 
 static void test_encode_errors_and_prefix(void **state) {
   frond_order_keys *k = keys_of(KEY0);
-  frond_format *f = format_of("order:digits=12,prefix=SO-%Y%m%d-,tz=Asia/Tokyo",
-                              k);
+  frond_format *f =
+      format_of("order:digits=12,prefix=SO-%Y%m%d-,tz=Asia/Tokyo", k);
   frond_format_value v;
   frond_error err = {0, ""};
   char buf[64], small[8];
@@ -325,9 +322,9 @@ static void test_encode_errors_and_prefix(void **state) {
   assert_int_equal(v.id, 42);
   assert_string_equal(v.period, "20261123");
   assert_int_equal(v.unix_ms, INT64_C(1795359600000));
-  assert_int_equal(frond_format_encode(f, INT64_C(1000000000000), 0, buf,
-                                       sizeof(buf), &err),
-                   FROND_EID_TOO_LARGE);
+  assert_int_equal(
+      frond_format_encode(f, INT64_C(1000000000000), 0, buf, sizeof(buf), &err),
+      FROND_EID_TOO_LARGE);
   assert_non_null(strstr(err.message, "needs 13 digits"));
   assert_non_null(strstr(err.message, "19 digits"));
   assert_int_equal(frond_format_encode(f, -1, 0, buf, sizeof(buf), &err),
@@ -335,16 +332,16 @@ static void test_encode_errors_and_prefix(void **state) {
   assert_int_equal(frond_format_encode(f, 1, 0, small, sizeof(small), &err),
                    FROND_EINVAL);
   /* Wrong shapes are ID_INVALID with the reason. */
-  assert_int_equal(frond_format_decode(f, "XX-20261123-000000000000", 24, &v,
-                                       &err),
-                   FROND_EID_INVALID);
+  assert_int_equal(
+      frond_format_decode(f, "XX-20261123-000000000000", 24, &v, &err),
+      FROND_EID_INVALID);
   assert_non_null(strstr(err.message, "prefix"));
-  assert_int_equal(frond_format_decode(f, "SO-20261123-00000000000", 23, &v,
-                                       &err),
-                   FROND_EID_INVALID);
-  assert_int_equal(frond_format_decode(f, "SO-20261123-0000000000000", 25, &v,
-                                       &err),
-                   FROND_EID_INVALID);
+  assert_int_equal(
+      frond_format_decode(f, "SO-20261123-00000000000", 23, &v, &err),
+      FROND_EID_INVALID);
+  assert_int_equal(
+      frond_format_decode(f, "SO-20261123-0000000000000", 25, &v, &err),
+      FROND_EID_INVALID);
   assert_non_null(strstr(err.message, "longer"));
   assert_int_equal(frond_order_width(INT64_MAX, 10), 19);
   assert_int_equal(frond_order_width(INT64_MAX, 32), 13);
@@ -433,8 +430,7 @@ static void test_specs(void **state) {
     char spec[256];
     frond_format_spec(f, spec, sizeof(spec));
     if (strcmp(spec, good[i][1]) != 0)
-      fail_msg("'%s' printed as '%s', want '%s'", good[i][0], spec,
-               good[i][1]);
+      fail_msg("'%s' printed as '%s', want '%s'", good[i][0], spec, good[i][1]);
     g = format_of(spec, k);
     frond_format_free(f);
     frond_format_free(g);
@@ -475,8 +471,7 @@ static void test_keys(void **state) {
   frond_order_keys_free(k);
   k = keys_of("7:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8");
   assert_true(k->present[frond__key_slot('7')]);
-  assert_memory_equal(k->key[frond__key_slot('7')] + 28, "\x1c\x1d\x1e\x1f",
-                      4);
+  assert_memory_equal(k->key[frond__key_slot('7')] + 28, "\x1c\x1d\x1e\x1f", 4);
   frond_order_keys_free(k);
   for (size_t i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
     if (frond_order_keys_parse(bad[i][0], strlen(bad[i][0]), &k, &err) !=

@@ -86,8 +86,8 @@ static void walk(const char *rel, long *zones, long *points) {
       continue;
     /* right/ counts leap seconds (refused by design); posix/ repeats the
     ** top level. */
-    if (rel[0] == '\0' && (strcmp(e->d_name, "right") == 0 ||
-                           strcmp(e->d_name, "posix") == 0))
+    if (rel[0] == '\0' &&
+        (strcmp(e->d_name, "right") == 0 || strcmp(e->d_name, "posix") == 0))
       continue;
     snprintf(name, sizeof(name), "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
     snprintf(path, sizeof(path), "%s/%s", ZONEINFO, name);
@@ -188,10 +188,11 @@ static void test_names_and_offsets(void **state) {
   frond__tz *tz;
   frond_error err = {0, ""};
   int64_t until;
-  static const char *const bad[] = {
-      "../../etc/passwd", "/etc/passwd", "Europe/../../x", "Nowhere/City",
-      "Europe/",          "",            "Asia//Tokyo",    "UTC; rm",
-      "+25:00",           "+08:60"};
+  static const char *const bad[] = {"../../etc/passwd", "/etc/passwd",
+                                    "Europe/../../x",   "Nowhere/City",
+                                    "Europe/",          "",
+                                    "Asia//Tokyo",      "UTC; rm",
+                                    "+25:00",           "+08:60"};
   (void)state;
   assert_int_equal(frond__tz_open("UTC", &tz, &err), 0);
   assert_int_equal(frond__tz_offset(tz, 1700000000, &until), 0);
