@@ -260,7 +260,9 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
       return too_large(f, ids[k - 1], err);
     for (size_t i = 0; i < k; i++, out += stride) {
       if (f->kind == FROND_FORMAT_ORDER)
-        encode_order(f, ids[i], id_time(src, tag != NULL, ids[i]), out);
+        encode_order(f, ids[i],
+                     f->prefix_dates ? id_time(src, tag != NULL, ids[i]) : 0,
+                     out);
       else
         encode_plain(f, ids[i], out);
     }

@@ -90,11 +90,19 @@ static uint64_t round_f(const uint8_t key[16], unsigned i, uint64_t v,
                         uint64_t m) {
   uint8_t in[8], out[8];
   uint64_t w = v | (uint64_t)i << 56, h = 0;
+  /* SipHash reads and writes little-endian words: on such hosts the bytes
+  ** are the word itself. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(in, &w, 8);
+  crypto_shorthash(out, in, sizeof(in), key);
+  memcpy(&h, out, 8);
+#else
   for (int k = 0; k < 8; k++)
     in[k] = (uint8_t)(w >> (8 * k));
   crypto_shorthash(out, in, sizeof(in), key);
   for (int k = 7; k >= 0; k--)
     h = h << 8 | out[k];
+#endif
 #if defined(__SIZEOF_INT128__)
   return (uint64_t)(((unsigned __int128)h * m) >> 64);
 #else
