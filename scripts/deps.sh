@@ -9,7 +9,7 @@ build_pkgs="build-essential cmake pkg-config git ca-certificates
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql util-linux zookeeper faketime
-  python3-bson nodejs"
+  python3-bson nodejs tzdata"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
 npm_pkgs="ulid@3.0.1"

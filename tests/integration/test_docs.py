@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """
-test_docs.py -- the README documents what the code offers: every error
-code, every configuration key with its environment variable and default,
-every subcommand, and every Redis command the server answers.
+test_docs.py -- the documentation (the README and the pages under docs/)
+covers what the code offers: every error code, every configuration key
+with its environment variable and default, every subcommand, and every
+Redis command the server answers.
 """
 import os
 import re
@@ -13,8 +14,17 @@ import frondtest as ft  # noqa: E402
 
 
 def readme():
-    with open(os.path.join(ft.FROND_SRC, "README.md")) as f:
-        return f.read()
+    """The README and every page under docs/, as one text."""
+    paths = [os.path.join(ft.FROND_SRC, "README.md")]
+    docs = os.path.join(ft.FROND_SRC, "docs")
+    if os.path.isdir(docs):
+        paths += sorted(os.path.join(docs, n) for n in os.listdir(docs)
+                        if n.endswith(".md"))
+    text = ""
+    for p in paths:
+        with open(p) as f:
+            text += f.read() + "\n"
+    return text
 
 
 def test_error_codes():
