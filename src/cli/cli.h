@@ -37,6 +37,10 @@ int frond__cli_node(int argc, char **argv);
 ** status: 0, 2 for a bad spec (reported), 1 for a key problem (reported). */
 int frond__cli_format_open(const char *cmd, const char *spec,
                            const char *key_file, frond_format **out);
+/* Append the fields of a snowflake ID to a JSON object being printed:
+** ,"time":"...","unix_ms":...,"node":...[,"datacenter":...,"worker":...],
+** "sequence":... */
+void frond__cli_snowflake_fields(const frond_layout *l, const frond_fields *f);
 /* Print a decoded string as one JSON line; 64-bit IDs without a tag are
 ** split into snowflake fields under layout l. Returns an exit status (1,
 ** reported, when the ID does not fit l; nothing printed then). */

@@ -43,22 +43,10 @@ static const char usage[] =
 
 static void print_fields(const frond_layout *l, int64_t id,
                          const frond_fields *f) {
-  char when[48];
-  frond__cli_time(f->unix_ms, when, sizeof(when));
   frond__out_str("{\"id\":\"");
   frond__out_i64(id);
-  frond__out_printf("\",\"time\":\"%s\",\"unix_ms\":", when);
-  frond__out_i64(f->unix_ms);
-  frond__out_str(",\"node\":");
-  frond__out_u64(f->node);
-  if (l->dc_bits > 0) {
-    frond__out_str(",\"datacenter\":");
-    frond__out_u64(f->datacenter);
-    frond__out_str(",\"worker\":");
-    frond__out_u64(f->worker);
-  }
-  frond__out_str(",\"sequence\":");
-  frond__out_u64(f->sequence);
+  frond__out_str("\"");
+  frond__cli_snowflake_fields(l, f);
   frond__out_str("}\n");
 }
 

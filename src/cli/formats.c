@@ -52,8 +52,7 @@ static void time_fields(int64_t unix_ms, const char *name) {
   frond__out_i64(unix_ms);
 }
 
-/* The snowflake fields of an ID, after the caller's keys. */
-static void snowflake_fields(const frond_layout *l, const frond_fields *f) {
+void frond__cli_snowflake_fields(const frond_layout *l, const frond_fields *f) {
   time_fields(f->unix_ms, "time");
   frond__out_str(",\"node\":");
   frond__out_u64(f->node);
@@ -130,7 +129,7 @@ int frond__cli_print_value(const frond_format_value *v, const char *input,
       frond__out_str(",\"tag\":");
       frond__out_json_str(v->tag);
     } else {
-      snowflake_fields(l, &fl);
+      frond__cli_snowflake_fields(l, &fl);
     }
     break;
   }

@@ -149,6 +149,30 @@ static uint64_t engine_next(id_engine *e) {
   return next;
 }
 
+/* The three generators are an engine each; the public types wrap it. */
+static int engine_create(id_engine **out, int kind, frond_clock_fn clock,
+                         void *clock_ctx, frond_error *err) {
+  id_engine *e;
+  int rc;
+  if ((e = aligned_alloc(64, sizeof(*e))) == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  memset(e, 0, sizeof(*e));
+  if ((rc = engine_init(e, kind, clock, clock_ctx, err)) != 0) {
+    free(e);
+    return rc;
+  }
+  *out = e;
+  return 0;
+}
+
+static void engine_free(id_engine *e) {
+  if (e == NULL)
+    return;
+  sodium_memzero(e->key, sizeof(e->key));
+  pthread_mutex_destroy(&e->mu);
+  free(e);
+}
+
 /* ---- UUIDv7 ---- */
 
 struct frond_uuid7 {
@@ -157,19 +181,13 @@ struct frond_uuid7 {
 
 int frond_uuid7_create(frond_uuid7 **out, frond_clock_fn clock, void *clock_ctx,
                        frond_error *err) {
-  frond_uuid7 *g;
+  id_engine *e = NULL;
   int rc;
   if (out == NULL)
     return frond__fail(err, FROND_EINVAL, "out is NULL");
-  if ((g = aligned_alloc(64, sizeof(*g))) == NULL)
-    return frond__fail(err, FROND_ENOMEM, NULL);
-  memset(g, 0, sizeof(*g));
-  if ((rc = engine_init(&g->e, K_UUID7, clock, clock_ctx, err)) != 0) {
-    free(g);
-    return rc;
-  }
-  *out = g;
-  return 0;
+  rc = engine_create(&e, K_UUID7, clock, clock_ctx, err);
+  *out = (frond_uuid7 *)e;
+  return rc;
 }
 
 static void put_be(uint8_t *p, uint64_t v, int n) {
@@ -193,11 +211,7 @@ void frond_uuid7_next(frond_uuid7 *g, uint8_t out[16]) {
 }
 
 void frond_uuid7_free(frond_uuid7 *g) {
-  if (g == NULL)
-    return;
-  sodium_memzero(g->e.key, sizeof(g->e.key));
-  pthread_mutex_destroy(&g->e.mu);
-  free(g);
+  engine_free(g != NULL ? &g->e : NULL);
 }
 
 int frond_uuid4(uint8_t out[16], frond_error *err) {
@@ -274,19 +288,13 @@ struct frond_ulid {
 
 int frond_ulid_create(frond_ulid **out, frond_clock_fn clock, void *clock_ctx,
                       frond_error *err) {
-  frond_ulid *g;
+  id_engine *e = NULL;
   int rc;
   if (out == NULL)
     return frond__fail(err, FROND_EINVAL, "out is NULL");
-  if ((g = aligned_alloc(64, sizeof(*g))) == NULL)
-    return frond__fail(err, FROND_ENOMEM, NULL);
-  memset(g, 0, sizeof(*g));
-  if ((rc = engine_init(&g->e, K_ULID, clock, clock_ctx, err)) != 0) {
-    free(g);
-    return rc;
-  }
-  *out = g;
-  return 0;
+  rc = engine_create(&e, K_ULID, clock, clock_ctx, err);
+  *out = (frond_ulid *)e;
+  return rc;
 }
 
 void frond_ulid_next(frond_ulid *g, uint8_t out[16]) {
@@ -314,11 +322,7 @@ void frond_ulid_next(frond_ulid *g, uint8_t out[16]) {
 }
 
 void frond_ulid_free(frond_ulid *g) {
-  if (g == NULL)
-    return;
-  sodium_memzero(g->e.key, sizeof(g->e.key));
-  pthread_mutex_destroy(&g->e.mu);
-  free(g);
+  engine_free(g != NULL ? &g->e : NULL);
 }
 
 void frond_ulid_format(const uint8_t u[16], char out[FROND_ULID_STRLEN + 1]) {
@@ -369,19 +373,13 @@ struct frond_objectid {
 
 int frond_objectid_create(frond_objectid **out, frond_clock_fn clock,
                           void *clock_ctx, frond_error *err) {
-  frond_objectid *g;
+  id_engine *e = NULL;
   int rc;
   if (out == NULL)
     return frond__fail(err, FROND_EINVAL, "out is NULL");
-  if ((g = aligned_alloc(64, sizeof(*g))) == NULL)
-    return frond__fail(err, FROND_ENOMEM, NULL);
-  memset(g, 0, sizeof(*g));
-  if ((rc = engine_init(&g->e, K_OID, clock, clock_ctx, err)) != 0) {
-    free(g);
-    return rc;
-  }
-  *out = g;
-  return 0;
+  rc = engine_create(&e, K_OID, clock, clock_ctx, err);
+  *out = (frond_objectid *)e;
+  return rc;
 }
 
 void frond_objectid_next(frond_objectid *g, uint8_t out[12]) {
@@ -392,11 +390,7 @@ void frond_objectid_next(frond_objectid *g, uint8_t out[12]) {
 }
 
 void frond_objectid_free(frond_objectid *g) {
-  if (g == NULL)
-    return;
-  sodium_memzero(g->e.key, sizeof(g->e.key));
-  pthread_mutex_destroy(&g->e.mu);
-  free(g);
+  engine_free(g != NULL ? &g->e : NULL);
 }
 
 void frond_objectid_format(const uint8_t o[12],

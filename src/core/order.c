@@ -334,7 +334,6 @@ int frond_order_keys_load(const char *path, frond_order_keys **out,
                           frond_error *err) {
   char *buf;
   struct stat st;
-  ssize_t n;
   size_t got = 0;
   int fd, rc;
   if (out == NULL)
@@ -380,11 +379,7 @@ int frond_order_keys_load(const char *path, frond_order_keys **out,
     close(fd);
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
-  while (got < (size_t)st.st_size &&
-         ((n = read(fd, buf + got, (size_t)st.st_size - got)) > 0 ||
-          (n < 0 && errno == EINTR)))
-    if (n > 0)
-      got += (size_t)n;
+  got = frond__read_full(fd, buf, (size_t)st.st_size);
   close(fd);
   rc = frond_order_keys_parse(buf, got, out, err);
   sodium_free(buf);

@@ -454,7 +454,6 @@ int frond__tz_open(const char *name, frond__tz **out, frond_error *err) {
   uint8_t *buf;
   struct stat st;
   size_t got = 0;
-  ssize_t n;
   int32_t off;
   int fd, rc;
   *out = NULL;
@@ -481,11 +480,7 @@ int frond__tz_open(const char *name, frond__tz **out, frond_error *err) {
     close(fd);
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
-  while (got < (size_t)st.st_size &&
-         ((n = read(fd, buf + got, (size_t)st.st_size - got)) > 0 ||
-          (n < 0 && errno == EINTR)))
-    if (n > 0)
-      got += (size_t)n;
+  got = frond__read_full(fd, buf, (size_t)st.st_size);
   close(fd);
   rc = frond__tz_parse(buf, got, out, err);
   free(buf);
