@@ -526,7 +526,8 @@ FROND_EXPORT void frond_free(void *p);
 **   ulid               ULID (monotonic per generator)
 **   objectid           MongoDB ObjectId
 **
-** Every string a format makes has the same length (frond_format_length).
+** Every string a format makes has the same length (frond_format_length),
+** but decimal.
 ** A 64-bit ID comes from a snowflake generator, or from a segment tag when
 ** the spec names one (tag=) or the source does; seq needs a segment
 ** allocator and the tag's base row (see frond_format_next).
@@ -601,7 +602,8 @@ FROND_EXPORT int frond_format_create(frond_format **out, const char *spec,
 /* Free a format. Not concurrent with other calls on f. NULL is a no-op. */
 FROND_EXPORT void frond_format_free(frond_format *f);
 
-/* The kind, and the length of every string f makes (without the NUL). */
+/* The kind, and the length of every string f makes, without the NUL
+** (decimal: the longest, 19). */
 FROND_EXPORT int frond_format_kind(const frond_format *f);
 FROND_EXPORT size_t frond_format_length(const frond_format *f);
 /* The spec with every default spelled out ("order:digits=12,check=damm,
@@ -658,9 +660,11 @@ typedef struct frond_format_source {
 FROND_EXPORT int frond_format_next(frond_format *f,
                                    const frond_format_source *src, char *buf,
                                    size_t len, frond_error *err);
-/* n new ID strings, increasing where the kind is ordered, written to
-** out + i * stride for i < n, each NUL-terminated (stride >
-** frond_format_length(f)). All or nothing as the source's batch call. */
+/* n new ID strings, increasing where the kind is ordered (all but uuid4
+** and the keyed ones), written to out + i * stride for i < n, each
+** NUL-terminated (stride > frond_format_length(f)). IDs are taken from
+** the source 256 at a time; on failure nothing in out is usable, and IDs
+** already taken are skipped, never handed out again. */
 FROND_EXPORT int frond_format_next_n(frond_format *f,
                                      const frond_format_source *src, size_t n,
                                      char *out, size_t stride,
