@@ -4,11 +4,13 @@
 #   make install    honours PREFIX (default /usr/local) and DESTDIR
 #   make format     apply .clang-format
 #   make bench      run the benchmarks (release build)
+#   make bench-formats   ID formats beside the plain generator (release)
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_ARGS ?=
 
-.PHONY: all build check test install format format-check bench fuzz clean
+.PHONY: all build check test install format format-check bench bench-formats \
+	fuzz clean
 
 all: build
 
@@ -35,6 +37,9 @@ format-check:
 
 bench: build
 	./build/frond bench
+
+bench-formats: build
+	./build/bench_formats
 
 fuzz:
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DFROND_FUZZ=ON -DFROND_SANITIZE=ON >/dev/null

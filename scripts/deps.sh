@@ -5,12 +5,15 @@
 set -eu
 what=${1:-build}
 build_pkgs="build-essential cmake pkg-config git ca-certificates
-  libuv1-dev libsqlite3-dev libpq-dev libzookeeper-mt-dev"
+  libuv1-dev libsqlite3-dev libpq-dev libzookeeper-mt-dev libsodium-dev"
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql util-linux zookeeper faketime
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
-  nodejs npm"
+  python3-bson nodejs npm tzdata"
+# ULIDs are checked against an independent implementation: the npm package
+# ulid, pinned, installed globally (tests find it with `npm root -g`).
+npm_pkgs="ulid@3.0.1"
 case "$what" in
 build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
@@ -24,10 +27,21 @@ for p in $pkgs; do
   [ "$p" = npm ] && command -v npm >/dev/null && continue
   missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+npm_missing=
+if [ "$what" = test ]; then
+  for p in $npm_pkgs; do
+    npm ls -g "$p" >/dev/null 2>&1 || npm_missing="$npm_missing $p"
+  done
+fi
+[ -z "$missing$npm_missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
-  echo "scripts/deps.sh: missing packages:$missing (run as root to install)" >&2
+  echo "scripts/deps.sh: missing packages:$missing$npm_missing (run as root" \
+    "to install)" >&2
   exit 1
+fi
+if [ -z "$missing" ]; then
+  npm install -g --no-fund --no-audit $npm_missing
+  exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
@@ -40,3 +54,6 @@ if [ "$(readlink /usr/sbin/policy-rc.d 2>/dev/null)" = policy-rc.d.frond ]; then
   rm -f /usr/sbin/policy-rc.d
 fi
 rm -f /usr/sbin/policy-rc.d.frond
+if [ -n "$npm_missing" ]; then
+  npm install -g --no-fund --no-audit $npm_missing
+fi

@@ -36,6 +36,21 @@ int frond__cli_node(int argc, char **argv);
 ** versions, on stdout. Returns the exit status. */
 int frond__cli_version(void);
 
+/* Build the format `spec` for subcommand `cmd`, with keys from key_file
+** (may be NULL) or else $FROND_ORDER_KEY when set. Returns an exit
+** status: 0, 2 for a bad spec (reported), 1 for a key problem (reported). */
+int frond__cli_format_open(const char *cmd, const char *spec,
+                           const char *key_file, frond_format **out);
+/* Append the fields of a snowflake ID to a JSON object being printed:
+** ,"time":"...","unix_ms":...,"node":...[,"datacenter":...,"worker":...],
+** "sequence":... */
+void frond__cli_snowflake_fields(const frond_layout *l, const frond_fields *f);
+/* Print a decoded string as one JSON line; 64-bit IDs without a tag are
+** split into snowflake fields under layout l. Returns an exit status (1,
+** reported, when the ID does not fit l; nothing printed then). */
+int frond__cli_print_value(const frond_format_value *v, const char *input,
+                           const frond_layout *l);
+
 /* Print "frond: CODE_NAME: message" for a library failure; returns
 ** FROND__EXIT_FAILURE. */
 int frond__cli_fail(const frond_error *err);

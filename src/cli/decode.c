@@ -1,12 +1,16 @@
 /*
-** decode.c -- `frond decode`: split snowflake IDs into their fields.
+** decode.c -- `frond decode`: split IDs into their fields.
 **
-** One JSON object per ID and line. The ID is a JSON string (it does not fit
-** a double); the other fields are numbers. IDs given as arguments are all
-** checked before anything is printed, so a typo prints nothing and exits 2.
-** IDs read from standard input are decoded as they come (a pipe may be
-** endless); a malformed line stops there with exit 2, after the lines
-** before it were printed.
+** One JSON object per ID and line. 64-bit IDs are JSON strings (they do
+** not fit a double); the other fields are numbers. Without --format, an
+** argument is recognised by its shape: a UUID, ULID, ObjectId, base62 or
+** base32 ID by its length and alphabet, anything else as a decimal
+** snowflake ID (printed exactly as before formats existed). Order numbers
+** and sequences need their --format (and keys). IDs given as arguments are
+** all checked before anything is printed, so a typo prints nothing and
+** exits 2. IDs read from standard input are decoded as they come (a pipe
+** may be endless); a malformed line stops there with exit 2, after the
+** lines before it were printed.
 */
 #include "cli/cli.h"
 
@@ -16,17 +20,35 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: frond decode [--layout SPEC] [ID...]\n"
+    "usage: frond decode [--layout SPEC] [--format SPEC [--key-file FILE]]\n"
+    "                    [ID...]\n"
     "\n"
-    "Print the fields of each snowflake ID as one JSON object per line:\n"
+    "Print the fields of each ID as one JSON object per line. A decimal\n"
+    "snowflake ID prints as\n"
     "  {\"id\":\"...\",\"time\":\"2024-01-01T00:00:00.000Z\",\"unix_ms\":...,"
     "\n   \"node\":...,\"datacenter\":...,\"worker\":...,\"sequence\":...}\n"
     "datacenter and worker appear only when the layout splits the node "
     "field.\n"
+    "UUIDs (v7, v4), ULIDs, ObjectIds and base62 (11 characters) or base32\n"
+    "(13) snowflake IDs are recognised by their shape and print as\n"
+    "  {\"format\":\"ulid\",\"input\":\"...\",...}\n"
+    "with their time (and node, process, counter where they have one).\n"
     "With no ID arguments, IDs are read from standard input, one per line.\n"
     "\n"
-    "  --layout SPEC   the layout the IDs were made with "
-    "(default: " FROND_LAYOUT_DEFAULT ")\n";
+    "  --layout SPEC    the layout snowflake IDs were made with "
+    "(default: " FROND_LAYOUT_DEFAULT ")\n"
+    "  --format SPEC    read every ID as this format (order numbers and seq\n"
+    "                   need it; see docs/formats.md)\n"
+    "  --key-file FILE  keys of order numbers (default: $FROND_ORDER_KEY)\n";
+
+static void print_fields(const frond_layout *l, int64_t id,
+                         const frond_fields *f) {
+  frond__out_str("{\"id\":\"");
+  frond__out_i64(id);
+  frond__out_str("\"");
+  frond__cli_snowflake_fields(l, f);
+  frond__out_str("}\n");
+}
 
 /* Check that s is an ID: decimal digits, 0..2^63-1. On failure why says
 ** what is wrong with it. */
@@ -60,46 +82,71 @@ static int parse_id(const char *s, size_t len, int64_t *id, const char **why) {
   return 0;
 }
 
-static void print_fields(const frond_layout *l, int64_t id,
-                         const frond_fields *f) {
-  char when[48];
-  frond__cli_time(f->unix_ms, when, sizeof(when));
-  frond__out_str("{\"id\":\"");
-  frond__out_i64(id);
-  frond__out_printf("\",\"time\":\"%s\",\"unix_ms\":", when);
-  frond__out_i64(f->unix_ms);
-  frond__out_str(",\"node\":");
-  frond__out_u64(f->node);
-  if (l->dc_bits > 0) {
-    frond__out_str(",\"datacenter\":");
-    frond__out_u64(f->datacenter);
-    frond__out_str(",\"worker\":");
-    frond__out_u64(f->worker);
-  }
-  frond__out_str(",\"sequence\":");
-  frond__out_u64(f->sequence);
-  frond__out_str("}\n");
+/* One argument, read and checked; printed later. */
+typedef struct item {
+  char *input; /* NUL-terminated copy */
+  int plain;   /* a decimal snowflake ID: the classic output */
+  frond_format_value v;
+} item;
+
+/* Lengths of the shapes frond_format_decode_any knows besides decimal. */
+static int other_shape(size_t len) {
+  return len == 36 || len == 32 || len == 26 || len == 24 || len == 13 ||
+         len == 11;
 }
 
-static int decode_one(const frond_layout *l, int64_t id) {
-  frond_fields f;
+/* Read s (len bytes) into it. Returns 0, or an exit status after
+** reporting: 2 for a malformed ID (prefixed by `where`), 1 otherwise. */
+static int read_item(const frond_format *f, const char *s, size_t len,
+                     const char *where, item *it) {
   frond_error err = {0};
-  if (frond_decode(l, id, &f, &err) != 0)
+  const char *why;
+  int rc;
+  memset(it, 0, sizeof(*it));
+  /* Up to 19 digits is a decimal ID whatever its length: printed as
+  ** always. */
+  if (f == NULL &&
+      (!other_shape(len) || (len <= 19 && strspn(s, "0123456789") >= len))) {
+    if (parse_id(s, len, &it->v.id, &why) != 0)
+      return frond__usage_error("decode", "%s'%.*s' %s", where,
+                                len > 64 ? 64 : (int)len, s, why);
+    it->plain = 1;
+    return 0;
+  }
+  rc = f != NULL ? frond_format_decode(f, s, len, &it->v, &err)
+                 : frond_format_decode_any(s, len, &it->v, &err);
+  if (rc == FROND_EID_INVALID)
+    return frond__usage_error("decode", "%s%s", where, err.message);
+  if (rc != 0)
     return frond__cli_fail(&err);
-  print_fields(l, id, &f);
-  return FROND__EXIT_OK;
+  return 0;
 }
 
-static int decode_stdin(const frond_layout *l) {
-  char *line = NULL;
+static int print_item(const frond_layout *l, const item *it, const char *s,
+                      size_t len) {
+  char input[160];
+  frond_fields fl;
+  frond_error err = {0};
+  if (it->plain) {
+    if (frond_decode(l, it->v.id, &fl, &err) != 0)
+      return frond__cli_fail(&err);
+    print_fields(l, it->v.id, &fl);
+    return FROND__EXIT_OK;
+  }
+  snprintf(input, sizeof(input), "%.*s", len > 128 ? 128 : (int)len, s);
+  return frond__cli_print_value(&it->v, input, l);
+}
+
+static int decode_stdin(const frond_layout *l, const frond_format *f) {
+  char *line = NULL, where[48];
   size_t cap = 0;
   ssize_t n;
   long lineno = 0;
   int rc = FROND__EXIT_OK;
   while (rc == FROND__EXIT_OK && (n = getline(&line, &cap, stdin)) >= 0) {
-    const char *why, *s = line;
+    const char *s = line;
     size_t len = (size_t)n;
-    int64_t id;
+    item it;
     lineno++;
     while (len > 0 && strchr(" \t\r\n", s[len - 1]) != NULL)
       len--;
@@ -107,13 +154,12 @@ static int decode_stdin(const frond_layout *l) {
       s++;
       len--;
     }
-    if (parse_id(s, len, &id, &why) != 0) {
+    snprintf(where, sizeof(where), "line %ld: ", lineno);
+    if ((rc = read_item(f, s, len, where, &it)) != 0) {
       frond__out_flush();
-      rc = frond__usage_error("decode", "line %ld: '%.*s' %s", lineno,
-                              len > 64 ? 64 : (int)len, s, why);
       break;
     }
-    rc = decode_one(l, id);
+    rc = print_item(l, &it, s, len);
   }
   if (rc == FROND__EXIT_OK && ferror(stdin))
     rc = frond__cli_fail_errno("reading standard input");
@@ -121,37 +167,45 @@ static int decode_stdin(const frond_layout *l) {
   return frond__out_finish(rc);
 }
 
+static int decode_args(const frond_layout *l, const frond_format *f, int n,
+                       char **args) {
+  item *items = calloc((size_t)n, sizeof(*items));
+  int i, rc = FROND__EXIT_OK;
+  if (items == NULL) {
+    frond_error err = {FROND_ENOMEM, ""};
+    return frond__cli_fail(&err);
+  }
+  for (i = 0; i < n && rc == FROND__EXIT_OK; i++)
+    rc = read_item(f, args[i], strlen(args[i]), "", &items[i]);
+  for (i = 0; i < n && rc == FROND__EXIT_OK; i++)
+    rc = print_item(l, &items[i], args[i], strlen(args[i]));
+  free(items);
+  return frond__out_finish(rc);
+}
+
 int frond__cli_decode(int argc, char **argv) {
-  const char *spec = FROND_LAYOUT_DEFAULT;
+  const char *spec = FROND_LAYOUT_DEFAULT, *fspec = NULL, *key_file = NULL;
   frond__opt opts[] = {{"layout", FROND__OPT_STR, &spec, 0, 0, 0},
+                       {"format", FROND__OPT_STR, &fspec, 0, 0, 0},
+                       {"key-file", FROND__OPT_STR, &key_file, 0, 0, 0},
                        {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"decode", usage, opts, 0, -1, "ID", NULL, 0};
   frond_layout layout;
   frond_error err = {0};
-  int64_t *ids;
-  int i, st, rc = FROND__EXIT_OK;
+  frond_format *f = NULL;
+  int st, rc;
 
   if (!frond__args_parse(&a, argc, argv, &st))
     return st;
   if (frond_layout_parse(spec, &layout, &err) != 0)
     return frond__usage_error("decode", "--layout: %s", err.message);
-  if (a.npos == 0)
-    return decode_stdin(&layout);
-  ids = malloc(sizeof(*ids) * (size_t)a.npos);
-  if (ids == NULL) {
-    err.code = FROND_ENOMEM;
-    err.message[0] = '\0';
-    return frond__cli_fail(&err);
-  }
-  for (i = 0; i < a.npos; i++) {
-    const char *why;
-    if (parse_id(a.pos[i], strlen(a.pos[i]), &ids[i], &why) != 0) {
-      free(ids);
-      return frond__usage_error("decode", "'%s' %s", a.pos[i], why);
-    }
-  }
-  for (i = 0; i < a.npos && rc == FROND__EXIT_OK; i++)
-    rc = decode_one(&layout, ids[i]);
-  free(ids);
-  return frond__out_finish(rc);
+  if (key_file != NULL && fspec == NULL)
+    return frond__usage_error("decode", "--key-file needs --format");
+  if (fspec != NULL &&
+      (rc = frond__cli_format_open("decode", fspec, key_file, &f)) != 0)
+    return rc;
+  rc = a.npos == 0 ? decode_stdin(&layout, f)
+                   : decode_args(&layout, f, a.npos, a.pos);
+  frond_format_free(f);
+  return rc;
 }

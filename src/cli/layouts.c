@@ -2,8 +2,10 @@
 ** layouts.c -- `frond layouts`: the layout presets and what they allow.
 **
 ** For each preset: the bit split, the time unit and epoch, the rate one
-** node can sustain, how many nodes fit, how long the time bits last and the
-** day they run out. A layout whose time is already used up is marked
+** node can sustain, how many nodes fit, how long the time bits last, the
+** day they run out, and the bits an ID uses (53 or fewer: a JavaScript
+** number holds every ID exactly). A layout whose time is already used up is
+*marked
 ** EXHAUSTED: a generator refuses to start on it (TIME_EXHAUSTED).
 */
 #include "cli/cli.h"
@@ -17,8 +19,10 @@ static const char usage[] =
     "\n"
     "List the layout presets a --layout option accepts by name: bits\n"
     "(time/node/sequence, node as datacenter+worker when split), time unit,\n"
-    "epoch, IDs per second per node, nodes, years of life and the day the\n"
-    "time bits run out.\n"
+    "epoch, IDs per second per node, nodes, years of life, the day the\n"
+    "time bits run out, and the bits an ID uses (\"53 JS\": every ID is\n"
+    "below 2^53, so JavaScript and other JSON readers that parse numbers\n"
+    "as doubles read it exactly).\n"
     "\n"
     "  --json   a JSON array, one object per preset and line\n";
 
@@ -26,7 +30,7 @@ static const char usage[] =
 
 typedef struct row {
   char name[32], bits[32], unit[24], epoch[48], rate[32], nodes[32];
-  char years[32], end[64];
+  char years[32], end[64], idbits[16];
 } row;
 
 static void fmt_unit(const frond_layout *l, char *buf, size_t len) {
@@ -47,6 +51,8 @@ static void fmt_row(const frond_layout *l, int64_t now, row *r) {
     snprintf(r->bits, sizeof(r->bits), "%u/%u/%u", l->time_bits, l->node_bits,
              l->seq_bits);
   fmt_unit(l, r->unit, sizeof(r->unit));
+  snprintf(r->idbits, sizeof(r->idbits), "%u%s", frond_layout_id_bits(l),
+           frond_layout_id_bits(l) <= 53 ? " JS" : "");
   frond__cli_time(l->epoch_ms, r->epoch, sizeof(r->epoch));
   snprintf(r->rate, sizeof(r->rate), "%.0f", frond_layout_ids_per_second(l));
   snprintf(r->nodes, sizeof(r->nodes), "%llu",
@@ -73,9 +79,11 @@ static void print_json(const frond_layout *l, int64_t now, int last) {
   frond__out_json_str(spec);
   frond__out_printf(",\"time_bits\":%u,\"node_bits\":%u,\"dc_bits\":%u,"
                     "\"worker_bits\":%u,\"seq_bits\":%u,\"unit_ms\":%lld,"
-                    "\"epoch_ms\":%lld,",
+                    "\"epoch_ms\":%lld,\"id_bits\":%u,\"js_safe\":%s,",
                     l->time_bits, l->node_bits, l->dc_bits, l->worker_bits,
-                    l->seq_bits, (long long)l->unit_ms, (long long)l->epoch_ms);
+                    l->seq_bits, (long long)l->unit_ms, (long long)l->epoch_ms,
+                    frond_layout_id_bits(l),
+                    frond_layout_id_bits(l) <= 53 ? "true" : "false");
   frond__cli_time(l->epoch_ms, when, sizeof(when));
   frond__out_printf("\"epoch\":\"%s\",\"ids_per_second\":%.0f,"
                     "\"max_nodes\":%llu,",
@@ -101,10 +109,10 @@ int frond__cli_layouts(int argc, char **argv) {
   frond__args a = {"layouts", usage, opts, 0, 0, NULL, NULL, 0};
   size_t i, n = frond_layout_preset_count();
   int64_t now = frond_clock_realtime(NULL);
-  enum { COLS = 8, MAX_ROWS = 64 };
+  enum { COLS = 9, MAX_ROWS = 64 };
   static const char *const head[COLS] = {"name",  "time/node/seq", "unit",
                                          "epoch", "IDs/s/node",    "max nodes",
-                                         "years", "runs out"};
+                                         "years", "runs out",      "ID bits"};
   static row rows[MAX_ROWS];
   static const char *cells[(MAX_ROWS + 1) * COLS];
 
@@ -125,8 +133,9 @@ int frond__cli_layouts(int argc, char **argv) {
       fmt_row(frond_layout_preset(i), now, r);
       c[0] = r->name, c[1] = r->bits, c[2] = r->unit, c[3] = r->epoch;
       c[4] = r->rate, c[5] = r->nodes, c[6] = r->years, c[7] = r->end;
+      c[8] = r->idbits;
     }
-    frond__out_table(cells, n + 1, COLS, "llllrrrl");
+    frond__out_table(cells, n + 1, COLS, "llllrrrll");
   }
   return frond__out_finish(FROND__EXIT_OK);
 }

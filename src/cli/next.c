@@ -6,7 +6,12 @@
 ** the same ID and two concurrent runs on one node ID are refused
 ** (NODE_IN_USE). Segment IDs come from a segment allocator over a store.
 **
-** Both print through the buffered output in out.c, fetching IDs in chunks.
+** With --format, each ID is printed as a string of that format (base62,
+** order numbers, ...; uuid7, ulid and objectid make their own, seq numbers
+** come from a segment allocator) through frond_format_next_n, the call a
+** server makes too.
+**
+** All print through the buffered output in out.c, fetching IDs in chunks.
 ** SIGINT, SIGTERM and a closed pipe stop the loop between chunks so that
 ** the generator is closed cleanly (storing the exact high-water time, so
 ** the next run need not wait); the process then dies of the same signal,
@@ -21,15 +26,18 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
     "usage: frond next [--count N] [--layout SPEC] [--node N]\n"
-    "                  [--data-dir DIR] [--no-highwater]\n"
-    "       frond next --segment TAG [--count N] [--store URI]\n"
+    "                  [--data-dir DIR] [--no-highwater] [--format SPEC]\n"
+    "       frond next --segment TAG [--count N] [--store URI] [--format "
+    "SPEC]\n"
+    "       frond next --format SPEC [--count N] [--key-file FILE]\n"
     "\n"
     "Print N new IDs (default 1), one decimal number per line, in\n"
-    "increasing order.\n"
+    "increasing order; with --format, one string of that format per line.\n"
     "\n"
     "snowflake (default):\n"
     "  --layout SPEC   a preset (see 'frond layouts') or keys such as\n"
@@ -43,7 +51,18 @@ static const char usage[] =
     "segment:\n"
     "  --segment TAG   IDs of this tag (create it with 'frond tag create')\n"
     "  --store URI     the store (default: $FROND_STORE, else "
-    "" FROND_STORE_DEFAULT ")\n";
+    "" FROND_STORE_DEFAULT ")\n"
+    "\n"
+    "formats (docs/formats.md):\n"
+    "  --format SPEC   base62 | base32 | uuid7 | uuid4 | ulid | objectid |\n"
+    "                  order:digits=N[,check=damm][,key=V][,prefix=%Y%m%d]... "
+    "|\n"
+    "                  "
+    "seq:tag=T,digits=N[,period=day|month|year][,tz=ZONE]...\n"
+    "                  order and the base ones take snowflake IDs, or segment\n"
+    "                  IDs with --segment or tag=; seq needs the store\n"
+    "  --key-file FILE keys of order numbers (default: $FROND_ORDER_KEY);\n"
+    "                  never on the command line\n";
 
 /* IDs fetched per library call: few calls, and a small stack array. */
 #define CHUNK 4096
@@ -113,13 +132,48 @@ static int running(void) {
   return stop_signal == 0 && frond__out_error() == 0;
 }
 
-static int next_segment(const char *tag, const char *store, int64_t count) {
+/* Print `count` strings of format f, taking IDs from src, at most `limit`
+** per call. Returns an exit status; failures are in *err. */
+static int format_loop(frond_format *f, const frond_format_source *src,
+                       int64_t count, size_t limit, frond_error *err) {
+  size_t stride = frond_format_length(f) + 1,
+         chunk = limit < CHUNK ? limit : CHUNK;
+  char *buf = malloc(chunk * stride);
+  int rc = FROND__EXIT_OK;
+  if (buf == NULL) {
+    err->code = FROND_ENOMEM;
+    err->message[0] = '\0';
+    return FROND__EXIT_FAILURE;
+  }
+  while (count > 0 && running()) {
+    size_t n = count < (int64_t)chunk ? (size_t)count : chunk;
+    if (frond_format_next_n(f, src, n, buf, stride, err) != 0) {
+      rc = FROND__EXIT_FAILURE;
+      break;
+    }
+    for (size_t i = 0; i < n; i++) {
+      char *p = buf + i * stride;
+      size_t len = strlen(p);
+      p[len] = '\n';
+      frond__out_bytes(p, len + 1);
+    }
+    count -= (int64_t)n;
+  }
+  free(buf);
+  return rc;
+}
+
+/* Segment IDs of `tag` (NULL: the format's own tag, or a seq format's
+** periods), plain or through format f. */
+static int next_segment(const char *tag, const char *store, int64_t count,
+                        frond_format *f) {
   frond_error err = {0};
   frond_seg *s = NULL;
+  frond_format_source src = {NULL, NULL, tag};
   int64_t ids[CHUNK];
   int rc = FROND__EXIT_OK;
   sigset_t set;
-  if (frond_tag_validate(tag, strlen(tag), &err) != 0)
+  if (tag != NULL && frond_tag_validate(tag, strlen(tag), &err) != 0)
     return frond__usage_error("next", "--segment: %s", err.message);
   if (store == NULL)
     store = frond__cli_env("FROND_STORE", FROND_STORE_DEFAULT);
@@ -127,7 +181,10 @@ static int next_segment(const char *tag, const char *store, int64_t count) {
   if (frond_seg_open(&s, store, NULL, &err) != 0)
     return frond__cli_fail(&err);
   unblock_signals(&set);
-  while (count > 0 && running()) {
+  src.seg = s;
+  if (f != NULL)
+    rc = format_loop(f, &src, count, CHUNK, &err);
+  while (f == NULL && count > 0 && running()) {
     size_t n = count < CHUNK ? (size_t)count : CHUNK;
     if (frond_seg_next_n(s, tag, strlen(tag), n, ids, &err) != 0) {
       rc = FROND__EXIT_FAILURE;
@@ -144,38 +201,20 @@ static int next_segment(const char *tag, const char *store, int64_t count) {
   return finish(rc);
 }
 
-int frond__cli_next(int argc, char **argv) {
-  int64_t count = 1, node = -1, ids[CHUNK];
-  const char *spec = NULL, *dir = NULL, *tag = NULL, *store = NULL;
-  int no_hw = 0, st, rc = FROND__EXIT_OK;
-  frond__opt opts[] = {{"count", FROND__OPT_INT, &count, 1, INT64_MAX, 0},
-                       {"layout", FROND__OPT_STR, &spec, 0, 0, 0},
-                       {"node", FROND__OPT_INT, &node, 0, INT64_MAX, 0},
-                       {"data-dir", FROND__OPT_STR, &dir, 0, 0, 0},
-                       {"no-highwater", FROND__OPT_FLAG, &no_hw, 0, 0, 0},
-                       {"segment", FROND__OPT_STR, &tag, 0, 0, 0},
-                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
-                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
-  frond__args a = {"next", usage, opts, 0, 0, NULL, NULL, 0};
+/* Snowflake IDs under layout `spec`, plain or through format f. */
+static int next_snowflake(const char *spec, int64_t node, const char *dir,
+                          int no_hw, int64_t count, frond_format *f) {
+  int64_t ids[CHUNK];
+  int rc = FROND__EXIT_OK;
   frond_layout layout;
   frond_gen_options go;
   frond_error err = {0};
   frond_gen *g = NULL;
+  frond_format_source src = {NULL, NULL, NULL};
   char path[PATH_MAX];
   size_t limit;
   sigset_t set;
 
-  if (!frond__args_parse(&a, argc, argv, &st))
-    return st;
-  if (tag != NULL) {
-    if (spec != NULL || node >= 0 || dir != NULL || no_hw)
-      return frond__usage_error("next",
-                                "--segment does not go with --layout, --node, "
-                                "--data-dir or --no-highwater");
-    return next_segment(tag, store, count);
-  }
-  if (store != NULL)
-    return frond__usage_error("next", "--store needs --segment");
   if (spec == NULL)
     spec = FROND_LAYOUT_DEFAULT;
   if (frond_layout_parse(spec, &layout, &err) != 0)
@@ -212,7 +251,10 @@ int frond__cli_next(int argc, char **argv) {
   if (frond_gen_create(&g, &layout, (uint64_t)node, &go, &err) != 0)
     return frond__cli_fail(&err);
   unblock_signals(&set);
-  while (count > 0 && running()) {
+  src.gen = g;
+  if (f != NULL)
+    rc = format_loop(f, &src, count, limit, &err);
+  while (f == NULL && count > 0 && running()) {
     size_t n = count < (int64_t)limit ? (size_t)count : limit;
     if (frond_gen_next_n(g, n, ids, &err) != 0) {
       rc = FROND__EXIT_FAILURE;
@@ -231,4 +273,90 @@ int frond__cli_next(int argc, char **argv) {
   if (frond_gen_close(g, &err) != 0)
     return frond__cli_fail(&err);
   return finish(rc);
+}
+
+/* Formats that make their own IDs: uuid7, uuid4, ulid, objectid. */
+static int next_own(frond_format *f, int64_t count) {
+  frond_error err = {0};
+  sigset_t set;
+  int rc;
+  catch_signals(&set);
+  unblock_signals(&set);
+  rc = format_loop(f, NULL, count, CHUNK, &err);
+  if (rc != FROND__EXIT_OK) {
+    frond__out_flush();
+    return frond__cli_fail(&err);
+  }
+  return finish(rc);
+}
+
+static int own_ids(int kind) {
+  return kind == FROND_FORMAT_UUID7 || kind == FROND_FORMAT_UUID4 ||
+         kind == FROND_FORMAT_ULID || kind == FROND_FORMAT_OBJECTID;
+}
+
+static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
+                    const char *tag, const char *store, int64_t count,
+                    frond_format *f) {
+  int snowflake_opts = spec != NULL || node >= 0 || dir != NULL || no_hw;
+  int kind = f != NULL ? frond_format_kind(f) : 0;
+  const char *ftag = f != NULL ? frond_format_tag(f) : NULL;
+  if (f != NULL && own_ids(kind)) {
+    if (snowflake_opts || tag != NULL || store != NULL)
+      return frond__usage_error("next",
+                                "--format %s makes its own IDs: it does not "
+                                "go with --layout, --node, --data-dir, "
+                                "--no-highwater, --segment or --store",
+                                frond_format_kind_name(kind));
+    return next_own(f, count);
+  }
+  if (tag != NULL && ftag != NULL && strcmp(tag, ftag) != 0)
+    return frond__usage_error("next",
+                              "--segment %s disagrees with the "
+                              "format's tag=%s",
+                              tag, ftag);
+  if (kind == FROND_FORMAT_SEQ && tag != NULL)
+    return frond__usage_error("next", "a seq format names its tag (tag=); "
+                                      "--segment does not go with it");
+  if (tag != NULL || ftag != NULL || kind == FROND_FORMAT_SEQ) {
+    if (snowflake_opts)
+      return frond__usage_error("next",
+                                "%s does not go with --layout, --node, "
+                                "--data-dir or --no-highwater",
+                                tag != NULL ? "--segment" : "a segment format");
+    return next_segment(kind == FROND_FORMAT_SEQ ? NULL : tag, store, count, f);
+  }
+  if (store != NULL)
+    return frond__usage_error("next", "--store needs --segment");
+  return next_snowflake(spec, node, dir, no_hw, count, f);
+}
+
+int frond__cli_next(int argc, char **argv) {
+  int64_t count = 1, node = -1;
+  const char *spec = NULL, *dir = NULL, *tag = NULL, *store = NULL;
+  const char *fspec = NULL, *key_file = NULL;
+  int no_hw = 0, st, rc;
+  frond__opt opts[] = {{"count", FROND__OPT_INT, &count, 1, INT64_MAX, 0},
+                       {"layout", FROND__OPT_STR, &spec, 0, 0, 0},
+                       {"node", FROND__OPT_INT, &node, 0, INT64_MAX, 0},
+                       {"data-dir", FROND__OPT_STR, &dir, 0, 0, 0},
+                       {"no-highwater", FROND__OPT_FLAG, &no_hw, 0, 0, 0},
+                       {"segment", FROND__OPT_STR, &tag, 0, 0, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {"format", FROND__OPT_STR, &fspec, 0, 0, 0},
+                       {"key-file", FROND__OPT_STR, &key_file, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"next", usage, opts, 0, 0, NULL, NULL, 0};
+  frond_format *f = NULL;
+
+  if (!frond__args_parse(&a, argc, argv, &st))
+    return st;
+  if (key_file != NULL && fspec == NULL)
+    return frond__usage_error("next", "--key-file needs --format");
+  if (fspec != NULL &&
+      (rc = frond__cli_format_open("next", fspec, key_file, &f)) != 0)
+    return rc;
+  rc = dispatch(spec, node, dir, no_hw, tag, store, count, f);
+  frond_format_free(f);
+  return rc;
 }

@@ -53,6 +53,10 @@ void frond__format_rfc3339(int64_t unix_ms, char *buf, size_t len);
 ** exactly len bytes. Returns 0 or -1. */
 int frond__parse_i64(const char *s, size_t len, int64_t *out);
 
+/* Read up to n bytes from fd into buf, restarting after signals; stops at
+** the end of the file or an error. Returns the bytes read. */
+size_t frond__read_full(int fd, void *buf, size_t n);
+
 /* FNV-1a, 64 bits: hashing for tables and checksums of our own files,
 ** where no adversary chooses the input. */
 uint64_t frond__fnv1a64(const void *p, size_t n);

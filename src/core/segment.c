@@ -33,7 +33,7 @@
 ** marked removed (its buffers dropped) and revived if it comes back, so a
 ** reader holding a tag pointer without a lock is always safe.
 */
-#include "core/internal.h"
+#include "core/formats.h"
 #include "store/store.h"
 
 #include <pthread.h>
@@ -75,6 +75,8 @@ typedef struct seg_tag {
   uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
   int64_t step;         /* step of the last load, 0 before the first */
   int64_t row_step;     /* the row's step as last read */
+  int64_t max_step;     /* dynamic step cap, 0: the allocator's */
+  atomic_int capped;    /* a seq period: made and capped in this process */
   int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
   int64_t last_load_unix_ms;
   int64_t backoff_ms;
@@ -328,14 +330,12 @@ static void request_load(frond_seg *s, seg_tag *t) {
 ** load, which is about how long the previous segment lasted.
 ** Expects t->mu held. */
 static int64_t next_step(frond_seg *s, seg_tag *t) {
-  int64_t dur, step;
+  int64_t dur, step, cap = t->max_step > 0 ? t->max_step : s->o.max_step;
   if (t->last_load_ms == 0 || t->step == 0)
     return 0;
   dur = now_ms(s) - t->last_load_ms;
   if (dur < 15 * MIN_MS)
-    step = t->step * 2 <= s->o.max_step ? t->step * 2
-           : t->step < s->o.max_step    ? s->o.max_step
-                                        : t->step;
+    step = t->step * 2 <= cap ? t->step * 2 : t->step < cap ? cap : t->step;
   else if (dur < 30 * MIN_MS)
     step = t->step;
   else
@@ -676,6 +676,77 @@ int frond_seg_next(frond_seg *s, const char *tag, size_t len, int64_t *id,
                     (t = find(s, tag, len)) != NULL && fast_take(s, t, id)))
     return 0;
   return frond_seg_next_n(s, tag, len, 1, id, err);
+}
+
+/* ---- periods of seq formats ---- */
+
+int64_t frond__seg_now_ms(frond_seg *s) {
+  return now_ms(s);
+}
+
+int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len) {
+  seg_tag *t = find(s, tag, len);
+  return t != NULL && atomic_load_explicit(&t->capped, memory_order_acquire);
+}
+
+int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
+                          int64_t cap, frond_error *err) {
+  size_t blen = strlen(base), len = strlen(tag);
+  seg_tag *t = lookup(s, tag, len, hash_name(tag, len)), *b;
+  frond_tag_row row;
+  int64_t step;
+  int rc;
+  /* A period row that this process used and that has since left the store
+  ** was deleted by hand: making it again would start the period's numbers
+  ** over, so refuse. */
+  if (t != NULL && atomic_load(&t->removed))
+    return frond__fail(err, FROND_ETAG_NOT_FOUND,
+                       "tag \"%s\" was deleted while in use; it is not made "
+                       "again, since its numbers would repeat",
+                       tag);
+  if (t == NULL) {
+    /* The base row gives the step; it must exist, as for any tag. */
+    if ((b = find(s, base, blen)) == NULL &&
+        (rc = miss(s, base, blen, &b, err)) != 0) {
+      if (rc == FROND_ETAG_NOT_FOUND)
+        return frond__fail(err, rc,
+                           "tag \"%s\" not found: a seq format makes its "
+                           "periods' rows from it (frond tag create %s "
+                           "--step N)",
+                           base, base);
+      return rc;
+    }
+    pthread_mutex_lock(&b->mu);
+    step = b->row_step < cap ? b->row_step : cap;
+    pthread_mutex_unlock(&b->mu);
+    if (step < 1)
+      step = 1;
+    /* Another node may create the row at the same moment: its INSERT or
+    ** ours wins, the other gets TAG_EXISTS, and both use the one row. */
+    pthread_mutex_lock(&s->store_mu);
+    rc =
+        frond_store_tag_create(s->store, tag, step, 1, "frond seq period", err);
+    if (rc == FROND_ETAG_EXISTS)
+      rc = frond__store_tag_get(s->store, tag, &row, err);
+    else
+      row.step = step;
+    pthread_mutex_unlock(&s->store_mu);
+    atomic_store(&s->store_ok, rc == 0);
+    if (rc != 0)
+      return rc;
+    pthread_mutex_lock(&s->table_mu);
+    rc = tag_add(s, tag, row.step, &t);
+    pthread_mutex_unlock(&s->table_mu);
+    if (rc != 0)
+      return frond__fail(err, rc, NULL);
+  }
+  if (cap > s->o.max_step)
+    cap = s->o.max_step;
+  pthread_mutex_lock(&t->mu);
+  t->max_step = cap;
+  pthread_mutex_unlock(&t->mu);
+  atomic_store_explicit(&t->capped, 1, memory_order_release);
+  return 0;
 }
 
 /* ---- life cycle and introspection ---- */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 int64_t frond_clock_realtime(void *ctx) {
   struct timespec ts;
@@ -98,4 +99,16 @@ uint64_t frond__fnv1a64(const void *p, size_t n) {
   while (n--)
     h = (h ^ *s++) * UINT64_C(0x100000001b3);
   return h;
+}
+
+size_t frond__read_full(int fd, void *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = read(fd, (char *)buf + got, n - got);
+    if (k > 0)
+      got += (size_t)k;
+    else if (k == 0 || errno != EINTR)
+      break;
+  }
+  return got;
 }

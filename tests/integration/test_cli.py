@@ -170,7 +170,7 @@ def test_bad_arguments_exit_2():
                       "0..8191")
     check_usage_error(["next", "--node", "x"], d, "--node")
     check_usage_error(["next", "--layout", "nosuch"], d, "--layout")
-    check_usage_error(["next", "--layout", "time=40,node=10,seq=12"], d,
+    check_usage_error(["next", "--layout", "time=42,node=10,seq=12"], d,
                       "--layout")
     check_usage_error(["next", "--bogus"], d, "unknown option '--bogus'")
     check_usage_error(["next", "-x"], d, "unknown option '-x'")

@@ -24,7 +24,7 @@ static void parse_bad(const char *spec, const char *expect) {
 static void test_presets(void **state) {
   frond_layout l;
   (void)state;
-  assert_int_equal(frond_layout_preset_count(), 5);
+  assert_int_equal(frond_layout_preset_count(), 6);
   parse_ok("twitter", &l);
   assert_int_equal(l.time_bits, 41);
   assert_int_equal(l.node_bits, 10);
@@ -58,7 +58,7 @@ static void test_presets(void **state) {
     assert_int_equal(frond_layout_validate(p, INT64_C(1764000000000), &err), 0);
   }
   parse_ok("frond", &l);
-  assert_int_equal(l.time_bits + l.node_bits + l.seq_bits, 63);
+  assert_int_equal(frond_layout_id_bits(&l), 63);
   assert_true(frond_layout_end_ms(&l) > INT64_C(3900000000000)); /* > 2093 */
   assert_true(frond_layout_ids_per_second(&l) == 4096000.0);
   assert_int_equal(frond_layout_max_node(&l), 1023);
@@ -101,8 +101,8 @@ static void test_specs(void **state) {
 
 static void test_bad_specs(void **state) {
   (void)state;
-  parse_bad("time=41,node=10,seq=11", "= 62, must be 63");
-  parse_bad("time=42,node=10,seq=12", "= 64, must be 63");
+  parse_bad("time=42,node=10,seq=12", "= 64, must be at most 63");
+  parse_bad("time=50,node=10,seq=12", "= 72, must be at most 63");
   parse_bad("time=63,node=0,seq=0", "node bits must be at least 1");
   parse_bad("time=0,node=51,seq=12", "time bits must be at least 1");
   parse_bad("time=41,node=22,seq=0", "sequence bits must be at least 1");
@@ -127,6 +127,43 @@ static void test_bad_specs(void **state) {
   parse_bad("", "neither a preset");
   parse_bad("time", "neither a preset");
   parse_bad("time41,node=10", "is not key=value");
+}
+
+/* The js preset: IDs stay below 2^53 for its whole life, so a double (a
+** JavaScript number, a JSON number in most parsers) holds each exactly. */
+static void test_js_safe(void **state) {
+  frond_layout l, s;
+  frond_fields f, g;
+  frond_error err = {0, ""};
+  int64_t id;
+  char spec[128];
+  (void)state;
+  parse_ok("js", &l);
+  assert_int_equal(frond_layout_id_bits(&l), 53);
+  assert_int_equal(l.time_bits, 41);
+  assert_int_equal(l.node_bits, 5);
+  assert_int_equal(l.seq_bits, 7);
+  assert_true(frond_layout_ids_per_second(&l) == 128000.0);
+  assert_int_equal(frond_layout_max_node(&l), 31);
+  assert_true(frond_layout_end_ms(&l) > INT64_C(3900000000000)); /* > 2093 */
+  /* The largest ID of its life is 2^53 - 1, and a double holds it. */
+  memset(&f, 0, sizeof(f));
+  f.time = (INT64_C(1) << 41) - 1;
+  f.node = 31;
+  f.sequence = 127;
+  assert_int_equal(frond_compose(&l, &f, &id, NULL), 0);
+  assert_int_equal(id, (INT64_C(1) << 53) - 1);
+  assert_true((int64_t)(double)id == id);
+  /* IDs at or above 2^53 are not IDs of this layout. */
+  assert_int_equal(frond_decode(&l, INT64_C(1) << 53, &g, &err),
+                   FROND_EID_INVALID);
+  assert_non_null(strstr(err.message, "2^53"));
+  /* A custom layout below 63 bits parses and prints back. */
+  parse_ok("time=40,node=6,seq=6", &s);
+  assert_int_equal(frond_layout_id_bits(&s), 52);
+  frond_layout_format(&l, spec, sizeof(spec));
+  parse_ok(spec, &s);
+  assert_int_equal(frond_layout_id_bits(&s), 53);
 }
 
 static void test_validate(void **state) {
@@ -309,6 +346,7 @@ int main(void) {
       cmocka_unit_test(test_presets),
       cmocka_unit_test(test_specs),
       cmocka_unit_test(test_bad_specs),
+      cmocka_unit_test(test_js_safe),
       cmocka_unit_test(test_validate),
       cmocka_unit_test(test_compose_decode),
       cmocka_unit_test(test_compose_errors),

@@ -337,7 +337,7 @@ static void test_create_errors(void **state) {
                    FROND_ENODE_RANGE);
   assert_non_null(strstr(err.message, "1024"));
   assert_non_null(strstr(err.message, "1023"));
-  l.seq_bits = 11;
+  l.seq_bits = 13; /* 64 bits */
   assert_int_equal(frond_gen_create(&g, &l, 1, NULL, &err),
                    FROND_ELAYOUT_INVALID);
   frond_gen_options_init(&o);

@@ -1,0 +1,233 @@
+/*
+** formats.h -- pieces shared by the ID format sources (format.c, order.c,
+** alphabet.c, id128.c, tz.c, period.c); not part of the API.
+*/
+#ifndef FROND_FORMATS_H
+#define FROND_FORMATS_H
+
+#include "core/internal.h"
+
+#include <stdatomic.h>
+
+/* ---- alphabets and check characters (alphabet.c) ---- */
+
+/* Crockford's base32 symbols, and the five extra check symbols after them
+** ("*~$=U" for 32..36). */
+extern const char frond__crockford[38];
+/* The value of a base32 character: any case, I/L read as 1 and O as 0.
+** -1 for anything else (U included: it is only a check symbol). */
+int frond__crockford_value(unsigned char c);
+/* The value of a Crockford check symbol (0..36), -1 for anything else. */
+int frond__crockford_check_value(unsigned char c);
+/* 0-9A-Za-z, in ASCII order so that fixed-length strings sort like the
+** numbers they hold. */
+extern const char frond__base62[63];
+int frond__base62_value(unsigned char c);
+
+/* Check characters over symbol values (digits 0..9 for Damm and Luhn,
+** 0..31 for mod 37). Each returns the check symbol's value. */
+int frond__damm(const uint8_t *v, size_t n);
+int frond__luhn(const uint8_t *v, size_t n);
+int frond__mod37(const uint8_t *v, size_t n);
+
+/* Write v (< radix^width) as width symbols of the alphabet, high first. */
+void frond__put_radix(uint64_t v, unsigned radix, const char *alphabet,
+                      unsigned width, char *out);
+
+/* ---- the keyed permutation (order.c) ---- */
+
+#define FROND__PERM_MAX_WIDTH 19
+
+/*
+** A permutation of [0, radix^width): a Feistel network on the two halves
+** of the numeral string, the high ceil(width/2) symbols (A, modulus a)
+** and the low floor(width/2) (B, modulus b). A round turns (A, B) into
+** (B, (A + F_i(B)) mod a) and swaps the two moduli; an even round count
+** brings the halves back to their places. F_i is SipHash-2-4 (libsodium's
+** crypto_shorthash) of (i << 56 | B) under the format's key, reduced to
+** the modulus. The domain is exactly radix^width, so no cycle-walking is
+** needed.
+*/
+typedef struct frond__perm {
+  unsigned radix, width, rounds;
+  unsigned adig, bdig; /* symbols in A and B */
+  uint64_t a, b;       /* radix^adig, radix^bdig */
+} frond__perm;
+
+int frond__perm_init(frond__perm *p, unsigned radix, unsigned width,
+                     unsigned rounds);
+/* x < radix^width (or any x when that exceeds 2^64): width symbol values
+** into out, high first. */
+void frond__perm_apply(const frond__perm *p, const uint8_t key[16], uint64_t x,
+                       uint8_t *out);
+/* The inverse; -1 when the preimage does not fit in 64 bits. */
+int frond__perm_invert(const frond__perm *p, const uint8_t key[16],
+                       const uint8_t *in, uint64_t *x);
+
+/* Derive the 16-byte SipHash key of a permutation from a 32-byte master
+** key and a context string (kind, domain, rounds, period): BLAKE2b keyed
+** with the master key, so formats sharing a key are independent. */
+void frond__perm_key(const uint8_t master[FROND_ORDER_KEY_BYTES],
+                     const char *context, uint8_t out[16]);
+
+/* Up to 37 keys: index 0 is the unversioned one, 1 + value of a version
+** character (0-9 -> 0..9, A-Z -> 10..35) for the others. */
+#define FROND__KEY_SLOTS 37
+struct frond_order_keys {
+  uint8_t present[FROND__KEY_SLOTS];
+  uint8_t key[FROND__KEY_SLOTS][FROND_ORDER_KEY_BYTES];
+};
+/* Slot of version character c ('\0': unversioned), -1 when c is not 0-9
+** or A-Z. */
+int frond__key_slot(char c);
+/* Start libsodium once; -1 when it cannot. Thread-safe. */
+int frond__sodium_init(frond_error *err);
+
+/* ---- time zones (tz.c) ---- */
+
+/*
+** A time zone from the system's tz database (TZif files, RFC 8536),
+** including the POSIX TZ rule in the file's footer, expanded into
+** transitions up to FROND__TZ_LAST_YEAR; later instants keep the last
+** offset. Immutable once loaded: any thread may read it.
+*/
+#define FROND__TZ_LAST_YEAR 2200
+typedef struct frond__tz frond__tz;
+
+/* name: an IANA zone ("Asia/Shanghai"), "UTC", or a fixed offset
+** "+08:00" / "-0530". Reads $TZDIR (else /usr/share/zoneinfo)/name.
+** Errors: FORMAT_INVALID (unknown zone, bad file), NOMEM. */
+int frond__tz_open(const char *name, frond__tz **out, frond_error *err);
+/* Parse TZif bytes. Errors: FORMAT_INVALID, NOMEM. */
+int frond__tz_parse(const uint8_t *buf, size_t len, frond__tz **out,
+                    frond_error *err);
+void frond__tz_free(frond__tz *tz);
+const char *frond__tz_name(const frond__tz *tz);
+/* Offset east of UTC in seconds at unix second t; *until (may be NULL)
+** receives the first second at which the offset may change (INT64_MAX when
+** never). Thread-safe, no allocation. */
+int32_t frond__tz_offset(const frond__tz *tz, int64_t t, int64_t *until);
+
+/* Proleptic Gregorian calendar: days since 1970-01-01 and back. */
+int64_t frond__days_from_civil(int64_t y, unsigned m, unsigned d);
+void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
+
+/* ---- 128-bit generators (id128.c) ---- */
+
+/* The fork generation: bumped in every child after fork(), so that a
+** generator notices it must draw new keys. */
+unsigned frond__fork_generation(void);
+
+/* ---- seq periods (period.c) ---- */
+
+enum { FROND__PERIOD_DAY = 1, FROND__PERIOD_MONTH, FROND__PERIOD_YEAR };
+
+/*
+** The period of a seq format at a time: cached as a window [from, until)
+** of unix ms in which the local date's period does not change, behind a
+** seqlock (one writer at a time under mu; readers lock-free).
+*/
+typedef struct frond__period_cache {
+  _Atomic uint64_t seq;
+  _Atomic int64_t from_ms, until_ms, period, start_ms;
+  pthread_mutex_t mu;
+} frond__period_cache;
+
+void frond__period_init(frond__period_cache *c);
+void frond__period_destroy(frond__period_cache *c);
+/* The period (yyyymmdd, yyyymm or yyyy) of unix ms t in zone tz, and the
+** unix ms at which its local day, month or year began. Thread-safe. */
+int64_t frond__period_of(frond__period_cache *c, const frond__tz *tz, int kind,
+                         int64_t t, int64_t *start_ms);
+/* The unix ms at which the period `period` starts in zone tz (its first
+** instant with that local date); INT64_MIN when the period is malformed. */
+int64_t frond__period_start(const frond__tz *tz, int kind, int64_t period);
+
+/* ---- the format object (format_spec.c builds it, format.c uses it) ---- */
+
+enum {
+  FROND__CHECK_NONE,
+  FROND__CHECK_DAMM,
+  FROND__CHECK_LUHN,
+  FROND__CHECK_MOD37
+};
+
+/* Items of a prefix pattern: literal text or a date field. */
+enum {
+  FROND__P_LIT,
+  FROND__P_Y4,
+  FROND__P_Y2,
+  FROND__P_MON,
+  FROND__P_DAY,
+  FROND__P_HOUR,
+  FROND__P_DOY
+};
+#define FROND__PREFIX_MAX 32
+typedef struct frond__pitem {
+  uint8_t type, len; /* len: characters written */
+  uint8_t off;       /* literal: offset into prefix_text */
+} frond__pitem;
+
+/* A keyed sequence's permutation key for one period; published by an
+** atomic pointer, kept until the format is freed. */
+typedef struct frond__pkey {
+  struct frond__pkey *older;
+  int64_t period;
+  uint8_t key[16];
+} frond__pkey;
+
+struct frond_format {
+  int kind;
+  size_t length;
+  char tag[FROND_TAG_MAX + 1]; /* tag=, "" when none */
+  size_t tag_len;
+  frond_order_keys *keys; /* copy of the keys a keyed format needs */
+
+  /* order and seq: [prefix][date][version][body][check] */
+  unsigned radix, width, rounds;
+  int check;
+  char version; /* key=, '\0' when none */
+  int keyed;
+  frond__perm perm;
+  uint8_t ekey[16];                   /* order: the encoding key */
+  uint8_t dkey[FROND__KEY_SLOTS][16]; /* order: a key per version */
+  uint8_t prefix_text[FROND__PREFIX_MAX + 1];
+  frond__pitem prefix[FROND__PREFIX_MAX];
+  size_t nprefix, prefix_len;
+  int prefix_dates;                        /* the prefix has date fields */
+  char prefix_spec[FROND__PREFIX_MAX + 1]; /* as given, for the spec */
+  frond__tz *tz;
+  int64_t max_id;
+
+  /* seq */
+  int period_kind;
+  unsigned period_len; /* 8, 6 or 4 */
+  frond__period_cache pc;
+  _Atomic(frond__pkey *) pkey;
+  _Atomic int64_t exhausted_period; /* 0: none */
+
+  /* uuid7, ulid, objectid */
+  frond_uuid7 *uuid7;
+  frond_ulid *ulid;
+  frond_objectid *oid;
+};
+
+/* The key of a keyed seq format for a period (derived once, then cached). */
+int frond__seq_key(frond_format *f, int64_t period, const uint8_t **key,
+                   frond_error *err);
+/* A period's key for decoding, under the master key of `slot`. */
+int frond__seq_key_for(const frond_format *f, int slot, int64_t period,
+                       uint8_t out[16], frond_error *err);
+
+/* Segment hooks for seq formats (segment.c). */
+int64_t frond__seg_now_ms(frond_seg *s);
+/* Make the period tag `tag` exist, created from the base tag's row with
+** its step capped at cap (and the dynamic step never above cap), tolerating
+** a create by another node. Blocks on the store on a tag's first use. */
+int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
+                          int64_t cap, frond_error *err);
+/* 1 when frond__seg_period_tag has made `tag` ready in this allocator.
+** Lock-free. */
+int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len);
+
+#endif /* FROND_FORMATS_H */

@@ -1,0 +1,337 @@
+/*
+** test_format_id128.c -- UUIDv7, UUIDv4, ULID and ObjectId: reference
+** values, layout, monotonic order under a frozen or stepping-back clock,
+** uniqueness across threads and across fork().
+*/
+#include "testutil.h"
+
+#include "core/formats.h"
+
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static uint64_t be(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/* RFC 9562 appendix A.6: the example UUIDv7 for 2022-02-22T14:22:22-05:00
+** with rand_a 0xCC3 and rand_b 0x18C4DC0C0C07398F. */
+static void test_rfc9562_example(void **state) {
+  frond_format_value v;
+  frond_error err = {0, ""};
+  char s[FROND_UUID_STRLEN + 1];
+  (void)state;
+  assert_int_equal(frond_format_decode_any(
+                       "017F22E2-79B0-7CC3-98C4-DC0C0C07398F", 36, &v, &err),
+                   0);
+  assert_int_equal(v.kind, FROND_FORMAT_UUID7);
+  assert_int_equal(v.uuid_version, 7);
+  assert_true(v.has_time);
+  assert_int_equal(v.unix_ms, INT64_C(1645557742000));
+  assert_int_equal(be(v.bytes + 6, 2) & 0xfff, 0xcc3); /* rand_a */
+  assert_int_equal(be(v.bytes + 8, 8) & ((UINT64_C(1) << 62) - 1),
+                   UINT64_C(0x18C4DC0C0C07398F)); /* rand_b */
+  assert_int_equal(v.bytes[8] >> 6, 2);           /* var */
+  frond_uuid_format(v.bytes, s);
+  assert_string_equal(s, "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+  /* The 32-digit form reads the same. */
+  assert_int_equal(
+      frond_uuid_parse("017f22e279b07cc398c4dc0c0c07398f", 32, v.bytes, &err),
+      0);
+  frond_uuid_format(v.bytes, s);
+  assert_string_equal(s, "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+}
+
+static void test_uuid7_layout_and_order(void **state) {
+  fake_clock clk;
+  frond_uuid7 *g;
+  uint8_t prev[16], u[16];
+  int64_t t0 = INT64_C(1767225600000); /* 2026-01-01 */
+  (void)state;
+  fake_clock_set(&clk, t0);
+  assert_int_equal(frond_uuid7_create(&g, fake_clock_read, &clk, NULL), 0);
+  frond_uuid7_next(g, prev);
+  assert_int_equal((int64_t)be(prev, 6), t0);
+  assert_int_equal(prev[6] >> 4, 7);
+  assert_int_equal(prev[8] >> 6, 2);
+  /* The counter is seeded below 2^15: the top bit guards rollover. */
+  assert_true(((be(prev + 6, 2) & 0xfff) << 4 | (prev[8] >> 2 & 15)) < 0x8000);
+  /* A frozen clock: 100,000 UUIDs in "one" ms still strictly increase;
+  ** past the counter they borrow the next milliseconds. */
+  for (int i = 0; i < 100000; i++) {
+    frond_uuid7_next(g, u);
+    assert_true(memcmp(prev, u, 16) < 0);
+    assert_int_equal(u[6] >> 4, 7);
+    assert_int_equal(u[8] >> 6, 2);
+    memcpy(prev, u, 16);
+  }
+  assert_true((int64_t)be(u, 6) > t0);
+  assert_true((int64_t)be(u, 6) <= t0 + 4);
+  /* The clock steps back an hour: never a smaller UUID. */
+  fake_clock_set(&clk, t0 - 3600000);
+  for (int i = 0; i < 1000; i++) {
+    frond_uuid7_next(g, u);
+    assert_true(memcmp(prev, u, 16) < 0);
+    memcpy(prev, u, 16);
+  }
+  /* The clock moves on: the new ms is used, with a fresh counter seed. */
+  fake_clock_set(&clk, t0 + 1000);
+  frond_uuid7_next(g, u);
+  assert_int_equal((int64_t)be(u, 6), t0 + 1000);
+  frond_uuid7_free(g);
+}
+
+static void test_uuid4(void **state) {
+  uint8_t u[1000][16];
+  (void)state;
+  for (int i = 0; i < 1000; i++) {
+    assert_int_equal(frond_uuid4(u[i], NULL), 0);
+    assert_int_equal(u[i][6] >> 4, 4);
+    assert_int_equal(u[i][8] >> 6, 2);
+    for (int j = 0; j < i; j++)
+      assert_true(memcmp(u[i], u[j], 16) != 0);
+  }
+}
+
+/* The ULID spec's example: 01ARYZ6S41 is 1469918176385 ms. */
+static void test_ulid(void **state) {
+  frond_format_value v;
+  frond_error err = {0, ""};
+  fake_clock clk;
+  frond_ulid *g;
+  uint8_t a[16], b[16];
+  char s[FROND_ULID_STRLEN + 1];
+  (void)state;
+  assert_int_equal(
+      frond_format_decode_any("01ARYZ6S41TSV4RRFFQ69G5FAV", 26, &v, &err), 0);
+  assert_int_equal(v.kind, FROND_FORMAT_ULID);
+  assert_int_equal(v.unix_ms, INT64_C(1469918176385));
+  frond_ulid_format(v.bytes, s);
+  assert_string_equal(s, "01ARYZ6S41TSV4RRFFQ69G5FAV");
+  /* Lower case and Crockford's aliases read the same. */
+  assert_int_equal(frond_ulid_parse("01aryz6s41tsv4rrffq69g5fav", 26, a, &err),
+                   0);
+  assert_memory_equal(a, v.bytes, 16);
+  assert_int_equal(frond_ulid_parse("OIARYZ6S4ITSV4RRFFQ69G5FAV", 26, b, &err),
+                   0);
+  assert_memory_equal(b, v.bytes, 16);
+  /* Above 2^128 (first symbol 8) and the letter U are not ULIDs. */
+  assert_int_equal(frond_ulid_parse("81ARYZ6S41TSV4RRFFQ69G5FAV", 26, a, &err),
+                   FROND_EID_INVALID);
+  assert_int_equal(frond_ulid_parse("01ARYZ6S41TSV4RRFFQ69G5FAU", 26, a, &err),
+                   FROND_EID_INVALID);
+  /* Monotonic: in one ms the random part goes up by exactly one. */
+  fake_clock_set(&clk, INT64_C(1767225600000));
+  assert_int_equal(frond_ulid_create(&g, fake_clock_read, &clk, NULL), 0);
+  frond_ulid_next(g, a);
+  assert_int_equal((int64_t)be(a, 6), INT64_C(1767225600000));
+  assert_int_equal(a[6] >> 7, 0); /* a 79-bit base: no overflow */
+  for (int i = 0; i < 70000; i++) {
+    frond_ulid_next(g, b);
+    assert_true(memcmp(a, b, 16) < 0);
+    if (be(a, 6) == be(b, 6))
+      assert_true(be(b + 8, 8) == be(a + 8, 8) + 1 ||
+                  (be(b + 8, 8) == 0 && be(b + 6, 2) == be(a + 6, 2) + 1));
+    memcpy(a, b, 16);
+  }
+  /* 65,536 per ms, then the next ms is borrowed. */
+  assert_int_equal((int64_t)be(b, 6), INT64_C(1767225600001));
+  frond_ulid_free(g);
+}
+
+static void test_objectid(void **state) {
+  frond_format_value v;
+  frond_error err = {0, ""};
+  fake_clock clk;
+  frond_objectid *g;
+  uint8_t a[12], b[12];
+  uint32_t c0;
+  (void)state;
+  /* MongoDB's documentation example. */
+  assert_int_equal(
+      frond_format_decode_any("507f1f77bcf86cd799439011", 24, &v, &err), 0);
+  assert_int_equal(v.kind, FROND_FORMAT_OBJECTID);
+  assert_int_equal(v.unix_ms, INT64_C(1350508407000));
+  assert_int_equal(v.counter, 0x439011);
+  assert_memory_equal(v.process, "\xbc\xf8\x6c\xd7\x99", 5);
+  fake_clock_set(&clk, INT64_C(1767225600500));
+  assert_int_equal(frond_objectid_create(&g, fake_clock_read, &clk, NULL), 0);
+  frond_objectid_next(g, a);
+  assert_int_equal(be(a, 4), 1767225600);
+  c0 = (uint32_t)be(a + 9, 3);
+  /* The counter goes up by one per ObjectId, across seconds, and the
+  ** process value stays. */
+  fake_clock_add(&clk, 3000);
+  frond_objectid_next(g, b);
+  assert_int_equal(be(b, 4), 1767225603);
+  assert_int_equal(be(b + 9, 3), (c0 + 1) & 0xffffff);
+  assert_memory_equal(a + 4, b + 4, 5);
+  /* 2^24 + 10 in one second: never a repeat, always increasing; the
+  ** seconds run ahead instead of the counter wrapping onto itself. */
+  memcpy(a, b, 12);
+  for (int i = 0; i < (1 << 24) + 10; i++) {
+    frond_objectid_next(g, b);
+    if (memcmp(a, b, 12) >= 0)
+      fail_msg("ObjectId %d did not increase", i);
+    memcpy(a, b, 12);
+  }
+  assert_int_equal(be(b, 4), 1767225604);
+  frond_objectid_free(g);
+}
+
+typedef struct worker {
+  frond_uuid7 *u;
+  frond_ulid *l;
+  uint8_t (*out)[16];
+  int n;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  for (int i = 0; i < w->n; i++) {
+    if (w->u != NULL)
+      frond_uuid7_next(w->u, w->out[i]);
+    else
+      frond_ulid_next(w->l, w->out[i]);
+    if (i > 0 && memcmp(w->out[i - 1], w->out[i], 16) >= 0)
+      abort(); /* one thread's values must increase */
+  }
+  return NULL;
+}
+
+static int cmp16(const void *a, const void *b) {
+  return memcmp(a, b, 16);
+}
+
+/* Four threads on one generator: every value is unique. */
+static void test_threads_unique(void **state) {
+  enum { T = 4, N = 50000 };
+  uint8_t(*all)[16] = malloc(sizeof(*all) * T * N);
+  pthread_t th[T];
+  worker w[T];
+  (void)state;
+  for (int kind = 0; kind < 2; kind++) {
+    frond_uuid7 *u = NULL;
+    frond_ulid *l = NULL;
+    if (kind == 0)
+      assert_int_equal(frond_uuid7_create(&u, NULL, NULL, NULL), 0);
+    else
+      assert_int_equal(frond_ulid_create(&l, NULL, NULL, NULL), 0);
+    for (int i = 0; i < T; i++) {
+      w[i] = (worker){u, l, all + i * N, N};
+      assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < T; i++)
+      pthread_join(th[i], NULL);
+    qsort(all, T * N, 16, cmp16);
+    for (int i = 1; i < T * N; i++)
+      assert_true(memcmp(all[i - 1], all[i], 16) != 0);
+    frond_uuid7_free(u);
+    frond_ulid_free(l);
+  }
+  free(all);
+}
+
+/* After fork(), parent and child share the generator's state word; with a
+** frozen clock both take the same next counter value, so only new keys
+** (and ObjectId's new process value) keep their IDs apart. */
+static void test_fork_reseeds(void **state) {
+  fake_clock clk;
+  frond_uuid7 *u;
+  frond_ulid *l;
+  frond_objectid *o;
+  uint8_t mine[3][16], theirs[3][16];
+  int fds[2], status;
+  pid_t pid;
+  (void)state;
+  fake_clock_set(&clk, INT64_C(1767225600000));
+  assert_int_equal(frond_uuid7_create(&u, fake_clock_read, &clk, NULL), 0);
+  assert_int_equal(frond_ulid_create(&l, fake_clock_read, &clk, NULL), 0);
+  assert_int_equal(frond_objectid_create(&o, fake_clock_read, &clk, NULL), 0);
+  frond_uuid7_next(u, mine[0]);
+  frond_ulid_next(l, mine[1]);
+  frond_objectid_next(o, mine[2]);
+  assert_int_equal(pipe(fds), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    frond_uuid7_next(u, theirs[0]);
+    frond_ulid_next(l, theirs[1]);
+    memset(theirs[2], 0, 16);
+    frond_objectid_next(o, theirs[2]);
+    _exit(write(fds[1], theirs, sizeof(theirs)) == sizeof(theirs) ? 0 : 1);
+  }
+  close(fds[1]);
+  assert_int_equal(read(fds[0], theirs, sizeof(theirs)), sizeof(theirs));
+  close(fds[0]);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_int_equal(status, 0);
+  frond_uuid7_next(u, mine[0]);
+  frond_ulid_next(l, mine[1]);
+  memset(mine[2], 0, 16);
+  frond_objectid_next(o, mine[2]);
+  /* Same time, same counter step... */
+  assert_memory_equal(mine[0], theirs[0], 8);
+  assert_memory_equal(mine[2], theirs[2], 4);
+  assert_memory_equal(mine[2] + 9, theirs[2] + 9, 3);
+  /* ...and still different IDs. */
+  assert_true(memcmp(mine[0], theirs[0], 16) != 0);
+  assert_true(memcmp(mine[1], theirs[1], 16) != 0);
+  assert_true(memcmp(mine[2] + 4, theirs[2] + 4, 5) != 0);
+  frond_uuid7_free(u);
+  frond_ulid_free(l);
+  frond_objectid_free(o);
+}
+
+static void test_decode_any_shapes(void **state) {
+  frond_format_value v;
+  frond_error err = {0, ""};
+  static const char *const bad[] = {
+      "017F22E2-79B0-1CC3-98C4-DC0C0C07398F", /* version 1 */
+      "017F22E2-79B0-7CC3-18C4-DC0C0C07398F", /* not RFC 9562's variant */
+      "017F22E2_79B0-7CC3-98C4-DC0C0C07398F",
+      "507f1f77bcf86cd79943901g",
+      "hello",
+      "9223372036854775808",
+      "zzzzzzzzzzz",   /* base62 above 2^63 */
+      "8ZZZZZZZZZZZZ", /* base32 above 2^63 */
+  };
+  (void)state;
+  assert_int_equal(frond_format_decode_any("42", 2, &v, &err), 0);
+  assert_int_equal(v.kind, FROND_FORMAT_DECIMAL);
+  assert_int_equal(v.id, 42);
+  assert_int_equal(frond_format_decode_any("00000000000", 11, &v, &err), 0);
+  assert_int_equal(v.kind, FROND_FORMAT_DECIMAL); /* digits read as decimal */
+  assert_int_equal(frond_format_decode_any("0000000000A", 11, &v, &err), 0);
+  assert_int_equal(v.kind, FROND_FORMAT_BASE62);
+  assert_int_equal(v.id, 10);
+  assert_int_equal(frond_format_decode_any("7ZZZZZZZZZZZZ", 13, &v, &err), 0);
+  assert_int_equal(v.kind, FROND_FORMAT_BASE32);
+  assert_true(v.id == INT64_MAX);
+  assert_int_equal(frond_format_decode_any("AzL8n0Y58m7", 11, &v, &err), 0);
+  assert_true(v.id == INT64_MAX);
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
+    if (frond_format_decode_any(bad[i], strlen(bad[i]), &v, &err) !=
+        FROND_EID_INVALID)
+      fail_msg("'%s' decoded", bad[i]);
+    assert_true(err.message[0] != '\0');
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rfc9562_example),
+      cmocka_unit_test(test_uuid7_layout_and_order),
+      cmocka_unit_test(test_uuid4),
+      cmocka_unit_test(test_ulid),
+      cmocka_unit_test(test_objectid),
+      cmocka_unit_test(test_threads_unique),
+      cmocka_unit_test(test_fork_reseeds),
+      cmocka_unit_test(test_decode_any_shapes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
