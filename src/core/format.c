@@ -113,9 +113,11 @@ static int too_large(const frond_format *f, int64_t id, frond_error *err) {
                      f->width);
 }
 
-static void encode_order(const frond_format *f, int64_t id, int64_t ms,
-                         char *out) {
-  uint8_t vals[80], body[FROND__PERM_MAX_WIDTH];
+/* An order number whose permuted body (f->width symbol values) is given;
+** ms is the time its date prefix shows. */
+static void write_order(const frond_format *f, const uint8_t *body, int64_t ms,
+                        char *out) {
+  uint8_t vals[80];
   size_t pos = 0, nv = 0;
   local_tm t = {0, 0, 0, 0, 0};
   if (f->prefix_dates)
@@ -149,16 +151,22 @@ static void encode_order(const frond_format *f, int64_t id, int64_t ms,
     pos += it->len;
     nv += it->len;
   }
-  frond__perm_apply(&f->perm, f->ekey, (uint64_t)id, body);
   pos += finish_number(f, f->version, body, out + pos, vals, nv);
   out[pos] = '\0';
 }
 
-/* A seq number for sequence value v of `period` (key: the period's key,
-** NULL when unkeyed). */
-static void encode_seq(const frond_format *f, const uint8_t *key,
-                       int64_t period, int64_t v, char *out) {
-  uint8_t vals[80], body[FROND__PERM_MAX_WIDTH];
+static void encode_order(const frond_format *f, int64_t id, int64_t ms,
+                         char *out) {
+  uint8_t body[FROND__PERM_MAX_WIDTH];
+  frond__perm_apply(&f->perm, f->ekey, (uint64_t)id, body);
+  write_order(f, body, ms, out);
+}
+
+/* A seq number of `period` whose body (f->width symbol values: the
+** permuted or plain sequence value) is given. */
+static void write_seq(const frond_format *f, int64_t period,
+                      const uint8_t *body, char *out) {
+  uint8_t vals[80];
   size_t pos = 0;
   for (size_t i = 0; i < f->nprefix; i++) {
     memcpy(out + pos, f->prefix_text + f->prefix[i].off, f->prefix[i].len);
@@ -166,10 +174,6 @@ static void encode_seq(const frond_format *f, const uint8_t *key,
   }
   put_digits(period, f->period_len, out + pos, vals);
   pos += f->period_len;
-  if (key != NULL)
-    frond__perm_apply(&f->perm, key, (uint64_t)v, body);
-  else
-    plain_body(f, (uint64_t)v, body);
   pos += finish_number(f, f->version, body, out + pos, vals, f->period_len);
   out[pos] = '\0';
 }
@@ -241,6 +245,7 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
                             frond_error *err) {
   const char *tag = f->tag_len > 0 ? f->tag : src->tag;
   int64_t ids[CHUNK];
+  uint8_t bodies[CHUNK * FROND__PERM_MAX_WIDTH];
   int rc;
   if (tag != NULL && src->seg == NULL)
     return frond__fail(err, FROND_EINVAL,
@@ -258,11 +263,15 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
       return rc;
     if (f->kind == FROND_FORMAT_ORDER && ids[k - 1] > f->max_id)
       return too_large(f, ids[k - 1], err);
+    if (f->kind == FROND_FORMAT_ORDER)
+      /* The IDs of a chunk are permuted side by side (order.c). */
+      frond__perm_apply_n(&f->perm, f->ekey, (const uint64_t *)ids, k, bodies,
+                          NULL);
     for (size_t i = 0; i < k; i++, out += stride) {
       if (f->kind == FROND_FORMAT_ORDER)
-        encode_order(f, ids[i],
-                     f->prefix_dates ? id_time(src, tag != NULL, ids[i]) : 0,
-                     out);
+        write_order(f, bodies + i * f->width,
+                    f->prefix_dates ? id_time(src, tag != NULL, ids[i]) : 0,
+                    out);
       else
         encode_plain(f, ids[i], out);
     }
@@ -276,6 +285,7 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
   char tag[FROND_TAG_MAX + 1];
   const uint8_t *key = NULL;
   int64_t ids[CHUNK], period, start, cap;
+  uint8_t bodies[CHUNK * FROND__PERM_MAX_WIDTH];
   size_t tlen;
   int rc;
   if (src->seg == NULL)
@@ -318,8 +328,14 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
                          tag, f->max_id, f->width,
                          f->radix == 10 ? "digits" : "base32 characters");
     }
+    if (key != NULL)
+      frond__perm_apply_n(&f->perm, key, (const uint64_t *)ids, k, bodies,
+                          NULL);
+    else
+      for (size_t i = 0; i < k; i++)
+        plain_body(f, (uint64_t)ids[i], bodies + i * f->width);
     for (size_t i = 0; i < k; i++, out += stride)
-      encode_seq(f, key, period, ids[i], out);
+      write_seq(f, period, bodies + i * f->width, out);
     n -= k;
   }
   return 0;

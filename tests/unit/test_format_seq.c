@@ -231,6 +231,18 @@ static void test_keyed(void **state) {
   assert_int_equal(frond_format_decode(f, b, strlen(b), &v, NULL), 0);
   assert_int_equal(v.id, 1);
   assert_string_equal(v.period, "20260102");
+  /* A batch (permuted side by side) holds numbers 2..301 of the day. */
+  {
+    frond_format_source src = {NULL, s, NULL};
+    char(*many)[20] = calloc(300, 20);
+    assert_int_equal(frond_format_next_n(f, &src, 300, many[0], 20, NULL), 0);
+    for (int i = 0; i < 300; i++) {
+      assert_int_equal(
+          frond_format_decode(f, many[i], strlen(many[i]), &v, NULL), 0);
+      assert_int_equal(v.id, 2 + i);
+    }
+    free(many);
+  }
   frond_format_free(f);
   frond_seg_close(s);
   tmpdir_remove(e.dir);
