@@ -282,13 +282,52 @@ def serve_help():
     return out
 
 
+def families(keys):
+    """Keys that name a family ("format.<name>"), which --print-config
+    shows once per member, not by their own name."""
+    return {k for k in keys if "<" in k}
+
+
+def check_family(key, row, helps):
+    """A family row: what the page says is what --list-keys says, and a
+    member set through the documented flag or variable is printed; a bad
+    value is refused."""
+    prefix = key.split("<", 1)[0]
+    env, flag, typ, default = (unbacktick(row[1]), unbacktick(row[2]),
+                               row[3], row[4])
+    ft.check((flag, env) == helps[key],
+             "%s: the page says %s / %s, frond serve --help %s / %s"
+             % ((key, flag, env) + helps[key]))
+    ft.check(typ == "format" and default == "none",
+             "%s: type %r, default %r (want format, none)"
+             % (key, typ, default))
+    member = prefix + "docs_check"
+    r = print_config("%s=uuid7" % flag.replace("<name>", "docs_check"))
+    ft.check(r.returncode == 0 and
+             config_values(r.stdout).get(member) == "uuid7",
+             "%s: the flag %s does not set %s: %s" % (key, flag, member,
+                                                     r.stdout + r.stderr))
+    r = print_config(env={env.replace("<NAME>", "DOCS_CHECK"): "ulid"})
+    ft.check(r.returncode == 0 and
+             config_values(r.stdout).get(member) == "ulid",
+             "%s: the variable %s does not set %s" % (key, env, member))
+    r = print_config("%s=nonsense" % flag.replace("<name>", "docs_check"))
+    ft.check(r.returncode == 2, "%s: a bad spec was accepted" % key)
+
+
 def test_config_reference():
     r = print_config()
     ft.check(r.returncode == 0, r.stderr)
     defaults = config_values(r.stdout)
     rows = config_reference()
-    diff("docs/reference/configuration.md keys", rows, defaults)
     helps = serve_help()
+    fams = families(helps)
+    diff("docs/reference/configuration.md key families", families(rows),
+         fams)
+    for key in fams:
+        check_family(key, rows.pop(key), helps)
+        del helps[key]
+    diff("docs/reference/configuration.md keys", rows, defaults)
     diff("frond serve --help keys", helps, defaults)
     lo, hi = [], []
     for key, row in rows.items():
@@ -600,6 +639,20 @@ def test_man_pages():
                               keys_sec, re.M | re.S))
     defaults = config_values(print_config().stdout)
     diff("frond.conf(5) keys", entries, defaults)
+    # A family is written .BI prefix name, with its variable and flag.
+    fams = {}
+    for pre, name, body in re.findall(
+            r"^\.TP\n\.BI (\S+) (\w+)\n(.*?)(?=^\.TP|\Z)", keys_sec,
+            re.M | re.S):
+        fams["%s<%s>" % (pre.replace("\\", ""), name)] = body
+    helps = serve_help()
+    diff("frond.conf(5) key families", fams, families(helps))
+    for key, body in fams.items():
+        plain = body.replace("\\-", "-")
+        for what, name in zip(("flag", "variable"), helps[key]):
+            pre, param = name.rstrip(">").split("<")
+            ft.check("\\fB%s\\fI%s\\fR" % (pre, param) in plain,
+                     "frond.conf(5): %s's %s %s" % (key, what, name))
     for key, body in entries.items():
         plain = body.replace("\\-", "-")
         want = "none" if defaults[key] == "" else "\\fB%s\\fR" % defaults[key]
