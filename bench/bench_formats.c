@@ -114,7 +114,7 @@ static frond_format *format(const char *spec, frond_order_keys *k) {
 static double run(int r, frond_format *const *fmt) {
   static const uint8_t key[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
   frond_gen *g = fresh_gen();
-  frond_format_source src = {g, NULL, NULL};
+  frond_format_source src = {g, NULL, NULL, 0};
   frond__perm p;
   uint8_t u[16], digits[FROND__PERM_MAX_WIDTH];
   char buf[64];

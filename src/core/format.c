@@ -308,6 +308,11 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
                        "used; the next period starts a new sequence",
                        tag, f->max_id);
   if (!frond__seg_period_ready(src->seg, tag, tlen)) {
+    if (src->no_store)
+      return frond__fail(err, FROND_EWOULD_BLOCK,
+                         "tag \"%s\": the period's row is not ready in this "
+                         "process yet (its first use makes it)",
+                         tag);
     cap = (f->max_id + 1) / 1000;
     if ((rc = frond__seg_period_tag(src->seg, f->tag, tag, cap < 1 ? 1 : cap,
                                     err)) != 0)
@@ -343,7 +348,7 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
 
 int frond_format_next_n(frond_format *f, const frond_format_source *src,
                         size_t n, char *out, size_t stride, frond_error *err) {
-  static const frond_format_source none = {NULL, NULL, NULL};
+  static const frond_format_source none = {NULL, NULL, NULL, 0};
   uint8_t u[16];
   int rc;
   if (f == NULL || out == NULL)

@@ -242,11 +242,13 @@ int frond__seq_key_for(const frond_format *f, int slot, int64_t period,
 int64_t frond__seg_now_ms(frond_seg *s);
 /* Make the period tag `tag` exist, created from the base tag's row with
 ** its step capped at cap (and the dynamic step never above cap), tolerating
-** a create by another node. Blocks on the store on a tag's first use. */
+** a create by another node, and wait (up to first_wait_ms) for its first
+** segment. Blocks on the store on a tag's first use. */
 int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                           int64_t cap, frond_error *err);
-/* 1 when frond__seg_period_tag has made `tag` ready in this allocator.
-** Lock-free. */
+/* 1 when frond__seg_period_tag has made `tag` ready in this allocator:
+** its row exists and its first segment is loaded, so taking IDs waits on
+** the store no more than any tag in use does. Lock-free. */
 int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len);
 
 #endif /* FROND_FORMATS_H */

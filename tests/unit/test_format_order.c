@@ -232,7 +232,7 @@ static void test_next_batch(void **state) {
   o.max_ahead_ms = 60000;
   assert_int_equal(frond_gen_create(&g, frond_layout_preset(0), 3, &o, NULL),
                    0);
-  src = (frond_format_source){g, NULL, NULL};
+  src = (frond_format_source){g, NULL, NULL, 0};
   assert_int_equal(frond_format_next_n(f, &src, N, out[0], 32, NULL), 0);
   for (int i = 0; i < N; i++) {
     frond_format_value v;
