@@ -246,6 +246,7 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
   const char *tag = f->tag_len > 0 ? f->tag : src->tag;
   int64_t ids[CHUNK];
   uint8_t bodies[CHUNK * FROND__PERM_MAX_WIDTH];
+  size_t chunk = CHUNK;
   int rc;
   if (tag != NULL && src->seg == NULL)
     return frond__fail(err, FROND_EINVAL,
@@ -255,8 +256,14 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
   if (tag == NULL && src->gen == NULL)
     return frond__fail(err, FROND_EINVAL,
                        "format takes snowflake IDs and no generator is given");
+  /* Snowflake IDs a unit's worth at a time at most (the js layout's unit
+  ** holds 128): a block of several units needs the wall clock to cover
+  ** them all at once, which max_wait may not allow once the generator has
+  ** borrowed ahead. */
+  if (tag == NULL && frond_gen_layout(src->gen)->seq_bits < 8)
+    chunk = (size_t)1 << frond_gen_layout(src->gen)->seq_bits;
   while (n > 0) {
-    size_t k = n < CHUNK ? n : CHUNK;
+    size_t k = n < chunk ? n : chunk;
     rc = tag != NULL ? frond_seg_next_n(src->seg, tag, strlen(tag), k, ids, err)
                      : frond_gen_next_n(src->gen, k, ids, err);
     if (rc != 0)

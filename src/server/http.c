@@ -46,9 +46,24 @@ static void dispatch(frond__http_ctx *x) {
     } else if (PREFIX("/v1/segment/")) {
       x->route = FROND__R_SEGMENT;
       frond__http_v1_segment(x, sizeof("/v1/segment/") - 1);
+    } else if (PREFIX("/v1/format/")) {
+      x->route = FROND__R_FORMAT;
+      frond__http_v1_format(x, sizeof("/v1/format/") - 1);
+    } else if (EXACT("/v1/uuid7")) {
+      x->route = FROND__R_UUID7;
+      frond__http_v1_builtin(x, FROND__BUILTIN_UUID7);
+    } else if (EXACT("/v1/uuid4")) {
+      x->route = FROND__R_UUID4;
+      frond__http_v1_builtin(x, FROND__BUILTIN_UUID4);
+    } else if (EXACT("/v1/ulid")) {
+      x->route = FROND__R_ULID;
+      frond__http_v1_builtin(x, FROND__BUILTIN_ULID);
+    } else if (EXACT("/v1/objectid")) {
+      x->route = FROND__R_OBJECTID;
+      frond__http_v1_builtin(x, FROND__BUILTIN_OBJECTID);
     } else if (PREFIX("/v1/decode/")) {
       x->route = FROND__R_DECODE;
-      frond__http_v1_decode(x, sizeof("/v1/decode/") - 1);
+      frond__http_v1_decode_any(x, sizeof("/v1/decode/") - 1);
     } else if (EXACT("/v1/layout")) {
       x->route = FROND__R_LAYOUT;
       frond__http_v1_layout(x);

@@ -3,6 +3,7 @@
 **
 **   http.c        framing, routing, configuration, metrics (the table)
 **   http_api.c    the ID, decode, layout, health and page endpoints
+**   http_formats.c  ID formats: named, UUIDs, ULIDs, ObjectIds, decoding
 **   http_admin.c  /v1/tags, whose store calls run off the event loop
 **   http_out.c    answers: status line, headers, errors, ID lists
 */
@@ -28,6 +29,11 @@ enum {
   FROND__R_LIVEZ,
   FROND__R_READYZ,
   FROND__R_STATUS,
+  FROND__R_FORMAT,
+  FROND__R_UUID7,
+  FROND__R_UUID4,
+  FROND__R_ULID,
+  FROND__R_OBJECTID,
   FROND__R_OTHER,
   FROND__R_COUNT
 };
@@ -85,6 +91,10 @@ void frond__http_not_allowed(frond__http_ctx *x, const char *allow);
 /* {"ids":["1","2"]} or one ID a line (text). */
 void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
                      int text);
+/* The same for n NUL-terminated strings of ID formats, stride bytes apart
+** (characters that need no JSON escaping). */
+void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,
+                         size_t stride, int text);
 
 /* A copy of x for an answer written later, without the request's views. */
 void frond__http_ctx_keep(frond__http_ctx *dst, const frond__http_ctx *x);
@@ -98,6 +108,11 @@ static inline int frond__http_is_get(const frond__http_ctx *x) {
 ** tag[FROND_TAG_MAX + 1] and checked. Returns its length, or -1 (an error
 ** has been answered). */
 int frond__http_path_tag(frond__http_ctx *x, size_t prefix, char *tag);
+/* ?count=N, default 1: N, or 0 when an error has been answered. */
+size_t frond__http_count(frond__http_ctx *x);
+/* ?format=json (default: 0) or text (1); -1 when an error has been
+** answered. */
+int frond__http_text(frond__http_ctx *x);
 void frond__http_leaf_snowflake(frond__http_ctx *x);
 void frond__http_leaf_segment(frond__http_ctx *x, size_t prefix);
 void frond__http_leaf_decode(frond__http_ctx *x);
@@ -109,6 +124,15 @@ void frond__http_readyz(frond__http_ctx *x);
 void frond__http_plain(frond__http_ctx *x, int status, const char *text);
 /* /metrics (which = FROND__R_METRICS) or the status page. */
 void frond__http_page(frond__http_ctx *x, int which);
+
+/* http_formats.c: /v1/format/{name}, and /v1/uuid7, /v1/uuid4, /v1/ulid,
+** /v1/objectid (which: FROND__BUILTIN_*). */
+void frond__http_v1_format(frond__http_ctx *x, size_t prefix);
+void frond__http_v1_builtin(frond__http_ctx *x, int which);
+/* /v1/decode/{s}: a decimal snowflake ID without ?format= as
+** frond__http_v1_decode answers it; anything else by its shape or the
+** named format. */
+void frond__http_v1_decode_any(frond__http_ctx *x, size_t prefix);
 
 /* http_admin.c: /v1/tags (one = 0) and /v1/tags/{tag} (one = 1). */
 void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one);

@@ -16,7 +16,8 @@
 const char *const frond__http_route_names[FROND__R_COUNT] = {
     "leaf_segment", "leaf_snowflake", "leaf_decode", "snowflake", "segment",
     "decode",       "layout",         "tags",        "metrics",   "livez",
-    "readyz",       "status_page",    "other"};
+    "readyz",       "status_page",    "format",      "uuid7",     "uuid4",
+    "ulid",         "objectid",       "other"};
 
 const int frond__http_statuses[FROND__NSTATUS] = {200, 201, 204, 400, 401, 404,
                                                   405, 408, 409, 413, 414, 431,
@@ -152,6 +153,8 @@ static int status_of(int code) {
   case FROND_EID_INVALID:
   case FROND_ETAG_INVALID:
   case FROND_ELAYOUT_INVALID:
+  case FROND_EFORMAT_INVALID:
+  case FROND_EKEY_INVALID:
     return 400;
   case FROND_ETAG_NOT_FOUND:
     return 404;
@@ -164,6 +167,7 @@ static int status_of(int code) {
   case FROND_ECOORD:
   case FROND_ECLOSED:
   case FROND_ELAYOUT_MISMATCH:
+  case FROND_ESEQUENCE_EXHAUSTED:
     return 503;
   default:
     return 500;
@@ -213,6 +217,36 @@ void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
         b->data[b->len++] = ',';
       b->data[b->len++] = '"';
       frond__buf_put_u64(b, (uint64_t)ids[i]);
+      b->data[b->len++] = '"';
+    }
+  }
+  if (!text)
+    put(b, "]}\n", 3);
+  frond__http_respond(x, 200, text ? "text/plain" : "application/json", b->data,
+                      b->len, NULL);
+}
+
+void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,
+                         size_t stride, int text) {
+  frond__buf *b = &x->w->scratch;
+  size_t i;
+  b->len = 0;
+  if (frond__buf_reserve(b, n * (stride + 3) + 16) != 0) {
+    frond__http_error(x, 500, "NOMEM", "out of memory", NULL);
+    return;
+  }
+  if (!text)
+    put(b, "{\"ids\":[", 8);
+  for (i = 0; i < n; i++, s += stride) {
+    size_t len = strlen(s);
+    if (text) {
+      put(b, s, len);
+      b->data[b->len++] = '\n';
+    } else {
+      if (i > 0)
+        b->data[b->len++] = ',';
+      b->data[b->len++] = '"';
+      put(b, s, len);
       b->data[b->len++] = '"';
     }
   }

@@ -238,6 +238,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   if (seg == NULL || frond_seg_tags(seg, &tags, &ntags, NULL) != 0)
     ntags = 0;
   ids_issued(srv, b, tags, ntags);
+  frond__formats_metrics(srv, b);
   snowflake(srv, b);
   if (srv->coord != NULL)
     coordinator(srv, b);

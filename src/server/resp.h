@@ -4,6 +4,7 @@
 **   resp.c        framing, the command table, dispatch, configuration,
 **                 metrics (the frond__proto table)
 **   resp_cmds.c   the commands
+**   resp_formats.c  the ID format commands
 **   resp_reply.c  replies: integers, bulk strings, arrays, errors
 */
 #ifndef FROND_SERVER_RESP_H
@@ -23,6 +24,11 @@
   XX(ID_SNOWFLAKE, "id.snowflake")                                             \
   XX(ID_DECODE, "id.decode")                                                   \
   XX(ID_TAGS, "id.tags")                                                       \
+  XX(ID_FORMAT, "id.format")                                                   \
+  XX(ID_ORDER, "id.order")                                                     \
+  XX(ID_UUID, "id.uuid")                                                       \
+  XX(ID_ULID, "id.ulid")                                                       \
+  XX(ID_OBJECTID, "id.objectid")                                               \
   XX(PING, "ping")                                                             \
   XX(ECHO, "echo")                                                             \
   XX(QUIT, "quit")                                                             \
@@ -97,6 +103,11 @@ void frond__resp_lib_error(frond__resp_ctx *x, int code,
                            const frond_error *err);
 void frond__resp_wrong_args(frond__resp_ctx *x, const char *name);
 void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n);
+/* An array of n bulk strings, NUL-terminated, stride bytes apart. */
+void frond__resp_strings(frond__resp_ctx *x, const char *s, size_t n,
+                         size_t stride);
+/* Is the argument 1 or more decimal digits? */
+int frond__resp_arg_digits(const frond__resp_arg *a);
 /* Is the argument s, in any case? */
 int frond__resp_arg_is(const frond__resp_arg *a, const char *s);
 /* The argument as a NUL-terminated string in buf[cap], truncated. */
@@ -110,6 +121,15 @@ void frond__resp_cmd_id_next(frond__resp_ctx *x);
 void frond__resp_cmd_id_snowflake(frond__resp_ctx *x);
 void frond__resp_cmd_id_decode(frond__resp_ctx *x);
 void frond__resp_cmd_id_tags(frond__resp_ctx *x);
+/* resp_formats.c */
+void frond__resp_cmd_id_format(frond__resp_ctx *x);
+void frond__resp_cmd_id_order(frond__resp_ctx *x);
+void frond__resp_cmd_id_uuid(frond__resp_ctx *x);
+void frond__resp_cmd_id_ulid(frond__resp_ctx *x);
+void frond__resp_cmd_id_objectid(frond__resp_ctx *x);
+/* ID.DECODE of anything but a decimal snowflake ID without a format: 1
+** when answered, 0 to answer that. */
+int frond__resp_decode_formats(frond__resp_ctx *x);
 void frond__resp_cmd_ping(frond__resp_ctx *x);
 void frond__resp_cmd_echo(frond__resp_ctx *x);
 void frond__resp_cmd_quit(frond__resp_ctx *x);

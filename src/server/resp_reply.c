@@ -94,6 +94,26 @@ void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n) {
     frond__resp_int(x, ids[i]);
 }
 
+void frond__resp_strings(frond__resp_ctx *x, const char *s, size_t n,
+                         size_t stride) {
+  size_t i;
+  if (frond__buf_reserve(x->out, 16 + n * (stride + 16)) != 0) {
+    x->close = 1;
+    return;
+  }
+  frond__resp_array(x, (int64_t)n);
+  for (i = 0; i < n; i++, s += stride)
+    frond__resp_bulk(x, s, strlen(s));
+}
+
+int frond__resp_arg_digits(const frond__resp_arg *a) {
+  size_t i;
+  for (i = 0; i < a->len; i++)
+    if (a->p[i] < '0' || a->p[i] > '9')
+      return 0;
+  return a->len > 0;
+}
+
 int frond__resp_arg_is(const frond__resp_arg *a, const char *s) {
   size_t n = strlen(s);
   return a->len == n && strncasecmp(a->p, s, n) == 0;

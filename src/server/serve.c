@@ -182,7 +182,8 @@ static int start(frond__server *srv) {
   if (configure_protocols(srv, &err) != 0 ||
       frond__config_coord_uri(&srv->cfg, srv->coord_uri, sizeof srv->coord_uri,
                               &err) != 0 ||
-      frond_layout_parse(srv->cfg.layout, &srv->layout, &err) != 0)
+      frond_layout_parse(srv->cfg.layout, &srv->layout, &err) != 0 ||
+      frond__formats_open(srv, &err) != 0)
     goto fail;
   /* The coordinator records the HTTP address for this node. */
   snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
@@ -219,7 +220,7 @@ static int start(frond__server *srv) {
     w->id = i;
     w->srv = srv;
     w->ids = malloc((size_t)srv->cfg.max_count * sizeof(int64_t));
-    if (w->ids == NULL) {
+    if (w->ids == NULL || frond__formats_worker_init(w) != 0) {
       frond__fail(&err, FROND_ENOMEM, "out of memory for max_count IDs");
       goto fail;
     }
@@ -323,7 +324,9 @@ int frond__cli_serve(int argc, char **argv) {
       free(srv.workers[i].listeners[j].state);
     frond__buf_free(&srv.workers[i].scratch);
     free(srv.workers[i].ids);
+    frond__formats_worker_free(&srv.workers[i]);
   }
+  frond__formats_close(&srv);
   free(srv.workers);
   free(srv.rates);
   return started ? 0 : 1;

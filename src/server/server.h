@@ -14,10 +14,13 @@
 ** another one way only; by level, each using only levels below it:
 **
 **   buf, config, http_parse, resp_parse     pure: no server state
-**   conn, json, metrics, resp_reply         loops; counters; replies
-**   ids, status, http_out                   IDs; the status page; answers
-**   http_api, resp_cmds                     endpoints, commands
-**   http_admin, resp                        admin calls; RESP's table
+**   conn, json, resp_reply                  loops; replies
+**   ids, http_out                           IDs; answers
+**   formats                                 ID strings of formats
+**   metrics, resp_formats                   counters; format commands
+**   resp_cmds, status                       commands; the status page
+**   http_api, resp                          endpoints; RESP's table
+**   http_admin, http_formats                admin calls; format endpoints
 **   http                                    HTTP's table
 **   serve                                   start-up, signals
 **
@@ -26,6 +29,7 @@
 #ifndef FROND_SERVER_H
 #define FROND_SERVER_H
 
+#include "core/format_fields.h"
 #include "frond.h"
 #include "server/buf.h"
 #include "server/config.h"
@@ -154,8 +158,10 @@ struct frond__worker {
   size_t nconns;
   int draining;
   uint64_t drain_deadline;
-  frond__buf scratch; /* answer bodies under construction */
-  int64_t *ids;       /* max_count IDs */
+  frond__buf scratch;            /* answer bodies under construction */
+  int64_t *ids;                  /* max_count IDs */
+  frond__buf strs;               /* ID strings of a format (formats.c) */
+  frond__counter *format_counts; /* strings issued, per format */
   frond__metrics m;
 };
 
@@ -167,6 +173,25 @@ typedef struct frond__rate {
 } frond__rate;
 
 struct frond_coord;
+
+/* A format the server issues and decodes: one named by the configuration
+** (format.<name>), or a built-in behind /v1/uuid7, /v1/uuid4, /v1/ulid,
+** /v1/objectid and ID.UUID, ID.ULID, ID.OBJECTID (formats.c). */
+typedef struct frond__named_format {
+  char name[FROND__CFG_FORMAT_NAME_MAX + 1];
+  frond_format *f;
+  int kind;      /* FROND_FORMAT_* */
+  size_t stride; /* room of one string: frond_format_length + 1 */
+  size_t index;  /* its counter in every worker's format_counts */
+} frond__named_format;
+
+enum {
+  FROND__BUILTIN_UUID7,
+  FROND__BUILTIN_UUID4,
+  FROND__BUILTIN_ULID,
+  FROND__BUILTIN_OBJECTID,
+  FROND__BUILTINS
+};
 
 struct frond__server {
   frond__config cfg;
@@ -202,6 +227,11 @@ struct frond__server {
   pthread_mutex_t lookup_lock;
   int64_t lookup_second;
   unsigned lookups, lookups_in_flight;
+  /* ID formats (formats.c), built at start, read-only after. */
+  frond__named_format *formats; /* format.<name>, in the configuration's
+                                   order */
+  size_t nformats;
+  frond__named_format builtin[FROND__BUILTINS];
   /* Rates (status.c), under rate_lock. */
   pthread_mutex_t rate_lock;
   double rate_snowflake;
@@ -273,6 +303,10 @@ int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                        frond_error *err);
 
+/* SEGMENT_UNAVAILABLE, saying why there is no allocator (not reached yet,
+** or store = none). */
+int frond__ids_seg_missing(const frond__server *srv, frond_error *err);
+
 /* The segment allocator's options for the server (see ids.c). */
 void frond__ids_seg_options(frond_seg_options *o);
 
@@ -299,12 +333,83 @@ struct frond__ids_call {
 int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
                              const char *tag, size_t len, size_t n);
 
+/* Look-ups of unknown tags are bounded (LOOKUPS_PER_SECOND a second,
+** LOOKUPS_IN_FLIGHT at a time): admit one (1, counted; release it once
+** done) or not (0). Thread-safe. */
+int frond__ids_lookup_admit(frond__server *srv);
+void frond__ids_lookup_release(frond__server *srv);
+/* On a pool thread: ask the store whether `tag` exists and, when it does,
+** read the allocator's tag list again so that it serves the tag. 0, or
+** TAG_NOT_FOUND (saying why when the store could not be asked). */
+int frond__ids_lookup_tag(frond__server *srv, const char *tag,
+                          frond_error *err);
+
 /* With store_lock held: open the server's own store connection unless it
 ** is open. 0, or STORE (store = none, or unreachable). */
 int frond__store_conn(frond__server *srv, frond_error *err);
 /* With store_lock held, after a call on it returned rc: a connection that
 ** failed with STORE is closed, to be opened again by the next call. */
 void frond__store_conn_check(frond__server *srv, int rc);
+
+/* ------------------------------------------------------------- formats.c */
+
+/* Build the formats (the built-ins, then format.<name> with the keys of
+** order_key_file or FROND_ORDER_KEY). Main thread, at start; a spec, a
+** key or a seq format without a store stops the start. */
+int frond__formats_open(frond__server *srv, frond_error *err);
+void frond__formats_close(frond__server *srv);
+/* A worker's counters (one per format) and string buffer. */
+int frond__formats_worker_init(frond__worker *w);
+void frond__formats_worker_free(frond__worker *w);
+/* The named format `name` (len bytes), or NULL. */
+const frond__named_format *frond__formats_find(const frond__server *srv,
+                                               const char *name, size_t len);
+/* The message of an unknown format name, in msg[cap]; returns msg. */
+const char *frond__formats_missing(const char *name, size_t len, char *msg,
+                                   size_t cap);
+/*
+** n new strings of nf into w->strs, nf->stride bytes apart, each
+** NUL-terminated, counted. Never waits on the store: a seq period's first
+** use is WOULD_BLOCK, a tag the allocator does not know TAG_NOT_FOUND;
+** both go to frond__formats_later. Other errors: those of
+** frond_format_next_n, SEGMENT_UNAVAILABLE without an allocator, NOMEM.
+*/
+int frond__formats_next(frond__worker *w, const frond__named_format *nf,
+                        size_t n, frond_error *err);
+
+/* A format request finished on the thread pool. A protocol embeds it in
+** its own record of the request (first member) and sets done. */
+typedef struct frond__format_call frond__format_call;
+struct frond__format_call {
+  uv_work_t work;
+  frond__worker *w;
+  frond__conn *c; /* held until done has called frond__conn_resume */
+  const frond__named_format *nf;
+  size_t n;
+  char *out;    /* n strings, nf->stride apart, when rc is 0; done frees */
+  int admitted; /* holds a tag look-up of the budget */
+  int rc;
+  frond_error err;
+  /* On the loop: answer (unless frond__conn_gone), resume c, free. */
+  void (*done)(frond__format_call *call);
+};
+/* After frond__formats_next failed with rc: when rc is WOULD_BLOCK, or
+** TAG_NOT_FOUND for a format with a tag (within the look-up budget),
+** issue on the thread pool and return 1 (c is held, done will run);
+** otherwise return 0: answer rc now. */
+int frond__formats_later(frond__format_call *call, frond__conn *c,
+                         const frond__named_format *nf, size_t n, int rc);
+
+/* Decode s (len bytes) into fields: as nf's strings, or with nf NULL by
+** shape, and when no shape fits as a number of one of the server's order
+** or seq formats (several that read it: ID_INVALID, name one). Snowflake
+** IDs are split by the server's layout. Errors: ID_INVALID, KEY_INVALID,
+** those of frond_decode. */
+int frond__formats_decode(frond__server *srv, const frond__named_format *nf,
+                          const char *s, size_t len, frond__field *out,
+                          size_t *n, frond_error *err);
+/* The frond_format_strings_total family. */
+void frond__formats_metrics(frond__server *srv, frond__buf *b);
 
 /* -------------------------------------------------------------- status.c */
 
