@@ -48,10 +48,6 @@ static void issue(frond__http_ctx *x, const frond__named_format *nf) {
   format_call *fc;
   size_t n;
   int text, r;
-  if (!frond__http_is_get(x)) {
-    frond__http_not_allowed(x, "GET, HEAD");
-    return;
-  }
   if ((n = frond__http_count(x)) == 0 || (text = frond__http_text(x)) < 0)
     return;
   r = frond__formats_next(x->w, nf, n, &err);
@@ -88,13 +84,18 @@ static const frond__named_format *named(frond__http_ctx *x, size_t prefix) {
 }
 
 void frond__http_v1_format(frond__http_ctx *x, size_t prefix) {
-  const frond__named_format *nf = named(x, prefix);
-  if (nf != NULL)
+  const frond__named_format *nf;
+  if (!frond__http_is_get(x))
+    frond__http_not_allowed(x, "GET, HEAD");
+  else if ((nf = named(x, prefix)) != NULL)
     issue(x, nf);
 }
 
 void frond__http_v1_builtin(frond__http_ctx *x, int which) {
-  issue(x, &x->srv->builtin[which]);
+  if (!frond__http_is_get(x))
+    frond__http_not_allowed(x, "GET, HEAD");
+  else
+    issue(x, &x->srv->builtin[which]);
 }
 
 /* ------------------------------------------------------------- decoding */
