@@ -113,13 +113,14 @@ static int too_large(const frond_format *f, int64_t id, frond_error *err) {
                      f->width);
 }
 
-/* An order number whose permuted body (f->width symbol values) is given;
-** ms is the time its date prefix shows. */
-static void write_order(const frond_format *f, const uint8_t *body, int64_t ms,
-                        char *out) {
-  uint8_t vals[80];
-  size_t pos = 0, nv = 0;
+/* The prefix of an order number made at unix ms `ms`: literal text and
+** date fields, into out (returned: its length); the date digits' values
+** go to vals (*nv of them). */
+static size_t write_prefix(const frond_format *f, int64_t ms, char *out,
+                           uint8_t *vals, size_t *nv) {
+  size_t pos = 0;
   local_tm t = {0, 0, 0, 0, 0};
+  *nv = 0;
   if (f->prefix_dates)
     local_time(f->tz, ms, &t);
   for (size_t i = 0; i < f->nprefix; i++) {
@@ -147,9 +148,45 @@ static void write_order(const frond_format *f, const uint8_t *body, int64_t ms,
       v = t.doy;
       break;
     }
-    put_digits(v, it->len, out + pos, vals + nv);
+    put_digits(v, it->len, out + pos, vals + *nv);
     pos += it->len;
-    nv += it->len;
+    *nv += it->len;
+  }
+  return pos;
+}
+
+/* The last prefix written, for the numbers of a batch: most share their
+** millisecond, and a date in a time zone costs more than the rest of the
+** number. */
+typedef struct prefix_memo {
+  int valid;
+  int64_t ms;
+  size_t len, nv;
+  char text[80];
+  uint8_t vals[80];
+} prefix_memo;
+
+/* An order number whose permuted body (f->width symbol values) is given;
+** ms is the time its date prefix shows. memo may be NULL. */
+static void write_order(const frond_format *f, const uint8_t *body, int64_t ms,
+                        char *out, prefix_memo *memo) {
+  uint8_t vals[80];
+  size_t pos, nv;
+  if (memo != NULL && memo->valid && memo->ms == ms) {
+    memcpy(out, memo->text, memo->len);
+    memcpy(vals, memo->vals, memo->nv);
+    pos = memo->len;
+    nv = memo->nv;
+  } else {
+    pos = write_prefix(f, ms, out, vals, &nv);
+    if (memo != NULL) {
+      memo->valid = 1;
+      memo->ms = ms;
+      memo->len = pos;
+      memo->nv = nv;
+      memcpy(memo->text, out, pos);
+      memcpy(memo->vals, vals, nv);
+    }
   }
   pos += finish_number(f, f->version, body, out + pos, vals, nv);
   out[pos] = '\0';
@@ -159,7 +196,7 @@ static void encode_order(const frond_format *f, int64_t id, int64_t ms,
                          char *out) {
   uint8_t body[FROND__PERM_MAX_WIDTH];
   frond__perm_apply(&f->perm, f->ekey, (uint64_t)id, body);
-  write_order(f, body, ms, out);
+  write_order(f, body, ms, out, NULL);
 }
 
 /* A seq number of `period` whose body (f->width symbol values: the
@@ -229,12 +266,9 @@ int frond_format_encode(const frond_format *f, int64_t id, int64_t unix_ms,
 
 /* ---- issuing ---- */
 
-/* The time a date prefix shows for an ID from the source. */
-static int64_t id_time(const frond_format_source *src, int from_seg,
-                       int64_t id) {
+/* The time a date prefix shows for a snowflake ID: its own. */
+static int64_t id_time(const frond_format_source *src, int64_t id) {
   frond_fields fl;
-  if (from_seg)
-    return frond__seg_now_ms(src->seg);
   if (frond_decode(frond_gen_layout(src->gen), id, &fl, NULL) != 0)
     return 0;
   return fl.unix_ms;
@@ -247,6 +281,8 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
   int64_t ids[CHUNK];
   uint8_t bodies[CHUNK * FROND__PERM_MAX_WIDTH];
   size_t chunk = CHUNK;
+  prefix_memo memo = {0, 0, 0, 0, {0}, {0}};
+  int64_t ms = 0;
   int rc;
   if (tag != NULL && src->seg == NULL)
     return frond__fail(err, FROND_EINVAL,
@@ -274,13 +310,17 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
       /* The IDs of a chunk are permuted side by side (order.c). */
       frond__perm_apply_n(&f->perm, f->ekey, (const uint64_t *)ids, k, bodies,
                           NULL);
+    /* Segment IDs show the time they are taken: the chunk's. */
+    if (f->prefix_dates && tag != NULL)
+      ms = frond__seg_now_ms(src->seg);
     for (size_t i = 0; i < k; i++, out += stride) {
-      if (f->kind == FROND_FORMAT_ORDER)
-        write_order(f, bodies + i * f->width,
-                    f->prefix_dates ? id_time(src, tag != NULL, ids[i]) : 0,
-                    out);
-      else
+      if (f->kind != FROND_FORMAT_ORDER)
         encode_plain(f, ids[i], out);
+      else if (!f->prefix_dates)
+        write_order(f, bodies + i * f->width, 0, out, &memo);
+      else
+        write_order(f, bodies + i * f->width,
+                    tag != NULL ? ms : id_time(src, ids[i]), out, &memo);
     }
     n -= k;
   }

@@ -218,34 +218,57 @@ static void test_perm_batch(void **state) {
 /* Order numbers issued in a batch (permuted side by side) are the numbers
 ** of increasing snowflake IDs: each decodes to its ID, which encodes back
 ** to the same number. */
+/* A batch is the numbers one at a time would be: the same bodies, and
+** each number's date prefix the time of its own ID (a batch writes a date
+** once per millisecond and reuses it). The fake clock stops 1 ms before
+** an hour turns in Tokyo; a batch borrows ahead of it, 4096 IDs a
+** millisecond, so the hour turns inside the batch. */
 static void test_next_batch(void **state) {
-  enum { N = 1000 };
+  enum { N = 5000 };
+  static const char *const specs[] = {
+      "order:digits=19,check=damm,key=1",
+      "order:digits=19,check=damm,key=1,prefix=SO-%Y%m%d%H-,tz=Asia/Tokyo"};
   frond_order_keys *k = keys_of("1:" KEY0);
-  frond_format *f = format_of("order:digits=19,check=damm,key=1", k);
-  frond_gen_options o;
-  frond_gen *g;
-  frond_format_source src;
-  char(*out)[32] = calloc(N, 32), again[32];
-  int64_t prev = -1;
+  char(*out)[48] = calloc(N, 48), again[48];
   (void)state;
-  frond_gen_options_init(&o);
-  o.max_ahead_ms = 60000;
-  assert_int_equal(frond_gen_create(&g, frond_layout_preset(0), 3, &o, NULL),
-                   0);
-  src = (frond_format_source){g, NULL, NULL, 0};
-  assert_int_equal(frond_format_next_n(f, &src, N, out[0], 32, NULL), 0);
-  for (int i = 0; i < N; i++) {
-    frond_format_value v;
-    assert_int_equal(frond_format_decode(f, out[i], strlen(out[i]), &v, NULL),
+  for (size_t s = 0; s < FROND__ARRAY_SIZE(specs); s++) {
+    frond_format *f = format_of(specs[s], k);
+    fake_clock clock;
+    frond_gen_options o;
+    frond_gen *g;
+    frond_format_source src;
+    int64_t prev = -1;
+    size_t turns = 0;
+    fake_clock_set(&clock, INT64_C(1795402800000) - 1); /* 2026-11-23 */
+    frond_gen_options_init(&o);
+    o.max_ahead_ms = 60000;
+    o.clock = fake_clock_read;
+    o.clock_ctx = &clock;
+    assert_int_equal(frond_gen_create(&g, frond_layout_preset(0), 3, &o, NULL),
                      0);
-    assert_true(v.id > prev);
-    prev = v.id;
-    assert_int_equal(
-        frond_format_encode(f, v.id, 0, again, sizeof(again), NULL), 0);
-    assert_string_equal(again, out[i]);
+    src = (frond_format_source){g, NULL, NULL, 0};
+    assert_int_equal(frond_format_next_n(f, &src, N, out[0], 48, NULL), 0);
+    for (int i = 0; i < N; i++) {
+      frond_format_value v;
+      frond_fields fl;
+      assert_int_equal(frond_format_decode(f, out[i], strlen(out[i]), &v, NULL),
+                       0);
+      assert_true(v.id > prev);
+      prev = v.id;
+      assert_int_equal(frond_decode(frond_gen_layout(g), v.id, &fl, NULL), 0);
+      assert_int_equal(
+          frond_format_encode(f, v.id, fl.unix_ms, again, sizeof(again), NULL),
+          0);
+      assert_string_equal(again, out[i]);
+      if (s == 1 && i > 0 && strncmp(out[i], out[i - 1], 14) != 0)
+        turns++;
+    }
+    /* The prefixed batch saw the hour turn, once. */
+    if (s == 1)
+      assert_int_equal(turns, 1);
+    frond_gen_close(g, NULL);
+    frond_format_free(f);
   }
-  frond_gen_close(g, NULL);
-  frond_format_free(f);
   frond_order_keys_free(k);
   free(out);
 }
