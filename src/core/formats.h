@@ -69,12 +69,16 @@ int frond__perm_invert(const frond__perm *p, const uint8_t key[16],
 ** takes it) into out + i * p->width, for i < n. Identical results to
 ** frond__perm_apply, in a fraction of the time per ID: the rounds of up to
 ** 16 IDs run side by side through a SIMD SipHash kernel (siphash_lanes.c).
-** kernel NULL: the fastest this machine runs.
+** Fewer IDs than the kernel's min_lanes go one at a time, which is then
+** faster. kernel NULL: the fastest this machine runs.
 */
 typedef struct frond__sip_kernel {
   const char *name; /* "avx512", "avx2", "libsodium" */
   /* h[j] = SipHash-2-4 under key of the 8 little-endian bytes of m[j]. */
   void (*hash16)(const uint8_t key[16], const uint64_t m[16], uint64_t h[16]);
+  /* A kernel call costs the same for 1 lane as for 16: from this many IDs
+  ** on it beats frond__perm_apply one ID at a time (measured). */
+  size_t min_lanes;
 } frond__sip_kernel;
 /* The kernels this machine runs, fastest first; the last is libsodium's
 ** crypto_shorthash, one call per word. Thread-safe. */

@@ -214,9 +214,14 @@ void frond__perm_apply_n(const frond__perm *p, const uint8_t key[16],
                          const frond__sip_kernel *kernel) {
   if (kernel == NULL)
     frond__sip_kernels(&kernel); /* the first is the fastest */
-  for (size_t i = 0; i < n; i += 16)
-    apply_lanes(p, key, x + i, n - i < 16 ? n - i : 16, out + i * p->width,
-                kernel);
+  for (size_t i = 0; i < n; i += 16) {
+    size_t k = n - i < 16 ? n - i : 16;
+    if (k >= kernel->min_lanes)
+      apply_lanes(p, key, x + i, k, out + i * p->width, kernel);
+    else
+      for (size_t j = i; j < i + k; j++)
+        frond__perm_apply(p, key, x[j], out + j * p->width);
+  }
 }
 
 int frond__perm_invert(const frond__perm *p, const uint8_t key[16],

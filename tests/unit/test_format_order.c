@@ -182,7 +182,8 @@ static void test_perm_batch(void **state) {
   static const unsigned cases[][3] = {{10, 19, 8}, {10, 12, 8}, {10, 7, 4},
                                       {10, 6, 32}, {32, 13, 8}, {32, 5, 6},
                                       {10, 2, 8},  {32, 2, 2}};
-  static const size_t sizes[] = {1, 15, 16, 17, 333};
+  /* Short batches cross each kernel's min_lanes. */
+  static const size_t sizes[] = {1, 2, 3, 4, 5, 8, 15, 16, 17, 333};
   const frond__sip_kernel *ks;
   size_t nk = frond__sip_kernels(&ks);
   uint64_t seed = 0x853c49e6748fea9bULL;
@@ -217,12 +218,11 @@ static void test_perm_batch(void **state) {
 
 /* Order numbers issued in a batch (permuted side by side) are the numbers
 ** of increasing snowflake IDs: each decodes to its ID, which encodes back
-** to the same number. */
-/* A batch is the numbers one at a time would be: the same bodies, and
-** each number's date prefix the time of its own ID (a batch writes a date
-** once per millisecond and reuses it). The fake clock stops 1 ms before
-** an hour turns in Tokyo; a batch borrows ahead of it, 4096 IDs a
-** millisecond, so the hour turns inside the batch. */
+** to the same number. A batch is what one at a time would be: the same
+** bodies, and each number's date prefix the time of its own ID (a batch
+** writes a date once per millisecond and reuses it). The fake clock stops
+** 1 ms before an hour turns in Tokyo; a batch borrows ahead of it, 4096
+** IDs a millisecond, so the hour turns inside the batch. */
 static void test_next_batch(void **state) {
   enum { N = 5000 };
   static const char *const specs[] = {
