@@ -364,6 +364,21 @@ static void test_non_enumerable(void **state) {
   assert_true(st.diff > 1000 * CHI2_99_P001);
 }
 
+/* Damm's check digit one digit at a time, as Damm defined it: the table
+** frond__damm's pairs are built from, written out again here. */
+static int damm_reference(const uint8_t *v, size_t n) {
+  static const uint8_t t[10][10] = {
+      {0, 3, 1, 7, 5, 9, 8, 6, 4, 2}, {7, 0, 9, 2, 1, 5, 4, 8, 6, 3},
+      {4, 2, 0, 6, 8, 7, 1, 3, 5, 9}, {1, 7, 5, 0, 9, 8, 3, 4, 2, 6},
+      {6, 1, 2, 3, 0, 4, 5, 9, 7, 8}, {3, 6, 7, 4, 2, 0, 9, 5, 8, 1},
+      {5, 8, 6, 9, 7, 2, 0, 1, 3, 4}, {8, 9, 4, 5, 3, 6, 2, 0, 1, 7},
+      {9, 4, 3, 8, 6, 1, 7, 2, 0, 5}, {2, 5, 8, 1, 4, 3, 6, 7, 9, 0}};
+  unsigned s = 0;
+  for (size_t i = 0; i < n; i++)
+    s = t[s][v[i]];
+  return (int)s;
+}
+
 static void test_check_characters(void **state) {
   static const uint8_t damm572[] = {5, 7, 2};
   static const uint8_t luhn[] = {7, 9, 9, 2, 7, 3, 9, 8, 7, 1};
@@ -374,6 +389,17 @@ static void test_check_characters(void **state) {
   (void)state;
   /* Reference values: Damm's 572 -> 4, Luhn's 7992739871 -> 3. */
   assert_int_equal(frond__damm(damm572, 3), 4);
+  /* Two digits a step give Damm's digit for every length, odd and even. */
+  {
+    uint64_t seed = 0x2545f4914f6cdd1dULL;
+    uint8_t v[48];
+    for (int round = 0; round < 2000; round++) {
+      size_t n = (size_t)round % 48;
+      for (size_t i = 0; i < n; i++)
+        v[i] = (uint8_t)(rnd(&seed) % 10);
+      assert_int_equal(frond__damm(v, n), damm_reference(v, n));
+    }
+  }
   assert_int_equal(frond__luhn(luhn, 10), 3);
   for (size_t s = 0; s < FROND__ARRAY_SIZE(specs); s++) {
     frond_format *f = format_of(specs[s], k);
