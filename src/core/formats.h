@@ -79,6 +79,11 @@ typedef struct frond__sip_kernel {
   /* A kernel call costs the same for 1 lane as for 16: from this many IDs
   ** on it beats frond__perm_apply one ID at a time (measured). */
   size_t min_lanes;
+  /* NULL, or every round of the permutation (order.c) at once on 16 lanes
+  ** of halves (A[j], B[j]) with moduli a and b, kept in vector registers:
+  ** the same result as hash16 and the scalar arithmetic round by round. */
+  void (*feistel16)(const uint8_t key[16], unsigned rounds, uint64_t a,
+                    uint64_t b, uint64_t A[16], uint64_t B[16]);
 } frond__sip_kernel;
 /* The kernels this machine runs, fastest first; the last is libsodium's
 ** crypto_shorthash, one call per word. Thread-safe. */

@@ -179,18 +179,12 @@ void frond__perm_apply(const frond__perm *p, const uint8_t key[16], uint64_t x,
   put_half(B, p->radix, p->bdig, out + p->adig);
 }
 
-/* Up to 16 IDs side by side: round by round, the kernel hashes every
-** lane's B at once, then each lane does its addition. */
-static void apply_lanes(const frond__perm *p, const uint8_t key[16],
-                        const uint64_t *x, size_t n, uint8_t *out,
-                        const frond__sip_kernel *k) {
-  uint64_t A[16], B[16], m[16] = {0}, h[16], ma = p->a, mb = p->b;
-  for (size_t j = 0; j < n; j++) {
-    A[j] = div_low(p, x[j]);
-    B[j] = x[j] - A[j] * p->b;
-  }
+/* Round by round on up to 16 lanes: the kernel hashes every lane's B at
+** once, then each lane does its addition. */
+static void rounds_lanes(const frond__perm *p, const uint8_t key[16], size_t n,
+                         uint64_t *A, uint64_t *B, const frond__sip_kernel *k) {
+  uint64_t m[16] = {0}, h[16], ma = p->a, mb = p->b, t;
   for (unsigned i = 0; i < p->rounds; i++) {
-    uint64_t t;
     for (size_t j = 0; j < n; j++)
       m[j] = B[j] | (uint64_t)i << 56;
     k->hash16(key, m, h);
@@ -203,6 +197,22 @@ static void apply_lanes(const frond__perm *p, const uint8_t key[16],
     }
     t = ma, ma = mb, mb = t;
   }
+}
+
+/* Up to 16 IDs side by side, all rounds in the kernel's registers when it
+** can (feistel16), else round by round. */
+static void apply_lanes(const frond__perm *p, const uint8_t key[16],
+                        const uint64_t *x, size_t n, uint8_t *out,
+                        const frond__sip_kernel *k) {
+  uint64_t A[16] = {0}, B[16] = {0};
+  for (size_t j = 0; j < n; j++) {
+    A[j] = div_low(p, x[j]);
+    B[j] = x[j] - A[j] * p->b;
+  }
+  if (k->feistel16 != NULL)
+    k->feistel16(key, p->rounds, p->a, p->b, A, B);
+  else
+    rounds_lanes(p, key, n, A, B, k);
   for (size_t j = 0; j < n; j++) {
     put_half(A[j], p->radix, p->adig, out + j * p->width);
     put_half(B[j], p->radix, p->bdig, out + j * p->width + p->adig);
