@@ -20,7 +20,8 @@
 ** 2012) of one 8-byte little-endian word under a 128-bit key, as
 ** libsodium's crypto_shorthash_siphash24 does: 2 compression rounds for
 ** the word, 2 for the final block (which holds only the length, 8), then
-** 4 finalization rounds. Nothing else is written by hand: key derivation
+** 4 finalization rounds. Nothing else of the cryptography is written by
+** hand (feistel16 adds only the permutation's arithmetic): key derivation
 ** stays libsodium's BLAKE2b, single IDs and decoding still call
 ** crypto_shorthash, and tests/unit/test_format_order.c checks every
 ** kernel this machine runs against crypto_shorthash for every word of a
@@ -29,8 +30,8 @@
 **
 ** Which kernel runs is decided once, by the CPU's features
 ** (__builtin_cpu_supports, which also checks that the OS saves the vector
-** registers); without AVX2, or on other architectures, the batch calls
-** libsodium 16 times.
+** registers); without AVX2, or on other architectures, full groups of 16
+** call libsodium once per word and shorter ones go one ID at a time.
 */
 #include "core/formats.h"
 
