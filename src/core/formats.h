@@ -1,6 +1,7 @@
 /*
-** formats.h -- pieces shared by the ID format sources (format.c, order.c,
-** alphabet.c, id128.c, tz.c, period.c); not part of the API.
+** formats.h -- pieces shared by the ID format sources (format.c,
+** format_decode.c, format_spec.c, order.c, siphash_lanes.c, alphabet.c,
+** id128.c, tz.c, period.c); not part of the API.
 */
 #ifndef FROND_FORMATS_H
 #define FROND_FORMATS_H
@@ -171,7 +172,7 @@ int64_t frond__period_of(frond__period_cache *c, const frond__tz *tz, int kind,
 ** instant with that local date); INT64_MIN when the period is malformed. */
 int64_t frond__period_start(const frond__tz *tz, int kind, int64_t period);
 
-/* ---- the format object (format_spec.c builds it, format.c uses it) ---- */
+/* ---- the format object (format_spec.c builds it, format*.c use it) ---- */
 
 enum {
   FROND__CHECK_NONE,
@@ -239,6 +240,12 @@ struct frond_format {
   frond_ulid *ulid;
   frond_objectid *oid;
 };
+
+/* Shared by writing (format.c) and reading (format_decode.c): the symbols
+** of an order or seq number, and its check character over the symbol
+** values vals[0..nv). */
+const char *frond__format_alphabet(const frond_format *f);
+char frond__format_check(const frond_format *f, const uint8_t *vals, size_t nv);
 
 /* The key of a keyed seq format for a period (derived once, then cached). */
 int frond__seq_key(frond_format *f, int64_t period, const uint8_t **key,
