@@ -8,7 +8,7 @@ build_pkgs="build-essential cmake pkg-config git ca-certificates
   libuv1-dev libsqlite3-dev libpq-dev libzookeeper-mt-dev"
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
-  procps curl sqlite3 postgresql util-linux zookeeper faketime"
+  procps curl sqlite3 postgresql util-linux zookeeper faketime libfaketime"
 case "$what" in
 build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
