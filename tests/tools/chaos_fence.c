@@ -24,6 +24,8 @@
 #define THREADED
 #include <zookeeper/zookeeper.h>
 
+#include "core/internal.h"
+
 #include <libpq-fe.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -31,18 +33,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static atomic_int stopping;
 static FILE *out;
 static long polls, failed;
-
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void on_signal(int sig) {
   (void)sig;
@@ -65,7 +60,7 @@ static char forever[600];
 
 static int zk_poll(void) {
   struct String_vector kids = {0, NULL};
-  int64_t at = mono_ns();
+  int64_t at = frond__mono_ns();
   int rc;
   if (zh && zoo_state(zh) == ZOO_EXPIRED_SESSION_STATE) {
     zookeeper_close(zh);
@@ -104,7 +99,7 @@ static const char *pg_uri;
 
 static int lease_poll(void) {
   PGresult *r;
-  int64_t at = mono_ns();
+  int64_t at = frond__mono_ns();
   if (pg && PQstatus(pg) != CONNECTION_OK) {
     PQfinish(pg);
     pg = NULL;

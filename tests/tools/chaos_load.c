@@ -37,6 +37,7 @@
 ** one line per stream: "stream NAME requests R ids I errors E".
 */
 #include "frond.h"
+#include "core/internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -86,12 +87,6 @@ static atomic_int stopping, running;
 static atomic_llong collected;
 static long long max_ids;
 static int64_t deadline_ns;
-
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void on_signal(int sig) {
   (void)sig;
@@ -162,7 +157,7 @@ static int fill(stream *s, int64_t until) {
     }
     if (n == 0)
       return CL_CLOSED;
-    if (errno == EINTR && mono_ns() < until)
+    if (errno == EINTR && frond__mono_ns() < until)
       continue;
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
                ? CL_TIMEOUT
@@ -343,13 +338,13 @@ static int resp_request(stream *s, int64_t until) {
 
 static void *run(void *arg) {
   stream *s = arg;
-  while (!atomic_load(&stopping) && mono_ns() < deadline_ns &&
+  while (!atomic_load(&stopping) && frond__mono_ns() < deadline_ns &&
          (max_ids == 0 || atomic_load(&collected) < max_ids)) {
-    int64_t sent = mono_ns(), until = sent + s->timeout_ms * 1000000;
+    int64_t sent = frond__mono_ns(), until = sent + s->timeout_ms * 1000000;
     int rc;
     s->nout = 0;
     if (s->fd < 0 && connect_to(s) != 0) {
-      put_rec(s, sent, mono_ns(), 0, CL_CONNECT);
+      put_rec(s, sent, frond__mono_ns(), 0, CL_CONNECT);
       s->errors++;
       usleep(20000);
       continue;
@@ -365,7 +360,7 @@ static void *run(void *arg) {
     if (s->nout > 0 &&
         fwrite(s->out, sizeof(int64_t), s->nout, s->ids) != s->nout)
       die("cannot write an ID file");
-    put_rec(s, sent, mono_ns(), (int64_t)s->nout, rc);
+    put_rec(s, sent, frond__mono_ns(), (int64_t)s->nout, rc);
     s->nids += (long long)s->nout;
     atomic_fetch_add(&collected, (long long)s->nout);
     if (rc != 0) {
@@ -452,7 +447,7 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  deadline_ns = mono_ns() + (int64_t)(seconds * 1e9);
+  deadline_ns = frond__mono_ns() + (int64_t)(seconds * 1e9);
   atomic_store(&running, nstreams);
   for (i = 0; i < nstreams; i++)
     if (pthread_create(&streams[i].thread, NULL, run, &streams[i]) != 0)
@@ -460,7 +455,7 @@ int main(int argc, char **argv) {
   /* A stream waiting on a stopped node would hold the exit up for its
   ** whole timeout: once it is time to stop, cut every connection. */
   while (atomic_load(&running) > 0) {
-    if (atomic_load(&stopping) || mono_ns() >= deadline_ns ||
+    if (atomic_load(&stopping) || frond__mono_ns() >= deadline_ns ||
         (max_ids > 0 && atomic_load(&collected) >= max_ids)) {
       atomic_store(&stopping, 1);
       for (i = 0; i < nstreams; i++) {
