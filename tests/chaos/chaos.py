@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fleet as fl  # noqa: E402
 from fleet import Fleet, Load, Run, ft, mixed  # noqa: E402
@@ -272,11 +273,12 @@ def clock(run):
     to the lease database; a spare with a true clock takes its lease once
     it expires. Then clocks jump by +-300 s at run time: nodes must refuse
     (CLOCK_BEHIND) rather than repeat an ID."""
-    f = Fleet(run, "lease", clock=True, proxied=True,
+    f = Fleet(run, "lease", layout="sonyflake", clock=True, proxied=True,
               lease_opts="lease_ms=4000&connect_ms=1500")
     n0, n1, n2 = f.nodes
     n0.set_clock(5)
     n1.set_clock(-2)
+    n0.check_clock(5)
     start_all(f)
     spare = f.add_node("spare", clock=True)
     load = Load(run, "main", sum((mixed(n) for n in f.nodes), []),
@@ -289,6 +291,7 @@ def clock(run):
         f.proxy.set("n0-coord", "pass")
         f.proxy.set("n0-store", "pass")
         n1.set_clock(300)
+        n1.check_clock(300)
         run.sleep_until(t + 10)
         n1.set_clock(-2)
         n2.set_clock(-300)

@@ -188,6 +188,34 @@ class Node:
         if log:
             self.run.log("%s: clock %+ds" % (self.label, offset_s))
 
+    def check_clock(self, offset_s, within=1.5):
+        """Make sure the nemesis bites: a process started the way this node
+        is sees CLOCK_REALTIME offset_s off and CLOCK_MONOTONIC true
+        (libfaketime re-reads the offset within `within` seconds)."""
+        e = self.env()
+        e.pop("ASAN_OPTIONS", None)
+        probe = "import time; print(time.time(), time.monotonic())"
+        deadline = time.monotonic() + within + 1
+        while True:
+            real, mono = time.time(), time.monotonic()
+            out = subprocess.run([sys.executable, "-c", probe], env=e,
+                                 capture_output=True, text=True, timeout=30)
+            ft.check(out.returncode == 0, "clock probe: %s" % out.stderr)
+            r, m = (float(x) for x in out.stdout.split())
+            # Both readings include the probe's start-up time: compare the
+            # wall clock's lead over the monotonic one.
+            drift = m - mono
+            off = r - real - drift
+            if abs(off - offset_s) < 0.5 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        ft.check(abs(off - offset_s) < 0.5,
+                 "%s: CLOCK_REALTIME is %+.2f s off, want %+d s" %
+                 (self.label, off, offset_s))
+        ft.check(0 <= drift < 2,
+                 "%s: CLOCK_MONOTONIC moved too (%+.2f s)" % (self.label,
+                                                              drift))
+
     # ---- processes ------------------------------------------------------
 
     def args(self):
