@@ -184,11 +184,14 @@ def pause(run):
     f = Fleet(run, "lease", layout="sonyflake")
     start_all(f)
     spare = f.add_node("spare")
-    # Impatient clients (10 ms back-off): some request arrives in the
-    # first milliseconds after a node may issue again.
-    load = Load(run, "main", sum((mixed(n, backoff_ms=10) + mixed(n)
-                                  for n in f.nodes), []) +
-                bursts(f.nodes, 256), seconds=3600, max_ids=MAX_IDS)
+    # Impatient clients (single IDs, 5 ms back-off): some request arrives
+    # in the first milliseconds after a node may issue again. The spare
+    # borrows ahead, as a busy node does.
+    impatient = [(n, "leaf", "snowflake", "-", 1, 3000, 0, 5)
+                 for n in f.nodes[:3] for _ in range(4)]
+    load = Load(run, "main", sum((mixed(n) for n in f.nodes), []) +
+                impatient + bursts([spare], 256),
+                seconds=3600, max_ids=MAX_IDS)
     for i, t in cycles(run, 1, 7, 3):
         victim = f.nodes[i % 3]
         keeper = Spare(run, spare)
