@@ -502,8 +502,9 @@ def run_scenario(name, fn, expect_fail):
         else:
             row["result"] = "FAIL" if found else "ok"
     except Exception as e:  # any failure of the harness is an error row
-        row["result"] = "ERROR (%s: %s)" % (type(e).__name__, e)
-        print("  %s" % row["result"], flush=True)
+        print("  ERROR (%s: %s)" % (type(e).__name__, e), flush=True)
+        first = (str(e).strip().splitlines() or [""])[0]
+        row["result"] = "ERROR (%s: %s)" % (type(e).__name__, first[:60])
     finally:
         run.close()
     row["seconds"] = time.monotonic() - t0
