@@ -112,6 +112,40 @@ def test_checker_counts():
     shutil.rmtree(d, ignore_errors=True)
 
 
+def test_checker_floor():
+    """A barrier (a fleet-wide layout change): the nodes it names issue
+    above everything any of them issued before it; other nodes and
+    segment IDs are not bound by it."""
+    d = ft.tempdir("frond-chaos-self-")
+    t = 1795400000000
+    c = write_stream(d, "c", [
+        (10, [sf(t, 0, 100)]),
+        (6000, [sf(t + 3, 0, 0)]),  # above c's own, below d's old: floor
+        (7000, [sf(t + 9, 0, 0)]),  # above everything before: fine
+    ])
+    dd = write_stream(d, "d", [(10, [sf(t + 5, 1, 0)]),
+                               (6000, [sf(t + 10, 1, 0)])])
+    # Not named by the barrier: below d's old IDs after it, and fine.
+    e = write_stream(d, "e", [(10, [sf(t, 2, 0)]), (6000, [sf(t + 1, 2, 0)])])
+    g = write_stream(d, "g", [(10, [50]), (6000, [60])])
+    out, text = run_check(d, [
+        "incarnation c 0 frond", "incarnation c 5000 frond",
+        "incarnation d 0 frond", "incarnation d 5000 frond",
+        "incarnation e 0 frond", "incarnation e 5000 frond",
+        "barrier 5000 c,d",
+        "stream c %s snowflake - c" % c, "stream d %s snowflake - d" % dd,
+        "stream e %s snowflake - e" % e, "stream g %s segment orders c" % g])
+    want = {"ids": 9, "order": 1, "order_restart": 0, "order_floor": 1,
+            "duplicates": 0}
+    got = {k: out.get(k) for k in want}
+    ft.check(got == want, "chaos_check counted %s, want %s\n%s" %
+             (got, want, text))
+    ft.check("example floor c[1]" in text, "no example of the floor:\n" +
+             text)
+    import shutil
+    shutil.rmtree(d, ignore_errors=True)
+
+
 class Echo:
     """A loopback echo server."""
 
@@ -212,4 +246,4 @@ def query(port, line):
 
 
 if __name__ == "__main__":
-    ft.main([test_checker_counts, test_netproxy_modes])
+    ft.main([test_checker_counts, test_checker_floor, test_netproxy_modes])

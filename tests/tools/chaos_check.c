@@ -18,6 +18,10 @@
 **                had at the coordinator: the first fence sample taken after
 **                the ID was received must cover it (fences only grow, so
 **                this never blames an ID wrongly)
+**   floor        after a fleet-wide barrier (a layout change: every node
+**                stopped, the new layout recorded with its floor), every
+**                snowflake ID of the nodes it names is above every one they
+**                issued before it (counted with order)
 **
 ** It scales to hundreds of millions of IDs in bounded memory: duplicates
 ** are found by spreading (ID, where) pairs over 256 bucket files by a hash
@@ -32,11 +36,15 @@
 **   incarnation NODE SPAWN_NS LAYOUT a node process started then (monotonic)
 **   stream NAME PREFIX KIND TAG NODE PREFIX.ids / PREFIX.rec of chaos_load
 **   fence FILE                       samples of chaos_fence
+**   barrier NS NODE[,NODE...]        incarnations of these nodes started at
+**                                    or after NS (monotonic) issue above
+**                                    everything those before NS issued
 **
 ** Output: up to a few examples of each kind of violation, one per line,
 ** starting with "example"; then "key value" lines (ids, snowflake_ids,
 ** segment_ids, requests, failed_requests, duplicates, duplicate_answers,
-** order, order_restart, above_fence, unfenced, fence_samples) and
+** order, order_restart, order_floor, above_fence, unfenced, fence_samples)
+** and
 ** "failed CODE n" per kind of failed request (Frond's codes, or the
 ** client's CONNECT, TIMEOUT, CLOSED, GARBAGE, STATUS).
 */
@@ -54,6 +62,7 @@
 #define MAX_STREAMS 1024
 #define MAX_GROUPS 32
 #define MAX_KEYS 32 /* node IDs one stream may see */
+#define MAX_BARRIERS 256
 #define EXAMPLES 5
 
 typedef struct rec {
@@ -75,6 +84,14 @@ typedef struct stream {
   char name[64], prefix[4096];
   int node, group; /* group 0: snowflake; i > 0: tag i */
 } stream;
+
+/* A fleet-wide barrier: nodes (a bit per node index) started from at_ns on
+** issue above `below`, the largest snowflake ID of their incarnations
+** started before it. */
+typedef struct barrier {
+  int64_t at_ns, below;
+  uint64_t nodes;
+} barrier;
 
 typedef struct sample {
   int64_t at_ns, node, fence_ms;
@@ -99,6 +116,8 @@ static int ngroups = 1;
 static sample *samples;
 static size_t nsamples;
 static int have_fence;
+static barrier barriers[MAX_BARRIERS];
+static int nbarriers;
 static int64_t t0_ns = INT64_MAX;
 
 static void die(const char *what, const char *arg) {
@@ -209,6 +228,16 @@ static void read_manifest(const char *path) {
       nstreams++;
     } else if (sscanf(line, "fence %4095s", a) == 1) {
       read_fence(a);
+    } else if (sscanf(line, "barrier %lld %4095s", &n, a) == 2) {
+      barrier *br = &barriers[nbarriers];
+      if (nbarriers == MAX_BARRIERS)
+        die("too many barriers", NULL);
+      br->at_ns = n;
+      br->below = INT64_MIN;
+      br->nodes = 0;
+      for (char *p = strtok(a, ","); p; p = strtok(NULL, ","))
+        br->nodes |= UINT64_C(1) << find_node(p);
+      nbarriers++;
     } else if (line[0] != '#' && line[0] != '\n') {
       die("bad manifest line", line);
     }
@@ -415,9 +444,31 @@ static int64_t max_before(int nd, int group, int inc, int64_t key) {
   return m;
 }
 
+/* The latest barrier for node nd at or before spawn_ns, or -1. */
+static int barrier_of(int nd, int64_t spawn_ns) {
+  int b = -1;
+  for (int i = 0; i < nbarriers; i++)
+    if ((barriers[i].nodes >> nd & 1) && barriers[i].at_ns <= spawn_ns &&
+        (b < 0 || barriers[i].at_ns > barriers[b].at_ns))
+      b = i;
+  return b;
+}
+
+/* After pass 0: what each barrier's nodes issued before it. */
+static void barrier_maxima(void) {
+  for (int b = 0; b < nbarriers; b++)
+    for (size_t i = 0; i < nmaxima; i++) {
+      const inc_max *m = &maxima[i];
+      if (m->group == 0 && (barriers[b].nodes >> m->node & 1) &&
+          nodes[m->node].inc[m->inc].spawn_ns < barriers[b].at_ns &&
+          m->max > barriers[b].below)
+        barriers[b].below = m->max;
+    }
+}
+
 typedef struct totals {
-  long long ids, sf, seg, requests, failed, order, order_restart, above,
-      unfenced;
+  long long ids, sf, seg, requests, failed, order, order_restart, order_floor,
+      above, unfenced;
   long long codes[64]; /* failed requests by code: 0..31 Frond's, 32.. the
                           client's own */
 } totals;
@@ -433,7 +484,7 @@ static const char *code_name(int i) {
 /* One pass over every stream. pass 0 collects the maxima of each
 ** incarnation; pass 1 counts order and fence violations. */
 static void walk(int pass, totals *t) {
-  int shown_order = 0, shown_restart = 0, shown_fence = 0;
+  int shown_order = 0, shown_restart = 0, shown_fence = 0, shown_floor = 0;
   for (int si = 0; si < nstreams; si++) {
     const stream *s = &streams[si];
     const node *nd = &nodes[s->node];
@@ -445,6 +496,9 @@ static void walk(int pass, totals *t) {
     while (fread(&r, sizeof r, 1, fr) == 1) {
       int inc = incarnation_of(nd, r.sent_ns);
       int layout = nd->ninc ? nd->inc[inc].layout : 0;
+      int br = nd->ninc && s->group == 0
+                   ? barrier_of(s->node, nd->inc[inc].spawn_ns)
+                   : -1;
       int64_t fence = -2, fence_key = -1;
       if (pass == 1) {
         t->requests++;
@@ -499,6 +553,17 @@ static void walk(int pass, totals *t) {
                    s->name, pos, (double)(r.recv_ns - t0_ns) / 1e9, id,
                    id <= prev ? prev : before);
         }
+        if (br >= 0 && id <= barriers[br].below) {
+          t->order += id > prev && id > before; /* once per ID */
+          t->order_floor++;
+          if (shown_floor++ < EXAMPLES)
+            printf("example floor %s[%" PRIu64 "] at +%.3fs: %" PRId64
+                   " not above %" PRId64 ", issued before the barrier at "
+                   "+%.3fs\n",
+                   s->name, pos, (double)(r.recv_ns - t0_ns) / 1e9, id,
+                   barriers[br].below,
+                   (double)(barriers[br].at_ns - t0_ns) / 1e9);
+        }
         if (!have_fence || s->group != 0)
           continue;
         if (fence == -2 || fence_key != key) {
@@ -539,12 +604,13 @@ int main(int argc, char **argv) {
   memset(&t, 0, sizeof t);
   find_duplicates(&dups, &extra);
   walk(0, &t);
+  barrier_maxima();
   walk(1, &t);
   printf("ids %lld\nsnowflake_ids %lld\nsegment_ids %lld\nrequests %lld\n"
          "failed_requests %lld\nduplicates %lld\nduplicate_answers %lld\n"
-         "order %lld\norder_restart %lld\n",
+         "order %lld\norder_restart %lld\norder_floor %lld\n",
          t.ids, t.sf, t.seg, t.requests, t.failed, dups, extra, t.order,
-         t.order_restart);
+         t.order_restart, t.order_floor);
   if (have_fence)
     printf("above_fence %lld\nunfenced %lld\nfence_samples %zu\n", t.above,
            t.unfenced, nsamples);
