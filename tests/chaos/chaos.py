@@ -88,6 +88,29 @@ class Spare:
         self.t.join(30)
 
 
+def back_within(run, node, since, bound, what):
+    """Start a node again unless it runs (retrying a refusal) and wait for
+    its first snowflake ID: the seconds from `since` (CLOCK_MONOTONIC) to
+    that ID, or None, counted wrong, when it took longer than bound."""
+    if node.up() or node.start(timeout=bound + 10):
+        node.first_id(max(0.1, since + bound + 5 - time.monotonic()))
+    took = time.monotonic() - since
+    if not node.up() or took > bound:
+        run.fault(1, "%s answered no ID within %.0f s of %s (%s)" % (
+            node.label, bound, what, "%.1f s" % took if node.up()
+            else "not up"))
+        return None
+    run.log("%s: first ID %.2f s after %s" % (node.label, took, what))
+    return took
+
+
+def note_times(run, what, took, bound):
+    done = [t for t in took if t is not None]
+    if done:
+        run.notes.append("%s: first ID after %.1f to %.1f s (bound %.0f s)"
+                         % (what, min(done), max(done), bound))
+
+
 def count_refusals(run, nodes, what):
     """Every start of these nodes that exited is a fault."""
     total, by = 0, {}
@@ -126,20 +149,29 @@ def finish(run, fleet, *loads):
 def kill9(run):
     """kill -9 and restart at once, every 3 s, under ZooKeeper, while the
     nodes borrow ahead of the clock (batches past the layout's rate).
-    A restart must come up: not NODE_IN_USE because the dead process's
-    session has not expired yet, not CLOCK_BEHIND because the dead node
-    borrowed ahead."""
+    A restart must come up at the first attempt (it waits for the dead
+    process's session, then for the clock to reach the dead one's fence:
+    no NODE_IN_USE, no CLOCK_BEHIND), answer an ID within a session
+    timeout + 2 s + a window + 1 s of the kill (8 s), and issue above
+    everything its node ID issued before."""
     f = Fleet(run, "zk", layout="sonyflake")
     start_all(f)
     load = Load(run, "main", sum((mixed(n) for n in f.nodes), []) +
                 bursts(f.nodes, 256), seconds=3600, max_ids=MAX_IDS)
+    # The restart's wait for the dead session is bounded by the session
+    # timeout + 2 s, its wait for the clock by the window (the fence is at
+    # most max_ahead + window ahead, and it may start max_ahead ahead);
+    # 1 s to start the process.
+    bound = 2 + 2 + 3 + 1
+    took = []
     for i, _ in cycles(run, 2, 3, 5):
         victim = f.nodes[i % len(f.nodes)]
         victim.kill9()
-        if not victim.start(timeout=20):
-            run.fault(1, "%s did not come back after kill -9" % victim.label)
+        took.append(back_within(run, victim, time.monotonic(), bound,
+                                "its kill -9"))
     run.sleep_until(run.now() + 2)
     count_refusals(run, f.nodes, "restarts after kill -9")
+    note_times(run, "restart after kill -9", took, bound)
     finish(run, f, load)
     return f
 
@@ -312,7 +344,8 @@ def overload(run):
     """Many threads asking two nodes for batches past the layout's rate and
     past max_ahead. Once the overload stops, the first must serve again
     within max_ahead (plus slack); the second, restarted right then (a
-    deploy), must come up again."""
+    deploy), must come up at the first attempt and answer an ID within
+    max_ahead + 2 s of its stop, above everything it issued before."""
     f = Fleet(run, "zk", layout="sonyflake")
     n0, n1 = f.nodes[0], f.nodes[1]
     for n in (n0, n1):
@@ -321,6 +354,10 @@ def overload(run):
     load = Load(run, "main", sum((mixed(n) for n in f.nodes), []),
                 seconds=3600, max_ids=MAX_IDS)
     grace = f.max_ahead_ms / 1000.0 + 2
+    # A clean stop stores the exact high water, at most max_ahead ahead of
+    # the clock: the restart waits for that, plus 2 s to start.
+    bound = f.max_ahead_ms / 1000.0 + 2
+    took = []
     for i, t in cycles(run, 2, 20, 1):
         storm = Load(run, "storm%d" % i, [
             (n, proto, "snowflake", "-", 256, 5000, 0, 0)
@@ -333,13 +370,14 @@ def overload(run):
                      [(n0, "leaf", "snowflake", "-", 1, 3000, 50000)],
                      seconds=grace + 8, max_ids=MAX_IDS)
         n1.stop()
-        if not n1.start(timeout=15):
-            run.fault(1, "n1 did not come back after the overload")
+        took.append(back_within(run, n1, time.monotonic(), bound,
+                                "its stop"))
         probe.wait()
         late, total = failed_after(run, "probe%d" % i, end + grace * 1e9)
         run.fault(late, "%d of %d requests to n0 failed from %.0f s after "
                   "the overload stopped" % (late, total, grace))
     count_refusals(run, [n1], "restart right after the overload")
+    note_times(run, "restart after the overload", took, bound)
     finish(run, f, load)
     return f
 

@@ -14,10 +14,13 @@ node answers; check() hands everything to chaos_check.
 Everything is bounded in time, listens on 127.0.0.1 only, uses free ports
 and is stopped by process ID.
 """
+import array
+import bisect
 import glob
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -39,6 +42,29 @@ if "suppressions=" not in os.environ.get("LSAN_OPTIONS", ""):
     os.environ["LSAN_OPTIONS"] = (os.environ.get("LSAN_OPTIONS", "") +
                                   ":suppressions=" + LSAN_SUPP).lstrip(":")
 TAGS = {"orders": 200, "events": 5000}  # small steps: many allocations
+
+
+def error_names():
+    """Frond's error codes by number, from FROND_ERRNO_MAP."""
+    with open(os.path.join(ft.FROND_SRC, "include", "frond.h")) as f:
+        return {int(n): name for n, name in
+                re.findall(r"XX\((\d+), (\w+),", f.read())}
+
+
+CLIENT_CODES = {1: "CONNECT", 2: "TIMEOUT", 3: "CLOSED", 4: "GARBAGE",
+                5: "STATUS"}  # chaos_load's own failures
+
+
+def code_name(code, names={}):
+    """The name of a code chaos_load recorded: 'ok', Frond's name for a
+    negative one, the client's for a positive one."""
+    if code == 0:
+        return "ok"
+    if code > 0:
+        return CLIENT_CODES.get(code, "CLIENT%d" % code)
+    if not names:
+        names.update(error_names())
+    return names.get(-code, "E%d" % -code)
 
 
 def faketime_lib():
@@ -97,6 +123,32 @@ class Run:
         if left > 0:
             time.sleep(left)
 
+    def requests(self, sent_from=0, answered_by=None, labels=None, kind=None,
+                 load=None):
+        """Requests of the streams chosen (node labels, "snowflake" or
+        "segment", a load's name) sent at or after sent_from and answered
+        before answered_by (CLOCK_MONOTONIC ns): {code name: requests}."""
+        out = {}
+        for name, prefix, k, _, label in self.streams:
+            if (labels is not None and label not in labels) or \
+                    (kind and k != kind) or \
+                    (load and not name.startswith(load + "-")):
+                continue
+            r = array.array("q")
+            with open(prefix + ".rec", "rb") as fh:
+                r.frombytes(fh.read())
+            n = len(r) // 4
+            sent = _Column(r, 0, n)
+            i = bisect.bisect_left(sent, sent_from)
+            for j in range(i, n):
+                if r[4 * j] >= (answered_by or 1 << 62):
+                    break  # sent after the window: answered after it too
+                if answered_by is not None and r[4 * j + 1] >= answered_by:
+                    continue
+                c = code_name(r[4 * j + 3])
+                out[c] = out.get(c, 0) + 1
+        return out
+
     def fault(self, count, what):
         if count:
             self.wrong.append((count, what))
@@ -114,6 +166,25 @@ class Run:
             shutil.rmtree(self.dir, ignore_errors=True)
         else:
             print("kept %s" % self.dir)
+
+
+class _Column:
+    """One column of a records array, for bisect."""
+
+    def __init__(self, r, col, n):
+        self.r, self.col, self.n = r, col, n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return self.r[4 * i + self.col]
+
+
+def describe(counts):
+    """'ok 12, COORD 3' from {code name: requests}."""
+    return ", ".join("%s %d" % kv for kv in sorted(
+        counts.items(), key=lambda kv: (kv[0] != "ok", kv[0]))) or "none"
 
 
 def stop_process(p, timeout=15, signalled=False):
@@ -159,12 +230,32 @@ class Proxy:
         self.run.log("proxy %s: %s %s" % (route, mode, arg or ""))
 
 
+class Ticking(ZooKeeper):
+    """ZooKeeper with its tick (sessions of 2 to 20 ticks) at every start."""
+
+    def __init__(self, tick_ms):
+        self.tick_ms = tick_ms
+        super().__init__()
+
+    def start(self, port=None):
+        was = os.environ.get("ZK_TICK_MS")
+        os.environ["ZK_TICK_MS"] = str(self.tick_ms)
+        try:
+            super().start(port)
+        finally:
+            if was is None:
+                os.environ.pop("ZK_TICK_MS")
+            else:
+                os.environ["ZK_TICK_MS"] = was
+
+
 class Node:
     """One `frond serve` process slot: a label, its ports and its data dir;
     start() spawns a new incarnation."""
 
     def __init__(self, fleet, label, identity_port=None, data_dir=None,
-                 cwd=None, clock=False, layout=None, extra=()):
+                 cwd=None, clock=False, layout=None, extra=(), coord=None,
+                 coord_opts=None):
         self.fleet, self.run = fleet, fleet.run
         self.label = label
         self.http_port = ft.free_port()
@@ -175,6 +266,9 @@ class Node:
         self.cwd = cwd or self.dir
         self.layout = layout or fleet.layout
         self.extra = list(extra)
+        # A coordinator of its own (static:N), or the fleet's with another
+        # query string; None: the fleet's.
+        self.coord, self.coord_opts = coord, coord_opts
         self.clock_file = None
         if clock:
             self.clock_file = self.run.path("nodes", label, "faketime")
@@ -292,6 +386,7 @@ class Node:
         """Start a new incarnation and wait until it answers. A start that
         exits is a refusal: counted, and tried again every 0.3 s while
         retry and time allow. Returns True once up."""
+        ft.check(not self.up(), "%s: started while running" % self.label)
         deadline = time.monotonic() + timeout
         while True:
             self.spawn()
@@ -314,6 +409,24 @@ class Node:
 
     def up(self):
         return self.p is not None and self.p.poll() is None
+
+    def first_id(self, timeout):
+        """Ask this node for one snowflake ID until one is answered: the
+        seconds that took, or None after timeout."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.http_port,
+                                               timeout=2)
+                c.request("GET", "/v1/snowflake?count=1&format=text")
+                ok = c.getresponse().status == 200
+                c.close()
+                if ok:
+                    return time.monotonic() - t0
+            except (OSError, http.client.HTTPException):
+                pass
+            time.sleep(0.05)
+        return None
 
     def kill9(self):
         self.p.kill()
@@ -354,7 +467,7 @@ class Fleet:
                  max_ahead_ms=1000, proxied=False, shared_dir=False,
                  clock=False, zk_opts="report_ms=200&session_ms=2000&"
                  "connect_ms=1500", lease_opts="lease_ms=2000&connect_ms=1500",
-                 lease_nodes=None):
+                 lease_nodes=None, zk_tick_ms=200):
         self.run = run
         self.coord = coord
         self.layout = layout
@@ -372,7 +485,7 @@ class Fleet:
             ft.check(r.returncode == 0, "tag create: %s" % r.stderr)
         self.zk = None
         if coord == "zk":
-            self.zk = ZooKeeper()
+            self.zk = Ticking(zk_tick_ms)
             run.cleanups.append(self.zk.cleanup)
         self.nodes = []
         common = run.subdir("shared") if shared_dir else None
@@ -409,12 +522,26 @@ class Fleet:
         return "postgresql://postgres@127.0.0.1:%d/postgres" % \
             self.route_port(node, "store")
 
-    def coord_uri(self, node):
-        port = self.route_port(node, "coord")
+    def coord_uri(self, node=None, opts=None):
+        """The coordinator URI of a node (None: the direct one, as the
+        command line tools reach it)."""
+        if node is not None and node.coord:
+            return node.coord
+        port = self.route_port(node, "coord") if node else \
+            int(self.coord_target().rsplit(":", 1)[1])
+        if opts is None:
+            opts = node.coord_opts if node and node.coord_opts else \
+                self.zk_opts if self.coord == "zk" else self.lease_opts
         if self.coord == "zk":
-            return "zk://127.0.0.1:%d/%s?%s" % (port, CLUSTER, self.zk_opts)
+            return "zk://127.0.0.1:%d/%s?%s" % (port, CLUSTER, opts)
         return "lease+postgresql://postgres@127.0.0.1:%d/postgres?%s&" \
-            "nodes=%d" % (port, self.lease_opts, self.lease_nodes)
+            "nodes=%d" % (port, opts, self.lease_nodes)
+
+    def node_cli(self, *args, opts=None):
+        """`frond node ARGS --coordinator <the fleet's>`: the result."""
+        return ft.run(["node"] + list(args) +
+                      ["--coordinator", self.coord_uri(opts=opts)],
+                      timeout=60)
 
     def start_fence_poller(self):
         out = self.run.path("fence.bin")
