@@ -51,8 +51,8 @@ def cycles(run, first, period, count):
         yield i, first + i * period
 
 
-def start_all(fleet):
-    for n in fleet.nodes:
+def start_all(fleet, nodes=None):
+    for n in fleet.nodes if nodes is None else nodes:
         ft.check(n.start(timeout=30), "%s did not start: %s" %
                  (n.label, n.text()[-1500:]))
     fleet.fence_on = fence_mode(fleet)
@@ -303,21 +303,50 @@ def partition_lease(run):
 
 
 def clock(run):
-    """Per-host clock offsets (libfaketime, CLOCK_REALTIME only): one host
-    5 s ahead of the others, one 2 s behind. The fast host loses its link
-    to the lease database; a spare with a true clock takes its lease once
-    it expires. Then clocks jump by +-300 s at run time: nodes must refuse
-    (CLOCK_BEHIND) rather than repeat an ID."""
+    """Per-host clock offsets (libfaketime, CLOCK_REALTIME only). With the
+    clock check at start (max_clock_offset_ms at its default, 1 s), a host
+    5 s ahead of the database's clock, or 2 s behind, is refused
+    (CLOCK_OFFSET) and starts once its clock is right. With the check off
+    (max_clock_offset_ms=0) the fence alone must keep IDs unique: one host
+    5 s ahead, one 2 s behind; the fast host loses its link to the lease
+    database and a spare with a true clock takes its lease once it
+    expires; then clocks jump by +-300 s while serving, and nodes must
+    refuse (CLOCK_BEHIND) rather than repeat an ID."""
+    checked = "lease_ms=4000&connect_ms=1500"
     f = Fleet(run, "lease", layout="sonyflake", clock=True, proxied=True,
-              lease_opts="lease_ms=4000&connect_ms=1500")
+              lease_opts=checked)
     n0, n1, n2 = f.nodes
+    # A server without the clock check rejects the option: then the
+    # fleet runs without it, and the check's half counts its absence.
+    r = f.node_cli("list", opts=checked + "&max_clock_offset_ms=0")
+    if r.returncode == 0:
+        f.lease_opts = checked + "&max_clock_offset_ms=0"
+    else:
+        run.notes.append("max_clock_offset_ms refused: %s" %
+                         r.stderr.strip()[:200])
+    host = f.add_node("checked", clock=True, coord_opts=checked)
+    for skew in (5, -2):
+        host.set_clock(skew)
+        host.check_clock(skew)
+        if host.start(timeout=15, retry=False, expect_refusal=True):
+            run.fault(1, "a host %+d s off the database's clock started "
+                      "with the clock check on" % skew)
+            host.stop()
+        elif host.refusal() != "CLOCK_OFFSET":
+            run.fault(1, "a host %+d s off was refused with %s, not "
+                      "CLOCK_OFFSET" % (skew, host.refusal()))
+    host.set_clock(0)
+    host.check_clock(0)
+    if not host.start(timeout=15):
+        run.fault(1, "a host with a true clock did not start")
+    host.stop()
     n0.set_clock(5)
     n1.set_clock(-2)
     n0.check_clock(5)
-    start_all(f)
+    start_all(f, [n0, n1, n2])
     spare = f.add_node("spare", clock=True)
-    load = Load(run, "main", sum((mixed(n) for n in f.nodes), []),
-                seconds=3600, max_ids=MAX_IDS)
+    load = Load(run, "main", sum((mixed(n) for n in (n0, n1, n2, spare)),
+                                 []), seconds=3600, max_ids=MAX_IDS)
     for i, t in cycles(run, 3, 16, 1):
         keeper = Spare(run, spare)
         f.proxy.set("n0-coord", "blackhole")
