@@ -458,6 +458,59 @@ def layout(run):
     return f
 
 
+def coord_down(run):
+    """ZooKeeper stops for 5 s while every node serves, borrowing ahead
+    (sessions of 8 s). Each node issues up to its fence (max_ahead + window
+    = 1.3 s ahead of its last write), then stops: its calls fail with
+    COORD, counted as failed requests, never answered with an ID; segment
+    IDs, from a store of their own, keep coming. Once ZooKeeper is back,
+    every node answers an ID again within a session timeout + 2 s (10 s)."""
+    f = Fleet(run, "zk", layout="sonyflake", zk_tick_ms=500,
+              zk_opts="report_ms=200&session_ms=8000&window_ms=300&"
+              "connect_ms=1500")
+    start_all(f)
+    load = Load(run, "main", sum((mixed(n) for n in f.nodes), []) +
+                bursts(f.nodes, 256), seconds=3600, max_ids=MAX_IDS)
+    # The last confirmed fence is at most max_ahead + window ahead of the
+    # clock when ZooKeeper stops; half a second for requests in flight.
+    stopped_by = (f.max_ahead_ms + 300) / 1000.0 + 0.5
+    bound = 8 + 2
+    outages, took = [], []
+    for i, t in cycles(run, 2, 16, 1):
+        port = f.zk.port
+        f.zk.stop()
+        down = time.monotonic_ns()  # down by now, if not a little before
+        run.log("ZooKeeper stopped")
+        time.sleep(5)
+        outages.append((down, time.monotonic_ns()))
+        f.zk.start(port)
+        back = time.monotonic()
+        run.log("ZooKeeper started again")
+        for n in f.nodes:
+            took.append(back_within(run, n, back, bound,
+                                    "ZooKeeper's return"))
+        run.sleep_until(t + 15)
+    finish(run, f, load)
+    note_times(run, "after ZooKeeper's return", took, bound)
+    for down, up in outages:
+        sf = run.requests(down + int(stopped_by * 1e9), up,
+                          kind="snowflake")
+        seg = run.requests(down, up, kind="segment")
+        run.notes.append("snowflake requests from %.1f s into the outage: "
+                         "%s; segment requests: %s" % (
+                             stopped_by, fl.describe(sf), fl.describe(seg)))
+        run.fault(sf.get("ok", 0), "%d snowflake requests answered with "
+                  "ZooKeeper down, %.1f s past the last fence it confirmed"
+                  % (sf.get("ok", 0), stopped_by))
+        if not sf.get("COORD"):
+            run.fault(1, "no snowflake call failed with COORD with "
+                      "ZooKeeper down: no node was seen at its fence")
+        failed = sum(seg.values()) - seg.get("ok", 0)
+        run.fault(failed, "%d segment requests failed with ZooKeeper down"
+                  % failed)
+    return f
+
+
 def coord_restart(run):
     """The database that holds the leases and the segments restarts (a
     failover) for longer than a lease, twice, while two spares wait for a
@@ -487,6 +540,7 @@ SCENARIOS = [
     ("partition-lease", partition_lease),
     ("clock", clock),
     ("coord-restart", coord_restart),
+    ("coord-down", coord_down),
     ("overload", overload),
     ("layout", layout),
     ("shared-dir", shared_dir),
