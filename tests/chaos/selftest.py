@@ -77,6 +77,8 @@ def test_checker_counts():
         (40, [sf(t + 50, 1, 0)]),          # above the fence polled next
         (50, [sf(t, 2, 0)]),               # node ID 2 never had a fence
     ])
+    # A static node ID (node 3 here): no coordinator, so no fence.
+    c1 = write_stream(d, "c1", [(10, [sf(t + 500, 3, 0)])])
     s1 = write_stream(d, "s1", [(10, [5, 6, 7]), (20, [8])])
     s2 = write_stream(d, "s2", [(10, [7, 9])])  # 7 twice in one tag
     s3 = write_stream(d, "s3", [(10, [7, 8])])  # another tag: no duplicate
@@ -94,20 +96,21 @@ def test_checker_counts():
         "stream a1 %s snowflake - a" % a1, "stream a2 %s snowflake - a" % a2,
         "stream a3 %s snowflake - a" % a3,
         "stream b1 %s snowflake - b" % b1,
+        "static c", "stream c1 %s snowflake - c" % c1,
         "stream s1 %s segment orders a" % s1,
         "stream s2 %s segment orders b" % s2,
         "stream s3 %s segment events b" % s3,
         "fence %s" % os.path.join(d, "fence.bin")])
-    want = {"ids": 20, "snowflake_ids": 12, "segment_ids": 8,
+    want = {"ids": 21, "snowflake_ids": 13, "segment_ids": 8,
             "duplicates": 2, "duplicate_answers": 2, "order": 2,
             "order_restart": 1, "above_fence": 1, "unfenced": 1,
-            "requests": 19, "failed_requests": 7}
+            "requests": 21, "failed_requests": 8}
     got = {k: out.get(k) for k in want}
     ft.check(got == want, "chaos_check counted %s, want %s\n%s" %
              (got, want, text))
     ft.check("example duplicate orders 7 x2" in text,
              "no example of the segment duplicate:\n" + text)
-    ft.check("failed CLOCK_BEHIND 7" in text, "failed requests:\n" + text)
+    ft.check("failed CLOCK_BEHIND 8" in text, "failed requests:\n" + text)
     import shutil
     shutil.rmtree(d, ignore_errors=True)
 

@@ -36,6 +36,7 @@
 **   incarnation NODE SPAWN_NS LAYOUT a node process started then (monotonic)
 **   stream NAME PREFIX KIND TAG NODE PREFIX.ids / PREFIX.rec of chaos_load
 **   fence FILE                       samples of chaos_fence
+**   static NODE                      a node with a static node ID: no fence
 **   barrier NS NODE[,NODE...]        incarnations of these nodes started at
 **                                    or after NS (monotonic) issue above
 **                                    everything those before NS issued
@@ -56,7 +57,7 @@
 #include <string.h>
 
 #define BUCKETS 256
-#define MAX_LAYOUTS 16
+#define MAX_LAYOUTS 256
 #define MAX_NODES 64
 #define MAX_INC 1024
 #define MAX_STREAMS 1024
@@ -78,6 +79,7 @@ typedef struct node {
   char label[64];
   incarnation inc[MAX_INC];
   int ninc;
+  int fixed; /* a static node ID: no coordinator, no fence */
 } node;
 
 typedef struct stream {
@@ -228,6 +230,8 @@ static void read_manifest(const char *path) {
       nstreams++;
     } else if (sscanf(line, "fence %4095s", a) == 1) {
       read_fence(a);
+    } else if (sscanf(line, "static %63s", nm) == 1) {
+      nodes[find_node(nm)].fixed = 1;
     } else if (sscanf(line, "barrier %lld %4095s", &n, a) == 2) {
       barrier *br = &barriers[nbarriers];
       if (nbarriers == MAX_BARRIERS)
@@ -564,7 +568,7 @@ static void walk(int pass, totals *t) {
                    barriers[br].below,
                    (double)(barriers[br].at_ns - t0_ns) / 1e9);
         }
-        if (!have_fence || s->group != 0)
+        if (!have_fence || s->group != 0 || nd->fixed)
           continue;
         if (fence == -2 || fence_key != key) {
           fence = fence_after(key, r.recv_ns);
