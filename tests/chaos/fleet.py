@@ -88,6 +88,8 @@ class Run:
         self.incarnations = []  # (label, spawn_ns, layout name)
         self.streams = []      # (name, prefix, kind, tag, label)
         self.fence_files = []
+        self.barriers = []     # (monotonic ns, [label]): see chaos_check
+        self.static = []       # labels of nodes with a static node ID
         self.wrong = []        # (count, what): behaviour the contract forbids
         self.notes = []
         self.cleanups = []
@@ -269,6 +271,8 @@ class Node:
         # A coordinator of its own (static:N), or the fleet's with another
         # query string; None: the fleet's.
         self.coord, self.coord_opts = coord, coord_opts
+        if coord and coord.startswith("static:"):
+            self.run.static.append(label)
         self.clock_file = None
         if clock:
             self.clock_file = self.run.path("nodes", label, "faketime")
@@ -702,6 +706,10 @@ def check(run, show_fence=True):
             f.write("stream %s %s %s %s %s\n" % s)
         for fence in run.fence_files:
             f.write("fence %s\n" % fence)
+        for label in run.static:
+            f.write("static %s\n" % label)
+        for ns, labels in run.barriers:
+            f.write("barrier %d %s\n" % (ns, ",".join(labels)))
     r = subprocess.run([ft.tool("chaos_check"), manifest],
                        capture_output=True, text=True, timeout=3600)
     ft.check(r.returncode == 0, "chaos_check: %s" % r.stderr.strip())
