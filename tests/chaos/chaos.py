@@ -178,33 +178,51 @@ def kill9(run):
 def shared_dir(run):
     """Three servers started from one working directory (data_dir '.'):
     while ZooKeeper is down, each is killed and restarted, which must come
-    up from its node cache file."""
+    up from its own node cache file (within connect_ms + a window + 2 s,
+    6 s) and issue nothing (COORD) until ZooKeeper is back; then each must
+    answer an ID within a session timeout + 2 s + a window + 2 s (9 s) of
+    ZooKeeper's return."""
     f = Fleet(run, "zk", shared_dir=True,
               zk_opts="report_ms=200&session_ms=2000&connect_ms=1000")
     start_all(f)
     load = Load(run, "main", sum((mixed(n) for n in f.nodes), []),
                 seconds=3600, max_ids=MAX_IDS)
-    refused = 0
-    for c, t in cycles(run, 2, 14, 1):
+    refused, took, bound, cached = 0, [], 2 + 2 + 3 + 2, []
+    for c, t in cycles(run, 2, 16, 1):
         zk_port = f.zk.port
         f.zk.stop()
         run.log("ZooKeeper stopped")
         before = sum(sum(n.refusals.values()) for n in f.nodes)
+        up = []
         for n in f.nodes:
             n.kill9()
-            n.start(timeout=3)
+            if not n.start(timeout=1 + 3 + 2, retry=False):
+                run.fault(1, "%s did not start from its cache" % n.label)
+            up.append((n.label, time.monotonic_ns()))
         refused += sum(sum(n.refusals.values()) for n in f.nodes) - before
+        run.sleep_until(run.now() + 1.5)
+        cached += [(label, since, time.monotonic_ns()) for label, since in up]
         f.zk.start(zk_port)
+        back = time.monotonic()
         run.log("ZooKeeper started again")
         for n in f.nodes:
-            # The dead processes' sessions outlive the restart of
-            # ZooKeeper: NODE_IN_USE for a while is the kill9 scenario's.
-            if not n.up() and not n.start(timeout=20, expect_refusal=True):
-                run.fault(1, "%s did not come back" % n.label)
-        run.sleep_until(t + 13)
+            took.append(back_within(run, n, back, bound,
+                                    "ZooKeeper's return"))
+        run.sleep_until(t + 15)
     run.fault(refused, "%d restarts refused while ZooKeeper was down (the "
               "cache file is shared)" % refused)
+    note_times(run, "after ZooKeeper's return", took, bound)
     finish(run, f, load)
+    for label, since, until in cached:
+        down = run.requests(since, until, labels=[label], kind="snowflake")
+        run.notes.append("snowflake requests to %s started from its cache, "
+                         "ZooKeeper down: %s" % (label, fl.describe(down)))
+        run.fault(down.get("ok", 0), "%s answered %d snowflake requests "
+                  "from its cache with ZooKeeper down" % (
+                      label, down.get("ok", 0)))
+        if not down.get("COORD"):
+            run.fault(1, "no snowflake request to %s failed with COORD "
+                      "while it ran from its cache" % label)
     return f
 
 
