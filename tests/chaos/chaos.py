@@ -19,8 +19,10 @@ Environment:
   FROND_CHAOS_EXPECT_FAIL=... all | none | a comma list of scenarios that
                               are expected to find failures (default: the
                               names in tests/chaos/expected-failures)
-  FROND_CHAOS_FENCE=auto|1|0  count IDs above the fence (auto: when the
-                              server's /metrics has frond_snowflake_fence)
+  FROND_CHAOS_FENCE=auto|1|0  count IDs above the fence (auto, the
+                              default: when the server's /metrics has
+                              frond_coord_fence_ahead_seconds; ctest
+                              sets 1)
   FROND_CHAOS_KEEP=1          keep every scenario's files
   FROND_BIN, FROND_BUILD      the frond binary and the build dir of the tools
 """
@@ -674,7 +676,11 @@ def fence_mode(fleet):
         return True
     if v in ("0", "off", "no"):
         return False
-    return fleet.fences_exposed()
+    on = fleet.fences_exposed()
+    fleet.run.log("fence check %s: the server %s %s" % (
+        "on" if on else "off", "exports" if on else "does not export",
+        fl.FENCE_METRIC))
+    return on
 
 
 def run_scenario(name, fn, expect_fail):

@@ -33,6 +33,7 @@ import frondtest as ft  # noqa: E402
 from test_coord_zk import ZooKeeper  # noqa: E402
 
 CLUSTER = "chaos"
+FENCE_METRIC = "frond_coord_fence_ahead_seconds"
 
 # Leaks of the libraries the server links, suppressed as for the
 # integration tests (tests/lsan.supp): libzookeeper does not free a
@@ -609,8 +610,10 @@ class Fleet:
             n.stop()
 
     def fences_exposed(self):
-        """Does the server under test say it keeps fences? It is taken to
-        when its /metrics has a frond_snowflake_fence series."""
+        """Does the server under test keep fences? It is taken to when its
+        /metrics has the coordinator's fence gauge
+        (frond_coord_fence_ahead_seconds: the fence minus the clock), which
+        a server that only reports its high water does not export."""
         for n in self.nodes:
             if not n.up():
                 continue
@@ -620,7 +623,7 @@ class Fleet:
                 c.request("GET", "/metrics")
                 body = c.getresponse().read().decode(errors="replace")
                 c.close()
-                return "frond_snowflake_fence" in body
+                return FENCE_METRIC in body
             except (OSError, http.client.HTTPException):
                 continue
         return False
