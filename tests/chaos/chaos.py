@@ -89,6 +89,17 @@ class Spare:
         self.t.join(30)
 
 
+def option(fleet, opts, extra):
+    """opts with a coordinator option added, if the server knows it; a
+    server from before it refuses it, and then the scenario runs without
+    it (noted), so that older builds can still be measured."""
+    r = fleet.node_cli("list", opts=opts + "&" + extra)
+    if r.returncode == 0:
+        return opts + "&" + extra
+    fleet.run.notes.append("%s refused: %s" % (extra, r.stderr.strip()[:200]))
+    return opts
+
+
 def back_within(run, node, since, bound, what):
     """Start a node again unless it runs (retrying a refusal) and wait for
     its first snowflake ID: the seconds from `since` (CLOCK_MONOTONIC) to
@@ -335,14 +346,8 @@ def clock(run):
     f = Fleet(run, "lease", layout="sonyflake", clock=True, proxied=True,
               lease_opts=checked)
     n0, n1, n2 = f.nodes
-    # A server without the clock check rejects the option: then the
-    # fleet runs without it, and the check's half counts its absence.
-    r = f.node_cli("list", opts=checked + "&max_clock_offset_ms=0")
-    if r.returncode == 0:
-        f.lease_opts = checked + "&max_clock_offset_ms=0"
-    else:
-        run.notes.append("max_clock_offset_ms refused: %s" %
-                         r.stderr.strip()[:200])
+    # Without the clock check the first half counts its absence.
+    f.lease_opts = option(f, checked, "max_clock_offset_ms=0")
     host = f.add_node("checked", clock=True, coord_opts=checked)
     for skew in (5, -2):
         host.set_clock(skew)
@@ -571,8 +576,8 @@ def coord_down(run):
     IDs, from a store of their own, keep coming. Once ZooKeeper is back,
     every node answers an ID again within a session timeout + 2 s (10 s)."""
     f = Fleet(run, "zk", layout="sonyflake", zk_tick_ms=500,
-              zk_opts="report_ms=200&session_ms=8000&window_ms=300&"
-              "connect_ms=1500")
+              zk_opts="report_ms=200&session_ms=8000&connect_ms=1500")
+    f.zk_opts = option(f, f.zk_opts, "window_ms=300")
     start_all(f)
     load = Load(run, "main", sum((mixed(n) for n in f.nodes), []) +
                 bursts(f.nodes, 256), seconds=3600, max_ids=MAX_IDS)
