@@ -56,6 +56,13 @@ def start_all(fleet, nodes=None):
     for n in fleet.nodes if nodes is None else nodes:
         ft.check(n.start(timeout=30), "%s did not start: %s" %
                  (n.label, n.text()[-1500:]))
+        # A first start refused and tried again (a coordinator still
+        # starting on a loaded machine) is noted; the scenarios count the
+        # refusals of the starts their faults cause.
+        for code, k in sorted(n.refusals.items()):
+            fleet.run.notes.append("%s: first start refused %d time(s) "
+                                   "with %s, then up" % (n.label, k, code))
+        n.refusals.clear()
     fleet.fence_on = fence_mode(fleet)
 
 
