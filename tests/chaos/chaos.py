@@ -433,11 +433,14 @@ def overload(run):
         took.append(back_within(run, n1, time.monotonic(), bound,
                                 "its stop"))
         probe.wait()
-        late = run.requests(end + int(grace * 1e9), load="probe%d" % i)
-        total = sum(late.values())
-        late = total - late.get("ok", 0)
+        codes = run.requests(end + int(grace * 1e9), load="probe%d" % i)
+        total = sum(codes.values())
+        late = total - codes.get("ok", 0)
         run.fault(late, "%d of %d requests to n0 failed from %.0f s after "
-                  "the overload stopped" % (late, total, grace))
+                  "the overload stopped (%s)" % (
+                      late, total, grace, ", ".join(
+                          "%s x%d" % kv for kv in sorted(codes.items())
+                          if kv[0] != "ok")))
     count_refusals(run, [n1], "restart right after the overload")
     note_times(run, "restart after the overload", took, bound)
     finish(run, f, load)
