@@ -13,8 +13,8 @@
 ** tried as a record body sealed with its correct check: mutations then
 ** reach the fields and the start computation.
 */
-#include "os/highwater.h"
-#include "core/internal.h"
+#include "core/high_water.h"
+#include "base/base.h"
 
 #include <inttypes.h>
 #include <stdint.h>

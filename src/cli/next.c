@@ -18,8 +18,8 @@
 ** as a shell expects.
 */
 #include "cli/cli.h"
-#include "core/internal.h"
-#include "os/highwater.h"
+#include "core/core.h"
+#include "core/high_water.h"
 
 #include <errno.h>
 #include <limits.h>

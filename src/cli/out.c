@@ -6,7 +6,7 @@
 ** one large buffer written with write(2) rather than through stdio.
 */
 #include "cli/cli.h"
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <signal.h>

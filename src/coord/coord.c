@@ -16,8 +16,8 @@
 **             final fence, give the ID up, close the generator.
 */
 #include "coord/coord.h"
-#include "core/internal.h"
-#include "os/file.h"
+#include "core/core.h"
+#include "base/file.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

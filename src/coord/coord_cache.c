@@ -28,8 +28,8 @@
 ** edited file is refused instead of trusted.
 */
 #include "coord/coord.h"
-#include "core/internal.h"
-#include "os/file.h"
+#include "base/base.h"
+#include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -34,7 +34,7 @@
 ** hang in a renewal. Other statements get connect_ms (at least as long).
 */
 #include "coord/coord.h"
-#include "core/internal.h"
+#include "base/base.h"
 #include "store/store.h"
 
 #include <errno.h>

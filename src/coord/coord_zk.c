@@ -38,7 +38,7 @@
 **     old timestamp, create the claim), and starts above that fence.
 */
 #include "coord/coord.h"
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -3,7 +3,7 @@
 */
 #include "server/json.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <string.h>

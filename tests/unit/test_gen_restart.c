@@ -3,7 +3,7 @@
 ** written under another layout, and within or beyond the start slack.
 */
 #include "gen_util.h"
-#include "os/highwater.h"
+#include "core/high_water.h"
 
 #define NODE 5
 

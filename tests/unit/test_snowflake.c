@@ -3,7 +3,7 @@
 ** policy, time-bits exhaustion and the high-water file across restarts.
 */
 #include "gen_util.h"
-#include "os/highwater.h"
+#include "core/high_water.h"
 
 #include <signal.h>
 #include <sys/mman.h>

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "frond.h"
-#include "core/internal.h"
+#include "core/core.h"
 
 /* A clock the test moves by hand; thread-safe. */
 typedef struct fake_clock {

@@ -1,13 +1,12 @@
 /*
-** util.c -- clocks, sleeping, time formatting and number parsing.
+** clock.c -- clocks, condition variables with monotonic deadlines, sleeping,
+** and RFC 3339 time formatting.
 */
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 int64_t frond_clock_realtime(void *ctx) {
   struct timespec ts;
@@ -65,50 +64,4 @@ void frond__format_rfc3339(int64_t unix_ms, char *buf, size_t len) {
   snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
            (int)ms);
-}
-
-int frond__parse_i64(const char *s, size_t len, int64_t *out) {
-  size_t i = 0;
-  int neg = 0;
-  uint64_t v = 0;
-  uint64_t limit;
-  if (len == 0)
-    return -1;
-  if (s[0] == '-') {
-    neg = 1;
-    i = 1;
-    if (len == 1)
-      return -1;
-  }
-  limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-  for (; i < len; i++) {
-    unsigned d = (unsigned char)s[i] - '0';
-    if (d > 9)
-      return -1;
-    if (v > (limit - d) / 10)
-      return -1;
-    v = v * 10 + d;
-  }
-  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-  return 0;
-}
-
-uint64_t frond__fnv1a64(const void *p, size_t n) {
-  const unsigned char *s = p;
-  uint64_t h = UINT64_C(0xcbf29ce484222325);
-  while (n--)
-    h = (h ^ *s++) * UINT64_C(0x100000001b3);
-  return h;
-}
-
-size_t frond__read_full(int fd, void *buf, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t k = read(fd, (char *)buf + got, n - got);
-    if (k > 0)
-      got += (size_t)k;
-    else if (k == 0 || errno != EINTR)
-      break;
-  }
-  return got;
 }

@@ -1,5 +1,5 @@
 /*
-** highwater.h -- the snowflake generator's durable high-water file.
+** high_water.h -- the snowflake generator's durable high-water file.
 **
 ** One small text file per node ID, replaced atomically (write a temporary
 ** file, fsync it, rename it over the old one, fsync the directory), so a
@@ -7,8 +7,8 @@
 ** ".lock" file is held with flock() while a generator uses the node, so two
 ** processes on one host cannot share a node ID through the same file.
 */
-#ifndef FROND_HIGHWATER_H
-#define FROND_HIGHWATER_H
+#ifndef FROND_CORE_HIGH_WATER_H
+#define FROND_CORE_HIGH_WATER_H
 
 #include "frond.h"
 
@@ -65,4 +65,4 @@ int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len);
 int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
                     frond_error *err);
 
-#endif /* FROND_HIGHWATER_H */
+#endif /* FROND_CORE_HIGH_WATER_H */

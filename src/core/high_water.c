@@ -1,5 +1,5 @@
 /*
-** highwater.c -- the durable high-water file (see highwater.h).
+** high_water.c -- the durable high-water file (see high_water.h).
 **
 ** Format, one line:
 **   frond-highwater 1 node=N time_ms=T seq=S clean=C layout=SPEC check=H
@@ -7,9 +7,9 @@
 ** " check=". A missing newline, a bad hash or any other deviation is a torn
 ** or foreign file and is reported, never silently reset.
 */
-#include "os/highwater.h"
-#include "os/file.h"
-#include "core/internal.h"
+#include "core/high_water.h"
+#include "base/file.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 /*
 ** file.c -- durable, atomic replacement of small files (see file.h).
 */
-#include "os/file.h"
-#include "core/internal.h"
+#include "base/file.h"
+#include "base/base.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -149,4 +149,16 @@ void frond__file_sweep(const char *path) {
     unlink(full);
   }
   closedir(d);
+}
+
+size_t frond__read_full(int fd, void *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = read(fd, (char *)buf + got, n - got);
+    if (k > 0)
+      got += (size_t)k;
+    else if (k == 0 || errno != EINTR)
+      break;
+  }
+  return got;
 }

@@ -1,7 +1,7 @@
 /*
 ** error.c -- error names, messages and the caller-owned error struct.
 */
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <string.h>

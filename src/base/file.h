@@ -1,8 +1,8 @@
 /*
-** file.h -- durable, atomic replacement of small files.
+** file.h -- small files: durable, atomic replacement, and reading whole.
 */
-#ifndef FROND_FILE_H
-#define FROND_FILE_H
+#ifndef FROND_BASE_FILE_H
+#define FROND_BASE_FILE_H
 
 #include "frond.h"
 
@@ -17,9 +17,13 @@
 int frond__file_replace(const char *path, const void *data, size_t len,
                         frond_error *err);
 
+/* Read up to n bytes from fd into buf, restarting after signals; stops at
+** the end of the file or an error. Returns the bytes read. */
+size_t frond__read_full(int fd, void *buf, size_t n);
+
 /* Remove the temporary files that frond__file_replace left next to path in
 ** processes that died between creating and renaming them: older than a
 ** minute, of a pid that no longer exists. Best effort, never fails. */
 void frond__file_sweep(const char *path);
 
-#endif /* FROND_FILE_H */
+#endif /* FROND_BASE_FILE_H */

@@ -17,7 +17,7 @@
 ** lines drop the "frond: <level>: " prefix the journal records anyway.
 */
 #include "base/utf8.h"
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <stdatomic.h>
