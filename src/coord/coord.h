@@ -23,9 +23,11 @@
 ** the rest of Frond calls the wrappers in coord.c only, which is where
 ** tests inject a fake driver (frond__coord_open_driver).
 **
-** Files: coord.c (open, acquire, close, the public API), coord_fence.c
-** (the fencer and watchdog threads), coord_cache.c (the node cache file),
-** one file per driver.
+** Files, top to bottom: coord.c (open, acquire, close, the public API)
+** calls coord_fence.c (the fencer and watchdog threads), coord_cache.c
+** (the node cache file) and, through their method tables, one file per
+** driver; all of them call coord_common.c (the clock, the URI's tunables,
+** the identity check, the layout floor), which calls none of them.
 */
 #ifndef FROND_COORD_H
 #define FROND_COORD_H
