@@ -56,6 +56,15 @@ void frond__format_rfc3339(int64_t unix_ms, char *buf, size_t len);
 ** exactly len bytes. Returns 0 or -1. */
 int frond__parse_i64(const char *s, size_t len, int64_t *out);
 
+/* The longest decimal text of a 64-bit integer ("-9223372036854775808"). */
+#define FROND__DEC_MAX 20
+
+/* Write v in decimal at dst (room for FROND__DEC_MAX bytes), without a
+** NUL; return the length. The one integer formatter: the hot paths (HTTP
+** and RESP answers, `frond next`) print IDs with it rather than printf. */
+size_t frond__dec_u64(char *dst, uint64_t v);
+size_t frond__dec_i64(char *dst, int64_t v);
+
 /* FNV-1a, 64 bits: hashing for tables and checksums of our own files,
 ** where no adversary chooses the input. */
 uint64_t frond__fnv1a64(const void *p, size_t n);

@@ -16,8 +16,8 @@
 ** its syslog priority, "<3>" to "<7>" as sd-daemon(3) describes, and text
 ** lines drop the "frond: <level>: " prefix the journal records anyway.
 */
-#include "base/utf8.h"
 #include "base/base.h"
+#include "base/escape.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -155,44 +155,16 @@ static void put_str(line *l, const char *s) {
 }
 
 static void put_i64(line *l, int64_t v) {
-  char num[24];
-  int n = snprintf(num, sizeof num, "%lld", (long long)v);
-  put(l, num, (size_t)n);
+  char num[FROND__DEC_MAX];
+  put(l, num, frond__dec_i64(num, v));
 }
 
-/* s as the inside of a JSON string: quote, backslash and control
-** characters escaped, invalid UTF-8 replaced by U+FFFD, so every line is
+/* s as the inside of a JSON string (frond__json_escape), so every line is
 ** valid JSON whatever a backend's message holds. Stops before an escape
 ** or a character that would not fit whole. */
 static void put_json_str(line *l, const char *str) {
-  static const char hex[] = "0123456789abcdef";
-  const unsigned char *s = (const unsigned char *)str;
-  size_t n = strlen(str), i = 0;
-  while (i < n) {
-    char esc[8];
-    const char *out = esc;
-    size_t k, olen;
-    uint32_t cp;
-    k = frond__utf8_len(s + i, n - i, &cp);
-    if (k == 0) {
-      out = "\xef\xbf\xbd", olen = 3, k = 1;
-    } else if (cp == '"' || cp == '\\') {
-      esc[0] = '\\', esc[1] = (char)cp, olen = 2;
-    } else if (cp == '\n') {
-      out = "\\n", olen = 2;
-    } else if (cp == '\t') {
-      out = "\\t", olen = 2;
-    } else if (cp < 0x20 || cp == 0x7f) {
-      memcpy(esc, "\\u00", 4);
-      esc[4] = hex[cp >> 4], esc[5] = hex[cp & 15], olen = 6;
-    } else {
-      out = (const char *)s + i, olen = k;
-    }
-    if (olen > LINE_MAX_BYTES - LINE_TAIL - l->len)
-      return;
-    put(l, out, olen);
-    i += k;
-  }
+  l->len += frond__json_escape(str, strlen(str), l->buf + l->len,
+                               LINE_MAX_BYTES - LINE_TAIL - l->len + 1);
 }
 
 static void put_json_field(line *l, const char *key, const char *str,

@@ -49,10 +49,10 @@ void frond__db_result_start(frond_db_result *r, int ncols) {
 
 int frond__db_result_put(frond_db_result *r, char type, int64_t i,
                          const char *text, size_t len) {
-  char num[24];
+  char num[FROND__DEC_MAX];
   frond_db_cell *c;
   if (type == FROND_DB_INT && text == NULL)
-    len = (size_t)snprintf(num, sizeof(num), "%lld", (long long)i), text = num;
+    len = frond__dec_i64(num, i), text = num;
   else if (type == FROND_DB_NULL)
     text = "", len = 0;
   if (r->ncells == r->cells_cap) {
