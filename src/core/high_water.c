@@ -1,15 +1,24 @@
 /*
 ** high_water.c -- the durable high-water file (see high_water.h).
 **
-** Format, one line:
+** A record file (base/record.h) of kind "high-water":
+**   # frond high-water
+**   node=N
+**   time_ms=T
+**   seq=S
+**   clean=C
+**   layout=SPEC
+**   end=H
+** where H is the FNV-1a 64-bit hash, in 16 hex digits, of everything
+** before the end line. Earlier versions wrote one line,
 **   frond-highwater 1 node=N time_ms=T seq=S clean=C layout=SPEC check=H
-** where H is the FNV-1a 64-bit hash, in 16 hex digits, of everything before
-** " check=". A missing newline, a bad hash or any other deviation is a torn
-** or foreign file and is reported, never silently reset.
+** which is still read. A missing newline, a bad hash or any other
+** deviation is a torn or foreign file and is reported, never silently
+** reset.
 */
 #include "core/high_water.h"
-#include "base/file.h"
 #include "base/base.h"
+#include "base/record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define HW_MAGIC "frond-highwater 1 "
-#define HW_MAX 512
+#define HW_KIND "high-water"
+#define HW_LEGACY "frond-highwater 1"
 
 struct frond__hw {
   int lock_fd;
@@ -91,81 +100,42 @@ void frond__hw_close(frond__hw *hw) {
   free(hw);
 }
 
+/* The record as a record file (not finished). */
+static void fill(const frond__hw_record *rec, frond__record *r) {
+  frond__record_init(r, HW_KIND);
+  frond__record_put_u64(r, "node", rec->node);
+  frond__record_put_i64(r, "time_ms", rec->time_ms);
+  frond__record_put_u64(r, "seq", rec->seq);
+  frond__record_put_i64(r, "clean", rec->clean ? 1 : 0);
+  frond__record_put(r, "layout", rec->layout);
+}
+
 int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len) {
-  char body[HW_MAX];
-  int n = snprintf(body, sizeof(body),
-                   HW_MAGIC "node=%" PRIu64 " time_ms=%" PRId64 " seq=%" PRIu64
-                            " clean=%d layout=%s",
-                   rec->node, rec->time_ms, rec->seq, rec->clean ? 1 : 0,
-                   rec->layout);
-  if (n < 0 || (size_t)n >= sizeof(body))
+  frond__record r;
+  fill(rec, &r);
+  if (frond__record_finish(&r) < 0)
     return -1;
-  return snprintf(buf, len, "%s check=%016" PRIx64 "\n", body,
-                  frond__fnv1a64(body, (size_t)n));
+  return snprintf(buf, len, "%.*s", (int)r.len, r.text);
 }
 
-/* Read "name=<digits>" at *p followed by a space. Digits as the writer
-** prints them: no sign, no leading zero. */
-static int field_u64(const char **p, const char *end, const char *name,
-                     uint64_t *out) {
-  size_t n = strlen(name);
-  const char *q;
-  int64_t v;
-  if ((size_t)(end - *p) < n + 1 || memcmp(*p, name, n) != 0 || (*p)[n] != '=')
-    return -1;
-  *p += n + 1;
-  q = memchr(*p, ' ', (size_t)(end - *p));
-  if (q == NULL || q == *p || **p < '0' || **p > '9' ||
-      (**p == '0' && q - *p > 1) ||
-      frond__parse_i64(*p, (size_t)(q - *p), &v) != 0 || v < 0)
-    return -1;
-  *out = (uint64_t)v;
-  *p = q + 1;
-  return 0;
-}
-
-int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
-                    frond_error *err) {
-  const char *p = buf, *end, *check, *lay;
-  uint64_t node, t, seq, clean, want;
+/* The fields of a record read; HIGHWATER_CORRUPT when one is missing or
+** out of its range. */
+static int fields_of(const frond__record *r, frond__hw_record *rec,
+                     frond_error *err) {
+  uint64_t node, t, seq, clean;
+  const char *lay = frond__record_get(r, "layout");
   size_t laylen;
-  char hex[17];
-  if (len == 0 || buf[len - 1] != '\n')
-    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
-                       "the file is empty or torn (no final newline)");
-  end = buf + len - 1;
-  check = NULL;
-  for (const char *s = buf; s + 7 <= end; s++)
-    if (memcmp(s, " check=", 7) == 0)
-      check = s;
-  if (check == NULL || end - (check + 7) != 16)
-    return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "no valid check field");
-  memcpy(hex, check + 7, 16);
-  hex[16] = '\0';
-  for (int i = 0; i < 16; i++)
-    if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
-      return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed check");
-  want = strtoull(hex, NULL, 16);
-  if (frond__fnv1a64(buf, (size_t)(check - buf)) != want)
-    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
-                       "checksum mismatch: the content was altered or torn");
-  if ((size_t)(check - p) < strlen(HW_MAGIC) ||
-      memcmp(p, HW_MAGIC, strlen(HW_MAGIC)) != 0)
-    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
-                       "not a frond high-water file (version 1)");
-  p += strlen(HW_MAGIC);
-  if (field_u64(&p, check, "node", &node) ||
-      field_u64(&p, check, "time_ms", &t) ||
-      field_u64(&p, check, "seq", &seq) ||
-      field_u64(&p, check, "clean", &clean) || clean > 1 ||
-      (size_t)(check - p) < 7 || memcmp(p, "layout=", 7) != 0)
+  if (frond__record_get_u64(r, "node", &node) != 0 ||
+      frond__record_get_u64(r, "time_ms", &t) != 0 ||
+      frond__record_get_u64(r, "seq", &seq) != 0 ||
+      frond__record_get_u64(r, "clean", &clean) != 0 || clean > 1 ||
+      lay == NULL)
     return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed fields");
-  lay = p + 7;
-  laylen = (size_t)(check - lay);
-  if (laylen == 0 || laylen >= sizeof(rec->layout) || t > (uint64_t)INT64_MAX)
+  laylen = strlen(lay);
+  if (laylen == 0 || laylen >= sizeof(rec->layout))
     return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed layout");
-  /* A spec is printable ASCII without spaces: a NUL or a control byte
-  ** would be cut off or misread, never round-tripped. */
+  /* A spec is printable ASCII without spaces: anything else would be
+  ** misread, never round-tripped. */
   for (size_t i = 0; i < laylen; i++)
     if (lay[i] <= ' ' || lay[i] > '~')
       return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "malformed layout");
@@ -173,9 +143,17 @@ int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
   rec->time_ms = (int64_t)t;
   rec->seq = seq;
   rec->clean = (int)clean;
-  memcpy(rec->layout, lay, laylen);
-  rec->layout[laylen] = '\0';
+  memcpy(rec->layout, lay, laylen + 1);
   return 0;
+}
+
+int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
+                    frond_error *err) {
+  frond__record r;
+  const char *why;
+  if (frond__record_parse(&r, HW_KIND, HW_LEGACY, buf, len, &why) != 0)
+    return frond__fail(err, FROND_EHIGHWATER_CORRUPT, "%s", why);
+  return fields_of(&r, rec, err);
 }
 
 int frond__hw_first_after(const frond__hw_record *rec, const frond_layout *l,
@@ -227,42 +205,29 @@ int frond__hw_first_after(const frond__hw_record *rec, const frond_layout *l,
 }
 
 int frond__hw_read(frond__hw *hw, frond__hw_record *rec, frond_error *err) {
-  char buf[HW_MAX + 1];
-  ssize_t n;
-  int rc;
-  int fd = open(hw->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT)
-      return 1;
-    return frond__fail(err, FROND_EIO, "cannot open %s: %s", hw->path,
-                       strerror(errno));
+  frond__record r;
+  int rc = frond__record_read(&r, hw->path, HW_KIND, HW_LEGACY,
+                              FROND_EHIGHWATER_CORRUPT, err);
+  if (rc == 0 && (rc = fields_of(&r, rec, err)) != 0 && err != NULL) {
+    char detail[sizeof(err->message)];
+    snprintf(detail, sizeof(detail), "%s", err->message);
+    frond__fail(err, rc, "%s: %s", hw->path, detail);
   }
-  n = read(fd, buf, sizeof(buf));
-  close(fd);
-  if (n < 0)
-    return frond__fail(err, FROND_EIO, "cannot read %s: %s", hw->path,
-                       strerror(errno));
-  if ((size_t)n > HW_MAX)
-    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
-                       "%s: too large to be a high-water file", hw->path);
-  rc = frond__hw_parse(buf, (size_t)n, rec, err);
-  if (rc != 0 && err != NULL) {
+  if (rc == FROND_EHIGHWATER_CORRUPT && err != NULL) {
     char detail[sizeof(err->message)];
     snprintf(detail, sizeof(detail), "%s", err->message);
     frond__fail(err, rc,
-                "%s: %s; it is never reset silently: check it, or remove it "
+                "%s; it is never reset silently: check it, or remove it "
                 "only if no IDs of this node may still exist above the "
                 "current time",
-                hw->path, detail);
+                detail);
   }
   return rc;
 }
 
 int frond__hw_write(frond__hw *hw, const frond__hw_record *rec,
                     frond_error *err) {
-  char line[HW_MAX];
-  int n = frond__hw_format(rec, line, sizeof(line));
-  if (n < 0 || (size_t)n >= sizeof(line))
-    return frond__fail(err, FROND_EINVAL, "high-water record too long");
-  return frond__file_replace(hw->path, line, (size_t)n, err);
+  frond__record r;
+  fill(rec, &r);
+  return frond__record_write(&r, hw->path, err);
 }

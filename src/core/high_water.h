@@ -1,9 +1,10 @@
 /*
 ** high_water.h -- the snowflake generator's durable high-water file.
 **
-** One small text file per node ID, replaced atomically (write a temporary
-** file, fsync it, rename it over the old one, fsync the directory), so a
-** crash leaves either the old or the new content, never a mix. A sibling
+** One small record file (base/record.h) per node ID, replaced atomically
+** (write a temporary file, fsync it, rename it over the old one, fsync the
+** directory), so a crash leaves either the old or the new content, never
+** a mix, and checksummed, so a torn or edited file is refused. A sibling
 ** ".lock" file is held with flock() while a generator uses the node, so two
 ** processes on one host cannot share a node ID through the same file.
 */
@@ -57,10 +58,11 @@ int frond__hw_first_after(const frond__hw_record *rec, const frond_layout *l,
                           uint64_t node, uint64_t *start, int64_t *last_id,
                           frond_error *err);
 
-/* The record as one line (for tests and for the file itself); returns the
-** length, as snprintf. */
+/* The record as the file's bytes (for tests; the file holds the same);
+** returns the length, as snprintf, or -1 when it does not fit a record. */
 int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len);
-/* Parse one line written by frond__hw_format. Returns 0 or
+/* Parse a file's bytes: what frond__hw_format writes, or the one line
+** that versions before the record files wrote. Returns 0 or
 ** HIGHWATER_CORRUPT. */
 int frond__hw_parse(const char *buf, size_t len, frond__hw_record *rec,
                     frond_error *err);
