@@ -50,8 +50,8 @@ void frond__record_init(frond__record *r, const char *kind) {
   int n = snprintf(r->text, sizeof(r->text), "# frond %s\n", kind);
   r->n = 0;
   r->legacy = 0;
-  r->bad = n < 0 || (size_t)n >= sizeof(r->text) ||
-           !value_ok(kind, strlen(kind), 1);
+  r->bad =
+      n < 0 || (size_t)n >= sizeof(r->text) || !value_ok(kind, strlen(kind), 1);
   r->len = r->bad ? 0 : (size_t)n;
 }
 

@@ -14,7 +14,8 @@
 **
 ** The first line names what the file is ("high-water", "node cache"), so
 ** one kind of file is never taken for another. Keys are [A-Za-z0-9_], 1
-** to 31 bytes, each once, not "end"; values are any bytes but control characters
+** to 31 bytes, each once, not "end"; values are any bytes but control
+*characters
 ** (below 0x20, and 0x7f), possibly empty. Nothing may follow the end
 ** line, and the file ends with a newline. Readers ignore keys they do not
 ** know, so a later version may add some.
@@ -45,9 +46,9 @@ typedef struct frond__record {
   char text[FROND__RECORD_MAX]; /* the file's bytes (writer), or a copy
                                    split into NUL-ended keys and values */
   size_t len;
-  size_t n;     /* keys */
-  int bad;      /* writer: a put did not fit or was not valid */
-  int legacy;   /* reader: the record was in the one-line form */
+  size_t n;   /* keys */
+  int bad;    /* writer: a put did not fit or was not valid */
+  int legacy; /* reader: the record was in the one-line form */
   struct {
     const char *key;   /* into text: klen bytes (NUL-ended when read) */
     const char *value; /* into text, NUL-ended; NULL while writing */

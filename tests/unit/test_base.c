@@ -43,10 +43,17 @@ static void test_parse_i64(void **state) {
 }
 
 static void test_dec(void **state) {
-  static const uint64_t u[] = {0,          1,          9,
-                               10,         99,         100,
-                               12345,      UINT32_MAX, (uint64_t)INT64_MAX,
-                               UINT64_MAX, UINT64_C(10000000000000000000)};
+  static const uint64_t u[] = {0,
+                               1,
+                               9,
+                               10,
+                               99,
+                               100,
+                               12345,
+                               UINT32_MAX,
+                               (uint64_t)INT64_MAX,
+                               UINT64_MAX,
+                               UINT64_C(10000000000000000000)};
   static const int64_t s[] = {0, -1, 42, -100, INT64_MIN, INT64_MAX};
   char got[FROND__DEC_MAX + 1], want[32];
   (void)state;
@@ -101,8 +108,8 @@ static void test_utf8(void **state) {
   (void)state;
   for (size_t i = 0; i < FROND__ARRAY_SIZE(cases); i++) {
     uint32_t cp = 0;
-    size_t len = frond__utf8_len((const unsigned char *)cases[i].s,
-                                 cases[i].n, &cp);
+    size_t len =
+        frond__utf8_len((const unsigned char *)cases[i].s, cases[i].n, &cp);
     assert_int_equal(len, cases[i].len);
     if (len != 0)
       assert_int_equal(cp, cases[i].cp);
@@ -206,13 +213,11 @@ static void test_record_round_trip(void **state) {
     char small[4];
     assert_int_equal(frond__record_get_str(&r, "name", small, sizeof small),
                      -1);
-    assert_int_equal(frond__record_get_str(&r, "zero", small, sizeof small),
-                     0);
+    assert_int_equal(frond__record_get_str(&r, "zero", small, sizeof small), 0);
     assert_string_equal(small, "0");
   }
   /* Another kind of file is refused, though its checksum is right. */
-  assert_int_equal(frond__record_parse(&r, "other", NULL, text, len, &why),
-                   -1);
+  assert_int_equal(frond__record_parse(&r, "other", NULL, text, len, &why), -1);
   assert_non_null(strstr(why, "kind"));
   /* A missing file is 1, not an error. */
   snprintf(path, sizeof(path), "%s/none.rec", dir);
@@ -231,16 +236,16 @@ static size_t seal(const char *body, char *out, size_t cap) {
 
 static void test_record_refusals(void **state) {
   static const char *const bodies[] = {
-      "# frond k\nkey\n",          /* no '=' */
-      "# frond k\n=v\n",           /* empty key */
-      "# frond k\nk-y=v\n",        /* a key outside [A-Za-z0-9_] */
-      "# frond k\nk=1\nk=2\n",     /* a key twice */
-      "# frond k\nk=a\tb\n",       /* a control character */
-      "# frond k\n\nk=v\n",        /* an empty line */
-      "# frond k\n# more\n",       /* a comment past the first line */
-      "# frond kk\nk=v\n",         /* another kind */
-      "k=v\n",                     /* no kind line */
-      "# frond k\nk=v\nend=0\n",   /* a second end line (not the last) */
+      "# frond k\nkey\n",        /* no '=' */
+      "# frond k\n=v\n",         /* empty key */
+      "# frond k\nk-y=v\n",      /* a key outside [A-Za-z0-9_] */
+      "# frond k\nk=1\nk=2\n",   /* a key twice */
+      "# frond k\nk=a\tb\n",     /* a control character */
+      "# frond k\n\nk=v\n",      /* an empty line */
+      "# frond k\n# more\n",     /* a comment past the first line */
+      "# frond kk\nk=v\n",       /* another kind */
+      "k=v\n",                   /* no kind line */
+      "# frond k\nk=v\nend=0\n", /* a second end line (not the last) */
       "# frond k\n0123456789012345678901234567890123=v\n", /* key of 34 */
   };
   frond__record r;
