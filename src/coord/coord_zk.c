@@ -232,23 +232,6 @@ static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
   return zk_connect(z, err);
 }
 
-/* "ip:port-0000000012" -> owner length and sequence, or -1. */
-static int parse_child(const char *name, size_t *olen, uint64_t *seq) {
-  const char *dash = strrchr(name, '-');
-  int64_t v;
-  if (!dash || dash == name || strlen(dash + 1) != 10 ||
-      frond__parse_i64(dash + 1, 10, &v) != 0 || v < 0)
-    return -1;
-  *olen = (size_t)(dash - name);
-  *seq = (uint64_t)v;
-  return 0;
-}
-
-int64_t frond__zk_timestamp(const char *buf) {
-  const char *t = strstr(buf, "\"timestamp\":");
-  return t ? strtoll(t + 12, NULL, 10) : 0;
-}
-
 /* Leaf's data: exactly ip, port and timestamp (Jackson rejects others). */
 static int format_data(zk *z, int64_t ms, char *buf, size_t len) {
   const char *colon = strrchr(z->c->owner, ':');
@@ -263,14 +246,6 @@ static int claim_data(zk *z, int64_t now, char *buf, size_t len) {
                   z->zh ? zoo_recv_timeout(z->zh) : (int)z->c->t.session_ms);
 }
 
-int64_t frond__zk_claim_field(const char *data, const char *key) {
-  char k[32];
-  const char *p;
-  snprintf(k, sizeof(k), " %s ", key);
-  p = strstr(data, k);
-  return p ? strtoll(p + strlen(k), NULL, 10) : -1;
-}
-
 /* Get a node's data as a string (and its stat). */
 static int zget(zk *z, const char *path, char *buf, struct Stat *st) {
   int len = DATA_MAX - 1, rc;
@@ -282,33 +257,6 @@ static int zget(zk *z, const char *path, char *buf, struct Stat *st) {
 /* ---- the layout record -------------------------------------------------- */
 
 typedef frond__zk_layout_rec layout_rec;
-
-static void rec_line(const char *buf, const char *key, char *out, size_t len) {
-  size_t kl = strlen(key);
-  out[0] = 0;
-  for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
-    if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
-      snprintf(out, len, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
-      return;
-    }
-}
-
-void frond__zk_parse_layout(const char *buf, layout_rec *r) {
-  char v[32];
-  memset(r, 0, sizeof(*r));
-  rec_line(buf, "spec", r->spec, sizeof(r->spec));
-  rec_line(buf, "previous", r->previous, sizeof(r->previous));
-  rec_line(buf, "floor", v, sizeof(v));
-  r->floor = strtoll(v, NULL, 10);
-  rec_line(buf, "state", v, sizeof(v));
-  r->changing = strcmp(v, "changing") == 0;
-}
-
-int frond__zk_format_layout(const layout_rec *r, char *buf, size_t len) {
-  return snprintf(
-      buf, len, "spec=%s\nfloor=%" PRId64 "\nprevious=%s\nstate=%s\n", r->spec,
-      r->floor, r->previous, r->changing ? "changing" : "ready");
-}
 
 /* Read the record (creating ours when there is none) and check it against
 ** this node's layout. */
@@ -432,7 +380,7 @@ static int reclaim(zk *z, struct String_vector *kids, frond_error *err) {
       struct Stat st;
       zoo_op_t ops[3];
       zoo_op_result_t res[3];
-      if (parse_child(kids->data[i], &olen, &seq) != 0 || seq != want)
+      if (frond__zk_parse_child(kids->data[i], &olen, &seq) != 0 || seq != want)
         continue;
       zp(old, "%s/%s", z->forever, kids->data[i]);
       zp(claim, "%s/%010" PRIu64, z->claims, seq);
@@ -483,7 +431,7 @@ static int find_mine(zk *z, struct String_vector *kids, uint64_t *seq,
   for (int32_t i = 0; i < kids->count; i++) {
     size_t olen;
     uint64_t s;
-    if (parse_child(kids->data[i], &olen, &s) != 0 || olen != ol ||
+    if (frond__zk_parse_child(kids->data[i], &olen, &s) != 0 || olen != ol ||
         memcmp(kids->data[i], z->c->owner, ol) != 0)
       continue;
     if (found < 0 || s < *seq) {
@@ -686,7 +634,8 @@ static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
     return zfail(err, rc, "list", z->forever);
   for (int32_t i = 0; i < kids.count; i++) {
     size_t olen;
-    if (parse_child(kids.data[i], &olen, &seq) == 0 && seq == c->node) {
+    if (frond__zk_parse_child(kids.data[i], &olen, &seq) == 0 &&
+        seq == c->node) {
       zp(name, "%s", kids.data[i]);
       found =
           olen == strlen(c->owner) && memcmp(kids.data[i], c->owner, olen) == 0;
@@ -755,7 +704,7 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     struct Stat st;
     size_t olen;
     uint64_t seq;
-    if (parse_child(kids.data[i], &olen, &seq) != 0)
+    if (frond__zk_parse_child(kids.data[i], &olen, &seq) != 0)
       continue;
     e[k].node = seq;
     snprintf(e[k].owner, sizeof(e[k].owner), "%.*s", (int)olen, kids.data[i]);
