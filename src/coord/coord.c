@@ -63,8 +63,25 @@ static void default_ip(char *buf, size_t len) {
 
 static const frond_coord_methods *const drivers[] = {
     &frond__coord_static_methods,
+#ifdef FROND_WITH_ZK
     &frond__coord_zk_methods,
+#endif
     &frond__coord_lease_methods,
+};
+
+/* Coordinators (or their databases) this build leaves out, so that their
+** URIs say why they fail; looked at before the drivers. */
+static const struct {
+  const char *scheme, *missing;
+} left_out[] = {
+#ifndef FROND_WITH_ZK
+    {"zk://", "ZooKeeper support (FROND_WITH_ZK=OFF)"},
+#endif
+#ifndef FROND_WITH_PG
+    {"lease+postgresql:", "PostgreSQL support (FROND_WITH_PG=OFF)"},
+    {"lease+postgres:", "PostgreSQL support (FROND_WITH_PG=OFF)"},
+#endif
+    {NULL, NULL},
 };
 
 static void free_coord(frond_coord *c) {
@@ -147,6 +164,11 @@ int frond_coord_open(frond_coord **out, const char *uri,
     uri = FROND_COORD_DEFAULT;
   if (strlen(uri) >= FROND_COORD_URI_MAX)
     return frond__fail(err, FROND_EINVAL, "coordinator URI too long");
+  for (size_t i = 0; left_out[i].scheme != NULL; i++)
+    if (strncmp(uri, left_out[i].scheme, strlen(left_out[i].scheme)) == 0)
+      return frond__fail(err, FROND_EINVAL,
+                         "coordinator '%s...': built without %s",
+                         left_out[i].scheme, left_out[i].missing);
   for (size_t i = 0; i < FROND__ARRAY_SIZE(drivers); i++)
     if (strncmp(uri, drivers[i]->scheme, strlen(drivers[i]->scheme)) == 0) {
       m = drivers[i];

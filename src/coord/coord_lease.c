@@ -39,7 +39,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#ifdef FROND_WITH_PG
 #include <libpq-fe.h>
+#else
+typedef struct pg_conn PGconn;
+#endif
 #include <poll.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -178,6 +182,7 @@ static int exec_sqlite(lease *l, const char *sql, int np, const char **pv,
   return 0;
 }
 
+#ifdef FROND_WITH_PG
 /* ---- PostgreSQL, with every wait bounded -------------------------------- */
 
 static void pg_drop(lease *l) {
@@ -302,6 +307,25 @@ broken:
   pg_drop(l);
   return rc;
 }
+#else
+/* Built without PostgreSQL (FROND_WITH_PG=OFF): coord.c refuses its lease
+** URIs before they reach this driver. */
+static void pg_drop(lease *l) {
+  (void)l;
+}
+
+static int pg_connect(lease *l, frond_error *err) {
+  (void)l;
+  return frond__fail(err, FROND_EINVAL,
+                     "built without PostgreSQL support (FROND_WITH_PG=OFF)");
+}
+
+static int exec_pg(lease *l, const char *sql, int np, const char **pv,
+                   result *r, int *changes, frond_error *err) {
+  (void)sql, (void)np, (void)pv, (void)r, (void)changes;
+  return pg_connect(l, err);
+}
+#endif
 
 /* Run one statement (autocommit: one transaction, unless inside BEGIN).
 ** Rows go to r when not NULL; *changes receives the rows written. */

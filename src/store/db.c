@@ -27,13 +27,22 @@ typedef struct frond_db_cached {
 
 /* ---- URIs ---- */
 
+/* An engine this build leaves out (FROND_WITH_PG=OFF, ...) keeps its
+** schemes with no methods and its name, so that its URIs say why they
+** fail. */
 static const struct {
   const char *prefix;
   const frond_db_methods *m;
+  const char *missing; /* what the build left out */
 } schemes[] = {
-    {"sqlite:", &frond__db_sqlite},
-    {"postgresql://", &frond__db_pg},
-    {"postgres://", &frond__db_pg},
+    {"sqlite:", &frond__db_sqlite, NULL},
+#ifdef FROND_WITH_PG
+    {"postgresql://", &frond__db_pg, NULL},
+    {"postgres://", &frond__db_pg, NULL},
+#else
+    {"postgresql://", NULL, "PostgreSQL support (FROND_WITH_PG=OFF)"},
+    {"postgres://", NULL, "PostgreSQL support (FROND_WITH_PG=OFF)"},
+#endif
 };
 
 #define EXPECTED "sqlite:///abs/path.db, sqlite:relative.db or postgresql://..."
@@ -68,6 +77,12 @@ int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {
     return frond__fail(err, FROND_ESTORE_URI,
                        "unsupported database URI \"%s\" (expected %s)", shown,
                        EXPECTED);
+  }
+  if (schemes[i].m == NULL) {
+    redact(uri, shown, sizeof(shown));
+    return frond__fail(err, FROND_ESTORE_URI,
+                       "database URI \"%s\": built without %s", shown,
+                       schemes[i].missing);
   }
   out->engine = schemes[i].m;
   if (out->engine != &frond__db_sqlite) {
