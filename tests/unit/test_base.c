@@ -399,5 +399,5 @@ int main(void) {
       cmocka_unit_test(test_record_writer_limits),
       cmocka_unit_test(test_record_read_errors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

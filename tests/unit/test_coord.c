@@ -1009,5 +1009,5 @@ int main(void) {
       cmocka_unit_test(test_layout_floor_math),
       cmocka_unit_test(test_lease_layout),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

@@ -249,5 +249,5 @@ int main(void) {
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_json_escape),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return frond_run_tests(tests, setup, teardown);
 }

@@ -354,5 +354,5 @@ int main(void) {
       cmocka_unit_test(test_time_left),
       cmocka_unit_test(test_warn_end),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

@@ -677,5 +677,5 @@ int main(void) {
       cmocka_unit_test(test_kill9_restart),
       cmocka_unit_test(test_threads_unique),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }
