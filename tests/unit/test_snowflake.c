@@ -300,7 +300,7 @@ static void test_exhaustion(void **state) {
   assert_int_equal(frond_gen_create(&g, &l, 1, &o, &err),
                    FROND_ETIME_EXHAUSTED);
   /* Baidu's preset, on the real clock: ran out on 2024-11-20. */
-  assert_int_equal(frond_gen_create(&g, frond_layout_preset(3), 1, NULL, &err),
+  assert_int_equal(frond_gen_create(&g, preset("baidu"), 1, NULL, &err),
                    FROND_ETIME_EXHAUSTED);
   assert_non_null(strstr(err.message, "2024-11-20"));
 }

@@ -46,6 +46,15 @@ static inline void fake_clock_add(fake_clock *c, int64_t ms) {
   atomic_fetch_add(&c->now_ms, ms);
 }
 
+/* The layout preset called name: tests name presets, never index them. */
+static inline const frond_layout *preset(const char *name) {
+  for (size_t i = 0; i < frond_layout_preset_count(); i++)
+    if (strcmp(frond_layout_preset(i)->name, name) == 0)
+      return frond_layout_preset(i);
+  fail_msg("no layout preset '%s'", name);
+  return NULL;
+}
+
 /* A fresh directory under TMPDIR (or /tmp), removed by tmpdir_remove. */
 static inline char *tmpdir_make(void) {
   const char *base = getenv("TMPDIR");
