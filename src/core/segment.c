@@ -390,7 +390,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
 }
 
 static seg_tag *find(frond_seg *s, const char *tag, size_t len) {
-  seg_tag *t = frond__seg_lookup(s, tag, len, hash_name(tag, len));
+  seg_tag *t = seg_lookup(s, tag, len, hash_name(tag, len));
   if (FROND__UNLIKELY(t == NULL ||
                       atomic_load_explicit(&t->removed, memory_order_relaxed)))
     return NULL;
@@ -438,7 +438,7 @@ int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len) {
 int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                           int64_t cap, frond_error *err) {
   size_t blen = strlen(base), len = strlen(tag);
-  seg_tag *t = frond__seg_lookup(s, tag, len, hash_name(tag, len)), *b;
+  seg_tag *t = seg_lookup(s, tag, len, hash_name(tag, len)), *b;
   frond_tag_row row;
   int64_t step;
   int rc;

@@ -160,13 +160,26 @@ static inline void switch_gen(seg_tag *t, uint64_t w) {
   atomic_store_explicit(&t->word, ((g + 1) & GEN_MASK) << GEN_SHIFT,
                         memory_order_release);
 }
+/* The tag `name` of hash h, or NULL; without a lock (the fast path's
+** look-up, kept inline). */
+static inline seg_tag *seg_lookup(frond_seg *s, const char *name, size_t len,
+                                  uint64_t h) {
+  seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
+  size_t i, mask = tb->cap - 1;
+  seg_tag *t;
+  for (i = h & mask;; i = (i + 1) & mask) {
+    t = atomic_load_explicit(&tb->slot[i], memory_order_acquire);
+    if (t == NULL)
+      return NULL;
+    if (t->hash == h && t->len == len && memcmp(t->name, name, len) == 0)
+      return t;
+  }
+}
+
 /* ---- the tag table (segment_table.c) ---- */
 
 /* A table of cap slots (a power of two), or NULL. */
 seg_table *frond__seg_table_new(size_t cap);
-/* The tag `name` of hash h, or NULL; without a lock. */
-seg_tag *frond__seg_lookup(frond_seg *s, const char *name, size_t len,
-                           uint64_t h);
 /* Find or create the tag `name` (valid, NUL-terminated) and make it live
 ** with the row's step. Expects table_mu held. */
 int frond__seg_tag_add(frond_seg *s, const char *name, int64_t row_step,

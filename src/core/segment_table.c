@@ -14,20 +14,6 @@
 
 /* ---- the tag table ---- */
 
-seg_tag *frond__seg_lookup(frond_seg *s, const char *name, size_t len,
-                           uint64_t h) {
-  seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
-  size_t i, mask = tb->cap - 1;
-  seg_tag *t;
-  for (i = h & mask;; i = (i + 1) & mask) {
-    t = atomic_load_explicit(&tb->slot[i], memory_order_acquire);
-    if (t == NULL)
-      return NULL;
-    if (t->hash == h && t->len == len && memcmp(t->name, name, len) == 0)
-      return t;
-  }
-}
-
 seg_table *frond__seg_table_new(size_t cap) {
   seg_table *tb = calloc(1, sizeof(*tb) + cap * sizeof(tb->slot[0]));
   if (tb != NULL)
@@ -50,7 +36,7 @@ int frond__seg_tag_add(frond_seg *s, const char *name, int64_t row_step,
   size_t len = strlen(name), i;
   uint64_t h = hash_name(name, len);
   seg_table *tb, *grown;
-  seg_tag *t = frond__seg_lookup(s, name, len, h);
+  seg_tag *t = seg_lookup(s, name, len, h);
   if (t != NULL) {
     if (atomic_load(&t->removed)) {
       pthread_mutex_lock(&t->mu);
