@@ -391,5 +391,5 @@ int main(void) {
       cmocka_unit_test(test_file_text), cmocka_unit_test(test_printed),
       cmocka_unit_test(test_formats),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }
