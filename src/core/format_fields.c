@@ -4,7 +4,7 @@
 */
 #include "core/format_fields.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <inttypes.h>
 #include <stdio.h>

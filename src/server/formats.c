@@ -16,7 +16,7 @@
 ** look-up budget that segment requests share; see ids.c).
 */
 #include "core/format_fields.h"
-#include "core/internal.h"
+#include "base/base.h"
 #include "server/server.h"
 
 #include <stdio.h>

@@ -15,7 +15,7 @@
 */
 #include "server/resp.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdlib.h>
 #include <string.h>
