@@ -12,6 +12,9 @@
 
 #include "core/internal.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint64_t frond__metrics_sum(const frond__server *srv, size_t off) {
@@ -63,10 +66,86 @@ void frond__metrics_counter(frond__buf *b, const char *name, const char *help,
                     name, name, (unsigned long long)v);
 }
 
+const char *frond__metrics_num(double v, char buf[FROND__NUM_MAX]) {
+  const char *e;
+  int p, exp, digits;
+  if (isnan(v))
+    return "NaN";
+  if (isinf(v))
+    return v > 0 ? "+Inf" : "-Inf";
+  if (v == 0)
+    return "0"; /* and -0 */
+  /* Any decimal of up to 15 digits survives a double, so %.15g finds it
+  ** when there is one; 17 digits always read back. */
+  for (p = 15; p < 17; p++) {
+    snprintf(buf, FROND__NUM_MAX, "%.*g", p, v);
+    if (strtod(buf, NULL) == v)
+      break;
+  }
+  snprintf(buf, FROND__NUM_MAX, "%.*g", p, v);
+  if ((e = strchr(buf, 'e')) == NULL)
+    return buf;
+  /* %g chose an exponent: the same digits as a plain decimal, as the
+  ** bounds of a histogram read best (le="0.00001"). */
+  exp = atoi(e + 1);
+  digits = 0;
+  for (const char *q = buf; q < e; q++)
+    digits += *q >= '0' && *q <= '9';
+  if (exp < -12 || exp > 20)
+    return buf;
+  snprintf(buf, FROND__NUM_MAX, "%.*f",
+           digits - 1 - exp > 0 ? digits - 1 - exp : 0, v);
+  return buf;
+}
+
 void frond__metrics_gauge(frond__buf *b, const char *name, const char *help,
                           double v) {
-  frond__buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help,
-                    name, name, v);
+  char num[FROND__NUM_MAX];
+  frond__buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", name, help,
+                    name, name, frond__metrics_num(v, num));
+}
+
+const uint64_t frond__hist_bounds_ns[FROND__HIST_BOUNDS] = {
+    1000,     2500,     5000,     10000,     25000,     50000,
+    100000,   250000,   500000,   1000000,   2500000,   5000000,
+    10000000, 25000000, 50000000, 100000000, 1000000000};
+
+void frond__metrics_hist_head(frond__buf *b, const char *name,
+                              const char *help) {
+  frond__buf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+}
+
+void frond__metrics_hist(frond__buf *b, const frond__server *srv,
+                         const frond__proto *p, size_t off, const char *name,
+                         const char *label, const char *value) {
+  uint64_t n[FROND__HIST_BOUNDS + 1], total = 0, cum = 0;
+  char num[FROND__NUM_MAX];
+  int k;
+  for (k = 0; k <= FROND__HIST_BOUNDS; k++) {
+    n[k] = frond__metrics_state_sum(srv, p,
+                                    off + offsetof(frond__hist, n) +
+                                        (size_t)k * sizeof(frond__counter));
+    total += n[k];
+  }
+  if (total == 0)
+    return;
+  for (k = 0; k < FROND__HIST_BOUNDS; k++) {
+    cum += n[k];
+    frond__buf_printf(
+        b, "%s_bucket{%s=\"%s\",le=\"%s\"} %llu\n", name, label, value,
+        frond__metrics_num((double)frond__hist_bounds_ns[k] / 1e9, num),
+        (unsigned long long)cum);
+  }
+  frond__buf_printf(
+      b,
+      "%s_bucket{%s=\"%s\",le=\"+Inf\"} %llu\n%s_sum{%s=\"%s\"} %s\n"
+      "%s_count{%s=\"%s\"} %llu\n",
+      name, label, value, (unsigned long long)total, name, label, value,
+      frond__metrics_num((double)frond__metrics_state_sum(
+                             srv, p, off + offsetof(frond__hist, sum_ns)) /
+                             1e9,
+                         num),
+      name, label, value, (unsigned long long)total);
 }
 
 /* Tag names are valid UTF-8 without control characters; a label value

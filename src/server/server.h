@@ -259,6 +259,42 @@ void frond__metrics_counter(frond__buf *b, const char *name, const char *help,
                             uint64_t v);
 void frond__metrics_gauge(frond__buf *b, const char *name, const char *help,
                           double v);
+
+/* v as the text format spells a sample value or a bucket bound: the
+** shortest decimal that reads back as v exactly (0.705, not
+** 0.70499999999999996), without an exponent between 1e-12 and 1e21
+** (0.00001, not 1e-05), and NaN, +Inf, -Inf. Returns buf. */
+#define FROND__NUM_MAX 48
+const char *frond__metrics_num(double v, char buf[FROND__NUM_MAX]);
+
+/*
+** Latency histograms, as HTTP keeps them per route and RESP per command:
+** fixed bounds (1 us to 1 s), one frond__hist per worker and key, written
+** by the worker's thread with relaxed stores (no lock, no shared line),
+** summed at scrape.
+*/
+#define FROND__HIST_BOUNDS 17
+extern const uint64_t frond__hist_bounds_ns[FROND__HIST_BOUNDS];
+typedef struct frond__hist {
+  frond__counter n[FROND__HIST_BOUNDS + 1]; /* the last: above every bound */
+  frond__counter sum_ns;
+} frond__hist;
+static inline void frond__hist_add(frond__hist *h, uint64_t ns) {
+  int i = 0;
+  while (i < FROND__HIST_BOUNDS && ns > frond__hist_bounds_ns[i])
+    i++;
+  FROND__INC(h->n[i], 1);
+  FROND__INC(h->sum_ns, ns);
+}
+/* The # HELP and # TYPE lines of a histogram family. */
+void frond__metrics_hist_head(frond__buf *b, const char *name,
+                              const char *help);
+/* The series of family name for label="value": the histogram at offset
+** off of p's per-worker state, summed over workers. Nothing when it has
+** no observation. */
+void frond__metrics_hist(frond__buf *b, const frond__server *srv,
+                         const frond__proto *p, size_t off, const char *name,
+                         const char *label, const char *value);
 /* The whole /metrics page. */
 void frond__metrics_render(frond__server *srv, frond__buf *b);
 
