@@ -11,6 +11,7 @@
 #include "server/server.h"
 
 #include "core/internal.h"
+#include "server/build.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -306,6 +307,29 @@ static void connections(frond__server *srv, frond__buf *b) {
                       srv->protos[p]->name, (unsigned long long)open[p]);
 }
 
+/* The build, as labels of a constant 1 (the Prometheus way to export
+** text). */
+static void build_info(frond__buf *b) {
+  char l[2][64 * 2 + 1];
+  frond__build bi;
+  int i;
+  frond__build_get(&bi);
+  label(l[0], sizeof l[0], bi.compiler);
+  label(l[1], sizeof l[1], bi.sanitizers);
+  frond__buf_printf(b,
+                    "# HELP frond_build_info The version, how the binary "
+                    "was built and the libraries it runs with.\n# TYPE "
+                    "frond_build_info gauge\nfrond_build_info{version=\"%s\","
+                    "build_type=\"%s\",compiler=\"%s\",sanitizers=\"%s\","
+                    "asserts=\"%s\"",
+                    bi.version, bi.type, l[0], l[1], bi.asserts);
+  for (i = 0; i < FROND__BUILD_LIBS; i++) {
+    label(l[0], sizeof l[0], bi.libs[i].version);
+    frond__buf_printf(b, ",%s=\"%s\"", bi.libs[i].label, l[0]);
+  }
+  frond__buf_printf(b, "} 1\n");
+}
+
 void frond__metrics_render(frond__server *srv, frond__buf *b) {
   frond_tag_info *tags = NULL;
   frond_seg *seg = srv->seg;
@@ -330,4 +354,5 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   frond__metrics_gauge(b, "frond_uptime_seconds", "Seconds since start.",
                        (double)(frond_clock_realtime(NULL) - srv->start_ms) /
                            1000.0);
+  build_info(b);
 }

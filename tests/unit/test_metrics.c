@@ -10,6 +10,8 @@
 #include "server/resp.h"
 
 #include <math.h>
+#include <sodium.h>
+#include <sqlite3.h>
 
 static void test_numbers(void **state) {
   static const struct {
@@ -74,7 +76,7 @@ static void test_histogram(void **state) {
   st[1] = l2->state;
   frond__hist_add(&st[0]->duration[FROND__R_LAYOUT], 1000); /* le 0.000001 */
   frond__hist_add(&st[1]->duration[FROND__R_LAYOUT], 1001); /* le 0.0000025 */
-  frond__hist_add(&st[1]->duration[FROND__R_LAYOUT], 30000000); /* 0.05 */
+  frond__hist_add(&st[1]->duration[FROND__R_LAYOUT], 30000000);   /* 0.05 */
   frond__hist_add(&st[0]->duration[FROND__R_LAYOUT], 2000000000); /* +Inf */
   frond__metrics_hist(&b, &f->srv, &frond__http_proto,
                       offsetof(frond__http_state, duration[FROND__R_LAYOUT]),
@@ -166,9 +168,9 @@ static void test_resp_histograms(void **state) {
   f->srv.cfg.metrics_histograms = 0;
   FEED(f, "PING\r\n", NULL);
   assert_null(strstr(scrape(f, &b), "frond_resp_command_duration_seconds"));
-  assert_non_null(
-      strstr(b.data, "frond_resp_commands_total{command=\"ping\",result="
-                     "\"ok\"} 3\n"));
+  assert_non_null(strstr(b.data,
+                         "frond_resp_commands_total{command=\"ping\",result="
+                         "\"ok\"} 3\n"));
   frond__buf_free(&b);
   fixture_close(f);
 }
@@ -203,6 +205,27 @@ static void test_page_numbers(void **state) {
   frond__buf_free(&b);
 }
 
+/* The build as labels of a constant 1, the libraries as they say. */
+static void test_build_info(void **state) {
+  fixture *f = *state;
+  frond__buf b = {0};
+  char want[256];
+  const char *m = scrape(f, &b), *line;
+  line = strstr(m, "\nfrond_build_info{");
+  assert_non_null(line);
+  assert_non_null(strstr(m, "# TYPE frond_build_info gauge\n"));
+  snprintf(want, sizeof want, "{version=\"%s\",build_type=\"",
+           FROND_VERSION_STRING);
+  assert_non_null(strstr(line, want));
+  snprintf(want, sizeof want, ",libsodium=\"%s\",", sodium_version_string());
+  assert_non_null(strstr(line, want));
+  snprintf(want, sizeof want, ",sqlite=\"%s\",", sqlite3_libversion());
+  assert_non_null(strstr(line, want));
+  assert_non_null(strstr(line, ",asserts=\""));
+  assert_true(strstr(line, "} 1\n") < strchr(line + 1, '\n'));
+  frond__buf_free(&b);
+}
+
 static int setup_http(void **state) {
   static const char *const tags[] = {"order", NULL};
   *state = fixture_open(&frond__http_proto, tags);
@@ -218,6 +241,8 @@ int main(void) {
                                       fixture_teardown),
       cmocka_unit_test(test_resp_histograms),
       cmocka_unit_test_setup_teardown(test_page_numbers, setup_http,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_build_info, setup_http,
                                       fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
