@@ -219,6 +219,7 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
 }
 
 static void snowflake(frond__server *srv, frond__buf *b) {
+  int64_t now_ms = frond_clock_realtime(NULL);
   frond_gen_stats gs;
   frond_gen_stats_get(srv->gen, &gs);
   frond__metrics_counter(
@@ -235,9 +236,27 @@ static void snowflake(frond__server *srv, frond__buf *b) {
   frond__metrics_counter(b, "frond_snowflake_reservations_total",
                          "High-water reservations made durable.",
                          gs.reservations);
-  frond__metrics_gauge(b, "frond_snowflake_ahead_ms",
+  frond__metrics_gauge(b, "frond_snowflake_ahead_seconds",
                        "Logical clock minus wall clock (borrowed time).",
-                       (double)gs.ahead_ms);
+                       (double)gs.ahead_ms / 1000.0);
+  frond__metrics_counter(b, "frond_snowflake_fence_refused_total",
+                         "Snowflake calls refused at the coordinator's "
+                         "fence (COORD).",
+                         gs.fence_refused);
+  if (gs.fence_ms != 0)
+    frond__metrics_gauge(b, "frond_snowflake_fence_ahead_seconds",
+                         "The fence the generator issues under, minus the "
+                         "wall clock.",
+                         (double)(gs.fence_ms - now_ms) / 1000.0);
+  if (gs.reserved_ms != 0)
+    frond__metrics_gauge(b, "frond_snowflake_reserved_ahead_seconds",
+                         "The durable high-water reservation minus the wall "
+                         "clock.",
+                         (double)(gs.reserved_ms - now_ms) / 1000.0);
+  frond__metrics_gauge(
+      b, "frond_snowflake_time_left_seconds",
+      "Time until the layout runs out of time bits and snowflake IDs stop.",
+      (double)frond_layout_time_left_ms(&srv->layout, now_ms) / 1000.0);
 }
 
 /* The coordinator's part: the node's fence and its clock against the
@@ -261,6 +280,19 @@ static void coordinator(frond__server *srv, frond__buf *b) {
   frond__metrics_counter(b, "frond_coord_fence_write_failures_total",
                          "Fence writes that failed or got no answer.",
                          cs.write_failures);
+  frond__metrics_counter(b, "frond_coord_regains_total",
+                         "Times the node ID was claimed back after its "
+                         "claim was lost.",
+                         cs.regains);
+  frond__metrics_gauge(b, "frond_coord_from_cache",
+                       "1 when the node started from the node cache file "
+                       "(its coordinator unreachable at start).",
+                       cs.from_cache ? 1.0 : 0.0);
+  if (cs.last_write_ms != 0)
+    frond__metrics_gauge(b, "frond_coord_last_fence_write_timestamp_seconds",
+                         "When the coordinator last confirmed a fence write "
+                         "(unix time).",
+                         (double)cs.last_write_ms / 1000.0);
   if (cs.clock_checked)
     frond__metrics_gauge(
         b, "frond_coord_clock_offset_seconds",
