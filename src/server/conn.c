@@ -104,6 +104,26 @@ int frond__endpoints_check(const frond__endpoint *ep, int n, frond_error *err) {
   return 0;
 }
 
+const char *frond__conn_peer(frond__conn *c, char *buf, size_t cap) {
+  struct sockaddr_storage ss;
+  int len = (int)sizeof ss;
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+    if (ss.ss_family == AF_INET6) {
+      const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+      inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof host);
+      port = ntohs(s6->sin6_port);
+    } else if (ss.ss_family == AF_INET) {
+      const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+      inet_ntop(AF_INET, &s4->sin_addr, host, sizeof host);
+      port = ntohs(s4->sin_port);
+    }
+  }
+  snprintf(buf, cap, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+  return buf;
+}
+
 int frond__conn_draining(const frond__conn *c) {
   return c->w->draining;
 }

@@ -63,6 +63,7 @@ typedef struct frond__http_ctx {
   int keep_alive; /* cleared by an answer that closes the connection */
   int minor;      /* HTTP/1.<minor> */
   int head;       /* HEAD: headers only */
+  int status;     /* of the answer, once frond__http_respond wrote it */
   uint64_t t0;    /* uv_hrtime() when the request was complete; 0 with
                      metrics_histograms off */
 } frond__http_ctx;

@@ -102,6 +102,7 @@ void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
   frond__http_state *st = x->c->l->state;
   const char *reason = reason_phrase(status);
   size_t elen = extra ? strlen(extra) : 0;
+  x->status = status;
   if (frond__conn_draining(x->c))
     x->keep_alive = 0;
   if (frond__buf_reserve(out, 250 + strlen(ctype) + elen + len) != 0) {

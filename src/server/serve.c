@@ -194,6 +194,16 @@ static int start(frond__server *srv) {
 
   if (start_generator(srv, &err) != 0)
     goto fail;
+  /* From here on every JSON log line names the node and its layout. */
+  frond__log_set_field("node", NULL, (int64_t)srv->node);
+  if (strcmp(srv->layout.name, "custom") == 0) {
+    char spec[160];
+    frond_layout_format(&srv->layout, spec, sizeof spec);
+    frond__log_set_field("layout", spec, 0);
+  } else {
+    frond__log_set_field("layout", srv->layout.name, 0);
+  }
+  (void)frond__layout_warn_end(&srv->layout, frond_clock_realtime(NULL));
   /* A store that cannot be reached does not stop the start: snowflake IDs
   ** do not need it, and it is retried until it answers (not ready until
   ** then). A store URI that can never work does. */
@@ -279,6 +289,7 @@ int frond__cli_serve(int argc, char **argv) {
     return 0;
   }
   frond_log_set(NULL, NULL, srv.cfg.log_level);
+  frond_log_set_format(srv.cfg.log_format);
   signal(SIGPIPE, SIG_IGN);
   pthread_mutex_init(&srv.store_lock, NULL);
   pthread_mutex_init(&srv.lookup_lock, NULL);

@@ -215,6 +215,10 @@ struct frond__server {
 static inline frond__buf *frond__conn_out(frond__conn *c) {
   return &c->out;
 }
+/* The client's address, "host:port" ("[v6]:port"), into buf, for a log
+** line about its request. */
+#define FROND__PEER_MAX 64
+const char *frond__conn_peer(frond__conn *c, char *buf, size_t cap);
 /* Will the server close this connection after the current answer? */
 int frond__conn_draining(const frond__conn *c);
 /*
