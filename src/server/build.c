@@ -23,6 +23,9 @@
 #ifndef FROND_BUILD_SANITIZERS
 #define FROND_BUILD_SANITIZERS "none"
 #endif
+#ifndef FROND_LIBSYSTEMD_VERSION
+#define FROND_LIBSYSTEMD_VERSION "unknown"
+#endif
 
 static void lib(frond__build *b, int i, const char *label, const char *name,
                 const char *version) {
@@ -49,4 +52,5 @@ void frond__build_get(frond__build *b) {
   lib(b, 2, "libpq", "libpq", v);
   lib(b, 3, "libsodium", "libsodium", sodium_version_string());
   lib(b, 4, "zookeeper", "ZooKeeper C client", ZOO_VERSION);
+  lib(b, 5, "libsystemd", "libsystemd", FROND_LIBSYSTEMD_VERSION);
 }

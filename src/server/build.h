@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define FROND__BUILD_LIBS 5
+#define FROND__BUILD_LIBS 6
 
 typedef struct frond__build {
   const char *version;    /* "0.1.0" */
@@ -24,7 +24,7 @@ typedef struct frond__build {
 
 /* Fill b. Library versions are asked of the libraries where they can say
 ** (what the process really loaded), else the headers' (ZooKeeper's C
-** client). */
+** client, libsystemd). */
 void frond__build_get(frond__build *b);
 
 #endif /* FROND_SERVER_BUILD_H */

@@ -510,8 +510,20 @@ static void on_sweep(uv_timer_t *t) {
 
 static void on_wake(uv_async_t *a) {
   frond__worker *w = a->data;
+#ifdef FROND_TEST_HOOKS
+  int wedge = atomic_exchange(&w->test_wedge_ms, 0);
+  if (wedge > 0) /* test_notify.py: a loop stuck in a callback */
+    uv_sleep((unsigned)wedge);
+#endif
   if (atomic_load(&w->srv->draining))
     begin_drain(w);
+}
+
+/* The watchdog's heartbeat: it moves only while this loop runs its
+** callbacks. */
+static void on_beat(uv_timer_t *t) {
+  frond__worker *w = t->data;
+  atomic_fetch_add(&w->beats, 1);
 }
 
 static void worker_main(void *arg) {
@@ -546,6 +558,14 @@ int frond__worker_start(frond__worker *w) {
   uv_timer_start(&w->sweep, on_sweep, (uint64_t)period, (uint64_t)period);
   uv_async_init(&w->loop, &w->wake, on_wake);
   w->wake.data = w;
+  if (w->srv->watchdog_ms > 0) {
+    /* Twice per check of the main thread: a loop that runs at all beats
+    ** in every check's window. */
+    uint64_t every = w->srv->watchdog_ms / 4 > 0 ? w->srv->watchdog_ms / 4 : 1;
+    uv_timer_init(&w->loop, &w->beat);
+    w->beat.data = w;
+    uv_timer_start(&w->beat, on_beat, every, every);
+  }
   return uv_thread_create(&w->thread, worker_main, w);
 }
 

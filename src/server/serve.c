@@ -80,7 +80,10 @@ static int start_generator(frond__server *srv, frond_error *err) {
 
 static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int;
-static uv_timer_t tick;
+static uv_timer_t tick, watchdog;
+#ifdef FROND_TEST_HOOKS
+static uv_signal_t sig_wedge;
+#endif
 
 /* Open the segment allocator and publish it to the workers. */
 static int open_seg(frond__server *srv, frond_error *err) {
@@ -92,6 +95,20 @@ static int open_seg(frond__server *srv, frond_error *err) {
   if (r == 0)
     atomic_store(&srv->seg, seg);
   return r;
+}
+
+/* Readiness as /readyz and systemd's STATUS say it. */
+static const char *ready_text(frond__server *srv) {
+  if (atomic_load(&srv->ready))
+    return "ready";
+  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0)
+    return "not ready: node ID not held";
+  return "not ready: store not reached";
+}
+
+/* Every half watchdog period: feed it if every loop is alive. */
+static void on_watchdog(uv_timer_t *t) {
+  frond__watchdog_check(t->data, uv_now(t->loop));
 }
 
 /* Once a second: retry an unreached store (every few seconds), update
@@ -122,8 +139,10 @@ static void on_tick(uv_timer_t *t) {
     ready = 0;
     why = "no (node ID not held)";
   }
-  if (atomic_exchange(&srv->ready, ready) != ready)
+  if (atomic_exchange(&srv->ready, ready) != ready) {
     frond_log(ready ? FROND_LOG_INFO : FROND_LOG_WARN, "ready: %s", why);
+    frond__notify_status(srv, ready_text(srv));
+  }
   frond__rates_sample(srv, 1.0);
 }
 
@@ -135,12 +154,32 @@ static void on_signal(uv_signal_t *s, int signum) {
   frond_log(FROND_LOG_INFO, "%s: draining (at most %lld ms)",
             signum == SIGTERM ? "SIGTERM" : "SIGINT",
             (long long)srv->cfg.drain_timeout_ms);
+  frond__notify_stopping(srv, "draining");
   for (i = 0; i < srv->nworkers; i++)
     frond__worker_wake(&srv->workers[i]);
   uv_close((uv_handle_t *)&sig_term, NULL);
   uv_close((uv_handle_t *)&sig_int, NULL);
   uv_close((uv_handle_t *)&tick, NULL);
+  /* systemd stops watching once the unit is stopping. */
+  if (srv->watchdog_ms > 0)
+    uv_close((uv_handle_t *)&watchdog, NULL);
+#ifdef FROND_TEST_HOOKS
+  if (uv_is_active((uv_handle_t *)&sig_wedge))
+    uv_close((uv_handle_t *)&sig_wedge, NULL);
+#endif
 }
+
+#ifdef FROND_TEST_HOOKS
+/* Test builds only (FROND_TESTS): with FROND_TEST_WEDGE_MS=N in the
+** environment, SIGUSR2 blocks the first worker's loop for N ms, as a bug
+** stuck in a callback would (test_notify.py). A release has no hook. */
+static void on_wedge(uv_signal_t *s, int signum) {
+  frond__server *srv = s->data;
+  const char *ms = getenv("FROND_TEST_WEDGE_MS");
+  atomic_store(&srv->workers[0].test_wedge_ms, ms ? atoi(ms) : 0);
+  frond__worker_wake(&srv->workers[0]);
+}
+#endif
 
 /* Each protocol checks its part of the configuration and says where it
 ** listens. */
@@ -176,6 +215,7 @@ static int open_listeners(frond__server *srv, frond__worker *w,
 
 static int start(frond__server *srv) {
   frond_error err = {0, ""};
+  int64_t wait_ms;
   int i, r;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -191,6 +231,19 @@ static int start(frond__server *srv) {
   srv->nworkers = srv->cfg.threads > 0 ? (int)srv->cfg.threads
                                        : (int)(cores > 0 ? cores : 1);
   srv->start_ms = frond_clock_realtime(NULL);
+  srv->watchdog_ms = frond__watchdog_ms();
+  /* A call may wait on its loop for the clock (or the fence) up to
+  ** max_wait_ms: long enough, and the watchdog would take a slow clock
+  ** for a stuck loop. */
+  wait_ms = srv->cfg.max_wait_ms >= 0      ? srv->cfg.max_wait_ms
+            : 2 * srv->layout.unit_ms > 10 ? 2 * srv->layout.unit_ms
+                                           : 10;
+  if (srv->watchdog_ms > 0 && (uint64_t)wait_ms * 4 > srv->watchdog_ms)
+    frond_log(FROND_LOG_WARN,
+              "max_wait_ms %lld is more than a quarter of the watchdog "
+              "period (WatchdogSec=%llu ms): calls waiting for the clock may "
+              "get the service restarted; raise WatchdogSec",
+              (long long)wait_ms, (unsigned long long)srv->watchdog_ms);
 
   if (start_generator(srv, &err) != 0)
     goto fail;
@@ -259,6 +312,12 @@ static int start(frond__server *srv) {
 fail:
   frond_log(FROND_LOG_ERROR, "cannot start: %s: %s", frond_err_name(err.code),
             err.message);
+  {
+    char status[sizeof err.message + 64];
+    snprintf(status, sizeof status, "cannot start: %s: %s",
+             frond_err_name(err.code), err.message);
+    frond__notify_failed(status);
+  }
   return -1;
 }
 
@@ -311,6 +370,21 @@ int frond__cli_serve(int argc, char **argv) {
     uv_timer_init(loop, &tick);
     tick.data = &srv;
     uv_timer_start(&tick, on_tick, 1000, 1000);
+    if (srv.watchdog_ms > 0) {
+      uv_timer_init(loop, &watchdog);
+      watchdog.data = &srv;
+      uv_timer_start(&watchdog, on_watchdog, srv.watchdog_ms / 2,
+                     srv.watchdog_ms / 2);
+    }
+#ifdef FROND_TEST_HOOKS
+    if (getenv("FROND_TEST_WEDGE_MS") != NULL) {
+      uv_signal_init(loop, &sig_wedge);
+      sig_wedge.data = &srv;
+      uv_signal_start(&sig_wedge, on_wedge, SIGUSR2);
+    }
+#endif
+    /* Listening, node ID held: the unit is started. */
+    frond__notify_ready(&srv, ready_text(&srv));
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
     uv_close((uv_handle_t *)&sig_term, NULL);

@@ -13,9 +13,10 @@
 ** metrics, its busy answer and its connection callbacks. Files call one
 ** another one way only; by level, each using only levels below it:
 **
-**   buf, config, http_parse, resp_parse     pure: no server state
-**   conn, json, metrics, resp_reply         loops; counters; replies
-**   ids, status, http_out                   IDs; the status page; answers
+**   buf, build, config, http_parse,         pure: no server state; what
+**     notify, resp_parse                    systemd is told
+**   conn, json, metrics                     loops; counters
+**   ids, status, http_out, resp_reply       IDs; the status page; answers
 **   http_api, resp_cmds                     endpoints, commands
 **   http_admin, resp                        admin calls; RESP's table
 **   http                                    HTTP's table
@@ -157,6 +158,15 @@ struct frond__worker {
   frond__buf scratch; /* answer bodies under construction */
   int64_t *ids;       /* max_count IDs */
   frond__metrics m;
+  /* The watchdog's heartbeat: bumped by a timer of this loop, read by the
+  ** main thread, which alone keeps beats_seen and stalled_ms. */
+  uv_timer_t beat;
+  _Atomic uint64_t beats;
+  uint64_t beats_seen;
+  uint64_t stalled_ms; /* when it was first seen stuck, 0: it is not */
+  /* Set only by a test build's hook (serve.c): block this loop once, this
+  ** long. The field is in every build so that the struct is one shape. */
+  atomic_int test_wedge_ms;
 };
 
 /* Rates sampled once a second by the main thread, for the status page. */
@@ -183,6 +193,7 @@ struct frond__server {
   int nworkers;
   frond__worker *workers;
   int64_t start_ms;
+  uint64_t watchdog_ms; /* systemd's WatchdogSec, 0: none */
   atomic_int draining;
   atomic_int ready;
   atomic_long nconns;
@@ -351,6 +362,23 @@ void frond__store_conn_check(frond__server *srv, int rc);
 void frond__status_render(frond__server *srv, frond__buf *b);
 /* Called once a second (dt seconds since the last call). */
 void frond__rates_sample(frond__server *srv, double dt);
+
+/* -------------------------------------------------------------- notify.c */
+
+/* systemd's notify protocol (sd_notify(3)): no-ops unless the unit is
+** Type=notify. A failure to send is logged, never fatal. Main thread only.
+** status is the state after "node N, layout L: " ("ready", "not ready:
+** store not reached", "draining"). */
+void frond__notify_ready(frond__server *srv, const char *status);
+void frond__notify_status(frond__server *srv, const char *status);
+void frond__notify_stopping(frond__server *srv, const char *status);
+/* STATUS=status alone, before the node is known (a failed start). */
+void frond__notify_failed(const char *status);
+/* The watchdog period systemd expects (WatchdogSec=) in ms; 0: none. */
+uint64_t frond__watchdog_ms(void);
+/* Every srv->watchdog_ms / 2: WATCHDOG=1 if every worker's loop has beaten
+** since the last call; else log the loop that has not (once per stall). */
+void frond__watchdog_check(frond__server *srv, uint64_t now_ms);
 
 /* ------------------------------------------------------ the protocols */
 
