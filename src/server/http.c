@@ -88,7 +88,7 @@ static void ctx_init(frond__http_ctx *x, frond__conn *c) {
   x->srv = c->w->srv;
   x->route = FROND__R_OTHER;
   x->minor = 1;
-  x->t0 = c->w->srv->cfg.metrics_histograms ? uv_hrtime() : 0;
+  x->t0 = c->w->srv->cfg.metrics_histograms ? frond__clock_ns() : 0;
 }
 
 static int http_on_data(frond__conn *c, const char *buf, size_t len) {

@@ -64,7 +64,7 @@ typedef struct frond__http_ctx {
   int minor;      /* HTTP/1.<minor> */
   int head;       /* HEAD: headers only */
   int status;     /* of the answer, once frond__http_respond wrote it */
-  uint64_t t0;    /* uv_hrtime() when the request was complete; 0 with
+  uint64_t t0;    /* frond__clock_ns() when the request was complete; 0 with
                      metrics_histograms off */
 } frond__http_ctx;
 

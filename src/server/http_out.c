@@ -74,7 +74,7 @@ static int status_index(int status) {
 static void record(frond__http_ctx *x, frond__http_state *st, int status) {
   FROND__INC(st->requests[x->route][status_index(status)], 1);
   if (x->t0 != 0)
-    frond__hist_add(&st->duration[x->route], uv_hrtime() - x->t0);
+    frond__hist_add(&st->duration[x->route], frond__clock_ns() - x->t0);
 }
 
 /* The Date header every answer carries (RFC 9110 6.6.1), formatted once a

@@ -162,7 +162,7 @@ static void unknown_command(frond__resp_ctx *x) {
 static void execute(frond__resp_ctx *x) {
   const resp_cmd *k = find_command(&x->argv[0]);
   x->cmd = k != NULL ? k->id : FROND__RC_UNKNOWN;
-  x->t0 = x->srv->cfg.metrics_histograms ? uv_hrtime() : 0;
+  x->t0 = x->srv->cfg.metrics_histograms ? frond__clock_ns() : 0;
   if (k == NULL) {
     unknown_command(x);
   } else if (!x->st->authed && !k->noauth) {

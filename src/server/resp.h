@@ -81,7 +81,7 @@ typedef struct frond__resp_ctx {
   int cmd;     /* FROND__RC_* */
   int failed;  /* an error reply was written */
   int close;   /* close once the reply is written */
-  uint64_t t0; /* uv_hrtime() when the command was complete; 0 with
+  uint64_t t0; /* frond__clock_ns() when the command was complete; 0 with
                   metrics_histograms off */
 } frond__resp_ctx;
 

@@ -118,5 +118,5 @@ void frond__resp_count(frond__resp_ctx *x) {
   frond__resp_stats *st = FROND__RESP_STATS(x);
   FROND__INC(st->commands[x->cmd][x->failed], 1);
   if (x->t0 != 0)
-    frond__hist_add(&st->duration[x->cmd], uv_hrtime() - x->t0);
+    frond__hist_add(&st->duration[x->cmd], frond__clock_ns() - x->t0);
 }
