@@ -97,15 +97,6 @@ static int open_seg(frond__server *srv, frond_error *err) {
   return r;
 }
 
-/* Readiness as /readyz and systemd's STATUS say it. */
-static const char *ready_text(frond__server *srv) {
-  if (atomic_load(&srv->ready))
-    return "ready";
-  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0)
-    return "not ready: node ID not held";
-  return "not ready: store not reached";
-}
-
 /* Every half watchdog period: feed it if every loop is alive. */
 static void on_watchdog(uv_timer_t *t) {
   frond__watchdog_check(t->data, uv_now(t->loop));
@@ -117,8 +108,8 @@ static void on_tick(uv_timer_t *t) {
   frond__server *srv = t->data;
   frond_seg *seg = srv->seg;
   static unsigned ticks;
-  int ready = 1;
-  const char *why;
+  const char *why = NULL; /* why not ready */
+  int ready;
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
     if (open_seg(srv, &err) == 0)
@@ -128,20 +119,25 @@ static void on_tick(uv_timer_t *t) {
     seg = srv->seg;
   }
   if (srv->seg_enabled && seg == NULL) {
-    ready = 0;
+    why = "store not reached";
   } else if (seg != NULL) {
     frond_seg_stats ss;
     frond_seg_stats_get(seg, &ss);
-    ready = ss.store_ok;
+    if (!ss.store_ok)
+      why = "store not reached";
   }
-  why = ready ? "yes" : "no (store not reached)";
-  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0) {
-    ready = 0;
-    why = "no (node ID not held)";
-  }
+  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0)
+    why = "node ID not held";
+  ready = why == NULL;
   if (atomic_exchange(&srv->ready, ready) != ready) {
-    frond_log(ready ? FROND_LOG_INFO : FROND_LOG_WARN, "ready: %s", why);
-    frond__notify_status(srv, ready_text(srv));
+    char status[64];
+    if (ready)
+      frond_log(FROND_LOG_INFO, "ready: yes");
+    else
+      frond_log(FROND_LOG_WARN, "ready: no (%s)", why);
+    snprintf(status, sizeof status, "%s%s",
+             ready ? "ready" : "not ready: ", ready ? "" : why);
+    frond__notify_status(srv, status);
   }
   frond__rates_sample(srv, 1.0);
 }
@@ -384,7 +380,9 @@ int frond__cli_serve(int argc, char **argv) {
     }
 #endif
     /* Listening, node ID held: the unit is started. */
-    frond__notify_ready(&srv, ready_text(&srv));
+    frond__notify_ready(&srv, atomic_load(&srv.ready)
+                                  ? "ready"
+                                  : "not ready: store not reached");
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
     uv_close((uv_handle_t *)&sig_term, NULL);
