@@ -224,7 +224,7 @@ def test_library():
           "not linked against the packaged library: %s" % ldd.stdout)
     # libsystemd is the server's (sd_notify), not the library's.
     needed = sh(["readelf", "-d", os.path.join(libdir, "libfrond.so.0")])
-    check("libuv" in needed.stdout and "libsystemd" not in needed.stdout,
+    check("libsqlite3" in needed.stdout and "libsystemd" not in needed.stdout,
           "libfrond.so.0 needs: %s" % needed.stdout)
     needed = sh(["readelf", "-d", os.path.join(root, "usr", "bin", "frond")])
     check("libsystemd.so.0" in needed.stdout, "frond does not link "
