@@ -464,6 +464,10 @@ static void on_sweep(uv_timer_t *t) {
   frond__conn *c, *next;
   if (w->draining &&
       (w->nconns == 0 || (int64_t)(now - w->drain_deadline) >= 0)) {
+    /* Its handles close now: no one may wake it any more. */
+    pthread_mutex_lock(&w->srv->end_lock);
+    w->closed = 1;
+    pthread_mutex_unlock(&w->srv->end_lock);
     /* Work still in flight off the loop keeps the loop running until its
     ** completion has run (and found its connection gone). */
     for (c = w->conns.next; c != &w->conns; c = next) {
@@ -510,13 +514,19 @@ static void on_sweep(uv_timer_t *t) {
 
 static void on_wake(uv_async_t *a) {
   frond__worker *w = a->data;
+  int draining = atomic_load(&w->srv->draining);
 #ifdef FROND_TEST_HOOKS
   int wedge = atomic_exchange(&w->test_wedge_ms, 0);
   if (wedge > 0) /* test_notify.py: a loop stuck in a callback */
     uv_sleep((unsigned)wedge);
 #endif
-  if (atomic_load(&w->srv->draining))
+  if (draining)
     begin_drain(w);
+  if (draining > 1 && !uv_is_closing((uv_handle_t *)&w->sweep)) {
+    /* A second signal: the deadline is now. */
+    w->drain_deadline = uv_now(&w->loop);
+    on_sweep(&w->sweep);
+  }
 }
 
 /* The watchdog's heartbeat: it moves only while this loop runs its
@@ -530,6 +540,10 @@ static void worker_main(void *arg) {
   frond__worker *w = arg;
   uv_run(&w->loop, UV_RUN_DEFAULT);
   uv_loop_close(&w->loop);
+  pthread_mutex_lock(&w->srv->end_lock);
+  w->srv->loops_ended++;
+  uv_async_send(w->srv->loop_ended);
+  pthread_mutex_unlock(&w->srv->end_lock);
 }
 
 int frond__worker_start(frond__worker *w) {
@@ -569,8 +583,13 @@ int frond__worker_start(frond__worker *w) {
   return uv_thread_create(&w->thread, worker_main, w);
 }
 
+/* Safe at any time from any thread: a loop that has begun to close its
+** handles has nothing left to be woken for. */
 void frond__worker_wake(frond__worker *w) {
-  uv_async_send(&w->wake);
+  pthread_mutex_lock(&w->srv->end_lock);
+  if (!w->closed)
+    uv_async_send(&w->wake);
+  pthread_mutex_unlock(&w->srv->end_lock);
 }
 
 void frond__worker_join(frond__worker *w) {

@@ -7,7 +7,8 @@
 ** false, every worker stops accepting and finishes what is in flight
 ** (bounded by drain_timeout_ms; work off the loop is always waited for),
 ** then the generator is closed, which stores the exact high-water time,
-** and the process exits 0.
+** and the process exits 0. A second signal cuts the drain short; the rest
+** of the stop is the same.
 **
 ** The configuration is checked by its table (config.c) as it is read, and
 ** by each protocol's configure hook at start-up; nothing here checks a
@@ -80,6 +81,7 @@ static int start_generator(frond__server *srv, frond_error *err) {
 
 static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int;
+static uv_async_t loop_ended;
 static uv_timer_t tick, watchdog;
 #ifdef FROND_TEST_HOOKS
 static uv_signal_t sig_wedge;
@@ -142,19 +144,29 @@ static void on_tick(uv_timer_t *t) {
   frond__rates_sample(srv, 1.0);
 }
 
+/* The first SIGTERM or SIGINT starts the drain. A second one ends it at
+** once: what is still in flight on the loops is cut, and the stop goes on
+** as after any drain (the high-water time stored, the node ID given up,
+** exit 0). The signals stay handled until every loop has ended, so that a
+** repeated signal never falls back to the default action, which would end
+** the process without storing anything. */
 static void on_signal(uv_signal_t *s, int signum) {
   frond__server *srv = s->data;
-  int i;
-  if (atomic_exchange(&srv->draining, 1))
+  const char *name = signum == SIGTERM ? "SIGTERM" : "SIGINT";
+  int i, was = atomic_load(&srv->draining);
+  if (was > 1)
     return;
-  frond_log(FROND_LOG_INFO, "%s: draining (at most %lld ms)",
-            signum == SIGTERM ? "SIGTERM" : "SIGINT",
-            (long long)srv->cfg.drain_timeout_ms);
-  frond__notify_stopping(srv, "draining");
+  atomic_store(&srv->draining, was + 1);
   for (i = 0; i < srv->nworkers; i++)
     frond__worker_wake(&srv->workers[i]);
-  uv_close((uv_handle_t *)&sig_term, NULL);
-  uv_close((uv_handle_t *)&sig_int, NULL);
+  if (was == 1) {
+    frond_log(FROND_LOG_WARN, "%s again: ending the drain now", name);
+    frond__notify_status(srv, "ending the drain now");
+    return;
+  }
+  frond_log(FROND_LOG_INFO, "%s: draining (at most %lld ms)", name,
+            (long long)srv->cfg.drain_timeout_ms);
+  frond__notify_stopping(srv, "draining");
   uv_close((uv_handle_t *)&tick, NULL);
   /* systemd stops watching once the unit is stopping. */
   if (srv->watchdog_ms > 0)
@@ -163,6 +175,22 @@ static void on_signal(uv_signal_t *s, int signum) {
   if (uv_is_active((uv_handle_t *)&sig_wedge))
     uv_close((uv_handle_t *)&sig_wedge, NULL);
 #endif
+}
+
+/* A worker's loop has ended; after the last one, the main loop ends too.
+** From then on the last steps (the high-water time, the coordinator) run
+** to the end: a signal no longer interrupts them, SIGKILL does. */
+static void on_loop_ended(uv_async_t *a) {
+  frond__server *srv = a->data;
+  pthread_mutex_lock(&srv->end_lock);
+  if (srv->loops_ended == srv->nworkers) {
+    uv_close((uv_handle_t *)&sig_term, NULL);
+    uv_close((uv_handle_t *)&sig_int, NULL);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    uv_close((uv_handle_t *)a, NULL);
+  }
+  pthread_mutex_unlock(&srv->end_lock);
 }
 
 #ifdef FROND_TEST_HOOKS
@@ -349,6 +377,7 @@ int frond__cli_serve(int argc, char **argv) {
   pthread_mutex_init(&srv.store_lock, NULL);
   pthread_mutex_init(&srv.lookup_lock, NULL);
   pthread_mutex_init(&srv.rate_lock, NULL);
+  pthread_mutex_init(&srv.end_lock, NULL);
   srv.protos[0] = &frond__http_proto; /* first: its address is the node's */
   srv.protos[1] = &frond__resp_proto;
   srv.nprotos = 2;
@@ -360,6 +389,9 @@ int frond__cli_serve(int argc, char **argv) {
   sig_term.data = sig_int.data = &srv;
   uv_signal_start(&sig_term, on_signal, SIGTERM);
   uv_signal_start(&sig_int, on_signal, SIGINT);
+  uv_async_init(loop, &loop_ended, on_loop_ended);
+  loop_ended.data = &srv;
+  srv.loop_ended = &loop_ended;
 
   if (start(&srv) == 0) {
     started = 1;
@@ -387,6 +419,7 @@ int frond__cli_serve(int argc, char **argv) {
   } else {
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_close((uv_handle_t *)&loop_ended, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
   }
   for (i = 0; started && i < srv.nworkers; i++)

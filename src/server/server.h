@@ -156,6 +156,7 @@ struct frond__worker {
   size_t nconns;
   int draining;
   uint64_t drain_deadline;
+  int closed;         /* its handles are closing (under srv->end_lock) */
   frond__buf scratch; /* answer bodies under construction */
   int64_t *ids;       /* max_count IDs */
   frond__metrics m;
@@ -195,7 +196,15 @@ struct frond__server {
   frond__worker *workers;
   int64_t start_ms;
   uint64_t watchdog_ms; /* systemd's WatchdogSec, 0: none */
+  /* 0: serving; 1: draining (the first SIGTERM or SIGINT); 2: a second
+  ** signal ended the drain at once. Written by the main thread only. */
   atomic_int draining;
+  /* Each worker's loop, as it ends, counts itself here and wakes the main
+  ** thread, which keeps its signals handled until the last one has; both
+  ** under end_lock, so that the handle is closed after the last wake. */
+  pthread_mutex_t end_lock;
+  int loops_ended;
+  uv_async_t *loop_ended;
   atomic_int ready;
   atomic_long nconns;
   /* The protocols, and where each listens (port 0: off). */
