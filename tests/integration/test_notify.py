@@ -12,7 +12,8 @@ STOPPING=1 at SIGTERM, after which the watchdog stops. One event loop
 wedged (the test builds' FROND_TEST_WEDGE_MS hook: SIGUSR2 blocks the
 first worker's loop) stops the pings while the other loop and the main
 thread run on, and they resume once it is free. Without WATCHDOG_USEC no
-WATCHDOG=1 is sent; a start that fails says why in STATUS.
+WATCHDOG=1 is sent; a second SIGTERM during the drain says in STATUS
+that it ends the drain now; a start that fails says why in STATUS.
 """
 import os
 import shutil
@@ -201,6 +202,44 @@ def test_no_watchdog_without_watchdog_usec():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_second_signal_says_so():
+    """A second SIGTERM during the drain ends it at once; systemd hears
+    it in STATUS, after STOPPING=1, and the stop is clean (exit 0)."""
+    tmp = ft.tempdir()
+    sd = FakeSystemd(tmp)
+    proc = log = busy = None
+    try:
+        proc, port, log = serve(tmp, {"NOTIFY_SOCKET": sd.path},
+                                ["--store", "none",
+                                 "--drain-timeout-ms", "120000"])
+        sd.wait(lambda m: "READY=1" in m, 30, "READY=1")
+        # A request in flight keeps the drain going.
+        busy = socket.create_connection(("127.0.0.1", port), timeout=5)
+        busy.sendall(b"GET /readyz HTTP/1.1\r\nHost: a\r\n")
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        sd.wait(lambda m: "STOPPING=1" in m, 10, "STOPPING=1")
+        time.sleep(0.3)
+        check(proc.poll() is None, "the drain did not wait for the request")
+        stop(proc, log)
+        proc = None
+        msgs = [m for _, m in sd.all()]
+        check(len(msgs) == 3 and "READY=1" in msgs[0] and
+              "STOPPING=1" in msgs[1] and msgs[2] ==
+              "STATUS=node 0, layout frond: ending the drain now",
+              "a second SIGTERM: %r" % msgs)
+    finally:
+        if busy is not None:
+            busy.close()
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        if log is not None:
+            log.close()
+        sd.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def test_failed_start_says_why():
     tmp = ft.tempdir()
     sd = FakeSystemd(tmp)
@@ -230,4 +269,5 @@ def test_failed_start_says_why():
 if __name__ == "__main__":
     ft.main([test_lifecycle_and_wedged_loop,
              test_no_watchdog_without_watchdog_usec,
+             test_second_signal_says_so,
              test_failed_start_says_why])
