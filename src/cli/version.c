@@ -4,7 +4,8 @@
 **
 ** The first line is "frond <version>" alone, for scripts; the rest comes
 ** from frond__build_get (server/build.c), which the server's
-** frond_build_info metric reads too.
+** frond_build_info metric reads too. A backend the build left out
+** (FROND_WITH_PG=OFF, FROND_WITH_ZK=OFF) is named as such.
 */
 #include "cli/cli.h"
 #include "server/build.h"
@@ -19,8 +20,12 @@ int frond__cli_version(void) {
   printf("build: %s, %s, asserts %s, sanitizers: %s\n", b.type, b.compiler,
          b.asserts, b.sanitizers);
   printf("libraries:");
-  for (i = 0; i < FROND__BUILD_LIBS; i++)
-    printf("%s %s %s", i ? "," : "", b.libs[i].name, b.libs[i].version);
+  for (i = 0; i < FROND__BUILD_LIBS; i++) {
+    if (b.libs[i].version[0] == '\0')
+      printf("%s no %s", i ? "," : "", b.libs[i].name);
+    else
+      printf("%s %s %s", i ? "," : "", b.libs[i].name, b.libs[i].version);
+  }
   printf("\n");
   return FROND__EXIT_OK;
 }

@@ -18,7 +18,8 @@ typedef struct frond__build {
   struct {
     const char *label; /* a metric's label: "sqlite" */
     const char *name;  /* as people write it: "SQLite" */
-    char version[32];
+    char version[32];  /* "": a backend the build left out (FROND_WITH_PG,
+                          FROND_WITH_ZK off) */
   } libs[FROND__BUILD_LIBS];
 } frond__build;
 

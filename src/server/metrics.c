@@ -10,7 +10,8 @@
 */
 #include "server/server.h"
 
-#include "core/internal.h"
+#include "base/base.h"
+#include "core/core.h"
 #include "server/build.h"
 
 #include <math.h>

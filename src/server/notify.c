@@ -17,7 +17,7 @@
 */
 #include "server/server.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <string.h>

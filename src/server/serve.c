@@ -17,8 +17,9 @@
 #include "server/serve.h"
 #include "coord/coord.h"
 
-#include "core/internal.h"
-#include "os/highwater.h"
+#include "base/base.h"
+#include "core/core.h"
+#include "core/high_water.h"
 #include "server/server.h"
 
 #include <errno.h>
