@@ -42,7 +42,7 @@ if [ -z "${FROND:-}" ]; then
 fi
 
 tmp=$(mktemp -d /tmp/frond-bench.XXXXXX)
-frond_pid= nginx_pid= wide_pid=
+frond_pid='' nginx_pid='' wide_pid=''
 cleanup() {
   [ -n "$wide_pid" ] && kill "$wide_pid" 2>/dev/null && wait "$wide_pid" 2>/dev/null
   [ -n "$frond_pid" ] && kill "$frond_pid" 2>/dev/null && wait "$frond_pid" 2>/dev/null
@@ -51,19 +51,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() {
-  i=0
-  until curl -s -o /dev/null "http://127.0.0.1:$1/"; do
-    i=$((i + 1)); [ $i -lt 100 ] || { echo "nothing on port $1" >&2; exit 1; }
-    sleep 0.1
-  done
-}
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
 
 # nginx, foreground, one worker, in the temp dir.
-nport=$(port)
+nport=$(free_port)
 body=123456789012345678
 mkdir -p "$tmp/nginx/logs"
 user_line=
@@ -92,11 +84,11 @@ http {
 CONF
 "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
 nginx_pid=$!
-wait_port "$nport"
+wait_http "$nport"
 
 # frond, with a tag whose step makes store round trips rare, and an order
 # number format (19 digits hold every snowflake ID) under a fixed key.
-fport=$(port)
+fport=$(free_port)
 store="sqlite:///$tmp/frond.db"
 "$FROND" tag create bench --step 100000000 --store "$store" >/dev/null
 FROND_ORDER_KEY="1:$(printf '%064d' 0)"
@@ -106,20 +98,20 @@ orders="order:digits=19,check=damm,key=1,prefix=%Y%m%d-"
   --data-dir "$tmp" --threads "$THREADS" --max-count 100000 --resp-listen off \
   --format.orders "$orders" --log-level warn 2>"$tmp/frond.log" &
 frond_pid=$!
-wait_port "$fport"
+wait_http "$fport"
 curl -sf "http://127.0.0.1:$fport/api/segment/get/bench" >/dev/null
 
 # A second frond whose layout has 16 sequence bits (65.5 M IDs/s per node),
 # so that snowflake batches measure the server rather than the layout's
 # 4.096 M IDs/s bound.
-wport=$(port)
+wport=$(free_port)
 mkdir "$tmp/wide"
 "$FROND" serve --listen "127.0.0.1:$wport" --store none --data-dir "$tmp/wide" \
   --resp-listen off \
   --threads "$THREADS" --layout "time=41,node=6,seq=16" \
   --format.orders "$orders" --log-level warn 2>"$tmp/wide.log" &
 wide_pid=$!
-wait_port "$wport"
+wait_http "$wport"
 
 results=$tmp/results
 : >"$results"

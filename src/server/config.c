@@ -33,10 +33,14 @@
   { n, FROND__CFG_ENUM, FIELD(f), 0, 0, 0, values, def, 0, help }
 #define FORMATS(n, help)                                                       \
   { n, FROND__CFG_FORMAT, FIELD(formats), 0, 0, 0, NULL, "", 0, help }
+#define BOOL(n, f, def, help)                                                  \
+  { n, FROND__CFG_BOOL, FIELD(f), 0, 0, 0, NULL, def, 0, help }
 
 static const char *const log_levels[] = {"error", "warn", "info", "debug",
                                          NULL};
 static const char *const time_zones[] = {"utc", "local", NULL};
+/* In the order of FROND_LOG_TEXT, FROND_LOG_JSON. */
+static const char *const log_formats[] = {"text", "json", NULL};
 
 static const frond__cfg_row rows[] = {
     ADDR("listen", listen, "127.0.0.1:8080", 0,
@@ -92,6 +96,11 @@ static const frond__cfg_row rows[] = {
        "two time units of the layout, whichever is longer"),
     ENUM("log_level", log_level, log_levels, "info",
          "error, warn, info or debug"),
+    ENUM("log_format", log_format, log_formats, "text",
+         "log lines as text (frond: level: message) or json (one object a "
+         "line, with the node and the layout)"),
+    BOOL("metrics_histograms", metrics_histograms, "on",
+         "latency histograms in /metrics (HTTP by route, RESP by command)"),
     ENUM("leaf_time_zone", leaf_time_zone, time_zones, "utc",
          "zone of /decodeSnowflakeId's timestamp text: utc or local"),
     STR("order_key_file", order_key_file, "", 0,
@@ -342,7 +351,7 @@ static int set_row(frond__config *c, const frond__cfg_row *r, const char *key,
       i = 0;
     else
       return frond__fail(err, FROND_EINVAL,
-                         "%s: %s must be yes or no (true/false, on/off, "
+                         "%s: %s must be on or off (yes/no, true/false, "
                          "1/0), not '%s'",
                          source, r->name, v);
     memcpy(field, &i, sizeof i);
@@ -581,7 +590,7 @@ static const char *value_text(const frond__config *c, const frond__cfg_row *r,
     return r->values[i];
   case FROND__CFG_BOOL:
     memcpy(&i, field, sizeof i);
-    return i ? "yes" : "no";
+    return i ? "on" : "off";
   default:
     memcpy(&n, field, sizeof n);
     snprintf(buf, cap, "%lld", (long long)n);
@@ -624,7 +633,7 @@ static const char *range_text(const frond__cfg_row *r, char *buf, size_t cap) {
                             r->values[i]);
     break;
   case FROND__CFG_BOOL:
-    snprintf(buf, cap, "yes|no");
+    snprintf(buf, cap, "on|off");
     break;
   case FROND__CFG_ADDRESS:
     snprintf(buf, cap, "host:port%s", r->flags & FROND__CFG_OFF ? "|off" : "");

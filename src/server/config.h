@@ -59,7 +59,9 @@ typedef struct frond__config {
   char data_dir[FROND__CFG_STR_MAX];
   int64_t max_ahead_ms;
   int64_t max_wait_ms;
-  int log_level;                           /* FROND_LOG_* */
+  int log_level;  /* FROND_LOG_* */
+  int log_format; /* FROND_LOG_TEXT, FROND_LOG_JSON */
+  int metrics_histograms;
   int leaf_time_zone;                      /* FROND__TZ_* */
   char order_key_file[FROND__CFG_STR_MAX]; /* "": FROND_ORDER_KEY */
   /* format.<name> keys, in the order first given. */
@@ -69,7 +71,7 @@ typedef struct frond__config {
 
 typedef enum frond__cfg_type {
   FROND__CFG_INT,      /* int64_t in [min, max] */
-  FROND__CFG_BOOL,     /* int 0/1: yes/no, true/false, on/off, 1/0 */
+  FROND__CFG_BOOL,     /* int 0/1: on/off, yes/no, true/false, 1/0 */
   FROND__CFG_STRING,   /* char[size] */
   FROND__CFG_ENUM,     /* int: the index of the name in values */
   FROND__CFG_DURATION, /* int64_t ms in [min, max]; units ms, s, min, h */

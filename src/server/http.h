@@ -42,15 +42,11 @@ extern const char *const frond__http_route_names[FROND__R_COUNT];
 #define FROND__NSTATUS 18
 extern const int frond__http_statuses[FROND__NSTATUS]; /* last slot: other */
 
-#define FROND__NBUCKETS 14
-extern const double frond__http_buckets[FROND__NBUCKETS]; /* seconds */
-
 /* What HTTP keeps per worker (c->l->state): its counters and the Date
 ** header, formatted once a second. Written by the worker's thread only. */
 typedef struct frond__http_state {
   frond__counter requests[FROND__R_COUNT][FROND__NSTATUS];
-  frond__counter duration[FROND__R_COUNT][FROND__NBUCKETS + 1];
-  frond__counter duration_ns[FROND__R_COUNT];
+  frond__hist duration[FROND__R_COUNT];
   frond__counter bad_requests;
   time_t date_t;
   char date[48]; /* "Date: ...\r\n" */
@@ -73,7 +69,9 @@ typedef struct frond__http_ctx {
   int keep_alive; /* cleared by an answer that closes the connection */
   int minor;      /* HTTP/1.<minor> */
   int head;       /* HEAD: headers only */
-  uint64_t t0;    /* uv_hrtime() when the request was complete */
+  int status;     /* of the answer, once frond__http_respond wrote it */
+  uint64_t t0;    /* frond__clock_ns() when the request was complete; 0 with
+                     metrics_histograms off */
 } frond__http_ctx;
 
 /* http_out.c: append a whole answer (extra: more header lines, each

@@ -23,10 +23,6 @@ const int frond__http_statuses[FROND__NSTATUS] = {200, 201, 204, 400, 401, 404,
                                                   405, 408, 409, 413, 414, 431,
                                                   500, 501, 503, 505, 403, 0};
 
-const double frond__http_buckets[FROND__NBUCKETS] = {
-    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001,
-    0.0025,  0.005,    0.01,    0.025,  0.05,    0.1,    1.0};
-
 static const char *reason_phrase(int status) {
   switch (status) {
   case 200:
@@ -77,14 +73,9 @@ static int status_index(int status) {
 }
 
 static void record(frond__http_ctx *x, frond__http_state *st, int status) {
-  uint64_t ns = uv_hrtime() - x->t0;
-  double s = (double)ns / 1e9;
-  int b = 0;
-  while (b < FROND__NBUCKETS && s > frond__http_buckets[b])
-    b++;
   FROND__INC(st->requests[x->route][status_index(status)], 1);
-  FROND__INC(st->duration[x->route][b], 1);
-  FROND__INC(st->duration_ns[x->route], ns);
+  if (x->t0 != 0)
+    frond__hist_add(&st->duration[x->route], frond__clock_ns() - x->t0);
 }
 
 /* The Date header every answer carries (RFC 9110 6.6.1), formatted once a
@@ -112,6 +103,7 @@ void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
   frond__http_state *st = x->c->l->state;
   const char *reason = reason_phrase(status);
   size_t elen = extra ? strlen(extra) : 0;
+  x->status = status;
   if (frond__conn_draining(x->c))
     x->keep_alive = 0;
   if (frond__buf_reserve(out, 250 + strlen(ctype) + elen + len) != 0) {

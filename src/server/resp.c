@@ -172,6 +172,7 @@ static void unknown_command(frond__resp_ctx *x) {
 static void execute(frond__resp_ctx *x) {
   const resp_cmd *k = find_command(&x->argv[0]);
   x->cmd = k != NULL ? k->id : FROND__RC_UNKNOWN;
+  x->t0 = x->srv->cfg.metrics_histograms ? frond__clock_ns() : 0;
   if (k == NULL) {
     unknown_command(x);
   } else if (!x->st->authed && !k->noauth) {
@@ -184,7 +185,7 @@ static void execute(frond__resp_ctx *x) {
   }
   /* A command answered later is counted then. */
   if (!x->c->held)
-    FROND__INC(FROND__RESP_STATS(x)->commands[x->cmd][x->failed], 1);
+    frond__resp_count(x);
 }
 
 static void ctx_init(frond__resp_ctx *x, frond__conn *c) {
@@ -312,6 +313,16 @@ static void resp_metrics(frond__server *srv, frond__buf *b) {
             b, "frond_resp_commands_total{command=\"%s\",result=\"%s\"} %llu\n",
             names[k], r ? "error" : "ok", (unsigned long long)v);
     }
+  /* With metrics_histograms off the family is left out, not left empty. */
+  if (srv->cfg.metrics_histograms) {
+    frond__metrics_hist_head(b, "frond_resp_command_duration_seconds",
+                             "Time from a complete command to its reply "
+                             "being queued.");
+    for (k = 0; k < FROND__RC_COUNT; k++)
+      frond__metrics_hist(
+          b, srv, &frond__resp_proto, offsetof(frond__resp_stats, duration[k]),
+          "frond_resp_command_duration_seconds", "command", names[k]);
+  }
   frond__metrics_counter(b, "frond_resp_protocol_errors_total",
                          "RESP connections closed after a protocol error.",
                          STATS_SUM(srv, protocol_errors));

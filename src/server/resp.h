@@ -61,6 +61,7 @@ typedef struct frond__resp_stats {
   frond__counter protocol_errors; /* closed after a protocol error */
   frond__counter noauth;          /* commands refused before AUTH */
   frond__counter auth_failures;
+  frond__hist duration[FROND__RC_COUNT]; /* with metrics_histograms */
 } frond__resp_stats;
 
 #define FROND__RESP_STATS(x) ((frond__resp_stats *)(x)->c->l->state)
@@ -83,10 +84,16 @@ typedef struct frond__resp_ctx {
   frond__buf *out;
   const frond__resp_arg *argv;
   size_t argc;
-  int cmd;    /* FROND__RC_* */
-  int failed; /* an error reply was written */
-  int close;  /* close once the reply is written */
+  int cmd;     /* FROND__RC_* */
+  int failed;  /* an error reply was written */
+  int close;   /* close once the reply is written */
+  uint64_t t0; /* frond__clock_ns() when the command was complete; 0 with
+                  metrics_histograms off */
 } frond__resp_ctx;
+
+/* resp_reply.c: count a command once its reply is queued (by result,
+** and its time since t0). */
+void frond__resp_count(frond__resp_ctx *x);
 
 /* resp_reply.c. A reply that does not fit in memory sets x->close. */
 void frond__resp_int(frond__resp_ctx *x, int64_t v);

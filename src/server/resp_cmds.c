@@ -59,7 +59,7 @@ static void segment_done(frond__ids_call *call) {
       ids_reply(x, call->ids, call->n, sc->batch);
   }
   /* Counted now that its result is known (execute skipped it). */
-  FROND__INC(FROND__RESP_STATS(x)->commands[x->cmd][x->failed], 1);
+  frond__resp_count(x);
   frond__conn_resume(x->c, x->close);
   free(call->ids);
   free(sc);

@@ -2,7 +2,8 @@
 ** resp_reply.c -- RESP2 replies, appended to the connection's output.
 **
 ** Integers are written with the server's one decimal formatter and no
-** printf: INCR's reply is the hot path.
+** printf: INCR's reply is the hot path. Once a command's reply is queued,
+** frond__resp_count counts it, with its latency.
 */
 #include "server/resp.h"
 
@@ -131,4 +132,11 @@ const char *frond__resp_arg_str(const frond__resp_arg *a, char *buf,
 void frond__resp_wrong_args(frond__resp_ctx *x, const char *name) {
   frond__resp_error(x, "ERR", "wrong number of arguments for '%s' command",
                     name);
+}
+
+void frond__resp_count(frond__resp_ctx *x) {
+  frond__resp_stats *st = FROND__RESP_STATS(x);
+  FROND__INC(st->commands[x->cmd][x->failed], 1);
+  if (x->t0 != 0)
+    frond__hist_add(&st->duration[x->cmd], frond__clock_ns() - x->t0);
 }

@@ -13,14 +13,16 @@
 ** metrics, its busy answer and its connection callbacks. Files call one
 ** another one way only; by level, each using only levels below it:
 **
-**   buf, config, http_parse, resp_parse     pure: no server state
-**   conn, json, resp_reply                  loops; replies
-**   ids, http_out                           IDs; answers
+**   buf, build, http_parse, resp_parse      pure: no server state
+**   conn, json, notify, config              loops; what systemd is told
+**   ids                                     IDs
 **   formats                                 ID strings of formats
-**   metrics, resp_formats                   counters; format commands
-**   resp_cmds, status                       commands; the status page
-**   http_api, resp                          endpoints; RESP's table
-**   http_admin, http_formats                admin calls; format endpoints
+**   metrics                                 counters
+**   http_out, resp_reply, status            answers; the status page
+**   http_api, resp_formats                  endpoints; format commands
+**   http_admin, http_formats, resp_cmds     admin calls; format
+**                                           endpoints; commands
+**   resp                                    RESP's table
 **   http                                    HTTP's table
 **   serve                                   start-up, signals
 **
@@ -36,6 +38,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <uv.h>
 
 typedef struct frond__conn frond__conn;
@@ -158,11 +161,21 @@ struct frond__worker {
   size_t nconns;
   int draining;
   uint64_t drain_deadline;
-  frond__buf scratch;            /* answer bodies under construction */
-  int64_t *ids;                  /* max_count IDs */
-  frond__buf strs;               /* ID strings of a format (formats.c) */
+  int closed;         /* its handles are closing (under srv->end_lock) */
+  frond__buf scratch; /* answer bodies under construction */
+  int64_t *ids;       /* max_count IDs */
+  frond__buf strs;    /* ID strings of a format (formats.c) */
   frond__counter *format_counts; /* strings issued, per format */
   frond__metrics m;
+  /* The watchdog's heartbeat: bumped by a timer of this loop, read by the
+  ** main thread, which alone keeps beats_seen and stalled_ms. */
+  uv_timer_t beat;
+  _Atomic uint64_t beats;
+  uint64_t beats_seen;
+  uint64_t stalled_ms; /* when it was first seen stuck, 0: it is not */
+  /* Set only by a test build's hook (serve.c): block this loop once, this
+  ** long. The field is in every build so that the struct is one shape. */
+  atomic_int test_wedge_ms;
 };
 
 /* Rates sampled once a second by the main thread, for the status page. */
@@ -208,7 +221,16 @@ struct frond__server {
   int nworkers;
   frond__worker *workers;
   int64_t start_ms;
+  uint64_t watchdog_ms; /* systemd's WatchdogSec, 0: none */
+  /* 0: serving; 1: draining (the first SIGTERM or SIGINT); 2: a second
+  ** signal ended the drain at once. Written by the main thread only. */
   atomic_int draining;
+  /* Each worker's loop, as it ends, counts itself here and wakes the main
+  ** thread, which keeps its signals handled until the last one has; both
+  ** under end_lock, so that the handle is closed after the last wake. */
+  pthread_mutex_t end_lock;
+  int loops_ended;
+  uv_async_t *loop_ended;
   atomic_int ready;
   atomic_long nconns;
   /* The protocols, and where each listens (port 0: off). */
@@ -245,6 +267,10 @@ struct frond__server {
 static inline frond__buf *frond__conn_out(frond__conn *c) {
   return &c->out;
 }
+/* The client's address, "host:port" ("[v6]:port"), into buf, for a log
+** line about its request. */
+#define FROND__PEER_MAX 64
+const char *frond__conn_peer(frond__conn *c, char *buf, size_t cap);
 /* Will the server close this connection after the current answer? */
 int frond__conn_draining(const frond__conn *c);
 /*
@@ -289,6 +315,50 @@ void frond__metrics_counter(frond__buf *b, const char *name, const char *help,
                             uint64_t v);
 void frond__metrics_gauge(frond__buf *b, const char *name, const char *help,
                           double v);
+
+/* v as the text format spells a sample value or a bucket bound: the
+** shortest decimal that reads back as v exactly (0.705, not
+** 0.70499999999999996), without an exponent between 1e-12 and 1e21
+** (0.00001, not 1e-05), and NaN, +Inf, -Inf. Returns buf. */
+#define FROND__NUM_MAX 48
+const char *frond__metrics_num(double v, char buf[FROND__NUM_MAX]);
+
+/*
+** Latency histograms, as HTTP keeps them per route and RESP per command:
+** fixed bounds (1 us to 1 s), one frond__hist per worker and key, written
+** by the worker's thread with relaxed stores (no lock, no shared line),
+** summed at scrape.
+*/
+/* The monotonic clock in ns, for a histogram's start and end: glibc's
+** clock_gettime straight to the vDSO (uv_hrtime costs twice the
+** instructions, counted with callgrind by bench/http/histograms.sh). */
+static inline uint64_t frond__clock_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define FROND__HIST_BOUNDS 17
+extern const uint64_t frond__hist_bounds_ns[FROND__HIST_BOUNDS];
+typedef struct frond__hist {
+  frond__counter n[FROND__HIST_BOUNDS + 1]; /* the last: above every bound */
+  frond__counter sum_ns;
+} frond__hist;
+static inline void frond__hist_add(frond__hist *h, uint64_t ns) {
+  int i = 0;
+  while (i < FROND__HIST_BOUNDS && ns > frond__hist_bounds_ns[i])
+    i++;
+  FROND__INC(h->n[i], 1);
+  FROND__INC(h->sum_ns, ns);
+}
+/* The # HELP and # TYPE lines of a histogram family. */
+void frond__metrics_hist_head(frond__buf *b, const char *name,
+                              const char *help);
+/* The series of family name for label="value": the histogram at offset
+** off of p's per-worker state, summed over workers. Nothing when it has
+** no observation. */
+void frond__metrics_hist(frond__buf *b, const frond__server *srv,
+                         const frond__proto *p, size_t off, const char *name,
+                         const char *label, const char *value);
 /* The whole /metrics page. */
 void frond__metrics_render(frond__server *srv, frond__buf *b);
 
@@ -416,6 +486,23 @@ void frond__formats_metrics(frond__server *srv, frond__buf *b);
 void frond__status_render(frond__server *srv, frond__buf *b);
 /* Called once a second (dt seconds since the last call). */
 void frond__rates_sample(frond__server *srv, double dt);
+
+/* -------------------------------------------------------------- notify.c */
+
+/* systemd's notify protocol (sd_notify(3)): no-ops unless the unit is
+** Type=notify. A failure to send is logged, never fatal. Main thread only.
+** status is the state after "node N, layout L: " ("ready", "not ready:
+** store not reached", "draining"). */
+void frond__notify_ready(frond__server *srv, const char *status);
+void frond__notify_status(frond__server *srv, const char *status);
+void frond__notify_stopping(frond__server *srv, const char *status);
+/* STATUS=status alone, before the node is known (a failed start). */
+void frond__notify_failed(const char *status);
+/* The watchdog period systemd expects (WatchdogSec=) in ms; 0: none. */
+uint64_t frond__watchdog_ms(void);
+/* Every srv->watchdog_ms / 2: WATCHDOG=1 if every worker's loop has beaten
+** since the last call; else log the loop that has not (once per stall). */
+void frond__watchdog_check(frond__server *srv, uint64_t now_ms);
 
 /* ------------------------------------------------------ the protocols */
 

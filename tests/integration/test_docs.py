@@ -421,9 +421,9 @@ def type_probes(key, flag, typ, rng):
         p += [(flag, key, v, v) for v in rng]
         p += [(flag, key, "bogus", None), (flag, key, rng[0].upper(), None)]
     elif typ == "bool":
-        ft.check(rng == ["yes", "no"], "%s: bool range %r" % (key, rng))
-        p += [(flag, key, v, "yes") for v in BOOL_TRUE]
-        p += [(flag, key, v, "no") for v in BOOL_FALSE]
+        ft.check(rng == ["on", "off"], "%s: bool range %r" % (key, rng))
+        p += [(flag, key, v, "on") for v in BOOL_TRUE]
+        p += [(flag, key, v, "off") for v in BOOL_FALSE]
         p.append((flag, key, "maybe", None))
     return p
 
