@@ -1,8 +1,9 @@
 /*
-** db.c -- the engine-neutral half of the SQL layer: the URI grammar,
-** templates rendered per dialect, the statement cache, transactions and
-** their failure rules, RETURNING or its emulation, and the rows handed to
-** callers. The engines (db_sqlite.c, db_pg.c) only talk to their library.
+** db.c -- the engine-neutral half of the SQL layer: templates rendered
+** per dialect, the statement cache, transactions and their failure rules,
+** RETURNING or its emulation, and the rows handed to callers. The URI
+** grammar is db_uri.c's; the engines (db_sqlite.c, db_pg.c, db_mysql.c)
+** only talk to their library.
 */
 #include "store/db.h"
 
@@ -20,103 +21,17 @@ typedef struct frond_db_cached {
   char types[FROND_DB_MAX_ARGS + 1];
   void *stmt;
   int nparam, nslots;
+  int absent; /* has {if_absent:K} on a FROND_DB_ABSENT_BY_ERROR engine */
   unsigned char slots[FROND_DB_MAX_SLOTS];
   uint64_t used;
 } frond_db_cached;
-
-/* ---- URIs ---- */
-
-static const struct {
-  const char *prefix;
-  const frond_db_methods *m;
-} schemes[] = {
-    {"sqlite:", &frond__db_sqlite},
-    {"postgresql://", &frond__db_pg},
-    {"postgres://", &frond__db_pg},
-};
-
-#define EXPECTED "sqlite:///abs/path.db, sqlite:relative.db or postgresql://..."
-
-int frond__db_uri_password(const char *uri, size_t *from, size_t *to) {
-  const char *auth = strstr(uri, "://"), *at, *colon, *end;
-  if (auth == NULL)
-    return 0;
-  auth += 3;
-  end = auth + strcspn(auth, "/?#");
-  for (at = end; at > auth && at[-1] != '@'; at--)
-    ;
-  if (at == auth || (colon = memchr(auth, ':', (size_t)(at - auth))) == NULL)
-    return 0;
-  *from = (size_t)(colon + 1 - uri);
-  *to = (size_t)(at - 1 - uri);
-  return 1;
-}
-
-/* uri for a message, at most len - 1 bytes, its password as "***". */
-static void redact(const char *uri, char *out, size_t len) {
-  size_t from, to;
-  if (frond__db_uri_password(uri, &from, &to))
-    snprintf(out, len, "%.*s***%s", (int)from, uri, uri + to);
-  else
-    snprintf(out, len, "%s", uri);
-}
-
-int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {
-  char shown[240];
-  const char *p;
-  size_t i;
-  memset(out, 0, sizeof(*out));
-  if (uri == NULL || *uri == '\0')
-    return frond__fail(err, FROND_ESTORE_URI, "no database URI (expected %s)",
-                       EXPECTED);
-  for (p = uri; *p; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      return frond__fail(err, FROND_ESTORE_URI,
-                         "database URI has a control character at byte %zu",
-                         (size_t)(p - uri));
-  for (i = 0; i < FROND__ARRAY_SIZE(schemes); i++)
-    if (strncmp(uri, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
-      break;
-  if (i == FROND__ARRAY_SIZE(schemes)) {
-    redact(uri, shown, sizeof(shown));
-    return frond__fail(err, FROND_ESTORE_URI,
-                       "unsupported database URI \"%s\" (expected %s)", shown,
-                       EXPECTED);
-  }
-  out->engine = schemes[i].m;
-  if (out->engine != &frond__db_sqlite) {
-    out->target = uri;
-    out->target_len = (size_t)(p - uri);
-    return 0;
-  }
-  p = uri + strlen("sqlite:");
-  if (strncmp(p, "//", 2) == 0) {
-    p += 2;
-    if (*p != '/' && *p != '\0')
-      return frond__fail(err, FROND_ESTORE_URI,
-                         "sqlite URI \"%.200s\" names a host; use "
-                         "sqlite:///abs/path.db or sqlite:relative.db",
-                         uri);
-  }
-  if (*p == '\0')
-    return frond__fail(err, FROND_ESTORE_URI,
-                       "sqlite URI \"%.200s\" has no file name", uri);
-  if (strpbrk(p, "?#") != NULL)
-    return frond__fail(err, FROND_ESTORE_URI,
-                       "sqlite URI \"%.200s\" has options ('?' or '#'); a "
-                       "sqlite URI is a path and takes none",
-                       uri);
-  out->target = p;
-  out->target_len = strlen(p);
-  out->memory = strcmp(p, ":memory:") == 0;
-  return 0;
-}
 
 /* ---- templates ---- */
 
 typedef struct sink {
   char *out;
   size_t len, n; /* n may pass len: the size needed */
+  int absent;    /* {if_absent:K} was rendered */
 } sink;
 
 static void put(sink *s, const char *p, size_t n) {
@@ -141,11 +56,8 @@ static int token(const frond_db_methods *m, sink *s, const char *t, size_t n,
   static const struct {
     const char *name;
     int arg; /* takes an argument */
-  } tokens[] = {{"now_ms", 0},
-                {"if_absent", 1},
-                {"binary", 1},
-                {"ts_text", 1},
-                {"id", 1}};
+  } tokens[] = {{"now_ms", 0},  {"if_absent", 1}, {"binary", 1},
+                {"ts_text", 1}, {"id", 1},        {"for_update", 0}};
   const char *colon = memchr(t, ':', n), *arg = colon ? colon + 1 : t + n;
   size_t name_len = (size_t)(arg - t) - (colon != NULL),
          alen = n - (size_t)(arg - t);
@@ -170,12 +82,16 @@ static int token(const frond_db_methods *m, sink *s, const char *t, size_t n,
     break;
   case 1:
     put_expanded(s, m->zIfAbsent, arg, alen);
+    s->absent = 1;
     break;
   case 2:
     put_expanded(s, m->zBinary, arg, alen);
     break;
   case 3:
     put_expanded(s, m->zTsText, arg, alen);
+    break;
+  case 5:
+    put(s, m->zForUpdate, strlen(m->zForUpdate));
     break;
   default:
     put(s, &m->cQuote, 1);
@@ -250,7 +166,7 @@ static int render(const frond_db_methods *m, const char *sql, sink *s,
 int frond__db_render(const frond_db_methods *m, const char *sql, char *out,
                      size_t len, int *nparam, unsigned char *slots, int *nslots,
                      frond_error *err) {
-  sink s = {out, len, 0};
+  sink s = {out, len, 0, 0};
   int rc = render(m, sql, &s, nparam, slots, nslots, err);
   if (rc == 0 && s.n > len)
     return frond__fail(err, FROND_EINVAL,
@@ -400,6 +316,11 @@ int frond__db_open(const char *uri, const frond_db_options *o, frond_db **out,
     db->o.connect_timeout_ms = INT32_MAX;
   if (db->o.application_name == NULL)
     db->o.application_name = "frond";
+  if (db->o.answer_timeout_ms <= 0)
+    db->o.answer_timeout_ms =
+        db->o.statement_timeout_ms +
+        (db->o.connect_timeout_ms > 0 ? db->o.connect_timeout_ms : 5000);
+  db->answer_ms = db->o.answer_timeout_ms;
   db->flags = u.engine->flags;
   if ((rc = db->m->xOpen(db, &u, err)) != 0) {
     free(db);
@@ -434,6 +355,14 @@ int frond__db_error_class(const frond_db *db) {
   return db->err_class;
 }
 
+void frond__db_set_answer_timeout(frond_db *db, int64_t ms) {
+  db->answer_ms = ms > 0 ? ms : db->o.answer_timeout_ms;
+}
+
+int64_t frond__db_deadline(const frond_db *db) {
+  return frond__mono_ns() + db->answer_ms * 1000000;
+}
+
 void frond__db_test_clear_flags(frond_db *db, unsigned flags) {
   db->flags &= ~flags;
 }
@@ -446,7 +375,7 @@ static int prepared(frond_db *db, const char *sql, const frond_db_arg *args,
   char types[FROND_DB_MAX_ARGS + 1], bind[FROND_DB_MAX_SLOTS + 1];
   char stackbuf[4096], *text = stackbuf;
   frond_db_cached c, *e;
-  sink s = {stackbuf, sizeof(stackbuf), 0};
+  sink s = {stackbuf, sizeof(stackbuf), 0, 0};
   int i, nbind, rc;
   for (i = 0; i < nargs; i++)
     types[i] = args[i].type;
@@ -465,9 +394,10 @@ static int prepared(frond_db *db, const char *sql, const frond_db_arg *args,
   if (s.n > sizeof(stackbuf)) {
     if ((text = malloc(s.n)) == NULL)
       return frond__fail(err, FROND_ENOMEM, NULL);
-    s = (sink){text, s.n, 0};
+    s = (sink){text, s.n, 0, 0};
     render(db->m, sql, &s, &c.nparam, c.slots, &c.nslots, err);
   }
+  c.absent = s.absent && (db->flags & FROND_DB_ABSENT_BY_ERROR);
   if (c.nparam > nargs) {
     rc = frond__fail(err, FROND_EINVAL,
                      "SQL template uses $%d; %d arguments given", c.nparam,
@@ -538,6 +468,13 @@ int frond__db_exec(frond_db *db, const char *sql, const frond_db_arg *args,
       bind = ordered;
     }
     rc = db->m->xRun(db, c->stmt, bind, res, err);
+    if (rc != 0 && c->absent && db->err_class == FROND_DB_UNIQUE) {
+      /* The row exists: nothing inserted, which is the statement's
+      ** meaning (the engine rolled back this statement only). */
+      frond__db_result_start(res, 0);
+      db->err_class = FROND_DB_OK;
+      rc = 0;
+    }
   }
   if (rc != 0) {
     /* A template the engine could not prepare is the caller's error
@@ -638,12 +575,20 @@ int frond__db_ensure_table(frond_db *db, const char *name, const char *ddl,
                            frond_error *err) {
   frond_db_result r = {0};
   frond_db_arg a = frond__db_text(name);
+  const char *why;
   int rc = frond__db_exec(db, db->m->zTableExists, &a, 1, &r, err);
   if (rc == 0 && r.nrows == 0 &&
       (rc = frond__db_exec(db, ddl, NULL, 0, NULL, err)) != 0 &&
       frond__db_exec(db, db->m->zTableExists, &a, 1, &r, NULL) == 0 &&
       r.nrows > 0)
     rc = 0; /* a concurrent creator won the race: its table will do */
+  if (rc == 0 && db->m->zTableCheck != NULL &&
+      (rc = frond__db_exec(db, db->m->zTableCheck, &a, 1, &r, err)) == 0 &&
+      (why = frond__db_get_text(&r, 0, 0)) != NULL) {
+    char what[160];
+    snprintf(what, sizeof(what), "table %.100s", name);
+    rc = frond__db_fail(db, FROND_DB_ERROR, err, what, why);
+  }
   frond__db_result_free(&r);
   return rc;
 }

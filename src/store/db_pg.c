@@ -404,4 +404,5 @@ const frond_db_methods frond__db_pg = {
     .zBinary = "{x} COLLATE \"C\"",
     .zTsText = "to_char({x}, 'YYYY-MM-DD HH24:MI:SS')",
     .zTableExists = "SELECT 1 WHERE to_regclass($1) IS NOT NULL",
+    .zForUpdate = " FOR UPDATE",
 };

@@ -76,7 +76,20 @@ int frond__store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
 int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
                          frond_error *err);
 
-/* The Leaf-compatible DDL, for backends whose dialect takes it as is. */
+/* Leaf's own DDL (scripts/leaf_alloc.sql in Leaf's repository) for MySQL,
+** as Leaf ships it, "IF NOT EXISTS" added. */
+#define FROND__LEAF_ALLOC_DDL_MYSQL                                            \
+  "CREATE TABLE IF NOT EXISTS `leaf_alloc` ("                                  \
+  "`biz_tag` varchar(128) NOT NULL DEFAULT '', "                               \
+  "`max_id` bigint(20) NOT NULL DEFAULT '1', "                                 \
+  "`step` int(11) NOT NULL, "                                                  \
+  "`description` varchar(256) DEFAULT NULL, "                                  \
+  "`update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE "      \
+  "CURRENT_TIMESTAMP, "                                                        \
+  "PRIMARY KEY (`biz_tag`)) ENGINE=InnoDB"
+
+/* The same table for the other dialects (no ENGINE, no ON UPDATE, no
+** display widths or backticks). */
 #define FROND__LEAF_ALLOC_DDL                                                  \
   "CREATE TABLE IF NOT EXISTS leaf_alloc ("                                    \
   "biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY, "                     \
