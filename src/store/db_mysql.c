@@ -61,6 +61,7 @@ typedef struct my_db {
   frond_db_mysql_uri u;
   char *buf;         /* u's strings */
   char session[400]; /* the SET run after each connect */
+  char app[64];      /* the program_name connection attribute */
 } my_db;
 
 typedef struct my_stmt {
@@ -179,8 +180,7 @@ static int set_options(my_db *m, MYSQL *h, int tls) {
   rc |= mysql_optionsv(h, MYSQL_OPT_RECONNECT, &no);
   rc |= mysql_optionsv(h, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   rc |= mysql_optionsv(h, MYSQL_OPT_LOCAL_INFILE, &no);
-  rc |= mysql_optionsv(h, MYSQL_OPT_CONNECT_ATTR_ADD, "program_name",
-                       m->base.o.application_name);
+  rc |= mysql_optionsv(h, MYSQL_OPT_CONNECT_ATTR_ADD, "program_name", m->app);
   if (u->socket != NULL) {
     unsigned proto = MYSQL_PROTOCOL_SOCKET;
     rc |= mysql_optionsv(h, MYSQL_OPT_PROTOCOL, &proto);
@@ -216,55 +216,50 @@ static int my_connect(my_db *m, frond_error *err) {
                                                   : 5000;
   int64_t deadline = frond__mono_ns() + ct * 1000000;
   int64_t st = m->base.o.statement_timeout_ms;
-  int tls = u->ssl_mode != FROND_DB_SSL_DISABLED && !m->plain, rc;
+  int tls = u->ssl_mode != FROND_DB_SSL_DISABLED, rc;
   char timeouts[160];
-  MYSQL *ret;
-  for (;;) {
-    if ((m->h = mysql_init(NULL)) == NULL)
-      return frond__fail(err, FROND_ENOMEM, NULL);
-    m->cut = 0;
-    if (set_options(m, m->h, tls) != 0) {
-      rc = conn_fail(m, FROND_DB_ERROR, err, "connect", "options: ");
-      drop(m);
-      return rc;
-    }
-    ret = NULL;
-    RUN(m, deadline,
-        mysql_real_connect_start(&ret, m->h, u->host, u->user, u->password,
-                                 u->database, u->port, u->socket,
-                                 CLIENT_FOUND_ROWS),
-        mysql_real_connect_cont(&ret, m->h, ev_));
-    if (ret != NULL)
-      break;
-    if (tls && u->ssl_mode == FROND_DB_SSL_PREFERRED && !m->cut &&
-        mysql_errno(m->h) == CR_SSL_CONNECTION_ERROR) {
-      unsigned long caps = 0;
-      if (mariadb_get_infov(m->h, MARIADB_CONNECTION_SERVER_CAPABILITIES,
-                            &caps) == 0 &&
-          !(caps & CLIENT_SSL)) {
-        /* PREFERRED: the server offers no TLS, so go without. */
-        m->plain = 1;
-        tls = 0;
-        drop(m);
-        continue;
-      }
-    }
+  MYSQL *ret = NULL;
+  if ((m->h = mysql_init(NULL)) == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  m->cut = 0;
+  if (set_options(m, m->h, tls) != 0) {
+    rc = conn_fail(m, FROND_DB_ERROR, err, "connect", "options: ");
+    drop(m);
+    return rc;
+  }
+  RUN(m, deadline,
+      mysql_real_connect_start(&ret, m->h, u->host, u->user, u->password,
+                               u->database, u->port, u->socket,
+                               CLIENT_FOUND_ROWS),
+      mysql_real_connect_cont(&ret, m->h, ev_));
+  if (ret == NULL) {
     rc = m->cut ? frond__db_fail(&m->base, FROND_DB_ERROR, err, "connect",
                                  "no connection within the connect timeout")
                 : conn_fail(m, FROND_DB_ERROR, err, "connect", "");
     drop(m);
     return rc;
   }
+  /* The library goes on in plain text when the server offers no TLS
+  ** (unless it verifies certificates): REQUIRED is checked here. */
+  if (u->ssl_mode >= FROND_DB_SSL_REQUIRED &&
+      mysql_get_ssl_cipher(m->h) == NULL) {
+    drop(m);
+    return frond__db_fail(&m->base, FROND_DB_ERROR, err, "connect",
+                          "ssl-mode requires TLS and the server offered none");
+  }
   m->mariadb = strstr(mysql_get_server_info(m->h), "MariaDB") != NULL;
   /* The lock wait in whole seconds (at least 1); the statement time as
   ** each server spells it (MySQL's bounds SELECTs only). */
-  snprintf(timeouts, sizeof(timeouts),
-           m->mariadb ? ", innodb_lock_wait_timeout = %lld, "
-                        "max_statement_time = %lld.%03lld"
-                      : ", innodb_lock_wait_timeout = %lld, "
-                        "max_execution_time = %lld%03lld",
-           (long long)((st + 999) / 1000), (long long)(st / 1000),
-           (long long)(st % 1000));
+  if (m->mariadb)
+    snprintf(timeouts, sizeof(timeouts),
+             ", innodb_lock_wait_timeout = %lld, max_statement_time = "
+             "%lld.%03lld",
+             (long long)((st + 999) / 1000), (long long)(st / 1000),
+             (long long)(st % 1000));
+  else
+    snprintf(timeouts, sizeof(timeouts),
+             ", innodb_lock_wait_timeout = %lld, max_execution_time = %lld",
+             (long long)((st + 999) / 1000), (long long)st);
   snprintf(m->session, sizeof(m->session),
            "SET SESSION sql_mode = 'ANSI_QUOTES,PIPES_AS_CONCAT,"
            "NO_BACKSLASH_ESCAPES,STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,"
@@ -327,6 +322,8 @@ static int my_open(frond_db *db, const frond_db_uri *u, frond_error *err) {
     free(uri);
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
+  /* The options' strings are not kept (db.c): reconnects need this. */
+  snprintf(m->app, sizeof(m->app), "%s", db->o.application_name);
   rc = frond__db_mysql_parse(uri, &m->u, m->buf, n, err);
   free(uri);
   if (rc == 0 && (rc = my_connect(m, err)) != 0) {
