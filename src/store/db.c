@@ -359,8 +359,13 @@ void frond__db_set_answer_timeout(frond_db *db, int64_t ms) {
   db->answer_ms = ms > 0 ? ms : db->o.answer_timeout_ms;
 }
 
+void frond__db_set_deadline(frond_db *db, int64_t mono_ns) {
+  db->deadline_ns = mono_ns;
+}
+
 int64_t frond__db_deadline(const frond_db *db) {
-  return frond__mono_ns() + db->answer_ms * 1000000;
+  int64_t d = frond__mono_ns() + db->answer_ms * 1000000;
+  return db->deadline_ns > 0 && db->deadline_ns < d ? db->deadline_ns : d;
 }
 
 void frond__db_test_clear_flags(frond_db *db, unsigned flags) {

@@ -235,7 +235,13 @@ void frond__db_close(frond_db *db);
 /* The answer timeout (see frond_db_options) from now on; 0: back to the
 ** one the connection was opened with. */
 void frond__db_set_answer_timeout(frond_db *db, int64_t ms);
-/* The deadline (frond__mono_ns) for an answer to a statement sent now. */
+/* A cap on every answer's deadline from now on: no statement, begin or
+** commit waits past mono_ns (frond__mono_ns's clock); 0 lifts it. For a
+** caller bounding several statements together (an emulated RETURNING is
+** four round trips). */
+void frond__db_set_deadline(frond_db *db, int64_t mono_ns);
+/* The deadline (frond__mono_ns) for an answer to a statement sent now:
+** now plus the answer timeout, or the cap when that comes first. */
 int64_t frond__db_deadline(const frond_db *db);
 /* "sqlite", "postgresql", "mysql": the engine, for messages and for a user that
 ** must still branch. */
@@ -372,7 +378,8 @@ struct frond_db {
   int err_class;     /* FROND_DB_* of the last failure */
   int closing;       /* in frond__db_close: engines may skip clean-up that
                      ** closing the connection does anyway */
-  int64_t answer_ms; /* the answer timeout in force (never 0) */
+  int64_t answer_ms;   /* the answer timeout in force (never 0) */
+  int64_t deadline_ns; /* frond__db_set_deadline's cap, 0: none */
   struct frond_db_cached *cache; /* prepared statements, db.c's */
   int ncache;
   uint64_t tick;
