@@ -63,11 +63,20 @@ LEAF_DDL = {
           "update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,"
           "PRIMARY KEY (biz_tag))",
 }
+import leafnode  # noqa: E402
+LEAF_DDL["mysql"] = leafnode.DDL  # Leaf's own script, verbatim
 
 
 def leaf_alloc(store, tag):
     """One allocation exactly as Leaf makes it: UPDATE then SELECT in one
-    transaction. Returns Leaf's segment [max_id - step, max_id)."""
+    transaction. Returns Leaf's segment [max_id - step, max_id). On MySQL
+    through PyMySQL with Leaf's own statements and its dynamic step
+    (leafnode.py)."""
+    if store.dialect == "mysql":
+        import leafnode
+        if getattr(store, "leaf", None) is None:
+            store.leaf = leafnode.LeafNode(store.connect())
+        return store.leaf.next_segment(tag)
     begin = "BEGIN IMMEDIATE" if store.dialect == "sqlite" else "BEGIN"
     out = store.sql("%s; UPDATE leaf_alloc SET max_id = max_id + step "
                     "WHERE biz_tag = '%s'; SELECT max_id, step FROM "
