@@ -21,6 +21,7 @@ from frondtest import check
 
 TOKEN = "s3cret-token"
 SRV = None  # shared server for the tests that do not need their own
+STORE = None  # its segment store: a SQLite file in its dir unless set
 
 
 def srv():
@@ -28,7 +29,7 @@ def srv():
     if SRV is None:
         SRV = ft.Server(extra=["--layout", "twitter", "--max-count", "5000",
                                "--admin-token", TOKEN],
-                        tags={"orders": 100, "seed": 100})
+                        tags={"orders": 100, "seed": 100}, store=STORE)
     return SRV
 
 
