@@ -14,9 +14,10 @@ and serves [max_id - step, max_id) with the step it asked for. It lists
 tags with SELECT biz_tag FROM leaf_alloc. The SQL strings below are
 Leaf's, with PyMySQL's %s for MyBatis' #{...}.
 
-As a program: leafnode.py HOST PORT DB TAG COUNT prints one segment per
-line, "lo hi", doubling its step on every other load as Leaf's dynamic
-step does under load (capped at 1,000,000).
+As a program: leafnode.py HOST PORT DB TAG COUNT [PAUSE_MS] prints one
+segment per line, "lo hi", doubling its step on every load as Leaf's
+dynamic step does under load (capped at 1,000,000), pausing PAUSE_MS
+between loads.
 """
 import sys
 
@@ -109,11 +110,14 @@ def connect(host, port, db, user="root", password=""):
 
 
 def main():
+    import time
     host, port, db, tag, count = sys.argv[1:6]
+    pause = int(sys.argv[6]) / 1000.0 if len(sys.argv) > 6 else 0
     node = LeafNode(connect(host, port, db))
     for _ in range(int(count)):
         lo, hi = node.next_segment(tag)
         print("%d %d" % (lo, hi), flush=True)
+        time.sleep(pause)
 
 
 if __name__ == "__main__":
