@@ -372,12 +372,12 @@ int frond__db_mysql_parse(const char *uri, frond_db_mysql_uri *out, char *buf,
 struct frond_db {
   const frond_db_methods *m;
   frond_db_options o;
-  unsigned flags;    /* the dialect's, an engine may clear some at open */
-  int in_tx;         /* between begin and commit/rollback */
-  int tx_failed;     /* a statement in the transaction failed */
-  int err_class;     /* FROND_DB_* of the last failure */
-  int closing;       /* in frond__db_close: engines may skip clean-up that
-                     ** closing the connection does anyway */
+  unsigned flags;      /* the dialect's, an engine may clear some at open */
+  int in_tx;           /* between begin and commit/rollback */
+  int tx_failed;       /* a statement in the transaction failed */
+  int err_class;       /* FROND_DB_* of the last failure */
+  int closing;         /* in frond__db_close: engines may skip clean-up that
+                       ** closing the connection does anyway */
   int64_t answer_ms;   /* the answer timeout in force (never 0) */
   int64_t deadline_ns; /* frond__db_set_deadline's cap, 0: none */
   struct frond_db_cached *cache; /* prepared statements, db.c's */
