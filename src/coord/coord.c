@@ -249,8 +249,8 @@ int frond_coord_open(frond_coord **out, const char *uri,
   if (!m)
     return frond__fail(err, FROND_EINVAL,
                        "unknown coordinator '%s' (use static:N, "
-                       "zk://host:port/cluster, lease+sqlite:///path.db or "
-                       "lease+postgresql://...)",
+                       "zk://host:port/cluster, lease+sqlite:///path.db, "
+                       "lease+postgresql://... or lease+mysql://...)",
                        uri);
   return frond__coord_open_driver(out, m, uri, opts, err);
 }
