@@ -77,8 +77,7 @@ static void test_store_refuses_a_lower_range(void **state) {
   assert_int_equal(frond_store_tag_create(st, "g", 100, 1, NULL, &e), 0);
   assert_int_equal(frond__store_alloc(st, "g", 0, &max_id, &row_step, &e), 0);
   assert_int_equal(max_id, 101); /* [1, 101) */
-  assert_int_equal(frond__store_alloc(st, "g", 300, &max_id, &row_step, &e),
-                   0);
+  assert_int_equal(frond__store_alloc(st, "g", 300, &max_id, &row_step, &e), 0);
   assert_int_equal(max_id, 401); /* [101, 401) */
   assert_int_equal(frond__store_rollbacks(st), 0);
   set_max_id("g", 151); /* back inside both ranges */
@@ -89,8 +88,7 @@ static void test_store_refuses_a_lower_range(void **state) {
   assert_non_null(strstr(last_warning, "the row went back"));
   assert_non_null(strstr(last_warning, "[151, 251)"));
   set_max_id("g", 1); /* back to the start */
-  assert_int_equal(frond__store_alloc(st, "g", 50, &max_id, &row_step, &e),
-                   0);
+  assert_int_equal(frond__store_alloc(st, "g", 50, &max_id, &row_step, &e), 0);
   assert_int_equal(max_id, 551); /* [501, 551) */
   assert_int_equal(frond__store_rollbacks(st), 2);
   /* A tag it never allocated from is not affected. */
