@@ -227,9 +227,11 @@ static int my_connect(my_db *m, frond_error *err) {
     drop(m);
     return rc;
   }
+  /* With socket= the library still goes by TCP to any host but
+  ** "localhost": no host, so that the socket is what is used. */
   RUN(m, deadline,
-      mysql_real_connect_start(&ret, m->h, u->host, u->user, u->password,
-                               u->database, u->port, u->socket,
+      mysql_real_connect_start(&ret, m->h, u->socket ? NULL : u->host, u->user,
+                               u->password, u->database, u->port, u->socket,
                                CLIENT_FOUND_ROWS),
       mysql_real_connect_cont(&ret, m->h, ev_));
   if (ret == NULL) {

@@ -162,6 +162,10 @@ def test_uris_and_logins():
         t.ok("open", "mysql://root@/frond?socket=%s" % MY.socket)
         ft.check(t.rows("exec", "SELECT CURRENT_USER()") ==
                  [["root@localhost"]], "user over the socket")
+        # socket= wins over a host and port: nothing listens on port 1.
+        t.ok("open", "mysql://root@127.0.0.1:1/frond?socket=%s" % MY.socket)
+        ft.check(t.rows("exec", "SELECT CURRENT_USER()") ==
+                 [["root@localhost"]], "socket with a host")
         # No TLS on this server: required is refused, preferred goes plain.
         line = t.err("open", MY.uri + "?ssl-mode=REQUIRED", code="STORE")
         ft.check("SSL" in line or "TLS" in line, line)
