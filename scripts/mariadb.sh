@@ -15,6 +15,18 @@
 #   scripts/mariadb.sh delay DIR MS  make every UPDATE of leaf_alloc sleep
 #                                    MS milliseconds (a slow store); MS=0
 #                                    removes it
+#   scripts/mariadb.sh replica PRIMARY DIR [semisync|async]
+#                                    start a server in DIR replicating the
+#                                    one in PRIMARY (running) from its first
+#                                    binlog; semisync (the default): the
+#                                    primary's commits wait for it
+#                                    (AFTER_SYNC, a 10 min timeout); prints
+#                                    the replica's URI
+#   scripts/mariadb.sh promote DIR   the replica in DIR applies what it has
+#                                    received, stops replicating and takes
+#                                    writes (what failover tools do)
+#
+# Every server writes a binlog (server_id: its port), as production does.
 #
 # Root connects without a password, over TCP from 127.0.0.1 and over the
 # socket: loopback only, never for real data. As root (uid 0) the server
@@ -102,6 +114,7 @@ start)
       --socket="$dir/mysql.sock" --pid-file="$dir/mariadbd.pid" \
       --log-error="$dir/server.log" --skip-name-resolve \
       --innodb-buffer-pool-size=32M --max-connections=200 \
+      --log-bin=binlog --server-id="$(cat "$dir/port")" \
       --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
       </dev/null >/dev/null 2>&1 &
     echo $! >"$dir/starting.pid"
@@ -155,7 +168,59 @@ delay)
   fi
   client "$2" frond -e "$sql" || die "cannot set the delay"
   ;;
+replica)
+  [ $# -ge 3 ] || die "usage: scripts/mariadb.sh replica PRIMARY DIR [semisync|async]"
+  primary=$2
+  mode=${4:-semisync}
+  case "$mode" in semisync | async) ;; *) die "semisync or async, not $mode" ;; esac
+  alive "$primary" || die "no server running in $primary"
+  "$0" start "$3" >/dev/null
+  if [ "$mode" = semisync ]; then
+    client "$primary" -e "SET GLOBAL rpl_semi_sync_master_wait_point = AFTER_SYNC;
+      SET GLOBAL rpl_semi_sync_master_timeout = 600000;
+      SET GLOBAL rpl_semi_sync_master_enabled = ON" || die "semi-sync on $primary"
+    client "$3" -e "SET GLOBAL rpl_semi_sync_slave_enabled = ON" ||
+      die "semi-sync on $3"
+  fi
+  client "$3" -e "CHANGE MASTER TO MASTER_HOST = '127.0.0.1',
+    MASTER_PORT = $(cat "$primary/port"), MASTER_USER = 'root',
+    MASTER_LOG_FILE = 'binlog.000001', MASTER_LOG_POS = 4,
+    MASTER_CONNECT_RETRY = 1; START SLAVE" || die "cannot start replicating"
+  # Until both threads run (and, semisync, the primary counts the replica).
+  i=0
+  while :; do
+    st=$(client "$3" -e 'SHOW SLAVE STATUS\G')
+    if echo "$st" | grep -q 'Slave_IO_Running: Yes' &&
+      echo "$st" | grep -q 'Slave_SQL_Running: Yes' &&
+      { [ "$mode" = async ] ||
+        [ "$(client "$primary" --batch --skip-column-names -e "SHOW STATUS LIKE 'Rpl_semi_sync_master_clients'" | cut -f2)" = 1 ]; }; then
+      break
+    fi
+    i=$((i + 1))
+    [ $i -lt 600 ] || die "the replica does not replicate: $st"
+    sleep 0.1
+  done
+  uri_of "$3"
+  ;;
+promote)
+  [ $# -eq 2 ] || die "usage: scripts/mariadb.sh promote DIR"
+  client "$2" -e "STOP SLAVE IO_THREAD; START SLAVE SQL_THREAD" ||
+    die "cannot stop replicating"
+  # Apply the relay log: the SQL thread at the position the IO thread read.
+  i=0
+  while :; do
+    st=$(client "$2" -e 'SHOW SLAVE STATUS\G')
+    read_at=$(echo "$st" | awk '$1 == "Master_Log_File:" { f = $2 } $1 == "Read_Master_Log_Pos:" { p = $2 } END { print f ":" p }')
+    exec_at=$(echo "$st" | awk '$1 == "Relay_Master_Log_File:" { f = $2 } $1 == "Exec_Master_Log_Pos:" { p = $2 } END { print f ":" p }')
+    [ "$read_at" != "$exec_at" ] || break
+    i=$((i + 1))
+    [ $i -lt 600 ] || die "the relay log is not applied: $st"
+    sleep 0.1
+  done
+  client "$2" -e "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = OFF" ||
+    die "cannot promote"
+  ;;
 *)
-  die "usage: scripts/mariadb.sh start|stop|kill|uri|socket DIR, sql DIR SQL, or delay DIR MS"
+  die "usage: scripts/mariadb.sh start|stop|kill|uri|socket|promote DIR, sql DIR SQL, delay DIR MS, or replica PRIMARY DIR [semisync|async]"
   ;;
 esac
