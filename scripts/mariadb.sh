@@ -161,7 +161,13 @@ delay)
   [ $# -eq 3 ] || die "usage: scripts/mariadb.sh delay DIR MS"
   ms=$3
   case "$ms" in '' | *[!0-9]*) die "MS must be a number" ;; esac
-  sql="DROP TRIGGER IF EXISTS frond_delay;"
+  # Leaf's table, as Frond creates it when missing (store.h).
+  sql="CREATE TABLE IF NOT EXISTS leaf_alloc (
+    biz_tag varchar(128) NOT NULL DEFAULT '', max_id bigint(20) NOT NULL DEFAULT '1',
+    step int(11) NOT NULL, description varchar(256) DEFAULT NULL,
+    update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+    PRIMARY KEY (biz_tag)) ENGINE=InnoDB;
+    DROP TRIGGER IF EXISTS frond_delay;"
   if [ "$ms" -ne 0 ]; then
     sql="$sql CREATE TRIGGER frond_delay BEFORE UPDATE ON leaf_alloc
       FOR EACH ROW SET @frond_delay = SLEEP($ms / 1000);"
