@@ -43,7 +43,7 @@
 ** Other statements get connect_ms or that third, whichever is longer.
 */
 #include "coord/coord.h"
-#include "core/internal.h"
+#include "base/base.h"
 #include "store/db.h"
 
 #include <inttypes.h>

@@ -122,7 +122,7 @@
 #ifndef FROND_DB_H
 #define FROND_DB_H
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stddef.h>
 
@@ -341,7 +341,7 @@ struct frond_db_methods {
 
 extern const frond_db_methods frond__db_sqlite;
 extern const frond_db_methods frond__db_pg;
-#ifdef FROND_HAVE_MYSQL
+#ifdef FROND_WITH_MYSQL
 extern const frond_db_methods frond__db_mysql;
 #endif
 

@@ -1,8 +1,9 @@
 /*
-** db_uri.c -- the SQL layer's URI grammar (db.h): which engine a URI
-** names, a SQLite path, and a MySQL URI taken apart. Pure functions over
-** the URI's text, fuzzed (fuzz/fuzz_store_uri.c); no engine library is
-** needed, so a build without MySQL still explains a mysql:// URI.
+** db_uri.c -- a MySQL URI taken apart (db.h's grammar), for db.c, which
+** checks every URI before an engine sees it, and for db_mysql.c. A pure
+** function over the URI's text, fuzzed (fuzz/fuzz_store_uri.c); no
+** MySQL library is needed, so a build without MySQL still checks and
+** explains a mysql:// URI.
 */
 #include "store/db.h"
 
@@ -10,48 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const struct {
-  const char *prefix;
-  const frond_db_methods *m; /* NULL: known, not in this build */
-} schemes[] = {
-    {"sqlite:", &frond__db_sqlite}, {"postgresql://", &frond__db_pg},
-    {"postgres://", &frond__db_pg},
-#ifdef FROND_HAVE_MYSQL
-    {"mysql://", &frond__db_mysql}, {"mariadb://", &frond__db_mysql},
-#else
-    {"mysql://", NULL},
-    {"mariadb://", NULL},
-#endif
-};
-
-#define EXPECTED                                                               \
-  "sqlite:///abs/path.db, sqlite:relative.db, postgresql://... or "            \
-  "mysql://..."
-
-int frond__db_uri_password(const char *uri, size_t *from, size_t *to) {
-  const char *auth = strstr(uri, "://"), *at, *colon, *end;
-  if (auth == NULL)
-    return 0;
-  auth += 3;
-  end = auth + strcspn(auth, "/?#");
-  for (at = end; at > auth && at[-1] != '@'; at--)
-    ;
-  if (at == auth || (colon = memchr(auth, ':', (size_t)(at - auth))) == NULL)
-    return 0;
-  *from = (size_t)(colon + 1 - uri);
-  *to = (size_t)(at - 1 - uri);
-  return 1;
-}
-
-/* uri for a message, at most len - 1 bytes, its password as "***". */
-static void redact(const char *uri, char *out, size_t len) {
-  size_t from, to;
-  if (frond__db_uri_password(uri, &from, &to))
-    snprintf(out, len, "%.*s***%s", (int)from, uri, uri + to);
-  else
-    snprintf(out, len, "%s", uri);
-}
 
 /* ---- MySQL ---- */
 
@@ -231,74 +190,5 @@ int frond__db_mysql_parse(const char *uri, frond_db_mysql_uri *u, char *buf,
       p += n + (p[n] == '&');
     }
   }
-  return 0;
-}
-
-/* ---- every engine ---- */
-
-int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {
-  char shown[240];
-  const char *p;
-  size_t i;
-  memset(out, 0, sizeof(*out));
-  if (uri == NULL || *uri == '\0')
-    return frond__fail(err, FROND_ESTORE_URI, "no database URI (expected %s)",
-                       EXPECTED);
-  for (p = uri; *p; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      return frond__fail(err, FROND_ESTORE_URI,
-                         "database URI has a control character at byte %zu",
-                         (size_t)(p - uri));
-  for (i = 0; i < FROND__ARRAY_SIZE(schemes); i++)
-    if (strncmp(uri, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
-      break;
-  if (i == FROND__ARRAY_SIZE(schemes)) {
-    redact(uri, shown, sizeof(shown));
-    return frond__fail(err, FROND_ESTORE_URI,
-                       "unsupported database URI \"%s\" (expected %s)", shown,
-                       EXPECTED);
-  }
-  if (uri[0] == 'm') { /* mysql://, mariadb:// */
-    frond_db_mysql_uri m;
-    size_t n = (size_t)(p - uri) + 8;
-    char *buf = malloc(n);
-    int rc;
-    if (buf == NULL)
-      return frond__fail(err, FROND_ENOMEM, NULL);
-    rc = frond__db_mysql_parse(uri, &m, buf, n, err);
-    free(buf);
-    if (rc != 0)
-      return rc;
-    if (schemes[i].m == NULL)
-      return frond__fail(err, FROND_ESTORE_URI,
-                         "this build has no MySQL/MariaDB support (built with "
-                         "FROND_WITH_MYSQL=OFF)");
-  }
-  out->engine = schemes[i].m;
-  if (uri[0] != 's') {
-    out->target = uri;
-    out->target_len = (size_t)(p - uri);
-    return 0;
-  }
-  p = uri + strlen("sqlite:");
-  if (strncmp(p, "//", 2) == 0) {
-    p += 2;
-    if (*p != '/' && *p != '\0')
-      return frond__fail(err, FROND_ESTORE_URI,
-                         "sqlite URI \"%.200s\" names a host; use "
-                         "sqlite:///abs/path.db or sqlite:relative.db",
-                         uri);
-  }
-  if (*p == '\0')
-    return frond__fail(err, FROND_ESTORE_URI,
-                       "sqlite URI \"%.200s\" has no file name", uri);
-  if (strpbrk(p, "?#") != NULL)
-    return frond__fail(err, FROND_ESTORE_URI,
-                       "sqlite URI \"%.200s\" has options ('?' or '#'); a "
-                       "sqlite URI is a path and takes none",
-                       uri);
-  out->target = p;
-  out->target_len = strlen(p);
-  out->memory = strcmp(p, ":memory:") == 0;
   return 0;
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "store/db.h"
 
 #include <stdio.h>
@@ -86,7 +88,7 @@ static void test_uri_grammar(void **state) {
       {"SQLITE:x.db", FROND_ESTORE_URI, NULL, 0},
       {"postgresql:db", FROND_ESTORE_URI, NULL, 0},
       {"postgresqlx://h/db", FROND_ESTORE_URI, NULL, 0},
-#ifdef FROND_HAVE_MYSQL
+#ifdef FROND_WITH_MYSQL
       {"mysql://h/db", 0, NULL, 0},
       {"mariadb://u:p@[::1]:3307/db?ssl-mode=required", 0, NULL, 0},
 #else
@@ -117,7 +119,7 @@ static void test_uri_grammar(void **state) {
       assert_int_equal(u.target_len, strlen(cases[i].target));
       assert_memory_equal(u.target, cases[i].target, u.target_len);
     } else {
-#ifdef FROND_HAVE_MYSQL
+#ifdef FROND_WITH_MYSQL
       assert_ptr_equal(u.engine, cases[i].uri[0] == 'm' ? &frond__db_mysql
                                                         : &frond__db_pg);
 #else
@@ -648,5 +650,5 @@ int main(void) {
       cmocka_unit_test(test_busy_timeout),
       cmocka_unit_test(test_ensure_table),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return frond_run_tests(tests, setup, teardown);
 }
