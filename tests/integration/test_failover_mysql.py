@@ -15,19 +15,14 @@ replication stopped), the forwarder pointed at it.
   range, logs and counts it, and the node serves no ID twice.
 """
 import os
-import shutil
-import signal
 import socket
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 import leafnode  # noqa: E402
-import test_segment_sqlite as seg  # noqa: E402
-
-TAG = "fo"
+import test_failover_pg as fo  # noqa: E402
 
 
 class Forwarder:
@@ -94,110 +89,46 @@ class Forwarder:
 
 
 class Pair:
+    """A primary and a replica behind a forwarder; uri names the
+    forwarder. standby: the replica (the helpers' name for it)."""
+
+    ddl = leafnode.DDL  # Leaf's own script
+
     def __init__(self, mode):
         self.primary = ft.MariaDB()
-        self.replica = ft.MariaDB.__new__(ft.MariaDB)
-        self.replica.dir = ft.tempdir("frond-my-replica-")
-        r = self.primary._sh("replica", self.primary.dir, self.replica.dir,
+        self.standby = ft.MariaDB.__new__(ft.MariaDB)
+        self.standby.dir = ft.tempdir("frond-my-replica-")
+        self.fwd = None
+        r = self.primary._sh("replica", self.primary.dir, self.standby.dir,
                              mode)
         if r.returncode != 0:
             self.close()
             raise ft.Failure("no replica: " + r.stderr.strip())
-        self.replica.start()  # already running: reads its URI and port
+        self.standby.start()  # already running: reads its URI and port
         self.fwd = Forwarder(self.primary.port)
         self.uri = "mysql://root@127.0.0.1:%d/frond" % self.fwd.port
+
+    def stop_replication(self):
+        self.standby.sql("STOP SLAVE")
 
     def fail_over(self):
         """The primary dies; the replica applies what it received, stops
         replicating and takes the primary's place."""
         self.primary.kill()
-        r = self.replica._sh("promote", self.replica.dir)
+        r = self.standby._sh("promote", self.standby.dir)
         ft.check(r.returncode == 0, "promote: " + r.stderr)
-        self.fwd.move(self.replica.port)
+        self.fwd.move(self.standby.port)
 
     def close(self):
-        if getattr(self, "fwd", None):
+        if self.fwd is not None:
             self.fwd.close()
-        for my in (self.replica, self.primary):
+        for db in (self.standby, self.primary):
             try:
-                my.close()
+                db.close()
             except Exception:
                 pass
 
 
-def setup_tag(pair):
-    pair.primary.sql(leafnode.DDL)
-    pair.primary.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) "
-                     "VALUES ('%s', 1, 1000)" % TAG)
-    deadline = time.monotonic() + 60
-    while pair.replica.sql("SELECT count(*) FROM leaf_alloc").strip() != "1":
-        ft.check(time.monotonic() < deadline, "the replica has no row")
-        time.sleep(0.1)
-
-
-def load(pair, workdir):
-    # One thread, about 10,000 IDs/s, steps of at most 2,000.
-    return seg.Load(pair, os.path.join(workdir, "f"), [TAG], "-n", "0",
-                    "-k", "-p", "100", "-m", "2000", "-r", "300")
-
-
-def grow(ld, by, what):
-    start = ld.count
-    ld.wait_for(lambda l: l.startswith("count ") and int(l.split()[1])
-                >= start + by, 120, what)
-
-
-def finish(ld):
-    ld.p.send_signal(signal.SIGTERM)
-    ld.finish(timeout=60)
-    line = ld.wait_for(lambda l: l.startswith("rollbacks "), 10, "rollbacks")
-    ids = ld.ids(0)[0]
-    seg.check_increasing(ids, "tag %s across the failover" % TAG)
-    return int(line.split()[1]), ids
-
-
-def test_semisync_replica():
-    pair = Pair("semisync")
-    workdir = ft.tempdir("frond-fo-")
-    try:
-        setup_tag(pair)
-        ld = load(pair, workdir)
-        grow(ld, 5000, "5000 IDs before the failover")
-        pair.fail_over()
-        grow(ld, 20000, "20000 IDs after the promotion")
-        rollbacks, ids = finish(ld)
-        ft.check(rollbacks == 0, "a semi-synchronous replica lost %d "
-                 "allocations" % rollbacks)
-        ft.check("the row went back" not in ld.err, ld.err[-500:])
-        row = int(pair.replica.sql("SELECT max_id FROM leaf_alloc WHERE "
-                                   "biz_tag = '%s'" % TAG))
-        ft.check(row > ids[-1], "the promoted row (%d) is not above the last "
-                 "ID served (%d)" % (row, ids[-1]))
-    finally:
-        pair.close()
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def test_async_replica_lost_writes():
-    pair = Pair("async")
-    workdir = ft.tempdir("frond-fo-")
-    try:
-        setup_tag(pair)
-        ld = load(pair, workdir)
-        grow(ld, 5000, "5000 IDs while the replica follows")
-        pair.replica.sql("STOP SLAVE")
-        grow(ld, 20000, "20000 IDs the replica does not see")
-        pair.fail_over()
-        grow(ld, 20000, "20000 IDs after the promotion")
-        rollbacks, ids = finish(ld)
-        ft.check(rollbacks >= 1, "the guard caught nothing")
-        ft.check("the row went back" in ld.err, ld.err[-500:])
-        print("     the rollback guard caught %d range(s), %d IDs served"
-              % (rollbacks, len(ids)))
-    finally:
-        pair.close()
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    ft.main([test_semisync_replica, test_async_replica_lost_writes])
+    ft.main([fo.scenario(Pair, "semisync", fo.nothing_lost),
+             fo.scenario(Pair, "async", fo.lost_writes)])
