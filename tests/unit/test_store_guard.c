@@ -7,40 +7,26 @@
 ** The rollback is made the way a lost write looks from outside: the row's
 ** max_id set back with an UPDATE on the SQLite file.
 */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "testutil.h"
 
 #include "store/store.h"
 
 #include <sqlite3.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-static char dir[] = "/tmp/frond-guard-XXXXXX";
-static char uri[300], path[200];
+static char *dir;
+static char uri[600], path[560];
 
 static int setup(void **state) {
-  if (mkdtemp(dir) == NULL)
-    return -1;
+  (void)state;
+  dir = tmpdir_make();
   snprintf(path, sizeof(path), "%s/g.db", dir);
   snprintf(uri, sizeof(uri), "sqlite://%s", path);
   return 0;
 }
 
 static int teardown(void **state) {
-  char p[300];
-  static const char *const sfx[] = {"", "-wal", "-shm"};
-  size_t i;
-  for (i = 0; i < 3; i++) {
-    snprintf(p, sizeof(p), "%s%s", path, sfx[i]);
-    unlink(p);
-  }
-  rmdir(dir);
+  (void)state;
+  tmpdir_remove(dir);
   return 0;
 }
 
@@ -146,5 +132,5 @@ int main(void) {
       cmocka_unit_test(test_store_refuses_a_lower_range),
       cmocka_unit_test(test_allocator_serves_no_id_twice),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return frond_run_tests(tests, setup, teardown);
 }
