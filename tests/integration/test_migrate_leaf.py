@@ -104,10 +104,12 @@ def test_switch_in_place():
         ft.check(r.returncode == 0 and TAG in r.stdout and BUSY in r.stdout,
                  "frond tag list on Leaf's table: %s %s"
                  % (r.stdout, r.stderr))
-        # Leaf nodes keep allocating while Frond nodes start beside them.
-        leaf_procs = [leaf_loop(my, BUSY, 25), leaf_loop(my, TAG, 10)]
+        # Frond nodes start beside Leaf's, and Leaf keeps allocating while
+        # they serve (started once they are up: a slow start must not let
+        # Leaf's loop end before Frond serves anything).
         servers = [ft.Server(store=store, extra=["--layout", "twitter"])
                    for _ in range(2)]
+        leaf_procs = [leaf_loop(my, BUSY, 25), leaf_loop(my, TAG, 10)]
         ids = {(s, t): [] for s in range(2) for t in (TAG, BUSY)}
         errors = []
         threads = [threading.Thread(target=fetch, args=(
