@@ -703,6 +703,10 @@ typedef struct frond_seg_stats {
   uint64_t load_failures;
   uint64_t unavailable; /* calls that failed with SEGMENT_UNAVAILABLE */
   int store_ok;         /* the last store operation succeeded */
+  /* Ranges the store handed out at or below one this allocator had
+  ** already taken (the row went back: a failover that lost writes),
+  ** refused and replaced by a range above (docs/segment.md). */
+  uint64_t rollbacks;
 } frond_seg_stats;
 FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
 

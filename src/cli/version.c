@@ -5,7 +5,8 @@
 ** The first line is "frond <version>" alone, for scripts; the rest comes
 ** from frond__build_get (server/build.c), which the server's
 ** frond_build_info metric reads too. A backend the build left out
-** (FROND_WITH_PG=OFF, FROND_WITH_ZK=OFF) is named as such.
+** (FROND_WITH_PG=OFF, FROND_WITH_ZK=OFF,
+** FROND_WITH_MYSQL=OFF) is named as such.
 */
 #include "cli/cli.h"
 #include "server/build.h"

@@ -657,4 +657,5 @@ void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
   out->unavailable =
       atomic_load_explicit(&s->unavailable, memory_order_relaxed);
   out->store_ok = atomic_load_explicit(&s->store_ok, memory_order_relaxed);
+  out->rollbacks = frond__store_rollbacks(s->store);
 }

@@ -17,6 +17,9 @@
 #ifdef FROND_WITH_ZK
 #include <zookeeper/zookeeper_version.h>
 #endif
+#ifdef FROND_WITH_MYSQL
+#include <mysql.h>
+#endif
 
 #ifndef FROND_BUILD_TYPE
 #define FROND_BUILD_TYPE "unknown"
@@ -67,4 +70,9 @@ void frond__build_get(frond__build *b) {
   lib(b, 4, "zookeeper", "ZooKeeper", "");
 #endif
   lib(b, 5, "libsystemd", "libsystemd", FROND_LIBSYSTEMD_VERSION);
+#ifdef FROND_WITH_MYSQL
+  lib(b, 6, "libmariadb", "libmariadb", mysql_get_client_info());
+#else
+  lib(b, 6, "libmariadb", "MySQL", "");
+#endif
 }

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define FROND__BUILD_LIBS 6
+#define FROND__BUILD_LIBS 7
 
 typedef struct frond__build {
   const char *version;    /* "0.1.0" */

@@ -58,11 +58,12 @@ static const frond__cfg_row rows[] = {
     MS("resp_idle_timeout_ms", resp_idle_timeout_ms, 0, 86400000, "0",
        "RESP: close idle connections after this, 0 = never (as Redis)"),
     STR("store", store, FROND_STORE_DEFAULT, 0,
-        "segment store URI (sqlite:///path, postgresql://...), or none"),
+        "segment store URI (sqlite:///path, postgresql://..., mysql://...), "
+        "or none"),
     STR("coordinator", coordinator, "static", 0,
         "node ID source: static (use `node`), static:N, "
-        "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db or "
-        "lease+postgresql://..."),
+        "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db, "
+        "lease+postgresql://... or lease+mysql://..."),
     STR("advertise", advertise, "auto", 0,
         "identity given to the coordinator, host:port (containers, NAT); auto: "
         "the listen address (the first non-loopback IPv4 address when "

@@ -196,6 +196,10 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
   frond__metrics_gauge(b, "frond_segment_store_up",
                        "1 when the last store call worked.",
                        ss.store_ok ? 1 : 0);
+  frond__metrics_counter(b, "frond_segment_rollbacks_total",
+                         "Ranges the store handed out below one already "
+                         "taken (the row went back), refused.",
+                         ss.rollbacks);
   frond__buf_printf(b, "# HELP frond_segment_step Step of the tag's next "
                        "load.\n# TYPE frond_segment_step gauge\n");
   for (i = 0; i < ntags; i++) {

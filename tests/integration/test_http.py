@@ -21,6 +21,7 @@ from frondtest import check
 
 TOKEN = "s3cret-token"
 SRV = None  # shared server for the tests that do not need their own
+STORE = None  # its segment store: a SQLite file in its dir unless set
 
 
 def srv():
@@ -28,7 +29,7 @@ def srv():
     if SRV is None:
         SRV = ft.Server(extra=["--layout", "twitter", "--max-count", "5000",
                                "--admin-token", TOKEN],
-                        tags={"orders": 100, "seed": 100})
+                        tags={"orders": 100, "seed": 100}, store=STORE)
     return SRV
 
 
@@ -225,7 +226,8 @@ def test_health_and_metrics():
                  '"snowflake",le="+Inf"}',
                  'frond_ids_issued_total{generator="snowflake"}',
                  'frond_ids_issued_total{generator="segment",tag="orders"}',
-                 "frond_segment_loads_total", "frond_segment_step{",
+                 "frond_segment_loads_total", "frond_segment_rollbacks_total 0",
+                 "frond_segment_step{",
                  "frond_segment_buffer_remaining{",
                  "frond_snowflake_clock_waits_total",
                  "frond_snowflake_clock_behind_total",
