@@ -113,6 +113,100 @@ static void test_round_trip_and_wrong_key(void **state) {
   frond_order_keys_free(wrong);
 }
 
+/* Order numbers already issued must stay the numbers of their IDs: the
+** permutation's outputs, and whole order numbers, pinned as first issued
+** (each half's SipHash calls crypto_shorthash then). */
+static void test_known_answers(void **state) {
+  static const struct {
+    unsigned radix, width, rounds;
+    uint64_t x;
+    const char *want;
+  } perm[] = {
+      {10, 19, 8, UINT64_C(0), "8884383800862930829"},
+      {10, 19, 8, UINT64_C(1234567), "4866556670969123832"},
+      {10, 19, 8, UINT64_C(9999999999999999999), "5863095079556972904"},
+      {10, 18, 8, UINT64_C(0), "632339480333659644"},
+      {10, 18, 8, UINT64_C(1234567), "051560605189685022"},
+      {10, 18, 8, UINT64_C(999999999999999999), "299268100092239739"},
+      {10, 12, 8, UINT64_C(0), "486678091597"},
+      {10, 12, 8, UINT64_C(1234567), "398876126123"},
+      {10, 12, 8, UINT64_C(999999999999), "906258522326"},
+      {10, 7, 4, UINT64_C(0), "0348182"},
+      {10, 7, 4, UINT64_C(1234567), "6892628"},
+      {10, 7, 4, UINT64_C(9999999), "2043536"},
+      {10, 6, 32, UINT64_C(0), "187228"},
+      {10, 6, 32, UINT64_C(234567), "984831"},
+      {10, 6, 32, UINT64_C(999999), "533923"},
+      {10, 2, 8, UINT64_C(0), "00"},
+      {10, 2, 8, UINT64_C(67), "50"},
+      {10, 2, 8, UINT64_C(99), "66"},
+      {32, 13, 8, UINT64_C(0), "EJMNN72WD8FCT"},
+      {32, 13, 8, UINT64_C(1234567), "THHQ9QEFZ80Q4"},
+      {32, 13, 8, UINT64_C(18446744073709551614), "J2MS1SCFENHMC"},
+      {32, 5, 6, UINT64_C(0), "90B75"},
+      {32, 5, 6, UINT64_C(1234567), "KWCXE"},
+      {32, 5, 6, UINT64_C(33554431), "B5C3T"},
+      {32, 2, 2, UINT64_C(0), "3D"},
+      {32, 2, 2, UINT64_C(647), "02"},
+      {32, 2, 2, UINT64_C(1023), "J1"},
+      {10, 19, 6, UINT64_C(0), "4666559803564657014"},
+      {10, 19, 6, UINT64_C(1234567), "3424054535560467011"},
+      {10, 19, 6, UINT64_C(9999999999999999999), "1015444585035966737"},
+      {10, 9, 8, UINT64_C(0), "874715458"},
+      {10, 9, 8, UINT64_C(1234567), "663536131"},
+      {10, 9, 8, UINT64_C(999999999), "226240962"},
+  };
+  static const struct {
+    const char *spec;
+    int64_t id;
+    const char *want;
+  } numbers[] = {
+      {"order:digits=19,check=damm", INT64_C(1), "03700511732216733487"},
+      {"order:digits=19,check=damm", INT64_C(7000000000000000123),
+       "79481760335237930692"},
+      {"order:base32=13,check=mod37", INT64_C(1), "ZQ7K8H50F9Z01D"},
+      {"order:base32=13,check=mod37", INT64_C(7000000000000000123),
+       "3VN8872E3ZCSMK"},
+      {"order:digits=10,check=luhn", INT64_C(1), "95485207781"},
+      {"order:digits=10,check=luhn", INT64_C(700000123), "01569167974"},
+  };
+  static const char sym[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+  frond_order_keys *k = keys_of(KEY0);
+  (void)state;
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(perm); i++) {
+    frond__perm p;
+    uint8_t d[FROND__PERM_MAX_WIDTH], one[FROND__PERM_MAX_WIDTH];
+    char got[FROND__PERM_MAX_WIDTH + 1];
+    const frond__sip_kernel *ks;
+    size_t nk = frond__sip_kernels(&ks);
+    uint64_t back;
+    assert_int_equal(
+        frond__perm_init(&p, perm[i].radix, perm[i].width, perm[i].rounds), 0);
+    frond__perm_apply(&p, key16, perm[i].x, d);
+    for (unsigned j = 0; j < p.width; j++)
+      got[j] = sym[d[j]];
+    got[p.width] = '\0';
+    assert_string_equal(got, perm[i].want);
+    assert_int_equal(frond__perm_invert(&p, key16, d, &back), 0);
+    assert_true(back == perm[i].x);
+    for (size_t j = 0; j < nk; j++) {
+      frond__perm_apply_n(&p, key16, &perm[i].x, 1, one, &ks[j]);
+      assert_memory_equal(one, d, p.width);
+    }
+  }
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(numbers); i++) {
+    frond_format *f = format_of(numbers[i].spec, k);
+    char buf[64];
+    assert_int_equal(frond_format_encode(f, numbers[i].id,
+                                         INT64_C(1767225600000), buf,
+                                         sizeof(buf), NULL),
+                     0);
+    assert_string_equal(buf, numbers[i].want);
+    frond_format_free(f);
+  }
+  frond_order_keys_free(k);
+}
+
 /* Every SipHash kernel this machine runs gives libsodium's
 ** crypto_shorthash for every word of a sample: random words under random
 ** keys, the words the permutation hashes (a half below 2^35 with each
@@ -700,6 +794,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bijection_full_domains),
       cmocka_unit_test(test_round_trip_and_wrong_key),
+      cmocka_unit_test(test_known_answers),
       cmocka_unit_test(test_sip_kernels),
       cmocka_unit_test(test_perm_batch),
       cmocka_unit_test(test_next_batch),
