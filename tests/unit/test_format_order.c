@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "core/formats.h"
+#include "core/siphash.h"
 
 #include <math.h>
 #include <sodium.h>
@@ -205,6 +206,138 @@ static void test_known_answers(void **state) {
     frond_format_free(f);
   }
   frond_order_keys_free(k);
+}
+
+/* libsodium's SipHash-2-4 of the 8 little-endian bytes of m. */
+static uint64_t sodium_sip(const uint8_t key[16], uint64_t m) {
+  uint8_t in[8], out[8];
+  uint64_t h = 0;
+  for (int b = 0; b < 8; b++)
+    in[b] = (uint8_t)(m >> (8 * b));
+  crypto_shorthash(out, in, 8, key);
+  for (int b = 7; b >= 0; b--)
+    h = h << 8 | out[b];
+  return h;
+}
+
+/* The inlined SipHash-2-4 of one word (siphash.h) is SipHash-2-4: the
+** published test vector of the reference implementation (key 00..0f,
+** message 00..07), and libsodium's crypto_shorthash on random keys and
+** words, the words a round hashes, and words of zero and one bytes. */
+static void test_sip_word(void **state) {
+  /* vectors_sip64[8] of SipHash's reference implementation. */
+  static const uint8_t want8[8] = {0x62, 0x24, 0x93, 0x9a,
+                                   0x79, 0xf5, 0xf5, 0x93};
+  uint8_t key[16], in[8], out[8];
+  uint64_t seed = 0xd1b54a32d192ed03ULL, m = 0, h;
+  frond__sip_key k;
+  (void)state;
+  for (int i = 0; i < 16; i++)
+    key[i] = (uint8_t)i;
+  for (int i = 0; i < 8; i++)
+    in[i] = (uint8_t)i;
+  crypto_shorthash(out, in, 8, key);
+  assert_memory_equal(out, want8, 8);
+  for (int i = 7; i >= 0; i--)
+    m = m << 8 | in[i];
+  frond__sip_key_init(&k, key);
+  h = frond__sip24_word(&k, m);
+  for (int i = 0; i < 8; i++)
+    assert_int_equal((uint8_t)(h >> (8 * i)), want8[i]);
+  for (int i = 0; i < 200000; i++) {
+    uint64_t r = rnd(&seed);
+    if (i % 64 == 0) {
+      for (int j = 0; j < 16; j++)
+        key[j] = (uint8_t)rnd(&seed);
+      frond__sip_key_init(&k, key);
+    }
+    switch (i % 4) {
+    case 0:
+      m = r;
+      break;
+    case 1: /* what a round hashes */
+      m = (r & ((UINT64_C(1) << 35) - 1)) | (uint64_t)(i / 4 % 32) << 56;
+      break;
+    case 2:
+      m = (r & 0xff) << (8 * (i / 4 % 8));
+      break;
+    default:
+      m = i / 4 % 2 ? UINT64_MAX : 0;
+    }
+    h = frond__sip24_word(&k, m);
+    if (h != sodium_sip(key, m))
+      fail_msg("word %016llx gives %016llx, libsodium %016llx",
+               (unsigned long long)m, (unsigned long long)h,
+               (unsigned long long)sodium_sip(key, m));
+  }
+}
+
+/* The permutation as first written, one crypto_shorthash call per round
+** and the textbook arithmetic: what every order number must stay. */
+static void perm_reference(const frond__perm *p, const uint8_t key[16],
+                           uint64_t x, uint8_t *out) {
+  uint64_t A = x / p->b, B = x % p->b, ma = p->a, mb = p->b, t;
+  for (unsigned i = 0; i < p->rounds; i++) {
+    uint64_t h = sodium_sip(key, B | (uint64_t)i << 56);
+    t = (A + (uint64_t)(((unsigned __int128)h * ma) >> 64)) % ma;
+    A = B;
+    B = t;
+    t = ma, ma = mb, mb = t;
+  }
+  for (unsigned i = p->adig; i > 0; i--, A /= p->radix)
+    out[i - 1] = (uint8_t)(A % p->radix);
+  for (unsigned i = p->bdig; i > 0; i--, B /= p->radix)
+    out[p->adig + i - 1] = (uint8_t)(B % p->radix);
+}
+
+/* The permutation, one at a time, in batches with every kernel, and
+** backwards, gives exactly the reference's outputs: random keys, every
+** width of both radixes, round counts 2 to 32, random IDs and the ends of
+** each domain. */
+static void test_perm_reference(void **state) {
+  const frond__sip_kernel *ks;
+  size_t nk = frond__sip_kernels(&ks);
+  uint64_t seed = 0x9fb21c651e98df25ULL;
+  long checked = 0;
+  (void)state;
+  for (int c = 0; c < 600; c++) {
+    frond__perm p;
+    unsigned radix = c % 2 ? 32 : 10;
+    unsigned width = 2 + (unsigned)(c / 2) % (radix == 10 ? 18 : 12);
+    unsigned rounds = c % 7 == 0 ? 2 + 2 * (unsigned)(rnd(&seed) % 16) : 8;
+    uint64_t dom = 1, x[40], back;
+    uint8_t key[16], got[40 * FROND__PERM_MAX_WIDTH];
+    uint8_t want[FROND__PERM_MAX_WIDTH];
+    assert_int_equal(frond__perm_init(&p, radix, width, rounds), 0);
+    for (unsigned i = 0; i < width; i++)
+      dom = dom > UINT64_MAX / radix ? UINT64_MAX : dom * radix;
+    for (int j = 0; j < 16; j++)
+      key[j] = (uint8_t)rnd(&seed);
+    for (size_t i = 0; i < FROND__ARRAY_SIZE(x); i++)
+      x[i] = i == 0 ? 0 : i == 1 ? dom - 1 : rnd(&seed) % dom;
+    for (size_t i = 0; i < FROND__ARRAY_SIZE(x); i++) {
+      perm_reference(&p, key, x[i], want);
+      frond__perm_apply(&p, key, x[i], got);
+      if (memcmp(got, want, width) != 0)
+        fail_msg("radix %u width %u rounds %u: ID %llu differs from the "
+                 "reference",
+                 radix, width, rounds, (unsigned long long)x[i]);
+      assert_int_equal(frond__perm_invert(&p, key, want, &back), 0);
+      assert_true(back == x[i]);
+      checked++;
+    }
+    for (size_t k = 0; k < nk; k++) {
+      frond__perm_apply_n(&p, key, x, FROND__ARRAY_SIZE(x), got, &ks[k]);
+      for (size_t i = 0; i < FROND__ARRAY_SIZE(x); i++) {
+        perm_reference(&p, key, x[i], want);
+        if (memcmp(got + i * width, want, width) != 0)
+          fail_msg("kernel %s, radix %u width %u rounds %u: ID %llu differs "
+                   "from the reference",
+                   ks[k].name, radix, width, rounds, (unsigned long long)x[i]);
+      }
+    }
+  }
+  assert_true(checked == 600L * 40);
 }
 
 /* Every SipHash kernel this machine runs gives libsodium's
@@ -795,6 +928,8 @@ int main(void) {
       cmocka_unit_test(test_bijection_full_domains),
       cmocka_unit_test(test_round_trip_and_wrong_key),
       cmocka_unit_test(test_known_answers),
+      cmocka_unit_test(test_sip_word),
+      cmocka_unit_test(test_perm_reference),
       cmocka_unit_test(test_sip_kernels),
       cmocka_unit_test(test_perm_batch),
       cmocka_unit_test(test_next_batch),
