@@ -114,16 +114,30 @@ static inline uint64_t round_f(const frond__sip_key *k, unsigned i, uint64_t v,
   return reduce(frond__sip24_word(k, v | (uint64_t)i << 56), m);
 }
 
+/* The two digits of 0..99, tens first. */
+#define PAIRS_OF(t) t, 0, t, 1, t, 2, t, 3, t, 4, t, 5, t, 6, t, 7, t, 8, t, 9
+static const uint8_t pairs[200] = {
+    PAIRS_OF(0), PAIRS_OF(1), PAIRS_OF(2), PAIRS_OF(3), PAIRS_OF(4),
+    PAIRS_OF(5), PAIRS_OF(6), PAIRS_OF(7), PAIRS_OF(8), PAIRS_OF(9)};
+
 /* The radix is 10 or 32, written out as constants so that no digit costs
-** a hardware division (about as much as a SipHash call on a busy core). */
+** a hardware division (about as much as a SipHash call on a busy core).
+** Decimal halves go two digits a step, copied from a table: half the
+** multiplications of a digit at a time, which in a batch were a third of
+** the time spent outside the SipHash kernel. */
 static void put_half(uint64_t v, unsigned radix, unsigned n, uint8_t *out) {
   if (radix == 32) {
     for (unsigned i = n; i > 0; i--, v >>= 5)
       out[i - 1] = (uint8_t)(v & 31);
     return;
   }
-  for (unsigned i = n; i > 0; i--, v /= 10)
-    out[i - 1] = (uint8_t)(v % 10);
+  for (; n >= 2; n -= 2) {
+    uint64_t q = v / 100;
+    memcpy(out + n - 2, pairs + 2 * (v - q * 100), 2);
+    v = q;
+  }
+  if (n == 1)
+    out[0] = (uint8_t)v; /* below 10: the half is below 10^n */
 }
 
 static uint64_t get_half(const uint8_t *in, unsigned radix, unsigned n) {
