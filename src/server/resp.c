@@ -1,12 +1,14 @@
 /*
-** resp.c -- the Redis protocol (RESP2) front.
+** resp.c -- the Redis protocol front, RESP2 and (after HELLO 3) RESP3.
 **
 ** Any Redis client can fetch IDs: `INCR <tag>` answers the next segment ID
 ** of the tag as an integer, which makes Frond a drop-in for services that
 ** count with Redis INCR today, without Redis' lost increments after a
-** crash. ID.* commands add batches, snowflake IDs and decoding; PING,
-** HELLO, AUTH, SELECT 0, CLIENT, COMMAND and INFO are answered the way
-** Redis answers them, so that clients connect unmodified.
+** crash. ID.* commands add batches, snowflake IDs and decoding, with IDs
+** as bulk strings so that no client rounds them; PING, HELLO, AUTH,
+** SELECT 0, CLIENT, COMMAND, INFO and the rest of what clients send when
+** they connect are answered the way Redis answers them, so that clients
+** connect unmodified.
 **
 ** on_data parses one command (resp_parse.c), answers it synchronously into
 ** the connection's output and returns the bytes consumed, so pipelined
@@ -73,6 +75,10 @@ static const resp_cmd commands[] = {
      frond__resp_cmd_config},
     {"reset", FROND__RC_RESET, 1, 1, 0, 0, "noscript loading stale fast",
      frond__resp_cmd_reset},
+    {"readonly", FROND__RC_READONLY, 1, 1, 0, 0, "loading stale fast",
+     frond__resp_cmd_readonly},
+    {"readwrite", FROND__RC_READWRITE, 1, 1, 0, 0, "loading stale fast",
+     frond__resp_cmd_readonly},
 };
 
 static const resp_cmd *find_command(const frond__resp_arg *a) {
@@ -83,30 +89,30 @@ static const resp_cmd *find_command(const frond__resp_arg *a) {
   return NULL;
 }
 
-/* One COMMAND INFO entry, in Redis 7's ten-field shape. */
+/* One COMMAND INFO entry, in Redis 7's ten-field shape: flags are status
+** strings in a set, and the four trailing lists (ACL categories, tips, key
+** specs, subcommands) are empty sets. */
 static void command_entry(frond__resp_ctx *x, const resp_cmd *k) {
   const char *f = k->flags, *sp;
-  int nflags = 1;
+  int nflags = 1, i;
   for (sp = f; *sp; sp++)
     nflags += *sp == ' ';
   frond__resp_array(x, 10);
   frond__resp_cstr(x, k->name);
   frond__resp_int(x, k->min == k->max ? k->min : -k->min);
-  frond__resp_array(x, nflags);
+  frond__resp_set(x, nflags);
   while (*f) {
     sp = strchr(f, ' ');
     if (sp == NULL)
       sp = f + strlen(f);
-    frond__resp_bulk(x, f, (size_t)(sp - f));
+    frond__resp_status_n(x, f, (size_t)(sp - f));
     f = *sp ? sp + 1 : sp;
   }
   frond__resp_int(x, k->key);
   frond__resp_int(x, k->key);
   frond__resp_int(x, k->key);
-  frond__resp_array(x, 0);
-  frond__resp_array(x, 0);
-  frond__resp_array(x, 0);
-  frond__resp_array(x, 0);
+  for (i = 0; i < 4; i++)
+    frond__resp_set(x, 0);
 }
 
 static void command(frond__resp_ctx *x) {
@@ -132,8 +138,9 @@ static void command(frond__resp_ctx *x) {
         command_entry(x, k);
     }
   } else if (frond__resp_arg_is(&x->argv[1], "DOCS")) {
-    /* No docs: redis-cli then falls back to its built-in help. */
-    frond__resp_array(x, 0);
+    /* No docs (a map of none): redis-cli then falls back to its built-in
+    ** help. */
+    frond__resp_map(x, 0);
   } else {
     frond__resp_error(x, "ERR", "unknown subcommand '%s'. Try COMMAND HELP.",
                       frond__resp_arg_str(&x->argv[1], s, sizeof s));
@@ -241,6 +248,7 @@ static int resp_on_open(frond__conn *c) {
     return -1;
   st->id = atomic_fetch_add(&next_client_id, 1);
   st->authed = srv->cfg.admin_token[0] == '\0';
+  st->proto = 2;
   c->pdata = st;
   /* Connection pools keep idle connections: no command pending is idle,
   ** not a slow request. Before AUTH, idle time is bounded like a request. */
