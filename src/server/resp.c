@@ -149,6 +149,46 @@ static void command(frond__resp_ctx *x) {
 
 /* --------------------------------------------------------------- framing */
 
+/*
+** Does an inline command look like the start of an HTTP request? A web
+** page can make a browser send HTTP to any port of the machine: with a
+** body of RESP commands under its request line, every line of which the
+** inline parser would run. As Redis does for POST and "Host:", such a
+** connection is closed without an answer before any of it runs. HTTP's
+** methods are upper case (and Frond has no command of those names); the
+** request line has a target after the method; "Host:" is matched in any
+** case, as it starts the second line of every HTTP/1.1 request.
+*/
+static int looks_like_http(const frond__resp_arg *argv, size_t argc) {
+  static const char *const methods[] = {"GET",    "HEAD",    "POST",  "PUT",
+                                        "DELETE", "OPTIONS", "PATCH", "CONNECT",
+                                        "TRACE",  "PRI"};
+  size_t i;
+  if (frond__resp_arg_is(&argv[0], "host:"))
+    return 1;
+  if (argc < 2)
+    return 0;
+  for (i = 0; i < FROND__ARRAY_SIZE(methods); i++)
+    if (argv[0].len == strlen(methods[i]) &&
+        memcmp(argv[0].p, methods[i], argv[0].len) == 0)
+      return 1;
+  return 0;
+}
+
+/* Log a refused HTTP request at most once a minute per worker: a page
+** that retries must not flood the log. */
+static void log_http_refused(frond__resp_ctx *x) {
+  uint64_t now = uv_now(&x->w->loop);
+  frond__resp_stats *st = FROND__RESP_STATS(x);
+  if (st->http_logged_ms != 0 && now - st->http_logged_ms < 60000)
+    return;
+  st->http_logged_ms = now;
+  frond_log(FROND_LOG_WARN,
+            "resp: closed a connection that sent an HTTP request to the "
+            "Redis protocol port (a web page, or a client pointed at the "
+            "wrong port)");
+}
+
 static void unknown_command(frond__resp_ctx *x) {
   char name[130], args[160];
   size_t i, n = 0;
@@ -222,6 +262,11 @@ static int resp_on_data(frond__conn *c, const char *buf, size_t len) {
   }
   if (n == 0)
     return 0;
+  if (x.argc > 0 && buf[0] != '*' && looks_like_http(argv, x.argc)) {
+    FROND__INC(FROND__RESP_STATS(&x)->http_refused, 1);
+    log_http_refused(&x);
+    return -1;
+  }
   if (x.argc > 0) {
     x.argv = argv;
     execute(&x);
@@ -319,6 +364,10 @@ static void resp_metrics(frond__server *srv, frond__buf *b) {
   frond__metrics_counter(b, "frond_resp_noauth_total",
                          "Commands refused before AUTH.",
                          STATS_SUM(srv, noauth));
+  frond__metrics_counter(b, "frond_resp_http_refused_total",
+                         "RESP connections closed for sending an HTTP "
+                         "request.",
+                         STATS_SUM(srv, http_refused));
 }
 
 const frond__proto frond__resp_proto = {

@@ -58,6 +58,8 @@ typedef struct frond__resp_stats {
   frond__counter protocol_errors; /* closed after a protocol error */
   frond__counter noauth;          /* commands refused before AUTH */
   frond__counter auth_failures;
+  frond__counter http_refused; /* closed: an HTTP request (resp.c) */
+  uint64_t http_logged_ms;     /* when one was last logged */
 } frond__resp_stats;
 
 #define FROND__RESP_STATS(x) ((frond__resp_stats *)(x)->c->l->state)

@@ -469,8 +469,38 @@ def test_resp3():
         s.close()
 
 
+def test_http_request_refused():
+    """A web page can make a browser send HTTP to the RESP port, with a
+    body of commands: the connection is closed at the request line and
+    nothing under it runs."""
+    s = ft.Server(resp=True, tags=TAGS)
+    try:
+        before = Resp(s.resp_port).command("INCR", "pay")
+        body = b"INCR pay\r\n" * 50 + b"ID.NEXT pay 1000\r\n"
+        for head in (b"POST / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                     b"Content-Type: text/plain\r\nContent-Length: %d\r\n"
+                     b"\r\n" % (s.resp_port, len(body)),
+                     b"PUT /x HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                     b"Host: localhost\r\n"):
+            c = Resp(s.resp_port)
+            c.send(head + body)
+            check(c.closed(), "HTTP request not closed: %r" % head[:20])
+            check(c.buf == b"", "answered: %r" % c.buf[:80])
+            c.close()
+        after = Resp(s.resp_port).command("INCR", "pay")
+        check(after == before + 1, "the body ran: INCR pay went from %d to %d"
+              % (before, after))
+        m = s.request("GET", "/metrics")[2].decode()
+        check("frond_resp_http_refused_total 3" in m, "metric")
+        check("HTTP request to the Redis protocol port" in s.output(), "log")
+        stop(s)
+    finally:
+        s.close()
+
+
 if __name__ == "__main__":
     ft.need(ft.FROND_BIN, "frond (build it first)")
     socket.setdefaulttimeout(20)
     ft.main([test_commands, test_error_replies, test_pipelining, test_auth,
-             test_bad_input, test_limits_and_drain, test_resp3])
+             test_bad_input, test_limits_and_drain, test_resp3,
+             test_http_request_refused])

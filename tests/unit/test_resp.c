@@ -368,6 +368,37 @@ static void test_client_handshake(void **state) {
                       "-ERR DB index is out of range\r\n");
 }
 
+/* An HTTP request sent to the RESP port is closed at its first line,
+** before anything under it runs. */
+static void test_http_refused(void **state) {
+  fixture *f = *state;
+  static const char *const reqs[] = {
+      "POST /x HTTP/1.1\r\nHost: 127.0.0.1:6380\r\nContent-Type: text/plain"
+      "\r\nContent-Length: 12\r\n\r\nINCR order\r\n",
+      "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+      "PUT /x HTTP/1.0\r\n\r\n",
+      "host: 127.0.0.1\r\nINCR order\r\n",
+      "HOST:\r\n",
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+  };
+  size_t i;
+  for (i = 0; i < FROND__ARRAY_SIZE(reqs); i++) {
+    int last;
+    assert_string_equal(feed(f, reqs[i], strlen(reqs[i]), &last), "");
+    assert_int_equal(last, -1);
+  }
+  assert_int_equal(STAT(f, http_refused), FROND__ARRAY_SIZE(reqs));
+  assert_int_equal(FROND__SUM(&f->srv, ids_segment), 0);
+  /* Lower-case words and a lone GET are commands (unknown ones). */
+  assert_memory_equal(FEED(f, "get order\r\n", NULL),
+                      "-ERR unknown command 'get'", 26);
+  assert_memory_equal(FEED(f, "GET\r\n", NULL), "-ERR unknown command 'GET'",
+                      26);
+  /* A client library's GET (multibulk) is an unknown command too. */
+  assert_memory_equal(FEED(f, "*2\r\n$3\r\nGET\r\n$1\r\n/\r\n", NULL),
+                      "-ERR unknown command 'GET'", 26);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_incr, setup, fixture_teardown),
@@ -389,6 +420,8 @@ int main(void) {
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_hello, setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_client_handshake, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_http_refused, setup,
                                       fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
