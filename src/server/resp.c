@@ -303,6 +303,11 @@ static int resp_on_open(frond__conn *c) {
   return 0;
 }
 
+static void resp_busy(frond__conn *c) {
+  static const char busy[] = "-ERR max number of clients reached\r\n";
+  frond__buf_append(frond__conn_out(c), busy, sizeof busy - 1);
+}
+
 static void resp_on_close(frond__conn *c) {
   free(c->pdata);
   c->pdata = NULL;
@@ -379,5 +384,5 @@ const frond__proto frond__resp_proto = {
     .on_data = resp_on_data,
     .on_timeout = resp_on_timeout,
     .on_close = resp_on_close,
-    .busy = "-ERR max number of clients reached\r\n",
+    .busy = resp_busy,
 };

@@ -137,9 +137,15 @@ class Server:
                                           timeout=timeout)
 
     def request(self, method, path, body=None, headers=None, conn=None):
-        """One request; returns (status, headers dict lower-cased, body)."""
+        """One request; returns (status, headers dict lower-cased, body).
+        A body is sent as JSON (Content-Type: application/json) unless the
+        headers give a Content-Type."""
         c = conn or self.conn()
-        c.request(method, path, body=body, headers=headers or {})
+        headers = dict(headers or {})
+        if body is not None and not any(k.lower() == "content-type"
+                                        for k in headers):
+            headers["Content-Type"] = "application/json"
+        c.request(method, path, body=body, headers=headers)
         r = c.getresponse()
         data = r.read()
         hdrs = {k.lower(): v for k, v in r.getheaders()}
