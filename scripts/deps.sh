@@ -10,9 +10,13 @@ test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql util-linux zookeeper faketime
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
-  python3-bson nodejs npm tzdata"
+  python3-bson nodejs npm tzdata
+  libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
+# The JavaScript clients of tests/integration/test_clients.py (ioredis,
+# node-redis) are pinned by tests/clients/package-lock.json and installed
+# by the test itself with npm ci into the build directory.
 npm_pkgs="ulid@3.0.1"
 case "$what" in
 build) pkgs=$build_pkgs ;;
