@@ -15,9 +15,11 @@ test_pkgs="libcmocka-dev clang-format python3
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
 # The JavaScript clients of tests/integration/test_clients.py (ioredis,
-# node-redis) are pinned by tests/clients/package-lock.json and installed
-# by the test itself with npm ci into the build directory.
+# node-redis) are the package tests/clients, installed globally as
+# frond-client-suite with the versions its npm-shrinkwrap.json pins
+# (again whenever that file changes): the test itself runs offline.
 npm_pkgs="ulid@3.0.1"
+suite=$(cd "$(dirname "$0")/../tests/clients" && pwd)
 case "$what" in
 build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
@@ -36,6 +38,9 @@ if [ "$what" = test ]; then
   for p in $npm_pkgs; do
     npm ls -g "$p" >/dev/null 2>&1 || npm_missing="$npm_missing $p"
   done
+  cmp -s "$suite/npm-shrinkwrap.json" \
+    "$(npm root -g)/frond-client-suite/npm-shrinkwrap.json" ||
+    npm_missing="$npm_missing $suite"
 fi
 [ -z "$missing$npm_missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
@@ -44,7 +49,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 if [ -z "$missing" ]; then
-  npm install -g --no-fund --no-audit $npm_missing
+  npm install -g --install-links --no-fund --no-audit $npm_missing
   exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -59,5 +64,5 @@ if [ "$(readlink /usr/sbin/policy-rc.d 2>/dev/null)" = policy-rc.d.frond ]; then
 fi
 rm -f /usr/sbin/policy-rc.d.frond
 if [ -n "$npm_missing" ]; then
-  npm install -g --no-fund --no-audit $npm_missing
+  npm install -g --install-links --no-fund --no-audit $npm_missing
 fi

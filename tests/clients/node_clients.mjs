@@ -1,9 +1,11 @@
 // node_clients.mjs -- JavaScript clients against a running frond serve,
-// run by tests/integration/test_clients.py from the directory npm ci
-// installed tests/clients/package-lock.json into.
+// run by tests/integration/test_clients.py.
 //
-//   node node_clients.mjs CLIENT RESP_PORT HTTP_PORT [PASSWORD]
+//   node node_clients.mjs SUITE CLIENT RESP_PORT HTTP_PORT [PASSWORD]
 //
+// SUITE is where the package tests/clients is installed (scripts/deps.sh
+// test installs it globally as frond-client-suite, at the versions its
+// npm-shrinkwrap.json pins): the clients are loaded from there.
 // CLIENT is one of ioredis5, ioredis6, ioredis6-resp2, redis4, redis6,
 // redis6-resp2 (a Redis client and the protocol it speaks), or fetch (the
 // HTTP API through Node's fetch, with a streamed, chunked body). Each
@@ -13,9 +15,11 @@
 // JSON object (the IDs it got, for the caller to check across clients)
 // and exits 0, or prints why and exits 1.
 import { createRequire } from "node:module";
+import { join } from "node:path";
 
-const require = createRequire(import.meta.url);
-const [client, respPort, httpPort, password] = process.argv.slice(2);
+const [suiteDir, client, respPort, httpPort, password] =
+    process.argv.slice(2);
+const require = createRequire(join(suiteDir, "package.json"));
 const TWO53 = 2n ** 53n;
 
 function fail(msg) {

@@ -6,8 +6,8 @@ test_clients.py -- the clients people use, unmodified, against one running
   Redis protocol   hiredis (C, Debian libhiredis-dev), redis-py sync and
                    asyncio (Debian python3-redis), redis-rb (Debian
                    ruby-redis), ioredis 5 and 6, node-redis 4 and 6 (npm,
-                   pinned by tests/clients/package-lock.json, installed
-                   with npm ci into the build directory), in RESP2 and,
+                   pinned by tests/clients/npm-shrinkwrap.json, installed
+                   by scripts/deps.sh test), in RESP2 and,
                    where the client speaks it, RESP3
   HTTP             requests (Debian python3-requests, a generator body =
                    chunked), Node's fetch (a stream body), ApacheBench
@@ -80,36 +80,36 @@ def run_client(args, what, cwd=None, timeout=120):
 # ------------------------------------------------------------ JavaScript
 
 def node_dir():
-    """The JavaScript clients, installed with npm ci into the build dir
-    (again only when the lock file changes)."""
+    """The JavaScript clients: the package tests/clients, which
+    scripts/deps.sh test installs globally as frond-client-suite at the
+    versions its npm-shrinkwrap.json pins. Nothing is fetched here."""
     ft.need("node", "nodejs")
     ft.need("npm", "npm")
-    d = os.path.join(os.path.abspath(ft.FROND_BUILD), "client-suite")
-    lock = os.path.join(CLIENTS, "package-lock.json")
-    with open(lock, "rb") as f:
-        want = hashlib.sha256(f.read()).hexdigest()
-    stamp = os.path.join(d, "installed.sha256")
-    if not (os.path.exists(stamp) and open(stamp).read() == want):
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(os.path.join(CLIENTS, name), d)
-        r = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit",
-                            "--no-fund", "--loglevel=error"], cwd=d,
-                           capture_output=True, text=True, timeout=600)
-        check(r.returncode == 0, "npm ci of the client suite failed (it "
-              "needs the npm registry): %s" % (r.stderr[-2000:] or
-                                                r.stdout[-2000:]))
-        with open(stamp, "w") as f:
-            f.write(want)
-    shutil.copy(os.path.join(CLIENTS, "node_clients.mjs"), d)
+    r = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True,
+                       timeout=60)
+    check(r.returncode == 0, "npm root -g: %s" % r.stderr)
+    d = os.path.join(r.stdout.strip(), "frond-client-suite")
+    want = os.path.join(CLIENTS, "npm-shrinkwrap.json")
+    have = os.path.join(d, "npm-shrinkwrap.json")
+    with open(want, "rb") as f:
+        pinned = f.read()
+    try:
+        with open(have, "rb") as f:
+            installed = f.read()
+    except OSError:
+        installed = None
+    check(installed == pinned, "the JavaScript clients are %s at the "
+          "versions tests/clients/npm-shrinkwrap.json pins (scripts/deps.sh "
+          "test installs them)" % ("not installed" if installed is None
+                                   else "not"))
     return d
 
 
 def node(client, s, password=TOKEN):
-    args = ["node", "node_clients.mjs", client, str(s.resp_port),
-            str(s.port)] + ([password] if password else [])
-    return run_client(args, client, cwd=node_dir())
+    args = ["node", os.path.join(CLIENTS, "node_clients.mjs"), node_dir(),
+            client, str(s.resp_port), str(s.port)] + ([password] if password
+                                                     else [])
+    return run_client(args, client)
 
 
 def test_node_redis_clients():
