@@ -42,15 +42,6 @@ static int lower(int c) {
   return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
-int frond__http_eq_nocase(const char *a, size_t alen, const char *b) {
-  size_t i;
-  if (alen != strlen(b))
-    return 0;
-  for (i = 0; i < alen; i++)
-    if (lower((unsigned char)a[i]) != lower((unsigned char)b[i]))
-      return 0;
-  return 1;
-}
 #define eq_nocase frond__http_eq_nocase
 
 static int reject(frond__http_request *req, int status, const char *reason) {

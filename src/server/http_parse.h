@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Request line plus headers, CRLFs included. Longer heads get 414 (no end
 ** of the request line within the limit) or 431. */
@@ -81,8 +82,22 @@ int frond__http_parse(const char *buf, size_t len, frond__http_request *req);
 const frond__http_header *
 frond__http_header_find(const frond__http_request *req, const char *name);
 
-/* Is v[0..len) equal to s, ignoring ASCII case? */
-int frond__http_eq_nocase(const char *v, size_t len, const char *s);
+/* Is v[0..len) equal to s, ignoring ASCII case? Inline: with s a literal,
+** its length is known where it is called (the header loop of every request
+** calls this several times a header). */
+static inline int frond__http_eq_nocase(const char *v, size_t len,
+                                        const char *s) {
+  size_t i;
+  if (len != strlen(s))
+    return 0;
+  for (i = 0; i < len; i++) {
+    int a = (unsigned char)v[i], b = (unsigned char)s[i];
+    if ((a >= 'A' && a <= 'Z' ? a + 32 : a) !=
+        (b >= 'A' && b <= 'Z' ? b + 32 : b))
+      return 0;
+  }
+  return 1;
+}
 
 /*
 ** A chunked request body (RFC 9112 7.1), read as it arrives. The scan is

@@ -24,9 +24,8 @@ static redisContext *c;
 static void fail(const char *what, const redisReply *r) {
   fprintf(stderr, "hiredis: %s (reply type %d, %s)\n", what,
           r != NULL ? r->type : -1,
-          r == NULL                               ? c->errstr
-          : r->type == REDIS_REPLY_ERROR ||
-                  r->type == REDIS_REPLY_STATUS ||
+          r == NULL ? c->errstr
+          : r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_STATUS ||
                   r->type == REDIS_REPLY_STRING
               ? r->str
               : "");
