@@ -11,7 +11,8 @@ test_pkgs="libcmocka-dev clang-format python3
   procps curl sqlite3 postgresql util-linux zookeeper faketime
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
   python3-bson nodejs npm tzdata
-  libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client"
+  libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client
+  valgrind"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
 # The JavaScript clients of tests/integration/test_clients.py (ioredis,
