@@ -90,6 +90,10 @@ def node_dir():
     versions its npm-shrinkwrap.json pins. Nothing is fetched here."""
     ft.need("node", "nodejs")
     ft.need("npm", "npm")
+    v = subprocess.run(["node", "-p", "process.versions.node"],
+                       capture_output=True, text=True, timeout=60).stdout
+    check(int(v.split(".")[0] or 0) >= 20, "node-redis 6 and ioredis 6 "
+          "need Node 20 or later; this node is %s" % v.strip())
     r = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True,
                        timeout=60)
     check(r.returncode == 0, "npm root -g: %s" % r.stderr)
