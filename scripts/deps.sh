@@ -10,7 +10,7 @@ test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql util-linux zookeeper faketime
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
-  python3-bson nodejs npm tzdata
+  python3-bson nodejs npm tzdata libfaketime
   libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client
   valgrind"
 # ULIDs are checked against an independent implementation: the npm package
