@@ -32,130 +32,16 @@
 ** Tags are never freed before close: a tag deleted from the store is
 ** marked removed (its buffers dropped) and revived if it comes back, so a
 ** reader holding a tag pointer without a lock is always safe.
+**
+** The state, the tag and the segment entries are in segment.h; the tag
+** table, its growth and its refresh from the store in segment_table.c.
 */
-#include "core/formats.h"
-#include "store/store.h"
+#include "core/segment.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define MIN_MS (60 * 1000)
-
-/* Offsets need 31 bits (a step is at most INT32_MAX) plus the few that
-** failing calls add before the slow path clamps them; the generation
-** gets the other 32 and wraps after 4 billion segments of a tag. */
-#define GEN_SHIFT 32
-#define OFF_MASK ((UINT64_C(1) << GEN_SHIFT) - 1)
-#define GEN_MASK ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
-#define NO_GEN UINT64_MAX
-
-/* One segment. Written only under the tag's mutex, as a seqlock (seq is
-** odd while being written); read lock-free by the fast path. */
-typedef struct seg_entry {
-  atomic_uint_fast64_t seq;
-  atomic_uint_fast64_t gen; /* the generation it serves, or NO_GEN */
-  atomic_int_fast64_t start, size;
-  atomic_int_fast64_t preload_at; /* offset whose taker asks for the next */
-  int64_t step;                   /* under mu */
-} seg_entry;
-
-typedef struct seg_tag {
-  _Alignas(64) atomic_uint_fast64_t word; /* gen << GEN_SHIFT | off */
-  _Alignas(64) seg_entry e[2];
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* readers waiting for a segment */
-  uint64_t done;     /* IDs of segments switched away from */
-  int want;          /* a load is requested and not done yet */
-  int loading;       /* the loader is in the store for this tag */
-  atomic_int removed;
-  uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
-  int64_t step;         /* step of the last load, 0 before the first */
-  int64_t row_step;     /* the row's step as last read */
-  int64_t max_step;     /* dynamic step cap, 0: the allocator's */
-  atomic_int capped;    /* a seq period: made and capped in this process */
-  int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
-  int64_t last_load_unix_ms;
-  int64_t backoff_ms;
-  int64_t retry_at_ns; /* monotonic; no load attempt before */
-  uint64_t loads, failures;
-  uint64_t hash;
-  size_t len;
-  char name[FROND_TAG_MAX + 1];
-} seg_tag;
-
-/* Open addressing, linear probing, load <= 1/2. Slots are only ever set
-** (under table_mu) and read lock-free; a grown table replaces the old one,
-** which stays allocated (on the `older` chain) until close. */
-typedef struct seg_table {
-  struct seg_table *older;
-  size_t cap, count;
-  _Atomic(seg_tag *) slot[];
-} seg_table;
-
-struct frond_seg {
-  frond_seg_options o;
-  frond_store *store;
-  _Atomic(seg_table *) table;
-  pthread_mutex_t table_mu;
-  pthread_mutex_t store_mu;
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* wakes the loader */
-  int pending;       /* some tag wants a load */
-  int stop;
-  int64_t miss_second; /* rate limit window (monotonic seconds) */
-  unsigned miss_used;
-  pthread_t loader;
-  atomic_uint_fast64_t loads, failures, unavailable;
-  atomic_int store_ok;
-};
-
-static int64_t now_ms(frond_seg *s) {
-  return s->o.clock(s->o.clock_ctx);
-}
-
-static uint64_t hash_name(const char *p, size_t n) {
-  return frond__fnv1a64(p, n);
-}
-
-/* ---- segment entries (writers hold t->mu) ---- */
-
-static void entry_write(seg_entry *e, uint64_t gen, int64_t start, int64_t size,
-                        int64_t step, unsigned pct) {
-  uint_fast64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
-  /* Release stores: a reader that sees any new field also sees seq odd
-  ** (or the final even value) on its second read of seq. */
-  atomic_store_explicit(&e->seq, seq + 1, memory_order_relaxed);
-  atomic_store_explicit(&e->gen, gen, memory_order_release);
-  atomic_store_explicit(&e->start, start, memory_order_release);
-  atomic_store_explicit(&e->size, size, memory_order_release);
-  /* The taker of offset preload_at is the first to have used more than
-  ** pct % of the segment. */
-  atomic_store_explicit(&e->preload_at, size * pct / 100, memory_order_release);
-  e->step = step;
-  atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
-}
-
-/* Entry of generation g, or NULL when it holds another one. Under mu. */
-static seg_entry *entry_of(seg_tag *t, uint64_t g) {
-  seg_entry *e = &t->e[g & 1];
-  return atomic_load_explicit(&e->gen, memory_order_relaxed) == g ? e : NULL;
-}
-
-/* Serve generation g + 1 from now on. Under mu. */
-static void switch_gen(seg_tag *t, uint64_t w) {
-  uint64_t g = w >> GEN_SHIFT, off = w & OFF_MASK;
-  seg_entry *e = entry_of(t, g);
-  if (e != NULL) {
-    int64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
-    t->done += off < (uint64_t)size ? off : (uint64_t)size;
-  }
-  atomic_store_explicit(&t->word, ((g + 1) & GEN_MASK) << GEN_SHIFT,
-                        memory_order_release);
-}
 
 void frond_seg_options_init(frond_seg_options *o) {
   memset(o, 0, sizeof(*o));
@@ -168,146 +54,6 @@ void frond_seg_options_init(frond_seg_options *o) {
   o->clock = frond_clock_realtime;
   o->first_wait_ms = 5000;
   o->miss_checks = 50;
-}
-
-/* ---- the tag table ---- */
-
-static seg_tag *lookup(frond_seg *s, const char *name, size_t len, uint64_t h) {
-  seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
-  size_t i, mask = tb->cap - 1;
-  seg_tag *t;
-  for (i = h & mask;; i = (i + 1) & mask) {
-    t = atomic_load_explicit(&tb->slot[i], memory_order_acquire);
-    if (t == NULL)
-      return NULL;
-    if (t->hash == h && t->len == len && memcmp(t->name, name, len) == 0)
-      return t;
-  }
-}
-
-static seg_table *table_new(size_t cap) {
-  seg_table *tb = calloc(1, sizeof(*tb) + cap * sizeof(tb->slot[0]));
-  if (tb != NULL)
-    tb->cap = cap;
-  return tb;
-}
-
-static void table_put(seg_table *tb, seg_tag *t) {
-  size_t i, mask = tb->cap - 1;
-  for (i = t->hash & mask;
-       atomic_load_explicit(&tb->slot[i], memory_order_relaxed) != NULL;
-       i = (i + 1) & mask)
-    ;
-  atomic_store_explicit(&tb->slot[i], t, memory_order_release);
-  tb->count++;
-}
-
-/* Find or create the tag `name` (valid, NUL-terminated) and make it live
-** with the row's step. Expects table_mu held. */
-static int tag_add(frond_seg *s, const char *name, int64_t row_step,
-                   seg_tag **out) {
-  size_t len = strlen(name), i;
-  uint64_t h = hash_name(name, len);
-  seg_table *tb, *grown;
-  seg_tag *t = lookup(s, name, len, h);
-  if (t != NULL) {
-    if (atomic_load(&t->removed)) {
-      pthread_mutex_lock(&t->mu);
-      t->step = 0;
-      t->last_load_ms = 0;
-      t->row_step = row_step;
-      t->backoff_ms = 0;
-      t->retry_at_ns = 0;
-      t->want = 0;
-      atomic_store(&t->removed, 0);
-      pthread_mutex_unlock(&t->mu);
-    }
-    *out = t;
-    return 0;
-  }
-  tb = atomic_load(&s->table);
-  if ((tb->count + 1) * 2 > tb->cap) {
-    if ((grown = table_new(tb->cap * 2)) == NULL)
-      return FROND_ENOMEM;
-    for (i = 0; i < tb->cap; i++)
-      if ((t = atomic_load(&tb->slot[i])) != NULL)
-        table_put(grown, t);
-    grown->older = tb;
-    atomic_store_explicit(&s->table, grown, memory_order_release);
-    tb = grown;
-  }
-  if ((t = calloc(1, sizeof(*t))) == NULL)
-    return FROND_ENOMEM;
-  pthread_mutex_init(&t->mu, NULL);
-  frond__cond_init(&t->cv);
-  atomic_init(&t->e[0].gen, NO_GEN);
-  atomic_init(&t->e[1].gen, NO_GEN);
-  memcpy(t->name, name, len + 1);
-  t->len = len;
-  t->hash = h;
-  t->row_step = row_step;
-  table_put(tb, t);
-  *out = t;
-  return 0;
-}
-
-/* Drop a tag that left the store. Expects table_mu held. */
-static void tag_remove(seg_tag *t) {
-  pthread_mutex_lock(&t->mu);
-  atomic_store(&t->removed, 1);
-  t->gen++;
-  entry_write(&t->e[0], NO_GEN, 0, 0, 0, 0);
-  entry_write(&t->e[1], NO_GEN, 0, 0, 0, 0);
-  switch_gen(t, atomic_load(&t->word));
-  t->want = 0;
-  pthread_cond_broadcast(&t->cv);
-  pthread_mutex_unlock(&t->mu);
-}
-
-static int row_cmp(const void *a, const void *b) {
-  return strcmp(((const frond_tag_row *)a)->tag,
-                ((const frond_tag_row *)b)->tag);
-}
-
-/* Re-read the tag list: add new tags, remove those that are gone. */
-static int seg_refresh(frond_seg *s, frond_error *err) {
-  frond_tag_row *rows = NULL, key;
-  size_t n = 0, i;
-  seg_table *tb;
-  seg_tag *t;
-  int rc;
-  pthread_mutex_lock(&s->store_mu);
-  rc = frond__store_tag_list(s->store, &rows, &n, err);
-  pthread_mutex_unlock(&s->store_mu);
-  atomic_store(&s->store_ok, rc == 0);
-  if (rc != 0)
-    return rc;
-  if (n > 0)
-    qsort(rows, n, sizeof(*rows), row_cmp);
-  pthread_mutex_lock(&s->table_mu);
-  for (i = 0; i < n && rc == 0; i++) {
-    if (frond_tag_validate(rows[i].tag, strlen(rows[i].tag), NULL) != 0)
-      continue; /* not a name a caller could ask for */
-    rc = tag_add(s, rows[i].tag, rows[i].step, &t);
-  }
-  tb = atomic_load(&s->table);
-  for (i = 0; i < tb->cap && rc == 0; i++) {
-    t = atomic_load(&tb->slot[i]);
-    if (t == NULL || atomic_load(&t->removed))
-      continue;
-    memcpy(key.tag, t->name, t->len + 1);
-    if (n == 0 || bsearch(&key, rows, n, sizeof(*rows), row_cmp) == NULL)
-      tag_remove(t);
-  }
-  pthread_mutex_unlock(&s->table_mu);
-  frond_free(rows);
-  if (rc != 0)
-    return frond__fail(err, rc, "out of memory adding tags");
-  return 0;
-}
-
-int frond_seg_refresh(frond_seg *s, frond_error *err) {
-  return seg_refresh(s, err);
 }
 
 /* ---- loading ---- */
@@ -433,7 +179,7 @@ static void *loader_main(void *arg) {
   for (;;) {
     now = frond__mono_ns();
     if (now >= refresh_at) {
-      if (seg_refresh(s, &e) == 0) {
+      if (frond_seg_refresh(s, &e) == 0) {
         refresh_backoff = 0;
         refresh_at = now + s->o.refresh_ms * 1000000;
       } else {
@@ -524,7 +270,7 @@ static int miss(frond_seg *s, const char *name, size_t len, seg_tag **out,
                        z, why);
   }
   pthread_mutex_lock(&s->table_mu);
-  rc = tag_add(s, z, row.step, out);
+  rc = frond__seg_tag_add(s, z, row.step, out);
   pthread_mutex_unlock(&s->table_mu);
   return rc == 0 ? 0 : frond__fail(err, rc, NULL);
 }
@@ -644,7 +390,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
 }
 
 static seg_tag *find(frond_seg *s, const char *tag, size_t len) {
-  seg_tag *t = lookup(s, tag, len, hash_name(tag, len));
+  seg_tag *t = seg_lookup(s, tag, len, hash_name(tag, len));
   if (FROND__UNLIKELY(t == NULL ||
                       atomic_load_explicit(&t->removed, memory_order_relaxed)))
     return NULL;
@@ -692,7 +438,7 @@ int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len) {
 int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                           int64_t cap, frond_error *err) {
   size_t blen = strlen(base), len = strlen(tag);
-  seg_tag *t = lookup(s, tag, len, hash_name(tag, len)), *b;
+  seg_tag *t = seg_lookup(s, tag, len, hash_name(tag, len)), *b;
   frond_tag_row row;
   int64_t step;
   int rc;
@@ -735,7 +481,7 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
     if (rc != 0)
       return rc;
     pthread_mutex_lock(&s->table_mu);
-    rc = tag_add(s, tag, row.step, &t);
+    rc = frond__seg_tag_add(s, tag, row.step, &t);
     pthread_mutex_unlock(&s->table_mu);
     if (rc != 0)
       return frond__fail(err, rc, NULL);
@@ -767,20 +513,7 @@ static int check_options(const frond_seg_options *o, frond_error *err) {
 }
 
 static void seg_free(frond_seg *s) {
-  seg_table *tb = atomic_load(&s->table), *older;
-  seg_tag *t;
-  size_t i;
-  if (tb != NULL)
-    for (i = 0; i < tb->cap; i++)
-      if ((t = atomic_load(&tb->slot[i])) != NULL) {
-        pthread_mutex_destroy(&t->mu);
-        pthread_cond_destroy(&t->cv);
-        free(t);
-      }
-  for (; tb != NULL; tb = older) {
-    older = tb->older;
-    free(tb);
-  }
+  frond__seg_table_free(s);
   frond__store_close(s->store);
   pthread_mutex_destroy(&s->table_mu);
   pthread_mutex_destroy(&s->store_mu);
@@ -808,7 +541,7 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
   pthread_mutex_init(&s->store_mu, NULL);
   pthread_mutex_init(&s->mu, NULL);
   frond__cond_init(&s->cv);
-  atomic_init(&s->table, table_new(16));
+  atomic_init(&s->table, frond__seg_table_new(16));
   if (atomic_load(&s->table) == NULL) {
     rc = frond__fail(err, FROND_ENOMEM, NULL);
     goto fail;
@@ -816,7 +549,7 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
   if ((rc = check_options(&s->o, err)) != 0 ||
       (rc = frond__store_open(store_uri, &s->store, err)) != 0 ||
       (rc = frond__store_ensure_schema(s->store, err)) != 0 ||
-      (rc = seg_refresh(s, err)) != 0)
+      (rc = frond_seg_refresh(s, err)) != 0)
     goto fail;
   if (pthread_create(&s->loader, NULL, loader_main, s) != 0) {
     rc = frond__fail(err, FROND_ENOMEM, "cannot start the loader thread");

@@ -4,7 +4,7 @@
 */
 #include "server/http.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 ** and completes on the loop. A tag created elsewhere since the last
 ** refresh so works at once, and a slow store never stalls a loop.
 */
-#include "core/internal.h"
+#include "base/base.h"
 #include "server/server.h"
 
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 */
 #include "server/server.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <string.h>
 

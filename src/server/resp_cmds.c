@@ -9,7 +9,7 @@
 */
 #include "server/resp.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

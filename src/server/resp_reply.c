@@ -25,7 +25,7 @@
 */
 #include "server/resp.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <math.h>
 #include <stdarg.h>
