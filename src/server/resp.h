@@ -4,6 +4,7 @@
 **   resp.c        framing, the command table, dispatch, configuration,
 **                 metrics (the frond__proto table)
 **   resp_cmds.c   the commands
+**   resp_formats.c  the ID format commands
 **   resp_reply.c  replies, written in the connection's protocol (RESP2 or
 **                 RESP3): a command says what a value is, the helper how
 */
@@ -24,6 +25,11 @@
   XX(ID_SNOWFLAKE, "id.snowflake")                                             \
   XX(ID_DECODE, "id.decode")                                                   \
   XX(ID_TAGS, "id.tags")                                                       \
+  XX(ID_FORMAT, "id.format")                                                   \
+  XX(ID_ORDER, "id.order")                                                     \
+  XX(ID_UUID, "id.uuid")                                                       \
+  XX(ID_ULID, "id.ulid")                                                       \
+  XX(ID_OBJECTID, "id.objectid")                                               \
   XX(PING, "ping")                                                             \
   XX(ECHO, "echo")                                                             \
   XX(QUIT, "quit")                                                             \
@@ -58,8 +64,9 @@ typedef struct frond__resp_stats {
   frond__counter protocol_errors; /* closed after a protocol error */
   frond__counter noauth;          /* commands refused before AUTH */
   frond__counter auth_failures;
-  frond__counter http_refused; /* closed: an HTTP request (resp.c) */
-  uint64_t http_logged_ms;     /* when one was last logged */
+  frond__counter http_refused;           /* closed: an HTTP request (resp.c) */
+  uint64_t http_logged_ms;               /* when one was last logged */
+  frond__hist duration[FROND__RC_COUNT]; /* with metrics_histograms */
 } frond__resp_stats;
 
 #define FROND__RESP_STATS(x) ((frond__resp_stats *)(x)->c->l->state)
@@ -83,10 +90,16 @@ typedef struct frond__resp_ctx {
   frond__buf *out;
   const frond__resp_arg *argv;
   size_t argc;
-  int cmd;    /* FROND__RC_* */
-  int failed; /* an error reply was written */
-  int close;  /* close once the reply is written */
+  int cmd;     /* FROND__RC_* */
+  int failed;  /* an error reply was written */
+  int close;   /* close once the reply is written */
+  uint64_t t0; /* frond__clock_ns() when the command was complete; 0 with
+                  metrics_histograms off */
 } frond__resp_ctx;
+
+/* resp_reply.c: count a command once its reply is queued (by result,
+** and its time since t0). */
+void frond__resp_count(frond__resp_ctx *x);
 
 /* resp_reply.c: replies in the connection's protocol (the table at the top
 ** of resp_reply.c). A reply that does not fit in memory sets x->close. */
@@ -117,6 +130,11 @@ void frond__resp_error(frond__resp_ctx *x, const char *code, const char *fmt,
 void frond__resp_lib_error(frond__resp_ctx *x, int code,
                            const frond_error *err);
 void frond__resp_wrong_args(frond__resp_ctx *x, const char *name);
+/* An array of n bulk strings, NUL-terminated, stride bytes apart. */
+void frond__resp_strings(frond__resp_ctx *x, const char *s, size_t n,
+                         size_t stride);
+/* Is the argument 1 or more decimal digits? */
+int frond__resp_arg_digits(const frond__resp_arg *a);
 /* Is the argument s, in any case? */
 int frond__resp_arg_is(const frond__resp_arg *a, const char *s);
 /* The argument as a NUL-terminated string in buf[cap], truncated. */
@@ -130,6 +148,15 @@ void frond__resp_cmd_id_next(frond__resp_ctx *x);
 void frond__resp_cmd_id_snowflake(frond__resp_ctx *x);
 void frond__resp_cmd_id_decode(frond__resp_ctx *x);
 void frond__resp_cmd_id_tags(frond__resp_ctx *x);
+/* resp_formats.c */
+void frond__resp_cmd_id_format(frond__resp_ctx *x);
+void frond__resp_cmd_id_order(frond__resp_ctx *x);
+void frond__resp_cmd_id_uuid(frond__resp_ctx *x);
+void frond__resp_cmd_id_ulid(frond__resp_ctx *x);
+void frond__resp_cmd_id_objectid(frond__resp_ctx *x);
+/* ID.DECODE of anything but a decimal snowflake ID without a format: 1
+** when answered, 0 to answer that. */
+int frond__resp_decode_formats(frond__resp_ctx *x);
 void frond__resp_cmd_ping(frond__resp_ctx *x);
 void frond__resp_cmd_echo(frond__resp_ctx *x);
 void frond__resp_cmd_quit(frond__resp_ctx *x);
