@@ -351,6 +351,11 @@ def formats(c):
                         200)
             check(json.loads(d)["format"] == kind, "decode %s: %r"
                   % (one, d))
+            # They issue IDs: refused to a page of another site.
+            r("/v1/" + kind, "get", "/v1/" + kind, 403,
+              headers={"Sec-Fetch-Site": "cross-site"})
+        r(t, "get", "/v1/format/orders", 403,
+          headers={"Origin": "http://evil.example"})
         # Decoding: base62, order numbers by name and by trying the
         # server's formats, a sequence number by name; errors.
         d = "/v1/decode/{string}"

@@ -440,6 +440,13 @@ def test_resp3():
         check(isinstance(d, dict) and d[b"id"] == str(sf[0]).encode() and
               d[b"node"] == 0 and isinstance(d[b"unix_ms"], int),
               "ID.DECODE map: %r" % d)
+        # A formatted ID decodes to a map too.
+        u = c.command("ID.UUID")
+        check(isinstance(u, list) and len(u) == 1 and
+              isinstance(u[0], bytes), "ID.UUID: %r" % u)
+        d = c.command("ID.DECODE", u[0])
+        check(isinstance(d, dict) and d[b"format"] == b"uuid7",
+              "ID.DECODE of a UUID, map: %r" % d)
         check(c.command("CONFIG", "GET", "save") == {}, "CONFIG GET map")
         info = c.command("INFO", "server")
         check(isinstance(info, ft.Verbatim) and
