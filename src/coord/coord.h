@@ -299,6 +299,19 @@ void frond__zk_parse_layout(const char *data, frond__zk_layout_rec *r);
 int frond__zk_format_layout(const frond__zk_layout_rec *r, char *buf,
                             size_t len);
 
+/* The coordinator URIs that need a connection, read without one (pure,
+** fuzzed, in every build); the query's tunables go to c->t.
+** "zk://h:p[,h:p...]/name[?query]": the hosts are the first *hosts_len
+** bytes after "zk://", the cluster name the *name_len bytes at *name.
+** "lease+sqlite:///path.db" or "lease+postgresql://...[?query]": base
+** gets the target without the query, rest the query keys that are not
+** ours (for libpq), *is_pg which database; base and rest hold
+** FROND_COORD_URI_MAX bytes. Both refuse with FROND_EINVAL. */
+int frond__zk_parse_uri(frond_coord *c, const char *uri, size_t *hosts_len,
+                        const char **name, size_t *name_len, frond_error *err);
+int frond__lease_parse_uri(frond_coord *c, const char *uri, char *base,
+                           char *rest, int *is_pg, frond_error *err);
+
 /* Tests only: make the ZooKeeper server expire this process' session. */
 int frond__coord_zk_expire_session(frond_coord *c, frond_error *err);
 

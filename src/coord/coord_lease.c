@@ -81,16 +81,45 @@ static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
   return 0;
 }
 
-static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
-  lease *l;
+int frond__lease_parse_uri(frond_coord *c, const char *uri, char *base,
+                           char *rest, int *is_pg, frond_error *err) {
   const char *target = uri + strlen("lease+");
   const char *qm = strchr(target, '?');
-  char rest[FROND_COORD_URI_MAX], base[FROND_COORD_URI_MAX];
   int rc;
 
-  snprintf(base, sizeof(base), "%.*s",
+  snprintf(base, FROND_COORD_URI_MAX, "%.*s",
            (int)(qm ? (size_t)(qm - target) : strlen(target)), target);
-  if ((rc = split_query(c, qm ? qm + 1 : NULL, rest, sizeof(rest), err)) != 0)
+  if ((rc = split_query(c, qm ? qm + 1 : NULL, rest, FROND_COORD_URI_MAX,
+                        err)) != 0)
+    return rc;
+  *is_pg = 0;
+  if (strncmp(base, "sqlite:", 7) == 0) {
+    const char *path = base + 7;
+    if (rest[0])
+      return frond__fail(err, FROND_EINVAL, "unknown lease option '%s'", rest);
+    if (strncmp(path, "//", 2) == 0)
+      path += 2;
+    if (!*path)
+      return frond__fail(err, FROND_EINVAL, "lease+sqlite needs a file path");
+    return 0;
+  }
+  if (strncmp(base, "postgresql:", 11) == 0 ||
+      strncmp(base, "postgres:", 9) == 0) {
+    *is_pg = 1;
+    return 0;
+  }
+  return frond__fail(err, FROND_EINVAL,
+                     "lease coordinator wants lease+sqlite:///path.db or "
+                     "lease+postgresql://..., not '%s'",
+                     uri);
+}
+
+static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
+  lease *l;
+  char rest[FROND_COORD_URI_MAX], base[FROND_COORD_URI_MAX];
+  int is_pg, rc;
+
+  if ((rc = frond__lease_parse_uri(c, uri, base, rest, &is_pg, err)) != 0)
     return rc;
   if (!(l = calloc(1, sizeof(*l))))
     return frond__fail(err, FROND_ENOMEM, NULL);
@@ -100,33 +129,18 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
   l->answer_ms =
       c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
 
-  if (strncmp(base, "sqlite:", 7) == 0) {
+  if (!is_pg) {
     const char *path = base + 7;
-    if (rest[0]) {
-      rc = frond__fail(err, FROND_EINVAL, "unknown lease option '%s'", rest);
-      goto fail;
-    }
     if (strncmp(path, "//", 2) == 0)
       path += 2;
-    if (!*path) {
-      rc = frond__fail(err, FROND_EINVAL, "lease+sqlite needs a file path");
-      goto fail;
-    }
     if ((rc = frond__lease_open_sqlite(l, path, err)) != 0)
       goto fail;
-  } else if (strncmp(base, "postgresql:", 11) == 0 ||
-             strncmp(base, "postgres:", 9) == 0) {
+  } else {
     l->is_pg = 1;
     snprintf(l->conninfo, sizeof(l->conninfo), "%s%s%s", base,
              rest[0] ? "?" : "", rest);
     if ((rc = frond__lease_open_pg(l, err)) != 0)
       goto fail;
-  } else {
-    rc = frond__fail(err, FROND_EINVAL,
-                     "lease coordinator wants lease+sqlite:///path.db or "
-                     "lease+postgresql://..., not '%s'",
-                     uri);
-    goto fail;
   }
   for (size_t i = 0; i < FROND__ARRAY_SIZE(schema); i++)
     if ((rc = frond__lease_exec(l, schema[i], 0, NULL, NULL, NULL, err)) != 0)
