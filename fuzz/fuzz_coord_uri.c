@@ -10,13 +10,14 @@
 **     own cached form (a cache written by one version matches itself);
 **   - an accepted zk:// URI names 1..128 bytes of cluster without '/',
 **     after non-empty hosts, and its tunables are the query's alone;
-**   - an accepted lease+ URI is sqlite with a path and no foreign option,
-**     or postgres with only options that are not ours passed on;
+**   - an accepted lease+ URI gives a URI the SQL layer accepts: the
+**     target, and only the options that are not ours (none for sqlite);
 **   - any other URI opens only as static:N with N >= 0 and a query that
 **     the tunables reader accepts.
 */
 #include "coord/coord.h"
 #include "base/base.h"
+#include "store/db.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,35 +75,31 @@ static void zk(const char *uri) {
 
 static void lease(const char *uri) {
   static frond_coord c;
-  char base[FROND_COORD_URI_MAX], rest[FROND_COORD_URI_MAX];
+  char dburi[FROND_LEASE_DB_URI_MAX];
   frond_error err = {0, ""};
-  const char *target = uri + strlen("lease+");
-  int is_pg = -1, rc;
+  const char *target = uri + strlen("lease+"), *rest;
+  frond_db_uri u;
+  size_t blen;
+  int rc;
   memset(&c, 0, sizeof(c));
-  rc = frond__lease_parse_uri(&c, uri, base, rest, &is_pg, &err);
+  rc = frond__lease_parse_uri(&c, uri, dburi, sizeof(dburi), &err);
   if (rc != 0) {
     refused(rc, &err);
     return;
   }
-  if (strncmp(base, target, strlen(base)) != 0 || strchr(base, '?') ||
-      (target[strlen(base)] != '\0' && target[strlen(base)] != '?'))
+  /* The SQL layer's URI: the target up to its query, then the options
+  ** that are not ours; one the layer itself accepts. */
+  blen = strcspn(dburi, "?");
+  rest = dburi[blen] ? dburi + blen + 1 : "";
+  if (strncmp(dburi, target, blen) != 0 ||
+      (target[blen] != '\0' && target[blen] != '?') ||
+      frond__db_uri_parse(dburi, &u, NULL) != 0)
     abort();
-  if (!is_pg) {
-    const char *path = base + 7;
-    if (strncmp(base, "sqlite:", 7) != 0 || rest[0])
-      abort();
-    if (strncmp(path, "//", 2) == 0)
-      path += 2;
-    if (!*path)
-      abort();
-  } else if (is_pg != 1 || (strncmp(base, "postgresql:", 11) != 0 &&
-                            strncmp(base, "postgres:", 9) != 0)) {
+  if (rest[0] && strncmp(dburi, "sqlite:", 7) == 0)
     abort();
-  }
-  /* What is passed on holds none of our keys. */
   for (const char *p = rest; *p;) {
     size_t n = strcspn(p, "&");
-    if (frond__coord_is_query_key(p, strcspn(p, "=&")))
+    if (n == 0 || frond__coord_is_query_key(p, strcspn(p, "=&")))
       abort();
     p += n + (p[n] == '&');
   }

@@ -10,7 +10,8 @@
 **   zk://h:p[,h:p...]/cluster     ZooKeeper, Leaf's layout plus an ephemeral
 **                                 claim per ID (coord_zk.c)
 **   lease+sqlite:///path.db       a lease row per node ID in a database
-**   lease+postgresql://...        (coord_lease.c)
+**   lease+postgresql://...        (coord_lease.c), on any engine of the
+**   lease+mysql://...             SQL layer (store/db.h)
 **
 ** The fence rule (docs/safety.md): a node never issues an ID whose time is
 ** above a fence already durable where every later holder of its node ID
@@ -303,14 +304,15 @@ int frond__zk_format_layout(const frond__zk_layout_rec *r, char *buf,
 ** fuzzed, in every build); the query's tunables go to c->t.
 ** "zk://h:p[,h:p...]/name[?query]": the hosts are the first *hosts_len
 ** bytes after "zk://", the cluster name the *name_len bytes at *name.
-** "lease+sqlite:///path.db" or "lease+postgresql://...[?query]": base
-** gets the target without the query, rest the query keys that are not
-** ours (for libpq), *is_pg which database; base and rest hold
-** FROND_COORD_URI_MAX bytes. Both refuse with FROND_EINVAL. */
+** "lease+<db URI>[?query]": dburi (len bytes, FROND_LEASE_DB_URI_MAX
+** suffices) gets the SQL layer's URI, with the query keys that are not
+** ours left for the engine, checked by frond__db_uri_parse. Both refuse
+** with FROND_EINVAL. */
+#define FROND_LEASE_DB_URI_MAX (2 * FROND_COORD_URI_MAX + 2)
 int frond__zk_parse_uri(frond_coord *c, const char *uri, size_t *hosts_len,
                         const char **name, size_t *name_len, frond_error *err);
-int frond__lease_parse_uri(frond_coord *c, const char *uri, char *base,
-                           char *rest, int *is_pg, frond_error *err);
+int frond__lease_parse_uri(frond_coord *c, const char *uri, char *dburi,
+                           size_t len, frond_error *err);
 
 /* Tests only: make the ZooKeeper server expire this process' session. */
 int frond__coord_zk_expire_session(frond_coord *c, frond_error *err);

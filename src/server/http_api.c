@@ -36,8 +36,7 @@ int frond__http_path_tag(frond__http_ctx *x, size_t prefix, char *tag) {
   return n;
 }
 
-/* ?count=N, default 1. Returns N or 0 (an error has been answered). */
-static size_t get_count(frond__http_ctx *x) {
+size_t frond__http_count(frond__http_ctx *x) {
   const char *v;
   size_t vl;
   int64_t n;
@@ -54,8 +53,7 @@ static size_t get_count(frond__http_ctx *x) {
   return (size_t)n;
 }
 
-/* 0 json, 1 text, -1 answered with an error. */
-static int get_format(frond__http_ctx *x) {
+int frond__http_text(frond__http_ctx *x) {
   const char *v;
   size_t vl;
   if (!frond__http_query(x->req->target, x->req->target_len, "format", &v, &vl))
@@ -216,7 +214,7 @@ void frond__http_v1_snowflake(frond__http_ctx *x) {
     frond__http_not_allowed(x, "GET, HEAD");
     return;
   }
-  if ((n = get_count(x)) == 0 || (fmt = get_format(x)) < 0)
+  if ((n = frond__http_count(x)) == 0 || (fmt = frond__http_text(x)) < 0)
     return;
   if ((r = frond__ids_snowflake(x->w, n, &err)) != 0) {
     frond__http_error_code(x, r, &err);
@@ -235,7 +233,7 @@ void frond__http_v1_segment(frond__http_ctx *x, size_t prefix) {
     return;
   }
   if ((tl = frond__http_path_tag(x, prefix, tag)) < 0 ||
-      (n = get_count(x)) == 0 || (fmt = get_format(x)) < 0)
+      (n = frond__http_count(x)) == 0 || (fmt = frond__http_text(x)) < 0)
     return;
   if ((r = frond__ids_segment(x->w, tag, (size_t)tl, n, &err)) != 0) {
     if (r == FROND_ETAG_NOT_FOUND &&

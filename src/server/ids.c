@@ -51,15 +51,19 @@ int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err) {
   return counted(r, &w->m.ids_snowflake, n);
 }
 
+int frond__ids_seg_missing(const frond__server *srv, frond_error *err) {
+  return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE, "%s",
+                     srv->seg_enabled
+                         ? "the segment store has not been reached yet"
+                         : "segment IDs are disabled (store = none)");
+}
+
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                        frond_error *err) {
   frond_seg *seg = atomic_load(&w->srv->seg);
   int r;
   if (seg == NULL)
-    return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE, "%s",
-                       w->srv->seg_enabled
-                           ? "the segment store has not been reached yet"
-                           : "segment IDs are disabled (store = none)");
+    return frond__ids_seg_missing(w->srv, err);
   r = n == 1 ? frond_seg_next(seg, tag, len, w->ids, err)
              : frond_seg_next_n(seg, tag, len, n, w->ids, err);
   return counted(r, &w->m.ids_segment, n);
@@ -87,7 +91,7 @@ void frond__store_conn_check(frond__server *srv, int rc) {
 }
 
 /* May another look-up start? Counts it when it may. */
-static int lookup_admit(frond__server *srv) {
+int frond__ids_lookup_admit(frond__server *srv) {
   int64_t sec = frond__mono_ns() / 1000000000;
   int ok;
   pthread_mutex_lock(&srv->lookup_lock);
@@ -103,29 +107,41 @@ static int lookup_admit(frond__server *srv) {
   return ok;
 }
 
-/* On a pool thread. */
-static void lookup_work(uv_work_t *work) {
-  frond__ids_call *call = work->data;
-  frond__server *srv = call->w->srv;
+void frond__ids_lookup_release(frond__server *srv) {
+  pthread_mutex_lock(&srv->lookup_lock);
+  srv->lookups_in_flight--;
+  pthread_mutex_unlock(&srv->lookup_lock);
+}
+
+int frond__ids_lookup_tag(frond__server *srv, const char *tag,
+                          frond_error *err) {
   frond_seg *seg = atomic_load(&srv->seg);
   frond_tag_row row;
   frond_error e = {0, ""};
   int r;
   pthread_mutex_lock(&srv->store_lock);
   if ((r = frond__store_conn(srv, &e)) == 0)
-    r = frond_store_tag_get(srv->store_conn, call->tag, &row, &e);
+    r = frond_store_tag_get(srv->store_conn, tag, &row, &e);
   frond__store_conn_check(srv, r);
   pthread_mutex_unlock(&srv->store_lock);
   if (r == 0)
     r = frond_seg_refresh(seg, &e);
   if (r == FROND_ETAG_NOT_FOUND)
-    call->rc = frond__fail(&call->err, r, "tag \"%s\" not found", call->tag);
-  else if (r != 0)
-    call->rc = frond__fail(&call->err, FROND_ETAG_NOT_FOUND,
-                           "tag \"%s\" not found as of the last refresh (the "
-                           "store could not be asked: %s)",
-                           call->tag, e.message);
-  else
+    return frond__fail(err, r, "tag \"%s\" not found", tag);
+  if (r != 0)
+    return frond__fail(err, FROND_ETAG_NOT_FOUND,
+                       "tag \"%s\" not found as of the last refresh (the "
+                       "store could not be asked: %s)",
+                       tag, e.message);
+  return 0;
+}
+
+/* On a pool thread. */
+static void lookup_work(uv_work_t *work) {
+  frond__ids_call *call = work->data;
+  frond_seg *seg = atomic_load(&call->w->srv->seg);
+  call->rc = frond__ids_lookup_tag(call->w->srv, call->tag, &call->err);
+  if (call->rc == 0)
     call->rc = call->n == 1 ? frond_seg_next(seg, call->tag, call->len,
                                              call->ids, &call->err)
                             : frond_seg_next_n(seg, call->tag, call->len,
@@ -136,9 +152,7 @@ static void lookup_work(uv_work_t *work) {
 static void lookup_done(uv_work_t *work, int status) {
   frond__ids_call *call = work->data;
   frond__server *srv = call->w->srv;
-  pthread_mutex_lock(&srv->lookup_lock);
-  srv->lookups_in_flight--;
-  pthread_mutex_unlock(&srv->lookup_lock);
+  frond__ids_lookup_release(srv);
   if (status != 0)
     call->rc =
         frond__fail(&call->err, FROND_ECLOSED, "%s", uv_strerror(status));
@@ -151,7 +165,7 @@ int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
                              const char *tag, size_t len, size_t n) {
   frond__worker *w = c->w;
   if (atomic_load(&w->srv->seg) == NULL || len > FROND_TAG_MAX ||
-      !lookup_admit(w->srv))
+      !frond__ids_lookup_admit(w->srv))
     return 0;
   if ((call->ids = malloc(n * sizeof *call->ids)) == NULL)
     goto undo;
@@ -170,8 +184,6 @@ int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
   frond__conn_hold(c);
   return 1;
 undo:
-  pthread_mutex_lock(&w->srv->lookup_lock);
-  w->srv->lookups_in_flight--;
-  pthread_mutex_unlock(&w->srv->lookup_lock);
+  frond__ids_lookup_release(w->srv);
   return 0;
 }
