@@ -668,20 +668,20 @@ static void lease_close(frond_coord *c) {
 }
 
 const frond_coord_methods frond__coord_lease_methods = {
-    .version = 2,
-    .scheme = "lease+",
-    .open = lease_open,
-    .acquire = lease_acquire,
-    .fence = lease_fence,
-    .regain = lease_regain,
-    .release = lease_release,
-    .list = lease_list,
-    .clock_offset = lease_clock_offset,
-    .layout_get = lease_layout_get,
-    .layout_set = lease_layout_set,
-    .close = lease_close,
+    .iVersion = 2,
+    .zScheme = "lease+",
+    .xOpen = lease_open,
+    .xAcquire = lease_acquire,
+    .xFence = lease_fence,
+    .xRegain = lease_regain,
+    .xRelease = lease_release,
+    .xList = lease_list,
+    .xClockOffset = lease_clock_offset,
+    .xLayoutGet = lease_layout_get,
+    .xLayoutSet = lease_layout_set,
+    .xClose = lease_close,
     /* Only the database hands rows out: a start never comes from the
     ** cache (the cache still holds the fence ahead of every write). */
-    .cache_fallback = 0,
-    .fenced = 1,
+    .bCacheFallback = 0,
+    .bFenced = 1,
 };

@@ -747,21 +747,21 @@ static void zk_close(frond_coord *c) {
 }
 
 const frond_coord_methods frond__coord_zk_methods = {
-    .version = 2,
-    .scheme = "zk://",
-    .open = zk_open,
-    .acquire = zk_acquire,
-    .fence = zk_fence,
-    .regain = zk_regain,
-    .release = zk_release,
-    .list = zk_list,
-    .clock_offset = zk_clock_offset,
-    .layout_get = zk_layout_get,
-    .layout_set = zk_layout_set,
-    .close = zk_close,
+    .iVersion = 2,
+    .zScheme = "zk://",
+    .xOpen = zk_open,
+    .xAcquire = zk_acquire,
+    .xFence = zk_fence,
+    .xRegain = zk_regain,
+    .xRelease = zk_release,
+    .xList = zk_list,
+    .xClockOffset = zk_clock_offset,
+    .xLayoutGet = zk_layout_get,
+    .xLayoutSet = zk_layout_set,
+    .xClose = zk_close,
     /* Leaf's rule: a restart may learn its ID from the cache while
     ** ZooKeeper is down. Unlike Leaf, it issues nothing until ZooKeeper
     ** answers: a later holder would not read a local file. */
-    .cache_fallback = 1,
-    .fenced = 1,
+    .bCacheFallback = 1,
+    .bFenced = 1,
 };
