@@ -95,6 +95,9 @@ static const frond__cfg_row rows[] = {
     MS("max_wait_ms", max_wait_ms, -1, 60000, "-1",
        "wait this long for the wall clock, then CLOCK_BEHIND; -1: 10 ms or "
        "two time units of the layout, whichever is longer"),
+    MS("segment_wait_ms", segment_wait_ms, 1, 60000, "50",
+       "both segments of a tag used up: wait this long for the store's next "
+       "range, then SEGMENT_UNAVAILABLE"),
     ENUM("log_level", log_level, log_levels, "info",
          "error, warn, info or debug"),
     ENUM("log_format", log_format, log_formats, "text",

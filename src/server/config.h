@@ -59,6 +59,7 @@ typedef struct frond__config {
   char data_dir[FROND__CFG_STR_MAX];
   int64_t max_ahead_ms;
   int64_t max_wait_ms;
+  int64_t segment_wait_ms;
   int log_level;  /* FROND_LOG_* */
   int log_format; /* FROND_LOG_TEXT, FROND_LOG_JSON */
   int metrics_histograms;

@@ -94,6 +94,7 @@ static int open_seg(frond__server *srv, frond_error *err) {
   frond_seg *seg;
   int r;
   frond__ids_seg_options(&o);
+  o.wait_ms = srv->cfg.segment_wait_ms;
   r = frond_seg_open(&seg, srv->cfg.store, &o, err);
   if (r == 0)
     atomic_store(&srv->seg, seg);
