@@ -1,9 +1,8 @@
 /*
 ** fuzz_coord.c -- libFuzzer harness for what coordinators parse.
 **
-** The first byte picks the parser, the rest is its input:
-**   'C'  a node cache file: accepted files print back to text that parses
-**        to the same entry;
+** The first byte picks the parser, the rest is its input (the node cache
+** file has its own target, fuzz_node_cache):
 **   'A'  an advertise identity: accepted ones are host:port with a port in
 **        1..65535;
 **   'L'  ZooKeeper's layout record: it prints back to the same record;
@@ -17,20 +16,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void cache(const char *in, size_t n) {
-  frond_coord_cache a, b;
-  char text[2048];
-  int len;
-  if (frond__coord_cache_parse(in, n, &a) != 0)
-    return;
-  len = frond__coord_cache_format(&a, text, sizeof(text));
-  if (len < 0 || frond__coord_cache_parse(text, (size_t)len, &b) != 0 ||
-      strcmp(a.uri, b.uri) != 0 || strcmp(a.owner, b.owner) != 0 ||
-      a.node != b.node || a.fence_ms != b.fence_ms ||
-      a.reported_ms != b.reported_ms)
-    abort();
-}
 
 static void advertise(const char *s) {
   frond_error err;
@@ -68,9 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(s, data + 1, size - 1);
   s[size - 1] = '\0';
   switch (data[0]) {
-  case 'C':
-    cache((const char *)data + 1, size - 1);
-    break;
   case 'A':
     advertise(s);
     break;

@@ -236,19 +236,27 @@ typedef struct frond_gen frond_gen;
 
 enum { FROND_SEQ_ZERO = 0, FROND_SEQ_RANDOM = 1 };
 
-#define FROND_DEFAULT_MAX_AHEAD_MS 1000
-#define FROND_DEFAULT_MAX_WAIT_MS 10
-#define FROND_DEFAULT_WINDOW_MS 1000
+#define FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS 1000
+#define FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS 10
+#define FROND_SNOWFLAKE_DEFAULT_WINDOW_MS 1000
+/* Deprecated spellings of the three above, kept for existing code. */
+#define FROND_DEFAULT_MAX_AHEAD_MS                                             \
+  FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS /* deprecated */
+#define FROND_DEFAULT_MAX_WAIT_MS                                              \
+  FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS /* deprecated */
+#define FROND_DEFAULT_WINDOW_MS                                                \
+  FROND_SNOWFLAKE_DEFAULT_WINDOW_MS /* deprecated */
 
 typedef struct frond_gen_options {
-  int64_t max_ahead_ms; /* default FROND_DEFAULT_MAX_AHEAD_MS */
-  int64_t max_wait_ms;  /* -1 (the default): FROND_DEFAULT_MAX_WAIT_MS or
-                           two time units of the layout, whichever is
-                           longer, so that a layout with coarse units can
-                           always wait for its next unit */
-  int seq_start;        /* FROND_SEQ_ZERO (default) or FROND_SEQ_RANDOM:
-                           each new unit entered from the wall clock starts at
-                           a random sequence in [0, min(100, 2^seq/16)) */
+  int64_t max_ahead_ms; /* default FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS */
+  int64_t
+      max_wait_ms; /* -1 (the default): FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS or
+                      two time units of the layout, whichever is
+                      longer, so that a layout with coarse units can
+                      always wait for its next unit */
+  int seq_start;   /* FROND_SEQ_ZERO (default) or FROND_SEQ_RANDOM:
+                      each new unit entered from the wall clock starts at
+                      a random sequence in [0, min(100, 2^seq/16)) */
   /*
   ** High-water file, or NULL for none. With a file: create locks it (a
   ** second generator on the same file fails with FROND_ENODE_IN_USE), reads
@@ -267,8 +275,12 @@ typedef struct frond_gen_options {
   ** durable (write, fsync, rename) ahead of every issued ID; close stores
   ** the exact last ID.
   */
-  const char *highwater_path;
-  int64_t window_ms; /* reservation window, default FROND_DEFAULT_WINDOW_MS */
+  union {
+    const char *high_water_path;
+    const char *highwater_path; /* deprecated spelling */
+  };
+  int64_t window_ms;    /* reservation window, default
+                           FROND_SNOWFLAKE_DEFAULT_WINDOW_MS */
   frond_clock_fn clock; /* NULL: frond_clock_realtime */
   void *clock_ctx;
 } frond_gen_options;
@@ -439,7 +451,7 @@ FROND_EXPORT int frond_coord_open(frond_coord **out, const char *uri,
 **      takes a lost claim back) and the watchdog (stops the generator while
 **      the claim is not held, without doing I/O).
 ** gen_opts: max_ahead_ms, max_wait_ms, seq_start, clock as for
-** frond_gen_create (NULL: defaults); highwater_path may be set (the static
+** frond_gen_create (NULL: defaults); high_water_path may be set (the static
 ** coordinator has no fence; a file then protects restarts). The generator
 ** uses the coordinator's clock when gen_opts->clock is NULL.
 ** The generator *out belongs to the coordinator: use it from any thread,
@@ -734,8 +746,10 @@ FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
                                         const char *description,
                                         frond_error *err);
 /* All rows sorted by tag into *out (free with frond_free). */
-FROND_EXPORT int frond_store_tag_list(frond_store *st, frond_tag_row **out,
-                                      size_t *n, frond_error *err);
+FROND_EXPORT int frond_seg_tag_list(frond_store *st, frond_tag_row **out,
+                                    size_t *n, frond_error *err);
+/* Deprecated name of frond_seg_tag_list, kept for existing code. */
+#define frond_store_tag_list frond_seg_tag_list /* deprecated */
 FROND_EXPORT int frond_store_tag_get(frond_store *st, const char *tag,
                                      frond_tag_row *out, frond_error *err);
 FROND_EXPORT int frond_store_tag_set_step(frond_store *st, const char *tag,

@@ -204,8 +204,8 @@ static int sustained(const frond_layout *l, int64_t seconds, double *rate,
   frond_gen_options_init(&go);
   if (frond_gen_create(&g, l, 0, &go, err) != 0)
     return -1;
-  deadline =
-      frond__mono_ns() + (FROND_DEFAULT_MAX_AHEAD_MS + 2000) * (int64_t)1000000;
+  deadline = frond__mono_ns() +
+             (FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS + 2000) * (int64_t)1000000;
   do {
     for (int k = 0; k < 4096; k++)
       if (frond_gen_next(g, &id, err) != 0)

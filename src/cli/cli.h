@@ -39,8 +39,8 @@ int frond__cli_version(void);
 /* Build the format `spec` for subcommand `cmd`, with keys from key_file
 ** (may be NULL) or else $FROND_ORDER_KEY when set. Returns an exit
 ** status: 0, 2 for a bad spec (reported), 1 for a key problem (reported). */
-int frond__cli_format_open(const char *cmd, const char *spec,
-                           const char *key_file, frond_format **out);
+int frond__cli_format_create(const char *cmd, const char *spec,
+                             const char *key_file, frond_format **out);
 /* Append the fields of a snowflake ID to a JSON object being printed:
 ** ,"time":"...","unix_ms":...,"node":...[,"datacenter":...,"worker":...],
 ** "sequence":... */

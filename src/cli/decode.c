@@ -202,7 +202,7 @@ int frond__cli_decode(int argc, char **argv) {
   if (key_file != NULL && fspec == NULL)
     return frond__usage_error("decode", "--key-file needs --format");
   if (fspec != NULL &&
-      (rc = frond__cli_format_open("decode", fspec, key_file, &f)) != 0)
+      (rc = frond__cli_format_create("decode", fspec, key_file, &f)) != 0)
     return rc;
   rc = a.npos == 0 ? decode_stdin(&layout, f)
                    : decode_args(&layout, f, a.npos, a.pos);

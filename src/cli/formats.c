@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int frond__cli_format_open(const char *cmd, const char *spec,
-                           const char *key_file, frond_format **out) {
+int frond__cli_format_create(const char *cmd, const char *spec,
+                             const char *key_file, frond_format **out) {
   frond_order_keys *keys = NULL;
   frond_error err = {0};
   int rc;

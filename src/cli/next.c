@@ -31,7 +31,7 @@
 
 static const char usage[] =
     "usage: frond next [--count N] [--layout SPEC] [--node N]\n"
-    "                  [--data-dir DIR] [--no-highwater] [--format SPEC]\n"
+    "                  [--data-dir DIR] [--no-high-water] [--format SPEC]\n"
     "       frond next --segment TAG [--count N] [--store URI] [--format "
     "SPEC]\n"
     "       frond next --format SPEC [--count N] [--key-file FILE]\n"
@@ -46,7 +46,8 @@ static const char usage[] =
     "  --node N        this node's ID, 0..2^node_bits-1 (default 0)\n"
     "  --data-dir DIR  where the high-water file frond-node-N.hw lives\n"
     "                  (default: $FROND_DATA_DIR, else the working directory)\n"
-    "  --no-highwater  keep no file: a later run may repeat IDs of this one\n"
+    "  --no-high-water keep no file: a later run may repeat IDs of this one\n"
+    "                  (--no-highwater, the old spelling, is deprecated)\n"
     "\n"
     "segment:\n"
     "  --segment TAG   IDs of this tag (create it with 'frond tag create')\n"
@@ -228,7 +229,7 @@ static int next_snowflake(const char *spec, int64_t node, const char *dir,
         layout.name);
   if (no_hw && dir != NULL)
     return frond__usage_error("next", "--data-dir does not go with "
-                                      "--no-highwater");
+                                      "--no-high-water");
 
   /* The default max_wait covers two units of any layout, so past the
   ** layout's rate each call (at most one unit's worth) waits for the clock
@@ -239,7 +240,7 @@ static int next_snowflake(const char *spec, int64_t node, const char *dir,
       dir = frond__cli_env("FROND_DATA_DIR", ".");
     if (frond__hw_path(path, sizeof(path), dir, (uint64_t)node) != 0)
       return frond__usage_error("next", "--data-dir: the path is too long");
-    go.highwater_path = path;
+    go.high_water_path = path;
   }
   /* At most one unit's worth of IDs per call: a call is all or nothing,
   ** and once the borrowing is used up it must wait for every unit it
@@ -306,7 +307,7 @@ static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
       return frond__usage_error("next",
                                 "--format %s makes its own IDs: it does not "
                                 "go with --layout, --node, --data-dir, "
-                                "--no-highwater, --segment or --store",
+                                "--no-high-water, --segment or --store",
                                 frond_format_kind_name(kind));
     return next_own(f, count);
   }
@@ -322,7 +323,7 @@ static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
     if (snowflake_opts)
       return frond__usage_error("next",
                                 "%s does not go with --layout, --node, "
-                                "--data-dir or --no-highwater",
+                                "--data-dir or --no-high-water",
                                 tag != NULL ? "--segment" : "a segment format");
     return next_segment(kind == FROND_FORMAT_SEQ ? NULL : tag, store, count, f);
   }
@@ -340,6 +341,8 @@ int frond__cli_next(int argc, char **argv) {
                        {"layout", FROND__OPT_STR, &spec, 0, 0, 0},
                        {"node", FROND__OPT_INT, &node, 0, INT64_MAX, 0},
                        {"data-dir", FROND__OPT_STR, &dir, 0, 0, 0},
+                       {"no-high-water", FROND__OPT_FLAG, &no_hw, 0, 0, 0},
+                       /* deprecated spelling, still accepted */
                        {"no-highwater", FROND__OPT_FLAG, &no_hw, 0, 0, 0},
                        {"segment", FROND__OPT_STR, &tag, 0, 0, 0},
                        {"store", FROND__OPT_STR, &store, 0, 0, 0},
@@ -354,7 +357,7 @@ int frond__cli_next(int argc, char **argv) {
   if (key_file != NULL && fspec == NULL)
     return frond__usage_error("next", "--key-file needs --format");
   if (fspec != NULL &&
-      (rc = frond__cli_format_open("next", fspec, key_file, &f)) != 0)
+      (rc = frond__cli_format_create("next", fspec, key_file, &f)) != 0)
     return rc;
   rc = dispatch(spec, node, dir, no_hw, tag, store, count, f);
   frond_format_free(f);

@@ -146,11 +146,11 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   frond__cond_init(&c->wake);
   atomic_init(&c->durable_ms, INT64_MAX);
 
-  rc = m->open(c, uri, err);
+  rc = m->xOpen(c, uri, err);
   /* Unreachable is not fatal here: acquire may still use the cache. */
-  if (rc != 0 && !(rc == FROND_ECOORD && m->cache_fallback)) {
+  if (rc != 0 && !(rc == FROND_ECOORD && m->bCacheFallback)) {
     if (c->impl)
-      m->close(c);
+      m->xClose(c);
     free_coord(c);
     return rc;
   }
@@ -174,7 +174,7 @@ int frond_coord_open(frond_coord **out, const char *uri,
                          "coordinator '%s...': built without %s",
                          left_out[i].scheme, left_out[i].missing);
   for (size_t i = 0; i < FROND__ARRAY_SIZE(drivers); i++)
-    if (strncmp(uri, drivers[i]->scheme, strlen(drivers[i]->scheme)) == 0) {
+    if (strncmp(uri, drivers[i]->zScheme, strlen(drivers[i]->zScheme)) == 0) {
       m = drivers[i];
       break;
     }
@@ -191,7 +191,7 @@ int frond_coord_open(frond_coord **out, const char *uri,
 
 static void release_claim(frond_coord *c) {
   pthread_mutex_lock(&c->lock);
-  c->m->release(c, NULL);
+  c->m->xRelease(c, NULL);
   pthread_mutex_unlock(&c->lock);
 }
 
@@ -229,7 +229,7 @@ static int64_t cap_ms(const frond_layout *l, int64_t ms) {
 static int64_t resolve_max_wait(const frond_layout *l, int64_t w) {
   if (w >= 0)
     return w;
-  w = FROND_DEFAULT_MAX_WAIT_MS;
+  w = FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS;
   if (l->unit_ms >= 1 && l->unit_ms <= 86400000 && 2 * l->unit_ms > w)
     w = 2 * l->unit_ms;
   return w;
@@ -243,7 +243,7 @@ static int check_clock(frond_coord *c, frond_error *err) {
     return 0;
   ref[0] = 0;
   pthread_mutex_lock(&c->lock);
-  rc = c->m->clock_offset(c, &off, ref, sizeof(ref), err);
+  rc = c->m->xClockOffset(c, &off, ref, sizeof(ref), err);
   pthread_mutex_unlock(&c->lock);
   if (rc != 0)
     return rc;
@@ -290,9 +290,9 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
     return have_cache;
   memset(&cl, 0, sizeof(cl));
   pthread_mutex_lock(&c->lock);
-  rc = c->m->acquire(c, &cl, err);
+  rc = c->m->xAcquire(c, &cl, err);
   pthread_mutex_unlock(&c->lock);
-  if (rc == FROND_ECOORD && c->m->cache_fallback && have_cache) {
+  if (rc == FROND_ECOORD && c->m->bCacheFallback && have_cache) {
     frond_log(FROND_LOG_WARN,
               "coordinator unreachable (%s); node ID %" PRIu64
               " from the cache file %s: issuing nothing until the "
@@ -350,7 +350,7 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   if (!c->from_cache && (rc = check_clock(c, err)) != 0)
     goto undo;
 
-  if (!c->m->fenced) {
+  if (!c->m->bFenced) {
     target = INT64_MAX;
   } else if (c->from_cache) {
     target = after; /* nothing above the cached fence until claimed */
@@ -364,7 +364,7 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
       goto undo;
     sent_ns = frond__mono_ns();
     pthread_mutex_lock(&c->lock);
-    rc = c->m->fence(c, target, err);
+    rc = c->m->xFence(c, target, err);
     pthread_mutex_unlock(&c->lock);
     if (rc != 0)
       goto undo;
@@ -420,19 +420,19 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
   memset(&f, 0, sizeof(f));
   f.start_after_ms = st.after_ms;
   f.fence_ms = st.fence_ms;
-  f.window_ms = c->m->fenced ? c->t.window_ms : 0;
-  f.want = c->m->fenced ? frond__coord_want : NULL;
+  f.window_ms = c->m->bFenced ? c->t.window_ms : 0;
+  f.want = c->m->bFenced ? frond__coord_want : NULL;
   f.ctx = c;
   if ((rc = frond__gen_create_fenced(&g, l, st.node, &o, &f, err)) != 0)
     goto undo;
   c->gen = g;
   c->own_gen = 1;
-  if (c->m->fenced && (rc = frond__coord_attach_gen(c, g, err)) != 0)
+  if (c->m->bFenced && (rc = frond__coord_attach_gen(c, g, err)) != 0)
     goto undo;
   frond_log(FROND_LOG_INFO,
             "node ID %" PRIu64 " held by %s (%s); starting above %" PRId64
             ", fence %" PRId64,
-            st.node, c->owner, c->m->scheme, st.after_ms,
+            st.node, c->owner, c->m->zScheme, st.after_ms,
             st.fence_ms == INT64_MAX ? 0 : st.fence_ms);
   *out = g;
   return 0;
@@ -482,7 +482,7 @@ int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   if (!c || !out || !n)
     return frond__fail(err, FROND_EINVAL, "c, out and n are required");
   pthread_mutex_lock(&c->lock);
-  rc = c->m->list(c, out, n, err);
+  rc = c->m->xList(c, out, n, err);
   pthread_mutex_unlock(&c->lock);
   return rc;
 }
@@ -493,7 +493,7 @@ static int recorded_layout(frond_coord *c, frond_layout *l, int64_t *floor_id,
   int rc;
   spec[0] = 0;
   pthread_mutex_lock(&c->lock);
-  rc = c->m->layout_get(c, spec, sizeof(spec), floor_id, err);
+  rc = c->m->xLayoutGet(c, spec, sizeof(spec), floor_id, err);
   pthread_mutex_unlock(&c->lock);
   if (rc != 0)
     return rc;
@@ -584,7 +584,7 @@ int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
     return rc;
   c->layout = old;
   pthread_mutex_lock(&c->lock);
-  rc = c->m->layout_set(c, spec, &f, err);
+  rc = c->m->xLayoutSet(c, spec, &f, err);
   pthread_mutex_unlock(&c->lock);
   if (rc == 0 && floor_id)
     *floor_id = f;
@@ -599,7 +599,7 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
   if (c->gen)
     frond__gen_block(c->gen, FROND_ECLOSED);
   frond__coord_stop_threads(c);
-  if (c->acquired && c->m->fenced) {
+  if (c->acquired && c->m->bFenced) {
     /* Nothing above the exact high-water time was issued, and nothing
     ** more will be: that is the final fence, so a restart need not wait. */
     int64_t final =
@@ -609,11 +609,11 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
       final = atomic_load(&c->durable_ms);
     if (held) {
       pthread_mutex_lock(&c->lock);
-      r = c->m->fence(c, final, err);
+      r = c->m->xFence(c, final, err);
       if (r == 0)
         atomic_store(&c->durable_ms, final);
       if (r == 0 || r == FROND_ELAYOUT_MISMATCH)
-        r = c->m->release(c, err);
+        r = c->m->xRelease(c, err);
       pthread_mutex_unlock(&c->lock);
       if (r != 0 && rc == 0)
         rc = r;
@@ -625,7 +625,7 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
   if (c->own_gen && c->gen && (r = frond_gen_close(c->gen, rc ? NULL : err)))
     if (rc == 0)
       rc = r;
-  c->m->close(c);
+  c->m->xClose(c);
   free_coord(c);
   return rc;
 }

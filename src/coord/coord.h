@@ -78,50 +78,50 @@ typedef struct frond__coord_claim {
 ** detail in err. coord.c calls them one at a time (under c->lock).
 */
 typedef struct frond_coord_methods {
-  int version; /* 2 */
-  const char *scheme;
+  int iVersion; /* 2 */
+  const char *zScheme;
   /* Parse the URI (frond__coord_parse_query for the tunables) and connect,
   ** bounded by connect_ms. Unreachable: COORD. */
-  int (*open)(frond_coord *c, const char *uri, frond_error *err);
+  int (*xOpen)(frond_coord *c, const char *uri, frond_error *err);
   /* Take a node ID for c->owner under c->layout_spec: check the layout the
   ** coordinator records (record ours when none: LAYOUT_MISMATCH naming
   ** both when another, setting c->floor_id from the record), then the ID
   ** (NODE_IN_USE when a live process holds ours, NODE_RANGE when none is
   ** free, COORD when unreachable). Writes no fence. */
-  int (*acquire)(frond_coord *c, frond__coord_claim *out, frond_error *err);
+  int (*xAcquire)(frond_coord *c, frond__coord_claim *out, frond_error *err);
   /* Make fence_ms durable with the ID, only if the ID is still ours and
   ** the recorded layout is still c->layout_spec; renews the claim. May
   ** lower the stored fence (the final, exact one). NODE_ID_LOST: not ours
   ** any more; LAYOUT_MISMATCH: the layout changed; COORD: unreachable,
   ** and the write may or may not have happened. */
-  int (*fence)(frond_coord *c, int64_t fence_ms, frond_error *err);
+  int (*xFence)(frond_coord *c, int64_t fence_ms, frond_error *err);
   /* Take the ID back after NODE_ID_LOST, or claim it for the first time
   ** after a start from the cache. *after_ms: the fence another holder
   ** stored meanwhile, 0 when nobody else held the ID. */
-  int (*regain)(frond_coord *c, int64_t *after_ms, frond_error *err);
+  int (*xRegain)(frond_coord *c, int64_t *after_ms, frond_error *err);
   /* Give the ID up (the final fence is already written). */
-  int (*release)(frond_coord *c, frond_error *err);
+  int (*xRelease)(frond_coord *c, frond_error *err);
   /* All known IDs, sorted, into *out (malloc'd, caller frees). */
-  int (*list)(frond_coord *c, frond_coord_entry **out, size_t *n,
-              frond_error *err);
+  int (*xList)(frond_coord *c, frond_coord_entry **out, size_t *n,
+               frond_error *err);
   /* This clock minus the reference clock, in ms, after acquire; ref gets
   ** what the reference was ("3 live nodes", "the database"). */
-  int (*clock_offset)(frond_coord *c, int64_t *offset_ms, char *ref, size_t len,
+  int (*xClockOffset)(frond_coord *c, int64_t *offset_ms, char *ref, size_t len,
                       frond_error *err);
   /* The recorded layout spec ("" when none) and floor. */
-  int (*layout_get)(frond_coord *c, char *spec, size_t len, int64_t *floor_id,
+  int (*xLayoutGet)(frond_coord *c, char *spec, size_t len, int64_t *floor_id,
                     frond_error *err);
   /* Record spec with a floor computed by coord.c from the old layout and
   ** every fence (frond__coord_floor); refuse while any ID is held. The
   ** driver blocks fence writes first, then reads the fences, so none can
   ** move past the floor. */
-  int (*layout_set)(frond_coord *c, const char *spec, int64_t *floor_id,
+  int (*xLayoutSet)(frond_coord *c, const char *spec, int64_t *floor_id,
                     frond_error *err);
-  void (*close)(frond_coord *c);
+  void (*xClose)(frond_coord *c);
   /* Can a start fall back to the cache file while unreachable? */
-  int cache_fallback;
+  int bCacheFallback;
   /* Does the driver keep a fence (all but static)? */
-  int fenced;
+  int bFenced;
 } frond_coord_methods;
 
 /* What coord.c keeps for every driver; drivers hang their state on impl. */
@@ -299,6 +299,20 @@ typedef struct frond__zk_layout_rec {
 void frond__zk_parse_layout(const char *data, frond__zk_layout_rec *r);
 int frond__zk_format_layout(const frond__zk_layout_rec *r, char *buf,
                             size_t len);
+
+/* The coordinator URIs that need a connection, read without one (pure,
+** fuzzed, in every build); the query's tunables go to c->t.
+** "zk://h:p[,h:p...]/name[?query]": the hosts are the first *hosts_len
+** bytes after "zk://", the cluster name the *name_len bytes at *name.
+** "lease+<db URI>[?query]": dburi (len bytes, FROND_LEASE_DB_URI_MAX
+** suffices) gets the SQL layer's URI, with the query keys that are not
+** ours left for the engine, checked by frond__db_uri_parse. Both refuse
+** with FROND_EINVAL. */
+#define FROND_LEASE_DB_URI_MAX (2 * FROND_COORD_URI_MAX + 2)
+int frond__zk_parse_uri(frond_coord *c, const char *uri, size_t *hosts_len,
+                        const char **name, size_t *name_len, frond_error *err);
+int frond__lease_parse_uri(frond_coord *c, const char *uri, char *dburi,
+                           size_t len, frond_error *err);
 
 /* Tests only: make the ZooKeeper server expire this process' session. */
 int frond__coord_zk_expire_session(frond_coord *c, frond_error *err);

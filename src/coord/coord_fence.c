@@ -77,7 +77,7 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
   }
   sent_ns = frond__mono_ns();
   pthread_mutex_lock(&c->lock);
-  rc = c->m->fence(c, t, err);
+  rc = c->m->xFence(c, t, err);
   pthread_mutex_unlock(&c->lock);
   if (rc == 0) {
     if (t > atomic_load(&c->durable_ms) ||
@@ -104,7 +104,7 @@ static int regain(frond_coord *c, frond_error *err) {
   int64_t after = 0;
   int rc, first = atomic_load(&c->unclaimed);
   pthread_mutex_lock(&c->lock);
-  rc = c->m->regain(c, &after, err);
+  rc = c->m->xRegain(c, &after, err);
   pthread_mutex_unlock(&c->lock);
   if (rc == FROND_ELAYOUT_MISMATCH && !atomic_exchange(&c->layout_changed, 1))
     frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": %s", c->node,

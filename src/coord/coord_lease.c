@@ -124,23 +124,36 @@ static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
   return 0;
 }
 
-static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
+int frond__lease_parse_uri(frond_coord *c, const char *uri, char *dburi,
+                           size_t len, frond_error *err) {
   const char *target = uri + strlen("lease+");
   const char *qm = strchr(target, '?');
-  char rest[FROND_COORD_URI_MAX], base[2 * FROND_COORD_URI_MAX + 2];
+  char rest[FROND_COORD_URI_MAX];
+  frond_db_uri u;
+  int rc;
+
+  if (strncmp(uri, "lease+", 6) != 0)
+    return frond__fail(err, FROND_EINVAL, "not a lease URI: '%s'", uri);
+  snprintf(dburi, len, "%.*s",
+           (int)(qm ? (size_t)(qm - target) : strlen(target)), target);
+  if ((rc = split_query(c, qm ? qm + 1 : NULL, rest, sizeof(rest), err)) != 0)
+    return rc;
+  if (rest[0] && strncmp(dburi, "sqlite:", 7) == 0)
+    return frond__fail(err, FROND_EINVAL, "unknown lease option '%s'", rest);
+  if (rest[0])
+    snprintf(dburi + strlen(dburi), len - strlen(dburi), "?%s", rest);
+  return coord_err(frond__db_uri_parse(dburi, &u, err), err);
+}
+
+static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
+  char base[FROND_LEASE_DB_URI_MAX];
   int64_t third = c->t.lease_ms / 3;
   frond_db_options o;
   lease *l;
   int rc, mysql;
 
-  snprintf(base, sizeof(base), "%.*s",
-           (int)(qm ? (size_t)(qm - target) : strlen(target)), target);
-  if ((rc = split_query(c, qm ? qm + 1 : NULL, rest, sizeof(rest), err)) != 0)
+  if ((rc = frond__lease_parse_uri(c, uri, base, sizeof(base), err)) != 0)
     return rc;
-  if (rest[0] && strncmp(base, "sqlite:", 7) == 0)
-    return frond__fail(err, FROND_EINVAL, "unknown lease option '%s'", rest);
-  if (rest[0])
-    snprintf(base + strlen(base), sizeof(base) - strlen(base), "?%s", rest);
   if (!(l = calloc(1, sizeof(*l))))
     return frond__fail(err, FROND_ENOMEM, NULL);
   l->c = c;
@@ -655,20 +668,20 @@ static void lease_close(frond_coord *c) {
 }
 
 const frond_coord_methods frond__coord_lease_methods = {
-    .version = 2,
-    .scheme = "lease+",
-    .open = lease_open,
-    .acquire = lease_acquire,
-    .fence = lease_fence,
-    .regain = lease_regain,
-    .release = lease_release,
-    .list = lease_list,
-    .clock_offset = lease_clock_offset,
-    .layout_get = lease_layout_get,
-    .layout_set = lease_layout_set,
-    .close = lease_close,
+    .iVersion = 2,
+    .zScheme = "lease+",
+    .xOpen = lease_open,
+    .xAcquire = lease_acquire,
+    .xFence = lease_fence,
+    .xRegain = lease_regain,
+    .xRelease = lease_release,
+    .xList = lease_list,
+    .xClockOffset = lease_clock_offset,
+    .xLayoutGet = lease_layout_get,
+    .xLayoutSet = lease_layout_set,
+    .xClose = lease_close,
     /* Only the database hands rows out: a start never comes from the
     ** cache (the cache still holds the fence ahead of every write). */
-    .cache_fallback = 0,
-    .fenced = 1,
+    .bCacheFallback = 0,
+    .bFenced = 1,
 };

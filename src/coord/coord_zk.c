@@ -49,33 +49,19 @@
 #include <unistd.h>
 
 static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
-  const char *h = uri + strlen("zk://");
-  const char *slash = strchr(h, '/');
-  const char *qm;
-  size_t nlen;
+  const char *h = uri + strlen("zk://"), *name;
+  size_t hlen, nlen;
   zk *z;
   int rc;
 
-  if (!slash || slash == h)
-    return frond__fail(err, FROND_EINVAL,
-                       "zookeeper coordinator wants "
-                       "zk://host:port[,host:port...]/name, not '%s'",
-                       uri);
-  qm = strchr(slash, '?');
-  nlen = qm ? (size_t)(qm - slash - 1) : strlen(slash + 1);
-  if (nlen == 0 || memchr(slash + 1, '/', nlen) || nlen > 128)
-    return frond__fail(err, FROND_EINVAL,
-                       "zookeeper cluster name must be 1..128 characters "
-                       "without '/': '%s'",
-                       uri);
-  if (qm && (rc = frond__coord_parse_query(c, qm + 1, err)) != 0)
+  if ((rc = frond__zk_parse_uri(c, uri, &hlen, &name, &nlen, err)) != 0)
     return rc;
   if (!(z = calloc(1, sizeof(*z))))
     return frond__fail(err, FROND_ENOMEM, NULL);
   z->c = c;
   c->impl = z;
-  snprintf(z->hosts, sizeof(z->hosts), "%.*s", (int)(slash - h), h);
-  frond__zk_path(z->root, "/snowflake/%.*s", (int)nlen, slash + 1);
+  snprintf(z->hosts, sizeof(z->hosts), "%.*s", (int)hlen, h);
+  frond__zk_path(z->root, "/snowflake/%.*s", (int)nlen, name);
   frond__zk_path(z->forever, "%s/forever", z->root);
   frond__zk_path(z->claims, "%s/claims", z->root);
   frond__zk_path(z->layout, "%s/layout", z->root);
@@ -761,21 +747,21 @@ static void zk_close(frond_coord *c) {
 }
 
 const frond_coord_methods frond__coord_zk_methods = {
-    .version = 2,
-    .scheme = "zk://",
-    .open = zk_open,
-    .acquire = zk_acquire,
-    .fence = zk_fence,
-    .regain = zk_regain,
-    .release = zk_release,
-    .list = zk_list,
-    .clock_offset = zk_clock_offset,
-    .layout_get = zk_layout_get,
-    .layout_set = zk_layout_set,
-    .close = zk_close,
+    .iVersion = 2,
+    .zScheme = "zk://",
+    .xOpen = zk_open,
+    .xAcquire = zk_acquire,
+    .xFence = zk_fence,
+    .xRegain = zk_regain,
+    .xRelease = zk_release,
+    .xList = zk_list,
+    .xClockOffset = zk_clock_offset,
+    .xLayoutGet = zk_layout_get,
+    .xLayoutSet = zk_layout_set,
+    .xClose = zk_close,
     /* Leaf's rule: a restart may learn its ID from the cache while
     ** ZooKeeper is down. Unlike Leaf, it issues nothing until ZooKeeper
     ** answers: a later holder would not read a local file. */
-    .cache_fallback = 1,
-    .fenced = 1,
+    .bCacheFallback = 1,
+    .bFenced = 1,
 };

@@ -15,6 +15,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+int frond__zk_parse_uri(frond_coord *c, const char *uri, size_t *hosts_len,
+                        const char **name, size_t *name_len, frond_error *err) {
+  const char *h = uri + strlen("zk://");
+  const char *slash = strchr(h, '/');
+  const char *qm;
+  size_t nlen;
+  int rc;
+
+  if (!slash || slash == h)
+    return frond__fail(err, FROND_EINVAL,
+                       "zookeeper coordinator wants "
+                       "zk://host:port[,host:port...]/name, not '%s'",
+                       uri);
+  qm = strchr(slash, '?');
+  nlen = qm ? (size_t)(qm - slash - 1) : strlen(slash + 1);
+  if (nlen == 0 || memchr(slash + 1, '/', nlen) || nlen > 128)
+    return frond__fail(err, FROND_EINVAL,
+                       "zookeeper cluster name must be 1..128 characters "
+                       "without '/': '%s'",
+                       uri);
+  if (qm && (rc = frond__coord_parse_query(c, qm + 1, err)) != 0)
+    return rc;
+  *hosts_len = (size_t)(slash - h);
+  *name = slash + 1;
+  *name_len = nlen;
+  return 0;
+}
+
 /* "ip:port-0000000012" -> owner length and sequence, or -1. */
 int frond__zk_parse_child(const char *name, size_t *olen, uint64_t *seq) {
   const char *dash = strrchr(name, '-');

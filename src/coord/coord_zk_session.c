@@ -136,7 +136,7 @@ int frond__coord_zk_expire_session(frond_coord *c, frond_error *err) {
   clientid_t id;
   zhandle_t *twin;
   int64_t deadline = frond__mono_ns() + 5000 * INT64_C(1000000);
-  if (strcmp(c->m->scheme, "zk://") != 0 || !z->zh)
+  if (strcmp(c->m->zScheme, "zk://") != 0 || !z->zh)
     return frond__fail(err, FROND_EINVAL, "not a connected zk coordinator");
   pthread_mutex_lock(&c->lock);
   id = *zoo_client_id(z->zh);

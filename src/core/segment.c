@@ -38,6 +38,7 @@
 */
 #include "core/segment.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,13 @@ static int install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
   }
   if (!used_up && entry_of(t, next) != NULL)
     return 0;
+  /* The double buffer only moves up: the store's guard hands out ranges
+  ** above every earlier one of the tag, so the next segment starts at or
+  ** past the end of the one being served. */
+  assert(start >= 0 && end > start);
+  assert(entry_of(t, g) == NULL ||
+         start >= atomic_load(&entry_of(t, g)->start) +
+                      atomic_load(&entry_of(t, g)->size));
   entry_write(&t->e[next & 1], next, start, end - start, step,
               s->o.preload_pct);
   if (used_up)
@@ -354,6 +362,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
         got = (uint64_t)size - off;
       for (; got > 0; got--)
         out[k++] = start + (int64_t)off++;
+      assert(off <= (uint64_t)size); /* the cursor never passes the end */
       if (off > (uint64_t)atomic_load(&e->preload_at) && nx == NULL &&
           !t->loading)
         request_load(s, t);

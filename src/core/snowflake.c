@@ -296,6 +296,9 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
 }
 
 static int64_t make_id(const frond_gen *g, uint64_t v) {
+  /* The node ID fits the layout's node field. */
+  assert(g->node_part >> g->seq_bits == g->node &&
+         g->node_part < UINT64_C(1) << g->time_shift);
   return (int64_t)(((v >> g->seq_bits) << g->time_shift) | g->node_part |
                    (v & g->seq_mask));
 }
@@ -314,6 +317,19 @@ static inline int claim(frond_gen *g, uint64_t n, uint64_t *v) {
   return 0;
 }
 
+/* What every claim of [v, v + n) must be (debug builds): not taken while
+** sealed, within the layout's time, and no unit past the coordinator's
+** fence (which only rises, so the limit the claim saw was below it). */
+static inline void assert_claimed(const frond_gen *g, uint64_t v, uint64_t n) {
+  int64_t last = units_of_value(g, v + n - 1);
+  int64_t fence = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
+  (void)last;
+  (void)fence;
+  assert(((v + n - 1) & FROND__GEN_SEALED) == 0);
+  assert(last <= g->tmax);
+  assert(fence == INT64_MAX || last <= fence_units_of(g, fence));
+}
+
 int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
   uint64_t v;
   if (FROND__UNLIKELY(claim(g, 1, &v) != 0)) {
@@ -321,6 +337,7 @@ int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
     if (rc != 0)
       return rc;
   }
+  assert_claimed(g, v, 1);
   *id = make_id(g, v);
   return 0;
 }
@@ -336,6 +353,7 @@ int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
     if (rc != 0)
       return rc;
   }
+  assert_claimed(g, v, n);
   for (size_t i = 0; i < n; i++)
     out[i] = make_id(g, v + i);
   return 0;

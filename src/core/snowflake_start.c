@@ -10,9 +10,9 @@
 
 void frond_gen_options_init(frond_gen_options *opts) {
   memset(opts, 0, sizeof(*opts));
-  opts->max_ahead_ms = FROND_DEFAULT_MAX_AHEAD_MS;
+  opts->max_ahead_ms = FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS;
   opts->max_wait_ms = -1;
-  opts->window_ms = FROND_DEFAULT_WINDOW_MS;
+  opts->window_ms = FROND_SNOWFLAKE_DEFAULT_WINDOW_MS;
   opts->seq_start = FROND_SEQ_ZERO;
 }
 
@@ -30,7 +30,7 @@ int64_t frond__start_slack_ms(int64_t max_ahead_ms, int64_t window_ms,
 ** for the rest is wait_for_start's. */
 static int start_after_record(frond_gen *g, const frond__hw_record *rec,
                               int64_t now, uint64_t *start, frond_error *err) {
-  const char *path = g->opt.highwater_path;
+  const char *path = g->opt.high_water_path;
   frond_error e = {0, ""};
   char was[40], need[40];
   int64_t last_id, u;
@@ -109,7 +109,7 @@ static int init_options(frond_gen *g, const frond_layout *l,
   if (g->opt.clock == NULL)
     g->opt.clock = frond_clock_realtime;
   if (g->opt.max_wait_ms == -1) {
-    g->opt.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
+    g->opt.max_wait_ms = FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS;
     if (l->unit_ms >= 1 && l->unit_ms <= 86400000 &&
         2 * l->unit_ms > g->opt.max_wait_ms)
       g->opt.max_wait_ms = 2 * l->unit_ms;
@@ -135,7 +135,7 @@ static int start_from_file(frond_gen *g, int64_t now, uint64_t *start,
   frond__hw_record rec;
   uint64_t s;
   int rc;
-  if ((rc = frond__hw_open(&g->hw, g->opt.highwater_path, err)) != 0)
+  if ((rc = frond__hw_open(&g->hw, g->opt.high_water_path, err)) != 0)
     return rc;
   rc = frond__hw_read(g->hw, &rec, err);
   if (rc != 0)
@@ -143,12 +143,12 @@ static int start_from_file(frond_gen *g, int64_t now, uint64_t *start,
   if (rec.node != g->node)
     return frond__fail(err, FROND_EINVAL,
                        "%s belongs to node %" PRIu64 ", not %" PRIu64,
-                       g->opt.highwater_path, rec.node, g->node);
+                       g->opt.high_water_path, rec.node, g->node);
   if ((rc = start_after_record(g, &rec, now, &s, err)) != 0)
     return rc;
   if (s > *start) {
     *start = s;
-    *source = g->opt.highwater_path;
+    *source = g->opt.high_water_path;
   }
   return 0;
 }
@@ -199,7 +199,7 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   if (wall > g->tmax)
     return frond__gen_exhausted(g, err);
   start = (uint64_t)(wall < 0 ? 0 : wall) << g->seq_bits;
-  if (g->opt.highwater_path != NULL &&
+  if (g->opt.high_water_path != NULL &&
       (rc = start_from_file(g, now, &start, &source, err)) != 0)
     return rc;
   after = f != NULL ? f->start_after_ms : 0;

@@ -11,6 +11,7 @@
 
 #include "base/base.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ void frond__buf_free(frond__buf *b);
 
 /* Append v in decimal to b, whose room the caller has reserved. */
 static inline void frond__buf_put_u64(frond__buf *b, uint64_t v) {
+  assert(b->len <= b->cap && b->cap - b->len >= 20); /* reserved */
   b->len += frond__dec_u64(b->data + b->len, v);
 }
 

@@ -17,6 +17,7 @@
 #include "base/base.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -293,6 +294,8 @@ static void process(frond__conn *c) {
       more = 1;
       break;
     }
+    /* A protocol consumes at most the bytes it was given. */
+    assert((size_t)n <= c->rlen - off);
     off += (size_t)n;
   }
   if (off > 0) {
@@ -330,6 +333,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (c->close_after_write)
     return; /* input after a final answer is discarded */
   c->rlen += (size_t)nread;
+  assert(c->rlen <= c->rcap); /* libuv read into the room we gave it */
   c->last_ms = uv_now(&c->w->loop);
   if (!c->held)
     process(c);

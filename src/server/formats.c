@@ -91,7 +91,7 @@ static int check_width(const frond__server *srv, const frond__named_format *nf,
   return 0;
 }
 
-int frond__formats_open(frond__server *srv, frond_error *err) {
+int frond__formats_create(frond__server *srv, frond_error *err) {
   const frond__config *cfg = &srv->cfg;
   frond_order_keys *keys = NULL;
   frond_error e = {0, ""};
@@ -131,7 +131,7 @@ int frond__formats_open(frond__server *srv, frond_error *err) {
   return rc;
 }
 
-void frond__formats_close(frond__server *srv) {
+void frond__formats_free(frond__server *srv) {
   size_t i;
   for (i = 0; i < srv->nformats; i++)
     frond_format_free(srv->formats[i].f);

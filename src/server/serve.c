@@ -70,7 +70,7 @@ static int start_generator(frond__server *srv, frond_error *err) {
     frond__parse_i64(srv->coord_uri + 7, strcspn(srv->coord_uri + 7, "?"), &n);
     if (frond__hw_path(hw, sizeof hw, srv->cfg.data_dir, (uint64_t)n) != 0)
       return frond__fail(err, FROND_EINVAL, "data_dir: the path is too long");
-    go.highwater_path = hw;
+    go.high_water_path = hw;
   }
   if (frond_coord_open(&srv->coord, srv->coord_uri, &co, err) != 0 ||
       frond_coord_gen_create(srv->coord, &srv->layout, &go, &srv->gen, err) !=
@@ -249,7 +249,7 @@ static int start(frond__server *srv) {
       frond__config_coord_uri(&srv->cfg, srv->coord_uri, sizeof srv->coord_uri,
                               &err) != 0 ||
       frond_layout_parse(srv->cfg.layout, &srv->layout, &err) != 0 ||
-      frond__formats_open(srv, &err) != 0)
+      frond__formats_create(srv, &err) != 0)
     goto fail;
   /* The coordinator records the HTTP address for this node. */
   snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
@@ -444,7 +444,7 @@ int frond__cli_serve(int argc, char **argv) {
     free(srv.workers[i].ids);
     frond__formats_worker_free(&srv.workers[i]);
   }
-  frond__formats_close(&srv);
+  frond__formats_free(&srv);
   free(srv.workers);
   free(srv.rates);
   return started ? 0 : 1;

@@ -426,8 +426,8 @@ void frond__store_conn_check(frond__server *srv, int rc);
 /* Build the formats (the built-ins, then format.<name> with the keys of
 ** order_key_file or FROND_ORDER_KEY). Main thread, at start; a spec, a
 ** key or a seq format without a store stops the start. */
-int frond__formats_open(frond__server *srv, frond_error *err);
-void frond__formats_close(frond__server *srv);
+int frond__formats_create(frond__server *srv, frond_error *err);
+void frond__formats_free(frond__server *srv);
 /* A worker's counters (one per format) and string buffer. */
 int frond__formats_worker_init(frond__worker *w);
 void frond__formats_worker_free(frond__worker *w);

@@ -175,8 +175,8 @@ def test_bad_arguments_exit_2():
     check_usage_error(["next", "--bogus"], d, "unknown option '--bogus'")
     check_usage_error(["next", "-x"], d, "unknown option '-x'")
     check_usage_error(["next", "5"], d, "unexpected argument '5'")
-    check_usage_error(["next", "--no-highwater=1"], d, "takes no value")
-    check_usage_error(["next", "--no-highwater", "--data-dir", d], d,
+    check_usage_error(["next", "--no-high-water=1"], d, "takes no value")
+    check_usage_error(["next", "--no-high-water", "--data-dir", d], d,
                       "--data-dir")
     check_usage_error(["next", "--store", "sqlite:x.db"], d, "--segment")
     check_usage_error(["next", "--segment", "a", "--layout", "twitter"], d,
@@ -256,7 +256,7 @@ def test_next_node_and_layout():
           "decode of a node-37 ID: %r" % f)
     # Sonyflake: 10 ms units; the decoded time is a multiple of 10 ms.
     r = frond(["next", "--layout", "sonyflake", "--node", "65535",
-               "--no-highwater"], d)
+               "--no-high-water"], d)
     check(r.returncode == 0, "sonyflake: %r" % r.stderr)
     f = json.loads(frond(["decode", "--layout", "sonyflake",
                           r.stdout.strip()], d).stdout)
@@ -265,13 +265,13 @@ def test_next_node_and_layout():
     # Past what borrowing allows (25,600 IDs/s and 1 s ahead for
     # sonyflake), next waits for the clock instead of failing.
     r = frond(["next", "--layout", "sonyflake", "--count", "40000",
-               "--no-highwater"], d)
+               "--no-high-water"], d)
     check(r.returncode == 0, "sonyflake 40000: %r" % r.stderr)
     ids = ids_of(r.stdout)
     check(len(ids) == 40000, "sonyflake: %d IDs" % len(ids))
     check_increasing(ids, "sonyflake")
     # An exhausted layout refuses rather than wrapping.
-    r = frond(["next", "--layout", "baidu", "--no-highwater"], d)
+    r = frond(["next", "--layout", "baidu", "--no-high-water"], d)
     check_failure(r, "TIME_EXHAUSTED", "next --layout baidu")
     check(r.stdout == "", "baidu printed IDs: %r" % r.stdout)
     # A layout with less than a year left issues, and warns: 2^33 ms is
@@ -280,7 +280,7 @@ def test_next_node_and_layout():
     for bits, warns in ((33, True), (35, False)):
         spec = "time=%d,node=10,seq=%d,unit=1ms,epoch=%d" % (bits, 53 - bits,
                                                             epoch)
-        r = frond(["next", "--layout", spec, "--no-highwater"], d)
+        r = frond(["next", "--layout", spec, "--no-high-water"], d)
         check(r.returncode == 0 and len(ids_of(r.stdout)) == 1,
               "%s: %r" % (spec, r.stderr))
         if warns:
@@ -295,7 +295,7 @@ def test_next_node_and_layout():
     shutil.rmtree(d)
 
 
-def test_data_dir_and_no_highwater():
+def test_data_dir_and_no_high_water():
     d, data = ft.tempdir(), ft.tempdir()
     r = frond(["next", "--data-dir", data], d)
     check(r.returncode == 0, "--data-dir: %r" % r.stderr)
@@ -306,11 +306,15 @@ def test_data_dir_and_no_highwater():
     check(r.returncode == 0, "FROND_DATA_DIR: %r" % r.stderr)
     check(os.path.exists(os.path.join(other, "frond-node-3.hw")),
           "FROND_DATA_DIR is not honoured: %s" % os.listdir(other))
-    r = frond(["next", "--no-highwater", "--count", "10"], d)
+    r = frond(["next", "--no-high-water", "--count", "10"], d)
     check(r.returncode == 0 and len(ids_of(r.stdout)) == 10,
-          "--no-highwater: %r" % r.stderr)
+          "--no-high-water: %r" % r.stderr)
     check(os.listdir(d) == [], "files in the working directory: %s"
           % os.listdir(d))
+    # The old spelling is still accepted.
+    r = frond(["next", "--no-highwater", "--count", "3"], d)
+    check(r.returncode == 0 and len(ids_of(r.stdout)) == 3
+          and os.listdir(d) == [], "--no-highwater: %r" % r.stderr)
     r = frond(["next", "--data-dir", os.path.join(d, "missing", "dir")], d)
     check(r.returncode == 1 and r.stderr.startswith("frond: ")
           and r.stdout == "", "missing data dir: %d %r"
@@ -477,7 +481,7 @@ def test_decode_fields():
     check(r2.returncode == 0 and r2.stdout == r.stdout,
           "decode from stdin differs: %r" % r2.stdout)
     # A pipe from next: every ID decodes to now, node 0, increasing.
-    ids = frond(["next", "--count", "100", "--no-highwater"], d).stdout
+    ids = frond(["next", "--count", "100", "--no-high-water"], d).stdout
     r = frond(["decode"], d, input=ids)
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     check(len(rows) == 100 and [x["id"] for x in rows] == ids.split(),
@@ -691,7 +695,7 @@ if __name__ == "__main__":
         test_bad_arguments_exit_2,
         test_next_prints_unique_increasing_ids,
         test_next_node_and_layout,
-        test_data_dir_and_no_highwater,
+        test_data_dir_and_no_high_water,
         test_runs_in_a_row_never_overlap,
         test_concurrent_runs_on_one_node,
         test_closed_pipe_ends_quietly,

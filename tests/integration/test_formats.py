@@ -193,7 +193,7 @@ def test_objectid_by_bson():
 def test_base62_base32_sort_like_numbers():
     d = ft.tempdir()
     for fmt, length in (("base62", 11), ("base32", 13)):
-        out = lines(["next", "--no-highwater", "--format", fmt, "--count",
+        out = lines(["next", "--no-high-water", "--format", fmt, "--count",
                      "5000"], d)
         check(all(len(s) == length for s in out), "%s lengths" % fmt)
         check(out == sorted(out), "%s strings do not sort like IDs" % fmt)
@@ -209,7 +209,7 @@ def test_base62_base32_sort_like_numbers():
 def test_js_layout_safe_in_javascript():
     env = node_env()
     d = ft.tempdir()
-    out = ok(["next", "--layout", "js", "--no-highwater", "--count", "3000"],
+    out = ok(["next", "--layout", "js", "--no-high-water", "--count", "3000"],
              d)
     # Node parses the IDs as JSON numbers (doubles): every one exact.
     res = node("const s = require('fs').readFileSync(0, 'utf8').trim()"
@@ -231,8 +231,8 @@ def test_order_numbers():
     d = ft.tempdir()
     keys = key_file(d, "# rotated yearly\n1:%s\n2:%s\n" % (KEY1, KEY2))
     spec = "order:digits=19,check=damm,key=2"
-    ids = lines(["next", "--no-highwater", "--count", "1000"], d)
-    out = lines(["next", "--no-highwater", "--format", spec, "--key-file",
+    ids = lines(["next", "--no-high-water", "--count", "1000"], d)
+    out = lines(["next", "--no-high-water", "--format", spec, "--key-file",
                  keys, "--count", "1000"], d)
     check(all(len(s) == 21 and s[0] == "2" for s in out),
           "order numbers: %r" % out[:3])
@@ -263,7 +263,7 @@ def test_order_numbers():
     r = frond(["decode", "--format", spec, "--key-file", keys, bad], d)
     check(r.returncode == 2 and "check character" in r.stderr, r.stderr)
     # Sizing: 12 digits cannot hold a snowflake ID.
-    r = frond(["next", "--no-highwater", "--format", "order:digits=12,key=1",
+    r = frond(["next", "--no-high-water", "--format", "order:digits=12,key=1",
                "--key-file", keys], d)
     check(r.returncode == 1 and "ID_TOO_LARGE" in r.stderr and
           "19 digits" in r.stderr, r.stderr)

@@ -9,7 +9,7 @@ says what the reference says, and what running servers answer.
   installed with `npm ci` into the build directory (nothing global). The
   validator is shown to reject broken copies.
 - Its paths and methods are those of docs/reference/http.md (which
-  test_docs ties to the router), its version the project's, its error
+  test_docs_protocols ties to the router), its version the project's, its error
   codes those of frond.h and docs/reference/errors.md.
 - Three servers (a normal one with an admin token, one with store = none,
   one whose store cannot be reached) are driven through every operation

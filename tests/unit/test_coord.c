@@ -388,7 +388,8 @@ static void test_lease_late_write(void **state) {
   assert_int_equal(create(b, "frond", NULL, &gb, &err), 0);
   fence_b = lease_fence_of(0);
   pthread_mutex_lock(&a->lock);
-  assert_int_equal(a->m->fence(a, fence_b + 100000, &err), FROND_ENODE_ID_LOST);
+  assert_int_equal(a->m->xFence(a, fence_b + 100000, &err),
+                   FROND_ENODE_ID_LOST);
   pthread_mutex_unlock(&a->lock);
   assert_int_equal(lease_fence_of(0), fence_b);
   frond_coord_close(a, NULL);

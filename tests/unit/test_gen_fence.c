@@ -137,7 +137,7 @@ static void test_waiters_not_starved(void **state) {
   (void)state;
   frond_gen_options_init(&o);
   o.max_ahead_ms = 5;
-  o.max_wait_ms = FROND_DEFAULT_MAX_WAIT_MS;
+  o.max_wait_ms = FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS;
   assert_int_equal(frond_gen_create(&g, twitter(), 1, &o, NULL), 0);
   for (int i = 0; i < THREADS; i++) {
     memset(&r[i], 0, sizeof(r[i]));
@@ -280,7 +280,8 @@ static void want_hook(void *ctx) {
 
 static frond_gen *make_fenced(fake_clock *c, int64_t fence_ms, int64_t max_wait,
                               want_ctx *w) {
-  frond_gen_options o = fake_options(c, FROND_DEFAULT_MAX_AHEAD_MS, max_wait);
+  frond_gen_options o =
+      fake_options(c, FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS, max_wait);
   frond__gen_fence f = {0, fence_ms, 0, want_hook, w};
   frond_gen *g = NULL;
   frond_error err = {0, ""};
@@ -463,7 +464,7 @@ static void test_fence_target(void **state) {
       frond_layout_parse("time=20,node=31,seq=12,unit=10ms,epoch=0", &l, NULL),
       0);
   l.epoch_ms = T0 - ((INT64_C(1) << 20) - 300) * 10;
-  o = fake_options(&c, FROND_DEFAULT_MAX_AHEAD_MS, -1);
+  o = fake_options(&c, FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS, -1);
   assert_int_equal(frond_gen_create(&g, &l, 1, &o, NULL), 0);
   assert_int_equal(frond__layout_last_unit_ms(&l), T0 + 2990);
   assert_int_equal(frond__gen_fence_target(g, T0, 5000), T0 + 2990);

@@ -34,8 +34,9 @@ static frond_layout layout_of(const char *spec, int64_t epoch_ms) {
 
 static int create_on(frond_gen **g, const frond_layout *l, fake_clock *c,
                      const char *path, frond_error *err) {
-  frond_gen_options o = fake_options(c, FROND_DEFAULT_MAX_AHEAD_MS, 10);
-  o.highwater_path = path;
+  frond_gen_options o =
+      fake_options(c, FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS, 10);
+  o.high_water_path = path;
   *g = NULL;
   return frond_gen_create(g, l, NODE, &o, err);
 }
@@ -292,7 +293,8 @@ static void test_restart_after_burst(void **state) {
 ** times when only the local 1 s window counts. */
 static void test_start_coordinator_window(void **state) {
   fake_clock c;
-  frond_gen_options o = fake_options(&c, FROND_DEFAULT_MAX_AHEAD_MS, 10);
+  frond_gen_options o =
+      fake_options(&c, FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS, 10);
   frond__gen_fence f = {T0 + 4000, INT64_MAX, 5000, NULL, NULL};
   frond_gen *g = NULL;
   frond_error err = {0, ""};

@@ -6,9 +6,22 @@
 #include "core/high_water.h"
 
 #include <signal.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* The deprecated spellings still compile and mean the same. */
+_Static_assert(FROND_DEFAULT_MAX_AHEAD_MS ==
+                   FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS,
+               "max_ahead alias");
+_Static_assert(FROND_DEFAULT_MAX_WAIT_MS == FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS,
+               "max_wait alias");
+_Static_assert(FROND_DEFAULT_WINDOW_MS == FROND_SNOWFLAKE_DEFAULT_WINDOW_MS,
+               "window alias");
+_Static_assert(offsetof(frond_gen_options, highwater_path) ==
+                   offsetof(frond_gen_options, high_water_path),
+               "high_water_path alias");
 
 /* ---- uniqueness under threads ------------------------------------------ */
 
@@ -317,7 +330,8 @@ static void test_real_clock_fields(void **state) {
     assert_int_equal(fields(g, id).node, 1023);
     assert_int_equal(fields(g, id).datacenter, 31);
     assert_int_equal(fields(g, id).worker, 31);
-    assert_true(fields(g, id).unix_ms <= now + FROND_DEFAULT_MAX_AHEAD_MS);
+    assert_true(fields(g, id).unix_ms <=
+                now + FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS);
     /* The ticker follows the clock about every millisecond. */
     assert_true(fields(g, id).unix_ms >= now - 200);
     if (k % 100 == 0)
@@ -413,7 +427,7 @@ static frond_gen *make_hw(const char *path, frond_error *err, int *rc) {
   frond_gen_options o;
   frond_gen *g = NULL;
   frond_gen_options_init(&o);
-  o.highwater_path = path;
+  o.high_water_path = path;
   *rc = frond_gen_create(&g, twitter(), 5, &o, err);
   return g;
 }
@@ -476,12 +490,13 @@ static void test_stored_ahead(void **state) {
   ** max_ahead of the start (~400 ms), then issues above. Checked on the
   ** clock, not on the time spent: the write's fsync may take most of it
   ** on a busy machine. */
-  write_record(path, now + FROND_DEFAULT_MAX_AHEAD_MS + 400, 0);
+  write_record(path, now + FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS + 400, 0);
   g = make_hw(path, &err, &rc);
   assert_int_equal(rc, 0);
   assert_true(frond_clock_realtime(NULL) >= now + 401);
   assert_int_equal(frond_gen_next(g, &id, NULL), 0);
-  assert_true(fields(g, id).unix_ms > now + FROND_DEFAULT_MAX_AHEAD_MS + 400);
+  assert_true(fields(g, id).unix_ms >
+              now + FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS + 400);
   frond_gen_close(g, NULL);
   /* Far ahead (the clock went back across the restart): refused, naming
   ** both times. */
@@ -545,7 +560,7 @@ static void test_corrupt_file(void **state) {
     frond_gen_options o;
     frond_gen *g = NULL;
     frond_gen_options_init(&o);
-    o.highwater_path = path;
+    o.high_water_path = path;
     assert_int_equal(frond_gen_create(&g, twitter(), 6, &o, &err),
                      FROND_EINVAL);
     assert_non_null(strstr(err.message, "belongs to node 5"));

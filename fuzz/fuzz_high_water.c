@@ -1,5 +1,5 @@
 /*
-** fuzz_highwater.c -- libFuzzer harness for the high-water file parser and
+** fuzz_high_water.c -- libFuzzer harness for the high-water file parser and
 ** for where a restart starts after the record.
 **
 ** Whatever the bytes, the parser accepts a record or refuses with
