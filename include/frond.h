@@ -746,10 +746,8 @@ FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
                                         const char *description,
                                         frond_error *err);
 /* All rows sorted by tag into *out (free with frond_free). */
-FROND_EXPORT int frond_seg_tag_list(frond_store *st, frond_tag_row **out,
-                                    size_t *n, frond_error *err);
-/* Deprecated name of frond_seg_tag_list, kept for existing code. */
-#define frond_store_tag_list frond_seg_tag_list /* deprecated */
+FROND_EXPORT int frond_store_tag_list(frond_store *st, frond_tag_row **out,
+                                      size_t *n, frond_error *err);
 FROND_EXPORT int frond_store_tag_get(frond_store *st, const char *tag,
                                      frond_tag_row *out, frond_error *err);
 FROND_EXPORT int frond_store_tag_set_step(frond_store *st, const char *tag,

@@ -110,7 +110,7 @@ static int tag_list(int argc, char **argv) {
     return rc;
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
-  if (frond_seg_tag_list(st, &rows, &n, &err) != 0) {
+  if (frond_store_tag_list(st, &rows, &n, &err) != 0) {
     frond_store_close(st);
     return frond__cli_fail(&err);
   }

@@ -89,7 +89,7 @@ static int call_store(admin_call *a, frond_store *st) {
     } else {
       frond_tag_row *rows = NULL;
       size_t n = 0, i;
-      if ((r = frond_seg_tag_list(st, &rows, &n, &a->err)) != 0)
+      if ((r = frond_store_tag_list(st, &rows, &n, &a->err)) != 0)
         return r;
       frond__buf_printf(b, "{\"tags\":[");
       for (i = 0; i < n; i++) {

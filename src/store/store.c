@@ -167,8 +167,8 @@ int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
   return st->methods->xTagCreate(st, tag, step, start, description, err);
 }
 
-int frond_seg_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
-                       frond_error *err) {
+int frond_store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
+                         frond_error *err) {
   return frond__store_tag_list(st, out, n, err);
 }
 

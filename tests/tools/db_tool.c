@@ -16,7 +16,7 @@
 **   store URI                    open a segment store (frond_store_open)
 **   alloc TAG STEP               frond__store_alloc on it
 **   tag TAG STEP START           frond_store_tag_create
-**   list                         frond_seg_tag_list: the tags in order
+**   list                         frond_store_tag_list: the tags in order
 **
 ** Answers: "ok [changes=N rows=R]" followed by R lines "row\tCELL...",
 ** NULL as \N; "ok MAX_ID STEP" for alloc; or "err CODE CLASS MESSAGE"
@@ -169,7 +169,7 @@ static void command(char **f, int n) {
   } else if (st != NULL && strcmp(f[0], "list") == 0) {
     frond_tag_row *rows;
     size_t k, count;
-    if ((rc = frond_seg_tag_list(st, &rows, &count, &e)) != 0) {
+    if ((rc = frond_store_tag_list(st, &rows, &count, &e)) != 0) {
       answer_err(rc, &e, NULL);
     } else {
       printf("ok");

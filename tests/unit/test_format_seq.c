@@ -434,7 +434,7 @@ static void test_two_nodes_one_file(void **state) {
     frond_seg_close(seg[i]);
   }
   assert_int_equal(frond_store_open(&st, e.uri, NULL), 0);
-  assert_int_equal(frond_seg_tag_list(st, &rows, &nrows, NULL), 0);
+  assert_int_equal(frond_store_tag_list(st, &rows, &nrows, NULL), 0);
   for (size_t i = 0; i < nrows; i++)
     periods += strncmp(rows[i].tag, "orders:", 7) == 0;
   assert_int_equal(periods, 1);

@@ -19,10 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The deprecated name of frond_seg_tag_list still compiles. */
-static int (*const old_tag_list)(frond_store *, frond_tag_row **, size_t *,
-                                 frond_error *) = frond_store_tag_list;
-
 static char dir[] = "/tmp/frond-store-XXXXXX";
 static char uri[300], path[200];
 
@@ -103,8 +99,7 @@ static void test_admin_and_alloc(void **state) {
   assert_int_equal(frond_store_tag_create(st, "b", 0, 1, NULL, &e),
                    FROND_EINVAL);
   assert_int_equal(frond_store_tag_create(st, "b", 5, 100, NULL, &e), 0);
-  assert_true(old_tag_list == frond_seg_tag_list);
-  assert_int_equal(frond_seg_tag_list(st, &rows, &n, &e), 0);
+  assert_int_equal(frond_store_tag_list(st, &rows, &n, &e), 0);
   assert_int_equal(n, 2);
   assert_string_equal(rows[0].tag, "b");
   assert_string_equal(rows[1].tag, "order");
