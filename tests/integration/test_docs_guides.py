@@ -153,8 +153,36 @@ def test_first_look():
 
 # ------------------------------------------------------------ the library
 
+# frond.h and the headers it includes: the library's whole interface.
+PUBLIC_HEADERS = ("include/frond.h", "include/frond/coord.h",
+                  "include/frond/format.h")
+
+
+def test_public_headers():
+    """frond.h includes every public header, and no other file includes
+    those headers directly: one include gives the whole interface."""
+    top = read("include/frond.h")
+    for h in PUBLIC_HEADERS[1:]:
+        name = h[len("include/"):]
+        ft.check('#include "%s"' % name in top, "frond.h does not include %s"
+                 % name)
+    inc = os.path.join(ft.FROND_SRC, "include")
+    found = sorted(os.path.relpath(os.path.join(d, f), ft.FROND_SRC)
+                   for d, _, fs in os.walk(inc) for f in fs
+                   if f.endswith(".h"))
+    ft.check(found == sorted(PUBLIC_HEADERS), "public headers: %s" % found)
+    for top_dir in ("src", "tests", "bench", "fuzz"):
+        for d, _, fs in os.walk(os.path.join(ft.FROND_SRC, top_dir)):
+            for f in fs:
+                if f.endswith((".c", ".h")):
+                    text = read(os.path.relpath(os.path.join(d, f),
+                                                ft.FROND_SRC))
+                    ft.check('include "frond/' not in text and
+                             "include <frond/" not in text,
+                             "%s includes a part of frond.h alone" % f)
+
 def test_library_api():
-    header = read("include/frond.h")
+    header = "".join(read(h) for h in PUBLIC_HEADERS)
     api = set(re.findall(r"FROND_EXPORT[^;(]*?\b(frond_\w+)\s*\(", header))
     ft.check(len(api) >= 40, "no exported functions found in frond.h")
     guide = read("docs/library.md")
@@ -230,4 +258,4 @@ def test_library_example():
 
 if __name__ == "__main__":
     ft.main([test_links, test_readme_two_commands, test_first_look,
-             test_library_api, test_library_example])
+             test_library_api, test_library_example, test_public_headers])

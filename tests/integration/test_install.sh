@@ -14,7 +14,7 @@ cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DFROND_TESTS=OFF \
 cmake --build "$tmp/build" -j 2 >/dev/null
 DESTDIR="$tmp/root" cmake --install "$tmp/build" >/dev/null
 root="$tmp/root$prefix"
-for f in include/frond.h lib/libfrond.a lib/libfrond.so lib/pkgconfig/frond.pc \
+for f in include/frond.h include/frond/coord.h include/frond/format.h lib/libfrond.a lib/libfrond.so lib/pkgconfig/frond.pc \
   bin/frond share/man/man1/frond.1 share/man/man5/frond.conf.5; do
   [ -e "$root/$f" ] || { echo "FAIL: $f not installed under PREFIX"; exit 1; }
 done
@@ -54,6 +54,11 @@ int main(void) {
   frond_gen *g;
   int64_t id;
   frond_fields f;
+  char u[FROND_UUID_STRLEN + 1]; /* from frond/format.h, through frond.h */
+  uint8_t b[16];
+  if (frond_uuid4(b, NULL) != 0)
+    return 1;
+  frond_uuid_format(b, u);
   if (frond_layout_parse("twitter", &l, NULL) != 0 ||
       frond_gen_create(&g, &l, 9, NULL, NULL) != 0 ||
       frond_gen_next(g, &id, NULL) != 0 || frond_decode(&l, id, &f, NULL) != 0)
