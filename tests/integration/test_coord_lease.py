@@ -101,9 +101,12 @@ def race_for_last_row(db):
     for _ in range(5):
         db.reset()
         # The loser waits on the winner's row lock: a loaded host can hold
-        # it past connect_ms=2000 (the statement timeout), so give it 10 s.
-        uri = db.uri(LEASE.replace("connect_ms=2000", "connect_ms=10000") +
-                     "&nodes=3")
+        # it past connect_ms=2000 (the statement timeout), so give it 10 s;
+        # and the two holders must keep rows 0 and 1 throughout, which a
+        # 1.5 s lease does not promise there (a renewal came late and the
+        # loser rightly took row 0 over): 10 s leases.
+        uri = db.uri(LEASE.replace("connect_ms=2000", "connect_ms=10000")
+                     .replace("lease_ms=1500", "lease_ms=10000") + "&nodes=3")
         holders = [Tool(uri, port=1), Tool(uri, port=2)]
         ft.check(all(t.ok for t in holders), "first two: %s" %
                  [t.first for t in holders])
