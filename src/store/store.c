@@ -14,6 +14,9 @@ int (*frond__store_fault)(frond_store *st, const char *op);
 static const frond_store_methods *backends[8];
 static size_t nbackends;
 
+/* Built-in backends that own a scheme. */
+static const frond_store_methods *const builtin[] = {&frond__store_multi};
+
 int frond__store_register(const frond_store_methods *m) {
   if (nbackends == FROND__ARRAY_SIZE(backends))
     return FROND_ENOMEM;
@@ -59,6 +62,9 @@ static int open_backend(const char *uri, frond_store **out, frond_error *err) {
     if (strncmp(uri, scheme, strlen(scheme)) == 0)
       return backends[i]->xOpen(uri, out, err);
   }
+  for (i = 0; i < FROND__ARRAY_SIZE(builtin); i++)
+    if (strncmp(uri, builtin[i]->zScheme, strlen(builtin[i]->zScheme)) == 0)
+      return builtin[i]->xOpen(uri, out, err);
   return frond__store_sql.xOpen(uri, out, err);
 }
 
@@ -69,6 +75,8 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
     uri = FROND_STORE_DEFAULT;
   if ((rc = open_backend(uri, out, err)) != 0)
     return rc;
+  if ((*out)->methods == &frond__store_multi)
+    return 0; /* each member has its own guard */
   if (((*out)->guard = frond__guard_new()) == NULL) {
     (*out)->methods->xClose(*out);
     *out = NULL;
@@ -78,6 +86,8 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
 }
 
 uint64_t frond__store_rollbacks(const frond_store *st) {
+  if (st != NULL && st->methods == &frond__store_multi)
+    return frond__store_multi_rollbacks(st);
   return st ? frond__guard_rollbacks(st->guard) : 0;
 }
 
