@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""
+A multi: store (several independent databases handing out disjoint IDs):
+two SQLite files under 2 processes; then PostgreSQL and MariaDB (started
+by scripts/ in temp dirs) under 2 processes x 2 threads with MariaDB
+stopped mid-run and started again: IDs keep coming from PostgreSQL while
+it is down, both serve again after, no ID twice. A node listing the same
+databases in another order is refused (STORE_MEMBER) on both setups.
+"""
+import os
+import shutil
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+import test_segment_sqlite as seg  # noqa: E402
+
+STEP = 500
+
+
+class Uri:
+    def __init__(self, uri):
+        self.uri = uri
+
+
+def members_of(ids, n):
+    """How many IDs each member served (block (id-1)//STEP, modulo n)."""
+    count = [0] * n
+    for i in ids:
+        count[(i - 1) // STEP % n] += 1
+    return count
+
+
+def no_duplicates(loads, tag_index=0):
+    every = []
+    for ld in loads:
+        for ids in ld.ids(tag_index):
+            every.extend(ids)
+    every.sort()
+    dups = [every[i] for i in range(1, len(every))
+            if every[i] == every[i - 1]]
+    ft.check(not dups, "%d IDs issued twice in %d (the first: %d)"
+             % (len(dups), len(every), dups[0] if dups else 0))
+    ft.check(every and every[0] >= 1, "no IDs, or one below 1")
+    return every
+
+
+def create(uri, tag):
+    r = ft.run(["tag", "create", tag, "--step", str(STEP), "--store", uri])
+    ft.check(r.returncode == 0, "tag create: " + r.stderr)
+
+
+def refused_swapped(first, second):
+    r = ft.run(["tag", "list", "--store", "multi:%s|%s" % (second, first)])
+    ft.check(r.returncode != 0 and "STORE_MEMBER" in r.stderr
+             and "same order" in r.stderr,
+             "swapped order not refused: %d %s" % (r.returncode, r.stderr))
+
+
+def test_two_sqlite_files():
+    """2 processes x 2 threads, 40,000 IDs each: none twice, both members
+    serve; swapped order and a member as a plain store are refused."""
+    d = ft.tempdir("frond-multi-")
+    try:
+        a, b = ("sqlite://" + os.path.join(d, n) for n in ("a.db", "b.db"))
+        uri = "multi:%s|%s" % (a, b)
+        create(uri, "m")
+        loads = [seg.Load(Uri(uri), os.path.join(d, "p%d" % i), ["m"],
+                          "-t", "2", "-n", "20000", "-w", "3000")
+                 for i in range(2)]
+        for ld in loads:
+            ld.finish()
+        every = no_duplicates(loads)
+        ft.check(len(every) == 80000, "%d IDs" % len(every))
+        share = members_of(every, 2)
+        ft.check(min(share) > 0, "one member served nothing: %r" % share)
+        refused_swapped(a, b)
+        r = ft.run(["tag", "list", "--store", a])
+        ft.check(r.returncode != 0 and "STORE_MEMBER" in r.stderr,
+                 "a member opened as a plain store: " + r.stderr)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_pg_and_mariadb_one_down():
+    """PostgreSQL + MariaDB; MariaDB stopped under load and started again:
+    IDs keep coming while it is down, it serves again after, no ID twice."""
+    pg, my = ft.Postgres(), None
+    d = ft.tempdir("frond-multi-")
+    try:
+        my = ft.MariaDB()
+        uri = "multi:%s|%s" % (pg.uri, my.uri)
+        create(uri, "m")
+        refused_swapped(pg.uri, my.uri)
+        # About 10,000 IDs/s per process, 500-ID blocks.
+        loads = [seg.Load(Uri(uri), os.path.join(d, "p%d" % i), ["m"],
+                          "-t", "2", "-n", "0", "-k", "-p", "50",
+                          "-r", "300")
+                 for i in range(2)]
+        for ld in loads:
+            ld.wait_for(lambda l: l.startswith("count ")
+                        and int(l.split()[1]) >= 5000, 60, "5000 IDs")
+        my.stop()
+        down_at = [ld.count for ld in loads]
+        for ld, c in zip(loads, down_at):
+            ld.wait_for(lambda l, c=c: l.startswith("count ")
+                        and int(l.split()[1]) >= c + 20000, 60,
+                        "20,000 IDs with MariaDB down")
+        time.sleep(1)
+        my.start()
+        back_row = int(my.sql("SELECT max_id FROM leaf_alloc "
+                              "WHERE biz_tag = 'm'").split()[0])
+        up_at = [ld.count for ld in loads]
+        for ld, c in zip(loads, up_at):
+            # The member's backoff is at most 8 s.
+            ld.wait_for(lambda l, c=c: l.startswith("count ")
+                        and int(l.split()[1]) >= c + 40000, 90,
+                        "40,000 IDs after MariaDB came back")
+        for ld in loads:
+            ld.p.send_signal(signal.SIGTERM)
+            ld.finish(timeout=30)
+        every = no_duplicates(loads)
+        err = "".join(ld.err for ld in loads)
+        ft.check("multi: member 1 (" in err and ") failed" in err,
+                 "MariaDB's failure not logged: " + err[-800:])
+        ft.check(") works again" in err,
+                 "MariaDB not back in the log: " + err[-800:])
+        share = members_of(every, 2)
+        ft.check(min(share) > 0, "one member served nothing: %r" % share)
+        # MariaDB served after it came back: its row moved on.
+        rows = my.sql("SELECT max_id FROM leaf_alloc WHERE biz_tag = 'm'")
+        ft.check(int(rows.split()[0]) > back_row,
+                 "MariaDB did not serve after it came back: %s, %d"
+                 % (rows, back_row))
+        print("multi: %d IDs, PostgreSQL %d, MariaDB %d, 0 duplicates"
+              % (len(every), share[0], share[1]))
+    finally:
+        pg.close()
+        if my is not None:
+            my.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    ft.main([test_two_sqlite_files, test_pg_and_mariadb_one_down])
