@@ -55,8 +55,8 @@ static const struct {
 };
 
 #define EXPECTED                                                               \
-  "sqlite:///abs/path.db, sqlite:relative.db, postgresql://... or "            \
-  "mysql://..."
+  "sqlite:///abs/path.db, sqlite:relative.db, postgresql://..., "              \
+  "mysql://... or multi:URI|URI..."
 
 /* uri for a message, at most len - 1 bytes, its password as "***". */
 static void redact(const char *uri, char *out, size_t len) {

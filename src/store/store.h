@@ -83,6 +83,8 @@ int frond__multi_map(int64_t lstart, int64_t b, int i, int n, int64_t *gstart);
 /* The local max_id of a new tag's rows: the first block boundary whose
 ** global blocks all start at or above start. -1 past the range. */
 int64_t frond__multi_local_start(int64_t start, int64_t b, int n);
+/* A store URI for the log, every member's password shown as "***". */
+void frond__store_uri_shown(const char *uri, char *out, size_t len);
 /* Members of st (0 for a single database) and, bit i, those up. */
 int frond__store_members(frond_store *st, uint64_t *up);
 uint64_t frond__store_multi_rollbacks(const frond_store *st);

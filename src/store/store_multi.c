@@ -123,6 +123,30 @@ int frond__store_multi_parse(const char *uri, frond_multi_uri *out,
   return 0;
 }
 
+void frond__store_uri_shown(const char *uri, char *out, size_t len) {
+  size_t k = 0, n, from, to;
+  const char *p = uri;
+  int multi = strncmp(uri, "multi:", 6) == 0;
+  if (len == 0)
+    return;
+  out[0] = '\0';
+  if (multi) {
+    k = (size_t)snprintf(out, len, "multi:");
+    p += 6;
+  }
+  for (; k < len; p += n + 1) {
+    n = multi ? strcspn(p, "|") : strlen(p);
+    if (frond__db_uri_password(p, &from, &to) && to <= n)
+      k += (size_t)snprintf(out + k, len - k, "%.*s***%.*s", (int)from, p,
+                            (int)(n - to), p + to);
+    else
+      k += (size_t)snprintf(out + k, len - k, "%.*s", (int)n, p);
+    if (p[n] == '\0' || k >= len)
+      break;
+    k += (size_t)snprintf(out + k, len - k, "|");
+  }
+}
+
 /* ---- the mapping ---- */
 
 int frond__multi_map(int64_t lstart, int64_t b, int i, int n, int64_t *gstart) {
@@ -164,8 +188,7 @@ static void member_down(member *m, int i, const frond_error *e) {
     frond_log(FROND_LOG_WARN,
               "store: multi: member %d (%s) failed, the others serve; "
               "trying it again in %lld ms: %s",
-              i, m->engine, (long long)m->backoff_ms,
-              e->message);
+              i, m->engine, (long long)m->backoff_ms, e->message);
 }
 
 static void member_up(member *m, int i) {
@@ -182,8 +205,8 @@ static int member_open(multi_store *ms, int i, frond_error *err) {
   frond_store *st;
   int rc;
   if (m->refused)
-    return frond__fail(err, FROND_ESTORE_MEMBER, "multi: member %d (%s): %s",
-                       i, m->engine, m->why);
+    return frond__fail(err, FROND_ESTORE_MEMBER, "multi: member %d (%s): %s", i,
+                       m->engine, m->why);
   if (m->st != NULL)
     return 0;
   if ((rc = frond__store_open(m->uri, &st, err)) != 0)
@@ -220,8 +243,8 @@ static int member_due(const member *m) {
 }
 
 /* One whole aligned block of tag from member i: the global range. */
-static int member_alloc(multi_store *ms, int i, const char *tag,
-                        int64_t *gend, int64_t *block, frond_error *err) {
+static int member_alloc(multi_store *ms, int i, const char *tag, int64_t *gend,
+                        int64_t *block, frond_error *err) {
   member *m = &ms->m[i];
   int64_t lmax, b, b2, seen, lstart, gstart;
   int rc;
@@ -299,8 +322,8 @@ static int multi_open(const char *uri, frond_store **out, frond_error *err) {
     }
     memcpy(m->uri, uri + u.start[i], u.len[i]);
     m->uri[u.len[i]] = '\0';
-    snprintf(m->engine, sizeof(m->engine), "%.*s",
-             (int)strcspn(m->uri, ":"), m->uri);
+    snprintf(m->engine, sizeof(m->engine), "%.*s", (int)strcspn(m->uri, ":"),
+             m->uri);
   }
   *out = &ms->base;
   return 0;
@@ -410,8 +433,7 @@ static int multi_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
         frond__store_tag_list(ms->m[i].st, &rows, &nrows, &e) != 0) {
       if (ms->m[i].st != NULL && e.message[0] != '\0')
         member_down(&ms->m[i], i, &e);
-      snprintf(why, sizeof(why), "%s",
-               e.message[0] ? e.message : ms->m[i].why);
+      snprintf(why, sizeof(why), "%s", e.message[0] ? e.message : ms->m[i].why);
       continue;
     }
     ok++;
@@ -467,8 +489,7 @@ static int multi_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
       continue;
     if (rc != 0) {
       failed++;
-      snprintf(why, sizeof(why), "%s",
-               e.message[0] ? e.message : ms->m[i].why);
+      snprintf(why, sizeof(why), "%s", e.message[0] ? e.message : ms->m[i].why);
       continue;
     }
     r.max_id = next_global(&r, i, ms->n);
@@ -490,8 +511,8 @@ static int all_members(multi_store *ms, const char *what, frond_error *err) {
   for (i = 0; i < ms->n; i++) {
     e.message[0] = '\0';
     if (member_open(ms, i, &e) != 0)
-      return frond__fail(err, e.code == FROND_ESTORE_MEMBER ? e.code
-                                                            : FROND_ESTORE,
+      return frond__fail(err,
+                         e.code == FROND_ESTORE_MEMBER ? e.code : FROND_ESTORE,
                          "multi: %s needs every member: %s", what, e.message);
   }
   return 0;
@@ -562,8 +583,9 @@ static int multi_tag_delete(frond_store *st, const char *tag,
     else if (rc != FROND_ETAG_NOT_FOUND)
       return rc;
   }
-  return gone ? 0 : frond__fail(err, FROND_ETAG_NOT_FOUND,
-                                "tag \"%s\" not found", tag);
+  return gone ? 0
+              : frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" not found",
+                            tag);
 }
 
 uint64_t frond__store_multi_rollbacks(const frond_store *st) {

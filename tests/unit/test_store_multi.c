@@ -113,6 +113,20 @@ static void test_uri_grammar(void **state) {
   assert_int_equal(frond__store_multi_parse(many, &u, &e), FROND_ESTORE_URI);
 }
 
+static void test_uri_shown_without_passwords(void **state) {
+  char out[300];
+  (void)state;
+  frond__store_uri_shown("multi:postgresql://u:pw1@h/db|sqlite:a.db|mysql:/"
+                         "/u:pw2@h:3306/db",
+                         out, sizeof(out));
+  assert_string_equal(out, "multi:postgresql://u:***@h/db|sqlite:a.db|"
+                           "mysql://u:***@h:3306/db");
+  frond__store_uri_shown("postgresql://u:pw@h/db", out, sizeof(out));
+  assert_string_equal(out, "postgresql://u:***@h/db");
+  frond__store_uri_shown("multi:mysql://u:pw@h/db|sqlite:b.db", out, 12);
+  assert_null(strstr(out, "pw"));
+}
+
 static int open_store(const char *names, frond_error *e) {
   char uri[1400];
   frond_store *st;
@@ -269,6 +283,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mapping_is_disjoint_and_contiguous),
       cmocka_unit_test(test_uri_grammar),
+      cmocka_unit_test(test_uri_shown_without_passwords),
       cmocka_unit_test(test_identity_is_checked),
       cmocka_unit_test(test_swapped_order_would_serve_duplicates),
       cmocka_unit_test(test_one_member_down),
