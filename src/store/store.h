@@ -92,6 +92,8 @@ uint64_t frond__store_multi_rollbacks(const frond_store *st);
 ** records (i, n) in the database, or checks the recorded one. A plain
 ** SQL store refuses a database that is a member (STORE_MEMBER). */
 void frond__store_sql_member(frond_store *st, int i, int n);
+/* Cap every answer of the SQL store st at mono_ns (0: lift the cap). */
+void frond__store_sql_deadline(frond_store *st, int64_t mono_ns);
 /* Tests only: skip the members' identity check (to show what it stops). */
 extern int frond__store_multi_nocheck;
 

@@ -33,7 +33,9 @@
 **
 ** Draws go round-robin over the members; a member that fails is skipped
 ** for a backoff (0.5 s doubling to 8 s) while the others serve, and tried
-** again after it. One member's wait is bounded by its engine's timeouts.
+** again after it. A member's allocation has 3 s for its answers (then
+** the connection is given up: the allocation, if it took effect, is a
+** gap), a connection its engine's connect timeout.
 ** Tags: creating one needs every member (a member down fails the create,
 ** after creating on the others; running it again completes it); deleting
 ** one needs every member reachable; list and get read whichever answer.
@@ -48,6 +50,9 @@
 #define BACKOFF_MIN_MS 500
 #define BACKOFF_MAX_MS 8000
 #define WHY_MAX 512
+/* A member's allocation (its statements' answers) gets this long before
+** the next member is asked: a silent server costs one load this much. */
+#define MEMBER_ANSWER_MS INT64_C(3000)
 
 typedef struct member {
   char *uri;
@@ -378,8 +383,13 @@ static int multi_alloc(frond_store *st, const char *tag, int64_t step,
         continue;
       e.code = 0;
       e.message[0] = '\0';
-      if ((rc = member_open(ms, i, &e)) == 0 &&
-          (rc = member_alloc(ms, i, tag, max_id, row_step, &e)) == 0) {
+      if ((rc = member_open(ms, i, &e)) == 0) {
+        frond__store_sql_deadline(m->st, frond__mono_ns() +
+                                             MEMBER_ANSWER_MS * 1000000);
+        rc = member_alloc(ms, i, tag, max_id, row_step, &e);
+        frond__store_sql_deadline(m->st, 0);
+      }
+      if (rc == 0) {
         member_up(m, i);
         ms->next = (unsigned)i + 1;
         return 0;

@@ -72,6 +72,10 @@ static void sql_close(frond_store *st) {
   "member int NOT NULL, members int NOT NULL)"
 #define MULTI_DDL_MYSQL MULTI_DDL " ENGINE=InnoDB"
 
+void frond__store_sql_deadline(frond_store *st, int64_t mono_ns) {
+  frond__db_set_deadline(DB(st), mono_ns);
+}
+
 void frond__store_sql_member(frond_store *st, int i, int n) {
   ((sql_store *)st)->member = i;
   ((sql_store *)st)->members = n;

@@ -7,9 +7,12 @@ stopped mid-run and started again: IDs keep coming from PostgreSQL while
 it is down, both serve again after, no ID twice. A node listing the same
 databases in another order is refused (STORE_MEMBER) on both setups.
 """
+import json
 import os
 import shutil
 import signal
+import socket
+import subprocess
 import sys
 import time
 
@@ -143,5 +146,82 @@ def test_pg_and_mariadb_one_down():
         shutil.rmtree(d, ignore_errors=True)
 
 
+class Proxy:
+    """The chaos suite's TCP proxy (tests/chaos/netproxy.py), one route."""
+
+    def __init__(self, target):
+        self.p = subprocess.Popen(
+            [sys.executable, os.path.join(ft.FROND_SRC, "tests", "chaos",
+                                          "netproxy.py"),
+             "--route", "db=" + target], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+        self.ports = json.loads(self.p.stdout.readline())
+
+    def set(self, mode):
+        s = socket.create_connection(("127.0.0.1", self.ports["control"]),
+                                     timeout=10)
+        s.sendall(("db %s\n" % mode).encode())
+        answer = s.makefile().readline().strip()
+        s.close()
+        ft.check(answer == "ok", "netproxy %s: %s" % (mode, answer))
+
+    def close(self):
+        self.p.stdin.close()
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+def test_silent_member():
+    """MariaDB behind a proxy that stops forwarding (a partition: the
+    server neither answers nor closes): the SQLite member serves on, each
+    attempt on the silent one bounded; after the partition heals, both
+    serve; no ID twice."""
+    my, proxy = None, None
+    d = ft.tempdir("frond-multi-")
+    try:
+        my = ft.MariaDB()
+        proxy = Proxy("127.0.0.1:%d" % my.port)
+        via = my.uri.replace(":%d/" % my.port,
+                             ":%d/" % proxy.ports["db"])
+        uri = "multi:sqlite://%s|%s" % (os.path.join(d, "a.db"), via)
+        create(uri, "m")
+        ld = seg.Load(Uri(uri), os.path.join(d, "p"), ["m"], "-t", "2",
+                      "-n", "0", "-k", "-p", "50", "-r", "300")
+        ld.wait_for(lambda l: l.startswith("count ")
+                    and int(l.split()[1]) >= 5000, 60, "5000 IDs")
+        proxy.set("blackhole")
+        c = ld.count
+        ld.wait_for(lambda l: l.startswith("count ")
+                    and int(l.split()[1]) >= c + 20000, 90,
+                    "20,000 IDs with MariaDB silent")
+        proxy.set("pass")
+        c = ld.count
+        back = int(my.sql("SELECT max_id FROM leaf_alloc "
+                          "WHERE biz_tag = 'm'").split()[0])
+        ld.wait_for(lambda l: l.startswith("count ")
+                    and int(l.split()[1]) >= c + 40000, 90,
+                    "40,000 IDs after the partition healed")
+        ld.p.send_signal(signal.SIGTERM)
+        ld.finish(timeout=30)
+        every = no_duplicates([ld])
+        ft.check("member 1 (mysql) failed" in ld.err,
+                 "the silent member's failure not logged: " + ld.err[-800:])
+        after = int(my.sql("SELECT max_id FROM leaf_alloc "
+                           "WHERE biz_tag = 'm'").split()[0])
+        ft.check(after > back, "MariaDB did not serve after the partition "
+                 "healed (%d, %d)" % (back, after))
+        print("silent member: %d IDs, SQLite %d, MariaDB %d, 0 duplicates"
+              % ((len(every),) + tuple(members_of(every, 2))))
+    finally:
+        if proxy is not None:
+            proxy.close()
+        if my is not None:
+            my.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    ft.main([test_two_sqlite_files, test_pg_and_mariadb_one_down])
+    ft.main([test_two_sqlite_files, test_pg_and_mariadb_one_down,
+             test_silent_member])
