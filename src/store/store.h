@@ -111,6 +111,8 @@ int frond__guard_alloc(frond_store *st, const char *tag, int64_t step,
 int64_t frond__guard_end(frond_store_guard *g, const char *tag);
 void frond__guard_note(frond_store_guard *g, const char *tag, int64_t end);
 uint64_t frond__guard_rollbacks(const frond_store_guard *g);
+/* Back to "nothing handed out" for tag. */
+void frond__guard_forget(frond_store_guard *g, const char *tag);
 /* Ranges refused by st's guard so far (thread-safe). */
 uint64_t frond__store_rollbacks(const frond_store *st);
 

@@ -367,6 +367,7 @@ static int multi_alloc(frond_store *st, const char *tag, int64_t step,
   multi_store *ms = MS(st);
   frond_error e;
   int pass, k, rc, missing = 0, failed = 0;
+  uint32_t tried = 0;
   char why[WHY_MAX] = "";
   if (step != 0)
     return frond__fail(err, FROND_EINVAL,
@@ -379,8 +380,9 @@ static int multi_alloc(frond_store *st, const char *tag, int64_t step,
     for (k = 0; k < ms->n; k++) {
       int i = (int)((ms->next + (unsigned)k) % (unsigned)ms->n);
       member *m = &ms->m[i];
-      if (m->refused || member_due(m) != !pass)
+      if (m->refused || member_due(m) != !pass || (tried >> i & 1))
         continue;
+      tried |= UINT32_C(1) << i;
       e.code = 0;
       e.message[0] = '\0';
       if ((rc = member_open(ms, i, &e)) == 0) {
@@ -557,10 +559,12 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
                            tag, (long long)r.step, i);
       existed++;
     } else if (rc != 0) {
+      char why[WHY_MAX];
+      snprintf(why, sizeof(why), "%s", err ? err->message : "failed");
       return frond__fail(err, rc,
                          "multi: member %d: %s (the tag exists on members "
                          "before it: create it again to complete)",
-                         i, err ? err->message : "failed");
+                         i, why);
     }
   }
   if (existed == ms->n)
@@ -586,6 +590,7 @@ static int multi_tag_delete(frond_store *st, const char *tag,
   int i, rc, gone = 0;
   if ((rc = all_members(ms, "deleting a tag", err)) != 0)
     return rc;
+  frond__guard_forget(ms->step, tag); /* a new tag may have a new step */
   for (i = 0; i < ms->n; i++) {
     rc = ms->m[i].st->methods->xTagDelete(ms->m[i].st, tag, err);
     if (rc == 0)
