@@ -29,6 +29,9 @@ struct frond_store {
                             ** and in a multi: store (its members guard) */
   int fixed_step;           /* allocate with step 0 only: the row's step is the
                             ** unit of the store's scheme (multi:) */
+  /* A backend whose allocations pass through guards of its own (multi:)
+  ** reports what they refused here; NULL: st->guard's. */
+  uint64_t (*xRollbacks)(const frond_store *st);
 };
 
 struct frond_store_methods {
@@ -87,7 +90,6 @@ int64_t frond__multi_local_start(int64_t start, int64_t b, int n);
 void frond__store_uri_shown(const char *uri, char *out, size_t len);
 /* Members of st (0 for a single database) and, bit i, those up. */
 int frond__store_members(frond_store *st, uint64_t *up);
-uint64_t frond__store_multi_rollbacks(const frond_store *st);
 /* Open a SQL store as member i of n of a multi: store: its ensure_schema
 ** records (i, n) in the database, or checks the recorded one. A plain
 ** SQL store refuses a database that is a member (STORE_MEMBER). */
@@ -126,7 +128,15 @@ int frond__store_register(const frond_store_methods *m);
 */
 extern int (*frond__store_fault)(frond_store *st, const char *op);
 
-/* The wrappers the core calls. They validate tags and pass through. */
+/* The wrappers' check for an injected fault (err in scope). */
+#define FROND__STORE_FAULT(st, op)                                             \
+  do {                                                                         \
+    int rc_;                                                                   \
+    if (frond__store_fault != NULL && (rc_ = frond__store_fault(st, op)) != 0) \
+      return frond__fail(err, rc_, "injected fault in store %s", op);          \
+  } while (0)
+
+/* The wrappers the core calls (store_call.c; open in store.c). */
 int frond__store_open(const char *uri, frond_store **out, frond_error *err);
 void frond__store_close(frond_store *st);
 int frond__store_ensure_schema(frond_store *st, frond_error *err);

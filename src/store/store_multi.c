@@ -75,8 +75,6 @@ typedef struct multi_store {
 
 #define MS(st) ((multi_store *)(st))
 
-int frond__store_multi_nocheck;
-
 /* ---- the URI ---- */
 
 int frond__store_multi_parse(const char *uri, frond_multi_uri *out,
@@ -214,8 +212,14 @@ static int member_open(multi_store *ms, int i, frond_error *err) {
                        m->engine, m->why);
   if (m->st != NULL)
     return 0;
-  if ((rc = frond__store_open(m->uri, &st, err)) != 0)
+  /* As frond__store_open (store.c) opens a SQL store, with its guard. */
+  if ((rc = frond__store_sql.xOpen(m->uri, &st, err)) != 0)
     goto fail;
+  if ((st->guard = frond__guard_new()) == NULL) {
+    frond__store_close(st);
+    rc = frond__fail(err, FROND_ENOMEM, NULL);
+    goto fail;
+  }
   frond__store_sql_member(st, i, ms->n);
   if ((rc = frond__store_ensure_schema(st, err)) != 0) {
     frond__store_close(st);
@@ -294,6 +298,8 @@ static int member_alloc(multi_store *ms, int i, const char *tag, int64_t *gend,
 
 /* ---- the backend ---- */
 
+static uint64_t multi_rollbacks(const frond_store *st);
+
 static void multi_close(frond_store *st) {
   multi_store *ms = MS(st);
   int i;
@@ -318,6 +324,7 @@ static int multi_open(const char *uri, frond_store **out, frond_error *err) {
   }
   ms->base.methods = &frond__store_multi;
   ms->base.fixed_step = 1;
+  ms->base.xRollbacks = multi_rollbacks;
   ms->n = u.n;
   for (i = 0; i < u.n; i++) {
     member *m = &ms->m[i];
@@ -603,7 +610,7 @@ static int multi_tag_delete(frond_store *st, const char *tag,
                             tag);
 }
 
-uint64_t frond__store_multi_rollbacks(const frond_store *st) {
+static uint64_t multi_rollbacks(const frond_store *st) {
   const multi_store *ms = (const multi_store *)st;
   uint64_t sum = 0;
   int i;

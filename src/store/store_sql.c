@@ -64,6 +64,8 @@ static void sql_close(frond_store *st) {
   free(st);
 }
 
+int frond__store_multi_nocheck;
+
 /* A multi: store's member records which member it is, once: the first
 ** node to open it writes (i, n), every later open compares. A plain store
 ** never opens a member (its local IDs are not the store's IDs). */
