@@ -15,7 +15,6 @@ uint64_t frond__store_rollbacks(const frond_store *st) {
   return st ? frond__guard_rollbacks(st->guard) : 0;
 }
 
-
 void frond__store_close(frond_store *st) {
   if (st != NULL) {
     frond__guard_free(st->guard);
@@ -49,4 +48,3 @@ int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
   FROND__STORE_FAULT(st, "get");
   return st->methods->xTagGet(st, tag, out, err);
 }
-
