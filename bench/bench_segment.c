@@ -12,6 +12,13 @@
 **    in-memory store inside this program). With a store URI, the same
 **    against it (make it slow first: scripts/pg.sh delay URI 100,
 **    scripts/mariadb.sh delay DIR 100).
+**
+**   bench_segment --stores NAME=URI...
+**
+** Only the latency table: the instant store, then each URI given (a
+** "slow+" before a URI: every allocation 100 ms later, a hook in this
+** program, for SQLite, which has no server to slow). bench/store/slow.sh
+** runs it for every engine, direct and slowed, in one run.
 ** Medians over repetitions; ratios against the reference.
 */
 #include "store/store.h"
@@ -69,6 +76,53 @@ static const frond_store_methods mem_methods = {
 static int mem_open(const char *uri, frond_store **out, frond_error *err) {
   *out = calloc(1, sizeof(**out));
   (*out)->methods = &mem_methods;
+  return 0;
+}
+
+/* ---- "slow+URI": the store of URI, every allocation 100 ms later ---- */
+
+typedef struct slow_store {
+  frond_store base;
+  frond_store *inner;
+} slow_store;
+
+#define INNER(st) (((slow_store *)(st))->inner)
+
+static int slow_open(const char *uri, frond_store **out, frond_error *err);
+static void slow_close(frond_store *st) {
+  frond__store_close(INNER(st));
+  free(st);
+}
+static int slow_schema(frond_store *st, frond_error *err) {
+  return frond__store_ensure_schema(INNER(st), err);
+}
+static int slow_alloc(frond_store *st, const char *tag, int64_t step,
+                      int64_t *max_id, int64_t *row_step, frond_error *err) {
+  frond__sleep_ns(100000000);
+  return frond__store_alloc(INNER(st), tag, step, max_id, row_step, err);
+}
+static int slow_list(frond_store *st, frond_tag_row **out, size_t *n,
+                     frond_error *err) {
+  return frond__store_tag_list(INNER(st), out, n, err);
+}
+static int slow_get(frond_store *st, const char *tag, frond_tag_row *out,
+                    frond_error *err) {
+  return frond__store_tag_get(INNER(st), tag, out, err);
+}
+static const frond_store_methods slow_methods = {
+    1,          "slow+",   "slow",   slow_open, slow_close, slow_schema,
+    slow_alloc, slow_list, slow_get, NULL,      NULL,       NULL};
+static int slow_open(const char *uri, frond_store **out, frond_error *err) {
+  slow_store *s = calloc(1, sizeof(*s));
+  int rc;
+  if (s == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  if ((rc = frond__store_open(uri + 5, &s->inner, err)) != 0) {
+    free(s);
+    return rc;
+  }
+  s->base.methods = &slow_methods;
+  *out = &s->base;
   return 0;
 }
 
@@ -178,12 +232,16 @@ typedef struct lat_cfg {
 
 static void lat_run(lat_cfg *c, int k, uint32_t *buf) {
   frond_seg *s;
+  frond_seg_stats before, after;
   lat one;
   delay_ns = 0;
   mem_step = c->step;
   s = open_seg(c->uri, c->step * 2);
   delay_ns = c->delay_ns;
+  frond_seg_stats_get(s, &before);
   one = latency(s, buf);
+  frond_seg_stats_get(s, &after);
+  one.allocs = (long)(after.loads - before.loads);
   frond_seg_close(s);
   c->p50[k] = one.p50;
   c->p999[k] = one.p999;
@@ -192,13 +250,82 @@ static void lat_run(lat_cfg *c, int k, uint32_t *buf) {
   c->allocs += one.allocs;
 }
 
+/* The row of tag "bench" with step 8,000,000 in the store of uri. */
+static int bench_tag(const char *uri) {
+  frond_store *st;
+  frond_error e;
+  const char *plain = strncmp(uri, "slow+", 5) == 0 ? uri + 5 : uri;
+  if (frond_store_open(&st, plain, &e) != 0) {
+    fprintf(stderr, "bench_segment: %s\n", e.message);
+    return 1;
+  }
+  if (frond_store_tag_create(st, "bench", 8000000, 1, "bench", &e) != 0 &&
+      frond_store_tag_set_step(st, "bench", 8000000, &e) != 0) {
+    fprintf(stderr, "bench_segment: %s\n", e.message);
+    frond_store_close(st);
+    return 1;
+  }
+  frond_store_close(st);
+  return 0;
+}
+
+static void lat_table(lat_cfg *cfg, int ncfg) {
+  int c;
+  printf("latency of frond_seg_next over %d calls (median of %d runs, "
+         "interleaved; row step 8,000,000)\n",
+         LAT_CALLS, LAT_REPS);
+  printf("  %-26s %9s %9s %12s %7s %7s %8s\n", "store", "p50 ns", "p99.9 ns",
+         "max ns", "loads", "errors", "p99.9/");
+  for (c = 0; c < ncfg; c++) {
+    double p999 = median(cfg[c].p999, LAT_REPS);
+    printf("  %-26s %9.0f %9.0f %12.0f %7ld %7ld %8.2f\n", cfg[c].name,
+           median(cfg[c].p50, LAT_REPS), p999, median(cfg[c].max, LAT_REPS),
+           cfg[c].allocs, cfg[c].errors, p999 / median(cfg[0].p999, LAT_REPS));
+  }
+}
+
+/* --stores NAME=URI...: the instant store, then each URI. */
+static int stores(int n, char **args, uint32_t *buf) {
+  lat_cfg cfg[13];
+  int ncfg = 1, k, c;
+  memset(cfg, 0, sizeof(cfg));
+  cfg[0].name = "instant";
+  cfg[0].uri = "mem:";
+  cfg[0].step = 8000000;
+  for (k = 0; k < n && ncfg < 13; k++) {
+    char *eq = strchr(args[k], '=');
+    if (eq == NULL) {
+      fprintf(stderr, "bench_segment: --stores NAME=URI ...\n");
+      return 2;
+    }
+    *eq = '\0';
+    cfg[ncfg].name = args[k];
+    cfg[ncfg].uri = eq + 1;
+    cfg[ncfg].step = 8000000;
+    if (bench_tag(cfg[ncfg].uri) != 0)
+      return 1;
+    ncfg++;
+  }
+  for (k = 0; k < LAT_REPS; k++)
+    for (c = 0; c < ncfg; c++)
+      lat_run(&cfg[c], k, buf);
+  lat_table(cfg, ncfg);
+  printf("  p99.9/: ratio to the instant store; loads: store allocations "
+         "during\n  the timed calls of all runs\n");
+  free(buf);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   double a1[REPS], a2[REPS], s1[REPS], s2[REPS], ref1, ref2, seg1, seg2;
   long allocs0;
   uint32_t *buf = malloc(sizeof(uint32_t) * LAT_CALLS);
   int k;
   frond__store_register(&mem_methods);
+  frond__store_register(&slow_methods);
   frond_log_set(NULL, NULL, FROND_LOG_ERROR);
+  if (argc > 1 && strcmp(argv[1], "--stores") == 0)
+    return stores(argc - 2, argv + 2, buf);
 
   /* Throughput: row step 1000 growing to the default max_step. */
   mem_step = 1000;
@@ -280,20 +407,10 @@ int main(int argc, char **argv) {
   for (k = 0; k < LAT_REPS; k++)
     for (c = 0; c < ncfg; c++)
       lat_run(&cfg[c], k, buf);
-  printf("latency of frond_seg_next over %d calls (median of %d runs, "
-         "interleaved; row step 8,000,000)\n",
-         LAT_CALLS, LAT_REPS);
-  printf("  %-26s %9s %9s %12s %7s %7s %8s\n", "store", "p50 ns", "p99.9 ns",
-         "max ns", "loads", "errors", "p99.9/");
-  for (c = 0; c < ncfg; c++) {
-    double p999 = median(cfg[c].p999, LAT_REPS);
-    printf("  %-26s %9.0f %9.0f %12.0f %7ld %7ld %8.2f\n", cfg[c].name,
-           median(cfg[c].p50, LAT_REPS), p999, median(cfg[c].max, LAT_REPS),
-           cfg[c].allocs, cfg[c].errors, p999 / median(cfg[0].p999, LAT_REPS));
-  }
+  lat_table(cfg, ncfg);
   printf("  (*) too small a step for this rate: calls wait for the store\n"
-         "  p99.9/: ratio to the instant store; loads: store allocations in\n"
-         "  all runs (not counted for the store given)\n");
+         "  p99.9/: ratio to the instant store; loads: store allocations "
+         "during\n  the timed calls of all runs\n");
   free(buf);
   return 0;
 }

@@ -10,9 +10,13 @@
 ** taken apart has a port in 1..65535, a database without '/', an
 ** absolute socket path, every string inside the caller's buffer, and a
 ** buffer one byte short is refused, never overrun; a refused URI with a
-** password never shows it.
+** password never shows it. A multi: URI is split into 2 to 16 members,
+** each a non-empty slice of the input between '|' (or its ends), each
+** accepted by the grammar above; when it is refused, a member's password
+** never shows.
 */
 #include "store/db.h"
+#include "store/store.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -96,6 +100,63 @@ static void mysql_parts(const char *uri) {
   free(buf);
 }
 
+/* The multi: grammar: members tile the input after "multi:". */
+static void multi_parts(const char *uri) {
+  frond_multi_uri m;
+  frond_error e = {0, ""};
+  size_t len = strlen(uri), at = 6, from, to;
+  int i, rc = frond__store_multi_parse(uri, &m, &e);
+  if (rc != 0) {
+    const char *p;
+    if (rc != FROND_ESTORE_URI || e.message[0] == '\0' ||
+        strchr(e.message, '\n') != NULL)
+      abort();
+    /* A marked password in the first member that has one never shows (a
+    ** SQLite member has none: its text is a path). */
+    for (p = uri + (strncmp(uri, "multi:", 6) == 0 ? 6 : len); *p;) {
+      size_t n = strcspn(p, "|");
+      char *piece = strndup(p, n);
+      if (piece != NULL && strncmp(piece, "sqlite:", 7) != 0 &&
+          frond__db_uri_password(piece, &from, &to) && to > from) {
+        size_t off = (size_t)(p - uri);
+        char *marked = malloc(len + 16);
+        frond_error f = {0, ""};
+        if (marked != NULL && memchr(uri, '~', len) == NULL) {
+          snprintf(marked, len + 16, "%.*s~PW~%s", (int)(off + from), uri,
+                   uri + off + to);
+          if (frond__store_multi_parse(marked, &m, &f) != 0 &&
+              strstr(f.message, "~PW~") != NULL)
+            abort();
+        }
+        free(marked);
+        free(piece);
+        break;
+      }
+      free(piece);
+      p += n + (p[n] == '|');
+    }
+    return;
+  }
+  if (strncmp(uri, "multi:", 6) != 0 || m.n < 2 || m.n > FROND_STORE_MULTI_MAX)
+    abort();
+  for (i = 0; i < m.n; i++) {
+    char *piece;
+    frond_db_uri u;
+    if (m.start[i] != at || m.len[i] == 0 ||
+        memchr(uri + at, '|', m.len[i]) != NULL)
+      abort();
+    at += m.len[i];
+    if (uri[at] != (i + 1 < m.n ? '|' : '\0'))
+      abort();
+    at++;
+    if ((piece = strndup(uri + m.start[i], m.len[i])) == NULL)
+      return;
+    if (frond__db_uri_parse(piece, &u, NULL) != 0 || u.memory)
+      abort();
+    free(piece);
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *uri = malloc(size + 1);
   frond_db_uri u, v;
@@ -142,6 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   }
   mysql_parts(uri);
+  multi_parts(uri);
   free(uri);
   return 0;
 }

@@ -75,7 +75,8 @@ extern "C" {
   XX(24, KEY_INVALID, "missing or invalid key")                                \
   XX(25, ID_TOO_LARGE, "ID does not fit the format's width")                   \
   XX(26, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")      \
-  XX(27, WOULD_BLOCK, "the call would wait on the store")
+  XX(27, WOULD_BLOCK, "the call would wait on the store")                      \
+  XX(28, STORE_MEMBER, "database is another member of a multi: store")
 
 typedef enum {
   FROND_OK = 0,
@@ -531,6 +532,10 @@ typedef struct frond_seg_stats {
   ** already taken (the row went back: a failover that lost writes),
   ** refused and replaced by a range above (docs/segment.md). */
   uint64_t rollbacks;
+  /* A multi: store's members (0 for a single database) and, bit i set,
+  ** those whose last call worked (docs/segment.md). */
+  unsigned store_members;
+  uint64_t store_members_up;
 } frond_seg_stats;
 FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
 

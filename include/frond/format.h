@@ -1,6 +1,6 @@
 /*
-** frond/format.h -- ID formats: order numbers, daily sequences, UUIDv7, UUIDv4,
-*ULID, ObjectId.
+** frond/format.h -- ID formats: order numbers, daily sequences, UUIDv7,
+** UUIDv4, ULID, ObjectId.
 ** Part of frond.h, which includes it; see the conventions there.
 */
 #ifndef FROND_FROND_FORMAT_H

@@ -78,6 +78,8 @@ static void request_load(frond_seg *s, seg_tag *t) {
 ** Expects t->mu held. */
 static int64_t next_step(frond_seg *s, seg_tag *t) {
   int64_t dur, step, cap = t->max_step > 0 ? t->max_step : s->o.max_step;
+  if (s->store->fixed_step)
+    return 0; /* the row's step is the store's unit (multi:) */
   if (t->last_load_ms == 0 || t->step == 0)
     return 0;
   dur = now_ms(s) - t->last_load_ms;
@@ -667,4 +669,6 @@ void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
       atomic_load_explicit(&s->unavailable, memory_order_relaxed);
   out->store_ok = atomic_load_explicit(&s->store_ok, memory_order_relaxed);
   out->rollbacks = frond__store_rollbacks(s->store);
+  out->store_members =
+      (unsigned)frond__store_members(s->store, &out->store_members_up);
 }

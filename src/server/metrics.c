@@ -200,6 +200,14 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                          "Ranges the store handed out below one already "
                          "taken (the row went back), refused.",
                          ss.rollbacks);
+  if (ss.store_members > 0) {
+    frond__buf_printf(b, "# HELP frond_store_member_up 1 when the last call "
+                         "to a member of a multi: store worked.\n# TYPE "
+                         "frond_store_member_up gauge\n");
+    for (i = 0; i < ss.store_members; i++)
+      frond__buf_printf(b, "frond_store_member_up{member=\"%zu\"} %d\n", i,
+                        (int)(ss.store_members_up >> i & 1));
+  }
   frond__buf_printf(b, "# HELP frond_segment_step Step of the tag's next "
                        "load.\n# TYPE frond_segment_step gauge\n");
   for (i = 0; i < ntags; i++) {

@@ -20,6 +20,7 @@
 #include "base/base.h"
 #include "core/core.h"
 #include "core/high_water.h"
+#include "store/store.h"
 #include "server/server.h"
 
 #include <errno.h>
@@ -241,6 +242,7 @@ static int open_listeners(frond__server *srv, frond__worker *w,
 
 static int start(frond__server *srv) {
   frond_error err = {0, ""};
+  char shown[1100];
   int64_t wait_ms;
   int i, r;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -328,13 +330,13 @@ static int start(frond__server *srv) {
       goto fail;
     }
   }
-  frond_log(FROND_LOG_INFO,
-            "listening on %s (http), %s (resp), node %llu, layout %s, "
-            "%d threads, store %s",
-            srv->cfg.listen,
-            srv->ep[1].addr.port ? srv->cfg.resp_listen : "off",
-            (unsigned long long)srv->node, srv->layout.name, srv->nworkers,
-            srv->cfg.store);
+  frond__store_uri_shown(srv->cfg.store, shown, sizeof(shown));
+  frond_log(
+      FROND_LOG_INFO,
+      "listening on %s (http), %s (resp), node %llu, layout %s, "
+      "%d threads, store %s",
+      srv->cfg.listen, srv->ep[1].addr.port ? srv->cfg.resp_listen : "off",
+      (unsigned long long)srv->node, srv->layout.name, srv->nworkers, shown);
   return 0;
 fail:
   frond_log(FROND_LOG_ERROR, "cannot start: %s: %s", frond_err_name(err.code),

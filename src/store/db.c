@@ -55,8 +55,8 @@ static const struct {
 };
 
 #define EXPECTED                                                               \
-  "sqlite:///abs/path.db, sqlite:relative.db, postgresql://... or "            \
-  "mysql://..."
+  "sqlite:///abs/path.db, sqlite:relative.db, postgresql://..., "              \
+  "mysql://... or multi:URI|URI..."
 
 /* uri for a message, at most len - 1 bytes, its password as "***". */
 static void redact(const char *uri, char *out, size_t len) {
@@ -566,6 +566,16 @@ void frond__db_rollback(frond_db *db) {
   db->m->xRollback(db);
   db->in_tx = 0;
   db->tx_failed = 0;
+}
+
+int frond__db_table_exists(frond_db *db, const char *name, int *exists,
+                           frond_error *err) {
+  frond_db_result r = {0};
+  frond_db_arg a = frond__db_text(name);
+  int rc = frond__db_exec(db, db->m->zTableExists, &a, 1, &r, err);
+  *exists = rc == 0 && r.nrows > 0;
+  frond__db_result_free(&r);
+  return rc;
 }
 
 int frond__db_ensure_table(frond_db *db, const char *name, const char *ddl,

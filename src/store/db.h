@@ -286,6 +286,9 @@ void frond__db_rollback(frond_db *db);
 ** the layer's transactions on (a MyISAM table on MySQL). */
 int frond__db_ensure_table(frond_db *db, const char *name, const char *ddl,
                            frond_error *err);
+/* Whether table `name` exists, into *exists. */
+int frond__db_table_exists(frond_db *db, const char *name, int *exists,
+                           frond_error *err);
 
 /* ---- the engine interface (one file per engine) ---- */
 

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int (*frond__store_fault)(frond_store *st, const char *op);
-
 /* Registered backends (fakes in tests); the SQL store takes the rest. */
 static const frond_store_methods *backends[8];
 static size_t nbackends;
+
+/* Built-in backends that own a scheme. */
+static const frond_store_methods *const builtin[] = {&frond__store_multi};
 
 int frond__store_register(const frond_store_methods *m) {
   if (nbackends == FROND__ARRAY_SIZE(backends))
@@ -59,6 +60,9 @@ static int open_backend(const char *uri, frond_store **out, frond_error *err) {
     if (strncmp(uri, scheme, strlen(scheme)) == 0)
       return backends[i]->xOpen(uri, out, err);
   }
+  for (i = 0; i < FROND__ARRAY_SIZE(builtin); i++)
+    if (strncmp(uri, builtin[i]->zScheme, strlen(builtin[i]->zScheme)) == 0)
+      return builtin[i]->xOpen(uri, out, err);
   return frond__store_sql.xOpen(uri, out, err);
 }
 
@@ -69,57 +73,14 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
     uri = FROND_STORE_DEFAULT;
   if ((rc = open_backend(uri, out, err)) != 0)
     return rc;
+  if ((*out)->xRollbacks != NULL)
+    return 0; /* guards of its own (multi:'s members) */
   if (((*out)->guard = frond__guard_new()) == NULL) {
     (*out)->methods->xClose(*out);
     *out = NULL;
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
   return 0;
-}
-
-uint64_t frond__store_rollbacks(const frond_store *st) {
-  return st ? frond__guard_rollbacks(st->guard) : 0;
-}
-
-#define FAULT(st, op)                                                          \
-  do {                                                                         \
-    int rc_;                                                                   \
-    if (frond__store_fault != NULL && (rc_ = frond__store_fault(st, op)) != 0) \
-      return frond__fail(err, rc_, "injected fault in store %s", op);          \
-  } while (0)
-
-void frond__store_close(frond_store *st) {
-  if (st != NULL) {
-    frond__guard_free(st->guard);
-    st->guard = NULL;
-    st->methods->xClose(st);
-  }
-}
-
-int frond__store_ensure_schema(frond_store *st, frond_error *err) {
-  FAULT(st, "ensure_schema");
-  return st->methods->xEnsureSchema(st, err);
-}
-
-int frond__store_alloc(frond_store *st, const char *tag, int64_t step,
-                       int64_t *max_id, int64_t *row_step, frond_error *err) {
-  FAULT(st, "alloc");
-  if (step < 0)
-    return frond__fail(err, FROND_EINVAL, "negative step %lld",
-                       (long long)step);
-  return frond__guard_alloc(st, tag, step, max_id, row_step, err);
-}
-
-int frond__store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
-                          frond_error *err) {
-  FAULT(st, "list");
-  return st->methods->xTagList(st, out, n, err);
-}
-
-int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
-                         frond_error *err) {
-  FAULT(st, "get");
-  return st->methods->xTagGet(st, tag, out, err);
 }
 
 /* Public administration API. */
@@ -163,7 +124,7 @@ int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
   if (description != NULL && strlen(description) > 256)
     return frond__fail(err, FROND_EINVAL,
                        "description is longer than 256 bytes");
-  FAULT(st, "create");
+  FROND__STORE_FAULT(st, "create");
   return st->methods->xTagCreate(st, tag, step, start, description, err);
 }
 
@@ -185,7 +146,7 @@ int frond_store_tag_set_step(frond_store *st, const char *tag, int64_t step,
   int rc;
   if ((rc = tag_check(tag, err)) != 0 || (rc = step_check(step, err)) != 0)
     return rc;
-  FAULT(st, "set_step");
+  FROND__STORE_FAULT(st, "set_step");
   return st->methods->xTagSetStep(st, tag, step, err);
 }
 
@@ -193,7 +154,7 @@ int frond_store_tag_delete(frond_store *st, const char *tag, frond_error *err) {
   int rc;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
-  FAULT(st, "delete");
+  FROND__STORE_FAULT(st, "delete");
   return st->methods->xTagDelete(st, tag, err);
 }
 

@@ -25,7 +25,13 @@ typedef struct frond_store_guard frond_store_guard;
 struct frond_store {
   const frond_store_methods *methods;
   frond_store_guard *guard; /* the wrappers' (store_guard.c); NULL in a
-                            ** backend that is not opened through them */
+                            ** backend that is not opened through them,
+                            ** and in a multi: store (its members guard) */
+  int fixed_step;           /* allocate with step 0 only: the row's step is the
+                            ** unit of the store's scheme (multi:) */
+  /* A backend whose allocations pass through guards of its own (multi:)
+  ** reports what they refused here; NULL: st->guard's. */
+  uint64_t (*xRollbacks)(const frond_store *st);
 };
 
 struct frond_store_methods {
@@ -58,6 +64,41 @@ struct frond_store_methods {
 /* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
 extern const frond_store_methods frond__store_sql;
 
+/* Several independent databases (store_multi.c): "multi:" then 2 to
+** FROND_STORE_MULTI_MAX member URIs separated by '|' (a character no
+** member URI has unescaped: RFC 3986 leaves it out, and a SQLite path
+** with one cannot be a member). */
+extern const frond_store_methods frond__store_multi;
+#define FROND_STORE_MULTI_MAX 16
+#define FROND_STORE_URI_MAX 4096
+typedef struct frond_multi_uri {
+  int n;
+  size_t start[FROND_STORE_MULTI_MAX], len[FROND_STORE_MULTI_MAX];
+} frond_multi_uri;
+/* Split a multi: URI and check every member's grammar; a pure function,
+** fuzzed. 0 or STORE_URI. */
+int frond__store_multi_parse(const char *uri, frond_multi_uri *out,
+                             frond_error *err);
+/* Block interleaving: member i of n's local block starting at lstart
+** (1 + q*b) is global block q*n + i; its first ID into *gstart. -1 when
+** lstart is not on a block boundary or the block passes the bigint range. */
+int frond__multi_map(int64_t lstart, int64_t b, int i, int n, int64_t *gstart);
+/* The local max_id of a new tag's rows: the first block boundary whose
+** global blocks all start at or above start. -1 past the range. */
+int64_t frond__multi_local_start(int64_t start, int64_t b, int n);
+/* A store URI for the log, every member's password shown as "***". */
+void frond__store_uri_shown(const char *uri, char *out, size_t len);
+/* Members of st (0 for a single database) and, bit i, those up. */
+int frond__store_members(frond_store *st, uint64_t *up);
+/* Open a SQL store as member i of n of a multi: store: its ensure_schema
+** records (i, n) in the database, or checks the recorded one. A plain
+** SQL store refuses a database that is a member (STORE_MEMBER). */
+void frond__store_sql_member(frond_store *st, int i, int n);
+/* Cap every answer of the SQL store st at mono_ns (0: lift the cap). */
+void frond__store_sql_deadline(frond_store *st, int64_t mono_ns);
+/* Tests only: skip the members' identity check (to show what it stops). */
+extern int frond__store_multi_nocheck;
+
 /* The rollback guard (store_guard.c): frond__store_alloc accepts a range
 ** only above every range it handed out before for the tag; a lower one
 ** (the row went back: a failover that lost writes) is logged, counted,
@@ -72,6 +113,8 @@ int frond__guard_alloc(frond_store *st, const char *tag, int64_t step,
 int64_t frond__guard_end(frond_store_guard *g, const char *tag);
 void frond__guard_note(frond_store_guard *g, const char *tag, int64_t end);
 uint64_t frond__guard_rollbacks(const frond_store_guard *g);
+/* Back to "nothing handed out" for tag. */
+void frond__guard_forget(frond_store_guard *g, const char *tag);
 /* Ranges refused by st's guard so far (thread-safe). */
 uint64_t frond__store_rollbacks(const frond_store *st);
 
@@ -85,7 +128,15 @@ int frond__store_register(const frond_store_methods *m);
 */
 extern int (*frond__store_fault)(frond_store *st, const char *op);
 
-/* The wrappers the core calls. They validate tags and pass through. */
+/* The wrappers' check for an injected fault (err in scope). */
+#define FROND__STORE_FAULT(st, op)                                             \
+  do {                                                                         \
+    int rc_;                                                                   \
+    if (frond__store_fault != NULL && (rc_ = frond__store_fault(st, op)) != 0) \
+      return frond__fail(err, rc_, "injected fault in store %s", op);          \
+  } while (0)
+
+/* The wrappers the core calls (store_call.c; open in store.c). */
 int frond__store_open(const char *uri, frond_store **out, frond_error *err);
 void frond__store_close(frond_store *st);
 int frond__store_ensure_schema(frond_store *st, frond_error *err);

@@ -98,6 +98,12 @@ int64_t frond__guard_end(frond_store_guard *g, const char *tag) {
   return m ? m->end : 0;
 }
 
+void frond__guard_forget(frond_store_guard *g, const char *tag) {
+  mark *m = g ? find(g, tag, 0) : NULL;
+  if (m != NULL)
+    m->end = 0;
+}
+
 void frond__guard_note(frond_store_guard *g, const char *tag, int64_t end) {
   mark *m = g ? find(g, tag, 1) : NULL;
   if (m != NULL && end > m->end)

@@ -24,6 +24,7 @@
 typedef struct sql_store {
   frond_store base;
   frond_db *db;
+  int member, members; /* of a multi: store; members 0: a plain store */
 } sql_store;
 
 #define DB(st) (((sql_store *)(st))->db)
@@ -63,11 +64,81 @@ static void sql_close(frond_store *st) {
   free(st);
 }
 
+int frond__store_multi_nocheck;
+
+/* A multi: store's member records which member it is, once: the first
+** node to open it writes (i, n), every later open compares. A plain store
+** never opens a member (its local IDs are not the store's IDs). */
+#define MULTI_DDL                                                              \
+  "CREATE TABLE IF NOT EXISTS frond_multi (id int NOT NULL PRIMARY KEY, "      \
+  "member int NOT NULL, members int NOT NULL)"
+#define MULTI_DDL_MYSQL MULTI_DDL " ENGINE=InnoDB"
+
+void frond__store_sql_deadline(frond_store *st, int64_t mono_ns) {
+  frond__db_set_deadline(DB(st), mono_ns);
+}
+
+void frond__store_sql_member(frond_store *st, int i, int n) {
+  ((sql_store *)st)->member = i;
+  ((sql_store *)st)->members = n;
+}
+
+static int member_check(frond_store *st, int mysql, frond_error *err) {
+  sql_store *s = (sql_store *)st;
+  frond_db_result r = {0};
+  frond_db_arg a[2];
+  int64_t i = -1, n = 0;
+  int rc, exists = 0;
+  if (s->members == 0) {
+    if ((rc = frond__db_table_exists(s->db, "frond_multi", &exists, err)) != 0)
+      return rc;
+    if (!exists)
+      return 0;
+  } else {
+    if (frond__store_multi_nocheck)
+      return 0;
+    a[0] = frond__db_int(s->member);
+    a[1] = frond__db_int(s->members);
+    if ((rc = frond__db_ensure_table(s->db, "frond_multi",
+                                     mysql ? MULTI_DDL_MYSQL : MULTI_DDL,
+                                     err)) != 0 ||
+        ((rc = frond__db_exec(s->db,
+                              "INSERT INTO frond_multi (id, member, members) "
+                              "VALUES (1, $1, $2)",
+                              a, 2, NULL, err)) != 0 &&
+         frond__db_error_class(s->db) != FROND_DB_UNIQUE))
+      return rc;
+  }
+  rc = frond__db_exec(s->db,
+                      "SELECT member, members FROM frond_multi "
+                      "WHERE id = 1",
+                      NULL, 0, &r, err);
+  if (rc == 0 && r.nrows == 1 && frond__db_get_int(&r, 0, 0, &i, err) == 0 &&
+      frond__db_get_int(&r, 0, 1, &n, err) == 0) {
+    if (s->members == 0)
+      rc = frond__fail(err, FROND_ESTORE_MEMBER,
+                       "this database is member %lld of %lld of a multi: "
+                       "store; open it only through that multi: URI",
+                       (long long)i, (long long)n);
+    else if (i != s->member || n != s->members)
+      rc = frond__fail(err, FROND_ESTORE_MEMBER,
+                       "the database listed as member %d of %d is member "
+                       "%lld of %lld: every node must list the same databases "
+                       "in the same order",
+                       s->member, s->members, (long long)i, (long long)n);
+  } else if (rc == 0) {
+    rc = frond__fail(err, FROND_ESTORE, "frond_multi: no row 1");
+  }
+  frond__db_result_free(&r);
+  return rc;
+}
+
 static int sql_ensure_schema(frond_store *st, frond_error *err) {
   int mysql = strcmp(frond__db_engine(DB(st)), "mysql") == 0;
-  return frond__db_ensure_table(
+  int rc = frond__db_ensure_table(
       DB(st), "leaf_alloc",
       mysql ? FROND__LEAF_ALLOC_DDL_MYSQL : FROND__LEAF_ALLOC_DDL, err);
+  return rc != 0 ? rc : member_check(st, mysql, err);
 }
 
 static int sql_alloc(frond_store *st, const char *tag, int64_t step,

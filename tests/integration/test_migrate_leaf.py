@@ -107,19 +107,29 @@ def test_switch_in_place():
         # Frond nodes start beside Leaf's, and Leaf keeps allocating while
         # they serve (started once they are up: a slow start must not let
         # Leaf's loop end before Frond serves anything).
-        servers = [ft.Server(store=store, extra=["--layout", "twitter"])
+        # A loaded machine can take longer than the default 50 ms for an
+        # allocation: the test is about the mix, not the wait.
+        servers = [ft.Server(store=store, extra=["--layout", "twitter",
+                                                 "--segment-wait-ms", "10000"])
                    for _ in range(2)]
         leaf_procs = [leaf_loop(my, BUSY, 25), leaf_loop(my, TAG, 10)]
         ids = {(s, t): [] for s in range(2) for t in (TAG, BUSY)}
         errors = []
-        threads = [threading.Thread(target=fetch, args=(
-            servers[s], t, REQUESTS, ids[(s, t)], errors))
-            for (s, t) in ids]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
-        during = {BUSY: segments_of(leaf_procs[0]),
+        mid = []
+        for half in range(2):
+            threads = [threading.Thread(target=fetch, args=(
+                servers[s], t, REQUESTS // 2, ids[(s, t)], errors))
+                for (s, t) in ids]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(300)
+            if half == 0:
+                # One Leaf allocation certainly between Frond's two halves
+                # (the loops above may, on a loaded machine, run wholly
+                # before or after the fetches).
+                mid = [leaf.next_segment(BUSY) for _ in range(3)]
+        during = {BUSY: segments_of(leaf_procs[0]) + mid,
                   TAG: segments_of(leaf_procs[1])}
         ft.check(not errors, "answers that are not Leaf's: %s" % errors[:3])
 

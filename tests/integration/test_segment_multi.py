@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""
+A multi: store (several independent databases handing out disjoint IDs):
+two SQLite files under 2 processes; then PostgreSQL and MariaDB (started
+by scripts/ in temp dirs) under 2 processes x 2 threads with MariaDB
+stopped mid-run and started again: IDs keep coming from PostgreSQL while
+it is down, both serve again after, no ID twice. A node listing the same
+databases in another order is refused (STORE_MEMBER) on both setups.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+import test_segment_sqlite as seg  # noqa: E402
+
+STEP = 500
+
+
+class Uri:
+    def __init__(self, uri):
+        self.uri = uri
+
+
+def members_of(ids, n, step=STEP):
+    """How many IDs each member served (block (id-1)//step, modulo n)."""
+    count = [0] * n
+    for i in ids:
+        count[(i - 1) // step % n] += 1
+    return count
+
+
+def no_duplicates(loads, tag_index=0):
+    every = []
+    for ld in loads:
+        for ids in ld.ids(tag_index):
+            every.extend(ids)
+    every.sort()
+    dups = [every[i] for i in range(1, len(every))
+            if every[i] == every[i - 1]]
+    ft.check(not dups, "%d IDs issued twice in %d (the first: %d)"
+             % (len(dups), len(every), dups[0] if dups else 0))
+    ft.check(every and every[0] >= 1, "no IDs, or one below 1")
+    return every
+
+
+def row_moves(my, since, timeout=60):
+    """Wait until MariaDB's row of tag m is past since (the member serves
+    again once its backoff, at most 8 s, has passed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = int(my.sql("SELECT max_id FROM leaf_alloc "
+                         "WHERE biz_tag = 'm'").split()[0])
+        if now > since:
+            return now
+        time.sleep(0.5)
+    raise ft.Failure("MariaDB did not serve again within %ds" % timeout)
+
+
+def create(uri, tag):
+    r = ft.run(["tag", "create", tag, "--step", str(STEP), "--store", uri])
+    ft.check(r.returncode == 0, "tag create: " + r.stderr)
+
+
+def refused_swapped(first, second):
+    r = ft.run(["tag", "list", "--store", "multi:%s|%s" % (second, first)])
+    ft.check(r.returncode != 0 and "STORE_MEMBER" in r.stderr
+             and "same order" in r.stderr,
+             "swapped order not refused: %d %s" % (r.returncode, r.stderr))
+
+
+def test_two_sqlite_files():
+    """2 processes x 2 threads, 40,000 IDs each: none twice, both members
+    serve; swapped order and a member as a plain store are refused."""
+    d = ft.tempdir("frond-multi-")
+    try:
+        a, b = ("sqlite://" + os.path.join(d, n) for n in ("a.db", "b.db"))
+        uri = "multi:%s|%s" % (a, b)
+        create(uri, "m")
+        loads = [seg.Load(Uri(uri), os.path.join(d, "p%d" % i), ["m"],
+                          "-t", "2", "-n", "20000", "-w", "3000")
+                 for i in range(2)]
+        for ld in loads:
+            ld.finish()
+        every = no_duplicates(loads)
+        ft.check(len(every) == 80000, "%d IDs" % len(every))
+        share = members_of(every, 2)
+        ft.check(min(share) > 0, "one member served nothing: %r" % share)
+        refused_swapped(a, b)
+        r = ft.run(["tag", "list", "--store", a])
+        ft.check(r.returncode != 0 and "STORE_MEMBER" in r.stderr,
+                 "a member opened as a plain store: " + r.stderr)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_pg_and_mariadb_one_down():
+    """PostgreSQL + MariaDB; MariaDB stopped under load and started again:
+    IDs keep coming while it is down, it serves again after, no ID twice."""
+    pg, my = ft.Postgres(), None
+    d = ft.tempdir("frond-multi-")
+    try:
+        my = ft.MariaDB()
+        uri = "multi:%s|%s" % (pg.uri, my.uri)
+        create(uri, "m")
+        refused_swapped(pg.uri, my.uri)
+        # About 10,000 IDs/s per process, 500-ID blocks.
+        loads = [seg.Load(Uri(uri), os.path.join(d, "p%d" % i), ["m"],
+                          "-t", "2", "-n", "0", "-k", "-p", "50",
+                          "-r", "300")
+                 for i in range(2)]
+        for ld in loads:
+            ld.wait_for(lambda l: l.startswith("count ")
+                        and int(l.split()[1]) >= 5000, 60, "5000 IDs")
+        my.stop()
+        down_at = [ld.count for ld in loads]
+        for ld, c in zip(loads, down_at):
+            ld.wait_for(lambda l, c=c: l.startswith("count ")
+                        and int(l.split()[1]) >= c + 20000, 60,
+                        "20,000 IDs with MariaDB down")
+        time.sleep(1)
+        my.start()
+        back_row = int(my.sql("SELECT max_id FROM leaf_alloc "
+                              "WHERE biz_tag = 'm'").split()[0])
+        row_moves(my, back_row)
+        up_at = [ld.count for ld in loads]
+        for ld, c in zip(loads, up_at):
+            ld.wait_for(lambda l, c=c: l.startswith("count ")
+                        and int(l.split()[1]) >= c + 20000, 90,
+                        "20,000 IDs after MariaDB came back")
+        for ld in loads:
+            ld.p.send_signal(signal.SIGTERM)
+            ld.finish(timeout=30)
+        every = no_duplicates(loads)
+        err = "".join(ld.err for ld in loads)
+        ft.check("multi: member 1 (" in err and ") failed" in err,
+                 "MariaDB's failure not logged: " + err[-800:])
+        ft.check(") works again" in err,
+                 "MariaDB not back in the log: " + err[-800:])
+        share = members_of(every, 2)
+        ft.check(min(share) > 0, "one member served nothing: %r" % share)
+        print("multi: %d IDs, PostgreSQL %d, MariaDB %d, 0 duplicates"
+              % (len(every), share[0], share[1]))
+    finally:
+        pg.close()
+        if my is not None:
+            my.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_admin_api_and_refused_start():
+    """A server on a multi: store: tags created, read, listed and deleted
+    over the admin API, the step's change refused, IDs on both paths, the
+    members' health in /metrics; a server listing the members in the
+    other order does not start."""
+    d = ft.tempdir("frond-multi-")
+    srv = None
+    try:
+        a, b = ("sqlite://" + os.path.join(d, n) for n in ("a.db", "b.db"))
+        srv = ft.Server(store="multi:%s|%s" % (a, b))
+        st, _, body = srv.request("POST", "/v1/tags",
+                                  json.dumps({"tag": "x", "step": 100}))
+        ft.check(st == 201, "create: %d %r" % (st, body))
+        got = []
+        for _ in range(3):
+            st, _, body = srv.request("GET", "/v1/segment/x?count=150")
+            ft.check(st == 200, "next: %d %r" % (st, body))
+            got += [int(i) for i in json.loads(body)["ids"]]
+        st, _, body = srv.request("GET", "/api/segment/get/x")
+        ft.check(st == 200 and body.isdigit(), "Leaf path: %d %r"
+                 % (st, body))
+        got.append(int(body))
+        ft.check(len(set(got)) == len(got), "an ID twice: %r" % got)
+        # 451 IDs of 100-ID blocks: both members served.
+        ft.check(min(members_of(got, 2, 100)) > 0, "one member only: %r"
+                 % got[:20])
+        st, _, body = srv.request("PATCH", "/v1/tags/x",
+                                  json.dumps({"step": 50}))
+        ft.check(st == 400 and b"INVAL" in body, "set-step: %d %r"
+                 % (st, body))
+        st, _, body = srv.request("GET", "/v1/tags")
+        ft.check(st == 200 and json.loads(body)["tags"][0]["tag"] == "x",
+                 "list: %d %r" % (st, body))
+        st, _, body = srv.request("GET", "/metrics")
+        ft.check(b'frond_store_member_up{member="0"} 1' in body and
+                 b'frond_store_member_up{member="1"} 1' in body,
+                 "no member health in /metrics")
+        st, _, body = srv.request("DELETE", "/v1/tags/x")
+        ft.check(st in (200, 204), "delete: %d %r" % (st, body))
+        st, _, body = srv.request("GET", "/v1/tags/x")
+        ft.check(st == 404, "deleted tag: %d %r" % (st, body))
+        ft.check(srv.stop() == 0, "server: " + srv.output()[-2000:])
+        srv = None
+        r = subprocess.run([ft.FROND_BIN, "serve", "--listen",
+                            "127.0.0.1:%d" % ft.free_port(), "--store",
+                            "multi:%s|%s" % (b, a), "--resp-listen", "off",
+                            "--data-dir", d], capture_output=True,
+                           text=True, timeout=60)
+        ft.check(r.returncode != 0 and "STORE_MEMBER" in r.stderr,
+                 "a server with the members swapped started: %d %s"
+                 % (r.returncode, r.stderr[-800:]))
+    finally:
+        if srv is not None:
+            srv.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+class Proxy:
+    """The chaos suite's TCP proxy (tests/chaos/netproxy.py), one route."""
+
+    def __init__(self, target):
+        self.p = subprocess.Popen(
+            [sys.executable, os.path.join(ft.FROND_SRC, "tests", "chaos",
+                                          "netproxy.py"),
+             "--route", "db=" + target], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+        self.ports = json.loads(self.p.stdout.readline())
+
+    def set(self, mode):
+        s = socket.create_connection(("127.0.0.1", self.ports["control"]),
+                                     timeout=10)
+        s.sendall(("db %s\n" % mode).encode())
+        answer = s.makefile().readline().strip()
+        s.close()
+        ft.check(answer == "ok", "netproxy %s: %s" % (mode, answer))
+
+    def close(self):
+        self.p.stdin.close()
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+def test_silent_member():
+    """MariaDB behind a proxy that stops forwarding (a partition: the
+    server neither answers nor closes): the SQLite member serves on, each
+    attempt on the silent one bounded; after the partition heals, both
+    serve; no ID twice."""
+    my, proxy = None, None
+    d = ft.tempdir("frond-multi-")
+    try:
+        my = ft.MariaDB()
+        proxy = Proxy("127.0.0.1:%d" % my.port)
+        via = my.uri.replace(":%d/" % my.port,
+                             ":%d/" % proxy.ports["db"])
+        uri = "multi:sqlite://%s|%s" % (os.path.join(d, "a.db"), via)
+        create(uri, "m")
+        ld = seg.Load(Uri(uri), os.path.join(d, "p"), ["m"], "-t", "2",
+                      "-n", "0", "-k", "-p", "50", "-r", "300")
+        ld.wait_for(lambda l: l.startswith("count ")
+                    and int(l.split()[1]) >= 5000, 60, "5000 IDs")
+        proxy.set("blackhole")
+        c = ld.count
+        ld.wait_for(lambda l: l.startswith("count ")
+                    and int(l.split()[1]) >= c + 20000, 90,
+                    "20,000 IDs with MariaDB silent")
+        proxy.set("pass")
+        back = int(my.sql("SELECT max_id FROM leaf_alloc "
+                          "WHERE biz_tag = 'm'").split()[0])
+        row_moves(my, back)
+        c = ld.count
+        ld.wait_for(lambda l: l.startswith("count ")
+                    and int(l.split()[1]) >= c + 20000, 90,
+                    "20,000 IDs after the partition healed")
+        ld.p.send_signal(signal.SIGTERM)
+        ld.finish(timeout=30)
+        every = no_duplicates([ld])
+        ft.check("member 1 (mysql) failed" in ld.err,
+                 "the silent member's failure not logged: " + ld.err[-800:])
+        ft.check(") works again" in ld.err,
+                 "the member not back in the log: " + ld.err[-800:])
+        print("silent member: %d IDs, SQLite %d, MariaDB %d, 0 duplicates"
+              % ((len(every),) + tuple(members_of(every, 2))))
+    finally:
+        if proxy is not None:
+            proxy.close()
+        if my is not None:
+            my.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    ft.main([test_two_sqlite_files, test_admin_api_and_refused_start,
+             test_pg_and_mariadb_one_down, test_silent_member])

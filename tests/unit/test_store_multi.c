@@ -1,0 +1,292 @@
+/*
+** test_store_multi.c -- the multi: store: block interleaving gives every
+** member IDs no other member can give; a database listed in another order,
+** with another count, twice, or opened as a plain store is refused; and
+** what that refusal prevents: two nodes listing the databases in another
+** order (the check off) serve the same IDs.
+*/
+#include "testutil.h"
+
+#include "store/store.h"
+
+#include <stdlib.h>
+
+static char *dir;
+
+static int setup(void **state) {
+  (void)state;
+  dir = tmpdir_make();
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  tmpdir_remove(dir);
+  return 0;
+}
+
+static void quiet(void *ctx, int level, const char *msg) {
+  (void)ctx;
+  (void)level;
+  (void)msg;
+}
+
+/* "multi:sqlite://DIR/x.db|sqlite://DIR/y.db..." for the names given. */
+static void multi_uri(char *out, size_t n, const char *names) {
+  size_t k = (size_t)snprintf(out, n, "multi:");
+  const char *p;
+  for (p = names; *p; p++)
+    k += (size_t)snprintf(out + k, n - k, "%ssqlite://%s/%c.db",
+                          p == names ? "" : "|", dir, *p);
+}
+
+static void test_mapping_is_disjoint_and_contiguous(void **state) {
+  int n, i;
+  int64_t b, q, g, prev;
+  (void)state;
+  for (n = 1; n <= 4; n++)
+    for (b = 1; b <= 7; b++) {
+      /* Global blocks in order: q*n + i, each starting b after the last:
+      ** the members tile the ID line without a gap or an overlap. */
+      prev = 1 - b;
+      for (q = 0; q < 30; q++)
+        for (i = 0; i < n; i++) {
+          assert_int_equal(frond__multi_map(1 + q * b, b, i, n, &g), 0);
+          assert_int_equal(g, prev + b);
+          prev = g;
+        }
+      if (b > 1) /* a range off a block boundary has no global place */
+        assert_int_equal(frond__multi_map(2, b, 0, n, &g), -1);
+    }
+  assert_int_equal(frond__multi_map(1, 1, 2, 2, &g), -1);
+  assert_int_equal(frond__multi_map(INT64_MAX / 2, 1000, 1, 2, &g), -1);
+  /* A new tag's rows: every member's first block at or above start, and
+  ** no more than one round of blocks past it. */
+  for (n = 1; n <= 3; n++)
+    for (b = 1; b <= 5; b++)
+      for (q = 1; q < 60; q++) {
+        int64_t l = frond__multi_local_start(q, b, n);
+        assert_true(l >= 1 && (l - 1) % b == 0);
+        for (i = 0; i < n; i++) {
+          assert_int_equal(frond__multi_map(l, b, i, n, &g), 0);
+          assert_true(g >= q && g < q + 2 * n * b);
+        }
+      }
+  assert_int_equal(frond__multi_local_start(INT64_MAX, 1000, 3), -1);
+}
+
+static void test_uri_grammar(void **state) {
+  frond_multi_uri u;
+  frond_error e = {0, ""};
+  const char *pg = "multi:sqlite:a.db|postgresql://h1:5432,h2:5432/ids"
+                   "?target_session_attrs=read-write|mysql://u:p@h/ids";
+  char many[2048];
+  int i, k;
+  (void)state;
+  assert_int_equal(frond__store_multi_parse(pg, &u, &e), 0);
+  assert_int_equal(u.n, 3);
+  assert_int_equal(u.len[0], strlen("sqlite:a.db"));
+  /* The comma of a PostgreSQL host list stays inside its member. */
+  assert_memory_equal(pg + u.start[1], "postgresql://h1:5432,h2:5432/ids", 32);
+  assert_memory_equal(pg + u.start[2], "mysql://u:p@h/ids", u.len[2]);
+  static const char *const bad[] = {
+      "multi:",
+      "multi:sqlite:a.db",
+      "multi:sqlite:a.db|",
+      "multi:|sqlite:a.db",
+      "multi:sqlite:a.db||sqlite:b.db",
+      "multi:sqlite:a.db|multi:sqlite:b.db|sqlite:c.db",
+      "multi:sqlite:a.db|sqlite::memory:",
+      "multi:sqlite:a.db|redis://h/0",
+      "multi:sqlite:a.db|mysql://u:secret@h",
+  };
+  for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+    e.message[0] = '\0';
+    assert_int_equal(frond__store_multi_parse(bad[i], &u, &e),
+                     FROND_ESTORE_URI);
+    assert_true(e.message[0] != '\0');
+    assert_null(strstr(e.message, "secret"));
+  }
+  k = snprintf(many, sizeof(many), "multi:sqlite:0.db");
+  for (i = 1; i <= FROND_STORE_MULTI_MAX; i++)
+    k += snprintf(many + k, sizeof(many) - (size_t)k, "|sqlite:%d.db", i);
+  assert_int_equal(frond__store_multi_parse(many, &u, &e), FROND_ESTORE_URI);
+}
+
+static void test_uri_shown_without_passwords(void **state) {
+  char out[300];
+  (void)state;
+  frond__store_uri_shown("multi:postgresql://u:pw1@h/db|sqlite:a.db|mysql:/"
+                         "/u:pw2@h:3306/db",
+                         out, sizeof(out));
+  assert_string_equal(out, "multi:postgresql://u:***@h/db|sqlite:a.db|"
+                           "mysql://u:***@h:3306/db");
+  frond__store_uri_shown("postgresql://u:pw@h/db", out, sizeof(out));
+  assert_string_equal(out, "postgresql://u:***@h/db");
+  frond__store_uri_shown("multi:mysql://u:pw@h/db|sqlite:b.db", out, 12);
+  assert_null(strstr(out, "pw"));
+}
+
+static int open_store(const char *names, frond_error *e) {
+  char uri[1400];
+  frond_store *st;
+  int rc;
+  multi_uri(uri, sizeof(uri), names);
+  rc = frond_store_open(&st, uri, e);
+  if (rc == 0)
+    frond_store_close(st);
+  return rc;
+}
+
+static void test_identity_is_checked(void **state) {
+  frond_error e = {0, ""};
+  char plain[600];
+  frond_store *st;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  assert_int_equal(open_store("ab", &e), 0);
+  assert_int_equal(open_store("ab", &e), 0); /* the same again: fine */
+  assert_int_equal(open_store("ba", &e), FROND_ESTORE_MEMBER);
+  assert_non_null(strstr(e.message, "same order"));
+  assert_int_equal(open_store("abc", &e), FROND_ESTORE_MEMBER);
+  assert_int_equal(open_store("aa", &e), FROND_ESTORE_MEMBER);
+  snprintf(plain, sizeof(plain), "sqlite://%s/a.db", dir);
+  assert_int_equal(frond_store_open(&st, plain, &e), FROND_ESTORE_MEMBER);
+  assert_non_null(strstr(e.message, "member 0 of 2"));
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
+enum { DRAWS = 4000 };
+
+static int cmp64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Two allocators, as two nodes, over the same two databases listed in
+** opposite orders; the IDs they serve, interleaved; the duplicates. */
+static size_t swapped_nodes(const char *one, const char *two, int *refused) {
+  static int64_t ids[2 * DRAWS];
+  char u1[1400], u2[1400];
+  frond_seg *s1, *s2;
+  frond_seg_options o;
+  frond_store *st;
+  frond_error e = {0, ""};
+  size_t i, dups = 0;
+  multi_uri(u1, sizeof(u1), one);
+  multi_uri(u2, sizeof(u2), two);
+  assert_int_equal(frond_store_open(&st, u1, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "t", 50, 1, NULL, &e), 0);
+  frond_store_close(st);
+  frond_seg_options_init(&o);
+  o.wait_ms = o.first_wait_ms = 30000;
+  assert_int_equal(frond_seg_open(&s1, u1, &o, &e), 0);
+  *refused = frond_seg_open(&s2, u2, &o, &e);
+  if (*refused != 0) {
+    frond_seg_close(s1);
+    return 0;
+  }
+  for (i = 0; i < DRAWS; i++) {
+    assert_int_equal(frond_seg_next(s1, "t", 1, &ids[2 * i], &e), 0);
+    assert_int_equal(frond_seg_next(s2, "t", 1, &ids[2 * i + 1], &e), 0);
+  }
+  frond_seg_close(s1);
+  frond_seg_close(s2);
+  qsort(ids, 2 * DRAWS, sizeof(ids[0]), cmp64);
+  for (i = 1; i < 2 * DRAWS; i++)
+    dups += ids[i] == ids[i - 1];
+  return dups;
+}
+
+static void test_swapped_order_would_serve_duplicates(void **state) {
+  size_t dups;
+  int refused;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  /* The check off: the interleave alone cannot tell the orders apart. */
+  frond__store_multi_nocheck = 1;
+  dups = swapped_nodes("cd", "dc", &refused);
+  frond__store_multi_nocheck = 0;
+  assert_int_equal(refused, 0);
+  print_message("swapped order, check off: %zu duplicates in %d IDs\n", dups,
+                2 * DRAWS);
+  assert_true(dups > 0);
+  /* The check on: the second node does not start. */
+  dups = swapped_nodes("ef", "fe", &refused);
+  print_message("swapped order, check on: refused (%d), %zu duplicates\n",
+                refused, dups);
+  assert_int_equal(refused, FROND_ESTORE_MEMBER);
+  /* The same order on both: no duplicate. */
+  assert_int_equal(swapped_nodes("gh", "gh", &refused), 0);
+  assert_int_equal(refused, 0);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
+/* A member down: the other serves, its health says so, nothing repeats. */
+static frond_store *members_seen[2];
+static int member_down;
+
+static int fault(frond_store *st, const char *op) {
+  int k;
+  if (st->methods == &frond__store_multi || strcmp(op, "alloc") != 0)
+    return 0;
+  for (k = 0; k < 2 && members_seen[k] != NULL && members_seen[k] != st; k++)
+    ;
+  if (k < 2 && members_seen[k] == NULL)
+    members_seen[k] = st;
+  return member_down && k == 1 ? FROND_ESTORE : 0;
+}
+
+static void test_one_member_down(void **state) {
+  enum { PHASE = 3000 };
+  static int64_t ids[3 * PHASE];
+  char uri[1400];
+  frond_seg *seg;
+  frond_seg_options o;
+  frond_seg_stats ss;
+  frond_store *st;
+  frond_error e = {0, ""};
+  int i;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  multi_uri(uri, sizeof(uri), "ij");
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "d", 20, 1, NULL, &e), 0);
+  frond_store_close(st);
+  frond_seg_options_init(&o);
+  o.wait_ms = o.first_wait_ms = 30000;
+  o.retry_min_ms = 1;
+  o.retry_max_ms = 5;
+  assert_int_equal(frond_seg_open(&seg, uri, &o, &e), 0);
+  frond__store_fault = fault;
+  for (i = 0; i < PHASE; i++)
+    assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
+  assert_non_null(members_seen[1]); /* both members served */
+  member_down = 1;
+  for (; i < 2 * PHASE; i++)
+    assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
+  frond_seg_stats_get(seg, &ss);
+  assert_int_equal(ss.store_members, 2);
+  assert_int_equal(ss.store_members_up, 1); /* member 0 only */
+  member_down = 0;
+  frond__store_fault = NULL; /* member 1 back (after its backoff) */
+  for (; i < 3 * PHASE; i++)
+    assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
+  frond_seg_close(seg);
+  qsort(ids, 3 * PHASE, sizeof(ids[0]), cmp64);
+  for (i = 1; i < 3 * PHASE; i++)
+    assert_true(ids[i] != ids[i - 1]);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_mapping_is_disjoint_and_contiguous),
+      cmocka_unit_test(test_uri_grammar),
+      cmocka_unit_test(test_uri_shown_without_passwords),
+      cmocka_unit_test(test_identity_is_checked),
+      cmocka_unit_test(test_swapped_order_would_serve_duplicates),
+      cmocka_unit_test(test_one_member_down),
+  };
+  return frond_run_tests(tests, setup, teardown);
+}
