@@ -588,9 +588,7 @@ def coord_down(run):
     f = Fleet(run, "zk", layout="sonyflake", zk_tick_ms=500,
               zk_opts="report_ms=200&session_ms=8000&connect_ms=1500")
     f.zk_opts = option(f, f.zk_opts, "window_ms=300")
-    # Segment calls must not fail while ZooKeeper is down: on a loaded
-    # host the store's loader can miss the default 50 ms wait (2 of 9,739
-    # did), which has nothing to do with ZooKeeper.
+    # A loaded host's store loader can miss the 50 ms default (not ZK's doing)
     for n in f.nodes:
         n.extra += ["--segment-wait-ms", "2000"]
     start_all(f)
