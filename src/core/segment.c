@@ -111,13 +111,15 @@ static int install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
   }
   if (!used_up && entry_of(t, next) != NULL)
     return 0;
-  /* The double buffer only moves up: the store's guard hands out ranges
-  ** above every earlier one of the tag, so the next segment starts at or
-  ** past the end of the one being served. */
+  /* The next segment never overlaps the one being served. It starts past
+  ** its end with one database (the store's guard hands out ranges above
+  ** every earlier one of the tag); a multi: store's members interleave
+  ** blocks, so there a lagging member's block may lie below it. */
   assert(start >= 0 && end > start);
   assert(entry_of(t, g) == NULL ||
          start >= atomic_load(&entry_of(t, g)->start) +
-                      atomic_load(&entry_of(t, g)->size));
+                      atomic_load(&entry_of(t, g)->size) ||
+         end <= atomic_load(&entry_of(t, g)->start));
   entry_write(&t->e[next & 1], next, start, end - start, step,
               s->o.preload_pct);
   if (used_up)
