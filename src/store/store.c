@@ -131,6 +131,28 @@ int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
   return st->methods->xTagGet(st, tag, out, err);
 }
 
+int frond__store_tag_page(frond_store *st, const char *after, int limit,
+                          frond__tag_fn fn, void *ctx, int *n,
+                          frond_error *err) {
+  frond_tag_row *rows = NULL;
+  size_t nrows = 0, i;
+  int rc;
+  FAULT(st, "list");
+  *n = 0;
+  if (st->methods->iVersion >= 2 && st->methods->xTagPage != NULL)
+    return st->methods->xTagPage(st, after, limit, fn, ctx, n, err);
+  /* The whole list, sorted bytewise, from the row after `after`. */
+  if ((rc = st->methods->xTagList(st, &rows, &nrows, err)) != 0)
+    return rc;
+  for (i = 0; i < nrows && *n < limit && rc == 0; i++)
+    if (after == NULL || strcmp(rows[i].tag, after) > 0) {
+      rc = fn(ctx, rows[i].tag, rows[i].step);
+      ++*n;
+    }
+  free(rows);
+  return rc;
+}
+
 /* Public administration API. */
 
 int frond_store_open(frond_store **out, const char *store_uri,

@@ -20,13 +20,17 @@
 
 typedef struct frond_store_methods frond_store_methods;
 
+/* Receives one row of a page of the tag list: its name and step. Returns
+** 0 to go on, or a FROND_E* code that ends the page with it. */
+typedef int (*frond__tag_fn)(void *ctx, const char *tag, int64_t step);
+
 /* Every backend's connection struct starts with this. */
 struct frond_store {
   const frond_store_methods *methods;
 };
 
 struct frond_store_methods {
-  int iVersion;        /* 1 */
+  int iVersion;        /* 1, or 2 with xTagPage */
   const char *zScheme; /* URI prefix up to and including ':' */
   const char *zName;   /* for messages */
   /* Open a connection for `uri` (the whole URI, scheme included). */
@@ -50,6 +54,15 @@ struct frond_store_methods {
   int (*xTagSetStep)(frond_store *st, const char *tag, int64_t step,
                      frond_error *err);
   int (*xTagDelete)(frond_store *st, const char *tag, frond_error *err);
+  /*
+  ** Version 2. A page of the tag list, for lists too long for one answer:
+  ** up to `limit` rows whose tag sorts after `after` (NULL: from the first)
+  ** in the store's own key order, name and step only, each to fn; *n
+  ** receives how many were passed. Keyset paging: a row that exists for
+  ** the whole scan is seen exactly once, whatever changes meanwhile.
+  */
+  int (*xTagPage)(frond_store *st, const char *after, int limit,
+                  frond__tag_fn fn, void *ctx, int *n, frond_error *err);
 };
 
 /* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
@@ -75,6 +88,10 @@ int frond__store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
                           frond_error *err);
 int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
                          frond_error *err);
+/* xTagPage; a version-1 backend answers from its whole list (fakes). */
+int frond__store_tag_page(frond_store *st, const char *after, int limit,
+                          frond__tag_fn fn, void *ctx, int *n,
+                          frond_error *err);
 
 /* The Leaf-compatible DDL, for backends whose dialect takes it as is. */
 #define FROND__LEAF_ALLOC_DDL                                                  \
