@@ -623,6 +623,10 @@ typedef struct frond_seg_options {
                             segment; default 5000 */
   unsigned miss_checks;  /* unknown tags: at most this many store look-ups
                             per second, default 50 */
+  unsigned loaders;      /* loader threads, each with its own store
+                            connection, loading segments of different tags
+                            at once (a slow tag delays only itself);
+                            default 4, 1..64 */
 } frond_seg_options;
 
 FROND_EXPORT void frond_seg_options_init(frond_seg_options *opts);
@@ -634,9 +638,10 @@ FROND_EXPORT int frond_tag_validate(const char *tag, size_t len,
 
 /*
 ** Open a segment allocator over the store at `store_uri` (NULL: the
-** default). Creates leaf_alloc when missing, reads the tags and starts the
-** background loader thread. Segments are loaded lazily on a tag's first
-** use. May block on the store. Errors: STORE_URI, STORE, NOMEM, INVAL.
+** default). Creates leaf_alloc when missing, reads the tag list (names and
+** steps, in one pass) and starts the loader threads. Segments are loaded
+** lazily on a tag's first use: a tag never used costs a few dozen bytes.
+** May block on the store. Errors: STORE_URI, STORE, NOMEM, INVAL.
 */
 FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
                                 const frond_seg_options *opts,
@@ -664,6 +669,59 @@ FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
 FROND_EXPORT int frond_seg_next_n(frond_seg *s, const char *tag, size_t len,
                                   size_t n, int64_t *out, frond_error *err);
 
+/*
+** Handles. A caller that issues from one tag again and again resolves it
+** once and skips the look-up by name on every call:
+**
+**   frond_seg_tag *h;
+**   frond_seg_tag_get(s, "orders", 6, &h, &err);
+**   ... frond_seg_tag_next(h, &id, &err) from any thread ...
+**
+** A handle belongs to its allocator and stays valid until
+** frond_seg_close; nothing frees it. It follows its tag: a tag deleted from
+** the store (seen at a refresh) fails with TAG_NOT_FOUND through the handle
+** too, and works again through the same handle once it is created again.
+*/
+typedef struct frond_seg_tag frond_seg_tag;
+
+/* Resolve `tag` (len bytes). An unknown tag is looked up in the store as
+** frond_seg_next does (at most miss_checks per second; blocks on the
+** store). Errors: TAG_NOT_FOUND, TAG_INVALID, NOMEM, INVAL. Thread-safe. */
+FROND_EXPORT int frond_seg_tag_get(frond_seg *s, const char *tag, size_t len,
+                                   frond_seg_tag **out, frond_error *err);
+/* The same from memory only: never blocks, an unknown tag is TAG_NOT_FOUND
+** at once. */
+FROND_EXPORT int frond_seg_tag_find(frond_seg *s, const char *tag, size_t len,
+                                    frond_seg_tag **out, frond_error *err);
+/* frond_seg_next and frond_seg_next_n on a handle: the same contract,
+** without the look-up. */
+FROND_EXPORT int frond_seg_tag_next(frond_seg_tag *t, int64_t *id,
+                                    frond_error *err);
+FROND_EXPORT int frond_seg_tag_next_n(frond_seg_tag *t, size_t n, int64_t *out,
+                                      frond_error *err);
+/* The tag's name, NUL-terminated; valid as long as the handle. */
+FROND_EXPORT const char *frond_seg_tag_name(const frond_seg_tag *t);
+
+/*
+** Range leases, for clients that hand out IDs themselves (a tinyid-style
+** client-side segment): n consecutive IDs [*start, *start + n) in one call.
+** The range comes from one segment: from the current one when it has n
+** left; else the rest of the current one is skipped and the range is cut
+** from the next; a range larger than the buffered segments waits (up to
+** wait_ms, first_wait_ms on the tag's first use) for a segment of at least
+** n from the store, one transaction, without changing the tag's dynamic
+** step. Ordered like a batch: above every ID of the tag this process
+** handed out before the call, below every one after it. IDs of a range the
+** client does not use are skipped, never issued again, as are IDs skipped
+** to keep a range whole. 1 <= n <= FROND_SEG_RANGE_MAX, else
+** COUNT_INVALID. Errors as frond_seg_next_n.
+*/
+#define FROND_SEG_RANGE_MAX (INT64_C(1) << 30)
+FROND_EXPORT int frond_seg_tag_range(frond_seg_tag *t, int64_t n,
+                                     int64_t *start, frond_error *err);
+FROND_EXPORT int frond_seg_range(frond_seg *s, const char *tag, size_t len,
+                                 int64_t n, int64_t *start, frond_error *err);
+
 /* One buffer of a tag: IDs [start, end); pos is the next to hand out. */
 typedef struct frond_seg_buffer {
   int64_t start;
@@ -685,23 +743,67 @@ typedef struct frond_tag_info {
   uint64_t loads;       /* successful loads */
   uint64_t load_failures;
   int loading; /* a load is requested or in flight */
+  int in_use;  /* used since open (else nothing is buffered for it) */
+  double rate; /* IDs per second between the last two frond_seg_sample */
 } frond_tag_info;
 
-/* Snapshot of every tag's state, sorted by name, in *out (free with
-** frond_free); *n is the count. Thread-safe. */
+/* Snapshot of every tag's state, sorted by name (bytewise), in *out (free
+** with frond_free); *n is the count. Thread-safe. Costs O(tags): with many
+** tags, prefer frond_seg_tags_query. */
 FROND_EXPORT int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
                                 frond_error *err);
 
-/* Re-read the tag list from the store now (also done every refresh_ms).
-** May block on the store. */
+enum { FROND_SEG_BY_NAME = 0, FROND_SEG_BY_RATE = 1 };
+
+/* Which tags frond_seg_tags_query returns. */
+typedef struct frond_seg_query {
+  const char *match; /* only names that contain these bytes; NULL or "":
+                        every tag */
+  size_t offset;     /* skip this many of those */
+  size_t limit;      /* at most this many; 0: no limit */
+  int order;         /* FROND_SEG_BY_NAME (bytewise), or FROND_SEG_BY_RATE:
+                        tags in use only, fastest first (the top N with
+                        limit N) */
+} frond_seg_query;
+
+/* A page of tags: *total receives how many match (before offset and
+** limit), *out the page (free with frond_free; NULL when empty), *n its
+** length. By name: O(matches before the page + the page) without match,
+** O(tags) with one; the name order is kept up to date as tags come and go.
+** By rate: O(tags in use). Thread-safe. Errors: NOMEM. */
+FROND_EXPORT int frond_seg_tags_query(frond_seg *s, const frond_seg_query *q,
+                                      frond_tag_info **out, size_t *n,
+                                      size_t *total, frond_error *err);
+/* One tag's state. Thread-safe. */
+FROND_EXPORT void frond_seg_tag_info(frond_seg_tag *t, frond_tag_info *out);
+
+/* Measure rates: for every tag in use, the IDs taken since the previous
+** call per second, shown as frond_tag_info.rate. Call it periodically
+** (the server does once a second). O(tags in use); takes no tag's lock.
+** Thread-safe. */
+FROND_EXPORT void frond_seg_sample(frond_seg *s);
+
+/* Read one tag's row again now (after creating, changing or deleting it
+** elsewhere): a row that exists is added or revived with its step, a
+** missing one is removed. Not rate-limited; blocks on the store. Errors:
+** TAG_NOT_FOUND (no row; removed if it was known), TAG_INVALID, STORE. */
+FROND_EXPORT int frond_seg_refresh_tag(frond_seg *s, const char *tag,
+                                       size_t len, frond_error *err);
+
+/* Re-read the tag list from the store now (also done every refresh_ms),
+** in pages, in one pass: O(tags). May block on the store. */
 FROND_EXPORT int frond_seg_refresh(frond_seg *s, frond_error *err);
 
 /* Process-wide counters of a segment allocator. */
 typedef struct frond_seg_stats {
   uint64_t loads;
   uint64_t load_failures;
-  uint64_t unavailable; /* calls that failed with SEGMENT_UNAVAILABLE */
-  int store_ok;         /* the last store operation succeeded */
+  uint64_t unavailable;      /* calls that failed with SEGMENT_UNAVAILABLE */
+  int store_ok;              /* the last store operation succeeded */
+  uint64_t tags;             /* tags known (rows of the store) */
+  uint64_t tags_in_use;      /* tags used since open */
+  unsigned loaders;          /* loader threads */
+  unsigned loaders_busy_max; /* the most loaders in the store at once */
 } frond_seg_stats;
 FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
 

@@ -96,6 +96,19 @@ void frond__log_clear_fields(void);
 ** and those are stderr's. */
 int frond__log_journal_detect(void);
 
+/* ---- the segment allocator for event loops ----
+** frond_seg_tag_next_n and frond_seg_tag_range that never wait: where they
+** would wait for the loaders (a tag's first segment, both buffers used
+** up, a range larger than what is buffered) they ask for the load and
+** return FROND__AGAIN, having handed out nothing; the caller then makes
+** the blocking call off its loop. Errors otherwise as the blocking
+** calls. */
+#define FROND__AGAIN 1
+int frond__seg_tag_next_nowait(frond_seg_tag *t, size_t n, int64_t *out,
+                               frond_error *err);
+int frond__seg_tag_range_nowait(frond_seg_tag *t, int64_t n, int64_t *start,
+                                frond_error *err);
+
 /* Test hook: make a generator follow its (possibly fake) clock now rather
 ** than at its next tick. Thread-safe. */
 void frond__gen_tick(frond_gen *g);

@@ -1,9 +1,11 @@
 /*
 ** segment.c -- the segment allocator: per-tag double buffers served from
-** memory, filled by one background loader thread.
+** memory; batches and range leases; the public calls, open and close.
+** The tag table is in seg_tags.c, the loaders in seg_load.c (seg.h maps
+** them).
 **
-** A tag holds two segment entries and one 64-bit word, gen << 32 | off.
-** Generation g is served from entry g & 1; handing out an ID is one
+** A tag in use holds two segment entries and one 64-bit word, gen << 32 |
+** off. Generation g is served from entry g & 1; handing out an ID is one
 ** atomic fetch-add on the word: the caller owns offset `off` of
 ** generation g, and the ID is start + off when entry g & 1 still holds
 ** generation g (read under a seqlock) and off < size. The word changes
@@ -11,115 +13,25 @@
 ** offset already >= size back to size (under the mutex, once no offset
 ** of g is usable), so no two calls own the same usable (g, off); and
 ** generation g + 1 is always a later segment: IDs are unique and increase
-** per thread. Anything else (segment used up, next
-** one not there, entry rewritten under a slow reader) takes the slow path
-** under the tag's mutex; an offset owned but not used is skipped, never
-** handed out.
+** per thread. Anything else (segment used up, next one not there, entry
+** rewritten under a slow reader) takes the slow path under the tag's
+** mutex; an offset owned but not used is skipped, never handed out.
 **
 ** Once preload_pct of the current segment is handed out, the call that
-** crosses that point asks the loader for the next segment. The loader runs
-** the store transaction with no tag lock held and installs the result under
-** the tag's mutex, so a reader only ever waits for memory work, except
-** when both buffers are empty.
+** crosses that point asks the loaders for the next segment. A loader runs
+** the store transaction with no tag lock held and installs the result
+** under the tag's mutex, so a reader only ever waits for memory work,
+** except when both buffers are empty.
 **
-** Locks, in the only order in which they nest:
-**   s->table_mu  writers of the tag table (readers look up without a lock)
-**   t->mu        one tag's buffers and state; held for memory work only
-**   s->mu        the loader's wake-up flag and the miss rate limit
-** s->store_mu serializes use of the store connection; it is held during
-** I/O and never while another of these locks is held.
-**
-** Tags are never freed before close: a tag deleted from the store is
-** marked removed (its buffers dropped) and revived if it comes back, so a
-** reader holding a tag pointer without a lock is always safe.
+** A handle (frond_seg_tag) is the tag in use itself: calls on it skip the
+** look-up by name and go straight to the fetch-add.
 */
 #include "core/formats.h"
-#include "store/store.h"
+#include "core/seg.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#define MIN_MS (60 * 1000)
-
-/* Offsets need 31 bits (a step is at most INT32_MAX) plus the few that
-** failing calls add before the slow path clamps them; the generation
-** gets the other 32 and wraps after 4 billion segments of a tag. */
-#define GEN_SHIFT 32
-#define OFF_MASK ((UINT64_C(1) << GEN_SHIFT) - 1)
-#define GEN_MASK ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
-#define NO_GEN UINT64_MAX
-
-/* One segment. Written only under the tag's mutex, as a seqlock (seq is
-** odd while being written); read lock-free by the fast path. */
-typedef struct seg_entry {
-  atomic_uint_fast64_t seq;
-  atomic_uint_fast64_t gen; /* the generation it serves, or NO_GEN */
-  atomic_int_fast64_t start, size;
-  atomic_int_fast64_t preload_at; /* offset whose taker asks for the next */
-  int64_t step;                   /* under mu */
-} seg_entry;
-
-typedef struct seg_tag {
-  _Alignas(64) atomic_uint_fast64_t word; /* gen << GEN_SHIFT | off */
-  _Alignas(64) seg_entry e[2];
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* readers waiting for a segment */
-  uint64_t done;     /* IDs of segments switched away from */
-  int want;          /* a load is requested and not done yet */
-  int loading;       /* the loader is in the store for this tag */
-  atomic_int removed;
-  uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
-  int64_t step;         /* step of the last load, 0 before the first */
-  int64_t row_step;     /* the row's step as last read */
-  int64_t max_step;     /* dynamic step cap, 0: the allocator's */
-  atomic_int capped;    /* a seq period: made and capped in this process */
-  int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
-  int64_t last_load_unix_ms;
-  int64_t backoff_ms;
-  int64_t retry_at_ns; /* monotonic; no load attempt before */
-  uint64_t loads, failures;
-  uint64_t hash;
-  size_t len;
-  char name[FROND_TAG_MAX + 1];
-} seg_tag;
-
-/* Open addressing, linear probing, load <= 1/2. Slots are only ever set
-** (under table_mu) and read lock-free; a grown table replaces the old one,
-** which stays allocated (on the `older` chain) until close. */
-typedef struct seg_table {
-  struct seg_table *older;
-  size_t cap, count;
-  _Atomic(seg_tag *) slot[];
-} seg_table;
-
-struct frond_seg {
-  frond_seg_options o;
-  frond_store *store;
-  _Atomic(seg_table *) table;
-  pthread_mutex_t table_mu;
-  pthread_mutex_t store_mu;
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* wakes the loader */
-  int pending;       /* some tag wants a load */
-  int stop;
-  int64_t miss_second; /* rate limit window (monotonic seconds) */
-  unsigned miss_used;
-  pthread_t loader;
-  atomic_uint_fast64_t loads, failures, unavailable;
-  atomic_int store_ok;
-};
-
-static int64_t now_ms(frond_seg *s) {
-  return s->o.clock(s->o.clock_ctx);
-}
-
-static uint64_t hash_name(const char *p, size_t n) {
-  return frond__fnv1a64(p, n);
-}
 
 /* ---- segment entries (writers hold t->mu) ---- */
 
@@ -145,16 +57,50 @@ static seg_entry *entry_of(seg_tag *t, uint64_t g) {
   return atomic_load_explicit(&e->gen, memory_order_relaxed) == g ? e : NULL;
 }
 
-/* Serve generation g + 1 from now on. Under mu. */
+/* Serve generation g + 1 from now on; the rest of g's segment is skipped.
+** Under mu. */
 static void switch_gen(seg_tag *t, uint64_t w) {
-  uint64_t g = w >> GEN_SHIFT, off = w & OFF_MASK;
+  uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK;
   seg_entry *e = entry_of(t, g);
   if (e != NULL) {
     int64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
-    t->done += off < (uint64_t)size ? off : (uint64_t)size;
+    atomic_fetch_add(&t->done, off < (uint64_t)size ? off : (uint64_t)size);
   }
-  atomic_store_explicit(&t->word, ((g + 1) & GEN_MASK) << GEN_SHIFT,
+  atomic_store_explicit(&t->word, ((g + 1) & SEG_GEN_MASK) << SEG_GEN_SHIFT,
                         memory_order_release);
+}
+
+int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
+                       int64_t step) {
+  uint64_t w = atomic_load(&t->word), g = w >> SEG_GEN_SHIFT;
+  uint64_t next = (g + 1) & SEG_GEN_MASK;
+  seg_entry *cur = entry_of(t, g);
+  int used_up =
+      cur == NULL || (w & SEG_OFF_MASK) >= (uint64_t)atomic_load(&cur->size);
+  if (used_up && entry_of(t, next) != NULL) { /* switch first */
+    switch_gen(t, w);
+    w = atomic_load(&t->word);
+    g = next;
+    next = (g + 1) & SEG_GEN_MASK;
+    used_up = 0;
+  }
+  if (!used_up && entry_of(t, next) != NULL)
+    return 0;
+  entry_write(&t->e[next & 1], next, start, end - start, step,
+              s->o.preload_pct);
+  if (used_up)
+    switch_gen(t, w);
+  return 1;
+}
+
+void frond__seg_drop(seg_tag *t) {
+  t->gen++;
+  entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 0, 0);
+  entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 0, 0);
+  switch_gen(t, atomic_load(&t->word));
+  t->want = 0;
+  t->range_need = 0;
+  pthread_cond_broadcast(&t->cv);
 }
 
 void frond_seg_options_init(frond_seg_options *o) {
@@ -168,328 +114,14 @@ void frond_seg_options_init(frond_seg_options *o) {
   o->clock = frond_clock_realtime;
   o->first_wait_ms = 5000;
   o->miss_checks = 50;
+  o->loaders = 4;
 }
 
-/* ---- the tag table ---- */
-
-static seg_tag *lookup(frond_seg *s, const char *name, size_t len, uint64_t h) {
-  seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
-  size_t i, mask = tb->cap - 1;
-  seg_tag *t;
-  for (i = h & mask;; i = (i + 1) & mask) {
-    t = atomic_load_explicit(&tb->slot[i], memory_order_acquire);
-    if (t == NULL)
-      return NULL;
-    if (t->hash == h && t->len == len && memcmp(t->name, name, len) == 0)
-      return t;
-  }
-}
-
-static seg_table *table_new(size_t cap) {
-  seg_table *tb = calloc(1, sizeof(*tb) + cap * sizeof(tb->slot[0]));
-  if (tb != NULL)
-    tb->cap = cap;
-  return tb;
-}
-
-static void table_put(seg_table *tb, seg_tag *t) {
-  size_t i, mask = tb->cap - 1;
-  for (i = t->hash & mask;
-       atomic_load_explicit(&tb->slot[i], memory_order_relaxed) != NULL;
-       i = (i + 1) & mask)
-    ;
-  atomic_store_explicit(&tb->slot[i], t, memory_order_release);
-  tb->count++;
-}
-
-/* Find or create the tag `name` (valid, NUL-terminated) and make it live
-** with the row's step. Expects table_mu held. */
-static int tag_add(frond_seg *s, const char *name, int64_t row_step,
-                   seg_tag **out) {
-  size_t len = strlen(name), i;
-  uint64_t h = hash_name(name, len);
-  seg_table *tb, *grown;
-  seg_tag *t = lookup(s, name, len, h);
-  if (t != NULL) {
-    if (atomic_load(&t->removed)) {
-      pthread_mutex_lock(&t->mu);
-      t->step = 0;
-      t->last_load_ms = 0;
-      t->row_step = row_step;
-      t->backoff_ms = 0;
-      t->retry_at_ns = 0;
-      t->want = 0;
-      atomic_store(&t->removed, 0);
-      pthread_mutex_unlock(&t->mu);
-    }
-    *out = t;
-    return 0;
-  }
-  tb = atomic_load(&s->table);
-  if ((tb->count + 1) * 2 > tb->cap) {
-    if ((grown = table_new(tb->cap * 2)) == NULL)
-      return FROND_ENOMEM;
-    for (i = 0; i < tb->cap; i++)
-      if ((t = atomic_load(&tb->slot[i])) != NULL)
-        table_put(grown, t);
-    grown->older = tb;
-    atomic_store_explicit(&s->table, grown, memory_order_release);
-    tb = grown;
-  }
-  if ((t = calloc(1, sizeof(*t))) == NULL)
-    return FROND_ENOMEM;
-  pthread_mutex_init(&t->mu, NULL);
-  frond__cond_init(&t->cv);
-  atomic_init(&t->e[0].gen, NO_GEN);
-  atomic_init(&t->e[1].gen, NO_GEN);
-  memcpy(t->name, name, len + 1);
-  t->len = len;
-  t->hash = h;
-  t->row_step = row_step;
-  table_put(tb, t);
-  *out = t;
-  return 0;
-}
-
-/* Drop a tag that left the store. Expects table_mu held. */
-static void tag_remove(seg_tag *t) {
-  pthread_mutex_lock(&t->mu);
-  atomic_store(&t->removed, 1);
-  t->gen++;
-  entry_write(&t->e[0], NO_GEN, 0, 0, 0, 0);
-  entry_write(&t->e[1], NO_GEN, 0, 0, 0, 0);
-  switch_gen(t, atomic_load(&t->word));
-  t->want = 0;
-  pthread_cond_broadcast(&t->cv);
-  pthread_mutex_unlock(&t->mu);
-}
-
-static int row_cmp(const void *a, const void *b) {
-  return strcmp(((const frond_tag_row *)a)->tag,
-                ((const frond_tag_row *)b)->tag);
-}
-
-/* Re-read the tag list: add new tags, remove those that are gone. */
-static int seg_refresh(frond_seg *s, frond_error *err) {
-  frond_tag_row *rows = NULL, key;
-  size_t n = 0, i;
-  seg_table *tb;
-  seg_tag *t;
-  int rc;
-  pthread_mutex_lock(&s->store_mu);
-  rc = frond__store_tag_list(s->store, &rows, &n, err);
-  pthread_mutex_unlock(&s->store_mu);
-  atomic_store(&s->store_ok, rc == 0);
-  if (rc != 0)
-    return rc;
-  if (n > 0)
-    qsort(rows, n, sizeof(*rows), row_cmp);
-  pthread_mutex_lock(&s->table_mu);
-  for (i = 0; i < n && rc == 0; i++) {
-    if (frond_tag_validate(rows[i].tag, strlen(rows[i].tag), NULL) != 0)
-      continue; /* not a name a caller could ask for */
-    rc = tag_add(s, rows[i].tag, rows[i].step, &t);
-  }
-  tb = atomic_load(&s->table);
-  for (i = 0; i < tb->cap && rc == 0; i++) {
-    t = atomic_load(&tb->slot[i]);
-    if (t == NULL || atomic_load(&t->removed))
-      continue;
-    memcpy(key.tag, t->name, t->len + 1);
-    if (n == 0 || bsearch(&key, rows, n, sizeof(*rows), row_cmp) == NULL)
-      tag_remove(t);
-  }
-  pthread_mutex_unlock(&s->table_mu);
-  frond_free(rows);
-  if (rc != 0)
-    return frond__fail(err, rc, "out of memory adding tags");
-  return 0;
-}
-
-int frond_seg_refresh(frond_seg *s, frond_error *err) {
-  return seg_refresh(s, err);
-}
-
-/* ---- loading ---- */
-
-/* Ask the loader for a segment. Expects t->mu held. */
-static void request_load(frond_seg *s, seg_tag *t) {
-  if (t->want)
-    return;
-  t->want = 1;
-  pthread_mutex_lock(&s->mu);
-  s->pending = 1;
-  pthread_cond_signal(&s->cv);
-  pthread_mutex_unlock(&s->mu);
-}
-
-/* The step of the next load, as Leaf: the row's step first; then double
-** while segments last under 15 min (capped at max_step, where Leaf keeps
-** the step instead), keep up to 30 min, halve from 30 min on (never below
-** the row's step). 0 means "the row's step". The time is since the last
-** load, which is about how long the previous segment lasted.
-** Expects t->mu held. */
-static int64_t next_step(frond_seg *s, seg_tag *t) {
-  int64_t dur, step, cap = t->max_step > 0 ? t->max_step : s->o.max_step;
-  if (t->last_load_ms == 0 || t->step == 0)
-    return 0;
-  dur = now_ms(s) - t->last_load_ms;
-  if (dur < 15 * MIN_MS)
-    step = t->step * 2 <= cap ? t->step * 2 : t->step < cap ? cap : t->step;
-  else if (dur < 30 * MIN_MS)
-    step = t->step;
-  else
-    step = t->step / 2;
-  return step < t->row_step ? t->row_step : step;
-}
-
-/* Put [start, end) into the next generation's entry, and serve it at
-** once when the current one is used up. Expects t->mu held. Returns 0
-** when both are full (the segment is then abandoned, never reused). */
-static int install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
-                   int64_t step) {
-  uint64_t w = atomic_load(&t->word), g = w >> GEN_SHIFT;
-  uint64_t next = (g + 1) & GEN_MASK;
-  seg_entry *cur = entry_of(t, g);
-  int used_up =
-      cur == NULL || (w & OFF_MASK) >= (uint64_t)atomic_load(&cur->size);
-  if (used_up && entry_of(t, next) != NULL) { /* switch first */
-    switch_gen(t, w);
-    w = atomic_load(&t->word);
-    g = next;
-    next = (g + 1) & GEN_MASK;
-    used_up = 0;
-  }
-  if (!used_up && entry_of(t, next) != NULL)
-    return 0;
-  entry_write(&t->e[next & 1], next, start, end - start, step,
-              s->o.preload_pct);
-  if (used_up)
-    switch_gen(t, w);
-  return 1;
-}
-
-static void load(frond_seg *s, seg_tag *t, int64_t step, uint64_t gen) {
-  frond_error e = {0, ""};
-  int64_t max_id = 0, row_step = 0, used, start;
-  int rc, was_failing;
-  pthread_mutex_lock(&s->store_mu);
-  rc = frond__store_alloc(s->store, t->name, step, &max_id, &row_step, &e);
-  pthread_mutex_unlock(&s->store_mu);
-  used = step > 0 ? step : row_step;
-  start = max_id - used;
-  if (rc == 0 && (used < 1 || used > INT32_MAX || start < 0))
-    rc = frond__fail(&e, FROND_ESTORE,
-                     "row gives an invalid range (max_id %lld, step %lld)",
-                     (long long)max_id, (long long)used);
-  atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND);
-  pthread_mutex_lock(&t->mu);
-  t->loading = 0;
-  was_failing = t->backoff_ms != 0;
-  if (rc == 0) {
-    atomic_fetch_add(&s->loads, 1);
-    if (gen == t->gen && !atomic_load(&t->removed)) {
-      if (install(s, t, start, max_id, used)) {
-        t->step = used;
-        t->row_step = row_step;
-        t->last_load_ms = now_ms(s);
-        t->last_load_unix_ms = frond_clock_realtime(NULL);
-        t->loads++;
-      }
-      t->want = 0;
-      t->backoff_ms = 0;
-      t->retry_at_ns = 0;
-      pthread_cond_broadcast(&t->cv);
-    }
-  } else {
-    atomic_fetch_add(&s->failures, 1);
-    t->failures++;
-    t->backoff_ms = t->backoff_ms == 0 ? s->o.retry_min_ms : t->backoff_ms * 2;
-    if (t->backoff_ms > s->o.retry_max_ms)
-      t->backoff_ms = s->o.retry_max_ms;
-    t->retry_at_ns = frond__mono_ns() + t->backoff_ms * 1000000;
-  }
-  pthread_mutex_unlock(&t->mu);
-  if (rc != 0)
-    frond_log(FROND_LOG_WARN,
-              "segment: tag \"%s\": loading a segment failed, retrying in "
-              "%lld ms: %s",
-              t->name, (long long)t->backoff_ms, e.message);
-  else if (was_failing)
-    frond_log(FROND_LOG_INFO, "segment: tag \"%s\": loading works again",
-              t->name);
-}
-
-static void *loader_main(void *arg) {
-  frond_seg *s = arg;
-  int64_t now, wake, refresh_at, refresh_backoff = 0, step;
-  frond_error e;
-  seg_table *tb;
-  seg_tag *t;
-  size_t i;
-  uint64_t gen;
-  int go;
-  refresh_at = frond__mono_ns() + s->o.refresh_ms * 1000000;
-  for (;;) {
-    now = frond__mono_ns();
-    if (now >= refresh_at) {
-      if (seg_refresh(s, &e) == 0) {
-        refresh_backoff = 0;
-        refresh_at = now + s->o.refresh_ms * 1000000;
-      } else {
-        refresh_backoff =
-            refresh_backoff == 0 ? s->o.retry_min_ms : refresh_backoff * 2;
-        if (refresh_backoff > s->o.retry_max_ms)
-          refresh_backoff = s->o.retry_max_ms;
-        refresh_at = now + refresh_backoff * 1000000;
-        frond_log(FROND_LOG_WARN,
-                  "segment: reading the tag list failed, retrying in %lld "
-                  "ms: %s",
-                  (long long)refresh_backoff, e.message);
-      }
-    }
-    wake = refresh_at;
-    tb = atomic_load_explicit(&s->table, memory_order_acquire);
-    for (i = 0; i < tb->cap; i++) {
-      if ((t = atomic_load_explicit(&tb->slot[i], memory_order_acquire)) ==
-          NULL)
-        continue;
-      pthread_mutex_lock(&t->mu);
-      go = t->want && !t->loading && !atomic_load(&t->removed);
-      if (go && t->retry_at_ns > frond__mono_ns()) {
-        go = 0;
-        if (t->retry_at_ns < wake)
-          wake = t->retry_at_ns;
-      }
-      step = 0;
-      gen = t->gen;
-      if (go) {
-        t->loading = 1;
-        step = next_step(s, t);
-      }
-      pthread_mutex_unlock(&t->mu);
-      if (go) {
-        load(s, t, step, gen);
-        wake = 0; /* look again: the tag may need a retry */
-      }
-    }
-    pthread_mutex_lock(&s->mu);
-    while (!s->stop && !s->pending && frond__mono_ns() < wake)
-      frond__cond_wait_until(&s->cv, &s->mu, wake);
-    s->pending = 0;
-    if (s->stop) {
-      pthread_mutex_unlock(&s->mu);
-      return NULL;
-    }
-    pthread_mutex_unlock(&s->mu);
-  }
-}
-
-/* ---- serving ---- */
+/* ---- finding a tag ---- */
 
 /* A tag not in the table (or removed): ask the store once, so that a tag
 ** created since the last refresh works at once. Rate-limited. */
-static int miss(frond_seg *s, const char *name, size_t len, seg_tag **out,
+static int miss(frond_seg *s, const char *name, size_t len, seg_name **out,
                 frond_error *err) {
   char z[FROND_TAG_MAX + 1];
   frond_tag_row row;
@@ -524,26 +156,52 @@ static int miss(frond_seg *s, const char *name, size_t len, seg_tag **out,
                        z, why);
   }
   pthread_mutex_lock(&s->table_mu);
-  rc = tag_add(s, z, row.step, out);
+  rc = frond__seg_name_add(s, z, len, row.step, out);
   pthread_mutex_unlock(&s->table_mu);
   return rc == 0 ? 0 : frond__fail(err, rc, NULL);
 }
 
+/* The tag in use for name: from memory, else (ask) from the store. */
+static int resolve(frond_seg *s, const char *tag, size_t len, int ask,
+                   seg_tag **out, frond_error *err) {
+  seg_name *nm;
+  int rc;
+  if (s == NULL || out == NULL || (tag == NULL && len > 0))
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if (len > FROND_TAG_MAX)
+    return frond_tag_validate(tag, len, err);
+  if ((nm = frond__seg_find(s, tag, len)) == NULL) {
+    if (ask)
+      rc = miss(s, tag, len, &nm, err);
+    else if ((rc = frond_tag_validate(tag, len, err)) == 0)
+      rc = frond__fail(err, FROND_ETAG_NOT_FOUND,
+                       "tag \"%.*s\" not found (as of the last refresh)",
+                       (int)len, tag);
+    if (rc != 0)
+      return rc;
+  }
+  if ((*out = frond__seg_hot(s, nm)) == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  return 0;
+}
+
+/* ---- serving ---- */
+
 /* Ask for the next segment unless it is there or coming. */
-static void preload(frond_seg *s, seg_tag *t) {
+static void preload(seg_tag *t) {
   uint64_t g;
   pthread_mutex_lock(&t->mu);
-  g = atomic_load(&t->word) >> GEN_SHIFT;
-  if (entry_of(t, (g + 1) & GEN_MASK) == NULL && !t->loading)
-    request_load(s, t);
+  g = atomic_load(&t->word) >> SEG_GEN_SHIFT;
+  if (entry_of(t, (g + 1) & SEG_GEN_MASK) == NULL && !t->loading)
+    frond__seg_request_load(t->s, t);
   pthread_mutex_unlock(&t->mu);
 }
 
 /* The hot path: one fetch-add and a seqlock read; no lock. Returns 0 when
 ** the slow path must decide. */
-static int fast_take(frond_seg *s, seg_tag *t, int64_t *id) {
+static inline int fast_take(seg_tag *t, int64_t *id) {
   uint64_t w = atomic_fetch_add_explicit(&t->word, 1, memory_order_acquire);
-  uint64_t g = w >> GEN_SHIFT, off = w & OFF_MASK, seq;
+  uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK, seq;
   seg_entry *e = &t->e[g & 1];
   int64_t start, size, preload_at;
   /* Seqlock read; acquire loads keep the second read of seq after them. */
@@ -560,31 +218,53 @@ static int fast_take(frond_seg *s, seg_tag *t, int64_t *id) {
     return 0;
   *id = start + (int64_t)off;
   if (FROND__UNLIKELY(off == (uint64_t)preload_at))
-    preload(s, t);
+    preload(t);
+  return 1;
+}
+
+/* Nothing to serve from generation g: bring the offset back to the end of
+** its segment (or to 0 when g has none; it never will), so that calls
+** failing on the fast path cannot creep into the generation bits. No
+** offset of g is usable before or after this store. Under mu. */
+static void clamp(seg_tag *t, uint64_t g, seg_entry *e, int64_t size) {
+  atomic_store(&t->word, g << SEG_GEN_SHIFT | (e != NULL ? (uint64_t)size : 0));
+}
+
+/* How long a call waits for the loaders this time; 0 when it gives up.
+** Under mu. */
+static int wait_turn(frond_seg *s, seg_tag *t, int64_t *deadline) {
+  if (*deadline == 0)
+    *deadline = frond__mono_ns() +
+                (t->loads == 0 ? s->o.first_wait_ms : s->o.wait_ms) * 1000000;
+  else if (frond__mono_ns() >= *deadline)
+    return 0;
+  frond__cond_wait_until(&t->cv, &t->mu, *deadline);
   return 1;
 }
 
 /* Hand out n IDs of t into out: from the current segment, switching to
 ** the next when it is used up, and waiting (up to wait_ms each time) for
-** the loader when a batch needs more segments than are buffered. A batch
+** the loaders when a batch needs more segments than are buffered. A batch
 ** waits for the next segment before it starts taking IDs that would not
-** be enough alone. Expects t->mu held, so no generation switch or entry
+** be enough alone. With nowait, returns FROND__AGAIN instead of waiting,
+** having taken nothing (unless the fast path raced it: then the IDs it
+** took are skipped). Expects t->mu held, so no generation switch or entry
 ** write runs concurrently; fast-path callers still take offsets. When a
 ** batch fails halfway, the IDs it took are skipped, never handed out. */
-static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
+static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
                 frond_error *err) {
-  int64_t deadline = 0, size = 0, start = 0, left;
+  int64_t deadline = 0, size = 0, start = 0, left, more;
   uint64_t w, g, off, k = 0, got;
   seg_entry *e, *nx;
   for (;;) {
-    if (atomic_load(&t->removed))
+    if (atomic_load(&t->nm->removed))
       return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
-                         t->name);
+                         t->nm->name);
     w = atomic_load(&t->word);
-    g = w >> GEN_SHIFT;
-    off = w & OFF_MASK;
+    g = w >> SEG_GEN_SHIFT;
+    off = w & SEG_OFF_MASK;
     e = entry_of(t, g);
-    nx = entry_of(t, (g + 1) & GEN_MASK);
+    nx = entry_of(t, (g + 1) & SEG_GEN_MASK);
     left = 0;
     if (e != NULL) {
       size = atomic_load(&e->size);
@@ -596,12 +276,14 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
       deadline = 0;
       continue;
     }
-    if (left > 0 && (k > 0 || nx != NULL || (uint64_t)left >= n)) {
+    more = nx != NULL ? atomic_load(&nx->size) : 0;
+    if (left > 0 && (k > 0 || nx != NULL || (uint64_t)left >= n) &&
+        !(nowait && k == 0 && (uint64_t)(left + more) < n)) {
       /* Never add more than the segment holds: the offset stays far
       ** from the generation bits. */
       got = n - k < (uint64_t)left ? n - k : (uint64_t)left;
       w = atomic_fetch_add(&t->word, got);
-      off = w & OFF_MASK;
+      off = w & SEG_OFF_MASK;
       if (off >= (uint64_t)size)
         got = 0;
       else if (got > (uint64_t)size - off)
@@ -610,103 +292,275 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out,
         out[k++] = start + (int64_t)off++;
       if (off > (uint64_t)atomic_load(&e->preload_at) && nx == NULL &&
           !t->loading)
-        request_load(s, t);
+        frond__seg_request_load(s, t);
       if (k == n)
         return 0;
       deadline = 0;
       continue;
     }
     if (left == 0)
-      /* Nothing to serve: bring the offset back to the end of the segment
-      ** (or to 0 when generation g has none; it never will), so that
-      ** calls failing on the fast path cannot creep into the generation
-      ** bits. No offset of g is usable before or after this store. */
-      atomic_store(&t->word, g << GEN_SHIFT | (e != NULL ? (uint64_t)size : 0));
-    if (!t->loading)
-      request_load(s, t);
-    if (deadline == 0)
-      deadline = frond__mono_ns() +
-                 (t->loads == 0 ? s->o.first_wait_ms : s->o.wait_ms) * 1000000;
-    else if (frond__mono_ns() >= deadline) {
+      clamp(t, g, e, size);
+    if (!t->loading && nx == NULL)
+      frond__seg_request_load(s, t);
+    if (nowait)
+      return FROND__AGAIN;
+    if (!wait_turn(s, t, &deadline)) {
       atomic_fetch_add(&s->unavailable, 1);
       if (k > 0) /* all or nothing: the IDs taken so far are skipped */
         return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
                            "tag \"%s\": %zu IDs asked, the store has not "
                            "delivered a segment after %llu",
-                           t->name, n, (unsigned long long)k);
+                           t->nm->name, n, (unsigned long long)k);
       return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
                          "tag \"%s\": both segments are used up and the "
                          "store has not delivered the next one",
-                         t->name);
+                         t->nm->name);
     }
-    frond__cond_wait_until(&t->cv, &t->mu, deadline);
   }
 }
 
-static seg_tag *find(frond_seg *s, const char *tag, size_t len) {
-  seg_tag *t = lookup(s, tag, len, hash_name(tag, len));
-  if (FROND__UNLIKELY(t == NULL ||
-                      atomic_load_explicit(&t->removed, memory_order_relaxed)))
-    return NULL;
-  return t;
+/* n consecutive IDs of t from one segment (see frond_seg_tag_range).
+** nowait and the lock as take. */
+static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
+                      int nowait, frond_error *err) {
+  int64_t deadline = 0, size = 0, left;
+  uint64_t w, g, off;
+  seg_entry *e, *nx;
+  for (;;) {
+    if (atomic_load(&t->nm->removed))
+      return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
+                         t->nm->name);
+    w = atomic_load(&t->word);
+    g = w >> SEG_GEN_SHIFT;
+    off = w & SEG_OFF_MASK;
+    e = entry_of(t, g);
+    nx = entry_of(t, (g + 1) & SEG_GEN_MASK);
+    left = 0;
+    if (e != NULL) {
+      size = atomic_load(&e->size);
+      left = off < (uint64_t)size ? size - (int64_t)off : 0;
+    }
+    if (left >= n) {
+      w = atomic_fetch_add(&t->word, (uint64_t)n);
+      off = w & SEG_OFF_MASK;
+      if (off + (uint64_t)n <= (uint64_t)size) {
+        *first = atomic_load(&e->start) + (int64_t)off;
+        if (t->range_need <= n)
+          t->range_need = 0;
+        if (off + (uint64_t)n > (uint64_t)atomic_load(&e->preload_at) &&
+            nx == NULL && !t->loading)
+          frond__seg_request_load(s, t);
+        return 0;
+      }
+      continue; /* the fast path took some of it: skipped, look again */
+    }
+    if (nx != NULL) {
+      /* The current segment cannot hold it whole: skip its rest. */
+      switch_gen(t, w);
+      deadline = 0;
+      continue;
+    }
+    /* A segment of at least n as the next one, from the store. */
+    if (t->range_need < n)
+      t->range_need = n;
+    if (left == 0)
+      clamp(t, g, e, size);
+    if (!t->loading)
+      frond__seg_request_load(s, t);
+    if (nowait)
+      return FROND__AGAIN;
+    if (!wait_turn(s, t, &deadline)) {
+      atomic_fetch_add(&s->unavailable, 1);
+      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                         "tag \"%s\": a range of %lld IDs needs a segment "
+                         "the store has not delivered",
+                         t->nm->name, (long long)n);
+    }
+  }
+}
+
+static int check_count(size_t n, frond_error *err) {
+  if (n == 0)
+    return frond__fail(err, FROND_ECOUNT_INVALID, "count must be at least 1");
+  return 0;
+}
+
+static int next_n(seg_tag *t, size_t n, int64_t *out, int nowait,
+                  frond_error *err) {
+  int rc;
+  pthread_mutex_lock(&t->mu);
+  rc = take(t->s, t, n, out, nowait, err);
+  pthread_mutex_unlock(&t->mu);
+  return rc;
+}
+
+static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
+                 frond_error *err) {
+  int rc;
+  if (start == NULL)
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if (n < 1 || n > FROND_SEG_RANGE_MAX)
+    return frond__fail(err, FROND_ECOUNT_INVALID,
+                       "a range holds 1 to %lld IDs, not %lld",
+                       (long long)FROND_SEG_RANGE_MAX, (long long)n);
+  pthread_mutex_lock(&t->mu);
+  rc = take_range(t->s, t, n, start, nowait, err);
+  pthread_mutex_unlock(&t->mu);
+  return rc;
 }
 
 int frond_seg_next_n(frond_seg *s, const char *tag, size_t len, size_t n,
                      int64_t *out, frond_error *err) {
   seg_tag *t;
   int rc;
-  if (s == NULL || out == NULL || (tag == NULL && len > 0))
+  if (out == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
-  if (n == 0)
-    return frond__fail(err, FROND_ECOUNT_INVALID, "count must be at least 1");
-  if (len > FROND_TAG_MAX)
-    return frond_tag_validate(tag, len, err);
-  if ((t = find(s, tag, len)) == NULL && (rc = miss(s, tag, len, &t, err)) != 0)
+  if ((rc = check_count(n, err)) != 0 ||
+      (rc = resolve(s, tag, len, 1, &t, err)) != 0)
     return rc;
-  pthread_mutex_lock(&t->mu);
-  rc = take(s, t, n, out, err);
-  pthread_mutex_unlock(&t->mu);
-  return rc;
+  return next_n(t, n, out, 0, err);
 }
 
 int frond_seg_next(frond_seg *s, const char *tag, size_t len, int64_t *id,
                    frond_error *err) {
+  seg_name *nm;
   seg_tag *t;
-  if (FROND__LIKELY(s != NULL && id != NULL && len <= FROND_TAG_MAX &&
-                    (t = find(s, tag, len)) != NULL && fast_take(s, t, id)))
+  if (FROND__LIKELY(
+          s != NULL && id != NULL && len <= FROND_TAG_MAX &&
+          (nm = frond__seg_find(s, tag, len)) != NULL &&
+          (t = atomic_load_explicit(&nm->tag, memory_order_acquire)) != NULL &&
+          fast_take(t, id)))
     return 0;
   return frond_seg_next_n(s, tag, len, 1, id, err);
+}
+
+int frond_seg_range(frond_seg *s, const char *tag, size_t len, int64_t n,
+                    int64_t *start, frond_error *err) {
+  seg_tag *t;
+  int rc = resolve(s, tag, len, 1, &t, err);
+  return rc != 0 ? rc : range(t, n, start, 0, err);
+}
+
+/* ---- handles ---- */
+
+int frond_seg_tag_get(frond_seg *s, const char *tag, size_t len,
+                      frond_seg_tag **out, frond_error *err) {
+  return resolve(s, tag, len, 1, (seg_tag **)out, err);
+}
+
+int frond_seg_tag_find(frond_seg *s, const char *tag, size_t len,
+                       frond_seg_tag **out, frond_error *err) {
+  return resolve(s, tag, len, 0, (seg_tag **)out, err);
+}
+
+int frond_seg_tag_next(frond_seg_tag *h, int64_t *id, frond_error *err) {
+  seg_tag *t = (seg_tag *)h;
+  if (FROND__LIKELY(fast_take(t, id)))
+    return 0;
+  return next_n(t, 1, id, 0, err);
+}
+
+int frond_seg_tag_next_n(frond_seg_tag *h, size_t n, int64_t *out,
+                         frond_error *err) {
+  int rc;
+  if (out == NULL)
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = check_count(n, err)) != 0)
+    return rc;
+  return next_n((seg_tag *)h, n, out, 0, err);
+}
+
+int frond_seg_tag_range(frond_seg_tag *h, int64_t n, int64_t *start,
+                        frond_error *err) {
+  return range((seg_tag *)h, n, start, 0, err);
+}
+
+const char *frond_seg_tag_name(const frond_seg_tag *h) {
+  return ((const seg_tag *)h)->nm->name;
+}
+
+int frond__seg_tag_next_nowait(frond_seg_tag *h, size_t n, int64_t *out,
+                               frond_error *err) {
+  seg_tag *t = (seg_tag *)h;
+  int rc;
+  if (n == 1 && FROND__LIKELY(fast_take(t, out)))
+    return 0;
+  if ((rc = check_count(n, err)) != 0)
+    return rc;
+  return next_n(t, n, out, 1, err);
+}
+
+int frond__seg_tag_range_nowait(frond_seg_tag *h, int64_t n, int64_t *start,
+                                frond_error *err) {
+  return range((seg_tag *)h, n, start, 1, err);
+}
+
+/* ---- the store, by hand ---- */
+
+int frond_seg_refresh(frond_seg *s, frond_error *err) {
+  return frond__seg_refresh(s, err);
+}
+
+int frond_seg_refresh_tag(frond_seg *s, const char *tag, size_t len,
+                          frond_error *err) {
+  char z[FROND_TAG_MAX + 1];
+  frond_tag_row row;
+  seg_name *nm;
+  int rc;
+  if (s == NULL || (tag == NULL && len > 0))
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = frond_tag_validate(tag, len, err)) != 0)
+    return rc;
+  memcpy(z, tag, len);
+  z[len] = '\0';
+  pthread_mutex_lock(&s->store_mu);
+  rc = frond__store_tag_get(s->store, z, &row, err);
+  pthread_mutex_unlock(&s->store_mu);
+  if (rc != 0 && rc != FROND_ETAG_NOT_FOUND)
+    return rc;
+  pthread_mutex_lock(&s->table_mu);
+  if (rc == 0)
+    rc = frond__seg_name_add(s, z, len, row.step, &nm);
+  else if ((nm = frond__seg_lookup(s, z, len, frond__seg_hash(s, z, len))))
+    frond__seg_name_remove(s, nm);
+  pthread_mutex_unlock(&s->table_mu);
+  if (rc == FROND_ETAG_NOT_FOUND)
+    return frond__fail(err, rc, "tag \"%s\" not found", z);
+  return rc == 0 ? 0 : frond__fail(err, rc, NULL);
 }
 
 /* ---- periods of seq formats ---- */
 
 int64_t frond__seg_now_ms(frond_seg *s) {
-  return now_ms(s);
+  return frond__seg_clock(s);
 }
 
 int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len) {
-  seg_tag *t = find(s, tag, len);
+  seg_name *nm = frond__seg_find(s, tag, len);
+  seg_tag *t = nm != NULL ? atomic_load(&nm->tag) : NULL;
   return t != NULL && atomic_load_explicit(&t->capped, memory_order_acquire);
 }
 
 int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                           int64_t cap, frond_error *err) {
   size_t blen = strlen(base), len = strlen(tag);
-  seg_tag *t = lookup(s, tag, len, hash_name(tag, len)), *b;
+  seg_name *nm = frond__seg_lookup(s, tag, len, frond__seg_hash(s, tag, len));
+  seg_name *b;
+  seg_tag *t;
   frond_tag_row row;
   int64_t step;
   int rc;
   /* A period row that this process used and that has since left the store
   ** was deleted by hand: making it again would start the period's numbers
   ** over, so refuse. */
-  if (t != NULL && atomic_load(&t->removed))
+  if (nm != NULL && atomic_load(&nm->removed))
     return frond__fail(err, FROND_ETAG_NOT_FOUND,
                        "tag \"%s\" was deleted while in use; it is not made "
                        "again, since its numbers would repeat",
                        tag);
-  if (t == NULL) {
+  if (nm == NULL) {
     /* The base row gives the step; it must exist, as for any tag. */
-    if ((b = find(s, base, blen)) == NULL &&
+    if ((b = frond__seg_find(s, base, blen)) == NULL &&
         (rc = miss(s, base, blen, &b, err)) != 0) {
       if (rc == FROND_ETAG_NOT_FOUND)
         return frond__fail(err, rc,
@@ -716,9 +570,9 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                            base, base);
       return rc;
     }
-    pthread_mutex_lock(&b->mu);
+    pthread_mutex_lock(&s->table_mu);
     step = b->row_step < cap ? b->row_step : cap;
-    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&s->table_mu);
     if (step < 1)
       step = 1;
     /* Another node may create the row at the same moment: its INSERT or
@@ -735,11 +589,13 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
     if (rc != 0)
       return rc;
     pthread_mutex_lock(&s->table_mu);
-    rc = tag_add(s, tag, row.step, &t);
+    rc = frond__seg_name_add(s, tag, len, row.step, &nm);
     pthread_mutex_unlock(&s->table_mu);
     if (rc != 0)
       return frond__fail(err, rc, NULL);
   }
+  if ((t = frond__seg_hot(s, nm)) == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
   if (cap > s->o.max_step)
     cap = s->o.max_step;
   pthread_mutex_lock(&t->mu);
@@ -763,26 +619,20 @@ static int check_options(const frond_seg_options *o, frond_error *err) {
     return frond__fail(err, FROND_EINVAL,
                        "bad timing options: wait_ms, first_wait_ms >= 0, "
                        "refresh_ms >= 1, 1 <= retry_min_ms <= retry_max_ms");
+  if (o->loaders < 1 || o->loaders > 64)
+    return frond__fail(err, FROND_EINVAL, "loaders %u is out of 1..64",
+                       o->loaders);
   return 0;
 }
 
 static void seg_free(frond_seg *s) {
-  seg_table *tb = atomic_load(&s->table), *older;
-  seg_tag *t;
-  size_t i;
-  if (tb != NULL)
-    for (i = 0; i < tb->cap; i++)
-      if ((t = atomic_load(&tb->slot[i])) != NULL) {
-        pthread_mutex_destroy(&t->mu);
-        pthread_cond_destroy(&t->cv);
-        free(t);
-      }
-  for (; tb != NULL; tb = older) {
-    older = tb->older;
-    free(tb);
-  }
+  frond__seg_table_free(s);
   frond__store_close(s->store);
+  free(s->uri);
+  pthread_mutex_destroy(&s->refresh_mu);
   pthread_mutex_destroy(&s->table_mu);
+  pthread_mutex_destroy(&s->index_mu);
+  pthread_mutex_destroy(&s->sample_mu);
   pthread_mutex_destroy(&s->store_mu);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
@@ -804,24 +654,24 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
     frond_seg_options_init(&s->o);
   if (s->o.clock == NULL)
     s->o.clock = frond_clock_realtime;
+  pthread_mutex_init(&s->refresh_mu, NULL);
   pthread_mutex_init(&s->table_mu, NULL);
+  pthread_mutex_init(&s->index_mu, NULL);
+  pthread_mutex_init(&s->sample_mu, NULL);
   pthread_mutex_init(&s->store_mu, NULL);
   pthread_mutex_init(&s->mu, NULL);
   frond__cond_init(&s->cv);
-  atomic_init(&s->table, table_new(16));
-  if (atomic_load(&s->table) == NULL) {
+  s->uri = strdup(store_uri != NULL ? store_uri : FROND_STORE_DEFAULT);
+  if (s->uri == NULL || frond__seg_table_init(s) != 0) {
     rc = frond__fail(err, FROND_ENOMEM, NULL);
     goto fail;
   }
   if ((rc = check_options(&s->o, err)) != 0 ||
-      (rc = frond__store_open(store_uri, &s->store, err)) != 0 ||
+      (rc = frond__store_open(s->uri, &s->store, err)) != 0 ||
       (rc = frond__store_ensure_schema(s->store, err)) != 0 ||
-      (rc = seg_refresh(s, err)) != 0)
+      (rc = frond__seg_refresh(s, err)) != 0 ||
+      (rc = frond__seg_loaders_start(s, err)) != 0)
     goto fail;
-  if (pthread_create(&s->loader, NULL, loader_main, s) != 0) {
-    rc = frond__fail(err, FROND_ENOMEM, "cannot start the loader thread");
-    goto fail;
-  }
   *out = s;
   return 0;
 fail:
@@ -832,17 +682,13 @@ fail:
 void frond_seg_close(frond_seg *s) {
   if (s == NULL)
     return;
-  pthread_mutex_lock(&s->mu);
-  s->stop = 1;
-  pthread_cond_signal(&s->cv);
-  pthread_mutex_unlock(&s->mu);
-  pthread_join(s->loader, NULL);
+  frond__seg_loaders_stop(s);
   seg_free(s);
 }
 
 /* Describe generation g's entry; off is its taken offset. Under mu. */
-static void describe(seg_tag *t, uint64_t g, uint64_t off,
-                     frond_seg_buffer *d) {
+static void describe_entry(seg_tag *t, uint64_t g, uint64_t off,
+                           frond_seg_buffer *d) {
   seg_entry *e = entry_of(t, g);
   int64_t size;
   if (e == NULL)
@@ -857,55 +703,51 @@ static void describe(seg_tag *t, uint64_t g, uint64_t off,
   d->ready = 1;
 }
 
-static int info_cmp(const void *a, const void *b) {
-  return strcmp(((const frond_tag_info *)a)->tag,
-                ((const frond_tag_info *)b)->tag);
+void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *v) {
+  uint64_t w = atomic_load(&t->word);
+  memset(v, 0, sizeof(*v));
+  memcpy(v->tag, t->nm->name, (size_t)t->nm->len + 1);
+  describe_entry(t, w >> SEG_GEN_SHIFT, w & SEG_OFF_MASK, &v->current);
+  describe_entry(t, ((w >> SEG_GEN_SHIFT) + 1) & SEG_GEN_MASK, 0, &v->next);
+  v->issued =
+      atomic_load(&t->done) + (uint64_t)(v->current.pos - v->current.start);
+  v->step = frond__seg_next_step(s, t);
+  if (v->step == 0)
+    v->step = t->row_step;
+  v->row_step = t->row_step;
+  v->last_load_ms = t->last_load_unix_ms;
+  v->loads = t->loads;
+  v->load_failures = t->failures;
+  v->loading = t->want;
+  v->in_use = 1;
+  v->rate = atomic_load_explicit(&t->rate, memory_order_relaxed);
 }
 
-int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
-                   frond_error *err) {
-  seg_table *tb;
-  frond_tag_info *v;
-  seg_tag *t;
-  size_t i, k = 0;
-  uint64_t w;
-  pthread_mutex_lock(&s->table_mu);
-  tb = atomic_load(&s->table);
-  if ((v = calloc(tb->count + 1, sizeof(*v))) == NULL) {
-    pthread_mutex_unlock(&s->table_mu);
-    return frond__fail(err, FROND_ENOMEM, NULL);
+uint64_t frond__seg_taken(seg_tag *t) {
+  for (;;) {
+    /* switch_gen adds to done before it moves the word: a reading that
+    ** saw done unchanged around the word is consistent. */
+    uint64_t d = atomic_load(&t->done), w = atomic_load(&t->word);
+    uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK, size = 0;
+    seg_entry *e = &t->e[g & 1];
+    if (atomic_load(&e->gen) == g)
+      size = (uint64_t)atomic_load(&e->size);
+    if (atomic_load(&t->done) == d)
+      return d + (off < size ? off : size);
   }
-  for (i = 0; i < tb->cap; i++) {
-    if ((t = atomic_load(&tb->slot[i])) == NULL || atomic_load(&t->removed))
-      continue;
-    pthread_mutex_lock(&t->mu);
-    memcpy(v[k].tag, t->name, t->len + 1);
-    w = atomic_load(&t->word);
-    describe(t, w >> GEN_SHIFT, w & OFF_MASK, &v[k].current);
-    describe(t, ((w >> GEN_SHIFT) + 1) & GEN_MASK, 0, &v[k].next);
-    v[k].issued = t->done + (uint64_t)(v[k].current.pos - v[k].current.start);
-    v[k].step = next_step(s, t);
-    if (v[k].step == 0)
-      v[k].step = t->row_step;
-    v[k].row_step = t->row_step;
-    v[k].last_load_ms = t->last_load_unix_ms;
-    v[k].loads = t->loads;
-    v[k].load_failures = t->failures;
-    v[k].loading = t->want;
-    pthread_mutex_unlock(&t->mu);
-    k++;
-  }
-  pthread_mutex_unlock(&s->table_mu);
-  qsort(v, k, sizeof(*v), info_cmp);
-  *out = v;
-  *n = k;
-  return 0;
 }
 
 void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
+  memset(out, 0, sizeof(*out));
   out->loads = atomic_load_explicit(&s->loads, memory_order_relaxed);
   out->load_failures = atomic_load_explicit(&s->failures, memory_order_relaxed);
   out->unavailable =
       atomic_load_explicit(&s->unavailable, memory_order_relaxed);
   out->store_ok = atomic_load_explicit(&s->store_ok, memory_order_relaxed);
+  pthread_mutex_lock(&s->table_mu);
+  out->tags = s->nlive;
+  pthread_mutex_unlock(&s->table_mu);
+  out->tags_in_use = atomic_load(&s->nhot);
+  out->loaders = s->o.loaders;
+  out->loaders_busy_max = atomic_load(&s->max_busy);
 }
