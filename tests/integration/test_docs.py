@@ -6,7 +6,9 @@ Each reference page (docs/reference/) and manual page (man/) must list
 everything the code offers AND nothing it does not: error codes
 (FROND_ERRNO_MAP in include/frond.h, and the codes the fronts answer),
 configuration keys with their variable, flag, type, default and range
-(tried against `frond serve --print-config`), subcommands and their options
+(against `frond serve --list-keys` and `--help`, and tried with `frond
+serve --print-config`: bounds and just beyond, units, addresses, every
+word of an enum), subcommands and their options
 (`frond --help`, `frond help CMD`), HTTP endpoints (the router in
 src/server/*.c, and the Allow header of a running server) and Redis
 commands (the command table in src/server/*.c, and COMMAND on a running
@@ -256,89 +258,291 @@ def test_protocol_error_codes():
 
 # ---------------------------------------------------------- configuration
 
-def config_reference():
-    text = read("docs/reference/configuration.md")
-    rows = table_rows(section(text, r"^Keys$"))
-    ft.check(rows and rows[0][:7] == ["key", "environment", "flag", "type",
-                                      "default", "range", "meaning"],
-             "configuration.md's key table has other columns: %r"
-             % (rows[0] if rows else None))
-    return {unbacktick(r[0]): r for r in rows[1:]}
+LIST_COLUMNS = ["key", "environment", "flag", "type", "default", "range",
+                "meaning"]
+
+# Units a value of a duration (ms) or size (bytes) key might be written
+# with, and what each would mean. The documented ones must be accepted
+# with this meaning; the others must be refused. A unit the page
+# documents that is not here fails the test: add it with its meaning.
+UNITS = {
+    "duration": {"ms": 1, "s": 1000, "min": 60000, "h": 3600000,
+                 "sec": 1000, "m": 60000, "d": 86400000, "us": None},
+    "size": {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
+             "TiB": 1 << 40, "b": 1, "K": 1 << 10, "k": 1000, "KB": 1000,
+             "kB": 1000, "M": 1 << 20, "MB": 10 ** 6, "G": 1 << 30,
+             "GB": 10 ** 9},
+}
+BOOL_TRUE = ("yes", "true", "on", "1")
+BOOL_FALSE = ("no", "false", "off", "0")
 
 
-def serve_help():
-    """{key: (flag, env)} from `frond serve --list-keys`, the machine-readable
-    form of the configuration table that `frond serve --help` prints."""
+def list_keys():
+    """{key: {column: value}} from `frond serve --list-keys`, the
+    machine-readable form of the configuration table."""
     r = ft.run(["serve", "--list-keys"])
     ft.check(r.returncode == 0, r.stderr)
+    lines = r.stdout.splitlines()
+    ft.check(lines and lines[0] == "#" + "\t".join(LIST_COLUMNS),
+             "frond serve --list-keys: header %r" % (lines[:1],))
     out = {}
-    for line in r.stdout.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
+    for line in lines[1:]:
         f = line.split("\t")
         ft.check(len(f) == 7, "frond serve --list-keys: bad line %r" % line)
-        out[f[0]] = (f[2], f[1])
+        ft.check(f[0] not in out, "frond serve --list-keys: %s twice" % f[0])
+        out[f[0]] = dict(zip(LIST_COLUMNS, f))
     ft.check(len(out) >= 20, "no key table in frond serve --list-keys")
     return out
+
+
+def code_range(typ, text):
+    """What a key accepts, from its range as --list-keys prints it:
+    (min, max) for int, duration and size; the byte limit of a string;
+    the words of an enum or bool; for an address, whether `off` is
+    allowed."""
+    unit = {"duration": " ms", "size": " bytes"}.get(typ, "")
+    if typ in ("int", "duration", "size"):
+        m = re.fullmatch(r"(-?\d+)\.\.(-?\d+)" + unit, text)
+        ft.check(m, "--list-keys: %s range %r" % (typ, text))
+        return int(m.group(1)), int(m.group(2))
+    if typ == "string":
+        m = re.fullmatch(r"at most (\d+) bytes", text)
+        ft.check(m, "--list-keys: string range %r" % text)
+        return int(m.group(1))
+    if typ == "address":
+        ft.check(text in ("host:port", "host:port|off"),
+                 "--list-keys: address range %r" % text)
+        return text.endswith("|off")
+    if typ in ("enum", "bool"):
+        return text.split("|")
+    raise ft.Failure("--list-keys: unknown type %r" % typ)
+
+
+def doc_range(typ, text, where):
+    """The same from a range as the reference (and, with its bold words
+    turned into backticks, frond.conf(5)) writes it: `[min, max]`, with
+    ` ms` or ` bytes` for durations and sizes; `at most N bytes`;
+    `` `host:port` `` or `` `host:port` or `off` ``; the words of an
+    enum in backticks, `` `a`, `b` or `c` ``."""
+    unit = {"duration": " ms", "size": " bytes"}.get(typ, "")
+    if typ in ("int", "duration", "size"):
+        m = re.fullmatch(r"\[(-?\d+), (-?\d+)\]" + unit, text)
+        ft.check(m, "%s: range %r is not [min, max]%s" % (where, text, unit))
+        return int(m.group(1)), int(m.group(2))
+    if typ == "string":
+        m = re.fullmatch(r"at most (\d+) bytes", text)
+        ft.check(m, "%s: range %r is not 'at most N bytes'" % (where, text))
+        return int(m.group(1))
+    if typ == "address":
+        ft.check(text in ("`host:port`", "`host:port` or `off`"),
+                 "%s: range %r is neither `host:port` nor `host:port` or "
+                 "`off`" % (where, text))
+        return text.endswith("`off`")
+    words = re.findall(r"`([^`]+)`", text)
+    shape = ", ".join("`%s`" % w for w in words[:-1]) + \
+        (" or " if len(words) > 1 else "") + "`%s`" % words[-1] \
+        if words else None
+    ft.check(shape == text, "%s: range %r is not `a`, `b` or `c`"
+             % (where, text))
+    return words
+
+
+def config_reference():
+    """The reference's key table, {key: row}, and its type table,
+    {type: row}."""
+    text = read("docs/reference/configuration.md")
+    rows = table_rows(section(text, r"^Keys$"))
+    ft.check(rows and rows[0][:7] == LIST_COLUMNS,
+             "configuration.md's key table has other columns: %r"
+             % (rows[0] if rows else None))
+    types = table_rows(section(text, r"^Types$"))
+    ft.check(types and types[0][:3] == ["type", "a value is", "units"],
+             "configuration.md's type table has other columns: %r"
+             % (types[0] if types else None))
+    return ({unbacktick(r[0]): r for r in rows[1:]},
+            {unbacktick(r[0]): r for r in types[1:]})
+
+
+def unit_probes(keys, typ, documented):
+    """Values with a unit for keys of type typ: (flag, key, value,
+    printed or None for refused). Every unit the test knows is tried once
+    where its value fits a key's range, so that a refusal is the unit's;
+    every documented unit is also tried at each key's maximum, and one
+    more of it refused."""
+    probes = []
+    table = UNITS[typ]
+    for u in documented:
+        ft.check(table.get(u) is not None, "configuration.md documents "
+                 "the %s unit %r, which test_docs.py does not know"
+                 % (typ, u))
+    for u, scale in sorted(table.items()):
+        if scale is None:
+            # A unit with no whole meaning here is refused on any key.
+            k = sorted(keys)[0]
+            probes.append((keys[k]["flag"], k, "1" + u, None))
+            continue
+        fit = [(k, n) for n in (1, 0) for k in sorted(keys)
+               if keys[k]["lo"] <= n * scale <= keys[k]["hi"]]
+        ft.check(fit, "no %s key takes 1%s or 0%s" % (typ, u, u))
+        k, n = fit[0]
+        probes.append((keys[k]["flag"], k, "%d%s" % (n, u),
+                       str(n * scale) if u in documented else None))
+    for k, row in sorted(keys.items()):
+        for u in documented:
+            n = row["hi"] // table[u]
+            if n >= 1 and n * table[u] >= row["lo"]:
+                probes.append((row["flag"], k, "%d%s" % (n, u),
+                               str(n * table[u])))
+                probes.append((row["flag"], k, "%d%s" % (n + 1, u), None))
+    return probes
+
+
+def type_probes(key, flag, typ, rng):
+    """(flag, key, value, printed or None for refused) for one key: its
+    bounds and just beyond, a valid and an invalid value of its type."""
+    p = []
+    if typ in ("int", "duration", "size"):
+        a, b = rng
+        p += [(flag, key, str(a), str(a)), (flag, key, str(b), str(b)),
+              (flag, key, str(a - 1), None), (flag, key, str(b + 1), None),
+              (flag, key, "x", None), (flag, key, "1.5", None)]
+    elif typ == "string":
+        p += [(flag, key, "a" * rng, "(set)" if key == "admin_token"
+               else "a" * rng), (flag, key, "a" * (rng + 1), None)]
+    elif typ == "address":
+        for ok in ("127.0.0.1:1", "0.0.0.0:65535", "[::1]:8080",
+                   "localhost:8080"):
+            p.append((flag, key, ok, ok))
+        for bad in ("127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536",
+                    "db.example.org:8080", "[::1]8080", "::1:8080x"):
+            p.append((flag, key, bad, None))
+        p.append((flag, key, "off", "off" if rng else None))
+    elif typ == "enum":
+        p += [(flag, key, v, v) for v in rng]
+        p += [(flag, key, "bogus", None), (flag, key, rng[0].upper(), None)]
+    elif typ == "bool":
+        ft.check(rng == ["yes", "no"], "%s: bool range %r" % (key, rng))
+        p += [(flag, key, v, "yes") for v in BOOL_TRUE]
+        p += [(flag, key, v, "no") for v in BOOL_FALSE]
+        p.append((flag, key, "maybe", None))
+    return p
 
 
 def test_config_reference():
     r = print_config()
     ft.check(r.returncode == 0, r.stderr)
     defaults = config_values(r.stdout)
-    rows = config_reference()
+    code = list_keys()
+    rows, types = config_reference()
     diff("docs/reference/configuration.md keys", rows, defaults)
-    helps = serve_help()
-    diff("frond serve --help keys", helps, defaults)
-    lo, hi = [], []
+    diff("frond serve --list-keys keys", code, defaults)
+    diff("docs/reference/configuration.md types", types,
+         {c["type"] for c in code.values()})
+    probes = []
+    by_type = {}
     for key, row in rows.items():
+        c = code[key]
         env, flag, typ, default, rng = (unbacktick(row[1]), unbacktick(row[2]),
                                         row[3], row[4], row[5])
-        ft.check((flag, env) == helps[key],
-                 "%s: the page says %s / %s, frond serve --help %s / %s"
-                 % ((key, flag, env) + helps[key]))
+        for col, doc in (("environment", env), ("flag", flag), ("type", typ)):
+            ft.check(doc == c[col], "%s: the page says %s %s, frond serve "
+                     "--list-keys %s" % (key, col, doc, c[col]))
         want = "none" if defaults[key] == "" else "`%s`" % defaults[key]
         ft.check(default == want, "%s: default is %s, the page says %s"
                  % (key, want, default))
-        if typ == "integer":
-            m = re.match(r"^\[(-?\d+), (-?\d+)\]", rng)
-            ft.check(m, "%s: range %r is not [min, max]" % (key, rng))
-            a, b = int(m.group(1)), int(m.group(2))
-            lo.append((flag, key, a))
-            hi.append((flag, key, b))
-            for bad in (a - 1, b + 1, "x"):
-                r = print_config("%s=%s" % (flag, bad))
-                ft.check(r.returncode == 2, "%s: %s accepted %s, outside the "
-                         "documented %s" % (key, flag, bad, rng))
-        elif typ == "string":
-            m = re.match(r"^at most (\d+) bytes$", rng)
-            ft.check(m, "%s: range %r is not 'at most N bytes'" % (key, rng))
-            n = int(m.group(1))
-            lo.append((flag, key, "a" * n))
-            r = print_config("%s=%s" % (flag, "a" * (n + 1)))
-            ft.check(r.returncode == 2, "%s: %s accepted %d bytes, the page "
-                     "says at most %d" % (key, flag, n + 1, n))
+        ft.check(c["default"] == defaults[key], "%s: --list-keys gives the "
+                 "default %r, --print-config %r" % (key, c["default"],
+                                                    defaults[key]))
+        want = code_range(typ, c["range"])
+        got = doc_range(typ, rng, "configuration.md: " + key)
+        ft.check(got == want, "%s: the page's range %s is not the code's %s"
+                 % (key, rng, c["range"]))
+        probes += type_probes(key, flag, typ, want)
+        if typ in UNITS:
+            by_type.setdefault(typ, {})[key] = {"flag": flag, "lo": want[0],
+                                                "hi": want[1]}
+    for typ, keys in by_type.items():
+        documented = re.findall(r"`([^`]+)`", types[typ][2])
+        ft.check(documented, "configuration.md: the %s type names no units"
+                 % typ)
+        probes += unit_probes(keys, typ, documented)
+    for typ in set(types) - set(by_type):
+        ft.check(types[typ][2] == "—", "configuration.md: the %s type has "
+                 "units %r" % (typ, types[typ][2]))
+    # Refused values exit 2 with a line naming the key, one run each.
+    for flag, key, value, shown in probes:
+        if shown is None:
+            r = print_config("%s=%s" % (flag, value))
+            ft.check(r.returncode == 2 and key in r.stderr,
+                     "%s: %s=%s was not refused (exit %d, %r)"
+                     % (key, flag, value, r.returncode, r.stderr))
+    # Accepted values, as many keys at once as possible: each through the
+    # flag the page names and through the variable it names.
+    rounds = []
+    for flag, key, value, shown in probes:
+        if shown is None:
+            continue
+        for rnd in rounds:
+            if key not in rnd:
+                break
         else:
-            raise ft.Failure("%s: type %r is neither integer nor string"
-                             % (key, typ))
-    # Every bound is accepted, through the flag the page names and through
-    # the variable it names.
-    for bound in (lo, hi):
-        args = ["%s=%s" % (flag, v) for flag, _, v in bound]
-        r = print_config(*args)
-        ft.check(r.returncode == 0, "documented bounds refused: " + r.stderr)
+            rnd = {}
+            rounds.append(rnd)
+        rnd[key] = (flag, value, shown)
+    ft.check(len(rounds) >= 2, "too few accepted values to try")
+    for rnd in rounds:
+        r = print_config(*["%s=%s" % (f, v) for f, v, _ in rnd.values()])
+        ft.check(r.returncode == 0, "documented values refused: " + r.stderr)
         got = config_values(r.stdout)
-        env = {unbacktick(rows[k][1]): str(v) for _, k, v in bound}
-        r = print_config(env=env)
-        ft.check(r.returncode == 0, "documented variables refused: "
-                 + r.stderr)
+        r = print_config(env={unbacktick(rows[k][1]): v
+                              for k, (_, v, _) in rnd.items()})
+        ft.check(r.returncode == 0, "documented values refused from the "
+                 "environment: " + r.stderr)
         got_env = config_values(r.stdout)
-        for _, key, v in bound:
-            shown = "(set)" if key == "admin_token" else str(v)
-            ft.check(got[key] == shown, "%s: flag value %s printed as %s"
-                     % (key, v, got[key]))
-            ft.check(got_env[key] == shown, "%s: %s=%s printed as %s"
-                     % (key, unbacktick(rows[key][1]), v, got_env[key]))
+        for key, (flag, v, shown) in rnd.items():
+            ft.check(got[key] == shown, "%s: %s=%s printed as %s, not %s"
+                     % (key, flag, v, got[key], shown))
+            ft.check(got_env[key] == shown, "%s: %s=%s printed as %s, not %s"
+                     % (key, unbacktick(rows[key][1]), v, got_env[key],
+                        shown))
+
+
+def serve_usage():
+    """`frond serve --help`: (its own options, {flag: (TYPE, variable,
+    default)} of its key lines)."""
+    r = ft.run(["serve", "--help"])
+    ft.check(r.returncode == 0, r.stderr)
+    head, sep, tail = r.stdout.partition("\nkeys")
+    ft.check(sep, "frond serve --help has no 'keys' part")
+    own = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", head))
+    keys = {}
+    for line in tail.splitlines():
+        m = re.match(r"^  (--[a-z][a-z-]*) ([A-Z]+) +(FROND_\w+)=(.*)$",
+                     line)
+        if m:
+            ft.check(m.group(1) not in keys, "frond serve --help: %s twice"
+                     % m.group(1))
+            keys[m.group(1)] = m.groups()[1:]
+    return own, keys
+
+
+def test_serve_help():
+    """`frond serve --help` lists every key's flag, with its type,
+    variable and default as the table has them."""
+    code = {c["flag"]: c for c in list_keys().values()}
+    own, keys = serve_usage()
+    diff("frond serve --help key flags", keys, code)
+    for flag, (typ, env, default) in keys.items():
+        c = code[flag]
+        ft.check((typ, env, default) == (c["type"].upper(), c["environment"],
+                                         c["default"]),
+                 "frond serve --help: %s %s %s=%s, --list-keys %s %s=%s"
+                 % (flag, typ, env, default, c["type"], c["environment"],
+                    c["default"]))
+    ft.check(not own & set(code), "frond serve --help lists a key flag "
+             "among its own options")
+    ft.check({"--config", "--print-config", "--list-keys", "--help"} <= own,
+             "frond serve --help lacks an option of its own: %r" % own)
 
 
 def test_config_defaults_everywhere():
@@ -430,8 +634,10 @@ def test_subcommands():
     for c in cmds:
         opts = options_of(c)
         if c == "serve":
-            everything |= {h[0] for h in serve_help().values()}
-            opts = {"--config", "--print-config", "--help"}
+            # Its keys' flags are the configuration reference's (checked
+            # there); its own options are described here.
+            opts, keys = serve_usage()
+            everything |= set(keys)
         else:
             opts.discard("--help")
         everything |= opts
@@ -599,9 +805,20 @@ def test_man_pages():
     entries = dict(re.findall(r"^\.TP\n\.B (\w+)\n(.*?)(?=^\.TP|\Z)",
                               keys_sec, re.M | re.S))
     defaults = config_values(print_config().stdout)
+    code = list_keys()
     diff("frond.conf(5) keys", entries, defaults)
     for key, body in entries.items():
         plain = body.replace("\\-", "-")
+        m = re.search(r"^Type: (\w+), (.*)\.$", plain, re.M)
+        ft.check(m, "frond.conf(5): %s has no 'Type: TYPE, RANGE.'" % key)
+        typ = m.group(1)
+        ft.check(typ == code[key]["type"], "frond.conf(5): %s is %s, not %s"
+                 % (key, typ, code[key]["type"]))
+        rng = re.sub(r"\\fB(.*?)\\fR", r"`\1`", m.group(2))
+        ft.check(doc_range(typ, rng, "frond.conf(5): " + key) ==
+                 code_range(typ, code[key]["range"]),
+                 "frond.conf(5): %s's range %s is not the code's %s"
+                 % (key, m.group(2), code[key]["range"]))
         want = "none" if defaults[key] == "" else "\\fB%s\\fR" % defaults[key]
         ft.check("Default: %s." % want in plain,
                  "frond.conf(5): %s's default is %r" % (key, defaults[key]))
@@ -818,7 +1035,8 @@ def test_library_example():
 
 if __name__ == "__main__":
     ft.main([test_error_codes, test_protocol_error_codes,
-             test_config_reference, test_config_defaults_everywhere,
+             test_config_reference, test_serve_help,
+             test_config_defaults_everywhere,
              test_config_examples, test_subcommands, test_http_reference,
              test_resp_reference, test_man_pages, test_links,
              test_readme_two_commands, test_first_look, test_library_api,
