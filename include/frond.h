@@ -229,7 +229,12 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 ** Timing (leases, sessions, clocks) decides availability, never uniqueness.
 **
 ** A background thread per generator follows the wall clock (about once per
-** millisecond) and moves the reservation forward.
+** millisecond) and moves the reservation forward while IDs are being
+** issued. After sleep_ms without a call it sleeps: it stops waking, and
+** the reservation (and a coordinator's fence) are no longer extended. The
+** first call after that takes the slow path, reads the clock, wakes the
+** thread and may wait (within max_wait_ms) for one reservation write or
+** fence extension; the rules above hold throughout.
 */
 typedef struct frond_gen frond_gen;
 
@@ -238,6 +243,7 @@ enum { FROND_SEQ_ZERO = 0, FROND_SEQ_RANDOM = 1 };
 #define FROND_DEFAULT_MAX_AHEAD_MS 1000
 #define FROND_DEFAULT_MAX_WAIT_MS 10
 #define FROND_DEFAULT_WINDOW_MS 1000
+#define FROND_DEFAULT_SLEEP_MS 1000
 
 typedef struct frond_gen_options {
   int64_t max_ahead_ms; /* default FROND_DEFAULT_MAX_AHEAD_MS */
@@ -270,6 +276,9 @@ typedef struct frond_gen_options {
   int64_t window_ms; /* reservation window, default FROND_DEFAULT_WINDOW_MS */
   frond_clock_fn clock; /* NULL: frond_clock_realtime */
   void *clock_ctx;
+  int64_t sleep_ms; /* the clock thread sleeps after this long without a
+                       call; 0: it never sleeps. Default
+                       FROND_DEFAULT_SLEEP_MS, 0..86400000 */
 } frond_gen_options;
 
 /* Fill opts with the defaults. */
@@ -317,9 +326,9 @@ FROND_EXPORT uint64_t frond_gen_node(const frond_gen *g);
 /* Unix ms of the unit of the value just below the next one to issue:
 ** the last issued ID's; before the first, the value just below the start
 ** point (where the predecessor stopped); once the generator has followed
-** an idle wall clock, the unit before the clock's. Failed calls never move
-** it. What a coordinator reports as this node's high-water time.
-** Thread-safe. */
+** an idle wall clock (until its clock thread sleeps), the unit before the
+** clock's. Failed calls never move it. What a coordinator reports as this
+** node's high-water time. Thread-safe. */
 FROND_EXPORT int64_t frond_gen_high_water_ms(frond_gen *g);
 
 /* Counters since create; relaxed reads, thread-safe. */
@@ -334,6 +343,8 @@ typedef struct frond_gen_stats {
   int64_t last_error;     /* last background error code (0 when none) */
   int64_t fence_ms;       /* coordinator fence, unix ms; 0 without one */
   uint64_t fence_refused; /* calls that failed with COORD at the fence */
+  int asleep;             /* the clock thread sleeps (no call lately) */
+  uint64_t sleeps;        /* times it went to sleep */
 } frond_gen_stats;
 FROND_EXPORT void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out);
 

@@ -173,6 +173,9 @@ int64_t frond__gen_fence_target(const frond_gen *g, int64_t now_ms,
 ** frond__gen_fence_ms: C gives the type frond__gen_fence that name.) */
 int64_t frond__gen_fence_ms(const frond_gen *g);
 int frond__gen_blocked(const frond_gen *g);
+/* 1 while the generator's clock thread sleeps (no call for sleep_ms): its
+** reservation and fence need no extension until a call wakes it. */
+int frond__gen_asleep(const frond_gen *g);
 /* How far ahead of the clock a stored fence or high water may be and still
 ** be explained by a crash: max_ahead + window + max_wait. Beyond it a start
 ** refuses (the clock went back across the restart); within it, it waits
