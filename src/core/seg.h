@@ -81,17 +81,17 @@ struct seg_tag {
   atomic_uint_fast64_t done; /* IDs of segments switched away from */
   _Alignas(64) seg_entry e[2];
   pthread_mutex_t mu;
-  pthread_cond_t cv; /* calls waiting for a segment */
-  int want;          /* a load is requested and not done yet */
-  int loading;       /* a loader is in the store for this tag */
-  int qstate;        /* SEG_Q_*, under s->mu */
-  seg_tag *q_next;   /* the queue's link, under s->mu */
-  uint64_t gen;      /* bumped on removal: in-flight loads are dropped */
-  int64_t step;      /* step of the last load, 0 before the first */
-  int64_t row_step;  /* the row's step as last read */
-  int64_t max_step;  /* dynamic step cap, 0: the allocator's */
-  int64_t range_need; /* a range waits for a segment of this size, 0: no */
-  atomic_int capped;  /* a seq period: made and capped in this process */
+  pthread_cond_t cv;    /* calls waiting for a segment */
+  int want;             /* a load is requested and not done yet */
+  int loading;          /* a loader is in the store for this tag */
+  int qstate;           /* SEG_Q_*, under s->mu */
+  seg_tag *q_next;      /* the queue's link, under s->mu */
+  uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
+  int64_t step;         /* step of the last load, 0 before the first */
+  int64_t row_step;     /* the row's step as last read */
+  int64_t max_step;     /* dynamic step cap, 0: the allocator's */
+  int64_t range_need;   /* a range waits for a segment of this size, 0: no */
+  atomic_int capped;    /* a seq period: made and capped in this process */
   int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
   int64_t last_load_unix_ms;
   int64_t backoff_ms;
@@ -135,9 +135,9 @@ struct frond_seg {
   seg_table *_Atomic table;
   pthread_mutex_t table_mu;
   seg_arena *arena;
-  uint32_t epoch;       /* of the last refresh */
-  size_t nlive;         /* names not removed */
-  seg_name **added;     /* names added since the index was built */
+  uint32_t epoch;   /* of the last refresh */
+  size_t nlive;     /* names not removed */
+  seg_name **added; /* names added since the index was built */
   size_t nadded, added_cap;
   seg_tag *_Atomic hot; /* tags in use, newest first */
   atomic_size_t nhot;
@@ -159,8 +159,8 @@ struct frond_seg {
   seg_retry *retry; /* min-heap by at_ns */
   size_t nretry, retry_cap;
   int stop;
-  int refreshing;         /* a loader is reading the tag list */
-  int64_t refresh_at_ns;  /* the next periodic refresh */
+  int refreshing;        /* a loader is reading the tag list */
+  int64_t refresh_at_ns; /* the next periodic refresh */
   int64_t refresh_backoff_ms;
   int64_t miss_second; /* unknown tags' rate limit window */
   unsigned miss_used;

@@ -52,8 +52,7 @@ uint64_t frond__seg_hash(const frond_seg *s, const char *p, size_t len) {
       b = rd4(p + len - 4) << 32 | rd4(p + len - 4 - q);
     } else if (len > 0) {
       a = (uint64_t)(unsigned char)p[0] << 16 |
-          (uint64_t)(unsigned char)p[len >> 1] << 8 |
-          (unsigned char)p[len - 1];
+          (uint64_t)(unsigned char)p[len >> 1] << 8 | (unsigned char)p[len - 1];
       b = 0;
     } else {
       a = b = 0;
@@ -421,10 +420,10 @@ static int index_update(frond_seg *s) {
     return FROND_ENOMEM;
   }
   for (i = j = k = 0; i < s->nsorted || j < nadd;)
-    v[k++] = j == nadd || (i < s->nsorted && name_cmp(&s->sorted[i],
-                                                      &add[j]) < 0)
-                 ? s->sorted[i++]
-                 : add[j++];
+    v[k++] =
+        j == nadd || (i < s->nsorted && name_cmp(&s->sorted[i], &add[j]) < 0)
+            ? s->sorted[i++]
+            : add[j++];
   free(s->sorted);
   free(add);
   s->sorted = v;
@@ -461,9 +460,8 @@ static int matches(const seg_name *nm, const char *m, size_t ml) {
   return ml == 0 || (ml <= nm->len && memmem(nm->name, nm->len, m, ml));
 }
 
-static int by_name(frond_seg *s, const frond_seg_query *q,
-                   frond_tag_info **out, size_t *n, size_t *total,
-                   frond_error *err) {
+static int by_name(frond_seg *s, const frond_seg_query *q, frond_tag_info **out,
+                   size_t *n, size_t *total, frond_error *err) {
   const char *m = q->match != NULL ? q->match : "";
   size_t ml = strlen(m), i, seen = 0, k = 0, cap;
   size_t limit = q->limit ? q->limit : SIZE_MAX;
@@ -538,9 +536,8 @@ static int rank_cmp(const void *a, const void *b) {
   return strcmp(x->t->nm->name, y->t->nm->name);
 }
 
-static int by_rate(frond_seg *s, const frond_seg_query *q,
-                   frond_tag_info **out, size_t *n, size_t *total,
-                   frond_error *err) {
+static int by_rate(frond_seg *s, const frond_seg_query *q, frond_tag_info **out,
+                   size_t *n, size_t *total, frond_error *err) {
   const char *m = q->match != NULL ? q->match : "";
   size_t ml = strlen(m), keep, nh = 0, i, matched = 0;
   size_t want = q->limit ? q->offset + q->limit : SIZE_MAX;

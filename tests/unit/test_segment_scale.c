@@ -246,8 +246,7 @@ static void test_nowait(void **state) {
   assert_int_equal(frond_seg_tag_find(s, T("a"), &h, &e), 0);
   /* First use: nothing buffered, the load is asked for, no wait. */
   assert_int_equal(frond__seg_tag_next_nowait(h, 1, ids, &e), FROND__AGAIN);
-  assert_int_equal(frond__seg_tag_range_nowait(h, 5, &start, &e),
-                   FROND__AGAIN);
+  assert_int_equal(frond__seg_tag_range_nowait(h, 5, &start, &e), FROND__AGAIN);
   fake_set(&fake.hold, 0);
   assert_int_equal(frond_seg_tag_next_n(h, 3, ids, &e), 0);
   assert_int_equal(ids[0], 1);
