@@ -24,6 +24,11 @@
 #define PREFIX(lit)                                                            \
   (plen >= sizeof(lit) - 1 && memcmp(path, lit, sizeof(lit) - 1) == 0)
 #define EXACT(lit) (plen == sizeof(lit) - 1 && memcmp(path, lit, plen) == 0)
+/* PREFIX(pre) && SUFFIX(suf): a path pre{param}suf, the parameter not
+** empty. */
+#define SUFFIX(pre, suf)                                                       \
+  (plen > sizeof(pre) - 1 + sizeof(suf) - 1 &&                                 \
+   memcmp(path + plen - (sizeof(suf) - 1), suf, sizeof(suf) - 1) == 0)
 
 static void dispatch(frond__http_ctx *x) {
   const char *path = x->req->target;
@@ -43,6 +48,10 @@ static void dispatch(frond__http_ctx *x) {
     if (EXACT("/v1/snowflake")) {
       x->route = FROND__R_SNOWFLAKE;
       frond__http_v1_snowflake(x);
+    } else if (PREFIX("/v1/segment/") && SUFFIX("/v1/segment/", "/range")) {
+      x->route = FROND__R_SEGMENT_RANGE;
+      frond__http_v1_segment_range(x, sizeof("/v1/segment/") - 1,
+                                   plen - (sizeof("/range") - 1));
     } else if (PREFIX("/v1/segment/")) {
       x->route = FROND__R_SEGMENT;
       frond__http_v1_segment(x, sizeof("/v1/segment/") - 1);
