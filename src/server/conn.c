@@ -16,7 +16,8 @@
 ** grew above RBUF_KEEP (input) or OUT_KEEP (answers) for one large request
 ** or answer is freed once consumed or written, so a pool of idle
 ** connections that each once fetched a large batch, or sent one large
-** command, holds a few KiB each rather than its largest answer.
+** command, holds a few KiB each rather than its largest answer; after a
+** second idle, the sweep frees the small buffers too.
 */
 #include "server/server.h"
 
@@ -32,6 +33,9 @@
 #include <unistd.h>
 
 #define RBUF_INITIAL 4096
+/* A connection idle this long with nothing buffered frees its read
+** buffer as well. */
+#define IDLE_FREE_MS 1000
 /* Buffers at most this large are kept for the next request. */
 #define RBUF_KEEP 4096
 #define OUT_KEEP 4096
@@ -540,6 +544,17 @@ static void on_sweep(uv_timer_t *t) {
                now - c->last_ms >= c->idle_ms) {
       FROND__INC(w->m.idle_timeouts, 1);
       conn_close(c);
+    } else if (c->req_start_ms == 0 && c->rlen == 0 && c->out.len == 0 &&
+               c->rcap + c->out.cap + c->wbuf.cap > 0 &&
+               now - c->last_ms >= IDLE_FREE_MS) {
+      /* Idle with nothing buffered: the small buffers go too; on_alloc
+      ** and the next answer make new ones. */
+      free(c->rbuf);
+      c->rbuf = NULL;
+      c->rcap = 0;
+      frond__buf_free(&c->out);
+      frond__buf_free(&c->wbuf);
+      count_buffers(c, 0);
     }
   }
 }

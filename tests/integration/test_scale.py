@@ -201,6 +201,12 @@ def test_buffers_shrink():
             held = buffer_bytes(s)
         check(held <= 21 * 16384,
               "idle connections hold %.0f bytes of buffers" % held)
+        # After a second idle, the read buffers go too.
+        deadline = time.monotonic() + 10
+        while held > 8192 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            held = buffer_bytes(s)
+        check(held <= 8192, "idle connections still hold %.0f bytes" % held)
         # Still usable.
         for c in conns:
             st, _, b = s.request("GET", "/v1/snowflake?count=2", conn=c)
