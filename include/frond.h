@@ -624,7 +624,9 @@ typedef struct frond_seg_options {
   int64_t max_step;     /* dynamic step cap, default 1000000 */
   int64_t wait_ms;      /* both buffers empty: wait this long for the loader,
                            then SEGMENT_UNAVAILABLE; default 50 */
-  int64_t refresh_ms;   /* re-read the tag list this often; default 60000 */
+  int64_t refresh_ms;   /* re-read the tag list this often (less often when
+                           reading it costs over 0.25 % of a core); default
+                           60000 */
   int64_t retry_min_ms; /* store failure backoff: first retry, default 100 */
   int64_t retry_max_ms; /* backoff ceiling, default 5000 */
   frond_clock_fn clock; /* NULL: frond_clock_realtime; times the dynamic

@@ -19,6 +19,7 @@
 #include "core/seg.h"
 
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #define MIN_MS (60 * 1000)
@@ -235,16 +236,30 @@ static void serve(frond_seg *s, frond_store **st, seg_tag *t) {
     load(s, st, t, step, gen, range);
 }
 
+/* The refresh takes at most 1/REFRESH_SHARE of a core over time. */
+#define REFRESH_SHARE 400
+
+static int64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Read the tag list again; back off while it fails. Called without
-** s->mu. */
+** s->mu. The next one comes after refresh_ms, or later when this one cost
+** more than refresh_ms / REFRESH_SHARE of CPU: reading a million tags
+** (about half a second) every minute would keep an idle server at 1 % of
+** a core. */
 static void refresh(frond_seg *s) {
   frond_error e = {0, ""};
-  int64_t now = frond__mono_ns(), at;
+  int64_t now = frond__mono_ns(), at, cpu = thread_cpu_ns(), paced;
   int rc = frond__seg_refresh(s, &e);
+  paced = (thread_cpu_ns() - cpu) * REFRESH_SHARE;
   pthread_mutex_lock(&s->mu);
   if (rc == 0) {
     s->refresh_backoff_ms = 0;
-    at = now + s->o.refresh_ms * 1000000;
+    at = now + (paced > s->o.refresh_ms * 1000000 ? paced
+                                                  : s->o.refresh_ms * 1000000);
   } else {
     s->refresh_backoff_ms = s->refresh_backoff_ms == 0
                                 ? s->o.retry_min_ms

@@ -292,8 +292,12 @@ typedef struct page {
   size_t len, cap;
   int64_t step[PAGE_ROWS];
   size_t at[PAGE_ROWS];
+  size_t slot[PAGE_ROWS]; /* prefetch_page: each row's first slot */
   int n;
 } page;
+
+/* The sweep asks for the name this many slots ahead. */
+#define SWEEP_AHEAD 16
 
 static int page_row(void *ctx, const char *tag, int64_t step) {
   page *p = ctx;
@@ -315,6 +319,27 @@ static int page_row(void *ctx, const char *tag, int64_t step) {
   p->step[p->n++] = step;
   p->len += l;
   return 0;
+}
+
+/* With a million names the table is far larger than the caches, and each
+** row's look-up would wait for two cache misses in turn (its slot, then
+** the name it points to). Ask for all of a page's slots, then for the
+** names in them, so that the misses overlap; the look-ups that follow
+** find them in the cache. Expects table_mu held. */
+static void prefetch_page(frond_seg *s, page *p) {
+  seg_table *tb = atomic_load_explicit(&s->table, memory_order_relaxed);
+  size_t i, mask = tb->cap - 1;
+  for (i = 0; i < (size_t)p->n; i++) {
+    const char *tag = p->text + p->at[i];
+    p->slot[i] = frond__seg_hash(s, tag, strlen(tag)) & mask;
+    __builtin_prefetch(&tb->slot[p->slot[i]]);
+  }
+  for (i = 0; i < (size_t)p->n; i++) {
+    seg_name *nm =
+        atomic_load_explicit(&tb->slot[p->slot[i]], memory_order_relaxed);
+    if (nm != NULL)
+      __builtin_prefetch(nm, 1);
+  }
 }
 
 int frond__seg_refresh(frond_seg *s, frond_error *err) {
@@ -343,6 +368,7 @@ int frond__seg_refresh(frond_seg *s, frond_error *err) {
     if (rc != 0)
       break;
     pthread_mutex_lock(&s->table_mu);
+    prefetch_page(s, p);
     for (i = 0; i < (size_t)p->n && rc == 0; i++) {
       const char *tag = p->text + p->at[i];
       size_t len = strlen(tag);
@@ -365,6 +391,11 @@ int frond__seg_refresh(frond_seg *s, frond_error *err) {
     pthread_mutex_lock(&s->table_mu);
     tb = atomic_load(&s->table);
     for (i = 0; i < tb->cap; i++) {
+      seg_name *ahead;
+      if (i + SWEEP_AHEAD < tb->cap &&
+          (ahead = atomic_load_explicit(&tb->slot[i + SWEEP_AHEAD],
+                                        memory_order_relaxed)) != NULL)
+        __builtin_prefetch(ahead);
       nm = atomic_load_explicit(&tb->slot[i], memory_order_relaxed);
       if (nm != NULL && !atomic_load(&nm->removed) && nm->seen != epoch)
         frond__seg_name_remove(s, nm);
