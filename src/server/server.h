@@ -204,6 +204,7 @@ struct frond__server {
   pthread_mutex_t rate_lock;
   double rate_snowflake;
   uint64_t last_snowflake;
+  int64_t sample_next_ns; /* main thread: the next frond_seg_sample */
 };
 
 /* ---------------------------------------------------------------- conn.c */

@@ -16,8 +16,17 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PAGE_TAGS 50
+/* Sampling the tags' rates takes at most 1/SAMPLE_SHARE of a core. */
+#define SAMPLE_SHARE 1000
+
+static int64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 void frond__rates_sample(frond__server *srv, double dt) {
   uint64_t issued = FROND__SUM(srv, ids_snowflake);
@@ -26,9 +35,17 @@ void frond__rates_sample(frond__server *srv, double dt) {
   srv->rate_snowflake = (double)(issued - srv->last_snowflake) / dt;
   srv->last_snowflake = issued;
   pthread_mutex_unlock(&srv->rate_lock);
-  /* Over the tags in use only; their rates show in frond_tag_info. */
-  if (seg != NULL)
+  /* Over the tags in use only; their rates show in frond_tag_info. With
+  ** a hundred thousand tags in use a sample costs milliseconds (a few
+  ** cache misses per tag): then it is taken less often than once a
+  ** second, so that an idle server stays idle; the rates are measured
+  ** over the longer interval. */
+  if (seg != NULL && frond__mono_ns() >= srv->sample_next_ns) {
+    int64_t cpu = thread_cpu_ns();
     frond_seg_sample(seg);
+    srv->sample_next_ns =
+        frond__mono_ns() + (thread_cpu_ns() - cpu) * SAMPLE_SHARE;
+  }
 }
 
 static void html(frond__buf *b, const char *s) {
