@@ -10,7 +10,7 @@ test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql util-linux zookeeper faketime
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
-  python3-bson nodejs npm tzdata"
+  python3-bson nodejs npm tzdata libfaketime"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
 npm_pkgs="ulid@3.0.1"

@@ -13,10 +13,13 @@ import sys
 import tempfile
 import time
 
-FROND_BIN = os.environ.get("FROND_BIN", "build/frond")
-FROND_SRC = os.environ.get("FROND_SRC", os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__)))))
-FROND_BUILD = os.environ.get("FROND_BUILD", os.path.dirname(FROND_BIN))
+# Absolute, so that tests may run servers and tools from a temp dir.
+FROND_BIN = os.path.abspath(os.environ.get("FROND_BIN", "build/frond"))
+FROND_SRC = os.path.abspath(os.environ.get(
+    "FROND_SRC", os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__))))))
+FROND_BUILD = os.path.abspath(os.environ.get("FROND_BUILD",
+                                             os.path.dirname(FROND_BIN)))
 
 
 class Failure(Exception):
