@@ -2,19 +2,22 @@
 ** fuzz_highwater.c -- libFuzzer harness for the high-water file parser and
 ** for where a restart starts after the record.
 **
-** Whatever the bytes, the parser accepts a record that formats back to the
-** same bytes, or refuses with HIGHWATER_CORRUPT: a file is never half
-** understood. For an accepted record, the start a generator of each preset
+** Whatever the bytes, the parser accepts a record or refuses with
+** HIGHWATER_CORRUPT: a file is never half understood. An accepted record
+** formats to a file that parses to the same record, and to the very same
+** bytes when it was read in that form (not the one line of earlier
+** versions). For an accepted record, the start a generator of each preset
 ** layout would take after it (frond__hw_first_after) is the least value
 ** whose ID is above the record's last possible ID, or a refusal with a
 ** code that says why.
 **
 ** Random bytes almost never carry a valid check, so each input is also
-** tried as a record body sealed with its correct check: mutations then
+** tried sealed with its correct check, in both forms: mutations then
 ** reach the fields and the start computation.
 */
-#include "os/highwater.h"
-#include "core/internal.h"
+#include "core/high_water.h"
+#include "base/base.h"
+#include "base/record.h"
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -54,14 +57,25 @@ static void check_start(const frond__hw_record *rec, const frond_layout *l) {
     abort(); /* not the least such value */
 }
 
-/* Parse buf; an accepted record must format back to the same bytes. */
+static int same(const frond__hw_record *a, const frond__hw_record *b) {
+  return a->node == b->node && a->time_ms == b->time_ms && a->seq == b->seq &&
+         a->clean == b->clean && strcmp(a->layout, b->layout) == 0;
+}
+
+/* Parse buf; an accepted record must format to a file that reads back the
+** same, byte for byte when buf was in that form. */
 static void check(const char *buf, size_t size) {
-  frond__hw_record rec;
-  char line[1024];
+  frond__hw_record rec, back;
+  char line[FROND__RECORD_MAX + 1];
   int n, rc = frond__hw_parse(buf, size, &rec, NULL);
   if (rc == 0) {
     n = frond__hw_format(&rec, line, sizeof(line));
-    if (n < 0 || (size_t)n != size || memcmp(line, buf, size) != 0)
+    if (n < 0 || (size_t)n >= sizeof(line) ||
+        frond__hw_parse(line, (size_t)n, &back, NULL) != 0 ||
+        !same(&rec, &back))
+      abort();
+    if (size > 0 && buf[0] == '#' &&
+        ((size_t)n != size || memcmp(line, buf, size) != 0))
       abort();
     for (size_t i = 0; i < frond_layout_preset_count(); i++)
       check_start(&rec, frond_layout_preset(i));
@@ -72,19 +86,29 @@ static void check(const char *buf, size_t size) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *buf = malloc(size + 32);
+  size_t body;
   int n;
   if (buf == NULL)
     return 0;
   memcpy(buf, data, size);
   check(buf, size);
-  /* The input as a body: up to its first newline, sealed. */
+  /* The input as the one line of earlier versions: up to its first
+  ** newline, sealed. */
   {
     const char *nl = memchr(data, '\n', size);
-    size_t body = nl ? (size_t)(nl - (const char *)data) : size;
+    body = nl ? (size_t)(nl - (const char *)data) : size;
     n = snprintf(buf + body, 32, " check=%016" PRIx64 "\n",
                  frond__fnv1a64(data, body));
     check(buf, body + (size_t)n);
   }
+  /* The input as the lines of a record file, sealed with its end line. */
+  memcpy(buf, data, size);
+  body = size;
+  if (body == 0 || buf[body - 1] != '\n')
+    buf[body++] = '\n';
+  n = snprintf(buf + body, 32, "end=%016" PRIx64 "\n",
+               frond__fnv1a64(buf, body));
+  check(buf, body + (size_t)n);
   free(buf);
   return 0;
 }

@@ -18,32 +18,18 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Where the password of a scheme://user:password@host URI is: 0, or 1
-** with [*from, *to). */
-static int password(const char *uri, size_t *from, size_t *to) {
-  const char *auth = strstr(uri, "://"), *end, *at, *colon;
-  if (auth == NULL)
-    return 0;
-  auth += 3;
-  end = auth + strcspn(auth, "/?#");
-  for (at = end; at > auth && at[-1] != '@'; at--)
-    ;
-  if (at == auth || (colon = memchr(auth, ':', (size_t)(at - auth))) == NULL)
-    return 0;
-  *from = (size_t)(colon + 1 - uri);
-  *to = (size_t)(at - 1 - uri);
-  return 1;
-}
-
 /* A password never reaches a message: put a marker found nowhere else in
-** the URI in its place, and look for the marker. */
+** the URI where the layer says the password is (frond__db_uri_password,
+** the one locator db.c and the engines redact with), and look for the
+** marker. */
 static void check_redacted(const char *uri) {
   char marker[16], *marked;
   size_t from, to, len = strlen(uri);
   frond_db_uri u;
   frond_error e = {0, ""};
   int k = 0;
-  if (strncmp(uri, "sqlite:", 7) == 0 || !password(uri, &from, &to))
+  if (strncmp(uri, "sqlite:", 7) == 0 ||
+      !frond__db_uri_password(uri, &from, &to))
     return;
   do
     snprintf(marker, sizeof(marker), "PW%dWP", k++);

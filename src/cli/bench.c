@@ -25,7 +25,7 @@
 ** divided by the IDs issued by all threads together.
 */
 #include "cli/cli.h"
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -94,9 +94,6 @@ int frond__out_error(void);
 ** rc into a reported failure. Returns the exit status. */
 int frond__out_finish(int rc);
 
-/* Format v in decimal into buf (>= 21 bytes), no NUL; returns the length. */
-size_t frond__fmt_u64(uint64_t v, char *buf);
-
 /* "2024-01-01T00:00:00.000Z" for unix ms. */
 void frond__cli_time(int64_t unix_ms, char *buf, size_t len);
 

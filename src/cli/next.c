@@ -18,8 +18,8 @@
 ** as a shell expects.
 */
 #include "cli/cli.h"
-#include "core/internal.h"
-#include "os/highwater.h"
+#include "core/core.h"
+#include "core/high_water.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -107,7 +107,7 @@ static void print_ids(const int64_t *ids, size_t n) {
   char line[CHUNK * 21], *p = line;
   size_t i;
   for (i = 0; i < n; i++) {
-    p += frond__fmt_u64((uint64_t)ids[i], p);
+    p += frond__dec_u64(p, (uint64_t)ids[i]);
     *p++ = '\n';
   }
   frond__out_bytes(line, (size_t)(p - line));

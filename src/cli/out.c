@@ -6,7 +6,8 @@
 ** one large buffer written with write(2) rather than through stdio.
 */
 #include "cli/cli.h"
-#include "core/internal.h"
+#include "base/base.h"
+#include "base/escape.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -94,71 +95,29 @@ void frond__out_printf(const char *fmt, ...) {
     free(p);
 }
 
-size_t frond__fmt_u64(uint64_t v, char *buf) {
-  static const char digits[201] = "0001020304050607080910111213141516171819"
-                                  "2021222324252627282930313233343536373839"
-                                  "4041424344454647484950515253545556575859"
-                                  "6061626364656667686970717273747576777879"
-                                  "8081828384858687888990919293949596979899";
-  char tmp[20];
-  size_t i = sizeof(tmp), n;
-  while (v >= 100) {
-    unsigned r = (unsigned)(v % 100) * 2;
-    v /= 100;
-    tmp[--i] = digits[r + 1];
-    tmp[--i] = digits[r];
-  }
-  if (v >= 10) {
-    tmp[--i] = digits[v * 2 + 1];
-    tmp[--i] = digits[v * 2];
-  } else {
-    tmp[--i] = (char)('0' + v);
-  }
-  n = sizeof(tmp) - i;
-  memcpy(buf, tmp + i, n);
-  return n;
-}
-
 void frond__out_u64(uint64_t v) {
-  char buf[24];
-  frond__out_bytes(buf, frond__fmt_u64(v, buf));
+  char buf[FROND__DEC_MAX];
+  frond__out_bytes(buf, frond__dec_u64(buf, v));
 }
 
 void frond__out_i64(int64_t v) {
-  if (v < 0) {
-    frond__out_bytes("-", 1);
-    frond__out_u64(0 - (uint64_t)v);
-  } else {
-    frond__out_u64((uint64_t)v);
-  }
+  char buf[FROND__DEC_MAX];
+  frond__out_bytes(buf, frond__dec_i64(buf, v));
 }
 
 void frond__out_json_str(const char *s) {
-  const unsigned char *p = (const unsigned char *)s;
+  size_t len = strlen(s);
   frond__out_bytes("\"", 1);
-  for (; *p != '\0'; p++) {
-    const unsigned char *run = p;
-    while (*p >= 0x20 && *p != '"' && *p != '\\')
-      p++;
-    frond__out_bytes((const char *)run, (size_t)(p - run));
-    if (*p == '\0')
-      break;
-    switch (*p) {
-    case '"':
-      frond__out_bytes("\\\"", 2);
-      break;
-    case '\\':
-      frond__out_bytes("\\\\", 2);
-      break;
-    case '\n':
-      frond__out_bytes("\\n", 2);
-      break;
-    case '\t':
-      frond__out_bytes("\\t", 2);
-      break;
-    default:
-      frond__out_printf("\\u%04x", *p);
-    }
+  while (len > 0) {
+    char esc[160 * 6 + 1];
+    size_t k = len < 160 ? len : 160, j;
+    /* A piece never ends inside a UTF-8 sequence (at most 4 bytes), which
+    ** would turn a valid character into two U+FFFD. */
+    for (j = 0; j < 3 && k < len && ((unsigned char)s[k] & 0xc0) == 0x80; j++)
+      k--;
+    frond__out_bytes(esc, frond__json_escape(s, k, esc, sizeof esc));
+    s += k;
+    len -= k;
   }
   frond__out_bytes("\"", 1);
 }

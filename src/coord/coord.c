@@ -1,8 +1,9 @@
 /*
 ** coord.c -- coordinators: open, acquire, close, and the public API.
 **
-** This file contains what every coordinator shares: choosing a driver by
-** URI, the tunables, the identity ("advertise"), and the start of a node:
+** This file contains what every coordinator does the same way: choosing a
+** driver by URI, the default identity, and the start of a node (the
+** helpers drivers call themselves are in coord_common.c, below them):
 **
 **   acquire   take a node ID (driver), check its range, the layout the
 **             fleet records, the stored fence against the clock (one slack
@@ -16,8 +17,8 @@
 **             final fence, give the ID up, close the generator.
 */
 #include "coord/coord.h"
-#include "core/internal.h"
-#include "os/file.h"
+#include "core/core.h"
+#include "base/file.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,102 +39,7 @@ void frond_coord_options_init(frond_coord_options *o) {
   o->max_clock_offset_ms = FROND_COORD_DEFAULT_MAX_CLOCK_OFFSET_MS;
 }
 
-int64_t frond__coord_now(const frond_coord *c) {
-  return c->clock(c->clock_ctx);
-}
-
-/* ---- URI query ---------------------------------------------------------- */
-
-static const struct {
-  const char *name;
-  size_t off;
-  int64_t min, max;
-} query_keys[] = {
-#define K(n, lo, hi)                                                           \
-  { #n, offsetof(frond__coord_tun, n), lo, hi }
-    K(report_ms, 10, 3600000),  K(session_ms, 100, 3600000),
-    K(connect_ms, 10, 3600000), K(retention_ms, 0, INT64_MAX / 4),
-    K(lease_ms, 30, 86400000),  K(nodes, 1, INT64_MAX / 4),
-    K(window_ms, 10, 3600000),  K(max_clock_offset_ms, 0, 86400000),
-    K(max_wait_ms, 0, 3600000),
-#undef K
-};
-
-int frond__coord_is_query_key(const char *key, size_t len) {
-  for (size_t i = 0; i < FROND__ARRAY_SIZE(query_keys); i++)
-    if (strlen(query_keys[i].name) == len &&
-        memcmp(query_keys[i].name, key, len) == 0)
-      return 1;
-  return 0;
-}
-
-int frond__coord_parse_query(frond_coord *c, const char *q, frond_error *err) {
-  while (q && *q) {
-    const char *amp = strchr(q, '&'), *eq = strchr(q, '=');
-    size_t len = amp ? (size_t)(amp - q) : strlen(q), klen, i;
-    int64_t v;
-    if (!eq || eq >= q + len)
-      return frond__fail(err, FROND_EINVAL,
-                         "coordinator option '%.*s' has no value", (int)len, q);
-    klen = (size_t)(eq - q);
-    if (frond__parse_i64(eq + 1, len - klen - 1, &v) != 0)
-      return frond__fail(err, FROND_EINVAL,
-                         "coordinator option '%.*s' is not an integer",
-                         (int)len, q);
-    for (i = 0; i < FROND__ARRAY_SIZE(query_keys); i++)
-      if (strlen(query_keys[i].name) == klen &&
-          memcmp(query_keys[i].name, q, klen) == 0)
-        break;
-    if (i == FROND__ARRAY_SIZE(query_keys))
-      return frond__fail(err, FROND_EINVAL, "unknown coordinator option '%.*s'",
-                         (int)klen, q);
-    if (v < query_keys[i].min || v > query_keys[i].max)
-      return frond__fail(err, FROND_EINVAL,
-                         "coordinator option %s=%" PRId64
-                         " is outside [%" PRId64 ", %" PRId64 "]",
-                         query_keys[i].name, v, query_keys[i].min,
-                         query_keys[i].max);
-    *(int64_t *)(void *)((char *)&c->t + query_keys[i].off) = v;
-    q = amp ? amp + 1 : NULL;
-  }
-  return 0;
-}
-
 /* ---- identity ----------------------------------------------------------- */
-
-int frond__coord_check_advertise(const char *s, frond_error *err) {
-  const char *colon, *host = s, *end;
-  int64_t port;
-  if (s[0] == '[') {
-    const char *rb = strchr(s, ']');
-    if (!rb || rb[1] != ':' || rb == s + 1)
-      goto bad;
-    colon = rb + 1;
-    host = s + 1;
-    end = rb;
-  } else {
-    colon = strrchr(s, ':');
-    if (!colon || colon == s || memchr(s, ':', (size_t)(colon - s)))
-      goto bad;
-    end = colon;
-  }
-  for (const char *p = host; p < end; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-          (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_' ||
-          (*p == ':' && s[0] == '[')))
-      goto bad;
-  if (strlen(s) >= FROND_COORD_OWNER_MAX - 1 ||
-      frond__parse_i64(colon + 1, strlen(colon + 1), &port) != 0 || port < 1 ||
-      port > 65535)
-    goto bad;
-  return 0;
-bad:
-  return frond__fail(err, FROND_EINVAL,
-                     "advertise: want host:port (IPv6 as [addr]:port, port "
-                     "1..65535, host of letters, digits, '.', '-', '_'), not "
-                     "'%.100s'",
-                     s);
-}
 
 static void default_ip(char *buf, size_t len) {
   struct ifaddrs *ifa = NULL, *i;
@@ -157,8 +63,25 @@ static void default_ip(char *buf, size_t len) {
 
 static const frond_coord_methods *const drivers[] = {
     &frond__coord_static_methods,
+#ifdef FROND_WITH_ZK
     &frond__coord_zk_methods,
+#endif
     &frond__coord_lease_methods,
+};
+
+/* Coordinators (or their databases) this build leaves out, so that their
+** URIs say why they fail; looked at before the drivers. */
+static const struct {
+  const char *scheme, *missing;
+} left_out[] = {
+#ifndef FROND_WITH_ZK
+    {"zk://", "ZooKeeper support (FROND_WITH_ZK=OFF)"},
+#endif
+#ifndef FROND_WITH_PG
+    {"lease+postgresql:", "PostgreSQL support (FROND_WITH_PG=OFF)"},
+    {"lease+postgres:", "PostgreSQL support (FROND_WITH_PG=OFF)"},
+#endif
+    {NULL, NULL},
 };
 
 static void free_coord(frond_coord *c) {
@@ -241,6 +164,11 @@ int frond_coord_open(frond_coord **out, const char *uri,
     uri = FROND_COORD_DEFAULT;
   if (strlen(uri) >= FROND_COORD_URI_MAX)
     return frond__fail(err, FROND_EINVAL, "coordinator URI too long");
+  for (size_t i = 0; left_out[i].scheme != NULL; i++)
+    if (strncmp(uri, left_out[i].scheme, strlen(left_out[i].scheme)) == 0)
+      return frond__fail(err, FROND_EINVAL,
+                         "coordinator '%s...': built without %s",
+                         left_out[i].scheme, left_out[i].missing);
   for (size_t i = 0; i < FROND__ARRAY_SIZE(drivers); i++)
     if (strncmp(uri, drivers[i]->scheme, strlen(drivers[i]->scheme)) == 0) {
       m = drivers[i];
@@ -253,34 +181,6 @@ int frond_coord_open(frond_coord **out, const char *uri,
                        "lease+postgresql://...)",
                        uri);
   return frond__coord_open_driver(out, m, uri, opts, err);
-}
-
-/* ---- layout floor ------------------------------------------------------- */
-
-int64_t frond__coord_floor(const frond_layout *l, const frond_coord_entry *e,
-                           size_t n) {
-  int64_t floor = 0;
-  for (size_t i = 0; i < n; i++) {
-    frond_fields f;
-    int64_t id, end = frond_layout_end_ms(l);
-    if (e[i].fence_ms < l->epoch_ms || e[i].node > frond_layout_max_node(l))
-      continue;
-    memset(&f, 0, sizeof(f));
-    f.time = ((e[i].fence_ms < end ? e[i].fence_ms : end - 1) - l->epoch_ms) /
-             l->unit_ms;
-    f.node = e[i].node;
-    f.sequence = (UINT64_C(1) << l->seq_bits) - 1;
-    if (frond_compose(l, &f, &id, NULL) == 0 && id > floor)
-      floor = id;
-  }
-  return floor;
-}
-
-int64_t frond__coord_floor_ms(const frond_layout *l, int64_t floor_id) {
-  unsigned shift = l->seq_bits + l->node_bits;
-  if (floor_id <= 0)
-    return 0;
-  return l->epoch_ms + (floor_id >> shift) * l->unit_ms;
 }
 
 /* ---- acquire ------------------------------------------------------------ */
@@ -548,14 +448,6 @@ int frond_coord_state(frond_coord *c) {
   if (atomic_load(&c->closing))
     return FROND_ECLOSED;
   return atomic_load(&c->applied);
-}
-
-void frond__coord_note_error(frond_coord *c, int code, const char *msg) {
-  atomic_store(&c->last_error, code);
-  pthread_mutex_lock(&c->stats_lock);
-  snprintf(c->last_error_message, sizeof(c->last_error_message), "%s",
-           msg ? msg : "");
-  pthread_mutex_unlock(&c->stats_lock);
 }
 
 void frond_coord_stats_get(frond_coord *c, frond_coord_stats *out) {

@@ -23,9 +23,11 @@
 ** the rest of Frond calls the wrappers in coord.c only, which is where
 ** tests inject a fake driver (frond__coord_open_driver).
 **
-** Files: coord.c (open, acquire, close, the public API), coord_fence.c
-** (the fencer and watchdog threads), coord_cache.c (the node cache file),
-** one file per driver.
+** Files, top to bottom: coord.c (open, acquire, close, the public API)
+** calls coord_fence.c (the fencer and watchdog threads), coord_cache.c
+** (the node cache file) and, through their method tables, one file per
+** driver; all of them call coord_common.c (the clock, the URI's tunables,
+** the identity check, the layout floor), which calls none of them.
 */
 #ifndef FROND_COORD_H
 #define FROND_COORD_H
@@ -283,9 +285,12 @@ extern const frond_coord_methods frond__coord_static_methods;
 extern const frond_coord_methods frond__coord_zk_methods;
 extern const frond_coord_methods frond__coord_lease_methods;
 
-/* What ZooKeeper nodes hold, parsed (coord_zk.c; pure, fuzzed):
-** the fence in Leaf's JSON ("timestamp", 0 when absent), a number after
-** "<key> " in a claim's data (-1 when absent), and the layout record. */
+/* What ZooKeeper nodes hold, parsed (coord_zk_data.c; pure, fuzzed, in
+** every build): a child's name "ip:port-0000000012" (its owner's length
+** and sequence; 0, or -1 when it is not such a name), the fence in Leaf's
+** JSON ("timestamp", 0 when absent), a number after "<key> " in a claim's
+** data (-1 when absent), and the layout record. */
+int frond__zk_parse_child(const char *name, size_t *olen, uint64_t *seq);
 int64_t frond__zk_timestamp(const char *data);
 int64_t frond__zk_claim_field(const char *data, const char *key);
 typedef struct frond__zk_layout_rec {

@@ -16,7 +16,8 @@
 **
 **   frond-node-<identity>-<16 hex: FNV-1a of the coordinator>.cache
 **
-** Text, one key per line, Leaf's "workerID=N" among them:
+** A record file (base/record.h) of kind "node cache", Leaf's "workerID=N"
+** among its keys:
 **   # frond node cache
 **   uri=zk://...
 **   owner=10.0.0.7:8080
@@ -28,15 +29,13 @@
 ** edited file is refused instead of trusted.
 */
 #include "coord/coord.h"
-#include "core/internal.h"
-#include "os/file.h"
+#include "base/base.h"
+#include "base/record.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 void frond__coord_cache_uri(const char *uri, char *buf, size_t len) {
   size_t n = strcspn(uri, "?");
@@ -79,25 +78,34 @@ int frond__coord_cache_name(const frond_coord *c, char *buf, size_t len) {
   return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+#define CACHE_KIND "node cache"
+
+/* The entry as a record file (not finished). */
+static void fill(const frond_coord_cache *cc, frond__record *r) {
+  frond__record_init(r, CACHE_KIND);
+  frond__record_put(r, "uri", cc->uri);
+  frond__record_put(r, "owner", cc->owner);
+  frond__record_put_u64(r, "workerID", cc->node);
+  frond__record_put_i64(r, "high_water_ms", cc->fence_ms);
+  frond__record_put_i64(r, "reported_ms", cc->reported_ms);
+}
+
 int frond__coord_cache_format(const frond_coord_cache *cc, char *buf,
                               size_t len) {
-  int n = snprintf(buf, len,
-                   "# frond node cache\nuri=%s\nowner=%s\nworkerID=%" PRIu64
-                   "\nhigh_water_ms=%" PRId64 "\nreported_ms=%" PRId64 "\n",
-                   cc->uri, cc->owner, cc->node, cc->fence_ms, cc->reported_ms);
-  if (n < 0 || (size_t)n + 22 >= len)
+  frond__record r;
+  int n;
+  fill(cc, &r);
+  if (frond__record_finish(&r) < 0)
     return -1;
-  return n + snprintf(buf + n, len - (size_t)n, "end=%016" PRIx64 "\n",
-                      frond__fnv1a64(buf, (size_t)n));
+  n = snprintf(buf, len, "%.*s", (int)r.len, r.text);
+  return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
 int frond__coord_cache_write(const char *path, const frond_coord_cache *cc,
                              frond_error *err) {
-  char buf[2048];
-  int n = frond__coord_cache_format(cc, buf, sizeof(buf));
-  if (n < 0)
-    return frond__fail(err, FROND_EINVAL, "node cache entry too long");
-  return frond__file_replace(path, buf, (size_t)n, err);
+  frond__record r;
+  fill(cc, &r);
+  return frond__record_write(&r, path, err);
 }
 
 int frond__coord_cache_store(frond_coord *c, int64_t fence_ms,
@@ -113,79 +121,48 @@ int frond__coord_cache_store(frond_coord *c, int64_t fence_ms,
   return frond__coord_cache_write(c->cache_path, &cc, err);
 }
 
-static const char *cache_value(const char *buf, const char *key) {
-  size_t kl = strlen(key);
-  for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
-    if (strncmp(p, key, kl) == 0 && p[kl] == '=')
-      return p + kl + 1;
-  return NULL;
-}
-
-static int cache_str(const char *buf, const char *key, char *out, size_t len) {
-  const char *v = cache_value(buf, key);
-  size_t n;
-  if (!v)
+/* The entry of a record read: 0, or -1 when a key is missing or a number
+** is out of its range. */
+static int entry_of(const frond__record *r, frond_coord_cache *cc) {
+  int64_t fence;
+  if (frond__record_get_str(r, "uri", cc->uri, sizeof(cc->uri)) != 0 ||
+      frond__record_get_str(r, "owner", cc->owner, sizeof(cc->owner)) != 0 ||
+      frond__record_get_u64(r, "workerID", &cc->node) != 0 ||
+      frond__record_get_i64(r, "high_water_ms", &fence) != 0 || fence < 0 ||
+      frond__record_get_i64(r, "reported_ms", &cc->reported_ms) != 0)
     return -1;
-  n = strcspn(v, "\n");
-  if (n >= len)
-    return -1;
-  memcpy(out, v, n);
-  out[n] = 0;
+  cc->fence_ms = fence;
   return 0;
 }
 
 int frond__coord_cache_parse(const char *data, size_t len,
                              frond_coord_cache *cc) {
-  char buf[2048], num[32], sum[24];
-  const char *end;
-  int64_t node, fence;
-  if (len >= sizeof(buf) || memchr(data, 0, len))
+  frond__record r;
+  const char *why;
+  if (frond__record_parse(&r, CACHE_KIND, NULL, data, len, &why) != 0)
     return -1;
-  memcpy(buf, data, len);
-  buf[len] = 0;
-  end = strstr(buf, "end=");
-  if (!end || (end != buf && end[-1] != '\n') ||
-      cache_str(buf, "end", sum, sizeof(sum)) != 0)
-    return -1;
-  snprintf(num, sizeof(num), "%016" PRIx64,
-           frond__fnv1a64(buf, (size_t)(end - buf)));
-  if (strcmp(num, sum) != 0)
-    return -1;
-  if (cache_str(buf, "uri", cc->uri, sizeof(cc->uri)) != 0 ||
-      cache_str(buf, "owner", cc->owner, sizeof(cc->owner)) != 0 ||
-      cache_str(buf, "workerID", num, sizeof(num)) != 0 ||
-      frond__parse_i64(num, strlen(num), &node) != 0 || node < 0 ||
-      cache_str(buf, "high_water_ms", num, sizeof(num)) != 0 ||
-      frond__parse_i64(num, strlen(num), &fence) != 0 || fence < 0 ||
-      cache_str(buf, "reported_ms", num, sizeof(num)) != 0 ||
-      frond__parse_i64(num, strlen(num), &cc->reported_ms) != 0)
-    return -1;
-  cc->node = (uint64_t)node;
-  cc->fence_ms = fence;
-  return 0;
+  return entry_of(&r, cc);
 }
 
 int frond__coord_cache_read(const char *path, frond_coord_cache *cc,
                             int *missing, frond_error *err) {
-  char buf[2048];
-  ssize_t n;
-  int fd;
-
-  *missing = 0;
-  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-    *missing = errno == ENOENT;
+  frond__record r;
+  int rc = frond__record_read(&r, path, CACHE_KIND, NULL,
+                              FROND_EHIGHWATER_CORRUPT, err);
+  *missing = rc == 1;
+  if (rc == 1)
     return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
-                       strerror(errno));
+                       strerror(ENOENT));
+  if (rc == 0 && entry_of(&r, cc) != 0)
+    rc =
+        frond__fail(err, FROND_EHIGHWATER_CORRUPT, "%s: malformed entry", path);
+  if (rc == FROND_EHIGHWATER_CORRUPT && err != NULL) {
+    char detail[sizeof(err->message)];
+    snprintf(detail, sizeof(detail), "%s", err->message);
+    frond__fail(err, rc,
+                "node cache %s; remove it only if no other process uses its "
+                "node ID",
+                detail);
   }
-  n = read(fd, buf, sizeof(buf));
-  close(fd);
-  if (n < 0)
-    return frond__fail(err, FROND_EIO, "node cache %s: %s", path,
-                       strerror(errno));
-  if (frond__coord_cache_parse(buf, (size_t)n, cc) != 0)
-    return frond__fail(err, FROND_EHIGHWATER_CORRUPT,
-                       "node cache %s is torn or corrupt; remove it only if "
-                       "no other process uses its node ID",
-                       path);
-  return 0;
+  return rc;
 }

@@ -36,7 +36,7 @@
 ** fence" into a clear NODE_ID_LOST sooner.
 */
 #include "coord/coord.h"
-#include "core/internal.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -33,54 +33,18 @@
 ** abandoned with its connection (PostgreSQL): a partitioned node must not
 ** hang in a renewal. Other statements get connect_ms (at least as long).
 */
-#include "coord/coord.h"
-#include "core/internal.h"
-#include "store/store.h"
+#include "coord/coord_lease.h"
+#include "base/base.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <libpq-fe.h>
-#include <poll.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
-#define MAX_COLS 5
-#define COL_MAX 260
 #define ACQUIRE_TRIES 64
 #define CHANGING "changing:"
-
-typedef struct {
-  char col[MAX_COLS][COL_MAX];
-} row;
-
-typedef struct {
-  row *rows;
-  size_t n, cap;
-} result;
-
-typedef struct {
-  frond_coord *c;
-  sqlite3 *db;
-  PGconn *pg;
-  int is_pg;
-  char conninfo[2 * FROND_COORD_URI_MAX + 2];
-  char token[40];
-  uint64_t node;
-  int held;
-  /* How long a statement may go unanswered: a third of the lease for the
-  ** fence writes (a renewal must not outlive the lease), connect_ms or
-  ** that, whichever is longer, for the rest. */
-  int64_t answer_ms;
-} lease;
-
-static const char *now_sqlite =
-    "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
-static const char *now_pg =
-    "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
 static const char *schema[] = {
     "CREATE TABLE IF NOT EXISTS frond_node ("
@@ -90,230 +54,6 @@ static const char *schema[] = {
     "CREATE TABLE IF NOT EXISTS frond_meta ("
     "name VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)",
 };
-
-/* Statements are written once with $n parameters, @now and @lock; this
-** turns them into the dialect ($n stays for PostgreSQL, ?n for SQLite;
-** @lock is FOR UPDATE where rows can be locked). */
-static int render(const lease *l, const char *sql, char *out, size_t len) {
-  static const struct {
-    const char *word, *pg, *sqlite;
-  } macros[] = {{"@now", NULL, NULL}, {"@lock", " FOR UPDATE", ""}};
-  size_t o = 0;
-  for (const char *p = sql; *p; p++) {
-    size_t i;
-    for (i = 0; i < FROND__ARRAY_SIZE(macros); i++) {
-      size_t wl = strlen(macros[i].word);
-      const char *v = i == 0 ? (l->is_pg ? now_pg : now_sqlite)
-                             : (l->is_pg ? macros[i].pg : macros[i].sqlite);
-      size_t vl = strlen(v);
-      if (strncmp(p, macros[i].word, wl) != 0)
-        continue;
-      if (o + vl >= len)
-        return -1;
-      memcpy(out + o, v, vl);
-      o += vl;
-      p += wl - 1;
-      break;
-    }
-    if (i < FROND__ARRAY_SIZE(macros))
-      continue;
-    if (o + 1 >= len)
-      return -1;
-    out[o++] = (*p == '$' && !l->is_pg) ? '?' : *p;
-  }
-  out[o] = 0;
-  return 0;
-}
-
-static int add_row(result *r, frond_error *err) {
-  if (r->n == r->cap) {
-    size_t cap = r->cap ? r->cap * 2 : 8;
-    row *nr = realloc(r->rows, cap * sizeof(*nr));
-    if (!nr)
-      return frond__fail(err, FROND_ENOMEM, NULL);
-    r->rows = nr;
-    r->cap = cap;
-  }
-  memset(&r->rows[r->n], 0, sizeof(row));
-  r->n++;
-  return 0;
-}
-
-static int exec_sqlite(lease *l, const char *sql, int np, const char **pv,
-                       result *r, int *changes, frond_error *err) {
-  sqlite3_stmt *st = NULL;
-  int rc;
-  if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
-    return frond__fail(err, FROND_ECOORD, "lease (sqlite): %s",
-                       sqlite3_errmsg(l->db));
-  for (int i = 0; i < np; i++) {
-    int64_t v;
-    if (frond__parse_i64(pv[i], strlen(pv[i]), &v) == 0)
-      sqlite3_bind_int64(st, i + 1, v);
-    else
-      sqlite3_bind_text(st, i + 1, pv[i], -1, SQLITE_STATIC);
-  }
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    if (!r)
-      continue;
-    if ((rc = add_row(r, err)) != 0) {
-      sqlite3_finalize(st);
-      return rc;
-    }
-    for (int i = 0; i < sqlite3_column_count(st) && i < MAX_COLS; i++) {
-      const unsigned char *t = sqlite3_column_text(st, i);
-      snprintf(r->rows[r->n - 1].col[i], COL_MAX, "%s",
-               t ? (const char *)t : "");
-    }
-  }
-  if (rc != SQLITE_DONE) {
-    rc = frond__fail(err, FROND_ECOORD, "lease (sqlite): %s",
-                     sqlite3_errmsg(l->db));
-    sqlite3_finalize(st);
-    return rc;
-  }
-  if (changes)
-    *changes = sqlite3_changes(l->db);
-  sqlite3_finalize(st);
-  return 0;
-}
-
-/* ---- PostgreSQL, with every wait bounded -------------------------------- */
-
-static void pg_drop(lease *l) {
-  if (l->pg)
-    PQfinish(l->pg);
-  l->pg = NULL;
-}
-
-/* Wait for the socket until deadline; 0, or -1 on timeout. */
-static int pg_wait(lease *l, short events, int64_t deadline_ns) {
-  struct pollfd p = {PQsocket(l->pg), events, 0};
-  for (;;) {
-    int64_t left = (deadline_ns - frond__mono_ns()) / 1000000;
-    int n;
-    if (left <= 0)
-      return -1;
-    n = poll(&p, 1, left > 1000 ? 1000 : (int)left);
-    if (n > 0)
-      return 0;
-    if (n < 0 && errno != EINTR)
-      return -1;
-  }
-}
-
-static int pg_connect(lease *l, frond_error *err) {
-  frond_coord *c = l->c;
-  /* statement_timeout bounds the server's side; our own deadline below
-  ** bounds the wait for an answer that never comes (a partition). */
-  char timeout[24], options[64];
-  const char *keys[] = {"dbname", "connect_timeout", "options", NULL};
-  const char *vals[] = {l->conninfo, timeout, options, NULL};
-  int64_t deadline = frond__mono_ns() + c->t.connect_ms * 1000000;
-  PostgresPollingStatusType s = PGRES_POLLING_WRITING;
-  pg_drop(l);
-  snprintf(timeout, sizeof(timeout), "%" PRId64,
-           (c->t.connect_ms + 999) / 1000);
-  snprintf(options, sizeof(options), "-c statement_timeout=%" PRId64,
-           c->t.lease_ms / 3);
-  if (!(l->pg = PQconnectStartParams(keys, vals, 1)))
-    return frond__fail(err, FROND_ENOMEM, NULL);
-  while (PQstatus(l->pg) != CONNECTION_BAD && s != PGRES_POLLING_OK &&
-         s != PGRES_POLLING_FAILED) {
-    if (pg_wait(l, s == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline)) {
-      pg_drop(l);
-      return frond__fail(err, FROND_ECOORD,
-                         "lease (postgresql): no connection after %" PRId64
-                         " ms",
-                         c->t.connect_ms);
-    }
-    s = PQconnectPoll(l->pg);
-  }
-  if (PQstatus(l->pg) != CONNECTION_OK) {
-    int rc = frond__fail(err, FROND_ECOORD, "lease (postgresql): %s",
-                         PQerrorMessage(l->pg));
-    pg_drop(l);
-    return rc;
-  }
-  PQsetnonblocking(l->pg, 1);
-  return 0;
-}
-
-static int exec_pg(lease *l, const char *sql, int np, const char **pv,
-                   result *r, int *changes, frond_error *err) {
-  int64_t deadline;
-  PGresult *res, *first = NULL;
-  ExecStatusType s;
-  int rc = 0, f;
-
-  if ((!l->pg || PQstatus(l->pg) != CONNECTION_OK) &&
-      (rc = pg_connect(l, err)) != 0)
-    return rc;
-  deadline = frond__mono_ns() + l->answer_ms * 1000000;
-  if (!PQsendQueryParams(l->pg, sql, np, NULL, pv, NULL, NULL, 0))
-    goto broken;
-  while ((f = PQflush(l->pg)) == 1)
-    if (pg_wait(l, POLLIN | POLLOUT, deadline) || !PQconsumeInput(l->pg))
-      goto broken;
-  if (f < 0)
-    goto broken;
-  for (;;) {
-    while (PQisBusy(l->pg))
-      if (pg_wait(l, POLLIN, deadline) || !PQconsumeInput(l->pg))
-        goto broken;
-    if (!(res = PQgetResult(l->pg)))
-      break;
-    if (!first)
-      first = res;
-    else
-      PQclear(res);
-  }
-  if (!first)
-    goto broken;
-  s = PQresultStatus(first);
-  if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
-    rc = frond__fail(err, FROND_ECOORD, "lease (postgresql): %s",
-                     PQresultErrorMessage(first));
-    PQclear(first);
-    return rc;
-  }
-  for (int i = 0; r && i < PQntuples(first) && rc == 0; i++) {
-    if ((rc = add_row(r, err)) != 0)
-      break;
-    for (int j = 0; j < PQnfields(first) && j < MAX_COLS; j++)
-      snprintf(r->rows[r->n - 1].col[j], COL_MAX, "%s",
-               PQgetvalue(first, i, j));
-  }
-  if (changes) {
-    const char *t = PQcmdTuples(first);
-    *changes = t && *t ? atoi(t) : 0;
-  }
-  PQclear(first);
-  return rc;
-broken:
-  /* No answer in time, or the connection failed: the statement may or may
-  ** not have committed. The connection is dropped, never reused. */
-  rc = frond__fail(err, FROND_ECOORD,
-                   "lease (postgresql): no answer within %" PRId64 " ms%s%s",
-                   l->answer_ms, l->pg ? ": " : "",
-                   l->pg ? PQerrorMessage(l->pg) : "");
-  if (first)
-    PQclear(first);
-  pg_drop(l);
-  return rc;
-}
-
-/* Run one statement (autocommit: one transaction, unless inside BEGIN).
-** Rows go to r when not NULL; *changes receives the rows written. */
-static int exec(lease *l, const char *sql, int np, const char **pv, result *r,
-                int *changes, frond_error *err) {
-  char q[2048];
-  if (render(l, sql, q, sizeof(q)) != 0)
-    return frond__fail(err, FROND_EINVAL, "statement too long");
-  if (l->is_pg)
-    return exec_pg(l, q, np, pv, r, changes, err);
-  return exec_sqlite(l, q, np, pv, r, changes, err);
-}
 
 /* Our tunables come out of the query; the rest is left for libpq. */
 static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
@@ -372,26 +112,14 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
       rc = frond__fail(err, FROND_EINVAL, "lease+sqlite needs a file path");
       goto fail;
     }
-    if (sqlite3_open_v2(path, &l->db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                            SQLITE_OPEN_FULLMUTEX,
-                        NULL) != SQLITE_OK) {
-      rc = frond__fail(err, FROND_ECOORD, "lease (sqlite) %s: %s", path,
-                       l->db ? sqlite3_errmsg(l->db) : "out of memory");
+    if ((rc = frond__lease_open_sqlite(l, path, err)) != 0)
       goto fail;
-    }
-    sqlite3_busy_timeout(l->db, (int)c->t.connect_ms);
-    if (frond__sqlite_use_wal(l->db, (int)c->t.connect_ms) != SQLITE_OK) {
-      rc = frond__fail(err, FROND_ECOORD, "lease (sqlite) %s: %s", path,
-                       sqlite3_errmsg(l->db));
-      goto fail;
-    }
   } else if (strncmp(base, "postgresql:", 11) == 0 ||
              strncmp(base, "postgres:", 9) == 0) {
     l->is_pg = 1;
     snprintf(l->conninfo, sizeof(l->conninfo), "%s%s%s", base,
              rest[0] ? "?" : "", rest);
-    if ((rc = pg_connect(l, err)) != 0)
+    if ((rc = frond__lease_open_pg(l, err)) != 0)
       goto fail;
   } else {
     rc = frond__fail(err, FROND_EINVAL,
@@ -401,13 +129,11 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
     goto fail;
   }
   for (size_t i = 0; i < FROND__ARRAY_SIZE(schema); i++)
-    if ((rc = exec(l, schema[i], 0, NULL, NULL, NULL, err)) != 0)
+    if ((rc = frond__lease_exec(l, schema[i], 0, NULL, NULL, NULL, err)) != 0)
       goto fail;
   return 0;
 fail:
-  if (l->db)
-    sqlite3_close(l->db);
-  pg_drop(l);
+  frond__lease_drop(l);
   free(l);
   c->impl = NULL;
   return rc;
@@ -446,7 +172,7 @@ static int read_layout(lease *l, layout_rec *rec, const char *lock,
            "SELECT name, value FROM frond_meta WHERE name IN ('layout', "
            "'layout_floor', 'layout_previous')%s",
            lock);
-  if ((rc = exec(l, sql, 0, NULL, &r, NULL, err)) != 0)
+  if ((rc = frond__lease_exec(l, sql, 0, NULL, &r, NULL, err)) != 0)
     return rc;
   for (size_t i = 0; i < r.n; i++) {
     if (strcmp(r.rows[i].col[0], "layout") == 0)
@@ -496,10 +222,11 @@ static int lease_acquire(frond_coord *c, frond__coord_claim *out,
   const char *pv[4];
   int rc;
 
-  rc = exec(l,
-            "INSERT INTO frond_meta (name, value) VALUES ('layout', $1) "
-            "ON CONFLICT (name) DO NOTHING",
-            1, (const char *[]){c->layout_spec}, NULL, NULL, err);
+  rc = frond__lease_exec(
+      l,
+      "INSERT INTO frond_meta (name, value) VALUES ('layout', $1) "
+      "ON CONFLICT (name) DO NOTHING",
+      1, (const char *[]){c->layout_spec}, NULL, NULL, err);
   if (rc != 0 || (rc = layout_verdict(l, err)) != 0)
     return rc;
   if (limit > c->max_node + 1)
@@ -512,28 +239,30 @@ static int lease_acquire(frond_coord *c, frond__coord_claim *out,
     result r = {0}, cnt = {0};
     /* An expired row, the one this owner had before first. A concurrent
     ** taker re-checks lease_expires after our write and changes nothing. */
-    rc = exec(l,
-              "UPDATE frond_node SET owner = $1, token = $2, "
-              "lease_expires = @now + $3, updated = @now "
-              "WHERE node_id = (SELECT node_id FROM frond_node "
-              "WHERE lease_expires < @now AND node_id < $4 "
-              "ORDER BY CASE WHEN owner = $1 THEN 0 ELSE 1 END, node_id "
-              "LIMIT 1) AND lease_expires < @now "
-              "RETURNING node_id, high_water_ms",
-              4, pv, &r, NULL, err);
+    rc = frond__lease_exec(
+        l,
+        "UPDATE frond_node SET owner = $1, token = $2, "
+        "lease_expires = @now + $3, updated = @now "
+        "WHERE node_id = (SELECT node_id FROM frond_node "
+        "WHERE lease_expires < @now AND node_id < $4 "
+        "ORDER BY CASE WHEN owner = $1 THEN 0 ELSE 1 END, node_id "
+        "LIMIT 1) AND lease_expires < @now "
+        "RETURNING node_id, high_water_ms",
+        4, pv, &r, NULL, err);
     if (rc == 0 && r.n == 0)
-      rc = exec(l,
-                "INSERT INTO frond_node (node_id, owner, token, "
-                "lease_expires, high_water_ms, updated) "
-                "SELECT id, $1, $2, @now + $3, 0, @now FROM (SELECT "
-                "CASE WHEN NOT EXISTS (SELECT 1 FROM frond_node WHERE "
-                "node_id = 0) THEN 0 ELSE (SELECT MIN(a.node_id + 1) FROM "
-                "frond_node a WHERE NOT EXISTS (SELECT 1 FROM frond_node b "
-                "WHERE b.node_id = a.node_id + 1)) END AS id) free "
-                "WHERE id IS NOT NULL AND id < $4 "
-                "ON CONFLICT (node_id) DO NOTHING "
-                "RETURNING node_id, high_water_ms",
-                4, pv, &r, NULL, err);
+      rc = frond__lease_exec(
+          l,
+          "INSERT INTO frond_node (node_id, owner, token, "
+          "lease_expires, high_water_ms, updated) "
+          "SELECT id, $1, $2, @now + $3, 0, @now FROM (SELECT "
+          "CASE WHEN NOT EXISTS (SELECT 1 FROM frond_node WHERE "
+          "node_id = 0) THEN 0 ELSE (SELECT MIN(a.node_id + 1) FROM "
+          "frond_node a WHERE NOT EXISTS (SELECT 1 FROM frond_node b "
+          "WHERE b.node_id = a.node_id + 1)) END AS id) free "
+          "WHERE id IS NOT NULL AND id < $4 "
+          "ON CONFLICT (node_id) DO NOTHING "
+          "RETURNING node_id, high_water_ms",
+          4, pv, &r, NULL, err);
     if (rc != 0) {
       free(r.rows);
       return rc;
@@ -550,10 +279,11 @@ static int lease_acquire(frond_coord *c, frond__coord_claim *out,
     free(r.rows);
     /* Nothing taken: either all rows are leased, or a racer took the row
     ** we aimed at. Count to tell them apart. */
-    rc = exec(l,
-              "SELECT COUNT(*) FROM frond_node WHERE node_id < $1 AND "
-              "lease_expires >= @now",
-              1, &pv[3], &cnt, NULL, err);
+    rc = frond__lease_exec(
+        l,
+        "SELECT COUNT(*) FROM frond_node WHERE node_id < $1 AND "
+        "lease_expires >= @now",
+        1, &pv[3], &cnt, NULL, err);
     if (rc == 0 && cnt.n == 1 &&
         strtoull(cnt.rows[0].col[0], NULL, 10) >= limit) {
       free(cnt.rows);
@@ -585,13 +315,14 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   snprintf(f, sizeof(f), "%" PRId64, fence_ms);
   t0 = frond__coord_now(c);
   l->answer_ms = c->t.lease_ms / 3;
-  rc = exec(l,
-            "UPDATE frond_node SET lease_expires = @now + $3, "
-            "high_water_ms = $4, updated = @now "
-            "WHERE node_id = $1 AND token = $2 AND EXISTS (SELECT 1 FROM "
-            "frond_meta WHERE name = 'layout' AND value = $5) "
-            "RETURNING @now",
-            5, pv, &r, NULL, err);
+  rc = frond__lease_exec(
+      l,
+      "UPDATE frond_node SET lease_expires = @now + $3, "
+      "high_water_ms = $4, updated = @now "
+      "WHERE node_id = $1 AND token = $2 AND EXISTS (SELECT 1 FROM "
+      "frond_meta WHERE name = 'layout' AND value = $5) "
+      "RETURNING @now",
+      5, pv, &r, NULL, err);
   l->answer_ms =
       c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
   t1 = frond__coord_now(c);
@@ -621,10 +352,11 @@ static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
   *after = 0;
   snprintf(id, sizeof(id), "%" PRIu64, l->node);
   snprintf(ms, sizeof(ms), "%" PRId64, c->t.lease_ms);
-  rc = exec(l,
-            "SELECT token, high_water_ms, CASE WHEN lease_expires < @now "
-            "THEN 1 ELSE 0 END, owner FROM frond_node WHERE node_id = $1",
-            1, pv, &r, NULL, err);
+  rc = frond__lease_exec(
+      l,
+      "SELECT token, high_water_ms, CASE WHEN lease_expires < @now "
+      "THEN 1 ELSE 0 END, owner FROM frond_node WHERE node_id = $1",
+      1, pv, &r, NULL, err);
   if (rc == 0 && r.n != 1)
     rc = frond__fail(err, FROND_ENODE_ID_LOST, "node ID %" PRIu64 " has no row",
                      l->node);
@@ -647,11 +379,12 @@ static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
     return rc;
   }
   free(r.rows);
-  rc = exec(l,
-            "UPDATE frond_node SET owner = $2, token = $3, "
-            "lease_expires = @now + $4, updated = @now "
-            "WHERE node_id = $1 AND token = $5 AND lease_expires < @now",
-            5, pv, NULL, &changes, err);
+  rc = frond__lease_exec(
+      l,
+      "UPDATE frond_node SET owner = $2, token = $3, "
+      "lease_expires = @now + $4, updated = @now "
+      "WHERE node_id = $1 AND token = $5 AND lease_expires < @now",
+      5, pv, NULL, &changes, err);
   if (rc == 0 && changes != 1)
     rc = frond__fail(err, FROND_ENODE_ID_LOST,
                      "node ID %" PRIu64 " was taken by another node", l->node);
@@ -670,10 +403,11 @@ static int lease_release(frond_coord *c, frond_error *err) {
     return 0;
   snprintf(id, sizeof(id), "%" PRIu64, l->node);
   l->held = 0;
-  return exec(l,
-              "UPDATE frond_node SET lease_expires = 0, updated = @now "
-              "WHERE node_id = $1 AND token = $2",
-              2, pv, NULL, NULL, err);
+  return frond__lease_exec(
+      l,
+      "UPDATE frond_node SET lease_expires = 0, updated = @now "
+      "WHERE node_id = $1 AND token = $2",
+      2, pv, NULL, NULL, err);
 }
 
 static int lease_list_lock(frond_coord *c, frond_coord_entry **out, size_t *n,
@@ -688,7 +422,7 @@ static int lease_list_lock(frond_coord *c, frond_coord_entry **out, size_t *n,
            "CASE WHEN lease_expires >= @now THEN 1 ELSE 0 END "
            "FROM frond_node ORDER BY node_id%s",
            lock);
-  if ((rc = exec(l, sql, 0, NULL, &r, NULL, err)) != 0)
+  if ((rc = frond__lease_exec(l, sql, 0, NULL, &r, NULL, err)) != 0)
     return rc;
   if (!(e = calloc(r.n ? r.n : 1, sizeof(*e)))) {
     free(r.rows);
@@ -721,7 +455,7 @@ static int lease_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
   lease *l = c->impl;
   result r = {0};
   int64_t t0 = frond__coord_now(c), t1;
-  int rc = exec(l, "SELECT @now", 0, NULL, &r, NULL, err);
+  int rc = frond__lease_exec(l, "SELECT @now", 0, NULL, &r, NULL, err);
   t1 = frond__coord_now(c);
   if (rc == 0 && r.n == 1)
     *offset_ms = t0 + (t1 - t0) / 2 - col_i64(&r.rows[0], 0);
@@ -747,10 +481,11 @@ static int lease_layout_get(frond_coord *c, char *spec, size_t len,
 static int set_meta(lease *l, const char *name, const char *value,
                     frond_error *err) {
   const char *pv[2] = {name, value};
-  return exec(l,
-              "INSERT INTO frond_meta (name, value) VALUES ($1, $2) "
-              "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-              2, pv, NULL, NULL, err);
+  return frond__lease_exec(
+      l,
+      "INSERT INTO frond_meta (name, value) VALUES ($1, $2) "
+      "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+      2, pv, NULL, NULL, err);
 }
 
 /*
@@ -803,16 +538,17 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   else
     snprintf(marked, sizeof(marked), CHANGING "%s", rec.spec);
   pv[0] = marked, pv[1] = rec.spec;
-  rc = exec(l,
-            "UPDATE frond_meta SET value = $1 WHERE name = 'layout' AND "
-            "value = $2",
-            2, pv, NULL, &changes, err);
+  rc = frond__lease_exec(
+      l,
+      "UPDATE frond_meta SET value = $1 WHERE name = 'layout' AND "
+      "value = $2",
+      2, pv, NULL, &changes, err);
   if (rc == 0 && changes != 1)
     rc = set_meta(l, "layout", marked, err); /* none recorded yet */
   if (rc != 0)
     return rc;
-  if ((rc = exec(l, l->is_pg ? "BEGIN" : "BEGIN IMMEDIATE", 0, NULL, NULL, NULL,
-                 err)) != 0)
+  if ((rc = frond__lease_exec(l, l->is_pg ? "BEGIN" : "BEGIN IMMEDIATE", 0,
+                              NULL, NULL, NULL, err)) != 0)
     return rc;
   if ((rc = lease_list_lock(c, &e, &n, "@lock", err)) != 0)
     goto rollback;
@@ -821,7 +557,7 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
     free(e);
     rc = set_meta(l, "layout", marked + strlen(CHANGING), err);
     if (rc == 0)
-      rc = exec(l, "COMMIT", 0, NULL, NULL, NULL, err);
+      rc = frond__lease_exec(l, "COMMIT", 0, NULL, NULL, NULL, err);
     return rc ? rc : in_use(live, who, err);
   }
   *floor_id = frond__coord_floor(&c->layout, e, n);
@@ -834,9 +570,9 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
           0 ||
       (rc = set_meta(l, "layout", spec, err)) != 0)
     goto rollback;
-  return exec(l, "COMMIT", 0, NULL, NULL, NULL, err);
+  return frond__lease_exec(l, "COMMIT", 0, NULL, NULL, NULL, err);
 rollback:
-  exec(l, "ROLLBACK", 0, NULL, NULL, NULL, NULL);
+  frond__lease_exec(l, "ROLLBACK", 0, NULL, NULL, NULL, NULL);
   return rc;
 }
 
@@ -844,9 +580,7 @@ static void lease_close(frond_coord *c) {
   lease *l = c->impl;
   if (!l)
     return;
-  if (l->db)
-    sqlite3_close(l->db);
-  pg_drop(l);
+  frond__lease_drop(l);
   free(l);
 }
 

@@ -7,7 +7,7 @@
 ** the node range (in coord.c).
 */
 #include "coord/coord.h"
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -37,8 +37,8 @@
 **     multi-op (delete the old child at its version, create ours with the
 **     old timestamp, create the claim), and starts above that fence.
 */
-#include "coord/coord.h"
-#include "core/internal.h"
+#include "coord/coord_zk.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -47,155 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#define THREADED /* the synchronous API of libzookeeper_mt */
-#include <zookeeper/zookeeper.h>
-
-#define PATH_MAX_ZK 512
-#define DATA_MAX 512
-/* Margin above a dead session's timeout when waiting for its claim. */
-#define CLAIM_WAIT_MARGIN_MS 2000
-
-typedef struct {
-  frond_coord *c;
-  zhandle_t *zh;
-  char hosts[FROND_COORD_URI_MAX];
-  char root[PATH_MAX_ZK];    /* /snowflake/<name> */
-  char forever[PATH_MAX_ZK]; /* root/forever */
-  char claims[PATH_MAX_ZK];  /* root/claims */
-  char layout[PATH_MAX_ZK];  /* root/layout */
-  char mine[PATH_MAX_ZK];    /* our child of forever */
-  char claim[PATH_MAX_ZK];   /* our claim */
-  uint64_t node;
-  int have_node;
-  atomic_int claimed;    /* the ephemeral claim is ours */
-  int32_t child_version; /* of our child, after our last write or read */
-  int version_known;     /* child_version is from this process */
-  int32_t layout_version;
-  int64_t peer_raw; /* median of the peers' clock - mtime; INT64_MIN: none */
-  pthread_mutex_t mu;
-  pthread_cond_t cv; /* connection state and claim watches */
-  int connected;     /* under mu */
-  int claim_event;   /* under mu: the watched claim changed */
-  atomic_int expired;
-} zk;
-
-/* snprintf into a PATH_MAX_ZK buffer; names are bounded well below it
-** (cluster name <= 128, owner < FROND_COORD_OWNER_MAX). */
-static void zp(char *buf, const char *fmt, ...) FROND__PRINTF(2, 3);
-static void zp(char *buf, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, PATH_MAX_ZK, fmt, ap);
-  va_end(ap);
-}
-
-static int zfail(frond_error *err, int rc, const char *what, const char *path) {
-  return frond__fail(err, FROND_ECOORD, "zookeeper: %s %s: %s", what, path,
-                     zerror(rc));
-}
-
-static void watcher(zhandle_t *zh, int type, int state, const char *path,
-                    void *ctx) {
-  zk *z = ctx;
-  int lost = 0;
-  if (type != ZOO_SESSION_EVENT)
-    return;
-  pthread_mutex_lock(&z->mu);
-  z->connected = state == ZOO_CONNECTED_STATE;
-  if (state == ZOO_EXPIRED_SESSION_STATE) {
-    atomic_store(&z->expired, 1);
-    /* The ephemeral claim is gone with the session: stop at once. */
-    if (atomic_exchange(&z->claimed, 0)) {
-      atomic_store(&z->c->lost, 1);
-      lost = 1;
-    }
-  }
-  pthread_cond_broadcast(&z->cv);
-  pthread_mutex_unlock(&z->mu);
-  if (lost)
-    frond__coord_poke(z->c);
-}
-
-static void claim_watcher(zhandle_t *zh, int type, int state, const char *path,
-                          void *ctx) {
-  zk *z = ctx;
-  pthread_mutex_lock(&z->mu);
-  z->claim_event = 1;
-  pthread_cond_broadcast(&z->cv);
-  pthread_mutex_unlock(&z->mu);
-}
-
-static int is_connected(zk *z) {
-  int ok;
-  pthread_mutex_lock(&z->mu);
-  ok = z->connected;
-  pthread_mutex_unlock(&z->mu);
-  return ok && z->zh && !atomic_load(&z->expired);
-}
-
-/* Connect (a new session) and wait up to connect_ms. */
-static int zk_connect(zk *z, frond_error *err) {
-  int64_t ms = z->c->t.connect_ms, deadline;
-  int ok;
-
-  atomic_store(&z->expired, 0);
-  pthread_mutex_lock(&z->mu);
-  z->connected = 0;
-  pthread_mutex_unlock(&z->mu);
-  z->zh =
-      zookeeper_init(z->hosts, watcher, (int)z->c->t.session_ms, NULL, z, 0);
-  if (!z->zh)
-    return frond__fail(err, FROND_ECOORD, "zookeeper %s: %s", z->hosts,
-                       strerror(errno));
-  /* Polled rather than a timed condition wait on the wall clock: immune to
-  ** clock games (tests shift the wall clock with libfaketime). */
-  deadline = frond__mono_ns() + ms * 1000000;
-  while (!(ok = is_connected(z)) && frond__mono_ns() < deadline)
-    frond__sleep_ns(2 * 1000000);
-  if (!ok)
-    return frond__fail(err, FROND_ECOORD,
-                       "zookeeper %s unreachable after %" PRId64 " ms",
-                       z->hosts, ms);
-  /* A node that has not reached ZooKeeper for a session timeout stops
-  ** (Curator's LOST): its session may be gone, its claim with it. */
-  z->c->validity_ms = zoo_recv_timeout(z->zh);
-  return 0;
-}
-
-/* (Re)connect when the session expired or never started. */
-static int ensure_session(zk *z, frond_error *err) {
-  if (atomic_load(&z->expired) || !z->zh) {
-    if (z->zh)
-      zookeeper_close(z->zh);
-    z->zh = NULL;
-    atomic_store(&z->claimed, 0);
-    z->version_known = 0;
-    return zk_connect(z, err);
-  }
-  if (!is_connected(z))
-    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
-  return 0;
-}
-
-static int ensure_path(zk *z, const char *path, frond_error *err) {
-  char p[PATH_MAX_ZK];
-  zp(p, "%s", path);
-  for (char *s = p + 1;; s++) {
-    if (*s == '/' || *s == 0) {
-      char keep = *s;
-      int rc;
-      *s = 0;
-      rc = zoo_create(z->zh, p, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT,
-                      NULL, 0);
-      if (rc != ZOK && rc != ZNODEEXISTS)
-        return zfail(err, rc, "create", p);
-      *s = keep;
-      if (!keep)
-        break;
-    }
-  }
-  return 0;
-}
 
 static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
   const char *h = uri + strlen("zk://");
@@ -224,34 +75,17 @@ static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
   z->c = c;
   c->impl = z;
   snprintf(z->hosts, sizeof(z->hosts), "%.*s", (int)(slash - h), h);
-  zp(z->root, "/snowflake/%.*s", (int)nlen, slash + 1);
-  zp(z->forever, "%s/forever", z->root);
-  zp(z->claims, "%s/claims", z->root);
-  zp(z->layout, "%s/layout", z->root);
+  frond__zk_path(z->root, "/snowflake/%.*s", (int)nlen, slash + 1);
+  frond__zk_path(z->forever, "%s/forever", z->root);
+  frond__zk_path(z->claims, "%s/claims", z->root);
+  frond__zk_path(z->layout, "%s/layout", z->root);
   z->peer_raw = INT64_MIN;
   pthread_mutex_init(&z->mu, NULL);
   frond__cond_init(&z->cv);
   atomic_init(&z->expired, 0);
   c->validity_ms = c->t.session_ms;
   zoo_set_debug_level(getenv("FROND_ZK_DEBUG") ? ZOO_LOG_LEVEL_INFO : 0);
-  return zk_connect(z, err);
-}
-
-/* "ip:port-0000000012" -> owner length and sequence, or -1. */
-static int parse_child(const char *name, size_t *olen, uint64_t *seq) {
-  const char *dash = strrchr(name, '-');
-  int64_t v;
-  if (!dash || dash == name || strlen(dash + 1) != 10 ||
-      frond__parse_i64(dash + 1, 10, &v) != 0 || v < 0)
-    return -1;
-  *olen = (size_t)(dash - name);
-  *seq = (uint64_t)v;
-  return 0;
-}
-
-int64_t frond__zk_timestamp(const char *buf) {
-  const char *t = strstr(buf, "\"timestamp\":");
-  return t ? strtoll(t + 12, NULL, 10) : 0;
+  return frond__zk_connect(z, err);
 }
 
 /* Leaf's data: exactly ip, port and timestamp (Jackson rejects others). */
@@ -268,52 +102,9 @@ static int claim_data(zk *z, int64_t now, char *buf, size_t len) {
                   z->zh ? zoo_recv_timeout(z->zh) : (int)z->c->t.session_ms);
 }
 
-int64_t frond__zk_claim_field(const char *data, const char *key) {
-  char k[32];
-  const char *p;
-  snprintf(k, sizeof(k), " %s ", key);
-  p = strstr(data, k);
-  return p ? strtoll(p + strlen(k), NULL, 10) : -1;
-}
-
-/* Get a node's data as a string (and its stat). */
-static int zget(zk *z, const char *path, char *buf, struct Stat *st) {
-  int len = DATA_MAX - 1, rc;
-  rc = zoo_get(z->zh, path, 0, buf, &len, st);
-  buf[rc == ZOK && len > 0 ? len : 0] = 0;
-  return rc;
-}
-
 /* ---- the layout record -------------------------------------------------- */
 
 typedef frond__zk_layout_rec layout_rec;
-
-static void rec_line(const char *buf, const char *key, char *out, size_t len) {
-  size_t kl = strlen(key);
-  out[0] = 0;
-  for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
-    if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
-      snprintf(out, len, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
-      return;
-    }
-}
-
-void frond__zk_parse_layout(const char *buf, layout_rec *r) {
-  char v[32];
-  memset(r, 0, sizeof(*r));
-  rec_line(buf, "spec", r->spec, sizeof(r->spec));
-  rec_line(buf, "previous", r->previous, sizeof(r->previous));
-  rec_line(buf, "floor", v, sizeof(v));
-  r->floor = strtoll(v, NULL, 10);
-  rec_line(buf, "state", v, sizeof(v));
-  r->changing = strcmp(v, "changing") == 0;
-}
-
-int frond__zk_format_layout(const layout_rec *r, char *buf, size_t len) {
-  return snprintf(
-      buf, len, "spec=%s\nfloor=%" PRId64 "\nprevious=%s\nstate=%s\n", r->spec,
-      r->floor, r->previous, r->changing ? "changing" : "ready");
-}
 
 /* Read the record (creating ours when there is none) and check it against
 ** this node's layout. */
@@ -322,7 +113,7 @@ static int check_layout(zk *z, frond_error *err) {
   char buf[DATA_MAX];
   struct Stat st;
   layout_rec r;
-  int rc = zget(z, z->layout, buf, &st);
+  int rc = frond__zk_get(z, z->layout, buf, &st);
   if (rc == ZNONODE) {
     memset(&r, 0, sizeof(r));
     snprintf(r.spec, sizeof(r.spec), "%s", c->layout_spec);
@@ -330,11 +121,11 @@ static int check_layout(zk *z, frond_error *err) {
     rc = zoo_create(z->zh, z->layout, buf, (int)strlen(buf),
                     &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
     if (rc != ZOK && rc != ZNODEEXISTS)
-      return zfail(err, rc, "create", z->layout);
-    rc = zget(z, z->layout, buf, &st);
+      return frond__zk_fail(err, rc, "create", z->layout);
+    rc = frond__zk_get(z, z->layout, buf, &st);
   }
   if (rc != ZOK)
-    return zfail(err, rc, "get", z->layout);
+    return frond__zk_fail(err, rc, "get", z->layout);
   frond__zk_parse_layout(buf, &r);
   if (r.changing)
     return frond__fail(err, FROND_ECOORD,
@@ -374,19 +165,20 @@ static int create_claim(zk *z, int wait, frond_error *err) {
     if (rc == ZOK)
       break;
     if (rc != ZNODEEXISTS)
-      return zfail(err, rc, "create", z->claim);
+      return frond__zk_fail(err, rc, "create", z->claim);
     pthread_mutex_lock(&z->mu);
     z->claim_event = 0;
     pthread_mutex_unlock(&z->mu);
     {
       int len = DATA_MAX - 1;
-      rc = zoo_wget(z->zh, z->claim, claim_watcher, z, held, &len, &st);
+      rc = zoo_wget(z->zh, z->claim, frond__zk_claim_watcher, z, held, &len,
+                    &st);
       held[rc == ZOK && len > 0 ? len : 0] = 0;
     }
     if (rc == ZNONODE)
       continue; /* gone meanwhile: try again */
     if (rc != ZOK)
-      return zfail(err, rc, "get", z->claim);
+      return frond__zk_fail(err, rc, "get", z->claim);
     me = zoo_client_id(z->zh);
     if (me && st.ephemeralOwner == me->client_id)
       break; /* ours already (a retried create) */
@@ -437,18 +229,18 @@ static int reclaim(zk *z, struct String_vector *kids, frond_error *err) {
       struct Stat st;
       zoo_op_t ops[3];
       zoo_op_result_t res[3];
-      if (parse_child(kids->data[i], &olen, &seq) != 0 || seq != want)
+      if (frond__zk_parse_child(kids->data[i], &olen, &seq) != 0 || seq != want)
         continue;
-      zp(old, "%s/%s", z->forever, kids->data[i]);
-      zp(claim, "%s/%010" PRIu64, z->claims, seq);
+      frond__zk_path(old, "%s/%s", z->forever, kids->data[i]);
+      frond__zk_path(claim, "%s/%010" PRIu64, z->claims, seq);
       if (zoo_exists(z->zh, claim, 0, NULL) != ZNONODE)
         continue;
-      if (zget(z, old, buf, &st) != ZOK)
+      if (frond__zk_get(z, old, buf, &st) != ZOK)
         continue;
       ts = frond__zk_timestamp(buf);
       if (now - ts < c->t.retention_ms)
         continue;
-      zp(nw, "%s/%s-%010" PRIu64, z->forever, c->owner, seq);
+      frond__zk_path(nw, "%s/%s-%010" PRIu64, z->forever, c->owner, seq);
       format_data(z, ts, data, sizeof(data));
       claim_data(z, now, cdata, sizeof(cdata));
       zoo_delete_op_init(&ops[0], old, st.version);
@@ -464,8 +256,8 @@ static int reclaim(zk *z, struct String_vector *kids, frond_error *err) {
                 seq, (int)olen, kids->data[i], ts);
       z->node = seq;
       z->have_node = 1;
-      zp(z->mine, "%s", nw);
-      zp(z->claim, "%s", claim);
+      frond__zk_path(z->mine, "%s", nw);
+      frond__zk_path(z->claim, "%s", claim);
       z->child_version = 0;
       z->version_known = 1;
       atomic_store(&z->claimed, 1);
@@ -488,7 +280,7 @@ static int find_mine(zk *z, struct String_vector *kids, uint64_t *seq,
   for (int32_t i = 0; i < kids->count; i++) {
     size_t olen;
     uint64_t s;
-    if (parse_child(kids->data[i], &olen, &s) != 0 || olen != ol ||
+    if (frond__zk_parse_child(kids->data[i], &olen, &s) != 0 || olen != ol ||
         memcmp(kids->data[i], z->c->owner, ol) != 0)
       continue;
     if (found < 0 || s < *seq) {
@@ -505,11 +297,11 @@ static int read_mine(zk *z, int64_t *fence, int32_t *version,
                      frond_error *err) {
   char buf[DATA_MAX];
   struct Stat st;
-  int rc = zget(z, z->mine, buf, &st);
+  int rc = frond__zk_get(z, z->mine, buf, &st);
   if (rc == ZNONODE)
     return frond__fail(err, FROND_ENODE_ID_LOST, "%s was removed", z->mine);
   if (rc != ZOK)
-    return zfail(err, rc, "get", z->mine);
+    return frond__zk_fail(err, rc, "get", z->mine);
   *fence = frond__zk_timestamp(buf);
   *version = st.version;
   return 0;
@@ -523,28 +315,28 @@ static int zk_acquire(frond_coord *c, frond__coord_claim *out,
   uint64_t seq = 0;
   int rc;
 
-  if (!is_connected(z))
+  if (!frond__zk_is_connected(z))
     return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
-  if ((rc = ensure_path(z, z->forever, err)) != 0 ||
-      (rc = ensure_path(z, z->claims, err)) != 0 ||
+  if ((rc = frond__zk_ensure_path(z, z->forever, err)) != 0 ||
+      (rc = frond__zk_ensure_path(z, z->claims, err)) != 0 ||
       (rc = check_layout(z, err)) != 0)
     return rc;
   if ((rc = zoo_get_children(z->zh, z->forever, 0, &kids)) != ZOK)
-    return zfail(err, rc, "list", z->forever);
+    return frond__zk_fail(err, rc, "list", z->forever);
   if (find_mine(z, &kids, &seq, name, sizeof(name)) != 0) {
     char prefix[PATH_MAX_ZK];
-    zp(prefix, "%s/%s-", z->forever, c->owner);
+    frond__zk_path(prefix, "%s/%s-", z->forever, c->owner);
     format_data(z, frond__coord_now(c), data, sizeof(data));
     rc =
         zoo_create(z->zh, prefix, data, (int)strlen(data), &ZOO_OPEN_ACL_UNSAFE,
                    ZOO_PERSISTENT_SEQUENTIAL, created, sizeof(created));
     deallocate_String_vector(&kids);
     if (rc != ZOK)
-      return zfail(err, rc, "create", prefix);
+      return frond__zk_fail(err, rc, "create", prefix);
     /* Two first starts of one identity may race: both keep the lowest
     ** child, so the claim below admits only one of them. */
     if ((rc = zoo_get_children(z->zh, z->forever, 0, &kids)) != ZOK)
-      return zfail(err, rc, "list", z->forever);
+      return frond__zk_fail(err, rc, "list", z->forever);
     find_mine(z, &kids, &seq, name, sizeof(name));
     if (strcmp(strrchr(created, '/') + 1, name) != 0)
       zoo_delete(z->zh, created, -1);
@@ -560,8 +352,8 @@ static int zk_acquire(frond_coord *c, frond__coord_claim *out,
   deallocate_String_vector(&kids);
   z->node = seq;
   z->have_node = 1;
-  zp(z->mine, "%s/%s", z->forever, name);
-  zp(z->claim, "%s/%010" PRIu64, z->claims, seq);
+  frond__zk_path(z->mine, "%s/%s", z->forever, name);
+  frond__zk_path(z->claim, "%s/%010" PRIu64, z->claims, seq);
   if (seq > c->max_node)
     return frond__fail(err, FROND_ENODE_RANGE,
                        "%s holds node ID %" PRIu64 " above the layout's "
@@ -616,7 +408,7 @@ static int zk_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
                          "zookeeper session expired; claim on node ID %" PRIu64
                          " lost",
                          z->node);
-    if (!is_connected(z))
+    if (!frond__zk_is_connected(z))
       return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable",
                          z->hosts);
     if (!atomic_load(&z->claimed))
@@ -667,7 +459,7 @@ static int zk_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
                          res[1].err == ZNONODE ? z->mine : z->claim, z->node);
     }
     /* Connection loss or a timeout: the write may have happened. */
-    return zfail(err, rc, "multi (fence)", z->mine);
+    return frond__zk_fail(err, rc, "multi (fence)", z->mine);
   }
   return frond__fail(err, FROND_ECOORD, "zookeeper: %s keeps changing",
                      z->mine);
@@ -680,19 +472,21 @@ static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
   struct String_vector kids = {0, NULL};
   char name[PATH_MAX_ZK];
   uint64_t seq = 0;
-  int32_t version;
-  int64_t fence;
+  int32_t version = 0;
+  int64_t fence = 0;
   int rc, found = 0;
 
   *after = 0;
-  if ((rc = ensure_session(z, err)) != 0 || (rc = check_layout(z, err)) != 0)
+  if ((rc = frond__zk_ensure_session(z, err)) != 0 ||
+      (rc = check_layout(z, err)) != 0)
     return rc;
   if ((rc = zoo_get_children(z->zh, z->forever, 0, &kids)) != ZOK)
-    return zfail(err, rc, "list", z->forever);
+    return frond__zk_fail(err, rc, "list", z->forever);
   for (int32_t i = 0; i < kids.count; i++) {
     size_t olen;
-    if (parse_child(kids.data[i], &olen, &seq) == 0 && seq == c->node) {
-      zp(name, "%s", kids.data[i]);
+    if (frond__zk_parse_child(kids.data[i], &olen, &seq) == 0 &&
+        seq == c->node) {
+      frond__zk_path(name, "%s", kids.data[i]);
       found =
           olen == strlen(c->owner) && memcmp(kids.data[i], c->owner, olen) == 0;
       break;
@@ -705,8 +499,8 @@ static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
                        c->node, c->owner, z->forever);
   z->node = c->node;
   z->have_node = 1;
-  zp(z->mine, "%s/%s", z->forever, name);
-  zp(z->claim, "%s/%010" PRIu64, z->claims, z->node);
+  frond__zk_path(z->mine, "%s/%s", z->forever, name);
+  frond__zk_path(z->claim, "%s/%010" PRIu64, z->claims, z->node);
   if (!atomic_load(&z->claimed) && (rc = create_claim(z, 0, err)) != 0)
     return rc;
   if ((rc = read_mine(z, &fence, &version, err)) != 0)
@@ -721,7 +515,8 @@ static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
 
 static int zk_release(frond_coord *c, frond_error *err) {
   zk *z = c->impl;
-  if (!z->have_node || !is_connected(z) || !atomic_exchange(&z->claimed, 0))
+  if (!z->have_node || !frond__zk_is_connected(z) ||
+      !atomic_exchange(&z->claimed, 0))
     return 0;
   /* Ours: an ephemeral node of our live session. */
   zoo_delete(z->zh, z->claim, -1);
@@ -741,7 +536,7 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   size_t k = 0;
   int rc;
 
-  if (!is_connected(z))
+  if (!frond__zk_is_connected(z))
     return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   rc = zoo_get_children(z->zh, z->forever, 0, &kids);
   if (rc == ZNONODE) {
@@ -750,7 +545,7 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     return *out ? 0 : frond__fail(err, FROND_ENOMEM, NULL);
   }
   if (rc != ZOK)
-    return zfail(err, rc, "list", z->forever);
+    return frond__zk_fail(err, rc, "list", z->forever);
   if (!(e = calloc(kids.count ? (size_t)kids.count : 1, sizeof(*e)))) {
     deallocate_String_vector(&kids);
     return frond__fail(err, FROND_ENOMEM, NULL);
@@ -760,14 +555,14 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     struct Stat st;
     size_t olen;
     uint64_t seq;
-    if (parse_child(kids.data[i], &olen, &seq) != 0)
+    if (frond__zk_parse_child(kids.data[i], &olen, &seq) != 0)
       continue;
     e[k].node = seq;
     snprintf(e[k].owner, sizeof(e[k].owner), "%.*s", (int)olen, kids.data[i]);
-    zp(path, "%s/%s", z->forever, kids.data[i]);
-    if (zget(z, path, buf, &st) == ZOK)
+    frond__zk_path(path, "%s/%s", z->forever, kids.data[i]);
+    if (frond__zk_get(z, path, buf, &st) == ZOK)
       e[k].fence_ms = frond__zk_timestamp(buf);
-    zp(claim, "%s/%010" PRIu64, z->claims, seq);
+    frond__zk_path(claim, "%s/%010" PRIu64, z->claims, seq);
     e[k].live = zoo_exists(z->zh, claim, 0, NULL) == ZOK;
     k++;
   }
@@ -808,9 +603,9 @@ static int zk_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
   rc = zoo_set2(z->zh, z->claim, data, (int)strlen(data), -1, &st);
   t1 = frond__coord_now(c);
   if (rc != ZOK)
-    return zfail(err, rc, "set", z->claim);
+    return frond__zk_fail(err, rc, "set", z->claim);
   if ((rc = zoo_get_children(z->zh, z->claims, 0, &kids)) != ZOK)
-    return zfail(err, rc, "list", z->claims);
+    return frond__zk_fail(err, rc, "list", z->claims);
   peers = calloc(kids.count ? (size_t)kids.count : 1, sizeof(*peers));
   if (!peers) {
     deallocate_String_vector(&kids);
@@ -820,8 +615,8 @@ static int zk_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
     char path[PATH_MAX_ZK], buf[DATA_MAX];
     struct Stat ps;
     int64_t clock;
-    zp(path, "%s/%s", z->claims, kids.data[i]);
-    if (strcmp(path, z->claim) == 0 || zget(z, path, buf, &ps) != ZOK)
+    frond__zk_path(path, "%s/%s", z->claims, kids.data[i]);
+    if (strcmp(path, z->claim) == 0 || frond__zk_get(z, path, buf, &ps) != ZOK)
       continue;
     if ((clock = frond__zk_claim_field(buf, "clock")) > 0)
       peers[n++] = clock - ps.mtime;
@@ -849,15 +644,15 @@ static int zk_layout_get(frond_coord *c, char *spec, size_t len,
   struct Stat st;
   layout_rec r;
   int rc;
-  if (!is_connected(z))
+  if (!frond__zk_is_connected(z))
     return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
-  rc = zget(z, z->layout, buf, &st);
+  rc = frond__zk_get(z, z->layout, buf, &st);
   spec[0] = 0;
   *floor_id = 0;
   if (rc == ZNONODE)
     return 0;
   if (rc != ZOK)
-    return zfail(err, rc, "get", z->layout);
+    return frond__zk_fail(err, rc, "get", z->layout);
   frond__zk_parse_layout(buf, &r);
   snprintf(spec, len, "%s", r.spec);
   *floor_id = r.floor;
@@ -870,7 +665,7 @@ static int live_claims(zk *z, char *who, size_t len, frond_error *err) {
   if (rc == ZNONODE)
     return 0;
   if (rc != ZOK)
-    return zfail(err, rc, "list", z->claims);
+    return frond__zk_fail(err, rc, "list", z->claims);
   n = kids.count;
   who[0] = 0;
   for (int32_t i = 0; i < kids.count && strlen(who) + 16 < len; i++)
@@ -897,13 +692,13 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   size_t n = 0;
   int rc, live;
 
-  if (!is_connected(z))
+  if (!frond__zk_is_connected(z))
     return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
-  if ((rc = ensure_path(z, z->root, err)) != 0)
+  if ((rc = frond__zk_ensure_path(z, z->root, err)) != 0)
     return rc;
   if ((live = live_claims(z, who, sizeof(who), err)) != 0)
     goto in_use;
-  rc = zget(z, z->layout, buf, &st);
+  rc = frond__zk_get(z, z->layout, buf, &st);
   if (rc == ZNONODE) {
     memset(&r, 0, sizeof(r));
     snprintf(r.spec, sizeof(r.spec), "%s", spec);
@@ -911,10 +706,10 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
     rc = zoo_create(z->zh, z->layout, buf, (int)strlen(buf),
                     &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
     *floor_id = 0;
-    return rc == ZOK ? 0 : zfail(err, rc, "create", z->layout);
+    return rc == ZOK ? 0 : frond__zk_fail(err, rc, "create", z->layout);
   }
   if (rc != ZOK)
-    return zfail(err, rc, "get", z->layout);
+    return frond__zk_fail(err, rc, "get", z->layout);
   frond__zk_parse_layout(buf, &r);
   keep = r;
   keep.changing = 0;
@@ -925,7 +720,7 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
     return rc == ZBADVERSION
                ? frond__fail(err, FROND_ECOORD,
                              "%s changed meanwhile: try again", z->layout)
-               : zfail(err, rc, "set", z->layout);
+               : frond__zk_fail(err, rc, "set", z->layout);
   if ((live = live_claims(z, who, sizeof(who), err)) != 0 ||
       (rc = zk_list(c, &e, &n, err)) != 0) {
     frond__zk_format_layout(&keep, buf, sizeof(buf));
@@ -944,7 +739,7 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   r.floor = *floor_id;
   frond__zk_format_layout(&r, buf, sizeof(buf));
   rc = zoo_set(z->zh, z->layout, buf, (int)strlen(buf), st.version);
-  return rc == ZOK ? 0 : zfail(err, rc, "set", z->layout);
+  return rc == ZOK ? 0 : frond__zk_fail(err, rc, "set", z->layout);
 in_use:
   if (live < 0)
     return live;
@@ -963,27 +758,6 @@ static void zk_close(frond_coord *c) {
   pthread_mutex_destroy(&z->mu);
   pthread_cond_destroy(&z->cv);
   free(z);
-}
-
-int frond__coord_zk_expire_session(frond_coord *c, frond_error *err) {
-  zk *z = c->impl;
-  clientid_t id;
-  zhandle_t *twin;
-  int64_t deadline = frond__mono_ns() + 5000 * INT64_C(1000000);
-  if (c->m != &frond__coord_zk_methods || !z->zh)
-    return frond__fail(err, FROND_EINVAL, "not a connected zk coordinator");
-  pthread_mutex_lock(&c->lock);
-  id = *zoo_client_id(z->zh);
-  pthread_mutex_unlock(&c->lock);
-  /* A second handle on the same session, closed: the server ends the
-  ** session, and the first handle learns that it expired. */
-  twin = zookeeper_init(z->hosts, NULL, (int)c->t.session_ms, &id, NULL, 0);
-  if (!twin)
-    return frond__fail(err, FROND_ECOORD, "zookeeper_init failed");
-  while (zoo_state(twin) != ZOO_CONNECTED_STATE && frond__mono_ns() < deadline)
-    frond__sleep_ns(10 * 1000000);
-  zookeeper_close(twin);
-  return 0;
 }
 
 const frond_coord_methods frond__coord_zk_methods = {

@@ -5,7 +5,7 @@
 #ifndef FROND_FORMATS_H
 #define FROND_FORMATS_H
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdatomic.h>
 

@@ -5,7 +5,7 @@
 ** An ID is 0 | time | node | sequence. Everything here is a pure function
 ** of its arguments; nothing allocates.
 */
-#include "core/internal.h"
+#include "core/core.h"
 
 #include <inttypes.h>
 #include <stdio.h>

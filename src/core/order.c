@@ -34,6 +34,7 @@
 ** period), so that two formats sharing a master key are unrelated.
 */
 #include "core/formats.h"
+#include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

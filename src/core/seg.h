@@ -32,7 +32,7 @@
 #ifndef FROND_SEG_H
 #define FROND_SEG_H
 
-#include "core/internal.h"
+#include "core/core.h"
 #include "store/store.h"
 
 #include <pthread.h>

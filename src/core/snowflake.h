@@ -66,8 +66,8 @@
 #ifndef FROND_SNOWFLAKE_H
 #define FROND_SNOWFLAKE_H
 
-#include "core/internal.h"
-#include "os/highwater.h"
+#include "core/core.h"
+#include "core/high_water.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

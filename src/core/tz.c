@@ -23,6 +23,7 @@
 ** say until when the offset holds, so callers can cache a whole period.
 */
 #include "core/formats.h"
+#include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
-** buf.h -- the server's growable byte buffer and its one integer formatter.
+** buf.h -- the server's growable byte buffer.
 **
 ** Every answer, page and reply is built in a frond__buf that lives as long
 ** as its connection or worker, so the request path reuses memory instead
@@ -8,6 +8,8 @@
 */
 #ifndef FROND_SERVER_BUF_H
 #define FROND_SERVER_BUF_H
+
+#include "base/base.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,14 +26,6 @@ int frond__buf_append(frond__buf *b, const void *p, size_t n);
 int frond__buf_printf(frond__buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void frond__buf_free(frond__buf *b);
-
-/* The longest decimal text of a 64-bit integer ("-9223372036854775808"). */
-#define FROND__DEC_MAX 20
-
-/* Write v in decimal at dst (room for FROND__DEC_MAX bytes), without a
-** NUL; return the length. */
-size_t frond__dec_u64(char *dst, uint64_t v);
-size_t frond__dec_i64(char *dst, int64_t v);
 
 /* Append v in decimal to b, whose room the caller has reserved. */
 static inline void frond__buf_put_u64(frond__buf *b, uint64_t v) {

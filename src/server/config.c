@@ -7,7 +7,7 @@
 */
 #include "server/config.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

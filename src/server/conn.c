@@ -21,7 +21,7 @@
 */
 #include "server/server.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

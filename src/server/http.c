@@ -13,7 +13,7 @@
 */
 #include "server/http.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -15,7 +15,7 @@
 */
 #include "server/http.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 #include "server/json.h"
 
 #include <stdlib.h>

@@ -4,8 +4,9 @@
 */
 #include "server/http.h"
 
-#include "core/internal.h"
-#include "server/json.h"
+#include "base/base.h"
+#include "base/escape.h"
+#include "core/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>

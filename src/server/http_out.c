@@ -7,7 +7,7 @@
 */
 #include "server/http.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 #include "server/json.h"
 
 #include <stdio.h>

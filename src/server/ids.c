@@ -18,7 +18,8 @@
 **     its own requests and never a loop.
 ** Either completes on the loop.
 */
-#include "core/internal.h"
+#include "base/base.h"
+#include "core/core.h"
 #include "server/server.h"
 
 #include <stdlib.h>

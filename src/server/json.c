@@ -1,9 +1,11 @@
 /*
-** json.c -- the flat JSON object reader and string escaper (see json.h).
+** json.c -- the flat JSON object reader, and JSON strings appended to a
+** buffer (see json.h).
 */
 #include "server/json.h"
 
-#include "core/internal.h"
+#include "base/base.h"
+#include "base/utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -52,33 +54,6 @@ static int put(rd *r, char *dst, size_t cap, size_t *n, unsigned char c) {
     return bad(r, "string too long");
   dst[(*n)++] = (char)c;
   return 0;
-}
-
-/* Length of the valid UTF-8 sequence at s[0..len), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t len) {
-  size_t n, i;
-  unsigned cp;
-  if (s[0] < 0x80)
-    return 1;
-  if (s[0] >= 0xc2 && s[0] <= 0xdf)
-    n = 2, cp = s[0] & 0x1f;
-  else if (s[0] >= 0xe0 && s[0] <= 0xef)
-    n = 3, cp = s[0] & 0x0f;
-  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-    n = 4, cp = s[0] & 0x07;
-  else
-    return 0;
-  if (len < n)
-    return 0;
-  for (i = 1; i < n; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    cp = cp << 6 | (s[i] & 0x3f);
-  }
-  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-      (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-    return 0;
-  return n;
 }
 
 /* Read a string; copy it to dst (NULL: skip). */
@@ -170,7 +145,9 @@ static int string(rd *r, char *dst, size_t cap, size_t *outlen) {
       continue;
     }
     {
-      size_t k = utf8_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
+      uint32_t cp;
+      size_t k = frond__utf8_len((const unsigned char *)r->p,
+                                 (size_t)(r->end - r->p), &cp);
       size_t i;
       if (k == 0)
         return bad(r, "invalid UTF-8");
@@ -270,48 +247,6 @@ done:
   if (r.p != r.end)
     return bad(&r, "trailing bytes after the object");
   return 0;
-}
-
-size_t frond__json_escape(const char *s, size_t len, char *dst, size_t cap) {
-  static const char hex[] = "0123456789abcdef";
-  size_t i = 0, n = 0;
-  if (cap == 0)
-    return 0;
-  while (i < len) {
-    unsigned char c = (unsigned char)s[i];
-    char tmp[8];
-    size_t k = 0, adv = 1;
-    if (c == '"' || c == '\\') {
-      tmp[k++] = '\\';
-      tmp[k++] = (char)c;
-    } else if (c < 0x20 || c == 0x7f) {
-      tmp[k++] = '\\';
-      tmp[k++] = 'u';
-      tmp[k++] = '0';
-      tmp[k++] = '0';
-      tmp[k++] = hex[c >> 4];
-      tmp[k++] = hex[c & 15];
-    } else if (c < 0x80) {
-      tmp[k++] = (char)c;
-    } else {
-      adv = utf8_len((const unsigned char *)s + i, len - i);
-      if (adv == 0) {
-        adv = 1;
-        memcpy(tmp, "\xef\xbf\xbd", 3);
-        k = 3;
-      } else {
-        memcpy(tmp, s + i, adv);
-        k = adv;
-      }
-    }
-    if (n + k >= cap)
-      break;
-    memcpy(dst + n, tmp, k);
-    n += k;
-    i += adv;
-  }
-  dst[n] = '\0';
-  return n;
 }
 
 int frond__json_append(frond__buf *b, const char *s, size_t len) {

@@ -1,5 +1,6 @@
 /*
-** json.h -- a strict reader for flat JSON objects, and a string writer.
+** json.h -- a strict reader for flat JSON objects, and JSON strings
+** appended to a buffer.
 **
 ** The admin API needs a few named fields per body ({"tag":"orders",
 ** "step":1000}); this reads exactly that: one object whose values are
@@ -10,6 +11,7 @@
 #define FROND_SERVER_JSON_H
 
 #include "frond.h"
+#include "base/escape.h"
 #include "server/buf.h"
 
 #include <stddef.h>
@@ -31,11 +33,8 @@ typedef struct frond__json_field {
 int frond__json_read(const char *in, size_t len, frond__json_field *fields,
                      size_t n, frond_error *err);
 
-/* Append s as a JSON string body (without quotes) to dst[0..cap), escaping
-** what JSON requires; invalid UTF-8 bytes become U+FFFD. Returns the length
-** written, truncated to fit cap - 1, and NUL-terminates. */
-size_t frond__json_escape(const char *s, size_t len, char *dst, size_t cap);
-/* The same, appended to b whole. 0, or -1 when out of memory. */
+/* s as a JSON string body (without quotes), escaped by frond__json_escape
+** (base/escape.h), appended to b whole. 0, or -1 when out of memory. */
 int frond__json_append(frond__buf *b, const char *s, size_t len);
 
 #endif /* FROND_SERVER_JSON_H */

@@ -21,7 +21,7 @@
 */
 #include "server/resp.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,8 @@
 */
 #include "server/resp.h"
 
-#include "core/internal.h"
+#include "base/base.h"
+#include "core/core.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

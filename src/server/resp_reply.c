@@ -6,7 +6,7 @@
 */
 #include "server/resp.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stdarg.h>
 #include <stdio.h>

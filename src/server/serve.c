@@ -16,8 +16,8 @@
 #include "server/serve.h"
 #include "coord/coord.h"
 
-#include "core/internal.h"
-#include "os/highwater.h"
+#include "base/base.h"
+#include "core/high_water.h"
 #include "server/server.h"
 
 #include <errno.h>

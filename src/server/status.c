@@ -11,7 +11,7 @@
 */
 #include "server/server.h"
 
-#include "core/internal.h"
+#include "base/base.h"
 #include "server/http_parse.h"
 
 #include <stdlib.h>

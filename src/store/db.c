@@ -1,8 +1,9 @@
 /*
 ** db.c -- the engine-neutral half of the SQL layer: the URI grammar,
 ** templates rendered per dialect, the statement cache, transactions and
-** their failure rules, RETURNING or its emulation, and the rows handed to
-** callers. The engines (db_sqlite.c, db_pg.c) only talk to their library.
+** their failure rules, and RETURNING or its emulation. The engines
+** (db_sqlite.c, db_pg.c) only talk to their library; the rows and
+** failures they hand up are db_common.c's.
 */
 #include "store/db.h"
 
@@ -26,31 +27,25 @@ typedef struct frond_db_cached {
 
 /* ---- URIs ---- */
 
+/* An engine this build leaves out (FROND_WITH_PG=OFF, ...) keeps its
+** schemes with no methods and its name, so that its URIs say why they
+** fail. */
 static const struct {
   const char *prefix;
   const frond_db_methods *m;
+  const char *missing; /* what the build left out */
 } schemes[] = {
-    {"sqlite:", &frond__db_sqlite},
-    {"postgresql://", &frond__db_pg},
-    {"postgres://", &frond__db_pg},
+    {"sqlite:", &frond__db_sqlite, NULL},
+#ifdef FROND_WITH_PG
+    {"postgresql://", &frond__db_pg, NULL},
+    {"postgres://", &frond__db_pg, NULL},
+#else
+    {"postgresql://", NULL, "PostgreSQL support (FROND_WITH_PG=OFF)"},
+    {"postgres://", NULL, "PostgreSQL support (FROND_WITH_PG=OFF)"},
+#endif
 };
 
 #define EXPECTED "sqlite:///abs/path.db, sqlite:relative.db or postgresql://..."
-
-int frond__db_uri_password(const char *uri, size_t *from, size_t *to) {
-  const char *auth = strstr(uri, "://"), *at, *colon, *end;
-  if (auth == NULL)
-    return 0;
-  auth += 3;
-  end = auth + strcspn(auth, "/?#");
-  for (at = end; at > auth && at[-1] != '@'; at--)
-    ;
-  if (at == auth || (colon = memchr(auth, ':', (size_t)(at - auth))) == NULL)
-    return 0;
-  *from = (size_t)(colon + 1 - uri);
-  *to = (size_t)(at - 1 - uri);
-  return 1;
-}
 
 /* uri for a message, at most len - 1 bytes, its password as "***". */
 static void redact(const char *uri, char *out, size_t len) {
@@ -82,6 +77,12 @@ int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {
     return frond__fail(err, FROND_ESTORE_URI,
                        "unsupported database URI \"%s\" (expected %s)", shown,
                        EXPECTED);
+  }
+  if (schemes[i].m == NULL) {
+    redact(uri, shown, sizeof(shown));
+    return frond__fail(err, FROND_ESTORE_URI,
+                       "database URI \"%s\": built without %s", shown,
+                       schemes[i].missing);
   }
   out->engine = schemes[i].m;
   if (out->engine != &frond__db_sqlite) {
@@ -259,120 +260,7 @@ int frond__db_render(const frond_db_methods *m, const char *sql, char *out,
   return rc;
 }
 
-/* ---- results ---- */
-
-void frond__db_result_free(frond_db_result *r) {
-  free(r->cells);
-  free(r->text);
-  memset(r, 0, sizeof(*r));
-}
-
-void frond__db_result_start(frond_db_result *r, int ncols) {
-  r->nrows = 0;
-  r->ncols = ncols;
-  r->changes = 0;
-  r->ncells = 0;
-  r->text_len = 0;
-}
-
-int frond__db_result_put(frond_db_result *r, char type, int64_t i,
-                         const char *text, size_t len) {
-  char num[24];
-  frond_db_cell *c;
-  if (type == FROND_DB_INT && text == NULL)
-    len = (size_t)snprintf(num, sizeof(num), "%lld", (long long)i), text = num;
-  else if (type == FROND_DB_NULL)
-    text = "", len = 0;
-  if (r->ncells == r->cells_cap) {
-    size_t cap = r->cells_cap ? r->cells_cap * 2 : 16;
-    if ((c = realloc(r->cells, cap * sizeof(*c))) == NULL)
-      return FROND_ENOMEM;
-    r->cells = c;
-    r->cells_cap = cap;
-  }
-  if (r->text_len + len + 1 > r->text_cap) {
-    size_t cap = r->text_cap ? r->text_cap : 256;
-    char *t;
-    while (cap < r->text_len + len + 1)
-      cap *= 2;
-    if ((t = realloc(r->text, cap)) == NULL)
-      return FROND_ENOMEM;
-    r->text = t;
-    r->text_cap = cap;
-  }
-  c = &r->cells[r->ncells++];
-  c->type = type;
-  c->i = type == FROND_DB_INT ? i : 0;
-  c->off = r->text_len;
-  memcpy(r->text + r->text_len, text, len);
-  r->text[r->text_len + len] = '\0';
-  r->text_len += len + 1;
-  if (r->ncols > 0 && r->ncells % (size_t)r->ncols == 0)
-    r->nrows = (int)(r->ncells / (size_t)r->ncols);
-  return 0;
-}
-
-static const frond_db_cell *cell(const frond_db_result *r, int row, int col) {
-  if (row < 0 || col < 0 || row >= r->nrows || col >= r->ncols)
-    return NULL;
-  return &r->cells[(size_t)row * (size_t)r->ncols + (size_t)col];
-}
-
-int frond__db_get_int(const frond_db_result *r, int row, int col, int64_t *out,
-                      frond_error *err) {
-  const frond_db_cell *c = cell(r, row, col);
-  const char *t;
-  if (c == NULL)
-    return frond__fail(err, FROND_ESTORE,
-                       "no cell (%d, %d) in a %d x %d "
-                       "result",
-                       row, col, r->nrows, r->ncols);
-  if (c->type == FROND_DB_INT) {
-    *out = c->i;
-    return 0;
-  }
-  t = r->text + c->off;
-  if (c->type == FROND_DB_NULL)
-    return frond__fail(err, FROND_ESTORE, "column %d is NULL", col + 1);
-  if (frond__parse_i64(t, strlen(t), out) != 0)
-    return frond__fail(err, FROND_ESTORE,
-                       "column %d is not an integer: \"%.40s\"", col + 1, t);
-  return 0;
-}
-
-const char *frond__db_get_text(const frond_db_result *r, int row, int col) {
-  const frond_db_cell *c = cell(r, row, col);
-  return c == NULL || c->type == FROND_DB_NULL ? NULL : r->text + c->off;
-}
-
-int frond__db_is_null(const frond_db_result *r, int row, int col) {
-  const frond_db_cell *c = cell(r, row, col);
-  return c == NULL || c->type == FROND_DB_NULL;
-}
-
 /* ---- connections ---- */
-
-int frond__db_fail(frond_db *db, int cls, frond_error *err, const char *what,
-                   const char *words) {
-  char line[400];
-  size_t n = 0;
-  int gap = 0;
-  const char *p;
-  /* The engine's words on one line: libpq's hints span several. */
-  for (p = words ? words : "unknown error"; *p && n + 2 < sizeof(line); p++) {
-    if (isspace((unsigned char)*p)) {
-      gap = n > 0;
-      continue;
-    }
-    if (gap)
-      line[n++] = ' ';
-    gap = 0;
-    line[n++] = *p;
-  }
-  line[n] = '\0';
-  db->err_class = cls;
-  return frond__fail(err, FROND_ESTORE, "%s: %s: %s", db->m->zName, what, line);
-}
 
 int frond__db_open(const char *uri, const frond_db_options *o, frond_db **out,
                    frond_error *err) {

@@ -109,7 +109,7 @@
 #ifndef FROND_DB_H
 #define FROND_DB_H
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <stddef.h>
 

@@ -3,6 +3,7 @@
 ** the public frond_store_* administration functions.
 */
 #include "store/store.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,35 +21,6 @@ int frond__store_register(const frond_store_methods *m) {
   return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n, uint32_t *cp) {
-  size_t len, i;
-  uint32_t c = s[0], min;
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  }
-  if ((c & 0xe0) == 0xc0)
-    len = 2, c &= 0x1f, min = 0x80;
-  else if ((c & 0xf0) == 0xe0)
-    len = 3, c &= 0x0f, min = 0x800;
-  else if ((c & 0xf8) == 0xf0)
-    len = 4, c &= 0x07, min = 0x10000;
-  else
-    return 0;
-  if (len > n)
-    return 0;
-  for (i = 1; i < len; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    c = c << 6 | (s[i] & 0x3f);
-  }
-  if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-    return 0;
-  *cp = c;
-  return len;
-}
-
 int frond_tag_validate(const char *tag, size_t len, frond_error *err) {
   const unsigned char *s = (const unsigned char *)tag;
   size_t i = 0, k;
@@ -60,7 +32,7 @@ int frond_tag_validate(const char *tag, size_t len, frond_error *err) {
                        "tag name is %zu bytes long, the limit is %d", len,
                        FROND_TAG_MAX);
   while (i < len) {
-    k = utf8_len(s + i, len - i, &cp);
+    k = frond__utf8_len(s + i, len - i, &cp);
     if (k == 0)
       return frond__fail(err, FROND_ETAG_INVALID,
                          "tag name is not valid UTF-8 (byte %zu)", i);

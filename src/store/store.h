@@ -15,7 +15,7 @@
 #ifndef FROND_STORE_H
 #define FROND_STORE_H
 
-#include "core/internal.h"
+#include "base/base.h"
 #include "store/db.h"
 
 typedef struct frond_store_methods frond_store_methods;

@@ -1,16 +1,35 @@
 #!/usr/bin/env python3
 """
-test_layers.py -- files call one another one way only.
+test_layers.py -- dependencies run one way: base <- store <- core <- coord
+<- server <- cli.
 
-For every object file built from the folders checked (default: src/server),
-`nm` tells which global symbols it defines and which it uses; a use of a
-symbol that another of these files defines is an edge from the user to the
-definer. Any circle among the edges fails the test, naming the files and a
-symbol of each step. The headers of the folders are checked the same way
-through their #include lines. On success the files are printed bottom to
-top, the order in which they may be read.
+Each folder of src/ is a layer; a file may include and call files of its
+own layer and of the layers below it, never of one above:
 
-    test_layers.py [FOLDER...]     folders relative to the source tree
+    base    errors, log, clock, numbers, text, files
+    store   the segment store and the SQL layer
+    core    generators, layout, decode, high-water file, formats
+    coord   coordinators (node IDs and fences)
+    server  the event loops and the protocols
+    cli     the frond command (it runs the server)
+
+The test reads every `#include "..."` of src/ and, for every object file
+built from src/, `nm`'s list of the global symbols it defines and uses: a
+use of a symbol another file defines is an edge from the user to the
+definer. It fails when
+
+  - a folder of src/ is not a layer of the map,
+  - an include or a call runs from a lower layer to a higher one,
+  - two or more files call one another in a circle (in any folder), or
+    headers include one another in a circle.
+
+Every offending include, call and circle is named. On success the files
+are printed bottom to top, the order in which they may be read. When a
+lower piece needs something from above, it is passed in (a function
+pointer, a table), never called by name.
+
+    test_layers.py             the source and build trees of ctest
+    FROND_SRC=... FROND_BUILD=... test_layers.py   another tree
 """
 import glob
 import os
@@ -22,18 +41,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from frondtest import check  # noqa: E402
 
-FOLDERS = sys.argv[1:] or ["src/server"]
+LAYERS = ["base", "store", "core", "coord", "server", "cli"]
+RANK = {name: i for i, name in enumerate(LAYERS)}
+INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 
 
-def objects(folders):
+def layer(path):
+    """The layer of a path relative to the tree ("src/core/x.c": core)."""
+    parts = path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "src" else None
+
+
+def sources(root):
+    """Every .c and .h under src/, relative to root."""
+    found = []
+    for ext in ("c", "h"):
+        found += glob.glob(os.path.join(root, "src", "**", "*." + ext),
+                           recursive=True)
+    return sorted(os.path.relpath(p, root) for p in found)
+
+
+def objects(build):
     """{source path relative to the tree: object file}, one object per
-    source (a source built into several targets is the same code)."""
+    source under src/ that still exists (a source built into several
+    targets is the same code; a moved source leaves its old object
+    behind)."""
     found = {}
-    root = os.path.join(ft.FROND_BUILD, "CMakeFiles")
-    for obj in glob.glob(os.path.join(root, "*.dir", "**", "*.o"),
-                         recursive=True):
+    for obj in glob.glob(os.path.join(build, "CMakeFiles", "*.dir", "**",
+                                      "*.o"), recursive=True):
         rel = obj.split(".dir" + os.sep, 1)[1][:-len(".o")]
-        if any(rel.startswith(f.rstrip("/") + "/") for f in folders):
+        if rel.startswith("src/") and os.path.exists(
+                os.path.join(ft.FROND_SRC, rel)):
             found.setdefault(rel, obj)
     return found
 
@@ -72,24 +110,33 @@ def call_graph(objs):
     return graph
 
 
-def include_graph(folders):
-    """{header: {header it includes: the #include line}} for the headers
-    of the folders (what a .c file includes is its own business)."""
+def include_graph(root, files):
+    """{file: {file it includes: the #include line}} for the files (paths
+    relative to root); an include resolves against src/ as the build
+    does."""
     graph = {}
-    for f in folders:
-        for h in glob.glob(os.path.join(ft.FROND_SRC, f, "*.h")):
-            rel = os.path.relpath(h, ft.FROND_SRC)
-            graph[rel] = {}
-            with open(h) as fh:
-                for line in fh:
-                    m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
-                    if m:
-                        inc = "src/" + m.group(1)
-                        if os.path.exists(os.path.join(ft.FROND_SRC, inc)):
-                            graph[rel][inc] = line.strip()
-    for rel in list(graph):
-        graph[rel] = {d: w for d, w in graph[rel].items() if d in graph}
+    for rel in files:
+        graph[rel] = {}
+        with open(os.path.join(root, rel)) as fh:
+            for line in fh:
+                m = INCLUDE.match(line)
+                if m:
+                    inc = "src/" + m.group(1)
+                    if os.path.exists(os.path.join(root, inc)):
+                        graph[rel][inc] = line.strip()
     return graph
+
+
+def upward(graph):
+    """The edges that run from a lower layer to a higher one, or leave or
+    enter a folder outside the map: [(from, to, what)]."""
+    bad = []
+    for a in sorted(graph):
+        for b, what in sorted(graph[a].items()):
+            la, lb = layer(a), layer(b)
+            if la not in RANK or lb not in RANK or RANK[lb] > RANK[la]:
+                bad.append((a, b, what))
+    return bad
 
 
 def find_cycle(graph):
@@ -119,6 +166,22 @@ def find_cycle(graph):
     return None
 
 
+def all_cycles(graph):
+    """One circle per group of files that reach one another, found by
+    removing each circle's first edge and looking again."""
+    g = {a: dict(b) for a, b in graph.items()}
+    found = []
+    for _ in range(100):
+        c = find_cycle(g)
+        if c is None:
+            break
+        found.append((c, " -> ".join("%s (%s)" % (a, graph[a][b])
+                                     for a, b in zip(c, c[1:])) +
+                      " -> " + c[-1]))
+        del g[c[0]][c[1]]
+    return found
+
+
 def layers(graph):
     """The nodes by level: level 0 uses nothing, level k uses level < k."""
     level = {}
@@ -137,42 +200,75 @@ def layers(graph):
     return [sorted(out[k]) for k in sorted(out)]
 
 
-def describe(graph, cycle):
-    return " -> ".join("%s (%s)" % (a, graph[a][b])
-                       for a, b in zip(cycle, cycle[1:])) + " -> " + cycle[-1]
-
-
-def test_detector_finds_circles():
-    """The check can fail: a made-up circle is found, a line is not."""
+def test_detector_finds_what_it_should():
+    """The checks can fail: a made-up circle and a made-up call upwards are
+    found; a line, and calls downwards and sideways, are not."""
     g = {"a.c": {"b.c": "f"}, "b.c": {"c.c": "g"}, "c.c": {"a.c": "h"},
          "d.c": {}}
     check(find_cycle(g) == ["a.c", "b.c", "c.c", "a.c"], find_cycle(g))
+    check(len(all_cycles(g)) == 1, all_cycles(g))
     g["c.c"] = {}
     check(find_cycle(g) is None, "a line taken for a circle")
     check(layers(g) == [["c.c", "d.c"], ["b.c"], ["a.c"]], layers(g))
+    up = {"src/base/x.c": {"src/core/y.c": "frond_y"},
+          "src/coord/z.c": {"src/store/s.c": "frond_s",
+                            "src/coord/w.c": "frond_w"},
+          "src/cli/m.c": {"src/server/serve.c": "frond__serve"},
+          "src/os/f.c": {"src/base/x.c": "frond_x"}}
+    check(upward(up) == [("src/base/x.c", "src/core/y.c", "frond_y"),
+                         ("src/os/f.c", "src/base/x.c", "frond_x")],
+          upward(up))
+
+
+def test_every_folder_is_a_layer():
+    folders = sorted({layer(f) for f in sources(ft.FROND_SRC)})
+    check(folders, "no sources under %s/src" % ft.FROND_SRC)
+    stray = [f for f in folders if f not in RANK]
+    check(not stray, "folders of src/ outside the map %s: %s" %
+          (" <- ".join(LAYERS), ", ".join("src/%s/" % f for f in stray)))
+
+
+def test_includes_run_down():
+    graph = include_graph(ft.FROND_SRC, sources(ft.FROND_SRC))
+    check(any(graph.values()), "no includes found: is FROND_SRC right?")
+    bad = upward(graph)
+    check(not bad, "%d includes run up the layers %s:\n  " %
+          (len(bad), " <- ".join(LAYERS)) +
+          "\n  ".join("%s: %s" % (a, w) for a, b, w in bad))
+
+
+def test_calls_run_down():
+    objs = objects(ft.FROND_BUILD)
+    check(len(objs) >= 20, "found %d object files of src/ under %s: is the "
+          "tree built?" % (len(objs), ft.FROND_BUILD))
+    graph = call_graph(objs)
+    check(any(graph.values()), "no calls between files found: nm failed?")
+    bad = upward(graph)
+    check(not bad, "%d calls run up the layers %s:\n  " %
+          (len(bad), " <- ".join(LAYERS)) +
+          "\n  ".join("%s -> %s (%s)" % e for e in bad))
 
 
 def test_no_circle_between_files():
-    objs = objects(FOLDERS)
-    check(len(objs) >= 5, "found %d object files of %s under %s: is the "
-          "tree built?" % (len(objs), FOLDERS, ft.FROND_BUILD))
-    graph = call_graph(objs)
-    check(any(graph.values()), "no calls between files found: nm failed?")
-    cycle = find_cycle(graph)
-    check(cycle is None, "files call each other in a circle: " +
-          (describe(graph, cycle) if cycle else ""))
+    graph = call_graph(objects(ft.FROND_BUILD))
+    check(graph, "no object files found under %s" % ft.FROND_BUILD)
+    cycles = all_cycles(graph)
+    check(not cycles, "files call each other in a circle:\n  " +
+          "\n  ".join(d for c, d in cycles))
     for k, files in enumerate(layers(graph)):
-        print("  %d: %s" % (k, " ".join(os.path.basename(f) for f in files)))
+        print("  %d: %s" % (k, " ".join(f[4:] for f in files)))
 
 
 def test_no_circle_between_headers():
-    graph = include_graph(FOLDERS)
-    check(graph, "no headers found in %s" % FOLDERS)
-    cycle = find_cycle(graph)
-    check(cycle is None, "headers include each other in a circle: " +
-          (describe(graph, cycle) if cycle else ""))
+    graph = include_graph(ft.FROND_SRC, [f for f in sources(ft.FROND_SRC)
+                                         if f.endswith(".h")])
+    check(graph, "no headers found in %s/src" % ft.FROND_SRC)
+    cycles = all_cycles(graph)
+    check(not cycles, "headers include each other in a circle:\n  " +
+          "\n  ".join(d for c, d in cycles))
 
 
 if __name__ == "__main__":
-    ft.main([test_detector_finds_circles, test_no_circle_between_files,
-             test_no_circle_between_headers])
+    ft.main([test_detector_finds_what_it_should, test_every_folder_is_a_layer,
+             test_includes_run_down, test_calls_run_down,
+             test_no_circle_between_files, test_no_circle_between_headers])

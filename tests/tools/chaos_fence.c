@@ -24,7 +24,7 @@
 #define THREADED
 #include <zookeeper/zookeeper.h>
 
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <libpq-fe.h>
 #include <signal.h>

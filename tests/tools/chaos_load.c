@@ -37,7 +37,7 @@
 ** one line per stream: "stream NAME requests R ids I errors E".
 */
 #include "frond.h"
-#include "core/internal.h"
+#include "base/base.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -182,10 +182,14 @@ int main(int argc, char **argv) {
              st.fence_ms, st.clock_offset_ms, st.clock_checked, st.fence_writes,
              st.regains, st.last_error ? frond_err_name(st.last_error) : "OK");
     } else if (strncmp(line, "expire", 6) == 0) {
+#ifdef FROND_WITH_ZK
       if (frond__coord_zk_expire_session(c, &e) != 0)
         printf("err %s %s\n", frond_err_name(e.code), e.message);
       else
         printf("ok\n");
+#else
+      printf("err INVAL built without ZooKeeper support\n");
+#endif
     } else if (strncmp(line, "list", 4) == 0) {
       frond_coord_entry *ents = NULL;
       size_t ne = 0;

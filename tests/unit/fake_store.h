@@ -40,7 +40,7 @@ static struct {
 
 static atomic_llong fake_now = 1700000000000;
 
-static int64_t fake_clock(void *ctx) {
+static int64_t fake_now_read(void *ctx) {
   (void)ctx;
   return atomic_load(&fake_now);
 }

@@ -13,7 +13,7 @@
 #define T0 INT64_C(1767225600000)
 
 static inline const frond_layout *twitter(void) {
-  return frond_layout_preset(1);
+  return preset("twitter");
 }
 
 /* The default options with the fake clock c, max_ahead and max_wait (-1:

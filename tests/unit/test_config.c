@@ -302,5 +302,5 @@ int main(void) {
       cmocka_unit_test(test_addr),      cmocka_unit_test(test_coord_uri),
       cmocka_unit_test(test_file_text), cmocka_unit_test(test_printed),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

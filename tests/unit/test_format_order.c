@@ -520,5 +520,5 @@ int main(void) {
       cmocka_unit_test(test_specs),
       cmocka_unit_test(test_keys),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

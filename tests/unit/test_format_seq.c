@@ -375,5 +375,5 @@ int main(void) {
       cmocka_unit_test(test_deleted_period_row_not_remade),
       cmocka_unit_test(test_two_nodes_one_file),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

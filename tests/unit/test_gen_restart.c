@@ -3,7 +3,7 @@
 ** written under another layout, and within or beyond the start slack.
 */
 #include "gen_util.h"
-#include "os/highwater.h"
+#include "core/high_water.h"
 
 #define NODE 5
 
@@ -340,5 +340,5 @@ int main(void) {
       cmocka_unit_test(test_restart_after_burst),
       cmocka_unit_test(test_start_coordinator_window),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

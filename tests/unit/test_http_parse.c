@@ -233,8 +233,8 @@ static void test_json(void **state) {
 
 static void test_json_escape(void **state) {
   char out[32];
-  frond__json_escape("a\"b\\\n\xff", 6, out, sizeof out);
-  assert_string_equal(out, "a\\\"b\\\\\\u000a\xef\xbf\xbd");
+  frond__json_escape("a\"b\\\n\xff\x7f\x01\t", 9, out, sizeof out);
+  assert_string_equal(out, "a\\\"b\\\\\\n\xef\xbf\xbd\\u007f\\u0001\\t");
   assert_int_equal(frond__json_escape("abcdef", 6, out, 4), 3);
 }
 
@@ -249,5 +249,5 @@ int main(void) {
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_json_escape),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return frond_run_tests(tests, setup, teardown);
 }

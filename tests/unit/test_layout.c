@@ -167,7 +167,7 @@ static void test_js_safe(void **state) {
 }
 
 static void test_validate(void **state) {
-  frond_layout l = *frond_layout_preset(0);
+  frond_layout l = *preset("frond");
   frond_error err = {0, ""};
   (void)state;
   assert_int_equal(frond_layout_validate(&l, frond_clock_realtime(NULL), &err),
@@ -176,7 +176,7 @@ static void test_validate(void **state) {
   assert_int_equal(frond_layout_validate(&l, frond_clock_realtime(NULL), &err),
                    FROND_ELAYOUT_INVALID);
   assert_non_null(strstr(err.message, "future"));
-  l = *frond_layout_preset(1);
+  l = *preset("twitter");
   l.worker_bits = 4;
   assert_int_equal(frond_layout_validate(&l, frond_clock_realtime(NULL), &err),
                    FROND_ELAYOUT_INVALID);
@@ -223,7 +223,7 @@ static void test_compose_decode(void **state) {
 }
 
 static void test_compose_errors(void **state) {
-  const frond_layout *l = frond_layout_preset(1); /* twitter */
+  const frond_layout *l = preset("twitter");
   frond_fields f;
   frond_error err = {0, ""};
   int64_t id = 42;
@@ -305,7 +305,7 @@ static void warn_sink(void *ctx, int level, const char *msg) {
 }
 
 static void test_warn_end(void **state) {
-  frond_layout l = *frond_layout_preset(3); /* baidu */
+  frond_layout l = *preset("baidu");
   int64_t end = frond_layout_end_ms(&l), day = 86400000;
   (void)state;
   assert_string_equal(l.name, "baidu");
@@ -354,5 +354,5 @@ int main(void) {
       cmocka_unit_test(test_time_left),
       cmocka_unit_test(test_warn_end),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

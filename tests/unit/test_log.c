@@ -387,5 +387,5 @@ int main(void) {
       cmocka_unit_test_setup(test_custom_sink, reset),
       cmocka_unit_test_setup(test_threads, reset),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

@@ -202,5 +202,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_quit_behind_lookup, setup,
                                       fixture_teardown),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

@@ -149,5 +149,5 @@ int main(void) {
       cmocka_unit_test(test_inline),    cmocka_unit_test(test_partial),
       cmocka_unit_test(test_errors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

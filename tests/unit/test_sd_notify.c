@@ -161,5 +161,5 @@ int main(void) {
       cmocka_unit_test(test_bad_socket),
       cmocka_unit_test(test_watchdog_env),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

@@ -9,13 +9,14 @@
 #include <cmocka.h>
 
 #include "fake_store.h"
+#include "testutil.h"
 
 #define T(name) name, sizeof(name) - 1
 
 static frond_seg_options opts(void) {
   frond_seg_options o;
   frond_seg_options_init(&o);
-  o.clock = fake_clock;
+  o.clock = fake_now_read;
   o.wait_ms = 100;
   o.retry_min_ms = 10;
   o.retry_max_ms = 50;
@@ -387,11 +388,6 @@ static void *work(void *arg) {
   return NULL;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Several threads on one tag: every ID unique, each thread's increasing.
 ** Tiny segments force many switches and both-empty waits. */
 static void run_threads(int64_t row_step, int64_t max_step, int64_t stall_ns,
@@ -446,6 +442,7 @@ static void test_open_errors(void **state) {
                    FROND_ESTORE_URI);
   assert_non_null(strstr(e.message, "mysql://x/y"));
   assert_null(s);
+  fake_install();
   fake_reset();
   fake.fail = 1;
   assert_int_equal(frond_seg_open(&s, "fake:", NULL, &e), FROND_ESTORE);
@@ -469,5 +466,5 @@ int main(void) {
       cmocka_unit_test(test_threads_tiny_segments),
       cmocka_unit_test(test_open_errors),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

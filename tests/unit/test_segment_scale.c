@@ -28,7 +28,7 @@ static int cmp_i64(const void *a, const void *b) {
 static frond_seg_options opts(void) {
   frond_seg_options o;
   frond_seg_options_init(&o);
-  o.clock = fake_clock;
+  o.clock = fake_now_read;
   o.wait_ms = 200;
   o.first_wait_ms = 200;
   o.retry_min_ms = 10;

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "store/store.h"
 
 #include <sqlite3.h>
@@ -242,5 +244,5 @@ int main(void) {
       cmocka_unit_test(test_leaf_table),
       cmocka_unit_test(test_injected_faults),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return frond_run_tests(tests, setup, teardown);
 }

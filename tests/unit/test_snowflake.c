@@ -3,7 +3,7 @@
 ** policy, time-bits exhaustion and the high-water file across restarts.
 */
 #include "gen_util.h"
-#include "os/highwater.h"
+#include "core/high_water.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -300,7 +300,7 @@ static void test_exhaustion(void **state) {
   assert_int_equal(frond_gen_create(&g, &l, 1, &o, &err),
                    FROND_ETIME_EXHAUSTED);
   /* Baidu's preset, on the real clock: ran out on 2024-11-20. */
-  assert_int_equal(frond_gen_create(&g, frond_layout_preset(3), 1, NULL, &err),
+  assert_int_equal(frond_gen_create(&g, preset("baidu"), 1, NULL, &err),
                    FROND_ETIME_EXHAUSTED);
   assert_non_null(strstr(err.message, "2024-11-20"));
 }
@@ -677,5 +677,5 @@ int main(void) {
       cmocka_unit_test(test_kill9_restart),
       cmocka_unit_test(test_threads_unique),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

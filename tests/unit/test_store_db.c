@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "store/db.h"
 
 #include <stdio.h>
@@ -548,5 +550,5 @@ int main(void) {
       cmocka_unit_test(test_busy_timeout),
       cmocka_unit_test(test_ensure_table),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return frond_run_tests(tests, setup, teardown);
 }

@@ -263,5 +263,5 @@ int main(void) {
       cmocka_unit_test(test_footer_rules),
       cmocka_unit_test(test_every_zone_matches_libc),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

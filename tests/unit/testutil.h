@@ -1,5 +1,10 @@
 /*
-** testutil.h -- shared by the unit tests: cmocka, a fake clock, temp dirs.
+** testutil.h -- the one header every unit test includes: cmocka, how a
+** program runs its tests, a fake clock, temp dirs, guarded buffers.
+**
+** Assertions are the main thread's: a worker thread counts what it saw
+** and the test asserts on the counts after joining it (a cmocka failure
+** longjmps, which only the main thread may do).
 */
 #ifndef FROND_TESTUTIL_H
 #define FROND_TESTUTIL_H
@@ -16,7 +21,13 @@
 #include <string.h>
 
 #include "frond.h"
-#include "core/internal.h"
+#include "core/core.h"
+
+/* Run the group: every test, or only the one $FROND_TEST names. ctest
+** runs each test of a program as its own entry, unit/<program>/<test>. */
+#define frond_run_tests(tests, setup, teardown)                                \
+  (cmocka_set_test_filter(getenv("FROND_TEST")),                               \
+   cmocka_run_group_tests(tests, setup, teardown))
 
 /* A clock the test moves by hand; thread-safe. */
 typedef struct fake_clock {
@@ -33,6 +44,15 @@ static inline void fake_clock_set(fake_clock *c, int64_t ms) {
 
 static inline void fake_clock_add(fake_clock *c, int64_t ms) {
   atomic_fetch_add(&c->now_ms, ms);
+}
+
+/* The layout preset called name: tests name presets, never index them. */
+static inline const frond_layout *preset(const char *name) {
+  for (size_t i = 0; i < frond_layout_preset_count(); i++)
+    if (strcmp(frond_layout_preset(i)->name, name) == 0)
+      return frond_layout_preset(i);
+  fail_msg("no layout preset '%s'", name);
+  return NULL;
 }
 
 /* A fresh directory under TMPDIR (or /tmp), removed by tmpdir_remove. */

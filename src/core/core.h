@@ -1,0 +1,111 @@
+/*
+** core.h -- the core layer's private header: what the generators share
+** with each other and with the coordinators above them (the fence rule's
+** side of the generator), and the layout's end-of-life warning.
+*/
+#ifndef FROND_CORE_H
+#define FROND_CORE_H
+
+#include "base/base.h"
+
+/* A layout with less than this left gets a warning at start: a year, time
+** to choose and roll out another before IDs stop. */
+#define FROND__LAYOUT_WARN_MS (INT64_C(365) * 86400000)
+/* Log a warning when l has less than FROND__LAYOUT_WARN_MS left at now_ms,
+** naming the end, the days left and what to do. Returns 1 when it logged,
+** else 0 (also once the layout has run out: frond_gen_create refuses it
+** then, with TIME_EXHAUSTED). Call it at start. */
+int frond__layout_warn_end(const frond_layout *l, int64_t now_ms);
+
+/* ---- the segment allocator for event loops ----
+** frond_seg_tag_next_n and frond_seg_tag_range that never wait: where they
+** would wait for the loaders (a tag's first segment, both buffers used
+** up, a range larger than what is buffered) they ask for the load and
+** return FROND__AGAIN, having handed out nothing; the caller then makes
+** the blocking call off its loop. Errors otherwise as the blocking
+** calls. */
+#define FROND__AGAIN 1
+int frond__seg_tag_next_nowait(frond_seg_tag *t, size_t n, int64_t *out,
+                               frond_error *err);
+int frond__seg_tag_range_nowait(frond_seg_tag *t, int64_t n, int64_t *start,
+                                frond_error *err);
+
+/* Test hook: make a generator follow its (possibly fake) clock now rather
+** than at its next tick. Thread-safe. */
+void frond__gen_tick(frond_gen *g);
+
+/* ---- the snowflake generator under a coordinator ------------------------
+**
+** The fence rule: a node never issues an ID whose unit lies above a fence
+** already durable where any later holder of its node ID will read it. A
+** fence F (unix ms) allows the units u with ms_of(u) <= F; a successor
+** starts at the unit after F's. The coordinator makes a fence durable
+** BEFORE it hands it to the generator, and moves it ahead in the background
+** (frond__gen_fence_target) so that the hot path never waits for it. A
+** generator's limit is min(wall + max_ahead, local reservation, coordinator
+** fence, layout end).
+*/
+
+/* What a coordinator adds to a generator's creation. */
+typedef struct frond__gen_fence {
+  int64_t start_after_ms;  /* start above the unit of this unix ms: the
+                              fence of every earlier holder; 0: none */
+  int64_t fence_ms;        /* initial coordinator fence, unix ms, already
+                              durable at the coordinator: no ID whose unit
+                              starts after it; INT64_MAX: no coordinator
+                              fence */
+  int64_t window_ms;       /* how far ahead the coordinator extends its fence
+                              (enters the start slack rule) */
+  void (*want)(void *ctx); /* called without the generator's lock when a
+                              caller waits at the fence: extend it now. May
+                              be NULL. */
+  void *ctx;
+} frond__gen_fence;
+
+/* frond_gen_create with a coordinator's part; f NULL: none (exactly
+** frond_gen_create). The start waits or refuses by the start slack with
+** window max(opts->window_ms, f->window_ms). Errors as frond_gen_create;
+** INVAL also for f->window_ms outside 0..86400000. */
+int frond__gen_create_fenced(frond_gen **out, const frond_layout *l,
+                             uint64_t node, const frond_gen_options *opts,
+                             const frond__gen_fence *f, frond_error *err);
+/* Raise the coordinator fence (never lowers it); republish the limit; wake
+** waiters. Thread-safe; takes the generator's lock briefly. */
+void frond__gen_set_fence(frond_gen *g, int64_t fence_ms);
+/* Make every call fail with code (e.g. FROND_ENODE_ID_LOST) without
+** consuming anything; waiting calls fail at once. code must be negative
+** (0 is resume's job). A call already past its limit check when the block
+** lands may still complete: it issues below the fence, which is what a
+** successor starts above. Thread-safe. */
+void frond__gen_block(frond_gen *g, int code);
+/* Under the generator's lock, before any call can issue again: raise the
+** logical clock above the unit of after_ms (0: no raise), raise the fence
+** to fence_ms, then unblock. A call that starts after this returns issues
+** above after_ms's unit; one that would be more than max_ahead in front of
+** the wall clock waits up to max_wait, then fails CLOCK_BEHIND. Does not
+** wait itself. Thread-safe. */
+void frond__gen_resume(frond_gen *g, int64_t after_ms, int64_t fence_ms);
+/* The fence a coordinator should make durable now: now_ms + max_ahead +
+** window_ms, capped at the layout's last unit, in unix ms. Pure. */
+int64_t frond__gen_fence_target(const frond_gen *g, int64_t now_ms,
+                                int64_t window_ms);
+/* Current coordinator fence (unix ms; INT64_MAX: none) and the block code
+** (0 when issuing). Thread-safe, lock-free. (The fence's getter is
+** frond__gen_fence_ms: C gives the type frond__gen_fence that name.) */
+int64_t frond__gen_fence_ms(const frond_gen *g);
+int frond__gen_blocked(const frond_gen *g);
+/* 1 while the generator's clock thread sleeps (no call for sleep_ms): its
+** reservation and fence need no extension until a call wakes it. */
+int frond__gen_asleep(const frond_gen *g);
+/* How far ahead of the clock a stored fence or high water may be and still
+** be explained by a crash: max_ahead + window + max_wait. Beyond it a start
+** refuses (the clock went back across the restart); within it, it waits
+** until the clock is within max_ahead of the start. The one rule for the
+** generator's start and the coordinator's. */
+int64_t frond__start_slack_ms(int64_t max_ahead_ms, int64_t window_ms,
+                              int64_t max_wait_ms);
+/* Unix ms of the unit of the layout's last expressible time (for fences):
+** a fence at or past it never limits. Pure. */
+int64_t frond__layout_last_unit_ms(const frond_layout *l);
+
+#endif /* FROND_CORE_H */

@@ -1,0 +1,147 @@
+/*
+** db_common.c -- what db.c and every engine share, below both: the rows
+** of a statement, copied out of the engine, a failure in the engine's own
+** words, and where a URI's password is.
+**
+** The engines (db_sqlite.c, db_pg.c) call these; db.c calls the engines
+** through their method tables. Keeping them here, and not in db.c, is
+** what lets the calls run one way: db.c -> engine -> db_common.c.
+*/
+#include "store/db.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- URIs ---- */
+
+int frond__db_uri_password(const char *uri, size_t *from, size_t *to) {
+  const char *auth = strstr(uri, "://"), *at, *colon, *end;
+  if (auth == NULL)
+    return 0;
+  auth += 3;
+  end = auth + strcspn(auth, "/?#");
+  for (at = end; at > auth && at[-1] != '@'; at--)
+    ;
+  if (at == auth || (colon = memchr(auth, ':', (size_t)(at - auth))) == NULL)
+    return 0;
+  *from = (size_t)(colon + 1 - uri);
+  *to = (size_t)(at - 1 - uri);
+  return 1;
+}
+
+/* ---- results ---- */
+
+void frond__db_result_free(frond_db_result *r) {
+  free(r->cells);
+  free(r->text);
+  memset(r, 0, sizeof(*r));
+}
+
+void frond__db_result_start(frond_db_result *r, int ncols) {
+  r->nrows = 0;
+  r->ncols = ncols;
+  r->changes = 0;
+  r->ncells = 0;
+  r->text_len = 0;
+}
+
+int frond__db_result_put(frond_db_result *r, char type, int64_t i,
+                         const char *text, size_t len) {
+  char num[FROND__DEC_MAX];
+  frond_db_cell *c;
+  if (type == FROND_DB_INT && text == NULL)
+    len = frond__dec_i64(num, i), text = num;
+  else if (type == FROND_DB_NULL)
+    text = "", len = 0;
+  if (r->ncells == r->cells_cap) {
+    size_t cap = r->cells_cap ? r->cells_cap * 2 : 16;
+    if ((c = realloc(r->cells, cap * sizeof(*c))) == NULL)
+      return FROND_ENOMEM;
+    r->cells = c;
+    r->cells_cap = cap;
+  }
+  if (r->text_len + len + 1 > r->text_cap) {
+    size_t cap = r->text_cap ? r->text_cap : 256;
+    char *t;
+    while (cap < r->text_len + len + 1)
+      cap *= 2;
+    if ((t = realloc(r->text, cap)) == NULL)
+      return FROND_ENOMEM;
+    r->text = t;
+    r->text_cap = cap;
+  }
+  c = &r->cells[r->ncells++];
+  c->type = type;
+  c->i = type == FROND_DB_INT ? i : 0;
+  c->off = r->text_len;
+  memcpy(r->text + r->text_len, text, len);
+  r->text[r->text_len + len] = '\0';
+  r->text_len += len + 1;
+  if (r->ncols > 0 && r->ncells % (size_t)r->ncols == 0)
+    r->nrows = (int)(r->ncells / (size_t)r->ncols);
+  return 0;
+}
+
+static const frond_db_cell *cell(const frond_db_result *r, int row, int col) {
+  if (row < 0 || col < 0 || row >= r->nrows || col >= r->ncols)
+    return NULL;
+  return &r->cells[(size_t)row * (size_t)r->ncols + (size_t)col];
+}
+
+int frond__db_get_int(const frond_db_result *r, int row, int col, int64_t *out,
+                      frond_error *err) {
+  const frond_db_cell *c = cell(r, row, col);
+  const char *t;
+  if (c == NULL)
+    return frond__fail(err, FROND_ESTORE,
+                       "no cell (%d, %d) in a %d x %d "
+                       "result",
+                       row, col, r->nrows, r->ncols);
+  if (c->type == FROND_DB_INT) {
+    *out = c->i;
+    return 0;
+  }
+  t = r->text + c->off;
+  if (c->type == FROND_DB_NULL)
+    return frond__fail(err, FROND_ESTORE, "column %d is NULL", col + 1);
+  if (frond__parse_i64(t, strlen(t), out) != 0)
+    return frond__fail(err, FROND_ESTORE,
+                       "column %d is not an integer: \"%.40s\"", col + 1, t);
+  return 0;
+}
+
+const char *frond__db_get_text(const frond_db_result *r, int row, int col) {
+  const frond_db_cell *c = cell(r, row, col);
+  return c == NULL || c->type == FROND_DB_NULL ? NULL : r->text + c->off;
+}
+
+int frond__db_is_null(const frond_db_result *r, int row, int col) {
+  const frond_db_cell *c = cell(r, row, col);
+  return c == NULL || c->type == FROND_DB_NULL;
+}
+
+/* ---- failures ---- */
+
+int frond__db_fail(frond_db *db, int cls, frond_error *err, const char *what,
+                   const char *words) {
+  char line[400];
+  size_t n = 0;
+  int gap = 0;
+  const char *p;
+  /* The engine's words on one line: libpq's hints span several. */
+  for (p = words ? words : "unknown error"; *p && n + 2 < sizeof(line); p++) {
+    if (isspace((unsigned char)*p)) {
+      gap = n > 0;
+      continue;
+    }
+    if (gap)
+      line[n++] = ' ';
+    gap = 0;
+    line[n++] = *p;
+  }
+  line[n] = '\0';
+  db->err_class = cls;
+  return frond__fail(err, FROND_ESTORE, "%s: %s: %s", db->m->zName, what, line);
+}

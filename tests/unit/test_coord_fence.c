@@ -1,0 +1,422 @@
+/*
+** test_coord_fence.c -- the coordinator's side of the fence, with a fake
+** driver and a fake clock: the first fence durable before the generator
+** exists, a partition that stops issuing at the fence, a write whose
+** answer is lost, a regained node ID resuming above another holder, the
+** start slack and the layout floor at start.
+*/
+#include "coord_util.h"
+
+#include <pthread.h>
+
+/* ---- a fake driver ---------------------------------------------------
+**
+** The coordinator's side of the fence without a network: a "stored" fence
+** per node, writes that succeed, hang, fail, or commit without an answer,
+** and a record of what the cache file held when each write was sent. */
+
+enum { OK = 0, HANG, LOST_ANSWER, DOWN, TAKEN };
+
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int mode, hanging;
+  int64_t stored; /* the fence a later holder reads */
+  int64_t last_sent;
+  int writes, ahead_of_cache; /* writes sent before the cache held them */
+  int regain_rc;
+  int64_t regain_after;
+  int regains;
+  int64_t floor; /* the layout floor the "coordinator" records */
+} fake;
+
+static fake F = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                 .cv = PTHREAD_COND_INITIALIZER};
+
+static void fake_reset(void) {
+  pthread_mutex_lock(&F.mu);
+  F.mode = OK;
+  F.hanging = 0;
+  F.stored = F.last_sent = 0;
+  F.writes = F.ahead_of_cache = F.regains = 0;
+  F.regain_rc = 0;
+  F.regain_after = 0;
+  F.floor = 0;
+  pthread_mutex_unlock(&F.mu);
+}
+
+static void fake_mode(int mode) {
+  pthread_mutex_lock(&F.mu);
+  F.mode = mode;
+  pthread_cond_broadcast(&F.cv);
+  pthread_mutex_unlock(&F.mu);
+}
+
+static int f_open(frond_coord *c, const char *uri, frond_error *err) {
+  c->impl = &F;
+  return 0;
+}
+
+static int f_acquire(frond_coord *c, frond__coord_claim *out,
+                     frond_error *err) {
+  out->node = 5;
+  pthread_mutex_lock(&F.mu);
+  out->fence_ms = F.stored;
+  c->floor_id = F.floor;
+  snprintf(c->prev_spec, sizeof(c->prev_spec), "twitter-ish");
+  pthread_mutex_unlock(&F.mu);
+  return 0;
+}
+
+static int f_fence(frond_coord *c, int64_t t, frond_error *err) {
+  int rc = 0;
+  pthread_mutex_lock(&F.mu);
+  F.writes++;
+  F.last_sent = t;
+  if (c->cache_path[0]) {
+    frond_coord_cache cc;
+    int missing;
+    if (frond__coord_cache_read(c->cache_path, &cc, &missing, NULL) != 0 ||
+        cc.fence_ms < t)
+      F.ahead_of_cache++;
+  }
+  if (F.mode == HANG) {
+    F.hanging = 1;
+    pthread_cond_broadcast(&F.cv);
+    while (F.mode == HANG)
+      pthread_cond_wait(&F.cv, &F.mu);
+    F.hanging = 0;
+  }
+  if (F.mode == OK || F.mode == LOST_ANSWER)
+    F.stored = t;
+  if (F.mode == LOST_ANSWER || F.mode == DOWN)
+    rc = frond__fail(err, FROND_ECOORD, "fake: no answer");
+  if (F.mode == TAKEN)
+    rc = frond__fail(err, FROND_ENODE_ID_LOST, "fake: taken over");
+  pthread_mutex_unlock(&F.mu);
+  return rc;
+}
+
+static int f_regain(frond_coord *c, int64_t *after, frond_error *err) {
+  pthread_mutex_lock(&F.mu);
+  F.regains++;
+  *after = F.regain_after;
+  pthread_mutex_unlock(&F.mu);
+  return F.regain_rc ? frond__fail(err, F.regain_rc, "fake: regain") : 0;
+}
+
+static int f_release(frond_coord *c, frond_error *err) {
+  return 0;
+}
+
+static int f_list(frond_coord *c, frond_coord_entry **out, size_t *n,
+                  frond_error *err) {
+  *out = calloc(1, sizeof(**out));
+  *n = 0;
+  return 0;
+}
+
+static int f_clock(frond_coord *c, int64_t *off, char *ref, size_t len,
+                   frond_error *err) {
+  *off = 0;
+  snprintf(ref, len, "the fake");
+  return 0;
+}
+
+static int f_layout_get(frond_coord *c, char *spec, size_t len, int64_t *fl,
+                        frond_error *err) {
+  spec[0] = 0;
+  *fl = 0;
+  return 0;
+}
+
+static int f_layout_set(frond_coord *c, const char *spec, int64_t *fl,
+                        frond_error *err) {
+  return 0;
+}
+
+static void f_close(frond_coord *c) {}
+
+static const frond_coord_methods fake_methods = {
+    .version = 2,
+    .scheme = "fake:",
+    .open = f_open,
+    .acquire = f_acquire,
+    .fence = f_fence,
+    .regain = f_regain,
+    .release = f_release,
+    .list = f_list,
+    .clock_offset = f_clock,
+    .layout_get = f_layout_get,
+    .layout_set = f_layout_set,
+    .close = f_close,
+    .cache_fallback = 0,
+    .fenced = 1,
+};
+
+static frond_coord *fake_open(fake_clock *clk, const char *cache_dir) {
+  frond_coord_options o;
+  frond_coord *c = NULL;
+  frond_error err = {0, ""};
+  frond_coord_options_init(&o);
+  o.advertise = "10.9.9.9:1";
+  o.clock = fake_clock_read;
+  o.clock_ctx = clk;
+  o.cache_dir = cache_dir;
+  o.window_ms = 1000;
+  if (frond__coord_open_driver(&c, &fake_methods, "fake:", &o, &err) != 0)
+    fail_msg("fake open: %s", err.message);
+  return c;
+}
+
+static frond_gen_options small_opts(void) {
+  frond_gen_options go;
+  frond_gen_options_init(&go);
+  go.max_ahead_ms = 100;
+  go.max_wait_ms = 0;
+  return go;
+}
+
+static int is_hanging(void *arg) {
+  int h;
+  (void)arg;
+  pthread_mutex_lock(&F.mu);
+  h = F.hanging;
+  pthread_mutex_unlock(&F.mu);
+  return h;
+}
+
+/* The first fence is durable (cache first) before the generator exists. */
+static void test_fence_first_durable(void **state) {
+  char *dir = tmpdir_make();
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_coord_stats st;
+  frond_coord *c;
+  frond_gen *g;
+  int64_t t0 = INT64_C(1800000000000), id;
+  (void)state;
+  fake_reset();
+  F.stored = t0 - 5000; /* an earlier holder's fence */
+  fake_clock_set(&clk, t0);
+  c = fake_open(&clk, dir);
+  assert_int_equal(create(c, SMALL, &go, &g, NULL), 0);
+  assert_int_equal(F.writes, 1);
+  assert_int_equal(F.ahead_of_cache, 0);
+  assert_int_equal(F.stored, t0 + 100 + 1000); /* now + max_ahead + window */
+  assert_int_equal(frond__gen_fence_ms(g), F.stored);
+  frond_coord_stats_get(c, &st);
+  assert_int_equal(st.fence_ms, F.stored);
+  assert_int_equal(st.start_after_ms, t0 - 5000);
+  assert_int_equal(st.node, 5);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  assert_true(id_ms(SMALL, id) > t0 - 5000);
+  /* Close stores the exact high-water time as the fence: the fake clock
+  ** has not moved, so that is the last ID's unit. */
+  assert_int_equal(frond_coord_close(c, NULL), 0);
+  assert_int_equal(F.stored, id_ms(SMALL, id));
+  tmpdir_remove(dir);
+}
+
+/* Partitioned: every write hangs. The generator issues up to its fence and
+** not one unit further, whatever the clock says; once the coordinator
+** answers, it goes on. */
+static void test_fence_partition_stops_at_fence(void **state) {
+  char *dir = tmpdir_make();
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_coord *c;
+  frond_gen *g;
+  int64_t t0 = INT64_C(1800000000000), fence, id, max_ms = 0;
+  int refused = 0, issued = 0;
+  (void)state;
+  fake_reset();
+  fake_clock_set(&clk, t0);
+  c = fake_open(&clk, dir);
+  assert_int_equal(create(c, SMALL, &go, &g, NULL), 0);
+  fence = F.stored;
+  fake_mode(HANG);
+  /* The clock runs far past the fence; the fencer's write hangs. Below
+  ** the fence the generator stops only for its own max_ahead (CLOCK_BEHIND,
+  ** max_wait 0); once the clock is within max_ahead of it, at the fence
+  ** (COORD). */
+  for (int step = 0; step < 40; step++) {
+    fake_clock_add(&clk, 50);
+    frond__gen_tick(g);
+    for (int i = 0; i < 2000; i++) {
+      int rc = frond_gen_next(g, &id, NULL);
+      if (rc == 0) {
+        issued++;
+        if (id_ms(SMALL, id) > max_ms)
+          max_ms = id_ms(SMALL, id);
+        continue;
+      }
+      if (rc == FROND_ECOORD)
+        refused++;
+      else
+        assert_int_equal(rc, FROND_ECLOCK_BEHIND);
+      break;
+    }
+  }
+  assert_true(wait_until(is_hanging, NULL, 2000));
+  assert_true(issued > 0);
+  assert_true(refused > 0);
+  assert_true(max_ms <= fence);
+  assert_true(max_ms >= fence - 16); /* it did get there */
+  fake_mode(OK);                     /* the link is back */
+  for (int i = 0; i < 2000 && frond_gen_next(g, &id, NULL) != 0; i++)
+    frond__sleep_ns(1000000);
+  assert_true(id_ms(SMALL, id) > fence);
+  assert_int_equal(F.ahead_of_cache, 0);
+  frond_coord_close(c, NULL);
+  tmpdir_remove(dir);
+}
+
+/* A write whose answer is lost may have committed: the generator must not
+** use it, and the cache already covers it. */
+static void test_fence_lost_answer(void **state) {
+  char *dir = tmpdir_make();
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_coord *c;
+  frond_gen *g;
+  frond_coord_cache cc;
+  int64_t t0 = INT64_C(1800000000000), fence;
+  int missing;
+  (void)state;
+  fake_reset();
+  fake_clock_set(&clk, t0);
+  c = fake_open(&clk, dir);
+  assert_int_equal(create(c, SMALL, &go, &g, NULL), 0);
+  fence = frond__gen_fence_ms(g);
+  fake_mode(LOST_ANSWER);
+  fake_clock_add(&clk, 800); /* less than half a window left: extend */
+  for (int i = 0; i < 2000 && F.stored == fence; i++)
+    frond__sleep_ns(1000000);
+  assert_true(F.stored > fence); /* committed at the coordinator */
+  frond__sleep_ns(20 * 1000000);
+  assert_int_equal(frond__gen_fence_ms(g), fence); /* not confirmed */
+  assert_int_equal(frond__coord_cache_read(c->cache_path, &cc, &missing, NULL),
+                   0);
+  assert_true(cc.fence_ms >= F.stored);
+  assert_int_equal(F.ahead_of_cache, 0);
+  fake_mode(OK);
+  for (int i = 0; i < 2000 && frond__gen_fence_ms(g) == fence; i++)
+    frond__sleep_ns(1000000);
+  assert_true(frond__gen_fence_ms(g) > fence);
+  frond_coord_close(c, NULL);
+  tmpdir_remove(dir);
+}
+
+/* After a takeover the node is blocked; when it regains its ID, the next
+** ID is above the other holder's fence at once, even with the generator's
+** own clock still below it (the 1 ms between the ticker and the watchdog
+** held open). */
+static void test_regain_resumes_above_other(void **state) {
+  fake_clock clk, gclk;
+  frond_gen_options go = small_opts();
+  frond_coord *c;
+  frond_gen *g;
+  int64_t t0 = INT64_C(1800000000000), other, id;
+  (void)state;
+  fake_reset();
+  fake_clock_set(&clk, t0);
+  fake_clock_set(&gclk, t0);
+  go.max_ahead_ms = 1000;
+  go.clock = fake_clock_read;
+  go.clock_ctx = &gclk;
+  c = fake_open(&clk, NULL);
+  assert_int_equal(create(c, SMALL, &go, &g, NULL), 0);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  fake_mode(TAKEN);
+  assert_int_equal(frond__coord_fence_round(c, 1, NULL), FROND_ENODE_ID_LOST);
+  assert_true(wait_state(c, FROND_ENODE_ID_LOST, 2000));
+  assert_int_equal(frond_gen_next(g, &id, NULL), FROND_ENODE_ID_LOST);
+  /* The other holder borrowed 300 ms ahead, then stopped. */
+  other = t0 + 300;
+  pthread_mutex_lock(&F.mu);
+  F.regain_after = other;
+  pthread_mutex_unlock(&F.mu);
+  fake_mode(OK);
+  fake_clock_add(&clk, 400); /* the coordinator's clock is past it */
+  assert_true(wait_state(c, 0, 3000));
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  assert_true(id_ms(SMALL, id) > other);
+  frond_coord_close(c, NULL);
+}
+
+/* A stored fence ahead of the clock: within the slack (max_ahead + window
+** + max_wait) the node starts; beyond it, CLOCK_BEHIND naming both. */
+static void test_start_slack(void **state) {
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_coord *c;
+  frond_gen *g;
+  frond_error err = {0, ""};
+  int64_t t0 = INT64_C(1800000000000), id;
+  (void)state;
+  fake_reset();
+  fake_clock_set(&clk, t0);
+  F.stored = t0 + 90; /* right after a burst 90 ms ahead */
+  c = fake_open(&clk, NULL);
+  assert_int_equal(create(c, SMALL, &go, &g, &err), 0);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  assert_true(id_ms(SMALL, id) > t0 + 90);
+  frond_coord_close(c, NULL);
+
+  fake_reset();
+  F.stored = t0 + 100 + 1000 + 1000; /* past max_ahead + window + wait */
+  c = fake_open(&clk, NULL);
+  assert_int_equal(create(c, SMALL, &go, &g, &err), FROND_ECLOCK_BEHIND);
+  assert_non_null(strstr(err.message, "ahead of the clock"));
+  assert_int_equal(F.writes, 0);
+  frond_coord_close(c, NULL);
+}
+
+/* After a layout change, a node starts numerically above the floor, or
+** refuses, naming both layouts, when the floor lies too far ahead. */
+static void test_layout_floor_start(void **state) {
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_layout l = layout_of(SMALL);
+  frond_coord *c;
+  frond_gen *g;
+  frond_error err = {0, ""};
+  frond_fields f;
+  int64_t t0 = INT64_C(1800000000000), id;
+  (void)state;
+  memset(&f, 0, sizeof(f));
+  fake_reset();
+  fake_clock_set(&clk, t0);
+  f.time = (t0 + 50 - l.epoch_ms) / l.unit_ms; /* IDs up to 50 ms ahead */
+  f.node = 1023;
+  f.sequence = 15;
+  assert_int_equal(frond_compose(&l, &f, &F.floor, NULL), 0);
+  c = fake_open(&clk, NULL);
+  assert_int_equal(create(c, SMALL, &go, &g, &err), 0);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  assert_true(id > F.floor);
+  frond_coord_close(c, NULL);
+
+  fake_reset();
+  f.time = (t0 + 600000 - l.epoch_ms) / l.unit_ms; /* ten minutes ahead */
+  assert_int_equal(frond_compose(&l, &f, &F.floor, NULL), 0);
+  c = fake_open(&clk, NULL);
+  assert_int_equal(create(c, SMALL, &go, &g, &err), FROND_ELAYOUT_MISMATCH);
+  assert_non_null(strstr(err.message, "twitter-ish"));
+  assert_non_null(strstr(err.message, "seq=4"));
+  assert_int_equal(F.writes, 0);
+  frond_coord_close(c, NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fence_first_durable),
+      cmocka_unit_test(test_fence_partition_stops_at_fence),
+      cmocka_unit_test(test_fence_lost_answer),
+      cmocka_unit_test(test_regain_resumes_above_other),
+      cmocka_unit_test(test_start_slack),
+      cmocka_unit_test(test_layout_floor_start),
+  };
+  return frond_run_tests(tests, NULL, NULL);
+}
