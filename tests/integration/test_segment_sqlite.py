@@ -188,8 +188,10 @@ def scenario_kill9(store, workdir):
     store.sql(LEAF_DDL[store.dialect])
     store.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) "
               "VALUES ('killed', 1, 500)")
+    # -w 2000: a loaded machine may take longer than the default 50 ms
+    # to load a segment; what is tested here is the restart, not that.
     ld = Load(store, os.path.join(workdir, "k1"), ["killed"], "-t", "2",
-              "-n", "0")
+              "-n", "0", "-w", "2000")
     ld.wait_for(lambda l: l.startswith("count ") and int(l.split()[1])
                 >= 20000, 60, "20000 IDs")
     os.kill(ld.p.pid, signal.SIGKILL)
@@ -197,7 +199,7 @@ def scenario_kill9(store, workdir):
     before = [i for ids in ld.ids(0) for i in ids]
     ft.check(len(before) > 0, "no IDs written before kill -9")
     again = Load(store, os.path.join(workdir, "k2"), ["killed"], "-t", "2",
-                 "-n", "5000")
+                 "-n", "5000", "-w", "2000")
     again.finish()
     after = [i for ids in again.ids(0) for i in ids]
     ft.check(len(after) == 10000, "%d IDs after restart" % len(after))
