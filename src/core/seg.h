@@ -232,4 +232,41 @@ void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *out);
 /* IDs taken from t so far, read without the lock (for rates). */
 uint64_t frond__seg_taken(seg_tag *t);
 
+/* ---- segment entries (writers hold t->mu) ---- */
+
+static inline void entry_write(seg_entry *e, uint64_t gen, int64_t start,
+                               int64_t size, int64_t step, unsigned pct) {
+  uint_fast64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+  /* Release stores: a reader that sees any new field also sees seq odd
+  ** (or the final even value) on its second read of seq. */
+  atomic_store_explicit(&e->seq, seq + 1, memory_order_relaxed);
+  atomic_store_explicit(&e->gen, gen, memory_order_release);
+  atomic_store_explicit(&e->start, start, memory_order_release);
+  atomic_store_explicit(&e->size, size, memory_order_release);
+  /* The taker of offset preload_at is the first to have used more than
+  ** pct % of the segment. */
+  atomic_store_explicit(&e->preload_at, size * pct / 100, memory_order_release);
+  e->step = step;
+  atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
+}
+
+/* Entry of generation g, or NULL when it holds another one. Under mu. */
+static inline seg_entry *entry_of(seg_tag *t, uint64_t g) {
+  seg_entry *e = &t->e[g & 1];
+  return atomic_load_explicit(&e->gen, memory_order_relaxed) == g ? e : NULL;
+}
+
+/* Serve generation g + 1 from now on; the rest of g's segment is skipped.
+** Under mu. */
+static inline void switch_gen(seg_tag *t, uint64_t w) {
+  uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK;
+  seg_entry *e = entry_of(t, g);
+  if (e != NULL) {
+    int64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
+    atomic_fetch_add(&t->done, off < (uint64_t)size ? off : (uint64_t)size);
+  }
+  atomic_store_explicit(&t->word, ((g + 1) & SEG_GEN_MASK) << SEG_GEN_SHIFT,
+                        memory_order_release);
+}
+
 #endif /* FROND_SEG_H */

@@ -22,8 +22,6 @@
 #include <time.h>
 #include <string.h>
 
-#define MIN_MS (60 * 1000)
-
 /* ---- the queue and the retry heap (under s->mu) ---- */
 
 static void queue_push(frond_seg *s, seg_tag *t) {
@@ -113,23 +111,27 @@ void frond__seg_request_load(frond_seg *s, seg_tag *t) {
 
 /* ---- one load ---- */
 
-/* The step of the next load, as Leaf: the row's step first; then double
-** while segments last under 15 min (capped at max_step, where Leaf keeps
-** the step instead), keep up to 30 min, halve from 30 min on (never below
-** the row's step). 0 means "the row's step". The time is since the last
-** load, which is about how long the previous segment lasted. */
-int64_t frond__seg_next_step(frond_seg *s, seg_tag *t) {
-  int64_t dur, step, cap = t->max_step > 0 ? t->max_step : s->o.max_step;
-  if (t->last_load_ms == 0 || t->step == 0)
+int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
+                       int64_t step) {
+  uint64_t w = atomic_load(&t->word), g = w >> SEG_GEN_SHIFT;
+  uint64_t next = (g + 1) & SEG_GEN_MASK;
+  seg_entry *cur = entry_of(t, g);
+  int used_up =
+      cur == NULL || (w & SEG_OFF_MASK) >= (uint64_t)atomic_load(&cur->size);
+  if (used_up && entry_of(t, next) != NULL) { /* switch first */
+    switch_gen(t, w);
+    w = atomic_load(&t->word);
+    g = next;
+    next = (g + 1) & SEG_GEN_MASK;
+    used_up = 0;
+  }
+  if (!used_up && entry_of(t, next) != NULL)
     return 0;
-  dur = frond__seg_clock(s) - t->last_load_ms;
-  if (dur < 15 * MIN_MS)
-    step = t->step * 2 <= cap ? t->step * 2 : t->step < cap ? cap : t->step;
-  else if (dur < 30 * MIN_MS)
-    step = t->step;
-  else
-    step = t->step / 2;
-  return step < t->row_step ? t->row_step : step;
+  entry_write(&t->e[next & 1], next, start, end - start, step,
+              s->o.preload_pct);
+  if (used_up)
+    switch_gen(t, w);
+  return 1;
 }
 
 /* Open the loader's own connection on first use. */

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MIN_MS (60 * 1000)
+
 /* ---- the name hash ----
 ** Short names dominate, so the hash reads them in at most four loads and
 ** mixes with two multiplications (the structure of wyhash, which is in
@@ -665,4 +667,86 @@ uint64_t frond__seg_sample_visits(frond_seg *s) {
   n = s->sample_visits;
   pthread_mutex_unlock(&s->sample_mu);
   return n;
+}
+
+/* ---- a tag's state (the table's readers) ---- */
+
+/* The step of the next load, as Leaf: the row's step first; then double
+** while segments last under 15 min (capped at max_step, where Leaf keeps
+** the step instead), keep up to 30 min, halve from 30 min on (never below
+** the row's step). 0 means "the row's step". The time is since the last
+** load, which is about how long the previous segment lasted. */
+int64_t frond__seg_next_step(frond_seg *s, seg_tag *t) {
+  int64_t dur, step, cap = t->max_step > 0 ? t->max_step : s->o.max_step;
+  if (t->last_load_ms == 0 || t->step == 0)
+    return 0;
+  dur = frond__seg_clock(s) - t->last_load_ms;
+  if (dur < 15 * MIN_MS)
+    step = t->step * 2 <= cap ? t->step * 2 : t->step < cap ? cap : t->step;
+  else if (dur < 30 * MIN_MS)
+    step = t->step;
+  else
+    step = t->step / 2;
+  return step < t->row_step ? t->row_step : step;
+}
+
+void frond__seg_drop(seg_tag *t) {
+  t->gen++;
+  entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 0, 0);
+  entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 0, 0);
+  switch_gen(t, atomic_load(&t->word));
+  t->want = 0;
+  t->range_need = 0;
+  pthread_cond_broadcast(&t->cv);
+}
+
+/* Describe generation g's entry; off is its taken offset. Under mu. */
+static void describe_entry(seg_tag *t, uint64_t g, uint64_t off,
+                           frond_seg_buffer *d) {
+  seg_entry *e = entry_of(t, g);
+  int64_t size;
+  if (e == NULL)
+    return;
+  size = atomic_load(&e->size);
+  if (off > (uint64_t)size)
+    off = (uint64_t)size;
+  d->start = atomic_load(&e->start);
+  d->end = d->start + size;
+  d->pos = d->start + (int64_t)off;
+  d->step = e->step;
+  d->ready = 1;
+}
+
+void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *v) {
+  uint64_t w = atomic_load(&t->word);
+  memset(v, 0, sizeof(*v));
+  memcpy(v->tag, t->nm->name, (size_t)t->nm->len + 1);
+  describe_entry(t, w >> SEG_GEN_SHIFT, w & SEG_OFF_MASK, &v->current);
+  describe_entry(t, ((w >> SEG_GEN_SHIFT) + 1) & SEG_GEN_MASK, 0, &v->next);
+  v->issued =
+      atomic_load(&t->done) + (uint64_t)(v->current.pos - v->current.start);
+  v->step = frond__seg_next_step(s, t);
+  if (v->step == 0)
+    v->step = t->row_step;
+  v->row_step = t->row_step;
+  v->last_load_ms = t->last_load_unix_ms;
+  v->loads = t->loads;
+  v->load_failures = t->failures;
+  v->loading = t->want;
+  v->in_use = 1;
+  v->rate = atomic_load_explicit(&t->rate, memory_order_relaxed);
+}
+
+uint64_t frond__seg_taken(seg_tag *t) {
+  for (;;) {
+    /* switch_gen adds to done before it moves the word: a reading that
+    ** saw done unchanged around the word is consistent. */
+    uint64_t d = atomic_load(&t->done), w = atomic_load(&t->word);
+    uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK, size = 0;
+    seg_entry *e = &t->e[g & 1];
+    if (atomic_load(&e->gen) == g)
+      size = (uint64_t)atomic_load(&e->size);
+    if (atomic_load(&t->done) == d)
+      return d + (off < size ? off : size);
+  }
 }

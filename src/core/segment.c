@@ -33,76 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- segment entries (writers hold t->mu) ---- */
-
-static void entry_write(seg_entry *e, uint64_t gen, int64_t start, int64_t size,
-                        int64_t step, unsigned pct) {
-  uint_fast64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
-  /* Release stores: a reader that sees any new field also sees seq odd
-  ** (or the final even value) on its second read of seq. */
-  atomic_store_explicit(&e->seq, seq + 1, memory_order_relaxed);
-  atomic_store_explicit(&e->gen, gen, memory_order_release);
-  atomic_store_explicit(&e->start, start, memory_order_release);
-  atomic_store_explicit(&e->size, size, memory_order_release);
-  /* The taker of offset preload_at is the first to have used more than
-  ** pct % of the segment. */
-  atomic_store_explicit(&e->preload_at, size * pct / 100, memory_order_release);
-  e->step = step;
-  atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
-}
-
-/* Entry of generation g, or NULL when it holds another one. Under mu. */
-static seg_entry *entry_of(seg_tag *t, uint64_t g) {
-  seg_entry *e = &t->e[g & 1];
-  return atomic_load_explicit(&e->gen, memory_order_relaxed) == g ? e : NULL;
-}
-
-/* Serve generation g + 1 from now on; the rest of g's segment is skipped.
-** Under mu. */
-static void switch_gen(seg_tag *t, uint64_t w) {
-  uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK;
-  seg_entry *e = entry_of(t, g);
-  if (e != NULL) {
-    int64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
-    atomic_fetch_add(&t->done, off < (uint64_t)size ? off : (uint64_t)size);
-  }
-  atomic_store_explicit(&t->word, ((g + 1) & SEG_GEN_MASK) << SEG_GEN_SHIFT,
-                        memory_order_release);
-}
-
-int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
-                       int64_t step) {
-  uint64_t w = atomic_load(&t->word), g = w >> SEG_GEN_SHIFT;
-  uint64_t next = (g + 1) & SEG_GEN_MASK;
-  seg_entry *cur = entry_of(t, g);
-  int used_up =
-      cur == NULL || (w & SEG_OFF_MASK) >= (uint64_t)atomic_load(&cur->size);
-  if (used_up && entry_of(t, next) != NULL) { /* switch first */
-    switch_gen(t, w);
-    w = atomic_load(&t->word);
-    g = next;
-    next = (g + 1) & SEG_GEN_MASK;
-    used_up = 0;
-  }
-  if (!used_up && entry_of(t, next) != NULL)
-    return 0;
-  entry_write(&t->e[next & 1], next, start, end - start, step,
-              s->o.preload_pct);
-  if (used_up)
-    switch_gen(t, w);
-  return 1;
-}
-
-void frond__seg_drop(seg_tag *t) {
-  t->gen++;
-  entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 0, 0);
-  entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 0, 0);
-  switch_gen(t, atomic_load(&t->word));
-  t->want = 0;
-  t->range_need = 0;
-  pthread_cond_broadcast(&t->cv);
-}
-
 void frond_seg_options_init(frond_seg_options *o) {
   memset(o, 0, sizeof(*o));
   o->preload_pct = 10;
@@ -684,57 +614,6 @@ void frond_seg_close(frond_seg *s) {
     return;
   frond__seg_loaders_stop(s);
   seg_free(s);
-}
-
-/* Describe generation g's entry; off is its taken offset. Under mu. */
-static void describe_entry(seg_tag *t, uint64_t g, uint64_t off,
-                           frond_seg_buffer *d) {
-  seg_entry *e = entry_of(t, g);
-  int64_t size;
-  if (e == NULL)
-    return;
-  size = atomic_load(&e->size);
-  if (off > (uint64_t)size)
-    off = (uint64_t)size;
-  d->start = atomic_load(&e->start);
-  d->end = d->start + size;
-  d->pos = d->start + (int64_t)off;
-  d->step = e->step;
-  d->ready = 1;
-}
-
-void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *v) {
-  uint64_t w = atomic_load(&t->word);
-  memset(v, 0, sizeof(*v));
-  memcpy(v->tag, t->nm->name, (size_t)t->nm->len + 1);
-  describe_entry(t, w >> SEG_GEN_SHIFT, w & SEG_OFF_MASK, &v->current);
-  describe_entry(t, ((w >> SEG_GEN_SHIFT) + 1) & SEG_GEN_MASK, 0, &v->next);
-  v->issued =
-      atomic_load(&t->done) + (uint64_t)(v->current.pos - v->current.start);
-  v->step = frond__seg_next_step(s, t);
-  if (v->step == 0)
-    v->step = t->row_step;
-  v->row_step = t->row_step;
-  v->last_load_ms = t->last_load_unix_ms;
-  v->loads = t->loads;
-  v->load_failures = t->failures;
-  v->loading = t->want;
-  v->in_use = 1;
-  v->rate = atomic_load_explicit(&t->rate, memory_order_relaxed);
-}
-
-uint64_t frond__seg_taken(seg_tag *t) {
-  for (;;) {
-    /* switch_gen adds to done before it moves the word: a reading that
-    ** saw done unchanged around the word is consistent. */
-    uint64_t d = atomic_load(&t->done), w = atomic_load(&t->word);
-    uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK, size = 0;
-    seg_entry *e = &t->e[g & 1];
-    if (atomic_load(&e->gen) == g)
-      size = (uint64_t)atomic_load(&e->size);
-    if (atomic_load(&t->done) == d)
-      return d + (off < size ? off : size);
-  }
 }
 
 void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
