@@ -2,8 +2,8 @@
 ** bench_segment.c -- the segment allocator's hot path and its latency
 ** while the store is slow.
 **
-**   bench_segment [postgresql://...]
-**   bench_segment --hot       (part 1 only)
+**   bench_segment [STORE-URI]   (postgresql://..., mysql://..., sqlite:...)
+**   bench_segment --hot         (part 1 only)
 **
 ** 1. ns per ID of frond_seg_next (by name) and frond_seg_tag_next (on a
 **    resolved handle) with 1 and 2 threads on one tag, beside a bare
@@ -11,8 +11,9 @@
 **    store transactions per million IDs.
 ** 2. p50 / p99.9 / max latency of next() over 10 million calls while
 **    every store allocation takes 100 ms, beside an instant store (an
-**    in-memory store inside this program). With a PostgreSQL URI, the same
-**    against it (make it slow first: scripts/pg.sh delay URI 100).
+**    in-memory store inside this program). With a store URI, the same
+**    against it (make it slow first: scripts/pg.sh delay URI 100,
+**    scripts/mariadb.sh delay DIR 100).
 ** Medians over repetitions; ratios against the reference.
 */
 #include "store/store.h"
@@ -293,12 +294,16 @@ int main(int argc, char **argv) {
        {0},
        0,
        0},
-      {"postgresql (as given)", NULL, 0, 8000000, {0}, {0}, {0}, 0, 0},
+      {NULL, NULL, 0, 8000000, {0}, {0}, {0}, 0, 0},
   };
   int ncfg = 3, c;
+  char label[40];
   if (argc > 1 && !hot) {
     frond_store *st;
     frond_error e;
+    snprintf(label, sizeof(label), "%.*s (as given)",
+             (int)strcspn(argv[1], ":"), argv[1]);
+    cfg[3].name = label;
     if (frond_store_open(&st, argv[1], &e) != 0) {
       fprintf(stderr, "bench_segment: %s\n", e.message);
       return 1;
@@ -328,7 +333,7 @@ int main(int argc, char **argv) {
   }
   printf("  (*) too small a step for this rate: calls wait for the store\n"
          "  p99.9/: ratio to the instant store; loads: store allocations in\n"
-         "  all runs (not counted for postgresql)\n");
+         "  all runs (not counted for the store given)\n");
   free(buf);
   return 0;
 }

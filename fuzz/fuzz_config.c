@@ -2,7 +2,8 @@
 ** fuzz_config.c -- libFuzzer harness for the server's config file parser
 ** and, through it, every type's value parser in the configuration table.
 **
-** The input is the text of a config file. Invariants beyond "no crash":
+** The input is the text of a config file (format.<name> lines build their
+** ID format to check the spec). Invariants beyond "no crash":
 ** parsing is a pure function of the text; a refusal is INVAL with a
 ** message naming the line; an accepted configuration, printed with
 ** --print-config's printer, reads back to a configuration that prints the

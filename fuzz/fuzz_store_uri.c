@@ -6,8 +6,11 @@
 ** message; the same input always gets the same answer; an accepted sqlite
 ** URI yields a non-empty path, a suffix of the input, free of options and
 ** control characters, absolute when the URI had "//"; an accepted
-** PostgreSQL URI is passed whole to libpq; a refused URI with a password
-** never shows it.
+** PostgreSQL or MySQL URI is passed whole to its engine; a MySQL URI
+** taken apart has a port in 1..65535, a database without '/', an
+** absolute socket path, every string inside the caller's buffer, and a
+** buffer one byte short is refused, never overrun; a refused URI with a
+** password never shows it.
 */
 #include "store/db.h"
 
@@ -42,6 +45,55 @@ static void check_redacted(const char *uri) {
       strstr(e.message, marker) != NULL)
     abort();
   free(marked);
+}
+
+static int inside(const char *s, const char *buf, size_t n) {
+  return s == NULL || (s >= buf && s + strlen(s) < buf + n);
+}
+
+/* The MySQL grammar on its own (it needs no engine in the build). */
+static void mysql_parts(const char *uri) {
+  size_t n = strlen(uri) + 8;
+  char *buf = malloc(n), *small;
+  frond_db_mysql_uri u;
+  frond_error e = {0, ""};
+  int rc;
+  if (buf == NULL)
+    return;
+  rc = frond__db_mysql_parse(uri, &u, buf, n, &e);
+  if (rc != 0) {
+    if (rc != FROND_ESTORE_URI || e.message[0] == '\0')
+      abort();
+  } else {
+    if (u.port < 1 || u.port > 65535 || u.database == NULL ||
+        u.database[0] == '\0' || strchr(u.database, '/') != NULL ||
+        (u.socket != NULL && u.socket[0] != '/') || u.ssl_mode < 0 ||
+        u.ssl_mode > FROND_DB_SSL_VERIFY_IDENTITY || !inside(u.user, buf, n) ||
+        !inside(u.password, buf, n) || !inside(u.host, buf, n) ||
+        !inside(u.database, buf, n) || !inside(u.socket, buf, n) ||
+        !inside(u.ssl_ca, buf, n) || !inside(u.ssl_cert, buf, n) ||
+        !inside(u.ssl_key, buf, n))
+      abort();
+    /* Exactly the room it used, then one byte less. */
+    if ((small = malloc(n)) != NULL) {
+      size_t used = 0;
+      const char *const parts[] = {u.user,   u.password, u.host,     u.database,
+                                   u.socket, u.ssl_ca,   u.ssl_cert, u.ssl_key};
+      size_t i;
+      for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        if (parts[i] != NULL &&
+            (size_t)(parts[i] - buf) + strlen(parts[i]) + 1 > used)
+          used = (size_t)(parts[i] - buf) + strlen(parts[i]) + 1;
+      free(small);
+      if (used > 1 && (small = malloc(used - 1)) != NULL) {
+        frond_db_mysql_uri v;
+        if (frond__db_mysql_parse(uri, &v, small, used - 1, NULL) == 0)
+          abort();
+        free(small);
+      }
+    }
+  }
+  free(buf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -79,9 +131,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (strncmp(uri, "postgresql://", 13) != 0 &&
          strncmp(uri, "postgres://", 11) != 0))
       abort();
+#ifdef FROND_WITH_MYSQL
+  } else if (u.engine == &frond__db_mysql) {
+    if (u.target != uri || u.target_len != strlen(uri) || u.memory ||
+        (strncmp(uri, "mysql://", 8) != 0 &&
+         strncmp(uri, "mariadb://", 10) != 0))
+      abort();
+#endif
   } else {
     abort();
   }
+  mysql_parts(uri);
   free(uri);
   return 0;
 }

@@ -69,7 +69,8 @@ extern "C" {
   XX(23, FORMAT_INVALID, "invalid ID format spec")                             \
   XX(24, KEY_INVALID, "missing or invalid key")                                \
   XX(25, ID_TOO_LARGE, "ID does not fit the format's width")                   \
-  XX(26, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")
+  XX(26, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")      \
+  XX(27, WOULD_BLOCK, "the call would wait on the store")
 
 typedef enum {
   FROND_OK = 0,
@@ -817,6 +818,10 @@ typedef struct frond_seg_stats {
   uint64_t tags_in_use;      /* tags used since open */
   unsigned loaders;          /* loader threads */
   unsigned loaders_busy_max; /* the most loaders in the store at once */
+  /* Ranges the store handed out at or below one this allocator had
+  ** already taken (the row went back: a failover that lost writes),
+  ** refused and replaced by a range above (docs/segment.md). */
+  uint64_t rollbacks;
 } frond_seg_stats;
 FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
 
@@ -990,6 +995,11 @@ typedef struct frond_format_source {
                       every seq format */
   const char *tag; /* segment tag for formats whose spec names none; NULL:
                       use gen */
+  int no_store;    /* 1: where the call would first wait on the store (a
+                      seq period's first use in this allocator: its row is
+                      made and its first segment loaded), fail at once with
+                      WOULD_BLOCK instead, taking nothing, so that an event
+                      loop can repeat the call on a thread that may block */
 } frond_format_source;
 
 /*
@@ -1006,8 +1016,8 @@ typedef struct frond_format_source {
 ** (and for a seq period's first use, on the store).
 ** Errors: those of the source (CLOCK_BEHIND, TAG_NOT_FOUND,
 ** SEGMENT_UNAVAILABLE, ...), ID_TOO_LARGE, SEQUENCE_EXHAUSTED (the
-** period's numbers are used up: never a wrap), INVAL (a needed source is
-** NULL).
+** period's numbers are used up: never a wrap), WOULD_BLOCK (with
+** src->no_store), INVAL (a needed source is NULL).
 */
 FROND_EXPORT int frond_format_next(frond_format *f,
                                    const frond_format_source *src, char *buf,

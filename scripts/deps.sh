@@ -5,12 +5,14 @@
 set -eu
 what=${1:-build}
 build_pkgs="build-essential cmake pkg-config git ca-certificates
-  libuv1-dev libsqlite3-dev libpq-dev libzookeeper-mt-dev libsodium-dev"
+  libuv1-dev libsqlite3-dev libpq-dev libmariadb-dev libzookeeper-mt-dev
+  libsodium-dev libsystemd-dev"
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
-  procps curl sqlite3 postgresql util-linux zookeeper faketime
+  procps curl sqlite3 postgresql mariadb-server mariadb-client
+  python3-pymysql util-linux zookeeper faketime
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
-  python3-bson nodejs npm tzdata libfaketime"
+  python3-bson nodejs npm tzdata libfaketime prometheus valgrind"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
 npm_pkgs="ulid@3.0.1"

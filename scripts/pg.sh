@@ -8,6 +8,14 @@
 #   scripts/pg.sh uri DIR        print the URI again
 #   scripts/pg.sh delay URI MS   make every UPDATE of leaf_alloc sleep MS
 #                                milliseconds (a slow store); MS=0 removes it
+#   scripts/pg.sh standby PRIMARY DIR [sync|async]
+#                                a streaming standby of the server in
+#                                PRIMARY (running), in DIR on a free port;
+#                                sync (the default): the primary's commits
+#                                wait for it (synchronous_standby_names);
+#                                prints the standby's URI
+#   scripts/pg.sh promote DIR    make the standby in DIR the primary
+#   scripts/pg.sh kill DIR       kill -9 the server (a crash); data stays
 #
 # As root, the server runs as the unprivileged `postgres` user, which owns
 # DIR. Authentication is "trust": loopback only, never for real data.
@@ -43,6 +51,24 @@ uri_of() {
   echo "postgresql://postgres@127.0.0.1:$(cat "$1/port")/postgres"
 }
 
+# Start the server in $1 (initialised) on its port, or a free one.
+start_server() {
+  [ -f "$1/port" ] || free_port >"$1/port"
+  tries=0
+  until as_owner "$bindir/pg_ctl" -D "$1/data" -l "$1/server.log" -w \
+    -t 60 -o "-p $(cat "$1/port") -k $1 -c listen_addresses=127.0.0.1" \
+    start >/dev/null 2>&1; do
+    tries=$((tries + 1))
+    [ $tries -lt 5 ] || die "the server does not start; see $1/server.log"
+    free_port >"$1/port" # the port was taken meanwhile: try another
+  done
+}
+
+# Run SQL on the server in $1 as postgres.
+psql_on() {
+  "$bindir/psql" -X -q -tA -v ON_ERROR_STOP=1 -d "$(uri_of "$1")" -c "$2"
+}
+
 cmd=${1:-}
 case "$cmd" in
 start)
@@ -58,21 +84,60 @@ start)
       --no-sync >"$dir/initdb.log" 2>&1 ||
       die "initdb failed; see $dir/initdb.log"
   fi
-  [ -f "$dir/port" ] || free_port >"$dir/port"
-  tries=0
-  until as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-    -t 60 -o "-p $(cat "$dir/port") -k $dir -c listen_addresses=127.0.0.1" \
-    start >/dev/null 2>&1; do
-    tries=$((tries + 1))
-    [ $tries -lt 5 ] || die "the server does not start; see $dir/server.log"
-    free_port >"$dir/port" # the port was taken meanwhile: try another
+  start_server "$dir"
+  uri_of "$dir"
+  ;;
+standby)
+  [ $# -ge 3 ] || die "usage: scripts/pg.sh standby PRIMARY DIR [sync|async]"
+  [ -n "$bindir" ] || die "PostgreSQL is not installed"
+  primary=$(cd "$2" 2>/dev/null && pwd) || die "no directory $2"
+  dir=$(cd "$3" 2>/dev/null && pwd) || die "no directory $3"
+  mode=${4:-sync}
+  case "$mode" in sync | async) ;; *) die "sync or async, not $mode" ;; esac
+  [ "$(id -u)" != 0 ] || chown postgres "$dir"
+  # -R: standby.signal and primary_conninfo, with the name the primary's
+  # synchronous_standby_names waits for.
+  as_owner "$bindir/pg_basebackup" -D "$dir/data" -R -X stream --no-sync \
+    -d "host=127.0.0.1 port=$(cat "$primary/port") user=postgres application_name=frond_standby" \
+    >"$dir/basebackup.log" 2>&1 || die "pg_basebackup failed; see $dir/basebackup.log"
+  start_server "$dir"
+  if [ "$mode" = sync ]; then
+    psql_on "$primary" "ALTER SYSTEM SET synchronous_standby_names = 'frond_standby'" >/dev/null
+    psql_on "$primary" "SELECT pg_reload_conf()" >/dev/null
+  fi
+  # Until it streams (and, sync, is the synchronous one): at most 60 s.
+  want=$([ "$mode" = sync ] && echo sync || echo async)
+  i=0
+  until [ "$(psql_on "$primary" "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'frond_standby' AND state = 'streaming'")" = "$want" ]; do
+    i=$((i + 1))
+    [ $i -lt 600 ] || die "the standby does not stream; see $dir/server.log"
+    sleep 0.1
   done
   uri_of "$dir"
+  ;;
+promote)
+  [ $# -eq 2 ] || die "usage: scripts/pg.sh promote DIR"
+  as_owner "$bindir/pg_ctl" -D "$2/data" -w -t 60 promote >/dev/null
+  ;;
+kill)
+  [ $# -eq 2 ] || die "usage: scripts/pg.sh kill DIR"
+  [ -f "$2/data/postmaster.pid" ] || exit 0
+  pid=$(head -n 1 "$2/data/postmaster.pid")
+  # The backends too, as a crash of the machine would: none may go on
+  # answering on its own.
+  kill -9 "$pid" $(ps -o pid= --ppid "$pid") 2>/dev/null || :
+  i=0
+  while kill -0 "$pid" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -lt 600 ] || die "the server does not die"
+    sleep 0.1
+  done
   ;;
 stop)
   [ $# -eq 2 ] || die "usage: scripts/pg.sh stop DIR"
   [ -n "$bindir" ] || die "PostgreSQL is not installed"
   [ -f "$2/data/postmaster.pid" ] || exit 0
+  kill -0 "$(head -n 1 "$2/data/postmaster.pid")" 2>/dev/null || exit 0 # killed
   as_owner "$bindir/pg_ctl" -D "$2/data" -m fast -w -t 60 stop >/dev/null
   ;;
 uri)
@@ -102,6 +167,6 @@ delay)
     >/dev/null 2>&1 || die "psql failed on $2"
   ;;
 *)
-  die "usage: scripts/pg.sh start|stop|uri DIR, or delay URI MS"
+  die "usage: scripts/pg.sh start|stop|uri|promote|kill DIR, standby PRIMARY DIR [sync|async], or delay URI MS"
   ;;
 esac

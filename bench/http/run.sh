@@ -16,8 +16,16 @@
 #   sf-batch   GET /v1/snowflake?count=1000&format=text
 #   seg-batch  GET /v1/segment/bench?count=1000&format=text
 #   sf-batch-16  snowflake batches again, layout time=41,node=6,seq=16
+#   order      GET /v1/format/orders   (an order number: a snowflake ID,
+#              permuted, Damm check digit, date prefix)
+#   uuid7      GET /v1/uuid7
+#   ulid       GET /v1/ulid
+#   order-batch-16  GET /v1/format/orders?count=1000&format=text (seq=16)
+#   uuid7-batch     GET /v1/uuid7?count=1000&format=text
+#   ulid-batch      GET /v1/ulid?count=1000&format=text
 # and prints req/s, IDs/s, p50/p99/p99.9 (medians over rounds) and the
-# frond/nginx ratios.
+# frond/nginx ratios; the format rows compare with the plain IDs beside
+# them (snowflake, sf-batch-16) in the same run.
 set -eu
 cd "$(dirname "$0")/../.."
 src=$(pwd)
@@ -34,7 +42,7 @@ if [ -z "${FROND:-}" ]; then
 fi
 
 tmp=$(mktemp -d /tmp/frond-bench.XXXXXX)
-frond_pid= nginx_pid= wide_pid=
+frond_pid='' nginx_pid='' wide_pid=''
 cleanup() {
   [ -n "$wide_pid" ] && kill "$wide_pid" 2>/dev/null && wait "$wide_pid" 2>/dev/null
   [ -n "$frond_pid" ] && kill "$frond_pid" 2>/dev/null && wait "$frond_pid" 2>/dev/null
@@ -43,19 +51,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() {
-  i=0
-  until curl -s -o /dev/null "http://127.0.0.1:$1/"; do
-    i=$((i + 1)); [ $i -lt 100 ] || { echo "nothing on port $1" >&2; exit 1; }
-    sleep 0.1
-  done
-}
+# shellcheck source=bench/lib.sh
+. "$src/bench/lib.sh"
 
 # nginx, foreground, one worker, in the temp dir.
-nport=$(port)
+nport=$(free_port)
 body=123456789012345678
 mkdir -p "$tmp/nginx/logs"
 user_line=
@@ -84,30 +84,34 @@ http {
 CONF
 "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
 nginx_pid=$!
-wait_port "$nport"
+wait_http "$nport"
 
-# frond, with a tag whose step makes store round trips rare.
-fport=$(port)
+# frond, with a tag whose step makes store round trips rare, and an order
+# number format (19 digits hold every snowflake ID) under a fixed key.
+fport=$(free_port)
 store="sqlite:///$tmp/frond.db"
 "$FROND" tag create bench --step 100000000 --store "$store" >/dev/null
+FROND_ORDER_KEY="1:$(printf '%064d' 0)"
+export FROND_ORDER_KEY
+orders="order:digits=19,check=damm,key=1,prefix=%Y%m%d-"
 "$FROND" serve --listen "127.0.0.1:$fport" --store "$store" \
   --data-dir "$tmp" --threads "$THREADS" --max-count 100000 --resp-listen off \
-  --log-level warn 2>"$tmp/frond.log" &
+  --format.orders "$orders" --log-level warn 2>"$tmp/frond.log" &
 frond_pid=$!
-wait_port "$fport"
+wait_http "$fport"
 curl -sf "http://127.0.0.1:$fport/api/segment/get/bench" >/dev/null
 
 # A second frond whose layout has 16 sequence bits (65.5 M IDs/s per node),
 # so that snowflake batches measure the server rather than the layout's
 # 4.096 M IDs/s bound.
-wport=$(port)
+wport=$(free_port)
 mkdir "$tmp/wide"
 "$FROND" serve --listen "127.0.0.1:$wport" --store none --data-dir "$tmp/wide" \
   --resp-listen off \
   --threads "$THREADS" --layout "time=41,node=6,seq=16" \
-  --log-level warn 2>"$tmp/wide.log" &
+  --format.orders "$orders" --log-level warn 2>"$tmp/wide.log" &
 wide_pid=$!
-wait_port "$wport"
+wait_http "$wport"
 
 results=$tmp/results
 : >"$results"
@@ -127,6 +131,12 @@ while [ "$round" -le "$ROUNDS" ]; do
   run sf-batch "http://127.0.0.1:$fport/v1/snowflake?count=1000&format=text" 1000
   run seg-batch "http://127.0.0.1:$fport/v1/segment/bench?count=1000&format=text" 1000
   run sf-batch-16 "http://127.0.0.1:$wport/v1/snowflake?count=1000&format=text" 1000
+  run order "http://127.0.0.1:$fport/v1/format/orders" 1
+  run uuid7 "http://127.0.0.1:$fport/v1/uuid7" 1
+  run ulid "http://127.0.0.1:$fport/v1/ulid" 1
+  run order-batch-16 "http://127.0.0.1:$wport/v1/format/orders?count=1000&format=text" 1000
+  run uuid7-batch "http://127.0.0.1:$fport/v1/uuid7?count=1000&format=text" 1000
+  run ulid-batch "http://127.0.0.1:$fport/v1/ulid?count=1000&format=text" 1000
   round=$((round + 1))
 done
 
@@ -154,5 +164,16 @@ END {
   for (i = 1; i <= n; i++) {
     x = order[i];
     printf "| %s | %.0f | %.0f | %d us | %d us | %d us | %d | %.2f | %.2f |\n", x, median(x, "rps"), median(x, "idps"), median(x, "p50"), median(x, "p99"), median(x, "p999"), failed[x], median(x, "rps") / nr, median(x, "p999") / np;
+  }
+  # ID formats beside the plain IDs of the same shape of request.
+  ref["order"] = ref["uuid7"] = ref["ulid"] = "snowflake";
+  ref["order-batch-16"] = ref["uuid7-batch"] = ref["ulid-batch"] = "sf-batch-16";
+  printf "\n| format run | IDs/s | beside | its IDs/s | ratio | p99.9 ratio |\n";
+  printf "| --- | ---: | --- | ---: | ---: | ---: |\n";
+  for (i = 1; i <= n; i++) {
+    x = order[i];
+    if (!(x in ref)) continue;
+    r = ref[x];
+    printf "| %s | %.0f | %s | %.0f | %.2f | %.2f |\n", x, median(x, "idps"), r, median(r, "idps"), median(x, "idps") / median(r, "idps"), median(x, "p999") / median(r, "p999");
   }
 }' "$results"

@@ -36,12 +36,11 @@ done
 [ -x "$FROND" ] || { echo "run.sh: no frond binary at $FROND" >&2; exit 1; }
 FROND=$(cd "$(dirname "$FROND")" && pwd)/$(basename "$FROND")
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/frond-bench-resp.XXXXXX")
-fpid= rpid=
+fpid='' rpid=''
 cleanup() {
   [ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
   [ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null

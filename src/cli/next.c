@@ -169,7 +169,7 @@ static int next_segment(const char *tag, const char *store, int64_t count,
                         frond_format *f) {
   frond_error err = {0};
   frond_seg *s = NULL;
-  frond_format_source src = {NULL, NULL, tag};
+  frond_format_source src = {NULL, NULL, tag, 0};
   int64_t ids[CHUNK];
   int rc = FROND__EXIT_OK;
   sigset_t set;
@@ -210,7 +210,7 @@ static int next_snowflake(const char *spec, int64_t node, const char *dir,
   frond_gen_options go;
   frond_error err = {0};
   frond_gen *g = NULL;
-  frond_format_source src = {NULL, NULL, NULL};
+  frond_format_source src = {NULL, NULL, NULL, 0};
   char path[PATH_MAX];
   size_t limit;
   sigset_t set;

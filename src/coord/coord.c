@@ -81,6 +81,10 @@ static const struct {
     {"lease+postgresql:", "PostgreSQL support (FROND_WITH_PG=OFF)"},
     {"lease+postgres:", "PostgreSQL support (FROND_WITH_PG=OFF)"},
 #endif
+#ifndef FROND_WITH_MYSQL
+    {"lease+mysql:", "MySQL/MariaDB support (FROND_WITH_MYSQL=OFF)"},
+    {"lease+mariadb:", "MySQL/MariaDB support (FROND_WITH_MYSQL=OFF)"},
+#endif
     {NULL, NULL},
 };
 
@@ -177,8 +181,8 @@ int frond_coord_open(frond_coord **out, const char *uri,
   if (!m)
     return frond__fail(err, FROND_EINVAL,
                        "unknown coordinator '%s' (use static:N, "
-                       "zk://host:port/cluster, lease+sqlite:///path.db or "
-                       "lease+postgresql://...)",
+                       "zk://host:port/cluster, lease+sqlite:///path.db, "
+                       "lease+postgresql://... or lease+mysql://...)",
                        uri);
   return frond__coord_open_driver(out, m, uri, opts, err);
 }

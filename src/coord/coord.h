@@ -10,7 +10,8 @@
 **   zk://h:p[,h:p...]/cluster     ZooKeeper, Leaf's layout plus an ephemeral
 **                                 claim per ID (coord_zk.c)
 **   lease+sqlite:///path.db       a lease row per node ID in a database
-**   lease+postgresql://...        (coord_lease.c)
+**   lease+postgresql://...        (coord_lease.c), on any engine of the
+**   lease+mysql://...             SQL layer (store/db.h)
 **
 ** The fence rule (docs/safety.md): a node never issues an ID whose time is
 ** above a fence already durable where every later holder of its node ID

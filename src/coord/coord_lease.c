@@ -2,7 +2,11 @@
 ** coord_lease.c -- node IDs as leased rows of a database table.
 **
 ** This file contains the coordinator for deployments with a database and
-** no ZooKeeper: "lease+sqlite:///path.db" or "lease+postgresql://...".
+** no ZooKeeper: "lease+" followed by any URI of the SQL layer (db.h):
+** lease+sqlite:///path.db, lease+postgresql://..., lease+mysql://...
+** Its statements are written once and run on every engine the layer
+** speaks; our tunables (lease_ms, nodes, ...) come out of the URI's query
+** and the rest of it goes to the engine.
 **
 **   CREATE TABLE frond_node (
 **     node_id       BIGINT PRIMARY KEY,
@@ -19,22 +23,28 @@
 ** own transaction): an UPDATE of a row whose lease has expired (the one
 ** this owner held before first), or an INSERT of the lowest node ID that
 ** has no row yet. When two nodes race for one row, the database lets
-** exactly one statement change it.
+** exactly one statement change it: the UPDATE re-reads lease_expires
+** under the row's lock (READ COMMITTED on PostgreSQL and MySQL, the
+** write lock on SQLite); the INSERT meets the primary key.
 **
 ** high_water_ms is the node's FENCE: no ID above it is issued under the
 ** row's node ID, and the next holder starts above it. It is written, and
 ** the lease renewed, by one UPDATE guarded by the holder's token and by the
-** fleet's layout, so a write that arrives after a takeover, or after a
-** layout change, changes nothing. Lease times come from the database's
-** clock; safety does not depend on them (coord.c's watchdog stops a node
-** at 9/10 of its lease only so that a takeover finds it stopped).
+** fleet's layout (compared bytewise, whatever the collation), so a write
+** that arrives after a takeover, or after a layout change, changes
+** nothing. Lease times come from the database's clock; safety does not
+** depend on them (coord.c's watchdog stops a node at 9/10 of its lease
+** only so that a takeover finds it stopped).
 **
-** A fence write that gets no answer within a third of the lease is
-** abandoned with its connection (PostgreSQL): a partitioned node must not
-** hang in a renewal. Other statements get connect_ms (at least as long).
+** A fence write gets a third of the lease, all its round trips together
+** (MySQL has no UPDATE ... RETURNING: four of them): past it the layer
+** closes the connection and the write's outcome is unknown, which the
+** fence rule allows for. A partitioned node must not hang in a renewal.
+** Other statements get connect_ms or that third, whichever is longer.
 */
-#include "coord/coord_lease.h"
+#include "coord/coord.h"
 #include "base/base.h"
+#include "store/db.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -45,17 +55,50 @@
 
 #define ACQUIRE_TRIES 64
 #define CHANGING "changing:"
+#define META_MAX 256
 
-static const char *schema[] = {
-    "CREATE TABLE IF NOT EXISTS frond_node ("
-    "node_id BIGINT PRIMARY KEY, owner VARCHAR(128) NOT NULL, "
-    "token VARCHAR(40) NOT NULL, lease_expires BIGINT NOT NULL, "
-    "high_water_ms BIGINT NOT NULL, updated BIGINT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS frond_meta ("
-    "name VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)",
-};
+typedef struct {
+  frond_coord *c;
+  frond_db *db;
+  char token[40];
+  uint64_t node;
+  int held;
+} lease;
 
-/* Our tunables come out of the query; the rest is left for libpq. */
+/* MySQL gets ENGINE=InnoDB spelled out: a table in an engine without
+** transactions would be refused (db.h) anyway. */
+#define NODE_DDL                                                               \
+  "CREATE TABLE IF NOT EXISTS frond_node ("                                    \
+  "node_id BIGINT PRIMARY KEY, owner VARCHAR(128) NOT NULL, "                  \
+  "token VARCHAR(40) NOT NULL, lease_expires BIGINT NOT NULL, "                \
+  "high_water_ms BIGINT NOT NULL, updated BIGINT NOT NULL)"
+#define META_DDL                                                               \
+  "CREATE TABLE IF NOT EXISTS frond_meta ("                                    \
+  "name VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)"
+
+/* The row a write gave itself, found again by its owner and fresh token
+** (the RETURNING emulation's read-back). */
+#define TAKEN                                                                  \
+  "SELECT node_id, high_water_ms FROM frond_node WHERE owner = $1 "            \
+  "AND token = $2"
+
+/* The layer's failure as the coordinator's: the database could not be
+** used (COORD), in the engine's words; a bad URI is the caller's (INVAL). */
+static int coord_err(int rc, frond_error *err) {
+  char words[sizeof(err->message)];
+  if (rc != FROND_ESTORE && rc != FROND_ESTORE_URI)
+    return rc;
+  snprintf(words, sizeof(words), "%s", err ? err->message : "");
+  return frond__fail(err, rc == FROND_ESTORE ? FROND_ECOORD : FROND_EINVAL,
+                     "lease: %s", words);
+}
+
+static int run(lease *l, const char *sql, const frond_db_arg *a, int n,
+               frond_db_result *r, frond_error *err) {
+  return coord_err(frond__db_exec(l->db, sql, a, n, r, err), err);
+}
+
+/* Our tunables come out of the query; the rest is left for the engine. */
 static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
                        frond_error *err) {
   size_t o = 0;
@@ -71,7 +114,7 @@ static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
       int rc = frond__coord_parse_query(c, part, err);
       if (rc != 0)
         return rc;
-    } else {
+    } else if (n > 0) {
       if (o + n + 2 >= len)
         return frond__fail(err, FROND_EINVAL, "URI too long");
       o += (size_t)snprintf(rest + o, len - o, "%s%s", o ? "&" : "", part);
@@ -82,61 +125,48 @@ static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
 }
 
 static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
-  lease *l;
   const char *target = uri + strlen("lease+");
   const char *qm = strchr(target, '?');
-  char rest[FROND_COORD_URI_MAX], base[FROND_COORD_URI_MAX];
-  int rc;
+  char rest[FROND_COORD_URI_MAX], base[2 * FROND_COORD_URI_MAX + 2];
+  int64_t third = c->t.lease_ms / 3;
+  frond_db_options o;
+  lease *l;
+  int rc, mysql;
 
   snprintf(base, sizeof(base), "%.*s",
            (int)(qm ? (size_t)(qm - target) : strlen(target)), target);
   if ((rc = split_query(c, qm ? qm + 1 : NULL, rest, sizeof(rest), err)) != 0)
     return rc;
+  if (rest[0] && strncmp(base, "sqlite:", 7) == 0)
+    return frond__fail(err, FROND_EINVAL, "unknown lease option '%s'", rest);
+  if (rest[0])
+    snprintf(base + strlen(base), sizeof(base) - strlen(base), "?%s", rest);
   if (!(l = calloc(1, sizeof(*l))))
     return frond__fail(err, FROND_ENOMEM, NULL);
   l->c = c;
-  c->impl = l;
   c->validity_ms = c->t.lease_ms - c->t.lease_ms / 10;
-  l->answer_ms =
-      c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
-
-  if (strncmp(base, "sqlite:", 7) == 0) {
-    const char *path = base + 7;
-    if (rest[0]) {
-      rc = frond__fail(err, FROND_EINVAL, "unknown lease option '%s'", rest);
-      goto fail;
-    }
-    if (strncmp(path, "//", 2) == 0)
-      path += 2;
-    if (!*path) {
-      rc = frond__fail(err, FROND_EINVAL, "lease+sqlite needs a file path");
-      goto fail;
-    }
-    if ((rc = frond__lease_open_sqlite(l, path, err)) != 0)
-      goto fail;
-  } else if (strncmp(base, "postgresql:", 11) == 0 ||
-             strncmp(base, "postgres:", 9) == 0) {
-    l->is_pg = 1;
-    snprintf(l->conninfo, sizeof(l->conninfo), "%s%s%s", base,
-             rest[0] ? "?" : "", rest);
-    if ((rc = frond__lease_open_pg(l, err)) != 0)
-      goto fail;
-  } else {
-    rc = frond__fail(err, FROND_EINVAL,
-                     "lease coordinator wants lease+sqlite:///path.db or "
-                     "lease+postgresql://..., not '%s'",
-                     uri);
-    goto fail;
+  memset(&o, 0, sizeof(o));
+  o.connect_timeout_ms = c->t.connect_ms;
+  o.statement_timeout_ms = c->t.connect_ms > third ? c->t.connect_ms : third;
+  o.answer_timeout_ms = o.statement_timeout_ms;
+  o.application_name = "frond-lease";
+  if ((rc = coord_err(frond__db_open(base, &o, &l->db, err), err)) != 0) {
+    free(l);
+    return rc;
   }
-  for (size_t i = 0; i < FROND__ARRAY_SIZE(schema); i++)
-    if ((rc = frond__lease_exec(l, schema[i], 0, NULL, NULL, NULL, err)) != 0)
-      goto fail;
+  mysql = strcmp(frond__db_engine(l->db), "mysql") == 0;
+  if ((rc = frond__db_ensure_table(l->db, "frond_node",
+                                   mysql ? NODE_DDL " ENGINE=InnoDB" : NODE_DDL,
+                                   err)) != 0 ||
+      (rc = frond__db_ensure_table(l->db, "frond_meta",
+                                   mysql ? META_DDL " ENGINE=InnoDB" : META_DDL,
+                                   err)) != 0) {
+    frond__db_close(l->db);
+    free(l);
+    return coord_err(rc, err);
+  }
+  c->impl = l;
   return 0;
-fail:
-  frond__lease_drop(l);
-  free(l);
-  c->impl = NULL;
-  return rc;
 }
 
 static void new_token(lease *l) {
@@ -148,42 +178,36 @@ static void new_token(lease *l) {
   snprintf(l->token, sizeof(l->token), "%016" PRIx64 "%016" PRIx64, a[0], a[1]);
 }
 
-static int64_t col_i64(const row *r, int i) {
-  int64_t v = 0;
-  frond__parse_i64(r->col[i], strlen(r->col[i]), &v);
-  return v;
-}
-
 /* ---- the layout record -------------------------------------------------- */
 
 typedef struct {
-  char spec[COL_MAX]; /* "changing:<spec>" during a change */
-  char previous[COL_MAX];
+  char spec[META_MAX]; /* "changing:<spec>" during a change */
+  char previous[META_MAX];
   int64_t floor;
 } layout_rec;
 
-static int read_layout(lease *l, layout_rec *rec, const char *lock,
-                       frond_error *err) {
-  result r = {0};
-  char sql[200];
-  int rc;
+static int read_layout(lease *l, layout_rec *rec, frond_error *err) {
+  frond_db_result r = {0};
+  int rc, i;
   memset(rec, 0, sizeof(*rec));
-  snprintf(sql, sizeof(sql),
+  rc = run(l,
            "SELECT name, value FROM frond_meta WHERE name IN ('layout', "
-           "'layout_floor', 'layout_previous')%s",
-           lock);
-  if ((rc = frond__lease_exec(l, sql, 0, NULL, &r, NULL, err)) != 0)
-    return rc;
-  for (size_t i = 0; i < r.n; i++) {
-    if (strcmp(r.rows[i].col[0], "layout") == 0)
-      snprintf(rec->spec, sizeof(rec->spec), "%s", r.rows[i].col[1]);
-    else if (strcmp(r.rows[i].col[0], "layout_previous") == 0)
-      snprintf(rec->previous, sizeof(rec->previous), "%s", r.rows[i].col[1]);
+           "'layout_floor', 'layout_previous')",
+           NULL, 0, &r, err);
+  for (i = 0; rc == 0 && i < r.nrows; i++) {
+    const char *name = frond__db_get_text(&r, i, 0);
+    const char *value = frond__db_get_text(&r, i, 1);
+    if (name == NULL || value == NULL)
+      continue;
+    if (strcmp(name, "layout") == 0)
+      snprintf(rec->spec, sizeof(rec->spec), "%s", value);
+    else if (strcmp(name, "layout_previous") == 0)
+      snprintf(rec->previous, sizeof(rec->previous), "%s", value);
     else
-      rec->floor = col_i64(&r.rows[i], 1);
+      frond__parse_i64(value, strlen(value), &rec->floor);
   }
-  free(r.rows);
-  return 0;
+  frond__db_result_free(&r);
+  return rc;
 }
 
 /* Why a guarded write changed nothing: LAYOUT_MISMATCH, COORD (a change is
@@ -191,7 +215,7 @@ static int read_layout(lease *l, layout_rec *rec, const char *lock,
 static int layout_verdict(lease *l, frond_error *err) {
   frond_coord *c = l->c;
   layout_rec rec;
-  int rc = read_layout(l, &rec, "", err);
+  int rc = read_layout(l, &rec, err);
   if (rc != 0)
     return rc;
   if (strncmp(rec.spec, CHANGING, strlen(CHANGING)) == 0)
@@ -214,87 +238,101 @@ static int layout_verdict(lease *l, frond_error *err) {
 
 /* ---- acquire, fence, regain, release ------------------------------------ */
 
+/* The node ID and fence of a row a write just took, from r. */
+static int took(lease *l, const frond_db_result *r, frond__coord_claim *out,
+                frond_error *err) {
+  int64_t node = 0;
+  int rc = frond__db_get_int(r, 0, 0, &node, err);
+  memset(out, 0, sizeof(*out));
+  if (rc == 0)
+    rc = frond__db_get_int(r, 0, 1, &out->fence_ms, err);
+  if (rc != 0)
+    return coord_err(rc, err);
+  l->node = (uint64_t)node;
+  l->held = 1;
+  out->node = l->node;
+  return 0;
+}
+
 static int lease_acquire(frond_coord *c, frond__coord_claim *out,
                          frond_error *err) {
   lease *l = c->impl;
-  char ms[24], nodes[24];
   uint64_t limit = c->t.nodes ? (uint64_t)c->t.nodes : c->max_node + 1;
-  const char *pv[4];
-  int rc;
+  frond_db_arg a[4];
+  frond_db_result r = {0};
+  int64_t live;
+  int rc, i;
 
-  rc = frond__lease_exec(
-      l,
-      "INSERT INTO frond_meta (name, value) VALUES ('layout', $1) "
-      "ON CONFLICT (name) DO NOTHING",
-      1, (const char *[]){c->layout_spec}, NULL, NULL, err);
+  l->held = 0;
+  a[0] = frond__db_text(c->layout_spec);
+  rc = run(l,
+           "INSERT INTO frond_meta (name, value) VALUES ('layout', $1) "
+           "{if_absent:name}",
+           a, 1, NULL, err);
   if (rc != 0 || (rc = layout_verdict(l, err)) != 0)
     return rc;
   if (limit > c->max_node + 1)
     limit = c->max_node + 1;
   new_token(l);
-  snprintf(ms, sizeof(ms), "%" PRId64, c->t.lease_ms);
-  snprintf(nodes, sizeof(nodes), "%" PRIu64, limit);
-  pv[0] = c->owner, pv[1] = l->token, pv[2] = ms, pv[3] = nodes;
-  for (int i = 0; i < ACQUIRE_TRIES; i++) {
-    result r = {0}, cnt = {0};
+  a[0] = frond__db_text(c->owner);
+  a[1] = frond__db_text(l->token);
+  a[2] = frond__db_int(c->t.lease_ms);
+  a[3] = frond__db_int((int64_t)limit);
+  for (i = 0; i < ACQUIRE_TRIES; i++) {
     /* An expired row, the one this owner had before first. A concurrent
-    ** taker re-checks lease_expires after our write and changes nothing. */
-    rc = frond__lease_exec(
-        l,
-        "UPDATE frond_node SET owner = $1, token = $2, "
-        "lease_expires = @now + $3, updated = @now "
-        "WHERE node_id = (SELECT node_id FROM frond_node "
-        "WHERE lease_expires < @now AND node_id < $4 "
-        "ORDER BY CASE WHEN owner = $1 THEN 0 ELSE 1 END, node_id "
-        "LIMIT 1) AND lease_expires < @now "
-        "RETURNING node_id, high_water_ms",
-        4, pv, &r, NULL, err);
-    if (rc == 0 && r.n == 0)
-      rc = frond__lease_exec(
-          l,
-          "INSERT INTO frond_node (node_id, owner, token, "
-          "lease_expires, high_water_ms, updated) "
-          "SELECT id, $1, $2, @now + $3, 0, @now FROM (SELECT "
-          "CASE WHEN NOT EXISTS (SELECT 1 FROM frond_node WHERE "
-          "node_id = 0) THEN 0 ELSE (SELECT MIN(a.node_id + 1) FROM "
-          "frond_node a WHERE NOT EXISTS (SELECT 1 FROM frond_node b "
-          "WHERE b.node_id = a.node_id + 1)) END AS id) free "
-          "WHERE id IS NOT NULL AND id < $4 "
-          "ON CONFLICT (node_id) DO NOTHING "
-          "RETURNING node_id, high_water_ms",
-          4, pv, &r, NULL, err);
-    if (rc != 0) {
-      free(r.rows);
+    ** taker re-checks lease_expires after our write and changes nothing.
+    ** The candidate is read through a derived table: MySQL does not let
+    ** an UPDATE read its own table in a plain subquery. */
+    rc = coord_err(
+        frond__db_write_returning(
+            l->db,
+            "UPDATE frond_node SET owner = $1, token = $2, "
+            "lease_expires = {now_ms} + $3, updated = {now_ms} "
+            "WHERE node_id = (SELECT node_id FROM (SELECT node_id FROM "
+            "frond_node WHERE lease_expires < {now_ms} AND node_id < $4 "
+            "ORDER BY CASE WHEN owner = $1 THEN 0 ELSE 1 END, node_id "
+            "LIMIT 1) candidate) AND lease_expires < {now_ms}",
+            "node_id, high_water_ms", TAKEN, a, 4, &r, err),
+        err);
+    if (rc == 0 && r.nrows == 0)
+      rc = coord_err(
+          frond__db_write_returning(
+              l->db,
+              "INSERT INTO frond_node (node_id, owner, token, "
+              "lease_expires, high_water_ms, updated) "
+              "SELECT id, $1, $2, {now_ms} + $3, 0, {now_ms} FROM (SELECT "
+              "CASE WHEN NOT EXISTS (SELECT 1 FROM frond_node WHERE "
+              "node_id = 0) THEN 0 ELSE (SELECT MIN(a.node_id + 1) FROM "
+              "frond_node a WHERE NOT EXISTS (SELECT 1 FROM frond_node b "
+              "WHERE b.node_id = a.node_id + 1)) END AS id) free "
+              "WHERE id IS NOT NULL AND id < $4 {if_absent:node_id}",
+              "node_id, high_water_ms", TAKEN, a, 4, &r, err),
+          err);
+    if (rc == 0 && r.nrows == 1)
+      rc = took(l, &r, out, err);
+    if (rc != 0 || l->held) {
+      frond__db_result_free(&r);
       return rc;
     }
-    if (r.n == 1) {
-      l->node = (uint64_t)col_i64(&r.rows[0], 0);
-      l->held = 1;
-      memset(out, 0, sizeof(*out));
-      out->node = l->node;
-      out->fence_ms = col_i64(&r.rows[0], 1);
-      free(r.rows);
-      return 0;
-    }
-    free(r.rows);
     /* Nothing taken: either all rows are leased, or a racer took the row
     ** we aimed at. Count to tell them apart. */
-    rc = frond__lease_exec(
-        l,
-        "SELECT COUNT(*) FROM frond_node WHERE node_id < $1 AND "
-        "lease_expires >= @now",
-        1, &pv[3], &cnt, NULL, err);
-    if (rc == 0 && cnt.n == 1 &&
-        strtoull(cnt.rows[0].col[0], NULL, 10) >= limit) {
-      free(cnt.rows);
+    rc = run(l,
+             "SELECT COUNT(*) FROM frond_node WHERE node_id < $1 AND "
+             "lease_expires >= {now_ms}",
+             &a[3], 1, &r, err);
+    if (rc == 0 && frond__db_get_int(&r, 0, 0, &live, NULL) == 0 &&
+        (uint64_t)live >= limit) {
+      frond__db_result_free(&r);
       return frond__fail(err, FROND_ENODE_RANGE,
                          "all %" PRIu64 " node IDs of %s are leased", limit,
                          c->uri);
     }
-    free(cnt.rows);
-    if (rc != 0)
+    if (rc != 0) {
+      frond__db_result_free(&r);
       return rc;
+    }
   }
+  frond__db_result_free(&r);
   return frond__fail(err, FROND_ECOORD,
                      "lease: no free node ID after %d tries (contention)",
                      ACQUIRE_TRIES);
@@ -302,41 +340,44 @@ static int lease_acquire(frond_coord *c, frond__coord_claim *out,
 
 static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   lease *l = c->impl;
-  char id[24], ms[24], f[24];
-  const char *pv[5] = {id, l->token, ms, f, c->layout_spec};
-  result r = {0};
-  int64_t t0, t1;
+  frond_db_arg a[5];
+  frond_db_result r = {0};
+  int64_t t0, t1, db_now = 0;
   int rc;
   if (!l->held)
     return frond__fail(err, FROND_ENODE_ID_LOST,
                        "node ID %" PRIu64 " is not leased", l->node);
-  snprintf(id, sizeof(id), "%" PRIu64, l->node);
-  snprintf(ms, sizeof(ms), "%" PRId64, c->t.lease_ms);
-  snprintf(f, sizeof(f), "%" PRId64, fence_ms);
+  a[0] = frond__db_int((int64_t)l->node);
+  a[1] = frond__db_text(l->token);
+  a[2] = frond__db_int(c->t.lease_ms);
+  a[3] = frond__db_int(fence_ms);
+  a[4] = frond__db_text(c->layout_spec);
   t0 = frond__coord_now(c);
-  l->answer_ms = c->t.lease_ms / 3;
-  rc = frond__lease_exec(
-      l,
-      "UPDATE frond_node SET lease_expires = @now + $3, "
-      "high_water_ms = $4, updated = @now "
-      "WHERE node_id = $1 AND token = $2 AND EXISTS (SELECT 1 FROM "
-      "frond_meta WHERE name = 'layout' AND value = $5) "
-      "RETURNING @now",
-      5, pv, &r, NULL, err);
-  l->answer_ms =
-      c->t.connect_ms > c->t.lease_ms / 3 ? c->t.connect_ms : c->t.lease_ms / 3;
+  frond__db_set_deadline(l->db, frond__mono_ns() + c->t.lease_ms / 3 * 1000000);
+  rc = coord_err(
+      frond__db_write_returning(
+          l->db,
+          "UPDATE frond_node SET lease_expires = {now_ms} + $3, "
+          "high_water_ms = $4, updated = {now_ms} "
+          "WHERE node_id = $1 AND token = $2 AND EXISTS (SELECT 1 FROM "
+          "frond_meta WHERE name = 'layout' AND {binary:value} = $5)",
+          "{now_ms}",
+          "SELECT {now_ms} FROM frond_node WHERE node_id = $1 AND token = $2",
+          a, 5, &r, err),
+      err);
+  frond__db_set_deadline(l->db, 0);
   t1 = frond__coord_now(c);
-  if (rc == 0 && r.n == 1) {
-    atomic_store(&c->clock_offset_ms,
-                 t0 + (t1 - t0) / 2 - col_i64(&r.rows[0], 0));
+  if (rc == 0 && r.nrows == 1 &&
+      frond__db_get_int(&r, 0, 0, &db_now, NULL) == 0) {
+    atomic_store(&c->clock_offset_ms, t0 + (t1 - t0) / 2 - db_now);
     atomic_store(&c->clock_checked, 1);
   }
-  if (rc == 0 && r.n != 1 && (rc = layout_verdict(l, err)) == 0) {
+  if (rc == 0 && r.nrows != 1 && (rc = layout_verdict(l, err)) == 0) {
     l->held = 0;
     rc = frond__fail(err, FROND_ENODE_ID_LOST,
                      "lease on node ID %" PRIu64 " was taken over", l->node);
   }
-  free(r.rows);
+  frond__db_result_free(&r);
   return rc;
 }
 
@@ -344,107 +385,115 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
 ** another holder stored meanwhile. */
 static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
   lease *l = c->impl;
-  char id[24], ms[24], theirs[COL_MAX];
-  const char *pv[5] = {id, c->owner, l->token, ms, theirs};
-  result r = {0};
-  int changes = 0, rc;
-  int64_t fence;
+  frond_db_arg a[5];
+  frond_db_result r = {0};
+  char theirs[48], owner[FROND_COORD_OWNER_MAX];
+  const char *t;
+  int64_t fence = 0, expired = 0;
+  int rc;
   *after = 0;
-  snprintf(id, sizeof(id), "%" PRIu64, l->node);
-  snprintf(ms, sizeof(ms), "%" PRId64, c->t.lease_ms);
-  rc = frond__lease_exec(
-      l,
-      "SELECT token, high_water_ms, CASE WHEN lease_expires < @now "
-      "THEN 1 ELSE 0 END, owner FROM frond_node WHERE node_id = $1",
-      1, pv, &r, NULL, err);
-  if (rc == 0 && r.n != 1)
+  a[0] = frond__db_int((int64_t)l->node);
+  rc = run(l,
+           "SELECT token, high_water_ms, CASE WHEN lease_expires < {now_ms} "
+           "THEN 1 ELSE 0 END, owner FROM frond_node WHERE node_id = $1",
+           a, 1, &r, err);
+  if (rc == 0 && r.nrows != 1)
     rc = frond__fail(err, FROND_ENODE_ID_LOST, "node ID %" PRIu64 " has no row",
                      l->node);
+  if (rc == 0 && ((rc = frond__db_get_int(&r, 0, 1, &fence, err)) != 0 ||
+                  (rc = frond__db_get_int(&r, 0, 2, &expired, err)) != 0))
+    rc = coord_err(rc, err);
   if (rc != 0) {
-    free(r.rows);
+    frond__db_result_free(&r);
     return rc;
   }
-  snprintf(theirs, sizeof(theirs), "%s", r.rows[0].col[0]);
-  fence = col_i64(&r.rows[0], 1);
+  t = frond__db_get_text(&r, 0, 0);
+  snprintf(theirs, sizeof(theirs), "%s", t ? t : "");
+  t = frond__db_get_text(&r, 0, 3);
+  snprintf(owner, sizeof(owner), "%s", t ? t : "");
+  frond__db_result_free(&r);
   if (strcmp(theirs, l->token) == 0) {
-    free(r.rows); /* still ours: the next fence write renews it */
-    l->held = 1;
+    l->held = 1; /* still ours: the next fence write renews it */
     return 0;
   }
-  if (r.rows[0].col[2][0] != '1') {
-    rc = frond__fail(err, FROND_ENODE_ID_LOST,
-                     "node ID %" PRIu64 " is leased by %s", l->node,
-                     r.rows[0].col[3]);
-    free(r.rows);
-    return rc;
-  }
-  free(r.rows);
-  rc = frond__lease_exec(
-      l,
-      "UPDATE frond_node SET owner = $2, token = $3, "
-      "lease_expires = @now + $4, updated = @now "
-      "WHERE node_id = $1 AND token = $5 AND lease_expires < @now",
-      5, pv, NULL, &changes, err);
-  if (rc == 0 && changes != 1)
+  if (!expired)
+    return frond__fail(err, FROND_ENODE_ID_LOST,
+                       "node ID %" PRIu64 " is leased by %s", l->node, owner);
+  a[1] = frond__db_text(c->owner);
+  a[2] = frond__db_text(l->token);
+  a[3] = frond__db_int(c->t.lease_ms);
+  a[4] = frond__db_text(theirs);
+  rc = run(l,
+           "UPDATE frond_node SET owner = $2, token = $3, "
+           "lease_expires = {now_ms} + $4, updated = {now_ms} "
+           "WHERE node_id = $1 AND token = $5 AND lease_expires < {now_ms}",
+           a, 5, &r, err);
+  if (rc == 0 && r.changes != 1)
     rc = frond__fail(err, FROND_ENODE_ID_LOST,
                      "node ID %" PRIu64 " was taken by another node", l->node);
   if (rc == 0) {
     l->held = 1;
     *after = fence;
   }
+  frond__db_result_free(&r);
   return rc;
 }
 
 static int lease_release(frond_coord *c, frond_error *err) {
   lease *l = c->impl;
-  char id[24];
-  const char *pv[2] = {id, l->token};
+  frond_db_arg a[2];
   if (!l->held)
     return 0;
-  snprintf(id, sizeof(id), "%" PRIu64, l->node);
   l->held = 0;
-  return frond__lease_exec(
-      l,
-      "UPDATE frond_node SET lease_expires = 0, updated = @now "
-      "WHERE node_id = $1 AND token = $2",
-      2, pv, NULL, NULL, err);
+  a[0] = frond__db_int((int64_t)l->node);
+  a[1] = frond__db_text(l->token);
+  return run(l,
+             "UPDATE frond_node SET lease_expires = 0, updated = {now_ms} "
+             "WHERE node_id = $1 AND token = $2",
+             a, 2, NULL, err);
 }
 
-static int lease_list_lock(frond_coord *c, frond_coord_entry **out, size_t *n,
-                           const char *lock, frond_error *err) {
-  lease *l = c->impl;
-  result r = {0};
+/* Every row, sorted; locked against writers when `lock` (inside the
+** layout change's transaction). */
+static int list_rows(lease *l, frond_coord_entry **out, size_t *n, int lock,
+                     frond_error *err) {
+  frond_db_result r = {0};
   frond_coord_entry *e;
-  char sql[300];
-  int rc;
-  snprintf(sql, sizeof(sql),
-           "SELECT node_id, owner, lease_expires, high_water_ms, "
-           "CASE WHEN lease_expires >= @now THEN 1 ELSE 0 END "
-           "FROM frond_node ORDER BY node_id%s",
-           lock);
-  if ((rc = frond__lease_exec(l, sql, 0, NULL, &r, NULL, err)) != 0)
+  int rc, i;
+  int64_t v;
+  rc = run(l,
+           lock ? "SELECT node_id, owner, lease_expires, high_water_ms, "
+                  "CASE WHEN lease_expires >= {now_ms} THEN 1 ELSE 0 END "
+                  "FROM frond_node ORDER BY node_id{for_update}"
+                : "SELECT node_id, owner, lease_expires, high_water_ms, "
+                  "CASE WHEN lease_expires >= {now_ms} THEN 1 ELSE 0 END "
+                  "FROM frond_node ORDER BY node_id",
+           NULL, 0, &r, err);
+  if (rc != 0)
     return rc;
-  if (!(e = calloc(r.n ? r.n : 1, sizeof(*e)))) {
-    free(r.rows);
+  if (!(e = calloc(r.nrows ? (size_t)r.nrows : 1, sizeof(*e)))) {
+    frond__db_result_free(&r);
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
-  for (size_t i = 0; i < r.n; i++) {
-    e[i].node = (uint64_t)col_i64(&r.rows[i], 0);
+  for (i = 0; i < r.nrows; i++) {
+    const char *owner = frond__db_get_text(&r, i, 1);
+    if (frond__db_get_int(&r, i, 0, &v, NULL) == 0)
+      e[i].node = (uint64_t)v;
     snprintf(e[i].owner, sizeof(e[i].owner), "%.*s",
-             (int)sizeof(e[i].owner) - 1, r.rows[i].col[1]);
-    e[i].expires_ms = col_i64(&r.rows[i], 2);
-    e[i].fence_ms = col_i64(&r.rows[i], 3);
-    e[i].live = r.rows[i].col[4][0] == '1';
+             (int)sizeof(e[i].owner) - 1, owner ? owner : "");
+    frond__db_get_int(&r, i, 2, &e[i].expires_ms, NULL);
+    frond__db_get_int(&r, i, 3, &e[i].fence_ms, NULL);
+    e[i].live = frond__db_get_int(&r, i, 4, &v, NULL) == 0 && v == 1;
   }
   *out = e;
-  *n = r.n;
-  free(r.rows);
+  *n = (size_t)r.nrows;
+  frond__db_result_free(&r);
   return 0;
 }
 
 static int lease_list(frond_coord *c, frond_coord_entry **out, size_t *n,
                       frond_error *err) {
-  return lease_list_lock(c, out, n, "", err);
+  return list_rows(c->impl, out, n, 0, err);
 }
 
 /* ---- the fleet: clock and layout ---------------------------------------- */
@@ -453,13 +502,15 @@ static int lease_list(frond_coord *c, frond_coord_entry **out, size_t *n,
 static int lease_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
                               size_t len, frond_error *err) {
   lease *l = c->impl;
-  result r = {0};
-  int64_t t0 = frond__coord_now(c), t1;
-  int rc = frond__lease_exec(l, "SELECT @now", 0, NULL, &r, NULL, err);
+  frond_db_result r = {0};
+  int64_t t0 = frond__coord_now(c), t1, db_now = 0;
+  int rc = run(l, "SELECT {now_ms}", NULL, 0, &r, err);
   t1 = frond__coord_now(c);
-  if (rc == 0 && r.n == 1)
-    *offset_ms = t0 + (t1 - t0) / 2 - col_i64(&r.rows[0], 0);
-  free(r.rows);
+  if (rc == 0 && (rc = frond__db_get_int(&r, 0, 0, &db_now, err)) != 0)
+    rc = coord_err(rc, err);
+  if (rc == 0)
+    *offset_ms = t0 + (t1 - t0) / 2 - db_now;
+  frond__db_result_free(&r);
   snprintf(ref, len, "the database");
   return rc;
 }
@@ -467,7 +518,7 @@ static int lease_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
 static int lease_layout_get(frond_coord *c, char *spec, size_t len,
                             int64_t *floor_id, frond_error *err) {
   layout_rec rec;
-  int rc = read_layout(c->impl, &rec, "", err);
+  int rc = read_layout(c->impl, &rec, err);
   const char *s = rec.spec;
   if (rc != 0)
     return rc;
@@ -478,23 +529,32 @@ static int lease_layout_get(frond_coord *c, char *spec, size_t len,
   return 0;
 }
 
+/* name = value in frond_meta: an UPDATE (it counts the row even when the
+** value is the same), else an INSERT; a racing INSERT means the UPDATE
+** now finds the row. */
 static int set_meta(lease *l, const char *name, const char *value,
                     frond_error *err) {
-  const char *pv[2] = {name, value};
-  return frond__lease_exec(
-      l,
-      "INSERT INTO frond_meta (name, value) VALUES ($1, $2) "
-      "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-      2, pv, NULL, NULL, err);
+  frond_db_result r = {0};
+  frond_db_arg a[2];
+  int rc, i;
+  a[0] = frond__db_text(name);
+  a[1] = frond__db_text(value);
+  for (i = 0, rc = 0; i < 3 && rc == 0; i++) {
+    rc = run(l, "UPDATE frond_meta SET value = $2 WHERE name = $1", a, 2, &r,
+             err);
+    if (rc != 0 || r.changes == 1)
+      break;
+    rc = run(l,
+             "INSERT INTO frond_meta (name, value) VALUES ($1, $2) "
+             "{if_absent:name}",
+             a, 2, &r, err);
+    if (rc == 0 && r.changes == 1)
+      break;
+  }
+  frond__db_result_free(&r);
+  return rc;
 }
 
-/*
-** Change the recorded layout. Phase 1 (committed) marks it "changing:",
-** which every fence write checks: none succeeds from then on. Phase 2, in
-** one transaction, locks every row (FOR UPDATE waits for a write that began
-** before phase 1), refuses while a lease is live, computes the floor from
-** the fences and records the new layout.
-*/
 /* The holders among e[0..n) into who; their count. */
 static int live_rows(const frond_coord_entry *e, size_t n, char *who,
                      size_t len) {
@@ -514,15 +574,23 @@ static int in_use(int live, const char *who, frond_error *err) {
                      live, live == 1 ? " is" : "s are", who);
 }
 
+/*
+** Change the recorded layout. Phase 1 (committed) marks it "changing:",
+** which every fence write checks: none succeeds from then on. Phase 2, in
+** one transaction, locks every row (FOR UPDATE waits for a write that began
+** before phase 1), refuses while a lease is live, computes the floor from
+** the fences and records the new layout.
+*/
 static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
                             frond_error *err) {
   lease *l = c->impl;
-  char marked[COL_MAX + 16], floor[24], who[256];
-  const char *pv[2];
+  char marked[META_MAX + 16], floor[24], who[256];
   frond_coord_entry *e = NULL;
+  frond_db_result r = {0};
+  frond_db_arg a[2];
   layout_rec rec;
   size_t n = 0;
-  int rc, changes = 0, live;
+  int rc, live;
 
   /* Leave running nodes alone: refuse before touching anything. */
   if ((rc = lease_list(c, &e, &n, err)) != 0)
@@ -531,33 +599,35 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   free(e);
   if (live)
     return in_use(live, who, err);
-  if ((rc = read_layout(l, &rec, "", err)) != 0)
+  if ((rc = read_layout(l, &rec, err)) != 0)
     return rc;
   if (strncmp(rec.spec, CHANGING, strlen(CHANGING)) == 0)
     snprintf(marked, sizeof(marked), "%s", rec.spec);
   else
     snprintf(marked, sizeof(marked), CHANGING "%s", rec.spec);
-  pv[0] = marked, pv[1] = rec.spec;
-  rc = frond__lease_exec(
-      l,
-      "UPDATE frond_meta SET value = $1 WHERE name = 'layout' AND "
-      "value = $2",
-      2, pv, NULL, &changes, err);
-  if (rc == 0 && changes != 1)
+  a[0] = frond__db_text(marked);
+  a[1] = frond__db_text(rec.spec);
+  rc = run(l,
+           "UPDATE frond_meta SET value = $1 WHERE name = 'layout' AND "
+           "{binary:value} = $2",
+           a, 2, &r, err);
+  if (rc == 0 && r.changes != 1)
     rc = set_meta(l, "layout", marked, err); /* none recorded yet */
+  frond__db_result_free(&r);
   if (rc != 0)
     return rc;
-  if ((rc = frond__lease_exec(l, l->is_pg ? "BEGIN" : "BEGIN IMMEDIATE", 0,
-                              NULL, NULL, NULL, err)) != 0)
+  if ((rc = coord_err(frond__db_begin(l->db, err), err)) != 0)
     return rc;
-  if ((rc = lease_list_lock(c, &e, &n, "@lock", err)) != 0)
+  if ((rc = list_rows(l, &e, &n, 1, err)) != 0)
     goto rollback;
   if ((live = live_rows(e, n, who, sizeof(who))) != 0) {
     /* A node started in between: put the old layout back. */
     free(e);
     rc = set_meta(l, "layout", marked + strlen(CHANGING), err);
     if (rc == 0)
-      rc = frond__lease_exec(l, "COMMIT", 0, NULL, NULL, NULL, err);
+      rc = coord_err(frond__db_commit(l->db, err), err);
+    else
+      frond__db_rollback(l->db);
     return rc ? rc : in_use(live, who, err);
   }
   *floor_id = frond__coord_floor(&c->layout, e, n);
@@ -570,9 +640,9 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
           0 ||
       (rc = set_meta(l, "layout", spec, err)) != 0)
     goto rollback;
-  return frond__lease_exec(l, "COMMIT", 0, NULL, NULL, NULL, err);
+  return coord_err(frond__db_commit(l->db, err), err);
 rollback:
-  frond__lease_exec(l, "ROLLBACK", 0, NULL, NULL, NULL, NULL);
+  frond__db_rollback(l->db);
   return rc;
 }
 
@@ -580,7 +650,7 @@ static void lease_close(frond_coord *c) {
   lease *l = c->impl;
   if (!l)
     return;
-  frond__lease_drop(l);
+  frond__db_close(l->db);
   free(l);
 }
 

@@ -9,7 +9,11 @@
 ** Check characters:
 **   - Damm (decimal): one table lookup per digit; detects every single-digit
 **     error and every transposition of adjacent digits (the table is a
-**     weakly totally anti-symmetric quasigroup). Luhn misses 09 <-> 90 and
+**     weakly totally anti-symmetric quasigroup). Each lookup waits for the
+**     last, so frond__damm takes two digits a step from a table of the
+**     pairs (1,000 bytes): a 19-digit order number with a date is 27
+**     digits, which one at a time cost more than its permutation. Luhn misses
+*09 <-> 90 and
 **     Verhoeff needs three tables for the same guarantee.
 **   - Luhn (decimal): offered for systems that already expect it (payment
 **     cards), with its known blind spot.
@@ -19,6 +23,8 @@
 **     neither divisible by 37 for |d| < 32, so both are always detected.
 */
 #include "core/formats.h"
+
+#include <pthread.h>
 
 const char frond__crockford[38] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ*~$=U";
 const char frond__base62[63] =
@@ -84,9 +90,23 @@ static const uint8_t damm_table[10][10] = {
     {5, 8, 6, 9, 7, 2, 0, 1, 3, 4}, {8, 9, 4, 5, 3, 6, 2, 0, 1, 7},
     {9, 4, 3, 8, 6, 1, 7, 2, 0, 5}, {2, 5, 8, 1, 4, 3, 6, 7, 9, 0}};
 
+/* damm_pairs[s][10 * a + b]: the interim digit after a then b from s. */
+static uint8_t damm_pairs[10][100];
+static pthread_once_t damm_once = PTHREAD_ONCE_INIT;
+
+static void damm_fill(void) {
+  for (int s = 0; s < 10; s++)
+    for (int ab = 0; ab < 100; ab++)
+      damm_pairs[s][ab] = damm_table[damm_table[s][ab / 10]][ab % 10];
+}
+
 int frond__damm(const uint8_t *v, size_t n) {
   unsigned interim = 0;
-  for (size_t i = 0; i < n; i++)
+  size_t i = 0;
+  pthread_once(&damm_once, damm_fill);
+  for (; i + 1 < n; i += 2)
+    interim = damm_pairs[interim][v[i] * 10 + v[i + 1]];
+  if (i < n)
     interim = damm_table[interim][v[i]];
   return (int)interim;
 }

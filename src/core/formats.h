@@ -1,6 +1,7 @@
 /*
-** formats.h -- pieces shared by the ID format sources (format.c, order.c,
-** alphabet.c, id128.c, tz.c, period.c); not part of the API.
+** formats.h -- pieces shared by the ID format sources (format.c,
+** format_decode.c, format_spec.c, order.c, siphash_lanes.c, alphabet.c,
+** id128.c, tz.c, period.c); not part of the API.
 */
 #ifndef FROND_FORMATS_H
 #define FROND_FORMATS_H
@@ -63,6 +64,34 @@ void frond__perm_apply(const frond__perm *p, const uint8_t key[16], uint64_t x,
 /* The inverse; -1 when the preimage does not fit in 64 bits. */
 int frond__perm_invert(const frond__perm *p, const uint8_t key[16],
                        const uint8_t *in, uint64_t *x);
+
+/*
+** Many IDs at once: the permutation of x[i] (each as frond__perm_apply
+** takes it) into out + i * p->width, for i < n. Identical results to
+** frond__perm_apply, in a fraction of the time per ID: the rounds of up to
+** 16 IDs run side by side through a SIMD SipHash kernel (siphash_lanes.c).
+** Fewer IDs than the kernel's min_lanes go one at a time, which is then
+** faster. kernel NULL: the fastest this machine runs.
+*/
+typedef struct frond__sip_kernel {
+  const char *name; /* "avx512", "avx2", "libsodium" */
+  /* h[j] = SipHash-2-4 under key of the 8 little-endian bytes of m[j]. */
+  void (*hash16)(const uint8_t key[16], const uint64_t m[16], uint64_t h[16]);
+  /* A kernel call costs the same for 1 lane as for 16: from this many IDs
+  ** on it beats frond__perm_apply one ID at a time (measured). */
+  size_t min_lanes;
+  /* NULL, or every round of the permutation (order.c) at once on 16 lanes
+  ** of halves (A[j], B[j]) with moduli a and b, kept in vector registers:
+  ** the same result as hash16 and the scalar arithmetic round by round. */
+  void (*feistel16)(const uint8_t key[16], unsigned rounds, uint64_t a,
+                    uint64_t b, uint64_t A[16], uint64_t B[16]);
+} frond__sip_kernel;
+/* The kernels this machine runs, fastest first; the last is libsodium's
+** crypto_shorthash, one call per word. Thread-safe. */
+size_t frond__sip_kernels(const frond__sip_kernel **list);
+void frond__perm_apply_n(const frond__perm *p, const uint8_t key[16],
+                         const uint64_t *x, size_t n, uint8_t *out,
+                         const frond__sip_kernel *kernel);
 
 /* Derive the 16-byte SipHash key of a permutation from a 32-byte master
 ** key and a context string (kind, domain, rounds, period): BLAKE2b keyed
@@ -143,7 +172,7 @@ int64_t frond__period_of(frond__period_cache *c, const frond__tz *tz, int kind,
 ** instant with that local date); INT64_MIN when the period is malformed. */
 int64_t frond__period_start(const frond__tz *tz, int kind, int64_t period);
 
-/* ---- the format object (format_spec.c builds it, format.c uses it) ---- */
+/* ---- the format object (format_spec.c builds it, format*.c use it) ---- */
 
 enum {
   FROND__CHECK_NONE,
@@ -212,6 +241,12 @@ struct frond_format {
   frond_objectid *oid;
 };
 
+/* Shared by writing (format.c) and reading (format_decode.c): the symbols
+** of an order or seq number, and its check character over the symbol
+** values vals[0..nv). */
+const char *frond__format_alphabet(const frond_format *f);
+char frond__format_check(const frond_format *f, const uint8_t *vals, size_t nv);
+
 /* The key of a keyed seq format for a period (derived once, then cached). */
 int frond__seq_key(frond_format *f, int64_t period, const uint8_t **key,
                    frond_error *err);
@@ -223,11 +258,13 @@ int frond__seq_key_for(const frond_format *f, int slot, int64_t period,
 int64_t frond__seg_now_ms(frond_seg *s);
 /* Make the period tag `tag` exist, created from the base tag's row with
 ** its step capped at cap (and the dynamic step never above cap), tolerating
-** a create by another node. Blocks on the store on a tag's first use. */
+** a create by another node, and wait (up to first_wait_ms) for its first
+** segment. Blocks on the store on a tag's first use. */
 int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
                           int64_t cap, frond_error *err);
-/* 1 when frond__seg_period_tag has made `tag` ready in this allocator.
-** Lock-free. */
+/* 1 when frond__seg_period_tag has made `tag` ready in this allocator:
+** its row exists and its first segment is loaded, so taking IDs waits on
+** the store no more than any tag in use does. Lock-free. */
 int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len);
 
 #endif /* FROND_FORMATS_H */

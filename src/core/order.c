@@ -86,6 +86,15 @@ int frond__perm_init(frond__perm *p, unsigned radix, unsigned width,
   return 0;
 }
 
+/* A 64-bit PRF output reduced to [0, m) by multiply-shift. */
+static uint64_t reduce(uint64_t h, uint64_t m) {
+#if defined(__SIZEOF_INT128__)
+  return (uint64_t)(((unsigned __int128)h * m) >> 64);
+#else
+  return h % m;
+#endif
+}
+
 /* F_i(v) reduced to [0, m). */
 static uint64_t round_f(const uint8_t key[16], unsigned i, uint64_t v,
                         uint64_t m) {
@@ -104,11 +113,7 @@ static uint64_t round_f(const uint8_t key[16], unsigned i, uint64_t v,
   for (int k = 7; k >= 0; k--)
     h = h << 8 | out[k];
 #endif
-#if defined(__SIZEOF_INT128__)
-  return (uint64_t)(((unsigned __int128)h * m) >> 64);
-#else
-  return h % m;
-#endif
+  return reduce(h, m);
 }
 
 /* The radix is 10 or 32, written out as constants so that no digit costs
@@ -173,6 +178,61 @@ void frond__perm_apply(const frond__perm *p, const uint8_t key[16], uint64_t x,
   }
   put_half(A, p->radix, p->adig, out);
   put_half(B, p->radix, p->bdig, out + p->adig);
+}
+
+/* Round by round on up to 16 lanes: the kernel hashes every lane's B at
+** once, then each lane does its addition. */
+static void rounds_lanes(const frond__perm *p, const uint8_t key[16], size_t n,
+                         uint64_t *A, uint64_t *B, const frond__sip_kernel *k) {
+  uint64_t m[16] = {0}, h[16], ma = p->a, mb = p->b, t;
+  for (unsigned i = 0; i < p->rounds; i++) {
+    for (size_t j = 0; j < n; j++)
+      m[j] = B[j] | (uint64_t)i << 56;
+    k->hash16(key, m, h);
+    for (size_t j = 0; j < n; j++) {
+      t = A[j] + reduce(h[j], ma);
+      if (t >= ma)
+        t -= ma;
+      A[j] = B[j];
+      B[j] = t;
+    }
+    t = ma, ma = mb, mb = t;
+  }
+}
+
+/* Up to 16 IDs side by side, all rounds in the kernel's registers when it
+** can (feistel16), else round by round. */
+static void apply_lanes(const frond__perm *p, const uint8_t key[16],
+                        const uint64_t *x, size_t n, uint8_t *out,
+                        const frond__sip_kernel *k) {
+  uint64_t A[16] = {0}, B[16] = {0};
+  for (size_t j = 0; j < n; j++) {
+    A[j] = div_low(p, x[j]);
+    B[j] = x[j] - A[j] * p->b;
+  }
+  if (k->feistel16 != NULL)
+    k->feistel16(key, p->rounds, p->a, p->b, A, B);
+  else
+    rounds_lanes(p, key, n, A, B, k);
+  for (size_t j = 0; j < n; j++) {
+    put_half(A[j], p->radix, p->adig, out + j * p->width);
+    put_half(B[j], p->radix, p->bdig, out + j * p->width + p->adig);
+  }
+}
+
+void frond__perm_apply_n(const frond__perm *p, const uint8_t key[16],
+                         const uint64_t *x, size_t n, uint8_t *out,
+                         const frond__sip_kernel *kernel) {
+  if (kernel == NULL)
+    frond__sip_kernels(&kernel); /* the first is the fastest */
+  for (size_t i = 0; i < n; i += 16) {
+    size_t k = n - i < 16 ? n - i : 16;
+    if (k >= kernel->min_lanes)
+      apply_lanes(p, key, x + i, k, out + i * p->width, kernel);
+    else
+      for (size_t j = i; j < i + k; j++)
+        frond__perm_apply(p, key, x[j], out + j * p->width);
+  }
 }
 
 int frond__perm_invert(const frond__perm *p, const uint8_t key[16],

@@ -478,8 +478,8 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
   seg_name *b;
   seg_tag *t;
   frond_tag_row row;
-  int64_t step;
-  int rc;
+  int64_t step, deadline;
+  int rc, loaded;
   /* A period row that this process used and that has since left the store
   ** was deleted by hand: making it again would start the period's numbers
   ** over, so refuse. */
@@ -530,7 +530,22 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
     cap = s->o.max_step;
   pthread_mutex_lock(&t->mu);
   t->max_step = cap;
+  /* Ready means served from memory, as any tag in use: the first segment
+  ** is waited for here, where the caller expects to block, and not by the
+  ** first call that frond__seg_period_ready lets through. */
+  deadline = frond__mono_ns() + s->o.first_wait_ms * 1000000;
+  while (t->loads == 0 && !atomic_load(&t->nm->removed) &&
+         frond__mono_ns() < deadline) {
+    frond__seg_request_load(s, t);
+    frond__cond_wait_until(&t->cv, &t->mu, deadline);
+  }
+  loaded = t->loads > 0;
   pthread_mutex_unlock(&t->mu);
+  if (!loaded)
+    return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                       "tag \"%s\": the store has not delivered the period's "
+                       "first segment",
+                       tag);
   atomic_store_explicit(&t->capped, 1, memory_order_release);
   return 0;
 }
@@ -629,4 +644,5 @@ void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
   out->tags_in_use = atomic_load(&s->nhot);
   out->loaders = s->o.loaders;
   out->loaders_busy_max = atomic_load(&s->max_busy);
+  out->rollbacks = frond__store_rollbacks(s->store);
 }

@@ -31,10 +31,16 @@
   { n, FROND__CFG_ADDRESS, FIELD(f), CAP(f), 0, 0, NULL, def, flags, help }
 #define ENUM(n, f, values, def, help)                                          \
   { n, FROND__CFG_ENUM, FIELD(f), 0, 0, 0, values, def, 0, help }
+#define FORMATS(n, help)                                                       \
+  { n, FROND__CFG_FORMAT, FIELD(formats), 0, 0, 0, NULL, "", 0, help }
+#define BOOL(n, f, def, help)                                                  \
+  { n, FROND__CFG_BOOL, FIELD(f), 0, 0, 0, NULL, def, 0, help }
 
 static const char *const log_levels[] = {"error", "warn", "info", "debug",
                                          NULL};
 static const char *const time_zones[] = {"utc", "local", NULL};
+/* In the order of FROND_LOG_TEXT, FROND_LOG_JSON. */
+static const char *const log_formats[] = {"text", "json", NULL};
 
 static const frond__cfg_row rows[] = {
     ADDR("listen", listen, "127.0.0.1:8080", 0,
@@ -52,11 +58,12 @@ static const frond__cfg_row rows[] = {
     MS("resp_idle_timeout_ms", resp_idle_timeout_ms, 0, 86400000, "0",
        "RESP: close idle connections after this, 0 = never (as Redis)"),
     STR("store", store, FROND_STORE_DEFAULT, 0,
-        "segment store URI (sqlite:///path, postgresql://...), or none"),
+        "segment store URI (sqlite:///path, postgresql://..., mysql://...), "
+        "or none"),
     STR("coordinator", coordinator, "static", 0,
         "node ID source: static (use `node`), static:N, "
-        "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db or "
-        "lease+postgresql://..."),
+        "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db, "
+        "lease+postgresql://... or lease+mysql://..."),
     STR("advertise", advertise, "auto", 0,
         "identity given to the coordinator, host:port (containers, NAT); auto: "
         "the listen address (the first non-loopback IPv4 address when "
@@ -97,14 +104,29 @@ static const frond__cfg_row rows[] = {
     MS("max_wait_ms", max_wait_ms, -1, 60000, "-1",
        "wait this long for the wall clock, then CLOCK_BEHIND; -1: 10 ms or "
        "two time units of the layout, whichever is longer"),
+    MS("segment_wait_ms", segment_wait_ms, 1, 60000, "50",
+       "both segments of a tag used up: wait this long for the store's next "
+       "range, then SEGMENT_UNAVAILABLE"),
     ENUM("log_level", log_level, log_levels, "info",
          "error, warn, info or debug"),
+    ENUM("log_format", log_format, log_formats, "text",
+         "log lines as text (frond: level: message) or json (one object a "
+         "line, with the node and the layout)"),
+    BOOL("metrics_histograms", metrics_histograms, "on",
+         "latency histograms in /metrics (HTTP by route, RESP by command)"),
     ENUM("leaf_time_zone", leaf_time_zone, time_zones, "utc",
          "zone of /decodeSnowflakeId's timestamp text: utc or local"),
+    STR("order_key_file", order_key_file, "", 0,
+        "file of order number keys, one V:KEY per line, readable by the "
+        "server's user only; empty: the variable FROND_ORDER_KEY"),
+    FORMATS("format.<name>",
+            "a named ID format, e.g. format.orders = "
+            "order:digits=12,check=damm,key=1 (docs/formats.md): served at "
+            "/v1/format/<name> and by ID.FORMAT <name>"),
 };
 
-static const char *const type_names[] = {"int",      "bool", "string", "enum",
-                                         "duration", "size", "address"};
+static const char *const type_names[] = {
+    "int", "bool", "string", "enum", "duration", "size", "address", "format"};
 
 /* Units a DURATION (in ms) or SIZE (in bytes) may carry; the bare number
 ** is the first unit. */
@@ -125,12 +147,13 @@ const frond__cfg_row *frond__config_rows(size_t *n) {
   return rows;
 }
 
-/* "FROND_" and the name in upper case, into env[64]. */
+/* "FROND_" and the name in upper case, '.' as '_', into env[64]. */
 static const char *env_name(const frond__cfg_row *r, char *env, size_t cap) {
   size_t i = 0, j;
   i = (size_t)snprintf(env, cap, "FROND_");
   for (j = 0; r->name[j] != '\0' && i + 1 < cap; j++)
-    env[i++] = (char)toupper((unsigned char)r->name[j]);
+    env[i++] =
+        r->name[j] == '.' ? '_' : (char)toupper((unsigned char)r->name[j]);
   env[i] = '\0';
   return env;
 }
@@ -145,10 +168,21 @@ static const char *flag_name(const frond__cfg_row *r, char *flag, size_t cap) {
   return flag;
 }
 
+/* The length of a FORMAT row's prefix ("format." of "format.<name>"). */
+static size_t family_prefix(const frond__cfg_row *r) {
+  return strcspn(r->name, "<");
+}
+
 static const frond__cfg_row *find_row(const char *name, size_t len) {
   size_t i, j;
   for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
     const char *n = rows[i].name;
+    if (rows[i].type == FROND__CFG_FORMAT) {
+      size_t p = family_prefix(&rows[i]);
+      if (len > p && memcmp(name, n, p) == 0)
+        return &rows[i];
+      continue;
+    }
     if (strlen(n) != len)
       continue;
     /* Flags spell '_' as '-'; accept both everywhere. */
@@ -228,13 +262,66 @@ static int parse_number(const char *v, const unit *units, int64_t *out) {
   return -1;
 }
 
-static int set_row(frond__config *c, const frond__cfg_row *r, const char *v,
-                   const char *source, frond_error *err) {
+/* format.<name> = spec: the name is [a-z][a-z0-9_]*, at most 32 bytes;
+** the spec must build a format (a missing key is only known at start,
+** once the keys are read). The same name again replaces the spec. */
+static int set_format(frond__config *c, const frond__cfg_row *r,
+                      const char *key, size_t klen, const char *v,
+                      const char *source, frond_error *err) {
+  size_t p = family_prefix(r), nlen = klen - p, i;
+  const char *name = key + p;
+  frond__cfg_format *slot = NULL;
+  frond_format *f;
+  frond_error e = {0, ""};
+  int rc;
+  for (i = 0; i < nlen; i++)
+    if (!((name[i] >= 'a' && name[i] <= 'z') ||
+          (i > 0 && ((name[i] >= '0' && name[i] <= '9') || name[i] == '_'))))
+      break;
+  if (nlen > FROND__CFG_FORMAT_NAME_MAX || i != nlen)
+    return frond__fail(err, FROND_EINVAL,
+                       "%s: '%.*s': a format's name is a lower-case letter, "
+                       "then letters, digits or '_', at most %d bytes",
+                       source, (int)(klen > 80 ? 80 : klen), key,
+                       FROND__CFG_FORMAT_NAME_MAX);
+  if (strlen(v) > FROND__CFG_FORMAT_SPEC_MAX)
+    return frond__fail(err, FROND_EINVAL,
+                       "%s: %.*s is too long (at most %d bytes)", source,
+                       (int)klen, key, FROND__CFG_FORMAT_SPEC_MAX);
+  rc = frond_format_create(&f, v, NULL, NULL, NULL, &e);
+  frond_format_free(f);
+  if (rc != 0 && rc != FROND_EKEY_INVALID)
+    return frond__fail(err, FROND_EINVAL, "%s: %.*s: %s: %s", source, (int)klen,
+                       key, frond_err_name(rc), e.message);
+  for (i = 0; i < (size_t)c->nformats && slot == NULL; i++)
+    if (strlen(c->formats[i].name) == nlen &&
+        memcmp(c->formats[i].name, name, nlen) == 0)
+      slot = &c->formats[i];
+  if (slot == NULL) {
+    if (c->nformats == FROND__CFG_FORMATS_MAX)
+      return frond__fail(err, FROND_EINVAL,
+                         "%s: %.*s: at most %d formats can be named", source,
+                         (int)klen, key, FROND__CFG_FORMATS_MAX);
+    slot = &c->formats[c->nformats++];
+    memcpy(slot->name, name, nlen);
+    slot->name[nlen] = '\0';
+  }
+  /* The whole field, so that equal configurations are equal bytes. */
+  memset(slot->spec, 0, sizeof slot->spec);
+  memcpy(slot->spec, v, strlen(v));
+  return 0;
+}
+
+static int set_row(frond__config *c, const frond__cfg_row *r, const char *key,
+                   size_t klen, const char *v, const char *source,
+                   frond_error *err) {
   char *field = (char *)c + r->off;
   int64_t n;
   int i;
   frond__addr a;
   switch (r->type) {
+  case FROND__CFG_FORMAT:
+    return set_format(c, r, key, klen, v, source, err);
   case FROND__CFG_ADDRESS:
     if (r->flags & FROND__CFG_OFF ? frond__config_addr(r->name, v, &a, NULL) < 0
                                   : frond__config_addr(r->name, v, &a, NULL))
@@ -277,7 +364,7 @@ static int set_row(frond__config *c, const frond__cfg_row *r, const char *v,
       i = 0;
     else
       return frond__fail(err, FROND_EINVAL,
-                         "%s: %s must be yes or no (true/false, on/off, "
+                         "%s: %s must be on or off (yes/no, true/false, "
                          "1/0), not '%s'",
                          source, r->name, v);
     memcpy(field, &i, sizeof i);
@@ -313,14 +400,16 @@ int frond__config_set(frond__config *c, const char *key, size_t key_len,
   if (r == NULL)
     return frond__fail(err, FROND_EINVAL, "%s: unknown key '%.*s'", source,
                        (int)key_len, key);
-  return set_row(c, r, value, source, err);
+  return set_row(c, r, key, key_len, value, source, err);
 }
 
 void frond__config_defaults(frond__config *c) {
   size_t i;
   memset(c, 0, sizeof *c);
   for (i = 0; i < FROND__ARRAY_SIZE(rows); i++)
-    (void)set_row(c, &rows[i], rows[i].def, "default", NULL);
+    if (rows[i].type != FROND__CFG_FORMAT) /* a family has no default */
+      (void)set_row(c, &rows[i], rows[i].name, strlen(rows[i].name),
+                    rows[i].def, "default", NULL);
 }
 
 /* Without leading and trailing white space, in place. */
@@ -402,6 +491,36 @@ static int load_file(frond__config *c, const char *path, frond_error *err) {
   return rc;
 }
 
+/* The variables of a FORMAT row's family: FROND_FORMAT_ORDERS is
+** format.orders (the name in lower case). */
+static int load_env_family(frond__config *c, const frond__cfg_row *r,
+                           frond_error *err) {
+  extern char **environ;
+  char env[64], key[128];
+  size_t elen, p = family_prefix(r), k;
+  char **e;
+  env_name(r, env, sizeof env);
+  elen = strcspn(env, "<");
+  for (e = environ; *e != NULL; e++) {
+    const char *eq = strchr(*e, '=');
+    size_t nlen;
+    if (eq == NULL || strncmp(*e, env, elen) != 0 || eq - *e <= (long)elen)
+      continue;
+    nlen = (size_t)(eq - *e) - elen;
+    if (p + nlen >= sizeof key)
+      return frond__fail(err, FROND_EINVAL, "%.*s: the name is too long",
+                         (int)(eq - *e > 80 ? 80 : eq - *e), *e);
+    memcpy(key, r->name, p);
+    for (k = 0; k < nlen; k++)
+      key[p + k] = (char)tolower((unsigned char)(*e)[elen + k]);
+    snprintf(env, sizeof env, "%.*s", (int)(eq - *e), *e);
+    if (set_row(c, r, key, p + nlen, eq + 1, env, err) != 0)
+      return FROND_EINVAL;
+    env_name(r, env, sizeof env);
+  }
+  return 0;
+}
+
 int frond__config_load(frond__config *c, int argc, char **argv, int *action,
                        frond_error *err) {
   const char *file = NULL;
@@ -417,8 +536,15 @@ int frond__config_load(frond__config *c, int argc, char **argv, int *action,
       if (rc != 0)
         return rc;
       for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
-        const char *v = getenv(env_name(&rows[i], env, sizeof env));
-        if (v != NULL && set_row(c, &rows[i], v, env, err) != 0)
+        const char *v;
+        if (rows[i].type == FROND__CFG_FORMAT) {
+          if (load_env_family(c, &rows[i], err) != 0)
+            return FROND_EINVAL;
+          continue;
+        }
+        v = getenv(env_name(&rows[i], env, sizeof env));
+        if (v != NULL && set_row(c, &rows[i], rows[i].name,
+                                 strlen(rows[i].name), v, env, err) != 0)
           return FROND_EINVAL;
       }
     }
@@ -477,7 +603,7 @@ static const char *value_text(const frond__config *c, const frond__cfg_row *r,
     return r->values[i];
   case FROND__CFG_BOOL:
     memcpy(&i, field, sizeof i);
-    return i ? "yes" : "no";
+    return i ? "on" : "off";
   default:
     memcpy(&n, field, sizeof n);
     snprintf(buf, cap, "%lld", (long long)n);
@@ -487,10 +613,18 @@ static const char *value_text(const frond__config *c, const frond__cfg_row *r,
 
 void frond__config_print(const frond__config *c, FILE *f) {
   size_t i;
+  int64_t k;
   char buf[32];
-  for (i = 0; i < FROND__ARRAY_SIZE(rows); i++)
+  for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
+    if (rows[i].type == FROND__CFG_FORMAT) {
+      for (k = 0; k < c->nformats; k++)
+        fprintf(f, "%.*s%s = %s\n", (int)family_prefix(&rows[i]), rows[i].name,
+                c->formats[k].name, c->formats[k].spec);
+      continue;
+    }
     fprintf(f, "%s = %s\n", rows[i].name,
             value_text(c, &rows[i], buf, sizeof buf));
+  }
 }
 
 /* The values a row accepts, in a few words. */
@@ -512,13 +646,17 @@ static const char *range_text(const frond__cfg_row *r, char *buf, size_t cap) {
                             r->values[i]);
     break;
   case FROND__CFG_BOOL:
-    snprintf(buf, cap, "yes|no");
+    snprintf(buf, cap, "on|off");
     break;
   case FROND__CFG_ADDRESS:
     snprintf(buf, cap, "host:port%s", r->flags & FROND__CFG_OFF ? "|off" : "");
     break;
   case FROND__CFG_STRING:
     snprintf(buf, cap, "at most %zu bytes", r->size - 1);
+    break;
+  case FROND__CFG_FORMAT:
+    snprintf(buf, cap, "an ID format spec, at most %d bytes",
+             FROND__CFG_FORMAT_SPEC_MAX);
     break;
   }
   return buf;

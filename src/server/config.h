@@ -26,6 +26,15 @@
 
 enum { FROND__TZ_UTC, FROND__TZ_LOCAL }; /* leaf_time_zone */
 
+/* Named ID formats (format.<name> = <spec>): how many, and how long. */
+#define FROND__CFG_FORMATS_MAX 64
+#define FROND__CFG_FORMAT_NAME_MAX 32
+#define FROND__CFG_FORMAT_SPEC_MAX 512
+typedef struct frond__cfg_format {
+  char name[FROND__CFG_FORMAT_NAME_MAX + 1]; /* [a-z][a-z0-9_]* */
+  char spec[FROND__CFG_FORMAT_SPEC_MAX + 1]; /* as given; checked */
+} frond__cfg_format;
+
 typedef struct frond__config {
   char listen[256];
   char resp_listen[256]; /* "off": no RESP listener */
@@ -54,25 +63,36 @@ typedef struct frond__config {
   char data_dir[FROND__CFG_STR_MAX];
   int64_t max_ahead_ms;
   int64_t max_wait_ms;
-  int log_level;      /* FROND_LOG_* */
-  int leaf_time_zone; /* FROND__TZ_* */
+  int64_t segment_wait_ms;
+  int log_level;  /* FROND_LOG_* */
+  int log_format; /* FROND_LOG_TEXT, FROND_LOG_JSON */
+  int metrics_histograms;
+  int leaf_time_zone;                      /* FROND__TZ_* */
+  char order_key_file[FROND__CFG_STR_MAX]; /* "": FROND_ORDER_KEY */
+  /* format.<name> keys, in the order first given. */
+  frond__cfg_format formats[FROND__CFG_FORMATS_MAX];
+  int64_t nformats;
 } frond__config;
 
 typedef enum frond__cfg_type {
   FROND__CFG_INT,      /* int64_t in [min, max] */
-  FROND__CFG_BOOL,     /* int 0/1: yes/no, true/false, on/off, 1/0 */
+  FROND__CFG_BOOL,     /* int 0/1: on/off, yes/no, true/false, 1/0 */
   FROND__CFG_STRING,   /* char[size] */
   FROND__CFG_ENUM,     /* int: the index of the name in values */
   FROND__CFG_DURATION, /* int64_t ms in [min, max]; units ms, s, min, h */
   FROND__CFG_SIZE,     /* int64_t bytes in [min, max]; units KiB, MiB, GiB */
-  FROND__CFG_ADDRESS   /* char[size]: host:port, [v6]:port (or off) */
+  FROND__CFG_ADDRESS,  /* char[size]: host:port, [v6]:port (or off) */
+  FROND__CFG_FORMAT    /* a family of keys "<prefix><name>": formats,
+                          nformats; the value is an ID format spec */
 } frond__cfg_type;
 
 #define FROND__CFG_SECRET 1u /* --print-config shows "(set)" */
 #define FROND__CFG_OFF 2u    /* an address may be "off" */
 
 typedef struct frond__cfg_row {
-  const char *name; /* file key; --name with '-' for '_'; FROND_NAME */
+  const char *name; /* file key; --name with '-' for '_'; FROND_NAME. A
+                       FORMAT row names its family: "format.<name>"
+                       (FROND_FORMAT_<NAME>, --format.<name>) */
   frond__cfg_type type;
   size_t off;                /* the field in frond__config */
   size_t size;               /* STRING, ADDRESS: the field's capacity */

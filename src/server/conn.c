@@ -117,6 +117,26 @@ int frond__endpoints_check(const frond__endpoint *ep, int n, frond_error *err) {
   return 0;
 }
 
+const char *frond__conn_peer(frond__conn *c, char *buf, size_t cap) {
+  struct sockaddr_storage ss;
+  int len = (int)sizeof ss;
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+    if (ss.ss_family == AF_INET6) {
+      const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+      inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof host);
+      port = ntohs(s6->sin6_port);
+    } else if (ss.ss_family == AF_INET) {
+      const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+      inet_ntop(AF_INET, &s4->sin_addr, host, sizeof host);
+      port = ntohs(s4->sin_port);
+    }
+  }
+  snprintf(buf, cap, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+  return buf;
+}
+
 int frond__conn_draining(const frond__conn *c) {
   return c->w->draining;
 }
@@ -504,6 +524,10 @@ static void on_sweep(uv_timer_t *t) {
   frond__conn *c, *next;
   if (w->draining &&
       (w->nconns == 0 || (int64_t)(now - w->drain_deadline) >= 0)) {
+    /* Its handles close now: no one may wake it any more. */
+    pthread_mutex_lock(&w->srv->end_lock);
+    w->closed = 1;
+    pthread_mutex_unlock(&w->srv->end_lock);
     /* Work still in flight off the loop keeps the loop running until its
     ** completion has run (and found its connection gone). */
     for (c = w->conns.next; c != &w->conns; c = next) {
@@ -561,14 +585,36 @@ static void on_sweep(uv_timer_t *t) {
 
 static void on_wake(uv_async_t *a) {
   frond__worker *w = a->data;
-  if (atomic_load(&w->srv->draining))
+  int draining = atomic_load(&w->srv->draining);
+#ifdef FROND_TEST_HOOKS
+  int wedge = atomic_exchange(&w->test_wedge_ms, 0);
+  if (wedge > 0) /* test_notify.py: a loop stuck in a callback */
+    uv_sleep((unsigned)wedge);
+#endif
+  if (draining)
     begin_drain(w);
+  if (draining > 1 && !uv_is_closing((uv_handle_t *)&w->sweep)) {
+    /* A second signal: the deadline is now. */
+    w->drain_deadline = uv_now(&w->loop);
+    on_sweep(&w->sweep);
+  }
+}
+
+/* The watchdog's heartbeat: it moves only while this loop runs its
+** callbacks. */
+static void on_beat(uv_timer_t *t) {
+  frond__worker *w = t->data;
+  atomic_fetch_add(&w->beats, 1);
 }
 
 static void worker_main(void *arg) {
   frond__worker *w = arg;
   uv_run(&w->loop, UV_RUN_DEFAULT);
   uv_loop_close(&w->loop);
+  pthread_mutex_lock(&w->srv->end_lock);
+  w->srv->loops_ended++;
+  uv_async_send(w->srv->loop_ended);
+  pthread_mutex_unlock(&w->srv->end_lock);
 }
 
 int frond__worker_start(frond__worker *w) {
@@ -597,11 +643,24 @@ int frond__worker_start(frond__worker *w) {
   uv_timer_start(&w->sweep, on_sweep, (uint64_t)period, (uint64_t)period);
   uv_async_init(&w->loop, &w->wake, on_wake);
   w->wake.data = w;
+  if (w->srv->watchdog_ms > 0) {
+    /* Twice per check of the main thread: a loop that runs at all beats
+    ** in every check's window. */
+    uint64_t every = w->srv->watchdog_ms / 4 > 0 ? w->srv->watchdog_ms / 4 : 1;
+    uv_timer_init(&w->loop, &w->beat);
+    w->beat.data = w;
+    uv_timer_start(&w->beat, on_beat, every, every);
+  }
   return uv_thread_create(&w->thread, worker_main, w);
 }
 
+/* Safe at any time from any thread: a loop that has begun to close its
+** handles has nothing left to be woken for. */
 void frond__worker_wake(frond__worker *w) {
-  uv_async_send(&w->wake);
+  pthread_mutex_lock(&w->srv->end_lock);
+  if (!w->closed)
+    uv_async_send(&w->wake);
+  pthread_mutex_unlock(&w->srv->end_lock);
 }
 
 void frond__worker_join(frond__worker *w) {

@@ -55,9 +55,24 @@ static void dispatch(frond__http_ctx *x) {
     } else if (PREFIX("/v1/segment/")) {
       x->route = FROND__R_SEGMENT;
       frond__http_v1_segment(x, sizeof("/v1/segment/") - 1);
+    } else if (PREFIX("/v1/format/")) {
+      x->route = FROND__R_FORMAT;
+      frond__http_v1_format(x, sizeof("/v1/format/") - 1);
+    } else if (EXACT("/v1/uuid7")) {
+      x->route = FROND__R_UUID7;
+      frond__http_v1_builtin(x, FROND__BUILTIN_UUID7);
+    } else if (EXACT("/v1/uuid4")) {
+      x->route = FROND__R_UUID4;
+      frond__http_v1_builtin(x, FROND__BUILTIN_UUID4);
+    } else if (EXACT("/v1/ulid")) {
+      x->route = FROND__R_ULID;
+      frond__http_v1_builtin(x, FROND__BUILTIN_ULID);
+    } else if (EXACT("/v1/objectid")) {
+      x->route = FROND__R_OBJECTID;
+      frond__http_v1_builtin(x, FROND__BUILTIN_OBJECTID);
     } else if (PREFIX("/v1/decode/")) {
       x->route = FROND__R_DECODE;
-      frond__http_v1_decode(x, sizeof("/v1/decode/") - 1);
+      frond__http_v1_decode_any(x, sizeof("/v1/decode/") - 1);
     } else if (EXACT("/v1/layout")) {
       x->route = FROND__R_LAYOUT;
       frond__http_v1_layout(x);
@@ -97,7 +112,7 @@ static void ctx_init(frond__http_ctx *x, frond__conn *c) {
   x->srv = c->w->srv;
   x->route = FROND__R_OTHER;
   x->minor = 1;
-  x->t0 = uv_hrtime();
+  x->t0 = c->w->srv->cfg.metrics_histograms ? frond__clock_ns() : 0;
 }
 
 static int http_on_data(frond__conn *c, const char *buf, size_t len) {
@@ -186,7 +201,7 @@ static int http_configure(frond__server *srv, frond__endpoint *ep,
 
 static void http_metrics(frond__server *srv, frond__buf *b) {
   const char *const *names = frond__http_route_names;
-  int r, s, k;
+  int r, s;
   frond__buf_printf(b, "# HELP frond_http_requests_total HTTP requests by "
                        "route and status.\n# TYPE frond_http_requests_total "
                        "counter\n");
@@ -203,31 +218,15 @@ static void http_metrics(frond__server *srv, frond__buf *b) {
                         names[r], frond__http_statuses[s] ? status : "other",
                         (unsigned long long)v);
     }
-  frond__buf_printf(b, "# HELP frond_http_request_duration_seconds Time from "
-                       "a complete request to its answer being queued.\n"
-                       "# TYPE frond_http_request_duration_seconds "
-                       "histogram\n");
-  for (r = 0; r < FROND__R_COUNT; r++) {
-    uint64_t cum = 0, total = 0, ns = STATE_SUM(srv, duration_ns[r]);
-    for (k = 0; k <= FROND__NBUCKETS; k++)
-      total += STATE_SUM(srv, duration[r][k]);
-    if (total == 0)
-      continue;
-    for (k = 0; k < FROND__NBUCKETS; k++) {
-      cum += STATE_SUM(srv, duration[r][k]);
-      frond__buf_printf(b,
-                        "frond_http_request_duration_seconds_bucket{route="
-                        "\"%s\",le=\"%g\"} %llu\n",
-                        names[r], frond__http_buckets[k],
-                        (unsigned long long)cum);
-    }
-    frond__buf_printf(
-        b,
-        "frond_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"}"
-        " %llu\nfrond_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n"
-        "frond_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
-        names[r], (unsigned long long)total, names[r], (double)ns / 1e9,
-        names[r], (unsigned long long)total);
+  /* With metrics_histograms off the family is left out, not left empty. */
+  if (srv->cfg.metrics_histograms) {
+    frond__metrics_hist_head(b, "frond_http_request_duration_seconds",
+                             "Time from a complete request to its answer "
+                             "being queued.");
+    for (r = 0; r < FROND__R_COUNT; r++)
+      frond__metrics_hist(
+          b, srv, &frond__http_proto, offsetof(frond__http_state, duration[r]),
+          "frond_http_request_duration_seconds", "route", names[r]);
   }
   frond__metrics_counter(b, "frond_http_bad_requests_total",
                          "Requests the parser rejected.",

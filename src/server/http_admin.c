@@ -132,13 +132,42 @@ static void admin_work(uv_work_t *w) {
     (void)frond_seg_refresh_tag(seg, a->tag, strlen(a->tag), NULL);
 }
 
+/* A change to a tag is an operator's act: one log line each, made or
+** not, with the request's fields (method, path, client, tag, and the
+** status answered unless the client went away first). Reads are not
+** logged. */
+static void admin_log(admin_call *a) {
+  static const char *const did[] = {"created", "re-stepped", "deleted"};
+  static const char *const names[] = {"POST", "PATCH", "DELETE"};
+  int i = a->method == FROND__HTTP_POST    ? 0
+          : a->method == FROND__HTTP_PATCH ? 1
+                                           : 2;
+  char path[FROND_TAG_MAX + 16], peer[FROND__PEER_MAX];
+  frond__log_field f[5] = {{"method", names[i], 0},
+                           {"path", path, 0},
+                           {"client", peer, 0},
+                           {"tag", a->tag, 0},
+                           {"status", NULL, a->x.status}};
+  size_t n = a->x.status != 0 ? 5 : 4;
+  if (a->method == FROND__HTTP_GET || a->method == FROND__HTTP_HEAD)
+    return;
+  snprintf(path, sizeof path, a->one ? "/v1/tags/%s" : "/v1/tags", a->tag);
+  frond__conn_peer(a->x.c, peer, sizeof peer);
+  if (a->rc == 0)
+    frond__log_fields(FROND_LOG_INFO, f, n, "tag \"%s\" %s", a->tag, did[i]);
+  else
+    frond__log_fields(FROND_LOG_WARN, f, n, "tag \"%s\" not %s: %s: %s", a->tag,
+                      did[i], frond_err_name(a->rc),
+                      a->err.code ? a->err.message : frond_strerror(a->rc));
+}
+
 static void admin_done(uv_work_t *w, int status) {
   admin_call *a = w->data;
   frond__http_ctx *x = &a->x;
+  if (status != 0) /* cancelled: the call never ran */
+    a->rc = frond__fail(&a->err, FROND_ECLOSED, "%s", uv_strerror(status));
   if (frond__conn_gone(x->c)) {
     /* The client went away; the change, if any, is made all the same. */
-  } else if (status != 0) {
-    frond__http_error(x, 503, "CLOSED", uv_strerror(status), NULL);
   } else if (a->rc != 0) {
     frond__http_error_code(x, a->rc, &a->err);
   } else if (a->method == FROND__HTTP_DELETE) {
@@ -148,6 +177,7 @@ static void admin_done(uv_work_t *w, int status) {
     frond__http_respond(x, a->status, "application/json", a->body.data,
                         a->body.len, NULL);
   }
+  admin_log(a);
   frond__conn_resume(x->c, !x->keep_alive);
   frond__buf_free(&a->body);
   free(a);

@@ -62,12 +62,11 @@ static size_t count_upto(frond__http_ctx *x, int64_t max) {
   return (size_t)n;
 }
 
-static size_t get_count(frond__http_ctx *x) {
+size_t frond__http_count(frond__http_ctx *x) {
   return count_upto(x, x->srv->cfg.max_count);
 }
 
-/* 0 json, 1 text, -1 answered with an error. */
-static int get_format(frond__http_ctx *x) {
+int frond__http_text(frond__http_ctx *x) {
   const char *v;
   size_t vl;
   if (!frond__http_query(x->req->target, x->req->target_len, "format", &v, &vl))
@@ -247,7 +246,7 @@ void frond__http_v1_snowflake(frond__http_ctx *x) {
     frond__http_not_allowed(x, "GET, HEAD");
     return;
   }
-  if ((n = get_count(x)) == 0 || (fmt = get_format(x)) < 0)
+  if ((n = frond__http_count(x)) == 0 || (fmt = frond__http_text(x)) < 0)
     return;
   if ((r = frond__ids_snowflake(x->w, n, &err)) != 0) {
     frond__http_error_code(x, r, &err);
@@ -266,7 +265,7 @@ void frond__http_v1_segment(frond__http_ctx *x, size_t prefix) {
     return;
   }
   if ((tl = frond__http_path_tag(x, prefix, tag)) < 0 ||
-      (n = get_count(x)) == 0 || (fmt = get_format(x)) < 0)
+      (n = frond__http_count(x)) == 0 || (fmt = frond__http_text(x)) < 0)
     return;
   if ((r = frond__ids_segment(x->w, tag, (size_t)tl, n, &err)) != 0) {
     if (segment_later(x, tag, (size_t)tl, n, 0, fmt, 0, r))
@@ -313,7 +312,7 @@ void frond__http_v1_segment_range(frond__http_ctx *x, size_t prefix,
   }
   if ((tl = frond__http_tag_between(x, prefix, end, tag)) < 0 ||
       (n = count_upto(x, x->srv->cfg.max_range)) == 0 ||
-      (fmt = get_format(x)) < 0)
+      (fmt = frond__http_text(x)) < 0)
     return;
   r = frond__ids_range(x->w, tag, (size_t)tl, (int64_t)n, &start, &err);
   if (r != 0) {

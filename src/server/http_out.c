@@ -16,15 +16,12 @@
 const char *const frond__http_route_names[FROND__R_COUNT] = {
     "leaf_segment", "leaf_snowflake", "leaf_decode",   "snowflake", "segment",
     "decode",       "layout",         "tags",          "metrics",   "livez",
-    "readyz",       "status_page",    "segment_range", "other"};
+    "readyz",       "status_page",    "segment_range", "format",    "uuid7",
+    "uuid4",        "ulid",           "objectid",      "other"};
 
 const int frond__http_statuses[FROND__NSTATUS] = {200, 201, 204, 400, 401, 404,
                                                   405, 408, 409, 413, 414, 431,
                                                   500, 501, 503, 505, 403, 0};
-
-const double frond__http_buckets[FROND__NBUCKETS] = {
-    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001,
-    0.0025,  0.005,    0.01,    0.025,  0.05,    0.1,    1.0};
 
 static const char *reason_phrase(int status) {
   switch (status) {
@@ -76,14 +73,9 @@ static int status_index(int status) {
 }
 
 static void record(frond__http_ctx *x, frond__http_state *st, int status) {
-  uint64_t ns = uv_hrtime() - x->t0;
-  double s = (double)ns / 1e9;
-  int b = 0;
-  while (b < FROND__NBUCKETS && s > frond__http_buckets[b])
-    b++;
   FROND__INC(st->requests[x->route][status_index(status)], 1);
-  FROND__INC(st->duration[x->route][b], 1);
-  FROND__INC(st->duration_ns[x->route], ns);
+  if (x->t0 != 0)
+    frond__hist_add(&st->duration[x->route], frond__clock_ns() - x->t0);
 }
 
 /* The Date header every answer carries (RFC 9110 6.6.1), formatted once a
@@ -111,6 +103,7 @@ void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
   frond__http_state *st = x->c->l->state;
   const char *reason = reason_phrase(status);
   size_t elen = extra ? strlen(extra) : 0;
+  x->status = status;
   if (frond__conn_draining(x->c))
     x->keep_alive = 0;
   if (frond__buf_reserve(out, 250 + strlen(ctype) + elen + len) != 0) {
@@ -152,6 +145,8 @@ static int status_of(int code) {
   case FROND_EID_INVALID:
   case FROND_ETAG_INVALID:
   case FROND_ELAYOUT_INVALID:
+  case FROND_EFORMAT_INVALID:
+  case FROND_EKEY_INVALID:
     return 400;
   case FROND_ETAG_NOT_FOUND:
     return 404;
@@ -164,6 +159,7 @@ static int status_of(int code) {
   case FROND_ECOORD:
   case FROND_ECLOSED:
   case FROND_ELAYOUT_MISMATCH:
+  case FROND_ESEQUENCE_EXHAUSTED:
     return 503;
   default:
     return 500;
@@ -213,6 +209,36 @@ void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
         b->data[b->len++] = ',';
       b->data[b->len++] = '"';
       frond__buf_put_u64(b, (uint64_t)ids[i]);
+      b->data[b->len++] = '"';
+    }
+  }
+  if (!text)
+    put(b, "]}\n", 3);
+  frond__http_respond(x, 200, text ? "text/plain" : "application/json", b->data,
+                      b->len, NULL);
+}
+
+void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,
+                         size_t stride, int text) {
+  frond__buf *b = &x->w->scratch;
+  size_t i;
+  b->len = 0;
+  if (frond__buf_reserve(b, n * (stride + 3) + 16) != 0) {
+    frond__http_error(x, 500, "NOMEM", "out of memory", NULL);
+    return;
+  }
+  if (!text)
+    put(b, "{\"ids\":[", 8);
+  for (i = 0; i < n; i++, s += stride) {
+    size_t len = strlen(s);
+    if (text) {
+      put(b, s, len);
+      b->data[b->len++] = '\n';
+    } else {
+      if (i > 0)
+        b->data[b->len++] = ',';
+      b->data[b->len++] = '"';
+      put(b, s, len);
       b->data[b->len++] = '"';
     }
   }

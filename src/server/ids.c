@@ -55,14 +55,18 @@ int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err) {
   return counted(r, &w->m.ids_snowflake, n);
 }
 
-/* The allocator, or SEGMENT_UNAVAILABLE saying why there is none. */
+int frond__ids_seg_missing(const frond__server *srv, frond_error *err) {
+  return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE, "%s",
+                     srv->seg_enabled
+                         ? "the segment store has not been reached yet"
+                         : "segment IDs are disabled (store = none)");
+}
+
+/* The allocator, or NULL with SEGMENT_UNAVAILABLE saying why there is none. */
 static frond_seg *seg_of(frond__worker *w, frond_error *err) {
   frond_seg *seg = atomic_load(&w->srv->seg);
   if (seg == NULL)
-    frond__fail(err, FROND_ESEGMENT_UNAVAILABLE, "%s",
-                w->srv->seg_enabled
-                    ? "the segment store has not been reached yet"
-                    : "segment IDs are disabled (store = none)");
+    frond__ids_seg_missing(w->srv, err);
   return seg;
 }
 
@@ -96,6 +100,7 @@ void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o) {
   frond_seg_options_init(o);
   o->miss_checks = 0; /* looked up off the loop instead */
   o->loaders = (unsigned)srv->cfg.segment_loaders;
+  o->wait_ms = srv->cfg.segment_wait_ms;
 }
 
 int frond__store_conn(frond__server *srv, frond_error *err) {
@@ -115,7 +120,7 @@ void frond__store_conn_check(frond__server *srv, int rc) {
 }
 
 /* May another look-up start? Counts it when it may. */
-static int lookup_admit(frond__server *srv) {
+int frond__ids_lookup_admit(frond__server *srv) {
   int64_t sec = frond__mono_ns() / 1000000000;
   int ok;
   pthread_mutex_lock(&srv->lookup_lock);
@@ -131,27 +136,36 @@ static int lookup_admit(frond__server *srv) {
   return ok;
 }
 
+void frond__ids_lookup_release(frond__server *srv) {
+  pthread_mutex_lock(&srv->lookup_lock);
+  srv->lookups_in_flight--;
+  pthread_mutex_unlock(&srv->lookup_lock);
+}
+
+int frond__ids_lookup_tag(frond__server *srv, const char *tag,
+                          frond_error *err) {
+  frond_seg *seg = atomic_load(&srv->seg);
+  frond_error e = {0, ""};
+  int r = frond_seg_refresh_tag(seg, tag, strlen(tag), &e);
+  if (r == FROND_ETAG_NOT_FOUND)
+    return frond__fail(err, r, "tag \"%s\" not found", tag);
+  if (r != 0)
+    return frond__fail(err, FROND_ETAG_NOT_FOUND,
+                       "tag \"%s\" not found as of the last refresh (the "
+                       "store could not be asked: %s)",
+                       tag, e.message);
+  return 0;
+}
+
 /* On a pool thread. */
 static void lookup_work(uv_work_t *work) {
   frond__ids_call *call = work->data;
   frond_seg *seg = atomic_load(&call->w->srv->seg);
   frond_seg_tag *h;
-  frond_error e = {0, ""};
-  int r = 0;
-  if (call->lookup) {
-    r = frond_seg_refresh_tag(seg, call->tag, call->len, &e);
-    if (r == FROND_ETAG_NOT_FOUND) {
-      call->rc = frond__fail(&call->err, r, "tag \"%s\" not found", call->tag);
-      return;
-    }
-    if (r != 0) {
-      call->rc = frond__fail(&call->err, FROND_ETAG_NOT_FOUND,
-                             "tag \"%s\" not found as of the last refresh "
-                             "(the store could not be asked: %s)",
-                             call->tag, e.message);
-      return;
-    }
-  }
+  int r;
+  if (call->lookup && (call->rc = frond__ids_lookup_tag(call->w->srv, call->tag,
+                                                        &call->err)) != 0)
+    return;
   if ((r = frond_seg_tag_find(seg, call->tag, call->len, &h, &call->err)) != 0)
     call->rc = r;
   else if (call->range)
@@ -165,11 +179,8 @@ static void lookup_work(uv_work_t *work) {
 static void lookup_done(uv_work_t *work, int status) {
   frond__ids_call *call = work->data;
   frond__server *srv = call->w->srv;
-  if (call->lookup) {
-    pthread_mutex_lock(&srv->lookup_lock);
-    srv->lookups_in_flight--;
-    pthread_mutex_unlock(&srv->lookup_lock);
-  }
+  if (call->lookup)
+    frond__ids_lookup_release(srv);
   if (status != 0)
     call->rc =
         frond__fail(&call->err, FROND_ECLOSED, "%s", uv_strerror(status));
@@ -185,7 +196,7 @@ int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
       (why != FROND__AGAIN && why != FROND_ETAG_NOT_FOUND))
     return 0;
   call->lookup = why == FROND_ETAG_NOT_FOUND;
-  if (call->lookup && !lookup_admit(w->srv))
+  if (call->lookup && !frond__ids_lookup_admit(w->srv))
     return 0;
   if (!call->range && (call->ids = malloc(n * sizeof *call->ids)) == NULL)
     goto undo;
@@ -204,10 +215,7 @@ int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
   frond__conn_hold(c);
   return 1;
 undo:
-  if (call->lookup) {
-    pthread_mutex_lock(&w->srv->lookup_lock);
-    w->srv->lookups_in_flight--;
-    pthread_mutex_unlock(&w->srv->lookup_lock);
-  }
+  if (call->lookup)
+    frond__ids_lookup_release(w->srv);
   return 0;
 }

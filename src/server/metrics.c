@@ -16,7 +16,11 @@
 #include "server/server.h"
 
 #include "base/base.h"
+#include "core/core.h"
+#include "server/build.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,10 +73,86 @@ void frond__metrics_counter(frond__buf *b, const char *name, const char *help,
                     name, name, (unsigned long long)v);
 }
 
+const char *frond__metrics_num(double v, char buf[FROND__NUM_MAX]) {
+  const char *e;
+  int p, exp, digits;
+  if (isnan(v))
+    return "NaN";
+  if (isinf(v))
+    return v > 0 ? "+Inf" : "-Inf";
+  if (v == 0)
+    return "0"; /* and -0 */
+  /* Any decimal of up to 15 digits survives a double, so %.15g finds it
+  ** when there is one; 17 digits always read back. */
+  for (p = 15; p < 17; p++) {
+    snprintf(buf, FROND__NUM_MAX, "%.*g", p, v);
+    if (strtod(buf, NULL) == v)
+      break;
+  }
+  snprintf(buf, FROND__NUM_MAX, "%.*g", p, v);
+  if ((e = strchr(buf, 'e')) == NULL)
+    return buf;
+  /* %g chose an exponent: the same digits as a plain decimal, as the
+  ** bounds of a histogram read best (le="0.00001"). */
+  exp = atoi(e + 1);
+  digits = 0;
+  for (const char *q = buf; q < e; q++)
+    digits += *q >= '0' && *q <= '9';
+  if (exp < -12 || exp > 20)
+    return buf;
+  snprintf(buf, FROND__NUM_MAX, "%.*f",
+           digits - 1 - exp > 0 ? digits - 1 - exp : 0, v);
+  return buf;
+}
+
 void frond__metrics_gauge(frond__buf *b, const char *name, const char *help,
                           double v) {
-  frond__buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help,
-                    name, name, v);
+  char num[FROND__NUM_MAX];
+  frond__buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", name, help,
+                    name, name, frond__metrics_num(v, num));
+}
+
+const uint64_t frond__hist_bounds_ns[FROND__HIST_BOUNDS] = {
+    1000,     2500,     5000,     10000,     25000,     50000,
+    100000,   250000,   500000,   1000000,   2500000,   5000000,
+    10000000, 25000000, 50000000, 100000000, 1000000000};
+
+void frond__metrics_hist_head(frond__buf *b, const char *name,
+                              const char *help) {
+  frond__buf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+}
+
+void frond__metrics_hist(frond__buf *b, const frond__server *srv,
+                         const frond__proto *p, size_t off, const char *name,
+                         const char *label, const char *value) {
+  uint64_t n[FROND__HIST_BOUNDS + 1], total = 0, cum = 0;
+  char num[FROND__NUM_MAX];
+  int k;
+  for (k = 0; k <= FROND__HIST_BOUNDS; k++) {
+    n[k] = frond__metrics_state_sum(srv, p,
+                                    off + offsetof(frond__hist, n) +
+                                        (size_t)k * sizeof(frond__counter));
+    total += n[k];
+  }
+  if (total == 0)
+    return;
+  for (k = 0; k < FROND__HIST_BOUNDS; k++) {
+    cum += n[k];
+    frond__buf_printf(
+        b, "%s_bucket{%s=\"%s\",le=\"%s\"} %llu\n", name, label, value,
+        frond__metrics_num((double)frond__hist_bounds_ns[k] / 1e9, num),
+        (unsigned long long)cum);
+  }
+  frond__buf_printf(
+      b,
+      "%s_bucket{%s=\"%s\",le=\"+Inf\"} %llu\n%s_sum{%s=\"%s\"} %s\n"
+      "%s_count{%s=\"%s\"} %llu\n",
+      name, label, value, (unsigned long long)total, name, label, value,
+      frond__metrics_num((double)frond__metrics_state_sum(
+                             srv, p, off + offsetof(frond__hist, sum_ns)) /
+                             1e9,
+                         num),
+      name, label, value, (unsigned long long)total);
 }
 
 /* Tag names are valid UTF-8 without control characters; a label value
@@ -202,6 +282,10 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                        (double)ss.tags_in_use);
   if (ntags == 0)
     return;
+  frond__metrics_counter(b, "frond_segment_rollbacks_total",
+                         "Ranges the store handed out below one already "
+                         "taken (the row went back), refused.",
+                         ss.rollbacks);
   frond__buf_printf(b, "# HELP frond_segment_step Step of the tag's next "
                        "load.\n# TYPE frond_segment_step gauge\n");
   for (i = 0; i < ntags; i++) {
@@ -226,6 +310,7 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
 }
 
 static void snowflake(frond__server *srv, frond__buf *b) {
+  int64_t now_ms = frond_clock_realtime(NULL);
   frond_gen_stats gs;
   frond_gen_stats_get(srv->gen, &gs);
   frond__metrics_counter(
@@ -242,9 +327,27 @@ static void snowflake(frond__server *srv, frond__buf *b) {
   frond__metrics_counter(b, "frond_snowflake_reservations_total",
                          "High-water reservations made durable.",
                          gs.reservations);
-  frond__metrics_gauge(b, "frond_snowflake_ahead_ms",
+  frond__metrics_gauge(b, "frond_snowflake_ahead_seconds",
                        "Logical clock minus wall clock (borrowed time).",
-                       (double)gs.ahead_ms);
+                       (double)gs.ahead_ms / 1000.0);
+  frond__metrics_counter(b, "frond_snowflake_fence_refused_total",
+                         "Snowflake calls refused at the coordinator's "
+                         "fence (COORD).",
+                         gs.fence_refused);
+  if (gs.fence_ms != 0)
+    frond__metrics_gauge(b, "frond_snowflake_fence_ahead_seconds",
+                         "The fence the generator issues under, minus the "
+                         "wall clock.",
+                         (double)(gs.fence_ms - now_ms) / 1000.0);
+  if (gs.reserved_ms != 0)
+    frond__metrics_gauge(b, "frond_snowflake_reserved_ahead_seconds",
+                         "The durable high-water reservation minus the wall "
+                         "clock.",
+                         (double)(gs.reserved_ms - now_ms) / 1000.0);
+  frond__metrics_gauge(
+      b, "frond_snowflake_time_left_seconds",
+      "Time until the layout runs out of time bits and snowflake IDs stop.",
+      (double)frond_layout_time_left_ms(&srv->layout, now_ms) / 1000.0);
 }
 
 /* The coordinator's part: the node's fence and its clock against the
@@ -268,6 +371,19 @@ static void coordinator(frond__server *srv, frond__buf *b) {
   frond__metrics_counter(b, "frond_coord_fence_write_failures_total",
                          "Fence writes that failed or got no answer.",
                          cs.write_failures);
+  frond__metrics_counter(b, "frond_coord_regains_total",
+                         "Times the node ID was claimed back after its "
+                         "claim was lost.",
+                         cs.regains);
+  frond__metrics_gauge(b, "frond_coord_from_cache",
+                       "1 when the node started from the node cache file "
+                       "(its coordinator unreachable at start).",
+                       cs.from_cache ? 1.0 : 0.0);
+  if (cs.last_write_ms != 0)
+    frond__metrics_gauge(b, "frond_coord_last_fence_write_timestamp_seconds",
+                         "When the coordinator last confirmed a fence write "
+                         "(unix time).",
+                         (double)cs.last_write_ms / 1000.0);
   if (cs.clock_checked)
     frond__metrics_gauge(
         b, "frond_coord_clock_offset_seconds",
@@ -318,6 +434,29 @@ static void connections(frond__server *srv, frond__buf *b) {
                       srv->protos[p]->name, (unsigned long long)open[p]);
 }
 
+/* The build, as labels of a constant 1 (the Prometheus way to export
+** text). */
+static void build_info(frond__buf *b) {
+  char l[2][64 * 2 + 1];
+  frond__build bi;
+  int i;
+  frond__build_get(&bi);
+  label(l[0], sizeof l[0], bi.compiler);
+  label(l[1], sizeof l[1], bi.sanitizers);
+  frond__buf_printf(b,
+                    "# HELP frond_build_info The version, how the binary "
+                    "was built and the libraries it runs with.\n# TYPE "
+                    "frond_build_info gauge\nfrond_build_info{version=\"%s\","
+                    "build_type=\"%s\",compiler=\"%s\",sanitizers=\"%s\","
+                    "asserts=\"%s\"",
+                    bi.version, bi.type, l[0], l[1], bi.asserts);
+  for (i = 0; i < FROND__BUILD_LIBS; i++) {
+    label(l[0], sizeof l[0], bi.libs[i].version);
+    frond__buf_printf(b, ",%s=\"%s\"", bi.libs[i].label, l[0]);
+  }
+  frond__buf_printf(b, "} 1\n");
+}
+
 void frond__metrics_render(frond__server *srv, frond__buf *b) {
   frond_tag_info *tags = NULL;
   frond_seg *seg = srv->seg;
@@ -329,6 +468,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   if (frond__metrics_tags(srv, &tags, &ntags) != 0)
     ntags = 0;
   ids_issued(srv, b, tags, ntags);
+  frond__formats_metrics(srv, b);
   snowflake(srv, b);
   if (srv->coord != NULL)
     coordinator(srv, b);
@@ -342,4 +482,5 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   frond__metrics_gauge(b, "frond_uptime_seconds", "Seconds since start.",
                        (double)(frond_clock_realtime(NULL) - srv->start_ms) /
                            1000.0);
+  build_info(b);
 }

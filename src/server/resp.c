@@ -52,10 +52,20 @@ static const resp_cmd commands[] = {
      frond__resp_cmd_id_range},
     {"id.snowflake", FROND__RC_ID_SNOWFLAKE, 1, 2, 0, 0, "write",
      frond__resp_cmd_id_snowflake},
-    {"id.decode", FROND__RC_ID_DECODE, 2, 2, 0, 0, "readonly fast",
+    {"id.decode", FROND__RC_ID_DECODE, 2, 3, 0, 0, "readonly fast",
      frond__resp_cmd_id_decode},
     {"id.tags", FROND__RC_ID_TAGS, 1, 1, 0, 0, "readonly",
      frond__resp_cmd_id_tags},
+    {"id.format", FROND__RC_ID_FORMAT, 2, 3, 0, 0, "write",
+     frond__resp_cmd_id_format},
+    {"id.order", FROND__RC_ID_ORDER, 2, 3, 0, 0, "write",
+     frond__resp_cmd_id_order},
+    {"id.uuid", FROND__RC_ID_UUID, 1, 3, 0, 0, "write",
+     frond__resp_cmd_id_uuid},
+    {"id.ulid", FROND__RC_ID_ULID, 1, 2, 0, 0, "write",
+     frond__resp_cmd_id_ulid},
+    {"id.objectid", FROND__RC_ID_OBJECTID, 1, 2, 0, 0, "write",
+     frond__resp_cmd_id_objectid},
     {"ping", FROND__RC_PING, 1, 2, 1, 0, "fast stale", frond__resp_cmd_ping},
     {"echo", FROND__RC_ECHO, 2, 2, 0, 0, "fast", frond__resp_cmd_echo},
     {"quit", FROND__RC_QUIT, 1, -1, 1, 0, "noscript loading stale fast",
@@ -164,6 +174,7 @@ static void unknown_command(frond__resp_ctx *x) {
 static void execute(frond__resp_ctx *x) {
   const resp_cmd *k = find_command(&x->argv[0]);
   x->cmd = k != NULL ? k->id : FROND__RC_UNKNOWN;
+  x->t0 = x->srv->cfg.metrics_histograms ? frond__clock_ns() : 0;
   if (k == NULL) {
     unknown_command(x);
   } else if (!x->st->authed && !k->noauth) {
@@ -176,7 +187,7 @@ static void execute(frond__resp_ctx *x) {
   }
   /* A command answered later is counted then. */
   if (!x->c->held)
-    FROND__INC(FROND__RESP_STATS(x)->commands[x->cmd][x->failed], 1);
+    frond__resp_count(x);
 }
 
 static void ctx_init(frond__resp_ctx *x, frond__conn *c) {
@@ -304,6 +315,16 @@ static void resp_metrics(frond__server *srv, frond__buf *b) {
             b, "frond_resp_commands_total{command=\"%s\",result=\"%s\"} %llu\n",
             names[k], r ? "error" : "ok", (unsigned long long)v);
     }
+  /* With metrics_histograms off the family is left out, not left empty. */
+  if (srv->cfg.metrics_histograms) {
+    frond__metrics_hist_head(b, "frond_resp_command_duration_seconds",
+                             "Time from a complete command to its reply "
+                             "being queued.");
+    for (k = 0; k < FROND__RC_COUNT; k++)
+      frond__metrics_hist(
+          b, srv, &frond__resp_proto, offsetof(frond__resp_stats, duration[k]),
+          "frond_resp_command_duration_seconds", "command", names[k]);
+  }
   frond__metrics_counter(b, "frond_resp_protocol_errors_total",
                          "RESP connections closed after a protocol error.",
                          STATS_SUM(srv, protocol_errors));

@@ -4,6 +4,7 @@
 **   resp.c        framing, the command table, dispatch, configuration,
 **                 metrics (the frond__proto table)
 **   resp_cmds.c   the commands
+**   resp_formats.c  the ID format commands
 **   resp_reply.c  replies: integers, bulk strings, arrays, errors
 */
 #ifndef FROND_SERVER_RESP_H
@@ -24,6 +25,11 @@
   XX(ID_SNOWFLAKE, "id.snowflake")                                             \
   XX(ID_DECODE, "id.decode")                                                   \
   XX(ID_TAGS, "id.tags")                                                       \
+  XX(ID_FORMAT, "id.format")                                                   \
+  XX(ID_ORDER, "id.order")                                                     \
+  XX(ID_UUID, "id.uuid")                                                       \
+  XX(ID_ULID, "id.ulid")                                                       \
+  XX(ID_OBJECTID, "id.objectid")                                               \
   XX(PING, "ping")                                                             \
   XX(ECHO, "echo")                                                             \
   XX(QUIT, "quit")                                                             \
@@ -56,6 +62,7 @@ typedef struct frond__resp_stats {
   frond__counter protocol_errors; /* closed after a protocol error */
   frond__counter noauth;          /* commands refused before AUTH */
   frond__counter auth_failures;
+  frond__hist duration[FROND__RC_COUNT]; /* with metrics_histograms */
 } frond__resp_stats;
 
 #define FROND__RESP_STATS(x) ((frond__resp_stats *)(x)->c->l->state)
@@ -78,10 +85,16 @@ typedef struct frond__resp_ctx {
   frond__buf *out;
   const frond__resp_arg *argv;
   size_t argc;
-  int cmd;    /* FROND__RC_* */
-  int failed; /* an error reply was written */
-  int close;  /* close once the reply is written */
+  int cmd;     /* FROND__RC_* */
+  int failed;  /* an error reply was written */
+  int close;   /* close once the reply is written */
+  uint64_t t0; /* frond__clock_ns() when the command was complete; 0 with
+                  metrics_histograms off */
 } frond__resp_ctx;
+
+/* resp_reply.c: count a command once its reply is queued (by result,
+** and its time since t0). */
+void frond__resp_count(frond__resp_ctx *x);
 
 /* resp_reply.c. A reply that does not fit in memory sets x->close. */
 void frond__resp_int(frond__resp_ctx *x, int64_t v);
@@ -98,6 +111,11 @@ void frond__resp_lib_error(frond__resp_ctx *x, int code,
                            const frond_error *err);
 void frond__resp_wrong_args(frond__resp_ctx *x, const char *name);
 void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n);
+/* An array of n bulk strings, NUL-terminated, stride bytes apart. */
+void frond__resp_strings(frond__resp_ctx *x, const char *s, size_t n,
+                         size_t stride);
+/* Is the argument 1 or more decimal digits? */
+int frond__resp_arg_digits(const frond__resp_arg *a);
 /* Is the argument s, in any case? */
 int frond__resp_arg_is(const frond__resp_arg *a, const char *s);
 /* The argument as a NUL-terminated string in buf[cap], truncated. */
@@ -112,6 +130,15 @@ void frond__resp_cmd_id_range(frond__resp_ctx *x);
 void frond__resp_cmd_id_snowflake(frond__resp_ctx *x);
 void frond__resp_cmd_id_decode(frond__resp_ctx *x);
 void frond__resp_cmd_id_tags(frond__resp_ctx *x);
+/* resp_formats.c */
+void frond__resp_cmd_id_format(frond__resp_ctx *x);
+void frond__resp_cmd_id_order(frond__resp_ctx *x);
+void frond__resp_cmd_id_uuid(frond__resp_ctx *x);
+void frond__resp_cmd_id_ulid(frond__resp_ctx *x);
+void frond__resp_cmd_id_objectid(frond__resp_ctx *x);
+/* ID.DECODE of anything but a decimal snowflake ID without a format: 1
+** when answered, 0 to answer that. */
+int frond__resp_decode_formats(frond__resp_ctx *x);
 void frond__resp_cmd_ping(frond__resp_ctx *x);
 void frond__resp_cmd_echo(frond__resp_ctx *x);
 void frond__resp_cmd_quit(frond__resp_ctx *x);

@@ -72,7 +72,7 @@ static void segment_done(frond__ids_call *call) {
       ids_reply(x, call->ids, call->n, sc->batch);
   }
   /* Counted now that its result is known (execute skipped it). */
-  FROND__INC(FROND__RESP_STATS(x)->commands[x->cmd][x->failed], 1);
+  frond__resp_count(x);
   frond__conn_resume(x->c, x->close);
   free(call->ids);
   free(sc);
@@ -181,6 +181,9 @@ void frond__resp_cmd_id_decode(frond__resp_ctx *x) {
   int64_t id;
   char when[40], spec[160];
   int r;
+  /* UUIDs, ULIDs, ObjectIds, base62/32 and named formats. */
+  if (frond__resp_decode_formats(x))
+    return;
   if (frond__parse_i64(x->argv[1].p, x->argv[1].len, &id) != 0) {
     frond__resp_error(x, "ID_INVALID", "the ID must be a decimal integer");
     return;

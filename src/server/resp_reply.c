@@ -2,7 +2,8 @@
 ** resp_reply.c -- RESP2 replies, appended to the connection's output.
 **
 ** Integers are written with the server's one decimal formatter and no
-** printf: INCR's reply is the hot path.
+** printf: INCR's reply is the hot path. Once a command's reply is queued,
+** frond__resp_count counts it, with its latency.
 */
 #include "server/resp.h"
 
@@ -94,6 +95,26 @@ void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n) {
     frond__resp_int(x, ids[i]);
 }
 
+void frond__resp_strings(frond__resp_ctx *x, const char *s, size_t n,
+                         size_t stride) {
+  size_t i;
+  if (frond__buf_reserve(x->out, 16 + n * (stride + 16)) != 0) {
+    x->close = 1;
+    return;
+  }
+  frond__resp_array(x, (int64_t)n);
+  for (i = 0; i < n; i++, s += stride)
+    frond__resp_bulk(x, s, strlen(s));
+}
+
+int frond__resp_arg_digits(const frond__resp_arg *a) {
+  size_t i;
+  for (i = 0; i < a->len; i++)
+    if (a->p[i] < '0' || a->p[i] > '9')
+      return 0;
+  return a->len > 0;
+}
+
 int frond__resp_arg_is(const frond__resp_arg *a, const char *s) {
   size_t n = strlen(s);
   return a->len == n && strncasecmp(a->p, s, n) == 0;
@@ -111,4 +132,11 @@ const char *frond__resp_arg_str(const frond__resp_arg *a, char *buf,
 void frond__resp_wrong_args(frond__resp_ctx *x, const char *name) {
   frond__resp_error(x, "ERR", "wrong number of arguments for '%s' command",
                     name);
+}
+
+void frond__resp_count(frond__resp_ctx *x) {
+  frond__resp_stats *st = FROND__RESP_STATS(x);
+  FROND__INC(st->commands[x->cmd][x->failed], 1);
+  if (x->t0 != 0)
+    frond__hist_add(&st->duration[x->cmd], frond__clock_ns() - x->t0);
 }

@@ -7,7 +7,8 @@
 ** false, every worker stops accepting and finishes what is in flight
 ** (bounded by drain_timeout_ms; work off the loop is always waited for),
 ** then the generator is closed, which stores the exact high-water time,
-** and the process exits 0.
+** and the process exits 0. A second signal cuts the drain short; the rest
+** of the stop is the same.
 **
 ** The configuration is checked by its table (config.c) as it is read, and
 ** by each protocol's configure hook at start-up; nothing here checks a
@@ -17,6 +18,7 @@
 #include "coord/coord.h"
 
 #include "base/base.h"
+#include "core/core.h"
 #include "core/high_water.h"
 #include "server/server.h"
 
@@ -81,7 +83,11 @@ static int start_generator(frond__server *srv, frond_error *err) {
 
 static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int;
-static uv_timer_t tick;
+static uv_async_t loop_ended;
+static uv_timer_t tick, watchdog;
+#ifdef FROND_TEST_HOOKS
+static uv_signal_t sig_wedge;
+#endif
 
 /* Open the segment allocator and publish it to the workers. */
 static int open_seg(frond__server *srv, frond_error *err) {
@@ -95,14 +101,19 @@ static int open_seg(frond__server *srv, frond_error *err) {
   return r;
 }
 
+/* Every half watchdog period: feed it if every loop is alive. */
+static void on_watchdog(uv_timer_t *t) {
+  frond__watchdog_check(t->data, uv_now(t->loop));
+}
+
 /* Once a second: retry an unreached store (every few seconds), update
 ** readiness, sample rates. */
 static void on_tick(uv_timer_t *t) {
   frond__server *srv = t->data;
   frond_seg *seg = srv->seg;
   static unsigned ticks;
-  int ready = 1;
-  const char *why;
+  const char *why = NULL; /* why not ready */
+  int ready;
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
     if (open_seg(srv, &err) == 0)
@@ -112,36 +123,89 @@ static void on_tick(uv_timer_t *t) {
     seg = srv->seg;
   }
   if (srv->seg_enabled && seg == NULL) {
-    ready = 0;
+    why = "store not reached";
   } else if (seg != NULL) {
     frond_seg_stats ss;
     frond_seg_stats_get(seg, &ss);
-    ready = ss.store_ok;
+    if (!ss.store_ok)
+      why = "store not reached";
   }
-  why = ready ? "yes" : "no (store not reached)";
-  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0) {
-    ready = 0;
-    why = "no (node ID not held)";
+  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0)
+    why = "node ID not held";
+  ready = why == NULL;
+  if (atomic_exchange(&srv->ready, ready) != ready) {
+    char status[64];
+    if (ready)
+      frond_log(FROND_LOG_INFO, "ready: yes");
+    else
+      frond_log(FROND_LOG_WARN, "ready: no (%s)", why);
+    snprintf(status, sizeof status, "%s%s",
+             ready ? "ready" : "not ready: ", ready ? "" : why);
+    frond__notify_status(srv, status);
   }
-  if (atomic_exchange(&srv->ready, ready) != ready)
-    frond_log(ready ? FROND_LOG_INFO : FROND_LOG_WARN, "ready: %s", why);
   frond__rates_sample(srv, 1.0);
 }
 
+/* The first SIGTERM or SIGINT starts the drain. A second one ends it at
+** once: what is still in flight on the loops is cut, and the stop goes on
+** as after any drain (the high-water time stored, the node ID given up,
+** exit 0). The signals stay handled until every loop has ended, so that a
+** repeated signal never falls back to the default action, which would end
+** the process without storing anything. */
 static void on_signal(uv_signal_t *s, int signum) {
   frond__server *srv = s->data;
-  int i;
-  if (atomic_exchange(&srv->draining, 1))
+  const char *name = signum == SIGTERM ? "SIGTERM" : "SIGINT";
+  int i, was = atomic_load(&srv->draining);
+  if (was > 1)
     return;
-  frond_log(FROND_LOG_INFO, "%s: draining (at most %lld ms)",
-            signum == SIGTERM ? "SIGTERM" : "SIGINT",
-            (long long)srv->cfg.drain_timeout_ms);
+  atomic_store(&srv->draining, was + 1);
   for (i = 0; i < srv->nworkers; i++)
     frond__worker_wake(&srv->workers[i]);
-  uv_close((uv_handle_t *)&sig_term, NULL);
-  uv_close((uv_handle_t *)&sig_int, NULL);
+  if (was == 1) {
+    frond_log(FROND_LOG_WARN, "%s again: ending the drain now", name);
+    frond__notify_status(srv, "ending the drain now");
+    return;
+  }
+  frond_log(FROND_LOG_INFO, "%s: draining (at most %lld ms)", name,
+            (long long)srv->cfg.drain_timeout_ms);
+  frond__notify_stopping(srv, "draining");
   uv_close((uv_handle_t *)&tick, NULL);
+  /* systemd stops watching once the unit is stopping. */
+  if (srv->watchdog_ms > 0)
+    uv_close((uv_handle_t *)&watchdog, NULL);
+#ifdef FROND_TEST_HOOKS
+  if (uv_is_active((uv_handle_t *)&sig_wedge))
+    uv_close((uv_handle_t *)&sig_wedge, NULL);
+#endif
 }
+
+/* A worker's loop has ended; after the last one, the main loop ends too.
+** From then on the last steps (the high-water time, the coordinator) run
+** to the end: a signal no longer interrupts them, SIGKILL does. */
+static void on_loop_ended(uv_async_t *a) {
+  frond__server *srv = a->data;
+  pthread_mutex_lock(&srv->end_lock);
+  if (srv->loops_ended == srv->nworkers) {
+    uv_close((uv_handle_t *)&sig_term, NULL);
+    uv_close((uv_handle_t *)&sig_int, NULL);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    uv_close((uv_handle_t *)a, NULL);
+  }
+  pthread_mutex_unlock(&srv->end_lock);
+}
+
+#ifdef FROND_TEST_HOOKS
+/* Test builds only (FROND_TESTS): with FROND_TEST_WEDGE_MS=N in the
+** environment, SIGUSR2 blocks the first worker's loop for N ms, as a bug
+** stuck in a callback would (test_notify.py). A release has no hook. */
+static void on_wedge(uv_signal_t *s, int signum) {
+  frond__server *srv = s->data;
+  const char *ms = getenv("FROND_TEST_WEDGE_MS");
+  atomic_store(&srv->workers[0].test_wedge_ms, ms ? atoi(ms) : 0);
+  frond__worker_wake(&srv->workers[0]);
+}
+#endif
 
 /* Each protocol checks its part of the configuration and says where it
 ** listens. */
@@ -177,13 +241,15 @@ static int open_listeners(frond__server *srv, frond__worker *w,
 
 static int start(frond__server *srv) {
   frond_error err = {0, ""};
+  int64_t wait_ms;
   int i, r;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
   if (configure_protocols(srv, &err) != 0 ||
       frond__config_coord_uri(&srv->cfg, srv->coord_uri, sizeof srv->coord_uri,
                               &err) != 0 ||
-      frond_layout_parse(srv->cfg.layout, &srv->layout, &err) != 0)
+      frond_layout_parse(srv->cfg.layout, &srv->layout, &err) != 0 ||
+      frond__formats_open(srv, &err) != 0)
     goto fail;
   /* The coordinator records the HTTP address for this node. */
   snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
@@ -192,9 +258,32 @@ static int start(frond__server *srv) {
   srv->nworkers = srv->cfg.threads > 0 ? (int)srv->cfg.threads
                                        : (int)(cores > 0 ? cores : 1);
   srv->start_ms = frond_clock_realtime(NULL);
+  srv->watchdog_ms = frond__watchdog_ms();
+  /* A call may wait on its loop for the clock (or the fence) up to
+  ** max_wait_ms: long enough, and the watchdog would take a slow clock
+  ** for a stuck loop. */
+  wait_ms = srv->cfg.max_wait_ms >= 0      ? srv->cfg.max_wait_ms
+            : 2 * srv->layout.unit_ms > 10 ? 2 * srv->layout.unit_ms
+                                           : 10;
+  if (srv->watchdog_ms > 0 && (uint64_t)wait_ms * 4 > srv->watchdog_ms)
+    frond_log(FROND_LOG_WARN,
+              "max_wait_ms %lld is more than a quarter of the watchdog "
+              "period (WatchdogSec=%llu ms): calls waiting for the clock may "
+              "get the service restarted; raise WatchdogSec",
+              (long long)wait_ms, (unsigned long long)srv->watchdog_ms);
 
   if (start_generator(srv, &err) != 0)
     goto fail;
+  /* From here on every JSON log line names the node and its layout. */
+  frond__log_set_field("node", NULL, (int64_t)srv->node);
+  if (strcmp(srv->layout.name, "custom") == 0) {
+    char spec[160];
+    frond_layout_format(&srv->layout, spec, sizeof spec);
+    frond__log_set_field("layout", spec, 0);
+  } else {
+    frond__log_set_field("layout", srv->layout.name, 0);
+  }
+  (void)frond__layout_warn_end(&srv->layout, frond_clock_realtime(NULL));
   /* A store that cannot be reached does not stop the start: snowflake IDs
   ** do not need it, and it is retried until it answers (not ready until
   ** then). A store URI that can never work does. */
@@ -220,7 +309,7 @@ static int start(frond__server *srv) {
     w->id = i;
     w->srv = srv;
     w->ids = malloc((size_t)srv->cfg.max_count * sizeof(int64_t));
-    if (w->ids == NULL) {
+    if (w->ids == NULL || frond__formats_worker_init(w) != 0) {
       frond__fail(&err, FROND_ENOMEM, "out of memory for max_count IDs");
       goto fail;
     }
@@ -250,6 +339,12 @@ static int start(frond__server *srv) {
 fail:
   frond_log(FROND_LOG_ERROR, "cannot start: %s: %s", frond_err_name(err.code),
             err.message);
+  {
+    char status[sizeof err.message + 64];
+    snprintf(status, sizeof status, "cannot start: %s: %s",
+             frond_err_name(err.code), err.message);
+    frond__notify_failed(status);
+  }
   return -1;
 }
 
@@ -280,6 +375,7 @@ int frond__cli_serve(int argc, char **argv) {
     return 0;
   }
   frond_log_set(NULL, NULL, srv.cfg.log_level);
+  frond_log_set_format(srv.cfg.log_format);
   signal(SIGPIPE, SIG_IGN);
   /* Large buffers (an answer of 100,000 IDs) come straight from mmap and go
   ** back to the system when freed: a connection that held one once keeps
@@ -293,6 +389,7 @@ int frond__cli_serve(int argc, char **argv) {
   pthread_mutex_init(&srv.store_lock, NULL);
   pthread_mutex_init(&srv.lookup_lock, NULL);
   pthread_mutex_init(&srv.rate_lock, NULL);
+  pthread_mutex_init(&srv.end_lock, NULL);
   srv.protos[0] = &frond__http_proto; /* first: its address is the node's */
   srv.protos[1] = &frond__resp_proto;
   srv.nprotos = 2;
@@ -304,16 +401,37 @@ int frond__cli_serve(int argc, char **argv) {
   sig_term.data = sig_int.data = &srv;
   uv_signal_start(&sig_term, on_signal, SIGTERM);
   uv_signal_start(&sig_int, on_signal, SIGINT);
+  uv_async_init(loop, &loop_ended, on_loop_ended);
+  loop_ended.data = &srv;
+  srv.loop_ended = &loop_ended;
 
   if (start(&srv) == 0) {
     started = 1;
     uv_timer_init(loop, &tick);
     tick.data = &srv;
     uv_timer_start(&tick, on_tick, 1000, 1000);
+    if (srv.watchdog_ms > 0) {
+      uv_timer_init(loop, &watchdog);
+      watchdog.data = &srv;
+      uv_timer_start(&watchdog, on_watchdog, srv.watchdog_ms / 2,
+                     srv.watchdog_ms / 2);
+    }
+#ifdef FROND_TEST_HOOKS
+    if (getenv("FROND_TEST_WEDGE_MS") != NULL) {
+      uv_signal_init(loop, &sig_wedge);
+      sig_wedge.data = &srv;
+      uv_signal_start(&sig_wedge, on_wedge, SIGUSR2);
+    }
+#endif
+    /* Listening, node ID held: the unit is started. */
+    frond__notify_ready(&srv, atomic_load(&srv.ready)
+                                  ? "ready"
+                                  : "not ready: store not reached");
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_close((uv_handle_t *)&loop_ended, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
   }
   for (i = 0; started && i < srv.nworkers; i++)
@@ -333,7 +451,9 @@ int frond__cli_serve(int argc, char **argv) {
       free(srv.workers[i].listeners[j].state);
     frond__buf_free(&srv.workers[i].scratch);
     free(srv.workers[i].ids);
+    frond__formats_worker_free(&srv.workers[i]);
   }
+  frond__formats_close(&srv);
   free(srv.workers);
   return started ? 0 : 1;
 }

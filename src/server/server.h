@@ -13,11 +13,16 @@
 ** metrics, its busy answer and its connection callbacks. Files call one
 ** another one way only; by level, each using only levels below it:
 **
-**   buf, config, http_parse, resp_parse     pure: no server state
-**   conn, json, metrics, resp_reply         loops; counters; replies
-**   ids, status, http_out                   IDs; the status page; answers
-**   http_api, resp_cmds                     endpoints, commands
-**   http_admin, resp                        admin calls; RESP's table
+**   buf, build, http_parse, resp_parse      pure: no server state
+**   conn, json, notify, config              loops; what systemd is told
+**   ids                                     IDs
+**   formats                                 ID strings of formats
+**   metrics                                 counters
+**   http_out, resp_reply, status            answers; the status page
+**   http_api, resp_formats                  endpoints; format commands
+**   http_admin, http_formats, resp_cmds     admin calls; format
+**                                           endpoints; commands
+**   resp                                    RESP's table
 **   http                                    HTTP's table
 **   serve                                   start-up, signals
 **
@@ -26,12 +31,14 @@
 #ifndef FROND_SERVER_H
 #define FROND_SERVER_H
 
+#include "core/format_fields.h"
 #include "frond.h"
 #include "server/buf.h"
 #include "server/config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <uv.h>
 
 typedef struct frond__conn frond__conn;
@@ -158,12 +165,43 @@ struct frond__worker {
   size_t nconns;
   int draining;
   uint64_t drain_deadline;
+  int closed;         /* its handles are closing (under srv->end_lock) */
   frond__buf scratch; /* answer bodies under construction */
   int64_t *ids;       /* max_count IDs */
+  frond__buf strs;    /* ID strings of a format (formats.c) */
+  frond__counter *format_counts; /* strings issued, per format */
   frond__metrics m;
+  /* The watchdog's heartbeat: bumped by a timer of this loop, read by the
+  ** main thread, which alone keeps beats_seen and stalled_ms. */
+  uv_timer_t beat;
+  _Atomic uint64_t beats;
+  uint64_t beats_seen;
+  uint64_t stalled_ms; /* when it was first seen stuck, 0: it is not */
+  /* Set only by a test build's hook (serve.c): block this loop once, this
+  ** long. The field is in every build so that the struct is one shape. */
+  atomic_int test_wedge_ms;
 };
 
 struct frond_coord;
+
+/* A format the server issues and decodes: one named by the configuration
+** (format.<name>), or a built-in behind /v1/uuid7, /v1/uuid4, /v1/ulid,
+** /v1/objectid and ID.UUID, ID.ULID, ID.OBJECTID (formats.c). */
+typedef struct frond__named_format {
+  char name[FROND__CFG_FORMAT_NAME_MAX + 1];
+  frond_format *f;
+  int kind;      /* FROND_FORMAT_* */
+  size_t stride; /* room of one string: frond_format_length + 1 */
+  size_t index;  /* its counter in every worker's format_counts */
+} frond__named_format;
+
+enum {
+  FROND__BUILTIN_UUID7,
+  FROND__BUILTIN_UUID4,
+  FROND__BUILTIN_ULID,
+  FROND__BUILTIN_OBJECTID,
+  FROND__BUILTINS
+};
 
 struct frond__server {
   frond__config cfg;
@@ -180,7 +218,16 @@ struct frond__server {
   int nworkers;
   frond__worker *workers;
   int64_t start_ms;
+  uint64_t watchdog_ms; /* systemd's WatchdogSec, 0: none */
+  /* 0: serving; 1: draining (the first SIGTERM or SIGINT); 2: a second
+  ** signal ended the drain at once. Written by the main thread only. */
   atomic_int draining;
+  /* Each worker's loop, as it ends, counts itself here and wakes the main
+  ** thread, which keeps its signals handled until the last one has; both
+  ** under end_lock, so that the handle is closed after the last wake. */
+  pthread_mutex_t end_lock;
+  int loops_ended;
+  uv_async_t *loop_ended;
   atomic_int ready;
   atomic_long nconns;
   /* The protocols, and where each listens (port 0: off). */
@@ -201,6 +248,12 @@ struct frond__server {
   unsigned lookups, lookups_in_flight;
   /* The snowflake rate (status.c), under rate_lock; segment tags' rates
   ** are the allocator's (frond_seg_sample). */
+  /* ID formats (formats.c), built at start, read-only after. */
+  frond__named_format *formats; /* format.<name>, in the configuration's
+                                   order */
+  size_t nformats;
+  frond__named_format builtin[FROND__BUILTINS];
+  /* Rates (status.c), under rate_lock. */
   pthread_mutex_t rate_lock;
   double rate_snowflake;
   uint64_t last_snowflake;
@@ -212,6 +265,10 @@ struct frond__server {
 static inline frond__buf *frond__conn_out(frond__conn *c) {
   return &c->out;
 }
+/* The client's address, "host:port" ("[v6]:port"), into buf, for a log
+** line about its request. */
+#define FROND__PEER_MAX 64
+const char *frond__conn_peer(frond__conn *c, char *buf, size_t cap);
 /* Will the server close this connection after the current answer? */
 int frond__conn_draining(const frond__conn *c);
 /*
@@ -260,6 +317,50 @@ void frond__metrics_gauge(frond__buf *b, const char *name, const char *help,
 ** metrics_tags and the metrics_top_tags fastest, by name, in *out (free
 ** with free; NULL when none). 0, or -1 when out of memory. */
 int frond__metrics_tags(frond__server *srv, frond_tag_info **out, size_t *n);
+
+/* v as the text format spells a sample value or a bucket bound: the
+** shortest decimal that reads back as v exactly (0.705, not
+** 0.70499999999999996), without an exponent between 1e-12 and 1e21
+** (0.00001, not 1e-05), and NaN, +Inf, -Inf. Returns buf. */
+#define FROND__NUM_MAX 48
+const char *frond__metrics_num(double v, char buf[FROND__NUM_MAX]);
+
+/*
+** Latency histograms, as HTTP keeps them per route and RESP per command:
+** fixed bounds (1 us to 1 s), one frond__hist per worker and key, written
+** by the worker's thread with relaxed stores (no lock, no shared line),
+** summed at scrape.
+*/
+/* The monotonic clock in ns, for a histogram's start and end: glibc's
+** clock_gettime straight to the vDSO (uv_hrtime costs twice the
+** instructions, counted with callgrind by bench/http/histograms.sh). */
+static inline uint64_t frond__clock_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define FROND__HIST_BOUNDS 17
+extern const uint64_t frond__hist_bounds_ns[FROND__HIST_BOUNDS];
+typedef struct frond__hist {
+  frond__counter n[FROND__HIST_BOUNDS + 1]; /* the last: above every bound */
+  frond__counter sum_ns;
+} frond__hist;
+static inline void frond__hist_add(frond__hist *h, uint64_t ns) {
+  int i = 0;
+  while (i < FROND__HIST_BOUNDS && ns > frond__hist_bounds_ns[i])
+    i++;
+  FROND__INC(h->n[i], 1);
+  FROND__INC(h->sum_ns, ns);
+}
+/* The # HELP and # TYPE lines of a histogram family. */
+void frond__metrics_hist_head(frond__buf *b, const char *name,
+                              const char *help);
+/* The series of family name for label="value": the histogram at offset
+** off of p's per-worker state, summed over workers. Nothing when it has
+** no observation. */
+void frond__metrics_hist(frond__buf *b, const frond__server *srv,
+                         const frond__proto *p, size_t off, const char *name,
+                         const char *label, const char *value);
 /* The whole /metrics page. */
 void frond__metrics_render(frond__server *srv, frond__buf *b);
 
@@ -278,6 +379,10 @@ int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
 /* A range lease of n IDs [*start, *start + n), as frond__ids_segment. */
 int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
                      int64_t *start, frond_error *err);
+
+/* SEGMENT_UNAVAILABLE, saying why there is no allocator (not reached yet,
+** or store = none). */
+int frond__ids_seg_missing(const frond__server *srv, frond_error *err);
 
 /* The segment allocator's options for the server (see ids.c). */
 void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o);
@@ -310,12 +415,84 @@ struct frond__ids_call {
 int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
                              const char *tag, size_t len, size_t n, int why);
 
+/* Look-ups of unknown tags are bounded (LOOKUPS_PER_SECOND a second,
+** LOOKUPS_IN_FLIGHT at a time): admit one (1, counted; release it once
+** done) or not (0). Thread-safe. */
+int frond__ids_lookup_admit(frond__server *srv);
+void frond__ids_lookup_release(frond__server *srv);
+/* On a pool thread: have the allocator look `tag` up in the store
+** (frond_seg_refresh_tag), so that it serves a tag created since its last
+** refresh. 0, or TAG_NOT_FOUND (saying why when the store could not be
+** asked). */
+int frond__ids_lookup_tag(frond__server *srv, const char *tag,
+                          frond_error *err);
+
 /* With store_lock held: open the server's own store connection unless it
 ** is open. 0, or STORE (store = none, or unreachable). */
 int frond__store_conn(frond__server *srv, frond_error *err);
 /* With store_lock held, after a call on it returned rc: a connection that
 ** failed with STORE is closed, to be opened again by the next call. */
 void frond__store_conn_check(frond__server *srv, int rc);
+
+/* ------------------------------------------------------------- formats.c */
+
+/* Build the formats (the built-ins, then format.<name> with the keys of
+** order_key_file or FROND_ORDER_KEY). Main thread, at start; a spec, a
+** key or a seq format without a store stops the start. */
+int frond__formats_open(frond__server *srv, frond_error *err);
+void frond__formats_close(frond__server *srv);
+/* A worker's counters (one per format) and string buffer. */
+int frond__formats_worker_init(frond__worker *w);
+void frond__formats_worker_free(frond__worker *w);
+/* The named format `name` (len bytes), or NULL. */
+const frond__named_format *frond__formats_find(const frond__server *srv,
+                                               const char *name, size_t len);
+/* The message of an unknown format name, in msg[cap]; returns msg. */
+const char *frond__formats_missing(const char *name, size_t len, char *msg,
+                                   size_t cap);
+/*
+** n new strings of nf into w->strs, nf->stride bytes apart, each
+** NUL-terminated, counted. Never waits on the store: a seq period's first
+** use is WOULD_BLOCK, a tag the allocator does not know TAG_NOT_FOUND;
+** both go to frond__formats_later. Other errors: those of
+** frond_format_next_n, SEGMENT_UNAVAILABLE without an allocator, NOMEM.
+*/
+int frond__formats_next(frond__worker *w, const frond__named_format *nf,
+                        size_t n, frond_error *err);
+
+/* A format request finished on the thread pool. A protocol embeds it in
+** its own record of the request (first member) and sets done. */
+typedef struct frond__format_call frond__format_call;
+struct frond__format_call {
+  uv_work_t work;
+  frond__worker *w;
+  frond__conn *c; /* held until done has called frond__conn_resume */
+  const frond__named_format *nf;
+  size_t n;
+  char *out;    /* n strings, nf->stride apart, when rc is 0; done frees */
+  int admitted; /* holds a tag look-up of the budget */
+  int rc;
+  frond_error err;
+  /* On the loop: answer (unless frond__conn_gone), resume c, free. */
+  void (*done)(frond__format_call *call);
+};
+/* After frond__formats_next failed with rc: when rc is WOULD_BLOCK, or
+** TAG_NOT_FOUND for a format with a tag (within the look-up budget),
+** issue on the thread pool and return 1 (c is held, done will run);
+** otherwise return 0: answer rc now. */
+int frond__formats_later(frond__format_call *call, frond__conn *c,
+                         const frond__named_format *nf, size_t n, int rc);
+
+/* Decode s (len bytes) into fields: as nf's strings, or with nf NULL by
+** shape, and when no shape fits as a number of one of the server's order
+** or seq formats (several that read it: ID_INVALID, name one). Snowflake
+** IDs are split by the server's layout. Errors: ID_INVALID, KEY_INVALID,
+** those of frond_decode. */
+int frond__formats_decode(frond__server *srv, const frond__named_format *nf,
+                          const char *s, size_t len, frond__field *out,
+                          size_t *n, frond_error *err);
+/* The frond_format_strings_total family. */
+void frond__formats_metrics(frond__server *srv, frond__buf *b);
 
 /* -------------------------------------------------------------- status.c */
 
@@ -325,6 +502,23 @@ void frond__status_render(frond__server *srv, frond__buf *b, const char *target,
                           size_t len);
 /* Called once a second (dt seconds since the last call): rates. */
 void frond__rates_sample(frond__server *srv, double dt);
+
+/* -------------------------------------------------------------- notify.c */
+
+/* systemd's notify protocol (sd_notify(3)): no-ops unless the unit is
+** Type=notify. A failure to send is logged, never fatal. Main thread only.
+** status is the state after "node N, layout L: " ("ready", "not ready:
+** store not reached", "draining"). */
+void frond__notify_ready(frond__server *srv, const char *status);
+void frond__notify_status(frond__server *srv, const char *status);
+void frond__notify_stopping(frond__server *srv, const char *status);
+/* STATUS=status alone, before the node is known (a failed start). */
+void frond__notify_failed(const char *status);
+/* The watchdog period systemd expects (WatchdogSec=) in ms; 0: none. */
+uint64_t frond__watchdog_ms(void);
+/* Every srv->watchdog_ms / 2: WATCHDOG=1 if every worker's loop has beaten
+** since the last call; else log the loop that has not (once per stall). */
+void frond__watchdog_check(frond__server *srv, uint64_t now_ms);
 
 /* ------------------------------------------------------ the protocols */
 

@@ -1,9 +1,10 @@
 /*
-** db.c -- the engine-neutral half of the SQL layer: the URI grammar,
-** templates rendered per dialect, the statement cache, transactions and
-** their failure rules, and RETURNING or its emulation. The engines
-** (db_sqlite.c, db_pg.c) only talk to their library; the rows and
-** failures they hand up are db_common.c's.
+** db.c -- the engine-neutral half of the SQL layer: templates rendered
+** per dialect, the statement cache, transactions and their failure rules,
+** and RETURNING or its emulation, and the URI grammar (a MySQL URI is
+** taken apart by db_uri.c). The engines (db_sqlite.c, db_pg.c,
+** db_mysql.c) only talk to their library; the rows and failures they hand
+** up are db_common.c's.
 */
 #include "store/db.h"
 
@@ -21,6 +22,7 @@ typedef struct frond_db_cached {
   char types[FROND_DB_MAX_ARGS + 1];
   void *stmt;
   int nparam, nslots;
+  int absent; /* has {if_absent:K} on a FROND_DB_ABSENT_BY_ERROR engine */
   unsigned char slots[FROND_DB_MAX_SLOTS];
   uint64_t used;
 } frond_db_cached;
@@ -43,9 +45,18 @@ static const struct {
     {"postgresql://", NULL, "PostgreSQL support (FROND_WITH_PG=OFF)"},
     {"postgres://", NULL, "PostgreSQL support (FROND_WITH_PG=OFF)"},
 #endif
+#ifdef FROND_WITH_MYSQL
+    {"mysql://", &frond__db_mysql, NULL},
+    {"mariadb://", &frond__db_mysql, NULL},
+#else
+    {"mysql://", NULL, "MySQL/MariaDB support (FROND_WITH_MYSQL=OFF)"},
+    {"mariadb://", NULL, "MySQL/MariaDB support (FROND_WITH_MYSQL=OFF)"},
+#endif
 };
 
-#define EXPECTED "sqlite:///abs/path.db, sqlite:relative.db or postgresql://..."
+#define EXPECTED                                                               \
+  "sqlite:///abs/path.db, sqlite:relative.db, postgresql://... or "            \
+  "mysql://..."
 
 /* uri for a message, at most len - 1 bytes, its password as "***". */
 static void redact(const char *uri, char *out, size_t len) {
@@ -78,6 +89,18 @@ int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {
                        "unsupported database URI \"%s\" (expected %s)", shown,
                        EXPECTED);
   }
+  if (uri[0] == 'm') { /* mysql://, mariadb:// */
+    frond_db_mysql_uri m;
+    size_t n = (size_t)(p - uri) + 8;
+    char *buf = malloc(n);
+    int rc;
+    if (buf == NULL)
+      return frond__fail(err, FROND_ENOMEM, NULL);
+    rc = frond__db_mysql_parse(uri, &m, buf, n, err);
+    free(buf);
+    if (rc != 0)
+      return rc;
+  }
   if (schemes[i].m == NULL) {
     redact(uri, shown, sizeof(shown));
     return frond__fail(err, FROND_ESTORE_URI,
@@ -85,7 +108,7 @@ int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {
                        schemes[i].missing);
   }
   out->engine = schemes[i].m;
-  if (out->engine != &frond__db_sqlite) {
+  if (uri[0] != 's') {
     out->target = uri;
     out->target_len = (size_t)(p - uri);
     return 0;
@@ -118,6 +141,7 @@ int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {
 typedef struct sink {
   char *out;
   size_t len, n; /* n may pass len: the size needed */
+  int absent;    /* {if_absent:K} was rendered */
 } sink;
 
 static void put(sink *s, const char *p, size_t n) {
@@ -142,11 +166,8 @@ static int token(const frond_db_methods *m, sink *s, const char *t, size_t n,
   static const struct {
     const char *name;
     int arg; /* takes an argument */
-  } tokens[] = {{"now_ms", 0},
-                {"if_absent", 1},
-                {"binary", 1},
-                {"ts_text", 1},
-                {"id", 1}};
+  } tokens[] = {{"now_ms", 0},  {"if_absent", 1}, {"binary", 1},
+                {"ts_text", 1}, {"id", 1},        {"for_update", 0}};
   const char *colon = memchr(t, ':', n), *arg = colon ? colon + 1 : t + n;
   size_t name_len = (size_t)(arg - t) - (colon != NULL),
          alen = n - (size_t)(arg - t);
@@ -171,12 +192,16 @@ static int token(const frond_db_methods *m, sink *s, const char *t, size_t n,
     break;
   case 1:
     put_expanded(s, m->zIfAbsent, arg, alen);
+    s->absent = 1;
     break;
   case 2:
     put_expanded(s, m->zBinary, arg, alen);
     break;
   case 3:
     put_expanded(s, m->zTsText, arg, alen);
+    break;
+  case 5:
+    put(s, m->zForUpdate, strlen(m->zForUpdate));
     break;
   default:
     put(s, &m->cQuote, 1);
@@ -251,7 +276,7 @@ static int render(const frond_db_methods *m, const char *sql, sink *s,
 int frond__db_render(const frond_db_methods *m, const char *sql, char *out,
                      size_t len, int *nparam, unsigned char *slots, int *nslots,
                      frond_error *err) {
-  sink s = {out, len, 0};
+  sink s = {out, len, 0, 0};
   int rc = render(m, sql, &s, nparam, slots, nslots, err);
   if (rc == 0 && s.n > len)
     return frond__fail(err, FROND_EINVAL,
@@ -288,6 +313,11 @@ int frond__db_open(const char *uri, const frond_db_options *o, frond_db **out,
     db->o.connect_timeout_ms = INT32_MAX;
   if (db->o.application_name == NULL)
     db->o.application_name = "frond";
+  if (db->o.answer_timeout_ms <= 0)
+    db->o.answer_timeout_ms =
+        db->o.statement_timeout_ms +
+        (db->o.connect_timeout_ms > 0 ? db->o.connect_timeout_ms : 5000);
+  db->answer_ms = db->o.answer_timeout_ms;
   db->flags = u.engine->flags;
   if ((rc = db->m->xOpen(db, &u, err)) != 0) {
     free(db);
@@ -322,6 +352,14 @@ int frond__db_error_class(const frond_db *db) {
   return db->err_class;
 }
 
+void frond__db_set_answer_timeout(frond_db *db, int64_t ms) {
+  db->answer_ms = ms > 0 ? ms : db->o.answer_timeout_ms;
+}
+
+void frond__db_set_deadline(frond_db *db, int64_t mono_ns) {
+  db->deadline_ns = mono_ns;
+}
+
 void frond__db_test_clear_flags(frond_db *db, unsigned flags) {
   db->flags &= ~flags;
 }
@@ -334,7 +372,7 @@ static int prepared(frond_db *db, const char *sql, const frond_db_arg *args,
   char types[FROND_DB_MAX_ARGS + 1], bind[FROND_DB_MAX_SLOTS + 1];
   char stackbuf[4096], *text = stackbuf;
   frond_db_cached c, *e;
-  sink s = {stackbuf, sizeof(stackbuf), 0};
+  sink s = {stackbuf, sizeof(stackbuf), 0, 0};
   int i, nbind, rc;
   for (i = 0; i < nargs; i++)
     types[i] = args[i].type;
@@ -353,9 +391,10 @@ static int prepared(frond_db *db, const char *sql, const frond_db_arg *args,
   if (s.n > sizeof(stackbuf)) {
     if ((text = malloc(s.n)) == NULL)
       return frond__fail(err, FROND_ENOMEM, NULL);
-    s = (sink){text, s.n, 0};
+    s = (sink){text, s.n, 0, 0};
     render(db->m, sql, &s, &c.nparam, c.slots, &c.nslots, err);
   }
+  c.absent = s.absent && (db->flags & FROND_DB_ABSENT_BY_ERROR);
   if (c.nparam > nargs) {
     rc = frond__fail(err, FROND_EINVAL,
                      "SQL template uses $%d; %d arguments given", c.nparam,
@@ -426,6 +465,13 @@ int frond__db_exec(frond_db *db, const char *sql, const frond_db_arg *args,
       bind = ordered;
     }
     rc = db->m->xRun(db, c->stmt, bind, res, err);
+    if (rc != 0 && c->absent && db->err_class == FROND_DB_UNIQUE) {
+      /* The row exists: nothing inserted, which is the statement's
+      ** meaning (the engine rolled back this statement only). */
+      frond__db_result_start(res, 0);
+      db->err_class = FROND_DB_OK;
+      rc = 0;
+    }
   }
   if (rc != 0) {
     /* A template the engine could not prepare is the caller's error
@@ -526,12 +572,20 @@ int frond__db_ensure_table(frond_db *db, const char *name, const char *ddl,
                            frond_error *err) {
   frond_db_result r = {0};
   frond_db_arg a = frond__db_text(name);
+  const char *why;
   int rc = frond__db_exec(db, db->m->zTableExists, &a, 1, &r, err);
   if (rc == 0 && r.nrows == 0 &&
       (rc = frond__db_exec(db, ddl, NULL, 0, NULL, err)) != 0 &&
       frond__db_exec(db, db->m->zTableExists, &a, 1, &r, NULL) == 0 &&
       r.nrows > 0)
     rc = 0; /* a concurrent creator won the race: its table will do */
+  if (rc == 0 && db->m->zTableCheck != NULL &&
+      (rc = frond__db_exec(db, db->m->zTableCheck, &a, 1, &r, err)) == 0 &&
+      (why = frond__db_get_text(&r, 0, 0)) != NULL) {
+    char what[160];
+    snprintf(what, sizeof(what), "table %.100s", name);
+    rc = frond__db_fail(db, FROND_DB_ERROR, err, what, why);
+  }
   frond__db_result_free(&r);
   return rc;
 }

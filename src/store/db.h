@@ -1,6 +1,6 @@
 /*
 ** db.h -- one SQL layer under every user of a database: the segment store
-** (store_sql.c) and, next, the lease coordinator.
+** (store_sql.c) and the lease coordinator (coord_lease.c).
 **
 ** This file contains the layer's API and the interface an engine
 ** implements. A user opens a URI, runs statements written once with
@@ -19,22 +19,38 @@
 **   postgresql://...  postgres://...   any libpq URI; its query (sslmode,
 **                           connect_timeout, application_name, ...) goes to
 **                           libpq and overrides the layer's defaults
+**   mysql://[user[:password]@][host][:port]/database[?options]
+**   mariadb://...           the same (libmariadb): host a name, an IPv4
+**                           address or [IPv6], port 3306 by default; user,
+**                           password and database percent-decoded; options
+**                           socket=/path (a unix socket instead of TCP),
+**                           ssl-mode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|
+**                           VERIFY_IDENTITY, ssl-ca=, ssl-cert=, ssl-key=,
+**                           connect_timeout=seconds ('_' and '-' alike);
+**                           see frond__db_mysql_parse
 ** Refused with STORE_URI: other schemes, a host in a sqlite URI
 ** (sqlite://host/x.db), an empty path, '?' or '#' in a sqlite URI (SQLite
 ** takes no options here, and SQLite's own "file:" URIs are not
 ** interpreted), control characters; a PostgreSQL URI that libpq cannot
-** parse, with libpq's words.
+** parse, with libpq's words; a MySQL URI without a database, with an
+** unknown option, a bad port or a bad %-escape; a MySQL URI when the
+** build has no MySQL support (FROND_WITH_MYSQL=OFF).
 **
 ** Statements. A template is one SQL statement with parameters $1..$n
 ** (each may appear several times, each of $1..$n at least once; $n inside
 ** '...' or "..." is text) and dialect tokens in braces:
 **   {now_ms}        the database's clock, unix milliseconds, a bigint
-**   {if_absent:K}   ends an INSERT: insert nothing when a row with the
-**                   key column K exists (ON CONFLICT (K) DO NOTHING; on
-**                   SQLite an INSERT ... SELECT needs a WHERE before it)
+**   {if_absent:K}   ends a one-row INSERT: insert nothing when a row with
+**                   the primary key K exists (ON CONFLICT (K) DO NOTHING;
+**                   on SQLite an INSERT ... SELECT needs a WHERE before
+**                   it; on MySQL the duplicate key error is the answer,
+**                   see FROND_DB_ABSENT_BY_ERROR)
 **   {binary:E}      E compared and ordered bytewise (E COLLATE "C")
 **   {ts_text:E}     timestamp E as 'YYYY-MM-DD HH:MM:SS'
 **   {id:N}          identifier N quoted for the dialect
+**   {for_update}    ends a SELECT inside a transaction: lock the rows it
+**                   reads (FOR UPDATE; nothing on SQLite, whose write
+**                   transaction holds the whole database)
 ** Token arguments are names (letters, digits, '_', '.'). Refused: '?',
 ** ';' (one statement), a stray '}', unknown tokens. No comments or
 ** dollar quoting. LIMIT n is written plainly: every engine here spells it
@@ -64,47 +80,44 @@
 **     after connecting so that no URI option can drop them. Transactions
 **     READ COMMITTED: an UPDATE locks the row and re-reads the newest
 **     version, which is what makes max_id = max_id + step atomic.
+**   MySQL/MariaDB (db_mysql.c): libmariadb with auto-reconnect off,
+**     CLIENT_FOUND_ROWS (an UPDATE counts the rows it matched, as the
+**     other engines do, not only those whose value changed), utf8mb4;
+**     per session READ COMMITTED (see db_mysql.c for why), sql_mode
+**     ANSI_QUOTES, PIPES_AS_CONCAT, NO_BACKSLASH_ESCAPES (the templates'
+**     SQL means the same everywhere) and STRICT_ALL_TABLES (out-of-range
+**     values fail, never clip), time_zone UTC, innodb_lock_wait_timeout
+**     and max_statement_time (MariaDB) or max_execution_time (MySQL) from
+**     statement_timeout_ms. Every wait on the wire, the connect
+**     included, is bounded by the client (the non-blocking API).
 **
-** Reconnection (PostgreSQL). Before a statement is sent outside a
+** Answers on the wire. Every statement's answer is awaited at most
+** answer_timeout_ms (PostgreSQL, MySQL); then the connection is closed
+** and the statement's outcome is unknown (FROND_DB_LOST), exactly as if
+** the network had cut it. The default lets the server's statement
+** timeout speak first; a caller that must not hang longer (the lease
+** coordinator's fence writes) sets its own with
+** frond__db_set_answer_timeout.
+**
+** Reconnection (PostgreSQL, MySQL). Before a statement is sent outside a
 ** transaction, a connection the server has closed (restart,
-** pg_terminate_backend: it says so while we are idle) is replaced, once.
-** Once a statement has been sent, a lost connection is an error
-** (FROND_DB_LOST): the statement may or may not have taken effect, and
-** the layer never sends it again; in particular a COMMIT (or a lone
-** write) whose answer is lost is reported, never retried. Inside a
-** transaction nothing reconnects: the caller rolls back and starts over.
+** pg_terminate_backend, KILL, wait_timeout: the server says so while we
+** are idle) is replaced, once. Once a statement has been sent, a lost
+** connection is an error (FROND_DB_LOST): the statement may or may not
+** have taken effect, and the layer never sends it again; in particular a
+** COMMIT (or a lone write) whose answer is lost is reported, never
+** retried. Inside a transaction nothing reconnects: the caller rolls back
+** and starts over.
 **
-** Adding an engine (MySQL/MariaDB with libmariadb comes next). It needs:
-**   1. db_mysql.c with a frond_db_methods: szDb; xOpen (mysql_init, the
-**      options MYSQL_OPT_CONNECT_TIMEOUT, MYSQL_OPT_READ_TIMEOUT and
-**      MYSQL_OPT_WRITE_TIMEOUT from the frond_db_options, auto-reconnect
-**      OFF, connect with CLIENT_FOUND_ROWS so that "changes" counts the
-**      rows matched as SQLite and PostgreSQL do, charset utf8mb4, then SET
-**      SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, sql_mode
-**      with ANSI_QUOTES (so "x" is an identifier as elsewhere) and
-**      STRICT_ALL_TABLES (out-of-range values fail, never clip), and
-**      innodb_lock_wait_timeout and max_execution_time for the statement
-**      timeout); xClose; xPrepare/xRun/xFinalize over
-**      mysql_stmt_* (rows copied with frond__db_result_put, changes from
-**      mysql_stmt_affected_rows); xBegin "START TRANSACTION", xCommit,
-**      xRollback; errors classed FROND_DB_UNIQUE for ER_DUP_ENTRY (1062)
-**      and FROND_DB_LOST for CR_SERVER_GONE_ERROR / CR_SERVER_LOST; the
-**      same probe-then-reconnect rule (poll the idle socket).
-**   2. its dialect in the same struct: cParam 0 (positional '?'; the
-**      layer passes the arguments in occurrence order), cQuote '`', no
-**      FROND_DB_RETURNING (MariaDB has no UPDATE ... RETURNING: the layer
-**      emulates it with the write then the read-back in one transaction),
-**      zNowMs "CAST(UNIX_TIMESTAMP(SYSDATE(3)) * 1000 AS SIGNED)",
-**      zIfAbsent "ON DUPLICATE KEY UPDATE {x} = {x}", zBinary
-**      "CAST({x} AS BINARY)", zTsText "DATE_FORMAT({x}, '%Y-%m-%d
-**      %H:%i:%s')", zTableExists over information_schema.tables with
-**      table_schema = DATABASE().
-**   3. its schemes in db.c's scheme table ("mysql://", "mariadb://"), the
-**      library in CMakeLists.txt and scripts/deps.sh, a scripts/mariadb.sh
-**      like scripts/pg.sh, and the integration tests run on it.
-**   Templates stay as they are, with one rule for MySQL: an UPDATE may
-**   not read its own table in a subquery except through a derived table
-**   (SELECT ... FROM (SELECT ...) t), which the other engines accept too.
+** Adding an engine: a db_<name>.c with a frond_db_methods (the connection
+** functions and the dialect, as db_mysql.c), its schemes in db.c's scheme
+** table, its library in CMakeLists.txt (an option FROND_WITH_<NAME>) and
+** scripts/deps.sh, a scripts/<name>.sh to start a throwaway server, and
+** the integration tests run on it. Templates stay as they are, with one
+** rule for MySQL: an UPDATE may not read its own table in a subquery
+** except through a derived table (SELECT ... FROM (SELECT ... LIMIT n)
+** t; the LIMIT keeps the optimizer from merging it back), which the other
+** engines accept too.
 */
 #ifndef FROND_DB_H
 #define FROND_DB_H
@@ -183,6 +196,10 @@ typedef struct frond_db_options {
   int64_t statement_timeout_ms;
   const char *application_name; /* NULL: "frond"; the URI may override */
   int allow_memory;             /* accept sqlite::memory: */
+  /* How long an answer may take on the wire (PostgreSQL, MySQL) before
+  ** the connection is given up (FROND_DB_LOST). 0: statement_timeout_ms
+  ** plus connect_timeout_ms, so that the server's timeout speaks first. */
+  int64_t answer_timeout_ms;
 } frond_db_options;
 
 /* Error classes, for a caller that must tell them apart. */
@@ -215,7 +232,18 @@ int frond__db_uri_password(const char *uri, size_t *from, size_t *to);
 int frond__db_open(const char *uri, const frond_db_options *o, frond_db **out,
                    frond_error *err);
 void frond__db_close(frond_db *db);
-/* "sqlite", "postgresql": the engine, for messages and for a user that
+/* The answer timeout (see frond_db_options) from now on; 0: back to the
+** one the connection was opened with. */
+void frond__db_set_answer_timeout(frond_db *db, int64_t ms);
+/* A cap on every answer's deadline from now on: no statement, begin or
+** commit waits past mono_ns (frond__mono_ns's clock); 0 lifts it. For a
+** caller bounding several statements together (an emulated RETURNING is
+** four round trips). */
+void frond__db_set_deadline(frond_db *db, int64_t mono_ns);
+/* The deadline (frond__mono_ns) for an answer to a statement sent now:
+** now plus the answer timeout, or the cap when that comes first. */
+int64_t frond__db_deadline(const frond_db *db);
+/* "sqlite", "postgresql", "mysql": the engine, for messages and for a user that
 ** must still branch. */
 const char *frond__db_engine(const frond_db *db);
 /* The class (FROND_DB_*) of the last failure on db, FROND_DB_OK after a
@@ -254,7 +282,8 @@ void frond__db_rollback(frond_db *db);
 
 /* Create table `name` with `ddl` unless it exists; a table made by
 ** someone else's DDL (Leaf's) is accepted as is, and so is one created by
-** a concurrent caller meanwhile. */
+** a concurrent caller meanwhile. STORE for a table the engine cannot run
+** the layer's transactions on (a MyISAM table on MySQL). */
 int frond__db_ensure_table(frond_db *db, const char *name, const char *ddl,
                            frond_error *err);
 
@@ -265,6 +294,13 @@ int frond__db_ensure_table(frond_db *db, const char *name, const char *ddl,
 
 /* Dialect flags. */
 #define FROND_DB_RETURNING 1 /* INSERT/UPDATE/DELETE ... RETURNING */
+/* {if_absent:K} renders to nothing, and the statement's duplicate key
+** error (FROND_DB_UNIQUE) is its answer "nothing inserted": success with
+** no change, the transaction still usable (MySQL rolls back the statement
+** only). For MySQL, where ON DUPLICATE KEY UPDATE K = K would count the
+** existing row as changed under CLIENT_FOUND_ROWS, and INSERT IGNORE
+** would turn every other error into a warning too. */
+#define FROND_DB_ABSENT_BY_ERROR 2
 
 struct frond_db_methods {
   int iVersion;      /* 1 */
@@ -296,21 +332,54 @@ struct frond_db_methods {
   const char *zBinary;      /* {binary:x} */
   const char *zTsText;      /* {ts_text:x} */
   const char *zTableExists; /* a SELECT giving a row when table $1 exists */
+  const char *zForUpdate;   /* {for_update} */
+  /* NULL, or a SELECT giving one row for table $1 whose first cell is
+  ** NULL when the layer can rely on the table, else why not (MySQL: a
+  ** table in a storage engine without transactions). */
+  const char *zTableCheck;
 };
 
 extern const frond_db_methods frond__db_sqlite;
 extern const frond_db_methods frond__db_pg;
+#ifdef FROND_WITH_MYSQL
+extern const frond_db_methods frond__db_mysql;
+#endif
+
+/* A MySQL URI taken apart (see the grammar above). The strings point
+** into the caller's buffer; NULL when absent. */
+typedef struct frond_db_mysql_uri {
+  const char *user, *password, *host, *database, *socket;
+  unsigned port; /* 3306 when absent */
+  int ssl_mode;  /* FROND_DB_SSL_*; PREFERRED when absent */
+  const char *ssl_ca, *ssl_cert, *ssl_key;
+  int64_t connect_timeout_ms; /* 0 when absent */
+} frond_db_mysql_uri;
+
+#define FROND_DB_SSL_DISABLED 0
+#define FROND_DB_SSL_PREFERRED 1
+#define FROND_DB_SSL_REQUIRED 2
+#define FROND_DB_SSL_VERIFY_CA 3
+#define FROND_DB_SSL_VERIFY_IDENTITY 4
+
+/* Parse a mysql:// or mariadb:// URI (NUL-terminated) into out, the
+** decoded strings into buf (len >= strlen(uri) + 8 always suffices). A
+** pure function, fuzzed; it needs no MySQL library. 0 or STORE_URI with
+** a message that never shows the password. */
+int frond__db_mysql_parse(const char *uri, frond_db_mysql_uri *out, char *buf,
+                          size_t len, frond_error *err);
 
 /* Every engine's connection struct starts with this. */
 struct frond_db {
   const frond_db_methods *m;
   frond_db_options o;
-  unsigned flags; /* the dialect's, an engine may clear some at open */
-  int in_tx;      /* between begin and commit/rollback */
-  int tx_failed;  /* a statement in the transaction failed */
-  int err_class;  /* FROND_DB_* of the last failure */
-  int closing;    /* in frond__db_close: engines may skip clean-up that
-                  ** closing the connection does anyway */
+  unsigned flags;      /* the dialect's, an engine may clear some at open */
+  int in_tx;           /* between begin and commit/rollback */
+  int tx_failed;       /* a statement in the transaction failed */
+  int err_class;       /* FROND_DB_* of the last failure */
+  int closing;         /* in frond__db_close: engines may skip clean-up that
+                       ** closing the connection does anyway */
+  int64_t answer_ms;   /* the answer timeout in force (never 0) */
+  int64_t deadline_ns; /* frond__db_set_deadline's cap, 0: none */
   struct frond_db_cached *cache; /* prepared statements, db.c's */
   int ncache;
   uint64_t tick;

@@ -1,9 +1,10 @@
 /*
 ** db_common.c -- what db.c and every engine share, below both: the rows
 ** of a statement, copied out of the engine, a failure in the engine's own
-** words, and where a URI's password is.
+** words, the deadline of an answer, and where a URI's password is.
 **
-** The engines (db_sqlite.c, db_pg.c) call these; db.c calls the engines
+** The engines (db_sqlite.c, db_pg.c, db_mysql.c) call these; db.c calls the
+*engines
 ** through their method tables. Keeping them here, and not in db.c, is
 ** what lets the calls run one way: db.c -> engine -> db_common.c.
 */
@@ -29,6 +30,13 @@ int frond__db_uri_password(const char *uri, size_t *from, size_t *to) {
   *from = (size_t)(colon + 1 - uri);
   *to = (size_t)(at - 1 - uri);
   return 1;
+}
+
+/* ---- deadlines ---- */
+
+int64_t frond__db_deadline(const frond_db *db) {
+  int64_t d = frond__mono_ns() + db->answer_ms * 1000000;
+  return db->deadline_ns > 0 && db->deadline_ns < d ? db->deadline_ns : d;
 }
 
 /* ---- results ---- */

@@ -12,9 +12,16 @@
 ** "terminating connection", or the end of the stream). Once a statement
 ** has been sent, a broken connection is an error and nothing is sent
 ** again: a lone write or a COMMIT whose answer is lost is FROND_DB_LOST.
+**
+** Everything after the connect is sent with libpq's asynchronous calls
+** and awaited with poll() up to the answer deadline (db.h); past it the
+** connection is closed, as if the network had cut it, so that a silent
+** server (a partition, a standby that never acknowledges) costs a bounded
+** wait.
 */
 #include "store/db.h"
 
+#include <errno.h>
 #include <libpq-fe.h>
 #include <poll.h>
 #include <stdio.h>
@@ -30,6 +37,7 @@ typedef struct pg_db {
   unsigned gen;    /* connections made so far; statements carry theirs */
   unsigned nnames; /* prepared statement names used */
   int fatal;       /* the server sent a FATAL while we were idle */
+  int cut;         /* the last answer did not come before its deadline */
   char *uri;
   char connect_s[24], app[64], session[160];
 } pg_db;
@@ -55,6 +63,68 @@ static void drop(pg_db *p) {
     PQfinish(p->conn);
   p->conn = NULL;
   p->fatal = 0;
+  p->cut = 0;
+}
+
+/* Wait for the socket until the deadline: 0, or -1 when it passed. */
+static int wait_sock(pg_db *p, short events, int64_t deadline) {
+  struct pollfd pf;
+  for (;;) {
+    int64_t left = (deadline - frond__mono_ns()) / 1000000;
+    int n;
+    if (left <= 0)
+      return -1;
+    pf.fd = PQsocket(p->conn);
+    pf.events = events;
+    pf.revents = 0;
+    n = poll(&pf, 1, left > 1000 ? 1000 : (int)left);
+    if (n > 0)
+      return 0;
+    if (n < 0 && errno != EINTR)
+      return -1;
+  }
+}
+
+/* The answer to what was just sent, awaited until the deadline: the last
+** result, or NULL when the send failed, the connection broke (PQstatus
+** says so) or the deadline passed (p->cut). */
+static PGresult *answer(pg_db *p, int sent, int64_t deadline) {
+  PGresult *res, *last = NULL;
+  int f;
+  if (!sent)
+    return NULL;
+  while ((f = PQflush(p->conn)) == 1)
+    if (wait_sock(p, POLLIN | POLLOUT, deadline) != 0)
+      goto late;
+    else if (!PQconsumeInput(p->conn))
+      return NULL;
+  if (f < 0)
+    return NULL;
+  for (;;) {
+    while (PQisBusy(p->conn)) {
+      if (wait_sock(p, POLLIN, deadline) != 0)
+        goto late;
+      if (!PQconsumeInput(p->conn)) {
+        PQclear(last); /* broken: PQerrorMessage says how */
+        return NULL;
+      }
+    }
+    if ((res = PQgetResult(p->conn)) == NULL)
+      return last;
+    PQclear(last);
+    last = res;
+    if (PQstatus(p->conn) != CONNECTION_OK)
+      return last;
+  }
+late:
+  PQclear(last);
+  p->cut = 1;
+  return NULL;
+}
+
+/* One statement by text, awaited until the deadline. */
+static PGresult *text_query(pg_db *p, const char *sql, int64_t deadline) {
+  return answer(p, PQsendQuery(p->conn, sql), deadline);
 }
 
 /* The engine's words for a failed result: the primary message and the
@@ -65,7 +135,11 @@ static int pg_fail(pg_db *p, const PGresult *res, int cls, frond_error *err,
   const char *msg =
       res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
   const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-  if (msg != NULL)
+  if (p->cut)
+    snprintf(words, sizeof(words),
+             "%sno answer within %lld ms; the connection was closed", why,
+             (long long)p->base.answer_ms);
+  else if (msg != NULL)
     snprintf(words, sizeof(words), "%s%s (SQLSTATE %s)", why, msg,
              state ? state : "?");
   else
@@ -98,9 +172,10 @@ static int pg_connect(pg_db *p, frond_error *err) {
     return rc;
   }
   PQsetNoticeReceiver(p->conn, notice, p);
+  PQsetnonblocking(p->conn, 1);
   /* After connecting, so that no option in the URI can drop them. */
-  res = PQexec(p->conn, p->session);
-  if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+  res = text_query(p, p->session, frond__db_deadline(&p->base));
+  if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
     rc = pg_fail(p, res, FROND_DB_ERROR, err, "connect", "");
     drop(p);
   }
@@ -230,7 +305,9 @@ static void pg_finalize(frond_db *db, void *stmt) {
   if (p->conn != NULL && s->gen == p->gen && !db->in_tx && !db->closing) {
     char sql[48];
     snprintf(sql, sizeof(sql), "DEALLOCATE %s", s->name);
-    PQclear(PQexec(p->conn, sql));
+    PQclear(text_query(p, sql, frond__db_deadline(db)));
+    if (p->cut || PQstatus(p->conn) != CONNECTION_OK)
+      drop(p);
   }
   free(s->sql);
   free(s);
@@ -242,11 +319,13 @@ static void pg_finalize(frond_db *db, void *stmt) {
 static int pg_make(pg_db *p, pg_stmt *s, frond_error *err) {
   int tries, rc;
   for (tries = 0; s->gen != p->gen; tries++) {
-    PGresult *res = PQprepare(p->conn, s->name, s->sql, s->nparam, s->types);
-    if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+    PGresult *res =
+        answer(p, PQsendPrepare(p->conn, s->name, s->sql, s->nparam, s->types),
+               frond__db_deadline(&p->base));
+    int broken = p->cut || PQstatus(p->conn) != CONNECTION_OK;
+    if (res != NULL && PQresultStatus(res) == PGRES_COMMAND_OK) {
       s->gen = p->gen;
-    } else if (PQstatus(p->conn) != CONNECTION_OK && !p->base.in_tx &&
-               tries == 0) {
+    } else if (broken && !p->base.in_tx && tries == 0) {
       drop(p);
       if ((rc = pg_connect(p, err)) != 0) {
         PQclear(res);
@@ -254,7 +333,7 @@ static int pg_make(pg_db *p, pg_stmt *s, frond_error *err) {
       }
     } else {
       rc = pg_fail(p, res, FROND_DB_ERROR, err, s->what, "");
-      if (PQstatus(p->conn) != CONNECTION_OK)
+      if (broken)
         drop(p);
       PQclear(res);
       return rc;
@@ -300,14 +379,16 @@ static int pg_run(frond_db *db, void *stmt, const frond_db_arg *args,
   }
   if ((rc = ready(p, err)) != 0 || (rc = pg_make(p, s, err)) != 0)
     return rc;
-  res = PQexecPrepared(p->conn, s->name, s->nparam, vals, NULL, NULL, 0);
-  st = PQresultStatus(res);
+  res = answer(
+      p, PQsendQueryPrepared(p->conn, s->name, s->nparam, vals, NULL, NULL, 0),
+      frond__db_deadline(db));
+  st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
   if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
     rc = copy_rows(res, out);
     PQclear(res);
     return rc == 0 ? 0 : frond__fail(err, FROND_ENOMEM, NULL);
   }
-  if (PQstatus(p->conn) != CONNECTION_OK) {
+  if (p->cut || PQstatus(p->conn) != CONNECTION_OK) {
     /* Sent, then the connection broke: never sent again. */
     rc = db->in_tx ? pg_fail(p, res, FROND_DB_ERROR, err, s->what,
                              "the connection was lost; the transaction did not "
@@ -333,10 +414,11 @@ static int pg_begin(frond_db *db, frond_error *err) {
   int rc;
   if ((rc = ready(p, err)) != 0)
     return rc;
-  res = PQexec(p->conn, "BEGIN ISOLATION LEVEL READ COMMITTED");
-  if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+  res = text_query(p, "BEGIN ISOLATION LEVEL READ COMMITTED",
+                   frond__db_deadline(db));
+  if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
     rc = pg_fail(p, res, FROND_DB_ERROR, err, "begin", "");
-    if (PQstatus(p->conn) != CONNECTION_OK)
+    if (p->cut || PQstatus(p->conn) != CONNECTION_OK)
       drop(p);
   }
   PQclear(res);
@@ -353,15 +435,15 @@ static int pg_commit(frond_db *db, frond_error *err) {
     drop(p);
     return rc;
   }
-  res = PQexec(p->conn, "COMMIT");
-  if (PQresultStatus(res) == PGRES_COMMAND_OK &&
+  res = text_query(p, "COMMIT", frond__db_deadline(db));
+  if (res != NULL && PQresultStatus(res) == PGRES_COMMAND_OK &&
       strcmp(PQcmdStatus(res), "COMMIT") == 0) {
     rc = 0;
-  } else if (PQresultStatus(res) == PGRES_COMMAND_OK) {
+  } else if (res != NULL && PQresultStatus(res) == PGRES_COMMAND_OK) {
     /* The server answers COMMIT with ROLLBACK for a failed transaction. */
     rc = frond__db_fail(db, FROND_DB_ERROR, err, "commit",
                         "the server rolled the transaction back");
-  } else if (PQstatus(p->conn) != CONNECTION_OK) {
+  } else if (p->cut || PQstatus(p->conn) != CONNECTION_OK) {
     rc = pg_fail(p, res, FROND_DB_LOST, err, "commit",
                  "the connection was lost before COMMIT's answer; the "
                  "transaction may or may not have committed: ");
@@ -369,7 +451,9 @@ static int pg_commit(frond_db *db, frond_error *err) {
   } else {
     rc = pg_fail(p, res, FROND_DB_ERROR, err, "commit", "");
     if (PQtransactionStatus(p->conn) != PQTRANS_IDLE)
-      PQclear(PQexec(p->conn, "ROLLBACK"));
+      PQclear(text_query(p, "ROLLBACK", frond__db_deadline(db)));
+    if (p->cut)
+      drop(p);
   }
   PQclear(res);
   return rc;
@@ -379,8 +463,8 @@ static void pg_rollback(frond_db *db) {
   pg_db *p = (pg_db *)db;
   if (p->conn == NULL)
     return;
-  PQclear(PQexec(p->conn, "ROLLBACK"));
-  if (PQstatus(p->conn) != CONNECTION_OK)
+  PQclear(text_query(p, "ROLLBACK", frond__db_deadline(db)));
+  if (p->cut || PQstatus(p->conn) != CONNECTION_OK)
     drop(p);
 }
 
@@ -404,4 +488,5 @@ const frond_db_methods frond__db_pg = {
     .zBinary = "{x} COLLATE \"C\"",
     .zTsText = "to_char({x}, 'YYYY-MM-DD HH24:MI:SS')",
     .zTableExists = "SELECT 1 WHERE to_regclass($1) IS NOT NULL",
+    .zForUpdate = " FOR UPDATE",
 };

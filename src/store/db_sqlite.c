@@ -220,4 +220,5 @@ const frond_db_methods frond__db_sqlite = {
     .zTsText = "{x}",
     .zTableExists =
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = $1",
+    .zForUpdate = "",
 };

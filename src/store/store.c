@@ -52,17 +52,33 @@ static int tag_check(const char *tag, frond_error *err) {
   return frond_tag_validate(tag, strnlen(tag, FROND_TAG_MAX + 1), err);
 }
 
-int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
+static int open_backend(const char *uri, frond_store **out, frond_error *err) {
   size_t i;
-  *out = NULL;
-  if (uri == NULL)
-    uri = FROND_STORE_DEFAULT;
   for (i = 0; i < nbackends; i++) {
     const char *scheme = backends[i]->zScheme;
     if (strncmp(uri, scheme, strlen(scheme)) == 0)
       return backends[i]->xOpen(uri, out, err);
   }
   return frond__store_sql.xOpen(uri, out, err);
+}
+
+int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
+  int rc;
+  *out = NULL;
+  if (uri == NULL)
+    uri = FROND_STORE_DEFAULT;
+  if ((rc = open_backend(uri, out, err)) != 0)
+    return rc;
+  if (((*out)->guard = frond__guard_new()) == NULL) {
+    (*out)->methods->xClose(*out);
+    *out = NULL;
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  return 0;
+}
+
+uint64_t frond__store_rollbacks(const frond_store *st) {
+  return st ? frond__guard_rollbacks(st->guard) : 0;
 }
 
 #define FAULT(st, op)                                                          \
@@ -73,8 +89,11 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
   } while (0)
 
 void frond__store_close(frond_store *st) {
-  if (st != NULL)
+  if (st != NULL) {
+    frond__guard_free(st->guard);
+    st->guard = NULL;
     st->methods->xClose(st);
+  }
 }
 
 int frond__store_ensure_schema(frond_store *st, frond_error *err) {
@@ -88,7 +107,7 @@ int frond__store_alloc(frond_store *st, const char *tag, int64_t step,
   if (step < 0)
     return frond__fail(err, FROND_EINVAL, "negative step %lld",
                        (long long)step);
-  return st->methods->xAlloc(st, tag, step, max_id, row_step, err);
+  return frond__guard_alloc(st, tag, step, max_id, row_step, err);
 }
 
 int frond__store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,

@@ -19,6 +19,7 @@
 #include "store/db.h"
 
 typedef struct frond_store_methods frond_store_methods;
+typedef struct frond_store_guard frond_store_guard;
 
 /* Receives one row of a page of the tag list: its name and step. Returns
 ** 0 to go on, or a FROND_E* code that ends the page with it. */
@@ -27,6 +28,8 @@ typedef int (*frond__tag_fn)(void *ctx, const char *tag, int64_t step);
 /* Every backend's connection struct starts with this. */
 struct frond_store {
   const frond_store_methods *methods;
+  frond_store_guard *guard; /* the wrappers' (store_guard.c); NULL in a
+                            ** backend that is not opened through them */
 };
 
 struct frond_store_methods {
@@ -68,6 +71,23 @@ struct frond_store_methods {
 /* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
 extern const frond_store_methods frond__store_sql;
 
+/* The rollback guard (store_guard.c): frond__store_alloc accepts a range
+** only above every range it handed out before for the tag; a lower one
+** (the row went back: a failover that lost writes) is logged, counted,
+** and replaced by a range past the highest end. */
+frond_store_guard *frond__guard_new(void);
+void frond__guard_free(frond_store_guard *g);
+/* xAlloc through the guard (st->guard may be NULL: then xAlloc alone). */
+int frond__guard_alloc(frond_store *st, const char *tag, int64_t step,
+                       int64_t *max_id, int64_t *row_step, frond_error *err);
+/* The end of the highest range handed out for tag, 0 when none; note a
+** range ending at end as handed out. */
+int64_t frond__guard_end(frond_store_guard *g, const char *tag);
+void frond__guard_note(frond_store_guard *g, const char *tag, int64_t end);
+uint64_t frond__guard_rollbacks(const frond_store_guard *g);
+/* Ranges refused by st's guard so far (thread-safe). */
+uint64_t frond__store_rollbacks(const frond_store *st);
+
 /* Add a backend (tests register fakes). At most 8; not thread-safe. */
 int frond__store_register(const frond_store_methods *m);
 
@@ -93,7 +113,20 @@ int frond__store_tag_page(frond_store *st, const char *after, int limit,
                           frond__tag_fn fn, void *ctx, int *n,
                           frond_error *err);
 
-/* The Leaf-compatible DDL, for backends whose dialect takes it as is. */
+/* Leaf's own DDL (scripts/leaf_alloc.sql in Leaf's repository) for MySQL,
+** as Leaf ships it, "IF NOT EXISTS" added. */
+#define FROND__LEAF_ALLOC_DDL_MYSQL                                            \
+  "CREATE TABLE IF NOT EXISTS `leaf_alloc` ("                                  \
+  "`biz_tag` varchar(128) NOT NULL DEFAULT '', "                               \
+  "`max_id` bigint(20) NOT NULL DEFAULT '1', "                                 \
+  "`step` int(11) NOT NULL, "                                                  \
+  "`description` varchar(256) DEFAULT NULL, "                                  \
+  "`update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE "      \
+  "CURRENT_TIMESTAMP, "                                                        \
+  "PRIMARY KEY (`biz_tag`)) ENGINE=InnoDB"
+
+/* The same table for the other dialects (no ENGINE, no ON UPDATE, no
+** display widths or backticks). */
 #define FROND__LEAF_ALLOC_DDL                                                  \
   "CREATE TABLE IF NOT EXISTS leaf_alloc ("                                    \
   "biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY, "                     \

@@ -1,6 +1,7 @@
 /*
 ** store_sql.c -- the segment store over the SQL layer (db.h): Leaf's
-** leaf_alloc table on any engine the layer speaks (SQLite, PostgreSQL).
+** leaf_alloc table on any engine the layer speaks (SQLite, PostgreSQL,
+** MySQL/MariaDB; on MySQL created by Leaf's own DDL when missing).
 **
 ** An allocation is Leaf's transaction: UPDATE leaf_alloc SET max_id =
 ** max_id + step WHERE biz_tag = ?, then max_id and step read back in the
@@ -63,8 +64,10 @@ static void sql_close(frond_store *st) {
 }
 
 static int sql_ensure_schema(frond_store *st, frond_error *err) {
-  return frond__db_ensure_table(DB(st), "leaf_alloc", FROND__LEAF_ALLOC_DDL,
-                                err);
+  int mysql = strcmp(frond__db_engine(DB(st)), "mysql") == 0;
+  return frond__db_ensure_table(
+      DB(st), "leaf_alloc",
+      mysql ? FROND__LEAF_ALLOC_DDL_MYSQL : FROND__LEAF_ALLOC_DDL, err);
 }
 
 static int sql_alloc(frond_store *st, const char *tag, int64_t step,

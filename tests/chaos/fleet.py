@@ -192,7 +192,7 @@ def describe(counts):
 
 def stop_process(p, timeout=15, signalled=False):
     """SIGTERM (after SIGCONT, in case it is stopped; not again when the
-    caller already sent it: a second one may end a draining process), then
+    caller already sent it: a second one cuts a drain short), then
     SIGKILL after timeout."""
     if p.poll() is not None:
         return p.returncode

@@ -269,6 +269,81 @@ class Postgres:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def debian_module(name, package):
+    """Import a module Debian installs under /usr/lib/python3/dist-packages,
+    which another python3 on PATH (a pyenv) does not search."""
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pass
+    if "/usr/lib/python3/dist-packages" not in sys.path:
+        sys.path.append("/usr/lib/python3/dist-packages")
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise Failure("%s is not installed (Debian package %s; scripts/deps.sh"
+                      " test installs it)" % (name, package))
+
+
+class MariaDB:
+    """A throwaway MariaDB (scripts/mariadb.sh) in a temp dir: TCP on a
+    free loopback port and a unix socket in the dir; root without a
+    password; the database `frond`. close() stops it and removes the dir.
+    Fails clearly when MariaDB is missing."""
+
+    dialect = "mysql"
+
+    def __init__(self):
+        need("mariadb", "mariadb-client")
+        self.dir = tempdir("frond-my-")
+        self.uri = None
+        self.start()
+
+    def _sh(self, *args):
+        return subprocess.run([os.path.join(FROND_SRC, "scripts",
+                                            "mariadb.sh")] + list(args),
+                              capture_output=True, text=True, timeout=120)
+
+    def start(self):
+        r = self._sh("start", self.dir)
+        if r.returncode != 0:
+            raise Failure("MariaDB did not start: " + r.stderr.strip())
+        self.uri = r.stdout.strip()
+        self.port = int(self.uri.rsplit(":", 1)[1].split("/")[0])
+        self.socket = os.path.join(self.dir, "mysql.sock")
+
+    def stop(self):
+        r = self._sh("stop", self.dir)
+        check(r.returncode == 0, "MariaDB did not stop: " + r.stderr)
+
+    def kill(self):
+        r = self._sh("kill", self.dir)
+        check(r.returncode == 0, "MariaDB did not die: " + r.stderr)
+
+    def sql(self, sql):
+        """Run statements as root in the database frond; the rows as
+        tab-separated text, one line each (PyMySQL is not needed here)."""
+        r = self._sh("sql", self.dir, sql)
+        check(r.returncode == 0, "mariadb: %s: %s" % (sql, r.stderr.strip()))
+        return r.stdout
+
+    def connect(self, **kw):
+        """A PyMySQL connection (autocommit off, as JDBC under MyBatis)."""
+        pymysql = debian_module("pymysql", "python3-pymysql")
+        args = dict(host="127.0.0.1", port=self.port, user="root",
+                    database="frond", autocommit=False, connect_timeout=10,
+                    read_timeout=60, write_timeout=60)
+        args.update(kw)
+        return pymysql.connect(**args)
+
+    def close(self):
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 # ---- the Redis protocol ----
 
 class RespError(Exception):

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The library stands alone. The tree builds libfrond and frond with
-# -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF; that build links neither libpq
-# nor libzookeeper, its frond.pc names exactly what it links, `frond
+# -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF -DFROND_WITH_MYSQL=OFF; that build
+# links neither libpq nor libzookeeper nor libmariadb, its frond.pc names exactly what it links, `frond
 # --version` says what was left out, and a URI of a left-out backend fails
 # with its stable code and a message naming the missing support. In every
 # build, libfrond links no libuv (the server's event loops are not part of
@@ -22,7 +22,8 @@ fi
 # A second build with both backends off, bounded in time (two jobs: the
 # machine is shared).
 cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DFROND_TESTS=OFF \
-  -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF >"$tmp/configure.log" 2>&1 ||
+  -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF -DFROND_WITH_MYSQL=OFF \
+  >"$tmp/configure.log" 2>&1 ||
   { echo "FAIL: configure with the backends off:"; cat "$tmp/configure.log"; exit 1; }
 timeout 600 cmake --build "$tmp/build" -j 2 --target frond_static frond_shared \
   frond >"$tmp/build.log" 2>&1 ||
@@ -30,9 +31,9 @@ timeout 600 cmake --build "$tmp/build" -j 2 --target frond_static frond_shared \
 
 lib="$tmp/build/libfrond.so"
 deps=$(needed "$lib")
-for bad in libpq libzookeeper libuv; do
+for bad in libpq libzookeeper libmariadb libuv; do
   if echo "$deps" | grep -q "^$bad"; then
-    echo "FAIL: libfrond.so without PG and ZK links $bad:"; echo "$deps"; exit 1
+    echo "FAIL: libfrond.so without PG, ZK and MySQL links $bad:"; echo "$deps"; exit 1
   fi
 done
 for want in libsqlite3 libsodium; do
@@ -50,7 +51,8 @@ libs=$(sed -n 's/^Libs.private: *//p' "$pc")
 
 frond="$tmp/build/frond"
 v=$("$frond" --version)
-echo "$v" | grep -q "no PostgreSQL" && echo "$v" | grep -q "no ZooKeeper" ||
+echo "$v" | grep -q "no PostgreSQL" && echo "$v" | grep -q "no ZooKeeper" &&
+  echo "$v" | grep -q "no MySQL" ||
   { echo "FAIL: frond version does not say what was left out:"; echo "$v"; exit 1; }
 
 # expect_fail OUT_PATTERN COMMAND...: exit status 1, and stderr matching.
@@ -70,10 +72,16 @@ expect_fail '^frond: STORE_URI: .*built without PostgreSQL support' \
   "$frond" tag list --store postgresql://127.0.0.1:1/frond
 expect_fail '^frond: STORE_URI: .*built without PostgreSQL support' \
   "$frond" tag list --store postgres://127.0.0.1:1/frond
+expect_fail '^frond: STORE_URI: .*built without MySQL/MariaDB support' \
+  "$frond" tag list --store mysql://127.0.0.1:1/frond
+expect_fail '^frond: STORE_URI: .*built without MySQL/MariaDB support' \
+  "$frond" tag list --store mariadb://127.0.0.1:1/frond
 expect_fail '^frond: INVAL: .*built without ZooKeeper support' \
   "$frond" node list --coordinator zk://127.0.0.1:1/frond
 expect_fail '^frond: INVAL: .*built without PostgreSQL support' \
   "$frond" node list --coordinator lease+postgresql://127.0.0.1:1/frond
+expect_fail '^frond: INVAL: .*built without MySQL/MariaDB support' \
+  "$frond" node list --coordinator lease+mysql://127.0.0.1:1/frond
 # What is left works: the snowflake generator, SQLite stores and leases.
 "$frond" tag create t --store "sqlite:$tmp/t.db" >/dev/null
 "$frond" next --segment t --store "sqlite:$tmp/t.db" >/dev/null ||
@@ -82,4 +90,4 @@ expect_fail '^frond: INVAL: .*built without PostgreSQL support' \
   { echo "FAIL: the snowflake generator does not work without PG and ZK"; exit 1; }
 "$frond" node list --coordinator "lease+sqlite://$tmp/lease.db" >/dev/null ||
   { echo "FAIL: the SQLite lease does not work without PG"; exit 1; }
-echo "ok: libfrond and frond build without PostgreSQL and ZooKeeper"
+echo "ok: libfrond and frond build without PostgreSQL, ZooKeeper and MySQL"

@@ -117,7 +117,7 @@ def test_version_and_help():
               "--version: %r for a %s build" % (lines[1], btype))
     # The libraries line names the versions the process loaded.
     for lib, name in (("libuv", "libuv"), ("sqlite3", "SQLite"),
-                      ("libpq", "libpq")):
+                      ("libpq", "libpq"), ("libsodium", "libsodium")):
         v = subprocess.run(["pkg-config", "--modversion", lib],
                            capture_output=True, text=True).stdout.strip()
         check("%s %s" % (name, v) in lines[2], "--version: %r lacks %s %s"

@@ -17,7 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from test_coord_zk import Tool, ZooKeeper, with_zk  # noqa: E402
-from test_coord_lease import Postgres  # noqa: E402
+from test_coord_lease import MariaDB, Postgres  # noqa: E402
 from test_coord_fence import serve, wait_serving  # noqa: E402
 
 NEW = "time=40,node=12,seq=11"
@@ -120,10 +120,10 @@ def test_zk_clock_offset_refused(zk):
                 t.close()
 
 
-def test_pg_clock_offset_refused():
+def clock_offset_refused(make):
     """The lease compares with the database's clock."""
     ft.need("faketime", "faketime")
-    db = Postgres()
+    db = make()
     try:
         a = Tool(db.uri(), port=1, faketime="+10s")
         msg = " ".join(a.first)
@@ -136,6 +136,14 @@ def test_pg_clock_offset_refused():
         b.close()
     finally:
         db.cleanup()
+
+
+def test_pg_clock_offset_refused():
+    clock_offset_refused(Postgres)
+
+
+def test_mysql_clock_offset_refused():
+    clock_offset_refused(MariaDB)
 
 
 @with_zk
@@ -213,11 +221,31 @@ def test_sqlite_layout_change():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def server_layout_change(make):
+    db = make()
+    try:
+        uri = db.uri("lease_ms=3000&report_ms=200")
+        layout_change(uri, lambda layout: Tool(uri, port=5, layout=layout))
+    finally:
+        db.cleanup()
+
+
+def test_pg_layout_change():
+    server_layout_change(Postgres)
+
+
+def test_mysql_layout_change():
+    server_layout_change(MariaDB)
+
+
 if __name__ == "__main__":
     ft.need(ft.tool("coord_tool"), "(build the tests)")
     ft.main([test_advertise,
              test_zk_layout_mismatch_refused,
              test_zk_layout_change,
              test_sqlite_layout_change,
+             test_pg_layout_change,
+             test_mysql_layout_change,
              test_zk_clock_offset_refused,
-             test_pg_clock_offset_refused])
+             test_pg_clock_offset_refused,
+             test_mysql_clock_offset_refused])

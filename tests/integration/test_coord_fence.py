@@ -30,7 +30,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from test_coord_zk import FAST, Tool, ZooKeeper  # noqa: E402
-from test_coord_lease import Postgres, Sqlite  # noqa: E402
+from test_coord_lease import MariaDB, Postgres, Sqlite  # noqa: E402
 
 # 16 IDs per ms: a node borrows a whole second ahead with 16,000 IDs.
 SMALL = "time=49,node=10,seq=4"
@@ -141,11 +141,11 @@ def partitioned(name, a, proxy, cut_for, make_b, run_ms):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def test_lease_partitioned_holder_vs_successor():
+def lease_partitioned_holder_vs_successor(make):
     """A holds node 0 through a proxy and borrows a second ahead of the
     clock; the proxy goes silent, A's lease runs out and B takes the row
     directly. Nothing A issued may be issued by B."""
-    db = Postgres()
+    db = make()
     proxy = a = None
     try:
         host_port = db.base.split("@")[1].split("/")[0]
@@ -165,6 +165,14 @@ def test_lease_partitioned_holder_vs_successor():
         if proxy:
             proxy.close()
         db.cleanup()
+
+
+def test_lease_partitioned_holder_vs_successor():
+    lease_partitioned_holder_vs_successor(Postgres)
+
+
+def test_lease_partitioned_holder_vs_successor_mysql():
+    lease_partitioned_holder_vs_successor(MariaDB)
 
 
 def test_zk_disconnected_beyond_session_same_identity():
@@ -324,4 +332,5 @@ if __name__ == "__main__":
              test_three_servers_one_directory,
              test_zk_kill9_restart_once,
              test_lease_partitioned_holder_vs_successor,
+             test_lease_partitioned_holder_vs_successor_mysql,
              test_zk_disconnected_beyond_session_same_identity])

@@ -2,9 +2,9 @@
 """
 test_coord_lease.py -- node IDs leased from a database table.
 
-Runs every test against SQLite (a file in a temp dir) and a real PostgreSQL
-started in a temp dir on loopback, through tests/tools/coord_tool (see
-test_coord_zk.py for the Tool driver).
+Runs every test against SQLite (a file in a temp dir), a real PostgreSQL
+and a real MariaDB started in temp dirs on loopback, through
+tests/tools/coord_tool (see test_coord_zk.py for the Tool driver).
 """
 import json
 import os
@@ -58,6 +58,30 @@ class Postgres:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class MariaDB:
+    """A throwaway MariaDB on 127.0.0.1 (scripts/mariadb.sh)."""
+
+    def __init__(self):
+        self.my = ft.MariaDB()
+        self.base = self.my.uri
+
+    def start(self):
+        self.my.start()
+        self.base = self.my.uri
+
+    def stop(self):
+        self.my.stop()
+
+    def uri(self, extra=LEASE):
+        return "lease+%s?%s" % (self.base, extra)
+
+    def reset(self):
+        self.my.sql("DROP TABLE IF EXISTS frond_node")
+
+    def cleanup(self):
+        self.my.close()
+
+
 class Sqlite:
     def __init__(self):
         self.dir = ft.tempdir("frond-lease-")
@@ -76,7 +100,10 @@ class Sqlite:
 def race_for_last_row(db):
     for _ in range(5):
         db.reset()
-        uri = db.uri(LEASE + "&nodes=3")
+        # The loser waits on the winner's row lock: a loaded host can hold
+        # it past connect_ms=2000 (the statement timeout), so give it 10 s.
+        uri = db.uri(LEASE.replace("connect_ms=2000", "connect_ms=10000") +
+                     "&nodes=3")
         holders = [Tool(uri, port=1), Tool(uri, port=2)]
         ft.check(all(t.ok for t in holders), "first two: %s" %
                  [t.first for t in holders])
@@ -156,8 +183,8 @@ def backend_tests(name, make):
                              renewal_loser_stops)]
 
 
-def test_unreachable_database_blocks_then_resumes_postgresql():
-    db = Postgres()
+def unreachable_database_blocks_then_resumes(make):
+    db = make()
     try:
         a = Tool(db.uri())
         ft.check(a.ok, "start: %s" % a.first)
@@ -172,6 +199,14 @@ def test_unreachable_database_blocks_then_resumes_postgresql():
         a.close()
     finally:
         db.cleanup()
+
+
+def test_unreachable_database_blocks_then_resumes_postgresql():
+    unreachable_database_blocks_then_resumes(Postgres)
+
+
+def test_unreachable_database_blocks_then_resumes_mysql():
+    unreachable_database_blocks_then_resumes(MariaDB)
 
 
 def test_node_list_shows_holders_sqlite():
@@ -193,9 +228,9 @@ def test_node_list_shows_holders_sqlite():
         db.cleanup()
 
 
-def test_frond_node_list_sqlite():
+def frond_node_list(make):
     """frond node list shows holders, owners, times and liveness."""
-    db = Sqlite()
+    db = make()
     try:
         uri = db.uri(LEASE + "&nodes=4")
         a = Tool(uri, ip="10.4.0.1", port=81)
@@ -221,6 +256,14 @@ def test_frond_node_list_sqlite():
         db.cleanup()
 
 
+def test_frond_node_list_sqlite():
+    frond_node_list(Sqlite)
+
+
+def test_frond_node_list_mysql():
+    frond_node_list(MariaDB)
+
+
 def node_command_present():
     """The `node` row of the frond command's dispatch table is added when
     the branches are merged; until then `frond node` is unknown."""
@@ -235,6 +278,9 @@ if __name__ == "__main__":
     ft.need(TOOL, "(build the tests: tests/tools/coord_tool.c)")
     ft.main(backend_tests("sqlite", Sqlite) +
             backend_tests("postgresql", Postgres) +
+            backend_tests("mysql", MariaDB) +
             [test_unreachable_database_blocks_then_resumes_postgresql,
+             test_unreachable_database_blocks_then_resumes_mysql,
              test_node_list_shows_holders_sqlite] +
-            ([test_frond_node_list_sqlite] if node_command_present() else []))
+            ([test_frond_node_list_sqlite, test_frond_node_list_mysql]
+             if node_command_present() else []))

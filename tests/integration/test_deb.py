@@ -75,7 +75,7 @@ def test_control():
           "Frond packaging test <packaging-test@frond.example.org>", info)
     deps = field(info, "Depends") or ""
     for lib in ("libc6", "libuv1", "libsqlite3-0", "libpq5",
-                "libzookeeper-mt2"):
+                "libzookeeper-mt2", "libsystemd0"):
         check(re.search(r"(^|, )%s( \(|,|$)" % lib, deps),
               "Depends lacks %s: %r" % (lib, deps))
     d = os.path.join(STATE["tmp"], "control")
@@ -141,6 +141,10 @@ def test_version():
     check(lines[1].startswith("build: Release, ") and
           lines[1].endswith("asserts off, sanitizers: none"),
           "the package holds another build: %r" % lines[1])
+    # A release holds none of the test builds' hooks.
+    with open(os.path.join(root, "usr", "bin", "frond"), "rb") as f:
+        check(b"FROND_TEST_" not in f.read(), "the packaged frond reads a "
+              "FROND_TEST_* variable: a test build's hook")
 
 
 def test_server():
@@ -218,6 +222,13 @@ def test_library():
     ldd = sh(["ldd", exe], env=dict(os.environ, LD_LIBRARY_PATH=libdir))
     check(os.path.join(libdir, "libfrond.so.0") in ldd.stdout,
           "not linked against the packaged library: %s" % ldd.stdout)
+    # libsystemd is the server's (sd_notify), not the library's.
+    needed = sh(["readelf", "-d", os.path.join(libdir, "libfrond.so.0")])
+    check("libsqlite3" in needed.stdout and "libsystemd" not in needed.stdout,
+          "libfrond.so.0 needs: %s" % needed.stdout)
+    needed = sh(["readelf", "-d", os.path.join(root, "usr", "bin", "frond")])
+    check("libsystemd.so.0" in needed.stdout, "frond does not link "
+          "libsystemd: %s" % needed.stdout)
 
 
 def test_unit():

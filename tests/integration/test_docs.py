@@ -421,11 +421,46 @@ def type_probes(key, flag, typ, rng):
         p += [(flag, key, v, v) for v in rng]
         p += [(flag, key, "bogus", None), (flag, key, rng[0].upper(), None)]
     elif typ == "bool":
-        ft.check(rng == ["yes", "no"], "%s: bool range %r" % (key, rng))
-        p += [(flag, key, v, "yes") for v in BOOL_TRUE]
-        p += [(flag, key, v, "no") for v in BOOL_FALSE]
+        ft.check(rng == ["on", "off"], "%s: bool range %r" % (key, rng))
+        p += [(flag, key, v, "on") for v in BOOL_TRUE]
+        p += [(flag, key, v, "off") for v in BOOL_FALSE]
         p.append((flag, key, "maybe", None))
     return p
+
+
+def families(keys):
+    """Keys that name a family ("format.<name>"): --print-config shows one
+    line per member, none by the family's own name."""
+    return {k for k in keys if "<" in k}
+
+
+def check_family(key, row, c):
+    """A family row: the page says what --list-keys says; a member set
+    through the documented flag or variable is printed; a bad value is
+    refused."""
+    prefix = key.split("<", 1)[0]
+    env, flag, typ, default, rng = (unbacktick(row[1]), unbacktick(row[2]),
+                                    row[3], row[4], row[5])
+    for col, doc in (("environment", env), ("flag", flag), ("type", typ),
+                     ("range", rng)):
+        ft.check(doc == c[col], "%s: the page says %s %s, frond serve "
+                 "--list-keys %s" % (key, col, doc, c[col]))
+    ft.check(default == "none" and c["default"] == "",
+             "%s: a family has no default (the page: %s)" % (key, default))
+    member = prefix + "docs_check"
+    flag = flag.replace("<name>", "docs_check")
+    r = print_config("%s=uuid7" % flag)
+    ft.check(r.returncode == 0 and
+             config_values(r.stdout).get(member) == "uuid7",
+             "%s: the flag %s does not set %s: %s" % (key, flag, member,
+                                                     r.stdout + r.stderr))
+    r = print_config(env={env.replace("<NAME>", "DOCS_CHECK"): "ulid"})
+    ft.check(r.returncode == 0 and
+             config_values(r.stdout).get(member) == "ulid",
+             "%s: the variable %s does not set %s" % (key, env, member))
+    r = print_config("%s=nonsense" % flag)
+    ft.check(r.returncode == 2 and member in r.stderr,
+             "%s: a bad spec was not refused: %r" % (key, r.stderr))
 
 
 def test_config_reference():
@@ -434,10 +469,14 @@ def test_config_reference():
     defaults = config_values(r.stdout)
     code = list_keys()
     rows, types = config_reference()
-    diff("docs/reference/configuration.md keys", rows, defaults)
-    diff("frond serve --list-keys keys", code, defaults)
     diff("docs/reference/configuration.md types", types,
          {c["type"] for c in code.values()})
+    diff("docs/reference/configuration.md key families", families(rows),
+         families(code))
+    for key in families(code):
+        check_family(key, rows.pop(key), code.pop(key))
+    diff("docs/reference/configuration.md keys", rows, defaults)
+    diff("frond serve --list-keys keys", code, defaults)
     probes = []
     by_type = {}
     for key, row in rows.items():
@@ -517,7 +556,7 @@ def serve_usage():
     own = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", head))
     keys = {}
     for line in tail.splitlines():
-        m = re.match(r"^  (--[a-z][a-z-]*) ([A-Z]+) +(FROND_\w+)=(.*)$",
+        m = re.match(r"^  (--[a-z][a-z.<>-]*) ([A-Z]+) +(FROND_[\w<>]+)=(.*)$",
                      line)
         if m:
             ft.check(m.group(1) not in keys, "frond serve --help: %s twice"
@@ -810,6 +849,20 @@ def test_man_pages():
     defaults = config_values(print_config().stdout)
     code = list_keys()
     diff("frond.conf(5) keys", entries, defaults)
+    # A family is written .BI prefix name, with its variable and flag.
+    fams = {}
+    for pre, name, body in re.findall(
+            r"^\.TP\n\.BI (\S+) (\w+)\n(.*?)(?=^\.TP|\Z)", keys_sec,
+            re.M | re.S):
+        fams["%s<%s>" % (pre.replace("\\", ""), name)] = body
+    diff("frond.conf(5) key families", fams, families(code))
+    for key, body in fams.items():
+        plain = body.replace("\\-", "-")
+        for what in ("flag", "environment"):
+            pre, param = code[key][what].rstrip(">").split("<")
+            ft.check("\\fB%s\\fI%s\\fR" % (pre, param) in plain,
+                     "frond.conf(5): %s's %s %s" % (key, what,
+                                                   code[key][what]))
     for key, body in entries.items():
         plain = body.replace("\\-", "-")
         m = re.search(r"^Type: (\w+), (.*)\.$", plain, re.M)
@@ -996,7 +1049,14 @@ def test_library_example():
     cache = os.path.join(build, "CMakeCache.txt")
     if os.path.exists(cache) and "FROND_SANITIZE:BOOL=ON" in open(cache).read():
         flags = ["-fsanitize=address,undefined"]
-    pc = subprocess.run(["pkg-config", "--libs", "libuv", "sqlite3", "libpq"],
+    # The libraries frond.pc names (this build's options decide them).
+    requires = ["libuv", "sqlite3", "libpq"]
+    pcfile = os.path.join(build, "frond.pc")
+    if os.path.exists(pcfile):
+        for line in open(pcfile):
+            if line.startswith("Requires.private:"):
+                requires = line.split(":", 1)[1].split()
+    pc = subprocess.run(["pkg-config", "--libs"] + requires,
                         capture_output=True, text=True, timeout=60)
     ft.check(pc.returncode == 0, pc.stderr)
     d = ft.tempdir()

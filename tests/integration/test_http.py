@@ -21,6 +21,7 @@ from frondtest import check
 
 TOKEN = "s3cret-token"
 SRV = None  # shared server for the tests that do not need their own
+STORE = None  # its segment store: a SQLite file in its dir unless set
 
 
 def srv():
@@ -28,7 +29,7 @@ def srv():
     if SRV is None:
         SRV = ft.Server(extra=["--layout", "twitter", "--max-count", "5000",
                                "--admin-token", TOKEN],
-                        tags={"orders": 100, "seed": 100})
+                        tags={"orders": 100, "seed": 100}, store=STORE)
     return SRV
 
 
@@ -228,7 +229,8 @@ def test_health_and_metrics():
                  'frond_segment_tag_ids_issued_total{tag="orders"}',
                  "frond_segment_tags ", "frond_segment_tags_in_use ",
                  "frond_connection_buffer_bytes ",
-                 "frond_segment_loads_total", "frond_segment_step{",
+                 "frond_segment_loads_total", "frond_segment_rollbacks_total 0",
+                 "frond_segment_step{",
                  "frond_segment_buffer_remaining{",
                  "frond_snowflake_clock_waits_total",
                  "frond_snowflake_clock_behind_total",
@@ -458,7 +460,8 @@ def test_backpressure():
     try:
         n = 40
         req = b"GET /v1/snowflake?count=100000&format=text HTTP/1.1\r\nHost: a\r\n\r\n"
-        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        # Timeouts bound the test, generous for a loaded host.
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
         c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
         base = rss_kb(s.proc.pid)
         c.sendall(req * n)
@@ -494,7 +497,7 @@ def test_backpressure():
         d = socket.create_connection(("127.0.0.1", s.port), timeout=10)
         d.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         d.sendall(req * 8)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if metric(s, "frond_connections_idle_timeouts_total") > before:
                 break
@@ -560,6 +563,43 @@ def test_drain():
             pass
     finally:
         s.close()
+
+
+def test_drain_second_signal():
+    """A second SIGTERM (or SIGINT) during the drain ends it at once, and
+    the stop is still clean: the connections still in flight are closed,
+    the exact high-water time is stored, the process exits 0. It never
+    falls back to the signal's default action, which would end the
+    process without storing anything."""
+    for first, second in ((signal.SIGTERM, signal.SIGTERM),
+                          (signal.SIGINT, signal.SIGTERM)):
+        s = ft.Server(extra=["--drain-timeout-ms", "120000"], store="none")
+        try:
+            busy = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+            busy.sendall(b"GET /readyz HTTP/1.1\r\nHost: a\r\n")
+            time.sleep(0.3)
+            s.proc.send_signal(first)
+            time.sleep(0.5)
+            check(s.alive(), "exited before finishing in-flight requests")
+            s.proc.send_signal(second)
+            try:
+                rc = s.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                raise ft.Failure("the second signal did not end the drain")
+            check(rc == 0, "exit status %d after a second signal" % rc)
+            busy.settimeout(5)
+            try:
+                check(busy.recv(4096) == b"", "the request in flight was "
+                      "answered, or its connection left open")
+            except ConnectionResetError:
+                pass
+            log = s.output()
+            check("draining" in log and "ending the drain now" in log, log)
+            check("high-water time stored" in log, log)
+            check(os.path.exists(os.path.join(s.dir, "frond-node-0.hw")),
+                  "no high-water file")
+        finally:
+            s.close()
 
 
 def test_store_unreachable():
@@ -681,6 +721,7 @@ def main():
                  test_half_close,
                  test_1000_connections, test_slow_client_and_timeouts,
                  test_backpressure, test_max_connections, test_drain,
+                 test_drain_second_signal,
                  test_store_unreachable,
                  test_ipv6_loopback,
                  test_config_and_refusals])

@@ -13,7 +13,8 @@ correctly, and the pod runs what the server really offers.
   and the Secret filled in), is accepted by `frond serve --print-config`,
   and the effective configuration is what the pod needs: addresses beyond
   loopback on the container's ports, an admin token from the Secret, a
-  coordinator that hands out node IDs, data_dir on the persistent volume.
+  coordinator that hands out node IDs, data_dir on the persistent volume,
+  JSON logs for the cluster's log pipeline.
 - Every FROND_* variable is one `frond serve --help` lists; the advertised
   address is the pod IP on the HTTP port.
 - Probes point at real endpoints of docs/reference/http.md (liveness at
@@ -205,6 +206,8 @@ def test_config_and_env():
               "other pods cannot reach it" % (key, cfg[key]))
         check(ports.get(name) == port, "%s listens on %d, the container "
               "port %s is %r" % (key, port, name, ports.get(name)))
+    # Logs for a log pipeline: JSON lines, each naming its node.
+    check(cfg["log_format"] == "json", "log_format = %s" % cfg["log_format"])
     # Beyond loopback the server needs a token; it comes from the Secret.
     env = {e["name"]: e for e in c["env"]}
     tok = env.get("FROND_ADMIN_TOKEN", {})

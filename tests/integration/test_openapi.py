@@ -290,6 +290,88 @@ def raw_answer(srv, data):
     return resps[0]
 
 
+ORDER_KEY = "1:" + "2a" * 32
+
+
+def formats(c):
+    """ID formats: named formats (their errors included), the built-ins,
+    and decoding every shape."""
+    import datetime
+    auth = {"Authorization": "Bearer " + TOKEN}
+    f = ft.Server(threads=1, tags={"orders": 100},
+                  env={"FROND_ORDER_KEY": ORDER_KEY},
+                  extra=["--admin-token", TOKEN,
+                         "--format.orders",
+                         "order:digits=19,check=damm,key=1,prefix=%Y%m%d-",
+                         "--format.daily", "seq:tag=orders,digits=3",
+                         "--format.tiny", "order:digits=6,key=1,tag=tiny",
+                         "--format.lost", "seq:tag=nope,digits=6",
+                         "--format.short", "base62"])
+    try:
+        r = lambda *args, **kw: c.request(f, *args, **kw)  # noqa: E731
+        t = "/v1/format/{name}"
+        _, _, b = r(t, "get", "/v1/format/orders?count=3", 200)
+        orders = json.loads(b)["ids"]
+        check(len(orders) == 3 and len(set(orders)) == 3, "orders: %r" % b)
+        r(t, "get", "/v1/format/short?count=2&format=text", 200)
+        r(t, "get", "/v1/format/orders?count=0", 400)
+        r(t, "get", "/v1/format/orders?format=xml", 400)
+        r(t, "get", "/v1/format/nope", 404)
+        _, _, b = r(t, "get", "/v1/format/lost", 404)
+        check(b'"TAG_NOT_FOUND"' in b, "a seq format's missing base: %r" % b)
+        # A tag above what 6 digits hold: ID_TOO_LARGE.
+        c.request(f, "/v1/tags", "post", "/v1/tags", 201,
+                  body={"tag": "tiny", "step": 10, "start": 1000000},
+                  headers=auth)
+        _, _, b = r(t, "get", "/v1/format/tiny", 500)
+        check(b'"ID_TOO_LARGE"' in b, "tiny: %r" % b)
+        # Today's period made by hand near its end: the sequence runs out
+        # (3 digits: numbers up to 999) and says so, never wraps.
+        for _ in range(2):
+            day = datetime.datetime.now(datetime.timezone.utc)
+            period = day.strftime("%Y%m%d")
+            c.request(f, "/v1/tags", "post", "/v1/tags", 201,
+                      body={"tag": "orders:" + period, "step": 5,
+                            "start": 996}, headers=auth)
+            _, _, b = r(t, "get", "/v1/format/daily?count=4", 200)
+            if json.loads(b)["ids"][0] == period + "996":
+                break
+        check(json.loads(b)["ids"] == [period + n for n in
+                                       ("996", "997", "998", "999")],
+              "daily: %r" % b)
+        _, _, b = r(t, "get", "/v1/format/daily", 503)
+        check(b'"SEQUENCE_EXHAUSTED"' in b, "daily: %r" % b)
+        # The built-ins.
+        for kind in ("uuid7", "uuid4", "ulid", "objectid"):
+            _, _, b = r("/v1/" + kind, "get", "/v1/%s?count=3" % kind, 200)
+            r("/v1/" + kind, "get", "/v1/%s?format=text" % kind, 200)
+            r("/v1/" + kind, "get", "/v1/%s?count=x" % kind, 400)
+            one = json.loads(b)["ids"][0]
+            _, _, d = r("/v1/decode/{string}", "get", "/v1/decode/" + one,
+                        200)
+            check(json.loads(d)["format"] == kind, "decode %s: %r"
+                  % (one, d))
+        # Decoding: base62, order numbers by name and by trying the
+        # server's formats, a sequence number by name; errors.
+        d = "/v1/decode/{string}"
+        _, _, b = r(t, "get", "/v1/format/short", 200)
+        r(d, "get", "/v1/decode/" + json.loads(b)["ids"][0], 200)
+        for path in ("/v1/decode/%s?format=orders" % orders[0],
+                     "/v1/decode/" + orders[1]):
+            _, _, b = r(d, "get", path, 200)
+            v = json.loads(b)
+            check(v["format"] == "order" and v["key_version"] == "1",
+                  "order: %r" % b)
+        _, _, b = r(d, "get", "/v1/decode/%s996?format=daily" % period, 200)
+        check(json.loads(b)["sequence"] == "996", "seq: %r" % b)
+        r(d, "get", "/v1/decode/%s996?format=nope" % period, 404)
+        r(d, "get", "/v1/decode/%s?format=short" % orders[0], 400)
+        r(d, "get", "/v1/decode/%ZZ", 400)
+    finally:
+        f.stop()
+        f.close()
+
+
 def test_live():
     c = Checker()
     auth = {"Authorization": "Bearer " + TOKEN}
@@ -338,9 +420,9 @@ def test_live():
         r("/v1/segment/{tag}/range", "get",
           "/v1/segment/orders/range?count=0", 400)
         r("/v1/segment/{tag}/range", "get", "/v1/segment/nope/range", 404)
-        r("/v1/decode/{id}", "get", "/v1/decode/" + sid, 200)
-        r("/v1/decode/{id}", "get", "/v1/decode/-1", 400)
-        r("/v1/decode/{id}", "get", "/v1/decode/x", 400)
+        r("/v1/decode/{string}", "get", "/v1/decode/" + sid, 200)
+        r("/v1/decode/{string}", "get", "/v1/decode/-1", 400)
+        r("/v1/decode/{string}", "get", "/v1/decode/x", 400)
         r("/v1/layout", "get", "/v1/layout", 200)
         # Tags: reads are open, writes need the token.
         new = {"tag": "invoices", "step": 10, "start": 5,
@@ -439,6 +521,8 @@ def test_live():
     finally:
         c_.stop()
         c_.close()
+
+    formats(c)
 
     # Every documented answer was seen, but those no test can cause.
     documented = {(p, m, s) for p, item in spec()["paths"].items()

@@ -225,7 +225,7 @@ def test_uri_errors():
         t.err("open", "postgresql://[::1/db", code="STORE_URI")
         t.err("open", "postgresql://h/db?no_such_option=1", code="STORE_URI")
         t.err("open", "sqlite://host/x.db", code="STORE_URI")
-        t.err("open", "mysql://h/db", code="STORE_URI")
+        t.err("open", "mysql://h/", code="STORE_URI")
         # Nothing listens there: a store error with libpq's words.
         port = ft.free_port()
         line = t.err("open", "postgresql://postgres@127.0.0.1:%d/postgres"

@@ -16,12 +16,13 @@ import test_segment_sqlite as seg  # noqa: E402
 
 class Pg(ft.Postgres):
     dialect = "pg"
+    engine = "postgresql"
 
 
 def scenario_store_down(store, workdir):
-    """PostgreSQL stops: IDs keep coming from the buffers, then
+    """The database stops: IDs keep coming from the buffers, then
     SEGMENT_UNAVAILABLE; once it is back, serving resumes by itself."""
-    store.sql(seg.LEAF_DDL["pg"])
+    store.sql(seg.LEAF_DDL[store.dialect])
     store.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) "
               "VALUES ('down', 1, 2000)")
     # About 10,000 IDs/s with 2,000-ID segments: the buffers last well
@@ -34,23 +35,23 @@ def scenario_store_down(store, workdir):
     stopped_at = ld.count
     ld.wait_for(lambda l: l.startswith("count "), 5, "progress")
     line = ld.wait_for(lambda l: l.startswith("state error"), 60,
-                       "an error while PostgreSQL is down")
+                       "an error while the database is down")
     ft.check(line.split()[2] == "SEGMENT_UNAVAILABLE",
              "expected SEGMENT_UNAVAILABLE, got: " + line)
     ft.check(ld.count > stopped_at, "no IDs served from the buffers after "
-             "PostgreSQL stopped (%d, %d)" % (stopped_at, ld.count))
+             "the database stopped (%d, %d)" % (stopped_at, ld.count))
     time.sleep(1)
     store.start()
     ld.wait_for(lambda l: l == "state ok", 60,
-                "serving again after PostgreSQL came back")
+                "serving again after the database came back")
     resumed = ld.count
     ld.wait_for(lambda l: l.startswith("count ") and int(l.split()[1])
                 > resumed + 5000, 60, "5000 more IDs")
     ld.p.send_signal(signal.SIGTERM)
     ld.finish(timeout=30)
-    # The failures were logged with PostgreSQL's own words.
+    # The failures were logged with the engine's own words.
     ft.check("segment: tag \"down\": loading a segment failed" in ld.err
-             and "postgresql: " in ld.err,
+             and store.engine + ": " in ld.err,
              "no store failure in the log: " + ld.err[-500:])
     ids = ld.ids(0)[0]
     seg.check_increasing(ids, "tag down across the outage")

@@ -195,7 +195,12 @@ def test_unit_matches_config():
               "RestartPreventExitStatus: %r" % svc("RestartPreventExitStatus"))
         r = ft.run(["serve", "--no-such-key", "1"])
         check(r.returncode == 2, "a bad flag exits %d, not 2" % r.returncode)
-        check(svc("Type") in ("exec", "notify"), "Type=%s" % svc("Type"))
+        # The server speaks sd_notify: started once it says READY=1, and
+        # restarted when its watchdog pings stop (test_notify.py).
+        check(svc("Type") == "notify", "Type=%s" % svc("Type"))
+        m = re.fullmatch(r"(\d+)s", svc("WatchdogSec") or "")
+        check(m and 10 <= int(m.group(1)) <= 120,
+              "WatchdogSec=%s" % svc("WatchdogSec"))
         # /usr/local: under the prefix, where systemd also looks.
         keys = unit_keys(configure(os.path.join(tmp, "local"), "/usr/local"))
         check(keys[("Service", "ExecStart")][0].startswith(

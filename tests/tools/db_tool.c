@@ -7,7 +7,8 @@
 ** Fields are separated by tabs; in fields and cells, \t \n and \\ are
 ** escaped. Arguments are i:<int64>, t:<text> or n (NULL).
 **
-**   open URI [STATEMENT_TIMEOUT_MS [CONNECT_TIMEOUT_MS]]
+**   open URI [STATEMENT_TIMEOUT_MS [CONNECT_TIMEOUT_MS [ANSWER_MS]]]
+**   answer MS                    frond__db_set_answer_timeout
 **   exec SQL ARG...              run a template
 **   wr WRITE COLS BACK ARG...    frond__db_write_returning
 **   begin | commit | rollback
@@ -104,9 +105,10 @@ static void command(char **f, int n) {
   frond_db_arg a[FROND_DB_MAX_ARGS];
   int rc;
   if (strcmp(f[0], "open") == 0 && n >= 2) {
-    frond_db_options o = {0, 0, NULL, 0};
+    frond_db_options o = {0, 0, NULL, 0, 0};
     o.statement_timeout_ms = n > 2 ? atoll(f[2]) : 0;
     o.connect_timeout_ms = n > 3 ? atoll(f[3]) : 0;
+    o.answer_timeout_ms = n > 4 ? atoll(f[4]) : 0;
     frond__db_close(db);
     db = NULL;
     if ((rc = frond__db_open(f[1], &o, &db, &e)) != 0)
@@ -117,6 +119,9 @@ static void command(char **f, int n) {
              strcmp(f[0], "alloc") != 0 && strcmp(f[0], "tag") != 0 &&
              strcmp(f[0], "list") != 0) {
     printf("err INVAL - no database open\n");
+  } else if (strcmp(f[0], "answer") == 0 && n == 2) {
+    frond__db_set_answer_timeout(db, atoll(f[1]));
+    printf("ok\n");
   } else if (strcmp(f[0], "exec") == 0 && n >= 2 &&
              args(f + 2, n - 2, a) == 0) {
     if ((rc = frond__db_exec(db, f[1], a, n - 2, &r, &e)) != 0)

@@ -12,7 +12,8 @@
 ** Each thread writes the IDs of each tag, as native int64, to
 ** PREFIX.<thread>.<tag index>. Lines on stdout, flushed:
 **   "ready", "count <ids so far>" (every 100 ms), "state ok" /
-**   "state error <CODE> <message>" on every change, "done <ids>".
+**   "state error <CODE> <message>" on every change, at the end
+**   "rollbacks <ranges the rollback guard refused>" and "done <ids>".
 */
 #include "frond.h"
 
@@ -127,6 +128,7 @@ int main(int argc, char **argv) {
   pthread_t th[64];
   long threads = 1, t;
   int c, done = 0;
+  frond_seg_stats ss;
   frond_seg_options_init(&opts);
   opts.retry_max_ms = 500;
   while ((c = getopt(argc, argv, "t:n:m:r:w:f:p:k")) != -1) {
@@ -194,8 +196,10 @@ int main(int argc, char **argv) {
   }
   for (t = 0; t < threads; t++)
     pthread_join(th[t], NULL);
+  frond_seg_stats_get(seg, &ss);
   frond_seg_close(seg);
-  printf("done %lld\n", (long long)atomic_load(&issued));
+  printf("rollbacks %llu\ndone %lld\n", (unsigned long long)ss.rollbacks,
+         (long long)atomic_load(&issued));
   fflush(stdout);
   return 0;
 }

@@ -291,9 +291,97 @@ static void test_printed(void **state) {
     assert_non_null(strstr(out, flag));
   }
   assert_non_null(strstr(out, "--list-keys"));
-  /* Every default passes its own row's checks. */
+  /* Every default passes its own row's checks (a family of keys has no
+  ** default). */
   for (i = 0; i < n; i++)
-    assert_int_equal(set(&c, rows[i].name, rows[i].def, &err), 0);
+    if (rows[i].type != FROND__CFG_FORMAT)
+      assert_int_equal(set(&c, rows[i].name, rows[i].def, &err), 0);
+}
+
+/* format.<name> = spec: a family of keys, from every source; names and
+** specs are checked as they are read; printed, they read back. */
+static void test_formats(void **state) {
+  frond__config c, d;
+  frond_error err = {0, ""};
+  char *argv[] = {"--format.orders=order:digits=12,check=damm,key=1",
+                  "--format.short", "base62"};
+  char big[600];
+  int action;
+  const char *out;
+  (void)state;
+  frond__config_defaults(&c);
+  assert_int_equal(c.nformats, 0);
+  assert_string_equal(c.order_key_file, "");
+  /* A spec that needs a key is accepted: keys are read at start. */
+  assert_int_equal(set(&c, "format.orders", "order:digits=12,key=1", &err), 0);
+  assert_int_equal(set(&c, "format.ids", "uuid7", &err), 0);
+  assert_int_equal(set(&c, "format.orders", "order:digits=19", &err), 0);
+  assert_int_equal(c.nformats, 2);
+  assert_string_equal(c.formats[0].name, "orders");
+  assert_string_equal(c.formats[0].spec, "order:digits=19"); /* replaced */
+  assert_string_equal(c.formats[1].name, "ids");
+  /* Bad names and specs are refused with the key and the reason. */
+  assert_int_equal(set(&c, "format.Orders", "uuid7", &err), FROND_EINVAL);
+  assert_non_null(strstr(err.message, "a format's name is a lower-case"));
+  assert_int_equal(set(&c, "format.1x", "uuid7", &err), FROND_EINVAL);
+  assert_int_equal(set(&c, "format.a-b", "uuid7", &err), FROND_EINVAL);
+  assert_int_equal(
+      set(&c, "format.abcdefghijabcdefghijabcdefghijabc", "uuid7", &err),
+      FROND_EINVAL);
+  assert_int_equal(set(&c, "format.", "uuid7", &err), FROND_EINVAL);
+  assert_int_equal(set(&c, "format.x", "order:digits=3", &err), FROND_EINVAL);
+  assert_string_equal(err.message, "test: format.x: FORMAT_INVALID: digits=3 "
+                                   "is out of range 6..19");
+  assert_int_equal(set(&c, "format.x", "snowflake", &err), FROND_EINVAL);
+  memset(big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  assert_int_equal(set(&c, "format.x", big, &err), FROND_EINVAL);
+  assert_non_null(strstr(err.message, "too long"));
+  assert_int_equal(c.nformats, 2);
+  for (int i = 0; i < FROND__CFG_FORMATS_MAX - 2; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "format.f%d", i);
+    assert_int_equal(set(&c, key, "ulid", &err), 0);
+  }
+  assert_int_equal(set(&c, "format.one_more", "ulid", &err), FROND_EINVAL);
+  assert_non_null(strstr(err.message, "at most 64 formats"));
+  /* Printed one line each, in the order given; read back the same. */
+  out = printed(NULL, &c);
+  assert_non_null(strstr(out, "\nformat.orders = order:digits=19\n"
+                              "format.ids = uuid7\nformat.f0 = ulid\n"));
+  frond__config_defaults(&d);
+  assert_int_equal(frond__config_parse(&d, out, strlen(out), "printed", &err),
+                   0);
+  assert_memory_equal(&c, &d, sizeof c);
+  /* File, environment (FROND_FORMAT_<NAME>, the name in lower case) and
+  ** flags, flags winning. */
+  setenv("FROND_FORMAT_SHORT", "base32", 1);
+  setenv("FROND_FORMAT_DAILY", "seq:tag=orders,digits=6", 1);
+  setenv("FROND_ORDER_KEY_FILE", "/etc/frond/keys", 1);
+  assert_int_equal(frond__config_load(&c, 3, argv, &action, &err), 0);
+  assert_int_equal(c.nformats, 3);
+  for (int i = 0; i < 3; i++) {
+    if (strcmp(c.formats[i].name, "short") == 0)
+      assert_string_equal(c.formats[i].spec, "base62");
+    else if (strcmp(c.formats[i].name, "daily") == 0)
+      assert_string_equal(c.formats[i].spec, "seq:tag=orders,digits=6");
+    else
+      assert_string_equal(c.formats[i].spec,
+                          "order:digits=12,check=damm,key=1");
+  }
+  assert_string_equal(c.order_key_file, "/etc/frond/keys");
+  setenv("FROND_FORMAT_BAD", "order:digits=99", 1);
+  assert_int_equal(frond__config_load(&c, 0, NULL, &action, &err),
+                   FROND_EINVAL);
+  assert_non_null(strstr(err.message, "FROND_FORMAT_BAD: format.bad: "));
+  unsetenv("FROND_FORMAT_BAD");
+  unsetenv("FROND_FORMAT_SHORT");
+  unsetenv("FROND_FORMAT_DAILY");
+  unsetenv("FROND_ORDER_KEY_FILE");
+  /* --list-keys shows the family once. */
+  out = printed(frond__config_list, NULL);
+  assert_non_null(strstr(out, "\nformat.<name>\tFROND_FORMAT_<NAME>\t"
+                              "--format.<name>\tformat\t\t"));
 }
 
 int main(void) {
@@ -301,6 +389,7 @@ int main(void) {
       cmocka_unit_test(test_sources),   cmocka_unit_test(test_types),
       cmocka_unit_test(test_addr),      cmocka_unit_test(test_coord_uri),
       cmocka_unit_test(test_file_text), cmocka_unit_test(test_printed),
+      cmocka_unit_test(test_formats),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

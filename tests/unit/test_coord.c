@@ -29,8 +29,9 @@ static void test_uri_parsing(void **state) {
   open_bad("zk://127.0.0.1:1", NULL, FROND_EINVAL, "zk://host:port");
   open_bad("zk://127.0.0.1:1/", NULL, FROND_EINVAL, "cluster name");
   open_bad("zk://127.0.0.1:1/a/b", NULL, FROND_EINVAL, "cluster name");
-  open_bad("lease+mysql://x", NULL, FROND_EINVAL, "lease+sqlite");
-  open_bad("lease+sqlite:", NULL, FROND_EINVAL, "file path");
+  open_bad("lease+mysql://x", NULL, FROND_EINVAL, "no database");
+  open_bad("lease+oracle://x/y", NULL, FROND_EINVAL, "unsupported database");
+  open_bad("lease+sqlite:", NULL, FROND_EINVAL, "no file name");
   open_bad("lease+sqlite:///tmp/x.db?sslmode=1", NULL, FROND_EINVAL,
            "unknown lease option");
 

@@ -9,6 +9,7 @@
 #include "core/formats.h"
 
 #include <math.h>
+#include <sodium.h>
 #include <sys/stat.h>
 
 /* Fixed keys: the tests are deterministic. */
@@ -112,6 +113,166 @@ static void test_round_trip_and_wrong_key(void **state) {
   frond_order_keys_free(wrong);
 }
 
+/* Every SipHash kernel this machine runs gives libsodium's
+** crypto_shorthash for every word of a sample: random words under random
+** keys, the words the permutation hashes (a half below 2^35 with each
+** round number 0..31 in the top byte), and words of all-zero, all-one and
+** single bytes. */
+static void test_sip_kernels(void **state) {
+  const frond__sip_kernel *ks;
+  size_t nk = frond__sip_kernels(&ks);
+  uint64_t seed = 0x2545f4914f6cdd1dULL;
+  long checked = 0;
+  (void)state;
+  assert_true(nk >= 1);
+  assert_string_equal(ks[nk - 1].name, "libsodium");
+  for (size_t k = 0; k < nk; k++)
+    print_message("kernel %s\n", ks[k].name);
+  for (int batch = 0; batch < 4096; batch++) {
+    uint8_t key[16];
+    uint64_t m[16], h[16];
+    for (int i = 0; i < 16; i++)
+      key[i] = (uint8_t)rnd(&seed);
+    if (batch == 0)
+      memset(key, 0, sizeof(key));
+    for (int j = 0; j < 16; j++) {
+      uint64_t r = rnd(&seed);
+      switch (batch % 4) {
+      case 0:
+        m[j] = r;
+        break;
+      case 1: /* what a round hashes */
+        m[j] = (r & ((UINT64_C(1) << 35) - 1)) |
+               (uint64_t)((batch / 4 + j) % 32) << 56;
+        break;
+      case 2: /* one byte set */
+        m[j] = (r & 0xff) << (8 * (j % 8));
+        break;
+      default:
+        m[j] = j % 2 ? UINT64_MAX : 0;
+      }
+    }
+    for (size_t k = 0; k < nk; k++) {
+      memset(h, 0, sizeof(h));
+      ks[k].hash16(key, m, h);
+      for (int j = 0; j < 16; j++) {
+        uint8_t in[8], out[8];
+        uint64_t want = 0;
+        for (int b = 0; b < 8; b++)
+          in[b] = (uint8_t)(m[j] >> (8 * b));
+        crypto_shorthash(out, in, 8, key);
+        for (int b = 7; b >= 0; b--)
+          want = want << 8 | out[b];
+        if (h[j] != want)
+          fail_msg("kernel %s: word %016llx gives %016llx, libsodium %016llx",
+                   ks[k].name, (unsigned long long)m[j],
+                   (unsigned long long)h[j], (unsigned long long)want);
+        checked++;
+      }
+    }
+  }
+  assert_true(checked >= 4096L * 16);
+}
+
+/* The batched permutation gives what the single one does, with every
+** kernel, for batches that fill the lanes and batches that do not, over
+** decimal and base32 domains of odd and even widths and several round
+** counts. */
+static void test_perm_batch(void **state) {
+  static const unsigned cases[][3] = {{10, 19, 8}, {10, 12, 8}, {10, 7, 4},
+                                      {10, 6, 32}, {32, 13, 8}, {32, 5, 6},
+                                      {10, 2, 8},  {32, 2, 2}};
+  /* Short batches cross each kernel's min_lanes. */
+  static const size_t sizes[] = {1, 2, 3, 4, 5, 8, 15, 16, 17, 333};
+  const frond__sip_kernel *ks;
+  size_t nk = frond__sip_kernels(&ks);
+  uint64_t seed = 0x853c49e6748fea9bULL;
+  (void)state;
+  for (size_t c = 0; c < FROND__ARRAY_SIZE(cases); c++) {
+    frond__perm p;
+    uint64_t dom = 1, x[333];
+    uint8_t got[333 * FROND__PERM_MAX_WIDTH], want[FROND__PERM_MAX_WIDTH];
+    assert_int_equal(
+        frond__perm_init(&p, cases[c][0], cases[c][1], cases[c][2]), 0);
+    for (unsigned i = 0; i < p.width; i++)
+      dom = dom > UINT64_MAX / p.radix ? UINT64_MAX : dom * p.radix;
+    for (size_t z = 0; z < FROND__ARRAY_SIZE(sizes); z++) {
+      size_t n = sizes[z];
+      for (size_t i = 0; i < n; i++)
+        x[i] = i == 0 ? dom - 1 : rnd(&seed) % dom;
+      for (size_t k = 0; k <= nk; k++) {
+        memset(got, 0xee, sizeof(got));
+        frond__perm_apply_n(&p, key16, x, n, got, k < nk ? &ks[k] : NULL);
+        for (size_t i = 0; i < n; i++) {
+          frond__perm_apply(&p, key16, x[i], want);
+          if (memcmp(got + i * p.width, want, p.width) != 0)
+            fail_msg("radix %u width %u rounds %u, kernel %s: ID %llu of a "
+                     "batch of %zu differs",
+                     p.radix, p.width, p.rounds, k < nk ? ks[k].name : "best",
+                     (unsigned long long)x[i], n);
+        }
+      }
+    }
+  }
+}
+
+/* Order numbers issued in a batch (permuted side by side) are the numbers
+** of increasing snowflake IDs: each decodes to its ID, which encodes back
+** to the same number. A batch is what one at a time would be: the same
+** bodies, and each number's date prefix the time of its own ID (a batch
+** writes a date once per millisecond and reuses it). The fake clock stops
+** 1 ms before an hour turns in Tokyo; a batch borrows ahead of it, 4096
+** IDs a millisecond, so the hour turns inside the batch. */
+static void test_next_batch(void **state) {
+  enum { N = 5000 };
+  static const char *const specs[] = {
+      "order:digits=19,check=damm,key=1",
+      "order:digits=19,check=damm,key=1,prefix=SO-%Y%m%d%H-,tz=Asia/Tokyo"};
+  frond_order_keys *k = keys_of("1:" KEY0);
+  char(*out)[48] = calloc(N, 48), again[48];
+  (void)state;
+  for (size_t s = 0; s < FROND__ARRAY_SIZE(specs); s++) {
+    frond_format *f = format_of(specs[s], k);
+    fake_clock clock;
+    frond_gen_options o;
+    frond_gen *g;
+    frond_format_source src;
+    int64_t prev = -1;
+    size_t turns = 0;
+    fake_clock_set(&clock, INT64_C(1795402800000) - 1); /* 2026-11-23 */
+    frond_gen_options_init(&o);
+    o.max_ahead_ms = 60000;
+    o.clock = fake_clock_read;
+    o.clock_ctx = &clock;
+    assert_int_equal(frond_gen_create(&g, frond_layout_preset(0), 3, &o, NULL),
+                     0);
+    src = (frond_format_source){g, NULL, NULL, 0};
+    assert_int_equal(frond_format_next_n(f, &src, N, out[0], 48, NULL), 0);
+    for (int i = 0; i < N; i++) {
+      frond_format_value v;
+      frond_fields fl;
+      assert_int_equal(frond_format_decode(f, out[i], strlen(out[i]), &v, NULL),
+                       0);
+      assert_true(v.id > prev);
+      prev = v.id;
+      assert_int_equal(frond_decode(frond_gen_layout(g), v.id, &fl, NULL), 0);
+      assert_int_equal(
+          frond_format_encode(f, v.id, fl.unix_ms, again, sizeof(again), NULL),
+          0);
+      assert_string_equal(again, out[i]);
+      if (s == 1 && i > 0 && strncmp(out[i], out[i - 1], 14) != 0)
+        turns++;
+    }
+    /* The prefixed batch saw the hour turn, once. */
+    if (s == 1)
+      assert_int_equal(turns, 1);
+    frond_gen_close(g, NULL);
+    frond_format_free(f);
+  }
+  frond_order_keys_free(k);
+  free(out);
+}
+
 /* Chi-square statistic of counts against a uniform expectation. */
 static double chi2(const long *count, int k, long n) {
   double e = (double)n / k, x = 0;
@@ -203,6 +364,21 @@ static void test_non_enumerable(void **state) {
   assert_true(st.diff > 1000 * CHI2_99_P001);
 }
 
+/* Damm's check digit one digit at a time, as Damm defined it: the table
+** frond__damm's pairs are built from, written out again here. */
+static int damm_reference(const uint8_t *v, size_t n) {
+  static const uint8_t t[10][10] = {
+      {0, 3, 1, 7, 5, 9, 8, 6, 4, 2}, {7, 0, 9, 2, 1, 5, 4, 8, 6, 3},
+      {4, 2, 0, 6, 8, 7, 1, 3, 5, 9}, {1, 7, 5, 0, 9, 8, 3, 4, 2, 6},
+      {6, 1, 2, 3, 0, 4, 5, 9, 7, 8}, {3, 6, 7, 4, 2, 0, 9, 5, 8, 1},
+      {5, 8, 6, 9, 7, 2, 0, 1, 3, 4}, {8, 9, 4, 5, 3, 6, 2, 0, 1, 7},
+      {9, 4, 3, 8, 6, 1, 7, 2, 0, 5}, {2, 5, 8, 1, 4, 3, 6, 7, 9, 0}};
+  unsigned s = 0;
+  for (size_t i = 0; i < n; i++)
+    s = t[s][v[i]];
+  return (int)s;
+}
+
 static void test_check_characters(void **state) {
   static const uint8_t damm572[] = {5, 7, 2};
   static const uint8_t luhn[] = {7, 9, 9, 2, 7, 3, 9, 8, 7, 1};
@@ -213,6 +389,17 @@ static void test_check_characters(void **state) {
   (void)state;
   /* Reference values: Damm's 572 -> 4, Luhn's 7992739871 -> 3. */
   assert_int_equal(frond__damm(damm572, 3), 4);
+  /* Two digits a step give Damm's digit for every length, odd and even. */
+  {
+    uint64_t seed = 0x2545f4914f6cdd1dULL;
+    uint8_t v[48];
+    for (int round = 0; round < 2000; round++) {
+      size_t n = (size_t)round % 48;
+      for (size_t i = 0; i < n; i++)
+        v[i] = (uint8_t)(rnd(&seed) % 10);
+      assert_int_equal(frond__damm(v, n), damm_reference(v, n));
+    }
+  }
   assert_int_equal(frond__luhn(luhn, 10), 3);
   for (size_t s = 0; s < FROND__ARRAY_SIZE(specs); s++) {
     frond_format *f = format_of(specs[s], k);
@@ -513,6 +700,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bijection_full_domains),
       cmocka_unit_test(test_round_trip_and_wrong_key),
+      cmocka_unit_test(test_sip_kernels),
+      cmocka_unit_test(test_perm_batch),
+      cmocka_unit_test(test_next_batch),
       cmocka_unit_test(test_non_enumerable),
       cmocka_unit_test(test_check_characters),
       cmocka_unit_test(test_key_rotation),

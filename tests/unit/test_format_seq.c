@@ -57,7 +57,7 @@ static frond_format *format_of(const char *spec) {
 }
 
 static void next_str(frond_format *f, frond_seg *s, char *buf, size_t len) {
-  frond_format_source src = {NULL, s, NULL};
+  frond_format_source src = {NULL, s, NULL, 0};
   frond_error err = {0, ""};
   if (frond_format_next(f, &src, buf, len, &err) != 0)
     fail_msg("next: %s: %s", frond_err_name(err.code), err.message);
@@ -177,7 +177,7 @@ static void test_exhausted_never_wraps(void **state) {
   env_open(&e, "t", 7);
   fake_clock_set(&e.clock, INT64_C(1767225600000));
   s = seg_open(&e);
-  src = (frond_format_source){NULL, s, NULL};
+  src = (frond_format_source){NULL, s, NULL, 0};
   f = format_of("seq:tag=t,digits=2");
   for (int i = 1; i <= 99; i++) {
     char want[16];
@@ -231,6 +231,18 @@ static void test_keyed(void **state) {
   assert_int_equal(frond_format_decode(f, b, strlen(b), &v, NULL), 0);
   assert_int_equal(v.id, 1);
   assert_string_equal(v.period, "20260102");
+  /* A batch (permuted side by side) holds numbers 2..301 of the day. */
+  {
+    frond_format_source src = {NULL, s, NULL, 0};
+    char(*many)[20] = calloc(300, 20);
+    assert_int_equal(frond_format_next_n(f, &src, 300, many[0], 20, NULL), 0);
+    for (int i = 0; i < 300; i++) {
+      assert_int_equal(
+          frond_format_decode(f, many[i], strlen(many[i]), &v, NULL), 0);
+      assert_int_equal(v.id, 2 + i);
+    }
+    free(many);
+  }
   frond_format_free(f);
   frond_seg_close(s);
   tmpdir_remove(e.dir);
@@ -248,7 +260,7 @@ static void test_missing_base(void **state) {
   env_open(&e, "other", 10);
   fake_clock_set(&e.clock, INT64_C(1767225600000));
   s = seg_open(&e);
-  src = (frond_format_source){NULL, s, NULL};
+  src = (frond_format_source){NULL, s, NULL, 0};
   f = format_of("seq:tag=orders,digits=6");
   assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err),
                    FROND_ETAG_NOT_FOUND);
@@ -276,7 +288,7 @@ static void test_deleted_period_row_not_remade(void **state) {
   env_open(&e, "orders", 10);
   fake_clock_set(&e.clock, INT64_C(1767225600000));
   s = seg_open(&e);
-  src = (frond_format_source){NULL, s, NULL};
+  src = (frond_format_source){NULL, s, NULL, 0};
   f = format_of("seq:tag=orders,digits=6");
   next_str(f, s, first, sizeof(first));
   assert_int_equal(frond_store_open(&st, e.uri, NULL), 0);
@@ -295,6 +307,73 @@ static void test_deleted_period_row_not_remade(void **state) {
   tmpdir_remove(e.dir);
 }
 
+/* With no_store, a period's first use fails with WOULD_BLOCK and makes
+** nothing; once a blocking call has made the period (row and first
+** segment), no_store calls are served; the next period is WOULD_BLOCK
+** again. What an event loop relies on to keep store calls off it. */
+static void test_no_store(void **state) {
+  env e;
+  frond_seg *s;
+  frond_format *f;
+  frond_format_source src;
+  frond_error err = {0, ""};
+  frond_tag_row row;
+  frond_store *st;
+  frond_tag_info *tags;
+  size_t n;
+  char buf[64];
+  (void)state;
+  env_open(&e, "orders", 10);
+  fake_clock_set(&e.clock, INT64_C(1767225600000)); /* 2026-01-01 UTC */
+  s = seg_open(&e);
+  f = format_of("seq:tag=orders,digits=6");
+  src = (frond_format_source){NULL, s, NULL, 1};
+  assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err),
+                   FROND_EWOULD_BLOCK);
+  assert_non_null(strstr(err.message, "orders:20260101"));
+  assert_int_equal(frond_store_open(&st, e.uri, &err), 0);
+  assert_int_equal(frond_store_tag_get(st, "orders:20260101", &row, &err),
+                   FROND_ETAG_NOT_FOUND);
+  src.no_store = 0;
+  assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err), 0);
+  assert_string_equal(buf, "20260101000001");
+  /* Ready: the row is there and its first segment was loaded before the
+  ** period counted as ready. */
+  assert_int_equal(frond_store_tag_get(st, "orders:20260101", &row, &err), 0);
+  assert_int_equal(frond_seg_tags(s, &tags, &n, &err), 0);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(tags[i].tag, "orders:20260101") == 0)
+      assert_true(tags[i].current.ready);
+  frond_free(tags);
+  src.no_store = 1;
+  for (int i = 2; i <= 25; i++) { /* across segments of 10 */
+    char want[32];
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err), 0);
+    snprintf(want, sizeof(want), "20260101%06d", i);
+    assert_string_equal(buf, want);
+  }
+  fake_clock_add(&e.clock, 86400000);
+  assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err),
+                   FROND_EWOULD_BLOCK);
+  src.no_store = 0;
+  assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err), 0);
+  assert_string_equal(buf, "20260102000001");
+  /* Making a period waits for its first segment: once it counts as ready,
+  ** nothing is left to wait for on the store. */
+  assert_int_equal(
+      frond__seg_period_tag(s, "orders", "orders:20260103", 1000, &err), 0);
+  assert_true(frond__seg_period_ready(s, "orders:20260103", 15));
+  assert_int_equal(frond_seg_tags(s, &tags, &n, &err), 0);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(tags[i].tag, "orders:20260103") == 0)
+      assert_true(tags[i].current.ready || tags[i].next.ready);
+  frond_free(tags);
+  frond_store_close(st);
+  frond_format_free(f);
+  frond_seg_close(s);
+  tmpdir_remove(e.dir);
+}
+
 typedef struct node_run {
   frond_seg *seg;
   frond_format *f;
@@ -305,7 +384,7 @@ typedef struct node_run {
 
 static void *node_main(void *arg) {
   node_run *r = arg;
-  frond_format_source src = {NULL, r->seg, NULL};
+  frond_format_source src = {NULL, r->seg, NULL, 0};
   for (int i = 0; i < r->n && r->rc == 0; i += 10)
     r->rc =
         frond_format_next_n(r->f, &src, 10, r->out[i], sizeof(r->out[i]), NULL);
@@ -372,6 +451,7 @@ int main(void) {
       cmocka_unit_test(test_exhausted_never_wraps),
       cmocka_unit_test(test_keyed),
       cmocka_unit_test(test_missing_base),
+      cmocka_unit_test(test_no_store),
       cmocka_unit_test(test_deleted_period_row_not_remade),
       cmocka_unit_test(test_two_nodes_one_file),
   };

@@ -438,9 +438,9 @@ static void test_threads_tiny_segments(void **state) {
 static void test_open_errors(void **state) {
   frond_seg *s = NULL;
   frond_error e = {0, ""};
-  assert_int_equal(frond_seg_open(&s, "mysql://x/y", NULL, &e),
+  assert_int_equal(frond_seg_open(&s, "mysqlx://x/y", NULL, &e),
                    FROND_ESTORE_URI);
-  assert_non_null(strstr(e.message, "mysql://x/y"));
+  assert_non_null(strstr(e.message, "mysqlx://x/y"));
   assert_null(s);
   fake_install();
   fake_reset();

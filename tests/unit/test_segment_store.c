@@ -51,7 +51,7 @@ static void quiet(void *ctx, int level, const char *msg) {
 static void test_uris(void **state) {
   frond_store *st = NULL;
   frond_error e = {0, ""};
-  static const char *const bad[] = {"mysql://h/db", "sqlite://host/x.db",
+  static const char *const bad[] = {"mysql://h/", "sqlite://host/x.db",
                                     "sqlite:", "", "postgresqlx://h/db"};
   size_t i;
   for (i = 0; i < FROND__ARRAY_SIZE(bad); i++) {

@@ -25,7 +25,7 @@
 static char dir[] = "/tmp/frond-db-XXXXXX";
 static char path[200], uri[300];
 
-static const frond_db_options mem_opts = {0, 0, NULL, 1};
+static const frond_db_options mem_opts = {0, 0, NULL, 1, 0};
 
 static int setup(void **state) {
   if (mkdtemp(dir) == NULL)
@@ -88,7 +88,14 @@ static void test_uri_grammar(void **state) {
       {"SQLITE:x.db", FROND_ESTORE_URI, NULL, 0},
       {"postgresql:db", FROND_ESTORE_URI, NULL, 0},
       {"postgresqlx://h/db", FROND_ESTORE_URI, NULL, 0},
+#ifdef FROND_WITH_MYSQL
+      {"mysql://h/db", 0, NULL, 0},
+      {"mariadb://u:p@[::1]:3307/db?ssl-mode=required", 0, NULL, 0},
+#else
       {"mysql://h/db", FROND_ESTORE_URI, NULL, 0},
+#endif
+      {"mysql://h", FROND_ESTORE_URI, NULL, 0},
+      {"mysqlx://h/db", FROND_ESTORE_URI, NULL, 0},
       {"", FROND_ESTORE_URI, NULL, 0},
   };
   size_t i;
@@ -112,7 +119,12 @@ static void test_uri_grammar(void **state) {
       assert_int_equal(u.target_len, strlen(cases[i].target));
       assert_memory_equal(u.target, cases[i].target, u.target_len);
     } else {
+#ifdef FROND_WITH_MYSQL
+      assert_ptr_equal(u.engine, cases[i].uri[0] == 'm' ? &frond__db_mysql
+                                                        : &frond__db_pg);
+#else
       assert_ptr_equal(u.engine, &frond__db_pg);
+#endif
       assert_string_equal(u.target, cases[i].uri);
     }
   }
@@ -125,13 +137,100 @@ static void test_uri_redacted(void **state) {
   frond_db_uri u;
   frond_error e = {0, ""};
   assert_int_equal(
-      frond__db_uri_parse("mysql://app:s3cret@db:3306/ids", &u, &e),
+      frond__db_uri_parse("oracle://app:s3cret@db:1521/ids", &u, &e),
       FROND_ESTORE_URI);
   assert_null(strstr(e.message, "s3cret"));
-  assert_non_null(strstr(e.message, "mysql://app:***@db:3306/ids"));
-  assert_int_equal(frond__db_uri_parse("mysql://h/x", &u, &e),
+  assert_non_null(strstr(e.message, "oracle://app:***@db:1521/ids"));
+  assert_int_equal(frond__db_uri_parse("oracle://h/x", &u, &e),
                    FROND_ESTORE_URI);
-  assert_non_null(strstr(e.message, "mysql://h/x"));
+  assert_non_null(strstr(e.message, "oracle://h/x"));
+  /* A MySQL URI refused for its options or escapes. */
+  assert_int_equal(
+      frond__db_uri_parse("mysql://app:s3cret@db/ids?nope=1", &u, &e),
+      FROND_ESTORE_URI);
+  assert_null(strstr(e.message, "s3cret"));
+  assert_int_equal(frond__db_uri_parse("mysql://app:s3%zzcret@db/ids", &u, &e),
+                   FROND_ESTORE_URI);
+  assert_null(strstr(e.message, "s3"));
+}
+
+/* The MySQL URI taken apart: decoded fields, defaults, and refusals. */
+static void test_mysql_uri(void **state) {
+  char buf[512];
+  frond_db_mysql_uri u;
+  frond_error e = {0, ""};
+  static const char *const bad[] = {
+      "mysql://h",                      /* no database */
+      "mysql://h/",                     /* empty database */
+      "mysql://h/a/b",                  /* '/' in the database */
+      "mysql://h:0/db",                 /* port out of range */
+      "mysql://h:65536/db",             /* port out of range */
+      "mysql://h:/db",                  /* empty port */
+      "mysql://h:+5/db",                /* sign */
+      "mysql://h:12ab/db",              /* not a number */
+      "mysql://[::1/db",                /* unclosed [ */
+      "mysql://[::1]x/db",              /* junk after ] */
+      "mysql://[zz]/db",                /* not IPv6 */
+      "mysql://h%41/db",                /* % in a host */
+      "mysql://u:p%4@h/db",             /* truncated escape */
+      "mysql://u:p%00@h/db",            /* NUL */
+      "mysql://h/db%zz",                /* bad escape */
+      "mysql://h/db#x",                 /* fragment */
+      "mysql://h/db?ssl-mode=maybe",    /* unknown ssl mode */
+      "mysql://h/db?socket=rel.sock",   /* relative socket */
+      "mysql://h/db?connect_timeout=0", /* out of range */
+      "mysql://h/db?connect_timeout=x", /* not a number */
+      "mysql://h/db?charset=latin1",    /* unknown option */
+      "mysql://h/db?socket",            /* not name=value */
+      "mysql://h/db?socket=",           /* empty */
+      "postgresql://h/db",              /* another scheme */
+  };
+  size_t i;
+  for (i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
+    if (frond__db_mysql_parse(bad[i], &u, buf, sizeof(buf), &e) !=
+        FROND_ESTORE_URI)
+      fail_msg("%s accepted", bad[i]);
+    assert_true(e.message[0] != '\0');
+  }
+  assert_int_equal(
+      frond__db_mysql_parse("mysql://h/db", &u, buf, sizeof(buf), &e), 0);
+  assert_string_equal(u.host, "h");
+  assert_string_equal(u.database, "db");
+  assert_null(u.user);
+  assert_null(u.password);
+  assert_null(u.socket);
+  assert_int_equal(u.port, 3306);
+  assert_int_equal(u.ssl_mode, FROND_DB_SSL_PREFERRED);
+  assert_int_equal(u.connect_timeout_ms, 0);
+  assert_int_equal(
+      frond__db_mysql_parse("mariadb://le%40f:p%3Aw%40d@[fe80::1]:3307/"
+                            "ids%20db?ssl_mode=Verify_Identity&ssl-ca=/a%20b&"
+                            "connect-timeout=7&&socket=/run/x.sock",
+                            &u, buf, sizeof(buf), &e),
+      0);
+  assert_string_equal(u.user, "le@f");
+  assert_string_equal(u.password, "p:w@d");
+  assert_string_equal(u.host, "fe80::1");
+  assert_int_equal(u.port, 3307);
+  assert_string_equal(u.database, "ids db");
+  assert_int_equal(u.ssl_mode, FROND_DB_SSL_VERIFY_IDENTITY);
+  assert_string_equal(u.ssl_ca, "/a b");
+  assert_int_equal(u.connect_timeout_ms, 7000);
+  assert_string_equal(u.socket, "/run/x.sock");
+  /* No host (the socket only), an empty password, '@' in the password. */
+  assert_int_equal(frond__db_mysql_parse("mysql://root:@/frond?socket=/s", &u,
+                                         buf, sizeof(buf), &e),
+                   0);
+  assert_null(u.host);
+  assert_string_equal(u.user, "root");
+  assert_string_equal(u.password, "");
+  assert_int_equal(
+      frond__db_mysql_parse("mysql://u:a@b@h/d", &u, buf, sizeof(buf), &e), 0);
+  assert_string_equal(u.password, "a@b");
+  assert_string_equal(u.host, "h");
+  /* A buffer too small is refused, never overrun. */
+  assert_int_equal(frond__db_mysql_parse("mysql://h/database", &u, buf, 8, &e),
+                   FROND_ESTORE_URI);
 }
 
 static void test_open_errors(void **state) {
@@ -474,7 +573,7 @@ static void test_file_settings(void **state) {
   frond_db *db;
   frond_error e = {0, ""};
   frond_db_result r = {0};
-  frond_db_options o = {0, 1234, NULL, 0};
+  frond_db_options o = {0, 1234, NULL, 0, 0};
   int64_t v;
   assert_int_equal(frond__db_open(uri, &o, &db, &e), 0);
   assert_string_equal(frond__db_engine(db), "sqlite");
@@ -496,7 +595,7 @@ static void test_file_settings(void **state) {
 static void test_busy_timeout(void **state) {
   frond_db *a, *b;
   frond_error e = {0, ""};
-  frond_db_options o = {0, 100, NULL, 0};
+  frond_db_options o = {0, 100, NULL, 0, 0};
   int64_t t0;
   assert_int_equal(frond__db_open(uri, NULL, &a, &e), 0);
   assert_int_equal(frond__db_open(uri, &o, &b, &e), 0);
@@ -538,6 +637,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uri_grammar),
       cmocka_unit_test(test_uri_redacted),
+      cmocka_unit_test(test_mysql_uri),
       cmocka_unit_test(test_open_errors),
       cmocka_unit_test(test_render),
       cmocka_unit_test(test_render_errors),

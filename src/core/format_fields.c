@@ -1,0 +1,130 @@
+/*
+** format_fields.c -- a decoded ID string as named fields (see
+** format_fields.h).
+*/
+#include "core/format_fields.h"
+
+#include "base/base.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct list {
+  frond__field *f;
+  size_t n;
+} list;
+
+static frond__field *add(list *l, const char *name) {
+  frond__field *f = &l->f[l->n++];
+  f->name = name;
+  f->is_num = 0;
+  f->num = 0;
+  f->str[0] = '\0';
+  return f;
+}
+
+static void num(list *l, const char *name, int64_t v) {
+  frond__field *f = add(l, name);
+  f->is_num = 1;
+  f->num = v;
+}
+
+static void str(list *l, const char *name, const char *s) {
+  snprintf(add(l, name)->str, sizeof(l->f[0].str), "%s", s);
+}
+
+static void id(list *l, const char *name, int64_t v) {
+  snprintf(add(l, name)->str, sizeof(l->f[0].str), "%" PRId64, v);
+}
+
+static void hex(list *l, const char *name, const uint8_t *p, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  char *s = add(l, name)->str;
+  for (size_t i = 0; i < n; i++) {
+    s[2 * i] = digits[p[i] >> 4];
+    s[2 * i + 1] = digits[p[i] & 15];
+  }
+  s[2 * n] = '\0';
+}
+
+/* "time" and "unix_ms", or "<name>" and "<name>_ms". */
+static void when(list *l, int64_t unix_ms, const char *name, const char *ms) {
+  frond__format_rfc3339(unix_ms, add(l, name)->str, sizeof(l->f[0].str));
+  num(l, ms, unix_ms);
+}
+
+static void key_version(list *l, char v) {
+  char s[2] = {v, '\0'};
+  if (v != '\0')
+    str(l, "key_version", s);
+}
+
+int frond__format_fields(const frond_format_value *v, const char *input,
+                         size_t len, const frond_layout *lay, frond__field *out,
+                         size_t *n, frond_error *err) {
+  list l = {out, 0};
+  char s[48];
+  frond_fields fl;
+  int rc;
+  /* A 64-bit ID without a tag is a snowflake ID: check that it fits the
+  ** layout before anything is listed. */
+  if (v->has_id && v->kind != FROND_FORMAT_SEQ && v->tag[0] == '\0' &&
+      (rc = frond_decode(lay, v->id, &fl, err)) != 0)
+    return rc;
+  str(&l, "format", frond_format_kind_name(v->kind));
+  snprintf(add(&l, "input")->str, sizeof(out->str), "%.*s",
+           (int)(len > FROND__FIELD_INPUT_MAX ? FROND__FIELD_INPUT_MAX : len),
+           input);
+  switch (v->kind) {
+  case FROND_FORMAT_UUID7:
+  case FROND_FORMAT_UUID4:
+    frond_uuid_format(v->bytes, s);
+    str(&l, "uuid", s);
+    num(&l, "version", v->uuid_version);
+    if (v->has_time)
+      when(&l, v->unix_ms, "time", "unix_ms");
+    break;
+  case FROND_FORMAT_ULID:
+    frond_ulid_format(v->bytes, s);
+    str(&l, "ulid", s);
+    when(&l, v->unix_ms, "time", "unix_ms");
+    hex(&l, "random", v->bytes + 6, 10);
+    frond_uuid_format(v->bytes, s);
+    str(&l, "uuid", s);
+    break;
+  case FROND_FORMAT_OBJECTID:
+    frond_objectid_format(v->bytes, s);
+    str(&l, "objectid", s);
+    when(&l, v->unix_ms, "time", "unix_ms");
+    hex(&l, "process", v->process, 5);
+    num(&l, "counter", (int64_t)v->counter);
+    break;
+  case FROND_FORMAT_SEQ:
+    str(&l, "tag", v->tag);
+    str(&l, "period", v->period);
+    when(&l, v->unix_ms, "period_start", "period_start_ms");
+    id(&l, "sequence", v->id);
+    key_version(&l, v->key_version);
+    break;
+  default: /* a 64-bit ID: decimal, base62, base32, order */
+    id(&l, "id", v->id);
+    key_version(&l, v->key_version);
+    if (v->period[0] != '\0')
+      str(&l, "prefix_date", v->period);
+    if (v->tag[0] != '\0') {
+      str(&l, "tag", v->tag);
+      break;
+    }
+    when(&l, fl.unix_ms, "time", "unix_ms");
+    num(&l, "node", (int64_t)fl.node);
+    if (lay->dc_bits > 0) {
+      num(&l, "datacenter", (int64_t)fl.datacenter);
+      num(&l, "worker", (int64_t)fl.worker);
+    }
+    num(&l, "sequence", (int64_t)fl.sequence);
+    break;
+  }
+  *n = l.n;
+  return 0;
+}

@@ -1,0 +1,348 @@
+/*
+** formats.c -- ID formats in the server, shared by the HTTP and Redis
+** fronts: the named formats of the configuration (format.<name>) and the
+** built-in UUIDv7, UUIDv4, ULID and ObjectId, issuing them in batches,
+** decoding any of them, and their counters.
+**
+** Formats are built once at start, with the keys read from order_key_file
+** or FROND_ORDER_KEY (then wiped): a spec or key problem stops the start.
+** Every format is thread-safe, so all workers share them.
+**
+** Issuing runs on the loop with a source that never waits on the store
+** (no_store): what does, a seq format's first use of a period (making the
+** period's row and loading its first segment), fails with WOULD_BLOCK and
+** is repeated on libuv's thread pool, as is a format whose tag the
+** allocator does not know yet (looked up in the store first, within the
+** look-up budget that segment requests share; see ids.c).
+*/
+#include "core/format_fields.h"
+#include "base/base.h"
+#include "server/server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+  const char *name, *spec;
+} builtins[FROND__BUILTINS] = {{"uuid7", "uuid7"},
+                               {"uuid4", "uuid4"},
+                               {"ulid", "ulid"},
+                               {"objectid", "objectid"}};
+
+static int named(frond__named_format *nf, const char *name, const char *spec,
+                 const frond_order_keys *keys, size_t index, frond_error *err) {
+  snprintf(nf->name, sizeof nf->name, "%s", name);
+  nf->index = index;
+  if (frond_format_create(&nf->f, spec, keys, NULL, NULL, err) != 0)
+    return -1;
+  nf->kind = frond_format_kind(nf->f);
+  nf->stride = frond_format_length(nf->f) + 1;
+  return 0;
+}
+
+/* The keys: from order_key_file, else FROND_ORDER_KEY when set, else none
+** (formats that need one then fail to build, saying where keys come from). */
+static int load_keys(const frond__config *cfg, frond_order_keys **keys,
+                     frond_error *err) {
+  const char *env = getenv(FROND_ORDER_KEY_ENV);
+  *keys = NULL;
+  if (cfg->order_key_file[0] != '\0')
+    return frond_order_keys_load(cfg->order_key_file, keys, err);
+  if (env != NULL && env[0] != '\0')
+    return frond_order_keys_load(NULL, keys, err);
+  return 0;
+}
+
+/* An order format of snowflake IDs must hold the layout's IDs: refuse one
+** too narrow for today's, warn when IDs will outgrow it. */
+static int check_width(const frond__server *srv, const frond__named_format *nf,
+                       frond_error *err) {
+  const frond_layout *l = &srv->layout;
+  unsigned low = l->node_bits + l->seq_bits;
+  int64_t max = frond_format_max_id(nf->f), now = frond_clock_realtime(NULL);
+  uint64_t units = now > l->epoch_ms
+                       ? (uint64_t)(now - l->epoch_ms) / (uint64_t)l->unit_ms
+                       : 0;
+  uint64_t today = (units + 1) << low, last;
+  char when[40];
+  if (nf->kind != FROND_FORMAT_ORDER || frond_format_tag(nf->f) != NULL)
+    return 0;
+  if (today > (uint64_t)max)
+    return frond__fail(err, FROND_EID_TOO_LARGE,
+                       "format.%s holds snowflake IDs up to %lld, and this "
+                       "layout's are above %llu today (%u digits, %u base32 "
+                       "characters): give it more (19 digits or 13 base32 "
+                       "characters hold every ID), or tag= for segment IDs",
+                       nf->name, (long long)max, (unsigned long long)today,
+                       frond_order_width(today, 10),
+                       frond_order_width(today, 32));
+  last = l->time_bits + low >= 63 ? (uint64_t)INT64_MAX
+                                  : (UINT64_C(1) << (l->time_bits + low)) - 1;
+  if (last > (uint64_t)max) {
+    frond__format_rfc3339(l->epoch_ms + (int64_t)(((uint64_t)max + 1) >> low) *
+                                            l->unit_ms,
+                          when, sizeof when);
+    frond_log(FROND_LOG_WARN,
+              "format.%s: its order numbers hold this layout's snowflake IDs "
+              "until %s only; after that it fails with ID_TOO_LARGE",
+              nf->name, when);
+  }
+  return 0;
+}
+
+int frond__formats_open(frond__server *srv, frond_error *err) {
+  const frond__config *cfg = &srv->cfg;
+  frond_order_keys *keys = NULL;
+  frond_error e = {0, ""};
+  size_t i;
+  int rc = 0;
+  for (i = 0; i < FROND__BUILTINS; i++)
+    if (named(&srv->builtin[i], builtins[i].name, builtins[i].spec, NULL,
+              (size_t)cfg->nformats + i, err) != 0)
+      return err->code;
+  if (cfg->nformats == 0)
+    return 0;
+  if (load_keys(cfg, &keys, &e) != 0)
+    return frond__fail(err, e.code, "order keys: %s", e.message);
+  srv->formats = calloc((size_t)cfg->nformats, sizeof *srv->formats);
+  if (srv->formats == NULL) {
+    frond_order_keys_free(keys);
+    return frond__fail(err, FROND_ENOMEM, "out of memory");
+  }
+  for (i = 0; i < (size_t)cfg->nformats && rc == 0; i++) {
+    const frond__cfg_format *c = &cfg->formats[i];
+    frond__named_format *nf = &srv->formats[i];
+    srv->nformats++;
+    if (named(nf, c->name, c->spec, keys, i, &e) != 0)
+      rc = frond__fail(err, e.code, "format.%s: %s%s", c->name, e.message,
+                       e.code == FROND_EKEY_INVALID && keys == NULL
+                           ? " (set order_key_file, or FROND_ORDER_KEY)"
+                           : "");
+    else if ((nf->kind == FROND_FORMAT_SEQ || frond_format_tag(nf->f)) &&
+             strcmp(cfg->store, "none") == 0)
+      rc =
+          frond__fail(err, FROND_EINVAL,
+                      "format.%s takes segment IDs, and store = none", c->name);
+    else
+      rc = check_width(srv, nf, err);
+  }
+  frond_order_keys_free(keys);
+  return rc;
+}
+
+void frond__formats_close(frond__server *srv) {
+  size_t i;
+  for (i = 0; i < srv->nformats; i++)
+    frond_format_free(srv->formats[i].f);
+  free(srv->formats);
+  srv->formats = NULL;
+  srv->nformats = 0;
+  for (i = 0; i < FROND__BUILTINS; i++) {
+    frond_format_free(srv->builtin[i].f);
+    srv->builtin[i].f = NULL;
+  }
+}
+
+int frond__formats_worker_init(frond__worker *w) {
+  size_t n = w->srv->nformats + FROND__BUILTINS;
+  w->format_counts = calloc(n, sizeof *w->format_counts);
+  return w->format_counts != NULL ? 0 : -1;
+}
+
+void frond__formats_worker_free(frond__worker *w) {
+  free(w->format_counts);
+  w->format_counts = NULL;
+  frond__buf_free(&w->strs);
+}
+
+const frond__named_format *frond__formats_find(const frond__server *srv,
+                                               const char *name, size_t len) {
+  size_t i;
+  for (i = 0; i < srv->nformats; i++)
+    if (strlen(srv->formats[i].name) == len &&
+        memcmp(srv->formats[i].name, name, len) == 0)
+      return &srv->formats[i];
+  return NULL;
+}
+
+const char *frond__formats_missing(const char *name, size_t len, char *msg,
+                                   size_t cap) {
+  snprintf(msg, cap,
+           "no format named '%.*s' (the server's formats are its "
+           "format.<name> keys)",
+           (int)(len > 64 ? 64 : len), name);
+  return msg;
+}
+
+/* Does nf take IDs from the segment allocator? */
+static int needs_seg(const frond__named_format *nf) {
+  return nf->kind == FROND_FORMAT_SEQ || frond_format_tag(nf->f) != NULL;
+}
+
+int frond__formats_next(frond__worker *w, const frond__named_format *nf,
+                        size_t n, frond_error *err) {
+  frond_format_source src = {w->srv->gen, atomic_load(&w->srv->seg), NULL, 1};
+  int r;
+  if (needs_seg(nf) && src.seg == NULL)
+    return frond__ids_seg_missing(w->srv, err);
+  w->strs.len = 0;
+  if (frond__buf_reserve(&w->strs, n * nf->stride) != 0)
+    return frond__fail(err, FROND_ENOMEM, "out of memory for %zu strings", n);
+  r = frond_format_next_n(nf->f, &src, n, w->strs.data, nf->stride, err);
+  if (r == 0) {
+    w->strs.len = n * nf->stride;
+    FROND__INC(w->format_counts[nf->index], n);
+  }
+  return r;
+}
+
+/* ---------------------------------------------------- off the event loop */
+
+/* On a pool thread: the same call, allowed to wait on the store. A tag the
+** allocator does not know (the format's own, or a seq format's base) is
+** looked up in the store once, within the budget, and the call repeated. */
+static void later_work(uv_work_t *work) {
+  frond__format_call *call = work->data;
+  frond__server *srv = call->w->srv;
+  frond_format_source src = {srv->gen, atomic_load(&srv->seg), NULL, 0};
+  const char *tag = frond_format_tag(call->nf->f);
+  if (!call->admitted) { /* queued for WOULD_BLOCK */
+    call->rc = frond_format_next_n(call->nf->f, &src, call->n, call->out,
+                                   call->nf->stride, &call->err);
+    if (call->rc != FROND_ETAG_NOT_FOUND || tag == NULL ||
+        !frond__ids_lookup_admit(srv))
+      return;
+    call->admitted = 1;
+  }
+  if ((call->rc = frond__ids_lookup_tag(srv, tag, &call->err)) == 0)
+    call->rc = frond_format_next_n(call->nf->f, &src, call->n, call->out,
+                                   call->nf->stride, &call->err);
+}
+
+/* Back on the loop. */
+static void later_done(uv_work_t *work, int status) {
+  frond__format_call *call = work->data;
+  if (call->admitted)
+    frond__ids_lookup_release(call->w->srv);
+  if (status != 0)
+    call->rc =
+        frond__fail(&call->err, FROND_ECLOSED, "%s", uv_strerror(status));
+  if (call->rc == 0)
+    FROND__INC(call->w->format_counts[call->nf->index], call->n);
+  call->done(call);
+}
+
+int frond__formats_later(frond__format_call *call, frond__conn *c,
+                         const frond__named_format *nf, size_t n, int rc) {
+  frond__worker *w = c->w;
+  if (rc != FROND_EWOULD_BLOCK &&
+      !(rc == FROND_ETAG_NOT_FOUND && frond_format_tag(nf->f) != NULL))
+    return 0;
+  /* A tag look-up counts against the budget now; a period's first use
+  ** does not: every such call is valid, and all but the first find the
+  ** period made. */
+  if (rc == FROND_ETAG_NOT_FOUND) {
+    if (!frond__ids_lookup_admit(w->srv))
+      return 0;
+    call->admitted = 1;
+  }
+  if ((call->out = malloc(n * nf->stride)) == NULL)
+    goto undo;
+  call->w = w;
+  call->c = c;
+  call->nf = nf;
+  call->n = n;
+  call->work.data = call;
+  if (uv_queue_work(&w->loop, &call->work, later_work, later_done) != 0) {
+    free(call->out);
+    call->out = NULL;
+    goto undo;
+  }
+  frond__conn_hold(c);
+  return 1;
+undo:
+  if (call->admitted)
+    frond__ids_lookup_release(w->srv);
+  call->admitted = 0;
+  return 0;
+}
+
+/* -------------------------------------------------------------- decoding */
+
+/* No shape fits: the server's own order and seq formats may read it. One
+** that does answers; several are ambiguous. */
+static int decode_named(frond__server *srv, const char *s, size_t len,
+                        frond_format_value *v, frond_error *err) {
+  frond_format_value tmp;
+  frond_error e = {0, ""}, first = {0, ""};
+  char names[200] = "";
+  size_t i, found = 0, nl = 0;
+  for (i = 0; i < srv->nformats; i++) {
+    const frond__named_format *nf = &srv->formats[i];
+    int rc;
+    if (nf->kind != FROND_FORMAT_ORDER && nf->kind != FROND_FORMAT_SEQ)
+      continue;
+    rc = frond_format_decode(nf->f, s, len, &tmp, &e);
+    if (rc == 0) {
+      if (found++ == 0)
+        *v = tmp;
+      nl += (size_t)snprintf(names + nl,
+                             nl < sizeof names ? sizeof names - nl : 0, "%s%s",
+                             found > 1 ? ", " : "", nf->name);
+    } else if (rc != FROND_EID_INVALID && first.code == 0) {
+      first = e; /* a number of this format, and something else wrong */
+    }
+  }
+  if (found == 1)
+    return 0;
+  if (found > 1)
+    return frond__fail(err, FROND_EID_INVALID,
+                       "'%.*s' reads as a number of several formats (%s): "
+                       "name one (?format=, or ID.DECODE's format argument)",
+                       (int)(len > 64 ? 64 : len), s, names);
+  if (first.code != 0)
+    return frond__fail(err, first.code, "%s", first.message);
+  return -1;
+}
+
+int frond__formats_decode(frond__server *srv, const frond__named_format *nf,
+                          const char *s, size_t len, frond__field *out,
+                          size_t *n, frond_error *err) {
+  frond_format_value v;
+  int rc;
+  if (nf != NULL)
+    rc = frond_format_decode(nf->f, s, len, &v, err);
+  else if ((rc = frond_format_decode_any(s, len, &v, err)) == FROND_EID_INVALID)
+    rc = decode_named(srv, s, len, &v, err) == 0 ? 0 : err->code;
+  if (rc != 0)
+    return rc;
+  return frond__format_fields(&v, s, len, &srv->layout, out, n, err);
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+static uint64_t count_sum(const frond__server *srv, size_t index) {
+  uint64_t s = 0;
+  int i;
+  for (i = 0; i < srv->nworkers; i++)
+    if (srv->workers[i].format_counts != NULL)
+      s += FROND__GET(srv->workers[i].format_counts[index]);
+  return s;
+}
+
+void frond__formats_metrics(frond__server *srv, frond__buf *b) {
+  size_t i;
+  frond__buf_printf(b, "# HELP frond_format_strings_total ID strings issued, "
+                       "by format (built-in or format.<name>) and kind.\n"
+                       "# TYPE frond_format_strings_total counter\n");
+  for (i = 0; i < srv->nformats + FROND__BUILTINS; i++) {
+    const frond__named_format *nf =
+        i < srv->nformats ? &srv->formats[i] : &srv->builtin[i - srv->nformats];
+    frond__buf_printf(b,
+                      "frond_format_strings_total{format=\"%s\",kind=\"%s\"} "
+                      "%llu\n",
+                      nf->name, frond_format_kind_name(nf->kind),
+                      (unsigned long long)count_sum(srv, nf->index));
+  }
+}

@@ -1,0 +1,480 @@
+#!/usr/bin/env python3
+"""
+test_formats_server.py -- ID formats served by `frond serve`, over HTTP and
+the Redis protocol: named formats from the configuration (flags, file and
+environment), the built-in UUIDv7, UUIDv4, ULID and ObjectId, batches,
+every error code with its status, decoding by shape and by name, and:
+
+- `frond decode` and the server decode every shape to the same fields;
+- a sequence's first use of a period (a store write) never holds the
+  event loop: with the store locked, other requests on the same loop are
+  answered while that one waits;
+- the start refuses what cannot work: a missing or open key file, a seq
+  format without a store, an order format too narrow for the IDs.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+from frondtest import check  # noqa: E402
+
+KEY1 = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+KEY2 = "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100"
+
+ORDERS = "order:digits=19,check=damm,key=1,prefix=%Y%m%d-,tz=Asia/Shanghai"
+ORDERS2 = "order:digits=19,check=damm,key=2,prefix=%Y%m%d-,tz=Asia/Shanghai"
+DAILY = "seq:tag=orders,period=day,digits=6,tz=Asia/Tokyo"
+FORMATS = {"orders": ORDERS, "orders2": ORDERS2, "daily": DAILY,
+           "short": "base62", "b32": "base32",
+           "keyed": "seq:tag=orders,digits=8,key=1,check=damm,period=month"}
+
+UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+                   r"[0-9a-f]{12}$")
+UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+                   r"[0-9a-f]{12}$")
+ULID = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+OID = re.compile(r"^[0-9a-f]{24}$")
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FROND_")}
+    env.update(extra)
+    return env
+
+
+def key_file(d, text, mode=0o600):
+    path = os.path.join(d, "order.keys")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+    return path
+
+
+class Setup:
+    """A server with the named formats, its keys in a file, a tag for the
+    sequences, HTTP and RESP."""
+
+    def __init__(self, threads=2, extra=()):
+        self.keydir = ft.tempdir()
+        self.keys = key_file(self.keydir, "1:%s\n2:%s\n" % (KEY1, KEY2))
+        args = ["--order-key-file", self.keys]
+        for name, spec in FORMATS.items():
+            args += ["--format.%s" % name, spec]
+        self.srv = ft.Server(threads=threads, tags={"orders": 1000}, resp=True,
+                             extra=args + list(extra), env=clean_env())
+        self.resp = ft.Resp(self.srv.resp_port)
+
+    def get(self, path, want=200):
+        st, h, body = self.srv.request("GET", path)
+        check(st == want, "GET %s: %d %r, expected %d" % (path, st,
+                                                          body[:300], want))
+        return json.loads(body) if h.get("content-type") == \
+            "application/json" else body.decode()
+
+    def cmd(self, *args):
+        return self.resp.command(*args)
+
+    def close(self):
+        self.resp.close()
+        self.srv.stop()
+        self.srv.close()
+        shutil.rmtree(self.keydir, ignore_errors=True)
+
+
+def error_of(body):
+    return body["error"]["code"]
+
+
+def strs(reply):
+    check(isinstance(reply, list), "not an array: %r" % (reply,))
+    return [x.decode() for x in reply]
+
+
+def pairs(reply):
+    """A flat RESP field/value array as a dict (bytes values as str)."""
+    check(isinstance(reply, list) and len(reply) % 2 == 0,
+          "not field/value pairs: %r" % (reply,))
+    out = {}
+    for k, v in zip(reply[0::2], reply[1::2]):
+        out[k.decode()] = v.decode() if isinstance(v, bytes) else v
+    return out
+
+
+# ------------------------------------------------------------- issuing
+
+def test_issue_http_and_resp():
+    s = Setup()
+    try:
+        # Built-ins: shapes, distinct, increasing where promised.
+        for kind, pat, ordered in (("uuid7", UUID7, True),
+                                   ("uuid4", UUID4, False),
+                                   ("ulid", ULID, True),
+                                   ("objectid", OID, True)):
+            got = s.get("/v1/%s?count=500" % kind)["ids"]
+            text = s.get("/v1/%s?count=3&format=text" % kind).split("\n")
+            check(text[-1] == "" and len(text) == 4, "text: %r" % text)
+            got += text[:3]
+            check(all(pat.match(x) for x in got), "%s shapes: %r"
+                  % (kind, got[:3]))
+            check(len(set(got)) == len(got), "%s repeated" % kind)
+            if ordered:
+                check(got == sorted(got), "%s not increasing" % kind)
+        one = strs(s.cmd("ID.UUID"))
+        v4 = strs(s.cmd("ID.UUID", "v4", "5"))
+        v7 = strs(s.cmd("ID.UUID", "V7", "2"))
+        check(len(one) == 1 and UUID7.match(one[0]), "ID.UUID: %r" % one)
+        check(len(v4) == 5 and all(UUID4.match(x) for x in v4), "v4: %r" % v4)
+        check(len(v7) == 2 and v7 == sorted(v7) and v7[0] > one[0],
+              "v7: %r after %r" % (v7, one))
+        check(all(ULID.match(x) for x in strs(s.cmd("ID.ULID", "3"))), "ULID")
+        check(all(OID.match(x) for x in strs(s.cmd("ID.OBJECTID", "3"))),
+              "OBJECTID")
+        # Order numbers: the prefix is Shanghai's date, each decodes to a
+        # snowflake ID, and those increase across HTTP and RESP.
+        http_orders = s.get("/v1/format/orders?count=300")["ids"]
+        resp_orders = strs(s.cmd("ID.ORDER", "orders", "300"))
+        more = strs(s.cmd("ID.FORMAT", "orders", "2"))
+        ids = []
+        for o in http_orders + resp_orders + more:
+            check(re.match(r"^\d{8}-\d{21}$", o), "order shape: %r" % o)
+            d = s.get("/v1/decode/%s?format=orders" % o)
+            check(d["format"] == "order" and d["key_version"] == "1" and
+                  d["prefix_date"] == o[:8], "decoded: %r" % d)
+            ids.append(int(d["id"]))
+        check(ids == sorted(ids) and len(set(ids)) == len(ids),
+              "order numbers do not decode to increasing IDs")
+        # A daily sequence: consecutive per day, across the protocols.
+        a = s.get("/v1/format/daily?count=3")["ids"]
+        b = strs(s.cmd("ID.FORMAT", "daily", "120"))
+        c = s.get("/v1/format/daily?format=text").split()
+        nums = [int(x[8:]) for x in a + b + c]
+        check(nums == list(range(1, 125)), "daily numbers: %r" % nums[:10])
+        check(len({x[:8] for x in a + b + c}) == 1, "one day: %r" % (a + c))
+        # base62 / base32 of snowflake IDs sort like the IDs.
+        short = s.get("/v1/format/short?count=100")["ids"]
+        check(short == sorted(short) and all(len(x) == 11 for x in short),
+              "base62: %r" % short[:3])
+        b32 = strs(s.cmd("ID.FORMAT", "b32", "3"))
+        check(all(len(x) == 13 for x in b32), "base32: %r" % b32)
+        # Counted per format.
+        st, _, m = s.srv.request("GET", "/metrics")
+        m = m.decode()
+        for name, kind, at_least in (("orders", "order", 602),
+                                     ("daily", "seq", 124),
+                                     ("uuid7", "uuid7", 506)):
+            g = re.search(r'frond_format_strings_total\{format="%s",'
+                          r'kind="%s"\} (\d+)' % (name, kind), m)
+            check(g and int(g.group(1)) >= at_least, "metric %s: %r"
+                  % (name, g and g.group(0)))
+    finally:
+        s.close()
+
+
+def test_errors():
+    s = Setup()
+    try:
+        for path, st, code in (
+                ("/v1/format/nope", 404, "FORMAT_NOT_FOUND"),
+                ("/v1/format/orders?count=0", 400, "COUNT_INVALID"),
+                ("/v1/format/orders?count=100001", 400, "COUNT_INVALID"),
+                ("/v1/format/orders?format=xml", 400, "BAD_REQUEST"),
+                ("/v1/uuid7?count=-1", 400, "COUNT_INVALID"),
+                ("/v1/decode/xyz", 400, "ID_INVALID"),
+                ("/v1/decode/123?format=nope", 404, "FORMAT_NOT_FOUND")):
+            check(error_of(s.get(path, st)) == code, "%s: not %s" % (path,
+                                                                     code))
+        st, h, _ = s.srv.request("POST", "/v1/format/orders")
+        check(st == 405 and h.get("allow") == "GET, HEAD", "POST: %d" % st)
+        st, h, _ = s.srv.request("DELETE", "/v1/uuid7")
+        check(st == 405, "DELETE /v1/uuid7: %d" % st)
+        for args, code in ((("ID.FORMAT", "nope"), "FORMAT_NOT_FOUND"),
+                           (("ID.ORDER", "daily"), "FORMAT_INVALID"),
+                           (("ID.ORDER", "orders", "0"), "COUNT_INVALID"),
+                           (("ID.UUID", "v5"), "ERR"),
+                           (("ID.UUID", "v4", "x"), "COUNT_INVALID"),
+                           (("ID.UUID", "7", "2"), "ERR"),
+                           (("ID.ULID", "x"), "COUNT_INVALID"),
+                           (("ID.DECODE", "xyz"), "ID_INVALID"),
+                           (("ID.DECODE", "1", "nope"), "FORMAT_NOT_FOUND"),
+                           (("ID.FORMAT",), "ERR"),
+                           (("ID.UUID", "v4", "1", "2"), "ERR"),
+                           (("ID.DECODE", "1", "a", "b"), "ERR")):
+            r = s.cmd(*args)
+            check(isinstance(r, ft.RespError) and r.code == code,
+                  "%s: %r, not -%s" % (args, r, code))
+        # The connection survives its errors.
+        check(s.cmd("PING") == "PONG", "PING after errors")
+        # A wrong check digit; a number of a key version the server has
+        # no key for (a third key version).
+        o = s.get("/v1/format/orders")["ids"][0]
+        bad = o[:-1] + str((int(o[-1]) + 1) % 10)
+        check(error_of(s.get("/v1/decode/%s?format=orders" % bad, 400)) ==
+              "ID_INVALID", "wrong check digit accepted")
+        r = s.cmd("ID.DECODE", bad, "orders")
+        check(isinstance(r, ft.RespError) and r.code == "ID_INVALID", "%r" % r)
+        # Two order formats with the same shape read a string without a
+        # name: ambiguous, unless the name is given.
+        o2 = s.get("/v1/format/orders2")["ids"][0]
+        e = s.get("/v1/decode/" + o, 400)
+        check(error_of(e) == "ID_INVALID" and "several" in
+              e["error"]["message"], "ambiguous: %r" % e)
+        check(s.get("/v1/decode/%s?format=orders2" % o2)["key_version"] == "2",
+              "orders2 by name")
+    finally:
+        s.close()
+    # KEY_INVALID: a server holding only key 1 asked to decode a number
+    # made under key 2.
+    d = ft.tempdir()
+    try:
+        keys = key_file(d, "1:%s\n" % KEY1)
+        srv = ft.Server(threads=1, resp=True, env=clean_env(),
+                        extra=["--order-key-file", keys, "--format.orders",
+                               ORDERS])
+        try:
+            e = json.loads(srv.request("GET", "/v1/decode/%s?format=orders"
+                                       % o2)[2])
+            check(error_of(e) == "KEY_INVALID", "%r" % e)
+            st, _, _ = srv.request("GET", "/v1/decode/%s?format=orders" % o2)
+            check(st == 400, "KEY_INVALID status %d" % st)
+            r = ft.Resp(srv.resp_port)
+            e = r.command("ID.DECODE", o2, "orders")
+            r.close()
+            check(isinstance(e, ft.RespError) and e.code == "KEY_INVALID",
+                  "%r" % e)
+        finally:
+            srv.stop()
+            srv.close()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_sequence_exhausted():
+    """A period runs out: 503 / -SEQUENCE_EXHAUSTED, never a wrap."""
+    d = ft.tempdir()
+    try:
+        srv = ft.Server(threads=1, resp=True, tags={"small": 10},
+                        env=clean_env(),
+                        extra=["--format.small", "seq:tag=small,digits=3"])
+        try:
+            day = time.strftime("%Y%m%d", time.gmtime())
+            r = ft.Resp(srv.resp_port)
+            # The period's row, made near the end of its 999 numbers.
+            # One segment holds them all: the test does not wait on the
+            # loader, which a busy machine may delay past wait_ms.
+            st = subprocess.run([ft.FROND_BIN, "tag", "create",
+                                 "small:" + day, "--step", "20", "--start",
+                                 "990", "--store", srv.store],
+                                capture_output=True, text=True, timeout=60)
+            check(st.returncode == 0, st.stderr)
+            got = strs(r.command("ID.FORMAT", "small", "10"))
+            if got[0] != day + "990":  # the day turned: not the row made
+                raise ft.Failure("the UTC day changed during the test: %r"
+                                 % got)
+            check([g[8:] for g in got] == [str(n) for n in range(990, 1000)],
+                  "%r" % got)
+            e = r.command("ID.FORMAT", "small")
+            check(isinstance(e, ft.RespError) and
+                  e.code == "SEQUENCE_EXHAUSTED", "%r" % e)
+            st, _, body = srv.request("GET", "/v1/format/small")
+            check(st == 503 and error_of(json.loads(body)) ==
+                  "SEQUENCE_EXHAUSTED", "%d %r" % (st, body))
+            r.close()
+        finally:
+            srv.stop()
+            srv.close()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# ----------------------------------------------------- decode agreement
+
+def test_decode_agrees_with_cli():
+    """`frond decode` and the server answer the same fields for every
+    shape, over HTTP and RESP."""
+    s = Setup()
+    try:
+        cases = []
+        for kind in ("uuid7", "uuid4", "ulid", "objectid"):
+            cases.append((s.get("/v1/%s" % kind)["ids"][0], None, None))
+        cases.append((s.get("/v1/format/short")["ids"][0], None, None))
+        cases.append((s.get("/v1/format/b32")["ids"][0], None, None))
+        cases.append((s.get("/v1/format/orders")["ids"][0], "orders", ORDERS))
+        cases.append((s.get("/v1/format/daily")["ids"][0], "daily", DAILY))
+        cases.append((s.get("/v1/format/keyed")["ids"][0], "keyed",
+                      FORMATS["keyed"]))
+        cases.append(("507f1f77bcf86cd799439011", None, None))
+        cases.append(("017F22E2-79B0-7CC3-98C4-DC0C0C07398F", None, None))
+        for string, name, spec in cases:
+            args = ["decode"]
+            if spec:
+                args += ["--format", spec, "--key-file", s.keys]
+            r = ft.run(args + [string], env=clean_env())
+            check(r.returncode == 0, "frond decode %s: %s" % (string,
+                                                              r.stderr))
+            cli = json.loads(r.stdout)
+            path = "/v1/decode/" + string + ("?format=" + name if name
+                                              else "")
+            http_v = s.get(path)
+            check(http_v == cli, "%s: HTTP %r, frond decode %r"
+                  % (string, http_v, cli))
+            resp_v = pairs(s.cmd("ID.DECODE", string, *([name] if name
+                                                        else [])))
+            check(resp_v == cli, "%s: RESP %r, frond decode %r"
+                  % (string, resp_v, cli))
+            check(list(http_v) == list(cli), "%s: field order %r vs %r"
+                  % (string, list(http_v), list(cli)))
+        # A decimal snowflake ID keeps its own answer; the fields both
+        # have agree.
+        sid = s.get("/v1/snowflake")["ids"][0]
+        cli = json.loads(ft.run(["decode", sid], env=clean_env()).stdout)
+        srv = s.get("/v1/decode/" + sid)
+        for k in ("id", "time", "unix_ms", "node", "sequence"):
+            check(cli[k] == srv[k], "%s: %r vs %r" % (k, cli[k], srv[k]))
+    finally:
+        s.close()
+
+
+# ------------------------------------------------- off the event loop
+
+def test_period_first_use_off_the_loop():
+    """With the store locked, a sequence's first use of a period waits on
+    a pool thread; the one event loop answers other requests meanwhile,
+    and the waiting request completes once the lock is gone."""
+    s = Setup(threads=1)
+    lock = None
+    try:
+        db = s.srv.store[len("sqlite://"):]
+        lock = sqlite3.connect(db, isolation_level=None, timeout=30)
+        lock.execute("BEGIN IMMEDIATE")  # every other writer waits
+        result = {}
+
+        def first_use():
+            c = http.client.HTTPConnection("127.0.0.1", s.srv.port,
+                                           timeout=60)
+            c.request("GET", "/v1/format/daily?count=2")
+            r = c.getresponse()
+            result["answer"] = (r.status, r.read())
+            c.close()
+
+        mconn = s.srv.conn()  # the only other HTTP connection meanwhile
+
+        def accepted():
+            m = s.srv.request("GET", "/metrics", conn=mconn)[2].decode()
+            return int(re.search(r'^frond_connections_accepted_by_protocol_'
+                                 r'total\{protocol="http"\} (\d+)', m,
+                                 re.M).group(1))
+
+        before = accepted()
+        t = threading.Thread(target=first_use)
+        t.start()
+        # The request's connection is accepted (its bytes go with it) ...
+        deadline = time.monotonic() + 30
+        while accepted() <= before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(accepted() > before, "the first use never connected: %r"
+              % result)
+        time.sleep(0.5)
+        # ... and while it waits on the store, the loop serves others.
+        for _ in range(20):
+            check(len(s.get("/v1/snowflake?count=5")["ids"]) == 5, "snowflake")
+            check(UUID7.match(strs(s.cmd("ID.UUID"))[0]), "uuid7")
+        check(t.is_alive() and "answer" not in result,
+              "the sequence's first use did not wait for the locked store: "
+              "%r" % result)
+        lock.execute("ROLLBACK")
+        t.join(60)
+        check(not t.is_alive(), "the request never finished")
+        st, body = result["answer"]
+        check(st == 200, "first use: %d %r" % (st, body))
+        nums = [int(x[8:]) for x in json.loads(body)["ids"]]
+        check(nums == [1, 2], "numbers %r" % nums)
+    finally:
+        if lock is not None:
+            lock.close()
+        s.close()
+
+
+# ------------------------------------------------------------- start-up
+
+def start_fails(args, env, code, want_rc=1):
+    d = ft.tempdir()
+    try:
+        r = subprocess.run([ft.FROND_BIN, "serve", "--listen",
+                            "127.0.0.1:%d" % ft.free_port(), "--resp-listen",
+                            "off", "--data-dir", d, "--store",
+                            "sqlite:///%s/f.db" % d] + args,
+                           capture_output=True, text=True, timeout=60,
+                           env=env, cwd=d)
+        check(r.returncode == want_rc and code in r.stderr,
+              "%s: exit %d, %r (wanted %d and %s)"
+              % (args, r.returncode, r.stderr, want_rc, code))
+        return r.stderr
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_start_refusals():
+    d = ft.tempdir()
+    try:
+        open_keys = key_file(d, "1:%s\n" % KEY1, mode=0o644)
+        err = start_fails(["--order-key-file", open_keys, "--format.o",
+                           ORDERS], clean_env(), "KEY_INVALID")
+        check("chmod" in err, "%r" % err)
+        err = start_fails(["--format.o", ORDERS], clean_env(), "KEY_INVALID")
+        check("order_key_file" in err, "%r" % err)
+        err = start_fails(["--format.o", ORDERS],
+                          clean_env(FROND_ORDER_KEY="2:" + KEY2),
+                          "KEY_INVALID")
+        check("version '1'" in err, "%r" % err)
+        start_fails(["--store", "none", "--format.d", DAILY], clean_env(),
+                    "store = none")
+        err = start_fails(["--format.o", "order:digits=12,key=1"],
+                          clean_env(FROND_ORDER_KEY="1:" + KEY1),
+                          "ID_TOO_LARGE")
+        check("format.o" in err, "%r" % err)
+        start_fails(["--format.o", "order:digits=3"], clean_env(),
+                    "FORMAT_INVALID", want_rc=2)
+        start_fails(["--format.Bad", "uuid7"], clean_env(), "name",
+                    want_rc=2)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_formats_from_file_and_environment():
+    """The same family from a config file and FROND_FORMAT_<NAME>; the
+    key from FROND_ORDER_KEY."""
+    d = ft.tempdir()
+    try:
+        conf = os.path.join(d, "frond.conf")
+        with open(conf, "w") as f:
+            f.write("format.ids = uuid7\nformat.orders = %s\n" % ORDERS)
+        srv = ft.Server(threads=1, env=clean_env(
+            FROND_ORDER_KEY="1:" + KEY1, FROND_FORMAT_SHORT="base62"),
+            extra=["--config", conf])
+        try:
+            for name, pat in (("ids", UUID7), ("short", re.compile(
+                    r"^[0-9A-Za-z]{11}$")), ("orders", re.compile(
+                        r"^\d{8}-\d{21}$"))):
+                st, _, b = srv.request("GET", "/v1/format/" + name)
+                check(st == 200 and pat.match(json.loads(b)["ids"][0]),
+                      "%s: %d %r" % (name, st, b))
+        finally:
+            srv.stop()
+            srv.close()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    ft.main([test_issue_http_and_resp, test_errors, test_sequence_exhausted,
+             test_decode_agrees_with_cli, test_period_first_use_off_the_loop,
+             test_start_refusals, test_formats_from_file_and_environment])
