@@ -134,11 +134,14 @@ int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
   return 1;
 }
 
-/* Open the loader's own connection on first use. */
+/* Open the loader's own connection on first use. It shares the rollback
+** guard of the allocator's connection: a tag's loads run on any loader,
+** and a range that went back must be refused whichever loader took the
+** ranges before it (store_guard.c). */
 static int connect_store(frond_seg *s, frond_store **st, frond_error *err) {
   if (*st != NULL)
     return 0;
-  return frond__store_open(s->uri, st, err);
+  return frond__store_open_shared(s->uri, s->store, st, err);
 }
 
 /* Run t's store transaction on the loader's connection and install the

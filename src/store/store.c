@@ -69,11 +69,25 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
     uri = FROND_STORE_DEFAULT;
   if ((rc = open_backend(uri, out, err)) != 0)
     return rc;
+  (*out)->guard_shared = 0;
   if (((*out)->guard = frond__guard_new()) == NULL) {
     (*out)->methods->xClose(*out);
     *out = NULL;
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
+  return 0;
+}
+
+int frond__store_open_shared(const char *uri, frond_store *base,
+                             frond_store **out, frond_error *err) {
+  int rc;
+  *out = NULL;
+  if (uri == NULL)
+    uri = FROND_STORE_DEFAULT;
+  if ((rc = open_backend(uri, out, err)) != 0)
+    return rc;
+  (*out)->guard = base->guard;
+  (*out)->guard_shared = 1;
   return 0;
 }
 
@@ -90,7 +104,8 @@ uint64_t frond__store_rollbacks(const frond_store *st) {
 
 void frond__store_close(frond_store *st) {
   if (st != NULL) {
-    frond__guard_free(st->guard);
+    if (!st->guard_shared)
+      frond__guard_free(st->guard);
     st->guard = NULL;
     st->methods->xClose(st);
   }

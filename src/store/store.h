@@ -30,6 +30,7 @@ struct frond_store {
   const frond_store_methods *methods;
   frond_store_guard *guard; /* the wrappers' (store_guard.c); NULL in a
                             ** backend that is not opened through them */
+  int guard_shared;         /* guard is another connection's: not freed */
 };
 
 struct frond_store_methods {
@@ -100,6 +101,12 @@ extern int (*frond__store_fault)(frond_store *st, const char *op);
 
 /* The wrappers the core calls. They validate tags and pass through. */
 int frond__store_open(const char *uri, frond_store **out, frond_error *err);
+/* Another connection for uri that shares base's rollback guard (base is
+** closed last): the connections of one allocator's loaders, so that the
+** guard remembers every range the process took, whichever connection took
+** it. */
+int frond__store_open_shared(const char *uri, frond_store *base,
+                             frond_store **out, frond_error *err);
 void frond__store_close(frond_store *st);
 int frond__store_ensure_schema(frond_store *st, frond_error *err);
 int frond__store_alloc(frond_store *st, const char *tag, int64_t step,
