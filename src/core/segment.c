@@ -127,8 +127,13 @@ static void preload(seg_tag *t) {
   pthread_mutex_unlock(&t->mu);
 }
 
-/* The hot path: one fetch-add and a seqlock read; no lock. Returns 0 when
-** the slow path must decide. */
+/* What the hot path found. */
+enum { FAST_MISS, FAST_OK, FAST_PRELOAD };
+
+/* The hot path: one fetch-add and a seqlock read; no lock, no call.
+** FAST_OK: *id is set. FAST_PRELOAD: *id is set and this call took the
+** offset at which the next segment is asked for (the caller does it, out
+** of line). FAST_MISS: the slow path must decide. */
 static inline int fast_take(seg_tag *t, int64_t *id) {
   uint64_t w = atomic_fetch_add_explicit(&t->word, 1, memory_order_acquire);
   uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK, seq;
@@ -137,7 +142,7 @@ static inline int fast_take(seg_tag *t, int64_t *id) {
   /* Seqlock read; acquire loads keep the second read of seq after them. */
   seq = atomic_load_explicit(&e->seq, memory_order_acquire);
   if (FROND__UNLIKELY(atomic_load_explicit(&e->gen, memory_order_acquire) != g))
-    return 0;
+    return FAST_MISS;
   start = atomic_load_explicit(&e->start, memory_order_acquire);
   size = atomic_load_explicit(&e->size, memory_order_acquire);
   preload_at = atomic_load_explicit(&e->preload_at, memory_order_acquire);
@@ -145,11 +150,16 @@ static inline int fast_take(seg_tag *t, int64_t *id) {
                       atomic_load_explicit(&e->seq, memory_order_relaxed) !=
                           seq ||
                       off >= (uint64_t)size))
-    return 0;
+    return FAST_MISS;
   *id = start + (int64_t)off;
-  if (FROND__UNLIKELY(off == (uint64_t)preload_at))
-    preload(t);
-  return 1;
+  return FROND__UNLIKELY(off == (uint64_t)preload_at) ? FAST_PRELOAD : FAST_OK;
+}
+
+/* A call that took the preload offset: ask for the next segment, then
+** succeed. */
+static FROND__COLD int preload_ok(seg_tag *t) {
+  preload(t);
+  return 0;
 }
 
 /* Nothing to serve from generation g: bring the offset back to the end of
@@ -324,6 +334,12 @@ static int next_n(seg_tag *t, size_t n, int64_t *out, int nowait,
   return rc;
 }
 
+/* One ID when the hot path missed (a segment switch, a wait), out of
+** line. */
+static FROND__COLD int next_one(seg_tag *t, int64_t *id, frond_error *err) {
+  return next_n(t, 1, id, 0, err);
+}
+
 static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
                  frond_error *err) {
   int rc;
@@ -355,13 +371,15 @@ int frond_seg_next(frond_seg *s, const char *tag, size_t len, int64_t *id,
                    frond_error *err) {
   seg_name *nm;
   seg_tag *t;
-  if (FROND__LIKELY(
-          s != NULL && id != NULL && len <= FROND_TAG_MAX &&
-          (nm = frond__seg_find(s, tag, len)) != NULL &&
-          (t = atomic_load_explicit(&nm->tag, memory_order_acquire)) != NULL &&
-          fast_take(t, id)))
+  int r;
+  if (FROND__UNLIKELY(
+          s == NULL || id == NULL || len > FROND_TAG_MAX ||
+          (nm = frond__seg_find(s, tag, len)) == NULL ||
+          (t = atomic_load_explicit(&nm->tag, memory_order_acquire)) == NULL))
+    return frond_seg_next_n(s, tag, len, 1, id, err);
+  if (FROND__LIKELY((r = fast_take(t, id)) == FAST_OK))
     return 0;
-  return frond_seg_next_n(s, tag, len, 1, id, err);
+  return r == FAST_PRELOAD ? preload_ok(t) : next_one(t, id, err);
 }
 
 int frond_seg_range(frond_seg *s, const char *tag, size_t len, int64_t n,
@@ -385,9 +403,10 @@ int frond_seg_tag_find(frond_seg *s, const char *tag, size_t len,
 
 int frond_seg_tag_next(frond_seg_tag *h, int64_t *id, frond_error *err) {
   seg_tag *t = (seg_tag *)h;
-  if (FROND__LIKELY(fast_take(t, id)))
+  int r = fast_take(t, id);
+  if (FROND__LIKELY(r == FAST_OK))
     return 0;
-  return next_n(t, 1, id, 0, err);
+  return r == FAST_PRELOAD ? preload_ok(t) : next_one(t, id, err);
 }
 
 int frond_seg_tag_next_n(frond_seg_tag *h, size_t n, int64_t *out,
@@ -413,8 +432,8 @@ int frond__seg_tag_next_nowait(frond_seg_tag *h, size_t n, int64_t *out,
                                frond_error *err) {
   seg_tag *t = (seg_tag *)h;
   int rc;
-  if (n == 1 && FROND__LIKELY(fast_take(t, out)))
-    return 0;
+  if (n == 1 && (rc = fast_take(t, out)) != FAST_MISS)
+    return rc == FAST_PRELOAD ? preload_ok(t) : 0;
   if ((rc = check_count(n, err)) != 0)
     return rc;
   return next_n(t, n, out, 1, err);
