@@ -37,6 +37,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* Offsets need 31 bits (a segment holds at most INT32_MAX IDs) plus the
 ** few that failing calls add before the slow path clamps them; the
@@ -179,11 +180,84 @@ static inline int64_t frond__seg_clock(frond_seg *s) {
 
 /* ---- seg_tags.c ---- */
 
+/* ---- the name hash ----
+** Short names dominate, so the hash reads them in at most four loads and
+** mixes with two multiplications (the structure of wyhash, which is in
+** the public domain). Keyed per allocator: the table's layout cannot be
+** predicted from outside. */
+
+#define SEG_P0 UINT64_C(0xa0761d6478bd642f)
+#define SEG_P1 UINT64_C(0xe7037ed1a0b428db)
+
+static inline uint64_t frond__seg_mix(uint64_t a, uint64_t b) {
+  __uint128_t r = (__uint128_t)a * b;
+  return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t seg_rd8(const char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+static inline uint64_t seg_rd4(const char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
 /* The name hash, keyed per allocator. */
-uint64_t frond__seg_hash(const frond_seg *s, const char *p, size_t len);
+static inline uint64_t frond__seg_hash(const frond_seg *s, const char *p,
+                                       size_t len) {
+  uint64_t a, b, seed = s->seed;
+  size_t i = len;
+  if (len <= 16) {
+    if (len >= 4) {
+      size_t q = (len >> 3) << 2;
+      a = seg_rd4(p) << 32 | seg_rd4(p + q);
+      b = seg_rd4(p + len - 4) << 32 | seg_rd4(p + len - 4 - q);
+    } else if (len > 0) {
+      a = (uint64_t)(unsigned char)p[0] << 16 |
+          (uint64_t)(unsigned char)p[len >> 1] << 8 | (unsigned char)p[len - 1];
+      b = 0;
+    } else {
+      a = b = 0;
+    }
+  } else {
+    for (; i > 16; i -= 16, p += 16)
+      seed = frond__seg_mix(seg_rd8(p) ^ SEG_P1, seg_rd8(p + 8) ^ seed);
+    a = seg_rd8(p + i - 16);
+    b = seg_rd8(p + i - 8);
+  }
+  return frond__seg_mix(SEG_P1 ^ len, frond__seg_mix(a ^ SEG_P1, b ^ seed));
+}
+
+/* Names are at most FROND_TAG_MAX bytes; compare the common short ones
+** with two overlapping loads instead of a call. */
+static inline int seg_name_eq(const char *a, const char *b, size_t len) {
+  if (len >= 8 && len <= 16)
+    return seg_rd8(a) == seg_rd8(b) &&
+           seg_rd8(a + len - 8) == seg_rd8(b + len - 8);
+  if (len >= 4 && len < 8)
+    return seg_rd4(a) == seg_rd4(b) &&
+           seg_rd4(a + len - 4) == seg_rd4(b + len - 4);
+  return memcmp(a, b, len) == 0;
+}
+
 /* The name's entry, removed or not, or NULL. Lock-free. */
-seg_name *frond__seg_lookup(frond_seg *s, const char *name, size_t len,
-                            uint64_t h);
+static inline seg_name *frond__seg_lookup(frond_seg *s, const char *name,
+                                          size_t len, uint64_t h) {
+  seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
+  size_t i, mask = tb->cap - 1;
+  seg_name *nm;
+  for (i = h & mask;; i = (i + 1) & mask) {
+    nm = atomic_load_explicit(&tb->slot[i], memory_order_acquire);
+    if (nm == NULL)
+      return NULL;
+    if (nm->hash == h && nm->len == len && seg_name_eq(nm->name, name, len))
+      return nm;
+  }
+}
 /* A live name (not removed), or NULL. Lock-free. */
 static inline seg_name *frond__seg_find(frond_seg *s, const char *name,
                                         size_t len) {

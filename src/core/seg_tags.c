@@ -18,55 +18,8 @@
 
 #define MIN_MS (60 * 1000)
 
-/* ---- the name hash ----
-** Short names dominate, so the hash reads them in at most four loads and
-** mixes with two multiplications (the structure of wyhash, which is in
-** the public domain). Keyed per allocator: the table's layout cannot be
-** predicted from outside. */
-
-#define P0 UINT64_C(0xa0761d6478bd642f)
-#define P1 UINT64_C(0xe7037ed1a0b428db)
-
-static uint64_t mix(uint64_t a, uint64_t b) {
-  __uint128_t r = (__uint128_t)a * b;
-  return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static uint64_t rd8(const char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
-static uint64_t rd4(const char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-
-uint64_t frond__seg_hash(const frond_seg *s, const char *p, size_t len) {
-  uint64_t a, b, seed = s->seed;
-  size_t i = len;
-  if (len <= 16) {
-    if (len >= 4) {
-      size_t q = (len >> 3) << 2;
-      a = rd4(p) << 32 | rd4(p + q);
-      b = rd4(p + len - 4) << 32 | rd4(p + len - 4 - q);
-    } else if (len > 0) {
-      a = (uint64_t)(unsigned char)p[0] << 16 |
-          (uint64_t)(unsigned char)p[len >> 1] << 8 | (unsigned char)p[len - 1];
-      b = 0;
-    } else {
-      a = b = 0;
-    }
-  } else {
-    for (; i > 16; i -= 16, p += 16)
-      seed = mix(rd8(p) ^ P1, rd8(p + 8) ^ seed);
-    a = rd8(p + i - 16);
-    b = rd8(p + i - 8);
-  }
-  return mix(P1 ^ len, mix(a ^ P1, b ^ seed));
-}
+/* The name hash and the look-up are in seg.h, inline in the calls by
+** name. */
 
 /* ---- names in an arena, freed at close ---- */
 
@@ -98,30 +51,6 @@ static seg_name *name_alloc(frond_seg *s, size_t len) {
 }
 
 /* ---- the table ---- */
-
-/* Names are at most FROND_TAG_MAX bytes; compare the common short ones
-** with two overlapping loads instead of a call. */
-static int name_eq(const char *a, const char *b, size_t len) {
-  if (len >= 8 && len <= 16)
-    return rd8(a) == rd8(b) && rd8(a + len - 8) == rd8(b + len - 8);
-  if (len >= 4 && len < 8)
-    return rd4(a) == rd4(b) && rd4(a + len - 4) == rd4(b + len - 4);
-  return memcmp(a, b, len) == 0;
-}
-
-seg_name *frond__seg_lookup(frond_seg *s, const char *name, size_t len,
-                            uint64_t h) {
-  seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
-  size_t i, mask = tb->cap - 1;
-  seg_name *nm;
-  for (i = h & mask;; i = (i + 1) & mask) {
-    nm = atomic_load_explicit(&tb->slot[i], memory_order_acquire);
-    if (nm == NULL)
-      return NULL;
-    if (nm->hash == h && nm->len == len && name_eq(nm->name, name, len))
-      return nm;
-  }
-}
 
 static seg_table *table_new(size_t cap) {
   seg_table *tb = calloc(1, sizeof(*tb) + cap * sizeof(tb->slot[0]));
@@ -159,7 +88,8 @@ static int table_room(frond_seg *s) {
 
 int frond__seg_table_init(frond_seg *s) {
   /* Keyed by the clock and an address: not a secret, just not fixed. */
-  s->seed = mix((uint64_t)frond__mono_ns() ^ P0, (uint64_t)(uintptr_t)s ^ P1);
+  s->seed = frond__seg_mix((uint64_t)frond__mono_ns() ^ SEG_P0,
+                           (uint64_t)(uintptr_t)s ^ SEG_P1);
   atomic_init(&s->table, table_new(16));
   return atomic_load(&s->table) == NULL ? FROND_ENOMEM : 0;
 }
