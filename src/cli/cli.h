@@ -82,7 +82,13 @@ void frond__out_i64(int64_t v);
 void frond__out_json_str(const char *s);
 /* Print a table of rows x cols cells (row-major, the first row is the
 ** header), columns padded to their widest cell and separated by two
-** spaces; align[c] is 'l' or 'r'. At most 16 columns. */
+** spaces; align[c] is 'l' or 'r'. At most 16 columns. Cells are shown as
+** frond__out_text shows them, and measured in terminal columns (a wide
+** character takes two, a combining mark none). */
+/* Append s as text for a terminal: control characters (a newline in a
+** description) and bytes that are not UTF-8 as escapes (\n, \xNN,
+** \u{NNNN}), the rest as is. */
+void frond__out_text(const char *s);
 void frond__out_table(const char *const *cells, size_t rows, size_t cols,
                       const char *align);
 /* Write what is buffered. Returns 0, or the errno of the first failed

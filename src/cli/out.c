@@ -8,14 +8,17 @@
 #include "cli/cli.h"
 #include "base/base.h"
 #include "base/escape.h"
+#include "base/utf8.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #define OUT_SIZE (1 << 20)
 
@@ -122,30 +125,137 @@ void frond__out_json_str(const char *s) {
   frond__out_bytes("\"", 1);
 }
 
+/* A line being built for a table. */
+typedef struct line {
+  char *p;
+  size_t len, cap;
+} line;
+
+static void line_put(line *l, const char *s, size_t n) {
+  if (l->len + n > l->cap) {
+    size_t cap = (l->cap ? l->cap * 2 : 256) + n;
+    char *p = realloc(l->p, cap);
+    if (p == NULL)
+      return; /* out of memory: the cell is left out */
+    l->p = p;
+    l->cap = cap;
+  }
+  memcpy(l->p + l->len, s, n);
+  l->len += n;
+}
+
+static void line_pad(line *l, size_t n) {
+  while (n-- > 0)
+    line_put(l, " ", 1);
+}
+
+/* The columns code point cp takes on a terminal, as wcwidth() says in a
+** UTF-8 locale whatever the user's locale is (2 for East Asian wide
+** characters, 0 for combining marks); -1 for what is not printable. */
+static int cp_width(uint32_t cp) {
+  static locale_t utf8;
+  static int tried;
+  locale_t old;
+  int w;
+  if (cp >= 0x20 && cp < 0x7f)
+    return 1;
+  if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0))
+    return -1;
+  if (!tried) {
+    tried = 1;
+    utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  }
+  if (utf8 == (locale_t)0)
+    return 1; /* no UTF-8 locale: a column per code point */
+  old = uselocale(utf8);
+  w = wcwidth((wchar_t)cp);
+  uselocale(old);
+  return w;
+}
+
+/*
+** Append s to l (NULL: only measure) the way a terminal should show it in
+** a table: control characters and what is not printable as escapes (\n,
+** \t, \r, \xNN for other control bytes and bytes that are not UTF-8,
+** \u{NNNN} for other code points), so that a description with a newline
+** stays on its row. Returns the columns it takes.
+*/
+static size_t cell(const char *s, line *l) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = strlen(s), i = 0, width = 0, k;
+  while (i < n) {
+    uint32_t cp = 0;
+    char esc[16];
+    int w = -1;
+    k = frond__utf8_len(p + i, n - i, &cp);
+    if (k != 0)
+      w = cp_width(cp);
+    if (w >= 0) {
+      if (l != NULL)
+        line_put(l, s + i, k);
+      width += (size_t)w;
+      i += k;
+      continue;
+    }
+    if (k == 0) {
+      snprintf(esc, sizeof esc, "\\x%02X", p[i]);
+      k = 1;
+    } else if (cp == '\n' || cp == '\t' || cp == '\r') {
+      snprintf(esc, sizeof esc, "\\%c",
+               cp == '\n'   ? 'n'
+               : cp == '\t' ? 't'
+                            : 'r');
+    } else if (cp < 0x80) {
+      snprintf(esc, sizeof esc, "\\x%02X", (unsigned)cp);
+    } else {
+      snprintf(esc, sizeof esc, "\\u{%X}", (unsigned)cp);
+    }
+    if (l != NULL)
+      line_put(l, esc, strlen(esc));
+    width += strlen(esc);
+    i += k;
+  }
+  return width;
+}
+
+void frond__out_text(const char *s) {
+  line l = {NULL, 0, 0};
+  cell(s, &l);
+  frond__out_bytes(l.p != NULL ? l.p : "", l.len);
+  free(l.p);
+}
+
 void frond__out_table(const char *const *cells, size_t rows, size_t cols,
                       const char *align) {
   size_t r, c, w[16] = {0};
-  for (c = 0; c < cols && c < 16; c++)
-    for (r = 0; r < rows; r++)
-      if (strlen(cells[r * cols + c]) > w[c])
-        w[c] = strlen(cells[r * cols + c]);
-  for (r = 0; r < rows; r++) {
-    char line[1024];
-    int len = 0;
-    for (c = 0; c < cols && c < 16; c++) {
-      const char *cell = cells[r * cols + c];
-      int pad = (int)(w[c] - strlen(cell)), room = (int)sizeof(line) - len;
-      int n =
-          align[c] == 'r'
-              ? snprintf(line + len, (size_t)room, "%*s%s  ", pad, "", cell)
-              : snprintf(line + len, (size_t)room, "%s%*s  ", cell, pad, "");
-      len += n < room ? n : room - 1;
+  line l = {NULL, 0, 0};
+  if (cols > 16)
+    cols = 16;
+  for (c = 0; c < cols; c++)
+    for (r = 0; r < rows; r++) {
+      size_t cw = cell(cells[r * cols + c], NULL);
+      if (cw > w[c])
+        w[c] = cw;
     }
-    while (len > 0 && line[len - 1] == ' ')
-      len--; /* no trailing blanks */
-    frond__out_bytes(line, (size_t)len);
+  for (r = 0; r < rows; r++) {
+    l.len = 0;
+    for (c = 0; c < cols; c++) {
+      const char *s = cells[r * cols + c];
+      size_t pad = w[c] - cell(s, NULL);
+      if (c > 0)
+        line_put(&l, "  ", 2);
+      if (align[c] == 'r')
+        line_pad(&l, pad);
+      cell(s, &l);
+      if (align[c] != 'r')
+        line_pad(&l, pad);
+    }
+    while (l.len > 0 && l.p[l.len - 1] == ' ')
+      l.len--; /* no trailing blanks */
+    frond__out_bytes(l.p != NULL ? l.p : "", l.len);
     frond__out_bytes("\n", 1);
   }
+  free(l.p);
 }
 
 void frond__cli_time(int64_t unix_ms, char *buf, size_t len) {

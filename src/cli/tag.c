@@ -176,10 +176,13 @@ static int tag_get(int argc, char **argv) {
     row_json(&row);
     frond__out_str("\n");
   } else {
-    frond__out_printf("tag          %s\nmax_id       %lld\nstep         %lld\n"
-                      "description  %s\nupdated      %s\n",
-                      row.tag, (long long)row.max_id, (long long)row.step,
-                      row.description, row.update_time);
+    frond__out_str("tag          ");
+    frond__out_text(row.tag);
+    frond__out_printf("\nmax_id       %lld\nstep         %lld\n"
+                      "description  ",
+                      (long long)row.max_id, (long long)row.step);
+    frond__out_text(row.description);
+    frond__out_printf("\nupdated      %s\n", row.update_time);
   }
   return frond__out_finish(FROND__EXIT_OK);
 }

@@ -482,7 +482,7 @@ static void on_connection(uv_stream_t *server, int status) {
   if (atomic_load(&srv->nconns) > srv->cfg.max_connections || w->draining) {
     FROND__INC(w->m.rejected, 1);
     c->close_after_write = 1;
-    frond__buf_append(&c->out, c->proto->busy, strlen(c->proto->busy));
+    c->proto->busy(c);
     flush(c);
     return;
   }

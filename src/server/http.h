@@ -40,7 +40,7 @@ enum {
 };
 extern const char *const frond__http_route_names[FROND__R_COUNT];
 
-#define FROND__NSTATUS 18
+#define FROND__NSTATUS 19
 extern const int frond__http_statuses[FROND__NSTATUS]; /* last slot: other */
 
 /* What HTTP keeps per worker (c->l->state): its counters and the Date
@@ -76,7 +76,8 @@ typedef struct frond__http_ctx {
 } frond__http_ctx;
 
 /* http_out.c: append a whole answer (extra: more header lines, each
-** ending in CRLF) and count it. */
+** ending in CRLF) and count it. ctype NULL: no Content-Type. A 204 carries
+** neither Content-Type nor Content-Length (RFC 9110 8.6). */
 void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
                          const char *body, size_t len, const char *extra);
 /* {"error":{"code":..,"message":..}} with the given status. */
@@ -94,6 +95,9 @@ void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
 ** (characters that need no JSON escaping). */
 void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,
                          size_t stride, int text);
+
+/* What a connection refused at max_connections is told: 503, with Date. */
+void frond__http_busy(frond__conn *c);
 
 /* A copy of x for an answer written later, without the request's views. */
 void frond__http_ctx_keep(frond__http_ctx *dst, const frond__http_ctx *x);

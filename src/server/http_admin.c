@@ -37,21 +37,26 @@ typedef struct admin_call {
   frond__buf body;
 } admin_call;
 
-/* Constant-time comparison of the bearer token. 1 when authorized. */
+/* Constant-time comparison of the bearer token. 1 when authorized. The
+** scheme is case-insensitive and followed by one or more spaces (RFC 9110
+** 11.1, 11.4). */
 static int authorized(frond__http_ctx *x) {
   const char *tok = x->srv->cfg.admin_token;
-  size_t tl = strlen(tok), i;
+  size_t tl = strlen(tok), i, sp = 6;
   const frond__http_header *h;
   unsigned char diff = 0;
   if (tl == 0)
     return 1;
   h = frond__http_header_find(x->req, "authorization");
-  if (h == NULL || h->value_len < 7 || memcmp(h->value, "Bearer ", 7) != 0 ||
-      h->value_len - 7 != tl)
+  if (h != NULL)
+    while (sp < h->value_len && h->value[sp] == ' ')
+      sp++;
+  if (h == NULL || sp == 6 || !frond__http_eq_nocase(h->value, 6, "bearer") ||
+      h->value_len - sp != tl)
     diff = 1;
   else
     for (i = 0; i < tl; i++)
-      diff |= (unsigned char)(h->value[7 + i] ^ tok[i]);
+      diff |= (unsigned char)(h->value[sp + i] ^ tok[i]);
   if (diff != 0) {
     frond__http_error(x, 401, "UNAUTHORIZED",
                       "this endpoint needs Authorization: Bearer <admin_token>",
@@ -183,28 +188,61 @@ static void admin_done(uv_work_t *w, int status) {
   free(a);
 }
 
+/* Is the body JSON: Content-Type application/json, parameters allowed?
+** A page can send text/plain or a form to another site without the
+** browser asking first; application/json needs the server's consent
+** (a CORS preflight, which this server never gives). */
+static int json_body(const frond__http_ctx *x) {
+  const frond__http_header *h = frond__http_header_find(x->req, "content-type");
+  size_t n = 16;
+  if (h == NULL || h->value_len < n ||
+      !frond__http_eq_nocase(h->value, n, "application/json"))
+    return 0;
+  while (n < h->value_len && (h->value[n] == ' ' || h->value[n] == '\t'))
+    n++;
+  return n == h->value_len || h->value[n] == ';';
+}
+
 /* Read the body of a POST (tag, step, start, description) or a PATCH
-** (step) into a. 0, or -1 after answering 400. */
+** (step) into a. 0, or -1 after answering 415 or 400. The tag is read
+** whole (it cannot be longer than the body) and checked as a tag, so that
+** a long one is TAG_INVALID here as on the other paths. */
 static int read_body(frond__http_ctx *x, admin_call *a) {
   frond_error jerr = {0, ""};
   int post = a->method == FROND__HTTP_POST;
+  char *tag = malloc(x->body_len + 1);
   frond__json_field fields[4] = {
-      {"tag", FROND__JSON_STR, a->tag, sizeof a->tag, 0, 0},
+      {"tag", FROND__JSON_STR, tag, x->body_len + 1, 0, 0},
       {"step", FROND__JSON_INT, NULL, 0, 0, 0},
       {"start", FROND__JSON_INT, NULL, 0, 0, 0},
       {"description", FROND__JSON_STR, a->desc, sizeof a->desc, 0, 0},
   };
-  if (frond__json_read(x->body, x->body_len, post ? fields : fields + 1,
-                       post ? 4 : 1, &jerr) != 0) {
+  int r = -1;
+  if (!json_body(x)) {
+    frond__http_error(x, 415, "UNSUPPORTED_MEDIA_TYPE",
+                      "the body must be JSON (Content-Type: "
+                      "application/json)",
+                      post ? "Accept-Post: application/json\r\n"
+                           : "Accept-Patch: application/json\r\n");
+  } else if (tag == NULL) {
+    frond__http_error_code(x, FROND_ENOMEM, NULL);
+  } else if (frond__json_read(x->body, x->body_len, post ? fields : fields + 1,
+                              post ? 4 : 1, &jerr) != 0) {
     frond__http_error(x, 400, "BAD_REQUEST", jerr.message, NULL);
-    return -1;
-  }
-  if ((post && !fields[0].present) || !fields[1].present) {
+  } else if ((post && !fields[0].present) || !fields[1].present) {
     frond__http_error(
         x, 400, "BAD_REQUEST",
         post ? "body needs \"tag\" and \"step\"" : "body needs \"step\"", NULL);
-    return -1;
+  } else if (post && frond_tag_validate(tag, strlen(tag), &jerr) != 0) {
+    frond__http_error_code(x, FROND_ETAG_INVALID, &jerr);
+  } else {
+    if (post)
+      memcpy(a->tag, tag, strlen(tag) + 1);
+    r = 0;
   }
+  free(tag);
+  if (r != 0)
+    return -1;
   a->step = fields[1].num;
   a->start = fields[2].num;
   a->has_start = fields[2].present;

@@ -19,9 +19,9 @@ const char *const frond__http_route_names[FROND__R_COUNT] = {
     "readyz",       "status_page",    "segment_range", "format",    "uuid7",
     "uuid4",        "ulid",           "objectid",      "other"};
 
-const int frond__http_statuses[FROND__NSTATUS] = {200, 201, 204, 400, 401, 404,
-                                                  405, 408, 409, 413, 414, 431,
-                                                  500, 501, 503, 505, 403, 0};
+const int frond__http_statuses[FROND__NSTATUS] = {
+    200, 201, 204, 400, 401, 404, 405, 408, 409, 413,
+    414, 431, 500, 501, 503, 505, 403, 415, 0};
 
 static const char *reason_phrase(int status) {
   switch (status) {
@@ -49,6 +49,8 @@ static const char *reason_phrase(int status) {
     return "Content Too Large";
   case 414:
     return "URI Too Long";
+  case 415:
+    return "Unsupported Media Type";
   case 431:
     return "Request Header Fields Too Large";
   case 500:
@@ -106,26 +108,34 @@ void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
   x->status = status;
   if (frond__conn_draining(x->c))
     x->keep_alive = 0;
-  if (frond__buf_reserve(out, 250 + strlen(ctype) + elen + len) != 0) {
+  if (status == 204) /* no content, and no header that speaks of one */
+    ctype = NULL;
+  if (frond__buf_reserve(out, 250 + (ctype ? strlen(ctype) : 0) + elen + len) !=
+      0) {
     x->keep_alive = 0;
     return;
   }
   date(st);
   if (status == 200) {
-    PUT_LIT(out, "HTTP/1.1 200 OK\r\nContent-Type: ");
+    PUT_LIT(out, "HTTP/1.1 200 OK\r\n");
   } else {
     PUT_LIT(out, "HTTP/1.1 ");
     frond__buf_put_u64(out, (uint64_t)status);
     PUT_LIT(out, " ");
     put(out, reason, strlen(reason));
-    PUT_LIT(out, "\r\nContent-Type: ");
+    PUT_LIT(out, "\r\n");
   }
-  put(out, ctype, strlen(ctype));
-  PUT_LIT(out, "\r\n");
+  if (ctype != NULL) {
+    PUT_LIT(out, "Content-Type: ");
+    put(out, ctype, strlen(ctype));
+    PUT_LIT(out, "\r\n");
+  }
   put(out, st->date, st->date_len);
-  PUT_LIT(out, "Content-Length: ");
-  frond__buf_put_u64(out, len);
-  PUT_LIT(out, "\r\n");
+  if (status != 204) {
+    PUT_LIT(out, "Content-Length: ");
+    frond__buf_put_u64(out, len);
+    PUT_LIT(out, "\r\n");
+  }
   if (!x->keep_alive)
     PUT_LIT(out, "Connection: close\r\n");
   else if (x->minor == 0)
@@ -216,6 +226,19 @@ void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
     put(b, "]}\n", 3);
   frond__http_respond(x, 200, text ? "text/plain" : "application/json", b->data,
                       b->len, NULL);
+}
+
+void frond__http_busy(frond__conn *c) {
+  static const char body[] = "{\"error\":{\"code\":\"TOO_MANY_CONNECTIONS\","
+                             "\"message\":\"connection limit reached, retry "
+                             "later\"}}\n";
+  frond__http_state *st = c->l->state;
+  date(st);
+  frond__buf_printf(frond__conn_out(c),
+                    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+                    "application/json\r\n%.*sContent-Length: %zu\r\n"
+                    "Connection: close\r\n\r\n%s",
+                    (int)st->date_len, st->date, sizeof body - 1, body);
 }
 
 void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,

@@ -1,12 +1,14 @@
 /*
-** resp.c -- the Redis protocol (RESP2) front.
+** resp.c -- the Redis protocol front, RESP2 and (after HELLO 3) RESP3.
 **
 ** Any Redis client can fetch IDs: `INCR <tag>` answers the next segment ID
 ** of the tag as an integer, which makes Frond a drop-in for services that
 ** count with Redis INCR today, without Redis' lost increments after a
-** crash. ID.* commands add batches, snowflake IDs and decoding; PING,
-** HELLO, AUTH, SELECT 0, CLIENT, COMMAND and INFO are answered the way
-** Redis answers them, so that clients connect unmodified.
+** crash. ID.* commands add batches, snowflake IDs and decoding, with IDs
+** as bulk strings so that no client rounds them; PING, HELLO, AUTH,
+** SELECT 0, CLIENT, COMMAND, INFO and the rest of what clients send when
+** they connect are answered the way Redis answers them, so that clients
+** connect unmodified.
 **
 ** on_data parses one command (resp_parse.c), answers it synchronously into
 ** the connection's output and returns the bytes consumed, so pipelined
@@ -85,6 +87,10 @@ static const resp_cmd commands[] = {
      frond__resp_cmd_config},
     {"reset", FROND__RC_RESET, 1, 1, 0, 0, "noscript loading stale fast",
      frond__resp_cmd_reset},
+    {"readonly", FROND__RC_READONLY, 1, 1, 0, 0, "loading stale fast",
+     frond__resp_cmd_readonly},
+    {"readwrite", FROND__RC_READWRITE, 1, 1, 0, 0, "loading stale fast",
+     frond__resp_cmd_readonly},
 };
 
 static const resp_cmd *find_command(const frond__resp_arg *a) {
@@ -95,30 +101,30 @@ static const resp_cmd *find_command(const frond__resp_arg *a) {
   return NULL;
 }
 
-/* One COMMAND INFO entry, in Redis 7's ten-field shape. */
+/* One COMMAND INFO entry, in Redis 7's ten-field shape: flags are status
+** strings in a set, and the four trailing lists (ACL categories, tips, key
+** specs, subcommands) are empty sets. */
 static void command_entry(frond__resp_ctx *x, const resp_cmd *k) {
   const char *f = k->flags, *sp;
-  int nflags = 1;
+  int nflags = 1, i;
   for (sp = f; *sp; sp++)
     nflags += *sp == ' ';
   frond__resp_array(x, 10);
   frond__resp_cstr(x, k->name);
   frond__resp_int(x, k->min == k->max ? k->min : -k->min);
-  frond__resp_array(x, nflags);
+  frond__resp_set(x, nflags);
   while (*f) {
     sp = strchr(f, ' ');
     if (sp == NULL)
       sp = f + strlen(f);
-    frond__resp_bulk(x, f, (size_t)(sp - f));
+    frond__resp_status_n(x, f, (size_t)(sp - f));
     f = *sp ? sp + 1 : sp;
   }
   frond__resp_int(x, k->key);
   frond__resp_int(x, k->key);
   frond__resp_int(x, k->key);
-  frond__resp_array(x, 0);
-  frond__resp_array(x, 0);
-  frond__resp_array(x, 0);
-  frond__resp_array(x, 0);
+  for (i = 0; i < 4; i++)
+    frond__resp_set(x, 0);
 }
 
 static void command(frond__resp_ctx *x) {
@@ -144,8 +150,9 @@ static void command(frond__resp_ctx *x) {
         command_entry(x, k);
     }
   } else if (frond__resp_arg_is(&x->argv[1], "DOCS")) {
-    /* No docs: redis-cli then falls back to its built-in help. */
-    frond__resp_array(x, 0);
+    /* No docs (a map of none): redis-cli then falls back to its built-in
+    ** help. */
+    frond__resp_map(x, 0);
   } else {
     frond__resp_error(x, "ERR", "unknown subcommand '%s'. Try COMMAND HELP.",
                       frond__resp_arg_str(&x->argv[1], s, sizeof s));
@@ -153,6 +160,46 @@ static void command(frond__resp_ctx *x) {
 }
 
 /* --------------------------------------------------------------- framing */
+
+/*
+** Does an inline command look like the start of an HTTP request? A web
+** page can make a browser send HTTP to any port of the machine: with a
+** body of RESP commands under its request line, every line of which the
+** inline parser would run. As Redis does for POST and "Host:", such a
+** connection is closed without an answer before any of it runs. HTTP's
+** methods are upper case (and Frond has no command of those names); the
+** request line has a target after the method; "Host:" is matched in any
+** case, as it starts the second line of every HTTP/1.1 request.
+*/
+static int looks_like_http(const frond__resp_arg *argv, size_t argc) {
+  static const char *const methods[] = {"GET",    "HEAD",    "POST",  "PUT",
+                                        "DELETE", "OPTIONS", "PATCH", "CONNECT",
+                                        "TRACE",  "PRI"};
+  size_t i;
+  if (frond__resp_arg_is(&argv[0], "host:"))
+    return 1;
+  if (argc < 2)
+    return 0;
+  for (i = 0; i < FROND__ARRAY_SIZE(methods); i++)
+    if (argv[0].len == strlen(methods[i]) &&
+        memcmp(argv[0].p, methods[i], argv[0].len) == 0)
+      return 1;
+  return 0;
+}
+
+/* Log a refused HTTP request at most once a minute per worker: a page
+** that retries must not flood the log. */
+static void log_http_refused(frond__resp_ctx *x) {
+  uint64_t now = uv_now(&x->w->loop);
+  frond__resp_stats *st = FROND__RESP_STATS(x);
+  if (st->http_logged_ms != 0 && now - st->http_logged_ms < 60000)
+    return;
+  st->http_logged_ms = now;
+  frond_log(FROND_LOG_WARN,
+            "resp: closed a connection that sent an HTTP request to the "
+            "Redis protocol port (a web page, or a client pointed at the "
+            "wrong port)");
+}
 
 static void unknown_command(frond__resp_ctx *x) {
   char name[130], args[160];
@@ -228,6 +275,11 @@ static int resp_on_data(frond__conn *c, const char *buf, size_t len) {
   }
   if (n == 0)
     return 0;
+  if (x.argc > 0 && buf[0] != '*' && looks_like_http(argv, x.argc)) {
+    FROND__INC(FROND__RESP_STATS(&x)->http_refused, 1);
+    log_http_refused(&x);
+    return -1;
+  }
   if (x.argc > 0) {
     x.argv = argv;
     execute(&x);
@@ -254,6 +306,7 @@ static int resp_on_open(frond__conn *c) {
     return -1;
   st->id = atomic_fetch_add(&next_client_id, 1);
   st->authed = srv->cfg.admin_token[0] == '\0';
+  st->proto = 2;
   c->pdata = st;
   /* Connection pools keep idle connections: no command pending is idle,
   ** not a slow request. Before AUTH, idle time is bounded like a request. */
@@ -261,6 +314,11 @@ static int resp_on_open(frond__conn *c) {
   c->idle_ms = st->authed ? (uint64_t)srv->cfg.resp_idle_timeout_ms
                           : (uint64_t)srv->cfg.header_timeout_ms;
   return 0;
+}
+
+static void resp_busy(frond__conn *c) {
+  static const char busy[] = "-ERR max number of clients reached\r\n";
+  frond__buf_append(frond__conn_out(c), busy, sizeof busy - 1);
 }
 
 static void resp_on_close(frond__conn *c) {
@@ -334,6 +392,10 @@ static void resp_metrics(frond__server *srv, frond__buf *b) {
   frond__metrics_counter(b, "frond_resp_noauth_total",
                          "Commands refused before AUTH.",
                          STATS_SUM(srv, noauth));
+  frond__metrics_counter(b, "frond_resp_http_refused_total",
+                         "RESP connections closed for sending an HTTP "
+                         "request.",
+                         STATS_SUM(srv, http_refused));
 }
 
 const frond__proto frond__resp_proto = {
@@ -345,5 +407,5 @@ const frond__proto frond__resp_proto = {
     .on_data = resp_on_data,
     .on_timeout = resp_on_timeout,
     .on_close = resp_on_close,
-    .busy = "-ERR max number of clients reached\r\n",
+    .busy = resp_busy,
 };

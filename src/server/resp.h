@@ -5,7 +5,8 @@
 **                 metrics (the frond__proto table)
 **   resp_cmds.c   the commands
 **   resp_formats.c  the ID format commands
-**   resp_reply.c  replies: integers, bulk strings, arrays, errors
+**   resp_reply.c  replies, written in the connection's protocol (RESP2 or
+**                 RESP3): a command says what a value is, the helper how
 */
 #ifndef FROND_SERVER_RESP_H
 #define FROND_SERVER_RESP_H
@@ -41,6 +42,8 @@
   XX(INFO, "info")                                                             \
   XX(CONFIG, "config")                                                         \
   XX(RESET, "reset")                                                           \
+  XX(READONLY, "readonly")                                                     \
+  XX(READWRITE, "readwrite")                                                   \
   XX(UNKNOWN, "unknown")
 
 enum {
@@ -62,6 +65,8 @@ typedef struct frond__resp_stats {
   frond__counter protocol_errors; /* closed after a protocol error */
   frond__counter noauth;          /* commands refused before AUTH */
   frond__counter auth_failures;
+  frond__counter http_refused;           /* closed: an HTTP request (resp.c) */
+  uint64_t http_logged_ms;               /* when one was last logged */
   frond__hist duration[FROND__RC_COUNT]; /* with metrics_histograms */
 } frond__resp_stats;
 
@@ -71,6 +76,7 @@ typedef struct frond__resp_stats {
 typedef struct frond__resp_client {
   uint64_t id;
   int authed;
+  int proto; /* 2 or 3, as HELLO chose */
   char name[FROND__RESP_NAME_MAX + 1];
   char lib_name[FROND__RESP_NAME_MAX + 1];
   char lib_ver[FROND__RESP_NAME_MAX + 1];
@@ -96,13 +102,28 @@ typedef struct frond__resp_ctx {
 ** and its time since t0). */
 void frond__resp_count(frond__resp_ctx *x);
 
-/* resp_reply.c. A reply that does not fit in memory sets x->close. */
+/* resp_reply.c: replies in the connection's protocol (the table at the top
+** of resp_reply.c). A reply that does not fit in memory sets x->close. */
 void frond__resp_int(frond__resp_ctx *x, int64_t v);
+/* An unsigned integer: above INT64_MAX a big number (RESP3) or a bulk
+** string (RESP2). */
+void frond__resp_u64(frond__resp_ctx *x, uint64_t v);
+void frond__resp_double(frond__resp_ctx *x, double d);
 void frond__resp_array(frond__resp_ctx *x, int64_t n);
+/* A map of `pairs` key/value pairs follows: flat in RESP2, as HGETALL. */
+void frond__resp_map(frond__resp_ctx *x, int64_t pairs);
+void frond__resp_set(frond__resp_ctx *x, int64_t n);
 void frond__resp_bulk(frond__resp_ctx *x, const char *p, size_t n);
 void frond__resp_cstr(frond__resp_ctx *x, const char *s);
+/* Text for people (INFO, CLIENT INFO): a verbatim string in RESP3. */
+void frond__resp_verbatim(frond__resp_ctx *x, const char *p, size_t n);
 void frond__resp_nil(frond__resp_ctx *x);
 void frond__resp_status(frond__resp_ctx *x, const char *s);
+void frond__resp_status_n(frond__resp_ctx *x, const char *s, size_t n);
+/* An ID, or an array of n IDs: bulk strings of decimal digits in both
+** protocols, so that no client reads them into a double. */
+void frond__resp_id(frond__resp_ctx *x, int64_t id);
+void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n);
 /* "-CODE message\r\n"; control bytes in the message become spaces. */
 void frond__resp_error(frond__resp_ctx *x, const char *code, const char *fmt,
                        ...) __attribute__((format(printf, 3, 4)));
@@ -110,7 +131,6 @@ void frond__resp_error(frond__resp_ctx *x, const char *code, const char *fmt,
 void frond__resp_lib_error(frond__resp_ctx *x, int code,
                            const frond_error *err);
 void frond__resp_wrong_args(frond__resp_ctx *x, const char *name);
-void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n);
 /* An array of n bulk strings, NUL-terminated, stride bytes apart. */
 void frond__resp_strings(frond__resp_ctx *x, const char *s, size_t n,
                          size_t stride);
@@ -149,5 +169,6 @@ void frond__resp_cmd_client(frond__resp_ctx *x);
 void frond__resp_cmd_info(frond__resp_ctx *x);
 void frond__resp_cmd_config(frond__resp_ctx *x);
 void frond__resp_cmd_reset(frond__resp_ctx *x);
+void frond__resp_cmd_readonly(frond__resp_ctx *x);
 
 #endif /* FROND_SERVER_RESP_H */

@@ -38,6 +38,8 @@ static size_t get_count(frond__resp_ctx *x, size_t i) {
   return count_upto(x, i, x->srv->cfg.max_count);
 }
 
+/* INCR answers an integer, as Redis does; ID.* answer IDs (bulk strings,
+** exact in every client). */
 static void ids_reply(frond__resp_ctx *x, const int64_t *ids, size_t n,
                       int batch) {
   if (batch)
@@ -46,11 +48,11 @@ static void ids_reply(frond__resp_ctx *x, const int64_t *ids, size_t n,
     frond__resp_int(x, ids[0]);
 }
 
-/* ID.RANGE's answer: the range [start, end) as two integers. */
+/* ID.RANGE's answer: the range [start, end) as two IDs, bulk strings as
+** every ID.* answer. */
 static void range_reply(frond__resp_ctx *x, int64_t start, int64_t n) {
-  frond__resp_array(x, 2);
-  frond__resp_int(x, start);
-  frond__resp_int(x, start + n);
+  int64_t ends[2] = {start, start + n};
+  frond__resp_ids(x, ends, 2);
 }
 
 /* A command finished off the loop. */
@@ -174,7 +176,9 @@ void frond__resp_cmd_id_snowflake(frond__resp_ctx *x) {
   ids_reply(x, x->w->ids, n, 1);
 }
 
-/* Field/value pairs, flat, as HGETALL answers under RESP2. */
+/* Field/value pairs: a map in RESP3, flat as HGETALL answers under RESP2.
+** The ID is a bulk string, as in every ID.* reply; the fields are small
+** integers. */
 void frond__resp_cmd_id_decode(frond__resp_ctx *x) {
   frond_error err = {0, ""};
   frond_fields f;
@@ -194,9 +198,9 @@ void frond__resp_cmd_id_decode(frond__resp_ctx *x) {
   }
   frond__format_rfc3339(f.unix_ms, when, sizeof when);
   frond_layout_format(&x->srv->layout, spec, sizeof spec);
-  frond__resp_array(x, 18);
+  frond__resp_map(x, 9);
   frond__resp_cstr(x, "id");
-  frond__resp_int(x, id);
+  frond__resp_id(x, id);
   frond__resp_cstr(x, "time");
   frond__resp_cstr(x, when);
   frond__resp_cstr(x, "unix_ms");
@@ -204,13 +208,13 @@ void frond__resp_cmd_id_decode(frond__resp_ctx *x) {
   frond__resp_cstr(x, "time_units");
   frond__resp_int(x, f.time);
   frond__resp_cstr(x, "node");
-  frond__resp_int(x, (int64_t)f.node);
+  frond__resp_u64(x, f.node);
   frond__resp_cstr(x, "datacenter");
-  frond__resp_int(x, (int64_t)f.datacenter);
+  frond__resp_u64(x, f.datacenter);
   frond__resp_cstr(x, "worker");
-  frond__resp_int(x, (int64_t)f.worker);
+  frond__resp_u64(x, f.worker);
   frond__resp_cstr(x, "sequence");
-  frond__resp_int(x, (int64_t)f.sequence);
+  frond__resp_u64(x, f.sequence);
   frond__resp_cstr(x, "layout");
   frond__resp_cstr(x, spec);
 }
@@ -259,14 +263,20 @@ static void set_authed(frond__resp_ctx *x, int authed) {
                          : (uint64_t)x->srv->cfg.header_timeout_ms;
 }
 
-/* Check user (NULL: "default") and password against admin_token in
-** constant time; answers the error itself. 1 when they match. */
+/* Check user (NULL: the one-argument AUTH) and password against
+** admin_token in constant time; answers the error itself. 1 when they
+** match. Without a token the user "default" takes any password, as Redis'
+** default user without a password does (clients that send a password
+** unasked still connect); the one-argument form is refused as Redis
+** refuses it. */
 static int check_auth(frond__resp_ctx *x, const frond__resp_arg *user,
                       const frond__resp_arg *pass) {
   const char *tok = x->srv->cfg.admin_token;
   size_t tl = strlen(tok), i;
   unsigned char diff = 0;
-  if (tl == 0) {
+  int is_default =
+      user == NULL || (user->len == 7 && memcmp(user->p, "default", 7) == 0);
+  if (tl == 0 && user == NULL) {
     frond__resp_error(
         x, "ERR",
         "AUTH <password> called without any password configured for "
@@ -274,9 +284,11 @@ static int check_auth(frond__resp_ctx *x, const frond__resp_arg *user,
         "correct?");
     return 0;
   }
-  if (user != NULL && !(user->len == 7 && memcmp(user->p, "default", 7) == 0))
+  if (!is_default)
     diff = 1;
-  if (pass->len != tl)
+  else if (tl == 0)
+    diff = 0;
+  else if (pass->len != tl)
     diff = 1;
   else
     for (i = 0; i < tl; i++)
@@ -297,37 +309,68 @@ void frond__resp_cmd_auth(frond__resp_ctx *x) {
     frond__resp_status(x, "OK");
 }
 
-static int set_name(frond__resp_ctx *x, const frond__resp_arg *a) {
+/* Client names, library names and versions: printable ASCII without
+** spaces, as Redis wants them (CLIENT LIST and INFO are split on spaces).
+** 0, or -1 after an error naming `what`. */
+static int check_printable(frond__resp_ctx *x, const frond__resp_arg *a,
+                           const char *what) {
   size_t i;
   for (i = 0; i < a->len; i++)
-    if (a->p[i] <= ' ' || a->p[i] > '~') {
+    if (a->p[i] < '!' || a->p[i] > '~') {
       frond__resp_error(
-          x, "ERR",
-          "Client names cannot contain spaces, newlines or special "
-          "characters.");
+          x, "ERR", "%s cannot contain spaces, newlines or special characters.",
+          what);
       return -1;
     }
   if (a->len > FROND__RESP_NAME_MAX) {
-    frond__resp_error(x, "ERR", "Client name longer than %d bytes",
+    frond__resp_error(x, "ERR", "%s longer than %d bytes", what,
                       FROND__RESP_NAME_MAX);
     return -1;
   }
+  return 0;
+}
+
+static int set_name(frond__resp_ctx *x, const frond__resp_arg *a) {
+  if (check_printable(x, a, "Client names") != 0)
+    return -1;
   frond__resp_arg_str(a, x->st->name, sizeof x->st->name);
   return 0;
 }
 
-/* HELLO [protover [AUTH user pass] [SETNAME name]]: RESP2 only. */
+/* HELLO's map: Redis' seven fields, proto the connection's. */
+static void hello_reply(frond__resp_ctx *x) {
+  frond__resp_map(x, 7);
+  frond__resp_cstr(x, "server");
+  frond__resp_cstr(x, "frond");
+  frond__resp_cstr(x, "version");
+  frond__resp_cstr(x, FROND_VERSION_STRING);
+  frond__resp_cstr(x, "proto");
+  frond__resp_int(x, x->st->proto);
+  frond__resp_cstr(x, "id");
+  frond__resp_u64(x, x->st->id);
+  frond__resp_cstr(x, "mode");
+  frond__resp_cstr(x, "standalone");
+  frond__resp_cstr(x, "role");
+  frond__resp_cstr(x, "master");
+  frond__resp_cstr(x, "modules");
+  frond__resp_array(x, 0);
+}
+
+/* HELLO [protover [AUTH user pass] [SETNAME name]], in Redis' order: the
+** options are read, then the credentials checked, then the name set, and
+** only then the protocol switched (2 or 3), so that a refused HELLO
+** changes nothing. The reply is in the new protocol. */
 void frond__resp_cmd_hello(frond__resp_ctx *x) {
-  size_t i, setname = 0;
-  int64_t ver;
-  int authed_here = 0;
+  const frond__resp_arg *user = NULL, *pass = NULL, *name = NULL;
+  size_t i;
+  int64_t ver = 0;
   if (x->argc >= 2) {
     if (frond__parse_i64(x->argv[1].p, x->argv[1].len, &ver) != 0) {
       frond__resp_error(x, "ERR",
                         "Protocol version is not an integer or out of range");
       return;
     }
-    if (ver != 2) {
+    if (ver != 2 && ver != 3) {
       frond__resp_error(x, "NOPROTO", "unsupported protocol version");
       return;
     }
@@ -335,12 +378,11 @@ void frond__resp_cmd_hello(frond__resp_ctx *x) {
   for (i = 2; i < x->argc; i++) {
     size_t more = x->argc - i - 1;
     if (frond__resp_arg_is(&x->argv[i], "AUTH") && more >= 2) {
-      if (!check_auth(x, &x->argv[i + 1], &x->argv[i + 2]))
-        return;
-      authed_here = 1;
+      user = &x->argv[i + 1];
+      pass = &x->argv[i + 2];
       i += 2;
     } else if (frond__resp_arg_is(&x->argv[i], "SETNAME") && more >= 1) {
-      setname = ++i;
+      name = &x->argv[++i];
     } else {
       char opt[64];
       frond__resp_error(x, "ERR", "Syntax error in HELLO option '%s'",
@@ -348,7 +390,9 @@ void frond__resp_cmd_hello(frond__resp_ctx *x) {
       return;
     }
   }
-  if (!x->st->authed && !authed_here) {
+  if (user != NULL && !check_auth(x, user, pass))
+    return;
+  if (!x->st->authed) {
     frond__resp_error(
         x, "NOAUTH",
         "HELLO must be called with the client already "
@@ -357,23 +401,11 @@ void frond__resp_cmd_hello(frond__resp_ctx *x) {
         "select the RESP protocol version at the same time");
     return;
   }
-  if (setname != 0 && set_name(x, &x->argv[setname]) != 0)
+  if (name != NULL && set_name(x, name) != 0)
     return;
-  frond__resp_array(x, 14);
-  frond__resp_cstr(x, "server");
-  frond__resp_cstr(x, "frond");
-  frond__resp_cstr(x, "version");
-  frond__resp_cstr(x, FROND_VERSION_STRING);
-  frond__resp_cstr(x, "proto");
-  frond__resp_int(x, 2);
-  frond__resp_cstr(x, "id");
-  frond__resp_int(x, (int64_t)x->st->id);
-  frond__resp_cstr(x, "mode");
-  frond__resp_cstr(x, "standalone");
-  frond__resp_cstr(x, "role");
-  frond__resp_cstr(x, "master");
-  frond__resp_cstr(x, "modules");
-  frond__resp_array(x, 0);
+  if (ver != 0)
+    x->st->proto = (int)ver;
+  hello_reply(x);
 }
 
 void frond__resp_cmd_select(frond__resp_ctx *x) {
@@ -386,8 +418,11 @@ void frond__resp_cmd_select(frond__resp_ctx *x) {
     frond__resp_status(x, "OK");
 }
 
+/* RESET: back to a fresh connection, as Redis' RESET: no name, RESP2,
+** and with a token, not authenticated. */
 void frond__resp_cmd_reset(frond__resp_ctx *x) {
   x->st->name[0] = '\0';
+  x->st->proto = 2;
   set_authed(x, x->srv->cfg.admin_token[0] == '\0');
   frond__resp_status(x, "RESET");
 }
@@ -407,66 +442,114 @@ static void client_info(frond__resp_ctx *x, frond__buf *b) {
   }
   frond__buf_printf(b,
                     "id=%llu addr=%s:%d name=%s db=0 lib-name=%s lib-ver=%s "
-                    "resp=2 user=default\n",
+                    "resp=%d user=default\n",
                     (unsigned long long)x->st->id, host, port, x->st->name,
-                    x->st->lib_name, x->st->lib_ver);
+                    x->st->lib_name, x->st->lib_ver, x->st->proto);
 }
+
+/* CLIENT SETINFO LIB-NAME|LIB-VER value, checked as Redis checks it. */
+static void client_setinfo(frond__resp_ctx *x) {
+  const frond__resp_arg *attr = &x->argv[2];
+  char s[64], *field;
+  if (frond__resp_arg_is(attr, "LIB-NAME"))
+    field = x->st->lib_name;
+  else if (frond__resp_arg_is(attr, "LIB-VER"))
+    field = x->st->lib_ver;
+  else {
+    frond__resp_error(x, "ERR", "Unrecognized option '%s'",
+                      frond__resp_arg_str(attr, s, sizeof s));
+    return;
+  }
+  if (check_printable(x, &x->argv[3], frond__resp_arg_str(attr, s, sizeof s)) !=
+      0)
+    return;
+  frond__resp_arg_str(&x->argv[3], field, FROND__RESP_NAME_MAX + 1);
+  frond__resp_status(x, "OK");
+}
+
+/* CLIENT's subcommands, each with its argument count (the command's name
+** and the subcommand included). */
+static const struct {
+  const char *name, *full;
+  size_t argc;
+} client_subs[] = {
+    {"SETNAME", "client|setname", 3},
+    {"GETNAME", "client|getname", 2},
+    {"ID", "client|id", 2},
+    {"SETINFO", "client|setinfo", 4},
+    {"INFO", "client|info", 2},
+    {"LIST", "client|list", 0},
+    {"NO-EVICT", "client|no-evict", 3},
+    {"NO-TOUCH", "client|no-touch", 3},
+};
 
 void frond__resp_cmd_client(frond__resp_ctx *x) {
   const frond__resp_arg *sub = &x->argv[1];
   char s[64];
-  if (frond__resp_arg_is(sub, "SETNAME")) {
-    if (x->argc != 3)
-      frond__resp_wrong_args(x, "client|setname");
-    else if (set_name(x, &x->argv[2]) == 0)
+  size_t k;
+  for (k = 0; k < FROND__ARRAY_SIZE(client_subs); k++)
+    if (frond__resp_arg_is(sub, client_subs[k].name))
+      break;
+  if (k == FROND__ARRAY_SIZE(client_subs)) {
+    frond__resp_error(x, "ERR", "unknown subcommand '%s'. Try CLIENT HELP.",
+                      frond__resp_arg_str(sub, s, sizeof s));
+    return;
+  }
+  if (client_subs[k].argc != 0 && x->argc != client_subs[k].argc) {
+    frond__resp_wrong_args(x, client_subs[k].full);
+    return;
+  }
+  switch (k) {
+  case 0:
+    if (set_name(x, &x->argv[2]) == 0)
       frond__resp_status(x, "OK");
-  } else if (frond__resp_arg_is(sub, "GETNAME")) {
+    break;
+  case 1:
     if (x->st->name[0] == '\0')
       frond__resp_nil(x);
     else
       frond__resp_cstr(x, x->st->name);
-  } else if (frond__resp_arg_is(sub, "ID")) {
-    frond__resp_int(x, (int64_t)x->st->id);
-  } else if (frond__resp_arg_is(sub, "SETINFO")) {
-    char *field;
-    if (x->argc != 4) {
-      frond__resp_wrong_args(x, "client|setinfo");
-      return;
-    }
-    if (frond__resp_arg_is(&x->argv[2], "LIB-NAME"))
-      field = x->st->lib_name;
-    else if (frond__resp_arg_is(&x->argv[2], "LIB-VER"))
-      field = x->st->lib_ver;
-    else {
-      frond__resp_error(x, "ERR", "Unrecognized option '%s'",
-                        frond__resp_arg_str(&x->argv[2], s, sizeof s));
-      return;
-    }
-    frond__resp_arg_str(&x->argv[3], field, FROND__RESP_NAME_MAX + 1);
-    frond__resp_status(x, "OK");
-  } else if (frond__resp_arg_is(sub, "INFO") ||
-             frond__resp_arg_is(sub, "LIST")) {
+    break;
+  case 2:
+    frond__resp_u64(x, x->st->id);
+    break;
+  case 3:
+    client_setinfo(x);
+    break;
+  case 4:
+  case 5: {
     /* LIST shows this connection only: the others live on other loops. */
     frond__buf b = {NULL, 0, 0};
     client_info(x, &b);
-    frond__resp_bulk(x, b.data ? b.data : "", b.len);
+    frond__resp_verbatim(x, b.data ? b.data : "", b.len);
     frond__buf_free(&b);
-  } else if (frond__resp_arg_is(sub, "NO-EVICT") ||
-             frond__resp_arg_is(sub, "NO-TOUCH")) {
-    frond__resp_status(x, "OK");
-  } else {
-    frond__resp_error(x, "ERR", "unknown subcommand '%s'. Try CLIENT HELP.",
-                      frond__resp_arg_str(sub, s, sizeof s));
+    break;
+  }
+  default:
+    /* NO-EVICT, NO-TOUCH: nothing is evicted or touched here; the
+    ** argument is checked as Redis checks it. */
+    if (frond__resp_arg_is(&x->argv[2], "ON") ||
+        frond__resp_arg_is(&x->argv[2], "OFF"))
+      frond__resp_status(x, "OK");
+    else
+      frond__resp_error(x, "ERR", "syntax error");
   }
 }
 
-/* CONFIG GET answers no parameter (an empty list, as Redis answers an
+/* READONLY and READWRITE: +OK. A cluster client's replica mode, which
+** node-redis and ioredis send in their handshake when asked to (and fail
+** the connection on an error); a Frond node serves IDs either way. */
+void frond__resp_cmd_readonly(frond__resp_ctx *x) {
+  frond__resp_status(x, "OK");
+}
+
+/* CONFIG GET answers no parameter (an empty map, as Redis answers an
 ** unknown one): redis-benchmark asks for save and appendonly at start.
 ** Frond is configured by its file, environment and flags, not here. */
 void frond__resp_cmd_config(frond__resp_ctx *x) {
   char s[64];
   if (frond__resp_arg_is(&x->argv[1], "GET"))
-    frond__resp_array(x, 0);
+    frond__resp_map(x, 0);
   else
     frond__resp_error(x, "ERR", "unknown subcommand '%s'. Try CONFIG HELP.",
                       frond__resp_arg_str(&x->argv[1], s, sizeof s));
@@ -625,5 +708,5 @@ void frond__resp_cmd_info(frond__resp_ctx *x) {
   /* Sections are separated by a blank line; the last one has none. */
   if (b->len >= 2)
     b->len -= 2;
-  frond__resp_bulk(x, b->data ? b->data : "", b->len);
+  frond__resp_verbatim(x, b->data ? b->data : "", b->len);
 }

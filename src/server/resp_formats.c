@@ -164,7 +164,7 @@ int frond__resp_decode_formats(frond__resp_ctx *x) {
     frond__resp_lib_error(x, r, &err);
     return 1;
   }
-  frond__resp_array(x, (int64_t)(2 * n));
+  frond__resp_map(x, (int64_t)n);
   for (i = 0; i < n; i++) {
     frond__resp_cstr(x, f[i].name);
     if (f[i].is_num)

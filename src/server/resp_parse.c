@@ -1,5 +1,5 @@
 /*
-** resp_parse.c -- the RESP2 request parser (see resp_parse.h).
+** resp_parse.c -- the RESP request parser (see resp_parse.h).
 **
 ** The messages follow Redis' own for the same faults, so that clients and
 ** people see what they would see from Redis.

@@ -1,5 +1,6 @@
 /*
-** resp_parse.h -- the Redis protocol (RESP2) request parser.
+** resp_parse.h -- the Redis protocol request parser (requests are the
+** same in RESP2 and RESP3).
 **
 ** A pure function over a buffer, in the manner of picohttpparser: it never
 ** allocates, and the arguments it returns are views into the input. It reads

@@ -1,5 +1,24 @@
 /*
-** resp_reply.c -- RESP2 replies, appended to the connection's output.
+** resp_reply.c -- replies, in the protocol the connection speaks.
+**
+** A connection speaks RESP2 until HELLO 3 switches it to RESP3 (HELLO 2
+** back). Commands never look at which: they say what a value is (a map,
+** a set, a nil, an ID, a text meant for people) and the helpers here write
+** it the way Redis writes that kind of value in each protocol:
+**
+**   helper            RESP2                    RESP3
+**   resp_map(n)       *<2n> (flat pairs)       %<n>
+**   resp_set(n)       *<n>                     ~<n>
+**   resp_nil          $-1                      _
+**   resp_verbatim     $<n> text                =<n+4> txt:text
+**   resp_double       $<n> "%.17g"             ,<%.17g|inf|-inf|nan>
+**   resp_u64 > 2^63-1 $<n> digits              (<digits>
+**   resp_id           $<n> digits              $<n> digits
+**
+** IDs are bulk strings in both: JavaScript clients (ioredis, node-redis)
+** read RESP integers into doubles, and a snowflake ID above 2^53 would
+** come out rounded, several IDs as one. Counts, times and fields are
+** small and stay integers. Errors and status lines are the same in both.
 **
 ** Integers are written with the server's one decimal formatter and no
 ** printf: INCR's reply is the hot path. Once a command's reply is queued,
@@ -9,12 +28,17 @@
 
 #include "base/base.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-/* "<type><v>\r\n", the header of integers, arrays and bulk strings. */
+static int resp3(const frond__resp_ctx *x) {
+  return x->st != NULL && x->st->proto == 3;
+}
+
+/* "<type><v>\r\n", the header of integers, aggregates and strings. */
 static void reply_num(frond__resp_ctx *x, char type, int64_t v) {
   frond__buf *b = x->out;
   if (frond__buf_reserve(b, FROND__DEC_MAX + 3) != 0) {
@@ -27,6 +51,11 @@ static void reply_num(frond__resp_ctx *x, char type, int64_t v) {
   b->data[b->len++] = '\n';
 }
 
+static void append(frond__resp_ctx *x, const char *p, size_t n) {
+  if (frond__buf_append(x->out, p, n) != 0)
+    x->close = 1;
+}
+
 void frond__resp_int(frond__resp_ctx *x, int64_t v) {
   reply_num(x, ':', v);
 }
@@ -35,11 +64,21 @@ void frond__resp_array(frond__resp_ctx *x, int64_t n) {
   reply_num(x, '*', n);
 }
 
+void frond__resp_map(frond__resp_ctx *x, int64_t pairs) {
+  if (resp3(x))
+    reply_num(x, '%', pairs);
+  else
+    reply_num(x, '*', 2 * pairs);
+}
+
+void frond__resp_set(frond__resp_ctx *x, int64_t n) {
+  reply_num(x, resp3(x) ? '~' : '*', n);
+}
+
 void frond__resp_bulk(frond__resp_ctx *x, const char *p, size_t n) {
   reply_num(x, '$', (int64_t)n);
-  if (frond__buf_append(x->out, p, n) != 0 ||
-      frond__buf_append(x->out, "\r\n", 2) != 0)
-    x->close = 1;
+  append(x, p, n);
+  append(x, "\r\n", 2);
 }
 
 void frond__resp_cstr(frond__resp_ctx *x, const char *s) {
@@ -47,13 +86,102 @@ void frond__resp_cstr(frond__resp_ctx *x, const char *s) {
 }
 
 void frond__resp_nil(frond__resp_ctx *x) {
-  if (frond__buf_append(x->out, "$-1\r\n", 5) != 0)
-    x->close = 1;
+  if (resp3(x))
+    append(x, "_\r\n", 3);
+  else
+    append(x, "$-1\r\n", 5);
 }
 
 void frond__resp_status(frond__resp_ctx *x, const char *s) {
-  if (frond__buf_printf(x->out, "+%s\r\n", s) != 0)
+  frond__resp_status_n(x, s, strlen(s));
+}
+
+void frond__resp_status_n(frond__resp_ctx *x, const char *s, size_t n) {
+  append(x, "+", 1);
+  append(x, s, n);
+  append(x, "\r\n", 2);
+}
+
+void frond__resp_verbatim(frond__resp_ctx *x, const char *p, size_t n) {
+  if (!resp3(x)) {
+    frond__resp_bulk(x, p, n);
+    return;
+  }
+  reply_num(x, '=', (int64_t)n + 4);
+  append(x, "txt:", 4);
+  append(x, p, n);
+  append(x, "\r\n", 2);
+}
+
+void frond__resp_double(frond__resp_ctx *x, double d) {
+  char s[40];
+  int n;
+  if (isnan(d))
+    n = snprintf(s, sizeof s, "nan");
+  else if (isinf(d))
+    n = snprintf(s, sizeof s, "%s", d > 0 ? "inf" : "-inf");
+  else
+    n = snprintf(s, sizeof s, "%.17g", d);
+  if (!resp3(x)) {
+    frond__resp_bulk(x, s, (size_t)n);
+    return;
+  }
+  append(x, ",", 1);
+  append(x, s, (size_t)n);
+  append(x, "\r\n", 2);
+}
+
+void frond__resp_u64(frond__resp_ctx *x, uint64_t v) {
+  char s[FROND__DEC_MAX];
+  size_t n;
+  if (v <= (uint64_t)INT64_MAX) {
+    reply_num(x, ':', (int64_t)v);
+    return;
+  }
+  n = frond__dec_u64(s, v);
+  if (!resp3(x)) {
+    frond__resp_bulk(x, s, n);
+    return;
+  }
+  append(x, "(", 1);
+  append(x, s, n);
+  append(x, "\r\n", 2);
+}
+
+/* "$<len>\r\n<digits>\r\n" at b, whose room the caller has reserved. */
+static void put_id(frond__buf *b, int64_t id) {
+  char s[FROND__DEC_MAX];
+  size_t n = frond__dec_i64(s, id);
+  b->data[b->len++] = '$';
+  b->len += frond__dec_u64(b->data + b->len, n);
+  b->data[b->len++] = '\r';
+  b->data[b->len++] = '\n';
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len++] = '\r';
+  b->data[b->len++] = '\n';
+}
+
+/* The room one put_id takes at most: "$20\r\n" + 20 digits + "\r\n". */
+#define ID_MAX (FROND__DEC_MAX + 7)
+
+void frond__resp_id(frond__resp_ctx *x, int64_t id) {
+  if (frond__buf_reserve(x->out, ID_MAX) != 0) {
     x->close = 1;
+    return;
+  }
+  put_id(x->out, id);
+}
+
+void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n) {
+  size_t i;
+  if (frond__buf_reserve(x->out, FROND__DEC_MAX + 3 + n * ID_MAX) != 0) {
+    x->close = 1;
+    return;
+  }
+  frond__resp_array(x, (int64_t)n);
+  for (i = 0; i < n; i++)
+    put_id(x->out, ids[i]);
 }
 
 /* "-CODE message\r\n". A reply line cannot hold CR or LF, and control bytes
@@ -82,17 +210,6 @@ void frond__resp_lib_error(frond__resp_ctx *x, int code,
   frond__resp_error(x, frond_err_name(code), "%s",
                     err != NULL && err->code != 0 ? err->message
                                                   : frond_strerror(code));
-}
-
-void frond__resp_ids(frond__resp_ctx *x, const int64_t *ids, size_t n) {
-  size_t i;
-  if (frond__buf_reserve(x->out, 16 + n * 24) != 0) {
-    x->close = 1;
-    return;
-  }
-  frond__resp_array(x, (int64_t)n);
-  for (i = 0; i < n; i++)
-    frond__resp_int(x, ids[i]);
 }
 
 void frond__resp_strings(frond__resp_ctx *x, const char *s, size_t n,

@@ -72,8 +72,8 @@ typedef struct frond__endpoint {
 ** connection once the output written so far is flushed. It answers by
 ** appending to frond__conn_out(c), or takes the request off the loop with
 ** frond__conn_hold. on_timeout may write a last answer before a slow
-** client is closed. busy is what a connection refused at max_connections
-** (or while draining) is told before it is closed.
+** client is closed. busy writes what a connection refused at
+** max_connections (or while draining) is told before it is closed.
 */
 typedef struct frond__proto {
   const char *name;
@@ -84,7 +84,7 @@ typedef struct frond__proto {
   int (*on_data)(frond__conn *c, const char *buf, size_t len);
   void (*on_timeout)(frond__conn *c);
   void (*on_close)(frond__conn *c);
-  const char *busy;
+  void (*busy)(frond__conn *c);
 } frond__proto;
 
 /* Per-worker counters: written only by the owning thread with relaxed

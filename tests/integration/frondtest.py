@@ -140,9 +140,15 @@ class Server:
                                           timeout=timeout)
 
     def request(self, method, path, body=None, headers=None, conn=None):
-        """One request; returns (status, headers dict lower-cased, body)."""
+        """One request; returns (status, headers dict lower-cased, body).
+        A body is sent as JSON (Content-Type: application/json) unless the
+        headers give a Content-Type."""
         c = conn or self.conn()
-        c.request(method, path, body=body, headers=headers or {})
+        headers = dict(headers or {})
+        if body is not None and not any(k.lower() == "content-type"
+                                        for k in headers):
+            headers["Content-Type"] = "application/json"
+        c.request(method, path, body=body, headers=headers)
         r = c.getresponse()
         data = r.read()
         hdrs = {k.lower(): v for k, v in r.getheaders()}
@@ -355,11 +361,24 @@ class RespError(Exception):
         self.code = line.split(" ", 1)[0]
 
 
+class RespSet(list):
+    """A RESP3 set (~), kept in the order sent."""
+
+
+class Verbatim(bytes):
+    """A RESP3 verbatim string (=), without its "txt:" prefix."""
+
+
+class BigNumber(int):
+    """A RESP3 big number (()."""
+
+
 class Resp:
-    """A raw RESP2 connection for tests that send exactly the bytes they
+    """A raw RESP connection for tests that send exactly the bytes they
     mean: send() writes bytes; reply() reads one reply (ints, bytes, lists,
-    None, str for status lines, RespError for errors); closed() tells
-    whether the server closed the connection."""
+    None, str for status lines, RespError for errors, and after HELLO 3
+    dicts for maps, RespSet, float, bool, BigNumber, Verbatim); closed()
+    tells whether the server closed the connection."""
 
     def __init__(self, port, timeout=10.0):
         self.sock = socket.create_connection(("127.0.0.1", port),
@@ -386,6 +405,12 @@ class Resp:
         line, self.buf = self.buf.split(b"\r\n", 1)
         return line
 
+    def _blob(self, n):
+        while len(self.buf) < n + 2:
+            self._fill()
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        return data
+
     def reply(self):
         line = self._line()
         t, rest = line[:1], line[1:]
@@ -397,25 +422,43 @@ class Resp:
             return int(rest)
         if t == b"$":
             n = int(rest)
-            if n < 0:
-                return None
-            while len(self.buf) < n + 2:
-                self._fill()
-            data, self.buf = self.buf[:n], self.buf[n + 2:]
-            return data
+            return None if n < 0 else self._blob(n)
         if t == b"*":
             n = int(rest)
             return None if n < 0 else [self.reply() for _ in range(n)]
+        if t == b"%":
+            out = {}
+            for _ in range(int(rest)):
+                k = self.reply()
+                out[k] = self.reply()
+            return out
+        if t == b"~":
+            return RespSet(self.reply() for _ in range(int(rest)))
+        if t == b"_" and rest == b"":
+            return None
+        if t == b",":
+            return float(rest)
+        if t == b"#" and rest in (b"t", b"f"):
+            return rest == b"t"
+        if t == b"(":
+            return BigNumber(int(rest))
+        if t == b"=":
+            data = self._blob(int(rest))
+            if data[3:4] != b":":
+                raise Failure("verbatim string without a format: %r" % data)
+            return Verbatim(data[4:])
         raise Failure("not a RESP reply: %r" % line)
 
     def closed(self, timeout=5.0):
-        """True when the server closes the connection within timeout (any
-        bytes still unread are discarded)."""
+        """True when the server closes the connection within timeout (bytes
+        that arrive meanwhile are added to self.buf, unparsed)."""
         self.sock.settimeout(timeout)
         try:
             while True:
-                if not self.sock.recv(1 << 16):
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
                     return True
+                self.buf += chunk
         except (ConnectionResetError, BrokenPipeError):
             return True
         except socket.timeout:

@@ -608,6 +608,56 @@ def test_tag_commands():
     shutil.rmtree(d)
 
 
+def display_width(text):
+    """Columns text takes on a terminal, by Unicode's data (not wcwidth):
+    wide and full-width characters 2, combining marks 0."""
+    import unicodedata
+    return sum(0 if unicodedata.combining(ch) else
+               2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
+
+
+def test_tag_list_table():
+    """A description with a newline stays on its row, escaped; names of
+    several bytes a character, wide characters and combining marks are
+    padded by the columns they take, so every column lines up."""
+    d = ft.tempdir()
+    s = ["--store", "sqlite://" + os.path.join(d, "ids.db")]
+    for name, desc in (("order", "line one\nline two\ttab"),
+                       ("\u8ba2\u5355", "\u4e2d\u6587"),
+                       ("cafe\u0301", "caf\u00e9 \x01 \u0085"),
+                       ("x", "-")):
+        r = frond(["tag", "create", name, "--description", desc] + s, d)
+        check(r.returncode == 0, "tag create %r: %r" % (name, r.stderr))
+    out = frond(["tag", "list"] + s, d, env=clean_env(LANG="C",
+                                                     LC_ALL="C")).stdout
+    lines = out.splitlines()
+    check(len(lines) == 5, "one line per tag and a header: %r" % lines)
+    check("line one\\nline two\\ttab" in out and "\\x01" in out and
+          "\\u{85}" in out, "control characters not escaped: %r" % out)
+    # The right edge of max_id and step, and where description and
+    # updated start, in display columns, are the same on every line.
+    header = lines[0]
+    cols = [display_width(header[:header.index(h) + len(h)])
+            for h in ("max_id", "step")]
+    starts = [display_width(header[:header.index(h)])
+              for h in ("description", "updated")]
+    for line in lines[1:]:
+        m = re.match(r"^(.*?\S)( +)(\d+)( +)(\d+)  ", line)
+        check(m, "row %r" % line)
+        check([display_width(line[:m.end(3)]), display_width(line[:m.end(5)])]
+              == cols, "numbers not aligned: %r in %r" % (line, lines))
+        date = re.search(r"\d{4}-\d\d-\d\d", line)
+        check(display_width(line[:date.start()]) == starts[1],
+              "updated not aligned: %r in %r" % (line, lines))
+        check(display_width(line[:m.end()]) == starts[0],
+              "description not aligned: %r in %r" % (line, lines))
+    got = frond(["tag", "get", "order"] + s, d).stdout
+    check("description  line one\\nline two\\ttab\n" in got,
+          "tag get: %r" % got)
+    shutil.rmtree(d)
+
+
 # ---------------------------------------------------------------- bench
 
 def test_bench_table():
@@ -650,5 +700,6 @@ if __name__ == "__main__":
         test_decode_malformed_ids,
         test_layouts,
         test_tag_commands,
+        test_tag_list_table,
         test_bench_table,
     ])

@@ -251,8 +251,14 @@ def test_not_found_and_bad_requests():
         (b"GET /v1/segment/\xff\xfe HTTP/1.1\r\nHost: a\r\n\r\n", 400),
         (b"GET / HTTP/1.1\r\n\r\n", 400),
         (b"garbage\r\n\r\n", 400),
-        (b"POST /v1/tags HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked"
+        (b"POST /v1/tags HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip"
          b"\r\n\r\n0\r\n\r\n", 501),
+        (b"POST /v1/tags HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked"
+         b"\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", 400),
+        (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
+        (b"GET /livez HTTP/1.1\r\nHost: a\r\nX-A: a\nContent-Length: 48"
+         b"\r\n\r\n", 400),
+        (b"GET * HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ]
     for req, want in cases:
         out = s.raw(req)
@@ -276,7 +282,8 @@ def test_curl():
     t0 = time.monotonic()
     r = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
                         "-H", "Expect: 100-continue", "-H",
-                        "Authorization: Bearer " + TOKEN, "-X", "PATCH",
+                        "Authorization: Bearer " + TOKEN, "-H",
+                        "Content-Type: application/json", "-X", "PATCH",
                         "--data", '{"step": 100}', "--expect100-timeout",
                         "5", "http://127.0.0.1:%d/v1/tags/orders" % s.port],
                        capture_output=True, timeout=30)
@@ -520,6 +527,9 @@ def test_max_connections():
         out = s.raw(b"GET /livez HTTP/1.1\r\nHost: a\r\n\r\n")
         check(out.startswith(b"HTTP/1.1 503"), out)
         check(b"TOO_MANY_CONNECTIONS" in out, out)
+        rs = ft.split_responses(out)
+        check(len(rs) == 1 and "date" in rs[0][1], "503 without Date: %r"
+              % out)
         for h in held:
             h.close()
         time.sleep(0.3)

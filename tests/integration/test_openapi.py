@@ -351,6 +351,11 @@ def formats(c):
                         200)
             check(json.loads(d)["format"] == kind, "decode %s: %r"
                   % (one, d))
+            # They issue IDs: refused to a page of another site.
+            r("/v1/" + kind, "get", "/v1/" + kind, 403,
+              headers={"Sec-Fetch-Site": "cross-site"})
+        r(t, "get", "/v1/format/orders", 403,
+          headers={"Origin": "http://evil.example"})
         # Decoding: base62, order numbers by name and by trying the
         # server's formats, a sequence number by name; errors.
         d = "/v1/decode/{string}"
@@ -458,6 +463,28 @@ def test_live():
         r("/v1/tags/{tag}", "delete", "/v1/tags/invoices", 204, headers=auth)
         r("/v1/tags/{tag}", "delete", "/v1/tags/invoices", 404, headers=auth)
         r("/v1/tags/{tag}", "delete", "/v1/tags/%ZZ", 400, headers=auth)
+        # What a web page makes a browser send: refused where IDs are
+        # issued or tags changed; tag bodies must be JSON.
+        page = {"Sec-Fetch-Site": "cross-site"}
+        for m in ("get", "post"):
+            r("/api/snowflake/get/{key}", m, "/api/snowflake/get/k", 403,
+              headers=page)
+            r("/api/segment/get/{tag}", m, "/api/segment/get/orders", 403,
+              headers={"Sec-Fetch-Site": "same-site"})
+        r("/v1/snowflake", "get", "/v1/snowflake", 403, headers=page)
+        r("/v1/segment/{tag}", "get", "/v1/segment/orders", 403,
+          headers={"Origin": "http://evil.example"})
+        r("/v1/tags", "post", "/v1/tags", 403, body=new,
+          headers=dict(auth, **page))
+        r("/v1/tags", "post", "/v1/tags", 415, body=json.dumps(new).encode(),
+          headers=dict(auth, **{"Content-Type": "text/plain"}))
+        r("/v1/tags/{tag}", "patch", "/v1/tags/orders", 403,
+          body={"step": 20}, headers=dict(auth, Origin="null"))
+        r("/v1/tags/{tag}", "patch", "/v1/tags/orders", 415,
+          body=b'{"step": 20}', headers=dict(
+              auth, **{"Content-Type": "application/x-www-form-urlencoded"}))
+        r("/v1/tags/{tag}", "delete", "/v1/tags/orders", 403,
+          headers=dict(auth, **page))
         # Health, metrics, status.
         r("/livez", "get", "/livez", 200)
         r("/healthz", "get", "/healthz", 200)
@@ -479,7 +506,7 @@ def test_live():
         for data, want in ((b"GARBAGE\r\n\r\n", 400),
                            (b"GET /v1/layout HTTP/2.0\r\n\r\n", 505),
                            (b"POST /v1/tags HTTP/1.1\r\nHost: x\r\n"
-                            b"Transfer-Encoding: chunked\r\n\r\n", 501),
+                            b"Transfer-Encoding: gzip\r\n\r\n", 501),
                            (b"GET /v1/layout HTTP/1.1\r\nX: " + b"a" * 9000
                             + b"\r\n\r\n", 431)):
             st, h, b = raw_answer(a, data)

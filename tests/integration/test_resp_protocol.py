@@ -27,6 +27,14 @@ def is_err(r, code):
     return isinstance(r, RespError) and r.code == code
 
 
+def ids(reply):
+    """An ID.* reply: IDs as bulk strings of digits, as ints."""
+    check(isinstance(reply, list) and
+          all(isinstance(i, bytes) and i.isdigit() for i in reply),
+          "IDs should be bulk strings of digits: %r" % (reply[:3],))
+    return [int(i) for i in reply]
+
+
 def served(port):
     """A fresh client still gets IDs."""
     c = Resp(port)
@@ -45,22 +53,22 @@ def test_commands():
         check(c.command("PING") == "PONG", "PING")
         check(c.command("PING", "hi") == b"hi", "PING msg")
         check(c.command("ECHO", "x y") == b"x y", "ECHO")
-        ids = [c.command("INCR", "order") for _ in range(50)]
-        ids += [c.command("incr", "order") for _ in range(50)]
-        check(all(isinstance(i, int) for i in ids), "INCR: %r" % ids[:3])
-        check(ids == sorted(set(ids)), "INCR not unique and increasing")
-        batch = c.command("ID.NEXT", "order", 500)
-        check(len(batch) == 500 and batch[0] > ids[-1] and
+        ids_ = [c.command("INCR", "order") for _ in range(50)]
+        ids_ += [c.command("incr", "order") for _ in range(50)]
+        check(all(isinstance(i, int) for i in ids_), "INCR: %r" % ids_[:3])
+        check(ids_ == sorted(set(ids_)), "INCR not unique and increasing")
+        batch = ids(c.command("ID.NEXT", "order", 500))
+        check(len(batch) == 500 and batch[0] > ids_[-1] and
               batch == sorted(set(batch)), "ID.NEXT batch")
-        one = c.command("id.next", "pay")
-        check(isinstance(one, list) and len(one) == 1, "ID.NEXT without count")
-        sf = c.command("ID.SNOWFLAKE", 1000)
+        one = ids(c.command("id.next", "pay"))
+        check(len(one) == 1, "ID.NEXT without count")
+        sf = ids(c.command("ID.SNOWFLAKE", 1000))
         check(len(sf) == 1000 and sf == sorted(set(sf)), "ID.SNOWFLAKE")
-        check(len(c.command("ID.SNOWFLAKE")) == 1, "ID.SNOWFLAKE one")
+        check(len(ids(c.command("ID.SNOWFLAKE"))) == 1, "ID.SNOWFLAKE one")
         d = c.command("ID.DECODE", sf[5])
         check(isinstance(d, list) and len(d) == 18, "ID.DECODE shape %r" % d)
         f = dict(zip(d[0::2], d[1::2]))
-        check(f[b"id"] == sf[5] and f[b"node"] == 0 and
+        check(f[b"id"] == str(sf[5]).encode() and f[b"node"] == 0 and
               abs(f[b"unix_ms"] / 1000 - time.time()) < 60 and
               f[b"time"].endswith(b"Z"), "ID.DECODE fields %r" % f)
         check(sorted(c.command("ID.TAGS")) == [b"bulk", b"order", b"pay"],
@@ -79,11 +87,13 @@ def test_commands():
         check(h[h.index(b"proto") + 1] == 2, "HELLO %r" % h)
         check(c.command("HELLO", 2, "SETNAME", "n2")[0] == b"server",
               "HELLO 2")
-        check(is_err(c.command("HELLO", 3), "NOPROTO"), "HELLO 3")
+        check(is_err(c.command("HELLO", 4), "NOPROTO"), "HELLO 4")
         n = c.command("COMMAND", "COUNT")
         check(isinstance(n, int) and n == len(c.command("COMMAND")),
               "COMMAND COUNT")
         check(c.command("COMMAND", "DOCS") == [], "COMMAND DOCS")
+        check(c.command("READONLY") == "OK" and
+              c.command("READWRITE") == "OK", "READONLY, READWRITE")
         info = c.command("INFO").decode()
         for k in ("# Server", "redis_version:", "# Clients",
                   "connected_clients:", "# Snowflake", "# Segment",
@@ -138,7 +148,7 @@ def test_error_replies():
         r = c.command("INCR")
         check(r.line == "ERR wrong number of arguments for 'incr' command",
               r.line)
-        check(len(c.command("ID.NEXT", "bulk", 100000)) == 100000,
+        check(len(ids(c.command("ID.NEXT", "bulk", 100000))) == 100000,
               "max_count batch")
         c.close()
         stop(s)
@@ -150,7 +160,7 @@ def test_error_replies():
         c = Resp(s.resp_port)
         check(is_err(c.command("INCR", "order"), "SEGMENT_UNAVAILABLE"),
               "store = none")
-        check(len(c.command("ID.SNOWFLAKE", 2)) == 2, "snowflake")
+        check(len(ids(c.command("ID.SNOWFLAKE", 2))) == 2, "snowflake")
         check(c.command("ID.TAGS") == [], "no tags")
         stop(s)
     finally:
@@ -164,7 +174,8 @@ def test_error_replies():
         r = c.command("INCR", "order")
         check(is_err(r, "SEGMENT_UNAVAILABLE") and "not been reached" in
               r.line, "store down: %r" % r)
-        check(len(c.command("ID.SNOWFLAKE", 2)) == 2, "snowflake, store down")
+        check(len(ids(c.command("ID.SNOWFLAKE", 2))) == 2,
+              "snowflake, store down")
         check("store_up:0" in c.command("INFO", "segment").decode(), "INFO")
         stop(s)
     finally:
@@ -179,8 +190,8 @@ def test_pipelining():
         c = Resp(s.resp_port)
         n = 10000
         c.send(b"".join(encode("INCR", "order") for _ in range(n)))
-        ids = [c.reply() for _ in range(n)]
-        check(ids == sorted(set(ids)) and len(ids) == n,
+        got = [c.reply() for _ in range(n)]
+        check(got == sorted(set(got)) and len(got) == n,
               "pipelined INCR not answered in order")
         # Mixed kinds, each answered in its place.
         batch = []
@@ -201,6 +212,7 @@ def test_pipelining():
                b"  id.next   order   3  \r\n" + encode("PING") +
                b"ECHO\tz\n\r\n" + encode("INCR", "order"))
         r = [c.reply() for _ in range(7)]
+        r[3] = ids(r[3])
         check(r[0] == "PONG" and isinstance(r[1], int) and r[2] == b"a b" and
               len(r[3]) == 3 and r[3][0] > r[1] and r[4] == "PONG" and
               r[5] == b"z" and r[6] > r[3][2], "inline/multibulk mix: %r" % r)
@@ -210,7 +222,7 @@ def test_pipelining():
                         for _ in range(30)))
         prev = 0
         for _ in range(30):
-            b = c.reply()
+            b = ids(c.reply())
             check(len(b) == 100000 and b[0] > prev, "big batch")
             prev = b[-1]
         c.close()
@@ -407,8 +419,97 @@ def test_limits_and_drain():
     check(r.returncode != 0 and "same port" in r.stderr, r.stderr)
 
 
+def test_resp3():
+    """HELLO 3 switches to RESP3: maps, sets, nulls and verbatim strings
+    where Redis has them; IDs are bulk strings in both; HELLO 2 and RESET
+    go back."""
+    s = ft.Server(resp=True, tags=TAGS, extra=["--admin-token", "tok"])
+    try:
+        c = Resp(s.resp_port)
+        # One round trip: protocol, credentials and name, as node-redis 6
+        # sends it.
+        h = c.command("HELLO", 3, "AUTH", "default", "tok", "SETNAME", "app")
+        check(isinstance(h, dict) and h[b"proto"] == 3 and
+              h[b"server"] == b"frond" and h[b"modules"] == [],
+              "HELLO 3: %r" % h)
+        check(c.command("CLIENT", "GETNAME") == b"app", "SETNAME in HELLO")
+        check(isinstance(c.command("INCR", "order"), int), "INCR integer")
+        sf = ids(c.command("ID.SNOWFLAKE", 5))
+        check(len(set(sf)) == 5, "ID.SNOWFLAKE under RESP3")
+        d = c.command("ID.DECODE", sf[0])
+        check(isinstance(d, dict) and d[b"id"] == str(sf[0]).encode() and
+              d[b"node"] == 0 and isinstance(d[b"unix_ms"], int),
+              "ID.DECODE map: %r" % d)
+        # A formatted ID decodes to a map too.
+        u = c.command("ID.UUID")
+        check(isinstance(u, list) and len(u) == 1 and
+              isinstance(u[0], bytes), "ID.UUID: %r" % u)
+        d = c.command("ID.DECODE", u[0])
+        check(isinstance(d, dict) and d[b"format"] == b"uuid7",
+              "ID.DECODE of a UUID, map: %r" % d)
+        check(c.command("CONFIG", "GET", "save") == {}, "CONFIG GET map")
+        info = c.command("INFO", "server")
+        check(isinstance(info, ft.Verbatim) and
+              info.startswith(b"# Server"), "INFO verbatim: %r" % info[:40])
+        ci = c.command("CLIENT", "INFO")
+        check(isinstance(ci, ft.Verbatim) and b" resp=3 " in ci, ci)
+        entry = c.command("COMMAND", "INFO", "incr")[0]
+        check(isinstance(entry[2], ft.RespSet) and "write" in entry[2],
+              "COMMAND flags: %r" % entry)
+        check(c.command("COMMAND", "INFO", "nope") == [None], "null")
+        check(is_err(c.command("INCR", "nope"), "TAG_NOT_FOUND"), "error")
+        check(is_err(c.command("HELLO", 4), "NOPROTO"), "HELLO 4")
+        h = c.command("HELLO", 2)
+        check(isinstance(h, list) and h[h.index(b"proto") + 1] == 2,
+              "HELLO 2: %r" % h)
+        check(c.command("CONFIG", "GET", "save") == [], "back to RESP2")
+        check(isinstance(c.command("HELLO", 3), dict), "HELLO 3 again")
+        check(c.command("RESET") == "RESET", "RESET")
+        check(is_err(c.command("INCR", "order"), "NOAUTH"), "RESET: no auth")
+        check(isinstance(c.command("HELLO", 2, "AUTH", "default", "tok"),
+                         list), "RESET: RESP2")
+        # A refused HELLO changes nothing.
+        check(is_err(c.command("HELLO", 3, "AUTH", "default", "no"),
+                     "WRONGPASS"), "wrong password")
+        check(c.command("CONFIG", "GET", "x") == [], "still RESP2")
+        c.close()
+        stop(s)
+    finally:
+        s.close()
+
+
+def test_http_request_refused():
+    """A web page can make a browser send HTTP to the RESP port, with a
+    body of commands: the connection is closed at the request line and
+    nothing under it runs."""
+    s = ft.Server(resp=True, tags=TAGS)
+    try:
+        before = Resp(s.resp_port).command("INCR", "pay")
+        body = b"INCR pay\r\n" * 50 + b"ID.NEXT pay 1000\r\n"
+        for head in (b"POST / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                     b"Content-Type: text/plain\r\nContent-Length: %d\r\n"
+                     b"\r\n" % (s.resp_port, len(body)),
+                     b"PUT /x HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                     b"Host: localhost\r\n"):
+            c = Resp(s.resp_port)
+            c.send(head + body)
+            check(c.closed(), "HTTP request not closed: %r" % head[:20])
+            check(c.buf == b"", "answered: %r" % c.buf[:80])
+            c.close()
+        after = Resp(s.resp_port).command("INCR", "pay")
+        check(after == before + 1, "the body ran: INCR pay went from %d to %d"
+              % (before, after))
+        m = s.request("GET", "/metrics")[2].decode()
+        check("frond_resp_http_refused_total 3" in m, "metric")
+        check("HTTP request to the Redis protocol port" in s.output(), "log")
+        stop(s)
+    finally:
+        s.close()
+
+
 if __name__ == "__main__":
     ft.need(ft.FROND_BIN, "frond (build it first)")
     socket.setdefaulttimeout(20)
     ft.main([test_commands, test_error_replies, test_pipelining, test_auth,
-             test_bad_input, test_limits_and_drain])
+             test_bad_input, test_limits_and_drain, test_resp3,
+             test_http_request_refused])

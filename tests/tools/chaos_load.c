@@ -315,16 +315,28 @@ static int resp_request(stream *s, int64_t until) {
     return rc;
   if (!(l = resp_line(s, &pos, &n, until, &rc)))
     return rc;
+  /* IDs of ID.* are bulk strings ($<len>, then the digits on a line of
+  ** their own); INCR answers an integer. */
   if (l[0] == '-') {
     m = code_named(l + 1, n - 1, CL_STATUS);
   } else if (l[0] == ':') {
     m = parse_ids(s, l + 1, l + n);
+  } else if (l[0] == '$') {
+    if (!(l = resp_line(s, &pos, &n, until, &rc)))
+      return rc;
+    m = parse_ids(s, l, l + n);
   } else if (l[0] == '*') {
     items = strtol(l + 1, NULL, 10);
     for (i = 0, m = 0; i < items && m == 0; i++) {
       if (!(l = resp_line(s, &pos, &n, until, &rc)))
         return rc;
-      m = l[0] == ':' ? parse_ids(s, l + 1, l + n) : CL_GARBAGE;
+      if (l[0] == '$') {
+        if (!(l = resp_line(s, &pos, &n, until, &rc)))
+          return rc;
+        m = parse_ids(s, l, l + n);
+      } else {
+        m = l[0] == ':' ? parse_ids(s, l + 1, l + n) : CL_GARBAGE;
+      }
     }
   } else {
     m = CL_GARBAGE;

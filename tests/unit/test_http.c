@@ -31,9 +31,14 @@ static answer parse_answer(const char *s) {
   a.head = s;
   a.head_len = (size_t)(end - s) + 2;
   cl = strstr(s, "Content-Length: ");
-  assert_true(cl != NULL && cl < end);
   a.body = end + 4;
-  a.body_len = strtoul(cl + 16, NULL, 10);
+  if (a.status == 204) { /* neither a body nor a header about one */
+    assert_true(cl == NULL || cl > end);
+    a.body_len = 0;
+  } else {
+    assert_true(cl != NULL && cl < end);
+    a.body_len = strtoul(cl + 16, NULL, 10);
+  }
   a.len = (size_t)(a.body - s) + a.body_len;
   return a;
 }
@@ -47,13 +52,18 @@ static int has_header(const answer *a, const char *line) {
   return p != NULL && p < a->head + a->head_len;
 }
 
+/* A request as a program sends it: Host the server's loopback address,
+** and a body as JSON unless the headers say otherwise. */
 static answer get(fixture *f, const char *method, const char *path,
                   const char *headers, const char *body) {
   char req[4096];
   int n = snprintf(req, sizeof req,
-                   "%s %s HTTP/1.1\r\nHost: t\r\n%sContent-Length: %zu\r\n\r\n"
-                   "%s",
+                   "%s %s HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n%s%s"
+                   "Content-Length: %zu\r\n\r\n%s",
                    method, path, headers ? headers : "",
+                   body && !(headers && strstr(headers, "Content-Type"))
+                       ? "Content-Type: application/json\r\n"
+                       : "",
                    body ? strlen(body) : 0, body ? body : "");
   const char *out = feed(f, req, (size_t)n, NULL);
   answer a = parse_answer(out);
@@ -168,6 +178,9 @@ static void test_admin(void **state) {
               body_has(&a, "\"tag\":\"order\""));
   a = get(f, "DELETE", "/v1/tags/inv", auth, NULL);
   assert_true(a.status == 204 && a.body_len == 0);
+  /* RFC 9110 8.6, 8.3: a 204 has no Content-Length, and no Content-Type
+  ** since there is no content. */
+  assert_null(memmem(a.head, a.head_len, "Content-", 8));
   a = get(f, "GET", "/v1/tags/inv", NULL, NULL);
   assert_int_equal(a.status, 404);
   a = get(f, "PUT", "/v1/tags", auth, "{}");
@@ -179,7 +192,8 @@ static void test_admin(void **state) {
 static void test_pipeline_behind_admin(void **state) {
   fixture *f = *state;
   static const char in[] =
-      "POST /v1/tags HTTP/1.1\r\nHost: t\r\nContent-Length: 23\r\n\r\n"
+      "POST /v1/tags HTTP/1.1\r\nHost: localhost:8080\r\nContent-Type: "
+      "application/json\r\nContent-Length: 23\r\n\r\n"
       "{\"tag\":\"p\",\"step\":1000}"
       "GET /v1/segment/p HTTP/1.1\r\nHost: t\r\n\r\n"
       "GET /livez HTTP/1.1\r\nHost: t\r\n\r\n";
@@ -220,21 +234,16 @@ static void test_framing(void **state) {
   assert_int_equal(last, -1);
   assert_int_equal(parse_answer(out).status, 413);
   /* A client waiting for 100 Continue gets it once, then the answer. */
-  out = FEED(f,
-             "PATCH /v1/tags/order HTTP/1.1\r\nHost: t\r\nExpect: "
-             "100-continue\r\nContent-Length: 11\r\n\r\n",
-             &last);
+#define PATCH_HEAD                                                             \
+  "PATCH /v1/tags/order HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nExpect: "          \
+  "100-continue\r\nContent-Type: application/json\r\nContent-Length: "         \
+  "11\r\n\r\n"
+  out = FEED(f, PATCH_HEAD, &last);
   assert_int_equal(last, 0);
   assert_string_equal(out, "HTTP/1.1 100 Continue\r\n\r\n");
-  out = FEED(f,
-             "PATCH /v1/tags/order HTTP/1.1\r\nHost: t\r\nExpect: "
-             "100-continue\r\nContent-Length: 11\r\n\r\n",
-             &last);
+  out = FEED(f, PATCH_HEAD, &last);
   assert_string_equal(out, "");
-  out = FEED(f,
-             "PATCH /v1/tags/order HTTP/1.1\r\nHost: t\r\nExpect: "
-             "100-continue\r\nContent-Length: 11\r\n\r\n{\"step\":50}",
-             &last);
+  out = FEED(f, PATCH_HEAD "{\"step\":50}", &last);
   a = parse_answer(out);
   assert_true(a.status == 200 && body_has(&a, "\"step\":50"));
   /* Timeout answer. */
@@ -280,6 +289,273 @@ static void test_health_and_pages(void **state) {
   f->w.draining = 0;
 }
 
+/* The status line and the first header of out[]'s first answer. */
+static int status_of(const char *out) {
+  int st = 0;
+  if (sscanf(out, "HTTP/1.1 %d ", &st) != 1)
+    return -1;
+  return st;
+}
+
+/* HTTP conformance: each case was answered wrong before (RFC 9110/9112). */
+static void test_conformance(void **state) {
+  fixture *f = *state;
+  const char *out;
+  int last;
+  answer a;
+  /* A proxy's absolute-form target must be accepted (RFC 9112 3.2.2). */
+  out = FEED(f, "GET http://127.0.0.1:8080/livez HTTP/1.1\r\nHost: x\r\n\r\n",
+             &last);
+  a = parse_answer(out);
+  assert_true(a.status == 200 && body_is(&a, "ok\n") && last > 0);
+  out = FEED(f,
+             "GET HTTP://localhost:8080/v1/decode/7?x=1 HTTP/1.1\r\n"
+             "Host: localhost:8080\r\n\r\n",
+             NULL);
+  a = parse_answer(out);
+  assert_true(a.status == 200 && body_has(&a, "\"id\":\"7\""));
+  out = FEED(f, "GET http://h HTTP/1.1\r\nHost: h\r\n\r\n", NULL);
+  assert_int_equal(parse_answer(out).status, 200); /* the status page */
+  /* OPTIONS * asks about the server: 200, Allow, Content-Length 0. */
+  out = FEED(f, "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", &last);
+  a = parse_answer(out);
+  assert_true(a.status == 200 && a.body_len == 0 && last > 0);
+  assert_true(has_header(&a, "Allow: GET, HEAD, POST, PATCH, DELETE, OPTIONS"));
+  assert_true(has_header(&a, "Content-Length: 0"));
+  /* HTTP/2's preface: 505, as the docs say. */
+  out = FEED(f, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", &last);
+  assert_true(status_of(out) == 505 && last == -1);
+  /* A bare LF does not end a header line: "X-A: a\nContent-Length: 48"
+  ** is one line to a proxy that splits on CRLF only. */
+  out = FEED(f,
+             "GET /livez HTTP/1.1\r\nHost: x\r\nX-A: a\nContent-Length: 48"
+             "\r\n\r\n",
+             &last);
+  assert_true(status_of(out) == 400 && last == -1);
+  out = FEED(f, "GET /livez HTTP/1.0\n\n", &last);
+  assert_true(status_of(out) == 400 && last == -1);
+  /* The Bearer scheme is case-insensitive (RFC 9110 11.1). */
+  strcpy(f->srv.cfg.admin_token, "tok");
+  a = get(f, "PATCH", "/v1/tags/order", "authorization: bearer tok\r\n",
+          "{\"step\":60}");
+  assert_int_equal(a.status, 200);
+  a = get(f, "PATCH", "/v1/tags/order", "Authorization: BEARER   tok\r\n",
+          "{\"step\":61}");
+  assert_int_equal(a.status, 200);
+  a = get(f, "PATCH", "/v1/tags/order", "Authorization: Bearertok\r\n",
+          "{\"step\":62}");
+  assert_int_equal(a.status, 401);
+  a = get(f, "PATCH", "/v1/tags/order", "Authorization: Basic tok\r\n",
+          "{\"step\":62}");
+  assert_int_equal(a.status, 401);
+  f->srv.cfg.admin_token[0] = '\0';
+  /* The 503 of a full server carries Date, as every answer. */
+  frond__http_busy(f->c);
+  out = FEED(f, "", NULL);
+  a = parse_answer(out);
+  assert_true(a.status == 503 && body_has(&a, "TOO_MANY_CONNECTIONS"));
+  assert_non_null(memmem(a.head, a.head_len, "\r\nDate: ", 8));
+  /* A 129-byte tag is TAG_INVALID on POST as on GET and DELETE. */
+  {
+    char body[300];
+    snprintf(body, sizeof body, "{\"tag\":\"%0129d\",\"step\":1}", 0);
+    a = get(f, "POST", "/v1/tags", NULL, body);
+    assert_true(a.status == 400 && body_has(&a, "\"code\":\"TAG_INVALID\""));
+    a = get(f, "POST", "/v1/tags", NULL, "{\"tag\":\"\",\"step\":1}");
+    assert_true(a.status == 400 && body_has(&a, "\"code\":\"TAG_INVALID\""));
+  }
+}
+
+/* A chunked body, as requests sends a generator and fetch() a stream. */
+static void test_chunked(void **state) {
+  fixture *f = *state;
+  static const char req[] =
+      "POST /v1/tags HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: "
+      "application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "8\r\n{\"tag\":\"\r\n"
+      "3;name=\"va;l\\\"x\"\r\nck1\r\n"
+      "00c ; a = b ;c\r\n\",\"step\":10}\r\n"
+      "0\r\nX-Checksum: abc\r\n\r\n"
+      "GET /livez HTTP/1.1\r\nHost: x\r\n\r\n";
+  const char *out;
+  char slow[sizeof req];
+  answer a, b;
+  int last;
+  size_t i, off = 0;
+  out = FEED(f, req, &last);
+  a = parse_answer(out);
+  assert_int_equal(a.status, 201);
+  assert_true(body_has(&a, "\"tag\":\"ck1\"") && body_has(&a, "\"step\":10"));
+  b = parse_answer(out + a.len);
+  assert_true(b.status == 200 && body_is(&b, "ok\n"));
+  /* The same body arriving a byte at a time: answered once it is whole. */
+  memcpy(slow, req, sizeof req);
+  memcpy(strstr(slow, "ck1"), "ck2", 3);
+  for (i = 1; i <= sizeof req - 1; i++) {
+    int n = frond__http_proto.on_data(f->c, slow + off, i - off);
+    fixture_settle(f);
+    assert_true(n >= 0);
+    off += (size_t)n;
+  }
+  assert_int_equal(off, sizeof req - 1);
+  out = FEED(f, "", NULL); /* what was written, and what waits in out */
+  a = parse_answer(out);
+  assert_true(a.status == 201 && body_has(&a, "\"tag\":\"ck2\""));
+  assert_int_equal(status_of(out + a.len), 200);
+  /* Refusals: framing that could be read two ways closes. */
+  static const struct {
+    const char *te;
+    int status;
+  } bad[] = {
+      {"Transfer-Encoding: gzip, chunked\r\n", 501},
+      {"Transfer-Encoding: chunked, gzip\r\n", 400},
+      {"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", 400},
+      {"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", 400},
+      {"Transfer-Encoding: \r\n", 400},
+  };
+  for (i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
+    char r[512];
+    int n = snprintf(r, sizeof r,
+                     "POST /v1/tags HTTP/1.1\r\nHost: localhost:8080\r\n%s"
+                     "\r\n0\r\n\r\n",
+                     bad[i].te);
+    out = feed(f, r, (size_t)n, &last);
+    assert_int_equal(status_of(out), bad[i].status);
+    assert_int_equal(last, -1);
+  }
+  out = FEED(f,
+             "POST /v1/tags HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"
+             "0\r\n\r\n",
+             &last);
+  assert_true(status_of(out) == 400 && last == -1);
+  static const char *const chunks[] = {
+      "5\r\nabc\r\n",    /* data shorter than its size */
+      "x\r\n",           /* not hex */
+      "5 \r\nabcde\r\n", /* space without an extension */
+      "5;\r\nabcde\r\n", /* extension without a name */
+      "5\nabcde\r\n",    /* bare LF */
+      "0\r\nX: a\n\r\n", /* trailer with a bare LF */
+      "0\r\nbad trailer\r\n\r\n",
+      "5;a=\"b\r\nabcde\r\n", /* unterminated quoted string */
+  };
+  for (i = 0; i < FROND__ARRAY_SIZE(chunks); i++) {
+    char r[512];
+    int n = snprintf(r, sizeof r,
+                     "POST /v1/tags HTTP/1.1\r\nHost: localhost:8080\r\n"
+                     "Content-Type: application/json\r\nTransfer-Encoding: "
+                     "chunked\r\n\r\n%s0\r\n\r\n",
+                     chunks[i]);
+    out = feed(f, r, (size_t)n, &last);
+    assert_int_equal(status_of(out), 400);
+    assert_int_equal(last, -1);
+  }
+  /* Above max_body (4 KiB): 413 as soon as a chunk says so. */
+  out = FEED(f,
+             "POST /v1/tags HTTP/1.1\r\nHost: localhost:8080\r\n"
+             "Transfer-Encoding: chunked\r\n\r\n1001\r\n",
+             &last);
+  assert_true(status_of(out) == 413 && last == -1);
+  out = FEED(f,
+             "POST /v1/tags HTTP/1.1\r\nHost: localhost:8080\r\n"
+             "Transfer-Encoding: chunked\r\n\r\n"
+             "ffffffffffffffffffffffff\r\n",
+             &last);
+  assert_true(status_of(out) == 413 && last == -1);
+}
+
+/* Without a token, what a web page makes a browser send is refused on the
+** paths that issue IDs or change tags; programs pass. */
+static void test_browser_requests(void **state) {
+  fixture *f = *state;
+  answer a;
+  const char *out;
+  /* A cross-site form: text/plain, no preflight. */
+  a = get(f, "POST", "/v1/tags", "Content-Type: text/plain\r\n",
+          "{\"tag\":\"csrf\",\"step\":1}");
+  assert_true(a.status == 415 && body_has(&a, "UNSUPPORTED_MEDIA_TYPE"));
+  assert_true(has_header(&a, "Accept-Post: application/json"));
+  a = get(f, "PATCH", "/v1/tags/order", "Content-Type: application/jsonx\r\n",
+          "{\"step\":3}");
+  assert_true(a.status == 415 && has_header(&a, "Accept-Patch: "
+                                                "application/json"));
+  out = FEED(f,
+             "POST /v1/tags HTTP/1.1\r\nHost: localhost:8080\r\n"
+             "Content-Length: 21\r\n\r\n{\"tag\":\"nt\",\"step\":1}",
+             NULL);
+  assert_int_equal(parse_answer(out).status, 415);
+  a = get(f, "POST", "/v1/tags",
+          "Content-Type: Application/JSON ; charset=utf-8\r\n",
+          "{\"tag\":\"ok1\",\"step\":1}");
+  assert_int_equal(a.status, 201);
+  /* DNS rebinding: the page's own name as Host. */
+  out = FEED(f,
+             "DELETE /v1/tags/ok1 HTTP/1.1\r\nHost: evil.example:8080\r\n"
+             "\r\n",
+             NULL);
+  a = parse_answer(out);
+  assert_true(a.status == 403 && body_has(&a, "\"code\":\"FORBIDDEN\""));
+  static const char *const hosts[] = {
+      "localhost",    "127.0.0.1:80",     "127.0.0.1:8081", "localhost.:8080",
+      "127.0.0:8080", "127.0.0.1.2:8080", "128.0.0.1:8080", "[::2]:8080",
+      "[::1]8080",    "127.0.0.256:8080", "localhost:8080x"};
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(hosts); i++) {
+    char r[256];
+    int n =
+        snprintf(r, sizeof r,
+                 "DELETE /v1/tags/ok1 HTTP/1.1\r\nHost: %s\r\n\r\n", hosts[i]);
+    assert_int_equal(status_of(feed(f, r, (size_t)n, NULL)), 403);
+  }
+  out = FEED(f, "DELETE /v1/tags/ok1 HTTP/1.0\r\n\r\n", NULL);
+  assert_int_equal(status_of(out), 403); /* no Host at all */
+  /* A foreign Origin, a cross-site fetch: refused; reading is not. */
+  a = get(f, "PATCH", "/v1/tags/order",
+          "Origin: http://evil.example\r\nContent-Type: application/json\r\n",
+          "{\"step\":3}");
+  assert_int_equal(a.status, 403);
+  a = get(f, "PATCH", "/v1/tags/order", "Origin: null\r\n", "{\"step\":3}");
+  assert_int_equal(a.status, 403);
+  a = get(f, "GET", "/v1/snowflake", "Sec-Fetch-Site: cross-site\r\n", NULL);
+  assert_int_equal(a.status, 403);
+  /* A range lease uses up IDs too. */
+  a = get(f, "GET", "/v1/segment/order/range?count=5",
+          "Sec-Fetch-Site: cross-site\r\n", NULL);
+  assert_int_equal(a.status, 403);
+  a = get(f, "GET", "/api/segment/get/order", "Sec-Fetch-Site: same-site\r\n",
+          NULL);
+  assert_int_equal(a.status, 403);
+  a = get(f, "GET", "/v1/segment/order", "Origin: http://localhost:3000\r\n",
+          NULL);
+  assert_int_equal(a.status, 403);
+  a = get(f, "GET", "/v1/layout", "Sec-Fetch-Site: cross-site\r\n", NULL);
+  assert_int_equal(a.status, 200);
+  a = get(f, "GET", "/v1/tags", "Origin: http://evil.example\r\n", NULL);
+  assert_int_equal(a.status, 200);
+  /* The server's own pages, a typed address, and programs pass. */
+  a = get(f, "GET", "/v1/snowflake",
+          "Sec-Fetch-Site: same-origin\r\nOrigin: http://127.0.0.1:8080\r\n",
+          NULL);
+  assert_int_equal(a.status, 200);
+  a = get(f, "GET", "/api/snowflake/get/x", "Sec-Fetch-Site: none\r\n", NULL);
+  assert_int_equal(a.status, 200);
+  out = FEED(f,
+             "PATCH /v1/tags/order HTTP/1.1\r\nHost: [::1]:8080\r\n"
+             "Origin: http://[::1]:8080\r\nContent-Type: application/json"
+             "\r\nContent-Length: 10\r\n\r\n{\"step\":4}",
+             NULL);
+  assert_int_equal(parse_answer(out).status, 200);
+  out = FEED(f, "DELETE /v1/tags/ok1 HTTP/1.1\r\nHost: LOCALHOST:8080\r\n\r\n",
+             NULL);
+  assert_int_equal(parse_answer(out).status, 204);
+  /* With a token, the token decides; the Host is not checked. */
+  strcpy(f->srv.cfg.admin_token, "tok");
+  out = FEED(f,
+             "PATCH /v1/tags/order HTTP/1.1\r\nHost: ids.example\r\n"
+             "Authorization: Bearer tok\r\nContent-Type: application/json"
+             "\r\nContent-Length: 10\r\n\r\n{\"step\":5}",
+             NULL);
+  assert_int_equal(parse_answer(out).status, 200);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_leaf, setup, fixture_teardown),
@@ -289,6 +565,11 @@ int main(void) {
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_framing, setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_health_and_pages, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_conformance, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_chunked, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_browser_requests, setup,
                                       fixture_teardown),
   };
   return frond_run_tests(tests, NULL, NULL);

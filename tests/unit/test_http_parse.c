@@ -117,8 +117,58 @@ static void test_http10(void **state) {
   assert_true(
       parse_all("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", &req) > 0);
   assert_int_equal(req.keep_alive, 1);
-  /* bare LF line ends are accepted */
-  assert_true(parse_all("GET / HTTP/1.0\n\n", &req) > 0);
+  /* Every line ends in CRLF: a bare LF is refused wherever it is. */
+  assert_int_equal(status_of_req("GET / HTTP/1.0\n\n"), 400);
+  assert_int_equal(status_of_req("GET / HTTP/1.0\r\n\n"), 400);
+  assert_int_equal(status_of_req("GET / HTTP/1.1\r\nHost: a\r\nX-A: a\n"
+                                 "Content-Length: 48\r\n\r\n"),
+                   400);
+}
+
+static void test_target_forms(void **state) {
+  frond__http_request req;
+  const char *s = "GET http://127.0.0.1:8080/v1/decode/5?x=1 HTTP/1.1\r\n"
+                  "Host: other\r\n\r\n";
+  assert_int_equal(parse_all(s, &req), (int)strlen(s));
+  assert_int_equal(req.target_len, strlen("/v1/decode/5?x=1"));
+  assert_memory_equal(req.target, "/v1/decode/5?x=1", req.target_len);
+  assert_int_equal(req.path_len, strlen("/v1/decode/5"));
+  /* The target's authority stands for Host (RFC 9112 3.2.2). */
+  assert_int_equal(req.host_len, strlen("127.0.0.1:8080"));
+  assert_memory_equal(req.host, "127.0.0.1:8080", req.host_len);
+  assert_true(parse_all("GET HTTPS://h HTTP/1.1\r\nHost: h\r\n\r\n", &req) > 0);
+  assert_true(req.target_len == 1 && req.target[0] == '/' && req.path_len == 1);
+  assert_true(parse_all("GET http://h?a HTTP/1.1\r\nHost: h\r\n\r\n", &req) >
+              0);
+  assert_true(req.target_len == 1 && req.host_len == 1);
+  assert_true(parse_all("GET / HTTP/1.1\r\nHost: h:1\r\n\r\n", &req) > 0);
+  assert_true(req.host_len == 3 && memcmp(req.host, "h:1", 3) == 0);
+  assert_true(parse_all("GET / HTTP/1.0\r\n\r\n", &req) > 0);
+  assert_null(req.host);
+  assert_true(parse_all("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", &req) > 0);
+  assert_true(req.asterisk && req.target_len == 1 && req.target[0] == '/');
+  assert_int_equal(status_of_req("GET * HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
+  assert_int_equal(status_of_req("GET http:// HTTP/1.1\r\nHost: a\r\n\r\n"),
+                   400);
+  assert_int_equal(status_of_req("GET http://u@h/ HTTP/1.1\r\nHost: a\r\n\r\n"),
+                   400);
+  assert_int_equal(status_of_req("GET ftp://h/ HTTP/1.1\r\nHost: a\r\n\r\n"),
+                   400);
+  /* The version is checked first: HTTP/2's preface is 505. */
+  assert_int_equal(status_of_req("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 505);
+}
+
+static void test_browser_headers(void **state) {
+  frond__http_request req;
+  assert_true(parse_all("POST / HTTP/1.1\r\nHost: a\r\nORIGIN: http://x\r\n"
+                        "sec-fetch-site: cross-site\r\n\r\n",
+                        &req) > 0);
+  assert_non_null(req.origin);
+  assert_memory_equal(req.origin->value, "http://x", 8);
+  assert_non_null(req.fetch_site);
+  assert_memory_equal(req.fetch_site->value, "cross-site", 10);
+  assert_true(parse_all("GET / HTTP/1.1\r\nHost: a\r\n\r\n", &req) > 0);
+  assert_true(req.origin == NULL && req.fetch_site == NULL);
 }
 
 static void test_errors(void **state) {
@@ -142,8 +192,18 @@ static void test_errors(void **state) {
                                  " 1\r\nContent-Length: 2\r\n\r\n"),
                    400);
   assert_int_equal(status_of_req("GET / HTTP/1.1\r\nHost: a\r\n"
-                                 "Transfer-Encoding: chunked\r\n\r\n"),
+                                 "Transfer-Encoding: gzip\r\n\r\n"),
                    501);
+  assert_int_equal(status_of_req("GET / HTTP/1.1\r\nHost: a\r\n"
+                                 "Transfer-Encoding: chunked, gzip\r\n\r\n"),
+                   400);
+  assert_int_equal(status_of_req("GET / HTTP/1.1\r\nHost: a\r\n"
+                                 "Transfer-Encoding: chunked\r\n"
+                                 "Content-Length: 3\r\n\r\n"),
+                   400);
+  assert_int_equal(status_of_req("GET / HTTP/1.0\r\n"
+                                 "Transfer-Encoding: chunked\r\n\r\n"),
+                   400);
   assert_int_equal(status_of_req("\r\n\r\n\r\nGET / HTTP/1.1\r\n\r\n"), 400);
 }
 
@@ -178,6 +238,107 @@ static void test_limits(void **state) {
   assert_int_equal(parse(big, FROND__HTTP_MAX_HEAD, &req),
                    FROND__HTTP_MAX_HEAD);
   free(big);
+}
+
+/* Scan body[0..len) (at a guard page) from a zeroed state in one piece,
+** and again a byte at a time; both must agree. Returns the scan's result
+** and the data in out. */
+static int chunked(const char *body, size_t max, char *out, size_t *outlen,
+                   int *status) {
+  size_t len = strlen(body), i;
+  frond__http_chunks ch = {0, 0, 0}, ch2 = {0, 0, 0};
+  const char *why = NULL, *at;
+  int r, r2 = FROND__HTTP_PARTIAL, st2 = 0;
+  at = at_guard(body, len);
+  r = frond__http_chunked(at, len, max, &ch, status, &why);
+  for (i = 0; i <= len && r2 == FROND__HTTP_PARTIAL; i++)
+    r2 = frond__http_chunked(at_guard(body, i), i, max, &ch2, &st2, &why);
+  if (r == FROND__HTTP_PARTIAL) {
+    assert_int_equal(r2, FROND__HTTP_PARTIAL);
+    return r;
+  }
+  assert_int_equal(r2, r);
+  if (r < 0) {
+    assert_int_equal(st2, *status);
+    assert_non_null(why);
+    return r;
+  }
+  assert_int_equal(ch.data, ch2.data);
+  at = at_guard(body, (size_t)r);
+  frond__http_chunked_copy(at, (size_t)r, out);
+  *outlen = ch.data;
+  return r;
+}
+
+static void test_chunked(void **state) {
+  char out[64];
+  size_t n;
+  int st = 0;
+  const char *b =
+      "3\r\nabc\r\nA;x=1;y=\"a\\\"\"\r\n0123456789\r\n0\r\n\r\nNEXT";
+  assert_int_equal(chunked(b, 100, out, &n, &st), (int)strlen(b) - 4);
+  assert_int_equal(n, 13);
+  assert_memory_equal(out, "abc0123456789", 13);
+  b = "1 ; a ; b = c\r\nz\r\n0;last\r\nX-Sum: 1\r\nY:\r\n\r\n";
+  assert_int_equal(chunked(b, 100, out, &n, &st), (int)strlen(b));
+  assert_true(n == 1 && out[0] == 'z');
+  assert_int_equal(chunked("0\r\n\r\n", 0, out, &n, &st), 5);
+  assert_int_equal(n, 0);
+  assert_int_equal(chunked("000\r\n\r\n", 0, out, &n, &st), 7);
+  /* Incomplete. */
+  assert_int_equal(chunked("5\r\nab", 100, out, &n, &st), FROND__HTTP_PARTIAL);
+  assert_int_equal(chunked("0\r\nX: y\r\n", 100, out, &n, &st),
+                   FROND__HTTP_PARTIAL);
+  /* Too much data: 413, as soon as a size says so. */
+  assert_int_equal(chunked("65\r\n", 100, out, &n, &st), FROND__HTTP_ERROR);
+  assert_int_equal(st, 413);
+  assert_int_equal(chunked("40\r\n", 100, out, &n, &st), FROND__HTTP_PARTIAL);
+  assert_int_equal(chunked("32\r\n"
+                           "0123456789012345678901234567890123456789"
+                           "0123456789\r\n33\r\n",
+                           100, out, &n, &st),
+                   FROND__HTTP_ERROR);
+  assert_int_equal(st, 413);
+  assert_int_equal(
+      chunked("fffffffffffffffffffffffffff\r\n", 100, out, &n, &st),
+      FROND__HTTP_ERROR);
+  assert_int_equal(st, 413);
+  /* Malformed: 400. */
+  static const char *const bad[] = {"\r\n",
+                                    "g\r\n",
+                                    "-1\r\n",
+                                    "5\nabcde\r\n",
+                                    "5\r\nabcdeX\r\n",
+                                    "5\r\nabcde\n0\r\n\r\n",
+                                    "5 \r\n",
+                                    "5;\r\n",
+                                    "5;=a\r\n",
+                                    "5;a=\r\n",
+                                    "5;a=\"b\r\n",
+                                    "5;a=\"\x01\"\r\n",
+                                    "5;a b\r\n",
+                                    "0\r\nX\r\n\r\n",
+                                    "0\r\nX: a\n\r\n",
+                                    "0\r\n X: a\r\n\r\n",
+                                    "0\r\nX: \x01\r\n\r\n",
+                                    "0\r\n\n"};
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
+    assert_int_equal(chunked(bad[i], 100, out, &n, &st), FROND__HTTP_ERROR);
+    assert_int_equal(st, 400);
+  }
+  /* A chunk line that never ends; trailers that never end. */
+  {
+    char *big = malloc(2 * FROND__HTTP_MAX_HEAD);
+    memset(big, '0', 2 * FROND__HTTP_MAX_HEAD);
+    big[2 * FROND__HTTP_MAX_HEAD - 1] = '\0';
+    assert_int_equal(chunked(big, 100, out, &n, &st), FROND__HTTP_ERROR);
+    assert_int_equal(st, 400);
+    memcpy(big, "0\r\nX: ", 6);
+    memset(big + 6, 'a', 2 * FROND__HTTP_MAX_HEAD - 7);
+    assert_int_equal(chunked(big, 100, out, &n, &st), FROND__HTTP_ERROR);
+    assert_int_equal(st, 431);
+    free(big);
+  }
 }
 
 static void test_unescape(void **state) {
@@ -244,6 +405,9 @@ int main(void) {
       cmocka_unit_test(test_query_and_headers),
       cmocka_unit_test(test_http10),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_target_forms),
+      cmocka_unit_test(test_browser_headers),
+      cmocka_unit_test(test_chunked),
       cmocka_unit_test(test_limits),
       cmocka_unit_test(test_unescape),
       cmocka_unit_test(test_json),

@@ -21,8 +21,9 @@ static void test_incr(void **state) {
   assert_string_equal(FEED(f, "incr order\r\nINCR order\n", NULL),
                       ":2\r\n:3\r\n");
   assert_string_equal(FEED(f, "INCRBY order 1\r\n", NULL), ":4\r\n");
+  /* INCR answers an integer, as Redis; ID.* answer IDs as bulk strings. */
   assert_string_equal(FEED(f, "ID.NEXT order 3\r\n", NULL),
-                      "*3\r\n:5\r\n:6\r\n:7\r\n");
+                      "*3\r\n$1\r\n5\r\n$1\r\n6\r\n$1\r\n7\r\n");
   assert_memory_equal(FEED(f, "INCR nope\r\n", NULL), "-TAG_NOT_FOUND ", 15);
   assert_memory_equal(FEED(f, "INCRBY order 2\r\n", NULL), "-COUNT_INVALID ",
                       15);
@@ -52,11 +53,15 @@ static void test_snowflake_decode(void **state) {
   char cmd[64];
   long long a, b;
   int n;
-  assert_int_equal(sscanf(r, "*2\r\n:%lld\r\n:%lld\r\n", &a, &b), 2);
+  char want[64];
+  assert_int_equal(sscanf(r, "*2\r\n$%*d\r\n%lld\r\n$%*d\r\n%lld\r\n", &a, &b),
+                   2);
   assert_true(b == a + 1);
   n = snprintf(cmd, sizeof cmd, "ID.DECODE %lld\r\n", a);
   r = feed(f, cmd, (size_t)n, NULL);
-  assert_memory_equal(r, "*18\r\n$2\r\nid\r\n:", 14);
+  snprintf(want, sizeof want, "*18\r\n$2\r\nid\r\n$%d\r\n%lld\r\n",
+           snprintf(NULL, 0, "%lld", a), a);
+  assert_memory_equal(r, want, strlen(want));
   assert_non_null(strstr(r, "$4\r\nnode\r\n:3\r\n"));
   assert_non_null(strstr(r, "$6\r\nlayout\r\n$"));
   assert_memory_equal(FEED(f, "ID.DECODE -5\r\n", NULL), "-ID_INVALID ", 12);
@@ -70,7 +75,7 @@ static void test_connection_commands(void **state) {
   assert_string_equal(FEED(f, "SELECT 0\r\n", NULL), "+OK\r\n");
   assert_string_equal(FEED(f, "SELECT 2\r\n", NULL),
                       "-ERR DB index is out of range\r\n");
-  assert_string_equal(FEED(f, "HELLO 3\r\n", NULL),
+  assert_string_equal(FEED(f, "HELLO 4\r\n", NULL),
                       "-NOPROTO unsupported protocol version\r\n");
   assert_string_equal(FEED(f, "CLIENT GETNAME\r\n", NULL), "$-1\r\n");
   assert_string_equal(FEED(f, "CLIENT SETNAME me\r\n", NULL), "+OK\r\n");
@@ -164,10 +169,11 @@ static void test_unknown_tag_looked_up(void **state) {
                            "PING\r\nINCR fresh\r\nPING\r\n"
                            "ID.NEXT fresh 2\r\nINCR fresh\r\n",
                            NULL),
-                      "+PONG\r\n:1\r\n+PONG\r\n*2\r\n:2\r\n:3\r\n:4\r\n");
+                      "+PONG\r\n:1\r\n+PONG\r\n*2\r\n$1\r\n2\r\n$1\r\n3\r\n"
+                      ":4\r\n");
   fixture_tag(f, "fresh2", 10);
   assert_string_equal(FEED(f, "ID.NEXT fresh2 3\r\n", NULL),
-                      "*3\r\n:1\r\n:2\r\n:3\r\n");
+                      "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n");
   assert_int_equal(STAT(f, commands[FROND__RC_INCR][0]) - incr_ok, 2);
   assert_int_equal(STAT(f, commands[FROND__RC_INCR][1]) - incr_err, 1);
   assert_int_equal(STAT(f, commands[FROND__RC_ID_NEXT][0]), 2);
@@ -185,6 +191,214 @@ static void test_quit_behind_lookup(void **state) {
   assert_int_equal(last, -1);
 }
 
+/* HELLO 3 switches the connection to RESP3 and HELLO 2 back; every reply
+** that has a RESP3 type uses it, and the rest is the same in both. */
+static void test_resp3(void **state) {
+  fixture *f = *state;
+  const char *r;
+  char want[64];
+  long long a, b;
+  char hello[512];
+  frond__resp_client *st = f->c->pdata;
+  snprintf(hello, sizeof hello,
+           "%%7\r\n$6\r\nserver\r\n$5\r\nfrond\r\n$7\r\nversion\r\n$%zu\r\n"
+           "%s\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:%llu\r\n$4\r\nmode\r\n"
+           "$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\n"
+           "modules\r\n*0\r\n",
+           strlen(FROND_VERSION_STRING), FROND_VERSION_STRING,
+           (unsigned long long)st->id);
+  assert_string_equal(FEED(f, "HELLO 3\r\n", NULL), hello);
+  /* HELLO without a version answers in the protocol spoken. */
+  assert_memory_equal(FEED(f, "HELLO\r\n", NULL), "%7\r\n", 4);
+  assert_string_equal(FEED(f, "INCR order\r\n", NULL), ":1\r\n");
+  assert_string_equal(FEED(f, "ID.NEXT order 2\r\n", NULL),
+                      "*2\r\n$1\r\n2\r\n$1\r\n3\r\n");
+  r = FEED(f, "ID.SNOWFLAKE 2\r\n", NULL);
+  assert_int_equal(sscanf(r, "*2\r\n$%*d\r\n%lld\r\n$%*d\r\n%lld\r\n", &a, &b),
+                   2);
+  assert_true(b == a + 1);
+  snprintf(want, sizeof want, "ID.DECODE %lld\r\n", a);
+  r = feed(f, want, strlen(want), NULL);
+  snprintf(want, sizeof want, "%%9\r\n$2\r\nid\r\n$%d\r\n%lld\r\n",
+           snprintf(NULL, 0, "%lld", a), a);
+  assert_memory_equal(r, want, strlen(want));
+  assert_non_null(strstr(r, "$4\r\nnode\r\n:3\r\n"));
+  assert_string_equal(FEED(f, "CLIENT GETNAME\r\n", NULL), "_\r\n");
+  assert_string_equal(FEED(f, "CONFIG GET save\r\n", NULL), "%0\r\n");
+  assert_string_equal(FEED(f, "COMMAND DOCS incr\r\n", NULL), "%0\r\n");
+  assert_string_equal(FEED(f, "COMMAND INFO nope\r\n", NULL), "*1\r\n_\r\n");
+  assert_string_equal(FEED(f, "COMMAND INFO incr\r\n", NULL),
+                      "*1\r\n*10\r\n$4\r\nincr\r\n:2\r\n~2\r\n+write\r\n"
+                      "+fast\r\n:1\r\n:1\r\n:1\r\n~0\r\n~0\r\n~0\r\n~0\r\n");
+  r = FEED(f, "INFO server\r\n", NULL);
+  assert_memory_equal(r, "=", 1);
+  assert_non_null(strstr(r, "\r\ntxt:# Server\r\nredis_version:"));
+  r = FEED(f, "CLIENT INFO\r\n", NULL);
+  assert_memory_equal(r, "=", 1);
+  snprintf(want, sizeof want, "\r\ntxt:id=%llu ", (unsigned long long)st->id);
+  assert_non_null(strstr(r, want));
+  assert_non_null(strstr(r, " resp=3 "));
+  /* Errors and status lines are the same in both. */
+  assert_string_equal(FEED(f, "PING\r\n", NULL), "+PONG\r\n");
+  assert_memory_equal(FEED(f, "INCR nope\r\n", NULL), "-TAG_NOT_FOUND ", 15);
+  assert_memory_equal(FEED(f, "HELLO 2\r\n", NULL), "*14\r\n", 5);
+  assert_string_equal(FEED(f, "CLIENT GETNAME\r\n", NULL), "$-1\r\n");
+  assert_string_equal(FEED(f, "CONFIG GET save\r\n", NULL), "*0\r\n");
+  assert_string_equal(FEED(f, "COMMAND INFO incr\r\n", NULL),
+                      "*1\r\n*10\r\n$4\r\nincr\r\n:2\r\n*2\r\n+write\r\n"
+                      "+fast\r\n:1\r\n:1\r\n:1\r\n*0\r\n*0\r\n*0\r\n*0\r\n");
+  assert_memory_equal(FEED(f, "INFO server\r\n", NULL), "$", 1);
+  /* RESET goes back to RESP2. */
+  assert_memory_equal(FEED(f, "HELLO 3\r\n", NULL), "%7\r\n", 4);
+  assert_string_equal(FEED(f, "RESET\r\nCLIENT GETNAME\r\n", NULL),
+                      "+RESET\r\n$-1\r\n");
+}
+
+/* The reply helpers by themselves, in both protocols. */
+static void test_reply_helpers(void **state) {
+  fixture *f = *state;
+  frond__resp_client st = {0};
+  frond__resp_ctx x = {0};
+  frond__buf *out = &f->c->out;
+  x.c = f->c;
+  x.st = &st;
+  x.out = out;
+  for (st.proto = 2; st.proto <= 3; st.proto++) {
+    out->len = 0;
+    frond__resp_double(&x, 1.5);
+    frond__resp_double(&x, -1.0 / 0.0);
+    frond__resp_u64(&x, 7);
+    frond__resp_u64(&x, UINT64_MAX);
+    frond__resp_id(&x, INT64_MAX);
+    frond__resp_verbatim(&x, "a\r\nb", 4);
+    frond__resp_set(&x, 2);
+    frond__resp_map(&x, 2);
+    frond__resp_nil(&x);
+    assert_int_equal(frond__buf_append(out, "", 1), 0);
+    assert_string_equal(
+        out->data, st.proto == 2
+                       ? "$3\r\n1.5\r\n$4\r\n-inf\r\n:7\r\n"
+                         "$20\r\n18446744073709551615\r\n"
+                         "$19\r\n9223372036854775807\r\n$4\r\na\r\nb\r\n*2\r\n"
+                         "*4\r\n$-1\r\n"
+                       : ",1.5\r\n,-inf\r\n:7\r\n(18446744073709551615\r\n"
+                         "$19\r\n9223372036854775807\r\n=8\r\ntxt:a\r\nb\r\n"
+                         "~2\r\n%2\r\n_\r\n");
+  }
+  out->len = 0;
+}
+
+/* HELLO's options as Redis reads them: nothing changes unless all of it
+** succeeds; AUTH and SETNAME work in one round trip. */
+static void test_hello(void **state) {
+  fixture *f = *state;
+  strcpy(f->srv.cfg.admin_token, "tok");
+  assert_string_equal(FEED(f, "RESET\r\n", NULL), "+RESET\r\n");
+  assert_memory_equal(FEED(f, "HELLO 3\r\n", NULL), "-NOAUTH ", 8);
+  assert_memory_equal(FEED(f, "HELLO 3 AUTH default nope\r\n", NULL),
+                      "-WRONGPASS ", 11);
+  assert_memory_equal(FEED(f, "HELLO 3 AUTH default tok SETNAME\r\n", NULL),
+                      "-ERR Syntax error in HELLO option 'SETNAME'", 42);
+  assert_string_equal(FEED(f, "INCR order\r\n", NULL),
+                      "-NOAUTH Authentication required.\r\n");
+  assert_string_equal(
+      FEED(f, "HELLO 3 AUTH default tok SETNAME a\x01\r\n", NULL),
+      "-ERR Client names cannot contain spaces, newlines or special "
+      "characters.\r\n");
+  /* The credentials were right: authenticated, still RESP2, no name. */
+  assert_string_equal(FEED(f, "CLIENT GETNAME\r\n", NULL), "$-1\r\n");
+  assert_memory_equal(FEED(f, "HELLO 3 AUTH default tok SETNAME app\r\n", NULL),
+                      "%7\r\n", 4);
+  assert_string_equal(FEED(f, "CLIENT GETNAME\r\n", NULL), "$3\r\napp\r\n");
+  assert_string_equal(FEED(f, "HELLO x\r\n", NULL),
+                      "-ERR Protocol version is not an integer or out of "
+                      "range\r\n");
+  assert_string_equal(FEED(f, "HELLO 1\r\n", NULL),
+                      "-NOPROTO unsupported protocol version\r\n");
+  /* Without a token, user "default" takes any password, as Redis' user
+  ** without a password does; the one-argument AUTH is refused. */
+  f->srv.cfg.admin_token[0] = '\0';
+  assert_string_equal(FEED(f, "RESET\r\n", NULL), "+RESET\r\n");
+  assert_memory_equal(FEED(f, "HELLO 3 AUTH default any\r\n", NULL), "%7\r\n",
+                      4);
+  assert_string_equal(FEED(f, "AUTH default any\r\n", NULL), "+OK\r\n");
+  assert_memory_equal(FEED(f, "AUTH any\r\n", NULL),
+                      "-ERR AUTH <password> called without any password", 48);
+  assert_memory_equal(FEED(f, "AUTH root any\r\n", NULL), "-WRONGPASS ", 11);
+}
+
+/* The handshake commands of current clients, answered as Redis answers
+** them. */
+static void test_client_handshake(void **state) {
+  fixture *f = *state;
+  assert_string_equal(FEED(f,
+                           "CLIENT SETINFO LIB-NAME node-redis\r\n"
+                           "CLIENT SETINFO lib-ver 5.1.0\r\n",
+                           NULL),
+                      "+OK\r\n+OK\r\n");
+  assert_string_equal(
+      FEED(f,
+           "*4\r\n$6\r\nCLIENT\r\n$7\r\nSETINFO\r\n$8\r\nLIB-NAME\r\n"
+           "$12\r\nx resp=3 y=z\r\n",
+           NULL),
+      "-ERR LIB-NAME cannot contain spaces, newlines or special "
+      "characters.\r\n");
+  assert_string_equal(FEED(f, "CLIENT SETINFO LIB-COLOR red\r\n", NULL),
+                      "-ERR Unrecognized option 'LIB-COLOR'\r\n");
+  assert_non_null(
+      strstr(FEED(f, "CLIENT INFO\r\n", NULL),
+             " lib-name=node-redis lib-ver=5.1.0 resp=2 user=default\n"));
+  assert_string_equal(
+      FEED(f, "CLIENT NO-EVICT on\r\nCLIENT NO-TOUCH OFF\r\n", NULL),
+      "+OK\r\n+OK\r\n");
+  assert_string_equal(FEED(f, "CLIENT NO-EVICT maybe\r\n", NULL),
+                      "-ERR syntax error\r\n");
+  assert_string_equal(
+      FEED(f, "CLIENT NO-TOUCH\r\n", NULL),
+      "-ERR wrong number of arguments for 'client|no-touch' command\r\n");
+  assert_string_equal(
+      FEED(f, "CLIENT GETNAME x\r\n", NULL),
+      "-ERR wrong number of arguments for 'client|getname' command\r\n");
+  assert_string_equal(FEED(f, "CLIENT TRACKING on\r\n", NULL),
+                      "-ERR unknown subcommand 'TRACKING'. Try CLIENT "
+                      "HELP.\r\n");
+  assert_string_equal(FEED(f, "READONLY\r\nREADWRITE\r\nSELECT 0\r\n", NULL),
+                      "+OK\r\n+OK\r\n+OK\r\n");
+  assert_string_equal(FEED(f, "SELECT 1\r\n", NULL),
+                      "-ERR DB index is out of range\r\n");
+}
+
+/* An HTTP request sent to the RESP port is closed at its first line,
+** before anything under it runs. */
+static void test_http_refused(void **state) {
+  fixture *f = *state;
+  static const char *const reqs[] = {
+      "POST /x HTTP/1.1\r\nHost: 127.0.0.1:6380\r\nContent-Type: text/plain"
+      "\r\nContent-Length: 12\r\n\r\nINCR order\r\n",
+      "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+      "PUT /x HTTP/1.0\r\n\r\n",
+      "host: 127.0.0.1\r\nINCR order\r\n",
+      "HOST:\r\n",
+      "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+  };
+  size_t i;
+  for (i = 0; i < FROND__ARRAY_SIZE(reqs); i++) {
+    int last;
+    assert_string_equal(feed(f, reqs[i], strlen(reqs[i]), &last), "");
+    assert_int_equal(last, -1);
+  }
+  assert_int_equal(STAT(f, http_refused), FROND__ARRAY_SIZE(reqs));
+  assert_int_equal(FROND__SUM(&f->srv, ids_segment), 0);
+  /* Lower-case words and a lone GET are commands (unknown ones). */
+  assert_memory_equal(FEED(f, "get order\r\n", NULL),
+                      "-ERR unknown command 'get'", 26);
+  assert_memory_equal(FEED(f, "GET\r\n", NULL), "-ERR unknown command 'GET'",
+                      26);
+  /* A client library's GET (multibulk) is an unknown command too. */
+  assert_memory_equal(FEED(f, "*2\r\n$3\r\nGET\r\n$1\r\n/\r\n", NULL),
+                      "-ERR unknown command 'GET'", 26);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_incr, setup, fixture_teardown),
@@ -200,6 +414,14 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unknown_tag_looked_up, setup,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_quit_behind_lookup, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_resp3, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_reply_helpers, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_hello, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_client_handshake, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_http_refused, setup,
                                       fixture_teardown),
   };
   return frond_run_tests(tests, NULL, NULL);
