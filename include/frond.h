@@ -722,9 +722,10 @@ FROND_EXPORT const char *frond_seg_tag_name(const frond_seg_tag *t);
 ** The range comes from one segment: from the current one when it has n
 ** left; else the rest of the current one is skipped and the range is cut
 ** from the next; a range larger than the buffered segments waits (up to
-** wait_ms, first_wait_ms on the tag's first use) for a segment of at least
-** n from the store, one transaction, without changing the tag's dynamic
-** step. Ordered like a batch: above every ID of the tag this process
+** first_wait_ms, as a first segment: a store transaction is the design
+** here, not a slow store) for a segment of at least n from the store, one
+** transaction, without changing the tag's dynamic step. Ordered like a batch:
+*above every ID of the tag this process
 ** handed out before the call, below every one after it. IDs of a range the
 ** client does not use are skipped, never issued again, as are IDs skipped
 ** to keep a range whole. 1 <= n <= FROND_SEG_RANGE_MAX, else

@@ -171,11 +171,14 @@ static void clamp(seg_tag *t, uint64_t g, seg_entry *e, int64_t size) {
 }
 
 /* How long a call waits for the loaders this time; 0 when it gives up.
-** Under mu. */
-static int wait_turn(frond_seg *s, seg_tag *t, int64_t *deadline) {
+** A tag's first segment, and a segment that a range needs for itself
+** (store: 1), are a store transaction by design, not a sign of a slow
+** store: they wait up to first_wait_ms, the rest up to wait_ms. Under mu. */
+static int wait_turn(frond_seg *s, seg_tag *t, int64_t *deadline, int store) {
   if (*deadline == 0)
-    *deadline = frond__mono_ns() +
-                (t->loads == 0 ? s->o.first_wait_ms : s->o.wait_ms) * 1000000;
+    *deadline =
+        frond__mono_ns() +
+        (t->loads == 0 || store ? s->o.first_wait_ms : s->o.wait_ms) * 1000000;
   else if (frond__mono_ns() >= *deadline)
     return 0;
   frond__cond_wait_until(&t->cv, &t->mu, *deadline);
@@ -244,7 +247,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
       frond__seg_request_load(s, t);
     if (nowait)
       return FROND__AGAIN;
-    if (!wait_turn(s, t, &deadline)) {
+    if (!wait_turn(s, t, &deadline, 0)) {
       atomic_fetch_add(&s->unavailable, 1);
       if (k > 0) /* all or nothing: the IDs taken so far are skipped */
         return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
@@ -309,7 +312,7 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
       frond__seg_request_load(s, t);
     if (nowait)
       return FROND__AGAIN;
-    if (!wait_turn(s, t, &deadline)) {
+    if (!wait_turn(s, t, &deadline, 1)) {
       atomic_fetch_add(&s->unavailable, 1);
       return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
                          "tag \"%s\": a range of %lld IDs needs a segment "

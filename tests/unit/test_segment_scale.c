@@ -323,6 +323,40 @@ static void test_range_larger_than_step(void **state) {
   frond_seg_close(s);
 }
 
+static void *release_later(void *arg) {
+  (void)arg;
+  frond__sleep_ns(100 * 1000000);
+  fake_hold_tag(NULL);
+  return NULL;
+}
+
+/* A range larger than the buffers is a store transaction of its own, as a
+** tag's first segment is: it waits up to first_wait_ms, not wait_ms (a
+** store that answers in 100 ms is not a failure; before, the range
+** failed with SEGMENT_UNAVAILABLE after wait_ms). */
+static void test_range_waits_for_its_own_segment(void **state) {
+  frond_seg_options o = opts();
+  frond_seg_tag *h;
+  frond_error e = {0, ""};
+  frond_seg *s;
+  int64_t start, prev;
+  pthread_t th;
+  (void)state;
+  fake_reset();
+  fake_add("a", 1, 10);
+  o.wait_ms = 1;
+  o.first_wait_ms = 30000;
+  s = open_on("fake:", &o);
+  assert_int_equal(frond_seg_tag_get(s, T("a"), &h, &e), 0);
+  assert_int_equal(frond_seg_tag_next(h, &prev, &e), 0);
+  fake_hold_tag("a");
+  pthread_create(&th, NULL, release_later, NULL);
+  assert_int_equal(frond_seg_tag_range(h, 1000, &start, &e), 0);
+  assert_true(start > prev);
+  pthread_join(th, NULL);
+  frond_seg_close(s);
+}
+
 typedef struct mixer {
   frond_seg_tag *h;
   int64_t *ids;
@@ -569,6 +603,7 @@ int main(void) {
       cmocka_unit_test(test_nowait),
       cmocka_unit_test(test_range_from_buffers),
       cmocka_unit_test(test_range_larger_than_step),
+      cmocka_unit_test(test_range_waits_for_its_own_segment),
       cmocka_unit_test(test_ranges_and_singles_unique),
       cmocka_unit_test(test_many_tags),
       cmocka_unit_test(test_rates_top),
