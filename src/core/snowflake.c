@@ -10,6 +10,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+/* How long the first call after the ticker slept may wait for the
+** reservation write it owes to the sleep, whatever max_wait says. */
+#define WAKE_RESERVE_MS 1000
 /* Raise state to at least v (never lower it). Expects mu held. */
 static void raise_state(frond_gen *g, uint64_t v) {
   uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
@@ -250,12 +253,17 @@ static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
 */
 static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
                     frond_error *err) {
-  int64_t deadline;
+  int64_t deadline, wake_deadline = 0;
   int waited = 0, wanted = 0, queued = 0, rc = 0;
   pthread_mutex_lock(&g->mu);
-  if (atomic_load_explicit(&g->asleep, memory_order_relaxed))
-    wake(g);
   deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
+  if (atomic_load_explicit(&g->asleep, memory_order_relaxed)) {
+    wake(g);
+    /* The reservation write the sleep skipped is owed to the sleep, not
+    ** to a slow clock: the first call waits for it up to WAKE_RESERVE_MS
+    ** even when max_wait is shorter (docs/safety.md). */
+    wake_deadline = frond__mono_ns() + WAKE_RESERVE_MS * 1000000;
+  }
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
     uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
@@ -307,8 +315,14 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
       continue;
     }
     if (remain_ns <= 0) {
-      rc = timed_out(g, now, last_units, err);
-      break;
+      /* Past max_wait: only the first call after a sleep goes on, and only
+      ** for the reservation, while the clock and the fence allow it. */
+      if (!(need_ms <= 0 && last_units > g->reserved_units &&
+            last_units <= g->fence_units && frond__mono_ns() < wake_deadline)) {
+        rc = timed_out(g, now, last_units, err);
+        break;
+      }
+      remain_ns = wake_deadline - frond__mono_ns();
     }
     if (last_units > g->reserved_units && !g->renew_wanted) {
       g->renew_wanted = 1;
@@ -325,7 +339,9 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
     wake_ns =
         frond__mono_ns() + (need_ms > 0 ? need_ms * 1000000 : g->period_ns);
     frond__cond_wait_until(&g->cv, &g->mu,
-                           wake_ns < deadline ? wake_ns : deadline);
+                           wake_ns < frond__mono_ns() + remain_ns
+                               ? wake_ns
+                               : frond__mono_ns() + remain_ns);
   }
   if (queued)
     g->waiting--;
