@@ -44,8 +44,10 @@ void frond__put_radix(uint64_t v, unsigned radix, const char *alphabet,
 ** of the numeral string, the high ceil(width/2) symbols (A, modulus a)
 ** and the low floor(width/2) (B, modulus b). A round turns (A, B) into
 ** (B, (A + F_i(B)) mod a) and swaps the two moduli; an even round count
-** brings the halves back to their places. F_i is SipHash-2-4 (libsodium's
-** crypto_shorthash) of (i << 56 | B) under the format's key, reduced to
+** brings the halves back to their places. F_i is SipHash-2-4 (siphash.h; bit
+*for
+** bit libsodium's crypto_shorthash) of (i << 56 | B) under the format's key,
+*reduced to
 ** the modulus. The domain is exactly radix^width, so no cycle-walking is
 ** needed.
 */

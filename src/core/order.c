@@ -13,12 +13,24 @@
 ** is needed (a binary Feistel over 2^ceil(log2 10^w) would walk 1.0 to 1.85
 ** times on average, doubling the cost for some widths).
 **
-** Round function: SipHash-2-4 (libsodium's crypto_shorthash), a PRF made
-** for short inputs under a 128-bit key: about 12 ns per call here, where
-** keyed BLAKE2b (crypto_generichash) costs about 250 ns because the key
-** alone fills a first block. The round input is one 8-byte word, the half
-** (< 2^35) with the round number in the top byte; the 64-bit output is
-** reduced to the half's modulus by multiply-shift (bias below 2^-29).
+** Round function: SipHash-2-4, a PRF made for short inputs under a
+** 128-bit key: about 13 ns per call here, where keyed BLAKE2b
+** (crypto_generichash) costs about 250 ns because the key alone fills a
+** first block. The round input is one 8-byte word, the half (< 2^35) with
+** the round number in the top byte; the 64-bit output is reduced to the
+** half's modulus by multiply-shift (bias below 2^-29), one multiplication
+** and no division. SipHash is computed inline (siphash.h), bit for bit
+** libsodium's crypto_shorthash, which the first releases called: the
+** same numbers, without a call, a byte-by-byte copy in and out and the
+** key schedule per round.
+**
+** Cost, one ID at a time: the rounds are a chain, each waiting for the
+** last, and a SipHash-2-4 of one word is itself a chain of 8 SipRounds of
+** 4 dependent operations each (about 34 cycles, 13 ns at 2.6 GHz, inline
+** or in libsodium alike). 8 rounds therefore cannot take less than about
+** 105 ns on that machine, whatever the code around them; under 50 ns an
+** ID takes batches (frond__perm_apply_n), where independent IDs share the
+** SIMD lanes of siphash_lanes.c.
 **
 ** Rounds: 8 by default. Patarin (CRYPTO 2004) shows 6 rounds of a random
 ** Feistel scheme secure against adaptive chosen plaintext and ciphertext
@@ -35,6 +47,7 @@
 */
 #include "core/formats.h"
 #include "base/file.h"
+#include "core/siphash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,37 +108,36 @@ static uint64_t reduce(uint64_t h, uint64_t m) {
 #endif
 }
 
-/* F_i(v) reduced to [0, m). */
-static uint64_t round_f(const uint8_t key[16], unsigned i, uint64_t v,
-                        uint64_t m) {
-  uint8_t in[8], out[8];
-  uint64_t w = v | (uint64_t)i << 56, h = 0;
-  /* SipHash reads and writes little-endian words: on such hosts the bytes
-  ** are the word itself. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  memcpy(in, &w, 8);
-  crypto_shorthash(out, in, sizeof(in), key);
-  memcpy(&h, out, 8);
-#else
-  for (int k = 0; k < 8; k++)
-    in[k] = (uint8_t)(w >> (8 * k));
-  crypto_shorthash(out, in, sizeof(in), key);
-  for (int k = 7; k >= 0; k--)
-    h = h << 8 | out[k];
-#endif
-  return reduce(h, m);
+/* F_i(v) reduced to [0, m): SipHash-2-4 of the word i << 56 | v. */
+static inline uint64_t round_f(const frond__sip_key *k, unsigned i, uint64_t v,
+                               uint64_t m) {
+  return reduce(frond__sip24_word(k, v | (uint64_t)i << 56), m);
 }
 
+/* The two digits of 0..99, tens first. */
+#define PAIRS_OF(t) t, 0, t, 1, t, 2, t, 3, t, 4, t, 5, t, 6, t, 7, t, 8, t, 9
+static const uint8_t pairs[200] = {
+    PAIRS_OF(0), PAIRS_OF(1), PAIRS_OF(2), PAIRS_OF(3), PAIRS_OF(4),
+    PAIRS_OF(5), PAIRS_OF(6), PAIRS_OF(7), PAIRS_OF(8), PAIRS_OF(9)};
+
 /* The radix is 10 or 32, written out as constants so that no digit costs
-** a hardware division (about as much as a SipHash call on a busy core). */
+** a hardware division (about as much as a SipHash call on a busy core).
+** Decimal halves go two digits a step, copied from a table: half the
+** multiplications of a digit at a time, which in a batch were a third of
+** the time spent outside the SipHash kernel. */
 static void put_half(uint64_t v, unsigned radix, unsigned n, uint8_t *out) {
   if (radix == 32) {
     for (unsigned i = n; i > 0; i--, v >>= 5)
       out[i - 1] = (uint8_t)(v & 31);
     return;
   }
-  for (unsigned i = n; i > 0; i--, v /= 10)
-    out[i - 1] = (uint8_t)(v % 10);
+  for (; n >= 2; n -= 2) {
+    uint64_t q = v / 100;
+    memcpy(out + n - 2, pairs + 2 * (v - q * 100), 2);
+    v = q;
+  }
+  if (n == 1)
+    out[0] = (uint8_t)v; /* below 10: the half is below 10^n */
 }
 
 static uint64_t get_half(const uint8_t *in, unsigned radix, unsigned n) {
@@ -167,9 +179,11 @@ static uint64_t div_low(const frond__perm *p, uint64_t x) {
 void frond__perm_apply(const frond__perm *p, const uint8_t key[16], uint64_t x,
                        uint8_t *out) {
   uint64_t A = div_low(p, x), B = x - A * p->b, ma = p->a, mb = p->b;
+  frond__sip_key k;
+  frond__sip_key_init(&k, key);
   for (unsigned i = 0; i < p->rounds; i++) {
     /* (A, B) in [0,ma) x [0,mb) -> (B, (A + F(B)) mod ma). */
-    uint64_t t = A + round_f(key, i, B, ma);
+    uint64_t t = A + round_f(&k, i, B, ma);
     if (t >= ma)
       t -= ma;
     A = B;
@@ -239,11 +253,13 @@ int frond__perm_invert(const frond__perm *p, const uint8_t key[16],
                        const uint8_t *in, uint64_t *x) {
   uint64_t A = get_half(in, p->radix, p->adig);
   uint64_t B = get_half(in + p->adig, p->radix, p->bdig);
+  frond__sip_key k;
+  frond__sip_key_init(&k, key);
   /* After an even number of rounds the moduli are back where they began:
   ** going backwards, round i had A in [0, ma_i) with ma_i = a for even i. */
   for (unsigned i = p->rounds; i > 0; i--) {
     uint64_t ma = (i - 1) % 2 == 0 ? p->a : p->b;
-    uint64_t f = round_f(key, i - 1, A, ma);
+    uint64_t f = round_f(&k, i - 1, A, ma);
     uint64_t prevA = B >= f ? B - f : B + ma - f;
     B = A;
     A = prevA;

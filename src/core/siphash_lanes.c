@@ -4,9 +4,9 @@
 **
 ** Why not libsodium alone: one order number is a chain of 8 SipHash calls,
 ** each waiting for the one before, and SipHash's own latency (about 31
-** cycles for an 8-byte input, ~12 ns here) is the whole cost: calling
-** libsodium's crypto_shorthash directly or inlining SipHash changes
-** nothing measurable (bench/bench_formats). The IDs of a batch are
+** cycles for an 8-byte input, ~13 ns here) is most of the cost: calling
+** libsodium's crypto_shorthash or the inlined SipHash of siphash.h takes
+** the same time per call (bench/bench_formats). The IDs of a batch are
 ** independent, so their rounds could run side by side, but libsodium
 ** hashes one input per call: issued back to back, its calls overlap only
 ** as far as the CPU's out-of-order window reaches (about 1.4 times
@@ -20,11 +20,12 @@
 ** 2012) of one 8-byte little-endian word under a 128-bit key, as
 ** libsodium's crypto_shorthash_siphash24 does: 2 compression rounds for
 ** the word, 2 for the final block (which holds only the length, 8), then
-** 4 finalization rounds. Nothing else of the cryptography is written by
-** hand (feistel16 adds only the permutation's arithmetic): key derivation
-** stays libsodium's BLAKE2b, single IDs and decoding still call
-** crypto_shorthash, and tests/unit/test_format_order.c checks every
-** kernel this machine runs against crypto_shorthash for every word of a
+** 4 finalization rounds, from the constants of siphash.h, whose scalar
+** SipHash serves single IDs and decoding. Nothing else of the cryptography
+** is written by hand (feistel16 adds only the permutation's arithmetic):
+** key derivation stays libsodium's BLAKE2b, and
+** tests/unit/test_format_order.c checks every kernel this machine runs against
+*crypto_shorthash for every word of a
 ** sample (random words, all-zero and all-one bytes, every round number in
 ** the top byte), and the batched permutation against the single one.
 **
@@ -34,6 +35,7 @@
 ** call libsodium once per word and shorter ones go one ID at a time.
 */
 #include "core/formats.h"
+#include "core/siphash.h"
 
 #include <pthread.h>
 #include <sodium.h>
@@ -62,18 +64,12 @@ static void sip16_sodium(const uint8_t key[16], const uint64_t m[16],
 
 #ifdef HAVE_X86_KERNELS
 
-/* SipHash's initial state constants ("somepseudorandomlygeneratedbytes"). */
-#define SIP_C0 0x736f6d6570736575ULL
-#define SIP_C1 0x646f72616e646f6dULL
-#define SIP_C2 0x6c7967656e657261ULL
-#define SIP_C3 0x7465646279746573ULL
-/* The final block of an 8-byte input: its length in the top byte. */
-#define SIP_LAST ((uint64_t)8 << 56)
-
-static void key_words(const uint8_t key[16], uint64_t *k0, uint64_t *k1) {
-  memcpy(k0, key, 8); /* little-endian loads, as SipHash reads its key */
-  memcpy(k1, key + 8, 8);
-}
+#define SIP_C0 FROND__SIP_C0
+#define SIP_C1 FROND__SIP_C1
+#define SIP_C2 FROND__SIP_C2
+#define SIP_C3 FROND__SIP_C3
+#define SIP_LAST FROND__SIP_LAST
+#define key_words frond__sip_key_words
 
 /* ---- AVX2: 4 lanes per register, 4 registers of state per group ---- */
 
