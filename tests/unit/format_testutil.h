@@ -9,7 +9,6 @@
 
 #include "core/formats.h"
 
-
 /* Fixed keys: the tests are deterministic. */
 #define KEY0 "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 #define KEY1 "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100"
@@ -23,7 +22,8 @@ static inline frond_order_keys *keys_of(const char *text) {
   return k;
 }
 
-static inline frond_format *format_of(const char *spec, const frond_order_keys *k) {
+static inline frond_format *format_of(const char *spec,
+                                      const frond_order_keys *k) {
   frond_format *f;
   frond_error err = {0, ""};
   if (frond_format_create(&f, spec, k, NULL, NULL, &err) != 0)
