@@ -236,7 +236,12 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 ** Timing (leases, sessions, clocks) decides availability, never uniqueness.
 **
 ** A background thread per generator follows the wall clock (about once per
-** millisecond) and moves the reservation forward.
+** millisecond) and moves the reservation forward while IDs are being
+** issued. After sleep_ms without a call it sleeps: it stops waking, and
+** the reservation (and a coordinator's fence) are no longer extended. The
+** first call after that takes the slow path, reads the clock, wakes the
+** thread and may wait (within max_wait_ms) for one reservation write or
+** fence extension; the rules above hold throughout.
 */
 typedef struct frond_gen frond_gen;
 
@@ -245,6 +250,7 @@ enum { FROND_SEQ_ZERO = 0, FROND_SEQ_RANDOM = 1 };
 #define FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS 1000
 #define FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS 10
 #define FROND_SNOWFLAKE_DEFAULT_WINDOW_MS 1000
+#define FROND_SNOWFLAKE_DEFAULT_SLEEP_MS 1000
 /* Deprecated spellings of the three above, kept for existing code. */
 #define FROND_DEFAULT_MAX_AHEAD_MS                                             \
   FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS /* deprecated */
@@ -289,6 +295,9 @@ typedef struct frond_gen_options {
                            FROND_SNOWFLAKE_DEFAULT_WINDOW_MS */
   frond_clock_fn clock; /* NULL: frond_clock_realtime */
   void *clock_ctx;
+  int64_t sleep_ms; /* the clock thread sleeps after this long without a
+                       call; 0: it never sleeps. Default
+                       FROND_SNOWFLAKE_DEFAULT_SLEEP_MS, 0..86400000 */
 } frond_gen_options;
 
 /* Fill opts with the defaults. */
@@ -336,9 +345,9 @@ FROND_EXPORT uint64_t frond_gen_node(const frond_gen *g);
 /* Unix ms of the unit of the value just below the next one to issue:
 ** the last issued ID's; before the first, the value just below the start
 ** point (where the predecessor stopped); once the generator has followed
-** an idle wall clock, the unit before the clock's. Failed calls never move
-** it. What a coordinator reports as this node's high-water time.
-** Thread-safe. */
+** an idle wall clock (until its clock thread sleeps), the unit before the
+** clock's. Failed calls never move it. What a coordinator reports as this
+** node's high-water time. Thread-safe. */
 FROND_EXPORT int64_t frond_gen_high_water_ms(frond_gen *g);
 
 /* Counters since create; relaxed reads, thread-safe. */
@@ -353,6 +362,8 @@ typedef struct frond_gen_stats {
   int64_t last_error;     /* last background error code (0 when none) */
   int64_t fence_ms;       /* coordinator fence, unix ms; 0 without one */
   uint64_t fence_refused; /* calls that failed with COORD at the fence */
+  int asleep;             /* the clock thread sleeps (no call lately) */
+  uint64_t sleeps;        /* times it went to sleep */
 } frond_gen_stats;
 FROND_EXPORT void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out);
 
@@ -439,7 +450,9 @@ typedef struct frond_seg_options {
   int64_t max_step;     /* dynamic step cap, default 1000000 */
   int64_t wait_ms;      /* both buffers empty: wait this long for the loader,
                            then SEGMENT_UNAVAILABLE; default 50 */
-  int64_t refresh_ms;   /* re-read the tag list this often; default 60000 */
+  int64_t refresh_ms;   /* re-read the tag list this often (less often when
+                           reading it costs over 0.25 % of a core); default
+                           60000 */
   int64_t retry_min_ms; /* store failure backoff: first retry, default 100 */
   int64_t retry_max_ms; /* backoff ceiling, default 5000 */
   frond_clock_fn clock; /* NULL: frond_clock_realtime; times the dynamic
@@ -449,6 +462,10 @@ typedef struct frond_seg_options {
                             segment; default 5000 */
   unsigned miss_checks;  /* unknown tags: at most this many store look-ups
                             per second, default 50 */
+  unsigned loaders;      /* loader threads, each with its own store
+                            connection, loading segments of different tags
+                            at once (a slow tag delays only itself);
+                            default 4, 1..64 */
 } frond_seg_options;
 
 FROND_EXPORT void frond_seg_options_init(frond_seg_options *opts);
@@ -460,9 +477,10 @@ FROND_EXPORT int frond_tag_validate(const char *tag, size_t len,
 
 /*
 ** Open a segment allocator over the store at `store_uri` (NULL: the
-** default). Creates leaf_alloc when missing, reads the tags and starts the
-** background loader thread. Segments are loaded lazily on a tag's first
-** use. May block on the store. Errors: STORE_URI, STORE, NOMEM, INVAL.
+** default). Creates leaf_alloc when missing, reads the tag list (names and
+** steps, in one pass) and starts the loader threads. Segments are loaded
+** lazily on a tag's first use: a tag never used costs a few dozen bytes.
+** May block on the store. Errors: STORE_URI, STORE, NOMEM, INVAL.
 */
 FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
                                 const frond_seg_options *opts,
@@ -490,6 +508,60 @@ FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
 FROND_EXPORT int frond_seg_next_n(frond_seg *s, const char *tag, size_t len,
                                   size_t n, int64_t *out, frond_error *err);
 
+/*
+** Handles. A caller that issues from one tag again and again resolves it
+** once and skips the look-up by name on every call:
+**
+**   frond_seg_tag *h;
+**   frond_seg_tag_get(s, "orders", 6, &h, &err);
+**   ... frond_seg_tag_next(h, &id, &err) from any thread ...
+**
+** A handle belongs to its allocator and stays valid until
+** frond_seg_close; nothing frees it. It follows its tag: a tag deleted from
+** the store (seen at a refresh) fails with TAG_NOT_FOUND through the handle
+** too, and works again through the same handle once it is created again.
+*/
+typedef struct frond_seg_tag frond_seg_tag;
+
+/* Resolve `tag` (len bytes). An unknown tag is looked up in the store as
+** frond_seg_next does (at most miss_checks per second; blocks on the
+** store). Errors: TAG_NOT_FOUND, TAG_INVALID, NOMEM, INVAL. Thread-safe. */
+FROND_EXPORT int frond_seg_tag_get(frond_seg *s, const char *tag, size_t len,
+                                   frond_seg_tag **out, frond_error *err);
+/* The same from memory only: never blocks, an unknown tag is TAG_NOT_FOUND
+** at once. */
+FROND_EXPORT int frond_seg_tag_find(frond_seg *s, const char *tag, size_t len,
+                                    frond_seg_tag **out, frond_error *err);
+/* frond_seg_next and frond_seg_next_n on a handle: the same contract,
+** without the look-up. */
+FROND_EXPORT int frond_seg_tag_next(frond_seg_tag *t, int64_t *id,
+                                    frond_error *err);
+FROND_EXPORT int frond_seg_tag_next_n(frond_seg_tag *t, size_t n, int64_t *out,
+                                      frond_error *err);
+/* The tag's name, NUL-terminated; valid as long as the handle. */
+FROND_EXPORT const char *frond_seg_tag_name(const frond_seg_tag *t);
+
+/*
+** Range leases, for clients that hand out IDs themselves (a tinyid-style
+** client-side segment): n consecutive IDs [*start, *start + n) in one call.
+** The range comes from one segment: from the current one when it has n
+** left; else the rest of the current one is skipped and the range is cut
+** from the next; a range larger than the buffered segments waits (up to
+** first_wait_ms, as a first segment: a store transaction is the design
+** here, not a slow store) for a segment of at least n from the store, one
+** transaction, without changing the tag's dynamic step. Ordered like a batch:
+*above every ID of the tag this process
+** handed out before the call, below every one after it. IDs of a range the
+** client does not use are skipped, never issued again, as are IDs skipped
+** to keep a range whole. 1 <= n <= FROND_SEG_RANGE_MAX, else
+** COUNT_INVALID. Errors as frond_seg_next_n.
+*/
+#define FROND_SEG_RANGE_MAX (INT64_C(1) << 30)
+FROND_EXPORT int frond_seg_tag_range(frond_seg_tag *t, int64_t n,
+                                     int64_t *start, frond_error *err);
+FROND_EXPORT int frond_seg_range(frond_seg *s, const char *tag, size_t len,
+                                 int64_t n, int64_t *start, frond_error *err);
+
 /* One buffer of a tag: IDs [start, end); pos is the next to hand out. */
 typedef struct frond_seg_buffer {
   int64_t start;
@@ -511,23 +583,70 @@ typedef struct frond_tag_info {
   uint64_t loads;       /* successful loads */
   uint64_t load_failures;
   int loading; /* a load is requested or in flight */
+  int in_use;  /* used since open (else nothing is buffered for it) */
+  double rate; /* IDs per second between the last two frond_seg_sample */
 } frond_tag_info;
 
-/* Snapshot of every tag's state, sorted by name, in *out (free with
-** frond_free); *n is the count. Thread-safe. */
-FROND_EXPORT int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
-                                frond_error *err);
+/* Snapshot of every tag's state, sorted by name (bytewise), in *out (free
+** with frond_free); *n is the count. Thread-safe. Costs O(tags): with many
+** tags, prefer frond_seg_tag_query. */
+FROND_EXPORT int frond_seg_tag_list(frond_seg *s, frond_tag_info **out,
+                                    size_t *n, frond_error *err);
+/* The 0.1 name of frond_seg_tag_list: still compiles, and still exported
+** for programs linked against 0.1. */
+#define frond_seg_tags frond_seg_tag_list /* deprecated */
 
-/* Re-read the tag list from the store now (also done every refresh_ms).
-** May block on the store. */
+enum { FROND_SEG_BY_NAME = 0, FROND_SEG_BY_RATE = 1 };
+
+/* Which tags frond_seg_tag_query returns. */
+typedef struct frond_seg_query {
+  const char *match; /* only names that contain these bytes; NULL or "":
+                        every tag */
+  size_t offset;     /* skip this many of those */
+  size_t limit;      /* at most this many; 0: no limit */
+  int order;         /* FROND_SEG_BY_NAME (bytewise), or FROND_SEG_BY_RATE:
+                        tags in use only, fastest first (the top N with
+                        limit N) */
+} frond_seg_query;
+
+/* A page of tags: *total receives how many match (before offset and
+** limit), *out the page (free with frond_free; NULL when empty), *n its
+** length. By name: O(matches before the page + the page) without match,
+** O(tags) with one; the name order is kept up to date as tags come and go.
+** By rate: O(tags in use). Thread-safe. Errors: NOMEM. */
+FROND_EXPORT int frond_seg_tag_query(frond_seg *s, const frond_seg_query *q,
+                                     frond_tag_info **out, size_t *n,
+                                     size_t *total, frond_error *err);
+/* One tag's state. Thread-safe. */
+FROND_EXPORT void frond_seg_tag_info(frond_seg_tag *t, frond_tag_info *out);
+
+/* Measure rates: for every tag in use, the IDs taken since the previous
+** call per second, shown as frond_tag_info.rate. Call it periodically
+** (the server does once a second). O(tags in use); takes no tag's lock.
+** Thread-safe. */
+FROND_EXPORT void frond_seg_sample(frond_seg *s);
+
+/* Read one tag's row again now (after creating, changing or deleting it
+** elsewhere): a row that exists is added or revived with its step, a
+** missing one is removed. Not rate-limited; blocks on the store. Errors:
+** TAG_NOT_FOUND (no row; removed if it was known), TAG_INVALID, STORE. */
+FROND_EXPORT int frond_seg_refresh_tag(frond_seg *s, const char *tag,
+                                       size_t len, frond_error *err);
+
+/* Re-read the tag list from the store now (also done every refresh_ms),
+** in pages, in one pass: O(tags). May block on the store. */
 FROND_EXPORT int frond_seg_refresh(frond_seg *s, frond_error *err);
 
 /* Process-wide counters of a segment allocator. */
 typedef struct frond_seg_stats {
   uint64_t loads;
   uint64_t load_failures;
-  uint64_t unavailable; /* calls that failed with SEGMENT_UNAVAILABLE */
-  int store_ok;         /* the last store operation succeeded */
+  uint64_t unavailable;      /* calls that failed with SEGMENT_UNAVAILABLE */
+  int store_ok;              /* the last store operation succeeded */
+  uint64_t tags;             /* tags known (rows of the store) */
+  uint64_t tags_in_use;      /* tags used since open */
+  unsigned loaders;          /* loader threads */
+  unsigned loaders_busy_max; /* the most loaders in the store at once */
   /* Ranges the store handed out at or below one this allocator had
   ** already taken (the row went back: a failover that lost writes),
   ** refused and replaced by a range above (docs/segment.md). */

@@ -144,11 +144,15 @@ typedef struct frond_format_source {
                       every seq format */
   const char *tag; /* segment tag for formats whose spec names none; NULL:
                       use gen */
-  int no_store;    /* 1: where the call would first wait on the store (a
-                      seq period's first use in this allocator: its row is
-                      made and its first segment loaded), fail at once with
-                      WOULD_BLOCK instead, taking nothing, so that an event
-                      loop can repeat the call on a thread that may block */
+  int no_store;    /* 1: where the call would wait on the store (a seq
+                      period's first use in this allocator: its row is made
+                      and its first segment loaded; a tag whose next segment
+                      is not loaded yet), fail at once with WOULD_BLOCK
+                      instead, so that an event loop can repeat the call on
+                      a thread that may block; a tag the allocator does not
+                      know is TAG_NOT_FOUND without asking the store. IDs a
+                      batch took before it stopped are skipped, never
+                      issued */
 } frond_format_source;
 
 /*

@@ -20,10 +20,14 @@
 #define FROND__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define FROND__LIKELY(x) __builtin_expect(!!(x), 1)
 #define FROND__UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* A rare path kept out of line, so that its caller's hot path needs no
+** stack frame. */
+#define FROND__COLD __attribute__((noinline, cold))
 #else
 #define FROND__PRINTF(f, a)
 #define FROND__LIKELY(x) (x)
 #define FROND__UNLIKELY(x) (x)
+#define FROND__COLD
 #endif
 
 #define FROND__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -605,6 +605,12 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
     int64_t final =
         c->gen ? frond_gen_high_water_ms(c->gen) : atomic_load(&c->durable_ms);
     int held = !atomic_load(&c->lost) && !atomic_load(&c->unclaimed);
+    /* Nothing was issued between the high water and now either: a
+    ** generator whose clock thread slept stopped following the clock, and
+    ** its high water is its last ID's time. The fence records the close,
+    ** which reclaiming's retention_ms is measured from. */
+    if (frond__coord_now(c) > final)
+      final = frond__coord_now(c);
     if (final > atomic_load(&c->durable_ms))
       final = atomic_load(&c->durable_ms);
     if (held) {

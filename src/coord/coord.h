@@ -178,6 +178,7 @@ struct frond_coord {
   int threads;
   atomic_int stopping;
   atomic_int wanted; /* a caller waits at the fence */
+  atomic_uint pokes; /* the fencer changed what the watchdog reads */
   pthread_mutex_t wake_lock;
   pthread_cond_t wake;
 };
@@ -216,6 +217,9 @@ int frond__coord_fence_round(frond_coord *c, int force, frond_error *err);
 int frond__coord_blocking(frond_coord *c);
 /* The generator's `want` hook: wake the fencer. */
 void frond__coord_want(void *ctx);
+/* Wake the watchdog: something it reads changed (the claim lost, a fence
+** written, a regain). It otherwise sleeps until the validity runs out. */
+void frond__coord_poke(frond_coord *c);
 
 /* Record a background failure for the stats. */
 void frond__coord_note_error(frond_coord *c, int code, const char *msg);

@@ -16,11 +16,20 @@
 **             After NODE_ID_LOST it takes the ID back (regain) and writes a
 **             new fence before the generator may resume. It does all the
 **             I/O and may block on the coordinator.
-**   watchdog  every few ms, without I/O: blocks the generator while the
-**             claim is lost, its validity ran out (a lease not renewed for
-**             9/10 of its length, ZooKeeper not reached for a session
-**             timeout) or the fleet's layout changed, and resumes it with
-**             frond__gen_resume, above any fence another holder stored.
+**   watchdog  without I/O: blocks the generator while the claim is lost,
+**             its validity ran out (a lease not renewed for 9/10 of its
+**             length, ZooKeeper not reached for a session timeout) or the
+**             fleet's layout changed, and resumes it with frond__gen_resume,
+**             above any fence another holder stored. It sleeps until the
+**             validity runs out, the fencer pokes it (it changed what the
+**             watchdog reads) or a second passes, not on a fixed beat.
+**
+** While the generator's clock thread sleeps (no call for a while), the
+** fencer no longer extends the fence ahead of need: it writes at the
+** report interval only (which renews the claim) and naps up to a second.
+** A fence not extended only stops issuing, which is safe; the first call
+** that reaches it asks through the `want` hook, which wakes the fencer at
+** once.
 **
 ** Safety rests on the fence alone (a generator never passes the last fence
 ** the coordinator confirmed); the watchdog only turns "waiting at the
@@ -34,10 +43,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define WATCHDOG_NS (5 * 1000 * 1000)
+#define WATCHDOG_MIN_NS (1000 * 1000)
+#define WATCHDOG_MAX_NS (1000 * 1000 * 1000)
 #define RETRY_MIN_MS 50
 #define RETRY_MAX_MS 1000
 #define NAP_MAX_MS 100
+#define NAP_IDLE_MAX_MS 1000
 
 static int64_t report_interval_ms(const frond_coord *c) {
   int64_t ms = c->t.report_ms;
@@ -97,6 +108,7 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
   if (rc == FROND_ELAYOUT_MISMATCH && !atomic_exchange(&c->layout_changed, 1))
     frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": %s", c->node,
               err ? err->message : "");
+  frond__coord_poke(c);
   return rc;
 }
 
@@ -109,8 +121,10 @@ static int regain(frond_coord *c, frond_error *err) {
   if (rc == FROND_ELAYOUT_MISMATCH && !atomic_exchange(&c->layout_changed, 1))
     frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": %s", c->node,
               err ? err->message : "");
-  if (rc != 0)
+  if (rc != 0) {
+    frond__coord_poke(c);
     return rc;
+  }
   if (first && atomic_load(&c->sent_ms) > after)
     after = atomic_load(&c->sent_ms); /* the cached fence */
   if ((rc = write_fence(c, target_ms(c, after), err)) != 0)
@@ -122,6 +136,7 @@ static int regain(frond_coord *c, frond_error *err) {
   atomic_store(&c->lost, 0);
   atomic_store(&c->unclaimed, 0);
   atomic_fetch_add(&c->regains, 1);
+  frond__coord_poke(c);
   frond_log(FROND_LOG_INFO,
             "node ID %" PRIu64 " %s; fence %" PRId64 ", issuing above %" PRId64,
             c->node, first ? "claimed" : "regained",
@@ -138,25 +153,38 @@ int frond__coord_fence_round(frond_coord *c, int force, frond_error *err) {
     return regain(c, err);
   now = frond__coord_now(c);
   durable = atomic_load(&c->durable_ms);
+  /* Ahead of need: nothing to do while the fence is a window ahead, or
+  ** while the generator sleeps; the claim is renewed at the report
+  ** interval all the same. */
   if (!force && !atomic_exchange(&c->wanted, 0) &&
-      durable - (now + c->max_ahead_ms) >= c->t.window_ms / 2 &&
+      ((c->gen != NULL && frond__gen_asleep(c->gen)) ||
+       durable - (now + c->max_ahead_ms) >= c->t.window_ms / 2) &&
       now - atomic_load(&c->last_write_ms) < report_interval_ms(c))
     return 0;
   return write_fence(c, target_ms(c, 0), err);
 }
 
-/* Sleep up to ns, or until stopping (or, for the fencer, until a caller
-** waits at the fence); returns nonzero when stopping. */
-static int nap(frond_coord *c, int64_t ns, int on_want) {
+/* Sleep up to ns, or until stopping, or (fencer) until a caller waits at
+** the fence, or (watchdog, seen != NULL) until the poke count moves past
+** *seen, read before the watchdog looked; returns nonzero when stopping. */
+static int nap(frond_coord *c, int64_t ns, int on_want, const unsigned *seen) {
   int64_t deadline = frond__mono_ns() + ns;
   int stop;
   pthread_mutex_lock(&c->wake_lock);
   while (!(stop = atomic_load(&c->stopping)) &&
-         !(on_want && atomic_load(&c->wanted)))
+         !(on_want && atomic_load(&c->wanted)) &&
+         !(seen != NULL && atomic_load(&c->pokes) != *seen))
     if (frond__cond_wait_until(&c->wake, &c->wake_lock, deadline) == ETIMEDOUT)
       break;
   pthread_mutex_unlock(&c->wake_lock);
   return stop;
+}
+
+void frond__coord_poke(frond_coord *c) {
+  atomic_fetch_add(&c->pokes, 1);
+  pthread_mutex_lock(&c->wake_lock);
+  pthread_cond_broadcast(&c->wake);
+  pthread_mutex_unlock(&c->wake_lock);
 }
 
 void frond__coord_want(void *ctx) {
@@ -168,24 +196,28 @@ void frond__coord_want(void *ctx) {
   pthread_mutex_unlock(&c->wake_lock);
 }
 
-/* How long the fencer may sleep before the next write is due. */
+/* How long the fencer may sleep before the next write is due: a nap of
+** at most NAP_MAX_MS while IDs are issued, of up to NAP_IDLE_MAX_MS while
+** the generator sleeps (only the report is due then). */
 static int64_t next_due_ms(frond_coord *c) {
   int64_t now = frond__coord_now(c);
   int64_t by_fence =
       atomic_load(&c->durable_ms) - c->max_ahead_ms - c->t.window_ms / 2 - now;
   int64_t by_report =
       atomic_load(&c->last_write_ms) + report_interval_ms(c) - now;
-  int64_t ms = by_fence < by_report ? by_fence : by_report;
+  int asleep = c->gen != NULL && frond__gen_asleep(c->gen);
+  int64_t ms = asleep || by_report < by_fence ? by_report : by_fence;
+  int64_t cap = asleep ? NAP_IDLE_MAX_MS : NAP_MAX_MS;
   if (ms < 1)
     ms = 1;
-  return ms < NAP_MAX_MS ? ms : NAP_MAX_MS;
+  return ms < cap ? ms : cap;
 }
 
 static void *fencer_main(void *arg) {
   frond_coord *c = arg;
   int64_t retry = RETRY_MIN_MS, wait = 0;
   int last = 0;
-  while (!nap(c, wait * 1000000, 1)) {
+  while (!nap(c, wait * 1000000, 1, NULL)) {
     frond_error e;
     int rc;
     e.message[0] = 0;
@@ -248,11 +280,33 @@ static void apply(frond_coord *c) {
               c->node);
 }
 
+/* Until the next moment frond__coord_blocking can change by itself: the
+** validity running out, or a held-back resume coming within max_ahead of
+** the clock. Anything else changes through the fencer, which pokes. */
+static int64_t watchdog_wait_ns(frond_coord *c) {
+  int64_t now = frond__mono_ns(), ns = WATCHDOG_MAX_NS;
+  int64_t until = atomic_load(&c->valid_until_ns);
+  int64_t after = atomic_load(&c->resume_after_ms);
+  /* A millisecond past each moment, so that it has passed on waking. */
+  if (until > now && until - now + WATCHDOG_MIN_NS < ns)
+    ns = until - now + WATCHDOG_MIN_NS;
+  if (after != 0) {
+    int64_t ms = after - c->max_ahead_ms - frond__coord_now(c);
+    if (ms >= 0 && (ms + 1) * 1000000 < ns)
+      ns = (ms + 1) * 1000000;
+  }
+  return ns < WATCHDOG_MIN_NS ? WATCHDOG_MIN_NS : ns;
+}
+
 static void *watchdog_main(void *arg) {
   frond_coord *c = arg;
-  do
+  unsigned seen;
+  /* The poke count is read before apply looks, so that a change made
+  ** while it looks is not slept through. */
+  do {
+    seen = atomic_load(&c->pokes);
     apply(c);
-  while (!nap(c, WATCHDOG_NS, 0));
+  } while (!nap(c, watchdog_wait_ns(c), 0, &seen));
   return NULL;
 }
 

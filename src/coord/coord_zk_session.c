@@ -29,6 +29,7 @@ int frond__zk_fail(frond_error *err, int rc, const char *what,
 static void watcher(zhandle_t *zh, int type, int state, const char *path,
                     void *ctx) {
   zk *z = ctx;
+  int lost = 0;
   if (type != ZOO_SESSION_EVENT)
     return;
   pthread_mutex_lock(&z->mu);
@@ -36,11 +37,15 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path,
   if (state == ZOO_EXPIRED_SESSION_STATE) {
     atomic_store(&z->expired, 1);
     /* The ephemeral claim is gone with the session: stop at once. */
-    if (atomic_exchange(&z->claimed, 0))
+    if (atomic_exchange(&z->claimed, 0)) {
       atomic_store(&z->c->lost, 1);
+      lost = 1;
+    }
   }
   pthread_cond_broadcast(&z->cv);
   pthread_mutex_unlock(&z->mu);
+  if (lost)
+    frond__coord_poke(z->c);
 }
 
 void frond__zk_claim_watcher(zhandle_t *zh, int type, int state,

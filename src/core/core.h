@@ -17,6 +17,19 @@
 ** then, with TIME_EXHAUSTED). Call it at start. */
 int frond__layout_warn_end(const frond_layout *l, int64_t now_ms);
 
+/* ---- the segment allocator for event loops ----
+** frond_seg_tag_next_n and frond_seg_tag_range that never wait: where they
+** would wait for the loaders (a tag's first segment, both buffers used
+** up, a range larger than what is buffered) they ask for the load and
+** return FROND__AGAIN, having handed out nothing; the caller then makes
+** the blocking call off its loop. Errors otherwise as the blocking
+** calls. */
+#define FROND__AGAIN 1
+int frond__seg_tag_next_nowait(frond_seg_tag *t, size_t n, int64_t *out,
+                               frond_error *err);
+int frond__seg_tag_range_nowait(frond_seg_tag *t, int64_t n, int64_t *start,
+                                frond_error *err);
+
 /* Test hook: make a generator follow its (possibly fake) clock now rather
 ** than at its next tick. Thread-safe. */
 void frond__gen_tick(frond_gen *g);
@@ -81,6 +94,9 @@ int64_t frond__gen_fence_target(const frond_gen *g, int64_t now_ms,
 ** frond__gen_fence_ms: C gives the type frond__gen_fence that name.) */
 int64_t frond__gen_fence_ms(const frond_gen *g);
 int frond__gen_blocked(const frond_gen *g);
+/* 1 while the generator's clock thread sleeps (no call for sleep_ms): its
+** reservation and fence need no extension until a call wakes it. */
+int frond__gen_asleep(const frond_gen *g);
 /* How far ahead of the clock a stored fence or high water may be and still
 ** be explained by a crash: max_ahead + window + max_wait. Beyond it a start
 ** refuses (the clock went back across the restart); within it, it waits

@@ -6,6 +6,7 @@
 ** check character covers every symbol the number is made of (date fields,
 ** version, body), not literal prefix text.
 */
+#include "core/core.h"
 #include "core/formats.h"
 
 #include <inttypes.h>
@@ -263,6 +264,25 @@ static int64_t id_time(const frond_format_source *src, int64_t id) {
   return fl.unix_ms;
 }
 
+/* k IDs of `tag` (len bytes). With src->no_store, from memory only: a tag
+** the allocator does not know is TAG_NOT_FOUND, and where the allocator
+** would wait for its loaders (the tag's first segment, both buffers used
+** up) nothing is taken and the call fails with WOULD_BLOCK. */
+static int seg_take(const frond_format_source *src, const char *tag, size_t len,
+                    size_t k, int64_t *ids, frond_error *err) {
+  frond_seg_tag *h;
+  int rc;
+  if (!src->no_store)
+    return frond_seg_next_n(src->seg, tag, len, k, ids, err);
+  if ((rc = frond_seg_tag_find(src->seg, tag, len, &h, err)) != 0)
+    return rc;
+  if ((rc = frond__seg_tag_next_nowait(h, k, ids, err)) == FROND__AGAIN)
+    return frond__fail(err, FROND_EWOULD_BLOCK,
+                       "tag \"%.*s\": its next segment is not loaded yet",
+                       (int)len, tag);
+  return rc;
+}
+
 static int next_from_source(frond_format *f, const frond_format_source *src,
                             size_t n, char *out, size_t stride,
                             frond_error *err) {
@@ -289,7 +309,7 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
     chunk = (size_t)1 << frond_gen_layout(src->gen)->seq_bits;
   while (n > 0) {
     size_t k = n < chunk ? n : chunk;
-    rc = tag != NULL ? frond_seg_next_n(src->seg, tag, strlen(tag), k, ids, err)
+    rc = tag != NULL ? seg_take(src, tag, strlen(tag), k, ids, err)
                      : frond_gen_next_n(src->gen, k, ids, err);
     if (rc != 0)
       return rc;
@@ -358,7 +378,7 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
     return rc;
   while (n > 0) {
     size_t k = n < CHUNK ? n : CHUNK;
-    if ((rc = frond_seg_next_n(src->seg, tag, tlen, k, ids, err)) != 0)
+    if ((rc = seg_take(src, tag, tlen, k, ids, err)) != 0)
       return rc;
     if (ids[k - 1] > f->max_id) {
       atomic_store(&f->exhausted_period, period);

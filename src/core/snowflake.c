@@ -10,6 +10,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+/* How long the first call after the ticker slept may wait for the
+** reservation write it owes to the sleep, whatever max_wait says. */
+#define WAKE_RESERVE_MS 1000
 /* Raise state to at least v (never lower it). Expects mu held. */
 static void raise_state(frond_gen *g, uint64_t v) {
   uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
@@ -46,7 +49,8 @@ static uint64_t start_seq(frond_gen *g) {
 }
 
 /* Move an idle generator's clock up to the wall clock, and account for
-** borrowing. Ticker only, mu held. */
+** borrowing. The ticker, or the call that wakes it while the ticker sleeps
+** (which so cannot run); mu held. */
 static void follow_clock(frond_gen *g, int64_t now) {
   int64_t wall = units_of(g, now);
   uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
@@ -104,11 +108,34 @@ static int needs_renewal(const frond_gen *g, int64_t now) {
   return g->renew_wanted || units_of(g, horizon) > g->reserved_units;
 }
 
+/* May the ticker sleep now? Only when healthy and nobody waits. Expects
+** mu held. */
+static int may_sleep(const frond_gen *g, int64_t idle_ns) {
+  return g->sleep_ns > 0 && idle_ns >= g->sleep_ns && g->waiting == 0 &&
+         !g->renew_wanted && g->bg_err.code == 0;
+}
+
 void *frond__gen_ticker(void *arg) {
   frond_gen *g = arg;
+  int64_t idle_since = frond__mono_ns();
+  uint64_t left = 0; /* state as the previous tick left it */
   pthread_mutex_lock(&g->mu);
   while (!g->stop) {
-    int64_t now = clock_now(g);
+    int64_t now, mono;
+    if (atomic_load_explicit(&g->asleep, memory_order_relaxed)) {
+      /* A call (frond__gen_wake) or close wakes it. */
+      pthread_cond_wait(&g->cv, &g->mu);
+      if (!atomic_load_explicit(&g->asleep, memory_order_relaxed)) {
+        idle_since = frond__mono_ns();
+        left = 0;
+      }
+      continue;
+    }
+    now = clock_now(g);
+    mono = frond__mono_ns();
+    /* A claim (or a raise) since the last tick: not idle. */
+    if (atomic_load_explicit(&g->state, memory_order_relaxed) != left)
+      idle_since = mono;
     follow_clock(g, now);
     if (g->hw != NULL && needs_renewal(g, now)) {
       frond_error e = {0, ""};
@@ -132,12 +159,31 @@ void *frond__gen_ticker(void *arg) {
       }
       now = clock_now(g);
     }
+    left = atomic_load_explicit(&g->state, memory_order_relaxed);
+    if (may_sleep(g, mono - idle_since)) {
+      /* Limit 0 first: no call may go on using a limit from a clock that
+      ** is no longer followed. */
+      atomic_store_explicit(&g->asleep, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&g->sleeps, 1, memory_order_relaxed);
+      atomic_store_explicit(&g->ahead_ms, 0, memory_order_relaxed);
+      publish_limit(g, now);
+      continue;
+    }
     publish_limit(g, now);
     pthread_cond_broadcast(&g->cv);
     frond__cond_wait_until(&g->cv, &g->mu, frond__mono_ns() + g->period_ns);
   }
   pthread_mutex_unlock(&g->mu);
   return NULL;
+}
+
+/* The first call after the ticker fell asleep: follow the clock as the
+** ticker would (so that the IDs carry the current time) and wake it. The
+** caller publishes the limit. Expects mu held. */
+static void wake(frond_gen *g) {
+  atomic_store_explicit(&g->asleep, 0, memory_order_relaxed);
+  follow_clock(g, clock_now(g));
+  pthread_cond_broadcast(&g->cv);
 }
 
 int frond__gen_exhausted(const frond_gen *g, frond_error *err) {
@@ -207,10 +253,17 @@ static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
 */
 static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
                     frond_error *err) {
-  int64_t deadline;
+  int64_t deadline, wake_deadline = 0;
   int waited = 0, wanted = 0, queued = 0, rc = 0;
   pthread_mutex_lock(&g->mu);
   deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
+  if (atomic_load_explicit(&g->asleep, memory_order_relaxed)) {
+    wake(g);
+    /* The reservation write the sleep skipped is owed to the sleep, not
+    ** to a slow clock: the first call waits for it up to WAKE_RESERVE_MS
+    ** even when max_wait is shorter (docs/safety.md). */
+    wake_deadline = frond__mono_ns() + WAKE_RESERVE_MS * 1000000;
+  }
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
     uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
@@ -262,8 +315,14 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
       continue;
     }
     if (remain_ns <= 0) {
-      rc = timed_out(g, now, last_units, err);
-      break;
+      /* Past max_wait: only the first call after a sleep goes on, and only
+      ** for the reservation, while the clock and the fence allow it. */
+      if (!(need_ms <= 0 && last_units > g->reserved_units &&
+            last_units <= g->fence_units && frond__mono_ns() < wake_deadline)) {
+        rc = timed_out(g, now, last_units, err);
+        break;
+      }
+      remain_ns = wake_deadline - frond__mono_ns();
     }
     if (last_units > g->reserved_units && !g->renew_wanted) {
       g->renew_wanted = 1;
@@ -280,7 +339,9 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
     wake_ns =
         frond__mono_ns() + (need_ms > 0 ? need_ms * 1000000 : g->period_ns);
     frond__cond_wait_until(&g->cv, &g->mu,
-                           wake_ns < deadline ? wake_ns : deadline);
+                           wake_ns < frond__mono_ns() + remain_ns
+                               ? wake_ns
+                               : frond__mono_ns() + remain_ns);
   }
   if (queued)
     g->waiting--;
@@ -425,6 +486,10 @@ int frond__gen_blocked(const frond_gen *g) {
   return atomic_load_explicit(&g->blocked, memory_order_relaxed);
 }
 
+int frond__gen_asleep(const frond_gen *g) {
+  return atomic_load_explicit(&g->asleep, memory_order_relaxed);
+}
+
 void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
   int64_t fence = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
   memset(out, 0, sizeof(*out));
@@ -440,6 +505,8 @@ void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
   out->fence_ms = fence == INT64_MAX ? 0 : fence;
   out->fence_refused =
       atomic_load_explicit(&g->fence_refused, memory_order_relaxed);
+  out->asleep = atomic_load_explicit(&g->asleep, memory_order_relaxed);
+  out->sleeps = atomic_load_explicit(&g->sleeps, memory_order_relaxed);
   pthread_mutex_lock(&g->mu);
   out->last_error = g->bg_err.code;
   pthread_mutex_unlock(&g->mu);

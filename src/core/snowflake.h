@@ -44,6 +44,15 @@
 ** thread; a call that reaches it asks for it at once through the `want`
 ** hook and waits up to max_wait.
 **
+** The ticker sleeps once no value was claimed for sleep_ms: under mu it
+** sets `asleep` and publishes a limit of 0, so that no call uses a limit
+** computed from a clock reading that is no longer followed; every call then
+** takes the slow path. The first one, under mu, clears `asleep`, follows
+** the clock as the ticker would (raising `state` to the current unit) and
+** wakes the ticker, then decides like any slow-path call: it reads the
+** clock, and waits within max_wait for the reservation or the fence if
+** they fell behind while nothing extended them.
+**
 ** Starting: the logical clock begins above the high-water record (exactly:
 ** above the largest ID the record's layout could have issued there, so a
 ** changed layout never reissues a number) and above the coordinator's
@@ -94,6 +103,7 @@ struct frond_gen {
   int64_t ahead_units;     /* max_ahead_ms in whole units */
   int64_t slack_ms;        /* frond__start_slack_ms for this generator */
   int64_t period_ns;       /* ticker period */
+  int64_t sleep_ns;        /* ticker sleeps after this long idle; 0: never */
   uint64_t rng;            /* ticker only: random sequence starts */
   int64_t seen_units;      /* ticker only: logical units at the previous tick */
   void (*want)(void *ctx); /* coordinator: extend the fence now */
@@ -111,7 +121,9 @@ struct frond_gen {
   char spec[128];
   frond_error bg_err; /* under mu: the ticker's last failure, code 0: none */
 
-  _Atomic int blocked;      /* written under mu */
+  _Atomic int blocked; /* written under mu */
+  _Atomic int asleep;  /* written under mu: the ticker sleeps */
+  _Atomic uint64_t sleeps;
   _Atomic int64_t fence_ms; /* written under mu; INT64_MAX: none */
   _Atomic uint64_t waits, clock_behind, reservations, borrowed, fence_refused;
   _Atomic int64_t ahead_ms, reserved_ms;
@@ -153,13 +165,14 @@ static inline uint64_t bounds_limit(const frond_gen *g, int64_t now) {
 
 /* Recompute `limit` from the clock reading `now`: 0 (every call to the
 ** slow path) while blocked or while calls wait there, so that no call
-** overtakes them on the hot path. Release: whoever reads the new limit
-** also sees every write made before it under mu (a raised state above
-** all). Expects mu held. */
+** overtakes them on the hot path, and while the ticker sleeps, so that the
+** next call reads the clock and wakes it. Release: whoever reads the new
+** limit also sees every write made before it under mu (a raised state
+** above all). Expects mu held. */
 static inline void publish_limit(frond_gen *g, int64_t now) {
   uint64_t lim = bounds_limit(g, now);
   if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0 ||
-      g->waiting > 0)
+      g->waiting > 0 || atomic_load_explicit(&g->asleep, memory_order_relaxed))
     lim = 0;
   atomic_store_explicit(&g->limit, lim, memory_order_release);
 }

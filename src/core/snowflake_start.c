@@ -14,6 +14,7 @@ void frond_gen_options_init(frond_gen_options *opts) {
   opts->max_wait_ms = -1;
   opts->window_ms = FROND_SNOWFLAKE_DEFAULT_WINDOW_MS;
   opts->seq_start = FROND_SEQ_ZERO;
+  opts->sleep_ms = FROND_SNOWFLAKE_DEFAULT_SLEEP_MS;
 }
 
 int64_t frond__start_slack_ms(int64_t max_ahead_ms, int64_t window_ms,
@@ -117,10 +118,12 @@ static int init_options(frond_gen *g, const frond_layout *l,
   if (g->opt.max_ahead_ms < 0 || g->opt.max_wait_ms < 0 ||
       g->opt.window_ms < 1 || g->opt.max_wait_ms > 3600000 ||
       g->opt.max_ahead_ms > 86400000 || g->opt.window_ms > 86400000 ||
+      g->opt.sleep_ms < 0 || g->opt.sleep_ms > 86400000 ||
       (f != NULL && (f->window_ms < 0 || f->window_ms > 86400000)))
     return frond__fail(err, FROND_EINVAL,
-                       "max_ahead_ms (0..86400000), max_wait_ms (0..3600000) "
-                       "or window_ms (1..86400000) out of range");
+                       "max_ahead_ms (0..86400000), max_wait_ms (0..3600000), "
+                       "window_ms (1..86400000) or sleep_ms (0..86400000) out "
+                       "of range");
   window = g->opt.window_ms;
   if (f != NULL && f->window_ms > window)
     window = f->window_ms;
@@ -184,6 +187,7 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   g->tmax = (INT64_C(1) << l->time_bits) - 1;
   g->ahead_units = g->opt.max_ahead_ms / l->unit_ms;
   g->period_ns = l->unit_ms >= 100 ? 10000000 : 1000000;
+  g->sleep_ns = g->opt.sleep_ms * 1000000;
   g->rng = (uint64_t)frond__mono_ns() * UINT64_C(0x9e3779b97f4a7c15) | 1;
   g->reserved_units = g->tmax;
   g->fence_units = g->tmax;

@@ -51,6 +51,10 @@ typedef struct frond__config {
   int64_t threads; /* 0: number of cores */
   char admin_token[256];
   int64_t max_count;
+  int64_t max_range;
+  int64_t segment_loaders;
+  int64_t metrics_top_tags;
+  char metrics_tags[FROND__CFG_STR_MAX];
   int64_t max_connections;
   int64_t header_timeout_ms;
   int64_t idle_timeout_ms;

@@ -11,6 +11,13 @@
 **
 ** A sweep timer per worker enforces the header and idle timeouts and the
 ** drain deadline, walking the worker's connection list.
+**
+** Memory per connection stays small whatever it did before: a buffer that
+** grew above RBUF_KEEP (input) or OUT_KEEP (answers) for one large request
+** or answer is freed once consumed or written, so a pool of idle
+** connections that each once fetched a large batch, or sent one large
+** command, holds a few KiB each rather than its largest answer; after a
+** second idle, the sweep frees the small buffers too.
 */
 #include "server/server.h"
 
@@ -26,7 +33,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define RBUF_INITIAL 16384
+#define RBUF_INITIAL 4096
+/* A connection idle this long with nothing buffered frees its read
+** buffer as well. */
+#define IDLE_FREE_MS 1000
+/* Buffers at most this large are kept for the next request. */
+#define RBUF_KEEP 4096
+#define OUT_KEEP 4096
 /* A connection closed after a final answer keeps reading (and discarding)
 ** this long after shutting down its write side, so that unread input does
 ** not make the kernel send a reset that destroys the answer. */
@@ -133,6 +146,12 @@ int frond__conn_gone(const frond__conn *c) {
   return c->closing;
 }
 
+/* Bring the worker's count of buffer bytes up to date with c's. */
+static void count_buffers(frond__conn *c, size_t now) {
+  FROND__INC(c->w->m.buffer_bytes, (uint64_t)now - (uint64_t)c->counted);
+  c->counted = now;
+}
+
 static void conn_unref(frond__conn *c) {
   if (--c->refs > 0)
     return;
@@ -148,6 +167,7 @@ static void on_close(uv_handle_t *h) {
   c->prev->next = c->next;
   c->next->prev = c->prev;
   w->nconns--;
+  count_buffers(c, 0);
   if (c->opened) {
     FROND__INC(c->l->closed, 1);
     if (c->proto->on_close != NULL)
@@ -195,10 +215,17 @@ static void linger(frond__conn *c) {
     c->reading = 1;
 }
 
+/* An answer buffer that holds nothing: give a large one back. */
+static void out_trim(frond__buf *b) {
+  if (b->len == 0 && b->cap > OUT_KEEP)
+    frond__buf_free(b);
+}
+
 static void on_write(uv_write_t *req, int status) {
   frond__conn *c = req->data;
   c->writing = 0;
   c->wbuf.len = 0;
+  out_trim(&c->wbuf);
   if (status < 0 || c->closing) {
     conn_close(c);
     return;
@@ -207,8 +234,17 @@ static void on_write(uv_write_t *req, int status) {
   flush(c);
 }
 
-/* Write what is in c->out: try_write first, uv_write the rest. */
+static void flush_out(frond__conn *c);
+
+/* Write what is in c->out (try_write first, uv_write the rest), and count
+** the buffers as they are now. */
 static void flush(frond__conn *c) {
+  flush_out(c);
+  if (!c->closing)
+    count_buffers(c, c->rcap + c->out.cap + c->wbuf.cap);
+}
+
+static void flush_out(frond__conn *c) {
   uv_buf_t b;
   int n;
   frond__buf tmp;
@@ -243,6 +279,7 @@ static void flush(frond__conn *c) {
       return;
     }
     c->out.len = 0;
+    out_trim(&c->out);
   }
   /* A held answer is still to come. Otherwise, while draining, a
   ** connection with nothing left to answer is done. */
@@ -276,6 +313,28 @@ static int input_full(const frond__conn *c) {
   return c->rlen == c->rcap && c->rcap >= c->l->ep->max_input;
 }
 
+/* After input was consumed: a large read buffer is freed when empty and
+** shrunk when mostly empty (a partial request left in a buffer that grew
+** for a large one). on_alloc makes a new one when the next bytes come. */
+static void rbuf_trim(frond__conn *c) {
+  size_t want;
+  char *p;
+  if (c->rcap <= RBUF_KEEP)
+    return;
+  if (c->rlen == 0) {
+    free(c->rbuf);
+    c->rbuf = NULL;
+    c->rcap = 0;
+    return;
+  }
+  for (want = RBUF_INITIAL; want < 2 * c->rlen; want *= 2)
+    ;
+  if (want < c->rcap / 2 && (p = realloc(c->rbuf, want)) != NULL) {
+    c->rbuf = p;
+    c->rcap = want;
+  }
+}
+
 /* Hand buffered input to the protocol until it needs more bytes, or takes
 ** a request off the loop. */
 static void process(frond__conn *c) {
@@ -302,6 +361,7 @@ static void process(frond__conn *c) {
     memmove(c->rbuf, c->rbuf + off, c->rlen - off);
     c->rlen -= off;
   }
+  rbuf_trim(c);
   /* A request is pending while bytes of it wait; its clock restarts. */
   if (c->rlen == 0)
     c->req_start_ms = 0;
@@ -512,6 +572,17 @@ static void on_sweep(uv_timer_t *t) {
                now - c->last_ms >= c->idle_ms) {
       FROND__INC(w->m.idle_timeouts, 1);
       conn_close(c);
+    } else if (c->req_start_ms == 0 && c->rlen == 0 && c->out.len == 0 &&
+               c->rcap + c->out.cap + c->wbuf.cap > 0 &&
+               now - c->last_ms >= IDLE_FREE_MS) {
+      /* Idle with nothing buffered: the small buffers go too; on_alloc
+      ** and the next answer make new ones. */
+      free(c->rbuf);
+      c->rbuf = NULL;
+      c->rcap = 0;
+      frond__buf_free(&c->out);
+      frond__buf_free(&c->wbuf);
+      count_buffers(c, 0);
     }
   }
 }

@@ -10,8 +10,10 @@
 **
 ** Issuing runs on the loop with a source that never waits on the store
 ** (no_store): what does, a seq format's first use of a period (making the
-** period's row and loading its first segment), fails with WOULD_BLOCK and
-** is repeated on libuv's thread pool, as is a format whose tag the
+** period's row and loading its first segment) or a tag whose next segment
+** is not loaded yet (the tag's handle, taken without waiting, as segment
+** requests do), fails with WOULD_BLOCK and is repeated on libuv's thread
+** pool, as is a format whose tag the
 ** allocator does not know yet (looked up in the store first, within the
 ** look-up budget that segment requests share; see ids.c).
 */

@@ -125,6 +125,11 @@ static int from_a_page(frond__http_ctx *x, int admin) {
 #define PREFIX(lit)                                                            \
   (plen >= sizeof(lit) - 1 && memcmp(path, lit, sizeof(lit) - 1) == 0)
 #define EXACT(lit) (plen == sizeof(lit) - 1 && memcmp(path, lit, plen) == 0)
+/* PREFIX(pre) && SUFFIX(suf): a path pre{param}suf, the parameter not
+** empty. */
+#define SUFFIX(pre, suf)                                                       \
+  (plen > sizeof(pre) - 1 + sizeof(suf) - 1 &&                                 \
+   memcmp(path + plen - (sizeof(suf) - 1), suf, sizeof(suf) - 1) == 0)
 
 /* OPTIONS *: what the server as a whole allows (RFC 9110 9.3.7). */
 #define ALLOW_ANY "GET, HEAD, POST, PATCH, DELETE, OPTIONS"
@@ -151,6 +156,11 @@ static void dispatch(frond__http_ctx *x) {
       x->route = FROND__R_SNOWFLAKE;
       if (!from_a_page(x, 0))
         frond__http_v1_snowflake(x);
+    } else if (PREFIX("/v1/segment/") && SUFFIX("/v1/segment/", "/range")) {
+      x->route = FROND__R_SEGMENT_RANGE;
+      if (!from_a_page(x, 0))
+        frond__http_v1_segment_range(x, sizeof("/v1/segment/") - 1,
+                                     plen - (sizeof("/range") - 1));
     } else if (PREFIX("/v1/segment/")) {
       x->route = FROND__R_SEGMENT;
       if (!from_a_page(x, 0))

@@ -29,6 +29,7 @@ enum {
   FROND__R_LIVEZ,
   FROND__R_READYZ,
   FROND__R_STATUS,
+  FROND__R_SEGMENT_RANGE,
   FROND__R_FORMAT,
   FROND__R_UUID7,
   FROND__R_UUID4,
@@ -110,6 +111,9 @@ static inline int frond__http_is_get(const frond__http_ctx *x) {
 ** tag[FROND_TAG_MAX + 1] and checked. Returns its length, or -1 (an error
 ** has been answered). */
 int frond__http_path_tag(frond__http_ctx *x, size_t prefix, char *tag);
+/* The same for the path's bytes [prefix, end). */
+int frond__http_tag_between(frond__http_ctx *x, size_t prefix, size_t end,
+                            char *tag);
 /* ?count=N, default 1: N, or 0 when an error has been answered. */
 size_t frond__http_count(frond__http_ctx *x);
 /* ?format=json (default: 0) or text (1); -1 when an error has been
@@ -120,6 +124,9 @@ void frond__http_leaf_segment(frond__http_ctx *x, size_t prefix);
 void frond__http_leaf_decode(frond__http_ctx *x);
 void frond__http_v1_snowflake(frond__http_ctx *x);
 void frond__http_v1_segment(frond__http_ctx *x, size_t prefix);
+/* /v1/segment/{tag}/range: the tag is the path's [prefix, end). */
+void frond__http_v1_segment_range(frond__http_ctx *x, size_t prefix,
+                                  size_t end);
 void frond__http_v1_decode(frond__http_ctx *x, size_t prefix);
 void frond__http_v1_layout(frond__http_ctx *x);
 void frond__http_readyz(frond__http_ctx *x);

@@ -130,10 +130,11 @@ static void admin_work(uv_work_t *w) {
   frond__store_conn_check(srv, r);
   pthread_mutex_unlock(&srv->store_lock);
   a->rc = r;
-  /* A change shows in the allocator at once, not at its next refresh. */
+  /* A change shows in the allocator at once, not at its next refresh: the
+  ** one row is read again (not the whole list, which may be long). */
   if (r == 0 && a->method != FROND__HTTP_GET && a->method != FROND__HTTP_HEAD &&
       (seg = atomic_load(&srv->seg)) != NULL)
-    (void)frond_seg_refresh(seg, NULL);
+    (void)frond_seg_refresh_tag(seg, a->tag, strlen(a->tag), NULL);
 }
 
 /* A change to a tag is an operator's act: one log line each, made or

@@ -5,6 +5,8 @@
 #include "server/http.h"
 
 #include "base/base.h"
+#include "base/escape.h"
+#include "core/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +16,13 @@
 /* Path segment after prefix, percent-decoded into tag. Returns its length,
 ** or -1 (an error has been answered). */
 int frond__http_path_tag(frond__http_ctx *x, size_t prefix, char *tag) {
+  return frond__http_tag_between(x, prefix, x->req->path_len, tag);
+}
+
+int frond__http_tag_between(frond__http_ctx *x, size_t prefix, size_t end,
+                            char *tag) {
   const char *s = x->req->target + prefix;
-  size_t len = x->req->path_len - prefix;
+  size_t len = end - prefix;
   frond_error err = {0, ""};
   int n;
   if (len == 0 || memchr(s, '/', len) != NULL) {
@@ -36,7 +43,9 @@ int frond__http_path_tag(frond__http_ctx *x, size_t prefix, char *tag) {
   return n;
 }
 
-size_t frond__http_count(frond__http_ctx *x) {
+/* ?count=N in [1, max], default 1. Returns N or 0 (an error has been
+** answered). */
+static size_t count_upto(frond__http_ctx *x, int64_t max) {
   const char *v;
   size_t vl;
   int64_t n;
@@ -44,13 +53,17 @@ size_t frond__http_count(frond__http_ctx *x) {
   if (!frond__http_query(x->req->target, x->req->target_len, "count", &v, &vl))
     return 1;
   if (vl == 0 || vl > 19 || frond__parse_i64(v, vl, &n) != 0 || v[0] == '-' ||
-      n < 1 || n > x->srv->cfg.max_count) {
+      n < 1 || n > max) {
     snprintf(msg, sizeof msg, "count must be an integer in [1, %lld]",
-             (long long)x->srv->cfg.max_count);
+             (long long)max);
     frond__http_error(x, 400, "COUNT_INVALID", msg, NULL);
     return 0;
   }
   return (size_t)n;
+}
+
+size_t frond__http_count(frond__http_ctx *x) {
+  return count_upto(x, x->srv->cfg.max_count);
 }
 
 int frond__http_text(frond__http_ctx *x) {
@@ -83,13 +96,16 @@ static void leaf_id(frond__http_ctx *x, int64_t id) {
                       frond__dec_u64(num, (uint64_t)id), NULL);
 }
 
-/* A segment request whose tag is being looked up off the loop. */
+/* A segment request finished off the loop. */
 typedef struct segment_call {
   frond__ids_call call; /* first */
   frond__http_ctx x;
   int leaf; /* answer as Leaf does */
   int text; /* /v1: format=text */
 } segment_call;
+
+static void range_answer(frond__http_ctx *x, const char *tag, int64_t start,
+                         int64_t n, int text);
 
 static void segment_done(frond__ids_call *call) {
   segment_call *sc = (segment_call *)(void *)call;
@@ -104,6 +120,8 @@ static void segment_done(frond__ids_call *call) {
     leaf_id(x, call->ids[0]);
   else if (r != 0)
     frond__http_error_code(x, r, &call->err);
+  else if (call->range)
+    range_answer(x, call->tag, call->start, (int64_t)call->n, sc->text);
   else
     frond__http_ids(x, call->ids, call->n, sc->text);
   frond__conn_resume(x->c, !x->keep_alive);
@@ -111,21 +129,34 @@ static void segment_done(frond__ids_call *call) {
   free(sc);
 }
 
-/* The allocator did not know the tag: look it up in the store off the
-** loop. 1 when the answer comes later, 0 to answer TAG_NOT_FOUND now. */
+/* The allocator did not know the tag, or the call would wait for the
+** store (why): finish it off the loop. 1 when the answer comes later, 0 to
+** answer the error now. */
 static int segment_later(frond__http_ctx *x, const char *tag, size_t len,
-                         size_t n, int leaf, int text) {
-  segment_call *sc = calloc(1, sizeof *sc);
-  if (sc == NULL)
+                         size_t n, int leaf, int text, int range, int why) {
+  segment_call *sc;
+  if (why != FROND_ETAG_NOT_FOUND && why != FROND__AGAIN)
+    return 0;
+  if ((sc = calloc(1, sizeof *sc)) == NULL)
     return 0;
   frond__http_ctx_keep(&sc->x, x);
   sc->leaf = leaf;
   sc->text = text;
+  sc->call.range = range;
   sc->call.done = segment_done;
-  if (frond__ids_segment_later(&sc->call, x->c, tag, len, n))
+  if (frond__ids_segment_later(&sc->call, x->c, tag, len, n, why))
     return 1;
   free(sc);
   return 0;
+}
+
+/* A call that could not go off the loop although it had to wait. */
+static int unavailable(int r, frond_error *err) {
+  if (r != FROND__AGAIN)
+    return r;
+  return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                     "the segment is being loaded and the request could not "
+                     "wait for it");
 }
 
 void frond__http_leaf_snowflake(frond__http_ctx *x) {
@@ -156,8 +187,9 @@ void frond__http_leaf_segment(frond__http_ctx *x, size_t prefix) {
     return;
   }
   r = frond__ids_segment(x->w, tag, (size_t)n, 1, NULL);
-  if (r == FROND_ETAG_NOT_FOUND && segment_later(x, tag, (size_t)n, 1, 1, 0))
+  if (r != 0 && segment_later(x, tag, (size_t)n, 1, 1, 0, 0, r))
     return;
+  r = unavailable(r, NULL);
   if (r != 0) {
     leaf_fail(x, r == FROND_ETAG_NOT_FOUND || r == FROND_ETAG_INVALID ? -2 : -3,
               r);
@@ -236,13 +268,61 @@ void frond__http_v1_segment(frond__http_ctx *x, size_t prefix) {
       (n = frond__http_count(x)) == 0 || (fmt = frond__http_text(x)) < 0)
     return;
   if ((r = frond__ids_segment(x->w, tag, (size_t)tl, n, &err)) != 0) {
-    if (r == FROND_ETAG_NOT_FOUND &&
-        segment_later(x, tag, (size_t)tl, n, 0, fmt))
+    if (segment_later(x, tag, (size_t)tl, n, 0, fmt, 0, r))
       return;
+    r = unavailable(r, &err);
     frond__http_error_code(x, r, &err);
     return;
   }
   frond__http_ids(x, x->w->ids, n, fmt);
+}
+
+/* {"tag":"orders","start":"1001","end":"2001","count":1000}: the range
+** [start, end); IDs as strings, as everywhere in /v1, so that JavaScript
+** reads them exactly. Text: "1001 2001" (start, end). */
+static void range_answer(frond__http_ctx *x, const char *tag, int64_t start,
+                         int64_t n, int text) {
+  char esc[FROND_TAG_MAX * 6 + 1], a[FROND__DEC_MAX + 1], e[FROND__DEC_MAX + 1];
+  frond__buf *b = &x->w->scratch;
+  a[frond__dec_i64(a, start)] = '\0';
+  e[frond__dec_i64(e, start + n)] = '\0';
+  b->len = 0;
+  if (text) {
+    frond__buf_printf(b, "%s %s\n", a, e);
+  } else {
+    frond__json_escape(tag, strlen(tag), esc, sizeof esc);
+    frond__buf_printf(
+        b, "{\"tag\":\"%s\",\"start\":\"%s\",\"end\":\"%s\",\"count\":%lld}\n",
+        esc, a, e, (long long)n);
+  }
+  frond__http_respond(x, 200, text ? "text/plain" : "application/json", b->data,
+                      b->len, NULL);
+}
+
+void frond__http_v1_segment_range(frond__http_ctx *x, size_t prefix,
+                                  size_t end) {
+  frond_error err = {0, ""};
+  char tag[FROND_TAG_MAX + 1];
+  size_t n;
+  int64_t start;
+  int fmt, r, tl;
+  if (!frond__http_is_get(x)) {
+    frond__http_not_allowed(x, "GET, HEAD");
+    return;
+  }
+  if ((tl = frond__http_tag_between(x, prefix, end, tag)) < 0 ||
+      (n = count_upto(x, x->srv->cfg.max_range)) == 0 ||
+      (fmt = frond__http_text(x)) < 0)
+    return;
+  r = frond__ids_range(x->w, tag, (size_t)tl, (int64_t)n, &start, &err);
+  if (r != 0) {
+    if (segment_later(x, tag, (size_t)tl, n, 0, fmt, 1, r))
+      return;
+    r = unavailable(r, &err);
+    frond__http_error_code(x, r, &err);
+    return;
+  }
+  range_answer(x, tag, start, (int64_t)n, fmt);
 }
 
 void frond__http_v1_decode(frond__http_ctx *x, size_t prefix) {
@@ -330,7 +410,7 @@ void frond__http_page(frond__http_ctx *x, int which) {
     frond__http_respond(x, 200, "text/plain; version=0.0.4", b->data, b->len,
                         NULL);
   } else {
-    frond__status_render(x->srv, b);
+    frond__status_render(x->srv, b, x->req->target, x->req->target_len);
     frond__http_respond(x, 200, "text/html; charset=utf-8", b->data, b->len,
                         "Cache-Control: no-store\r\n");
   }

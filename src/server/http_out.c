@@ -14,10 +14,10 @@
 #include <string.h>
 
 const char *const frond__http_route_names[FROND__R_COUNT] = {
-    "leaf_segment", "leaf_snowflake", "leaf_decode", "snowflake", "segment",
-    "decode",       "layout",         "tags",        "metrics",   "livez",
-    "readyz",       "status_page",    "format",      "uuid7",     "uuid4",
-    "ulid",         "objectid",       "other"};
+    "leaf_segment", "leaf_snowflake", "leaf_decode",   "snowflake", "segment",
+    "decode",       "layout",         "tags",          "metrics",   "livez",
+    "readyz",       "status_page",    "segment_range", "format",    "uuid7",
+    "uuid4",        "ulid",           "objectid",      "other"};
 
 const int frond__http_statuses[FROND__NSTATUS] = {
     200, 201, 204, 400, 401, 404, 405, 408, 409, 413,

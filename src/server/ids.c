@@ -1,21 +1,25 @@
 /*
 ** ids.c -- issuing IDs for a worker, shared by the HTTP and Redis fronts:
 ** the generator calls, the counters /metrics reports, the error when
-** segment IDs are not available at all, and the look-up of a tag the
-** allocator does not know yet, which asks the store and so runs off the
-** event loop.
+** segment IDs are not available at all, and the segment calls that must
+** not run on the event loop.
 **
-** The allocator is opened with miss_checks = 0: a tag it does not know
-** fails at once, in memory, with TAG_NOT_FOUND. The protocol then hands
-** the request to frond__ids_segment_later, which looks the tag up on
-** libuv's thread pool (through the server's own store connection, at most
-** LOOKUPS_PER_SECOND a second and LOOKUPS_IN_FLIGHT at a time, as the
-** allocator itself would), reads the tag list again when the tag exists,
-** takes the IDs there (a tag's first segment may take a store round trip)
-** and completes on the loop. A tag created elsewhere since the last
-** refresh so works at once, and a slow store never stalls a loop.
+** On the loop a segment request resolves its tag in memory
+** (frond_seg_tag_find) and takes its IDs without waiting
+** (frond__seg_tag_next_nowait). Two cases go off the loop, through
+** frond__ids_segment_later, onto libuv's thread pool:
+**   - a tag the allocator does not know: it is looked up in the store
+**     (frond_seg_refresh_tag, at most LOOKUPS_PER_SECOND a second and
+**     LOOKUPS_IN_FLIGHT at a time), so that a tag created elsewhere since
+**     the last refresh works at once;
+**   - a call that would wait for the loaders: a tag's first segment, both
+**     buffers used up, a range larger than what is buffered. It waits
+**     there (up to first_wait_ms or wait_ms), so that a slow tag delays
+**     its own requests and never a loop.
+** Either completes on the loop.
 */
 #include "base/base.h"
+#include "core/core.h"
 #include "server/server.h"
 
 #include <stdlib.h>
@@ -58,20 +62,45 @@ int frond__ids_seg_missing(const frond__server *srv, frond_error *err) {
                          : "segment IDs are disabled (store = none)");
 }
 
-int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
-                       frond_error *err) {
+/* The allocator, or NULL with SEGMENT_UNAVAILABLE saying why there is none. */
+static frond_seg *seg_of(frond__worker *w, frond_error *err) {
   frond_seg *seg = atomic_load(&w->srv->seg);
-  int r;
   if (seg == NULL)
-    return frond__ids_seg_missing(w->srv, err);
-  r = n == 1 ? frond_seg_next(seg, tag, len, w->ids, err)
-             : frond_seg_next_n(seg, tag, len, n, w->ids, err);
-  return counted(r, &w->m.ids_segment, n);
+    frond__ids_seg_missing(w->srv, err);
+  return seg;
 }
 
-void frond__ids_seg_options(frond_seg_options *o) {
+int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
+                       frond_error *err) {
+  frond_seg *seg = seg_of(w, err);
+  frond_seg_tag *h;
+  int r;
+  if (seg == NULL)
+    return FROND_ESEGMENT_UNAVAILABLE;
+  if ((r = frond_seg_tag_find(seg, tag, len, &h, err)) != 0)
+    return r;
+  r = frond__seg_tag_next_nowait(h, n, w->ids, err);
+  return r == FROND__AGAIN ? r : counted(r, &w->m.ids_segment, n);
+}
+
+int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
+                     int64_t *start, frond_error *err) {
+  frond_seg *seg = seg_of(w, err);
+  frond_seg_tag *h;
+  int r;
+  if (seg == NULL)
+    return FROND_ESEGMENT_UNAVAILABLE;
+  if ((r = frond_seg_tag_find(seg, tag, len, &h, err)) != 0)
+    return r;
+  r = frond__seg_tag_range_nowait(h, n, start, err);
+  return r == FROND__AGAIN ? r : counted(r, &w->m.ids_segment, (size_t)n);
+}
+
+void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o) {
   frond_seg_options_init(o);
   o->miss_checks = 0; /* looked up off the loop instead */
+  o->loaders = (unsigned)srv->cfg.segment_loaders;
+  o->wait_ms = srv->cfg.segment_wait_ms;
 }
 
 int frond__store_conn(frond__server *srv, frond_error *err) {
@@ -116,16 +145,8 @@ void frond__ids_lookup_release(frond__server *srv) {
 int frond__ids_lookup_tag(frond__server *srv, const char *tag,
                           frond_error *err) {
   frond_seg *seg = atomic_load(&srv->seg);
-  frond_tag_row row;
   frond_error e = {0, ""};
-  int r;
-  pthread_mutex_lock(&srv->store_lock);
-  if ((r = frond__store_conn(srv, &e)) == 0)
-    r = frond_store_tag_get(srv->store_conn, tag, &row, &e);
-  frond__store_conn_check(srv, r);
-  pthread_mutex_unlock(&srv->store_lock);
-  if (r == 0)
-    r = frond_seg_refresh(seg, &e);
+  int r = frond_seg_refresh_tag(seg, tag, strlen(tag), &e);
   if (r == FROND_ETAG_NOT_FOUND)
     return frond__fail(err, r, "tag \"%s\" not found", tag);
   if (r != 0)
@@ -140,19 +161,26 @@ int frond__ids_lookup_tag(frond__server *srv, const char *tag,
 static void lookup_work(uv_work_t *work) {
   frond__ids_call *call = work->data;
   frond_seg *seg = atomic_load(&call->w->srv->seg);
-  call->rc = frond__ids_lookup_tag(call->w->srv, call->tag, &call->err);
-  if (call->rc == 0)
-    call->rc = call->n == 1 ? frond_seg_next(seg, call->tag, call->len,
-                                             call->ids, &call->err)
-                            : frond_seg_next_n(seg, call->tag, call->len,
-                                               call->n, call->ids, &call->err);
+  frond_seg_tag *h;
+  int r;
+  if (call->lookup && (call->rc = frond__ids_lookup_tag(call->w->srv, call->tag,
+                                                        &call->err)) != 0)
+    return;
+  if ((r = frond_seg_tag_find(seg, call->tag, call->len, &h, &call->err)) != 0)
+    call->rc = r;
+  else if (call->range)
+    call->rc =
+        frond_seg_tag_range(h, (int64_t)call->n, &call->start, &call->err);
+  else
+    call->rc = frond_seg_tag_next_n(h, call->n, call->ids, &call->err);
 }
 
 /* Back on the loop. */
 static void lookup_done(uv_work_t *work, int status) {
   frond__ids_call *call = work->data;
   frond__server *srv = call->w->srv;
-  frond__ids_lookup_release(srv);
+  if (call->lookup)
+    frond__ids_lookup_release(srv);
   if (status != 0)
     call->rc =
         frond__fail(&call->err, FROND_ECLOSED, "%s", uv_strerror(status));
@@ -162,12 +190,15 @@ static void lookup_done(uv_work_t *work, int status) {
 }
 
 int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
-                             const char *tag, size_t len, size_t n) {
+                             const char *tag, size_t len, size_t n, int why) {
   frond__worker *w = c->w;
   if (atomic_load(&w->srv->seg) == NULL || len > FROND_TAG_MAX ||
-      !frond__ids_lookup_admit(w->srv))
+      (why != FROND__AGAIN && why != FROND_ETAG_NOT_FOUND))
     return 0;
-  if ((call->ids = malloc(n * sizeof *call->ids)) == NULL)
+  call->lookup = why == FROND_ETAG_NOT_FOUND;
+  if (call->lookup && !frond__ids_lookup_admit(w->srv))
+    return 0;
+  if (!call->range && (call->ids = malloc(n * sizeof *call->ids)) == NULL)
     goto undo;
   memcpy(call->tag, tag, len);
   call->tag[len] = '\0';
@@ -184,6 +215,7 @@ int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
   frond__conn_hold(c);
   return 1;
 undo:
-  frond__ids_lookup_release(w->srv);
+  if (call->lookup)
+    frond__ids_lookup_release(w->srv);
   return 0;
 }

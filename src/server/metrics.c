@@ -7,6 +7,11 @@
 ** the request path never shares a cache line. Each protocol appends its
 ** own families through its table; library-side state (generator stats,
 ** per-tag buffers) is read through the library's thread-safe snapshots.
+**
+** Per-tag series are bounded, as Prometheus asks of label sets: every
+** family has its aggregate over all tags, and per-tag series exist only for
+** the tags named in metrics_tags and the metrics_top_tags fastest (by the
+** allocator's sampled rate), however many tags the store holds.
 */
 #include "server/server.h"
 
@@ -162,21 +167,96 @@ static void label(char *dst, size_t cap, const char *s) {
   dst[n] = '\0';
 }
 
+static int info_cmp(const void *a, const void *b) {
+  return strcmp(((const frond_tag_info *)a)->tag,
+                ((const frond_tag_info *)b)->tag);
+}
+
+/* Append one tag's state to *v unless it is there. */
+static int add_tag(frond_tag_info **v, size_t *n, size_t *cap,
+                   const frond_tag_info *t) {
+  size_t i;
+  for (i = 0; i < *n; i++)
+    if (strcmp((*v)[i].tag, t->tag) == 0)
+      return 0;
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 16;
+    frond_tag_info *p = realloc(*v, c * sizeof(*p));
+    if (p == NULL)
+      return -1;
+    *v = p;
+    *cap = c;
+  }
+  (*v)[(*n)++] = *t;
+  return 0;
+}
+
+int frond__metrics_tags(frond__server *srv, frond_tag_info **out, size_t *n) {
+  frond_seg *seg = atomic_load(&srv->seg);
+  frond_tag_info *top = NULL, *v = NULL, ti;
+  frond_seg_query q;
+  size_t ntop = 0, cap = 0, i;
+  const char *p = srv->cfg.metrics_tags, *e;
+  *out = NULL;
+  *n = 0;
+  if (seg == NULL)
+    return 0;
+  memset(&q, 0, sizeof q);
+  q.order = FROND_SEG_BY_RATE;
+  q.limit = (size_t)srv->cfg.metrics_top_tags;
+  if (q.limit > 0 && frond_seg_tag_query(seg, &q, &top, &ntop, NULL, NULL))
+    ntop = 0;
+  for (i = 0; i < ntop; i++)
+    if (add_tag(&v, n, &cap, &top[i]) != 0)
+      break;
+  frond_free(top);
+  /* The configured list: "a,b, c". */
+  for (; *p != '\0'; p = *e ? e + 1 : e) {
+    frond_seg_tag *h;
+    size_t len;
+    while (*p == ' ')
+      p++;
+    e = strchr(p, ',');
+    if (e == NULL)
+      e = p + strlen(p);
+    for (len = (size_t)(e - p); len > 0 && p[len - 1] == ' '; len--)
+      ;
+    if (len == 0 || frond_seg_tag_find(seg, p, len, &h, NULL) != 0)
+      continue;
+    frond_seg_tag_info(h, &ti);
+    if (add_tag(&v, n, &cap, &ti) != 0)
+      break;
+  }
+  if (*n > 1)
+    qsort(v, *n, sizeof *v, info_cmp);
+  *out = v;
+  return 0;
+}
+
+/* The IDs of all tags together, then those of the tags with series. */
 static void ids_issued(frond__server *srv, frond__buf *b,
                        const frond_tag_info *tags, size_t ntags) {
   char l[FROND_TAG_MAX * 2 + 1];
   size_t i;
   frond__buf_printf(b,
                     "# HELP frond_ids_issued_total IDs issued, by generator "
-                    "(and tag for segment IDs).\n# TYPE frond_ids_issued_total "
+                    "(segment: all tags).\n# TYPE frond_ids_issued_total "
                     "counter\nfrond_ids_issued_total{generator=\"snowflake\"} "
+                    "%llu\nfrond_ids_issued_total{generator=\"segment\"} "
                     "%llu\n",
-                    (unsigned long long)FROND__SUM(srv, ids_snowflake));
+                    (unsigned long long)FROND__SUM(srv, ids_snowflake),
+                    (unsigned long long)FROND__SUM(srv, ids_segment));
+  if (ntags == 0)
+    return;
+  frond__buf_printf(b, "# HELP frond_segment_tag_ids_issued_total IDs taken "
+                       "from a tag by this process (tags in metrics_tags and "
+                       "the metrics_top_tags fastest).\n# TYPE "
+                       "frond_segment_tag_ids_issued_total counter\n");
   for (i = 0; i < ntags; i++) {
     label(l, sizeof l, tags[i].tag);
-    frond__buf_printf(
-        b, "frond_ids_issued_total{generator=\"segment\",tag=\"%s\"} %llu\n", l,
-        (unsigned long long)tags[i].issued);
+    frond__buf_printf(b,
+                      "frond_segment_tag_ids_issued_total{tag=\"%s\"} %llu\n",
+                      l, (unsigned long long)tags[i].issued);
   }
 }
 
@@ -196,6 +276,12 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
   frond__metrics_gauge(b, "frond_segment_store_up",
                        "1 when the last store call worked.",
                        ss.store_ok ? 1 : 0);
+  frond__metrics_gauge(b, "frond_segment_tags",
+                       "Tags known (rows of the store).", (double)ss.tags);
+  frond__metrics_gauge(b, "frond_segment_tags_in_use", "Tags used since start.",
+                       (double)ss.tags_in_use);
+  if (ntags == 0)
+    return;
   frond__metrics_counter(b, "frond_segment_rollbacks_total",
                          "Ranges the store handed out below one already "
                          "taken (the row went back), refused.",
@@ -334,6 +420,10 @@ static void connections(frond__server *srv, frond__buf *b) {
                          FROND__SUM(srv, idle_timeouts));
   frond__metrics_gauge(b, "frond_connections", "Open connections.",
                        (double)atomic_load(&srv->nconns));
+  frond__metrics_gauge(b, "frond_connection_buffer_bytes",
+                       "Bytes of read and answer buffers held by open "
+                       "connections.",
+                       (double)(int64_t)FROND__SUM(srv, buffer_bytes));
   frond__buf_printf(b, "# HELP frond_connections_accepted_by_protocol_total "
                        "Connections accepted, by protocol.\n# TYPE "
                        "frond_connections_accepted_by_protocol_total "
@@ -383,7 +473,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   for (p = 0; p < srv->nprotos; p++)
     if (srv->protos[p]->metrics != NULL)
       srv->protos[p]->metrics(srv, b);
-  if (seg == NULL || frond_seg_tags(seg, &tags, &ntags, NULL) != 0)
+  if (frond__metrics_tags(srv, &tags, &ntags) != 0)
     ntags = 0;
   ids_issued(srv, b, tags, ntags);
   frond__formats_metrics(srv, b);

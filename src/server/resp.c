@@ -50,6 +50,8 @@ static const resp_cmd commands[] = {
      frond__resp_cmd_incrby},
     {"id.next", FROND__RC_ID_NEXT, 2, 3, 0, 1, "write",
      frond__resp_cmd_id_next},
+    {"id.range", FROND__RC_ID_RANGE, 3, 3, 0, 1, "write",
+     frond__resp_cmd_id_range},
     {"id.snowflake", FROND__RC_ID_SNOWFLAKE, 1, 2, 0, 0, "write",
      frond__resp_cmd_id_snowflake},
     {"id.decode", FROND__RC_ID_DECODE, 2, 3, 0, 0, "readonly fast",

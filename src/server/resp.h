@@ -22,6 +22,7 @@
   XX(INCR, "incr")                                                             \
   XX(INCRBY, "incrby")                                                         \
   XX(ID_NEXT, "id.next")                                                       \
+  XX(ID_RANGE, "id.range")                                                     \
   XX(ID_SNOWFLAKE, "id.snowflake")                                             \
   XX(ID_DECODE, "id.decode")                                                   \
   XX(ID_TAGS, "id.tags")                                                       \
@@ -145,6 +146,7 @@ const char *frond__resp_arg_str(const frond__resp_arg *a, char *buf,
 void frond__resp_cmd_incr(frond__resp_ctx *x);
 void frond__resp_cmd_incrby(frond__resp_ctx *x);
 void frond__resp_cmd_id_next(frond__resp_ctx *x);
+void frond__resp_cmd_id_range(frond__resp_ctx *x);
 void frond__resp_cmd_id_snowflake(frond__resp_ctx *x);
 void frond__resp_cmd_id_decode(frond__resp_ctx *x);
 void frond__resp_cmd_id_tags(frond__resp_ctx *x);

@@ -10,6 +10,7 @@
 #include "server/resp.h"
 
 #include "base/base.h"
+#include "core/core.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -19,19 +20,22 @@
 
 /* ----------------------------------------------------------------- IDs */
 
-/* Parse argv[i] as a count in [1, max_count]; 0 after an error reply. */
-static size_t get_count(frond__resp_ctx *x, size_t i) {
+/* Parse argv[i] as a count in [1, max]; 0 after an error reply. */
+static size_t count_upto(frond__resp_ctx *x, size_t i, int64_t max) {
   int64_t n;
   if (i >= x->argc)
     return 1;
   if (frond__parse_i64(x->argv[i].p, x->argv[i].len, &n) != 0 || n < 1 ||
-      n > x->srv->cfg.max_count) {
+      n > max) {
     frond__resp_error(x, "COUNT_INVALID",
-                      "count must be an integer in [1, %lld]",
-                      (long long)x->srv->cfg.max_count);
+                      "count must be an integer in [1, %lld]", (long long)max);
     return 0;
   }
   return (size_t)n;
+}
+
+static size_t get_count(frond__resp_ctx *x, size_t i) {
+  return count_upto(x, i, x->srv->cfg.max_count);
 }
 
 /* INCR answers an integer, as Redis does; ID.* answer IDs (bulk strings,
@@ -44,7 +48,14 @@ static void ids_reply(frond__resp_ctx *x, const int64_t *ids, size_t n,
     frond__resp_int(x, ids[0]);
 }
 
-/* A command whose tag is being looked up off the loop. */
+/* ID.RANGE's answer: the range [start, end) as two IDs, bulk strings as
+** every ID.* answer. */
+static void range_reply(frond__resp_ctx *x, int64_t start, int64_t n) {
+  int64_t ends[2] = {start, start + n};
+  frond__resp_ids(x, ends, 2);
+}
+
+/* A command finished off the loop. */
 typedef struct segment_call {
   frond__ids_call call; /* first */
   frond__resp_ctx x;
@@ -57,6 +68,8 @@ static void segment_done(frond__ids_call *call) {
   if (!frond__conn_gone(x->c)) {
     if (call->rc != 0)
       frond__resp_lib_error(x, call->rc, &call->err);
+    else if (call->range)
+      range_reply(x, call->start, (int64_t)call->n);
     else
       ids_reply(x, call->ids, call->n, sc->batch);
   }
@@ -67,28 +80,45 @@ static void segment_done(frond__ids_call *call) {
   free(sc);
 }
 
-/* INCR, INCRBY and ID.NEXT: n IDs of the tag argv[1]. A tag the allocator
-** does not know is looked up in the store off the loop. */
+/* Finish the command off the loop: a tag the allocator does not know is
+** looked up in the store, a call that would wait for the store waits
+** there. 1 when the reply comes later. */
+static int later(frond__resp_ctx *x, size_t n, int batch, int range, int why) {
+  const frond__resp_arg *tag = &x->argv[1];
+  segment_call *sc;
+  if (why != FROND_ETAG_NOT_FOUND && why != FROND__AGAIN)
+    return 0;
+  if ((sc = calloc(1, sizeof *sc)) == NULL)
+    return 0;
+  sc->x = *x;
+  sc->x.argv = NULL;
+  sc->x.argc = 0;
+  sc->batch = batch;
+  sc->call.range = range;
+  sc->call.done = segment_done;
+  if (frond__ids_segment_later(&sc->call, x->c, tag->p, tag->len, n, why))
+    return 1;
+  free(sc);
+  return 0;
+}
+
+static void fail(frond__resp_ctx *x, int r, frond_error *err) {
+  if (r == FROND__AGAIN)
+    r = frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                    "the segment is being loaded and the command could not "
+                    "wait for it");
+  frond__resp_lib_error(x, r, err);
+}
+
+/* INCR, INCRBY and ID.NEXT: n IDs of the tag argv[1]. */
 static void segment(frond__resp_ctx *x, size_t n, int batch) {
   frond_error err = {0, ""};
   const frond__resp_arg *tag = &x->argv[1];
-  segment_call *sc;
   int r = frond__ids_segment(x->w, tag->p, tag->len, n, &err);
-  if (r == FROND_ETAG_NOT_FOUND && (sc = calloc(1, sizeof *sc)) != NULL) {
-    sc->x = *x;
-    sc->x.argv = NULL;
-    sc->x.argc = 0;
-    sc->batch = batch;
-    sc->call.done = segment_done;
-    if (frond__ids_segment_later(&sc->call, x->c, tag->p, tag->len, n))
-      return;
-    free(sc);
-  }
-  if (r != 0) {
-    frond__resp_lib_error(x, r, &err);
-    return;
-  }
-  ids_reply(x, x->w->ids, n, batch);
+  if (r == 0)
+    ids_reply(x, x->w->ids, n, batch);
+  else if (!later(x, n, batch, 0, r))
+    fail(x, r, &err);
 }
 
 void frond__resp_cmd_incr(frond__resp_ctx *x) {
@@ -114,6 +144,23 @@ void frond__resp_cmd_id_next(frond__resp_ctx *x) {
   size_t n;
   if ((n = get_count(x, 2)) != 0)
     segment(x, n, 1);
+}
+
+/* ID.RANGE <tag> <count>: a range lease [start, end) of count IDs, for a
+** client that hands them out itself. */
+void frond__resp_cmd_id_range(frond__resp_ctx *x) {
+  frond_error err = {0, ""};
+  const frond__resp_arg *tag = &x->argv[1];
+  int64_t start;
+  size_t n;
+  int r;
+  if ((n = count_upto(x, 2, x->srv->cfg.max_range)) == 0)
+    return;
+  r = frond__ids_range(x->w, tag->p, tag->len, (int64_t)n, &start, &err);
+  if (r == 0)
+    range_reply(x, start, (int64_t)n);
+  else if (!later(x, n, 0, 1, r))
+    fail(x, r, &err);
 }
 
 void frond__resp_cmd_id_snowflake(frond__resp_ctx *x) {
@@ -182,7 +229,7 @@ void frond__resp_cmd_id_tags(frond__resp_ctx *x) {
     frond__resp_array(x, 0);
     return;
   }
-  if ((r = frond_seg_tags(seg, &tags, &n, &err)) != 0) {
+  if ((r = frond_seg_tag_list(seg, &tags, &n, &err)) != 0) {
     frond__resp_lib_error(x, r, &err);
     return;
   }
@@ -602,16 +649,19 @@ static void info_section(frond__resp_ctx *x, frond__buf *b, int which) {
       break;
     }
     frond_seg_stats_get(seg, &ss);
-    if (frond_seg_tags(seg, &tags, &n, NULL) != 0)
+    /* Tag lines for the tags /metrics shows, not for every tag. */
+    if (frond__metrics_tags(srv, &tags, &n) != 0)
       n = 0;
     frond__buf_printf(b,
                       "enabled:1\r\nstore_up:%d\r\nloads:%llu\r\n"
                       "load_failures:%llu\r\nunavailable:%llu\r\n"
-                      "ids_issued:%llu\r\ntags:%zu\r\n",
+                      "ids_issued:%llu\r\ntags:%llu\r\ntags_in_use:%llu\r\n",
                       ss.store_ok, (unsigned long long)ss.loads,
                       (unsigned long long)ss.load_failures,
                       (unsigned long long)ss.unavailable,
-                      (unsigned long long)FROND__SUM(srv, ids_segment), n);
+                      (unsigned long long)FROND__SUM(srv, ids_segment),
+                      (unsigned long long)ss.tags,
+                      (unsigned long long)ss.tags_in_use);
     for (i = 0; i < n; i++) {
       char name[FROND_TAG_MAX + 1];
       const frond_seg_buffer *cur = &tags[i].current;

@@ -24,6 +24,7 @@
 #include "server/server.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +95,7 @@ static int open_seg(frond__server *srv, frond_error *err) {
   frond_seg_options o;
   frond_seg *seg;
   int r;
-  frond__ids_seg_options(&o);
-  o.wait_ms = srv->cfg.segment_wait_ms;
+  frond__ids_seg_options(srv, &o);
   r = frond_seg_open(&seg, srv->cfg.store, &o, err);
   if (r == 0)
     atomic_store(&srv->seg, seg);
@@ -379,6 +379,15 @@ int frond__cli_serve(int argc, char **argv) {
   frond_log_set(NULL, NULL, srv.cfg.log_level);
   frond_log_set_format(srv.cfg.log_format);
   signal(SIGPIPE, SIG_IGN);
+  /* Large buffers (an answer of 100,000 IDs) come straight from mmap and go
+  ** back to the system when freed: a connection that held one once keeps
+  ** nothing of it (glibc would otherwise raise this threshold after the
+  ** first large free and keep such buffers in its heap). */
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  /* Segment calls that wait for the store run on libuv's thread pool (a
+  ** tag's first segment): more threads than libuv's 4, so that a few slow
+  ** tags do not hold up the others. The environment still wins. */
+  setenv("UV_THREADPOOL_SIZE", "16", 0);
   pthread_mutex_init(&srv.store_lock, NULL);
   pthread_mutex_init(&srv.lookup_lock, NULL);
   pthread_mutex_init(&srv.rate_lock, NULL);
@@ -448,6 +457,5 @@ int frond__cli_serve(int argc, char **argv) {
   }
   frond__formats_free(&srv);
   free(srv.workers);
-  free(srv.rates);
   return started ? 0 : 1;
 }

@@ -137,6 +137,7 @@ struct frond__conn {
   unsigned proto_state;  /* the protocol's own, zeroed at accept */
   uint64_t idle_ms;      /* close after this long idle, 0: never */
   void *pdata;           /* the protocol's per-connection state */
+  size_t counted;        /* buffer bytes counted in w->m.buffer_bytes */
 };
 
 /* Generic per-worker counters; a protocol keeps its own in its state. */
@@ -146,6 +147,9 @@ typedef struct frond__metrics {
   frond__counter rejected;
   frond__counter header_timeouts;
   frond__counter idle_timeouts;
+  /* Bytes of read and answer buffers held by open connections (a gauge;
+  ** each connection's share as of its last flush). */
+  frond__counter buffer_bytes;
 } frond__metrics;
 
 struct frond__worker {
@@ -177,13 +181,6 @@ struct frond__worker {
   ** long. The field is in every build so that the struct is one shape. */
   atomic_int test_wedge_ms;
 };
-
-/* Rates sampled once a second by the main thread, for the status page. */
-typedef struct frond__rate {
-  char tag[FROND_TAG_MAX + 1];
-  uint64_t last;
-  double per_sec;
-} frond__rate;
 
 struct frond_coord;
 
@@ -249,6 +246,8 @@ struct frond__server {
   pthread_mutex_t lookup_lock;
   int64_t lookup_second;
   unsigned lookups, lookups_in_flight;
+  /* The snowflake rate (status.c), under rate_lock; segment tags' rates
+  ** are the allocator's (frond_seg_sample). */
   /* ID formats (formats.c), built at start, read-only after. */
   frond__named_format *formats; /* format.<name>, in the configuration's
                                    order */
@@ -258,8 +257,7 @@ struct frond__server {
   pthread_mutex_t rate_lock;
   double rate_snowflake;
   uint64_t last_snowflake;
-  frond__rate *rates;
-  size_t nrates;
+  int64_t sample_next_ns; /* main thread: the next frond_seg_sample */
 };
 
 /* ---------------------------------------------------------------- conn.c */
@@ -315,6 +313,10 @@ void frond__metrics_counter(frond__buf *b, const char *name, const char *help,
                             uint64_t v);
 void frond__metrics_gauge(frond__buf *b, const char *name, const char *help,
                           double v);
+/* The tags that get per-tag series (in /metrics and INFO): those named in
+** metrics_tags and the metrics_top_tags fastest, by name, in *out (free
+** with free; NULL when none). 0, or -1 when out of memory. */
+int frond__metrics_tags(frond__server *srv, frond_tag_info **out, size_t *n);
 
 /* v as the text format spells a sample value or a bucket bound: the
 ** shortest decimal that reads back as v exactly (0.705, not
@@ -367,22 +369,28 @@ void frond__metrics_render(frond__server *srv, frond__buf *b);
 /* Issue n IDs into w->ids (n <= max_count) and count them; 0 or the
 ** library's code with err filled. A segment allocator that is not there
 ** (store not reached yet, or store = none) is SEGMENT_UNAVAILABLE with a
-** message saying which. A tag the allocator does not know fails with
-** TAG_NOT_FOUND at once: see frond__ids_segment_later. */
+** message saying which. Segment calls never wait on the loop: a tag the
+** allocator does not know fails with TAG_NOT_FOUND, a call that would wait
+** for the store returns FROND__AGAIN; either goes to
+** frond__ids_segment_later. */
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                        frond_error *err);
+/* A range lease of n IDs [*start, *start + n), as frond__ids_segment. */
+int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
+                     int64_t *start, frond_error *err);
 
 /* SEGMENT_UNAVAILABLE, saying why there is no allocator (not reached yet,
 ** or store = none). */
 int frond__ids_seg_missing(const frond__server *srv, frond_error *err);
 
 /* The segment allocator's options for the server (see ids.c). */
-void frond__ids_seg_options(frond_seg_options *o);
+void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o);
 
-/* A segment request whose tag the allocator did not know, being looked up
-** in the store off the loop. A protocol embeds it in its own record of the
-** request (first member) and sets done. */
+/* A segment request finished off the loop (an unknown tag looked up in
+** the store, or a call that waits for the loaders). A protocol embeds it
+** in its own record of the request (first member), sets done, and range
+** for a range lease. */
 typedef struct frond__ids_call frond__ids_call;
 struct frond__ids_call {
   uv_work_t work;
@@ -390,27 +398,32 @@ struct frond__ids_call {
   frond__conn *c; /* held until done has called frond__conn_resume */
   char tag[FROND_TAG_MAX + 1];
   size_t len, n;
-  int64_t *ids; /* n IDs when rc is 0; done frees it */
+  int range;     /* a range lease of n IDs: start, not ids */
+  int lookup;    /* the tag is looked up in the store first */
+  int64_t *ids;  /* n IDs when rc is 0; done frees it */
+  int64_t start; /* a range's first ID when rc is 0 */
   int rc;
   frond_error err;
   /* On the loop: answer (unless frond__conn_gone), resume c, free. */
   void (*done)(frond__ids_call *call);
 };
-/* After frond__ids_segment failed with TAG_NOT_FOUND: look the tag up off
-** the loop and take n IDs there. Returns 1 when queued (c is held, done
-** will run), 0 when the look-up budget is spent or there is no allocator:
-** then answer the TAG_NOT_FOUND at once. */
+/* After frond__ids_segment or frond__ids_range returned why (TAG_NOT_FOUND
+** or FROND__AGAIN): finish the request off the loop, looking the tag up
+** first for TAG_NOT_FOUND. Returns 1 when queued (c is held, done will
+** run), 0 when it cannot be (another code, the look-up budget spent, no
+** allocator): then answer the error at once. */
 int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
-                             const char *tag, size_t len, size_t n);
+                             const char *tag, size_t len, size_t n, int why);
 
 /* Look-ups of unknown tags are bounded (LOOKUPS_PER_SECOND a second,
 ** LOOKUPS_IN_FLIGHT at a time): admit one (1, counted; release it once
 ** done) or not (0). Thread-safe. */
 int frond__ids_lookup_admit(frond__server *srv);
 void frond__ids_lookup_release(frond__server *srv);
-/* On a pool thread: ask the store whether `tag` exists and, when it does,
-** read the allocator's tag list again so that it serves the tag. 0, or
-** TAG_NOT_FOUND (saying why when the store could not be asked). */
+/* On a pool thread: have the allocator look `tag` up in the store
+** (frond_seg_refresh_tag), so that it serves a tag created since its last
+** refresh. 0, or TAG_NOT_FOUND (saying why when the store could not be
+** asked). */
 int frond__ids_lookup_tag(frond__server *srv, const char *tag,
                           frond_error *err);
 
@@ -483,8 +496,11 @@ void frond__formats_metrics(frond__server *srv, frond__buf *b);
 
 /* -------------------------------------------------------------- status.c */
 
-void frond__status_render(frond__server *srv, frond__buf *b);
-/* Called once a second (dt seconds since the last call). */
+/* The status page for the request target (its query: page=N, q=TEXT, a
+** search in tag names). */
+void frond__status_render(frond__server *srv, frond__buf *b, const char *target,
+                          size_t len);
+/* Called once a second (dt seconds since the last call): rates. */
 void frond__rates_sample(frond__server *srv, double dt);
 
 /* -------------------------------------------------------------- notify.c */

@@ -73,6 +73,7 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
     uri = FROND_STORE_DEFAULT;
   if ((rc = open_backend(uri, out, err)) != 0)
     return rc;
+  (*out)->guard_shared = 0;
   if ((*out)->xRollbacks != NULL)
     return 0; /* guards of its own (multi:'s members) */
   if (((*out)->guard = frond__guard_new()) == NULL) {
@@ -80,6 +81,24 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
     *out = NULL;
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
+  return 0;
+}
+
+int frond__store_open_shared(const char *uri, frond_store *base,
+                             frond_store **out, frond_error *err) {
+  int rc;
+  *out = NULL;
+  if (uri == NULL)
+    uri = FROND_STORE_DEFAULT;
+  if ((rc = open_backend(uri, out, err)) != 0)
+    return rc;
+  if ((*out)->xRollbacks != NULL) {
+    /* multi: its members' guards, shared member by member. */
+    frond__store_multi_share(*out, base);
+    return 0;
+  }
+  (*out)->guard = base->guard;
+  (*out)->guard_shared = 1;
   return 0;
 }
 

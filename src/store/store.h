@@ -21,6 +21,10 @@
 typedef struct frond_store_methods frond_store_methods;
 typedef struct frond_store_guard frond_store_guard;
 
+/* Receives one row of a page of the tag list: its name and step. Returns
+** 0 to go on, or a FROND_E* code that ends the page with it. */
+typedef int (*frond__tag_fn)(void *ctx, const char *tag, int64_t step);
+
 /* Every backend's connection struct starts with this. */
 struct frond_store {
   const frond_store_methods *methods;
@@ -32,10 +36,11 @@ struct frond_store {
   /* A backend whose allocations pass through guards of its own (multi:)
   ** reports what they refused here; NULL: st->guard's. */
   uint64_t (*xRollbacks)(const frond_store *st);
+  int guard_shared; /* guard is another connection's: not freed */
 };
 
 struct frond_store_methods {
-  int iVersion;        /* 1 */
+  int iVersion;        /* 1, or 2 with xTagPage */
   const char *zScheme; /* URI prefix up to and including ':' */
   const char *zName;   /* for messages */
   /* Open a connection for `uri` (the whole URI, scheme included). */
@@ -59,6 +64,15 @@ struct frond_store_methods {
   int (*xTagSetStep)(frond_store *st, const char *tag, int64_t step,
                      frond_error *err);
   int (*xTagDelete)(frond_store *st, const char *tag, frond_error *err);
+  /*
+  ** Version 2. A page of the tag list, for lists too long for one answer:
+  ** up to `limit` rows whose tag sorts after `after` (NULL: from the first)
+  ** in the store's own key order, name and step only, each to fn; *n
+  ** receives how many were passed. Keyset paging: a row that exists for
+  ** the whole scan is seen exactly once, whatever changes meanwhile.
+  */
+  int (*xTagPage)(frond_store *st, const char *after, int limit,
+                  frond__tag_fn fn, void *ctx, int *n, frond_error *err);
 };
 
 /* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
@@ -77,6 +91,9 @@ typedef struct frond_multi_uri {
 } frond_multi_uri;
 /* Split a multi: URI and check every member's grammar; a pure function,
 ** fuzzed. 0 or STORE_URI. */
+/* Make st, a multi: store opened for the same URI as base, use base's
+** per-member rollback guards, step memory and health (base closed last). */
+void frond__store_multi_share(frond_store *st, const frond_store *base);
 int frond__store_multi_parse(const char *uri, frond_multi_uri *out,
                              frond_error *err);
 /* Block interleaving: member i of n's local block starting at lstart
@@ -138,6 +155,12 @@ extern int (*frond__store_fault)(frond_store *st, const char *op);
 
 /* The wrappers the core calls (store_call.c; open in store.c). */
 int frond__store_open(const char *uri, frond_store **out, frond_error *err);
+/* Another connection for uri that shares base's rollback guard (base is
+** closed last): the connections of one allocator's loaders, so that the
+** guard remembers every range the process took, whichever connection took
+** it. */
+int frond__store_open_shared(const char *uri, frond_store *base,
+                             frond_store **out, frond_error *err);
 void frond__store_close(frond_store *st);
 int frond__store_ensure_schema(frond_store *st, frond_error *err);
 int frond__store_alloc(frond_store *st, const char *tag, int64_t step,
@@ -146,6 +169,10 @@ int frond__store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
                           frond_error *err);
 int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
                          frond_error *err);
+/* xTagPage; a version-1 backend answers from its whole list (fakes). */
+int frond__store_tag_page(frond_store *st, const char *after, int limit,
+                          frond__tag_fn fn, void *ctx, int *n,
+                          frond_error *err);
 
 /* Leaf's own DDL (scripts/leaf_alloc.sql in Leaf's repository) for MySQL,
 ** as Leaf ships it, "IF NOT EXISTS" added. */

@@ -7,6 +7,9 @@
 */
 #include "store/store.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 int (*frond__store_fault)(frond_store *st, const char *op);
 
 uint64_t frond__store_rollbacks(const frond_store *st) {
@@ -17,7 +20,8 @@ uint64_t frond__store_rollbacks(const frond_store *st) {
 
 void frond__store_close(frond_store *st) {
   if (st != NULL) {
-    frond__guard_free(st->guard);
+    if (!st->guard_shared)
+      frond__guard_free(st->guard);
     st->guard = NULL;
     st->methods->xClose(st);
   }
@@ -47,4 +51,26 @@ int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
                          frond_error *err) {
   FROND__STORE_FAULT(st, "get");
   return st->methods->xTagGet(st, tag, out, err);
+}
+
+int frond__store_tag_page(frond_store *st, const char *after, int limit,
+                          frond__tag_fn fn, void *ctx, int *n,
+                          frond_error *err) {
+  frond_tag_row *rows = NULL;
+  size_t nrows = 0, i;
+  int rc;
+  FROND__STORE_FAULT(st, "list");
+  *n = 0;
+  if (st->methods->iVersion >= 2 && st->methods->xTagPage != NULL)
+    return st->methods->xTagPage(st, after, limit, fn, ctx, n, err);
+  /* The whole list, sorted bytewise, from the row after `after`. */
+  if ((rc = st->methods->xTagList(st, &rows, &nrows, err)) != 0)
+    return rc;
+  for (i = 0; i < nrows && *n < limit && rc == 0; i++)
+    if (after == NULL || strcmp(rows[i].tag, after) > 0) {
+      rc = fn(ctx, rows[i].tag, rows[i].step);
+      ++*n;
+    }
+  free(rows);
+  return rc;
 }

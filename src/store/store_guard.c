@@ -18,11 +18,15 @@
 ** a range this process took before it restarted (the memory is the
 ** process's). Those need a synchronous replica; see docs/segment.md.
 **
-** Callers hold the store's lock (a frond_store is used by one thread at
-** a time); the counter alone is read from other threads.
+** One guard may serve several connections (frond__store_open_shared: the
+** loaders of one allocator, so that the memory is the process's whatever
+** connection took a range); its own mutex keeps the marks, held from the
+** look-up of a tag's end to the note of the new one, never across a store
+** call.
 */
 #include "store/store.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,13 +39,19 @@ typedef struct mark {
 } mark;
 
 struct frond_store_guard {
+  pthread_mutex_t mu; /* slots, cap, n */
   mark *slots;
   size_t cap, n;           /* a power of two; used slots */
   atomic_ullong rollbacks; /* ranges refused */
 };
 
 frond_store_guard *frond__guard_new(void) {
-  return calloc(1, sizeof(frond_store_guard));
+  frond_store_guard *g = calloc(1, sizeof(frond_store_guard));
+  if (g != NULL && pthread_mutex_init(&g->mu, NULL) != 0) {
+    free(g);
+    g = NULL;
+  }
+  return g;
 }
 
 void frond__guard_free(frond_store_guard *g) {
@@ -51,6 +61,7 @@ void frond__guard_free(frond_store_guard *g) {
   for (i = 0; i < g->cap; i++)
     free(g->slots[i].tag);
   free(g->slots);
+  pthread_mutex_destroy(&g->mu);
   free(g);
 }
 
@@ -93,21 +104,44 @@ static mark *find(frond_store_guard *g, const char *tag, int add) {
   return NULL;
 }
 
-int64_t frond__guard_end(frond_store_guard *g, const char *tag) {
-  mark *m = g ? find(g, tag, 0) : NULL;
+/* With g->mu held. */
+static int64_t end_of(frond_store_guard *g, const char *tag) {
+  mark *m = find(g, tag, 0);
   return m ? m->end : 0;
 }
 
-void frond__guard_forget(frond_store_guard *g, const char *tag) {
-  mark *m = g ? find(g, tag, 0) : NULL;
-  if (m != NULL)
-    m->end = 0;
+static void note(frond_store_guard *g, const char *tag, int64_t end) {
+  mark *m = find(g, tag, 1);
+  if (m != NULL && end > m->end)
+    m->end = end;
+}
+
+int64_t frond__guard_end(frond_store_guard *g, const char *tag) {
+  int64_t end;
+  if (g == NULL)
+    return 0;
+  pthread_mutex_lock(&g->mu);
+  end = end_of(g, tag);
+  pthread_mutex_unlock(&g->mu);
+  return end;
 }
 
 void frond__guard_note(frond_store_guard *g, const char *tag, int64_t end) {
-  mark *m = g ? find(g, tag, 1) : NULL;
-  if (m != NULL && end > m->end)
-    m->end = end;
+  if (g == NULL)
+    return;
+  pthread_mutex_lock(&g->mu);
+  note(g, tag, end);
+  pthread_mutex_unlock(&g->mu);
+}
+
+void frond__guard_forget(frond_store_guard *g, const char *tag) {
+  mark *m;
+  if (g == NULL)
+    return;
+  pthread_mutex_lock(&g->mu);
+  if ((m = find(g, tag, 0)) != NULL)
+    m->end = 0;
+  pthread_mutex_unlock(&g->mu);
 }
 
 int frond__guard_alloc(frond_store *st, const char *tag, int64_t step,
@@ -119,11 +153,13 @@ int frond__guard_alloc(frond_store *st, const char *tag, int64_t step,
   if (rc != 0 || g == NULL)
     return rc;
   used = step > 0 ? step : *row_step;
-  end = frond__guard_end(g, tag);
-  if (*max_id - used >= end) {
-    frond__guard_note(g, tag, *max_id);
+  pthread_mutex_lock(&g->mu);
+  end = end_of(g, tag);
+  if (*max_id - used >= end)
+    note(g, tag, *max_id);
+  pthread_mutex_unlock(&g->mu);
+  if (*max_id - used >= end)
     return 0;
-  }
   atomic_fetch_add(&g->rollbacks, 1);
   frond_log(FROND_LOG_WARN,
             "store: tag \"%s\": the store handed out [%lld, %lld), below "

@@ -42,6 +42,7 @@
 */
 #include "store/store.h"
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,12 +57,18 @@
 
 typedef struct member {
   char *uri;
-  char engine[16];  /* the scheme, for messages (never the password) */
-  frond_store *st;  /* NULL until connected and its identity checked */
-  int refused;      /* its identity does not match: never used */
-  int64_t retry_ns; /* no attempt before (monotonic), 0: now */
-  int64_t backoff_ms;
-  atomic_int up;
+  char engine[16]; /* the scheme, for messages (never the password) */
+  frond_store *st; /* NULL until connected and its identity checked */
+  int refused;     /* its identity does not match: never used */
+
+  /* Shared by every connection of one allocator (frond__store_multi_share):
+  ** the rollback guard of the member's ranges, and whether it serves. */
+  frond_store_guard *guard;
+  struct member_health {
+    atomic_int up;
+    _Atomic int64_t retry_ns; /* no attempt before (monotonic), 0: now */
+    _Atomic int64_t backoff_ms;
+  } * h, h_own;
   char why[WHY_MAX]; /* the last failure */
 } member;
 
@@ -70,6 +77,7 @@ typedef struct multi_store {
   int n;
   unsigned next;           /* round-robin cursor */
   frond_store_guard *step; /* tag -> the block size seen first */
+  int shared;              /* guards, step and up are another's */
   member m[FROND_STORE_MULTI_MAX];
 } multi_store;
 
@@ -181,25 +189,27 @@ int64_t frond__multi_local_start(int64_t start, int64_t b, int n) {
 /* ---- members ---- */
 
 static void member_down(member *m, int i, const frond_error *e) {
-  int was = atomic_exchange(&m->up, 0);
-  m->backoff_ms = m->backoff_ms == 0 ? BACKOFF_MIN_MS : m->backoff_ms * 2;
-  if (m->backoff_ms > BACKOFF_MAX_MS)
-    m->backoff_ms = BACKOFF_MAX_MS;
-  m->retry_ns = frond__mono_ns() + m->backoff_ms * 1000000;
+  int was = atomic_exchange(&m->h->up, 0);
+  int64_t backoff = atomic_load(&m->h->backoff_ms);
+  backoff = backoff == 0 ? BACKOFF_MIN_MS : backoff * 2;
+  if (backoff > BACKOFF_MAX_MS)
+    backoff = BACKOFF_MAX_MS;
+  atomic_store(&m->h->backoff_ms, backoff);
+  atomic_store(&m->h->retry_ns, frond__mono_ns() + backoff * 1000000);
   snprintf(m->why, sizeof(m->why), "%s", e->message);
   if (was)
     frond_log(FROND_LOG_WARN,
               "store: multi: member %d (%s) failed, the others serve; "
               "trying it again in %lld ms: %s",
-              i, m->engine, (long long)m->backoff_ms, e->message);
+              i, m->engine, (long long)backoff, e->message);
 }
 
 static void member_up(member *m, int i) {
-  if (!atomic_exchange(&m->up, 1) && m->backoff_ms != 0)
+  if (!atomic_exchange(&m->h->up, 1) && atomic_load(&m->h->backoff_ms) != 0)
     frond_log(FROND_LOG_INFO, "store: multi: member %d (%s) works again", i,
               m->engine);
-  m->backoff_ms = 0;
-  m->retry_ns = 0;
+  atomic_store(&m->h->backoff_ms, 0);
+  atomic_store(&m->h->retry_ns, 0);
 }
 
 /* Connect member i and check its identity; 0 when it is usable. */
@@ -212,14 +222,12 @@ static int member_open(multi_store *ms, int i, frond_error *err) {
                        m->engine, m->why);
   if (m->st != NULL)
     return 0;
-  /* As frond__store_open (store.c) opens a SQL store, with its guard. */
+  /* As frond__store_open (store.c) opens a SQL store, with the member's
+  ** guard: one per member, whichever connection of the allocator uses it. */
   if ((rc = frond__store_sql.xOpen(m->uri, &st, err)) != 0)
     goto fail;
-  if ((st->guard = frond__guard_new()) == NULL) {
-    frond__store_close(st);
-    rc = frond__fail(err, FROND_ENOMEM, NULL);
-    goto fail;
-  }
+  st->guard = m->guard;
+  st->guard_shared = 1;
   frond__store_sql_member(st, i, ms->n);
   if ((rc = frond__store_ensure_schema(st, err)) != 0) {
     frond__store_close(st);
@@ -248,7 +256,8 @@ fail:
 
 /* Whether member i may be tried now (connected, or due for a retry). */
 static int member_due(const member *m) {
-  return !m->refused && (m->retry_ns == 0 || frond__mono_ns() >= m->retry_ns);
+  int64_t at = atomic_load(&m->h->retry_ns);
+  return !m->refused && (at == 0 || frond__mono_ns() >= at);
 }
 
 /* One whole aligned block of tag from member i: the global range. */
@@ -306,8 +315,11 @@ static void multi_close(frond_store *st) {
   for (i = 0; i < ms->n; i++) {
     frond__store_close(ms->m[i].st);
     free(ms->m[i].uri);
+    if (!ms->shared)
+      frond__guard_free(ms->m[i].guard);
   }
-  frond__guard_free(ms->step);
+  if (!ms->shared)
+    frond__guard_free(ms->step);
   free(ms);
 }
 
@@ -329,6 +341,11 @@ static int multi_open(const char *uri, frond_store **out, frond_error *err) {
   for (i = 0; i < u.n; i++) {
     member *m = &ms->m[i];
     if ((m->uri = malloc(u.len[i] + 1)) == NULL) {
+      multi_close(&ms->base);
+      return frond__fail(err, FROND_ENOMEM, NULL);
+    }
+    m->h = &m->h_own;
+    if ((m->guard = frond__guard_new()) == NULL) {
       multi_close(&ms->base);
       return frond__fail(err, FROND_ENOMEM, NULL);
     }
@@ -615,8 +632,26 @@ static uint64_t multi_rollbacks(const frond_store *st) {
   uint64_t sum = 0;
   int i;
   for (i = 0; i < ms->n; i++)
-    sum += frond__store_rollbacks(ms->m[i].st);
+    sum += frond__guard_rollbacks(ms->m[i].guard);
   return sum;
+}
+
+void frond__store_multi_share(frond_store *st, const frond_store *base) {
+  multi_store *ms = MS(st);
+  const multi_store *b = (const multi_store *)base;
+  int i;
+  assert(st->methods == &frond__store_multi &&
+         base->methods == &frond__store_multi && b->n == ms->n);
+  for (i = 0; i < ms->n; i++) {
+    if (!ms->shared)
+      frond__guard_free(ms->m[i].guard);
+    ms->m[i].guard = b->m[i].guard;
+    ms->m[i].h = b->m[i].h;
+  }
+  if (!ms->shared)
+    frond__guard_free(ms->step);
+  ms->step = b->step;
+  ms->shared = 1;
 }
 
 int frond__store_members(frond_store *st, uint64_t *up) {
@@ -626,7 +661,7 @@ int frond__store_members(frond_store *st, uint64_t *up) {
   if (st == NULL || st->methods != &frond__store_multi)
     return 0;
   for (i = 0; i < ms->n; i++)
-    if (atomic_load(&ms->m[i].up))
+    if (atomic_load(&ms->m[i].h->up))
       *up |= UINT64_C(1) << i;
   return ms->n;
 }
@@ -644,4 +679,5 @@ const frond_store_methods frond__store_multi = {
     multi_tag_create,
     multi_tag_set_step,
     multi_tag_delete,
+    NULL, /* version 1: pages come from the merged list (store_call.c) */
 };

@@ -198,6 +198,37 @@ static int sql_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
   return rc;
 }
 
+/* In the table's key order (the primary key's index, whatever its
+** collation), so that every page is an index range scan. */
+static int sql_tag_page(frond_store *st, const char *after, int limit,
+                        frond__tag_fn fn, void *ctx, int *n, frond_error *err) {
+  frond_db_result r = {0};
+  frond_db_arg a[2];
+  int64_t step;
+  int rc, i;
+  a[0] = frond__db_int(limit);
+  a[1] = frond__db_text(after);
+  if (after == NULL)
+    rc = frond__db_exec(DB(st),
+                        "SELECT biz_tag, step FROM leaf_alloc ORDER BY biz_tag "
+                        "LIMIT $1",
+                        a, 1, &r, err);
+  else
+    rc = frond__db_exec(DB(st),
+                        "SELECT biz_tag, step FROM leaf_alloc WHERE biz_tag > "
+                        "$2 ORDER BY biz_tag LIMIT $1",
+                        a, 2, &r, err);
+  for (i = 0; rc == 0 && i < r.nrows; i++) {
+    const char *t = frond__db_get_text(&r, i, 0);
+    if (t == NULL || frond__db_get_int(&r, i, 1, &step, err) != 0)
+      continue; /* not a row a caller could ask for */
+    rc = fn(ctx, t, step);
+  }
+  *n = rc == 0 ? r.nrows : i;
+  frond__db_result_free(&r);
+  return rc;
+}
+
 static int sql_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
                        frond_error *err) {
   frond_db_result r = {0};
@@ -257,7 +288,7 @@ static int sql_tag_delete(frond_store *st, const char *tag, frond_error *err) {
 }
 
 const frond_store_methods frond__store_sql = {
-    1,
+    2,
     NULL, /* every URI the SQL layer accepts */
     "sql",
     sql_open,
@@ -269,4 +300,5 @@ const frond_store_methods frond__store_sql = {
     sql_tag_create,
     sql_tag_set_step,
     sql_tag_delete,
+    sql_tag_page,
 };

@@ -28,6 +28,9 @@ def router_endpoints():
              "the HTTP router (EXACT/PREFIX paths) was not found in "
              "src/server/*.c; update test_docs_*.py's pattern")
     routes = set(exact)
+    # PREFIX("/a/") && SUFFIX("/a/", "/b"): /a/{}/b
+    for p, s in re.findall(r'\bSUFFIX\("(/[^"]*)", "(/[^"]*)"\)', src):
+        routes.add(p + "{}" + s)
     for p in prefix:
         namespace = any(q != p and q.startswith(p) for q in exact | prefix)
         if not namespace:

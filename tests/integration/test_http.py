@@ -225,7 +225,10 @@ def test_health_and_metrics():
                  'frond_http_request_duration_seconds_bucket{route='
                  '"snowflake",le="+Inf"}',
                  'frond_ids_issued_total{generator="snowflake"}',
-                 'frond_ids_issued_total{generator="segment",tag="orders"}',
+                 'frond_ids_issued_total{generator="segment"}',
+                 'frond_segment_tag_ids_issued_total{tag="orders"}',
+                 "frond_segment_tags ", "frond_segment_tags_in_use ",
+                 "frond_connection_buffer_bytes ",
                  "frond_segment_loads_total", "frond_segment_rollbacks_total 0",
                  "frond_segment_step{",
                  "frond_segment_buffer_remaining{",

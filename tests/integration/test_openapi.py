@@ -418,6 +418,13 @@ def test_live():
         r("/v1/segment/{tag}", "get", "/v1/segment/orders?count=x", 400)
         r("/v1/segment/{tag}", "get", "/v1/segment/%ZZ", 400)
         r("/v1/segment/{tag}", "get", "/v1/segment/nope", 404)
+        r("/v1/segment/{tag}/range", "get",
+          "/v1/segment/orders/range?count=500", 200)
+        r("/v1/segment/{tag}/range", "get",
+          "/v1/segment/orders/range?count=5&format=text", 200)
+        r("/v1/segment/{tag}/range", "get",
+          "/v1/segment/orders/range?count=0", 400)
+        r("/v1/segment/{tag}/range", "get", "/v1/segment/nope/range", 404)
         r("/v1/decode/{string}", "get", "/v1/decode/" + sid, 200)
         r("/v1/decode/{string}", "get", "/v1/decode/-1", 400)
         r("/v1/decode/{string}", "get", "/v1/decode/x", 400)
@@ -514,6 +521,8 @@ def test_live():
     try:
         r = lambda *args, **kw: c.request(b_, *args, **kw)  # noqa: E731
         r("/v1/segment/{tag}", "get", "/v1/segment/orders", 503)
+        r("/v1/segment/{tag}/range", "get", "/v1/segment/orders/range",
+          503)
         for m in ("get", "post"):
             _, h, body = r("/api/segment/get/{tag}", m,
                            "/api/segment/get/orders", 500)

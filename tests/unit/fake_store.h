@@ -28,11 +28,14 @@ static struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   fake_row rows[FAKE_ROWS];
-  int fail;         /* every operation fails with STORE */
-  int hold;         /* alloc blocks until cleared */
-  int64_t stall_ns; /* alloc sleeps this long */
-  int allocs;       /* successful allocations */
+  int fail;                         /* every operation fails with STORE */
+  int hold;                         /* alloc blocks until cleared */
+  char hold_tag[FROND_TAG_MAX + 1]; /* alloc of this tag blocks until "" */
+  int gets;                         /* tag look-ups (xTagGet) */
+  int64_t stall_ns;                 /* alloc sleeps this long */
+  int allocs;                       /* successful allocations */
   int64_t last_step;
+  int64_t max_step; /* the largest step an allocation asked for */
 } fake;
 
 static atomic_llong fake_now = 1700000000000;
@@ -60,9 +63,12 @@ static void fake_reset(void) {
   pthread_mutex_lock(&fake.mu);
   memset(fake.rows, 0, sizeof(fake.rows));
   fake.fail = fake.hold = 0;
+  fake.hold_tag[0] = '\0';
+  fake.gets = 0;
   fake.stall_ns = 0;
   fake.allocs = 0;
   fake.last_step = 0;
+  fake.max_step = 0;
   pthread_mutex_unlock(&fake.mu);
 }
 
@@ -89,6 +95,22 @@ static void fake_set(int *field, int v) {
   *field = v;
   pthread_cond_broadcast(&fake.cv);
   pthread_mutex_unlock(&fake.mu);
+}
+
+/* Make allocations of tag block (NULL: release them). */
+static inline void fake_hold_tag(const char *tag) {
+  pthread_mutex_lock(&fake.mu);
+  snprintf(fake.hold_tag, sizeof(fake.hold_tag), "%s", tag ? tag : "");
+  pthread_cond_broadcast(&fake.cv);
+  pthread_mutex_unlock(&fake.mu);
+}
+
+static inline int fake_gets(void) {
+  int n;
+  pthread_mutex_lock(&fake.mu);
+  n = fake.gets;
+  pthread_mutex_unlock(&fake.mu);
+  return n;
 }
 
 static int fake_allocs(void) {
@@ -125,7 +147,7 @@ static int fake_alloc(frond_store *st, const char *tag, int64_t step,
   fake_row *r;
   int64_t stall;
   pthread_mutex_lock(&fake.mu);
-  while (fake.hold)
+  while (fake.hold || strcmp(fake.hold_tag, tag) == 0)
     pthread_cond_wait(&fake.cv, &fake.mu);
   stall = fake.stall_ns;
   pthread_mutex_unlock(&fake.mu);
@@ -144,6 +166,8 @@ static int fake_alloc(frond_store *st, const char *tag, int64_t step,
   *row_step = r->step;
   fake.allocs++;
   fake.last_step = step;
+  if (step > fake.max_step)
+    fake.max_step = step;
   pthread_mutex_unlock(&fake.mu);
   return 0;
 }
@@ -177,6 +201,7 @@ static int fake_get(frond_store *st, const char *tag, frond_tag_row *out,
   fake_row *r;
   int rc = 0;
   pthread_mutex_lock(&fake.mu);
+  fake.gets++;
   if (fake.fail)
     rc = fake_down(err);
   else if ((r = fake_find(tag)) == NULL)
@@ -188,8 +213,8 @@ static int fake_get(frond_store *st, const char *tag, frond_tag_row *out,
 }
 
 static const frond_store_methods fake_methods = {
-    1,          "fake:",   "fake",   fake_open, fake_close, fake_schema,
-    fake_alloc, fake_list, fake_get, NULL,      NULL,       NULL};
+    1,         "fake:",  "fake", fake_open, fake_close, fake_schema, fake_alloc,
+    fake_list, fake_get, NULL,   NULL,      NULL,       NULL};
 
 static void fake_install(void) {
   static int done;

@@ -62,7 +62,7 @@ static fixture *fixture_open(const frond__proto *proto,
   snprintf(srv->cfg.store, sizeof srv->cfg.store, "%s", f->uri);
   for (; tags != NULL && *tags != NULL; tags++)
     fixture_tag(f, *tags, 100);
-  frond__ids_seg_options(&o);
+  frond__ids_seg_options(srv, &o);
   assert_int_equal(frond_seg_open(&seg, f->uri, &o, &err), 0);
   atomic_store(&srv->seg, seg);
   srv->seg_enabled = 1;
@@ -132,7 +132,6 @@ static void fixture_close(fixture *f) {
   frond_gen_close(f->srv.gen, NULL);
   if (f->srv.store_conn != NULL)
     frond_store_close(f->srv.store_conn);
-  free(f->srv.rates);
   tmpdir_remove(f->dir);
   free(f);
 }

@@ -340,7 +340,7 @@ static void test_no_store(void **state) {
   /* Ready: the row is there and its first segment was loaded before the
   ** period counted as ready. */
   assert_int_equal(frond_store_tag_get(st, "orders:20260101", &row, &err), 0);
-  assert_int_equal(frond_seg_tags(s, &tags, &n, &err), 0);
+  assert_int_equal(frond_seg_tag_list(s, &tags, &n, &err), 0);
   for (size_t i = 0; i < n; i++)
     if (strcmp(tags[i].tag, "orders:20260101") == 0)
       assert_true(tags[i].current.ready);
@@ -348,7 +348,16 @@ static void test_no_store(void **state) {
   src.no_store = 1;
   for (int i = 2; i <= 25; i++) { /* across segments of 10 */
     char want[32];
-    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err), 0);
+    int rc = frond_format_next(f, &src, buf, sizeof(buf), &err);
+    /* The next segment not loaded yet: nothing was taken, and the call is
+    ** repeated where it may wait, as an event loop does on its pool. */
+    if (rc == FROND_EWOULD_BLOCK) {
+      assert_non_null(strstr(err.message, "not loaded yet"));
+      src.no_store = 0;
+      rc = frond_format_next(f, &src, buf, sizeof(buf), &err);
+      src.no_store = 1;
+    }
+    assert_int_equal(rc, 0);
     snprintf(want, sizeof(want), "20260101%06d", i);
     assert_string_equal(buf, want);
   }
@@ -363,7 +372,7 @@ static void test_no_store(void **state) {
   assert_int_equal(
       frond__seg_period_tag(s, "orders", "orders:20260103", 1000, &err), 0);
   assert_true(frond__seg_period_ready(s, "orders:20260103", 15));
-  assert_int_equal(frond_seg_tags(s, &tags, &n, &err), 0);
+  assert_int_equal(frond_seg_tag_list(s, &tags, &n, &err), 0);
   for (size_t i = 0; i < n; i++)
     if (strcmp(tags[i].tag, "orders:20260103") == 0)
       assert_true(tags[i].current.ready || tags[i].next.ready);

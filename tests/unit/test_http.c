@@ -516,6 +516,10 @@ static void test_browser_requests(void **state) {
   assert_int_equal(a.status, 403);
   a = get(f, "GET", "/v1/snowflake", "Sec-Fetch-Site: cross-site\r\n", NULL);
   assert_int_equal(a.status, 403);
+  /* A range lease uses up IDs too. */
+  a = get(f, "GET", "/v1/segment/order/range?count=5",
+          "Sec-Fetch-Site: cross-site\r\n", NULL);
+  assert_int_equal(a.status, 403);
   a = get(f, "GET", "/api/segment/get/order", "Sec-Fetch-Site: same-site\r\n",
           NULL);
   assert_int_equal(a.status, 403);

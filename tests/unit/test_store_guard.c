@@ -127,10 +127,63 @@ static void test_allocator_serves_no_id_twice(void **state) {
   frond_log_set(NULL, NULL, FROND_LOG_INFO);
 }
 
+/* The same with several loaders and tags: a tag's loads run on any
+** loader, each with its own connection, and the guard must remember the
+** ranges of the tag whichever loader took them. */
+static void test_every_loader_remembers(void **state) {
+  frond_seg *seg;
+  frond_seg_options o;
+  frond_seg_stats ss;
+  frond_store *st;
+  frond_error e = {0, ""};
+  enum { TAGS = 8, N = 1000 };
+  static int64_t ids[TAGS][2 * N];
+  char tag[8];
+  int t, i, j;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  for (t = 0; t < TAGS; t++) {
+    snprintf(tag, sizeof tag, "m%d", t);
+    assert_int_equal(frond_store_tag_create(st, tag, 100, 1, NULL, &e), 0);
+  }
+  frond_store_close(st);
+  frond_seg_options_init(&o);
+  o.max_step = 100;
+  o.loaders = 4;
+  o.wait_ms = o.first_wait_ms = 30000;
+  assert_int_equal(frond_seg_open(&seg, uri, &o, &e), 0);
+  for (i = 0; i < N; i++)
+    for (t = 0; t < TAGS; t++) {
+      snprintf(tag, sizeof tag, "m%d", t);
+      assert_int_equal(frond_seg_next(seg, tag, 2, &ids[t][i], &e), 0);
+    }
+  for (t = 0; t < TAGS; t++) {
+    snprintf(tag, sizeof tag, "m%d", t);
+    set_max_id(tag, 1);
+  }
+  for (; i < 2 * N; i++)
+    for (t = 0; t < TAGS; t++) {
+      snprintf(tag, sizeof tag, "m%d", t);
+      assert_int_equal(frond_seg_next(seg, tag, 2, &ids[t][i], &e), 0);
+    }
+  for (t = 0; t < TAGS; t++)
+    for (i = 1; i < 2 * N; i++)
+      for (j = 0; j < i; j++)
+        if (ids[t][i] == ids[t][j])
+          fail_msg("tag m%d: ID %lld served twice (positions %d and %d)", t,
+                   (long long)ids[t][i], j, i);
+  frond_seg_stats_get(seg, &ss);
+  assert_int_equal(ss.rollbacks, TAGS);
+  frond_seg_close(seg);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_store_refuses_a_lower_range),
       cmocka_unit_test(test_allocator_serves_no_id_twice),
+      cmocka_unit_test(test_every_loader_remembers),
   };
   return frond_run_tests(tests, setup, teardown);
 }

@@ -1,0 +1,346 @@
+/*
+** seg.h -- the segment allocator's private pieces, shared by its files:
+**
+**   segment.c    segment entries, the hot path, batches and ranges, the
+**                public calls, open and close
+**   seg_tags.c   the tag table: names, look-up, the refresh from the
+**                store, the sorted index, queries and rates
+**   seg_load.c   the loader pool: the queue of tags that want a segment,
+**                the store transactions, retries with backoff
+**
+** Tags come in two weights. Every row of the store gets a seg_name: its
+** name, hash and row step, about 40 bytes in an arena, found through an
+** open-addressing table without a lock. A name gets its seg_tag (two
+** segment entries, a mutex, counters: about 600 bytes) on first use, so a
+** million rows that are never used cost tens of megabytes, and whatever
+** iterates over tags in use (the sampler, the top-N of /metrics) costs
+** what is in use, not what is stored.
+**
+** Neither is freed before close: a tag deleted from the store is marked
+** removed (its buffers dropped) and revived if it comes back, so a pointer
+** to either, held without a lock (a handle, frond_seg_tag), stays valid.
+**
+** Locks, in the only order in which they nest:
+**   s->table_mu  writers of the table and the arena; the added list
+**   t->mu        one tag's buffers and state; held for memory work only
+**   s->mu        the loaders' queue, retry heap and wake-ups; miss budget
+** s->index_mu guards the sorted index and nests nothing but t->mu (a page
+** of descriptions). s->store_mu serializes the main store connection; it
+** is held during I/O and never while another of these locks is held. Each
+** loader thread has a connection of its own, used by it alone.
+*/
+#ifndef FROND_SEG_H
+#define FROND_SEG_H
+
+#include "core/core.h"
+#include "store/store.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/* Offsets need 31 bits (a segment holds at most INT32_MAX IDs) plus the
+** few that failing calls add before the slow path clamps them; the
+** generation gets the other 32 and wraps after 4 billion segments of a
+** tag. */
+#define SEG_GEN_SHIFT 32
+#define SEG_OFF_MASK ((UINT64_C(1) << SEG_GEN_SHIFT) - 1)
+#define SEG_GEN_MASK ((UINT64_C(1) << (64 - SEG_GEN_SHIFT)) - 1)
+#define SEG_NO_GEN UINT64_MAX
+
+/* Where a tag is in the loaders' queue (under s->mu). */
+enum { SEG_Q_NONE, SEG_Q_QUEUED, SEG_Q_RETRY };
+
+typedef struct seg_tag seg_tag;
+
+/* A row of the store: a name the allocator knows. */
+typedef struct seg_name {
+  uint64_t hash;
+  seg_tag *_Atomic tag; /* NULL until first use, then fixed */
+  int32_t row_step;     /* as last read from the store; under table_mu */
+  uint32_t seen;        /* the refresh that last saw it; under table_mu */
+  atomic_uchar removed; /* written under table_mu */
+  unsigned char len;
+  char name[]; /* len bytes and a NUL */
+} seg_name;
+
+/* One segment. Written only under the tag's mutex, as a seqlock (seq is
+** odd while being written); read lock-free by the hot path. */
+typedef struct seg_entry {
+  atomic_uint_fast64_t seq;
+  atomic_uint_fast64_t gen; /* the generation it serves, or SEG_NO_GEN */
+  atomic_int_fast64_t start, size;
+  atomic_int_fast64_t preload_at; /* offset whose taker asks for the next */
+  int64_t step;                   /* under mu */
+} seg_entry;
+
+/* A tag in use (the public frond_seg_tag). */
+struct seg_tag {
+  _Alignas(64) atomic_uint_fast64_t word; /* gen << GEN_SHIFT | off */
+  frond_seg *s;                           /* read-only */
+  seg_name *nm;                           /* read-only */
+  atomic_uint_fast64_t done; /* IDs of segments switched away from */
+  _Alignas(64) seg_entry e[2];
+  pthread_mutex_t mu;
+  pthread_cond_t cv;    /* calls waiting for a segment */
+  int want;             /* a load is requested and not done yet */
+  int loading;          /* a loader is in the store for this tag */
+  int qstate;           /* SEG_Q_*, under s->mu */
+  seg_tag *q_next;      /* the queue's link, under s->mu */
+  uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
+  int64_t step;         /* step of the last load, 0 before the first */
+  int64_t row_step;     /* the row's step as last read */
+  int64_t max_step;     /* dynamic step cap, 0: the allocator's */
+  int64_t range_need;   /* a range waits for a segment of this size, 0: no */
+  atomic_int capped;    /* a seq period: made and capped in this process */
+  int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
+  int64_t last_load_unix_ms;
+  int64_t backoff_ms;
+  int64_t retry_at_ns; /* monotonic; no load attempt before */
+  uint64_t loads, failures;
+  seg_tag *hot_next;    /* tags in use, newest first; fixed once pushed */
+  uint64_t sample_last; /* IDs taken at the last sample (sample_mu) */
+  _Atomic double rate;  /* IDs per second between the last two samples */
+};
+
+/* Open addressing, linear probing, load <= 1/2. Slots are only ever set
+** (under table_mu) and read lock-free; a grown table replaces the old one,
+** which stays allocated (on the `older` chain) until close. */
+typedef struct seg_table {
+  struct seg_table *older;
+  size_t cap, count;
+  seg_name *_Atomic slot[];
+} seg_table;
+
+typedef struct seg_arena seg_arena;
+
+/* A tag waiting for its next load attempt (the retry heap, under s->mu). */
+typedef struct seg_retry {
+  int64_t at_ns;
+  seg_tag *t;
+} seg_retry;
+
+struct frond_seg {
+  frond_seg_options o;
+  uint64_t seed; /* of the name hash */
+
+  /* The main store connection: refresh, look-ups, period rows. Loaders
+  ** open their own to uri. */
+  char *uri;
+  frond_store *store;
+  pthread_mutex_t store_mu;
+
+  /* The table (seg_tags.c). refresh_mu: one refresh at a time, taken
+  ** before any other lock. */
+  pthread_mutex_t refresh_mu;
+  seg_table *_Atomic table;
+  pthread_mutex_t table_mu;
+  seg_arena *arena;
+  uint32_t epoch;   /* of the last refresh */
+  size_t nlive;     /* names not removed */
+  seg_name **added; /* names added since the index was built */
+  size_t nadded, added_cap;
+  seg_tag *_Atomic hot; /* tags in use, newest first */
+  atomic_size_t nhot;
+
+  /* The sorted index (seg_tags.c): every name ever added, by name. */
+  pthread_mutex_t index_mu;
+  seg_name **sorted;
+  size_t nsorted;
+
+  /* Rates (seg_tags.c). */
+  pthread_mutex_t sample_mu;
+  int64_t sample_ns;
+  uint64_t sample_visits; /* tags the sampler has looked at, for tests */
+
+  /* The loaders (seg_load.c). */
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* wakes loaders */
+  seg_tag *q_head, *q_tail;
+  seg_retry *retry; /* min-heap by at_ns */
+  size_t nretry, retry_cap;
+  int stop;
+  int refreshing;        /* a loader is reading the tag list */
+  int64_t refresh_at_ns; /* the next periodic refresh */
+  int64_t refresh_backoff_ms;
+  int64_t miss_second; /* unknown tags' rate limit window */
+  unsigned miss_used;
+  pthread_t *loaders;
+  unsigned nloaders;
+  atomic_uint busy;     /* loaders in the store right now */
+  atomic_uint max_busy; /* the most at once, for tests and stats */
+
+  atomic_uint_fast64_t loads, failures, unavailable;
+  atomic_int store_ok;
+};
+
+static inline int64_t frond__seg_clock(frond_seg *s) {
+  return s->o.clock(s->o.clock_ctx);
+}
+
+/* ---- seg_tags.c ---- */
+
+/* ---- the name hash ----
+** Short names dominate, so the hash reads them in at most four loads and
+** mixes with two multiplications (the structure of wyhash, which is in
+** the public domain). Keyed per allocator: the table's layout cannot be
+** predicted from outside. */
+
+#define SEG_P0 UINT64_C(0xa0761d6478bd642f)
+#define SEG_P1 UINT64_C(0xe7037ed1a0b428db)
+
+static inline uint64_t frond__seg_mix(uint64_t a, uint64_t b) {
+  __uint128_t r = (__uint128_t)a * b;
+  return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t seg_rd8(const char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+static inline uint64_t seg_rd4(const char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* The name hash, keyed per allocator. */
+static inline uint64_t frond__seg_hash(const frond_seg *s, const char *p,
+                                       size_t len) {
+  uint64_t a, b, seed = s->seed;
+  size_t i = len;
+  if (len <= 16) {
+    if (len >= 4) {
+      size_t q = (len >> 3) << 2;
+      a = seg_rd4(p) << 32 | seg_rd4(p + q);
+      b = seg_rd4(p + len - 4) << 32 | seg_rd4(p + len - 4 - q);
+    } else if (len > 0) {
+      a = (uint64_t)(unsigned char)p[0] << 16 |
+          (uint64_t)(unsigned char)p[len >> 1] << 8 | (unsigned char)p[len - 1];
+      b = 0;
+    } else {
+      a = b = 0;
+    }
+  } else {
+    for (; i > 16; i -= 16, p += 16)
+      seed = frond__seg_mix(seg_rd8(p) ^ SEG_P1, seg_rd8(p + 8) ^ seed);
+    a = seg_rd8(p + i - 16);
+    b = seg_rd8(p + i - 8);
+  }
+  return frond__seg_mix(SEG_P1 ^ len, frond__seg_mix(a ^ SEG_P1, b ^ seed));
+}
+
+/* Names are at most FROND_TAG_MAX bytes; compare the common short ones
+** with two overlapping loads instead of a call. */
+static inline int seg_name_eq(const char *a, const char *b, size_t len) {
+  if (len >= 8 && len <= 16)
+    return seg_rd8(a) == seg_rd8(b) &&
+           seg_rd8(a + len - 8) == seg_rd8(b + len - 8);
+  if (len >= 4 && len < 8)
+    return seg_rd4(a) == seg_rd4(b) &&
+           seg_rd4(a + len - 4) == seg_rd4(b + len - 4);
+  return memcmp(a, b, len) == 0;
+}
+
+/* The name's entry, removed or not, or NULL. Lock-free. */
+static inline seg_name *frond__seg_lookup(frond_seg *s, const char *name,
+                                          size_t len, uint64_t h) {
+  seg_table *tb = atomic_load_explicit(&s->table, memory_order_acquire);
+  size_t i, mask = tb->cap - 1;
+  seg_name *nm;
+  for (i = h & mask;; i = (i + 1) & mask) {
+    nm = atomic_load_explicit(&tb->slot[i], memory_order_acquire);
+    if (nm == NULL)
+      return NULL;
+    if (nm->hash == h && nm->len == len && seg_name_eq(nm->name, name, len))
+      return nm;
+  }
+}
+/* A live name (not removed), or NULL. Lock-free. */
+static inline seg_name *frond__seg_find(frond_seg *s, const char *name,
+                                        size_t len) {
+  seg_name *nm = frond__seg_lookup(s, name, len, frond__seg_hash(s, name, len));
+  if (FROND__UNLIKELY(nm == NULL ||
+                      atomic_load_explicit(&nm->removed, memory_order_relaxed)))
+    return NULL;
+  return nm;
+}
+/* The name's tag in use, made on first use. NULL when out of memory. */
+seg_tag *frond__seg_hot(frond_seg *s, seg_name *nm);
+/* Add (or revive) the name with the row's step; *out gets it. Expects
+** table_mu held. 0 or NOMEM. */
+int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
+                        int64_t row_step, seg_name **out);
+/* Mark the name removed and drop its buffers. Expects table_mu held. */
+void frond__seg_name_remove(frond_seg *s, seg_name *nm);
+/* Tags frond_seg_sample has looked at since open (tests check that it
+** looks only at tags in use). */
+uint64_t frond__seg_sample_visits(frond_seg *s);
+/* Read the whole tag list; add new names, remove those that are gone. */
+int frond__seg_refresh(frond_seg *s, frond_error *err);
+int frond__seg_table_init(frond_seg *s);
+void frond__seg_table_free(frond_seg *s);
+
+/* ---- seg_load.c ---- */
+
+/* Ask the loaders for a segment of t. Expects t->mu held. */
+void frond__seg_request_load(frond_seg *s, seg_tag *t);
+/* The step of t's next load (0: the row's). Expects t->mu held. */
+int64_t frond__seg_next_step(frond_seg *s, seg_tag *t);
+int frond__seg_loaders_start(frond_seg *s, frond_error *err);
+void frond__seg_loaders_stop(frond_seg *s);
+
+/* ---- segment.c ---- */
+
+/* Put [start, end) into t's next generation's entry, and serve it at once
+** when the current one is used up. Expects t->mu held. Returns 0 when both
+** entries are full (the segment is then abandoned, never reused). */
+int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
+                       int64_t step);
+/* Drop both of t's entries (t was removed). Expects t->mu held. */
+void frond__seg_drop(seg_tag *t);
+/* t's state into *out (its name too). Expects t->mu held. */
+void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *out);
+/* IDs taken from t so far, read without the lock (for rates). */
+uint64_t frond__seg_taken(seg_tag *t);
+
+/* ---- segment entries (writers hold t->mu) ---- */
+
+static inline void entry_write(seg_entry *e, uint64_t gen, int64_t start,
+                               int64_t size, int64_t step, unsigned pct) {
+  uint_fast64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+  /* Release stores: a reader that sees any new field also sees seq odd
+  ** (or the final even value) on its second read of seq. */
+  atomic_store_explicit(&e->seq, seq + 1, memory_order_relaxed);
+  atomic_store_explicit(&e->gen, gen, memory_order_release);
+  atomic_store_explicit(&e->start, start, memory_order_release);
+  atomic_store_explicit(&e->size, size, memory_order_release);
+  /* The taker of offset preload_at is the first to have used more than
+  ** pct % of the segment. */
+  atomic_store_explicit(&e->preload_at, size * pct / 100, memory_order_release);
+  e->step = step;
+  atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
+}
+
+/* Entry of generation g, or NULL when it holds another one. Under mu. */
+static inline seg_entry *entry_of(seg_tag *t, uint64_t g) {
+  seg_entry *e = &t->e[g & 1];
+  return atomic_load_explicit(&e->gen, memory_order_relaxed) == g ? e : NULL;
+}
+
+/* Serve generation g + 1 from now on; the rest of g's segment is skipped.
+** Under mu. */
+static inline void switch_gen(seg_tag *t, uint64_t w) {
+  uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK;
+  seg_entry *e = entry_of(t, g);
+  if (e != NULL) {
+    int64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
+    atomic_fetch_add(&t->done, off < (uint64_t)size ? off : (uint64_t)size);
+  }
+  atomic_store_explicit(&t->word, ((g + 1) & SEG_GEN_MASK) << SEG_GEN_SHIFT,
+                        memory_order_release);
+}
+
+#endif /* FROND_SEG_H */

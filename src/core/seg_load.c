@@ -1,0 +1,363 @@
+/*
+** seg_load.c -- the segment allocator's loader pool.
+**
+** A tag that wants a segment (its first, or the next once preload_pct of
+** the current one is handed out) goes on a queue; `loaders` threads take
+** tags off it, each running the store transaction on a connection of its
+** own, with no tag lock held, and install the result under the tag's
+** mutex. Segments of different tags so load at the same time, and a tag
+** whose transaction stalls (a row lock held elsewhere, a slow replica)
+** holds one loader, not the others: it delays only itself, as long as
+** fewer than `loaders` tags stall at once. A tag is on the queue at most
+** once and in the store on at most one loader.
+**
+** A failed load is retried after a backoff that doubles from retry_min_ms
+** to retry_max_ms, per tag: the tag waits on a heap ordered by its retry
+** time, and loaders sleep until the earliest one (or the next periodic
+** refresh of the tag list, which whichever loader is free runs).
+*/
+#include "core/seg.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- the queue and the retry heap (under s->mu) ---- */
+
+static void queue_push(frond_seg *s, seg_tag *t) {
+  t->q_next = NULL;
+  if (s->q_tail != NULL)
+    s->q_tail->q_next = t;
+  else
+    s->q_head = t;
+  s->q_tail = t;
+  t->qstate = SEG_Q_QUEUED;
+}
+
+static seg_tag *queue_pop(frond_seg *s) {
+  seg_tag *t = s->q_head;
+  if (t != NULL) {
+    s->q_head = t->q_next;
+    if (s->q_head == NULL)
+      s->q_tail = NULL;
+    t->qstate = SEG_Q_NONE;
+  }
+  return t;
+}
+
+static void heap_swap(seg_retry *h, size_t a, size_t b) {
+  seg_retry x = h[a];
+  h[a] = h[b];
+  h[b] = x;
+}
+
+static int heap_push(frond_seg *s, seg_tag *t, int64_t at_ns) {
+  size_t i;
+  if (s->nretry == s->retry_cap) {
+    size_t cap = s->retry_cap ? s->retry_cap * 2 : 16;
+    seg_retry *h = realloc(s->retry, cap * sizeof(*h));
+    if (h == NULL)
+      return -1;
+    s->retry = h;
+    s->retry_cap = cap;
+  }
+  i = s->nretry++;
+  s->retry[i].at_ns = at_ns;
+  s->retry[i].t = t;
+  for (; i > 0 && s->retry[(i - 1) / 2].at_ns > s->retry[i].at_ns;
+       i = (i - 1) / 2)
+    heap_swap(s->retry, i, (i - 1) / 2);
+  t->qstate = SEG_Q_RETRY;
+  return 0;
+}
+
+static seg_tag *heap_pop(frond_seg *s) {
+  seg_tag *t = s->retry[0].t;
+  size_t i = 0;
+  s->retry[0] = s->retry[--s->nretry];
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < s->nretry && s->retry[l].at_ns < s->retry[m].at_ns)
+      m = l;
+    if (r < s->nretry && s->retry[r].at_ns < s->retry[m].at_ns)
+      m = r;
+    if (m == i)
+      break;
+    heap_swap(s->retry, i, m);
+    i = m;
+  }
+  t->qstate = SEG_Q_NONE;
+  return t;
+}
+
+/* Put t on the queue (at once) or the heap (at at_ns), unless it is on
+** one already. Expects s->mu held. */
+static void schedule(frond_seg *s, seg_tag *t, int64_t at_ns) {
+  if (t->qstate != SEG_Q_NONE)
+    return;
+  if (at_ns <= frond__mono_ns() || heap_push(s, t, at_ns) != 0)
+    queue_push(s, t);
+  pthread_cond_signal(&s->cv);
+}
+
+void frond__seg_request_load(frond_seg *s, seg_tag *t) {
+  if (t->want)
+    return;
+  t->want = 1;
+  pthread_mutex_lock(&s->mu);
+  schedule(s, t, 0);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- one load ---- */
+
+int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
+                       int64_t step) {
+  uint64_t w = atomic_load(&t->word), g = w >> SEG_GEN_SHIFT;
+  uint64_t next = (g + 1) & SEG_GEN_MASK;
+  seg_entry *cur = entry_of(t, g);
+  int used_up =
+      cur == NULL || (w & SEG_OFF_MASK) >= (uint64_t)atomic_load(&cur->size);
+  if (used_up && entry_of(t, next) != NULL) { /* switch first */
+    switch_gen(t, w);
+    w = atomic_load(&t->word);
+    g = next;
+    next = (g + 1) & SEG_GEN_MASK;
+    used_up = 0;
+  }
+  if (!used_up && entry_of(t, next) != NULL)
+    return 0;
+  /* The next segment never overlaps the one being served. It starts past
+  ** its end with one database (the store's guard hands out ranges above
+  ** every earlier one of the tag); a multi: store's members interleave
+  ** blocks, so there a lagging member's block may lie below it. */
+  assert(start >= 0 && end > start);
+  assert(entry_of(t, g) == NULL ||
+         start >= atomic_load(&entry_of(t, g)->start) +
+                      atomic_load(&entry_of(t, g)->size) ||
+         end <= atomic_load(&entry_of(t, g)->start));
+  entry_write(&t->e[next & 1], next, start, end - start, step,
+              s->o.preload_pct);
+  if (used_up)
+    switch_gen(t, w);
+  return 1;
+}
+
+/* Open the loader's own connection on first use. It shares the rollback
+** guard of the allocator's connection: a tag's loads run on any loader,
+** and a range that went back must be refused whichever loader took the
+** ranges before it (store_guard.c). */
+static int connect_store(frond_seg *s, frond_store **st, frond_error *err) {
+  if (*st != NULL)
+    return 0;
+  return frond__store_open_shared(s->uri, s->store, st, err);
+}
+
+/* Run t's store transaction on the loader's connection and install the
+** segment. range: the step was raised for a range, which does not count
+** as the tag's dynamic step. */
+static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
+                 uint64_t gen, int range) {
+  frond_error e = {0, ""};
+  int64_t max_id = 0, row_step = 0, used, start;
+  unsigned busy;
+  int rc, was_failing;
+  busy = atomic_fetch_add(&s->busy, 1) + 1;
+  for (unsigned m = atomic_load(&s->max_busy);
+       busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
+    ;
+  rc = connect_store(s, st, &e);
+  if (rc == 0)
+    rc = frond__store_alloc(*st, t->nm->name, step, &max_id, &row_step, &e);
+  atomic_fetch_sub(&s->busy, 1);
+  used = step > 0 ? step : row_step;
+  start = max_id - used;
+  if (rc == 0 && (used < 1 || used > INT32_MAX || start < 0))
+    rc = frond__fail(&e, FROND_ESTORE,
+                     "row gives an invalid range (max_id %lld, step %lld)",
+                     (long long)max_id, (long long)used);
+  atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND);
+  pthread_mutex_lock(&t->mu);
+  t->loading = 0;
+  was_failing = t->backoff_ms != 0;
+  if (rc == 0) {
+    atomic_fetch_add(&s->loads, 1);
+    if (gen == t->gen && !atomic_load(&t->nm->removed)) {
+      if (frond__seg_install(s, t, start, max_id, used)) {
+        if (!range) {
+          t->step = used;
+          t->last_load_ms = frond__seg_clock(s);
+        }
+        t->row_step = row_step;
+        t->last_load_unix_ms = frond_clock_realtime(NULL);
+        t->loads++;
+      }
+      t->want = 0;
+      t->backoff_ms = 0;
+      t->retry_at_ns = 0;
+      pthread_cond_broadcast(&t->cv);
+    }
+  } else {
+    atomic_fetch_add(&s->failures, 1);
+    t->failures++;
+    t->backoff_ms = t->backoff_ms == 0 ? s->o.retry_min_ms : t->backoff_ms * 2;
+    if (t->backoff_ms > s->o.retry_max_ms)
+      t->backoff_ms = s->o.retry_max_ms;
+    t->retry_at_ns = frond__mono_ns() + t->backoff_ms * 1000000;
+    if (t->want && gen == t->gen) {
+      pthread_mutex_lock(&s->mu);
+      schedule(s, t, t->retry_at_ns);
+      pthread_mutex_unlock(&s->mu);
+    }
+  }
+  pthread_mutex_unlock(&t->mu);
+  if (rc != 0)
+    frond_log(FROND_LOG_WARN,
+              "segment: tag \"%s\": loading a segment failed, retrying in "
+              "%lld ms: %s",
+              t->nm->name, (long long)t->backoff_ms, e.message);
+  else if (was_failing)
+    frond_log(FROND_LOG_INFO, "segment: tag \"%s\": loading works again",
+              t->nm->name);
+}
+
+/* A tag taken off the queue: load it unless that is no longer wanted or
+** its retry time has not come. */
+static void serve(frond_seg *s, frond_store **st, seg_tag *t) {
+  int64_t step = 0, base;
+  uint64_t gen;
+  int go, range = 0;
+  pthread_mutex_lock(&t->mu);
+  go = t->want && !t->loading && !atomic_load(&t->nm->removed);
+  if (go && t->retry_at_ns > frond__mono_ns()) {
+    pthread_mutex_lock(&s->mu);
+    schedule(s, t, t->retry_at_ns);
+    pthread_mutex_unlock(&s->mu);
+    go = 0;
+  }
+  gen = t->gen;
+  if (go) {
+    t->loading = 1;
+    step = frond__seg_next_step(s, t);
+    base = step > 0 ? step : t->row_step;
+    if (t->range_need > base) {
+      step = t->range_need;
+      range = 1;
+    }
+  }
+  pthread_mutex_unlock(&t->mu);
+  if (go)
+    load(s, st, t, step, gen, range);
+}
+
+/* The refresh takes at most 1/REFRESH_SHARE of a core over time. */
+#define REFRESH_SHARE 400
+
+static int64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Read the tag list again; back off while it fails. Called without
+** s->mu. The next one comes after refresh_ms, or later when this one cost
+** more than refresh_ms / REFRESH_SHARE of CPU: reading a million tags
+** (about half a second) every minute would keep an idle server at 1 % of
+** a core. */
+static void refresh(frond_seg *s) {
+  frond_error e = {0, ""};
+  int64_t now = frond__mono_ns(), at, cpu = thread_cpu_ns(), paced;
+  int rc = frond__seg_refresh(s, &e);
+  paced = (thread_cpu_ns() - cpu) * REFRESH_SHARE;
+  pthread_mutex_lock(&s->mu);
+  if (rc == 0) {
+    s->refresh_backoff_ms = 0;
+    at = now + (paced > s->o.refresh_ms * 1000000 ? paced
+                                                  : s->o.refresh_ms * 1000000);
+  } else {
+    s->refresh_backoff_ms = s->refresh_backoff_ms == 0
+                                ? s->o.retry_min_ms
+                                : s->refresh_backoff_ms * 2;
+    if (s->refresh_backoff_ms > s->o.retry_max_ms)
+      s->refresh_backoff_ms = s->o.retry_max_ms;
+    at = now + s->refresh_backoff_ms * 1000000;
+  }
+  s->refresh_at_ns = at;
+  s->refreshing = 0;
+  pthread_mutex_unlock(&s->mu);
+  if (rc != 0)
+    frond_log(FROND_LOG_WARN,
+              "segment: reading the tag list failed, retrying in %lld ms: %s",
+              (long long)s->refresh_backoff_ms, e.message);
+}
+
+static void *loader_main(void *arg) {
+  frond_seg *s = arg;
+  frond_store *st = NULL;
+  seg_tag *t;
+  int64_t now, wake;
+  pthread_mutex_lock(&s->mu);
+  while (!s->stop) {
+    now = frond__mono_ns();
+    while (s->nretry > 0 && s->retry[0].at_ns <= now)
+      queue_push(s, heap_pop(s));
+    if (!s->refreshing && now >= s->refresh_at_ns) {
+      s->refreshing = 1;
+      pthread_mutex_unlock(&s->mu);
+      refresh(s);
+      pthread_mutex_lock(&s->mu);
+      continue;
+    }
+    if ((t = queue_pop(s)) != NULL) {
+      if (s->q_head != NULL)
+        pthread_cond_signal(&s->cv); /* more for another loader */
+      pthread_mutex_unlock(&s->mu);
+      serve(s, &st, t);
+      pthread_mutex_lock(&s->mu);
+      continue;
+    }
+    wake = s->refreshing ? INT64_MAX : s->refresh_at_ns;
+    if (s->nretry > 0 && s->retry[0].at_ns < wake)
+      wake = s->retry[0].at_ns;
+    if (wake == INT64_MAX)
+      pthread_cond_wait(&s->cv, &s->mu);
+    else
+      frond__cond_wait_until(&s->cv, &s->mu, wake);
+  }
+  pthread_mutex_unlock(&s->mu);
+  frond__store_close(st);
+  return NULL;
+}
+
+int frond__seg_loaders_start(frond_seg *s, frond_error *err) {
+  unsigned i;
+  s->refresh_at_ns = frond__mono_ns() + s->o.refresh_ms * 1000000;
+  if ((s->loaders = calloc(s->o.loaders, sizeof(*s->loaders))) == NULL)
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  for (i = 0; i < s->o.loaders; i++) {
+    if (pthread_create(&s->loaders[i], NULL, loader_main, s) != 0) {
+      frond__seg_loaders_stop(s);
+      return frond__fail(err, FROND_ENOMEM, "cannot start loader thread %u",
+                         i + 1);
+    }
+    s->nloaders++;
+  }
+  return 0;
+}
+
+void frond__seg_loaders_stop(frond_seg *s) {
+  unsigned i;
+  pthread_mutex_lock(&s->mu);
+  s->stop = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  for (i = 0; i < s->nloaders; i++)
+    pthread_join(s->loaders[i], NULL);
+  s->nloaders = 0;
+  free(s->loaders);
+  s->loaders = NULL;
+  free(s->retry);
+  s->retry = NULL;
+  s->nretry = s->retry_cap = 0;
+}
