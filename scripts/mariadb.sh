@@ -96,8 +96,12 @@ start)
   [ ${#dir} -lt 90 ] || die "directory path too long for a unix socket: $dir"
   user=
   [ "$(id -u)" = 0 ] && user=--user=root
+  # Temporary files in DIR too: servers started side by side (tests run
+  # in parallel) must not meet in /tmp.
+  mkdir -p "$dir/tmp"
   if [ ! -d "$dir/data/mysql" ]; then
     mariadb-install-db --no-defaults $user --datadir="$dir/data" \
+      --tmpdir="$dir/tmp" \
       --auth-root-authentication-method=normal --skip-test-db \
       >"$dir/install.log" 2>&1 || die "mariadb-install-db failed; see $dir/install.log"
   fi
@@ -111,6 +115,7 @@ start)
     rm -f "$dir/mysql.sock"
     "$daemon" --no-defaults $user --datadir="$dir/data" \
       --port="$(cat "$dir/port")" --bind-address=127.0.0.1 \
+      --tmpdir="$dir/tmp" \
       --socket="$dir/mysql.sock" --pid-file="$dir/mariadbd.pid" \
       --log-error="$dir/server.log" --skip-name-resolve \
       --innodb-buffer-pool-size=32M --max-connections=200 \
