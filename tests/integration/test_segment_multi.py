@@ -75,10 +75,19 @@ def refused_swapped(first, second):
              "swapped order not refused: %d %s" % (r.returncode, r.stderr))
 
 
+def stop_loads(loads):
+    """A failed check must not leave load processes behind."""
+    for ld in loads:
+        if ld.p.poll() is None:
+            ld.p.kill()
+            ld.p.wait()
+
+
 def test_two_sqlite_files():
     """2 processes x 2 threads, 40,000 IDs each: none twice, both members
     serve; swapped order and a member as a plain store are refused."""
     d = ft.tempdir("frond-multi-")
+    loads = []
     try:
         a, b = ("sqlite://" + os.path.join(d, n) for n in ("a.db", "b.db"))
         uri = "multi:%s|%s" % (a, b)
@@ -97,6 +106,7 @@ def test_two_sqlite_files():
         ft.check(r.returncode != 0 and "STORE_MEMBER" in r.stderr,
                  "a member opened as a plain store: " + r.stderr)
     finally:
+        stop_loads(loads)
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -105,6 +115,7 @@ def test_pg_and_mariadb_one_down():
     IDs keep coming while it is down, it serves again after, no ID twice."""
     pg, my = ft.Postgres(), None
     d = ft.tempdir("frond-multi-")
+    loads = []
     try:
         my = ft.MariaDB()
         uri = "multi:%s|%s" % (pg.uri, my.uri)
@@ -148,6 +159,7 @@ def test_pg_and_mariadb_one_down():
         print("multi: %d IDs, PostgreSQL %d, MariaDB %d, 0 duplicates"
               % (len(every), share[0], share[1]))
     finally:
+        stop_loads(loads)
         pg.close()
         if my is not None:
             my.close()
@@ -243,7 +255,7 @@ def test_silent_member():
     server neither answers nor closes): the SQLite member serves on, each
     attempt on the silent one bounded; after the partition heals, both
     serve; no ID twice."""
-    my, proxy = None, None
+    my, proxy, ld = None, None, None
     d = ft.tempdir("frond-multi-")
     try:
         my = ft.MariaDB()
@@ -279,6 +291,7 @@ def test_silent_member():
         print("silent member: %d IDs, SQLite %d, MariaDB %d, 0 duplicates"
               % ((len(every),) + tuple(members_of(every, 2))))
     finally:
+        stop_loads([ld] if ld is not None else [])
         if proxy is not None:
             proxy.close()
         if my is not None:
