@@ -549,9 +549,9 @@ FROND_EXPORT const char *frond_seg_tag_name(const frond_seg_tag *t);
 ** from the next; a range larger than the buffered segments waits (up to
 ** first_wait_ms, as a first segment: a store transaction is the design
 ** here, not a slow store) for a segment of at least n from the store, one
-** transaction, without changing the tag's dynamic step. Ordered like a batch:
-*above every ID of the tag this process
-** handed out before the call, below every one after it. IDs of a range the
+** transaction, without changing the tag's dynamic step. Ordered like a
+** batch: above every ID of the tag this process handed out before the
+** call, below every one after it. IDs of a range the
 ** client does not use are skipped, never issued again, as are IDs skipped
 ** to keep a range whole. 1 <= n <= FROND_SEG_RANGE_MAX, else
 ** COUNT_INVALID. Errors as frond_seg_next_n.
