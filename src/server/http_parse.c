@@ -50,22 +50,31 @@ static int reject(frond__http_request *req, int status, const char *reason) {
   return FROND__HTTP_ERROR;
 }
 
+/* The next element of a comma-separated header value (RFC 9110 5.6.1),
+** from *i: [*s, *e) without the spaces around it. Empty elements (",,")
+** are skipped, so one is never empty. Returns 0 once the value is used
+** up. */
+static int next_element(const char *v, size_t len, size_t *i, size_t *s,
+                        size_t *e) {
+  while (*i < len && (v[*i] == ' ' || v[*i] == '\t' || v[*i] == ','))
+    ++*i;
+  if (*i >= len)
+    return 0;
+  *s = *i;
+  while (*i < len && v[*i] != ',')
+    ++*i;
+  *e = *i;
+  while (*e > *s && (v[*e - 1] == ' ' || v[*e - 1] == '\t'))
+    --*e;
+  return 1;
+}
+
 /* Does a comma-separated header value contain `token`? */
 static int has_token(const char *v, size_t len, const char *token) {
-  size_t i = 0;
-  while (i < len) {
-    size_t s, e;
-    while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-      i++;
-    s = i;
-    while (i < len && v[i] != ',')
-      i++;
-    e = i;
-    while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-      e--;
-    if (e > s && eq_nocase(v + s, e - s, token))
+  size_t i = 0, s, e;
+  while (next_element(v, len, &i, &s, &e))
+    if (eq_nocase(v + s, e - s, token))
       return 1;
-  }
   return 0;
 }
 
@@ -202,20 +211,9 @@ static int parse_header(const char *p, const char *eol,
 ** and a server that does not know a coding answers 501). */
 static int transfer_codings(const char *v, size_t len, int *chunked,
                             frond__http_request *req) {
-  size_t i = 0;
+  size_t i = 0, s, e;
   int any = 0;
-  while (i < len) {
-    size_t s, e;
-    while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-      i++;
-    s = i;
-    while (i < len && v[i] != ',')
-      i++;
-    e = i;
-    while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-      e--;
-    if (e == s)
-      continue;
+  while (next_element(v, len, &i, &s, &e)) {
     any = 1;
     if (*chunked)
       return reject(req, 400, "chunked must be the last transfer coding");
