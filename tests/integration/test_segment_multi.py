@@ -75,14 +75,6 @@ def refused_swapped(first, second):
              "swapped order not refused: %d %s" % (r.returncode, r.stderr))
 
 
-def stop_loads(loads):
-    """A failed check must not leave load processes behind."""
-    for ld in loads:
-        if ld.p.poll() is None:
-            ld.p.kill()
-            ld.p.wait()
-
-
 def test_two_sqlite_files():
     """2 processes x 2 threads, 40,000 IDs each: none twice, both members
     serve; swapped order and a member as a plain store are refused."""
@@ -106,7 +98,8 @@ def test_two_sqlite_files():
         ft.check(r.returncode != 0 and "STORE_MEMBER" in r.stderr,
                  "a member opened as a plain store: " + r.stderr)
     finally:
-        stop_loads(loads)
+        for ld in loads:
+            ld.kill()
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -159,7 +152,8 @@ def test_pg_and_mariadb_one_down():
         print("multi: %d IDs, PostgreSQL %d, MariaDB %d, 0 duplicates"
               % (len(every), share[0], share[1]))
     finally:
-        stop_loads(loads)
+        for ld in loads:
+            ld.kill()
         pg.close()
         if my is not None:
             my.close()
@@ -291,7 +285,8 @@ def test_silent_member():
         print("silent member: %d IDs, SQLite %d, MariaDB %d, 0 duplicates"
               % ((len(every),) + tuple(members_of(every, 2))))
     finally:
-        stop_loads([ld] if ld is not None else [])
+        if ld is not None:
+            ld.kill()
         if proxy is not None:
             proxy.close()
         if my is not None:

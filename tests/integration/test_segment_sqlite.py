@@ -131,6 +131,13 @@ class Load:
         ft.check(self.p.returncode == 0, "seg_load failed (%d): %s"
                  % (self.p.returncode, self.err))
 
+    def kill(self):
+        """Stop the process if it still runs: a failed check must not
+        leave it behind."""
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
     def ids(self, tag_index):
         """Per-thread ID lists of one tag."""
         return [ft.read_i64(f) for f in
