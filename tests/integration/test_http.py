@@ -654,9 +654,11 @@ def test_ipv6_loopback():
     check(socket.has_ipv6, "this Python has no IPv6")
     port = ft.free_port()
     d = ft.tempdir()
+    # Never the default ports: a server the user started may hold them.
     p = subprocess.Popen([ft.FROND_BIN, "serve", "--listen", "[::1]:%d" % port,
-                          "--store", "none", "--data-dir", d, "--threads",
-                          "1"], cwd=d, stderr=subprocess.PIPE)
+                          "--resp-listen", "off", "--store", "none",
+                          "--data-dir", d, "--threads", "1"], cwd=d,
+                         stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 20
         out = b""
@@ -694,16 +696,20 @@ def test_config_and_refusals():
     check(cfg["max_count"] == "7" and cfg["threads"] == "2", cfg)
     check(cfg["node"] == "6" and cfg["admin_token"] == "(set)", cfg)
     check(cfg["listen"] == "127.0.0.1:8080", cfg)
+    # The refusals below never reach the default ports either: a server
+    # the user started may hold them.
+    quiet = ["--resp-listen", "off"]
+    here = ["--listen", "127.0.0.1:%d" % ft.free_port()] + quiet
     r = ft.run(["serve", "--listen", "0.0.0.0:%d" % ft.free_port(),
-                "--data-dir", d], cwd=d, timeout=30)
+                "--data-dir", d] + quiet, cwd=d, timeout=30)
     check(r.returncode == 1 and "admin_token" in r.stderr, r)
     # A coordinator that cannot be reached (and no cache yet): a clear
     # COORD error, not a start on a guessed node ID.
     r = ft.run(["serve", "--coordinator",
                 "zk://127.0.0.1:%d/x?connect_ms=500" % ft.free_port(),
-                "--store", "none", "--data-dir", d], cwd=d, timeout=30)
+                "--store", "none", "--data-dir", d] + here, cwd=d, timeout=30)
     check(r.returncode == 1 and "COORD" in r.stderr, r)
-    r = ft.run(["serve", "--coordinator", "etcd://x", "--data-dir", d],
+    r = ft.run(["serve", "--coordinator", "etcd://x", "--data-dir", d] + here,
                cwd=d, timeout=30)
     check(r.returncode == 1 and "STORE_URI" not in r.stderr and
           "etcd" in r.stderr, r)
@@ -712,7 +718,8 @@ def test_config_and_refusals():
     other = ft.Server(store="none")
     try:
         r = ft.run(["serve", "--listen", "127.0.0.1:%d" % other.port,
-                    "--store", "none", "--data-dir", d], cwd=d, timeout=30)
+                    "--store", "none", "--data-dir", d] + quiet, cwd=d,
+                   timeout=30)
         check(r.returncode == 1 and "Address already in use" in r.stderr, r)
     finally:
         other.close()
