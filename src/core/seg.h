@@ -36,6 +36,7 @@
 #include "store/store.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -74,12 +75,19 @@ typedef struct seg_entry {
   int64_t step;                   /* under mu */
 } seg_entry;
 
-/* A tag in use (the public frond_seg_tag). */
+/* A tag in use (the public frond_seg_tag). Its first two lines are what
+** the inline frond_seg_tag_next of frond.h reads (frond__seg_tag_hot):
+** word, and cur, a copy of the entry of the generation being served (or
+** of none) that switch_gen rewrites. The hot path reads cur before its
+** fetch-add, from an address that does not depend on the add's result,
+** so the loads overlap the locked add; the other entries are read under
+** mu only. The static asserts below keep the two layouts one. */
 struct seg_tag {
   _Alignas(64) atomic_uint_fast64_t word; /* gen << GEN_SHIFT | off */
   frond_seg *s;                           /* read-only */
   seg_name *nm;                           /* read-only */
   atomic_uint_fast64_t done; /* IDs of segments switched away from */
+  _Alignas(64) seg_entry cur;
   _Alignas(64) seg_entry e[2];
   pthread_mutex_t mu;
   pthread_cond_t cv;    /* calls waiting for a segment */
@@ -102,6 +110,18 @@ struct seg_tag {
   uint64_t sample_last; /* IDs taken at the last sample (sample_mu) */
   _Atomic double rate;  /* IDs per second between the last two samples */
 };
+
+/* The inline hot path of frond.h reads a seg_tag as a frond__seg_tag_hot. */
+#define SEG_HOT_SAME(a, b)                                                     \
+  (offsetof(seg_tag, a) == offsetof(frond__seg_tag_hot, b) &&                  \
+   sizeof(((seg_tag *)0)->a) == sizeof(((frond__seg_tag_hot *)0)->b))
+_Static_assert(SEG_HOT_SAME(word, word) && SEG_HOT_SAME(cur.seq, seq) &&
+                   SEG_HOT_SAME(cur.gen, gen) &&
+                   SEG_HOT_SAME(cur.start, start) &&
+                   SEG_HOT_SAME(cur.size, size) &&
+                   SEG_HOT_SAME(cur.preload_at, preload_at) &&
+                   SEG_GEN_SHIFT == 32,
+               "frond__seg_tag_hot (frond.h) and seg_tag disagree");
 
 /* Open addressing, linear probing, load <= 1/2. Slots are only ever set
 ** (under table_mu) and read lock-free; a grown table replaces the old one,
@@ -308,8 +328,8 @@ uint64_t frond__seg_taken(seg_tag *t);
 
 /* ---- segment entries (writers hold t->mu) ---- */
 
-static inline void entry_write(seg_entry *e, uint64_t gen, int64_t start,
-                               int64_t size, int64_t step, unsigned pct) {
+static inline void entry_set(seg_entry *e, uint64_t gen, int64_t start,
+                             int64_t size, int64_t step, int64_t preload_at) {
   uint_fast64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
   /* Release stores: a reader that sees any new field also sees seq odd
   ** (or the final even value) on its second read of seq. */
@@ -317,11 +337,16 @@ static inline void entry_write(seg_entry *e, uint64_t gen, int64_t start,
   atomic_store_explicit(&e->gen, gen, memory_order_release);
   atomic_store_explicit(&e->start, start, memory_order_release);
   atomic_store_explicit(&e->size, size, memory_order_release);
-  /* The taker of offset preload_at is the first to have used more than
-  ** pct % of the segment. */
-  atomic_store_explicit(&e->preload_at, size * pct / 100, memory_order_release);
+  atomic_store_explicit(&e->preload_at, preload_at, memory_order_release);
   e->step = step;
   atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
+}
+
+/* Write generation gen's segment into e. The taker of offset preload_at
+** is the first to have used more than pct % of the segment. */
+static inline void entry_write(seg_entry *e, uint64_t gen, int64_t start,
+                               int64_t size, int64_t step, unsigned pct) {
+  entry_set(e, gen, start, size, step, size * pct / 100);
 }
 
 /* Entry of generation g, or NULL when it holds another one. Under mu. */
@@ -331,16 +356,26 @@ static inline seg_entry *entry_of(seg_tag *t, uint64_t g) {
 }
 
 /* Serve generation g + 1 from now on; the rest of g's segment is skipped.
+** The word moves first, then cur: a hot-path call whose copy of cur and
+** whose offset disagree on the generation, as they do for a moment here,
+** goes to the slow path. An entry holds one generation's segment from
+** its write to its next, and a generation is written once, so a copy of
+** cur that names generation g holds g's segment, however old the copy.
 ** Under mu. */
 static inline void switch_gen(seg_tag *t, uint64_t w) {
   uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK;
+  uint64_t next = (g + 1) & SEG_GEN_MASK;
   seg_entry *e = entry_of(t, g);
   if (e != NULL) {
     int64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
     atomic_fetch_add(&t->done, off < (uint64_t)size ? off : (uint64_t)size);
   }
-  atomic_store_explicit(&t->word, ((g + 1) & SEG_GEN_MASK) << SEG_GEN_SHIFT,
-                        memory_order_release);
+  atomic_store_explicit(&t->word, next << SEG_GEN_SHIFT, memory_order_release);
+  if ((e = entry_of(t, next)) != NULL)
+    entry_set(&t->cur, next, atomic_load(&e->start), atomic_load(&e->size),
+              e->step, atomic_load(&e->preload_at));
+  else
+    entry_set(&t->cur, SEG_NO_GEN, 0, 0, 0, 0);
 }
 
 #endif /* FROND_SEG_H */

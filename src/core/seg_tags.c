@@ -198,6 +198,7 @@ seg_tag *frond__seg_hot(frond_seg *s, seg_name *nm) {
   frond__cond_init(&t->cv);
   atomic_init(&t->e[0].gen, SEG_NO_GEN);
   atomic_init(&t->e[1].gen, SEG_NO_GEN);
+  atomic_init(&t->cur.gen, SEG_NO_GEN);
   t->s = s;
   t->nm = nm;
   t->row_step = nm->row_step;

@@ -118,51 +118,6 @@ static int resolve(frond_seg *s, const char *tag, size_t len, int ask,
 
 /* ---- serving ---- */
 
-/* Ask for the next segment unless it is there or coming. */
-static void preload(seg_tag *t) {
-  uint64_t g;
-  pthread_mutex_lock(&t->mu);
-  g = atomic_load(&t->word) >> SEG_GEN_SHIFT;
-  if (entry_of(t, (g + 1) & SEG_GEN_MASK) == NULL && !t->loading)
-    frond__seg_request_load(t->s, t);
-  pthread_mutex_unlock(&t->mu);
-}
-
-/* What the hot path found. */
-enum { FAST_MISS, FAST_OK, FAST_PRELOAD };
-
-/* The hot path: one fetch-add and a seqlock read; no lock, no call.
-** FAST_OK: *id is set. FAST_PRELOAD: *id is set and this call took the
-** offset at which the next segment is asked for (the caller does it, out
-** of line). FAST_MISS: the slow path must decide. */
-static inline int fast_take(seg_tag *t, int64_t *id) {
-  uint64_t w = atomic_fetch_add_explicit(&t->word, 1, memory_order_acquire);
-  uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK, seq;
-  seg_entry *e = &t->e[g & 1];
-  int64_t start, size, preload_at;
-  /* Seqlock read; acquire loads keep the second read of seq after them. */
-  seq = atomic_load_explicit(&e->seq, memory_order_acquire);
-  if (FROND__UNLIKELY(atomic_load_explicit(&e->gen, memory_order_acquire) != g))
-    return FAST_MISS;
-  start = atomic_load_explicit(&e->start, memory_order_acquire);
-  size = atomic_load_explicit(&e->size, memory_order_acquire);
-  preload_at = atomic_load_explicit(&e->preload_at, memory_order_acquire);
-  if (FROND__UNLIKELY((seq & 1) != 0 ||
-                      atomic_load_explicit(&e->seq, memory_order_relaxed) !=
-                          seq ||
-                      off >= (uint64_t)size))
-    return FAST_MISS;
-  *id = start + (int64_t)off;
-  return FROND__UNLIKELY(off == (uint64_t)preload_at) ? FAST_PRELOAD : FAST_OK;
-}
-
-/* A call that took the preload offset: ask for the next segment, then
-** succeed. */
-static FROND__COLD int preload_ok(seg_tag *t) {
-  preload(t);
-  return 0;
-}
-
 /* Nothing to serve from generation g: bring the offset back to the end of
 ** its segment (or to 0 when g has none; it never will), so that calls
 ** failing on the fast path cannot creep into the generation bits. No
@@ -232,9 +187,12 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
         got = 0;
       else if (got > (uint64_t)size - off)
         got = (uint64_t)size - off;
-      for (; got > 0; got--)
+      /* Only IDs of the segment. (The cursor itself may be past its end:
+      ** hot-path calls add without the lock, and then miss.) */
+      for (; got > 0; got--) {
+        assert(off < (uint64_t)size);
         out[k++] = start + (int64_t)off++;
-      assert(off <= (uint64_t)size); /* the cursor never passes the end */
+      }
       if (off > (uint64_t)atomic_load(&e->preload_at) && nx == NULL &&
           !t->loading)
         frond__seg_request_load(s, t);
@@ -339,10 +297,34 @@ static int next_n(seg_tag *t, size_t n, int64_t *out, int nowait,
   return rc;
 }
 
-/* One ID when the hot path missed (a segment switch, a wait), out of
-** line. */
-static FROND__COLD int next_one(seg_tag *t, int64_t *id, frond_error *err) {
-  return next_n(t, 1, id, 0, err);
+/* One ID when the hot path (frond__seg_tag_take, inline in frond.h) did
+** not give one; w is the word it fetch-added. Its offset is used when it
+** is good: the call read cur while a switch was rewriting it, or took the
+** offset that asks for the next segment. Else the offset is skipped and
+** the ID comes from take. Out of line. */
+static FROND__COLD int slow(seg_tag *t, uint64_t w, int64_t *id, int nowait,
+                            frond_error *err) {
+  uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK;
+  seg_entry *e;
+  int rc = 0;
+  if (id == NULL)
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  pthread_mutex_lock(&t->mu);
+  if ((e = entry_of(t, g)) != NULL && off < (uint64_t)atomic_load(&e->size)) {
+    *id = atomic_load(&e->start) + (int64_t)off;
+    if (off >= (uint64_t)atomic_load(&e->preload_at) &&
+        entry_of(t, (g + 1) & SEG_GEN_MASK) == NULL && !t->loading)
+      frond__seg_request_load(t->s, t);
+  } else {
+    rc = take(t->s, t, 1, id, nowait, err);
+  }
+  pthread_mutex_unlock(&t->mu);
+  return rc;
+}
+
+int frond__seg_tag_next_slow(frond_seg_tag *h, uint64_t w, int64_t *id,
+                             frond_error *err) {
+  return slow((seg_tag *)h, w, id, 0, err);
 }
 
 static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
@@ -376,15 +358,12 @@ int frond_seg_next(frond_seg *s, const char *tag, size_t len, int64_t *id,
                    frond_error *err) {
   seg_name *nm;
   seg_tag *t;
-  int r;
   if (FROND__UNLIKELY(
           s == NULL || id == NULL || len > FROND_TAG_MAX ||
           (nm = frond__seg_find(s, tag, len)) == NULL ||
           (t = atomic_load_explicit(&nm->tag, memory_order_acquire)) == NULL))
     return frond_seg_next_n(s, tag, len, 1, id, err);
-  if (FROND__LIKELY((r = fast_take(t, id)) == FAST_OK))
-    return 0;
-  return r == FAST_PRELOAD ? preload_ok(t) : next_one(t, id, err);
+  return frond__seg_tag_next_inline((frond_seg_tag *)t, id, err);
 }
 
 int frond_seg_range(frond_seg *s, const char *tag, size_t len, int64_t n,
@@ -406,12 +385,9 @@ int frond_seg_tag_find(frond_seg *s, const char *tag, size_t len,
   return resolve(s, tag, len, 0, (seg_tag **)out, err);
 }
 
-int frond_seg_tag_next(frond_seg_tag *h, int64_t *id, frond_error *err) {
-  seg_tag *t = (seg_tag *)h;
-  int r = fast_take(t, id);
-  if (FROND__LIKELY(r == FAST_OK))
-    return 0;
-  return r == FAST_PRELOAD ? preload_ok(t) : next_one(t, id, err);
+/* The exported function behind frond.h's inline one: the same code. */
+int(frond_seg_tag_next)(frond_seg_tag *h, int64_t *id, frond_error *err) {
+  return frond__seg_tag_next_inline(h, id, err);
 }
 
 int frond_seg_tag_next_n(frond_seg_tag *h, size_t n, int64_t *out,
@@ -435,13 +411,14 @@ const char *frond_seg_tag_name(const frond_seg_tag *h) {
 
 int frond__seg_tag_next_nowait(frond_seg_tag *h, size_t n, int64_t *out,
                                frond_error *err) {
-  seg_tag *t = (seg_tag *)h;
+  uint64_t w;
   int rc;
-  if (n == 1 && (rc = fast_take(t, out)) != FAST_MISS)
-    return rc == FAST_PRELOAD ? preload_ok(t) : 0;
+  if (n == 1 && out != NULL)
+    return frond__seg_tag_take(h, &w, out) ? 0
+                                           : slow((seg_tag *)h, w, out, 1, err);
   if ((rc = check_count(n, err)) != 0)
     return rc;
-  return next_n(t, n, out, 1, err);
+  return next_n((seg_tag *)h, n, out, 1, err);
 }
 
 int frond__seg_tag_range_nowait(frond_seg_tag *h, int64_t n, int64_t *start,
