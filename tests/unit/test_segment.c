@@ -373,19 +373,63 @@ typedef struct worker {
   int batch; /* every 16th call asks next_n for this many */
 } worker;
 
+/* One ID by each way there is to ask for one, in turn: by name, inline
+** on a handle, the handle's exported function, and the server's call
+** that never waits (retried: it answers AGAIN instead of waiting). */
+static int one_id(frond_seg *s, frond_seg_tag *h, int how, int64_t *id) {
+  int rc;
+  switch (how % 4) {
+  case 0:
+    return frond_seg_next(s, T("a"), id, NULL);
+  case 1:
+    return frond_seg_tag_next(h, id, NULL);
+  case 2:
+    return (frond_seg_tag_next)(h, id, NULL);
+  default:
+    while ((rc = frond__seg_tag_next_nowait(h, 1, id, NULL)) == FROND__AGAIN)
+      frond__sleep_ns(100000);
+    return rc;
+  }
+}
+
 static void *work(void *arg) {
   worker *w = arg;
-  int i = 0, n;
+  frond_seg_tag *h;
+  int i = 0, n, rc;
+  assert_int_equal(frond_seg_tag_get(w->s, T("a"), &h, NULL), 0);
   while (i < PER_THREAD) {
     n = w->batch > 0 && i % 16 == 15 ? w->batch : 1;
     if (n > PER_THREAD - i)
       n = PER_THREAD - i;
-    if (frond_seg_next_n(w->s, T("a"), (size_t)n, &w->ids[i], NULL) != 0)
+    rc = n > 1 ? frond_seg_next_n(w->s, T("a"), (size_t)n, &w->ids[i], NULL)
+               : one_id(w->s, h, i / 7, &w->ids[i]);
+    if (rc != 0)
       w->failed++;
     else
       i += n;
   }
   return NULL;
+}
+
+/* One thread, every way of asking in turn: no ID is skipped, whichever
+** call takes the offset that asks for the next segment or finds a
+** segment used up. The fake store's segments follow one another, so the
+** IDs are 1, 2, 3, ... */
+static void test_every_call_one_sequence(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  frond_seg_tag *h;
+  int64_t id, k;
+  fake_reset();
+  fake_add("a", 1, 10);
+  o.max_step = 40;
+  s = open_seg(&o);
+  assert_int_equal(frond_seg_tag_get(s, T("a"), &h, NULL), 0);
+  for (k = 1; k <= 5000; k++) {
+    assert_int_equal(one_id(s, h, (int)(k % 11), &id), 0);
+    assert_int_equal(id, k);
+  }
+  frond_seg_close(s);
 }
 
 /* Several threads on one tag: every ID unique, each thread's increasing.
@@ -462,6 +506,7 @@ int main(void) {
       cmocka_unit_test(test_deleted_then_recreated),
       cmocka_unit_test(test_bad_tag_names),
       cmocka_unit_test(test_next_n_spans_segments),
+      cmocka_unit_test(test_every_call_one_sequence),
       cmocka_unit_test(test_threads_unique_and_increasing),
       cmocka_unit_test(test_threads_tiny_segments),
       cmocka_unit_test(test_open_errors),
