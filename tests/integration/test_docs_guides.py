@@ -184,6 +184,9 @@ def test_public_headers():
 def test_library_api():
     header = "".join(read(h) for h in PUBLIC_HEADERS)
     api = set(re.findall(r"FROND_EXPORT[^;(]*?\b(frond_\w+)\s*\(", header))
+    # frond__ names are not API (frond__seg_tag_next_slow is exported for
+    # the inline frond_seg_tag_next only).
+    api = {f for f in api if not f.startswith("frond__")}
     ft.check(len(api) >= 40, "no exported functions found in frond.h")
     guide = read("docs/library.md")
     mentioned = set(re.findall(r"\b(frond_[a-z_0-9]+)\s*(?=\(|`|,)", guide))
