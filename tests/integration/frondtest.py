@@ -5,6 +5,7 @@ Every test runs in its own temporary directory, talks only to 127.0.0.1,
 and bounds every wait. Tests import this module from their own directory.
 """
 import os
+import random
 import shutil
 import signal
 import socket
@@ -43,12 +44,34 @@ def run(args, cwd=None, timeout=120, input=None, env=None):
                           env=env)
 
 
+def _ephemeral_ports():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A free loopback port that stays free until a test binds it: drawn
+    below the kernel's ephemeral range, so that no outgoing connection (a
+    node's to its database, a load client's) is given it in between, as
+    one from port 0 can be."""
+    lo, _ = _ephemeral_ports()
+    top = min(lo, 32768) - 1
+    rnd = random.SystemRandom()
+    for _ in range(200):
+        port = rnd.randint(max(1024, top - 12000), top)
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def wait_port(port, timeout=30.0, host="127.0.0.1"):
