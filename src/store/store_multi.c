@@ -38,7 +38,8 @@
 ** gap), a connection its engine's connect timeout.
 ** Tags: creating one needs every member (a member down fails the create,
 ** after creating on the others; running it again completes it); deleting
-** one needs every member reachable; list and get read whichever answer.
+** one needs every member reachable; list and get read whichever answer,
+** and a listing in pages (the allocator's refresh) one member throughout.
 */
 #include "store/store.h"
 
@@ -78,6 +79,7 @@ typedef struct multi_store {
   unsigned next;           /* round-robin cursor */
   frond_store_guard *step; /* tag -> the block size seen first */
   int shared;              /* guards, step and up are another's */
+  int scan;                /* the member a listing in pages reads, -1: none */
   member m[FROND_STORE_MULTI_MAX];
 } multi_store;
 
@@ -338,6 +340,7 @@ static int multi_open(const char *uri, frond_store **out, frond_error *err) {
   ms->base.fixed_step = 1;
   ms->base.xRollbacks = multi_rollbacks;
   ms->n = u.n;
+  ms->scan = -1;
   for (i = 0; i < u.n; i++) {
     member *m = &ms->m[i];
     if ((m->uri = malloc(u.len[i] + 1)) == NULL) {
@@ -509,6 +512,70 @@ static int multi_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
   return 0;
 }
 
+/* A page's rows go to the caller's fn through this, which tells its
+** failures from the member's. */
+typedef struct page_pass {
+  frond__tag_fn fn;
+  void *ctx;
+  int rc; /* what fn returned, when not 0 */
+} page_pass;
+
+static int page_row(void *ctx, const char *tag, int64_t step) {
+  page_pass *p = ctx;
+  return p->rc = p->fn(p->ctx, tag, step);
+}
+
+/* A page of the tag list. A listing (the pages from after == NULL on)
+** reads one member from its first page to its last: members may order
+** tags differently (each by its own key and collation), and a keyset
+** listing holds in one order only. It starts on the first member that
+** answers; if that member fails before the listing ends, the page fails
+** and the caller lists again later. Without this, every page read every
+** member's whole list: a million tags cost hundreds of whole lists per
+** listing. A tag that only some members hold (a create that did not
+** complete) may be missing from a listing; it is found by name, which
+** asks every member. */
+static int multi_tag_page(frond_store *st, const char *after, int limit,
+                          frond__tag_fn fn, void *ctx, int *n,
+                          frond_error *err) {
+  multi_store *ms = MS(st);
+  page_pass pass = {fn, ctx, 0};
+  frond_error e;
+  char why[WHY_MAX + 64] = "no member may be tried now";
+  int i, rc, first = after == NULL ? 0 : ms->scan;
+  int last = after == NULL ? ms->n - 1 : ms->scan;
+  *n = 0;
+  if (first < 0)
+    return frond__fail(err, FROND_ESTORE,
+                       "multi: a page of the tag list after \"%s\" without "
+                       "the listing's first page",
+                       after);
+  ms->scan = -1;
+  for (i = first; i <= last; i++) {
+    e.message[0] = '\0';
+    if (after == NULL && !member_due(&ms->m[i]))
+      continue;
+    rc = member_open(ms, i, &e);
+    if (rc == 0)
+      rc = frond__store_tag_page(ms->m[i].st, after, limit, page_row, &pass, n,
+                                 &e);
+    if (rc == 0) {
+      member_up(&ms->m[i], i);
+      ms->scan = i;
+      return 0;
+    }
+    if (pass.rc != 0) /* the caller's own failure */
+      return frond__fail(err, rc, "%s", e.message);
+    if (ms->m[i].st != NULL)
+      member_down(&ms->m[i], i, &e);
+    snprintf(why, sizeof(why), "member %d (%s): %s", i, ms->m[i].engine,
+             e.message[0] ? e.message : ms->m[i].why);
+    if (*n > 0 || after != NULL)
+      break; /* rows of this member were passed: no other may go on */
+  }
+  return frond__fail(err, FROND_ESTORE, "multi: listing tags: %s", why);
+}
+
 static int multi_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
                          frond_error *err) {
   multi_store *ms = MS(st);
@@ -667,7 +734,7 @@ int frond__store_members(frond_store *st, uint64_t *up) {
 }
 
 const frond_store_methods frond__store_multi = {
-    1,
+    2,
     "multi:",
     "multi",
     multi_open,
@@ -679,5 +746,5 @@ const frond_store_methods frond__store_multi = {
     multi_tag_create,
     multi_tag_set_step,
     multi_tag_delete,
-    NULL, /* version 1: pages come from the merged list (store_call.c) */
+    multi_tag_page,
 };

@@ -283,6 +283,93 @@ static void test_one_member_down(void **state) {
   frond_log_set(NULL, NULL, FROND_LOG_INFO);
 }
 
+/* ---- listing in pages ---- */
+
+static const void *listed_by[8]; /* guard of the member each read was on */
+static int nlists, fail_guard_after;
+static const void *fail_guard;
+
+static int list_fault(frond_store *st, const char *op) {
+  if (st->methods == &frond__store_multi || strcmp(op, "list") != 0)
+    return 0;
+  if (nlists < 8)
+    listed_by[nlists] = st->guard;
+  nlists++;
+  if (fail_guard != NULL && st->guard == fail_guard && fail_guard_after-- <= 0)
+    return FROND_ESTORE;
+  return 0;
+}
+
+typedef struct listing {
+  char tags[64][16];
+  int n;
+} listing;
+
+static int collect(void *ctx, const char *tag, int64_t step) {
+  listing *l = ctx;
+  assert_int_equal(step, 5);
+  assert_true(l->n < 64);
+  snprintf(l->tags[l->n++], sizeof(l->tags[0]), "%s", tag);
+  return 0;
+}
+
+/* Pages of 7 until a short one; the listing's return code. */
+static int list_all(frond_store *st, listing *l) {
+  frond_error e = {0, ""};
+  int rc, got = 7;
+  l->n = 0;
+  while (got == 7)
+    if ((rc = frond__store_tag_page(st, l->n ? l->tags[l->n - 1] : NULL, 7,
+                                    collect, l, &got, &e)) != 0)
+      return rc;
+  return 0;
+}
+
+/* A listing in pages reads one member per page (before, every page read
+** every member's whole list), each tag once and in order, and stays on
+** the member it started on: one that fails halfway fails the listing,
+** and the next listing starts on a member that answers. */
+static void test_pages_from_one_member(void **state) {
+  char uri[1400], tag[16];
+  frond_store *st;
+  frond_error e = {0, ""};
+  listing l;
+  int i;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  multi_uri(uri, sizeof(uri), "pq");
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  for (i = 0; i < 50; i++) {
+    snprintf(tag, sizeof(tag), "t%02d", i);
+    assert_int_equal(frond_store_tag_create(st, tag, 5, 1, NULL, &e), 0);
+  }
+  frond__store_fault = list_fault;
+  nlists = 0;
+  assert_int_equal(list_all(st, &l), 0);
+  assert_int_equal(l.n, 50);
+  for (i = 0; i < 50; i++) {
+    snprintf(tag, sizeof(tag), "t%02d", i);
+    assert_string_equal(l.tags[i], tag);
+  }
+  assert_int_equal(nlists, 8); /* 8 pages (7 full, one of 1), one read each */
+  for (i = 1; i < 8; i++)
+    assert_ptr_equal(listed_by[i], listed_by[0]);
+  /* Its member fails after the first page: the listing fails... */
+  fail_guard = listed_by[0];
+  fail_guard_after = 1;
+  assert_int_equal(list_all(st, &l), FROND_ESTORE);
+  assert_int_equal(l.n, 7);
+  /* ...and the next one is read from the other member, whole. */
+  nlists = 0;
+  assert_int_equal(list_all(st, &l), 0);
+  assert_int_equal(l.n, 50);
+  assert_ptr_not_equal(listed_by[0], fail_guard);
+  fail_guard = NULL;
+  frond__store_fault = NULL;
+  frond_store_close(st);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mapping_is_disjoint_and_contiguous),
@@ -291,6 +378,7 @@ int main(void) {
       cmocka_unit_test(test_identity_is_checked),
       cmocka_unit_test(test_swapped_order_would_serve_duplicates),
       cmocka_unit_test(test_one_member_down),
+      cmocka_unit_test(test_pages_from_one_member),
   };
   return frond_run_tests(tests, setup, teardown);
 }
