@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """
 bench/scale/scale.py -- a server with many tags and many connections:
-start time, memory and idle CPU with a million tags, the first ID of
+start time, memory and idle CPU with a million tags (start time again
+on a multi: store of two SQLite files), the first ID of
 100,000 distinct tags beside the store's own transaction rate, memory of
 idle connections after a large batch each, and range leases beside single
 IDs. Run it through bench/scale/run.sh, which builds the release.
@@ -119,20 +120,22 @@ class Server:
         self.log.close()
 
 
-def make_store(path, n):
-    """n tags t0000000.. in leaf_alloc (created by frond), step 1000."""
+def make_store(uri, files, n):
+    """n tags t0000000.. in leaf_alloc of each file (created by frond
+    through uri, a store or a multi: of them), step 1000."""
     r = subprocess.run([FROND, "tag", "create", "seed", "--step", "1000",
-                        "--store", "sqlite://" + path],
+                        "--store", uri],
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("scale.py: tag create: " + r.stderr)
-    db = sqlite3.connect(path)
-    db.execute("DELETE FROM leaf_alloc")
-    db.executemany("INSERT INTO leaf_alloc (biz_tag, max_id, step, "
-                   "description) VALUES (?, 1, 1000, '')",
-                   (("t%07d" % i,) for i in range(n)))
-    db.commit()
-    db.close()
+    for path in files:
+        db = sqlite3.connect(path)
+        db.execute("DELETE FROM leaf_alloc")
+        db.executemany("INSERT INTO leaf_alloc (biz_tag, max_id, step, "
+                       "description) VALUES (?, 1, 1000, '')",
+                       (("t%07d" % i,) for i in range(n)))
+        db.commit()
+        db.close()
 
 
 def store_tps(d):
@@ -214,7 +217,7 @@ def main():
               "frond threads=1; SQLite in a temp dir" %
               (TAGS, USED, CONNS), flush=True)
         store = "sqlite://%s/tags.db" % d
-        make_store(store[len("sqlite://"):], TAGS)
+        make_store(store, [store[len("sqlite://"):]], TAGS)
         shutil.copy(os.path.join(d, "tags.db"), os.path.join(d, "ref.db"))
         tps, _ = store_tps(d)
 
@@ -238,6 +241,14 @@ def main():
         row("idle CPU, %d tags (%d used), %.0f s" % (TAGS, USED,
                                                      IDLE_LONG_S),
             "<= 1 %", "%.2f %%" % idle_cpu_pct(s.proc.pid, IDLE_LONG_S))
+        s.stop()
+
+        members = [os.path.join(d, "m%d.db" % i) for i in range(2)]
+        multi = "multi:" + "|".join("sqlite://" + m for m in members)
+        make_store(multi, members, TAGS)
+        s = Server(d, multi)
+        row("%d tags in a multi: of two SQLite files: start to ready" % TAGS,
+            "<= 3 s", "%.2f s" % s.ready_s)
         s.stop()
 
         empty = "sqlite://%s/empty.db" % d
