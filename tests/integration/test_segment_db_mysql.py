@@ -11,115 +11,52 @@ never sent again: an allocation leaves a gap, never a duplicate), a
 silent server (the answer deadline), and a MyISAM table refused.
 """
 import os
-import socket
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from test_segment_db_pg import Tool  # noqa: E402
+from db_common import (Tool, WireProxy, dropped_connection,  # noqa: E402
+                       lost_answers, now_and_if_absent)
 
 MY = None
 
 COM_QUERY, COM_STMT_EXECUTE = 0x03, 0x17
 
 
-class Proxy:
-    """A TCP proxy to MariaDB that reads the protocol's packet framing
-    enough to act on one command. arm(kind, text): the next command of
-    that kind (COM_QUERY whose text contains `text`, or any
-    COM_STMT_EXECUTE) is passed on, and its answer is
-      "cut":  held back until the server has sent it, then both sockets
-              are closed: the server has finished (committed), the client
-              never learns it;
-      "hold": swallowed, the connection left open: a silent server."""
-
-    def __init__(self, port):
-        self.target = port
-        self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(16)
-        self.port = self.ls.getsockname()[1]
-        self.armed = None
-        self.done = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def arm(self, kind, mode="cut", text=b""):
-        self.done.clear()
-        self.armed = (kind, mode, text)
+class Proxy(WireProxy):
+    """The wire proxy (db_common.WireProxy) for MariaDB's packets. It acts
+    on a command's first packet: arm(mode, kind="query", text=...) a
+    COM_QUERY whose text contains `text`, arm(mode, kind="execute") any
+    COM_STMT_EXECUTE. A cut answer is taken as complete 0.2 s after its
+    first bytes."""
 
     def uri(self, extra=""):
         return "mysql://root@127.0.0.1:%d/frond%s" % (self.port, extra)
 
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            s = socket.create_connection(("127.0.0.1", self.target))
-            pair = {"mode": None}
-            threading.Thread(target=self._c2s, args=(c, s, pair),
-                             daemon=True).start()
-            threading.Thread(target=self._s2c, args=(s, c, pair),
-                             daemon=True).start()
+    def split(self, buf, started):
+        """Complete packets off buf: ([(seq, payload)], rest)."""
+        packets = []
+        while len(buf) >= 4:
+            n = int.from_bytes(buf[:3], "little")
+            if len(buf) < 4 + n:
+                break
+            packets.append((buf[3], buf[4:4 + n]))
+            buf = buf[4 + n:]
+        return packets, buf
 
-    def _matches(self, payload):
-        kind, mode, text = self.armed
-        if kind == "query":
-            return payload[:1] == bytes([COM_QUERY]) and text in payload
+    def matches(self, packet, what):
+        seq, payload = packet
+        if seq != 0:
+            return False
+        if what.get("kind") == "query":
+            return (payload[:1] == bytes([COM_QUERY]) and
+                    what.get("text", b"") in payload)
         return payload[:1] == bytes([COM_STMT_EXECUTE])
 
-    def _c2s(self, c, s, pair):
-        buf = b""
-        try:
-            while True:
-                data = c.recv(65536)
-                if not data:
-                    break
-                buf += data
-                while len(buf) >= 4:
-                    n = int.from_bytes(buf[:3], "little")
-                    if len(buf) < 4 + n:
-                        break
-                    seq, payload = buf[3], buf[4:4 + n]
-                    buf = buf[4 + n:]
-                    if seq == 0 and self.armed and self._matches(payload):
-                        pair["mode"] = self.armed[1]
-                        self.armed = None
-                s.sendall(data)
-        except OSError:
-            pass
-        for x in (c, s):
-            x.close()
-
-    def _s2c(self, s, c, pair):
-        try:
-            while True:
-                data = s.recv(65536)
-                if not data:
-                    break
-                if pair["mode"] is None:
-                    c.sendall(data)
-                    continue
-                if pair["mode"] == "cut":
-                    time.sleep(0.2)  # the rest of the answer, swallowed
-                    break
-                # hold: swallow everything, say nothing
-        except OSError:
-            pass
-        if pair["mode"] is not None:
-            self.done.set()
-        for x in (c, s):
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            x.close()
-
-    def close(self):
-        self.ls.close()
+    def answered(self, buf):
+        time.sleep(0.2)  # the rest of the answer, swallowed
+        return True, b""
 
 
 def conn_id(t):
@@ -226,16 +163,7 @@ def test_params_and_nulls():
 def test_tokens_and_emulation():
     t = Tool()
     try:
-        t.ok("open", MY.uri)
-        now = int(t.rows("exec", "SELECT {now_ms}")[0][0])
-        ft.check(abs(now - time.time() * 1000) < 600000,
-                 "{now_ms} is %d" % now)
-        t.ok("exec", "CREATE TABLE r (k varchar(20) PRIMARY KEY, v bigint)")
-        ins = "INSERT INTO r VALUES ($1, $2) {if_absent:k}"
-        ft.check(t.ok("exec", ins, "t:a", "i:100")[0].startswith(
-            "ok changes=1"), "first insert")
-        ft.check(t.ok("exec", ins, "t:a", "i:5")[0].startswith(
-            "ok changes=0"), "insert-if-absent inserted twice")
+        ins = now_and_if_absent(t, MY.uri, "varchar(20)")
         # Inside a transaction the duplicate leaves it usable.
         t.ok("begin")
         ft.check(t.ok("exec", ins, "t:a", "i:6")[0].startswith(
@@ -300,41 +228,16 @@ def test_session_settings():
 
 
 def test_killed_connection():
-    """KILL under an idle connection: the next statement reconnects and
-    runs. Inside a transaction it fails instead, the rollback is accepted,
-    and the statement after it reconnects."""
+    """KILL under a connection (db_common's scenario), then a restart of
+    the server between two allocations."""
     t = Tool()
     try:
-        t.ok("open", MY.uri)
-        c1 = conn_id(t)
-        kill(c1)
-        c2 = conn_id(t)
-        ft.check(c2 != c1, "same connection after KILL")
-        t.ok("begin")
-        kill(c2)
-        line = t.err("exec", "SELECT 1", cls="error")
-        ft.check("did not commit" in line, line)
-        t.err("commit", cls="error")
-        t.ok("rollback")
-        ft.check(conn_id(t) not in (c1, c2), "no new connection")
-        # A transaction begun after a KILL starts on a new connection;
-        # its statements are prepared again there.
-        c3 = conn_id(t)
-        kill(c3)
-        t.ok("begin")
-        ft.check(conn_id(t) != c3, "transaction on the killed connection")
-        t.ok("commit")
-        # The segment store: the allocation after a KILL succeeds.
-        t.ok("store", MY.uri)
-        t.ok("tag", "reconnect", "100", "1")
-        ft.check(t.ok("alloc", "reconnect", "0")[0] == "ok 101 100", "alloc")
-        for cid in MY.sql("SELECT id FROM information_schema.processlist "
-                          "WHERE user = 'root' AND db = 'frond' AND id <> %d "
-                          "AND command = 'Sleep'" % conn_id(t)).split():
-            kill(int(cid))
-        ft.check(t.ok("alloc", "reconnect", "0")[0] == "ok 201 100",
-                 "alloc after the store's connection was killed")
-        # A restart of the server between two allocations.
+        dropped_connection(
+            t, MY.uri, conn_id, kill,
+            lambda t: [int(c) for c in MY.sql(
+                "SELECT id FROM information_schema.processlist WHERE user = "
+                "'root' AND db = 'frond' AND id <> %d AND command = 'Sleep'"
+                % conn_id(t)).split()])
         MY.stop()
         MY.start()
         ft.check(t.ok("alloc", "reconnect", "0")[0] == "ok 301 100",
@@ -344,46 +247,15 @@ def test_killed_connection():
 
 
 def test_lost_answers():
-    """The server commits, the answer is lost on the wire: the layer
-    reports it (class lost) and never sends the statement again; a lost
-    allocation is a gap, never served twice."""
+    """Answers lost after the commit (db_common's scenario). An allocation
+    is UPDATE, SELECT, COMMIT: its COMMIT's answer is the one lost."""
     proxy = Proxy(MY.port)
     t = Tool()
     try:
-        MY.sql("CREATE TABLE lost (k int PRIMARY KEY, v bigint); "
-               "INSERT INTO lost VALUES (1, 0)")
-        t.ok("open", proxy.uri())
-        t.ok("begin")
-        t.ok("exec", "UPDATE lost SET v = v + 1 WHERE k = 1")
-        proxy.arm("query", text=b"COMMIT")
-        line = t.err("commit", cls="lost")
-        ft.check(proxy.done.wait(10), "the proxy cut nothing")
-        ft.check("may or may not have committed" in line, line)
-        ft.check(MY.sql("SELECT v FROM lost").strip() == "1",
-                 "the transaction did not commit on the server")
-        ft.check(t.rows("exec", "SELECT v FROM lost WHERE k = 1") ==
-                 [["1"]], "after the lost commit")
-        # A lone write (its own transaction).
-        proxy.arm("execute")
-        line = t.err("exec", "UPDATE lost SET v = v + 1 WHERE k = 1",
-                     cls="lost")
-        ft.check("may or may not have taken effect" in line, line)
-        ft.check(MY.sql("SELECT v FROM lost").strip() == "2",
-                 "the lone write did not commit on the server")
-        t.ok("exec", "SELECT 1")
-        ft.check(MY.sql("SELECT v FROM lost").strip() == "2",
-                 "the write was sent again")
-        # An allocation (UPDATE, SELECT, COMMIT): COMMIT's answer lost.
-        t.ok("store", proxy.uri())
-        t.ok("tag", "lost", "10", "1")
-        ft.check(t.ok("alloc", "lost", "0")[0] == "ok 11 10", "alloc")
-        proxy.arm("query", text=b"COMMIT")
-        line = t.err("alloc", "lost", "0")
-        ft.check("mysql: " in line and "may or may not" in line, line)
-        ft.check(MY.sql("SELECT max_id FROM leaf_alloc WHERE biz_tag = "
-                        "'lost'").strip() == "21", "the lost allocation")
-        ft.check(t.ok("alloc", "lost", "0")[0] == "ok 31 10",
-                 "the allocation after a lost one")
+        def commit():
+            proxy.arm(kind="query", text=b"COMMIT")
+        lost_answers(t, MY, proxy, proxy.uri(), commit,
+                     lambda: proxy.arm(kind="execute"), commit)
     finally:
         t.close()
         proxy.close()
@@ -399,7 +271,7 @@ def test_silent_server():
         MY.sql("CREATE TABLE IF NOT EXISTS quiet (k int PRIMARY KEY)")
         t.ok("open", proxy.uri(), "10000", "2000", "700")
         t.ok("exec", "SELECT 1")
-        proxy.arm("execute", mode="hold")
+        proxy.arm("hold", kind="execute")
         t0 = time.monotonic()
         line = t.err("exec", "INSERT INTO quiet VALUES ($1)", "i:1",
                      cls="lost")
@@ -408,7 +280,7 @@ def test_silent_server():
         ft.check(0.6 < took < 5, "gave up after %.2fs" % took)
         # A shorter deadline for one statement, then the default again.
         t.ok("answer", "300")
-        proxy.arm("execute", mode="hold")
+        proxy.arm("hold", kind="execute")
         t0 = time.monotonic()
         line = t.err("exec", "SELECT 2 FROM DUAL WHERE $1 = 1", "i:1",
                      cls="lost")

@@ -9,95 +9,16 @@ answer lost on the wire after the server committed (reported as an
 error, never sent again), through a TCP proxy that can cut one answer.
 """
 import os
-import queue
-import socket
 import struct
-import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
+from db_common import (Tool, WireProxy, dropped_connection,  # noqa: E402
+                       lost_answers, now_and_if_absent)
 
 PG = None
-
-
-def unescape(cell):
-    out, i = [], 0
-    while i < len(cell):
-        if cell[i] == "\\" and i + 1 < len(cell):
-            out.append({"t": "\t", "n": "\n"}.get(cell[i + 1], cell[i + 1]))
-            i += 2
-        else:
-            out.append(cell[i])
-            i += 1
-    return "".join(out)
-
-
-class Tool:
-    """A running db_tool: cmd() sends one command and returns its answer
-    lines (the first is "ok ..." or "err ...")."""
-
-    def __init__(self):
-        self.p = subprocess.Popen([ft.tool("db_tool")], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
-        self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.p.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def _line(self, timeout):
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise ft.Failure("db_tool: no answer within %ds" % timeout)
-        if line is None:
-            raise ft.Failure("db_tool exited")
-        return line
-
-    def cmd(self, *fields, timeout=60):
-        esc = [str(f).replace("\\", "\\\\").replace("\t", "\\t")
-               .replace("\n", "\\n") for f in fields]
-        self.p.stdin.write("\t".join(esc) + "\n")
-        self.p.stdin.flush()
-        first = self._line(timeout)
-        out = [first]
-        if first.startswith("ok changes="):
-            rows = int(first.split("rows=")[1])
-            out += [self._line(timeout) for _ in range(rows)]
-        return out
-
-    def ok(self, *fields, **kw):
-        out = self.cmd(*fields, **kw)
-        ft.check(out[0].startswith("ok"), "%s: %s" % (fields[:2], out[0]))
-        return out
-
-    def rows(self, *fields):
-        """The rows of a statement, cells as text (None for NULL)."""
-        return [[None if c == "\\N" else unescape(c)
-                 for c in r.split("\t")[1:]] for r in self.ok(*fields)[1:]]
-
-    def err(self, *fields, code="STORE", cls=None):
-        line = self.cmd(*fields)[0]
-        ft.check(line.startswith("err %s " % code),
-                 "%s: expected %s, got %s" % (fields[:2], code, line))
-        if cls is not None:
-            ft.check(line.split(" ")[2] == cls,
-                     "%s: expected class %s: %s" % (fields[:2], cls, line))
-        return line
-
-    def close(self):
-        try:
-            self.p.stdin.write("quit\n")
-            self.p.stdin.flush()
-            self.p.wait(timeout=30)
-        except Exception:
-            self.p.kill()
-            self.p.wait()
 
 
 def backend_gone(pid, timeout=30):
@@ -117,43 +38,15 @@ def terminate(pid):
     backend_gone(pid)
 
 
-class Proxy:
-    """A TCP proxy to PostgreSQL that parses the protocol enough to cut
-    one answer: after arm(), the answer to the next query ('Q') or execute
-    ('E') is held back until the server's ReadyForQuery, then both
-    sockets are closed without passing it on. The server has finished
-    (committed) by then; the client never learns it."""
-
-    def __init__(self, port):
-        self.target = port
-        self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(8)
-        self.port = self.ls.getsockname()[1]
-        self.armed = False
-        self.cut = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def arm(self):
-        self.cut.clear()
-        self.armed = True
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            s = socket.create_connection(("127.0.0.1", self.target))
-            pair = {"cutting": False}
-            threading.Thread(target=self._c2s, args=(c, s, pair),
-                             daemon=True).start()
-            threading.Thread(target=self._s2c, args=(s, c, pair),
-                             daemon=True).start()
+class Proxy(WireProxy):
+    """The wire proxy (db_common.WireProxy) for PostgreSQL's protocol: it
+    acts on the next query ('Q') or execute ('E'); a cut answer is
+    complete at the server's ReadyForQuery ('Z')."""
 
     @staticmethod
     def _messages(buf, typed):
-        """Split complete messages off buf: ([types], rest)."""
+        """Split complete messages off buf: ([types], rest). The
+        connection's first message (the startup) has no type byte."""
         types = []
         while True:
             head = 5 if typed else 4
@@ -166,52 +59,15 @@ class Proxy:
             buf = buf[head - 4 + n:]
             typed = True
 
-    def _c2s(self, c, s, pair):
-        buf, started = b"", False
-        try:
-            while True:
-                data = c.recv(65536)
-                if not data:
-                    break
-                buf += data
-                types, buf = self._messages(buf, started)
-                started = started or bool(types)
-                if self.armed and (b"Q" in types or b"E" in types):
-                    self.armed = False
-                    pair["cutting"] = True  # before the server can answer
-                s.sendall(data)
-        except OSError:
-            pass
-        for x in (c, s):
-            x.close()
+    def split(self, buf, started):
+        return self._messages(buf, started)
 
-    def _s2c(self, s, c, pair):
-        buf = b""
-        try:
-            while True:
-                data = s.recv(65536)
-                if not data:
-                    break
-                if not pair["cutting"]:
-                    c.sendall(data)
-                    continue
-                buf += data
-                types, buf = self._messages(buf, True)
-                if b"Z" in types:
-                    break
-        except OSError:
-            pass
-        if pair["cutting"]:
-            self.cut.set()
-        for x in (c, s):
-            try:
-                x.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            x.close()
+    def matches(self, message, what):
+        return message in (b"Q", b"E")
 
-    def close(self):
-        self.ls.close()
+    def answered(self, buf):
+        types, rest = self._messages(buf, True)
+        return b"Z" in types, rest
 
 
 def proxied(proxy):
@@ -280,16 +136,7 @@ def test_params_and_nulls():
 def test_tokens_and_returning():
     t = Tool()
     try:
-        t.ok("open", PG.uri)
-        now = int(t.rows("exec", "SELECT {now_ms}")[0][0])
-        ft.check(abs(now - time.time() * 1000) < 600000,
-                 "{now_ms} is %d" % now)
-        t.ok("exec", "CREATE TABLE r (k text PRIMARY KEY, v bigint)")
-        ins = "INSERT INTO r VALUES ($1, $2) {if_absent:k}"
-        ft.check(t.ok("exec", ins, "t:a", "i:100")[0].startswith(
-            "ok changes=1"), "first insert")
-        ft.check(t.ok("exec", ins, "t:a", "i:5")[0].startswith(
-            "ok changes=0"), "insert-if-absent inserted twice")
+        now_and_if_absent(t, PG.uri, "text")
         for mode in ("returning", "emulated"):
             if mode == "emulated":
                 t.ok("noreturning")
@@ -338,88 +185,25 @@ def pid(t):
 
 
 def test_terminated_backend():
-    """pg_terminate_backend under an idle connection: the next statement
-    reconnects and runs. Inside a transaction it fails instead, the
-    rollback is accepted, and the statement after it reconnects."""
+    """pg_terminate_backend under a connection (db_common's scenario)."""
     t = Tool()
     try:
-        t.ok("open", PG.uri)
-        p1 = pid(t)
-        terminate(p1)
-        p2 = pid(t)
-        ft.check(p2 != p1, "same backend after terminate")
-        t.ok("begin")
-        terminate(p2)
-        line = t.err("exec", "SELECT 1", cls="error")
-        ft.check("did not commit" in line, line)
-        t.err("commit", cls="error")
-        t.ok("rollback")
-        ft.check(pid(t) not in (p1, p2), "no new backend")
-        # A transaction begun after a termination starts on a new
-        # connection; its statements are prepared again there.
-        p3 = pid(t)
-        terminate(p3)
-        t.ok("begin")
-        ft.check(pid(t) != p3, "transaction on the terminated backend")
-        t.ok("commit")
-        # The segment store: the allocation after a terminate succeeds.
-        t.ok("store", PG.uri)
-        t.ok("tag", "reconnect", "100", "1")
-        ft.check(t.ok("alloc", "reconnect", "0")[0] == "ok 101 100", "alloc")
-        backends = PG.sql("SELECT pid FROM pg_stat_activity WHERE "
-                          "application_name = 'frond' AND pid <> %d"
-                          % pid(t)).split()
-        for b in backends:
-            terminate(int(b))
-        ft.check(t.ok("alloc", "reconnect", "0")[0] == "ok 201 100",
-                 "alloc after the store's backend was terminated")
+        dropped_connection(
+            t, PG.uri, pid, terminate,
+            lambda t: [int(b) for b in PG.sql(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = "
+                "'frond' AND pid <> %d" % pid(t)).split()])
     finally:
         t.close()
 
 
 def test_lost_answers():
-    """The server commits, the answer is lost on the wire: the layer
-    reports it (class lost) and never sends the statement again."""
+    """Answers lost after the commit (db_common's scenario)."""
     proxy = Proxy(int(PG.uri.split(":")[2].split("/")[0]))
     t = Tool()
     try:
-        PG.sql("CREATE TABLE lost (k int PRIMARY KEY, v bigint)")
-        PG.sql("INSERT INTO lost VALUES (1, 0)")
-        t.ok("open", proxied(proxy))
-        # COMMIT of a transaction.
-        t.ok("begin")
-        t.ok("exec", "UPDATE lost SET v = v + 1 WHERE k = 1")
-        proxy.arm()
-        line = t.err("commit", cls="lost")
-        ft.check(proxy.cut.wait(10), "the proxy cut nothing")
-        ft.check("may or may not have committed" in line, line)
-        ft.check(PG.sql("SELECT v FROM lost").strip() == "1",
-                 "the transaction did not commit on the server")
-        # The next statement reconnects through the proxy.
-        ft.check(t.rows("exec", "SELECT v FROM lost WHERE k = 1") ==
-                 [["1"]], "after the lost commit")
-        # A lone write (its own transaction).
-        proxy.arm()
-        line = t.err("exec", "UPDATE lost SET v = v + 1 WHERE k = 1",
-                     cls="lost")
-        ft.check("may or may not have taken effect" in line, line)
-        ft.check(PG.sql("SELECT v FROM lost").strip() == "2",
-                 "the lone write did not commit on the server")
-        t.ok("exec", "SELECT 1")
-        ft.check(PG.sql("SELECT v FROM lost").strip() == "2",
-                 "the write was sent again")
-        # An allocation: the lost range is never served; the next one
-        # is the range after it.
-        t.ok("store", proxied(proxy))
-        t.ok("tag", "lost", "10", "1")
-        ft.check(t.ok("alloc", "lost", "0")[0] == "ok 11 10", "alloc")
-        proxy.arm()
-        line = t.err("alloc", "lost", "0")
-        ft.check("postgresql: " in line and "lost" in line, line)
-        ft.check(PG.sql("SELECT max_id FROM leaf_alloc WHERE biz_tag = "
-                        "'lost'").strip() == "21", "the lost allocation")
-        ft.check(t.ok("alloc", "lost", "0")[0] == "ok 31 10",
-                 "the allocation after a lost one")
+        lost_answers(t, PG, proxy, proxied(proxy), proxy.arm, proxy.arm,
+                     proxy.arm)
     finally:
         t.close()
         proxy.close()
