@@ -160,9 +160,9 @@ static int connect_store(frond_seg *s, frond_store **st, frond_error *err) {
 static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                  uint64_t gen, int range) {
   frond_error e = {0, ""};
-  int64_t max_id = 0, row_step = 0, used, start;
+  int64_t max_id = 0, row_step = 0, used, start, backoff_ms;
   unsigned busy;
-  int rc, was_failing;
+  int rc, was_failing, stale;
   busy = atomic_fetch_add(&s->busy, 1) + 1;
   for (unsigned m = atomic_load(&s->max_busy);
        busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
@@ -181,9 +181,10 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   pthread_mutex_lock(&t->mu);
   t->loading = 0;
   was_failing = t->backoff_ms != 0;
+  stale = gen != t->gen || atomic_load(&t->nm->removed);
   if (rc == 0) {
     atomic_fetch_add(&s->loads, 1);
-    if (gen == t->gen && !atomic_load(&t->nm->removed)) {
+    if (!stale) {
       if (frond__seg_install(s, t, start, max_id, used)) {
         if (!range) {
           t->step = used;
@@ -205,18 +206,31 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     if (t->backoff_ms > s->o.retry_max_ms)
       t->backoff_ms = s->o.retry_max_ms;
     t->retry_at_ns = frond__mono_ns() + t->backoff_ms * 1000000;
-    if (t->want && gen == t->gen) {
+    if (t->want && !stale) {
       pthread_mutex_lock(&s->mu);
       schedule(s, t, t->retry_at_ns);
       pthread_mutex_unlock(&s->mu);
     }
   }
+  if (stale) {
+    /* A load of the tag as it was before a delete: its result is dropped.
+    ** A request made while it ran was passed over by the loaders (one
+    ** load per tag at a time): queue it now. Calls waiting meanwhile
+    ** look again, and ask for a load themselves. */
+    if (t->want && !atomic_load(&t->nm->removed)) {
+      pthread_mutex_lock(&s->mu);
+      schedule(s, t, 0);
+      pthread_mutex_unlock(&s->mu);
+    }
+    pthread_cond_broadcast(&t->cv);
+  }
+  backoff_ms = t->backoff_ms;
   pthread_mutex_unlock(&t->mu);
   if (rc != 0)
     frond_log(FROND_LOG_WARN,
               "segment: tag \"%s\": loading a segment failed, retrying in "
               "%lld ms: %s",
-              t->nm->name, (long long)t->backoff_ms, e.message);
+              t->nm->name, (long long)backoff_ms, e.message);
   else if (was_failing)
     frond_log(FROND_LOG_INFO, "segment: tag \"%s\": loading works again",
               t->nm->name);

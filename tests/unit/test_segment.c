@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/seg.h"
 #include "fake_store.h"
 #include "testutil.h"
 
@@ -300,6 +301,51 @@ static void test_deleted_then_recreated(void **state) {
   frond_seg_close(s);
 }
 
+typedef struct waiter {
+  frond_seg *s;
+  int64_t id;
+  int rc;
+} waiter;
+
+static void *wait_next(void *arg) {
+  waiter *w = arg;
+  w->rc = frond_seg_next(w->s, T("a"), &w->id, NULL);
+  return NULL;
+}
+
+/* Deleted and created again while a load of the old row is in the store:
+** that load's result is dropped, and a call that waits meanwhile is
+** served from the new row when it ends. Before, nobody asked for a load
+** and the call failed at its deadline. */
+static void test_recreated_during_a_load(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  pthread_t th;
+  waiter w;
+  fake_reset();
+  fake_add("a", 1, 10);
+  o.wait_ms = 5000;
+  s = open_seg(&o);
+  assert_int_equal(next_id(s, "a"), 1);
+  fake_hold_tag("a"); /* the preload hangs in the store */
+  assert_int_equal(next_id(s, "a"), 2);
+  while (atomic_load(&s->busy) == 0) /* a loader is in the store */
+    frond__sleep_ns(1000000);
+  fake_delete("a");
+  assert_int_equal(frond_seg_refresh_tag(s, T("a"), NULL),
+                   FROND_ETAG_NOT_FOUND);
+  fake_add("a", 5000, 10);
+  assert_int_equal(frond_seg_refresh_tag(s, T("a"), NULL), 0);
+  w.s = s;
+  pthread_create(&th, NULL, wait_next, &w);
+  frond__sleep_ns(100000000);
+  fake_hold_tag(NULL); /* the old load ends */
+  pthread_join(th, NULL);
+  assert_int_equal(w.rc, 0);
+  assert_true(w.id >= 5000);
+  frond_seg_close(s);
+}
+
 static void test_bad_tag_names(void **state) {
   static const char *const bad[] = {"",         "a\x01",        "\x7f",
                                     "a\xff",    "\xc0\xaf",     "\xed\xa0\x80",
@@ -504,6 +550,7 @@ int main(void) {
       cmocka_unit_test(test_new_tag_without_refresh),
       cmocka_unit_test(test_unknown_tags_rate_limited),
       cmocka_unit_test(test_deleted_then_recreated),
+      cmocka_unit_test(test_recreated_during_a_load),
       cmocka_unit_test(test_bad_tag_names),
       cmocka_unit_test(test_next_n_spans_segments),
       cmocka_unit_test(test_every_call_one_sequence),
