@@ -541,68 +541,8 @@ FROND_EXPORT int frond_seg_tag_next_n(frond_seg_tag *t, size_t n, int64_t *out,
 /* The tag's name, NUL-terminated; valid as long as the handle. */
 FROND_EXPORT const char *frond_seg_tag_name(const frond_seg_tag *t);
 
-/*
-** With GCC or Clang, frond_seg_tag_next is inlined into the caller: a call
-** costs about one atomic fetch-add (bench/README.md), where a call into the
-** library costs half as much again. The inline part reads the start of the
-** handle (frond__seg_tag_hot, not for use) and calls the library for
-** anything but the common case; that layout is part of the library's ABI,
-** changed only with its soname. Define FROND_NO_INLINE, or write
-** (frond_seg_tag_next)(t, id, err), to call the exported function instead
-** (as bindings through a foreign-function interface do).
-*/
-typedef struct frond__seg_tag_hot {
-  uint64_t word;     /* generation << 32 | offset, fetch-added */
-  uint64_t pad_[7];  /* its own cache line */
-  uint64_t seq, gen; /* the served generation's segment, under a seqlock */
-  int64_t start, size, preload_at;
-} frond__seg_tag_hot;
-
-/* Everything but the common case of the inline call, given the word the
-** call fetch-added. */
-FROND_EXPORT int frond__seg_tag_next_slow(frond_seg_tag *t, uint64_t word,
-                                          int64_t *id, frond_error *err);
-
-#if defined(__GNUC__)
-/* The common case: 1 and *id set, else 0 and *w the word fetch-added. */
-static inline int frond__seg_tag_take(frond_seg_tag *t, uint64_t *w,
-                                      int64_t *id) {
-  frond__seg_tag_hot *h = (frond__seg_tag_hot *)(void *)t;
-  /* Read the segment first, from an address that does not depend on the
-  ** add, so that the loads overlap it; then add, and check that both name
-  ** the same generation. */
-  uint64_t seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
-  uint64_t gen = __atomic_load_n(&h->gen, __ATOMIC_ACQUIRE);
-  int64_t start = __atomic_load_n(&h->start, __ATOMIC_ACQUIRE);
-  int64_t size = __atomic_load_n(&h->size, __ATOMIC_ACQUIRE);
-  int64_t at = __atomic_load_n(&h->preload_at, __ATOMIC_ACQUIRE);
-  uint64_t again = __atomic_load_n(&h->seq, __ATOMIC_RELAXED);
-  uint64_t off;
-  *w = __atomic_fetch_add(&h->word, 1, __ATOMIC_ACQUIRE);
-  off = *w & 0xffffffffu;
-  if (__builtin_expect((seq & 1) != 0 || again != seq || gen != *w >> 32 ||
-                           off >= (uint64_t)size || off == (uint64_t)at,
-                       0))
-    return 0;
-  *id = start + (int64_t)off;
-  return 1;
-}
-
-static inline int frond__seg_tag_next_inline(frond_seg_tag *t, int64_t *id,
-                                             frond_error *err) {
-  uint64_t w;
-  int64_t v; /* not id: its address stays the caller's */
-  int rc = frond__seg_tag_take(t, &w, &v)
-               ? 0
-               : frond__seg_tag_next_slow(t, w, &v, err);
-  if (rc == 0)
-    *id = v;
-  return rc;
-}
-#endif
-#if defined(__GNUC__) && !defined(FROND_NO_INLINE)
-#define frond_seg_tag_next(t, id, err) frond__seg_tag_next_inline(t, id, err)
-#endif
+/* With GCC or Clang, frond_seg_tag_next is inlined into the caller
+** (frond/inline.h): its cost is one atomic fetch-add. */
 
 /*
 ** Range leases, for clients that hand out IDs themselves (a tinyid-style
@@ -758,11 +698,13 @@ FROND_EXPORT int frond_store_tag_delete(frond_store *st, const char *tag,
 FROND_EXPORT void frond_free(void *p);
 
 /* ------------------------------------------------------------------------
-** Coordinators and ID formats, in their own files: part of this interface
-** (include frond.h, never them alone).
+** Coordinators, ID formats and the calls compiled into the caller, in
+** their own files: part of this interface (include frond.h, never them
+** alone).
 */
 #include "frond/coord.h"
 #include "frond/format.h"
+#include "frond/inline.h"
 
 #ifdef __cplusplus
 }

@@ -111,6 +111,11 @@ struct seg_tag {
   _Atomic double rate;  /* IDs per second between the last two samples */
 };
 
+/* The inline hot path of frond.h reads a seg_tag as a frond__seg_tag_hot;
+** the library uses it too. */
+#ifndef FROND__SEG_INLINE
+#error "libfrond needs lock-free 64-bit atomics (GCC or Clang)"
+#endif
 /* The inline hot path of frond.h reads a seg_tag as a frond__seg_tag_hot. */
 #define SEG_HOT_SAME(a, b)                                                     \
   (offsetof(seg_tag, a) == offsetof(frond__seg_tag_hot, b) &&                  \

@@ -14,7 +14,7 @@ cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DFROND_TESTS=OFF \
 cmake --build "$tmp/build" -j 2 >/dev/null
 DESTDIR="$tmp/root" cmake --install "$tmp/build" >/dev/null
 root="$tmp/root$prefix"
-for f in include/frond.h include/frond/coord.h include/frond/format.h lib/libfrond.a lib/libfrond.so lib/pkgconfig/frond.pc \
+for f in include/frond.h include/frond/coord.h include/frond/format.h include/frond/inline.h lib/libfrond.a lib/libfrond.so lib/pkgconfig/frond.pc \
   bin/frond share/man/man1/frond.1 share/man/man5/frond.conf.5; do
   [ -e "$root/$f" ] || { echo "FAIL: $f not installed under PREFIX"; exit 1; }
 done
@@ -82,8 +82,10 @@ out2=$("$tmp/use_static")
 [ "$out1" = ok ] && [ "$out2" = ok ] || { echo "FAIL: $out1 $out2"; exit 1; }
 # Segment IDs on a handle, through frond.h's inline call, through the
 # exported function (FROND_NO_INLINE), and from C++: the same numbers.
+# The header compiles without a warning under strict flags.
 cat >"$tmp/seg.c" <<'C'
 #include <frond.h>
+#include <inttypes.h>
 #include <stdio.h>
 int main(int argc, char **argv) {
   frond_store *st;
@@ -105,16 +107,16 @@ int main(int argc, char **argv) {
     sum += id;
   }
   frond_seg_close(s);
-  printf("%lld %lld\n", (long long)id, (long long)sum);
+  printf("%" PRId64 " %" PRId64 "\n", id, sum);
   return 0;
 }
 C
 cp "$tmp/seg.c" "$tmp/seg.cc"
-cc -std=c11 -Wall -Wextra -Werror -o "$tmp/seg_inline" "$tmp/seg.c" \
+cc -std=c11 -Wall -Wextra -Wconversion -Werror -o "$tmp/seg_inline" "$tmp/seg.c" \
   $(pkg-config --cflags --libs frond)
-cc -std=c11 -Wall -Wextra -Werror -DFROND_NO_INLINE -o "$tmp/seg_call" \
+cc -std=c11 -Wall -Wextra -Wconversion -Werror -DFROND_NO_INLINE -o "$tmp/seg_call" \
   "$tmp/seg.c" $(pkg-config --cflags --libs frond)
-c++ -Wall -Wextra -Werror -o "$tmp/seg_cxx" "$tmp/seg.cc" \
+c++ -Wall -Wextra -Wconversion -Wold-style-cast -Werror -o "$tmp/seg_cxx" "$tmp/seg.cc" \
   $(pkg-config --cflags --libs frond)
 nm "$tmp/seg_inline" | grep -q ' U frond__seg_tag_next_slow' &&
   ! nm "$tmp/seg_inline" | grep -q ' U frond_seg_tag_next$' ||
