@@ -57,10 +57,11 @@ typedef struct seg_tag seg_tag;
 /* A row of the store: a name the allocator knows. */
 typedef struct seg_name {
   uint64_t hash;
-  seg_tag *_Atomic tag; /* NULL until first use, then fixed */
-  int32_t row_step;     /* as last read from the store; under table_mu */
-  uint32_t seen;        /* the refresh that last saw it; under table_mu */
-  atomic_uchar removed; /* written under table_mu */
+  seg_tag *_Atomic tag;     /* NULL until first use, then fixed */
+  _Atomic int32_t row_step; /* as last read from the store; written under
+                            ** table_mu, read anywhere */
+  uint32_t seen;            /* the refresh that last saw it; under table_mu */
+  atomic_uchar removed;     /* written under table_mu */
   unsigned char len;
   char name[]; /* len bytes and a NUL */
 } seg_name;

@@ -18,6 +18,8 @@
 #include "base/base.h"
 #include "store/db.h"
 
+#include <stdatomic.h>
+
 typedef struct frond_store_methods frond_store_methods;
 typedef struct frond_store_guard frond_store_guard;
 
@@ -143,13 +145,16 @@ int frond__store_register(const frond_store_methods *m);
 ** operation's name ("alloc", "list", ...) and fails with its non-zero
 ** return (a FROND_E* code) without touching the backend.
 */
-extern int (*frond__store_fault)(frond_store *st, const char *op);
+typedef int frond__store_fault_fn(frond_store *st, const char *op);
+extern frond__store_fault_fn *_Atomic frond__store_fault;
 
 /* The wrappers' check for an injected fault (err in scope). */
 #define FROND__STORE_FAULT(st, op)                                             \
   do {                                                                         \
     int rc_;                                                                   \
-    if (frond__store_fault != NULL && (rc_ = frond__store_fault(st, op)) != 0) \
+    frond__store_fault_fn *f_ =                                                \
+        atomic_load_explicit(&frond__store_fault, memory_order_acquire);       \
+    if (f_ != NULL && (rc_ = f_(st, op)) != 0)                                 \
       return frond__fail(err, rc_, "injected fault in store %s", op);          \
   } while (0)
 

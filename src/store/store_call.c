@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int (*frond__store_fault)(frond_store *st, const char *op);
+frond__store_fault_fn *_Atomic frond__store_fault;
 
 uint64_t frond__store_rollbacks(const frond_store *st) {
   if (st != NULL && st->xRollbacks != NULL)

@@ -9,6 +9,7 @@
 
 #include "store/store.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 static char *dir;
@@ -225,20 +226,31 @@ static void test_swapped_order_would_serve_duplicates(void **state) {
 /* A member down: the other serves, its health says so, nothing repeats.
 ** Members are told apart by their rollback guard, one per member whichever
 ** of the allocator's connections (one per loader) reaches it. */
-static const void *members_seen[2];
-static int member_down;
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+static const void *members_seen[2]; /* under seen_mu: loaders write it */
+static atomic_int member_down;
 
 static int fault(frond_store *st, const char *op) {
   int k;
   if (st->methods == &frond__store_multi || strcmp(op, "alloc") != 0)
     return 0;
+  pthread_mutex_lock(&seen_mu);
   for (k = 0; k < 2 && members_seen[k] != NULL &&
               members_seen[k] != (const void *)st->guard;
        k++)
     ;
   if (k < 2 && members_seen[k] == NULL)
     members_seen[k] = st->guard;
-  return member_down && k == 1 ? FROND_ESTORE : 0;
+  pthread_mutex_unlock(&seen_mu);
+  return atomic_load(&member_down) && k == 1 ? FROND_ESTORE : 0;
+}
+
+static int both_members_seen(void) {
+  int both;
+  pthread_mutex_lock(&seen_mu);
+  both = members_seen[1] != NULL;
+  pthread_mutex_unlock(&seen_mu);
+  return both;
 }
 
 static void test_one_member_down(void **state) {
@@ -265,14 +277,14 @@ static void test_one_member_down(void **state) {
   frond__store_fault = fault;
   for (i = 0; i < PHASE; i++)
     assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
-  assert_non_null(members_seen[1]); /* both members served */
-  member_down = 1;
+  assert_true(both_members_seen()); /* both members served */
+  atomic_store(&member_down, 1);
   for (; i < 2 * PHASE; i++)
     assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
   frond_seg_stats_get(seg, &ss);
   assert_int_equal(ss.store_members, 2);
   assert_int_equal(ss.store_members_up, 1); /* member 0 only */
-  member_down = 0;
+  atomic_store(&member_down, 0);
   frond__store_fault = NULL; /* member 1 back (after its backoff) */
   for (; i < 3 * PHASE; i++)
     assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
