@@ -1,6 +1,8 @@
 # Thin wrapper over CMake for the README's commands.
 #   make            release build: build/frond, build/libfrond.a, build/libfrond.so
-#   make check      AddressSanitizer + UBSan build in build-san/, then ctest
+#   make check      AddressSanitizer + UBSan build in build-san/, then ctest;
+#                   then the unit tests again under ThreadSanitizer
+#                   (build-tsan/, make check-tsan)
 #   make install    honours PREFIX (default /usr/local) and DESTDIR
 #   make format     apply .clang-format
 #   make bench      run the benchmarks (release build)
@@ -9,8 +11,8 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_ARGS ?=
 
-.PHONY: all build check test install format format-check bench bench-formats \
-	fuzz clean
+.PHONY: all build check test check-tsan install format format-check bench \
+	bench-formats fuzz clean
 
 all: build
 
@@ -24,6 +26,17 @@ build-san/CMakeCache.txt:
 check test: build-san/CMakeCache.txt
 	cmake --build build-san -j $(JOBS)
 	cd build-san && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	$(MAKE) check-tsan
+
+build-tsan/CMakeCache.txt:
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DFROND_TSAN=ON >/dev/null
+
+# Every unit test under ThreadSanitizer, but one that needs the layout's
+# full rate (TSan's slowdown never reaches it).
+TSAN_SKIP = test_waiters_not_starved
+check-tsan: build-tsan/CMakeCache.txt
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && ctest --output-on-failure -j $(JOBS) -L unit -E '$(TSAN_SKIP)'
 
 install: build
 	cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
@@ -46,4 +59,4 @@ fuzz:
 	cmake --build build-fuzz -j $(JOBS)
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-tsan build-fuzz
