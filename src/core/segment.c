@@ -141,6 +141,42 @@ static int wait_turn(frond_seg *s, seg_tag *t, int64_t *deadline, int store) {
   return 1;
 }
 
+/* Where t stands: the word, the entries of its generation and of the
+** next one, and the current segment's bounds (0 without an entry). Under
+** mu; TAG_NOT_FOUND once the tag was deleted. */
+typedef struct seg_pos {
+  uint64_t w, g, off;
+  seg_entry *e, *nx;
+  int64_t start, size, left;
+} seg_pos;
+
+static int position(seg_tag *t, seg_pos *p, frond_error *err) {
+  if (atomic_load(&t->nm->removed))
+    return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
+                       t->nm->name);
+  p->w = atomic_load(&t->word);
+  p->g = p->w >> SEG_GEN_SHIFT;
+  p->off = p->w & SEG_OFF_MASK;
+  p->e = entry_of(t, p->g);
+  p->nx = entry_of(t, (p->g + 1) & SEG_GEN_MASK);
+  p->start = p->size = p->left = 0;
+  if (p->e != NULL) {
+    p->size = atomic_load(&p->e->size);
+    p->start = atomic_load(&p->e->start);
+    p->left = p->off < (uint64_t)p->size ? p->size - (int64_t)p->off : 0;
+  }
+  return 0;
+}
+
+/* A call that took e's offsets up to end (exclusive) asks for the next
+** segment once it took the preload offset, unless the next is there or
+** coming. Under mu. */
+static void preload_past(frond_seg *s, seg_tag *t, const seg_entry *e,
+                         const seg_entry *nx, uint64_t end) {
+  if (end > (uint64_t)atomic_load(&e->preload_at) && nx == NULL && !t->loading)
+    frond__seg_request_load(s, t);
+}
+
 /* Hand out n IDs of t into out: from the current segment, switching to
 ** the next when it is used up, and waiting (up to wait_ms each time) for
 ** the loaders when a batch needs more segments than are buffered. A batch
@@ -152,58 +188,45 @@ static int wait_turn(frond_seg *s, seg_tag *t, int64_t *deadline, int store) {
 ** batch fails halfway, the IDs it took are skipped, never handed out. */
 static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
                 frond_error *err) {
-  int64_t deadline = 0, size = 0, start = 0, left, more;
-  uint64_t w, g, off, k = 0, got;
-  seg_entry *e, *nx;
+  int64_t deadline = 0, more;
+  uint64_t w, off, k = 0, got;
+  seg_pos p;
+  int rc;
   for (;;) {
-    if (atomic_load(&t->nm->removed))
-      return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
-                         t->nm->name);
-    w = atomic_load(&t->word);
-    g = w >> SEG_GEN_SHIFT;
-    off = w & SEG_OFF_MASK;
-    e = entry_of(t, g);
-    nx = entry_of(t, (g + 1) & SEG_GEN_MASK);
-    left = 0;
-    if (e != NULL) {
-      size = atomic_load(&e->size);
-      start = atomic_load(&e->start);
-      left = off < (uint64_t)size ? size - (int64_t)off : 0;
-    }
-    if (left == 0 && nx != NULL) {
-      switch_gen(t, w);
+    if ((rc = position(t, &p, err)) != 0)
+      return rc;
+    if (p.left == 0 && p.nx != NULL) {
+      switch_gen(t, p.w);
       deadline = 0;
       continue;
     }
-    more = nx != NULL ? atomic_load(&nx->size) : 0;
-    if (left > 0 && (k > 0 || nx != NULL || (uint64_t)left >= n) &&
-        !(nowait && k == 0 && (uint64_t)(left + more) < n)) {
+    more = p.nx != NULL ? atomic_load(&p.nx->size) : 0;
+    if (p.left > 0 && (k > 0 || p.nx != NULL || (uint64_t)p.left >= n) &&
+        !(nowait && k == 0 && (uint64_t)(p.left + more) < n)) {
       /* Never add more than the segment holds: the offset stays far
       ** from the generation bits. */
-      got = n - k < (uint64_t)left ? n - k : (uint64_t)left;
+      got = n - k < (uint64_t)p.left ? n - k : (uint64_t)p.left;
       w = atomic_fetch_add(&t->word, got);
       off = w & SEG_OFF_MASK;
-      if (off >= (uint64_t)size)
+      if (off >= (uint64_t)p.size)
         got = 0;
-      else if (got > (uint64_t)size - off)
-        got = (uint64_t)size - off;
+      else if (got > (uint64_t)p.size - off)
+        got = (uint64_t)p.size - off;
       /* Only IDs of the segment. (The cursor itself may be past its end:
       ** hot-path calls add without the lock, and then miss.) */
       for (; got > 0; got--) {
-        assert(off < (uint64_t)size);
-        out[k++] = start + (int64_t)off++;
+        assert(off < (uint64_t)p.size);
+        out[k++] = p.start + (int64_t)off++;
       }
-      if (off > (uint64_t)atomic_load(&e->preload_at) && nx == NULL &&
-          !t->loading)
-        frond__seg_request_load(s, t);
+      preload_past(s, t, p.e, p.nx, off);
       if (k == n)
         return 0;
       deadline = 0;
       continue;
     }
-    if (left == 0)
-      clamp(t, g, e, size);
-    if (!t->loading && nx == NULL)
+    if (p.left == 0)
+      clamp(t, p.g, p.e, p.size);
+    if (!t->loading && p.nx == NULL)
       frond__seg_request_load(s, t);
     if (nowait)
       return FROND__AGAIN;
@@ -226,48 +249,35 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
 ** nowait and the lock as take. */
 static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
                       int nowait, frond_error *err) {
-  int64_t deadline = 0, size = 0, left;
-  uint64_t w, g, off;
-  seg_entry *e, *nx;
+  int64_t deadline = 0;
+  uint64_t off;
+  seg_pos p;
+  int rc;
   for (;;) {
-    if (atomic_load(&t->nm->removed))
-      return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
-                         t->nm->name);
-    w = atomic_load(&t->word);
-    g = w >> SEG_GEN_SHIFT;
-    off = w & SEG_OFF_MASK;
-    e = entry_of(t, g);
-    nx = entry_of(t, (g + 1) & SEG_GEN_MASK);
-    left = 0;
-    if (e != NULL) {
-      size = atomic_load(&e->size);
-      left = off < (uint64_t)size ? size - (int64_t)off : 0;
-    }
-    if (left >= n) {
-      w = atomic_fetch_add(&t->word, (uint64_t)n);
-      off = w & SEG_OFF_MASK;
-      if (off + (uint64_t)n <= (uint64_t)size) {
-        *first = atomic_load(&e->start) + (int64_t)off;
+    if ((rc = position(t, &p, err)) != 0)
+      return rc;
+    if (p.left >= n) {
+      off = atomic_fetch_add(&t->word, (uint64_t)n) & SEG_OFF_MASK;
+      if (off + (uint64_t)n <= (uint64_t)p.size) {
+        *first = p.start + (int64_t)off;
         if (t->range_need <= n)
           t->range_need = 0;
-        if (off + (uint64_t)n > (uint64_t)atomic_load(&e->preload_at) &&
-            nx == NULL && !t->loading)
-          frond__seg_request_load(s, t);
+        preload_past(s, t, p.e, p.nx, off + (uint64_t)n);
         return 0;
       }
       continue; /* the fast path took some of it: skipped, look again */
     }
-    if (nx != NULL) {
+    if (p.nx != NULL) {
       /* The current segment cannot hold it whole: skip its rest. */
-      switch_gen(t, w);
+      switch_gen(t, p.w);
       deadline = 0;
       continue;
     }
     /* A segment of at least n as the next one, from the store. */
     if (t->range_need < n)
       t->range_need = n;
-    if (left == 0)
-      clamp(t, g, e, size);
+    if (p.left == 0)
+      clamp(t, p.g, p.e, p.size);
     if (!t->loading)
       frond__seg_request_load(s, t);
     if (nowait)
@@ -312,9 +322,7 @@ static FROND__COLD int slow(seg_tag *t, uint64_t w, int64_t *id, int nowait,
   pthread_mutex_lock(&t->mu);
   if ((e = entry_of(t, g)) != NULL && off < (uint64_t)atomic_load(&e->size)) {
     *id = atomic_load(&e->start) + (int64_t)off;
-    if (off >= (uint64_t)atomic_load(&e->preload_at) &&
-        entry_of(t, (g + 1) & SEG_GEN_MASK) == NULL && !t->loading)
-      frond__seg_request_load(t->s, t);
+    preload_past(t->s, t, e, entry_of(t, (g + 1) & SEG_GEN_MASK), off + 1);
   } else {
     rc = take(t->s, t, 1, id, nowait, err);
   }
