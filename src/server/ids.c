@@ -62,22 +62,21 @@ int frond__ids_seg_missing(const frond__server *srv, frond_error *err) {
                          : "segment IDs are disabled (store = none)");
 }
 
-/* The allocator, or NULL with SEGMENT_UNAVAILABLE saying why there is none. */
-static frond_seg *seg_of(frond__worker *w, frond_error *err) {
+/* The handle of tag from memory: SEGMENT_UNAVAILABLE saying why when there
+** is no allocator, TAG_NOT_FOUND when the tag is not known. */
+static int tag_of(frond__worker *w, const char *tag, size_t len,
+                  frond_seg_tag **h, frond_error *err) {
   frond_seg *seg = atomic_load(&w->srv->seg);
   if (seg == NULL)
-    frond__ids_seg_missing(w->srv, err);
-  return seg;
+    return frond__ids_seg_missing(w->srv, err);
+  return frond_seg_tag_find(seg, tag, len, h, err);
 }
 
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                        frond_error *err) {
-  frond_seg *seg = seg_of(w, err);
   frond_seg_tag *h;
   int r;
-  if (seg == NULL)
-    return FROND_ESEGMENT_UNAVAILABLE;
-  if ((r = frond_seg_tag_find(seg, tag, len, &h, err)) != 0)
+  if ((r = tag_of(w, tag, len, &h, err)) != 0)
     return r;
   r = frond__seg_tag_next_nowait(h, n, w->ids, err);
   return r == FROND__AGAIN ? r : counted(r, &w->m.ids_segment, n);
@@ -85,12 +84,9 @@ int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
 
 int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
                      int64_t *start, frond_error *err) {
-  frond_seg *seg = seg_of(w, err);
   frond_seg_tag *h;
   int r;
-  if (seg == NULL)
-    return FROND_ESEGMENT_UNAVAILABLE;
-  if ((r = frond_seg_tag_find(seg, tag, len, &h, err)) != 0)
+  if ((r = tag_of(w, tag, len, &h, err)) != 0)
     return r;
   r = frond__seg_tag_range_nowait(h, n, start, err);
   return r == FROND__AGAIN ? r : counted(r, &w->m.ids_segment, (size_t)n);
