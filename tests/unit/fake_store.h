@@ -1,12 +1,15 @@
 /*
 ** fake_store.h -- an in-memory segment store for unit tests ("fake:" URIs)
-** that fails, stalls or holds on demand, and a fake clock.
+** that fails, stalls or holds on demand, a fake clock, and what the
+** segment allocator's tests share (T(), next_id()).
 **
 ** Header-only: each test program includes it once. Call fake_install()
 ** before opening an allocator on "fake:".
 */
 #ifndef FROND_FAKE_STORE_H
 #define FROND_FAKE_STORE_H
+
+#include "testutil.h"
 
 #include "store/store.h"
 
@@ -232,6 +235,19 @@ static void fake_log(void *ctx, int level, const char *msg) {
   pthread_mutex_lock(&fake_log_mu);
   snprintf(fake_last_log, sizeof(fake_last_log), "%s", msg);
   pthread_mutex_unlock(&fake_log_mu);
+}
+
+/* A tag literal as the (name, len) pair the allocator takes. */
+#define T(name) name, sizeof(name) - 1
+
+/* The next ID of tag; the test fails when there is none. */
+static int64_t next_id(frond_seg *s, const char *tag) {
+  int64_t id = -1;
+  frond_error e = {0, ""};
+  int rc = frond_seg_next(s, tag, strlen(tag), &id, &e);
+  if (rc != 0)
+    fail_msg("next(%s): %s: %s", tag, frond_err_name(rc), e.message);
+  return id;
 }
 
 #endif /* FROND_FAKE_STORE_H */

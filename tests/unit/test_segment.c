@@ -2,17 +2,8 @@
 ** test_segment.c -- the segment allocator against a fake store that stalls
 ** and fails on demand, with a fake clock for the dynamic step.
 */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-
 #include "core/seg.h"
 #include "fake_store.h"
-#include "testutil.h"
-
-#define T(name) name, sizeof(name) - 1
 
 static frond_seg_options opts(void) {
   frond_seg_options o;
@@ -32,15 +23,6 @@ static frond_seg *open_seg(const frond_seg_options *o) {
   if (frond_seg_open(&s, "fake:", o, &e) != 0)
     fail_msg("open: %s", e.message);
   return s;
-}
-
-static int64_t next_id(frond_seg *s, const char *tag) {
-  int64_t id = -1;
-  frond_error e = {0, ""};
-  int rc = frond_seg_next(s, tag, strlen(tag), &id, &e);
-  if (rc != 0)
-    fail_msg("next(%s): %s: %s", tag, frond_err_name(rc), e.message);
-  return id;
 }
 
 static frond_tag_info info(frond_seg *s, const char *tag) {

@@ -7,23 +7,10 @@
 ** The fake store ("fake:") stalls one tag on demand; the many-tag cases
 ** run on a SQLite file filled in one transaction.
 */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-
 #include "core/seg.h"
 #include "fake_store.h"
 
 #include <sqlite3.h>
-
-#define T(name) name, sizeof(name) - 1
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
 
 static frond_seg_options opts(void) {
   frond_seg_options o;
@@ -44,15 +31,6 @@ static frond_seg *open_on(const char *uri, const frond_seg_options *o) {
   if (frond_seg_open(&s, uri, o, &e) != 0)
     fail_msg("open %s: %s", uri, e.message);
   return s;
-}
-
-static int64_t next_id(frond_seg *s, const char *tag) {
-  int64_t id = -1;
-  frond_error e = {0, ""};
-  int rc = frond_seg_next(s, tag, strlen(tag), &id, &e);
-  if (rc != 0)
-    fail_msg("next(%s): %s: %s", tag, frond_err_name(rc), e.message);
-  return id;
 }
 
 /* ---- the loader pool ---- */
@@ -608,5 +586,5 @@ int main(void) {
       cmocka_unit_test(test_many_tags),
       cmocka_unit_test(test_rates_top),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

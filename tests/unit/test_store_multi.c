@@ -159,11 +159,6 @@ static void test_identity_is_checked(void **state) {
 
 enum { DRAWS = 4000 };
 
-static int cmp64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Two allocators, as two nodes, over the same two databases listed in
 ** opposite orders; the IDs they serve, interleaved; the duplicates. */
 static size_t swapped_nodes(const char *one, const char *two, int *refused) {
@@ -193,7 +188,7 @@ static size_t swapped_nodes(const char *one, const char *two, int *refused) {
   }
   frond_seg_close(s1);
   frond_seg_close(s2);
-  qsort(ids, 2 * DRAWS, sizeof(ids[0]), cmp64);
+  qsort(ids, 2 * DRAWS, sizeof(ids[0]), cmp_i64);
   for (i = 1; i < 2 * DRAWS; i++)
     dups += ids[i] == ids[i - 1];
   return dups;
@@ -289,7 +284,7 @@ static void test_one_member_down(void **state) {
   for (; i < 3 * PHASE; i++)
     assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
   frond_seg_close(seg);
-  qsort(ids, 3 * PHASE, sizeof(ids[0]), cmp64);
+  qsort(ids, 3 * PHASE, sizeof(ids[0]), cmp_i64);
   for (i = 1; i < 3 * PHASE; i++)
     assert_true(ids[i] != ids[i - 1]);
   frond_log_set(NULL, NULL, FROND_LOG_INFO);
