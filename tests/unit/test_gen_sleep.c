@@ -314,5 +314,5 @@ int main(void) {
       cmocka_unit_test(test_sleep_off),
       cmocka_unit_test(test_bursts_unique),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

@@ -245,5 +245,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_build_info, setup_http,
                                       fixture_teardown),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }

@@ -190,5 +190,5 @@ int main(void) {
       cmocka_unit_test(test_watchdog_env),
       cmocka_unit_test(test_watchdog_every_loop),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return frond_run_tests(tests, NULL, NULL);
 }
