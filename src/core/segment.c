@@ -292,7 +292,10 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
   }
 }
 
-static int check_count(size_t n, frond_error *err) {
+/* A batch's arguments: somewhere to put the IDs, and at least one. */
+static int check_batch(size_t n, const int64_t *out, frond_error *err) {
+  if (out == NULL)
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
   if (n == 0)
     return frond__fail(err, FROND_ECOUNT_INVALID, "count must be at least 1");
   return 0;
@@ -354,9 +357,7 @@ int frond_seg_next_n(frond_seg *s, const char *tag, size_t len, size_t n,
                      int64_t *out, frond_error *err) {
   seg_tag *t;
   int rc;
-  if (out == NULL)
-    return frond__fail(err, FROND_EINVAL, "NULL argument");
-  if ((rc = check_count(n, err)) != 0 ||
+  if ((rc = check_batch(n, out, err)) != 0 ||
       (rc = resolve(s, tag, len, 1, &t, err)) != 0)
     return rc;
   return next_n(t, n, out, 0, err);
@@ -400,12 +401,8 @@ int(frond_seg_tag_next)(frond_seg_tag *h, int64_t *id, frond_error *err) {
 
 int frond_seg_tag_next_n(frond_seg_tag *h, size_t n, int64_t *out,
                          frond_error *err) {
-  int rc;
-  if (out == NULL)
-    return frond__fail(err, FROND_EINVAL, "NULL argument");
-  if ((rc = check_count(n, err)) != 0)
-    return rc;
-  return next_n((seg_tag *)h, n, out, 0, err);
+  int rc = check_batch(n, out, err);
+  return rc != 0 ? rc : next_n((seg_tag *)h, n, out, 0, err);
 }
 
 int frond_seg_tag_range(frond_seg_tag *h, int64_t n, int64_t *start,
@@ -421,11 +418,11 @@ int frond__seg_tag_next_nowait(frond_seg_tag *h, size_t n, int64_t *out,
                                frond_error *err) {
   uint64_t w;
   int rc;
-  if (n == 1 && out != NULL)
+  if ((rc = check_batch(n, out, err)) != 0)
+    return rc;
+  if (n == 1)
     return frond__seg_tag_take(h, &w, out) ? 0
                                            : slow((seg_tag *)h, w, out, 1, err);
-  if ((rc = check_count(n, err)) != 0)
-    return rc;
   return next_n((seg_tag *)h, n, out, 1, err);
 }
 
