@@ -77,7 +77,7 @@ typedef struct seg_entry {
 } seg_entry;
 
 /* A tag in use (the public frond_seg_tag). Its first two lines are what
-** the inline frond_seg_tag_next of frond.h reads (frond__seg_tag_hot):
+** the inline frond_seg_tag_next of frond/inline.h reads (frond__seg_tag_hot):
 ** word, and cur, a copy of the entry of the generation being served (or
 ** of none) that switch_gen rewrites. The hot path reads cur before its
 ** fetch-add, from an address that does not depend on the add's result,
@@ -112,12 +112,11 @@ struct seg_tag {
   _Atomic double rate;  /* IDs per second between the last two samples */
 };
 
-/* The inline hot path of frond.h reads a seg_tag as a frond__seg_tag_hot;
-** the library uses it too. */
+/* The inline hot path of frond/inline.h, which the library uses too,
+** reads a seg_tag as a frond__seg_tag_hot. */
 #ifndef FROND__SEG_INLINE
 #error "libfrond needs lock-free 64-bit atomics (GCC or Clang)"
 #endif
-/* The inline hot path of frond.h reads a seg_tag as a frond__seg_tag_hot. */
 #define SEG_HOT_SAME(a, b)                                                     \
   (offsetof(seg_tag, a) == offsetof(frond__seg_tag_hot, b) &&                  \
    sizeof(((seg_tag *)0)->a) == sizeof(((frond__seg_tag_hot *)0)->b))
@@ -127,7 +126,7 @@ _Static_assert(SEG_HOT_SAME(word, word) && SEG_HOT_SAME(cur.seq, seq) &&
                    SEG_HOT_SAME(cur.size, size) &&
                    SEG_HOT_SAME(cur.preload_at, preload_at) &&
                    SEG_GEN_SHIFT == 32,
-               "frond__seg_tag_hot (frond.h) and seg_tag disagree");
+               "frond__seg_tag_hot (frond/inline.h) and seg_tag disagree");
 
 /* Open addressing, linear probing, load <= 1/2. Slots are only ever set
 ** (under table_mu) and read lock-free; a grown table replaces the old one,

@@ -310,7 +310,7 @@ static int next_n(seg_tag *t, size_t n, int64_t *out, int nowait,
   return rc;
 }
 
-/* One ID when the hot path (frond__seg_tag_take, inline in frond.h) did
+/* One ID when the hot path (frond__seg_tag_take, inline in frond/inline.h) did
 ** not give one; w is the word it fetch-added. Its offset is used when it
 ** is good: the call read cur while a switch was rewriting it, or took the
 ** offset that asks for the next segment. Else the offset is skipped and
@@ -394,7 +394,8 @@ int frond_seg_tag_find(frond_seg *s, const char *tag, size_t len,
   return resolve(s, tag, len, 0, (seg_tag **)out, err);
 }
 
-/* The exported function behind frond.h's inline one: the same code. */
+/* The exported function behind the inline one of frond/inline.h: the same code.
+ */
 int(frond_seg_tag_next)(frond_seg_tag *h, int64_t *id, frond_error *err) {
   return frond__seg_tag_next_inline(h, id, err);
 }
