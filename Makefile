@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Thin wrapper over CMake for the README's commands.
 #   make            release build: build/frond, build/libfrond.a, build/libfrond.so
 #   make check      AddressSanitizer + UBSan build in build-san/, then ctest;

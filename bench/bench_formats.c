@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** bench_formats.c -- ID formats in process, beside the plain snowflake
 ** generator measured in the same run.

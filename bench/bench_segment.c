@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** bench_segment.c -- the segment allocator's hot path and its latency
 ** while the store is slow.

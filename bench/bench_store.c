@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** bench_store.c -- segment allocations per second straight against a
 ** store: the store's own cost, without the allocator's buffers in front.

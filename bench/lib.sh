@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=sh
 # bench/lib.sh -- what the benchmark scripts share. Sourced, not run:
 #   . "$src/bench/lib.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_config.c -- libFuzzer harness for the server's config file parser
 ** and, through it, every type's value parser in the configuration table.

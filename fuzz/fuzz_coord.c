@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_coord.c -- libFuzzer harness for what coordinators parse.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_coord_uri.c -- libFuzzer harness for coordinator URIs: how
 ** frond_coord_open picks a coordinator, static:N, the zk:// and lease+

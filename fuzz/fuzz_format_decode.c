@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_format_decode.c -- libFuzzer harness for reading ID strings: by
 ** shape (frond_format_decode_any) and by each kind of format.

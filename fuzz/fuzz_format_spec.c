@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_format_spec.c -- libFuzzer harness for format specs.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_high_water.c -- libFuzzer harness for the high-water file parser and
 ** for where a restart starts after the record.

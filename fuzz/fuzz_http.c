@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_http.c -- libFuzzer harness for the HTTP request parser, with the
 ** query and unescape helpers over what it parsed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_json.c -- libFuzzer harness for the admin API's JSON reader and
 ** the server's JSON string escaper.

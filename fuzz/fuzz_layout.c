@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_layout.c -- libFuzzer harness for layout specs and decode.
 **

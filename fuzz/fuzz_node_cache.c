@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_node_cache.c -- libFuzzer harness for the node cache file, which a
 ** coordinator reads at start to learn its node ID while the coordinator

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_order_keys.c -- libFuzzer harness for key text (FROND_ORDER_KEY and
 ** key files).

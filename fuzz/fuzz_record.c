@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_record.c -- libFuzzer harness for checksummed record files and the
 ** two files built on them: the high-water file and the node cache.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_resp.c -- libFuzzer harness for the RESP request parser.
 **

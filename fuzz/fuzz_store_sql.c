@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_store_sql.c -- libFuzzer harness for the SQL layer's template
 ** renderer (frond__db_render, db.h), in every dialect style: numbered

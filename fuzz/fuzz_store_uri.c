@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_store_uri.c -- libFuzzer harness for the SQL layer's URI grammar
 ** (frond__db_uri_parse, db.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_tzif.c -- libFuzzer harness for the TZif reader (time zone files
 ** and their POSIX TZ footer).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** replay_main.c -- runs a libFuzzer harness over a corpus without libFuzzer,
 ** so every normal test build replays the committed corpora.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Build the Debian package frond_<version>_<arch>.deb from this tree.
 #   scripts/deb.sh [OUTDIR]       (default: the current directory)
 #
@@ -75,13 +76,26 @@ years=$(git -C "$src" log --reverse --format=%cd --date=format:%Y 2>/dev/null | 
 cat >"$doc/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: frond
-Comment: Frond has not chosen a license yet; until it does, no license is
- granted beyond what its authors allow.
 
 Files: *
 Copyright: $years the Frond authors
-License: none-yet
- The authors have not yet published Frond under a license.
+License: Apache-2.0
+
+License: Apache-2.0
+ Licensed under the Apache License, Version 2.0 (the "License");
+ you may not use this file except in compliance with the License.
+ You may obtain a copy of the License at
+ .
+ https://www.apache.org/licenses/LICENSE-2.0
+ .
+ Unless required by applicable law or agreed to in writing, software
+ distributed under the License is distributed on an "AS IS" BASIS,
+ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ See the License for the specific language governing permissions and
+ limitations under the License.
+ .
+ On Debian systems, the complete text of the Apache License, Version 2.0
+ can be found in "/usr/share/common-licenses/Apache-2.0".
 EOF
 
 # Frond ships as one package: the library's development files (the .so

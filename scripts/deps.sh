@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Install what Frond needs on Debian 12, as root.
 #   scripts/deps.sh build   compiler, CMake and the libraries
 #   scripts/deps.sh test    the above plus everything the tests start or use

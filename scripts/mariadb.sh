@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A throwaway MariaDB for tests and benchmarks, on 127.0.0.1 only.
 #
 #   scripts/mariadb.sh start DIR     mariadb-install-db in DIR (first time),

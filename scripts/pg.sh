@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A throwaway PostgreSQL for tests and benchmarks, on 127.0.0.1 only.
 #
 #   scripts/pg.sh start DIR      initdb in DIR (first time), start on a free

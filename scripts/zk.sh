@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Start or stop a throwaway standalone ZooKeeper on 127.0.0.1 for tests.
 #   scripts/zk.sh start DIR   create DIR, start ZooKeeper on a free port,
 #                             wait until it answers, print host:port

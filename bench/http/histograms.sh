@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/http/histograms.sh -- what the latency histograms cost: the same
 # single-ID HTTP load against two servers that differ only in
 # metrics_histograms (on, the default, and off), in one run.

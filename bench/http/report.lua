@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- report.lua -- wrk script: one machine-readable line with the numbers
 -- run.sh prints (wrk --latency has no p99.9).
 done = function(summary, latency, requests)

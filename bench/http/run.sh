@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/http/run.sh -- frond serve against nginx, side by side, same wrk.
 #
 #   bench/http/run.sh            (from the source tree; builds build/frond)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/instr/run.sh -- instructions per request, counted by callgrind:
 # the cost of a request in the server's own process (frond, libuv, libc;
 # not the kernel), which another process's load cannot disturb (unlike

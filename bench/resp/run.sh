@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/resp/run.sh -- redis-benchmark against Frond's `INCR <tag>` and, in
 # the same run with the same settings, against redis-server doing INCR.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/scale/run.sh -- Frond with a million tags and ten thousand
 # connections (bench/scale/scale.py says what it measures).
 #

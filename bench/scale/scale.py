@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 bench/scale/scale.py -- a server with many tags and many connections:
 start time, memory and idle CPU with a million tags (start time again

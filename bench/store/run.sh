@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Segment allocations per second per engine, beside the database's own
 # load tool running the same statements on the same server in the same
 # run: the store layer's overhead over the bare SQL.

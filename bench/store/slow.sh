@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The double buffer's latency with each engine slowed by 100 ms, beside
 # the same engine unslowed and an instant in-memory store, in one run.
 #

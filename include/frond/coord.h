@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** frond/coord.h -- coordinators: node IDs and their fences.
 ** Part of frond.h, which includes it; see the conventions there.

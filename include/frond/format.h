@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** frond/format.h -- ID formats: order numbers, daily sequences, UUIDv7,
 ** UUIDv4, ULID, ObjectId.

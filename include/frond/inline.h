@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** frond/inline.h -- the calls that frond.h compiles into the caller: the
 ** common case of frond_seg_tag_next on a handle.

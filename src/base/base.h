@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** base.h -- the bottom layer's private header: what every other layer of
 ** libfrond uses. Errors, clocks, numbers, hashing and the log's fields.

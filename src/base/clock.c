@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** clock.c -- clocks, condition variables with monotonic deadlines, sleeping,
 ** and RFC 3339 time formatting.

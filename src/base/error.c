@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** error.c -- error names, messages and the caller-owned error struct.
 */

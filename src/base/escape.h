@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** escape.h -- text made safe inside a JSON string (RFC 8259).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** file.c -- durable, atomic replacement of small files (see file.h).
 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** file.h -- small files: durable, atomic replacement, and reading whole.
 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** log.c -- the library's log sink: one line per event.
 **

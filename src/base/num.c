@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** num.c -- decimal numbers: the one integer parser and formatter, and the
 ** FNV-1a hash of our own files and tables.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** record.h -- small checksummed record files: keys and values, one per
 ** line, and a checksum line last.

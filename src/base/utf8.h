@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** utf8.h -- UTF-8 decoding for the pieces that check or escape text.
 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** args.c -- the option parser shared by every subcommand, and the one way
 ** to report a usage error.

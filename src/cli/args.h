@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** args.h -- one option parser for every subcommand of `frond`.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** bench.c -- `frond bench`: measure the snowflake generator against the
 ** cost of the one atomic add it is built on.

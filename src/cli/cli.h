@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** cli.h -- the `frond` command: one function per subcommand, and the few
 ** helpers they share (exit codes, error reporting, buffered output).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** cli_node.c -- `frond node`: the node IDs a coordinator hands out.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** formats.c -- what `frond next --format` and `frond decode` share: opening
 ** a format with its keys, and printing a decoded string as JSON.

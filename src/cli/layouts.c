@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** layouts.c -- `frond layouts`: the layout presets and what they allow.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** main.c -- entry point of the `frond` command: dispatch to a subcommand.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** next.c -- `frond next`: issue IDs and print one per line.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** out.c -- buffered standard output, JSON strings, and error reporting for
 ** the `frond` command.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** tag.c -- `frond tag`: administer segment tags (rows of leaf_alloc) in a
 ** store: create, list, get, set-step, delete.

@@ -1,11 +1,12 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** version.c -- `frond --version`: the version, how this binary was built,
 ** and the versions of the libraries it runs with.
 **
-** The first line is "frond <version>" alone, for scripts; the rest comes
-** from frond__build_get (server/build.c), which the server's
-** frond_build_info metric reads too. A backend the build left out
-** (FROND_WITH_PG=OFF, FROND_WITH_ZK=OFF,
+** The first line is "frond <version>" alone, for scripts, and the last
+** the licence; the lines between come from frond__build_get
+** (server/build.c), which the server's frond_build_info metric reads too.
+** A backend the build left out (FROND_WITH_PG=OFF, FROND_WITH_ZK=OFF,
 ** FROND_WITH_MYSQL=OFF) is named as such.
 */
 #include "cli/cli.h"
@@ -28,5 +29,7 @@ int frond__cli_version(void) {
       printf("%s %s %s", i ? "," : "", b.libs[i].name, b.libs[i].version);
   }
   printf("\n");
+  printf("license: Apache-2.0 (see LICENSE, or "
+         "https://www.apache.org/licenses/LICENSE-2.0)\n");
   return FROND__EXIT_OK;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord.c -- coordinators: open, acquire, close, and the public API.
 **

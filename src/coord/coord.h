@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord.h -- coordinators: who may use which snowflake node ID, and up to
 ** which time.

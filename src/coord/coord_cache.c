@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_cache.c -- the node cache file: node ID and fence, kept locally.
 **

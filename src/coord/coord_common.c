@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_common.c -- what coord.c and every driver share, below both: the
 ** wall clock through the options, the URI's tunables, the identity

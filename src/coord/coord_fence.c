@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_fence.c -- the two threads that keep a node's fence ahead of need.
 **

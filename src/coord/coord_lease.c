@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_lease.c -- node IDs as leased rows of a database table.
 **

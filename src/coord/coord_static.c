@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_static.c -- "static:N": the node ID comes from configuration.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_zk.c -- node IDs from ZooKeeper, compatible with Leaf's layout.
 **

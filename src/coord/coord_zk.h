@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_zk.h -- the ZooKeeper coordinator's state and its session,
 ** shared by coord_zk.c (Leaf's layout: claims, acquire, fence, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_zk_data.c -- what the ZooKeeper coordinator reads from and writes
 ** to its nodes, as pure functions: no connection, no libzookeeper, so they

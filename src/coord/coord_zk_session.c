@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_zk_session.c -- the ZooKeeper coordinator's session: connecting
 ** with a bounded wait, the watcher that notes expiry (the claim goes with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** alphabet.c -- the symbols IDs are written with, and check characters.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** core.h -- the core layer's private header: what the generators share
 ** with each other and with the coordinators above them (the fence rule's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** format.c -- writing ID strings: encode, and issue new ones from a
 ** source. Reading them: format_decode.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** format_decode.c -- reading ID strings: by format (order and seq numbers,
 ** the plain and 128-bit shapes) and by shape alone.

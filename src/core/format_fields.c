@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** format_fields.c -- a decoded ID string as named fields (see
 ** format_fields.h).

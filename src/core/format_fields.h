@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** format_fields.h -- what a decoded ID string holds, as a list of named
 ** fields, for every front that shows it: `frond decode` prints it as JSON,

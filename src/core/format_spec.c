@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** format_spec.c -- format specs: parsing, validation and the canonical
 ** form; building and freeing a format.

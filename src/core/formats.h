@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** formats.h -- pieces shared by the ID format sources (format.c,
 ** format_decode.c, format_spec.c, order.c, siphash_lanes.c, alphabet.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** high_water.c -- the durable high-water file (see high_water.h).
 **

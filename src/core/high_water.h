@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** high_water.h -- the snowflake generator's durable high-water file.
 **

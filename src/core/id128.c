@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** id128.c -- UUIDv7, UUIDv4, ULID and MongoDB ObjectId generators, and
 ** their string forms.

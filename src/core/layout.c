@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** layout.c -- ID layouts: presets, spec parsing, validation, compose and
 ** decode.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** order.c -- the keyed permutation behind order numbers, and its keys.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** period.c -- the periods of daily, monthly and yearly sequences.
 **

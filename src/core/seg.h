@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** seg.h -- the segment allocator's private pieces, shared by its files:
 **

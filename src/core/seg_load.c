@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** seg_load.c -- the segment allocator's loader pool.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** seg_tags.c -- the segment allocator's tag table: every row of the store
 ** as a small seg_name, found by name without a lock; the tag list read

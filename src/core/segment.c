@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** segment.c -- the segment allocator: per-tag double buffers served from
 ** memory; batches and range leases; the public calls, open and close.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** siphash.h -- SipHash-2-4 of one 8-byte word, in the caller's registers.
 **

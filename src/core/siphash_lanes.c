@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** siphash_lanes.c -- SipHash-2-4 of 16 independent 8-byte words at once,
 ** for the permutation of a batch of order numbers (order.c).

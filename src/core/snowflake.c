@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** snowflake.c -- the snowflake generator: issuing IDs (the hot path and
 ** the slow path), following the clock, the coordinator's fence, block and

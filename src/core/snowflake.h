@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** snowflake.h -- the snowflake generator's state, private to snowflake.c
 ** (issuing) and snowflake_start.c (creating, starting, closing).

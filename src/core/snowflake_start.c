@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** snowflake_start.c -- creating a snowflake generator, where it starts
 ** (after the high-water record, above a coordinator's earlier holders,

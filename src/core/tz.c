@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** tz.c -- time zones from the system's tz database, for date prefixes and
 ** for the periods of daily, monthly and yearly sequences.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** build.c -- how this binary was built (compile definitions set in
 ** CMakeLists.txt, so that nothing is generated) and the versions of the

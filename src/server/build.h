@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** build.h -- how this binary was built and the libraries it runs with,
 ** for `frond --version` and the server's frond_build_info metric.

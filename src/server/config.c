@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** config.c -- the configuration table and its sources (see config.h).
 **

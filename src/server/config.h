@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** config.h -- the server's configuration: one typed table, four sources.
 **

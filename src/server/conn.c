@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** conn.c -- worker loops and the connection layer.
 **

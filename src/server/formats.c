@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** formats.c -- ID formats in the server, shared by the HTTP and Redis
 ** fronts: the named formats of the configuration (format.<name>) and the

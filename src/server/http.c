@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** http.c -- the HTTP protocol: framing, routing, its configuration and
 ** metrics, and its frond__proto table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** http.h -- the HTTP protocol's own pieces, shared by its files:
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** http_admin.c -- /v1/tags: create, list, read, re-step and delete the
 ** segment tags in the store.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** http_api.c -- the HTTP endpoints that answer from memory: Leaf's paths,
 ** /v1 IDs, decode and layout, health, /metrics and the status page.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** http_formats.c -- the HTTP endpoints of ID formats:
 **

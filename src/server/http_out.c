@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** http_out.c -- HTTP answers: the status line and headers, error bodies,
 ** lists of IDs, and the counters every answer adds to.

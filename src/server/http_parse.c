@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** http_parse.c -- the HTTP/1.x request-head parser (see http_parse.h).
 **

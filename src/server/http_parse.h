@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** http_parse.h -- a pure HTTP/1.x request-head parser.
 **

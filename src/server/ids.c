@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** ids.c -- issuing IDs for a worker, shared by the HTTP and Redis fronts:
 ** the generator calls, the counters /metrics reports, the error when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** json.c -- the flat JSON object reader, and JSON strings appended to a
 ** buffer (see json.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** json.h -- a strict reader for flat JSON objects, and JSON strings
 ** appended to a buffer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** metrics.c -- /metrics in the Prometheus text format, and the sums the
 ** status page and INFO read.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** notify.c -- telling systemd how the server is doing: sd_notify(3) from
 ** libsystemd, linked into the server only (never into libfrond).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** resp.c -- the Redis protocol front, RESP2 and (after HELLO 3) RESP3.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** resp.h -- the Redis protocol front's own pieces, shared by its files:
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** resp_formats.c -- the ID format commands of the Redis protocol front:
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** resp_parse.c -- the RESP request parser (see resp_parse.h).
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** resp_parse.h -- the Redis protocol request parser (requests are the
 ** same in RESP2 and RESP3).

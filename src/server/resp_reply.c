@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** resp_reply.c -- replies, in the protocol the connection speaks.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** serve.c -- `frond serve`: start-up, signals, drain.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** server.h -- the pieces of `frond serve` and how they fit.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** status.c -- the status page (/): tags, buffers, steps and rates, for a
 ** person; and the once-a-second rate sampling it shows.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** db.c -- the engine-neutral half of the SQL layer: templates rendered
 ** per dialect, the statement cache, transactions and their failure rules,

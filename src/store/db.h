@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** db.h -- one SQL layer under every user of a database: the segment store
 ** (store_sql.c) and the lease coordinator (coord_lease.c).

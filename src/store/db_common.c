@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** db_common.c -- what db.c and every engine share, below both: the rows
 ** of a statement, copied out of the engine, a failure in the engine's own

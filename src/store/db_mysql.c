@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** db_mysql.c -- the MySQL/MariaDB engine of the SQL layer (db.h), over
 ** libmariadb (MariaDB Connector/C).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** db_pg.c -- the PostgreSQL engine of the SQL layer (db.h), over libpq.
 **

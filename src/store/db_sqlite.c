@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** db_sqlite.c -- the SQLite engine of the SQL layer (db.h).
 **

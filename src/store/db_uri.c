@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** db_uri.c -- a MySQL URI taken apart (db.h's grammar), for db.c, which
 ** checks every URI before an engine sees it, and for db_mysql.c. A pure

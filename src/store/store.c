@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** store.c -- URI dispatch, the wrappers the core calls, tag validation and
 ** the public frond_store_* administration functions.

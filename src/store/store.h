@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** store.h -- the segment store interface: one table, leaf_alloc, behind a
 ** versioned struct of function pointers (like SQLite's VFS).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** store_call.c -- the wrappers the core (and the multi: store, for its
 ** members) calls on an open store: fault injection in one place, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** store_guard.c -- the rollback guard: a range a store hands out is
 ** accepted only above every range this connection has already handed out

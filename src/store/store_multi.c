@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** store_multi.c -- the multi: store: N independent databases, any mix of
 ** engines, each handing out only IDs that no other can, so that no single

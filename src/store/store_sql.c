@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** store_sql.c -- the segment store over the SQL layer (db.h): Leaf's
 ** leaf_alloc table on any engine the layer speaks (SQLite, PostgreSQL,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** bindshim.c -- make a process bind another port than the one it was given.
 **

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 chaos.py -- Frond's fault-injection ("nemesis") suite.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """
 fleet.py -- what the fault-injection scenarios are made of.
 

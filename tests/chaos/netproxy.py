@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 netproxy.py -- a fault-injecting TCP proxy, controlled while it runs.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** hiredis_client.c -- hiredis (the C client) against a running frond serve,
 ** for tests/integration/test_clients.py.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // node_clients.mjs -- JavaScript clients against a running frond serve,
 // run by tests/integration/test_clients.py.
 //

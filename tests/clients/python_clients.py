@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """
 python_clients.py -- Debian's redis-py (python3-redis), sync and asyncio,
 and requests (python3-requests) against a running frond serve, for

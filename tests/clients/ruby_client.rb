@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ruby_client.rb -- redis-rb (Debian's ruby-redis) against a running
 # frond serve, for tests/integration/test_clients.py.
 #

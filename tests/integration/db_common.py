@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """
 What the SQL layer's suites share, one per engine (test_segment_db_pg.py,
 test_segment_db_mysql.py): Tool, which drives tests/tools/db_tool; a

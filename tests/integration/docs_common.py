@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """
 docs_common.py -- what the test_docs_*.py checks share: reading the
 source tree, picking sections and tables out of Markdown, comparing two

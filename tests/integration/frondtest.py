@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """
 frondtest.py -- shared helpers for Frond's integration tests.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """
 leafnode.py -- a Leaf segment node's database side, statement for
 statement, for tests that run Leaf beside Frond on one MySQL table.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The library stands alone. The tree builds libfrond and frond with
 # -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF -DFROND_WITH_MYSQL=OFF; that build
 # links neither libpq nor libzookeeper nor libmariadb, its frond.pc names exactly what it links, `frond

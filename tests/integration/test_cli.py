@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_cli.py -- the `frond` command as a user drives it: output formats,
 exit codes, the high-water file across runs, kills and concurrent runs, and
@@ -96,7 +97,9 @@ def test_version_and_help():
     r = frond(["--version"], d)
     lines = r.stdout.split("\n")
     check(r.returncode == 0 and lines[0] == "frond 0.1.0" and
-          len(lines) == 4 and lines[3] == "", "--version: %r" % r.stdout)
+          len(lines) == 5 and lines[4] == "" and
+          lines[3].startswith("license: Apache-2.0 "),
+          "--version: %r" % r.stdout)
     # The build line says how this binary was built: the build type and
     # sanitizers CMake recorded, asserts off exactly when NDEBUG is set.
     cache = os.path.join(ft.FROND_BUILD, "CMakeCache.txt")

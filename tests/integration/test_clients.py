@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_clients.py -- the clients people use, unmodified, against one running
 `frond serve` (HTTP and the Redis protocol, with an admin token):

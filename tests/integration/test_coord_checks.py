@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_coord_checks.py -- what a coordinator checks before a node may issue:
 its identity (advertise), its clock against the fleet's, and the fleet's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_coord_fence.py -- the fence rule under partitions, restarts and
 shared directories.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_coord_zk.py -- node IDs from a real ZooKeeper.
 

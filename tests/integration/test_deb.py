@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_deb.py -- the Debian package that scripts/deb.sh builds.
 
@@ -143,6 +144,15 @@ def test_version():
     check(lines[1].startswith("build: Release, ") and
           lines[1].endswith("asserts off, sanitizers: none"),
           "the package holds another build: %r" % lines[1])
+    check(lines[3].startswith("license: Apache-2.0"), "--version: %r" % lines)
+    # The licence, machine-readable, as Debian's copyright format has it.
+    with open(os.path.join(root, "usr", "share", "doc", "frond",
+                           "copyright")) as f:
+        text = f.read()
+    check(re.search(r"^Files: \*\nCopyright: .*\nLicense: Apache-2\.0$",
+                    text, re.M) and
+          "/usr/share/common-licenses/Apache-2.0" in text,
+          "copyright: %r" % text)
     # A release holds none of the test builds' hooks.
     with open(os.path.join(root, "usr", "bin", "frond"), "rb") as f:
         check(b"FROND_TEST_" not in f.read(), "the packaged frond reads a "

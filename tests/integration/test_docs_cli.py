@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_docs_cli.py -- the subcommands and their options (`frond --help`,
 `frond help CMD`) against the docs and frond(1); both manual pages render

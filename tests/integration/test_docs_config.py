@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_docs_config.py -- the configuration reference against the table: each
 key with its variable, flag, type, default and range as `frond serve

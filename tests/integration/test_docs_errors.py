@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_docs_errors.py -- docs/reference/errors.md lists every error code of
 the library (FROND_ERRNO_MAP in include/frond.h) with its HTTP status, and

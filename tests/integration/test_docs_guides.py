@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_docs_guides.py -- the guides do what they show: every relative link
 and #anchor in README.md, CONTRIBUTING.md, bench/RESULTS.md and docs/
@@ -22,6 +23,37 @@ from docs_common import (  # noqa: E402
 # Pages that other branches add; a link to one of them may dangle until it
 # lands. Once the file exists it is checked like any other.
 PENDING = set()
+
+
+# ---------------------------------------------------------------- licence
+
+SPDX = "SPDX-License-Identifier: Apache-2.0"
+
+
+def test_licence():
+    """LICENSE is the Apache License 2.0; every source file, script and
+    test says so in its first lines, and frond.pc names it."""
+    text = read("LICENSE")
+    check = ft.check
+    check("Apache License" in text and "Version 2.0, January 2004" in text
+          and "END OF TERMS AND CONDITIONS" in text, "LICENSE: not Apache-2.0")
+    r = subprocess.run(["git", "-C", SRC, "ls-files"], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise ft.Failure("git ls-files: %s" % r.stderr.strip())
+    pat = re.compile(r"(\.(c|h|py|sh|rb|mjs|lua)|/CMakeLists\.txt|^Makefile|"
+                     r"^CMakeLists\.txt|\.pc\.in|\.service\.in)$")
+    missing = []
+    for name in r.stdout.split():
+        if name.startswith("fuzz/corpus/") or not pat.search(name):
+            continue
+        with open(os.path.join(SRC, name), encoding="utf-8") as f:
+            head = "".join(f.readline() for _ in range(3))
+        if SPDX not in head:
+            missing.append(name)
+    check(not missing, "no %s line in the first three lines of %s" %
+          (SPDX, ", ".join(missing[:20])))
+    check("License: Apache-2.0" in read("frond.pc.in"), "frond.pc.in")
 
 
 # ---------------------------------------------------------------- links
@@ -260,5 +292,6 @@ def test_library_example():
 
 
 if __name__ == "__main__":
-    ft.main([test_links, test_readme_two_commands, test_first_look,
+    ft.main([test_licence, test_links, test_readme_two_commands,
+             test_first_look,
              test_library_api, test_library_example, test_public_headers])

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_docs_protocols.py -- docs/reference/http.md lists the router's
 endpoints (src/server/*.c, and the Allow header of a running server) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 Failover of a replicated MariaDB under load, as MySQL is run under Leaf:
 a primary and a replica (scripts/mariadb.sh), and between Frond and them

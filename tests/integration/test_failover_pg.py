@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 Failover of a replicated PostgreSQL under load (scripts/pg.sh: a primary
 and a streaming standby in temp dirs on loopback). The allocator is given

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every C source and header is formatted with the committed .clang-format.
 set -eu
 cd "${FROND_SRC:?}"

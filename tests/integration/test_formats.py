@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_formats.py -- ID formats through `frond next --format` and `frond
 decode`, checked by independent implementations: Python's uuid module

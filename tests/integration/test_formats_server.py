@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_formats_server.py -- ID formats served by `frond serve`, over HTTP and
 the Redis protocol: named formats from the configuration (flags, file and

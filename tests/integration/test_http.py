@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_http.py -- `frond serve` through real clients: every endpoint's
 success and error paths, Leaf's bodies byte for byte, limits, pipelining,

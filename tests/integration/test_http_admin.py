@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_http_admin.py -- store calls against a store that stalls: the admin
 endpoints, and the look-up of a tag the allocator does not know.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_http_mysql.py -- the HTTP tests of Leaf's paths, byte for byte, and of
 the segment and tag administration endpoints (test_http.py), run again

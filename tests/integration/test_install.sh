@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `make install` honours PREFIX and DESTDIR, installs the header, both
 # libraries, frond.pc, the command and its manual pages, the systemd unit
 # and the example configuration, and a program built with pkg-config

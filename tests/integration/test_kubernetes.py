@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_kubernetes.py -- the Kubernetes example (dist/kubernetes/) holds
 together: its YAML parses (python3-yaml), its objects refer to each other

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_layers.py -- dependencies run one way: base <- store <- core <- coord
 <- server <- cli.

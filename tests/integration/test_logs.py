@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_logs.py -- what `frond serve` logs: log_format = json (from the flag
 and from FROND_LOG_FORMAT), every line one JSON object, the node and the

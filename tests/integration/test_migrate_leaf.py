@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_migrate_leaf.py -- docs/migrating-from-leaf.md, step by step, on a
 real MariaDB (scripts/mariadb.sh): a Leaf deployment switched to Frond in

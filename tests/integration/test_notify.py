@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_notify.py -- what `frond serve` tells systemd, heard on a fake
 NOTIFY_SOCKET, as a unit with Type=notify and WatchdogSec= would.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_openapi.py -- docs/openapi.yaml is a valid OpenAPI 3.1 description,
 says what the reference says, and what running servers answer.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 Real Redis clients, unmodified, against Frond's RESP port: redis-cli
 (one-shot, commands on stdin, interactive on a terminal, -r repeat),

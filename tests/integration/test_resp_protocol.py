@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 The Redis protocol front, byte by byte: commands and their replies, error
 replies that leave the connection usable, pipelining in order, inline and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_scale.py -- what keeps a server small with many tags and many
 connections: range leases over HTTP and RESP, /metrics with bounded

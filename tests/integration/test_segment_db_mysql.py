@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 The SQL layer (src/store/db.h) against a real MariaDB (scripts/mariadb.sh,
 in a temp dir, stopped after), driven through db_tool: the URI (TCP, unix

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 A multi: store (several independent databases handing out disjoint IDs):
 two SQLite files under 2 processes; then PostgreSQL and MariaDB (started

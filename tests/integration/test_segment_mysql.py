@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 Segment mode on a real MariaDB (started by scripts/mariadb.sh in a temp
 dir, stopped after): the scenarios of test_segment_sqlite.py and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 Segment mode on a real PostgreSQL (started by scripts/pg.sh in a temp dir,
 stopped after): the scenarios of test_segment_sqlite.py, plus the store

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 Segment mode on a real SQLite file shared by several processes: no
 duplicate, per-thread order, a Leaf-made table, Leaf's own allocations

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 test_status_page.py -- the status page (/) rendered by headless Chromium:
 the DOM names the node, the layout and each tag with both buffers, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** chaos_fence.c -- record the fence each node ID has at its coordinator.
 **

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_tool.c -- a node ID holder for the coordinator's integration tests.
 **

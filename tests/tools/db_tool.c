@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** db_tool.c -- drives the SQL layer (db.h) and a segment store from a
 ** test script, one command per line on stdin, one answer per command on

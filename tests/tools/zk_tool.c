@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** zk_tool.c -- look into ZooKeeper, or write to it as Leaf would, for the
 ** coordinator's integration tests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** coord_util.h -- shared by the coordinators' unit tests (test_coord.c,
 ** test_coord_fence.c): opening a coordinator that must open or must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fake_store.h -- an in-memory segment store for unit tests ("fake:" URIs)
 ** that fails, stalls or holds on demand, a fake clock, and what the

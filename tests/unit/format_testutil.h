@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** format_testutil.h -- fixed keys and small constructors shared by the
 ** order-number tests.

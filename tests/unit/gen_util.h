@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** gen_util.h -- shared by the snowflake generator's unit tests: a generator
 ** on a fake clock, decoding, and threads that hammer it.

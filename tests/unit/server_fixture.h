@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** server_fixture.h -- a server of one worker and one connection, for the
 ** protocol tests (test_http.c, test_resp.c), without a worker thread.

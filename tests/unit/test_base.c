@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_base.c -- the bottom layer: numbers, UTF-8, JSON escaping, durable
 ** files and checksummed record files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_config.c -- the server's configuration table: sources and their
 ** order, every type's parsing and refusals, the names derived from a row,

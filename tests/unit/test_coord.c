@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_coord.c -- coordinators: URIs, identity, the node cache file, the
 ** SQLite lease, the start checks (range, clock, layout) and the layout

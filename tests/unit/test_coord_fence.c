@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_coord_fence.c -- the coordinator's side of the fence, with a fake
 ** driver and a fake clock: the first fence durable before the generator

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_format_id128.c -- UUIDv7, UUIDv4, ULID and ObjectId: reference
 ** values, layout, monotonic order under a frozen or stepping-back clock,

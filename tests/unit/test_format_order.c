@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_format_order.c -- order numbers: batches decode to their IDs,
 ** consecutive IDs give numbers with no usable pattern (measured with

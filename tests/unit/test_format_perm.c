@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_format_perm.c -- the keyed permutation behind order numbers: a
 ** bijection over whole small domains, round trips and wrong keys, outputs

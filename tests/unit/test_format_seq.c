@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_format_seq.c -- daily, monthly and yearly sequences on a real
 ** SQLite store: a period change under a fake clock in the format's zone,

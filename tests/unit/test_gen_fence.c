@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_gen_fence.c -- the snowflake generator's limits under pressure: a
 ** call that fails consumes nothing, a regained node ID resumes above the

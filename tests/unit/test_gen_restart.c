@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_gen_restart.c -- where a snowflake generator starts: after a record
 ** written under another layout, and within or beyond the start slack.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_gen_sleep.c -- the snowflake generator's clock thread sleeps when
 ** nobody issues, and the first call after an idle spell is still right:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_http.c -- the HTTP front's answers through the real handlers
 ** without a network (server_fixture.h): Leaf's paths, /v1, the admin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_http_parse.c -- the HTTP request parser, the flat JSON reader and
 ** the configuration table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_layout.c -- layouts: presets, specs, validation, compose/decode.
 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_log.c -- the library's stderr log sink: text and JSON lines, the
 ** fields JSON lines carry, escaping, the journald priority prefix, long

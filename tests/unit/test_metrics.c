@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_metrics.c -- /metrics' numbers and histograms: values without float
 ** noise, bucket bounds without exponents, histograms summed over workers

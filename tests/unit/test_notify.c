@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_notify.c -- what the server tells systemd, through libsystemd's
 ** sd_notify, against a fake NOTIFY_SOCKET (a path and an abstract name):

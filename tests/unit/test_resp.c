@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_resp.c -- the RESP front's replies, byte for byte, through the real
 ** protocol code without a network (server_fixture.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_resp_parse.c -- the RESP request parser, every input placed against
 ** a guard page.

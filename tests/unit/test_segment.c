@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_segment.c -- the segment allocator against a fake store that stalls
 ** and fails on demand, with a fake clock for the dynamic step.

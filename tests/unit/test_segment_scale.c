@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_segment_scale.c -- the segment allocator with many tags: the loader
 ** pool (a stalled tag delays only itself), handles, range leases, calls

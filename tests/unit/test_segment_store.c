@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_segment_store.c -- the store layer on a real SQLite file: URI
 ** dispatch, tag administration, allocation, a table made by Leaf's DDL.

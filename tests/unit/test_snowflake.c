@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_snowflake.c -- the snowflake generator: uniqueness, order, the clock
 ** policy, time-bits exhaustion and the high-water file across restarts.

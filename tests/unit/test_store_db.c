@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_store_db.c -- the SQL layer (db.h) on SQLite: the URI grammar,
 ** templates rendered for every dialect, typed parameters and NULLs, rows

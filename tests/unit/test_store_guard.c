@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_store_guard.c -- a store whose row goes back (a failover onto a
 ** replica that had not received the last allocations) must not make this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_store_multi.c -- the multi: store: block interleaving gives every
 ** member IDs no other member can give; a database listed in another order,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_tz.c -- time zones read from the tz database, checked against the
 ** C library's localtime_r (single-threaded here, so switching TZ is safe)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** testutil.h -- the one header every unit test includes: cmocka, how a
 ** program runs its tests, a fake clock, temp dirs, guarded buffers.
