@@ -337,14 +337,14 @@ int frond__cli_next(int argc, char **argv) {
   int64_t count = 1, node = -1;
   const char *spec = NULL, *dir = NULL, *tag = NULL, *store = NULL;
   const char *fspec = NULL, *key_file = NULL;
-  int no_hw = 0, st, rc;
+  int no_hw = 0, old_no_hw = 0, st, rc;
   frond__opt opts[] = {{"count", FROND__OPT_INT, &count, 1, INT64_MAX, 0},
                        {"layout", FROND__OPT_STR, &spec, 0, 0, 0},
                        {"node", FROND__OPT_INT, &node, 0, INT64_MAX, 0},
                        {"data-dir", FROND__OPT_STR, &dir, 0, 0, 0},
                        {"no-high-water", FROND__OPT_FLAG, &no_hw, 0, 0, 0},
                        /* deprecated spelling, still accepted */
-                       {"no-highwater", FROND__OPT_FLAG, &no_hw, 0, 0, 0},
+                       {"no-highwater", FROND__OPT_FLAG, &old_no_hw, 0, 0, 0},
                        {"segment", FROND__OPT_STR, &tag, 0, 0, 0},
                        {"store", FROND__OPT_STR, &store, 0, 0, 0},
                        {"format", FROND__OPT_STR, &fspec, 0, 0, 0},
@@ -355,6 +355,13 @@ int frond__cli_next(int argc, char **argv) {
 
   if (!frond__args_parse(&a, argc, argv, &st))
     return st;
+  if (old_no_hw) {
+    /* A deprecated spelling warns, naming its replacement
+    ** (docs/versioning.md, Deprecations). */
+    frond_log(FROND_LOG_WARN,
+              "--no-highwater is deprecated: use --no-high-water");
+    no_hw = 1;
+  }
   if (key_file != NULL && fspec == NULL)
     return frond__usage_error("next", "--key-file needs --format");
   if (fspec != NULL &&
