@@ -17,7 +17,9 @@
 # user.name and user.email. FROND_DEB_BUILD=DIR builds in DIR (kept) rather
 # than in a temporary directory. SOURCE_DATE_EPOCH (default: the last
 # commit's time) dates the changelog and the files, so that two builds of
-# one commit give the same package.
+# one commit give the same package. Outside a git checkout (a release
+# tarball: scripts/release.sh) FROND_DEB_SOURCE names what the package is
+# built from (a tag) and FROND_DEB_YEARS the copyright's years.
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=$(cd "${1:-.}" && pwd)
@@ -69,9 +71,9 @@ doc=$root/usr/share/doc/frond
 mkdir -p "$doc"
 date=$(date -u -R -d "@$SOURCE_DATE_EPOCH")
 printf 'frond (%s) unstable; urgency=medium\n\n  * Frond %s, built from %s.\n\n -- %s <%s>  %s\n' \
-  "$version" "$version" "$(git -C "$src" describe --always --dirty 2>/dev/null || echo 'a source tree')" \
+  "$version" "$version" "${FROND_DEB_SOURCE:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo 'a source tree')}" \
   "$name" "$email" "$date" | gzip -9n >"$doc/changelog.gz"
-years=$(git -C "$src" log --reverse --format=%cd --date=format:%Y 2>/dev/null | sed -n '1p;$p' | uniq | paste -sd-)
+years=${FROND_DEB_YEARS:-$(git -C "$src" log --reverse --format=%cd --date=format:%Y 2>/dev/null | sed -n '1p;$p' | uniq | paste -sd-)}
 : "${years:=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)}"
 cat >"$doc/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
