@@ -113,7 +113,15 @@ EOF
 # Control files.
 mkdir -p "$root/DEBIAN"
 printf '/etc/frond/frond.conf\n' >"$root/DEBIAN/conffiles"
-printf 'libfrond 0 frond (>= %s)\n' "$version" >"$root/DEBIAN/shlibs"
+# The soname is libfrond.so.0 for all of 0.x, and a 0.y.0 release may
+# change the ABI under it (docs/versioning.md): a program built against
+# 0.y needs a library of the same 0.y series.
+case $version in
+0.*) printf 'libfrond 0 frond (>= %s), frond (<< 0.%s~)\n' "$version" \
+  "$(($(echo "$version" | cut -d. -f2) + 1))" >"$root/DEBIAN/shlibs" ;;
+*) printf 'libfrond %s frond (>= %s)\n' "${version%%.*}" \
+  "$(echo "$version" | cut -d. -f1-2).0" >"$root/DEBIAN/shlibs" ;;
+esac
 printf 'activate-noawait ldconfig\n' >"$root/DEBIAN/triggers"
 cat >"$root/DEBIAN/postinst" <<'EOF'
 #!/bin/sh
