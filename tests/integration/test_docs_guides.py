@@ -39,12 +39,16 @@ def test_licence():
           and "END OF TERMS AND CONDITIONS" in text, "LICENSE: not Apache-2.0")
     r = subprocess.run(["git", "-C", SRC, "ls-files"], capture_output=True,
                        text=True)
-    if r.returncode != 0:
+    if r.returncode == 0:
+        names = r.stdout.split()
+    elif not os.path.exists(os.path.join(SRC, ".git")):
+        names = tree_files()  # a release tarball: what git tracked
+    else:
         raise ft.Failure("git ls-files: %s" % r.stderr.strip())
     pat = re.compile(r"(\.(c|h|py|sh|rb|mjs|lua)|/CMakeLists\.txt|^Makefile|"
                      r"^CMakeLists\.txt|\.pc\.in|\.service\.in)$")
     missing = []
-    for name in r.stdout.split():
+    for name in names:
         if name.startswith("fuzz/corpus/") or not pat.search(name):
             continue
         with open(os.path.join(SRC, name), encoding="utf-8") as f:
@@ -54,6 +58,17 @@ def test_licence():
     check(not missing, "no %s line in the first three lines of %s" %
           (SPDX, ", ".join(missing[:20])))
     check("License: Apache-2.0" in read("frond.pc.in"), "frond.pc.in")
+
+
+def tree_files():
+    """The files of a source tree without git (an unpacked release
+    tarball), leaving out build directories and compiled Python."""
+    out = []
+    for d, sub, files in os.walk(SRC):
+        sub[:] = [x for x in sub if not x.startswith("build")
+                  and x != "__pycache__"]
+        out += [os.path.relpath(os.path.join(d, f), SRC) for f in files]
+    return out
 
 
 # ---------------------------------------------------------------- links
