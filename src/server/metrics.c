@@ -261,6 +261,29 @@ static void ids_issued(frond__server *srv, frond__buf *b,
   }
 }
 
+/* How long both buffers of each tag last at its current rate: the alert
+** for a buffer about to run dry divides nothing itself. +Inf while the tag
+** is idle. */
+static void seconds_left(frond__buf *b, const frond_tag_info *tags,
+                         size_t ntags) {
+  char l[FROND_TAG_MAX * 2 + 1], num[FROND__NUM_MAX];
+  size_t i;
+  frond__buf_printf(b, "# HELP frond_segment_buffer_seconds_left Seconds "
+                       "until both buffers of a tag are used up at its "
+                       "current rate (+Inf when idle).\n# TYPE "
+                       "frond_segment_buffer_seconds_left gauge\n");
+  for (i = 0; i < ntags; i++) {
+    const frond_seg_buffer *cur = &tags[i].current, *nx = &tags[i].next;
+    double left = (double)((cur->ready ? cur->end - cur->pos : 0) +
+                           (nx->ready ? nx->end - nx->pos : 0));
+    label(l, sizeof l, tags[i].tag);
+    frond__buf_printf(
+        b, "frond_segment_buffer_seconds_left{tag=\"%s\"} %s\n", l,
+        frond__metrics_num(tags[i].rate > 0 ? left / tags[i].rate : INFINITY,
+                           num));
+  }
+}
+
 static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                      size_t ntags) {
   char l[FROND_TAG_MAX * 2 + 1];
@@ -302,6 +325,7 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
     frond__buf_printf(b, "frond_segment_step{tag=\"%s\"} %lld\n", l,
                       (long long)tags[i].step);
   }
+  seconds_left(b, tags, ntags);
   frond__buf_printf(b, "# HELP frond_segment_buffer_remaining IDs left in "
                        "a tag's buffer.\n# TYPE "
                        "frond_segment_buffer_remaining gauge\n");
@@ -492,4 +516,5 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
                        (double)(frond_clock_realtime(NULL) - srv->start_ms) /
                            1000.0);
   build_info(b);
+  frond__metrics_process(b);
 }

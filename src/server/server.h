@@ -364,6 +364,8 @@ void frond__metrics_hist(frond__buf *b, const frond__server *srv,
                          const char *label, const char *value);
 /* The whole /metrics page. */
 void frond__metrics_render(frond__server *srv, frond__buf *b);
+/* The process_* families (metrics_process.c). */
+void frond__metrics_process(frond__buf *b);
 
 /* ----------------------------------------------------------------- ids.c */
 
