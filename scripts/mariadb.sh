@@ -218,13 +218,17 @@ promote)
   [ $# -eq 2 ] || die "usage: scripts/mariadb.sh promote DIR"
   client "$2" -e "STOP SLAVE IO_THREAD; START SLAVE SQL_THREAD" ||
     die "cannot stop replicating"
-  # Apply the relay log: the SQL thread at the position the IO thread read.
+  # Apply the relay log: until the SQL thread says it has read all of it.
+  # Its position is no test: after a primary dies mid-transaction, the
+  # relay log ends with events the SQL thread never applies, and the
+  # position executed stays below the position read.
   i=0
   while :; do
     st=$(client "$2" -e 'SHOW SLAVE STATUS\G')
-    read_at=$(echo "$st" | awk '$1 == "Master_Log_File:" { f = $2 } $1 == "Read_Master_Log_Pos:" { p = $2 } END { print f ":" p }')
-    exec_at=$(echo "$st" | awk '$1 == "Relay_Master_Log_File:" { f = $2 } $1 == "Exec_Master_Log_Pos:" { p = $2 } END { print f ":" p }')
-    [ "$read_at" != "$exec_at" ] || break
+    echo "$st" | grep -q 'Slave_SQL_Running_State: Slave has read all relay log' &&
+      break
+    echo "$st" | grep -q 'Slave_SQL_Running: Yes' ||
+      die "the replica's SQL thread stopped: $st"
     i=$((i + 1))
     [ $i -lt 600 ] || die "the relay log is not applied: $st"
     sleep 0.1
