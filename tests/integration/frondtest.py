@@ -5,6 +5,7 @@ frondtest.py -- shared helpers for Frond's integration tests.
 Every test runs in its own temporary directory, talks only to 127.0.0.1,
 and bounds every wait. Tests import this module from their own directory.
 """
+import atexit
 import os
 import random
 import shutil
@@ -26,6 +27,66 @@ FROND_BUILD = os.path.abspath(os.environ.get("FROND_BUILD",
 
 class Failure(Exception):
     pass
+
+
+# ---------------------------------------------------------------- leftovers
+#
+# Every process a test program starts, however it starts it (a server, a
+# tool, a database through its control script, a daemon that detaches),
+# inherits FRONDTEST_OWNER, the test program's pid. When the program ends,
+# passed or failed, whatever is still alive with that mark is killed: no
+# test needs code of its own for it. (The mark is not a FROND_* variable,
+# which the server checks.) ctest's last test, tests/leftovers.py, finds
+# anything left by a program that could not clean up (killed at its
+# timeout) through FRONDTEST_SUITE, which ctest gives every test.
+
+OWNER_VAR = "FRONDTEST_OWNER"
+
+
+def marked(var, value):
+    """Pids of the processes whose environment holds var=value."""
+    want = ("%s=%s" % (var, value)).encode()
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % d, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:  # gone, or not ours to read
+            continue
+        if want in env:
+            out.append(int(d))
+    return out
+
+
+def kill_marked(var, value):
+    """SIGKILL every process marked var=value; their pids and commands."""
+    killed = []
+    for pid in marked(var, value):
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            os.kill(pid, signal.SIGKILL)
+            killed.append((pid, cmd.strip()))
+        except OSError:
+            continue
+    return killed
+
+
+def _kill_leftovers():
+    if os.environ.get(OWNER_VAR) != str(os.getpid()):
+        return  # imported by a process this one started
+    for pid, cmd in kill_marked(OWNER_VAR, os.getpid()):
+        print("leftover killed: %d %s" % (pid, cmd[:200]), file=sys.stderr)
+
+
+os.environ[OWNER_VAR] = str(os.getpid())
+atexit.register(_kill_leftovers)
+# A test stopped with SIGTERM or SIGHUP ends through SystemExit, so that
+# its leftovers go too (SIGINT does already, as KeyboardInterrupt).
+for _sig in (signal.SIGTERM, signal.SIGHUP):
+    signal.signal(_sig, lambda n, f: sys.exit(128 + n))
 
 
 def check(cond, msg):
