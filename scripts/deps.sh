@@ -15,6 +15,7 @@ test_pkgs="libcmocka-dev clang-format python3
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
   python3-bson nodejs npm tzdata libfaketime prometheus
   libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client
+  clang libclang-rt-14-dev
   valgrind"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).

@@ -374,8 +374,8 @@ static void test_client_handshake(void **state) {
 static void test_http_refused(void **state) {
   fixture *f = *state;
   static const char *const reqs[] = {
-      "POST /x HTTP/1.1\r\nHost: 127.0.0.1:6380\r\nContent-Type: text/plain"
-      "\r\nContent-Length: 12\r\n\r\nINCR order\r\n",
+      ("POST /x HTTP/1.1\r\nHost: 127.0.0.1:6380\r\nContent-Type: text/plain"
+       "\r\nContent-Length: 12\r\n\r\nINCR order\r\n"),
       "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
       "PUT /x HTTP/1.0\r\n\r\n",
       "host: 127.0.0.1\r\nINCR order\r\n",
