@@ -296,6 +296,82 @@ def test_sequence_exhausted():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_sequence_multi_batches():
+    """A daily sequence on a multi: store of two databases, from two
+    servers, in batches of up to 255 from four clients, to the end of the
+    day's numbers, on eight tags: a multi: store interleaves its members'
+    blocks, so a batch is not increasing and every number of it is
+    checked against the end. Before that, numbers past the end wrapped
+    onto the day's first ones.
+
+    One server names member b at a path that does not exist (a typo): its
+    multi: store serves from a alone, so a's blocks reach the end while
+    b's still lie below it, and the other server's batches mix the
+    two."""
+    d = ft.tempdir()
+    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (d, d)
+    without_b = "multi:sqlite://%s/a.db|sqlite://%s/gone/b.db" % (d, d)
+    tags = {"t%d" % i: 100 for i in range(8)}
+    day = time.strftime("%Y%m%d", time.gmtime())
+    args = ["--segment-wait-ms", "20000"]
+    for t in tags:
+        args += ["--format." + t, "seq:tag=%s,digits=4" % t]
+    srvs = []
+
+    def frond(*a):
+        r = subprocess.run([ft.FROND_BIN] + list(a), capture_output=True,
+                           text=True, timeout=120, cwd=d, env=clean_env())
+        check(r.returncode == 0, "frond %s: %s" % (a[0], r.stderr))
+
+    def client(srv, name, seed):
+        got = []
+        c = srv.conn(timeout=60)
+        for i in range(400):
+            # Batches of 20 to 255: where a batch ends among the members'
+            # blocks varies.
+            n = 20 + (seed * 7919 + i * 104729) % 236
+            st, _, body = srv.request(
+                "GET", "/v1/format/%s?count=%d" % (name, n), conn=c)
+            if st == 503 and error_of(json.loads(body)) == \
+                    "SEQUENCE_EXHAUSTED":
+                c.close()
+                return got
+            check(st == 200, "%s: %d %r" % (name, st, body[:300]))
+            got += json.loads(body)["ids"]
+        raise ft.Failure("%s: not used up after 400 batches" % name)
+
+    try:
+        for t in tags:
+            frond("tag", "create", t, "--step", "100", "--store", store)
+            # The period's row as the format makes it (blocks of 10), on
+            # both members: the server without b cannot make it.
+            frond("tag", "create", "%s:%s" % (t, day), "--step", "10",
+                  "--store", store)
+        srvs.append(ft.Server(store=without_b, env=clean_env(), extra=args))
+        srvs.append(ft.Server(store=store, env=clean_env(), extra=args))
+        dups = 0
+        for t in tags:
+            outs = [None] * 4
+            ths = [threading.Thread(target=lambda i=i: outs.__setitem__(
+                i, client(srvs[i % 2], t, i))) for i in range(4)]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join(300)
+            check(None not in outs, "%s: a client failed" % t)
+            got = sum(outs, [])
+            if any(x[:8] != day for x in got):  # the day turned meanwhile
+                raise ft.Failure("the UTC day changed during the test")
+            check(len(got) > 3000, "%s: only %d numbers" % (t, len(got)))
+            dups += len(got) - len(set(got))
+        check(dups == 0, "%d numbers issued twice" % dups)
+    finally:
+        for s in srvs:
+            s.stop()
+            s.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 # ----------------------------------------------------- decode agreement
 
 def test_decode_agrees_with_cli():
@@ -477,5 +553,6 @@ def test_formats_from_file_and_environment():
 
 if __name__ == "__main__":
     ft.main([test_issue_http_and_resp, test_errors, test_sequence_exhausted,
+             test_sequence_multi_batches,
              test_decode_agrees_with_cli, test_period_first_use_off_the_loop,
              test_start_refusals, test_formats_from_file_and_environment])
