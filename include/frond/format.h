@@ -168,10 +168,12 @@ typedef struct frond_format_source {
 ** capped at 1/1000 of the period's numbers), tolerating a concurrent
 ** create by another node. Thread-safe; blocks only where the source does
 ** (and for a seq period's first use, on the store).
-** Errors: those of the source (CLOCK_BEHIND, TAG_NOT_FOUND,
-** SEGMENT_UNAVAILABLE, ...), ID_TOO_LARGE, SEQUENCE_EXHAUSTED (the
-** period's numbers are used up: never a wrap), WOULD_BLOCK (with
-** src->no_store), INVAL (a needed source is NULL).
+** A keyed format issues only once frond_format_check agreed for this
+** source (below). Errors: those of the source (CLOCK_BEHIND,
+** TAG_NOT_FOUND, SEGMENT_UNAVAILABLE, ...), ID_TOO_LARGE,
+** SEQUENCE_EXHAUSTED (the period's numbers are used up: never a wrap),
+** WOULD_BLOCK (with src->no_store), KEY_MISMATCH (the check refused the
+** key), INVAL (a needed source is NULL; a keyed format not checked).
 */
 FROND_EXPORT int frond_format_next(frond_format *f,
                                    const frond_format_source *src, char *buf,
@@ -185,6 +187,55 @@ FROND_EXPORT int frond_format_next_n(frond_format *f,
                                      const frond_format_source *src, size_t n,
                                      char *out, size_t stride,
                                      frond_error *err);
+
+/*
+** Keys as shared facts. Processes that issue the numbers of one keyed
+** format (order numbers, seq with key=) from IDs that never repeat between
+** them still issue equal numbers when their keys differ, or their rounds=,
+** or anything else that permutes the numbers under one key version. So a
+** keyed format issues nothing until its key's fingerprint has been
+** checked against the record of the place the processes share, made there
+** by the first of them:
+**   - IDs of a segment tag (seq, tag=, or src->tag): the store of that
+**     tag, through src->seg (required);
+**   - snowflake IDs: src->seg's store when src->seg is given (a server's
+**     store), else the coordinator's record when coord keeps facts (lease+
+**     and zk:// do; static: does not), else the file
+**     dir/frond-fact-<name> (dir: a data directory), which only this host
+**     reads: a warning says that nothing shared checks it.
+** The record is one per key version: a new version records its own, so a
+** key is rotated by adding a version (key=2), never by changing one.
+*/
+
+/* The fingerprint of f's key (16 hex digits of keyed BLAKE2b over f's
+** kind, radix, width and rounds: it changes with any of them and reveals
+** nothing of the key) into buf, NUL-terminated, truncated to len; returns
+** its length, 0 for a format without a key. */
+FROND_EXPORT int frond_format_fingerprint(const frond_format *f, char *buf,
+                                          size_t len);
+/* Check f's fingerprint where the list above says for the source src (the
+** one frond_format_next will be given): record it when nothing is
+** recorded, and refuse with KEY_MISMATCH when another is, naming both
+** fingerprints and where the record is; f remembers the outcome, and
+** frond_format_next on a keyed format fails until a check agreed (INVAL,
+** or the KEY_MISMATCH). Call it before issuing and again after the store
+** or coordinator comes back (a reconnect). An unkeyed format: 0 at once.
+** May block on the store or the coordinator. Thread-safe. Errors:
+** KEY_MISMATCH, STORE, COORD, IO (the file), INVAL (no place given). */
+FROND_EXPORT int frond_format_check(frond_format *f,
+                                    const frond_format_source *src,
+                                    frond_coord *coord, const char *dir,
+                                    frond_error *err);
+/* 1 when f may issue: no key, or a check agreed (or was skipped). */
+FROND_EXPORT int frond_format_checked(const frond_format *f);
+/* Forget the check: f issues nothing until frond_format_check agrees again
+** (after a reconnect, so that a changed record is seen before the next
+** number). Thread-safe. */
+FROND_EXPORT void frond_format_recheck(frond_format *f);
+/* Issue without any check of the key: nothing then stops another process
+** from issuing this format's numbers under another key. For a process
+** that keeps nothing between runs anyway (`frond next --no-high-water`). */
+FROND_EXPORT void frond_format_skip_check(frond_format *f);
 
 /* What a string holds. Fields that a kind does not carry are 0 and their
 ** has_ flag is 0. */

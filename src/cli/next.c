@@ -48,6 +48,7 @@ static const char usage[] =
     "  --data-dir DIR  where the high-water file frond-node-N.hw lives\n"
     "                  (default: $FROND_DATA_DIR, else the working directory)\n"
     "  --no-high-water keep no file: a later run may repeat IDs of this one\n"
+    "                  (and an order format's key is checked nowhere)\n"
     "                  (--no-highwater, the old spelling, is deprecated)\n"
     "\n"
     "segment:\n"
@@ -184,7 +185,9 @@ static int next_segment(const char *tag, const char *store, int64_t count,
     return frond__cli_fail(&err);
   unblock_signals(&set);
   src.seg = s;
-  if (f != NULL)
+  if (f != NULL && frond__cli_format_check(f, &src, NULL, &err) != 0)
+    rc = FROND__EXIT_FAILURE;
+  else if (f != NULL)
     rc = format_loop(f, &src, count, CHUNK, &err);
   while (f == NULL && count > 0 && running()) {
     size_t n = count < CHUNK ? (size_t)count : CHUNK;
@@ -254,7 +257,9 @@ static int next_snowflake(const char *spec, int64_t node, const char *dir,
     return frond__cli_fail(&err);
   unblock_signals(&set);
   src.gen = g;
-  if (f != NULL)
+  if (f != NULL && frond__cli_format_check(f, &src, no_hw ? NULL : dir, &err))
+    rc = FROND__EXIT_FAILURE;
+  else if (f != NULL)
     rc = format_loop(f, &src, count, limit, &err);
   while (f == NULL && count > 0 && running()) {
     size_t n = count < (int64_t)limit ? (size_t)count : limit;

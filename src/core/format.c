@@ -468,8 +468,13 @@ int frond_format_next_n(frond_format *f, const frond_format_source *src,
     }
     return 0;
   case FROND_FORMAT_SEQ:
+    if (f->keyed && (rc = frond__format_fact_ready(f, src, err)) != 0)
+      return rc;
     return next_seq(f, src, n, out, stride, err);
   default:
+    if (f->kind == FROND_FORMAT_ORDER &&
+        (rc = frond__format_fact_ready(f, src, err)) != 0)
+      return rc;
     return next_from_source(f, src, n, out, stride, err);
   }
 }

@@ -237,6 +237,7 @@ static int take_keys(frond_format *f, const frond_order_keys *keys,
   if ((f->keys = sodium_malloc(sizeof(*f->keys))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   memcpy(f->keys, keys, sizeof(*keys));
+  frond__format_fingerprint_init(f, keys->key[slot]);
   if (f->kind == FROND_FORMAT_ORDER) {
     snprintf(ctx, sizeof(ctx), "frond order v1 radix=%u width=%u rounds=%u",
              f->radix, f->width, f->rounds);
@@ -416,6 +417,7 @@ int frond_format_create(frond_format **out, const char *spec,
     return BAD("spec is longer than 512 bytes");
   if ((f = calloc(1, sizeof(*f))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
+  pthread_mutex_init(&f->fact.mu, NULL);
   if ((rc = parse_spec(f, spec, keys, clock, clock_ctx, err)) != 0) {
     frond_format_free(f);
     return rc;
@@ -443,6 +445,7 @@ void frond_format_free(frond_format *f) {
   frond_objectid_free(f->oid);
   sodium_memzero(f->dkey, sizeof(f->dkey));
   sodium_memzero(f->ekey, sizeof(f->ekey));
+  pthread_mutex_destroy(&f->fact.mu);
   free(f);
 }
 

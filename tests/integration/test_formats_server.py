@@ -526,6 +526,77 @@ def test_start_refusals():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_key_checked_at_start_and_after_reconnect():
+    """Order numbers of one tag from servers sharing a PostgreSQL store: the
+    first records its key's fingerprint in frond_meta; a second with another
+    key does not start (KEY_MISMATCH, naming the first's fingerprint, its
+    own and the record). The record is checked again when the store comes
+    back: replaced meanwhile (a database restored from elsewhere), the
+    format answers KEY_MISMATCH, and every other ID is still served."""
+    pg = ft.Postgres()
+    srv = None
+    d = ft.tempdir()
+    try:
+        for tag, step in (("orders", 100), ("ping", 1)):
+            r = subprocess.run([ft.FROND_BIN, "tag", "create", tag, "--step",
+                                str(step), "--store", pg.uri],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode == 0, r.stderr)
+        spec = "order:digits=8,key=1,tag=orders"
+        with open(os.path.join(d, "a.keys"), "w") as f:
+            f.write("1:%s\n" % KEY1)
+        os.chmod(os.path.join(d, "a.keys"), 0o600)
+        srv = ft.Server(store=pg.uri, env=clean_env(), extra=[
+            "--order-key-file", os.path.join(d, "a.keys"), "--format.o",
+            spec])
+        st, _, body = srv.request("GET", "/v1/format/o?count=10")
+        check(st == 200, "%d %r" % (st, body))
+        m = re.search(r"format\.o: key fingerprint ([0-9a-f]{16})",
+                      srv.output())
+        check(m is not None, srv.output())
+        fp = m.group(1)
+        rows = pg.sql("SELECT name, value FROM frond_meta").split()
+        check(rows == ["key.order.d8.1.tag.orders|" + fp], "%r" % rows)
+        # Another key: the start is refused, naming both and the record.
+        err = start_fails(["--store", pg.uri, "--format.o", spec],
+                          clean_env(FROND_ORDER_KEY="1:" + KEY2),
+                          "KEY_MISMATCH")
+        m = re.search(r"fingerprint ([0-9a-f]{16}) here", err)
+        check(m is not None and m.group(1) != fp and fp in err and
+              "format.o" in err and "frond_meta" in err, err)
+        # The record changes under a running server: nothing is noticed
+        # until the store comes back.
+        pg.sql("UPDATE frond_meta SET value = '0123456789abcdef'")
+        st, _, body = srv.request("GET", "/v1/format/o?count=10")
+        check(st == 200, "%d %r" % (st, body))
+        pg.stop()
+        deadline = time.monotonic() + 60
+        while srv.request("GET", "/readyz")[0] != 503:
+            srv.request("GET", "/v1/segment/ping?count=5")  # loads fail
+            check(time.monotonic() < deadline, "never not ready")
+            time.sleep(0.05)
+        pg.start()
+        code = None
+        while code != "KEY_MISMATCH":
+            srv.request("GET", "/v1/segment/ping?count=5")  # loads work again
+            st, _, body = srv.request("GET", "/v1/format/o?count=10")
+            code = error_of(json.loads(body)) if st != 200 else None
+            check(time.monotonic() < deadline + 60,
+                  "no KEY_MISMATCH after the store came back (%d %r)" %
+                  (st, body[:300]))
+            time.sleep(0.05)
+        check(st == 500 and "0123456789abcdef" in body.decode() and
+              fp in body.decode(), "%d %r" % (st, body))
+        st, _, body = srv.request("GET", "/v1/segment/ping?count=5")
+        check(st == 200, "plain IDs: %d %r" % (st, body))
+    finally:
+        if srv is not None:
+            srv.stop()
+            srv.close()
+        pg.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_formats_from_file_and_environment():
     """The same family from a config file and FROND_FORMAT_<NAME>; the
     key from FROND_ORDER_KEY."""
@@ -555,4 +626,6 @@ if __name__ == "__main__":
     ft.main([test_issue_http_and_resp, test_errors, test_sequence_exhausted,
              test_sequence_multi_batches,
              test_decode_agrees_with_cli, test_period_first_use_off_the_loop,
-             test_start_refusals, test_formats_from_file_and_environment])
+             test_start_refusals,
+             test_key_checked_at_start_and_after_reconnect,
+             test_formats_from_file_and_environment])

@@ -220,6 +220,17 @@ static void test_keyed(void **state) {
   fake_clock_set(&e.clock, INT64_C(1767225600000));
   s = seg_open(&e);
   f = format_of("seq:tag=k,digits=6,key=1,check=damm");
+  {
+    /* A keyed sequence issues once its key is checked in the tag's store,
+    ** where the first check records it. */
+    frond_format_source src = {NULL, s, NULL, 0};
+    frond_error err = {0, ""};
+    assert_int_equal(frond_format_next(f, &src, a, sizeof(a), &err),
+                     FROND_EINVAL);
+    assert_non_null(strstr(err.message, "not checked"));
+    if (frond_format_check(f, &src, NULL, NULL, &err) != 0)
+      fail_msg("check: %s", err.message);
+  }
   next_str(f, s, a, sizeof(a));
   fake_clock_add(&e.clock, 86400000);
   next_str(f, s, b, sizeof(b));
