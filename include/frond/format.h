@@ -33,6 +33,15 @@
 **   ulid               ULID (monotonic per generator)
 **   objectid           MongoDB ObjectId
 **
+** uuid7, uuid4, ulid and objectid are unique across processes only with
+** high probability: their random bits make a repeat unlikely, not
+** impossible (docs/safety.md gives the odds). uuid7, ulid and objectid
+** take scope=node to be unique by construction instead: each is then made
+** of a snowflake ID of the process' generator, embedded whole after the
+** time field, so that it is unique as the fleet's snowflake IDs are (by
+** the node ID and the fence rule), and decodes to it (its node):
+**   e.g. "uuid7:scope=node"; scope=random is the default.
+**
 ** Every string a format makes has the same length (frond_format_length),
 ** but decimal.
 ** A 64-bit ID comes from a snowflake generator, or from a segment tag when
@@ -112,6 +121,9 @@ FROND_EXPORT void frond_format_free(frond_format *f);
 /* The kind, and the length of every string f makes, without the NUL
 ** (decimal: the longest, 19). */
 FROND_EXPORT int frond_format_kind(const frond_format *f);
+/* 1 for uuid7, ulid and objectid with scope=node: made of the source's
+** snowflake IDs (src->gen); 0 otherwise. */
+FROND_EXPORT int frond_format_node_scoped(const frond_format *f);
 FROND_EXPORT size_t frond_format_length(const frond_format *f);
 /* The spec with every default spelled out ("order:digits=12,check=damm,
 ** key=1,rounds=8,tz=UTC"): frond_format_create reads it back to the same
@@ -158,9 +170,10 @@ typedef struct frond_format_source {
 
 /*
 ** Issue one new ID string into buf (NUL-terminated, len >
-** frond_format_length(f)). uuid7/ulid/objectid use f's own generator,
-** uuid4 the system's random numbers, the others take an ID from src (a
-** segment tag: the spec's tag=, else src->tag; otherwise src->gen). A
+** frond_format_length(f)). uuid7/ulid/objectid use f's own generator
+** (with scope=node, a snowflake ID of src->gen each), uuid4 the system's
+** random numbers, the others take an ID from src (a segment tag: the
+** spec's tag=, else src->tag; otherwise src->gen). A
 ** date prefix shows the snowflake ID's time, or the segment allocator's
 ** clock. seq takes the period's date from the segment allocator's clock
 ** (frond_seg_options.clock) in the format's time zone; the period's row
@@ -241,7 +254,9 @@ FROND_EXPORT void frond_format_skip_check(frond_format *f);
 ** has_ flag is 0. */
 typedef struct frond_format_value {
   int kind;          /* FROND_FORMAT_* */
-  int has_id;        /* id is set: decimal, base62, base32, order, seq */
+  int has_id;        /* id is set: decimal, base62, base32, order, seq,
+                        and uuid7/ulid/objectid of scope=node (the snowflake
+                        ID inside) */
   int64_t id;        /* the 64-bit ID; for seq the sequence number */
   int has_time;      /* unix_ms is set */
   int64_t unix_ms;   /* uuid7/ulid: ms; objectid: seconds * 1000; a date

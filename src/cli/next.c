@@ -297,9 +297,12 @@ static int next_own(frond_format *f, int64_t count) {
   return finish(rc);
 }
 
-static int own_ids(int kind) {
-  return kind == FROND_FORMAT_UUID7 || kind == FROND_FORMAT_UUID4 ||
-         kind == FROND_FORMAT_ULID || kind == FROND_FORMAT_OBJECTID;
+/* scope=node formats take the snowflake IDs of this node. */
+static int own_ids(const frond_format *f) {
+  int kind = frond_format_kind(f);
+  return !frond_format_node_scoped(f) &&
+         (kind == FROND_FORMAT_UUID7 || kind == FROND_FORMAT_UUID4 ||
+          kind == FROND_FORMAT_ULID || kind == FROND_FORMAT_OBJECTID);
 }
 
 static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
@@ -308,7 +311,7 @@ static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
   int snowflake_opts = spec != NULL || node >= 0 || dir != NULL || no_hw;
   int kind = f != NULL ? frond_format_kind(f) : 0;
   const char *ftag = f != NULL ? frond_format_tag(f) : NULL;
-  if (f != NULL && own_ids(kind)) {
+  if (f != NULL && own_ids(f)) {
     if (snowflake_opts || tag != NULL || store != NULL)
       return frond__usage_error("next",
                                 "--format %s makes its own IDs: it does not "

@@ -35,6 +35,13 @@ int frond__seg_tag_range_nowait(frond_seg_tag *t, int64_t n, int64_t *start,
 ** than at its next tick. Thread-safe. */
 void frond__gen_tick(frond_gen *g);
 
+/* Test hook (id128.c): key every UUIDv7, ULID and ObjectId generator
+** created (or re-keyed after fork) from now on with key, and take its
+** ObjectId process value from it, instead of the system's random numbers,
+** so that two processes draw equal random bits; NULL: back to those. Not
+** thread-safe with generators being created. */
+void frond__id128_fixed_key(const uint8_t key[16]);
+
 /* ---- the snowflake generator under a coordinator ------------------------
 **
 ** The fence rule: a node never issues an ID whose unit lies above a fence

@@ -426,6 +426,46 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
   return 0;
 }
 
+/* scope=node: a string of each snowflake ID of src->gen, a unit's worth
+** at a time at most (as next_from_source takes them). */
+static int next_node_scoped(frond_format *f, const frond_format_source *src,
+                            size_t n, char *out, size_t stride,
+                            frond_error *err) {
+  const frond_layout *l;
+  int64_t ids[CHUNK];
+  size_t chunk = CHUNK;
+  uint8_t u[16];
+  int rc;
+  if (src->gen == NULL)
+    return frond__fail(err, FROND_EINVAL,
+                       "%s:scope=node is made of the process' snowflake IDs "
+                       "and no generator is given",
+                       frond_format_kind_name(f->kind));
+  l = frond_gen_layout(src->gen);
+  if (l->seq_bits < 8)
+    chunk = (size_t)1 << l->seq_bits;
+  while (n > 0) {
+    size_t k = n < chunk ? n : chunk;
+    if ((rc = frond_gen_next_n(src->gen, k, ids, err)) != 0)
+      return rc;
+    for (size_t i = 0; i < k; i++, out += stride) {
+      int64_t ms = id_time(src, ids[i]);
+      if (f->kind == FROND_FORMAT_UUID7) {
+        frond__uuid7_of_id(f->uuid7, (uint64_t)ids[i], ms, u);
+        frond_uuid_format(u, out);
+      } else if (f->kind == FROND_FORMAT_ULID) {
+        frond__ulid_of_id(f->ulid, (uint64_t)ids[i], ms, u);
+        frond_ulid_format(u, out);
+      } else {
+        frond__objectid_of_id((uint64_t)ids[i], ms, u);
+        frond_objectid_format(u, out);
+      }
+    }
+    n -= k;
+  }
+  return 0;
+}
+
 int frond_format_next_n(frond_format *f, const frond_format_source *src,
                         size_t n, char *out, size_t stride, frond_error *err) {
   static const frond_format_source none = {NULL, NULL, NULL, 0};
@@ -441,6 +481,8 @@ int frond_format_next_n(frond_format *f, const frond_format_source *src,
                        f->length + 1);
   if (src == NULL)
     src = &none;
+  if (f->node_scope)
+    return next_node_scoped(f, src, n, out, stride, err);
   switch (f->kind) {
   case FROND_FORMAT_UUID7:
     for (size_t i = 0; i < n; i++, out += stride) {

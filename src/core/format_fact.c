@@ -83,8 +83,8 @@ static int plain_tag(const char *t) {
   return 1;
 }
 
-int frond__format_fact_name(const frond_format *f, const char *scope,
-                            char *out, size_t len) {
+int frond__format_fact_name(const frond_format *f, const char *scope, char *out,
+                            size_t len) {
   char where[64];
   if (scope[0] == '\0') {
     snprintf(where, sizeof(where), "snowflake");
@@ -192,8 +192,7 @@ int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
                      "frond_format_check with the store, coordinator or data "
                      "directory the processes issuing them share",
                      what,
-                     state == FROND__FACT_UNCHECKED ? ""
-                                                    : " for this source");
+                     state == FROND__FACT_UNCHECKED ? "" : " for this source");
 }
 
 int frond_format_fingerprint(const frond_format *f, char *buf, size_t len) {
@@ -296,8 +295,7 @@ int frond__dir_fact(void *ctx, const char *name, const char *value,
   int rc, i;
   if ((size_t)snprintf(path, sizeof(path), "%s/frond-fact-%s", dir, name) >=
       sizeof(path) - 64)
-    return frond__fail(err, FROND_EINVAL, "data directory: the path is too "
-                                          "long");
+    return frond__fail(err, FROND_EINVAL, "data directory: path too long");
   snprintf(where, wlen, "the file %s", path);
   for (i = 0; i < 3; i++) {
     if ((rc = fact_read(path, name, recorded, len, err)) != 1)

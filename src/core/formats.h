@@ -151,6 +151,18 @@ void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 ** generator notices it must draw new keys. */
 unsigned frond__fork_generation(void);
 
+/* scope=node: the string of snowflake ID id (whose time is unix_ms) into
+** out, the ID whole after the time field, the bits left over random under
+** g's key (id128.c has the layouts). Thread-safe. */
+void frond__uuid7_of_id(frond_uuid7 *g, uint64_t id, int64_t unix_ms,
+                        uint8_t out[16]);
+void frond__ulid_of_id(frond_ulid *g, uint64_t id, int64_t unix_ms,
+                       uint8_t out[16]);
+void frond__objectid_of_id(uint64_t id, int64_t unix_ms, uint8_t out[12]);
+/* The snowflake ID inside the bytes of a node-scoped string of kind. */
+uint64_t frond__id_in(int kind, const uint8_t *bytes);
+/* frond__id128_fixed_key: core.h. */
+
 /* ---- seq periods (period.c) ---- */
 
 enum { FROND__PERIOD_DAY = 1, FROND__PERIOD_MONTH, FROND__PERIOD_YEAR };
@@ -254,6 +266,7 @@ struct frond_format {
   _Atomic int64_t exhausted_period; /* 0: none */
 
   /* uuid7, ulid, objectid */
+  int node_scope; /* scope=node: made of the source's snowflake IDs */
   frond_uuid7 *uuid7;
   frond_ulid *ulid;
   frond_objectid *oid;

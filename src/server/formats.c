@@ -29,6 +29,7 @@
 ** (frond__formats_tick): a refused format answers KEY_MISMATCH.
 */
 #include "core/format_fields.h"
+#include "core/core.h"
 #include "base/base.h"
 #include "server/server.h"
 
@@ -104,12 +105,36 @@ static int check_width(const frond__server *srv, const frond__named_format *nf,
   return 0;
 }
 
+#ifdef FROND_TEST_HOOKS
+/* FROND_TEST_ID128_KEY=<32 hex digits>: every UUIDv7, ULID and ObjectId
+** generator draws its random bits under this key, so that two servers
+** draw equal ones (test_formats_server, the mistakes suite). */
+static void test_random_key(void) {
+  const char *v = getenv("FROND_TEST_ID128_KEY");
+  uint8_t key[16];
+  unsigned b;
+  if (v == NULL || strlen(v) != 32)
+    return;
+  for (int i = 0; i < 16; i++) {
+    if (sscanf(v + 2 * i, "%2x", &b) != 1)
+      return;
+    key[i] = (uint8_t)b;
+  }
+  frond__id128_fixed_key(key);
+  frond_log(FROND_LOG_WARN, "FROND_TEST_ID128_KEY: random bits of UUIDs, "
+                            "ULIDs and ObjectIds are not random");
+}
+#endif
+
 int frond__formats_create(frond__server *srv, frond_error *err) {
   const frond__config *cfg = &srv->cfg;
   frond_order_keys *keys = NULL;
   frond_error e = {0, ""};
   size_t i;
   int rc = 0;
+#ifdef FROND_TEST_HOOKS
+  test_random_key();
+#endif
   for (i = 0; i < FROND__BUILTINS; i++)
     if (named(&srv->builtin[i], builtins[i].name, builtins[i].spec, NULL,
               (size_t)cfg->nformats + i, err) != 0)

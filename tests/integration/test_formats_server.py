@@ -597,6 +597,67 @@ def test_key_checked_at_start_and_after_reconnect():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_node_scoped_two_servers():
+    """uuid7, ulid and objectid with scope=node from two servers of node IDs
+    1 and 2 whose random bits are forced equal (FROND_TEST_ID128_KEY): the
+    built-in, random ones repeat each other, the node-scoped ones never do,
+    and each decodes (by the format's name) to its node."""
+    env = clean_env(FROND_TEST_ID128_KEY="07" * 16)
+    names = {"u": "uuid7", "l": "ulid", "o": "objectid"}
+    args = []
+    for n, k in names.items():
+        args += ["--format." + n, k + ":scope=node"]
+    srvs = []
+    try:
+        for node in (1, 2):
+            srvs.append(ft.Server(env=env, extra=args + [
+                "--coordinator", "static:%d" % node]))
+
+        def take(srv, path, n=6000):
+            out = []
+            c = srv.conn()
+            while len(out) < n:
+                st, _, body = srv.request("GET", "%s?count=1000" % path,
+                                          conn=c)
+                check(st == 200, "%s: %d %r" % (path, st, body[:200]))
+                out += json.loads(body)["ids"]
+            c.close()
+            return out
+
+        def both(path):
+            outs = [None, None]
+            ths = [threading.Thread(target=lambda i=i: outs.__setitem__(
+                i, take(srvs[i], path))) for i in range(2)]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join(120)
+            check(None not in outs, "%s: a client failed" % path)
+            return outs
+
+        # Random bits forced equal: the random scope repeats.
+        repeated = 0
+        for path in ("/v1/uuid7", "/v1/ulid", "/v1/objectid"):
+            a, b = both(path)
+            repeated += len(set(a) & set(b))
+        check(repeated > 0, "random bits forced equal, and no repeat")
+        for n, kind in names.items():
+            a, b = both("/v1/format/" + n)
+            check(len(set(a) | set(b)) == len(a) + len(b),
+                  "%s:scope=node repeated across nodes" % kind)
+            check(a == sorted(a), "%s: one server's are not in order" % kind)
+            for node, s in ((1, a[17]), (2, b[17])):
+                st, _, body = srvs[0].request(
+                    "GET", "/v1/decode/%s?format=%s" % (s, n))
+                v = json.loads(body)
+                check(st == 200 and v["node"] == node and v["format"] == kind,
+                      "%s: %r" % (kind, v))
+    finally:
+        for srv in srvs:
+            srv.stop()
+            srv.close()
+
+
 def test_formats_from_file_and_environment():
     """The same family from a config file and FROND_FORMAT_<NAME>; the
     key from FROND_ORDER_KEY."""
@@ -628,4 +689,5 @@ if __name__ == "__main__":
              test_decode_agrees_with_cli, test_period_first_use_off_the_loop,
              test_start_refusals,
              test_key_checked_at_start_and_after_reconnect,
+             test_node_scoped_two_servers,
              test_formats_from_file_and_environment])

@@ -214,3 +214,30 @@ def order_snowflake_key_per_host_zk(run):
     b = _node(run, "b", "1:%s\n" % KEY2, spec, args)
     _second_refused_or_unique(run, a, b, per=2000)
     check("ZooKeeper" in b.output(), "the refusal does not say where")
+
+
+@row("node-scoped-forced-random",
+     "two servers (node IDs 1 and 2) issue uuid7, ulid and objectid with "
+     "scope=node while their random bits are equal (forced, as two "
+     "processes that seeded from one snapshot would draw them)")
+def node_scoped_forced_random(run):
+    env = {"FROND_TEST_ID128_KEY": "07" * 16}
+    args = []
+    for kind in ("uuid7", "ulid", "objectid"):
+        args += ["--format." + kind, kind + ":scope=node"]
+    srvs = [run.serve(run.subdir("n%d" % node), args +
+                      ["--coordinator", "static:%d" % node], env=env)
+            for node in (1, 2)]
+
+    def take(srv, kind, n=6000):
+        out = []
+        while len(out) < n:
+            st, body = srv.get("/v1/format/%s?count=1000" % kind)
+            check(st == 200, "%s %s: %d %s" % (srv.name, kind, st,
+                                               body[:300]))
+            out += json.loads(body)["ids"]
+        return out
+    lists = []
+    for kind in ("uuid7", "ulid", "objectid"):
+        lists += parallel([lambda s=s, k=kind: take(s, k) for s in srvs])
+    run.unique(lists, "UUIDs, ULIDs and ObjectIds")

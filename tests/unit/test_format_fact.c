@@ -35,9 +35,8 @@ static void fp_of(const frond_format *f, char out[17]) {
 
 static frond_gen *gen_at(uint64_t node) {
   frond_gen *g;
-  assert_int_equal(frond_gen_create(&g, frond_layout_preset(0), node, NULL,
-                                    NULL),
-                   0);
+  assert_int_equal(
+      frond_gen_create(&g, frond_layout_preset(0), node, NULL, NULL), 0);
   return g;
 }
 
@@ -59,10 +58,9 @@ static void test_fingerprint(void **state) {
   fp_of(g, b);
   assert_string_equal(a, b);
   frond_format_free(g);
-  static const char *const other[] = {"order:digits=12,key=1,rounds=10",
-                                      "order:digits=13,key=1",
-                                      "order:base32=12,key=1",
-                                      "seq:tag=t,digits=12,key=1"};
+  static const char *const other[] = {
+      "order:digits=12,key=1,rounds=10", "order:digits=13,key=1",
+      "order:base32=12,key=1", "seq:tag=t,digits=12,key=1"};
   for (size_t i = 0; i < FROND__ARRAY_SIZE(other); i++) {
     g = keyed(other[i], "1:" KEY0);
     fp_of(g, b);
@@ -111,8 +109,8 @@ static void test_names(void **state) {
   assert_string_equal(n, "key.seq.b12.Z.tag.t");
   frond_format_free(f);
   f = keyed("order:digits=19", KEY0);
-  frond__format_fact_name(
-      f, "a-tag-of-forty-characters-exactly_______", n, sizeof(n));
+  frond__format_fact_name(f, "a-tag-of-forty-characters-exactly_______", n,
+                          sizeof(n));
   assert_string_equal(n,
                       "key.order.d19.-.tag.a-tag-of-forty-characters-exactly_"
                       "______");
@@ -407,10 +405,10 @@ static void test_multi_record(void **state) {
   frond_format_free(f);
   assert_int_equal(frond__db_open(b_uri, NULL, &db, &err), 0);
   arg = frond__db_text("key.seq.d6.1.tag.t");
-  assert_int_equal(frond__db_exec(db,
-                                  "SELECT value FROM frond_meta WHERE name = $1",
-                                  &arg, 1, &r, &err),
-                   0);
+  assert_int_equal(
+      frond__db_exec(db, "SELECT value FROM frond_meta WHERE name = $1", &arg,
+                     1, &r, &err),
+      0);
   assert_int_equal(r.nrows, 1);
   assert_string_equal(frond__db_get_text(&r, 0, 0), fa);
   frond__db_result_free(&r);
@@ -428,8 +426,8 @@ static void test_multi_record(void **state) {
   frond_format_free(f);
   frond_seg_close(s);
   /* A member out of reach: nothing is checked. */
-  snprintf(bad, sizeof(bad), "multi:sqlite://%s/a.db|sqlite://%s/no/b.db",
-           dir, dir);
+  snprintf(bad, sizeof(bad), "multi:sqlite://%s/a.db|sqlite://%s/no/b.db", dir,
+           dir);
   s = seg_on(bad);
   src.seg = s;
   f = keyed("seq:tag=t,digits=6,key=2", "2:" KEY0);
