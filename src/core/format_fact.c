@@ -43,7 +43,6 @@
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #define FACT_KIND "format fact"
@@ -266,7 +265,7 @@ static int fact_create(const char *dir, const char *path, const char *name,
   frond__record_put(&r, "value", value);
   if ((n = frond__record_finish(&r)) < 0)
     return frond__fail(err, FROND_EINVAL, "%s: the record does not fit", path);
-  (void)getrandom(&rnd, sizeof(rnd), 0);
+  randombytes_buf(&rnd, sizeof(rnd)); /* a name no other writer picks */
   snprintf(tmp, sizeof(tmp), "%s.%ld.%016llx.tmp", path, (long)getpid(),
            (unsigned long long)rnd);
   if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
