@@ -34,6 +34,13 @@
 **   base62                  frond_format_next: a snowflake ID as base62
 **   uuid7, ulid, objectid   the generators alone (16 or 12 bytes), and as
 **                           strings through frond_format_next
+**   segment batches         frond_format_next_n, 256 per call, of a
+**                           segment tag's IDs (order:digits=12,tag=) and
+**                           of a daily sequence (seq:digits=12), on a
+**                           SQLite store in a temp dir with a step of a
+**                           million: the batch path of segment IDs, where
+**                           every ID of a batch is checked against the
+**                           format's end; one allocation per repetition
 **
 ** The generators get a fresh snowflake generator per repetition with
 ** max_ahead raised to a day, so no call waits for the clock: the rows
@@ -48,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define IDS 1000000
 #define REPS 7
@@ -72,6 +80,8 @@ enum {
   R_ULID_STR,
   R_OID,
   R_OID_STR,
+  R_ORDER_TAG_BATCH,
+  R_SEQ_BATCH,
   R_COUNT
 };
 #define MAX_KERNELS 3
@@ -90,10 +100,13 @@ static const char *const tail_names[] = {"order:digits=19,check=damm",
                                          "ulid (16 bytes)",
                                          "ulid string",
                                          "objectid (12 bytes)",
-                                         "objectid string"};
+                                         "objectid string",
+                                         "order:digits=12,tag=, 256 per call",
+                                         "seq:digits=12, 256 per call"};
 
 static const frond__sip_kernel *kernels;
 static size_t nkernels;
+static frond_seg *seg; /* the segment rows' allocator */
 
 static volatile uint64_t sink;
 
@@ -152,12 +165,17 @@ static double run(int r, frond_format *const *fmt) {
     }
     goto done;
   }
-  if (r == R_ORDER_BATCH) {
+  if (r == R_ORDER_BATCH || r == R_ORDER_TAG_BATCH || r == R_SEQ_BATCH) {
     static char strs[BATCH][32];
+    frond_format *f = fmt[r == R_ORDER_BATCH ? R_ORDER : r];
+    frond_error err = {0, ""};
+    if (r != R_ORDER_BATCH)
+      src.seg = seg;
     for (int i = 0; i < IDS; i += BATCH) {
-      if (frond_format_next_n(fmt[R_ORDER], &src, BATCH, strs[0], 32, NULL) !=
-          0)
+      if (frond_format_next_n(f, &src, BATCH, strs[0], 32, &err) != 0) {
+        fprintf(stderr, "bench_formats: %s\n", err.message);
         abort();
+      }
       acc += (uint8_t)strs[0][5];
     }
     goto done;
@@ -233,6 +251,28 @@ static int skipped(int r) {
   return r >= R_BATCH0 + (int)nkernels && r < R_BATCH0 + MAX_KERNELS;
 }
 
+/* A SQLite store in a temp dir with tag "b", step 10^6, and its
+** allocator; the directory's path into dir. */
+static void open_seg(char *dir, size_t len) {
+  char uri[600];
+  frond_store *st;
+  frond_error err = {0, ""};
+  snprintf(dir, len, "%s/frond-bench-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (mkdtemp(dir) == NULL) {
+    perror("bench_formats: mkdtemp");
+    exit(1);
+  }
+  snprintf(uri, sizeof(uri), "sqlite://%s/ids.db", dir);
+  if (frond_store_open(&st, uri, &err) != 0 ||
+      frond_store_tag_create(st, "b", 1000000, 1, NULL, &err) != 0 ||
+      frond_seg_open(&seg, uri, NULL, &err) != 0) {
+    fprintf(stderr, "bench_formats: %s\n", err.message);
+    exit(1);
+  }
+  frond_store_close(st);
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -242,6 +282,7 @@ int main(int argc, char **argv) {
   frond_order_keys *k;
   frond_format *fmt[R_COUNT] = {NULL};
   double t[R_COUNT][REPS * 4], med[R_COUNT];
+  char dir[512], path[600];
   int reps = argc > 1 ? atoi(argv[1]) : REPS;
   if (reps < 1 || reps > REPS * 4)
     reps = REPS;
@@ -257,10 +298,16 @@ int main(int argc, char **argv) {
   for (int r = R_ORDER; r < R_COUNT; r++)
     snprintf(names[r], sizeof(names[0]), "%s", tail_names[r - R_ORDER]);
   fmt[R_ORDER] = format("order:digits=19,check=damm", k);
+  /* Its key's record is no part of the cost measured: none is kept. */
+  frond_format_skip_check(fmt[R_ORDER]);
   fmt[R_BASE62] = format("base62", k);
   fmt[R_UUID7] = fmt[R_UUID7_STR] = format("uuid7", k);
   fmt[R_ULID] = fmt[R_ULID_STR] = format("ulid", k);
   fmt[R_OID] = fmt[R_OID_STR] = format("objectid", k);
+  fmt[R_ORDER_TAG_BATCH] = format("order:digits=12,tag=b", k);
+  frond_format_skip_check(fmt[R_ORDER_TAG_BATCH]);
+  fmt[R_SEQ_BATCH] = format("seq:tag=b,digits=12", k);
+  open_seg(dir, sizeof(dir));
   /* Interleave the rows, repetition by repetition, so that a burst of
   ** load from elsewhere on the machine spreads over all of them. */
   for (int i = 0; i < reps; i++)
@@ -292,6 +339,17 @@ int main(int argc, char **argv) {
   frond_format_free(fmt[R_UUID7]);
   frond_format_free(fmt[R_ULID]);
   frond_format_free(fmt[R_OID]);
+  frond_format_free(fmt[R_ORDER_TAG_BATCH]);
+  frond_format_free(fmt[R_SEQ_BATCH]);
+  frond_seg_close(seg);
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(path, sizeof(path), "%s/ids.db%s", dir,
+             i == 0   ? ""
+             : i == 1 ? "-wal"
+                      : "-shm");
+    remove(path);
+  }
+  rmdir(dir);
   frond_order_keys_free(k);
   return 0;
 }

@@ -3,8 +3,9 @@
 ** fuzz_format_spec.c -- libFuzzer harness for format specs.
 **
 ** Any spec accepted must print back (frond_format_spec) to a spec that
-** builds the same format, and, for kinds made from 64-bit IDs, encode
-** and decode IDs losslessly; every refusal explains itself.
+** builds the same format (with the same key fingerprint and scope), and,
+** for kinds made from 64-bit IDs, encode and decode IDs losslessly; every
+** refusal explains itself.
 */
 #include "core/formats.h"
 
@@ -50,8 +51,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   frond_format_spec(g, again2, sizeof(again2));
   if (strcmp(again, again2) != 0 ||
       frond_format_kind(f) != frond_format_kind(g) ||
-      frond_format_length(f) != frond_format_length(g))
+      frond_format_length(f) != frond_format_length(g) ||
+      frond_format_node_scoped(f) != frond_format_node_scoped(g))
     abort();
+  /* The spec printed back permutes as the first: one key fingerprint. */
+  {
+    char fa[32], fb[32];
+    frond_format_fingerprint(f, fa, sizeof(fa));
+    frond_format_fingerprint(g, fb, sizeof(fb));
+    if (strcmp(fa, fb) != 0)
+      abort();
+  }
   if (frond_format_max_id(f) > 0 && frond_format_kind(f) != FROND_FORMAT_SEQ) {
     int64_t ids[] = {0, 1, frond_format_max_id(f) / 3, frond_format_max_id(f)};
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {

@@ -33,6 +33,15 @@
 **   ulid               ULID (monotonic per generator)
 **   objectid           MongoDB ObjectId
 **
+** uuid7, uuid4, ulid and objectid are unique across processes only with
+** high probability: their random bits make a repeat unlikely, not
+** impossible (docs/safety.md gives the odds). uuid7, ulid and objectid
+** take scope=node to be unique by construction instead: each is then made
+** of a snowflake ID of the process' generator, embedded whole after the
+** time field, so that it is unique as the fleet's snowflake IDs are (by
+** the node ID and the fence rule), and decodes to it (its node):
+**   e.g. "uuid7:scope=node"; scope=random is the default.
+**
 ** Every string a format makes has the same length (frond_format_length),
 ** but decimal.
 ** A 64-bit ID comes from a snowflake generator, or from a segment tag when
@@ -112,6 +121,9 @@ FROND_EXPORT void frond_format_free(frond_format *f);
 /* The kind, and the length of every string f makes, without the NUL
 ** (decimal: the longest, 19). */
 FROND_EXPORT int frond_format_kind(const frond_format *f);
+/* 1 for uuid7, ulid and objectid with scope=node: made of the source's
+** snowflake IDs (src->gen); 0 otherwise. */
+FROND_EXPORT int frond_format_node_scoped(const frond_format *f);
 FROND_EXPORT size_t frond_format_length(const frond_format *f);
 /* The spec with every default spelled out ("order:digits=12,check=damm,
 ** key=1,rounds=8,tz=UTC"): frond_format_create reads it back to the same
@@ -158,9 +170,10 @@ typedef struct frond_format_source {
 
 /*
 ** Issue one new ID string into buf (NUL-terminated, len >
-** frond_format_length(f)). uuid7/ulid/objectid use f's own generator,
-** uuid4 the system's random numbers, the others take an ID from src (a
-** segment tag: the spec's tag=, else src->tag; otherwise src->gen). A
+** frond_format_length(f)). uuid7/ulid/objectid use f's own generator
+** (with scope=node, a snowflake ID of src->gen each), uuid4 the system's
+** random numbers, the others take an ID from src (a segment tag: the
+** spec's tag=, else src->tag; otherwise src->gen). A
 ** date prefix shows the snowflake ID's time, or the segment allocator's
 ** clock. seq takes the period's date from the segment allocator's clock
 ** (frond_seg_options.clock) in the format's time zone; the period's row
@@ -168,10 +181,12 @@ typedef struct frond_format_source {
 ** capped at 1/1000 of the period's numbers), tolerating a concurrent
 ** create by another node. Thread-safe; blocks only where the source does
 ** (and for a seq period's first use, on the store).
-** Errors: those of the source (CLOCK_BEHIND, TAG_NOT_FOUND,
-** SEGMENT_UNAVAILABLE, ...), ID_TOO_LARGE, SEQUENCE_EXHAUSTED (the
-** period's numbers are used up: never a wrap), WOULD_BLOCK (with
-** src->no_store), INVAL (a needed source is NULL).
+** A keyed format issues only once frond_format_check agreed for this
+** source (below). Errors: those of the source (CLOCK_BEHIND,
+** TAG_NOT_FOUND, SEGMENT_UNAVAILABLE, ...), ID_TOO_LARGE,
+** SEQUENCE_EXHAUSTED (the period's numbers are used up: never a wrap),
+** WOULD_BLOCK (with src->no_store), KEY_MISMATCH (the check refused the
+** key), INVAL (a needed source is NULL; a keyed format not checked).
 */
 FROND_EXPORT int frond_format_next(frond_format *f,
                                    const frond_format_source *src, char *buf,
@@ -186,11 +201,62 @@ FROND_EXPORT int frond_format_next_n(frond_format *f,
                                      char *out, size_t stride,
                                      frond_error *err);
 
+/*
+** Keys as shared facts. Processes that issue the numbers of one keyed
+** format (order numbers, seq with key=) from IDs that never repeat between
+** them still issue equal numbers when their keys differ, or their rounds=,
+** or anything else that permutes the numbers under one key version. So a
+** keyed format issues nothing until its key's fingerprint has been
+** checked against the record of the place the processes share, made there
+** by the first of them:
+**   - IDs of a segment tag (seq, tag=, or src->tag): the store of that
+**     tag, through src->seg (required);
+**   - snowflake IDs: src->seg's store when src->seg is given (a server's
+**     store), else the coordinator's record when coord keeps facts (lease+
+**     and zk:// do; static: does not), else the file
+**     dir/frond-fact-<name> (dir: a data directory), which only this host
+**     reads: a warning says that nothing shared checks it.
+** The record is one per key version: a new version records its own, so a
+** key is rotated by adding a version (key=2), never by changing one.
+*/
+
+/* The fingerprint of f's key (16 hex digits of keyed BLAKE2b over f's
+** kind, radix, width and rounds: it changes with any of them and reveals
+** nothing of the key) into buf, NUL-terminated, truncated to len; returns
+** its length, 0 for a format without a key. */
+FROND_EXPORT int frond_format_fingerprint(const frond_format *f, char *buf,
+                                          size_t len);
+/* Check f's fingerprint where the list above says for the source src (the
+** one frond_format_next will be given): record it when nothing is
+** recorded, and refuse with KEY_MISMATCH when another is, naming both
+** fingerprints and where the record is; f remembers the outcome, and
+** frond_format_next on a keyed format fails until a check agreed (INVAL,
+** or the KEY_MISMATCH). Call it before issuing and again after the store
+** or coordinator comes back (a reconnect). An unkeyed format: 0 at once.
+** May block on the store or the coordinator. Thread-safe. Errors:
+** KEY_MISMATCH, STORE, COORD, IO (the file), INVAL (no place given). */
+FROND_EXPORT int frond_format_check(frond_format *f,
+                                    const frond_format_source *src,
+                                    frond_coord *coord, const char *dir,
+                                    frond_error *err);
+/* 1 when f may issue: no key, or a check agreed (or was skipped). */
+FROND_EXPORT int frond_format_checked(const frond_format *f);
+/* Forget the check: f issues nothing until frond_format_check agrees again
+** (after a reconnect, so that a changed record is seen before the next
+** number). Thread-safe. */
+FROND_EXPORT void frond_format_recheck(frond_format *f);
+/* Issue without any check of the key: nothing then stops another process
+** from issuing this format's numbers under another key. For a process
+** that keeps nothing between runs anyway (`frond next --no-high-water`). */
+FROND_EXPORT void frond_format_skip_check(frond_format *f);
+
 /* What a string holds. Fields that a kind does not carry are 0 and their
 ** has_ flag is 0. */
 typedef struct frond_format_value {
   int kind;          /* FROND_FORMAT_* */
-  int has_id;        /* id is set: decimal, base62, base32, order, seq */
+  int has_id;        /* id is set: decimal, base62, base32, order, seq,
+                        and uuid7/ulid/objectid of scope=node (the snowflake
+                        ID inside) */
   int64_t id;        /* the 64-bit ID; for seq the sequence number */
   int has_time;      /* unix_ms is set */
   int64_t unix_ms;   /* uuid7/ulid: ms; objectid: seconds * 1000; a date

@@ -4,7 +4,10 @@
 ** a format with its keys, and printing a decoded string as JSON.
 **
 ** Keys come from --key-file or FROND_ORDER_KEY, never from the command
-** line, where every user of the machine could read them.
+** line, where every user of the machine could read them. A keyed format's
+** key is checked before its first number: in the store its tag's IDs come
+** from, else (snowflake IDs) in the data directory of the high-water file,
+** as every run on this host sees it.
 */
 #include "cli/cli.h"
 #include "core/format_fields.h"
@@ -34,6 +37,15 @@ int frond__cli_format_create(const char *cmd, const char *spec,
              why);
   }
   return rc != 0 ? frond__cli_fail(&err) : FROND__EXIT_OK;
+}
+
+int frond__cli_format_check(frond_format *f, const frond_format_source *src,
+                            const char *dir, frond_error *err) {
+  if (dir == NULL && src->seg == NULL) {
+    frond_format_skip_check(f);
+    return 0;
+  }
+  return frond_format_check(f, src, NULL, dir, err);
 }
 
 static void time_fields(int64_t unix_ms, const char *name) {

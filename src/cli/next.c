@@ -48,6 +48,7 @@ static const char usage[] =
     "  --data-dir DIR  where the high-water file frond-node-N.hw lives\n"
     "                  (default: $FROND_DATA_DIR, else the working directory)\n"
     "  --no-high-water keep no file: a later run may repeat IDs of this one\n"
+    "                  (and an order format's key is checked nowhere)\n"
     "                  (--no-highwater, the old spelling, is deprecated)\n"
     "\n"
     "segment:\n"
@@ -184,7 +185,9 @@ static int next_segment(const char *tag, const char *store, int64_t count,
     return frond__cli_fail(&err);
   unblock_signals(&set);
   src.seg = s;
-  if (f != NULL)
+  if (f != NULL && frond__cli_format_check(f, &src, NULL, &err) != 0)
+    rc = FROND__EXIT_FAILURE;
+  else if (f != NULL)
     rc = format_loop(f, &src, count, CHUNK, &err);
   while (f == NULL && count > 0 && running()) {
     size_t n = count < CHUNK ? (size_t)count : CHUNK;
@@ -254,7 +257,9 @@ static int next_snowflake(const char *spec, int64_t node, const char *dir,
     return frond__cli_fail(&err);
   unblock_signals(&set);
   src.gen = g;
-  if (f != NULL)
+  if (f != NULL && frond__cli_format_check(f, &src, no_hw ? NULL : dir, &err))
+    rc = FROND__EXIT_FAILURE;
+  else if (f != NULL)
     rc = format_loop(f, &src, count, limit, &err);
   while (f == NULL && count > 0 && running()) {
     size_t n = count < (int64_t)limit ? (size_t)count : limit;
@@ -292,9 +297,12 @@ static int next_own(frond_format *f, int64_t count) {
   return finish(rc);
 }
 
-static int own_ids(int kind) {
-  return kind == FROND_FORMAT_UUID7 || kind == FROND_FORMAT_UUID4 ||
-         kind == FROND_FORMAT_ULID || kind == FROND_FORMAT_OBJECTID;
+/* scope=node formats take the snowflake IDs of this node. */
+static int own_ids(const frond_format *f) {
+  int kind = frond_format_kind(f);
+  return !frond_format_node_scoped(f) &&
+         (kind == FROND_FORMAT_UUID7 || kind == FROND_FORMAT_UUID4 ||
+          kind == FROND_FORMAT_ULID || kind == FROND_FORMAT_OBJECTID);
 }
 
 static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
@@ -303,7 +311,7 @@ static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
   int snowflake_opts = spec != NULL || node >= 0 || dir != NULL || no_hw;
   int kind = f != NULL ? frond_format_kind(f) : 0;
   const char *ftag = f != NULL ? frond_format_tag(f) : NULL;
-  if (f != NULL && own_ids(kind)) {
+  if (f != NULL && own_ids(f)) {
     if (snowflake_opts || tag != NULL || store != NULL)
       return frond__usage_error("next",
                                 "--format %s makes its own IDs: it does not "

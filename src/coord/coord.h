@@ -123,6 +123,14 @@ typedef struct frond_coord_methods {
   int bCacheFallback;
   /* Does the driver keep a fence (all but static)? */
   int bFenced;
+  /* Optional (NULL: the driver keeps no facts). A fact every process of
+  ** the fleet must agree on (an ID format's key fingerprint): record name
+  ** = value when nothing is recorded under name, then read back what is
+  ** recorded into recorded (len bytes); where (wlen bytes) says where, for
+  ** messages. Never overwrites. COORD when unreachable. */
+  int (*xFact)(frond_coord *c, const char *name, const char *value,
+               char *recorded, size_t len, char *where, size_t wlen,
+               frond_error *err);
 } frond_coord_methods;
 
 /* What coord.c keeps for every driver; drivers hang their state on impl. */
@@ -221,6 +229,14 @@ void frond__coord_want(void *ctx);
 /* Wake the watchdog: something it reads changed (the claim lost, a fence
 ** written, a regain). It otherwise sleeps until the validity runs out. */
 void frond__coord_poke(frond_coord *c);
+
+/* xFact under c->lock (coord_fact.c): INVAL when the driver keeps no
+** facts. A frond__fact_fn of the core's with ctx the coordinator. */
+int frond__coord_fact(void *ctx, const char *name, const char *value,
+                      char *recorded, size_t len, char *where, size_t wlen,
+                      frond_error *err);
+/* Whether c's driver keeps facts. */
+int frond__coord_has_facts(const frond_coord *c);
 
 /* Record a background failure for the stats. */
 void frond__coord_note_error(frond_coord *c, int code, const char *msg);

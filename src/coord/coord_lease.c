@@ -660,6 +660,35 @@ rollback:
   return rc;
 }
 
+/* A fact in frond_meta beside the layout: inserted when absent (one
+** INSERT wins a race), then read back. */
+static int lease_fact(frond_coord *c, const char *name, const char *value,
+                      char *recorded, size_t len, char *where, size_t wlen,
+                      frond_error *err) {
+  lease *l = c->impl;
+  frond_db_result r = {0};
+  frond_db_arg a[2];
+  const char *v;
+  int rc;
+  snprintf(where, wlen, "the lease database (frond_meta)");
+  a[0] = frond__db_text(name);
+  a[1] = frond__db_text(value);
+  if ((rc = run(l,
+                "INSERT INTO frond_meta (name, value) VALUES ($1, $2) "
+                "{if_absent:name}",
+                a, 2, NULL, err)) == 0 &&
+      (rc = run(l, "SELECT value FROM frond_meta WHERE name = $1", a, 1, &r,
+                err)) == 0) {
+    if (r.nrows != 1 || (v = frond__db_get_text(&r, 0, 0)) == NULL)
+      rc = frond__fail(err, FROND_ECOORD, "lease: frond_meta: no value of %s",
+                       name);
+    else
+      snprintf(recorded, len, "%s", v);
+  }
+  frond__db_result_free(&r);
+  return rc;
+}
+
 static void lease_close(frond_coord *c) {
   lease *l = c->impl;
   if (!l)
@@ -685,4 +714,5 @@ const frond_coord_methods frond__coord_lease_methods = {
     ** cache (the cache still holds the fence ahead of every write). */
     .bCacheFallback = 0,
     .bFenced = 1,
+    .xFact = lease_fact,
 };

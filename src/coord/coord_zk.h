@@ -66,4 +66,10 @@ int frond__zk_ensure_path(zk *z, const char *path, frond_error *err);
 /* Get a node's data as a string (and its stat); ZooKeeper's code. */
 int frond__zk_get(zk *z, const char *path, char *buf, struct Stat *st);
 
+/* The xFact method: a persistent node root/facts/<name> holding the
+** value, created when absent (of two creates one wins), then read back. */
+int frond__zk_fact(frond_coord *c, const char *name, const char *value,
+                   char *recorded, size_t len, char *where, size_t wlen,
+                   frond_error *err);
+
 #endif

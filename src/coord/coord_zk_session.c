@@ -135,6 +135,30 @@ int frond__zk_get(zk *z, const char *path, char *buf, struct Stat *st) {
   return rc;
 }
 
+int frond__zk_fact(frond_coord *c, const char *name, const char *value,
+                   char *recorded, size_t len, char *where, size_t wlen,
+                   frond_error *err) {
+  zk *z = c->impl;
+  char dir[PATH_MAX_ZK], path[PATH_MAX_ZK], buf[DATA_MAX];
+  struct Stat st;
+  int rc;
+  frond__zk_path(dir, "%s/facts", z->root);
+  frond__zk_path(path, "%s/%s", dir, name);
+  snprintf(where, wlen, "ZooKeeper %.160s at %s", z->hosts, path);
+  if (!frond__zk_is_connected(z))
+    return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
+  if ((rc = frond__zk_ensure_path(z, dir, err)) != 0)
+    return rc;
+  rc = zoo_create(z->zh, path, value, (int)strlen(value), &ZOO_OPEN_ACL_UNSAFE,
+                  ZOO_PERSISTENT, NULL, 0);
+  if (rc != ZOK && rc != ZNODEEXISTS)
+    return frond__zk_fail(err, rc, "create", path);
+  if ((rc = frond__zk_get(z, path, buf, &st)) != ZOK)
+    return frond__zk_fail(err, rc, "get", path);
+  snprintf(recorded, len, "%s", buf);
+  return 0;
+}
+
 /* Tests: end this coordinator's session from outside, as a server does
 ** when it has not heard from the client for the session timeout. */
 int frond__coord_zk_expire_session(frond_coord *c, frond_error *err) {

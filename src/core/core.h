@@ -35,6 +35,13 @@ int frond__seg_tag_range_nowait(frond_seg_tag *t, int64_t n, int64_t *start,
 ** than at its next tick. Thread-safe. */
 void frond__gen_tick(frond_gen *g);
 
+/* Test hook (id128.c): key every UUIDv7, ULID and ObjectId generator
+** created (or re-keyed after fork) from now on with key, and take its
+** ObjectId process value from it, instead of the system's random numbers,
+** so that two processes draw equal random bits; NULL: back to those. Not
+** thread-safe with generators being created. */
+void frond__id128_fixed_key(const uint8_t key[16]);
+
 /* ---- the snowflake generator under a coordinator ------------------------
 **
 ** The fence rule: a node never issues an ID whose unit lies above a fence
@@ -108,5 +115,42 @@ int64_t frond__start_slack_ms(int64_t max_ahead_ms, int64_t window_ms,
 /* Unix ms of the unit of the layout's last expressible time (for fences):
 ** a fence at or past it never limits. Pure. */
 int64_t frond__layout_last_unit_ms(const frond_layout *l);
+
+/* ---- ID formats' keys as shared facts (format_fact.c) -----------------
+**
+** A keyed format's key fingerprint is a fact that every process issuing
+** its numbers must agree on. It is recorded once where they meet by a
+** fact function: record name = value when nothing is recorded under name,
+** then give back what is recorded (ours, or the one recorded first) into
+** recorded (len bytes) and say where into where ("the store sqlite:///x",
+** wlen bytes). 0, or an error when the place cannot answer (STORE, COORD,
+** IO: nothing learnt). */
+#define FROND__FACT_NAME_MAX 64
+typedef int (*frond__fact_fn)(void *ctx, const char *name, const char *value,
+                              char *recorded, size_t len, char *where,
+                              size_t wlen, frond_error *err);
+/* The tag whose IDs f takes from src, "" for snowflake IDs. */
+const char *frond__format_scope(const frond_format *f,
+                                const frond_format_source *src);
+/* The name f's fingerprint is recorded under for that scope
+** ("key.order.d12.1.tag.orders"), at most FROND__FACT_NAME_MAX bytes of
+** [A-Za-z0-9._-]; returns its length. */
+int frond__format_fact_name(const frond_format *f, const char *scope, char *out,
+                            size_t len);
+/* Check f's fingerprint for scope through fn(ctx): agreed, or
+** KEY_MISMATCH naming both fingerprints, where and the name; either way
+** f remembers it (frond__format_fact_ready). An unkeyed format is 0 without
+** a call. Errors of fn leave f as it was. */
+int frond__format_check_with(frond_format *f, const char *scope,
+                             frond__fact_fn fn, void *ctx, frond_error *err);
+/* Fact functions: a data directory (ctx: its path; a file per fact, read
+** by this host only), the store of a segment allocator (ctx: the
+** frond_seg; segment.c). */
+int frond__dir_fact(void *ctx, const char *name, const char *value,
+                    char *recorded, size_t len, char *where, size_t wlen,
+                    frond_error *err);
+int frond__seg_fact(void *ctx, const char *name, const char *value,
+                    char *recorded, size_t len, char *where, size_t wlen,
+                    frond_error *err);
 
 #endif /* FROND_CORE_H */

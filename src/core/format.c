@@ -284,6 +284,26 @@ static int seg_take(const frond_format_source *src, const char *tag, size_t len,
   return rc;
 }
 
+/* The largest of k IDs. A batch is not increasing in general: on a
+** multi: store a later segment can lie below the one before it, so a
+** batch whose last ID fits may hold one that does not, and each ID is
+** checked, never the last alone. */
+static int64_t max_id_of(const int64_t *ids, size_t k) {
+  int64_t m = ids[0];
+  for (size_t i = 1; i < k; i++)
+    m = ids[i] > m ? ids[i] : m;
+  return m;
+}
+
+/* Keep the IDs of ids[0..k) at or below max, in their order; how many. */
+static size_t below(int64_t *ids, size_t k, int64_t max) {
+  size_t j = 0;
+  for (size_t i = 0; i < k; i++)
+    if (ids[i] <= max)
+      ids[j++] = ids[i];
+  return j;
+}
+
 static int next_from_source(frond_format *f, const frond_format_source *src,
                             size_t n, char *out, size_t stride,
                             frond_error *err) {
@@ -292,7 +312,7 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
   uint8_t bodies[CHUNK * FROND__PERM_MAX_WIDTH];
   size_t chunk = CHUNK;
   prefix_memo memo = {0, 0, 0, 0, {0}, {0}};
-  int64_t ms = 0;
+  int64_t ms = 0, top;
   int rc;
   if (tag != NULL && src->seg == NULL)
     return frond__fail(err, FROND_EINVAL,
@@ -314,8 +334,8 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
                      : frond_gen_next_n(src->gen, k, ids, err);
     if (rc != 0)
       return rc;
-    if (f->kind == FROND_FORMAT_ORDER && ids[k - 1] > f->max_id)
-      return too_large(f, ids[k - 1], err);
+    if (f->kind == FROND_FORMAT_ORDER && (top = max_id_of(ids, k)) > f->max_id)
+      return too_large(f, top, err);
     if (f->kind == FROND_FORMAT_ORDER)
       /* The IDs of a chunk are permuted side by side (order.c). */
       frond__perm_apply_n(&f->perm, f->ekey, (const uint64_t *)ids, k, bodies,
@@ -381,7 +401,10 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
     size_t k = n < CHUNK ? n : CHUNK;
     if ((rc = seg_take(src, tag, tlen, k, ids, err)) != 0)
       return rc;
-    if (ids[k - 1] > f->max_id) {
+    /* Numbers past the end are skipped, never issued: on a multi:
+    ** store the other members' blocks may still lie below it. A batch
+    ** with none below is the period's end. */
+    if (max_id_of(ids, k) > f->max_id && (k = below(ids, k, f->max_id)) == 0) {
       atomic_store(&f->exhausted_period, period);
       return frond__fail(err, FROND_ESEQUENCE_EXHAUSTED,
                          "tag \"%s\": all %" PRId64 " numbers of %u %s are "
@@ -403,6 +426,46 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
   return 0;
 }
 
+/* scope=node: a string of each snowflake ID of src->gen, a unit's worth
+** at a time at most (as next_from_source takes them). */
+static int next_node_scoped(frond_format *f, const frond_format_source *src,
+                            size_t n, char *out, size_t stride,
+                            frond_error *err) {
+  const frond_layout *l;
+  int64_t ids[CHUNK];
+  size_t chunk = CHUNK;
+  uint8_t u[16];
+  int rc;
+  if (src->gen == NULL)
+    return frond__fail(err, FROND_EINVAL,
+                       "%s:scope=node is made of the process' snowflake IDs "
+                       "and no generator is given",
+                       frond_format_kind_name(f->kind));
+  l = frond_gen_layout(src->gen);
+  if (l->seq_bits < 8)
+    chunk = (size_t)1 << l->seq_bits;
+  while (n > 0) {
+    size_t k = n < chunk ? n : chunk;
+    if ((rc = frond_gen_next_n(src->gen, k, ids, err)) != 0)
+      return rc;
+    for (size_t i = 0; i < k; i++, out += stride) {
+      int64_t ms = id_time(src, ids[i]);
+      if (f->kind == FROND_FORMAT_UUID7) {
+        frond__uuid7_of_id(f->uuid7, (uint64_t)ids[i], ms, u);
+        frond_uuid_format(u, out);
+      } else if (f->kind == FROND_FORMAT_ULID) {
+        frond__ulid_of_id(f->ulid, (uint64_t)ids[i], ms, u);
+        frond_ulid_format(u, out);
+      } else {
+        frond__objectid_of_id((uint64_t)ids[i], ms, u);
+        frond_objectid_format(u, out);
+      }
+    }
+    n -= k;
+  }
+  return 0;
+}
+
 int frond_format_next_n(frond_format *f, const frond_format_source *src,
                         size_t n, char *out, size_t stride, frond_error *err) {
   static const frond_format_source none = {NULL, NULL, NULL, 0};
@@ -418,6 +481,8 @@ int frond_format_next_n(frond_format *f, const frond_format_source *src,
                        f->length + 1);
   if (src == NULL)
     src = &none;
+  if (f->node_scope)
+    return next_node_scoped(f, src, n, out, stride, err);
   switch (f->kind) {
   case FROND_FORMAT_UUID7:
     for (size_t i = 0; i < n; i++, out += stride) {
@@ -445,8 +510,13 @@ int frond_format_next_n(frond_format *f, const frond_format_source *src,
     }
     return 0;
   case FROND_FORMAT_SEQ:
+    if (f->keyed && (rc = frond__format_fact_ready(f, src, err)) != 0)
+      return rc;
     return next_seq(f, src, n, out, stride, err);
   default:
+    if (f->kind == FROND_FORMAT_ORDER &&
+        (rc = frond__format_fact_ready(f, src, err)) != 0)
+      return rc;
     return next_from_source(f, src, n, out, stride, err);
   }
 }

@@ -360,6 +360,17 @@ static int decode_objectid(const char *s, size_t len, frond_format_value *out,
   return 0;
 }
 
+/* A string of a format with scope=node holds a snowflake ID: out->id. */
+static int node_scoped(const frond_format *f, frond_format_value *out) {
+  if (!f->node_scope)
+    return 0;
+  out->has_id = 1;
+  out->id = (int64_t)frond__id_in(f->kind, out->bytes);
+  out->counter = 0;
+  memset(out->process, 0, sizeof(out->process));
+  return 0;
+}
+
 int frond_format_decode(const frond_format *f, const char *s, size_t len,
                         frond_format_value *out, frond_error *err) {
   reader r;
@@ -374,12 +385,16 @@ int frond_format_decode(const frond_format *f, const char *s, size_t len,
     if (rc == 0 && out->kind != f->kind)
       return BADID("'%.*s' is a UUID of version %d, not %d", SHOW(s, len),
                    out->uuid_version, f->kind == FROND_FORMAT_UUID7 ? 7 : 4);
-    return rc;
+    return rc != 0 ? rc : node_scoped(f, out);
   }
-  case FROND_FORMAT_ULID:
-    return decode_ulid(s, len, out, err);
-  case FROND_FORMAT_OBJECTID:
-    return decode_objectid(s, len, out, err);
+  case FROND_FORMAT_ULID: {
+    int rc = decode_ulid(s, len, out, err);
+    return rc != 0 ? rc : node_scoped(f, out);
+  }
+  case FROND_FORMAT_OBJECTID: {
+    int rc = decode_objectid(s, len, out, err);
+    return rc != 0 ? rc : node_scoped(f, out);
+  }
   case FROND_FORMAT_ORDER:
   case FROND_FORMAT_SEQ:
     r.s = s;

@@ -61,6 +61,19 @@ static void key_version(list *l, char v) {
     str(l, "key_version", s);
 }
 
+/* The snowflake ID inside a node-scoped string (scope=node) and its node
+** and sequence under layout lay. */
+static void node_fields(list *l, const frond_format_value *v,
+                        const frond_layout *lay, const frond_fields *fl) {
+  id(l, "id", v->id);
+  num(l, "node", (int64_t)fl->node);
+  if (lay->dc_bits > 0) {
+    num(l, "datacenter", (int64_t)fl->datacenter);
+    num(l, "worker", (int64_t)fl->worker);
+  }
+  num(l, "sequence", (int64_t)fl->sequence);
+}
+
 int frond__format_fields(const frond_format_value *v, const char *input,
                          size_t len, const frond_layout *lay, frond__field *out,
                          size_t *n, frond_error *err) {
@@ -73,6 +86,15 @@ int frond__format_fields(const frond_format_value *v, const char *input,
   if (v->has_id && v->kind != FROND_FORMAT_SEQ && v->tag[0] == '\0' &&
       (rc = frond_decode(lay, v->id, &fl, err)) != 0)
     return rc;
+  /* A node-scoped string's time is its ID's: under another layout the ID
+  ** reads as another time, and its node would be wrong too. */
+  if (v->has_id && v->nbytes > 0 && v->unix_ms / 1000 != fl.unix_ms / 1000)
+    return frond__fail(err, FROND_EID_INVALID,
+                       "'%.*s' holds snowflake ID %lld, whose time under "
+                       "layout %s is not the string's: decode it with the "
+                       "layout it was made under",
+                       (int)(len > 64 ? 64 : len), input, (long long)v->id,
+                       lay->name);
   str(&l, "format", frond_format_kind_name(v->kind));
   snprintf(add(&l, "input")->str, sizeof(out->str), "%.*s",
            (int)(len > FROND__FIELD_INPUT_MAX ? FROND__FIELD_INPUT_MAX : len),
@@ -85,12 +107,17 @@ int frond__format_fields(const frond_format_value *v, const char *input,
     num(&l, "version", v->uuid_version);
     if (v->has_time)
       when(&l, v->unix_ms, "time", "unix_ms");
+    if (v->has_id)
+      node_fields(&l, v, lay, &fl);
     break;
   case FROND_FORMAT_ULID:
     frond_ulid_format(v->bytes, s);
     str(&l, "ulid", s);
     when(&l, v->unix_ms, "time", "unix_ms");
-    hex(&l, "random", v->bytes + 6, 10);
+    if (v->has_id)
+      node_fields(&l, v, lay, &fl);
+    else
+      hex(&l, "random", v->bytes + 6, 10);
     frond_uuid_format(v->bytes, s);
     str(&l, "uuid", s);
     break;
@@ -98,6 +125,10 @@ int frond__format_fields(const frond_format_value *v, const char *input,
     frond_objectid_format(v->bytes, s);
     str(&l, "objectid", s);
     when(&l, v->unix_ms, "time", "unix_ms");
+    if (v->has_id) {
+      node_fields(&l, v, lay, &fl);
+      break;
+    }
     hex(&l, "process", v->process, 5);
     num(&l, "counter", (int64_t)v->counter);
     break;

@@ -38,11 +38,12 @@ enum {
   S_TAG,
   S_ROUNDS,
   S_PERIOD,
+  S_SCOPE,
   S_COUNT
 };
-static const char *const key_names[S_COUNT] = {"digits", "base32", "check",
-                                               "key",    "prefix", "tz",
-                                               "tag",    "rounds", "period"};
+static const char *const key_names[S_COUNT] = {
+    "digits", "base32", "check",  "key",    "prefix",
+    "tz",     "tag",    "rounds", "period", "scope"};
 
 /* Which keys each kind takes, as a bit set, and the list for messages. */
 static unsigned kind_keys(int kind, const char **list) {
@@ -61,6 +62,11 @@ static unsigned kind_keys(int kind, const char **list) {
   case FROND_FORMAT_BASE32:
     *list = "tag";
     return 1u << S_TAG;
+  case FROND_FORMAT_UUID7:
+  case FROND_FORMAT_ULID:
+  case FROND_FORMAT_OBJECTID:
+    *list = "scope";
+    return 1u << S_SCOPE;
   default:
     *list = "none";
     return 0;
@@ -237,6 +243,7 @@ static int take_keys(frond_format *f, const frond_order_keys *keys,
   if ((f->keys = sodium_malloc(sizeof(*f->keys))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   memcpy(f->keys, keys, sizeof(*keys));
+  frond__format_fingerprint_init(f, keys->key[slot]);
   if (f->kind == FROND_FORMAT_ORDER) {
     snprintf(ctx, sizeof(ctx), "frond order v1 radix=%u width=%u rounds=%u",
              f->radix, f->width, f->rounds);
@@ -390,6 +397,14 @@ static int parse_spec(frond_format *f, const char *spec,
       f->tag[vlen] = '\0';
       f->tag_len = vlen;
       break;
+    case S_SCOPE:
+      if (vlen == 4 && memcmp(v, "node", 4) == 0)
+        f->node_scope = 1;
+      else if (!(vlen == 6 && memcmp(v, "random", 6) == 0))
+        return BAD("scope '%.*s' is not random (unique with high probability) "
+                   "or node (unique by the process' node ID)",
+                   (int)vlen, v);
+      break;
     default:
       if ((rc = parse_period(f, v, vlen, err)) != 0)
         return rc;
@@ -416,6 +431,7 @@ int frond_format_create(frond_format **out, const char *spec,
     return BAD("spec is longer than 512 bytes");
   if ((f = calloc(1, sizeof(*f))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
+  pthread_mutex_init(&f->fact.mu, NULL);
   if ((rc = parse_spec(f, spec, keys, clock, clock_ctx, err)) != 0) {
     frond_format_free(f);
     return rc;
@@ -443,11 +459,16 @@ void frond_format_free(frond_format *f) {
   frond_objectid_free(f->oid);
   sodium_memzero(f->dkey, sizeof(f->dkey));
   sodium_memzero(f->ekey, sizeof(f->ekey));
+  pthread_mutex_destroy(&f->fact.mu);
   free(f);
 }
 
 int frond_format_kind(const frond_format *f) {
   return f->kind;
+}
+
+int frond_format_node_scoped(const frond_format *f) {
+  return f->node_scope;
 }
 
 size_t frond_format_length(const frond_format *f) {
@@ -468,6 +489,8 @@ int frond_format_spec(const frond_format *f, char *buf, size_t len) {
   const char *kind = kind_names[f->kind];
   char key[8] = "", tag[FROND_TAG_MAX + 8] = "", prefix[48] = "";
   char rounds[16] = "";
+  if (f->node_scope)
+    return snprintf(buf, len, "%s:scope=node", kind);
   if (f->kind != FROND_FORMAT_ORDER && f->kind != FROND_FORMAT_SEQ)
     return f->tag_len > 0 ? snprintf(buf, len, "%s:tag=%s", kind, f->tag)
                           : snprintf(buf, len, "%s", kind);

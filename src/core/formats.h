@@ -9,6 +9,7 @@
 
 #include "base/base.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 /* ---- alphabets and check characters (alphabet.c) ---- */
@@ -150,6 +151,18 @@ void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 ** generator notices it must draw new keys. */
 unsigned frond__fork_generation(void);
 
+/* scope=node: the string of snowflake ID id (whose time is unix_ms) into
+** out, the ID whole after the time field, the bits left over random under
+** g's key (id128.c has the layouts). Thread-safe. */
+void frond__uuid7_of_id(frond_uuid7 *g, uint64_t id, int64_t unix_ms,
+                        uint8_t out[16]);
+void frond__ulid_of_id(frond_ulid *g, uint64_t id, int64_t unix_ms,
+                       uint8_t out[16]);
+void frond__objectid_of_id(uint64_t id, int64_t unix_ms, uint8_t out[12]);
+/* The snowflake ID inside the bytes of a node-scoped string of kind. */
+uint64_t frond__id_in(int kind, const uint8_t *bytes);
+/* frond__id128_fixed_key: core.h. */
+
 /* ---- seq periods (period.c) ---- */
 
 enum { FROND__PERIOD_DAY = 1, FROND__PERIOD_MONTH, FROND__PERIOD_YEAR };
@@ -174,6 +187,11 @@ int64_t frond__period_of(frond__period_cache *c, const frond__tz *tz, int kind,
 /* The unix ms at which the period `period` starts in zone tz (its first
 ** instant with that local date); INT64_MIN when the period is malformed. */
 int64_t frond__period_start(const frond__tz *tz, int kind, int64_t period);
+
+/* ---- key fingerprints (format_fact.c) ---- */
+
+/* Hex digits of a fingerprint: 64 bits of keyed BLAKE2b. */
+#define FROND__FINGERPRINT_LEN 16
 
 /* ---- the format object (format_spec.c builds it, format*.c use it) ---- */
 
@@ -208,6 +226,15 @@ typedef struct frond__pkey {
   uint8_t key[16];
 } frond__pkey;
 
+/* Where a keyed format stands with the record of its key's fingerprint
+** (format_fact.c). */
+enum {
+  FROND__FACT_UNCHECKED, /* nothing checked: a keyed format issues nothing */
+  FROND__FACT_AGREED,    /* the record agrees, for fact.scope */
+  FROND__FACT_REFUSED,   /* the record differs: fact.code, fact.why */
+  FROND__FACT_SKIPPED    /* frond_format_skip_check: issues unchecked */
+};
+
 struct frond_format {
   int kind;
   size_t length;
@@ -239,9 +266,25 @@ struct frond_format {
   _Atomic int64_t exhausted_period; /* 0: none */
 
   /* uuid7, ulid, objectid */
+  int node_scope; /* scope=node: made of the source's snowflake IDs */
   frond_uuid7 *uuid7;
   frond_ulid *ulid;
   frond_objectid *oid;
+
+  /* Keyed formats: the fingerprint of the encoding key and of everything
+  ** that permutes with it ("" when unkeyed), and the check of it against
+  ** the record where the processes sharing the numbers meet. state is read
+  ** lock-free on every issue; the rest changes under mu only, before state
+  ** is published (release). */
+  char fingerprint[FROND__FINGERPRINT_LEN + 1];
+  struct {
+    pthread_mutex_t mu;
+    _Atomic int state;             /* FROND__FACT_* */
+    char scope[FROND_TAG_MAX + 1]; /* the tag agreed for, "" for snowflake
+                                      IDs */
+    int code;                      /* refused: the code and message */
+    char why[sizeof(((frond_error *)0)->message)];
+  } fact;
 };
 
 /* Shared by writing (format.c) and reading (format_decode.c): the symbols
@@ -256,6 +299,19 @@ int frond__seq_key(frond_format *f, int64_t period, const uint8_t **key,
 /* A period's key for decoding, under the master key of `slot`. */
 int frond__seq_key_for(const frond_format *f, int slot, int64_t period,
                        uint8_t out[16], frond_error *err);
+
+/* The fingerprint of format f under master key `master` into
+** f->fingerprint (format_fact.c): keyed BLAKE2b over a fixed string naming
+** the kind, radix, width and rounds. It reveals nothing of the key, and
+** changes with the key and with anything that permutes the numbers. */
+void frond__format_fingerprint_init(
+    frond_format *f, const uint8_t master[FROND_ORDER_KEY_BYTES]);
+/* Before a keyed format issues for the source's scope: 0 when its record
+** agrees (or it was told to skip the check), else the code to fail with
+** (KEY_MISMATCH when refused; INVAL when not checked for this scope).
+** Lock-free unless refused. */
+int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
+                             frond_error *err);
 
 /* Segment hooks for seq formats (segment.c). */
 int64_t frond__seg_now_ms(frond_seg *s);

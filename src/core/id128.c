@@ -28,6 +28,7 @@
 ** new process value) on its first call in the child (RFC 9562 section 6.9
 ** asks for exactly this reseeding).
 */
+#include "core/core.h"
 #include "core/formats.h"
 
 #include <pthread.h>
@@ -69,7 +70,27 @@ typedef struct id_engine {
   uint8_t process[5]; /* ObjectId's per-process value */
 } id_engine;
 
+/* Tests only (frond__id128_fixed_key): every generator's key and
+** ObjectId process value from this key instead of the system's random
+** numbers, so that two processes' random bits are equal. */
+static _Atomic int fixed_set;
+static uint8_t fixed_key[16];
+
+void frond__id128_fixed_key(const uint8_t key[16]) {
+  if (key == NULL) {
+    atomic_store_explicit(&fixed_set, 0, memory_order_release);
+    return;
+  }
+  memcpy(fixed_key, key, sizeof(fixed_key));
+  atomic_store_explicit(&fixed_set, 1, memory_order_release);
+}
+
 static void engine_keys(id_engine *e) {
+  if (atomic_load_explicit(&fixed_set, memory_order_acquire)) {
+    memcpy(e->key, fixed_key, sizeof(e->key));
+    memcpy(e->process, fixed_key, sizeof(e->process));
+    return;
+  }
   randombytes_buf(e->key, sizeof(e->key));
   randombytes_buf(e->process, sizeof(e->process));
 }
@@ -89,7 +110,9 @@ static int engine_init(id_engine *e, int kind, frond_clock_fn clock,
   pthread_mutex_init(&e->mu, NULL);
   engine_keys(e);
   atomic_init(&e->fork_gen, frond__fork_generation());
-  if (kind == K_OID) /* the counter starts at a random value */
+  if (kind == K_OID && atomic_load(&fixed_set)) /* tests: not random */
+    memcpy(&start, fixed_key + 5, 3);
+  else if (kind == K_OID) /* the counter starts at a random value */
     randombytes_buf(&start, 3);
   atomic_init(&e->state, start & 0xffffff);
   return 0;
@@ -364,6 +387,63 @@ int frond_ulid_parse(const char *s, size_t len, uint8_t out[16],
                      "'%.*s' is not a ULID (26 Crockford base32 characters, "
                      "the first 0-7)",
                      s == NULL ? 0 : (int)(len > 64 ? 64 : len), s ? s : "");
+}
+
+/* ---- node scope ----
+**
+** scope=node: the string of a snowflake ID of the process' generator.
+** The ID is embedded whole, after the time field that its own time fills,
+** so two strings are equal only when their IDs are: uniqueness across the
+** fleet is the snowflake IDs', resting on the node ID and the fence rule,
+** not on random bits. What is left over is random (a PRF of the ID under
+** the generator's key): 11 bits of UUIDv7, 17 of a ULID, none of an
+** ObjectId.
+**
+**   UUIDv7   ms(48) | 7 | ID >> 51 (12) | 10 | ID & (2^51-1) (51) | r(11)
+**   ULID     ms(48) | ID (63) | r(17)
+**   ObjectId s(32)  | ID (64, the top bit 0)
+*/
+
+void frond__uuid7_of_id(frond_uuid7 *g, uint64_t id, int64_t unix_ms,
+                        uint8_t out[16]) {
+  uint64_t r, ms = unix_ms > 0 ? (uint64_t)unix_ms : 0, hi, lo;
+  engine_check_fork(&g->e);
+  r = prf64(&g->e, id) & 0x7ff;
+  hi = (ms & UINT64_C(0xffffffffffff)) << 16 | UINT64_C(0x7000) | id >> 51;
+  lo = UINT64_C(2) << 62 | (id & ((UINT64_C(1) << 51) - 1)) << 11 | r;
+  put_be(out, hi, 8);
+  put_be(out + 8, lo, 8);
+}
+
+void frond__ulid_of_id(frond_ulid *g, uint64_t id, int64_t unix_ms,
+                       uint8_t out[16]) {
+  uint64_t r, ms = unix_ms > 0 ? (uint64_t)unix_ms : 0;
+  engine_check_fork(&g->e);
+  r = prf64(&g->e, id) & 0x1ffff;
+  put_be(out, ms & UINT64_C(0xffffffffffff), 6);
+  put_be(out + 6, id >> 47, 2);
+  put_be(out + 8, (id & ((UINT64_C(1) << 47) - 1)) << 17 | r, 8);
+}
+
+void frond__objectid_of_id(uint64_t id, int64_t unix_ms, uint8_t out[12]) {
+  put_be(out, unix_ms > 0 ? (uint64_t)unix_ms / 1000 : 0, 4);
+  put_be(out + 4, id, 8);
+}
+
+uint64_t frond__id_in(int kind, const uint8_t *b) {
+  uint64_t hi = 0, lo = 0;
+  for (int i = 0; i < 8; i++)
+    hi = hi << 8 | b[i];
+  for (int i = 8; i < (kind == FROND_FORMAT_OBJECTID ? 12 : 16); i++)
+    lo = lo << 8 | b[i];
+  switch (kind) {
+  case FROND_FORMAT_UUID7:
+    return (hi & 0xfff) << 51 | (lo & ((UINT64_C(1) << 62) - 1)) >> 11;
+  case FROND_FORMAT_ULID:
+    return (hi & 0xffff) << 47 | lo >> 17;
+  default: /* ObjectId: bytes 4..11 */
+    return (hi & 0xffffffff) << 32 | (lo & 0xffffffff);
+  }
 }
 
 /* ---- ObjectId ---- */

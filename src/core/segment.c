@@ -467,6 +467,22 @@ int frond_seg_refresh_tag(frond_seg *s, const char *tag, size_t len,
   return rc == 0 ? 0 : frond__fail(err, rc, NULL);
 }
 
+/* ---- the facts of formats drawing from this store ---- */
+
+int frond__seg_fact(void *ctx, const char *name, const char *value,
+                    char *recorded, size_t len, char *where, size_t wlen,
+                    frond_error *err) {
+  frond_seg *s = ctx;
+  char shown[FROND_STORE_URI_MAX];
+  int rc;
+  frond__store_uri_shown(s->uri, shown, sizeof(shown));
+  snprintf(where, wlen, "the store %.200s (frond_meta)", shown);
+  pthread_mutex_lock(&s->store_mu);
+  rc = frond__store_fact(s->store, name, value, recorded, len, err);
+  pthread_mutex_unlock(&s->store_mu);
+  return rc;
+}
+
 /* ---- periods of seq formats ---- */
 
 int64_t frond__seg_now_ms(frond_seg *s) {

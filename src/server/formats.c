@@ -17,8 +17,19 @@
 ** pool, as is a format whose tag the
 ** allocator does not know yet (looked up in the store first, within the
 ** look-up budget that segment requests share; see ids.c).
+**
+** A keyed format (order numbers, keyed sequences) issues only once its
+** key's fingerprint has been checked where the servers sharing its
+** numbers meet (frond_format_check): the store when the server has one
+** (its numbers' tag lives there, or the fleet's servers share it), else a
+** coordinator that keeps facts, else the data directory. At start where
+** it can be reached: another fingerprint stops the start (KEY_MISMATCH,
+** naming both). Otherwise the first request checks, on the pool, and so
+** does the first after the store or the coordinator came back
+** (frond__formats_tick): a refused format answers KEY_MISMATCH.
 */
 #include "core/format_fields.h"
+#include "core/core.h"
 #include "base/base.h"
 #include "server/server.h"
 
@@ -94,12 +105,36 @@ static int check_width(const frond__server *srv, const frond__named_format *nf,
   return 0;
 }
 
+#ifdef FROND_TEST_HOOKS
+/* FROND_TEST_ID128_KEY=<32 hex digits>: every UUIDv7, ULID and ObjectId
+** generator draws its random bits under this key, so that two servers
+** draw equal ones (test_formats_server, the mistakes suite). */
+static void test_random_key(void) {
+  const char *v = getenv("FROND_TEST_ID128_KEY");
+  uint8_t key[16];
+  unsigned b;
+  if (v == NULL || strlen(v) != 32)
+    return;
+  for (int i = 0; i < 16; i++) {
+    if (sscanf(v + 2 * i, "%2x", &b) != 1)
+      return;
+    key[i] = (uint8_t)b;
+  }
+  frond__id128_fixed_key(key);
+  frond_log(FROND_LOG_WARN, "FROND_TEST_ID128_KEY: random bits of UUIDs, "
+                            "ULIDs and ObjectIds are not random");
+}
+#endif
+
 int frond__formats_create(frond__server *srv, frond_error *err) {
   const frond__config *cfg = &srv->cfg;
   frond_order_keys *keys = NULL;
   frond_error e = {0, ""};
   size_t i;
   int rc = 0;
+#ifdef FROND_TEST_HOOKS
+  test_random_key();
+#endif
   for (i = 0; i < FROND__BUILTINS; i++)
     if (named(&srv->builtin[i], builtins[i].name, builtins[i].spec, NULL,
               (size_t)cfg->nformats + i, err) != 0)
@@ -132,6 +167,72 @@ int frond__formats_create(frond__server *srv, frond_error *err) {
   }
   frond_order_keys_free(keys);
   return rc;
+}
+
+/* Check nf's key where its numbers' servers meet (see the head comment).
+** Blocks: start-up, or a pool thread. */
+static int fact_check(frond__server *srv, const frond__named_format *nf,
+                      frond_error *err) {
+  frond_format_source src = {srv->gen, atomic_load(&srv->seg), NULL, 0};
+  if (srv->seg_enabled) {
+    if (src.seg == NULL)
+      return frond__ids_seg_missing(srv, err);
+    return frond_format_check(nf->f, &src, NULL, NULL, err);
+  }
+  return frond_format_check(nf->f, &src, srv->coord, srv->cfg.data_dir, err);
+}
+
+/* Whether the place the formats' records are in answers: the store's
+** last call worked (with a store), the coordinator confirms the node. */
+static int facts_place_up(frond__server *srv) {
+  frond_seg *seg = atomic_load(&srv->seg);
+  frond_seg_stats ss;
+  if (!srv->seg_enabled)
+    return srv->coord != NULL && frond_coord_state(srv->coord) == 0;
+  if (seg == NULL)
+    return 0;
+  frond_seg_stats_get(seg, &ss);
+  return ss.store_ok;
+}
+
+int frond__formats_check(frond__server *srv, frond_error *err) {
+  frond_error e = {0, ""};
+  size_t i;
+  srv->facts_up = facts_place_up(srv);
+  for (i = 0; i < srv->nformats; i++) {
+    const frond__named_format *nf = &srv->formats[i];
+    int rc;
+    if (frond_format_checked(nf->f))
+      continue;
+    if ((rc = fact_check(srv, nf, &e)) == FROND_EKEY_MISMATCH)
+      return frond__fail(err, rc, "format.%s: %s", nf->name, e.message);
+    if (rc != 0) { /* the store or coordinator: the first request checks */
+      frond_log(FROND_LOG_WARN,
+                "format.%s: its key is checked on first use: %s: %s", nf->name,
+                frond_err_name(rc), e.message);
+    } else {
+      char fp[32];
+      frond_format_fingerprint(nf->f, fp, sizeof fp);
+      frond_log(FROND_LOG_INFO,
+                "format.%s: key fingerprint %s, the one recorded for its "
+                "numbers",
+                nf->name, fp);
+    }
+  }
+  return 0;
+}
+
+/* Recheck the formats whose record is in a place that came back: the
+** store (or the coordinator, without a store). */
+void frond__formats_tick(frond__server *srv) {
+  int up = facts_place_up(srv), back = up && !srv->facts_up;
+  size_t i;
+  srv->facts_up = up;
+  if (!back)
+    return;
+  for (i = 0; i < srv->nformats; i++)
+    if (frond_format_fingerprint(srv->formats[i].f, NULL, 0) > 0)
+      frond_format_recheck(srv->formats[i].f);
 }
 
 void frond__formats_free(frond__server *srv) {
@@ -193,6 +294,10 @@ int frond__formats_next(frond__worker *w, const frond__named_format *nf,
   if (frond__buf_reserve(&w->strs, n * nf->stride) != 0)
     return frond__fail(err, FROND_ENOMEM, "out of memory for %zu strings", n);
   r = frond_format_next_n(nf->f, &src, n, w->strs.data, nf->stride, err);
+  /* Not checked yet (or again, after a reconnect): on the pool. */
+  if (r == FROND_EINVAL && !frond_format_checked(nf->f))
+    return frond__fail(err, FROND_EWOULD_BLOCK,
+                       "format.%s: its key is checked first", nf->name);
   if (r == 0) {
     w->strs.len = n * nf->stride;
     FROND__INC(w->format_counts[nf->index], n);
@@ -211,6 +316,10 @@ static void later_work(uv_work_t *work) {
   frond_format_source src = {srv->gen, atomic_load(&srv->seg), NULL, 0};
   const char *tag = frond_format_tag(call->nf->f);
   if (!call->admitted) { /* queued for WOULD_BLOCK */
+    if (!frond_format_checked(call->nf->f) &&
+        (call->rc = fact_check(srv, call->nf, &call->err)) != 0 &&
+        call->rc != FROND_EKEY_MISMATCH)
+      return;
     call->rc = frond_format_next_n(call->nf->f, &src, call->n, call->out,
                                    call->nf->stride, &call->err);
     if (call->rc != FROND_ETAG_NOT_FOUND || tag == NULL ||

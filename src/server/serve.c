@@ -116,6 +116,7 @@ static void on_tick(uv_timer_t *t) {
   static unsigned ticks;
   const char *why = NULL; /* why not ready */
   int ready;
+  frond__formats_tick(srv);
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
     if (open_seg(srv, &err) == 0)
@@ -297,6 +298,8 @@ static int start(frond__server *srv) {
     frond_log(FROND_LOG_WARN, "store not reached, retrying: %s", err.message);
     err.code = 0;
   }
+  if (frond__formats_check(srv, &err) != 0)
+    goto fail;
 
   for (i = 0; i < srv->nprotos; i++)
     if (srv->ep[i].addr.port != 0 &&

@@ -254,6 +254,8 @@ struct frond__server {
                                    order */
   size_t nformats;
   frond__named_format builtin[FROND__BUILTINS];
+  int facts_up; /* main thread: the formats' record place answered at the
+                   last tick (frond__formats_tick) */
   /* Rates (status.c), under rate_lock. */
   pthread_mutex_t rate_lock;
   double rate_snowflake;
@@ -448,6 +450,14 @@ void frond__formats_free(frond__server *srv);
 int frond__formats_worker_init(frond__worker *w);
 void frond__formats_worker_free(frond__worker *w);
 /* The named format `name` (len bytes), or NULL. */
+/* At start, once the generator and the store are there: check every keyed
+** format's key where it can be now (the others on first use); another
+** fingerprint recorded is KEY_MISMATCH naming the format. */
+int frond__formats_check(frond__server *srv, frond_error *err);
+/* On the main thread's tick: when the store (without one, the
+** coordinator) answers again after it did not, every keyed format checks
+** its key again before its next number. */
+void frond__formats_tick(frond__server *srv);
 const frond__named_format *frond__formats_find(const frond__server *srv,
                                                const char *name, size_t len);
 /* The message of an unknown format name, in msg[cap]; returns msg. */

@@ -43,7 +43,7 @@ struct frond_store {
 };
 
 struct frond_store_methods {
-  int iVersion;        /* 1, or 2 with xTagPage */
+  int iVersion;        /* 1, 2 with xTagPage, 3 with xFact */
   const char *zScheme; /* URI prefix up to and including ':' */
   const char *zName;   /* for messages */
   /* Open a connection for `uri` (the whole URI, scheme included). */
@@ -76,6 +76,16 @@ struct frond_store_methods {
   */
   int (*xTagPage)(frond_store *st, const char *after, int limit,
                   frond__tag_fn fn, void *ctx, int *n, frond_error *err);
+  /*
+  ** Version 3. A fact that every process using the store must agree on
+  ** (an ID format's key fingerprint): record name = value when nothing is
+  ** recorded under name, then read back what is recorded (ours, or one
+  ** recorded before) into recorded (len bytes, NUL-terminated). Never
+  ** overwrites. In frond_meta (FROND__META_DDL). name: 1 to 64 bytes,
+  ** value: 1 to 256.
+  */
+  int (*xFact)(frond_store *st, const char *name, const char *value,
+               char *recorded, size_t len, frond_error *err);
 };
 
 /* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
@@ -179,6 +189,9 @@ int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
 int frond__store_tag_page(frond_store *st, const char *after, int limit,
                           frond__tag_fn fn, void *ctx, int *n,
                           frond_error *err);
+/* xFact; INVAL from a backend before version 3, which records nothing. */
+int frond__store_fact(frond_store *st, const char *name, const char *value,
+                      char *recorded, size_t len, frond_error *err);
 
 /* Leaf's own DDL (scripts/leaf_alloc.sql in Leaf's repository) for MySQL,
 ** as Leaf ships it, "IF NOT EXISTS" added. */
@@ -201,5 +214,12 @@ int frond__store_tag_page(frond_store *st, const char *after, int limit,
   "step int NOT NULL, "                                                        \
   "description varchar(256) DEFAULT NULL, "                                    \
   "update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+
+/* Frond's own facts, one table for both layers that keep some: the lease
+** coordinator's (the fleet's layout; coord_lease.c creates it with this
+** very DDL) and the store's (xFact). MySQL gets " ENGINE=InnoDB" after it. */
+#define FROND__META_DDL                                                        \
+  "CREATE TABLE IF NOT EXISTS frond_meta ("                                    \
+  "name VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)"
 
 #endif /* FROND_STORE_H */

@@ -75,3 +75,12 @@ int frond__store_tag_page(frond_store *st, const char *after, int limit,
   free(rows);
   return rc;
 }
+
+int frond__store_fact(frond_store *st, const char *name, const char *value,
+                      char *recorded, size_t len, frond_error *err) {
+  FROND__STORE_FAULT(st, "fact");
+  if (st->methods->iVersion < 3 || st->methods->xFact == NULL)
+    return frond__fail(err, FROND_EINVAL, "store %s records no facts",
+                       st->methods->zName);
+  return st->methods->xFact(st, name, value, recorded, len, err);
+}

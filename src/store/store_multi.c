@@ -734,8 +734,34 @@ int frond__store_members(frond_store *st, uint64_t *up) {
   return ms->n;
 }
 
+/* Every member records the fact, in the members' order, and all must
+** hold the same value: the first that holds another stops the round (so
+** that a process whose value was refused writes it nowhere further) and
+** its value is the answer. Needs every member, as creating a tag does. */
+static int multi_fact(frond_store *st, const char *name, const char *value,
+                      char *recorded, size_t len, frond_error *err) {
+  multi_store *ms = MS(st);
+  int i, rc;
+  if ((rc = all_members(ms, "recording a format's key", err)) != 0)
+    return rc;
+  for (i = 0; i < ms->n; i++) {
+    frond_store *m = ms->m[i].st;
+    if ((rc = m->methods->xFact(m, name, value, recorded, len, err)) != 0)
+      return rc;
+    if (strcmp(recorded, value) != 0) {
+      if (i > 0)
+        frond_log(FROND_LOG_WARN,
+                  "store: multi: member %d (%s) records %s = %s, and the "
+                  "members before it %s",
+                  i, ms->m[i].engine, name, recorded, value);
+      return 0;
+    }
+  }
+  return 0;
+}
+
 const frond_store_methods frond__store_multi = {
-    2,
+    3,
     "multi:",
     "multi",
     multi_open,
@@ -748,4 +774,5 @@ const frond_store_methods frond__store_multi = {
     multi_tag_set_step,
     multi_tag_delete,
     multi_tag_page,
+    multi_fact,
 };

@@ -288,8 +288,41 @@ static int sql_tag_delete(frond_store *st, const char *tag, frond_error *err) {
                 err);
 }
 
+/* Record name = value unless a value is recorded, then read it back: an
+** INSERT that does nothing when the row exists ({if_absent}), so that of
+** two processes recording at once one wins and both read its value. */
+static int sql_fact(frond_store *st, const char *name, const char *value,
+                    char *recorded, size_t len, frond_error *err) {
+  int mysql = strcmp(frond__db_engine(DB(st)), "mysql") == 0;
+  frond_db_result r = {0};
+  frond_db_arg a[2];
+  const char *v;
+  int rc;
+  a[0] = frond__db_text(name);
+  a[1] = frond__db_text(value);
+  if ((rc = frond__db_ensure_table(
+           DB(st), "frond_meta",
+           mysql ? FROND__META_DDL " ENGINE=InnoDB" : FROND__META_DDL, err)) !=
+          0 ||
+      (rc = frond__db_exec(DB(st),
+                           "INSERT INTO frond_meta (name, value) VALUES ($1, "
+                           "$2) {if_absent:name}",
+                           a, 2, NULL, err)) != 0 ||
+      (rc = frond__db_exec(DB(st),
+                           "SELECT value FROM frond_meta WHERE name = $1", a, 1,
+                           &r, err)) != 0)
+    goto done;
+  if (r.nrows != 1 || (v = frond__db_get_text(&r, 0, 0)) == NULL)
+    rc = frond__fail(err, FROND_ESTORE, "frond_meta: no value of %s", name);
+  else
+    snprintf(recorded, len, "%s", v);
+done:
+  frond__db_result_free(&r);
+  return rc;
+}
+
 const frond_store_methods frond__store_sql = {
-    2,
+    3,
     NULL, /* every URI the SQL layer accepts */
     "sql",
     sql_open,
@@ -302,4 +335,5 @@ const frond_store_methods frond__store_sql = {
     sql_tag_set_step,
     sql_tag_delete,
     sql_tag_page,
+    sql_fact,
 };

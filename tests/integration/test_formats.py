@@ -189,6 +189,44 @@ def test_objectid_by_bson():
     shutil.rmtree(d)
 
 
+def test_node_scoped_by_python_and_bson():
+    """scope=node: strings of this node's snowflake IDs (its high-water file
+    as usual), valid for Python's uuid and bson, in order, never repeated
+    across runs, decoding to the ID and the node."""
+    bson_module()
+    from bson.objectid import ObjectId
+    d = ft.tempdir()
+    got = {}
+    for kind in ("uuid7", "ulid", "objectid"):
+        spec = kind + ":scope=node"
+        runs = [lines(["next", "--format", spec, "--node", "4", "--count",
+                       "3000"], d) for _ in range(2)]
+        out = runs[0] + runs[1]
+        check(len(set(out)) == 6000 and out == sorted(out),
+              "%s: not unique and increasing across two runs" % spec)
+        rows = decode(out[::997], d, ["--format", spec])
+        check(all(v["node"] == 4 and v["format"] == kind for v in rows),
+              "%s: %r" % (spec, rows[0]))
+        ids = decode([v["id"] for v in rows], d)
+        check([v["unix_ms"] for v in ids] == [v["unix_ms"] for v in rows]
+              if kind != "objectid" else
+              [v["unix_ms"] // 1000 for v in ids] ==
+              [v["unix_ms"] // 1000 for v in rows],
+              "%s: the string's time is not its ID's" % spec)
+        got[kind] = out
+    for s in got["uuid7"][::101]:
+        u = uuid.UUID(s)
+        check(u.version == 7 and u.variant == uuid.RFC_4122, s)
+    for s in got["objectid"][::101]:
+        check(ObjectId.is_valid(s), "bson says %s is no ObjectId" % s)
+    # The random scope takes none of the snowflake options; node does.
+    r = frond(["next", "--format", "uuid7", "--node", "4"], d)
+    check(r.returncode == 2 and "makes its own IDs" in r.stderr, r.stderr)
+    r = frond(["next", "--format", "uuid4:scope=node"], d)
+    check(r.returncode == 2 and "scope" in r.stderr, r.stderr)
+    shutil.rmtree(d)
+
+
 # ---------------------------------------------------------------- 64-bit
 
 def test_base62_base32_sort_like_numbers():
@@ -313,6 +351,43 @@ def test_order_from_segment_with_date_prefix():
     shutil.rmtree(d)
 
 
+def test_order_key_checked():
+    """`frond next --format` checks a keyed format's key before its first
+    number: in the data directory for snowflake IDs (with a warning that
+    only this host reads it), in the store for a tag's IDs; another key,
+    or another rounds=, under the same version is KEY_MISMATCH; a new
+    version records its own; --no-high-water checks nothing."""
+    d = ft.tempdir()
+    k1 = key_file(d, "1:%s\n" % KEY1, name="k1")
+    k2 = key_file(d, "1:%s\n2:%s\n" % (KEY2, KEY1), name="k2")
+    spec = "order:digits=19,key=1"
+    r = frond(["next", "--format", spec, "--key-file", k1], d)
+    check(r.returncode == 0 and "only this host reads" in r.stderr, r.stderr)
+    check(os.path.exists(os.path.join(
+        d, "frond-fact-key.order.d19.1.snowflake")), "no record file")
+    ok(["next", "--format", spec, "--key-file", k1], d)
+    r = frond(["next", "--format", spec, "--key-file", k2], d)
+    check(r.returncode == 1 and "KEY_MISMATCH" in r.stderr and
+          "frond-fact-key.order.d19.1.snowflake" in r.stderr, r.stderr)
+    r = frond(["next", "--format", spec + ",rounds=10", "--key-file", k1], d)
+    check(r.returncode == 1 and "KEY_MISMATCH" in r.stderr, r.stderr)
+    out = lines(["next", "--format", "order:digits=19,key=2", "--key-file",
+                 k2], d)
+    check(out[0][0] == "2", "%r" % out)
+    ok(["next", "--no-high-water", "--format", spec, "--key-file", k2], d)
+    # A tag's IDs: the record is in the store, per tag.
+    store = "sqlite://%s/ids.db" % d
+    ok(["tag", "create", "shop", "--step", "50", "--store", store], d)
+    args = ["next", "--format", "order:digits=10,key=1", "--segment",
+            "shop", "--store", store, "--count", "5"]
+    ok(args + ["--key-file", k1], d)
+    r = frond(args + ["--key-file", k2], d)
+    check(r.returncode == 1 and "KEY_MISMATCH" in r.stderr and
+          "frond_meta" in r.stderr and 'tag \"shop\"' in r.stderr,
+          r.stderr)
+    shutil.rmtree(d)
+
+
 # ---------------------------------------------------------------- seq
 
 def test_daily_sequence():
@@ -361,7 +436,9 @@ def test_decode_shapes_and_errors():
 
 if __name__ == "__main__":
     ft.main([test_rfc9562_example, test_uuid7_by_python, test_ulid_by_npm,
-             test_objectid_by_bson, test_base62_base32_sort_like_numbers,
+             test_objectid_by_bson, test_node_scoped_by_python_and_bson,
+             test_base62_base32_sort_like_numbers,
              test_js_layout_safe_in_javascript, test_order_numbers,
-             test_key_errors, test_order_from_segment_with_date_prefix,
+             test_key_errors, test_order_key_checked,
+             test_order_from_segment_with_date_prefix,
              test_daily_sequence, test_decode_shapes_and_errors])

@@ -296,6 +296,82 @@ def test_sequence_exhausted():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_sequence_multi_batches():
+    """A daily sequence on a multi: store of two databases, from two
+    servers, in batches of up to 255 from four clients, to the end of the
+    day's numbers, on eight tags: a multi: store interleaves its members'
+    blocks, so a batch is not increasing and every number of it is
+    checked against the end. Before that, numbers past the end wrapped
+    onto the day's first ones.
+
+    One server names member b at a path that does not exist (a typo): its
+    multi: store serves from a alone, so a's blocks reach the end while
+    b's still lie below it, and the other server's batches mix the
+    two."""
+    d = ft.tempdir()
+    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (d, d)
+    without_b = "multi:sqlite://%s/a.db|sqlite://%s/gone/b.db" % (d, d)
+    tags = {"t%d" % i: 100 for i in range(8)}
+    day = time.strftime("%Y%m%d", time.gmtime())
+    args = ["--segment-wait-ms", "20000"]
+    for t in tags:
+        args += ["--format." + t, "seq:tag=%s,digits=4" % t]
+    srvs = []
+
+    def frond(*a):
+        r = subprocess.run([ft.FROND_BIN] + list(a), capture_output=True,
+                           text=True, timeout=120, cwd=d, env=clean_env())
+        check(r.returncode == 0, "frond %s: %s" % (a[0], r.stderr))
+
+    def client(srv, name, seed):
+        got = []
+        c = srv.conn(timeout=60)
+        for i in range(400):
+            # Batches of 20 to 255: where a batch ends among the members'
+            # blocks varies.
+            n = 20 + (seed * 7919 + i * 104729) % 236
+            st, _, body = srv.request(
+                "GET", "/v1/format/%s?count=%d" % (name, n), conn=c)
+            if st == 503 and error_of(json.loads(body)) == \
+                    "SEQUENCE_EXHAUSTED":
+                c.close()
+                return got
+            check(st == 200, "%s: %d %r" % (name, st, body[:300]))
+            got += json.loads(body)["ids"]
+        raise ft.Failure("%s: not used up after 400 batches" % name)
+
+    try:
+        for t in tags:
+            frond("tag", "create", t, "--step", "100", "--store", store)
+            # The period's row as the format makes it (blocks of 10), on
+            # both members: the server without b cannot make it.
+            frond("tag", "create", "%s:%s" % (t, day), "--step", "10",
+                  "--store", store)
+        srvs.append(ft.Server(store=without_b, env=clean_env(), extra=args))
+        srvs.append(ft.Server(store=store, env=clean_env(), extra=args))
+        dups = 0
+        for t in tags:
+            outs = [None] * 4
+            ths = [threading.Thread(target=lambda i=i: outs.__setitem__(
+                i, client(srvs[i % 2], t, i))) for i in range(4)]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join(300)
+            check(None not in outs, "%s: a client failed" % t)
+            got = sum(outs, [])
+            if any(x[:8] != day for x in got):  # the day turned meanwhile
+                raise ft.Failure("the UTC day changed during the test")
+            check(len(got) > 3000, "%s: only %d numbers" % (t, len(got)))
+            dups += len(got) - len(set(got))
+        check(dups == 0, "%d numbers issued twice" % dups)
+    finally:
+        for s in srvs:
+            s.stop()
+            s.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 # ----------------------------------------------------- decode agreement
 
 def test_decode_agrees_with_cli():
@@ -450,6 +526,138 @@ def test_start_refusals():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_key_checked_at_start_and_after_reconnect():
+    """Order numbers of one tag from servers sharing a PostgreSQL store: the
+    first records its key's fingerprint in frond_meta; a second with another
+    key does not start (KEY_MISMATCH, naming the first's fingerprint, its
+    own and the record). The record is checked again when the store comes
+    back: replaced meanwhile (a database restored from elsewhere), the
+    format answers KEY_MISMATCH, and every other ID is still served."""
+    pg = ft.Postgres()
+    srv = None
+    d = ft.tempdir()
+    try:
+        for tag, step in (("orders", 100), ("ping", 1)):
+            r = subprocess.run([ft.FROND_BIN, "tag", "create", tag, "--step",
+                                str(step), "--store", pg.uri],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode == 0, r.stderr)
+        spec = "order:digits=8,key=1,tag=orders"
+        with open(os.path.join(d, "a.keys"), "w") as f:
+            f.write("1:%s\n" % KEY1)
+        os.chmod(os.path.join(d, "a.keys"), 0o600)
+        srv = ft.Server(store=pg.uri, env=clean_env(), extra=[
+            "--order-key-file", os.path.join(d, "a.keys"), "--format.o",
+            spec])
+        st, _, body = srv.request("GET", "/v1/format/o?count=10")
+        check(st == 200, "%d %r" % (st, body))
+        m = re.search(r"format\.o: key fingerprint ([0-9a-f]{16})",
+                      srv.output())
+        check(m is not None, srv.output())
+        fp = m.group(1)
+        rows = pg.sql("SELECT name, value FROM frond_meta").split()
+        check(rows == ["key.order.d8.1.tag.orders|" + fp], "%r" % rows)
+        # Another key: the start is refused, naming both and the record.
+        err = start_fails(["--store", pg.uri, "--format.o", spec],
+                          clean_env(FROND_ORDER_KEY="1:" + KEY2),
+                          "KEY_MISMATCH")
+        m = re.search(r"fingerprint ([0-9a-f]{16}) here", err)
+        check(m is not None and m.group(1) != fp and fp in err and
+              "format.o" in err and "frond_meta" in err, err)
+        # The record changes under a running server: nothing is noticed
+        # until the store comes back.
+        pg.sql("UPDATE frond_meta SET value = '0123456789abcdef'")
+        st, _, body = srv.request("GET", "/v1/format/o?count=10")
+        check(st == 200, "%d %r" % (st, body))
+        pg.stop()
+        deadline = time.monotonic() + 60
+        while srv.request("GET", "/readyz")[0] != 503:
+            srv.request("GET", "/v1/segment/ping?count=5")  # loads fail
+            check(time.monotonic() < deadline, "never not ready")
+            time.sleep(0.05)
+        pg.start()
+        code = None
+        while code != "KEY_MISMATCH":
+            srv.request("GET", "/v1/segment/ping?count=5")  # loads work again
+            st, _, body = srv.request("GET", "/v1/format/o?count=10")
+            code = error_of(json.loads(body)) if st != 200 else None
+            check(time.monotonic() < deadline + 60,
+                  "no KEY_MISMATCH after the store came back (%d %r)" %
+                  (st, body[:300]))
+            time.sleep(0.05)
+        check(st == 500 and "0123456789abcdef" in body.decode() and
+              fp in body.decode(), "%d %r" % (st, body))
+        st, _, body = srv.request("GET", "/v1/segment/ping?count=5")
+        check(st == 200, "plain IDs: %d %r" % (st, body))
+    finally:
+        if srv is not None:
+            srv.stop()
+            srv.close()
+        pg.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_node_scoped_two_servers():
+    """uuid7, ulid and objectid with scope=node from two servers of node IDs
+    1 and 2 whose random bits are forced equal (FROND_TEST_ID128_KEY): the
+    built-in, random ones repeat each other, the node-scoped ones never do,
+    and each decodes (by the format's name) to its node."""
+    env = clean_env(FROND_TEST_ID128_KEY="07" * 16)
+    names = {"u": "uuid7", "l": "ulid", "o": "objectid"}
+    args = []
+    for n, k in names.items():
+        args += ["--format." + n, k + ":scope=node"]
+    srvs = []
+    try:
+        for node in (1, 2):
+            srvs.append(ft.Server(env=env, extra=args + [
+                "--coordinator", "static:%d" % node]))
+
+        def take(srv, path, n=6000):
+            out = []
+            c = srv.conn()
+            while len(out) < n:
+                st, _, body = srv.request("GET", "%s?count=1000" % path,
+                                          conn=c)
+                check(st == 200, "%s: %d %r" % (path, st, body[:200]))
+                out += json.loads(body)["ids"]
+            c.close()
+            return out
+
+        def both(path):
+            outs = [None, None]
+            ths = [threading.Thread(target=lambda i=i: outs.__setitem__(
+                i, take(srvs[i], path))) for i in range(2)]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join(120)
+            check(None not in outs, "%s: a client failed" % path)
+            return outs
+
+        # Random bits forced equal: the random scope repeats.
+        repeated = 0
+        for path in ("/v1/uuid7", "/v1/ulid", "/v1/objectid"):
+            a, b = both(path)
+            repeated += len(set(a) & set(b))
+        check(repeated > 0, "random bits forced equal, and no repeat")
+        for n, kind in names.items():
+            a, b = both("/v1/format/" + n)
+            check(len(set(a) | set(b)) == len(a) + len(b),
+                  "%s:scope=node repeated across nodes" % kind)
+            check(a == sorted(a), "%s: one server's are not in order" % kind)
+            for node, s in ((1, a[17]), (2, b[17])):
+                st, _, body = srvs[0].request(
+                    "GET", "/v1/decode/%s?format=%s" % (s, n))
+                v = json.loads(body)
+                check(st == 200 and v["node"] == node and v["format"] == kind,
+                      "%s: %r" % (kind, v))
+    finally:
+        for srv in srvs:
+            srv.stop()
+            srv.close()
+
+
 def test_formats_from_file_and_environment():
     """The same family from a config file and FROND_FORMAT_<NAME>; the
     key from FROND_ORDER_KEY."""
@@ -477,5 +685,9 @@ def test_formats_from_file_and_environment():
 
 if __name__ == "__main__":
     ft.main([test_issue_http_and_resp, test_errors, test_sequence_exhausted,
+             test_sequence_multi_batches,
              test_decode_agrees_with_cli, test_period_first_use_off_the_loop,
-             test_start_refusals, test_formats_from_file_and_environment])
+             test_start_refusals,
+             test_key_checked_at_start_and_after_reconnect,
+             test_node_scoped_two_servers,
+             test_formats_from_file_and_environment])

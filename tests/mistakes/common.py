@@ -327,3 +327,18 @@ def row(name, about):
         ROWS.append((name, about, fn))
         return fn
     return reg
+
+
+def zookeeper(run):
+    """A throwaway ZooKeeper on loopback (scripts/zk.sh), stopped when the
+    row ends; its "host:port"."""
+    zk_sh = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts",
+                         "zk.sh")
+    ft.need(zk_sh, "zookeeper")
+    ft.need("java", "default-jre-headless")
+    d = run.subdir("zookeeper")
+    r = subprocess.run([zk_sh, "start", d], capture_output=True, text=True,
+                       timeout=90)
+    check(r.returncode == 0, "ZooKeeper did not start: %s" % r.stderr.strip())
+    run.on_close(lambda: subprocess.run([zk_sh, "stop", d], timeout=30))
+    return r.stdout.strip()

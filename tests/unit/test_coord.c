@@ -524,6 +524,36 @@ static void test_lease_layout(void **state) {
   tmpdir_remove(dir);
 }
 
+/* xFact: the lease records a fact once in frond_meta, beside the layout,
+** and reads it back; a second value never overwrites it; static: keeps
+** none. */
+static void test_lease_facts(void **state) {
+  char *dir = tmpdir_make(), uri[600], got[64], where[300];
+  frond_coord *c;
+  frond_error err = {0, ""};
+  (void)state;
+  snprintf(uri, sizeof(uri), "lease+sqlite://%s/lease.db", dir);
+  c = open_ok(uri, NULL);
+  assert_true(frond__coord_has_facts(c));
+  assert_int_equal(frond__coord_fact(c, "key.x", "aaaa", got, sizeof(got),
+                                     where, sizeof(where), &err),
+                   0);
+  assert_string_equal(got, "aaaa");
+  assert_non_null(strstr(where, "frond_meta"));
+  assert_int_equal(frond__coord_fact(c, "key.x", "bbbb", got, sizeof(got),
+                                     where, sizeof(where), &err),
+                   0);
+  assert_string_equal(got, "aaaa");
+  frond_coord_close(c, NULL);
+  c = open_ok("static:1", NULL);
+  assert_false(frond__coord_has_facts(c));
+  assert_int_equal(frond__coord_fact(c, "key.x", "bbbb", got, sizeof(got),
+                                     where, sizeof(where), &err),
+                   FROND_EINVAL);
+  frond_coord_close(c, NULL);
+  tmpdir_remove(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uri_parsing),
@@ -537,6 +567,7 @@ int main(void) {
       cmocka_unit_test(test_lease_start_checks),
       cmocka_unit_test(test_layout_floor_math),
       cmocka_unit_test(test_lease_layout),
+      cmocka_unit_test(test_lease_facts),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

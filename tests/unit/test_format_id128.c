@@ -2,10 +2,14 @@
 /*
 ** test_format_id128.c -- UUIDv7, UUIDv4, ULID and ObjectId: reference
 ** values, layout, monotonic order under a frozen or stepping-back clock,
-** uniqueness across threads and across fork().
+** uniqueness across threads and across fork(); scope=node: two nodes
+** never collide even with their random bits forced equal, one node never
+** repeats across a restart, and every string decodes to its snowflake
+** ID and node.
 */
 #include "testutil.h"
 
+#include "core/core.h"
 #include "core/formats.h"
 
 #include <pthread.h>
@@ -326,6 +330,139 @@ static void test_decode_any_shapes(void **state) {
   }
 }
 
+static const uint8_t forced[16] = {7, 7, 7, 7, 7, 7, 7, 7,
+                                   7, 7, 7, 7, 7, 7, 7, 7};
+static const char *const kinds[] = {"uuid7", "ulid", "objectid"};
+
+static frond_format *fmt(const char *spec, fake_clock *c) {
+  frond_format *f;
+  frond_error err = {0, ""};
+  if (frond_format_create(&f, spec, NULL, fake_clock_read, c, &err) != 0)
+    fail_msg("%s: %s", spec, err.message);
+  return f;
+}
+
+static frond_gen *node_gen(uint64_t node, fake_clock *c, const char *hw) {
+  frond_gen_options o;
+  frond_gen *g;
+  frond_error err = {0, ""};
+  frond_gen_options_init(&o);
+  o.clock = fake_clock_read;
+  o.clock_ctx = c;
+  o.max_ahead_ms = 3600000;
+  o.high_water_path = hw;
+  if (frond_gen_create(&g, frond_layout_preset(0), node, &o, &err) != 0)
+    fail_msg("gen: %s", err.message);
+  return g;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(a, b);
+}
+
+/* Repeats in n strings of stride 40. */
+static int repeats(char (*s)[40], size_t n) {
+  int r = 0;
+  qsort(s, n, 40, cmp_str);
+  for (size_t i = 1; i < n; i++)
+    r += strcmp(s[i - 1], s[i]) == 0;
+  return r;
+}
+
+/* Two processes, one clock, random bits forced equal (the same key for
+** every generator): the random scope repeats the other process' values
+** (it rests on random bits alone), scope=node never does (it rests on the
+** node IDs), and each node-scoped string decodes to its ID and node. */
+static void test_node_scope_forced_randomness(void **state) {
+  enum { N = 3000 };
+  char(*s)[40] = calloc(2 * N, 40);
+  (void)state;
+  for (size_t k = 0; k < FROND__ARRAY_SIZE(kinds); k++) {
+    char spec[40];
+    fake_clock c;
+    frond_gen *g[2];
+    frond_format *f[2];
+    frond_format_source src;
+    fake_clock_set(&c, INT64_C(1795402800000));
+    frond__id128_fixed_key(forced);
+    for (int p = 0; p < 2; p++)
+      f[p] = fmt(kinds[k], &c); /* scope=random */
+    for (int p = 0; p < 2; p++)
+      assert_int_equal(frond_format_next_n(f[p], NULL, N, s[p * N], 40, NULL),
+                       0);
+    if (repeats(s, 2 * N) == 0)
+      fail_msg("%s: random bits forced equal, and no repeat", kinds[k]);
+    for (int p = 0; p < 2; p++)
+      frond_format_free(f[p]);
+    snprintf(spec, sizeof(spec), "%s:scope=node", kinds[k]);
+    for (int p = 0; p < 2; p++) {
+      f[p] = fmt(spec, &c);
+      g[p] = node_gen((uint64_t)p + 1, &c, NULL);
+      src = (frond_format_source){g[p], NULL, NULL, 0};
+      assert_int_equal(frond_format_next_n(f[p], &src, N, s[p * N], 40, NULL),
+                       0);
+      /* In order, and each holds its ID and node. */
+      for (int i = 0; i < N; i++) {
+        frond_format_value v;
+        frond_fields fl;
+        if (i > 0)
+          assert_true(strcmp(s[p * N + i - 1], s[p * N + i]) < 0);
+        assert_int_equal(frond_format_decode(f[p], s[p * N + i],
+                                             strlen(s[p * N + i]), &v, NULL),
+                         0);
+        assert_true(v.has_id);
+        assert_int_equal(frond_decode(frond_gen_layout(g[p]), v.id, &fl, NULL),
+                         0);
+        assert_int_equal(fl.node, p + 1);
+        assert_int_equal(v.unix_ms / 1000, fl.unix_ms / 1000);
+      }
+    }
+    if (repeats(s, 2 * N) != 0)
+      fail_msg("%s:scope=node repeated across two nodes", kinds[k]);
+    for (int p = 0; p < 2; p++) {
+      frond_format_free(f[p]);
+      frond_gen_close(g[p], NULL);
+    }
+    frond__id128_fixed_key(NULL);
+  }
+  free(s);
+}
+
+/* One node across restarts (its high-water file), the clock frozen and
+** then set back, the random bits forced equal: nothing repeats, and the
+** strings keep increasing. */
+static void test_node_scope_restart(void **state) {
+  enum { N = 2000, RUNS = 3 };
+  char(*s)[40] = calloc(RUNS * N, 40), *dir = tmpdir_make(), hw[600];
+  (void)state;
+  snprintf(hw, sizeof(hw), "%s/frond-node-3.hw", dir);
+  frond__id128_fixed_key(forced);
+  for (size_t k = 0; k < FROND__ARRAY_SIZE(kinds); k++) {
+    char spec[40];
+    fake_clock c;
+    snprintf(spec, sizeof(spec), "%s:scope=node", kinds[k]);
+    fake_clock_set(&c, INT64_C(1795402800000));
+    unlink(hw);
+    for (int r = 0; r < RUNS; r++) {
+      frond_format *f = fmt(spec, &c);
+      frond_gen *g = node_gen(3, &c, hw);
+      frond_format_source src = {g, NULL, NULL, 0};
+      assert_int_equal(frond_format_next_n(f, &src, N, s[r * N], 40, NULL), 0);
+      if (r > 0)
+        assert_true(strcmp(s[r * N - 1], s[r * N]) < 0);
+      assert_int_equal(frond_gen_close(g, NULL), 0);
+      frond_format_free(f);
+      if (r == 0) /* the clock goes back 2 s across the restart */
+        fake_clock_add(&c, -2000);
+    }
+    if (repeats(s, RUNS * N) != 0)
+      fail_msg("%s repeated across restarts", spec);
+  }
+  frond__id128_fixed_key(NULL);
+  free(s);
+  tmpdir_remove(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rfc9562_example),
@@ -336,6 +473,8 @@ int main(void) {
       cmocka_unit_test(test_threads_unique),
       cmocka_unit_test(test_fork_reseeds),
       cmocka_unit_test(test_decode_any_shapes),
+      cmocka_unit_test(test_node_scope_forced_randomness),
+      cmocka_unit_test(test_node_scope_restart),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

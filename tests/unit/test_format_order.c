@@ -25,7 +25,7 @@ static void test_next_batch(void **state) {
       "order:digits=19,check=damm,key=1",
       "order:digits=19,check=damm,key=1,prefix=SO-%Y%m%d%H-,tz=Asia/Tokyo"};
   frond_order_keys *k = keys_of("1:" KEY0);
-  char(*out)[48] = calloc(N, 48), again[48];
+  char(*out)[48] = calloc(N, 48), again[48], *dir = tmpdir_make();
   (void)state;
   for (size_t s = 0; s < FROND__ARRAY_SIZE(specs); s++) {
     frond_format *f = format_of(specs[s], k);
@@ -43,6 +43,9 @@ static void test_next_batch(void **state) {
     assert_int_equal(frond_gen_create(&g, frond_layout_preset(0), 3, &o, NULL),
                      0);
     src = (frond_format_source){g, NULL, NULL, 0};
+    /* The key is checked before the first number: here in a data
+    ** directory, where both specs (one key, one width) agree. */
+    assert_int_equal(frond_format_check(f, &src, NULL, dir, NULL), 0);
     assert_int_equal(frond_format_next_n(f, &src, N, out[0], 48, NULL), 0);
     for (int i = 0; i < N; i++) {
       frond_format_value v;
@@ -67,6 +70,7 @@ static void test_next_batch(void **state) {
   }
   frond_order_keys_free(k);
   free(out);
+  tmpdir_remove(dir);
 }
 
 /* Chi-square statistic of counts against a uniform expectation. */

@@ -220,6 +220,17 @@ static void test_keyed(void **state) {
   fake_clock_set(&e.clock, INT64_C(1767225600000));
   s = seg_open(&e);
   f = format_of("seq:tag=k,digits=6,key=1,check=damm");
+  {
+    /* A keyed sequence issues once its key is checked in the tag's store,
+    ** where the first check records it. */
+    frond_format_source src = {NULL, s, NULL, 0};
+    frond_error err = {0, ""};
+    assert_int_equal(frond_format_next(f, &src, a, sizeof(a), &err),
+                     FROND_EINVAL);
+    assert_non_null(strstr(err.message, "not checked"));
+    if (frond_format_check(f, &src, NULL, NULL, &err) != 0)
+      fail_msg("check: %s", err.message);
+  }
   next_str(f, s, a, sizeof(a));
   fake_clock_add(&e.clock, 86400000);
   next_str(f, s, b, sizeof(b));
@@ -454,6 +465,96 @@ static void test_two_nodes_one_file(void **state) {
   tmpdir_remove(e.dir);
 }
 
+typedef struct batch_run {
+  frond_seg *seg;
+  frond_format *f;
+  char (*out)[32];
+  int cap, n, rc;
+} batch_run;
+
+/* Batches of 256 until the period is used up: every string kept. */
+static void *batch_main(void *arg) {
+  batch_run *r = arg;
+  frond_format_source src = {NULL, r->seg, NULL, 0};
+  frond_error err = {0, ""};
+  while (r->n + 256 <= r->cap) {
+    int rc = frond_format_next_n(r->f, &src, 256, r->out[r->n],
+                                 sizeof(r->out[0]), &err);
+    if (rc == FROND_ESEQUENCE_EXHAUSTED)
+      break;
+    if (rc != 0) {
+      r->rc = rc;
+      break;
+    }
+    r->n += 256;
+  }
+  return NULL;
+}
+
+/* A daily sequence on a multi: store of two databases, taken in batches
+** by two allocators of two threads each, to the end of every day. A
+** multi: store interleaves its members' blocks, so a later segment can
+** lie below the one before: a batch is not increasing, and every number
+** of it must be checked against the end, not only its last. */
+static void test_multi_batches(void **state) {
+  enum { NODES = 2, PER = 2, DAYS = 30, CAP = 100000 };
+  env e;
+  frond_seg *seg[NODES];
+  frond_format *f[NODES];
+  batch_run r[NODES * PER];
+  pthread_t th[NODES * PER];
+  char(*all)[32] = calloc(NODES * PER * CAP, 32);
+  frond_store *st;
+  frond_error err = {0, ""};
+  int dups = 0, days_with = 0;
+  (void)state;
+  e.dir = tmpdir_make();
+  snprintf(e.uri, sizeof(e.uri), "multi:sqlite://%s/a.db|sqlite://%s/b.db",
+           e.dir, e.dir);
+  assert_int_equal(frond_store_open(&st, e.uri, &err), 0);
+  if (frond_store_tag_create(st, "orders", 100, 1, NULL, &err) != 0)
+    fail_msg("create: %s", err.message);
+  frond_store_close(st);
+  fake_clock_set(&e.clock, INT64_C(1767225600000));
+  for (int i = 0; i < NODES; i++) {
+    seg[i] = seg_open(&e);
+    f[i] = format_of("seq:tag=orders,digits=5");
+  }
+  for (int d = 0; d < DAYS; d++) {
+    int total = 0, day = 0;
+    for (int i = 0; i < NODES * PER; i++) {
+      r[i] =
+          (batch_run){seg[i % NODES], f[i % NODES], all + i * CAP, CAP, 0, 0};
+      assert_int_equal(pthread_create(&th[i], NULL, batch_main, &r[i]), 0);
+    }
+    for (int i = 0; i < NODES * PER; i++) {
+      pthread_join(th[i], NULL);
+      if (r[i].rc != 0)
+        fail_msg("day %d: %s", d, frond_err_name(r[i].rc));
+      /* Packed one after the other for the sort. */
+      memmove(all + total, r[i].out, (size_t)r[i].n * 32);
+      total += r[i].n;
+    }
+    qsort(all, (size_t)total, 32, cmp_str);
+    for (int i = 1; i < total; i++)
+      day += strcmp(all[i - 1], all[i]) == 0;
+    dups += day;
+    days_with += day > 0;
+    /* Most of the day's 99,999 numbers were issued. */
+    assert_true(total > 90000);
+    fake_clock_add(&e.clock, 86400000);
+  }
+  for (int i = 0; i < NODES; i++) {
+    frond_format_free(f[i]);
+    frond_seg_close(seg[i]);
+  }
+  free(all);
+  tmpdir_remove(e.dir);
+  if (dups > 0)
+    fail_msg("%d numbers issued twice, on %d of %d days", dups, days_with,
+             DAYS);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_period_change),
@@ -464,6 +565,7 @@ int main(void) {
       cmocka_unit_test(test_no_store),
       cmocka_unit_test(test_deleted_period_row_not_remade),
       cmocka_unit_test(test_two_nodes_one_file),
+      cmocka_unit_test(test_multi_batches),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

@@ -192,6 +192,40 @@ static int fault(frond_store *st, const char *op) {
 
 /* Faults injected in the wrapper, in front of a real SQLite store: the
 ** buffers keep serving, then SEGMENT_UNAVAILABLE, then recovery. */
+/* xFact: a value recorded once under a name in frond_meta and read back;
+** a second value for the name never overwrites the first; names are
+** independent; the table is the lease coordinator's (same DDL). */
+static void test_facts(void **state) {
+  frond_store *st;
+  frond_error e = {0, ""};
+  char got[64];
+  sqlite3 *db;
+  sqlite3_stmt *q;
+  assert_int_equal(frond__store_open(uri, &st, &e), 0);
+  assert_int_equal(frond__store_fact(st, "key.a", "1111", got, sizeof(got), &e),
+                   0);
+  assert_string_equal(got, "1111");
+  assert_int_equal(frond__store_fact(st, "key.a", "2222", got, sizeof(got), &e),
+                   0);
+  assert_string_equal(got, "1111");
+  assert_int_equal(frond__store_fact(st, "key.b", "2222", got, sizeof(got), &e),
+                   0);
+  assert_string_equal(got, "2222");
+  frond__store_close(st);
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(db,
+                                      "SELECT sql FROM sqlite_master WHERE "
+                                      "name = 'frond_meta'",
+                                      -1, &q, NULL),
+                   SQLITE_OK);
+  assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+  assert_string_equal((const char *)sqlite3_column_text(q, 0),
+                      "CREATE TABLE frond_meta (name VARCHAR(64) PRIMARY KEY, "
+                      "value VARCHAR(256) NOT NULL)");
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+}
+
 static void test_injected_faults(void **state) {
   frond_store *st;
   frond_seg *s;
@@ -243,6 +277,7 @@ int main(void) {
       cmocka_unit_test(test_admin_and_alloc),
       cmocka_unit_test(test_overflow_is_refused),
       cmocka_unit_test(test_leaf_table),
+      cmocka_unit_test(test_facts),
       cmocka_unit_test(test_injected_faults),
   };
   return frond_run_tests(tests, setup, teardown);

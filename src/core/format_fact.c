@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** format_fact.c -- a keyed format's key as a shared fact: its fingerprint,
+** the name it is recorded under, the check against the record, and the
+** record file of a data directory.
+**
+** Two processes that issue the numbers of one order format (or keyed
+** sequence) from IDs that never repeat between them still issue equal
+** numbers when their keys differ: each permutation is a bijection, two
+** different ones are not disjoint. The same holds for anything else that
+** re-permutes under one key version: rounds=, the radix and width, the
+** unversioned key changed in place. So every keyed format has a
+** fingerprint, a keyed hash (BLAKE2b under the master key) of a fixed
+** string naming its kind, radix, width and rounds: equal for equal keys
+** and parameters, unrelated otherwise, and revealing nothing of the key
+** (recovering a 256-bit key from 64 bits of a PRF's output is a brute
+** force of the key).
+**
+** The fingerprint is recorded once where the processes sharing the
+** numbers meet, under a name that says which numbers:
+**
+**   key.<kind>.<d|b><width>.<version or ->.<scope>
+**   key.order.d12.1.tag.orders         order numbers of tag "orders"
+**   key.seq.d6.-.tagh.0f3c9a1b2d4e5f60 a sequence of a tag whose name is
+**                                      not [A-Za-z0-9_-]{1,40}: its hash
+**   key.order.d19.2.snowflake          order numbers of snowflake IDs
+**
+** (64 bytes at most, [A-Za-z0-9._-] only: a row of frond_meta, a znode, a
+** file name.) A new key version has a name of its own, so rotation is
+** adding a version, never changing one. Which place holds the record is
+** the caller's choice (frond_format_check in coord_fact.c): the store the
+** numbers' IDs come from, a coordinator, or, for one host alone, a file in
+** its data directory (below).
+*/
+#include "base/base.h"
+#include "base/record.h"
+#include "core/core.h"
+#include "core/formats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FACT_KIND "format fact"
+
+/* The kind's name in a record (only order and seq formats have keys). */
+static const char *kind_word(const frond_format *f) {
+  return f->kind == FROND_FORMAT_SEQ ? "seq" : "order";
+}
+
+void frond__format_fingerprint_init(
+    frond_format *f, const uint8_t master[FROND_ORDER_KEY_BYTES]) {
+  static const char hex[] = "0123456789abcdef";
+  uint8_t h[16];
+  char ctx[96];
+  snprintf(ctx, sizeof(ctx),
+           "frond key fingerprint v1 kind=%s radix=%u width=%u rounds=%u",
+           kind_word(f), f->radix, f->width, f->rounds);
+  crypto_generichash(h, sizeof(h), (const unsigned char *)ctx, strlen(ctx),
+                     master, FROND_ORDER_KEY_BYTES);
+  for (int i = 0; i < FROND__FINGERPRINT_LEN / 2; i++) {
+    f->fingerprint[2 * i] = hex[h[i] >> 4];
+    f->fingerprint[2 * i + 1] = hex[h[i] & 15];
+  }
+  f->fingerprint[FROND__FINGERPRINT_LEN] = '\0';
+  sodium_memzero(h, sizeof(h));
+}
+
+/* A tag that may stand in a name as it is. */
+static int plain_tag(const char *t) {
+  size_t n = strlen(t);
+  if (n == 0 || n > 40)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+          (t[i] >= '0' && t[i] <= '9') || t[i] == '_' || t[i] == '-'))
+      return 0;
+  return 1;
+}
+
+int frond__format_fact_name(const frond_format *f, const char *scope, char *out,
+                            size_t len) {
+  char where[64];
+  if (scope[0] == '\0') {
+    snprintf(where, sizeof(where), "snowflake");
+  } else if (plain_tag(scope)) {
+    snprintf(where, sizeof(where), "tag.%s", scope);
+  } else {
+    uint8_t h[16];
+    crypto_generichash(h, sizeof(h), (const unsigned char *)scope,
+                       strlen(scope), NULL, 0);
+    snprintf(where, sizeof(where), "tagh.%02x%02x%02x%02x%02x%02x%02x%02x",
+             h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
+  }
+  return snprintf(out, len, "key.%s.%c%u.%c.%s", kind_word(f),
+                  f->radix == 10 ? 'd' : 'b', f->width,
+                  f->version ? f->version : '-', where);
+}
+
+const char *frond__format_scope(const frond_format *f,
+                                const frond_format_source *src) {
+  if (f->tag_len > 0)
+    return f->tag;
+  return src != NULL && src->tag != NULL ? src->tag : "";
+}
+
+/* What the numbers are, for messages: "order numbers of 12 digits from
+** tag orders, key version 1". */
+static void describe(const frond_format *f, const char *scope, char *out,
+                     size_t len) {
+  char ver[32];
+  if (f->version)
+    snprintf(ver, sizeof(ver), "key version %c", f->version);
+  else
+    snprintf(ver, sizeof(ver), "the unversioned key");
+  snprintf(out, len, "%s of %u %s from %s%.64s%s, %s",
+           f->kind == FROND_FORMAT_SEQ ? "sequence numbers" : "order numbers",
+           f->width, f->radix == 10 ? "digits" : "base32 characters",
+           scope[0] ? "tag \"" : "snowflake IDs", scope, scope[0] ? "\"" : "",
+           ver);
+}
+
+/* Publish a state with its scope and refusal (under f->fact.mu). */
+static void publish(frond_format *f, int state, const char *scope, int code,
+                    const char *why) {
+  snprintf(f->fact.scope, sizeof(f->fact.scope), "%s", scope);
+  f->fact.code = code;
+  snprintf(f->fact.why, sizeof(f->fact.why), "%s", why ? why : "");
+  atomic_store_explicit(&f->fact.state, state, memory_order_release);
+}
+
+int frond__format_check_with(frond_format *f, const char *scope,
+                             frond__fact_fn fn, void *ctx, frond_error *err) {
+  char name[FROND__FACT_NAME_MAX + 1], recorded[FROND__FINGERPRINT_LEN + 8];
+  char where[300], what[200];
+  frond_error e = {0, ""};
+  int rc;
+  if (f->fingerprint[0] == '\0')
+    return 0; /* no key, no fact */
+  frond__format_fact_name(f, scope, name, sizeof(name));
+  recorded[0] = '\0';
+  where[0] = '\0';
+  rc = fn(ctx, name, f->fingerprint, recorded, sizeof(recorded), where,
+          sizeof(where), &e);
+  if (rc != 0) /* nothing learnt: the state stays as it was */
+    return frond__fail(err, rc, "%s", e.message);
+  pthread_mutex_lock(&f->fact.mu);
+  if (strcmp(recorded, f->fingerprint) == 0) {
+    publish(f, FROND__FACT_AGREED, scope, 0, NULL);
+    rc = 0;
+  } else {
+    describe(f, scope, what, sizeof(what));
+    rc = frond__fail(
+        err, FROND_EKEY_MISMATCH,
+        "%s: fingerprint %s here, %.20s recorded in %s as %s: every "
+        "process issuing these numbers must have the same key and rounds= "
+        "for a version; a new key takes a new version (key=)",
+        what, f->fingerprint, recorded, where, name);
+    publish(f, FROND__FACT_REFUSED, scope, rc, err ? err->message : "");
+  }
+  pthread_mutex_unlock(&f->fact.mu);
+  return rc;
+}
+
+int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
+                             frond_error *err) {
+  int state = atomic_load_explicit(&f->fact.state, memory_order_acquire);
+  const char *scope = frond__format_scope(f, src);
+  char what[200];
+  if (state == FROND__FACT_SKIPPED ||
+      (state == FROND__FACT_AGREED && strcmp(scope, f->fact.scope) == 0))
+    return 0;
+  if (state == FROND__FACT_REFUSED && strcmp(scope, f->fact.scope) == 0) {
+    int code;
+    pthread_mutex_lock(&f->fact.mu);
+    code = f->fact.code;
+    if (err != NULL) {
+      err->code = code;
+      snprintf(err->message, sizeof(err->message), "%s", f->fact.why);
+    }
+    pthread_mutex_unlock(&f->fact.mu);
+    return code;
+  }
+  describe(f, scope, what, sizeof(what));
+  return frond__fail(err, FROND_EINVAL,
+                     "%s: the key's fingerprint is not checked%s: call "
+                     "frond_format_check with the store, coordinator or data "
+                     "directory the processes issuing them share",
+                     what,
+                     state == FROND__FACT_UNCHECKED ? "" : " for this source");
+}
+
+int frond_format_fingerprint(const frond_format *f, char *buf, size_t len) {
+  if (f == NULL)
+    return 0;
+  if (buf != NULL && len > 0)
+    snprintf(buf, len, "%s", f->fingerprint);
+  return (int)strlen(f->fingerprint);
+}
+
+int frond_format_checked(const frond_format *f) {
+  int state;
+  if (f == NULL || f->fingerprint[0] == '\0')
+    return 1;
+  state = atomic_load_explicit(&f->fact.state, memory_order_acquire);
+  return state == FROND__FACT_AGREED || state == FROND__FACT_SKIPPED;
+}
+
+void frond_format_recheck(frond_format *f) {
+  if (f == NULL || f->fingerprint[0] == '\0')
+    return;
+  pthread_mutex_lock(&f->fact.mu);
+  if (atomic_load(&f->fact.state) != FROND__FACT_SKIPPED)
+    publish(f, FROND__FACT_UNCHECKED, "", 0, NULL);
+  pthread_mutex_unlock(&f->fact.mu);
+}
+
+void frond_format_skip_check(frond_format *f) {
+  if (f == NULL || f->fingerprint[0] == '\0')
+    return;
+  pthread_mutex_lock(&f->fact.mu);
+  publish(f, FROND__FACT_SKIPPED, "", 0, NULL);
+  pthread_mutex_unlock(&f->fact.mu);
+}
+
+/* ---- the data directory's record ----
+**
+** DIR/frond-fact-<name>, a checksummed record (base/record.h) of kind
+** "format fact" with the keys name and value. It is created only when
+** absent, and whole: written to a temporary file, synced, then linked to
+** its name (link(2) fails when the name exists, so of two processes
+** recording at once exactly one wins and the other reads its value),
+** then the directory synced. It is never rewritten.
+*/
+
+static int fact_read(const char *path, const char *name, char *recorded,
+                     size_t len, frond_error *err) {
+  frond__record r;
+  const char *v;
+  int rc = frond__record_read(&r, path, FACT_KIND, NULL, FROND_EIO, err);
+  if (rc != 0)
+    return rc; /* 1: absent */
+  v = frond__record_get(&r, "name");
+  if (v == NULL || strcmp(v, name) != 0 ||
+      frond__record_get_str(&r, "value", recorded, len) != 0)
+    return frond__fail(err, FROND_EIO,
+                       "%s: not the record of %s (edited or copied from "
+                       "elsewhere?)",
+                       path, name);
+  return 0;
+}
+
+static int fact_create(const char *dir, const char *path, const char *name,
+                       const char *value, frond_error *err) {
+  char tmp[PATH_MAX + 64];
+  frond__record r;
+  uint64_t rnd = 0;
+  int fd, n, rc = 0;
+  frond__record_init(&r, FACT_KIND);
+  frond__record_put(&r, "name", name);
+  frond__record_put(&r, "value", value);
+  if ((n = frond__record_finish(&r)) < 0)
+    return frond__fail(err, FROND_EINVAL, "%s: the record does not fit", path);
+  randombytes_buf(&rnd, sizeof(rnd)); /* a name no other writer picks */
+  snprintf(tmp, sizeof(tmp), "%s.%ld.%016llx.tmp", path, (long)getpid(),
+           (unsigned long long)rnd);
+  if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+    return frond__fail(err, FROND_EIO, "%s: %s", tmp, strerror(errno));
+  if (write(fd, r.text, (size_t)n) != n || fsync(fd) != 0)
+    rc = frond__fail(err, FROND_EIO, "%s: %s", tmp, strerror(errno));
+  close(fd);
+  if (rc == 0 && link(tmp, path) != 0)
+    rc = errno == EEXIST
+             ? 1
+             : frond__fail(err, FROND_EIO, "%s: %s", path, strerror(errno));
+  unlink(tmp);
+  if (rc == 0 && (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+    if (fsync(fd) != 0)
+      rc = frond__fail(err, FROND_EIO, "%s: %s", dir, strerror(errno));
+    close(fd);
+  }
+  return rc;
+}
+
+int frond__dir_fact(void *ctx, const char *name, const char *value,
+                    char *recorded, size_t len, char *where, size_t wlen,
+                    frond_error *err) {
+  const char *dir = ctx;
+  char path[PATH_MAX];
+  int rc, i;
+  if ((size_t)snprintf(path, sizeof(path), "%s/frond-fact-%s", dir, name) >=
+      sizeof(path) - 64)
+    return frond__fail(err, FROND_EINVAL, "data directory: path too long");
+  snprintf(where, wlen, "the file %s", path);
+  for (i = 0; i < 3; i++) {
+    if ((rc = fact_read(path, name, recorded, len, err)) != 1)
+      return rc;
+    if ((rc = fact_create(dir, path, name, value, err)) != 1) {
+      if (rc == 0)
+        snprintf(recorded, len, "%s", value);
+      return rc;
+    }
+  }
+  return frond__fail(err, FROND_EIO, "%s: appears and vanishes", path);
+}

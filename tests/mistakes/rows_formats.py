@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+rows_formats.py -- mistakes with ID formats: order numbers and keyed
+sequences whose key or parameters differ between the processes that share
+them, daily sequences on a multi: store, and the 128-bit formats whose
+uniqueness rests on random bits.
+"""
+import json
+import os
+import re
+import threading
+import time
+
+from common import check, row, parallel, zookeeper, Failure
+
+KEY1 = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+KEY2 = "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100"
+
+
+def _frond_ok(run, d, *args):
+    r = run.frond(list(args), d)
+    check(r.returncode == 0, "frond %s: exit %d: %s" %
+          (" ".join(args), r.returncode, r.stderr.strip()))
+    return r.stdout
+
+
+def _to_the_end(srv, name, seed, cap=400):
+    """Batches of 20 to 255 strings of format `name` until the period is
+    used up (SEQUENCE_EXHAUSTED); every string answered."""
+    got = []
+    for i in range(cap):
+        n = 20 + (seed * 7919 + i * 104729) % 236
+        st, body = srv.get("/v1/format/%s?count=%d" % (name, n), timeout=60)
+        if st == 503 and json.loads(body)["error"]["code"] == \
+                "SEQUENCE_EXHAUSTED":
+            return got
+        check(st == 200, "%s %s: %d %s" % (srv.name, name, st, body[:300]))
+        got += json.loads(body)["ids"]
+    raise Failure("%s: not used up after %d batches" % (name, cap))
+
+
+@row("seq-multi-typo-batches",
+     "one node's multi: URI names member b at a path that does not exist "
+     "(it serves from member a alone); a daily sequence is taken in "
+     "batches to the end of the day from that node and a correct one")
+def seq_multi_typo_batches(run):
+    d = run.subdir("db")
+    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (d, d)
+    typo = "multi:sqlite://%s/a.db|sqlite://%s/dbb/b.db" % (d, d)
+    day = time.strftime("%Y%m%d", time.gmtime())
+    tags = ["t%d" % i for i in range(6)]
+    args = ["--segment-wait-ms", "20000"]
+    for t in tags:
+        _frond_ok(run, d, "tag", "create", t, "--step", "100", "--store",
+                  store)
+        # The day's row exists on both members (the node with the typo
+        # cannot make it: that needs every member).
+        _frond_ok(run, d, "tag", "create", "%s:%s" % (t, day), "--step",
+                  "10", "--store", store)
+        args += ["--format." + t, "seq:tag=%s,digits=4" % t]
+    srvs = [run.serve(run.subdir("n1"), ["--store", typo] + args),
+            run.serve(run.subdir("n2"), ["--store", store] + args)]
+    lists = []
+    for t in tags:
+        outs = [None] * 4
+
+        def go(i, t=t):
+            outs[i] = _to_the_end(srvs[i % 2], t, i)
+        ths = [threading.Thread(target=go, args=(i,)) for i in range(4)]
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join(300)
+        check(None not in outs, "%s: a client failed" % t)
+        got = sum(outs, [])
+        if any(x[:8] != day for x in got):
+            raise Failure("the UTC day changed during the row: run it again")
+        # Each tag's numbers are their own: named by the tag.
+        lists.append(["%s %s" % (t, x) for x in got])
+    run.unique(lists, "numbers of one day")
+
+
+def _key_file(d, text):
+    path = os.path.join(d, "order.keys")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+    return path
+
+
+def _node(run, name, keys, spec, args):
+    """A server in its own directory with its own key file and format.o."""
+    d = run.subdir(name)
+    return run.serve(d, ["--order-key-file", _key_file(d, keys),
+                         "--format.o", spec] + list(args), name=name,
+                     wait=False)
+
+
+def _up_or_exited(srv, timeout=60):
+    """True once srv listens, False once it has exited."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not srv.alive():
+            return False
+        try:
+            if srv.get("/livez", timeout=2)[0] == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise Failure("%s neither listened nor exited within %ds:\n%s" %
+                  (srv.name, timeout, srv.output()))
+
+
+def _numbers(srv, n, batch=500):
+    out = []
+    while len(out) < n:
+        st, body = srv.get("/v1/format/o?count=%d" % min(batch, n - len(out)))
+        check(st == 200, "%s: %d %s" % (srv.name, st, body[:300]))
+        out += json.loads(body)["ids"]
+    return out
+
+
+def _fingerprint(srv):
+    m = re.search(r"format\.o: key fingerprint ([0-9a-f]{16})", srv.output())
+    check(m is not None, "%s logged no fingerprint:\n%s" %
+          (srv.name, srv.output()[-2000:]))
+    return m.group(1)
+
+
+def _second_refused_or_unique(run, a, b, per=3000):
+    """a serves (started first, it made the record); b must be refused with
+    KEY_MISMATCH naming a's fingerprint, another one of its own and the
+    record; if b serves instead, both issue per numbers and the verdict is
+    theirs."""
+    check(_up_or_exited(a), "%s did not start:\n%s" % (a.name, a.output()))
+    if _up_or_exited(b):
+        run.unique(parallel([lambda: _numbers(a, per),
+                             lambda: _numbers(b, per)]), "order numbers")
+        raise Failure("%s served with another key: nothing refused it" %
+                      b.name)
+    fa = _fingerprint(a)
+    m = re.search(r"fingerprint ([0-9a-f]{16}) here", b.output())
+    check(m is not None and m.group(1) != fa,
+          "%s's refusal names no fingerprint of its own:\n%s" %
+          (b.name, b.output()[-2000:]))
+    run.refused(b, "KEY_MISMATCH", "format.o", fa, "key.order.")
+
+
+@row("order-key-per-host",
+     "two servers share a store and issue order numbers of one tag, each "
+     "with its own key file (a key generated per host)")
+def order_key_per_host(run):
+    d = run.subdir("db")
+    store = "sqlite://%s/ids.db" % d
+    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
+              store)
+    spec = "order:digits=6,key=1,tag=orders"
+    a = _node(run, "a", "1:%s\n" % KEY1, spec, ["--store", store])
+    check(_up_or_exited(a), "a did not start:\n%s" % a.output())
+    b = _node(run, "b", "1:%s\n" % KEY2, spec, ["--store", store])
+    _second_refused_or_unique(run, a, b)
+    check("frond_meta" in b.output(), "the refusal does not say where")
+
+
+@row("order-rounds-changed",
+     "one of two servers sharing a store runs an order format with "
+     "rounds=10 under the same key version as the other's default 8")
+def order_rounds_changed(run):
+    d = run.subdir("db")
+    store = "sqlite://%s/ids.db" % d
+    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
+              store)
+    a = _node(run, "a", "1:%s\n" % KEY1, "order:digits=6,key=1,tag=orders",
+              ["--store", store])
+    check(_up_or_exited(a), "a did not start:\n%s" % a.output())
+    b = _node(run, "b", "1:%s\n" % KEY1,
+              "order:digits=6,key=1,rounds=10,tag=orders", ["--store", store])
+    _second_refused_or_unique(run, a, b)
+
+
+@row("order-key-rotated-one-node",
+     "a key is rotated on one server only: it issues key=2 while the other "
+     "still issues key=1, both sharing a store and a tag")
+def order_key_rotated_one_node(run):
+    d = run.subdir("db")
+    store = "sqlite://%s/ids.db" % d
+    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
+              store)
+    a = _node(run, "a", "1:%s\n" % KEY1, "order:digits=6,key=1,tag=orders",
+              ["--store", store])
+    b = _node(run, "b", "1:%s\n2:%s\n" % (KEY1, KEY2),
+              "order:digits=6,key=2,tag=orders", ["--store", store])
+    for s in (a, b):
+        check(_up_or_exited(s), "%s refused the rotation:\n%s" %
+              (s.name, s.output()[-2000:]))
+    lists = parallel([lambda: _numbers(a, 3000), lambda: _numbers(b, 3000)])
+    check(all(x[0] == "1" for x in lists[0]) and
+          all(x[0] == "2" for x in lists[1]), "versions: %r %r" %
+          (lists[0][:2], lists[1][:2]))
+    run.unique(lists, "order numbers")
+
+
+@row("order-snowflake-key-per-host-zk",
+     "two servers without a store, node IDs from ZooKeeper, issue order "
+     "numbers of snowflake IDs, each with its own key file")
+def order_snowflake_key_per_host_zk(run):
+    zk = "zk://%s/mistakes?report_ms=200&session_ms=4000&connect_ms=5000" % \
+        zookeeper(run)
+    spec = "order:digits=19,key=1"
+    args = ["--store", "none", "--coordinator", zk]
+    a = _node(run, "a", "1:%s\n" % KEY1, spec, args)
+    check(_up_or_exited(a), "a did not start:\n%s" % a.output())
+    b = _node(run, "b", "1:%s\n" % KEY2, spec, args)
+    _second_refused_or_unique(run, a, b, per=2000)
+    check("ZooKeeper" in b.output(), "the refusal does not say where")
+
+
+@row("node-scoped-forced-random",
+     "two servers (node IDs 1 and 2) issue uuid7, ulid and objectid with "
+     "scope=node while their random bits are equal (forced, as two "
+     "processes that seeded from one snapshot would draw them)")
+def node_scoped_forced_random(run):
+    env = {"FROND_TEST_ID128_KEY": "07" * 16}
+    args = []
+    for kind in ("uuid7", "ulid", "objectid"):
+        args += ["--format." + kind, kind + ":scope=node"]
+    srvs = [run.serve(run.subdir("n%d" % node), args +
+                      ["--coordinator", "static:%d" % node], env=env)
+            for node in (1, 2)]
+
+    def take(srv, kind, n=6000):
+        out = []
+        while len(out) < n:
+            st, body = srv.get("/v1/format/%s?count=1000" % kind)
+            check(st == 200, "%s %s: %d %s" % (srv.name, kind, st,
+                                               body[:300]))
+            out += json.loads(body)["ids"]
+        return out
+    lists = []
+    for kind in ("uuid7", "ulid", "objectid"):
+        lists += parallel([lambda s=s, k=kind: take(s, k) for s in srvs])
+    run.unique(lists, "UUIDs, ULIDs and ObjectIds")
