@@ -77,7 +77,8 @@ extern "C" {
   XX(25, ID_TOO_LARGE, "ID does not fit the format's width")                   \
   XX(26, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")      \
   XX(27, WOULD_BLOCK, "the call would wait on the store")                      \
-  XX(28, STORE_MEMBER, "database is another member of a multi: store")
+  XX(28, STORE_MEMBER, "database is another member of a multi: store")         \
+  XX(29, CONFIG, "the configuration cannot be used as given")
 
 typedef enum {
   FROND_OK = 0,

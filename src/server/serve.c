@@ -363,7 +363,8 @@ int frond__cli_serve(int argc, char **argv) {
     argv++;
   }
   if (frond__config_load(&srv.cfg, argc, argv, &action, &err) != 0) {
-    fprintf(stderr, "frond serve: %s\n", err.message);
+    fprintf(stderr, "frond serve: %s: %s\n", frond_err_name(err.code),
+            err.message);
     return 2;
   }
   switch (action) {

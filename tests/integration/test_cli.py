@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """
 test_cli.py -- the `frond` command as a user drives it: output formats,
-exit codes, the high-water file across runs, kills and concurrent runs, and
-tag administration against a SQLite store.
+exit codes, the high-water file across runs, kills and concurrent runs,
+tag administration against a SQLite store, and unknown FROND_* variables
+refused.
 
 Every run happens in a fresh temporary directory with the FROND_*
 environment variables cleared, so nothing outside the test leaks in.
@@ -692,6 +693,41 @@ def test_bench_table():
     shutil.rmtree(d)
 
 
+# ------------------------------------------------------ the environment
+
+def test_unknown_variable_refused():
+    """A FROND_* variable Frond does not read stops every subcommand that
+    reads FROND_* variables before it does anything, naming the nearest
+    one it reads; --help still answers, and a subcommand that reads none
+    runs."""
+    d = ft.tempdir()
+    cases = [(["tag", "create", "orders"], "FROND_STORE_URI", "FROND_STORE"),
+             (["next", "--segment", "orders"], "FROND_STORE_URI",
+              "FROND_STORE"),
+             (["next"], "FROND_DATADIR", "FROND_DATA_DIR"),
+             (["node", "list"], "FROND_COORDINATR", "FROND_COORDINATOR"),
+             (["decode", "--format", "order:digits=12,key=1", "1"],
+              "FROND_ORDER_KEYS", "FROND_ORDER_KEY")]
+    for args, var, near in cases:
+        r = frond(args, d, env=clean_env(**{var: "sqlite:elsewhere.db"}))
+        check(r.returncode == 2 and r.stdout == "" and
+              "CONFIG: unknown variable %s; did you mean %s?" % (var, near)
+              in r.stderr,
+              "frond %s with %s: exit %d: %r" % (" ".join(args), var,
+                                                 r.returncode, r.stderr))
+    check(os.listdir(d) == [], "refused runs left files: %r" % os.listdir(d))
+    env = clean_env(FROND_STORE_URI="x")
+    r = frond(["tag", "--help"], d, env=env)
+    check(r.returncode == 0 and "usage" in r.stdout, r.stderr)
+    r = frond(["layouts"], d, env=env)
+    check(r.returncode == 0, "layouts reads no variable: %r" % r.stderr)
+    # The variables Frond documents pass: the suites' own, test hooks.
+    r = frond(["tag", "list", "--json"], d, env=clean_env(
+        FROND_BIN="x", FROND_TEST_WEDGE_MS="1", FROND_CHAOS_KEEP="1",
+        FROND_STORE="sqlite:ok.db"))
+    check(r.returncode == 0, r.stderr)
+    shutil.rmtree(d)
+
 if __name__ == "__main__":
     ft.main([
         test_version_and_help,
@@ -709,4 +745,5 @@ if __name__ == "__main__":
         test_tag_commands,
         test_tag_list_table,
         test_bench_table,
+        test_unknown_variable_refused,
     ])

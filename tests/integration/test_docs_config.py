@@ -6,7 +6,8 @@ key with its variable, flag, type, default and range as `frond serve
 --list-keys` and `--help` give them, tried with `frond serve
 --print-config` (bounds and just beyond, units, addresses, every word of
 an enum); the defaults wherever the docs show them; the example files
-read by `frond serve`.
+read by `frond serve`; the FROND_* variables Frond reads besides the
+keys', and the refusal of any other.
 """
 import os
 import re
@@ -270,6 +271,41 @@ def test_config_examples():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_environment():
+    """The variables Frond reads besides the keys' (config_load.c) are the
+    ones the reference lists, each accepted in the environment of `frond
+    serve`; any other FROND_* variable is refused with CONFIG."""
+    src = read("src/server/config_load.c")
+    others = set(re.findall(r'^\s*\{"(FROND_[A-Z0-9_]+)",', src, re.M))
+    if "{FROND_ORDER_KEY_ENV," in src:
+        others.add("FROND_ORDER_KEY")
+    reserved = re.search(r"reserved\[\]\s*=\s*\{([^}]*)\}", src)
+    ft.check(reserved, "config_load.c: no reserved prefixes")
+    prefixes = {p + "*" for p in re.findall(r'"(FROND_[A-Z_]+_)"',
+                                            reserved.group(1))}
+    ft.check(len(others) >= 5 and len(prefixes) >= 2,
+             "config_load.c: the lists were not found")
+    keys = {"FROND_" + k.upper().replace(".", "_") for k in list_keys()}
+    page = read("docs/reference/configuration.md")
+    sec = page.split("## Environment of the `frond` command", 1)
+    ft.check(len(sec) == 2, "configuration.md: no environment section")
+    documented = set()
+    for r in table_rows(sec[1].split("\n## ", 1)[0]):
+        v = unbacktick(r[0])
+        if re.match(r"^FROND_[A-Z0-9_]+\*?$", v) and v not in keys:
+            documented.add(v)
+    diff("configuration.md: the variables Frond reads besides the keys'",
+         documented, others | prefixes)
+    for v in sorted(others | {p.replace("*", "X") for p in prefixes}):
+        r = print_config(env={v: "1"})
+        ft.check(r.returncode == 0, "%s is documented, and refused: %s"
+                 % (v, r.stderr))
+    r = print_config(env={"FROND_STORE_URI": "postgresql://db/x"})
+    ft.check(r.returncode == 2 and "CONFIG" in r.stderr and
+             "did you mean FROND_STORE?" in r.stderr, r.stderr)
+
+
 if __name__ == "__main__":
     ft.main([test_config_reference, test_serve_help,
-             test_config_defaults_everywhere, test_config_examples])
+             test_config_defaults_everywhere, test_config_examples,
+             test_environment])

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+rows_config.py -- configuration mistakes: a misspelt variable, a key given
+twice.
+
+A start that should be refused is watched until it exits or listens: a
+server that listens on a configuration it should have refused fails the
+row, as does one that neither exits nor listens (retrying for ever).
+"""
+import os
+import time
+
+import common
+from common import check, row
+
+import frondtest as ft
+
+TAG = "orders"
+
+
+def start_outcome(proc, port, timeout=30):
+    """Until the process exits ("exited") or its HTTP port answers /livez
+    ("listening"); "running" when neither happened within timeout (a
+    start that retries for ever)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not proc.alive():
+            return "exited"
+        try:
+            if proc.get("/livez", timeout=2)[0] == 200:
+                return "listening"
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return "running"
+
+
+def must_refuse_start(run, cwd, args, code, *words, env=None, timeout=30):
+    """`frond serve` with args must exit non-zero, quickly, with code and
+    words; listening or retrying fails the row."""
+    s = run.serve(cwd, args, env=env, wait=False)
+    t0 = time.monotonic()
+    got = start_outcome(s, s.port, timeout)
+    check(got == "exited", "frond serve %s: %s after %.1fs instead of "
+          "exiting:\n%s" % (" ".join(args), got, time.monotonic() - t0,
+                            s.output()[-2000:]))
+    run.refused(s, code, *words)
+    return s
+
+
+@row("config-misspelt-store-variable",
+     "two nodes meant to share PostgreSQL, started with FROND_STORE_URI "
+     "(FROND_STORE misspelt): each fell back to its own SQLite file")
+def misspelt_store_variable(run):
+    pg = run.postgres()
+    env = {"FROND_STORE_URI": pg.uri}
+    lists = []
+    for i in range(2):
+        d = run.subdir("node%d" % i)
+        r = run.frond(["tag", "create", TAG, "--step", "1000"], d, env=env)
+        if r.returncode != 0:
+            run.refused(r, "CONFIG", "FROND_STORE_URI", "FROND_STORE")
+            s = must_refuse_start(run, d, [], "CONFIG", "FROND_STORE_URI",
+                                  "did you mean FROND_STORE?", env=env)
+            continue
+        s = run.serve(d, ["--node", str(i)], env=env)
+        s.wait_ready()
+        lists.append(s.ids("/v1/segment/%s" % TAG, 3000))
+    if lists:
+        run.unique(lists, "segment IDs of tag %s" % TAG)
+
+
+@row("config-key-twice",
+     "a configuration file giving store twice (and format.orders twice): "
+     "the last line won silently")
+def key_twice(run):
+    d = run.subdir("node")
+    conf = os.path.join(d, "frond.conf")
+    with open(conf, "w") as f:
+        f.write("# shared store\nstore = sqlite:shared.db\nnode = 1\n\n"
+                "# later, someone's local test\nstore = sqlite:local.db\n")
+    must_refuse_start(run, d, ["--config", conf], "CONFIG", "store",
+                      "line 2", "line 6")
+    with open(conf, "w") as f:
+        f.write("format.orders = order:digits=12\n"
+                "format.orders = order:digits=14\n")
+    must_refuse_start(run, d, ["--config", conf], "CONFIG", "format.orders",
+                      "line 1", "line 2")
