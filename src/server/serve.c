@@ -21,6 +21,7 @@
 #include "base/base.h"
 #include "core/core.h"
 #include "core/high_water.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "server/server.h"
 
@@ -118,10 +119,17 @@ static void on_tick(uv_timer_t *t) {
   int ready;
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
+    /* Retried whatever the failure: the server runs already, and a
+    ** database made or a password fixed meanwhile is taken up. */
     if (open_seg(srv, &err) == 0)
       frond_log(FROND_LOG_INFO, "store reached: segment IDs available");
-    else
+    else if (frond__db_transient(err.code))
       frond_log(FROND_LOG_WARN, "store still not reached: %s", err.message);
+    else
+      frond_log(FROND_LOG_ERROR,
+                "store refuses: %s: %s (fix the store or the configuration; "
+                "retrying)",
+                frond_err_name(err.code), err.message);
     seg = srv->seg;
   }
   if (srv->seg_enabled && seg == NULL) {
@@ -289,10 +297,12 @@ static int start(frond__server *srv) {
   (void)frond__layout_warn_end(&srv->layout, frond_clock_realtime(NULL));
   /* A store that cannot be reached does not stop the start: snowflake IDs
   ** do not need it, and it is retried until it answers (not ready until
-  ** then). A store URI that can never work does. */
+  ** then). A store that can never work as configured does: a URI it
+  ** cannot take, or what the database said for good (no such database,
+  ** user or directory, a wrong password: STORE_PERMANENT). */
   srv->seg_enabled = strcmp(srv->cfg.store, "none") != 0;
   if (srv->seg_enabled && open_seg(srv, &err) != 0) {
-    if (err.code != FROND_ESTORE)
+    if (!frond__db_transient(err.code))
       goto fail;
     frond_log(FROND_LOG_WARN, "store not reached, retrying: %s", err.message);
     err.code = 0;

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """
 rows_config.py -- configuration mistakes: a misspelt variable, a key given
-twice.
+twice, a store that can never work.
 
 A start that should be refused is watched until it exits or listens: a
 server that listens on a configuration it should have refused fails the
@@ -48,6 +48,22 @@ def must_refuse_start(run, cwd, args, code, *words, env=None, timeout=30):
     return s
 
 
+def pg_password_role(run, pg, role, password):
+    """A role that logs in with a password (scram) over TCP, the rest of
+    the server staying "trust"; pg.sh's cluster lives in pg.dir/data."""
+    pg.sql("CREATE ROLE %s LOGIN PASSWORD '%s'" % (role, password))
+    pg.sql("GRANT ALL ON DATABASE postgres TO %s" % role)
+    pg.sql("GRANT ALL ON SCHEMA public TO %s" % role)
+    hba = os.path.join(pg.dir, "data", "pg_hba.conf")
+    with open(hba) as f:
+        old = f.read()
+    with open(hba, "w") as f:
+        f.write("host all %s 127.0.0.1/32 scram-sha-256\n" % role + old)
+    pg.sql("SELECT pg_reload_conf()")
+    host = pg.uri.split("@", 1)[1]
+    return "postgresql://%s:%%s@%s" % (role, host)
+
+
 @row("config-misspelt-store-variable",
      "two nodes meant to share PostgreSQL, started with FROND_STORE_URI "
      "(FROND_STORE misspelt): each fell back to its own SQLite file")
@@ -86,3 +102,62 @@ def key_twice(run):
                 "format.orders = order:digits=14\n")
     must_refuse_start(run, d, ["--config", conf], "CONFIG", "format.orders",
                       "line 1", "line 2")
+
+
+@row("store-sqlite-missing-directory",
+     "a SQLite store in a directory that does not exist: retried every 3 s "
+     "for ever, as if the database were down")
+def sqlite_missing_directory(run):
+    d = run.subdir("node")
+    missing = os.path.join(run.dir, "no-such-dir", "frond.db")
+    must_refuse_start(run, d, ["--store", "sqlite://" + missing],
+                      "STORE_PERMANENT", missing, "unable to open",
+                      "does not exist")
+
+
+@row("store-pg-unknown-database",
+     "a PostgreSQL store naming a database that does not exist")
+def pg_unknown_database(run):
+    pg = run.postgres()
+    d = run.subdir("node")
+    uri = pg.uri.rsplit("/", 1)[0] + "/no_such_db"
+    must_refuse_start(run, d, ["--store", uri], "STORE_PERMANENT",
+                      "3D000", "no_such_db")
+
+
+@row("store-pg-bad-password",
+     "a PostgreSQL store with a wrong password")
+def pg_bad_password(run):
+    pg = run.postgres()
+    d = run.subdir("node")
+    uri = pg_password_role(run, pg, "frond_pw", "right")
+    # The right password works, so that the refusal below is the password's.
+    run.ok(["tag", "create", TAG, "--store", uri % "right"], d)
+    s = must_refuse_start(run, d, ["--store", uri % "wrong"],
+                          "STORE_PERMANENT", "28P01", "frond_pw")
+    check("wrong" not in s.output(), "the password is shown:\n%s" %
+          s.output())
+
+
+@row("store-mysql-unknown-database",
+     "a MariaDB store naming a database that does not exist")
+def mysql_unknown_database(run):
+    db = run.mariadb()
+    d = run.subdir("node")
+    must_refuse_start(run, d, ["--store", "mysql://root@127.0.0.1:%d/nope"
+                               % db.port], "STORE_PERMANENT", "1049")
+
+
+@row("store-mysql-bad-password",
+     "a MariaDB store with a wrong password")
+def mysql_bad_password(run):
+    db = run.mariadb()
+    d = run.subdir("node")
+    db.sql("CREATE USER 'frond_pw'@'%' IDENTIFIED BY 'right'; "
+           "GRANT ALL ON frond.* TO 'frond_pw'@'%'")
+    uri = "mysql://frond_pw:%%s@127.0.0.1:%d/frond" % db.port
+    run.ok(["tag", "create", TAG, "--store", uri % "right"], d)
+    s = must_refuse_start(run, d, ["--store", uri % "wrong"],
+                          "STORE_PERMANENT", "1045", "frond_pw")
+    check("wrong" not in s.output(), "the password is shown:\n%s" %
+          s.output())
