@@ -253,6 +253,10 @@ typedef struct frond_db_uri {
 ** fuzzed. 0 or STORE_URI with a message. */
 int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err);
 
+/* What frond__db_open checks in uri before it connects, with the default
+** options (sqlite::memory: refused): 0 or STORE_URI. Pure. */
+int frond__db_uri_check(const char *uri, frond_error *err);
+
 /* Where the password of a scheme://user:password@host... URI is: 1 with
 ** [*from, *to) in uri, or 0 when it has none. For messages, which never
 ** show it. */

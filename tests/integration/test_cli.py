@@ -3,8 +3,8 @@
 """
 test_cli.py -- the `frond` command as a user drives it: output formats,
 exit codes, the high-water file across runs, kills and concurrent runs,
-tag administration against a SQLite store, and unknown FROND_* variables
-refused.
+tag administration against a SQLite store, unknown FROND_* variables
+refused, and what `frond serve --print-config` checks.
 
 Every run happens in a fresh temporary directory with the FROND_*
 environment variables cleared, so nothing outside the test leaks in.
@@ -728,6 +728,43 @@ def test_unknown_variable_refused():
     check(r.returncode == 0, r.stderr)
     shutil.rmtree(d)
 
+
+# What a start refuses before it reaches anything: (flags, code).
+PREFLIGHT_REFUSALS = [
+    (lambda port: ["--store", "mysql://h/"], "STORE_URI"),
+    (lambda port: ["--node", "1024"], "NODE_RANGE"),
+    (lambda port: ["--coordinator", "zk://h:1/a/b"], "INVAL"),
+    (lambda port: ["--listen", "0.0.0.0:%d" % port], "INVAL"),
+    (lambda port: ["--layout", "time=50,node=10,seq=12"], "LAYOUT_INVALID"),
+    (lambda port: ["--format.x", "order:digits=12,key=1"], "KEY_INVALID"),
+]
+
+
+def test_print_config_checks():
+    """--print-config prints the configuration, then runs the checks a
+    start makes before it reaches anything: exit 1, naming the code, where
+    the start refuses; 0 where it would go on."""
+    d = ft.tempdir()
+    base = ["--listen", "127.0.0.1:%d" % ft.free_port(), "--resp-listen",
+            "off"]
+    r = frond(["serve", "--print-config"] + base, d)
+    check(r.returncode == 0 and r.stderr == "", r.stderr)
+    for bad, code in PREFLIGHT_REFUSALS:
+        r = frond(["serve", "--print-config"] + base + bad(1), d)
+        check(r.returncode == 1 and "node = " in r.stdout and
+              "frond serve: %s: " % code in r.stderr and
+              "(a start would refuse it)" in r.stderr,
+              "print-config %r: exit %d %r" % (bad(1), r.returncode,
+                                               r.stderr))
+        # The start refuses the same way.
+        r = frond(["serve", "--store", "none", "--data-dir", d] + base +
+                  bad(1), d, timeout=60)
+        check(r.returncode == 1 and "cannot start: %s: " % code in r.stderr,
+              "serve %r: exit %d %r" % (bad(1), r.returncode, r.stderr))
+    check(os.listdir(d) == [], "--print-config made files: %r"
+          % os.listdir(d))
+    shutil.rmtree(d)
+
 if __name__ == "__main__":
     ft.main([
         test_version_and_help,
@@ -746,4 +783,5 @@ if __name__ == "__main__":
         test_tag_list_table,
         test_bench_table,
         test_unknown_variable_refused,
+        test_print_config_checks,
     ])

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """
 rows_config.py -- configuration mistakes: a misspelt variable, a key given
-twice, a store that can never work.
+twice, a configuration `--print-config` passes and `serve` refuses, a
+store that can never work.
 
 A start that should be refused is watched until it exits or listens: a
 server that listens on a configuration it should have refused fails the
@@ -102,6 +103,38 @@ def key_twice(run):
                 "format.orders = order:digits=14\n")
     must_refuse_start(run, d, ["--config", conf], "CONFIG", "format.orders",
                       "line 1", "line 2")
+
+
+def print_config_refuses(run, args, code, *words):
+    d = run.subdir("print")
+    r = run.frond(["serve", "--print-config"] + args, d)
+    run.refused(r, code, *words)
+    # And the start itself refuses with the same code.
+    must_refuse_start(run, d, args, code, *words)
+
+
+@row("config-print-bad-store-uri",
+     "--print-config on a store URI that can never work")
+def print_bad_store_uri(run):
+    print_config_refuses(run, ["--store", "postgres:/db.example/frond"],
+                         "STORE_URI", "postgres:/db.example/frond")
+
+
+@row("config-print-bad-layout",
+     "--print-config on a layout of 64 bits")
+def print_bad_layout(run):
+    print_config_refuses(run, ["--layout", "time=42,node=10,seq=12"],
+                         "LAYOUT_INVALID", "time 42", "64")
+
+
+@row("config-print-wildcard-no-token",
+     "--print-config on listen = 0.0.0.0 without an admin token")
+def print_wildcard_no_token(run):
+    d = run.subdir("print")
+    port = ft.free_port()
+    r = run.frond(["serve", "--print-config", "--listen",
+                   "0.0.0.0:%d" % port, "--resp-listen", "off"], d)
+    run.refused(r, "INVAL", "admin_token", "0.0.0.0:%d" % port)
 
 
 @row("store-sqlite-missing-directory",

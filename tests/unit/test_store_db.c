@@ -263,6 +263,10 @@ static void test_open_errors(void **state) {
   assert_non_null(strstr(e.message, "the directory /nonexistent-dir does not "
                                     "exist"));
   assert_null(db);
+  assert_int_equal(frond__db_uri_check("sqlite::memory:", &e),
+                   FROND_ESTORE_URI);
+  assert_int_equal(frond__db_uri_check("sqlite:///nonexistent-dir/x.db", &e),
+                   0);
 }
 
 /* ---- templates ---- */
