@@ -25,6 +25,8 @@ typedef struct cli_cmd {
 static const cli_cmd commands[] = {
     {"serve", frond__cli_serve, 0, /* its configuration checks them */
      "run the server (HTTP and the Redis protocol)"},
+    {"check", frond__cli_check, 0, /* as serve */
+     "check a server's configuration, store and coordinator before a start"},
     {"next", frond__cli_next, 1, "issue snowflake or segment IDs"},
     {"decode", frond__cli_decode, 1, "split snowflake IDs into their fields"},
     {"layouts", frond__cli_layouts, 0,

@@ -84,6 +84,15 @@ static int start_generator(frond__server *srv, frond_error *err) {
   return 0;
 }
 
+int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
+                               char *buf, size_t len, frond_error *err) {
+  frond_coord_options_init(co);
+  if (identity(srv, co, buf, len, err) != 0)
+    return -1;
+  co->cache_dir = srv->cfg.data_dir;
+  return 0;
+}
+
 static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int;
 static uv_async_t loop_ended;

@@ -19,12 +19,17 @@ typedef struct frond__server frond__server;
 ** a port each), node against coordinator, the coordinator's URI and the
 ** node ID in the layout, the layout, the advertised identity, the store's
 ** URI, the ID formats and their keys (built into srv:
-** frond__formats_free). start() and --print-config both run this one
-** function, so that --print-config never passes a configuration a start
+** frond__formats_free). start(), --print-config and `frond check` all run
+** this one function, so that neither passes a configuration a start
 ** refuses. What depends on the host rather than the configuration (the
-** data directory, free ports) is not looked at. 0, or -1 with err
-** filled.
+** data directory, free ports) is `frond check`'s to look at. 0, or -1
+** with err filled.
 */
 int frond__serve_preflight(frond__server *srv, frond_error *err);
+/* The options a start opens the coordinator with (after the preflight):
+** this node's identity (buf, len hold it when derived), the data directory
+** for the cache file. 0, or -1 with err filled. */
+int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
+                               char *buf, size_t len, frond_error *err);
 
 #endif /* FROND_SERVE_H */

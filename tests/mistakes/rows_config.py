@@ -2,12 +2,13 @@
 """
 rows_config.py -- configuration mistakes: a misspelt variable, a key given
 twice, a configuration `--print-config` passes and `serve` refuses, a
-store that can never work.
+store that can never work, and `frond check` before a start.
 
 A start that should be refused is watched until it exits or listens: a
 server that listens on a configuration it should have refused fails the
 row, as does one that neither exits nor listens (retrying for ever).
 """
+import json
 import os
 import time
 
@@ -194,3 +195,96 @@ def mysql_bad_password(run):
                           "STORE_PERMANENT", "1045", "frond_pw")
     check("wrong" not in s.output(), "the password is shown:\n%s" %
           s.output())
+
+
+# ---- frond check
+
+def check_cmd(run, cwd, args, env=None):
+    return run.frond(["check"] + list(args), cwd, env=env)
+
+
+@row("check-good-configuration",
+     "frond check before starting a node on a good configuration: a "
+     "shared PostgreSQL store and a lease coordinator")
+def check_good(run):
+    pg = run.postgres()
+    d = run.subdir("node")
+    port = ft.free_port()
+    args = ["--store", pg.uri, "--coordinator", "lease+" + pg.uri,
+            "--listen", "127.0.0.1:%d" % port, "--resp-listen", "off"]
+    r = check_cmd(run, d, args)
+    check(r.returncode == 0, "frond check refused a good configuration "
+          "(exit %d):\n%s" % (r.returncode, r.stdout + r.stderr))
+    for what in ("config", "store", "coordinator", "layout", "clock",
+                 "node"):
+        check("ok   %s" % what in r.stdout or "warn %s" % what in r.stdout,
+              "frond check has no line for %s:\n%s" % (what, r.stdout))
+    # Read only: it claimed nothing, so a node starts and takes node 0.
+    s = run.serve(d, args[:4])
+    s.wait_ready()
+    ids = s.ids("/v1/snowflake", 1000)
+    run.unique([ids], "snowflake IDs")
+    check(all((x >> 12) & 1023 == 0 for x in ids), "the node after "
+          "frond check is not node 0")
+
+
+@row("check-bad-configurations",
+     "frond check on each configuration a start refuses or that could "
+     "repeat an ID: it must fail, naming why")
+def check_bad(run):
+    pg = run.postgres()
+    d = run.subdir("node")
+    conf = os.path.join(d, "twice.conf")
+    with open(conf, "w") as f:
+        f.write("store = sqlite:a.db\nstore = sqlite:b.db\n")
+    missing = os.path.join(run.dir, "no-such-dir", "frond.db")
+    pw = pg_password_role(run, pg, "frond_pw", "right")
+    cases = [
+        ([], {"FROND_STORE_URI": pg.uri}, "CONFIG",
+         ["FROND_STORE_URI", "FROND_STORE"]),
+        (["--config", conf], None, "CONFIG", ["line 1", "line 2"]),
+        (["--store", "postgres:/x"], None, "STORE_URI", []),
+        (["--layout", "time=42,node=10,seq=12"], None, "LAYOUT_INVALID", []),
+        (["--listen", "0.0.0.0:%d" % ft.free_port()], None, "INVAL",
+         ["admin_token"]),
+        (["--store", "sqlite://" + missing], None, "STORE_PERMANENT",
+         ["does not exist"]),
+        (["--store", pw % "wrong"], None, "STORE_PERMANENT", ["28P01"]),
+    ]
+    for args, env, code, words in cases:
+        r = check_cmd(run, d, args + ["--resp-listen", "off"], env=env)
+        run.refused(r, code, "FAIL", *words)
+    # The fleet's layout differs from this node's.
+    lease = "lease+" + pg.uri
+    s = run.serve(d, ["--coordinator", lease, "--layout", "twitter",
+                      "--store", "none"])
+    s.wait_ready()
+    s.stop()
+    r = check_cmd(run, d, ["--coordinator", lease, "--store", "none",
+                           "--resp-listen", "off"])
+    run.refused(r, "LAYOUT_MISMATCH", "FAIL", "twitter")
+    # A live process holds the node ID this one would use.
+    s = run.serve(d, ["--node", "5", "--store", "none"])
+    r = check_cmd(run, d, ["--node", "5", "--store", "none",
+                           "--resp-listen", "off"])
+    run.refused(r, "NODE_IN_USE", "FAIL", "5")
+    s.stop()
+    # The data directory's high-water file of node 6 was written under the
+    # twitter layout, whose IDs today are far above any of frond's: a start
+    # under frond has no ID above them for years.
+    s = run.serve(d, ["--node", "6", "--store", "none", "--layout",
+                      "twitter"])
+    s.stop()
+    r = check_cmd(run, d, ["--node", "6", "--store", "none",
+                           "--resp-listen", "off"])
+    run.refused(r, "LAYOUT_INVALID", "FAIL", "high-water")
+    must_refuse_start(run, d, ["--node", "6", "--store", "none"],
+                      "LAYOUT_INVALID")
+    r = check_cmd(run, d, ["--node", "5", "--store", "none", "--json",
+                           "--resp-listen", "off"])
+    check(r.returncode == 0, "check --json after the node stopped: %s"
+          % (r.stdout + r.stderr))
+    rows = json.loads(r.stdout)
+    check(isinstance(rows, list) and all(
+        x.get("status") in ("ok", "warn", "fail", "skip") for x in rows),
+        "check --json: %r" % rows)
