@@ -6,9 +6,15 @@
 ** The input is the text of a config file (format.<name> lines build their
 ** ID format to check the spec). Invariants beyond "no crash":
 ** parsing is a pure function of the text; a refusal is INVAL with a
-** message naming the line; an accepted configuration, printed with
-** --print-config's printer, reads back to a configuration that prints the
-** same.
+** message naming the line, or CONFIG for a key given twice, naming the
+** later line and the earlier one before it; an accepted configuration,
+** printed with --print-config's printer, reads back to a configuration
+** that prints the same.
+**
+** The input's first line is also read as the name of a FROND_* variable
+** (frond__config_env_unknown): refused with CONFIG and "unknown variable",
+** or accepted, the same way twice; never refused when it is a key's
+** variable.
 */
 #include "server/config.h"
 
@@ -34,6 +40,24 @@ static char *printed(const frond__config *c, size_t *len) {
   return text;
 }
 
+/* The first line of text[0..size) as a variable's name. */
+static void env_name(const char *text, size_t size) {
+  const char *nl = memchr(text, '\n', size);
+  size_t n = nl ? (size_t)(nl - text) : size, rows, i;
+  const frond__cfg_row *row = frond__config_rows(&rows);
+  frond_error e = {0, ""}, e2 = {0, ""};
+  char env[80];
+  int r = frond__config_env_unknown(text, n, &e);
+  check(frond__config_env_unknown(text, n, &e2) == r);
+  check(r == 0 || (r == FROND_ECONFIG && e.code == FROND_ECONFIG &&
+                   strncmp(e.message, "unknown variable ", 17) == 0 &&
+                   strcmp(e.message, e2.message) == 0));
+  for (i = 0; i < rows && r != 0; i++)
+    check(row[i].type == FROND__CFG_FORMAT ||
+          strlen(frond__config_env_name(&row[i], env, sizeof env)) != n ||
+          memcmp(env, text, n) != 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   frond__config a, b;
   frond_error ea = {0, ""}, eb = {0, ""};
@@ -47,6 +71,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   frond__config_defaults(&b);
   r = frond__config_parse(&a, copy, size, "fuzz", &ea);
   check(frond__config_parse(&b, copy, size, "fuzz", &eb) == r);
+  env_name(copy, size);
+  if (r == FROND_ECONFIG) {
+    int later = 0, first = 0, n = 0;
+    check(sscanf(ea.message,
+                 "fuzz:%d: %*s is given twice, on line %d and "
+                 "again on line %d:%n",
+                 &later, &first, &later, &n) == 3 &&
+          n > 0 && first > 0 && first < later &&
+          strcmp(ea.message, eb.message) == 0);
+    free(copy);
+    return 0;
+  }
   if (r != 0) {
     check(r == FROND_EINVAL && strncmp(ea.message, "fuzz:", 5) == 0 &&
           strcmp(ea.message, eb.message) == 0);

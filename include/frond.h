@@ -78,7 +78,9 @@ extern "C" {
   XX(26, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")      \
   XX(27, WOULD_BLOCK, "the call would wait on the store")                      \
   XX(28, STORE_MEMBER, "database is another member of a multi: store")         \
-  XX(29, KEY_MISMATCH, "format key differs from the one recorded")
+  XX(29, KEY_MISMATCH, "format key differs from the one recorded")             \
+  XX(30, CONFIG, "the configuration cannot be used as given")                  \
+  XX(31, STORE_PERMANENT, "the store refuses in a way retrying cannot fix")
 
 typedef enum {
   FROND_OK = 0,
@@ -482,7 +484,10 @@ FROND_EXPORT int frond_tag_validate(const char *tag, size_t len,
 ** default). Creates leaf_alloc when missing, reads the tag list (names and
 ** steps, in one pass) and starts the loader threads. Segments are loaded
 ** lazily on a tag's first use: a tag never used costs a few dozen bytes.
-** May block on the store. Errors: STORE_URI, STORE, NOMEM, INVAL.
+** May block on the store. Errors: STORE_URI, STORE (the store could not
+** be used now: down, busy, starting; worth retrying), STORE_PERMANENT (it
+** refuses for good: no such database, user or file, a wrong password, no
+** privilege; retrying will not help), NOMEM, INVAL.
 */
 FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
                                 const frond_seg_options *opts,

@@ -5,9 +5,11 @@
 ** Each subcommand is a function frond__cli_<name>(argc, argv) declared in
 ** cli.h, called with argv[0] set to its name; it parses its own options
 ** with args.c and prints its own help for --help, so `frond help CMD` is
-** simply `frond CMD --help`.
+** simply `frond CMD --help`. A subcommand that reads FROND_* variables
+** is not run while one of them is unknown (config_load.c).
 */
 #include "cli/cli.h"
+#include "server/config.h"
 #include "server/serve.h"
 
 #include <stdio.h>
@@ -16,17 +18,22 @@
 typedef struct cli_cmd {
   const char *name;
   int (*fn)(int argc, char **argv);
+  int env; /* reads FROND_* variables: an unknown one is refused first */
   const char *summary;
 } cli_cmd;
 
 static const cli_cmd commands[] = {
-    {"serve", frond__cli_serve, "run the server (HTTP and the Redis protocol)"},
-    {"next", frond__cli_next, "issue snowflake or segment IDs"},
-    {"decode", frond__cli_decode, "split snowflake IDs into their fields"},
-    {"layouts", frond__cli_layouts, "list the layout presets and their limits"},
-    {"tag", frond__cli_tag, "create, list and change segment tags"},
-    {"bench", frond__cli_bench, "measure the snowflake generator"},
-    {"node", frond__cli_node,
+    {"serve", frond__cli_serve, 0, /* its configuration checks them */
+     "run the server (HTTP and the Redis protocol)"},
+    {"check", frond__cli_check, 0, /* as serve */
+     "check a server's configuration, store and coordinator before a start"},
+    {"next", frond__cli_next, 1, "issue snowflake or segment IDs"},
+    {"decode", frond__cli_decode, 1, "split snowflake IDs into their fields"},
+    {"layouts", frond__cli_layouts, 0,
+     "list the layout presets and their limits"},
+    {"tag", frond__cli_tag, 1, "create, list and change segment tags"},
+    {"bench", frond__cli_bench, 0, "measure the snowflake generator"},
+    {"node", frond__cli_node, 1,
      "node IDs and the fleet's layout at a coordinator"},
 };
 
@@ -50,6 +57,15 @@ static const cli_cmd *find(const char *name) {
     if (strcmp(commands[i].name, name) == 0)
       return &commands[i];
   return NULL;
+}
+
+/* Does the command line ask for help only? */
+static int asks_help(int argc, char **argv) {
+  int i;
+  for (i = 2; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+      return 1;
+  return 0;
 }
 
 static int unknown(const char *name) {
@@ -94,5 +110,12 @@ int main(int argc, char **argv) {
   }
   if ((c = find(argv[1])) == NULL)
     return unknown(argv[1]);
+  if (c->env && !asks_help(argc, argv)) {
+    /* A misspelt variable is not read: its default would act instead. */
+    frond_error err = {0, ""};
+    if (frond__config_env_check(&err) != 0)
+      return frond__usage_error(c->name, "%s: %s", frond_err_name(err.code),
+                                err.message);
+  }
   return c->fn(argc - 1, argv + 1);
 }

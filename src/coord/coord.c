@@ -636,3 +636,58 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
   free_coord(c);
   return rc;
 }
+
+/* ---- a URI, checked without connecting ----------------------------------- */
+
+int frond__coord_uri_check(const char *uri, uint64_t max_node,
+                           frond_error *err) {
+  static const char *const reads[] = {"static:", "zk://", "lease+"};
+  char dburi[FROND_LEASE_DB_URI_MAX];
+  const char *name, *n;
+  size_t i, hosts, nlen;
+  frond_coord c;
+  int64_t v;
+  int rc = 0, known = 0;
+  if (!uri || !*uri)
+    uri = FROND_COORD_DEFAULT;
+  if (strlen(uri) >= FROND_COORD_URI_MAX)
+    return frond__fail(err, FROND_EINVAL, "coordinator URI too long");
+  for (i = 0; left_out[i].scheme != NULL; i++)
+    if (strncmp(uri, left_out[i].scheme, strlen(left_out[i].scheme)) == 0)
+      return frond__fail(err, FROND_EINVAL,
+                         "coordinator '%s...': built without %s",
+                         left_out[i].scheme, left_out[i].missing);
+  for (i = 0; i < FROND__ARRAY_SIZE(drivers); i++)
+    known |=
+        strncmp(uri, drivers[i]->zScheme, strlen(drivers[i]->zScheme)) == 0;
+  if (!known)
+    return frond__fail(err, FROND_EINVAL,
+                       "unknown coordinator '%s' (use static:N, "
+                       "zk://host:port/cluster, lease+sqlite:///path.db, "
+                       "lease+postgresql://... or lease+mysql://...)",
+                       uri);
+  /* The drivers' pure readers, as their xOpen reads the URI first. */
+  memset(&c, 0, sizeof(c));
+  if (strncmp(uri, reads[0], strlen(reads[0])) == 0) {
+    n = uri + strlen(reads[0]);
+    nlen = strcspn(n, "?");
+    if (nlen == 0 || frond__parse_i64(n, nlen, &v) != 0 || v < 0)
+      return frond__fail(err, FROND_EINVAL,
+                         "static coordinator wants static:N with N >= 0, "
+                         "not '%s'",
+                         uri);
+    if (n[nlen] == '?' &&
+        (rc = frond__coord_parse_query(&c, n + nlen + 1, err)) != 0)
+      return rc;
+    if ((uint64_t)v > max_node)
+      return frond__fail(err, FROND_ENODE_RANGE,
+                         "node %" PRId64 " does not fit the layout's node "
+                         "bits: at most %" PRIu64,
+                         v, max_node);
+  } else if (strncmp(uri, reads[1], strlen(reads[1])) == 0) {
+    rc = frond__zk_parse_uri(&c, uri, &hosts, &name, &nlen, err);
+  } else if (strncmp(uri, reads[2], strlen(reads[2])) == 0) {
+    rc = frond__lease_parse_uri(&c, uri, dburi, sizeof(dburi), err);
+  }
+  return rc;
+}

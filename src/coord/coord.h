@@ -335,6 +335,14 @@ int frond__zk_parse_uri(frond_coord *c, const char *uri, size_t *hosts_len,
 int frond__lease_parse_uri(frond_coord *c, const char *uri, char *dburi,
                            size_t len, frond_error *err);
 
+/* What frond_coord_open checks in uri before it connects: a scheme this
+** build has, and the driver's own reading of the rest (static:N, with N at
+** most max_node; zk://; lease+ and its database URI). Pure: connects to
+** nothing. 0, NODE_RANGE or INVAL with the message frond_coord_open would
+** give. */
+int frond__coord_uri_check(const char *uri, uint64_t max_node,
+                           frond_error *err);
+
 /* Tests only: make the ZooKeeper server expire this process' session. */
 int frond__coord_zk_expire_session(frond_coord *c, frond_error *err);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** config.c -- the configuration table and its sources (see config.h).
+** config.c -- the configuration table, its values and the file's text
+** (see config.h); reading the sources in order is config_load.c's.
 **
 ** Adding a key is adding one row below and a field to frond__config: the
 ** file key, environment variable, flag, checks, --print-config, --help and
@@ -12,7 +13,6 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,8 +148,8 @@ const frond__cfg_row *frond__config_rows(size_t *n) {
   return rows;
 }
 
-/* "FROND_" and the name in upper case, '.' as '_', into env[64]. */
-static const char *env_name(const frond__cfg_row *r, char *env, size_t cap) {
+const char *frond__config_env_name(const frond__cfg_row *r, char *env,
+                                   size_t cap) {
   size_t i = 0, j;
   i = (size_t)snprintf(env, cap, "FROND_");
   for (j = 0; r->name[j] != '\0' && i + 1 < cap; j++)
@@ -174,7 +174,7 @@ static size_t family_prefix(const frond__cfg_row *r) {
   return strcspn(r->name, "<");
 }
 
-static const frond__cfg_row *find_row(const char *name, size_t len) {
+const frond__cfg_row *frond__config_find(const char *name, size_t len) {
   size_t i, j;
   for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
     const char *n = rows[i].name;
@@ -397,7 +397,7 @@ static int set_row(frond__config *c, const frond__cfg_row *r, const char *key,
 
 int frond__config_set(frond__config *c, const char *key, size_t key_len,
                       const char *value, const char *source, frond_error *err) {
-  const frond__cfg_row *r = find_row(key, key_len);
+  const frond__cfg_row *r = frond__config_find(key, key_len);
   if (r == NULL)
     return frond__fail(err, FROND_EINVAL, "%s: unknown key '%.*s'", source,
                        (int)key_len, key);
@@ -426,11 +426,57 @@ static char *trim(char *s) {
 
 #define LINE_MAX_LEN 2047
 
+/* Where a key was first given in a file: its row's line, or for a family
+** member the line of each name. */
+typedef struct seen {
+  int line[FROND__ARRAY_SIZE(rows)];
+  int nnames;
+  struct {
+    char name[FROND__CFG_FORMAT_NAME_MAX + 1];
+    int line;
+  } names[FROND__CFG_FORMATS_MAX];
+} seen;
+
+/* Refuse key k (set on lineno) when an earlier line gave it: the last line
+** would win, silently; neither is what all who edit the file meant. */
+static int given_twice(seen *s, const char *k, int lineno, const char *source,
+                       frond_error *err) {
+  const frond__cfg_row *r = frond__config_find(k, strlen(k));
+  int *first = NULL, i;
+  if (r == NULL)
+    return 0; /* frond__config_set names it */
+  if (r->type != FROND__CFG_FORMAT) {
+    first = &s->line[r - rows];
+  } else {
+    const char *n = k + family_prefix(r);
+    for (i = 0; i < s->nnames && first == NULL; i++)
+      if (strcmp(s->names[i].name, n) == 0)
+        first = &s->names[i].line;
+    if (first == NULL && s->nnames < FROND__CFG_FORMATS_MAX &&
+        strlen(n) <= FROND__CFG_FORMAT_NAME_MAX) {
+      snprintf(s->names[s->nnames].name, sizeof s->names[0].name, "%s", n);
+      first = &s->names[s->nnames++].line;
+    }
+    if (first == NULL)
+      return 0; /* a name set_format refuses */
+  }
+  if (*first == 0) {
+    *first = lineno;
+    return 0;
+  }
+  return frond__fail(err, FROND_ECONFIG,
+                     "%s: %s is given twice, on line %d and again on line "
+                     "%d: the later line would silently win; keep one",
+                     source, k, *first, lineno);
+}
+
 int frond__config_parse(frond__config *c, const char *text, size_t len,
                         const char *name, frond_error *err) {
   const char *p = text, *end = text + len;
   char line[LINE_MAX_LEN + 1], source[1200];
-  int lineno = 0;
+  int lineno = 0, rc;
+  seen s;
+  memset(&s, 0, sizeof s);
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = (size_t)((nl ? nl : end) - p);
@@ -453,138 +499,10 @@ int frond__config_parse(frond__config *c, const char *text, size_t len,
     *eq = '\0';
     k = trim(k);
     v = trim(eq + 1);
+    if ((rc = given_twice(&s, k, lineno, source, err)) != 0)
+      return rc;
     if (frond__config_set(c, k, strlen(k), v, source, err) != 0)
       return FROND_EINVAL;
-  }
-  return 0;
-}
-
-static int load_file(frond__config *c, const char *path, frond_error *err) {
-  FILE *f = fopen(path, "rb");
-  char *text = NULL;
-  size_t len = 0, cap = 0;
-  int rc;
-  if (f == NULL)
-    return frond__fail(err, FROND_EINVAL, "cannot open config file %s: %s",
-                       path, strerror(errno));
-  for (;;) {
-    size_t got;
-    if (len == cap) {
-      char *t = realloc(text, cap = cap ? cap * 2 : 8192);
-      if (t == NULL) {
-        fclose(f);
-        free(text);
-        return frond__fail(err, FROND_ENOMEM, "config file %s: out of memory",
-                           path);
-      }
-      text = t;
-    }
-    got = fread(text + len, 1, cap - len, f);
-    len += got;
-    if (got == 0)
-      break;
-  }
-  rc = ferror(f)
-           ? frond__fail(err, FROND_EINVAL, "cannot read config file %s", path)
-           : frond__config_parse(c, text, len, path, err);
-  fclose(f);
-  free(text);
-  return rc;
-}
-
-/* The variables of a FORMAT row's family: FROND_FORMAT_ORDERS is
-** format.orders (the name in lower case). */
-static int load_env_family(frond__config *c, const frond__cfg_row *r,
-                           frond_error *err) {
-  extern char **environ;
-  char env[64], key[128];
-  size_t elen, p = family_prefix(r), k;
-  char **e;
-  env_name(r, env, sizeof env);
-  elen = strcspn(env, "<");
-  for (e = environ; *e != NULL; e++) {
-    const char *eq = strchr(*e, '=');
-    size_t nlen;
-    if (eq == NULL || strncmp(*e, env, elen) != 0 || eq - *e <= (long)elen)
-      continue;
-    nlen = (size_t)(eq - *e) - elen;
-    if (p + nlen >= sizeof key)
-      return frond__fail(err, FROND_EINVAL, "%.*s: the name is too long",
-                         (int)(eq - *e > 80 ? 80 : eq - *e), *e);
-    memcpy(key, r->name, p);
-    for (k = 0; k < nlen; k++)
-      key[p + k] = (char)tolower((unsigned char)(*e)[elen + k]);
-    snprintf(env, sizeof env, "%.*s", (int)(eq - *e), *e);
-    if (set_row(c, r, key, p + nlen, eq + 1, env, err) != 0)
-      return FROND_EINVAL;
-    env_name(r, env, sizeof env);
-  }
-  return 0;
-}
-
-int frond__config_load(frond__config *c, int argc, char **argv, int *action,
-                       frond_error *err) {
-  const char *file = NULL;
-  char env[64];
-  size_t i;
-  int pass, a;
-  frond__config_defaults(c);
-  *action = FROND__CFG_RUN;
-  /* Pass 0 finds --config; pass 1 applies flags over file and env. */
-  for (pass = 0; pass < 2; pass++) {
-    if (pass == 1) {
-      int rc = file != NULL ? load_file(c, file, err) : 0;
-      if (rc != 0)
-        return rc;
-      for (i = 0; i < FROND__ARRAY_SIZE(rows); i++) {
-        const char *v;
-        if (rows[i].type == FROND__CFG_FORMAT) {
-          if (load_env_family(c, &rows[i], err) != 0)
-            return FROND_EINVAL;
-          continue;
-        }
-        v = getenv(env_name(&rows[i], env, sizeof env));
-        if (v != NULL && set_row(c, &rows[i], rows[i].name,
-                                 strlen(rows[i].name), v, env, err) != 0)
-          return FROND_EINVAL;
-      }
-    }
-    for (a = 0; a < argc; a++) {
-      const char *arg = argv[a], *name, *val, *eq;
-      size_t nlen;
-      if (strcmp(arg, "--print-config") == 0) {
-        *action = FROND__CFG_PRINT;
-        continue;
-      }
-      if (strcmp(arg, "--list-keys") == 0) {
-        *action = FROND__CFG_LIST;
-        continue;
-      }
-      if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-        *action = FROND__CFG_HELP;
-        continue;
-      }
-      if (strncmp(arg, "--", 2) != 0)
-        return frond__fail(err, FROND_EINVAL, "unexpected argument '%s'", arg);
-      name = arg + 2;
-      eq = strchr(name, '=');
-      nlen = eq ? (size_t)(eq - name) : strlen(name);
-      if (eq != NULL)
-        val = eq + 1;
-      else if (a + 1 < argc)
-        val = argv[++a];
-      else
-        return frond__fail(err, FROND_EINVAL, "flag %s needs a value", arg);
-      if (nlen == 6 && memcmp(name, "config", 6) == 0) {
-        file = val;
-        continue;
-      }
-      if (find_row(name, nlen) == NULL)
-        return frond__fail(err, FROND_EINVAL, "unknown flag '--%.*s'",
-                           (int)nlen, name);
-      if (pass == 1 && frond__config_set(c, name, nlen, val, "flag", err) != 0)
-        return FROND_EINVAL;
-    }
   }
   return 0;
 }
@@ -692,8 +610,8 @@ void frond__config_usage(FILE *f) {
     if (r->type == FROND__CFG_STRING || r->type == FROND__CFG_ADDRESS)
       range[0] = '\0';
     fprintf(f, "  %-32s %s=%s\n      %s%s%s%s\n", arg,
-            env_name(r, env, sizeof env), r->def, r->help, range[0] ? " (" : "",
-            range, range[0] ? ")" : "");
+            frond__config_env_name(r, env, sizeof env), r->def, r->help,
+            range[0] ? " (" : "", range, range[0] ? ")" : "");
   }
 }
 
@@ -704,9 +622,9 @@ void frond__config_list(FILE *f) {
     const frond__cfg_row *r = &rows[i];
     char flag[64], env[64], range[160];
     fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r->name,
-            env_name(r, env, sizeof env), flag_name(r, flag, sizeof flag),
-            type_names[r->type], r->def, range_text(r, range, sizeof range),
-            r->help);
+            frond__config_env_name(r, env, sizeof env),
+            flag_name(r, flag, sizeof flag), type_names[r->type], r->def,
+            range_text(r, range, sizeof range), r->help);
   }
 }
 

@@ -10,9 +10,12 @@
 ** defaults, the file given with --config, the environment, flags.
 **
 ** A value is checked against its row when it is read (a usage error, exit
-** 2). Rules between keys (admin_token beyond loopback, two listeners on one
-** port, coordinator against node) are checked at start-up by the part of
-** the server they concern.
+** 2), and so is every source as a whole: a key given twice in one file
+** and a FROND_* variable Frond does not read are refused (CONFIG), since
+** either would otherwise leave a value nobody meant in force. Rules
+** between keys (admin_token beyond loopback, two listeners on one port,
+** coordinator against node) are checked at start-up by the part of the
+** server they concern.
 */
 #ifndef FROND_SERVER_CONFIG_H
 #define FROND_SERVER_CONFIG_H
@@ -106,6 +109,30 @@ typedef struct frond__cfg_row {
 
 /* The table, in the order --print-config prints it. */
 const frond__cfg_row *frond__config_rows(size_t *n);
+/* A row's variable: "FROND_" and the name in upper case, '.' as '_'
+** ("FROND_FORMAT_<NAME>" for a family), into env[cap]. Returns env. */
+const char *frond__config_env_name(const frond__cfg_row *r, char *env,
+                                   size_t cap);
+
+/* The row of a key (file or flag spelling, '-' for '_'; a family's member
+** "format.x"), or NULL. */
+const frond__cfg_row *frond__config_find(const char *name, size_t len);
+
+/* config_load.c: the sources, and the FROND_* variables. */
+/* Apply every key's variable (and a family's members) over c. 0 or
+** FROND_EINVAL naming the variable. */
+int frond__config_load_env(frond__config *c, frond_error *err);
+/* CONFIG when name[0..n) is a FROND_* variable Frond does not read (not a
+** key's, a family member's or one of the others below), the message
+** suggesting the nearest known name; else 0. */
+int frond__config_env_unknown(const char *name, size_t n, frond_error *err);
+/* frond__config_env_unknown over the whole environment: the first unknown
+** FROND_* variable, or 0. Subcommands that read FROND_* variables call it
+** first; frond__config_load does. */
+int frond__config_env_check(frond_error *err);
+/* The variables Frond documents besides the keys': the i-th one's name and
+** what reads it (when i < the count). Returns the count. */
+size_t frond__config_env_others(size_t i, const char **name, const char **what);
 
 /* Fill c with the defaults. */
 void frond__config_defaults(frond__config *c);
@@ -121,16 +148,19 @@ enum {
 /*
 ** Build the effective configuration from argv (after "serve"), the file
 ** named by --config and the environment; *action is a FROND__CFG_*.
-** Returns 0, or FROND_EINVAL with a message naming the key, the source
-** and the rule.
+** Unless the action is --help or --list-keys, an unknown FROND_* variable
+** is refused. Returns 0, or FROND_ECONFIG with a message naming the key,
+** the source and the rule.
 */
 int frond__config_load(frond__config *c, int argc, char **argv, int *action,
                        frond_error *err);
 
 /*
 ** Apply the text of a config file (name is used in messages: "name:line")
-** over c: lines `key = value`, blank lines and # comments. Returns 0 or
-** FROND_EINVAL. Never reads outside text[0..len).
+** over c: lines `key = value`, blank lines and # comments. Returns 0,
+** FROND_EINVAL for a line that cannot be read, or FROND_ECONFIG for a key
+** given on two lines (a format.<name> too), naming both. Never reads
+** outside text[0..len).
 */
 int frond__config_parse(frond__config *c, const char *text, size_t len,
                         const char *name, frond_error *err);

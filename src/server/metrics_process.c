@@ -44,8 +44,7 @@ static int read_stat(proc_stat *st) {
   if (sscanf(p + 2,
              "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d "
              "%*d %*d %*d %*d %llu %llu %lld",
-             &st->utime, &st->stime, &st->starttime, &st->vsize,
-             &st->rss) != 5)
+             &st->utime, &st->stime, &st->starttime, &st->vsize, &st->rss) != 5)
     return -1;
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "base/base.h"
 #include "core/core.h"
 #include "core/high_water.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "server/server.h"
 
@@ -83,6 +84,15 @@ static int start_generator(frond__server *srv, frond_error *err) {
   return 0;
 }
 
+int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
+                               char *buf, size_t len, frond_error *err) {
+  frond_coord_options_init(co);
+  if (identity(srv, co, buf, len, err) != 0)
+    return -1;
+  co->cache_dir = srv->cfg.data_dir;
+  return 0;
+}
+
 static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int;
 static uv_async_t loop_ended;
@@ -119,10 +129,17 @@ static void on_tick(uv_timer_t *t) {
   frond__formats_tick(srv);
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
+    /* Retried whatever the failure: the server runs already, and a
+    ** database made or a password fixed meanwhile is taken up. */
     if (open_seg(srv, &err) == 0)
       frond_log(FROND_LOG_INFO, "store reached: segment IDs available");
-    else
+    else if (frond__db_transient(err.code))
       frond_log(FROND_LOG_WARN, "store still not reached: %s", err.message);
+    else
+      frond_log(FROND_LOG_ERROR,
+                "store refuses: %s: %s (fix the store or the configuration; "
+                "retrying)",
+                frond_err_name(err.code), err.message);
     seg = srv->seg;
   }
   if (srv->seg_enabled && seg == NULL) {
@@ -242,6 +259,42 @@ static int open_listeners(frond__server *srv, frond__worker *w,
   return 0;
 }
 
+/* The store URI as frond_seg_open reads it before it connects. */
+static int store_uri_check(const char *uri, frond_error *err) {
+  frond_multi_uri m;
+  if (strcmp(uri, "none") == 0)
+    return 0;
+  if (strncmp(uri, "multi:", 6) == 0)
+    return frond__store_multi_parse(uri, &m, err);
+  return frond__db_uri_check(uri, err);
+}
+
+int frond__serve_preflight(frond__server *srv, frond_error *err) {
+  uint64_t max_node;
+  if (srv->nprotos == 0) {
+    srv->protos[0] = &frond__http_proto; /* first: its address is the node's */
+    srv->protos[1] = &frond__resp_proto;
+    srv->nprotos = 2;
+  }
+  if (configure_protocols(srv, err) != 0 ||
+      frond__config_coord_uri(&srv->cfg, srv->coord_uri, sizeof srv->coord_uri,
+                              err) != 0 ||
+      frond_layout_parse(srv->cfg.layout, &srv->layout, err) != 0)
+    return -1;
+  max_node = (UINT64_C(1) << srv->layout.node_bits) - 1;
+  if (frond__coord_uri_check(srv->coord_uri, max_node, err) != 0 ||
+      (strcmp(srv->cfg.advertise, "auto") != 0 && srv->cfg.advertise[0] &&
+       frond__coord_check_advertise(srv->cfg.advertise, err) != 0) ||
+      store_uri_check(srv->cfg.store, err) != 0 ||
+      frond__formats_create(srv, err) != 0)
+    return -1;
+  /* The coordinator records the HTTP address for this node. */
+  snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
+           srv->ep[0].addr.host);
+  srv->listen_port = srv->ep[0].addr.port;
+  return 0;
+}
+
 static int start(frond__server *srv) {
   frond_error err = {0, ""};
   char shown[1100];
@@ -249,16 +302,8 @@ static int start(frond__server *srv) {
   int i, r;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
-  if (configure_protocols(srv, &err) != 0 ||
-      frond__config_coord_uri(&srv->cfg, srv->coord_uri, sizeof srv->coord_uri,
-                              &err) != 0 ||
-      frond_layout_parse(srv->cfg.layout, &srv->layout, &err) != 0 ||
-      frond__formats_create(srv, &err) != 0)
+  if (frond__serve_preflight(srv, &err) != 0)
     goto fail;
-  /* The coordinator records the HTTP address for this node. */
-  snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
-           srv->ep[0].addr.host);
-  srv->listen_port = srv->ep[0].addr.port;
   srv->nworkers = srv->cfg.threads > 0 ? (int)srv->cfg.threads
                                        : (int)(cores > 0 ? cores : 1);
   srv->start_ms = frond_clock_realtime(NULL);
@@ -290,10 +335,12 @@ static int start(frond__server *srv) {
   (void)frond__layout_warn_end(&srv->layout, frond_clock_realtime(NULL));
   /* A store that cannot be reached does not stop the start: snowflake IDs
   ** do not need it, and it is retried until it answers (not ready until
-  ** then). A store URI that can never work does. */
+  ** then). A store that can never work as configured does: a URI it
+  ** cannot take, or what the database said for good (no such database,
+  ** user or directory, a wrong password: STORE_PERMANENT). */
   srv->seg_enabled = strcmp(srv->cfg.store, "none") != 0;
   if (srv->seg_enabled && open_seg(srv, &err) != 0) {
-    if (err.code != FROND_ESTORE)
+    if (!frond__db_transient(err.code))
       goto fail;
     frond_log(FROND_LOG_WARN, "store not reached, retrying: %s", err.message);
     err.code = 0;
@@ -366,7 +413,8 @@ int frond__cli_serve(int argc, char **argv) {
     argv++;
   }
   if (frond__config_load(&srv.cfg, argc, argv, &action, &err) != 0) {
-    fprintf(stderr, "frond serve: %s\n", err.message);
+    fprintf(stderr, "frond serve: %s: %s\n", frond_err_name(err.code),
+            err.message);
     return 2;
   }
   switch (action) {
@@ -374,7 +422,18 @@ int frond__cli_serve(int argc, char **argv) {
     frond__config_usage(stdout);
     return 0;
   case FROND__CFG_PRINT:
+    /* The configuration, then what a start would refuse in it before it
+    ** reaches a store, a coordinator or a port (exit 1 then). */
     frond__config_print(&srv.cfg, stdout);
+    fflush(stdout);
+    frond_log_set(NULL, NULL, FROND_LOG_ERROR);
+    i = frond__serve_preflight(&srv, &err);
+    frond__formats_free(&srv);
+    if (i != 0) {
+      fprintf(stderr, "frond serve: %s: %s (a start would refuse it)\n",
+              frond_err_name(err.code), err.message);
+      return 1;
+    }
     return 0;
   case FROND__CFG_LIST:
     frond__config_list(stdout);
@@ -396,9 +455,6 @@ int frond__cli_serve(int argc, char **argv) {
   pthread_mutex_init(&srv.lookup_lock, NULL);
   pthread_mutex_init(&srv.rate_lock, NULL);
   pthread_mutex_init(&srv.end_lock, NULL);
-  srv.protos[0] = &frond__http_proto; /* first: its address is the node's */
-  srv.protos[1] = &frond__resp_proto;
-  srv.nprotos = 2;
   the_srv = &srv;
 
   loop = uv_default_loop();

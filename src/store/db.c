@@ -288,18 +288,30 @@ int frond__db_render(const frond_db_methods *m, const char *sql, char *out,
 
 /* ---- connections ---- */
 
+/* uri parsed, and refused when no option allows what it asks for. */
+static int uri_usable(const char *uri, const frond_db_options *o,
+                      frond_db_uri *u, frond_error *err) {
+  int rc = frond__db_uri_parse(uri, u, err);
+  if (rc == 0 && u->memory && !(o != NULL && o->allow_memory))
+    return frond__fail(err, FROND_ESTORE_URI,
+                       "sqlite::memory: forgets everything when it is "
+                       "closed; give a file (sqlite:///abs/path.db)");
+  return rc;
+}
+
+int frond__db_uri_check(const char *uri, frond_error *err) {
+  frond_db_uri u;
+  return uri_usable(uri, NULL, &u, err);
+}
+
 int frond__db_open(const char *uri, const frond_db_options *o, frond_db **out,
                    frond_error *err) {
   frond_db_uri u;
   frond_db *db;
   int rc;
   *out = NULL;
-  if ((rc = frond__db_uri_parse(uri, &u, err)) != 0)
+  if ((rc = uri_usable(uri, o, &u, err)) != 0)
     return rc;
-  if (u.memory && !(o != NULL && o->allow_memory))
-    return frond__fail(err, FROND_ESTORE_URI,
-                       "sqlite::memory: forgets everything when it is "
-                       "closed; give a file (sqlite:///abs/path.db)");
   if ((db = calloc(1, u.engine->szDb)) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   db->m = u.engine;

@@ -210,6 +210,36 @@ typedef struct frond_db_options {
 #define FROND_DB_LOST                                                          \
   3 /* the connection broke after the statement was                            \
     ** sent: its outcome is unknown */
+/* The database refuses in a way retrying cannot fix: no such database,
+** user or role, a wrong password, no privilege, a SQLite file that cannot
+** be created or written. The failure's code is STORE_PERMANENT. */
+#define FROND_DB_PERMANENT 4
+
+/*
+** Permanent or transient. Each engine classes its failures by the
+** database's own numbers, never its words: SQLite's result codes
+** (CANTOPEN, READONLY, PERM, AUTH, NOTADB, CORRUPT are permanent),
+** PostgreSQL's SQLSTATE (classes 28 and 3D, 42501; at connect the state
+** comes from libpq's verbose message), MariaDB/MySQL's error numbers
+** (1044, 1045, 1049, 1142, 1227, 1251, 1698, ...). Anything else (refused,
+** timed out, too many connections, starting up or shutting down, failing
+** over, a lost connection, a lock) is transient: FROND_ESTORE.
+**
+** frond__db_transient(code) is the one test every caller that retries a
+** store makes: 1 for STORE (retry), 0 for STORE_PERMANENT, STORE_URI and
+** anything else (stop, and say so).
+*/
+int frond__db_transient(int code);
+/* The class of a PostgreSQL SQLSTATE (5 characters): FROND_DB_PERMANENT
+** or FROND_DB_ERROR. Pure. */
+int frond__db_pg_state_class(const char *state);
+/* The last SQLSTATE in a libpq message written with PQERRORS_VERBOSE
+** ("FATAL:  28P01: password ..."), into state[6]; 1 when there is one,
+** else 0 (state ""). Pure, fuzzed. */
+int frond__db_pg_message_state(const char *msg, char state[6]);
+/* The class of a MariaDB/MySQL error number: FROND_DB_PERMANENT or
+** FROND_DB_ERROR. Pure. */
+int frond__db_mysql_errno_class(unsigned no);
 
 /* A parsed URI: which engine, and the rest as the engine takes it. */
 typedef struct frond_db_uri {
@@ -222,6 +252,10 @@ typedef struct frond_db_uri {
 /* Parse uri (NUL-terminated) without touching anything: a pure function,
 ** fuzzed. 0 or STORE_URI with a message. */
 int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err);
+
+/* What frond__db_open checks in uri before it connects, with the default
+** options (sqlite::memory: refused): 0 or STORE_URI. Pure. */
+int frond__db_uri_check(const char *uri, frond_error *err);
 
 /* Where the password of a scheme://user:password@host... URI is: 1 with
 ** [*from, *to) in uri, or 0 when it has none. For messages, which never
@@ -390,7 +424,8 @@ struct frond_db {
 };
 
 /* For engines: a failure with the engine's words, as "<engine>: <what>:
-** <words>" on one line, class recorded on db. Returns STORE. */
+** <words>" on one line, class recorded on db. Returns STORE, or
+** STORE_PERMANENT for the class FROND_DB_PERMANENT. */
 int frond__db_fail(frond_db *db, int cls, frond_error *err, const char *what,
                    const char *words);
 /* For engines: start a result of ncols columns, then put cells row-major.

@@ -2,7 +2,9 @@
 /*
 ** db_common.c -- what db.c and every engine share, below both: the rows
 ** of a statement, copied out of the engine, a failure in the engine's own
-** words, the deadline of an answer, and where a URI's password is.
+** words (and whether retrying could help: the engines' numbers, classed
+** here so that the classes are pure and tested in every build), the
+** deadline of an answer, and where a URI's password is.
 **
 ** The engines (db_sqlite.c, db_pg.c, db_mysql.c) call these; db.c calls the
 *engines
@@ -152,5 +154,73 @@ int frond__db_fail(frond_db *db, int cls, frond_error *err, const char *what,
   }
   line[n] = '\0';
   db->err_class = cls;
-  return frond__fail(err, FROND_ESTORE, "%s: %s: %s", db->m->zName, what, line);
+  return frond__fail(
+      err, cls == FROND_DB_PERMANENT ? FROND_ESTORE_PERMANENT : FROND_ESTORE,
+      "%s: %s: %s", db->m->zName, what, line);
+}
+
+/* ---- permanent or transient ---- */
+
+int frond__db_transient(int code) {
+  return code == FROND_ESTORE;
+}
+
+int frond__db_pg_state_class(const char *state) {
+  /* 28: invalid authorization (a wrong password, no such role, no
+  ** pg_hba.conf entry); 3D: no such database; 42501: no privilege (on the
+  ** database at connect, on the schema or the table after). Not 08
+  ** (connection), 53 (resources: too many connections), 57 (shutting down,
+  ** starting up), 40 (serialization, deadlock), 25006 (a standby, read
+  ** only, while failing over): those pass. */
+  if (state == NULL || strlen(state) != 5)
+    return FROND_DB_ERROR;
+  if (strncmp(state, "28", 2) == 0 || strncmp(state, "3D", 2) == 0 ||
+      strcmp(state, "42501") == 0)
+    return FROND_DB_PERMANENT;
+  return FROND_DB_ERROR;
+}
+
+int frond__db_pg_message_state(const char *msg, char state[6]) {
+  const char *p;
+  int found = 0;
+  state[0] = '\0';
+  /* libpq writes "SEVERITY:  SQLSTATE: message"; the severity is one
+  ** upper-case word (localized, so any letters), two spaces after its
+  ** colon. */
+  for (p = msg; p != NULL && (p = strstr(p, ":  ")) != NULL; p++) {
+    const char *q = p + 3;
+    int i;
+    for (i = 0; i < 5; i++)
+      if (!isdigit((unsigned char)q[i]) && !isupper((unsigned char)q[i]))
+        break;
+    if (i == 5 && q[5] == ':') {
+      memcpy(state, q, 5);
+      state[5] = '\0';
+      found = 1;
+    }
+  }
+  return found;
+}
+
+int frond__db_mysql_errno_class(unsigned no) {
+  switch (no) {
+  case 1044: /* ER_DBACCESS_DENIED_ERROR: no access to the database */
+  case 1045: /* ER_ACCESS_DENIED_ERROR: a wrong user or password */
+  case 1049: /* ER_BAD_DB_ERROR: no such database */
+  case 1142: /* ER_TABLEACCESS_DENIED_ERROR */
+  case 1143: /* ER_COLUMNACCESS_DENIED_ERROR */
+  case 1227: /* ER_SPECIFIC_ACCESS_DENIED_ERROR */
+  case 1251: /* ER_NOT_SUPPORTED_AUTH_MODE: the client cannot log in so */
+  case 1698: /* ER_ACCESS_DENIED_NO_PASSWORD_ERROR */
+  case 1820: /* ER_MUST_CHANGE_PASSWORD */
+  case 1862: /* ER_MUST_CHANGE_PASSWORD_LOGIN */
+  case 2059: /* CR_AUTH_PLUGIN_CANNOT_LOAD */
+  case 3118: /* MySQL: ER_ACCOUNT_HAS_BEEN_LOCKED */
+  case 4151: /* MariaDB: ER_ACCOUNT_HAS_BEEN_LOCKED */
+    return FROND_DB_PERMANENT;
+  default: /* 2002, 2003, 2013 (unreachable, lost), 1040 (too many
+           ** connections), 1053 (shutting down), 1205, 1213 (locks),
+           ** 1290 (read only while failing over), ... */
+    return FROND_DB_ERROR;
+  }
 }

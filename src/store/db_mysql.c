@@ -149,6 +149,8 @@ static int my_fail(my_db *m, unsigned no, const char *state, const char *msg,
                    int cls, frond_error *err, const char *what,
                    const char *why) {
   char words[480];
+  if (cls == FROND_DB_ERROR && !m->cut)
+    cls = frond__db_mysql_errno_class(no);
   if (m->cut)
     snprintf(words, sizeof(words),
              "%sno answer within %lld ms; the connection was closed", why,

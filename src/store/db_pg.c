@@ -136,6 +136,8 @@ static int pg_fail(pg_db *p, const PGresult *res, int cls, frond_error *err,
   const char *msg =
       res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
   const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+  if (cls == FROND_DB_ERROR && state != NULL)
+    cls = frond__db_pg_state_class(state);
   if (p->cut)
     snprintf(words, sizeof(words),
              "%sno answer within %lld ms; the connection was closed", why,
@@ -147,6 +149,35 @@ static int pg_fail(pg_db *p, const PGresult *res, int cls, frond_error *err,
     snprintf(words, sizeof(words), "%s%s", why,
              p->conn ? PQerrorMessage(p->conn) : "no connection");
   return frond__db_fail(&p->base, cls, err, what, words);
+}
+
+/* A connection refused: libpq's message without the server's LOCATION
+** lines (the verbose form has them), classed by the last SQLSTATE in it
+** (the server that refused last: libpq stops there) or, with none, by
+** whether the server asked for a password none was given for. */
+static int connect_fail(pg_db *p, frond_error *err) {
+  const char *msg = PQerrorMessage(p->conn), *line;
+  char words[480], state[6];
+  size_t n = 0;
+  int cls = FROND_DB_ERROR;
+  for (line = msg; *line && n + 1 < sizeof(words);) {
+    size_t len = strcspn(line, "\n");
+    if (strncmp(line, "LOCATION:", 9) != 0) {
+      if (len > sizeof(words) - 2 - n)
+        len = sizeof(words) - 2 - n;
+      memcpy(words + n, line, len);
+      n += len;
+      words[n++] = ' ';
+    }
+    line += strcspn(line, "\n");
+    line += *line == '\n';
+  }
+  words[n] = '\0';
+  if (frond__db_pg_message_state(words, state))
+    cls = frond__db_pg_state_class(state);
+  else if (PQconnectionNeedsPassword(p->conn))
+    cls = FROND_DB_PERMANENT;
+  return frond__db_fail(&p->base, cls, err, "connect", words);
 }
 
 static int pg_connect(pg_db *p, frond_error *err) {
@@ -164,14 +195,23 @@ static int pg_connect(pg_db *p, frond_error *err) {
                         "3",          "25000", p->uri, NULL};
   PGresult *res;
   int rc = 0;
-  p->conn = PQconnectdbParams(keys, vals, 1);
+  /* PQconnectdbParams, with the server's SQLSTATE in the message of a
+  ** refused connection: the verbosity is a connection's, and only a
+  ** connection that exists can be given it; PQreset then connects as
+  ** PQconnectdbParams would (hosts in turn, connect_timeout each). The
+  ** attempt PQconnectStartParams began is dropped before it sent
+  ** anything. */
+  p->conn = PQconnectStartParams(keys, vals, 1);
   if (p->conn == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
+  PQsetErrorVerbosity(p->conn, PQERRORS_VERBOSE);
+  PQreset(p->conn);
   if (PQstatus(p->conn) != CONNECTION_OK) {
-    rc = pg_fail(p, NULL, FROND_DB_ERROR, err, "connect", "");
+    rc = connect_fail(p, err);
     drop(p);
     return rc;
   }
+  PQsetErrorVerbosity(p->conn, PQERRORS_DEFAULT);
   PQsetNoticeReceiver(p->conn, notice, p);
   PQsetnonblocking(p->conn, 1);
   /* After connecting, so that no option in the URI can drop them. */

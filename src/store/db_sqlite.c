@@ -6,7 +6,9 @@
 ** db.h), in WAL mode with synchronous=FULL and a busy timeout. Statements
 ** are prepared once (SQLITE_PREPARE_PERSISTENT) and run to their end
 ** before the call returns, so that a statement outside a transaction has
-** committed when the caller sees its rows.
+** committed when the caller sees its rows. A file that cannot be opened
+** or written fails for good (STORE_PERMANENT, db.h), with SQLite's and
+** the system's words and, for a missing directory, which one.
 */
 #include "store/db.h"
 
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct sq_db {
   frond_db base;
@@ -40,12 +44,61 @@ int frond__sqlite_use_wal(sqlite3 *db, int timeout_ms) {
   return rc;
 }
 
+/* Retrying cannot help a file that cannot be opened or written (a missing
+** directory, permissions, a read-only file or file system), nor one that
+** is not a database or is damaged; BUSY, LOCKED, IOERR, FULL, NOMEM can
+** pass. */
+static int sq_class(int x) {
+  switch (x & 0xff) {
+  case SQLITE_CONSTRAINT:
+    return x == SQLITE_CONSTRAINT_PRIMARYKEY || x == SQLITE_CONSTRAINT_UNIQUE
+               ? FROND_DB_UNIQUE
+               : FROND_DB_ERROR;
+  case SQLITE_CANTOPEN:
+  case SQLITE_READONLY:
+  case SQLITE_PERM:
+  case SQLITE_AUTH:
+  case SQLITE_NOTADB:
+  case SQLITE_CORRUPT:
+    return FROND_DB_PERMANENT;
+  default:
+    return FROND_DB_ERROR;
+  }
+}
+
+/* What the system said, when it said something (a missing directory). */
+static void sq_words(sqlite3 *h, int x, const char *path, char *out,
+                     size_t len) {
+  int e = h ? sqlite3_system_errno(h) : 0;
+  const char *slash;
+  char dir[512];
+  struct stat st;
+  size_t n;
+  snprintf(out, len, "%s", h ? sqlite3_errmsg(h) : sqlite3_errstr(x));
+  if (e != 0)
+    snprintf(out + strlen(out), len - strlen(out), ": %s", strerror(e));
+  if ((x & 0xff) != SQLITE_CANTOPEN || path == NULL)
+    return;
+  /* Say which: the directory, or the file in it. */
+  slash = strrchr(path, '/');
+  n = slash == NULL ? 1 : slash == path ? 1 : (size_t)(slash - path);
+  snprintf(dir, sizeof(dir), "%.*s", (int)n, slash ? path : ".");
+  if (stat(dir, &st) != 0)
+    snprintf(out + strlen(out), len - strlen(out),
+             " (the directory %.200s does not exist)", dir);
+  else if (!S_ISDIR(st.st_mode))
+    snprintf(out + strlen(out), len - strlen(out),
+             " (%.200s is not a directory)", dir);
+  else if (access(dir, W_OK | X_OK) != 0)
+    snprintf(out + strlen(out), len - strlen(out),
+             " (this user cannot write in the directory %.200s)", dir);
+}
+
 static int sq_fail(sq_db *s, frond_error *err, const char *what) {
   int x = sqlite3_extended_errcode(s->h);
-  int cls = x == SQLITE_CONSTRAINT_PRIMARYKEY || x == SQLITE_CONSTRAINT_UNIQUE
-                ? FROND_DB_UNIQUE
-                : FROND_DB_ERROR;
-  return frond__db_fail(&s->base, cls, err, what, sqlite3_errmsg(s->h));
+  char words[400];
+  sq_words(s->h, x, NULL, words, sizeof(words));
+  return frond__db_fail(&s->base, sq_class(x), err, what, words);
 }
 
 static int sq_exec(sq_db *s, const char *sql, frond_error *err) {
@@ -77,19 +130,30 @@ static int sq_open(frond_db *db, const frond_db_uri *u, frond_error *err) {
       path, &s->h,
       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc != SQLITE_OK) {
-    frond__fail(err, FROND_ESTORE, "sqlite: cannot open %.200s: %s", path,
-                s->h ? sqlite3_errmsg(s->h) : sqlite3_errstr(rc));
+    char words[400], what[240];
+    int x = s->h ? sqlite3_extended_errcode(s->h) : rc;
+    sq_words(s->h, x, path, words, sizeof(words));
+    snprintf(what, sizeof(what), "cannot open %.200s", path);
+    rc = frond__db_fail(db, sq_class(x), err, what, words);
     free(path);
     sqlite3_close(s->h);
-    return FROND_ESTORE;
+    return rc;
   }
-  free(path);
   sqlite3_extended_result_codes(s->h, 1);
   sqlite3_busy_timeout(s->h, (int)db->o.statement_timeout_ms);
-  if (frond__sqlite_use_wal(s->h, (int)wal_ms) != SQLITE_OK)
+  if (sqlite3_db_readonly(s->h, "main") == 1) {
+    /* Opened read-only (the file or the file system is): every
+    ** allocation would fail. */
+    char what[240];
+    snprintf(what, sizeof(what), "cannot write %.200s", path);
+    rc = frond__db_fail(db, FROND_DB_PERMANENT, err, what,
+                        "the file is read-only for this user");
+  } else if (frond__sqlite_use_wal(s->h, (int)wal_ms) != SQLITE_OK) {
     rc = sq_fail(s, err, "PRAGMA journal_mode=WAL");
-  else
+  } else {
     rc = sq_exec(s, "PRAGMA synchronous=FULL", err);
+  }
+  free(path);
   if (rc != 0) {
     sqlite3_close(s->h);
     return rc;

@@ -118,6 +118,14 @@ def print_config(*args, env=None):
                           timeout=60, env=e)
 
 
+def was_read(r):
+    """--print-config read the configuration: exit 0, or 1 when a start
+    would refuse what it read (the rules between keys, a layout, a URI:
+    the configuration is printed first, the refusal follows)."""
+    return r.returncode == 0 or (r.returncode == 1 and r.stdout != "" and
+                                 "(a start would refuse it)" in r.stderr)
+
+
 def config_values(out):
     vals = {}
     for line in out.splitlines():

@@ -561,3 +561,17 @@ def encode(*args):
             a = str(a).encode()
         out.append(b"$%d\r\n%s\r\n" % (len(a), a))
     return b"".join(out)
+
+
+def postgres_later():
+    """A PostgreSQL that is not running yet, for a store that cannot be
+    reached at first and then can: (pg, uri). pg.start() starts it on the
+    port of uri (scripts/pg.sh keeps the port it finds in its directory);
+    pg.close() stops it and removes its directory, once started."""
+    need("psql", "postgresql-client")
+    pg = Postgres.__new__(Postgres)
+    pg.dir, pg.uri = tempdir("frond-pg-"), None
+    port = free_port()
+    with open(os.path.join(pg.dir, "port"), "w") as f:
+        f.write("%d\n" % port)
+    return pg, "postgresql://postgres@127.0.0.1:%d/postgres" % port

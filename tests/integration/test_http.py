@@ -619,10 +619,12 @@ def test_drain_second_signal():
 def test_store_unreachable():
     """A store that cannot be reached at start: snowflake IDs are served,
     segment requests fail clearly, /readyz is 503; once the store can be
-    reached the server becomes ready by itself."""
-    d = ft.tempdir()
-    missing = os.path.join(d, "later")
-    s = ft.Server(store="sqlite:///%s/frond.db" % missing)
+    reached the server becomes ready by itself. (A store that refuses for
+    good, as a SQLite file in a directory that does not exist, stops the
+    start instead: test_config_and_refusals.)"""
+    # A PostgreSQL that starts later, on the port the server was given.
+    pg, uri = ft.postgres_later()
+    s = ft.Server(store=uri)
     try:
         st, _, b = s.request("GET", "/readyz")
         check(st == 503 and b"not ready" in b, (st, b))
@@ -634,8 +636,8 @@ def test_store_unreachable():
         check(b"not been reached" in b, b)
         st, _, b = s.request("GET", "/")
         check(st == 200 and b"not been reached" in b, "status page")
-        os.mkdir(missing)
-        deadline = time.monotonic() + 10
+        pg.start()
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if s.request("GET", "/readyz")[0] == 200:
                 break
@@ -648,7 +650,9 @@ def test_store_unreachable():
         check("store reached" in s.output(), s.output())
     finally:
         s.close()
-        ft.shutil.rmtree(d, ignore_errors=True)
+        if pg.uri is not None:
+            pg.close()
+        ft.shutil.rmtree(pg.dir, ignore_errors=True)
 
 
 def test_ipv6_loopback():
@@ -714,6 +718,13 @@ def test_config_and_refusals():
                cwd=d, timeout=30)
     check(r.returncode == 1 and "STORE_URI" not in r.stderr and
           "etcd" in r.stderr, r)
+    # A store that refuses for good stops the start (a store that is down
+    # would be retried): a SQLite file in a directory that does not exist.
+    missing = os.path.join(d, "missing", "frond.db")
+    r = ft.run(["serve", "--store", "sqlite://" + missing, "--data-dir", d] +
+               here, cwd=d, timeout=30)
+    check(r.returncode == 1 and "STORE_PERMANENT" in r.stderr and
+          "unable to open" in r.stderr and "does not exist" in r.stderr, r)
     # A second server on a taken port refuses to start, even though
     # SO_REUSEPORT would let it share the port.
     other = ft.Server(store="none")

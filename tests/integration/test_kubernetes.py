@@ -23,7 +23,10 @@ correctly, and the pod runs what the server really offers.
   HTTP port; preStop and the drain fit in the grace period.
 - The Dockerfile installs the package scripts/deb.sh makes and runs as the
   pod's user.
+- An init container runs `frond check` with the server's file,
+  environment, volumes and sandbox; its configuration check passes.
 """
+import json
 import os
 import re
 import shutil
@@ -287,6 +290,42 @@ def test_dockerfile():
           c["command"] == ["frond"], "entrypoint")
 
 
+def test_init_check():
+    """An init container runs `frond check` before the server: the same
+    image, file, environment, volumes and sandbox, so that it checks what
+    the server's start will meet; its configuration check passes on the
+    pod's file and environment."""
+    docs = objects()
+    sts, c = container(docs)
+    inits = sts["spec"]["template"]["spec"].get("initContainers", [])
+    check(len(inits) == 1, "%d init containers" % len(inits))
+    i = inits[0]
+    args = i.get("command", []) + i.get("args", [])
+    serve = c.get("command", []) + c.get("args", [])
+    check(args[:2] == ["frond", "check"] and args[2:] == serve[2:],
+          "the init container runs %r, the server %r" % (args, serve))
+    for key in ("image", "env", "volumeMounts", "securityContext"):
+        check(i.get(key) == c.get(key), "the init container's %s differs "
+              "from the server's" % key)
+    tmp = ft.tempdir()
+    try:
+        conf = os.path.join(tmp, "frond.conf")
+        cfg = one(docs, "ConfigMap")["data"]["frond.conf"]
+        with open(conf, "w") as f:
+            f.write(cfg)
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("FROND_")}
+        env.update(pod_env(docs, i))
+        r = subprocess.run([ft.FROND_BIN, "check", "--json", "--config",
+                            conf], capture_output=True, text=True,
+                           timeout=120, env=env, cwd=tmp)
+        rows = {x["check"]: x for x in json.loads(r.stdout)}
+        check(rows["config"]["status"] == "ok", "frond check refuses the "
+              "pod's configuration: %r" % rows["config"])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
     ft.main([test_objects, test_config_and_env, test_probes_and_drain,
-             test_dockerfile])
+             test_dockerfile, test_init_check])

@@ -107,22 +107,22 @@ def test_lifecycle_and_wedged_loop():
     tmp = ft.tempdir()
     sd = FakeSystemd(tmp)
     proc = log = None
+    pg, uri = ft.postgres_later()
     try:
-        # A store that cannot be opened until its directory exists: the
-        # server starts not ready, then becomes ready.
-        store = os.path.join(tmp, "later", "frond.db")
+        # A store that cannot be reached until it starts: the server
+        # starts not ready, then becomes ready.
         proc, port, log = serve(tmp, {
             "NOTIFY_SOCKET": sd.path, "WATCHDOG_USEC": "1000000",
             "FROND_TEST_WEDGE_MS": "6000"},
-            ["--store", "sqlite://" + store])
+            ["--store", uri])
         t_ready, m = sd.wait(lambda m: "READY=1" in m, 30, "READY=1")
         check(kinds(m).get("STATUS") ==
               "node 0, layout frond: not ready: store not reached",
               "READY's STATUS: %r" % m)
         # It listens when it says so.
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
-        os.mkdir(os.path.dirname(store))
-        sd.wait(lambda m: m == "STATUS=node 0, layout frond: ready", 30,
+        pg.start()
+        sd.wait(lambda m: m == "STATUS=node 0, layout frond: ready", 60,
                 "the STATUS of readiness")
         # Pings every half second while both loops run.
         deadline = time.monotonic() + 30
@@ -173,6 +173,9 @@ def test_lifecycle_and_wedged_loop():
             proc.wait()
         if log is not None:
             log.close()
+        if pg.uri is not None:
+            pg.close()
+        ft.shutil.rmtree(pg.dir, ignore_errors=True)
         sd.close()
         shutil.rmtree(tmp, ignore_errors=True)
 

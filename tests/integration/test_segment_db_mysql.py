@@ -87,9 +87,17 @@ def test_uris_and_logins():
         line = t.err("open", "mysql://root@127.0.0.1:%d/frond" % port,
                      code="STORE")
         ft.check("mysql: connect: " in line, line)
+        # What retrying cannot fix: permanent, by the error number.
         line = t.err("open", "mysql://app:wrong@127.0.0.1:%d/frond" % MY.port,
-                     code="STORE")
-        ft.check("Access denied" in line and "wrong" not in line, line)
+                     code="STORE_PERMANENT")
+        ft.check("Access denied" in line and "wrong" not in line and
+                 "error 1045" in line, line)
+        line = t.err("open", "mysql://root@127.0.0.1:%d/no_such_db" % MY.port,
+                     code="STORE_PERMANENT")
+        ft.check("error 1049" in line, line)
+        line = t.err("open", "mysql://nobody@127.0.0.1:%d/frond" % MY.port,
+                     code="STORE_PERMANENT")
+        ft.check("Access denied" in line, line)
         # The password percent-encoded, over TCP.
         out = t.ok("open", "mariadb://app:p%40ss%3Aw%2Frd%25@127.0.0.1:" +
                    str(MY.port) + "/frond")

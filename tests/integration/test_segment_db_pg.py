@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """
 The SQL layer (src/store/db.h) against a real PostgreSQL (scripts/pg.sh,
-in a temp dir, stopped after), driven through db_tool: URI errors, typed
+in a temp dir, stopped after), driven through db_tool: URI errors, the
+refusals retrying cannot fix (STORE_PERMANENT, by SQLSTATE), typed
 parameters and NULLs, the dialect's tokens, RETURNING and its emulation,
 the session settings, a backend terminated under an idle connection (the
 next statement reconnects; inside a transaction nothing does), and an
@@ -83,12 +84,50 @@ def test_uri_errors():
         t.err("open", "postgresql://h/db?no_such_option=1", code="STORE_URI")
         t.err("open", "sqlite://host/x.db", code="STORE_URI")
         t.err("open", "mysql://h/", code="STORE_URI")
-        # Nothing listens there: a store error with libpq's words.
+        # Nothing listens there: a store error with libpq's words, which
+        # retrying may fix.
         port = ft.free_port()
         line = t.err("open", "postgresql://postgres@127.0.0.1:%d/postgres"
                      % port, code="STORE")
         ft.check("postgresql: connect: " in line, line)
         t.ok("open", PG.uri)
+    finally:
+        t.close()
+
+
+def test_permanent_refusals():
+    """What retrying cannot fix is STORE_PERMANENT, by the server's
+    SQLSTATE (read from libpq's verbose words at connect): a wrong
+    password (28P01), no such role (28000), no such database (3D000), no
+    CONNECT privilege (42501); the words stay libpq's, without LOCATION
+    lines and without the password. A server starting up (57P03) is not
+    permanent."""
+    host = PG.uri.split("@", 1)[1].rsplit("/", 1)[0]
+    PG.sql("CREATE ROLE frond_pw LOGIN PASSWORD 'right'")
+    PG.sql("CREATE ROLE frond_np LOGIN")
+    PG.sql("CREATE DATABASE closed")
+    PG.sql("REVOKE CONNECT ON DATABASE closed FROM PUBLIC")
+    hba = os.path.join(PG.dir, "data", "pg_hba.conf")
+    with open(hba) as f:
+        old = f.read()
+    with open(hba, "w") as f:
+        f.write("host all frond_pw 127.0.0.1/32 scram-sha-256\n" + old)
+    PG.sql("SELECT pg_reload_conf()")
+    t = Tool()
+    try:
+        for uri, state in (
+                ("postgresql://frond_pw:wrong@%s/postgres" % host, "28P01"),
+                ("postgresql://nobody@%s/postgres" % host, "28000"),
+                ("postgresql://postgres@%s/no_such_db" % host, "3D000"),
+                ("postgresql://frond_np@%s/closed" % host, "42501")):
+            line = t.err("open", uri, code="STORE_PERMANENT")
+            ft.check(state in line and "LOCATION" not in line and
+                     "wrong" not in line, line)
+        # The right password works: the refusal above was the password's.
+        t.ok("open", "postgresql://frond_pw:right@%s/postgres" % host)
+        # After the connect, the session's words are the default ones.
+        line = t.err("exec", "SELECT 1/0")
+        ft.check("(SQLSTATE 22012)" in line and "22012:" not in line, line)
     finally:
         t.close()
 
@@ -227,7 +266,8 @@ def main():
     global PG
     PG = ft.Postgres()
     try:
-        ft.main([test_uri_errors, test_params_and_nulls,
+        ft.main([test_uri_errors, test_permanent_refusals,
+                 test_params_and_nulls,
                  test_tokens_and_returning, test_session_settings,
                  test_terminated_backend, test_lost_answers,
                  test_store_order])

@@ -173,6 +173,11 @@ def test_unit_matches_config():
         check(exec_start == ["/usr/bin/frond", "serve", "--config",
                              "/etc/frond/frond.conf"],
               "ExecStart for PREFIX=/usr: %r" % exec_start)
+        # frond check first, on the same file and environment.
+        check(shlex.split(svc("ExecStartPre")) ==
+              ["/usr/bin/frond", "check", "--config",
+               "/etc/frond/frond.conf"],
+              "ExecStartPre for PREFIX=/usr: %r" % svc("ExecStartPre"))
         check(svc("EnvironmentFile") == "-/etc/frond/frond.env",
               "EnvironmentFile: %r" % svc("EnvironmentFile"))
         # The relative defaults (data_dir, the SQLite store) land in the
@@ -266,6 +271,15 @@ def test_exec_start_serves():
         # What frond.env would hold; the addresses are free ports.
         env.update(FROND_LISTEN="127.0.0.1:%d" % port,
                    FROND_RESP_LISTEN="127.0.0.1:%d" % rport)
+        # ExecStartPre first, as systemd runs it: it passes.
+        pre = shlex.split(keys[("Service", "ExecStartPre")][0])
+        pre[0] = ft.FROND_BIN
+        pre[pre.index("--config") + 1] = argv[argv.index("--config") + 1]
+        r = subprocess.run(pre, cwd=state, env=env, capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 0 and "FAIL" not in r.stdout,
+              "ExecStartPre: exit %d\n%s%s" % (r.returncode, r.stdout,
+                                               r.stderr))
         log = open(os.path.join(tmp, "log"), "w+")
         proc = subprocess.Popen(argv, cwd=state, env=env, stdout=log,
                                 stderr=subprocess.STDOUT)

@@ -21,7 +21,7 @@
 **
 ** Answers: "ok [changes=N rows=R]" followed by R lines "row\tCELL...",
 ** NULL as \N; "ok MAX_ID STEP" for alloc; or "err CODE CLASS MESSAGE"
-** with CLASS one of ok, error, unique, lost.
+** with CLASS one of ok, error, unique, lost, permanent.
 */
 #include "store/store.h"
 
@@ -61,7 +61,8 @@ static void put_escaped(const char *s) {
 }
 
 static void answer_err(int rc, const frond_error *e, frond_db *on) {
-  static const char *const cls[] = {"ok", "error", "unique", "lost"};
+  static const char *const cls[] = {"ok", "error", "unique", "lost",
+                                    "permanent"};
   printf("err %s %s ", frond_err_name(rc),
          on ? cls[frond__db_error_class(on)] : "-");
   put_escaped(e->message);

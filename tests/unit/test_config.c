@@ -2,7 +2,8 @@
 /*
 ** test_config.c -- the server's configuration table: sources and their
 ** order, every type's parsing and refusals, the names derived from a row,
-** and the printed forms (--print-config, --list-keys, --help).
+** and the printed forms (--print-config, --list-keys, --help); a key given
+** twice in a file and FROND_* variables Frond does not read, refused.
 */
 #include "testutil.h"
 #include "server/config.h"
@@ -52,20 +53,20 @@ static void test_sources(void **state) {
   {
     char *bad[] = {"--max-count", "0"};
     assert_int_equal(frond__config_load(&c, 2, bad, &action, &err),
-                     FROND_EINVAL);
+                     FROND_ECONFIG);
     assert_string_equal(err.message, "flag: max_count must be an integer in "
                                      "[1, 10000000], not '0'");
   }
   {
     char *bad[] = {"--nope", "1"};
     assert_int_equal(frond__config_load(&c, 2, bad, &action, &err),
-                     FROND_EINVAL);
+                     FROND_ECONFIG);
     assert_string_equal(err.message, "unknown flag '--nope'");
   }
   {
     char *bad[] = {"--threads"};
     assert_int_equal(frond__config_load(&c, 1, bad, &action, &err),
-                     FROND_EINVAL);
+                     FROND_ECONFIG);
     assert_string_equal(err.message, "flag --threads needs a value");
   }
   {
@@ -78,7 +79,7 @@ static void test_sources(void **state) {
   }
   setenv("FROND_LOG_LEVEL", "loud", 1);
   assert_int_equal(frond__config_load(&c, 0, NULL, &action, &err),
-                   FROND_EINVAL);
+                   FROND_ECONFIG);
   assert_non_null(strstr(err.message, "FROND_LOG_LEVEL: log_level must be "
                                       "one of error, warn, info, debug"));
   unsetenv("FROND_LOG_LEVEL");
@@ -86,11 +87,11 @@ static void test_sources(void **state) {
   fprintf(f, "bogus = 1\n");
   fclose(f);
   assert_int_equal(frond__config_load(&c, 2, argv, &action, &err),
-                   FROND_EINVAL);
+                   FROND_ECONFIG);
   assert_non_null(strstr(err.message, ":1: unknown key 'bogus'"));
   unlink(path);
   assert_int_equal(frond__config_load(&c, 2, argv, &action, &err),
-                   FROND_EINVAL);
+                   FROND_ECONFIG);
   assert_non_null(strstr(err.message, "cannot open config file"));
   tmpdir_remove(dir);
 }
@@ -373,7 +374,7 @@ static void test_formats(void **state) {
   assert_string_equal(c.order_key_file, "/etc/frond/keys");
   setenv("FROND_FORMAT_BAD", "order:digits=99", 1);
   assert_int_equal(frond__config_load(&c, 0, NULL, &action, &err),
-                   FROND_EINVAL);
+                   FROND_ECONFIG);
   assert_non_null(strstr(err.message, "FROND_FORMAT_BAD: format.bad: "));
   unsetenv("FROND_FORMAT_BAD");
   unsetenv("FROND_FORMAT_SHORT");
@@ -385,12 +386,116 @@ static void test_formats(void **state) {
                               "--format.<name>\tformat\t\t"));
 }
 
+/* A key on two lines of a file: neither silently wins. */
+static void test_key_twice(void **state) {
+  frond__config c;
+  frond_error err = {0, ""};
+  static const char twice[] = "# the shared store\nstore = sqlite:a.db\n\n"
+                              "store = sqlite:b.db\n";
+  static const char spelt[] = "resp_listen = off\nresp-listen = off\n";
+  static const char formats[] = "format.a = uuid7\nformat.b = ulid\n"
+                                "format.a = uuid7\n";
+  static const char fine[] = "format.a = uuid7\nformat.b = ulid\n"
+                             "store = none\n# store = sqlite:x.db\n";
+  frond__config_defaults(&c);
+  assert_int_equal(frond__config_parse(&c, twice, strlen(twice), "f", &err),
+                   FROND_ECONFIG);
+  assert_int_equal(err.code, FROND_ECONFIG);
+  assert_string_equal(err.message,
+                      "f:4: store is given twice, on line 2 and again on line "
+                      "4: the later line would silently win; keep one");
+  assert_int_equal(frond__config_parse(&c, spelt, strlen(spelt), "f", &err),
+                   FROND_ECONFIG);
+  assert_non_null(strstr(err.message, "line 1 and again on line 2"));
+  frond__config_defaults(&c);
+  assert_int_equal(frond__config_parse(&c, formats, strlen(formats), "f", &err),
+                   FROND_ECONFIG);
+  assert_non_null(strstr(err.message, "format.a is given twice, on line 1 "
+                                      "and again on line 3"));
+  frond__config_defaults(&c);
+  assert_int_equal(frond__config_parse(&c, fine, strlen(fine), "f", &err), 0);
+  assert_string_equal(c.store, "none");
+  assert_int_equal(c.nformats, 2);
+  /* Two files are two parses: a key in each is no repeat (there is one
+  ** file per start; the environment and flags win over it, by design). */
+  assert_int_equal(frond__config_parse(&c, fine, strlen(fine), "g", &err), 0);
+}
+
+/* A FROND_* variable Frond does not read is refused, with a suggestion. */
+static void test_env_unknown(void **state) {
+  static const char *const known[] = {"FROND_STORE",
+                                      "FROND_LOG_LEVEL",
+                                      "FROND_FORMAT_ORDERS",
+                                      "FROND_ORDER_KEY",
+                                      "FROND_ORDER_KEY_FILE",
+                                      "FROND_TEST_WEDGE_MS",
+                                      "FROND_BIN",
+                                      "FROND_SRC",
+                                      "FROND_BUILD",
+                                      "FROND_TEST",
+                                      "FROND_CHAOS_SOAK",
+                                      "FROND_MISTAKES_KEEP",
+                                      "FROND_ZK_DEBUG",
+                                      "FRONDSTORE",
+                                      "STORE",
+                                      "FROND"};
+  static const char *const unknown[][2] = {
+      {"FROND_STORE_URI", "did you mean FROND_STORE?"},
+      {"FROND_LOGLEVEL", "did you mean FROND_LOG_LEVEL?"},
+      {"FROND_ADMIN_TOKN", "did you mean FROND_ADMIN_TOKEN?"},
+      {"FROND_COORDINATER", "did you mean FROND_COORDINATOR?"},
+      {"FROND_ORDERS_KEY", "did you mean FROND_ORDER_KEY?"},
+      {"FROND_FORMAT_", "unknown variable FROND_FORMAT_"},
+      {"FROND_TEST_", "unknown variable FROND_TEST_"},
+      {"FROND_XYZZY_PLUGH_QUUX", "unknown variable FROND_XYZZY_PLUGH_QUUX:"}};
+  frond__config c;
+  frond_error err = {0, ""};
+  char *help[] = {"--help"}, *print[] = {"--print-config"};
+  int action;
+  size_t i;
+  for (i = 0; i < FROND__ARRAY_SIZE(known); i++)
+    assert_int_equal(
+        frond__config_env_unknown(known[i], strlen(known[i]), &err), 0);
+  for (i = 0; i < FROND__ARRAY_SIZE(unknown); i++) {
+    assert_int_equal(
+        frond__config_env_unknown(unknown[i][0], strlen(unknown[i][0]), &err),
+        FROND_ECONFIG);
+    if (strstr(err.message, unknown[i][1]) == NULL)
+      fail_msg("%s: %s", unknown[i][0], err.message);
+  }
+  assert_null(strstr(err.message, "did you mean"));
+  /* Every source's load refuses it, but for --help and --list-keys. */
+  setenv("FROND_STORE_URI", "postgresql://db/frond", 1);
+  assert_int_equal(frond__config_env_check(&err), FROND_ECONFIG);
+  assert_int_equal(frond__config_load(&c, 0, NULL, &action, &err),
+                   FROND_ECONFIG);
+  assert_int_equal(frond__config_load(&c, 1, print, &action, &err),
+                   FROND_ECONFIG);
+  assert_non_null(strstr(err.message, "unknown variable FROND_STORE_URI; "
+                                      "did you mean FROND_STORE?"));
+  assert_int_equal(frond__config_load(&c, 1, help, &action, &err), 0);
+  unsetenv("FROND_STORE_URI");
+  assert_int_equal(frond__config_env_check(&err), 0);
+  assert_int_equal(frond__config_load(&c, 0, NULL, &action, &err), 0);
+  /* Each documented variable has a name and a reader. */
+  for (i = 0;
+       i < frond__config_env_others(0, &(const char *){0}, &(const char *){0});
+       i++) {
+    const char *name = NULL, *what = NULL;
+    frond__config_env_others(i, &name, &what);
+    assert_int_equal(strncmp(name, "FROND_", 6), 0);
+    assert_true(strlen(what) > 10);
+    assert_int_equal(frond__config_env_unknown(name, strlen(name), &err), 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sources),   cmocka_unit_test(test_types),
-      cmocka_unit_test(test_addr),      cmocka_unit_test(test_coord_uri),
-      cmocka_unit_test(test_file_text), cmocka_unit_test(test_printed),
-      cmocka_unit_test(test_formats),
+      cmocka_unit_test(test_sources),     cmocka_unit_test(test_types),
+      cmocka_unit_test(test_addr),        cmocka_unit_test(test_coord_uri),
+      cmocka_unit_test(test_file_text),   cmocka_unit_test(test_printed),
+      cmocka_unit_test(test_formats),     cmocka_unit_test(test_key_twice),
+      cmocka_unit_test(test_env_unknown),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

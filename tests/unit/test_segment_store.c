@@ -60,9 +60,11 @@ static void test_uris(void **state) {
     assert_true(e.message[0] != '\0');
     assert_null(st);
   }
+  /* A directory that does not exist will not come by retrying. */
   assert_int_equal(frond_store_open(&st, "sqlite:///nonexistent-dir/x.db", &e),
-                   FROND_ESTORE);
+                   FROND_ESTORE_PERMANENT);
   assert_non_null(strstr(e.message, "unable to open"));
+  assert_non_null(strstr(e.message, "/nonexistent-dir does not exist"));
 }
 
 /* An in-memory database forgets every allocation when it is closed: the

@@ -3,7 +3,8 @@
 ** test_store_db.c -- the SQL layer (db.h) on SQLite: the URI grammar,
 ** templates rendered for every dialect, typed parameters and NULLs, rows
 ** changed, transactions and their failure rules, RETURNING and its
-** emulation, the connection settings, the statement cache.
+** emulation, the connection settings, the statement cache, and which
+** failures are permanent (STORE_PERMANENT) for every engine's numbers.
 ** PostgreSQL is tested against a real server in
 ** tests/integration/test_segment_db_pg.py.
 */
@@ -256,9 +257,16 @@ static void test_open_errors(void **state) {
   assert_null(strstr(e.message, "se%zzcret"));
   assert_int_equal(
       frond__db_open("sqlite:///nonexistent-dir/x.db", NULL, &db, &e),
-      FROND_ESTORE);
+      FROND_ESTORE_PERMANENT);
   assert_non_null(strstr(e.message, "unable to open"));
+  assert_non_null(strstr(e.message, "No such file or directory"));
+  assert_non_null(strstr(e.message, "the directory /nonexistent-dir does not "
+                                    "exist"));
   assert_null(db);
+  assert_int_equal(frond__db_uri_check("sqlite::memory:", &e),
+                   FROND_ESTORE_URI);
+  assert_int_equal(frond__db_uri_check("sqlite:///nonexistent-dir/x.db", &e),
+                   0);
 }
 
 /* ---- templates ---- */
@@ -634,6 +642,80 @@ static void test_ensure_table(void **state) {
   frond__db_close(db);
 }
 
+/* ---- permanent or transient ---- */
+
+/* What retrying cannot fix fails with STORE_PERMANENT, by the engines'
+** numbers; the rest is STORE, which callers retry. */
+static void test_permanent(void **state) {
+  static const char *const pg_permanent[] = {"28P01", "28000", "3D000",
+                                             "42501"};
+  static const char *const pg_transient[] = {"08006", "08001", "57P03", "57P01",
+                                             "53300", "40001", "40P01", "25006",
+                                             "57014", "55P03", "XX000", ""};
+  static const unsigned my_permanent[] = {1044, 1045, 1049, 1142,
+                                          1227, 1698, 1820, 4151};
+  static const unsigned my_transient[] = {2002, 2003, 2006, 2013, 1040,
+                                          1053, 1205, 1213, 1290, 0};
+  char st[6];
+  size_t i;
+  frond_db *db = NULL;
+  frond_error e = {0, ""};
+  FILE *f;
+  assert_int_equal(frond__db_transient(FROND_ESTORE), 1);
+  assert_int_equal(frond__db_transient(FROND_ESTORE_PERMANENT), 0);
+  assert_int_equal(frond__db_transient(FROND_ESTORE_URI), 0);
+  assert_int_equal(frond__db_transient(0), 0);
+  for (i = 0; i < FROND__ARRAY_SIZE(pg_permanent); i++)
+    assert_int_equal(frond__db_pg_state_class(pg_permanent[i]),
+                     FROND_DB_PERMANENT);
+  for (i = 0; i < FROND__ARRAY_SIZE(pg_transient); i++)
+    assert_int_equal(frond__db_pg_state_class(pg_transient[i]), FROND_DB_ERROR);
+  assert_int_equal(frond__db_pg_state_class(NULL), FROND_DB_ERROR);
+  for (i = 0; i < FROND__ARRAY_SIZE(my_permanent); i++)
+    assert_int_equal(frond__db_mysql_errno_class(my_permanent[i]),
+                     FROND_DB_PERMANENT);
+  for (i = 0; i < FROND__ARRAY_SIZE(my_transient); i++)
+    assert_int_equal(frond__db_mysql_errno_class(my_transient[i]),
+                     FROND_DB_ERROR);
+  /* libpq's verbose words: the last server to refuse is the one that
+  ** counts (libpq stops there; one starting up it passes over). */
+  assert_int_equal(
+      frond__db_pg_message_state(
+          "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  "
+          "28P01: password authentication failed for user \"frond\"",
+          st),
+      1);
+  assert_string_equal(st, "28P01");
+  assert_int_equal(
+      frond__db_pg_message_state(
+          "connection to server at \"a\", port 1 failed: FATAL:  57P03: the "
+          "database system is starting up\nconnection to server at \"b\", "
+          "port 2 failed: FATAL:  3D000: database \"x\" does not exist",
+          st),
+      1);
+  assert_string_equal(st, "3D000");
+  /* Refused, timed out, or words without a state: none. */
+  assert_int_equal(frond__db_pg_message_state(
+                       "connection to server at \"127.0.0.1\", port 1 "
+                       "failed: Connection refused",
+                       st),
+                   0);
+  assert_string_equal(st, "");
+  assert_int_equal(frond__db_pg_message_state(
+                       "FATAL:  password authentication failed for user", st),
+                   0);
+  assert_int_equal(frond__db_pg_message_state("FATAL:  28P0", st), 0);
+  assert_int_equal(frond__db_pg_message_state("", st), 0);
+  /* SQLite: a file that is not a database will not become one. */
+  assert_non_null(f = fopen(path, "w"));
+  fputs("this is not a SQLite database, and no retry makes it one\n", f);
+  fclose(f);
+  assert_int_equal(frond__db_open(uri, NULL, &db, &e), FROND_ESTORE_PERMANENT);
+  assert_null(db);
+  assert_non_null(strstr(e.message, "not a database"));
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uri_grammar),
@@ -650,6 +732,7 @@ int main(void) {
       cmocka_unit_test(test_file_settings),
       cmocka_unit_test(test_busy_timeout),
       cmocka_unit_test(test_ensure_table),
+      cmocka_unit_test(test_permanent),
   };
   return frond_run_tests(tests, setup, teardown);
 }
