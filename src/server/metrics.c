@@ -490,6 +490,38 @@ static void build_info(frond__buf *b) {
   frond__buf_printf(b, "} 1\n");
 }
 
+/* The process_* families, with the names, types and units of Prometheus'
+** own clients, so that dashboards and alerts written for any service
+** (restarts, memory, descriptors) work unchanged. */
+static void process(frond__buf *b) {
+  char num[FROND__NUM_MAX];
+  frond__process p;
+  frond__process_read(&p);
+  if (p.have_stat) {
+    frond__metrics_gauge(b, "process_resident_memory_bytes",
+                         "Resident memory size in bytes.", p.resident_bytes);
+    frond__metrics_gauge(b, "process_virtual_memory_bytes",
+                         "Virtual memory size in bytes.", p.virtual_bytes);
+    frond__buf_printf(b,
+                      "# HELP process_cpu_seconds_total Total user and system "
+                      "CPU time spent in seconds.\n# TYPE "
+                      "process_cpu_seconds_total counter\n"
+                      "process_cpu_seconds_total %s\n",
+                      frond__metrics_num(p.cpu_seconds, num));
+  }
+  if (p.have_start)
+    frond__metrics_gauge(b, "process_start_time_seconds",
+                         "Start time of the process since unix epoch in "
+                         "seconds.",
+                         p.start_time_seconds);
+  if (p.have_fds)
+    frond__metrics_gauge(b, "process_open_fds",
+                         "Number of open file descriptors.", p.open_fds);
+  if (p.have_max_fds)
+    frond__metrics_gauge(b, "process_max_fds",
+                         "Maximum number of open file descriptors.", p.max_fds);
+}
+
 void frond__metrics_render(frond__server *srv, frond__buf *b) {
   frond_tag_info *tags = NULL;
   frond_seg *seg = srv->seg;
@@ -516,5 +548,5 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
                        (double)(frond_clock_realtime(NULL) - srv->start_ms) /
                            1000.0);
   build_info(b);
-  frond__metrics_process(b);
+  process(b);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** metrics_process.c -- the process_* families of /metrics, as every
-** Prometheus client library exports them (CPU time, memory, descriptors,
-** start time), read from /proc/self at scrape time.
+** metrics_process.c -- what the process_* families of /metrics report,
+** as every Prometheus client library exports them (CPU time, memory,
+** descriptors, start time), read from /proc/self at scrape time;
+** metrics.c prints them.
 **
 ** The names, types and units are the ones Prometheus' own clients use
 ** (client_golang's process collector), so that dashboards and alerts
@@ -80,40 +81,28 @@ static long open_fds(void) {
   return n - 1;
 }
 
-void frond__metrics_process(frond__buf *b) {
+void frond__process_read(frond__process *p) {
   long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE), fds;
   long long bt;
   struct rlimit rl;
   proc_stat st;
+  memset(p, 0, sizeof *p);
   if (ticks > 0 && read_stat(&st) == 0) {
-    frond__metrics_gauge(b, "process_resident_memory_bytes",
-                         "Resident memory size in bytes.",
-                         (double)st.rss * (double)page);
-    frond__metrics_gauge(b, "process_virtual_memory_bytes",
-                         "Virtual memory size in bytes.", (double)st.vsize);
-    /* A counter of seconds: the text format's counter line takes an
-    ** integer in frond__metrics_counter, so write this one by hand. */
-    {
-      char num[FROND__NUM_MAX];
-      frond__buf_printf(
-          b,
-          "# HELP process_cpu_seconds_total Total user and system CPU time "
-          "spent in seconds.\n# TYPE process_cpu_seconds_total counter\n"
-          "process_cpu_seconds_total %s\n",
-          frond__metrics_num((double)(st.utime + st.stime) / (double)ticks,
-                             num));
+    p->have_stat = 1;
+    p->resident_bytes = (double)st.rss * (double)page;
+    p->virtual_bytes = (double)st.vsize;
+    p->cpu_seconds = (double)(st.utime + st.stime) / (double)ticks;
+    if ((bt = boot_time()) >= 0) {
+      p->have_start = 1;
+      p->start_time_seconds = (double)bt + (double)st.starttime / (double)ticks;
     }
-    if ((bt = boot_time()) >= 0)
-      frond__metrics_gauge(
-          b, "process_start_time_seconds",
-          "Start time of the process since unix epoch in seconds.",
-          (double)bt + (double)st.starttime / (double)ticks);
   }
-  if ((fds = open_fds()) >= 0)
-    frond__metrics_gauge(b, "process_open_fds",
-                         "Number of open file descriptors.", (double)fds);
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    frond__metrics_gauge(b, "process_max_fds",
-                         "Maximum number of open file descriptors.",
-                         (double)rl.rlim_cur);
+  if ((fds = open_fds()) >= 0) {
+    p->have_fds = 1;
+    p->open_fds = (double)fds;
+  }
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    p->have_max_fds = 1;
+    p->max_fds = (double)rl.rlim_cur;
+  }
 }

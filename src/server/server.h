@@ -366,8 +366,14 @@ void frond__metrics_hist(frond__buf *b, const frond__server *srv,
                          const char *label, const char *value);
 /* The whole /metrics page. */
 void frond__metrics_render(frond__server *srv, frond__buf *b);
-/* The process_* families (metrics_process.c). */
-void frond__metrics_process(frond__buf *b);
+/* What the process_* families report (metrics_process.c): each have_ 0
+** when the system does not say (no /proc), and the family is left out. */
+typedef struct frond__process {
+  int have_stat, have_start, have_fds, have_max_fds;
+  double resident_bytes, virtual_bytes, cpu_seconds, start_time_seconds;
+  double open_fds, max_fds;
+} frond__process;
+void frond__process_read(frond__process *p);
 
 /* ----------------------------------------------------------------- ids.c */
 
