@@ -77,7 +77,8 @@ extern "C" {
   XX(25, ID_TOO_LARGE, "ID does not fit the format's width")                   \
   XX(26, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")      \
   XX(27, WOULD_BLOCK, "the call would wait on the store")                      \
-  XX(28, STORE_MEMBER, "database is another member of a multi: store")
+  XX(28, STORE_MEMBER, "database is another member of a multi: store")         \
+  XX(29, FORKED, "handle used in a child process after fork()")
 
 typedef enum {
   FROND_OK = 0,
@@ -243,6 +244,14 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 ** first call after that takes the slow path, reads the clock, wakes the
 ** thread and may wait (within max_wait_ms) for one reservation write or
 ** fence extension; the rules above hold throughout.
+**
+** fork(): a generator belongs to the process that created it. In a child
+** of fork() it would issue its parent's IDs (same node ID, same clock), so
+** there every call fails with FROND_EFORKED and nothing is issued;
+** frond_gen_close in the child frees the child's copy only (the parent's
+** high-water file and lock are untouched). A child that needs snowflake
+** IDs creates its own generator, on a node ID of its own (a coordinator
+** opened in the child, or another static node ID), as a new process would.
 */
 typedef struct frond_gen frond_gen;
 
@@ -320,8 +329,8 @@ FROND_EXPORT int frond_gen_create(frond_gen **out, const frond_layout *l,
 ** the wall clock, the reservation or the coordinator's fence. May block up
 ** to max_wait_ms. Errors: CLOCK_BEHIND, TIME_EXHAUSTED, COORD (the fence
 ** was not extended in time), the code a coordinator blocked the generator
-** with (NODE_ID_LOST); on every error *id is left untouched and nothing is
-** consumed.
+** with (NODE_ID_LOST), FORKED (called in a child of fork()); on every error
+** *id is left untouched and nothing is consumed.
 */
 FROND_EXPORT int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err);
 
@@ -372,7 +381,8 @@ FROND_EXPORT void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out);
 ** Stop the background thread, store the exact high-water time (fsynced)
 ** and free the generator. Must not run concurrently with any other call on
 ** g. Returns 0, or IO when the final write failed (the reservation on disk
-** still protects the next start). NULL is a no-op returning 0.
+** still protects the next start). NULL is a no-op returning 0. In a child
+** of fork() it frees the child's copy and writes nothing.
 */
 FROND_EXPORT int frond_gen_close(frond_gen *g, frond_error *err);
 

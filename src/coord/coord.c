@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* frond_coord_layout_set refuses a layout that reaches the floor later. */
 #define FLOOR_MAX_AHEAD_MS 60000
@@ -38,6 +39,25 @@ void frond_coord_options_init(frond_coord_options *o) {
   o->port = 8080;
   o->window_ms = FROND_COORD_DEFAULT_WINDOW_MS;
   o->max_clock_offset_ms = FROND_COORD_DEFAULT_MAX_CLOCK_OFFSET_MS;
+}
+
+/* ---- fork() ------------------------------------------------------------- */
+
+/* A coordinator belongs to the process that opened it: a child of fork()
+** has neither its threads nor a connection of its own, and would hold the
+** parent's node ID. */
+static int forked(const frond_coord *c) {
+  return (long)getpid() != c->pid;
+}
+
+static int refuse_forked(const frond_coord *c, frond_error *err) {
+  return frond__fail(err, FROND_EFORKED,
+                     "this coordinator (%s, node ID %" PRIu64
+                     ") belongs to process %ld; in a child of fork() it "
+                     "would share its parent's node ID and connection: open "
+                     "a coordinator in the child, which claims a node ID of "
+                     "its own",
+                     c->uri, c->node, c->pid);
 }
 
 /* ---- identity ----------------------------------------------------------- */
@@ -127,6 +147,7 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   c->t.session_ms = FROND_COORD_DEFAULT_SESSION_MS;
   c->t.connect_ms = FROND_COORD_DEFAULT_CONNECT_MS;
   c->t.lease_ms = FROND_COORD_DEFAULT_LEASE_MS;
+  c->pid = (long)getpid();
   c->t.window_ms = o.window_ms;
   c->t.max_clock_offset_ms = o.max_clock_offset_ms;
   c->clock = o.clock ? o.clock : frond_clock_realtime;
@@ -405,6 +426,8 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
 
   if (!c || !l || !out)
     return frond__fail(err, FROND_EINVAL, "c, layout and out are required");
+  if (forked(c))
+    return refuse_forked(c, err);
   if (c->gen)
     return frond__fail(err, FROND_EINVAL,
                        "this coordinator already has a generator");
@@ -450,6 +473,8 @@ undo:
 }
 
 int frond_coord_state(frond_coord *c) {
+  if (forked(c))
+    return FROND_EFORKED;
   if (atomic_load(&c->closing))
     return FROND_ECLOSED;
   return atomic_load(&c->applied);
@@ -469,6 +494,8 @@ void frond_coord_stats_get(frond_coord *c, frond_coord_stats *out) {
   out->write_failures = atomic_load(&c->write_failures);
   out->regains = atomic_load(&c->regains);
   out->last_error = atomic_load(&c->last_error);
+  if (forked(c))
+    return; /* the lock may have been held by a thread the child lacks */
   pthread_mutex_lock(&c->stats_lock);
   snprintf(out->last_error_message, sizeof(out->last_error_message), "%s",
            c->last_error_message);
@@ -482,6 +509,8 @@ int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   int rc;
   if (!c || !out || !n)
     return frond__fail(err, FROND_EINVAL, "c, out and n are required");
+  if (forked(c))
+    return refuse_forked(c, err);
   pthread_mutex_lock(&c->lock);
   rc = c->m->xList(c, out, n, err);
   pthread_mutex_unlock(&c->lock);
@@ -512,6 +541,8 @@ int frond_coord_layout_get(frond_coord *c, frond_layout *l, int64_t *floor_id,
   int rc;
   if (!c || !l)
     return frond__fail(err, FROND_EINVAL, "c and layout are required");
+  if (forked(c))
+    return refuse_forked(c, err);
   rc = recorded_layout(c, l, &f, err);
   if (floor_id)
     *floor_id = f;
@@ -555,6 +586,8 @@ int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
   int rc;
   if (!c || !l)
     return frond__fail(err, FROND_EINVAL, "c and layout are required");
+  if (forked(c))
+    return refuse_forked(c, err);
   if (c->acquired)
     return frond__fail(err, FROND_EINVAL,
                        "this coordinator holds a node ID: change the layout "
@@ -596,6 +629,15 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
   int rc = 0, r;
   if (!c)
     return 0;
+  if (forked(c)) {
+    /* The parent's node ID, threads and connection stay the parent's:
+    ** free the child's copy of c and of its generator, nothing else (a
+    ** driver's close would talk on the parent's connection). */
+    if (c->own_gen && c->gen)
+      frond_gen_close(c->gen, NULL);
+    free(c);
+    return 0;
+  }
   atomic_store(&c->closing, 1);
   if (c->gen)
     frond__gen_block(c->gen, FROND_ECLOSED);

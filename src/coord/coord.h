@@ -150,6 +150,7 @@ struct frond_coord {
   int acquired;
   uint64_t node;
   int from_cache;
+  long pid; /* the process that opened it: a child of fork() is refused */
   int64_t start_after_ms;
   pthread_mutex_t lock; /* serialises driver calls */
 

@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 void frond_gen_options_init(frond_gen_options *opts) {
   memset(opts, 0, sizeof(*opts));
@@ -249,6 +250,8 @@ int frond__gen_create_fenced(frond_gen **out, const frond_layout *l,
   if (posix_memalign((void **)&g, CACHE_LINE, sizeof(*g)) != 0)
     return frond__fail(err, FROND_ENOMEM, NULL);
   memset(g, 0, sizeof(*g));
+  g->forks = frond__gen_fork_watch();
+  g->pid = (long)getpid();
   pthread_mutex_init(&g->mu, NULL);
   frond__cond_init(&g->cv);
   rc = gen_init(g, l, node, opts, f, err);
@@ -274,6 +277,14 @@ int frond_gen_close(frond_gen *g, frond_error *err) {
   int rc = 0;
   if (g == NULL)
     return 0;
+  if (gen_forked(g)) {
+    /* The parent's: its thread, its lock (perhaps held at the fork), its
+    ** record. Close the child's copy of the lock file's descriptor (the
+    ** parent's keeps the lock) and free the memory. */
+    frond__hw_close(g->hw);
+    free(g);
+    return 0;
+  }
   pthread_mutex_lock(&g->mu);
   g->stop = 1;
   pthread_cond_broadcast(&g->cv);
