@@ -285,12 +285,14 @@ typedef struct frond_gen_options {
   ** it and starts above the largest ID the record can stand for (its unit
   ** and sequence, composed in the layout it was written under), so that
   ** even under another layout (epoch, bits, unit) no number is issued
-  ** twice. It waits when that start is ahead of the wall clock by less than
-  ** the start slack, max_ahead_ms + window_ms + max_wait_ms, until it is
-  ** within max_ahead_ms, and fails beyond: FROND_ECLOCK_BEHIND (the clock
-  ** went back), or FROND_ELAYOUT_INVALID when a layout change put the start
-  ** there (the message names both layouts, the old last ID and when the new
-  ** layout would pass it). A record whose layout cannot be read is
+  ** twice. A record of another layout is refused (FROND_ELAYOUT_MISMATCH)
+  ** unless layout_change is set. It waits when that start is ahead of the
+  ** wall clock by less than the start slack, max_ahead_ms + window_ms +
+  ** max_wait_ms, until it is within max_ahead_ms, and fails beyond:
+  ** FROND_ECLOCK_BEHIND (the clock went back), or FROND_ELAYOUT_INVALID when
+  ** a layout change put the start there (the message names both layouts,
+  ** the old last ID and when the new layout would pass it). A record whose
+  ** layout cannot be read is
   ** FROND_ELAYOUT_INVALID, never guessed around. A missing file is a first
   ** start; a torn or garbage one fails with FROND_EHIGHWATER_CORRUPT. While
   ** running, a reservation of "now + max_ahead_ms + window_ms" is kept
@@ -308,6 +310,13 @@ typedef struct frond_gen_options {
   int64_t sleep_ms; /* the clock thread sleeps after this long without a
                        call; 0: it never sleeps. Default
                        FROND_SNOWFLAKE_DEFAULT_SLEEP_MS, 0..86400000 */
+  /* 0 (the default): a high-water file written under another layout is
+  ** refused with FROND_ELAYOUT_MISMATCH, naming both layouts and how long
+  ** a switch would lock the recorded one out of the file (the new
+  ** layout's IDs stay above the old one's until then). 1: the change is
+  ** asked for: start under the new layout above the record, as described
+  ** for high_water_path. */
+  int layout_change;
 } frond_gen_options;
 
 /* Fill opts with the defaults. */
@@ -317,8 +326,8 @@ FROND_EXPORT void frond_gen_options_init(frond_gen_options *opts);
 ** Create a generator for `node` under layout `l` (copied). opts may be NULL
 ** for the defaults. May block: reads and fsyncs the high-water file, and may
 ** wait for the wall clock as described above. Starts one thread.
-** Errors: LAYOUT_INVALID, NODE_RANGE, CLOCK_BEHIND, TIME_EXHAUSTED,
-** HIGHWATER_CORRUPT, NODE_IN_USE, IO, NOMEM, INVAL.
+** Errors: LAYOUT_INVALID, LAYOUT_MISMATCH, NODE_RANGE, CLOCK_BEHIND,
+** TIME_EXHAUSTED, HIGHWATER_CORRUPT, NODE_IN_USE, IO, NOMEM, INVAL.
 */
 FROND_EXPORT int frond_gen_create(frond_gen **out, const frond_layout *l,
                                   uint64_t node, const frond_gen_options *opts,

@@ -19,6 +19,7 @@
 */
 #include "coord/coord.h"
 #include "core/core.h"
+#include "core/high_water.h"
 #include "base/file.h"
 
 #include <arpa/inet.h>
@@ -283,6 +284,34 @@ static int check_clock(frond_coord *c, frond_error *err) {
                      a, ref, b, off, c->t.max_clock_offset_ms);
 }
 
+/* A node refused for its layout: say what switching the fleet would cost
+** the recorded layout, after the driver's words. */
+static int mismatch_cost(frond_coord *c, const frond_layout *l,
+                         frond_error *err) {
+  char spec[FROND_COORD_SPEC_MAX], cost[300], where[FROND_COORD_URI_MAX];
+  char a[FROND_COORD_SPEC_MAX], b[FROND_COORD_SPEC_MAX];
+  frond_layout rec;
+  int64_t floor = 0;
+  int rc;
+  spec[0] = 0;
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->xLayoutGet(c, spec, sizeof(spec), &floor, NULL);
+  pthread_mutex_unlock(&c->lock);
+  /* Not readable now: the driver's own words stand. */
+  if (rc != 0 || !spec[0] || frond_layout_parse(spec, &rec, NULL) != 0)
+    return FROND_ELAYOUT_MISMATCH;
+  frond__layout_lockout_text(&rec, l, frond__coord_now(c), cost, sizeof(cost));
+  frond__layout_label(&rec, a, sizeof(a));
+  frond__layout_label(l, b, sizeof(b));
+  frond__coord_cache_uri(c->uri, where, sizeof(where));
+  return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                     "this node's layout is '%s'; %.200s records '%s' for the "
+                     "fleet: nodes under two layouts can issue equal IDs. Use "
+                     "'%s', or switch the fleet while no node runs "
+                     "(--layout-change, `frond node layout --set`): %s",
+                     b, where, a, a, cost);
+}
+
 int frond__coord_acquire(frond_coord *c, const frond_layout *l,
                          const frond_gen_options *go, frond__coord_start *out,
                          frond_error *err) {
@@ -314,6 +343,8 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   pthread_mutex_lock(&c->lock);
   rc = c->m->xAcquire(c, &cl, err);
   pthread_mutex_unlock(&c->lock);
+  if (rc == FROND_ELAYOUT_MISMATCH)
+    return mismatch_cost(c, l, err);
   if (rc == FROND_ECOORD && c->m->bCacheFallback && have_cache) {
     frond_log(FROND_LOG_WARN,
               "coordinator unreachable (%s); node ID %" PRIu64

@@ -155,7 +155,8 @@ def test_zk_layout_mismatch_refused(zk):
         b = Tool(zk.uri(), ip="10.8.0.2", layout="twitter")
         msg = " ".join(b.first)
         ft.check(b.first[:2] == ["err", "LAYOUT_MISMATCH"] and
-                 "time=41,dc=5,worker=5" in msg and "node=10,seq=12" in msg,
+                 "'twitter'" in msg and "'frond'" in msg and
+                 "'frond' would be locked out until" in msg,
                  "another layout: %s" % msg)
     finally:
         a.close()

@@ -498,7 +498,9 @@ static void test_lease_layout(void **state) {
   assert_int_equal(create(b, "time=40,node=12,seq=11", NULL, &gb, &err),
                    FROND_ELAYOUT_MISMATCH);
   assert_non_null(strstr(err.message, "time=40"));
-  assert_non_null(strstr(err.message, "time=41"));
+  assert_non_null(strstr(err.message, "'frond'"));
+  /* ...and what switching would cost the recorded one. */
+  assert_non_null(strstr(err.message, "'frond' would be locked out until"));
   frond_coord_close(b, NULL);
   /* No change while a node holds an ID. */
   admin = lease_open(9, NULL);
