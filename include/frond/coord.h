@@ -28,7 +28,9 @@
 **
 ** Coordinators are chosen by URI:
 **   "static:N"                      node N; the operator guarantees that no
-**                                   two processes use it (no fence)
+**                                   two processes use it (no fence). Where
+**                                   a database is shared, register it
+**                                   instead: "lease+<URI>?node=N"
 **   "zk://host:port[,...]/cluster"  ZooKeeper, in Leaf's layout
 **   "lease+sqlite:///path.db"       a lease row per node ID in a database
 **   "lease+postgresql://..."
@@ -119,12 +121,17 @@ FROND_EXPORT int frond_coord_open(frond_coord **out, const char *uri,
 ** coordinator. May block: on the network, on a dead predecessor's
 ** ZooKeeper session (up to its session timeout), and on the wall clock
 ** catching up with the stored fence.
-** Errors: NODE_IN_USE (a live process holds this identity's ID),
+** Errors: NODE_IN_USE (a live process holds this identity's ID, or the
+** node ID a lease is pinned to, "?node=N": the message names the holder),
 ** NODE_RANGE (no free ID, or above the layout's range), LAYOUT_MISMATCH
-** (names both layouts), CLOCK_BEHIND (stored fence further ahead of the
-** clock than a crash explains), CLOCK_OFFSET, COORD (unreachable and no
-** cache), HIGHWATER_CORRUPT (cache file), IO, NOMEM, INVAL, and those of
-** frond_gen_create.
+** (names both layouts and what switching would cost the recorded one),
+** CLOCK_BEHIND (stored fence further ahead of the clock than a crash
+** explains), CLOCK_OFFSET, COORD (unreachable and no cache),
+** HIGHWATER_CORRUPT (cache file), FORKED (c was opened by the parent of
+** this process), IO, NOMEM, INVAL, and those of frond_gen_create. A
+** high-water file frond-node-<N>.hw that cache_dir holds for the node ID
+** taken (left by a static node) is used as gen_opts' high_water_path
+** when that is NULL: the generator starts above it too.
 */
 FROND_EXPORT int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
                                         const frond_gen_options *gen_opts,

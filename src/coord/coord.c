@@ -148,6 +148,7 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   c->t.session_ms = FROND_COORD_DEFAULT_SESSION_MS;
   c->t.connect_ms = FROND_COORD_DEFAULT_CONNECT_MS;
   c->t.lease_ms = FROND_COORD_DEFAULT_LEASE_MS;
+  c->t.node = -1;
   c->pid = (long)getpid();
   c->t.window_ms = o.window_ms;
   c->t.max_clock_offset_ms = o.max_clock_offset_ms;
@@ -453,6 +454,7 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
   frond__coord_start st;
   frond__gen_fence f;
   frond_gen *g = NULL;
+  char hw[1200];
   int rc;
 
   if (!c || !l || !out)
@@ -472,6 +474,13 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
   }
   if ((rc = frond__coord_acquire(c, l, &o, &st, err)) != 0)
     return rc;
+  /* A high-water file a static node left for this node ID in the cache
+  ** directory (the data directory of a server that ran as static:N, the
+  ** default of earlier versions): start above it too, and keep it. */
+  if (!o.high_water_path && c->cache_dir[0] &&
+      frond__hw_path(hw, sizeof(hw), c->cache_dir, st.node) == 0 &&
+      access(hw, F_OK) == 0)
+    o.high_water_path = hw;
   memset(&f, 0, sizeof(f));
   f.start_after_ms = st.after_ms;
   f.fence_ms = st.fence_ms;
@@ -482,6 +491,14 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
     goto undo;
   c->gen = g;
   c->own_gen = 1;
+  /* The generator may have waited for the clock (a restart above a fence
+  ** ahead of it) longer than the first write keeps the claim valid (a
+  ** short lease): renew it before the watchdog looks, so that the node
+  ** starts unblocked. A failure here is the fencer's to handle. */
+  if (c->m->bFenced && !c->from_cache && c->validity_ms > 0 &&
+      frond__mono_ns() >
+          atomic_load(&c->valid_until_ns) - c->validity_ms / 3 * 1000000)
+    (void)frond__coord_fence_round(c, 1, NULL);
   if (c->m->bFenced && (rc = frond__coord_attach_gen(c, g, err)) != 0)
     goto undo;
   frond_log(FROND_LOG_INFO,
