@@ -8,7 +8,9 @@
 ** parsing is a pure function of the text; a refusal is INVAL with a
 ** message naming the line; an accepted configuration, printed with
 ** --print-config's printer, reads back to a configuration that prints the
-** same.
+** same. Its coordinator resolves (frond__config_coord_uri) to a URI that
+** names the configured node ID when one is set, or is refused with INVAL
+** and a message.
 */
 #include "server/config.h"
 
@@ -58,6 +60,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   check(frond__config_parse(&b, ta, la, "printed", &eb) == 0);
   tb = printed(&b, &lb);
   check(la == lb && memcmp(ta, tb, la) == 0);
+  {
+    char uri[FROND__CFG_STR_MAX + 64];
+    frond_error e = {0, ""};
+    int rc = frond__config_coord_uri(&a, uri, sizeof(uri), &e);
+    if (rc == 0)
+      check(uri[0] != '\0' &&
+            (a.node < 0 || frond__config_pinned_node(uri) == a.node));
+    else
+      check(rc == FROND_EINVAL && e.message[0] != '\0');
+  }
   free(ta);
   free(tb);
   free(copy);

@@ -108,13 +108,15 @@ def test_lifecycle_and_wedged_loop():
     sd = FakeSystemd(tmp)
     proc = log = None
     try:
-        # A store that cannot be opened until its directory exists: the
-        # server starts not ready, then becomes ready.
+        # A store that cannot be opened until its directory exists (node
+        # IDs from a lease of their own): the server starts not ready, then
+        # becomes ready.
         store = os.path.join(tmp, "later", "frond.db")
         proc, port, log = serve(tmp, {
             "NOTIFY_SOCKET": sd.path, "WATCHDOG_USEC": "1000000",
             "FROND_TEST_WEDGE_MS": "6000"},
-            ["--store", "sqlite://" + store])
+            ["--store", "sqlite://" + store, "--coordinator",
+             "lease+sqlite://%s/nodes.db" % tmp])
         t_ready, m = sd.wait(lambda m: "READY=1" in m, 30, "READY=1")
         check(kinds(m).get("STATUS") ==
               "node 0, layout frond: not ready: store not reached",
