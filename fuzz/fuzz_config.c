@@ -9,7 +9,9 @@
 ** message naming the line, or CONFIG for a key given twice, naming the
 ** later line and the earlier one before it; an accepted configuration,
 ** printed with --print-config's printer, reads back to a configuration
-** that prints the same.
+** that prints the same. Its coordinator resolves (frond__config_coord_uri)
+** to a URI that names the configured node ID when one is set, or is
+** refused with INVAL and a message.
 **
 ** The input's first line is also read as the name of a FROND_* variable
 ** (frond__config_env_unknown): refused with CONFIG and "unknown variable",
@@ -94,6 +96,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   check(frond__config_parse(&b, ta, la, "printed", &eb) == 0);
   tb = printed(&b, &lb);
   check(la == lb && memcmp(ta, tb, la) == 0);
+  {
+    char uri[FROND__CFG_STR_MAX + 64];
+    frond_error e = {0, ""};
+    int rc = frond__config_coord_uri(&a, uri, sizeof(uri), &e);
+    if (rc == 0)
+      check(uri[0] != '\0' &&
+            (a.node < 0 || frond__config_pinned_node(uri) == a.node));
+    else
+      check(rc == FROND_EINVAL && e.message[0] != '\0');
+  }
   free(ta);
   free(tb);
   free(copy);

@@ -8,7 +8,10 @@
 **        1..65535;
 **   'L'  ZooKeeper's layout record: it prints back to the same record;
 **   'T'  Leaf's JSON in a forever child, and 'K' a claim's data: any input
-**        parses without reading past its end.
+**        parses without reading past its end;
+**   'H'  a lease row's holder record, after the token and a newline: only
+**        a record of that token is read, a pid is positive, a host name a
+**        word within its buffer.
 */
 #include "coord/coord.h"
 
@@ -45,6 +48,22 @@ static void layout(const char *s) {
     abort();
 }
 
+static void holder(char *s) {
+  char *nl = strchr(s, '\n'), host[16];
+  long pid = -1;
+  if (!nl)
+    return;
+  *nl = '\0';
+  if (frond__lease_parse_holder(nl + 1, s, &pid, host, sizeof(host)) != 0) {
+    if (pid != 0 || host[0])
+      abort();
+    return;
+  }
+  if (!s[0] || strncmp(nl + 1, s, strlen(s)) != 0 || pid < 0 ||
+      strlen(host) >= sizeof(host) || strchr(host, ' '))
+    abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *s;
   if (size < 1 || size > 4096)
@@ -66,6 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case 'K':
     (void)frond__zk_claim_field(s, "clock");
     (void)frond__zk_claim_field(s, "session");
+    break;
+  case 'H':
+    holder(s);
     break;
   }
   free(s);

@@ -14,7 +14,7 @@
 **   - an accepted lease+ URI gives a URI the SQL layer accepts: the
 **     target, and only the options that are not ours (none for sqlite);
 **   - any other URI opens only as static:N with N >= 0 and a query that
-**     the tunables reader accepts.
+**     the tunables reader accepts, without node= (a lease's).
 */
 #include "coord/coord.h"
 #include "base/base.h"
@@ -46,6 +46,7 @@ static void cached(const char *uri) {
 static int query_only(const char *q, frond__coord_tun *t) {
   static frond_coord c;
   memset(&c, 0, sizeof(c));
+  c.t.node = -1; /* as frond_coord_open starts */
   if (q && frond__coord_parse_query(&c, q, NULL) != 0)
     return 1;
   *t = c.t;
@@ -60,6 +61,7 @@ static void zk(const char *uri) {
   size_t hlen, nlen;
   int rc;
   memset(&c, 0, sizeof(c));
+  c.t.node = -1; /* as frond_coord_open starts */
   rc = frond__zk_parse_uri(&c, uri, &hlen, &name, &nlen, &err);
   if (rc != 0) {
     refused(rc, &err);
@@ -116,8 +118,9 @@ static void open_other(const char *uri) {
   if (strncmp(uri, "static:", 7) == 0) {
     const char *n = uri + 7;
     size_t len = strcspn(n, "?");
+    /* node= pins a lease; static:N names its node ID itself. */
     want = len > 0 && frond__parse_i64(n, len, &v) == 0 && v >= 0 &&
-           query_only(n[len] ? n + len + 1 : NULL, &t) == 0;
+           query_only(n[len] ? n + len + 1 : NULL, &t) == 0 && t.node < 0;
   }
   frond_coord_options_init(&o);
   o.advertise = "127.0.0.1:7000";

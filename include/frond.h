@@ -80,7 +80,8 @@ extern "C" {
   XX(28, STORE_MEMBER, "database is another member of a multi: store")         \
   XX(29, KEY_MISMATCH, "format key differs from the one recorded")             \
   XX(30, CONFIG, "the configuration cannot be used as given")                  \
-  XX(31, STORE_PERMANENT, "the store refuses in a way retrying cannot fix")
+  XX(31, STORE_PERMANENT, "the store refuses in a way retrying cannot fix")    \
+  XX(32, FORKED, "handle used in a child process after fork()")
 
 typedef enum {
   FROND_OK = 0,
@@ -246,6 +247,14 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 ** first call after that takes the slow path, reads the clock, wakes the
 ** thread and may wait (within max_wait_ms) for one reservation write or
 ** fence extension; the rules above hold throughout.
+**
+** fork(): a generator belongs to the process that created it. In a child
+** of fork() it would issue its parent's IDs (same node ID, same clock), so
+** there every call fails with FROND_EFORKED and nothing is issued;
+** frond_gen_close in the child frees the child's copy only (the parent's
+** high-water file and lock are untouched). A child that needs snowflake
+** IDs creates its own generator, on a node ID of its own (a coordinator
+** opened in the child, or another static node ID), as a new process would.
 */
 typedef struct frond_gen frond_gen;
 
@@ -279,12 +288,14 @@ typedef struct frond_gen_options {
   ** it and starts above the largest ID the record can stand for (its unit
   ** and sequence, composed in the layout it was written under), so that
   ** even under another layout (epoch, bits, unit) no number is issued
-  ** twice. It waits when that start is ahead of the wall clock by less than
-  ** the start slack, max_ahead_ms + window_ms + max_wait_ms, until it is
-  ** within max_ahead_ms, and fails beyond: FROND_ECLOCK_BEHIND (the clock
-  ** went back), or FROND_ELAYOUT_INVALID when a layout change put the start
-  ** there (the message names both layouts, the old last ID and when the new
-  ** layout would pass it). A record whose layout cannot be read is
+  ** twice. A record of another layout is refused (FROND_ELAYOUT_MISMATCH)
+  ** unless layout_change is set. It waits when that start is ahead of the
+  ** wall clock by less than the start slack, max_ahead_ms + window_ms +
+  ** max_wait_ms, until it is within max_ahead_ms, and fails beyond:
+  ** FROND_ECLOCK_BEHIND (the clock went back), or FROND_ELAYOUT_INVALID when
+  ** a layout change put the start there (the message names both layouts,
+  ** the old last ID and when the new layout would pass it). A record whose
+  ** layout cannot be read is
   ** FROND_ELAYOUT_INVALID, never guessed around. A missing file is a first
   ** start; a torn or garbage one fails with FROND_EHIGHWATER_CORRUPT. While
   ** running, a reservation of "now + max_ahead_ms + window_ms" is kept
@@ -302,6 +313,13 @@ typedef struct frond_gen_options {
   int64_t sleep_ms; /* the clock thread sleeps after this long without a
                        call; 0: it never sleeps. Default
                        FROND_SNOWFLAKE_DEFAULT_SLEEP_MS, 0..86400000 */
+  /* 0 (the default): a high-water file written under another layout is
+  ** refused with FROND_ELAYOUT_MISMATCH, naming both layouts and how long
+  ** a switch would lock the recorded one out of the file (the new
+  ** layout's IDs stay above the old one's until then). 1: the change is
+  ** asked for: start under the new layout above the record, as described
+  ** for high_water_path. */
+  int layout_change;
 } frond_gen_options;
 
 /* Fill opts with the defaults. */
@@ -311,8 +329,8 @@ FROND_EXPORT void frond_gen_options_init(frond_gen_options *opts);
 ** Create a generator for `node` under layout `l` (copied). opts may be NULL
 ** for the defaults. May block: reads and fsyncs the high-water file, and may
 ** wait for the wall clock as described above. Starts one thread.
-** Errors: LAYOUT_INVALID, NODE_RANGE, CLOCK_BEHIND, TIME_EXHAUSTED,
-** HIGHWATER_CORRUPT, NODE_IN_USE, IO, NOMEM, INVAL.
+** Errors: LAYOUT_INVALID, LAYOUT_MISMATCH, NODE_RANGE, CLOCK_BEHIND,
+** TIME_EXHAUSTED, HIGHWATER_CORRUPT, NODE_IN_USE, IO, NOMEM, INVAL.
 */
 FROND_EXPORT int frond_gen_create(frond_gen **out, const frond_layout *l,
                                   uint64_t node, const frond_gen_options *opts,
@@ -323,8 +341,8 @@ FROND_EXPORT int frond_gen_create(frond_gen **out, const frond_layout *l,
 ** the wall clock, the reservation or the coordinator's fence. May block up
 ** to max_wait_ms. Errors: CLOCK_BEHIND, TIME_EXHAUSTED, COORD (the fence
 ** was not extended in time), the code a coordinator blocked the generator
-** with (NODE_ID_LOST); on every error *id is left untouched and nothing is
-** consumed.
+** with (NODE_ID_LOST), FORKED (called in a child of fork()); on every error
+** *id is left untouched and nothing is consumed.
 */
 FROND_EXPORT int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err);
 
@@ -375,7 +393,8 @@ FROND_EXPORT void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out);
 ** Stop the background thread, store the exact high-water time (fsynced)
 ** and free the generator. Must not run concurrently with any other call on
 ** g. Returns 0, or IO when the final write failed (the reservation on disk
-** still protects the next start). NULL is a no-op returning 0.
+** still protects the next start). NULL is a no-op returning 0. In a child
+** of fork() it frees the child's copy and writes nothing.
 */
 FROND_EXPORT int frond_gen_close(frond_gen *g, frond_error *err);
 

@@ -28,7 +28,9 @@
 **
 ** Coordinators are chosen by URI:
 **   "static:N"                      node N; the operator guarantees that no
-**                                   two processes use it (no fence)
+**                                   two processes use it (no fence). Where
+**                                   a database is shared, register it
+**                                   instead: "lease+<URI>?node=N"
 **   "zk://host:port[,...]/cluster"  ZooKeeper, in Leaf's layout
 **   "lease+sqlite:///path.db"       a lease row per node ID in a database
 **   "lease+postgresql://..."
@@ -40,6 +42,14 @@
 **   frond_coord_gen_create(c, &layout, &gen_opts, &g, &err);
 **   ... frond_gen_next(g, &id, &err) from any thread ...
 **   frond_coord_close(c, &err);        also closes g
+**
+** fork(): a coordinator belongs to the process that opened it. In a child
+** of fork() it would hold its parent's node ID on its parent's connection,
+** without its threads: every call there fails with FROND_EFORKED
+** (frond_coord_state returns it; its generator refuses too), and
+** frond_coord_close frees the child's copy only, leaving the parent's node
+** ID, connection and threads alone. A child opens a coordinator of its own,
+** which claims a node ID of its own, as a new process would.
 */
 typedef struct frond_coord frond_coord;
 
@@ -111,12 +121,17 @@ FROND_EXPORT int frond_coord_open(frond_coord **out, const char *uri,
 ** coordinator. May block: on the network, on a dead predecessor's
 ** ZooKeeper session (up to its session timeout), and on the wall clock
 ** catching up with the stored fence.
-** Errors: NODE_IN_USE (a live process holds this identity's ID),
+** Errors: NODE_IN_USE (a live process holds this identity's ID, or the
+** node ID a lease is pinned to, "?node=N": the message names the holder),
 ** NODE_RANGE (no free ID, or above the layout's range), LAYOUT_MISMATCH
-** (names both layouts), CLOCK_BEHIND (stored fence further ahead of the
-** clock than a crash explains), CLOCK_OFFSET, COORD (unreachable and no
-** cache), HIGHWATER_CORRUPT (cache file), IO, NOMEM, INVAL, and those of
-** frond_gen_create.
+** (names both layouts and what switching would cost the recorded one),
+** CLOCK_BEHIND (stored fence further ahead of the clock than a crash
+** explains), CLOCK_OFFSET, COORD (unreachable and no cache),
+** HIGHWATER_CORRUPT (cache file), FORKED (c was opened by the parent of
+** this process), IO, NOMEM, INVAL, and those of frond_gen_create. A
+** high-water file frond-node-<N>.hw that cache_dir holds for the node ID
+** taken (left by a static node) is used as gen_opts' high_water_path
+** when that is NULL: the generator starts above it too.
 */
 FROND_EXPORT int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
                                         const frond_gen_options *gen_opts,
@@ -125,7 +140,8 @@ FROND_EXPORT int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
 /* 0 while the generator may issue up to its fence, else the code its calls
 ** fail with now: NODE_ID_LOST (claim not held), LAYOUT_MISMATCH (the fleet's
 ** layout changed), COORD (started from the cache, coordinator not reached
-** yet), CLOSED. Thread-safe, never blocks. */
+** yet), CLOSED, FORKED (in a child of fork()). Thread-safe, never
+** blocks. */
 FROND_EXPORT int frond_coord_state(frond_coord *c);
 
 typedef struct frond_coord_stats {
@@ -166,14 +182,15 @@ typedef struct frond_coord_entry {
 
 /* Every node ID the coordinator knows, sorted by node, into *out (free with
 ** frond_free); *n is the count. Reads only. May block on the network; not
-** concurrent with gen_create or close on the same c. Errors: COORD, NOMEM. */
+** concurrent with gen_create or close on the same c. Errors: COORD, NOMEM,
+** FORKED. */
 FROND_EXPORT int frond_coord_list(frond_coord *c, frond_coord_entry **out,
                                   size_t *n, frond_error *err);
 
 /* The layout the coordinator records for the fleet into *l, and the floor
 ** (see frond_coord_layout_set; 0: none). Returns 0, or FROND_ELAYOUT_INVALID
-** when none is recorded yet (the first node records its own), COORD. May
-** block on the network. */
+** when none is recorded yet (the first node records its own), COORD,
+** FORKED. May block on the network. */
 FROND_EXPORT int frond_coord_layout_get(frond_coord *c, frond_layout *l,
                                         int64_t *floor_id, frond_error *err);
 
@@ -186,7 +203,8 @@ FROND_EXPORT int frond_coord_layout_get(frond_coord *c, frond_layout *l,
 ** clock than they may wait. Old-layout nodes can neither start nor extend
 ** a fence afterwards. *floor_id receives the floor. Not concurrent with
 ** gen_create on c. May block on the network. Errors: NODE_IN_USE,
-** LAYOUT_INVALID, COORD, INVAL (the static coordinator records nothing).
+** LAYOUT_INVALID, COORD, INVAL (the static coordinator records nothing),
+** FORKED.
 */
 FROND_EXPORT int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
                                         int64_t *floor_id, frond_error *err);
@@ -199,7 +217,8 @@ FROND_EXPORT int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
 ** on c or on its generator may run concurrently or follow. Returns 0, or
 ** the first failure (the ID is then left to expire; the stored fence still
 ** protects every later holder). NULL is a no-op returning 0. May block on
-** the network.
+** the network. In a child of fork(): frees the child's copy only, returns
+** 0.
 */
 FROND_EXPORT int frond_coord_close(frond_coord *c, frond_error *err);
 

@@ -44,11 +44,15 @@ int frond__cli_version(void);
 int frond__cli_format_create(const char *cmd, const char *spec,
                              const char *key_file, frond_format **out);
 /* Before a keyed format's first number: check its key (frond_format_check)
-** in the store of src's segment allocator when there is one, else in the
-** data directory dir; with dir NULL and no allocator (--no-high-water:
-** nothing is kept between runs), skip the check. */
+** in the store of src's segment allocator when there is one, else where
+** the coordinator that gave this process its node ID keeps facts (the
+** lease in the store's database by default: the same record a server's
+** store holds), else in the data directory dir; with none of them
+** (--no-high-water beside an unregistered node ID: nothing is kept
+** between runs), skip the check. */
 int frond__cli_format_check(frond_format *f, const frond_format_source *src,
-                            const char *dir, frond_error *err);
+                            frond_coord *coord, const char *dir,
+                            frond_error *err);
 /* Append the fields of a snowflake ID to a JSON object being printed:
 ** ,"time":"...","unix_ms":...,"node":...[,"datacenter":...,"worker":...],
 ** "sequence":... */

@@ -11,10 +11,13 @@
 ** it never claims an ID.
 ** layout: the layout the fleet records, and with --set the procedure that
 ** changes it (refused while any node holds an ID).
-** The coordinator is --coordinator, else $FROND_COORDINATOR, else
-** FROND_COORD_DEFAULT. Only the public API is used.
+** The coordinator is the one `frond serve` would use with the same
+** settings: --coordinator, else the --config file and the FROND_*
+** variables (by default the lease in the store's database; --store names
+** another store).
 */
 #include "cli/cli.h"
+#include "server/config.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,8 +27,10 @@
 int frond__cli_node(int argc, char **argv);
 
 static const char usage[] =
-    "usage: frond node list [--coordinator URI] [--json]\n"
-    "       frond node layout [--coordinator URI] [--set SPEC]\n"
+    "usage: frond node list [--coordinator URI | --store URI] [--config FILE]\n"
+    "                       [--json]\n"
+    "       frond node layout [--coordinator URI | --store URI]\n"
+    "                         [--config FILE] [--set SPEC]\n"
     "\n"
     "list: the node IDs a coordinator hands out: owner (host:port), the\n"
     "fence (no ID above it was issued; the exact high-water time after a\n"
@@ -39,8 +44,13 @@ static const char usage[] =
     "  --coordinator URI  static:N | zk://host:port[,host:port...]/name |\n"
     "                     lease+sqlite:///path.db | lease+postgresql://... |\n"
     "                     lease+mysql://...\n"
-    "                     (default: $FROND_COORDINATOR, "
-    "else " FROND_COORD_DEFAULT ")\n"
+    "                     (default: the one `frond serve` would use with the\n"
+    "                     same settings: $FROND_COORDINATOR, else the lease\n"
+    "                     in the store's database)\n"
+    "  --store URI        the store whose database holds the node IDs\n"
+    "                     (default: $FROND_STORE, else " FROND_STORE_DEFAULT
+    ")\n"
+    "  --config FILE      read serve's keys from FILE\n"
     "  --json             list: JSON instead of a table\n"
     "  --set SPEC         layout: the new layout (a preset or keys, as for\n"
     "                     'frond layouts')\n";
@@ -95,17 +105,37 @@ static int print_table(const frond_coord_entry *e, size_t n) {
   return FROND__EXIT_OK;
 }
 
-static int open_coord(const char *cmd, const char *uri, frond_coord **c,
-                      frond_error *err) {
-  if (uri == NULL)
-    uri = frond__cli_env("FROND_COORDINATOR", FROND_COORD_DEFAULT);
-  return frond_coord_open(c, uri, NULL, err);
+/* The coordinator as `frond serve` resolves it: 1 after a usage error
+** (reported), else frond_coord_open's result (0 or a negative code). */
+static int open_coord(const char *cmd, const char *uri, const char *store,
+                      const char *file, frond_coord **c, frond_error *err) {
+  char flag[] = "--config", path[4096], *av[2] = {flag, path};
+  char resolved[FROND__CFG_STR_MAX + 64];
+  frond__config cfg;
+  int action;
+  if (file != NULL && strlen(file) >= sizeof(path)) {
+    frond__usage_error(cmd, "--config: the path is too long");
+    return 1;
+  }
+  snprintf(path, sizeof(path), "%s", file ? file : "");
+  if (frond__config_load(&cfg, file ? 2 : 0, av, &action, err) != 0 ||
+      (uri != NULL && frond__config_set(&cfg, "coordinator", 11, uri,
+                                        "--coordinator", err) != 0) ||
+      (store != NULL &&
+       frond__config_set(&cfg, "store", 5, store, "--store", err) != 0) ||
+      frond__config_coord_uri(&cfg, resolved, sizeof(resolved), err) != 0) {
+    frond__usage_error(cmd, "%s", err->message);
+    return 1;
+  }
+  return frond_coord_open(c, resolved, NULL, err);
 }
 
 static int node_list(int argc, char **argv) {
-  const char *uri = NULL, *layout = NULL;
+  const char *uri = NULL, *layout = NULL, *store = NULL, *file = NULL;
   int json = 0, rc;
   frond__opt opts[] = {{"coordinator", FROND__OPT_STR, &uri, 0, 0, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {"config", FROND__OPT_STR, &file, 0, 0, 0},
                        {"layout", FROND__OPT_STR, &layout, 0, 0, 0},
                        {"json", FROND__OPT_FLAG, &json, 0, 0, 0},
                        {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
@@ -118,8 +148,9 @@ static int node_list(int argc, char **argv) {
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
   (void)layout; /* accepted for old scripts: listing needs no layout */
-  if (open_coord(a.cmd, uri, &c, &err) != 0 ||
-      frond_coord_list(c, &e, &n, &err) != 0) {
+  if ((rc = open_coord(a.cmd, uri, store, file, &c, &err)) > 0)
+    return FROND__EXIT_USAGE;
+  if (rc != 0 || frond_coord_list(c, &e, &n, &err) != 0) {
     frond_coord_close(c, NULL);
     return frond__cli_fail(&err);
   }
@@ -133,9 +164,11 @@ static int node_list(int argc, char **argv) {
 }
 
 static int node_layout(int argc, char **argv) {
-  const char *uri = NULL, *set = NULL;
+  const char *uri = NULL, *set = NULL, *store = NULL, *file = NULL;
   int rc;
   frond__opt opts[] = {{"coordinator", FROND__OPT_STR, &uri, 0, 0, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {"config", FROND__OPT_STR, &file, 0, 0, 0},
                        {"set", FROND__OPT_STR, &set, 0, 0, 0},
                        {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"node layout", usage, opts, 0, 0, NULL, NULL, 0};
@@ -149,7 +182,9 @@ static int node_layout(int argc, char **argv) {
     return rc;
   if (set && frond_layout_parse(set, &l, &err) != 0)
     return frond__usage_error(a.cmd, "--set: %s", err.message);
-  if (open_coord(a.cmd, uri, &c, &err) != 0)
+  if ((rc = open_coord(a.cmd, uri, store, file, &c, &err)) > 0)
+    return FROND__EXIT_USAGE;
+  if (rc != 0)
     return frond__cli_fail(&err);
   rc = set ? frond_coord_layout_set(c, &l, &floor_id, &err)
            : frond_coord_layout_get(c, &l, &floor_id, &err);

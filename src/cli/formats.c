@@ -40,12 +40,13 @@ int frond__cli_format_create(const char *cmd, const char *spec,
 }
 
 int frond__cli_format_check(frond_format *f, const frond_format_source *src,
-                            const char *dir, frond_error *err) {
-  if (dir == NULL && src->seg == NULL) {
+                            frond_coord *coord, const char *dir,
+                            frond_error *err) {
+  if (dir == NULL && src->seg == NULL && coord == NULL) {
     frond_format_skip_check(f);
     return 0;
   }
-  return frond_format_check(f, src, NULL, dir, err);
+  return frond_format_check(f, src, coord, dir, err);
 }
 
 static void time_fields(int64_t unix_ms, const char *name) {

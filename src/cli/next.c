@@ -2,10 +2,16 @@
 /*
 ** next.c -- `frond next`: issue IDs and print one per line.
 **
-** Snowflake IDs come from a generator with a high-water file in the data
-** directory (DIR/frond-node-<N>.hw), so that two runs in a row never issue
-** the same ID and two concurrent runs on one node ID are refused
-** (NODE_IN_USE). Segment IDs come from a segment allocator over a store.
+** Snowflake IDs come from a generator on a node ID claimed as `frond
+** serve` claims its own with the same settings (server/node.c: the
+** configuration file, FROND_* variables and the flags below): by default a
+** lease in the store's database, so a run beside a server, or beside
+** another run, gets a node ID of its own, and a run after a run starts
+** above it; a static node ID (--node, store none) is registered in the
+** store, else kept apart by its high-water file in the data directory
+** (DIR/frond-node-<N>.hw, NODE_IN_USE for a second run). A layout other
+** than the recorded one is refused unless --layout-change asks for it.
+** Segment IDs come from a segment allocator over a store.
 **
 ** With --format, each ID is printed as a string of that format (base62,
 ** order numbers, ...; uuid7, ulid and objectid make their own, seq numbers
@@ -19,8 +25,10 @@
 ** as a shell expects.
 */
 #include "cli/cli.h"
+#include "coord/coord.h"
 #include "core/core.h"
-#include "core/high_water.h"
+#include "server/config.h"
+#include "server/node.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -31,8 +39,10 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: frond next [--count N] [--layout SPEC] [--node N]\n"
-    "                  [--data-dir DIR] [--no-high-water] [--format SPEC]\n"
+    "usage: frond next [--count N] [--layout SPEC] [--node N] [--store URI]\n"
+    "                  [--coordinator URI] [--advertise HOST:PORT]\n"
+    "                  [--data-dir DIR] [--no-high-water] [--layout-change]\n"
+    "                  [--config FILE] [--format SPEC]\n"
     "       frond next --segment TAG [--count N] [--store URI] [--format "
     "SPEC]\n"
     "       frond next --format SPEC [--count N] [--key-file FILE]\n"
@@ -40,16 +50,32 @@ static const char usage[] =
     "Print N new IDs (default 1), one decimal number per line, in\n"
     "increasing order; with --format, one string of that format per line.\n"
     "\n"
-    "snowflake (default):\n"
+    "snowflake (default): the node ID is claimed as `frond serve` claims\n"
+    "its own with the same settings (the --config file, FROND_* variables,\n"
+    "these flags): by default a lease in the store's database, node IDs\n"
+    "unique per live process, beside a server too.\n"
     "  --layout SPEC   a preset (see 'frond layouts') or keys such as\n"
     "                  time=41,node=10,seq=12,unit=1ms,epoch=2024-01-01\n"
     "                  (default: " FROND_LAYOUT_DEFAULT ")\n"
-    "  --node N        this node's ID, 0..2^node_bits-1 (default 0)\n"
-    "  --data-dir DIR  where the high-water file frond-node-N.hw lives\n"
-    "                  (default: $FROND_DATA_DIR, else the working directory)\n"
-    "  --no-high-water keep no file: a later run may repeat IDs of this one\n"
-    "                  (and an order format's key is checked nowhere)\n"
+    "  --node N        a static node ID, 0..2^node_bits-1, unique per live\n"
+    "                  process: registered in the store (a second live\n"
+    "                  holder is refused); default: the store hands one out\n"
+    "  --store URI     the store whose database holds the node IDs\n"
+    "                  (default: $FROND_STORE, else " FROND_STORE_DEFAULT ");\n"
+    "                  none: static node 0 and its high-water file\n"
+    "  --coordinator URI  as serve's coordinator key (default: auto)\n"
+    "  --advertise HOST:PORT  the identity given to the coordinator\n"
+    "  --data-dir DIR  the node cache file, and a static node ID's\n"
+    "                  high-water file frond-node-N.hw (default:\n"
+    "                  $FROND_DATA_DIR, else the working directory)\n"
+    "  --no-high-water keep no file in the data directory (the store or the\n"
+    "                  coordinator keeps the fence); refused for a static\n"
+    "                  node ID registered nowhere (store none)\n"
     "                  (--no-highwater, the old spelling, is deprecated)\n"
+    "  --layout-change start under a layout other than the recorded one,\n"
+    "                  switching the record (the old layout is then locked\n"
+    "                  out for a while; the refusal says how long)\n"
+    "  --config FILE   read serve's keys from FILE\n"
     "\n"
     "segment:\n"
     "  --segment TAG   IDs of this tag (create it with 'frond tag create')\n"
@@ -178,14 +204,12 @@ static int next_segment(const char *tag, const char *store, int64_t count,
   sigset_t set;
   if (tag != NULL && frond_tag_validate(tag, strlen(tag), &err) != 0)
     return frond__usage_error("next", "--segment: %s", err.message);
-  if (store == NULL)
-    store = frond__cli_env("FROND_STORE", FROND_STORE_DEFAULT);
   catch_signals(&set);
   if (frond_seg_open(&s, store, NULL, &err) != 0)
     return frond__cli_fail(&err);
   unblock_signals(&set);
   src.seg = s;
-  if (f != NULL && frond__cli_format_check(f, &src, NULL, &err) != 0)
+  if (f != NULL && frond__cli_format_check(f, &src, NULL, NULL, &err) != 0)
     rc = FROND__EXIT_FAILURE;
   else if (f != NULL)
     rc = format_loop(f, &src, count, CHUNK, &err);
@@ -206,58 +230,101 @@ static int next_segment(const char *tag, const char *store, int64_t count,
   return finish(rc);
 }
 
-/* Snowflake IDs under layout `spec`, plain or through format f. */
-static int next_snowflake(const char *spec, int64_t node, const char *dir,
-                          int no_hw, int64_t count, frond_format *f) {
+/* The flags of a snowflake run, as serve's configuration keys. */
+typedef struct sf_flags {
+  const char *layout, *store, *coordinator, *advertise, *dir, *config;
+  int64_t node;
+  int no_hw, layout_change;
+} sf_flags;
+
+/* The configuration: defaults, then --config, then FROND_* variables,
+** then the flags, as `frond serve` reads its own. */
+static int load_config(const sf_flags *fl, frond__config *cfg) {
+  char flag[] = "--config", file[PATH_MAX], *av[2] = {flag, file};
+  frond_error err = {0, ""};
+  int action;
+  if (fl->config != NULL && strlen(fl->config) >= sizeof(file))
+    return frond__usage_error("next", "--config: the path is too long");
+  snprintf(file, sizeof(file), "%s", fl->config ? fl->config : "");
+  if (frond__config_load(cfg, fl->config ? 2 : 0, av, &action, &err) != 0)
+    return frond__usage_error("next", "%s", err.message);
+#define SET(key, v)                                                            \
+  if ((v) != NULL &&                                                           \
+      frond__config_set(cfg, key, strlen(key), v, "--" key, &err) != 0)        \
+    return frond__usage_error("next", "%s", err.message);
+  SET("layout", fl->layout);
+  SET("store", fl->store);
+  SET("coordinator", fl->coordinator);
+  SET("advertise", fl->advertise);
+  SET("data_dir", fl->dir);
+  SET("layout_change", fl->layout_change ? "on" : NULL);
+#undef SET
+  if (fl->node >= 0)
+    cfg->node = fl->node;
+  return 0;
+}
+
+/* Snowflake IDs, plain or through format f, on a node ID claimed as serve
+** claims its own. */
+static int next_snowflake(const frond__config *cfg, int no_hw, int64_t count,
+                          frond_format *f) {
   int64_t ids[CHUNK];
   int rc = FROND__EXIT_OK;
   frond_layout layout;
-  frond_gen_options go;
   frond_error err = {0};
+  frond_coord *c = NULL;
   frond_gen *g = NULL;
   frond_format_source src = {NULL, NULL, NULL, 0};
-  char path[PATH_MAX];
+  frond__node_claim_opts o;
+  frond__addr at;
+  char uri[FROND__CFG_STR_MAX + 64];
   size_t limit;
   sigset_t set;
 
-  if (spec == NULL)
-    spec = FROND_LAYOUT_DEFAULT;
-  if (frond_layout_parse(spec, &layout, &err) != 0)
+  if (frond_layout_parse(cfg->layout, &layout, &err) != 0)
     return frond__usage_error("next", "--layout: %s", err.message);
-  if (node < 0)
-    node = 0;
-  if ((uint64_t)node > frond_layout_max_node(&layout))
+  if (cfg->node >= 0 && (uint64_t)cfg->node > frond_layout_max_node(&layout))
     return frond__usage_error(
         "next", "--node: '%lld' is out of range 0..%llu for layout %s",
-        (long long)node, (unsigned long long)frond_layout_max_node(&layout),
-        layout.name);
-  if (no_hw && dir != NULL)
-    return frond__usage_error("next", "--data-dir does not go with "
-                                      "--no-high-water");
-
-  /* The default max_wait covers two units of any layout, so past the
-  ** layout's rate each call (at most one unit's worth) waits for the clock
-  ** rather than fails. */
-  frond_gen_options_init(&go);
-  if (!no_hw) {
-    if (dir == NULL)
-      dir = frond__cli_env("FROND_DATA_DIR", ".");
-    if (frond__hw_path(path, sizeof(path), dir, (uint64_t)node) != 0)
-      return frond__usage_error("next", "--data-dir: the path is too long");
-    go.high_water_path = path;
-  }
+        (long long)cfg->node,
+        (unsigned long long)frond_layout_max_node(&layout), layout.name);
+  if (frond__config_coord_uri(cfg, uri, sizeof(uri), &err) != 0 ||
+      frond__config_addr("listen", cfg->listen, &at, &err) != 0 ||
+      (strcmp(cfg->advertise, "auto") != 0 &&
+       frond__coord_check_advertise(cfg->advertise, &err) != 0))
+    return frond__usage_error("next", "%s", err.message);
+  if (no_hw && strncmp(uri, "static:", 7) == 0)
+    return frond__usage_error("next",
+                              "--no-high-water: node ID %lld is static and "
+                              "registered nowhere (%s), so its high-water "
+                              "file is all that keeps two runs apart; claim "
+                              "the node ID from a store or a coordinator to "
+                              "run without it",
+                              (long long)frond__config_pinned_node(uri), uri);
+  memset(&o, 0, sizeof(o));
+  o.uri = uri;
+  o.host = at.host;
+  o.port = at.port;
+  o.files = !no_hw;
   /* At most one unit's worth of IDs per call: a call is all or nothing,
   ** and once the borrowing is used up it must wait for every unit it
-  ** spans. With 2^seq_bits IDs it spans at most two. */
+  ** spans. With 2^seq_bits IDs it spans at most two. The default max_wait
+  ** covers two units of any layout, so past the layout's rate each call
+  ** waits for the clock rather than fails. */
   limit = layout.seq_bits < 12 ? (size_t)1 << layout.seq_bits : CHUNK;
 
+  /* What a server logs at start is noise here: warnings and errors only. */
+  frond_log_set(NULL, NULL,
+                cfg->log_level < FROND_LOG_WARN ? cfg->log_level
+                                                : FROND_LOG_WARN);
   (void)frond__layout_warn_end(&layout, frond_clock_realtime(NULL));
   catch_signals(&set);
-  if (frond_gen_create(&g, &layout, (uint64_t)node, &go, &err) != 0)
+  if (frond__node_claim(cfg, &o, &layout, &c, &g, &err) != 0)
     return frond__cli_fail(&err);
   unblock_signals(&set);
   src.gen = g;
-  if (f != NULL && frond__cli_format_check(f, &src, no_hw ? NULL : dir, &err))
+  if (f != NULL &&
+      frond__cli_format_check(f, &src, c, no_hw ? NULL : cfg->data_dir, &err))
     rc = FROND__EXIT_FAILURE;
   else if (f != NULL)
     rc = format_loop(f, &src, count, limit, &err);
@@ -270,14 +337,15 @@ static int next_snowflake(const char *spec, int64_t node, const char *dir,
     print_ids(ids, n);
     count -= (int64_t)n;
   }
-  /* Print what was issued before closing: those IDs are spent either way. */
+  /* Print what was issued before closing: those IDs are spent either way.
+  ** Closing stores the exact high water and gives the node ID back. */
   if (rc != FROND__EXIT_OK) {
     frond__out_flush();
-    frond_gen_close(g, NULL);
+    frond_coord_close(c, NULL);
     return frond__cli_fail(&err);
   }
   frond__out_flush();
-  if (frond_gen_close(g, &err) != 0)
+  if (frond_coord_close(c, &err) != 0)
     return frond__cli_fail(&err);
   return finish(rc);
 }
@@ -305,18 +373,23 @@ static int own_ids(const frond_format *f) {
           kind == FROND_FORMAT_ULID || kind == FROND_FORMAT_OBJECTID);
 }
 
-static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
-                    const char *tag, const char *store, int64_t count,
+static int dispatch(const sf_flags *fl, const char *tag, int64_t count,
                     frond_format *f) {
-  int snowflake_opts = spec != NULL || node >= 0 || dir != NULL || no_hw;
+  int snowflake_opts = fl->layout != NULL || fl->node >= 0 || fl->dir != NULL ||
+                       fl->no_hw || fl->coordinator != NULL ||
+                       fl->advertise != NULL || fl->layout_change;
   int kind = f != NULL ? frond_format_kind(f) : 0;
   const char *ftag = f != NULL ? frond_format_tag(f) : NULL;
+  frond__config cfg;
+  int rc;
   if (f != NULL && own_ids(f)) {
-    if (snowflake_opts || tag != NULL || store != NULL)
+    if (snowflake_opts || tag != NULL || fl->store != NULL)
       return frond__usage_error("next",
                                 "--format %s makes its own IDs: it does not "
                                 "go with --layout, --node, --data-dir, "
-                                "--no-high-water, --segment or --store",
+                                "--no-high-water, --coordinator, "
+                                "--advertise, --layout-change, --segment or "
+                                "--store",
                                 frond_format_kind_name(kind));
     return next_own(f, count);
   }
@@ -328,39 +401,52 @@ static int dispatch(const char *spec, int64_t node, const char *dir, int no_hw,
   if (kind == FROND_FORMAT_SEQ && tag != NULL)
     return frond__usage_error("next", "a seq format names its tag (tag=); "
                                       "--segment does not go with it");
+  if (fl->no_hw && fl->dir != NULL)
+    return frond__usage_error("next", "--data-dir does not go with "
+                                      "--no-high-water");
+  if ((rc = load_config(fl, &cfg)) != 0)
+    return rc;
   if (tag != NULL || ftag != NULL || kind == FROND_FORMAT_SEQ) {
     if (snowflake_opts)
       return frond__usage_error("next",
                                 "%s does not go with --layout, --node, "
-                                "--data-dir or --no-high-water",
+                                "--data-dir, --no-high-water, "
+                                "--coordinator, --advertise or "
+                                "--layout-change",
                                 tag != NULL ? "--segment" : "a segment format");
-    return next_segment(kind == FROND_FORMAT_SEQ ? NULL : tag, store, count, f);
+    return next_segment(kind == FROND_FORMAT_SEQ ? NULL : tag, cfg.store, count,
+                        f);
   }
-  if (store != NULL)
-    return frond__usage_error("next", "--store needs --segment");
-  return next_snowflake(spec, node, dir, no_hw, count, f);
+  return next_snowflake(&cfg, fl->no_hw, count, f);
 }
 
 int frond__cli_next(int argc, char **argv) {
-  int64_t count = 1, node = -1;
-  const char *spec = NULL, *dir = NULL, *tag = NULL, *store = NULL;
-  const char *fspec = NULL, *key_file = NULL;
-  int no_hw = 0, old_no_hw = 0, st, rc;
-  frond__opt opts[] = {{"count", FROND__OPT_INT, &count, 1, INT64_MAX, 0},
-                       {"layout", FROND__OPT_STR, &spec, 0, 0, 0},
-                       {"node", FROND__OPT_INT, &node, 0, INT64_MAX, 0},
-                       {"data-dir", FROND__OPT_STR, &dir, 0, 0, 0},
-                       {"no-high-water", FROND__OPT_FLAG, &no_hw, 0, 0, 0},
-                       /* deprecated spelling, still accepted */
-                       {"no-highwater", FROND__OPT_FLAG, &old_no_hw, 0, 0, 0},
-                       {"segment", FROND__OPT_STR, &tag, 0, 0, 0},
-                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
-                       {"format", FROND__OPT_STR, &fspec, 0, 0, 0},
-                       {"key-file", FROND__OPT_STR, &key_file, 0, 0, 0},
-                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  int64_t count = 1;
+  const char *tag = NULL, *fspec = NULL, *key_file = NULL;
+  sf_flags fl;
+  int old_no_hw = 0, st, rc;
+  frond__opt opts[] = {
+      {"count", FROND__OPT_INT, &count, 1, INT64_MAX, 0},
+      {"layout", FROND__OPT_STR, &fl.layout, 0, 0, 0},
+      {"node", FROND__OPT_INT, &fl.node, 0, INT64_MAX, 0},
+      {"data-dir", FROND__OPT_STR, &fl.dir, 0, 0, 0},
+      {"no-high-water", FROND__OPT_FLAG, &fl.no_hw, 0, 0, 0},
+      /* deprecated spelling, still accepted */
+      {"no-highwater", FROND__OPT_FLAG, &old_no_hw, 0, 0, 0},
+      {"coordinator", FROND__OPT_STR, &fl.coordinator, 0, 0, 0},
+      {"advertise", FROND__OPT_STR, &fl.advertise, 0, 0, 0},
+      {"layout-change", FROND__OPT_FLAG, &fl.layout_change, 0, 0, 0},
+      {"config", FROND__OPT_STR, &fl.config, 0, 0, 0},
+      {"segment", FROND__OPT_STR, &tag, 0, 0, 0},
+      {"store", FROND__OPT_STR, &fl.store, 0, 0, 0},
+      {"format", FROND__OPT_STR, &fspec, 0, 0, 0},
+      {"key-file", FROND__OPT_STR, &key_file, 0, 0, 0},
+      {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"next", usage, opts, 0, 0, NULL, NULL, 0};
   frond_format *f = NULL;
 
+  memset(&fl, 0, sizeof(fl));
+  fl.node = -1;
   if (!frond__args_parse(&a, argc, argv, &st))
     return st;
   if (old_no_hw) {
@@ -368,14 +454,14 @@ int frond__cli_next(int argc, char **argv) {
     ** (docs/versioning.md, Deprecations). */
     frond_log(FROND_LOG_WARN,
               "--no-highwater is deprecated: use --no-high-water");
-    no_hw = 1;
+    fl.no_hw = 1;
   }
   if (key_file != NULL && fspec == NULL)
     return frond__usage_error("next", "--key-file needs --format");
   if (fspec != NULL &&
       (rc = frond__cli_format_create("next", fspec, key_file, &f)) != 0)
     return rc;
-  rc = dispatch(spec, node, dir, no_hw, tag, store, count, f);
+  rc = dispatch(&fl, tag, count, f);
   frond_format_free(f);
   return rc;
 }

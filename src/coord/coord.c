@@ -19,6 +19,7 @@
 */
 #include "coord/coord.h"
 #include "core/core.h"
+#include "core/high_water.h"
 #include "base/file.h"
 
 #include <arpa/inet.h>
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* frond_coord_layout_set refuses a layout that reaches the floor later. */
 #define FLOOR_MAX_AHEAD_MS 60000
@@ -38,6 +40,25 @@ void frond_coord_options_init(frond_coord_options *o) {
   o->port = 8080;
   o->window_ms = FROND_COORD_DEFAULT_WINDOW_MS;
   o->max_clock_offset_ms = FROND_COORD_DEFAULT_MAX_CLOCK_OFFSET_MS;
+}
+
+/* ---- fork() ------------------------------------------------------------- */
+
+/* A coordinator belongs to the process that opened it: a child of fork()
+** has neither its threads nor a connection of its own, and would hold the
+** parent's node ID. */
+static int forked(const frond_coord *c) {
+  return (long)getpid() != c->pid;
+}
+
+static int refuse_forked(const frond_coord *c, frond_error *err) {
+  return frond__fail(err, FROND_EFORKED,
+                     "this coordinator (%s, node ID %" PRIu64
+                     ") belongs to process %ld; in a child of fork() it "
+                     "would share its parent's node ID and connection: open "
+                     "a coordinator in the child, which claims a node ID of "
+                     "its own",
+                     c->uri, c->node, c->pid);
 }
 
 /* ---- identity ----------------------------------------------------------- */
@@ -127,6 +148,8 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   c->t.session_ms = FROND_COORD_DEFAULT_SESSION_MS;
   c->t.connect_ms = FROND_COORD_DEFAULT_CONNECT_MS;
   c->t.lease_ms = FROND_COORD_DEFAULT_LEASE_MS;
+  c->t.node = -1;
+  c->pid = (long)getpid();
   c->t.window_ms = o.window_ms;
   c->t.max_clock_offset_ms = o.max_clock_offset_ms;
   c->clock = o.clock ? o.clock : frond_clock_realtime;
@@ -262,6 +285,34 @@ static int check_clock(frond_coord *c, frond_error *err) {
                      a, ref, b, off, c->t.max_clock_offset_ms);
 }
 
+/* A node refused for its layout: say what switching the fleet would cost
+** the recorded layout, after the driver's words. */
+static int mismatch_cost(frond_coord *c, const frond_layout *l,
+                         frond_error *err) {
+  char spec[FROND_COORD_SPEC_MAX], cost[300], where[FROND_COORD_URI_MAX];
+  char a[FROND_COORD_SPEC_MAX], b[FROND_COORD_SPEC_MAX];
+  frond_layout rec;
+  int64_t floor = 0;
+  int rc;
+  spec[0] = 0;
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->xLayoutGet(c, spec, sizeof(spec), &floor, NULL);
+  pthread_mutex_unlock(&c->lock);
+  /* Not readable now: the driver's own words stand. */
+  if (rc != 0 || !spec[0] || frond_layout_parse(spec, &rec, NULL) != 0)
+    return FROND_ELAYOUT_MISMATCH;
+  frond__layout_lockout_text(&rec, l, frond__coord_now(c), cost, sizeof(cost));
+  frond__layout_label(&rec, a, sizeof(a));
+  frond__layout_label(l, b, sizeof(b));
+  frond__coord_cache_uri(c->uri, where, sizeof(where));
+  return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                     "this node's layout is '%s'; %.200s records '%s' for the "
+                     "fleet: nodes under two layouts can issue equal IDs. Use "
+                     "'%s', or switch the fleet while no node runs "
+                     "(--layout-change, `frond node layout --set`): %s",
+                     b, where, a, a, cost);
+}
+
 int frond__coord_acquire(frond_coord *c, const frond_layout *l,
                          const frond_gen_options *go, frond__coord_start *out,
                          frond_error *err) {
@@ -293,6 +344,8 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   pthread_mutex_lock(&c->lock);
   rc = c->m->xAcquire(c, &cl, err);
   pthread_mutex_unlock(&c->lock);
+  if (rc == FROND_ELAYOUT_MISMATCH)
+    return mismatch_cost(c, l, err);
   if (rc == FROND_ECOORD && c->m->bCacheFallback && have_cache) {
     frond_log(FROND_LOG_WARN,
               "coordinator unreachable (%s); node ID %" PRIu64
@@ -401,10 +454,13 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
   frond__coord_start st;
   frond__gen_fence f;
   frond_gen *g = NULL;
+  char hw[1200];
   int rc;
 
   if (!c || !l || !out)
     return frond__fail(err, FROND_EINVAL, "c, layout and out are required");
+  if (forked(c))
+    return refuse_forked(c, err);
   if (c->gen)
     return frond__fail(err, FROND_EINVAL,
                        "this coordinator already has a generator");
@@ -418,6 +474,13 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
   }
   if ((rc = frond__coord_acquire(c, l, &o, &st, err)) != 0)
     return rc;
+  /* A high-water file a static node left for this node ID in the cache
+  ** directory (the data directory of a server that ran as static:N, the
+  ** default of earlier versions): start above it too, and keep it. */
+  if (!o.high_water_path && c->cache_dir[0] &&
+      frond__hw_path(hw, sizeof(hw), c->cache_dir, st.node) == 0 &&
+      access(hw, F_OK) == 0)
+    o.high_water_path = hw;
   memset(&f, 0, sizeof(f));
   f.start_after_ms = st.after_ms;
   f.fence_ms = st.fence_ms;
@@ -428,6 +491,14 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
     goto undo;
   c->gen = g;
   c->own_gen = 1;
+  /* The generator may have waited for the clock (a restart above a fence
+  ** ahead of it) longer than the first write keeps the claim valid (a
+  ** short lease): renew it before the watchdog looks, so that the node
+  ** starts unblocked. A failure here is the fencer's to handle. */
+  if (c->m->bFenced && !c->from_cache && c->validity_ms > 0 &&
+      frond__mono_ns() >
+          atomic_load(&c->valid_until_ns) - c->validity_ms / 3 * 1000000)
+    (void)frond__coord_fence_round(c, 1, NULL);
   if (c->m->bFenced && (rc = frond__coord_attach_gen(c, g, err)) != 0)
     goto undo;
   frond_log(FROND_LOG_INFO,
@@ -450,6 +521,8 @@ undo:
 }
 
 int frond_coord_state(frond_coord *c) {
+  if (forked(c))
+    return FROND_EFORKED;
   if (atomic_load(&c->closing))
     return FROND_ECLOSED;
   return atomic_load(&c->applied);
@@ -469,6 +542,8 @@ void frond_coord_stats_get(frond_coord *c, frond_coord_stats *out) {
   out->write_failures = atomic_load(&c->write_failures);
   out->regains = atomic_load(&c->regains);
   out->last_error = atomic_load(&c->last_error);
+  if (forked(c))
+    return; /* the lock may have been held by a thread the child lacks */
   pthread_mutex_lock(&c->stats_lock);
   snprintf(out->last_error_message, sizeof(out->last_error_message), "%s",
            c->last_error_message);
@@ -482,6 +557,8 @@ int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   int rc;
   if (!c || !out || !n)
     return frond__fail(err, FROND_EINVAL, "c, out and n are required");
+  if (forked(c))
+    return refuse_forked(c, err);
   pthread_mutex_lock(&c->lock);
   rc = c->m->xList(c, out, n, err);
   pthread_mutex_unlock(&c->lock);
@@ -512,6 +589,8 @@ int frond_coord_layout_get(frond_coord *c, frond_layout *l, int64_t *floor_id,
   int rc;
   if (!c || !l)
     return frond__fail(err, FROND_EINVAL, "c and layout are required");
+  if (forked(c))
+    return refuse_forked(c, err);
   rc = recorded_layout(c, l, &f, err);
   if (floor_id)
     *floor_id = f;
@@ -555,6 +634,8 @@ int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
   int rc;
   if (!c || !l)
     return frond__fail(err, FROND_EINVAL, "c and layout are required");
+  if (forked(c))
+    return refuse_forked(c, err);
   if (c->acquired)
     return frond__fail(err, FROND_EINVAL,
                        "this coordinator holds a node ID: change the layout "
@@ -596,6 +677,15 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
   int rc = 0, r;
   if (!c)
     return 0;
+  if (forked(c)) {
+    /* The parent's node ID, threads and connection stay the parent's:
+    ** free the child's copy of c and of its generator, nothing else (a
+    ** driver's close would talk on the parent's connection). */
+    if (c->own_gen && c->gen)
+      frond_gen_close(c->gen, NULL);
+    free(c);
+    return 0;
+  }
   atomic_store(&c->closing, 1);
   if (c->gen)
     frond__gen_block(c->gen, FROND_ECLOSED);

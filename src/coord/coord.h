@@ -28,8 +28,9 @@
 ** Files, top to bottom: coord.c (open, acquire, close, the public API)
 ** calls coord_fence.c (the fencer and watchdog threads), coord_cache.c
 ** (the node cache file) and, through their method tables, one file per
-** driver; all of them call coord_common.c (the clock, the URI's tunables,
-** the identity check, the layout floor), which calls none of them.
+** driver (the lease's is two: coord_lease.c over coord_lease_take.c);
+** all of them call coord_common.c (the clock, the URI's tunables, the
+** identity check, the layout floor), which calls none of them.
 */
 #ifndef FROND_COORD_H
 #define FROND_COORD_H
@@ -59,6 +60,12 @@ typedef struct frond__coord_tun {
   int64_t retention_ms;
   int64_t lease_ms; /* database lease length, renewed every third */
   int64_t nodes;    /* lease: IDs 0..nodes-1 are used; 0: the whole range */
+  /* lease: take exactly this node ID (a static node ID registered in the
+  ** database), or NODE_IN_USE; -1 (the default): any free one. */
+  int64_t node;
+  /* static: 1 says the operator knows this node ID is registered nowhere
+  ** (the server then registers it in no store); 0 otherwise. */
+  int64_t unregistered;
   int64_t window_ms;
   int64_t max_clock_offset_ms;
   /* Accepted for old URIs, no longer used: the start check follows the
@@ -158,6 +165,7 @@ struct frond_coord {
   int acquired;
   uint64_t node;
   int from_cache;
+  long pid; /* the process that opened it: a child of fork() is refused */
   int64_t start_after_ms;
   pthread_mutex_t lock; /* serialises driver calls */
 
@@ -342,6 +350,12 @@ int frond__lease_parse_uri(frond_coord *c, const char *uri, char *dburi,
 ** give. */
 int frond__coord_uri_check(const char *uri, uint64_t max_node,
                            frond_error *err);
+/* A lease row's holder record ("<token> pid=<pid> host=<host>", in
+** frond_meta as holder.<N>): 0 with *pid (0: unknown) and host (len bytes,
+** "" when unknown) when it belongs to token, else -1 (a record of an
+** earlier holder of the row). Pure, fuzzed. */
+int frond__lease_parse_holder(const char *value, const char *token, long *pid,
+                              char *host, size_t len);
 
 /* Tests only: make the ZooKeeper server expire this process' session. */
 int frond__coord_zk_expire_session(frond_coord *c, frond_error *err);

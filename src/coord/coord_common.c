@@ -32,7 +32,8 @@ static const struct {
     K(connect_ms, 10, 3600000), K(retention_ms, 0, INT64_MAX / 4),
     K(lease_ms, 30, 86400000),  K(nodes, 1, INT64_MAX / 4),
     K(window_ms, 10, 3600000),  K(max_clock_offset_ms, 0, 86400000),
-    K(max_wait_ms, 0, 3600000),
+    K(max_wait_ms, 0, 3600000), K(node, 0, INT64_MAX / 4),
+    K(unregistered, 0, 1),
 #undef K
 };
 

@@ -100,6 +100,10 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
     atomic_store(&c->last_write_ms, frond__coord_now(c));
     atomic_fetch_add(&c->fence_writes, 1);
     frond__gen_set_fence(c->gen, atomic_load(&c->durable_ms));
+    /* Blocked for a validity that ran out: this write renewed it, so the
+    ** watchdog may resume now rather than at its next look. */
+    if (atomic_load(&c->applied) != 0)
+      frond__coord_poke(c);
     return 0;
   }
   atomic_fetch_add(&c->write_failures, 1);

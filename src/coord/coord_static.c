@@ -5,7 +5,10 @@
 ** This file contains the trivial coordinator. The operator guarantees that
 ** no two processes run with the same N; nothing is stored, no fence is
 ** kept (a high-water file protects restarts), nothing is checked beyond
-** the node range (in coord.c).
+** the node range (in coord.c). Where a database is shared, a static node
+** ID is better registered there: a lease pinned to it
+** ("lease+<URI>?node=N", coord_lease.c), which refuses a second live
+** holder and keeps a fence; `frond serve` does that by itself.
 */
 #include "coord/coord.h"
 #include "base/base.h"
@@ -33,6 +36,9 @@ static int static_open(frond_coord *c, const char *uri, frond_error *err) {
     if (rc != 0)
       return rc;
   }
+  if (c->t.node >= 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "static:N names its node ID: node= is for a lease");
   if (!(s = calloc(1, sizeof(*s))))
     return frond__fail(err, FROND_ENOMEM, NULL);
   s->node = (uint64_t)v;

@@ -57,6 +57,10 @@ static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
 
   if ((rc = frond__zk_parse_uri(c, uri, &hlen, &name, &nlen, err)) != 0)
     return rc;
+  if (c->t.node >= 0 || c->t.unregistered)
+    return frond__fail(err, FROND_EINVAL,
+                       "node= and unregistered= are not ZooKeeper options: "
+                       "ZooKeeper hands out node IDs itself");
   if (!(z = calloc(1, sizeof(*z))))
     return frond__fail(err, FROND_ENOMEM, NULL);
   z->c = c;

@@ -205,6 +205,83 @@ int frond__hw_first_after(const frond__hw_record *rec, const frond_layout *l,
   return 0;
 }
 
+int64_t frond__layout_lockout_ms(const frond_layout *old,
+                                 const frond_layout *nw, int64_t now_ms) {
+  frond_fields f;
+  int64_t id, end = frond_layout_end_ms(nw);
+  uint64_t unit;
+  unsigned shift = old->seq_bits + old->node_bits;
+  if (now_ms < nw->epoch_ms)
+    return now_ms;
+  memset(&f, 0, sizeof(f));
+  f.time = ((now_ms < end ? now_ms : end - 1) - nw->epoch_ms) / nw->unit_ms;
+  f.node = frond_layout_max_node(nw);
+  f.sequence = (UINT64_C(1) << nw->seq_bits) - 1;
+  if (frond_compose(nw, &f, &id, NULL) != 0)
+    return INT64_MAX;
+  /* old's first unit whose smallest ID (node 0, sequence 0) is above id. */
+  unit = ((uint64_t)id >> shift) + 1;
+  if (shift + old->time_bits < 63 && (uint64_t)id >> (shift + old->time_bits))
+    return INT64_MAX;
+  if (unit > (UINT64_C(1) << old->time_bits) - 1 ||
+      (int64_t)unit > (INT64_MAX - old->epoch_ms) / old->unit_ms)
+    return INT64_MAX;
+  return old->epoch_ms + (int64_t)unit * old->unit_ms;
+}
+
+/* A duration for people: "5467 days", "7 hours", "12 minutes", "3 s". */
+static void human(int64_t ms, char *buf, size_t len) {
+  if (ms >= 2 * INT64_C(86400000))
+    snprintf(buf, len, "%" PRId64 " days", ms / 86400000);
+  else if (ms >= 2 * INT64_C(3600000))
+    snprintf(buf, len, "%" PRId64 " hours", ms / 3600000);
+  else if (ms >= 2 * INT64_C(60000))
+    snprintf(buf, len, "%" PRId64 " minutes", ms / 60000);
+  else
+    snprintf(buf, len, "%" PRId64 " s", (ms + 999) / 1000);
+}
+
+const char *frond__layout_label(const frond_layout *l, char *buf, size_t len) {
+  char spec[160], p[160];
+  frond_layout_format(l, spec, sizeof(spec));
+  for (size_t i = 0; i < frond_layout_preset_count(); i++) {
+    frond_layout_format(frond_layout_preset(i), p, sizeof(p));
+    if (strcmp(p, spec) == 0) {
+      snprintf(buf, len, "%s", frond_layout_preset(i)->name);
+      return buf;
+    }
+  }
+  snprintf(buf, len, "%s", spec);
+  return buf;
+}
+
+const char *frond__layout_lockout_text(const frond_layout *old,
+                                       const frond_layout *nw, int64_t now_ms,
+                                       char *buf, size_t len) {
+  char a[160], when[40], dur[40];
+  int64_t t = frond__layout_lockout_ms(old, nw, now_ms);
+  /* IDs per ms of each: when the new layout's grow at least as fast,
+  ** every day under it pushes the date further. */
+  double o = (double)(UINT64_C(1) << (old->seq_bits + old->node_bits)) /
+             (double)old->unit_ms;
+  double n = (double)(UINT64_C(1) << (nw->seq_bits + nw->node_bits)) /
+             (double)nw->unit_ms;
+  frond__layout_label(old, a, sizeof(a));
+  if (t == INT64_MAX) {
+    snprintf(buf, len, "'%s' would be locked out for good", a);
+  } else if (t <= now_ms) {
+    snprintf(buf, len, "'%s' could come back at once", a);
+  } else {
+    frond__format_rfc3339(t, when, sizeof(when));
+    human(t - now_ms, dur, sizeof(dur));
+    snprintf(buf, len,
+             "'%s' would be locked out until %s (%s, %s the longer the new "
+             "layout runs)",
+             a, when, dur, n >= o ? "more" : "less");
+  }
+  return buf;
+}
+
 int frond__hw_read(frond__hw *hw, frond__hw_record *rec, frond_error *err) {
   frond__record r;
   int rc = frond__record_read(&r, hw->path, HW_KIND, HW_LEGACY,

@@ -59,6 +59,25 @@ int frond__hw_first_after(const frond__hw_record *rec, const frond_layout *l,
                           uint64_t node, uint64_t *start, int64_t *last_id,
                           frond_error *err);
 
+/*
+** What switching from layout `old` to `nw` at now_ms costs `old`: the unix
+** ms from which old's IDs pass the largest ID nw can issue at now_ms (any
+** node, any sequence), so that old could be used again after a switch
+** made now; the longer nw is used, the later that gets. INT64_MAX: never
+** (old's time bits end first); at or below now_ms: at once. Pure.
+*/
+int64_t frond__layout_lockout_ms(const frond_layout *old,
+                                 const frond_layout *nw, int64_t now_ms);
+/* The same as a phrase for a message into buf: "'A' would be locked out
+** until <time> (N days, more the longer the new layout runs)", "... for
+** good" or "'A' could come back at once". Returns buf. */
+const char *frond__layout_lockout_text(const frond_layout *old,
+                                       const frond_layout *nw, int64_t now_ms,
+                                       char *buf, size_t len);
+
+/* A layout's name for messages: the preset it equals, else its spec. */
+const char *frond__layout_label(const frond_layout *l, char *buf, size_t len);
+
 /* The record as the file's bytes (for tests; the file holds the same);
 ** returns the length, as snprintf, or -1 when it does not fit a record. */
 int frond__hw_format(const frond__hw_record *rec, char *buf, size_t len);

@@ -11,6 +11,32 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+_Atomic unsigned frond__gen_forks;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* In a child of fork(): every generator inherited is now a copy. */
+static void on_fork_child(void) {
+  atomic_fetch_add_explicit(&frond__gen_forks, 1, memory_order_relaxed);
+}
+
+static void atfork_register(void) {
+  pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+unsigned frond__gen_fork_watch(void) {
+  pthread_once(&atfork_once, atfork_register);
+  return atomic_load_explicit(&frond__gen_forks, memory_order_relaxed);
+}
+
+int frond__gen_forked(const frond_gen *g, frond_error *err) {
+  return frond__fail(err, FROND_EFORKED,
+                     "this snowflake generator (node %" PRIu64
+                     ") belongs to process %ld; used in a child of fork() it "
+                     "would issue its parent's IDs: create a generator in the "
+                     "child, on a node ID of its own",
+                     g->node, g->pid);
+}
+
 /* How long the first call after the ticker slept may wait for the
 ** reservation write it owes to the sleep, whatever max_wait says. */
 #define WAKE_RESERVE_MS 1000
@@ -256,6 +282,9 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
                     frond_error *err) {
   int64_t deadline, wake_deadline = 0;
   int waited = 0, wanted = 0, queued = 0, rc = 0;
+  /* Before the lock: the parent's ticker may have held it at the fork. */
+  if (gen_forked(g))
+    return frond__gen_forked(g, err);
   pthread_mutex_lock(&g->mu);
   deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
   if (atomic_load_explicit(&g->asleep, memory_order_relaxed)) {
@@ -369,6 +398,8 @@ static int64_t make_id(const frond_gen *g, uint64_t v) {
 ** *v set, or nonzero when the slow path must decide. Lock-free. */
 static inline int claim(frond_gen *g, uint64_t n, uint64_t *v) {
   uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  if (FROND__UNLIKELY(gen_forked(g)))
+    return -1;
   do {
     if (FROND__UNLIKELY(cur + n >
                         atomic_load_explicit(&g->limit, memory_order_acquire)))
@@ -508,6 +539,10 @@ void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
       atomic_load_explicit(&g->fence_refused, memory_order_relaxed);
   out->asleep = atomic_load_explicit(&g->asleep, memory_order_relaxed);
   out->sleeps = atomic_load_explicit(&g->sleeps, memory_order_relaxed);
+  if (gen_forked(g)) {
+    out->last_error = FROND_EFORKED;
+    return;
+  }
   pthread_mutex_lock(&g->mu);
   out->last_error = g->bg_err.code;
   pthread_mutex_unlock(&g->mu);

@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 void frond_gen_options_init(frond_gen_options *opts) {
   memset(opts, 0, sizeof(*opts));
@@ -43,6 +44,27 @@ static int start_after_record(frond_gen *g, const frond__hw_record *rec,
     return 0;
   u = units_of_value(g, *start);
   frond__format_rfc3339(rec->time_ms, was, sizeof(was));
+  if (!g->opt.layout_change) {
+    frond_layout old;
+    char cost[300], a[160], b[160];
+    /* The record's layout parsed already in frond__hw_first_after. */
+    if (frond_layout_parse(rec->layout, &old, NULL) != 0)
+      old = g->layout;
+    frond__layout_label(&old, a, sizeof(a));
+    frond__layout_label(&g->layout, b, sizeof(b));
+    if (u > g->tmax || ms_of(g, u) - now > g->slack_ms)
+      snprintf(cost, sizeof(cost),
+               "the new one could not start here now "
+               "anyway");
+    else
+      frond__layout_lockout_text(&old, &g->layout, now, cost, sizeof(cost));
+    return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                       "%s records layout '%s' (IDs up to %" PRId64
+                       "); this run's is '%s'. Switching records the new one "
+                       "there: %s. Use '%s', or ask for the switch with "
+                       "--layout-change",
+                       path, a, last_id, b, cost, a);
+  }
   if (u > g->tmax)
     return frond__fail(err, FROND_ELAYOUT_INVALID,
                        "%s: written under layout '%s' up to ID %" PRId64
@@ -61,10 +83,16 @@ static int start_after_record(frond_gen *g, const frond__hw_record *rec,
         path, rec->layout, last_id, was, g->spec, need, ms_of(g, u) - now,
         g->slack_ms);
   }
-  frond_log(FROND_LOG_WARN,
-            "%s: written under layout '%s' up to ID %" PRId64
-            "; starting under layout '%s' above it",
-            path, rec->layout, last_id, g->spec);
+  {
+    frond_layout old;
+    char cost[400] = "";
+    if (frond_layout_parse(rec->layout, &old, NULL) == 0)
+      frond__layout_lockout_text(&old, &g->layout, now, cost, sizeof(cost));
+    frond_log(FROND_LOG_WARN,
+              "%s: written under layout '%s' up to ID %" PRId64
+              "; starting under layout '%s' above it, as asked: %s",
+              path, rec->layout, last_id, g->spec, cost);
+  }
   return 0;
 }
 
@@ -249,6 +277,8 @@ int frond__gen_create_fenced(frond_gen **out, const frond_layout *l,
   if (posix_memalign((void **)&g, CACHE_LINE, sizeof(*g)) != 0)
     return frond__fail(err, FROND_ENOMEM, NULL);
   memset(g, 0, sizeof(*g));
+  g->forks = frond__gen_fork_watch();
+  g->pid = (long)getpid();
   pthread_mutex_init(&g->mu, NULL);
   frond__cond_init(&g->cv);
   rc = gen_init(g, l, node, opts, f, err);
@@ -274,6 +304,14 @@ int frond_gen_close(frond_gen *g, frond_error *err) {
   int rc = 0;
   if (g == NULL)
     return 0;
+  if (gen_forked(g)) {
+    /* The parent's: its thread, its lock (perhaps held at the fork), its
+    ** record. Close the child's copy of the lock file's descriptor (the
+    ** parent's keeps the lock) and free the memory. */
+    frond__hw_close(g->hw);
+    free(g);
+    return 0;
+  }
   pthread_mutex_lock(&g->mu);
   g->stop = 1;
   pthread_cond_broadcast(&g->cv);

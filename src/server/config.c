@@ -61,18 +61,26 @@ static const frond__cfg_row rows[] = {
     STR("store", store, FROND_STORE_DEFAULT, 0,
         "segment store URI (sqlite:///path, postgresql://..., mysql://...), "
         "or none"),
-    STR("coordinator", coordinator, "static", 0,
-        "node ID source: static (use `node`), static:N, "
-        "zk://host:port[,host:port]/cluster, lease+sqlite:///path.db, "
-        "lease+postgresql://... or lease+mysql://..."),
+    STR("coordinator", coordinator, "auto", 0,
+        "node ID source: auto (a lease in the store's database, or `node` "
+        "registered there; static node 0 with store = none), static (use "
+        "`node`), static:N, zk://host:port[,host:port]/cluster, "
+        "lease+sqlite:///path.db, lease+postgresql://... or "
+        "lease+mysql://..."),
     STR("advertise", advertise, "auto", 0,
         "identity given to the coordinator, host:port (containers, NAT); auto: "
         "the listen address (the first non-loopback IPv4 address when "
         "listening on all) and the HTTP port"),
     STR("layout", layout, FROND_LAYOUT_DEFAULT, 0,
         "snowflake layout: preset name or time=..,node=..,seq=.. spec"),
-    INT("node", node, 0, INT64_MAX, "0",
-        "node (worker) ID for the static coordinator"),
+    BOOL("layout_change", layout_change, "off",
+         "start under a layout other than the one the data directory or the "
+         "store records, switching the record (the old layout is then "
+         "locked out for a while)"),
+    INT("node", node, -1, INT64_MAX, "-1",
+        "a static node (worker) ID, unique per live process: registered in "
+        "the store when there is one; -1: none, the coordinator hands one "
+        "out"),
     INT("threads", threads, 0, 256, "0",
         "event-loop threads, 0 = number of cores"),
     STR("admin_token", admin_token, "", FROND__CFG_SECRET,
@@ -626,30 +634,4 @@ void frond__config_list(FILE *f) {
             flag_name(r, flag, sizeof flag), type_names[r->type], r->def,
             range_text(r, range, sizeof range), r->help);
   }
-}
-
-int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
-                            frond_error *err) {
-  const char *co = c->coordinator;
-  int64_t n;
-  if (strcmp(co, "static") == 0) {
-    snprintf(uri, cap, "static:%lld", (long long)c->node);
-    return 0;
-  }
-  if (strncmp(co, "static:", 7) == 0) {
-    if (frond__parse_i64(co + 7, strlen(co + 7), &n) != 0 || n < 0)
-      return frond__fail(err, FROND_EINVAL, "coordinator: bad node ID in '%s'",
-                         co);
-    if (c->node != 0 && c->node != n)
-      return frond__fail(err, FROND_EINVAL,
-                         "coordinator '%s' and node = %lld disagree", co,
-                         (long long)c->node);
-  } else if (c->node != 0) {
-    return frond__fail(err, FROND_EINVAL,
-                       "node = %lld is for the static coordinator; '%s' "
-                       "assigns the node ID itself",
-                       (long long)c->node, co);
-  }
-  snprintf(uri, cap, "%s", co);
-  return 0;
 }

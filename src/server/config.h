@@ -51,8 +51,9 @@ typedef struct frond__config {
   char coordinator[256];
   char advertise[128]; /* "auto": the listen address */
   char layout[256];
-  int64_t node;
-  int64_t threads; /* 0: number of cores */
+  int layout_change; /* a layout other than the recorded one is asked for */
+  int64_t node;      /* -1: none */
+  int64_t threads;   /* 0: number of cores */
   char admin_token[256];
   int64_t max_count;
   int64_t max_range;
@@ -189,10 +190,28 @@ typedef struct frond__addr {
 int frond__config_addr(const char *key, const char *text, frond__addr *a,
                        frond_error *err);
 
-/* The coordinator's URI: "static" alone takes the node key, "static:N"
-** must agree with it; anything else is the coordinator's own URI and
-** leaves node at 0. Returns 0 or FROND_EINVAL. */
+/*
+** The coordinator's URI from `coordinator`, `node` and `store`:
+**   auto (the default)  a lease in the store's database, "lease+<store>"
+**                       (several servers on one store get distinct node
+**                       IDs); with `node` set, that node ID registered
+**                       there (below); with store = none, "static:0";
+**                       with a multi: store, INVAL (name one database)
+**   static, static:N    node N (`node`, else 0; both must agree), registered
+**                       in the store's database as a lease pinned to it,
+**                       "lease+<store>?node=N": a second live holder is
+**                       refused, and the lease hands it to nobody else;
+**                       unregistered with store = none or
+**                       static:N?unregistered=1 ("static:N"); INVAL with a
+**                       multi: store
+**   lease+...           as given; `node` pins it ("?node=N")
+**   anything else       as given; `node` must be unset
+** Returns 0 or FROND_EINVAL.
+*/
 int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
                             frond_error *err);
+/* The node ID a coordinator URI names itself (static:N, lease+...?node=N),
+** or -1 when the coordinator chooses. */
+int64_t frond__config_pinned_node(const char *uri);
 
 #endif /* FROND_SERVER_CONFIG_H */

@@ -41,6 +41,10 @@ static const struct {
     {"FROND_TEST", "the unit tests: run only the test it names"},
     {"FROND_CLIENTS_NODE", "the client tests: which node.js to use"},
     {"FROND_DEB_BUILD", "scripts/deb.sh: the build directory"},
+    {"FROND_DEB_SOURCE", "scripts/deb.sh: what the package is built from, "
+                         "outside a git checkout (scripts/release.sh sets it)"},
+    {"FROND_DEB_YEARS", "scripts/deb.sh: the copyright's years, outside a git "
+                        "checkout"},
 };
 
 /* Prefixes kept for the project's own tools: the settings of the chaos
@@ -301,6 +305,10 @@ static int load(frond__config *c, int argc, char **argv, int *action,
       nlen = eq ? (size_t)(eq - name) : strlen(name);
       if (eq != NULL)
         val = eq + 1;
+      else if (frond__config_find(name, nlen) != NULL &&
+               frond__config_find(name, nlen)->type == FROND__CFG_BOOL &&
+               (a + 1 >= argc || strncmp(argv[a + 1], "--", 2) == 0))
+        val = "on"; /* a switch given alone: --layout-change */
       else if (a + 1 < argc)
         val = argv[++a];
       else

@@ -16,6 +16,7 @@
 ** value by hand.
 */
 #include "server/serve.h"
+#include "server/node.h"
 #include "coord/coord.h"
 
 #include "base/base.h"
@@ -33,52 +34,21 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The identity the coordinator knows this node by: advertise when set,
-** else the listen address (a wildcard leaves the choice to the library:
-** the first non-loopback IPv4 address) and the HTTP port. */
-static int identity(frond__server *srv, frond_coord_options *co, char *buf,
-                    size_t len, frond_error *err) {
-  int wildcard = strcmp(srv->listen_host, "0.0.0.0") == 0 ||
-                 strcmp(srv->listen_host, "::") == 0 ||
-                 srv->listen_host[0] == '\0';
-  co->port = srv->listen_port;
-  if (srv->cfg.advertise[0] && strcmp(srv->cfg.advertise, "auto") != 0) {
-    if (frond__coord_check_advertise(srv->cfg.advertise, err) != 0)
-      return -1;
-    co->advertise = srv->cfg.advertise;
-  } else if (!wildcard) {
-    snprintf(buf, len, strchr(srv->listen_host, ':') ? "[%s]:%d" : "%s:%d",
-             srv->listen_host, srv->listen_port);
-    co->advertise = buf;
-  }
-  return 0;
-}
-
-/* Take a node ID from the coordinator and create the generator on it,
-** above the fence of every earlier holder of that ID. With the static
-** coordinator (no fence) a high-water file in data_dir protects restarts;
-** any other coordinator keeps the fence itself. */
+/* Take a node ID and create the generator on it, as `frond next` does with
+** the same settings (node.c): from the coordinator the configuration
+** names (by default a lease in the store's database), above the fence of
+** every earlier holder of that ID and above the data directory's
+** high-water file of a static node ID. */
 static int start_generator(frond__server *srv, frond_error *err) {
-  frond_coord_options co;
-  frond_gen_options go;
-  char who[300], hw[FROND__CFG_STR_MAX + 64];
-  frond_coord_options_init(&co);
-  if (identity(srv, &co, who, sizeof who, err) != 0)
-    return -1;
-  co.cache_dir = srv->cfg.data_dir;
-  frond_gen_options_init(&go);
-  go.max_ahead_ms = srv->cfg.max_ahead_ms;
-  go.max_wait_ms = srv->cfg.max_wait_ms;
-  if (strncmp(srv->coord_uri, "static:", 7) == 0) {
-    int64_t n = 0;
-    frond__parse_i64(srv->coord_uri + 7, strcspn(srv->coord_uri + 7, "?"), &n);
-    if (frond__hw_path(hw, sizeof hw, srv->cfg.data_dir, (uint64_t)n) != 0)
-      return frond__fail(err, FROND_EINVAL, "data_dir: the path is too long");
-    go.high_water_path = hw;
-  }
-  if (frond_coord_open(&srv->coord, srv->coord_uri, &co, err) != 0 ||
-      frond_coord_gen_create(srv->coord, &srv->layout, &go, &srv->gen, err) !=
-          0)
+  frond__node_claim_opts o;
+  memset(&o, 0, sizeof o);
+  o.uri = srv->coord_uri;
+  o.host = srv->listen_host;
+  o.port = srv->listen_port;
+  o.files = 1;
+  o.serving = 1;
+  if (frond__node_claim(&srv->cfg, &o, &srv->layout, &srv->coord, &srv->gen,
+                        err) != 0)
     return -1;
   srv->node = frond_gen_node(srv->gen);
   return 0;

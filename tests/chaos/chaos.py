@@ -502,14 +502,16 @@ def layout(run):
     all be above its old ones (the floor), each node answering within
     3 + 5 s of the change; a node alone under the old layout is then
     refused. A node
-    with a static node ID (its high-water file, no coordinator) changes
-    with the fleet, and must issue above its own old IDs."""
+    with a static node ID (its high-water file, registered nowhere on
+    purpose) changes with the fleet, asked for with --layout-change, and
+    must issue above its own old IDs."""
     lag = 3000
     shape, epoch = 0, FROND_EPOCH_MS
     run.layouts["L0"] = shape_spec(shape, epoch)
     f = Fleet(run, "zk", layout="L0")
     zk = list(f.nodes)
-    static = f.add_node("s0", coord="static:7")
+    static = f.add_node("s0", coord="static:7?unregistered=1",
+                        extra=["--layout-change"])
     start_all(f)
     # Batches of 4096: whole milliseconds of sequence numbers, so that the
     # new layout's IDs would meet them.

@@ -182,8 +182,20 @@ def test_bad_arguments_exit_2():
     check_usage_error(["next", "--no-high-water=1"], d, "takes no value")
     check_usage_error(["next", "--no-high-water", "--data-dir", d], d,
                       "--data-dir")
-    check_usage_error(["next", "--store", "sqlite:x.db"], d, "--segment")
+    # Static node 0 with nothing shared: its high-water file is all that
+    # keeps two runs apart, so it cannot be left out.
+    check_usage_error(["next", "--store", "none", "--no-high-water"], d,
+                      "--no-high-water")
+    check_usage_error(["next", "--node", "3", "--coordinator",
+                       "zk://127.0.0.1:1/x"], d, "node = 3")
+    check_usage_error(["next", "--store", "multi:sqlite:a.db|sqlite:b.db"],
+                      d, "multi:")
+    check_usage_error(["next", "--advertise", "nohost"], d, "advertise")
+    check_usage_error(["next", "--config", os.path.join(d, "none.conf")], d,
+                      "none.conf")
     check_usage_error(["next", "--segment", "a", "--layout", "twitter"], d,
+                      "--segment")
+    check_usage_error(["next", "--segment", "a", "--layout-change"], d,
                       "--segment")
     check_usage_error(["next", "--segment", "x" * 129], d, "--segment")
     # decode
@@ -238,13 +250,26 @@ def test_next_prints_unique_increasing_ids():
     check(abs(first_ms - now) < 60000,
           "ID time %d is not near now %d" % (first_ms, now))
     check(all((i >> 12) & 1023 == 0 for i in ids[:1000]), "node is not 0")
-    check(os.path.exists(os.path.join(d, "frond-node-0.hw")),
-          "no high-water file in the working directory")
+    # Node 0 is leased in the default store, ./frond.db, and given back.
+    check(os.path.exists(os.path.join(d, "frond.db")),
+          "no node ID lease in ./frond.db: %s" % os.listdir(d))
+    r = frond(["node", "list", "--json"], d)
+    check(r.returncode == 0, "node list: %r" % r.stderr)
+    rows = json.loads(r.stdout)
+    check(len(rows) == 1 and rows[0]["node"] == 0 and not rows[0]["live"]
+          and rows[0]["fence_ms"] >= (ids[-1] >> 22) + FROND_EPOCH,
+          "node 0 not released with its high water: %r" % rows)
     shutil.rmtree(d)
 
 
 def test_next_node_and_layout():
     d = ft.tempdir()
+    dirs = [d]
+
+    def fresh():
+        """A directory of its own: its store records one layout."""
+        dirs.append(ft.tempdir())
+        return dirs[-1]
     r = frond(["next", "--layout", "twitter", "--node", "37", "--count",
                "5000"], d)
     check(r.returncode == 0, "next --node 37: %r" % r.stderr)
@@ -259,8 +284,15 @@ def test_next_node_and_layout():
     check(f["node"] == 37 and f["datacenter"] == 1 and f["worker"] == 5,
           "decode of a node-37 ID: %r" % f)
     # Sonyflake: 10 ms units; the decoded time is a multiple of 10 ms.
+    # The directory's store now records twitter: another layout there is
+    # refused, naming both.
+    r = frond(["next", "--layout", "sonyflake"], d)
+    check_failure(r, "LAYOUT_MISMATCH", "another layout in the same store")
+    check("'sonyflake'" in r.stderr and "'twitter'" in r.stderr,
+          "the refusal does not name both layouts: %r" % r.stderr)
+    s = fresh()
     r = frond(["next", "--layout", "sonyflake", "--node", "65535",
-               "--no-high-water"], d)
+               "--no-high-water"], s)
     check(r.returncode == 0, "sonyflake: %r" % r.stderr)
     f = json.loads(frond(["decode", "--layout", "sonyflake",
                           r.stdout.strip()], d).stdout)
@@ -269,13 +301,13 @@ def test_next_node_and_layout():
     # Past what borrowing allows (25,600 IDs/s and 1 s ahead for
     # sonyflake), next waits for the clock instead of failing.
     r = frond(["next", "--layout", "sonyflake", "--count", "40000",
-               "--no-high-water"], d)
+               "--no-high-water"], s)
     check(r.returncode == 0, "sonyflake 40000: %r" % r.stderr)
     ids = ids_of(r.stdout)
     check(len(ids) == 40000, "sonyflake: %d IDs" % len(ids))
     check_increasing(ids, "sonyflake")
     # An exhausted layout refuses rather than wrapping.
-    r = frond(["next", "--layout", "baidu", "--no-high-water"], d)
+    r = frond(["next", "--layout", "baidu", "--no-high-water"], fresh())
     check_failure(r, "TIME_EXHAUSTED", "next --layout baidu")
     check(r.stdout == "", "baidu printed IDs: %r" % r.stdout)
     # A layout with less than a year left issues, and warns: 2^33 ms is
@@ -284,7 +316,7 @@ def test_next_node_and_layout():
     for bits, warns in ((33, True), (35, False)):
         spec = "time=%d,node=10,seq=%d,unit=1ms,epoch=%d" % (bits, 53 - bits,
                                                             epoch)
-        r = frond(["next", "--layout", spec, "--no-high-water"], d)
+        r = frond(["next", "--layout", spec, "--no-high-water"], fresh())
         check(r.returncode == 0 and len(ids_of(r.stdout)) == 1,
               "%s: %r" % (spec, r.stderr))
         if warns:
@@ -296,35 +328,93 @@ def test_next_node_and_layout():
         else:
             check(r.stderr == "", "a layout with 367 days left warned: %r"
                   % r.stderr)
-    shutil.rmtree(d)
+    for x in dirs:
+        shutil.rmtree(x)
+
+
+def node_files(d):
+    return sorted(f for f in os.listdir(d) if f.startswith("frond-node-"))
 
 
 def test_data_dir_and_no_high_water():
     d, data = ft.tempdir(), ft.tempdir()
+    # The lease's node cache file goes to the data directory; the lease
+    # itself to the store.
     r = frond(["next", "--data-dir", data], d)
     check(r.returncode == 0, "--data-dir: %r" % r.stderr)
-    check(os.path.exists(os.path.join(data, "frond-node-0.hw")),
-          "--data-dir: no file in %s" % os.listdir(data))
+    check([f for f in node_files(data) if f.endswith(".cache")],
+          "--data-dir: no node cache file in %s" % os.listdir(data))
+    check(node_files(d) == [], "node files outside the data directory: %s"
+          % os.listdir(d))
+    # A static node ID keeps its high-water file there too.
     other = ft.tempdir()
     r = frond(["next", "--node", "3"], d, env=clean_env(FROND_DATA_DIR=other))
     check(r.returncode == 0, "FROND_DATA_DIR: %r" % r.stderr)
     check(os.path.exists(os.path.join(other, "frond-node-3.hw")),
           "FROND_DATA_DIR is not honoured: %s" % os.listdir(other))
-    r = frond(["next", "--no-high-water", "--count", "10"], d)
+    check(node_files(d) == [], "node files outside the data directory: %s"
+          % os.listdir(d))
+    # --no-high-water: no file in the data directory; the store keeps the
+    # fence, so a run after it still starts above it.
+    e = ft.tempdir()
+    r = frond(["next", "--no-high-water", "--count", "10"], e)
     check(r.returncode == 0 and len(ids_of(r.stdout)) == 10,
           "--no-high-water: %r" % r.stderr)
-    check(os.listdir(d) == [], "files in the working directory: %s"
-          % os.listdir(d))
+    check(node_files(e) == [], "--no-high-water wrote %s" % node_files(e))
+    last = ids_of(r.stdout)[-1]
     # The old spelling is still accepted.
-    r = frond(["next", "--no-highwater", "--count", "3"], d)
+    r = frond(["next", "--no-highwater", "--count", "3"], e)
     check(r.returncode == 0 and len(ids_of(r.stdout)) == 3
-          and os.listdir(d) == [], "--no-highwater: %r" % r.stderr)
+          and node_files(e) == [], "--no-highwater: %r" % r.stderr)
+    check(ids_of(r.stdout)[0] > last, "--no-high-water repeated IDs")
+    shutil.rmtree(e)
     r = frond(["next", "--data-dir", os.path.join(d, "missing", "dir")], d)
     check(r.returncode == 1 and r.stderr.startswith("frond: ")
           and r.stdout == "", "missing data dir: %d %r"
           % (r.returncode, r.stderr))
     for x in (d, data, other):
         shutil.rmtree(x)
+
+
+def test_layout_change_asked():
+    """A layout other than the recorded one is refused, naming both and
+    what the switch would cost; nothing changes, so the recorded one still
+    runs. Asked for (--layout-change), the switch happens above every old
+    ID, and then the old layout is the one refused. Both where the record
+    is the store's (the default lease) and the data directory's (a static
+    node ID, --store none)."""
+    for how in ([], ["--store", "none"]):
+        d = ft.tempdir()
+        r = frond(["next", "--count", "10"] + how, d)
+        check(r.returncode == 0, "%s: first run: %r" % (how, r.stderr))
+        old = ids_of(r.stdout)
+        r = frond(["next", "--layout", "twitter"] + how, d)
+        check_failure(r, "LAYOUT_MISMATCH", "%s: another layout" % how)
+        for w in ("'twitter'", "'frond' would be locked out until",
+                  "days", "--layout-change"):
+            check(w in r.stderr, "%s: the refusal lacks %r: %r"
+                  % (how, w, r.stderr))
+        r = frond(["next", "--count", "10"] + how, d)
+        check(r.returncode == 0 and ids_of(r.stdout)[0] > old[-1],
+              "%s: the recorded layout after a refusal: %r" % (how, r.stderr))
+        old = ids_of(r.stdout)
+        r = frond(["next", "--count", "10", "--layout", "twitter",
+                   "--layout-change"] + how, d)
+        check(r.returncode == 0, "%s: the switch asked for: %r"
+              % (how, r.stderr))
+        check("locked out" in r.stderr, "%s: no warning: %r" % (how, r.stderr))
+        new = ids_of(r.stdout)
+        check(new[0] > old[-1], "%s: the switch went below the old IDs" % how)
+        r = frond(["next"] + how, d)
+        check_failure(r, "LAYOUT_MISMATCH", "%s: the old layout after the "
+                      "switch" % how)
+        # Asked for, it is still refused: frond's IDs pass twitter's only
+        # in years.
+        r = frond(["next", "--layout-change"] + how, d)
+        check(r.returncode == 1 and r.stdout == "" and
+              ("LAYOUT_INVALID" in r.stderr or "LAYOUT_MISMATCH" in r.stderr),
+              "%s: switching back: %d %r" % (how, r.returncode, r.stderr))
+        shutil.rmtree(d)
 
 
 def test_runs_in_a_row_never_overlap():
@@ -347,8 +437,17 @@ def test_concurrent_runs_on_one_node():
     try:
         first = p.stdout.readline()
         check(re.fullmatch(r"[0-9]+\n", first), "first run: %r" % first)
+        # A second run beside it gets a node ID of its own...
         r = frond(["next", "--count", "5"], d)
-        check_failure(r, "NODE_IN_USE", "second run on node 0")
+        check(r.returncode == 0 and len(ids_of(r.stdout)) == 5,
+              "a second run beside it: %r" % r.stderr)
+        check(all((i >> 12) & 1023 == 1 for i in ids_of(r.stdout)),
+              "the second run is not node 1: %r" % r.stdout)
+        # ...and node 0 typed by hand is refused, naming its holder.
+        r = frond(["next", "--node", "0", "--count", "5"], d)
+        check_failure(r, "NODE_IN_USE", "--node 0 beside the run on node 0")
+        check("pid %d" % p.pid in r.stderr, "the holder is not named: %r"
+              % r.stderr)
         check(r.stdout == "", "the refused run printed %r" % r.stdout)
         r = frond(["next", "--node", "1", "--count", "5"], d)
         check(r.returncode == 0 and len(ids_of(r.stdout)) == 5,
@@ -438,18 +537,62 @@ def kill9_rounds(d, layout, time_shift, rounds):
 
 
 def test_kill9_restart_never_repeats():
-    """kill -9 while borrowing ahead at full speed: the restart must start
-    above every ID the killed run printed."""
+    """kill -9 while borrowing ahead at full speed, on a node ID of its own
+    (static node 0, the high-water file alone: --store none): the restart
+    must start above every ID the killed run printed."""
     d = ft.tempdir()
-    kill9_rounds(d, [], 22, 3)
+    kill9_rounds(d, ["--store", "none"], 22, 3)
     shutil.rmtree(d)
     # 256,000 IDs/s: any machine outruns it, so the killed runs have used
     # all their borrowing (IDs a full max_ahead in the future): the case
     # where a restart that forgot the reservation would repeat IDs at once.
     d = ft.tempdir()
-    aheads = kill9_rounds(d, ["--layout", "time=43,node=12,seq=8"], 20, 2)
+    aheads = kill9_rounds(d, ["--store", "none", "--layout",
+                              "time=43,node=12,seq=8"], 20, 2)
     check(max(aheads) > 500, "the killed runs did not borrow ahead (%r ms): "
           "the test does not test what it says" % aheads)
+    shutil.rmtree(d)
+
+
+def test_kill9_lease():
+    """kill -9 of a run on a leased node ID: its lease stays live, so the
+    next run takes another node ID at once; once the dead lease has run
+    out, a later run gets the node ID back and starts above every ID the
+    killed run printed. No ID twice."""
+    d = ft.tempdir()
+    lease = ["--coordinator", "lease+sqlite:frond.db?lease_ms=3000"]
+    out_path = os.path.join(d, "killed.txt")
+    with open(out_path, "w") as out:
+        p = start(["next", "--count", "200000000"] + lease, d, stdout=out)
+        deadline = time.monotonic() + 30
+        while os.path.getsize(out_path) < 100000 and p.poll() is None:
+            check(time.monotonic() < deadline, "the run printed nothing")
+            time.sleep(0.01)
+        p.kill()
+        check(p.wait(timeout=10) == -signal.SIGKILL, "kill -9")
+    with open(out_path) as f:
+        text = f.read()
+    killed = ids_of(text[:text.rfind("\n") + 1])
+    check(all((i >> 12) & 1023 == 0 for i in killed), "the run was not node 0")
+    r = frond(["next", "--count", "1000"] + lease, d)
+    check(r.returncode == 0, "right after kill -9: %r" % r.stderr)
+    beside = ids_of(r.stdout)
+    check(all((i >> 12) & 1023 == 1 for i in beside),
+          "the dead run's node 0 was taken while its lease was live")
+    # The dead lease runs out within 3 s; node 0 comes back above it.
+    deadline = time.monotonic() + 30
+    while True:
+        r = frond(["next", "--count", "1000"] + lease, d)
+        check(r.returncode == 0, "later: %r" % r.stderr)
+        later = ids_of(r.stdout)
+        if (later[0] >> 12) & 1023 == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    check((later[0] >> 12) & 1023 == 0, "node 0 never came back")
+    check(later[0] > max(killed), "node 0 came back at or below the killed "
+          "run's IDs: %d <= %d" % (later[0], max(killed)))
+    every = killed + beside + later
+    check(len(set(every)) == len(every), "IDs issued twice")
     shutil.rmtree(d)
 
 
@@ -825,10 +968,12 @@ if __name__ == "__main__":
         test_next_prints_unique_increasing_ids,
         test_next_node_and_layout,
         test_data_dir_and_no_high_water,
+        test_layout_change_asked,
         test_runs_in_a_row_never_overlap,
         test_concurrent_runs_on_one_node,
         test_closed_pipe_ends_quietly,
         test_kill9_restart_never_repeats,
+        test_kill9_lease,
         test_decode_fields,
         test_decode_malformed_ids,
         test_layouts,

@@ -82,6 +82,43 @@ def test_advertise():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_static_beyond_loopback_warns():
+    """A server beyond loopback on a static node ID registered nowhere
+    (store = none) says in a warning what uniqueness then rests on; with a
+    store (the node ID leased there), or on loopback, it does not."""
+    d = ft.tempdir("frond-warn-")
+    try:
+        for listen, store, warns in (("0.0.0.0", "none", True),
+                                     ("0.0.0.0", None, False),
+                                     ("127.0.0.1", "none", False)):
+            port = ft.free_port()
+            args = [ft.FROND_BIN, "serve", "--listen", "%s:%d" % (listen, port),
+                    "--resp-listen", "off", "--admin-token", "t" * 32,
+                    "--data-dir", d]
+            if store:
+                args += ["--store", store]
+            log = os.path.join(d, "log-%d" % port)
+            with open(log, "w") as f:
+                p = subprocess.Popen(args, cwd=d, stdout=f,
+                                     stderr=subprocess.STDOUT)
+            try:
+                ft.check(wait_serving(p, port, 30) is not None,
+                         "%s, store %s: no ID" % (listen, store))
+            finally:
+                p.terminate()
+                p.wait(30)
+            with open(log) as f:
+                text = f.read()
+            said = "registered nowhere" in text
+            ft.check(said == warns, "%s, store %s: warning %s:\n%s"
+                     % (listen, store, said, text))
+            if warns:
+                ft.check("beyond loopback" in text and "node ID 0" in text
+                         and "store = none" in text, text)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 @with_zk
 def test_zk_clock_offset_refused(zk):
     """A node whose clock is 10 s off the other live nodes' is refused,
@@ -155,7 +192,8 @@ def test_zk_layout_mismatch_refused(zk):
         b = Tool(zk.uri(), ip="10.8.0.2", layout="twitter")
         msg = " ".join(b.first)
         ft.check(b.first[:2] == ["err", "LAYOUT_MISMATCH"] and
-                 "time=41,dc=5,worker=5" in msg and "node=10,seq=12" in msg,
+                 "'twitter'" in msg and "'frond'" in msg and
+                 "'frond' would be locked out until" in msg,
                  "another layout: %s" % msg)
     finally:
         a.close()
@@ -242,6 +280,7 @@ def test_mysql_layout_change():
 if __name__ == "__main__":
     ft.need(ft.tool("coord_tool"), "(build the tests)")
     ft.main([test_advertise,
+             test_static_beyond_loopback_warns,
              test_zk_layout_mismatch_refused,
              test_zk_layout_change,
              test_sqlite_layout_change,

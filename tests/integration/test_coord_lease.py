@@ -173,6 +173,42 @@ def renewal_loser_stops(db):
     a.close()
 
 
+def pinned_static_node(db):
+    """A static node ID registered as a lease pinned to it (node=N, what
+    `frond serve --node N` does with a store): a second live holder is
+    refused naming the first (identity and pid); unpinned claims go round
+    it, and a pinned claim of an unpinned holder's ID is refused too; after
+    kill -9 the same identity on this host waits for the dead lease (no
+    longer) and starts above every ID the dead holder issued."""
+    db.reset()
+    uri = db.uri(LEASE + "&nodes=4")
+    a = Tool(uri + "&node=2", ip="10.5.0.1", port=1)
+    ft.check(a.ok and a.node == 2, "pinned: %s" % a.first)
+    last = max(a.next()[0] for _ in range(50))
+    b = Tool(uri + "&node=2", ip="10.5.0.2", port=2)
+    msg = " ".join(b.first)
+    ft.check(b.first[:2] == ["err", "NODE_IN_USE"] and "10.5.0.1:1" in msg
+             and "pid %d" % a.p.pid in msg, "a second holder: %s" % msg)
+    free = [Tool(uri, ip="10.5.0.3", port=p) for p in (3, 4, 5)]
+    ft.check([t.node for t in free] == [0, 1, 3],
+             "unpinned claims: %s" % [t.first for t in free])
+    c = Tool(uri + "&node=3", ip="10.5.0.6", port=6)
+    ft.check(c.first[:2] == ["err", "NODE_IN_USE"] and
+             "10.5.0.3:5" in " ".join(c.first), "node 3: %s" % c.first)
+    for t in free:
+        t.close()
+    a.kill()  # its lease (1.5 s) stays until it runs out
+    t0 = time.monotonic()
+    again = Tool(uri + "&node=2", ip="10.5.0.1", port=1)
+    took = time.monotonic() - t0
+    try:
+        ft.check(again.ok and again.node == 2, "restart: %s" % again.first)
+        ft.check(took < 10, "the restart waited %.1f s" % took)
+        ft.check(again.next()[0] > last, "the restart repeated IDs")
+    finally:
+        again.close()
+
+
 def backend_tests(name, make):
     def run(fn):
         def t():
@@ -184,7 +220,7 @@ def backend_tests(name, make):
         t.__name__ = "%s_%s" % (fn.__name__, name)
         return t
     return [run(f) for f in (race_for_last_row, expired_lease_taken_over,
-                             renewal_loser_stops)]
+                             renewal_loser_stops, pinned_static_node)]
 
 
 def unreachable_database_blocks_then_resumes(make):

@@ -566,8 +566,13 @@ def test_drain():
         check(idle.recv(10) == b"", "idle connection not closed")
         rc = s.proc.wait(timeout=10)
         check(rc == 0, "exit status %d" % rc)
-        check(os.path.exists(os.path.join(s.dir, "frond-node-0.hw")),
-              "no high-water file")
+        # The node ID leased in the store was given back with its exact
+        # high-water time.
+        r = ft.run(["node", "list", "--store", s.store, "--json"], cwd=s.dir)
+        rows = json.loads(r.stdout) if r.returncode == 0 else r.stderr
+        check(isinstance(rows, list) and len(rows) == 1 and
+              not rows[0]["live"] and rows[0]["fence_ms"] > 0,
+              "the node ID was not released with its high water: %r" % rows)
         log = s.output()
         check("SIGTERM" in log and "stopped" in log, log)
         try:
@@ -617,14 +622,24 @@ def test_drain_second_signal():
 
 
 def test_store_unreachable():
-    """A store that cannot be reached at start: snowflake IDs are served,
-    segment requests fail clearly, /readyz is 503; once the store can be
-    reached the server becomes ready by itself. (A store that refuses for
-    good, as a SQLite file in a directory that does not exist, stops the
-    start instead: test_config_and_refusals.)"""
+    """A store that cannot be reached at start, with node IDs from
+    elsewhere: snowflake IDs are served, segment requests fail clearly,
+    /readyz is 503; once the store can be reached the server becomes ready
+    by itself. With the default coordinator the node ID is leased in the
+    store: then the start stops, clearly. (A store that refuses for good,
+    as a SQLite file in a directory that does not exist, stops the start
+    whatever the coordinator: test_config_and_refusals.)"""
     # A PostgreSQL that starts later, on the port the server was given.
     pg, uri = ft.postgres_later()
-    s = ft.Server(store=uri)
+    d = ft.tempdir()
+    r = ft.run(["serve", "--listen", "127.0.0.1:%d" % ft.free_port(),
+                "--resp-listen", "off", "--data-dir", d, "--store", uri],
+               cwd=d)
+    check(r.returncode == 1 and "cannot start: COORD: lease" in r.stderr,
+          "default coordinator, store unreachable: %d %r"
+          % (r.returncode, r.stderr))
+    s = ft.Server(store=uri,
+                  extra=["--coordinator", "lease+sqlite:///%s/nodes.db" % d])
     try:
         st, _, b = s.request("GET", "/readyz")
         check(st == 503 and b"not ready" in b, (st, b))

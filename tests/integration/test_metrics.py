@@ -213,10 +213,13 @@ def test_every_route_and_command():
               "bucket bounds not as plain decimals")
         # Renamed: seconds, not milliseconds.
         check("frond_snowflake_ahead_ms" not in text, "the old name")
+        # The default server leases its node ID in its store: the
+        # generator issues under the lease's fence.
         for name in ("frond_snowflake_ahead_seconds",
                      "frond_snowflake_fence_refused_total",
-                     "frond_snowflake_reserved_ahead_seconds",
+                     "frond_snowflake_fence_ahead_seconds",
                      "frond_snowflake_time_left_seconds",
+                     "frond_coord_node_held",
                      "frond_uptime_seconds"):
             value(text, name)
         left = value(text, "frond_snowflake_time_left_seconds")
@@ -286,6 +289,21 @@ def test_histograms_off():
             s.close()
 
 
+def test_static_node_reservation():
+    """A static node ID without a store keeps a high-water file: its
+    durable reservation is exported."""
+    s = ft.Server(store="none")
+    try:
+        s.request("GET", "/v1/snowflake?count=10")
+        text = s.request("GET", "/metrics")[2].decode()
+        promtool(text, "static node")
+        check(0 < value(text, "frond_snowflake_reserved_ahead_seconds") < 600,
+              "reservation")
+        check(s.stop() == 0, "exit")
+    finally:
+        s.close()
+
+
 if __name__ == "__main__":
     ft.main([test_every_route_and_command, test_lease_coordinator,
-             test_histograms_off])
+             test_histograms_off, test_static_node_reservation])

@@ -109,12 +109,14 @@ def test_lifecycle_and_wedged_loop():
     proc = log = None
     pg, uri = ft.postgres_later()
     try:
-        # A store that cannot be reached until it starts: the server
-        # starts not ready, then becomes ready.
+        # A store that cannot be reached until it starts (node IDs from a
+        # lease of their own): the server starts not ready, then becomes
+        # ready.
         proc, port, log = serve(tmp, {
             "NOTIFY_SOCKET": sd.path, "WATCHDOG_USEC": "1000000",
             "FROND_TEST_WEDGE_MS": "6000"},
-            ["--store", uri])
+            ["--store", uri, "--coordinator",
+             "lease+sqlite://%s/nodes.db" % tmp])
         t_ready, m = sd.wait(lambda m: "READY=1" in m, 30, "READY=1")
         check(kinds(m).get("STATUS") ==
               "node 0, layout frond: not ready: store not reached",

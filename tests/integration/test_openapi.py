@@ -538,10 +538,12 @@ def test_live():
         b_.stop()
         b_.close()
 
-    # A store that cannot be reached: not ready, IDs still served.
+    # A store that cannot be reached (node IDs not from it): not ready, IDs
+    # still served.
     port = ft.free_port()
     c_ = ft.Server(threads=1, store="postgresql://frond@127.0.0.1:%d/frond"
-                   "?connect_timeout=2" % port)
+                   "?connect_timeout=2" % port,
+                   extra=["--coordinator", "static:0?unregistered=1"])
     try:
         _, _, body = c.request(c_, "/readyz", "get", "/readyz", 503)
         check(body == b"not ready: store not reached\n", "readyz: %r" % body)

@@ -166,10 +166,11 @@ def test_error_replies():
         stop(s)
     finally:
         s.close()
-    # A store not reached yet: the server starts, segment commands say so,
-    # snowflake IDs are served.
+    # A store not reached yet (node IDs not from it): the server starts,
+    # segment commands say so, snowflake IDs are served.
     s = ft.Server(resp=True, store="postgresql://127.0.0.1:%d/frond"
-                  "?connect_timeout=1" % ft.free_port())
+                  "?connect_timeout=1" % ft.free_port(),
+                  extra=["--coordinator", "static:0?unregistered=1"])
     try:
         c = Resp(s.resp_port)
         r = c.command("INCR", "order")

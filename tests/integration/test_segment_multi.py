@@ -170,7 +170,18 @@ def test_admin_api_and_refused_start():
     srv = None
     try:
         a, b = ("sqlite://" + os.path.join(d, n) for n in ("a.db", "b.db"))
-        srv = ft.Server(store="multi:%s|%s" % (a, b))
+        # No database of a multi: store can hand out node IDs for all:
+        # without a coordinator named the server does not start.
+        r = subprocess.run([ft.FROND_BIN, "serve", "--listen",
+                            "127.0.0.1:%d" % ft.free_port(), "--store",
+                            "multi:%s|%s" % (a, b), "--resp-listen", "off",
+                            "--data-dir", d], capture_output=True,
+                           text=True, timeout=60)
+        ft.check(r.returncode == 1 and "INVAL: coordinator auto" in r.stderr,
+                 "multi: store without a coordinator: %d %s"
+                 % (r.returncode, r.stderr[-800:]))
+        nodes = ["--coordinator", "lease+sqlite://%s/nodes.db" % d]
+        srv = ft.Server(store="multi:%s|%s" % (a, b), extra=nodes)
         st, _, body = srv.request("POST", "/v1/tags",
                                   json.dumps({"tag": "x", "step": 100}))
         ft.check(st == 201, "create: %d %r" % (st, body))
@@ -207,7 +218,7 @@ def test_admin_api_and_refused_start():
         r = subprocess.run([ft.FROND_BIN, "serve", "--listen",
                             "127.0.0.1:%d" % ft.free_port(), "--store",
                             "multi:%s|%s" % (b, a), "--resp-listen", "off",
-                            "--data-dir", d], capture_output=True,
+                            "--data-dir", d] + nodes, capture_output=True,
                            text=True, timeout=60)
         ft.check(r.returncode != 0 and "STORE_MEMBER" in r.stderr,
                  "a server with the members swapped started: %d %s"

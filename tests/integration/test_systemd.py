@@ -299,10 +299,12 @@ def test_exec_start_serves():
         c.request("GET", "/v1/snowflake")
         check(c.getresponse().status == 200, "no snowflake ID")
         c.close()
-        # The state lands in the working directory.
+        # The state lands in the working directory: the store, with the
+        # node ID's lease, and the node cache file.
         names = os.listdir(state)
-        check("frond-node-0.hw" in names and "frond.db" in names,
-              "state directory holds %r" % names)
+        check("frond.db" in names and any(
+            n.startswith("frond-node-") and n.endswith(".cache")
+            for n in names), "state directory holds %r" % names)
         stop = int(re.fullmatch(r"(\d+)s", keys[("Service",
                                                  "TimeoutStopSec")][0])
                    .group(1))

@@ -187,22 +187,101 @@ static void test_coord_uri(void **state) {
   frond_error err = {0, ""};
   char uri[256];
   frond__config_defaults(&c);
+  /* The default: a lease in the store's database. */
+  assert_string_equal(c.coordinator, "auto");
+  assert_int_equal(c.node, -1);
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
+  assert_string_equal(uri, "lease+" FROND_STORE_DEFAULT);
+  assert_int_equal(frond__config_pinned_node(uri), -1);
+  /* Empty is not the library's static:0 by the back door. */
+  c.coordinator[0] = '\0';
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err),
+                   FROND_EINVAL);
+  assert_non_null(strstr(err.message, "coordinator is empty"));
+  strcpy(c.coordinator, "auto");
+  /* A node ID typed by hand is registered there. */
   c.node = 7;
   assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
-  assert_string_equal(uri, "static:7");
+  assert_string_equal(uri, "lease+" FROND_STORE_DEFAULT "?node=7");
+  assert_int_equal(frond__config_pinned_node(uri), 7);
   strcpy(c.coordinator, "static:7");
   assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
+  assert_string_equal(uri, "lease+" FROND_STORE_DEFAULT "?node=7");
   strcpy(c.coordinator, "static:8");
   assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err),
                    FROND_EINVAL);
   assert_string_equal(err.message, "coordinator 'static:8' and node = 7 "
                                    "disagree");
+  /* A store with options of its own: ours follow them. */
+  strcpy(c.coordinator, "static");
+  strcpy(c.store, "postgresql://db/x?sslmode=require");
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
+  assert_string_equal(uri, "lease+postgresql://db/x?sslmode=require&node=7");
+  strcpy(c.coordinator, "static:7?report_ms=100");
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
+  assert_string_equal(
+      uri, "lease+postgresql://db/x?sslmode=require&node=7&report_ms=100");
+  /* Registered nowhere: no store, or said so. */
+  strcpy(c.coordinator, "static:7?unregistered=1");
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
+  assert_string_equal(uri, "static:7?unregistered=1");
+  assert_int_equal(frond__config_pinned_node(uri), 7);
+  strcpy(c.coordinator, "auto");
+  strcpy(c.store, "none");
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
+  assert_string_equal(uri, "static:7");
+  c.node = -1;
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
+  assert_string_equal(uri, "static:0");
+  /* A multi: store has no one database for node IDs: name one. */
+  strcpy(c.store, "multi:sqlite:a.db|sqlite:b.db");
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err),
+                   FROND_EINVAL);
+  assert_non_null(strstr(err.message, "lease+<one database's URI>"));
+  c.node = 4;
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err),
+                   FROND_EINVAL);
+  assert_non_null(strstr(err.message, "static:4?unregistered=1"));
+  strcpy(c.coordinator, "lease+sqlite:a.db");
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
+  assert_string_equal(uri, "lease+sqlite:a.db?node=4");
+  strcpy(c.coordinator, "lease+sqlite:a.db?node=5");
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err),
+                   FROND_EINVAL);
+  strcpy(c.coordinator, "static:4?node=5");
+  strcpy(c.store, "sqlite:a.db");
+  assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err),
+                   FROND_EINVAL);
+  assert_non_null(strstr(err.message, "node= is for a lease"));
+  strcpy(c.store, "multi:sqlite:a.db|sqlite:b.db");
+  /* ZooKeeper hands out node IDs itself. */
   strcpy(c.coordinator, "zk://127.0.0.1:1/x");
   assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err),
                    FROND_EINVAL);
-  c.node = 0;
+  c.node = -1;
   assert_int_equal(frond__config_coord_uri(&c, uri, sizeof uri, &err), 0);
   assert_string_equal(uri, "zk://127.0.0.1:1/x");
+  assert_int_equal(frond__config_pinned_node(uri), -1);
+}
+
+/* A switch given alone means on: last, or before another flag. */
+static void test_bare_switch(void **state) {
+  frond__config c;
+  frond_error err = {0, ""};
+  int action;
+  char *last[] = {"--node", "3", "--layout-change"};
+  char *before[] = {"--layout-change", "--node", "4"};
+  char *valued[] = {"--layout-change", "off", "--metrics-histograms=off"};
+  (void)state;
+  assert_int_equal(frond__config_load(&c, 3, last, &action, &err), 0);
+  assert_int_equal(c.layout_change, 1);
+  assert_int_equal(c.node, 3);
+  assert_int_equal(frond__config_load(&c, 3, before, &action, &err), 0);
+  assert_int_equal(c.layout_change, 1);
+  assert_int_equal(c.node, 4);
+  assert_int_equal(frond__config_load(&c, 3, valued, &action, &err), 0);
+  assert_int_equal(c.layout_change, 0);
+  assert_int_equal(c.metrics_histograms, 0);
 }
 
 static void test_file_text(void **state) {
@@ -219,7 +298,7 @@ static void test_file_text(void **state) {
   assert_int_equal(frond__config_parse(&c, "threads\n", 8, "mem", &err),
                    FROND_EINVAL);
   assert_string_equal(err.message, "mem:1: expected key = value");
-  assert_int_equal(frond__config_parse(&c, "\nnode = -1\n", 11, "mem", &err),
+  assert_int_equal(frond__config_parse(&c, "\nnode = -2\n", 11, "mem", &err),
                    FROND_EINVAL);
   assert_non_null(strstr(err.message, "mem:2: node must be an integer"));
   assert_int_equal(frond__config_parse(&c, "node = 1\0\n", 10, "mem", &err),
@@ -494,8 +573,8 @@ int main(void) {
       cmocka_unit_test(test_sources),     cmocka_unit_test(test_types),
       cmocka_unit_test(test_addr),        cmocka_unit_test(test_coord_uri),
       cmocka_unit_test(test_file_text),   cmocka_unit_test(test_printed),
-      cmocka_unit_test(test_formats),     cmocka_unit_test(test_key_twice),
-      cmocka_unit_test(test_env_unknown),
+      cmocka_unit_test(test_bare_switch), cmocka_unit_test(test_formats),
+      cmocka_unit_test(test_key_twice),   cmocka_unit_test(test_env_unknown),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

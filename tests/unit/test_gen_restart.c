@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_gen_restart.c -- where a snowflake generator starts: after a record
-** written under another layout, and within or beyond the start slack.
+** written under another layout (refused unless the change is asked for,
+** and where it starts when it is), and within or beyond the start slack.
 */
 #include "gen_util.h"
 #include "core/high_water.h"
@@ -33,11 +34,16 @@ static frond_layout layout_of(const char *spec, int64_t epoch_ms) {
   return l;
 }
 
+/* Whether create_on asks for a layout change: the tests of where a
+** changed layout starts do; test_layout_change_asked turns it off. */
+static int change_asked = 1;
+
 static int create_on(frond_gen **g, const frond_layout *l, fake_clock *c,
                      const char *path, frond_error *err) {
   frond_gen_options o =
       fake_options(c, FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS, 10);
   o.high_water_path = path;
+  o.layout_change = change_asked;
   *g = NULL;
   return frond_gen_create(g, l, NODE, &o, err);
 }
@@ -241,6 +247,92 @@ static void test_unknown_layout(void **state) {
   dir_remove(&d);
 }
 
+/* A record of another layout is refused unless the change is asked for:
+** the message names both layouts and what the switch would cost the
+** recorded one; nothing is written, and the recorded layout still starts.
+** Asked for, the switch happens, and the old layout is then refused in
+** turn, until its IDs pass the new one's. */
+static void test_layout_change_asked(void **state) {
+  dir d = dir_make();
+  fake_clock c;
+  frond_layout old = layout_of("time=41,node=10,seq=12", T0 - 60000);
+  frond_layout neu = *twitter();
+  frond_gen *g;
+  frond_error err = {0, ""};
+  char num[32], when[40];
+  int64_t last, id, t;
+  (void)state;
+  fake_clock_set(&c, T0);
+  last = run_old(&old, &c, d.path, 2);
+  change_asked = 0;
+  expect_refused(&neu, &c, d.path, FROND_ELAYOUT_MISMATCH, &err);
+  assert_non_null(strstr(err.message, "'twitter'"));
+  assert_non_null(strstr(err.message, "time=41,node=10,seq=12"));
+  assert_non_null(strstr(err.message, "--layout-change"));
+  snprintf(num, sizeof(num), "%lld", (long long)last);
+  assert_non_null(strstr(err.message, num));
+  /* The cost: the old layout passes twitter's IDs of now only then. */
+  t = frond__layout_lockout_ms(&old, &neu, T0);
+  assert_true(t > T0 + 365 * INT64_C(86400000));
+  frond__format_rfc3339(t, when, sizeof(when));
+  assert_non_null(strstr(err.message, when));
+  assert_non_null(strstr(err.message, "days"));
+  /* Nothing changed: the recorded layout starts, above its record. */
+  if (create_on(&g, &old, &c, d.path, &err) != 0)
+    fail_msg("the recorded layout: %s", err.message);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  frond_gen_close(g, NULL);
+  assert_true(id > last);
+  last = id;
+  /* Asked for: it switches, and starts above every old ID. */
+  change_asked = 1;
+  if (create_on(&g, &neu, &c, d.path, &err) != 0)
+    fail_msg("the switch asked for: %s", err.message);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  frond_gen_close(g, NULL);
+  assert_true(id > last);
+  /* Now the old layout is the other one: refused even when asked for,
+  ** since its IDs are below twitter's for years. */
+  expect_refused(&old, &c, d.path, FROND_ELAYOUT_INVALID, &err);
+  change_asked = 0;
+  expect_refused(&old, &c, d.path, FROND_ELAYOUT_MISMATCH, &err);
+  assert_non_null(strstr(err.message, "could not start here now anyway"));
+  change_asked = 1;
+  dir_remove(&d);
+}
+
+/* What a switch costs, as numbers: a layout with the same bits and a later
+** epoch passes the earlier one's IDs after the epochs' distance; one whose
+** IDs are larger now can come back at once; one whose time bits end first
+** never. */
+static void test_lockout_math(void **state) {
+  frond_layout a = layout_of("time=41,node=10,seq=12", T0 - 86400000);
+  frond_layout b = layout_of("time=41,node=10,seq=12", T0 - 2 * 86400000);
+  frond_layout tiny = layout_of("time=20,node=10,seq=12", T0 - 1000);
+  char buf[300];
+  int64_t t;
+  (void)state;
+  /* From a (later epoch, smaller IDs) to b: a is locked out one day. */
+  t = frond__layout_lockout_ms(&a, &b, T0);
+  assert_true(t > T0 + 86400000 - 10 && t <= T0 + 86400000 + 10);
+  frond__layout_lockout_text(&a, &b, T0, buf, sizeof(buf));
+  assert_non_null(strstr(buf, "would be locked out until 2026-01-02T00:00"));
+  assert_non_null(strstr(buf, "more the longer"));
+  /* From b to a: b's IDs are larger already. */
+  assert_true(frond__layout_lockout_ms(&b, &a, T0) <= T0);
+  frond__layout_lockout_text(&b, &a, T0, buf, sizeof(buf));
+  assert_non_null(strstr(buf, "could come back at once"));
+  /* tiny's 2^20 ms (17 minutes) never reach a's IDs of now. */
+  assert_true(frond__layout_lockout_ms(&tiny, &a, T0) == INT64_MAX);
+  frond__layout_lockout_text(&tiny, &a, T0, buf, sizeof(buf));
+  assert_non_null(strstr(buf, "for good"));
+  /* Names for messages: a preset's name, else the spec. */
+  assert_string_equal(frond__layout_label(twitter(), buf, sizeof(buf)),
+                      "twitter");
+  frond__layout_label(&tiny, buf, sizeof(buf));
+  assert_non_null(strstr(buf, "time=20,node=10,seq=12"));
+}
+
 /* ---- the start slack ---------------------------------------------------- */
 
 typedef struct advancer {
@@ -339,6 +431,8 @@ int main(void) {
       cmocka_unit_test(test_other_bits),
       cmocka_unit_test(test_record_before_epoch),
       cmocka_unit_test(test_unknown_layout),
+      cmocka_unit_test(test_layout_change_asked),
+      cmocka_unit_test(test_lockout_math),
       cmocka_unit_test(test_slack_rule),
       cmocka_unit_test(test_restart_after_burst),
       cmocka_unit_test(test_start_coordinator_window),

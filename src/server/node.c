@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** node.c -- claiming a node ID from the configuration (see node.h).
+**
+** One path for `frond serve` and `frond next`: the same settings give the
+** same coordinator, the same identity and the same files, so a command
+** run beside a server never takes the server's node ID, and a layout
+** other than the recorded one is refused the same way for both.
+**
+**   identity   advertise when set, else the HTTP address (a wildcard
+**              leaves the choice to the library: the first non-loopback
+**              IPv4 address, and the port)
+**   files      the node cache file in data_dir; a static node ID's
+**              high-water file frond-node-N.hw there, registered or not
+**   layout     with layout_change, a coordinator that records another
+**              layout is switched first (refused while any node holds an
+**              ID); without it, a mismatch is refused (LAYOUT_MISMATCH)
+*/
+#include "server/node.h"
+#include "coord/coord.h"
+
+#include "base/base.h"
+#include "core/core.h"
+#include "core/high_water.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static int loopback(const char *host) {
+  return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
+}
+
+/* The identity the coordinator knows this node by, into co (buf holds
+** it when made here). */
+static int identity(const frond__config *cfg, const frond__node_claim_opts *o,
+                    frond_coord_options *co, char *buf, size_t len,
+                    frond_error *err) {
+  int wildcard = strcmp(o->host, "0.0.0.0") == 0 ||
+                 strcmp(o->host, "::") == 0 || o->host[0] == '\0';
+  co->port = o->port;
+  if (cfg->advertise[0] && strcmp(cfg->advertise, "auto") != 0) {
+    if (frond__coord_check_advertise(cfg->advertise, err) != 0)
+      return FROND_EINVAL;
+    co->advertise = cfg->advertise;
+  } else if (!wildcard) {
+    snprintf(buf, len, strchr(o->host, ':') ? "[%s]:%d" : "%s:%d", o->host,
+             o->port);
+    co->advertise = buf;
+  }
+  return 0;
+}
+
+/* With layout_change: switch the layout the coordinator records, if it is
+** another one. Refused while any node holds an ID (NODE_IN_USE). */
+static int switch_layout(frond_coord *c, const frond_layout *l,
+                         frond_error *err) {
+  frond_layout rec;
+  char was[160], want[160], cost[300];
+  int64_t floor = 0;
+  int rc = frond_coord_layout_get(c, &rec, &floor, NULL);
+  if (rc != 0) /* none recorded (or none kept: static): nothing to switch */
+    return 0;
+  frond_layout_format(&rec, was, sizeof was);
+  frond_layout_format(l, want, sizeof want);
+  if (strcmp(was, want) == 0)
+    return 0;
+  if ((rc = frond_coord_layout_set(c, l, &floor, err)) != 0)
+    return rc;
+  frond__layout_lockout_text(&rec, l, frond_clock_realtime(NULL), cost,
+                             sizeof cost);
+  frond_log(FROND_LOG_WARN,
+            "layout switched as asked (layout_change): from '%s' to '%s', "
+            "every ID above %" PRId64 "; %s",
+            frond__layout_label(&rec, was, sizeof was),
+            frond__layout_label(l, want, sizeof want), floor, cost);
+  return 0;
+}
+
+int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
+                      const frond_layout *l, frond_coord **coord,
+                      frond_gen **gen, frond_error *err) {
+  frond_coord_options co;
+  frond_gen_options go;
+  char who[300], hw[FROND__CFG_STR_MAX + 64];
+  int64_t pinned = frond__config_pinned_node(o->uri);
+  int bare = strncmp(o->uri, "static:", 7) == 0, rc;
+
+  *coord = NULL;
+  *gen = NULL;
+  frond_coord_options_init(&co);
+  if ((rc = identity(cfg, o, &co, who, sizeof who, err)) != 0)
+    return rc;
+  if (bare && !o->files)
+    return frond__fail(err, FROND_EINVAL,
+                       "node ID %" PRId64 " is static and registered nowhere: "
+                       "its high-water file is all that keeps two runs "
+                       "apart, so it cannot be left out; claim the node ID "
+                       "from a store or a coordinator instead",
+                       pinned);
+  if (bare && o->serving && !loopback(o->host))
+    frond_log(FROND_LOG_WARN,
+              "node ID %" PRId64 " is static and registered nowhere (%s), "
+              "and this server listens beyond loopback (%s): that no other "
+              "process, on any host, runs node ID %" PRId64 " under this "
+              "layout now rests on whoever configures them, and nothing "
+              "checks it; give a store or a coordinator to register it",
+              pinned,
+              strcmp(cfg->store, "none") == 0 ? "store = none"
+                                              : "unregistered=1",
+              cfg->listen, pinned);
+  co.cache_dir = o->files ? cfg->data_dir : NULL;
+  frond_gen_options_init(&go);
+  go.max_ahead_ms = cfg->max_ahead_ms;
+  go.max_wait_ms = cfg->max_wait_ms;
+  go.layout_change = cfg->layout_change;
+  if (pinned >= 0 && o->files) {
+    if (frond__hw_path(hw, sizeof hw, cfg->data_dir, (uint64_t)pinned) != 0)
+      return frond__fail(err, FROND_EINVAL, "data_dir: the path is too long");
+    go.high_water_path = hw;
+  }
+  if ((rc = frond_coord_open(coord, o->uri, &co, err)) != 0)
+    return rc;
+  if ((cfg->layout_change && (rc = switch_layout(*coord, l, err)) != 0) ||
+      (rc = frond_coord_gen_create(*coord, l, &go, gen, err)) != 0) {
+    frond_coord_close(*coord, NULL);
+    *coord = NULL;
+    *gen = NULL;
+    return rc;
+  }
+  return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** node.h -- claiming a node ID from the configuration: what `frond serve`
+** and `frond next` share, so that both claim theirs the same way.
+*/
+#ifndef FROND_SERVER_NODE_H
+#define FROND_SERVER_NODE_H
+
+#include "server/config.h"
+
+/* How a node ID is claimed; see frond__node_claim. */
+typedef struct frond__node_claim_opts {
+  const char *uri;  /* the coordinator (frond__config_coord_uri) */
+  const char *host; /* the HTTP address: identity and loopback check */
+  int port;
+  /* Keep files in data_dir: the high-water file of a static node ID and
+  ** the node cache file. 0: none (`frond next --no-high-water`), refused
+  ** for a static node ID registered nowhere. */
+  int files;
+  /* A server: warn when a node ID registered nowhere is used beyond
+  ** loopback. */
+  int serving;
+} frond__node_claim_opts;
+
+/*
+** Claim a node ID and create the generator on it, as configured by cfg
+** (advertise, data_dir, max_ahead_ms, max_wait_ms, layout_change) under
+** layout l: open the coordinator o->uri with this node's identity (cfg's
+** advertise, else the HTTP address), switch the layout it records when
+** layout_change asks for it, and create the generator above every earlier
+** holder (and the data directory's high-water file of a static node ID).
+** *coord owns *gen: frond_coord_close closes both. Returns 0, or the
+** library's code with err filled; *coord is NULL then.
+*/
+int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
+                      const frond_layout *l, frond_coord **coord,
+                      frond_gen **gen, frond_error *err);
+
+#endif /* FROND_SERVER_NODE_H */

@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+rows_nodes.py -- node IDs: servers and commands that share a store or a
+coordinator, started with default settings or with node IDs typed by hand.
+"""
+import os
+import time
+
+from common import Failure, check, parallel, row
+
+
+def up_or_exit(server, timeout=60):
+    """Wait until a server started with wait=False either answers /livez
+    (True) or exits (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not server.alive():
+            return False
+        try:
+            if server.get("/livez", timeout=2)[0] == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise Failure("%s neither listened nor exited within %ds:\n%s" %
+                  (server.name, timeout, server.output()))
+
+
+def printed_ids(text):
+    """The IDs a `frond next` printed: its lines of digits only (its log
+    holds stderr too)."""
+    return [int(x) for x in text.split() if x.isdigit()]
+
+
+def two_defaults(run, store):
+    """Two servers with default settings (each in its own directory) on
+    one store, loaded at the same time: every ID unique."""
+    a = run.serve(run.subdir("a"), ["--store", store])
+    b = run.serve(run.subdir("b"), ["--store", store])
+    lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                      for s in (a, b)])
+    run.unique(lists)
+
+
+@row("default-nodes-one-sqlite",
+     "two servers with default settings, each in its own directory, on one "
+     "SQLite store")
+def default_nodes_one_sqlite(run):
+    shared = run.subdir("shared")
+    store = "--store=sqlite:///%s/frond.db" % shared
+    a = run.serve(run.subdir("a"), [store])
+    b = run.serve(run.subdir("b"), [store])
+    lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                      for s in (a, b)])
+    run.unique(lists)
+
+
+@row("default-nodes-one-postgres",
+     "two servers with default settings, each in its own directory, on one "
+     "PostgreSQL store")
+def default_nodes_one_postgres(run):
+    two_defaults(run, run.postgres().uri)
+
+
+@row("default-nodes-one-mariadb",
+     "two servers with default settings, each in its own directory, on one "
+     "MariaDB store (no ZooKeeper anywhere)")
+def default_nodes_one_mariadb(run):
+    two_defaults(run, run.mariadb().uri)
+
+
+@row("static-and-defaults-one-store",
+     "a server with coordinator = static:3 and four with default settings "
+     "on one store; then a server typed with node 0, which a default one "
+     "holds")
+def static_and_defaults_one_store(run):
+    store = "--store=sqlite:///%s/frond.db" % run.subdir("shared")
+    servers = [run.serve(run.subdir("static3"),
+                         [store, "--coordinator", "static:3"])]
+    for i in range(4):
+        servers.append(run.serve(run.subdir("d%d" % i), [store]))
+    lists = parallel([lambda s=s: s.ids("/v1/snowflake", 8000)
+                      for s in servers])
+    run.unique(lists)
+    # The reverse: a node ID typed by hand that a default server holds.
+    late = run.serve(run.subdir("node0"), [store, "--node", "0"], wait=False)
+    if up_or_exit(late):
+        more = parallel([lambda s=s: s.ids("/v1/snowflake", 8000)
+                         for s in (servers[1], late)])
+        run.unique(more)
+        raise Failure("a server typed with node 0 started while a default "
+                      "server held node 0")
+    run.refused(late, "NODE_IN_USE", "node ID 0", "127.0.0.1:%d" %
+                servers[1].port)
+
+
+@row("static-twice-one-store",
+     "a second `frond serve` with the same static:N as a running one, in "
+     "its own directory, on one store")
+def static_twice_one_store(run):
+    store = "--store=sqlite:///%s/frond.db" % run.subdir("shared")
+    a = run.serve(run.subdir("a"), [store, "--coordinator", "static:5"])
+    b = run.serve(run.subdir("b"), [store, "--coordinator", "static:5"],
+                  wait=False)
+    if up_or_exit(b):
+        lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                          for s in (a, b)])
+        run.unique(lists)
+        raise Failure("the second static:5 server started")
+    run.refused(b, "NODE_IN_USE", "node ID 5", "127.0.0.1:%d" % a.port,
+                "pid %d" % a.p.pid)
+
+
+@row("copied-config-second-host",
+     "a configuration file with an explicit advertise copied to a second "
+     "host: same identity, same settings, one store")
+def copied_config_second_host(run):
+    shared = run.subdir("shared")
+    conf = os.path.join(run.dir, "frond.conf")
+    with open(conf, "w") as f:
+        f.write("# written once, copied to every host\n"
+                "store = sqlite:///%s/frond.db\n"
+                "advertise = 10.20.30.40:8080\n"
+                "data_dir = .\n" % shared)
+    hosts = []
+    for h in ("host1", "host2"):
+        hosts.append(run.serve(run.subdir(h), ["--config", conf],
+                               wait=False))
+    started = [s for s in hosts if up_or_exit(s)]
+    if len(started) < 2:
+        # A refusal is an answer too, as long as it says why.
+        run.refused([s for s in hosts if s not in started][0], "NODE_IN_USE",
+                    "10.20.30.40:8080")
+        return
+    lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                      for s in started])
+    run.unique(lists)
+
+
+def next_beside_server(run, extra):
+    """A default server in directory d, and `frond next` in d at the same
+    time, with the same settings plus extra."""
+    d = run.subdir("d")
+    s = run.serve(d)
+    s.ids("/v1/snowflake", 10)  # the server is issuing
+    nxt = run.start(["next", "--count", "300000"] + extra, cwd=d,
+                    name="frond-next")
+    lists = parallel([lambda: s.ids("/v1/snowflake", 60000),
+                      lambda: nxt.wait(120)])
+    rc = lists[1]
+    out = nxt.output()
+    if rc != 0:
+        raise Failure("frond next beside the server failed (exit %d): %s" %
+                      (rc, out[-1500:]))
+    ids = printed_ids(out)
+    check(len(ids) == 300000, "frond next printed %d IDs, not 300000" %
+          len(ids))
+    run.unique([lists[0], ids])
+
+
+@row("next-beside-server",
+     "`frond next` run in a running server's directory, with the same "
+     "settings")
+def next_beside_server_same_dir(run):
+    next_beside_server(run, [])
+
+
+@row("next-no-high-water-beside-server",
+     "`frond next --no-high-water` run beside a running server")
+def next_no_high_water_beside_server(run):
+    next_beside_server(run, ["--no-high-water"])
+
+
+def one_off_layout(run, env):
+    """A server in d issues IDs and stops; `frond next --layout twitter`
+    runs once in d; the server starts again in d."""
+    d = run.subdir("d")
+    s = run.serve(d, env=env)
+    before = s.ids("/v1/snowflake", 5000)
+    check(s.stop() == 0, "the server did not stop cleanly")
+    r = run.frond(["next", "--layout", "twitter", "--count", "3"], cwd=d,
+                  env=env)
+    if r.returncode == 0:
+        again = run.serve(d, env=env, wait=False, name="serve-again")
+        if not up_or_exit(again):
+            raise Failure("`frond next --layout twitter` was not refused; "
+                          "it switched the directory's layout, and the "
+                          "server no longer starts there:\n%s" %
+                          again.output()[-1500:])
+        raise Failure("`frond next --layout twitter` was not refused:\n%s" %
+                      r.stderr)
+    run.refused(r, "LAYOUT_MISMATCH", "twitter", "--layout-change")
+    # Nothing was changed: the server starts again under its layout.
+    again = run.serve(d, env=env, name="serve-again")
+    run.unique([before, again.ids("/v1/snowflake", 5000)])
+
+
+@row("layout-one-off",
+     "`frond next --layout twitter` run once in a server's data directory "
+     "(default settings)")
+def layout_one_off(run):
+    one_off_layout(run, None)
+
+
+@row("layout-one-off-no-store",
+     "`frond next --layout twitter` run once in the data directory of a "
+     "server without a store (FROND_STORE=none)")
+def layout_one_off_no_store(run):
+    one_off_layout(run, {"FROND_STORE": "none"})
