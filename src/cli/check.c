@@ -251,6 +251,29 @@ static int row_coordinator(ctx *x, verdict *v) {
   frond_error e = {0, ""};
   char who[300];
   size_t i, live = 0;
+  /* The lease in a SQLite file no start has made yet: nothing is leased,
+  ** and checking makes no file. */
+  if (strncmp(x->srv->coord_uri, "lease+sqlite:", 13) == 0) {
+    char db[FROND_COORD_URI_MAX], note[400];
+    int rc;
+    snprintf(db, sizeof(db), "%.*s", (int)strcspn(x->srv->coord_uri + 6, "?"),
+             x->srv->coord_uri + 6);
+    if ((rc = sqlite_absent(db, note, sizeof(note), &e)) < 0)
+      return fail_err(v, FAIL, &e);
+    if (rc > 0) {
+      /* Reached in effect: nothing is recorded there, which the rows
+      ** that need the coordinator read as such (x->coord stays NULL). */
+      if (frond__serve_coord_options(x->srv, &co, who, sizeof(who), &e) != 0)
+        return fail_err(v, FAIL, &e);
+      snprintf(x->owner, sizeof(x->owner), "%s",
+               co.advertise ? co.advertise : "this node");
+      x->coord_ok = 1;
+      return say(v, OK, 0,
+                 "%s: no node ID leased yet (%s); a start takes the first "
+                 "free one",
+                 x->coord_shown, note);
+    }
+  }
   if (frond__serve_coord_options(x->srv, &co, who, sizeof(who), &e) != 0 ||
       frond_coord_open(&x->coord, x->srv->coord_uri, &co, &e) != 0)
     return fail_err(v, FAIL, &e);
@@ -315,6 +338,23 @@ static int row_node(ctx *x, verdict *v) {
     return say(v, OK, 0, "node %" PRId64 " (static), held by no process here",
                x->node);
   }
+  /* A node ID pinned on the lease (node = N with a store). */
+  if (frond__config_pinned_node(x->srv->coord_uri) >= 0) {
+    uint64_t want = (uint64_t)frond__config_pinned_node(x->srv->coord_uri);
+    x->node = (int64_t)want;
+    for (i = 0; i < x->nnodes; i++)
+      if (x->nodes[i].node == want && x->nodes[i].live)
+        return say(v, FAIL, FROND_ENODE_IN_USE,
+                   "node %" PRIu64 " (static, registered at %s) is held now "
+                   "by a live process as %s",
+                   want, x->coord_shown, x->nodes[i].owner);
+      else if (x->nodes[i].node == want)
+        x->fence_ms = x->nodes[i].fence_ms;
+    return say(v, OK, 0,
+               "node %" PRIu64 " (static, registered at %s), held by no "
+               "live process",
+               want, x->coord_shown);
+  }
   for (i = 0; i < x->nnodes; i++) {
     live += x->nodes[i].live != 0;
     if (strcmp(x->nodes[i].owner, x->owner) != 0)
@@ -365,12 +405,19 @@ static int row_layout(ctx *x, verdict *v) {
                "%s; the static coordinator records none (the "
                "data directory's file: high-water)",
                ours);
-  rc = frond_coord_layout_get(x->coord, &rec, &floor_id, &e);
+  rc = x->coord ? frond_coord_layout_get(x->coord, &rec, &floor_id, &e)
+                : FROND_ELAYOUT_INVALID;
   if (rc == FROND_ELAYOUT_INVALID)
     return say(v, OK, 0, "none recorded yet: the first node records %s", ours);
   if (rc != 0)
     return fail_err(v, FAIL, &e);
   frond_layout_format(&rec, theirs, sizeof(theirs));
+  if (strcmp(ours, theirs) != 0 && x->srv->cfg.layout_change)
+    return say(v, WARN, 0,
+               "this node's layout is %s (%s), the fleet's record %s (%s): "
+               "a start switches it, as asked (layout_change), and is "
+               "refused while any node runs",
+               x->srv->cfg.layout, ours, layout_name(&rec, theirs), theirs);
   if (strcmp(ours, theirs) != 0)
     return say(v, FAIL, FROND_ELAYOUT_MISMATCH,
                "this node's layout is %s (%s), the fleet's record %s (%s): "
@@ -432,6 +479,13 @@ static int row_high_water(ctx *x, verdict *v) {
            "node %" PRId64 "'s high-water file (%s, "
            "layout %s)",
            x->node, x->rec.clean ? "clean stop" : "reservation", x->rec.layout);
+  frond_layout_format(l, spec, sizeof(spec));
+  /* As a start: another layout than the one recorded only when asked. */
+  if (strcmp(spec, x->rec.layout) != 0 && !x->srv->cfg.layout_change)
+    return say(v, FAIL, FROND_ELAYOUT_MISMATCH,
+               "%s: this node's layout is %s; a start refuses to switch the "
+               "recorded one unless asked (layout_change, --layout-change)",
+               what, spec);
   if (frond__hw_first_after(&x->rec, l, (uint64_t)x->node, &start, &last_id,
                             &e) != 0)
     return say(v, FAIL, e.code, "%s: %s", what, e.message);
@@ -442,7 +496,6 @@ static int row_high_water(ctx *x, verdict *v) {
                "%s: the layout %s has no ID above %" PRId64 " for this "
                "node: keep the old layout",
                what, x->srv->cfg.layout, last_id);
-  frond_layout_format(l, spec, sizeof(spec));
   /* As a start: the same layout waits for the clock or finds it went back
   ** (CLOCK_BEHIND); another one has no ID above the old ones soon enough
   ** (LAYOUT_INVALID). */
@@ -486,6 +539,10 @@ static int row_clock(ctx *x, verdict *v) {
     /* The lease coordinator's start measures against its database. */
     if (frond__lease_parse_uri(&c, co, dburi, sizeof(dburi), &e) != 0)
       return fail_err(v, FAIL, &e);
+    if (strncmp(dburi, "sqlite:", 7) == 0)
+      return say(v, OK, 0,
+                 "the lease is in a SQLite file on this host: its "
+                 "clock is this one");
     ref = "the coordinator's database";
   } else if (strncmp(store, "postgres", 8) == 0 ||
              strncmp(store, "mysql:", 6) == 0 ||

@@ -48,10 +48,17 @@
 
 int frond__lease_err(int rc, frond_error *err) {
   char words[sizeof(err->message)];
-  if (rc != FROND_ESTORE && rc != FROND_ESTORE_URI)
+  if (rc != FROND_ESTORE && rc != FROND_ESTORE_URI &&
+      rc != FROND_ESTORE_PERMANENT)
     return rc;
   snprintf(words, sizeof(words), "%s", err ? err->message : "");
-  return frond__fail(err, rc == FROND_ESTORE ? FROND_ECOORD : FROND_EINVAL,
+  /* A database that refuses for good (no such database, a wrong
+  ** password) stays what it is: retrying does not help, and the start
+  ** says so rather than waiting. */
+  return frond__fail(err,
+                     rc == FROND_ESTORE             ? FROND_ECOORD
+                     : rc == FROND_ESTORE_PERMANENT ? FROND_ESTORE_PERMANENT
+                                                    : FROND_EINVAL,
                      "lease: %s", words);
 }
 

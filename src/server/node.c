@@ -51,6 +51,18 @@ static int identity(const frond__config *cfg, const frond__node_claim_opts *o,
   return 0;
 }
 
+int frond__node_coord_options(const frond__config *cfg, const char *host,
+                              int port, frond_coord_options *co, char *buf,
+                              size_t len, frond_error *err) {
+  frond__node_claim_opts o;
+  memset(&o, 0, sizeof o);
+  o.host = host;
+  o.port = port;
+  frond_coord_options_init(co);
+  co->cache_dir = cfg->data_dir;
+  return identity(cfg, &o, co, buf, len, err);
+}
+
 /* With layout_change: switch the layout the coordinator records, if it is
 ** another one. Refused while any node holds an ID (NODE_IN_USE). */
 static int switch_layout(frond_coord *c, const frond_layout *l,

@@ -36,4 +36,12 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
                       const frond_layout *l, frond_coord **coord,
                       frond_gen **gen, frond_error *err);
 
+/* The coordinator options a claim under cfg would use, for a node whose
+** HTTP address is host:port: its identity (buf holds it when made here)
+** and the data directory's cache. For what looks without claiming (frond
+** check). 0 or INVAL (a bad advertise). */
+int frond__node_coord_options(const frond__config *cfg, const char *host,
+                              int port, frond_coord_options *co, char *buf,
+                              size_t len, frond_error *err);
+
 #endif /* FROND_SERVER_NODE_H */

@@ -56,11 +56,10 @@ static int start_generator(frond__server *srv, frond_error *err) {
 
 int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
                                char *buf, size_t len, frond_error *err) {
-  frond_coord_options_init(co);
-  if (identity(srv, co, buf, len, err) != 0)
-    return -1;
-  co->cache_dir = srv->cfg.data_dir;
-  return 0;
+  return frond__node_coord_options(&srv->cfg, srv->listen_host,
+                                   srv->listen_port, co, buf, len, err) != 0
+             ? -1
+             : 0;
 }
 
 static frond__server *the_srv;
@@ -246,16 +245,26 @@ int frond__serve_preflight(frond__server *srv, frond_error *err) {
     srv->protos[1] = &frond__resp_proto;
     srv->nprotos = 2;
   }
+  /* The store first: the default coordinator is made of its URI. */
   if (configure_protocols(srv, err) != 0 ||
+      store_uri_check(srv->cfg.store, err) != 0 ||
       frond__config_coord_uri(&srv->cfg, srv->coord_uri, sizeof srv->coord_uri,
                               err) != 0 ||
       frond_layout_parse(srv->cfg.layout, &srv->layout, err) != 0)
     return -1;
   max_node = (UINT64_C(1) << srv->layout.node_bits) - 1;
+  /* A node ID pinned on a lease (node = N with a store) fits the layout
+  ** as a static one must. */
+  if (frond__config_pinned_node(srv->coord_uri) > (int64_t)max_node) {
+    frond__fail(err, FROND_ENODE_RANGE,
+                "node %lld is out of range 0..%llu for layout %s",
+                (long long)frond__config_pinned_node(srv->coord_uri),
+                (unsigned long long)max_node, srv->cfg.layout);
+    return -1;
+  }
   if (frond__coord_uri_check(srv->coord_uri, max_node, err) != 0 ||
       (strcmp(srv->cfg.advertise, "auto") != 0 && srv->cfg.advertise[0] &&
        frond__coord_check_advertise(srv->cfg.advertise, err) != 0) ||
-      store_uri_check(srv->cfg.store, err) != 0 ||
       frond__formats_create(srv, err) != 0)
     return -1;
   /* The coordinator records the HTTP address for this node. */

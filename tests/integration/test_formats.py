@@ -353,28 +353,44 @@ def test_order_from_segment_with_date_prefix():
 
 def test_order_key_checked():
     """`frond next --format` checks a keyed format's key before its first
-    number: in the data directory for snowflake IDs (with a warning that
-    only this host reads it), in the store for a tag's IDs; another key,
-    or another rounds=, under the same version is KEY_MISMATCH; a new
-    version records its own; --no-high-water checks nothing."""
+    number: for snowflake IDs where the node ID was claimed (the lease in
+    the store's database by default: the record every process on that
+    store reads), or in the data directory when nothing is shared (with a
+    warning that only this host reads it); for a tag's IDs in the store;
+    another key, or another rounds=, under the same version is
+    KEY_MISMATCH; a new version records its own."""
     d = ft.tempdir()
     k1 = key_file(d, "1:%s\n" % KEY1, name="k1")
     k2 = key_file(d, "1:%s\n2:%s\n" % (KEY2, KEY1), name="k2")
     spec = "order:digits=19,key=1"
     r = frond(["next", "--format", spec, "--key-file", k1], d)
-    check(r.returncode == 0 and "only this host reads" in r.stderr, r.stderr)
-    check(os.path.exists(os.path.join(
-        d, "frond-fact-key.order.d19.1.snowflake")), "no record file")
+    check(r.returncode == 0 and "only this host reads" not in r.stderr,
+          r.stderr)
     ok(["next", "--format", spec, "--key-file", k1], d)
     r = frond(["next", "--format", spec, "--key-file", k2], d)
     check(r.returncode == 1 and "KEY_MISMATCH" in r.stderr and
-          "frond-fact-key.order.d19.1.snowflake" in r.stderr, r.stderr)
+          "frond_meta" in r.stderr, r.stderr)
     r = frond(["next", "--format", spec + ",rounds=10", "--key-file", k1], d)
     check(r.returncode == 1 and "KEY_MISMATCH" in r.stderr, r.stderr)
     out = lines(["next", "--format", "order:digits=19,key=2", "--key-file",
                  k2], d)
     check(out[0][0] == "2", "%r" % out)
-    ok(["next", "--no-high-water", "--format", spec, "--key-file", k2], d)
+    # Keeping no file changes nothing: the record is the store's.
+    r = frond(["next", "--no-high-water", "--format", spec, "--key-file", k2],
+              d)
+    check(r.returncode == 1 and "KEY_MISMATCH" in r.stderr, r.stderr)
+    # Nothing shared (no store: a static node ID): the data directory.
+    alone = os.path.join(d, "alone")
+    os.mkdir(alone)
+    r = frond(["next", "--store", "none", "--format", spec, "--key-file", k1],
+              alone)
+    check(r.returncode == 0 and "only this host reads" in r.stderr, r.stderr)
+    check(os.path.exists(os.path.join(
+        alone, "frond-fact-key.order.d19.1.snowflake")), "no record file")
+    r = frond(["next", "--store", "none", "--format", spec, "--key-file", k2],
+              alone)
+    check(r.returncode == 1 and "KEY_MISMATCH" in r.stderr and
+          "frond-fact-key.order.d19.1.snowflake" in r.stderr, r.stderr)
     # A tag's IDs: the record is in the store, per tag.
     store = "sqlite://%s/ids.db" % d
     ok(["tag", "create", "shop", "--step", "50", "--store", store], d)

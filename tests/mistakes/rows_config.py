@@ -275,11 +275,18 @@ def check_bad(run):
     s = run.serve(d, ["--node", "6", "--store", "none", "--layout",
                       "twitter"])
     s.stop()
+    # Another layout than the file's is refused unless asked for...
     r = check_cmd(run, d, ["--node", "6", "--store", "none",
                            "--resp-listen", "off"])
-    run.refused(r, "LAYOUT_INVALID", "FAIL", "high-water")
+    run.refused(r, "LAYOUT_MISMATCH", "FAIL", "high-water", "--layout-change")
     must_refuse_start(run, d, ["--node", "6", "--store", "none"],
-                      "LAYOUT_INVALID")
+                      "LAYOUT_MISMATCH")
+    # ... and asked for, it has no ID above the old ones for years.
+    r = check_cmd(run, d, ["--node", "6", "--store", "none",
+                           "--layout-change", "--resp-listen", "off"])
+    run.refused(r, "LAYOUT_INVALID", "FAIL", "high-water")
+    must_refuse_start(run, d, ["--node", "6", "--store", "none",
+                               "--layout-change"], "LAYOUT_INVALID")
     r = check_cmd(run, d, ["--node", "5", "--store", "none", "--json",
                            "--resp-listen", "off"])
     check(r.returncode == 0, "check --json after the node stopped: %s"

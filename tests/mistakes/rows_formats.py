@@ -49,7 +49,9 @@ def seq_multi_typo_batches(run):
     typo = "multi:sqlite://%s/a.db|sqlite://%s/dbb/b.db" % (d, d)
     day = time.strftime("%Y%m%d", time.gmtime())
     tags = ["t%d" % i for i in range(6)]
-    args = ["--segment-wait-ms", "20000"]
+    # A multi: store hands out no node IDs: the fleet's lease is named.
+    args = ["--segment-wait-ms", "20000",
+            "--coordinator", "lease+sqlite://%s/nodes.db" % d]
     for t in tags:
         _frond_ok(run, d, "tag", "create", t, "--step", "100", "--store",
                   store)
