@@ -77,7 +77,8 @@ extern "C" {
   XX(25, ID_TOO_LARGE, "ID does not fit the format's width")                   \
   XX(26, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")      \
   XX(27, WOULD_BLOCK, "the call would wait on the store")                      \
-  XX(28, STORE_MEMBER, "database is another member of a multi: store")
+  XX(28, STORE_MEMBER, "database is another member of a multi: store")         \
+  XX(29, FORKED, "used in a child process after fork()")
 
 typedef enum {
   FROND_OK = 0,
@@ -432,7 +433,8 @@ FROND_EXPORT void frond_log(int level, const char *fmt, ...)
 ** leaf_alloc (compatible with Meituan Leaf); allocating reserves
 ** [max_id - step, max_id) in one transaction. IDs are served from memory
 ** from two buffers; the next segment is loaded in the background once
-** preload_pct of the current one is used.
+** preload_pct of the current one is used. An allocator must not be used
+** in a child process after fork() (FORKED).
 **
 ** Stores are chosen by URI: "sqlite:///path/file.db" (also "sqlite:file.db"
 ** relative), "postgresql://..." / "postgres://..." (any libpq URI).
@@ -495,7 +497,8 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 ** the store once (at most miss_checks per second) before TAG_NOT_FOUND, so
 ** a tag created since the last refresh works at once; that look-up blocks
 ** on the store. IDs of a tag strictly increase per calling thread.
-** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL.
+** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL, FORKED
+** (in a child process after fork(): open a new allocator there).
 */
 FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
@@ -663,7 +666,10 @@ typedef struct frond_seg_stats {
 FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
 
 /* Stop the loader and free everything. Not concurrent with other calls on
-** s. Segments not handed out are abandoned (never reused). NULL is a no-op. */
+** s. Segments not handed out are abandoned (never reused). NULL is a no-op.
+** In a child process after fork(), it only forgets s: its threads, locks
+** and store connections are the parent's (its memory is the parent's
+** copy, left as it is). */
 FROND_EXPORT void frond_seg_close(frond_seg *s);
 
 /* Tag administration, directly on a store. */

@@ -198,6 +198,10 @@ struct frond_seg {
 
   atomic_uint_fast64_t loads, failures, unavailable;
   atomic_int store_ok;
+
+  /* fork() (segment.c): set in a child, where every call refuses. */
+  atomic_int forked;
+  frond_seg *fork_next; /* the open allocators, under segment.c's lock */
 };
 
 static inline int64_t frond__seg_clock(frond_seg *s) {
@@ -331,6 +335,18 @@ void frond__seg_drop(seg_tag *t);
 void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *out);
 /* IDs taken from t so far, read without the lock (for rates). */
 uint64_t frond__seg_taken(seg_tag *t);
+/* FORKED when s is used in a child process after fork() (segment.c sets
+** s->forked there), else 0: every call that takes a lock or hands out IDs
+** asks first (a lock may be held by a thread that the child does not
+** have). */
+static inline int frond__seg_forked(frond_seg *s, frond_error *err) {
+  if (FROND__UNLIKELY(atomic_load_explicit(&s->forked, memory_order_relaxed)))
+    return frond__fail(err, FROND_EFORKED,
+                       "this segment allocator was opened before fork(), in "
+                       "the parent process; IDs from it here would repeat "
+                       "the parent's: open a new one in the child");
+  return 0;
+}
 
 /* ---- segment entries (writers hold t->mu) ---- */
 

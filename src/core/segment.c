@@ -26,6 +26,13 @@
 **
 ** A handle (frond_seg_tag) is the tag in use itself: calls on it skip the
 ** look-up by name and go straight to the fetch-add.
+**
+** fork(): a child process gets a copy of every buffer and none of the
+** loader threads; IDs it took from the copies would be the parent's. A
+** handler run in the child (pthread_atfork) marks every open allocator
+** forked and points every tag's copy of its segment at no generation, so
+** that the inline fast path falls to the slow path, which refuses with
+** FORKED before it takes any lock; so does every other call.
 */
 #include "core/formats.h"
 #include "core/seg.h"
@@ -47,6 +54,74 @@ void frond_seg_options_init(frond_seg_options *o) {
   o->first_wait_ms = 5000;
   o->miss_checks = 50;
   o->loaders = 4;
+}
+
+/* ---- fork() ---- */
+
+static pthread_mutex_t forks_mu = PTHREAD_MUTEX_INITIALIZER;
+static frond_seg *forks; /* open allocators, under forks_mu */
+static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void) {
+  pthread_mutex_lock(&forks_mu);
+}
+
+static void fork_parent(void) {
+  pthread_mutex_unlock(&forks_mu);
+}
+
+/* In the child, with one thread, before fork() returns there: no lock of
+** the allocators is taken (another thread of the parent may hold it). A
+** tag's copy of its segment is left even (no writer) and names no
+** generation, which no word ever names. */
+static void poison(seg_tag *t) {
+  seg_entry *c = &t->cur;
+  uint_fast64_t seq = atomic_load(&c->seq) | 1;
+  atomic_store(&c->seq, seq);
+  atomic_store(&c->gen, SEG_NO_GEN);
+  atomic_store(&c->size, 0);
+  atomic_store(&c->seq, seq + 1);
+}
+
+static void fork_child(void) {
+  frond_seg *s;
+  seg_table *tb;
+  seg_name *nm;
+  seg_tag *t;
+  size_t i;
+  for (s = forks; s != NULL; s = s->fork_next) {
+    atomic_store(&s->forked, 1);
+    /* Every tag in use: each is reached from its name in the newest
+    ** table, even one not yet on the list of tags in use. */
+    tb = atomic_load(&s->table);
+    for (i = 0; tb != NULL && i < tb->cap; i++)
+      if ((nm = atomic_load(&tb->slot[i])) != NULL &&
+          (t = atomic_load(&nm->tag)) != NULL)
+        poison(t);
+  }
+  pthread_mutex_unlock(&forks_mu);
+}
+
+static void forks_init(void) {
+  (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void forks_add(frond_seg *s) {
+  pthread_once(&forks_once, forks_init);
+  pthread_mutex_lock(&forks_mu);
+  s->fork_next = forks;
+  forks = s;
+  pthread_mutex_unlock(&forks_mu);
+}
+
+static void forks_remove(frond_seg *s) {
+  frond_seg **p;
+  pthread_mutex_lock(&forks_mu);
+  for (p = &forks; *p != NULL && *p != s; p = &(*p)->fork_next)
+    ;
+  if (*p != NULL)
+    *p = s->fork_next;
+  pthread_mutex_unlock(&forks_mu);
 }
 
 /* ---- finding a tag ---- */
@@ -100,6 +175,8 @@ static int resolve(frond_seg *s, const char *tag, size_t len, int ask,
   int rc;
   if (s == NULL || out == NULL || (tag == NULL && len > 0))
     return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = frond__seg_forked(s, err)) != 0)
+    return rc;
   if (len > FROND_TAG_MAX)
     return frond_tag_validate(tag, len, err);
   if ((nm = frond__seg_find(s, tag, len)) == NULL) {
@@ -305,6 +382,8 @@ static int check_batch(size_t n, const int64_t *out, frond_error *err) {
 static int next_n(seg_tag *t, size_t n, int64_t *out, int nowait,
                   frond_error *err) {
   int rc;
+  if ((rc = frond__seg_forked(t->s, err)) != 0)
+    return rc;
   pthread_mutex_lock(&t->mu);
   rc = take(t->s, t, n, out, nowait, err);
   pthread_mutex_unlock(&t->mu);
@@ -323,6 +402,8 @@ static FROND__COLD int slow(seg_tag *t, uint64_t w, int64_t *id, int nowait,
   int rc = 0;
   if (id == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = frond__seg_forked(t->s, err)) != 0)
+    return rc;
   pthread_mutex_lock(&t->mu);
   if ((e = entry_of(t, g)) != NULL && off < (uint64_t)atomic_load(&e->size)) {
     *id = atomic_load(&e->start) + (int64_t)off;
@@ -344,6 +425,8 @@ static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
   int rc;
   if (start == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = frond__seg_forked(t->s, err)) != 0)
+    return rc;
   if (n < 1 || n > FROND_SEG_RANGE_MAX)
     return frond__fail(err, FROND_ECOUNT_INVALID,
                        "a range holds 1 to %lld IDs, not %lld",
@@ -436,7 +519,8 @@ int frond__seg_tag_range_nowait(frond_seg_tag *h, int64_t n, int64_t *start,
 /* ---- the store, by hand ---- */
 
 int frond_seg_refresh(frond_seg *s, frond_error *err) {
-  return frond__seg_refresh(s, err);
+  int rc = frond__seg_forked(s, err);
+  return rc != 0 ? rc : frond__seg_refresh(s, err);
 }
 
 int frond_seg_refresh_tag(frond_seg *s, const char *tag, size_t len,
@@ -447,7 +531,8 @@ int frond_seg_refresh_tag(frond_seg *s, const char *tag, size_t len,
   int rc;
   if (s == NULL || (tag == NULL && len > 0))
     return frond__fail(err, FROND_EINVAL, "NULL argument");
-  if ((rc = frond_tag_validate(tag, len, err)) != 0)
+  if ((rc = frond__seg_forked(s, err)) != 0 ||
+      (rc = frond_tag_validate(tag, len, err)) != 0)
     return rc;
   memcpy(z, tag, len);
   z[len] = '\0';
@@ -488,6 +573,8 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
   frond_tag_row row;
   int64_t step, deadline;
   int rc, loaded;
+  if ((rc = frond__seg_forked(s, err)) != 0)
+    return rc;
   /* A period row that this process used and that has since left the store
   ** was deleted by hand: making it again would start the period's numbers
   ** over, so refuse. */
@@ -625,6 +712,7 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
       (rc = frond__seg_refresh(s, err)) != 0 ||
       (rc = frond__seg_loaders_start(s, err)) != 0)
     goto fail;
+  forks_add(s);
   *out = s;
   return 0;
 fail:
@@ -635,12 +723,19 @@ fail:
 void frond_seg_close(frond_seg *s) {
   if (s == NULL)
     return;
+  forks_remove(s);
+  if (atomic_load(&s->forked))
+    return; /* a child's copy: its threads, locks (a lock or a condition
+            ** variable may be held or waited on by a thread the child does
+            ** not have) and store connections are the parent's; left */
   frond__seg_loaders_stop(s);
   seg_free(s);
 }
 
 void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
   memset(out, 0, sizeof(*out));
+  if (frond__seg_forked(s, NULL) != 0)
+    return; /* a child's copy: nothing of it is the child's */
   out->loads = atomic_load_explicit(&s->loads, memory_order_relaxed);
   out->load_failures = atomic_load_explicit(&s->failures, memory_order_relaxed);
   out->unavailable =
