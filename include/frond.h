@@ -498,7 +498,9 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 ** a tag created since the last refresh works at once; that look-up blocks
 ** on the store. IDs of a tag strictly increase per calling thread.
 ** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL, FORKED
-** (in a child process after fork(): open a new allocator there).
+** (in a child process after fork(): open a new allocator there), and
+** the store's refusal when it refuses the tag's next segment (a code
+** other than STORE: the waiting call gets it at once).
 */
 FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
@@ -561,7 +563,9 @@ FROND_EXPORT const char *frond_seg_tag_name(const frond_seg_tag *t);
 ** call, below every one after it. IDs of a range the
 ** client does not use are skipped, never issued again, as are IDs skipped
 ** to keep a range whole. 1 <= n <= FROND_SEG_RANGE_MAX, else
-** COUNT_INVALID. Errors as frond_seg_next_n.
+** COUNT_INVALID; on a store whose segments have a fixed size (multi:'s
+** blocks) n above the tag's step is COUNT_INVALID too, at once. Errors as
+** frond_seg_next_n.
 */
 #define FROND_SEG_RANGE_MAX (INT64_C(1) << 30)
 FROND_EXPORT int frond_seg_tag_range(frond_seg_tag *t, int64_t n,

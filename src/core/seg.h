@@ -108,6 +108,11 @@ struct seg_tag {
   int64_t backoff_ms;
   int64_t retry_at_ns; /* monotonic; no load attempt before */
   uint64_t loads, failures;
+  /* The last load's refusal (a code other than STORE: the store said why
+  ** it will not, e.g. TAG_FLOOR, STORE_MEMBER), given to calls that wait
+  ** in vain instead of SEGMENT_UNAVAILABLE; 0 after a load works. */
+  int fail_code;
+  char *fail_why;       /* its message, malloc'd */
   seg_tag *hot_next;    /* tags in use, newest first; fixed once pushed */
   uint64_t sample_last; /* IDs taken at the last sample (sample_mu) */
   _Atomic double rate;  /* IDs per second between the last two samples */

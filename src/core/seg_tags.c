@@ -97,6 +97,7 @@ int frond__seg_table_init(frond_seg *s) {
 }
 
 static void tag_free(seg_tag *t) {
+  free(t->fail_why);
   pthread_mutex_destroy(&t->mu);
   pthread_cond_destroy(&t->cv);
   free(t);

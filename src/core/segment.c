@@ -204,6 +204,33 @@ static void clamp(seg_tag *t, uint64_t g, seg_entry *e, int64_t size) {
   atomic_store(&t->word, g << SEG_GEN_SHIFT | (e != NULL ? (uint64_t)size : 0));
 }
 
+/* A call gives up: the store's refusal when the last load was refused
+** (the store said why), else SEGMENT_UNAVAILABLE with msg. Under mu. */
+static int give_up(frond_seg *s, seg_tag *t, frond_error *err,
+                   const char *msg) {
+  atomic_fetch_add(&s->unavailable, 1);
+  if (t->fail_code != 0)
+    return frond__fail(err, t->fail_code, "tag \"%s\": %s", t->nm->name,
+                       t->fail_why != NULL ? t->fail_why
+                                           : frond_strerror(t->fail_code));
+  return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE, "tag \"%s\": %s",
+                     t->nm->name, msg);
+}
+
+/* Whether a load that failed while this call waited was refused by the
+** store (a code other than STORE): then waiting longer is no use, the
+** call gives up at once. A refusal from before the call (a transient one,
+** while a tag was deleted and created again) is waited out, as the next
+** attempt may work. *seen: the failures counted when the call first
+** waited, UINT64_MAX before. Under mu. */
+static int refused(seg_tag *t, uint64_t *seen) {
+  if (*seen == UINT64_MAX) {
+    *seen = t->failures;
+    return 0;
+  }
+  return t->fail_code != 0 && !t->loading && t->failures > *seen;
+}
+
 /* How long a call waits for the loaders this time; 0 when it gives up.
 ** A tag's first segment, and a segment that a range needs for itself
 ** (store: 1), are a store transaction by design, not a sign of a slow
@@ -267,7 +294,7 @@ static void preload_past(frond_seg *s, seg_tag *t, const seg_entry *e,
 static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
                 frond_error *err) {
   int64_t deadline = 0, more;
-  uint64_t w, off, k = 0, got;
+  uint64_t w, off, k = 0, got, seen = UINT64_MAX;
   seg_pos p;
   int rc;
   for (;;) {
@@ -308,17 +335,19 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
       frond__seg_request_load(s, t);
     if (nowait)
       return FROND__AGAIN;
+    if (refused(t, &seen))
+      return give_up(s, t, err, "");
     if (!wait_turn(s, t, &deadline, 0)) {
-      atomic_fetch_add(&s->unavailable, 1);
+      char msg[128];
       if (k > 0) /* all or nothing: the IDs taken so far are skipped */
-        return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                           "tag \"%s\": %zu IDs asked, the store has not "
-                           "delivered a segment after %llu",
-                           t->nm->name, n, (unsigned long long)k);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": both segments are used up and the "
-                         "store has not delivered the next one",
-                         t->nm->name);
+        snprintf(msg, sizeof msg,
+                 "%zu IDs asked, the store has not delivered a segment "
+                 "after %llu",
+                 n, (unsigned long long)k);
+      return give_up(s, t, err,
+                     k > 0 ? msg
+                           : "both segments are used up and the store has "
+                             "not delivered the next one");
     }
   }
 }
@@ -328,7 +357,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
 static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
                       int nowait, frond_error *err) {
   int64_t deadline = 0;
-  uint64_t off;
+  uint64_t off, seen = UINT64_MAX;
   seg_pos p;
   int rc;
   for (;;) {
@@ -360,12 +389,17 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
       frond__seg_request_load(s, t);
     if (nowait)
       return FROND__AGAIN;
+    if (refused(t, &seen))
+      return give_up(s, t, err, "");
     if (!wait_turn(s, t, &deadline, 1)) {
-      atomic_fetch_add(&s->unavailable, 1);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": a range of %lld IDs needs a segment "
-                         "the store has not delivered",
-                         t->nm->name, (long long)n);
+      char msg[96];
+      if (t->range_need <= n) /* no later load is sized for it */
+        t->range_need = 0;
+      snprintf(msg, sizeof msg,
+               "a range of %lld IDs needs a segment the store has not "
+               "delivered",
+               (long long)n);
+      return give_up(s, t, err, msg);
     }
   }
 }
@@ -422,6 +456,7 @@ int frond__seg_tag_next_slow(frond_seg_tag *h, uint64_t w, int64_t *id,
 
 static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
                  frond_error *err) {
+  int64_t block;
   int rc;
   if (start == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
@@ -431,6 +466,16 @@ static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
     return frond__fail(err, FROND_ECOUNT_INVALID,
                        "a range holds 1 to %lld IDs, not %lld",
                        (long long)FROND_SEG_RANGE_MAX, (long long)n);
+  /* A store whose segments are all of the row's step (multi:'s blocks)
+  ** cannot give a larger one: refused here, before it asks for one. */
+  if (t->s->store->fixed_step && (block = atomic_load(&t->nm->row_step)) > 0 &&
+      n > block)
+    return frond__fail(err, FROND_ECOUNT_INVALID,
+                       "tag \"%s\": a range comes from one segment, and this "
+                       "store's segments are the tag's block of %lld IDs: "
+                       "ask for at most %lld, not %lld",
+                       t->nm->name, (long long)block, (long long)block,
+                       (long long)n);
   pthread_mutex_lock(&t->mu);
   rc = take_range(t->s, t, n, start, nowait, err);
   pthread_mutex_unlock(&t->mu);

@@ -295,6 +295,30 @@ def test_silent_member():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_range_over_block():
+    """A server on a multi: store refuses a range larger than a block at
+    once (COUNT_INVALID), and the tag keeps serving."""
+    d = ft.tempdir("frond-multi-")
+    uri = "multi:sqlite:%s/a.db|sqlite:%s/b.db" % (d, d)
+    create(uri, "r")
+    s = ft.Server(store=uri)
+    try:
+        st, _, b = s.request("GET", "/v1/segment/r/range?count=%d"
+                             % (STEP + 1))
+        ft.check(st == 400 and b"COUNT_INVALID" in b and str(STEP).encode()
+                 in b, "range over a block: %d %r" % (st, b))
+        for _ in range(3 * STEP // 100):
+            st, _, b = s.request("GET", "/v1/segment/r?count=100")
+            ft.check(st == 200, "after the range: %d %r" % (st, b))
+        st, _, b = s.request("GET", "/v1/segment/r/range?count=%d" % STEP)
+        ft.check(st == 200, "a range of one block: %d %r" % (st, b))
+    finally:
+        s.stop()
+        s.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     ft.main([test_two_sqlite_files, test_admin_api_and_refused_start,
-             test_pg_and_mariadb_one_down, test_silent_member])
+             test_pg_and_mariadb_one_down, test_silent_member,
+             test_range_over_block])

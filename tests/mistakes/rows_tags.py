@@ -79,6 +79,34 @@ def restore(src, dst):
     shutil.copyfile(src, dst)
 
 
+# ---- multi: stores ----
+
+@row("multi-range-over-step",
+     "asked a multi: tag with a block of 100 for a range of 1,000")
+def multi_range_over_step(run):
+    d = run.subdir("db")
+    multi = multi_uri(d)
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           d)
+    s = run.serve(d, ["--store", multi])
+    ids = s.ids("/v1/segment/orders", 10)
+    st, body = s.get("/v1/segment/orders/range?count=1000")
+    failed = 0
+    for _ in range(300):
+        st2, b2 = s.get("/v1/segment/orders")
+        if st2 == 200:
+            ids.append(int(json.loads(b2)["ids"][0]))
+        else:
+            failed += 1
+    if st == 200:
+        r = json.loads(body)
+        ids += list(range(int(r["start"]), int(r["end"])))
+    check(failed == 0, "after the range, %d of 300 single calls failed"
+          % failed)
+    run.refused(body, "COUNT_INVALID", "100")
+    run.unique([ids])
+
+
 # ---- fork() ----
 
 @row("segment-fork",

@@ -511,6 +511,38 @@ static void test_threads_tiny_segments(void **state) {
   run_threads(5, 40, 0, 9);
 }
 
+/* A refusal of the store (a code other than STORE: STORE_MEMBER here) is
+** what a call that finds both buffers empty gets, at once, not
+** SEGMENT_UNAVAILABLE after wait_ms; retries go on, and the tag serves
+** again when the store does. */
+static void test_refusal_reaches_callers(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  frond_error e = {0, ""};
+  int64_t i, id = 0, t0, waited;
+  fake_reset();
+  fake_add("a", 1, 100);
+  o.wait_ms = 2000;
+  o.max_step = 100; /* segments of 100: 200 IDs use both up */
+  s = open_seg(&o);
+  for (i = 1; i <= 20; i++) /* past the preload point */
+    assert_int_equal(next_id(s, "a"), i);
+  wait_next_ready(s, "a");
+  fake_set(&fake.fail, FROND_ESTORE_MEMBER);
+  for (; i <= 200; i++)
+    assert_int_equal(next_id(s, "a"), i);
+  t0 = frond__mono_ns();
+  assert_int_equal(frond_seg_next(s, T("a"), &id, &e), FROND_ESTORE_MEMBER);
+  waited = (frond__mono_ns() - t0) / 1000000;
+  assert_true(waited < 1500);
+  assert_non_null(strstr(e.message, "fake store refuses"));
+  fake_set(&fake.fail, 0);
+  for (i = 0; i < 100 && frond_seg_next(s, T("a"), &id, &e) != 0; i++)
+    frond__sleep_ns(20000000);
+  assert_true(id > 200);
+  frond_seg_close(s);
+}
+
 /* After fork(), the child's copy refuses every call with FORKED, the
 ** inline call on a handle too; the parent goes on. Before, parent and
 ** child handed out the same IDs from their buffers. */
@@ -580,6 +612,7 @@ int main(void) {
       cmocka_unit_test(test_every_call_one_sequence),
       cmocka_unit_test(test_threads_unique_and_increasing),
       cmocka_unit_test(test_threads_tiny_segments),
+      cmocka_unit_test(test_refusal_reaches_callers),
       cmocka_unit_test(test_fork),
       cmocka_unit_test(test_open_errors),
   };
