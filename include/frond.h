@@ -78,7 +78,9 @@ extern "C" {
   XX(26, SEQUENCE_EXHAUSTED, "the period's sequence numbers are used up")      \
   XX(27, WOULD_BLOCK, "the call would wait on the store")                      \
   XX(28, STORE_MEMBER, "database is another member of a multi: store")         \
-  XX(29, FORKED, "used in a child process after fork()")
+  XX(29, FORKED, "used in a child process after fork()")                       \
+  XX(30, TAG_FLOOR, "below the IDs the tag may already have issued")           \
+  XX(31, STORE_MEMBER_STALE, "multi: member is behind what the others record")
 
 typedef enum {
   FROND_OK = 0,
@@ -689,8 +691,15 @@ typedef struct frond_tag_row {
 FROND_EXPORT int frond_store_open(frond_store **out, const char *store_uri,
                                   frond_error *err);
 FROND_EXPORT void frond_store_close(frond_store *st);
-/* Create a tag: the first ID it yields is `start` (>= 1; the row's max_id),
-** step >= 1. Errors: TAG_INVALID, TAG_EXISTS, INVAL, STORE. */
+/*
+** Create a tag: the first ID it yields is `start` (the row's max_id), step
+** >= 1. A tag deleted from the store leaves a floor (the first ID it had
+** not allocated): a tag of the same name starts at or above it, so that
+** no ID the old one could have issued comes again. start 0: the lowest
+** allowed, 1 for a name never used, else the floor; a start below the
+** floor is TAG_FLOOR, naming it. Errors: TAG_INVALID, TAG_EXISTS,
+** TAG_FLOOR, INVAL, STORE.
+*/
 FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
                                         int64_t step, int64_t start,
                                         const char *description,
@@ -702,8 +711,40 @@ FROND_EXPORT int frond_store_tag_get(frond_store *st, const char *tag,
                                      frond_tag_row *out, frond_error *err);
 FROND_EXPORT int frond_store_tag_set_step(frond_store *st, const char *tag,
                                           int64_t step, frond_error *err);
+/* Delete a tag; in the same transaction, its floor rises to the row's
+** max_id (frond_store_tag_create). */
 FROND_EXPORT int frond_store_tag_delete(frond_store *st, const char *tag,
                                         frond_error *err);
+/*
+** Move a tag forward so that it issues no ID below `to` (after the store
+** was restored from a backup: `to` above every ID handed out since the
+** backup). Never back: TAG_FLOOR when `to` is below what the tag may
+** already have issued (its max_id; in a multi: store, what any member
+** may have) or below its floor. Running allocators move up at their
+** next allocation; what they buffer is above the old row, never below.
+** Errors: TAG_NOT_FOUND, TAG_FLOOR, TAG_INVALID, STORE.
+*/
+FROND_EXPORT int frond_store_tag_advance(frond_store *st, const char *tag,
+                                         int64_t to, frond_error *err);
+/* The lowest start frond_store_tag_create accepts for `tag` now: 1 for a
+** name never used, else the floor a deleted tag of that name left. */
+FROND_EXPORT int frond_store_tag_floor(frond_store *st, const char *tag,
+                                       int64_t *first, frond_error *err);
+/*
+** multi: stores only. Member `member` lost allocations (an empty database
+** put in its place, a restore from an older backup): it is refused with
+** STORE_MEMBER_STALE until this moves each of its tags' rows above
+** everything any member, by their rows, floors and marks, may have handed
+** out, and records its place. Every member must answer. fn (may be NULL)
+** is told each row moved: the first global ID the member would have
+** handed out next (0: it had no row) and the one it hands out now.
+** Errors: INVAL (not a multi: store, no such member), STORE_MEMBER, STORE.
+*/
+typedef void (*frond_repair_fn)(void *ctx, const char *tag, int64_t from,
+                                int64_t to);
+FROND_EXPORT int frond_store_member_repair(frond_store *st, int member,
+                                           frond_repair_fn fn, void *ctx,
+                                           frond_error *err);
 
 /* Free memory returned by libfrond. NULL is a no-op. */
 FROND_EXPORT void frond_free(void *p);

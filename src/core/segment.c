@@ -648,8 +648,9 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
     /* Another node may create the row at the same moment: its INSERT or
     ** ours wins, the other gets TAG_EXISTS, and both use the one row. */
     pthread_mutex_lock(&s->store_mu);
+    /* At 1, or above a deleted row's floor (never its numbers again). */
     rc =
-        frond_store_tag_create(s->store, tag, step, 1, "frond seq period", err);
+        frond_store_tag_create(s->store, tag, step, 0, "frond seq period", err);
     if (rc == FROND_ETAG_EXISTS)
       rc = frond__store_tag_get(s->store, tag, &row, err);
     else
