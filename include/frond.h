@@ -431,7 +431,8 @@ FROND_EXPORT void frond_log(int level, const char *fmt, ...)
 /* ------------------------------------------------------------------------
 ** Segment allocator
 **
-** Plain increasing integers per business tag. A tag is a row of the table
+** Plain integers per business tag, unique, increasing with one database
+** (see frond_seg_next for a multi: store). A tag is a row of the table
 ** leaf_alloc (compatible with Meituan Leaf); allocating reserves
 ** [max_id - step, max_id) in one transaction. IDs are served from memory
 ** from two buffers; the next segment is loaded in the background once
@@ -498,18 +499,25 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 ** to first_wait_ms, for its first segment). An unknown tag is looked up in
 ** the store once (at most miss_checks per second) before TAG_NOT_FOUND, so
 ** a tag created since the last refresh works at once; that look-up blocks
-** on the store. IDs of a tag strictly increase per calling thread.
+** on the store. Unique, always. Order depends on the store: with one
+** database, IDs of a tag strictly increase per calling thread (every
+** segment is above the ones before it); with a multi: store, they
+** increase within a segment (one member's block), and the next block may
+** lie below the current one (a member whose row lags): never rely on
+** order across segments there.
 ** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL, FORKED
 ** (in a child process after fork(): open a new allocator there), and
-** the store's refusal when it refuses the tag's next segment (a code
-** other than STORE: the waiting call gets it at once).
+** the store's refusal when it refuses the tag's next segment (TAG_FLOOR,
+** STORE_MEMBER, STORE_MEMBER_STALE).
 */
 FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
 
-/* n IDs of `tag` into out[0..n-1], increasing (not necessarily
-** consecutive: they may span several segments; a batch larger than the
-** buffers waits, up to wait_ms each time, for the segments it needs).
+/* n IDs of `tag` into out[0..n-1], not necessarily consecutive: they may
+** span several segments (a batch larger than the buffers waits, up to
+** wait_ms each time, for the segments it needs); increasing with one
+** database, increasing within each segment with a multi: store (see
+** frond_seg_next).
 ** All or nothing: on failure out holds nothing usable, and IDs the batch
 ** took are skipped, never handed out. Same errors plus COUNT_INVALID
 ** (n == 0). */
@@ -560,9 +568,10 @@ FROND_EXPORT const char *frond_seg_tag_name(const frond_seg_tag *t);
 ** from the next; a range larger than the buffered segments waits (up to
 ** first_wait_ms, as a first segment: a store transaction is the design
 ** here, not a slow store) for a segment of at least n from the store, one
-** transaction, without changing the tag's dynamic step. Ordered like a
-** batch: above every ID of the tag this process handed out before the
-** call, below every one after it. IDs of a range the
+** transaction, without changing the tag's dynamic step. With one
+** database, ordered like a batch: above every ID of the tag this process
+** handed out before the call, below every one after it (a multi: store
+** promises no order across segments). IDs of a range the
 ** client does not use are skipped, never issued again, as are IDs skipped
 ** to keep a range whole. 1 <= n <= FROND_SEG_RANGE_MAX, else
 ** COUNT_INVALID; on a store whose segments have a fixed size (multi:'s

@@ -12,9 +12,13 @@
 ** generation g (read under a seqlock) and off < size. The word changes
 ** only by fetch-add, by a switch to (g + 1) << 32, and by clamping an
 ** offset already >= size back to size (under the mutex, once no offset
-** of g is usable), so no two calls own the same usable (g, off); and
-** generation g + 1 is always a later segment: IDs are unique and increase
-** per thread. Anything else (segment used up, next one not there, entry
+** of g is usable), so no two calls own the same usable (g, off), and a
+** segment is never served twice: IDs are unique. Generation g + 1 is the
+** segment loaded after g's. With one database it lies above g's (the
+** store's rollback guard hands out every range above the ones before),
+** so IDs increase per thread; a multi: store's next block may lie below
+** (a member whose row lags, store_multi.c), so there IDs increase within
+** a segment only. Anything else (segment used up, next one not there, entry
 ** rewritten under a slow reader) takes the slow path under the tag's
 ** mutex; an offset owned but not used is skipped, never handed out.
 **
