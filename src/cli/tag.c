@@ -79,7 +79,7 @@ static void row_json(const frond_tag_row *r) {
 }
 
 static int tag_create(int argc, char **argv) {
-  int64_t step = DEFAULT_STEP, start = 0;
+  int64_t step = DEFAULT_STEP, start = 0, first = 1;
   const char *desc = "", *store = NULL;
   frond__opt opts[] = {{"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
                        {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
@@ -99,13 +99,15 @@ static int tag_create(int argc, char **argv) {
                               MAX_DESCRIPTION);
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
-  /* Without --start, at the name's floor (1 unless it was deleted). */
-  if ((start == 0 && frond_store_tag_floor(st, a.pos[0], &start, &err) != 0) ||
+  /* Without --start, at the name's floor (1 unless it was deleted): the
+  ** store picks it in the create's transaction; the floor read before is
+  ** what is shown (a delete racing the create can only raise it). */
+  if ((start == 0 && frond_store_tag_floor(st, a.pos[0], &first, &err) != 0) ||
       frond_store_tag_create(st, a.pos[0], step, start, desc, &err) != 0)
     rc = frond__cli_fail(&err);
   else
     frond__out_printf("created tag %s: first ID %lld, step %lld\n", a.pos[0],
-                      (long long)start, (long long)step);
+                      (long long)(start > 0 ? start : first), (long long)step);
   frond_store_close(st);
   return frond__out_finish(rc);
 }
