@@ -8,6 +8,7 @@
 **                store, the sorted index, queries and rates
 **   seg_load.c   the loader pool: the queue of tags that want a segment,
 **                the store transactions, retries with backoff
+**   seg_fork.c   the open allocators, marked in a child after fork()
 **
 ** Tags come in two weights. Every row of the store gets a seg_name: its
 ** name, hash and row step, about 40 bytes in an arena, found through an
@@ -204,9 +205,9 @@ struct frond_seg {
   atomic_uint_fast64_t loads, failures, unavailable;
   atomic_int store_ok;
 
-  /* fork() (segment.c): set in a child, where every call refuses. */
+  /* fork() (seg_fork.c): set in a child, where every call refuses. */
   atomic_int forked;
-  frond_seg *fork_next; /* the open allocators, under segment.c's lock */
+  frond_seg *fork_next; /* the open allocators, under seg_fork.c's lock */
 };
 
 static inline int64_t frond__seg_clock(frond_seg *s) {
@@ -340,7 +341,13 @@ void frond__seg_drop(seg_tag *t);
 void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *out);
 /* IDs taken from t so far, read without the lock (for rates). */
 uint64_t frond__seg_taken(seg_tag *t);
-/* FORKED when s is used in a child process after fork() (segment.c sets
+/* ---- seg_fork.c ---- */
+
+/* Put s on the list of open allocators that a fork() marks in the child
+** (at open), or take it off (at close). */
+void frond__seg_forks_add(frond_seg *s);
+void frond__seg_forks_remove(frond_seg *s);
+/* FORKED when s is used in a child process after fork() (seg_fork.c sets
 ** s->forked there), else 0: every call that takes a lock or hands out IDs
 ** asks first (a lock may be held by a thread that the child does not
 ** have). */

@@ -32,11 +32,10 @@
 ** look-up by name and go straight to the fetch-add.
 **
 ** fork(): a child process gets a copy of every buffer and none of the
-** loader threads; IDs it took from the copies would be the parent's. A
-** handler run in the child (pthread_atfork) marks every open allocator
-** forked and points every tag's copy of its segment at no generation, so
-** that the inline fast path falls to the slow path, which refuses with
-** FORKED before it takes any lock; so does every other call.
+** loader threads; IDs it took from the copies would be the parent's.
+** seg_fork.c marks every open allocator forked in the child and sends the
+** inline fast path to the slow path, which refuses with FORKED before it
+** takes any lock; so does every other call.
 */
 #include "core/formats.h"
 #include "core/seg.h"
@@ -58,74 +57,6 @@ void frond_seg_options_init(frond_seg_options *o) {
   o->first_wait_ms = 5000;
   o->miss_checks = 50;
   o->loaders = 4;
-}
-
-/* ---- fork() ---- */
-
-static pthread_mutex_t forks_mu = PTHREAD_MUTEX_INITIALIZER;
-static frond_seg *forks; /* open allocators, under forks_mu */
-static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
-
-static void fork_prepare(void) {
-  pthread_mutex_lock(&forks_mu);
-}
-
-static void fork_parent(void) {
-  pthread_mutex_unlock(&forks_mu);
-}
-
-/* In the child, with one thread, before fork() returns there: no lock of
-** the allocators is taken (another thread of the parent may hold it). A
-** tag's copy of its segment is left even (no writer) and names no
-** generation, which no word ever names. */
-static void poison(seg_tag *t) {
-  seg_entry *c = &t->cur;
-  uint_fast64_t seq = atomic_load(&c->seq) | 1;
-  atomic_store(&c->seq, seq);
-  atomic_store(&c->gen, SEG_NO_GEN);
-  atomic_store(&c->size, 0);
-  atomic_store(&c->seq, seq + 1);
-}
-
-static void fork_child(void) {
-  frond_seg *s;
-  seg_table *tb;
-  seg_name *nm;
-  seg_tag *t;
-  size_t i;
-  for (s = forks; s != NULL; s = s->fork_next) {
-    atomic_store(&s->forked, 1);
-    /* Every tag in use: each is reached from its name in the newest
-    ** table, even one not yet on the list of tags in use. */
-    tb = atomic_load(&s->table);
-    for (i = 0; tb != NULL && i < tb->cap; i++)
-      if ((nm = atomic_load(&tb->slot[i])) != NULL &&
-          (t = atomic_load(&nm->tag)) != NULL)
-        poison(t);
-  }
-  pthread_mutex_unlock(&forks_mu);
-}
-
-static void forks_init(void) {
-  (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-static void forks_add(frond_seg *s) {
-  pthread_once(&forks_once, forks_init);
-  pthread_mutex_lock(&forks_mu);
-  s->fork_next = forks;
-  forks = s;
-  pthread_mutex_unlock(&forks_mu);
-}
-
-static void forks_remove(frond_seg *s) {
-  frond_seg **p;
-  pthread_mutex_lock(&forks_mu);
-  for (p = &forks; *p != NULL && *p != s; p = &(*p)->fork_next)
-    ;
-  if (*p != NULL)
-    *p = s->fork_next;
-  pthread_mutex_unlock(&forks_mu);
 }
 
 /* ---- finding a tag ---- */
@@ -762,7 +693,7 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
       (rc = frond__seg_refresh(s, err)) != 0 ||
       (rc = frond__seg_loaders_start(s, err)) != 0)
     goto fail;
-  forks_add(s);
+  frond__seg_forks_add(s);
   *out = s;
   return 0;
 fail:
@@ -773,7 +704,7 @@ fail:
 void frond_seg_close(frond_seg *s) {
   if (s == NULL)
     return;
-  forks_remove(s);
+  frond__seg_forks_remove(s);
   if (atomic_load(&s->forked))
     return; /* a child's copy: its threads, locks (a lock or a condition
             ** variable may be held or waited on by a thread the child does
