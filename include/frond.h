@@ -81,7 +81,9 @@ extern "C" {
   XX(29, KEY_MISMATCH, "format key differs from the one recorded")             \
   XX(30, CONFIG, "the configuration cannot be used as given")                  \
   XX(31, STORE_PERMANENT, "the store refuses in a way retrying cannot fix")    \
-  XX(32, FORKED, "handle used in a child process after fork()")
+  XX(32, FORKED, "handle used in a child process after fork()")                \
+  XX(33, TAG_FLOOR, "below the IDs the tag may already have issued")           \
+  XX(34, STORE_MEMBER_STALE, "multi: member is behind what the others record")
 
 typedef enum {
   FROND_OK = 0,
@@ -450,11 +452,13 @@ FROND_EXPORT void frond_log(int level, const char *fmt, ...)
 /* ------------------------------------------------------------------------
 ** Segment allocator
 **
-** Plain increasing integers per business tag. A tag is a row of the table
+** Plain integers per business tag, unique, increasing with one database
+** (see frond_seg_next for a multi: store). A tag is a row of the table
 ** leaf_alloc (compatible with Meituan Leaf); allocating reserves
 ** [max_id - step, max_id) in one transaction. IDs are served from memory
 ** from two buffers; the next segment is loaded in the background once
-** preload_pct of the current one is used.
+** preload_pct of the current one is used. An allocator must not be used
+** in a child process after fork() (FORKED).
 **
 ** Stores are chosen by URI: "sqlite:///path/file.db" (also "sqlite:file.db"
 ** relative), "postgresql://..." / "postgres://..." (any libpq URI).
@@ -519,15 +523,25 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 ** to first_wait_ms, for its first segment). An unknown tag is looked up in
 ** the store once (at most miss_checks per second) before TAG_NOT_FOUND, so
 ** a tag created since the last refresh works at once; that look-up blocks
-** on the store. IDs of a tag strictly increase per calling thread.
-** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL.
+** on the store. Unique, always. Order depends on the store: with one
+** database, IDs of a tag strictly increase per calling thread (every
+** segment is above the ones before it); with a multi: store, they
+** increase within a segment (one member's block), and the next block may
+** lie below the current one (a member whose row lags): never rely on
+** order across segments there.
+** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL, FORKED
+** (in a child process after fork(): open a new allocator there), and
+** the store's refusal when it refuses the tag's next segment (TAG_FLOOR,
+** STORE_MEMBER, STORE_MEMBER_STALE).
 */
 FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
 
-/* n IDs of `tag` into out[0..n-1], increasing (not necessarily
-** consecutive: they may span several segments; a batch larger than the
-** buffers waits, up to wait_ms each time, for the segments it needs).
+/* n IDs of `tag` into out[0..n-1], not necessarily consecutive: they may
+** span several segments (a batch larger than the buffers waits, up to
+** wait_ms each time, for the segments it needs); increasing with one
+** database, increasing within each segment with a multi: store (see
+** frond_seg_next).
 ** All or nothing: on failure out holds nothing usable, and IDs the batch
 ** took are skipped, never handed out. Same errors plus COUNT_INVALID
 ** (n == 0). */
@@ -578,12 +592,15 @@ FROND_EXPORT const char *frond_seg_tag_name(const frond_seg_tag *t);
 ** from the next; a range larger than the buffered segments waits (up to
 ** first_wait_ms, as a first segment: a store transaction is the design
 ** here, not a slow store) for a segment of at least n from the store, one
-** transaction, without changing the tag's dynamic step. Ordered like a
-** batch: above every ID of the tag this process handed out before the
-** call, below every one after it. IDs of a range the
+** transaction, without changing the tag's dynamic step. With one
+** database, ordered like a batch: above every ID of the tag this process
+** handed out before the call, below every one after it (a multi: store
+** promises no order across segments). IDs of a range the
 ** client does not use are skipped, never issued again, as are IDs skipped
 ** to keep a range whole. 1 <= n <= FROND_SEG_RANGE_MAX, else
-** COUNT_INVALID. Errors as frond_seg_next_n.
+** COUNT_INVALID; on a store whose segments have a fixed size (multi:'s
+** blocks) n above the tag's step is COUNT_INVALID too, at once. Errors as
+** frond_seg_next_n.
 */
 #define FROND_SEG_RANGE_MAX (INT64_C(1) << 30)
 FROND_EXPORT int frond_seg_tag_range(frond_seg_tag *t, int64_t n,
@@ -688,7 +705,10 @@ typedef struct frond_seg_stats {
 FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
 
 /* Stop the loader and free everything. Not concurrent with other calls on
-** s. Segments not handed out are abandoned (never reused). NULL is a no-op. */
+** s. Segments not handed out are abandoned (never reused). NULL is a no-op.
+** In a child process after fork(), it only forgets s: its threads, locks
+** and store connections are the parent's (its memory is the parent's
+** copy, left as it is). */
 FROND_EXPORT void frond_seg_close(frond_seg *s);
 
 /* Tag administration, directly on a store. */
@@ -704,8 +724,15 @@ typedef struct frond_tag_row {
 FROND_EXPORT int frond_store_open(frond_store **out, const char *store_uri,
                                   frond_error *err);
 FROND_EXPORT void frond_store_close(frond_store *st);
-/* Create a tag: the first ID it yields is `start` (>= 1; the row's max_id),
-** step >= 1. Errors: TAG_INVALID, TAG_EXISTS, INVAL, STORE. */
+/*
+** Create a tag: the first ID it yields is `start` (the row's max_id), step
+** >= 1. A tag deleted from the store leaves a floor (the first ID it had
+** not allocated): a tag of the same name starts at or above it, so that
+** no ID the old one could have issued comes again. start 0: the lowest
+** allowed, 1 for a name never used, else the floor; a start below the
+** floor is TAG_FLOOR, naming it. Errors: TAG_INVALID, TAG_EXISTS,
+** TAG_FLOOR, INVAL, STORE.
+*/
 FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
                                         int64_t step, int64_t start,
                                         const char *description,
@@ -717,8 +744,40 @@ FROND_EXPORT int frond_store_tag_get(frond_store *st, const char *tag,
                                      frond_tag_row *out, frond_error *err);
 FROND_EXPORT int frond_store_tag_set_step(frond_store *st, const char *tag,
                                           int64_t step, frond_error *err);
+/* Delete a tag; in the same transaction, its floor rises to the row's
+** max_id (frond_store_tag_create). */
 FROND_EXPORT int frond_store_tag_delete(frond_store *st, const char *tag,
                                         frond_error *err);
+/*
+** Move a tag forward so that it issues no ID below `to` (after the store
+** was restored from a backup: `to` above every ID handed out since the
+** backup). Never back: TAG_FLOOR when `to` is below what the tag may
+** already have issued (its max_id; in a multi: store, what any member
+** may have) or below its floor. Running allocators move up at their
+** next allocation; what they buffer is above the old row, never below.
+** Errors: TAG_NOT_FOUND, TAG_FLOOR, TAG_INVALID, STORE.
+*/
+FROND_EXPORT int frond_store_tag_advance(frond_store *st, const char *tag,
+                                         int64_t to, frond_error *err);
+/* The lowest start frond_store_tag_create accepts for `tag` now: 1 for a
+** name never used, else the floor a deleted tag of that name left. */
+FROND_EXPORT int frond_store_tag_floor(frond_store *st, const char *tag,
+                                       int64_t *first, frond_error *err);
+/*
+** multi: stores only. Member `member` lost allocations (an empty database
+** put in its place, a restore from an older backup): it is refused with
+** STORE_MEMBER_STALE until this moves each of its tags' rows above
+** everything any member, by their rows, floors and marks, may have handed
+** out, and records its place. Every member must answer. fn (may be NULL)
+** is told each row moved: the first global ID the member would have
+** handed out next (0: it had no row) and the one it hands out now.
+** Errors: INVAL (not a multi: store, no such member), STORE_MEMBER, STORE.
+*/
+typedef void (*frond_repair_fn)(void *ctx, const char *tag, int64_t from,
+                                int64_t to);
+FROND_EXPORT int frond_store_member_repair(frond_store *st, int member,
+                                           frond_repair_fn fn, void *ctx,
+                                           frond_error *err);
 
 /* Free memory returned by libfrond. NULL is a no-op. */
 FROND_EXPORT void frond_free(void *p);

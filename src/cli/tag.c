@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** tag.c -- `frond tag`: administer segment tags (rows of leaf_alloc) in a
-** store: create, list, get, set-step, delete.
+** store: create, list, get, set-step, delete, advance, and repair a
+** member of a multi: store.
 **
 ** Each subcommand opens the store, does one thing and closes it. The store
 ** is --store, else $FROND_STORE, else FROND_STORE_DEFAULT.
@@ -19,6 +20,8 @@ static const char usage[] =
     "       frond tag get NAME [--json]\n"
     "       frond tag set-step NAME N\n"
     "       frond tag delete NAME\n"
+    "       frond tag advance NAME --to N\n"
+    "       frond tag repair-member I\n"
     "\n"
     "Administer segment tags: the rows of the leaf_alloc table that\n"
     "'frond next --segment' and the server allocate from. Every subcommand\n"
@@ -26,9 +29,18 @@ static const char usage[] =
     "\n"
     "  --step N           IDs reserved per allocation, 1..2147483647 "
     "(default 2000)\n"
-    "  --start N          the first ID the tag yields (default 1)\n"
+    "  --start N          the first ID the tag yields (default 1; a deleted\n"
+    "                     tag's name starts at its floor, above every ID it\n"
+    "                     could have issued, and no lower)\n"
     "  --description TEXT up to 256 bytes\n"
-    "  --json             JSON instead of a table\n";
+    "  --json             JSON instead of a table\n"
+    "  --to N             advance: issue no ID below N from now on (after a\n"
+    "                     restore from a backup); never backwards\n"
+    "\n"
+    "repair-member I: member I of a multi: store lost allocations (an empty\n"
+    "database in its place, a restore from an older backup) and is refused\n"
+    "(STORE_MEMBER_STALE); move its rows above everything any member may\n"
+    "have handed out, and accept it again. Needs every member.\n";
 
 #define DEFAULT_STEP 2000
 #define MAX_STEP 2147483647 /* leaf_alloc.step is an int */
@@ -67,7 +79,7 @@ static void row_json(const frond_tag_row *r) {
 }
 
 static int tag_create(int argc, char **argv) {
-  int64_t step = DEFAULT_STEP, start = 1;
+  int64_t step = DEFAULT_STEP, start = 0, first = 1;
   const char *desc = "", *store = NULL;
   frond__opt opts[] = {{"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
                        {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
@@ -87,11 +99,15 @@ static int tag_create(int argc, char **argv) {
                               MAX_DESCRIPTION);
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
-  if (frond_store_tag_create(st, a.pos[0], step, start, desc, &err) != 0)
+  /* Without --start, at the name's floor (1 unless it was deleted): the
+  ** store picks it in the create's transaction; the floor read before is
+  ** what is shown (a delete racing the create can only raise it). */
+  if ((start == 0 && frond_store_tag_floor(st, a.pos[0], &first, &err) != 0) ||
+      frond_store_tag_create(st, a.pos[0], step, start, desc, &err) != 0)
     rc = frond__cli_fail(&err);
   else
     frond__out_printf("created tag %s: first ID %lld, step %lld\n", a.pos[0],
-                      (long long)start, (long long)step);
+                      (long long)(start > 0 ? start : first), (long long)step);
   frond_store_close(st);
   return frond__out_finish(rc);
 }
@@ -219,6 +235,7 @@ static int tag_delete(int argc, char **argv) {
   frond__args a = {"tag delete", usage, opts, 1, 1, "NAME", NULL, 0};
   frond_store *st;
   frond_error err = {0};
+  int64_t floor = 0;
   int rc;
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
@@ -228,8 +245,75 @@ static int tag_delete(int argc, char **argv) {
     return rc;
   if (frond_store_tag_delete(st, a.pos[0], &err) != 0)
     rc = frond__cli_fail(&err);
-  else
+  else if (frond_store_tag_floor(st, a.pos[0], &floor, &err) != 0 || floor <= 1)
     frond__out_printf("deleted tag %s\n", a.pos[0]);
+  else
+    frond__out_printf("deleted tag %s; created again, it starts at %lld or "
+                      "above\n",
+                      a.pos[0], (long long)floor);
+  frond_store_close(st);
+  return frond__out_finish(rc);
+}
+
+static int tag_advance(int argc, char **argv) {
+  const char *store = NULL;
+  int64_t to = 0;
+  frond__opt opts[] = {{"to", FROND__OPT_INT, &to, 1, INT64_MAX, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag advance", usage, opts, 1, 1, "NAME", NULL, 0};
+  frond_store *st;
+  frond_error err = {0};
+  int rc;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (check_tag(a.cmd, a.pos[0]) != 0)
+    return FROND__EXIT_USAGE;
+  if (!opts[0].seen)
+    return frond__usage_error(a.cmd, "--to N is required");
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  if (frond_store_tag_advance(st, a.pos[0], to, &err) != 0)
+    rc = frond__cli_fail(&err);
+  else
+    frond__out_printf("tag %s: advanced; it issues no ID below %lld\n",
+                      a.pos[0], (long long)to);
+  frond_store_close(st);
+  return frond__out_finish(rc);
+}
+
+static void repaired(void *ctx, const char *tag, int64_t from, int64_t to) {
+  ++*(int *)ctx;
+  frond__out_str("tag ");
+  frond__out_text(tag);
+  if (from == 0)
+    frond__out_printf(": created on the member, from %lld\n", (long long)to);
+  else
+    frond__out_printf(": moved from %lld to %lld\n", (long long)from,
+                      (long long)to);
+}
+
+static int tag_repair_member(int argc, char **argv) {
+  const char *store = NULL;
+  frond__opt opts[] = {{"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag repair-member", usage, opts, 1, 1, "I", NULL, 0};
+  frond_store *st;
+  frond_error err = {0};
+  int64_t member;
+  int rc, moved = 0;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (frond__args_int(a.cmd, "I", a.pos[0], 0, 63, &member) != 0)
+    return FROND__EXIT_USAGE;
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  if (frond_store_member_repair(st, (int)member, repaired, &moved, &err) != 0)
+    rc = frond__cli_fail(&err);
+  else
+    frond__out_printf("member %lld repaired: %d tag%s moved; it serves "
+                      "again\n",
+                      (long long)member, moved, moved == 1 ? "" : "s");
   frond_store_close(st);
   return frond__out_finish(rc);
 }
@@ -241,13 +325,16 @@ static const struct {
                    {"list", tag_list},
                    {"get", tag_get},
                    {"set-step", tag_set_step},
-                   {"delete", tag_delete}};
+                   {"delete", tag_delete},
+                   {"advance", tag_advance},
+                   {"repair-member", tag_repair_member}};
 
 int frond__cli_tag(int argc, char **argv) {
   size_t i;
   if (argc < 2)
-    return frond__usage_error(
-        "tag", "missing subcommand (create, list, get, set-step, delete)");
+    return frond__usage_error("tag", "missing subcommand (create, list, get, "
+                                     "set-step, delete, advance, "
+                                     "repair-member)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);
     return FROND__EXIT_OK;

@@ -8,6 +8,7 @@
 **                store, the sorted index, queries and rates
 **   seg_load.c   the loader pool: the queue of tags that want a segment,
 **                the store transactions, retries with backoff
+**   seg_fork.c   the open allocators, marked in a child after fork()
 **
 ** Tags come in two weights. Every row of the store gets a seg_name: its
 ** name, hash and row step, about 40 bytes in an arena, found through an
@@ -108,6 +109,11 @@ struct seg_tag {
   int64_t backoff_ms;
   int64_t retry_at_ns; /* monotonic; no load attempt before */
   uint64_t loads, failures;
+  /* The last load's refusal (a code other than STORE: the store said why
+  ** it will not, e.g. TAG_FLOOR, STORE_MEMBER), given to calls that wait
+  ** in vain instead of SEGMENT_UNAVAILABLE; 0 after a load works. */
+  int fail_code;
+  char *fail_why;       /* its message, malloc'd */
   seg_tag *hot_next;    /* tags in use, newest first; fixed once pushed */
   uint64_t sample_last; /* IDs taken at the last sample (sample_mu) */
   _Atomic double rate;  /* IDs per second between the last two samples */
@@ -198,6 +204,10 @@ struct frond_seg {
 
   atomic_uint_fast64_t loads, failures, unavailable;
   atomic_int store_ok;
+
+  /* fork() (seg_fork.c): set in a child, where every call refuses. */
+  atomic_int forked;
+  frond_seg *fork_next; /* the open allocators, under seg_fork.c's lock */
 };
 
 static inline int64_t frond__seg_clock(frond_seg *s) {
@@ -331,6 +341,24 @@ void frond__seg_drop(seg_tag *t);
 void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *out);
 /* IDs taken from t so far, read without the lock (for rates). */
 uint64_t frond__seg_taken(seg_tag *t);
+/* ---- seg_fork.c ---- */
+
+/* Put s on the list of open allocators that a fork() marks in the child
+** (at open), or take it off (at close). */
+void frond__seg_forks_add(frond_seg *s);
+void frond__seg_forks_remove(frond_seg *s);
+/* FORKED when s is used in a child process after fork() (seg_fork.c sets
+** s->forked there), else 0: every call that takes a lock or hands out IDs
+** asks first (a lock may be held by a thread that the child does not
+** have). */
+static inline int frond__seg_forked(frond_seg *s, frond_error *err) {
+  if (FROND__UNLIKELY(atomic_load_explicit(&s->forked, memory_order_relaxed)))
+    return frond__fail(err, FROND_EFORKED,
+                       "this segment allocator was opened before fork(), in "
+                       "the parent process; IDs from it here would repeat "
+                       "the parent's: open a new one in the child");
+  return 0;
+}
 
 /* ---- segment entries (writers hold t->mu) ---- */
 

@@ -183,6 +183,11 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   t->loading = 0;
   was_failing = t->backoff_ms != 0;
   stale = gen != t->gen || atomic_load(&t->nm->removed);
+  free(t->fail_why);
+  t->fail_why = NULL;
+  t->fail_code = rc == FROND_ESTORE ? 0 : rc;
+  if (t->fail_code != 0)
+    t->fail_why = strdup(e.message);
   if (rc == 0) {
     atomic_fetch_add(&s->loads, 1);
     if (!stale) {
@@ -207,6 +212,8 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     if (t->backoff_ms > s->o.retry_max_ms)
       t->backoff_ms = s->o.retry_max_ms;
     t->retry_at_ns = frond__mono_ns() + t->backoff_ms * 1000000;
+    if (t->fail_code != 0) /* refused: waiting calls give up now */
+      pthread_cond_broadcast(&t->cv);
     if (t->want && !stale) {
       pthread_mutex_lock(&s->mu);
       schedule(s, t, t->retry_at_ns);
@@ -230,8 +237,9 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   if (rc != 0)
     frond_log(FROND_LOG_WARN,
               "segment: tag \"%s\": loading a segment failed, retrying in "
-              "%lld ms: %s",
-              t->nm->name, (long long)backoff_ms, e.message);
+              "%lld ms: %s: %s",
+              t->nm->name, (long long)backoff_ms, frond_err_name(rc),
+              e.message);
   else if (was_failing)
     frond_log(FROND_LOG_INFO, "segment: tag \"%s\": loading works again",
               t->nm->name);
@@ -256,7 +264,9 @@ static void serve(frond_seg *s, frond_store **st, seg_tag *t) {
     t->loading = 1;
     step = frond__seg_next_step(s, t);
     base = step > 0 ? step : t->row_step;
-    if (t->range_need > base) {
+    /* A store of fixed segments (multi:) takes no other size: a range
+    ** larger than one is refused before it waits (segment.c). */
+    if (t->range_need > base && !s->store->fixed_step) {
       step = t->range_need;
       range = 1;
     }

@@ -14,6 +14,7 @@
 */
 #include "core/seg.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,7 @@ int frond__seg_table_init(frond_seg *s) {
 }
 
 static void tag_free(seg_tag *t) {
+  free(t->fail_why);
   pthread_mutex_destroy(&t->mu);
   pthread_cond_destroy(&t->cv);
   free(t);
@@ -418,6 +420,11 @@ static void info_of(frond_seg *s, seg_name *nm, frond_tag_info *out) {
 
 void frond_seg_tag_info(frond_seg_tag *h, frond_tag_info *out) {
   seg_tag *t = (seg_tag *)h;
+  if (frond__seg_forked(t->s, NULL) != 0) { /* a child's copy: its name */
+    memset(out, 0, sizeof(*out));
+    snprintf(out->tag, sizeof(out->tag), "%s", t->nm->name);
+    return;
+  }
   info_of(t->s, t->nm, out);
 }
 
@@ -556,8 +563,11 @@ int frond_seg_tag_query(frond_seg *s, const frond_seg_query *q,
                         frond_error *err) {
   frond_seg_query all;
   size_t dummy;
+  int rc;
   if (s == NULL || out == NULL || n == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = frond__seg_forked(s, err)) != 0)
+    return rc;
   if (q == NULL) {
     memset(&all, 0, sizeof(all));
     q = &all;
@@ -587,6 +597,8 @@ int frond_seg_tags(frond_seg *s, frond_tag_info **out, size_t *n,
 void frond_seg_sample(frond_seg *s) {
   int64_t now = frond__mono_ns(), dt;
   seg_tag *t;
+  if (frond__seg_forked(s, NULL) != 0)
+    return;
   pthread_mutex_lock(&s->sample_mu);
   dt = s->sample_ns != 0 ? now - s->sample_ns : 0;
   s->sample_ns = now;

@@ -12,9 +12,13 @@
 ** generation g (read under a seqlock) and off < size. The word changes
 ** only by fetch-add, by a switch to (g + 1) << 32, and by clamping an
 ** offset already >= size back to size (under the mutex, once no offset
-** of g is usable), so no two calls own the same usable (g, off); and
-** generation g + 1 is always a later segment: IDs are unique and increase
-** per thread. Anything else (segment used up, next one not there, entry
+** of g is usable), so no two calls own the same usable (g, off), and a
+** segment is never served twice: IDs are unique. Generation g + 1 is the
+** segment loaded after g's. With one database it lies above g's (the
+** store's rollback guard hands out every range above the ones before),
+** so IDs increase per thread; a multi: store's next block may lie below
+** (a member whose row lags, store_multi.c), so there IDs increase within
+** a segment only. Anything else (segment used up, next one not there, entry
 ** rewritten under a slow reader) takes the slow path under the tag's
 ** mutex; an offset owned but not used is skipped, never handed out.
 **
@@ -26,6 +30,12 @@
 **
 ** A handle (frond_seg_tag) is the tag in use itself: calls on it skip the
 ** look-up by name and go straight to the fetch-add.
+**
+** fork(): a child process gets a copy of every buffer and none of the
+** loader threads; IDs it took from the copies would be the parent's.
+** seg_fork.c marks every open allocator forked in the child and sends the
+** inline fast path to the slow path, which refuses with FORKED before it
+** takes any lock; so does every other call.
 */
 #include "core/formats.h"
 #include "core/seg.h"
@@ -100,6 +110,8 @@ static int resolve(frond_seg *s, const char *tag, size_t len, int ask,
   int rc;
   if (s == NULL || out == NULL || (tag == NULL && len > 0))
     return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = frond__seg_forked(s, err)) != 0)
+    return rc;
   if (len > FROND_TAG_MAX)
     return frond_tag_validate(tag, len, err);
   if ((nm = frond__seg_find(s, tag, len)) == NULL) {
@@ -125,6 +137,33 @@ static int resolve(frond_seg *s, const char *tag, size_t len, int ask,
 ** offset of g is usable before or after this store. Under mu. */
 static void clamp(seg_tag *t, uint64_t g, seg_entry *e, int64_t size) {
   atomic_store(&t->word, g << SEG_GEN_SHIFT | (e != NULL ? (uint64_t)size : 0));
+}
+
+/* A call gives up: the store's refusal when the last load was refused
+** (the store said why), else SEGMENT_UNAVAILABLE with msg. Under mu. */
+static int give_up(frond_seg *s, seg_tag *t, frond_error *err,
+                   const char *msg) {
+  atomic_fetch_add(&s->unavailable, 1);
+  if (t->fail_code != 0)
+    return frond__fail(err, t->fail_code, "tag \"%s\": %s", t->nm->name,
+                       t->fail_why != NULL ? t->fail_why
+                                           : frond_strerror(t->fail_code));
+  return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE, "tag \"%s\": %s",
+                     t->nm->name, msg);
+}
+
+/* Whether a load that failed while this call waited was refused by the
+** store (a code other than STORE): then waiting longer is no use, the
+** call gives up at once. A refusal from before the call (a transient one,
+** while a tag was deleted and created again) is waited out, as the next
+** attempt may work. *seen: the failures counted when the call first
+** waited, UINT64_MAX before. Under mu. */
+static int refused(seg_tag *t, uint64_t *seen) {
+  if (*seen == UINT64_MAX) {
+    *seen = t->failures;
+    return 0;
+  }
+  return t->fail_code != 0 && !t->loading && t->failures > *seen;
 }
 
 /* How long a call waits for the loaders this time; 0 when it gives up.
@@ -190,7 +229,7 @@ static void preload_past(frond_seg *s, seg_tag *t, const seg_entry *e,
 static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
                 frond_error *err) {
   int64_t deadline = 0, more;
-  uint64_t w, off, k = 0, got;
+  uint64_t w, off, k = 0, got, seen = UINT64_MAX;
   seg_pos p;
   int rc;
   for (;;) {
@@ -231,17 +270,19 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
       frond__seg_request_load(s, t);
     if (nowait)
       return FROND__AGAIN;
+    if (refused(t, &seen))
+      return give_up(s, t, err, "");
     if (!wait_turn(s, t, &deadline, 0)) {
-      atomic_fetch_add(&s->unavailable, 1);
+      char msg[128];
       if (k > 0) /* all or nothing: the IDs taken so far are skipped */
-        return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                           "tag \"%s\": %zu IDs asked, the store has not "
-                           "delivered a segment after %llu",
-                           t->nm->name, n, (unsigned long long)k);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": both segments are used up and the "
-                         "store has not delivered the next one",
-                         t->nm->name);
+        snprintf(msg, sizeof msg,
+                 "%zu IDs asked, the store has not delivered a segment "
+                 "after %llu",
+                 n, (unsigned long long)k);
+      return give_up(s, t, err,
+                     k > 0 ? msg
+                           : "both segments are used up and the store has "
+                             "not delivered the next one");
     }
   }
 }
@@ -251,7 +292,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
 static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
                       int nowait, frond_error *err) {
   int64_t deadline = 0;
-  uint64_t off;
+  uint64_t off, seen = UINT64_MAX;
   seg_pos p;
   int rc;
   for (;;) {
@@ -283,12 +324,17 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
       frond__seg_request_load(s, t);
     if (nowait)
       return FROND__AGAIN;
+    if (refused(t, &seen))
+      return give_up(s, t, err, "");
     if (!wait_turn(s, t, &deadline, 1)) {
-      atomic_fetch_add(&s->unavailable, 1);
-      return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                         "tag \"%s\": a range of %lld IDs needs a segment "
-                         "the store has not delivered",
-                         t->nm->name, (long long)n);
+      char msg[96];
+      if (t->range_need <= n) /* no later load is sized for it */
+        t->range_need = 0;
+      snprintf(msg, sizeof msg,
+               "a range of %lld IDs needs a segment the store has not "
+               "delivered",
+               (long long)n);
+      return give_up(s, t, err, msg);
     }
   }
 }
@@ -305,6 +351,8 @@ static int check_batch(size_t n, const int64_t *out, frond_error *err) {
 static int next_n(seg_tag *t, size_t n, int64_t *out, int nowait,
                   frond_error *err) {
   int rc;
+  if ((rc = frond__seg_forked(t->s, err)) != 0)
+    return rc;
   pthread_mutex_lock(&t->mu);
   rc = take(t->s, t, n, out, nowait, err);
   pthread_mutex_unlock(&t->mu);
@@ -323,6 +371,8 @@ static FROND__COLD int slow(seg_tag *t, uint64_t w, int64_t *id, int nowait,
   int rc = 0;
   if (id == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = frond__seg_forked(t->s, err)) != 0)
+    return rc;
   pthread_mutex_lock(&t->mu);
   if ((e = entry_of(t, g)) != NULL && off < (uint64_t)atomic_load(&e->size)) {
     *id = atomic_load(&e->start) + (int64_t)off;
@@ -341,13 +391,26 @@ int frond__seg_tag_next_slow(frond_seg_tag *h, uint64_t w, int64_t *id,
 
 static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
                  frond_error *err) {
+  int64_t block;
   int rc;
   if (start == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if ((rc = frond__seg_forked(t->s, err)) != 0)
+    return rc;
   if (n < 1 || n > FROND_SEG_RANGE_MAX)
     return frond__fail(err, FROND_ECOUNT_INVALID,
                        "a range holds 1 to %lld IDs, not %lld",
                        (long long)FROND_SEG_RANGE_MAX, (long long)n);
+  /* A store whose segments are all of the row's step (multi:'s blocks)
+  ** cannot give a larger one: refused here, before it asks for one. */
+  if (t->s->store->fixed_step && (block = atomic_load(&t->nm->row_step)) > 0 &&
+      n > block)
+    return frond__fail(err, FROND_ECOUNT_INVALID,
+                       "tag \"%s\": a range comes from one segment, and this "
+                       "store's segments are the tag's block of %lld IDs: "
+                       "ask for at most %lld, not %lld",
+                       t->nm->name, (long long)block, (long long)block,
+                       (long long)n);
   pthread_mutex_lock(&t->mu);
   rc = take_range(t->s, t, n, start, nowait, err);
   pthread_mutex_unlock(&t->mu);
@@ -436,7 +499,8 @@ int frond__seg_tag_range_nowait(frond_seg_tag *h, int64_t n, int64_t *start,
 /* ---- the store, by hand ---- */
 
 int frond_seg_refresh(frond_seg *s, frond_error *err) {
-  return frond__seg_refresh(s, err);
+  int rc = frond__seg_forked(s, err);
+  return rc != 0 ? rc : frond__seg_refresh(s, err);
 }
 
 int frond_seg_refresh_tag(frond_seg *s, const char *tag, size_t len,
@@ -447,7 +511,8 @@ int frond_seg_refresh_tag(frond_seg *s, const char *tag, size_t len,
   int rc;
   if (s == NULL || (tag == NULL && len > 0))
     return frond__fail(err, FROND_EINVAL, "NULL argument");
-  if ((rc = frond_tag_validate(tag, len, err)) != 0)
+  if ((rc = frond__seg_forked(s, err)) != 0 ||
+      (rc = frond_tag_validate(tag, len, err)) != 0)
     return rc;
   memcpy(z, tag, len);
   z[len] = '\0';
@@ -504,6 +569,8 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
   frond_tag_row row;
   int64_t step, deadline;
   int rc, loaded;
+  if ((rc = frond__seg_forked(s, err)) != 0)
+    return rc;
   /* A period row that this process used and that has since left the store
   ** was deleted by hand: making it again would start the period's numbers
   ** over, so refuse. */
@@ -532,8 +599,9 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
     /* Another node may create the row at the same moment: its INSERT or
     ** ours wins, the other gets TAG_EXISTS, and both use the one row. */
     pthread_mutex_lock(&s->store_mu);
+    /* At 1, or above a deleted row's floor (never its numbers again). */
     rc =
-        frond_store_tag_create(s->store, tag, step, 1, "frond seq period", err);
+        frond_store_tag_create(s->store, tag, step, 0, "frond seq period", err);
     if (rc == FROND_ETAG_EXISTS)
       rc = frond__store_tag_get(s->store, tag, &row, err);
     else
@@ -641,6 +709,7 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
       (rc = frond__seg_refresh(s, err)) != 0 ||
       (rc = frond__seg_loaders_start(s, err)) != 0)
     goto fail;
+  frond__seg_forks_add(s);
   *out = s;
   return 0;
 fail:
@@ -651,12 +720,19 @@ fail:
 void frond_seg_close(frond_seg *s) {
   if (s == NULL)
     return;
+  frond__seg_forks_remove(s);
+  if (atomic_load(&s->forked))
+    return; /* a child's copy: its threads, locks (a lock or a condition
+            ** variable may be held or waited on by a thread the child does
+            ** not have) and store connections are the parent's; left */
   frond__seg_loaders_stop(s);
   seg_free(s);
 }
 
 void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
   memset(out, 0, sizeof(*out));
+  if (frond__seg_forked(s, NULL) != 0)
+    return; /* a child's copy: nothing of it is the child's */
   out->loads = atomic_load_explicit(&s->loads, memory_order_relaxed);
   out->load_failures = atomic_load_explicit(&s->failures, memory_order_relaxed);
   out->unavailable =

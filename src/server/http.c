@@ -196,6 +196,11 @@ static void dispatch(frond__http_ctx *x) {
       x->route = FROND__R_TAGS;
       if (frond__http_is_get(x) || !from_a_page(x, 1))
         frond__http_v1_tags(x, 0, 0);
+    } else if (PREFIX("/v1/tags/") && SUFFIX("/v1/tags/", "/advance")) {
+      x->route = FROND__R_TAGS;
+      if (!from_a_page(x, 1))
+        frond__http_v1_tag_advance(x, sizeof("/v1/tags/") - 1,
+                                   plen - (sizeof("/advance") - 1));
     } else if (PREFIX("/v1/tags/")) {
       x->route = FROND__R_TAGS;
       if (frond__http_is_get(x) || !from_a_page(x, 1))

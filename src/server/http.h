@@ -146,5 +146,8 @@ void frond__http_v1_decode_any(frond__http_ctx *x, size_t prefix);
 
 /* http_admin.c: /v1/tags (one = 0) and /v1/tags/{tag} (one = 1). */
 void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one);
+/* http_admin.c: POST /v1/tags/{tag}/advance, the tag between prefix and
+** end. */
+void frond__http_v1_tag_advance(frond__http_ctx *x, size_t prefix, size_t end);
 
 #endif /* FROND_SERVER_HTTP_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** http_admin.c -- /v1/tags: create, list, read, re-step and delete the
-** segment tags in the store.
+** http_admin.c -- /v1/tags: create, list, read, re-step, delete and
+** advance the segment tags in the store.
 **
 ** A store call takes as long as the database takes (a PostgreSQL round
 ** trip, a lock wait), so none runs on an event loop: the request is
@@ -26,10 +26,11 @@ typedef struct admin_call {
   uv_work_t work;
   frond__http_ctx x; /* a copy: the request's views are gone by the answer */
   int method;
-  int one; /* /v1/tags/{tag} */
+  int one;     /* /v1/tags/{tag} */
+  int advance; /* POST /v1/tags/{tag}/advance */
   char tag[FROND_TAG_MAX + 1];
   char desc[257];
-  int64_t step, start;
+  int64_t step, start, to;
   int has_start, has_desc;
   /* Written by the pool thread, read by the completion. */
   int rc;
@@ -103,8 +104,13 @@ static int call_store(admin_call *a, frond_store *st) {
     }
     return r;
   case FROND__HTTP_POST:
+    if (a->advance) {
+      r = frond_store_tag_advance(st, a->tag, a->to, &a->err);
+      break;
+    }
+    /* Without a start, at the name's floor (1 unless it was deleted). */
     a->status = 201;
-    r = frond_store_tag_create(st, a->tag, a->step, a->has_start ? a->start : 1,
+    r = frond_store_tag_create(st, a->tag, a->step, a->has_start ? a->start : 0,
                                a->has_desc ? a->desc : "", &a->err);
     break;
   case FROND__HTTP_PATCH:
@@ -143,12 +149,14 @@ static void admin_work(uv_work_t *w) {
 ** status answered unless the client went away first). Reads are not
 ** logged. */
 static void admin_log(admin_call *a) {
-  static const char *const did[] = {"created", "re-stepped", "deleted"};
-  static const char *const names[] = {"POST", "PATCH", "DELETE"};
-  int i = a->method == FROND__HTTP_POST    ? 0
+  static const char *const did[] = {"created", "re-stepped", "deleted",
+                                    "advanced"};
+  static const char *const names[] = {"POST", "PATCH", "DELETE", "POST"};
+  int i = a->advance                       ? 3
+          : a->method == FROND__HTTP_POST  ? 0
           : a->method == FROND__HTTP_PATCH ? 1
                                            : 2;
-  char path[FROND_TAG_MAX + 16], peer[FROND__PEER_MAX];
+  char path[FROND_TAG_MAX + 24], peer[FROND__PEER_MAX];
   frond__log_field f[5] = {{"method", names[i], 0},
                            {"path", path, 0},
                            {"client", peer, 0},
@@ -157,7 +165,11 @@ static void admin_log(admin_call *a) {
   size_t n = a->x.status != 0 ? 5 : 4;
   if (a->method == FROND__HTTP_GET || a->method == FROND__HTTP_HEAD)
     return;
-  snprintf(path, sizeof path, a->one ? "/v1/tags/%s" : "/v1/tags", a->tag);
+  snprintf(path, sizeof path,
+           a->advance ? "/v1/tags/%s/advance"
+           : a->one   ? "/v1/tags/%s"
+                      : "/v1/tags",
+           a->tag);
   frond__conn_peer(a->x.c, peer, sizeof peer);
   if (a->rc == 0)
     frond__log_fields(FROND_LOG_INFO, f, n, "tag \"%s\" %s", a->tag, did[i]);
@@ -204,17 +216,17 @@ static int json_body(const frond__http_ctx *x) {
   return n == h->value_len || h->value[n] == ';';
 }
 
-/* Read the body of a POST (tag, step, start, description) or a PATCH
-** (step) into a. 0, or -1 after answering 415 or 400. The tag is read
-** whole (it cannot be longer than the body) and checked as a tag, so that
-** a long one is TAG_INVALID here as on the other paths. */
+/* Read the body of a POST (tag, step, start, description), a PATCH
+** (step) or an advance (to) into a. 0, or -1 after answering 415 or 400.
+** The tag is read whole (it cannot be longer than the body) and checked
+** as a tag, so that a long one is TAG_INVALID here as on the other paths. */
 static int read_body(frond__http_ctx *x, admin_call *a) {
   frond_error jerr = {0, ""};
-  int post = a->method == FROND__HTTP_POST;
+  int post = a->method == FROND__HTTP_POST && !a->advance;
   char *tag = malloc(x->body_len + 1);
   frond__json_field fields[4] = {
       {"tag", FROND__JSON_STR, tag, x->body_len + 1, 0, 0},
-      {"step", FROND__JSON_INT, NULL, 0, 0, 0},
+      {a->advance ? "to" : "step", FROND__JSON_INT, NULL, 0, 0, 0},
       {"start", FROND__JSON_INT, NULL, 0, 0, 0},
       {"description", FROND__JSON_STR, a->desc, sizeof a->desc, 0, 0},
   };
@@ -231,9 +243,11 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
                               post ? 4 : 1, &jerr) != 0) {
     frond__http_error(x, 400, "BAD_REQUEST", jerr.message, NULL);
   } else if ((post && !fields[0].present) || !fields[1].present) {
-    frond__http_error(
-        x, 400, "BAD_REQUEST",
-        post ? "body needs \"tag\" and \"step\"" : "body needs \"step\"", NULL);
+    frond__http_error(x, 400, "BAD_REQUEST",
+                      post         ? "body needs \"tag\" and \"step\""
+                      : a->advance ? "body needs \"to\""
+                                   : "body needs \"step\"",
+                      NULL);
   } else if (post && frond_tag_validate(tag, strlen(tag), &jerr) != 0) {
     frond__http_error_code(x, FROND_ETAG_INVALID, &jerr);
   } else {
@@ -244,7 +258,7 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   free(tag);
   if (r != 0)
     return -1;
-  a->step = fields[1].num;
+  a->step = a->to = fields[1].num;
   a->start = fields[2].num;
   a->has_start = fields[2].present;
   a->has_desc = fields[3].present;
@@ -273,6 +287,36 @@ void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one) {
       (!frond__http_is_get(x) && !authorized(x)) ||
       ((m == FROND__HTTP_POST || m == FROND__HTTP_PATCH) &&
        read_body(x, a) != 0)) {
+    free(a);
+    return;
+  }
+  frond__http_ctx_keep(&a->x, x);
+  a->work.data = a;
+  if ((r = uv_queue_work(&x->w->loop, &a->work, admin_work, admin_done)) != 0) {
+    frond__http_error(x, 503, "CLOSED", uv_strerror(r), NULL);
+    free(a);
+    return;
+  }
+  frond__conn_hold(x->c);
+}
+
+/* POST /v1/tags/{tag}/advance, {"to": N}: the tag issues no ID below N
+** from now on (after a restore of the store from a backup); never back. */
+void frond__http_v1_tag_advance(frond__http_ctx *x, size_t prefix, size_t end) {
+  admin_call *a;
+  int r;
+  if (x->req->method != FROND__HTTP_POST) {
+    frond__http_not_allowed(x, "POST");
+    return;
+  }
+  if ((a = calloc(1, sizeof *a)) == NULL) {
+    frond__http_error_code(x, FROND_ENOMEM, NULL);
+    return;
+  }
+  a->method = FROND__HTTP_POST;
+  a->one = a->advance = 1;
+  if (frond__http_tag_between(x, prefix, end, a->tag) < 0 || !authorized(x) ||
+      read_body(x, a) != 0) {
     free(a);
     return;
   }

@@ -162,6 +162,7 @@ static int status_of(int code) {
   case FROND_ETAG_NOT_FOUND:
     return 404;
   case FROND_ETAG_EXISTS:
+  case FROND_ETAG_FLOOR:
     return 409;
   case FROND_ESEGMENT_UNAVAILABLE:
   case FROND_ECLOCK_BEHIND:
@@ -171,6 +172,7 @@ static int status_of(int code) {
   case FROND_ECLOSED:
   case FROND_ELAYOUT_MISMATCH:
   case FROND_ESEQUENCE_EXHAUSTED:
+  case FROND_ESTORE_MEMBER_STALE:
     return 503;
   default:
     return 500;

@@ -138,13 +138,15 @@ int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
     return rc;
   if ((rc = step_check(step, err)) != 0)
     return rc;
-  if (start < 1)
+  if (start < 0)
     return frond__fail(err, FROND_EINVAL, "start %lld is below 1",
                        (long long)start);
   if (description != NULL && strlen(description) > 256)
     return frond__fail(err, FROND_EINVAL,
                        "description is longer than 256 bytes");
   FROND__STORE_FAULT(st, "create");
+  if (start == 0 && st->methods->iVersion < 3)
+    start = 1; /* a store that keeps no floors (tests' fakes) */
   return st->methods->xTagCreate(st, tag, step, start, description, err);
 }
 
@@ -176,6 +178,44 @@ int frond_store_tag_delete(frond_store *st, const char *tag, frond_error *err) {
     return rc;
   FROND__STORE_FAULT(st, "delete");
   return st->methods->xTagDelete(st, tag, err);
+}
+
+int frond_store_tag_advance(frond_store *st, const char *tag, int64_t to,
+                            frond_error *err) {
+  int rc;
+  if ((rc = tag_check(tag, err)) != 0)
+    return rc;
+  if (to < 1)
+    return frond__fail(err, FROND_EINVAL, "advancing to %lld: IDs start at 1",
+                       (long long)to);
+  if (st->methods->iVersion < 3 || st->methods->xTagAdvance == NULL)
+    return frond__fail(err, FROND_EINVAL, "the %s store cannot advance tags",
+                       st->methods->zName);
+  FROND__STORE_FAULT(st, "advance");
+  return st->methods->xTagAdvance(st, tag, to, err);
+}
+
+int frond_store_tag_floor(frond_store *st, const char *tag, int64_t *first,
+                          frond_error *err) {
+  int rc;
+  if ((rc = tag_check(tag, err)) != 0)
+    return rc;
+  if (first == NULL)
+    return frond__fail(err, FROND_EINVAL, "first is NULL");
+  *first = 1;
+  if (st->methods->iVersion < 3 || st->methods->xTagFloor == NULL)
+    return 0; /* a store without floors (tests' fakes) */
+  FROND__STORE_FAULT(st, "floor");
+  return st->methods->xTagFloor(st, tag, first, err);
+}
+
+int frond_store_member_repair(frond_store *st, int member, frond_repair_fn fn,
+                              void *ctx, frond_error *err) {
+  if (st == NULL || st->methods != &frond__store_multi)
+    return frond__fail(err, FROND_EINVAL,
+                       "repairing a member needs a multi: store URI");
+  FROND__STORE_FAULT(st, "repair");
+  return frond__store_multi_repair(st, member, fn, ctx, err);
 }
 
 void frond_free(void *p) {

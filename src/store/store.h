@@ -43,7 +43,7 @@ struct frond_store {
 };
 
 struct frond_store_methods {
-  int iVersion;        /* 1, 2 with xTagPage, 3 with xFact */
+  int iVersion; /* 1; 2 with xTagPage; 3 with xTagAdvance, xTagFloor, xFact */
   const char *zScheme; /* URI prefix up to and including ':' */
   const char *zName;   /* for messages */
   /* Open a connection for `uri` (the whole URI, scheme included). */
@@ -62,10 +62,14 @@ struct frond_store_methods {
                   frond_error *err);
   int (*xTagGet)(frond_store *st, const char *tag, frond_tag_row *out,
                  frond_error *err);
+  /* start 0: at the tag's floor (1 for a name never deleted); a start
+  ** below the floor is TAG_FLOOR. */
   int (*xTagCreate)(frond_store *st, const char *tag, int64_t step,
                     int64_t start, const char *description, frond_error *err);
   int (*xTagSetStep)(frond_store *st, const char *tag, int64_t step,
                      frond_error *err);
+  /* In one transaction with the delete, raise the tag's floor to the
+  ** row's max_id: a tag of this name never issues an ID below it again. */
   int (*xTagDelete)(frond_store *st, const char *tag, frond_error *err);
   /*
   ** Version 2. A page of the tag list, for lists too long for one answer:
@@ -76,6 +80,16 @@ struct frond_store_methods {
   */
   int (*xTagPage)(frond_store *st, const char *after, int limit,
                   frond__tag_fn fn, void *ctx, int *n, frond_error *err);
+  /*
+  ** Version 3. Move the tag forward so that it issues no ID below `to`
+  ** (a restore from a backup): TAG_FLOOR when `to` is below what it may
+  ** already have issued (its max_id) or below its floor.
+  */
+  int (*xTagAdvance)(frond_store *st, const char *tag, int64_t to,
+                     frond_error *err);
+  /* The lowest start a create of tag accepts: its floor, or 1. */
+  int (*xTagFloor)(frond_store *st, const char *tag, int64_t *first,
+                   frond_error *err);
   /*
   ** Version 3. A fact that every process using the store must agree on
   ** (an ID format's key fingerprint): record name = value when nothing is
@@ -102,11 +116,13 @@ typedef struct frond_multi_uri {
   int n;
   size_t start[FROND_STORE_MULTI_MAX], len[FROND_STORE_MULTI_MAX];
 } frond_multi_uri;
-/* Split a multi: URI and check every member's grammar; a pure function,
-** fuzzed. 0 or STORE_URI. */
 /* Make st, a multi: store opened for the same URI as base, use base's
 ** per-member rollback guards, step memory and health (base closed last). */
 void frond__store_multi_share(frond_store *st, const frond_store *base);
+
+/* The pure parts (store_multi_uri.c). */
+/* Split a multi: URI and check every member's grammar; a pure function,
+** fuzzed. 0 or STORE_URI. */
 int frond__store_multi_parse(const char *uri, frond_multi_uri *out,
                              frond_error *err);
 /* Block interleaving: member i of n's local block starting at lstart
@@ -116,8 +132,18 @@ int frond__multi_map(int64_t lstart, int64_t b, int i, int n, int64_t *gstart);
 /* The local max_id of a new tag's rows: the first block boundary whose
 ** global blocks all start at or above start. -1 past the range. */
 int64_t frond__multi_local_start(int64_t start, int64_t b, int n);
+/* The first global ID member i of n hands out next when its row is at
+** lmax (the block at or after lmax): every global ID the member handed
+** out from the row so far is below it. INT64_MAX past the range. */
+int64_t frond__multi_next(int64_t lmax, int64_t b, int i, int n);
+/* The lowest block boundary of member i of n whose block starts at or
+** above the global ID g (1 for g <= 1). -1 past the range. */
+int64_t frond__multi_local_min(int64_t g, int64_t b, int i, int n);
 /* A store URI for the log, every member's password shown as "***". */
 void frond__store_uri_shown(const char *uri, char *out, size_t len);
+/* Repair member k of the multi: store st (frond_store_member_repair). */
+int frond__store_multi_repair(frond_store *st, int k, frond_repair_fn fn,
+                              void *ctx, frond_error *err);
 /* Members of st (0 for a single database) and, bit i, those up. */
 int frond__store_members(frond_store *st, uint64_t *up);
 /* Open a SQL store as member i of n of a multi: store: its ensure_schema
@@ -126,6 +152,30 @@ int frond__store_members(frond_store *st, uint64_t *up);
 void frond__store_sql_member(frond_store *st, int i, int n);
 /* Cap every answer of the SQL store st at mono_ns (0: lift the cap). */
 void frond__store_sql_deadline(frond_store *st, int64_t mono_ns);
+/* A member whose database records no place yet (an empty database, or
+** one that was never a member): it joins (frond__store_sql_join records
+** its place) only once the multi: store has checked that it may. */
+int frond__store_sql_fresh(const frond_store *st);
+int frond__store_sql_join(frond_store *st, frond_error *err);
+/* A member's next allocations move only a row at or above min (local):
+** below it, STORE_MEMBER_STALE, and the row stays where it is. */
+void frond__store_sql_alloc_min(frond_store *st, int64_t min);
+/* The marks a member keeps of the others (frond_multi_mark): the global
+** end of the last block member `member` handed out for tag (0: none);
+** raising it; whether it has any for `member`. */
+int frond__store_sql_mark_get(frond_store *st, int member, const char *tag,
+                              int64_t *end, frond_error *err);
+int frond__store_sql_mark_put(frond_store *st, int member, const char *tag,
+                              int64_t end, frond_error *err);
+int frond__store_sql_served(frond_store *st, int member, int *any,
+                            frond_error *err);
+/* Record block as the block size tag was created with (> 0). */
+int frond__store_sql_block_put(frond_store *st, const char *tag, int64_t block,
+                               frond_error *err);
+/* What a member's database knows of tag: its floor (global, 0: none), the
+** highest mark of any member, the block it was created with (0: none). */
+int frond__store_sql_facts(frond_store *st, const char *tag, int64_t *floor,
+                           int64_t *marks, int64_t *block, frond_error *err);
 /* Tests only: skip the members' identity check (to show what it stops). */
 extern int frond__store_multi_nocheck;
 

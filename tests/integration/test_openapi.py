@@ -460,8 +460,30 @@ def test_live():
           body={"step": "x"}, headers=auth)
         r("/v1/tags/{tag}", "patch", "/v1/tags/invoices", 413,
           body=b"x" * 5000, headers=auth)
+        adv = "/v1/tags/{tag}/advance"
+        schema_check(deref(spec()["components"]["schemas"]["TagAdvance"]),
+                     {"to": 5000}, "the request body sent")
+        r(adv, "post", "/v1/tags/invoices/advance", 401, body={"to": 5000})
+        _, _, b = r(adv, "post", "/v1/tags/invoices/advance", 200,
+                    body={"to": 5000}, headers=auth)
+        check(json.loads(b)["max_id"] == 5000, "advance: %r" % b)
+        r(adv, "post", "/v1/tags/invoices/advance", 409, body={"to": 10},
+          headers=auth)
+        r(adv, "post", "/v1/tags/nope/advance", 404, body={"to": 10},
+          headers=auth)
+        r(adv, "post", "/v1/tags/invoices/advance", 400, body={"step": 1},
+          headers=auth)
+        r(adv, "post", "/v1/tags/invoices/advance", 413, body=b"x" * 5000,
+          headers=auth)
+        r(adv, "post", "/v1/tags/invoices/advance", 415,
+          body=json.dumps({"to": 6000}).encode(),
+          headers=dict(auth, **{"Content-Type": "text/plain"}))
         r("/v1/tags/{tag}", "delete", "/v1/tags/invoices", 401)
         r("/v1/tags/{tag}", "delete", "/v1/tags/invoices", 204, headers=auth)
+        # Created again, below its floor: refused, naming it.
+        _, _, b = r("/v1/tags", "post", "/v1/tags", 409,
+                    body=dict(new, start=1), headers=auth)
+        check(b"TAG_FLOOR" in b and b"5000" in b, "below the floor: %r" % b)
         r("/v1/tags/{tag}", "delete", "/v1/tags/invoices", 404, headers=auth)
         r("/v1/tags/{tag}", "delete", "/v1/tags/%ZZ", 400, headers=auth)
         # What a web page makes a browser send: refused where IDs are
@@ -484,6 +506,8 @@ def test_live():
         r("/v1/tags/{tag}", "patch", "/v1/tags/orders", 415,
           body=b'{"step": 20}', headers=dict(
               auth, **{"Content-Type": "application/x-www-form-urlencoded"}))
+        r("/v1/tags/{tag}/advance", "post", "/v1/tags/orders/advance", 403,
+          body={"to": 10 ** 6}, headers=dict(auth, Origin="null"))
         r("/v1/tags/{tag}", "delete", "/v1/tags/orders", 403,
           headers=dict(auth, **page))
         # Health, metrics, status.
@@ -534,6 +558,8 @@ def test_live():
         r("/v1/tags/{tag}", "get", "/v1/tags/t", 503)
         r("/v1/tags/{tag}", "patch", "/v1/tags/t", 503, body={"step": 2})
         r("/v1/tags/{tag}", "delete", "/v1/tags/t", 503)
+        r("/v1/tags/{tag}/advance", "post", "/v1/tags/t/advance", 503,
+          body={"to": 2})
     finally:
         b_.stop()
         b_.close()

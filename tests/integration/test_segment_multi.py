@@ -306,6 +306,87 @@ def test_silent_member():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def next_ids(uri, tag, n):
+    r = ft.run(["next", "--segment", tag, "--count", str(n), "--store", uri])
+    ft.check(r.returncode == 0, "next: " + r.stderr)
+    return [int(x) for x in r.stdout.split()], r.stderr
+
+
+def test_member_restored_and_repaired():
+    """PostgreSQL + MariaDB; MariaDB's rows put back as they were earlier
+    (a restore from an older backup): refused with STORE_MEMBER_STALE at
+    its first allocation, PostgreSQL serves meanwhile; `frond tag
+    repair-member 1` takes it back; then a tag re-created with another
+    step, and a range larger than a block refused. No ID twice."""
+    pg, my = ft.Postgres(), None
+    try:
+        my = ft.MariaDB()
+        uri = "multi:%s|%s" % (pg.uri, my.uri)
+        create(uri, "m")
+        every, _ = next_ids(uri, "m", 3000)
+        my.sql("CREATE TABLE saved AS SELECT * FROM leaf_alloc")
+        more, _ = next_ids(uri, "m", 3000)
+        every += more
+        my.sql("DELETE FROM leaf_alloc; INSERT INTO leaf_alloc "
+               "SELECT * FROM saved")
+        more, err = next_ids(uri, "m", 3000)
+        every += more
+        ft.check("STORE_MEMBER_STALE" in err and "member 1" in err,
+                 "the restored member was not refused: " + err[-600:])
+        ft.check(members_of(more, 2)[1] == 0, "MariaDB served while "
+                 "refused: %r" % members_of(more, 2))
+        r = ft.run(["tag", "repair-member", "1", "--store", uri])
+        ft.check(r.returncode == 0 and "tag m: moved from" in r.stdout,
+                 "repair: %s %s" % (r.stdout, r.stderr))
+        more, err = next_ids(uri, "m", 3000)
+        every += more
+        ft.check(min(members_of(more, 2)) > 0, "after the repair: %r"
+                 % members_of(more, 2))
+        ft.check("STALE" not in err, "still refused: " + err[-600:])
+        # Deleted and created again with another step: served at once.
+        for args in (["tag", "delete", "m"], ["tag", "create", "m", "--step",
+                                              "300"]):
+            r = ft.run(args + ["--store", uri])
+            ft.check(r.returncode == 0, "%s: %s" % (args, r.stderr))
+        more, _ = next_ids(uri, "m", 3000)
+        ft.check(min(more) > max(every), "the re-created tag starts below")
+        every += more
+        r = ft.run(["next", "--segment", "m", "--count", "1", "--store", uri])
+        ft.check(r.returncode == 0, r.stderr)
+        ft.check(len(set(every)) == len(every), "%d IDs twice"
+                 % (len(every) - len(set(every))))
+        print("multi: %d IDs over a restore and a repair, 0 duplicates"
+              % len(every))
+    finally:
+        pg.close()
+        if my is not None:
+            my.close()
+
+
+def test_range_over_block():
+    """A server on a multi: store refuses a range larger than a block at
+    once (COUNT_INVALID), and the tag keeps serving."""
+    d = ft.tempdir("frond-multi-")
+    uri = "multi:sqlite:%s/a.db|sqlite:%s/b.db" % (d, d)
+    create(uri, "r")
+    s = ft.Server(store=uri)
+    try:
+        st, _, b = s.request("GET", "/v1/segment/r/range?count=%d"
+                             % (STEP + 1))
+        ft.check(st == 400 and b"COUNT_INVALID" in b and str(STEP).encode()
+                 in b, "range over a block: %d %r" % (st, b))
+        for _ in range(3 * STEP // 100):
+            st, _, b = s.request("GET", "/v1/segment/r?count=100")
+            ft.check(st == 200, "after the range: %d %r" % (st, b))
+        st, _, b = s.request("GET", "/v1/segment/r/range?count=%d" % STEP)
+        ft.check(st == 200, "a range of one block: %d %r" % (st, b))
+    finally:
+        s.stop()
+        s.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     ft.main([test_two_sqlite_files, test_admin_api_and_refused_start,
-             test_pg_and_mariadb_one_down, test_silent_member])
+             test_pg_and_mariadb_one_down, test_silent_member,
+             test_member_restored_and_repaired, test_range_over_block])

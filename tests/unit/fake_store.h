@@ -32,8 +32,9 @@ static struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   fake_row rows[FAKE_ROWS];
-  int fail;                         /* every operation fails with STORE */
-  int hold;                         /* alloc blocks until cleared */
+  int fail; /* every operation fails with STORE (< 0: allocations fail with
+            ** that code, a refusal) */
+  int hold; /* alloc blocks until cleared */
   char hold_tag[FROND_TAG_MAX + 1]; /* alloc of this tag blocks until "" */
   int gets;                         /* tag look-ups (xTagGet) */
   int64_t stall_ns;                 /* alloc sleeps this long */
@@ -157,9 +158,11 @@ static int fake_alloc(frond_store *st, const char *tag, int64_t step,
   pthread_mutex_unlock(&fake.mu);
   frond__sleep_ns(stall);
   pthread_mutex_lock(&fake.mu);
-  if (fake.fail) {
+  if (fake.fail) { /* a negative one: the store refuses with that code */
+    int code = fake.fail;
     pthread_mutex_unlock(&fake.mu);
-    return fake_down(err);
+    return code < 0 ? frond__fail(err, code, "fake store refuses")
+                    : fake_down(err);
   }
   if ((r = fake_find(tag)) == NULL) {
     pthread_mutex_unlock(&fake.mu);
@@ -217,8 +220,9 @@ static int fake_get(frond_store *st, const char *tag, frond_tag_row *out,
 }
 
 static const frond_store_methods fake_methods = {
-    1,         "fake:",  "fake", fake_open, fake_close, fake_schema, fake_alloc,
-    fake_list, fake_get, NULL,   NULL,      NULL,       NULL,        NULL};
+    1,           "fake:",    "fake",    fake_open, fake_close,
+    fake_schema, fake_alloc, fake_list, fake_get,  NULL,
+    NULL,        NULL,       NULL,      NULL,      NULL};
 
 static void fake_install(void) {
   static int done;

@@ -6,6 +6,9 @@
 #include "core/seg.h"
 #include "fake_store.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 static frond_seg_options opts(void) {
   frond_seg_options o;
   frond_seg_options_init(&o);
@@ -508,6 +511,76 @@ static void test_threads_tiny_segments(void **state) {
   run_threads(5, 40, 0, 9);
 }
 
+/* A refusal of the store (a code other than STORE: STORE_MEMBER here) is
+** what a call that finds both buffers empty gets, at once, not
+** SEGMENT_UNAVAILABLE after wait_ms; retries go on, and the tag serves
+** again when the store does. */
+static void test_refusal_reaches_callers(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  frond_error e = {0, ""};
+  int64_t i, id = 0, t0, waited;
+  fake_reset();
+  fake_add("a", 1, 100);
+  o.wait_ms = 2000;
+  o.max_step = 100; /* segments of 100: 200 IDs use both up */
+  s = open_seg(&o);
+  for (i = 1; i <= 20; i++) /* past the preload point */
+    assert_int_equal(next_id(s, "a"), i);
+  wait_next_ready(s, "a");
+  fake_set(&fake.fail, FROND_ESTORE_MEMBER);
+  for (; i <= 200; i++)
+    assert_int_equal(next_id(s, "a"), i);
+  t0 = frond__mono_ns();
+  assert_int_equal(frond_seg_next(s, T("a"), &id, &e), FROND_ESTORE_MEMBER);
+  waited = (frond__mono_ns() - t0) / 1000000;
+  assert_true(waited < 1500);
+  assert_non_null(strstr(e.message, "fake store refuses"));
+  fake_set(&fake.fail, 0);
+  for (i = 0; i < 100 && frond_seg_next(s, T("a"), &id, &e) != 0; i++)
+    frond__sleep_ns(20000000);
+  assert_true(id > 200);
+  frond_seg_close(s);
+}
+
+/* After fork(), the child's copy refuses every call with FORKED, the
+** inline call on a handle too; the parent goes on. Before, parent and
+** child handed out the same IDs from their buffers. */
+static void test_fork(void **state) {
+  frond_seg_options o = opts();
+  frond_seg *s;
+  frond_seg_tag *h;
+  frond_error e = {0, ""};
+  int64_t id = 0, ids[4], start, before;
+  int status = -1;
+  pid_t pid;
+  fake_reset();
+  fake_add("a", 1, 1000);
+  fake_add("b", 1, 1000);
+  s = open_seg(&o);
+  before = next_id(s, "a");
+  assert_int_equal(frond_seg_tag_get(s, T("a"), &h, &e), 0);
+  if ((pid = fork()) == 0) {
+    int ok = frond_seg_next(s, T("a"), &id, &e) == FROND_EFORKED &&
+             frond_seg_tag_next(h, &id, &e) == FROND_EFORKED &&
+             (frond_seg_tag_next)(h, &id, &e) == FROND_EFORKED &&
+             frond_seg_tag_next_n(h, 4, ids, &e) == FROND_EFORKED &&
+             frond_seg_next_n(s, T("b"), 4, ids, &e) == FROND_EFORKED &&
+             frond_seg_range(s, T("a"), 10, &start, &e) == FROND_EFORKED &&
+             frond_seg_refresh(s, &e) == FROND_EFORKED &&
+             strstr(e.message, "fork()") != NULL;
+    frond_seg_close(s); /* its memory only */
+    _exit(ok ? 0 : 1);
+  }
+  assert_true(pid > 0);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(frond_seg_tag_next(h, &id, &e), 0);
+  assert_int_equal(id, before + 1);
+  frond_seg_close(s);
+}
+
 static void test_open_errors(void **state) {
   frond_seg *s = NULL;
   frond_error e = {0, ""};
@@ -539,6 +612,8 @@ int main(void) {
       cmocka_unit_test(test_every_call_one_sequence),
       cmocka_unit_test(test_threads_unique_and_increasing),
       cmocka_unit_test(test_threads_tiny_segments),
+      cmocka_unit_test(test_refusal_reaches_callers),
+      cmocka_unit_test(test_fork),
       cmocka_unit_test(test_open_errors),
   };
   return frond_run_tests(tests, NULL, NULL);

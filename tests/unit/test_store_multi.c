@@ -11,7 +11,9 @@
 #include "store/store.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static char *dir;
 
@@ -378,6 +380,209 @@ static void test_pages_from_one_member(void **state) {
   frond_log_set(NULL, NULL, FROND_LOG_INFO);
 }
 
+/* ---- members that lost allocations, conversions, re-created tags ---- */
+
+/* n IDs of tag from a new allocator over uri (a process of its own). */
+static void take(const char *uri, const char *tag, int64_t *out, size_t n) {
+  frond_seg *s;
+  frond_seg_options o;
+  frond_error e = {0, ""};
+  size_t i;
+  frond_seg_options_init(&o);
+  o.wait_ms = o.first_wait_ms = 30000;
+  assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
+  for (i = 0; i < n; i++)
+    assert_int_equal(frond_seg_next(s, tag, strlen(tag), &out[i], &e), 0);
+  frond_seg_close(s);
+}
+
+static size_t dups(int64_t *ids, size_t n) {
+  size_t i, d = 0;
+  qsort(ids, n, sizeof(*ids), cmp_i64);
+  for (i = 1; i < n; i++)
+    d += ids[i] == ids[i - 1];
+  return d;
+}
+
+/* Which members served among ids (block (id - 1) / b, modulo 2). */
+static int served(const int64_t *ids, size_t n, int64_t b) {
+  int bits = 0;
+  size_t i;
+  for (i = 0; i < n; i++)
+    bits |= 1 << ((ids[i] - 1) / b % 2);
+  return bits;
+}
+
+static void file_copy(const char *from, const char *to) {
+  char buf[8192];
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  size_t k;
+  assert_non_null(a);
+  assert_non_null(b);
+  while ((k = fread(buf, 1, sizeof(buf), a)) > 0)
+    assert_int_equal(fwrite(buf, 1, k, b), k);
+  fclose(a);
+  fclose(b);
+}
+
+/* Database c (no process has it open) as it was at `saved`, or empty. */
+static void put_back(char c, const char *saved) {
+  char p[600], q[600];
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  size_t i;
+  for (i = 0; i < 3; i++) {
+    snprintf(p, sizeof(p), "%s/%c.db%s", dir, c, sfx[i]);
+    unlink(p);
+  }
+  if (saved != NULL) {
+    snprintf(q, sizeof(q), "%s/%c.db", dir, c);
+    file_copy(saved, q);
+  }
+}
+
+/* 3,000 IDs from a single database, then the same database as member 0
+** of a multi: store and the tag completed on a new member: nothing twice
+** (the new member's rows once started at `start`: 1,000 IDs twice). */
+static void test_conversion_starts_above(void **state) {
+  static int64_t ids[6000];
+  char single[600], uri[1400];
+  frond_store *st;
+  frond_error e = {0, ""};
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  snprintf(single, sizeof(single), "sqlite://%s/k.db", dir);
+  assert_int_equal(frond_store_open(&st, single, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "t", 500, 1, NULL, &e), 0);
+  frond_store_close(st);
+  take(single, "t", ids, 3000);
+  multi_uri(uri, sizeof(uri), "kl");
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  /* Below what member 0 issued as a single database: refused. */
+  assert_int_equal(frond_store_tag_create(st, "t", 500, 1, NULL, &e),
+                   FROND_ETAG_FLOOR);
+  assert_int_equal(frond_store_tag_create(st, "t", 500, 0, NULL, &e), 0);
+  frond_store_close(st);
+  take(uri, "t", ids + 3000, 3000);
+  assert_int_equal(served(ids + 3000, 3000, 500), 3);
+  assert_int_equal(dups(ids, 6000), 0);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
+/* A member replaced by an empty database is refused (the others serve)
+** until repaired; a member restored from an older copy too; after each
+** repair both serve, and no ID comes twice. */
+static void test_member_that_lost_allocations(void **state) {
+  static int64_t ids[5 * 2000];
+  char uri[1400], saved[600];
+  frond_store *st;
+  frond_error e = {0, ""};
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  multi_uri(uri, sizeof(uri), "mn");
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "t", 50, 0, NULL, &e), 0);
+  frond_store_close(st);
+  take(uri, "t", ids, 2000);
+  assert_int_equal(served(ids, 2000, 50), 3);
+  /* Member 1 replaced by an empty database. */
+  put_back('n', NULL);
+  assert_int_equal(frond_store_open(&st, uri, &e), 0); /* the other serves */
+  assert_int_equal(frond_store_tag_create(st, "t", 50, 0, NULL, &e),
+                   FROND_ESTORE_MEMBER_STALE);
+  assert_non_null(strstr(e.message, "member 1"));
+  frond_store_close(st);
+  take(uri, "t", ids + 2000, 2000);
+  assert_int_equal(served(ids + 2000, 2000, 50), 1); /* member 0 only */
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_member_repair(st, 1, NULL, NULL, &e), 0);
+  frond_store_close(st);
+  take(uri, "t", ids + 4000, 2000);
+  assert_int_equal(served(ids + 4000, 2000, 50), 3);
+  /* Member 1 restored from a copy taken before 2,000 more IDs. */
+  snprintf(saved, sizeof(saved), "%s/n-saved.db", dir);
+  {
+    char p[600];
+    snprintf(p, sizeof(p), "%s/n.db", dir);
+    file_copy(p, saved);
+  }
+  take(uri, "t", ids + 6000, 2000);
+  put_back('n', saved);
+  take(uri, "t", ids + 8000, 2000);
+  assert_int_equal(served(ids + 8000, 2000, 50), 1);
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_member_repair(st, 1, NULL, NULL, &e), 0);
+  assert_int_equal(frond_store_member_repair(st, 2, NULL, NULL, &e),
+                   FROND_EINVAL);
+  frond_store_close(st);
+  assert_int_equal(dups(ids, 10000), 0);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
+/* A tag deleted and created again with another step through a separate
+** connection (the admin API's) is served by an allocator that served the
+** old one, at once; the new IDs are above the old. */
+static void test_recreated_with_another_step(void **state) {
+  static int64_t ids[2 * 1000];
+  char uri[1400];
+  frond_seg *s;
+  frond_seg_options o;
+  frond_store *st;
+  frond_error e = {0, ""};
+  size_t i;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  multi_uri(uri, sizeof(uri), "op");
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "t", 100, 0, NULL, &e), 0);
+  frond_seg_options_init(&o);
+  o.wait_ms = o.first_wait_ms = 10000;
+  assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
+  for (i = 0; i < 1000; i++)
+    assert_int_equal(frond_seg_next(s, "t", 1, &ids[i], &e), 0);
+  assert_int_equal(frond_store_tag_delete(st, "t", &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "t", 30, 0, NULL, &e), 0);
+  assert_int_equal(frond_seg_refresh_tag(s, "t", 1, &e), 0);
+  for (; i < 2000; i++)
+    assert_int_equal(frond_seg_next(s, "t", 1, &ids[i], &e), 0);
+  assert_true(ids[1999] > ids[999]);
+  frond_seg_close(s);
+  frond_store_close(st);
+  assert_int_equal(dups(ids, 2000), 0);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
+/* A range larger than a block is refused at once, and never leaves the
+** tag unable to load (a request for a larger segment did, until restart). */
+static void test_range_over_block(void **state) {
+  static int64_t ids[300];
+  char uri[1400];
+  frond_seg *s;
+  frond_seg_options o;
+  frond_store *st;
+  frond_error e = {0, ""};
+  int64_t start;
+  size_t i;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  multi_uri(uri, sizeof(uri), "qr");
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "t", 100, 0, NULL, &e), 0);
+  frond_store_close(st);
+  frond_seg_options_init(&o);
+  o.wait_ms = o.first_wait_ms = 10000;
+  assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
+  assert_int_equal(frond_seg_next(s, "t", 1, &ids[0], &e), 0);
+  assert_int_equal(frond_seg_range(s, "t", 1, 1000, &start, &e),
+                   FROND_ECOUNT_INVALID);
+  assert_non_null(strstr(e.message, "at most 100"));
+  for (i = 1; i < 300; i++)
+    assert_int_equal(frond_seg_next(s, "t", 1, &ids[i], &e), 0);
+  assert_int_equal(frond_seg_range(s, "t", 1, 100, &start, &e), 0);
+  frond_seg_close(s);
+  assert_int_equal(dups(ids, 300), 0);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mapping_is_disjoint_and_contiguous),
@@ -387,6 +592,10 @@ int main(void) {
       cmocka_unit_test(test_swapped_order_would_serve_duplicates),
       cmocka_unit_test(test_one_member_down),
       cmocka_unit_test(test_pages_from_one_member),
+      cmocka_unit_test(test_conversion_starts_above),
+      cmocka_unit_test(test_member_that_lost_allocations),
+      cmocka_unit_test(test_recreated_with_another_step),
+      cmocka_unit_test(test_range_over_block),
   };
   return frond_run_tests(tests, setup, teardown);
 }

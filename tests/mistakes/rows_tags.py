@@ -1,0 +1,402 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+rows_tags.py -- mistakes with segment tags and their stores: a tag
+deleted and created again, a store restored from a backup, a single
+database turned into a member of a multi: store, a member replaced by an
+empty database or restored from an older one, a plain node left running
+on a member, a range larger than a multi: tag's block, a tag re-created
+with another step, an allocator used in a child after fork().
+"""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+
+import common
+from common import Failure, check, row
+
+STEP = 100
+
+
+def sqlite_uri(d, name="frond.db"):
+    return "sqlite:%s" % os.path.join(d, name)
+
+
+def multi_uri(d, names=("a.db", "b.db")):
+    return "multi:" + "|".join(sqlite_uri(d, n) for n in names)
+
+
+def cli_ids(run, cwd, store, tag, n):
+    """n IDs of tag from `frond next --segment` (one process)."""
+    out = run.ok(["next", "--segment", tag, "--count", str(n),
+                  "--store", store], cwd)
+    return [int(x) for x in out.split()]
+
+
+def http(server, method, path, body=None):
+    """(status, decoded JSON or raw text) of an admin call."""
+    hdrs = {"Content-Type": "application/json"} if body is not None else {}
+    st, data = server.get(path, method=method,
+                          body=json.dumps(body) if body is not None else None,
+                          headers=hdrs)
+    try:
+        return st, json.loads(data) if data else None
+    except ValueError:
+        return st, data.decode(errors="replace")
+
+
+def http_ok(server, method, path, body=None):
+    st, ans = http(server, method, path, body)
+    check(st in (200, 201, 204), "%s %s: %d %s" % (method, path, st, ans))
+    return ans
+
+
+def http_error(server, method, path, body=None):
+    """The text of an admin call that must fail (for run.refused)."""
+    st, ans = http(server, method, path, body)
+    check(st >= 400, "%s %s: expected a refusal, got %d %s" %
+          (method, path, st, ans))
+    return json.dumps(ans)
+
+
+def backup(src, dst):
+    """A consistent copy of a SQLite store, as an online backup makes."""
+    a = sqlite3.connect(src)
+    b = sqlite3.connect(dst)
+    try:
+        a.backup(b)
+    finally:
+        a.close()
+        b.close()
+
+
+def restore(src, dst):
+    """Put the backup src in place of the store dst (no process open)."""
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(dst + suffix):
+            os.remove(dst + suffix)
+    shutil.copyfile(src, dst)
+
+
+# ---- a tag deleted and created again ----
+
+def recreate(run, store, cwd):
+    """Delete and create again with the command, then with the admin API
+    of a server; IDs from the command and from servers before and after
+    each, checked together."""
+    run.ok(["tag", "create", "orders", "--step", str(STEP),
+            "--store", store], cwd)
+    before = cli_ids(run, cwd, store, "orders", 250)
+    run.ok(["tag", "delete", "orders", "--store", store], cwd)
+    run.ok(["tag", "create", "orders", "--step", str(STEP),
+            "--store", store], cwd)
+    after = cli_ids(run, cwd, store, "orders", 250)
+    a = run.serve(cwd, ["--store", store])
+    served = a.ids("/v1/segment/orders", 250)
+    http_ok(a, "DELETE", "/v1/tags/orders")
+    http_ok(a, "POST", "/v1/tags", {"tag": "orders", "step": STEP})
+    a.stop()
+    b = run.serve(cwd, ["--store", store])
+    again = b.ids("/v1/segment/orders", 250)
+    run.unique([before, after, served, again])
+
+
+@row("tag-recreate-sqlite",
+     "deleted a tag and created it again (command, then admin API) on "
+     "SQLite")
+def tag_recreate_sqlite(run):
+    d = run.subdir("db")
+    recreate(run, sqlite_uri(d), d)
+
+
+@row("tag-recreate-pg",
+     "deleted a tag and created it again (command, then admin API) on "
+     "PostgreSQL")
+def tag_recreate_pg(run):
+    pg = run.postgres()
+    recreate(run, pg.uri, run.subdir("cwd"))
+
+
+@row("tag-recreate-mariadb",
+     "deleted a tag and created it again (command, then admin API) on "
+     "MariaDB")
+def tag_recreate_mariadb(run):
+    db = run.mariadb()
+    recreate(run, db.uri, run.subdir("cwd"))
+
+
+@row("tag-recreate-two-nodes",
+     "re-created a tag through one node's admin API while another node "
+     "still served it from its buffers")
+def tag_recreate_two_nodes(run):
+    d = run.subdir("db")
+    store = sqlite_uri(d)
+    run.ok(["tag", "create", "orders", "--step", "1000", "--store", store], d)
+    a = run.serve(run.subdir("a"), ["--store", store])
+    b = run.serve(run.subdir("b"), ["--store", store])
+    a_ids = a.ids("/v1/segment/orders", 300)
+    http_ok(b, "DELETE", "/v1/tags/orders")
+    http_ok(b, "POST", "/v1/tags", {"tag": "orders", "step": 1000})
+    # a still serves its buffered segments (its next refresh is a minute
+    # away), then loads from the new row; b from the new row at once.
+    b_ids = b.ids("/v1/segment/orders", 2500)
+    a_ids += a.ids("/v1/segment/orders", 2500)
+    run.unique([a_ids, b_ids])
+
+
+@row("tag-floor-refused",
+     "created a deleted tag again with a start below what it issued, "
+     "moved it back, loaded a row below it by SQL")
+def tag_floor_refused(run):
+    d = run.subdir("db")
+    store = sqlite_uri(d)
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", store],
+           d)
+    first = cli_ids(run, d, store, "orders", 150)
+    row = json.loads(run.ok(["tag", "get", "orders", "--json", "--store",
+                             store], d))
+    floor = str(row["max_id"])  # what the tag may have issued, and above
+    run.ok(["tag", "delete", "orders", "--store", store], d)
+    run.refused(run.frond(["tag", "create", "orders", "--step", str(STEP),
+                           "--start", "1", "--store", store], d),
+                "TAG_FLOOR", floor)
+    s = run.serve(d, ["--store", store])
+    run.refused(http_error(s, "POST", "/v1/tags",
+                           {"tag": "orders", "step": STEP, "start": 5}),
+                "TAG_FLOOR", floor)
+    # Without a start, the tag starts at its floor.
+    http_ok(s, "POST", "/v1/tags", {"tag": "orders", "step": STEP})
+    second = s.ids("/v1/segment/orders", 150)
+    s.stop()
+    run.refused(run.frond(["tag", "advance", "orders", "--to", "10",
+                           "--store", store], d), "TAG_FLOOR")
+    # A row loaded by hand (an import from a dump) below the floor is
+    # refused at its first allocation.
+    run.ok(["tag", "delete", "orders", "--store", store], d)
+    con = sqlite3.connect(os.path.join(d, "frond.db"))
+    with con:
+        con.execute("INSERT INTO leaf_alloc (biz_tag, max_id, step) "
+                    "VALUES ('orders', 1, 100)")
+    con.close()
+    r = run.frond(["next", "--segment", "orders", "--count", "10",
+                   "--store", store], d)
+    if r.returncode == 0:
+        third = [int(x) for x in r.stdout.split()]
+        run.unique([first, second, third])
+    run.refused(r, "TAG_FLOOR")
+    run.unique([first, second])
+
+
+@row("store-restore-advance",
+     "restored the store from an older backup, then moved the tag past "
+     "what was issued with `frond tag advance`")
+def store_restore_advance(run):
+    d = run.subdir("db")
+    store = sqlite_uri(d)
+    db = os.path.join(d, "frond.db")
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", store],
+           d)
+    before = cli_ids(run, d, store, "orders", 300)
+    backup(db, os.path.join(d, "backup.db"))
+    s = run.serve(d, ["--store", store])
+    lost = s.ids("/v1/segment/orders", 500)  # issued after the backup
+    s.stop()
+    restore(os.path.join(d, "backup.db"), db)
+    # What the operator knows: the highest ID the application holds.
+    top = max(before + lost)
+    r = run.frond(["tag", "advance", "orders", "--to", str(top + 1),
+                   "--store", store], d)
+    after = cli_ids(run, d, store, "orders", 300)
+    s = run.serve(d, ["--store", store])
+    after += s.ids("/v1/segment/orders", 300)
+    run.unique([before, lost, after])
+    check(r.returncode == 0, "tag advance: %s" % (r.stdout + r.stderr))
+    # Never back: below what the tag may already have issued.
+    run.refused(run.frond(["tag", "advance", "orders", "--to", str(top),
+                           "--store", store], d), "TAG_FLOOR")
+
+
+# ---- multi: stores ----
+
+@row("multi-convert",
+     "turned a single database into member 0 of a multi: store and "
+     "completed the tag through the multi: URI")
+def multi_convert(run):
+    d = run.subdir("db")
+    single = sqlite_uri(d, "a.db")
+    run.ok(["tag", "create", "orders", "--step", "1000", "--store", single],
+           d)
+    old = cli_ids(run, d, single, "orders", 5000)
+    multi = multi_uri(d)
+    run.ok(["tag", "create", "orders", "--step", "1000", "--store", multi], d)
+    new = cli_ids(run, d, multi, "orders", 5000)
+    run.unique([old, new])
+
+
+def multi_served(run, d, n, name):
+    s = run.serve(d, ["--store", multi_uri(d)], name=name)
+    ids = s.ids("/v1/segment/orders", n, batch=100)
+    s.stop()
+    return ids, s
+
+
+def both_members(ids, step=STEP):
+    """Blocks of both members among ids (block (id-1)//step, modulo 2)."""
+    return {(i - 1) // step % 2 for i in ids} == {0, 1}
+
+
+@row("multi-empty-member",
+     "put an empty database in place of a dead multi: member and "
+     "completed the tag on it")
+def multi_empty_member(run):
+    d = run.subdir("db")
+    multi = multi_uri(d)
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           d)
+    first, _ = multi_served(run, d, 2000, "serve-1")
+    check(both_members(first), "both members should have served")
+    os.remove(os.path.join(d, "b.db"))  # member 1 is gone: a new one
+    r = run.frond(["tag", "create", "orders", "--step", str(STEP),
+                   "--store", multi], d)
+    if r.returncode == 0:  # accepted: what it serves now
+        second, _ = multi_served(run, d, 2000, "serve-2")
+        run.unique([first, second])
+    run.refused(r, "STORE_MEMBER_STALE", "member 1")
+    # The node serves around it, and says why.
+    second, s = multi_served(run, d, 1000, "serve-2")
+    run.refused(s.output(), "STORE_MEMBER_STALE", "member 1")
+    run.ok(["tag", "repair-member", "1", "--store", multi], d)
+    third, _ = multi_served(run, d, 2000, "serve-3")
+    check(both_members(third), "member 1 should serve after its repair")
+    run.unique([first, second, third])
+
+
+@row("multi-restored-member",
+     "restored one multi: member from an older backup")
+def multi_restored_member(run):
+    d = run.subdir("db")
+    multi = multi_uri(d)
+    b = os.path.join(d, "b.db")
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           d)
+    first, _ = multi_served(run, d, 2000, "serve-1")
+    backup(b, os.path.join(d, "b-backup.db"))
+    second, _ = multi_served(run, d, 2000, "serve-2")
+    restore(os.path.join(d, "b-backup.db"), b)
+    third, s = multi_served(run, d, 2000, "serve-3")
+    run.unique([first, second, third])
+    run.refused(s.output(), "STORE_MEMBER_STALE", "member 1")
+    run.ok(["tag", "repair-member", "1", "--store", multi], d)
+    fourth, _ = multi_served(run, d, 2000, "serve-4")
+    check(both_members(fourth), "member 1 should serve after its repair")
+    run.unique([first, second, third, fourth])
+
+
+@row("multi-plain-node",
+     "left a node with the plain URI running on a database that became "
+     "a multi: member")
+def multi_plain_node(run):
+    d = run.subdir("db")
+    single = sqlite_uri(d, "a.db")
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", single],
+           d)
+    p = run.serve(run.subdir("p"), ["--store", single], name="plain")
+    plain = p.ids("/v1/segment/orders", 500, batch=50)
+    multi = multi_uri(d)
+    m = run.serve(run.subdir("m"), ["--store", multi], name="multi")
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           d)
+    ids = m.ids("/v1/segment/orders", 3000, batch=50)
+    refusal = None
+    for _ in range(60):  # 3,000 more from the plain node, or its refusal
+        st, body = p.get("/v1/segment/orders?count=50")
+        if st != 200:
+            refusal = body
+            break
+        plain += [int(x) for x in json.loads(body)["ids"]]
+    ids += m.ids("/v1/segment/orders", 1000, batch=50)
+    run.unique([plain, ids])
+    check(refusal is not None, "the plain node kept allocating from a "
+          "member database")
+    run.refused(refusal, "STORE_MEMBER", "member 0")
+
+
+@row("multi-range-over-step",
+     "asked a multi: tag with a block of 100 for a range of 1,000")
+def multi_range_over_step(run):
+    d = run.subdir("db")
+    multi = multi_uri(d)
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           d)
+    s = run.serve(d, ["--store", multi])
+    ids = s.ids("/v1/segment/orders", 10)
+    st, body = s.get("/v1/segment/orders/range?count=1000")
+    failed = 0
+    for _ in range(300):
+        st2, b2 = s.get("/v1/segment/orders")
+        if st2 == 200:
+            ids.append(int(json.loads(b2)["ids"][0]))
+        else:
+            failed += 1
+    if st == 200:
+        r = json.loads(body)
+        ids += list(range(int(r["start"]), int(r["end"])))
+    check(failed == 0, "after the range, %d of 300 single calls failed"
+          % failed)
+    run.refused(body, "COUNT_INVALID", "100")
+    run.unique([ids])
+
+
+@row("multi-recreate-new-step",
+     "deleted a multi: tag through a node's admin API and created it "
+     "again with another step")
+def multi_recreate_new_step(run):
+    d = run.subdir("db")
+    multi = multi_uri(d)
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           d)
+    # b may try to load between the delete and the create (the tag is
+    # gone then): its next attempt, a backoff later, must be waited for.
+    wait = ["--segment-wait-ms", "3000"]
+    a = run.serve(run.subdir("a"), ["--store", multi] + wait, name="a")
+    b = run.serve(run.subdir("b"), ["--store", multi] + wait, name="b")
+    a_ids = a.ids("/v1/segment/orders", 300, batch=50)
+    b_ids = b.ids("/v1/segment/orders", 300, batch=50)
+    http_ok(a, "DELETE", "/v1/tags/orders")
+    http_ok(a, "POST", "/v1/tags", {"tag": "orders", "step": 40})
+    try:
+        a_ids += a.ids("/v1/segment/orders", 1000, batch=20)
+        b_ids += b.ids("/v1/segment/orders", 1000, batch=20)
+    except Failure as e:
+        run.unique([a_ids, b_ids])
+        raise Failure("a node could not serve the re-created tag: %s" % e)
+    run.unique([a_ids, b_ids])
+
+
+# ---- fork() ----
+
+@row("segment-fork",
+     "forked a process that had a segment allocator open and kept using "
+     "it in the child")
+def segment_fork(run):
+    d = run.subdir("db")
+    store = sqlite_uri(d)
+    run.ok(["tag", "create", "orders", "--step", "5000", "--store", store], d)
+    tool = os.path.join(os.environ.get("FROND_BUILD", ""), "seg_fork")
+    check(os.path.exists(tool), "%s is not built" % tool)
+    r = subprocess.run([tool, store, "orders", "2000"], cwd=d,
+                              env=common.clean_env(), capture_output=True,
+                              text=True, timeout=120)
+    check(r.returncode == 0, "seg_fork: %s" % (r.stdout + r.stderr))
+    parent, child, refusal = [], [], ""
+    for line in r.stdout.splitlines():
+        who, _, rest = line.partition(" ")
+        if who == "parent":
+            parent.append(int(rest))
+        elif who == "child" and rest.startswith("error"):
+            refusal = rest
+        elif who == "child":
+            child.append(int(rest))
+    run.unique([parent, child])
+    run.refused(refusal, "FORKED")
