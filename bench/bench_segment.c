@@ -76,9 +76,9 @@ static int mem_get(frond_store *st, const char *tag, frond_tag_row *out,
   return frond__fail(err, FROND_ETAG_NOT_FOUND, NULL);
 }
 static const frond_store_methods mem_methods = {
-    1,          "mem:",    "memory", mem_open, mem_close,
-    mem_schema, mem_alloc, mem_list, mem_get,  NULL,
-    NULL,       NULL,      NULL,     NULL,     NULL};
+    1,         "mem:",   "memory", mem_open, mem_close, mem_schema,
+    mem_alloc, mem_list, mem_get,  NULL,     NULL,      NULL,
+    NULL,      NULL,     NULL,     NULL};
 static int mem_open(const char *uri, frond_store **out, frond_error *err) {
   *out = calloc(1, sizeof(**out));
   (*out)->methods = &mem_methods;
@@ -116,9 +116,9 @@ static int slow_get(frond_store *st, const char *tag, frond_tag_row *out,
   return frond__store_tag_get(INNER(st), tag, out, err);
 }
 static const frond_store_methods slow_methods = {
-    1,           "slow+",    "slow",    slow_open, slow_close,
-    slow_schema, slow_alloc, slow_list, slow_get,  NULL,
-    NULL,        NULL,       NULL,      NULL,      NULL};
+    1,          "slow+",   "slow",   slow_open, slow_close, slow_schema,
+    slow_alloc, slow_list, slow_get, NULL,      NULL,       NULL,
+    NULL,       NULL,      NULL,     NULL};
 static int slow_open(const char *uri, frond_store **out, frond_error *err) {
   slow_store *s = calloc(1, sizeof(*s));
   int rc;
