@@ -369,7 +369,9 @@ def test_range_over_block():
     d = ft.tempdir("frond-multi-")
     uri = "multi:sqlite:%s/a.db|sqlite:%s/b.db" % (d, d)
     create(uri, "r")
-    s = ft.Server(store=uri)
+    # A multi: store hands out no node IDs: the lease is named beside it.
+    s = ft.Server(store=uri,
+                  extra=["--coordinator", "lease+sqlite:///%s/n.db" % d])
     try:
         st, _, b = s.request("GET", "/v1/segment/r/range?count=%d"
                              % (STEP + 1))

@@ -27,6 +27,13 @@ def multi_uri(d, names=("a.db", "b.db")):
     return "multi:" + "|".join(sqlite_uri(d, n) for n in names)
 
 
+def on_multi(d, store=None):
+    """A server's flags for a multi: store in d: a multi: store hands out
+    no node IDs, so the fleet's lease is named beside it."""
+    return ["--store", store or multi_uri(d),
+            "--coordinator", "lease+" + sqlite_uri(d, "nodes.db")]
+
+
 def cli_ids(run, cwd, store, tag, n):
     """n IDs of tag from `frond next --segment` (one process)."""
     out = run.ok(["next", "--segment", tag, "--count", str(n),
@@ -235,7 +242,7 @@ def multi_convert(run):
 
 
 def multi_served(run, d, n, name):
-    s = run.serve(d, ["--store", multi_uri(d)], name=name)
+    s = run.serve(d, on_multi(d), name=name)
     ids = s.ids("/v1/segment/orders", n, batch=100)
     s.stop()
     return ids, s
@@ -304,7 +311,7 @@ def multi_plain_node(run):
     p = run.serve(run.subdir("p"), ["--store", single], name="plain")
     plain = p.ids("/v1/segment/orders", 500, batch=50)
     multi = multi_uri(d)
-    m = run.serve(run.subdir("m"), ["--store", multi], name="multi")
+    m = run.serve(run.subdir("m"), on_multi(d, multi), name="multi")
     run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
            d)
     ids = m.ids("/v1/segment/orders", 3000, batch=50)
@@ -329,7 +336,7 @@ def multi_range_over_step(run):
     multi = multi_uri(d)
     run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
            d)
-    s = run.serve(d, ["--store", multi])
+    s = run.serve(d, on_multi(d, multi))
     ids = s.ids("/v1/segment/orders", 10)
     st, body = s.get("/v1/segment/orders/range?count=1000")
     failed = 0
@@ -359,8 +366,8 @@ def multi_recreate_new_step(run):
     # b may try to load between the delete and the create (the tag is
     # gone then): its next attempt, a backoff later, must be waited for.
     wait = ["--segment-wait-ms", "3000"]
-    a = run.serve(run.subdir("a"), ["--store", multi] + wait, name="a")
-    b = run.serve(run.subdir("b"), ["--store", multi] + wait, name="b")
+    a = run.serve(run.subdir("a"), on_multi(d, multi) + wait, name="a")
+    b = run.serve(run.subdir("b"), on_multi(d, multi) + wait, name="b")
     a_ids = a.ids("/v1/segment/orders", 300, batch=50)
     b_ids = b.ids("/v1/segment/orders", 300, batch=50)
     http_ok(a, "DELETE", "/v1/tags/orders")
