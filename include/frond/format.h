@@ -211,9 +211,10 @@ FROND_EXPORT int frond_format_next_n(frond_format *f,
 ** by the first of them:
 **   - IDs of a segment tag (seq, tag=, or src->tag): the store of that
 **     tag, through src->seg (required);
-**   - snowflake IDs: src->seg's store when src->seg is given (a server's
-**     store), else the coordinator's record when coord keeps facts (lease+
-**     and zk:// do; static: does not), else the file
+**   - snowflake IDs: the coordinator's record when coord keeps facts
+**     (lease+ and zk:// do, and the default coordinator is a lease in the
+**     store's database; static: does not), else src->seg's store when
+**     src->seg is given (a server's store), else the file
 **     dir/frond-fact-<name> (dir: a data directory), which only this host
 **     reads: a warning says that nothing shared checks it.
 ** The record is one per key version: a new version records its own, so a

@@ -56,7 +56,7 @@ int frond_format_check(frond_format *f, const frond_format_source *src,
   if (frond_format_fingerprint(f, NULL, 0) == 0)
     return 0; /* no key: nothing to agree on */
   scope = frond__format_scope(f, src);
-  if (scope[0] != '\0' || (src != NULL && src->seg != NULL)) {
+  if (scope[0] != '\0') {
     if (src == NULL || src->seg == NULL)
       return frond__fail(err, FROND_EINVAL,
                          "the format takes IDs of tag \"%.64s\": its key is "
@@ -65,8 +65,12 @@ int frond_format_check(frond_format *f, const frond_format_source *src,
                          scope);
     return frond__format_check_with(f, scope, frond__seg_fact, src->seg, err);
   }
+  /* Snowflake IDs: where the processes that issue them meet to claim
+  ** their node IDs, else the store they share. */
   if (frond__coord_has_facts(coord))
     return frond__format_check_with(f, "", frond__coord_fact, coord, err);
+  if (src != NULL && src->seg != NULL)
+    return frond__format_check_with(f, "", frond__seg_fact, src->seg, err);
   if (dir == NULL)
     return frond__fail(err, FROND_EINVAL,
                        "nowhere to check the format's key: give the store, "

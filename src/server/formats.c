@@ -29,6 +29,7 @@
 ** (frond__formats_tick): a refused format answers KEY_MISMATCH.
 */
 #include "core/format_fields.h"
+#include "coord/coord.h"
 #include "core/core.h"
 #include "base/base.h"
 #include "server/server.h"
@@ -174,12 +175,15 @@ int frond__formats_create(frond__server *srv, frond_error *err) {
 static int fact_check(frond__server *srv, const frond__named_format *nf,
                       frond_error *err) {
   frond_format_source src = {srv->gen, atomic_load(&srv->seg), NULL, 0};
-  if (srv->seg_enabled) {
-    if (src.seg == NULL)
-      return frond__ids_seg_missing(srv, err);
-    return frond_format_check(nf->f, &src, NULL, NULL, err);
-  }
-  return frond_format_check(nf->f, &src, srv->coord, srv->cfg.data_dir, err);
+  /* A tag's numbers are checked in its store; snowflake IDs' where the
+  ** node IDs are claimed when the coordinator keeps facts, else in the
+  ** store, else in the data directory (frond_format_check). */
+  int in_store = frond__format_scope(nf->f, &src)[0] != '\0' ||
+                 !frond__coord_has_facts(srv->coord);
+  if (in_store && srv->seg_enabled && src.seg == NULL)
+    return frond__ids_seg_missing(srv, err);
+  return frond_format_check(nf->f, &src, srv->coord,
+                            srv->seg_enabled ? NULL : srv->cfg.data_dir, err);
 }
 
 /* Whether the place the formats' records are in answers: the store's
@@ -187,8 +191,9 @@ static int fact_check(frond__server *srv, const frond__named_format *nf,
 static int facts_place_up(frond__server *srv) {
   frond_seg *seg = atomic_load(&srv->seg);
   frond_seg_stats ss;
-  if (!srv->seg_enabled)
-    return srv->coord != NULL && frond_coord_state(srv->coord) == 0;
+  int up = srv->coord != NULL && frond_coord_state(srv->coord) == 0;
+  if (!srv->seg_enabled || !up)
+    return up;
   if (seg == NULL)
     return 0;
   frond_seg_stats_get(seg, &ss);
