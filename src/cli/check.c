@@ -19,6 +19,7 @@
 ** did not pass). Exit 0 without a FAIL, 1 with one, 2 for a bad option of
 ** its own. A check that needs a shared fact added elsewhere is one more row.
 */
+#include "cli/check.h"
 #include "cli/cli.h"
 #include "coord/coord.h"
 #include "core/core.h"
@@ -57,61 +58,19 @@ static const char usage[] =
     "Before a start: ExecStartPre= in systemd, an init container in\n"
     "Kubernetes (docs/operations.md).\n";
 
-enum { OK, WARN, FAIL, SKIP };
 static const char *const status_word[] = {"ok", "warn", "FAIL", "skip"};
 static const char *const status_json[] = {"ok", "warn", "fail", "skip"};
 
-typedef struct verdict {
-  int status;
-  int code; /* a FROND_E* code for warn and FAIL, else 0 */
-  char msg[900];
-} verdict;
-
-/* What the rows found so far. */
-typedef struct ctx {
-  frond__server *srv;
-  frond_error load_err; /* reading the configuration */
-  int config_ok;        /* read, and passed the preflight */
-  int dir_ok;           /* data_dir is a directory we can write in */
-  int is_static;        /* the static coordinator: node from the file */
-  int64_t node;         /* the node ID this process would hold; -1: unknown */
-  frond_coord *coord;   /* opened by the coordinator row */
-  int coord_ok;         /* and reached */
-  frond_coord_entry *nodes;
-  size_t nnodes;
-  char owner[128];       /* this node's identity at the coordinator */
-  char coord_shown[300]; /* its URI for messages, no password */
-  int have_rec;          /* the static node's high-water record was read */
-  frond__hw_record rec;
-  int64_t fence_ms; /* a fenced coordinator's stored fence for node */
-} ctx;
-
-static int say(verdict *v, int status, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int say(verdict *v, int status, int code, const char *fmt, ...) {
-  va_list ap;
-  v->status = status;
-  v->code = code;
-  va_start(ap, fmt);
-  vsnprintf(v->msg, sizeof(v->msg), fmt, ap);
-  va_end(ap);
-  return status;
-}
-
-static int fail_err(verdict *v, int status, const frond_error *e) {
-  return say(v, status, e->code, "%s", e->message);
-}
-
 /* ---- the rows ---- */
 
-static int row_config(ctx *x, verdict *v) {
+static int row_config(frond__check_ctx *x, frond__verdict *v) {
   frond__server *srv = x->srv;
   frond_error e = {0, ""};
   char shown[1100];
   if (x->load_err.code != 0)
-    return fail_err(v, FAIL, &x->load_err);
+    return frond__check_fail(v, FROND__CHECK_FAIL, &x->load_err);
   if (frond__serve_preflight(srv, &e) != 0)
-    return fail_err(v, FAIL, &e);
+    return frond__check_fail(v, FROND__CHECK_FAIL, &e);
   x->config_ok = 1;
   x->is_static = strncmp(srv->coord_uri, "static:", 7) == 0;
   if (x->is_static) /* static:N[?query], checked by the preflight */
@@ -120,70 +79,43 @@ static int row_config(ctx *x, verdict *v) {
   frond__store_uri_shown(srv->cfg.store, shown, sizeof(shown));
   frond__store_uri_shown(srv->coord_uri, x->coord_shown,
                          sizeof(x->coord_shown));
-  return say(v, OK, 0, "store %.300s, coordinator %s, layout %s, listen %s",
-             shown, x->coord_shown, srv->cfg.layout, srv->cfg.listen);
+  return frond__check_say(v, FROND__CHECK_OK, 0,
+                          "store %.300s, coordinator %s, layout %s, listen %s",
+                          shown, x->coord_shown, srv->cfg.layout,
+                          srv->cfg.listen);
 }
 
 /* data_dir holds the high-water file and the node cache: a directory this
 ** user can write in, or a start fails with IO. */
-static int row_data_dir(ctx *x, verdict *v) {
+static int row_data_dir(frond__check_ctx *x, frond__verdict *v) {
   const char *dir = x->srv->cfg.data_dir;
   struct stat st;
   if (stat(dir, &st) != 0)
-    return say(v, FAIL, FROND_EIO, "%s: %s", dir, strerror(errno));
+    return frond__check_say(v, FROND__CHECK_FAIL, FROND_EIO, "%s: %s", dir,
+                            strerror(errno));
   if (!S_ISDIR(st.st_mode))
-    return say(v, FAIL, FROND_EIO, "%s: not a directory", dir);
+    return frond__check_say(v, FROND__CHECK_FAIL, FROND_EIO,
+                            "%s: not a directory", dir);
   if (access(dir, W_OK | X_OK) != 0)
-    return say(v, FAIL, FROND_EIO, "%s: this user cannot write in it: %s", dir,
-               strerror(errno));
+    return frond__check_say(v, FROND__CHECK_FAIL, FROND_EIO,
+                            "%s: this user cannot write in it: %s", dir,
+                            strerror(errno));
   x->dir_ok = 1;
-  return say(v, OK, 0, "%s, writable", dir);
+  return frond__check_say(v, FROND__CHECK_OK, 0, "%s, writable", dir);
 }
 
-static int row_listen(ctx *x, verdict *v) {
+static int row_listen(frond__check_ctx *x, frond__verdict *v) {
   frond__server *srv = x->srv;
   frond_error e = {0, ""};
   int i;
   for (i = 0; i < srv->nprotos; i++)
     if (srv->ep[i].addr.port != 0 &&
         frond__listen_probe(&srv->ep[i].addr, &e) != 0)
-      return say(v, FAIL, e.code, "%s %s: %s", srv->ep[i].key, srv->ep[i].text,
-                 e.message);
-  return say(v, OK, 0, "%s%s%s free", srv->cfg.listen,
-             srv->ep[1].addr.port ? " and " : "",
-             srv->ep[1].addr.port ? srv->cfg.resp_listen : "");
-}
-
-/* A SQLite file that does not exist yet is not made here: a start makes
-** it, in a directory it must be able to write in. 1 when uri is such a
-** file (out says so), 0 to open it, or STORE_PERMANENT. */
-static int sqlite_absent(const char *uri, char *out, size_t len,
-                         frond_error *e) {
-  frond_db_uri u;
-  char path[FROND__CFG_STR_MAX + 8], dir[FROND__CFG_STR_MAX + 8];
-  const char *slash;
-  struct stat st;
-  if (frond__db_uri_parse(uri, &u, NULL) != 0 || strncmp(uri, "sqlite:", 7) ||
-      u.target_len >= sizeof(path))
-    return 0;
-  snprintf(path, sizeof(path), "%.*s", (int)u.target_len, u.target);
-  if (stat(path, &st) == 0)
-    return 0;
-  slash = strrchr(path, '/');
-  snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
-           slash ? (slash == path ? "/" : path) : ".");
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return frond__fail(e, FROND_ESTORE_PERMANENT,
-                       "sqlite: cannot open %s: the directory %s does not "
-                       "exist",
-                       path, dir);
-  if (access(dir, W_OK | X_OK) != 0)
-    return frond__fail(e, FROND_ESTORE_PERMANENT,
-                       "sqlite: cannot open %s: this user cannot write in the "
-                       "directory %s",
-                       path, dir);
-  snprintf(out, len, "%.300s: no file yet (a start makes it)", uri);
-  return 1;
+      return frond__check_say(v, FROND__CHECK_FAIL, e.code, "%s %s: %s",
+                              srv->ep[i].key, srv->ep[i].text, e.message);
+  return frond__check_say(v, FROND__CHECK_OK, 0, "%s%s%s free", srv->cfg.listen,
+                          srv->ep[1].addr.port ? " and " : "",
+                          srv->ep[1].addr.port ? srv->cfg.resp_listen : "");
 }
 
 /* One database of the store: reached, and its leaf_alloc. */
@@ -193,7 +125,7 @@ static int store_db(const char *uri, char *out, size_t len, frond_error *e) {
   int exists = 0, rc;
   int64_t n = 0;
   char shown[1100];
-  if ((rc = sqlite_absent(uri, out, len, e)) != 0)
+  if ((rc = frond__check_sqlite_absent(uri, out, len, e)) != 0)
     return rc > 0 ? 0 : rc;
   if ((rc = frond__db_open(uri, NULL, &db, e)) != 0)
     return rc;
@@ -213,20 +145,20 @@ static int store_db(const char *uri, char *out, size_t len, frond_error *e) {
   return rc;
 }
 
-static int row_store(ctx *x, verdict *v) {
+static int row_store(frond__check_ctx *x, frond__verdict *v) {
   const char *uri = x->srv->cfg.store;
   frond_error e = {0, ""};
   frond_multi_uri m;
   char one[1400], all[sizeof(v->msg)] = "reached ";
   int i, n;
   if (strcmp(uri, "none") == 0)
-    return say(v, OK, 0, "none: segment IDs are off");
+    return frond__check_say(v, FROND__CHECK_OK, 0, "none: segment IDs are off");
   if (strncmp(uri, "multi:", 6) != 0) {
     m.n = 1;
     m.start[0] = 0;
     m.len[0] = strlen(uri);
   } else if (frond__store_multi_parse(uri, &m, &e) != 0) {
-    return fail_err(v, FAIL, &e);
+    return frond__check_fail(v, FROND__CHECK_FAIL, &e);
   }
   for (i = 0, n = m.n; i < n; i++) {
     char member[FROND_STORE_URI_MAX];
@@ -234,18 +166,20 @@ static int row_store(ctx *x, verdict *v) {
     if (store_db(member, one, sizeof(one), &e) != 0)
       /* A transient failure does not stop a start: it retries, and segment
       ** IDs wait for the store. A permanent one does. */
-      return say(v, frond__db_transient(e.code) ? WARN : FAIL, e.code, "%s%s",
-                 e.message,
-                 frond__db_transient(e.code)
-                     ? " (a start goes on without segment IDs and retries)"
-                     : "");
+      return frond__check_say(
+          v,
+          frond__db_transient(e.code) ? FROND__CHECK_WARN : FROND__CHECK_FAIL,
+          e.code, "%s%s", e.message,
+          frond__db_transient(e.code)
+              ? " (a start goes on without segment IDs and retries)"
+              : "");
     snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%.300s",
              i ? "; " : "", one);
   }
-  return say(v, OK, 0, "%s", all);
+  return frond__check_say(v, FROND__CHECK_OK, 0, "%s", all);
 }
 
-static int row_coordinator(ctx *x, verdict *v) {
+static int row_coordinator(frond__check_ctx *x, frond__verdict *v) {
   frond_coord_options co;
   frond_coord_stats st;
   frond_error e = {0, ""};
@@ -258,33 +192,34 @@ static int row_coordinator(ctx *x, verdict *v) {
     int rc;
     snprintf(db, sizeof(db), "%.*s", (int)strcspn(x->srv->coord_uri + 6, "?"),
              x->srv->coord_uri + 6);
-    if ((rc = sqlite_absent(db, note, sizeof(note), &e)) < 0)
-      return fail_err(v, FAIL, &e);
+    if ((rc = frond__check_sqlite_absent(db, note, sizeof(note), &e)) < 0)
+      return frond__check_fail(v, FROND__CHECK_FAIL, &e);
     if (rc > 0) {
       /* Reached in effect: nothing is recorded there, which the rows
       ** that need the coordinator read as such (x->coord stays NULL). */
       if (frond__serve_coord_options(x->srv, &co, who, sizeof(who), &e) != 0)
-        return fail_err(v, FAIL, &e);
+        return frond__check_fail(v, FROND__CHECK_FAIL, &e);
       snprintf(x->owner, sizeof(x->owner), "%s",
                co.advertise ? co.advertise : "this node");
       x->coord_ok = 1;
-      return say(v, OK, 0,
-                 "%s: no node ID leased yet (%s); a start takes the first "
-                 "free one",
-                 x->coord_shown, note);
+      return frond__check_say(
+          v, FROND__CHECK_OK, 0,
+          "%s: no node ID leased yet (%s); a start takes the first "
+          "free one",
+          x->coord_shown, note);
     }
   }
   if (frond__serve_coord_options(x->srv, &co, who, sizeof(who), &e) != 0 ||
       frond_coord_open(&x->coord, x->srv->coord_uri, &co, &e) != 0)
-    return fail_err(v, FAIL, &e);
+    return frond__check_fail(v, FROND__CHECK_FAIL, &e);
   frond_coord_stats_get(x->coord, &st);
   snprintf(x->owner, sizeof(x->owner), "%s", st.owner);
   if (x->is_static) {
     x->coord_ok = 1;
-    return say(v, OK, 0,
-               "%s: nothing to reach; node ID %" PRId64
-               " from the configuration",
-               x->coord_shown, x->node);
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "%s: nothing to reach; node ID %" PRId64
+                            " from the configuration",
+                            x->coord_shown, x->node);
   }
   if (frond_coord_list(x->coord, &x->nodes, &x->nnodes, &e) != 0) {
     /* ZooKeeper's start may come from the node cache file. */
@@ -294,18 +229,19 @@ static int row_coordinator(ctx *x, verdict *v) {
     int cached = x->coord->m->bCacheFallback &&
                  frond__coord_cache_name(x->coord, path, sizeof(path)) == 0 &&
                  frond__coord_cache_read(path, &cc, &missing, NULL) == 0;
-    return say(v, cached ? WARN : FAIL, e.code, "%s%s", e.message,
-               cached ? " (a start goes on from the node cache file)" : "");
+    return frond__check_say(
+        v, cached ? FROND__CHECK_WARN : FROND__CHECK_FAIL, e.code, "%s%s",
+        e.message, cached ? " (a start goes on from the node cache file)" : "");
   }
   x->coord_ok = 1;
   for (i = 0; i < x->nnodes; i++)
     live += x->nodes[i].live != 0;
-  return say(v, OK, 0, "%s reached as %s: %zu node ID%s known, %zu live",
-             x->coord_shown, x->owner, x->nnodes, x->nnodes == 1 ? "" : "s",
-             live);
+  return frond__check_say(
+      v, FROND__CHECK_OK, 0, "%s reached as %s: %zu node ID%s known, %zu live",
+      x->coord_shown, x->owner, x->nnodes, x->nnodes == 1 ? "" : "s", live);
 }
 
-static int row_node(ctx *x, verdict *v) {
+static int row_node(frond__check_ctx *x, frond__verdict *v) {
   uint64_t max = (UINT64_C(1) << x->srv->layout.node_bits) - 1;
   frond_error e = {0, ""};
   size_t i, live = 0;
@@ -314,29 +250,34 @@ static int row_node(ctx *x, verdict *v) {
     frond__hw *hw = NULL;
     int rc;
     if (!x->dir_ok)
-      return say(v, SKIP, 0, "the node's file is in data_dir");
+      return frond__check_say(v, FROND__CHECK_SKIP, 0,
+                              "the node's file is in data_dir");
     if (frond__hw_path(path, sizeof(path), x->srv->cfg.data_dir,
                        (uint64_t)x->node) != 0)
-      return say(v, FAIL, FROND_EINVAL, "data_dir: the path is too long");
+      return frond__check_say(v, FROND__CHECK_FAIL, FROND_EINVAL,
+                              "data_dir: the path is too long");
     /* The lock a running node holds, tried and given back at once. */
     if (frond__hw_open(&hw, path, &e) != 0)
-      return say(v, FAIL, e.code, "node %" PRId64 ": %s", x->node, e.message);
+      return frond__check_say(v, FROND__CHECK_FAIL, e.code,
+                              "node %" PRId64 ": %s", x->node, e.message);
     rc = frond__hw_read(hw, &x->rec, &e);
     frond__hw_close(hw);
     if (rc < 0)
-      return say(v, FAIL, e.code, "%s", e.message);
+      return frond__check_say(v, FROND__CHECK_FAIL, e.code, "%s", e.message);
     x->have_rec = rc == 0;
     /* Registered nowhere: a store shared with other hosts does not stop
     ** another node from using the same ID. */
     if (strncmp(x->srv->cfg.store, "sqlite:", 7) != 0 &&
         strcmp(x->srv->cfg.store, "none") != 0)
-      return say(v, WARN, 0,
-                 "node %" PRId64 " (static): held by no process on this "
-                 "host; no coordinator stops another host from using it "
-                 "too with the shared store",
-                 x->node);
-    return say(v, OK, 0, "node %" PRId64 " (static), held by no process here",
-               x->node);
+      return frond__check_say(
+          v, FROND__CHECK_WARN, 0,
+          "node %" PRId64 " (static): held by no process on this "
+          "host; no coordinator stops another host from using it "
+          "too with the shared store",
+          x->node);
+    return frond__check_say(
+        v, FROND__CHECK_OK, 0,
+        "node %" PRId64 " (static), held by no process here", x->node);
   }
   /* A node ID pinned on the lease (node = N with a store). */
   if (frond__config_pinned_node(x->srv->coord_uri) >= 0) {
@@ -344,16 +285,18 @@ static int row_node(ctx *x, verdict *v) {
     x->node = (int64_t)want;
     for (i = 0; i < x->nnodes; i++)
       if (x->nodes[i].node == want && x->nodes[i].live)
-        return say(v, FAIL, FROND_ENODE_IN_USE,
-                   "node %" PRIu64 " (static, registered at %s) is held now "
-                   "by a live process as %s",
-                   want, x->coord_shown, x->nodes[i].owner);
+        return frond__check_say(v, FROND__CHECK_FAIL, FROND_ENODE_IN_USE,
+                                "node %" PRIu64
+                                " (static, registered at %s) is held now "
+                                "by a live process as %s",
+                                want, x->coord_shown, x->nodes[i].owner);
       else if (x->nodes[i].node == want)
         x->fence_ms = x->nodes[i].fence_ms;
-    return say(v, OK, 0,
-               "node %" PRIu64 " (static, registered at %s), held by no "
-               "live process",
-               want, x->coord_shown);
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "node %" PRIu64
+                            " (static, registered at %s), held by no "
+                            "live process",
+                            want, x->coord_shown);
   }
   for (i = 0; i < x->nnodes; i++) {
     live += x->nodes[i].live != 0;
@@ -362,23 +305,27 @@ static int row_node(ctx *x, verdict *v) {
     x->node = (int64_t)x->nodes[i].node;
     x->fence_ms = x->nodes[i].fence_ms;
     if (x->nodes[i].live)
-      return say(v, FAIL, FROND_ENODE_IN_USE,
-                 "node %" PRIu64 " is held now by a live process as %s: "
-                 "stop it, or give this one another identity (advertise)",
-                 x->nodes[i].node, x->owner);
-    return say(v, OK, 0,
-               "node %" PRIu64 ", which %s held last: a start takes it "
-               "again, above its fence",
-               x->nodes[i].node, x->owner);
+      return frond__check_say(
+          v, FROND__CHECK_FAIL, FROND_ENODE_IN_USE,
+          "node %" PRIu64 " is held now by a live process as %s: "
+          "stop it, or give this one another identity (advertise)",
+          x->nodes[i].node, x->owner);
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "node %" PRIu64
+                            ", which %s held last: a start takes it "
+                            "again, above its fence",
+                            x->nodes[i].node, x->owner);
   }
   if (live > max)
-    return say(v, FAIL, FROND_ENODE_RANGE,
-               "%zu node IDs are live, the layout has %" PRIu64 ": none is "
-               "free",
-               live, max + 1);
-  return say(v, OK, 0,
-             "a free node ID: %s holds none yet (%zu of %" PRIu64 " live)",
-             x->owner, live, max + 1);
+    return frond__check_say(v, FROND__CHECK_FAIL, FROND_ENODE_RANGE,
+                            "%zu node IDs are live, the layout has %" PRIu64
+                            ": none is "
+                            "free",
+                            live, max + 1);
+  return frond__check_say(v, FROND__CHECK_OK, 0,
+                          "a free node ID: %s holds none yet (%zu of %" PRIu64
+                          " live)",
+                          x->owner, live, max + 1);
 }
 
 /* A recorded layout by its preset's name when it is one. */
@@ -393,7 +340,7 @@ static const char *layout_name(const frond_layout *l, const char *spec) {
   return l->name;
 }
 
-static int row_layout(ctx *x, verdict *v) {
+static int row_layout(frond__check_ctx *x, frond__verdict *v) {
   frond_layout rec;
   frond_error e = {0, ""};
   char ours[160], theirs[160];
@@ -401,37 +348,42 @@ static int row_layout(ctx *x, verdict *v) {
   int rc;
   frond_layout_format(&x->srv->layout, ours, sizeof(ours));
   if (x->is_static)
-    return say(v, OK, 0,
-               "%s; the static coordinator records none (the "
-               "data directory's file: high-water)",
-               ours);
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "%s; the static coordinator records none (the "
+                            "data directory's file: high-water)",
+                            ours);
   rc = x->coord ? frond_coord_layout_get(x->coord, &rec, &floor_id, &e)
                 : FROND_ELAYOUT_INVALID;
   if (rc == FROND_ELAYOUT_INVALID)
-    return say(v, OK, 0, "none recorded yet: the first node records %s", ours);
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "none recorded yet: the first node records %s",
+                            ours);
   if (rc != 0)
-    return fail_err(v, FAIL, &e);
+    return frond__check_fail(v, FROND__CHECK_FAIL, &e);
   frond_layout_format(&rec, theirs, sizeof(theirs));
   if (strcmp(ours, theirs) != 0 && x->srv->cfg.layout_change)
-    return say(v, WARN, 0,
-               "this node's layout is %s (%s), the fleet's record %s (%s): "
-               "a start switches it, as asked (layout_change), and is "
-               "refused while any node runs",
-               x->srv->cfg.layout, ours, layout_name(&rec, theirs), theirs);
+    return frond__check_say(
+        v, FROND__CHECK_WARN, 0,
+        "this node's layout is %s (%s), the fleet's record %s (%s): "
+        "a start switches it, as asked (layout_change), and is "
+        "refused while any node runs",
+        x->srv->cfg.layout, ours, layout_name(&rec, theirs), theirs);
   if (strcmp(ours, theirs) != 0)
-    return say(v, FAIL, FROND_ELAYOUT_MISMATCH,
-               "this node's layout is %s (%s), the fleet's record %s (%s): "
-               "start with the fleet's, or change it with frond node layout "
-               "--set while no node runs",
-               x->srv->cfg.layout, ours, layout_name(&rec, theirs), theirs);
-  return say(v, OK, 0, "%s, as the fleet records (floor %lld)", ours,
-             (long long)floor_id);
+    return frond__check_say(
+        v, FROND__CHECK_FAIL, FROND_ELAYOUT_MISMATCH,
+        "this node's layout is %s (%s), the fleet's record %s (%s): "
+        "start with the fleet's, or change it with frond node layout "
+        "--set while no node runs",
+        x->srv->cfg.layout, ours, layout_name(&rec, theirs), theirs);
+  return frond__check_say(v, FROND__CHECK_OK, 0,
+                          "%s, as the fleet records (floor %lld)", ours,
+                          (long long)floor_id);
 }
 
 /* Where the next ID may start after `after_ms` (the high-water time) set
 ** against this clock: the start slack of snowflake_start.c. */
-static int against_clock(ctx *x, verdict *v, int64_t start_ms, int code,
-                         const char *what) {
+static int against_clock(frond__check_ctx *x, frond__verdict *v,
+                         int64_t start_ms, int code, const char *what) {
   const frond__config *c = &x->srv->cfg;
   int64_t now = frond_clock_realtime(NULL), wait = c->max_wait_ms, slack;
   char a[40], b[40];
@@ -446,18 +398,21 @@ static int against_clock(ctx *x, verdict *v, int64_t start_ms, int code,
   frond__format_rfc3339(start_ms, a, sizeof(a));
   frond__format_rfc3339(now, b, sizeof(b));
   if (start_ms - now > slack)
-    return say(v, FAIL, code,
-               "%s: the next ID is due at %s, %" PRId64 " ms ahead of this "
-               "clock (%s), more than a start waits (%" PRId64 " ms)",
-               what, a, start_ms - now, b, slack);
+    return frond__check_say(
+        v, FROND__CHECK_FAIL, code,
+        "%s: the next ID is due at %s, %" PRId64 " ms ahead of this "
+        "clock (%s), more than a start waits (%" PRId64 " ms)",
+        what, a, start_ms - now, b, slack);
   if (start_ms - now > c->max_ahead_ms)
-    return say(v, WARN, 0, "%s: a start waits %" PRId64 " ms for the clock",
-               what, start_ms - now - c->max_ahead_ms);
-  return say(v, OK, 0, "%s: the next ID is due at %s, behind this clock", what,
-             a);
+    return frond__check_say(v, FROND__CHECK_WARN, 0,
+                            "%s: a start waits %" PRId64 " ms for the clock",
+                            what, start_ms - now - c->max_ahead_ms);
+  return frond__check_say(v, FROND__CHECK_OK, 0,
+                          "%s: the next ID is due at %s, behind this clock",
+                          what, a);
 }
 
-static int row_high_water(ctx *x, verdict *v) {
+static int row_high_water(frond__check_ctx *x, frond__verdict *v) {
   const frond_layout *l = &x->srv->layout;
   frond_error e = {0, ""};
   uint64_t start, last_unit;
@@ -465,16 +420,17 @@ static int row_high_water(ctx *x, verdict *v) {
   char what[420], spec[160];
   if (!x->is_static) {
     if (x->node < 0 || x->fence_ms <= 0)
-      return say(v, OK, 0, "no fence stored for the node ID a start takes");
+      return frond__check_say(v, FROND__CHECK_OK, 0,
+                              "no fence stored for the node ID a start takes");
     snprintf(what, sizeof(what), "node %" PRId64 "'s fence at %s", x->node,
              x->coord_shown);
     return against_clock(x, v, x->fence_ms, FROND_ECLOCK_BEHIND, what);
   }
   if (!x->have_rec)
-    return say(v, OK, 0,
-               "no high-water file for node %" PRId64 " in %s: a "
-               "first start",
-               x->node, x->srv->cfg.data_dir);
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "no high-water file for node %" PRId64 " in %s: a "
+                            "first start",
+                            x->node, x->srv->cfg.data_dir);
   snprintf(what, sizeof(what),
            "node %" PRId64 "'s high-water file (%s, "
            "layout %s)",
@@ -482,20 +438,23 @@ static int row_high_water(ctx *x, verdict *v) {
   frond_layout_format(l, spec, sizeof(spec));
   /* As a start: another layout than the one recorded only when asked. */
   if (strcmp(spec, x->rec.layout) != 0 && !x->srv->cfg.layout_change)
-    return say(v, FAIL, FROND_ELAYOUT_MISMATCH,
-               "%s: this node's layout is %s; a start refuses to switch the "
-               "recorded one unless asked (layout_change, --layout-change)",
-               what, spec);
+    return frond__check_say(
+        v, FROND__CHECK_FAIL, FROND_ELAYOUT_MISMATCH,
+        "%s: this node's layout is %s; a start refuses to switch the "
+        "recorded one unless asked (layout_change, --layout-change)",
+        what, spec);
   if (frond__hw_first_after(&x->rec, l, (uint64_t)x->node, &start, &last_id,
                             &e) != 0)
-    return say(v, FAIL, e.code, "%s: %s", what, e.message);
+    return frond__check_say(v, FROND__CHECK_FAIL, e.code, "%s: %s", what,
+                            e.message);
   last_unit =
       l->time_bits >= 63 ? UINT64_MAX : (UINT64_C(1) << l->time_bits) - 1;
   if ((start >> l->seq_bits) > last_unit)
-    return say(v, FAIL, FROND_ELAYOUT_INVALID,
-               "%s: the layout %s has no ID above %" PRId64 " for this "
-               "node: keep the old layout",
-               what, x->srv->cfg.layout, last_id);
+    return frond__check_say(v, FROND__CHECK_FAIL, FROND_ELAYOUT_INVALID,
+                            "%s: the layout %s has no ID above %" PRId64
+                            " for this "
+                            "node: keep the old layout",
+                            what, x->srv->cfg.layout, last_id);
   /* As a start: the same layout waits for the clock or finds it went back
   ** (CLOCK_BEHIND); another one has no ID above the old ones soon enough
   ** (LAYOUT_INVALID). */
@@ -524,7 +483,7 @@ static int db_offset(const char *uri, int64_t *off, frond_error *e) {
   return rc;
 }
 
-static int row_clock(ctx *x, verdict *v) {
+static int row_clock(frond__check_ctx *x, frond__verdict *v) {
   const char *co = x->srv->coord_uri, *store = x->srv->cfg.store;
   char dburi[FROND_LEASE_DB_URI_MAX];
   frond_coord c;
@@ -538,11 +497,11 @@ static int row_clock(ctx *x, verdict *v) {
   if (by_coord) {
     /* The lease coordinator's start measures against its database. */
     if (frond__lease_parse_uri(&c, co, dburi, sizeof(dburi), &e) != 0)
-      return fail_err(v, FAIL, &e);
+      return frond__check_fail(v, FROND__CHECK_FAIL, &e);
     if (strncmp(dburi, "sqlite:", 7) == 0)
-      return say(v, OK, 0,
-                 "the lease is in a SQLite file on this host: its "
-                 "clock is this one");
+      return frond__check_say(v, FROND__CHECK_OK, 0,
+                              "the lease is in a SQLite file on this host: its "
+                              "clock is this one");
     ref = "the coordinator's database";
   } else if (strncmp(store, "postgres", 8) == 0 ||
              strncmp(store, "mysql:", 6) == 0 ||
@@ -550,23 +509,28 @@ static int row_clock(ctx *x, verdict *v) {
     snprintf(dburi, sizeof(dburi), "%s", store);
     ref = "the store's database";
   } else {
-    return say(v, OK, 0, "no reference clock reachable without a claim%s",
-               strncmp(co, "zk://", 5) == 0
-                   ? " (a start sets this clock against the live nodes')"
-                   : "");
+    return frond__check_say(
+        v, FROND__CHECK_OK, 0, "no reference clock reachable without a claim%s",
+        strncmp(co, "zk://", 5) == 0
+            ? " (a start sets this clock against the live nodes')"
+            : "");
   }
   if (db_offset(dburi, &off, &e) != 0)
-    return say(v, WARN, e.code, "%s not reached: %s", ref, e.message);
+    return frond__check_say(v, FROND__CHECK_WARN, e.code, "%s not reached: %s",
+                            ref, e.message);
   if (bound > 0 && (off > bound || off < -bound))
-    return say(v, by_coord ? FAIL : WARN, FROND_ECLOCK_OFFSET,
-               "this clock is %+" PRId64 " ms from %s, beyond %" PRId64
-               " ms: fix the clock (NTP)%s",
-               off, ref, bound,
-               by_coord ? "; a start refuses"
-                        : "; snowflake IDs of nodes "
-                          "apart lose their order");
-  return say(v, OK, 0, "%+" PRId64 " ms from %s (bound %" PRId64 " ms)", off,
-             ref, bound);
+    return frond__check_say(v, by_coord ? FROND__CHECK_FAIL : FROND__CHECK_WARN,
+                            FROND_ECLOCK_OFFSET,
+                            "this clock is %+" PRId64
+                            " ms from %s, beyond %" PRId64
+                            " ms: fix the clock (NTP)%s",
+                            off, ref, bound,
+                            by_coord ? "; a start refuses"
+                                     : "; snowflake IDs of nodes "
+                                       "apart lose their order");
+  return frond__check_say(v, FROND__CHECK_OK, 0,
+                          "%+" PRId64 " ms from %s (bound %" PRId64 " ms)", off,
+                          ref, bound);
 }
 
 /* The table: name, what it needs (0: nothing, 1: the configuration, 2: the
@@ -574,7 +538,7 @@ static int row_clock(ctx *x, verdict *v) {
 static const struct {
   const char *name;
   int needs;
-  int (*run)(ctx *x, verdict *v);
+  int (*run)(frond__check_ctx *x, frond__verdict *v);
 } rows[] = {
     {"config", 0, row_config},
     {"data_dir", 1, row_data_dir},
@@ -585,9 +549,12 @@ static const struct {
     {"layout", 2, row_layout},
     {"high-water", 3, row_high_water},
     {"clock", 1, row_clock},
+    {"keys", 1, frond__check_keys},
+    {"tags", 1, frond__check_tags},
 };
 
-static void print_row(const char *name, const verdict *v, int json, int first) {
+static void print_row(const char *name, const frond__verdict *v, int json,
+                      int first) {
   const char *code = v->code ? frond_err_name(v->code) : NULL;
   if (json) {
     frond__out_str(first ? "[\n  {\"check\":" : ",\n  {\"check\":");
@@ -613,7 +580,7 @@ static void print_row(const char *name, const verdict *v, int json, int first) {
 
 int frond__cli_check(int argc, char **argv) {
   static frond__server srv;
-  ctx x;
+  frond__check_ctx x;
   char **args = calloc((size_t)argc + 1, sizeof(*args));
   int i, n = 0, json = 0, action = 0, failed = 0, reached = 0;
   size_t r;
@@ -642,16 +609,16 @@ int frond__cli_check(int argc, char **argv) {
   }
   free(args);
   for (r = 0; r < FROND__ARRAY_SIZE(rows); r++) {
-    verdict v = {SKIP, 0, "a check it needs did not pass"};
+    frond__verdict v = {FROND__CHECK_SKIP, 0, "a check it needs did not pass"};
     if (rows[r].needs == 0 || (rows[r].needs == 1 && x.config_ok) ||
         (rows[r].needs >= 2 && x.config_ok && x.coord_ok &&
          (rows[r].needs == 2 || reached))) {
       rows[r].run(&x, &v);
       /* The high-water check needs the node ID the node check found. */
       if (rows[r].run == row_node)
-        reached = v.status == OK || v.status == WARN;
+        reached = v.status == FROND__CHECK_OK || v.status == FROND__CHECK_WARN;
     }
-    failed |= v.status == FAIL;
+    failed |= v.status == FROND__CHECK_FAIL;
     print_row(rows[r].name, &v, json, r == 0);
   }
   if (json)

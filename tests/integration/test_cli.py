@@ -926,7 +926,8 @@ def test_check():
                                                       r.stdout, r.stderr))
     names = [line.split()[1] for line in r.stdout.splitlines()]
     check(names == ["config", "data_dir", "listen", "store", "coordinator",
-                    "node", "layout", "high-water", "clock"], names)
+                    "node", "layout", "high-water", "clock", "keys", "tags"],
+          names)
     check(all(line.split()[0] in ("ok", "warn")
               for line in r.stdout.splitlines()), r.stdout)
     check(os.listdir(d) in ([], ["frond-node-0.hw.lock"]),
@@ -961,6 +962,71 @@ def test_check():
     shutil.rmtree(d)
 
 
+def test_check_shared_facts():
+    """frond check reads the facts the fleet records in its store, and
+    fails where a start, or the next allocation, would refuse: a key whose
+    fingerprint differs from the record (KEY_MISMATCH), a tag loaded below
+    the floor its deleted namesake left (TAG_FLOOR), a plain store URI on a
+    database that became a multi: member (STORE_MEMBER). Reading writes
+    nothing."""
+    ft.need("sqlite3", "sqlite3")
+    d = ft.tempdir()
+    base = ["--listen", "127.0.0.1:%d" % ft.free_port(), "--resp-listen",
+            "off"]
+    keys = []
+    for i, k in enumerate(("00" * 32, "11" * 32)):
+        p = os.path.join(d, "k%d" % i)
+        with open(p, "w") as f:
+            f.write("1:%s\n" % k)
+        os.chmod(p, 0o600)
+        keys.append(p)
+    spec = "order:digits=19,key=1"
+    fmt = ["--format.o", spec]
+    # Nothing recorded yet: ok, the first start records it.
+    r = frond(["check"] + base + fmt + ["--order-key-file", keys[0]], d)
+    check(r.returncode == 0 and re.search(r"^ok +keys .*1 recorded by the "
+                                          r"first start", r.stdout, re.M),
+          r.stdout)
+    # Recorded where the node IDs are claimed (the lease in ./frond.db).
+    r = frond(["next", "--format", spec, "--key-file", keys[0]], d)
+    check(r.returncode == 0, r.stderr)
+    r = frond(["check"] + base + fmt + ["--order-key-file", keys[0]], d)
+    check(r.returncode == 0 and re.search(r"^ok +keys .*1 agree", r.stdout,
+                                          re.M), r.stdout)
+    r = frond(["check"] + base + fmt + ["--order-key-file", keys[1]], d)
+    check(r.returncode == 1 and re.search(
+        r"^FAIL keys +KEY_MISMATCH: format\.o: .*key\.order\.d19\.1\."
+        r"snowflake", r.stdout, re.M), r.stdout)
+    # A tag loaded by hand below the floor its deleted namesake left.
+    store = "sqlite://%s/frond.db" % d
+    for args in (["tag", "create", "orders", "--step", "10"],
+                 ["next", "--segment", "orders", "--count", "25"],
+                 ["tag", "delete", "orders"]):
+        r = frond(args + ["--store", store], d)
+        check(r.returncode == 0, "%s: %s" % (args, r.stderr))
+    r = subprocess.run(["sqlite3", os.path.join(d, "frond.db"),
+                        "INSERT INTO leaf_alloc (biz_tag, max_id, step) "
+                        "VALUES ('orders', 1, 10)"], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, r.stderr)
+    r = frond(["check"] + base, d)
+    check(r.returncode == 1 and re.search(
+        r"^FAIL tags +TAG_FLOOR: 1 tag is below .*orders.* frond tag "
+        r"advance orders --to \d+$", r.stdout, re.M), r.stdout)
+    # A plain URI on a member of a multi: store.
+    m = os.path.join(d, "m")
+    os.mkdir(m)
+    multi = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (m, m)
+    r = frond(["tag", "create", "t", "--step", "10", "--store", multi], m)
+    check(r.returncode == 0, r.stderr)
+    r = frond(["check"] + base + ["--store", "sqlite://%s/a.db" % m,
+                                  "--coordinator", "lease+sqlite://%s/n.db"
+                                  % m], m)
+    check(r.returncode == 1 and re.search(
+        r"^FAIL tags +STORE_MEMBER: ", r.stdout, re.M), r.stdout)
+    shutil.rmtree(d)
+
+
 if __name__ == "__main__":
     ft.main([
         test_version_and_help,
@@ -974,6 +1040,7 @@ if __name__ == "__main__":
         test_closed_pipe_ends_quietly,
         test_kill9_restart_never_repeats,
         test_kill9_lease,
+        test_check_shared_facts,
         test_decode_fields,
         test_decode_malformed_ids,
         test_layouts,
