@@ -15,8 +15,12 @@
 #include "core/high_water.h"
 #include "server/server.h"
 
-enum { FROND__CHECK_OK, FROND__CHECK_WARN, FROND__CHECK_FAIL,
-       FROND__CHECK_SKIP };
+enum {
+  FROND__CHECK_OK,
+  FROND__CHECK_WARN,
+  FROND__CHECK_FAIL,
+  FROND__CHECK_SKIP
+};
 
 typedef struct frond__verdict {
   int status;

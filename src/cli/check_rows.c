@@ -36,7 +36,7 @@ int frond__check_fail(frond__verdict *v, int status, const frond_error *e) {
 }
 
 int frond__check_sqlite_absent(const char *uri, char *out, size_t len,
-                         frond_error *e) {
+                               frond_error *e) {
   frond_db_uri u;
   char path[FROND__CFG_STR_MAX + 8], dir[FROND__CFG_STR_MAX + 8];
   const char *slash;
@@ -170,8 +170,7 @@ int frond__check_keys(frond__check_ctx *x, frond__verdict *v) {
       continue;
     }
     if (dir) {
-      snprintf(path, sizeof(path), "%s/frond-fact-%s", srv->cfg.data_dir,
-               name);
+      snprintf(path, sizeof(path), "%s/frond-fact-%s", srv->cfg.data_dir, name);
       rc = access(path, F_OK) == 0 ? 0 : 1;
       /* The file's own reader checks it; here, that it is there. */
       fresh += rc == 1;
