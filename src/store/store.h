@@ -102,6 +102,18 @@ struct frond_store_methods {
                char *recorded, size_t len, frond_error *err);
 };
 
+/* The lowest start a create of a tag accepts over its floor (the first ID
+** a deleted tag of that name had not allocated, 1 for a name never used):
+** one step above a floor, so that a Leaf node whose load raced the create
+** (its UPDATE found no row, its SELECT the new one) and took the new row's
+** last range [max_id - step, max_id) without allocating it takes IDs no
+** tag of the name ever issued. INT64_MAX past the range. */
+static inline int64_t frond__tag_lowest_start(int64_t floor, int64_t step) {
+  if (floor <= 1)
+    return 1;
+  return floor > INT64_MAX - step ? INT64_MAX : floor + step;
+}
+
 /* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
 extern const frond_store_methods frond__store_sql;
 

@@ -336,7 +336,7 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
   multi_store *ms = MS(st);
   frond_tag_row rows[FROND_STORE_MULTI_MAX];
   int have[FROND_STORE_MULTI_MAX];
-  int64_t g, lstart;
+  int64_t g, low, lstart;
   int i, rc, existed = 0;
   if ((rc = survey(ms, "creating a tag", tag, rows, have, &g, err)) != 0)
     return rc;
@@ -345,19 +345,20 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
       return frond__fail(err, FROND_ETAG_EXISTS,
                          "tag \"%s\" already exists (step %lld on member %d)",
                          tag, (long long)rows[i].step, i);
-  if (start > 0 && start < g)
+  low = frond__tag_lowest_start(g, step);
+  if (start > 0 && start < low)
     return frond__fail(err, FROND_ETAG_FLOOR,
                        "tag \"%s\": start %lld is below %lld: the members' "
                        "rows, floors (deleted tags) and marks say IDs up to "
-                       "%lld may have been handed out; leave out the start "
-                       "to begin there",
-                       tag, (long long)start, (long long)g, (long long)g - 1);
-  if ((lstart = frond__multi_local_start(start > g ? start : g, step, ms->n)) <
-      0)
+                       "%lld may have been handed out, and a tag starts one "
+                       "step above that; leave out the start to begin there",
+                       tag, (long long)start, (long long)low, (long long)g - 1);
+  if ((lstart = frond__multi_local_start(start > low ? start : low, step,
+                                         ms->n)) < 0)
     return frond__fail(err, FROND_EINVAL,
                        "multi: start %lld with step %lld is past the bigint "
                        "range",
-                       (long long)(start > g ? start : g), (long long)step);
+                       (long long)(start > low ? start : low), (long long)step);
   for (i = 0; i < ms->n; i++) {
     if (have[i]) {
       rc = frond__store_sql_block_put(ms->m[i].st, tag, step, err);

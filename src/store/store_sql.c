@@ -21,7 +21,8 @@
 ** - frond_tag_floor: per tag name, its floor, the first ID a tag of that
 **   name may issue again once deleted. A delete writes it in the
 **   delete's transaction (the row's max_id, read under the row's lock; a
-**   member's, turned into a global ID), a create starts at or above it,
+**   member's, turned into a global ID), a create starts one step above it
+**   (a Leaf node whose load raced the create reads the step below),
 **   an advance never goes below it, and an allocation from a row below
 **   it (a row loaded by hand) is refused with TAG_FLOOR. For a multi:
 **   member it also keeps the block size the tag was created with.
@@ -272,14 +273,18 @@ static int floor_put(frond_store *st, const char *tag, int64_t floor,
 }
 
 static int below_floor(const char *tag, int64_t start, int64_t floor,
-                       frond_error *err) {
+                       int64_t step, frond_error *err) {
   return frond__fail(err, FROND_ETAG_FLOOR,
-                     "tag \"%s\": start %lld is below the tag's floor %lld: a "
-                     "tag of this name was deleted after it could issue IDs "
-                     "up to %lld; a new one starts at %lld or above (leave "
-                     "out the start to begin there)",
-                     tag, (long long)start, (long long)floor,
-                     (long long)floor - 1, (long long)floor);
+                     "tag \"%s\": start %lld is below %lld, one step above "
+                     "the tag's floor %lld: a tag of this name was deleted "
+                     "after it could issue IDs up to %lld, and a Leaf node "
+                     "reading the new row's last step without allocating it "
+                     "must find none of them; a new one starts at %lld or "
+                     "above (leave out the start to begin there)",
+                     tag, (long long)start,
+                     (long long)frond__tag_lowest_start(floor, step),
+                     (long long)floor, (long long)floor - 1,
+                     (long long)frond__tag_lowest_start(floor, step));
 }
 
 /* ---- allocation ---- */
@@ -461,7 +466,7 @@ static int sql_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
       floor > 1)
     return frond__fail(err, FROND_ETAG_NOT_FOUND,
                        "tag \"%s\" not found (it was deleted; created again, "
-                       "it starts at %lld or above)",
+                       "it starts one step above its floor %lld)",
                        tag, (long long)floor);
   return not_found(tag, err);
 }
@@ -502,11 +507,14 @@ static int finish(frond_store *st, int rc, frond_error *err) {
   "update_time) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)"
 
 /*
-** A plain store's create: in one transaction, at or above the floor. A
-** create racing a delete of the same name waits for the delete's row lock
-** in its INSERT; the floor is read again after it, so a floor that delete
-** wrote is seen. A member's create (its local start chosen by the multi:
-** store, above every member's floor) records the tag's block beside it.
+** A plain store's create: in one transaction, one step above the floor
+** when there is one (frond__tag_lowest_start: the skipped step is never
+** issued, and is all a Leaf node that read the new row without
+** allocating can take). A create racing a delete of the same name waits
+** for the delete's row lock in its INSERT; the floor is read again after
+** it, so a floor that delete wrote is seen. A member's create (its local
+** start chosen by the multi: store, above every member's floor) records
+** the tag's block beside it.
 */
 static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
                           int64_t start, const char *description,
@@ -527,17 +535,18 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       return finish(st, rc, err);
     }
     rc = floor_read(st, tag, 1, &floor, err);
-    first = start > 0 ? start : floor > 1 ? floor : 1;
-    if (rc == 0 && first < floor)
-      rc = below_floor(tag, first, floor, err);
+    first = start > 0 ? start : frond__tag_lowest_start(floor, step);
+    if (rc == 0 && first < frond__tag_lowest_start(floor, step))
+      rc = below_floor(tag, first, floor, step, err);
     a[1] = frond__db_int(first);
     if (rc == 0 && (rc = modify(st, INSERT_ROW, a, 4, tag, err)) == 0 &&
-        (rc = floor_read(st, tag, 0, &again, err)) == 0 && first < again) {
+        (rc = floor_read(st, tag, 0, &again, err)) == 0 &&
+        first < frond__tag_lowest_start(again, step)) {
       if (start == 0) { /* a delete raised it meanwhile: from there */
         frond__db_rollback(DB(st));
         continue;
       }
-      rc = below_floor(tag, first, again, err);
+      rc = below_floor(tag, first, again, step, err);
     }
     return finish(st, rc, err);
   }

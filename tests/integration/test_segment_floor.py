@@ -79,10 +79,15 @@ def floors(store):
             "TAG_FLOOR", str(top))
     refused(frond("tag", "create", "f", "--start", str(top - 1), "--store",
                   store), "TAG_FLOOR", str(top))
+    # One step above the floor: a Leaf node reading the new row's last
+    # step without allocating takes IDs nobody issued.
+    refused(frond("tag", "create", "f", "--start", str(top + 99), "--store",
+                  store), "TAG_FLOOR", str(top))
     out = ok("tag", "create", "f", "--step", "100", "--store", store)
-    ft.check("first ID %d" % top in out, "create: %r" % out)
+    ft.check("first ID %d" % (top + 100) in out, "create: %r" % out)
     every += ids_of(store, "f", 350)
-    ft.check(min(every[350:]) >= top, "the new tag starts below its floor")
+    ft.check(min(every[350:]) >= top + 100,
+             "the new tag starts less than a step above its floor")
     # Forward only.
     refused(frond("tag", "advance", "f", "--to", str(top), "--store", store),
             "TAG_FLOOR")

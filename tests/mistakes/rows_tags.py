@@ -407,3 +407,103 @@ def segment_fork(run):
             child.append(int(rest))
     run.unique([parent, child])
     run.refused(refusal, "FORKED")
+
+
+# ---- a Leaf node sharing the table ----
+
+def leaf_reader(run, engine, conn_sql):
+    """A Leaf node's load (UPDATE, its row count unchecked, then SELECT)
+    while Frond deletes the tag and creates it again between the two
+    statements: the UPDATE finds no row, the SELECT the new one. Leaf
+    serves [max_id - step, max_id) of what it read."""
+    cwd = run.subdir("cwd")
+    store = engine.uri
+    run.ok(["tag", "create", "t", "--step", str(STEP), "--store", store], cwd)
+    update, select, commit = conn_sql
+    leaf = [select_range(update, select, commit) for _ in range(3)]
+    frond_ids = cli_ids(run, cwd, store, "t", 150)
+    leaf.append(select_range(update, select, commit))
+    run.ok(["tag", "delete", "t", "--store", store], cwd)
+    update()  # no row: the tag is gone (Leaf does not check the count)
+    run.ok(["tag", "create", "t", "--step", str(STEP), "--store", store], cwd)
+    got = select()
+    commit()
+    if got is not None:
+        leaf.append(got)
+    frond_ids += cli_ids(run, cwd, store, "t", 150)
+    run.unique([[i for lo, hi in leaf for i in range(lo, hi)], frond_ids])
+
+
+def select_range(update, select, commit):
+    update()
+    got = select()
+    commit()
+    return got
+
+
+class Psql:
+    """One psql session, as a JDBC connection with autocommit off (a
+    transaction per load), READ COMMITTED (PostgreSQL's default)."""
+
+    def __init__(self, run, uri):
+        self.p = subprocess.Popen(["psql", "-X", "-q", "-tA", "-d", uri],
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True,
+                                  bufsize=1)
+        run.on_close(self.close)
+
+    def q(self, sql):
+        self.p.stdin.write(sql + ";\n\\echo __END\n")
+        self.p.stdin.flush()
+        out = []
+        while True:
+            line = self.p.stdout.readline()
+            check(line != "", "psql ended")
+            line = line.rstrip("\n")
+            if line == "__END":
+                return out
+            if line:
+                out.append(line)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
+
+
+@row("tag-recreate-leaf-reader-pg",
+     "deleted a tag and created it again while a Leaf node sharing the "
+     "PostgreSQL table was between its UPDATE and its SELECT")
+def tag_recreate_leaf_reader_pg(run):
+    pg = run.postgres()
+    s = Psql(run, pg.uri)
+
+    def select():
+        r = s.q("SELECT max_id, step FROM leaf_alloc WHERE biz_tag = 't'")
+        if not r:
+            return None
+        m, st = map(int, r[0].split("|"))
+        return (m - st, m)
+    leaf_reader(run, pg, (
+        lambda: s.q("BEGIN; UPDATE leaf_alloc SET max_id = max_id + step "
+                    "WHERE biz_tag = 't'"),
+        select, lambda: s.q("COMMIT")))
+
+
+@row("tag-recreate-leaf-reader-mariadb",
+     "deleted a tag and created it again while a Leaf node sharing the "
+     "MariaDB table (READ COMMITTED) was between its UPDATE and its SELECT")
+def tag_recreate_leaf_reader_mariadb(run):
+    my = run.mariadb()
+    c = my.connect()
+    run.on_close(c.close)
+    cur = c.cursor()
+    cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+
+    def select():
+        cur.execute("SELECT max_id, step FROM leaf_alloc WHERE biz_tag = 't'")
+        r = cur.fetchone()
+        return None if r is None else (int(r[0]) - int(r[1]), int(r[0]))
+    leaf_reader(run, my, (
+        lambda: cur.execute("UPDATE leaf_alloc SET max_id = max_id + step "
+                            "WHERE biz_tag = 't'"),
+        select, c.commit))
