@@ -236,13 +236,26 @@ static int multi_tag_page(frond_store *st, const char *after, int limit,
   return frond__fail(err, FROND_ESTORE, "multi: listing tags: %s", why);
 }
 
+/* Two members that spell one tag's rows differently: their databases
+** compare names differently (collations), and what is one tag to one is
+** two to the other. */
+static int spelt_apart(multi_store *ms, const char *tag, int i, const char *a,
+                       int j, const char *b, frond_error *err) {
+  return frond__fail(err, FROND_ESTORE_MEMBER,
+                     "tag \"%s\": member %d (%s) holds it as \"%s\" and "
+                     "member %d (%s) as \"%s\": their databases compare tag "
+                     "names differently, and one of them holds two tags "
+                     "where the other holds one; delete one of the spellings",
+                     tag, i, ms->m[i].engine, a, j, ms->m[j].engine, b);
+}
+
 static int multi_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
                          frond_error *err) {
   multi_store *ms = MS(st);
   frond_tag_row r;
   frond_error e;
-  int i, rc, found = 0, failed = 0;
-  char why[WHY_MAX] = "";
+  int i, rc, found = 0, failed = 0, first = -1;
+  char why[WHY_MAX] = "", spelt[FROND_TAG_MAX + 1] = "";
   for (i = 0; i < ms->n; i++) {
     e.message[0] = '\0';
     rc = frond__multi_member_due(&ms->m[i])
@@ -256,6 +269,12 @@ static int multi_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
       failed++;
       snprintf(why, sizeof(why), "%s", e.message[0] ? e.message : ms->m[i].why);
       continue;
+    }
+    if (first < 0) {
+      first = i;
+      snprintf(spelt, sizeof(spelt), "%s", r.tag);
+    } else if (strcmp(spelt, r.tag) != 0) {
+      return spelt_apart(ms, tag, first, spelt, i, r.tag, err);
     }
     r.max_id = frond__multi_row_next(ms, i, &r);
     if (!found++ || r.max_id > out->max_id)
@@ -295,7 +314,7 @@ static int survey(multi_store *ms, const char *what, const char *tag,
                   frond_tag_row *rows, int *have, int64_t *g,
                   frond_error *err) {
   int64_t floor, marks, block, next;
-  int i, rc;
+  int i, rc, first = -1;
   *g = 1;
   if ((rc = all_members(ms, what, err)) != 0)
     return rc;
@@ -304,6 +323,10 @@ static int survey(multi_store *ms, const char *what, const char *tag,
     have[i] = rc == 0;
     if (rc != 0 && rc != FROND_ETAG_NOT_FOUND)
       return rc;
+    if (have[i] && first >= 0 && strcmp(rows[first].tag, rows[i].tag) != 0)
+      return spelt_apart(ms, tag, first, rows[first].tag, i, rows[i].tag, err);
+    if (have[i] && first < 0)
+      first = i;
     if ((rc = frond__store_sql_facts(ms->m[i].st, tag, &floor, &marks, &block,
                                      err)) != 0)
       return rc;
@@ -340,6 +363,12 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
   int i, rc, existed = 0;
   if ((rc = survey(ms, "creating a tag", tag, rows, have, &g, err)) != 0)
     return rc;
+  for (i = 0; i < ms->n; i++)
+    if (have[i] && strcmp(rows[i].tag, tag) != 0)
+      return frond__fail(err, FROND_ETAG_EXISTS,
+                         "tag \"%s\" already exists as \"%s\" on member %d "
+                         "(%s), whose database takes the two names for one",
+                         tag, rows[i].tag, i, ms->m[i].engine);
   for (i = 0; i < ms->n; i++)
     if (have[i] && rows[i].step != step)
       return frond__fail(err, FROND_ETAG_EXISTS,
@@ -397,11 +426,20 @@ static int multi_tag_set_step(frond_store *st, const char *tag, int64_t step,
 static int multi_tag_delete(frond_store *st, const char *tag,
                             frond_error *err) {
   multi_store *ms = MS(st);
+  frond_tag_row rows[FROND_STORE_MULTI_MAX];
+  int have[FROND_STORE_MULTI_MAX];
+  const char *spelt = tag;
+  int64_t g;
   int i, rc, gone = 0;
-  if ((rc = all_members(ms, "deleting a tag", err)) != 0)
+  /* Every member's row of the tag, under the name as the members hold it
+  ** (a spelling one member's database takes for it is the tag on all). */
+  if ((rc = survey(ms, "deleting a tag", tag, rows, have, &g, err)) != 0)
     return rc;
+  for (i = 0; i < ms->n; i++)
+    if (have[i])
+      spelt = rows[i].tag;
   for (i = 0; i < ms->n; i++) {
-    rc = ms->m[i].st->methods->xTagDelete(ms->m[i].st, tag, err);
+    rc = ms->m[i].st->methods->xTagDelete(ms->m[i].st, spelt, err);
     if (rc == 0)
       gone++;
     else if (rc != FROND_ETAG_NOT_FOUND)
@@ -440,7 +478,8 @@ static int multi_tag_advance(frond_store *st, const char *tag, int64_t to,
                        (long long)to, (long long)b);
   for (i = 0; i < ms->n; i++)
     if (have[i] && rows[i].max_id < l &&
-        (rc = ms->m[i].st->methods->xTagAdvance(ms->m[i].st, tag, l, err)) != 0)
+        (rc = ms->m[i].st->methods->xTagAdvance(ms->m[i].st, rows[i].tag, l,
+                                                err)) != 0)
       return rc;
   return 0;
 }

@@ -305,12 +305,14 @@ def test_sequence_multi_batches():
     onto the day's first ones.
 
     One server names member b at a path that does not exist (a typo): its
-    multi: store serves from a alone, so a's blocks reach the end while
-    b's still lie below it, and the other server's batches mix the
-    two."""
+    multi: store serves from a and c alone, so their blocks reach the end
+    while b's still lie below it, and the other server's batches mix
+    them."""
     d = ft.tempdir()
-    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (d, d)
-    without_b = "multi:sqlite://%s/a.db|sqlite://%s/gone/b.db" % (d, d)
+    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db|sqlite://%s/c.db" % (
+        d, d, d)
+    without_b = ("multi:sqlite://%s/a.db|sqlite://%s/gone/b.db|"
+                 "sqlite://%s/c.db" % (d, d, d))
     tags = {"t%d" % i: 100 for i in range(8)}
     day = time.strftime("%Y%m%d", time.gmtime())
     # A multi: store hands out no node IDs: the fleet's lease is named.
@@ -346,7 +348,7 @@ def test_sequence_multi_batches():
         for t in tags:
             frond("tag", "create", t, "--step", "100", "--store", store)
             # The period's row as the format makes it (blocks of 10), on
-            # both members: the server without b cannot make it.
+            # every member: the server without b cannot make it.
             frond("tag", "create", "%s:%s" % (t, day), "--step", "10",
                   "--store", store)
         srvs.append(ft.Server(store=without_b, env=clean_env(), extra=args))

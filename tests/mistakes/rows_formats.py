@@ -40,13 +40,16 @@ def _to_the_end(srv, name, seed, cap=400):
 
 
 @row("seq-multi-typo-batches",
-     "one node's multi: URI names member b at a path that does not exist "
-     "(it serves from member a alone); a daily sequence is taken in "
-     "batches to the end of the day from that node and a correct one")
+     "one node's multi: URI names member b of three at a path that does "
+     "not exist (it serves from members a and c alone); a daily sequence is "
+     "taken in batches to the end of the day from that node and a correct "
+     "one")
 def seq_multi_typo_batches(run):
     d = run.subdir("db")
-    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (d, d)
-    typo = "multi:sqlite://%s/a.db|sqlite://%s/dbb/b.db" % (d, d)
+    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db|sqlite://%s/c.db" % (
+        d, d, d)
+    typo = ("multi:sqlite://%s/a.db|sqlite://%s/dbb/b.db|sqlite://%s/c.db"
+            % (d, d, d))
     day = time.strftime("%Y%m%d", time.gmtime())
     tags = ["t%d" % i for i in range(6)]
     # A multi: store hands out no node IDs: the fleet's lease is named.
@@ -55,7 +58,7 @@ def seq_multi_typo_batches(run):
     for t in tags:
         _frond_ok(run, d, "tag", "create", t, "--step", "100", "--store",
                   store)
-        # The day's row exists on both members (the node with the typo
+        # The day's row exists on every member (the node with the typo
         # cannot make it: that needs every member).
         _frond_ok(run, d, "tag", "create", "%s:%s" % (t, day), "--step",
                   "10", "--store", store)
