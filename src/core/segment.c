@@ -537,6 +537,20 @@ int frond_seg_refresh_tag(frond_seg *s, const char *tag, size_t len,
 
 /* ---- the facts of formats drawing from this store ---- */
 
+int frond__seg_tag_spelling(frond_seg *s, const char *tag, char *out,
+                            size_t len, frond_error *err) {
+  frond_tag_row row;
+  int rc;
+  if ((rc = frond__seg_forked(s, err)) != 0)
+    return rc;
+  pthread_mutex_lock(&s->store_mu);
+  rc = frond__store_tag_get(s->store, tag, &row, err);
+  pthread_mutex_unlock(&s->store_mu);
+  if (rc == 0)
+    snprintf(out, len, "%s", row.tag);
+  return rc;
+}
+
 int frond__seg_fact(void *ctx, const char *name, const char *value,
                     char *recorded, size_t len, char *where, size_t wlen,
                     frond_error *err) {

@@ -190,6 +190,10 @@ int frond__store_sql_mark_put(frond_store *st, int member, const char *tag,
                               int64_t end, frond_error *err);
 int frond__store_sql_served(frond_store *st, int member, int *any,
                             frond_error *err);
+/* What frond_meta records under name into recorded ("" when nothing:
+** no table, no row), without recording anything. */
+int frond__store_sql_fact_read(frond_store *st, const char *name,
+                               char *recorded, size_t len, frond_error *err);
 /* Record a joining member's history as a plain store (marks of member
 ** -1): the max_id of every row it holds, the floor of every tag deleted
 ** from it. */

@@ -647,16 +647,35 @@ int frond__store_members(frond_store *st, uint64_t *up) {
   return ms->n;
 }
 
-/* Every member records the fact, in the members' order, and all must
-** hold the same value: the first that holds another stops the round (so
-** that a process whose value was refused writes it nowhere further) and
-** its value is the answer. Needs every member, as creating a tag does. */
+/* Every member records the fact, and all must hold the same value. Every
+** member is read first: when one holds another value, that is the answer
+** and nothing is written anywhere (a process whose value is refused must
+** leave no trace of it, or the processes that hold the right one would be
+** refused at the member it wrote to). Then the members that hold none
+** record ours, in the members' order; the first that holds another by
+** then (a process recording at the same moment) stops the round, and its
+** value is the answer. Needs every member, as creating a tag does. */
 static int multi_fact(frond_store *st, const char *name, const char *value,
                       char *recorded, size_t len, frond_error *err) {
   multi_store *ms = MS(st);
-  int i, rc;
+  int i, rc, ours = -1;
   if ((rc = all_members(ms, "recording a format's key", err)) != 0)
     return rc;
+  for (i = 0; i < ms->n; i++) {
+    if ((rc = frond__store_sql_fact_read(ms->m[i].st, name, recorded, len,
+                                         err)) != 0)
+      return rc;
+    if (recorded[0] != '\0' && strcmp(recorded, value) != 0) {
+      if (ours >= 0)
+        frond_log(FROND_LOG_WARN,
+                  "store: multi: member %d (%s) records %s = %s, and member "
+                  "%d %s",
+                  i, ms->m[i].engine, name, recorded, ours, value);
+      return 0;
+    }
+    if (recorded[0] != '\0' && ours < 0)
+      ours = i;
+  }
   for (i = 0; i < ms->n; i++) {
     frond_store *m = ms->m[i].st;
     if ((rc = m->methods->xFact(m, name, value, recorded, len, err)) != 0)

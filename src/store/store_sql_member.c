@@ -2,9 +2,10 @@
 /*
 ** store_sql_member.c -- what a SQL store keeps as a member of a multi:
 ** store, beside its rows (store_multi.c's head explains the scheme): the
-** marks of the other members' blocks (frond_multi_mark) and the
-** database's history as a plain store before it joined (marks of member
-** -1). Over store_sql.c, which owns the connection and the tables.
+** marks of the other members' blocks (frond_multi_mark), the database's
+** history as a plain store before it joined (marks of member -1), and a
+** fact read without being recorded. Over store_sql.c, which owns the
+** connection and the tables.
 */
 #include "store/store.h"
 
@@ -93,6 +94,24 @@ int frond__store_sql_served(frond_store *st, int member, int *any,
                           "$1 LIMIT 1",
                           &a, 1, &r, err);
   *any = rc == 0 && r.nrows > 0;
+  frond__db_result_free(&r);
+  return rc;
+}
+
+int frond__store_sql_fact_read(frond_store *st, const char *name,
+                               char *recorded, size_t len, frond_error *err) {
+  frond_db_result r = {0};
+  frond_db_arg a = frond__db_text(name);
+  const char *v;
+  int exists = 0, rc;
+  recorded[0] = '\0';
+  if ((rc = frond__db_table_exists(DB(st), "frond_meta", &exists, err)) != 0 ||
+      !exists)
+    return rc;
+  rc = frond__db_exec(DB(st), "SELECT value FROM frond_meta WHERE name = $1",
+                      &a, 1, &r, err);
+  if (rc == 0 && r.nrows == 1 && (v = frond__db_get_text(&r, 0, 0)) != NULL)
+    snprintf(recorded, len, "%s", v);
   frond__db_result_free(&r);
   return rc;
 }
