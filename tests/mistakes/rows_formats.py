@@ -248,7 +248,7 @@ def node_scoped_forced_random(run):
     run.unique(lists, "UUIDs, ULIDs and ObjectIds")
 
 
-# ---- key records: spellings of a tag, multi: members ----
+# ---- key records: spellings of a tag, records edited, multi: members ----
 
 def _spelling_pair(run, store, d, tag_a, tag_b, name):
     """a issues order numbers of tag_a with KEY1; b of tag_b, a spelling
@@ -283,6 +283,39 @@ def _meta(path, sql):
             return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+@row("order-key-record-deleted",
+     "deleted the key records from frond_meta by hand while a server "
+     "issued order numbers, then started a second server with another key")
+def order_key_record_deleted(run):
+    d = run.subdir("db")
+    db = os.path.join(d, "ids.db")
+    store = "sqlite://%s" % db
+    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
+              store)
+    spec = "order:digits=6,key=1,tag=orders"
+    env = {"FROND_TEST_FACT_RECHECK_MS": "300"}
+    ad = run.subdir("a")
+    a = run.serve(ad, ["--order-key-file", _key_file(ad, "1:%s\n" % KEY1),
+                       "--format.o", spec, "--store", store], env=env,
+                  name="a")
+    got = _numbers(a, 200)
+    _meta(db, "DELETE FROM frond_meta WHERE name LIKE 'key.%'")
+    # The running server finds its record gone and records it again (at
+    # its next check, every FROND_TEST_FACT_RECHECK_MS here); nothing else
+    # would. Waited for, bounded: without the re-check it never comes.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and \
+            not _meta(db, "SELECT 1 FROM frond_meta WHERE name LIKE 'key.%'"):
+        time.sleep(0.05)
+    b = _node(run, "b", "1:%s\n" % KEY2, spec, ["--store", store])
+    if _up_or_exited(b):
+        run.unique(parallel([lambda: got + _numbers(a, 20000),
+                             lambda: _numbers(b, 20000)]), "order numbers")
+        raise Failure("b served with another key: nothing refused it")
+    run.refused(b, "KEY_MISMATCH", "format.o", _fingerprint(a))
+    run.unique([got + _numbers(a, 2000)], "order numbers")
 
 
 @row("multi-key-record-one-member",
