@@ -34,10 +34,16 @@
 **   `frond tag repair-member`); after, the block's end is written to
 **   them. Every mark was written after its block committed, so a row that
 **   never went back is always at or above it, whatever other nodes do
-**   meanwhile. A database with no place recorded (new, or emptied) joins
-**   only when every other member answers and none has a mark of its
-**   place. What no check can see: blocks a member handed out while no
-**   other member answered (docs/segment.md).
+**   meanwhile. The fence rule holds for marks: at least one other member
+**   must answer the read, and record the block, before it is served
+**   (member_alloc), so no block is ever out of sight of every mark. Marks
+**   are kept under the tag as member i's row spells it. A database with
+**   no place recorded (new, or emptied) joins only when every other
+**   member answers and none has a mark of its place; its history as a
+**   plain store becomes marks of member -1, and its rows are moved above
+**   what the others may have handed out (join, settle). What no check
+**   can see, with three members or more: a member restored while every
+**   member holding its newest marks is down (docs/segment.md).
 ** - B must not change: set-step is refused, a member records the block
 **   its tag was created with and refuses a row whose step differs (a step
 **   changed by hand), and a member whose row gives another step than this
@@ -51,8 +57,8 @@
 **   see every other member's block as a step back).
 **
 ** Draws go round-robin over the members; a member that fails is skipped
-** for a backoff (0.5 s doubling to 8 s) while the others serve, and tried
-** again after it. A member's allocation has 3 s for its answers (then
+** for a backoff (0.5 s doubling to 8 s) while the others serve (those
+** that another member still answers for), and tried again after it. A member's allocation has 3 s for its answers (then
 ** the connection is given up: the allocation, if it took effect, is a
 ** gap), a connection its engine's connect timeout.
 */
