@@ -393,7 +393,59 @@ def test_range_over_block():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def converted(single, copy_made, multi):
+    """A single database issues IDs, an older copy of it is made, it issues
+    more; the two become a multi: store: nothing the single database
+    issued comes again (the copy's rows are moved above it as it joins,
+    on the engine's own SQL)."""
+    create(single, "c")
+    every, _ = next_ids(single, "c", 2000)
+    copy_made()
+    more, _ = next_ids(single, "c", 8000)
+    every += more
+    r = ft.run(["tag", "create", "c", "--step", str(STEP), "--store", multi])
+    ft.check(r.returncode == 0 or "TAG_EXISTS" in r.stderr,
+             "tag create: " + r.stderr)
+    more, err = next_ids(multi, "c", 6000)
+    ft.check(min(members_of(more, 2)) > 0, "one member only: %r"
+             % members_of(more, 2))
+    ft.check("joins with tag \"c\"" in r.stderr + err,
+             "no row moved: " + (r.stderr + err)[-600:])
+    every += more
+    ft.check(len(set(every)) == len(every), "%d IDs twice"
+             % (len(every) - len(set(every))))
+    return len(every)
+
+
+def test_conversion_with_an_older_copy():
+    """A PostgreSQL database and a copy of it made earlier (CREATE
+    DATABASE ... TEMPLATE), then a MariaDB database and its copy, each pair
+    made the members of a multi: store."""
+    pg, my = ft.Postgres(), None
+    try:
+        base = pg.uri.rsplit("/", 1)[0]
+        pg.sql("CREATE DATABASE a")
+        n = converted(base + "/a",
+                      lambda: pg.sql("CREATE DATABASE b TEMPLATE a"),
+                      "multi:%s/a|%s/b" % (base, base))
+        my = ft.MariaDB()
+        mbase = my.uri.rsplit("/", 1)[0]
+
+        def copy():
+            my.sql("CREATE DATABASE b")
+            for t in ("leaf_alloc", "frond_tag_floor", "frond_multi"):
+                my.sql("CREATE TABLE b.%s LIKE frond.%s; INSERT INTO b.%s "
+                       "SELECT * FROM frond.%s" % (t, t, t, t))
+        n += converted(my.uri, copy, "multi:%s|%s/b" % (my.uri, mbase))
+        print("converted with an older copy: %d IDs, 0 twice" % n)
+    finally:
+        pg.close()
+        if my is not None:
+            my.close()
+
+
 if __name__ == "__main__":
     ft.main([test_two_sqlite_files, test_admin_api_and_refused_start,
              test_pg_and_mariadb_one_down, test_silent_member,
-             test_member_restored_and_repaired, test_range_over_block])
+             test_member_restored_and_repaired, test_range_over_block,
+             test_conversion_with_an_older_copy])
