@@ -31,8 +31,9 @@ static const char usage[] =
     "  --step N           IDs reserved per allocation, 1..2147483647 "
     "(default 2000)\n"
     "  --start N          the first ID the tag yields (default 1; a deleted\n"
-    "                     tag's name starts one step above its floor, above\n"
-    "                     every ID it could have issued, and no lower)\n"
+    "                     tag's name starts one Leaf step (its step, at least\n"
+    "                     1000000) above its floor, above every ID it could\n"
+    "                     have issued, and no lower)\n"
     "  --description TEXT up to 256 bytes\n"
     "  --json             JSON instead of a table\n"
     "  --to N             advance: issue no ID below N from now on (after a\n"
@@ -100,7 +101,7 @@ static int tag_create(int argc, char **argv) {
                               MAX_DESCRIPTION);
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
-  /* Without --start, one step above the name's floor (at 1 unless it was
+  /* Without --start, one Leaf step above the name's floor (at 1 unless it was
   ** deleted): the store picks it in the create's transaction; the floor
   ** read before is what is shown (a delete racing the create can only
   ** raise it). */
@@ -253,7 +254,7 @@ static int tag_delete(int argc, char **argv) {
     frond__out_printf("deleted tag %s\n", a.pos[0]);
   else
     frond__out_printf("deleted tag %s; its floor is %lld: created again, it "
-                      "starts one step above it\n",
+                      "starts one Leaf step above it\n",
                       a.pos[0], (long long)floor);
   frond_store_close(st);
   return frond__out_finish(rc);

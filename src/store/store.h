@@ -102,16 +102,23 @@ struct frond_store_methods {
                char *recorded, size_t len, frond_error *err);
 };
 
+/* The largest step a Leaf node grows to (Leaf's MAX_STEP): after its first
+** two loads, Leaf doubles its own step for a segment used up quickly. */
+#define FROND__LEAF_MAX_STEP INT64_C(1000000)
+
 /* The lowest start a create of a tag accepts over its floor (the first ID
 ** a deleted tag of that name had not allocated, 1 for a name never used):
-** one step above a floor, so that a Leaf node whose load raced the create
-** (its UPDATE found no row, its SELECT the new one) and took the new row's
-** last range [max_id - step, max_id) without allocating it takes IDs no
-** tag of the name ever issued. INT64_MAX past the range. */
+** one Leaf step above a floor, the larger of the tag's step and the
+** largest a Leaf node's grows to. A Leaf node whose load raced the create
+** (its UPDATE found no row, its SELECT the new one) takes the new row's
+** last range [max_id - its step, max_id) without allocating it: that must
+** hold IDs no tag of the name ever issued, whatever that node's step has
+** grown to. INT64_MAX past the range. */
 static inline int64_t frond__tag_lowest_start(int64_t floor, int64_t step) {
+  int64_t gap = step > FROND__LEAF_MAX_STEP ? step : FROND__LEAF_MAX_STEP;
   if (floor <= 1)
     return 1;
-  return floor > INT64_MAX - step ? INT64_MAX : floor + step;
+  return floor > INT64_MAX - gap ? INT64_MAX : floor + gap;
 }
 
 /* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */

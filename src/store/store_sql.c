@@ -21,7 +21,7 @@
 ** - frond_tag_floor: per tag name, its floor, the first ID a tag of that
 **   name may issue again once deleted. A delete writes it in the
 **   delete's transaction (the row's max_id, read under the row's lock; a
-**   member's, turned into a global ID), a create starts one step above it
+**   member's, turned into a global ID), a create starts one Leaf step above it
 **   (a Leaf node whose load raced the create reads the step below),
 **   an advance never goes below it, and an allocation from a row below
 **   it (a row loaded by hand) is refused with TAG_FLOOR. For a multi:
@@ -290,17 +290,17 @@ static int floor_put(frond_store *st, const char *tag, int64_t floor,
 
 static int below_floor(const char *tag, int64_t start, int64_t floor,
                        int64_t step, frond_error *err) {
-  return frond__fail(err, FROND_ETAG_FLOOR,
-                     "tag \"%s\": start %lld is below %lld, one step above "
-                     "the tag's floor %lld: a tag of this name was deleted "
-                     "after it could issue IDs up to %lld, and a Leaf node "
-                     "reading the new row's last step without allocating it "
-                     "must find none of them; a new one starts at %lld or "
-                     "above (leave out the start to begin there)",
-                     tag, (long long)start,
-                     (long long)frond__tag_lowest_start(floor, step),
-                     (long long)floor, (long long)floor - 1,
-                     (long long)frond__tag_lowest_start(floor, step));
+  return frond__fail(
+      err, FROND_ETAG_FLOOR,
+      "tag \"%s\": start %lld is below %lld, one Leaf step above "
+      "the tag's floor %lld: a tag of this name was deleted "
+      "after it could issue IDs up to %lld, and a Leaf node "
+      "reading the new row's last step without allocating it "
+      "must find none of them; a new one starts at %lld or "
+      "above (leave out the start to begin there)",
+      tag, (long long)start, (long long)frond__tag_lowest_start(floor, step),
+      (long long)floor, (long long)floor - 1,
+      (long long)frond__tag_lowest_start(floor, step));
 }
 
 /* ---- allocation ---- */
@@ -487,7 +487,7 @@ static int sql_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
       floor > 1)
     return frond__fail(err, FROND_ETAG_NOT_FOUND,
                        "tag \"%s\" not found (it was deleted; created again, "
-                       "it starts one step above its floor %lld)",
+                       "it starts one Leaf step above its floor %lld)",
                        tag, (long long)floor);
   return not_found(tag, err);
 }
@@ -528,7 +528,7 @@ static int finish(frond_store *st, int rc, frond_error *err) {
   "update_time) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)"
 
 /*
-** A plain store's create: in one transaction, one step above the floor
+** A plain store's create: in one transaction, one Leaf step above the floor
 ** when there is one (frond__tag_lowest_start: the skipped step is never
 ** issued, and is all a Leaf node that read the new row without
 ** allocating can take). A create racing a delete of the same name waits

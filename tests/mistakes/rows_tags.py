@@ -582,18 +582,21 @@ def leaf_reader(run, engine, conn_sql):
     """A Leaf node's load (UPDATE, its row count unchecked, then SELECT)
     while Frond deletes the tag and creates it again between the two
     statements: the UPDATE finds no row, the SELECT the new one. Leaf
-    serves [max_id - step, max_id) of what it read."""
+    serves [max_id - its step, max_id) of what it read; its step is the
+    row's for its first two loads, then doubles for each segment used up
+    within 15 minutes (as these are), up to 1,000,000."""
     cwd = run.subdir("cwd")
     store = engine.uri
     run.ok(["tag", "create", "t", "--step", str(STEP), "--store", store], cwd)
     update, select, commit = conn_sql
-    leaf = [select_range(update, select, commit) for _ in range(3)]
+    steps = [STEP, STEP] + [min(STEP << k, 1000000) for k in range(1, 5)]
+    leaf = [select_range(update, select, commit, n) for n in steps[:-2]]
     frond_ids = cli_ids(run, cwd, store, "t", 150)
-    leaf.append(select_range(update, select, commit))
+    leaf.append(select_range(update, select, commit, steps[-2]))
     run.ok(["tag", "delete", "t", "--store", store], cwd)
-    update()  # no row: the tag is gone (Leaf does not check the count)
+    update(steps[-1])  # no row: the tag is gone (Leaf does not check)
     run.ok(["tag", "create", "t", "--step", str(STEP), "--store", store], cwd)
-    got = select()
+    got = select(steps[-1])
     commit()
     if got is not None:
         leaf.append(got)
@@ -601,9 +604,9 @@ def leaf_reader(run, engine, conn_sql):
     run.unique([[i for lo, hi in leaf for i in range(lo, hi)], frond_ids])
 
 
-def select_range(update, select, commit):
-    update()
-    got = select()
+def select_range(update, select, commit, n):
+    update(n)
+    got = select(n)
     commit()
     return got
 
@@ -644,15 +647,15 @@ def tag_recreate_leaf_reader_pg(run):
     pg = run.postgres()
     s = Psql(run, pg.uri)
 
-    def select():
-        r = s.q("SELECT max_id, step FROM leaf_alloc WHERE biz_tag = 't'")
+    def select(n):
+        r = s.q("SELECT max_id FROM leaf_alloc WHERE biz_tag = 't'")
         if not r:
             return None
-        m, st = map(int, r[0].split("|"))
-        return (m - st, m)
+        m = int(r[0])
+        return (m - n, m)
     leaf_reader(run, pg, (
-        lambda: s.q("BEGIN; UPDATE leaf_alloc SET max_id = max_id + step "
-                    "WHERE biz_tag = 't'"),
+        lambda n: s.q("BEGIN; UPDATE leaf_alloc SET max_id = max_id + %d "
+                      "WHERE biz_tag = 't'" % n),
         select, lambda: s.q("COMMIT")))
 
 
@@ -666,11 +669,11 @@ def tag_recreate_leaf_reader_mariadb(run):
     cur = c.cursor()
     cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
 
-    def select():
-        cur.execute("SELECT max_id, step FROM leaf_alloc WHERE biz_tag = 't'")
+    def select(n):
+        cur.execute("SELECT max_id FROM leaf_alloc WHERE biz_tag = 't'")
         r = cur.fetchone()
-        return None if r is None else (int(r[0]) - int(r[1]), int(r[0]))
+        return None if r is None else (int(r[0]) - n, int(r[0]))
     leaf_reader(run, my, (
-        lambda: cur.execute("UPDATE leaf_alloc SET max_id = max_id + step "
-                            "WHERE biz_tag = 't'"),
+        lambda n: cur.execute("UPDATE leaf_alloc SET max_id = max_id + %d "
+                              "WHERE biz_tag = 't'" % n),
         select, c.commit))
