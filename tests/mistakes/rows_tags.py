@@ -29,9 +29,12 @@ def multi_uri(d, names=("a.db", "b.db")):
 
 def on_multi(d, store=None):
     """A server's flags for a multi: store in d: a multi: store hands out
-    no node IDs, so the fleet's lease is named beside it."""
+    no node IDs, so the fleet's lease is named beside it. The rows count
+    IDs, not latency: a block waits for another member to record it, which
+    on a loaded machine can take longer than a request's default 50 ms."""
     return ["--store", store or multi_uri(d),
-            "--coordinator", "lease+" + sqlite_uri(d, "nodes.db")]
+            "--coordinator", "lease+" + sqlite_uri(d, "nodes.db"),
+            "--segment-wait-ms", "5000"]
 
 
 def cli_ids(run, cwd, store, tag, n):
