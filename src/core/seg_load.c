@@ -186,7 +186,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   free(t->fail_why);
   t->fail_why = NULL;
   t->fail_code = rc == FROND_ESTORE ? 0 : rc;
-  if (t->fail_code != 0)
+  if (rc != 0) /* said by calls that give up (a refusal, or the last why) */
     t->fail_why = strdup(e.message);
   if (rc == 0) {
     atomic_fetch_add(&s->loads, 1);
