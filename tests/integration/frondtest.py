@@ -16,7 +16,9 @@ A `frond` built with AddressSanitizer and UBSan writes its reports to
 files (ASAN_OPTIONS and UBSAN_OPTIONS log_path): a Server's go to its own
 dir, every other process's to the program's. They are read when a server
 stops and after every test, and any report fails the test that stopped
-its process (tests/lsan.supp's suppressed leaks are not reports).
+its process (tests/lsan.supp's suppressed leaks are not reports). Closing
+a server stops it with SIGTERM, as stop() does, so that LeakSanitizer
+runs at its exit (test_fixtures.py shows each of these).
 
 Tests talk only to 127.0.0.1 and bound every wait. Tests import this
 module from their own directory; no test imports another.
@@ -507,11 +509,17 @@ class Server(Fixture):
         self._exited()
         return rc
 
-    def shutdown(self):
-        """close() kills the server if it still runs."""
+    def shutdown(self, timeout=15):
+        """close() stops the server as stop() does, with SIGTERM, so that
+        LeakSanitizer runs at its exit; one that has not exited within
+        timeout is killed. Its reports are read either way."""
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
         self._exited()
         self.log.close()
 
