@@ -18,10 +18,13 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mktemp -d "${TMPDIR:-/tmp}/frond-fuzz-XXXXXX")
 trap 'kill 0 2>/dev/null' INT TERM
 failed=0
+# How long a harness runs: the network's parsers longer.
+seconds_of() {
+  case $1 in fuzz_http | fuzz_resp) echo "$long" ;; *) echo "$secs" ;; esac
+}
 run() {
   name=$1
-  t=$secs
-  case $name in fuzz_http | fuzz_resp) t=$long ;; esac
+  t=$(seconds_of "$name")
   mkdir -p "$out/$name/new" "$out/$name/crash"
   if "$build/$name" -max_total_time="$t" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$out/$name/crash/" \
@@ -34,21 +37,41 @@ run() {
     return 1
   fi
 }
-harnesses=$(cd "$src/fuzz" && ls fuzz_*.c | sed 's/\.c$//')
-set -- $harnesses
-while [ $# -gt 0 ]; do
-  a=$1
-  shift
-  if [ $# -gt 0 ]; then
-    b=$1
-    shift
-    run "$a" & pa=$!
-    run "$b" || failed=$((failed + 1))
-    wait $pa || failed=$((failed + 1))
+# Two lanes, each running its harnesses one after the other: the long
+# ones first, one to a lane, then the rest dealt to the lanes in turn, so
+# that both end together (pairs started together waited for the slower
+# of each, a minute of one core idle for every long harness). A lane's
+# exit status is the number of harnesses that found something.
+long_ones=
+short_ones=
+for name in $(cd "$src/fuzz" && ls fuzz_*.c | sed 's/\.c$//'); do
+  if [ "$(seconds_of "$name")" -gt "$secs" ]; then
+    long_ones="$long_ones $name"
   else
-    run "$a" || failed=$((failed + 1))
+    short_ones="$short_ones $name"
   fi
 done
+lane_a=
+lane_b=
+turn=a
+for name in $long_ones $short_ones; do
+  if [ $turn = a ]; then
+    lane_a="$lane_a $name" turn=b
+  else
+    lane_b="$lane_b $name" turn=a
+  fi
+done
+lane() {
+  n=0
+  for name in "$@"; do
+    run "$name" || n=$((n + 1))
+  done
+  return $n
+}
+lane $lane_a &
+pa=$!
+lane $lane_b || failed=$((failed + $?))
+wait $pa || failed=$((failed + $?))
 if [ $failed -eq 0 ]; then
   rm -rf "$out"
   echo "every harness ran; nothing found"

@@ -31,18 +31,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 import frondtest as ft  # noqa: E402
-from test_coord_zk import ZooKeeper  # noqa: E402
 
 CLUSTER = "chaos"
 FENCE_METRIC = "frond_coord_fence_ahead_seconds"
-
-# Leaks of the libraries the server links, suppressed as for the
-# integration tests (tests/lsan.supp): libzookeeper does not free a
-# multi-op's completion list when the connection drops mid-multi.
-LSAN_SUPP = os.path.join(os.path.dirname(HERE), "lsan.supp")
-if "suppressions=" not in os.environ.get("LSAN_OPTIONS", ""):
-    os.environ["LSAN_OPTIONS"] = (os.environ.get("LSAN_OPTIONS", "") +
-                                  ":suppressions=" + LSAN_SUPP).lstrip(":")
 TAGS = {"orders": 200, "events": 5000}  # small steps: many allocations
 
 
@@ -234,25 +225,6 @@ class Proxy:
         self.run.log("proxy %s: %s %s" % (route, mode, arg or ""))
 
 
-class Ticking(ZooKeeper):
-    """ZooKeeper with its tick (sessions of 2 to 20 ticks) at every start."""
-
-    def __init__(self, tick_ms):
-        self.tick_ms = tick_ms
-        super().__init__()
-
-    def start(self, port=None):
-        was = os.environ.get("ZK_TICK_MS")
-        os.environ["ZK_TICK_MS"] = str(self.tick_ms)
-        try:
-            super().start(port)
-        finally:
-            if was is None:
-                os.environ.pop("ZK_TICK_MS")
-            else:
-                os.environ["ZK_TICK_MS"] = was
-
-
 class Node:
     """One `frond serve` process slot: a label, its ports and its data dir;
     start() spawns a new incarnation."""
@@ -281,6 +253,7 @@ class Node:
             self.set_clock(0, log=False)
         self.p = None
         self.log_path = self.run.path("nodes", label, "log")
+        self.sanitizer_path = self.run.path("nodes", label, "sanitizer")
         self.starts = 0
         self.refusals = {}
         self.run.cleanups.append(self.stop)
@@ -340,7 +313,7 @@ class Node:
         return a + self.extra
 
     def env(self):
-        e = dict(os.environ)
+        e = ft.sanitizer_env(os.environ, self.sanitizer_path)
         preload = []
         if self.identity_port != self.http_port:
             preload.append(self.fleet.shim)
@@ -353,8 +326,8 @@ class Node:
             e["FAKETIME_CACHE_DURATION"] = "1"
         if preload:
             e["LD_PRELOAD"] = " ".join(preload)
-            e["ASAN_OPTIONS"] = (e.get("ASAN_OPTIONS", "") +
-                                 ":verify_asan_link_order=0").lstrip(":")
+            e["ASAN_OPTIONS"] = ft.set_option(e.get("ASAN_OPTIONS"),
+                                              "verify_asan_link_order", "0")
         return e
 
     def spawn(self):
@@ -491,8 +464,8 @@ class Fleet:
             ft.check(r.returncode == 0, "tag create: %s" % r.stderr)
         self.zk = None
         if coord == "zk":
-            self.zk = Ticking(zk_tick_ms)
-            run.cleanups.append(self.zk.cleanup)
+            self.zk = ft.ZooKeeper(tick_ms=zk_tick_ms)
+            run.cleanups.append(self.zk.close)
         self.nodes = []
         common = run.subdir("shared") if shared_dir else None
         labels = ["n%d" % i for i in range(nodes)]
@@ -590,20 +563,23 @@ class Fleet:
         self.run.log("PostgreSQL started again")
 
     def sanitizer_reports(self):
-        """Sanitizer reports in the node logs; leaks that tests/lsan.supp
-        suppressed are noted, not counted."""
+        """Sanitizer reports in the node logs and the nodes' sanitizer
+        files; leaks that tests/lsan.supp suppressed are noted, not
+        counted."""
         bad = 0
         for n in self.nodes:
-            if os.path.exists(n.log_path):
-                t = n.text()
-                bad += t.count("ERROR: AddressSanitizer") + \
-                    t.count("runtime error:") + \
-                    t.count("ERROR: LeakSanitizer")
-                k = t.count("Suppressions used:")
-                if k:
-                    self.run.notes.append(
-                        "%s: %d exit(s) with a suppressed leak (%s)" % (
-                            n.label, k, os.path.basename(LSAN_SUPP)))
+            k = 0
+            for path in [n.log_path] + sorted(glob.glob(n.sanitizer_path +
+                                                        ".*")):
+                if os.path.exists(path):
+                    with open(path, errors="replace") as f:
+                        t = f.read()
+                    bad += ft.sanitizer_errors(t)
+                    k += t.count("Suppressions used:")
+            if k:
+                self.run.notes.append(
+                    "%s: %d exit(s) with a suppressed leak (%s)" % (
+                        n.label, k, os.path.basename(ft.LSAN_SUPP)))
         return bad
 
     def stop_all(self):

@@ -273,6 +273,21 @@ def serve_usage():
     return own, keys
 
 
+def slugs(text):
+    """GitHub's anchors for the headings of a Markdown text."""
+    seen, out = {}, set()
+    for line in strip_fences(text).split("\n"):
+        m = re.match(r"^#{1,6} (.*?)\s*#*$", line)
+        if not m:
+            continue
+        h = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1)).lower()
+        s = re.sub(r"[^\w\- ]", "", h).replace(" ", "-")
+        n = seen.get(s, 0)
+        seen[s] = n + 1
+        out.add(s if n == 0 else "%s-%d" % (s, n))
+    return out
+
+
 def markdown_files():
     files = ["README.md", "CONTRIBUTING.md", "bench/RESULTS.md"]
     for p in sorted(glob.glob(os.path.join(SRC, "docs", "**", "*.md"),

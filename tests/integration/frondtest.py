@@ -1,11 +1,31 @@
 # SPDX-License-Identifier: Apache-2.0
 """
-frondtest.py -- shared helpers for Frond's integration tests.
+frondtest.py -- the integration tests' fixtures: the one place that starts
+real servers, as Redis' tests/support/server.tcl is.
 
-Every test runs in its own temporary directory, talks only to 127.0.0.1,
-and bounds every wait. Tests import this module from their own directory.
+Every kind of server a test needs has one entry here, and each gets its
+own temp dir and a free loopback port: Server (`frond serve`), Postgres,
+MariaDB, ZooKeeper, and a SQLite store file (SqliteStore); Lease puts the
+lease coordinator's table in any of the three databases; CoordTool drives
+tests/tools/coord_tool. start_server(kind) is the same as a `with` block,
+with_server(kind) as a decorator. Whatever a test program starts is
+stopped when it ends, passed or failed: fixtures still open are closed,
+and every process that carries the program's mark is killed.
+
+A `frond` built with AddressSanitizer and UBSan writes its reports to
+files (ASAN_OPTIONS and UBSAN_OPTIONS log_path): a Server's go to its own
+dir, every other process's to the program's. They are read when a server
+stops and after every test, and any report fails the test that stopped
+its process (tests/lsan.supp's suppressed leaks are not reports). Closing
+a server stops it with SIGTERM, as stop() does, so that LeakSanitizer
+runs at its exit (test_fixtures.py shows each of these).
+
+Tests talk only to 127.0.0.1 and bound every wait. Tests import this
+module from their own directory; no test imports another.
 """
 import atexit
+import glob
+import http.client
 import os
 import random
 import shutil
@@ -23,10 +43,16 @@ FROND_SRC = os.path.abspath(os.environ.get(
         os.path.dirname(os.path.abspath(__file__))))))
 FROND_BUILD = os.path.abspath(os.environ.get("FROND_BUILD",
                                              os.path.dirname(FROND_BIN)))
+SCRIPTS = os.path.join(FROND_SRC, "scripts")
 
 
 class Failure(Exception):
     pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
 
 
 # ---------------------------------------------------------------- leftovers
@@ -74,29 +100,119 @@ def kill_marked(var, value):
     return killed
 
 
-def _kill_leftovers():
+def _at_exit():
+    """The program ends: close what is still open, kill what is still
+    marked, and fail on sanitizer reports no test has answered for."""
     if os.environ.get(OWNER_VAR) != str(os.getpid()):
         return  # imported by a process this one started
+    for fx in reversed(list(_open)):
+        try:
+            fx.close()
+        except Exception as e:  # one failed close must not keep the rest
+            print("closing %s at exit: %s" % (fx, e), file=sys.stderr)
     for pid, cmd in kill_marked(OWNER_VAR, os.getpid()):
         print("leftover killed: %d %s" % (pid, cmd[:200]), file=sys.stderr)
+    reports = take_sanitizer_reports()
+    if reports:
+        print(describe_reports(reports), flush=True)
+        print("FAIL sanitizer reports after the last test", flush=True)
+    else:
+        shutil.rmtree(SANITIZER_DIR, ignore_errors=True)
+    if reports:
+        sys.stderr.flush()
+        os._exit(1)
 
 
 os.environ[OWNER_VAR] = str(os.getpid())
-atexit.register(_kill_leftovers)
+atexit.register(_at_exit)
 # A test stopped with SIGTERM or SIGHUP ends through SystemExit, so that
 # its leftovers go too (SIGINT does already, as KeyboardInterrupt).
 for _sig in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(_sig, lambda n, f: sys.exit(128 + n))
 
 
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
+# ----------------------------------------------------------- sanitizer logs
+#
+# ASan and LSan write a report to <log_path>.<pid> when log_path is set;
+# so does UBSan built by clang. GCC's UBSan writes to stderr whatever
+# log_path says, which is why a Server's own log is read too.
 
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                   "runtime error:", "WARNING: ThreadSanitizer",
+                   "ERROR: ThreadSanitizer")
+LSAN_SUPP = os.path.join(FROND_SRC, "tests", "lsan.supp")
+_reports = []   # (what, text) read and not yet answered for
+_read = set()   # sanitizer files already read
+
+
+def set_option(options, key, value):
+    """A sanitizer options string with key=value in place of any other."""
+    kept = [o for o in (options or "").split(":")
+            if o and not o.startswith(key + "=")]
+    return ":".join(kept + ["%s=%s" % (key, value)])
+
+
+def sanitizer_env(env, log_path):
+    """env with every sanitizer report written to log_path.<pid>."""
+    e = dict(env)
+    for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        e[var] = set_option(e.get(var), "log_path", log_path)
+    return e
+
+
+def sanitizer_errors(text):
+    """How many sanitizer reports text holds."""
+    return sum(text.count(m) for m in SANITIZER_MARKS)
+
+
+def read_sanitizer_logs(what, paths):
+    """Read the sanitizer files and process logs in paths (each file
+    once); remember every report, and return how many were found."""
+    found = 0
+    for path in paths:
+        if path in _read or not os.path.isfile(path):
+            continue
+        _read.add(path)  # read once its process has exited
+        with open(path, errors="replace") as f:
+            text = f.read()
+        if sanitizer_errors(text):
+            first = min(text.find(m) for m in SANITIZER_MARKS
+                        if m in text)
+            _reports.append(("%s (%s)" % (what, path),
+                             text[max(0, text.rfind("\n", 0, first)):]))
+            found += 1
+    return found
+
+
+def take_sanitizer_reports():
+    """Every report read since the last call, the program's own sanitizer
+    dir included."""
+    read_sanitizer_logs("a process of this test", sorted(
+        glob.glob(os.path.join(SANITIZER_DIR, "sanitizer.*"))))
+    out = list(_reports)
+    del _reports[:]
+    return out
+
+
+def describe_reports(reports, limit=6000):
+    return "\n".join("sanitizer report from %s:\n%s" % (what, text[:limit])
+                     for what, text in reports)
+
+
+# Every process this program starts reports into SANITIZER_DIR unless its
+# fixture says otherwise; tests/lsan.supp applies to a direct run too.
+SANITIZER_DIR = tempfile.mkdtemp(prefix="frond-sanitizer-")
+os.environ.update(sanitizer_env(os.environ, os.path.join(SANITIZER_DIR,
+                                                         "sanitizer")))
+if "suppressions=" not in os.environ.get("LSAN_OPTIONS", ""):
+    os.environ["LSAN_OPTIONS"] = set_option(
+        os.environ.get("LSAN_OPTIONS"), "suppressions", LSAN_SUPP)
+
+
+# ------------------------------------------------------ processes and ports
 
 def tempdir(prefix="frond-test-"):
-    d = tempfile.mkdtemp(prefix=prefix)
-    return d
+    return tempfile.mkdtemp(prefix=prefix)
 
 
 def run(args, cwd=None, timeout=120, input=None, env=None):
@@ -154,41 +270,150 @@ def need(program, package):
                       "scripts/deps.sh test installs it)" % (program, package))
 
 
+def tool(name):
+    """Path of a program built from tests/tools (or bench)."""
+    p = os.path.join(FROND_BUILD, name)
+    check(os.path.exists(p), "%s is not built (looked in %s; set FROND_BUILD)"
+          % (name, FROND_BUILD))
+    return p
+
+
+def read_i64(path):
+    """The native int64 values in a file (a torn last value is dropped)."""
+    import array
+    with open(path, "rb") as f:
+        data = f.read()
+    a = array.array("q")
+    a.frombytes(data[:len(data) - len(data) % 8])
+    return a
+
+
+def debian_module(name, package):
+    """Import a module Debian installs under /usr/lib/python3/dist-packages,
+    which another python3 on PATH (a pyenv) does not search."""
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pass
+    if "/usr/lib/python3/dist-packages" not in sys.path:
+        sys.path.append("/usr/lib/python3/dist-packages")
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise Failure("%s is not installed (Debian package %s; scripts/deps.sh"
+                      " test installs it)" % (name, package))
+
+
 def main(tests):
     """Run test functions in order; print a closing line; exit non-zero on
-    the first failure."""
+    the first failure. A sanitizer report read during a test (a server it
+    stopped, any process it ran) fails that test."""
     passed = failed = 0
     for t in tests:
         name = t.__name__
         t0 = time.monotonic()
         try:
             t()
+            error = None
+        except Exception as e:  # report every kind of failure the same way
+            error = "%s: %s" % (type(e).__name__, e)
+        reports = take_sanitizer_reports()
+        if reports:
+            print(describe_reports(reports), flush=True)
+            error = (error + "; " if error else "") + \
+                "%d sanitizer report(s)" % len(reports)
+        if error is None:
             passed += 1
             print("ok   %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
-        except Exception as e:  # report every kind of failure the same way
+        else:
             failed += 1
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
+            print("FAIL %s: %s" % (name, error), flush=True)
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
 
 
-# ---------------------------------------------------------------- servers
+# ------------------------------------------------------------------ servers
+#
+# A fixture has a temp dir, is open from its start until close() (which
+# stops it and removes the dir), and is closed when the program ends if
+# the test did not. start_server and with_server scope one to a block or
+# to a test.
 
-import http.client
-import signal
+_open = []
 
 
-class Server:
+class Fixture:
+    """What every server fixture shares: its dir (made here, or given and
+    then left in place) and its place among the open fixtures."""
+
+    prefix = "frond-"
+
+    def _begin(self, dir=None):
+        self.own_dir = dir is None
+        self.dir = tempdir(self.prefix) if dir is None else dir
+        _open.append(self)
+
+    def stop(self):
+        pass
+
+    def shutdown(self):
+        """What close() does before the dir goes: stop()."""
+        self.stop()
+
+    def close(self):
+        """Stop the server and remove its dir; again is a no-op."""
+        if self not in _open:
+            return
+        try:
+            self.shutdown()
+        finally:
+            _open.remove(self)
+            if self.own_dir:
+                shutil.rmtree(self.dir, ignore_errors=True)
+
+    def cleanup(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def start_server(kind, **kw):
+    """A server of one kind ("frond", "postgresql", "mariadb", "zookeeper",
+    "sqlite"), started; as a `with` block, closed at the block's end."""
+    return KINDS[kind](**kw)
+
+
+def with_server(kind, **kw):
+    """Decorate test(server): it gets a server of its own, closed after."""
+    def wrap(fn):
+        def t():
+            with start_server(kind, **kw) as s:
+                fn(s)
+        t.__name__ = fn.__name__
+        return t
+    return wrap
+
+
+class Server(Fixture):
     """A `frond serve` on a free loopback port in its own temp dir.
 
     extra: more flags; env: extra environment; tags: segment tags to create
     (name -> step) in the store before the server starts. resp: also
     listen for the Redis protocol on a free port (resp_port); otherwise
-    resp_listen is off, so that no test takes the default port."""
+    resp_listen is off, so that no test takes the default port. Its
+    sanitizer reports are read when it stops."""
+
+    prefix = "frond-http-"
 
     def __init__(self, extra=(), env=None, tags=None, threads=2, store=None,
                  resp=False):
-        self.dir = tempdir("frond-http-")
+        self._begin()
         self.port = free_port()
         self.resp_port = free_port() if resp else None
         self.store = store or "sqlite:///%s/frond.db" % self.dir
@@ -198,6 +423,7 @@ class Server:
             check(r.returncode == 0, "tag create %s: %s" % (name, r.stderr))
         e = dict(os.environ)
         e.update(env or {})
+        e = sanitizer_env(e, os.path.join(self.dir, "sanitizer"))
         self.args = [FROND_BIN, "serve", "--listen",
                      "127.0.0.1:%d" % self.port, "--store", self.store,
                      "--data-dir", self.dir, "--threads", str(threads),
@@ -262,23 +488,40 @@ class Server:
     def alive(self):
         return self.proc.poll() is None
 
+    def _exited(self):
+        """The process has exited: read its sanitizer reports."""
+        self.log.flush()
+        read_sanitizer_logs("frond serve on port %d" % self.port, sorted(
+            glob.glob(os.path.join(self.dir, "sanitizer.*"))) +
+            [self.log.name])
+
     def stop(self, sig=signal.SIGTERM, timeout=15):
         """Signal the server and wait; returns its exit status."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            return self.proc.wait(timeout=timeout)
+            rc = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+            self._exited()
             raise Failure("server did not exit within %ds" % timeout)
+        self._exited()
+        return rc
 
-    def close(self):
+    def shutdown(self, timeout=15):
+        """close() stops the server as stop() does, with SIGTERM, so that
+        LeakSanitizer runs at its exit; one that has not exited within
+        timeout is killed. Its reports are read either way."""
         if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._exited()
         self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def split_responses(data):
@@ -301,50 +544,94 @@ def split_responses(data):
     return out
 
 
-# ---- segment stores and tools ----
-
-def tool(name):
-    """Path of a program built from tests/tools (or bench)."""
-    p = os.path.join(FROND_BUILD, name)
-    check(os.path.exists(p), "%s is not built (looked in %s; set FROND_BUILD)"
-          % (name, FROND_BUILD))
-    return p
-
-
-def read_i64(path):
-    """The native int64 values in a file (a torn last value is dropped)."""
-    import array
-    with open(path, "rb") as f:
-        data = f.read()
-    a = array.array("q")
-    a.frombytes(data[:len(data) - len(data) % 8])
-    return a
+def serve(args, d, port, log, store="none"):
+    """A bare `frond serve` process (Popen) in dir d on port, for a test
+    that kills and restarts it in the same dir: HTTP only, one thread,
+    store none unless given; output appended to the open file log."""
+    return subprocess.Popen(
+        [FROND_BIN, "serve", "--listen", "127.0.0.1:%d" % port,
+         "--resp-listen", "off", "--store", store, "--threads", "1",
+         "--data-dir", d] + list(args), cwd=d, stdout=log,
+        stderr=subprocess.STDOUT)
 
 
-class Postgres:
-    """A throwaway PostgreSQL (scripts/pg.sh) in a temp dir; close() stops
-    it and removes the dir. Fails clearly when PostgreSQL is missing."""
+def http_get(port, path, timeout=5):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        c.close()
 
-    def __init__(self):
-        need("psql", "postgresql-client")
-        self.dir = tempdir("frond-pg-")
-        self.uri = None
-        self.start()
 
-    def _pg(self, *args):
-        return subprocess.run([os.path.join(FROND_SRC, "scripts", "pg.sh")]
+def wait_serving(p, port, timeout):
+    """Wait until the server answers a snowflake ID: the ID, or None if it
+    exited or timeout passed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and p.poll() is None:
+        try:
+            s, body = http_get(port, "/api/snowflake/get/x", timeout=2)
+            if s == 200:
+                return int(body)
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return None
+
+
+class Database(Fixture):
+    """A throwaway database server in a temp dir on a free loopback port,
+    run by its control script in scripts/ (script(*args) calls it). With
+    start=False it is made but not started: uri and port are known, and
+    start() starts it there (the script keeps the port it finds in the
+    dir), or another script command (a standby, a replica) does."""
+
+    def __init__(self, start=True, dir=None):
+        need(self.client, self.client_package)
+        self._begin(dir)
+        self.port = free_port()
+        with open(os.path.join(self.dir, "port"), "w") as f:
+            f.write("%d\n" % self.port)
+        self.uri = self.uri_at(self.port)
+        if start:
+            self.start()
+
+    def script(self, *args):
+        return subprocess.run([os.path.join(SCRIPTS, self.script_name)]
                               + list(args), capture_output=True, text=True,
                               timeout=120)
 
     def start(self):
-        r = self._pg("start", self.dir)
+        r = self.script("start", self.dir)
         if r.returncode != 0:
-            raise Failure("PostgreSQL did not start: " + r.stderr.strip())
+            raise Failure("%s did not start: %s" % (self.name,
+                                                    r.stderr.strip()))
         self.uri = r.stdout.strip()
+        self.port = int(self.uri.rsplit(":", 1)[1].split("/")[0])
 
     def stop(self):
-        r = self._pg("stop", self.dir)
-        check(r.returncode == 0, "PostgreSQL did not stop: " + r.stderr)
+        """Stop it (the data stays); one that never started is stopped."""
+        r = self.script("stop", self.dir)
+        check(r.returncode == 0, "%s did not stop: %s" % (self.name,
+                                                          r.stderr))
+
+    def kill(self):
+        r = self.script("kill", self.dir)
+        check(r.returncode == 0, "%s did not die: %s" % (self.name, r.stderr))
+
+
+class Postgres(Database):
+    """A throwaway PostgreSQL (scripts/pg.sh); sql() runs statements as
+    postgres."""
+
+    name, prefix, script_name = "PostgreSQL", "frond-pg-", "pg.sh"
+    client, client_package = "psql", "postgresql-client"
+    dialect, engine = "pg", "postgresql"
+
+    @staticmethod
+    def uri_at(port):
+        return "postgresql://postgres@127.0.0.1:%d/postgres" % port
 
     def sql(self, sql):
         r = subprocess.run(["psql", "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1",
@@ -353,69 +640,36 @@ class Postgres:
         check(r.returncode == 0, "psql: %s: %s" % (sql, r.stderr.strip()))
         return r.stdout
 
-    def close(self):
-        try:
-            self.stop()
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
+
+def postgres_later():
+    """A PostgreSQL that is not running yet, for a store that cannot be
+    reached at first and then can: (pg, uri). pg.start() starts it on the
+    port of uri; pg.close() stops it and removes its directory."""
+    pg = Postgres(start=False)
+    return pg, pg.uri
 
 
-def debian_module(name, package):
-    """Import a module Debian installs under /usr/lib/python3/dist-packages,
-    which another python3 on PATH (a pyenv) does not search."""
-    import importlib
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        pass
-    if "/usr/lib/python3/dist-packages" not in sys.path:
-        sys.path.append("/usr/lib/python3/dist-packages")
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        raise Failure("%s is not installed (Debian package %s; scripts/deps.sh"
-                      " test installs it)" % (name, package))
+class MariaDB(Database):
+    """A throwaway MariaDB (scripts/mariadb.sh): TCP on a free loopback
+    port and a unix socket in the dir; root without a password; the
+    database `frond`. sql() runs statements as root in it."""
 
+    name, prefix, script_name = "MariaDB", "frond-my-", "mariadb.sh"
+    client, client_package = "mariadb", "mariadb-client"
+    dialect, engine = "mysql", "mysql"
 
-class MariaDB:
-    """A throwaway MariaDB (scripts/mariadb.sh) in a temp dir: TCP on a
-    free loopback port and a unix socket in the dir; root without a
-    password; the database `frond`. close() stops it and removes the dir.
-    Fails clearly when MariaDB is missing."""
+    @staticmethod
+    def uri_at(port):
+        return "mysql://root@127.0.0.1:%d/frond" % port
 
-    dialect = "mysql"
-
-    def __init__(self):
-        need("mariadb", "mariadb-client")
-        self.dir = tempdir("frond-my-")
-        self.uri = None
-        self.start()
-
-    def _sh(self, *args):
-        return subprocess.run([os.path.join(FROND_SRC, "scripts",
-                                            "mariadb.sh")] + list(args),
-                              capture_output=True, text=True, timeout=120)
-
-    def start(self):
-        r = self._sh("start", self.dir)
-        if r.returncode != 0:
-            raise Failure("MariaDB did not start: " + r.stderr.strip())
-        self.uri = r.stdout.strip()
-        self.port = int(self.uri.rsplit(":", 1)[1].split("/")[0])
-        self.socket = os.path.join(self.dir, "mysql.sock")
-
-    def stop(self):
-        r = self._sh("stop", self.dir)
-        check(r.returncode == 0, "MariaDB did not stop: " + r.stderr)
-
-    def kill(self):
-        r = self._sh("kill", self.dir)
-        check(r.returncode == 0, "MariaDB did not die: " + r.stderr)
+    @property
+    def socket(self):
+        return os.path.join(self.dir, "mysql.sock")
 
     def sql(self, sql):
         """Run statements as root in the database frond; the rows as
         tab-separated text, one line each (PyMySQL is not needed here)."""
-        r = self._sh("sql", self.dir, sql)
+        r = self.script("sql", self.dir, sql)
         check(r.returncode == 0, "mariadb: %s: %s" % (sql, r.stderr.strip()))
         return r.stdout
 
@@ -428,150 +682,70 @@ class MariaDB:
         args.update(kw)
         return pymysql.connect(**args)
 
-    def close(self):
-        try:
-            self.stop()
-        finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
+
+# A coordinator URI's fast timings for tests: sessions of 2 s.
+ZK_FAST = "report_ms=200&session_ms=2000&connect_ms=3000"
 
 
-# ---- the Redis protocol ----
+class ZooKeeper(Fixture):
+    """A throwaway standalone ZooKeeper (scripts/zk.sh) on a free loopback
+    port; tick_ms: its tick (sessions of 2 to 20 ticks; zk.sh's default
+    200). address is "host:port"; uri(name) a coordinator URI on it."""
 
-class RespError(Exception):
-    """An error reply ("-CODE message"), returned as a value by Resp."""
+    prefix = "frond-zk-"
 
-    def __init__(self, line):
-        super().__init__(line)
-        self.line = line
-        self.code = line.split(" ", 1)[0]
+    def __init__(self, port=None, tick_ms=None, dir=None):
+        self.script_path = os.path.join(SCRIPTS, "zk.sh")
+        need(self.script_path, "zookeeper")
+        need("java", "default-jre-headless")
+        self.tick_ms = tick_ms
+        self._begin(dir)
+        self.start(port or free_port())
 
+    def start(self, port=None):
+        env = dict(os.environ)
+        if port:
+            env["ZK_PORT"] = str(port)
+        if self.tick_ms:
+            env["ZK_TICK_MS"] = str(self.tick_ms)
+        r = subprocess.run([self.script_path, "start", self.dir],
+                           capture_output=True, text=True, timeout=90,
+                           env=env)
+        check(r.returncode == 0,
+              "ZooKeeper did not start: %s" % r.stderr.strip())
+        self.address = r.stdout.strip()
+        self.port = int(self.address.rsplit(":", 1)[1])
 
-class RespSet(list):
-    """A RESP3 set (~), kept in the order sent."""
+    def stop(self):
+        subprocess.run([self.script_path, "stop", self.dir], timeout=30)
 
+    def pid(self):
+        with open(os.path.join(self.dir, "pid")) as f:
+            return int(f.read())
 
-class Verbatim(bytes):
-    """A RESP3 verbatim string (=), without its "txt:" prefix."""
-
-
-class BigNumber(int):
-    """A RESP3 big number (()."""
-
-
-class Resp:
-    """A raw RESP connection for tests that send exactly the bytes they
-    mean: send() writes bytes; reply() reads one reply (ints, bytes, lists,
-    None, str for status lines, RespError for errors, and after HELLO 3
-    dicts for maps, RespSet, float, bool, BigNumber, Verbatim); closed()
-    tells whether the server closed the connection."""
-
-    def __init__(self, port, timeout=10.0):
-        self.sock = socket.create_connection(("127.0.0.1", port),
-                                             timeout=timeout)
-        self.buf = b""
-
-    def send(self, data):
-        self.sock.sendall(data)
-
-    def command(self, *args):
-        """Send one command as a multibulk array and read its reply."""
-        self.send(encode(*args))
-        return self.reply()
-
-    def _fill(self):
-        chunk = self.sock.recv(1 << 16)
-        if not chunk:
-            raise ConnectionError("connection closed by the server")
-        self.buf += chunk
-
-    def _line(self):
-        while b"\r\n" not in self.buf:
-            self._fill()
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def _blob(self, n):
-        while len(self.buf) < n + 2:
-            self._fill()
-        data, self.buf = self.buf[:n], self.buf[n + 2:]
-        return data
-
-    def reply(self):
-        line = self._line()
-        t, rest = line[:1], line[1:]
-        if t == b"+":
-            return rest.decode()
-        if t == b"-":
-            return RespError(rest.decode("utf-8", "replace"))
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            return None if n < 0 else self._blob(n)
-        if t == b"*":
-            n = int(rest)
-            return None if n < 0 else [self.reply() for _ in range(n)]
-        if t == b"%":
-            out = {}
-            for _ in range(int(rest)):
-                k = self.reply()
-                out[k] = self.reply()
-            return out
-        if t == b"~":
-            return RespSet(self.reply() for _ in range(int(rest)))
-        if t == b"_" and rest == b"":
-            return None
-        if t == b",":
-            return float(rest)
-        if t == b"#" and rest in (b"t", b"f"):
-            return rest == b"t"
-        if t == b"(":
-            return BigNumber(int(rest))
-        if t == b"=":
-            data = self._blob(int(rest))
-            if data[3:4] != b":":
-                raise Failure("verbatim string without a format: %r" % data)
-            return Verbatim(data[4:])
-        raise Failure("not a RESP reply: %r" % line)
-
-    def closed(self, timeout=5.0):
-        """True when the server closes the connection within timeout (bytes
-        that arrive meanwhile are added to self.buf, unparsed)."""
-        self.sock.settimeout(timeout)
-        try:
-            while True:
-                chunk = self.sock.recv(1 << 16)
-                if not chunk:
-                    return True
-                self.buf += chunk
-        except (ConnectionResetError, BrokenPipeError):
-            return True
-        except socket.timeout:
-            return False
-
-    def close(self):
-        self.sock.close()
+    def uri(self, name="frond", extra=ZK_FAST):
+        return "zk://%s/%s?%s" % (self.address, name, extra)
 
 
-def encode(*args):
-    """One command as a RESP multibulk array."""
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if not isinstance(a, bytes):
-            a = str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+class SqliteStore(Fixture):
+    """A SQLite store file in a temp dir; sql() runs statements in the
+    sqlite3 shell."""
+
+    prefix, dialect = "frond-sqlite-", "sqlite"
+
+    def __init__(self):
+        self._begin()
+        self.path = os.path.join(self.dir, "frond.db")
+        self.uri = "sqlite://" + self.path
+
+    def sql(self, sql):
+        need("sqlite3", "sqlite3")
+        r = subprocess.run(["sqlite3", "-batch", "-cmd", ".timeout 20000",
+                            self.path, sql], capture_output=True, text=True,
+                           timeout=60)
+        check(r.returncode == 0, "sqlite3: %s: %s" % (sql, r.stderr))
+        return r.stdout
 
 
-def postgres_later():
-    """A PostgreSQL that is not running yet, for a store that cannot be
-    reached at first and then can: (pg, uri). pg.start() starts it on the
-    port of uri (scripts/pg.sh keeps the port it finds in its directory);
-    pg.close() stops it and removes its directory, once started."""
-    need("psql", "postgresql-client")
-    pg = Postgres.__new__(Postgres)
-    pg.dir, pg.uri = tempdir("frond-pg-"), None
-    port = free_port()
-    with open(os.path.join(pg.dir, "port"), "w") as f:
-        f.write("%d\n" % port)
-    return pg, "postgresql://postgres@127.0.0.1:%d/postgres" % port
+KINDS = {"frond": Server, "postgresql": Postgres, "mariadb": MariaDB,
+         "zookeeper": ZooKeeper, "sqlite": SqliteStore}

@@ -17,9 +17,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from test_coord_zk import Tool, ZooKeeper, with_zk  # noqa: E402
-from test_coord_lease import MariaDB, Postgres  # noqa: E402
-from test_coord_fence import serve, wait_serving  # noqa: E402
+from frondtest import serve, wait_serving  # noqa: E402
+from coord_common import Tool, lease_mariadb, lease_postgres  # noqa: E402
+
+with_zk = ft.with_server("zookeeper")
 
 NEW = "time=40,node=12,seq=11"
 
@@ -177,11 +178,11 @@ def clock_offset_refused(make):
 
 
 def test_pg_clock_offset_refused():
-    clock_offset_refused(Postgres)
+    clock_offset_refused(lease_postgres)
 
 
 def test_mysql_clock_offset_refused():
-    clock_offset_refused(MariaDB)
+    clock_offset_refused(lease_mariadb)
 
 
 @with_zk
@@ -270,11 +271,11 @@ def server_layout_change(make):
 
 
 def test_pg_layout_change():
-    server_layout_change(Postgres)
+    server_layout_change(lease_postgres)
 
 
 def test_mysql_layout_change():
-    server_layout_change(MariaDB)
+    server_layout_change(lease_mariadb)
 
 
 if __name__ == "__main__":

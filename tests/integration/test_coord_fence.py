@@ -21,17 +21,17 @@ Every wait is bounded; servers run on free loopback ports in temp dirs.
 import os
 import select
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from test_coord_zk import FAST, Tool, ZooKeeper  # noqa: E402
-from test_coord_lease import MariaDB, Postgres, Sqlite  # noqa: E402
+from frondtest import (ZK_FAST as FAST, ZooKeeper, serve,  # noqa: E402
+                       wait_serving)
+from coord_common import (Tool, lease_mariadb, lease_postgres,  # noqa: E402
+                          lease_sqlite)
 
 # 16 IDs per ms: a node borrows a whole second ahead with 16,000 IDs.
 SMALL = "time=49,node=10,seq=4"
@@ -169,11 +169,11 @@ def lease_partitioned_holder_vs_successor(make):
 
 
 def test_lease_partitioned_holder_vs_successor():
-    lease_partitioned_holder_vs_successor(Postgres)
+    lease_partitioned_holder_vs_successor(lease_postgres)
 
 
 def test_lease_partitioned_holder_vs_successor_mysql():
-    lease_partitioned_holder_vs_successor(MariaDB)
+    lease_partitioned_holder_vs_successor(lease_mariadb)
 
 
 def test_zk_disconnected_beyond_session_same_identity():
@@ -202,7 +202,7 @@ def test_restart_right_after_burst():
     """A clean stop right after a burst stores a time ahead of the clock;
     starting again at once must work (the generator waits), not fail with
     CLOCK_BEHIND."""
-    db = Sqlite()
+    db = lease_sqlite()
     try:
         uri = db.uri("lease_ms=3000&report_ms=200")
         a = Tool(uri, port=1, layout=SMALL)
@@ -218,38 +218,6 @@ def test_restart_right_after_burst():
         b.close()
     finally:
         db.cleanup()
-
-
-def serve(args, d, port, log):
-    return subprocess.Popen(
-        [ft.FROND_BIN, "serve", "--listen", "127.0.0.1:%d" % port,
-         "--resp-listen", "off", "--store", "none", "--threads", "1",
-         "--data-dir", d] + args, cwd=d, stdout=log, stderr=subprocess.STDOUT)
-
-
-def http_get(port, path, timeout=5):
-    import http.client
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        c.request("GET", path)
-        r = c.getresponse()
-        return r.status, r.read().decode()
-    finally:
-        c.close()
-
-
-def wait_serving(p, port, timeout):
-    """Wait until the server answers a snowflake ID; False if it exited."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and p.poll() is None:
-        try:
-            s, body = http_get(port, "/api/snowflake/get/x", timeout=2)
-            if s == 200:
-                return int(body)
-        except OSError:
-            pass
-        time.sleep(0.1)
-    return None
 
 
 def test_zk_kill9_restart_once():

@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from test_coord_zk import ZooKeeper  # noqa: E402
+from frondtest import ZooKeeper  # noqa: E402
 
 LOAD_SECONDS = 20
 KILL_EVERY = 3.0

@@ -5,97 +5,21 @@ test_coord_lease.py -- node IDs leased from a database table.
 
 Runs every test against SQLite (a file in a temp dir), a real PostgreSQL
 and a real MariaDB started in temp dirs on loopback, through
-tests/tools/coord_tool (see test_coord_zk.py for the Tool driver).
+tests/tools/coord_tool (coord_common.py: the Tool driver, the lease
+table in each database).
 """
 import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from test_coord_zk import TOOL, Tool  # noqa: E402
+from coord_common import (LEASE_FAST, Tool, lease_mariadb,  # noqa: E402
+                          lease_postgres, lease_sqlite)
 
-LEASE = "lease_ms=1500&report_ms=200&connect_ms=2000"
-
-
-PG_SH = os.path.join(ft.FROND_SRC, "scripts", "pg.sh")
-
-
-class Postgres:
-    """A throwaway PostgreSQL on 127.0.0.1 (scripts/pg.sh)."""
-
-    def __init__(self):
-        ft.need(PG_SH, "postgresql")
-        self.dir = ft.tempdir("frond-pg-")
-        self.start()
-
-    def start(self):
-        r = subprocess.run([PG_SH, "start", self.dir], capture_output=True,
-                           text=True, timeout=120)
-        ft.check(r.returncode == 0,
-                 "PostgreSQL did not start: %s" % r.stderr.strip())
-        self.base = r.stdout.strip()
-
-    def stop(self):
-        subprocess.run([PG_SH, "stop", self.dir], capture_output=True,
-                       timeout=120)
-
-    def uri(self, extra=LEASE):
-        return "lease+%s?%s" % (self.base, extra)
-
-    def reset(self):
-        ft.need("psql", "postgresql-client")
-        r = subprocess.run(["psql", "-X", "-q", "-d", self.base, "-c",
-                            "DROP TABLE IF EXISTS frond_node"],
-                           capture_output=True, text=True, timeout=60)
-        ft.check(r.returncode == 0, "psql: %s" % r.stderr)
-
-    def cleanup(self):
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-class MariaDB:
-    """A throwaway MariaDB on 127.0.0.1 (scripts/mariadb.sh)."""
-
-    def __init__(self):
-        self.my = ft.MariaDB()
-        self.base = self.my.uri
-
-    def start(self):
-        self.my.start()
-        self.base = self.my.uri
-
-    def stop(self):
-        self.my.stop()
-
-    def uri(self, extra=LEASE):
-        return "lease+%s?%s" % (self.base, extra)
-
-    def reset(self):
-        self.my.sql("DROP TABLE IF EXISTS frond_node")
-
-    def cleanup(self):
-        self.my.close()
-
-
-class Sqlite:
-    def __init__(self):
-        self.dir = ft.tempdir("frond-lease-")
-        self.n = 0
-
-    def uri(self, extra=LEASE):
-        return "lease+sqlite://%s/lease%d.db?%s" % (self.dir, self.n, extra)
-
-    def reset(self):
-        self.n += 1
-
-    def cleanup(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+LEASE = LEASE_FAST
 
 
 def race_for_last_row(db):
@@ -242,15 +166,15 @@ def unreachable_database_blocks_then_resumes(make):
 
 
 def test_unreachable_database_blocks_then_resumes_postgresql():
-    unreachable_database_blocks_then_resumes(Postgres)
+    unreachable_database_blocks_then_resumes(lease_postgres)
 
 
 def test_unreachable_database_blocks_then_resumes_mysql():
-    unreachable_database_blocks_then_resumes(MariaDB)
+    unreachable_database_blocks_then_resumes(lease_mariadb)
 
 
 def test_node_list_shows_holders_sqlite():
-    db = Sqlite()
+    db = lease_sqlite()
     try:
         uri = db.uri(LEASE + "&nodes=4")
         a = Tool(uri, ip="10.3.0.1", port=81)
@@ -297,11 +221,11 @@ def frond_node_list(make):
 
 
 def test_frond_node_list_sqlite():
-    frond_node_list(Sqlite)
+    frond_node_list(lease_sqlite)
 
 
 def test_frond_node_list_mysql():
-    frond_node_list(MariaDB)
+    frond_node_list(lease_mariadb)
 
 
 def node_command_present():
@@ -315,10 +239,10 @@ if __name__ == "__main__":
     if not node_command_present():
         print("note: `frond node` is not in the command's dispatch table "
               "yet; test_frond_node_list_sqlite not run", flush=True)
-    ft.need(TOOL, "(build the tests: tests/tools/coord_tool.c)")
-    ft.main(backend_tests("sqlite", Sqlite) +
-            backend_tests("postgresql", Postgres) +
-            backend_tests("mysql", MariaDB) +
+    ft.tool("coord_tool")
+    ft.main(backend_tests("sqlite", lease_sqlite) +
+            backend_tests("postgresql", lease_postgres) +
+            backend_tests("mysql", lease_mariadb) +
             [test_unreachable_database_blocks_then_resumes_postgresql,
              test_unreachable_database_blocks_then_resumes_mysql,
              test_node_list_shows_holders_sqlite] +

@@ -3,13 +3,13 @@
 """
 test_coord_zk.py -- node IDs from a real ZooKeeper.
 
-Each test starts its own throwaway ZooKeeper (scripts/zk.sh) on loopback and
-drives tests/tools/coord_tool, which opens the coordinator, acquires a node
-ID, runs a snowflake generator on it and answers commands on stdin.
+Each test starts its own throwaway ZooKeeper (frondtest.py, scripts/zk.sh)
+on loopback and drives tests/tools/coord_tool (coord_common.Tool), which
+opens the coordinator, acquires a node ID, runs a snowflake generator on it
+and answers commands on stdin.
 """
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -18,140 +18,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
+from coord_common import Tool  # noqa: E402
 
-TOOL = os.path.join(ft.FROND_BUILD, "coord_tool")
-ZK_TOOL = os.path.join(ft.FROND_BUILD, "zk_tool")
-ZK_SH = os.path.join(ft.FROND_SRC, "scripts", "zk.sh")
-FAST = "report_ms=200&session_ms=2000&connect_ms=3000"
-
-
-class Tool:
-    """One coord_tool process: a node holding (or failing to hold) an ID."""
-
-    def __init__(self, uri, ip="10.0.0.1", port=8080, cache=None,
-                 layout=None, faketime=None, lazy=False):
-        args = [TOOL, "--coordinator", uri, "--ip", ip, "--port", str(port)]
-        if cache:
-            args += ["--cache-dir", cache]
-        if layout:
-            args += ["--layout", layout]
-        env = dict(os.environ)
-        if faketime:
-            ft.need("faketime", "faketime")
-            args = ["faketime", "-m", "-f", faketime] + args
-            env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
-            env["ASAN_OPTIONS"] = "verify_asan_link_order=0"
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, env=env)
-        if not lazy:
-            self.ready()
-
-    def ready(self):
-        """Read the start line: the node ID, or the error."""
-        self.first = self.readline(20).split()
-        self.ok = self.first[:1] == ["node"]
-        if self.ok:
-            self.node = int(self.first[1])
-            self.start_hw = int(self.first[2])
-            self.from_cache = self.first[3] == "1"
-        else:
-            self.p.wait(10)
-            self.p.stdin.close()
-            self.p.stdout.close()
-            self.p.stderr.close()
-
-    def readline(self, timeout=10):
-        r, _, _ = select.select([self.p.stdout], [], [], timeout)
-        ft.check(r, "coord_tool silent for %ss" % timeout)
-        line = self.p.stdout.readline()
-        if not line:
-            self.p.wait(10)
-            raise ft.Failure("coord_tool exited: %s" % self.p.stderr.read())
-        return line.strip()
-
-    def cmd(self, line, timeout=10):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        return self.readline(timeout)
-
-    def next(self):
-        """(id, unix ms) of one new ID, or raise with the error."""
-        r = self.cmd("next").split()
-        ft.check(r[0] == "id", "next failed: %s" % " ".join(r))
-        return int(r[1]), int(r[2])
-
-    def wait_state(self, want, timeout=45):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.cmd("state") == "state " + want:
-                return
-            time.sleep(0.05)
-        raise ft.Failure("state never became %s" % want)
-
-    def close(self):
-        if self.p.poll() is None:
-            try:
-                self.cmd("quit")
-            except ft.Failure:
-                pass
-            self.p.stdin.close()
-            self.p.wait(20)
-        if self.ok and self.p.returncode != 0:
-            raise ft.Failure("coord_tool exit %s: %s" % (
-                self.p.returncode, self.p.stderr.read()))
-        self.p.stdout.close()
-        self.p.stderr.close()
-
-    def kill(self):
-        self.p.kill()
-        self.p.wait(10)
-        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
-            f.close()
-
-
-class ZooKeeper:
-    def __init__(self, port=None):
-        ft.need(ZK_SH, "zookeeper")
-        ft.need("java", "default-jre-headless")
-        self.dir = ft.tempdir("frond-zk-")
-        self.start(port)
-
-    def start(self, port=None):
-        env = dict(os.environ)
-        if port:
-            env["ZK_PORT"] = str(port)
-        r = subprocess.run([ZK_SH, "start", self.dir], capture_output=True,
-                           text=True, timeout=90, env=env)
-        ft.check(r.returncode == 0,
-                 "ZooKeeper did not start: %s" % r.stderr.strip())
-        self.address = r.stdout.strip()
-        self.port = int(self.address.rsplit(":", 1)[1])
-
-    def stop(self):
-        subprocess.run([ZK_SH, "stop", self.dir], timeout=30)
-
-    def pid(self):
-        with open(os.path.join(self.dir, "pid")) as f:
-            return int(f.read())
-
-    def uri(self, name="frond", extra=FAST):
-        return "zk://%s/%s?%s" % (self.address, name, extra)
-
-    def cleanup(self):
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def with_zk(fn):
-    def run():
-        zk = ZooKeeper()
-        try:
-            fn(zk)
-        finally:
-            zk.cleanup()
-    run.__name__ = fn.__name__
-    return run
+with_zk = ft.with_server("zookeeper")
+FAST = ft.ZK_FAST
 
 
 @with_zk
@@ -383,7 +253,7 @@ def test_reclaim_and_range(zk):
 
 
 def zk_tool(zk, *args):
-    r = subprocess.run([ZK_TOOL, zk.address] + list(args),
+    r = subprocess.run([ft.tool("zk_tool"), zk.address] + list(args),
                        capture_output=True, text=True, timeout=30)
     ft.check(r.returncode == 0, "zk_tool %s: %s" % (args, r.stderr))
     return r.stdout
@@ -431,8 +301,8 @@ def test_node_above_range():
 
 
 if __name__ == "__main__":
-    ft.need(TOOL, "(build the tests: tests/tools/coord_tool.c)")
-    ft.need(ZK_TOOL, "(build the tests: tests/tools/zk_tool.c)")
+    ft.tool("coord_tool")
+    ft.tool("zk_tool")
     ft.main([test_node_above_range,
              test_five_processes_five_ids,
              test_restart_keeps_id_and_order,

@@ -17,7 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from docs_common import (  # noqa: E402
-    SRC, code_blocks, markdown_files, read, section, strip_fences)
+    SRC, code_blocks, markdown_files, read, section, slugs, strip_fences)
 
 
 # Pages that other branches add; a link to one of them may dangle until it
@@ -92,21 +92,6 @@ def test_repeats_page_names_every_test():
 
 
 # ---------------------------------------------------------------- links
-
-def slugs(text):
-    """GitHub's anchors for the headings of a Markdown text."""
-    seen, out = {}, set()
-    for line in strip_fences(text).split("\n"):
-        m = re.match(r"^#{1,6} (.*?)\s*#*$", line)
-        if not m:
-            continue
-        h = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1)).lower()
-        s = re.sub(r"[^\w\- ]", "", h).replace(" ", "-")
-        n = seen.get(s, 0)
-        seen[s] = n + 1
-        out.add(s if n == 0 else "%s-%d" % (s, n))
-    return out
-
 
 def test_links():
     files = markdown_files()

@@ -23,7 +23,7 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 import leafnode  # noqa: E402
-import test_failover_pg as fo  # noqa: E402
+import segment_common as seg  # noqa: E402
 
 
 class Forwarder:
@@ -97,11 +97,10 @@ class Pair:
 
     def __init__(self, mode):
         self.primary = ft.MariaDB()
-        self.standby = ft.MariaDB.__new__(ft.MariaDB)
-        self.standby.dir = ft.tempdir("frond-my-replica-")
+        self.standby = ft.MariaDB(start=False)
         self.fwd = None
-        r = self.primary._sh("replica", self.primary.dir, self.standby.dir,
-                             mode)
+        r = self.primary.script("replica", self.primary.dir,
+                                self.standby.dir, mode)
         if r.returncode != 0:
             self.close()
             raise ft.Failure("no replica: " + r.stderr.strip())
@@ -116,7 +115,7 @@ class Pair:
         """The primary dies; the replica applies what it received, stops
         replicating and takes the primary's place."""
         self.primary.kill()
-        r = self.standby._sh("promote", self.standby.dir)
+        r = self.standby.script("promote", self.standby.dir)
         ft.check(r.returncode == 0, "promote: " + r.stderr)
         self.fwd.move(self.standby.port)
 
@@ -131,5 +130,5 @@ class Pair:
 
 
 if __name__ == "__main__":
-    ft.main([fo.scenario(Pair, "semisync", fo.nothing_lost),
-             fo.scenario(Pair, "async", fo.lost_writes)])
+    ft.main([seg.failover_scenario(Pair, "semisync", seg.nothing_lost),
+             seg.failover_scenario(Pair, "async", seg.lost_writes)])

@@ -27,6 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from frondtest import check  # noqa: E402
+from respclient import Resp, RespError  # noqa: E402
 
 KEY1 = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 KEY2 = "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100"
@@ -72,7 +73,7 @@ class Setup:
             args += ["--format.%s" % name, spec]
         self.srv = ft.Server(threads=threads, tags={"orders": 1000}, resp=True,
                              extra=args + list(extra), env=clean_env())
-        self.resp = ft.Resp(self.srv.resp_port)
+        self.resp = Resp(self.srv.resp_port)
 
     def get(self, path, want=200):
         st, h, body = self.srv.request("GET", path)
@@ -210,7 +211,7 @@ def test_errors():
                            (("ID.UUID", "v4", "1", "2"), "ERR"),
                            (("ID.DECODE", "1", "a", "b"), "ERR")):
             r = s.cmd(*args)
-            check(isinstance(r, ft.RespError) and r.code == code,
+            check(isinstance(r, RespError) and r.code == code,
                   "%s: %r, not -%s" % (args, r, code))
         # The connection survives its errors.
         check(s.cmd("PING") == "PONG", "PING after errors")
@@ -221,7 +222,7 @@ def test_errors():
         check(error_of(s.get("/v1/decode/%s?format=orders" % bad, 400)) ==
               "ID_INVALID", "wrong check digit accepted")
         r = s.cmd("ID.DECODE", bad, "orders")
-        check(isinstance(r, ft.RespError) and r.code == "ID_INVALID", "%r" % r)
+        check(isinstance(r, RespError) and r.code == "ID_INVALID", "%r" % r)
         # Two order formats with the same shape read a string without a
         # name: ambiguous, unless the name is given.
         o2 = s.get("/v1/format/orders2")["ids"][0]
@@ -246,10 +247,10 @@ def test_errors():
             check(error_of(e) == "KEY_INVALID", "%r" % e)
             st, _, _ = srv.request("GET", "/v1/decode/%s?format=orders" % o2)
             check(st == 400, "KEY_INVALID status %d" % st)
-            r = ft.Resp(srv.resp_port)
+            r = Resp(srv.resp_port)
             e = r.command("ID.DECODE", o2, "orders")
             r.close()
-            check(isinstance(e, ft.RespError) and e.code == "KEY_INVALID",
+            check(isinstance(e, RespError) and e.code == "KEY_INVALID",
                   "%r" % e)
         finally:
             srv.stop()
@@ -267,7 +268,7 @@ def test_sequence_exhausted():
                         extra=["--format.small", "seq:tag=small,digits=3"])
         try:
             day = time.strftime("%Y%m%d", time.gmtime())
-            r = ft.Resp(srv.resp_port)
+            r = Resp(srv.resp_port)
             # The period's row, made near the end of its 999 numbers.
             # One segment holds them all: the test does not wait on the
             # loader, which a busy machine may delay past wait_ms.
@@ -283,7 +284,7 @@ def test_sequence_exhausted():
             check([g[8:] for g in got] == [str(n) for n in range(990, 1000)],
                   "%r" % got)
             e = r.command("ID.FORMAT", "small")
-            check(isinstance(e, ft.RespError) and
+            check(isinstance(e, RespError) and
                   e.code == "SEQUENCE_EXHAUSTED", "%r" % e)
             st, _, body = srv.request("GET", "/v1/format/small")
             check(st == 503 and error_of(json.loads(body)) ==

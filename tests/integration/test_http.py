@@ -758,8 +758,21 @@ def test_config_and_refusals():
     check(r.returncode == 0 and "--header-timeout-ms" in r.stdout, r)
 
 
-def main():
+# The tests that hold on any segment store: integration/test_http_mysql
+# runs them again with the store on MariaDB (test_http.py --store mariadb),
+# as a Leaf deployment that switches in place keeps its table and clients.
+ANY_STORE = [test_leaf_snowflake, test_leaf_segment, test_leaf_decode,
+             test_v1_snowflake, test_v1_segment, test_admin,
+             test_health_and_metrics]
+
+
+def main(argv):
+    global STORE
     try:
+        if argv == ["--store", "mariadb"]:
+            STORE = ft.MariaDB().uri  # closed at exit, after SRV
+            ft.main(ANY_STORE)  # exits
+        check(not argv, "usage: test_http.py [--store mariadb]")
         ft.main([test_leaf_snowflake, test_leaf_segment, test_leaf_decode,
                  test_snowflake_batch_at_the_rate_limit,
                  test_v1_snowflake, test_v1_segment, test_v1_decode_and_layout,
@@ -781,4 +794,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

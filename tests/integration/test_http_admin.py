@@ -26,6 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from frondtest import check  # noqa: E402
+from respclient import Resp, encode  # noqa: E402
 
 LOCK = 4242
 STALL = """
@@ -176,7 +177,7 @@ def test_loop_serves_while_admin_waits(pg):
             check(len(rs) == 1 and rs[0][0] == 200,
                   "GET %s was not answered while a tag creation waited on "
                   "the store: %r" % (path, rs))
-        r = ft.Resp(s.resp_port, timeout=5)
+        r = Resp(s.resp_port, timeout=5)
         try:
             check(r.command("AUTH", AUTH.split()[1]) == "OK", "RESP AUTH")
             n = r.command("INCR", "orders")
@@ -216,9 +217,9 @@ def test_unknown_tag_lookup_off_the_loop(pg):
         lock = TableLock(pg)
         c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
         c.sendall(b"GET /api/segment/get/fresh HTTP/1.1\r\nHost: a\r\n\r\n")
-        r = ft.Resp(s.resp_port, timeout=10)
+        r = Resp(s.resp_port, timeout=10)
         r.command("AUTH", AUTH.split()[1])
-        r.send(ft.encode("INCR", "fresh"))
+        r.send(encode("INCR", "fresh"))
         lock.wait_blocked()
         for path, want in (("/livez", b"ok\n"), ("/api/segment/get/orders",
                                                  b"2")):

@@ -24,6 +24,10 @@ definer. It fails when
   - two or more files call one another in a circle (in any folder), or
     headers include one another in a circle.
 
+The Python tests keep a rule of the same kind: no test imports another
+(test_*.py); what tests share lives in frondtest.py, the fixtures, and
+in the *_common.py helpers.
+
 Every offending include, call and circle is named. On success the files
 are printed bottom to top, the order in which they may be read. When a
 lower piece needs something from above, it is passed in (a function
@@ -269,7 +273,21 @@ def test_no_circle_between_headers():
           "\n  ".join(d for c, d in cycles))
 
 
+def test_no_test_imports_another():
+    bad = []
+    for path in sorted(glob.glob(os.path.join(ft.FROND_SRC, "tests", "*",
+                                              "*.py"))):
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if re.match(r"\s*(from|import)\s+test_\w+", line):
+                    bad.append("%s:%d: %s" % (os.path.relpath(
+                        path, ft.FROND_SRC), n, line.strip()))
+    check(not bad, "a test imports another (shared pieces belong in "
+          "frondtest.py or a *_common.py):\n  " + "\n  ".join(bad))
+
+
 if __name__ == "__main__":
     ft.main([test_detector_finds_what_it_should, test_every_folder_is_a_layer,
              test_includes_run_down, test_calls_run_down,
-             test_no_circle_between_files, test_no_circle_between_headers])
+             test_no_circle_between_files, test_no_circle_between_headers,
+             test_no_test_imports_another])

@@ -13,7 +13,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from frondtest import Resp, RespError, check, encode  # noqa: E402
+from frondtest import check  # noqa: E402
+from respclient import (Resp, RespError, RespSet, Verbatim,  # noqa: E402
+                        encode)
 
 TAGS = {"order": 1000, "pay": 7, "bulk": 1000000}
 
@@ -451,12 +453,12 @@ def test_resp3():
               "ID.DECODE of a UUID, map: %r" % d)
         check(c.command("CONFIG", "GET", "save") == {}, "CONFIG GET map")
         info = c.command("INFO", "server")
-        check(isinstance(info, ft.Verbatim) and
+        check(isinstance(info, Verbatim) and
               info.startswith(b"# Server"), "INFO verbatim: %r" % info[:40])
         ci = c.command("CLIENT", "INFO")
-        check(isinstance(ci, ft.Verbatim) and b" resp=3 " in ci, ci)
+        check(isinstance(ci, Verbatim) and b" resp=3 " in ci, ci)
         entry = c.command("COMMAND", "INFO", "incr")[0]
-        check(isinstance(entry[2], ft.RespSet) and "write" in entry[2],
+        check(isinstance(entry[2], RespSet) and "write" in entry[2],
               "COMMAND flags: %r" % entry)
         check(c.command("COMMAND", "INFO", "nope") == [None], "null")
         check(is_err(c.command("INCR", "nope"), "TAG_NOT_FOUND"), "error")

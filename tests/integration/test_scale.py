@@ -15,6 +15,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft
 from frondtest import check
+from respclient import Resp, RespError
 
 
 def body_json(b):
@@ -74,7 +75,7 @@ def test_range_lease_http():
 def test_range_lease_resp():
     s = ft.Server(tags={"orders": 100}, resp=True)
     try:
-        r = ft.Resp(s.resp_port)
+        r = Resp(s.resp_port)
         first = r.command("INCR", "orders")
         got = r.command("ID.RANGE", "orders", 250)
         # IDs as bulk strings, as every ID.* answer.
@@ -90,7 +91,7 @@ def test_range_lease_resp():
                            (("ID.RANGE", "nope", 5), "TAG_NOT_FOUND"),
                            (("ID.RANGE", "orders"), "ERR")):
             e = r.command(*args)
-            check(isinstance(e, ft.RespError) and str(e).startswith(code),
+            check(isinstance(e, RespError) and str(e).startswith(code),
                   (args, e))
         r.close()
     finally:
@@ -189,11 +190,11 @@ def test_buffers_shrink():
             check(st == 400, (st, b[:200]))
             conns.append(c)
         for _ in range(10):
-            r = ft.Resp(s.resp_port)
+            r = Resp(s.resp_port)
             ids = r.command("ID.NEXT", "orders", 100000)
             check(len(ids) == 100000, len(ids))
             e = r.command("ID.DECODE", "x" * 60000)
-            check(isinstance(e, ft.RespError), e)
+            check(isinstance(e, RespError), e)
             resps.append(r)
         # The answers are flushed; nothing else runs. 20 connections (and
         # the one asking /metrics) at most 16 KiB each.

@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-import test_segment_sqlite as seg  # noqa: E402
+import segment_common as seg  # noqa: E402
 
 STEP = 500
 

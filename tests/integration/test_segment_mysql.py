@@ -14,14 +14,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-import test_segment_pg as segpg  # noqa: E402
-import test_segment_sqlite as seg  # noqa: E402
-
-
-class My(ft.MariaDB):
-    engine = "mysql"
+import segment_common as seg  # noqa: E402
 
 
 if __name__ == "__main__":
-    seg.run_scenarios(My, [seg.scenario_many_processes, seg.scenario_kill9,
-                           segpg.scenario_store_down])
+    seg.run_scenarios(ft.MariaDB, [seg.scenario_many_processes,
+                                   seg.scenario_kill9,
+                                   seg.scenario_store_down])

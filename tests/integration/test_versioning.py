@@ -23,8 +23,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from docs_common import read, section, strip_fences, table_rows  # noqa: E402
-from test_docs_guides import slugs  # noqa: E402
+from docs_common import (read, section, slugs, strip_fences,  # noqa: E402
+                         table_rows)
 
 sys.path.insert(0, os.path.join(ft.FROND_SRC, "scripts"))
 import compat  # noqa: E402

@@ -16,6 +16,7 @@ Everything a row starts (servers, databases, `frond` commands) is tracked
 by its Run and killed when the row ends, passed or failed. Every wait is
 bounded and waits for a condition, never for a fixed time.
 """
+import glob
 import http.client
 import json
 import os
@@ -50,6 +51,7 @@ class Proc:
         self.args = args
         self.log_path = os.path.join(run.dir, "%s.log" % name)
         self.log = open(self.log_path, "w+")
+        env = ft.sanitizer_env(env, os.path.join(run.dir, "sanitizer"))
         self.p = subprocess.Popen(args, cwd=cwd, env=env, stdout=self.log,
                                   stderr=subprocess.STDOUT,
                                   start_new_session=True)
@@ -197,10 +199,20 @@ class Run:
                 c()
             except Exception as e:  # a cleanup failure must not hide ev
                 print("cleanup: %s" % e, file=sys.stderr)
-        if et is None and os.environ.get("FROND_MISTAKES_KEEP") != "1":
+        # Sanitizer reports of the row's processes fail the row.
+        ft.read_sanitizer_logs("row %s" % self.name, sorted(glob.glob(
+            os.path.join(self.dir, "sanitizer.*"))) +
+            [p.log_path for p in self.procs])
+        reports = ft.take_sanitizer_reports()
+        if reports:
+            print(ft.describe_reports(reports), file=sys.stderr)
+        if et is None and not reports and \
+                os.environ.get("FROND_MISTAKES_KEEP") != "1":
             shutil.rmtree(self.dir, ignore_errors=True)
         else:
             print("files kept in %s" % self.dir, file=sys.stderr)
+        if reports and et is None:
+            raise Failure("%d sanitizer report(s)" % len(reports))
         return False
 
     def subdir(self, name):
@@ -330,15 +342,8 @@ def row(name, about):
 
 
 def zookeeper(run):
-    """A throwaway ZooKeeper on loopback (scripts/zk.sh), stopped when the
-    row ends; its "host:port"."""
-    zk_sh = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts",
-                         "zk.sh")
-    ft.need(zk_sh, "zookeeper")
-    ft.need("java", "default-jre-headless")
-    d = run.subdir("zookeeper")
-    r = subprocess.run([zk_sh, "start", d], capture_output=True, text=True,
-                       timeout=90)
-    check(r.returncode == 0, "ZooKeeper did not start: %s" % r.stderr.strip())
-    run.on_close(lambda: subprocess.run([zk_sh, "stop", d], timeout=30))
-    return r.stdout.strip()
+    """A throwaway ZooKeeper on loopback (frondtest.py), in the row's
+    directory and stopped when the row ends; its "host:port"."""
+    zk = ft.ZooKeeper(dir=run.subdir("zookeeper"))
+    run.on_close(zk.close)
+    return zk.address

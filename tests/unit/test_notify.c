@@ -103,22 +103,67 @@ static void test_abstract_socket(void **state) {
   messages_in_order(1);
 }
 
-/* Not under systemd, or its socket gone: nothing sent, nothing broken. */
+/* What the log sink was given: "<level> <message>\n" each. */
+static char logged[4096];
+
+static void log_sink(void *ctx, int level, const char *msg) {
+  size_t at = strlen(logged);
+  (void)ctx;
+  snprintf(logged + at, sizeof logged - at, "%s %s\n",
+           frond_log_level_name(level), msg);
+}
+
+/* The lines of logged that start with prefix. */
+static int lines_starting(const char *prefix) {
+  int n = 0;
+  for (const char *p = logged; *p; p = strchr(p, '\n') + 1)
+    n += strncmp(p, prefix, strlen(prefix)) == 0;
+  return n;
+}
+
+/* Not under systemd, every call is a no-op: nothing reaches a socket that
+** is there but not named, nothing is logged. Its socket gone, each call
+** logs one warning naming what was not sent, and returns; named again, the
+** socket gets the next message whole. */
 static void test_no_socket(void **state) {
+  fake_systemd f;
   frond__server srv;
   frond__worker w[1];
-  char *dir = tmpdir_make(), path[700];
+  char buf[8192], path[700];
   (void)state;
   server_init(&srv, w, 1);
+  fake_open(&f, 0);
   unsetenv("NOTIFY_SOCKET");
+  logged[0] = '\0';
+  frond_log_set(log_sink, NULL, FROND_LOG_DEBUG);
   frond__notify_ready(&srv, "ready");
+  frond__notify_status(&srv, "ready");
   frond__notify_failed("cannot start: IO: nope");
-  snprintf(path, sizeof path, "%s/nobody-listens", dir);
+  atomic_fetch_add(&w[0].beats, 1);
+  frond__watchdog_check(&srv, 1000);
+  frond__notify_stopping(&srv, "draining");
+  assert_string_equal(fake_recv(&f, buf, sizeof buf), "");
+  assert_string_equal(logged, "");
+  snprintf(path, sizeof path, "%s/nobody-listens", f.dir);
   setenv("NOTIFY_SOCKET", path, 1);
   frond__notify_ready(&srv, "ready");
+  frond__notify_failed("cannot start: IO: nope");
   frond__notify_stopping(&srv, "draining");
-  unsetenv("NOTIFY_SOCKET");
-  tmpdir_remove(dir);
+  assert_int_equal(
+      lines_starting("warn systemd notify socket: READY=1 not sent: "), 1);
+  assert_int_equal(
+      lines_starting("warn systemd notify socket: STATUS not sent: "), 1);
+  assert_int_equal(
+      lines_starting("warn systemd notify socket: STOPPING=1 not sent: "), 1);
+  assert_int_equal(lines_starting(""), 3);
+  assert_string_equal(fake_recv(&f, buf, sizeof buf), "");
+  setenv("NOTIFY_SOCKET", f.addr, 1);
+  frond__notify_ready(&srv, "ready");
+  assert_string_equal(fake_recv(&f, buf, sizeof buf),
+                      "READY=1\nSTATUS=node 7, layout frond: ready");
+  assert_int_equal(lines_starting(""), 3);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+  fake_close(&f);
 }
 
 static void test_watchdog_env(void **state) {

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""
+test_fixtures.py -- frondtest.py keeps what it promises: a sanitizer
+report fails the test in which the process that wrote it stopped.
+
+Each case runs as a test program of its own (this file with --case), so
+that its failure is seen from outside:
+
+- a report in a Server's dir, read when the test stops the server;
+- a real leak (a library preloaded into an ASan build that allocates and
+  forgets), found by LeakSanitizer when a `with` block closes the server:
+  closing stops it with SIGTERM, so that LeakSanitizer runs;
+- the same leak in a process a test runs (not a server), read after the
+  test;
+- a server started and closed with nothing to report passes.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+from frondtest import Server, check  # noqa: E402
+
+PLANTED = "==4242==ERROR: AddressSanitizer: heap-use-after-free on address"
+LEAK_C = b"""
+#include <stdlib.h>
+#include <string.h>
+static void leak(void) __attribute__((constructor));
+static void leak(void) {
+  char *volatile p = malloc(4321);
+  memset(p, 1, 4321);
+  p = NULL;
+}
+"""
+
+
+def sanitized():
+    """The frond under test is built with AddressSanitizer."""
+    r = ft.run(["--version"])
+    return "sanitizers: address" in r.stdout
+
+
+def leak_preload(d):
+    """LD_PRELOAD for a process that leaks 4321 bytes at its start: the
+    leaking library, after the ASan runtime when that is a shared one."""
+    src, lib = os.path.join(d, "leak.c"), os.path.join(d, "leak.so")
+    with open(src, "wb") as f:
+        f.write(LEAK_C)
+    r = subprocess.run(["cc", "-shared", "-fPIC", "-O0", "-o", lib, src],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "cc leak.so: %s" % r.stderr)
+    libs = subprocess.run(["ldd", ft.FROND_BIN], capture_output=True,
+                          text=True).stdout.split("\n")
+    first = [ln.split("=>")[1].split()[0] for ln in libs
+             if "libasan.so" in ln and "=>" in ln]
+    return " ".join(first + [lib])
+
+
+# ------------------------------------------------- the cases, each a program
+
+def case_planted():
+    s = Server()
+    with open(os.path.join(s.dir, "sanitizer.4242"), "w") as f:
+        f.write("=" * 60 + "\n" + PLANTED + " 0x602000000010\n")
+    s.stop()
+    s.close()
+
+
+def case_leak_close():
+    d = ft.tempdir()
+    with Server(env={"LD_PRELOAD": leak_preload(d)}) as s:
+        st, _, _ = s.request("GET", "/v1/snowflake")
+        check(st == 200, "snowflake: %d" % st)
+
+
+def case_leak_process():
+    d = ft.tempdir()
+    e = dict(os.environ, LD_PRELOAD=leak_preload(d))
+    ft.run(["--version"], env=e)  # its status is LeakSanitizer's
+
+
+def case_clean():
+    with Server() as s:
+        st, _, _ = s.request("GET", "/v1/snowflake")
+        check(st == 200, "snowflake: %d" % st)
+
+
+CASES = {"planted": case_planted, "leak_close": case_leak_close,
+         "leak_process": case_leak_process, "clean": case_clean}
+
+
+# --------------------------------------------------------------- the tests
+
+def program(case):
+    """Run one case as a test program: (exit status, output)."""
+    d = ft.tempdir()
+    try:
+        r = subprocess.run([sys.executable, os.path.abspath(__file__),
+                            "--case", case], capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, TMPDIR=d))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def failed_by(case, marks):
+    rc, out = program(case)
+    check(rc == 1, "%s: exit %d, not 1:\n%s" % (case, rc, out))
+    check("FAIL case_%s: 1 sanitizer report(s)" % case in out,
+          "%s: the test is not failed by its report:\n%s" % (case, out))
+    for m in marks:
+        check(m in out, "%s: %r not shown:\n%s" % (case, m, out))
+
+
+def test_planted_report_fails_the_test():
+    failed_by("planted", [PLANTED, "frond serve on port"])
+
+
+def test_leak_at_close_fails_the_test():
+    if not sanitized():
+        print("skip: frond is not built with AddressSanitizer")
+        return
+    failed_by("leak_close", ["ERROR: LeakSanitizer", "4321 byte(s)",
+                             "frond serve on port"])
+
+
+def test_leak_of_a_process_fails_the_test():
+    if not sanitized():
+        print("skip: frond is not built with AddressSanitizer")
+        return
+    failed_by("leak_process", ["ERROR: LeakSanitizer", "4321 byte(s)",
+                               "a process of this test"])
+
+
+def test_clean_server_passes():
+    rc, out = program("clean")
+    check(rc == 0 and "1 passed, 0 failed" in out,
+          "clean: exit %d:\n%s" % (rc, out))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--case"]:
+        ft.main([CASES[sys.argv[2]]])
+    ft.main([test_planted_report_fails_the_test,
+             test_leak_at_close_fails_the_test,
+             test_leak_of_a_process_fails_the_test,
+             test_clean_server_passes])
