@@ -216,13 +216,15 @@ typedef struct advancer {
   fake_clock *c;
   _Atomic int stop;
   int64_t step_ms;
+  int64_t until_ms; /* stop moving at this time (0: never) */
 } advancer;
 
 static void *advance_main(void *arg) {
   advancer *a = arg;
   while (!atomic_load(&a->stop)) {
     frond__sleep_ns(1000000);
-    fake_clock_add(a->c, a->step_ms);
+    if (a->until_ms == 0 || fake_clock_read(a->c) < a->until_ms)
+      fake_clock_add(a->c, a->step_ms);
   }
   return NULL;
 }
@@ -246,10 +248,12 @@ static void test_ahead_waits_then_succeeds(void **state) {
   frond_gen_stats_get(g, &st);
   assert_int_equal(st.waits, 0);
   /* The next one needs the wall clock at T0 + 1: it waits while another
-  ** thread moves the fake clock. */
+  ** thread moves the fake clock there (and no further: where the clock
+  ** is when the call wakes must not decide the ID). */
   a.c = &c;
   a.stop = 0;
   a.step_ms = 1;
+  a.until_ms = T0 + 1;
   assert_int_equal(pthread_create(&t, NULL, advance_main, &a), 0);
   assert_int_equal(frond_gen_next(g, &id, &err), 0);
   atomic_store(&a.stop, 1);
