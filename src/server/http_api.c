@@ -136,7 +136,7 @@ static void segment_done(frond__ids_call *call) {
 static int segment_later(frond__http_ctx *x, const char *tag, size_t len,
                          size_t n, int leaf, int text, int range, int why) {
   segment_call *sc;
-  if (why != FROND_ETAG_NOT_FOUND && why != FROND__AGAIN)
+  if (why != FROND_ETAG_NOT_FOUND && why != FROND_EWOULD_BLOCK)
     return 0;
   if ((sc = calloc(1, sizeof *sc)) == NULL)
     return 0;
@@ -153,7 +153,7 @@ static int segment_later(frond__http_ctx *x, const char *tag, size_t len,
 
 /* A call that could not go off the loop although it had to wait. */
 static int unavailable(int r, frond_error *err) {
-  if (r != FROND__AGAIN)
+  if (r != FROND_EWOULD_BLOCK)
     return r;
   return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
                      "the segment is being loaded and the request could not "

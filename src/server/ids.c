@@ -80,7 +80,7 @@ int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
   if ((r = tag_of(w, tag, len, &h, err)) != 0)
     return r;
   r = frond__seg_tag_next_nowait(h, n, w->ids, err);
-  return r == FROND__AGAIN ? r : counted(r, &w->m.ids_segment, n);
+  return counted(r, &w->m.ids_segment, n);
 }
 
 int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
@@ -90,7 +90,7 @@ int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
   if ((r = tag_of(w, tag, len, &h, err)) != 0)
     return r;
   r = frond__seg_tag_range_nowait(h, n, start, err);
-  return r == FROND__AGAIN ? r : counted(r, &w->m.ids_segment, (size_t)n);
+  return counted(r, &w->m.ids_segment, (size_t)n);
 }
 
 void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o) {
@@ -190,7 +190,7 @@ int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
                              const char *tag, size_t len, size_t n, int why) {
   frond__worker *w = c->w;
   if (atomic_load(&w->srv->seg) == NULL || len > FROND_TAG_MAX ||
-      (why != FROND__AGAIN && why != FROND_ETAG_NOT_FOUND))
+      (why != FROND_EWOULD_BLOCK && why != FROND_ETAG_NOT_FOUND))
     return 0;
   call->lookup = why == FROND_ETAG_NOT_FOUND;
   if (call->lookup && !frond__ids_lookup_admit(w->srv))

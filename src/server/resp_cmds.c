@@ -87,7 +87,7 @@ static void segment_done(frond__ids_call *call) {
 static int later(frond__resp_ctx *x, size_t n, int batch, int range, int why) {
   const frond__resp_arg *tag = &x->argv[1];
   segment_call *sc;
-  if (why != FROND_ETAG_NOT_FOUND && why != FROND__AGAIN)
+  if (why != FROND_ETAG_NOT_FOUND && why != FROND_EWOULD_BLOCK)
     return 0;
   if ((sc = calloc(1, sizeof *sc)) == NULL)
     return 0;
@@ -104,7 +104,7 @@ static int later(frond__resp_ctx *x, size_t n, int batch, int range, int why) {
 }
 
 static void fail(frond__resp_ctx *x, int r, frond_error *err) {
-  if (r == FROND__AGAIN)
+  if (r == FROND_EWOULD_BLOCK)
     r = frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
                     "the segment is being loaded and the command could not "
                     "wait for it");

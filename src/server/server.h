@@ -382,7 +382,7 @@ void frond__process_read(frond__process *p);
 ** (store not reached yet, or store = none) is SEGMENT_UNAVAILABLE with a
 ** message saying which. Segment calls never wait on the loop: a tag the
 ** allocator does not know fails with TAG_NOT_FOUND, a call that would wait
-** for the store returns FROND__AGAIN; either goes to
+** for the store returns FROND_EWOULD_BLOCK; either goes to
 ** frond__ids_segment_later. */
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
@@ -419,7 +419,7 @@ struct frond__ids_call {
   void (*done)(frond__ids_call *call);
 };
 /* After frond__ids_segment or frond__ids_range returned why (TAG_NOT_FOUND
-** or FROND__AGAIN): finish the request off the loop, looking the tag up
+** or FROND_EWOULD_BLOCK): finish the request off the loop, looking the tag up
 ** first for TAG_NOT_FOUND. Returns 1 when queued (c is held, done will
 ** run), 0 when it cannot be (another code, the look-up budget spent, no
 ** allocator): then answer the error at once. */
