@@ -34,7 +34,14 @@ static void test_incr(void **state) {
 static void test_counts(void **state) {
   fixture *f = *state;
   static const char *bad[] = {
-      "0", "-1", "x", "1.5", "", "100001", "9223372036854775808"};
+      "0",
+      "-1",
+      "x",
+      "1.5",
+      "",
+      "100001",
+      "9223372036854775808",
+      "00000000000000000001" /* 20 characters: as HTTP reads counts */};
   char cmd[64];
   for (size_t i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
     int n = snprintf(cmd, sizeof cmd,
