@@ -136,7 +136,8 @@ int frond__http_tag(frond__http_ctx *x, char *tag);
 /* r->n from ?count=N (default 1) within r->op's limit (frond__req_count):
 ** 0, or -1 after answering COUNT_INVALID. */
 int frond__http_count(frond__http_ctx *x, frond__req *r);
-/* x->text from ?format=json|text, JSON by default. 0, or -1 after
+/* x->text from ?as=json|text, else the deprecated ?format=json|text, else
+** Accept (text/plain first: text); JSON by default. 0, or -1 after
 ** answering 400. */
 int frond__http_as(frond__http_ctx *x);
 /* The value of ?key=, or NULL (*len its length). */

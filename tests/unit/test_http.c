@@ -557,6 +557,60 @@ static void test_browser_requests(void **state) {
   assert_int_equal(parse_answer(out).status, 200);
 }
 
+/* How lists are answered: ?as=, Accept, and the deprecated ?format=. */
+static void test_output_choice(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *path, *headers;
+    int text;
+  } cases[] = {
+      {"/v1/segment/order?count=2&as=text", NULL, 1},
+      {"/v1/segment/order?count=2&as=json", NULL, 0},
+      {"/v1/segment/order?count=2", "Accept: text/plain\r\n", 1},
+      {"/v1/segment/order?count=2", "Accept: TEXT/PLAIN; q=0.9, */*\r\n", 1},
+      {"/v1/segment/order?count=2", "Accept: application/json, text/plain\r\n",
+       0},
+      {"/v1/segment/order?count=2", "Accept: text/plainx\r\n", 0},
+      {"/v1/segment/order?count=2", "Accept: */*\r\n", 0},
+      {"/v1/segment/order?count=2&as=json", "Accept: text/plain\r\n", 0},
+      /* The old spelling still works; as wins over it. */
+      {"/v1/segment/order?count=2&format=text", NULL, 1},
+      {"/v1/segment/order?count=2&format=text&as=json", NULL, 0},
+      {"/v1/segment/order?count=2&format=json", "Accept: text/plain\r\n", 0},
+  };
+  long long next = 1;
+  answer a;
+  char want[128];
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(cases); i++) {
+    a = get(f, "GET", cases[i].path, cases[i].headers, NULL);
+    if (cases[i].text)
+      snprintf(want, sizeof want, "%lld\n%lld\n", next, next + 1);
+    else
+      snprintf(want, sizeof want, "{\"ids\":[\"%lld\",\"%lld\"]}\n", next,
+               next + 1);
+    assert_int_equal(a.status, 200);
+    assert_true(body_is(&a, want));
+    assert_true(has_header(&a, cases[i].text
+                                   ? "Content-Type: text/plain"
+                                   : "Content-Type: application/json"));
+    next += 2;
+  }
+  a = get(f, "GET", "/v1/segment/order/range?count=3&as=text", NULL, NULL);
+  snprintf(want, sizeof want, "%lld %lld\n", next, next + 3);
+  assert_true(a.status == 200 && body_is(&a, want));
+  a = get(f, "GET", "/v1/snowflake?count=2", "Accept: text/plain\r\n", NULL);
+  assert_true(a.status == 200 && a.body[a.body_len - 1] == '\n' &&
+              memchr(a.body, '"', a.body_len) == NULL);
+  a = get(f, "GET", "/v1/snowflake?as=xml", NULL, NULL);
+  assert_true(a.status == 400 && body_has(&a, "\"code\":\"BAD_REQUEST\"") &&
+              body_has(&a, "as must be json or text"));
+  a = get(f, "GET", "/v1/snowflake?format=xml", NULL, NULL);
+  assert_true(a.status == 400 && body_has(&a, "format must be json or text"));
+  /* A bad count is answered before a bad output choice, as before. */
+  a = get(f, "GET", "/v1/snowflake?count=0&as=xml", NULL, NULL);
+  assert_true(a.status == 400 && body_has(&a, "COUNT_INVALID"));
+}
+
 /* The route table: each route's methods (405 and Allow), its parameter
 ** (one path segment: 404 on the route otherwise), and a snowflake ID
 ** decoded with the fields every front shows. */
@@ -648,6 +702,8 @@ int main(void) {
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_chunked, setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_browser_requests, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_output_choice, setup,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_routes, setup, fixture_teardown),
   };
