@@ -53,15 +53,15 @@ int frond__cli_format_create(const char *cmd, const char *spec,
 int frond__cli_format_check(frond_format *f, const frond_format_source *src,
                             frond_coord *coord, const char *dir,
                             frond_error *err);
-/* Append the fields of a snowflake ID to a JSON object being printed:
-** ,"time":"...","unix_ms":...,"node":...[,"datacenter":...,"worker":...],
-** "sequence":... */
-void frond__cli_snowflake_fields(const frond_layout *l, const frond_fields *f);
 /* Print a decoded string as one JSON line; 64-bit IDs without a tag are
 ** split into snowflake fields under layout l. Returns an exit status (1,
 ** reported, when the ID does not fit l; nothing printed then). */
 int frond__cli_print_value(const frond_format_value *v, const char *input,
                            const frond_layout *l);
+/* Print snowflake ID id's fields under layout l as one JSON line, the
+** fields every front shows (core/format_fields.h). Returns an exit status,
+** as frond__cli_print_value. */
+int frond__cli_print_snowflake(int64_t id, const frond_layout *l);
 
 /* Print "frond: CODE_NAME: message" for a library failure; returns
 ** FROND__EXIT_FAILURE. */

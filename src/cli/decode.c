@@ -6,7 +6,8 @@
 ** not fit a double); the other fields are numbers. Without --format, an
 ** argument is recognised by its shape: a UUID, ULID, ObjectId, base62 or
 ** base32 ID by its length and alphabet, anything else as a decimal
-** snowflake ID (printed exactly as before formats existed). Order numbers
+** snowflake ID (with the fields every front shows: core/format_fields.h,
+** as /v1/decode and ID.DECODE answer them). Order numbers
 ** and sequences need their --format (and keys). IDs given as arguments are
 ** all checked before anything is printed, so a typo prints nothing and
 ** exits 2. IDs read from standard input are decoded as they come (a pipe
@@ -27,9 +28,10 @@ static const char usage[] =
     "Print the fields of each ID as one JSON object per line. A decimal\n"
     "snowflake ID prints as\n"
     "  {\"id\":\"...\",\"time\":\"2024-01-01T00:00:00.000Z\",\"unix_ms\":...,"
-    "\n   \"node\":...,\"datacenter\":...,\"worker\":...,\"sequence\":...}\n"
-    "datacenter and worker appear only when the layout splits the node "
-    "field.\n"
+    "\n   \"time_units\":...,\"node\":...,\"datacenter\":...,\"worker\":...,"
+    "\n   \"sequence\":...,\"layout\":\"...\"}\n"
+    "datacenter is 0 and worker the node when the layout does not split the\n"
+    "node field; layout is the layout's spec.\n"
     "UUIDs (v7, v4), ULIDs, ObjectIds and base62 (11 characters) or base32\n"
     "(13) snowflake IDs are recognised by their shape and print as\n"
     "  {\"format\":\"ulid\",\"input\":\"...\",...}\n"
@@ -41,15 +43,6 @@ static const char usage[] =
     "  --format SPEC    read every ID as this format (order numbers and seq\n"
     "                   need it; see docs/formats.md)\n"
     "  --key-file FILE  keys of order numbers (default: $FROND_ORDER_KEY)\n";
-
-static void print_fields(const frond_layout *l, int64_t id,
-                         const frond_fields *f) {
-  frond__out_str("{\"id\":\"");
-  frond__out_i64(id);
-  frond__out_str("\"");
-  frond__cli_snowflake_fields(l, f);
-  frond__out_str("}\n");
-}
 
 /* Check that s is an ID: decimal digits, 0..2^63-1. On failure why says
 ** what is wrong with it. */
@@ -126,14 +119,8 @@ static int read_item(const frond_format *f, const char *s, size_t len,
 static int print_item(const frond_layout *l, const item *it, const char *s,
                       size_t len) {
   char input[160];
-  frond_fields fl;
-  frond_error err = {0};
-  if (it->plain) {
-    if (frond_decode(l, it->v.id, &fl, &err) != 0)
-      return frond__cli_fail(&err);
-    print_fields(l, it->v.id, &fl);
-    return FROND__EXIT_OK;
-  }
+  if (it->plain)
+    return frond__cli_print_snowflake(it->v.id, l);
   snprintf(input, sizeof(input), "%.*s", len > 128 ? 128 : (int)len, s);
   return frond__cli_print_value(&it->v, input, l);
 }

@@ -49,26 +49,16 @@ int frond__cli_format_check(frond_format *f, const frond_format_source *src,
   return frond_format_check(f, src, coord, dir, err);
 }
 
-static void time_fields(int64_t unix_ms, const char *name) {
-  char when[48];
-  frond__cli_time(unix_ms, when, sizeof(when));
-  frond__out_printf(",\"%s\":\"%s\",\"%s_ms\":", name, when,
-                    strcmp(name, "time") == 0 ? "unix" : name);
-  frond__out_i64(unix_ms);
-}
-
-void frond__cli_snowflake_fields(const frond_layout *l, const frond_fields *f) {
-  time_fields(f->unix_ms, "time");
-  frond__out_str(",\"node\":");
-  frond__out_u64(f->node);
-  if (l->dc_bits > 0) {
-    frond__out_str(",\"datacenter\":");
-    frond__out_u64(f->datacenter);
-    frond__out_str(",\"worker\":");
-    frond__out_u64(f->worker);
+/* One JSON object per line: numbers as numbers, strings escaped. */
+static void print_fields(const frond__field *f, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    frond__out_printf("%s\"%s\":", i == 0 ? "{" : ",", f[i].name);
+    if (f[i].is_num)
+      frond__out_i64(f[i].num);
+    else
+      frond__out_json_str(f[i].str);
   }
-  frond__out_str(",\"sequence\":");
-  frond__out_u64(f->sequence);
+  frond__out_str("}\n");
 }
 
 int frond__cli_print_value(const frond_format_value *v, const char *input,
@@ -78,13 +68,16 @@ int frond__cli_print_value(const frond_format_value *v, const char *input,
   size_t n;
   if (frond__format_fields(v, input, strlen(input), l, f, &n, &err) != 0)
     return frond__cli_fail(&err);
-  for (size_t i = 0; i < n; i++) {
-    frond__out_printf("%s\"%s\":", i == 0 ? "{" : ",", f[i].name);
-    if (f[i].is_num)
-      frond__out_i64(f[i].num);
-    else
-      frond__out_json_str(f[i].str);
-  }
-  frond__out_str("}\n");
+  print_fields(f, n);
+  return FROND__EXIT_OK;
+}
+
+int frond__cli_print_snowflake(int64_t id, const frond_layout *l) {
+  frond__field f[FROND__FIELDS_MAX];
+  frond_error err = {0};
+  size_t n;
+  if (frond__snowflake_fields(l, id, f, &n, &err) != 0)
+    return frond__cli_fail(&err);
+  print_fields(f, n);
   return FROND__EXIT_OK;
 }

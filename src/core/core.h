@@ -22,10 +22,9 @@ int frond__layout_warn_end(const frond_layout *l, int64_t now_ms);
 ** frond_seg_tag_next_n and frond_seg_tag_range that never wait: where they
 ** would wait for the loaders (a tag's first segment, both buffers used
 ** up, a range larger than what is buffered) they ask for the load and
-** return FROND__AGAIN, having handed out nothing; the caller then makes
-** the blocking call off its loop. Errors otherwise as the blocking
-** calls. */
-#define FROND__AGAIN 1
+** fail with FROND_EWOULD_BLOCK, having handed out nothing; the caller
+** then makes the blocking call off its loop. Errors otherwise as the
+** blocking calls. */
 int frond__seg_tag_next_nowait(frond_seg_tag *t, size_t n, int64_t *out,
                                frond_error *err);
 int frond__seg_tag_range_nowait(frond_seg_tag *t, int64_t n, int64_t *start,

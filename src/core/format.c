@@ -277,11 +277,7 @@ static int seg_take(const frond_format_source *src, const char *tag, size_t len,
     return frond_seg_next_n(src->seg, tag, len, k, ids, err);
   if ((rc = frond_seg_tag_find(src->seg, tag, len, &h, err)) != 0)
     return rc;
-  if ((rc = frond__seg_tag_next_nowait(h, k, ids, err)) == FROND__AGAIN)
-    return frond__fail(err, FROND_EWOULD_BLOCK,
-                       "tag \"%.*s\": its next segment is not loaded yet",
-                       (int)len, tag);
-  return rc;
+  return frond__seg_tag_next_nowait(h, k, ids, err);
 }
 
 /* The largest of k IDs. A batch is not increasing in general: on a

@@ -61,17 +61,39 @@ static void key_version(list *l, char v) {
     str(l, "key_version", s);
 }
 
-/* The snowflake ID inside a node-scoped string (scope=node) and its node
-** and sequence under layout lay. */
+/* A snowflake ID's fields after "id", in frond__snowflake_fields' order;
+** without "time" and "unix_ms" inside a string that has its own. */
+static void snowflake(list *l, const frond_layout *lay, const frond_fields *fl,
+                      int with_time) {
+  if (with_time)
+    when(l, fl->unix_ms, "time", "unix_ms");
+  num(l, "time_units", fl->time);
+  num(l, "node", (int64_t)fl->node);
+  num(l, "datacenter", (int64_t)fl->datacenter);
+  num(l, "worker", (int64_t)fl->worker);
+  num(l, "sequence", (int64_t)fl->sequence);
+  frond_layout_format(lay, add(l, "layout")->str, sizeof(l->f[0].str));
+}
+
+int frond__snowflake_fields(const frond_layout *lay, int64_t v,
+                            frond__field *out, size_t *n, frond_error *err) {
+  list l = {out, 0};
+  frond_fields fl;
+  int rc;
+  if ((rc = frond_decode(lay, v, &fl, err)) != 0)
+    return rc;
+  id(&l, "id", v);
+  snowflake(&l, lay, &fl, 1);
+  *n = l.n;
+  return 0;
+}
+
+/* The snowflake ID inside a node-scoped string (scope=node): the string
+** carries the time. */
 static void node_fields(list *l, const frond_format_value *v,
                         const frond_layout *lay, const frond_fields *fl) {
   id(l, "id", v->id);
-  num(l, "node", (int64_t)fl->node);
-  if (lay->dc_bits > 0) {
-    num(l, "datacenter", (int64_t)fl->datacenter);
-    num(l, "worker", (int64_t)fl->worker);
-  }
-  num(l, "sequence", (int64_t)fl->sequence);
+  snowflake(l, lay, fl, 0);
 }
 
 int frond__format_fields(const frond_format_value *v, const char *input,
@@ -148,13 +170,7 @@ int frond__format_fields(const frond_format_value *v, const char *input,
       str(&l, "tag", v->tag);
       break;
     }
-    when(&l, fl.unix_ms, "time", "unix_ms");
-    num(&l, "node", (int64_t)fl.node);
-    if (lay->dc_bits > 0) {
-      num(&l, "datacenter", (int64_t)fl.datacenter);
-      num(&l, "worker", (int64_t)fl.worker);
-    }
-    num(&l, "sequence", (int64_t)fl.sequence);
+    snowflake(&l, lay, &fl, 1);
     break;
   }
   *n = l.n;

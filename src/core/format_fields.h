@@ -26,13 +26,24 @@ typedef struct frond__field {
 /*
 ** The fields of v, decoded from input[0..len): "format", "input", then
 ** what the kind holds. A 64-bit ID without a tag is a snowflake ID of
-** layout l: its "time", "unix_ms", "node" (with "datacenter" and "worker"
-** when l splits the node) and "sequence" follow. Writes at most
-** FROND__FIELDS_MAX fields to out, their count to *n. Errors: those of
-** frond_decode (the ID does not fit l).
+** layout l: its fields follow as frond__snowflake_fields lists them (the
+** time of a UUID, ULID or ObjectId that holds one is the string's own).
+** Writes at most FROND__FIELDS_MAX fields to out, their count to *n.
+** Errors: those of frond_decode (the ID does not fit l).
 */
 int frond__format_fields(const frond_format_value *v, const char *input,
                          size_t len, const frond_layout *l, frond__field *out,
                          size_t *n, frond_error *err);
+
+/*
+** The fields of snowflake ID id under layout l, the one list every front
+** shows (frond decode, /v1/decode, ID.DECODE), in this order: "id" (a
+** string), "time" (RFC 3339, UTC), "unix_ms", "time_units" (units since
+** the epoch), "node", "datacenter" and "worker" (0 and the node when l
+** does not split the node field), "sequence" and "layout" (l's spec).
+** Errors: those of frond_decode.
+*/
+int frond__snowflake_fields(const frond_layout *l, int64_t id,
+                            frond__field *out, size_t *n, frond_error *err);
 
 #endif /* FROND_FORMAT_FIELDS_H */

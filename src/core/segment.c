@@ -225,11 +225,19 @@ static void preload_past(frond_seg *s, seg_tag *t, const seg_entry *e,
     frond__seg_request_load(s, t);
 }
 
+/* What a call that must not wait answers where it would: the load is
+** asked for, nothing was taken, the caller repeats the call off its loop. */
+static int would_block(const seg_tag *t, frond_error *err) {
+  return frond__fail(err, FROND_EWOULD_BLOCK,
+                     "tag \"%s\": its next segment is not loaded yet",
+                     t->nm->name);
+}
+
 /* Hand out n IDs of t into out: from the current segment, switching to
 ** the next when it is used up, and waiting (up to wait_ms each time) for
 ** the loaders when a batch needs more segments than are buffered. A batch
 ** waits for the next segment before it starts taking IDs that would not
-** be enough alone. With nowait, returns FROND__AGAIN instead of waiting,
+** be enough alone. With nowait, fails with WOULD_BLOCK instead of waiting,
 ** having taken nothing (unless the fast path raced it: then the IDs it
 ** took are skipped). Expects t->mu held, so no generation switch or entry
 ** write runs concurrently; fast-path callers still take offsets. When a
@@ -277,7 +285,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
     if (!t->loading && p.nx == NULL)
       frond__seg_request_load(s, t);
     if (nowait)
-      return FROND__AGAIN;
+      return would_block(t, err);
     if (refused(t, &seen))
       return give_up(s, t, err, "");
     if (!wait_turn(s, t, &deadline, 0)) {
@@ -331,7 +339,7 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
     if (!t->loading)
       frond__seg_request_load(s, t);
     if (nowait)
-      return FROND__AGAIN;
+      return would_block(t, err);
     if (refused(t, &seen))
       return give_up(s, t, err, "");
     if (!wait_turn(s, t, &deadline, 1)) {

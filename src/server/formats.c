@@ -14,9 +14,10 @@
 ** period's row and loading its first segment) or a tag whose next segment
 ** is not loaded yet (the tag's handle, taken without waiting, as segment
 ** requests do), fails with WOULD_BLOCK and is repeated on libuv's thread
-** pool, as is a format whose tag the
-** allocator does not know yet (looked up in the store first, within the
-** look-up budget that segment requests share; see ids.c).
+** pool (frond__formats_next_wait, run by the request layer, req.c), as is
+** a format whose tag the allocator does not know yet (looked up in the
+** store first, within the look-up budget that segment requests share; see
+** ids.c).
 **
 ** A keyed format (order numbers, keyed sequences) issues only once its
 ** key's fingerprint has been checked where the servers sharing its
@@ -375,77 +376,29 @@ int frond__formats_next(frond__worker *w, const frond__named_format *nf,
 
 /* ---------------------------------------------------- off the event loop */
 
-/* On a pool thread: the same call, allowed to wait on the store. A tag the
-** allocator does not know (the format's own, or a seq format's base) is
-** looked up in the store once, within the budget, and the call repeated. */
-static void later_work(uv_work_t *work) {
-  frond__format_call *call = work->data;
-  frond__server *srv = call->w->srv;
+/* On a pool thread, for the request layer (req.c): the same call, allowed
+** to wait on the store. A tag the allocator does not know (the format's
+** own, or a seq format's base) is looked up in the store once, within the
+** budget, and the call repeated. */
+int frond__formats_next_wait(frond__server *srv, const frond__named_format *nf,
+                             size_t n, char *out, int *admitted,
+                             frond_error *err) {
   frond_format_source src = {srv->gen, atomic_load(&srv->seg), NULL, 0};
-  const char *tag = frond_format_tag(call->nf->f);
-  if (!call->admitted) { /* queued for WOULD_BLOCK */
-    if (!frond_format_checked(call->nf->f) &&
-        (call->rc = fact_check(srv, call->nf, &call->err)) != 0 &&
-        call->rc != FROND_EKEY_MISMATCH)
-      return;
-    call->rc = frond_format_next_n(call->nf->f, &src, call->n, call->out,
-                                   call->nf->stride, &call->err);
-    if (call->rc != FROND_ETAG_NOT_FOUND || tag == NULL ||
+  const char *tag = frond_format_tag(nf->f);
+  int rc;
+  if (!*admitted) { /* WOULD_BLOCK on the loop */
+    if (!frond_format_checked(nf->f) && (rc = fact_check(srv, nf, err)) != 0 &&
+        rc != FROND_EKEY_MISMATCH)
+      return rc;
+    rc = frond_format_next_n(nf->f, &src, n, out, nf->stride, err);
+    if (rc != FROND_ETAG_NOT_FOUND || tag == NULL ||
         !frond__ids_lookup_admit(srv))
-      return;
-    call->admitted = 1;
+      return rc;
+    *admitted = 1;
   }
-  if ((call->rc = frond__ids_lookup_tag(srv, tag, &call->err)) == 0)
-    call->rc = frond_format_next_n(call->nf->f, &src, call->n, call->out,
-                                   call->nf->stride, &call->err);
-}
-
-/* Back on the loop. */
-static void later_done(uv_work_t *work, int status) {
-  frond__format_call *call = work->data;
-  if (call->admitted)
-    frond__ids_lookup_release(call->w->srv);
-  if (status != 0)
-    call->rc =
-        frond__fail(&call->err, FROND_ECLOSED, "%s", uv_strerror(status));
-  if (call->rc == 0)
-    FROND__INC(call->w->format_counts[call->nf->index], call->n);
-  call->done(call);
-}
-
-int frond__formats_later(frond__format_call *call, frond__conn *c,
-                         const frond__named_format *nf, size_t n, int rc) {
-  frond__worker *w = c->w;
-  if (rc != FROND_EWOULD_BLOCK &&
-      !(rc == FROND_ETAG_NOT_FOUND && frond_format_tag(nf->f) != NULL))
-    return 0;
-  /* A tag look-up counts against the budget now; a period's first use
-  ** does not: every such call is valid, and all but the first find the
-  ** period made. */
-  if (rc == FROND_ETAG_NOT_FOUND) {
-    if (!frond__ids_lookup_admit(w->srv))
-      return 0;
-    call->admitted = 1;
-  }
-  if ((call->out = malloc(n * nf->stride)) == NULL)
-    goto undo;
-  call->w = w;
-  call->c = c;
-  call->nf = nf;
-  call->n = n;
-  call->work.data = call;
-  if (uv_queue_work(&w->loop, &call->work, later_work, later_done) != 0) {
-    free(call->out);
-    call->out = NULL;
-    goto undo;
-  }
-  frond__conn_hold(c);
-  return 1;
-undo:
-  if (call->admitted)
-    frond__ids_lookup_release(w->srv);
-  call->admitted = 0;
-  return 0;
+  if ((rc = frond__ids_lookup_tag(srv, tag, err)) == 0)
+    rc = frond_format_next_n(nf->f, &src, n, out, nf->stride, err);
+  return rc;
 }
 
 /* -------------------------------------------------------------- decoding */

@@ -5,9 +5,12 @@
 **
 ** on_data parses one request head from the connection's buffer, waits for
 ** its body, answers it and returns the bytes consumed, so pipelined
-** requests are answered in order. Answers from memory are written at once
-** (http_api.c); the admin calls that need the store finish off the loop
-** (http_admin.c) while the connection holds its further input. Every
+** requests are answered in order. A request is routed by one table
+** (routes[]: path, methods, the page it may come from, the token, the
+** handler), whose rules are checked here before a handler runs; handlers
+** hand what they serve to the request layer (req.c), which answers from
+** memory at once or finishes off the loop while the connection holds its
+** further input. Every
 ** answer carries Content-Length; a request the parser rejects gets its
 ** status and the connection is closed, since the byte stream can no longer
 ** be framed.
@@ -121,111 +124,190 @@ static int from_a_page(frond__http_ctx *x, int admin) {
   return 1;
 }
 
+/* The admin token, when there is one: Authorization: Bearer <token>,
+** compared in constant time (frond__req_token). 1 when authorized, else
+** 401 answered. The scheme is case-insensitive and followed by one or
+** more spaces (RFC 9110 11.1, 11.4). */
+static int authorized(frond__http_ctx *x) {
+  const frond__http_header *h;
+  size_t sp = 6;
+  if (x->srv->cfg.admin_token[0] == '\0')
+    return 1;
+  h = frond__http_header_find(x->req, "authorization");
+  if (h != NULL)
+    while (sp < h->value_len && h->value[sp] == ' ')
+      sp++;
+  if (h != NULL && sp > 6 && frond__http_eq_nocase(h->value, 6, "bearer") &&
+      frond__req_token(x->srv, h->value + sp, h->value_len - sp))
+    return 1;
+  frond__http_error(x, 401, "UNAUTHORIZED",
+                    "this endpoint needs Authorization: Bearer <admin_token>",
+                    "WWW-Authenticate: Bearer\r\n");
+  return 0;
+}
+
 /* ------------------------------------------------------------- routing */
 
-#define PREFIX(lit)                                                            \
-  (plen >= sizeof(lit) - 1 && memcmp(path, lit, sizeof(lit) - 1) == 0)
-#define EXACT(lit) (plen == sizeof(lit) - 1 && memcmp(path, lit, plen) == 0)
-/* PREFIX(pre) && SUFFIX(suf): a path pre{param}suf, the parameter not
-** empty. */
-#define SUFFIX(pre, suf)                                                       \
-  (plen > sizeof(pre) - 1 + sizeof(suf) - 1 &&                                 \
-   memcmp(path + plen - (sizeof(suf) - 1), suf, sizeof(suf) - 1) == 0)
+/* Methods, as a route lists them; the Allow header names them in this
+** order. */
+#define M_GET (1u << FROND__HTTP_GET)
+#define M_HEAD (1u << FROND__HTTP_HEAD)
+#define M_POST (1u << FROND__HTTP_POST)
+#define M_PATCH (1u << FROND__HTTP_PATCH)
+#define M_DELETE (1u << FROND__HTTP_DELETE)
+#define M_READ (M_GET | M_HEAD)
+#define M_ANY 0u /* no check: Leaf's paths and the probes take any */
+
+/* Who may send a request from a web page (see "browsers" above). */
+enum {
+  SITE_ANY,   /* anyone: it reads, and changes nothing */
+  SITE_IDS,   /* not another site's page: it uses up IDs */
+  SITE_ADMIN, /* a change (not GET or HEAD): as SITE_IDS, and without
+                 admin_token a loopback Host */
+};
+
+/*
+** One route: a path, or a path with one parameter between its two parts
+** (a segment, not empty, without '/', else 404; or the rest of the path,
+** whatever it holds; the handler reads it as x->param);
+** the methods it takes (405 with Allow otherwise); who may send it from a
+** page; whether a change needs admin_token (401 otherwise); the handler,
+** its argument (x->arg), and its name in the metrics. The rules are checked
+** in that order, so a handler sees only a request it may serve.
+*/
+typedef struct route {
+  const char *pre;
+  size_t pre_len;
+  const char *suf; /* after the parameter; NULL: no parameter */
+  size_t suf_len;
+  int rest; /* the parameter is the rest of the path, any bytes */
+  unsigned methods;
+  int site;
+  int admin;
+  void (*fn)(frond__http_ctx *x);
+  int arg;
+  int id; /* FROND__R_* */
+} route;
+
+#define EXACT(path) path, sizeof(path) - 1, NULL, 0, 0
+#define PARAM(pre, suf) pre, sizeof(pre) - 1, suf, sizeof(suf) - 1, 0
+#define REST(pre) pre, sizeof(pre) - 1, "", 0, 1
+
+/* Sorted by how often clients send them; a path with a parameter and a
+** suffix before the same path without one. */
+static const route routes[] = {
+    {PARAM("/api/segment/get/", ""), M_ANY, SITE_IDS, 0,
+     frond__http_leaf_segment, 0, FROND__R_LEAF_SEGMENT},
+    {PARAM("/api/snowflake/get/", ""), M_ANY, SITE_IDS, 0,
+     frond__http_leaf_snowflake, 0, FROND__R_LEAF_SNOWFLAKE},
+    {EXACT("/v1/snowflake"), M_READ, SITE_IDS, 0, frond__http_v1_snowflake, 0,
+     FROND__R_SNOWFLAKE},
+    {PARAM("/v1/segment/", "/range"), M_READ, SITE_IDS, 0,
+     frond__http_v1_segment_range, 0, FROND__R_SEGMENT_RANGE},
+    {PARAM("/v1/segment/", ""), M_READ, SITE_IDS, 0, frond__http_v1_segment, 0,
+     FROND__R_SEGMENT},
+    {PARAM("/v1/format/", ""), M_READ, SITE_IDS, 0, frond__http_v1_format, 0,
+     FROND__R_FORMAT},
+    {EXACT("/v1/uuid7"), M_READ, SITE_IDS, 0, frond__http_v1_builtin,
+     FROND__BUILTIN_UUID7, FROND__R_UUID7},
+    {EXACT("/v1/uuid4"), M_READ, SITE_IDS, 0, frond__http_v1_builtin,
+     FROND__BUILTIN_UUID4, FROND__R_UUID4},
+    {EXACT("/v1/ulid"), M_READ, SITE_IDS, 0, frond__http_v1_builtin,
+     FROND__BUILTIN_ULID, FROND__R_ULID},
+    {EXACT("/v1/objectid"), M_READ, SITE_IDS, 0, frond__http_v1_builtin,
+     FROND__BUILTIN_OBJECTID, FROND__R_OBJECTID},
+    {REST("/v1/decode/"), M_READ, SITE_ANY, 0, frond__http_v1_decode, 0,
+     FROND__R_DECODE},
+    {EXACT("/v1/layout"), M_READ, SITE_ANY, 0, frond__http_v1_layout, 0,
+     FROND__R_LAYOUT},
+    {EXACT("/v1/tags"), M_READ | M_POST, SITE_ADMIN, 1, frond__http_v1_tags, 0,
+     FROND__R_TAGS},
+    {PARAM("/v1/tags/", "/advance"), M_POST, SITE_ADMIN, 1, frond__http_v1_tags,
+     2, FROND__R_TAGS},
+    {PARAM("/v1/tags/", ""), M_READ | M_PATCH | M_DELETE, SITE_ADMIN, 1,
+     frond__http_v1_tags, 1, FROND__R_TAGS},
+    {EXACT("/decodeSnowflakeId"), M_ANY, SITE_ANY, 0, frond__http_leaf_decode,
+     0, FROND__R_LEAF_DECODE},
+    {EXACT("/metrics"), M_READ, SITE_ANY, 0, frond__http_metrics, 0,
+     FROND__R_METRICS},
+    {EXACT("/livez"), M_ANY, SITE_ANY, 0, frond__http_livez, 0, FROND__R_LIVEZ},
+    {EXACT("/healthz"), M_ANY, SITE_ANY, 0, frond__http_livez, 0,
+     FROND__R_LIVEZ},
+    {EXACT("/readyz"), M_ANY, SITE_ANY, 0, frond__http_readyz, 0,
+     FROND__R_READYZ},
+    {EXACT("/"), M_READ, SITE_ANY, 0, frond__http_status_page, 0,
+     FROND__R_STATUS},
+};
 
 /* OPTIONS *: what the server as a whole allows (RFC 9110 9.3.7). */
 #define ALLOW_ANY "GET, HEAD, POST, PATCH, DELETE, OPTIONS"
 
-static void dispatch(frond__http_ctx *x) {
+/* Does the path match route k? Then its parameter is set in x. A
+** parameter may be empty at the end of a path (a 404 then, on the
+** route), never before a suffix. */
+static int matches(const route *k, frond__http_ctx *x) {
   const char *path = x->req->target;
   size_t plen = x->req->path_len;
+  if (k->suf == NULL)
+    return plen == k->pre_len && memcmp(path, k->pre, plen) == 0;
+  if (plen < k->pre_len + k->suf_len + (k->suf_len > 0) ||
+      memcmp(path, k->pre, k->pre_len) != 0 ||
+      memcmp(path + plen - k->suf_len, k->suf, k->suf_len) != 0)
+    return 0;
+  x->param = path + k->pre_len;
+  x->param_len = plen - k->pre_len - k->suf_len;
+  return 1;
+}
+
+/* 405, naming the route's methods. */
+static void not_allowed(frond__http_ctx *x, unsigned methods) {
+  static const struct {
+    unsigned m;
+    const char *name;
+  } names[] = {{M_GET, "GET"},
+               {M_HEAD, "HEAD"},
+               {M_POST, "POST"},
+               {M_PATCH, "PATCH"},
+               {M_DELETE, "DELETE"}};
+  char allow[64] = "";
+  size_t i, n = 0;
+  for (i = 0; i < FROND__ARRAY_SIZE(names); i++)
+    if (methods & names[i].m)
+      n += (size_t)snprintf(allow + n, sizeof allow - n, "%s%s",
+                            n > 0 ? ", " : "", names[i].name);
+  frond__http_not_allowed(x, allow);
+}
+
+static void dispatch(frond__http_ctx *x) {
+  const route *k = NULL;
+  size_t i;
+  unsigned m = 1u << x->req->method;
+  int change = !(m & M_READ);
   if (x->req->asterisk) {
     frond__http_respond(x, 200, NULL, "", 0, "Allow: " ALLOW_ANY "\r\n");
-  } else if (PREFIX("/api/snowflake/get/")) {
-    x->route = FROND__R_LEAF_SNOWFLAKE;
-    if (plen == sizeof("/api/snowflake/get/") - 1 ||
-        memchr(path + sizeof("/api/snowflake/get/") - 1, '/',
-               plen - (sizeof("/api/snowflake/get/") - 1)) != NULL)
-      frond__http_error(x, 404, "NOT_FOUND", "no such path", NULL);
-    else if (!from_a_page(x, 0))
-      frond__http_leaf_snowflake(x);
-  } else if (PREFIX("/api/segment/get/")) {
-    x->route = FROND__R_LEAF_SEGMENT;
-    if (!from_a_page(x, 0))
-      frond__http_leaf_segment(x, sizeof("/api/segment/get/") - 1);
-  } else if (PREFIX("/v1/")) {
-    if (EXACT("/v1/snowflake")) {
-      x->route = FROND__R_SNOWFLAKE;
-      if (!from_a_page(x, 0))
-        frond__http_v1_snowflake(x);
-    } else if (PREFIX("/v1/segment/") && SUFFIX("/v1/segment/", "/range")) {
-      x->route = FROND__R_SEGMENT_RANGE;
-      if (!from_a_page(x, 0))
-        frond__http_v1_segment_range(x, sizeof("/v1/segment/") - 1,
-                                     plen - (sizeof("/range") - 1));
-    } else if (PREFIX("/v1/segment/")) {
-      x->route = FROND__R_SEGMENT;
-      if (!from_a_page(x, 0))
-        frond__http_v1_segment(x, sizeof("/v1/segment/") - 1);
-    } else if (PREFIX("/v1/format/")) {
-      x->route = FROND__R_FORMAT;
-      if (!from_a_page(x, 0))
-        frond__http_v1_format(x, sizeof("/v1/format/") - 1);
-    } else if (EXACT("/v1/uuid7")) {
-      x->route = FROND__R_UUID7;
-      if (!from_a_page(x, 0))
-        frond__http_v1_builtin(x, FROND__BUILTIN_UUID7);
-    } else if (EXACT("/v1/uuid4")) {
-      x->route = FROND__R_UUID4;
-      if (!from_a_page(x, 0))
-        frond__http_v1_builtin(x, FROND__BUILTIN_UUID4);
-    } else if (EXACT("/v1/ulid")) {
-      x->route = FROND__R_ULID;
-      if (!from_a_page(x, 0))
-        frond__http_v1_builtin(x, FROND__BUILTIN_ULID);
-    } else if (EXACT("/v1/objectid")) {
-      x->route = FROND__R_OBJECTID;
-      if (!from_a_page(x, 0))
-        frond__http_v1_builtin(x, FROND__BUILTIN_OBJECTID);
-    } else if (PREFIX("/v1/decode/")) {
-      x->route = FROND__R_DECODE;
-      frond__http_v1_decode_any(x, sizeof("/v1/decode/") - 1);
-    } else if (EXACT("/v1/layout")) {
-      x->route = FROND__R_LAYOUT;
-      frond__http_v1_layout(x);
-    } else if (EXACT("/v1/tags")) {
-      x->route = FROND__R_TAGS;
-      if (frond__http_is_get(x) || !from_a_page(x, 1))
-        frond__http_v1_tags(x, 0, 0);
-    } else if (PREFIX("/v1/tags/") && SUFFIX("/v1/tags/", "/advance")) {
-      x->route = FROND__R_TAGS;
-      if (!from_a_page(x, 1))
-        frond__http_v1_tag_advance(x, sizeof("/v1/tags/") - 1,
-                                   plen - (sizeof("/advance") - 1));
-    } else if (PREFIX("/v1/tags/")) {
-      x->route = FROND__R_TAGS;
-      if (frond__http_is_get(x) || !from_a_page(x, 1))
-        frond__http_v1_tags(x, sizeof("/v1/tags/") - 1, 1);
-    } else {
-      frond__http_error(x, 404, "NOT_FOUND", "no such path", NULL);
-    }
-  } else if (EXACT("/decodeSnowflakeId")) {
-    x->route = FROND__R_LEAF_DECODE;
-    frond__http_leaf_decode(x);
-  } else if (EXACT("/metrics")) {
-    x->route = FROND__R_METRICS;
-    frond__http_page(x, FROND__R_METRICS);
-  } else if (EXACT("/livez") || EXACT("/healthz")) {
-    x->route = FROND__R_LIVEZ;
-    frond__http_plain(x, 200, "ok\n");
-  } else if (EXACT("/readyz")) {
-    x->route = FROND__R_READYZ;
-    frond__http_readyz(x);
-  } else if (EXACT("/")) {
-    x->route = FROND__R_STATUS;
-    frond__http_page(x, FROND__R_STATUS);
-  } else {
-    frond__http_error(x, 404, "NOT_FOUND", "no such path", NULL);
+    return;
   }
+  for (i = 0; i < FROND__ARRAY_SIZE(routes) && k == NULL; i++)
+    if (matches(&routes[i], x))
+      k = &routes[i];
+  if (k == NULL) {
+    frond__http_not_found(x);
+    return;
+  }
+  x->route = k->id;
+  x->arg = k->arg;
+  if (k->suf != NULL && !k->rest &&
+      (x->param_len == 0 || memchr(x->param, '/', x->param_len) != NULL))
+    frond__http_not_found(x);
+  else if ((k->site == SITE_IDS || (k->site == SITE_ADMIN && change)) &&
+           from_a_page(x, k->site == SITE_ADMIN))
+    ; /* 403 answered */
+  else if (k->methods != M_ANY && !(k->methods & m))
+    not_allowed(x, k->methods);
+  else if (k->admin && change && !authorized(x))
+    ; /* 401 answered */
+  else
+    k->fn(x);
 }
 
 static void ctx_init(frond__http_ctx *x, frond__conn *c) {
@@ -249,19 +331,10 @@ typedef struct http_conn {
 /* An answer to a request the parser or the framing refused: its status,
 ** then the connection is closed. */
 static int refuse(frond__http_ctx *x, int status, const char *why) {
-  static const char *codes[] = {
-      "BAD_REQUEST",     "URI_TOO_LONG",   "HEADERS_TOO_LARGE",
-      "NOT_IMPLEMENTED", "BODY_TOO_LARGE", "HTTP_VERSION_NOT_SUPPORTED"};
-  int i = status == 414   ? 1
-          : status == 431 ? 2
-          : status == 501 ? 3
-          : status == 413 ? 4
-          : status == 505 ? 5
-                          : 0;
   if (status != 413)
     FROND__INC(((frond__http_state *)x->c->l->state)->bad_requests, 1);
   x->keep_alive = 0;
-  frond__http_error(x, status, codes[i], why, NULL);
+  frond__http_error(x, status, frond__http_refusal(status), why, NULL);
   return -1;
 }
 
@@ -399,7 +472,11 @@ static int http_configure(frond__server *srv, frond__endpoint *ep,
                            offsetof(frond__http_state, field))
 
 static void http_metrics(frond__server *srv, frond__buf *b) {
-  const char *const *names = frond__http_route_names;
+  static const char *const names[FROND__R_COUNT] = {
+#define NAME(id, name) name,
+      FROND__HTTP_ROUTES(NAME)
+#undef NAME
+  };
   int r, s;
   frond__buf_printf(b, "# HELP frond_http_requests_total HTTP requests by "
                        "route and status.\n# TYPE frond_http_requests_total "
@@ -410,11 +487,11 @@ static void http_metrics(frond__server *srv, frond__buf *b) {
       char status[16];
       if (v == 0)
         continue;
-      snprintf(status, sizeof status, "%d", frond__http_statuses[s]);
+      snprintf(status, sizeof status, "%d", frond__http_status_at(s));
       frond__buf_printf(b,
                         "frond_http_requests_total{route=\"%s\",status=\"%s\"}"
                         " %llu\n",
-                        names[r], frond__http_statuses[s] ? status : "other",
+                        names[r], frond__http_status_at(s) ? status : "other",
                         (unsigned long long)v);
     }
   /* With metrics_histograms off the family is left out, not left empty. */

@@ -5,14 +5,14 @@
 **
 ** A store call takes as long as the database takes (a PostgreSQL round
 ** trip, a lock wait), so none runs on an event loop: the request is
-** checked and its body read on the loop, the call runs on libuv's thread
-** pool (uv_queue_work), and the completion callback, back on the loop,
-** writes the answer. The connection is held meanwhile (frond__conn_hold):
-** requests pipelined behind the call wait for it, in order, and a client
-** that goes away leaves the connection allocated until the completion has
-** found it gone. Calls share one store connection, one at a time
-** (store_lock). A drain waits for calls in flight: a loop does not end
-** while work it queued is pending.
+** checked (its token by the route table, http.c) and its body read on the
+** loop, and the request layer (req.c) runs the call on libuv's thread
+** pool and has it answered, back on the loop. The connection is held
+** meanwhile: requests pipelined behind the call wait for it, in order,
+** and a client that goes away leaves the connection allocated until the
+** completion has found it gone. Calls share one store connection, one at
+** a time. A drain waits for calls in flight: a loop does not end while
+** work it queued is pending.
 */
 #include "server/http.h"
 
@@ -22,9 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The record of an admin request, copied by the request layer while the
+** call runs. */
 typedef struct admin_call {
-  uv_work_t work;
-  frond__http_ctx x; /* a copy: the request's views are gone by the answer */
+  frond__http_ctx x;
   int method;
   int one;     /* /v1/tags/{tag} */
   int advance; /* POST /v1/tags/{tag}/advance */
@@ -32,41 +33,10 @@ typedef struct admin_call {
   char desc[257];
   int64_t step, start, to;
   int has_start, has_desc;
-  /* Written by the pool thread, read by the completion. */
-  int rc;
+  /* Written by the pool thread, read by the answer. */
   int status;
-  frond_error err;
   frond__buf body;
 } admin_call;
-
-/* Constant-time comparison of the bearer token. 1 when authorized. The
-** scheme is case-insensitive and followed by one or more spaces (RFC 9110
-** 11.1, 11.4). */
-static int authorized(frond__http_ctx *x) {
-  const char *tok = x->srv->cfg.admin_token;
-  size_t tl = strlen(tok), i, sp = 6;
-  const frond__http_header *h;
-  unsigned char diff = 0;
-  if (tl == 0)
-    return 1;
-  h = frond__http_header_find(x->req, "authorization");
-  if (h != NULL)
-    while (sp < h->value_len && h->value[sp] == ' ')
-      sp++;
-  if (h == NULL || sp == 6 || !frond__http_eq_nocase(h->value, 6, "bearer") ||
-      h->value_len - sp != tl)
-    diff = 1;
-  else
-    for (i = 0; i < tl; i++)
-      diff |= (unsigned char)(h->value[sp + i] ^ tok[i]);
-  if (diff != 0) {
-    frond__http_error(x, 401, "UNAUTHORIZED",
-                      "this endpoint needs Authorization: Bearer <admin_token>",
-                      "WWW-Authenticate: Bearer\r\n");
-    return 0;
-  }
-  return 1;
-}
 
 static void tag_json(frond__buf *b, const frond_tag_row *r) {
   frond__buf_printf(b, "{\"tag\":\"");
@@ -77,21 +47,24 @@ static void tag_json(frond__buf *b, const frond_tag_row *r) {
   frond__buf_printf(b, "\",\"update_time\":\"%s\"}", r->update_time);
 }
 
-/* The store call itself, on a pool thread with store_lock held. */
-static int call_store(admin_call *a, frond_store *st) {
+/* The store call itself, on a pool thread (req.c holds the store). */
+static int call_store(frond__req *q, void *ctx, frond_store *st) {
+  admin_call *a = ctx;
   frond__buf *b = &a->body;
+  frond_error *err = &q->err;
   frond_tag_row row;
   int r;
+  a->status = 200;
   switch (a->method) {
   case FROND__HTTP_GET:
   case FROND__HTTP_HEAD:
     if (a->one) {
-      if ((r = frond_store_tag_get(st, a->tag, &row, &a->err)) == 0)
+      if ((r = frond_store_tag_get(st, a->tag, &row, err)) == 0)
         tag_json(b, &row);
     } else {
       frond_tag_row *rows = NULL;
       size_t n = 0, i;
-      if ((r = frond_store_tag_list(st, &rows, &n, &a->err)) != 0)
+      if ((r = frond_store_tag_list(st, &rows, &n, err)) != 0)
         return r;
       frond__buf_printf(b, "{\"tags\":[");
       for (i = 0; i < n; i++) {
@@ -105,50 +78,31 @@ static int call_store(admin_call *a, frond_store *st) {
     return r;
   case FROND__HTTP_POST:
     if (a->advance) {
-      r = frond_store_tag_advance(st, a->tag, a->to, &a->err);
+      r = frond_store_tag_advance(st, a->tag, a->to, err);
       break;
     }
     /* Without a start, at the name's floor (1 unless it was deleted). */
     a->status = 201;
     r = frond_store_tag_create(st, a->tag, a->step, a->has_start ? a->start : 0,
-                               a->has_desc ? a->desc : "", &a->err);
+                               a->has_desc ? a->desc : "", err);
     break;
   case FROND__HTTP_PATCH:
-    r = frond_store_tag_set_step(st, a->tag, a->step, &a->err);
+    r = frond_store_tag_set_step(st, a->tag, a->step, err);
     break;
   default:
-    return frond_store_tag_delete(st, a->tag, &a->err);
+    return frond_store_tag_delete(st, a->tag, err);
   }
   /* POST and PATCH answer with the row as it is now. */
-  if (r == 0 && (r = frond_store_tag_get(st, a->tag, &row, &a->err)) == 0)
+  if (r == 0 && (r = frond_store_tag_get(st, a->tag, &row, err)) == 0)
     tag_json(b, &row);
   return r;
-}
-
-static void admin_work(uv_work_t *w) {
-  admin_call *a = w->data;
-  frond__server *srv = a->x.srv;
-  frond_seg *seg;
-  int r;
-  a->status = 200;
-  pthread_mutex_lock(&srv->store_lock);
-  if ((r = frond__store_conn(srv, &a->err)) == 0)
-    r = call_store(a, srv->store_conn);
-  frond__store_conn_check(srv, r);
-  pthread_mutex_unlock(&srv->store_lock);
-  a->rc = r;
-  /* A change shows in the allocator at once, not at its next refresh: the
-  ** one row is read again (not the whole list, which may be long). */
-  if (r == 0 && a->method != FROND__HTTP_GET && a->method != FROND__HTTP_HEAD &&
-      (seg = atomic_load(&srv->seg)) != NULL)
-    (void)frond_seg_refresh_tag(seg, a->tag, strlen(a->tag), NULL);
 }
 
 /* A change to a tag is an operator's act: one log line each, made or
 ** not, with the request's fields (method, path, client, tag, and the
 ** status answered unless the client went away first). Reads are not
 ** logged. */
-static void admin_log(admin_call *a) {
+static void admin_log(const admin_call *a, int rc, const frond_error *err) {
   static const char *const did[] = {"created", "re-stepped", "deleted",
                                     "advanced"};
   static const char *const names[] = {"POST", "PATCH", "DELETE", "POST"};
@@ -171,23 +125,18 @@ static void admin_log(admin_call *a) {
                       : "/v1/tags",
            a->tag);
   frond__conn_peer(a->x.c, peer, sizeof peer);
-  if (a->rc == 0)
+  if (rc == 0)
     frond__log_fields(FROND_LOG_INFO, f, n, "tag \"%s\" %s", a->tag, did[i]);
   else
     frond__log_fields(FROND_LOG_WARN, f, n, "tag \"%s\" not %s: %s: %s", a->tag,
-                      did[i], frond_err_name(a->rc),
-                      a->err.code ? a->err.message : frond_strerror(a->rc));
+                      did[i], frond_err_name(rc), frond__req_message(rc, err));
 }
 
-static void admin_done(uv_work_t *w, int status) {
-  admin_call *a = w->data;
+static void answer(const frond__req *r, void *ctx) {
+  admin_call *a = ctx;
   frond__http_ctx *x = &a->x;
-  if (status != 0) /* cancelled: the call never ran */
-    a->rc = frond__fail(&a->err, FROND_ECLOSED, "%s", uv_strerror(status));
-  if (frond__conn_gone(x->c)) {
-    /* The client went away; the change, if any, is made all the same. */
-  } else if (a->rc != 0) {
-    frond__http_error_code(x, a->rc, &a->err);
+  if (r->rc != 0) {
+    frond__http_error_code(x, r->rc, &r->err);
   } else if (a->method == FROND__HTTP_DELETE) {
     frond__http_respond(x, 204, "application/json", "", 0, NULL);
   } else {
@@ -195,11 +144,29 @@ static void admin_done(uv_work_t *w, int status) {
     frond__http_respond(x, a->status, "application/json", a->body.data,
                         a->body.len, NULL);
   }
-  admin_log(a);
-  frond__conn_resume(x->c, !x->keep_alive);
-  frond__buf_free(&a->body);
-  free(a);
 }
+
+/* The client went away (gone): the change, if any, is made all the same,
+** and logged. */
+static int done(const frond__req *r, void *ctx, int gone) {
+  admin_call *a = ctx;
+  (void)gone;
+  admin_log(a, r->rc, &r->err);
+  frond__buf_free(&a->body);
+  return !a->x.keep_alive;
+}
+
+static void keep(void *ctx) {
+  admin_call *a = ctx;
+  a->x.req = NULL;
+  a->x.body = NULL;
+  a->x.body_len = 0;
+  a->x.param = NULL;
+  a->x.param_len = 0;
+}
+
+static const frond__req_how admin_how = {sizeof(admin_call), keep, answer, done,
+                                         call_store};
 
 /* Is the body JSON: Content-Type application/json, parameters allowed?
 ** A page can send text/plain or a form to another site without the
@@ -265,67 +232,30 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   return 0;
 }
 
-void frond__http_v1_tags(frond__http_ctx *x, size_t prefix, int one) {
-  int m = x->req->method, r;
-  admin_call *a;
-  if (one && m != FROND__HTTP_GET && m != FROND__HTTP_HEAD &&
-      m != FROND__HTTP_PATCH && m != FROND__HTTP_DELETE) {
-    frond__http_not_allowed(x, "GET, HEAD, PATCH, DELETE");
-    return;
-  }
-  if (!one && !frond__http_is_get(x) && m != FROND__HTTP_POST) {
-    frond__http_not_allowed(x, "GET, HEAD, POST");
-    return;
-  }
-  if ((a = calloc(1, sizeof *a)) == NULL) {
-    frond__http_error_code(x, FROND_ENOMEM, NULL);
-    return;
-  }
-  a->method = m;
-  a->one = one;
-  if ((one && frond__http_path_tag(x, prefix, a->tag) < 0) ||
-      (!frond__http_is_get(x) && !authorized(x)) ||
+/* /v1/tags (x->arg 0), /v1/tags/{tag} (1), POST /v1/tags/{tag}/advance
+** (2): {"to": N}, the tag issues no ID below N from now on (after a
+** restore of the store from a backup); never back. The route table has
+** checked the method, the page the request came from, and the token. */
+void frond__http_v1_tags(frond__http_ctx *x) {
+  int m = x->req->method;
+  admin_call a;
+  frond__req r = {.op = FROND__REQ_STORE};
+  memset(&a, 0, sizeof a);
+  a.method = m;
+  a.one = x->arg >= 1;
+  a.advance = x->arg == 2;
+  if ((a.one && frond__http_tag(x, a.tag) < 0) ||
       ((m == FROND__HTTP_POST || m == FROND__HTTP_PATCH) &&
-       read_body(x, a) != 0)) {
-    free(a);
+       read_body(x, &a) != 0))
     return;
-  }
-  frond__http_ctx_keep(&a->x, x);
-  a->work.data = a;
-  if ((r = uv_queue_work(&x->w->loop, &a->work, admin_work, admin_done)) != 0) {
-    frond__http_error(x, 503, "CLOSED", uv_strerror(r), NULL);
-    free(a);
-    return;
-  }
-  frond__conn_hold(x->c);
-}
-
-/* POST /v1/tags/{tag}/advance, {"to": N}: the tag issues no ID below N
-** from now on (after a restore of the store from a backup); never back. */
-void frond__http_v1_tag_advance(frond__http_ctx *x, size_t prefix, size_t end) {
-  admin_call *a;
-  int r;
-  if (x->req->method != FROND__HTTP_POST) {
-    frond__http_not_allowed(x, "POST");
-    return;
-  }
-  if ((a = calloc(1, sizeof *a)) == NULL) {
-    frond__http_error_code(x, FROND_ENOMEM, NULL);
-    return;
-  }
-  a->method = FROND__HTTP_POST;
-  a->one = a->advance = 1;
-  if (frond__http_tag_between(x, prefix, end, a->tag) < 0 || !authorized(x) ||
-      read_body(x, a) != 0) {
-    free(a);
-    return;
-  }
-  frond__http_ctx_keep(&a->x, x);
-  a->work.data = a;
-  if ((r = uv_queue_work(&x->w->loop, &a->work, admin_work, admin_done)) != 0) {
-    frond__http_error(x, 503, "CLOSED", uv_strerror(r), NULL);
-    free(a);
-    return;
-  }
-  frond__conn_hold(x->c);
+  a.x = *x;
+  r.tag = a.tag;
+  r.len = strlen(a.tag);
+  r.change = m != FROND__HTTP_GET && m != FROND__HTTP_HEAD;
+  r.how = &admin_how;
+  r.ctx = &a;
+  frond__req_run(x->c, &r);
+  /* Answered at once (the call could not be queued): as x. */
+  if (!x->c->held)
+    *x = a.x;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** http_out.c -- HTTP answers: the status line and headers, error bodies,
-** lists of IDs, and the counters every answer adds to.
+** http_out.c -- HTTP answers: the table of statuses, the status line and
+** headers, error bodies (a library code's status is the request layer's:
+** frond__req_status), lists of IDs, decoded fields, and the counters every
+** answer adds to.
 **
 ** Answers are built with memcpy into the connection's output, not printf:
 ** this is the hot path of every request.
@@ -14,69 +16,72 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const frond__http_route_names[FROND__R_COUNT] = {
-    "leaf_segment", "leaf_snowflake", "leaf_decode",   "snowflake", "segment",
-    "decode",       "layout",         "tags",          "metrics",   "livez",
-    "readyz",       "status_page",    "segment_range", "format",    "uuid7",
-    "uuid4",        "ulid",           "objectid",      "other"};
+/*
+** The statuses Frond answers: the number, its reason phrase, and for those
+** the framing refuses a request with, the code its error body names. A
+** row is a slot of the metrics, in this order; FROND__NSTATUS counts one
+** more, for any other.
+*/
+#define STATUSES(XX)                                                           \
+  XX(200, "OK", NULL)                                                          \
+  XX(201, "Created", NULL)                                                     \
+  XX(204, "No Content", NULL)                                                  \
+  XX(400, "Bad Request", "BAD_REQUEST")                                        \
+  XX(401, "Unauthorized", NULL)                                                \
+  XX(404, "Not Found", NULL)                                                   \
+  XX(405, "Method Not Allowed", NULL)                                          \
+  XX(408, "Request Timeout", NULL)                                             \
+  XX(409, "Conflict", NULL)                                                    \
+  XX(413, "Content Too Large", "BODY_TOO_LARGE")                               \
+  XX(414, "URI Too Long", "URI_TOO_LONG")                                      \
+  XX(431, "Request Header Fields Too Large", "HEADERS_TOO_LARGE")              \
+  XX(500, "Internal Server Error", NULL)                                       \
+  XX(501, "Not Implemented", "NOT_IMPLEMENTED")                                \
+  XX(503, "Service Unavailable", NULL)                                         \
+  XX(505, "HTTP Version Not Supported", "HTTP_VERSION_NOT_SUPPORTED")          \
+  XX(403, "Forbidden", NULL)                                                   \
+  XX(415, "Unsupported Media Type", NULL)
 
-const int frond__http_statuses[FROND__NSTATUS] = {
-    200, 201, 204, 400, 401, 404, 405, 408, 409, 413,
-    414, 431, 500, 501, 503, 505, 403, 415, 0};
+enum {
+#define XX(status, reason, code) SLOT_##status,
+  STATUSES(XX)
+#undef XX
+      SLOT_OTHER
+};
+_Static_assert(SLOT_OTHER + 1 == FROND__NSTATUS, "FROND__NSTATUS");
 
-static const char *reason_phrase(int status) {
+static const struct {
+  int status;
+  const char *reason, *code;
+} statuses[] = {
+#define XX(status, reason, code) {status, reason, code},
+    STATUSES(XX)
+#undef XX
+        {0, "Unknown", NULL}};
+
+static int slot(int status) {
   switch (status) {
-  case 200:
-    return "OK";
-  case 201:
-    return "Created";
-  case 204:
-    return "No Content";
-  case 400:
-    return "Bad Request";
-  case 401:
-    return "Unauthorized";
-  case 403:
-    return "Forbidden";
-  case 404:
-    return "Not Found";
-  case 405:
-    return "Method Not Allowed";
-  case 408:
-    return "Request Timeout";
-  case 409:
-    return "Conflict";
-  case 413:
-    return "Content Too Large";
-  case 414:
-    return "URI Too Long";
-  case 415:
-    return "Unsupported Media Type";
-  case 431:
-    return "Request Header Fields Too Large";
-  case 500:
-    return "Internal Server Error";
-  case 501:
-    return "Not Implemented";
-  case 503:
-    return "Service Unavailable";
-  case 505:
-    return "HTTP Version Not Supported";
+#define XX(status, reason, code)                                               \
+  case status:                                                                 \
+    return SLOT_##status;
+    STATUSES(XX)
+#undef XX
   default:
-    return "Unknown";
+    return SLOT_OTHER;
   }
 }
 
-static int status_index(int status) {
-  int i;
-  for (i = 0; i < FROND__NSTATUS - 1; i++)
-    if (frond__http_statuses[i] == status)
-      return i;
-  return FROND__NSTATUS - 1;
+int frond__http_status_at(int i) {
+  return statuses[i].status;
+}
+
+const char *frond__http_refusal(int status) {
+  const char *code = statuses[slot(status)].code;
+  return code != NULL ? code : "BAD_REQUEST";
 }
 
 static void record(frond__http_ctx *x, frond__http_state *st, int status) {
-  FROND__INC(st->requests[x->route][status_index(status)], 1);
+  FROND__INC(st->requests[x->route][slot(status)], 1);
   if (x->t0 != 0)
     frond__hist_add(&st->duration[x->route], frond__clock_ns() - x->t0);
 }
@@ -104,7 +109,7 @@ void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
                          const char *body, size_t len, const char *extra) {
   frond__buf *out = frond__conn_out(x->c);
   frond__http_state *st = x->c->l->state;
-  const char *reason = reason_phrase(status);
+  const char *reason = statuses[slot(status)].reason;
   size_t elen = extra ? strlen(extra) : 0;
   x->status = status;
   if (frond__conn_draining(x->c))
@@ -149,36 +154,6 @@ void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
   record(x, st, status);
 }
 
-static int status_of(int code) {
-  switch (code) {
-  case FROND_EINVAL:
-  case FROND_ECOUNT_INVALID:
-  case FROND_EID_INVALID:
-  case FROND_ETAG_INVALID:
-  case FROND_ELAYOUT_INVALID:
-  case FROND_EFORMAT_INVALID:
-  case FROND_EKEY_INVALID:
-    return 400;
-  case FROND_ETAG_NOT_FOUND:
-    return 404;
-  case FROND_ETAG_EXISTS:
-  case FROND_ETAG_FLOOR:
-    return 409;
-  case FROND_ESEGMENT_UNAVAILABLE:
-  case FROND_ECLOCK_BEHIND:
-  case FROND_ESTORE:
-  case FROND_ENODE_ID_LOST:
-  case FROND_ECOORD:
-  case FROND_ECLOSED:
-  case FROND_ELAYOUT_MISMATCH:
-  case FROND_ESEQUENCE_EXHAUSTED:
-  case FROND_ESTORE_MEMBER_STALE:
-    return 503;
-  default:
-    return 500;
-  }
-}
-
 void frond__http_error(frond__http_ctx *x, int status, const char *code,
                        const char *msg, const char *extra) {
   char esc[1024], body[1200];
@@ -191,8 +166,12 @@ void frond__http_error(frond__http_ctx *x, int status, const char *code,
 
 void frond__http_error_code(frond__http_ctx *x, int code,
                             const frond_error *err) {
-  const char *msg = err && err->code ? err->message : frond_strerror(code);
-  frond__http_error(x, status_of(code), frond_err_name(code), msg, NULL);
+  frond__http_error(x, frond__req_status(code), frond_err_name(code),
+                    frond__req_message(code, err), NULL);
+}
+
+void frond__http_not_found(frond__http_ctx *x) {
+  frond__http_error(x, 404, "NOT_FOUND", "no such path", NULL);
 }
 
 void frond__http_not_allowed(frond__http_ctx *x, const char *allow) {
@@ -202,9 +181,9 @@ void frond__http_not_allowed(frond__http_ctx *x, const char *allow) {
                     extra);
 }
 
-void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n,
-                     int text) {
+void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n) {
   frond__buf *b = &x->w->scratch;
+  int text = x->text;
   size_t i;
   b->len = 0;
   if (frond__buf_reserve(b, n * (FROND__DEC_MAX + 3) + 16) != 0) {
@@ -245,8 +224,9 @@ void frond__http_busy(frond__conn *c) {
 }
 
 void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,
-                         size_t stride, int text) {
+                         size_t stride) {
   frond__buf *b = &x->w->scratch;
+  int text = x->text;
   size_t i;
   b->len = 0;
   if (frond__buf_reserve(b, n * (stride + 3) + 16) != 0) {
@@ -274,9 +254,23 @@ void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,
                       b->len, NULL);
 }
 
-void frond__http_ctx_keep(frond__http_ctx *dst, const frond__http_ctx *x) {
-  *dst = *x;
-  dst->req = NULL;
-  dst->body = NULL;
-  dst->body_len = 0;
+void frond__http_fields(frond__http_ctx *x, const frond__field *f, size_t n) {
+  frond__buf *b = &x->w->scratch;
+  size_t i;
+  b->len = 0;
+  for (i = 0; i < n; i++) {
+    frond__buf_printf(b, "%s\"%s\":", i == 0 ? "{" : ",", f[i].name);
+    if (f[i].is_num) {
+      frond__buf_printf(b, "%lld", (long long)f[i].num);
+    } else {
+      frond__buf_append(b, "\"", 1);
+      frond__json_append(b, f[i].str, strlen(f[i].str));
+      frond__buf_append(b, "\"", 1);
+    }
+  }
+  if (frond__buf_append(b, "}\n", 2) != 0) {
+    frond__http_error(x, 500, "NOMEM", "out of memory", NULL);
+    return;
+  }
+  frond__http_respond(x, 200, "application/json", b->data, b->len, NULL);
 }

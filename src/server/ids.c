@@ -7,17 +7,17 @@
 **
 ** On the loop a segment request resolves its tag in memory
 ** (frond_seg_tag_find) and takes its IDs without waiting
-** (frond__seg_tag_next_nowait). Two cases go off the loop, through
-** frond__ids_segment_later, onto libuv's thread pool:
-**   - a tag the allocator does not know: it is looked up in the store
-**     (frond_seg_refresh_tag, at most LOOKUPS_PER_SECOND a second and
-**     LOOKUPS_IN_FLIGHT at a time), so that a tag created elsewhere since
-**     the last refresh works at once;
-**   - a call that would wait for the loaders: a tag's first segment, both
-**     buffers used up, a range larger than what is buffered. It waits
-**     there (up to first_wait_ms or wait_ms), so that a slow tag delays
-**     its own requests and never a loop.
-** Either completes on the loop.
+** (frond__seg_tag_next_nowait). Two cases fail there and are finished off
+** the loop, on libuv's thread pool, by the request layer (req.c) with
+** frond__ids_segment_wait:
+**   - a tag the allocator does not know (TAG_NOT_FOUND): it is looked up
+**     in the store (frond_seg_refresh_tag, at most LOOKUPS_PER_SECOND a
+**     second and LOOKUPS_IN_FLIGHT at a time), so that a tag created
+**     elsewhere since the last refresh works at once;
+**   - a call that would wait for the loaders (WOULD_BLOCK): a tag's first
+**     segment, both buffers used up, a range larger than what is
+**     buffered. It waits there (up to first_wait_ms or wait_ms), so that a
+**     slow tag delays its own requests and never a loop.
 */
 #include "base/base.h"
 #include "core/core.h"
@@ -80,7 +80,7 @@ int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
   if ((r = tag_of(w, tag, len, &h, err)) != 0)
     return r;
   r = frond__seg_tag_next_nowait(h, n, w->ids, err);
-  return r == FROND__AGAIN ? r : counted(r, &w->m.ids_segment, n);
+  return counted(r, &w->m.ids_segment, n);
 }
 
 int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
@@ -90,7 +90,7 @@ int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
   if ((r = tag_of(w, tag, len, &h, err)) != 0)
     return r;
   r = frond__seg_tag_range_nowait(h, n, start, err);
-  return r == FROND__AGAIN ? r : counted(r, &w->m.ids_segment, (size_t)n);
+  return counted(r, &w->m.ids_segment, (size_t)n);
 }
 
 void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o) {
@@ -154,65 +154,17 @@ int frond__ids_lookup_tag(frond__server *srv, const char *tag,
   return 0;
 }
 
-/* On a pool thread. */
-static void lookup_work(uv_work_t *work) {
-  frond__ids_call *call = work->data;
-  frond_seg *seg = atomic_load(&call->w->srv->seg);
+int frond__ids_segment_wait(frond__server *srv, const char *tag, size_t len,
+                            size_t n, int range, int lookup, int64_t *ids,
+                            int64_t *start, frond_error *err) {
+  frond_seg *seg = atomic_load(&srv->seg);
   frond_seg_tag *h;
   int r;
-  if (call->lookup && (call->rc = frond__ids_lookup_tag(call->w->srv, call->tag,
-                                                        &call->err)) != 0)
-    return;
-  if ((r = frond_seg_tag_find(seg, call->tag, call->len, &h, &call->err)) != 0)
-    call->rc = r;
-  else if (call->range)
-    call->rc =
-        frond_seg_tag_range(h, (int64_t)call->n, &call->start, &call->err);
-  else
-    call->rc = frond_seg_tag_next_n(h, call->n, call->ids, &call->err);
-}
-
-/* Back on the loop. */
-static void lookup_done(uv_work_t *work, int status) {
-  frond__ids_call *call = work->data;
-  frond__server *srv = call->w->srv;
-  if (call->lookup)
-    frond__ids_lookup_release(srv);
-  if (status != 0)
-    call->rc =
-        frond__fail(&call->err, FROND_ECLOSED, "%s", uv_strerror(status));
-  if (call->rc == 0)
-    FROND__INC(call->w->m.ids_segment, call->n);
-  call->done(call);
-}
-
-int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
-                             const char *tag, size_t len, size_t n, int why) {
-  frond__worker *w = c->w;
-  if (atomic_load(&w->srv->seg) == NULL || len > FROND_TAG_MAX ||
-      (why != FROND__AGAIN && why != FROND_ETAG_NOT_FOUND))
-    return 0;
-  call->lookup = why == FROND_ETAG_NOT_FOUND;
-  if (call->lookup && !frond__ids_lookup_admit(w->srv))
-    return 0;
-  if (!call->range && (call->ids = malloc(n * sizeof *call->ids)) == NULL)
-    goto undo;
-  memcpy(call->tag, tag, len);
-  call->tag[len] = '\0';
-  call->len = len;
-  call->n = n;
-  call->w = w;
-  call->c = c;
-  call->work.data = call;
-  if (uv_queue_work(&w->loop, &call->work, lookup_work, lookup_done) != 0) {
-    free(call->ids);
-    call->ids = NULL;
-    goto undo;
-  }
-  frond__conn_hold(c);
-  return 1;
-undo:
-  if (call->lookup)
-    frond__ids_lookup_release(w->srv);
-  return 0;
+  if (lookup && (r = frond__ids_lookup_tag(srv, tag, err)) != 0)
+    return r;
+  if ((r = frond_seg_tag_find(seg, tag, len, &h, err)) != 0)
+    return r;
+  if (range)
+    return frond_seg_tag_range(h, (int64_t)n, start, err);
+  return frond_seg_tag_next_n(h, n, ids, err);
 }

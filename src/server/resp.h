@@ -5,7 +5,7 @@
 **   resp.c        framing, the command table, dispatch, configuration,
 **                 metrics (the frond__proto table)
 **   resp_cmds.c   the commands
-**   resp_formats.c  the ID format commands
+**   resp_formats.c  the ID format commands and ID.DECODE
 **   resp_reply.c  replies, written in the connection's protocol (RESP2 or
 **                 RESP3): a command says what a value is, the helper how
 */
@@ -143,23 +143,28 @@ int frond__resp_arg_is(const frond__resp_arg *a, const char *s);
 const char *frond__resp_arg_str(const frond__resp_arg *a, char *buf,
                                 size_t cap);
 
+/* resp_reply.c: r->n from argv[i] (absent: 1) within r->op's limit
+** (frond__req_count): 0, or -1 after replying COUNT_INVALID. */
+int frond__resp_count_arg(frond__resp_ctx *x, frond__req *r, size_t i);
+/* Serve r through the request layer and reply: IDs as INCR or ID.* reply
+** them (x->cmd), a range as two IDs, ID strings as an array; a request
+** finished off the loop replies then and is counted then. */
+void frond__resp_run(frond__resp_ctx *x, frond__req *r);
+
 /* resp_cmds.c */
 void frond__resp_cmd_incr(frond__resp_ctx *x);
 void frond__resp_cmd_incrby(frond__resp_ctx *x);
 void frond__resp_cmd_id_next(frond__resp_ctx *x);
 void frond__resp_cmd_id_range(frond__resp_ctx *x);
 void frond__resp_cmd_id_snowflake(frond__resp_ctx *x);
-void frond__resp_cmd_id_decode(frond__resp_ctx *x);
 void frond__resp_cmd_id_tags(frond__resp_ctx *x);
 /* resp_formats.c */
+void frond__resp_cmd_id_decode(frond__resp_ctx *x);
 void frond__resp_cmd_id_format(frond__resp_ctx *x);
 void frond__resp_cmd_id_order(frond__resp_ctx *x);
 void frond__resp_cmd_id_uuid(frond__resp_ctx *x);
 void frond__resp_cmd_id_ulid(frond__resp_ctx *x);
 void frond__resp_cmd_id_objectid(frond__resp_ctx *x);
-/* ID.DECODE of anything but a decimal snowflake ID without a format: 1
-** when answered, 0 to answer that. */
-int frond__resp_decode_formats(frond__resp_ctx *x);
 void frond__resp_cmd_ping(frond__resp_ctx *x);
 void frond__resp_cmd_echo(frond__resp_ctx *x);
 void frond__resp_cmd_quit(frond__resp_ctx *x);

@@ -3,8 +3,9 @@
 ** resp_cmds.c -- the commands of the Redis protocol front.
 **
 ** IDs: INCR <tag> answers the tag's next segment ID (INCRBY <tag> 1 too),
-** ID.NEXT and ID.SNOWFLAKE answer batches, ID.DECODE the fields of an ID,
-** ID.TAGS the tags. The rest answers the way Redis does, so that clients
+** ID.NEXT and ID.SNOWFLAKE answer batches, ID.RANGE a lease, ID.TAGS the
+** tags; all are served by the request layer (req.c) and answered as
+** resp_reply.c's frond__resp_run says. The rest answers the way Redis does, so that clients
 ** connect unmodified: PING, ECHO, QUIT, HELLO, AUTH, SELECT 0, CLIENT,
 ** CONFIG GET, RESET and INFO. COMMAND lives with the table, in resp.c.
 */
@@ -21,109 +22,17 @@
 
 /* ----------------------------------------------------------------- IDs */
 
-/* Parse argv[i] as a count in [1, max]; 0 after an error reply. */
-static size_t count_upto(frond__resp_ctx *x, size_t i, int64_t max) {
-  int64_t n;
-  if (i >= x->argc)
-    return 1;
-  if (frond__parse_i64(x->argv[i].p, x->argv[i].len, &n) != 0 || n < 1 ||
-      n > max) {
-    frond__resp_error(x, "COUNT_INVALID",
-                      "count must be an integer in [1, %lld]", (long long)max);
-    return 0;
-  }
-  return (size_t)n;
-}
-
-static size_t get_count(frond__resp_ctx *x, size_t i) {
-  return count_upto(x, i, x->srv->cfg.max_count);
-}
-
-/* INCR answers an integer, as Redis does; ID.* answer IDs (bulk strings,
-** exact in every client). */
-static void ids_reply(frond__resp_ctx *x, const int64_t *ids, size_t n,
-                      int batch) {
-  if (batch)
-    frond__resp_ids(x, ids, n);
-  else
-    frond__resp_int(x, ids[0]);
-}
-
-/* ID.RANGE's answer: the range [start, end) as two IDs, bulk strings as
-** every ID.* answer. */
-static void range_reply(frond__resp_ctx *x, int64_t start, int64_t n) {
-  int64_t ends[2] = {start, start + n};
-  frond__resp_ids(x, ends, 2);
-}
-
-/* A command finished off the loop. */
-typedef struct segment_call {
-  frond__ids_call call; /* first */
-  frond__resp_ctx x;
-  int batch; /* answer an array (ID.NEXT) */
-} segment_call;
-
-static void segment_done(frond__ids_call *call) {
-  segment_call *sc = (segment_call *)(void *)call;
-  frond__resp_ctx *x = &sc->x;
-  if (!frond__conn_gone(x->c)) {
-    if (call->rc != 0)
-      frond__resp_lib_error(x, call->rc, &call->err);
-    else if (call->range)
-      range_reply(x, call->start, (int64_t)call->n);
-    else
-      ids_reply(x, call->ids, call->n, sc->batch);
-  }
-  /* Counted now that its result is known (execute skipped it). */
-  frond__resp_count(x);
-  frond__conn_resume(x->c, x->close);
-  free(call->ids);
-  free(sc);
-}
-
-/* Finish the command off the loop: a tag the allocator does not know is
-** looked up in the store, a call that would wait for the store waits
-** there. 1 when the reply comes later. */
-static int later(frond__resp_ctx *x, size_t n, int batch, int range, int why) {
+/* INCR, INCRBY and ID.NEXT: n IDs of the tag argv[1], through the request
+** layer (req.c). */
+static void segment(frond__resp_ctx *x, int op, size_t count_at) {
   const frond__resp_arg *tag = &x->argv[1];
-  segment_call *sc;
-  if (why != FROND_ETAG_NOT_FOUND && why != FROND__AGAIN)
-    return 0;
-  if ((sc = calloc(1, sizeof *sc)) == NULL)
-    return 0;
-  sc->x = *x;
-  sc->x.argv = NULL;
-  sc->x.argc = 0;
-  sc->batch = batch;
-  sc->call.range = range;
-  sc->call.done = segment_done;
-  if (frond__ids_segment_later(&sc->call, x->c, tag->p, tag->len, n, why))
-    return 1;
-  free(sc);
-  return 0;
-}
-
-static void fail(frond__resp_ctx *x, int r, frond_error *err) {
-  if (r == FROND__AGAIN)
-    r = frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                    "the segment is being loaded and the command could not "
-                    "wait for it");
-  frond__resp_lib_error(x, r, err);
-}
-
-/* INCR, INCRBY and ID.NEXT: n IDs of the tag argv[1]. */
-static void segment(frond__resp_ctx *x, size_t n, int batch) {
-  frond_error err = {0, ""};
-  const frond__resp_arg *tag = &x->argv[1];
-  int r = frond__ids_segment(x->w, tag->p, tag->len, n, &err);
-  if (r == 0)
-    ids_reply(x, x->w->ids, n, batch);
-  else if (!later(x, n, batch, 0, r))
-    fail(x, r, &err);
+  frond__req r = {.op = op, .tag = tag->p, .len = tag->len, .n = 1};
+  if (count_at == 0 || frond__resp_count_arg(x, &r, count_at) == 0)
+    frond__resp_run(x, &r);
 }
 
 void frond__resp_cmd_incr(frond__resp_ctx *x) {
-  segment(x, 1, 0);
+  segment(x, FROND__REQ_SEGMENT, 0);
 }
 
 /* INCRBY <tag> 1 is what some clients send for INCR (redis-py's incr()).
@@ -142,82 +51,19 @@ void frond__resp_cmd_incrby(frond__resp_ctx *x) {
 }
 
 void frond__resp_cmd_id_next(frond__resp_ctx *x) {
-  size_t n;
-  if ((n = get_count(x, 2)) != 0)
-    segment(x, n, 1);
+  segment(x, FROND__REQ_SEGMENT, 2);
 }
 
 /* ID.RANGE <tag> <count>: a range lease [start, end) of count IDs, for a
 ** client that hands them out itself. */
 void frond__resp_cmd_id_range(frond__resp_ctx *x) {
-  frond_error err = {0, ""};
-  const frond__resp_arg *tag = &x->argv[1];
-  int64_t start;
-  size_t n;
-  int r;
-  if ((n = count_upto(x, 2, x->srv->cfg.max_range)) == 0)
-    return;
-  r = frond__ids_range(x->w, tag->p, tag->len, (int64_t)n, &start, &err);
-  if (r == 0)
-    range_reply(x, start, (int64_t)n);
-  else if (!later(x, n, 0, 1, r))
-    fail(x, r, &err);
+  segment(x, FROND__REQ_RANGE, 2);
 }
 
 void frond__resp_cmd_id_snowflake(frond__resp_ctx *x) {
-  frond_error err = {0, ""};
-  size_t n;
-  int r;
-  if ((n = get_count(x, 1)) == 0)
-    return;
-  if ((r = frond__ids_snowflake(x->w, n, &err)) != 0) {
-    frond__resp_lib_error(x, r, &err);
-    return;
-  }
-  ids_reply(x, x->w->ids, n, 1);
-}
-
-/* Field/value pairs: a map in RESP3, flat as HGETALL answers under RESP2.
-** The ID is a bulk string, as in every ID.* reply; the fields are small
-** integers. */
-void frond__resp_cmd_id_decode(frond__resp_ctx *x) {
-  frond_error err = {0, ""};
-  frond_fields f;
-  int64_t id;
-  char when[40], spec[160];
-  int r;
-  /* UUIDs, ULIDs, ObjectIds, base62/32 and named formats. */
-  if (frond__resp_decode_formats(x))
-    return;
-  if (frond__parse_i64(x->argv[1].p, x->argv[1].len, &id) != 0) {
-    frond__resp_error(x, "ID_INVALID", "the ID must be a decimal integer");
-    return;
-  }
-  if ((r = frond_decode(&x->srv->layout, id, &f, &err)) != 0) {
-    frond__resp_lib_error(x, r, &err);
-    return;
-  }
-  frond__format_rfc3339(f.unix_ms, when, sizeof when);
-  frond_layout_format(&x->srv->layout, spec, sizeof spec);
-  frond__resp_map(x, 9);
-  frond__resp_cstr(x, "id");
-  frond__resp_id(x, id);
-  frond__resp_cstr(x, "time");
-  frond__resp_cstr(x, when);
-  frond__resp_cstr(x, "unix_ms");
-  frond__resp_int(x, f.unix_ms);
-  frond__resp_cstr(x, "time_units");
-  frond__resp_int(x, f.time);
-  frond__resp_cstr(x, "node");
-  frond__resp_u64(x, f.node);
-  frond__resp_cstr(x, "datacenter");
-  frond__resp_u64(x, f.datacenter);
-  frond__resp_cstr(x, "worker");
-  frond__resp_u64(x, f.worker);
-  frond__resp_cstr(x, "sequence");
-  frond__resp_u64(x, f.sequence);
-  frond__resp_cstr(x, "layout");
-  frond__resp_cstr(x, spec);
+  frond__req r = {.op = FROND__REQ_SNOWFLAKE};
+  if (frond__resp_count_arg(x, &r, 1) == 0)
+    frond__resp_run(x, &r);
 }
 
 void frond__resp_cmd_id_tags(frond__resp_ctx *x) {
@@ -272,9 +118,8 @@ static void set_authed(frond__resp_ctx *x, int authed) {
 ** refuses it. */
 static int check_auth(frond__resp_ctx *x, const frond__resp_arg *user,
                       const frond__resp_arg *pass) {
-  const char *tok = x->srv->cfg.admin_token;
-  size_t tl = strlen(tok), i;
-  unsigned char diff = 0;
+  size_t tl = strlen(x->srv->cfg.admin_token);
+  int diff;
   int is_default =
       user == NULL || (user->len == 7 && memcmp(user->p, "default", 7) == 0);
   if (tl == 0 && user == NULL) {
@@ -289,11 +134,8 @@ static int check_auth(frond__resp_ctx *x, const frond__resp_arg *user,
     diff = 1;
   else if (tl == 0)
     diff = 0;
-  else if (pass->len != tl)
-    diff = 1;
   else
-    for (i = 0; i < tl; i++)
-      diff |= (unsigned char)(pass->p[i] ^ tok[i]);
+    diff = !frond__req_token(x->srv, pass->p, pass->len);
   if (diff != 0) {
     FROND__INC(FROND__RESP_STATS(x)->auth_failures, 1);
     frond__resp_error(x, "WRONGPASS",

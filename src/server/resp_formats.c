@@ -6,13 +6,14 @@
 **   ID.ORDER <name> [count]        the same, for an order format only
 **   ID.UUID [v7|v4] [count]        UUIDs, version 7 unless v4 is asked
 **   ID.ULID [count], ID.OBJECTID [count]
-**   ID.DECODE <string> [format]    (beside a decimal snowflake ID) any
+**   ID.DECODE <id> [format]        a decimal snowflake ID, any other
 **                                  shape, or a named format
 **
 ** Every batch answers an array of bulk strings, one string per ID; a
 ** decoded string answers field/value pairs, flat, as HGETALL does under
-** RESP2, with the fields `frond decode` prints. A seq format's first use
-** of a period finishes on the thread pool (formats.c).
+** RESP2, with the fields `frond decode` prints. Batches are served by the
+** request layer (req.c): a seq format's first use of a period finishes on
+** the thread pool.
 */
 #include "server/resp.h"
 
@@ -21,62 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parse argv[i] as a count in [1, max_count] (1 when absent); 0 after an
-** error reply. */
-static size_t count_arg(frond__resp_ctx *x, size_t i) {
-  int64_t n;
-  if (i >= x->argc)
-    return 1;
-  if (frond__parse_i64(x->argv[i].p, x->argv[i].len, &n) != 0 || n < 1 ||
-      n > x->srv->cfg.max_count) {
-    frond__resp_error(x, "COUNT_INVALID",
-                      "count must be an integer in [1, %lld]",
-                      (long long)x->srv->cfg.max_count);
-    return 0;
-  }
-  return (size_t)n;
-}
-
-/* A command finishing off the loop. */
-typedef struct format_call {
-  frond__format_call call; /* first */
-  frond__resp_ctx x;
-} format_call;
-
-static void later_done(frond__format_call *call) {
-  format_call *fc = (format_call *)(void *)call;
-  frond__resp_ctx *x = &fc->x;
-  if (!frond__conn_gone(x->c)) {
-    if (call->rc != 0)
-      frond__resp_lib_error(x, call->rc, &call->err);
-    else
-      frond__resp_strings(x, call->out, call->n, call->nf->stride);
-  }
-  /* Counted now that its result is known (execute skipped it). */
-  FROND__INC(FROND__RESP_STATS(x)->commands[x->cmd][x->failed], 1);
-  frond__conn_resume(x->c, x->close);
-  free(call->out);
-  free(fc);
-}
-
-static void issue(frond__resp_ctx *x, const frond__named_format *nf, size_t n) {
-  frond_error err = {0, ""};
-  format_call *fc;
-  int r = frond__formats_next(x->w, nf, n, &err);
-  if (r == 0) {
-    frond__resp_strings(x, x->w->strs.data, n, nf->stride);
-    return;
-  }
-  if ((fc = calloc(1, sizeof *fc)) != NULL) {
-    fc->x = *x;
-    fc->x.argv = NULL;
-    fc->x.argc = 0;
-    fc->call.done = later_done;
-    if (frond__formats_later(&fc->call, x->c, nf, n, r))
-      return;
-    free(fc);
-  }
-  frond__resp_lib_error(x, r, &err);
+/* n strings of nf, the count in argv[i]. */
+static void issue(frond__resp_ctx *x, const frond__named_format *nf, size_t i) {
+  frond__req r = {.op = FROND__REQ_FORMAT, .nf = nf};
+  if (frond__resp_count_arg(x, &r, i) == 0)
+    frond__resp_run(x, &r);
 }
 
 /* The format named by argv[1]; NULL after an error reply. */
@@ -92,14 +42,12 @@ static const frond__named_format *named(frond__resp_ctx *x) {
 
 void frond__resp_cmd_id_format(frond__resp_ctx *x) {
   const frond__named_format *nf = named(x);
-  size_t n;
-  if (nf != NULL && (n = count_arg(x, 2)) != 0)
-    issue(x, nf, n);
+  if (nf != NULL)
+    issue(x, nf, 2);
 }
 
 void frond__resp_cmd_id_order(frond__resp_ctx *x) {
   const frond__named_format *nf = named(x);
-  size_t n;
   if (nf == NULL)
     return;
   if (nf->kind != FROND_FORMAT_ORDER) {
@@ -109,13 +57,12 @@ void frond__resp_cmd_id_order(frond__resp_ctx *x) {
                       nf->name, frond_format_kind_name(nf->kind), nf->name);
     return;
   }
-  if ((n = count_arg(x, 2)) != 0)
-    issue(x, nf, n);
+  issue(x, nf, 2);
 }
 
 void frond__resp_cmd_id_uuid(frond__resp_ctx *x) {
   int which = FROND__BUILTIN_UUID7;
-  size_t i = 1, n;
+  size_t i = 1;
   if (x->argc > 1 && frond__resp_arg_is(&x->argv[1], "v7"))
     i = 2;
   else if (x->argc > 1 && frond__resp_arg_is(&x->argv[1], "v4")) {
@@ -126,23 +73,23 @@ void frond__resp_cmd_id_uuid(frond__resp_ctx *x) {
     frond__resp_error(x, "ERR", "syntax error: ID.UUID [v7|v4] [count]");
     return;
   }
-  if ((n = count_arg(x, i)) != 0)
-    issue(x, &x->srv->builtin[which], n);
+  issue(x, &x->srv->builtin[which], i);
 }
 
 void frond__resp_cmd_id_ulid(frond__resp_ctx *x) {
-  size_t n;
-  if ((n = count_arg(x, 1)) != 0)
-    issue(x, &x->srv->builtin[FROND__BUILTIN_ULID], n);
+  issue(x, &x->srv->builtin[FROND__BUILTIN_ULID], 1);
 }
 
 void frond__resp_cmd_id_objectid(frond__resp_ctx *x) {
-  size_t n;
-  if ((n = count_arg(x, 1)) != 0)
-    issue(x, &x->srv->builtin[FROND__BUILTIN_OBJECTID], n);
+  issue(x, &x->srv->builtin[FROND__BUILTIN_OBJECTID], 1);
 }
 
-int frond__resp_decode_formats(frond__resp_ctx *x) {
+/* ID.DECODE <id> [format]: field/value pairs, a map in RESP3 and flat as
+** HGETALL answers under RESP2, the fields the request layer lists (req.c):
+** a decimal snowflake ID as `frond decode` and /v1/decode show it, any
+** other string by its shape or as the named format's. IDs are bulk
+** strings, as in every ID.* reply; the other numbers integers. */
+void frond__resp_cmd_id_decode(frond__resp_ctx *x) {
   const frond__resp_arg *a = &x->argv[1];
   const frond__named_format *nf = NULL;
   frond__field f[FROND__FIELDS_MAX];
@@ -156,14 +103,12 @@ int frond__resp_decode_formats(frond__resp_ctx *x) {
       frond__resp_error(
           x, "FORMAT_NOT_FOUND", "%s",
           frond__formats_missing(name->p, name->len, msg, sizeof msg));
-      return 1;
+      return;
     }
-  } else if (frond__resp_arg_digits(a) && a->len <= 19) {
-    return 0; /* a decimal snowflake ID: the classic reply */
   }
-  if ((r = frond__formats_decode(x->srv, nf, a->p, a->len, f, &n, &err)) != 0) {
+  if ((r = frond__req_decode(x->srv, nf, a->p, a->len, f, &n, &err)) != 0) {
     frond__resp_lib_error(x, r, &err);
-    return 1;
+    return;
   }
   frond__resp_map(x, (int64_t)n);
   for (i = 0; i < n; i++) {
@@ -173,5 +118,4 @@ int frond__resp_decode_formats(frond__resp_ctx *x) {
     else
       frond__resp_cstr(x, f[i].str);
   }
-  return 1;
 }

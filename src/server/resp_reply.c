@@ -23,7 +23,9 @@
 **
 ** Integers are written with the server's one decimal formatter and no
 ** printf: INCR's reply is the hot path. Once a command's reply is queued,
-** frond__resp_count counts it, with its latency.
+** frond__resp_count counts it, with its latency. The commands that issue
+** IDs hand them to the request layer (req.c) through frond__resp_run,
+** whose answers are written here, now or after a wait off the loop.
 */
 #include "server/resp.h"
 
@@ -257,4 +259,59 @@ void frond__resp_count(frond__resp_ctx *x) {
   FROND__INC(st->commands[x->cmd][x->failed], 1);
   if (x->t0 != 0)
     frond__hist_add(&st->duration[x->cmd], frond__clock_ns() - x->t0);
+}
+
+/* ------------------------------------------------ through the request layer */
+
+int frond__resp_count_arg(frond__resp_ctx *x, frond__req *r, size_t i) {
+  const frond__resp_arg *a = i < x->argc ? &x->argv[i] : NULL;
+  if (frond__req_count(r, x->srv, a ? a->p : NULL, a ? a->len : 0) == 0)
+    return 0;
+  frond__resp_lib_error(x, r->rc, &r->err);
+  return -1;
+}
+
+/* INCR and INCRBY answer an integer, as Redis does; ID.* answer IDs (bulk
+** strings, exact in every client), ID.RANGE the range [start, end) as two
+** of them. */
+static void answer(const frond__req *r, void *ctx) {
+  frond__resp_ctx *x = ctx;
+  int64_t ends[2];
+  if (r->rc != 0) {
+    frond__resp_lib_error(x, r->rc, &r->err);
+  } else if (r->op == FROND__REQ_FORMAT) {
+    frond__resp_strings(x, r->strs, r->n, r->nf->stride);
+  } else if (r->op == FROND__REQ_RANGE) {
+    ends[0] = r->start;
+    ends[1] = r->start + (int64_t)r->n;
+    frond__resp_ids(x, ends, 2);
+  } else if (x->cmd == FROND__RC_INCR || x->cmd == FROND__RC_INCRBY) {
+    frond__resp_int(x, r->ids[0]);
+  } else {
+    frond__resp_ids(x, r->ids, r->n);
+  }
+}
+
+static void keep(void *ctx) {
+  frond__resp_ctx *x = ctx;
+  x->argv = NULL;
+  x->argc = 0;
+}
+
+/* Counted now that its result is known (execute skipped it). */
+static int done(const frond__req *r, void *ctx, int gone) {
+  frond__resp_ctx *x = ctx;
+  (void)r;
+  (void)gone;
+  frond__resp_count(x);
+  return x->close;
+}
+
+static const frond__req_how ids_how = {sizeof(frond__resp_ctx), keep, answer,
+                                       done, NULL};
+
+void frond__resp_run(frond__resp_ctx *x, frond__req *r) {
+  r->how = &ids_how;
+  r->ctx = x;
+  frond__req_run(x->c, r);
 }

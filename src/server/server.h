@@ -11,19 +11,21 @@
 ** The connection layer (conn.c) knows bytes, limits and timeouts, and no
 ** protocol: a protocol (http.c, resp.c) plugs in through its frond__proto
 ** table, which brings its configuration check, its per-worker state, its
-** metrics, its busy answer and its connection callbacks. Files call one
-** another one way only; by level, each using only levels below it:
+** metrics, its busy answer and its connection callbacks; it serves what
+** a request asks through the request layer (req.c), which every front
+** shares. Files call one another one way only; by level, each using only
+** levels below it:
 **
 **   buf, build, http_parse, resp_parse      pure: no server state
 **   conn, json, notify, config              loops; what systemd is told
 **   ids                                     IDs
 **   formats                                 ID strings of formats
-**   metrics                                 counters
+**   req, metrics                            the request layer: checks,
+**                                           waits off the loop, answers;
+**                                           counters
 **   http_out, resp_reply, status            answers; the status page
-**   http_api, resp_formats                  endpoints; format commands
-**   http_admin, http_formats, resp_cmds     admin calls; format
-**                                           endpoints; commands
-**   resp                                    RESP's table
+**   http_args, resp_cmds, resp_formats      HTTP's arguments; commands
+**   http_api, http_decode, http_admin, resp endpoints; RESP's table
 **   http                                    HTTP's table
 **   serve                                   start-up, signals
 **
@@ -382,14 +384,22 @@ void frond__process_read(frond__process *p);
 ** (store not reached yet, or store = none) is SEGMENT_UNAVAILABLE with a
 ** message saying which. Segment calls never wait on the loop: a tag the
 ** allocator does not know fails with TAG_NOT_FOUND, a call that would wait
-** for the store returns FROND__AGAIN; either goes to
-** frond__ids_segment_later. */
+** for the store with WOULD_BLOCK; the request layer (req.c) then finishes
+** either off the loop with frond__ids_segment_wait. */
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                        frond_error *err);
 /* A range lease of n IDs [*start, *start + n), as frond__ids_segment. */
 int frond__ids_range(frond__worker *w, const char *tag, size_t len, int64_t n,
                      int64_t *start, frond_error *err);
+/* On a pool thread: the same calls, allowed to wait for the loaders (up
+** to first_wait_ms or wait_ms); with lookup, `tag` (NUL-terminated) is
+** looked up in the store first (frond__ids_lookup_tag). n IDs into ids, or
+** with range a lease of n IDs from *start. Not counted: the caller counts
+** on its loop. */
+int frond__ids_segment_wait(frond__server *srv, const char *tag, size_t len,
+                            size_t n, int range, int lookup, int64_t *ids,
+                            int64_t *start, frond_error *err);
 
 /* SEGMENT_UNAVAILABLE, saying why there is no allocator (not reached yet,
 ** or store = none). */
@@ -397,34 +407,6 @@ int frond__ids_seg_missing(const frond__server *srv, frond_error *err);
 
 /* The segment allocator's options for the server (see ids.c). */
 void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o);
-
-/* A segment request finished off the loop (an unknown tag looked up in
-** the store, or a call that waits for the loaders). A protocol embeds it
-** in its own record of the request (first member), sets done, and range
-** for a range lease. */
-typedef struct frond__ids_call frond__ids_call;
-struct frond__ids_call {
-  uv_work_t work;
-  frond__worker *w;
-  frond__conn *c; /* held until done has called frond__conn_resume */
-  char tag[FROND_TAG_MAX + 1];
-  size_t len, n;
-  int range;     /* a range lease of n IDs: start, not ids */
-  int lookup;    /* the tag is looked up in the store first */
-  int64_t *ids;  /* n IDs when rc is 0; done frees it */
-  int64_t start; /* a range's first ID when rc is 0 */
-  int rc;
-  frond_error err;
-  /* On the loop: answer (unless frond__conn_gone), resume c, free. */
-  void (*done)(frond__ids_call *call);
-};
-/* After frond__ids_segment or frond__ids_range returned why (TAG_NOT_FOUND
-** or FROND__AGAIN): finish the request off the loop, looking the tag up
-** first for TAG_NOT_FOUND. Returns 1 when queued (c is held, done will
-** run), 0 when it cannot be (another code, the look-up budget spent, no
-** allocator): then answer the error at once. */
-int frond__ids_segment_later(frond__ids_call *call, frond__conn *c,
-                             const char *tag, size_t len, size_t n, int why);
 
 /* Look-ups of unknown tags are bounded (LOOKUPS_PER_SECOND a second,
 ** LOOKUPS_IN_FLIGHT at a time): admit one (1, counted; release it once
@@ -473,34 +455,20 @@ const char *frond__formats_missing(const char *name, size_t len, char *msg,
 ** n new strings of nf into w->strs, nf->stride bytes apart, each
 ** NUL-terminated, counted. Never waits on the store: a seq period's first
 ** use is WOULD_BLOCK, a tag the allocator does not know TAG_NOT_FOUND;
-** both go to frond__formats_later. Other errors: those of
+** the request layer (req.c) finishes both with frond__formats_next_wait. Other errors: those of
 ** frond_format_next_n, SEGMENT_UNAVAILABLE without an allocator, NOMEM.
 */
 int frond__formats_next(frond__worker *w, const frond__named_format *nf,
                         size_t n, frond_error *err);
 
-/* A format request finished on the thread pool. A protocol embeds it in
-** its own record of the request (first member) and sets done. */
-typedef struct frond__format_call frond__format_call;
-struct frond__format_call {
-  uv_work_t work;
-  frond__worker *w;
-  frond__conn *c; /* held until done has called frond__conn_resume */
-  const frond__named_format *nf;
-  size_t n;
-  char *out;    /* n strings, nf->stride apart, when rc is 0; done frees */
-  int admitted; /* holds a tag look-up of the budget */
-  int rc;
-  frond_error err;
-  /* On the loop: answer (unless frond__conn_gone), resume c, free. */
-  void (*done)(frond__format_call *call);
-};
-/* After frond__formats_next failed with rc: when rc is WOULD_BLOCK, or
-** TAG_NOT_FOUND for a format with a tag (within the look-up budget),
-** issue on the thread pool and return 1 (c is held, done will run);
-** otherwise return 0: answer rc now. */
-int frond__formats_later(frond__format_call *call, frond__conn *c,
-                         const frond__named_format *nf, size_t n, int rc);
+/* On a pool thread: the same call, allowed to wait on the store, into
+** out (n strings, nf->stride apart): a key not checked yet is checked
+** first; a tag the allocator does not know is looked up in the store once,
+** within the budget (*admitted: it holds one, to be released on the loop),
+** and the call repeated. Not counted: the caller counts on its loop. */
+int frond__formats_next_wait(frond__server *srv, const frond__named_format *nf,
+                             size_t n, char *out, int *admitted,
+                             frond_error *err);
 
 /* Decode s (len bytes) into fields: as nf's strings, or with nf NULL by
 ** shape, and when no shape fits as a number of one of the server's order
@@ -512,6 +480,86 @@ int frond__formats_decode(frond__server *srv, const frond__named_format *nf,
                           size_t *n, frond_error *err);
 /* The frond_format_strings_total family. */
 void frond__formats_metrics(frond__server *srv, frond__buf *b);
+
+/* ----------------------------------------------------------------- req.c */
+
+/*
+** The request layer (req.c): what every front does with a request between
+** its own arguments and its own answer. A front fills a frond__req, says
+** how it answers (a frond__req_how), and calls frond__req_run: the layer
+** serves it on the loop and has the front answer at once, or takes it off
+** the loop and has the front answer later, on the loop, from a copy of its
+** record (ctx). Credentials, quotas and audit hook in there (its head
+** comment says where).
+*/
+enum {
+  FROND__REQ_SNOWFLAKE, /* n snowflake IDs: ids */
+  FROND__REQ_SEGMENT,   /* n IDs of tag: ids */
+  FROND__REQ_RANGE,     /* a lease of n IDs of tag: [start, start + n) */
+  FROND__REQ_FORMAT,    /* n strings of nf, nf->stride apart: strs */
+  FROND__REQ_STORE      /* how->store on a pool thread; never on the loop */
+};
+
+typedef struct frond__req frond__req;
+
+/* How a front answers a kind of request; a static table of the front. */
+typedef struct frond__req_how {
+  size_t ctx_size; /* the front's record of a request, copied to wait */
+  /* On that copy (optional): drop what points into the connection's
+  ** input, which is gone by the answer. */
+  void (*keep)(void *ctx);
+  /* Write the answer: the result when r->rc is 0, else the error r->rc
+  ** (r->err saying why). Never called for a connection that went away. */
+  void (*answer)(const frond__req *r, void *ctx);
+  /* Once a request that waited is answered, or its connection went away
+  ** (gone): count it, log it. Returns 1 to close the connection once its
+  ** answer is written. */
+  int (*done)(const frond__req *r, void *ctx, int gone);
+  /* FROND__REQ_STORE: the call, on a pool thread, one at a time on the
+  ** server's own store connection; 0 or a code with r->err filled. */
+  int (*store)(frond__req *r, void *ctx, frond_store *st);
+} frond__req_how;
+
+struct frond__req {
+  /* What is asked, set by the front. */
+  int op;          /* FROND__REQ_* */
+  const char *tag; /* SEGMENT, RANGE; STORE: the tag it changes, or NULL */
+  size_t len;      /* of tag */
+  size_t n;        /* IDs or strings; frond__req_count sets it */
+  const frond__named_format *nf; /* FORMAT */
+  int change; /* STORE: the allocator reads tag's row again after */
+  const frond__req_how *how;
+  void *ctx; /* the front's record, how->ctx_size bytes */
+  /* The result, for how->answer. */
+  int rc;
+  frond_error err;
+  const int64_t *ids;
+  int64_t start;
+  const char *strs;
+};
+
+/* Serve r on c's loop, or off it; r->how->answer writes the answer, now
+** (c is not held on return) or later (c is held). Call it from on_data. */
+void frond__req_run(frond__conn *c, frond__req *r);
+/* r->n from a count argument s[0..len) (s NULL: absent, 1), in [1,
+** max_count] (max_range for FROND__REQ_RANGE): 0, or COUNT_INVALID in
+** r->rc and r->err. Set r->op first. */
+int frond__req_count(frond__req *r, const frond__server *srv, const char *s,
+                     size_t len);
+/* Is p[0..len) the admin token? Compared in constant time. */
+int frond__req_token(const frond__server *srv, const char *p, size_t len);
+/* The HTTP status of a library code (500 for one the table does not
+** name); RESP answers every code as -NAME message. */
+int frond__req_status(int code);
+/* What a failure with code says: err's message, else the code's own. */
+const char *frond__req_message(int code, const frond_error *err);
+/* The fields of s (len bytes): with nf, as nf's strings; without, a
+** decimal snowflake ID (1 to 19 digits) as frond__snowflake_fields lists
+** it, anything else by its shape (frond__formats_decode). Errors:
+** ID_INVALID, KEY_INVALID, those of frond_decode. */
+int frond__req_decode(frond__server *srv, const frond__named_format *nf,
+                      const char *s, size_t len, frond__field *out, size_t *n,
+                      frond_error *err);
 
 /* -------------------------------------------------------------- status.c */
 

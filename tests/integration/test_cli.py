@@ -604,19 +604,25 @@ def test_decode_fields():
     id_ = compose(TWITTER_EPOCH, 22, 12, ms + 123, (3 << 5) | 7, 42)
     r = frond(["decode", "--layout", "twitter", str(id_)], d)
     check(r.returncode == 0, "decode: %r" % r.stderr)
+    # The fields every front shows (/v1/decode, ID.DECODE), in this order.
     want = ('{"id":"%d","time":"2024-01-01T00:00:00.123Z","unix_ms":%d,'
-            '"node":103,"datacenter":3,"worker":7,"sequence":42}\n'
-            % (id_, ms + 123))
+            '"time_units":%d,"node":103,"datacenter":3,"worker":7,'
+            '"sequence":42,"layout":"time=41,dc=5,worker=5,seq=12,unit=1ms,'
+            'epoch=%d"}\n'
+            % (id_, ms + 123, ms + 123 - TWITTER_EPOCH, TWITTER_EPOCH))
     check(r.stdout == want, "decode:\n got %r\nwant %r" % (r.stdout, want))
-    # Unsplit node: no datacenter/worker keys.
+    # Unsplit node: datacenter 0, worker the node.
     id2 = compose(FROND_EPOCH, 22, 12, FROND_EPOCH + 86400000, 1023, 4095)
     r = frond(["decode", str(id2), "0", str(INT64_MAX)], d)
     lines = r.stdout.splitlines()
     check(r.returncode == 0 and len(lines) == 3, "decode 3 IDs: %r" % r.stdout)
     f = json.loads(lines[0])
     check(f == {"id": str(id2), "time": "2025-01-02T00:00:00.000Z",
-                "unix_ms": FROND_EPOCH + 86400000, "node": 1023,
-                "sequence": 4095}, "decode frond: %r" % f)
+                "unix_ms": FROND_EPOCH + 86400000, "time_units": 86400000,
+                "node": 1023, "datacenter": 0, "worker": 1023,
+                "sequence": 4095,
+                "layout": "time=41,node=10,seq=12,unit=1ms,epoch=%d"
+                % FROND_EPOCH}, "decode frond: %r" % f)
     f = json.loads(lines[1])
     check(f["unix_ms"] == FROND_EPOCH and f["sequence"] == 0 and
           f["node"] == 0, "decode 0: %r" % f)

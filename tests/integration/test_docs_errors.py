@@ -19,29 +19,21 @@ from docs_common import (  # noqa: E402
 # ------------------------------------------------------------ error codes
 
 def http_status_of_codes(src):
-    """{library code name: HTTP status} from the switch that maps codes to
-    statuses (case FROND_E...: return NNN;), and its default."""
-    for body in re.findall(r"switch\s*\(\w+\)\s*\{(.*?)\n\s*\}", src, re.S):
-        if "case FROND_E" not in body or not re.search(r"return [45]\d\d;",
-                                                       body):
-            continue
-        mapping, pending, default = {}, [], None
-        for tok in re.finditer(r"case FROND_E(\w+):|default:|return (\d+);",
-                               body):
-            if tok.group(1):
-                pending.append(tok.group(1))
-            elif tok.group(0) == "default:":
-                pending.append(None)
-            else:
-                for name in pending:
-                    if name is None:
-                        default = int(tok.group(2))
-                    else:
-                        mapping[name] = int(tok.group(2))
-                pending = []
-        return mapping, default
-    raise ft.Failure("no switch mapping FROND_E codes to HTTP statuses in "
-                     "src/server/*.c")
+    """{library code name: HTTP status} from the request layer's table of
+    answers (#define ANSWERS(XX) with rows XX(NAME, NNN)), and the default
+    of the switch that reads it."""
+    m = re.search(r"#define ANSWERS\(XX\)(.*?)\n\s*\n", src, re.S)
+    if not m:
+        raise ft.Failure("no table mapping FROND_E codes to HTTP statuses "
+                         "(#define ANSWERS) in src/server/*.c")
+    mapping = {name: int(st) for name, st in
+               re.findall(r"XX\((\w+), (\d{3})\)", m.group(1))}
+    sw = re.search(r"switch\s*\(\w+\)\s*\{\s*#define XX.*?ANSWERS\(XX\)"
+                   r".*?default:\s*return (\d{3});", src, re.S)
+    if len(mapping) < 10 or not sw:
+        raise ft.Failure("the ANSWERS table or its switch's default was not "
+                         "found in src/server/*.c")
+    return mapping, int(sw.group(1))
 
 
 def test_error_codes():
@@ -87,6 +79,12 @@ def test_protocol_error_codes():
         http_status[code] = int(st)
     http = set(http_status)
     http |= set(re.findall(r'\\"code\\":\\"([A-Z][A-Z_]+)\\"', http_src))
+    # The table of statuses: XX(NNN, "Reason", "CODE") for those the
+    # framing refuses a request with.
+    for st, code in re.findall(r'XX\((\d{3}), "[^"]*", "([A-Z][A-Z_]+)"\)',
+                               http_src):
+        http_status[code] = int(st)
+    http |= set(http_status)
     for arr in re.findall(r"static const char \*\w+\[\]\s*=\s*\{([^}]*)\}",
                           http_src):
         names = re.findall(r'"([^"]*)"', arr)

@@ -21,21 +21,17 @@ from docs_common import (  # noqa: E402
 # ---------------------------------------------------------------- HTTP
 
 def router_endpoints():
-    """Endpoints of the router, {} standing for a path parameter."""
+    """Endpoints of the router's table, {} standing for a path parameter:
+    EXACT("/a"), PARAM("/a/", "/b") (/a/{}/b), REST("/a/") (/a/{})."""
     src = server_sources()
-    exact = set(re.findall(r'\bEXACT\("(/[^"]*)"\)', src))
-    prefix = set(re.findall(r'\bPREFIX\("(/[^"]*)"\)', src))
-    ft.check(len(exact) + len(prefix) >= 8,
-             "the HTTP router (EXACT/PREFIX paths) was not found in "
-             "src/server/*.c; update test_docs_*.py's pattern")
-    routes = set(exact)
-    # PREFIX("/a/") && SUFFIX("/a/", "/b"): /a/{}/b
-    for p, s in re.findall(r'\bSUFFIX\("(/[^"]*)", "(/[^"]*)"\)', src):
+    routes = set(re.findall(r'\bEXACT\("(/[^"]*)"\)', src))
+    for p, s in re.findall(r'\bPARAM\("(/[^"]*)", "([^"]*)"\)', src):
         routes.add(p + "{}" + s)
-    for p in prefix:
-        namespace = any(q != p and q.startswith(p) for q in exact | prefix)
-        if not namespace:
-            routes.add(p + "{}")
+    for p in re.findall(r'\bREST\("(/[^"]*)"\)', src):
+        routes.add(p + "{}")
+    ft.check(len(routes) >= 12,
+             "the HTTP route table (EXACT/PARAM/REST paths) was not found in "
+             "src/server/*.c; update test_docs_*.py's pattern")
     return routes
 
 

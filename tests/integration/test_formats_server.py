@@ -414,13 +414,20 @@ def test_decode_agrees_with_cli():
                   % (string, resp_v, cli))
             check(list(http_v) == list(cli), "%s: field order %r vs %r"
                   % (string, list(http_v), list(cli)))
-        # A decimal snowflake ID keeps its own answer; the fields both
-        # have agree.
+        # A decimal snowflake ID: one list of fields, in one order, in all
+        # three (the server's layout given to frond decode).
         sid = s.get("/v1/snowflake")["ids"][0]
-        cli = json.loads(ft.run(["decode", sid], env=clean_env()).stdout)
         srv = s.get("/v1/decode/" + sid)
-        for k in ("id", "time", "unix_ms", "node", "sequence"):
-            check(cli[k] == srv[k], "%s: %r vs %r" % (k, cli[k], srv[k]))
+        cli = json.loads(ft.run(["decode", "--layout", srv["layout"], sid],
+                                env=clean_env()).stdout)
+        resp_v = pairs(s.cmd("ID.DECODE", sid))
+        want = ["id", "time", "unix_ms", "time_units", "node", "datacenter",
+                "worker", "sequence", "layout"]
+        check(list(srv) == want, "decimal: HTTP fields %r" % list(srv))
+        check(srv == cli and list(cli) == want,
+              "decimal: HTTP %r, frond decode %r" % (srv, cli))
+        check(resp_v == cli, "decimal: RESP %r, frond decode %r"
+              % (resp_v, cli))
     finally:
         s.close()
 

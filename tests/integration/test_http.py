@@ -99,6 +99,21 @@ def test_v1_snowflake():
     check(st == 200 and len(lines) == 3 and all(x.isdigit() for x in lines),
           body)
     check(h["content-type"] == "text/plain", h)
+    # as= is the name now; Accept: text/plain asks for text too. The old
+    # format=text still works, and is warned about once, whatever the
+    # number of requests that use it.
+    st, h, body = s.request("GET", "/v1/snowflake?count=2&as=text")
+    check(st == 200 and h["content-type"] == "text/plain" and
+          len(body.split()) == 2, body)
+    st, h, body = s.request("GET", "/v1/snowflake?count=2",
+                            headers={"Accept": "text/plain"})
+    check(st == 200 and h["content-type"] == "text/plain", (h, body))
+    st, h, _ = s.request("GET", "/v1/snowflake?count=2&format=text")
+    check(st == 200 and h["content-type"] == "text/plain", h)
+    warned = [l for l in s.output().splitlines()
+              if "format=json|text is deprecated" in l]
+    check(len(warned) == 1 and "as=json|text" in warned[0],
+          "deprecation warnings: %r" % warned)
     st, h, _ = s.request("HEAD", "/v1/snowflake")
     check(st == 200, st)
     for bad in ("0", "-1", "abc", "", "5001", "1e3", "99999999999999999999"):

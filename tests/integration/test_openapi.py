@@ -412,8 +412,15 @@ def test_live():
         _, _, b = r("/v1/snowflake", "get", "/v1/snowflake?count=5&format=text",
                     200)
         check(len(b.split()) == 5, "5 IDs: %r" % b)
+        _, _, b = r("/v1/snowflake", "get", "/v1/snowflake?count=4&as=text",
+                    200)
+        check(len(b.split()) == 4, "4 IDs as text: %r" % b)
+        _, _, b = r("/v1/snowflake", "get", "/v1/snowflake?count=3", 200,
+                    headers={"Accept": "text/plain"})
+        check(len(b.split()) == 3 and b"{" not in b, "Accept: %r" % b)
         r("/v1/snowflake", "get", "/v1/snowflake?count=0", 400)
         r("/v1/snowflake", "get", "/v1/snowflake?format=xml", 400)
+        r("/v1/snowflake", "get", "/v1/snowflake?as=xml", 400)
         r("/v1/segment/{tag}", "get", "/v1/segment/orders?count=3", 200)
         r("/v1/segment/{tag}", "get", "/v1/segment/orders?format=text", 200)
         r("/v1/segment/{tag}", "get", "/v1/segment/orders?count=x", 400)

@@ -557,6 +557,137 @@ static void test_browser_requests(void **state) {
   assert_int_equal(parse_answer(out).status, 200);
 }
 
+/* How lists are answered: ?as=, Accept, and the deprecated ?format=. */
+static void test_output_choice(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *path, *headers;
+    int text;
+  } cases[] = {
+      {"/v1/segment/order?count=2&as=text", NULL, 1},
+      {"/v1/segment/order?count=2&as=json", NULL, 0},
+      {"/v1/segment/order?count=2", "Accept: text/plain\r\n", 1},
+      {"/v1/segment/order?count=2", "Accept: TEXT/PLAIN; q=0.9, */*\r\n", 1},
+      {"/v1/segment/order?count=2", "Accept: application/json, text/plain\r\n",
+       0},
+      {"/v1/segment/order?count=2", "Accept: text/plainx\r\n", 0},
+      {"/v1/segment/order?count=2", "Accept: */*\r\n", 0},
+      {"/v1/segment/order?count=2&as=json", "Accept: text/plain\r\n", 0},
+      /* The old spelling still works; as wins over it. */
+      {"/v1/segment/order?count=2&format=text", NULL, 1},
+      {"/v1/segment/order?count=2&format=text&as=json", NULL, 0},
+      {"/v1/segment/order?count=2&format=json", "Accept: text/plain\r\n", 0},
+  };
+  long long next = 1;
+  answer a;
+  char want[128];
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(cases); i++) {
+    a = get(f, "GET", cases[i].path, cases[i].headers, NULL);
+    if (cases[i].text)
+      snprintf(want, sizeof want, "%lld\n%lld\n", next, next + 1);
+    else
+      snprintf(want, sizeof want, "{\"ids\":[\"%lld\",\"%lld\"]}\n", next,
+               next + 1);
+    assert_int_equal(a.status, 200);
+    assert_true(body_is(&a, want));
+    assert_true(has_header(&a, cases[i].text
+                                   ? "Content-Type: text/plain"
+                                   : "Content-Type: application/json"));
+    next += 2;
+  }
+  a = get(f, "GET", "/v1/segment/order/range?count=3&as=text", NULL, NULL);
+  snprintf(want, sizeof want, "%lld %lld\n", next, next + 3);
+  assert_true(a.status == 200 && body_is(&a, want));
+  a = get(f, "GET", "/v1/snowflake?count=2", "Accept: text/plain\r\n", NULL);
+  assert_true(a.status == 200 && a.body[a.body_len - 1] == '\n' &&
+              memchr(a.body, '"', a.body_len) == NULL);
+  a = get(f, "GET", "/v1/snowflake?as=xml", NULL, NULL);
+  assert_true(a.status == 400 && body_has(&a, "\"code\":\"BAD_REQUEST\"") &&
+              body_has(&a, "as must be json or text"));
+  a = get(f, "GET", "/v1/snowflake?format=xml", NULL, NULL);
+  assert_true(a.status == 400 && body_has(&a, "format must be json or text"));
+  /* A bad count is answered before a bad output choice, as before. */
+  a = get(f, "GET", "/v1/snowflake?count=0&as=xml", NULL, NULL);
+  assert_true(a.status == 400 && body_has(&a, "COUNT_INVALID"));
+}
+
+/* The route table: each route's methods (405 and Allow), its parameter
+** (one path segment: 404 on the route otherwise), and a snowflake ID
+** decoded with the fields every front shows. */
+static void test_routes(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *method, *path, *allow;
+  } wrong[] = {
+      {"POST", "/v1/snowflake", "GET, HEAD"},
+      {"DELETE", "/v1/segment/order", "GET, HEAD"},
+      {"POST", "/v1/segment/order/range", "GET, HEAD"},
+      {"PUT", "/v1/format/x", "GET, HEAD"},
+      {"POST", "/v1/uuid7", "GET, HEAD"},
+      {"POST", "/v1/decode/1", "GET, HEAD"},
+      {"POST", "/v1/layout", "GET, HEAD"},
+      {"DELETE", "/v1/tags", "GET, HEAD, POST"},
+      {"POST", "/v1/tags/order", "GET, HEAD, PATCH, DELETE"},
+      {"GET", "/v1/tags/order/advance", "POST"},
+      {"OPTIONS", "/metrics", "GET, HEAD"},
+      {"POST", "/", "GET, HEAD"},
+  };
+  char line[64];
+  answer a;
+  for (size_t i = 0; i < FROND__ARRAY_SIZE(wrong); i++) {
+    a = get(f, wrong[i].method, wrong[i].path, NULL, NULL);
+    snprintf(line, sizeof line, "Allow: %s", wrong[i].allow);
+    assert_int_equal(a.status, 405);
+    assert_true(has_header(&a, line));
+  }
+  /* Leaf's paths and the probes take any method. */
+  a = get(f, "DELETE", "/api/snowflake/get/k", NULL, NULL);
+  assert_int_equal(a.status, 200);
+  a = get(f, "OPTIONS", "/livez", NULL, NULL);
+  assert_true(a.status == 200 && body_is(&a, "ok\n"));
+  /* A parameter is one segment: else 404, counted on its route. */
+  a = get(f, "GET", "/v1/segment/a/b", NULL, NULL);
+  assert_true(a.status == 404 && body_has(&a, "\"NOT_FOUND\""));
+  a = get(f, "GET", "/v1/segment/", NULL, NULL);
+  assert_int_equal(a.status, 404);
+  a = get(f, "GET", "/v1/tags/a/b/advance", NULL, NULL);
+  assert_int_equal(a.status, 404);
+  a = get(f, "GET", "/v1/nope", NULL, NULL);
+  assert_int_equal(a.status, 404);
+  /* /v1/decode's parameter is the rest of the path: a bad ID, not a 404. */
+  a = get(f, "GET", "/v1/decode/a/b", NULL, NULL);
+  assert_true(a.status == 400 && body_has(&a, "ID_INVALID"));
+  a = get(f, "GET", "/metrics", NULL, NULL);
+  assert_true(body_has(&a, "frond_http_requests_total{route=\"segment\","
+                           "status=\"404\"} 2\n"));
+  assert_true(body_has(&a, "frond_http_requests_total{route=\"tags\","
+                           "status=\"404\"} 1\n"));
+  assert_true(body_has(&a, "frond_http_requests_total{route=\"other\","
+                           "status=\"404\"} 1\n"));
+  assert_true(body_has(&a, "frond_http_requests_total{route=\"tags\","
+                           "status=\"405\"} 3\n"));
+  /* The decoded fields, in their one order. */
+  a = get(f, "GET", "/v1/decode/4194307", NULL, NULL);
+  assert_int_equal(a.status, 200);
+  {
+    static const char *const fields[] = {"{\"id\":\"4194307\",\"time\":\"",
+                                         "\"unix_ms\":",
+                                         "\"time_units\":1,",
+                                         "\"node\":0,",
+                                         "\"datacenter\":0,",
+                                         "\"worker\":0,",
+                                         "\"sequence\":3,",
+                                         "\"layout\":\"time=41,"};
+    const char *at = a.body;
+    for (size_t i = 0; i < FROND__ARRAY_SIZE(fields); i++) {
+      const char *p = memmem(at, a.body_len - (size_t)(at - a.body), fields[i],
+                             strlen(fields[i]));
+      assert_non_null(p);
+      at = p + strlen(fields[i]);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_leaf, setup, fixture_teardown),
@@ -572,6 +703,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_chunked, setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_browser_requests, setup,
                                       fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_output_choice, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_routes, setup, fixture_teardown),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

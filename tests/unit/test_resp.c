@@ -34,7 +34,14 @@ static void test_incr(void **state) {
 static void test_counts(void **state) {
   fixture *f = *state;
   static const char *bad[] = {
-      "0", "-1", "x", "1.5", "", "100001", "9223372036854775808"};
+      "0",
+      "-1",
+      "x",
+      "1.5",
+      "",
+      "100001",
+      "9223372036854775808",
+      "00000000000000000001" /* 20 characters: as HTTP reads counts */};
   char cmd[64];
   for (size_t i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
     int n = snprintf(cmd, sizeof cmd,
@@ -400,6 +407,67 @@ static void test_http_refused(void **state) {
                       "-ERR unknown command 'GET'", 26);
 }
 
+/* One reply of out at *p: an integer (n = 1) or an array of bulk IDs;
+** returns how many IDs it held, each into ids. */
+static size_t read_ids(const char **p, long long *ids) {
+  long long n, len;
+  size_t k = 0;
+  if (**p == ':') {
+    assert_int_equal(sscanf(*p, ":%lld\r\n", &ids[0]), 1);
+    *p = strstr(*p, "\r\n") + 2;
+    return 1;
+  }
+  assert_int_equal(sscanf(*p, "*%lld\r\n", &n), 1);
+  *p = strstr(*p, "\r\n") + 2;
+  for (; k < (size_t)n; k++) {
+    assert_int_equal(sscanf(*p, "$%lld\r\n%lld\r\n", &len, &ids[k]), 2);
+    *p = strstr(strstr(*p, "\r\n") + 2, "\r\n") + 2;
+  }
+  return k;
+}
+
+/* Batches, ranges and single IDs of a tag whose segments (of 10) run out
+** every few commands, pipelined: those that wait for a load finish off
+** the loop and answer from the waiting request's own room. Every ID is
+** handed out once, in the order of the commands, and counted once. */
+static void test_batches_across_segments(void **state) {
+  fixture *f = *state;
+  char in[2048];
+  long long ids[64], all[512], prev = 0;
+  size_t n = 0, total = 0, i, k, got;
+  const char *p;
+  fixture_tag(f, "wide", 10);
+  for (i = 0; i < 12; i++)
+    n += (size_t)snprintf(in + n, sizeof in - n, "%s",
+                          i % 4 == 3   ? "ID.RANGE wide 15\r\n"
+                          : i % 4 == 2 ? "INCR wide\r\n"
+                                       : "ID.NEXT wide 7\r\n");
+  p = feed(f, in, n, NULL);
+  for (i = 0; i < 12; i++) {
+    got = read_ids(&p, ids);
+    if (i % 4 == 3) { /* a range [start, end) of 15 */
+      assert_int_equal(got, 2);
+      assert_int_equal(ids[1] - ids[0], 15);
+      for (k = 0; k < 15; k++)
+        all[total++] = ids[0] + (long long)k;
+    } else {
+      assert_int_equal(got, i % 4 == 2 ? 1 : 7);
+      for (k = 0; k < got; k++)
+        all[total++] = ids[k];
+    }
+  }
+  assert_string_equal(p, "");
+  for (i = 0; i < total; i++) {
+    assert_true(all[i] > prev); /* increasing, so never twice */
+    prev = all[i];
+  }
+  assert_int_equal(total, 3 * (7 + 7 + 1 + 15));
+  assert_int_equal(FROND__SUM(&f->srv, ids_segment), total);
+  /* The tag is new to the allocator: the first batch at least was looked
+  ** up and answered off the loop (a load behind the rest usually too). */
+  assert_true(f->holds >= 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_incr, setup, fixture_teardown),
@@ -415,6 +483,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unknown_tag_looked_up, setup,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_quit_behind_lookup, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_batches_across_segments, setup,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_resp3, setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_reply_helpers, setup,

@@ -498,7 +498,7 @@ typedef struct worker {
 
 /* One ID by each way there is to ask for one, in turn: by name, inline
 ** on a handle, the handle's exported function, and the server's call
-** that never waits (retried: it answers AGAIN instead of waiting). */
+** that never waits (retried: it fails with WOULD_BLOCK instead of waiting). */
 static int one_id(frond_seg *s, frond_seg_tag *h, int how, int64_t *id) {
   int rc;
   switch (how % 4) {
@@ -509,7 +509,8 @@ static int one_id(frond_seg *s, frond_seg_tag *h, int how, int64_t *id) {
   case 2:
     return (frond_seg_tag_next)(h, id, NULL);
   default:
-    while ((rc = frond__seg_tag_next_nowait(h, 1, id, NULL)) == FROND__AGAIN)
+    while ((rc = frond__seg_tag_next_nowait(h, 1, id, NULL)) ==
+           FROND_EWOULD_BLOCK)
       frond__sleep_ns(100000);
     return rc;
   }

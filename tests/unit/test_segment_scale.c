@@ -106,7 +106,8 @@ static void test_pool_bounded(void **state) {
   s = open_on("fake:", &o);
   fake_hold_tag("slow");
   assert_int_equal(frond_seg_tag_find(s, T("slow"), &h, &e), 0);
-  assert_int_equal(frond__seg_tag_next_nowait(h, 1, &id, &e), FROND__AGAIN);
+  assert_int_equal(frond__seg_tag_next_nowait(h, 1, &id, &e),
+                   FROND_EWOULD_BLOCK);
   for (i = 0; i < 2000; i++) {
     frond_seg_stats_get(s, &st);
     if (st.loaders_busy_max >= 1)
@@ -224,14 +225,17 @@ static void test_nowait(void **state) {
   fake_set(&fake.hold, 1);
   assert_int_equal(frond_seg_tag_find(s, T("a"), &h, &e), 0);
   /* First use: nothing buffered, the load is asked for, no wait. */
-  assert_int_equal(frond__seg_tag_next_nowait(h, 1, ids, &e), FROND__AGAIN);
-  assert_int_equal(frond__seg_tag_range_nowait(h, 5, &start, &e), FROND__AGAIN);
+  assert_int_equal(frond__seg_tag_next_nowait(h, 1, ids, &e),
+                   FROND_EWOULD_BLOCK);
+  assert_int_equal(frond__seg_tag_range_nowait(h, 5, &start, &e),
+                   FROND_EWOULD_BLOCK);
   fake_set(&fake.hold, 0);
   assert_int_equal(frond_seg_tag_next_n(h, 3, ids, &e), 0);
   assert_int_equal(ids[0], 1);
   /* 7 left and no next segment: a batch of 8 would wait. */
   fake_set(&fake.hold, 1);
-  assert_int_equal(frond__seg_tag_next_nowait(h, 8, ids, &e), FROND__AGAIN);
+  assert_int_equal(frond__seg_tag_next_nowait(h, 8, ids, &e),
+                   FROND_EWOULD_BLOCK);
   assert_int_equal(frond__seg_tag_next_nowait(h, 7, ids, &e), 0);
   for (i = 0; i < 7; i++)
     assert_int_equal(ids[i], 4 + i);
