@@ -14,16 +14,16 @@
 #   nginx      `return 200 "<18 digits>"`: the same body size as one ID
 #   snowflake  GET /api/snowflake/get/bench   (Leaf path, one ID)
 #   segment    GET /api/segment/get/bench     (Leaf path, one ID)
-#   sf-batch   GET /v1/snowflake?count=1000&format=text
-#   seg-batch  GET /v1/segment/bench?count=1000&format=text
+#   sf-batch   GET /v1/snowflake?count=1000&as=text
+#   seg-batch  GET /v1/segment/bench?count=1000&as=text
 #   sf-batch-16  snowflake batches again, layout time=41,node=6,seq=16
 #   order      GET /v1/format/orders   (an order number: a snowflake ID,
 #              permuted, Damm check digit, date prefix)
 #   uuid7      GET /v1/uuid7
 #   ulid       GET /v1/ulid
-#   order-batch-16  GET /v1/format/orders?count=1000&format=text (seq=16)
-#   uuid7-batch     GET /v1/uuid7?count=1000&format=text
-#   ulid-batch      GET /v1/ulid?count=1000&format=text
+#   order-batch-16  GET /v1/format/orders?count=1000&as=text (seq=16)
+#   uuid7-batch     GET /v1/uuid7?count=1000&as=text
+#   ulid-batch      GET /v1/ulid?count=1000&as=text
 # and prints req/s, IDs/s, p50/p99/p99.9 (medians over rounds) and the
 # frond/nginx ratios; the format rows compare with the plain IDs beside
 # them (snowflake, sf-batch-16) in the same run.
@@ -129,15 +129,15 @@ while [ "$round" -le "$ROUNDS" ]; do
   run nginx "http://127.0.0.1:$nport/" 1
   run snowflake "http://127.0.0.1:$fport/api/snowflake/get/bench" 1
   run segment "http://127.0.0.1:$fport/api/segment/get/bench" 1
-  run sf-batch "http://127.0.0.1:$fport/v1/snowflake?count=1000&format=text" 1000
-  run seg-batch "http://127.0.0.1:$fport/v1/segment/bench?count=1000&format=text" 1000
-  run sf-batch-16 "http://127.0.0.1:$wport/v1/snowflake?count=1000&format=text" 1000
+  run sf-batch "http://127.0.0.1:$fport/v1/snowflake?count=1000&as=text" 1000
+  run seg-batch "http://127.0.0.1:$fport/v1/segment/bench?count=1000&as=text" 1000
+  run sf-batch-16 "http://127.0.0.1:$wport/v1/snowflake?count=1000&as=text" 1000
   run order "http://127.0.0.1:$fport/v1/format/orders" 1
   run uuid7 "http://127.0.0.1:$fport/v1/uuid7" 1
   run ulid "http://127.0.0.1:$fport/v1/ulid" 1
-  run order-batch-16 "http://127.0.0.1:$wport/v1/format/orders?count=1000&format=text" 1000
-  run uuid7-batch "http://127.0.0.1:$fport/v1/uuid7?count=1000&format=text" 1000
-  run ulid-batch "http://127.0.0.1:$fport/v1/ulid?count=1000&format=text" 1000
+  run order-batch-16 "http://127.0.0.1:$wport/v1/format/orders?count=1000&as=text" 1000
+  run uuid7-batch "http://127.0.0.1:$fport/v1/uuid7?count=1000&as=text" 1000
+  run ulid-batch "http://127.0.0.1:$fport/v1/ulid?count=1000&as=text" 1000
   round=$((round + 1))
 done
 

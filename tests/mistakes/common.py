@@ -96,8 +96,11 @@ class Proc:
 class Server(Proc):
     """`frond serve` in directory cwd, with only its ports set (HTTP on a
     free port, RESP off unless resp=True) besides what the row gives:
-    flags in args, variables in env. Nothing else is set: the point of
-    most rows is the defaults."""
+    flags in args, variables in env. Nothing else is set but the wait for
+    a segment (20 s, not 50 ms, unless the row sets it): the rows count
+    IDs, not latency, and a loaded machine's store can be slower than a
+    request's default wait. The point of most rows is the defaults that
+    decide which IDs are issued."""
 
     def __init__(self, run, cwd, args=(), env=None, resp=False, name=None,
                  wait=True):
@@ -106,6 +109,9 @@ class Server(Proc):
         argv = [ft.FROND_BIN, "serve", "--listen", "127.0.0.1:%d" % self.port,
                 "--resp-listen",
                 "127.0.0.1:%d" % self.resp_port if resp else "off"]
+        if "--segment-wait-ms" not in args and \
+                "FROND_SEGMENT_WAIT_MS" not in (env or {}):
+            argv += ["--segment-wait-ms", "20000"]
         argv += list(args)
         Proc.__init__(self, run, argv, cwd, clean_env(env),
                       name or "serve-%d" % self.port)
