@@ -183,7 +183,7 @@ def first_ids(port, n, conns=8, depth=500):
 def batch_conns(port, n, count=100000):
     """n keep-alive connections, one batch of count IDs each, left open."""
     socks = []
-    req = (b"GET /v1/segment/conn?count=%d&format=text HTTP/1.1\r\n"
+    req = (b"GET /v1/segment/conn?count=%d&as=text HTTP/1.1\r\n"
            b"Host: b\r\n\r\n" % count)
     buf = bytearray(1 << 20)
     for _ in range(n):
