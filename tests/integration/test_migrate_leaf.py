@@ -130,6 +130,16 @@ def test_switch_in_place():
                 # (the loops above may, on a loaded machine, run wholly
                 # before or after the fetches).
                 mid = [leaf.next_segment(BUSY) for _ in range(3)]
+        # A third node started after those allocations: its IDs lie above
+        # them whatever the two nodes' buffers still held (their steps grow
+        # with the pace, and on a loaded machine their second halves may
+        # have come wholly from segments taken before Leaf's).
+        late = ft.Server(store=store, extra=["--layout", "twitter",
+                                             "--segment-wait-ms", "10000"])
+        servers.append(late)
+        late_ids = {t: [] for t in (TAG, BUSY)}
+        for t in late_ids:
+            fetch(late, t, 10, late_ids[t], errors)
         during = {BUSY: segments_of(leaf_procs[0]) + mid,
                   TAG: segments_of(leaf_procs[1])}
         ft.check(not errors, "answers that are not Leaf's: %s" % errors[:3])
@@ -155,6 +165,10 @@ def test_switch_in_place():
                          "issued before the switch (%d)"
                          % (srv, tag, min(got), low))
                 every += got
+            ft.check(len(late_ids[tag]) == 10 and
+                     min(late_ids[tag]) >= low, "the node started last: %r"
+                     % late_ids[tag])
+            every += late_ids[tag]
             every.sort()
             dup = len(every) - len(set(every))
             ft.check(dup == 0, "%s: %d IDs served twice" % (tag, dup))
