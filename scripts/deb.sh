@@ -202,7 +202,8 @@ Description: unique 64-bit ID service and library (snowflake and segment IDs)
  Meituan's Leaf, compatible with Leaf's table, ZooKeeper layout and HTTP
  paths: snowflake IDs (time, node and sequence in 63 bits, no database on
  the request path) and segment IDs (increasing integers per tag, reserved
- in ranges from SQLite or PostgreSQL and served from memory).
+ in ranges from SQLite, PostgreSQL or MySQL/MariaDB and served from
+ memory).
  .
  This package holds the frond command and server (HTTP and the Redis
  protocol), its systemd unit, the libfrond library with its header and

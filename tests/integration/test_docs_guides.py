@@ -71,6 +71,26 @@ def tree_files():
     return out
 
 
+# ---------------------------------------------------------------- repeats
+
+def test_repeats_page_names_every_test():
+    """docs/repeats.md names every row of the mistakes suite and every
+    scenario of the nemesis suite: a trap or fault added to a suite gets
+    its row on the page."""
+    page = read("docs/repeats.md")
+    named = set(re.findall(r"`([a-z0-9][a-z0-9-]*)`", page))
+    missing = []
+    for suite in (("tests", "mistakes", "mistakes.py"),
+                  ("tests", "chaos", "chaos.py")):
+        r = subprocess.run(["python3", os.path.join(SRC, *suite), "--list"],
+                           capture_output=True, text=True, timeout=60)
+        ft.check(r.returncode == 0, "%s --list: %s" % (suite[-1], r.stderr))
+        missing += [n for n in re.split(r"[;\s]+", r.stdout.strip())
+                    if n not in named]
+    ft.check(not missing, "docs/repeats.md does not name: %s"
+             % ", ".join(missing))
+
+
 # ---------------------------------------------------------------- links
 
 def slugs(text):
@@ -307,6 +327,6 @@ def test_library_example():
 
 
 if __name__ == "__main__":
-    ft.main([test_licence, test_links, test_readme_two_commands,
-             test_first_look,
+    ft.main([test_licence, test_repeats_page_names_every_test, test_links,
+             test_readme_two_commands, test_first_look,
              test_library_api, test_library_example, test_public_headers])

@@ -78,9 +78,22 @@ deps=$(sed -n 's/^Requires.private: *//p' "$root/lib/pkgconfig/frond.pc")
 privs=$(sed -n 's/^Libs.private: *//p' "$root/lib/pkgconfig/frond.pc")
 cc -o "$tmp/use_static" "$tmp/use.c" $(pkg-config --cflags frond) \
   "$root/lib/libfrond.a" $(pkg-config --libs $deps) $privs
+# The static line docs/library.md shows, as written (app.c our program).
+doc=$(awk '/^```sh$/ { b = ""; on = 1; next } /^```$/ { if (on && b ~ /libfrond\.a/) print b; on = 0; next } on { b = b $0 "\n" }' \
+  "$FROND_SRC/docs/library.md" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta')
+case $doc in
+"cc app.c "*) ;;
+*) echo "FAIL: docs/library.md shows no static link line: $doc"; exit 1 ;;
+esac
+(cd "$tmp" && cp use.c app.c && sh -c "$doc -o use_doc") ||
+  { echo "FAIL: docs/library.md's static link line: $doc"; exit 1; }
 out1=$(LD_LIBRARY_PATH="$root/lib" "$tmp/use_shared")
 out2=$("$tmp/use_static")
-[ "$out1" = ok ] && [ "$out2" = ok ] || { echo "FAIL: $out1 $out2"; exit 1; }
+out3=$("$tmp/use_doc")
+[ "$out1" = ok ] && [ "$out2" = ok ] && [ "$out3" = ok ] ||
+  { echo "FAIL: $out1 $out2 $out3"; exit 1; }
+ldd "$tmp/use_doc" | grep -q libfrond &&
+  { echo "FAIL: docs/library.md's static line links libfrond.so"; exit 1; }
 # Segment IDs on a handle, through frond.h's inline call, through the
 # exported function (FROND_NO_INLINE), and from C++: the same numbers.
 # The header compiles without a warning under strict flags.
