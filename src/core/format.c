@@ -22,15 +22,10 @@ typedef struct local_tm {
   unsigned mon, day, hour, doy;
 } local_tm;
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 static void local_time(const frond__tz *tz, int64_t ms, local_tm *t) {
-  int64_t sec = floor_div(ms, 1000);
+  int64_t sec = frond__floor_div(ms, 1000);
   int64_t local = sec + frond__tz_offset(tz, sec, NULL);
-  int64_t days = floor_div(local, 86400);
+  int64_t days = frond__floor_div(local, 86400);
   frond__civil_from_days(days, &t->year, &t->mon, &t->day);
   t->hour = (unsigned)((local - days * 86400) / 3600);
   t->doy = (unsigned)(days - frond__days_from_civil(t->year, 1, 1) + 1);
