@@ -347,7 +347,6 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                        "Tags known (rows of the store).", (double)ss.tags);
   frond__metrics_gauge(b, "frond_segment_tags_in_use", "Tags used since start.",
                        (double)ss.tags_in_use);
-  store_calls(b);
   if (ntags == 0)
     return;
   frond__metrics_counter(b, "frond_segment_rollbacks_total",
@@ -583,6 +582,9 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
     coordinator(srv, b);
   if (seg != NULL)
     segments(seg, b, tags, ntags);
+  /* With metrics_histograms off the family is left out, as the others. */
+  if (seg != NULL && srv->cfg.metrics_histograms)
+    store_calls(b);
   frond_free(tags);
   connections(srv, b);
   frond__metrics_gauge(b, "frond_ready", "1 when /readyz answers 200.",
