@@ -78,7 +78,7 @@ static int mem_get(frond_store *st, const char *tag, frond_tag_row *out,
 static const frond_store_methods mem_methods = {
     1,         "mem:",   "memory", mem_open, mem_close, mem_schema,
     mem_alloc, mem_list, mem_get,  NULL,     NULL,      NULL,
-    NULL,      NULL,     NULL,     NULL};
+    NULL,      NULL,     NULL,     NULL,     NULL};
 static int mem_open(const char *uri, frond_store **out, frond_error *err) {
   *out = calloc(1, sizeof(**out));
   (*out)->methods = &mem_methods;
@@ -118,7 +118,7 @@ static int slow_get(frond_store *st, const char *tag, frond_tag_row *out,
 static const frond_store_methods slow_methods = {
     1,          "slow+",   "slow",   slow_open, slow_close, slow_schema,
     slow_alloc, slow_list, slow_get, NULL,      NULL,       NULL,
-    NULL,       NULL,      NULL,     NULL};
+    NULL,       NULL,      NULL,     NULL,      NULL};
 static int slow_open(const char *uri, frond_store **out, frond_error *err) {
   slow_store *s = calloc(1, sizeof(*s));
   int rc;

@@ -523,12 +523,12 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 ** to first_wait_ms, for its first segment). An unknown tag is looked up in
 ** the store once (at most miss_checks per second) before TAG_NOT_FOUND, so
 ** a tag created since the last refresh works at once; that look-up blocks
-** on the store. Unique, always. Order depends on the store: with one
-** database, IDs of a tag strictly increase per calling thread (every
-** segment is above the ones before it); with a multi: store, they
-** increase within a segment (one member's block), and the next block may
-** lie below the current one (a member whose row lags): never rely on
-** order across segments there.
+** on the store. Unique, always. Order is what the store declares
+** (frond_seg_order): with one database, IDs of a tag strictly increase per
+** calling thread (every segment is above the ones before it); with a
+** multi: store, they increase within a segment (one member's block), and
+** the next block may lie below the current one (a member whose row lags):
+** never rely on order across segments there.
 ** Errors: TAG_NOT_FOUND, TAG_INVALID, SEGMENT_UNAVAILABLE, INVAL, FORKED
 ** (in a child process after fork(): open a new allocator there), and
 ** the store's refusal when it refuses the tag's next segment (TAG_FLOOR,
@@ -536,6 +536,23 @@ FROND_EXPORT int frond_seg_open(frond_seg **out, const char *store_uri,
 */
 FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
                                 int64_t *id, frond_error *err);
+
+/*
+** The order a tag's IDs keep, as the allocator's store declares it (each
+** backend declares one; docs/segment.md). Uniqueness never depends on it.
+**   FROND_SEG_ORDER_TAG      every segment lies above the ones before it:
+**                            a tag's IDs strictly increase per calling
+**                            thread, and a batch or a range is above
+**                            every ID taken before it (one database:
+**                            sqlite, postgresql, mysql).
+**   FROND_SEG_ORDER_SEGMENT  IDs increase within a segment only; the next
+**                            segment may lie below the current one
+**                            (multi:, whose members' blocks interleave).
+** A caller that compares IDs (the end of a numbering, "the newest") may
+** rely on more than within-segment order only under FROND_SEG_ORDER_TAG.
+*/
+enum { FROND_SEG_ORDER_TAG = 0, FROND_SEG_ORDER_SEGMENT = 1 };
+FROND_EXPORT int frond_seg_order(frond_seg *s);
 
 /* n IDs of `tag` into out[0..n-1], not necessarily consecutive: they may
 ** span several segments (a batch larger than the buffers waits, up to

@@ -61,6 +61,25 @@ void frond__format_rfc3339(int64_t unix_ms, char *buf, size_t len);
 ** exactly len bytes. Returns 0 or -1. */
 int frond__parse_i64(const char *s, size_t len, int64_t *out);
 
+/* a / b rounded towards minus infinity (b != 0): the day or second a
+** time before the epoch falls in. */
+static inline int64_t frond__floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The value of a hexadecimal digit of either case, -1 for any other
+** character (a negative char included). */
+static inline int frond__hexval(int c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
 /* The longest decimal text of a 64-bit integer ("-9223372036854775808"). */
 #define FROND__DEC_MAX 20
 

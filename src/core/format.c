@@ -22,15 +22,10 @@ typedef struct local_tm {
   unsigned mon, day, hour, doy;
 } local_tm;
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 static void local_time(const frond__tz *tz, int64_t ms, local_tm *t) {
-  int64_t sec = floor_div(ms, 1000);
+  int64_t sec = frond__floor_div(ms, 1000);
   int64_t local = sec + frond__tz_offset(tz, sec, NULL);
-  int64_t days = floor_div(local, 86400);
+  int64_t days = frond__floor_div(local, 86400);
   frond__civil_from_days(days, &t->year, &t->mon, &t->day);
   t->hour = (unsigned)((local - days * 86400) / 3600);
   t->doy = (unsigned)(days - frond__days_from_civil(t->year, 1, 1) + 1);
@@ -280,10 +275,11 @@ static int seg_take(const frond_format_source *src, const char *tag, size_t len,
   return frond__seg_tag_next_nowait(h, k, ids, err);
 }
 
-/* The largest of k IDs. A batch is not increasing in general: on a
-** multi: store a later segment can lie below the one before it, so a
-** batch whose last ID fits may hold one that does not, and each ID is
-** checked, never the last alone. */
+/* The largest of k IDs. A batch is not increasing in general: a store
+** that declares segment order (frond_seg_order: multi:) may hand out a
+** later segment below the one before it, so a batch whose last ID fits
+** may hold one that does not, and each ID is checked, never the last
+** alone: this relies on no order at all, whatever the store declares. */
 static int64_t max_id_of(const int64_t *ids, size_t k) {
   int64_t m = ids[0];
   for (size_t i = 1; i < k; i++)
@@ -397,9 +393,9 @@ static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
     size_t k = n < CHUNK ? n : CHUNK;
     if ((rc = seg_take(src, tag, tlen, k, ids, err)) != 0)
       return rc;
-    /* Numbers past the end are skipped, never issued: on a multi:
-    ** store the other members' blocks may still lie below it. A batch
-    ** with none below is the period's end. */
+    /* Numbers past the end are skipped, never issued: on a store that
+    ** declares segment order (multi:) later segments may still lie below
+    ** it. A batch with none below is the period's end. */
     if (max_id_of(ids, k) > f->max_id && (k = below(ids, k, f->max_id)) == 0) {
       atomic_store(&f->exhausted_period, period);
       return frond__fail(err, FROND_ESEQUENCE_EXHAUSTED,

@@ -261,16 +261,6 @@ void frond_uuid_format(const uint8_t u[16], char out[FROND_UUID_STRLEN + 1]) {
   *p = '\0';
 }
 
-static int hexval(unsigned char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* n hex digits (n even) into n/2 bytes, skipping hyphens at the given
 ** positions of a UUID when dashed. */
 static int hex_bytes(const char *s, size_t len, uint8_t *out, size_t nbytes,
@@ -284,7 +274,7 @@ static int hex_bytes(const char *s, size_t len, uint8_t *out, size_t nbytes,
       i++;
       continue;
     }
-    if (i >= len || (v = hexval((unsigned char)s[i])) < 0)
+    if (i >= len || (v = frond__hexval((unsigned char)s[i])) < 0)
       return -1;
     out[k / 2] = (uint8_t)(k % 2 == 0 ? v << 4 : (out[k / 2] | v));
     i++;

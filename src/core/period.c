@@ -21,11 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 void frond__period_init(frond__period_cache *c) {
   atomic_init(&c->seq, 0);
   atomic_init(&c->from_ms, 1);
@@ -62,11 +57,12 @@ static int64_t period_number(int kind, int64_t y, unsigned m, unsigned d,
 /* Compute the window around t (ms). */
 static void compute(const frond__tz *tz, int kind, int64_t t, int64_t *period,
                     int64_t *until_ms, int64_t *start_ms) {
-  int64_t sec = floor_div(t, 1000), change, local, first, next, y, boundary;
+  int64_t sec = frond__floor_div(t, 1000), change, local, first, next, y,
+          boundary;
   int32_t off = frond__tz_offset(tz, sec, &change);
   unsigned m, d;
   local = sec + off;
-  frond__civil_from_days(floor_div(local, 86400), &y, &m, &d);
+  frond__civil_from_days(frond__floor_div(local, 86400), &y, &m, &d);
   *period = period_number(kind, y, m, d, &first, &next);
   boundary = next * 86400 - off; /* next period, if the offset holds */
   if (change < boundary)
@@ -127,7 +123,8 @@ int64_t frond__period_start(const frond__tz *tz, int kind, int64_t period) {
   ** offset in force then (after a gap at midnight, the end of the gap). */
   guess = local - frond__tz_offset(tz, local, NULL);
   guess = local - frond__tz_offset(tz, guess, NULL);
-  if (floor_div(guess + frond__tz_offset(tz, guess, NULL), 86400) < day) {
+  if (frond__floor_div(guess + frond__tz_offset(tz, guess, NULL), 86400) <
+      day) {
     int64_t change;
     frond__tz_offset(tz, guess, &change);
     guess = change;

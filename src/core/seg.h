@@ -2,13 +2,18 @@
 /*
 ** seg.h -- the segment allocator's private pieces, shared by its files:
 **
-**   segment.c    segment entries, the hot path, batches and ranges, the
-**                public calls, open and close
+**   segment.c    the hot path, batches and ranges, the public calls,
+**                open and close, the seq formats' period rows, stats
 **   seg_tags.c   the tag table: names, look-up, the refresh from the
-**                store, the sorted index, queries and rates
+**                store, the sorted index, queries and rates; a tag's
+**                next step, its description, dropping its buffers
 **   seg_load.c   the loader pool: the queue of tags that want a segment,
-**                the store transactions, retries with backoff
+**                the store transactions, retries with backoff, and
+**                installing a loaded segment in the tag's entries
 **   seg_fork.c   the open allocators, marked in a child after fork()
+**
+** (the segment entries' seqlock, inline at the end of this file, is
+** written by segment.c, seg_load.c and seg_tags.c alike)
 **
 ** Tags come in two weights. Every row of the store gets a seg_name: its
 ** name, hash and row step, about 40 bytes in an arena, found through an
@@ -318,29 +323,27 @@ uint64_t frond__seg_sample_visits(frond_seg *s);
 int frond__seg_refresh(frond_seg *s, frond_error *err);
 int frond__seg_table_init(frond_seg *s);
 void frond__seg_table_free(frond_seg *s);
-
-/* ---- seg_load.c ---- */
-
-/* Ask the loaders for a segment of t. Expects t->mu held. */
-void frond__seg_request_load(frond_seg *s, seg_tag *t);
 /* The step of t's next load (0: the row's). Expects t->mu held. */
 int64_t frond__seg_next_step(frond_seg *s, seg_tag *t);
-int frond__seg_loaders_start(frond_seg *s, frond_error *err);
-void frond__seg_loaders_stop(frond_seg *s);
-
-/* ---- segment.c ---- */
-
-/* Put [start, end) into t's next generation's entry, and serve it at once
-** when the current one is used up. Expects t->mu held. Returns 0 when both
-** entries are full (the segment is then abandoned, never reused). */
-int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
-                       int64_t step);
 /* Drop both of t's entries (t was removed). Expects t->mu held. */
 void frond__seg_drop(seg_tag *t);
 /* t's state into *out (its name too). Expects t->mu held. */
 void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *out);
 /* IDs taken from t so far, read without the lock (for rates). */
 uint64_t frond__seg_taken(seg_tag *t);
+
+/* ---- seg_load.c ---- */
+
+/* Ask the loaders for a segment of t. Expects t->mu held. */
+void frond__seg_request_load(frond_seg *s, seg_tag *t);
+int frond__seg_loaders_start(frond_seg *s, frond_error *err);
+void frond__seg_loaders_stop(frond_seg *s);
+/* Put [start, end) into t's next generation's entry, and serve it at once
+** when the current one is used up. Expects t->mu held. Returns 0 when both
+** entries are full (the segment is then abandoned, never reused). */
+int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
+                       int64_t step);
+
 /* ---- seg_fork.c ---- */
 
 /* Put s on the list of open allocators that a fork() marks in the child

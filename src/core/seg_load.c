@@ -130,14 +130,16 @@ int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
   if (!used_up && entry_of(t, next) != NULL)
     return 0;
   /* The next segment never overlaps the one being served. It starts past
-  ** its end with one database (the store's guard hands out ranges above
-  ** every earlier one of the tag); a multi: store's members interleave
-  ** blocks, so there a lagging member's block may lie below it. */
+  ** its end when the store declares tag order (the store's guard hands
+  ** out ranges above every earlier one of the tag); a store that declares
+  ** segment order (multi:, whose members interleave blocks) may hand out
+  ** a lagging member's block below it. */
   assert(start >= 0 && end > start);
   assert(entry_of(t, g) == NULL ||
          start >= atomic_load(&entry_of(t, g)->start) +
                       atomic_load(&entry_of(t, g)->size) ||
-         end <= atomic_load(&entry_of(t, g)->start));
+         (frond__store_order(s->store) == FROND_SEG_ORDER_SEGMENT &&
+          end <= atomic_load(&entry_of(t, g)->start)));
   entry_write(&t->e[next & 1], next, start, end - start, step,
               s->o.preload_pct);
   if (used_up)
@@ -275,7 +277,7 @@ static void serve(frond_seg *s, frond_store **st, seg_tag *t) {
     base = step > 0 ? step : t->row_step;
     /* A store of fixed segments (multi:) takes no other size: a range
     ** larger than one is refused before it waits (segment.c). */
-    if (t->range_need > base && !s->store->fixed_step) {
+    if (t->range_need > base && !frond__store_fixed_step(s->store)) {
       step = t->range_need;
       range = 1;
     }

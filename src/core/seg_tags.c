@@ -639,7 +639,7 @@ uint64_t frond__seg_sample_visits(frond_seg *s) {
 ** load, which is about how long the previous segment lasted. */
 int64_t frond__seg_next_step(frond_seg *s, seg_tag *t) {
   int64_t dur, step, cap = t->max_step > 0 ? t->max_step : s->o.max_step;
-  if (s->store->fixed_step)
+  if (frond__store_fixed_step(s->store))
     return 0; /* the row's step is the store's unit (multi:) */
   if (t->last_load_ms == 0 || t->step == 0)
     return 0;

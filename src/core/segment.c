@@ -14,11 +14,13 @@
 ** offset already >= size back to size (under the mutex, once no offset
 ** of g is usable), so no two calls own the same usable (g, off), and a
 ** segment is never served twice: IDs are unique. Generation g + 1 is the
-** segment loaded after g's. With one database it lies above g's (the
-** store's rollback guard hands out every range above the ones before),
-** so IDs increase per thread; a multi: store's next block may lie below
-** (a member whose row lags, store_multi.c), so there IDs increase within
-** a segment only. Anything else (segment used up, next one not there, entry
+** segment loaded after g's. Whether it lies above g's is what the store
+** declares (frond_seg_order, store.h's FROND__STORE_ORDER): with one
+** database it does (the store's rollback guard hands out every range
+** above the ones before), so IDs increase per thread; a multi: store's
+** next block may lie below (a member whose row lags, store_multi.c), so
+** there IDs increase within a segment only. Nothing here relies on more
+** than within-segment order. Anything else (segment used up, next one not there, entry
 ** rewritten under a slow reader) takes the slow path under the tag's
 ** mutex; an offset owned but not used is skipped, never handed out.
 **
@@ -419,8 +421,8 @@ static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
                        (long long)FROND_SEG_RANGE_MAX, (long long)n);
   /* A store whose segments are all of the row's step (multi:'s blocks)
   ** cannot give a larger one: refused here, before it asks for one. */
-  if (t->s->store->fixed_step && (block = atomic_load(&t->nm->row_step)) > 0 &&
-      n > block)
+  if (frond__store_fixed_step(t->s->store) &&
+      (block = atomic_load(&t->nm->row_step)) > 0 && n > block)
     return frond__fail(err, FROND_ECOUNT_INVALID,
                        "tag \"%s\": a range comes from one segment, and this "
                        "store's segments are the tag's block of %lld IDs: "
@@ -777,4 +779,9 @@ void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
   out->rollbacks = frond__store_rollbacks(s->store);
   out->store_members =
       (unsigned)frond__store_members(s->store, &out->store_members_up);
+}
+
+/* What the store declares; a question of its backend, no I/O. */
+int frond_seg_order(frond_seg *s) {
+  return frond__store_order(s->store);
 }

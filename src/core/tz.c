@@ -78,11 +78,6 @@ static unsigned month_days(int64_t y, unsigned m) {
   return m == 2 && is_leap(y) ? 29 : dm[m - 1];
 }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 /* ---- POSIX TZ strings (the TZif footer) ---- */
 
 typedef struct tz_date {
@@ -263,7 +258,8 @@ static int expand_rule(tz_build *b, const tz_rule *r) {
   int64_t y, from = 1970;
   if (b->n > 0) {
     unsigned m, d;
-    frond__civil_from_days(floor_div(b->at[b->n - 1], 86400), &from, &m, &d);
+    frond__civil_from_days(frond__floor_div(b->at[b->n - 1], 86400), &from, &m,
+                           &d);
     if (from < 1900) /* rules are for the present; bound the work */
       from = 1900;
   }

@@ -10,6 +10,7 @@
 ** read by frond__http_chunked, at the end of this file.
 */
 #include "server/http_parse.h"
+#include "base/base.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -35,12 +36,6 @@ static int is_tchar(unsigned char c) {
   if (c >= '0' && c <= '9')
     return 1;
   return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static int hexval(int c);
-
-static int lower(int c) {
-  return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
 #define eq_nocase frond__http_eq_nocase
@@ -375,15 +370,6 @@ int frond__http_query(const char *target, size_t len, const char *key,
   return 0;
 }
 
-static int hexval(int c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  c = lower(c);
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  return -1;
-}
-
 int frond__http_unescape(const char *src, size_t len, char *dst, size_t cap) {
   size_t i, n = 0;
   for (i = 0; i < len; i++) {
@@ -392,8 +378,8 @@ int frond__http_unescape(const char *src, size_t len, char *dst, size_t cap) {
       int h, l;
       if (len - i < 3)
         return -1;
-      h = hexval((unsigned char)src[i + 1]);
-      l = hexval((unsigned char)src[i + 2]);
+      h = frond__hexval((unsigned char)src[i + 1]);
+      l = frond__hexval((unsigned char)src[i + 2]);
       if (h < 0 || l < 0)
         return -1;
       c = h * 16 + l;
@@ -457,7 +443,7 @@ static int chunk_line(const char *p, size_t avail, uint64_t *size,
   if (end == 0 || p[end - 1] != '\r')
     return -1;
   end--;
-  while (i < end && (h = hexval((unsigned char)p[i])) >= 0) {
+  while (i < end && (h = frond__hexval((unsigned char)p[i])) >= 0) {
     v = v > (UINT64_MAX >> 4) ? UINT64_MAX : v * 16 + (uint64_t)h;
     i++;
   }

@@ -19,6 +19,7 @@
 #include "base/base.h"
 #include "core/core.h"
 #include "server/build.h"
+#include "store/store.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -284,6 +285,48 @@ static void seconds_left(frond__buf *b, const frond_tag_info *tags,
   }
 }
 
+/* Every store call's duration, per engine, member and call (store.c
+** keeps them); left out until the store was called. */
+static void store_calls(frond__buf *b) {
+  static const char name[] = "frond_store_call_duration_seconds";
+  frond__store_call_stat c;
+  char num[FROND__NUM_MAX], member[16];
+  size_t i;
+  int k;
+  for (i = 0; frond__store_call_get(i, &c) == 0; i++) {
+    if (i == 0)
+      frond__metrics_hist_head(b, name,
+                               "Store calls (a segment's allocation, a tag "
+                               "list, ...) by engine, member of a multi: "
+                               "store (\"\" otherwise) and call.");
+    if (c.member >= 0)
+      snprintf(member, sizeof(member), "%d", c.member);
+    else
+      member[0] = '\0';
+    for (k = 0; k < FROND__STORE_CALL_BUCKETS; k++)
+      frond__buf_printf(
+          b,
+          "%s_bucket{engine=\"%s\",member=\"%s\",call=\"%s\",le=\"%s\"} "
+          "%llu\n",
+          name, c.engine, member, c.call,
+          frond__metrics_num(frond__store_call_bounds[k], num),
+          (unsigned long long)c.le[k]);
+    frond__buf_printf(
+        b,
+        "%s_bucket{engine=\"%s\",member=\"%s\",call=\"%s\",le=\"+Inf\"} "
+        "%llu\n",
+        name, c.engine, member, c.call, (unsigned long long)c.count);
+    frond__buf_printf(b, "%s_sum{engine=\"%s\",member=\"%s\",call=\"%s\"} %s\n",
+                      name, c.engine, member, c.call,
+                      frond__metrics_num(c.sum, num));
+    frond__buf_printf(b,
+                      "%s_count{engine=\"%s\",member=\"%s\",call=\"%s\"} "
+                      "%llu\n",
+                      name, c.engine, member, c.call,
+                      (unsigned long long)c.count);
+  }
+}
+
 static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                      size_t ntags) {
   char l[FROND_TAG_MAX * 2 + 1];
@@ -539,6 +582,9 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
     coordinator(srv, b);
   if (seg != NULL)
     segments(seg, b, tags, ntags);
+  /* With metrics_histograms off the family is left out, as the others. */
+  if (seg != NULL && srv->cfg.metrics_histograms)
+    store_calls(b);
   frond_free(tags);
   connections(srv, b);
   frond__metrics_gauge(b, "frond_ready", "1 when /readyz answers 200.",

@@ -20,13 +20,6 @@ typedef struct outbuf {
   size_t len, n;
 } outbuf;
 
-static int hexval(int c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  c = tolower(c);
-  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* Percent-decode [s, s + n) into o; the start of the copy, or NULL for a
 ** bad escape, a %00 or no room. */
 static const char *decode(outbuf *o, const char *s, size_t n) {
@@ -35,8 +28,8 @@ static const char *decode(outbuf *o, const char *s, size_t n) {
   for (i = 0; i < n; i++) {
     int c = (unsigned char)s[i];
     if (c == '%') {
-      int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
-      int lo = i + 2 < n ? hexval(s[i + 2]) : -1;
+      int hi = i + 2 < n ? frond__hexval(s[i + 1]) : -1;
+      int lo = i + 2 < n ? frond__hexval(s[i + 2]) : -1;
       if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
         return NULL;
       c = hi * 16 + lo;

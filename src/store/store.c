@@ -1,27 +1,271 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** store.c -- URI dispatch, the wrappers the core calls, tag validation and
-** the public frond_store_* administration functions.
+** store.c -- every call on an open store: the wrappers the core calls,
+** and the public frond_store_* administration functions over them, in
+** one place: fault injection, the rollback guard on allocations, tag
+** validation, what a backend declares (xControl or the default), and the
+** timing of each call per engine, member and call, which /metrics shows
+** (frond_store_call_duration_seconds). Backends are opened in
+** store_open.c; the multi: store calls these on its members.
 */
 #include "store/store.h"
 #include "base/utf8.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Registered backends (fakes in tests); the SQL store takes the rest. */
-static const frond_store_methods *backends[8];
-static size_t nbackends;
+frond__store_fault_fn *_Atomic frond__store_fault;
 
-/* Built-in backends that own a scheme. */
-static const frond_store_methods *const builtin[] = {&frond__store_multi};
+/* ---- call timings ---- */
 
-int frond__store_register(const frond_store_methods *m) {
-  if (nbackends == FROND__ARRAY_SIZE(backends))
-    return FROND_ENOMEM;
-  backends[nbackends++] = m;
-  return 0;
+enum {
+  CALL_ENSURE_SCHEMA,
+  CALL_ALLOC,
+  CALL_TAG_LIST,
+  CALL_TAG_GET,
+  CALL_TAG_PAGE,
+  CALL_FACT,
+  CALL_TAG_CREATE,
+  CALL_TAG_SET_STEP,
+  CALL_TAG_DELETE,
+  CALL_TAG_ADVANCE,
+  CALL_TAG_FLOOR,
+  CALL_REPAIR,
+  NCALLS
+};
+static const char *const call_names[NCALLS] = {
+    "ensure_schema", "alloc",       "tag_list",   "tag_get",
+    "tag_page",      "fact",        "tag_create", "tag_set_step",
+    "tag_delete",    "tag_advance", "tag_floor",  "repair_member"};
+
+/* 5 ms to 10 s: a store call answers in milliseconds when it is well, and
+** a member's answer is cut at 3 s (store_multi.c). */
+const double frond__store_call_bounds[FROND__STORE_CALL_BUCKETS] = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+#define CALL_ROWS 64 /* (engine, member) pairs: 16 members of a few engines */
+
+struct frond__store_calls {
+  frond__store_label label;
+  struct {
+    atomic_ullong count, sum_ns;
+    atomic_ullong le[FROND__STORE_CALL_BUCKETS]; /* not cumulative */
+  } c[NCALLS];
+};
+
+static frond__store_calls rows[CALL_ROWS];
+static atomic_size_t nrows; /* rows[0..nrows) are filled */
+static pthread_mutex_t rows_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void label_of(frond_store *st, frond__store_label *l) {
+  snprintf(l->engine, sizeof(l->engine), "%s", st->methods->zName);
+  l->member = -1;
+  if (st->methods->iVersion >= 4 && st->methods->xControl != NULL)
+    st->methods->xControl(st, FROND__STORE_LABEL, l, NULL);
 }
+
+/* st's row, found or added on its first call (a store is used by one
+** thread at a time); NULL when the table is full: not timed. */
+static frond__store_calls *calls_of(frond_store *st) {
+  frond__store_label l;
+  size_t i, n;
+  if (st->calls != NULL)
+    return st->calls;
+  label_of(st, &l);
+  pthread_mutex_lock(&rows_mu);
+  n = atomic_load(&nrows);
+  for (i = 0; i < n; i++)
+    if (rows[i].label.member == l.member &&
+        strcmp(rows[i].label.engine, l.engine) == 0)
+      break;
+  if (i == n && n < CALL_ROWS) {
+    rows[n].label = l;
+    atomic_store(&nrows, n + 1);
+  }
+  pthread_mutex_unlock(&rows_mu);
+  return st->calls = i < CALL_ROWS ? &rows[i] : NULL;
+}
+
+static void timed(frond_store *st, int call, int64_t t0) {
+  frond__store_calls *r = calls_of(st);
+  uint64_t ns = (uint64_t)(frond__mono_ns() - t0);
+  int b;
+  if (r == NULL)
+    return;
+  for (b = 0; b < FROND__STORE_CALL_BUCKETS; b++)
+    if ((double)ns <= frond__store_call_bounds[b] * 1e9) {
+      atomic_fetch_add_explicit(&r->c[call].le[b], 1, memory_order_relaxed);
+      break;
+    }
+  atomic_fetch_add_explicit(&r->c[call].sum_ns, ns, memory_order_relaxed);
+  atomic_fetch_add_explicit(&r->c[call].count, 1, memory_order_release);
+}
+
+/* Time the call expr (an int) on st as call, into rt_. */
+#define TIMED(st, call, expr)                                                  \
+  do {                                                                         \
+    int64_t t0_ = frond__mono_ns();                                            \
+    rt_ = (expr);                                                              \
+    timed(st, call, t0_);                                                      \
+  } while (0)
+
+int frond__store_call_get(size_t n, frond__store_call_stat *out) {
+  size_t i, k = 0, rows_n = atomic_load(&nrows);
+  int c, b;
+  for (i = 0; i < rows_n; i++)
+    for (c = 0; c < NCALLS; c++) {
+      uint64_t count = atomic_load_explicit(&rows[i].c[c].count,
+                                            memory_order_acquire),
+               sum = 0;
+      if (count == 0 || k++ != n)
+        continue;
+      snprintf(out->engine, sizeof(out->engine), "%s", rows[i].label.engine);
+      out->member = rows[i].label.member;
+      out->call = call_names[c];
+      for (b = 0; b < FROND__STORE_CALL_BUCKETS; b++) {
+        sum += atomic_load_explicit(&rows[i].c[c].le[b], memory_order_relaxed);
+        out->le[b] = sum;
+      }
+      /* Counted last: a reader may see a call in a bucket before its
+      ** count, never the count before the bucket. */
+      out->count = count > sum ? count : sum;
+      out->sum = (double)atomic_load_explicit(&rows[i].c[c].sum_ns,
+                                              memory_order_relaxed) /
+                 1e9;
+      return 0;
+    }
+  return -1;
+}
+
+/* ---- what a backend declares ---- */
+
+static int control(frond_store *st, int op, void *arg) {
+  if (st->methods->iVersion < 4 || st->methods->xControl == NULL)
+    return FROND_EINVAL;
+  return st->methods->xControl(st, op, arg, NULL);
+}
+
+int frond__store_order(frond_store *st) {
+  int order = FROND_SEG_ORDER_TAG;
+  control(st, FROND__STORE_ORDER, &order);
+  return order;
+}
+
+int frond__store_fixed_step(frond_store *st) {
+  int fixed = 0;
+  control(st, FROND__STORE_FIXED_STEP, &fixed);
+  return fixed;
+}
+
+int frond__store_members(frond_store *st, uint64_t *up) {
+  frond__store_members_arg m = {0, 0};
+  if (st != NULL)
+    control(st, FROND__STORE_MEMBERS, &m);
+  *up = m.up;
+  return m.n;
+}
+
+uint64_t frond__store_rollbacks(frond_store *st) {
+  uint64_t n = 0;
+  if (st == NULL)
+    return 0;
+  if (st->guard == NULL && control(st, FROND__STORE_ROLLBACKS, &n) == 0)
+    return n; /* the guards it keeps itself (multi:'s members) */
+  return frond__guard_rollbacks(st->guard);
+}
+
+/* ---- the wrappers the core calls ---- */
+
+void frond__store_close(frond_store *st) {
+  if (st != NULL) {
+    if (!st->guard_shared)
+      frond__guard_free(st->guard);
+    st->guard = NULL;
+    st->methods->xClose(st);
+  }
+}
+
+int frond__store_ensure_schema(frond_store *st, frond_error *err) {
+  int rt_;
+  FROND__STORE_FAULT(st, "ensure_schema");
+  TIMED(st, CALL_ENSURE_SCHEMA, st->methods->xEnsureSchema(st, err));
+  return rt_;
+}
+
+int frond__store_alloc(frond_store *st, const char *tag, int64_t step,
+                       int64_t *max_id, int64_t *row_step, frond_error *err) {
+  int rt_;
+  FROND__STORE_FAULT(st, "alloc");
+  if (step < 0)
+    return frond__fail(err, FROND_EINVAL, "negative step %lld",
+                       (long long)step);
+  TIMED(st, CALL_ALLOC,
+        frond__guard_alloc(st, tag, step, max_id, row_step, err));
+  return rt_;
+}
+
+int frond__store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
+                          frond_error *err) {
+  int rt_;
+  FROND__STORE_FAULT(st, "list");
+  TIMED(st, CALL_TAG_LIST, st->methods->xTagList(st, out, n, err));
+  return rt_;
+}
+
+int frond__store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
+                         frond_error *err) {
+  int rt_;
+  FROND__STORE_FAULT(st, "get");
+  TIMED(st, CALL_TAG_GET, st->methods->xTagGet(st, tag, out, err));
+  return rt_;
+}
+
+/* A version-1 backend's page: its whole list, sorted bytewise, from the
+** row after `after`. */
+static int page_of_list(frond_store *st, const char *after, int limit,
+                        frond__tag_fn fn, void *ctx, int *n, frond_error *err) {
+  frond_tag_row *rows_ = NULL;
+  size_t nrows_ = 0, i;
+  int rc;
+  if ((rc = st->methods->xTagList(st, &rows_, &nrows_, err)) != 0)
+    return rc;
+  for (i = 0; i < nrows_ && *n < limit && rc == 0; i++)
+    if (after == NULL || strcmp(rows_[i].tag, after) > 0) {
+      rc = fn(ctx, rows_[i].tag, rows_[i].step);
+      ++*n;
+    }
+  free(rows_);
+  return rc;
+}
+
+int frond__store_tag_page(frond_store *st, const char *after, int limit,
+                          frond__tag_fn fn, void *ctx, int *n,
+                          frond_error *err) {
+  int rt_;
+  FROND__STORE_FAULT(st, "list");
+  *n = 0;
+  if (st->methods->iVersion >= 2 && st->methods->xTagPage != NULL)
+    TIMED(st, CALL_TAG_PAGE,
+          st->methods->xTagPage(st, after, limit, fn, ctx, n, err));
+  else
+    TIMED(st, CALL_TAG_PAGE, page_of_list(st, after, limit, fn, ctx, n, err));
+  return rt_;
+}
+
+int frond__store_fact(frond_store *st, const char *name, const char *value,
+                      char *recorded, size_t len, frond_error *err) {
+  int rt_;
+  FROND__STORE_FAULT(st, "fact");
+  if (st->methods->iVersion < 3 || st->methods->xFact == NULL)
+    return frond__fail(err, FROND_EINVAL, "store %s records no facts",
+                       st->methods->zName);
+  TIMED(st, CALL_FACT, st->methods->xFact(st, name, value, recorded, len, err));
+  return rt_;
+}
+
+/* ---- tags, and the public administration API ---- */
 
 int frond_tag_validate(const char *tag, size_t len, frond_error *err) {
   const unsigned char *s = (const unsigned char *)tag;
@@ -54,74 +298,6 @@ static int tag_check(const char *tag, frond_error *err) {
   return frond_tag_validate(tag, strnlen(tag, FROND_TAG_MAX + 1), err);
 }
 
-static int open_backend(const char *uri, frond_store **out, frond_error *err) {
-  size_t i;
-  for (i = 0; i < nbackends; i++) {
-    const char *scheme = backends[i]->zScheme;
-    if (strncmp(uri, scheme, strlen(scheme)) == 0)
-      return backends[i]->xOpen(uri, out, err);
-  }
-  for (i = 0; i < FROND__ARRAY_SIZE(builtin); i++)
-    if (strncmp(uri, builtin[i]->zScheme, strlen(builtin[i]->zScheme)) == 0)
-      return builtin[i]->xOpen(uri, out, err);
-  return frond__store_sql.xOpen(uri, out, err);
-}
-
-int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
-  int rc;
-  *out = NULL;
-  if (uri == NULL)
-    uri = FROND_STORE_DEFAULT;
-  if ((rc = open_backend(uri, out, err)) != 0)
-    return rc;
-  (*out)->guard_shared = 0;
-  if ((*out)->xRollbacks != NULL)
-    return 0; /* guards of its own (multi:'s members) */
-  if (((*out)->guard = frond__guard_new()) == NULL) {
-    (*out)->methods->xClose(*out);
-    *out = NULL;
-    return frond__fail(err, FROND_ENOMEM, NULL);
-  }
-  return 0;
-}
-
-int frond__store_open_shared(const char *uri, frond_store *base,
-                             frond_store **out, frond_error *err) {
-  int rc;
-  *out = NULL;
-  if (uri == NULL)
-    uri = FROND_STORE_DEFAULT;
-  if ((rc = open_backend(uri, out, err)) != 0)
-    return rc;
-  if ((*out)->xRollbacks != NULL) {
-    /* multi: its members' guards, shared member by member. */
-    frond__store_multi_share(*out, base);
-    return 0;
-  }
-  (*out)->guard = base->guard;
-  (*out)->guard_shared = 1;
-  return 0;
-}
-
-/* Public administration API. */
-
-int frond_store_open(frond_store **out, const char *store_uri,
-                     frond_error *err) {
-  int rc;
-  if (out == NULL)
-    return frond__fail(err, FROND_EINVAL, "out is NULL");
-  rc = frond__store_open(store_uri, out, err);
-  if (rc == 0 && (rc = frond__store_ensure_schema(*out, err)) != 0) {
-    frond__store_close(*out);
-    *out = NULL;
-  }
-  return rc;
-}
-
-void frond_store_close(frond_store *st) {
-  frond__store_close(st);
-}
-
 /* leaf_alloc.step is an int. */
 static int step_check(int64_t step, frond_error *err) {
   if (step < 1 || step > INT32_MAX)
@@ -133,7 +309,7 @@ static int step_check(int64_t step, frond_error *err) {
 int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
                            int64_t start, const char *description,
                            frond_error *err) {
-  int rc;
+  int rc, rt_;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
   if ((rc = step_check(step, err)) != 0)
@@ -147,7 +323,9 @@ int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
   FROND__STORE_FAULT(st, "create");
   if (start == 0 && st->methods->iVersion < 3)
     start = 1; /* a store that keeps no floors (tests' fakes) */
-  return st->methods->xTagCreate(st, tag, step, start, description, err);
+  TIMED(st, CALL_TAG_CREATE,
+        st->methods->xTagCreate(st, tag, step, start, description, err));
+  return rt_;
 }
 
 int frond_store_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
@@ -165,24 +343,26 @@ int frond_store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
 
 int frond_store_tag_set_step(frond_store *st, const char *tag, int64_t step,
                              frond_error *err) {
-  int rc;
+  int rc, rt_;
   if ((rc = tag_check(tag, err)) != 0 || (rc = step_check(step, err)) != 0)
     return rc;
   FROND__STORE_FAULT(st, "set_step");
-  return st->methods->xTagSetStep(st, tag, step, err);
+  TIMED(st, CALL_TAG_SET_STEP, st->methods->xTagSetStep(st, tag, step, err));
+  return rt_;
 }
 
 int frond_store_tag_delete(frond_store *st, const char *tag, frond_error *err) {
-  int rc;
+  int rc, rt_;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
   FROND__STORE_FAULT(st, "delete");
-  return st->methods->xTagDelete(st, tag, err);
+  TIMED(st, CALL_TAG_DELETE, st->methods->xTagDelete(st, tag, err));
+  return rt_;
 }
 
 int frond_store_tag_advance(frond_store *st, const char *tag, int64_t to,
                             frond_error *err) {
-  int rc;
+  int rc, rt_;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
   if (to < 1)
@@ -192,12 +372,13 @@ int frond_store_tag_advance(frond_store *st, const char *tag, int64_t to,
     return frond__fail(err, FROND_EINVAL, "the %s store cannot advance tags",
                        st->methods->zName);
   FROND__STORE_FAULT(st, "advance");
-  return st->methods->xTagAdvance(st, tag, to, err);
+  TIMED(st, CALL_TAG_ADVANCE, st->methods->xTagAdvance(st, tag, to, err));
+  return rt_;
 }
 
 int frond_store_tag_floor(frond_store *st, const char *tag, int64_t *first,
                           frond_error *err) {
-  int rc;
+  int rc, rt_;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
   if (first == NULL)
@@ -206,16 +387,22 @@ int frond_store_tag_floor(frond_store *st, const char *tag, int64_t *first,
   if (st->methods->iVersion < 3 || st->methods->xTagFloor == NULL)
     return 0; /* a store without floors (tests' fakes) */
   FROND__STORE_FAULT(st, "floor");
-  return st->methods->xTagFloor(st, tag, first, err);
+  TIMED(st, CALL_TAG_FLOOR, st->methods->xTagFloor(st, tag, first, err));
+  return rt_;
 }
 
 int frond_store_member_repair(frond_store *st, int member, frond_repair_fn fn,
                               void *ctx, frond_error *err) {
-  if (st == NULL || st->methods != &frond__store_multi)
+  frond__store_repair_arg a = {member, fn, ctx};
+  uint64_t up;
+  int rt_;
+  if (st == NULL || frond__store_members(st, &up) == 0)
     return frond__fail(err, FROND_EINVAL,
                        "repairing a member needs a multi: store URI");
   FROND__STORE_FAULT(st, "repair");
-  return frond__store_multi_repair(st, member, fn, ctx, err);
+  TIMED(st, CALL_REPAIR,
+        st->methods->xControl(st, FROND__STORE_REPAIR, &a, err));
+  return rt_;
 }
 
 void frond_free(void *p) {

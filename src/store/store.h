@@ -4,12 +4,15 @@
 ** versioned struct of function pointers (like SQLite's VFS).
 **
 ** A backend is a frond_store_methods with a URI scheme. frond__store_open
-** picks a registered backend by scheme (tests register fakes), and hands
-** every other URI to the one SQL store (store_sql.c), which runs Leaf's
-** table on any engine of the SQL layer (db.h) and owns its URI grammar.
-** The core then only calls the frond__store_* wrappers below, never a
-** method directly, so that tests can inject faults in one place
-** (frond__store_fault).
+** (store_open.c) picks a registered backend by scheme (tests register
+** fakes), then a built-in one (multi:), and hands every other URI to the
+** one SQL store (store_sql.c), which runs Leaf's table on any engine of
+** the SQL layer (db.h) and owns its URI grammar. The core then only
+** calls the frond__store_* wrappers (store.c), never a method directly:
+** they are the one place every call passes, where tests inject faults
+** (frond__store_fault), the rollback guard checks ranges and calls are
+** timed. A backend is never told apart by type: what differs is what it
+** declares through xControl (its order, a fixed step) and answers there.
 **
 ** A frond_store is used by one thread at a time; callers serialize.
 */
@@ -28,22 +31,66 @@ typedef struct frond_store_guard frond_store_guard;
 ** 0 to go on, or a FROND_E* code that ends the page with it. */
 typedef int (*frond__tag_fn)(void *ctx, const char *tag, int64_t step);
 
-/* Every backend's connection struct starts with this. */
+typedef struct frond__store_calls frond__store_calls;
+
+/* Every backend's connection struct starts with this; the backend sets
+** methods, the wrappers the rest. */
 struct frond_store {
   const frond_store_methods *methods;
-  frond_store_guard *guard; /* the wrappers' (store_guard.c); NULL in a
+  frond_store_guard *guard;  /* the wrappers' (store_guard.c); NULL in a
                             ** backend that is not opened through them,
-                            ** and in a multi: store (its members guard) */
-  int fixed_step;           /* allocate with step 0 only: the row's step is the
-                            ** unit of the store's scheme (multi:) */
-  /* A backend whose allocations pass through guards of its own (multi:)
-  ** reports what they refused here; NULL: st->guard's. */
-  uint64_t (*xRollbacks)(const frond_store *st);
-  int guard_shared; /* guard is another connection's: not freed */
+                            ** and in one that keeps segment order only
+                            ** (it answers for its ranges itself) */
+  int guard_shared;          /* guard is another connection's: not freed */
+  frond__store_calls *calls; /* its row of the call timings, found at its
+                             ** first call (store.c) */
 };
 
+/* xControl's operations. A backend answers those it knows and returns
+** FROND_EINVAL for the others; the wrappers then take the default. */
+enum {
+  /* int *: the order the store keeps, FROND_SEG_ORDER_* (frond.h).
+  ** Default FROND_SEG_ORDER_TAG: every range above the ones before it,
+  ** which the wrappers' rollback guard holds the store to. A store that
+  ** declares FROND_SEG_ORDER_SEGMENT gets no guard (it would refuse every
+  ** lower range) and must keep its ranges apart itself. */
+  FROND__STORE_ORDER = 1,
+  /* int *: 1 when every allocation takes the row's step (asked with step
+  ** 0 only: the row's step is the unit of the store's scheme). Default 0. */
+  FROND__STORE_FIXED_STEP,
+  /* frond__store_label *: the engine and member index the store's calls
+  ** are timed under. Default: the backend's zName, member -1. */
+  FROND__STORE_LABEL,
+  /* const frond_store *: a connection of the same URI whose per-process
+  ** state (guards, health) this one shares (frond__store_open_shared). */
+  FROND__STORE_SHARE,
+  /* uint64_t *: ranges refused by the guards the store keeps itself. */
+  FROND__STORE_ROLLBACKS,
+  /* frond__store_members_arg *: members of a store over several. */
+  FROND__STORE_MEMBERS,
+  /* frond__store_repair_arg *: repair one member. */
+  FROND__STORE_REPAIR
+};
+
+typedef struct frond__store_label {
+  char engine[16];
+  int member; /* -1: not a member of anything */
+} frond__store_label;
+
+typedef struct frond__store_members_arg {
+  int n;       /* 0: a single database */
+  uint64_t up; /* bit i: member i's last call worked */
+} frond__store_members_arg;
+
+typedef struct frond__store_repair_arg {
+  int member;
+  frond_repair_fn fn;
+  void *ctx;
+} frond__store_repair_arg;
+
 struct frond_store_methods {
-  int iVersion; /* 1; 2 with xTagPage; 3 with xTagAdvance, xTagFloor, xFact */
+  int iVersion; /* 1; 2 with xTagPage; 3 with xTagAdvance, xTagFloor, xFact;
+                ** 4 with xControl */
   const char *zScheme; /* URI prefix up to and including ':' */
   const char *zName;   /* for messages */
   /* Open a connection for `uri` (the whole URI, scheme included). */
@@ -100,6 +147,12 @@ struct frond_store_methods {
   */
   int (*xFact)(frond_store *st, const char *name, const char *value,
                char *recorded, size_t len, frond_error *err);
+  /*
+  ** Version 4. The store's questions and knobs, one method (as SQLite's
+  ** xFileControl): op a FROND__STORE_* operation above, arg its argument.
+  ** 0, a FROND_E* code, or FROND_EINVAL for an op it does not know.
+  */
+  int (*xControl)(frond_store *st, int op, void *arg, frond_error *err);
 };
 
 /* The largest step a Leaf node grows to (Leaf's MAX_STEP): after its first
@@ -121,7 +174,8 @@ static inline int64_t frond__tag_lowest_start(int64_t floor, int64_t step) {
   return floor > INT64_MAX - gap ? INT64_MAX : floor + gap;
 }
 
-/* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
+/* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://,
+** mysql://, mariadb:// (db.h). */
 extern const frond_store_methods frond__store_sql;
 
 /* Several independent databases (store_multi.c): "multi:" then 2 to
@@ -135,10 +189,6 @@ typedef struct frond_multi_uri {
   int n;
   size_t start[FROND_STORE_MULTI_MAX], len[FROND_STORE_MULTI_MAX];
 } frond_multi_uri;
-/* Make st, a multi: store opened for the same URI as base, use base's
-** per-member rollback guards, step memory and health (base closed last). */
-void frond__store_multi_share(frond_store *st, const frond_store *base);
-
 /* The pure parts (store_multi_uri.c). */
 /* Split a multi: URI and check every member's grammar; a pure function,
 ** fuzzed. 0 or STORE_URI. */
@@ -160,16 +210,14 @@ int64_t frond__multi_next(int64_t lmax, int64_t b, int i, int n);
 int64_t frond__multi_local_min(int64_t g, int64_t b, int i, int n);
 /* A store URI for the log, every member's password shown as "***". */
 void frond__store_uri_shown(const char *uri, char *out, size_t len);
-/* Repair member k of the multi: store st (frond_store_member_repair). */
-int frond__store_multi_repair(frond_store *st, int k, frond_repair_fn fn,
-                              void *ctx, frond_error *err);
-/* Members of st (0 for a single database) and, bit i, those up. */
-int frond__store_members(frond_store *st, uint64_t *up);
+
+/* What the SQL store (store_sql.c, store_sql_member.c) does for the
+** multi: store's members. */
 /* Open a SQL store as member i of n of a multi: store: its ensure_schema
 ** records (i, n) in the database, or checks the recorded one. A plain
 ** SQL store refuses a database that is a member (STORE_MEMBER). */
 void frond__store_sql_member(frond_store *st, int i, int n);
-/* The SQL layer's connection of the SQL store st (store_sql_member.c). */
+/* The SQL layer's connection of the SQL store st. */
 frond_db *frond__store_sql_db(frond_store *st);
 /* Cap every answer of the SQL store st at mono_ns (0: lift the cap). */
 void frond__store_sql_deadline(frond_store *st, int64_t mono_ns);
@@ -231,15 +279,16 @@ void frond__guard_note(frond_store_guard *g, const char *tag, int64_t end);
 uint64_t frond__guard_rollbacks(const frond_store_guard *g);
 /* Back to "nothing handed out" for tag. */
 void frond__guard_forget(frond_store_guard *g, const char *tag);
-/* Ranges refused by st's guard so far (thread-safe). */
-uint64_t frond__store_rollbacks(const frond_store *st);
+/* Ranges refused by st's guard, or the guards it keeps, so far
+** (thread-safe; store.c). */
+uint64_t frond__store_rollbacks(frond_store *st);
 
 /* Add a backend (tests register fakes). At most 8; not thread-safe. */
 int frond__store_register(const frond_store_methods *m);
 
 /*
-** Fault injection: when set, every wrapper first calls it with the
-** operation's name ("alloc", "list", ...) and fails with its non-zero
+** Fault injection (store.c): when set, every wrapper first calls it with
+** the operation's name ("alloc", "list", ...) and fails with its non-zero
 ** return (a FROND_E* code) without touching the backend.
 */
 typedef int frond__store_fault_fn(frond_store *st, const char *op);
@@ -255,7 +304,7 @@ extern frond__store_fault_fn *_Atomic frond__store_fault;
       return frond__fail(err, rc_, "injected fault in store %s", op);          \
   } while (0)
 
-/* The wrappers the core calls (store_call.c; open in store.c). */
+/* Opening (store_open.c: the one file that names every backend). */
 int frond__store_open(const char *uri, frond_store **out, frond_error *err);
 /* Another connection for uri that shares base's rollback guard (base is
 ** closed last): the connections of one allocator's loaders, so that the
@@ -263,6 +312,8 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err);
 ** it. */
 int frond__store_open_shared(const char *uri, frond_store *base,
                              frond_store **out, frond_error *err);
+
+/* The wrappers the core calls on an open store (store.c). */
 void frond__store_close(frond_store *st);
 int frond__store_ensure_schema(frond_store *st, frond_error *err);
 int frond__store_alloc(frond_store *st, const char *tag, int64_t step,
@@ -278,6 +329,29 @@ int frond__store_tag_page(frond_store *st, const char *after, int limit,
 /* xFact; INVAL from a backend before version 3, which records nothing. */
 int frond__store_fact(frond_store *st, const char *name, const char *value,
                       char *recorded, size_t len, frond_error *err);
+/* What the store declares (xControl, or the default): its order
+** (FROND_SEG_ORDER_*), whether its step is fixed; its members (0 for a
+** single database) and, bit i, those up. */
+int frond__store_order(frond_store *st);
+int frond__store_fixed_step(frond_store *st);
+int frond__store_members(frond_store *st, uint64_t *up);
+
+/* Timings of the wrappers' calls, per engine, member and call, kept with
+** atomics: the count, the sum and cumulative buckets with these upper
+** bounds (seconds; the last, +Inf, is the count). */
+#define FROND__STORE_CALL_BUCKETS 11
+extern const double frond__store_call_bounds[FROND__STORE_CALL_BUCKETS];
+typedef struct frond__store_call_stat {
+  char engine[16];
+  int member; /* -1: not a member */
+  const char *call;
+  uint64_t count;
+  double sum; /* seconds */
+  uint64_t le[FROND__STORE_CALL_BUCKETS];
+} frond__store_call_stat;
+/* The n-th (engine, member, call) that was called at least once, into
+** *out: 0, or -1 past the last. Thread-safe. */
+int frond__store_call_get(size_t n, frond__store_call_stat *out);
 
 /* Leaf's own DDL (scripts/leaf_alloc.sql in Leaf's repository) for MySQL,
 ** as Leaf ships it, "IF NOT EXISTS" added. */

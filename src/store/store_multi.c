@@ -311,17 +311,19 @@ static void why_not(multi_store *ms, int j, const char *what, char *why,
   snprintf(why, len, "member %d (%s) %s", j, ms->m[j].engine, what);
 }
 
-/* The word of the other members on member i's blocks of tag: the highest
-** mark they keep (0: none) into *top, from every other member that holds
-** marks now. How many answered: 0 means nobody can say where member i
-** stands, and why tells of one that did not. A member that fails is
-** backed off. */
-static int marks_of(multi_store *ms, int i, const char *tag, int64_t *top,
-                    char *why, size_t len) {
+/* A call on one other member, under the answer deadline: 0, or the
+** failure that backs the member off. */
+typedef int (*other_fn)(frond_store *o, void *ctx, frond_error *e);
+
+/* The one loop over the members that vouch for member i: fn on every
+** other member that holds marks now (connected, or refused as behind its
+** own marks: its database answers), each under the answer deadline. A
+** member that fails is backed off. How many answered; why tells of one
+** that did not. */
+static int each_other(multi_store *ms, int i, other_fn fn, void *ctx, char *why,
+                      size_t len) {
   frond_error e;
-  int64_t end;
   int j, answered = 0;
-  *top = 0;
   for (j = 0; j < ms->n; j++) {
     if (j == i)
       continue;
@@ -337,16 +339,46 @@ static int marks_of(multi_store *ms, int i, const char *tag, int64_t *top,
     }
     frond__store_sql_deadline(ms->m[j].st,
                               frond__mono_ns() + MEMBER_ANSWER_MS * 1000000);
-    if (frond__store_sql_mark_get(ms->m[j].st, i, tag, &end, &e) != 0) {
+    if (fn(ms->m[j].st, ctx, &e) != 0) {
       frond__multi_member_down(ms, j, &e);
       why_not(ms, j, "does not answer", why, len);
     } else {
       answered++;
-      if (end > *top)
-        *top = end;
     }
     frond__store_sql_deadline(ms->m[j].st, 0);
   }
+  return answered;
+}
+
+typedef struct mark_arg {
+  int i;           /* the member the marks are of */
+  const char *tag; /* as member i's row spells it */
+  int64_t end;     /* read: the highest so far; written: the block's end */
+} mark_arg;
+
+static int mark_read(frond_store *o, void *ctx, frond_error *e) {
+  mark_arg *a = ctx;
+  int64_t end;
+  int rc = frond__store_sql_mark_get(o, a->i, a->tag, &end, e);
+  if (rc == 0 && end > a->end)
+    a->end = end;
+  return rc;
+}
+
+static int mark_write(frond_store *o, void *ctx, frond_error *e) {
+  mark_arg *a = ctx;
+  return frond__store_sql_mark_put(o, a->i, a->tag, a->end, e);
+}
+
+/* The word of the other members on member i's blocks of tag: the highest
+** mark they keep (0: none) into *top, from every other member that holds
+** marks now. How many answered: 0 means nobody can say where member i
+** stands, and why tells of one that did not. */
+static int marks_of(multi_store *ms, int i, const char *tag, int64_t *top,
+                    char *why, size_t len) {
+  mark_arg a = {i, tag, 0};
+  int answered = each_other(ms, i, mark_read, &a, why, len);
+  *top = a.end;
   return answered;
 }
 
@@ -355,32 +387,8 @@ static int marks_of(multi_store *ms, int i, const char *tag, int64_t *top,
 ** a committed statement). */
 static int mark(multi_store *ms, int i, const char *tag, int64_t gend,
                 char *why, size_t len) {
-  frond_error e;
-  int j, kept = 0;
-  for (j = 0; j < ms->n; j++) {
-    if (j == i)
-      continue;
-    if (!frond__multi_member_holds(&ms->m[j])) {
-      why_not(ms, j, ms->m[j].refused ? "is refused" : "is down", why, len);
-      continue;
-    }
-    e.code = 0;
-    e.message[0] = '\0';
-    if (frond__multi_member_open(ms, j, &e) != 0) {
-      why_not(ms, j, "does not answer", why, len);
-      continue;
-    }
-    frond__store_sql_deadline(ms->m[j].st,
-                              frond__mono_ns() + MEMBER_ANSWER_MS * 1000000);
-    if (frond__store_sql_mark_put(ms->m[j].st, i, tag, gend, &e) != 0) {
-      frond__multi_member_down(ms, j, &e);
-      why_not(ms, j, "does not answer", why, len);
-    } else {
-      kept++;
-    }
-    frond__store_sql_deadline(ms->m[j].st, 0);
-  }
-  return kept;
+  mark_arg a = {i, tag, gend};
+  return each_other(ms, i, mark_write, &a, why, len);
 }
 
 /* The block size b member i's row gives for tag, against the one this

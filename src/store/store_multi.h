@@ -26,7 +26,7 @@ typedef struct frond__multi_member {
   int joining;             /* being checked before it records its place */
   frond_store *joining_st; /* its connection meanwhile */
 
-  /* Shared by every connection of one allocator (frond__store_multi_share):
+  /* Shared by every connection of one allocator (FROND__STORE_SHARE):
   ** the rollback guard of the member's ranges, and whether it serves. */
   frond_store_guard *guard;
   struct frond__multi_health {

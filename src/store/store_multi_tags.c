@@ -29,8 +29,6 @@ typedef frond__multi multi_store;
 
 /* ---- the backend ---- */
 
-static uint64_t multi_rollbacks(const frond_store *st);
-
 static void multi_close(frond_store *st) {
   multi_store *ms = MS(st);
   int i;
@@ -57,8 +55,6 @@ static int multi_open(const char *uri, frond_store **out, frond_error *err) {
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
   ms->base.methods = &frond__store_multi;
-  ms->base.fixed_step = 1;
-  ms->base.xRollbacks = multi_rollbacks;
   ms->n = u.n;
   ms->scan = -1;
   for (i = 0; i < u.n; i++) {
@@ -571,8 +567,8 @@ static int repair_tag(frond_store **m, int n, int k, const frond_tag_row *t,
 ** everything any member may have handed out of it; then k records its
 ** place, and the allocators' next attempt finds it usable.
 */
-int frond__store_multi_repair(frond_store *st, int k, frond_repair_fn fn,
-                              void *ctx, frond_error *err) {
+static int multi_repair(frond_store *st, int k, frond_repair_fn fn, void *ctx,
+                        frond_error *err) {
   multi_store *ms = MS(st);
   frond_store *m[FROND_STORE_MULTI_MAX] = {0};
   frond_tag_row *tags = NULL;
@@ -608,8 +604,7 @@ int frond__store_multi_repair(frond_store *st, int k, frond_repair_fn fn,
 
 /* ---- the allocator's view ---- */
 
-static uint64_t multi_rollbacks(const frond_store *st) {
-  const multi_store *ms = (const multi_store *)st;
+static uint64_t multi_rollbacks(const multi_store *ms) {
   uint64_t sum = 0;
   int i;
   for (i = 0; i < ms->n; i++)
@@ -617,12 +612,11 @@ static uint64_t multi_rollbacks(const frond_store *st) {
   return sum;
 }
 
-void frond__store_multi_share(frond_store *st, const frond_store *base) {
-  multi_store *ms = MS(st);
-  const multi_store *b = (const multi_store *)base;
+/* Make ms, opened for the same URI as b, use b's per-member rollback
+** guards, step memory and health (b is closed last). */
+static void multi_share(multi_store *ms, const multi_store *b) {
   int i;
-  assert(st->methods == &frond__store_multi &&
-         base->methods == &frond__store_multi && b->n == ms->n);
+  assert(b->base.methods == &frond__store_multi && b->n == ms->n);
   for (i = 0; i < ms->n; i++) {
     if (!ms->shared)
       frond__guard_free(ms->m[i].guard);
@@ -635,16 +629,48 @@ void frond__store_multi_share(frond_store *st, const frond_store *base) {
   ms->shared = 1;
 }
 
-int frond__store_members(frond_store *st, uint64_t *up) {
-  multi_store *ms = (multi_store *)st;
+/* What the core and the wrappers ask of a multi: store (store.h's
+** FROND__STORE_*): its order (its members' blocks interleave, so a next
+** block may lie below the current one, and it keeps its ranges apart
+** itself: a guard per member and the marks), its fixed step (the block
+** size), its members and their health, the guards it keeps, sharing them
+** with another connection of the allocator, and repairing a member. */
+static int multi_control(frond_store *st, int op, void *arg, frond_error *err) {
+  multi_store *ms = MS(st);
+  frond__store_members_arg *m;
+  frond__store_repair_arg *r;
   int i;
-  *up = 0;
-  if (st == NULL || st->methods != &frond__store_multi)
+  switch (op) {
+  case FROND__STORE_ORDER:
+    *(int *)arg = FROND_SEG_ORDER_SEGMENT;
     return 0;
-  for (i = 0; i < ms->n; i++)
-    if (atomic_load(&ms->m[i].h->up))
-      *up |= UINT64_C(1) << i;
-  return ms->n;
+  case FROND__STORE_FIXED_STEP:
+    *(int *)arg = 1;
+    return 0;
+  case FROND__STORE_LABEL:
+    snprintf(((frond__store_label *)arg)->engine,
+             sizeof(((frond__store_label *)arg)->engine), "multi");
+    return 0;
+  case FROND__STORE_SHARE:
+    multi_share(ms, (const multi_store *)arg);
+    return 0;
+  case FROND__STORE_ROLLBACKS:
+    *(uint64_t *)arg = multi_rollbacks(ms);
+    return 0;
+  case FROND__STORE_MEMBERS:
+    m = arg;
+    m->n = ms->n;
+    m->up = 0;
+    for (i = 0; i < ms->n; i++)
+      if (atomic_load(&ms->m[i].h->up))
+        m->up |= UINT64_C(1) << i;
+    return 0;
+  case FROND__STORE_REPAIR:
+    r = arg;
+    return multi_repair(st, r->member, r->fn, r->ctx, err);
+  default:
+    return FROND_EINVAL;
+  }
 }
 
 /* Every member records the fact, and all must hold the same value. Every
@@ -693,7 +719,7 @@ static int multi_fact(frond_store *st, const char *name, const char *value,
 }
 
 const frond_store_methods frond__store_multi = {
-    3,
+    4,
     "multi:",
     "multi",
     multi_open,
@@ -709,4 +735,5 @@ const frond_store_methods frond__store_multi = {
     multi_tag_advance,
     multi_tag_floor,
     multi_fact,
+    multi_control,
 };

@@ -712,8 +712,21 @@ done:
   return rc;
 }
 
+/* The engine and, for a member of a multi: store, its index: what the
+** wrappers time its calls under. The rest is the defaults: tag order (the
+** wrappers' guard holds it to that), the step asked for. */
+static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
+  frond__store_label *l = arg;
+  (void)err;
+  if (op != FROND__STORE_LABEL)
+    return FROND_EINVAL;
+  snprintf(l->engine, sizeof(l->engine), "%s", frond__db_engine(DB(st)));
+  l->member = SQ(st)->members > 0 ? SQ(st)->member : -1;
+  return 0;
+}
+
 const frond_store_methods frond__store_sql = {
-    3,
+    4,
     NULL, /* every URI the SQL layer accepts */
     "sql",
     sql_open,
@@ -729,4 +742,5 @@ const frond_store_methods frond__store_sql = {
     sql_tag_advance,
     sql_tag_floor,
     sql_fact,
+    sql_control,
 };

@@ -12,6 +12,7 @@ refused (STORE_MEMBER) on both setups.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -165,6 +166,17 @@ def test_pg_and_mariadb_one_down():
         shutil.rmtree(d, ignore_errors=True)
 
 
+CALL_COUNT = re.compile(
+    rb'^frond_store_call_duration_seconds_count\{engine="([^"]*)",'
+    rb'member="([^"]*)",call="([^"]*)"\} (\d+)$', re.M)
+
+
+def call_counts(metrics):
+    """{(engine, member, call): count} of a /metrics page's store calls."""
+    return {(e.decode(), m.decode(), c.decode()): int(n)
+            for e, m, c, n in CALL_COUNT.findall(metrics)}
+
+
 def test_admin_api_and_refused_start():
     """A server on a multi: store: tags created, read, listed and deleted
     over the admin API, the step's change refused, IDs on both paths, the
@@ -213,6 +225,21 @@ def test_admin_api_and_refused_start():
         ft.check(b'frond_store_member_up{member="0"} 1' in body and
                  b'frond_store_member_up{member="1"} 1' in body,
                  "no member health in /metrics")
+        # Store calls timed per member: each member's allocations count
+        # up as blocks are taken from it, and the multi: store's own.
+        before = call_counts(body)
+        for m in ("0", "1"):
+            ft.check(before.get(("sqlite", m, "alloc"), 0) > 0,
+                     "no timed allocations of member %s: %r" % (m, before))
+        for _ in range(4):
+            st, _, body = srv.request("GET", "/v1/segment/x?count=150")
+            ft.check(st == 200, "next: %d %r" % (st, body))
+        st, _, body = srv.request("GET", "/metrics")
+        after = call_counts(body)
+        for key in (("sqlite", "0", "alloc"), ("sqlite", "1", "alloc"),
+                    ("multi", "", "alloc")):
+            ft.check(after.get(key, 0) > before.get(key, 0),
+                     "%r did not count up: %r -> %r" % (key, before, after))
         st, _, body = srv.request("DELETE", "/v1/tags/x")
         ft.check(st in (200, 204), "delete: %d %r" % (st, body))
         st, _, body = srv.request("GET", "/v1/tags/x")

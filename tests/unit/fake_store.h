@@ -239,7 +239,7 @@ static int fake_get(frond_store *st, const char *tag, frond_tag_row *out,
 static const frond_store_methods fake_methods = {
     1,          "fake:",   "fake",   fake_open, fake_close, fake_schema,
     fake_alloc, fake_list, fake_get, NULL,      NULL,       NULL,
-    NULL,       NULL,      NULL,     NULL};
+    NULL,       NULL,      NULL,     NULL,      NULL};
 
 static void fake_install(void) {
   static int done;
