@@ -727,11 +727,12 @@ FROND_EXPORT void frond_store_close(frond_store *st);
 /*
 ** Create a tag: the first ID it yields is `start` (the row's max_id), step
 ** >= 1. A tag deleted from the store leaves a floor (the first ID it had
-** not allocated): a tag of the same name starts at or above it, so that
-** no ID the old one could have issued comes again. start 0: the lowest
-** allowed, 1 for a name never used, else the floor; a start below the
-** floor is TAG_FLOOR, naming it. Errors: TAG_INVALID, TAG_EXISTS,
-** TAG_FLOOR, INVAL, STORE.
+** not allocated): a tag of the same name starts one step above it, so
+** that no ID the old one could have issued comes again, not even to a
+** Leaf node that reads the new row's last step without allocating it.
+** start 0: the lowest allowed, 1 for a name never used, else the floor
+** plus step; a start below that is TAG_FLOOR, naming the floor. Errors:
+** TAG_INVALID, TAG_EXISTS, TAG_FLOOR, INVAL, STORE.
 */
 FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
                                         int64_t step, int64_t start,
@@ -759,8 +760,10 @@ FROND_EXPORT int frond_store_tag_delete(frond_store *st, const char *tag,
 */
 FROND_EXPORT int frond_store_tag_advance(frond_store *st, const char *tag,
                                          int64_t to, frond_error *err);
-/* The lowest start frond_store_tag_create accepts for `tag` now: 1 for a
-** name never used, else the floor a deleted tag of that name left. */
+/* The floor of `tag` now: 1 for a name never used, else the floor a
+** deleted tag of that name left (in a multi: store, the lowest ID no
+** member may have handed out). frond_store_tag_create accepts a start one
+** step above it, or 1 for a name never used. */
 FROND_EXPORT int frond_store_tag_floor(frond_store *st, const char *tag,
                                        int64_t *first, frond_error *err);
 /*

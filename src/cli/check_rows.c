@@ -75,9 +75,29 @@ static int open_existing(const char *uri, frond_db **db, frond_error *e) {
   return frond__db_open(uri, NULL, db, e);
 }
 
-/* The value recorded under name in uri's frond_meta into out (len bytes):
-** 0 when found, 1 when not (no file, no table, no row), or an error. */
-static int meta_get(const char *uri, const char *name, char *out, size_t len,
+/* The name f's record has in db for the numbers of scope: a start names it
+** after the tag's row as the database spells it (formats.md, keys). */
+static void fact_name_in(frond_db *db, const frond_format *f, const char *scope,
+                         char *name, size_t len) {
+  frond_db_result r = {0};
+  frond_db_arg a = frond__db_text(scope);
+  const char *t = NULL;
+  int exists = 0;
+  if (scope[0] != '\0' &&
+      frond__db_table_exists(db, "leaf_alloc", &exists, NULL) == 0 && exists &&
+      frond__db_exec(db, "SELECT biz_tag FROM leaf_alloc WHERE biz_tag = $1",
+                     &a, 1, &r, NULL) == 0 &&
+      r.nrows == 1)
+    t = frond__db_get_text(&r, 0, 0);
+  frond__format_fact_name(f, t != NULL ? t : scope, name, len);
+  frond__db_result_free(&r);
+}
+
+/* The value recorded for f's numbers of scope in uri's frond_meta into out
+** (len bytes), and the record's name into name: 0 when found, 1 when not
+** (no file, no table, no row), or an error. */
+static int meta_get(const char *uri, const frond_format *f, const char *scope,
+                    char *name, size_t nlen, char *out, size_t len,
                     frond_error *e) {
   frond_db *db;
   frond_db_result r = {0};
@@ -86,6 +106,7 @@ static int meta_get(const char *uri, const char *name, char *out, size_t len,
   int exists = 0, rc = open_existing(uri, &db, e);
   if (rc != 0 || db == NULL)
     return rc != 0 ? rc : 1;
+  fact_name_in(db, f, scope, name, nlen);
   rc = frond__db_table_exists(db, "frond_meta", &exists, e);
   if (rc == 0 && exists) {
     a[0] = frond__db_text(name);
@@ -180,7 +201,8 @@ int frond__check_keys(frond__check_ctx *x, frond__verdict *v) {
       return frond__check_say(v, FROND__CHECK_FAIL, FROND_ESTORE_URI,
                               "format.%s: the store's URI", nf->name);
     for (d = 0; d < n; d++) {
-      rc = meta_get(dbs[d], name, rec, sizeof(rec), &e);
+      rc = meta_get(dbs[d], nf->f, frond__format_scope(nf->f, NULL), name,
+                    sizeof(name), rec, sizeof(rec), &e);
       if (rc < 0)
         return frond__check_say(v, FROND__CHECK_WARN, e.code,
                                 "format.%s: the record %s not read: %s",

@@ -199,13 +199,19 @@ static int next_segment(const char *tag, const char *store, int64_t count,
   frond_error err = {0};
   frond_seg *s = NULL;
   frond_format_source src = {NULL, NULL, tag, 0};
+  frond_seg_options o;
   int64_t ids[CHUNK];
   int rc = FROND__EXIT_OK;
   sigset_t set;
   if (tag != NULL && frond_tag_validate(tag, strlen(tag), &err) != 0)
     return frond__usage_error("next", "--segment: %s", err.message);
+  /* A one-off command asks for its segments one after another, with no
+  ** time to load ahead: it waits as long for each as for the first,
+  ** where a server answering requests waits 50 ms. */
+  frond_seg_options_init(&o);
+  o.wait_ms = o.first_wait_ms;
   catch_signals(&set);
-  if (frond_seg_open(&s, store, NULL, &err) != 0)
+  if (frond_seg_open(&s, store, &o, &err) != 0)
     return frond__cli_fail(&err);
   unblock_signals(&set);
   src.seg = s;

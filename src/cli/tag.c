@@ -8,6 +8,7 @@
 ** is --store, else $FROND_STORE, else FROND_STORE_DEFAULT.
 */
 #include "cli/cli.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,8 +31,9 @@ static const char usage[] =
     "  --step N           IDs reserved per allocation, 1..2147483647 "
     "(default 2000)\n"
     "  --start N          the first ID the tag yields (default 1; a deleted\n"
-    "                     tag's name starts at its floor, above every ID it\n"
-    "                     could have issued, and no lower)\n"
+    "                     tag's name starts one Leaf step (its step, at least\n"
+    "                     1000000) above its floor, above every ID it could\n"
+    "                     have issued, and no lower)\n"
     "  --description TEXT up to 256 bytes\n"
     "  --json             JSON instead of a table\n"
     "  --to N             advance: issue no ID below N from now on (after a\n"
@@ -99,15 +101,18 @@ static int tag_create(int argc, char **argv) {
                               MAX_DESCRIPTION);
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
-  /* Without --start, at the name's floor (1 unless it was deleted): the
-  ** store picks it in the create's transaction; the floor read before is
-  ** what is shown (a delete racing the create can only raise it). */
+  /* Without --start, one Leaf step above the name's floor (at 1 unless it was
+  ** deleted): the store picks it in the create's transaction; the floor
+  ** read before is what is shown (a delete racing the create can only
+  ** raise it). */
   if ((start == 0 && frond_store_tag_floor(st, a.pos[0], &first, &err) != 0) ||
       frond_store_tag_create(st, a.pos[0], step, start, desc, &err) != 0)
     rc = frond__cli_fail(&err);
   else
-    frond__out_printf("created tag %s: first ID %lld, step %lld\n", a.pos[0],
-                      (long long)(start > 0 ? start : first), (long long)step);
+    frond__out_printf(
+        "created tag %s: first ID %lld, step %lld\n", a.pos[0],
+        (long long)(start > 0 ? start : frond__tag_lowest_start(first, step)),
+        (long long)step);
   frond_store_close(st);
   return frond__out_finish(rc);
 }
@@ -248,8 +253,8 @@ static int tag_delete(int argc, char **argv) {
   else if (frond_store_tag_floor(st, a.pos[0], &floor, &err) != 0 || floor <= 1)
     frond__out_printf("deleted tag %s\n", a.pos[0]);
   else
-    frond__out_printf("deleted tag %s; created again, it starts at %lld or "
-                      "above\n",
+    frond__out_printf("deleted tag %s; its floor is %lld: created again, it "
+                      "starts one Leaf step above it\n",
                       a.pos[0], (long long)floor);
   frond_store_close(st);
   return frond__out_finish(rc);

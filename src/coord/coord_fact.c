@@ -63,14 +63,14 @@ int frond_format_check(frond_format *f, const frond_format_source *src,
                          "checked in that tag's store (give the source's "
                          "segment allocator)",
                          scope);
-    return frond__format_check_with(f, scope, frond__seg_fact, src->seg, err);
+    return frond__format_check_seg(f, scope, src->seg, err);
   }
   /* Snowflake IDs: where the processes that issue them meet to claim
   ** their node IDs, else the store they share. */
   if (frond__coord_has_facts(coord))
     return frond__format_check_with(f, "", frond__coord_fact, coord, err);
   if (src != NULL && src->seg != NULL)
-    return frond__format_check_with(f, "", frond__seg_fact, src->seg, err);
+    return frond__format_check_seg(f, "", src->seg, err);
   if (dir == NULL)
     return frond__fail(err, FROND_EINVAL,
                        "nowhere to check the format's key: give the store, "

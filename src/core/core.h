@@ -152,5 +152,17 @@ int frond__dir_fact(void *ctx, const char *name, const char *value,
 int frond__seg_fact(void *ctx, const char *name, const char *value,
                     char *recorded, size_t len, char *where, size_t wlen,
                     frond_error *err);
+/* The name of tag's row as the store of s spells it (its database may take
+** other spellings for the row: another case, trailing spaces, accents,
+** under its collation): TAG_NOT_FOUND without a row. */
+int frond__seg_tag_spelling(frond_seg *s, const char *tag, char *out,
+                            size_t len, frond_error *err);
+/* frond__format_check_with in the store of s, for the numbers of a tag
+** (scope, "" for snowflake IDs): the record is named after the tag as the
+** store spells its row, so that every spelling the database takes for
+** one row meets one record. A seq format whose tag is spelt otherwise is
+** refused (TAG_INVALID): its periods' rows are named after it. */
+int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
+                            frond_error *err);
 
 #endif /* FROND_CORE_H */

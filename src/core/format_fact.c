@@ -133,15 +133,18 @@ static void publish(frond_format *f, int state, const char *scope, int code,
   atomic_store_explicit(&f->fact.state, state, memory_order_release);
 }
 
-int frond__format_check_with(frond_format *f, const char *scope,
-                             frond__fact_fn fn, void *ctx, frond_error *err) {
+/* The check, for the numbers of scope (as the format names it, and as
+** f remembers it), recorded under the name of spelt (the same tag as the
+** store spells it). */
+static int check_named(frond_format *f, const char *scope, const char *spelt,
+                       frond__fact_fn fn, void *ctx, frond_error *err) {
   char name[FROND__FACT_NAME_MAX + 1], recorded[FROND__FINGERPRINT_LEN + 8];
   char where[300], what[200];
   frond_error e = {0, ""};
   int rc;
   if (f->fingerprint[0] == '\0')
     return 0; /* no key, no fact */
-  frond__format_fact_name(f, scope, name, sizeof(name));
+  frond__format_fact_name(f, spelt, name, sizeof(name));
   recorded[0] = '\0';
   where[0] = '\0';
   rc = fn(ctx, name, f->fingerprint, recorded, sizeof(recorded), where,
@@ -164,6 +167,40 @@ int frond__format_check_with(frond_format *f, const char *scope,
   }
   pthread_mutex_unlock(&f->fact.mu);
   return rc;
+}
+
+int frond__format_check_with(frond_format *f, const char *scope,
+                             frond__fact_fn fn, void *ctx, frond_error *err) {
+  return check_named(f, scope, scope, fn, ctx, err);
+}
+
+int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
+                            frond_error *err) {
+  char spelt[FROND_TAG_MAX + 1], what[200];
+  int rc;
+  if (f->fingerprint[0] == '\0')
+    return 0;
+  if (scope[0] == '\0')
+    return check_named(f, scope, scope, frond__seg_fact, s, err);
+  /* The tag's row names the record: "orders.eu" and "ORDERS.EU" are one
+  ** row where the database's collation takes them for one, and their
+  ** numbers must be one key's. Nothing is learnt without the row. */
+  if ((rc = frond__seg_tag_spelling(s, scope, spelt, sizeof(spelt), err)) != 0)
+    return rc;
+  if (f->kind == FROND_FORMAT_SEQ && strcmp(spelt, scope) != 0) {
+    describe(f, scope, what, sizeof(what));
+    pthread_mutex_lock(&f->fact.mu);
+    rc = frond__fail(err, FROND_ETAG_INVALID,
+                     "%s: the store holds the tag as \"%.128s\": the "
+                     "periods' rows are named after the tag as the format "
+                     "spells it, and \"%.128s:<period>\" is not a period of "
+                     "\"%.128s\" in every database; give tag=%.128s",
+                     what, spelt, scope, spelt, spelt);
+    publish(f, FROND__FACT_REFUSED, scope, rc, err ? err->message : "");
+    pthread_mutex_unlock(&f->fact.mu);
+    return rc;
+  }
+  return check_named(f, scope, spelt, frond__seg_fact, s, err);
 }
 
 int frond__format_fact_ready(frond_format *f, const frond_format_source *src,

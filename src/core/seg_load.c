@@ -163,7 +163,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   frond_error e = {0, ""};
   int64_t max_id = 0, row_step = 0, used, start, backoff_ms;
   unsigned busy;
-  int rc, was_failing, stale;
+  int rc, was_failing;
   busy = atomic_fetch_add(&s->busy, 1) + 1;
   for (unsigned m = atomic_load(&s->max_busy);
        busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
@@ -181,30 +181,51 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND);
   pthread_mutex_lock(&t->mu);
   t->loading = 0;
+  if (gen != t->gen || atomic_load(&t->nm->removed)) {
+    /* A load of the tag as it was before a delete: its result is dropped,
+    ** and so is its failure (TAG_NOT_FOUND once the old row was gone).
+    ** Neither says anything of the tag as it is now: created again, it
+    ** starts with no refusal and no backoff, and a refusal or a backoff
+    ** recorded here would be the new tag's until its next load worked.
+    ** A request made while it ran was passed over by the loaders (one
+    ** load per tag at a time): queue it now. Calls waiting meanwhile
+    ** look again, and ask for a load themselves. */
+    atomic_fetch_add(rc == 0 ? &s->loads : &s->failures, 1);
+    if (t->want && !atomic_load(&t->nm->removed)) {
+      pthread_mutex_lock(&s->mu);
+      schedule(s, t, 0);
+      pthread_mutex_unlock(&s->mu);
+    }
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    if (rc != 0)
+      frond_log(FROND_LOG_DEBUG,
+                "segment: tag \"%s\": a load begun before the tag was "
+                "deleted failed, dropped: %s: %s",
+                t->nm->name, frond_err_name(rc), e.message);
+    return;
+  }
   was_failing = t->backoff_ms != 0;
-  stale = gen != t->gen || atomic_load(&t->nm->removed);
   free(t->fail_why);
   t->fail_why = NULL;
   t->fail_code = rc == FROND_ESTORE ? 0 : rc;
-  if (t->fail_code != 0)
+  if (rc != 0) /* said by calls that give up (a refusal, or the last why) */
     t->fail_why = strdup(e.message);
   if (rc == 0) {
     atomic_fetch_add(&s->loads, 1);
-    if (!stale) {
-      if (frond__seg_install(s, t, start, max_id, used)) {
-        if (!range) {
-          t->step = used;
-          t->last_load_ms = frond__seg_clock(s);
-        }
-        t->row_step = row_step;
-        t->last_load_unix_ms = frond_clock_realtime(NULL);
-        t->loads++;
+    if (frond__seg_install(s, t, start, max_id, used)) {
+      if (!range) {
+        t->step = used;
+        t->last_load_ms = frond__seg_clock(s);
       }
-      t->want = 0;
-      t->backoff_ms = 0;
-      t->retry_at_ns = 0;
-      pthread_cond_broadcast(&t->cv);
+      t->row_step = row_step;
+      t->last_load_unix_ms = frond_clock_realtime(NULL);
+      t->loads++;
     }
+    t->want = 0;
+    t->backoff_ms = 0;
+    t->retry_at_ns = 0;
+    pthread_cond_broadcast(&t->cv);
   } else {
     atomic_fetch_add(&s->failures, 1);
     t->failures++;
@@ -214,23 +235,11 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     t->retry_at_ns = frond__mono_ns() + t->backoff_ms * 1000000;
     if (t->fail_code != 0) /* refused: waiting calls give up now */
       pthread_cond_broadcast(&t->cv);
-    if (t->want && !stale) {
+    if (t->want) {
       pthread_mutex_lock(&s->mu);
       schedule(s, t, t->retry_at_ns);
       pthread_mutex_unlock(&s->mu);
     }
-  }
-  if (stale) {
-    /* A load of the tag as it was before a delete: its result is dropped.
-    ** A request made while it ran was passed over by the loaders (one
-    ** load per tag at a time): queue it now. Calls waiting meanwhile
-    ** look again, and ask for a load themselves. */
-    if (t->want && !atomic_load(&t->nm->removed)) {
-      pthread_mutex_lock(&s->mu);
-      schedule(s, t, 0);
-      pthread_mutex_unlock(&s->mu);
-    }
-    pthread_cond_broadcast(&t->cv);
   }
   backoff_ms = t->backoff_ms;
   pthread_mutex_unlock(&t->mu);

@@ -137,8 +137,16 @@ int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
     nm->seen = s->epoch;
     nm->row_step = step;
     if (atomic_load(&nm->removed)) {
+      /* A new tag of an old name: nothing of the old one's state carries
+      ** over, not its refusal (a call would give it up as the new tag's),
+      ** nor its loads (the first segment is waited for as a first). */
       if ((t = atomic_load(&nm->tag)) != NULL) {
         pthread_mutex_lock(&t->mu);
+        t->loads = 0;
+        t->failures = 0;
+        t->fail_code = 0;
+        free(t->fail_why);
+        t->fail_why = NULL;
         t->step = 0;
         t->last_load_ms = 0;
         t->row_step = step;

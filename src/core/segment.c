@@ -140,16 +140,23 @@ static void clamp(seg_tag *t, uint64_t g, seg_entry *e, int64_t size) {
 }
 
 /* A call gives up: the store's refusal when the last load was refused
-** (the store said why), else SEGMENT_UNAVAILABLE with msg. Under mu. */
+** (the store said why, naming the tag unless its words do already), else SEGMENT_UNAVAILABLE with msg, and why the
+** last load failed when it did. Under mu. */
 static int give_up(frond_seg *s, seg_tag *t, frond_error *err,
                    const char *msg) {
+  const char *why = t->fail_why;
+  size_t len = t->nm->len;
   atomic_fetch_add(&s->unavailable, 1);
+  if (t->fail_code != 0 && why != NULL && strncmp(why, "tag \"", 5) == 0 &&
+      strncmp(why + 5, t->nm->name, len) == 0 && why[5 + len] == '"')
+    return frond__fail(err, t->fail_code, "%s", why); /* names the tag */
   if (t->fail_code != 0)
     return frond__fail(err, t->fail_code, "tag \"%s\": %s", t->nm->name,
-                       t->fail_why != NULL ? t->fail_why
-                                           : frond_strerror(t->fail_code));
-  return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE, "tag \"%s\": %s",
-                     t->nm->name, msg);
+                       why != NULL ? why : frond_strerror(t->fail_code));
+  return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE, "tag \"%s\": %s%s%s",
+                     t->nm->name, msg,
+                     t->fail_why != NULL ? "; the last load failed: " : "",
+                     t->fail_why != NULL ? t->fail_why : "");
 }
 
 /* Whether a load that failed while this call waited was refused by the
@@ -157,13 +164,14 @@ static int give_up(frond_seg *s, seg_tag *t, frond_error *err,
 ** call gives up at once. A refusal from before the call (a transient one,
 ** while a tag was deleted and created again) is waited out, as the next
 ** attempt may work. *seen: the failures counted when the call first
-** waited, UINT64_MAX before. Under mu. */
+** waited, UINT64_MAX before; a tag created again counts from 0. Under
+** mu. */
 static int refused(seg_tag *t, uint64_t *seen) {
   if (*seen == UINT64_MAX) {
     *seen = t->failures;
     return 0;
   }
-  return t->fail_code != 0 && !t->loading && t->failures > *seen;
+  return t->fail_code != 0 && !t->loading && t->failures != *seen;
 }
 
 /* How long a call waits for the loaders this time; 0 when it gives up.
@@ -533,6 +541,20 @@ int frond_seg_refresh_tag(frond_seg *s, const char *tag, size_t len,
 }
 
 /* ---- the facts of formats drawing from this store ---- */
+
+int frond__seg_tag_spelling(frond_seg *s, const char *tag, char *out,
+                            size_t len, frond_error *err) {
+  frond_tag_row row;
+  int rc;
+  if ((rc = frond__seg_forked(s, err)) != 0)
+    return rc;
+  pthread_mutex_lock(&s->store_mu);
+  rc = frond__store_tag_get(s->store, tag, &row, err);
+  pthread_mutex_unlock(&s->store_mu);
+  if (rc == 0)
+    snprintf(out, len, "%s", row.tag);
+  return rc;
+}
 
 int frond__seg_fact(void *ctx, const char *name, const char *value,
                     char *recorded, size_t len, char *where, size_t wlen,

@@ -26,7 +26,13 @@
 ** it can be reached: another fingerprint stops the start (KEY_MISMATCH,
 ** naming both). Otherwise the first request checks, on the pool, and so
 ** does the first after the store or the coordinator came back
-** (frond__formats_tick): a refused format answers KEY_MISMATCH.
+** (frond__formats_tick): a refused format answers KEY_MISMATCH. And every
+** keyed format is checked again on the pool every refresh interval of the
+** segment allocator (a minute), so that a record deleted by hand or lost
+** with a restore of the store is recorded again, and one changed is seen:
+** the format is then refused. Between two checks nothing sees an edit of
+** the records: a server started in that window with another key records
+** its own, and the older ones are refused at their next check.
 */
 #include "core/format_fields.h"
 #include "coord/coord.h"
@@ -227,17 +233,74 @@ int frond__formats_check(frond__server *srv, frond_error *err) {
   return 0;
 }
 
+/* The periodic check of every keyed format's record (the head comment):
+** one at a time, on libuv's pool of the main loop (which waits for it
+** before the server is freed). Main thread: recheck_busy, recheck_at. */
+static uv_work_t recheck;
+static int recheck_busy;
+static int64_t recheck_at;
+
+static int64_t recheck_ms(void) {
+  frond_seg_options o;
+#ifdef FROND_TEST_HOOKS
+  const char *v = getenv("FROND_TEST_FACT_RECHECK_MS");
+  if (v != NULL && atoi(v) > 0)
+    return atoi(v);
+#endif
+  frond_seg_options_init(&o);
+  return o.refresh_ms;
+}
+
+static void recheck_work(uv_work_t *w) {
+  frond__server *srv = w->data;
+  frond_error e = {0, ""};
+  size_t i;
+  for (i = 0; i < srv->nformats; i++) {
+    const frond__named_format *nf = &srv->formats[i];
+    int was, rc;
+    if (frond_format_fingerprint(nf->f, NULL, 0) == 0)
+      continue;
+    was = frond_format_checked(nf->f);
+    rc = fact_check(srv, nf, &e);
+    if (rc == FROND_EKEY_MISMATCH && was)
+      frond_log(FROND_LOG_ERROR,
+                "format.%s: refused from now on: KEY_MISMATCH: %s", nf->name,
+                e.message);
+    else if (rc == 0 && !was)
+      frond_log(FROND_LOG_INFO, "format.%s: its key agrees with the record",
+                nf->name);
+  }
+}
+
+static void recheck_done(uv_work_t *w, int status) {
+  (void)w;
+  (void)status;
+  recheck_busy = 0;
+}
+
 /* Recheck the formats whose record is in a place that came back: the
-** store (or the coordinator, without a store). */
+** store (or the coordinator, without a store); and every refresh
+** interval, all of them. */
 void frond__formats_tick(frond__server *srv) {
   int up = facts_place_up(srv), back = up && !srv->facts_up;
+  int64_t now = frond__mono_ns();
   size_t i;
   srv->facts_up = up;
-  if (!back)
+  if (back)
+    for (i = 0; i < srv->nformats; i++)
+      if (frond_format_fingerprint(srv->formats[i].f, NULL, 0) > 0)
+        frond_format_recheck(srv->formats[i].f);
+  if (srv->nformats == 0 || recheck_busy)
     return;
-  for (i = 0; i < srv->nformats; i++)
-    if (frond_format_fingerprint(srv->formats[i].f, NULL, 0) > 0)
-      frond_format_recheck(srv->formats[i].f);
+  if (recheck_at == 0)
+    recheck_at = now + recheck_ms() * 1000000;
+  if (now < recheck_at)
+    return;
+  recheck_at = now + recheck_ms() * 1000000;
+  recheck.data = srv;
+  if (uv_queue_work(uv_default_loop(), &recheck, recheck_work, recheck_done) ==
+      0)
+    recheck_busy = 1;
 }
 
 void frond__formats_free(frond__server *srv) {

@@ -102,6 +102,25 @@ struct frond_store_methods {
                char *recorded, size_t len, frond_error *err);
 };
 
+/* The largest step a Leaf node grows to (Leaf's MAX_STEP): after its first
+** two loads, Leaf doubles its own step for a segment used up quickly. */
+#define FROND__LEAF_MAX_STEP INT64_C(1000000)
+
+/* The lowest start a create of a tag accepts over its floor (the first ID
+** a deleted tag of that name had not allocated, 1 for a name never used):
+** one Leaf step above a floor, the larger of the tag's step and the
+** largest a Leaf node's grows to. A Leaf node whose load raced the create
+** (its UPDATE found no row, its SELECT the new one) takes the new row's
+** last range [max_id - its step, max_id) without allocating it: that must
+** hold IDs no tag of the name ever issued, whatever that node's step has
+** grown to. INT64_MAX past the range. */
+static inline int64_t frond__tag_lowest_start(int64_t floor, int64_t step) {
+  int64_t gap = step > FROND__LEAF_MAX_STEP ? step : FROND__LEAF_MAX_STEP;
+  if (floor <= 1)
+    return 1;
+  return floor > INT64_MAX - gap ? INT64_MAX : floor + gap;
+}
+
 /* Leaf's table on the SQL layer: sqlite:, postgresql://, postgres://. */
 extern const frond_store_methods frond__store_sql;
 
@@ -150,6 +169,8 @@ int frond__store_members(frond_store *st, uint64_t *up);
 ** records (i, n) in the database, or checks the recorded one. A plain
 ** SQL store refuses a database that is a member (STORE_MEMBER). */
 void frond__store_sql_member(frond_store *st, int i, int n);
+/* The SQL layer's connection of the SQL store st (store_sql_member.c). */
+frond_db *frond__store_sql_db(frond_store *st);
 /* Cap every answer of the SQL store st at mono_ns (0: lift the cap). */
 void frond__store_sql_deadline(frond_store *st, int64_t mono_ns);
 /* A member whose database records no place yet (an empty database, or
@@ -157,18 +178,33 @@ void frond__store_sql_deadline(frond_store *st, int64_t mono_ns);
 ** its place) only once the multi: store has checked that it may. */
 int frond__store_sql_fresh(const frond_store *st);
 int frond__store_sql_join(frond_store *st, frond_error *err);
-/* A member's next allocations move only a row at or above min (local):
-** below it, STORE_MEMBER_STALE, and the row stays where it is. */
-void frond__store_sql_alloc_min(frond_store *st, int64_t min);
+/* A member's next allocations move only a row at or above min (local,
+** for rows whose step is block): below it, STORE_MEMBER_STALE, and the row
+** stays where it is. */
+void frond__store_sql_alloc_min(frond_store *st, int64_t min, int64_t block);
+/* The name of the row st's last allocation moved, as the row spells it
+** (its database may take other spellings for it: another case, trailing
+** spaces, under its collation); "" when unknown. */
+const char *frond__store_sql_spelling(const frond_store *st);
 /* The marks a member keeps of the others (frond_multi_mark): the global
-** end of the last block member `member` handed out for tag (0: none);
-** raising it; whether it has any for `member`. */
+** end of the last block member `member` handed out for tag, or of the
+** IDs the database issued as a plain store before it joined (member -1),
+** whichever is higher (0: none); raising it; whether it has any for
+** `member`. */
 int frond__store_sql_mark_get(frond_store *st, int member, const char *tag,
                               int64_t *end, frond_error *err);
 int frond__store_sql_mark_put(frond_store *st, int member, const char *tag,
                               int64_t end, frond_error *err);
 int frond__store_sql_served(frond_store *st, int member, int *any,
                             frond_error *err);
+/* What frond_meta records under name into recorded ("" when nothing:
+** no table, no row), without recording anything. */
+int frond__store_sql_fact_read(frond_store *st, const char *name,
+                               char *recorded, size_t len, frond_error *err);
+/* Record a joining member's history as a plain store (marks of member
+** -1): the max_id of every row it holds, the floor of every tag deleted
+** from it. */
+int frond__store_sql_history(frond_store *st, frond_error *err);
 /* Record block as the block size tag was created with (> 0). */
 int frond__store_sql_block_put(frond_store *st, const char *tag, int64_t block,
                                frond_error *err);

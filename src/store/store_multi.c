@@ -34,10 +34,16 @@
 **   `frond tag repair-member`); after, the block's end is written to
 **   them. Every mark was written after its block committed, so a row that
 **   never went back is always at or above it, whatever other nodes do
-**   meanwhile. A database with no place recorded (new, or emptied) joins
-**   only when every other member answers and none has a mark of its
-**   place. What no check can see: blocks a member handed out while no
-**   other member answered (docs/segment.md).
+**   meanwhile. The fence rule holds for marks: at least one other member
+**   must answer the read, and record the block, before it is served
+**   (member_alloc), so no block is ever out of sight of every mark. Marks
+**   are kept under the tag as member i's row spells it. A database with
+**   no place recorded (new, or emptied) joins only when every other
+**   member answers and none has a mark of its place; its history as a
+**   plain store becomes marks of member -1, and its rows are moved above
+**   what the others may have handed out (join, settle). What no check
+**   can see, with three members or more: a member restored while every
+**   member holding its newest marks is down (docs/segment.md).
 ** - B must not change: set-step is refused, a member records the block
 **   its tag was created with and refuses a row whose step differs (a step
 **   changed by hand), and a member whose row gives another step than this
@@ -51,8 +57,8 @@
 **   see every other member's block as a step back).
 **
 ** Draws go round-robin over the members; a member that fails is skipped
-** for a backoff (0.5 s doubling to 8 s) while the others serve, and tried
-** again after it. A member's allocation has 3 s for its answers (then
+** for a backoff (0.5 s doubling to 8 s) while the others serve (those
+** that another member still answers for), and tried again after it. A member's allocation has 3 s for its answers (then
 ** the connection is given up: the allocation, if it took effect, is a
 ** gap), a connection its engine's connect timeout.
 */
@@ -89,6 +95,8 @@ void frond__multi_member_down(multi_store *ms, int i, const frond_error *e) {
   atomic_store(&m->h->backoff_ms, backoff);
   atomic_store(&m->h->retry_ns, frond__mono_ns() + backoff * 1000000);
   snprintf(m->why, sizeof(m->why), "%s", e->message);
+  atomic_store(&m->h->stale,
+               e->code == FROND_ESTORE_MEMBER_STALE && m->st != NULL);
   if (was && e->code == FROND_ESTORE_MEMBER_STALE)
     frond_log(FROND_LOG_ERROR,
               "store: multi: member %d (%s) refused, the others serve: "
@@ -106,6 +114,7 @@ void frond__multi_member_up(multi_store *ms, int i) {
   if (!atomic_exchange(&m->h->up, 1) && atomic_load(&m->h->backoff_ms) != 0)
     frond_log(FROND_LOG_INFO, "store: multi: member %d (%s) works again", i,
               m->engine);
+  atomic_store(&m->h->stale, 0);
   atomic_store(&m->h->backoff_ms, 0);
   atomic_store(&m->h->retry_ns, 0);
 }
@@ -115,19 +124,106 @@ int frond__multi_member_due(const member *m) {
   return !m->refused && (at == 0 || frond__mono_ns() >= at);
 }
 
+/* A member refused for its own allocations (its row is behind its marks)
+** still keeps the others' marks: its database answers and records them
+** durably, where every node reads them. One that is down, or that never
+** joined (an empty database in its place: never stale), does not. */
+int frond__multi_member_holds(const member *m) {
+  return frond__multi_member_due(m) ||
+         (!m->refused && atomic_load(&m->h->stale));
+}
+
+/* Member j's connection for reading its rows and facts: the member's, or
+** while it joins, the one it joins through. */
+static frond_store *conn_of(multi_store *ms, int j) {
+  return ms->m[j].st != NULL ? ms->m[j].st : ms->m[j].joining_st;
+}
+
+/*
+** The rows a joining database holds already (a single database converted
+** into a member, a copy of one, a database that served as a plain store)
+** hand out blocks of its place from where they stand. Each is moved, as a
+** repair would, above everything any member may have handed out of its
+** tag: every other member's next block, floor and marks (a database
+** converted into a member keeps its history there as marks of member
+** -1), so that neither its blocks nor the plain IDs it or another member
+** issued before come again. Every other member has answered already.
+*/
+static int settle(multi_store *ms, int i, frond_store *st, frond_error *err) {
+  frond_tag_row *rows = NULL, r;
+  size_t n = 0, t;
+  int64_t g, floor, marks, block, next, l;
+  int j, rc;
+  if ((rc = frond__store_tag_list(st, &rows, &n, err)) != 0)
+    return rc;
+  for (t = 0; t < n && rc == 0; t++) {
+    frond_tag_row *own = &rows[t];
+    g = 1;
+    for (j = 0; j < ms->n && rc == 0; j++) {
+      frond_store *o = j == i ? st : conn_of(ms, j);
+      if (o == NULL) {
+        rc = frond__fail(err, FROND_ESTORE,
+                         "multi: member %d joins, and member %d is not "
+                         "connected",
+                         i, j);
+        break;
+      }
+      if (j != i) {
+        rc = frond__store_tag_get(o, own->tag, &r, err);
+        if (rc == 0 &&
+            (next = frond__multi_next(r.max_id, r.step, j, ms->n)) > g)
+          g = next;
+        if (rc == FROND_ETAG_NOT_FOUND)
+          rc = 0;
+      }
+      if (rc == 0 && (rc = frond__store_sql_facts(o, own->tag, &floor, &marks,
+                                                  &block, err)) == 0) {
+        g = floor > g ? floor : g;
+        g = marks > g ? marks : g;
+      }
+    }
+    if (rc != 0)
+      break;
+    if ((l = frond__multi_local_min(g, own->step, i, ms->n)) < 0) {
+      rc = frond__fail(err, FROND_ESTORE,
+                       "multi: member %d: tag \"%s\": no block above %lld in "
+                       "the bigint range",
+                       i, own->tag, (long long)g);
+      break;
+    }
+    if (own->max_id >= l)
+      continue;
+    if ((rc = st->methods->xTagAdvance(st, own->tag, l, err)) == 0)
+      frond_log(FROND_LOG_WARN,
+                "store: multi: member %d (%s) joins with tag \"%s\" at %lld: "
+                "moved to %lld, above every ID the other members (or the "
+                "database they were converted from) may have handed out",
+                i, ms->m[i].engine, own->tag, (long long)own->max_id,
+                (long long)l);
+  }
+  free(rows);
+  return rc;
+}
+
 /*
 ** Member i's database records no place (st, connected, is not m->st yet):
-** a new database, or one emptied, or restored from before it joined. It
-** may join only when no other member records a block of place i (then
-** another database held the place, and its blocks would be handed out
-** again), and every other member must answer to say so. A member that is
-** itself joining holds no marks worth asking.
+** a new database, or one emptied, or restored from before it joined, or a
+** database that served as a plain store. It may join only when no other
+** member records a block of place i (then another database held the
+** place, and its blocks would be handed out again), and every other
+** member must answer to say so. A member that is itself joining holds no
+** marks worth asking. Its history as a plain store is recorded first, as
+** marks of member -1 that every member's allocations are checked against,
+** then the rows it holds are settled above everything the others may have
+** handed out (settle), then it records its place.
 */
 static int join(multi_store *ms, int i, frond_store *st, frond_error *err) {
   member *m = &ms->m[i];
   frond_error e;
-  int j, any = 0, rc = 0;
+  int j, any = 0, rc;
   m->joining = 1;
+  m->joining_st = st;
+  rc = frond__store_sql_history(st, err);
   for (j = 0; j < ms->n && rc == 0; j++) {
     if (j == i || ms->m[j].joining)
       continue;
@@ -149,7 +245,10 @@ static int join(multi_store *ms, int i, frond_store *st, frond_error *err) {
                        "repair it with: frond tag repair-member %d",
                        i, m->engine, j, i, i);
   }
+  if (rc == 0)
+    rc = settle(ms, i, st, err);
   m->joining = 0;
+  m->joining_st = NULL;
   return rc != 0 ? rc : frond__store_sql_join(st, err);
 }
 
@@ -206,48 +305,82 @@ int64_t frond__multi_row_next(const multi_store *ms, int i,
 
 /* ---- allocating ---- */
 
-/* The highest mark the members other than i that answer keep of member
-** i's blocks of tag (0: none). A member that fails is backed off. */
-static int64_t marks_of(multi_store *ms, int i, const char *tag) {
-  frond_error e;
-  int64_t end, top = 0;
-  int j;
-  for (j = 0; j < ms->n; j++) {
-    if (j == i || !frond__multi_member_due(&ms->m[j]))
-      continue;
-    e.code = 0;
-    e.message[0] = '\0';
-    if (frond__multi_member_open(ms, j, &e) != 0)
-      continue;
-    frond__store_sql_deadline(ms->m[j].st,
-                              frond__mono_ns() + MEMBER_ANSWER_MS * 1000000);
-    if (frond__store_sql_mark_get(ms->m[j].st, i, tag, &end, &e) != 0)
-      frond__multi_member_down(ms, j, &e);
-    else if (end > top)
-      top = end;
-    frond__store_sql_deadline(ms->m[j].st, 0);
-  }
-  return top;
+/* Note why member j could not vouch for another's blocks (for messages). */
+static void why_not(multi_store *ms, int j, const char *what, char *why,
+                    size_t len) {
+  snprintf(why, len, "member %d (%s) %s", j, ms->m[j].engine, what);
 }
 
-/* Record on every other member that answers that member i handed out
-** tag's IDs up to gend. */
-static void mark(multi_store *ms, int i, const char *tag, int64_t gend) {
+/* The word of the other members on member i's blocks of tag: the highest
+** mark they keep (0: none) into *top, from every other member that holds
+** marks now. How many answered: 0 means nobody can say where member i
+** stands, and why tells of one that did not. A member that fails is
+** backed off. */
+static int marks_of(multi_store *ms, int i, const char *tag, int64_t *top,
+                    char *why, size_t len) {
   frond_error e;
-  int j;
+  int64_t end;
+  int j, answered = 0;
+  *top = 0;
   for (j = 0; j < ms->n; j++) {
-    if (j == i || !frond__multi_member_due(&ms->m[j]))
+    if (j == i)
       continue;
+    if (!frond__multi_member_holds(&ms->m[j])) {
+      why_not(ms, j, ms->m[j].refused ? "is refused" : "is down", why, len);
+      continue;
+    }
     e.code = 0;
     e.message[0] = '\0';
-    if (frond__multi_member_open(ms, j, &e) != 0)
+    if (frond__multi_member_open(ms, j, &e) != 0) {
+      why_not(ms, j, "does not answer", why, len);
       continue;
+    }
     frond__store_sql_deadline(ms->m[j].st,
                               frond__mono_ns() + MEMBER_ANSWER_MS * 1000000);
-    if (frond__store_sql_mark_put(ms->m[j].st, i, tag, gend, &e) != 0)
+    if (frond__store_sql_mark_get(ms->m[j].st, i, tag, &end, &e) != 0) {
       frond__multi_member_down(ms, j, &e);
+      why_not(ms, j, "does not answer", why, len);
+    } else {
+      answered++;
+      if (end > *top)
+        *top = end;
+    }
     frond__store_sql_deadline(ms->m[j].st, 0);
   }
+  return answered;
+}
+
+/* Record on every other member that holds marks now that member i handed
+** out tag's IDs up to gend; how many recorded it (durably: each write is
+** a committed statement). */
+static int mark(multi_store *ms, int i, const char *tag, int64_t gend,
+                char *why, size_t len) {
+  frond_error e;
+  int j, kept = 0;
+  for (j = 0; j < ms->n; j++) {
+    if (j == i)
+      continue;
+    if (!frond__multi_member_holds(&ms->m[j])) {
+      why_not(ms, j, ms->m[j].refused ? "is refused" : "is down", why, len);
+      continue;
+    }
+    e.code = 0;
+    e.message[0] = '\0';
+    if (frond__multi_member_open(ms, j, &e) != 0) {
+      why_not(ms, j, "does not answer", why, len);
+      continue;
+    }
+    frond__store_sql_deadline(ms->m[j].st,
+                              frond__mono_ns() + MEMBER_ANSWER_MS * 1000000);
+    if (frond__store_sql_mark_put(ms->m[j].st, i, tag, gend, &e) != 0) {
+      frond__multi_member_down(ms, j, &e);
+      why_not(ms, j, "does not answer", why, len);
+    } else {
+      kept++;
+    }
+    frond__store_sql_deadline(ms->m[j].st, 0);
+  }
+  return kept;
 }
 
 /* The block size b member i's row gives for tag, against the one this
@@ -271,24 +404,65 @@ static int block_check(multi_store *ms, int i, const char *tag, int64_t b,
   return 0;
 }
 
-/* One whole aligned block of tag from member i: the global range. */
+/* Nobody vouches for member i now: no block of it is served. */
+static int unheld(multi_store *ms, int i, const char *tag, const char *what,
+                  const char *why, frond_error *err) {
+  return frond__fail(err, FROND_ESTORE,
+                     "multi: member %d (%s): tag \"%s\": %s: %s; a member's "
+                     "block is served only once another member has recorded "
+                     "it, so that a restore of the member is always seen (a "
+                     "store of two members stops while one is down; three or "
+                     "more keep serving)",
+                     i, ms->m[i].engine, tag, what, why);
+}
+
+/*
+** One whole aligned block of tag from member i: the global range. The
+** fence rule, for marks: the block is handed out only once another member
+** has recorded it, and only after another member has said how far member
+** i went before (so that a member restored from an older backup is found
+** behind, whatever else is down). *held is 0 when that failed for want of
+** another member (member i itself is not at fault).
+*/
 static int member_alloc(multi_store *ms, int i, const char *tag, int64_t *gend,
-                        int64_t *block, frond_error *err) {
+                        int64_t *block, int *held, frond_error *err) {
   member *m = &ms->m[i];
-  int64_t lmax, b, b2, lstart, gstart, top, seen, lmin = 0;
+  char why[WHY_MAX] = "no other member", spelt[FROND_TAG_MAX + 1];
+  int64_t lmax, b, b2, lstart, gstart, top, also, seen, lmin = 0;
   int rc;
+  *held = 1;
   /* What the others record of member i; with the block size known, the
   ** row is left alone when it is below (the database went back). */
-  top = marks_of(ms, i, tag);
+  if (marks_of(ms, i, tag, &top, why, sizeof(why)) == 0) {
+    *held = 0;
+    return unheld(ms, i, tag, "no other member answers for its blocks", why,
+                  err);
+  }
   seen = frond__guard_end(ms->step, tag);
   if (top > 0 && seen > 0 &&
       (lmin = frond__multi_local_min(top, seen, i, ms->n)) < 0)
     lmin = INT64_MAX;
-  frond__store_sql_alloc_min(m->st, lmin);
+  frond__store_sql_alloc_min(m->st, lmin, seen);
   rc = frond__store_alloc(m->st, tag, 0, &lmax, &b, err);
-  frond__store_sql_alloc_min(m->st, 0);
+  frond__store_sql_alloc_min(m->st, 0, 0);
   if (rc != 0)
     return rc;
+  /* Marks are kept under the name as member i's row spells it: every
+  ** spelling its database takes for the row (another case, trailing
+  ** spaces, under its collation) meets the same marks, wherever they are
+  ** kept. Asked under another spelling, the marks of the row's own are the
+  ** ones that count. */
+  snprintf(spelt, sizeof(spelt), "%s", frond__store_sql_spelling(m->st));
+  if (spelt[0] == '\0')
+    snprintf(spelt, sizeof(spelt), "%s", tag);
+  if (strcmp(spelt, tag) != 0) {
+    if (marks_of(ms, i, spelt, &also, why, sizeof(why)) == 0) {
+      *held = 0;
+      return unheld(ms, i, spelt, "no other member answers for its blocks", why,
+                    err);
+    }
+    top = also > top ? also : top;
+  }
   if (b < 1 || b > INT32_MAX || lmax - b < 1)
     return frond__fail(err, FROND_ESTORE,
                        "multi: member %d: tag \"%s\": invalid row (max_id "
@@ -325,7 +499,14 @@ static int member_alloc(multi_store *ms, int i, const char *tag, int64_t *gend,
                        "restore from an older backup); the block is skipped; "
                        "repair it with: frond tag repair-member %d",
                        i, tag, (long long)gstart, (long long)top - 1, i);
-  mark(ms, i, tag, gstart + b);
+  if (mark(ms, i, spelt, gstart + b, why, sizeof(why)) == 0) {
+    char what[96];
+    *held = 0;
+    snprintf(what, sizeof(what),
+             "no other member recorded its block at %lld (skipped)",
+             (long long)gstart);
+    return unheld(ms, i, spelt, what, why, err);
+  }
   *gend = gstart + b;
   *block = b;
   return 0;
@@ -335,9 +516,9 @@ int frond__multi_alloc(frond_store *st, const char *tag, int64_t step,
                        int64_t *max_id, int64_t *row_step, frond_error *err) {
   multi_store *ms = MS(st);
   frond_error e;
-  int pass, k, rc, missing = 0, failed = 0, stale = 0;
+  int pass, k, rc, held, missing = 0, failed = 0, stale = 0;
   uint32_t tried = 0;
-  char why[WHY_MAX] = "";
+  char why[WHY_MAX] = "", alone[WHY_MAX] = "";
   if (step != 0)
     return frond__fail(err, FROND_EINVAL,
                        "multi: a tag's step is fixed (the block size); "
@@ -354,10 +535,11 @@ int frond__multi_alloc(frond_store *st, const char *tag, int64_t step,
       tried |= UINT32_C(1) << i;
       e.code = 0;
       e.message[0] = '\0';
+      held = 1;
       if ((rc = frond__multi_member_open(ms, i, &e)) == 0) {
         frond__store_sql_deadline(m->st, frond__mono_ns() +
                                              MEMBER_ANSWER_MS * 1000000);
-        rc = member_alloc(ms, i, tag, max_id, row_step, &e);
+        rc = member_alloc(ms, i, tag, max_id, row_step, &held, &e);
         frond__store_sql_deadline(m->st, 0);
       }
       if (rc == 0) {
@@ -372,17 +554,18 @@ int frond__multi_alloc(frond_store *st, const char *tag, int64_t step,
       }
       failed++;
       stale += rc == FROND_ESTORE_MEMBER_STALE;
-      if (m->st != NULL)
+      if (!held) /* the others' fault, not its own */
+        snprintf(alone, sizeof(alone), "%s", e.message);
+      else if (m->st != NULL)
         frond__multi_member_down(ms, i, &e);
       snprintf(why, sizeof(why), "%s", e.message);
     }
   }
   if (failed == 0 && missing > 0)
     return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" not found", tag);
-  return frond__fail(err,
-                     failed > 0 && stale == failed ? FROND_ESTORE_MEMBER_STALE
-                                                   : FROND_ESTORE,
-                     "multi: no member could allocate for tag \"%s\" (the "
-                     "last: %s)",
-                     tag, why);
+  return frond__fail(
+      err,
+      failed > 0 && stale == failed ? FROND_ESTORE_MEMBER_STALE : FROND_ESTORE,
+      "multi: no member could allocate for tag \"%s\" (%s: %s)", tag,
+      alone[0] ? "why" : "the last", alone[0] ? alone : why);
 }

@@ -20,16 +20,18 @@
 
 typedef struct frond__multi_member {
   char *uri;
-  char engine[16]; /* the scheme, for messages (never the password) */
-  frond_store *st; /* NULL until connected and its identity checked */
-  int refused;     /* its identity does not match: never used */
-  int joining;     /* being checked before it records its place */
+  char engine[16];         /* the scheme, for messages (never the password) */
+  frond_store *st;         /* NULL until connected and its identity checked */
+  int refused;             /* its identity does not match: never used */
+  int joining;             /* being checked before it records its place */
+  frond_store *joining_st; /* its connection meanwhile */
 
   /* Shared by every connection of one allocator (frond__store_multi_share):
   ** the rollback guard of the member's ranges, and whether it serves. */
   frond_store_guard *guard;
   struct frond__multi_health {
     atomic_int up;
+    atomic_int stale;         /* refused as behind its marks: it answers */
     _Atomic int64_t retry_ns; /* no attempt before (monotonic), 0: now */
     _Atomic int64_t backoff_ms;
   } * h, h_own;
@@ -53,6 +55,9 @@ typedef struct frond__multi {
 int frond__multi_member_open(frond__multi *ms, int i, frond_error *err);
 /* Whether member i may be tried now (connected, or due for a retry). */
 int frond__multi_member_due(const frond__multi_member *m);
+/* Whether member i may be asked for, or given, the others' marks now: due,
+** or refused as behind its own marks (its database answers). */
+int frond__multi_member_holds(const frond__multi_member *m);
 /* Member i worked, or failed with e (skipped for a backoff; logged when
 ** it was up, as a refusal when e is STORE_MEMBER_STALE). */
 void frond__multi_member_up(frond__multi *ms, int i);

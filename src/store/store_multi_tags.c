@@ -236,13 +236,26 @@ static int multi_tag_page(frond_store *st, const char *after, int limit,
   return frond__fail(err, FROND_ESTORE, "multi: listing tags: %s", why);
 }
 
+/* Two members that spell one tag's rows differently: their databases
+** compare names differently (collations), and what is one tag to one is
+** two to the other. */
+static int spelt_apart(multi_store *ms, const char *tag, int i, const char *a,
+                       int j, const char *b, frond_error *err) {
+  return frond__fail(err, FROND_ESTORE_MEMBER,
+                     "tag \"%s\": member %d (%s) holds it as \"%s\" and "
+                     "member %d (%s) as \"%s\": their databases compare tag "
+                     "names differently, and one of them holds two tags "
+                     "where the other holds one; delete one of the spellings",
+                     tag, i, ms->m[i].engine, a, j, ms->m[j].engine, b);
+}
+
 static int multi_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
                          frond_error *err) {
   multi_store *ms = MS(st);
   frond_tag_row r;
   frond_error e;
-  int i, rc, found = 0, failed = 0;
-  char why[WHY_MAX] = "";
+  int i, rc, found = 0, failed = 0, first = -1;
+  char why[WHY_MAX] = "", spelt[FROND_TAG_MAX + 1] = "";
   for (i = 0; i < ms->n; i++) {
     e.message[0] = '\0';
     rc = frond__multi_member_due(&ms->m[i])
@@ -256,6 +269,12 @@ static int multi_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
       failed++;
       snprintf(why, sizeof(why), "%s", e.message[0] ? e.message : ms->m[i].why);
       continue;
+    }
+    if (first < 0) {
+      first = i;
+      snprintf(spelt, sizeof(spelt), "%s", r.tag);
+    } else if (strcmp(spelt, r.tag) != 0) {
+      return spelt_apart(ms, tag, first, spelt, i, r.tag, err);
     }
     r.max_id = frond__multi_row_next(ms, i, &r);
     if (!found++ || r.max_id > out->max_id)
@@ -295,7 +314,7 @@ static int survey(multi_store *ms, const char *what, const char *tag,
                   frond_tag_row *rows, int *have, int64_t *g,
                   frond_error *err) {
   int64_t floor, marks, block, next;
-  int i, rc;
+  int i, rc, first = -1;
   *g = 1;
   if ((rc = all_members(ms, what, err)) != 0)
     return rc;
@@ -304,6 +323,10 @@ static int survey(multi_store *ms, const char *what, const char *tag,
     have[i] = rc == 0;
     if (rc != 0 && rc != FROND_ETAG_NOT_FOUND)
       return rc;
+    if (have[i] && first >= 0 && strcmp(rows[first].tag, rows[i].tag) != 0)
+      return spelt_apart(ms, tag, first, rows[first].tag, i, rows[i].tag, err);
+    if (have[i] && first < 0)
+      first = i;
     if ((rc = frond__store_sql_facts(ms->m[i].st, tag, &floor, &marks, &block,
                                      err)) != 0)
       return rc;
@@ -336,28 +359,35 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
   multi_store *ms = MS(st);
   frond_tag_row rows[FROND_STORE_MULTI_MAX];
   int have[FROND_STORE_MULTI_MAX];
-  int64_t g, lstart;
+  int64_t g, low, lstart;
   int i, rc, existed = 0;
   if ((rc = survey(ms, "creating a tag", tag, rows, have, &g, err)) != 0)
     return rc;
+  for (i = 0; i < ms->n; i++)
+    if (have[i] && strcmp(rows[i].tag, tag) != 0)
+      return frond__fail(err, FROND_ETAG_EXISTS,
+                         "tag \"%s\" already exists as \"%s\" on member %d "
+                         "(%s), whose database takes the two names for one",
+                         tag, rows[i].tag, i, ms->m[i].engine);
   for (i = 0; i < ms->n; i++)
     if (have[i] && rows[i].step != step)
       return frond__fail(err, FROND_ETAG_EXISTS,
                          "tag \"%s\" already exists (step %lld on member %d)",
                          tag, (long long)rows[i].step, i);
-  if (start > 0 && start < g)
+  low = frond__tag_lowest_start(g, step);
+  if (start > 0 && start < low)
     return frond__fail(err, FROND_ETAG_FLOOR,
                        "tag \"%s\": start %lld is below %lld: the members' "
                        "rows, floors (deleted tags) and marks say IDs up to "
-                       "%lld may have been handed out; leave out the start "
-                       "to begin there",
-                       tag, (long long)start, (long long)g, (long long)g - 1);
-  if ((lstart = frond__multi_local_start(start > g ? start : g, step, ms->n)) <
-      0)
+                       "%lld may have been handed out, and a tag starts one "
+                       "step above that; leave out the start to begin there",
+                       tag, (long long)start, (long long)low, (long long)g - 1);
+  if ((lstart = frond__multi_local_start(start > low ? start : low, step,
+                                         ms->n)) < 0)
     return frond__fail(err, FROND_EINVAL,
                        "multi: start %lld with step %lld is past the bigint "
                        "range",
-                       (long long)(start > g ? start : g), (long long)step);
+                       (long long)(start > low ? start : low), (long long)step);
   for (i = 0; i < ms->n; i++) {
     if (have[i]) {
       rc = frond__store_sql_block_put(ms->m[i].st, tag, step, err);
@@ -396,11 +426,20 @@ static int multi_tag_set_step(frond_store *st, const char *tag, int64_t step,
 static int multi_tag_delete(frond_store *st, const char *tag,
                             frond_error *err) {
   multi_store *ms = MS(st);
+  frond_tag_row rows[FROND_STORE_MULTI_MAX];
+  int have[FROND_STORE_MULTI_MAX];
+  const char *spelt = tag;
+  int64_t g;
   int i, rc, gone = 0;
-  if ((rc = all_members(ms, "deleting a tag", err)) != 0)
+  /* Every member's row of the tag, under the name as the members hold it
+  ** (a spelling one member's database takes for it is the tag on all). */
+  if ((rc = survey(ms, "deleting a tag", tag, rows, have, &g, err)) != 0)
     return rc;
+  for (i = 0; i < ms->n; i++)
+    if (have[i])
+      spelt = rows[i].tag;
   for (i = 0; i < ms->n; i++) {
-    rc = ms->m[i].st->methods->xTagDelete(ms->m[i].st, tag, err);
+    rc = ms->m[i].st->methods->xTagDelete(ms->m[i].st, spelt, err);
     if (rc == 0)
       gone++;
     else if (rc != FROND_ETAG_NOT_FOUND)
@@ -439,7 +478,8 @@ static int multi_tag_advance(frond_store *st, const char *tag, int64_t to,
                        (long long)to, (long long)b);
   for (i = 0; i < ms->n; i++)
     if (have[i] && rows[i].max_id < l &&
-        (rc = ms->m[i].st->methods->xTagAdvance(ms->m[i].st, tag, l, err)) != 0)
+        (rc = ms->m[i].st->methods->xTagAdvance(ms->m[i].st, rows[i].tag, l,
+                                                err)) != 0)
       return rc;
   return 0;
 }
@@ -607,16 +647,35 @@ int frond__store_members(frond_store *st, uint64_t *up) {
   return ms->n;
 }
 
-/* Every member records the fact, in the members' order, and all must
-** hold the same value: the first that holds another stops the round (so
-** that a process whose value was refused writes it nowhere further) and
-** its value is the answer. Needs every member, as creating a tag does. */
+/* Every member records the fact, and all must hold the same value. Every
+** member is read first: when one holds another value, that is the answer
+** and nothing is written anywhere (a process whose value is refused must
+** leave no trace of it, or the processes that hold the right one would be
+** refused at the member it wrote to). Then the members that hold none
+** record ours, in the members' order; the first that holds another by
+** then (a process recording at the same moment) stops the round, and its
+** value is the answer. Needs every member, as creating a tag does. */
 static int multi_fact(frond_store *st, const char *name, const char *value,
                       char *recorded, size_t len, frond_error *err) {
   multi_store *ms = MS(st);
-  int i, rc;
+  int i, rc, ours = -1;
   if ((rc = all_members(ms, "recording a format's key", err)) != 0)
     return rc;
+  for (i = 0; i < ms->n; i++) {
+    if ((rc = frond__store_sql_fact_read(ms->m[i].st, name, recorded, len,
+                                         err)) != 0)
+      return rc;
+    if (recorded[0] != '\0' && strcmp(recorded, value) != 0) {
+      if (ours >= 0)
+        frond_log(FROND_LOG_WARN,
+                  "store: multi: member %d (%s) records %s = %s, and member "
+                  "%d %s",
+                  i, ms->m[i].engine, name, recorded, ours, value);
+      return 0;
+    }
+    if (recorded[0] != '\0' && ours < 0)
+      ours = i;
+  }
   for (i = 0; i < ms->n; i++) {
     frond_store *m = ms->m[i].st;
     if ((rc = m->methods->xFact(m, name, value, recorded, len, err)) != 0)

@@ -21,7 +21,8 @@
 ** - frond_tag_floor: per tag name, its floor, the first ID a tag of that
 **   name may issue again once deleted. A delete writes it in the
 **   delete's transaction (the row's max_id, read under the row's lock; a
-**   member's, turned into a global ID), a create starts at or above it,
+**   member's, turned into a global ID), a create starts one Leaf step above it
+**   (a Leaf node whose load raced the create reads the step below),
 **   an advance never goes below it, and an allocation from a row below
 **   it (a row loaded by hand) is refused with TAG_FLOOR. For a multi:
 **   member it also keeps the block size the tag was created with.
@@ -48,6 +49,9 @@ typedef struct sql_store {
   int member, members; /* of a multi: store; members 0: a plain store */
   int fresh;           /* a member whose database records no place yet */
   int64_t alloc_min;   /* a member's allocations start at or above it */
+  int64_t alloc_block; /* when its row's step is this block size */
+  char spelt[FROND_TAG_MAX + 1]; /* the last allocation's row, as it spells
+                                 ** its name ("" when unknown) */
 } sql_store;
 
 #define DB(st) (((sql_store *)(st))->db)
@@ -67,10 +71,14 @@ typedef struct sql_store {
 #define ALLOC_PLAIN                                                            \
   ALLOC_SET " AND max_id >= " FLOOR_OF("$1") " AND NOT EXISTS (SELECT 1 "      \
                                              "FROM frond_multi)"
-/* A member: never below what the others record ($3), never with another
+/* A member: never below what the others record ($3, computed for the
+** block size $4: a row of another step, a tag created again with it, is
+** checked by the caller once it knows the block), never with another
 ** block than the store created the tag with. */
-#define ALLOC_MEMBER ALLOC_SET " AND max_id >= $3 AND step = " BLOCK_OF("$1")
-#define ALLOC_BACK "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = $1"
+#define ALLOC_MEMBER                                                           \
+  ALLOC_SET " AND (step <> $4 OR max_id >= $3) AND step = " BLOCK_OF("$1")
+#define ALLOC_BACK                                                             \
+  "SELECT max_id, step, biz_tag FROM leaf_alloc WHERE biz_tag = $1"
 /* Why an allocation or an advance moved no row. */
 #define ROW_WHY                                                                \
   "SELECT max_id, step, " FLOOR_OF(                                            \
@@ -137,8 +145,17 @@ int frond__store_sql_fresh(const frond_store *st) {
   return ((const sql_store *)st)->fresh;
 }
 
-void frond__store_sql_alloc_min(frond_store *st, int64_t min) {
+void frond__store_sql_alloc_min(frond_store *st, int64_t min, int64_t block) {
   SQ(st)->alloc_min = min;
+  SQ(st)->alloc_block = block;
+}
+
+const char *frond__store_sql_spelling(const frond_store *st) {
+  return ((const sql_store *)st)->spelt;
+}
+
+frond_db *frond__store_sql_db(frond_store *st) {
+  return DB(st);
 }
 
 /* The place the database records: 0 with *i, *n (-1 when none). */
@@ -272,14 +289,18 @@ static int floor_put(frond_store *st, const char *tag, int64_t floor,
 }
 
 static int below_floor(const char *tag, int64_t start, int64_t floor,
-                       frond_error *err) {
-  return frond__fail(err, FROND_ETAG_FLOOR,
-                     "tag \"%s\": start %lld is below the tag's floor %lld: a "
-                     "tag of this name was deleted after it could issue IDs "
-                     "up to %lld; a new one starts at %lld or above (leave "
-                     "out the start to begin there)",
-                     tag, (long long)start, (long long)floor,
-                     (long long)floor - 1, (long long)floor);
+                       int64_t step, frond_error *err) {
+  return frond__fail(
+      err, FROND_ETAG_FLOOR,
+      "tag \"%s\": start %lld is below %lld, one Leaf step above "
+      "the tag's floor %lld: a tag of this name was deleted "
+      "after it could issue IDs up to %lld, and a Leaf node "
+      "reading the new row's last step without allocating it "
+      "must find none of them; a new one starts at %lld or "
+      "above (leave out the start to begin there)",
+      tag, (long long)start, (long long)frond__tag_lowest_start(floor, step),
+      (long long)floor, (long long)floor - 1,
+      (long long)frond__tag_lowest_start(floor, step));
 }
 
 /* ---- allocation ---- */
@@ -336,7 +357,8 @@ static int row_why(frond_store *st, const char *tag, int64_t to, int64_t step,
                        "store the step is the block size and must never "
                        "change",
                        s->member, tag, (long long)rstep, (long long)block);
-  if (s->members > 0 && to == 0 && max_id < s->alloc_min)
+  if (s->members > 0 && to == 0 && max_id < s->alloc_min &&
+      rstep == s->alloc_block)
     return frond__fail(err, FROND_ESTORE_MEMBER_STALE,
                        "multi: member %d: tag \"%s\": its row (max_id %lld) is "
                        "below what the other members record that member %d "
@@ -360,17 +382,21 @@ static int sql_alloc(frond_store *st, const char *tag, int64_t step,
                      int64_t *max_id, int64_t *row_step, frond_error *err) {
   sql_store *s = SQ(st);
   frond_db_result r = {0};
-  frond_db_arg a[3];
+  frond_db_arg a[4];
   int rc;
   a[0] = frond__db_text(tag);
   a[1] = step > 0 ? frond__db_int(step) : frond__db_null();
   a[2] = frond__db_int(s->alloc_min);
+  a[3] = frond__db_int(s->alloc_block);
+  s->spelt[0] = '\0';
   rc = frond__db_write_returning(
-      s->db, s->members > 0 ? ALLOC_MEMBER : ALLOC_PLAIN, "max_id, step",
-      ALLOC_BACK, a, s->members > 0 ? 3 : 2, &r, err);
+      s->db, s->members > 0 ? ALLOC_MEMBER : ALLOC_PLAIN,
+      "max_id, step, biz_tag", ALLOC_BACK, a, s->members > 0 ? 4 : 2, &r, err);
   if (rc == 0 && r.nrows == 1) {
+    const char *t = frond__db_get_text(&r, 0, 2);
     if ((rc = frond__db_get_int(&r, 0, 0, max_id, err)) == 0)
       rc = frond__db_get_int(&r, 0, 1, row_step, err);
+    snprintf(s->spelt, sizeof(s->spelt), "%s", t != NULL ? t : "");
   } else if (rc == 0) {
     rc = row_why(st, tag, 0, step, err);
   }
@@ -461,7 +487,7 @@ static int sql_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
       floor > 1)
     return frond__fail(err, FROND_ETAG_NOT_FOUND,
                        "tag \"%s\" not found (it was deleted; created again, "
-                       "it starts at %lld or above)",
+                       "it starts one Leaf step above its floor %lld)",
                        tag, (long long)floor);
   return not_found(tag, err);
 }
@@ -502,11 +528,14 @@ static int finish(frond_store *st, int rc, frond_error *err) {
   "update_time) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)"
 
 /*
-** A plain store's create: in one transaction, at or above the floor. A
-** create racing a delete of the same name waits for the delete's row lock
-** in its INSERT; the floor is read again after it, so a floor that delete
-** wrote is seen. A member's create (its local start chosen by the multi:
-** store, above every member's floor) records the tag's block beside it.
+** A plain store's create: in one transaction, one Leaf step above the floor
+** when there is one (frond__tag_lowest_start: the skipped step is never
+** issued, and is all a Leaf node that read the new row without
+** allocating can take). A create racing a delete of the same name waits
+** for the delete's row lock in its INSERT; the floor is read again after
+** it, so a floor that delete wrote is seen. A member's create (its local
+** start chosen by the multi: store, above every member's floor) records
+** the tag's block beside it.
 */
 static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
                           int64_t start, const char *description,
@@ -527,17 +556,18 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       return finish(st, rc, err);
     }
     rc = floor_read(st, tag, 1, &floor, err);
-    first = start > 0 ? start : floor > 1 ? floor : 1;
-    if (rc == 0 && first < floor)
-      rc = below_floor(tag, first, floor, err);
+    first = start > 0 ? start : frond__tag_lowest_start(floor, step);
+    if (rc == 0 && first < frond__tag_lowest_start(floor, step))
+      rc = below_floor(tag, first, floor, step, err);
     a[1] = frond__db_int(first);
     if (rc == 0 && (rc = modify(st, INSERT_ROW, a, 4, tag, err)) == 0 &&
-        (rc = floor_read(st, tag, 0, &again, err)) == 0 && first < again) {
+        (rc = floor_read(st, tag, 0, &again, err)) == 0 &&
+        first < frond__tag_lowest_start(again, step)) {
       if (start == 0) { /* a delete raised it meanwhile: from there */
         frond__db_rollback(DB(st));
         continue;
       }
-      rc = below_floor(tag, first, again, err);
+      rc = below_floor(tag, first, again, step, err);
     }
     return finish(st, rc, err);
   }
@@ -565,25 +595,32 @@ static int sql_tag_delete(frond_store *st, const char *tag, frond_error *err) {
   sql_store *s = SQ(st);
   frond_db_result r = {0};
   frond_db_arg a = frond__db_text(tag);
+  char spelt[FROND_TAG_MAX + 1];
   int64_t max_id = 0, step = 0, floor;
   int rc;
   if ((rc = frond__db_begin(s->db, err)) != 0)
     return rc;
   rc = frond__db_exec(s->db,
-                      "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = $1 "
-                      "{for_update}",
+                      "SELECT max_id, step, biz_tag FROM leaf_alloc WHERE "
+                      "biz_tag = $1 {for_update}",
                       &a, 1, &r, err);
   if (rc == 0 && r.nrows == 0)
     rc = not_found(tag, err);
   else if (rc == 0 && (rc = frond__db_get_int(&r, 0, 0, &max_id, err)) == 0)
     rc = frond__db_get_int(&r, 0, 1, &step, err);
+  /* The floor under the name as the row spells it: the one every spelling
+  ** the database takes for the row meets. */
+  snprintf(spelt, sizeof(spelt), "%s",
+           rc == 0 && frond__db_get_text(&r, 0, 2) != NULL
+               ? frond__db_get_text(&r, 0, 2)
+               : tag);
   frond__db_result_free(&r);
   /* A member's floor is global: above every block it handed out. */
   floor = s->members > 0
               ? frond__multi_next(max_id, step, s->member, s->members)
               : max_id;
   if (rc == 0)
-    rc = floor_put(st, tag, floor, s->members > 0 ? 0 : -1, err);
+    rc = floor_put(st, spelt, floor, s->members > 0 ? 0 : -1, err);
   if (rc == 0)
     rc = modify(st, "DELETE FROM leaf_alloc WHERE biz_tag = $1", &a, 1, tag,
                 err);
@@ -615,63 +652,7 @@ static int sql_tag_advance(frond_store *st, const char *tag, int64_t to,
   return rc;
 }
 
-/* ---- a member's facts (store_multi.c) ---- */
-
-int frond__store_sql_mark_get(frond_store *st, int member, const char *tag,
-                              int64_t *end, frond_error *err) {
-  frond_db_result r = {0};
-  frond_db_arg a[2];
-  int rc;
-  a[0] = frond__db_int(member);
-  a[1] = frond__db_text(tag);
-  rc = frond__db_exec(DB(st),
-                      "SELECT max_id FROM frond_multi_mark WHERE member = $1 "
-                      "AND biz_tag = $2",
-                      a, 2, &r, err);
-  *end = 0;
-  if (rc == 0 && r.nrows == 1)
-    rc = frond__db_get_int(&r, 0, 0, end, err);
-  frond__db_result_free(&r);
-  return rc;
-}
-
-int frond__store_sql_mark_put(frond_store *st, int member, const char *tag,
-                              int64_t end, frond_error *err) {
-  static const char raise[] = "UPDATE frond_multi_mark SET max_id = $3 WHERE "
-                              "member = $1 AND biz_tag = $2 AND max_id < $3";
-  frond_db_result r = {0};
-  frond_db_arg a[3];
-  int rc;
-  a[0] = frond__db_int(member);
-  a[1] = frond__db_text(tag);
-  a[2] = frond__db_int(end);
-  rc = frond__db_exec(DB(st), raise, a, 3, &r, err);
-  if (rc == 0 && r.changes == 0) {
-    rc =
-        frond__db_exec(DB(st),
-                       "INSERT INTO frond_multi_mark (member, biz_tag, max_id) "
-                       "VALUES ($1, $2, $3)",
-                       a, 3, NULL, err);
-    /* Present already (higher, or another node's insert won): raise. */
-    if (rc != 0 && frond__db_error_class(DB(st)) == FROND_DB_UNIQUE)
-      rc = frond__db_exec(DB(st), raise, a, 3, NULL, err);
-  }
-  frond__db_result_free(&r);
-  return rc;
-}
-
-int frond__store_sql_served(frond_store *st, int member, int *any,
-                            frond_error *err) {
-  frond_db_result r = {0};
-  frond_db_arg a = frond__db_int(member);
-  int rc = frond__db_exec(DB(st),
-                          "SELECT biz_tag FROM frond_multi_mark WHERE member = "
-                          "$1 LIMIT 1",
-                          &a, 1, &r, err);
-  *any = rc == 0 && r.nrows > 0;
-  frond__db_result_free(&r);
-  return rc;
-}
+/* ---- a member's facts (store_multi.c; its marks: store_sql_member.c) ---- */
 
 int frond__store_sql_facts(frond_store *st, const char *tag, int64_t *floor,
                            int64_t *marks, int64_t *block, frond_error *err) {

@@ -279,3 +279,89 @@ def markdown_files():
                               recursive=True)):
         files.append(os.path.relpath(p, SRC))
     return files
+
+
+# ---------------------------------------------------------- code blocks
+
+class Block:
+    """A code block of a Markdown page: where it starts (1-based line of
+    its opening fence, or of its first line when indented), its info
+    string ("" when unlabelled, None when indented), its lines with the
+    block's indentation removed, and the HTML comments on the lines just
+    above it (blank lines between allowed)."""
+
+    def __init__(self, page, line, info, lines, comments):
+        self.page, self.line, self.info = page, line, info
+        self.lines, self.comments = lines, comments
+
+    def where(self):
+        return "%s:%d" % (self.page, self.line)
+
+
+def _comments_above(lines, i):
+    out = []
+    j = i - 1
+    while j >= 0 and lines[j].strip() == "":
+        j -= 1
+    while j >= 0 and re.match(r"^\s*<!--.*-->\s*$", lines[j]):
+        out.insert(0, lines[j].strip())
+        j -= 1
+    return out
+
+
+def page_blocks(rel):
+    """Every code block of a page: fenced (``` or ~~~, indented or not,
+    as in a list item) and indented by four spaces after a blank line
+    outside a list item."""
+    lines = read(rel).split("\n")
+    blocks, i, in_list = [], 0, False
+    while i < len(lines):
+        line = lines[i]
+        m = re.match(r"^( *)(```|~~~)\s*([\w+-]*)\s*$", line)
+        if m:
+            ind, fence = len(m.group(1)), m.group(2)
+            j = i + 1
+            while j < len(lines) and not re.match(
+                    r"^ *" + fence + r"\s*$", lines[j]):
+                j += 1
+            ft.check(j < len(lines), "%s:%d: a fence that never closes"
+                     % (rel, i + 1))
+            body = [x[ind:] if x[:ind].strip() == "" else x.lstrip()
+                    for x in lines[i + 1:j]]
+            blocks.append(Block(rel, i + 1, m.group(3), body,
+                                _comments_above(lines, i)))
+            i = j + 1
+            continue
+        if re.match(r"^\s*([-*+]|\d+\.) ", line):
+            in_list = True
+        elif line.strip() and not line.startswith(" "):
+            in_list = False
+        if (line.startswith("    ") and line.strip() and not in_list
+                and (i == 0 or lines[i - 1].strip() == "")):
+            j = i
+            while j < len(lines) and (lines[j].startswith("    ")
+                                      or lines[j].strip() == ""):
+                j += 1
+            body = [x[4:] for x in lines[i:j]]
+            while body and body[-1].strip() == "":
+                body.pop()
+            blocks.append(Block(rel, i + 1, None, body,
+                                _comments_above(lines, i)))
+            i = j
+            continue
+        i += 1
+    return blocks
+
+
+def page_comments(rel):
+    """(line, text) of every one-line HTML comment outside code blocks."""
+    plain = strip_fences(read(rel)).split("\n")
+    return [(n + 1, x.strip()) for n, x in enumerate(plain)
+            if re.match(r"^\s*<!--.*-->\s*$", x)]
+
+
+def doc_pages():
+    """README.md and every page under docs/: the pages whose command
+    blocks run."""
+    return ["README.md"] + [p for p in markdown_files()
+                            if p.startswith("docs/")]

@@ -305,12 +305,14 @@ def test_sequence_multi_batches():
     onto the day's first ones.
 
     One server names member b at a path that does not exist (a typo): its
-    multi: store serves from a alone, so a's blocks reach the end while
-    b's still lie below it, and the other server's batches mix the
-    two."""
+    multi: store serves from a and c alone, so their blocks reach the end
+    while b's still lie below it, and the other server's batches mix
+    them."""
     d = ft.tempdir()
-    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (d, d)
-    without_b = "multi:sqlite://%s/a.db|sqlite://%s/gone/b.db" % (d, d)
+    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db|sqlite://%s/c.db" % (
+        d, d, d)
+    without_b = ("multi:sqlite://%s/a.db|sqlite://%s/gone/b.db|"
+                 "sqlite://%s/c.db" % (d, d, d))
     tags = {"t%d" % i: 100 for i in range(8)}
     day = time.strftime("%Y%m%d", time.gmtime())
     # A multi: store hands out no node IDs: the fleet's lease is named.
@@ -346,7 +348,7 @@ def test_sequence_multi_batches():
         for t in tags:
             frond("tag", "create", t, "--step", "100", "--store", store)
             # The period's row as the format makes it (blocks of 10), on
-            # both members: the server without b cannot make it.
+            # every member: the server without b cannot make it.
             frond("tag", "create", "%s:%s" % (t, day), "--step", "10",
                   "--store", store)
         srvs.append(ft.Server(store=without_b, env=clean_env(), extra=args))
@@ -533,8 +535,9 @@ def test_key_checked_at_start_and_after_reconnect():
     first records its key's fingerprint in frond_meta; a second with another
     key does not start (KEY_MISMATCH, naming the first's fingerprint, its
     own and the record). The record is checked again when the store comes
-    back: replaced meanwhile (a database restored from elsewhere), the
-    format answers KEY_MISMATCH, and every other ID is still served."""
+    back (and every minute): replaced meanwhile (a database restored from
+    elsewhere), the format answers KEY_MISMATCH, and every other ID is
+    still served."""
     pg = ft.Postgres()
     srv = None
     d = ft.tempdir()
@@ -568,12 +571,10 @@ def test_key_checked_at_start_and_after_reconnect():
         m = re.search(r"fingerprint ([0-9a-f]{16}) here", err)
         check(m is not None and m.group(1) != fp and fp in err and
               "format.o" in err and "frond_meta" in err, err)
-        # The record changes under a running server: nothing is noticed
-        # until the store comes back.
+        # The record changes under a running server: seen when the store
+        # comes back (or at the minute's check, whichever is first).
         pg.sql("UPDATE frond_meta SET value = '0123456789abcdef' "
                "WHERE name LIKE 'key.%'")
-        st, _, body = srv.request("GET", "/v1/format/o?count=10")
-        check(st == 200, "%d %r" % (st, body))
         pg.stop()
         deadline = time.monotonic() + 60
         while srv.request("GET", "/readyz")[0] != 503:
@@ -599,6 +600,69 @@ def test_key_checked_at_start_and_after_reconnect():
             srv.stop()
             srv.close()
         pg.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_key_record_checked_again():
+    """A running server checks its keys' records again every refresh
+    interval (shortened here): a record deleted by hand is recorded again,
+    one changed to another fingerprint refuses the format (every other ID
+    still served), and one put back lets it serve again."""
+    d = ft.tempdir()
+    srv = None
+    db = os.path.join(d, "ids.db")
+    store = "sqlite://" + db
+
+    def meta(sql):
+        con = sqlite3.connect(db)
+        try:
+            with con:
+                return con.execute(sql).fetchall()
+        finally:
+            con.close()
+
+    def until(what, cond, timeout=60):
+        deadline = time.monotonic() + timeout
+        while True:
+            got = cond()
+            if got:
+                return got
+            check(time.monotonic() < deadline, "no %s within %ds" %
+                  (what, timeout))
+            time.sleep(0.05)
+
+    def answer():
+        st, _, body = srv.request("GET", "/v1/format/o?count=5")
+        return st, error_of(json.loads(body)) if st != 200 else None
+    try:
+        r = subprocess.run([ft.FROND_BIN, "tag", "create", "orders", "--step",
+                            "100", "--store", store], capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 0, r.stderr)
+        srv = ft.Server(store=store, env=clean_env(
+            FROND_TEST_FACT_RECHECK_MS="200"), extra=[
+            "--order-key-file", key_file(d, "1:%s\n" % KEY1), "--format.o",
+            "order:digits=8,key=1,tag=orders"])
+        check(answer()[0] == 200, "numbers: %r" % (answer(),))
+        (fp,), = meta("SELECT value FROM frond_meta WHERE name = "
+                      "'key.order.d8.1.tag.orders'")
+        meta("DELETE FROM frond_meta WHERE name LIKE 'key.%'")
+        until("record made again", lambda: meta(
+            "SELECT value FROM frond_meta WHERE name LIKE 'key.%'") ==
+            [(fp,)])
+        meta("UPDATE frond_meta SET value = '0123456789abcdef' WHERE name "
+             "LIKE 'key.%'")
+        until("KEY_MISMATCH", lambda: answer() == (500, "KEY_MISMATCH"))
+        check("refused from now on" in srv.output(), srv.output()[-2000:])
+        st, _, body = srv.request("GET", "/v1/segment/orders?count=5")
+        check(st == 200, "segment IDs: %d %r" % (st, body))
+        meta("UPDATE frond_meta SET value = '%s' WHERE name LIKE 'key.%%'"
+             % fp)
+        until("numbers again", lambda: answer()[0] == 200)
+    finally:
+        if srv is not None:
+            srv.stop()
+            srv.close()
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -694,5 +758,6 @@ if __name__ == "__main__":
              test_decode_agrees_with_cli, test_period_first_use_off_the_loop,
              test_start_refusals,
              test_key_checked_at_start_and_after_reconnect,
+             test_key_record_checked_again,
              test_node_scoped_two_servers,
              test_formats_from_file_and_environment])

@@ -67,6 +67,9 @@ def request(s, method, path, body=None):
     return st, b
 
 
+LEAF_STEP = 1000000  # Leaf's largest step
+
+
 def floors(store):
     """The command and a server, one after the other, on one store."""
     every = []
@@ -79,16 +82,24 @@ def floors(store):
             "TAG_FLOOR", str(top))
     refused(frond("tag", "create", "f", "--start", str(top - 1), "--store",
                   store), "TAG_FLOOR", str(top))
+    # One Leaf step (the tag's, at least Leaf's largest, 1,000,000) above
+    # the floor: a Leaf node reading the new row's last step without
+    # allocating takes IDs nobody issued, however far its step grew.
+    refused(frond("tag", "create", "f", "--start", str(top + 99), "--store",
+                  store), "TAG_FLOOR", str(top))
+    refused(frond("tag", "create", "f", "--start", str(top + LEAF_STEP - 1),
+                  "--store", store), "TAG_FLOOR", str(top))
     out = ok("tag", "create", "f", "--step", "100", "--store", store)
-    ft.check("first ID %d" % top in out, "create: %r" % out)
+    ft.check("first ID %d" % (top + LEAF_STEP) in out, "create: %r" % out)
     every += ids_of(store, "f", 350)
-    ft.check(min(every[350:]) >= top, "the new tag starts below its floor")
+    ft.check(min(every[350:]) >= top + LEAF_STEP,
+             "the new tag starts less than a Leaf step above its floor")
     # Forward only.
     refused(frond("tag", "advance", "f", "--to", str(top), "--store", store),
             "TAG_FLOOR")
-    ok("tag", "advance", "f", "--to", "100000", "--store", store)
+    ok("tag", "advance", "f", "--to", "2000000", "--store", store)
     got = ids_of(store, "f", 10)
-    ft.check(got[0] == 100000, "after an advance to 100000: %d" % got[0])
+    ft.check(got[0] == 2000000, "after an advance to 2000000: %d" % got[0])
     every += got
     # The admin API of a running server.
     s = ft.Server(store=store)
@@ -108,13 +119,13 @@ def floors(store):
                  % (floor, max(every)))
         st, b = request(s, "POST", "/v1/tags/f/advance", {"to": floor - 1})
         ft.check(st == 409 and b"TAG_FLOOR" in b, "back: %d %r" % (st, b))
-        st, b = request(s, "POST", "/v1/tags/f/advance", {"to": 10 ** 7})
-        ft.check(st == 200 and json.loads(b)["max_id"] == 10 ** 7,
+        st, b = request(s, "POST", "/v1/tags/f/advance", {"to": 10 ** 8})
+        ft.check(st == 200 and json.loads(b)["max_id"] == 10 ** 8,
                  "advance: %d %r" % (st, b))
         st, b = request(s, "GET", "/v1/segment/f?count=100")
         ft.check(st == 200, "%d %r" % (st, b))
         ids = [int(x) for x in json.loads(b)["ids"]]
-        ft.check(ids[0] == 10 ** 7, "after the advance: %d" % ids[0])
+        ft.check(ids[0] == 10 ** 8, "after the advance: %d" % ids[0])
         every += ids
     finally:
         s.stop()

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """
 A multi: store (several independent databases handing out disjoint IDs):
-two SQLite files under 2 processes; then PostgreSQL and MariaDB (started
-by scripts/ in temp dirs) under 2 processes x 2 threads with MariaDB
-stopped mid-run and started again: IDs keep coming from PostgreSQL while
-it is down, both serve again after, no ID twice. A node listing the same
-databases in another order is refused (STORE_MEMBER) on both setups.
+two SQLite files under 2 processes; then PostgreSQL, MariaDB and a SQLite
+file (PostgreSQL and MariaDB started by scripts/ in temp dirs) under 2
+processes x 2 threads with MariaDB stopped mid-run and started again: IDs
+keep coming from the two others while it is down (each records the
+other's blocks: a store of two stops while one is down), all serve again
+after, no ID twice. A node listing the same databases in another order is
+refused (STORE_MEMBER) on both setups.
 """
 import json
 import os
@@ -105,14 +107,16 @@ def test_two_sqlite_files():
 
 
 def test_pg_and_mariadb_one_down():
-    """PostgreSQL + MariaDB; MariaDB stopped under load and started again:
-    IDs keep coming while it is down, it serves again after, no ID twice."""
+    """PostgreSQL + MariaDB + SQLite; MariaDB stopped under load and started
+    again: IDs keep coming while it is down (PostgreSQL and SQLite record
+    each other's blocks), it serves again after, no ID twice."""
     pg, my = ft.Postgres(), None
     d = ft.tempdir("frond-multi-")
     loads = []
     try:
         my = ft.MariaDB()
-        uri = "multi:%s|%s" % (pg.uri, my.uri)
+        third = "sqlite://" + os.path.join(d, "c.db")
+        uri = "multi:%s|%s|%s" % (pg.uri, my.uri, third)
         create(uri, "m")
         refused_swapped(pg.uri, my.uri)
         # About 10,000 IDs/s per process, 500-ID blocks.
@@ -148,10 +152,10 @@ def test_pg_and_mariadb_one_down():
                  "MariaDB's failure not logged: " + err[-800:])
         ft.check(") works again" in err,
                  "MariaDB not back in the log: " + err[-800:])
-        share = members_of(every, 2)
+        share = members_of(every, 3)
         ft.check(min(share) > 0, "one member served nothing: %r" % share)
-        print("multi: %d IDs, PostgreSQL %d, MariaDB %d, 0 duplicates"
-              % (len(every), share[0], share[1]))
+        print("multi: %d IDs, PostgreSQL %d, MariaDB %d, SQLite %d, 0 "
+              "duplicates" % (len(every), share[0], share[1], share[2]))
     finally:
         for ld in loads:
             ld.kill()
@@ -258,8 +262,8 @@ class Proxy:
 
 def test_silent_member():
     """MariaDB behind a proxy that stops forwarding (a partition: the
-    server neither answers nor closes): the SQLite member serves on, each
-    attempt on the silent one bounded; after the partition heals, both
+    server neither answers nor closes): the two SQLite members serve on,
+    each attempt on the silent one bounded; after the partition heals, all
     serve; no ID twice."""
     my, proxy, ld = None, None, None
     d = ft.tempdir("frond-multi-")
@@ -268,7 +272,8 @@ def test_silent_member():
         proxy = Proxy("127.0.0.1:%d" % my.port)
         via = my.uri.replace(":%d/" % my.port,
                              ":%d/" % proxy.ports["db"])
-        uri = "multi:sqlite://%s|%s" % (os.path.join(d, "a.db"), via)
+        uri = "multi:sqlite://%s|%s|sqlite://%s" % (
+            os.path.join(d, "a.db"), via, os.path.join(d, "c.db"))
         create(uri, "m")
         ld = seg.Load(Uri(uri), os.path.join(d, "p"), ["m"], "-t", "2",
                       "-n", "0", "-k", "-p", "50", "-r", "300")
@@ -294,8 +299,8 @@ def test_silent_member():
                  "the silent member's failure not logged: " + ld.err[-800:])
         ft.check(") works again" in ld.err,
                  "the member not back in the log: " + ld.err[-800:])
-        print("silent member: %d IDs, SQLite %d, MariaDB %d, 0 duplicates"
-              % ((len(every),) + tuple(members_of(every, 2))))
+        print("silent member: %d IDs, SQLite %d, MariaDB %d, SQLite %d, 0 "
+              "duplicates" % ((len(every),) + tuple(members_of(every, 3))))
     finally:
         if ld is not None:
             ld.kill()
@@ -388,7 +393,59 @@ def test_range_over_block():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def converted(single, copy_made, multi):
+    """A single database issues IDs, an older copy of it is made, it issues
+    more; the two become a multi: store: nothing the single database
+    issued comes again (the copy's rows are moved above it as it joins,
+    on the engine's own SQL)."""
+    create(single, "c")
+    every, _ = next_ids(single, "c", 2000)
+    copy_made()
+    more, _ = next_ids(single, "c", 8000)
+    every += more
+    r = ft.run(["tag", "create", "c", "--step", str(STEP), "--store", multi])
+    ft.check(r.returncode == 0 or "TAG_EXISTS" in r.stderr,
+             "tag create: " + r.stderr)
+    more, err = next_ids(multi, "c", 6000)
+    ft.check(min(members_of(more, 2)) > 0, "one member only: %r"
+             % members_of(more, 2))
+    ft.check("joins with tag \"c\"" in r.stderr + err,
+             "no row moved: " + (r.stderr + err)[-600:])
+    every += more
+    ft.check(len(set(every)) == len(every), "%d IDs twice"
+             % (len(every) - len(set(every))))
+    return len(every)
+
+
+def test_conversion_with_an_older_copy():
+    """A PostgreSQL database and a copy of it made earlier (CREATE
+    DATABASE ... TEMPLATE), then a MariaDB database and its copy, each pair
+    made the members of a multi: store."""
+    pg, my = ft.Postgres(), None
+    try:
+        base = pg.uri.rsplit("/", 1)[0]
+        pg.sql("CREATE DATABASE a")
+        n = converted(base + "/a",
+                      lambda: pg.sql("CREATE DATABASE b TEMPLATE a"),
+                      "multi:%s/a|%s/b" % (base, base))
+        my = ft.MariaDB()
+        mbase = my.uri.rsplit("/", 1)[0]
+
+        def copy():
+            my.sql("CREATE DATABASE b")
+            for t in ("leaf_alloc", "frond_tag_floor", "frond_multi"):
+                my.sql("CREATE TABLE b.%s LIKE frond.%s; INSERT INTO b.%s "
+                       "SELECT * FROM frond.%s" % (t, t, t, t))
+        n += converted(my.uri, copy, "multi:%s|%s/b" % (my.uri, mbase))
+        print("converted with an older copy: %d IDs, 0 twice" % n)
+    finally:
+        pg.close()
+        if my is not None:
+            my.close()
+
+
 if __name__ == "__main__":
     ft.main([test_two_sqlite_files, test_admin_api_and_refused_start,
              test_pg_and_mariadb_one_down, test_silent_member,
-             test_member_restored_and_repaired, test_range_over_block])
+             test_member_restored_and_repaired, test_range_over_block,
+             test_conversion_with_an_older_copy])

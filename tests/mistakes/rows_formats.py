@@ -40,13 +40,16 @@ def _to_the_end(srv, name, seed, cap=400):
 
 
 @row("seq-multi-typo-batches",
-     "one node's multi: URI names member b at a path that does not exist "
-     "(it serves from member a alone); a daily sequence is taken in "
-     "batches to the end of the day from that node and a correct one")
+     "one node's multi: URI names member b of three at a path that does "
+     "not exist (it serves from members a and c alone); a daily sequence is "
+     "taken in batches to the end of the day from that node and a correct "
+     "one")
 def seq_multi_typo_batches(run):
     d = run.subdir("db")
-    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (d, d)
-    typo = "multi:sqlite://%s/a.db|sqlite://%s/dbb/b.db" % (d, d)
+    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db|sqlite://%s/c.db" % (
+        d, d, d)
+    typo = ("multi:sqlite://%s/a.db|sqlite://%s/dbb/b.db|sqlite://%s/c.db"
+            % (d, d, d))
     day = time.strftime("%Y%m%d", time.gmtime())
     tags = ["t%d" % i for i in range(6)]
     # A multi: store hands out no node IDs: the fleet's lease is named.
@@ -55,7 +58,7 @@ def seq_multi_typo_batches(run):
     for t in tags:
         _frond_ok(run, d, "tag", "create", t, "--step", "100", "--store",
                   store)
-        # The day's row exists on both members (the node with the typo
+        # The day's row exists on every member (the node with the typo
         # cannot make it: that needs every member).
         _frond_ok(run, d, "tag", "create", "%s:%s" % (t, day), "--step",
                   "10", "--store", store)
@@ -243,3 +246,100 @@ def node_scoped_forced_random(run):
     for kind in ("uuid7", "ulid", "objectid"):
         lists += parallel([lambda s=s, k=kind: take(s, k) for s in srvs])
     run.unique(lists, "UUIDs, ULIDs and ObjectIds")
+
+
+# ---- key records: spellings of a tag, records edited, multi: members ----
+
+def _spelling_pair(run, store, d, tag_a, tag_b, name):
+    """a issues order numbers of tag_a with KEY1; b of tag_b, a spelling
+    the store takes for the same row, with KEY2: b must be refused."""
+    a = _node(run, name + "-a", "1:%s\n" % KEY1,
+              "order:digits=6,key=1,tag=%s" % tag_a, ["--store", store])
+    check(_up_or_exited(a), "%s-a did not start:\n%s" % (name, a.output()))
+    b = _node(run, name + "-b", "1:%s\n" % KEY2,
+              "order:digits=6,key=1,tag=%s" % tag_b, ["--store", store])
+    _second_refused_or_unique(run, a, b)
+
+
+@row("order-key-tag-spelling-mariadb",
+     "two servers on one MariaDB store issue order numbers of one tag "
+     "under spellings its collation takes for one (orders.eu and "
+     "ORDERS.EU, orders and \"orders \"), each with its own key")
+def order_key_tag_spelling_mariadb(run):
+    my = run.mariadb()
+    d = run.subdir("db")
+    for t in ("orders.eu", "orders"):
+        _frond_ok(run, d, "tag", "create", t, "--step", "100", "--store",
+                  my.uri)
+    _spelling_pair(run, my.uri, d, "orders.eu", "ORDERS.EU", "dotted")
+    _spelling_pair(run, my.uri, d, "orders", "orders ", "space")
+
+
+def _meta(path, sql):
+    import sqlite3
+    con = sqlite3.connect(path)
+    try:
+        with con:
+            return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+@row("order-key-record-deleted",
+     "deleted the key records from frond_meta by hand while a server "
+     "issued order numbers, then started a second server with another key")
+def order_key_record_deleted(run):
+    d = run.subdir("db")
+    db = os.path.join(d, "ids.db")
+    store = "sqlite://%s" % db
+    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
+              store)
+    spec = "order:digits=6,key=1,tag=orders"
+    env = {"FROND_TEST_FACT_RECHECK_MS": "300"}
+    ad = run.subdir("a")
+    a = run.serve(ad, ["--order-key-file", _key_file(ad, "1:%s\n" % KEY1),
+                       "--format.o", spec, "--store", store], env=env,
+                  name="a")
+    got = _numbers(a, 200)
+    _meta(db, "DELETE FROM frond_meta WHERE name LIKE 'key.%'")
+    # The running server finds its record gone and records it again (at
+    # its next check, every FROND_TEST_FACT_RECHECK_MS here); nothing else
+    # would. Waited for, bounded: without the re-check it never comes.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and \
+            not _meta(db, "SELECT 1 FROM frond_meta WHERE name LIKE 'key.%'"):
+        time.sleep(0.05)
+    b = _node(run, "b", "1:%s\n" % KEY2, spec, ["--store", store])
+    if _up_or_exited(b):
+        run.unique(parallel([lambda: got + _numbers(a, 20000),
+                             lambda: _numbers(b, 20000)]), "order numbers")
+        raise Failure("b served with another key: nothing refused it")
+    run.refused(b, "KEY_MISMATCH", "format.o", _fingerprint(a))
+    run.unique([got + _numbers(a, 2000)], "order numbers")
+
+
+@row("multi-key-record-one-member",
+     "a multi: member lost its key record (restored from before the "
+     "format); a server with a wrong key was refused; then the fleet's "
+     "servers, with the right key, restarted")
+def multi_key_record_one_member(run):
+    d = run.subdir("db")
+    store = "multi:sqlite://%s/a.db|sqlite://%s/b.db" % (d, d)
+    args = ["--store", store, "--coordinator",
+            "lease+sqlite://%s/nodes.db" % d]
+    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
+              store)
+    spec = "order:digits=6,key=1,tag=orders"
+    a = _node(run, "a", "1:%s\n" % KEY1, spec, args)
+    check(_up_or_exited(a), "a did not start:\n%s" % a.output())
+    got = _numbers(a, 500)
+    a.stop()
+    _meta(os.path.join(d, "a.db"), "DELETE FROM frond_meta")
+    w = _node(run, "w", "1:%s\n" % KEY2, spec, args)
+    check(not _up_or_exited(w), "the server with another key served")
+    run.refused(w, "KEY_MISMATCH", "format.o")
+    c = _node(run, "c", "1:%s\n" % KEY1, spec, args)
+    if not _up_or_exited(c):
+        raise Failure("the fleet's key is refused after the wrong one was "
+                      "tried:\n%s" % c.output()[-1500:])
+    run.unique([got, _numbers(c, 3000)], "order numbers")

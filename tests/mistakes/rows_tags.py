@@ -29,9 +29,12 @@ def multi_uri(d, names=("a.db", "b.db")):
 
 def on_multi(d, store=None):
     """A server's flags for a multi: store in d: a multi: store hands out
-    no node IDs, so the fleet's lease is named beside it."""
+    no node IDs, so the fleet's lease is named beside it. The rows count
+    IDs, not latency: a block waits for another member to record it, which
+    on a loaded machine can take longer than a request's default 50 ms."""
     return ["--store", store or multi_uri(d),
-            "--coordinator", "lease+" + sqlite_uri(d, "nodes.db")]
+            "--coordinator", "lease+" + sqlite_uri(d, "nodes.db"),
+            "--segment-wait-ms", "5000"]
 
 
 def cli_ids(run, cwd, store, tag, n):
@@ -241,41 +244,51 @@ def multi_convert(run):
     run.unique([old, new])
 
 
-def multi_served(run, d, n, name):
-    s = run.serve(d, on_multi(d), name=name)
+def multi_served(run, d, n, name, store=None):
+    s = run.serve(d, on_multi(d, store), name=name)
     ids = s.ids("/v1/segment/orders", n, batch=100)
     s.stop()
     return ids, s
 
 
+def members_of(ids, n=2, step=STEP):
+    """The members whose blocks are among ids (block (id-1)//step,
+    modulo n)."""
+    return {(i - 1) // step % n for i in ids}
+
+
 def both_members(ids, step=STEP):
     """Blocks of both members among ids (block (id-1)//step, modulo 2)."""
-    return {(i - 1) // step % 2 for i in ids} == {0, 1}
+    return members_of(ids, 2, step) == {0, 1}
 
 
 @row("multi-empty-member",
-     "put an empty database in place of a dead multi: member and "
-     "completed the tag on it")
+     "put an empty database in place of a dead member of a three-member "
+     "multi: store and completed the tag on it")
 def multi_empty_member(run):
     d = run.subdir("db")
-    multi = multi_uri(d)
+    multi = multi_uri(d, ("a.db", "b.db", "c.db"))
     run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
            d)
-    first, _ = multi_served(run, d, 2000, "serve-1")
-    check(both_members(first), "both members should have served")
+    first, _ = multi_served(run, d, 3000, "serve-1", multi)
+    check(members_of(first, 3) == {0, 1, 2}, "every member should have "
+          "served")
     os.remove(os.path.join(d, "b.db"))  # member 1 is gone: a new one
     r = run.frond(["tag", "create", "orders", "--step", str(STEP),
                    "--store", multi], d)
     if r.returncode == 0:  # accepted: what it serves now
-        second, _ = multi_served(run, d, 2000, "serve-2")
+        second, _ = multi_served(run, d, 2000, "serve-2", multi)
         run.unique([first, second])
     run.refused(r, "STORE_MEMBER_STALE", "member 1")
-    # The node serves around it, and says why.
-    second, s = multi_served(run, d, 1000, "serve-2")
+    # The node serves around it (the two others record each other's
+    # blocks), and says why.
+    second, s = multi_served(run, d, 1000, "serve-2", multi)
     run.refused(s.output(), "STORE_MEMBER_STALE", "member 1")
+    check(members_of(second, 3) == {0, 2}, "members 0 and 2 should serve")
     run.ok(["tag", "repair-member", "1", "--store", multi], d)
-    third, _ = multi_served(run, d, 2000, "serve-3")
-    check(both_members(third), "member 1 should serve after its repair")
+    third, _ = multi_served(run, d, 3000, "serve-3", multi)
+    check(members_of(third, 3) == {0, 1, 2}, "member 1 should serve after "
+          "its repair")
     run.unique([first, second, third])
 
 
@@ -407,3 +420,263 @@ def segment_fork(run):
             child.append(int(rest))
     run.unique([parent, child])
     run.refused(refusal, "FORKED")
+
+
+# ---- multi: marks, conversions, spellings, Leaf readers ----
+
+def take_away(path):
+    """Make the SQLite member in directory path unreachable (as a database
+    server that is down); returns how to bring it back."""
+    os.rename(path, path + ".off")
+    return lambda: os.rename(path + ".off", path)
+
+
+def next_or_refused(run, cwd, store, tag, n):
+    """(IDs, CompletedProcess) of `frond next --segment`: the IDs when it
+    served, [] when it did not."""
+    r = run.frond(["next", "--segment", tag, "--count", str(n),
+                   "--store", store], cwd)
+    return ([int(x) for x in r.stdout.split()] if r.returncode == 0
+            else []), r
+
+
+@row("multi-restored-member-holder-down",
+     "restored one member of a two-member multi: store from an older "
+     "backup and ran `frond next` while the other member, the one that "
+     "records its blocks, was down")
+def multi_restored_member_holder_down(run):
+    d = run.subdir("db")
+    m0 = run.subdir("m0")  # member 0 alone in a directory, to take away
+    multi = "multi:%s|%s" % (sqlite_uri(m0, "a.db"), sqlite_uri(d, "b.db"))
+    b = os.path.join(d, "b.db")
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           d)
+    first = cli_ids(run, d, multi, "orders", 2000)
+    backup(b, os.path.join(d, "b-backup.db"))
+    second = cli_ids(run, d, multi, "orders", 2000)
+    restore(os.path.join(d, "b-backup.db"), b)
+    back = take_away(m0)
+    third, r = next_or_refused(run, d, multi, "orders", 2000)
+    run.unique([first, second, third])
+    run.refused(r, "STORE", "member 0")
+    back()
+    # Member 0 back: member 1 is found behind its marks, member 0 serves.
+    fourth, r = next_or_refused(run, d, multi, "orders", 2000)
+    run.unique([first, second, third, fourth])
+    check("STORE_MEMBER_STALE" in r.stderr and "member 1" in r.stderr,
+          "the restored member was not refused: %s" % r.stderr[-800:])
+    run.ok(["tag", "repair-member", "1", "--store", multi], d)
+    fifth = cli_ids(run, d, multi, "orders", 2000)
+    check(both_members(fifth), "member 1 should serve after its repair")
+    run.unique([first, second, third, fourth, fifth])
+
+
+@row("multi-member-alone-restored",
+     "ran a two-member multi: store on one member while the other was "
+     "down, then restored that member from a backup taken before")
+def multi_member_alone_restored(run):
+    d = run.subdir("db")
+    m0 = run.subdir("m0")
+    multi = "multi:%s|%s" % (sqlite_uri(m0, "a.db"), sqlite_uri(d, "b.db"))
+    b = os.path.join(d, "b.db")
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           d)
+    first = cli_ids(run, d, multi, "orders", 1000)
+    backup(b, os.path.join(d, "b-backup.db"))
+    back = take_away(m0)
+    # Member 1 alone: nowhere to record its blocks.
+    alone, r = next_or_refused(run, d, multi, "orders", 2000)
+    back()
+    restore(os.path.join(d, "b-backup.db"), b)
+    later = cli_ids(run, d, multi, "orders", 3000)
+    run.unique([first, alone, later])
+    run.refused(r, "STORE", "member 0")
+
+
+@row("multi-convert-older-copy",
+     "turned a single database into a multi: store with a second member "
+     "made from an older copy of it, and completed the tag")
+def multi_convert_older_copy(run):
+    d = run.subdir("db")
+    single = sqlite_uri(d, "a.db")
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store",
+            single], d)
+    plain = cli_ids(run, d, single, "orders", 2000)
+    backup(os.path.join(d, "a.db"), os.path.join(d, "b.db"))
+    plain += cli_ids(run, d, single, "orders", 8000)
+    multi = multi_uri(d)
+    r = run.frond(["tag", "create", "orders", "--step", str(STEP),
+                   "--store", multi], d)
+    check(r.returncode == 0 or "TAG_EXISTS" in r.stderr,
+          "tag create: %s" % r.stderr)
+    served, _ = multi_served(run, d, 3000, "serve")
+    run.unique([plain, served])
+
+
+def mixed_multi(run):
+    """A multi: store of PostgreSQL (member 0) and MariaDB (member 1):
+    their tables compare tag names differently (MariaDB's collation takes
+    "orders", "ORDERS" and "orders " for one)."""
+    pg = run.postgres()
+    my = run.mariadb()
+    return pg, my, "multi:%s|%s" % (pg.uri, my.uri)
+
+
+@row("multi-mixed-collation-restore",
+     "on a multi: store of PostgreSQL and MariaDB, took IDs of one tag "
+     "under two spellings MariaDB takes for one (orders, ORDERS), restored "
+     "the MariaDB member's row from before, then deleted \"ORDERS \" and "
+     "created orders again")
+def multi_mixed_collation_restore(run):
+    pg, my, multi = mixed_multi(run)
+    cwd = run.subdir("cwd")
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           cwd)
+    first = cli_ids(run, cwd, multi, "orders", 1000)
+    snap = my.sql("SELECT max_id FROM leaf_alloc WHERE biz_tag = "
+                  "'orders'").split()[0]
+    second, r = next_or_refused(run, cwd, multi, "ORDERS", 3000)
+    check(r.returncode == 0, "ORDERS: %s" % r.stderr[-600:])
+    my.sql("UPDATE leaf_alloc SET max_id = %s WHERE biz_tag = 'orders'"
+           % snap)  # member 1 restored: its row as it was
+    third, r = next_or_refused(run, cwd, multi, "orders", 3000)
+    run.unique([first, second, third])
+    check("STORE_MEMBER_STALE" in r.stderr and "member 1" in r.stderr,
+          "the restored member was not refused: %s" % r.stderr[-800:])
+    run.ok(["tag", "repair-member", "1", "--store", multi], cwd)
+    # A delete under a spelling one member takes for the tag, and the
+    # tag created again: every member's row goes, and comes back above.
+    r = run.frond(["tag", "delete", "ORDERS ", "--store", multi], cwd)
+    run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
+           cwd)
+    fourth = cli_ids(run, cwd, multi, "orders", 2000)
+    run.unique([first, second, third, fourth])
+    check(r.returncode == 0, "delete: %s" % r.stderr[-600:])
+
+
+@row("tag-recreate-spelling-mariadb",
+     "deleted a tag as \"ORDERS \" (a spelling MariaDB takes for the row "
+     "orders) and created orders again, on MariaDB and on a multi: store of "
+     "PostgreSQL and MariaDB")
+def tag_recreate_spelling_mariadb(run):
+    pg, my, multi = mixed_multi(run)
+    my.sql("CREATE DATABASE single")
+    single = my.uri.rsplit("/", 1)[0] + "/single"
+    cwd = run.subdir("cwd")
+    lists = []
+    for store in (single, multi):
+        run.ok(["tag", "create", "orders", "--step", str(STEP), "--store",
+                store], cwd)
+        ids = cli_ids(run, cwd, store, "orders", 1000)
+        run.ok(["tag", "delete", "ORDERS ", "--store", store], cwd)
+        # Gone from every member: PostgreSQL's row is "orders" too.
+        check(store != multi or pg.sql("SELECT count(*) FROM leaf_alloc "
+                                       "WHERE biz_tag = 'orders'").strip()
+              == "0", "the delete left member 0's row orders")
+        run.ok(["tag", "create", "orders", "--step", str(STEP), "--store",
+                store], cwd)
+        ids += cli_ids(run, cwd, store, "orders", 1000)
+        lists.append(ids)
+    for ids in lists:
+        run.unique([ids])
+
+
+def leaf_reader(run, engine, conn_sql):
+    """A Leaf node's load (UPDATE, its row count unchecked, then SELECT)
+    while Frond deletes the tag and creates it again between the two
+    statements: the UPDATE finds no row, the SELECT the new one. Leaf
+    serves [max_id - its step, max_id) of what it read; its step is the
+    row's for its first two loads, then doubles for each segment used up
+    within 15 minutes (as these are), up to 1,000,000."""
+    cwd = run.subdir("cwd")
+    store = engine.uri
+    run.ok(["tag", "create", "t", "--step", str(STEP), "--store", store], cwd)
+    update, select, commit = conn_sql
+    steps = [STEP, STEP] + [min(STEP << k, 1000000) for k in range(1, 5)]
+    leaf = [select_range(update, select, commit, n) for n in steps[:-2]]
+    frond_ids = cli_ids(run, cwd, store, "t", 150)
+    leaf.append(select_range(update, select, commit, steps[-2]))
+    run.ok(["tag", "delete", "t", "--store", store], cwd)
+    update(steps[-1])  # no row: the tag is gone (Leaf does not check)
+    run.ok(["tag", "create", "t", "--step", str(STEP), "--store", store], cwd)
+    got = select(steps[-1])
+    commit()
+    if got is not None:
+        leaf.append(got)
+    frond_ids += cli_ids(run, cwd, store, "t", 150)
+    run.unique([[i for lo, hi in leaf for i in range(lo, hi)], frond_ids])
+
+
+def select_range(update, select, commit, n):
+    update(n)
+    got = select(n)
+    commit()
+    return got
+
+
+class Psql:
+    """One psql session, as a JDBC connection with autocommit off (a
+    transaction per load), READ COMMITTED (PostgreSQL's default)."""
+
+    def __init__(self, run, uri):
+        self.p = subprocess.Popen(["psql", "-X", "-q", "-tA", "-d", uri],
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True,
+                                  bufsize=1)
+        run.on_close(self.close)
+
+    def q(self, sql):
+        self.p.stdin.write(sql + ";\n\\echo __END\n")
+        self.p.stdin.flush()
+        out = []
+        while True:
+            line = self.p.stdout.readline()
+            check(line != "", "psql ended")
+            line = line.rstrip("\n")
+            if line == "__END":
+                return out
+            if line:
+                out.append(line)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
+
+
+@row("tag-recreate-leaf-reader-pg",
+     "deleted a tag and created it again while a Leaf node sharing the "
+     "PostgreSQL table was between its UPDATE and its SELECT")
+def tag_recreate_leaf_reader_pg(run):
+    pg = run.postgres()
+    s = Psql(run, pg.uri)
+
+    def select(n):
+        r = s.q("SELECT max_id FROM leaf_alloc WHERE biz_tag = 't'")
+        if not r:
+            return None
+        m = int(r[0])
+        return (m - n, m)
+    leaf_reader(run, pg, (
+        lambda n: s.q("BEGIN; UPDATE leaf_alloc SET max_id = max_id + %d "
+                      "WHERE biz_tag = 't'" % n),
+        select, lambda: s.q("COMMIT")))
+
+
+@row("tag-recreate-leaf-reader-mariadb",
+     "deleted a tag and created it again while a Leaf node sharing the "
+     "MariaDB table (READ COMMITTED) was between its UPDATE and its SELECT")
+def tag_recreate_leaf_reader_mariadb(run):
+    my = run.mariadb()
+    c = my.connect()
+    run.on_close(c.close)
+    cur = c.cursor()
+    cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+
+    def select(n):
+        cur.execute("SELECT max_id FROM leaf_alloc WHERE biz_tag = 't'")
+        r = cur.fetchone()
+        return None if r is None else (int(r[0]) - n, int(r[0]))
+    leaf_reader(run, my, (
+        lambda n: cur.execute("UPDATE leaf_alloc SET max_id = max_id + %d "
+                              "WHERE biz_tag = 't'" % n),
+        select, c.commit))

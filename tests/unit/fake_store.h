@@ -41,6 +41,9 @@ static struct {
   int allocs;                       /* successful allocations */
   int64_t last_step;
   int64_t max_step; /* the largest step an allocation asked for */
+  /* Called by an allocation with its answer, in the loader's thread, after
+  ** the store and before the allocator sees it (no lock held). */
+  void (*after_alloc)(const char *tag, int rc);
 } fake;
 
 static atomic_llong fake_now = 1700000000000;
@@ -74,6 +77,7 @@ static void fake_reset(void) {
   fake.allocs = 0;
   fake.last_step = 0;
   fake.max_step = 0;
+  fake.after_alloc = NULL;
   pthread_mutex_unlock(&fake.mu);
 }
 
@@ -147,8 +151,9 @@ static int fake_down(frond_error *err) {
   return frond__fail(err, FROND_ESTORE, "fake store is down");
 }
 
-static int fake_alloc(frond_store *st, const char *tag, int64_t step,
-                      int64_t *max_id, int64_t *row_step, frond_error *err) {
+static int fake_alloc_row(frond_store *st, const char *tag, int64_t step,
+                          int64_t *max_id, int64_t *row_step,
+                          frond_error *err) {
   fake_row *r;
   int64_t stall;
   pthread_mutex_lock(&fake.mu);
@@ -166,7 +171,7 @@ static int fake_alloc(frond_store *st, const char *tag, int64_t step,
   }
   if ((r = fake_find(tag)) == NULL) {
     pthread_mutex_unlock(&fake.mu);
-    return frond__fail(err, FROND_ETAG_NOT_FOUND, "no row");
+    return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" not found", tag);
   }
   r->max_id += step > 0 ? step : r->step;
   *max_id = r->max_id;
@@ -177,6 +182,18 @@ static int fake_alloc(frond_store *st, const char *tag, int64_t step,
     fake.max_step = step;
   pthread_mutex_unlock(&fake.mu);
   return 0;
+}
+
+static int fake_alloc(frond_store *st, const char *tag, int64_t step,
+                      int64_t *max_id, int64_t *row_step, frond_error *err) {
+  int rc = fake_alloc_row(st, tag, step, max_id, row_step, err);
+  void (*after)(const char *, int);
+  pthread_mutex_lock(&fake.mu);
+  after = fake.after_alloc;
+  pthread_mutex_unlock(&fake.mu);
+  if (after != NULL)
+    after(tag, rc);
+  return rc;
 }
 
 static void fake_row_out(const fake_row *r, frond_tag_row *o) {
@@ -212,7 +229,7 @@ static int fake_get(frond_store *st, const char *tag, frond_tag_row *out,
   if (fake.fail)
     rc = fake_down(err);
   else if ((r = fake_find(tag)) == NULL)
-    rc = frond__fail(err, FROND_ETAG_NOT_FOUND, "no row");
+    rc = frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" not found", tag);
   else
     fake_row_out(r, out);
   pthread_mutex_unlock(&fake.mu);

@@ -439,6 +439,108 @@ static void test_multi_record(void **state) {
   tmpdir_remove(dir);
 }
 
+/* Member a's record is lost (a restore from before the format); a process
+** with the wrong key is refused at member b and writes nothing to member
+** a, so that the processes with the right key are not refused there when
+** they start again. Before, the wrong key's fingerprint was written to
+** member a first, and the right key was refused ever after. */
+static void test_multi_refused_key_leaves_no_trace(void **state) {
+  char *dir = tmpdir_make(), uri[700], a_uri[600];
+  frond_store *st;
+  frond_seg *s;
+  frond_format *f;
+  frond_format_source src;
+  frond_error err = {0, ""};
+  frond_db *db;
+  frond_db_result r = {0};
+  (void)state;
+  snprintf(uri, sizeof(uri), "multi:sqlite://%s/a.db|sqlite://%s/b.db", dir,
+           dir);
+  snprintf(a_uri, sizeof(a_uri), "sqlite://%s/a.db", dir);
+  assert_int_equal(frond_store_open(&st, uri, &err), 0);
+  assert_int_equal(frond_store_tag_create(st, "t", 10, 1, NULL, &err), 0);
+  frond_store_close(st);
+  s = seg_on(uri);
+  src = (frond_format_source){NULL, s, NULL, 0};
+  f = keyed("order:digits=6,key=1,tag=t", "1:" KEY0);
+  assert_int_equal(frond_format_check(f, &src, NULL, NULL, &err), 0);
+  frond_format_free(f);
+  assert_int_equal(frond__db_open(a_uri, NULL, &db, &err), 0);
+  assert_int_equal(
+      frond__db_exec(db, "DELETE FROM frond_meta", NULL, 0, NULL, &err), 0);
+  f = keyed("order:digits=6,key=1,tag=t", "1:" KEY1);
+  assert_int_equal(frond_format_check(f, &src, NULL, NULL, &err),
+                   FROND_EKEY_MISMATCH);
+  frond_format_free(f);
+  assert_int_equal(
+      frond__db_exec(db, "SELECT count(*) FROM frond_meta", NULL, 0, &r, &err),
+      0);
+  assert_string_equal(frond__db_get_text(&r, 0, 0), "0");
+  frond__db_result_free(&r);
+  frond__db_close(db);
+  f = keyed("order:digits=6,key=1,tag=t", "1:" KEY0);
+  assert_int_equal(frond_format_check(f, &src, NULL, NULL, &err), 0);
+  frond_format_free(f);
+  frond_seg_close(s);
+  tmpdir_remove(dir);
+}
+
+/* leaf_alloc compares tag names without case (as MariaDB's default
+** collation does; frond_meta compares them exactly, as PostgreSQL's
+** would): "ORDERS.EU" is the row "orders.eu", and its numbers are
+** checked under that row's record, so another key is refused. Before,
+** the record was named after the format's spelling: two keys served one
+** row. A seq format spelt otherwise than its row is refused outright (its
+** periods' rows are named after it); a tag without a row checks nothing. */
+static void test_record_under_the_rows_spelling(void **state) {
+  char *dir = tmpdir_make(), uri[600];
+  frond_store *st;
+  frond_seg *s;
+  frond_format *a, *b, *q, *n;
+  frond_format_source src;
+  frond_error err = {0, ""};
+  frond_db *db;
+  (void)state;
+  snprintf(uri, sizeof(uri), "sqlite://%s/ids.db", dir);
+  assert_int_equal(frond__db_open(uri, NULL, &db, &err), 0);
+  assert_int_equal(
+      frond__db_exec(db,
+                     "CREATE TABLE leaf_alloc (biz_tag varchar(128) NOT NULL "
+                     "DEFAULT '' COLLATE NOCASE PRIMARY KEY, max_id bigint "
+                     "NOT NULL DEFAULT 1, step int NOT NULL, description "
+                     "varchar(256) DEFAULT NULL, update_time timestamp NOT "
+                     "NULL DEFAULT CURRENT_TIMESTAMP)",
+                     NULL, 0, NULL, &err),
+      0);
+  frond__db_close(db);
+  assert_int_equal(frond_store_open(&st, uri, &err), 0);
+  assert_int_equal(frond_store_tag_create(st, "orders.eu", 100, 1, NULL, &err),
+                   0);
+  frond_store_close(st);
+  s = seg_on(uri);
+  src = (frond_format_source){NULL, s, NULL, 0};
+  a = keyed("order:digits=8,key=1,tag=orders.eu", "1:" KEY0);
+  b = keyed("order:digits=8,key=1,tag=ORDERS.EU", "1:" KEY1);
+  q = keyed("seq:digits=6,tag=ORDERS.EU,key=1", "1:" KEY0);
+  n = keyed("order:digits=8,key=1,tag=nope", "1:" KEY0);
+  assert_int_equal(frond_format_check(a, &src, NULL, NULL, &err), 0);
+  assert_int_equal(frond_format_check(b, &src, NULL, NULL, &err),
+                   FROND_EKEY_MISMATCH);
+  assert_non_null(strstr(err.message, "tag \"ORDERS.EU\""));
+  assert_int_equal(frond_format_check(q, &src, NULL, NULL, &err),
+                   FROND_ETAG_INVALID);
+  assert_non_null(strstr(err.message, "tag=orders.eu"));
+  assert_int_equal(frond_format_check(n, &src, NULL, NULL, &err),
+                   FROND_ETAG_NOT_FOUND);
+  assert_false(frond_format_checked(n));
+  frond_format_free(a);
+  frond_format_free(b);
+  frond_format_free(q);
+  frond_format_free(n);
+  frond_seg_close(s);
+  tmpdir_remove(dir);
+}
+
 /* Without a store, formats of snowflake IDs check in a coordinator that
 ** keeps facts: the lease's frond_meta, beside the fleet's layout. */
 static void test_lease_record(void **state) {
@@ -486,6 +588,8 @@ int main(void) {
       cmocka_unit_test(test_dir_race),
       cmocka_unit_test(test_store_record),
       cmocka_unit_test(test_multi_record),
+      cmocka_unit_test(test_multi_refused_key_leaves_no_trace),
+      cmocka_unit_test(test_record_under_the_rows_spelling),
       cmocka_unit_test(test_lease_record),
   };
   return frond_run_tests(tests, NULL, NULL);

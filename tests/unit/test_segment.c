@@ -332,6 +332,97 @@ static void test_recreated_during_a_load(void **state) {
   frond_seg_close(s);
 }
 
+/* The allocator the hook below re-creates "a" in. */
+static frond_seg *recreate_in;
+
+/* After the store's answer to a load of the deleted "a" and before the
+** allocator sees it: "a" is created again, as a server's POST /v1/tags
+** does (the row, then the allocator told). */
+static void recreate_a(const char *tag, int rc) {
+  if (strcmp(tag, "a") != 0 || rc != FROND_ETAG_NOT_FOUND)
+    return;
+  fake.after_alloc = NULL; /* once; the fake calls it without its lock */
+  fake_add("a", 5000, 10);
+  assert_int_equal(frond_seg_refresh_tag(recreate_in, T("a"), NULL), 0);
+}
+
+/* A load started before a delete fails with TAG_NOT_FOUND in the store
+** (the row is gone), and its answer arrives once the tag was created
+** again. That failure is the old tag's: the new one is served at once
+** from its new row. Before, the failure was recorded against the new tag
+** (its refusal and a backoff longer than a call waits), and the next call
+** answered TAG_NOT_FOUND, "tag "a": tag "a" not found", every time; and
+** the new tag's first segment was waited for only wait_ms, as the old
+** tag's loads counted for it. */
+static void test_recreated_after_a_failed_load(void **state) {
+  frond_seg_options o = opts();
+  frond_error e = {0, ""};
+  frond_seg *s;
+  seg_tag *t;
+  int64_t id = 0;
+  int busy, rc;
+  fake_reset();
+  fake_add("a", 1, 10);
+  o.wait_ms = 50;         /* the server's default */
+  o.first_wait_ms = 1000; /* a first segment is waited for longer */
+  o.retry_min_ms = 3000;  /* a retry after a failure comes later still */
+  o.retry_max_ms = 3000;
+  s = open_seg(&o);
+  recreate_in = s;
+  assert_int_equal(next_id(s, "a"), 1);
+  t = atomic_load(&frond__seg_find(s, T("a"))->tag);
+  fake_hold_tag("a"); /* the preload waits at the store */
+  assert_int_equal(next_id(s, "a"), 2);
+  while (atomic_load(&s->busy) == 0)
+    frond__sleep_ns(1000000);
+  fake_delete("a");
+  assert_int_equal(frond_seg_refresh_tag(s, T("a"), NULL),
+                   FROND_ETAG_NOT_FOUND);
+  pthread_mutex_lock(&fake.mu);
+  fake.after_alloc = recreate_a;
+  pthread_mutex_unlock(&fake.mu);
+  fake_hold_tag(NULL); /* the old load finds no row */
+  do {                 /* and its answer is seen */
+    frond__sleep_ns(1000000);
+    pthread_mutex_lock(&t->mu);
+    busy = t->loading;
+    pthread_mutex_unlock(&t->mu);
+  } while (busy);
+  /* The new tag's first segment takes longer than wait_ms: it is waited
+  ** for as a first, which it is. */
+  pthread_mutex_lock(&fake.mu);
+  fake.stall_ns = 100000000;
+  pthread_mutex_unlock(&fake.mu);
+  rc = frond_seg_next(s, T("a"), &id, &e);
+  if (rc != 0)
+    fail_msg("next after the create: %s: %s", frond_err_name(rc), e.message);
+  assert_true(id >= 5000);
+  frond_seg_close(s);
+}
+
+/* A refusal names its tag once: the store's message already says which. */
+static void test_refusal_names_the_tag_once(void **state) {
+  frond_seg_options o = opts();
+  frond_error e = {0, ""};
+  frond_seg *s;
+  int64_t id;
+  fake_reset();
+  fake_add("a", 1, 10);
+  fake_add("b", 1, 10);
+  o.wait_ms = 2000;
+  s = open_seg(&o);
+  assert_int_equal(next_id(s, "a"), 1);
+  fake_delete("a"); /* gone from the store, not yet from memory */
+  for (id = 2; id <= 10; id++)
+    assert_int_equal(next_id(s, "a"), id);
+  assert_int_equal(frond_seg_next(s, T("a"), &id, &e), FROND_ETAG_NOT_FOUND);
+  assert_string_equal(e.message, "tag \"a\" not found");
+  fake_set(&fake.fail, FROND_ESTORE_MEMBER); /* a message without the tag */
+  assert_int_equal(frond_seg_next(s, T("b"), &id, &e), FROND_ESTORE_MEMBER);
+  assert_string_equal(e.message, "tag \"b\": fake store refuses");
+  frond_seg_close(s);
+}
+
 static void test_bad_tag_names(void **state) {
   static const char *const bad[] = {"",         "a\x01",        "\x7f",
                                     "a\xff",    "\xc0\xaf",     "\xed\xa0\x80",
@@ -606,6 +697,8 @@ int main(void) {
       cmocka_unit_test(test_new_tag_without_refresh),
       cmocka_unit_test(test_unknown_tags_rate_limited),
       cmocka_unit_test(test_deleted_then_recreated),
+      cmocka_unit_test(test_recreated_after_a_failed_load),
+      cmocka_unit_test(test_refusal_names_the_tag_once),
       cmocka_unit_test(test_recreated_during_a_load),
       cmocka_unit_test(test_bad_tag_names),
       cmocka_unit_test(test_next_n_spans_segments),

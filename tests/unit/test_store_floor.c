@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_store_floor.c -- a tag's floor on a real SQLite file: a deleted tag
-** created again starts above every ID the old one could have issued, and
-** nothing moves a tag below its floor (a create's start, an advance, a row
-** loaded by hand); an advance moves a tag forward only; a plain store that
-** was open before its database became a multi: member stops at its next
-** allocation.
+** created again starts one Leaf step above every ID the old one could have
+** issued (so that a Leaf node reading the new row's last step takes none
+** of them), and nothing moves a tag below its floor (a create's start, an
+** advance, a row loaded by hand); an advance moves a tag forward only; a
+** plain store that was open before its database became a multi: member
+** stops at its next allocation.
 */
 #include "testutil.h"
 
@@ -90,7 +91,9 @@ static void test_recreated_tag_starts_above(void **state) {
     assert_int_equal(frond_store_tag_delete(st, "o", &e), 0);
     assert_int_equal(frond_store_tag_floor(st, "o", &first, &e), 0);
     assert_int_equal(first, floor);
-    /* Below it: refused, naming it; without a start: at it. */
+    /* Below it, or less than a Leaf step (the largest a Leaf node's step
+    ** grows to) above it: refused, naming it; without a start: one Leaf
+    ** step above it. */
     assert_int_equal(frond_store_tag_create(st, "o", 100, 1, NULL, &e),
                      FROND_ETAG_FLOOR);
     {
@@ -100,30 +103,78 @@ static void test_recreated_tag_starts_above(void **state) {
     }
     assert_int_equal(frond_store_tag_create(st, "o", 100, floor - 1, NULL, &e),
                      FROND_ETAG_FLOOR);
+    assert_int_equal(frond_store_tag_create(st, "o", 100, floor + 99, NULL, &e),
+                     FROND_ETAG_FLOOR);
+    assert_int_equal(frond_store_tag_create(st, "o", 100,
+                                            floor + FROND__LEAF_MAX_STEP - 1,
+                                            NULL, &e),
+                     FROND_ETAG_FLOOR);
     assert_int_equal(frond_store_tag_create(st, "o", 100, 0, NULL, &e), 0);
-    assert_int_equal(max_id(st, "o"), floor);
+    assert_int_equal(max_id(st, "o"), floor + FROND__LEAF_MAX_STEP);
   }
   frond_store_close(st);
   assert_int_equal(dups(ids, 3 * 250), 0);
 }
 
-/* An explicit start at or above the floor is taken as given. */
+/* An explicit start a Leaf step or more above the floor is taken as
+** given; a step larger than Leaf's largest is the gap itself. */
 static void test_start_above_floor(void **state) {
+  const int64_t leaf = FROND__LEAF_MAX_STEP;
   frond_store *st;
   frond_error e = {0, ""};
   (void)state;
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
   assert_int_equal(frond_store_tag_create(st, "o", 10, 500, NULL, &e), 0);
   assert_int_equal(frond_store_tag_delete(st, "o", &e), 0);
-  assert_int_equal(frond_store_tag_create(st, "o", 10, 500, NULL, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "o", 10, 500, NULL, &e),
+                   FROND_ETAG_FLOOR);
+  assert_int_equal(
+      frond_store_tag_create(st, "o", 10, 500 + leaf - 1, NULL, &e),
+      FROND_ETAG_FLOOR);
+  assert_int_equal(frond_store_tag_create(st, "o", 10, 500 + leaf, NULL, &e),
+                   0);
   assert_int_equal(frond_store_tag_delete(st, "o", &e), 0);
-  assert_int_equal(frond_store_tag_create(st, "o", 10, 9000, NULL, &e), 0);
-  assert_int_equal(max_id(st, "o"), 9000);
+  assert_int_equal(frond_store_tag_create(st, "o", 10, 9 * leaf, NULL, &e), 0);
+  assert_int_equal(max_id(st, "o"), 9 * leaf);
   /* The floor never goes down: a delete at a lower row keeps it. */
   assert_int_equal(frond_store_tag_delete(st, "o", &e), 0);
   assert_int_equal(frond_store_tag_create(st, "o", 10, 0, NULL, &e), 0);
-  assert_int_equal(max_id(st, "o"), 9000);
+  assert_int_equal(max_id(st, "o"), 10 * leaf);
+  /* A step above Leaf's largest: one step above the floor. */
+  assert_int_equal(frond_store_tag_delete(st, "o", &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "o", 3 * leaf, 0, NULL, &e), 0);
+  assert_int_equal(max_id(st, "o"), 13 * leaf);
   frond_store_close(st);
+}
+
+/* A Leaf node's load races a delete and a create: its UPDATE finds no row,
+** its SELECT the new one, and it serves [max_id - its step, max_id) of it
+** without having allocated. That range lies at or above the floor and is
+** never issued by anyone else, whatever the node's step has grown to
+** (Leaf doubles it up to 1,000,000): before, it was the old tag's last
+** range. */
+static void test_leaf_reader_of_a_new_row(void **state) {
+  static int64_t ids[600];
+  frond_store *st;
+  frond_error e = {0, ""};
+  int64_t floor, m, lo, i;
+  (void)state;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "o", 100, 0, NULL, &e), 0);
+  take(uri, "o", ids, 250);
+  floor = max_id(st, "o");
+  assert_int_equal(frond_store_tag_delete(st, "o", &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "o", 100, 0, NULL, &e), 0);
+  m = max_id(st, "o"); /* what the racing SELECT reads */
+  for (lo = 100; lo <= FROND__LEAF_MAX_STEP; lo *= 2) /* Leaf's steps */
+    assert_true(m - lo >= floor);
+  assert_true(m - FROND__LEAF_MAX_STEP >= floor);
+  lo = m - 100;
+  take(uri, "o", ids + 250, 250);
+  for (i = 0; i < 100; i++)
+    ids[500 + i] = lo + i; /* the Leaf node's step */
+  frond_store_close(st);
+  assert_int_equal(dups(ids, 600), 0);
 }
 
 static void sql(const char *stmt) {
@@ -218,7 +269,7 @@ static void test_tag_not_found_names_floor(void **state) {
   assert_int_equal(frond_store_tag_delete(st, "o", &e), 0);
   assert_int_equal(frond_store_tag_get(st, "o", &row, &e),
                    FROND_ETAG_NOT_FOUND);
-  assert_non_null(strstr(e.message, "starts at 700"));
+  assert_non_null(strstr(e.message, "one Leaf step above its floor 700"));
   frond_store_close(st);
 }
 
@@ -227,6 +278,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_recreated_tag_starts_above, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_start_above_floor, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_reader_of_a_new_row, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_row_below_floor_refused, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_advance, setup, teardown),

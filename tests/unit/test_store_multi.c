@@ -221,11 +221,12 @@ static void test_swapped_order_would_serve_duplicates(void **state) {
   frond_log_set(NULL, NULL, FROND_LOG_INFO);
 }
 
-/* A member down: the other serves, its health says so, nothing repeats.
-** Members are told apart by their rollback guard, one per member whichever
-** of the allocator's connections (one per loader) reaches it. */
+/* A member of three down: the others serve (each records the other's
+** blocks), its health says so, nothing repeats. Members are told apart by
+** their rollback guard, one per member whichever of the allocator's
+** connections (one per loader) reaches it. */
 static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
-static const void *members_seen[2]; /* under seen_mu: loaders write it */
+static const void *members_seen[3]; /* under seen_mu: loaders write it */
 static atomic_int member_down;
 
 static int fault(frond_store *st, const char *op) {
@@ -233,22 +234,22 @@ static int fault(frond_store *st, const char *op) {
   if (st->methods == &frond__store_multi || strcmp(op, "alloc") != 0)
     return 0;
   pthread_mutex_lock(&seen_mu);
-  for (k = 0; k < 2 && members_seen[k] != NULL &&
+  for (k = 0; k < 3 && members_seen[k] != NULL &&
               members_seen[k] != (const void *)st->guard;
        k++)
     ;
-  if (k < 2 && members_seen[k] == NULL)
+  if (k < 3 && members_seen[k] == NULL)
     members_seen[k] = st->guard;
   pthread_mutex_unlock(&seen_mu);
   return atomic_load(&member_down) && k == 1 ? FROND_ESTORE : 0;
 }
 
-static int both_members_seen(void) {
-  int both;
+static int all_members_seen(void) {
+  int all;
   pthread_mutex_lock(&seen_mu);
-  both = members_seen[1] != NULL;
+  all = members_seen[2] != NULL;
   pthread_mutex_unlock(&seen_mu);
-  return both;
+  return all;
 }
 
 static void test_one_member_down(void **state) {
@@ -263,7 +264,7 @@ static void test_one_member_down(void **state) {
   int i;
   (void)state;
   frond_log_set(quiet, NULL, FROND_LOG_ERROR);
-  multi_uri(uri, sizeof(uri), "ij");
+  multi_uri(uri, sizeof(uri), "ijw");
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
   assert_int_equal(frond_store_tag_create(st, "d", 20, 1, NULL, &e), 0);
   frond_store_close(st);
@@ -275,13 +276,14 @@ static void test_one_member_down(void **state) {
   frond__store_fault = fault;
   for (i = 0; i < PHASE; i++)
     assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
-  assert_true(both_members_seen()); /* both members served */
+  assert_true(all_members_seen()); /* every member served */
   atomic_store(&member_down, 1);
   for (; i < 2 * PHASE; i++)
     assert_int_equal(frond_seg_next(seg, "d", 1, &ids[i], &e), 0);
   frond_seg_stats_get(seg, &ss);
-  assert_int_equal(ss.store_members, 2);
-  assert_int_equal(ss.store_members_up, 1); /* member 0 only */
+  assert_int_equal(ss.store_members, 3);
+  /* All but the one down (a bit per member). */
+  assert_int_equal(__builtin_popcountll(ss.store_members_up), 2);
   atomic_store(&member_down, 0);
   frond__store_fault = NULL; /* member 1 back (after its backoff) */
   for (; i < 3 * PHASE; i++)
@@ -404,13 +406,17 @@ static size_t dups(int64_t *ids, size_t n) {
   return d;
 }
 
-/* Which members served among ids (block (id - 1) / b, modulo 2). */
-static int served(const int64_t *ids, size_t n, int64_t b) {
+/* Which members of m served among ids (block (id - 1) / b, modulo m). */
+static int served_of(const int64_t *ids, size_t n, int64_t b, int m) {
   int bits = 0;
   size_t i;
   for (i = 0; i < n; i++)
-    bits |= 1 << ((ids[i] - 1) / b % 2);
+    bits |= 1 << ((ids[i] - 1) / b % m);
   return bits;
+}
+
+static int served(const int64_t *ids, size_t n, int64_t b) {
+  return served_of(ids, n, b, 2);
 }
 
 static void file_copy(const char *from, const char *to) {
@@ -470,7 +476,8 @@ static void test_conversion_starts_above(void **state) {
 
 /* A member replaced by an empty database is refused (the others serve)
 ** until repaired; a member restored from an older copy too; after each
-** repair both serve, and no ID comes twice. */
+** repair all serve, and no ID comes twice. Three members: a store of
+** two stops while one does not serve (test_store_marks). */
 static void test_member_that_lost_allocations(void **state) {
   static int64_t ids[5 * 2000];
   char uri[1400], saved[600];
@@ -478,26 +485,26 @@ static void test_member_that_lost_allocations(void **state) {
   frond_error e = {0, ""};
   (void)state;
   frond_log_set(quiet, NULL, FROND_LOG_ERROR);
-  multi_uri(uri, sizeof(uri), "mn");
+  multi_uri(uri, sizeof(uri), "mnx");
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
   assert_int_equal(frond_store_tag_create(st, "t", 50, 0, NULL, &e), 0);
   frond_store_close(st);
   take(uri, "t", ids, 2000);
-  assert_int_equal(served(ids, 2000, 50), 3);
+  assert_int_equal(served_of(ids, 2000, 50, 3), 7);
   /* Member 1 replaced by an empty database. */
   put_back('n', NULL);
-  assert_int_equal(frond_store_open(&st, uri, &e), 0); /* the other serves */
+  assert_int_equal(frond_store_open(&st, uri, &e), 0); /* the others serve */
   assert_int_equal(frond_store_tag_create(st, "t", 50, 0, NULL, &e),
                    FROND_ESTORE_MEMBER_STALE);
   assert_non_null(strstr(e.message, "member 1"));
   frond_store_close(st);
   take(uri, "t", ids + 2000, 2000);
-  assert_int_equal(served(ids + 2000, 2000, 50), 1); /* member 0 only */
+  assert_int_equal(served_of(ids + 2000, 2000, 50, 3), 5); /* not member 1 */
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
   assert_int_equal(frond_store_member_repair(st, 1, NULL, NULL, &e), 0);
   frond_store_close(st);
   take(uri, "t", ids + 4000, 2000);
-  assert_int_equal(served(ids + 4000, 2000, 50), 3);
+  assert_int_equal(served_of(ids + 4000, 2000, 50, 3), 7);
   /* Member 1 restored from a copy taken before 2,000 more IDs. */
   snprintf(saved, sizeof(saved), "%s/n-saved.db", dir);
   {
@@ -508,10 +515,10 @@ static void test_member_that_lost_allocations(void **state) {
   take(uri, "t", ids + 6000, 2000);
   put_back('n', saved);
   take(uri, "t", ids + 8000, 2000);
-  assert_int_equal(served(ids + 8000, 2000, 50), 1);
+  assert_int_equal(served_of(ids + 8000, 2000, 50, 3), 5);
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
   assert_int_equal(frond_store_member_repair(st, 1, NULL, NULL, &e), 0);
-  assert_int_equal(frond_store_member_repair(st, 2, NULL, NULL, &e),
+  assert_int_equal(frond_store_member_repair(st, 3, NULL, NULL, &e),
                    FROND_EINVAL);
   frond_store_close(st);
   assert_int_equal(dups(ids, 10000), 0);
