@@ -134,7 +134,10 @@ def test_every_name_is_exported():
         r = ft.run(["tag", "create", "orders", "--step", "100", "--store",
                     multi], cwd=m)
         ft.check(r.returncode == 0, "tag create on multi: %s" % r.stderr)
-        s2 = ft.Server(extra=tags, store=multi, resp=True)
+        # A multi: store hands out no node IDs: the lease is named beside.
+        s2 = ft.Server(extra=tags + ["--coordinator",
+                                     "lease+sqlite:///%s/n.db" % m],
+                       store=multi, resp=True)
         servers.append(s2)
         for srv in servers:
             traffic(srv, "orders")
