@@ -420,6 +420,7 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
     pthread_mutex_lock(&c->lock);
     rc = c->m->xFence(c, target, err);
     pthread_mutex_unlock(&c->lock);
+    frond__coord_fence_timed(c, (uint64_t)(frond__mono_ns() - sent_ns));
     if (rc != 0)
       goto undo;
     atomic_store(&c->last_write_ms, frond__coord_now(c));

@@ -140,6 +140,12 @@ typedef struct frond_coord_methods {
                frond_error *err);
 } frond_coord_methods;
 
+/* A fence write's duration buckets, 1 ms to 10 s: a write is a round trip
+** and a commit to the coordinator, and its window (default 1.3 s) is what
+** a slow one eats into. */
+#define FROND__COORD_FENCE_BUCKETS 13
+extern const uint64_t frond__coord_fence_bounds_ns[FROND__COORD_FENCE_BUCKETS];
+
 /* What coord.c keeps for every driver; drivers hang their state on impl. */
 struct frond_coord {
   const frond_coord_methods *m;
@@ -184,6 +190,9 @@ struct frond_coord {
   /* Statistics (stats_lock for the message). */
   _Atomic int64_t last_write_ms, clock_offset_ms;
   _Atomic uint64_t fence_writes, write_failures, regains;
+  /* Fence writes' durations, confirmed or not: per bucket of
+  ** frond__coord_fence_bounds_ns (the last: above them all), and the sum. */
+  _Atomic uint64_t fence_le[FROND__COORD_FENCE_BUCKETS + 1], fence_sum_ns;
   atomic_int clock_checked, last_error;
   pthread_mutex_t stats_lock;
   char last_error_message[256];
@@ -199,6 +208,17 @@ struct frond_coord {
   pthread_mutex_t wake_lock;
   pthread_cond_t wake;
 };
+
+/* Fence writes' durations (frond_coord's fence_le, fence_sum_ns), for
+** /metrics: n[k] writes took at most bounds_ns[k] and more than the bound
+** before it, n[FROND__COORD_FENCE_BUCKETS] more than every bound. */
+typedef struct frond__coord_fence_hist {
+  uint64_t n[FROND__COORD_FENCE_BUCKETS + 1];
+  uint64_t sum_ns;
+} frond__coord_fence_hist;
+void frond__coord_fence_hist_get(frond_coord *c, frond__coord_fence_hist *h);
+/* Count one fence write that took ns, confirmed or not. */
+void frond__coord_fence_timed(frond_coord *c, uint64_t ns);
 
 /* frond_coord_open with a given driver (tests: fake drivers). */
 int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,

@@ -78,6 +78,26 @@ static int64_t target_ms(frond_coord *c, int64_t after) {
   return t > sent ? t : sent;
 }
 
+const uint64_t frond__coord_fence_bounds_ns[FROND__COORD_FENCE_BUCKETS] = {
+    1000000,    2500000,    5000000,    10000000,  25000000,
+    50000000,   100000000,  250000000,  500000000, 1000000000,
+    2500000000, 5000000000, 10000000000};
+
+void frond__coord_fence_timed(frond_coord *c, uint64_t ns) {
+  int k = 0;
+  while (k < FROND__COORD_FENCE_BUCKETS && ns > frond__coord_fence_bounds_ns[k])
+    k++;
+  atomic_fetch_add_explicit(&c->fence_le[k], 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&c->fence_sum_ns, ns, memory_order_relaxed);
+}
+
+void frond__coord_fence_hist_get(frond_coord *c, frond__coord_fence_hist *h) {
+  int k;
+  for (k = 0; k <= FROND__COORD_FENCE_BUCKETS; k++)
+    h->n[k] = atomic_load_explicit(&c->fence_le[k], memory_order_relaxed);
+  h->sum_ns = atomic_load_explicit(&c->fence_sum_ns, memory_order_relaxed);
+}
+
 /* Write fence t: cache, coordinator, then (on success) the generator. */
 static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
   int64_t sent_ns;
@@ -91,6 +111,7 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
   pthread_mutex_lock(&c->lock);
   rc = c->m->xFence(c, t, err);
   pthread_mutex_unlock(&c->lock);
+  frond__coord_fence_timed(c, (uint64_t)(frond__mono_ns() - sent_ns));
   if (rc == 0) {
     if (t > atomic_load(&c->durable_ms) ||
         atomic_load(&c->durable_ms) == INT64_MAX)

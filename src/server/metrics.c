@@ -17,6 +17,7 @@
 #include "server/server.h"
 
 #include "base/base.h"
+#include "coord/coord.h"
 #include "core/core.h"
 #include "server/build.h"
 #include "store/store.h"
@@ -426,6 +427,36 @@ static void snowflake(frond__server *srv, frond__buf *b) {
       (double)frond_layout_time_left_ms(&srv->layout, now_ms) / 1000.0);
 }
 
+/* How long fence writes took, confirmed or not (the coordinator keeps
+** them); left out until the first write. */
+static void fence_durations(frond_coord *c, frond__buf *b) {
+  static const char name[] = "frond_coord_fence_write_duration_seconds";
+  frond__coord_fence_hist h;
+  char num[FROND__NUM_MAX];
+  uint64_t cum = 0, total = 0;
+  int k;
+  frond__coord_fence_hist_get(c, &h);
+  for (k = 0; k <= FROND__COORD_FENCE_BUCKETS; k++)
+    total += h.n[k];
+  if (total == 0)
+    return;
+  frond__metrics_hist_head(b, name,
+                           "Fence writes to the coordinator, confirmed or "
+                           "not: a slow one eats into the fence window.");
+  for (k = 0; k < FROND__COORD_FENCE_BUCKETS; k++) {
+    cum += h.n[k];
+    frond__buf_printf(
+        b, "%s_bucket{le=\"%s\"} %llu\n", name,
+        frond__metrics_num((double)frond__coord_fence_bounds_ns[k] / 1e9, num),
+        (unsigned long long)cum);
+  }
+  frond__buf_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name,
+                    (unsigned long long)total);
+  frond__buf_printf(b, "%s_sum %s\n%s_count %llu\n", name,
+                    frond__metrics_num((double)h.sum_ns / 1e9, num), name,
+                    (unsigned long long)total);
+}
+
 /* The coordinator's part: the node's fence and its clock against the
 ** fleet's. */
 static void coordinator(frond__server *srv, frond__buf *b) {
@@ -447,6 +478,8 @@ static void coordinator(frond__server *srv, frond__buf *b) {
   frond__metrics_counter(b, "frond_coord_fence_write_failures_total",
                          "Fence writes that failed or got no answer.",
                          cs.write_failures);
+  if (srv->cfg.metrics_histograms)
+    fence_durations(srv->coord, b);
   frond__metrics_counter(b, "frond_coord_regains_total",
                          "Times the node ID was claimed back after its "
                          "claim was lost.",

@@ -103,7 +103,9 @@ def test_control():
                  "usr/share/man/man1/frond.1.gz",
                  "usr/share/man/man5/frond.conf.5.gz",
                  "usr/share/doc/frond/copyright",
-                 "usr/share/doc/frond/changelog.gz"):
+                 "usr/share/doc/frond/changelog.gz",
+                 "usr/share/frond/contrib/prometheus/frond.rules.yml",
+                 "usr/share/frond/contrib/grafana/frond.json"):
         check(want in names, "the package lacks %s" % want)
     check(not [n for n in names if n.startswith("usr/bin/") and
                n not in ("usr/bin/", "usr/bin/frond")], "stray programs: %r" % names)
