@@ -16,6 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
+from respclient import Resp  # noqa: E402
 
 CONTRIB = os.path.join(ft.FROND_SRC, "contrib")
 RULES = os.path.join(CONTRIB, "prometheus", "frond.rules.yml")
@@ -112,7 +113,7 @@ def traffic(s, tag):
                  "/api/segment/get/%s" % tag, "/v1/layout", "/livez"):
         st, _, body = s.request("GET", path)
         ft.check(st == 200, "%s: %d %s" % (path, st, body[:200]))
-    r = ft.Resp(s.resp_port)
+    r = Resp(s.resp_port)
     ft.check(r.command("PING") == "PONG", "PING")
     r.command("INCR", tag)
     r.close()
