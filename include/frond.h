@@ -550,6 +550,7 @@ FROND_EXPORT int frond_seg_next(frond_seg *s, const char *tag, size_t len,
 **                            (multi:, whose members' blocks interleave).
 ** A caller that compares IDs (the end of a numbering, "the newest") may
 ** rely on more than within-segment order only under FROND_SEG_ORDER_TAG.
+** s NULL: FROND_SEG_ORDER_SEGMENT, the least any store keeps.
 */
 enum { FROND_SEG_ORDER_TAG = 0, FROND_SEG_ORDER_SEGMENT = 1 };
 FROND_EXPORT int frond_seg_order(frond_seg *s);

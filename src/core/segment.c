@@ -783,5 +783,6 @@ void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
 
 /* What the store declares; a question of its backend, no I/O. */
 int frond_seg_order(frond_seg *s) {
-  return frond__store_order(s->store);
+  /* Without an allocator, the least any store keeps. */
+  return s == NULL ? FROND_SEG_ORDER_SEGMENT : frond__store_order(s->store);
 }

@@ -153,6 +153,11 @@ int frond__store_order(frond_store *st) {
   return order;
 }
 
+int frond__store_own_guards(frond_store *st) {
+  uint64_t n = 0;
+  return control(st, FROND__STORE_ROLLBACKS, &n) == 0;
+}
+
 int frond__store_fixed_step(frond_store *st) {
   int fixed = 0;
   control(st, FROND__STORE_FIXED_STEP, &fixed);

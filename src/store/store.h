@@ -52,8 +52,10 @@ enum {
   /* int *: the order the store keeps, FROND_SEG_ORDER_* (frond.h).
   ** Default FROND_SEG_ORDER_TAG: every range above the ones before it,
   ** which the wrappers' rollback guard holds the store to. A store that
-  ** declares FROND_SEG_ORDER_SEGMENT gets no guard (it would refuse every
-  ** lower range) and must keep its ranges apart itself. */
+  ** declares FROND_SEG_ORDER_SEGMENT must keep guards of its own and say
+  ** so (FROND__STORE_ROLLBACKS); one that does not still gets the
+  ** wrappers' guard, which refuses its lower ranges (an error, never an
+  ** ID twice). */
   FROND__STORE_ORDER = 1,
   /* int *: 1 when every allocation takes the row's step (asked with step
   ** 0 only: the row's step is the unit of the store's scheme). Default 0. */
@@ -64,7 +66,9 @@ enum {
   /* const frond_store *: a connection of the same URI whose per-process
   ** state (guards, health) this one shares (frond__store_open_shared). */
   FROND__STORE_SHARE,
-  /* uint64_t *: ranges refused by the guards the store keeps itself. */
+  /* uint64_t *: ranges refused by the guards the store keeps itself.
+  ** Answering it says the store keeps its own: the wrappers put no guard
+  ** over it (frond__store_own_guards). */
   FROND__STORE_ROLLBACKS,
   /* frond__store_members_arg *: members of a store over several. */
   FROND__STORE_MEMBERS,
@@ -333,6 +337,11 @@ int frond__store_fact(frond_store *st, const char *name, const char *value,
 ** (FROND_SEG_ORDER_*), whether its step is fixed; its members (0 for a
 ** single database) and, bit i, those up. */
 int frond__store_order(frond_store *st);
+/* 1 when the store keeps rollback guards of its own (it answers
+** FROND__STORE_ROLLBACKS: multi:, one per member): then, and only then,
+** the wrappers put none over it. The order a store declares never turns
+** the guard off: uniqueness must not rest on an answer about order. */
+int frond__store_own_guards(frond_store *st);
 int frond__store_fixed_step(frond_store *st);
 int frond__store_members(frond_store *st, uint64_t *up);
 

@@ -45,8 +45,8 @@ int frond__store_open(const char *uri, frond_store **out, frond_error *err) {
   if ((rc = open_backend(uri, out, err)) != 0)
     return rc;
   (*out)->guard_shared = 0;
-  if (frond__store_order(*out) != FROND_SEG_ORDER_TAG)
-    return 0; /* it keeps its ranges apart itself (multi:'s members) */
+  if (frond__store_own_guards(*out))
+    return 0; /* it keeps its own guards (multi:'s, one per member) */
   if (((*out)->guard = frond__guard_new()) == NULL) {
     (*out)->methods->xClose(*out);
     *out = NULL;
@@ -63,7 +63,7 @@ int frond__store_open_shared(const char *uri, frond_store *base,
     uri = FROND_STORE_DEFAULT;
   if ((rc = open_backend(uri, out, err)) != 0)
     return rc;
-  if (frond__store_order(*out) == FROND_SEG_ORDER_TAG) {
+  if (!frond__store_own_guards(*out)) {
     (*out)->guard = base->guard;
     (*out)->guard_shared = 1;
   }

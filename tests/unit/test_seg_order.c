@@ -4,7 +4,8 @@
 ** that holds. A store whose row goes back hands the allocator a segment
 ** below the current one: declared in tag order, the wrappers' rollback
 ** guard refuses it and the tag's IDs keep increasing; declared in
-** segment order (as multi: is), it is served, unique but below, and a
+** segment order with guards of its own (as multi: is), it is served,
+** unique but below, and a
 ** caller that took a batch's last ID for its largest would be wrong. The
 ** declaration, frond_seg_order(), is what tells the two apart.
 */
@@ -21,6 +22,7 @@
 /* One tag, "t", whose row starts at 100 and goes back to 50 after its
 ** first allocation (a failover that lost writes). */
 static _Atomic int declared;
+static _Atomic int own_guards; /* answers FROND__STORE_ROLLBACKS */
 static _Atomic int64_t row;
 static _Atomic int allocs;
 
@@ -70,6 +72,10 @@ static int lower_get(frond_store *st, const char *tag, frond_tag_row *out,
 static int lower_control(frond_store *st, int op, void *arg, frond_error *err) {
   (void)st;
   (void)err;
+  if (op == FROND__STORE_ROLLBACKS && own_guards) {
+    *(uint64_t *)arg = 0;
+    return 0;
+  }
   if (op != FROND__STORE_ORDER)
     return FROND_EINVAL;
   *(int *)arg = declared;
@@ -104,20 +110,27 @@ static void quiet(void *ctx, int level, const char *msg) {
   (void)msg;
 }
 
-/* 20 IDs of t from a fresh allocator over a store declaring `order`. */
-static frond_seg *take(int order, int64_t *ids) {
+/* n IDs of t from a fresh allocator over a store declaring `order`, and
+** keeping guards of its own when `own`. */
+static frond_seg *take_n(int order, int own, int64_t *ids, size_t n) {
   frond_seg *s;
   frond_seg_options o;
   frond_error e = {0, ""};
   declared = order;
+  own_guards = own;
   row = 100;
   allocs = 0;
   frond_seg_options_init(&o);
   o.loaders = 1;
   assert_int_equal(frond_seg_open(&s, "lower:", &o, &e), 0);
   assert_int_equal(frond_seg_order(s), order);
-  assert_int_equal(frond_seg_next_n(s, "t", 1, 20, ids, &e), 0);
+  assert_int_equal(frond_seg_next_n(s, "t", 1, n, ids, &e), 0);
   return s;
+}
+
+/* 20 IDs; a store in segment order keeps its own guards, as multi: does. */
+static frond_seg *take(int order, int64_t *ids) {
+  return take_n(order, order == FROND_SEG_ORDER_SEGMENT, ids, 20);
 }
 
 static int increasing(const int64_t *ids, size_t n) {
@@ -180,10 +193,32 @@ static void test_segment_order_only(void **state) {
   frond_log_set(NULL, NULL, FROND_LOG_INFO);
 }
 
+/* A store that declares segment order but keeps no guards of its own
+** still gets the wrappers' guard: its lower segment is refused (counted),
+** never served over IDs already issued. An answer about order must not
+** turn off what keeps IDs unique. */
+static void test_order_never_turns_the_guard_off(void **state) {
+  int64_t ids[200];
+  frond_seg_stats ss;
+  frond_seg *s;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_ERROR);
+  assert_int_equal(frond_seg_order(NULL), FROND_SEG_ORDER_SEGMENT);
+  s = take_n(FROND_SEG_ORDER_SEGMENT, 0, ids, 200);
+  for (size_t i = 0; i < 200; i++)
+    for (size_t j = i + 1; j < 200; j++)
+      assert_true(ids[i] != ids[j]);
+  frond_seg_stats_get(s, &ss);
+  assert_int_equal(ss.rollbacks, 1);
+  frond_seg_close(s);
+  frond_log_set(NULL, NULL, FROND_LOG_INFO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tag_order_is_kept),
       cmocka_unit_test(test_segment_order_only),
+      cmocka_unit_test(test_order_never_turns_the_guard_off),
   };
   return frond_run_tests(tests, setup, teardown);
 }
