@@ -614,9 +614,14 @@ static uint64_t multi_rollbacks(const multi_store *ms) {
 
 /* Make ms, opened for the same URI as b, use b's per-member rollback
 ** guards, step memory and health (b is closed last). */
-static void multi_share(multi_store *ms, const multi_store *b) {
+static int multi_share(multi_store *ms, const frond_store *base) {
+  const multi_store *b = (const multi_store *)base;
   int i;
-  assert(b->base.methods == &frond__store_multi && b->n == ms->n);
+  /* Only another connection of a multi: store of as many members (a
+  ** wrapper that forwards xControl could pass its own): else this one
+  ** keeps guards of its own, never another struct's as ours. */
+  if (base == NULL || base->methods != &frond__store_multi || b->n != ms->n)
+    return FROND_EINVAL;
   for (i = 0; i < ms->n; i++) {
     if (!ms->shared)
       frond__guard_free(ms->m[i].guard);
@@ -627,6 +632,7 @@ static void multi_share(multi_store *ms, const multi_store *b) {
     frond__guard_free(ms->step);
   ms->step = b->step;
   ms->shared = 1;
+  return 0;
 }
 
 /* What the core and the wrappers ask of a multi: store (store.h's
@@ -652,8 +658,7 @@ static int multi_control(frond_store *st, int op, void *arg, frond_error *err) {
              sizeof(((frond__store_label *)arg)->engine), "multi");
     return 0;
   case FROND__STORE_SHARE:
-    multi_share(ms, (const multi_store *)arg);
-    return 0;
+    return multi_share(ms, arg);
   case FROND__STORE_ROLLBACKS:
     *(uint64_t *)arg = multi_rollbacks(ms);
     return 0;
