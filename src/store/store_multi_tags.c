@@ -16,7 +16,6 @@
 */
 #include "store/store_multi.h"
 
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
