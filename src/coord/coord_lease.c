@@ -32,6 +32,21 @@
 ** depend on them (coord.c's watchdog stops a node at 9/10 of its lease
 ** only so that a takeover finds it stopped).
 **
+** A fence write checks the token, not the lease's expiry: a holder whose
+** lease ran out, and whose row nobody took, may still extend its fence and
+** renew. That is safe because every take changes the token and reads the
+** fence in one statement (UPDATE ... RETURNING high_water_ms, or the
+** layer's emulation inside the take's transaction, under the row's write
+** lock): a fence write lands either before the take, which then reads it,
+** or after it, and then changes nothing. Refusing expired writes would buy
+** nothing: a paused holder would lose a row nobody wanted, and a write
+** that raced a take would still have to be read by the take. What the
+** take must not do is trust a fence read by an earlier statement (a regain
+** used to read it in a SELECT, and a delayed UPDATE then took the row from
+** a holder that had written a higher fence in between). For the same
+** reason a regain that finds the row already its own (its take committed,
+** the answer was lost) resumes above the fence the row holds now.
+**
 ** A fence write gets a third of the lease, all its round trips together
 ** (MySQL has no UPDATE ... RETURNING: four of them): past it the layer
 ** closes the connection and the write's outcome is unknown, which the
@@ -193,7 +208,11 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
 }
 
 /* Take our row back if it is still ours or expired; *after is the fence
-** another holder stored meanwhile. */
+** the row holds, which every earlier holder stayed at or below. The take
+** reads it in the same statement (RETURNING, or the layer's emulation in
+** the take's transaction): a fence read by an earlier statement may be
+** stale, since a holder whose lease ran out still writes fences until its
+** token changes (see the head comment). */
 static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
   lease *l = c->impl;
   frond_db_arg a[5];
@@ -225,25 +244,39 @@ static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
   snprintf(owner, sizeof(owner), "%s", t ? t : "");
   frond__db_result_free(&r);
   if (strcmp(theirs, l->token) == 0) {
-    l->held = 1; /* still ours: the next fence write renews it */
+    /* Still ours, or ours again: a take whose answer was lost may have
+    ** taken the row from a holder that wrote fences meanwhile. Our token
+    ** stopped their writes, so the fence read now is above all of them.
+    ** The next fence write renews the lease. */
+    l->held = 1;
+    *after = fence;
     return 0;
   }
   if (!expired)
     return frond__fail(err, FROND_ENODE_ID_LOST,
                        "node ID %" PRIu64 " is leased by %s", l->node, owner);
-  a[1] = frond__db_text(c->owner);
-  a[2] = frond__db_text(l->token);
+  /* The read-back (MySQL) uses $1 and $2: a template uses its first
+  ** parameters without a gap. */
+  a[1] = frond__db_text(l->token);
+  a[2] = frond__db_text(c->owner);
   a[3] = frond__db_int(c->t.lease_ms);
   a[4] = frond__db_text(theirs);
-  rc = frond__lease_run(
-      l,
-      "UPDATE frond_node SET owner = $2, token = $3, "
-      "lease_expires = {now_ms} + $4, updated = {now_ms} "
-      "WHERE node_id = $1 AND token = $5 AND lease_expires < {now_ms}",
-      a, 5, &r, err);
-  if (rc == 0 && r.changes != 1)
+  rc = frond__lease_err(
+      frond__db_write_returning(
+          l->db,
+          "UPDATE frond_node SET owner = $3, token = $2, "
+          "lease_expires = {now_ms} + $4, updated = {now_ms} "
+          "WHERE node_id = $1 AND token = $5 AND lease_expires < {now_ms}",
+          "high_water_ms",
+          "SELECT high_water_ms FROM frond_node WHERE node_id = $1 AND "
+          "token = $2",
+          a, 5, &r, err),
+      err);
+  if (rc == 0 && r.nrows != 1)
     rc = frond__fail(err, FROND_ENODE_ID_LOST,
                      "node ID %" PRIu64 " was taken by another node", l->node);
+  if (rc == 0 && (rc = frond__db_get_int(&r, 0, 0, &fence, err)) != 0)
+    rc = frond__lease_err(rc, err);
   if (rc == 0) {
     l->held = 1;
     *after = fence;

@@ -29,8 +29,9 @@ class Tool:
     """One coord_tool process: a node holding (or failing to hold) an ID."""
 
     def __init__(self, uri, ip="10.0.0.1", port=8080, cache=None,
-                 layout=None, faketime=None, lazy=False):
+                 layout=None, faketime=None, lazy=False, extra=()):
         args = [TOOL, "--coordinator", uri, "--ip", ip, "--port", str(port)]
+        args += list(extra)
         if cache:
             args += ["--cache-dir", cache]
         if layout:
