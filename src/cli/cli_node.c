@@ -9,14 +9,17 @@
 ** fence (the exact high-water time after a clean stop), the lease expiry
 ** (database lease) and whether a live process holds it now. It only reads;
 ** it never claims an ID.
-** layout: the layout the fleet records, and with --set the procedure that
-** changes it (refused while any node holds an ID).
+** layout: the layout the fleet records (and a change of it that was begun
+** and did not finish), and with --set the procedure that changes it
+** (refused while any node holds an ID; the layout recorded before an
+** unfinished change undoes it).
 ** The coordinator is the one `frond serve` would use with the same
 ** settings: --coordinator, else the --config file and the FROND_*
 ** variables (by default the lease in the store's database; --store names
 ** another store).
 */
 #include "cli/cli.h"
+#include "coord/coord.h"
 #include "server/config.h"
 
 #include <errno.h>
@@ -40,6 +43,9 @@ static const char usage[] =
     "layout: the layout the fleet's nodes must use. With --set, change it:\n"
     "refused while any node holds an ID; records the largest ID the old\n"
     "layout could have issued, and nodes under the new one start above it.\n"
+    "A change that was stopped halfway (no node starts then; the output\n"
+    "says so) is finished by --set with the new layout, and undone by\n"
+    "--set with the old one.\n"
     "\n"
     "  --coordinator URI  static:N | zk://host:port[,host:port...]/name |\n"
     "                     lease+sqlite:///path.db | lease+postgresql://... |\n"
@@ -177,6 +183,7 @@ static int node_layout(int argc, char **argv) {
   frond_error err = {0, ""};
   char spec[160];
   int64_t floor_id = 0;
+  int changing = 0;
 
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
@@ -187,12 +194,19 @@ static int node_layout(int argc, char **argv) {
   if (rc != 0)
     return frond__cli_fail(&err);
   rc = set ? frond_coord_layout_set(c, &l, &floor_id, &err)
-           : frond_coord_layout_get(c, &l, &floor_id, &err);
+           : frond__coord_layout_read(c, &l, &floor_id, &changing, &err);
   frond_coord_close(c, NULL);
   if (rc != 0)
     return frond__cli_fail(&err);
   frond_layout_format(&l, spec, sizeof(spec));
   frond__out_printf("layout %s\nfloor %lld\n", spec, (long long)floor_id);
+  /* A change whose mark was left: every start refuses until it is done. */
+  if (changing)
+    frond__out_printf("changing from %s: begun and not finished, no node "
+                      "starts until `frond node layout --set <new layout>` "
+                      "finishes it or `frond node layout --set %s` undoes "
+                      "it\n",
+                      spec, spec);
   return frond__out_finish(FROND__EXIT_OK);
 }
 

@@ -64,21 +64,31 @@ int frond__node_coord_options(const frond__config *cfg, const char *host,
 }
 
 /* With layout_change: switch the layout the coordinator records, if it is
-** another one. Refused while any node holds an ID (NODE_IN_USE). */
+** another one. Refused while any node holds an ID (NODE_IN_USE). A change
+** begun and not finished (its mark left) is finished with another layout,
+** undone with the one it started from. */
 static int switch_layout(frond_coord *c, const frond_layout *l,
                          frond_error *err) {
   frond_layout rec;
   char was[160], want[160], cost[300];
   int64_t floor = 0;
-  int rc = frond_coord_layout_get(c, &rec, &floor, NULL);
+  int changing = 0,
+      rc = frond__coord_layout_read(c, &rec, &floor, &changing, NULL);
   if (rc != 0) /* none recorded (or none kept: static): nothing to switch */
     return 0;
   frond_layout_format(&rec, was, sizeof was);
   frond_layout_format(l, want, sizeof want);
-  if (strcmp(was, want) == 0)
+  if (strcmp(was, want) == 0 && !changing)
     return 0;
   if ((rc = frond_coord_layout_set(c, l, &floor, err)) != 0)
     return rc;
+  if (strcmp(was, want) == 0) {
+    frond_log(FROND_LOG_WARN,
+              "layout_change: a change of the fleet's layout from '%s' was "
+              "begun and not finished; undone (the layout is '%s' again)",
+              frond__layout_label(&rec, was, sizeof was), want);
+    return 0;
+  }
   frond__layout_lockout_text(&rec, l, frond_clock_realtime(NULL), cost,
                              sizeof cost);
   frond_log(FROND_LOG_WARN,

@@ -207,3 +207,56 @@ def layout_one_off(run):
      "server without a store (FROND_STORE=none)")
 def layout_one_off_no_store(run):
     one_off_layout(run, {"FROND_STORE": "none"})
+
+
+def sqlite_exec(path, *statements):
+    """Statements run on the SQLite file at path, as a script would."""
+    import sqlite3
+    db = sqlite3.connect(path, timeout=30)
+    try:
+        for st in statements:
+            db.execute(st)
+        db.commit()
+    finally:
+        db.close()
+
+
+@row("layout-change-stopped-halfway",
+     "`frond node layout --set twitter` that fails in its second step, "
+     "then one stopped between its steps (Ctrl-C, kill): the fleet is "
+     "started again, under its old layout, with --layout-change")
+def layout_change_stopped_halfway(run):
+    d = run.subdir("d")
+    store = os.path.join(d, "frond.db")
+    s = run.serve(d)
+    before = s.ids("/v1/snowflake", 5000)
+    check(s.stop() == 0, "the server did not stop cleanly")
+    # The second step fails: the database refuses one of its writes.
+    sqlite_exec(store,
+                "CREATE TRIGGER refuse BEFORE INSERT ON frond_meta WHEN "
+                "NEW.name = 'layout_previous' BEGIN SELECT RAISE(ABORT, "
+                "'refused'); END")
+    r = run.frond(["node", "layout", "--set", "twitter"], cwd=d)
+    check(r.returncode != 0, "the change went through: %s" % r.stdout)
+    sqlite_exec(store, "DROP TRIGGER refuse")
+    again = run.serve(d, wait=False, name="serve-after-failed-change")
+    if not up_or_exit(again):
+        raise Failure("a layout change that failed left the fleet unable "
+                      "to start:\n%s" % again.output()[-1500:])
+    before += again.ids("/v1/snowflake", 5000)
+    check(again.stop() == 0, "the server did not stop cleanly")
+    # Stopped between its steps: its mark stays in frond_meta.
+    sqlite_exec(store, "UPDATE frond_meta SET value = 'changing:' || value "
+                "WHERE name = 'layout'")
+    refused = run.serve(d, wait=False, name="serve-marked")
+    check(not up_or_exit(refused), "a server started under a layout change "
+          "left unfinished")
+    run.refused(refused, "COORD", "not finished", "frond node layout --set")
+    # The operator starts the fleet under its layout, asking for it.
+    fixed = run.serve(d, ["--layout-change"], wait=False,
+                      name="serve-layout-change")
+    if not up_or_exit(fixed):
+        raise Failure("--layout-change with the fleet's own layout did not "
+                      "finish or undo the change:\n%s"
+                      % fixed.output()[-1500:])
+    run.unique([before, fixed.ids("/v1/snowflake", 5000)])

@@ -593,6 +593,86 @@ static void test_lease_layout(void **state) {
   tmpdir_remove(dir);
 }
 
+/* A layout change whose second step fails puts the old layout back; a
+** mark left anyway (its process killed between the steps) stops every
+** start with a message saying how to finish or undo it, which the layout
+** it started from undoes and a new one finishes. */
+static void test_lease_layout_unfinished(void **state) {
+  char *dir = tmpdir_make();
+  frond_coord *a, *admin;
+  frond_gen *ga;
+  frond_layout l = layout_of("time=40,node=12,seq=11"),
+               was = layout_of("frond"), got;
+  frond_error err = {0, ""};
+  int64_t floor = 0, last = 0, id;
+  int changing = -1;
+  (void)state;
+  snprintf(lease_db, sizeof(lease_db), "%s/lease.db", dir);
+  snprintf(lease_uri, sizeof(lease_uri), "lease+sqlite://%s", lease_db);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
+  assert_int_equal(frond_gen_next(ga, &last, NULL), 0);
+  frond_coord_close(a, NULL);
+  admin = lease_open(9, NULL);
+
+  /* Step 2 fails (the database refuses a write of it). */
+  lease_sql("CREATE TRIGGER boom BEFORE UPDATE ON frond_meta WHEN "
+            "NEW.name = 'layout_previous' BEGIN SELECT RAISE(ABORT, 'boom'); "
+            "END; CREATE TRIGGER boom2 BEFORE INSERT ON frond_meta WHEN "
+            "NEW.name = 'layout_previous' BEGIN SELECT RAISE(ABORT, 'boom'); "
+            "END");
+  assert_int_not_equal(frond_coord_layout_set(admin, &l, &floor, &err), 0);
+  assert_non_null(strstr(err.message, "boom"));
+  lease_sql("DROP TRIGGER boom; DROP TRIGGER boom2");
+  assert_int_equal(
+      frond__coord_layout_read(admin, &got, &floor, &changing, &err), 0);
+  assert_int_equal(changing, 0);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
+  assert_int_equal(frond_gen_next(ga, &id, NULL), 0);
+  assert_true(id > last);
+  last = id;
+  frond_coord_close(a, NULL);
+
+  /* The process killed between the steps: the mark stays. */
+  lease_sql("UPDATE frond_meta SET value = 'changing:' || value WHERE name = "
+            "'layout'");
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), FROND_ECOORD);
+  assert_non_null(strstr(err.message, "not finished"));
+  assert_non_null(strstr(err.message, "frond node layout --set "
+                                      "time=41,node=10,seq=12"));
+  frond_coord_close(a, NULL);
+  assert_int_equal(
+      frond__coord_layout_read(admin, &got, &floor, &changing, &err), 0);
+  assert_int_equal(changing, 1);
+  assert_int_equal(got.time_bits, 41);
+  /* The layout it started from undoes it, setting no floor. */
+  assert_int_equal(frond_coord_layout_set(admin, &was, &floor, &err), 0);
+  assert_int_equal(floor, 0);
+  assert_int_equal(
+      frond__coord_layout_read(admin, &got, &floor, &changing, &err), 0);
+  assert_int_equal(changing, 0);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
+  assert_int_equal(frond_gen_next(ga, &id, NULL), 0);
+  assert_true(id > last);
+  last = id;
+  frond_coord_close(a, NULL);
+  /* ...and a new one finishes it. */
+  lease_sql("UPDATE frond_meta SET value = 'changing:' || value WHERE name = "
+            "'layout'");
+  assert_int_equal(frond_coord_layout_set(admin, &l, &floor, &err), 0);
+  assert_true(floor >= last);
+  frond_coord_close(admin, NULL);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "time=40,node=12,seq=11", NULL, &ga, &err), 0);
+  assert_int_equal(frond_gen_next(ga, &id, NULL), 0);
+  assert_true(id > floor);
+  frond_coord_close(a, NULL);
+  tmpdir_remove(dir);
+}
+
 /* xFact: the lease records a fact once in frond_meta, beside the layout,
 ** and reads it back; a second value never overwrites it; static: keeps
 ** none. */
@@ -638,6 +718,7 @@ int main(void) {
       cmocka_unit_test(test_lease_start_checks),
       cmocka_unit_test(test_layout_floor_math),
       cmocka_unit_test(test_lease_layout),
+      cmocka_unit_test(test_lease_layout_unfinished),
       cmocka_unit_test(test_lease_facts),
   };
   return frond_run_tests(tests, NULL, NULL);
