@@ -130,6 +130,7 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   c->t.lease_ms = FROND_COORD_DEFAULT_LEASE_MS;
   c->t.node = -1;
   c->pid = (long)getpid();
+  frond__fork_arm(&c->fork);
   c->t.window_ms = o.window_ms;
   c->t.max_clock_offset_ms = o.max_clock_offset_ms;
   c->clock = o.clock ? o.clock : frond_clock_realtime;

@@ -37,6 +37,7 @@
 #define FROND_COORD_H
 
 #include "frond.h"
+#include "base/fork.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -172,6 +173,7 @@ struct frond_coord {
   uint64_t node;
   int from_cache;
   long pid; /* the process that opened it: a child of fork() is refused */
+  frond__fork_mark fork; /* the process key when opened (base/fork.h) */
   int64_t start_after_ms;
   pthread_mutex_t lock; /* serialises driver calls */
 

@@ -156,8 +156,10 @@ void frond__coord_note_error(frond_coord *c, int code, const char *msg) {
 
 /* ---- fork() ------------------------------------------------------------- */
 
+/* The process key (no system call, every kind of fork where the kernel
+** wipes it), and the pid where it does not. */
 int frond__coord_forked(const frond_coord *c) {
-  return (long)getpid() != c->pid;
+  return frond__fork_seen(&c->fork) || (long)getpid() != c->pid;
 }
 
 int frond__coord_refuse_forked(const frond_coord *c, frond_error *err) {

@@ -260,3 +260,67 @@ def layout_change_stopped_halfway(run):
                       "finish or undo the change:\n%s"
                       % fixed.output()[-1500:])
     run.unique([before, fixed.ids("/v1/snowflake", 5000)])
+
+
+def forked_lines(out):
+    """The lines a seg_fork or gen_fork printed: the parent's IDs, the
+    child's, and the child's refusals."""
+    parent, child, refusals = [], [], []
+    for line in out.splitlines():
+        who, _, rest = line.partition(" ")
+        if who == "parent":
+            parent.append(rest)
+        elif who == "child" and rest.startswith("error"):
+            refusals.append(rest)
+        elif who == "child":
+            child.append(rest)
+    return parent, child, refusals
+
+
+@row("fork-without-atfork-handlers",
+     "a program with a segment allocator, a snowflake generator or a "
+     "UUIDv7, ULID or ObjectId generator forks with _Fork() or the raw "
+     "fork system call (which run no pthread_atfork handler) and keeps "
+     "using it in the child")
+def fork_without_atfork_handlers(run):
+    import subprocess
+    import common
+    d = run.subdir("db")
+    store = "sqlite:%s" % os.path.join(d, "frond.db")
+    run.ok(["tag", "create", "orders", "--step", "5000", "--store", store], d)
+    build = os.environ.get("FROND_BUILD", "")
+    for tool in ("seg_fork", "gen_fork"):
+        check(os.path.exists(os.path.join(build, tool)),
+              "%s is not built" % tool)
+
+    def tool(args):
+        r = subprocess.run([os.path.join(build, args[0])] + args[1:], cwd=d,
+                           env=common.clean_env(), capture_output=True,
+                           text=True, timeout=120)
+        check(r.returncode == 0, "%s: %s" % (" ".join(args),
+                                             r.stdout + r.stderr))
+        return forked_lines(r.stdout)
+
+    for how in ("_Fork", "syscall"):
+        # The allocator: by the tag's name, then through a handle (the
+        # inline call); each refused.
+        parent, child, refusals = tool(["seg_fork", store, "orders", "2000",
+                                        how])
+        run.unique([parent, child])
+        check(len(refusals) == 2, "seg_fork %s: the child was refused %d "
+              "times of 2 (by name, by handle): %s"
+              % (how, len(refusals), refusals))
+        for r in refusals:
+            run.refused(r, "FORKED", "fork()")
+        # A snowflake generator refuses; the 128-bit ones take new keys.
+        for kind in ("snowflake", "uuid7", "ulid", "objectid"):
+            g = run.subdir("%s-%s" % (kind, how))
+            parent, child, refusals = tool(["gen_fork", kind, "2000", how, g])
+            run.unique([parent, child])
+            if kind == "snowflake":
+                check(refusals and not child, "gen_fork snowflake %s: the "
+                      "child issued %d IDs" % (how, len(child)))
+                run.refused(refusals[0], "FORKED", "fork()")
+            else:
+                check(len(child) == 2000, "gen_fork %s %s: the child "
+                      "issued %d of 2000" % (kind, how, len(child)))
