@@ -15,6 +15,11 @@
 **   layout     with layout_change, a coordinator that records another
 **              layout is switched first (refused while any node holds an
 **              ID); without it, a mismatch is refused (LAYOUT_MISMATCH)
+**
+** A SQLite store (or lease) named by a relative path is a different file
+** in every working directory: it is shown with the absolute path it
+** resolved to, and `frond next` refuses one that does not exist
+** (frond__node_sqlite_here) rather than make a new one beside no server.
 */
 #include "server/node.h"
 #include "coord/coord.h"
@@ -22,10 +27,16 @@
 #include "base/base.h"
 #include "core/core.h"
 #include "core/high_water.h"
+#include "store/db.h"
+#include "store/store.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int loopback(const char *host) {
   return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
@@ -151,4 +162,65 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
     return rc;
   }
   return 0;
+}
+
+/* ---- SQLite files, by their absolute path ------------------------------ */
+
+int frond__node_sqlite_file(const char *uri, char *path, size_t len,
+                            int *relative) {
+  char one[FROND__CFG_STR_MAX + 64], cwd[PATH_MAX];
+  frond_db_uri u;
+  size_t n;
+  int k;
+  if (strncmp(uri, "lease+", 6) == 0)
+    uri += 6;
+  if (strncmp(uri, "sqlite:", 7) != 0)
+    return 0;
+  n = strcspn(uri, "?"); /* a lease's options; a SQLite URI takes none */
+  if (n >= sizeof one)
+    return -1;
+  snprintf(one, sizeof one, "%.*s", (int)n, uri);
+  if (frond__db_uri_parse(one, &u, NULL) != 0 || u.memory)
+    return 0;
+  *relative = u.target[0] != '/';
+  if (*relative && getcwd(cwd, sizeof cwd) == NULL)
+    return -1;
+  k = *relative
+          ? snprintf(path, len, "%s/%.*s", cwd, (int)u.target_len, u.target)
+          : snprintf(path, len, "%.*s", (int)u.target_len, u.target);
+  return k < 0 || (size_t)k >= len ? -1 : 1;
+}
+
+void frond__node_store_shown(const char *uri, char *out, size_t len) {
+  char path[PATH_MAX + 64];
+  size_t k;
+  int relative = 0;
+  frond__store_uri_shown(uri, out, len);
+  k = strlen(out);
+  if (frond__node_sqlite_file(uri, path, sizeof path, &relative) == 1 &&
+      relative && k < len)
+    snprintf(out + k, len - k, " (%s)", path);
+}
+
+int frond__node_sqlite_here(const char *what, const char *uri, const char *risk,
+                            frond_error *err) {
+  char path[PATH_MAX + 64], shown[FROND__CFG_STR_MAX + 64];
+  struct stat st;
+  int relative = 0, e = 0,
+      rc = frond__node_sqlite_file(uri, path, sizeof path, &relative);
+  if (rc == 0 || (rc == 1 && stat(path, &st) == 0))
+    return 0;
+  e = errno;
+  frond__store_uri_shown(uri, shown, sizeof shown);
+  if (rc < 0)
+    return frond__fail(err, FROND_ECONFIG,
+                       "%s %s: the path of its file is too long", what, shown);
+  return frond__fail(
+      err, FROND_ECONFIG,
+      "%s %s is %s%s: %s. frond next makes no store: %s. Run it where the "
+      "servers' store is, name it (--store sqlite:///path/frond.db), use "
+      "--store none (a one-off static node, its high-water file), or create "
+      "the store first (frond tag create)",
+      what, shown, path, relative ? " (relative to the working directory)" : "",
+      strerror(e), risk);
 }

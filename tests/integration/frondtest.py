@@ -575,3 +575,12 @@ def postgres_later():
     with open(os.path.join(pg.dir, "port"), "w") as f:
         f.write("%d\n" % port)
     return pg, "postgresql://postgres@127.0.0.1:%d/postgres" % port
+
+
+def store_dir():
+    """A fresh temporary directory holding the default store, ./frond.db,
+    made first (an empty SQLite file is an empty database): `frond next`
+    makes no store, and refuses to run where there is none."""
+    d = tempdir()
+    open(os.path.join(d, "frond.db"), "w").close()
+    return d

@@ -171,6 +171,40 @@ def next_no_high_water_beside_server(run):
     next_beside_server(run, ["--no-high-water"])
 
 
+@row("next-from-another-directory",
+     "`frond next --config /etc/frond/frond.conf` run from a home "
+     "directory while the server runs in its own, the store named by the "
+     "default relative path (sqlite:frond.db)")
+def next_from_another_directory(run):
+    conf = os.path.join(run.subdir("etc"), "frond.conf")
+    with open(conf, "w") as f:
+        f.write("# the store at its default, relative to the working "
+                "directory\nstore = sqlite:frond.db\n")
+    srvdir, home = run.subdir("var-lib-frond"), run.subdir("home")
+    s = run.serve(srvdir, ["--config", conf])
+    before = s.ids("/v1/snowflake", 1000)  # the server is issuing
+    nxt = run.start(["next", "--config", conf, "--count", "200000"],
+                    cwd=home, name="frond-next")
+    lists = parallel([lambda: s.ids("/v1/snowflake", 200000),
+                      lambda: nxt.wait(120)])
+    if lists[1] == 0:  # it ran: beside the server, on a store of its own
+        run.unique([before + lists[0], printed_ids(nxt.output())])
+    run.refused(nxt, "CONFIG", os.path.join(home, "frond.db"), "--store",
+                "frond tag create")
+    check(not os.path.exists(os.path.join(home, "frond.db")),
+          "frond next was refused, but made %s/frond.db" % home)
+    # The server says which file its relative store is.
+    check(os.path.join(srvdir, "frond.db") in s.output(),
+          "the server's log does not name its store's file %s:\n%s"
+          % (os.path.join(srvdir, "frond.db"), s.output()[-1500:]))
+    # The way that works from anywhere: the store named by its path.
+    r = run.frond(["next", "--config", conf, "--count", "100000", "--store",
+                   "sqlite://%s/frond.db" % srvdir], home)
+    check(r.returncode == 0, "frond next --store: %s" % r.stderr[-1500:])
+    run.unique([before + lists[0] + s.ids("/v1/snowflake", 1000),
+                printed_ids(r.stdout)])
+
+
 def one_off_layout(run, env):
     """A server in d issues IDs and stops; `frond next --layout twitter`
     runs once in d; the server starts again in d."""
