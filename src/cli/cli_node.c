@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "coord/coord.h"
 #include "server/config.h"
+#include "server/node.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -112,13 +113,17 @@ static int print_table(const frond_coord_entry *e, size_t n) {
 }
 
 /* The coordinator as `frond serve` resolves it: 1 after a usage error
-** (reported), else frond_coord_open's result (0 or a negative code). */
+** (reported), else frond_coord_open's result (0 or a negative code). A
+** lease in a SQLite file that is not there is refused (CONFIG), as frond
+** next refuses it: opening it would make a new, empty store where there
+** was none, in which a frond next run there later would lease node 0,
+** perhaps a running server's. */
 static int open_coord(const char *cmd, const char *uri, const char *store,
                       const char *file, frond_coord **c, frond_error *err) {
   char flag[] = "--config", path[4096], *av[2] = {flag, path};
   char resolved[FROND__CFG_STR_MAX + 64];
   frond__config cfg;
-  int action;
+  int action, on_store;
   if (file != NULL && strlen(file) >= sizeof(path)) {
     frond__usage_error(cmd, "--config: the path is too long");
     return 1;
@@ -133,6 +138,18 @@ static int open_coord(const char *cmd, const char *uri, const char *store,
     frond__usage_error(cmd, "%s", err->message);
     return 1;
   }
+  on_store = strcmp(cfg.coordinator, "auto") == 0 ||
+             strncmp(cfg.coordinator, "static", 6) == 0;
+  if (frond__node_sqlite_here(on_store ? "store" : "coordinator",
+                              on_store ? cfg.store : resolved,
+                              "frond node makes no store: a new one here "
+                              "would hold no server's node IDs or layout, "
+                              "and a frond next run here after it could "
+                              "lease a running server's. Run it where the "
+                              "servers' store is, or name it (--store "
+                              "sqlite:///path/frond.db, --coordinator)",
+                              err) != 0)
+    return err->code;
   return frond_coord_open(c, resolved, NULL, err);
 }
 

@@ -101,6 +101,13 @@ static const char usage[] =
     "  --key-file FILE keys of order numbers (default: $FROND_ORDER_KEY);\n"
     "                  never on the command line\n";
 
+/* How to go on where the store is not there (node.c's
+** frond__node_sqlite_here says the rest). */
+#define WAYS                                                                   \
+  "Run it where the servers' store is, name it (--store "                      \
+  "sqlite:///path/frond.db), use --store none (a one-off static node, its "    \
+  "high-water file), or create the store first (frond tag create)"
+
 /* IDs fetched per library call: few calls, and a small stack array. */
 #define CHUNK 4096
 
@@ -213,8 +220,8 @@ static int next_segment(const char *tag, const char *store, int64_t count,
   if (tag != NULL && frond_tag_validate(tag, strlen(tag), &err) != 0)
     return frond__usage_error("next", "--segment: %s", err.message);
   if (frond__node_sqlite_here("store", store,
-                              "a new one here would hold none of the "
-                              "servers' tags",
+                              "frond next makes no store: a new one here "
+                              "would hold none of the servers' tags. " WAYS,
                               &err) != 0)
     return frond__cli_fail(&err);
   catch_signals(&set);
@@ -317,9 +324,10 @@ static int next_snowflake(const frond__config *cfg, int no_hw, int64_t count,
   ** hand out node IDs that no server knows of. */
   if (frond__node_sqlite_here(lease_on_store(cfg) ? "store" : "coordinator",
                               lease_on_store(cfg) ? cfg->store : uri,
-                              "a new one here would lease a node ID that no "
-                              "server knows of, perhaps a running server's, "
-                              "and repeat its IDs",
+                              "frond next makes no store: a new one here "
+                              "would lease a node ID that no server knows "
+                              "of, perhaps a running server's, and repeat "
+                              "its IDs. " WAYS,
                               &err) != 0)
     return frond__cli_fail(&err);
   if (no_hw && strncmp(uri, "static:", 7) == 0)

@@ -202,7 +202,7 @@ void frond__node_store_shown(const char *uri, char *out, size_t len) {
     snprintf(out + k, len - k, " (%s)", path);
 }
 
-int frond__node_sqlite_here(const char *what, const char *uri, const char *risk,
+int frond__node_sqlite_here(const char *what, const char *uri, const char *why,
                             frond_error *err) {
   char path[PATH_MAX + 64], shown[FROND__CFG_STR_MAX + 64];
   struct stat st;
@@ -216,11 +216,6 @@ int frond__node_sqlite_here(const char *what, const char *uri, const char *risk,
     return frond__fail(err, FROND_ECONFIG,
                        "%s %s: the path of its file is too long", what, shown);
   return frond__fail(
-      err, FROND_ECONFIG,
-      "%s %s is %s%s: %s. frond next makes no store: %s. Run it where the "
-      "servers' store is, name it (--store sqlite:///path/frond.db), use "
-      "--store none (a one-off static node, its high-water file), or create "
-      "the store first (frond tag create)",
-      what, shown, path, relative ? " (relative to the working directory)" : "",
-      strerror(e), risk);
+      err, FROND_ECONFIG, "%s %s is %s%s: %s. %s", what, shown, path,
+      relative ? " (relative to the working directory)" : "", strerror(e), why);
 }

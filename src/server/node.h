@@ -59,9 +59,9 @@ void frond__node_store_shown(const char *uri, char *out, size_t len);
 
 /* 0 when uri names no SQLite file or one that exists; else CONFIG with a
 ** message naming `what` (the key: "store", "coordinator"), the absolute
-** path, `risk` (what a new file would have meant) and the ways on
-** (`frond next` makes no store). */
-int frond__node_sqlite_here(const char *what, const char *uri,
-                            const char *risk, frond_error *err);
+** path, and then `why`: that the command makes no store, what a new file
+** would have meant, and the ways on. */
+int frond__node_sqlite_here(const char *what, const char *uri, const char *why,
+                            frond_error *err);
 
 #endif /* FROND_SERVER_NODE_H */

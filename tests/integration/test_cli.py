@@ -285,6 +285,13 @@ def test_next_makes_no_store():
         check(not os.path.exists(db) and
               not os.path.exists(os.path.join(home, "leases.db")),
               "%s made a store: %r" % (args, os.listdir(home)))
+    # frond node reads and sets what a store holds: it makes none either
+    # (a list run here would leave a store a later next would lease in).
+    for args in (["node", "list"], ["node", "layout", "--set", "twitter"]):
+        r = frond(args, home)
+        check_failure(r, "CONFIG", " ".join(args))
+        check(db in r.stderr and "makes no store" in r.stderr, r.stderr)
+        check(not os.path.exists(db), "%s made a store" % args)
     # An absolute path that is not there either.
     r = frond(["next", "--store", "sqlite://" + os.path.join(srv, "x.db")],
               home)
