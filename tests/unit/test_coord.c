@@ -416,8 +416,11 @@ static void regain_after_lost_answer(int returning) {
            "lease+sqlite://%s?lease_ms=60000&nodes=1", lease_db);
   a = lease_open(1, NULL);
   assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
-  if (!returning)
+  if (!returning) { /* under the lock the fencer writes fences under */
+    pthread_mutex_lock(&a->lock);
     frond__db_test_clear_flags(((lease *)a->impl)->db, FROND_DB_RETURNING);
+    pthread_mutex_unlock(&a->lock);
+  }
   /* a is cut off; its lease runs out and b takes the row, fenced ahead of
   ** the clock (b borrowed that far, then died). */
   lease_sql("UPDATE frond_node SET lease_expires = 1");
