@@ -201,7 +201,12 @@ FROND_EXPORT int frond_coord_layout_get(frond_coord *c, frond_layout *l,
 ** under the new layout start numerically above it, or refuse to start
 ** (LAYOUT_MISMATCH, naming both layouts) when it is further ahead of the
 ** clock than they may wait. Old-layout nodes can neither start nor extend
-** a fence afterwards. *floor_id receives the floor. Not concurrent with
+** a fence afterwards. *floor_id receives the floor. A change that was
+** begun and not finished (its process stopped halfway: every start then
+** refuses, saying so) is finished by a call with a new layout and undone
+** by one with the layout it started from, which puts the old record back
+** and sets no floor; with the recorded layout and no such change, nothing
+** changes. Not concurrent with
 ** gen_create on c. May block on the network. Errors: NODE_IN_USE,
 ** LAYOUT_INVALID, COORD, INVAL (the static coordinator records nothing),
 ** FORKED.

@@ -60,7 +60,15 @@ int frond__check_sqlite_absent(const char *uri, char *out, size_t len,
                        "sqlite: cannot open %s: this user cannot write in the "
                        "directory %s",
                        path, dir);
-  snprintf(out, len, "%.300s: no file yet (a start makes it)", uri);
+  if (path[0] != '/' && getcwd(dir, sizeof(dir)) != NULL)
+    snprintf(out, len,
+             "%.300s: no file yet, %.300s/%.300s (a start makes it; frond "
+             "next refuses it)",
+             uri, dir, path);
+  else
+    snprintf(out, len,
+             "%.300s: no file yet (a start makes it; frond next refuses it)",
+             uri);
   return 1;
 }
 

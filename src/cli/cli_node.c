@@ -9,15 +9,19 @@
 ** fence (the exact high-water time after a clean stop), the lease expiry
 ** (database lease) and whether a live process holds it now. It only reads;
 ** it never claims an ID.
-** layout: the layout the fleet records, and with --set the procedure that
-** changes it (refused while any node holds an ID).
+** layout: the layout the fleet records (and a change of it that was begun
+** and did not finish), and with --set the procedure that changes it
+** (refused while any node holds an ID; the layout recorded before an
+** unfinished change undoes it).
 ** The coordinator is the one `frond serve` would use with the same
 ** settings: --coordinator, else the --config file and the FROND_*
 ** variables (by default the lease in the store's database; --store names
 ** another store).
 */
 #include "cli/cli.h"
+#include "coord/coord.h"
 #include "server/config.h"
+#include "server/node.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +44,9 @@ static const char usage[] =
     "layout: the layout the fleet's nodes must use. With --set, change it:\n"
     "refused while any node holds an ID; records the largest ID the old\n"
     "layout could have issued, and nodes under the new one start above it.\n"
+    "A change that was stopped halfway (no node starts then; the output\n"
+    "says so) is finished by --set with the new layout, and undone by\n"
+    "--set with the old one.\n"
     "\n"
     "  --coordinator URI  static:N | zk://host:port[,host:port...]/name |\n"
     "                     lease+sqlite:///path.db | lease+postgresql://... |\n"
@@ -106,13 +113,17 @@ static int print_table(const frond_coord_entry *e, size_t n) {
 }
 
 /* The coordinator as `frond serve` resolves it: 1 after a usage error
-** (reported), else frond_coord_open's result (0 or a negative code). */
+** (reported), else frond_coord_open's result (0 or a negative code). A
+** lease in a SQLite file that is not there is refused (CONFIG), as frond
+** next refuses it: opening it would make a new, empty store where there
+** was none, in which a frond next run there later would lease node 0,
+** perhaps a running server's. */
 static int open_coord(const char *cmd, const char *uri, const char *store,
                       const char *file, frond_coord **c, frond_error *err) {
   char flag[] = "--config", path[4096], *av[2] = {flag, path};
   char resolved[FROND__CFG_STR_MAX + 64];
   frond__config cfg;
-  int action;
+  int action, on_store;
   if (file != NULL && strlen(file) >= sizeof(path)) {
     frond__usage_error(cmd, "--config: the path is too long");
     return 1;
@@ -127,6 +138,18 @@ static int open_coord(const char *cmd, const char *uri, const char *store,
     frond__usage_error(cmd, "%s", err->message);
     return 1;
   }
+  on_store = strcmp(cfg.coordinator, "auto") == 0 ||
+             strncmp(cfg.coordinator, "static", 6) == 0;
+  if (frond__node_sqlite_here(on_store ? "store" : "coordinator",
+                              on_store ? cfg.store : resolved,
+                              "frond node makes no store: a new one here "
+                              "would hold no server's node IDs or layout, "
+                              "and a frond next run here after it could "
+                              "lease a running server's. Run it where the "
+                              "servers' store is, or name it (--store "
+                              "sqlite:///path/frond.db, --coordinator)",
+                              err) != 0)
+    return err->code;
   return frond_coord_open(c, resolved, NULL, err);
 }
 
@@ -177,6 +200,7 @@ static int node_layout(int argc, char **argv) {
   frond_error err = {0, ""};
   char spec[160];
   int64_t floor_id = 0;
+  int changing = 0;
 
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
@@ -187,12 +211,19 @@ static int node_layout(int argc, char **argv) {
   if (rc != 0)
     return frond__cli_fail(&err);
   rc = set ? frond_coord_layout_set(c, &l, &floor_id, &err)
-           : frond_coord_layout_get(c, &l, &floor_id, &err);
+           : frond__coord_layout_read(c, &l, &floor_id, &changing, &err);
   frond_coord_close(c, NULL);
   if (rc != 0)
     return frond__cli_fail(&err);
   frond_layout_format(&l, spec, sizeof(spec));
   frond__out_printf("layout %s\nfloor %lld\n", spec, (long long)floor_id);
+  /* A change whose mark was left: every start refuses until it is done. */
+  if (changing)
+    frond__out_printf("changing from %s: begun and not finished, no node "
+                      "starts until `frond node layout --set <new layout>` "
+                      "finishes it or `frond node layout --set %s` undoes "
+                      "it\n",
+                      spec, spec);
   return frond__out_finish(FROND__EXIT_OK);
 }
 

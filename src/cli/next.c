@@ -13,6 +13,12 @@
 ** than the recorded one is refused unless --layout-change asks for it.
 ** Segment IDs come from a segment allocator over a store.
 **
+** It never makes a store: a SQLite file that is not there (a relative
+** path read from another directory than the servers') is refused, naming
+** the absolute path, before anything opens it (node.c's
+** frond__node_sqlite_here); a lease in a new file would be node 0 again,
+** perhaps a running server's.
+**
 ** With --format, each ID is printed as a string of that format (base62,
 ** order numbers, ...; uuid7, ulid and objectid make their own, seq numbers
 ** come from a segment allocator) through frond_format_next_n, the call a
@@ -62,7 +68,9 @@ static const char usage[] =
     "                  holder is refused); default: the store hands one out\n"
     "  --store URI     the store whose database holds the node IDs\n"
     "                  (default: $FROND_STORE, else " FROND_STORE_DEFAULT ");\n"
-    "                  none: static node 0 and its high-water file\n"
+    "                  none: static node 0 and its high-water file;\n"
+    "                  a SQLite file that is not there is refused: this\n"
+    "                  command makes no store\n"
     "  --coordinator URI  as serve's coordinator key (default: auto)\n"
     "  --advertise HOST:PORT  the identity given to the coordinator\n"
     "  --data-dir DIR  the node cache file, and a static node ID's\n"
@@ -92,6 +100,13 @@ static const char usage[] =
     "                  IDs with --segment or tag=; seq needs the store\n"
     "  --key-file FILE keys of order numbers (default: $FROND_ORDER_KEY);\n"
     "                  never on the command line\n";
+
+/* How to go on where the store is not there (node.c's
+** frond__node_sqlite_here says the rest). */
+#define WAYS                                                                   \
+  "Run it where the servers' store is, name it (--store "                      \
+  "sqlite:///path/frond.db), use --store none (a one-off static node, its "    \
+  "high-water file), or create the store first (frond tag create)"
 
 /* IDs fetched per library call: few calls, and a small stack array. */
 #define CHUNK 4096
@@ -205,6 +220,11 @@ static int next_segment(const char *tag, const char *store, int64_t count,
   sigset_t set;
   if (tag != NULL && frond_tag_validate(tag, strlen(tag), &err) != 0)
     return frond__usage_error("next", "--segment: %s", err.message);
+  if (frond__node_sqlite_here("store", store,
+                              "frond next makes no store: a new one here "
+                              "would hold none of the servers' tags. " WAYS,
+                              &err) != 0)
+    return frond__cli_fail(&err);
   /* A one-off command asks for its segments one after another, with no
   ** time to load ahead: it waits as long for each as for the first,
   ** where a server answering requests waits 50 ms. */
@@ -270,6 +290,13 @@ static int load_config(const sf_flags *fl, frond__config *cfg) {
   return 0;
 }
 
+/* Is the node ID leased in the store's database (coordinator auto or
+** static, config_coord.c), rather than in a coordinator of its own? */
+static int lease_on_store(const frond__config *cfg) {
+  return strcmp(cfg->coordinator, "auto") == 0 ||
+         strncmp(cfg->coordinator, "static", 6) == 0;
+}
+
 /* Snowflake IDs, plain or through format f, on a node ID claimed as serve
 ** claims its own. */
 static int next_snowflake(const frond__config *cfg, int no_hw, int64_t count,
@@ -299,6 +326,16 @@ static int next_snowflake(const frond__config *cfg, int no_hw, int64_t count,
       (strcmp(cfg->advertise, "auto") != 0 &&
        frond__coord_check_advertise(cfg->advertise, &err) != 0))
     return frond__usage_error("next", "%s", err.message);
+  /* Never a new store: a lease on a SQLite file that is not there would
+  ** hand out node IDs that no server knows of. */
+  if (frond__node_sqlite_here(lease_on_store(cfg) ? "store" : "coordinator",
+                              lease_on_store(cfg) ? cfg->store : uri,
+                              "frond next makes no store: a new one here "
+                              "would lease a node ID that no server knows "
+                              "of, perhaps a running server's, and repeat "
+                              "its IDs. " WAYS,
+                              &err) != 0)
+    return frond__cli_fail(&err);
   if (no_hw && strncmp(uri, "static:", 7) == 0)
     return frond__usage_error("next",
                               "--no-high-water: node ID %lld is static and "

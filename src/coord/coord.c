@@ -16,6 +16,8 @@
 **   attach    the fencer and the watchdog (coord_fence.c);
 **   close     block the generator, store its exact high-water time as the
 **             final fence, give the ID up, close the generator.
+**
+** The fleet's layout, read and changed, is coord_layout.c's.
 */
 #include "coord/coord.h"
 #include "core/core.h"
@@ -32,33 +34,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* frond_coord_layout_set refuses a layout that reaches the floor later. */
-#define FLOOR_MAX_AHEAD_MS 60000
-
 void frond_coord_options_init(frond_coord_options *o) {
   memset(o, 0, sizeof(*o));
   o->port = 8080;
   o->window_ms = FROND_COORD_DEFAULT_WINDOW_MS;
   o->max_clock_offset_ms = FROND_COORD_DEFAULT_MAX_CLOCK_OFFSET_MS;
-}
-
-/* ---- fork() ------------------------------------------------------------- */
-
-/* A coordinator belongs to the process that opened it: a child of fork()
-** has neither its threads nor a connection of its own, and would hold the
-** parent's node ID. */
-static int forked(const frond_coord *c) {
-  return (long)getpid() != c->pid;
-}
-
-static int refuse_forked(const frond_coord *c, frond_error *err) {
-  return frond__fail(err, FROND_EFORKED,
-                     "this coordinator (%s, node ID %" PRIu64
-                     ") belongs to process %ld; in a child of fork() it "
-                     "would share its parent's node ID and connection: open "
-                     "a coordinator in the child, which claims a node ID of "
-                     "its own",
-                     c->uri, c->node, c->pid);
 }
 
 /* ---- identity ----------------------------------------------------------- */
@@ -150,6 +130,7 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   c->t.lease_ms = FROND_COORD_DEFAULT_LEASE_MS;
   c->t.node = -1;
   c->pid = (long)getpid();
+  frond__fork_arm(&c->fork);
   c->t.window_ms = o.window_ms;
   c->t.max_clock_offset_ms = o.max_clock_offset_ms;
   c->clock = o.clock ? o.clock : frond_clock_realtime;
@@ -294,10 +275,7 @@ static int mismatch_cost(frond_coord *c, const frond_layout *l,
   frond_layout rec;
   int64_t floor = 0;
   int rc;
-  spec[0] = 0;
-  pthread_mutex_lock(&c->lock);
-  rc = c->m->xLayoutGet(c, spec, sizeof(spec), &floor, NULL);
-  pthread_mutex_unlock(&c->lock);
+  rc = frond__coord_layout_record(c, spec, sizeof(spec), &floor, NULL, NULL);
   /* Not readable now: the driver's own words stand. */
   if (rc != 0 || !spec[0] || frond_layout_parse(spec, &rec, NULL) != 0)
     return FROND_ELAYOUT_MISMATCH;
@@ -460,8 +438,8 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
 
   if (!c || !l || !out)
     return frond__fail(err, FROND_EINVAL, "c, layout and out are required");
-  if (forked(c))
-    return refuse_forked(c, err);
+  if (frond__coord_forked(c))
+    return frond__coord_refuse_forked(c, err);
   if (c->gen)
     return frond__fail(err, FROND_EINVAL,
                        "this coordinator already has a generator");
@@ -522,7 +500,7 @@ undo:
 }
 
 int frond_coord_state(frond_coord *c) {
-  if (forked(c))
+  if (frond__coord_forked(c))
     return FROND_EFORKED;
   if (atomic_load(&c->closing))
     return FROND_ECLOSED;
@@ -543,7 +521,7 @@ void frond_coord_stats_get(frond_coord *c, frond_coord_stats *out) {
   out->write_failures = atomic_load(&c->write_failures);
   out->regains = atomic_load(&c->regains);
   out->last_error = atomic_load(&c->last_error);
-  if (forked(c))
+  if (frond__coord_forked(c))
     return; /* the lock may have been held by a thread the child lacks */
   pthread_mutex_lock(&c->stats_lock);
   snprintf(out->last_error_message, sizeof(out->last_error_message), "%s",
@@ -558,119 +536,11 @@ int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   int rc;
   if (!c || !out || !n)
     return frond__fail(err, FROND_EINVAL, "c, out and n are required");
-  if (forked(c))
-    return refuse_forked(c, err);
+  if (frond__coord_forked(c))
+    return frond__coord_refuse_forked(c, err);
   pthread_mutex_lock(&c->lock);
   rc = c->m->xList(c, out, n, err);
   pthread_mutex_unlock(&c->lock);
-  return rc;
-}
-
-static int recorded_layout(frond_coord *c, frond_layout *l, int64_t *floor_id,
-                           frond_error *err) {
-  char spec[FROND_COORD_SPEC_MAX];
-  int rc;
-  spec[0] = 0;
-  pthread_mutex_lock(&c->lock);
-  rc = c->m->xLayoutGet(c, spec, sizeof(spec), floor_id, err);
-  pthread_mutex_unlock(&c->lock);
-  if (rc != 0)
-    return rc;
-  if (!spec[0])
-    return frond__fail(err, FROND_ELAYOUT_INVALID,
-                       "%s records no layout yet (the first node to start "
-                       "records its own)",
-                       c->uri);
-  return frond_layout_parse(spec, l, err);
-}
-
-int frond_coord_layout_get(frond_coord *c, frond_layout *l, int64_t *floor_id,
-                           frond_error *err) {
-  int64_t f = 0;
-  int rc;
-  if (!c || !l)
-    return frond__fail(err, FROND_EINVAL, "c and layout are required");
-  if (forked(c))
-    return refuse_forked(c, err);
-  rc = recorded_layout(c, l, &f, err);
-  if (floor_id)
-    *floor_id = f;
-  return rc;
-}
-
-/* A floor that the new layout's IDs pass only well after now would keep
-** every node under it from starting until then: refuse the change. */
-static int check_floor_reachable(frond_coord *c, const frond_layout *old,
-                                 int64_t floor_old, const frond_layout *l,
-                                 const char *spec, frond_error *err) {
-  frond_coord_entry *e = NULL;
-  char was[FROND_COORD_SPEC_MAX], when[40];
-  int64_t floor, ms, now = frond__coord_now(c);
-  size_t n = 0;
-  int rc;
-  if ((rc = frond_coord_list(c, &e, &n, err)) != 0)
-    return rc;
-  floor = frond__coord_floor(old, e, n);
-  free(e);
-  if (floor < floor_old)
-    floor = floor_old;
-  ms = frond__coord_floor_ms(l, floor);
-  if (ms - now <= FLOOR_MAX_AHEAD_MS)
-    return 0;
-  frond_layout_format(old, was, sizeof(was));
-  frond__format_rfc3339(ms, when, sizeof(when));
-  return frond__fail(err, FROND_ELAYOUT_MISMATCH,
-                     "the fleet issued IDs up to %" PRId64 " under layout %s; "
-                     "under %s IDs pass that only at %s, so no node could "
-                     "start until then: choose a layout whose IDs are larger "
-                     "now (an earlier epoch, fewer time bits)",
-                     floor, was, spec, when);
-}
-
-int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
-                           int64_t *floor_id, frond_error *err) {
-  char spec[FROND_COORD_SPEC_MAX];
-  frond_layout old;
-  int64_t f = 0, floor_old = 0;
-  int rc;
-  if (!c || !l)
-    return frond__fail(err, FROND_EINVAL, "c and layout are required");
-  if (forked(c))
-    return refuse_forked(c, err);
-  if (c->acquired)
-    return frond__fail(err, FROND_EINVAL,
-                       "this coordinator holds a node ID: change the layout "
-                       "from a coordinator that holds none");
-  if ((rc = frond_layout_validate(l, frond__coord_now(c), err)) != 0)
-    return rc;
-  rc = recorded_layout(c, &old, &floor_old, err);
-  if (rc == FROND_ELAYOUT_INVALID) {
-    /* Nothing recorded: without the old layout the floor is unknown, so
-    ** only an unused coordinator may take a first layout this way. */
-    frond_coord_entry *e = NULL;
-    size_t n = 0;
-    if ((rc = frond_coord_list(c, &e, &n, err)) != 0)
-      return rc;
-    free(e);
-    if (n > 0)
-      return frond__fail(err, FROND_ELAYOUT_INVALID,
-                         "%s records no layout, but %zu node IDs were used: "
-                         "start a node under the layout they used (it "
-                         "records it), then change it",
-                         c->uri, n);
-    old = *l;
-  } else if (rc != 0) {
-    return rc;
-  }
-  frond_layout_format(l, spec, sizeof(spec));
-  if ((rc = check_floor_reachable(c, &old, floor_old, l, spec, err)) != 0)
-    return rc;
-  c->layout = old;
-  pthread_mutex_lock(&c->lock);
-  rc = c->m->xLayoutSet(c, spec, &f, err);
-  pthread_mutex_unlock(&c->lock);
-  if (rc == 0 && floor_id)
-    *floor_id = f;
   return rc;
 }
 
@@ -678,7 +548,7 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
   int rc = 0, r;
   if (!c)
     return 0;
-  if (forked(c)) {
+  if (frond__coord_forked(c)) {
     /* The parent's node ID, threads and connection stay the parent's:
     ** free the child's copy of c and of its generator, nothing else (a
     ** driver's close would talk on the parent's connection). */

@@ -25,7 +25,8 @@
 ** the rest of Frond calls the wrappers in coord.c only, which is where
 ** tests inject a fake driver (frond__coord_open_driver).
 **
-** Files, top to bottom: coord.c (open, acquire, close, the public API)
+** Files, top to bottom: coord_layout.c (the fleet's layout read and
+** changed) calls coord.c (open, acquire, close, the public API), which
 ** calls coord_fence.c (the fencer and watchdog threads), coord_cache.c
 ** (the node cache file) and, through their method tables, one file per
 ** driver (the lease's is two: coord_lease.c over coord_lease_take.c);
@@ -36,6 +37,7 @@
 #define FROND_COORD_H
 
 #include "frond.h"
+#include "base/fork.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -116,13 +118,18 @@ typedef struct frond_coord_methods {
   ** what the reference was ("3 live nodes", "the database"). */
   int (*xClockOffset)(frond_coord *c, int64_t *offset_ms, char *ref, size_t len,
                       frond_error *err);
-  /* The recorded layout spec ("" when none) and floor. */
+  /* The recorded layout spec ("" when none) and floor; while a change is
+  ** under way (or was begun and not finished), the old spec after
+  ** FROND_COORD_CHANGING. */
   int (*xLayoutGet)(frond_coord *c, char *spec, size_t len, int64_t *floor_id,
                     frond_error *err);
   /* Record spec with a floor computed by coord.c from the old layout and
   ** every fence (frond__coord_floor); refuse while any ID is held. The
-  ** driver blocks fence writes first, then reads the fences, so none can
-  ** move past the floor. */
+  ** driver blocks fence writes first (the change's mark), then reads the
+  ** fences, so none can move past the floor; a failure after the mark puts
+  ** the old layout back. A spec equal to the recorded one sets no floor:
+  ** it takes away a mark left by a change that did not finish (the old
+  ** layout back, as before the change), and is otherwise a no-op. */
   int (*xLayoutSet)(frond_coord *c, const char *spec, int64_t *floor_id,
                     frond_error *err);
   void (*xClose)(frond_coord *c);
@@ -172,6 +179,7 @@ struct frond_coord {
   uint64_t node;
   int from_cache;
   long pid; /* the process that opened it: a child of fork() is refused */
+  frond__fork_mark fork; /* the process key when opened (base/fork.h) */
   int64_t start_after_ms;
   pthread_mutex_t lock; /* serialises driver calls */
 
@@ -219,6 +227,14 @@ typedef struct frond__coord_fence_hist {
 void frond__coord_fence_hist_get(frond_coord *c, frond__coord_fence_hist *h);
 /* Count one fence write that took ns, confirmed or not. */
 void frond__coord_fence_timed(frond_coord *c, uint64_t ns);
+
+/* What xLayoutGet puts before the old spec while a change is under way. */
+#define FROND_COORD_CHANGING "changing:"
+
+/* frond_coord_layout_get, and whether a change of it was begun and has not
+** finished (*changing: then *l is the layout before the change). */
+int frond__coord_layout_read(frond_coord *c, frond_layout *l, int64_t *floor_id,
+                             int *changing, frond_error *err);
 
 /* frond_coord_open with a given driver (tests: fake drivers). */
 int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
@@ -268,6 +284,18 @@ int frond__coord_has_facts(const frond_coord *c);
 
 /* Record a background failure for the stats. */
 void frond__coord_note_error(frond_coord *c, int code, const char *msg);
+
+/* Is c a copy inherited through fork()? A coordinator belongs to the
+** process that opened it: a child has neither its threads nor a connection
+** of its own, and would hold the parent's node ID. */
+int frond__coord_forked(const frond_coord *c);
+/* FORKED, saying so, when c is such a copy; else 0. */
+int frond__coord_refuse_forked(const frond_coord *c, frond_error *err);
+/* The driver's layout record (xLayoutGet, under c->lock): spec without
+** the mark of a change under way, which *changing (may be NULL) reports. */
+int frond__coord_layout_record(frond_coord *c, char *spec, size_t len,
+                               int64_t *floor_id, int *changing,
+                               frond_error *err);
 
 /* The largest ID any node could have issued under layout l given every
 ** entry's fence: the floor a new layout must start above. */

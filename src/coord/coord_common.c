@@ -2,7 +2,9 @@
 /*
 ** coord_common.c -- what coord.c and every driver share, below both: the
 ** wall clock through the options, the URI's tunables, the identity
-** check, the layout floor, and the note of a background failure.
+** check, the layout floor, the note of a background failure, whether a
+** coordinator is a child's copy after fork(), and the layout record as a
+** driver keeps it.
 **
 ** Drivers call these; coord.c calls the drivers through their method
 ** tables. Keeping them here, and not in coord.c, is what lets the calls
@@ -14,6 +16,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int64_t frond__coord_now(const frond_coord *c) {
   return c->clock(c->clock_ctx);
@@ -149,4 +152,45 @@ void frond__coord_note_error(frond_coord *c, int code, const char *msg) {
   snprintf(c->last_error_message, sizeof(c->last_error_message), "%s",
            msg ? msg : "");
   pthread_mutex_unlock(&c->stats_lock);
+}
+
+/* ---- fork() ------------------------------------------------------------- */
+
+/* The process key (no system call, every kind of fork where the kernel
+** wipes it), and the pid where it does not. */
+int frond__coord_forked(const frond_coord *c) {
+  return frond__fork_seen(&c->fork) || (long)getpid() != c->pid;
+}
+
+int frond__coord_refuse_forked(const frond_coord *c, frond_error *err) {
+  if (!frond__coord_forked(c))
+    return 0;
+  return frond__fail(err, FROND_EFORKED,
+                     "this coordinator (%s, node ID %" PRIu64
+                     ") belongs to process %ld; in a child of fork() it "
+                     "would share its parent's node ID and connection: open "
+                     "a coordinator in the child, which claims a node ID of "
+                     "its own",
+                     c->uri, c->node, c->pid);
+}
+
+/* ---- the layout record --------------------------------------------------- */
+
+int frond__coord_layout_record(frond_coord *c, char *spec, size_t len,
+                               int64_t *floor_id, int *changing,
+                               frond_error *err) {
+  size_t n = strlen(FROND_COORD_CHANGING);
+  int rc;
+  spec[0] = 0;
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->xLayoutGet(c, spec, len, floor_id, err);
+  pthread_mutex_unlock(&c->lock);
+  if (changing)
+    *changing = 0;
+  if (rc == 0 && strncmp(spec, FROND_COORD_CHANGING, n) == 0) {
+    memmove(spec, spec + n, strlen(spec + n) + 1);
+    if (changing)
+      *changing = 1;
+  }
+  return rc;
 }

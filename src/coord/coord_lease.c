@@ -32,6 +32,21 @@
 ** depend on them (coord.c's watchdog stops a node at 9/10 of its lease
 ** only so that a takeover finds it stopped).
 **
+** A fence write checks the token, not the lease's expiry: a holder whose
+** lease ran out, and whose row nobody took, may still extend its fence and
+** renew. That is safe because every take changes the token and reads the
+** fence in one statement (UPDATE ... RETURNING high_water_ms, or the
+** layer's emulation inside the take's transaction, under the row's write
+** lock): a fence write lands either before the take, which then reads it,
+** or after it, and then changes nothing. Refusing expired writes would buy
+** nothing: a paused holder would lose a row nobody wanted, and a write
+** that raced a take would still have to be read by the take. What the
+** take must not do is trust a fence read by an earlier statement (a regain
+** used to read it in a SELECT, and a delayed UPDATE then took the row from
+** a holder that had written a higher fence in between). For the same
+** reason a regain that finds the row already its own (its take committed,
+** the answer was lost) resumes above the fence the row holds now.
+**
 ** A fence write gets a third of the lease, all its round trips together
 ** (MySQL has no UPDATE ... RETURNING: four of them): past it the layer
 ** closes the connection and the write's outcome is unknown, which the
@@ -193,7 +208,11 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
 }
 
 /* Take our row back if it is still ours or expired; *after is the fence
-** another holder stored meanwhile. */
+** the row holds, which every earlier holder stayed at or below. The take
+** reads it in the same statement (RETURNING, or the layer's emulation in
+** the take's transaction): a fence read by an earlier statement may be
+** stale, since a holder whose lease ran out still writes fences until its
+** token changes (see the head comment). */
 static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
   lease *l = c->impl;
   frond_db_arg a[5];
@@ -225,25 +244,39 @@ static int lease_regain(frond_coord *c, int64_t *after, frond_error *err) {
   snprintf(owner, sizeof(owner), "%s", t ? t : "");
   frond__db_result_free(&r);
   if (strcmp(theirs, l->token) == 0) {
-    l->held = 1; /* still ours: the next fence write renews it */
+    /* Still ours, or ours again: a take whose answer was lost may have
+    ** taken the row from a holder that wrote fences meanwhile. Our token
+    ** stopped their writes, so the fence read now is above all of them.
+    ** The next fence write renews the lease. */
+    l->held = 1;
+    *after = fence;
     return 0;
   }
   if (!expired)
     return frond__fail(err, FROND_ENODE_ID_LOST,
                        "node ID %" PRIu64 " is leased by %s", l->node, owner);
-  a[1] = frond__db_text(c->owner);
-  a[2] = frond__db_text(l->token);
+  /* The read-back (MySQL) uses $1 and $2: a template uses its first
+  ** parameters without a gap. */
+  a[1] = frond__db_text(l->token);
+  a[2] = frond__db_text(c->owner);
   a[3] = frond__db_int(c->t.lease_ms);
   a[4] = frond__db_text(theirs);
-  rc = frond__lease_run(
-      l,
-      "UPDATE frond_node SET owner = $2, token = $3, "
-      "lease_expires = {now_ms} + $4, updated = {now_ms} "
-      "WHERE node_id = $1 AND token = $5 AND lease_expires < {now_ms}",
-      a, 5, &r, err);
-  if (rc == 0 && r.changes != 1)
+  rc = frond__lease_err(
+      frond__db_write_returning(
+          l->db,
+          "UPDATE frond_node SET owner = $3, token = $2, "
+          "lease_expires = {now_ms} + $4, updated = {now_ms} "
+          "WHERE node_id = $1 AND token = $5 AND lease_expires < {now_ms}",
+          "high_water_ms",
+          "SELECT high_water_ms FROM frond_node WHERE node_id = $1 AND "
+          "token = $2",
+          a, 5, &r, err),
+      err);
+  if (rc == 0 && r.nrows != 1)
     rc = frond__fail(err, FROND_ENODE_ID_LOST,
                      "node ID %" PRIu64 " was taken by another node", l->node);
+  if (rc == 0 && (rc = frond__db_get_int(&r, 0, 0, &fence, err)) != 0)
+    rc = frond__lease_err(rc, err);
   if (rc == 0) {
     l->held = 1;
     *after = fence;
@@ -334,12 +367,9 @@ static int lease_layout_get(frond_coord *c, char *spec, size_t len,
                             int64_t *floor_id, frond_error *err) {
   layout_rec rec;
   int rc = frond__lease_read_layout(c->impl, &rec, err);
-  const char *s = rec.spec;
   if (rc != 0)
     return rc;
-  if (strncmp(s, CHANGING, strlen(CHANGING)) == 0)
-    s += strlen(CHANGING);
-  snprintf(spec, len, "%s", s);
+  snprintf(spec, len, "%s", rec.spec); /* "changing:<old>" during a change */
   *floor_id = rec.floor;
   return 0;
 }
@@ -363,24 +393,70 @@ static int in_use(int live, const char *who, frond_error *err) {
                      live, live == 1 ? " is" : "s are", who);
 }
 
+/* Undo a change that was marked and did not finish (or did nothing, when
+** none is marked): the layout as it was, mark taken away only if it is
+** still the mark read (a change finishing meanwhile holds its row until
+** it commits, and then this finds it changed). old: the layout recorded
+** before the mark, "" when none was (the row then goes). */
+static int put_back(lease *l, const char *marked, const char *old,
+                    frond_error *err) {
+  frond_db_result r = {0};
+  frond_db_arg a[2];
+  int rc;
+  a[0] = frond__db_text(marked);
+  a[1] = frond__db_text(old);
+  rc = frond__lease_run(
+      l,
+      old[0] ? "UPDATE frond_meta SET value = $2 WHERE name = 'layout' AND "
+               "{binary:value} = $1"
+             : "DELETE FROM frond_meta WHERE name = 'layout' AND "
+               "{binary:value} = $1",
+      a, old[0] ? 2 : 1, &r, err);
+  if (rc == 0 && r.changes != 1)
+    rc = frond__fail(err, FROND_ECOORD,
+                     "the fleet's layout changed meanwhile (another `frond "
+                     "node layout --set`?): look at it again, then try again");
+  frond__db_result_free(&r);
+  return rc;
+}
+
 /*
 ** Change the recorded layout. Phase 1 (committed) marks it "changing:",
-** which every fence write checks: none succeeds from then on. Phase 2, in
-** one transaction, locks every row (FOR UPDATE waits for a write that began
-** before phase 1), refuses while a lease is live, computes the floor from
-** the fences and records the new layout.
+** which every fence write checks: none succeeds from then on, and no node
+** starts. Phase 2, in one transaction, locks the layout's row and checks
+** the mark is still there (an undo may have taken it away), locks every
+** node's row (FOR UPDATE waits for a write that began before phase 1),
+** refuses while a lease is live, computes the floor from the fences and
+** records the new layout. A failure after phase 1 puts the old layout
+** back. A mark left anyway (the process killed between the phases, the
+** database gone before the put-back) stops every start with a message
+** saying how to finish or undo it: this call with a new layout finishes
+** it, with the old one undoes it.
 */
 static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
                             frond_error *err) {
   lease *l = c->impl;
   char marked[META_MAX + 16], floor[24], who[256];
+  const char *old;
   frond_coord_entry *e = NULL;
   frond_db_result r = {0};
   frond_db_arg a[2];
+  frond_error e2 = {0, ""};
   layout_rec rec;
   size_t n = 0;
   int rc, live;
 
+  if ((rc = frond__lease_read_layout(l, &rec, err)) != 0)
+    return rc;
+  if (strncmp(rec.spec, CHANGING, strlen(CHANGING)) == 0)
+    snprintf(marked, sizeof(marked), "%s", rec.spec);
+  else
+    snprintf(marked, sizeof(marked), CHANGING "%s", rec.spec);
+  old = marked + strlen(CHANGING);
+  *floor_id = rec.floor;
+  if (old[0] && strcmp(spec, old) == 0)
+    /* The layout it was: undo a change left unfinished, else nothing. */
+    return strcmp(rec.spec, marked) == 0 ? put_back(l, marked, old, err) : 0;
   /* Leave running nodes alone: refuse before touching anything. */
   if ((rc = lease_list(c, &e, &n, err)) != 0)
     return rc;
@@ -388,12 +464,6 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   free(e);
   if (live)
     return in_use(live, who, err);
-  if ((rc = frond__lease_read_layout(l, &rec, err)) != 0)
-    return rc;
-  if (strncmp(rec.spec, CHANGING, strlen(CHANGING)) == 0)
-    snprintf(marked, sizeof(marked), "%s", rec.spec);
-  else
-    snprintf(marked, sizeof(marked), CHANGING "%s", rec.spec);
   a[0] = frond__db_text(marked);
   a[1] = frond__db_text(rec.spec);
   rc = frond__lease_run(
@@ -408,18 +478,33 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   if (rc != 0)
     return rc;
   if ((rc = frond__lease_err(frond__db_begin(l->db, err), err)) != 0)
-    return rc;
+    goto put_back;
+  /* The rows first, then the mark: a fence write locks its row, then
+  ** reads the layout. */
   if ((rc = list_rows(l, &e, &n, 1, err)) != 0)
     goto rollback;
+  a[0] = frond__db_text(marked);
+  rc = frond__lease_run(l,
+                        "SELECT value FROM frond_meta WHERE name = 'layout' "
+                        "AND {binary:value} = $1{for_update}",
+                        a, 1, &r, err);
+  if (rc == 0 && r.nrows != 1)
+    rc = frond__fail(err, FROND_ECOORD,
+                     "the fleet's layout changed meanwhile (another `frond "
+                     "node layout --set`?): look at it again, then try again");
+  frond__db_result_free(&r);
+  if (rc != 0) {
+    free(e);
+    frond__db_rollback(l->db);
+    return rc; /* the mark is not ours to take away any more */
+  }
   if ((live = live_rows(e, n, who, sizeof(who))) != 0) {
     /* A node started in between: put the old layout back. */
     free(e);
-    rc = frond__lease_set_meta(l, "layout", marked + strlen(CHANGING), err);
-    if (rc == 0)
-      rc = frond__lease_err(frond__db_commit(l->db, err), err);
-    else
-      frond__db_rollback(l->db);
-    return rc ? rc : in_use(live, who, err);
+    frond__db_rollback(l->db);
+    if ((rc = put_back(l, marked, old, err)) != 0)
+      return rc;
+    return in_use(live, who, err);
   }
   *floor_id = frond__coord_floor(&c->layout, e, n);
   free(e);
@@ -427,13 +512,25 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
     *floor_id = rec.floor;
   snprintf(floor, sizeof(floor), "%" PRId64, *floor_id);
   if ((rc = frond__lease_set_meta(l, "layout_floor", floor, err)) != 0 ||
-      (rc = frond__lease_set_meta(l, "layout_previous",
-                                  marked + strlen(CHANGING), err)) != 0 ||
+      (rc = frond__lease_set_meta(l, "layout_previous", old, err)) != 0 ||
       (rc = frond__lease_set_meta(l, "layout", spec, err)) != 0)
     goto rollback;
-  return frond__lease_err(frond__db_commit(l->db, err), err);
+  if ((rc = frond__lease_err(frond__db_commit(l->db, err), err)) == 0)
+    return 0;
+  /* A commit whose answer was lost may have committed. */
+  if (frond__lease_read_layout(l, &rec, &e2) == 0 &&
+      strcmp(rec.spec, spec) == 0)
+    return 0;
+  goto put_back;
 rollback:
   frond__db_rollback(l->db);
+put_back:
+  if (put_back(l, marked, old, &e2) != 0)
+    frond_log(FROND_LOG_WARN,
+              "lease: the layout change failed and its mark could not be "
+              "taken away (%s): no node starts until `frond node layout "
+              "--set` finishes it, or undoes it with the old layout %s",
+              e2.message, old[0] ? old : "(none was recorded)");
   return rc;
 }
 

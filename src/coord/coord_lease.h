@@ -12,7 +12,7 @@
 #include "coord/coord.h"
 #include "store/db.h"
 
-#define CHANGING "changing:"
+#define CHANGING FROND_COORD_CHANGING
 #define META_MAX 256
 
 typedef struct {

@@ -100,11 +100,19 @@ int frond__lease_layout_verdict(lease *l, frond_error *err) {
   int rc = frond__lease_read_layout(l, &rec, err);
   if (rc != 0)
     return rc;
-  if (strncmp(rec.spec, CHANGING, strlen(CHANGING)) == 0)
-    return frond__fail(err, FROND_ECOORD,
-                       "the fleet's layout is being changed (from %s): "
-                       "waiting for the change to finish",
-                       rec.spec + strlen(CHANGING));
+  if (strncmp(rec.spec, CHANGING, strlen(CHANGING)) == 0) {
+    const char *old = rec.spec + strlen(CHANGING);
+    return frond__fail(
+        err, FROND_ECOORD,
+        "a change of the fleet's layout from %s was begun and not finished "
+        "(frond_meta): no node starts until it is. Unless a `frond node "
+        "layout --set` runs now, one stopped or failed: finish it with "
+        "`frond node layout --set <new layout>` (every node stopped) or "
+        "undo it with `frond node layout --set %s` (or --layout-change on "
+        "a start)",
+        old[0] ? old : "(none recorded)",
+        old[0] ? old : "<the fleet's layout>");
+  }
   if (strcmp(rec.spec, c->layout_spec) != 0)
     return frond__fail(err, FROND_ELAYOUT_MISMATCH,
                        "this node's layout is %s, the fleet's is %s "

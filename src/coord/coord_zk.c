@@ -119,10 +119,14 @@ static int check_layout(zk *z, frond_error *err) {
     return frond__zk_fail(err, rc, "get", z->layout);
   frond__zk_parse_layout(buf, &r);
   if (r.changing)
-    return frond__fail(err, FROND_ECOORD,
-                       "the fleet's layout is being changed (from %s, see %s): "
-                       "waiting for the change to finish",
-                       r.spec, z->layout);
+    return frond__fail(
+        err, FROND_ECOORD,
+        "a change of the fleet's layout from %s was begun and not finished "
+        "(%s): no node starts until it is. Unless a `frond node layout "
+        "--set` runs now, one stopped or failed: finish it with `frond node "
+        "layout --set <new layout>` (every node stopped) or undo it with "
+        "`frond node layout --set %s` (or --layout-change on a start)",
+        r.spec, z->layout, r.spec);
   if (strcmp(r.spec, c->layout_spec) != 0)
     return frond__fail(err, FROND_ELAYOUT_MISMATCH,
                        "this node's layout is %s, the fleet's is %s (%s); "
@@ -645,7 +649,7 @@ static int zk_layout_get(frond_coord *c, char *spec, size_t len,
   if (rc != ZOK)
     return frond__zk_fail(err, rc, "get", z->layout);
   frond__zk_parse_layout(buf, &r);
-  snprintf(spec, len, "%s", r.spec);
+  snprintf(spec, len, "%s%s", r.changing ? FROND_COORD_CHANGING : "", r.spec);
   *floor_id = r.floor;
   return 0;
 }
@@ -671,8 +675,28 @@ static int live_claims(zk *z, char *who, size_t len, frond_error *err) {
 ** moves its version: from then on no fence write (each checks the version)
 ** and no start succeeds, so the fences read next are final. With nobody
 ** holding an ID, the floor is computed from them and the new layout is
-** recorded (phase 2). With a holder, the old record is put back.
+** recorded (phase 2), at the version phase 1 left: an undo in between
+** makes it fail. With a holder, or when phase 2 fails, the old record is
+** put back. The layout it records (marked or not) puts the old record back
+** and sets no floor: the undo of a change left unfinished (its process
+** killed between the phases, ZooKeeper lost before the put-back).
 */
+/* Write r at version v (NULL st: do not learn the new version). */
+static int set_rec(zk *z, const layout_rec *r, int v, struct Stat *st,
+                   frond_error *err) {
+  char buf[DATA_MAX];
+  int rc;
+  frond__zk_format_layout(r, buf, sizeof(buf));
+  rc = st ? zoo_set2(z->zh, z->layout, buf, (int)strlen(buf), v, st)
+          : zoo_set(z->zh, z->layout, buf, (int)strlen(buf), v);
+  if (rc == ZBADVERSION)
+    return frond__fail(err, FROND_ECOORD,
+                       "%s changed meanwhile: look at it again, then try "
+                       "again",
+                       z->layout);
+  return rc == ZOK ? 0 : frond__zk_fail(err, rc, "set", z->layout);
+}
+
 static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
                          frond_error *err) {
   zk *z = c->impl;
@@ -687,10 +711,10 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
     return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
   if ((rc = frond__zk_ensure_path(z, z->root, err)) != 0)
     return rc;
-  if ((live = live_claims(z, who, sizeof(who), err)) != 0)
-    goto in_use;
   rc = frond__zk_get(z, z->layout, buf, &st);
   if (rc == ZNONODE) {
+    if ((live = live_claims(z, who, sizeof(who), err)) != 0)
+      goto in_use;
     memset(&r, 0, sizeof(r));
     snprintf(r.spec, sizeof(r.spec), "%s", spec);
     frond__zk_format_layout(&r, buf, sizeof(buf));
@@ -704,18 +728,17 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   frond__zk_parse_layout(buf, &r);
   keep = r;
   keep.changing = 0;
+  *floor_id = r.floor;
+  if (strcmp(spec, r.spec) == 0) /* undo a change left unfinished */
+    return r.changing ? set_rec(z, &keep, st.version, NULL, err) : 0;
+  if ((live = live_claims(z, who, sizeof(who), err)) != 0)
+    goto in_use;
   r.changing = 1;
-  frond__zk_format_layout(&r, buf, sizeof(buf));
-  if ((rc = zoo_set2(z->zh, z->layout, buf, (int)strlen(buf), st.version,
-                     &st)) != ZOK)
-    return rc == ZBADVERSION
-               ? frond__fail(err, FROND_ECOORD,
-                             "%s changed meanwhile: try again", z->layout)
-               : frond__zk_fail(err, rc, "set", z->layout);
+  if ((rc = set_rec(z, &r, st.version, &st, err)) != 0)
+    return rc;
   if ((live = live_claims(z, who, sizeof(who), err)) != 0 ||
       (rc = zk_list(c, &e, &n, err)) != 0) {
-    frond__zk_format_layout(&keep, buf, sizeof(buf));
-    zoo_set(z->zh, z->layout, buf, (int)strlen(buf), st.version);
+    set_rec(z, &keep, st.version, NULL, NULL);
     if (live > 0)
       goto in_use;
     return live < 0 ? live : rc;
@@ -728,9 +751,12 @@ static int zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   snprintf(r.spec, sizeof(r.spec), "%s", spec);
   snprintf(r.previous, sizeof(r.previous), "%s", keep.spec);
   r.floor = *floor_id;
-  frond__zk_format_layout(&r, buf, sizeof(buf));
-  rc = zoo_set(z->zh, z->layout, buf, (int)strlen(buf), st.version);
-  return rc == ZOK ? 0 : frond__zk_fail(err, rc, "set", z->layout);
+  if ((rc = set_rec(z, &r, st.version, NULL, err)) != 0)
+    /* The old record back, unless it moved on (the set went through
+    ** after all, or an undo). A mark left stops every start, saying how
+    ** to finish or undo the change. */
+    set_rec(z, &keep, st.version, NULL, NULL);
+  return rc;
 in_use:
   if (live < 0)
     return live;

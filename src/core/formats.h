@@ -147,10 +147,6 @@ void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* ---- 128-bit generators (id128.c) ---- */
 
-/* The fork generation: bumped in every child after fork(), so that a
-** generator notices it must draw new keys. */
-unsigned frond__fork_generation(void);
-
 /* scope=node: the string of snowflake ID id (whose time is unix_ms) into
 ** out, the ID whole after the time field, the bits left over random under
 ** g's key (id128.c has the layouts). Thread-safe. */

@@ -22,12 +22,14 @@
 **
 ** Random bits come from SipHash (libsodium) keyed with 16 bytes from the
 ** system's random numbers, over the state word: a fresh unguessable value
-** per ID without a system call. After fork() a child would repeat its
-** parent's IDs word for word, so a pthread_atfork handler bumps a
-** generation counter and each generator draws a new key (and ObjectId a
-** new process value) on its first call in the child (RFC 9562 section 6.9
-** asks for exactly this reseeding).
+** per ID without a system call. After a fork a child would repeat its
+** parent's IDs word for word, so each generator is armed with the process
+** key (base/fork.h: a word the kernel wipes in a child, whatever made the
+** fork) and draws a new key (and ObjectId a new process value) on its
+** first call in the child (RFC 9562 section 6.9 asks for exactly this
+** reseeding).
 */
+#include "base/fork.h"
 #include "core/core.h"
 #include "core/formats.h"
 
@@ -35,23 +37,6 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- fork detection ---- */
-
-static _Atomic unsigned fork_gen = 1;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void on_fork_child(void) {
-  atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
-}
-
-static void atfork_register(void) {
-  pthread_atfork(NULL, NULL, on_fork_child);
-}
-
-unsigned frond__fork_generation(void) {
-  return atomic_load_explicit(&fork_gen, memory_order_relaxed);
-}
 
 /* ---- the shared engine ---- */
 
@@ -64,10 +49,10 @@ typedef struct id_engine {
   int64_t unit_ms;
   frond_clock_fn clock;
   void *clock_ctx;
-  _Atomic unsigned fork_gen;
-  pthread_mutex_t mu; /* re-keying after fork */
-  uint8_t key[16];    /* SipHash key for random bits */
-  uint8_t process[5]; /* ObjectId's per-process value */
+  frond__fork_mark fork; /* the process key the keys were drawn under */
+  pthread_mutex_t mu;    /* re-keying after fork */
+  uint8_t key[16];       /* SipHash key for random bits */
+  uint8_t process[5];    /* ObjectId's per-process value */
 } id_engine;
 
 /* Tests only (frond__id128_fixed_key): every generator's key and
@@ -101,7 +86,6 @@ static int engine_init(id_engine *e, int kind, frond_clock_fn clock,
   uint64_t start = 0;
   if ((rc = frond__sodium_init(err)) != 0)
     return rc;
-  pthread_once(&atfork_once, atfork_register);
   e->kind = kind;
   e->cbits = kind == K_OID ? 24 : 16;
   e->unit_ms = kind == K_OID ? 1000 : 1;
@@ -109,7 +93,7 @@ static int engine_init(id_engine *e, int kind, frond_clock_fn clock,
   e->clock_ctx = clock_ctx;
   pthread_mutex_init(&e->mu, NULL);
   engine_keys(e);
-  atomic_init(&e->fork_gen, frond__fork_generation());
+  frond__fork_arm(&e->fork);
   if (kind == K_OID && atomic_load(&fixed_set)) /* tests: not random */
     memcpy(&start, fixed_key + 5, 3);
   else if (kind == K_OID) /* the counter starts at a random value */
@@ -129,16 +113,16 @@ static uint64_t prf64(const id_engine *e, uint64_t v) {
   return h;
 }
 
-/* A child of fork() takes new keys before its first ID. */
+/* A child of fork() takes new keys before its first ID. The keys are
+** written before the mark is re-armed (release), and a call that finds the
+** mark its own (acquire) reads them after. */
 static void engine_check_fork(id_engine *e) {
-  unsigned g = frond__fork_generation();
-  if (FROND__LIKELY(atomic_load_explicit(&e->fork_gen, memory_order_acquire) ==
-                    g))
+  if (FROND__LIKELY(!frond__fork_seen(&e->fork)))
     return;
   pthread_mutex_lock(&e->mu);
-  if (atomic_load_explicit(&e->fork_gen, memory_order_relaxed) != g) {
+  if (frond__fork_seen(&e->fork)) {
     engine_keys(e);
-    atomic_store_explicit(&e->fork_gen, g, memory_order_release);
+    frond__fork_arm(&e->fork);
   }
   pthread_mutex_unlock(&e->mu);
 }

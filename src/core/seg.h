@@ -39,6 +39,7 @@
 #ifndef FROND_SEG_H
 #define FROND_SEG_H
 
+#include "base/fork.h"
 #include "core/core.h"
 #include "store/store.h"
 
@@ -212,7 +213,8 @@ struct frond_seg {
 
   /* fork() (seg_fork.c): set in a child, where every call refuses. */
   atomic_int forked;
-  frond_seg *fork_next; /* the open allocators, under seg_fork.c's lock */
+  frond_seg *fork_next;  /* the open allocators, under seg_fork.c's lock */
+  frond__fork_mark fork; /* the process key when opened: any fork */
 };
 
 static inline int64_t frond__seg_clock(frond_seg *s) {
@@ -346,16 +348,24 @@ int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
 
 /* ---- seg_fork.c ---- */
 
-/* Put s on the list of open allocators that a fork() marks in the child
-** (at open), or take it off (at close). */
+/* Put s on the list of open allocators that a fork() marks in the child,
+** arming its fork mark (at open), or take it off (at close). */
 void frond__seg_forks_add(frond_seg *s);
 void frond__seg_forks_remove(frond_seg *s);
-/* FORKED when s is used in a child process after fork() (seg_fork.c sets
-** s->forked there), else 0: every call that takes a lock or hands out IDs
-** asks first (a lock may be held by a thread that the child does not
-** have). */
+/* A tag's memory, zeroed, from pages a child of any fork sees zeroed
+** (MADV_WIPEONFORK): there the inline call finds no segment, and the slow
+** path no allocator (t->s NULL). NULL when out of memory. */
+seg_tag *frond__seg_tag_alloc(void);
+void frond__seg_tag_free(seg_tag *t);
+/* FORKED when s is used in a child process after a fork (seg_fork.c sets
+** s->forked there after fork(); the process key tells after any fork; a
+** tag's s is NULL there), else 0: every call that takes a lock or hands
+** out IDs asks first (a lock may be held by a thread that the child does
+** not have). */
 static inline int frond__seg_forked(frond_seg *s, frond_error *err) {
-  if (FROND__UNLIKELY(atomic_load_explicit(&s->forked, memory_order_relaxed)))
+  if (FROND__UNLIKELY(s == NULL ||
+                      atomic_load_explicit(&s->forked, memory_order_relaxed) ||
+                      frond__fork_seen(&s->fork)))
     return frond__fail(err, FROND_EFORKED,
                        "this segment allocator was opened before fork(), in "
                        "the parent process; IDs from it here would repeat "

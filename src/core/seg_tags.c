@@ -100,7 +100,7 @@ static void tag_free(seg_tag *t) {
   free(t->fail_why);
   pthread_mutex_destroy(&t->mu);
   pthread_cond_destroy(&t->cv);
-  free(t);
+  frond__seg_tag_free(t);
 }
 
 void frond__seg_table_free(frond_seg *s) {
@@ -202,9 +202,8 @@ seg_tag *frond__seg_hot(frond_seg *s, seg_name *nm) {
   seg_tag *t = atomic_load_explicit(&nm->tag, memory_order_acquire), *none;
   if (FROND__LIKELY(t != NULL))
     return t;
-  if (posix_memalign((void **)&t, 64, sizeof(*t)) != 0)
+  if ((t = frond__seg_tag_alloc()) == NULL) /* zeroed */
     return NULL;
-  memset(t, 0, sizeof(*t));
   pthread_mutex_init(&t->mu, NULL);
   frond__cond_init(&t->cv);
   atomic_init(&t->e[0].gen, SEG_NO_GEN);
@@ -430,7 +429,7 @@ void frond_seg_tag_info(frond_seg_tag *h, frond_tag_info *out) {
   seg_tag *t = (seg_tag *)h;
   if (frond__seg_forked(t->s, NULL) != 0) { /* a child's copy: its name */
     memset(out, 0, sizeof(*out));
-    snprintf(out->tag, sizeof(out->tag), "%s", t->nm->name);
+    snprintf(out->tag, sizeof(out->tag), "%s", t->nm ? t->nm->name : "");
     return;
   }
   info_of(t->s, t->nm, out);

@@ -494,7 +494,8 @@ int frond_seg_tag_range(frond_seg_tag *h, int64_t n, int64_t *start,
 }
 
 const char *frond_seg_tag_name(const frond_seg_tag *h) {
-  return ((const seg_tag *)h)->nm->name;
+  const seg_name *nm = ((const seg_tag *)h)->nm;
+  return nm != NULL ? nm->name : ""; /* NULL: a child's zeroed copy */
 }
 
 int frond__seg_tag_next_nowait(frond_seg_tag *h, size_t n, int64_t *out,
@@ -752,11 +753,12 @@ fail:
 void frond_seg_close(frond_seg *s) {
   if (s == NULL)
     return;
-  frond__seg_forks_remove(s);
-  if (atomic_load(&s->forked))
+  if (frond__seg_forked(s, NULL) != 0)
     return; /* a child's copy: its threads, locks (a lock or a condition
             ** variable may be held or waited on by a thread the child does
-            ** not have) and store connections are the parent's; left */
+            ** not have; after _Fork() the list's lock too) and store
+            ** connections are the parent's; left */
+  frond__seg_forks_remove(s);
   frond__seg_loaders_stop(s);
   seg_free(s);
 }

@@ -11,23 +11,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-_Atomic unsigned frond__gen_forks;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-/* In a child of fork(): every generator inherited is now a copy. */
-static void on_fork_child(void) {
-  atomic_fetch_add_explicit(&frond__gen_forks, 1, memory_order_relaxed);
-}
-
-static void atfork_register(void) {
-  pthread_atfork(NULL, NULL, on_fork_child);
-}
-
-unsigned frond__gen_fork_watch(void) {
-  pthread_once(&atfork_once, atfork_register);
-  return atomic_load_explicit(&frond__gen_forks, memory_order_relaxed);
-}
-
 int frond__gen_forked(const frond_gen *g, frond_error *err) {
   return frond__fail(err, FROND_EFORKED,
                      "this snowflake generator (node %" PRIu64

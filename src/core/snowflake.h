@@ -65,14 +65,16 @@
 ** never overwrites a newer one). The hot path takes no lock.
 **
 ** fork(): a child has the parent's state word, limit and node ID but not
-** its ticker thread (nor, perhaps, a free `mu`). A pthread_atfork handler
-** counts forks in frond__gen_forks; a generator remembers the count it was
-** created under, and the hot path sends a call whose count differs to the
-** slow path, which refuses it (FORKED) before taking any lock.
+** its ticker thread (nor, perhaps, a free `mu`). A generator is armed with
+** the process key when created (base/fork.h: a word the kernel wipes in a
+** child, however the fork was made); the hot path sends a call that finds
+** the key changed to the slow path, which refuses it (FORKED) before
+** taking any lock.
 */
 #ifndef FROND_SNOWFLAKE_H
 #define FROND_SNOWFLAKE_H
 
+#include "base/fork.h"
 #include "core/core.h"
 #include "core/high_water.h"
 
@@ -134,18 +136,13 @@ struct frond_gen {
   _Atomic int64_t fence_ms; /* written under mu; INT64_MAX: none */
   _Atomic uint64_t waits, clock_behind, reservations, borrowed, fence_refused;
   _Atomic int64_t ahead_ms, reserved_ms;
-  unsigned forks; /* frond__gen_forks when created */
-  long pid;       /* the creating process, for messages */
+  frond__fork_mark fork; /* the process key when created */
+  long pid;              /* the creating process, for messages */
 };
 
-/* Forks seen by this process (and its ancestors): bumped in every child by
-** a pthread_atfork handler registered with the first generator. */
-extern _Atomic unsigned frond__gen_forks;
-
-/* Is g a copy inherited through fork()? Never blocks. */
+/* Is g a copy inherited through fork()? Never blocks, no system call. */
 static inline int gen_forked(const frond_gen *g) {
-  return atomic_load_explicit(&frond__gen_forks, memory_order_relaxed) !=
-         g->forks;
+  return frond__fork_seen(&g->fork);
 }
 
 static inline int64_t clock_now(const frond_gen *g) {
@@ -230,9 +227,6 @@ int frond__gen_extend_reservation(frond_gen *g, int64_t now, frond_error *err);
 void *frond__gen_ticker(void *arg);
 /* FORKED, naming the node and the creating process. */
 int frond__gen_forked(const frond_gen *g, frond_error *err);
-/* Watch for fork() from now on (once per process): the fork count a new
-** generator records. */
-unsigned frond__gen_fork_watch(void);
 /* TIME_EXHAUSTED with the layout's end. */
 int frond__gen_exhausted(const frond_gen *g, frond_error *err);
 

@@ -15,6 +15,11 @@
 **   layout     with layout_change, a coordinator that records another
 **              layout is switched first (refused while any node holds an
 **              ID); without it, a mismatch is refused (LAYOUT_MISMATCH)
+**
+** A SQLite store (or lease) named by a relative path is a different file
+** in every working directory: it is shown with the absolute path it
+** resolved to, and `frond next` refuses one that does not exist
+** (frond__node_sqlite_here) rather than make a new one beside no server.
 */
 #include "server/node.h"
 #include "coord/coord.h"
@@ -22,10 +27,16 @@
 #include "base/base.h"
 #include "core/core.h"
 #include "core/high_water.h"
+#include "store/db.h"
+#include "store/store.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int loopback(const char *host) {
   return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
@@ -64,21 +75,31 @@ int frond__node_coord_options(const frond__config *cfg, const char *host,
 }
 
 /* With layout_change: switch the layout the coordinator records, if it is
-** another one. Refused while any node holds an ID (NODE_IN_USE). */
+** another one. Refused while any node holds an ID (NODE_IN_USE). A change
+** begun and not finished (its mark left) is finished with another layout,
+** undone with the one it started from. */
 static int switch_layout(frond_coord *c, const frond_layout *l,
                          frond_error *err) {
   frond_layout rec;
   char was[160], want[160], cost[300];
   int64_t floor = 0;
-  int rc = frond_coord_layout_get(c, &rec, &floor, NULL);
+  int changing = 0,
+      rc = frond__coord_layout_read(c, &rec, &floor, &changing, NULL);
   if (rc != 0) /* none recorded (or none kept: static): nothing to switch */
     return 0;
   frond_layout_format(&rec, was, sizeof was);
   frond_layout_format(l, want, sizeof want);
-  if (strcmp(was, want) == 0)
+  if (strcmp(was, want) == 0 && !changing)
     return 0;
   if ((rc = frond_coord_layout_set(c, l, &floor, err)) != 0)
     return rc;
+  if (strcmp(was, want) == 0) {
+    frond_log(FROND_LOG_WARN,
+              "layout_change: a change of the fleet's layout from '%s' was "
+              "begun and not finished; undone (the layout is '%s' again)",
+              frond__layout_label(&rec, was, sizeof was), want);
+    return 0;
+  }
   frond__layout_lockout_text(&rec, l, frond_clock_realtime(NULL), cost,
                              sizeof cost);
   frond_log(FROND_LOG_WARN,
@@ -141,4 +162,60 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
     return rc;
   }
   return 0;
+}
+
+/* ---- SQLite files, by their absolute path ------------------------------ */
+
+int frond__node_sqlite_file(const char *uri, char *path, size_t len,
+                            int *relative) {
+  char one[FROND__CFG_STR_MAX + 64], cwd[PATH_MAX];
+  frond_db_uri u;
+  size_t n;
+  int k;
+  if (strncmp(uri, "lease+", 6) == 0)
+    uri += 6;
+  if (strncmp(uri, "sqlite:", 7) != 0)
+    return 0;
+  n = strcspn(uri, "?"); /* a lease's options; a SQLite URI takes none */
+  if (n >= sizeof one)
+    return -1;
+  snprintf(one, sizeof one, "%.*s", (int)n, uri);
+  if (frond__db_uri_parse(one, &u, NULL) != 0 || u.memory)
+    return 0;
+  *relative = u.target[0] != '/';
+  if (*relative && getcwd(cwd, sizeof cwd) == NULL)
+    return -1;
+  k = *relative
+          ? snprintf(path, len, "%s/%.*s", cwd, (int)u.target_len, u.target)
+          : snprintf(path, len, "%.*s", (int)u.target_len, u.target);
+  return k < 0 || (size_t)k >= len ? -1 : 1;
+}
+
+void frond__node_store_shown(const char *uri, char *out, size_t len) {
+  char path[PATH_MAX + 64];
+  size_t k;
+  int relative = 0;
+  frond__store_uri_shown(uri, out, len);
+  k = strlen(out);
+  if (frond__node_sqlite_file(uri, path, sizeof path, &relative) == 1 &&
+      relative && k < len)
+    snprintf(out + k, len - k, " (%s)", path);
+}
+
+int frond__node_sqlite_here(const char *what, const char *uri, const char *why,
+                            frond_error *err) {
+  char path[PATH_MAX + 64], shown[FROND__CFG_STR_MAX + 64];
+  struct stat st;
+  int relative = 0, e = 0,
+      rc = frond__node_sqlite_file(uri, path, sizeof path, &relative);
+  if (rc == 0 || (rc == 1 && stat(path, &st) == 0))
+    return 0;
+  e = errno;
+  frond__store_uri_shown(uri, shown, sizeof shown);
+  if (rc < 0)
+    return frond__fail(err, FROND_ECONFIG,
+                       "%s %s: the path of its file is too long", what, shown);
+  return frond__fail(
+      err, FROND_ECONFIG, "%s %s is %s%s: %s. %s", what, shown, path,
+      relative ? " (relative to the working directory)" : "", strerror(e), why);
 }

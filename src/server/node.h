@@ -44,4 +44,24 @@ int frond__node_coord_options(const frond__config *cfg, const char *host,
                               int port, frond_coord_options *co, char *buf,
                               size_t len, frond_error *err);
 
+/* The file of a SQLite store or lease URI (sqlite:..., lease+sqlite:...)
+** as an absolute path into path (len bytes), *relative set when the URI
+** names it relative to the working directory: 1, or 0 when uri names no
+** SQLite file (another engine, none, multi:, sqlite::memory:), -1 when the
+** path does not fit. */
+int frond__node_sqlite_file(const char *uri, char *path, size_t len,
+                            int *relative);
+
+/* A store or coordinator URI for the log: passwords hidden, and a SQLite
+** file named by a relative path followed by the absolute one, "sqlite:
+** frond.db (/var/lib/frond/frond.db)". */
+void frond__node_store_shown(const char *uri, char *out, size_t len);
+
+/* 0 when uri names no SQLite file or one that exists; else CONFIG with a
+** message naming `what` (the key: "store", "coordinator"), the absolute
+** path, and then `why`: that the command makes no store, what a new file
+** would have meant, and the ways on. */
+int frond__node_sqlite_here(const char *what, const char *uri, const char *why,
+                            frond_error *err);
+
 #endif /* FROND_SERVER_NODE_H */

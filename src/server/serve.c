@@ -360,7 +360,7 @@ static int start(frond__server *srv) {
       goto fail;
     }
   }
-  frond__store_uri_shown(srv->cfg.store, shown, sizeof(shown));
+  frond__node_store_shown(srv->cfg.store, shown, sizeof(shown));
   frond_log(
       FROND_LOG_INFO,
       "listening on %s (http), %s (resp), node %llu, layout %s, "

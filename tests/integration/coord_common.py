@@ -22,9 +22,10 @@ class Tool:
     hold) an ID from the coordinator uri, answering commands on stdin."""
 
     def __init__(self, uri, ip="10.0.0.1", port=8080, cache=None,
-                 layout=None, faketime=None, lazy=False):
+                 layout=None, faketime=None, lazy=False, extra=()):
         args = [ft.tool("coord_tool"), "--coordinator", uri, "--ip", ip,
                 "--port", str(port)]
+        args += list(extra)
         if cache:
             args += ["--cache-dir", cache]
         if layout:
@@ -152,3 +153,11 @@ def lease_postgres():
 
 def lease_mariadb():
     return Lease("mariadb")
+
+
+def zk_tool(zk, *args):
+    """tests/tools/zk_tool on the ZooKeeper fixture zk: its stdout."""
+    r = subprocess.run([ft.tool("zk_tool"), zk.address] + list(args),
+                       capture_output=True, text=True, timeout=30)
+    ft.check(r.returncode == 0, "zk_tool %s: %s" % (args, r.stderr))
+    return r.stdout

@@ -749,3 +749,12 @@ class SqliteStore(Fixture):
 
 KINDS = {"frond": Server, "postgresql": Postgres, "mariadb": MariaDB,
          "zookeeper": ZooKeeper, "sqlite": SqliteStore}
+
+
+def store_dir():
+    """A fresh temporary directory holding the default store, ./frond.db,
+    made first (an empty SQLite file is an empty database): `frond next`
+    makes no store, and refuses to run where there is none."""
+    d = tempdir()
+    open(os.path.join(d, "frond.db"), "w").close()
+    return d

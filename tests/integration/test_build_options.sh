@@ -87,8 +87,9 @@ expect_fail '^frond: INVAL: .*built without MySQL/MariaDB support' \
 "$frond" tag create t --store "sqlite:$tmp/t.db" >/dev/null
 "$frond" next --segment t --store "sqlite:$tmp/t.db" >/dev/null ||
   { echo "FAIL: the SQLite store does not work without PG and ZK"; exit 1; }
-"$frond" next --node 3 --count 2 --data-dir "$tmp" >/dev/null ||
+"$frond" next --node 3 --count 2 --data-dir "$tmp" --store "sqlite:$tmp/t.db" \
+  >/dev/null ||
   { echo "FAIL: the snowflake generator does not work without PG and ZK"; exit 1; }
-"$frond" node list --coordinator "lease+sqlite://$tmp/lease.db" >/dev/null ||
+"$frond" node list --coordinator "lease+sqlite:$tmp/t.db" >/dev/null ||
   { echo "FAIL: the SQLite lease does not work without PG"; exit 1; }
 echo "ok: libfrond and frond build without PostgreSQL, ZooKeeper and MySQL"

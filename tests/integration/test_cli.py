@@ -236,7 +236,7 @@ def test_bad_arguments_exit_2():
 # ---------------------------------------------------------------- next
 
 def test_next_prints_unique_increasing_ids():
-    d = ft.tempdir()
+    d = ft.store_dir()
     r = frond(["next"], d)
     check(r.returncode == 0 and len(ids_of(r.stdout)) == 1,
           "next: exit %d, %r" % (r.returncode, r.stdout))
@@ -262,13 +262,70 @@ def test_next_prints_unique_increasing_ids():
     shutil.rmtree(d)
 
 
+def test_next_makes_no_store():
+    """frond next run where the store is not (a relative store read from
+    another directory than the servers') is refused, naming the absolute
+    path and the ways on, and makes no file: a new store would lease node
+    0 again, perhaps a running server's. frond check says the same."""
+    home, srv = ft.tempdir(), ft.tempdir()
+    db = os.path.join(home, "frond.db")
+    for args in (["next"], ["next", "--count", "5", "--node", "3"],
+                 ["next", "--segment", "orders"],
+                 ["next", "--format", "base62"],
+                 ["next", "--coordinator", "lease+sqlite:leases.db"]):
+        r = frond(args, home)
+        check_failure(r, "CONFIG", " ".join(args))
+        want = db if "--coordinator" not in args else \
+            os.path.join(home, "leases.db")
+        for w in (want, "relative to the working directory", "--store",
+                  "--store none", "frond tag create"):
+            check(w in r.stderr, "%s: the refusal does not name %r: %s"
+                  % (args, w, r.stderr))
+        check(r.stdout == "", "%s printed %r" % (args, r.stdout))
+        check(not os.path.exists(db) and
+              not os.path.exists(os.path.join(home, "leases.db")),
+              "%s made a store: %r" % (args, os.listdir(home)))
+    # frond node reads and sets what a store holds: it makes none either
+    # (a list run here would leave a store a later next would lease in).
+    for args in (["node", "list"], ["node", "layout", "--set", "twitter"]):
+        r = frond(args, home)
+        check_failure(r, "CONFIG", " ".join(args))
+        check(db in r.stderr and "makes no store" in r.stderr, r.stderr)
+        check(not os.path.exists(db), "%s made a store" % args)
+    # An absolute path that is not there either.
+    r = frond(["next", "--store", "sqlite://" + os.path.join(srv, "x.db")],
+              home)
+    check_failure(r, "CONFIG", "next --store sqlite:///...")
+    check(os.path.join(srv, "x.db") in r.stderr and
+          "relative" not in r.stderr, r.stderr)
+    # frond check, run as next would, says where the file would be.
+    r = frond(["check", "--listen", "127.0.0.1:%d" % ft.free_port(),
+               "--resp-listen", "off"], home)
+    check(re.search(r"^ok +store .*no file yet, %s .*frond next refuses"
+                    % re.escape(db), r.stdout, re.M), r.stdout)
+    # The ways on: a one-off static node with its high-water file; the
+    # store named from anywhere; the store made first.
+    r = frond(["next", "--store", "none"], home)
+    check(r.returncode == 0 and len(ids_of(r.stdout)) == 1, r.stderr)
+    r = frond(["tag", "create", "orders"], srv)
+    check(r.returncode == 0, r.stderr)
+    r = frond(["next", "--count", "3", "--store",
+               "sqlite://" + os.path.join(srv, "frond.db")], home)
+    check(r.returncode == 0 and len(ids_of(r.stdout)) == 3, r.stderr)
+    r = frond(["next", "--segment", "orders"], srv)
+    check(r.returncode == 0 and ids_of(r.stdout) == [1], r.stderr)
+    check(not os.path.exists(db), "a store was made in %s" % home)
+    shutil.rmtree(home)
+    shutil.rmtree(srv)
+
+
 def test_next_node_and_layout():
-    d = ft.tempdir()
+    d = ft.store_dir()
     dirs = [d]
 
     def fresh():
         """A directory of its own: its store records one layout."""
-        dirs.append(ft.tempdir())
+        dirs.append(ft.store_dir())
         return dirs[-1]
     r = frond(["next", "--layout", "twitter", "--node", "37", "--count",
                "5000"], d)
@@ -337,7 +394,7 @@ def node_files(d):
 
 
 def test_data_dir_and_no_high_water():
-    d, data = ft.tempdir(), ft.tempdir()
+    d, data = ft.store_dir(), ft.tempdir()
     # The lease's node cache file goes to the data directory; the lease
     # itself to the store.
     r = frond(["next", "--data-dir", data], d)
@@ -356,7 +413,7 @@ def test_data_dir_and_no_high_water():
           % os.listdir(d))
     # --no-high-water: no file in the data directory; the store keeps the
     # fence, so a run after it still starts above it.
-    e = ft.tempdir()
+    e = ft.store_dir()
     r = frond(["next", "--no-high-water", "--count", "10"], e)
     check(r.returncode == 0 and len(ids_of(r.stdout)) == 10,
           "--no-high-water: %r" % r.stderr)
@@ -384,7 +441,7 @@ def test_layout_change_asked():
     is the store's (the default lease) and the data directory's (a static
     node ID, --store none)."""
     for how in ([], ["--store", "none"]):
-        d = ft.tempdir()
+        d = ft.store_dir()
         r = frond(["next", "--count", "10"] + how, d)
         check(r.returncode == 0, "%s: first run: %r" % (how, r.stderr))
         old = ids_of(r.stdout)
@@ -418,7 +475,7 @@ def test_layout_change_asked():
 
 
 def test_runs_in_a_row_never_overlap():
-    d = ft.tempdir()
+    d = ft.store_dir()
     prev = -1
     for count in (200000, 1, 50000, 1000):
         r = frond(["next", "--count", str(count)], d)
@@ -432,7 +489,7 @@ def test_runs_in_a_row_never_overlap():
 
 
 def test_concurrent_runs_on_one_node():
-    d = ft.tempdir()
+    d = ft.store_dir()
     p = start(["next", "--count", "1000000000"], d)
     try:
         first = p.stdout.readline()
@@ -476,7 +533,7 @@ def test_concurrent_runs_on_one_node():
 
 
 def test_closed_pipe_ends_quietly():
-    d = ft.tempdir()
+    d = ft.store_dir()
     p = start(["next", "--count", "1000000000"], d)
     line = p.stdout.readline()
     p.stdout.close()
@@ -559,7 +616,7 @@ def test_kill9_lease():
     next run takes another node ID at once; once the dead lease has run
     out, a later run gets the node ID back and starts above every ID the
     killed run printed. No ID twice."""
-    d = ft.tempdir()
+    d = ft.store_dir()
     lease = ["--coordinator", "lease+sqlite:frond.db?lease_ms=3000"]
     out_path = os.path.join(d, "killed.txt")
     with open(out_path, "w") as out:
@@ -599,7 +656,7 @@ def test_kill9_lease():
 # ---------------------------------------------------------------- decode
 
 def test_decode_fields():
-    d = ft.tempdir()
+    d = ft.store_dir()
     ms = 1704067200000  # 2024-01-01T00:00:00.000Z
     id_ = compose(TWITTER_EPOCH, 22, 12, ms + 123, (3 << 5) | 7, 42)
     r = frond(["decode", "--layout", "twitter", str(id_)], d)
@@ -976,7 +1033,7 @@ def test_check_shared_facts():
     database that became a multi: member (STORE_MEMBER). Reading writes
     nothing."""
     ft.need("sqlite3", "sqlite3")
-    d = ft.tempdir()
+    d = ft.store_dir()
     base = ["--listen", "127.0.0.1:%d" % ft.free_port(), "--resp-listen",
             "off"]
     keys = []

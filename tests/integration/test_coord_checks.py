@@ -3,7 +3,8 @@
 """
 test_coord_checks.py -- what a coordinator checks before a node may issue:
 its identity (advertise), its clock against the fleet's, and the fleet's
-layout; and the procedure that changes the layout.
+layout; and the procedure that changes the layout, and what a change
+stopped halfway leaves.
 
 ZooKeeper and PostgreSQL are started per test on loopback in temp dirs;
 clocks are shifted with libfaketime (Debian package faketime).
@@ -18,7 +19,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from frondtest import serve, wait_serving  # noqa: E402
-from coord_common import Tool, lease_mariadb, lease_postgres  # noqa: E402
+from coord_common import (Tool, lease_mariadb, lease_postgres,  # noqa: E402
+                          zk_tool)
 
 with_zk = ft.with_server("zookeeper")
 
@@ -278,6 +280,118 @@ def test_mysql_layout_change():
     server_layout_change(lease_mariadb)
 
 
+def layout_unfinished(uri, make_tool, mark):
+    """A `frond node layout --set` stopped between its two steps leaves
+    its mark (mark() writes it as such a process leaves it): every start
+    refuses, saying how to finish or undo the change; `frond node layout`
+    shows it; --set with the old layout undoes it (the old layout starts
+    again, above what it issued); a mark left again is finished by --set
+    with the new layout."""
+    a = make_tool(None)
+    ft.check(a.ok, "A: %s" % a.first)
+    r = a.cmd("next 2000").split()
+    ft.check(r[0] == "ids", "burst: %s" % r)
+    last = int(r[2])
+    a.close()
+    r = node_layout(uri)
+    ft.check(r.returncode == 0, "layout: %s" % r.stderr)
+    old = r.stdout.split()[1]
+    mark()
+    b = make_tool(None)
+    msg = " ".join(b.first)
+    ft.check(b.first[:2] == ["err", "COORD"] and "not finished" in msg and
+             "frond node layout --set %s" % old in msg,
+             "a start under a change left unfinished: %s" % msg)
+    r = node_layout(uri)
+    ft.check(r.returncode == 0 and "changing from %s" % old in r.stdout,
+             "frond node layout does not show the change: %s %s"
+             % (r.stdout, r.stderr))
+    r = node_layout(uri, "--set", old)
+    ft.check(r.returncode == 0 and "changing" not in r.stdout,
+             "undo: %s %s" % (r.stdout, r.stderr))
+    c = make_tool(None)
+    try:
+        ft.check(c.ok, "the old layout after the undo: %s" % c.first)
+        ft.check(c.next()[0] > last, "an ID after the undo not above %d"
+                 % last)
+        r = c.cmd("next 2000").split()
+        last = int(r[2])
+    finally:
+        c.close()
+    mark()
+    r = node_layout(uri, "--set", NEW)
+    ft.check(r.returncode == 0, "finishing with --set %s: %s" % (NEW, r.stderr))
+    floor = int(r.stdout.split("floor ")[1].split()[0])
+    ft.check(floor >= last, "floor %d below the last old ID %d"
+             % (floor, last))
+    new = make_tool(NEW)
+    try:
+        ft.check(new.ok, "new layout: %s" % new.first)
+        ft.check(new.next()[0] > floor, "first new ID not above the floor")
+    finally:
+        new.close()
+
+
+def sql_mark(run):
+    """The mark a `--set` stopped after its first step leaves in
+    frond_meta."""
+    run("UPDATE frond_meta SET value = CONCAT('changing:', value) "
+        "WHERE name = 'layout'")
+
+
+@with_zk
+def test_zk_layout_unfinished(zk):
+    uri = zk.uri("unfinished")
+    node = "/snowflake/unfinished/layout"
+
+    def mark():
+        data = zk_tool(zk, "get", node)
+        ft.check("state=ready" in data, "layout record: %r" % data)
+        zk_tool(zk, "set", node, data.replace("state=ready",
+                                              "state=changing"))
+    layout_unfinished(uri, lambda layout: Tool(uri, ip="10.8.2.1",
+                                               layout=layout), mark)
+
+
+def test_sqlite_layout_unfinished():
+    import sqlite3
+    d = ft.tempdir("frond-relayout-")
+    path = os.path.join(d, "lease.db")
+
+    def run(sql):
+        db = sqlite3.connect(path)
+        db.execute(sql.replace("CONCAT('changing:', value)",
+                               "'changing:' || value"))
+        db.commit()
+        db.close()
+    try:
+        uri = "lease+sqlite://%s?lease_ms=3000&report_ms=200" % path
+        layout_unfinished(uri, lambda layout: Tool(uri, port=5, layout=layout),
+                          lambda: sql_mark(run))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_pg_layout_unfinished():
+    db = lease_postgres()
+    try:
+        uri = db.uri("lease_ms=3000&report_ms=200")
+        layout_unfinished(uri, lambda layout: Tool(uri, port=5, layout=layout),
+                          lambda: sql_mark(db.db.sql))
+    finally:
+        db.cleanup()
+
+
+def test_mysql_layout_unfinished():
+    db = lease_mariadb()
+    try:
+        uri = db.uri("lease_ms=3000&report_ms=200")
+        layout_unfinished(uri, lambda layout: Tool(uri, port=5, layout=layout),
+                          lambda: sql_mark(db.db.sql))
+    finally:
+        db.cleanup()
+
+
 if __name__ == "__main__":
     ft.need(ft.tool("coord_tool"), "(build the tests)")
     ft.main([test_advertise,
@@ -287,6 +401,10 @@ if __name__ == "__main__":
              test_sqlite_layout_change,
              test_pg_layout_change,
              test_mysql_layout_change,
+             test_zk_layout_unfinished,
+             test_sqlite_layout_unfinished,
+             test_pg_layout_unfinished,
+             test_mysql_layout_unfinished,
              test_zk_clock_offset_refused,
              test_pg_clock_offset_refused,
              test_mysql_clock_offset_refused])

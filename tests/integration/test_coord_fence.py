@@ -10,6 +10,9 @@ which two holders of one node ID could overlap, and counts duplicates:
 
   - a lease holder cut off from PostgreSQL (a TCP proxy that swallows every
     byte) while a successor takes the row over;
+  - a lease holder taking its row back from a successor that wrote fences:
+    the answer to its take lost on the wire, or its take held up while the
+    successor, its lease run out, wrote fences again;
   - a ZooKeeper node cut off for longer than its session while a process
     with the same ip:port takes the ID;
   - a restart right after a burst that borrowed ahead of the clock;
@@ -18,9 +21,11 @@ which two holders of one node ID could overlap, and counts duplicates:
 
 Every wait is bounded; servers run on free loopback ports in temp dirs.
 """
+import json
 import os
 import select
 import shutil
+import signal
 import socket
 import sys
 import threading
@@ -96,6 +101,296 @@ class Proxy:
     def close(self):
         self.stopping.set()
         self.sock.close()
+
+
+class TextProxy:
+    """A TCP relay on a free loopback port to a database on `port` that
+    acts on the client's bytes, chunk by chunk (a statement is prepared in
+    one round trip and run in the next):
+      refuse()    close every connection and refuse new ones: a partition
+                  that fails at once;
+      cut(text, then=None)
+                  pass the chunk that holds text (the statement prepared)
+                  and the next one (its run; with then, the next one that
+                  holds then: the COMMIT of the statement's transaction),
+                  then close both sides once the server answered: the
+                  server ran it, the client never learns how it went;
+      hold(text)  pass the chunk that holds text and keep the next one
+                  back, the connection open, until release();
+      heal()      pass everything again.
+    `acted` is set once a cut or a hold took effect."""
+
+    def __init__(self, port):
+        self.target = port
+        self.ls = socket.socket()
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(64)
+        self.port = self.ls.getsockname()[1]
+        self.lock = threading.Lock()
+        self.mode, self.text, self.then = "pass", b"", None
+        self.acted = threading.Event()
+        self.released = threading.Event()
+        self.conns = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _set(self, mode, text=""):
+        with self.lock:
+            self.mode, self.text = mode, text.encode()
+
+    def refuse(self):
+        self._set("refuse")
+        for c in list(self.conns):
+            self._close(c)
+
+    def heal(self):
+        self._set("pass")
+
+    def cut(self, text, then=None):
+        self.acted.clear()
+        self._set("cut", text)
+        self.then = then.encode() if then else None
+
+    def hold(self, text):
+        self.acted.clear()
+        self.released.clear()
+        self._set("hold", text)
+
+    def release(self):
+        self.released.set()
+
+    @staticmethod
+    def _close(pair):
+        for x in pair:
+            try:
+                x.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            x.close()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            if self.mode == "refuse":
+                c.close()
+                continue
+            try:
+                s = socket.create_connection(("127.0.0.1", self.target), 5)
+                s.settimeout(None)  # a held statement waits as long as asked
+            except OSError:
+                c.close()
+                continue
+            pair = (c, s)
+            self.conns.append(pair)
+            state = {"cut": False}
+            threading.Thread(target=self._c2s, args=(pair, state),
+                             daemon=True).start()
+            threading.Thread(target=self._s2c, args=(pair, state),
+                             daemon=True).start()
+
+    def _c2s(self, pair, state):
+        c, s = pair
+        try:
+            while True:
+                data = c.recv(65536)
+                if not data:
+                    break
+                with self.lock:
+                    mode, text = self.mode, self.text
+                    if mode in ("cut", "hold") and text in data:
+                        self.mode = mode + "next"
+                    elif mode == "cutnext" and (self.then is None or
+                                                self.then in data):
+                        self.mode = "pass"
+                        state["cut"] = True  # before the server answers
+                    elif mode == "holdnext":
+                        self.mode = "pass"
+                if mode == "refuse":
+                    break
+                if mode == "holdnext":
+                    self.acted.set()
+                    self.released.wait(120)
+                s.sendall(data)
+        except OSError:
+            pass
+        self._close(pair)
+
+    def _s2c(self, pair, state):
+        c, s = pair
+        try:
+            while True:
+                data = s.recv(65536)
+                if not data:
+                    break
+                if state["cut"]:
+                    self.acted.set()  # the server answered: it ran
+                    break
+                c.sendall(data)
+        except OSError:
+            pass
+        self._close(pair)
+
+    def close(self):
+        self.released.set()
+        self.ls.close()
+        for c in list(self.conns):
+            self._close(c)
+
+
+def row0(uri):
+    """Node 0's lease row now: {"live": ..., "fence_ms": ...}."""
+    r = ft.run(["node", "list", "--coordinator", uri, "--json"], timeout=30)
+    ft.check(r.returncode == 0, "frond node list: %s" % r.stderr)
+    rows = [x for x in json.loads(r.stdout) if x["node"] == 0]
+    ft.check(len(rows) == 1, "no row for node 0: %s" % r.stdout)
+    return rows[0]
+
+
+def row_live(uri):
+    """Whether a live process holds node 0's lease row now."""
+    return row0(uri)["live"]
+
+
+def wait_for(cond, what, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise ft.Failure("%s: not within %ds" % (what, timeout))
+
+
+def take_over(db, lease, r_ids, name, held):
+    """R holds node 0 through a proxy and issues; the proxy refuses it,
+    R's lease runs out and T takes the row directly (borrowing far ahead:
+    max_ahead 4 s). Returns (proxy, R, T, uri); R's IDs go to r_ids; what
+    was started goes to held (proxy first) as it starts."""
+    host_port = db.base.split("@")[1].split("/")[0]
+    proxy = TextProxy(int(host_port.rsplit(":", 1)[1]))
+    held.append(proxy)
+    via = "lease+%s?%s" % (db.base.replace(host_port, "127.0.0.1:%d"
+                                           % proxy.port), lease)
+    r = Tool(via + "&connect_ms=60000", port=1, layout=SMALL)
+    held.append(r)
+    ft.check(r.ok and r.node == 0, "R: %s" % r.first)
+    ft.check(r.cmd("run 300 %s 16" % r_ids).startswith("ran"), "R's run")
+    proxy.refuse()
+    uri = db.uri(lease)
+    wait_for(lambda: not row_live(uri), "%s: R's lease ran out" % name)
+    t = Tool(uri, port=2, layout=SMALL, extra=["--max-ahead-ms", "4000"])
+    held.append(t)
+    ft.check(t.ok and t.node == 0, "T: %s" % t.first)
+    return proxy, r, t, uri
+
+
+def let_go(held):
+    """Stop what take_over started."""
+    for x in held[1:]:
+        if x.ok and x.p.poll() is None:
+            x.p.send_signal(signal.SIGCONT)
+            x.kill()
+    if held:
+        held[0].close()
+
+
+TAKE = "UPDATE frond_node SET owner"
+LEASE_RT = "lease_ms=1500&report_ms=200&nodes=1"
+
+
+def lease_regain_answer_lost(make, then=None):
+    """R takes its row back from T, which borrowed ahead and was killed;
+    the answer to R's take is lost on the wire, so R learns only on a
+    retry that the row is its own. R must resume above T's fence."""
+    db = make()
+    d = ft.tempdir("frond-fence-")
+    held = []
+    try:
+        fr, ft_ = os.path.join(d, "r.ids"), os.path.join(d, "t.ids")
+        proxy, r, t, uri = take_over(db, LEASE_RT, fr, "answer lost", held)
+        ft.check(t.cmd("run 1500 %s 16" % ft_, 30).startswith("ran"),
+                 "T's run")
+        t.kill()
+        start_run(r, 8000, fr, 16)
+        proxy.cut(TAKE, then)  # and the partition heals
+        ft.check(proxy.acted.wait(60), "R's take never went through the "
+                 "proxy")
+        res = r.readline(60).split()
+        ft.check(res[0] == "ran" and int(res[1]) > 0,
+                 "R issued nothing after the cut: %s" % res)
+        ir, it = ids_of(fr), ids_of(ft_)
+        dup = duplicates(ir, it)
+        print("regain, answer lost: R %d IDs, T %d IDs, %d duplicates"
+              % (len(ir), len(it), dup), flush=True)
+        ft.check(dup == 0, "%d IDs issued by both holders" % dup)
+    finally:
+        let_go(held)
+        db.cleanup()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def lease_regain_take_held(make):
+    """R reads T's row (T paused, its lease run out) to take it back, and
+    its take is held up on the wire; T wakes, renews and borrows ahead,
+    then dies; R's take goes through once T's lease ran out again. R must
+    resume above the fence T wrote while the take was held, which only
+    the take itself can read (MySQL: its emulation of RETURNING, in the
+    take's transaction)."""
+    db = make()
+    d = ft.tempdir("frond-fence-")
+    held = []
+    try:
+        fr, ft_ = os.path.join(d, "r.ids"), os.path.join(d, "t.ids")
+        proxy, r, t, uri = take_over(db, LEASE_RT, fr, "take held", held)
+        ft.check(t.cmd("next 100").startswith("ids"), "T issues")
+        t.p.send_signal(signal.SIGSTOP)
+        wait_for(lambda: not row_live(uri), "T's lease ran out")
+        proxy.hold(TAKE)  # and the partition heals
+        ft.check(proxy.acted.wait(60), "R's take was never held")
+        # Until the clock passes the fence R read: all T issues from now on
+        # is above it.
+        fence = row0(uri)["fence_ms"]
+        wait_for(lambda: time.time() * 1000 > fence + 100, "the clock passes "
+                 "T's fence")
+        t.p.send_signal(signal.SIGCONT)
+        ft.check(t.cmd("run 1500 %s 16" % ft_, 30).startswith("ran"),
+                 "T's run")
+        t.kill()
+        wait_for(lambda: not row_live(uri), "T's renewed lease ran out")
+        start_run(r, 6000, fr, 16)
+        proxy.release()
+        res = r.readline(60).split()
+        ft.check(res[0] == "ran" and int(res[1]) > 0,
+                 "R issued nothing after its take: %s" % res)
+        ir, it = ids_of(fr), ids_of(ft_)
+        dup = duplicates(ir, it)
+        print("regain, take held: R %d IDs, T %d IDs, %d duplicates"
+              % (len(ir), len(it), dup), flush=True)
+        ft.check(dup == 0, "%d IDs issued by both holders" % dup)
+    finally:
+        let_go(held)
+        db.cleanup()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_lease_regain_answer_lost():
+    lease_regain_answer_lost(lease_postgres)
+
+
+def test_lease_regain_answer_lost_mysql():
+    # The take and its read-back are one transaction: its COMMIT's answer
+    # is the one lost.
+    lease_regain_answer_lost(lease_mariadb, "COMMIT")
+
+
+def test_lease_regain_take_held():
+    lease_regain_take_held(lease_postgres)
+
+
+def test_lease_regain_take_held_mysql():
+    lease_regain_take_held(lease_mariadb)
 
 
 def ids_of(path):
@@ -302,4 +597,8 @@ if __name__ == "__main__":
              test_zk_kill9_restart_once,
              test_lease_partitioned_holder_vs_successor,
              test_lease_partitioned_holder_vs_successor_mysql,
+             test_lease_regain_answer_lost,
+             test_lease_regain_answer_lost_mysql,
+             test_lease_regain_take_held,
+             test_lease_regain_take_held_mysql,
              test_zk_disconnected_beyond_session_same_identity])

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from coord_common import Tool  # noqa: E402
+from coord_common import Tool, zk_tool  # noqa: E402
 
 with_zk = ft.with_server("zookeeper")
 FAST = ft.ZK_FAST
@@ -250,13 +250,6 @@ def test_reclaim_and_range(zk):
     finally:
         new.close()
         tools[3].close()
-
-
-def zk_tool(zk, *args):
-    r = subprocess.run([ft.tool("zk_tool"), zk.address] + list(args),
-                       capture_output=True, text=True, timeout=30)
-    ft.check(r.returncode == 0, "zk_tool %s: %s" % (args, r.stderr))
-    return r.stdout
 
 
 @with_zk

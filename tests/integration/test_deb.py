@@ -167,6 +167,10 @@ def test_server():
     state = os.path.join(STATE["tmp"], "var-lib-frond")
     os.mkdir(state, 0o700)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FROND_")}
+    # The packaged frond.conf names /var/lib/frond by absolute paths: the
+    # state directory stands in for it, as frond.env would say.
+    env.update(FROND_STORE="sqlite://%s/frond.db" % state,
+               FROND_DATA_DIR=state)
     r = sh([frond, "tag", "create", "orders", "--step", "100"], cwd=state,
            env=env)
     check(r.returncode == 0, "tag create: %s" % r.stderr)

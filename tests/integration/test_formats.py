@@ -195,7 +195,7 @@ def test_node_scoped_by_python_and_bson():
     across runs, decoding to the ID and the node."""
     bson_module()
     from bson.objectid import ObjectId
-    d = ft.tempdir()
+    d = ft.store_dir()
     got = {}
     for kind in ("uuid7", "ulid", "objectid"):
         spec = kind + ":scope=node"
@@ -230,7 +230,7 @@ def test_node_scoped_by_python_and_bson():
 # ---------------------------------------------------------------- 64-bit
 
 def test_base62_base32_sort_like_numbers():
-    d = ft.tempdir()
+    d = ft.store_dir()
     for fmt, length in (("base62", 11), ("base32", 13)):
         out = lines(["next", "--no-high-water", "--format", fmt, "--count",
                      "5000"], d)
@@ -247,7 +247,7 @@ def test_base62_base32_sort_like_numbers():
 
 def test_js_layout_safe_in_javascript():
     env = node_env()
-    d = ft.tempdir()
+    d = ft.store_dir()
     out = ok(["next", "--layout", "js", "--no-high-water", "--count", "3000"],
              d)
     # Node parses the IDs as JSON numbers (doubles): every one exact.
@@ -267,7 +267,7 @@ def test_js_layout_safe_in_javascript():
 # ---------------------------------------------------------------- order
 
 def test_order_numbers():
-    d = ft.tempdir()
+    d = ft.store_dir()
     keys = key_file(d, "# rotated yearly\n1:%s\n2:%s\n" % (KEY1, KEY2))
     spec = "order:digits=19,check=damm,key=2"
     ids = lines(["next", "--no-high-water", "--count", "1000"], d)
@@ -359,7 +359,7 @@ def test_order_key_checked():
     warning that only this host reads it); for a tag's IDs in the store;
     another key, or another rounds=, under the same version is
     KEY_MISMATCH; a new version records its own."""
-    d = ft.tempdir()
+    d = ft.store_dir()
     k1 = key_file(d, "1:%s\n" % KEY1, name="k1")
     k2 = key_file(d, "1:%s\n2:%s\n" % (KEY2, KEY1), name="k2")
     spec = "order:digits=19,key=1"

@@ -216,13 +216,28 @@ def test_unit_matches_config():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# What dist/frond.conf sets: the paths whose defaults are relative to the
+# working directory, made absolute in the unit's, so that a command given
+# the file elsewhere (frond next from a home directory) finds the
+# server's store and data directory, not new ones where it runs.
+SHIPPED_SET = {"store": "sqlite:///var/lib/frond/frond.db",
+               "data_dir": "/var/lib/frond"}
+
+
 def test_example_conf():
     path = os.path.join(SRC, "dist", "frond.conf")
     defaults = print_config()
-    seen = {}
+    seen, active_keys = {}, {}
     with open(path) as f:
         lines = f.read().splitlines()
     for n, line in enumerate(lines, 1):
+        m = re.match(r"^(\w+) = (.*)$", line)
+        if m:
+            check(m.group(1) in SHIPPED_SET,
+                  "dist/frond.conf:%d is not commented out: %r" % (n, line))
+            active_keys[m.group(1)] = m.group(2)
+            seen[m.group(1)] = defaults[m.group(1)]
+            continue
         check(not line.strip() or line.lstrip().startswith("#"),
               "dist/frond.conf:%d is not commented out: %r" % (n, line))
         m = re.match(r"^# (\w+) =(?: (.*))?$", line)
@@ -230,23 +245,31 @@ def test_example_conf():
             check(m.group(1) not in seen, "dist/frond.conf: %s twice"
                   % m.group(1))
             seen[m.group(1)] = m.group(2) or ""
+    check(active_keys == SHIPPED_SET, "dist/frond.conf sets %r, not %r"
+          % (active_keys, SHIPPED_SET))
+    # Those paths stay absolute, and in the unit's working directory.
+    check(defaults["store"] == "sqlite:frond.db" and
+          defaults["data_dir"] == ".", "the defaults moved: %r" % defaults)
     missing = sorted(set(defaults) - set(seen))
     check(not missing, "dist/frond.conf lacks %s" % missing)
     for k, v in seen.items():
         check(v == defaults[k], "dist/frond.conf: %s = %r, the default is %r"
               % (k, v, defaults[k]))
+    want = dict(defaults, **SHIPPED_SET)
     tmp = ft.tempdir()
     try:
-        # As shipped it changes nothing; uncommented, it still changes
-        # nothing: every value shown is the default and is accepted.
-        check(print_config("--config", path) == defaults,
-              "dist/frond.conf as shipped is not the defaults")
+        # As shipped it changes those two only; uncommented, nothing more:
+        # every other value shown is the default and is accepted.
+        check(print_config("--config", path) == want,
+              "dist/frond.conf as shipped sets more than %s"
+              % sorted(SHIPPED_SET))
         active = os.path.join(tmp, "frond.conf")
         with open(active, "w") as f:
             for k in seen:
-                f.write("%s = %s\n" % (k, seen[k]))
-        check(print_config("--config", active) == defaults,
-              "dist/frond.conf uncommented is not the defaults")
+                f.write("%s = %s\n" % (k, active_keys.get(k, seen[k])))
+        check(print_config("--config", active) == want,
+              "dist/frond.conf uncommented sets more than %s"
+              % sorted(SHIPPED_SET))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -268,9 +291,12 @@ def test_exec_start_serves():
         port, rport = ft.free_port(), ft.free_port()
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("FROND_")}
-        # What frond.env would hold; the addresses are free ports.
+        # What frond.env would hold; the addresses are free ports, and
+        # the state directory stands in for /var/lib/frond.
         env.update(FROND_LISTEN="127.0.0.1:%d" % port,
-                   FROND_RESP_LISTEN="127.0.0.1:%d" % rport)
+                   FROND_RESP_LISTEN="127.0.0.1:%d" % rport,
+                   FROND_STORE="sqlite://%s/frond.db" % state,
+                   FROND_DATA_DIR=state)
         # ExecStartPre first, as systemd runs it: it passes.
         pre = shlex.split(keys[("Service", "ExecStartPre")][0])
         pre[0] = ft.FROND_BIN

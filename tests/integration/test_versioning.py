@@ -251,7 +251,7 @@ def test_links():
 # ---------------------------------------------------------- deprecations
 
 def test_deprecated_flag_warns():
-    d = ft.tempdir()
+    d = ft.store_dir()
     r = ft.run(["next", "--no-highwater", "--count", "2"], cwd=d)
     ids = r.stdout.split()
     # No file of its own in the data directory: no high-water file, no

@@ -171,6 +171,40 @@ def next_no_high_water_beside_server(run):
     next_beside_server(run, ["--no-high-water"])
 
 
+@row("next-from-another-directory",
+     "`frond next --config /etc/frond/frond.conf` run from a home "
+     "directory while the server runs in its own, the store named by the "
+     "default relative path (sqlite:frond.db)")
+def next_from_another_directory(run):
+    conf = os.path.join(run.subdir("etc"), "frond.conf")
+    with open(conf, "w") as f:
+        f.write("# the store at its default, relative to the working "
+                "directory\nstore = sqlite:frond.db\n")
+    srvdir, home = run.subdir("var-lib-frond"), run.subdir("home")
+    s = run.serve(srvdir, ["--config", conf])
+    before = s.ids("/v1/snowflake", 1000)  # the server is issuing
+    nxt = run.start(["next", "--config", conf, "--count", "200000"],
+                    cwd=home, name="frond-next")
+    lists = parallel([lambda: s.ids("/v1/snowflake", 200000),
+                      lambda: nxt.wait(120)])
+    if lists[1] == 0:  # it ran: beside the server, on a store of its own
+        run.unique([before + lists[0], printed_ids(nxt.output())])
+    run.refused(nxt, "CONFIG", os.path.join(home, "frond.db"), "--store",
+                "frond tag create")
+    check(not os.path.exists(os.path.join(home, "frond.db")),
+          "frond next was refused, but made %s/frond.db" % home)
+    # The server says which file its relative store is.
+    check(os.path.join(srvdir, "frond.db") in s.output(),
+          "the server's log does not name its store's file %s:\n%s"
+          % (os.path.join(srvdir, "frond.db"), s.output()[-1500:]))
+    # The way that works from anywhere: the store named by its path.
+    r = run.frond(["next", "--config", conf, "--count", "100000", "--store",
+                   "sqlite://%s/frond.db" % srvdir], home)
+    check(r.returncode == 0, "frond next --store: %s" % r.stderr[-1500:])
+    run.unique([before + lists[0] + s.ids("/v1/snowflake", 1000),
+                printed_ids(r.stdout)])
+
+
 def one_off_layout(run, env):
     """A server in d issues IDs and stops; `frond next --layout twitter`
     runs once in d; the server starts again in d."""
@@ -207,3 +241,120 @@ def layout_one_off(run):
      "server without a store (FROND_STORE=none)")
 def layout_one_off_no_store(run):
     one_off_layout(run, {"FROND_STORE": "none"})
+
+
+def sqlite_exec(path, *statements):
+    """Statements run on the SQLite file at path, as a script would."""
+    import sqlite3
+    db = sqlite3.connect(path, timeout=30)
+    try:
+        for st in statements:
+            db.execute(st)
+        db.commit()
+    finally:
+        db.close()
+
+
+@row("layout-change-stopped-halfway",
+     "`frond node layout --set twitter` that fails in its second step, "
+     "then one stopped between its steps (Ctrl-C, kill): the fleet is "
+     "started again, under its old layout, with --layout-change")
+def layout_change_stopped_halfway(run):
+    d = run.subdir("d")
+    store = os.path.join(d, "frond.db")
+    s = run.serve(d)
+    before = s.ids("/v1/snowflake", 5000)
+    check(s.stop() == 0, "the server did not stop cleanly")
+    # The second step fails: the database refuses one of its writes.
+    sqlite_exec(store,
+                "CREATE TRIGGER refuse BEFORE INSERT ON frond_meta WHEN "
+                "NEW.name = 'layout_previous' BEGIN SELECT RAISE(ABORT, "
+                "'refused'); END")
+    r = run.frond(["node", "layout", "--set", "twitter"], cwd=d)
+    check(r.returncode != 0, "the change went through: %s" % r.stdout)
+    sqlite_exec(store, "DROP TRIGGER refuse")
+    again = run.serve(d, wait=False, name="serve-after-failed-change")
+    if not up_or_exit(again):
+        raise Failure("a layout change that failed left the fleet unable "
+                      "to start:\n%s" % again.output()[-1500:])
+    before += again.ids("/v1/snowflake", 5000)
+    check(again.stop() == 0, "the server did not stop cleanly")
+    # Stopped between its steps: its mark stays in frond_meta.
+    sqlite_exec(store, "UPDATE frond_meta SET value = 'changing:' || value "
+                "WHERE name = 'layout'")
+    refused = run.serve(d, wait=False, name="serve-marked")
+    check(not up_or_exit(refused), "a server started under a layout change "
+          "left unfinished")
+    run.refused(refused, "COORD", "not finished", "frond node layout --set")
+    # The operator starts the fleet under its layout, asking for it.
+    fixed = run.serve(d, ["--layout-change"], wait=False,
+                      name="serve-layout-change")
+    if not up_or_exit(fixed):
+        raise Failure("--layout-change with the fleet's own layout did not "
+                      "finish or undo the change:\n%s"
+                      % fixed.output()[-1500:])
+    run.unique([before, fixed.ids("/v1/snowflake", 5000)])
+
+
+def forked_lines(out):
+    """The lines a seg_fork or gen_fork printed: the parent's IDs, the
+    child's, and the child's refusals."""
+    parent, child, refusals = [], [], []
+    for line in out.splitlines():
+        who, _, rest = line.partition(" ")
+        if who == "parent":
+            parent.append(rest)
+        elif who == "child" and rest.startswith("error"):
+            refusals.append(rest)
+        elif who == "child":
+            child.append(rest)
+    return parent, child, refusals
+
+
+@row("fork-without-atfork-handlers",
+     "a program with a segment allocator, a snowflake generator or a "
+     "UUIDv7, ULID or ObjectId generator forks with _Fork() or the raw "
+     "fork system call (which run no pthread_atfork handler) and keeps "
+     "using it in the child")
+def fork_without_atfork_handlers(run):
+    import subprocess
+    import common
+    d = run.subdir("db")
+    store = "sqlite:%s" % os.path.join(d, "frond.db")
+    run.ok(["tag", "create", "orders", "--step", "5000", "--store", store], d)
+    build = os.environ.get("FROND_BUILD", "")
+    for tool in ("seg_fork", "gen_fork"):
+        check(os.path.exists(os.path.join(build, tool)),
+              "%s is not built" % tool)
+
+    def tool(args):
+        r = subprocess.run([os.path.join(build, args[0])] + args[1:], cwd=d,
+                           env=common.clean_env(), capture_output=True,
+                           text=True, timeout=120)
+        check(r.returncode == 0, "%s: %s" % (" ".join(args),
+                                             r.stdout + r.stderr))
+        return forked_lines(r.stdout)
+
+    for how in ("_Fork", "syscall"):
+        # The allocator: by the tag's name, then through a handle (the
+        # inline call); each refused.
+        parent, child, refusals = tool(["seg_fork", store, "orders", "2000",
+                                        how])
+        run.unique([parent, child])
+        check(len(refusals) == 2, "seg_fork %s: the child was refused %d "
+              "times of 2 (by name, by handle): %s"
+              % (how, len(refusals), refusals))
+        for r in refusals:
+            run.refused(r, "FORKED", "fork()")
+        # A snowflake generator refuses; the 128-bit ones take new keys.
+        for kind in ("snowflake", "uuid7", "ulid", "objectid"):
+            g = run.subdir("%s-%s" % (kind, how))
+            parent, child, refusals = tool(["gen_fork", kind, "2000", how, g])
+            run.unique([parent, child])
+            if kind == "snowflake":
+                check(refusals and not child, "gen_fork snowflake %s: the "
+                      "child issued %d IDs" % (how, len(child)))
+                run.refused(refusals[0], "FORKED", "fork()")
+            else:
+                check(len(child) == 2000, "gen_fork %s %s: the child "
+                      "issued %d of 2000" % (kind, how, len(child)))

@@ -7,6 +7,8 @@
 **   zk_tool HOSTS stat PATH        "ephemeral", "persistent" or "none"
 **   zk_tool HOSTS leaf PATH DATA   create PATH (parents too) as Leaf does:
 **                                  PERSISTENT_SEQUENTIAL; prints the path
+**   zk_tool HOSTS get PATH         the node's data
+**   zk_tool HOSTS set PATH DATA    replace the node's data (any version)
 **
 ** Exit status 0, or 1 with the ZooKeeper error on stderr.
 */
@@ -41,7 +43,8 @@ int main(int argc, char **argv) {
   zhandle_t *zh;
   int rc;
   if (argc < 4) {
-    fprintf(stderr, "usage: zk_tool HOSTS ls|stat PATH | leaf PATH DATA\n");
+    fprintf(stderr, "usage: zk_tool HOSTS ls|stat|get PATH | leaf|set PATH "
+                    "DATA\n");
     return 2;
   }
   zh = connect_to(argv[1]);
@@ -83,6 +86,16 @@ int main(int argc, char **argv) {
     if (rc != ZOK)
       return fail(argv[3], rc);
     printf("%s\n", created);
+  } else if (strcmp(argv[2], "get") == 0) {
+    char buf[1024];
+    int len = sizeof(buf) - 1;
+    if ((rc = zoo_get(zh, argv[3], 0, buf, &len, NULL)) != ZOK)
+      return fail(argv[3], rc);
+    buf[len > 0 ? len : 0] = 0;
+    printf("%s", buf);
+  } else if (strcmp(argv[2], "set") == 0 && argc == 5) {
+    if ((rc = zoo_set(zh, argv[3], argv[4], (int)strlen(argv[4]), -1)) != ZOK)
+      return fail(argv[3], rc);
   } else {
     fprintf(stderr, "zk_tool: unknown command %s\n", argv[2]);
     return 2;

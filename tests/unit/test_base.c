@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** test_base.c -- the bottom layer: numbers, UTF-8, JSON escaping, durable
-** files and checksummed record files.
+** files, checksummed record files, and the process key that tells a child
+** of any fork.
 */
 #include "testutil.h"
 
 #include "base/escape.h"
 #include "base/file.h"
+#include "base/fork.h"
 #include "base/record.h"
 #include "base/utf8.h"
 
 #include <inttypes.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- numbers ---- */
 
@@ -388,6 +393,54 @@ static void test_record_read_errors(void **state) {
   tmpdir_remove(dir);
 }
 
+/* ---- the process key ---- */
+
+/* What a child of a fork sees (one bit per check that failed): the
+** parent's mark seen, one armed here not, and the parent's still seen
+** after that (the key is new, not the parent's). */
+static int fork_child(const frond__fork_mark *parents) {
+  frond__fork_mark mine;
+  int bad = 0;
+  memset(&mine, 0, sizeof(mine));
+  bad |= !frond__fork_seen(parents);
+  frond__fork_arm(&mine);
+  bad |= frond__fork_seen(&mine) << 1;
+  bad |= !frond__fork_seen(parents) << 2;
+  return bad;
+}
+
+static void fork_key(int how) {
+  frond__fork_mark m, again;
+  pid_t pid;
+  int st = -1;
+  memset(&m, 0, sizeof(m));
+  memset(&again, 0, sizeof(again));
+  frond__fork_arm(&m);
+  frond__fork_arm(&again);
+  assert_false(frond__fork_seen(&m));
+  assert_int_equal(again.key, m.key); /* one key per process */
+  pid = how == 0 ? fork() : how == 1 ? _Fork() : (pid_t)syscall(SYS_fork);
+  assert_true(pid >= 0);
+  if (pid == 0)
+    _exit(fork_child(&m));
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  assert_false(frond__fork_seen(&m)); /* the parent's key is unchanged */
+}
+
+/* fork() runs the pthread_atfork handler; _Fork() and the raw system
+** call do not, and are caught only through the page the kernel wipes. */
+static void test_fork_key(void **state) {
+  (void)state;
+  fork_key(0);
+  if (!frond__fork_wipes())
+    fail_msg("this kernel refuses MADV_WIPEONFORK (before Linux 4.14, or a "
+             "seccomp filter): only fork() is caught here");
+  fork_key(1);
+  fork_key(2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_i64),
@@ -399,6 +452,7 @@ int main(void) {
       cmocka_unit_test(test_record_legacy),
       cmocka_unit_test(test_record_writer_limits),
       cmocka_unit_test(test_record_read_errors),
+      cmocka_unit_test(test_fork_key),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 */
 #include "coord_util.h"
 
+#include "coord/coord_lease.h"
+
 #include <pthread.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -398,6 +400,73 @@ static void test_lease_late_write(void **state) {
   tmpdir_remove(dir);
 }
 
+/* A regain whose answer was lost: its UPDATE took the row back from a
+** holder that wrote fences meanwhile, and only the retry learns that the
+** row is ours. It must resume above the row's fence, not above its own
+** old state. returning: the engine's RETURNING, else the layer's
+** emulation (MySQL's way). */
+static void regain_after_lost_answer(int returning) {
+  char *dir = tmpdir_make(), sql[300];
+  frond_coord *a, *b;
+  frond_gen *ga, *gb;
+  frond_error err = {0, ""};
+  int64_t id, fence, after = -1;
+  snprintf(lease_db, sizeof(lease_db), "%s/lease.db", dir);
+  snprintf(lease_uri, sizeof(lease_uri),
+           "lease+sqlite://%s?lease_ms=60000&nodes=1", lease_db);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
+  if (!returning) { /* under the lock the fencer writes fences under */
+    pthread_mutex_lock(&a->lock);
+    frond__db_test_clear_flags(((lease *)a->impl)->db, FROND_DB_RETURNING);
+    pthread_mutex_unlock(&a->lock);
+  }
+  /* a is cut off; its lease runs out and b takes the row, fenced ahead of
+  ** the clock (b borrowed that far, then died). */
+  lease_sql("UPDATE frond_node SET lease_expires = 1");
+  b = lease_open(2, NULL);
+  assert_int_equal(create(b, "frond", NULL, &gb, &err), 0);
+  fence = frond_clock_realtime(NULL) + 1500;
+  frond__coord_stop_threads(b); /* b dies */
+  pthread_mutex_lock(&b->lock);
+  assert_int_equal(b->m->xFence(b, fence, &err), 0);
+  pthread_mutex_unlock(&b->lock);
+  lease_sql("UPDATE frond_node SET lease_expires = 1");
+  /* a's regain: its take committed, its answer was lost. */
+  snprintf(sql, sizeof(sql),
+           "UPDATE frond_node SET owner = '127.0.0.1:1', token = '%s', "
+           "lease_expires = 9000000000000",
+           ((lease *)a->impl)->token);
+  lease_sql(sql);
+  /* The retry finds the row ours, and resumes above b's fence (or above
+  ** a's own fence, written since by a's fencer: never lower). */
+  pthread_mutex_lock(&a->lock);
+  assert_int_equal(a->m->xRegain(a, &after, &err), 0);
+  pthread_mutex_unlock(&a->lock);
+  assert_true(after >= fence);
+  /* Through the fencer and the generator: a's next ID is above it (it
+  ** waits for the clock to reach it, bounded). */
+  atomic_store(&a->lost, 1);
+  assert_int_equal(frond__coord_fence_round(a, 1, &err), 0);
+  for (int i = 0; i < 10000 && frond_gen_next(ga, &id, &err) != 0; i++)
+    frond__sleep_ns(1000000);
+  assert_int_equal(frond_gen_next(ga, &id, &err), 0);
+  assert_true(id_ms("frond", id) > fence);
+  frond_coord_close(b, NULL);
+  frond_coord_close(a, NULL);
+  tmpdir_remove(dir);
+}
+
+static void test_lease_regain_lost_answer(void **state) {
+  (void)state;
+  regain_after_lost_answer(1);
+}
+
+static void test_lease_regain_lost_answer_emulated(void **state) {
+  (void)state;
+  regain_after_lost_answer(0);
+}
+
 static void test_lease_start_checks(void **state) {
   char *dir = tmpdir_make();
   frond_coord_options o;
@@ -527,6 +596,86 @@ static void test_lease_layout(void **state) {
   tmpdir_remove(dir);
 }
 
+/* A layout change whose second step fails puts the old layout back; a
+** mark left anyway (its process killed between the steps) stops every
+** start with a message saying how to finish or undo it, which the layout
+** it started from undoes and a new one finishes. */
+static void test_lease_layout_unfinished(void **state) {
+  char *dir = tmpdir_make();
+  frond_coord *a, *admin;
+  frond_gen *ga;
+  frond_layout l = layout_of("time=40,node=12,seq=11"),
+               was = layout_of("frond"), got;
+  frond_error err = {0, ""};
+  int64_t floor = 0, last = 0, id;
+  int changing = -1;
+  (void)state;
+  snprintf(lease_db, sizeof(lease_db), "%s/lease.db", dir);
+  snprintf(lease_uri, sizeof(lease_uri), "lease+sqlite://%s", lease_db);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
+  assert_int_equal(frond_gen_next(ga, &last, NULL), 0);
+  frond_coord_close(a, NULL);
+  admin = lease_open(9, NULL);
+
+  /* Step 2 fails (the database refuses a write of it). */
+  lease_sql("CREATE TRIGGER boom BEFORE UPDATE ON frond_meta WHEN "
+            "NEW.name = 'layout_previous' BEGIN SELECT RAISE(ABORT, 'boom'); "
+            "END; CREATE TRIGGER boom2 BEFORE INSERT ON frond_meta WHEN "
+            "NEW.name = 'layout_previous' BEGIN SELECT RAISE(ABORT, 'boom'); "
+            "END");
+  assert_int_not_equal(frond_coord_layout_set(admin, &l, &floor, &err), 0);
+  assert_non_null(strstr(err.message, "boom"));
+  lease_sql("DROP TRIGGER boom; DROP TRIGGER boom2");
+  assert_int_equal(
+      frond__coord_layout_read(admin, &got, &floor, &changing, &err), 0);
+  assert_int_equal(changing, 0);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
+  assert_int_equal(frond_gen_next(ga, &id, NULL), 0);
+  assert_true(id > last);
+  last = id;
+  frond_coord_close(a, NULL);
+
+  /* The process killed between the steps: the mark stays. */
+  lease_sql("UPDATE frond_meta SET value = 'changing:' || value WHERE name = "
+            "'layout'");
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), FROND_ECOORD);
+  assert_non_null(strstr(err.message, "not finished"));
+  assert_non_null(strstr(err.message, "frond node layout --set "
+                                      "time=41,node=10,seq=12"));
+  frond_coord_close(a, NULL);
+  assert_int_equal(
+      frond__coord_layout_read(admin, &got, &floor, &changing, &err), 0);
+  assert_int_equal(changing, 1);
+  assert_int_equal(got.time_bits, 41);
+  /* The layout it started from undoes it, setting no floor. */
+  assert_int_equal(frond_coord_layout_set(admin, &was, &floor, &err), 0);
+  assert_int_equal(floor, 0);
+  assert_int_equal(
+      frond__coord_layout_read(admin, &got, &floor, &changing, &err), 0);
+  assert_int_equal(changing, 0);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
+  assert_int_equal(frond_gen_next(ga, &id, NULL), 0);
+  assert_true(id > last);
+  last = id;
+  frond_coord_close(a, NULL);
+  /* ...and a new one finishes it. */
+  lease_sql("UPDATE frond_meta SET value = 'changing:' || value WHERE name = "
+            "'layout'");
+  assert_int_equal(frond_coord_layout_set(admin, &l, &floor, &err), 0);
+  assert_true(floor >= last);
+  frond_coord_close(admin, NULL);
+  a = lease_open(1, NULL);
+  assert_int_equal(create(a, "time=40,node=12,seq=11", NULL, &ga, &err), 0);
+  assert_int_equal(frond_gen_next(ga, &id, NULL), 0);
+  assert_true(id > floor);
+  frond_coord_close(a, NULL);
+  tmpdir_remove(dir);
+}
+
 /* xFact: the lease records a fact once in frond_meta, beside the layout,
 ** and reads it back; a second value never overwrites it; static: keeps
 ** none. */
@@ -567,9 +716,12 @@ int main(void) {
       cmocka_unit_test(test_cache_name),
       cmocka_unit_test(test_lease_sqlite),
       cmocka_unit_test(test_lease_late_write),
+      cmocka_unit_test(test_lease_regain_lost_answer),
+      cmocka_unit_test(test_lease_regain_lost_answer_emulated),
       cmocka_unit_test(test_lease_start_checks),
       cmocka_unit_test(test_layout_floor_math),
       cmocka_unit_test(test_lease_layout),
+      cmocka_unit_test(test_lease_layout_unfinished),
       cmocka_unit_test(test_lease_facts),
   };
   return frond_run_tests(tests, NULL, NULL);

@@ -9,10 +9,12 @@
 */
 #include "testutil.h"
 
+#include "base/fork.h"
 #include "core/core.h"
 #include "core/formats.h"
 
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -244,10 +246,25 @@ static void test_threads_unique(void **state) {
   free(all);
 }
 
+/* How a test forks: fork(), _Fork() (glibc 2.34), or the system call;
+** the last two run no pthread_atfork handler. */
+enum { BY_FORK, BY_UNDERSCORE_FORK, BY_SYSCALL };
+
+static pid_t fork_by(int how) {
+  switch (how) {
+  case BY_UNDERSCORE_FORK:
+    return _Fork();
+  case BY_SYSCALL:
+    return (pid_t)syscall(SYS_fork);
+  default:
+    return fork();
+  }
+}
+
 /* After fork(), parent and child share the generator's state word; with a
 ** frozen clock both take the same next counter value, so only new keys
 ** (and ObjectId's new process value) keep their IDs apart. */
-static void test_fork_reseeds(void **state) {
+static void fork_reseeds(int how) {
   fake_clock clk;
   frond_uuid7 *u;
   frond_ulid *l;
@@ -255,7 +272,9 @@ static void test_fork_reseeds(void **state) {
   uint8_t mine[3][16], theirs[3][16];
   int fds[2], status;
   pid_t pid;
-  (void)state;
+  if (how != BY_FORK && !frond__fork_wipes())
+    fail_msg("this kernel refuses MADV_WIPEONFORK (before Linux 4.14, or a "
+             "seccomp filter): only fork() is caught here");
   fake_clock_set(&clk, INT64_C(1767225600000));
   assert_int_equal(frond_uuid7_create(&u, fake_clock_read, &clk, NULL), 0);
   assert_int_equal(frond_ulid_create(&l, fake_clock_read, &clk, NULL), 0);
@@ -264,7 +283,7 @@ static void test_fork_reseeds(void **state) {
   frond_ulid_next(l, mine[1]);
   frond_objectid_next(o, mine[2]);
   assert_int_equal(pipe(fds), 0);
-  pid = fork();
+  pid = fork_by(how);
   assert_true(pid >= 0);
   if (pid == 0) {
     frond_uuid7_next(u, theirs[0]);
@@ -293,6 +312,21 @@ static void test_fork_reseeds(void **state) {
   frond_uuid7_free(u);
   frond_ulid_free(l);
   frond_objectid_free(o);
+}
+
+static void test_fork_reseeds(void **state) {
+  (void)state;
+  fork_reseeds(BY_FORK);
+}
+
+static void test_underscore_fork_reseeds(void **state) {
+  (void)state;
+  fork_reseeds(BY_UNDERSCORE_FORK);
+}
+
+static void test_syscall_fork_reseeds(void **state) {
+  (void)state;
+  fork_reseeds(BY_SYSCALL);
 }
 
 static void test_decode_any_shapes(void **state) {
@@ -472,6 +506,8 @@ int main(void) {
       cmocka_unit_test(test_objectid),
       cmocka_unit_test(test_threads_unique),
       cmocka_unit_test(test_fork_reseeds),
+      cmocka_unit_test(test_underscore_fork_reseeds),
+      cmocka_unit_test(test_syscall_fork_reseeds),
       cmocka_unit_test(test_decode_any_shapes),
       cmocka_unit_test(test_node_scope_forced_randomness),
       cmocka_unit_test(test_node_scope_restart),

@@ -3,13 +3,30 @@
 ** test_gen_fork.c -- a snowflake generator after fork(): the child has the
 ** parent's node ID and state word, so every call there must fail with
 ** FORKED and issue nothing, while the parent goes on; the child can still
-** make a generator of its own.
+** make a generator of its own. Forks of every kind: fork(), and _Fork()
+** and the raw system call, which run no pthread_atfork handler.
 */
 #include "gen_util.h"
+#include "base/fork.h"
 #include "core/high_water.h"
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* How a test forks: fork(), _Fork() (glibc 2.34), or the system call. */
+enum { BY_FORK, BY_UNDERSCORE_FORK, BY_SYSCALL };
+
+static pid_t fork_by(int how) {
+  switch (how) {
+  case BY_UNDERSCORE_FORK:
+    return _Fork();
+  case BY_SYSCALL:
+    return (pid_t)syscall(SYS_fork);
+  default:
+    return fork();
+  }
+}
 
 #define N 2000
 
@@ -24,8 +41,9 @@ enum {
 
 /* The child: only what a refusal needs, so that it takes no lock the
 ** parent's threads may have held at the fork (the sanitizers' allocator
-** among them). */
-static int child(frond_gen *g, int fd) {
+** among them). Closing frees memory: only after fork(), which makes the
+** allocator safe to use in the child. */
+static int child(frond_gen *g, int fd, int how) {
   int64_t ids[N], id = -1;
   frond_error err = {0, ""};
   frond_gen_stats st;
@@ -42,7 +60,7 @@ static int child(frond_gen *g, int fd) {
   frond_gen_stats_get(g, &st);
   if (st.last_error != FROND_EFORKED)
     bad |= C_STATS;
-  if (frond_gen_close(g, NULL) != 0)
+  if (how == BY_FORK && frond_gen_close(g, NULL) != 0)
     bad |= C_CLOSE;
   close(fd);
   return bad;
@@ -52,7 +70,7 @@ static int child(frond_gen *g, int fd) {
 ** a frozen clock (so the parent's clock thread does not move the state
 ** word meanwhile): a child that issued would repeat the parent's IDs one
 ** for one. None repeats; the child was refused on every call. */
-static void test_fork_refused(void **state) {
+static void fork_refused(int how) {
   char *dir = tmpdir_make(), path[600];
   int64_t ids[N], theirs[N], last, id;
   frond_gen_options o;
@@ -62,7 +80,6 @@ static void test_fork_refused(void **state) {
   ssize_t got = 0, n;
   int fds[2], st = 0, dups = 0;
   pid_t pid;
-  (void)state;
   assert_int_equal(frond__hw_path(path, sizeof(path), dir, 3), 0);
   fake_clock_set(&c, T0);
   o = fake_options(&c, FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS, -1);
@@ -71,11 +88,11 @@ static void test_fork_refused(void **state) {
     fail_msg("create: %s", err.message);
   assert_int_equal(frond_gen_next(g, &last, NULL), 0);
   assert_int_equal(pipe(fds), 0);
-  pid = fork();
+  pid = fork_by(how);
   assert_true(pid >= 0);
   if (pid == 0) {
     close(fds[0]);
-    _exit(child(g, fds[1]));
+    _exit(child(g, fds[1], how));
   }
   close(fds[1]);
   assert_int_equal(frond_gen_next_n(g, N, ids, &err), 0);
@@ -104,6 +121,32 @@ static void test_fork_refused(void **state) {
   assert_true(id > ids[N - 1]);
   assert_int_equal(frond_gen_close(g, NULL), 0);
   tmpdir_remove(dir);
+}
+
+static void test_fork_refused(void **state) {
+  (void)state;
+  fork_refused(BY_FORK);
+}
+
+/* Every fork is caught only where the kernel wipes the key's page. */
+static void need_wipe(void) {
+  if (!frond__fork_wipes())
+    fail_msg("this kernel refuses MADV_WIPEONFORK (before Linux 4.14, or a "
+             "seccomp filter): only fork() is caught here");
+}
+
+/* _Fork() and the raw system call skip pthread_atfork: the key's page,
+** wiped by the kernel in the child, still tells. */
+static void test_underscore_fork_refused(void **state) {
+  (void)state;
+  need_wipe();
+  fork_refused(BY_UNDERSCORE_FORK);
+}
+
+static void test_syscall_fork_refused(void **state) {
+  (void)state;
+  need_wipe();
+  fork_refused(BY_SYSCALL);
 }
 
 /* A generator created in the child after the fork is the child's own: it
@@ -142,6 +185,8 @@ static void test_created_after_fork(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fork_refused),
+      cmocka_unit_test(test_underscore_fork_refused),
+      cmocka_unit_test(test_syscall_fork_refused),
       cmocka_unit_test(test_created_after_fork),
   };
   return frond_run_tests(tests, NULL, NULL);

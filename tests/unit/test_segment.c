@@ -4,8 +4,10 @@
 ** and fails on demand, with a fake clock for the dynamic step.
 */
 #include "core/seg.h"
+#include "base/fork.h"
 #include "fake_store.h"
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -635,10 +637,26 @@ static void test_refusal_reaches_callers(void **state) {
   frond_seg_close(s);
 }
 
-/* After fork(), the child's copy refuses every call with FORKED, the
+/* How a test forks: fork(), _Fork() (glibc 2.34), or the system call;
+** the last two run no pthread_atfork handler. */
+enum { BY_FORK, BY_UNDERSCORE_FORK, BY_SYSCALL };
+
+static pid_t fork_by(int how) {
+  switch (how) {
+  case BY_UNDERSCORE_FORK:
+    return _Fork();
+  case BY_SYSCALL:
+    return (pid_t)syscall(SYS_fork);
+  default:
+    return fork();
+  }
+}
+
+/* After a fork, the child's copy refuses every call with FORKED, the
 ** inline call on a handle too; the parent goes on. Before, parent and
-** child handed out the same IDs from their buffers. */
-static void test_fork(void **state) {
+** child handed out the same IDs from their buffers (after _Fork() or the
+** system call, until the tags moved to pages the kernel wipes there). */
+static void fork_refused(int how) {
   frond_seg_options o = opts();
   frond_seg *s;
   frond_seg_tag *h;
@@ -652,7 +670,10 @@ static void test_fork(void **state) {
   s = open_seg(&o);
   before = next_id(s, "a");
   assert_int_equal(frond_seg_tag_get(s, T("a"), &h, &e), 0);
-  if ((pid = fork()) == 0) {
+  if (how != BY_FORK && !frond__fork_wipes())
+    fail_msg("this kernel refuses MADV_WIPEONFORK (before Linux 4.14, or a "
+             "seccomp filter): only fork() is caught here");
+  if ((pid = fork_by(how)) == 0) {
     int ok = frond_seg_next(s, T("a"), &id, &e) == FROND_EFORKED &&
              frond_seg_tag_next(h, &id, &e) == FROND_EFORKED &&
              (frond_seg_tag_next)(h, &id, &e) == FROND_EFORKED &&
@@ -671,6 +692,21 @@ static void test_fork(void **state) {
   assert_int_equal(frond_seg_tag_next(h, &id, &e), 0);
   assert_int_equal(id, before + 1);
   frond_seg_close(s);
+}
+
+static void test_fork(void **state) {
+  (void)state;
+  fork_refused(BY_FORK);
+}
+
+static void test_underscore_fork(void **state) {
+  (void)state;
+  fork_refused(BY_UNDERSCORE_FORK);
+}
+
+static void test_syscall_fork(void **state) {
+  (void)state;
+  fork_refused(BY_SYSCALL);
 }
 
 static void test_open_errors(void **state) {
@@ -708,6 +744,8 @@ int main(void) {
       cmocka_unit_test(test_threads_tiny_segments),
       cmocka_unit_test(test_refusal_reaches_callers),
       cmocka_unit_test(test_fork),
+      cmocka_unit_test(test_underscore_fork),
+      cmocka_unit_test(test_syscall_fork),
       cmocka_unit_test(test_open_errors),
   };
   return frond_run_tests(tests, NULL, NULL);
