@@ -104,9 +104,10 @@ static const char usage[] =
 /* How to go on where the store is not there (node.c's
 ** frond__node_sqlite_here says the rest). */
 #define WAYS                                                                   \
-  "Run it where the servers' store is, name it (--store "                      \
-  "sqlite:///path/frond.db), use --store none (a one-off static node, its "    \
-  "high-water file), or create the store first (frond tag create)"
+  "Run it where the servers' store is, or name that store (--store "           \
+  "sqlite:///path/frond.db). A store of its own (made with frond tag "         \
+  "create) or --store none (static node 0, registered nowhere) holds node "    \
+  "IDs that no server on another store knows of: only where none runs"
 
 /* IDs fetched per library call: few calls, and a small stack array. */
 #define CHUNK 4096

@@ -206,8 +206,22 @@ int frond__node_sqlite_here(const char *what, const char *uri, const char *why,
                             frond_error *err) {
   char path[PATH_MAX + 64], shown[FROND__CFG_STR_MAX + 64];
   struct stat st;
-  int relative = 0, e = 0,
-      rc = frond__node_sqlite_file(uri, path, sizeof path, &relative);
+  int relative = 0, e = 0, rc;
+  if (strncmp(uri, "multi:", 6) == 0) { /* each SQLite member must be there */
+    char one[FROND__CFG_STR_MAX + 64];
+    const char *p = uri + 6;
+    while (*p != '\0') {
+      size_t n = strcspn(p, "|");
+      if (n < sizeof one) {
+        snprintf(one, sizeof one, "%.*s", (int)n, p);
+        if ((rc = frond__node_sqlite_here(what, one, why, err)) != 0)
+          return rc;
+      }
+      p += n + (p[n] == '|');
+    }
+    return 0;
+  }
+  rc = frond__node_sqlite_file(uri, path, sizeof path, &relative);
   if (rc == 0 || (rc == 1 && stat(path, &st) == 0))
     return 0;
   e = errno;

@@ -278,7 +278,8 @@ def test_next_makes_no_store():
         want = db if "--coordinator" not in args else \
             os.path.join(home, "leases.db")
         for w in (want, "relative to the working directory", "--store",
-                  "--store none", "frond tag create"):
+                  "--store none", "frond tag create",
+                  "no server on another store knows of"):
             check(w in r.stderr, "%s: the refusal does not name %r: %s"
                   % (args, w, r.stderr))
         check(r.stdout == "", "%s printed %r" % (args, r.stdout))
@@ -292,6 +293,14 @@ def test_next_makes_no_store():
         check_failure(r, "CONFIG", " ".join(args))
         check(db in r.stderr and "makes no store" in r.stderr, r.stderr)
         check(not os.path.exists(db), "%s made a store" % args)
+    # A multi: store of SQLite members: each member that is not there.
+    r = frond(["next", "--segment", "t", "--store",
+               "multi:sqlite:m1.db|sqlite:m2.db"], home)
+    check_failure(r, "CONFIG", "next on a multi: store")
+    check(os.path.join(home, "m1.db") in r.stderr, r.stderr)
+    check(not os.path.exists(os.path.join(home, "m1.db")) and
+          not os.path.exists(os.path.join(home, "m2.db")),
+          "next made a multi: store's members: %r" % os.listdir(home))
     # An absolute path that is not there either.
     r = frond(["next", "--store", "sqlite://" + os.path.join(srv, "x.db")],
               home)
