@@ -242,21 +242,6 @@ static void test_options(void **state) {
   frond_coord_close(open_ok("static:1?unregistered=1", NULL), NULL);
 }
 
-/* How a test forks: fork(), _Fork() (glibc 2.34), or the system call;
-** the last two run no pthread_atfork handler. */
-enum { BY_FORK, BY_UNDERSCORE_FORK, BY_SYSCALL };
-
-static pid_t fork_by(int how) {
-  switch (how) {
-  case BY_UNDERSCORE_FORK:
-    return _Fork();
-  case BY_SYSCALL:
-    return (pid_t)syscall(SYS_fork);
-  default:
-    return fork();
-  }
-}
-
 /* A coordinator in a child of fork(): every call refused with FORKED, the
 ** generator too; closing it there (only after fork(), which leaves the
 ** allocator usable in the child) leaves the parent's node ID alone. */

@@ -246,21 +246,6 @@ static void test_threads_unique(void **state) {
   free(all);
 }
 
-/* How a test forks: fork(), _Fork() (glibc 2.34), or the system call;
-** the last two run no pthread_atfork handler. */
-enum { BY_FORK, BY_UNDERSCORE_FORK, BY_SYSCALL };
-
-static pid_t fork_by(int how) {
-  switch (how) {
-  case BY_UNDERSCORE_FORK:
-    return _Fork();
-  case BY_SYSCALL:
-    return (pid_t)syscall(SYS_fork);
-  default:
-    return fork();
-  }
-}
-
 /* After fork(), parent and child share the generator's state word; with a
 ** frozen clock both take the same next counter value, so only new keys
 ** (and ObjectId's new process value) keep their IDs apart. */

@@ -14,20 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* How a test forks: fork(), _Fork() (glibc 2.34), or the system call. */
-enum { BY_FORK, BY_UNDERSCORE_FORK, BY_SYSCALL };
-
-static pid_t fork_by(int how) {
-  switch (how) {
-  case BY_UNDERSCORE_FORK:
-    return _Fork();
-  case BY_SYSCALL:
-    return (pid_t)syscall(SYS_fork);
-  default:
-    return fork();
-  }
-}
-
 #define N 2000
 
 /* What the child saw, one bit per check that failed (0: all held). */

@@ -637,21 +637,6 @@ static void test_refusal_reaches_callers(void **state) {
   frond_seg_close(s);
 }
 
-/* How a test forks: fork(), _Fork() (glibc 2.34), or the system call;
-** the last two run no pthread_atfork handler. */
-enum { BY_FORK, BY_UNDERSCORE_FORK, BY_SYSCALL };
-
-static pid_t fork_by(int how) {
-  switch (how) {
-  case BY_UNDERSCORE_FORK:
-    return _Fork();
-  case BY_SYSCALL:
-    return (pid_t)syscall(SYS_fork);
-  default:
-    return fork();
-  }
-}
-
 /* After a fork, the child's copy refuses every call with FORKED, the
 ** inline call on a handle too; the parent goes on. Before, parent and
 ** child handed out the same IDs from their buffers (after _Fork() or the

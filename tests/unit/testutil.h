@@ -24,6 +24,25 @@
 #include "frond.h"
 #include "core/core.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* How a test forks: fork(), _Fork() (glibc 2.34), or the system call;
+** the last two run no pthread_atfork handler, so what must refuse in a
+** child has to see the fork another way. */
+enum { BY_FORK, BY_UNDERSCORE_FORK, BY_SYSCALL };
+
+static inline pid_t fork_by(int how) {
+  switch (how) {
+  case BY_UNDERSCORE_FORK:
+    return _Fork();
+  case BY_SYSCALL:
+    return (pid_t)syscall(SYS_fork);
+  default:
+    return fork();
+  }
+}
+
 /* Run the group: every test, or only the one $FROND_TEST names. ctest
 ** runs each test of a program as its own entry, unit/<program>/<test>. */
 #define frond_run_tests(tests, setup, teardown)                                \
