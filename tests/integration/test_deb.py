@@ -94,7 +94,7 @@ def test_control():
     ml = sh(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"]).stdout.strip()
     for want in ("usr/bin/frond", "usr/include/frond.h",
                  "usr/include/frond/coord.h", "usr/include/frond/format.h",
-                 "usr/include/frond/inline.h",
+                 "usr/include/frond/inline.h", "usr/include/frond/log.h",
                  "usr/lib/%s/libfrond.so.%s" % (ml, version()),
                  "usr/lib/%s/libfrond.so.0" % ml,
                  "usr/lib/%s/libfrond.so" % ml, "usr/lib/%s/libfrond.a" % ml,
