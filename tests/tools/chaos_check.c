@@ -144,7 +144,8 @@ static int find_node(const char *label) {
       return i;
   if (nnodes == MAX_NODES)
     die("too many nodes", NULL);
-  snprintf(nodes[nnodes].label, sizeof nodes[nnodes].label, "%s", label);
+  snprintf(nodes[nnodes].label, sizeof nodes[nnodes].label, "%.*s",
+           (int)sizeof nodes[nnodes].label - 1, label); /* cut if longer */
   return nnodes++;
 }
 
@@ -158,7 +159,8 @@ static int find_group(const char *kind, const char *tag) {
       return i;
   if (ngroups == MAX_GROUPS)
     die("too many tags", NULL);
-  snprintf(groups[ngroups], sizeof groups[0], "%s", tag);
+  snprintf(groups[ngroups], sizeof groups[0], "%.*s", (int)sizeof groups[0] - 1,
+           tag); /* cut if longer */
   return ngroups++;
 }
 

@@ -19,7 +19,7 @@ static inline frond_coord *open_ok(const char *uri, frond_coord_options *o) {
   frond_coord *c = NULL;
   frond_error err = {0, ""};
   if (frond_coord_open(&c, uri, o, &err) != 0)
-    fail_msg("open '%s': %s", uri, err.message);
+    fail_msg("open '%s': %s", uri != NULL ? uri : "(default)", err.message);
   return c;
 }
 
