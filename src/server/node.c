@@ -207,19 +207,29 @@ int frond__node_sqlite_here(const char *what, const char *uri, const char *why,
   char path[PATH_MAX + 64], shown[FROND__CFG_STR_MAX + 64];
   struct stat st;
   int relative = 0, e = 0, rc;
-  if (strncmp(uri, "multi:", 6) == 0) { /* each SQLite member must be there */
+  if (strncmp(uri, "multi:", 6) == 0) {
+    /* No store here is a multi: store none of whose members is there (a
+    ** member missing beside others is a member down, or a new one, which
+    ** the store's own checks take or refuse). The first refusal is said. */
     char one[FROND__CFG_STR_MAX + 64];
     const char *p = uri + 6;
+    frond_error first = {0, ""};
+    int refused = 0;
     while (*p != '\0') {
       size_t n = strcspn(p, "|");
+      frond_error me = {0, ""};
       if (n < sizeof one) {
         snprintf(one, sizeof one, "%.*s", (int)n, p);
-        if ((rc = frond__node_sqlite_here(what, one, why, err)) != 0)
-          return rc;
+        if (frond__node_sqlite_here(what, one, why, &me) == 0)
+          return 0;
+        if (refused++ == 0)
+          first = me;
       }
       p += n + (p[n] == '|');
     }
-    return 0;
+    if (refused == 0)
+      return 0;
+    return frond__fail(err, first.code, "%s", first.message);
   }
   rc = frond__node_sqlite_file(uri, path, sizeof path, &relative);
   if (rc == 0 || (rc == 1 && stat(path, &st) == 0))
