@@ -300,6 +300,19 @@ TAKE = "UPDATE frond_node SET owner"
 LEASE_RT = "lease_ms=1500&report_ms=200&nodes=1"
 
 
+def both_apart(r, r_ids, t_ids, when, name):
+    """R's run (started before) issued something, and no ID of R's file
+    is in T's."""
+    res = r.readline(60).split()
+    ft.check(res[0] == "ran" and int(res[1]) > 0,
+             "R issued nothing %s: %s" % (when, res))
+    ir, it = ids_of(r_ids), ids_of(t_ids)
+    dup = duplicates(ir, it)
+    print("regain, %s: R %d IDs, T %d IDs, %d duplicates"
+          % (name, len(ir), len(it), dup), flush=True)
+    ft.check(dup == 0, "%d IDs issued by both holders" % dup)
+
+
 def lease_regain_answer_lost(make, then=None):
     """R takes its row back from T, which borrowed ahead and was killed;
     the answer to R's take is lost on the wire, so R learns only on a
@@ -317,14 +330,7 @@ def lease_regain_answer_lost(make, then=None):
         proxy.cut(TAKE, then)  # and the partition heals
         ft.check(proxy.acted.wait(60), "R's take never went through the "
                  "proxy")
-        res = r.readline(60).split()
-        ft.check(res[0] == "ran" and int(res[1]) > 0,
-                 "R issued nothing after the cut: %s" % res)
-        ir, it = ids_of(fr), ids_of(ft_)
-        dup = duplicates(ir, it)
-        print("regain, answer lost: R %d IDs, T %d IDs, %d duplicates"
-              % (len(ir), len(it), dup), flush=True)
-        ft.check(dup == 0, "%d IDs issued by both holders" % dup)
+        both_apart(r, fr, ft_, "after the cut", "answer lost")
     finally:
         let_go(held)
         db.cleanup()
@@ -361,14 +367,7 @@ def lease_regain_take_held(make):
         wait_for(lambda: not row_live(uri), "T's renewed lease ran out")
         start_run(r, 6000, fr, 16)
         proxy.release()
-        res = r.readline(60).split()
-        ft.check(res[0] == "ran" and int(res[1]) > 0,
-                 "R issued nothing after its take: %s" % res)
-        ir, it = ids_of(fr), ids_of(ft_)
-        dup = duplicates(ir, it)
-        print("regain, take held: R %d IDs, T %d IDs, %d duplicates"
-              % (len(ir), len(it), dup), flush=True)
-        ft.check(dup == 0, "%d IDs issued by both holders" % dup)
+        both_apart(r, fr, ft_, "after its take", "take held")
     finally:
         let_go(held)
         db.cleanup()

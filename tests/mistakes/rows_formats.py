@@ -24,6 +24,16 @@ def _frond_ok(run, d, *args):
     return r.stdout
 
 
+def _orders_store(run):
+    """A SQLite store in its own directory with the tag orders (step
+    100): (the directory, the store's URI)."""
+    d = run.subdir("db")
+    store = "sqlite://%s/ids.db" % d
+    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
+              store)
+    return d, store
+
+
 def _to_the_end(srv, name, seed, cap=400):
     """Batches of 20 to 255 strings of format `name` until the period is
     used up (SEQUENCE_EXHAUSTED); every string answered."""
@@ -156,10 +166,7 @@ def _second_refused_or_unique(run, a, b, per=3000):
      "two servers share a store and issue order numbers of one tag, each "
      "with its own key file (a key generated per host)")
 def order_key_per_host(run):
-    d = run.subdir("db")
-    store = "sqlite://%s/ids.db" % d
-    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
-              store)
+    d, store = _orders_store(run)
     spec = "order:digits=6,key=1,tag=orders"
     a = _node(run, "a", "1:%s\n" % KEY1, spec, ["--store", store])
     check(_up_or_exited(a), "a did not start:\n%s" % a.output())
@@ -172,10 +179,7 @@ def order_key_per_host(run):
      "one of two servers sharing a store runs an order format with "
      "rounds=10 under the same key version as the other's default 8")
 def order_rounds_changed(run):
-    d = run.subdir("db")
-    store = "sqlite://%s/ids.db" % d
-    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
-              store)
+    d, store = _orders_store(run)
     a = _node(run, "a", "1:%s\n" % KEY1, "order:digits=6,key=1,tag=orders",
               ["--store", store])
     check(_up_or_exited(a), "a did not start:\n%s" % a.output())
@@ -188,10 +192,7 @@ def order_rounds_changed(run):
      "a key is rotated on one server only: it issues key=2 while the other "
      "still issues key=1, both sharing a store and a tag")
 def order_key_rotated_one_node(run):
-    d = run.subdir("db")
-    store = "sqlite://%s/ids.db" % d
-    _frond_ok(run, d, "tag", "create", "orders", "--step", "100", "--store",
-              store)
+    d, store = _orders_store(run)
     a = _node(run, "a", "1:%s\n" % KEY1, "order:digits=6,key=1,tag=orders",
               ["--store", store])
     b = _node(run, "b", "1:%s\n2:%s\n" % (KEY1, KEY2),
