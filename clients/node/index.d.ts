@@ -5,7 +5,6 @@ export declare const VERSION: string;
 
 export declare class FrondError extends Error {
   code: string;
-  detail: string;
   status: number;
 }
 

@@ -30,14 +30,20 @@ const TAG_MAX = 128;
 // SEGMENT_UNAVAILABLE, COUNT_INVALID, ...) or the client's own:
 // UNAVAILABLE (no server answered), TIMEOUT, BAD_RESPONSE (an answer that
 // does not parse, a range below one leased before), CLOSED, INVAL.
-// status: the HTTP status, 0 when there was none.
+// message: what happened; status: the HTTP status, 0 when there was none.
+// Shown as Node shows its own coded errors: FrondError [CODE]: message.
 export class FrondError extends Error {
   constructor(code, message, status = 0) {
-    super(`${code}: ${message}`);
+    super(message);
     this.name = "FrondError";
     this.code = code;
-    this.detail = message;
     this.status = status;
+    if (typeof this.stack === "string")
+      this.stack = this.stack.replace(/^FrondError/, `FrondError [${code}]`);
+  }
+
+  toString() {
+    return `FrondError [${this.code}]: ${this.message}`;
   }
 }
 

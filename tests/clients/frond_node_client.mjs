@@ -34,7 +34,10 @@ async function expectError(code, fn, status) {
           `${fn}: ${e && e.stack}, expected ${code}`);
     if (status !== undefined)
       check(e.status === status, `${code}: status ${e.status}, not ${status}`);
-    check(e.message.startsWith(`${code}: `), `message ${e.message}`);
+    check(e.message && !e.message.startsWith(code) &&
+          String(e).startsWith(`FrondError [${code}]: `) &&
+          e.stack.startsWith(`FrondError [${code}]: `),
+          `message ${e.message}, shown ${e}`);
     return e;
   }
   throw new Error(`${fn} gave ${got}, expected ${code}`);
