@@ -44,7 +44,9 @@ static void tx_reset(frond__resp_tx *tx) {
   memset(tx, 0, sizeof *tx);
 }
 
-void frond__resp_tx_free(frond__resp_client *st) { tx_reset(&st->tx); }
+void frond__resp_tx_free(frond__resp_client *st) {
+  tx_reset(&st->tx);
+}
 
 /* ---------------------------------------------------------------- queue */
 
