@@ -198,6 +198,31 @@ def test_unavailable_timeout_bad_response():
         h.server_close()
 
 
+def test_idle_connection_closed():
+    """A keep-alive connection the server closed while idle is opened
+    again on the same server: no error, no failover."""
+    import select
+    a = ft.Server(tags=TAGS, extra=["--idle-timeout-ms", "200"])
+    b = ft.Server(store=a.store)
+    try:
+        c = frond.Client([url(a), url(b)])
+        first = c.next()
+        sock = c._local.conns[0].sock
+
+        def closed():
+            r, _, _ = select.select([sock], [], [], 0.1)
+            return bool(r) and sock.recv(1, socket.MSG_PEEK) == b""
+        wait_for(closed, 30, "the server closing the idle connection")
+        check(c.next() > first, "after the idle close")
+        st = c.stats()
+        check(st["failovers"] == 0 and st["retries"] == 0, "%r" % st)
+        c.close()
+    finally:
+        for s in (b, a):
+            s.stop()
+            s.close()
+
+
 def test_threads_and_asyncio():
     s = ft.Server(tags=TAGS)
     try:
@@ -473,7 +498,8 @@ def test_pip_install():
 if __name__ == "__main__":
     ft.need(ft.FROND_BIN, "frond (build it first)")
     ft.main([test_ids_formats_decode, test_errors_and_bad_input,
-             test_unavailable_timeout_bad_response, test_threads_and_asyncio,
+             test_unavailable_timeout_bad_response,
+             test_idle_connection_closed, test_threads_and_asyncio,
              test_processes, test_server_restarted,
              test_server_killed_failover, test_validity_and_adaptive_size,
              test_page_program, test_pip_install])

@@ -187,13 +187,18 @@ class Client:
                 self._stats["calls"] += 1
             try:
                 c = self._conn(i)
-                c.request("GET", self._servers[i][3] + target,
-                          headers=self._headers)
-                r = c.getresponse()
-                body = r.read()
-                status = r.status
-                if r.getheader("Connection", "").lower() == "close":
+                reused = c.sock is not None
+                try:
+                    status, body = self._send(c, i, target)
+                except (http.client.RemoteDisconnected, ConnectionResetError,
+                        BrokenPipeError):
+                    if not reused:
+                        raise
+                    # The server closed a connection idle past its
+                    # idle_timeout_ms: once more on a fresh one, not a
+                    # failover.
                     self._drop(i)
+                    status, body = self._send(self._conn(i), i, target)
             except (socket.timeout, TimeoutError) as e:
                 self._drop(i)
                 last = FrondError("TIMEOUT", "%s: no answer within %.3g s "
@@ -219,6 +224,14 @@ class Client:
             last = err
             self._fail_over(i)
         raise last
+
+    def _send(self, c, i, target):
+        c.request("GET", self._servers[i][3] + target, headers=self._headers)
+        r = c.getresponse()
+        body = r.read()
+        if r.getheader("Connection", "").lower() == "close":
+            self._drop(i)
+        return r.status, body
 
     def _name(self, i):
         scheme, host, port, path = self._servers[i]
