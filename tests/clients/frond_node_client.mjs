@@ -4,12 +4,13 @@
 //
 //   node frond_node_client.mjs CLIENT_DIR basic URL
 //   node frond_node_client.mjs CLIENT_DIR count N URL...
-//   node frond_node_client.mjs CLIENT_DIR load MIN_RANGE URL...
+//   node frond_node_client.mjs CLIENT_DIR load MIN_RANGE RATE URL...
 //
 // basic: IDs (of "orders" and snowflake), formats, decoding, errors with their codes, bad input,
 // timeouts, BAD_RESPONSE, concurrency on the event loop, validity, the
 // adaptive range size, strings. count: N IDs of "orders" and 10 snowflake
-// IDs. load: IDs of "orders" (and a snowflake ID every 100) until stdin
+// IDs. load: IDs of "orders" (and a snowflake ID every 100), at most
+// RATE a second (0: as fast as it goes), in ranges of MIN_RANGE, until stdin
 // says "stop", printing "ranges R failovers F" as ranges arrive, so that
 // the caller can restart or kill a server meanwhile. Each mode ends with
 // one JSON line: the IDs as strings, and the errors seen.
@@ -180,7 +181,7 @@ async function count(n, urls) {
   return { ids: ids.map(String), errors: [] };
 }
 
-async function load(minRange, urls) {
+async function load(minRange, rate, urls) {
   const c = new Client(urls, { minRange, maxRange: minRange, retries: 8,
                                backoff: 20, timeout: 2000 });
   const t = c.tag("orders");
@@ -190,14 +191,17 @@ async function load(minRange, urls) {
   rl.on("close", () => { stop = true; });
   const ids = [], errors = [];
   let ranges = -1, n = 0;
-  const deadline = Date.now() + 120000;
+  const t0 = Date.now();
+  const deadline = t0 + 120000;
   while (!stop && Date.now() < deadline) {
     try {
       ids.push(t.tryNext() ?? await t.next());
       if (++n % 100 === 0) {
         ids.push(await c.next());
-        // Let stdin and the timers in.
-        await new Promise((r) => setImmediate(r));
+        // Let stdin and the timers in; at most rate IDs a second.
+        const wait = rate ? t0 + n * 1000 / rate - Date.now() : 0;
+        await new Promise((r) => (wait > 0 ? setTimeout(r, wait)
+                                           : setImmediate(r)));
       }
     } catch (e) {
       errors.push(String(e));
@@ -225,7 +229,8 @@ try {
   let out;
   if (mode === "basic") out = await basic(rest[0]);
   else if (mode === "count") out = await count(Number(rest[0]), rest.slice(1));
-  else if (mode === "load") out = await load(Number(rest[0]), rest.slice(1));
+  else if (mode === "load")
+    out = await load(Number(rest[0]), Number(rest[1]), rest.slice(2));
   else throw new Error(`unknown mode ${mode}`);
   console.log(JSON.stringify(out));
   clearTimeout(timer);
