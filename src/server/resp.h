@@ -89,6 +89,7 @@ typedef struct frond__resp_tx {
   size_t n;    /* commands queued */
   size_t next; /* EXEC: the next command to run, and its offset in q */
   size_t off;
+  uint64_t t0;  /* EXEC: when it was first read, for its duration */
   frond__buf q; /* the queued commands (resp_multi.c's head comment) */
 } frond__resp_tx;
 

@@ -176,6 +176,9 @@ int frond__resp_tx_exec(frond__resp_ctx *x, void (*run)(frond__resp_ctx *y)) {
   if (!tx->running) {
     frond__resp_array(x, (int64_t)tx->n);
     tx->running = 1;
+    tx->t0 = x->t0;
+  } else {
+    x->t0 = tx->t0; /* read again after a wait: timed from the first */
   }
   while (tx->next < tx->n) {
     frond__resp_ctx y = *x;
