@@ -16,7 +16,8 @@ test_pkgs="libcmocka-dev clang-format python3
   python3-bson nodejs npm tzdata libfaketime prometheus
   libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client
   clang libclang-rt-14-dev
-  valgrind"
+  valgrind
+  python3-venv python3-setuptools"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
 # The JavaScript clients of tests/integration/test_clients.py (ioredis,
@@ -28,6 +29,9 @@ test_pkgs="libcmocka-dev clang-format python3
 # optional dependencies: npm installs the one for this machine, inside the
 # package, not on PATH), which the test uses when the system's node is
 # older.
+# The Python client (clients/python) is installed by its test with pip
+# into a virtual environment of Debian's python3, offline: python3-venv
+# and python3-setuptools (its build backend).
 npm_pkgs="ulid@3.0.1"
 suite=$(cd "$(dirname "$0")/../tests/clients" && pwd)
 case "$what" in

@@ -351,7 +351,9 @@ static void process(frond__conn *c) {
       break;
     }
     if (n == 0) {
-      more = 1;
+      /* Held, the protocol waits for its own answer, not for bytes (a
+      ** Redis EXEC behind a command that waits). */
+      more = !c->held;
       break;
     }
     /* A protocol consumes at most the bytes it was given. */

@@ -43,6 +43,7 @@ typedef struct resp_cmd {
 static _Atomic uint64_t next_client_id = 1;
 
 static void command(frond__resp_ctx *x);
+static void exec(frond__resp_ctx *x);
 
 /* Sorted by how often clients send them. */
 static const resp_cmd commands[] = {
@@ -92,6 +93,15 @@ static const resp_cmd commands[] = {
      frond__resp_cmd_readonly},
     {"readwrite", FROND__RC_READWRITE, 1, 1, 0, 0, "loading stale fast",
      frond__resp_cmd_readonly},
+    {"multi", FROND__RC_MULTI, 1, 1, 0, 0, "noscript loading stale fast",
+     frond__resp_cmd_multi},
+    {"exec", FROND__RC_EXEC, 1, 1, 0, 0, "noscript loading stale", exec},
+    {"discard", FROND__RC_DISCARD, 1, 1, 0, 0, "noscript loading stale fast",
+     frond__resp_cmd_discard},
+    {"watch", FROND__RC_WATCH, 2, -1, 0, 0, "noscript loading stale fast",
+     frond__resp_cmd_watch},
+    {"unwatch", FROND__RC_UNWATCH, 1, 1, 0, 0, "noscript loading stale fast",
+     frond__resp_cmd_unwatch},
 };
 
 static const resp_cmd *find_command(const frond__resp_arg *a) {
@@ -219,8 +229,17 @@ static void unknown_command(frond__resp_ctx *x) {
                     frond__resp_arg_str(&x->argv[0], name, sizeof name), args);
 }
 
+/* Commands that run at once between MULTI and EXEC, as in Redis; any
+** other is queued. */
+static int runs_in_multi(int id) {
+  return id == FROND__RC_MULTI || id == FROND__RC_EXEC ||
+         id == FROND__RC_DISCARD || id == FROND__RC_WATCH ||
+         id == FROND__RC_QUIT || id == FROND__RC_RESET;
+}
+
 static void execute(frond__resp_ctx *x) {
   const resp_cmd *k = find_command(&x->argv[0]);
+  int queue = x->st->tx.on && (k == NULL || !runs_in_multi(k->id));
   x->cmd = k != NULL ? k->id : FROND__RC_UNKNOWN;
   x->t0 = x->srv->cfg.metrics_histograms ? frond__clock_ns() : 0;
   if (k == NULL) {
@@ -230,12 +249,35 @@ static void execute(frond__resp_ctx *x) {
     frond__resp_error(x, "NOAUTH", "Authentication required.");
   } else if ((int)x->argc < k->min || (k->max >= 0 && (int)x->argc > k->max)) {
     frond__resp_wrong_args(x, k->name);
+  } else if (queue) {
+    /* Counted when EXEC runs it. */
+    frond__resp_tx_queue(x);
+    if (!x->failed)
+      return;
   } else {
     k->fn(x);
   }
+  /* A command refused while queueing aborts the transaction at EXEC. */
+  if (queue && x->failed)
+    x->st->tx.dirty = 1;
   /* A command answered later is counted then. */
   if (!x->c->held)
     frond__resp_count(x);
+}
+
+/* A queued command, run by EXEC: checked when it was queued. */
+static void run_queued(frond__resp_ctx *x) {
+  const resp_cmd *k = find_command(&x->argv[0]);
+  x->cmd = k->id;
+  x->t0 = x->srv->cfg.metrics_histograms ? frond__clock_ns() : 0;
+  k->fn(x);
+  if (!x->c->held)
+    frond__resp_count(x);
+}
+
+/* EXEC; x->held tells on_data whether it has finished. */
+static void exec(frond__resp_ctx *x) {
+  x->held = frond__resp_tx_exec(x, run_queued);
 }
 
 static void ctx_init(frond__resp_ctx *x, frond__conn *c) {
@@ -285,6 +327,10 @@ static int resp_on_data(frond__conn *c, const char *buf, size_t len) {
     x.argv = argv;
     execute(&x);
   }
+  /* An EXEC behind a command that waits is read again, and goes on, once
+  ** the connection resumes (resp_multi.c): its bytes stay unconsumed. */
+  if (x.held)
+    return 0;
   /* While draining, close once every complete command has been answered;
   ** a command answered later closes then, if it must. */
   if (!c->held && (x.close || (frond__conn_draining(c) && (size_t)n == len)))
@@ -323,6 +369,8 @@ static void resp_busy(frond__conn *c) {
 }
 
 static void resp_on_close(frond__conn *c) {
+  if (c->pdata != NULL)
+    frond__resp_tx_free(c->pdata);
   free(c->pdata);
   c->pdata = NULL;
 }

@@ -6,6 +6,7 @@
 **                 metrics (the frond__proto table)
 **   resp_cmds.c   the commands
 **   resp_formats.c  the ID format commands and ID.DECODE
+**   resp_multi.c  transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH
 **   resp_reply.c  replies, written in the connection's protocol (RESP2 or
 **                 RESP3): a command says what a value is, the helper how
 */
@@ -45,6 +46,11 @@
   XX(RESET, "reset")                                                           \
   XX(READONLY, "readonly")                                                     \
   XX(READWRITE, "readwrite")                                                   \
+  XX(MULTI, "multi")                                                           \
+  XX(EXEC, "exec")                                                             \
+  XX(DISCARD, "discard")                                                       \
+  XX(WATCH, "watch")                                                           \
+  XX(UNWATCH, "unwatch")                                                       \
   XX(UNKNOWN, "unknown")
 
 enum {
@@ -59,6 +65,8 @@ enum {
 #define FROND__RESP_UNAUTH_MAX_ARGS 10
 #define FROND__RESP_UNAUTH_MAX_BULK 16384
 #define FROND__RESP_NAME_MAX 128
+/* Most commands one transaction queues (resp_multi.c). */
+#define FROND__RESP_MAX_QUEUED 10000
 
 /* What RESP keeps per worker (c->l->state), written by its thread only. */
 typedef struct frond__resp_stats {
@@ -73,6 +81,18 @@ typedef struct frond__resp_stats {
 
 #define FROND__RESP_STATS(x) ((frond__resp_stats *)(x)->c->l->state)
 
+/* A transaction (resp_multi.c): queued between MULTI and EXEC, then run. */
+typedef struct frond__resp_tx {
+  int on;      /* after MULTI, until EXEC or DISCARD */
+  int dirty;   /* a command was refused while queueing: EXEC aborts */
+  int running; /* EXEC has answered its array's head */
+  size_t n;    /* commands queued */
+  size_t next; /* EXEC: the next command to run, and its offset in q */
+  size_t off;
+  uint64_t t0;  /* EXEC: when it was first read, for its duration */
+  frond__buf q; /* the queued commands (resp_multi.c's head comment) */
+} frond__resp_tx;
+
 /* One client (c->pdata). */
 typedef struct frond__resp_client {
   uint64_t id;
@@ -81,6 +101,7 @@ typedef struct frond__resp_client {
   char name[FROND__RESP_NAME_MAX + 1];
   char lib_name[FROND__RESP_NAME_MAX + 1];
   char lib_ver[FROND__RESP_NAME_MAX + 1];
+  frond__resp_tx tx;
 } frond__resp_client;
 
 /* One command being answered. */
@@ -95,6 +116,7 @@ typedef struct frond__resp_ctx {
   int cmd;     /* FROND__RC_* */
   int failed;  /* an error reply was written */
   int close;   /* close once the reply is written */
+  int held;    /* EXEC: a queued command waits, the rest is to come */
   uint64_t t0; /* frond__clock_ns() when the command was complete; 0 with
                   metrics_histograms off */
 } frond__resp_ctx;
@@ -176,5 +198,28 @@ void frond__resp_cmd_info(frond__resp_ctx *x);
 void frond__resp_cmd_config(frond__resp_ctx *x);
 void frond__resp_cmd_reset(frond__resp_ctx *x);
 void frond__resp_cmd_readonly(frond__resp_ctx *x);
+/* resp_multi.c */
+void frond__resp_cmd_multi(frond__resp_ctx *x);
+void frond__resp_cmd_discard(frond__resp_ctx *x);
+void frond__resp_cmd_watch(frond__resp_ctx *x);
+void frond__resp_cmd_unwatch(frond__resp_ctx *x);
+/* Queue x's command: +QUEUED, or -QUEUE_FULL, which aborts the
+** transaction. */
+void frond__resp_tx_queue(frond__resp_ctx *x);
+/* EXEC: run the queue in order, each command through run (resp.c's
+** dispatch, which counts it). Returns 1 when a command waits off the loop
+** with more to come (x->c is held): the caller leaves EXEC unconsumed, and
+** calls this again for the same EXEC once the connection resumes; 0 once
+** answered. */
+int frond__resp_tx_exec(frond__resp_ctx *x, void (*run)(frond__resp_ctx *y));
+/* Drop a client's transaction (RESET, a closing connection). */
+void frond__resp_tx_free(frond__resp_client *st);
+/* A command appended to the queue q (-1: no memory, an argument over 4
+** GiB), and the command at q[0..len) read back into argv[max] (the bytes
+** used, -1 when q does not hold a whole command). Pure: the fuzz harness
+** checks one against the other. */
+int frond__resp_tx_put(frond__buf *q, const frond__resp_arg *argv, size_t argc);
+long frond__resp_tx_get(const char *q, size_t len, frond__resp_arg *argv,
+                        size_t max, size_t *argc);
 
 #endif /* FROND_SERVER_RESP_H */

@@ -2,7 +2,8 @@
 /*
 ** resp_cmds.c -- the commands of the Redis protocol front.
 **
-** IDs: INCR <tag> answers the tag's next segment ID (INCRBY <tag> 1 too),
+** IDs: INCR <tag> answers the tag's next segment ID (INCRBY <tag> <n> the
+** last of n consecutive ones),
 ** ID.NEXT and ID.SNOWFLAKE answer batches, ID.RANGE a lease, ID.TAGS the
 ** tags; all are served by the request layer (req.c) and answered as
 ** resp_reply.c's frond__resp_run says. The rest answers the way Redis does, so that clients
@@ -35,19 +36,21 @@ void frond__resp_cmd_incr(frond__resp_ctx *x) {
   segment(x, FROND__REQ_SEGMENT, 0);
 }
 
-/* INCRBY <tag> 1 is what some clients send for INCR (redis-py's incr()).
-** A larger increment would promise the caller every ID below the answer,
-** which a batch that spans two segments does not hold: ID.NEXT answers
-** batches. */
+/* INCRBY <tag> n, as Redis means it: the counter went up by n, and every
+** value up to the answer is the caller's. n = 1 is INCR (redis-py's
+** incr() sends INCRBY key 1); a larger n leases n consecutive IDs, a range
+** as ID.RANGE takes (within max_range), and answers the last of them. A
+** batch (ID.NEXT) may span two segments and so would not keep that
+** promise. */
 void frond__resp_cmd_incrby(frond__resp_ctx *x) {
-  int64_t by;
-  if (frond__parse_i64(x->argv[2].p, x->argv[2].len, &by) != 0 || by != 1) {
-    frond__resp_error(x, "COUNT_INVALID",
-                      "INCRBY takes an increment of 1 only; use ID.NEXT <tag> "
-                      "<count> for a batch");
+  const frond__resp_arg *tag = &x->argv[1];
+  frond__req r = {.op = FROND__REQ_RANGE, .tag = tag->p, .len = tag->len};
+  if (frond__resp_arg_is(&x->argv[2], "1")) {
+    frond__resp_cmd_incr(x);
     return;
   }
-  frond__resp_cmd_incr(x);
+  if (frond__resp_count_arg(x, &r, 2) == 0)
+    frond__resp_run(x, &r);
 }
 
 void frond__resp_cmd_id_next(frond__resp_ctx *x) {
@@ -262,8 +265,9 @@ void frond__resp_cmd_select(frond__resp_ctx *x) {
 }
 
 /* RESET: back to a fresh connection, as Redis' RESET: no name, RESP2,
-** and with a token, not authenticated. */
+** no transaction, and with a token, not authenticated. */
 void frond__resp_cmd_reset(frond__resp_ctx *x) {
+  frond__resp_tx_free(x->st);
   x->st->name[0] = '\0';
   x->st->proto = 2;
   set_authed(x, x->srv->cfg.admin_token[0] == '\0');

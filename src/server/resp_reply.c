@@ -271,9 +271,9 @@ int frond__resp_count_arg(frond__resp_ctx *x, frond__req *r, size_t i) {
   return -1;
 }
 
-/* INCR and INCRBY answer an integer, as Redis does; ID.* answer IDs (bulk
-** strings, exact in every client), ID.RANGE the range [start, end) as two
-** of them. */
+/* INCR and INCRBY answer an integer, as Redis does (INCRBY n: the last of
+** its n IDs); ID.* answer IDs (bulk strings, exact in every client),
+** ID.RANGE the range [start, end) as two of them. */
 static void answer(const frond__req *r, void *ctx) {
   frond__resp_ctx *x = ctx;
   int64_t ends[2];
@@ -281,6 +281,8 @@ static void answer(const frond__req *r, void *ctx) {
     frond__resp_lib_error(x, r->rc, &r->err);
   } else if (r->op == FROND__REQ_FORMAT) {
     frond__resp_strings(x, r->strs, r->n, r->nf->stride);
+  } else if (r->op == FROND__REQ_RANGE && x->cmd == FROND__RC_INCRBY) {
+    frond__resp_int(x, r->start + (int64_t)r->n - 1);
   } else if (r->op == FROND__REQ_RANGE) {
     ends[0] = r->start;
     ends[1] = r->start + (int64_t)r->n;

@@ -68,10 +68,11 @@ async function expectError(promise, code, what) {
   }
 }
 
-// The checks, over one client's way to send a command (cmd), INCR (incr)
-// and a batch of commands sent at once (pipeline, resolving to replies or
-// Error objects in order).
-async function suite({ cmd, incr, pipeline }) {
+// The checks, over one client's way to send a command (cmd), INCR (incr),
+// a batch of commands sent at once (pipeline, resolving to replies or
+// Error objects in order) and a transaction (multi: MULTI ... EXEC, the
+// client's own multi(), resolving to the replies or rejecting).
+async function suite({ cmd, incr, pipeline, multi }) {
   const out = { snowflake: [], segment: [], incr: [] };
   // Snowflake IDs are above 2^53: a client reading integers would round
   // them, and five of one millisecond would come out as one number.
@@ -120,6 +121,41 @@ async function suite({ cmd, incr, pipeline }) {
       out.incr.push(r);
     }
   });
+  // A transaction: nothing runs before EXEC, then all in order.
+  const tx = [];
+  for (let i = 0; i < 50; i++) tx.push(["INCR", "order"]);
+  tx.push(["ID.NEXT", "order", "3"]);
+  const got = await multi(tx);
+  check(Array.isArray(got) && got.length === 51,
+        `multi: ${JSON.stringify(got)}`);
+  for (let i = 0; i < 50; i++) {
+    check(typeof got[i] === "number" && got[i] > last,
+          `multi [${i}]: ${got[i]} after ${last}`);
+    last = got[i];
+    out.incr.push(got[i]);
+  }
+  const txIds = ids(got[50], 3, "multi ID.NEXT");
+  check(BigInt(txIds[0]) > BigInt(last), `multi ID.NEXT ${txIds} not after ` +
+        `${last}`);
+  out.segment.push(...txIds);
+  // A transaction refused while queueing (an unknown command) runs none of
+  // its commands: the next INCR follows the one before it.
+  const before = await incr("order");
+  let refused = null;
+  try {
+    await multi([["INCR", "order"], ["NOSUCH"], ["INCR", "order"]]);
+  } catch (e) {
+    refused = e;
+  }
+  check(refused instanceof Error &&
+        /EXECABORT|unknown command/.test(String(refused.message)),
+        `a refused transaction: ${refused}`);
+  const after = await incr("order");
+  check(after === before + 1,
+        `after a refused transaction INCR gave ${after}, not ${before + 1}:` +
+        " IDs were burnt");
+  out.incr.push(before, after);
+  out.unknown = 1; // NOSUCH, on purpose
   return out;
 }
 
@@ -139,6 +175,13 @@ async function ioredis(mod, protocol) {
         const p = r.pipeline();
         for (const c of cmds) p.call(...c);
         return (await p.exec()).map(([err, res]) => err || res);
+      },
+      multi: async (cmds) => {
+        const m = r.multi();
+        for (const c of cmds) m.call(...c);
+        const res = await m.exec();
+        if (res === null) throw new Error("EXEC answered nil");
+        return res.map(([err, v]) => err || v);
       },
     });
   } finally {
@@ -163,6 +206,11 @@ async function nodeRedis(mod, resp) {
       pipeline: (cmds) => Promise.all(cmds.map(
           (a) => (a[0] === "INCR" ? c.incr(a[1]) : c.sendCommand(a))
                      .catch((e) => e))),
+      multi: (cmds) => {
+        const m = c.multi();
+        for (const a of cmds) m.addCommand(a);
+        return m.exec();
+      },
     });
   } finally {
     await c.quit();

@@ -82,6 +82,48 @@ def sync_redis():
             check(isinstance(x, int) and x > last, "pipelined INCR %r" % x)
             last = x
             out["segment"].append(x)
+    # The default pipeline is a transaction (MULTI ... EXEC): nothing runs
+    # before EXEC, then everything in order, an error as its element.
+    p = r.pipeline()
+    for _ in range(100):
+        p.incr("order")
+    p.execute_command("ID.NEXT", "order", 3)
+    p.incr("nope")
+    p.incrby("order", 50)
+    got = p.execute(raise_on_error=False)
+    check(len(got) == 103, "transaction: %d replies" % len(got))
+    for x in got[:100]:
+        check(isinstance(x, int) and x > last, "transaction INCR %r" % x)
+        last = x
+        out["segment"].append(x)
+    nx = ids(got[100], 3, "transaction ID.NEXT")
+    check(int(nx[0]) > last, "ID.NEXT %r after %d" % (nx, last))
+    out["segment"] += [int(i) for i in nx]
+    check(isinstance(got[101], redis.ResponseError), "INCR nope: %r"
+          % got[101])
+    check_errors(got[101], "TAG_NOT_FOUND", "INCR nope in a transaction")
+    # INCRBY n: n consecutive IDs, the last answered.
+    check(isinstance(got[102], int) and got[102] >= int(nx[-1]) + 50,
+          "INCRBY 50: %r after %s" % (got[102], nx[-1]))
+    out["segment"] += list(range(got[102] - 49, got[102] + 1))
+    # A transaction refused while queueing burns nothing: the next INCR
+    # follows the one before it.
+    before = r.incr("order")
+    p = r.pipeline()
+    p.incr("order")
+    p.execute_command("NOSUCH", "order")
+    p.incr("order")
+    try:
+        p.execute()
+        check(False, "a transaction with an unknown command ran")
+    except redis.ResponseError as e:
+        check("unknown command" in str(e) or "EXECABORT" in str(e),
+              "refused transaction: %s" % e)
+    after = r.incr("order")
+    check(after == before + 1, "after a refused transaction INCR gave %d, "
+          "not %d: IDs were burnt" % (after, before + 1))
+    out["segment"] += [before, after]
+    out["unknown"] = 1  # NOSUCH, on purpose
     r.close()
     return out
 
@@ -112,6 +154,14 @@ async def async_redis():
             p.incr("order")
         got = await p.execute()
     check(got == sorted(set(got)) and len(got) == 200, "async pipeline")
+    out["segment"] += got
+    # The default pipeline: a transaction.
+    async with r.pipeline() as p:
+        for _ in range(50):
+            p.incr("order")
+        got = await p.execute()
+    check(got == sorted(set(got)) and len(got) == 50 and
+          got[0] > out["segment"][-201], "async transaction %r" % got[:3])
     out["segment"] += got
     await r.close()
     return out

@@ -20,7 +20,10 @@ test_clients.py -- the clients people use, unmodified, against one running
 Each client checks, in its own language, what its users rely on: IDs
 exact (strings the server decodes back to themselves: no rounding, no two
 alike), INCR an integer, errors as errors carrying their code, pipelined
-commands answered in order. Then this file checks across all of them:
+commands answered in order, and the Redis clients' transactions (redis-py's
+default pipeline(), node-redis' and ioredis' multi()): run in order at
+EXEC, and one refused while queueing burns no ID (the next INCR follows
+the one before it). Then this file checks across all of them:
 every snowflake ID and every segment ID of a tag is unique, and each
 snowflake ID decodes on the HTTP port to itself. A client that is not
 installed fails the test: scripts/deps.sh test installs them all.
@@ -50,6 +53,9 @@ SRV = None
 # id -> the client that got it: snowflake IDs, and segment IDs of "order"
 SEEN = {"snowflake": {}, "segment": {}}
 VERSIONS = []
+# Unknown commands the clients sent on purpose (inside a transaction that
+# EXEC must then refuse)
+UNKNOWN = [0]
 
 
 def srv():
@@ -64,6 +70,7 @@ def record(out):
     name = out["client"] + (" (%s)" % out["version"]
                             if "version" in out else "")
     VERSIONS.append(name)
+    UNKNOWN[0] += out.get("unknown", 0)
     for kind in ("snowflake", "segment"):
         for i in out.get(kind, []):
             i = str(i)
@@ -345,9 +352,16 @@ def test_all_ids_unique_and_exact():
               "%s (from %s) decodes to %r" % (i, SEEN["snowflake"][i], b))
     c.close()
     m = s.request("GET", "/metrics")[2].decode()
-    check('command="unknown"' not in m, "a client sent a command the "
-          "server does not know: %s" % [line for line in m.splitlines()
-                                        if "resp_commands" in line])
+    got = re.search(r'command="unknown",result="error"\} (\d+)$', m, re.M)
+    check((int(got.group(1)) if got else 0) == UNKNOWN[0], "a client sent a "
+          "command the server does not know (%d sent on purpose): %s"
+          % (UNKNOWN[0], [line for line in m.splitlines()
+                          if "resp_commands" in line]))
+    # Each of those refused its transaction: EXEC answered EXECABORT.
+    got = re.search(r'command="exec",result="error"\} (\d+)$', m, re.M)
+    check((int(got.group(1)) if got else 0) == UNKNOWN[0], "EXECABORT "
+          "answered %s times for %d refused transactions"
+          % (got and got.group(1), UNKNOWN[0]))
     print("tested: " + "; ".join(VERSIONS), flush=True)
     rc = s.stop()
     check(rc == 0, "frond serve exited %d" % rc)

@@ -166,6 +166,10 @@ static const char *feed(fixture *f, const char *s, size_t len, int *last) {
   while (off < len) {
     fixture_settle(f);
     n = c->proto->on_data(c, s + off, len - off);
+    /* Held without consuming (a Redis EXEC behind a command that waits):
+    ** the same bytes again once it is answered, as the connection does. */
+    if (n == 0 && c->held)
+      continue;
     if (n <= 0)
       break;
     off += (size_t)n;

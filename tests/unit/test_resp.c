@@ -15,6 +15,7 @@ static int setup(void **state) {
 
 static void test_incr(void **state) {
   fixture *f = *state;
+  long long v, w;
   int last;
   assert_string_equal(FEED(f, "*2\r\n$4\r\nINCR\r\n$5\r\norder\r\n", &last),
                       ":1\r\n");
@@ -26,9 +27,152 @@ static void test_incr(void **state) {
   assert_string_equal(FEED(f, "ID.NEXT order 3\r\n", NULL),
                       "*3\r\n$1\r\n5\r\n$1\r\n6\r\n$1\r\n7\r\n");
   assert_memory_equal(FEED(f, "INCR nope\r\n", NULL), "-TAG_NOT_FOUND ", 15);
-  assert_memory_equal(FEED(f, "INCRBY order 2\r\n", NULL), "-COUNT_INVALID ",
+  /* INCRBY n: n consecutive IDs, the last answered, as Redis' INCRBY. */
+  assert_string_equal(FEED(f, "INCRBY order 2\r\n", NULL), ":9\r\n");
+  assert_string_equal(FEED(f, "INCR order\r\n", NULL), ":10\r\n");
+  /* A range that does not fit what is left of the segment starts in a
+  ** fresh one (the rest is skipped): consecutive, above all before. */
+  assert_int_equal(
+      sscanf(FEED(f, "INCRBY order 500\r\n", NULL), ":%lld\r\n", &v), 1);
+  assert_true(v >= 510);
+  assert_int_equal(sscanf(FEED(f, "INCR order\r\n", NULL), ":%lld\r\n", &w), 1);
+  assert_true(w > v);
+  assert_memory_equal(FEED(f, "INCRBY order 0\r\n", NULL), "-COUNT_INVALID ",
                       15);
+  assert_memory_equal(FEED(f, "INCRBY order -3\r\n", NULL), "-COUNT_INVALID ",
+                      15);
+  assert_memory_equal(FEED(f, "INCRBY order 1000001\r\n", NULL),
+                      "-COUNT_INVALID ", 15);
+  assert_memory_equal(FEED(f, "INCRBY nope 5\r\n", NULL), "-TAG_NOT_FOUND ",
+                      15);
+  assert_int_equal(sscanf(FEED(f, "INCR order\r\n", NULL), ":%lld\r\n", &v), 1);
+  assert_true(v == w + 1);
+}
+
+static size_t read_ids(const char **p, long long *ids);
+
+/* MULTI queues, EXEC runs in order and answers one array, an error inside
+** as an element; nothing runs before EXEC. */
+static void test_multi_exec(void **state) {
+  fixture *f = *state;
+  const char *r;
+  assert_string_equal(FEED(f,
+                           "MULTI\r\nINCR order\r\nID.NEXT order 2\r\n"
+                           "PING\r\n",
+                           NULL),
+                      "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n");
+  assert_int_equal(FROND__SUM(&f->srv, ids_segment), 0);
+  r = FEED(f, "INCRBY order 3\r\nINCR nope\r\nEXEC\r\nINCR order\r\n", NULL);
+  /* INCR nope waits for the store off the loop: EXEC goes on after it, and
+  ** the INCR pipelined behind EXEC answers after the array. */
+  assert_memory_equal(r,
+                      "+QUEUED\r\n+QUEUED\r\n*5\r\n:1\r\n*2\r\n$1\r\n2\r\n"
+                      "$1\r\n3\r\n+PONG\r\n:6\r\n-TAG_NOT_FOUND ",
+                      52);
+  assert_non_null(strstr(r, "not found\r\n:7\r\n"));
+  assert_true(f->holds >= 1);
+  /* Out of MULTI again. */
   assert_string_equal(FEED(f, "INCR order\r\n", NULL), ":8\r\n");
+  /* Nested MULTI is refused and the transaction goes on; DISCARD drops it,
+  ** and nothing it queued ran. */
+  assert_string_equal(
+      FEED(f, "MULTI\r\nMULTI\r\nINCR order\r\nDISCARD\r\nINCR order\r\n",
+           NULL),
+      "+OK\r\n-ERR MULTI calls can not be nested\r\n+QUEUED\r\n+OK\r\n:9\r\n");
+  assert_string_equal(FEED(f, "EXEC\r\nDISCARD\r\n", NULL),
+                      "-ERR EXEC without MULTI\r\n"
+                      "-ERR DISCARD without MULTI\r\n");
+  /* An empty transaction. */
+  assert_string_equal(FEED(f, "MULTI\r\nEXEC\r\n", NULL), "+OK\r\n*0\r\n");
+  /* WATCH and UNWATCH watch nothing: Frond's commands have no keys. */
+  assert_string_equal(FEED(f,
+                           "WATCH order\r\nMULTI\r\nWATCH order\r\n"
+                           "UNWATCH\r\nINCR order\r\nEXEC\r\n",
+                           NULL),
+                      "+OK\r\n+OK\r\n-ERR WATCH inside MULTI is not allowed\r\n"
+                      "+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n:10\r\n");
+  /* RESET drops a transaction. */
+  assert_string_equal(
+      FEED(f, "MULTI\r\nINCR order\r\nRESET\r\nEXEC\r\nINCR order\r\n", NULL),
+      "+OK\r\n+QUEUED\r\n+RESET\r\n-ERR EXEC without MULTI\r\n:11\r\n");
+  assert_string_equal(FEED(f, "MULTI x\r\nEXEC x\r\n", NULL),
+                      "-ERR wrong number of arguments for 'multi' command\r\n"
+                      "-ERR wrong number of arguments for 'exec' command\r\n");
+}
+
+/* A command refused while queueing (unknown, wrong arity, over the
+** queue's bound) makes EXEC answer -EXECABORT and run nothing: a refused
+** transaction burns no ID. */
+static void test_multi_abort(void **state) {
+  fixture *f = *state;
+  static const char *const bad[] = {"DEL order\r\n", "INCR\r\n",
+                                    "INCR order extra\r\n"};
+  char in[256];
+  frond__buf big = {NULL, 0, 0};
+  const char *r;
+  size_t i;
+  int n;
+  assert_string_equal(FEED(f, "INCR order\r\n", NULL), ":1\r\n");
+  for (i = 0; i < FROND__ARRAY_SIZE(bad); i++) {
+    n = snprintf(in, sizeof in,
+                 "MULTI\r\nINCR order\r\n%sINCR order\r\nEXEC\r\n", bad[i]);
+    r = feed(f, in, (size_t)n, NULL);
+    assert_memory_equal(r, "+OK\r\n+QUEUED\r\n-ERR ", 19);
+    assert_non_null(strstr(r, "\r\n+QUEUED\r\n-EXECABORT Transaction discarded "
+                              "because of previous errors.\r\n"));
+  }
+  assert_string_equal(FEED(f, "INCR order\r\n", NULL), ":2\r\n");
+  /* The queue's bound. */
+  assert_int_equal(frond__buf_append(&big, "MULTI\r\n", 7), 0);
+  for (i = 0; i <= FROND__RESP_MAX_QUEUED; i++)
+    assert_int_equal(frond__buf_append(&big, "INCR order\r\n", 12), 0);
+  assert_int_equal(frond__buf_append(&big, "EXEC\r\n", 6), 0);
+  r = feed(f, big.data, big.len, NULL);
+  assert_non_null(strstr(r, "+QUEUED\r\n-QUEUE_FULL a transaction holds at "
+                            "most 10000 commands"));
+  assert_non_null(strstr(r, "\r\n-EXECABORT "));
+  frond__buf_free(&big);
+  assert_string_equal(FEED(f, "INCR order\r\n", NULL), ":3\r\n");
+  /* A long transaction that fits runs whole. */
+  n = snprintf(in, sizeof in, "MULTI\r\n");
+  assert_string_equal(feed(f, in, (size_t)n, NULL), "+OK\r\n");
+  for (i = 0; i < 100; i++)
+    assert_string_equal(FEED(f, "INCR order\r\n", NULL), "+QUEUED\r\n");
+  r = FEED(f, "EXEC\r\n", NULL);
+  assert_memory_equal(r, "*100\r\n:4\r\n:5\r\n", 14);
+  assert_non_null(strstr(r, ":103\r\n"));
+  assert_string_equal(FEED(f, "INCR order\r\n", NULL), ":104\r\n");
+}
+
+/* Queued commands that wait off the loop, one after another, each
+** answered in its place in EXEC's array; pipelined commands behind EXEC
+** after it. */
+static void test_multi_waits(void **state) {
+  fixture *f = *state;
+  long long ids[64], prev = 0;
+  const char *p;
+  size_t i, got, total = 0;
+  fixture_tag(f, "wide", 10);
+  p = FEED(f,
+           "MULTI\r\nID.NEXT wide 7\r\nID.NEXT wide 7\r\nINCR wide\r\n"
+           "ID.NEXT wide 7\r\nINCRBY wide 15\r\nEXEC\r\nINCR wide\r\n",
+           NULL);
+  for (i = 0; i < 6; i++) {
+    assert_memory_equal(p, i == 0 ? "+OK\r\n" : "+QUEUED\r\n", i == 0 ? 5 : 9);
+    p += i == 0 ? 5 : 9;
+  }
+  assert_memory_equal(p, "*5\r\n", 4);
+  p += 4;
+  for (i = 0; i < 6; i++) {
+    got = read_ids(&p, ids);
+    assert_int_equal(got, i == 2 || i >= 4 ? 1 : 7);
+    assert_true(ids[0] > prev);
+    prev = ids[got - 1];
+    total += got;
+  }
+  assert_string_equal(p, "");
+  assert_int_equal(total, 7 + 7 + 1 + 7 + 1 + 1);
+  assert_true(f->holds >= 1);
 }
 
 static void test_counts(void **state) {
@@ -472,6 +616,11 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_incr, setup, fixture_teardown),
       cmocka_unit_test_setup_teardown(test_counts, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_multi_exec, setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_multi_abort, setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_multi_waits, setup,
+                                      fixture_teardown),
       cmocka_unit_test_setup_teardown(test_snowflake_decode, setup,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_connection_commands, setup,

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+asyncio over the same core: AsyncClient wraps a Client. A segment
+handle's next() returns at once while its buffers hold IDs (no thread, no
+await of anything but the coroutine itself); a call that needs the server
+runs in the event loop's default executor, so the loop never blocks on
+the network.
+"""
+import asyncio
+import functools
+
+from frond._client import Client
+
+
+class AsyncSegment:
+    """A tag's IDs for coroutines: `await seg.next()`."""
+
+    def __init__(self, seg):
+        self._seg = seg
+        self.name = seg.name
+
+    async def next(self):
+        v = self._seg.try_next()
+        if v is not None:
+            return v
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self._seg.next)
+
+    def stats(self):
+        return self._seg.stats()
+
+
+class AsyncClient:
+    """The Client's calls as coroutines; the same arguments as Client.
+    `client` is the Client underneath, shared with threads if wanted."""
+
+    def __init__(self, servers=None, **options):
+        self.client = Client(servers, **options)
+        self._tags = {}
+
+    async def _run(self, fn, *args, **kw):
+        return await asyncio.get_running_loop().run_in_executor(
+            None, functools.partial(fn, *args, **kw))
+
+    async def next(self):
+        return await self._run(self.client.next)
+
+    async def next_batch(self, n):
+        return await self._run(self.client.next_batch, n)
+
+    def tag(self, name, **options):
+        s = self.client.tag(name, **options)
+        a = self._tags.get(name)
+        if a is None or a._seg is not s:
+            a = self._tags[name] = AsyncSegment(s)
+        return a
+
+    async def format(self, name, count=1):
+        return await self._run(self.client.format, name, count)
+
+    async def decode(self, s, format=None):
+        return await self._run(self.client.decode, s, format)
+
+    def stats(self):
+        return self.client.stats()
+
+    async def close(self):
+        self.client.close()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.close()

@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+A segment handle: a tag's IDs handed out in the process from ranges the
+server leases (GET /v1/segment/{tag}/range), as Leaf's double buffer does
+in the server and tinyid's client does in the caller.
+
+- Two buffers: the current range, and the next one, fetched by a
+  background thread once what remains of the current range falls below
+  `preload` (a fraction of its size). next() takes the next ID of the
+  current range under a lock held for a few attribute reads; when the
+  range is used up it switches to the next one, and waits only when that
+  one has not arrived (up to every attempt of the client's retries).
+- The range size adapts to the rate, as the server's dynamic step: it
+  starts at `min_range`, doubles when a range lasts less than `target`
+  seconds, halves when it lasts more than twice that, within
+  [min_range, max_range]. At a steady rate that makes one server call per
+  `target` seconds at most, whatever the rate.
+- A range older than `validity` seconds (0: never) is dropped, the IDs
+  left in it skipped, never reused: a process does not hand out numbers
+  hours after they were leased.
+- IDs strictly increase: each range must start at or above the end of
+  every range leased before (the server guarantees it on one store); one
+  that does not is dropped and reported as BAD_RESPONSE, never used.
+"""
+import math
+import threading
+import time
+
+from frond._client import FrondError
+
+
+class Segment:
+    """The IDs of one tag, handed out from locally leased ranges.
+
+    Get it with Client.tag(name): one per tag per client. Thread-safe;
+    next() never calls the server while the buffers hold IDs."""
+
+    def __init__(self, client, name, *, min_range=1000, max_range=1000000,
+                 preload=0.2, target=10.0, validity=60.0):
+        if not (isinstance(min_range, int) and isinstance(max_range, int)
+                and 1 <= min_range <= max_range):
+            raise FrondError("INVAL", "1 <= min_range <= max_range, not %r "
+                             "and %r" % (min_range, max_range))
+        if not 0 < preload < 1 or target <= 0 or validity < 0:
+            raise FrondError("INVAL", "0 < preload < 1, target > 0 and "
+                             "validity >= 0")
+        self.name = name
+        self._client = client
+        self._min, self._max = min_range, max_range
+        self._preload = float(preload)
+        self._target = float(target)
+        self._validity = float(validity)
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        # The current range: [_pos, _end), from _start, since _since.
+        self._pos = self._end = self._start = 0
+        self._since = 0.0
+        self._preload_at = -1
+        self._size = min_range     # of the next range to ask for
+        self._next = None          # (start, end, fetched) or None
+        self._hi = None            # end of the highest range accepted
+        self._loading = False
+        self._load_seq = 0         # loads started, and finished
+        self._done_seq = 0
+        self._error = None         # of the last load that finished
+        self._gen = 0              # the current range's, for its timer
+        self._timer = None
+        self._closed = False
+        self._ranges = 0
+        self._issued = 0           # of ranges no longer current
+        self._dropped = 0
+
+    # ------------------------------------------------------------ next
+
+    def next(self):
+        """The tag's next ID, an int. Raises FrondError when no range
+        could be had (the client's code: UNAVAILABLE, TIMEOUT,
+        TAG_NOT_FOUND, SEGMENT_UNAVAILABLE, ...)."""
+        with self._lock:
+            p = self._pos
+            if p < self._end:
+                self._pos = p + 1
+                if p == self._preload_at:
+                    self._start_load()
+                return p
+            return self._slow(True)
+
+    def try_next(self):
+        """The next ID if the buffers hold one, else None (a load is
+        started): next() without waiting, for event loops."""
+        with self._lock:
+            p = self._pos
+            if p < self._end:
+                self._pos = p + 1
+                if p == self._preload_at:
+                    self._start_load()
+                return p
+            return self._slow(False)
+
+    def _slow(self, wait):
+        """The current range is used up (lock held): switch to the next,
+        or wait for it."""
+        c = self._client
+        deadline = None
+        seq = None
+        while True:
+            if self._closed:
+                raise FrondError("CLOSED", "the client is closed")
+            if self._pos < self._end:  # another thread switched
+                p = self._pos
+                self._pos = p + 1
+                if p == self._preload_at:
+                    self._start_load()
+                return p
+            n = self._next
+            if n is not None:
+                self._next = None
+                if self._validity and \
+                        time.monotonic() - n[2] > self._validity:
+                    self._dropped += n[1] - n[0]
+                    continue
+                self._install(n)
+                continue
+            if seq is not None and self._done_seq >= seq and \
+                    not self._loading:
+                if self._error is not None:
+                    raise self._error  # the load this call waited for
+                seq = None  # its range went to other threads: once more
+            if not wait:
+                self._start_load()
+                return None
+            if not self._loading:
+                self._start_load()
+            seq = self._load_seq
+            if deadline is None:
+                # Every attempt and backoff of one range call, and some.
+                deadline = time.monotonic() + (c.timeout + c.backoff_max) \
+                    * (c.retries + 1) + 1.0
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise FrondError("TIMEOUT", "no range of %s within the "
+                                 "client's retries" % self.name)
+            self._cond.wait(left)
+
+    def _install(self, n):
+        """Make range n current (lock held); start its validity timer."""
+        start, end, fetched = n
+        self._issued += self._pos - self._start
+        self._dropped += self._end - self._pos
+        self._start = self._pos = start
+        self._end = end
+        self._since = time.monotonic()
+        self._preload_at = end - max(1, math.ceil((end - start)
+                                                  * self._preload))
+        if self._preload_at < start:
+            self._preload_at = start
+        self._gen += 1
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._validity:
+            left = self._validity - (time.monotonic() - fetched)
+            self._timer = threading.Timer(max(0.0, left), self._expire,
+                                          (self._gen,))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _expire(self, gen):
+        with self._lock:
+            if gen == self._gen and self._pos < self._end:
+                self._dropped += self._end - self._pos
+                self._pos = self._end
+
+    # ------------------------------------------------------------ loads
+
+    def _next_size(self):
+        """The size of the range to ask for (lock held): from how long the
+        current one lasts at the rate it is used."""
+        size = self._size
+        used = self._pos - self._start
+        if self._end > self._start and used > 0:
+            lasted = (time.monotonic() - self._since) \
+                * (self._end - self._start) / used
+            if lasted < self._target:
+                size *= 2
+            elif lasted > 2 * self._target:
+                size //= 2
+        size = min(self._max, max(self._min, size))
+        self._size = size
+        return size
+
+    def _start_load(self):
+        """Fetch the next range in the background (lock held), unless
+        one is on its way or waiting."""
+        if self._loading or self._next is not None or self._closed:
+            return
+        self._loading = True
+        self._load_seq += 1
+        t = threading.Thread(target=self._load,
+                             args=(self._next_size(), self._load_seq),
+                             name="frond-range-" + self.name, daemon=True)
+        t.start()
+
+    def _load(self, size, seq):
+        err = rng = None
+        try:
+            rng = self._client.range(self.name, size)
+        except FrondError as e:
+            err = e
+        except Exception as e:  # a bug must not leave waiters hanging
+            err = FrondError("BAD_RESPONSE", "%s: %s" % (type(e).__name__,
+                                                         e))
+        with self._lock:
+            self._loading = False
+            self._done_seq = seq
+            self._error = err
+            if rng is not None:
+                start, end = rng
+                if self._closed:
+                    self._dropped += end - start
+                elif self._hi is not None and start < self._hi:
+                    self._error = FrondError(
+                        "BAD_RESPONSE", "range [%d, %d) of %s is below %d, "
+                        "the end of a range leased before: dropped (servers "
+                        "on different stores?)" % (start, end, self.name,
+                                                    self._hi))
+                else:
+                    self._hi = end
+                    self._ranges += 1
+                    self._next = (start, end, time.monotonic())
+            self._cond.notify_all()
+
+    # ------------------------------------------------------------ rest
+
+    def _after_fork(self):
+        """In a child of fork() (_client.py): both buffers dropped, so
+        that the child never hands out an ID its parent may; no load or
+        timer is running here."""
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._issued += self._pos - self._start
+        self._dropped += self._end - self._pos
+        self._start = self._pos = self._end
+        if self._next is not None:
+            self._dropped += self._next[1] - self._next[0]
+            self._next = None
+        self._loading = False
+        self._done_seq = self._load_seq
+        self._error = None
+        self._timer = None
+
+    def stats(self):
+        """ranges leased, IDs issued, IDs dropped (expired, closed), the
+        size the next range will have, IDs left in the buffers."""
+        with self._lock:
+            left = self._end - self._pos
+            if self._next is not None:
+                left += self._next[1] - self._next[0]
+            return {"ranges": self._ranges,
+                    "issued": self._issued + self._pos - self._start,
+                    "dropped": self._dropped, "range_size": self._size,
+                    "buffered": left}
+
+    def close(self):
+        """Drop both buffers: their IDs are skipped, never reused."""
+        with self._lock:
+            self._closed = True
+            self._issued += self._pos - self._start
+            self._dropped += self._end - self._pos
+            self._start = self._pos = self._end
+            if self._next is not None:
+                self._dropped += self._next[1] - self._next[0]
+                self._next = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._cond.notify_all()
