@@ -57,8 +57,7 @@ static void uri(const char *s) {
       u.timeout_ms > 600000 || u.retries < 0 || u.retries > 10)
     abort();
   for (i = 0; i < u.n; i++)
-    if (u.srv[i].host[0] == '\0' || u.srv[i].port < 1 ||
-        u.srv[i].port > 65535)
+    if (u.srv[i].host[0] == '\0' || u.srv[i].port < 1 || u.srv[i].port > 65535)
       abort();
 }
 

@@ -59,7 +59,7 @@ typedef struct fs_store {
   fs_shared *sh;   /* the process's, across an allocator's connections */
   int sh_borrowed; /* another connection's (closed after this one) */
   step_slot steps[STEP_CACHE];
-  frond_tag_row *page;      /* the list a paged read walks */
+  frond_tag_row *page; /* the list a paged read walks */
   size_t npage;
 } fs_store;
 
@@ -183,8 +183,10 @@ static int row_step(fs_store *s, const char *tag, int force, int64_t *step,
   if ((rc = fs_tag_get(&s->base, tag, &row, err)) != 0)
     return rc;
   if (row.step < 1)
-    return frond__fail(err, FROND_ESTORE, "tag \"%s\": the server gives step "
-                       "%lld", tag, (long long)row.step);
+    return frond__fail(err, FROND_ESTORE,
+                       "tag \"%s\": the server gives step "
+                       "%lld",
+                       tag, (long long)row.step);
   snprintf(slot->tag, sizeof(slot->tag), "%s", tag);
   slot->step = *step = row.step;
   slot->at_ns = now;
@@ -192,11 +194,10 @@ static int row_step(fs_store *s, const char *tag, int force, int64_t *step,
 }
 
 static int fs_alloc(frond_store *st, const char *tag, int64_t step,
-                    int64_t *max_id, int64_t *row_step_out,
-                    frond_error *err) {
+                    int64_t *max_id, int64_t *row_step_out, frond_error *err) {
   fs_store *s = (fs_store *)st;
   char path[FROND_TAG_MAX * 3 + 64];
-  int64_t rs, count, start, end, mark;
+  int64_t rs = 0, count, start, end, mark;
   frond_fs_answer a;
   int rc;
   if ((rc = row_step(s, tag, step == 0, &rs, err)) != 0)
@@ -302,8 +303,7 @@ static int fs_tag_list(frond_store *st, frond_tag_row **out, size_t *n,
 /* Pages of one list read at the first page: a row that exists for the
 ** whole scan is seen exactly once. */
 static int fs_tag_page(frond_store *st, const char *after, int limit,
-                       frond__tag_fn fn, void *ctx, int *n,
-                       frond_error *err) {
+                       frond__tag_fn fn, void *ctx, int *n, frond_error *err) {
   fs_store *s = (fs_store *)st;
   size_t i = 0;
   int rc;
@@ -448,21 +448,9 @@ static int fs_control(frond_store *st, int op, void *arg, frond_error *err) {
 }
 
 const frond_store_methods frond__store_frond = {
-    4,
-    "frond://",
-    "frond",
-    fs_open,
-    fs_close,
-    fs_ensure_schema,
-    fs_alloc,
-    fs_tag_list,
-    fs_tag_get,
-    fs_tag_create,
-    fs_tag_set_step,
-    fs_tag_delete,
-    fs_tag_page,
-    fs_tag_advance,
-    fs_tag_floor,
-    fs_fact,
+    4,           "frond://",       "frond",         fs_open,
+    fs_close,    fs_ensure_schema, fs_alloc,        fs_tag_list,
+    fs_tag_get,  fs_tag_create,    fs_tag_set_step, fs_tag_delete,
+    fs_tag_page, fs_tag_advance,   fs_tag_floor,    fs_fact,
     fs_control,
 };

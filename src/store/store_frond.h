@@ -13,8 +13,8 @@
 #define FROND_FS_MAX_SERVERS 16
 #define FROND_FS_HOST_MAX 253
 #define FROND_FS_TOKEN_MAX 256
-#define FROND_FS_HEAD_MAX 16384           /* a response head */
-#define FROND_FS_BODY_MAX (64 << 20)      /* a response body: 64 MiB */
+#define FROND_FS_HEAD_MAX 16384      /* a response head */
+#define FROND_FS_BODY_MAX (64 << 20) /* a response body: 64 MiB */
 #define FROND_FS_DEFAULT_PORT 8080
 #define FROND_FS_DEFAULT_TIMEOUT_MS 2000
 #define FROND_FS_DEFAULT_RETRIES 3
@@ -80,9 +80,9 @@ int frond__fs_rows_parse(const char *body, size_t len, frond_fs_row_fn fn,
 
 typedef struct frond_fs_client {
   frond_fs_uri u;
-  int cur;           /* the server calls go to */
-  int fd;            /* kept-alive connection to srv[cur], -1: none */
-  char *buf;         /* received bytes */
+  int cur;   /* the server calls go to */
+  int fd;    /* kept-alive connection to srv[cur], -1: none */
+  char *buf; /* received bytes */
   size_t cap, len;
   uint64_t rng;      /* for the jitter */
   const char *agent; /* User-Agent */

@@ -17,8 +17,7 @@
 
 static int ranged(const char *v, size_t n, int64_t lo, int64_t hi,
                   int64_t *out) {
-  if (n == 0 || v[0] == '-' || v[0] == '+' ||
-      frond__parse_i64(v, n, out) != 0)
+  if (n == 0 || v[0] == '-' || v[0] == '+' || frond__parse_i64(v, n, out) != 0)
     return -1;
   return *out < lo || *out > hi ? -1 : 0;
 }
@@ -50,8 +49,7 @@ static int parse_server(const char *p, size_t n, int i, frond_fs_server *s,
     colon = close + 1 < p + n ? close + 1 : NULL;
     if (colon != NULL && *colon != ':')
       return frond__fail(err, FROND_ESTORE_URI,
-                         "frond URI: server %d: expected ':' after ']'",
-                         i + 1);
+                         "frond URI: server %d: expected ':' after ']'", i + 1);
     if (hlen == 0 || hlen > 45)
       return frond__fail(err, FROND_ESTORE_URI,
                          "frond URI: server %d: not an IPv6 address", i + 1);
@@ -116,8 +114,10 @@ static int parse_option(const char *p, size_t n, frond_fs_uri *out,
                        "frond URI: option %s given twice", keys[k]);
   *seen |= 1u << k;
   if (eq == NULL || vlen == 0)
-    return frond__fail(err, FROND_ESTORE_URI, "frond URI: option %s needs "
-                       "a value (%s=...)", keys[k], keys[k]);
+    return frond__fail(err, FROND_ESTORE_URI,
+                       "frond URI: option %s needs "
+                       "a value (%s=...)",
+                       keys[k], keys[k]);
   switch (k) {
   case 0:
     if (vlen > FROND_FS_TOKEN_MAX)
@@ -148,8 +148,8 @@ static int parse_option(const char *p, size_t n, frond_fs_uri *out,
     out->retries = (int)x;
     return 0;
   default:
-    if ((vlen == 3 && memcmp(v, "off", 3) == 0) ||
-        (vlen == 1 && v[0] == '0') || (vlen == 5 && memcmp(v, "false", 5) == 0))
+    if ((vlen == 3 && memcmp(v, "off", 3) == 0) || (vlen == 1 && v[0] == '0') ||
+        (vlen == 5 && memcmp(v, "false", 5) == 0))
       return 0;
     if ((vlen == 2 && memcmp(v, "on", 2) == 0) || (vlen == 1 && v[0] == '1') ||
         (vlen == 4 && memcmp(v, "true", 4) == 0))
@@ -178,8 +178,8 @@ int frond__fs_uri_parse(const char *uri, frond_fs_uri *out, frond_error *err) {
                          "%zu",
                          (size_t)(p - uri));
   if (p - uri > FROND_STORE_URI_MAX)
-    return frond__fail(err, FROND_ESTORE_URI,
-                       "frond URI: longer than %d bytes", FROND_STORE_URI_MAX);
+    return frond__fail(err, FROND_ESTORE_URI, "frond URI: longer than %d bytes",
+                       FROND_STORE_URI_MAX);
   auth = uri + 8;
   end = auth + strcspn(auth, "/?#");
   if (memchr(auth, '@', (size_t)(end - auth)) != NULL)
@@ -292,12 +292,11 @@ int frond__fs_resp_parse(const char *buf, size_t len, frond_fs_resp *out,
     const char *colon, *v, *ve;
     if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
       return len > FROND_FS_HEAD_MAX
-                 ? bad(err,
-                               "answer head over %d bytes", FROND_FS_HEAD_MAX)
+                 ? bad(err, "answer head over %d bytes", FROND_FS_HEAD_MAX)
                  : -2;
     if (eol == p || eol[-1] != '\r')
       return bad(err, "a line of the answer head does "
-                                            "not end in CRLF");
+                      "not end in CRLF");
     n = (size_t)(eol - 1 - p);
     if (p == buf) { /* the status line's reason: anything printable */
       if (n > 12 && p[12] != ' ')
@@ -322,14 +321,12 @@ int frond__fs_resp_parse(const char *buf, size_t len, frond_fs_resp *out,
           (have_len && cl != out->content_length))
         return bad(err, "a bad Content-Length");
       if (cl > FROND_FS_BODY_MAX)
-        return bad(err, "an answer over %d bytes",
-                           FROND_FS_BODY_MAX);
+        return bad(err, "an answer over %d bytes", FROND_FS_BODY_MAX);
       out->content_length = cl;
       have_len = 1;
     } else if (ci_eq(p, (size_t)(colon - p), "transfer-encoding")) {
-      return bad(err,
-                         "an answer with Transfer-Encoding, which no Frond "
-                         "server sends (a proxy in between?)");
+      return bad(err, "an answer with Transfer-Encoding, which no Frond "
+                      "server sends (a proxy in between?)");
     } else if (ci_eq(p, (size_t)(colon - p), "connection")) {
       if (has_token(v, (size_t)(ve - v), "close"))
         out->close = 1;
@@ -339,13 +336,15 @@ int frond__fs_resp_parse(const char *buf, size_t len, frond_fs_resp *out,
     p = eol + 1;
   }
   if (out->status < 200)
-    return bad(err, "an interim %d answer, which no "
-                       "request asked for", out->status);
+    return bad(err,
+               "an interim %d answer, which no "
+               "request asked for",
+               out->status);
   if (out->status == 204 || out->status == 304) {
     out->content_length = 0;
   } else if (!have_len) {
     return bad(err, "an answer without "
-                                          "Content-Length");
+                    "Content-Length");
   }
   if (minor == 0 && !keep_alive)
     out->close = 1;
@@ -404,12 +403,26 @@ static int jstr(jcur *j, char *out, size_t cap, int trunc) {
         return -1;
       c = (unsigned char)*j->p++;
       switch (c) {
-      case '"': case '\\': case '/': u8[0] = c; break;
-      case 'b': u8[0] = '\b'; break;
-      case 'f': u8[0] = '\f'; break;
-      case 'n': u8[0] = '\n'; break;
-      case 'r': u8[0] = '\r'; break;
-      case 't': u8[0] = '\t'; break;
+      case '"':
+      case '\\':
+      case '/':
+        u8[0] = c;
+        break;
+      case 'b':
+        u8[0] = '\b';
+        break;
+      case 'f':
+        u8[0] = '\f';
+        break;
+      case 'n':
+        u8[0] = '\n';
+        break;
+      case 'r':
+        u8[0] = '\r';
+        break;
+      case 't':
+        u8[0] = '\t';
+        break;
       case 'u':
         if (j->end - j->p < 4 || hex4(j->p, &cp) != 0)
           return -1;

@@ -164,8 +164,8 @@ static void test_response_head(void **state) {
                            "Content-Length: 2\r\n\r\n",
                            &r),
                    -1);
-  assert_int_equal(
-      head_of("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", &r), -1);
+  assert_int_equal(head_of("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", &r),
+                   -1);
   assert_int_equal(
       head_of("HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n", &r),
       -1);
@@ -212,20 +212,18 @@ static void test_answers(void **state) {
   assert_string_equal(rows[0].tag, "a");
   assert_string_equal(rows[1].tag, "b");
   assert_int_equal(rows[1].max_id, 7);
-  assert_int_equal(frond__fs_rows_parse("{\"tags\":[]}", 11, collect, rows),
-                   0);
-  assert_int_equal(frond__fs_rows_parse("{\"tags\":[]", 10, collect, rows),
-                   -1);
+  assert_int_equal(frond__fs_rows_parse("{\"tags\":[]}", 11, collect, rows), 0);
+  assert_int_equal(frond__fs_rows_parse("{\"tags\":[]", 10, collect, rows), -1);
   g = guarded_copy(error, strlen(error));
-  assert_int_equal(frond__fs_error_parse(g.p, strlen(error), code,
-                                         sizeof(code), msg, sizeof(msg)),
+  assert_int_equal(frond__fs_error_parse(g.p, strlen(error), code, sizeof(code),
+                                         msg, sizeof(msg)),
                    0);
   guarded_free(&g);
   assert_string_equal(code, "TAG_NOT_FOUND");
   assert_string_equal(msg, "tag \"x\" not found");
-  assert_int_equal(frond__fs_error_parse("<html>", 6, code, sizeof(code), msg,
-                                         sizeof(msg)),
-                   -1);
+  assert_int_equal(
+      frond__fs_error_parse("<html>", 6, code, sizeof(code), msg, sizeof(msg)),
+      -1);
   assert_int_equal(frond__fs_range_parse("1001 2001\n", 10, &a, &b), 0);
   assert_int_equal(a, 1001);
   assert_int_equal(b, 2001);
