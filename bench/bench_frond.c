@@ -121,14 +121,12 @@ int main(int argc, char **argv) {
            reps);
     printf("| atomic fetch-add on a shared word | %.2f | 1.00 |\n", ma);
     printf("| frond_seg_tag_next, sqlite: tag | %.2f | %.2f |\n", mq, mq / ma);
-    printf("| frond_seg_tag_next, frond:// tag | %.2f | %.2f |\n", mf,
-           mf / ma);
+    printf("| frond_seg_tag_next, frond:// tag | %.2f | %.2f |\n", mf, mf / ma);
     printf("\nfrond:// ranges loaded in the timed rounds: %llu for %.0f "
            "IDs = %.2f per million IDs; errors: %ld\n",
            (unsigned long long)(st1.loads - st0.loads), ids,
            (double)(st1.loads - st0.loads) * 1e6 / ids, errors);
-    printf("frond:// IDs taken in all: %lld\n",
-           (long long)(IDS * (reps + 1)));
+    printf("frond:// IDs taken in all: %lld\n", (long long)(IDS * (reps + 1)));
   }
   frond_seg_close(sf);
   frond_seg_close(sq);
