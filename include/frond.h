@@ -84,7 +84,8 @@ extern "C" {
   XX(31, STORE_PERMANENT, "the store refuses in a way retrying cannot fix")    \
   XX(32, FORKED, "handle used in a child process after fork()")                \
   XX(33, TAG_FLOOR, "below the IDs the tag may already have issued")           \
-  XX(34, STORE_MEMBER_STALE, "multi: member is behind what the others record")
+  XX(34, STORE_MEMBER_STALE, "multi: member is behind what the others record") \
+  XX(35, STORE_TIMEOUT, "the store did not answer in time")
 
 typedef enum {
   FROND_OK = 0,

@@ -23,7 +23,14 @@
 
 /* Is the store one SQL database, where node IDs can be claimed? */
 static int store_is_db(const char *store) {
-  return strcmp(store, "none") != 0 && strncmp(store, "multi:", 6) != 0;
+  return strcmp(store, "none") != 0 && strncmp(store, "multi:", 6) != 0 &&
+         strncmp(store, "frond://", 8) != 0;
+}
+
+/* A frond:// store: Frond servers, which lease segment ranges, never node
+** IDs (the servers' own come from their database or coordinator). */
+static int store_is_servers(const char *store) {
+  return strncmp(store, "frond://", 8) == 0;
 }
 
 /* "lease+<store>" with the extra query options q (may be empty). */
@@ -69,6 +76,15 @@ static int static_uri(const frond__config *c, int64_t n, const char *q,
     snprintf(uri, cap, "static:%lld%s%s", (long long)n, q[0] ? "?" : "", q);
     return 0;
   }
+  if (store_is_servers(c->store))
+    return frond__fail(
+        err, FROND_EINVAL,
+        "coordinator: static node ID %lld cannot be registered in a "
+        "frond:// store (its servers lease segment ranges, not node IDs): "
+        "register it where the servers' node IDs are, coordinator = "
+        "lease+<their database's URI>?node=%lld, or say that nothing else "
+        "can use node %lld: static:%lld?unregistered=1",
+        (long long)n, (long long)n, (long long)n, (long long)n);
   if (!store_is_db(c->store))
     return frond__fail(
         err, FROND_EINVAL,
@@ -97,6 +113,13 @@ int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
       snprintf(uri, cap, "static:0");
       return 0;
     }
+    if (store_is_servers(c->store))
+      return frond__fail(
+          err, FROND_EINVAL,
+          "coordinator auto: the store is frond://, Frond servers that "
+          "lease segment ranges, not node IDs: name the coordinator the "
+          "servers use (lease+<their database's URI>, zk://...), or give "
+          "this process a node of its own");
     if (!store_is_db(c->store))
       return frond__fail(
           err, FROND_EINVAL,

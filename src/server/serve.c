@@ -235,6 +235,16 @@ static int store_uri_check(const char *uri, frond_error *err) {
     return 0;
   if (strncmp(uri, "multi:", 6) == 0)
     return frond__store_multi_parse(uri, &m, err);
+  /* A server over other servers would be a proxy with less than they
+  ** have: its ranges would come through them, but its node ID, its tag
+  ** floors and its formats' key records belong to their database. */
+  if (strncmp(uri, "frond://", 8) == 0)
+    return frond__fail(err, FROND_ESTORE_URI,
+                       "store: frond:// names other Frond servers; a server "
+                       "over them would only proxy them (its node ID, tag "
+                       "floors and format keys could not be kept where "
+                       "theirs are): give this server the database they use, "
+                       "or give frond:// to the program that wants the IDs");
   return frond__db_uri_check(uri, err);
 }
 

@@ -84,6 +84,12 @@ int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {
   for (i = 0; i < FROND__ARRAY_SIZE(schemes); i++)
     if (strncmp(uri, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
       break;
+  if (i == FROND__ARRAY_SIZE(schemes) && strncmp(uri, "frond://", 8) == 0)
+    return frond__fail(err, FROND_ESTORE_URI,
+                       "a frond:// URI names Frond servers, not a database: "
+                       "it leases segment ranges only; node IDs, a multi: "
+                       "member and the lease live in a database (the one "
+                       "those servers use)");
   if (i == FROND__ARRAY_SIZE(schemes)) {
     redact(uri, shown, sizeof(shown));
     return frond__fail(err, FROND_ESTORE_URI,

@@ -257,8 +257,9 @@ int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err);
 ** options (sqlite::memory: refused): 0 or STORE_URI. Pure. */
 int frond__db_uri_check(const char *uri, frond_error *err);
 
-/* Where the password of a scheme://user:password@host... URI is: 1 with
-** [*from, *to) in uri, or 0 when it has none. For messages, which never
+/* Where the password of a scheme://user:password@host... URI is (of a
+** frond:// URI, its token=): 1 with [*from, *to) in uri, or 0 when it
+** has none. For messages, which never
 ** show it. */
 int frond__db_uri_password(const char *uri, size_t *from, size_t *to);
 

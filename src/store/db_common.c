@@ -22,6 +22,16 @@
 
 int frond__db_uri_password(const char *uri, size_t *from, size_t *to) {
   const char *auth = strstr(uri, "://"), *at, *colon, *end;
+  if (strncmp(uri, "frond://", 8) == 0) { /* its secret: ?token=... */
+    const char *q = strchr(uri, '?'), *t;
+    for (t = q; t != NULL; t = strchr(t + 1, '&'))
+      if (strncmp(t + 1, "token=", 6) == 0) {
+        *from = (size_t)(t + 7 - uri);
+        *to = *from + strcspn(t + 7, "&#");
+        return 1;
+      }
+    return 0;
+  }
   if (auth == NULL)
     return 0;
   auth += 3;

@@ -182,6 +182,10 @@ static inline int64_t frond__tag_lowest_start(int64_t floor, int64_t step) {
 ** mysql://, mariadb:// (db.h). */
 extern const frond_store_methods frond__store_sql;
 
+/* Segment ranges leased from Frond servers over HTTP (store_frond.c):
+** "frond://host:port[,host:port...][?options]". */
+extern const frond_store_methods frond__store_frond;
+
 /* Several independent databases (store_multi.c): "multi:" then 2 to
 ** FROND_STORE_MULTI_MAX member URIs separated by '|' (a character no
 ** member URI has unescaped: RFC 3986 leaves it out, and a SQLite path

@@ -69,6 +69,17 @@ void frond__store_uri_shown(const char *uri, char *out, size_t len) {
   if (len == 0)
     return;
   out[0] = '\0';
+  if (strncmp(uri, "frond://", 8) == 0) { /* every token= value hidden */
+    for (; *p && k + 4 < len; p++) {
+      out[k++] = *p;
+      if ((*p == '?' || *p == '&') && strncmp(p + 1, "token=", 6) == 0) {
+        k += (size_t)snprintf(out + k, len - k, "token=***");
+        p += 6 + strcspn(p + 7, "&#");
+      }
+    }
+    out[k < len ? k : len - 1] = '\0';
+    return;
+  }
   if (multi) {
     k = (size_t)snprintf(out, len, "multi:");
     p += 6;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** store_open.c -- picking a store's backend by its URI and opening it: the
-** registered ones (tests' fakes), the built-in multi:, and the SQL store
-** for every other URI. The one file that names every backend, so it sits
-** above them all (as SQLite registers its built-in VFSes apart from the
-** os.c wrappers); everything on an open store is store.c's.
+** registered ones (tests' fakes), the built-in multi: and frond://, and
+** the SQL store for every other URI. The one file that names every
+** backend, so it sits above them all (as SQLite registers its built-in
+** VFSes apart from the os.c wrappers); everything on an open store is
+** store.c's.
 */
 #include "store/store.h"
 
@@ -15,7 +16,8 @@ static const frond_store_methods *backends[8];
 static size_t nbackends;
 
 /* Built-in backends that own a scheme. */
-static const frond_store_methods *const builtin[] = {&frond__store_multi};
+static const frond_store_methods *const builtin[] = {&frond__store_multi,
+                                                     &frond__store_frond};
 
 int frond__store_register(const frond_store_methods *m) {
   if (nbackends == FROND__ARRAY_SIZE(backends))
