@@ -16,7 +16,8 @@ test_pkgs="libcmocka-dev clang-format python3
   python3-bson nodejs npm tzdata libfaketime prometheus
   libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client
   clang libclang-rt-14-dev
-  valgrind"
+  valgrind
+  golang-go openjdk-17-jdk-headless"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
 # The JavaScript clients of tests/integration/test_clients.py (ioredis,
