@@ -44,14 +44,18 @@ type TagOptions struct {
 }
 
 // lease is one leased range [start, start+size): immutable but for its
-// cursor, so that Next is one atomic add and a comparison.
+// cursor, so that Next is one atomic add and a comparison. The cursor has
+// a cache line of its own: goroutines on other cores read the bounds from
+// their own caches while the cursor's line moves between them.
 type lease struct {
-	cursor    atomic.Int64
 	start     int64
 	size      uint64
 	preloadAt int64 // the ID whose taker starts the next fetch
 	leasedAt  time.Time
 	timer     *time.Timer
+	_         [64]byte
+	cursor    atomic.Int64
+	_         [56]byte
 }
 
 func (l *lease) end() int64 { return l.start + int64(l.size) }
@@ -60,7 +64,9 @@ func (l *lease) end() int64 { return l.start + int64(l.size) }
 // ranges leased from the server. Safe for use by any number of
 // goroutines; each goroutine sees its IDs strictly increase.
 type Tag struct {
+	_    [64]byte       // cur on a line that only range switches write
 	cur  unsafe.Pointer // *lease: load() and store()
+	_    [56]byte
 	c    *Client
 	name string
 	opts TagOptions

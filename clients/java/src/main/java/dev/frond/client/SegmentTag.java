@@ -20,14 +20,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * the client's timeout and retries.
  */
 public final class SegmentTag {
-    /** A leased range [start, start + size). */
-    static final class Lease {
-        volatile long cursor;
+    /** A leased range's bounds, read-only. The classes below put its
+     *  cursor on a cache line of its own (the JVM lays a superclass's
+     *  fields first): threads on other cores read the bounds from their
+     *  own caches while the cursor's line moves between them. */
+    static class LeaseBounds {
         final long start, size, biasedSize, preloadAt, leasedAt;
-        ScheduledFuture<?> timer; // guarded by the tag's lock
 
-        Lease(long start, long size, long preloadAt) {
-            this.cursor = start;
+        LeaseBounds(long start, long size, long preloadAt) {
             this.start = start;
             this.size = size;
             this.biasedSize = size + Long.MIN_VALUE;
@@ -36,6 +36,26 @@ public final class SegmentTag {
         }
 
         long end() { return start + size; }
+    }
+
+    @SuppressWarnings("unused")
+    static class LeasePad extends LeaseBounds {
+        long p0, p1, p2, p3, p4, p5, p6, p7;
+
+        LeasePad(long start, long size, long preloadAt) { super(start, size, preloadAt); }
+    }
+
+    /** A leased range [start, start + size) and its cursor. */
+    @SuppressWarnings("unused")
+    static final class Lease extends LeasePad {
+        volatile long cursor;
+        long q0, q1, q2, q3, q4, q5, q6, q7;
+        ScheduledFuture<?> timer; // guarded by the tag's lock
+
+        Lease(long start, long size, long preloadAt) {
+            super(start, size, preloadAt);
+            this.cursor = start;
+        }
     }
 
     private static final VarHandle CURSOR;

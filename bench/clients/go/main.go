@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// bench/clients/go: a leased tag's Next beside a bare atomic.AddInt64 in
+// the same run, on 1 and several goroutines, and the server calls per
+// million IDs at a steady rate. Usage: go run . URL [TAG]
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	frond "frond.dev/frond/clients/go"
+)
+
+const (
+	rounds = 7
+	perRun = 20_000_000
+)
+
+var sink int64
+
+func bare(threads int) time.Duration {
+	var x int64
+	return run(threads, func(n int) int64 {
+		var s int64
+		for i := 0; i < n; i++ {
+			s += atomic.AddInt64(&x, 1)
+		}
+		return s
+	})
+}
+
+// floor is the least a bounded counter can do: the atomic add and one
+// comparison with a bound read from memory, as any range must be.
+type floor struct {
+	end int64
+	_   [56]byte
+	n   int64
+	_   [56]byte
+}
+
+func bounded(f *floor, threads int) time.Duration {
+	return run(threads, func(n int) int64 {
+		var s int64
+		for i := 0; i < n; i++ {
+			v := atomic.AddInt64(&f.n, 1)
+			if v >= f.end {
+				panic("the bound is 2^62")
+			}
+			s += v
+		}
+		return s
+	})
+}
+
+func tagged(t *frond.Tag, threads int) time.Duration {
+	return run(threads, func(n int) int64 {
+		var s int64
+		for i := 0; i < n; i++ {
+			v, err := t.Next()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			s += v
+		}
+		return s
+	})
+}
+
+// run times perRun calls split over threads goroutines.
+func run(threads int, body func(n int) int64) time.Duration {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := 0; g < threads; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			atomic.AddInt64(&sink, body(perRun/threads))
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+func median(d []float64) float64 {
+	sort.Float64s(d)
+	return d[len(d)/2]
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: go run . URL [TAG]")
+		os.Exit(2)
+	}
+	tagName := "bench"
+	if len(os.Args) > 2 {
+		tagName = os.Args[2]
+	}
+	c, err := frond.New(frond.Options{Servers: []string{os.Args[1]}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	t, err := c.Tag(tagName, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	tagged(t, 1) // warm-up: ranges grow to their largest
+	fmt.Printf("Go %s, GOMAXPROCS %d, %d rounds of %d IDs, medians\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), rounds, perRun)
+	fmt.Println("| goroutines | atomic.AddInt64 ns/ID | add + bound ns/ID | Tag.Next ns/ID | ratio to the counter | ratio to add + bound |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: |")
+	before := c.Stats()
+	for _, threads := range []int{1, 2, 4} {
+		var b, f, n []float64
+		fl := &floor{end: 1 << 62}
+		for r := 0; r < rounds; r++ {
+			b = append(b, float64(bare(threads).Nanoseconds())/perRun)
+			f = append(f, float64(bounded(fl, threads).Nanoseconds())/perRun)
+			n = append(n, float64(tagged(t, threads).Nanoseconds())/perRun)
+		}
+		mb, mf, mn := median(b), median(f), median(n)
+		fmt.Printf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |\n", threads, mb, mf, mn,
+			mb/mn, mf/mn)
+	}
+	after := c.Stats()
+	ids := after.Leased - before.Leased
+	fmt.Printf("\nsteady rate: %d range calls for %d IDs leased: %.2f calls per million IDs\n",
+		after.Calls-before.Calls, ids, float64(after.Calls-before.Calls)*1e6/float64(ids))
+}

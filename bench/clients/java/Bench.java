@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import dev.frond.client.FrondClient;
+import dev.frond.client.SegmentTag;
+import dev.frond.client.Stats;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntToLongFunction;
+
+/**
+ * bench/clients/java: a leased tag's next() beside a bare
+ * AtomicLong.incrementAndGet in the same run, on 1 and several threads,
+ * with a warm-up, 7 rounds and medians; and the server calls per million
+ * IDs at a steady rate. Usage: java -cp JAR:. Bench URL [TAG]
+ */
+public final class Bench {
+    static final int ROUNDS = 7, PER_RUN = 20_000_000;
+    static volatile long sink;
+
+    static double run(int threads, IntToLongFunction body) throws InterruptedException {
+        Thread[] ts = new Thread[threads];
+        long t0 = System.nanoTime();
+        for (int i = 0; i < threads; i++) {
+            ts[i] = new Thread(() -> sink += body.applyAsLong(PER_RUN / threads));
+            ts[i].start();
+        }
+        for (Thread t : ts)
+            t.join();
+        return (double) (System.nanoTime() - t0) / PER_RUN;
+    }
+
+    static long bare(AtomicLong x, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++)
+            s += x.incrementAndGet();
+        return s;
+    }
+
+    /** The least a bounded counter can do: the atomic add and one
+     *  comparison with a bound read from memory, as any range must be. */
+    static final class Floor {
+        final AtomicLong n = new AtomicLong();
+        final long end = 1L << 62;
+    }
+
+    static long bounded(Floor f, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++) {
+            long v = f.n.incrementAndGet();
+            if (v >= f.end)
+                throw new IllegalStateException("the bound is 2^62");
+            s += v;
+        }
+        return s;
+    }
+
+    static long tagged(SegmentTag t, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++)
+            s += t.next();
+        return s;
+    }
+
+    static double median(double[] d) {
+        Arrays.sort(d);
+        return d[d.length / 2];
+    }
+
+    public static void main(String[] args) throws Exception {
+        try (FrondClient c = FrondClient.builder().servers(args[0]).build()) {
+            SegmentTag t = c.tag(args.length > 1 ? args[1] : "bench");
+            AtomicLong x = new AtomicLong();
+            Floor f = new Floor();
+            for (int w = 0; w < 3; w++) { // warm-up: the JIT, and ranges at their largest
+                run(1, n -> bare(x, n));
+                run(1, n -> bounded(f, n));
+                run(1, n -> tagged(t, n));
+            }
+            System.out.printf("Java %s, %d rounds of %d IDs, medians%n%n",
+                System.getProperty("java.version"), ROUNDS, PER_RUN);
+            System.out.println("| threads | AtomicLong.incrementAndGet ns/ID | add + bound ns/ID | SegmentTag.next ns/ID | ratio to the counter | ratio to add + bound |");
+            System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: |");
+            Stats before = c.stats();
+            for (int threads : new int[] {1, 2, 4}) {
+                double[] b = new double[ROUNDS], fl = new double[ROUNDS], m = new double[ROUNDS];
+                for (int r = 0; r < ROUNDS; r++) {
+                    b[r] = run(threads, n -> bare(x, n));
+                    fl[r] = run(threads, n -> bounded(f, n));
+                    m[r] = run(threads, n -> tagged(t, n));
+                }
+                double mb = median(b), mf = median(fl), mn = median(m);
+                System.out.printf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |%n", threads, mb, mf,
+                    mn, mb / mn, mf / mn);
+            }
+            Stats after = c.stats();
+            long ids = after.leased() - before.leased(), calls = after.calls() - before.calls();
+            System.out.printf("%nsteady rate: %d range calls for %d IDs leased: %.2f calls per million IDs%n",
+                calls, ids, calls * 1e6 / ids);
+        }
+    }
+}
