@@ -3,6 +3,8 @@
 import dev.frond.client.FrondClient;
 import dev.frond.client.SegmentTag;
 import dev.frond.client.Stats;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntToLongFunction;
@@ -10,23 +12,31 @@ import java.util.function.IntToLongFunction;
 /**
  * bench/clients/java: a leased tag's next() beside a bare
  * AtomicLong.incrementAndGet in the same run, on 1 and several threads,
- * with a warm-up, 7 rounds and medians; and the server calls per million
+ * with a warm-up, 15 rounds and medians of CPU time; and the server calls per million
  * IDs at a steady rate. Usage: java -cp JAR:. Bench URL [TAG]
  */
 public final class Bench {
-    static final int ROUNDS = 7, PER_RUN = 20_000_000;
+    static final int ROUNDS = 15, PER_RUN = 10_000_000;
+    static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
     static volatile long sink;
 
+    /** Makes PER_RUN calls split over threads, and returns the CPU time
+     *  they used per call: on a machine shared with other work, time spent
+     *  waiting for a core is not counted. */
     static double run(int threads, IntToLongFunction body) throws InterruptedException {
         Thread[] ts = new Thread[threads];
-        long t0 = System.nanoTime();
+        AtomicLong cpu = new AtomicLong();
         for (int i = 0; i < threads; i++) {
-            ts[i] = new Thread(() -> sink += body.applyAsLong(PER_RUN / threads));
+            ts[i] = new Thread(() -> {
+                long t0 = CPU.getCurrentThreadCpuTime();
+                sink += body.applyAsLong(PER_RUN / threads);
+                cpu.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
+            });
             ts[i].start();
         }
         for (Thread t : ts)
             t.join();
-        return (double) (System.nanoTime() - t0) / PER_RUN;
+        return (double) cpu.get() / PER_RUN;
     }
 
     static long bare(AtomicLong x, int n) {
@@ -36,16 +46,22 @@ public final class Bench {
         return s;
     }
 
-    /** The least a bounded counter can do: the atomic add and one
-     *  comparison with a bound read from memory, as any range must be. */
+    /** The least a range that can be swapped for the next one costs: the
+     *  current range read from a volatile field, the atomic add on its
+     *  counter and one comparison with its bound. */
     static final class Floor {
         final AtomicLong n = new AtomicLong();
         final long end = 1L << 62;
     }
 
-    static long bounded(Floor f, int n) {
+    static final class Current {
+        volatile Floor cur = new Floor();
+    }
+
+    static long bounded(Current c, int n) {
         long s = 0;
         for (int i = 0; i < n; i++) {
+            Floor f = c.cur;
             long v = f.n.incrementAndGet();
             if (v >= f.end)
                 throw new IllegalStateException("the bound is 2^62");
@@ -70,15 +86,15 @@ public final class Bench {
         try (FrondClient c = FrondClient.builder().servers(args[0]).build()) {
             SegmentTag t = c.tag(args.length > 1 ? args[1] : "bench");
             AtomicLong x = new AtomicLong();
-            Floor f = new Floor();
+            Current f = new Current();
             for (int w = 0; w < 3; w++) { // warm-up: the JIT, and ranges at their largest
                 run(1, n -> bare(x, n));
                 run(1, n -> bounded(f, n));
                 run(1, n -> tagged(t, n));
             }
-            System.out.printf("Java %s, %d rounds of %d IDs, medians%n%n",
+            System.out.printf("Java %s, %d rounds of %d IDs, medians of CPU ns per ID%n%n",
                 System.getProperty("java.version"), ROUNDS, PER_RUN);
-            System.out.println("| threads | AtomicLong.incrementAndGet ns/ID | add + bound ns/ID | SegmentTag.next ns/ID | ratio to the counter | ratio to add + bound |");
+            System.out.println("| threads | AtomicLong.incrementAndGet | pointer, add, bound | SegmentTag.next | ratio to the counter | ratio to pointer, add, bound |");
             System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: |");
             Stats before = c.stats();
             for (int threads : new int[] {1, 2, 4}) {

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.frond.client;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -14,20 +12,29 @@ import java.util.concurrent.atomic.AtomicLong;
  * safe; each thread sees its IDs strictly increase.
  *
  * <p>The current range is an immutable object but for its cursor, so that
- * next() is one getAndAdd and two comparisons. The thread that takes the
+ * next() is one getAndIncrement and two comparisons. The thread that takes the
  * preload point starts the fetch of the next range in the background; the
  * one that finds the range used up switches to it, or waits for it within
  * the client's timeout and retries.
  */
 public final class SegmentTag {
-    /** A leased range's bounds, read-only. The classes below put its
-     *  cursor on a cache line of its own (the JVM lays a superclass's
-     *  fields first): threads on other cores read the bounds from their
-     *  own caches while the cursor's line moves between them. */
-    static class LeaseBounds {
+    /**
+     * A leased range [start, start + size): its cursor is the AtomicLong it
+     * extends, so that next() is AtomicLong's own getAndIncrement, with no
+     * check of the holder's type in front of it. The bounds are read-only;
+     * eight longs keep them off the cursor's cache line (the JVM lays a
+     * superclass's fields first), so that threads on other cores read them
+     * from their own caches while the cursor's line moves between them.
+     */
+    @SuppressWarnings("unused")
+    static final class Lease extends AtomicLong {
+        private static final long serialVersionUID = 1L;
+        private long p0, p1, p2, p3, p4, p5, p6, p7;
         final long start, size, biasedSize, preloadAt, leasedAt;
+        transient ScheduledFuture<?> timer; // guarded by the tag's lock
 
-        LeaseBounds(long start, long size, long preloadAt) {
+        Lease(long start, long size, long preloadAt) {
+            super(start);
             this.start = start;
             this.size = size;
             this.biasedSize = size + Long.MIN_VALUE;
@@ -36,35 +43,6 @@ public final class SegmentTag {
         }
 
         long end() { return start + size; }
-    }
-
-    @SuppressWarnings("unused")
-    static class LeasePad extends LeaseBounds {
-        long p0, p1, p2, p3, p4, p5, p6, p7;
-
-        LeasePad(long start, long size, long preloadAt) { super(start, size, preloadAt); }
-    }
-
-    /** A leased range [start, start + size) and its cursor. */
-    @SuppressWarnings("unused")
-    static final class Lease extends LeasePad {
-        volatile long cursor;
-        long q0, q1, q2, q3, q4, q5, q6, q7;
-        ScheduledFuture<?> timer; // guarded by the tag's lock
-
-        Lease(long start, long size, long preloadAt) {
-            super(start, size, preloadAt);
-            this.cursor = start;
-        }
-    }
-
-    private static final VarHandle CURSOR;
-    static {
-        try {
-            CURSOR = MethodHandles.lookup().findVarHandle(Lease.class, "cursor", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
     }
 
     private volatile Lease cur = new Lease(0, 0, -1); // empty: slow path first
@@ -115,7 +93,7 @@ public final class SegmentTag {
     /** The tag's next ID. */
     public long next() {
         Lease l = cur;
-        long v = (long) CURSOR.getAndAdd(l, 1L);
+        long v = l.getAndIncrement();
         if (v - l.start + Long.MIN_VALUE < l.biasedSize && v != l.preloadAt)
             return v;
         return rare(l, v);
@@ -217,7 +195,7 @@ public final class SegmentTag {
                 if (closed)
                     throw new FrondException(FrondException.CLOSED, "the client is closed");
                 Lease l = cur;
-                long v = (long) CURSOR.getAndAdd(l, 1L);
+                long v = l.getAndIncrement();
                 if (v - l.start + Long.MIN_VALUE < l.biasedSize) {
                     if (v == l.preloadAt)
                         fetchLocked();
@@ -270,7 +248,7 @@ public final class SegmentTag {
     /** Ends a range at its validity: its cursor jumps to its end, so that
      *  the next next() takes the slow path; what it had left is skipped. */
     private void expire(Lease l) {
-        long was = (long) CURSOR.getAndSet(l, l.end());
+        long was = l.getAndSet(l.end());
         if (was < l.end())
             dropped.addAndGet(l.end() - was);
     }
