@@ -160,8 +160,8 @@ func checkTag(name string) error {
 	return nil
 }
 
-// load and store the current range (atomic.Pointer[lease] is not
-// inlined by Go 1.19, which would keep Next from being inlined).
+// load and store the current range (Go 1.19 does not inline
+// atomic.Pointer[lease].Load: a call more on every Next).
 func (t *Tag) load() *lease   { return (*lease)(atomic.LoadPointer(&t.cur)) }
 func (t *Tag) store(l *lease) { atomic.StorePointer(&t.cur, unsafe.Pointer(l)) }
 
@@ -183,7 +183,7 @@ func (t *Tag) Next() (int64, error) {
 }
 
 // rare is Next's way out of the hot path, kept out of line so that Next
-// is inlined: the preload point, or a range used up.
+// stays a few instructions: the preload point, or a range used up.
 func (t *Tag) rare(l *lease, v int64) (int64, error) {
 	if uint64(v-l.start) < l.size {
 		t.preload()

@@ -12,19 +12,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * safe; each thread sees its IDs strictly increase.
  *
  * <p>The current range is an immutable object but for its cursor, so that
- * next() is one getAndIncrement and two comparisons. The thread that takes the
- * preload point starts the fetch of the next range in the background; the
+ * next() is one getAndIncrement and two comparisons. The thread that takes
+ * the preload point starts the fetch of the next range in the background; the
  * one that finds the range used up switches to it, or waits for it within
  * the client's timeout and retries.
  */
 public final class SegmentTag {
     /**
      * A leased range [start, start + size): its cursor is the AtomicLong it
-     * extends, so that next() is AtomicLong's own getAndIncrement, with no
-     * check of the holder's type in front of it. The bounds are read-only;
-     * eight longs keep them off the cursor's cache line (the JVM lays a
-     * superclass's fields first), so that threads on other cores read them
-     * from their own caches while the cursor's line moves between them.
+     * extends (the JVM lays a superclass's fields first). The bounds are
+     * read-only, eight longs after the cursor: off its cache line, so that
+     * threads on other cores read them from their own caches while the
+     * cursor's line moves between them.
      */
     @SuppressWarnings("unused")
     static final class Lease extends AtomicLong {
