@@ -490,3 +490,23 @@ func FuzzParseRange(f *testing.F) {
 		}
 	})
 }
+
+// A 503 moves the call to the next server; from every server, it is the
+// server's code after the retries.
+func TestFailoverOn503(t *testing.T) {
+	none := startServer(t, "none")
+	good := startServer(t, newStore(t, map[string]int{"orders": 1000}))
+	c := newClient(t, Options{Servers: []string{none.url(), good.url()}})
+	tag, _ := c.Tag("orders", nil)
+	take(t, tag, 10)
+	if st := c.Stats(); st.Failovers != 1 || st.Failures != 1 {
+		t.Fatalf("stats %+v: want one 503 and one failover", st)
+	}
+	c2 := newClient(t, Options{Servers: []string{none.url()}, Retries: 2})
+	tag2, _ := c2.Tag("orders", nil)
+	_, err := tag2.Next()
+	wantCode(t, err, "SEGMENT_UNAVAILABLE", 503)
+	if st := c2.Stats(); st.Calls != 3 {
+		t.Fatalf("stats %+v: a 503 was not tried 3 times", st)
+	}
+}

@@ -318,6 +318,23 @@ public final class ClientTest {
         }
     }
 
+    /** A 503 moves the call to the next server; from every server, it is
+     *  the server's code after the retries. */
+    static void failoverOn503() throws Exception {
+        try (TestServer none = new TestServer("none");
+             TestServer good = new TestServer(TestServer.newStore("orders", 1000))) {
+            try (FrondClient c = FrondClient.builder().servers(none.url(), good.url()).build()) {
+                take(c.tag("orders"), 10);
+                check(c.stats().failovers() == 1 && c.stats().failures() == 1,
+                    "want one 503 and one failover: " + c.stats());
+            }
+            try (FrondClient c = FrondClient.builder().servers(none.url()).retries(2).build()) {
+                expect("SEGMENT_UNAVAILABLE", 503, () -> c.tag("orders").next());
+                check(c.stats().calls() == 3, "a 503 was not tried 3 times: " + c.stats());
+            }
+        }
+    }
+
     /** The JSON reader and the range check, on a corpus and on bounded
      *  random mutations of it: a value or a FrondException BAD_RESPONSE,
      *  never another exception. */
@@ -374,6 +391,7 @@ public final class ClientTest {
             {"timeouts", (Body) ClientTest::timeouts},
             {"close", (Body) ClientTest::close},
             {"rangeOrder", (Body) ClientTest::rangeOrder},
+            {"failoverOn503", (Body) ClientTest::failoverOn503},
         };
         int failed = 0;
         for (Object[] t : tests) {
