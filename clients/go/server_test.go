@@ -51,8 +51,10 @@ func freePort(t *testing.T) int {
 	if top > 32767 {
 		top = 32767
 	}
+	// Go 1.19's global source starts from the same seed in every process.
+	rnd := rand.New(rand.NewSource(time.Now().UnixNano() ^ int64(os.Getpid())<<20))
 	for i := 0; i < 200; i++ {
-		p := top - 12000 + rand.Intn(12000)
+		p := top - 12000 + rnd.Intn(12000)
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err == nil {
 			l.Close()
