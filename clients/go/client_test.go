@@ -510,3 +510,40 @@ func TestFailoverOn503(t *testing.T) {
 		t.Fatalf("stats %+v: a 503 was not tried 3 times", st)
 	}
 }
+
+// The range size follows the rate: it doubles while ranges are fetched
+// less than Target apart, up to MaxRange, stays between Target and twice
+// Target, and halves beyond, down to MinRange (on a clock the test moves).
+func TestRangeSize(t *testing.T) {
+	s := startServer(t, newStore(t, map[string]int{"orders": 1000}))
+	c := newClient(t, Options{Servers: []string{s.url()}})
+	tag, _ := c.Tag("orders", &TagOptions{MinRange: 100, MaxRange: 800,
+		Target: time.Minute, Validity: NoExpiry})
+	var mu sync.Mutex
+	clock := time.Unix(1e9, 0)
+	tag.mu.Lock()
+	tag.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	tag.mu.Unlock()
+	var sizes []int64
+	for i, gap := range []time.Duration{0, time.Second, time.Second, time.Second,
+		time.Second, 90 * time.Second, 3 * time.Minute, 3 * time.Minute,
+		3 * time.Minute, 3 * time.Minute} {
+		mu.Lock()
+		clock = clock.Add(gap)
+		mu.Unlock()
+		before := tag.Stats().Leased
+		// Take IDs until the next range is leased: at the current one's
+		// preload point.
+		for n := 0; tag.Stats().Ranges == int64(i); n++ {
+			if n == 10000 {
+				t.Fatalf("no range %d after 10,000 IDs", i+1)
+			}
+			take(t, tag, 1)
+		}
+		sizes = append(sizes, tag.Stats().Leased-before)
+	}
+	want := fmt.Sprint([]int64{100, 200, 400, 800, 800, 800, 400, 200, 100, 100})
+	if fmt.Sprint(sizes) != want {
+		t.Fatalf("range sizes %v, want %v", sizes, want)
+	}
+}

@@ -79,6 +79,7 @@ type Tag struct {
 	size      int64         // the size of the next range asked for
 	lastFetch time.Time
 	closed    bool
+	now       func() time.Time // the clock of the sizing: time.Now, or a test's
 
 	calls, ranges, leased, dropped atomic.Int64
 }
@@ -110,7 +111,7 @@ func (c *Client) Tag(name string, opts *TagOptions) (*Tag, error) {
 		}
 		return t, nil
 	}
-	t := &Tag{c: c, name: name, opts: o, size: o.MinRange}
+	t := &Tag{c: c, name: name, opts: o, size: o.MinRange, now: time.Now}
 	t.store(&lease{}) // empty: the first Next takes the slow path
 	c.tags[name] = t
 	return t, nil
@@ -218,7 +219,7 @@ func (t *Tag) fetchLocked() {
 	if t.inflight != nil || t.next != nil || t.closed {
 		return
 	}
-	now := time.Now()
+	now := t.now()
 	if !t.lastFetch.IsZero() {
 		since := now.Sub(t.lastFetch)
 		if since < t.opts.Target && t.size < t.opts.MaxRange {

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * A segment tag's handle: {@link #next()} hands out the tag's IDs from
@@ -56,7 +57,9 @@ public final class SegmentTag {
     private long hiEnd;
     private long size;
     private long lastFetch;
+    private boolean fetched; // lastFetch is set
     private boolean closed;
+    LongSupplier sizingClock = System::nanoTime; // a test sets its own before use
 
     final AtomicLong calls = new AtomicLong(), ranges = new AtomicLong(),
         leased = new AtomicLong(), dropped = new AtomicLong();
@@ -117,8 +120,8 @@ public final class SegmentTag {
     private void fetchLocked() {
         if (inflight || nextLease != null || closed)
             return;
-        long now = System.nanoTime();
-        if (lastFetch != 0) {
+        long now = sizingClock.getAsLong();
+        if (fetched) {
             long since = now - lastFetch, target = opts.target().toNanos();
             if (since < target && size < opts.maxRange())
                 size *= 2;
@@ -127,6 +130,7 @@ public final class SegmentTag {
             size = Math.max(opts.minRange(), Math.min(opts.maxRange(), size));
         }
         lastFetch = now;
+        fetched = true;
         long count = size;
         inflight = true;
         c.runInBackground(() -> fetch(count));

@@ -14,6 +14,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The Java client's tests against real servers; a plain main (no test
@@ -335,6 +336,35 @@ public final class ClientTest {
         }
     }
 
+    /** The range size follows the rate: it doubles while ranges are
+     *  fetched less than the target apart, up to the maximum, stays between
+     *  the target and twice the target, and halves beyond, down to the
+     *  minimum (on a clock the test moves). */
+    static void rangeSize() throws Exception {
+        try (TestServer s = new TestServer(TestServer.newStore("orders", 1000));
+             FrondClient c = FrondClient.builder().servers(s.url()).build()) {
+            SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(100, 800)
+                .withTarget(Duration.ofMinutes(1)).withValidity(Duration.ZERO));
+            AtomicLong clock = new AtomicLong(1_000_000_000L);
+            tag.sizingClock = clock::get;
+            long sec = 1_000_000_000L;
+            long[] gaps = {0, sec, sec, sec, sec, 90 * sec, 180 * sec, 180 * sec, 180 * sec,
+                180 * sec};
+            List<Long> sizes = new ArrayList<>();
+            for (int i = 0; i < gaps.length; i++) {
+                clock.addAndGet(gaps[i]);
+                long before = tag.stats().leased();
+                for (int n = 0; tag.stats().ranges() == i; n++) {
+                    check(n < 10000, "no range " + (i + 1) + " after 10,000 IDs");
+                    tag.next();
+                }
+                sizes.add(tag.stats().leased() - before);
+            }
+            check(sizes.equals(List.of(100L, 200L, 400L, 800L, 800L, 800L, 400L, 200L, 100L, 100L)),
+                "range sizes " + sizes);
+        }
+    }
+
     /** The JSON reader and the range check, on a corpus and on bounded
      *  random mutations of it: a value or a FrondException BAD_RESPONSE,
      *  never another exception. */
@@ -392,6 +422,7 @@ public final class ClientTest {
             {"close", (Body) ClientTest::close},
             {"rangeOrder", (Body) ClientTest::rangeOrder},
             {"failoverOn503", (Body) ClientTest::failoverOn503},
+            {"rangeSize", (Body) ClientTest::rangeSize},
         };
         int failed = 0;
         for (Object[] t : tests) {
