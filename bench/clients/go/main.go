@@ -26,6 +26,9 @@ const (
 
 var sink int64
 
+// lastWall is the wall-clock time of the last run, for the second table.
+var lastWall time.Duration
+
 func bare(threads int) time.Duration {
 	var x int64
 	return run(threads, func(n int) int64 {
@@ -83,6 +86,8 @@ func tagged(t *frond.Tag, threads int) time.Duration {
 func run(threads int, body func(n int) int64) time.Duration {
 	var wg sync.WaitGroup
 	var cpu int64
+	t0 := time.Now()
+	defer func() { lastWall = time.Since(t0) }()
 	for g := 0; g < threads; g++ {
 		wg.Add(1)
 		go func() {
@@ -139,17 +144,30 @@ func main() {
 	fmt.Println("| goroutines | atomic.AddInt64 | pointer, add, bound | Tag.Next | ratio to the counter | ratio to pointer, add, bound |")
 	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: |")
 	before := c.Stats()
+	var wall []string
 	for _, threads := range []int{1, 2, 4} {
-		var b, f, n []float64
+		var b, f, n, wb, wf, wn []float64
 		fl := unsafe.Pointer(&floor{end: 1 << 62})
 		for r := 0; r < rounds; r++ {
 			b = append(b, float64(bare(threads).Nanoseconds())/perRun)
+			wb = append(wb, float64(lastWall.Nanoseconds())/perRun)
 			f = append(f, float64(bounded(&fl, threads).Nanoseconds())/perRun)
+			wf = append(wf, float64(lastWall.Nanoseconds())/perRun)
 			n = append(n, float64(tagged(t, threads).Nanoseconds())/perRun)
+			wn = append(wn, float64(lastWall.Nanoseconds())/perRun)
 		}
 		mb, mf, mn := median(b), median(f), median(n)
 		fmt.Printf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |\n", threads, mb, mf, mn,
 			mb/mn, mf/mn)
+		mb, mf, mn = median(wb), median(wf), median(wn)
+		wall = append(wall, fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |",
+			threads, mb, mf, mn, mb/mn, mf/mn))
+	}
+	fmt.Print("\nThe same rounds in wall-clock ns per ID (contention shows here, and so does other work on the machine):\n\n")
+	fmt.Println("| goroutines | atomic.AddInt64 | pointer, add, bound | Tag.Next | ratio to the counter | ratio to pointer, add, bound |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, l := range wall {
+		fmt.Println(l)
 	}
 	after := c.Stats()
 	ids := after.Leased - before.Leased

@@ -19,6 +19,7 @@ public final class Bench {
     static final int ROUNDS = 15, PER_RUN = 10_000_000;
     static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
     static volatile long sink;
+    static double lastWall; // wall-clock ns per call of the last run
 
     /** Makes PER_RUN calls split over threads, and returns the CPU time
      *  they used per call: on a machine shared with other work, time spent
@@ -26,6 +27,7 @@ public final class Bench {
     static double run(int threads, IntToLongFunction body) throws InterruptedException {
         Thread[] ts = new Thread[threads];
         AtomicLong cpu = new AtomicLong();
+        long w0 = System.nanoTime();
         for (int i = 0; i < threads; i++) {
             ts[i] = new Thread(() -> {
                 long t0 = CPU.getCurrentThreadCpuTime();
@@ -36,6 +38,7 @@ public final class Bench {
         }
         for (Thread t : ts)
             t.join();
+        lastWall = (double) (System.nanoTime() - w0) / PER_RUN;
         return (double) cpu.get() / PER_RUN;
     }
 
@@ -97,17 +100,32 @@ public final class Bench {
             System.out.println("| threads | AtomicLong.incrementAndGet | pointer, add, bound | SegmentTag.next | ratio to the counter | ratio to pointer, add, bound |");
             System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: |");
             Stats before = c.stats();
+            StringBuilder wall = new StringBuilder();
             for (int threads : new int[] {1, 2, 4}) {
                 double[] b = new double[ROUNDS], fl = new double[ROUNDS], m = new double[ROUNDS];
+                double[] wb = new double[ROUNDS], wf = new double[ROUNDS], wm = new double[ROUNDS];
                 for (int r = 0; r < ROUNDS; r++) {
                     b[r] = run(threads, n -> bare(x, n));
+                    wb[r] = lastWall;
                     fl[r] = run(threads, n -> bounded(f, n));
+                    wf[r] = lastWall;
                     m[r] = run(threads, n -> tagged(t, n));
+                    wm[r] = lastWall;
                 }
                 double mb = median(b), mf = median(fl), mn = median(m);
                 System.out.printf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |%n", threads, mb, mf,
                     mn, mb / mn, mf / mn);
+                mb = median(wb);
+                mf = median(wf);
+                mn = median(wm);
+                wall.append(String.format("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |%n", threads,
+                    mb, mf, mn, mb / mn, mf / mn));
             }
+            System.out.printf("%nThe same rounds in wall-clock ns per ID (contention shows here,"
+                + " and so does other work on the machine):%n%n");
+            System.out.println("| threads | AtomicLong.incrementAndGet | pointer, add, bound | SegmentTag.next | ratio to the counter | ratio to pointer, add, bound |");
+            System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: |");
+            System.out.print(wall);
             Stats after = c.stats();
             long ids = after.leased() - before.leased(), calls = after.calls() - before.calls();
             System.out.printf("%nsteady rate: %d range calls for %d IDs leased: %.2f calls per million IDs%n",
