@@ -209,10 +209,10 @@ func TestTagGoroutines(t *testing.T) {
 	}
 }
 
-// helperIDs is the child process of TestTwoProcesses: it writes n IDs of
+// TestChildProcess is the child process of TestTwoProcesses: it writes n IDs of
 // a tag, one a line, to a file.
-func TestHelperProcess(t *testing.T) {
-	if os.Getenv("GO_FROND_HELPER") != "1" {
+func TestChildProcess(t *testing.T) {
+	if os.Getenv("GO_FROND_CHILD") != "1" {
 		t.Skip("run by TestTwoProcesses")
 	}
 	n, _ := strconv.Atoi(os.Getenv("GO_FROND_N"))
@@ -236,8 +236,8 @@ func TestTwoProcesses(t *testing.T) {
 	dir := t.TempDir()
 	var cmds []*exec.Cmd
 	for p := 0; p < P; p++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "GO_FROND_HELPER=1", "GO_FROND_URL="+s.url(),
+		cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GO_FROND_CHILD=1", "GO_FROND_URL="+s.url(),
 			"GO_FROND_N="+strconv.Itoa(N),
 			"GO_FROND_OUT="+filepath.Join(dir, strconv.Itoa(p)))
 		cmd.Stderr = os.Stderr
