@@ -17,7 +17,8 @@ test_pkgs="libcmocka-dev clang-format python3
   libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client
   clang libclang-rt-14-dev
   valgrind
-  python3-venv python3-setuptools"
+  python3-venv python3-setuptools
+  golang-go openjdk-17-jdk-headless"
 # ULIDs are checked against an independent implementation: the npm package
 # ulid, pinned, installed globally (tests find it with `npm root -g`).
 # The JavaScript clients of tests/integration/test_clients.py (ioredis,

@@ -40,6 +40,7 @@ static const struct {
     {"FROND_BUILD", "the test suites: the build directory"},
     {"FROND_TEST", "the unit tests: run only the test it names"},
     {"FROND_CLIENTS_NODE", "the client tests: which node.js to use"},
+    {"FROND_SERVERS", "the clients (clients/): the servers they call"},
     {"FROND_DEB_BUILD", "scripts/deb.sh: the build directory"},
     {"FROND_DEB_SOURCE", "scripts/deb.sh: what the package is built from, "
                          "outside a git checkout (scripts/release.sh sets it)"},

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// bench/clients/go: a leased tag's Next beside a bare atomic.AddInt64 in
+// the same run, on 1 and several goroutines, and the server calls per
+// million IDs at a steady rate. Usage: go run . URL [TAG]
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	frond "frond.dev/frond/clients/go"
+)
+
+const (
+	rounds = 15
+	perRun = 10_000_000
+)
+
+var sink int64
+
+// lastWall is the wall-clock time of the last run, for the second table.
+var lastWall time.Duration
+
+func bare(threads int) time.Duration {
+	var x int64
+	return run(threads, func(n int) int64 {
+		var s int64
+		for i := 0; i < n; i++ {
+			s += atomic.AddInt64(&x, 1)
+		}
+		return s
+	})
+}
+
+// floor is the least a range that can be swapped for the next one costs:
+// the current range loaded through an atomic pointer, the atomic add on
+// its counter and one comparison with its bound.
+type floor struct {
+	end int64
+	_   [56]byte
+	n   int64
+	_   [56]byte
+}
+
+func bounded(cur *unsafe.Pointer, threads int) time.Duration {
+	return run(threads, func(n int) int64 {
+		var s int64
+		for i := 0; i < n; i++ {
+			f := (*floor)(atomic.LoadPointer(cur))
+			v := atomic.AddInt64(&f.n, 1)
+			if v >= f.end {
+				panic("the bound is 2^62")
+			}
+			s += v
+		}
+		return s
+	})
+}
+
+func tagged(t *frond.Tag, threads int) time.Duration {
+	return run(threads, func(n int) int64 {
+		var s int64
+		for i := 0; i < n; i++ {
+			v, err := t.Next()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			s += v
+		}
+		return s
+	})
+}
+
+// run makes perRun calls split over threads goroutines, each on its own
+// OS thread, and returns the CPU time they used per call: on a machine
+// shared with other work, time spent waiting for a core is not counted.
+func run(threads int, body func(n int) int64) time.Duration {
+	var wg sync.WaitGroup
+	var cpu int64
+	t0 := time.Now()
+	defer func() { lastWall = time.Since(t0) }()
+	for g := 0; g < threads; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			t0 := threadCPU()
+			atomic.AddInt64(&sink, body(perRun/threads))
+			atomic.AddInt64(&cpu, threadCPU()-t0)
+		}()
+	}
+	wg.Wait()
+	return time.Duration(cpu)
+}
+
+// threadCPU is the calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID).
+func threadCPU() int64 {
+	var ts syscall.Timespec
+	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3,
+		uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		panic(e)
+	}
+	return ts.Nano()
+}
+
+func median(d []float64) float64 {
+	sort.Float64s(d)
+	return d[len(d)/2]
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: go run . URL [TAG]")
+		os.Exit(2)
+	}
+	tagName := "bench"
+	if len(os.Args) > 2 {
+		tagName = os.Args[2]
+	}
+	c, err := frond.New(frond.Options{Servers: []string{os.Args[1]}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	t, err := c.Tag(tagName, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	tagged(t, 1) // warm-up: ranges grow to their largest
+	fmt.Printf("Go %s, GOMAXPROCS %d, %d rounds of %d IDs, medians of CPU ns per ID\n\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), rounds, perRun)
+	fmt.Println("| goroutines | atomic.AddInt64 | pointer, add, bound | Tag.Next | ratio to the counter | ratio to pointer, add, bound |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: |")
+	before := c.Stats()
+	var wall []string
+	for _, threads := range []int{1, 2, 4} {
+		var b, f, n, wb, wf, wn []float64
+		fl := unsafe.Pointer(&floor{end: 1 << 62})
+		for r := 0; r < rounds; r++ {
+			b = append(b, float64(bare(threads).Nanoseconds())/perRun)
+			wb = append(wb, float64(lastWall.Nanoseconds())/perRun)
+			f = append(f, float64(bounded(&fl, threads).Nanoseconds())/perRun)
+			wf = append(wf, float64(lastWall.Nanoseconds())/perRun)
+			n = append(n, float64(tagged(t, threads).Nanoseconds())/perRun)
+			wn = append(wn, float64(lastWall.Nanoseconds())/perRun)
+		}
+		mb, mf, mn := median(b), median(f), median(n)
+		fmt.Printf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |\n", threads, mb, mf, mn,
+			mb/mn, mf/mn)
+		mb, mf, mn = median(wb), median(wf), median(wn)
+		wall = append(wall, fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |",
+			threads, mb, mf, mn, mb/mn, mf/mn))
+	}
+	fmt.Print("\nThe same rounds in wall-clock ns per ID (contention shows here, and so does other work on the machine):\n\n")
+	fmt.Println("| goroutines | atomic.AddInt64 | pointer, add, bound | Tag.Next | ratio to the counter | ratio to pointer, add, bound |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, l := range wall {
+		fmt.Println(l)
+	}
+	after := c.Stats()
+	ids := after.Leased - before.Leased
+	fmt.Printf("\nsteady rate: %d range calls for %d IDs leased: %.2f calls per million IDs\n",
+		after.Calls-before.Calls, ids, float64(after.Calls-before.Calls)*1e6/float64(ids))
+}

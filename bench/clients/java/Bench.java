@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+
+import dev.frond.client.FrondClient;
+import dev.frond.client.SegmentTag;
+import dev.frond.client.Stats;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntToLongFunction;
+
+/**
+ * bench/clients/java: a leased tag's next() beside a bare
+ * AtomicLong.incrementAndGet in the same run, on 1 and several threads,
+ * with a warm-up, 15 rounds and medians of CPU time; and the server calls per million
+ * IDs at a steady rate. Usage: java -cp JAR:. Bench URL [TAG]
+ */
+public final class Bench {
+    static final int ROUNDS = 15, PER_RUN = 10_000_000;
+    static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
+    static volatile long sink;
+    static double lastWall; // wall-clock ns per call of the last run
+
+    /** Makes PER_RUN calls split over threads, and returns the CPU time
+     *  they used per call: on a machine shared with other work, time spent
+     *  waiting for a core is not counted. */
+    static double run(int threads, IntToLongFunction body) throws InterruptedException {
+        Thread[] ts = new Thread[threads];
+        AtomicLong cpu = new AtomicLong();
+        long w0 = System.nanoTime();
+        for (int i = 0; i < threads; i++) {
+            ts[i] = new Thread(() -> {
+                long t0 = CPU.getCurrentThreadCpuTime();
+                sink += body.applyAsLong(PER_RUN / threads);
+                cpu.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
+            });
+            ts[i].start();
+        }
+        for (Thread t : ts)
+            t.join();
+        lastWall = (double) (System.nanoTime() - w0) / PER_RUN;
+        return (double) cpu.get() / PER_RUN;
+    }
+
+    static long bare(AtomicLong x, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++)
+            s += x.incrementAndGet();
+        return s;
+    }
+
+    /** The least a range that can be swapped for the next one costs: the
+     *  current range read from a volatile field, the atomic add on its
+     *  counter and one comparison with its bound. */
+    static final class Floor {
+        final AtomicLong n = new AtomicLong();
+        final long end = 1L << 62;
+    }
+
+    static final class Current {
+        volatile Floor cur = new Floor();
+    }
+
+    static long bounded(Current c, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++) {
+            Floor f = c.cur;
+            long v = f.n.incrementAndGet();
+            if (v >= f.end)
+                throw new IllegalStateException("the bound is 2^62");
+            s += v;
+        }
+        return s;
+    }
+
+    static long tagged(SegmentTag t, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++)
+            s += t.next();
+        return s;
+    }
+
+    static double median(double[] d) {
+        Arrays.sort(d);
+        return d[d.length / 2];
+    }
+
+    public static void main(String[] args) throws Exception {
+        try (FrondClient c = FrondClient.builder().servers(args[0]).build()) {
+            SegmentTag t = c.tag(args.length > 1 ? args[1] : "bench");
+            AtomicLong x = new AtomicLong();
+            Current f = new Current();
+            for (int w = 0; w < 3; w++) { // warm-up: the JIT, and ranges at their largest
+                run(1, n -> bare(x, n));
+                run(1, n -> bounded(f, n));
+                run(1, n -> tagged(t, n));
+            }
+            System.out.printf("Java %s, %d rounds of %d IDs, medians of CPU ns per ID%n%n",
+                System.getProperty("java.version"), ROUNDS, PER_RUN);
+            System.out.println("| threads | AtomicLong.incrementAndGet | pointer, add, bound | SegmentTag.next | ratio to the counter | ratio to pointer, add, bound |");
+            System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: |");
+            Stats before = c.stats();
+            StringBuilder wall = new StringBuilder();
+            for (int threads : new int[] {1, 2, 4}) {
+                double[] b = new double[ROUNDS], fl = new double[ROUNDS], m = new double[ROUNDS];
+                double[] wb = new double[ROUNDS], wf = new double[ROUNDS], wm = new double[ROUNDS];
+                for (int r = 0; r < ROUNDS; r++) {
+                    b[r] = run(threads, n -> bare(x, n));
+                    wb[r] = lastWall;
+                    fl[r] = run(threads, n -> bounded(f, n));
+                    wf[r] = lastWall;
+                    m[r] = run(threads, n -> tagged(t, n));
+                    wm[r] = lastWall;
+                }
+                double mb = median(b), mf = median(fl), mn = median(m);
+                System.out.printf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |%n", threads, mb, mf,
+                    mn, mb / mn, mf / mn);
+                mb = median(wb);
+                mf = median(wf);
+                mn = median(wm);
+                wall.append(String.format("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |%n", threads,
+                    mb, mf, mn, mb / mn, mf / mn));
+            }
+            System.out.printf("%nThe same rounds in wall-clock ns per ID (contention shows here,"
+                + " and so does other work on the machine):%n%n");
+            System.out.println("| threads | AtomicLong.incrementAndGet | pointer, add, bound | SegmentTag.next | ratio to the counter | ratio to pointer, add, bound |");
+            System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: |");
+            System.out.print(wall);
+            Stats after = c.stats();
+            long ids = after.leased() - before.leased(), calls = after.calls() - before.calls();
+            System.out.printf("%nsteady rate: %d range calls for %d IDs leased: %.2f calls per million IDs%n",
+                calls, ids, calls * 1e6 / ids);
+        }
+    }
+}

@@ -1,0 +1,3 @@
+module frond.dev/frond/clients/go
+
+go 1.19
