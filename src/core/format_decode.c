@@ -404,14 +404,26 @@ int frond_format_decode(const frond_format *f, const char *s, size_t len,
     return f->kind == FROND_FORMAT_ORDER ? decode_order(f, &r, out, err)
                                          : decode_seq(f, &r, out, err);
   default: {
-    int rc = decode_plain(f->kind, s, len, out, err);
+    int rc = frond__format_decode_raw(f, s, len, out, err);
+    uint64_t shard;
     if (rc != 0)
       return rc;
-    if (f->tag_len > 0)
-      memcpy(out->tag, f->tag, f->tag_len + 1);
+    /* The ID the layout wrote (reverse=, shard=). */
+    out->id = frond__layout_invert(f, out->id, &shard);
     return 0;
   }
   }
+}
+
+int frond__format_decode_raw(const frond_format *f, const char *s, size_t len,
+                             frond_format_value *out, frond_error *err) {
+  int rc;
+  memset(out, 0, sizeof(*out));
+  if ((rc = decode_plain(f->kind, s, len, out, err)) != 0)
+    return rc;
+  if (f->tag_len > 0)
+    memcpy(out->tag, f->tag, f->tag_len + 1);
+  return 0;
 }
 
 static int all_of(const char *s, size_t len, const char *set) {
