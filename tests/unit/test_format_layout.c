@@ -31,9 +31,8 @@ static void test_reverse63(void **state) {
 
 /* Encode with reverse=yes, decode back: the ID, in every plain kind. */
 static void test_reverse_round_trip(void **state) {
-  static const char *const specs[] = {"decimal:reverse=yes",
-                                      "base62:reverse=yes",
-                                      "base32:reverse=yes"};
+  static const char *const specs[] = {
+      "decimal:reverse=yes", "base62:reverse=yes", "base32:reverse=yes"};
   uint64_t s = 42;
   char buf[32], spec[64];
   (void)state;
@@ -116,19 +115,18 @@ static void test_shard_same_key_same_shard(void **state) {
     shard = shard_of(f1, key);
     assert_true(shard < 256);
     assert_int_equal(shard_of(f2, key), shard);
-    assert_int_equal(frond_format_next_for(f1, &s1, key, strlen(key), 4,
-                                           out[0], 32, NULL),
-                     0);
-    assert_int_equal(frond_format_next_for(f2, &s2, key, strlen(key), 4,
-                                           out[4], 32, NULL),
-                     0);
+    assert_int_equal(
+        frond_format_next_for(f1, &s1, key, strlen(key), 4, out[0], 32, NULL),
+        0);
+    assert_int_equal(
+        frond_format_next_for(f2, &s2, key, strlen(key), 4, out[4], 32, NULL),
+        0);
     for (int i = 0; i < 8; i++) {
       frond_format *f = i < 4 ? f1 : f2;
       frond_format_value v;
       frond_fields fl;
-      assert_int_equal(frond_format_shard_in(f, out[i], strlen(out[i]), &in,
-                                             NULL),
-                       0);
+      assert_int_equal(
+          frond_format_shard_in(f, out[i], strlen(out[i]), &in, NULL), 0);
       assert_int_equal(in, shard);
       assert_int_equal(frond_format_decode(f, out[i], strlen(out[i]), &v, NULL),
                        0);
