@@ -432,6 +432,44 @@ def test_decode_agrees_with_cli():
         s.close()
 
 
+def test_reverse_over_http_and_resp():
+    """A named reverse=yes format: its strings over HTTP and RESP are the
+    63 bits of increasing snowflake IDs reversed, and decode (HTTP, RESP,
+    frond decode) to those IDs and their fields. A named shard= format is
+    refused at start: no front passes a caller's key yet."""
+    s = Setup(extra=["--format.rev", "decimal:reverse=yes"])
+    try:
+        def rev(v):
+            return int(format(v, "063b")[::-1], 2)
+        got = s.get("/v1/format/rev?count=200")["ids"]
+        got += strs(s.cmd("ID.FORMAT", "rev", "50"))
+        ids = [rev(int(x)) for x in got]
+        check(ids == sorted(ids) and len(set(ids)) == len(ids),
+              "reversed back, not increasing: %r" % ids[:5])
+        check(len({int(x) >> 59 for x in got}) > 8,
+              "reverse=yes strings do not spread: %r" % got[:5])
+        one = got[-1]
+        http_v = s.get("/v1/decode/%s?format=rev" % one)
+        resp_v = pairs(s.cmd("ID.DECODE", one, "rev"))
+        cli = json.loads(ft.run(["decode", "--format", "decimal:reverse=yes",
+                                 "--layout", http_v["layout"], one],
+                                env=clean_env()).stdout)
+        check(http_v["id"] == str(ids[-1]), "decoded %r, issued %d"
+              % (http_v, ids[-1]))
+        check(http_v == resp_v == cli, "HTTP %r, RESP %r, frond decode %r"
+              % (http_v, resp_v, cli))
+    finally:
+        s.close()
+    d = ft.tempdir()
+    try:
+        keys = key_file(d, "%s\n" % KEY1)
+        err = start_fails(["--order-key-file", keys, "--format.sh",
+                           "decimal:shard=4"], clean_env(), "FORMAT_INVALID")
+        check("caller's key" in err, "%r" % err)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 # ------------------------------------------------- off the event loop
 
 def test_period_first_use_off_the_loop():
@@ -763,7 +801,8 @@ def test_formats_from_file_and_environment():
 if __name__ == "__main__":
     ft.main([test_issue_http_and_resp, test_errors, test_sequence_exhausted,
              test_sequence_multi_batches,
-             test_decode_agrees_with_cli, test_period_first_use_off_the_loop,
+             test_decode_agrees_with_cli, test_reverse_over_http_and_resp,
+             test_period_first_use_off_the_loop,
              test_start_refusals,
              test_key_checked_at_start_and_after_reconnect,
              test_key_record_checked_again,
