@@ -23,6 +23,7 @@ int frond__gen_forked(const frond_gen *g, frond_error *err) {
 /* How long the first call after the ticker slept may wait for the
 ** reservation write it owes to the sleep, whatever max_wait says. */
 #define WAKE_RESERVE_MS 1000
+
 /* Drop the ranges given back that a raise jumped over. Expects mu held. */
 static void dead_prune(frond_gen *g) {
   int k = 0;
