@@ -435,8 +435,7 @@ def test_decode_agrees_with_cli():
 def test_reverse_over_http_and_resp():
     """A named reverse=yes format: its strings over HTTP and RESP are the
     63 bits of increasing snowflake IDs reversed, and decode (HTTP, RESP,
-    frond decode) to those IDs and their fields. A named shard= format is
-    refused at start: no front passes a caller's key yet."""
+    frond decode) to those IDs and their fields."""
     s = Setup(extra=["--format.rev", "decimal:reverse=yes"])
     try:
         def rev(v):
@@ -460,14 +459,47 @@ def test_reverse_over_http_and_resp():
               % (http_v, resp_v, cli))
     finally:
         s.close()
-    d = ft.tempdir()
+
+
+def test_shard_over_http_and_resp():
+    """A named shard=4 format: the caller's key with every request (?key=,
+    the third argument of ID.FORMAT) puts every string of that key in one
+    shard, the same over HTTP, RESP and frond next --shard-key with the
+    same key file; the IDs inside are distinct and increasing; no key, or
+    a key for another format, is INVAL."""
+    s = Setup(extra=["--format.sh", "decimal:shard=4,key=1",
+                     "--format.plain", "decimal"])
     try:
-        keys = key_file(d, "%s\n" % KEY1)
-        err = start_fails(["--order-key-file", keys, "--format.sh",
-                           "decimal:shard=4"], clean_env(), "FORMAT_INVALID")
-        check("caller's key" in err, "%r" % err)
+        def shard(x):
+            return int(x) >> 59
+        inside = []
+        for user in ("user-1", "user-2", "user-3", "u" * 128):
+            got = s.get("/v1/format/sh?count=20&key=" + user)["ids"]
+            got += strs(s.cmd("ID.FORMAT", "sh", "5", user))
+            check(len({shard(x) for x in got}) == 1,
+                  "%s: several shards %r" % (user[:10], got[:3]))
+            r = ft.run(["next", "--store", "none", "--format",
+                        "decimal:shard=4,key=1", "--key-file", s.keys,
+                        "--shard-key", user], env=clean_env(),
+                       cwd=s.keydir)
+            check(r.returncode == 0 and shard(r.stdout) == shard(got[0]),
+                  "frond next --shard-key %s: %r %r, server's shard %d"
+                  % (user[:10], r.stdout, r.stderr, shard(got[0])))
+            inside += [int(x) & ((1 << 59) - 1) for x in got]
+        check(len(set(inside)) == len(inside), "an ID twice")
+        st, _, body = s.srv.request("GET", "/v1/format/sh")
+        check(st == 400 and error_of(json.loads(body)) == "INVAL",
+              "no key: %d %r" % (st, body))
+        st, _, body = s.srv.request("GET", "/v1/format/plain?key=u")
+        check(st == 400 and error_of(json.loads(body)) == "INVAL",
+              "a key for a plain format: %d %r" % (st, body))
+        st, _, body = s.srv.request("GET", "/v1/format/sh?key=" + "u" * 129)
+        check(st == 400, "a key of 129 bytes: %d %r" % (st, body))
+        err = s.cmd("ID.FORMAT", "sh", "1")
+        check(isinstance(err, RespError) and err.code == "INVAL",
+              "ID.FORMAT without a key: %r" % (err,))
     finally:
-        shutil.rmtree(d, ignore_errors=True)
+        s.close()
 
 
 # ------------------------------------------------- off the event loop
@@ -802,6 +834,7 @@ if __name__ == "__main__":
     ft.main([test_issue_http_and_resp, test_errors, test_sequence_exhausted,
              test_sequence_multi_batches,
              test_decode_agrees_with_cli, test_reverse_over_http_and_resp,
+             test_shard_over_http_and_resp,
              test_period_first_use_off_the_loop,
              test_start_refusals,
              test_key_checked_at_start_and_after_reconnect,
