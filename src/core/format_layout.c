@@ -132,20 +132,6 @@ int frond_format_shard_of(const frond_format *f, const char *key, size_t len,
   return 0;
 }
 
-int frond_format_shard_in(const frond_format *f, const char *s, size_t len,
-                          uint64_t *shard, frond_error *err) {
-  frond_format_value v;
-  int rc;
-  if (f == NULL || shard == NULL)
-    return frond__fail(err, FROND_EINVAL, "NULL argument");
-  if (f->shard_bits == 0)
-    return frond__fail(err, FROND_EINVAL, "the format has no shard= bits");
-  if ((rc = frond__format_decode_raw(f, s, len, &v, err)) != 0)
-    return rc;
-  *shard = (uint64_t)v.id >> (63 - f->shard_bits);
-  return 0;
-}
-
 unsigned frond_format_shard_bits(const frond_format *f) {
   return f->shard_bits;
 }

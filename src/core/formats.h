@@ -330,9 +330,6 @@ int frond__layout_apply(const frond_format *f, uint64_t shard, int64_t id,
                         int64_t *out, frond_error *err);
 /* The ID a written value holds, and its shard (0 without shard=). */
 int64_t frond__layout_invert(const frond_format *f, int64_t v, uint64_t *shard);
-/* frond_format_decode without undoing the layout: the value as written. */
-int frond__format_decode_raw(const frond_format *f, const char *s, size_t len,
-                             frond_format_value *out, frond_error *err);
 
 /* Segment hooks for seq formats (segment.c). */
 int64_t frond__seg_now_ms(frond_seg *s);
