@@ -4,8 +4,8 @@
 **
 ** Any spec accepted must print back (frond_format_spec) to a spec that
 ** builds the same format (with the same key fingerprint and scope), and,
-** for kinds made from 64-bit IDs, encode and decode IDs losslessly; every
-** refusal explains itself.
+** for kinds made from 64-bit IDs, encode and decode IDs losslessly (with
+** shard=, through the layout and back); every refusal explains itself.
 */
 #include "core/formats.h"
 
@@ -62,7 +62,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (strcmp(fa, fb) != 0)
       abort();
   }
-  if (frond_format_max_id(f) > 0 && frond_format_kind(f) != FROND_FORMAT_SEQ) {
+  if (frond_format_shard_bits(f) > 0) {
+    /* shard=: the value a key's shard and an ID make reads back to both. */
+    int64_t ids[] = {0, 1, frond_format_max_id(f) / 3, frond_format_max_id(f)};
+    uint64_t shard, back;
+    if (frond_format_shard_of(f, spec, strlen(spec), &shard, &err) != 0 ||
+        shard >> frond_format_shard_bits(f) != 0)
+      abort();
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+      int64_t w;
+      if (frond__layout_apply(f, shard, ids[i], &w, &err) != 0 || w < 0 ||
+          frond__layout_invert(f, w, &back) != ids[i] || back != shard)
+        abort();
+    }
+    if (frond__layout_apply(f, shard, frond_format_max_id(f) + 1, &ids[0],
+                            &err) != FROND_EID_TOO_LARGE)
+      abort();
+  } else if (frond_format_max_id(f) > 0 &&
+             frond_format_kind(f) != FROND_FORMAT_SEQ) {
     int64_t ids[] = {0, 1, frond_format_max_id(f) / 3, frond_format_max_id(f)};
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
       if (frond_format_encode(f, ids[i], 1700000000000, buf, sizeof(buf),

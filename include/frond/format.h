@@ -202,6 +202,38 @@ FROND_EXPORT int frond_format_next_n(frond_format *f,
                                      frond_error *err);
 
 /*
+** Write-spreading layouts (decimal, base62 and base32 formats; see
+** docs/formats.md#write-spreading-layouts). reverse=yes writes an ID with
+** its 63 bits reversed; shard=S puts S bits of a keyed hash of a caller's
+** key (a user ID) above the ID, so that all IDs of one key share a shard
+** that can be read from them. A shard format needs the caller's key on
+** every issue (frond_format_next_for); its hash key is a shared fact like
+** an order number's key (below).
+*/
+#define FROND_SHARD_KEY_MAX 256
+/* Issue n strings as frond_format_next_n does, each in the shard of the
+** caller's key (1 to FROND_SHARD_KEY_MAX bytes). Errors: those of
+** frond_format_next_n; INVAL (no key for a shard format, a key for any
+** other, a key of no or too many bytes). */
+FROND_EXPORT int frond_format_next_for(frond_format *f,
+                                       const frond_format_source *src,
+                                       const char *key, size_t key_len,
+                                       size_t n, char *out, size_t stride,
+                                       frond_error *err);
+/* The shard= bits of f, 0 without. */
+FROND_EXPORT unsigned frond_format_shard_bits(const frond_format *f);
+/* The shard a caller's key lands on (the same on every process sharing
+** the master key). Errors: INVAL. */
+FROND_EXPORT int frond_format_shard_of(const frond_format *f, const char *key,
+                                       size_t len, uint64_t *shard,
+                                       frond_error *err);
+/* The shard of a string f made. Errors: those of frond_format_decode,
+** INVAL (no shard= bits). */
+FROND_EXPORT int frond_format_shard_in(const frond_format *f, const char *s,
+                                       size_t len, uint64_t *shard,
+                                       frond_error *err);
+
+/*
 ** Keys as shared facts. Processes that issue the numbers of one keyed
 ** format (order numbers, seq with key=) from IDs that never repeat between
 ** them still issue equal numbers when their keys differ, or their rounds=,

@@ -7,8 +7,10 @@
 ** the same machine, so the ratio means something on a busy or slow box:
 **
 **   next, 1 and 2 threads   frond_gen_next        vs. a bare loop of one
-**                                                 atomic fetch-add on a
-**                                                 shared 64-bit word
+**                           (inlined: frond/      atomic fetch-add on a
+**                           inline.h)             shared 64-bit word
+**   next, exported          (frond_gen_next), the vs. the same
+**                           library's function
 **   next_n(1000), per ID    frond_gen_next_n      vs. one fetch-add of 1000
 **                                                 plus storing 1000 words
 **   sustained               frond_gen_next for --seconds once the borrowing
@@ -47,8 +49,8 @@ static const char usage[] =
     "                (default 7)\n"
     "  --layout SPEC the layout (default: " FROND_LAYOUT_DEFAULT ")\n"
     "\n"
-    "Goals: one thread's next() within 1.3x of the reference; sustained rate\n"
-    "at least 99% of the layout's bound.\n";
+    "Goals: next() within 1.3x of the reference with one thread, 1.5x with\n"
+    "two; sustained rate at least 99% of the layout's bound.\n";
 
 #define BATCH 1000
 #define BURST_IDS 5000000       /* per repetition, one thread */
@@ -56,7 +58,7 @@ static const char usage[] =
 #define BATCH_CALLS 20000       /* next_n(1000) calls per repetition */
 #define MAX_AHEAD_MS 86400000LL /* the library's ceiling for max_ahead */
 
-enum { REF, NEXT, REF_N, NEXT_N };
+enum { REF, NEXT, REF_N, NEXT_N, NEXT_CALL };
 
 /* The shared word of the reference loop, alone on its cache line. */
 static _Alignas(64) _Atomic uint64_t ref_word;
@@ -75,7 +77,7 @@ typedef struct worker {
 static void *work(void *arg) {
   worker *w = arg;
   uint64_t i;
-  int64_t id;
+  int64_t id = 0;
   while (!atomic_load_explicit(w->go, memory_order_acquire))
     ;
   switch (w->kind) {
@@ -86,6 +88,12 @@ static void *work(void *arg) {
   case NEXT:
     for (i = 0; i < w->iters; i++)
       if (frond_gen_next(w->g, &id, NULL) != 0)
+        w->failed = 1;
+    sink[w->index][0] = id;
+    break;
+  case NEXT_CALL: /* the exported function, as FROND_NO_INLINE calls it */
+    for (i = 0; i < w->iters; i++)
+      if ((frond_gen_next)(w->g, &id, NULL) != 0)
         w->failed = 1;
     sink[w->index][0] = id;
     break;
@@ -171,7 +179,7 @@ static int burst(const frond_layout *l, int kind, int threads, uint64_t iters,
     if (frond_gen_create(&g, l, 0, &go, err) != 0)
       return -1;
     for (k = 0; k < SLICES; k++) {
-      tr += run(kind == NEXT ? REF : REF_N, threads, NULL, slice);
+      tr += run(kind == NEXT_N ? REF_N : REF, threads, NULL, slice);
       if ((x = run(kind, threads, g, slice)) < 0)
         break;
       tf += x;
@@ -244,7 +252,7 @@ static void fmt_rate(double per_s, char *buf, size_t len) {
     snprintf(buf, len, "%.0f", per_s);
 }
 
-enum { COLS = 7, ROWS = 4 };
+enum { COLS = 7, ROWS = 5 };
 static char text[ROWS][COLS][48];
 
 static void row(int r, const char *what, double frond_ns, double ref_ns,
@@ -271,7 +279,7 @@ int frond__cli_bench(int argc, char **argv) {
   const char *cells[(ROWS + 1) * COLS];
   frond_layout l;
   frond_error err = {0};
-  measure one = {0, 0, 0}, two = {0, 0, 0}, batch = {0, 0, 0};
+  measure one = {0, 0, 0}, two = {0, 0, 0}, batch = {0, 0, 0}, call = {0, 0, 0};
   double rate, bound, ratio;
   uint64_t warmup, cap;
   char spec_text[160], r[48];
@@ -295,6 +303,8 @@ int frond__cli_bench(int argc, char **argv) {
   run(REF, 1, NULL, BURST_IDS);
   if (burst(&l, NEXT, 1, BURST_IDS < cap ? BURST_IDS : cap, (int)reps, &one,
             &err) != 0 ||
+      burst(&l, NEXT_CALL, 1, BURST_IDS < cap ? BURST_IDS : cap, (int)reps,
+            &call, &err) != 0 ||
       burst(&l, NEXT, 2, BURST_IDS_2T < cap / 2 ? BURST_IDS_2T : cap / 2,
             (int)reps, &two, &err) != 0 ||
       burst(&l, NEXT_N, 1,
@@ -307,12 +317,16 @@ int frond__cli_bench(int argc, char **argv) {
   snprintf(r, sizeof(r), "%.2fx", ratio);
   row(0, "next, 1 thread", one.frond_ns, one.ref_ns, r,
       ratio <= 1.3 ? "<= 1.3x: met" : "<= 1.3x: MISSED");
-  snprintf(r, sizeof(r), "%.2fx", two.frond_ns / two.ref_ns);
-  row(1, "next, 2 threads", two.frond_ns, two.ref_ns, r, "");
+  snprintf(r, sizeof(r), "%.2fx", call.frond_ns / call.ref_ns);
+  row(1, "next, 1 thread, exported", call.frond_ns, call.ref_ns, r, "");
+  ratio = two.frond_ns / two.ref_ns;
+  snprintf(r, sizeof(r), "%.2fx", ratio);
+  row(2, "next, 2 threads", two.frond_ns, two.ref_ns, r,
+      ratio <= 1.5 ? "<= 1.5x: met" : "<= 1.5x: MISSED");
   snprintf(r, sizeof(r), "%.2fx", batch.frond_ns / batch.ref_ns);
-  row(2, "next_n(1000), per ID", batch.frond_ns, batch.ref_ns, r, "");
+  row(3, "next_n(1000), per ID", batch.frond_ns, batch.ref_ns, r, "");
   snprintf(r, sizeof(r), "%.2f%% of bound", 100.0 * rate / bound);
-  row(3, "sustained next, 1 thread", 1e9 / rate, 1e9 / bound, r,
+  row(4, "sustained next, 1 thread", 1e9 / rate, 1e9 / bound, r,
       rate >= 0.99 * bound ? ">= 99%: met" : ">= 99%: MISSED");
   for (j = 0; j < COLS; j++)
     cells[j] = head[j];
@@ -332,11 +346,11 @@ int frond__cli_bench(int argc, char **argv) {
   else
     frond__out_printf("Calls never waited: the generator could not reach "
                       "the layout's bound.\n");
-  if (one.waits + two.waits + batch.waits > 0)
+  if (one.waits + call.waits + two.waits + batch.waits > 0)
     frond__out_printf(
         "note: %llu burst calls waited for the clock; the burst "
         "figures include that wait.\n",
-        (unsigned long long)(one.waits + two.waits + batch.waits));
+        (unsigned long long)(one.waits + call.waits + two.waits + batch.waits));
   frond__out_flush();
   return FROND__EXIT_OK;
 }

@@ -52,6 +52,7 @@ static const char usage[] =
     "       frond next --segment TAG [--count N] [--store URI] [--format "
     "SPEC]\n"
     "       frond next --format SPEC [--count N] [--key-file FILE]\n"
+    "                  [--shard-key KEY]\n"
     "\n"
     "Print N new IDs (default 1), one decimal number per line, in\n"
     "increasing order; with --format, one string of that format per line.\n"
@@ -99,7 +100,9 @@ static const char usage[] =
     "                  order and the base ones take snowflake IDs, or segment\n"
     "                  IDs with --segment or tag=; seq needs the store\n"
     "  --key-file FILE keys of order numbers (default: $FROND_ORDER_KEY);\n"
-    "                  never on the command line\n";
+    "                  never on the command line\n"
+    "  --shard-key KEY the caller's key (a user ID) whose shard a shard=\n"
+    "                  format writes the IDs in\n";
 
 /* How to go on where the store is not there (node.c's
 ** frond__node_sqlite_here says the rest). */
@@ -177,6 +180,9 @@ static int running(void) {
   return stop_signal == 0 && frond__out_error() == 0;
 }
 
+/* --shard-key: the caller's key for a shard= format, NULL when none. */
+static const char *shard_key;
+
 /* Print `count` strings of format f, taking IDs from src, at most `limit`
 ** per call. Returns an exit status; failures are in *err. */
 static int format_loop(frond_format *f, const frond_format_source *src,
@@ -192,7 +198,10 @@ static int format_loop(frond_format *f, const frond_format_source *src,
   }
   while (count > 0 && running()) {
     size_t n = count < (int64_t)chunk ? (size_t)count : chunk;
-    if (frond_format_next_n(f, src, n, buf, stride, err) != 0) {
+    if ((shard_key != NULL
+             ? frond_format_next_for(f, src, shard_key, strlen(shard_key), n,
+                                     buf, stride, err)
+             : frond_format_next_n(f, src, n, buf, stride, err)) != 0) {
       rc = FROND__EXIT_FAILURE;
       break;
     }
@@ -485,6 +494,7 @@ int frond__cli_next(int argc, char **argv) {
       {"store", FROND__OPT_STR, &fl.store, 0, 0, 0},
       {"format", FROND__OPT_STR, &fspec, 0, 0, 0},
       {"key-file", FROND__OPT_STR, &key_file, 0, 0, 0},
+      {"shard-key", FROND__OPT_STR, &shard_key, 0, 0, 0},
       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"next", usage, opts, 0, 0, NULL, NULL, 0};
   frond_format *f = NULL;
@@ -502,6 +512,8 @@ int frond__cli_next(int argc, char **argv) {
   }
   if (key_file != NULL && fspec == NULL)
     return frond__usage_error("next", "--key-file needs --format");
+  if (shard_key != NULL && fspec == NULL)
+    return frond__usage_error("next", "--shard-key needs --format");
   if (fspec != NULL &&
       (rc = frond__cli_format_create("next", fspec, key_file, &f)) != 0)
     return rc;

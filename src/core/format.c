@@ -236,7 +236,12 @@ int frond_format_encode(const frond_format *f, int64_t id, int64_t unix_ms,
   case FROND_FORMAT_DECIMAL:
   case FROND_FORMAT_BASE62:
   case FROND_FORMAT_BASE32:
-    encode_plain(f, id, buf);
+    if (f->shard_bits > 0)
+      return frond__fail(err, FROND_EINVAL,
+                         "a shard= format writes an ID in the shard of the "
+                         "caller's key: frond_format_next_for");
+    encode_plain(f, f->reverse ? (int64_t)frond__reverse63((uint64_t)id) : id,
+                 buf);
     return 0;
   case FROND_FORMAT_ORDER:
     if (id > f->max_id)
@@ -297,7 +302,7 @@ static size_t below(int64_t *ids, size_t k, int64_t max) {
 }
 
 static int next_from_source(frond_format *f, const frond_format_source *src,
-                            size_t n, char *out, size_t stride,
+                            uint64_t shard, size_t n, char *out, size_t stride,
                             frond_error *err) {
   const char *tag = f->tag_len > 0 ? f->tag : src->tag;
   int64_t ids[CHUNK];
@@ -335,6 +340,10 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
     /* Segment IDs show the time they are taken: the chunk's. */
     if (f->prefix_dates && tag != NULL)
       ms = frond__seg_now_ms(src->seg);
+    if (f->reverse || f->shard_bits > 0)
+      for (size_t i = 0; i < k; i++)
+        if ((rc = frond__layout_apply(f, shard, ids[i], &ids[i], err)) != 0)
+          return rc;
     for (size_t i = 0; i < k; i++, out += stride) {
       if (f->kind != FROND_FORMAT_ORDER)
         encode_plain(f, ids[i], out);
@@ -458,8 +467,11 @@ static int next_node_scoped(frond_format *f, const frond_format_source *src,
   return 0;
 }
 
-int frond_format_next_n(frond_format *f, const frond_format_source *src,
-                        size_t n, char *out, size_t stride, frond_error *err) {
+/* frond_format_next_n and frond_format_next_for: shard is the caller's
+** key's, for a shard= format. */
+static int next_n(frond_format *f, const frond_format_source *src,
+                  uint64_t shard, size_t n, char *out, size_t stride,
+                  frond_error *err) {
   static const frond_format_source none = {NULL, NULL, NULL, 0};
   uint8_t u[16];
   int rc;
@@ -506,11 +518,35 @@ int frond_format_next_n(frond_format *f, const frond_format_source *src,
       return rc;
     return next_seq(f, src, n, out, stride, err);
   default:
-    if (f->kind == FROND_FORMAT_ORDER &&
+    if ((f->kind == FROND_FORMAT_ORDER || f->shard_bits > 0) &&
         (rc = frond__format_fact_ready(f, src, err)) != 0)
       return rc;
-    return next_from_source(f, src, n, out, stride, err);
+    return next_from_source(f, src, shard, n, out, stride, err);
   }
+}
+
+int frond_format_next_n(frond_format *f, const frond_format_source *src,
+                        size_t n, char *out, size_t stride, frond_error *err) {
+  if (f != NULL && f->shard_bits > 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "a shard= format needs the caller's key on every "
+                       "issue (frond_format_next_for; key= on the fronts)");
+  return next_n(f, src, 0, n, out, stride, err);
+}
+
+int frond_format_next_for(frond_format *f, const frond_format_source *src,
+                          const char *key, size_t key_len, size_t n, char *out,
+                          size_t stride, frond_error *err) {
+  uint64_t shard;
+  int rc;
+  if (f == NULL)
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if (f->shard_bits == 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "a key is for shard= formats only; this one has none");
+  if ((rc = frond_format_shard_of(f, key, key_len, &shard, err)) != 0)
+    return rc;
+  return next_n(f, src, shard, n, out, stride, err);
 }
 
 int frond_format_next(frond_format *f, const frond_format_source *src,

@@ -371,6 +371,18 @@ static int node_scoped(const frond_format *f, frond_format_value *out) {
   return 0;
 }
 
+/* A plain kind's string as written, without undoing its layout. */
+static int decode_raw(const frond_format *f, const char *s, size_t len,
+                      frond_format_value *out, frond_error *err) {
+  int rc;
+  memset(out, 0, sizeof(*out));
+  if ((rc = decode_plain(f->kind, s, len, out, err)) != 0)
+    return rc;
+  if (f->tag_len > 0)
+    memcpy(out->tag, f->tag, f->tag_len + 1);
+  return 0;
+}
+
 int frond_format_decode(const frond_format *f, const char *s, size_t len,
                         frond_format_value *out, frond_error *err) {
   reader r;
@@ -404,11 +416,12 @@ int frond_format_decode(const frond_format *f, const char *s, size_t len,
     return f->kind == FROND_FORMAT_ORDER ? decode_order(f, &r, out, err)
                                          : decode_seq(f, &r, out, err);
   default: {
-    int rc = decode_plain(f->kind, s, len, out, err);
+    int rc = decode_raw(f, s, len, out, err);
+    uint64_t shard;
     if (rc != 0)
       return rc;
-    if (f->tag_len > 0)
-      memcpy(out->tag, f->tag, f->tag_len + 1);
+    /* The ID the layout wrote (reverse=, shard=). */
+    out->id = frond__layout_invert(f, out->id, &shard);
     return 0;
   }
   }
@@ -445,4 +458,18 @@ int frond_format_decode_any(const char *s, size_t len, frond_format_value *out,
   return BADID("'%.*s' is not a decimal number, nor a UUID, ULID, ObjectId, "
                "or base62 (11 characters) or base32 (13) ID",
                SHOW(s, len));
+}
+
+int frond_format_shard_in(const frond_format *f, const char *s, size_t len,
+                          uint64_t *shard, frond_error *err) {
+  frond_format_value v;
+  int rc;
+  if (f == NULL || shard == NULL || (s == NULL && len > 0))
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  if (frond_format_shard_bits(f) == 0)
+    return frond__fail(err, FROND_EINVAL, "the format has no shard= bits");
+  if ((rc = decode_raw(f, s, len, &v, err)) != 0)
+    return rc;
+  (void)frond__layout_invert(f, v.id, shard);
+  return 0;
 }

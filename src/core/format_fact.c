@@ -49,7 +49,9 @@
 
 /* The kind's name in a record (only order and seq formats have keys). */
 static const char *kind_word(const frond_format *f) {
-  return f->kind == FROND_FORMAT_SEQ ? "seq" : "order";
+  return f->kind == FROND_FORMAT_SEQ ? "seq"
+         : f->shard_bits > 0         ? "shard"
+                                     : "order";
 }
 
 void frond__format_fingerprint_init(

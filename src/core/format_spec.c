@@ -39,11 +39,13 @@ enum {
   S_ROUNDS,
   S_PERIOD,
   S_SCOPE,
+  S_REVERSE,
+  S_SHARD,
   S_COUNT
 };
 static const char *const key_names[S_COUNT] = {
-    "digits", "base32", "check",  "key",    "prefix",
-    "tz",     "tag",    "rounds", "period", "scope"};
+    "digits", "base32", "check",  "key",   "prefix",  "tz",
+    "tag",    "rounds", "period", "scope", "reverse", "shard"};
 
 /* Which keys each kind takes, as a bit set, and the list for messages. */
 static unsigned kind_keys(int kind, const char **list) {
@@ -60,8 +62,8 @@ static unsigned kind_keys(int kind, const char **list) {
   case FROND_FORMAT_DECIMAL:
   case FROND_FORMAT_BASE62:
   case FROND_FORMAT_BASE32:
-    *list = "tag";
-    return 1u << S_TAG;
+    *list = "tag, reverse, shard, key";
+    return 1u << S_TAG | 1u << S_REVERSE | 1u << S_SHARD | 1u << S_KEY;
   case FROND_FORMAT_UUID7:
   case FROND_FORMAT_ULID:
   case FROND_FORMAT_OBJECTID:
@@ -397,6 +399,18 @@ static int parse_spec(frond_format *f, const char *spec,
       f->tag[vlen] = '\0';
       f->tag_len = vlen;
       break;
+    case S_REVERSE:
+      if (vlen == 3 && memcmp(v, "yes", 3) == 0)
+        f->reverse = 1;
+      else if (!(vlen == 2 && memcmp(v, "no", 2) == 0))
+        return BAD("reverse '%.*s' is not yes or no", (int)vlen, v);
+      break;
+    case S_SHARD:
+      if (parse_uint(v, vlen, 1, 16, &f->shard_bits) != 0)
+        return BAD("shard '%.*s' is not a number of bits from 1 to 16 (the "
+                   "ID keeps 63 - S bits)",
+                   (int)vlen, v);
+      break;
     case S_SCOPE:
       if (vlen == 4 && memcmp(v, "node", 4) == 0)
         f->node_scope = 1;
@@ -416,7 +430,14 @@ static int parse_spec(frond_format *f, const char *spec,
   }
   if (f->kind == FROND_FORMAT_ORDER || f->kind == FROND_FORMAT_SEQ)
     return build_numbered(f, seen, keys, tz, err);
-  return build_generator(f, clock, ctx, err);
+  if (f->reverse && f->shard_bits > 0)
+    return BAD("reverse and shard do not combine: shard= keeps the ID whole "
+               "below its bits, reverse=yes moves every bit");
+  if (seen[S_KEY] && f->shard_bits == 0)
+    return BAD("key= goes with shard=: only the shard's hash is keyed");
+  if ((rc = build_generator(f, clock, ctx, err)) != 0)
+    return rc;
+  return frond__layout_init(f, keys, err);
 }
 
 int frond_format_create(frond_format **out, const char *spec,
@@ -491,9 +512,18 @@ int frond_format_spec(const frond_format *f, char *buf, size_t len) {
   char rounds[16] = "";
   if (f->node_scope)
     return snprintf(buf, len, "%s:scope=node", kind);
-  if (f->kind != FROND_FORMAT_ORDER && f->kind != FROND_FORMAT_SEQ)
-    return f->tag_len > 0 ? snprintf(buf, len, "%s:tag=%s", kind, f->tag)
-                          : snprintf(buf, len, "%s", kind);
+  if (f->kind != FROND_FORMAT_ORDER && f->kind != FROND_FORMAT_SEQ) {
+    char lay[24] = "";
+    if (f->reverse)
+      snprintf(lay, sizeof(lay), "reverse=yes");
+    else if (f->shard_bits > 0)
+      snprintf(lay, sizeof(lay), "shard=%u%s%.1s", f->shard_bits,
+               f->version != '\0' ? ",key=" : "", &f->version);
+    if (f->tag_len > 0)
+      snprintf(tag, sizeof(tag), "%stag=%s", lay[0] ? "," : "", f->tag);
+    return lay[0] || tag[0] ? snprintf(buf, len, "%s:%s%s", kind, lay, tag)
+                            : snprintf(buf, len, "%s", kind);
+  }
   if (f->version != '\0')
     snprintf(key, sizeof(key), ",key=%c", f->version);
   if (f->nprefix > 0)

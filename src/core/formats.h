@@ -261,6 +261,10 @@ struct frond_format {
   _Atomic(frond__pkey *) pkey;
   _Atomic int64_t exhausted_period; /* 0: none */
 
+  /* decimal, base62, base32: write-spreading layouts (format_layout.c) */
+  int reverse;         /* reverse=yes: the 63 bits reversed */
+  unsigned shard_bits; /* shard=S: S high bits from a keyed hash; ekey */
+
   /* uuid7, ulid, objectid */
   int node_scope; /* scope=node: made of the source's snowflake IDs */
   frond_uuid7 *uuid7;
@@ -308,6 +312,24 @@ void frond__format_fingerprint_init(
 ** Lock-free unless refused. */
 int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err);
+
+/* ---- write-spreading layouts (format_layout.c) ---- */
+
+/* The low 63 bits of x in reverse order (its own inverse). */
+uint64_t frond__reverse63(uint64_t x);
+/* After parsing: a shard format's key (derived from the master key of its
+** version), fingerprint and largest ID. Errors: KEY_INVALID, NOMEM. */
+int frond__layout_init(frond_format *f, const frond_order_keys *keys,
+                       frond_error *err);
+/* The shard of a caller's key (len bytes) under f's key. */
+uint64_t frond__layout_shard(const frond_format *f, const char *key,
+                             size_t len);
+/* The value f writes for ID id (shard: of the caller's key). Errors:
+** ID_TOO_LARGE (the ID needs the shard's bits). */
+int frond__layout_apply(const frond_format *f, uint64_t shard, int64_t id,
+                        int64_t *out, frond_error *err);
+/* The ID a written value holds, and its shard (0 without shard=). */
+int64_t frond__layout_invert(const frond_format *f, int64_t v, uint64_t *shard);
 
 /* Segment hooks for seq formats (segment.c). */
 int64_t frond__seg_now_ms(frond_seg *s);

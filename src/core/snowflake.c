@@ -23,13 +23,91 @@ int frond__gen_forked(const frond_gen *g, frond_error *err) {
 /* How long the first call after the ticker slept may wait for the
 ** reservation write it owes to the sleep, whatever max_wait says. */
 #define WAKE_RESERVE_MS 1000
-/* Raise state to at least v (never lower it). Expects mu held. */
-static void raise_state(frond_gen *g, uint64_t v) {
-  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
-  while (cur < v &&
-         !atomic_compare_exchange_weak_explicit(
-             &g->state, &cur, v, memory_order_relaxed, memory_order_relaxed))
-    ;
+
+/* Drop the ranges given back that a raise jumped over. Expects mu held. */
+static void dead_prune(frond_gen *g) {
+  int k = 0;
+  for (int i = 0; i < g->ndead; i++)
+    if (g->dead[i].end > g->floor)
+      g->dead[k++] = g->dead[i];
+  g->ndead = k;
+}
+
+/* Remember [v, end) as given up on: a call waited in vain for the claims
+** above it (one was issued, or its thread did not run for HOLD_MIN_MS).
+** Whoever gives back down to `end` goes on down to v. Full, it forgets
+** the lowest range (never reached again once a claim above it was
+** issued). Expects mu held. */
+static void dead_push(frond_gen *g, uint64_t v, uint64_t end) {
+  int low = 0;
+  dead_prune(g);
+  if (v < g->floor)
+    v = g->floor;
+  if (g->ndead == FROND__GEN_DEAD_MAX) {
+    for (int i = 1; i < g->ndead; i++)
+      if (g->dead[i].end < g->dead[low].end)
+        low = i;
+    g->dead[low] = g->dead[--g->ndead];
+  }
+  g->dead[g->ndead].v = v;
+  g->dead[g->ndead].end = end;
+  g->ndead++;
+}
+
+/* state was just given back down to s: go on down through the values of
+** calls waiting below (giving them back for them) and ranges given up on
+** that end there. Stops when a claim lands meanwhile: its call gives back
+** (and goes on from there) or is issued. Expects mu held. */
+static void give_back_below(frond_gen *g, uint64_t s) {
+  int given = 0;
+  for (;;) {
+    uint64_t at = s & ~FROND__GEN_SEALED, v, to;
+    frond__gen_held *h;
+    int i = g->ndead;
+    for (h = g->held; h != NULL; h = h->next)
+      if (!h->given && h->end == at)
+        break;
+    if (h == NULL)
+      for (i = 0; i < g->ndead; i++)
+        if (g->dead[i].end == at)
+          break;
+    if (h == NULL && i == g->ndead)
+      break;
+    v = h != NULL ? h->v : g->dead[i].v;
+    to = (s & FROND__GEN_SEALED) | (v < g->floor ? g->floor : v);
+    if (!atomic_compare_exchange_strong_explicit(
+            &g->state, &s, to, memory_order_relaxed, memory_order_relaxed))
+      break;
+    s = to;
+    if (h != NULL) {
+      h->given = 1;
+      given = 1;
+    } else {
+      g->dead[i] = g->dead[--g->ndead];
+    }
+  }
+  if (given)
+    pthread_cond_broadcast(&g->cv);
+}
+
+/* Unseal state and raise it to at least v (never lower it), in one
+** compare-and-swap: a claim lands either on the sealed word (its values
+** are above any limit) or above v, never on an unsealed word below v.
+** Expects mu held. */
+static void unseal_raise(frond_gen *g, uint64_t v) {
+  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed), next;
+  do {
+    next = cur & ~FROND__GEN_SEALED;
+    if (next < v)
+      next = v;
+  } while (next != cur && !atomic_compare_exchange_weak_explicit(
+                              &g->state, &cur, next, memory_order_acq_rel,
+                              memory_order_relaxed));
+  /* Never given back below v, even when a claim held above it made the
+  ** raise unneeded. */
+  if (v > g->floor)
+    g->floor = v;
+  dead_prune(g);
 }
 
 /* Raise the coordinator fence to fence_ms (never lower it); returns
@@ -69,9 +147,14 @@ static void follow_clock(frond_gen *g, int64_t now) {
     return; /* blocked: resume sets the floor */
   while (units_of_value(g, cur) < wall && wall <= g->tmax) {
     uint64_t next = ((uint64_t)wall << g->seq_bits) | start_seq(g);
-    if (atomic_compare_exchange_weak_explicit(
-            &g->state, &cur, next, memory_order_relaxed, memory_order_relaxed))
+    if (atomic_compare_exchange_weak_explicit(&g->state, &cur, next,
+                                              memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      if (next > g->floor)
+        g->floor = next;
+      dead_prune(g);
       break;
+    }
   }
   logical =
       units_of_value(g, atomic_load_explicit(&g->state, memory_order_relaxed));
@@ -248,9 +331,85 @@ static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
                      g->opt.max_wait_ms);
 }
 
+/* How long, at least, a failed call waits for the claims above its values
+** to be given back before it gives up on them (dead_push). Their calls
+** are in the slow path and give back at once; only a claim above that
+** was issued, or a thread that does not run, makes it wait that long. */
+#define HOLD_MIN_MS 50
+
+static void held_remove(frond_gen *g, frond__gen_held *me) {
+  frond__gen_held **p = &g->held;
+  while (*p != NULL && *p != me)
+    p = &(*p)->next;
+  if (*p == me)
+    *p = me->next;
+}
+
 /*
-** A call for n values that the hot path could not claim below `limit`.
-** Under mu, in a loop: claim them (compare-and-swap, as the hot path) when
+** The values [r, r + n) that a failed hot-path claim holds (r as the
+** fetch-add returned it, with the seal bit when claimed while blocked).
+** When nothing was added above them, give them back: state goes back to
+** their first value (never below the floor), and on down through the
+** values of calls waiting below. Else take them when every bound allows
+** them now (a limit read a moment late refused them); else wait until the
+** call above gives them back, a raise jumps over them, or they can be
+** taken. Returns 1 when taken, 0 when the call holds nothing any more.
+** Expects mu held; waits on cv.
+*/
+static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
+  uint64_t v = r & ~FROND__GEN_SEALED, end = v + n;
+  frond__gen_held me = {v, end, 0, NULL};
+  int listed = 0, rc = 0;
+  int64_t hold_until = frond__mono_ns() + HOLD_MIN_MS * 1000000;
+  if (hold_until < deadline)
+    hold_until = deadline;
+  for (;;) {
+    uint64_t s = atomic_load_explicit(&g->state, memory_order_relaxed);
+    int64_t now_ns;
+    if (me.given || g->floor >= end)
+      break; /* given back for it, or jumped over */
+    if ((s & ~FROND__GEN_SEALED) == end) {
+      uint64_t to = (s & FROND__GEN_SEALED) | (v < g->floor ? g->floor : v);
+      if (!atomic_compare_exchange_strong_explicit(
+              &g->state, &s, to, memory_order_relaxed, memory_order_relaxed))
+        continue; /* a claim landed meanwhile: look again */
+      if (listed)
+        held_remove(g, &me);
+      listed = 0;
+      give_back_below(g, to);
+      break;
+    }
+    if (!(r & FROND__GEN_SEALED) && !(s & FROND__GEN_SEALED) &&
+        atomic_load_explicit(&g->blocked, memory_order_relaxed) == 0 &&
+        v >= g->floor && end <= bounds_limit(g, clock_now(g))) {
+      rc = 1;
+      break;
+    }
+    now_ns = frond__mono_ns();
+    if (now_ns >= hold_until) {
+      dead_push(g, v, end);
+      break;
+    }
+    if (!listed) {
+      me.next = g->held;
+      g->held = &me;
+      listed = 1;
+    }
+    frond__cond_wait_until(&g->cv, &g->mu,
+                           now_ns + g->period_ns < hold_until
+                               ? now_ns + g->period_ns
+                               : hold_until);
+  }
+  if (listed)
+    held_remove(g, &me);
+  return rc;
+}
+
+/*
+** A call for n values that the hot path could not take below `limit`; it
+** holds the values [held, held + n) of its fetch-add. Under mu, first
+** settle them: take them, or give them back. Then, in a loop: claim them
+** (compare-and-swap) when
 ** every bound allows them now; else wait when the wall clock, the
 ** reservation or the fence can allow them within max_wait; else fail.
 ** Nothing is claimed on failure.
@@ -261,11 +420,12 @@ static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
 ** get the lock, so one that is not scheduled holds no one up. A call never
 ** fails while its values are allowed. max_wait counts from the lock.
 */
-static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
+static int gen_slow(frond_gen *g, uint64_t n, uint64_t held, uint64_t *first,
                     frond_error *err) {
   int64_t deadline, wake_deadline = 0;
   int waited = 0, wanted = 0, queued = 0, rc = 0;
-  /* Before the lock: the parent's ticker may have held it at the fork. */
+  /* Before the lock: the parent's ticker may have held it at the fork.
+  ** The child's state is its own copy: nothing to give back. */
   if (gen_forked(g))
     return frond__gen_forked(g, err);
   pthread_mutex_lock(&g->mu);
@@ -276,6 +436,10 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
     ** to a slow clock: the first call waits for it up to WAKE_RESERVE_MS
     ** even when max_wait is shorter (docs/safety.md). */
     wake_deadline = frond__mono_ns() + WAKE_RESERVE_MS * 1000000;
+  }
+  if (settle(g, n, held, deadline)) {
+    *first = held;
+    goto done;
   }
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
@@ -358,6 +522,7 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t *first,
   }
   if (queued)
     g->waiting--;
+done:
   publish_limit(g, clock_now(g));
   if (g->waiting > 0)
     pthread_cond_broadcast(&g->cv);
@@ -377,45 +542,54 @@ static int64_t make_id(const frond_gen *g, uint64_t v) {
                    (v & g->seq_mask));
 }
 
-/* Claim the n values [*v, *v + n) if they lie below `limit`; return 0 with
-** *v set, or nonzero when the slow path must decide. Lock-free. */
+/* Claim the n values [*v, *v + n) with one fetch-add; return 0 when they
+** lie below `limit`, nonzero when the slow path must settle them.
+** Lock-free, and never retries. The limit is read before the add (so the
+** load overlaps it), as frond/inline.h's frond_gen_next does: a limit read
+** a moment early is one the add could have seen (every bound in it only
+** rises; a block seals the word, so an add after it holds values above
+** any limit; a raise of the floor lands before the add or above it). */
 static inline int claim(frond_gen *g, uint64_t n, uint64_t *v) {
-  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
-  if (FROND__UNLIKELY(gen_forked(g)))
-    return -1;
-  do {
-    if (FROND__UNLIKELY(cur + n >
-                        atomic_load_explicit(&g->limit, memory_order_acquire)))
-      return -1;
-  } while (!atomic_compare_exchange_weak_explicit(
-      &g->state, &cur, cur + n, memory_order_relaxed, memory_order_relaxed));
-  *v = cur;
-  return 0;
+  uint64_t lim = atomic_load_explicit(&g->limit, memory_order_acquire);
+  int forked = gen_forked(g);
+  *v = atomic_fetch_add_explicit(&g->state, n, memory_order_relaxed);
+  return FROND__UNLIKELY(*v + n > lim || forked);
 }
 
 /* What every claim of [v, v + n) must be (debug builds): not taken while
 ** sealed, within the layout's time, and no unit past the coordinator's
 ** fence (which only rises, so the limit the claim saw was below it). */
 static inline void assert_claimed(const frond_gen *g, uint64_t v, uint64_t n) {
+#ifndef NDEBUG
   int64_t last = units_of_value(g, v + n - 1);
   int64_t fence = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
-  (void)last;
-  (void)fence;
   assert(((v + n - 1) & FROND__GEN_SEALED) == 0);
   assert(last <= g->tmax);
   assert(fence == INT64_MAX || last <= fence_units_of(g, fence));
+#else
+  (void)g;
+  (void)v;
+  (void)n;
+#endif
 }
 
-int frond_gen_next(frond_gen *g, int64_t *id, frond_error *err) {
+/* The slow half of the inline frond_gen_next (frond/inline.h): the call
+** holds the value `held` it fetch-added. */
+int frond__gen_next_slow(frond_gen *g, uint64_t held, int64_t *id,
+                         frond_error *err) {
   uint64_t v;
-  if (FROND__UNLIKELY(claim(g, 1, &v) != 0)) {
-    int rc = gen_slow(g, 1, &v, err);
-    if (rc != 0)
-      return rc;
-  }
+  int rc = gen_slow(g, 1, held, &v, err);
+  if (rc != 0)
+    return rc;
   assert_claimed(g, v, 1);
   *id = make_id(g, v);
   return 0;
+}
+
+/* The exported function, for callers that do not inline (FROND_NO_INLINE,
+** bindings through a foreign-function interface). */
+int(frond_gen_next)(frond_gen *g, int64_t *id, frond_error *err) {
+  return frond__gen_next_inline(g, id, err);
 }
 
 int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
@@ -425,7 +599,7 @@ int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
                        "count %zu is not between 1 and %" PRIu64, n,
                        g->max_count);
   if (FROND__UNLIKELY(claim(g, n, &v) != 0)) {
-    int rc = gen_slow(g, n, &v, err);
+    int rc = gen_slow(g, n, v, &v, err);
     if (rc != 0)
       return rc;
   }
@@ -437,7 +611,8 @@ int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
 
 int64_t frond_gen_high_water_ms(frond_gen *g) {
   /* state - 1: the last value handed out (state moves only by claims and
-  ** by raises to values not handed out yet). */
+  ** by raises to values not handed out yet), or, while calls are in
+  ** flight, one of theirs. */
   uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed) &
                ~FROND__GEN_SEALED;
   return ms_of(g, units_of_value(g, v > 0 ? v - 1 : 0));
@@ -462,10 +637,7 @@ void frond__gen_resume(frond_gen *g, int64_t after_ms, int64_t fence_ms) {
   /* In this order: unseal and raise the floor first, the limit (release)
   ** last, so that no call that sees the new limit can claim a value below
   ** the floor. Until then the limit of a blocked generator is 0. */
-  atomic_fetch_and_explicit(&g->state, ~FROND__GEN_SEALED,
-                            memory_order_acq_rel);
-  if (after_ms > 0)
-    raise_state(g, value_after(g, after_ms));
+  unseal_raise(g, after_ms > 0 ? value_after(g, after_ms) : 0);
   raise_fence(g, fence_ms);
   atomic_store_explicit(&g->blocked, 0, memory_order_relaxed);
   publish_limit(g, clock_now(g));

@@ -18,24 +18,43 @@
 ** the coordinator's. Both only ever rise, so a limit read a moment late
 ** still never lets a value past anything durable.
 **
-** The hot path reads no clock and takes no lock: it loads `state`, loads
-** `limit` (acquire) and, when the n values [cur, cur + n) lie below it,
-** claims them with one compare-and-swap of state from cur to cur + n;
-** anything else goes to the slow path. So a call that fails has moved
-** nothing: `state` is always one past the last value handed out (or a start
-** point no ID has used yet), and the high water reported from it, at run
-** time or in the clean-close record, never counts values that were not
-** issued. The slow path decides under `mu`: it re-reads the clock,
-** republishes `limit`, and either claims the values itself (again by
-** compare-and-swap), waits when the wall clock, the reservation or the fence
-** can allow them within max_wait, or fails.
+** The hot path reads no clock and takes no lock: it claims the n values
+** [cur, cur + n) with one fetch-add of n to `state`, then loads `limit`:
+** when they lie below it they are the call's; anything else goes to the
+** slow path, still holding them. A fetch-add costs what the reference
+** costs and never retries under contention; a compare-and-swap after a
+** load of `state` cost 1.8x a fetch-add with one thread and 2x with two
+** (bench/RESULTS.md, 2026-11-28).
+**
+** A call that fails gives back what it holds, under `mu`, so that it
+** consumes nothing: when nothing was added above its values, it moves
+** `state` back to their first value (compare-and-swap), and on down
+** through the values of calls waiting below (`held`), which it gives back
+** for them; when something was, it takes its values if every bound allows
+** them now (a limit read a moment late refused them), else waits on `cv`
+** until the call above gives them back for it. It never takes a value
+** while blocked, nor below `floor`, and never gives back below it: the
+** highest value a raise set (values a raise jumped over stay unused: the
+** raise moved `state` past them, not the call). A claim made while sealed
+** holds values with the seal bit, above any limit: it is only given back.
+** At most one claim per call is in flight, so the calls waiting are at
+** most the callers. So, once the calls in flight have returned, `state`
+** is one past the last value handed out (or a start point no ID has used
+** yet; values skipped below an issued one are skipped as a raise skips
+** them), and the high water reported from it, at run time or in the
+** clean-close record, never counts values that were not issued; while
+** calls are in flight it may count their values, never more. The slow
+** path then decides under `mu`: it re-reads the clock, republishes
+** `limit`, and either claims the values itself (by compare-and-swap),
+** waits when the wall clock, the reservation or the fence can allow them
+** within max_wait, or fails.
 **
 ** Every writer that raises the floor (resume after a regained node ID, the
 ** ticker following the wall clock) raises `state` by compare-and-swap
-** first and publishes `limit` (release) last: a call that sees the new
-** limit sees the new state in its own compare-and-swap, and a call that
-** still holds an older value of state fails that compare-and-swap and
-** looks again.
+** first and publishes `limit` (release) last; resume unseals and raises in
+** one compare-and-swap, so that no claim lands on an unsealed word below
+** the new floor: a claim made before it holds sealed values, one made
+** after it values above the floor.
 **
 ** A background thread (the ticker) follows the wall clock about once per
 ** millisecond: it raises `state` to the current unit when the generator is
@@ -79,18 +98,33 @@
 #include "core/high_water.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #define CACHE_LINE 64
 
-/* The top bit of `state`, never part of a value (values stay below 2^63):
-** set while the generator is blocked, so that a claim that read `state`
-** and `limit` before the block cannot complete after it (its
-** compare-and-swap sees another word). A block is then a barrier: once
-** frond__gen_block returns, nothing is issued until a resume. */
+/* The top bit of `state`, never part of a value (values stay below 2^62,
+** the layout has a node bit, so a pile of claims cannot reach it): set
+** while the generator is blocked, so that a claim made after the block
+** holds values above any limit. A block is then a barrier: once
+** frond__gen_block returns, no claim made after it is issued until a
+** resume, and one made before it is issued only as one made before it. */
 #define FROND__GEN_SEALED (UINT64_C(1) << 63)
+
+/* A failed call's values while it waits, under mu, for the claims above
+** them to be given back (on its stack; in the generator's list). */
+typedef struct frond__gen_held {
+  uint64_t v, end;
+  int given; /* given back by the call below which state went */
+  struct frond__gen_held *next;
+} frond__gen_held;
+
+/* Ranges that calls gave up waiting for (see settle in snowflake.c):
+** giving back passes through them too. Rare: a call gives up only when a
+** claim above its values was issued while it could not take them. */
+#define FROND__GEN_DEAD_MAX 64
 
 struct frond_gen {
   /* Written by every call: alone on its cache line. */
@@ -102,7 +136,8 @@ struct frond_gen {
   uint64_t seq_mask;
   uint64_t max_count; /* largest n for next_n */
   unsigned seq_bits;
-  unsigned time_shift; /* seq_bits + node_bits */
+  unsigned time_shift;   /* seq_bits + node_bits */
+  frond__fork_mark fork; /* the process key when created */
 
   /* Cold. */
   _Alignas(CACHE_LINE) frond_layout layout;
@@ -126,6 +161,12 @@ struct frond_gen {
   int waiting;            /* under mu: calls waiting in the slow path */
   int64_t reserved_units; /* under mu; tmax without a file */
   int64_t fence_units;    /* under mu; tmax without a coordinator fence */
+  uint64_t floor;         /* under mu: state is never given back below it */
+  struct frond__gen_held *held; /* under mu: failed calls waiting */
+  int ndead;                    /* under mu: ranges given up on */
+  struct {
+    uint64_t v, end;
+  } dead[FROND__GEN_DEAD_MAX];
   frond__hw *hw;
   char spec[128];
   frond_error bg_err; /* under mu: the ticker's last failure, code 0: none */
@@ -136,9 +177,25 @@ struct frond_gen {
   _Atomic int64_t fence_ms; /* written under mu; INT64_MAX: none */
   _Atomic uint64_t waits, clock_behind, reservations, borrowed, fence_refused;
   _Atomic int64_t ahead_ms, reserved_ms;
-  frond__fork_mark fork; /* the process key when created */
-  long pid;              /* the creating process, for messages */
+  long pid; /* the creating process, for messages */
 };
+
+/* The inline frond_gen_next of frond/inline.h, which the library uses
+** too, reads the start of a frond_gen as a frond__gen_hot. */
+#ifndef FROND__SEG_INLINE
+#error "libfrond needs lock-free 64-bit atomics (GCC or Clang)"
+#endif
+#define GEN_HOT_SAME(a, b)                                                     \
+  (offsetof(frond_gen, a) == offsetof(frond__gen_hot, b) &&                    \
+   sizeof(((frond_gen *)0)->a) == sizeof(((frond__gen_hot *)0)->b))
+_Static_assert(GEN_HOT_SAME(state, state) && GEN_HOT_SAME(limit, limit) &&
+                   GEN_HOT_SAME(node_part, node_part) &&
+                   GEN_HOT_SAME(seq_mask, seq_mask) &&
+                   GEN_HOT_SAME(seq_bits, seq_bits) &&
+                   GEN_HOT_SAME(time_shift, time_shift) &&
+                   GEN_HOT_SAME(fork.at, fork_at) &&
+                   GEN_HOT_SAME(fork.key, fork_key),
+               "frond__gen_hot (frond/inline.h) and frond_gen disagree");
 
 /* Is g a copy inherited through fork()? Never blocks, no system call. */
 static inline int gen_forked(const frond_gen *g) {

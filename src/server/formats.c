@@ -353,8 +353,19 @@ static int needs_seg(const frond__named_format *nf) {
   return nf->kind == FROND_FORMAT_SEQ || frond_format_tag(nf->f) != NULL;
 }
 
+/* frond_format_next_n, or with a caller's key frond_format_next_for. */
+static int next_n(const frond__named_format *nf, const frond_format_source *src,
+                  const char *key, size_t key_len, size_t n, char *out,
+                  frond_error *err) {
+  if (key != NULL)
+    return frond_format_next_for(nf->f, src, key, key_len, n, out, nf->stride,
+                                 err);
+  return frond_format_next_n(nf->f, src, n, out, nf->stride, err);
+}
+
 int frond__formats_next(frond__worker *w, const frond__named_format *nf,
-                        size_t n, frond_error *err) {
+                        const char *key, size_t key_len, size_t n,
+                        frond_error *err) {
   frond_format_source src = {w->srv->gen, atomic_load(&w->srv->seg), NULL, 1};
   int r;
   if (needs_seg(nf) && src.seg == NULL)
@@ -362,7 +373,7 @@ int frond__formats_next(frond__worker *w, const frond__named_format *nf,
   w->strs.len = 0;
   if (frond__buf_reserve(&w->strs, n * nf->stride) != 0)
     return frond__fail(err, FROND_ENOMEM, "out of memory for %zu strings", n);
-  r = frond_format_next_n(nf->f, &src, n, w->strs.data, nf->stride, err);
+  r = next_n(nf, &src, key, key_len, n, w->strs.data, err);
   /* Not checked yet (or again, after a reconnect): on the pool. */
   if (r == FROND_EINVAL && !frond_format_checked(nf->f))
     return frond__fail(err, FROND_EWOULD_BLOCK,
@@ -381,8 +392,8 @@ int frond__formats_next(frond__worker *w, const frond__named_format *nf,
 ** own, or a seq format's base) is looked up in the store once, within the
 ** budget, and the call repeated. */
 int frond__formats_next_wait(frond__server *srv, const frond__named_format *nf,
-                             size_t n, char *out, int *admitted,
-                             frond_error *err) {
+                             const char *key, size_t key_len, size_t n,
+                             char *out, int *admitted, frond_error *err) {
   frond_format_source src = {srv->gen, atomic_load(&srv->seg), NULL, 0};
   const char *tag = frond_format_tag(nf->f);
   int rc;
@@ -390,14 +401,14 @@ int frond__formats_next_wait(frond__server *srv, const frond__named_format *nf,
     if (!frond_format_checked(nf->f) && (rc = fact_check(srv, nf, err)) != 0 &&
         rc != FROND_EKEY_MISMATCH)
       return rc;
-    rc = frond_format_next_n(nf->f, &src, n, out, nf->stride, err);
+    rc = next_n(nf, &src, key, key_len, n, out, err);
     if (rc != FROND_ETAG_NOT_FOUND || tag == NULL ||
         !frond__ids_lookup_admit(srv))
       return rc;
     *admitted = 1;
   }
   if ((rc = frond__ids_lookup_tag(srv, tag, err)) == 0)
-    rc = frond_format_next_n(nf->f, &src, n, out, nf->stride, err);
+    rc = next_n(nf, &src, key, key_len, n, out, err);
   return rc;
 }
 

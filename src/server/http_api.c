@@ -157,9 +157,17 @@ void frond__http_v1_segment_range(frond__http_ctx *x) {
   segment(x, FROND__REQ_RANGE);
 }
 
-/* n strings of nf. */
+/* n strings of nf; ?key=: the caller's key of a shard= format. */
 static void strings(frond__http_ctx *x, const frond__named_format *nf) {
   frond__req r = {.op = FROND__REQ_FORMAT, .nf = nf};
+  size_t kl;
+  const char *k = frond__http_arg(x, "key", &kl);
+  if (k != NULL && (kl == 0 || kl > FROND_TAG_MAX)) {
+    frond__http_error(x, 400, "INVAL", "key is 1 to 128 bytes", NULL);
+    return;
+  }
+  r.tag = k;
+  r.len = k != NULL ? kl : 0;
   if (frond__http_count(x, &r) == 0 && frond__http_as(x) == 0)
     run(x, &r);
 }

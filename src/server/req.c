@@ -157,8 +157,10 @@ static void work(uv_work_t *wk) {
                                     q->ids, &r->start, &r->err);
     break;
   case FROND__REQ_FORMAT:
-    r->rc = frond__formats_next_wait(srv, r->nf, r->n, q->strs, &q->admitted,
-                                     &r->err);
+    /* The caller's key, copied with the request (1 byte at least). */
+    r->rc =
+        frond__formats_next_wait(srv, r->nf, r->len > 0 ? q->tag : NULL, r->len,
+                                 r->n, q->strs, &q->admitted, &r->err);
     break;
   default: /* FROND__REQ_STORE: one call at a time on one connection */
     pthread_mutex_lock(&srv->store_lock);
@@ -289,7 +291,7 @@ void frond__req_run(frond__conn *c, frond__req *r) {
         frond__ids_range(w, r->tag, r->len, (int64_t)r->n, &r->start, &r->err);
     break;
   case FROND__REQ_FORMAT:
-    r->rc = frond__formats_next(w, r->nf, r->n, &r->err);
+    r->rc = frond__formats_next(w, r->nf, r->tag, r->len, r->n, &r->err);
     r->strs = w->strs.data;
     break;
   default: /* a store call never runs on the loop */

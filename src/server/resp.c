@@ -60,7 +60,7 @@ static const resp_cmd commands[] = {
      frond__resp_cmd_id_decode},
     {"id.tags", FROND__RC_ID_TAGS, 1, 1, 0, 0, "readonly",
      frond__resp_cmd_id_tags},
-    {"id.format", FROND__RC_ID_FORMAT, 2, 3, 0, 0, "write",
+    {"id.format", FROND__RC_ID_FORMAT, 2, 4, 0, 0, "write",
      frond__resp_cmd_id_format},
     {"id.order", FROND__RC_ID_ORDER, 2, 3, 0, 0, "write",
      frond__resp_cmd_id_order},

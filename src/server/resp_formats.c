@@ -2,7 +2,8 @@
 /*
 ** resp_formats.c -- the ID format commands of the Redis protocol front:
 **
-**   ID.FORMAT <name> [count]       strings of a named format (format.<name>)
+**   ID.FORMAT <name> [count [key]] strings of a named format (format.<name>);
+**                                  key: the caller's, for a shard= format
 **   ID.ORDER <name> [count]        the same, for an order format only
 **   ID.UUID [v7|v4] [count]        UUIDs, version 7 unless v4 is asked
 **   ID.ULID [count], ID.OBJECTID [count]
@@ -22,9 +23,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* n strings of nf, the count in argv[i]. */
+/* n strings of nf, the count in argv[i], the caller's key (of a shard=
+** format) in argv[i + 1] when given. */
 static void issue(frond__resp_ctx *x, const frond__named_format *nf, size_t i) {
   frond__req r = {.op = FROND__REQ_FORMAT, .nf = nf};
+  if (x->argc > i + 1) {
+    const frond__resp_arg *k = &x->argv[i + 1];
+    if (k->len == 0 || k->len > FROND_TAG_MAX) {
+      frond__resp_error(x, "INVAL", "key is 1 to 128 bytes");
+      return;
+    }
+    r.tag = k->p;
+    r.len = k->len;
+  }
   if (frond__resp_count_arg(x, &r, i) == 0)
     frond__resp_run(x, &r);
 }

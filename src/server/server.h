@@ -456,10 +456,13 @@ const char *frond__formats_missing(const char *name, size_t len, char *msg,
 ** NUL-terminated, counted. Never waits on the store: a seq period's first
 ** use is WOULD_BLOCK, a tag the allocator does not know TAG_NOT_FOUND;
 ** the request layer (req.c) finishes both with frond__formats_next_wait. Other errors: those of
-** frond_format_next_n, SEGMENT_UNAVAILABLE without an allocator, NOMEM.
+** frond_format_next_n (frond_format_next_for with the caller's key
+** key[0..key_len), for a shard= format), SEGMENT_UNAVAILABLE without an
+** allocator, NOMEM.
 */
 int frond__formats_next(frond__worker *w, const frond__named_format *nf,
-                        size_t n, frond_error *err);
+                        const char *key, size_t key_len, size_t n,
+                        frond_error *err);
 
 /* On a pool thread: the same call, allowed to wait on the store, into
 ** out (n strings, nf->stride apart): a key not checked yet is checked
@@ -467,8 +470,8 @@ int frond__formats_next(frond__worker *w, const frond__named_format *nf,
 ** within the budget (*admitted: it holds one, to be released on the loop),
 ** and the call repeated. Not counted: the caller counts on its loop. */
 int frond__formats_next_wait(frond__server *srv, const frond__named_format *nf,
-                             size_t n, char *out, int *admitted,
-                             frond_error *err);
+                             const char *key, size_t key_len, size_t n,
+                             char *out, int *admitted, frond_error *err);
 
 /* Decode s (len bytes) into fields: as nf's strings, or with nf NULL by
 ** shape, and when no shape fits as a number of one of the server's order
@@ -526,7 +529,8 @@ struct frond__req {
   const char *tag; /* SEGMENT, RANGE; STORE: the tag it changes, or NULL */
   size_t len;      /* of tag */
   size_t n;        /* IDs or strings; frond__req_count sets it */
-  const frond__named_format *nf; /* FORMAT */
+  const frond__named_format *nf; /* FORMAT; tag and len: the caller's key
+                                    of a shard= format, or NULL */
   int change; /* STORE: the allocator reads tag's row again after */
   const frond__req_how *how;
   void *ctx; /* the front's record, how->ctx_size bytes */

@@ -432,6 +432,76 @@ def test_decode_agrees_with_cli():
         s.close()
 
 
+def test_reverse_over_http_and_resp():
+    """A named reverse=yes format: its strings over HTTP and RESP are the
+    63 bits of increasing snowflake IDs reversed, and decode (HTTP, RESP,
+    frond decode) to those IDs and their fields."""
+    s = Setup(extra=["--format.rev", "decimal:reverse=yes"])
+    try:
+        def rev(v):
+            return int(format(v, "063b")[::-1], 2)
+        got = s.get("/v1/format/rev?count=200")["ids"]
+        got += strs(s.cmd("ID.FORMAT", "rev", "50"))
+        ids = [rev(int(x)) for x in got]
+        check(ids == sorted(ids) and len(set(ids)) == len(ids),
+              "reversed back, not increasing: %r" % ids[:5])
+        check(len({int(x) >> 59 for x in got}) > 8,
+              "reverse=yes strings do not spread: %r" % got[:5])
+        one = got[-1]
+        http_v = s.get("/v1/decode/%s?format=rev" % one)
+        resp_v = pairs(s.cmd("ID.DECODE", one, "rev"))
+        cli = json.loads(ft.run(["decode", "--format", "decimal:reverse=yes",
+                                 "--layout", http_v["layout"], one],
+                                env=clean_env()).stdout)
+        check(http_v["id"] == str(ids[-1]), "decoded %r, issued %d"
+              % (http_v, ids[-1]))
+        check(http_v == resp_v == cli, "HTTP %r, RESP %r, frond decode %r"
+              % (http_v, resp_v, cli))
+    finally:
+        s.close()
+
+
+def test_shard_over_http_and_resp():
+    """A named shard=4 format: the caller's key with every request (?key=,
+    the third argument of ID.FORMAT) puts every string of that key in one
+    shard, the same over HTTP, RESP and frond next --shard-key with the
+    same key file; the IDs inside are distinct and increasing; no key, or
+    a key for another format, is INVAL."""
+    s = Setup(extra=["--format.sh", "decimal:shard=4,key=1",
+                     "--format.plain", "decimal"])
+    try:
+        def shard(x):
+            return int(x) >> 59
+        inside = []
+        for user in ("user-1", "user-2", "user-3", "u" * 128):
+            got = s.get("/v1/format/sh?count=20&key=" + user)["ids"]
+            got += strs(s.cmd("ID.FORMAT", "sh", "5", user))
+            check(len({shard(x) for x in got}) == 1,
+                  "%s: several shards %r" % (user[:10], got[:3]))
+            r = ft.run(["next", "--store", "none", "--format",
+                        "decimal:shard=4,key=1", "--key-file", s.keys,
+                        "--shard-key", user], env=clean_env(),
+                       cwd=s.keydir)
+            check(r.returncode == 0 and shard(r.stdout) == shard(got[0]),
+                  "frond next --shard-key %s: %r %r, server's shard %d"
+                  % (user[:10], r.stdout, r.stderr, shard(got[0])))
+            inside += [int(x) & ((1 << 59) - 1) for x in got]
+        check(len(set(inside)) == len(inside), "an ID twice")
+        st, _, body = s.srv.request("GET", "/v1/format/sh")
+        check(st == 400 and error_of(json.loads(body)) == "INVAL",
+              "no key: %d %r" % (st, body))
+        st, _, body = s.srv.request("GET", "/v1/format/plain?key=u")
+        check(st == 400 and error_of(json.loads(body)) == "INVAL",
+              "a key for a plain format: %d %r" % (st, body))
+        st, _, body = s.srv.request("GET", "/v1/format/sh?key=" + "u" * 129)
+        check(st == 400, "a key of 129 bytes: %d %r" % (st, body))
+        err = s.cmd("ID.FORMAT", "sh", "1")
+        check(isinstance(err, RespError) and err.code == "INVAL",
+              "ID.FORMAT without a key: %r" % (err,))
+    finally:
+        s.close()
+
+
 # ------------------------------------------------- off the event loop
 
 def test_period_first_use_off_the_loop():
@@ -763,7 +833,9 @@ def test_formats_from_file_and_environment():
 if __name__ == "__main__":
     ft.main([test_issue_http_and_resp, test_errors, test_sequence_exhausted,
              test_sequence_multi_batches,
-             test_decode_agrees_with_cli, test_period_first_use_off_the_loop,
+             test_decode_agrees_with_cli, test_reverse_over_http_and_resp,
+             test_shard_over_http_and_resp,
+             test_period_first_use_off_the_loop,
              test_start_refusals,
              test_key_checked_at_start_and_after_reconnect,
              test_key_record_checked_again,

@@ -149,6 +149,50 @@ for p in seg_inline seg_call seg_cxx; do
     { echo "FAIL: $p: $out"; exit 1; }
   [ "$out" = "1000 500500" ] || { echo "FAIL: $p printed $out"; exit 1; }
 done
+# frond_gen_next likewise: inlined, calling frond__gen_next_slow, unless
+# FROND_NO_INLINE; both issue increasing IDs.
+cat >"$tmp/gen.c" <<'C'
+#include <frond.h>
+#include <stdio.h>
+int main(void) {
+  frond_layout l;
+  frond_gen *g;
+  frond_error e = {0, ""};
+  int64_t id = 0, last = -1;
+  if (frond_layout_parse("frond", &l, &e) != 0 ||
+      frond_gen_create(&g, &l, 1, NULL, &e) != 0) {
+    fprintf(stderr, "%s\n", e.message);
+    return 1;
+  }
+  for (int i = 0; i < 100000; i++) {
+    if (frond_gen_next(g, &id, &e) != 0 || id <= last) {
+      fprintf(stderr, "%s\n", e.message);
+      return 1;
+    }
+    last = id;
+  }
+  frond_gen_close(g, NULL);
+  printf("ok\n");
+  return 0;
+}
+C
+cp "$tmp/gen.c" "$tmp/gen.cc"
+cc -std=c11 -Wall -Wextra -Wconversion -Werror -o "$tmp/gen_inline" "$tmp/gen.c" \
+  $(pkg-config --cflags --libs frond)
+cc -std=c11 -Wall -Wextra -Wconversion -Werror -DFROND_NO_INLINE -o "$tmp/gen_call" \
+  "$tmp/gen.c" $(pkg-config --cflags --libs frond)
+c++ -Wall -Wextra -Wconversion -Wold-style-cast -Werror -o "$tmp/gen_cxx" "$tmp/gen.cc" \
+  $(pkg-config --cflags --libs frond)
+nm "$tmp/gen_inline" | grep -q ' U frond__gen_next_slow' &&
+  ! nm "$tmp/gen_inline" | grep -q ' U frond_gen_next$' ||
+  { echo "FAIL: frond_gen_next was not inlined"; exit 1; }
+nm "$tmp/gen_call" | grep -q ' U frond_gen_next$' ||
+  { echo "FAIL: FROND_NO_INLINE did not call frond_gen_next"; exit 1; }
+for p in gen_inline gen_call gen_cxx; do
+  out=$(cd "$tmp" && LD_LIBRARY_PATH="$root/lib" "$tmp/$p") ||
+    { echo "FAIL: $p: $out"; exit 1; }
+  [ "$out" = "ok" ] || { echo "FAIL: $p printed $out"; exit 1; }
+done
 # The shared library exports the public API only.
 if nm -D --defined-only "$root/lib/libfrond.so" | awk '{print $3}' |
   grep -v '^frond_' | grep -v '^_' | grep -q .; then
@@ -156,10 +200,11 @@ if nm -D --defined-only "$root/lib/libfrond.so" | awk '{print $3}' |
   nm -D --defined-only "$root/lib/libfrond.so" | awk '{print $3}' | grep -v '^frond_' | grep -v '^_'
   exit 1
 fi
-# Internal frond__ symbols are not exported, but for the one that frond.h's
-# inline frond_seg_tag_next calls.
+# Internal frond__ symbols are not exported, but for the two that frond.h's
+# inline frond_seg_tag_next and frond_gen_next call.
 if nm -D --defined-only "$root/lib/libfrond.so" | awk '{print $3}' |
-  grep '^frond__' | grep -vx 'frond__seg_tag_next_slow' | grep -q .; then
+  grep '^frond__' | grep -vx 'frond__seg_tag_next_slow' |
+  grep -vx 'frond__gen_next_slow' | grep -q .; then
   echo "FAIL: libfrond.so exports internal frond__ symbols"; exit 1
 fi
 echo "1 passed, 0 failed"

@@ -309,7 +309,7 @@ static void test_lease_sqlite(void **state) {
   frond_coord_entry *e;
   frond_coord_stats st;
   frond_error err = {0, ""};
-  int64_t id, last_a, now = frond_clock_realtime(NULL);
+  int64_t id = 0, last_a, now = frond_clock_realtime(NULL);
   size_t n;
   (void)state;
   snprintf(lease_db, sizeof(lease_db), "%s/lease.db", dir);
@@ -410,7 +410,7 @@ static void regain_after_lost_answer(int returning) {
   frond_coord *a, *b;
   frond_gen *ga, *gb;
   frond_error err = {0, ""};
-  int64_t id, fence, after = -1;
+  int64_t id = 0, fence, after = -1;
   snprintf(lease_db, sizeof(lease_db), "%s/lease.db", dir);
   snprintf(lease_uri, sizeof(lease_uri),
            "lease+sqlite://%s?lease_ms=60000&nodes=1", lease_db);

@@ -208,7 +208,7 @@ static void test_static_file_honoured(void **state) {
   frond__hw_record rec;
   frond_layout l = layout_of("frond");
   frond_error err = {0, ""};
-  int64_t id, now = frond_clock_realtime(NULL);
+  int64_t id = 0, now = frond_clock_realtime(NULL);
   (void)state;
   assert_int_equal(frond__hw_path(hw, sizeof(hw), dir, 0), 0);
   memset(&rec, 0, sizeof(rec));

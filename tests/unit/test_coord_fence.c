@@ -206,7 +206,7 @@ static void test_fence_first_durable(void **state) {
   frond_coord_stats st;
   frond_coord *c;
   frond_gen *g;
-  int64_t t0 = INT64_C(1800000000000), id;
+  int64_t t0 = INT64_C(1800000000000), id = 0;
   (void)state;
   fake_reset();
   F.stored = t0 - 5000; /* an earlier holder's fence */
@@ -239,7 +239,7 @@ static void test_fence_partition_stops_at_fence(void **state) {
   frond_gen_options go = small_opts();
   frond_coord *c;
   frond_gen *g;
-  int64_t t0 = INT64_C(1800000000000), fence, id, max_ms = 0;
+  int64_t t0 = INT64_C(1800000000000), fence, id = 0, max_ms = 0;
   int refused = 0, issued = 0;
   (void)state;
   fake_reset();
@@ -329,7 +329,7 @@ static void test_regain_resumes_above_other(void **state) {
   frond_gen_options go = small_opts();
   frond_coord *c;
   frond_gen *g;
-  int64_t t0 = INT64_C(1800000000000), other, id;
+  int64_t t0 = INT64_C(1800000000000), other, id = 0;
   (void)state;
   fake_reset();
   fake_clock_set(&clk, t0);
@@ -365,7 +365,7 @@ static void test_start_slack(void **state) {
   frond_coord *c;
   frond_gen *g;
   frond_error err = {0, ""};
-  int64_t t0 = INT64_C(1800000000000), id;
+  int64_t t0 = INT64_C(1800000000000), id = 0;
   (void)state;
   fake_reset();
   fake_clock_set(&clk, t0);

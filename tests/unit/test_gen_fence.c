@@ -69,7 +69,7 @@ static void test_hammer_past_max_ahead(void **state) {
   frond_gen *g;
   hammer h[THREADS];
   uint64_t ok = 0, failed = 0;
-  int64_t id, hw;
+  int64_t id = 0, hw;
   frond_error err = {0, ""};
   (void)state;
   fake_clock_set(&c, T0);
@@ -341,7 +341,7 @@ static void test_fence_want_extends(void **state) {
   want_ctx w = {NULL, 0, T0 + 100};
   frond_gen *g;
   frond_gen_stats st;
-  int64_t blk[4096], id;
+  int64_t blk[4096], id = 0;
   (void)state;
   fake_clock_set(&c, T0);
   g = make_fenced(&c, T0, 0, &w);
@@ -414,28 +414,34 @@ static void test_block_and_resume(void **state) {
 /* ---- a block is a barrier ---------------------------------------------
 **
 ** Once frond__gen_block returns, no call may complete: a claim that read
-** the state and the limit before the block must not land after it, or the
-** exact high-water time read right after the block (what a coordinator
+** the limit before the block must not be issued from an add after it, or
+** the exact high-water time read right after the block (what a coordinator
 ** stores as its final fence) would miss an issued ID. The hot path's claim
-** is replayed step by step around a block: load state, load limit (the
-** value is allowed), block, then the compare-and-swap, which must fail. */
+** is replayed step by step around a block: load the limit (the value is
+** allowed), block, then the fetch-add, whose values must lie above the
+** limit; the slow path then gives them back. */
 
 static void test_block_is_a_barrier(void **state) {
   fake_clock c;
   frond_gen *g;
-  uint64_t cur, lim;
-  int64_t hw, id;
+  uint64_t cur, lim, v;
+  int64_t hw, id = -42;
   (void)state;
   fake_clock_set(&c, T0);
   g = make_fake(&c, 5, 0, 1);
   assert_int_equal(frond_gen_next(g, &id, NULL), 0);
   cur = atomic_load_explicit(&g->state, memory_order_relaxed);
   lim = atomic_load_explicit(&g->limit, memory_order_acquire);
-  assert_true(cur + 1 <= lim); /* the hot path would claim cur */
+  assert_true(cur + 1 <= lim); /* the hot path would take cur */
   frond__gen_block(g, FROND_ENODE_ID_LOST);
   hw = frond_gen_high_water_ms(g);
-  assert_false(atomic_compare_exchange_strong_explicit(
-      &g->state, &cur, cur + 1, memory_order_relaxed, memory_order_relaxed));
+  v = atomic_fetch_add_explicit(&g->state, 1, memory_order_relaxed);
+  assert_true(v + 1 > lim); /* sealed: no limit allows it */
+  id = -42;
+  assert_int_equal(frond__gen_next_slow(g, v, &id, NULL), FROND_ENODE_ID_LOST);
+  assert_int_equal(id, -42);
+  /* Given back: the word is where the block left it. */
+  assert_int_equal(atomic_load(&g->state), cur | FROND__GEN_SEALED);
   assert_int_equal(frond_gen_high_water_ms(g), hw);
   assert_int_equal(frond_gen_next(g, &id, NULL), FROND_ENODE_ID_LOST);
   /* Resume unseals: the next ID follows the last one. */
@@ -445,6 +451,101 @@ static void test_block_is_a_barrier(void **state) {
   assert_int_equal(fields(g, id).sequence, 1);
   assert_int_equal(frond_gen_high_water_ms(g), T0);
   frond_gen_close(g, NULL);
+}
+
+/* ---- threads at a fence -----------------------------------------------
+**
+** Threads race up to a fence that does not move, with calls of every size,
+** each on the hot path's fetch-add: every value up to the fence is issued
+** exactly once, none above it, and the failures past it give every value
+** back: once the fence moves, the next ID is the first of the next unit.
+** (A hot path that let a claim past the limit would issue above the fence;
+** one that kept a failed claim's values would leave the state above the
+** last ID, and the next ID would not start the unit.) */
+
+#define FILL_UNITS 4 /* the fence is at T0 + 3 */
+#define FILL_IDS (FILL_UNITS * 4096)
+
+typedef struct filler {
+  pthread_t thread;
+  frond_gen *g;
+  size_t n; /* IDs per call */
+  int64_t deadline_ns;
+  size_t count;
+  int other; /* failures with another code than COORD */
+  int64_t ids[FILL_IDS];
+} filler;
+
+static void *filler_main(void *arg) {
+  filler *w = arg;
+  int64_t buf[128];
+  frond_error err = {0, ""};
+  /* Until 200 calls in a row fail (the fence is reached) or the deadline. */
+  for (int failed = 0; failed < 200 && frond__mono_ns() < w->deadline_ns;) {
+    int rc = w->n == 1 ? frond_gen_next(w->g, buf, &err)
+                       : frond_gen_next_n(w->g, w->n, buf, &err);
+    if (rc != 0) {
+      failed++;
+      w->other |= rc != FROND_ECOORD;
+      continue;
+    }
+    failed = 0;
+    for (size_t i = 0; i < w->n && w->count < FILL_IDS; i++)
+      w->ids[w->count++] = buf[i];
+  }
+  return NULL;
+}
+
+static void test_threads_fill_to_fence(void **state) {
+  enum { THREADS = 4 };
+  static const size_t per_call[THREADS] = {1, 7, 100, 1};
+  fake_clock c;
+  want_ctx w = {NULL, 0, 0};
+  frond_gen *g;
+  filler *f = calloc(THREADS, sizeof(*f));
+  int64_t *all = malloc(sizeof(*all) * FILL_IDS * THREADS), id = 0;
+  size_t total = 0;
+  (void)state;
+  assert_non_null(f);
+  assert_non_null(all);
+  fake_clock_set(&c, T0);
+  g = make_fenced(&c, T0 + FILL_UNITS - 1, 0, &w);
+  for (int i = 0; i < THREADS; i++) {
+    f[i].g = g;
+    f[i].n = per_call[i];
+    f[i].deadline_ns = frond__mono_ns() + 10 * 1000000000LL;
+    assert_int_equal(pthread_create(&f[i].thread, NULL, filler_main, &f[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) {
+    pthread_join(f[i].thread, NULL);
+    assert_int_equal(f[i].other, 0);
+    memcpy(all + total, f[i].ids, f[i].count * sizeof(*all));
+    total += f[i].count;
+  }
+  qsort(all, total, sizeof(*all), cmp_i64);
+  for (size_t i = 1; i < total; i++)
+    if (all[i] == all[i - 1])
+      fail_msg("ID %lld issued twice", (long long)all[i]);
+  if (total > 0 && fields(g, all[total - 1]).unix_ms > T0 + FILL_UNITS - 1)
+    fail_msg("ID at T0 + %lld ms, past the fence at T0 + %d",
+             (long long)(fields(g, all[total - 1]).unix_ms - T0),
+             FILL_UNITS - 1);
+  /* Every value below the fence, once: the first at T0 sequence 0, the
+  ** last at the fence's unit, sequence 4095. */
+  if (total != FILL_IDS)
+    fail_msg("%zu IDs issued up to the fence, not %d", total, FILL_IDS);
+  assert_int_equal(fields(g, all[0]).unix_ms, T0);
+  assert_int_equal(fields(g, all[0]).sequence, 0);
+  assert_int_equal(fields(g, all[total - 1]).sequence, 4095);
+  assert_int_equal(frond_gen_high_water_ms(g), T0 + FILL_UNITS - 1);
+  /* The failed calls consumed nothing. */
+  frond__gen_set_fence(g, T0 + FILL_UNITS + 5);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  assert_int_equal(fields(g, id).unix_ms, T0 + FILL_UNITS);
+  assert_int_equal(fields(g, id).sequence, 0);
+  frond_gen_close(g, NULL);
+  free(all);
+  free(f);
 }
 
 static void test_fence_target(void **state) {
@@ -483,6 +584,7 @@ int main(void) {
       cmocka_unit_test(test_fence_want_extends),
       cmocka_unit_test(test_block_and_resume),
       cmocka_unit_test(test_block_is_a_barrier),
+      cmocka_unit_test(test_threads_fill_to_fence),
       cmocka_unit_test(test_fence_target),
   };
   return frond_run_tests(tests, NULL, NULL);

@@ -99,7 +99,7 @@ static void test_later_epoch(void **state) {
   frond_layout neu = old;
   frond_gen *g;
   frond_error err = {0, ""};
-  int64_t last, id;
+  int64_t last, id = 0;
   (void)state;
   neu.epoch_ms += 100;
   fake_clock_set(&c, T0);
@@ -366,7 +366,7 @@ static void test_restart_after_burst(void **state) {
   frond_layout l = *twitter();
   frond_gen *g;
   frond_error err = {0, ""};
-  int64_t last, id, t;
+  int64_t last, id = 0, t;
   (void)state;
   fake_clock_set(&c, T0);
   last = run_old(&l, &c, d.path, 1000); /* T0 .. T0 + 999 */
@@ -392,7 +392,7 @@ static void test_start_coordinator_window(void **state) {
   frond_gen *g = NULL;
   frond_error err = {0, ""};
   advancer a;
-  int64_t id, id_ms = 0;
+  int64_t id = 0, id_ms = 0;
   int rc;
   (void)state;
   fake_clock_set(&c, T0);

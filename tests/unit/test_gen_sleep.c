@@ -58,7 +58,7 @@ static void test_sleeps_and_wakes(void **state) {
   frond_gen_options o;
   frond_gen_stats st;
   frond_gen *g;
-  int64_t id, hw;
+  int64_t id = 0, hw;
   (void)state;
   fake_clock_set(&c, T0);
   o = sleepy(&c, -1);
@@ -124,7 +124,7 @@ static void test_reservation_after_sleep(void **state) {
   frond_gen_stats a, b;
   frond_gen *g;
   char *dir = tmpdir_make(), path[600];
-  int64_t id;
+  int64_t id = 0;
   (void)state;
   snprintf(path, sizeof(path), "%s/hw", dir);
   fake_clock_set(&c, T0);
@@ -160,7 +160,7 @@ static void test_first_call_waits_for_the_skipped_reservation(void **state) {
   frond_gen *g;
   frond_error err = {0, ""};
   char *dir = tmpdir_make(), path[600];
-  int64_t id;
+  int64_t id = 0;
   (void)state;
   snprintf(path, sizeof(path), "%s/hw", dir);
   fake_clock_set(&c, T0);
@@ -197,7 +197,7 @@ static void test_fence_after_sleep(void **state) {
   want_ctx w = {NULL, &c, 0};
   frond__gen_fence f = {0, T0 + 2000, 0, want_hook, &w};
   frond_gen *g = NULL;
-  int64_t id;
+  int64_t id = 0;
   (void)state;
   fake_clock_set(&c, T0);
   o = sleepy(&c, 50);

@@ -112,7 +112,7 @@ static void test_threads_unique(void **state) {
 static void test_same_unit_and_jump(void **state) {
   fake_clock c;
   frond_gen *g;
-  int64_t a, b;
+  int64_t a = 0, b = 0;
   (void)state;
   fake_clock_set(&c, T0);
   g = make_fake(&c, 1000, 10, 3);
@@ -190,7 +190,7 @@ static void test_rollback(void **state) {
 static void test_overflow_borrows(void **state) {
   fake_clock c;
   frond_gen *g;
-  int64_t id, prev = -1;
+  int64_t id = 0, prev = -1;
   frond_gen_stats st;
   (void)state;
   fake_clock_set(&c, T0);
@@ -329,7 +329,7 @@ static void test_exhaustion(void **state) {
 
 static void test_real_clock_fields(void **state) {
   frond_gen *g;
-  int64_t id;
+  int64_t id = 0;
   (void)state;
   assert_int_equal(frond_gen_create(&g, twitter(), 1023, NULL, NULL), 0);
   for (int k = 0; k < 1000; k++) {
@@ -412,7 +412,7 @@ static void test_coarse_unit_waits(void **state) {
 static void test_start_after(void **state) {
   frond_gen *g;
   frond__gen_fence f;
-  int64_t id, after = frond_clock_realtime(NULL) + 300;
+  int64_t id = 0, after = frond_clock_realtime(NULL) + 300;
   (void)state;
   memset(&f, 0, sizeof(f));
   f.start_after_ms = after;
@@ -492,7 +492,7 @@ static void test_stored_ahead(void **state) {
   char *dir = tmpdir_make(), *path = hw_path(dir);
   frond_error err = {0, ""};
   int rc;
-  int64_t id, now = frond_clock_realtime(NULL);
+  int64_t id = 0, now = frond_clock_realtime(NULL);
   frond_gen *g;
   (void)state;
   /* A little ahead (as after a crash): waits until the clock is within
@@ -654,7 +654,7 @@ static void test_reservation_ahead(void **state) {
   frond_error err = {0, ""};
   int rc;
   frond_gen *g = make_hw(path, &err, &rc);
-  int64_t id;
+  int64_t id = 0;
   (void)state;
   assert_int_equal(rc, 0);
   for (int round = 0; round < 20; round++) {
