@@ -458,6 +458,30 @@ static int next_node_scoped(frond_format *f, const frond_format_source *src,
   return 0;
 }
 
+/* uuid7, ulid and objectid of the format's own generator: CHUNK values
+** at a time taken in one step, then written out. */
+static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
+  uint8_t b[CHUNK * 16];
+  while (n > 0) {
+    size_t k = n < CHUNK ? n : CHUNK;
+    if (f->kind == FROND_FORMAT_UUID7) {
+      frond__uuid7_next_n(f->uuid7, k, b);
+      for (size_t i = 0; i < k; i++, out += stride)
+        frond_uuid_format(b + 16 * i, out);
+    } else if (f->kind == FROND_FORMAT_ULID) {
+      frond__ulid_next_n(f->ulid, k, b);
+      for (size_t i = 0; i < k; i++, out += stride)
+        frond_ulid_format(b + 16 * i, out);
+    } else {
+      frond__objectid_next_n(f->oid, k, b);
+      for (size_t i = 0; i < k; i++, out += stride)
+        frond_objectid_format(b + 12 * i, out);
+    }
+    n -= k;
+  }
+  return 0;
+}
+
 int frond_format_next_n(frond_format *f, const frond_format_source *src,
                         size_t n, char *out, size_t stride, frond_error *err) {
   static const frond_format_source none = {NULL, NULL, NULL, 0};
@@ -477,28 +501,15 @@ int frond_format_next_n(frond_format *f, const frond_format_source *src,
     return next_node_scoped(f, src, n, out, stride, err);
   switch (f->kind) {
   case FROND_FORMAT_UUID7:
-    for (size_t i = 0; i < n; i++, out += stride) {
-      frond_uuid7_next(f->uuid7, u);
-      frond_uuid_format(u, out);
-    }
-    return 0;
-  case FROND_FORMAT_UUID4:
-    for (size_t i = 0; i < n; i++, out += stride) {
-      if ((rc = frond_uuid4(u, err)) != 0)
-        return rc;
-      frond_uuid_format(u, out);
-    }
-    return 0;
   case FROND_FORMAT_ULID:
-    for (size_t i = 0; i < n; i++, out += stride) {
-      frond_ulid_next(f->ulid, u);
-      frond_ulid_format(u, out);
-    }
-    return 0;
   case FROND_FORMAT_OBJECTID:
+    return next_128(f, n, out, stride);
+  case FROND_FORMAT_UUID4:
+    if ((rc = frond__sodium_init(err)) != 0)
+      return rc;
     for (size_t i = 0; i < n; i++, out += stride) {
-      frond_objectid_next(f->oid, u);
-      frond_objectid_format(u, out);
+      frond__uuid4_fast(u);
+      frond_uuid_format(u, out);
     }
     return 0;
   case FROND_FORMAT_SEQ:

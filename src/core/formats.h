@@ -147,6 +147,27 @@ void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* ---- 128-bit generators (id128.c) ---- */
 
+/* Unguessable bits and the millisecond for them (id128_rand.c). A
+** stream is one generator's: frond__rand_stream gives a new number, and
+** each thread draws a stream's bits from its own ChaCha20 keystream for
+** it, re-keyed as it goes and after fork(). Thread-safe, lock-free. */
+uint64_t frond__rand_stream(void);
+uint64_t frond__rand64(uint64_t stream);
+void frond__rand_bytes(uint64_t stream, void *out, size_t n);
+/* Tests: every stream from this key (NULL: the system's again). */
+void frond__rand_fixed(const uint8_t key[16]);
+/* The wall clock's unix ms, read from a ticker's word under sustained use
+** (at most a tick behind), else from the clock. Thread-safe. */
+int64_t frond__id128_now_ms(void);
+
+/* Batches: n values of one generator in one step, each as its single
+** call makes them (out: n * 16 or n * 12 bytes). Thread-safe. */
+void frond__uuid7_next_n(frond_uuid7 *g, size_t n, uint8_t *out);
+void frond__ulid_next_n(frond_ulid *g, size_t n, uint8_t *out);
+void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out);
+/* UUIDv4 from the calling thread's keystream. */
+void frond__uuid4_fast(uint8_t out[16]);
+
 /* scope=node: the string of snowflake ID id (whose time is unix_ms) into
 ** out, the ID whole after the time field, the bits left over random under
 ** g's key (id128.c has the layouts). Thread-safe. */
