@@ -459,13 +459,18 @@ static int next_node_scoped(frond_format *f, const frond_format_source *src,
 }
 
 /* uuid7, ulid and objectid of the format's own generator: CHUNK values
-** at a time taken in one step, then written out. */
+** at a time taken in one step, then written out; uuid4: CHUNK at a time
+** drawn at once from the thread's keystream. */
 static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
   uint8_t b[CHUNK * 16];
   while (n > 0) {
     size_t k = n < CHUNK ? n : CHUNK;
     if (f->kind == FROND_FORMAT_UUID7) {
       frond__uuid7_next_n(f->uuid7, k, b);
+      for (size_t i = 0; i < k; i++, out += stride)
+        frond_uuid_format(b + 16 * i, out);
+    } else if (f->kind == FROND_FORMAT_UUID4) {
+      frond__uuid4_next_n(k, b);
       for (size_t i = 0; i < k; i++, out += stride)
         frond_uuid_format(b + 16 * i, out);
     } else if (f->kind == FROND_FORMAT_ULID) {
@@ -485,7 +490,6 @@ static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
 int frond_format_next_n(frond_format *f, const frond_format_source *src,
                         size_t n, char *out, size_t stride, frond_error *err) {
   static const frond_format_source none = {NULL, NULL, NULL, 0};
-  uint8_t u[16];
   int rc;
   if (f == NULL || out == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
@@ -507,11 +511,7 @@ int frond_format_next_n(frond_format *f, const frond_format_source *src,
   case FROND_FORMAT_UUID4:
     if ((rc = frond__sodium_init(err)) != 0)
       return rc;
-    for (size_t i = 0; i < n; i++, out += stride) {
-      frond__uuid4_fast(u);
-      frond_uuid_format(u, out);
-    }
-    return 0;
+    return next_128(f, n, out, stride);
   case FROND_FORMAT_SEQ:
     if (f->keyed && (rc = frond__format_fact_ready(f, src, err)) != 0)
       return rc;

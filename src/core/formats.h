@@ -165,8 +165,9 @@ int64_t frond__id128_now_ms(void);
 void frond__uuid7_next_n(frond_uuid7 *g, size_t n, uint8_t *out);
 void frond__ulid_next_n(frond_ulid *g, size_t n, uint8_t *out);
 void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out);
-/* UUIDv4 from the calling thread's keystream. */
+/* UUIDv4 from the calling thread's keystream; n of them (16 * n bytes). */
 void frond__uuid4_fast(uint8_t out[16]);
+void frond__uuid4_next_n(size_t n, uint8_t *out);
 
 /* scope=node: the string of snowflake ID id (whose time is unix_ms) into
 ** out, the ID whole after the time field, the bits left over random under

@@ -270,13 +270,26 @@ void frond_uuid7_free(frond_uuid7 *g) {
 /* UUIDv4: one process-wide stream, drawn per thread. */
 static _Atomic uint64_t uuid4_stream;
 
-void frond__uuid4_fast(uint8_t out[16]) {
+static uint64_t uuid4_stream_of_process(void) {
   uint64_t s = atomic_load_explicit(&uuid4_stream, memory_order_relaxed);
   if (FROND__UNLIKELY(s == 0)) {
     uint64_t none = 0, mine = frond__rand_stream();
     s = atomic_compare_exchange_strong(&uuid4_stream, &none, mine) ? mine
                                                                    : none;
   }
+  return s;
+}
+
+void frond__uuid4_next_n(size_t n, uint8_t *out) {
+  frond__rand_bytes(uuid4_stream_of_process(), out, 16 * n);
+  for (size_t i = 0; i < n; i++, out += 16) {
+    out[6] = (uint8_t)((out[6] & 0x0f) | 0x40);
+    out[8] = (uint8_t)((out[8] & 0x3f) | 0x80);
+  }
+}
+
+void frond__uuid4_fast(uint8_t out[16]) {
+  uint64_t s = uuid4_stream_of_process();
   put_be64(out, frond__rand64(s));
   put_be64(out + 8, frond__rand64(s));
   out[6] = (uint8_t)((out[6] & 0x0f) | 0x40);

@@ -209,10 +209,10 @@ enum { TICK_STOPPED, TICK_STARTING, TICK_RUNNING, TICK_FAILED };
 
 static _Atomic int64_t tick_ms;
 static _Atomic int tick_state;
-static _Atomic int tick_read;         /* read since the last tick */
-static _Atomic uint64_t tick_gen;     /* the running ticker's number */
-static _Atomic unsigned tick_direct;  /* clock reads while stopped */
-static frond__fork_mark tick_fork;    /* armed before RUNNING (release) */
+static _Atomic int tick_read;        /* read since the last tick */
+static _Atomic uint64_t tick_gen;    /* the running ticker's number */
+static _Atomic unsigned tick_direct; /* clock reads while stopped */
+static frond__fork_mark tick_fork;   /* armed before RUNNING (release) */
 static _Atomic int tick_fork_armed;
 
 static void *ticker(void *arg) {

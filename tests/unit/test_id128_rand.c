@@ -232,10 +232,10 @@ static void test_batches_equal_single_calls(void **state) {
         frond_ulid_next(l[0], one + 16 * i);
       frond__ulid_next_n(l[1], N, many);
     } else {
-      assert_int_equal(
-          frond_objectid_create(&o[0], fake_clock_read, &c1, NULL), 0);
-      assert_int_equal(
-          frond_objectid_create(&o[1], fake_clock_read, &c2, NULL), 0);
+      assert_int_equal(frond_objectid_create(&o[0], fake_clock_read, &c1, NULL),
+                       0);
+      assert_int_equal(frond_objectid_create(&o[1], fake_clock_read, &c2, NULL),
+                       0);
       for (int i = 0; i < N; i++)
         frond_objectid_next(o[0], one + 12 * i);
       frond__objectid_next_n(o[1], N, many);
