@@ -74,9 +74,21 @@ static size_t finish_number(const frond_format *f, char version,
     out[pos++] = version;
     vals[nv++] = version_value(f, version);
   }
-  for (unsigned i = 0; i < f->width; i++) {
-    out[pos++] = frond__format_alphabet(f)[body[i]];
-    vals[nv++] = body[i];
+  {
+    /* Symbols apart from values, neither aliasing the other: decimal
+    ** digits are one vector add. */
+    const uint8_t *restrict b = body;
+    char *restrict o = out + pos;
+    unsigned w = f->width;
+    memcpy(vals + nv, b, w);
+    if (f->radix == 10)
+      for (unsigned i = 0; i < w; i++)
+        o[i] = (char)('0' + b[i]);
+    else
+      for (unsigned i = 0; i < w; i++)
+        o[i] = frond__crockford[b[i]];
+    pos += w;
+    nv += w;
   }
   if (f->check != FROND__CHECK_NONE)
     out[pos++] = frond__format_check(f, vals, nv);
