@@ -38,6 +38,10 @@
 **                           strings (frond_format_next_n)
 **   uuid4                   frond_uuid4, and strings one at a time and 256
 **                           per call
+**   aes scheme              a key version "V:aes:KEY" (order_aes.c): the
+**                           permutation alone one at a time and 256 per
+**                           call, and the whole order number one at a
+**                           time and 256 per call
 **   snowflake next_n        frond_gen_next_n(256), per ID: what the plain
 **                           generator's batches cost, beside the formats'
 **                           batches
@@ -99,6 +103,10 @@ enum {
   R_UUID4,
   R_UUID4_STR,
   R_UUID4_STR_N,
+  R_AES_PERM,
+  R_AES_PERM_BATCH,
+  R_AES_ORDER,
+  R_AES_ORDER_BATCH,
   R_COUNT
 };
 #define MAX_KERNELS 3
@@ -129,7 +137,11 @@ static const char *const tail_names[] = {"order:digits=19,check=damm",
                                          "objectid string, 256 per call",
                                          "uuid4 (16 bytes)",
                                          "uuid4 string",
-                                         "uuid4 string, 256 per call"};
+                                         "uuid4 string, 256 per call",
+                                         "aes: permutation, 8 rounds",
+                                         "aes: permutation, 256 per call",
+                                         "aes: order:digits=19,check=damm",
+                                         "aes:   the same, 256 per call"};
 
 static const frond__sip_kernel *kernels;
 static size_t nkernels;
@@ -181,6 +193,24 @@ static double run(int r, frond_format *const *fmt) {
   frond__perm_init(&p, 10, 19, r == R_PERM4 ? 4 : r == R_PERM6 ? 6 : 8);
   frond__sip_key_init(&sk, key);
   t0 = cpu_ns();
+  if (r == R_AES_PERM || r == R_AES_PERM_BATCH) {
+    static uint64_t x[BATCH];
+    static uint8_t out[BATCH * FROND__PERM_MAX_WIDTH];
+    const frond__aes_key *ak = &fmt[R_AES_ORDER]->aes[2];
+    for (int i = 0; i < IDS; i += BATCH) {
+      for (int j = 0; j < BATCH; j++)
+        x[j] = ((uint64_t)(i + j) * 4099 + acc) % 10000000000000000000u;
+      if (r == R_AES_PERM_BATCH)
+        frond__aes_perm_apply_n(&p, ak, x, BATCH, out);
+      else
+        for (int j = 0; j < BATCH; j++) {
+          frond__aes_perm_apply(&p, ak, x[j] + acc, out);
+          acc += out[0];
+        }
+      acc += out[0];
+    }
+    goto done;
+  }
   if (r >= R_BATCH0 && r < R_BATCH0 + MAX_KERNELS) {
     static uint64_t x[BATCH];
     static uint8_t out[BATCH * FROND__PERM_MAX_WIDTH];
@@ -214,9 +244,11 @@ static double run(int r, frond_format *const *fmt) {
   }
   if (r == R_ORDER_BATCH || r == R_ORDER_TAG_BATCH || r == R_SEQ_BATCH ||
       r == R_UUID7_STR_N || r == R_ULID_STR_N || r == R_OID_STR_N ||
-      r == R_UUID4_STR_N) {
+      r == R_UUID4_STR_N || r == R_AES_ORDER_BATCH) {
     static char strs[BATCH][40];
-    frond_format *f = fmt[r == R_ORDER_BATCH ? R_ORDER : r];
+    frond_format *f = fmt[r == R_ORDER_BATCH       ? R_ORDER
+                          : r == R_AES_ORDER_BATCH ? R_AES_ORDER
+                                                   : r];
     frond_error err = {0, ""};
     if (r == R_ORDER_TAG_BATCH || r == R_SEQ_BATCH)
       src.seg = seg;
@@ -352,14 +384,15 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  frond_order_keys *k;
+  frond_order_keys *k, *kaes;
   frond_format *fmt[R_COUNT] = {NULL};
   double t[R_COUNT][REPS * 4], med[R_COUNT];
   char dir[512], path[600];
   int reps = argc > 1 ? atoi(argv[1]) : REPS;
   if (reps < 1 || reps > REPS * 4)
     reps = REPS;
-  if (frond_order_keys_parse(KEY, strlen(KEY), &k, NULL) != 0)
+  if (frond_order_keys_parse(KEY, strlen(KEY), &k, NULL) != 0 ||
+      frond_order_keys_parse("1:aes:" KEY, strlen(KEY) + 6, &kaes, NULL) != 0)
     return 1;
   nkernels = frond__sip_kernels(&kernels);
   if (nkernels > MAX_KERNELS)
@@ -384,6 +417,8 @@ int main(int argc, char **argv) {
   fmt[R_ULID_STR_N] = fmt[R_ULID];
   fmt[R_OID_STR_N] = fmt[R_OID];
   fmt[R_UUID4_STR] = fmt[R_UUID4_STR_N] = format("uuid4", k);
+  fmt[R_AES_ORDER] = format("order:digits=19,check=damm,key=1", kaes);
+  frond_format_skip_check(fmt[R_AES_ORDER]);
   open_seg(dir, sizeof(dir));
   /* Interleave the rows, repetition by repetition, so that a burst of
   ** load from elsewhere on the machine spreads over all of them. */
@@ -411,8 +446,16 @@ int main(int argc, char **argv) {
          kernels[0].name, med[R_PERM8] / med[R_BATCH0],
          med[R_ORDER] - med[R_SNOWFLAKE],
          med[R_ORDER_BATCH] - med[R_SNOWFLAKE]);
+  printf("\nOrder numbers against next() (goal: one at a time <= 4x, "
+         "batches <= 2x):\n  sip (the first scheme): %.2fx, %.2fx in "
+         "batches\n  aes (%s): %.2fx, %.2fx in batches\n",
+         med[R_ORDER] / med[R_SNOWFLAKE], med[R_ORDER_BATCH] / med[R_SNOWFLAKE],
+         frond__aes_impl(), med[R_AES_ORDER] / med[R_SNOWFLAKE],
+         med[R_AES_ORDER_BATCH] / med[R_SNOWFLAKE]);
   print_goals(med);
   frond_format_free(fmt[R_UUID4_STR]);
+  frond_format_free(fmt[R_AES_ORDER]);
+  frond_order_keys_free(kaes);
   frond_format_free(fmt[R_ORDER]);
   frond_format_free(fmt[R_BASE62]);
   frond_format_free(fmt[R_UUID7]);

@@ -193,7 +193,11 @@ static void write_order(const frond_format *f, const uint8_t *body, int64_t ms,
 static void encode_order(const frond_format *f, int64_t id, int64_t ms,
                          char *out) {
   uint8_t body[FROND__PERM_MAX_WIDTH];
-  frond__perm_apply(&f->perm, f->ekey, (uint64_t)id, body);
+  if (f->escheme == FROND__SCHEME_AES)
+    frond__aes_perm_apply(&f->perm, &f->aes[frond__key_slot(f->version)],
+                          (uint64_t)id, body);
+  else
+    frond__perm_apply(&f->perm, f->ekey, (uint64_t)id, body);
   write_order(f, body, ms, out, NULL);
 }
 
@@ -340,7 +344,10 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
       return rc;
     if (f->kind == FROND_FORMAT_ORDER && (top = max_id_of(ids, k)) > f->max_id)
       return too_large(f, top, err);
-    if (f->kind == FROND_FORMAT_ORDER)
+    if (f->kind == FROND_FORMAT_ORDER && f->escheme == FROND__SCHEME_AES)
+      frond__aes_perm_apply_n(&f->perm, &f->aes[frond__key_slot(f->version)],
+                              (const uint64_t *)ids, k, bodies);
+    else if (f->kind == FROND_FORMAT_ORDER)
       /* The IDs of a chunk are permuted side by side (order.c). */
       frond__perm_apply_n(&f->perm, f->ekey, (const uint64_t *)ids, k, bodies,
                           NULL);
