@@ -140,8 +140,8 @@ AESNI static uint64_t f_aesni_call(const frond__aes_key *k, uint64_t m) {
 AESNI static void encrypt_ni(const frond__aes_key *k, const uint8_t in[16],
                              uint8_t out[16]) {
   const __m128i *rk = (const __m128i *)(const void *)k->rk;
-  __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)in),
-                            rk[0]);
+  __m128i b =
+      _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)in), rk[0]);
   for (int r = 1; r < 10; r++)
     b = _mm_aesenc_si128(b, rk[r]);
   _mm_storeu_si128((__m128i *)(void *)out, _mm_aesenclast_si128(b, rk[10]));
@@ -263,7 +263,6 @@ void frond__aes_encrypt(const frond__aes_key *k, const uint8_t in[16],
   frond__aes_encrypt_c(k, in, out);
 }
 
-
 /* ---- the permutation ---- */
 
 static uint64_t reduce(uint64_t h, uint64_t m) {
@@ -296,8 +295,8 @@ AESNI static void apply_ni(const frond__perm *p, const frond__aes_key *k,
 }
 #endif
 
-static void apply_c(const frond__perm *p, const frond__aes_key *k,
-                    uint64_t *pA, uint64_t *pB) {
+static void apply_c(const frond__perm *p, const frond__aes_key *k, uint64_t *pA,
+                    uint64_t *pB) {
   uint64_t A = *pA, B = *pB, ma = p->a, mb = p->b;
   FEISTEL(f_c);
   *pA = A;

@@ -109,8 +109,8 @@ static void test_bijection(void **state) {
 /* Batches, through whichever code runs (VAES lanes, AES-NI, C), give the
 ** single IDs' bodies, for widths of both radixes and odd counts. */
 static void test_batches_equal_single(void **state) {
-  static const unsigned widths[][2] = {{10, 19}, {10, 12}, {10, 7},
-                                       {32, 13}, {32, 6}};
+  static const unsigned widths[][2] = {
+      {10, 19}, {10, 12}, {10, 7}, {32, 13}, {32, 6}};
   uint64_t seed = 0x9e3779b97f4a7c15ULL, x[301];
   uint8_t many[301 * 19], one[19];
   frond__aes_key k;
@@ -200,9 +200,9 @@ static void test_seq_refuses_aes(void **state) {
   frond_format_value v;
   frond_error err = {0, ""};
   (void)state;
-  assert_int_equal(frond_format_create(&f, "seq:tag=t,digits=8,key=1", k, NULL,
-                                       NULL, &err),
-                   FROND_EKEY_INVALID);
+  assert_int_equal(
+      frond_format_create(&f, "seq:tag=t,digits=8,key=1", k, NULL, NULL, &err),
+      FROND_EKEY_INVALID);
   assert_non_null(strstr(err.message, "aes"));
   f = format_of("seq:tag=t,digits=8,key=2", k);
   assert_int_equal(frond_format_decode(f, "20260101112345678", 17, &v, &err),
