@@ -61,6 +61,7 @@
 
 typedef struct rand_slot {
   uint64_t stream; /* 0: empty */
+  unsigned epoch;  /* of the fixed key's setting its key was made under */
   frond__fork_mark fork;
   unsigned pos; /* next unread byte of buf */
   unsigned refills;
@@ -80,8 +81,11 @@ static pthread_key_t rand_key;
 static pthread_once_t rand_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t streams;
 
-/* Tests: a fixed key for every stream. */
+/* Tests: a fixed key for every stream. Each change of the setting starts
+** an epoch, and a slot keyed in another epoch takes a new key at its next
+** refill, so no stream goes on from the fixed key once it is cleared. */
 static _Atomic int fixed_set;
+static _Atomic unsigned fixed_epoch;
 static uint8_t fixed_key[32];
 
 static void rand_thread_free(void *p) {
@@ -89,6 +93,7 @@ static void rand_thread_free(void *p) {
     sodium_memzero(p, sizeof(rand_thread));
     free(p);
   }
+  mine = NULL; /* a later destructor that draws starts again */
 }
 
 static void rand_key_make(void) {
@@ -102,11 +107,13 @@ uint64_t frond__rand_stream(void) {
 void frond__rand_fixed(const uint8_t key[16]) {
   if (key == NULL) {
     atomic_store_explicit(&fixed_set, 0, memory_order_release);
+    atomic_fetch_add(&fixed_epoch, 1);
     return;
   }
   memcpy(fixed_key, key, 16);
   memcpy(fixed_key + 16, key, 16);
   atomic_store_explicit(&fixed_set, 1, memory_order_release);
+  atomic_fetch_add(&fixed_epoch, 1);
 }
 
 /* A fresh key for a stream of this thread: from the master key, which is
@@ -133,12 +140,14 @@ static void refill(rand_thread *t, rand_slot *s, uint64_t stream) {
   static const uint8_t nonce[crypto_stream_chacha20_NONCEBYTES];
   uint8_t k[32];
   int fixed = atomic_load_explicit(&fixed_set, memory_order_acquire);
-  if (s->stream != stream || frond__fork_seen(&s->fork)) {
+  unsigned epoch = atomic_load_explicit(&fixed_epoch, memory_order_relaxed);
+  if (s->stream != stream || s->epoch != epoch || frond__fork_seen(&s->fork)) {
     if (fixed)
       memcpy(s->key, fixed_key, 32);
     else
       stream_key(t, s->key);
     s->stream = stream;
+    s->epoch = epoch;
     s->refills = 0;
     frond__fork_arm(&s->fork);
   } else if (++s->refills >= RESEED && !fixed) {
