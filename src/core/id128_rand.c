@@ -261,7 +261,8 @@ static void tick_start(int64_t now) {
   gen = atomic_fetch_add(&tick_gen, 1) + 1;
   atomic_store_explicit(&tick_ms, now, memory_order_relaxed);
   frond__fork_arm(&tick_fork);
-  atomic_store_explicit(&tick_fork_armed, 1, memory_order_relaxed);
+  /* Release: a reader that sees it armed (acquire) sees the mark's word. */
+  atomic_store_explicit(&tick_fork_armed, 1, memory_order_release);
   /* The ticker takes no signal: they stay the application's threads'. */
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -284,7 +285,7 @@ int64_t frond__id128_now_ms(void) {
     return atomic_load_explicit(&tick_ms, memory_order_relaxed);
   }
   now = frond_clock_realtime(NULL);
-  if (atomic_load_explicit(&tick_fork_armed, memory_order_relaxed) &&
+  if (atomic_load_explicit(&tick_fork_armed, memory_order_acquire) &&
       frond__fork_seen(&tick_fork)) {
     /* A child of fork(): the parent's ticker is not here. */
     atomic_fetch_add(&tick_gen, 1);
