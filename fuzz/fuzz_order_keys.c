@@ -3,8 +3,9 @@
 ** fuzz_order_keys.c -- libFuzzer harness for key text (FROND_ORDER_KEY and
 ** key files).
 **
-** Accepted text holds at least one key; a refusal says why without
-** quoting the text (it may hold key material).
+** Accepted text holds at least one key, each version with a scheme Frond
+** knows ("V:aes:KEY"); a refusal says why without quoting the text (it
+** may hold key material).
 */
 #include "core/formats.h"
 
@@ -32,8 +33,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     return 0;
   }
-  for (int i = 0; i < FROND__KEY_SLOTS; i++)
+  for (int i = 0; i < FROND__KEY_SLOTS; i++) {
     any |= k->present[i];
+    /* A scheme is one Frond knows, and none without a key. */
+    if (k->scheme[i] > FROND__SCHEME_AES || (!k->present[i] && k->scheme[i]))
+      abort();
+  }
   if (!any)
     abort();
   frond_order_keys_free(k);

@@ -24,6 +24,8 @@
 #   order-batch-16  GET /v1/format/orders?count=1000&as=text (seq=16)
 #   uuid7-batch     GET /v1/uuid7?count=1000&as=text
 #   ulid-batch      GET /v1/ulid?count=1000&as=text
+#   objectid-batch  GET /v1/objectid?count=1000&as=text
+#   uuid4-batch     GET /v1/uuid4?count=1000&as=text
 # and prints req/s, IDs/s, p50/p99/p99.9 (medians over rounds) and the
 # frond/nginx ratios; the format rows compare with the plain IDs beside
 # them (snowflake, sf-batch-16) in the same run.
@@ -138,6 +140,8 @@ while [ "$round" -le "$ROUNDS" ]; do
   run order-batch-16 "http://127.0.0.1:$wport/v1/format/orders?count=1000&as=text" 1000
   run uuid7-batch "http://127.0.0.1:$fport/v1/uuid7?count=1000&as=text" 1000
   run ulid-batch "http://127.0.0.1:$fport/v1/ulid?count=1000&as=text" 1000
+  run objectid-batch "http://127.0.0.1:$fport/v1/objectid?count=1000&as=text" 1000
+  run uuid4-batch "http://127.0.0.1:$fport/v1/uuid4?count=1000&as=text" 1000
   round=$((round + 1))
 done
 
@@ -169,6 +173,7 @@ END {
   # ID formats beside the plain IDs of the same shape of request.
   ref["order"] = ref["uuid7"] = ref["ulid"] = "snowflake";
   ref["order-batch-16"] = ref["uuid7-batch"] = ref["ulid-batch"] = "sf-batch-16";
+  ref["objectid-batch"] = ref["uuid4-batch"] = "sf-batch-16";
   printf "\n| format run | IDs/s | beside | its IDs/s | ratio | p99.9 ratio |\n";
   printf "| --- | ---: | --- | ---: | ---: | ---: |\n";
   for (i = 1; i <= n; i++) {

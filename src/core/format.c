@@ -74,9 +74,21 @@ static size_t finish_number(const frond_format *f, char version,
     out[pos++] = version;
     vals[nv++] = version_value(f, version);
   }
-  for (unsigned i = 0; i < f->width; i++) {
-    out[pos++] = frond__format_alphabet(f)[body[i]];
-    vals[nv++] = body[i];
+  {
+    /* Symbols apart from values, neither aliasing the other: decimal
+    ** digits are one vector add. */
+    const uint8_t *restrict b = body;
+    char *restrict o = out + pos;
+    unsigned w = f->width;
+    memcpy(vals + nv, b, w);
+    if (f->radix == 10)
+      for (unsigned i = 0; i < w; i++)
+        o[i] = (char)('0' + b[i]);
+    else
+      for (unsigned i = 0; i < w; i++)
+        o[i] = frond__crockford[b[i]];
+    pos += w;
+    nv += w;
   }
   if (f->check != FROND__CHECK_NONE)
     out[pos++] = frond__format_check(f, vals, nv);
@@ -181,7 +193,11 @@ static void write_order(const frond_format *f, const uint8_t *body, int64_t ms,
 static void encode_order(const frond_format *f, int64_t id, int64_t ms,
                          char *out) {
   uint8_t body[FROND__PERM_MAX_WIDTH];
-  frond__perm_apply(&f->perm, f->ekey, (uint64_t)id, body);
+  if (f->escheme == FROND__SCHEME_AES)
+    frond__aes_perm_apply(&f->perm, &f->aes[frond__key_slot(f->version)],
+                          (uint64_t)id, body);
+  else
+    frond__perm_apply(&f->perm, f->ekey, (uint64_t)id, body);
   write_order(f, body, ms, out, NULL);
 }
 
@@ -333,7 +349,10 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
       return rc;
     if (f->kind == FROND_FORMAT_ORDER && (top = max_id_of(ids, k)) > f->max_id)
       return too_large(f, top, err);
-    if (f->kind == FROND_FORMAT_ORDER)
+    if (f->kind == FROND_FORMAT_ORDER && f->escheme == FROND__SCHEME_AES)
+      frond__aes_perm_apply_n(&f->perm, &f->aes[frond__key_slot(f->version)],
+                              (const uint64_t *)ids, k, bodies);
+    else if (f->kind == FROND_FORMAT_ORDER)
       /* The IDs of a chunk are permuted side by side (order.c). */
       frond__perm_apply_n(&f->perm, f->ekey, (const uint64_t *)ids, k, bodies,
                           NULL);
@@ -467,13 +486,41 @@ static int next_node_scoped(frond_format *f, const frond_format_source *src,
   return 0;
 }
 
+/* uuid7, ulid and objectid of the format's own generator: CHUNK values
+** at a time taken in one step, then written out; uuid4: CHUNK at a time
+** drawn at once from the thread's keystream. */
+static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
+  uint8_t b[CHUNK * 16];
+  while (n > 0) {
+    size_t k = n < CHUNK ? n : CHUNK;
+    if (f->kind == FROND_FORMAT_UUID7) {
+      frond__uuid7_next_n(f->uuid7, k, b);
+      for (size_t i = 0; i < k; i++, out += stride)
+        frond_uuid_format(b + 16 * i, out);
+    } else if (f->kind == FROND_FORMAT_UUID4) {
+      frond__uuid4_next_n(k, b);
+      for (size_t i = 0; i < k; i++, out += stride)
+        frond_uuid_format(b + 16 * i, out);
+    } else if (f->kind == FROND_FORMAT_ULID) {
+      frond__ulid_next_n(f->ulid, k, b);
+      for (size_t i = 0; i < k; i++, out += stride)
+        frond_ulid_format(b + 16 * i, out);
+    } else {
+      frond__objectid_next_n(f->oid, k, b);
+      for (size_t i = 0; i < k; i++, out += stride)
+        frond_objectid_format(b + 12 * i, out);
+    }
+    n -= k;
+  }
+  return 0;
+}
+
 /* frond_format_next_n and frond_format_next_for: shard is the caller's
 ** key's, for a shard= format. */
 static int next_n(frond_format *f, const frond_format_source *src,
                   uint64_t shard, size_t n, char *out, size_t stride,
                   frond_error *err) {
   static const frond_format_source none = {NULL, NULL, NULL, 0};
-  uint8_t u[16];
   int rc;
   if (f == NULL || out == NULL)
     return frond__fail(err, FROND_EINVAL, "NULL argument");
@@ -489,30 +536,13 @@ static int next_n(frond_format *f, const frond_format_source *src,
     return next_node_scoped(f, src, n, out, stride, err);
   switch (f->kind) {
   case FROND_FORMAT_UUID7:
-    for (size_t i = 0; i < n; i++, out += stride) {
-      frond_uuid7_next(f->uuid7, u);
-      frond_uuid_format(u, out);
-    }
-    return 0;
-  case FROND_FORMAT_UUID4:
-    for (size_t i = 0; i < n; i++, out += stride) {
-      if ((rc = frond_uuid4(u, err)) != 0)
-        return rc;
-      frond_uuid_format(u, out);
-    }
-    return 0;
   case FROND_FORMAT_ULID:
-    for (size_t i = 0; i < n; i++, out += stride) {
-      frond_ulid_next(f->ulid, u);
-      frond_ulid_format(u, out);
-    }
-    return 0;
   case FROND_FORMAT_OBJECTID:
-    for (size_t i = 0; i < n; i++, out += stride) {
-      frond_objectid_next(f->oid, u);
-      frond_objectid_format(u, out);
-    }
-    return 0;
+    return next_128(f, n, out, stride);
+  case FROND_FORMAT_UUID4:
+    if ((rc = frond__sodium_init(err)) != 0)
+      return rc;
+    return next_128(f, n, out, stride);
   case FROND_FORMAT_SEQ:
     if (f->keyed && (rc = frond__format_fact_ready(f, src, err)) != 0)
       return rc;

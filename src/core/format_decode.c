@@ -174,7 +174,9 @@ static int decode_order(const frond_format *f, reader *r,
     return rc;
   if ((rc = key_of(f, version, &slot, err)) != 0)
     return rc;
-  if (frond__perm_invert(&f->perm, f->dkey[slot], body, &x) != 0 ||
+  if ((f->dscheme[slot] == FROND__SCHEME_AES
+           ? frond__aes_perm_invert(&f->perm, &f->aes[slot], body, &x)
+           : frond__perm_invert(&f->perm, f->dkey[slot], body, &x)) != 0 ||
       x > (uint64_t)INT64_MAX)
     return BADID("'%.*s' decodes to no 64-bit ID: another key made it, or it "
                  "is not a number of this format",
@@ -230,8 +232,13 @@ static int decode_seq(const frond_format *f, reader *r, frond_format_value *out,
   if ((rc = read_number(f, r, vals, f->period_len, body, &version, err)) != 0)
     return rc;
   if (f->keyed) {
-    if ((rc = key_of(f, version, &slot, err)) != 0 ||
-        (rc = frond__seq_key_for(f, slot, period, key, err)) != 0)
+    if ((rc = key_of(f, version, &slot, err)) != 0)
+      return rc;
+    if (f->dscheme[slot] == FROND__SCHEME_AES)
+      return BADID("'%.*s': key version '%c' is an aes key, which no seq "
+                   "number is made with",
+                   SHOW(r->s, r->len), version ? version : '-');
+    if ((rc = frond__seq_key_for(f, slot, period, key, err)) != 0)
       return rc;
     if (frond__perm_invert(&f->perm, key, body, &x) != 0 ||
         x > (uint64_t)f->max_id)

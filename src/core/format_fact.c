@@ -59,9 +59,13 @@ void frond__format_fingerprint_init(
   static const char hex[] = "0123456789abcdef";
   uint8_t h[16];
   char ctx[96];
+  /* A scheme other than the first is named, so that processes that
+  ** disagree on it are told; the first keeps the string of the records
+  ** already made. */
   snprintf(ctx, sizeof(ctx),
-           "frond key fingerprint v1 kind=%s radix=%u width=%u rounds=%u",
-           kind_word(f), f->radix, f->width, f->rounds);
+           "frond key fingerprint v1 kind=%s radix=%u width=%u rounds=%u%s",
+           kind_word(f), f->radix, f->width, f->rounds,
+           f->escheme == FROND__SCHEME_AES ? " scheme=aes" : "");
   crypto_generichash(h, sizeof(h), (const unsigned char *)ctx, strlen(ctx),
                      master, FROND_ORDER_KEY_BYTES);
   for (int i = 0; i < FROND__FINGERPRINT_LEN / 2; i++) {

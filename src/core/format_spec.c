@@ -242,16 +242,38 @@ static int take_keys(frond_format *f, const frond_order_keys *keys,
                        "no unversioned key: give one (a line with the key "
                        "alone) or set key=V in the spec");
   }
+  if (f->kind == FROND_FORMAT_SEQ && keys->scheme[slot] == FROND__SCHEME_AES)
+    return frond__fail(err, FROND_EKEY_INVALID,
+                       "key version '%c' is an aes key: seq formats permute "
+                       "with sip keys only (a line \"%c:<key>\")",
+                       f->version ? f->version : '-',
+                       f->version ? f->version : 'V');
   if ((f->keys = sodium_malloc(sizeof(*f->keys))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   memcpy(f->keys, keys, sizeof(*keys));
+  memcpy(f->dscheme, keys->scheme, sizeof(f->dscheme));
+  f->escheme = keys->scheme[slot];
   frond__format_fingerprint_init(f, keys->key[slot]);
   if (f->kind == FROND_FORMAT_ORDER) {
-    snprintf(ctx, sizeof(ctx), "frond order v1 radix=%u width=%u rounds=%u",
-             f->radix, f->width, f->rounds);
-    for (int i = 0; i < FROND__KEY_SLOTS; i++)
-      if (keys->present[i])
+    for (int i = 0; i < FROND__KEY_SLOTS; i++) {
+      if (!keys->present[i])
+        continue;
+      if (keys->scheme[i] == FROND__SCHEME_SIP) {
+        snprintf(ctx, sizeof(ctx), "frond order v1 radix=%u width=%u rounds=%u",
+                 f->radix, f->width, f->rounds);
         frond__perm_key(keys->key[i], ctx, f->dkey[i]);
+        continue;
+      }
+      /* An AES version: its own key, never the SipHash one. */
+      if (f->aes == NULL &&
+          (f->aes = sodium_malloc(FROND__KEY_SLOTS * sizeof(*f->aes))) == NULL)
+        return frond__fail(err, FROND_ENOMEM, NULL);
+      snprintf(ctx, sizeof(ctx),
+               "frond order aes v1 radix=%u width=%u rounds=%u", f->radix,
+               f->width, f->rounds);
+      frond__perm_key(keys->key[i], ctx, f->dkey[i]);
+      frond__aes_expand(f->dkey[i], &f->aes[i]);
+    }
     memcpy(f->ekey, f->dkey[slot], 16);
   }
   return 0;
@@ -475,6 +497,8 @@ void frond_format_free(frond_format *f) {
   frond__tz_free(f->tz);
   if (f->keys != NULL)
     sodium_free(f->keys);
+  if (f->aes != NULL)
+    sodium_free(f->aes); /* sodium_free wipes it */
   frond_uuid7_free(f->uuid7);
   frond_ulid_free(f->ulid);
   frond_objectid_free(f->oid);

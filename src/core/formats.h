@@ -97,6 +97,40 @@ void frond__perm_apply_n(const frond__perm *p, const uint8_t key[16],
                          const uint64_t *x, size_t n, uint8_t *out,
                          const frond__sip_kernel *kernel);
 
+/* The halves' arithmetic, shared with order_aes.c: x / b (the high half),
+** both halves written as symbol values, a half read back. */
+uint64_t frond__perm_div_low(const frond__perm *p, uint64_t x);
+void frond__perm_put(const frond__perm *p, uint64_t A, uint64_t B,
+                     uint8_t *out);
+uint64_t frond__perm_get(const uint8_t *in, unsigned radix, unsigned n);
+
+/*
+** Order schemes: how a key version permutes. SIP is the first (order.c);
+** AES (order_aes.c) is the same Feistel network with AES-128 as the round
+** function, chosen per key version ("V:aes:KEY").
+*/
+enum { FROND__SCHEME_SIP = 0, FROND__SCHEME_AES = 1 };
+typedef struct frond__aes_key {
+  _Alignas(16) uint8_t rk[11][16]; /* the round keys */
+} frond__aes_key;
+void frond__aes_expand(const uint8_t key[16], frond__aes_key *k);
+/* One block: the fastest code this CPU runs, and portable C (tests). */
+void frond__aes_encrypt(const frond__aes_key *k, const uint8_t in[16],
+                        uint8_t out[16]);
+void frond__aes_encrypt_c(const frond__aes_key *k, const uint8_t in[16],
+                          uint8_t out[16]);
+/* "vaes", "aes-ni" or "c": what runs here; tests force "c" with 1. */
+const char *frond__aes_impl(void);
+void frond__aes_force_c(int on);
+/* frond__perm_apply, frond__perm_apply_n and frond__perm_invert with AES
+** rounds under the expanded key k. */
+void frond__aes_perm_apply(const frond__perm *p, const frond__aes_key *k,
+                           uint64_t x, uint8_t *out);
+void frond__aes_perm_apply_n(const frond__perm *p, const frond__aes_key *k,
+                             const uint64_t *x, size_t n, uint8_t *out);
+int frond__aes_perm_invert(const frond__perm *p, const frond__aes_key *k,
+                           const uint8_t *in, uint64_t *x);
+
 /* Derive the 16-byte SipHash key of a permutation from a 32-byte master
 ** key and a context string (kind, domain, rounds, period): BLAKE2b keyed
 ** with the master key, so formats sharing a key are independent. */
@@ -108,6 +142,7 @@ void frond__perm_key(const uint8_t master[FROND_ORDER_KEY_BYTES],
 #define FROND__KEY_SLOTS 37
 struct frond_order_keys {
   uint8_t present[FROND__KEY_SLOTS];
+  uint8_t scheme[FROND__KEY_SLOTS]; /* FROND__SCHEME_* */
   uint8_t key[FROND__KEY_SLOTS][FROND_ORDER_KEY_BYTES];
 };
 /* Slot of version character c ('\0': unversioned), -1 when c is not 0-9
@@ -146,6 +181,28 @@ int64_t frond__days_from_civil(int64_t y, unsigned m, unsigned d);
 void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* ---- 128-bit generators (id128.c) ---- */
+
+/* Unguessable bits and the millisecond for them (id128_rand.c). A
+** stream is one generator's: frond__rand_stream gives a new number, and
+** each thread draws a stream's bits from its own ChaCha20 keystream for
+** it, re-keyed as it goes and after fork(). Thread-safe, lock-free. */
+uint64_t frond__rand_stream(void);
+uint64_t frond__rand64(uint64_t stream);
+void frond__rand_bytes(uint64_t stream, void *out, size_t n);
+/* Tests: every stream from this key (NULL: the system's again). */
+void frond__rand_fixed(const uint8_t key[16]);
+/* The wall clock's unix ms, read from a ticker's word under sustained use
+** (at most a tick behind), else from the clock. Thread-safe. */
+int64_t frond__id128_now_ms(void);
+
+/* Batches: n values of one generator in one step, each as its single
+** call makes them (out: n * 16 or n * 12 bytes). Thread-safe. */
+void frond__uuid7_next_n(frond_uuid7 *g, size_t n, uint8_t *out);
+void frond__ulid_next_n(frond_ulid *g, size_t n, uint8_t *out);
+void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out);
+/* UUIDv4 from the calling thread's keystream; n of them (16 * n bytes). */
+void frond__uuid4_fast(uint8_t out[16]);
+void frond__uuid4_next_n(size_t n, uint8_t *out);
 
 /* scope=node: the string of snowflake ID id (whose time is unix_ms) into
 ** out, the ID whole after the time field, the bits left over random under
@@ -246,6 +303,10 @@ struct frond_format {
   frond__perm perm;
   uint8_t ekey[16];                   /* order: the encoding key */
   uint8_t dkey[FROND__KEY_SLOTS][16]; /* order: a key per version */
+  uint8_t escheme;                    /* the encoding version's scheme */
+  uint8_t dscheme[FROND__KEY_SLOTS];  /* each version's */
+  frond__aes_key *aes; /* order, when a version is AES: [FROND__KEY_SLOTS]
+                          expanded keys, aes[slot] for that version */
   uint8_t prefix_text[FROND__PREFIX_MAX + 1];
   frond__pitem prefix[FROND__PREFIX_MAX];
   size_t nprefix, prefix_len;

@@ -20,14 +20,26 @@
 **   ObjectId  1 s     24     the previous counter + 1 (MongoDB's counter
 **                            runs on across seconds from a random start)
 **
-** Random bits come from SipHash (libsodium) keyed with 16 bytes from the
-** system's random numbers, over the state word: a fresh unguessable value
-** per ID without a system call. After a fork a child would repeat its
-** parent's IDs word for word, so each generator is armed with the process
-** key (base/fork.h: a word the kernel wipes in a child, whatever made the
-** fork) and draws a new key (and ObjectId a new process value) on its
-** first call in the child (RFC 9562 section 6.9 asks for exactly this
-** reseeding).
+** Random bits per ID (UUIDv7's 58, UUIDv4's 122) come from the calling
+** thread's ChaCha20 keystream for the generator (id128_rand.c): a fresh
+** unguessable value per ID without a system call, a hash or a lock. What
+** is drawn once per time unit stays a keyed function of the unit, SipHash
+** (libsodium) under 16 bytes from the system's random numbers, so that
+** every thread agrees on it: UUIDv7's counter seed and ULID's random base
+** (computed once per thread and millisecond, not once per ID). After a
+** fork a child would repeat its parent's IDs word for word, so each
+** generator is armed with the process key (base/fork.h: a word the kernel
+** wipes in a child, whatever made the fork) and draws a new key (and
+** ObjectId a new process value) on its first call in the child, as the
+** keystreams do (RFC 9562 section 6.9 asks for exactly this reseeding).
+**
+** The time: with the default clock, frond__id128_now_ms (a ticker's word
+** under sustained use, id128_rand.c); a clock given is called every time.
+** A batch moves the word once for all its values (engine_next_n), the
+** values its single calls would have made one after the other.
+**
+** Strings: hex and Crockford base32 from tables of whole bytes and of
+** 10-bit pairs of symbols, two characters a lookup.
 */
 #include "base/fork.h"
 #include "core/core.h"
@@ -47,8 +59,9 @@ typedef struct id_engine {
   _Alignas(64) int kind;
   unsigned cbits;
   int64_t unit_ms;
-  frond_clock_fn clock;
+  frond_clock_fn clock; /* NULL: frond__id128_now_ms */
   void *clock_ctx;
+  uint64_t stream;       /* the keystream of its random bits */
   frond__fork_mark fork; /* the process key the keys were drawn under */
   pthread_mutex_t mu;    /* re-keying after fork */
   uint8_t key[16];       /* SipHash key for random bits */
@@ -64,9 +77,11 @@ static uint8_t fixed_key[16];
 void frond__id128_fixed_key(const uint8_t key[16]) {
   if (key == NULL) {
     atomic_store_explicit(&fixed_set, 0, memory_order_release);
+    frond__rand_fixed(NULL);
     return;
   }
   memcpy(fixed_key, key, sizeof(fixed_key));
+  frond__rand_fixed(key);
   atomic_store_explicit(&fixed_set, 1, memory_order_release);
 }
 
@@ -89,8 +104,9 @@ static int engine_init(id_engine *e, int kind, frond_clock_fn clock,
   e->kind = kind;
   e->cbits = kind == K_OID ? 24 : 16;
   e->unit_ms = kind == K_OID ? 1000 : 1;
-  e->clock = clock != NULL ? clock : frond_clock_realtime;
+  e->clock = clock != frond_clock_realtime ? clock : NULL;
   e->clock_ctx = clock_ctx;
+  e->stream = frond__rand_stream();
   pthread_mutex_init(&e->mu, NULL);
   engine_keys(e);
   frond__fork_arm(&e->fork);
@@ -140,8 +156,11 @@ static uint64_t unit_start(const id_engine *e, uint64_t u, uint64_t cur) {
   }
 }
 
-static uint64_t engine_next(id_engine *e) {
-  int64_t now = e->clock(e->clock_ctx);
+/* Take n values (n >= 1) at once: the first is what one call takes, the
+** others follow it; returns the first. */
+static uint64_t engine_next_n(id_engine *e, uint64_t n) {
+  int64_t now =
+      e->clock == NULL ? frond__id128_now_ms() : e->clock(e->clock_ctx);
   uint64_t u = now > 0 ? (uint64_t)now / (uint64_t)e->unit_ms : 0;
   uint64_t cur = atomic_load_explicit(&e->state, memory_order_relaxed), next;
   engine_check_fork(e);
@@ -153,8 +172,13 @@ static uint64_t engine_next(id_engine *e) {
         next = first;
     }
   } while (!atomic_compare_exchange_weak_explicit(
-      &e->state, &cur, next, memory_order_relaxed, memory_order_relaxed));
+      &e->state, &cur, next + (n - 1), memory_order_relaxed,
+      memory_order_relaxed));
   return next;
+}
+
+static uint64_t engine_next(id_engine *e) {
+  return engine_next_n(e, 1);
 }
 
 /* The three generators are an engine each; the public types wrap it. */
@@ -205,44 +229,129 @@ static void put_be(uint8_t *p, uint64_t v, int n) {
   }
 }
 
-void frond_uuid7_next(frond_uuid7 *g, uint8_t out[16]) {
-  uint64_t v = engine_next(&g->e), ms = v >> 16, ctr = v & 0xffff;
-  uint64_t rnd = prf64(&g->e, v);
-  /* 48 ms | ver 7 | rand_a = counter >> 4 | var 10 | counter & 15 | 58
-  ** random bits. */
+static void put_be64(uint8_t *p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  memcpy(p, &v, 8);
+}
+
+static uint64_t get_be64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
+
+/* 48 ms | ver 7 | rand_a = counter >> 4 | var 10 | counter & 15 | 58
+** random bits. */
+static void uuid7_put(frond_uuid7 *g, uint64_t v, uint8_t out[16]) {
+  uint64_t ms = v >> 16, ctr = v & 0xffff;
+  uint64_t rnd = frond__rand64(g->e.stream);
   uint64_t hi =
       (ms & UINT64_C(0xffffffffffff)) << 16 | UINT64_C(0x7000) | ctr >> 4;
   uint64_t lo =
       UINT64_C(2) << 62 | (ctr & 15) << 58 | (rnd & ((UINT64_C(1) << 58) - 1));
-  put_be(out, hi, 8);
-  put_be(out + 8, lo, 8);
+  put_be64(out, hi);
+  put_be64(out + 8, lo);
+}
+
+void frond_uuid7_next(frond_uuid7 *g, uint8_t out[16]) {
+  uuid7_put(g, engine_next(&g->e), out);
+}
+
+void frond__uuid7_next_n(frond_uuid7 *g, size_t n, uint8_t *out) {
+  uint64_t v = engine_next_n(&g->e, n);
+  for (size_t i = 0; i < n; i++)
+    uuid7_put(g, v + i, out + 16 * i);
 }
 
 void frond_uuid7_free(frond_uuid7 *g) {
   engine_free(g != NULL ? &g->e : NULL);
 }
 
+/* UUIDv4: one process-wide stream, drawn per thread. */
+static _Atomic uint64_t uuid4_stream;
+
+static uint64_t uuid4_stream_of_process(void) {
+  uint64_t s = atomic_load_explicit(&uuid4_stream, memory_order_relaxed);
+  if (FROND__UNLIKELY(s == 0)) {
+    uint64_t none = 0, mine = frond__rand_stream();
+    s = atomic_compare_exchange_strong(&uuid4_stream, &none, mine) ? mine
+                                                                   : none;
+  }
+  return s;
+}
+
+void frond__uuid4_next_n(size_t n, uint8_t *out) {
+  frond__rand_bytes(uuid4_stream_of_process(), out, 16 * n);
+  for (size_t i = 0; i < n; i++, out += 16) {
+    out[6] = (uint8_t)((out[6] & 0x0f) | 0x40);
+    out[8] = (uint8_t)((out[8] & 0x3f) | 0x80);
+  }
+}
+
+void frond__uuid4_fast(uint8_t out[16]) {
+  uint64_t s = uuid4_stream_of_process();
+  put_be64(out, frond__rand64(s));
+  put_be64(out + 8, frond__rand64(s));
+  out[6] = (uint8_t)((out[6] & 0x0f) | 0x40);
+  out[8] = (uint8_t)((out[8] & 0x3f) | 0x80);
+}
+
 int frond_uuid4(uint8_t out[16], frond_error *err) {
   int rc = frond__sodium_init(err);
   if (rc != 0)
     return rc;
-  randombytes_buf(out, 16);
-  out[6] = (uint8_t)((out[6] & 0x0f) | 0x40);
-  out[8] = (uint8_t)((out[8] & 0x3f) | 0x80);
+  frond__uuid4_fast(out);
   return 0;
 }
 
-static const char hexdig[] = "0123456789abcdef";
+/* A byte as two hex digits, and ten bits as two Crockford symbols. */
+#define HEXD(n) ((char)((n) < 10 ? '0' + (n) : 'a' - 10 + (n)))
+#define HEXP(h, l)                                                             \
+  { HEXD(h), HEXD(l) }
+#define HEXROW(h)                                                              \
+  HEXP(h, 0), HEXP(h, 1), HEXP(h, 2), HEXP(h, 3), HEXP(h, 4), HEXP(h, 5),      \
+      HEXP(h, 6), HEXP(h, 7), HEXP(h, 8), HEXP(h, 9), HEXP(h, 10),             \
+      HEXP(h, 11), HEXP(h, 12), HEXP(h, 13), HEXP(h, 14), HEXP(h, 15)
+static const char hex_pairs[256][2] = {
+    HEXROW(0),  HEXROW(1),  HEXROW(2),  HEXROW(3), HEXROW(4),  HEXROW(5),
+    HEXROW(6),  HEXROW(7),  HEXROW(8),  HEXROW(9), HEXROW(10), HEXROW(11),
+    HEXROW(12), HEXROW(13), HEXROW(14), HEXROW(15)};
+
+/* Crockford's symbol of n < 32 (frond__crockford) as a constant. */
+#define B32D(n)                                                                \
+  ((char)((n) < 10   ? '0' + (n)                                               \
+          : (n) < 18 ? 'A' + (n)-10                                            \
+          : (n) < 20 ? 'J' + (n)-18                                            \
+          : (n) < 22 ? 'M' + (n)-20                                            \
+          : (n) < 27 ? 'P' + (n)-22                                            \
+                     : 'V' + (n)-27))
+#define B32P(h, l)                                                             \
+  { B32D(h), B32D(l) }
+#define B32Q(h, l) B32P(h, l), B32P(h, l + 1), B32P(h, l + 2), B32P(h, l + 3)
+#define B32ROW(h)                                                              \
+  B32Q(h, 0), B32Q(h, 4), B32Q(h, 8), B32Q(h, 12), B32Q(h, 16), B32Q(h, 20),   \
+      B32Q(h, 24), B32Q(h, 28)
+#define B32ROWS(h) B32ROW(h), B32ROW(h + 1), B32ROW(h + 2), B32ROW(h + 3)
+static const char b32_pairs[1024][2] = {B32ROWS(0),  B32ROWS(4),  B32ROWS(8),
+                                        B32ROWS(12), B32ROWS(16), B32ROWS(20),
+                                        B32ROWS(24), B32ROWS(28)};
+
+static void put_hex(char *p, const uint8_t *b, int n) {
+  for (int i = 0; i < n; i++)
+    memcpy(p + 2 * i, hex_pairs[b[i]], 2);
+}
 
 void frond_uuid_format(const uint8_t u[16], char out[FROND_UUID_STRLEN + 1]) {
-  char *p = out;
-  for (int i = 0; i < 16; i++) {
-    if (i == 4 || i == 6 || i == 8 || i == 10)
-      *p++ = '-';
-    *p++ = hexdig[u[i] >> 4];
-    *p++ = hexdig[u[i] & 15];
-  }
-  *p = '\0';
+  put_hex(out, u, 4);
+  out[8] = '-';
+  put_hex(out + 9, u + 4, 2);
+  out[13] = '-';
+  put_hex(out + 14, u + 6, 2);
+  out[18] = '-';
+  put_hex(out + 19, u + 8, 2);
+  out[23] = '-';
+  put_hex(out + 24, u + 10, 6);
+  out[36] = '\0';
 }
 
 /* n hex digits (n even) into n/2 bytes, skipping hyphens at the given
@@ -295,28 +404,55 @@ int frond_ulid_create(frond_ulid **out, frond_clock_fn clock, void *clock_ctx,
   return rc;
 }
 
-void frond_ulid_next(frond_ulid *g, uint8_t out[16]) {
-  uint64_t v = engine_next(&g->e), ms = v >> 16, ctr = v & 0xffff;
+/* The last millisecond's random base this thread computed, and for which
+** generator (its stream: never reused) and key (new after fork()). */
+static __thread struct {
+  uint64_t stream, fork_key, ms, hi, lo;
+} ulid_memo __attribute__((tls_model("initial-exec")));
+
+/* The millisecond's random base: 79 bits of SipHash-128 of the ms, so
+** base + counter (< 2^16) never overflows 80 bits. The same for every
+** thread: a function of the generator's key and the ms. */
+static void ulid_base(const id_engine *e, uint64_t ms, uint64_t *hi,
+                      uint64_t *lo) {
+  uint64_t fk = atomic_load_explicit(&e->fork.key, memory_order_relaxed);
   uint8_t base[16], in[8];
-  uint64_t hi, lo;
-  /* The millisecond's random base: 79 bits of SipHash-128 of the ms, so
-  ** base + counter (< 2^16) never overflows 80 bits. */
+  if (ulid_memo.stream == e->stream && ulid_memo.ms == ms &&
+      ulid_memo.fork_key == fk) {
+    *hi = ulid_memo.hi;
+    *lo = ulid_memo.lo;
+    return;
+  }
   for (int i = 0; i < 8; i++)
     in[i] = (uint8_t)(ms >> (8 * i));
-  crypto_shorthash_siphashx24(base, in, sizeof(in), g->e.key);
-  hi = 0;
-  lo = 0;
-  for (int i = 0; i < 2; i++)
-    hi = hi << 8 | base[i];
-  for (int i = 2; i < 10; i++)
-    lo = lo << 8 | base[i];
-  hi &= 0x7fff; /* 16 + 64 = 80 bits, top one cleared: 79 */
+  crypto_shorthash_siphashx24(base, in, sizeof(in), e->key);
+  *hi = ((uint64_t)base[0] << 8 | base[1]) & 0x7fff; /* 16 + 64, top cleared */
+  *lo = get_be64(base + 2);
+  ulid_memo.stream = e->stream;
+  ulid_memo.fork_key = fk;
+  ulid_memo.ms = ms;
+  ulid_memo.hi = *hi;
+  ulid_memo.lo = *lo;
+}
+
+static void ulid_put(const id_engine *e, uint64_t v, uint8_t out[16]) {
+  uint64_t ms = v >> 16, ctr = v & 0xffff, hi, lo;
+  ulid_base(e, ms, &hi, &lo);
   lo += ctr;
   if (lo < ctr)
     hi++;
-  put_be(out, ms & UINT64_C(0xffffffffffff), 6);
-  put_be(out + 6, hi, 2);
-  put_be(out + 8, lo, 8);
+  put_be64(out, (ms & UINT64_C(0xffffffffffff)) << 16 | hi);
+  put_be64(out + 8, lo);
+}
+
+void frond_ulid_next(frond_ulid *g, uint8_t out[16]) {
+  ulid_put(&g->e, engine_next(&g->e), out);
+}
+
+void frond__ulid_next_n(frond_ulid *g, size_t n, uint8_t *out) {
+  uint64_t v = engine_next_n(&g->e, n);
+  for (size_t i = 0; i < n; i++)
+    ulid_put(&g->e, v + i, out + 16 * i);
 }
 
 void frond_ulid_free(frond_ulid *g) {
@@ -324,17 +460,16 @@ void frond_ulid_free(frond_ulid *g) {
 }
 
 void frond_ulid_format(const uint8_t u[16], char out[FROND_ULID_STRLEN + 1]) {
-  /* 128 bits as 26 symbols of 5 bits, the first holding the top 3. */
-  uint64_t hi = 0, lo = 0;
-  for (int i = 0; i < 8; i++)
-    hi = hi << 8 | u[i];
-  for (int i = 8; i < 16; i++)
-    lo = lo << 8 | u[i];
-  for (int i = 25; i >= 0; i--) {
-    out[i] = frond__crockford[lo & 31];
-    lo = lo >> 5 | hi << 59;
-    hi >>= 5;
-  }
+  /* 128 bits as 26 symbols of 5 bits, the first holding the top 3: that
+  ** one, 12 from hi's next 60 bits, one across the two words, 12 from
+  ** lo's low 60; two symbols a lookup. */
+  uint64_t hi = get_be64(u), lo = get_be64(u + 8);
+  out[0] = frond__crockford[hi >> 61];
+  for (int i = 0; i < 6; i++)
+    memcpy(out + 1 + 2 * i, b32_pairs[(hi >> (51 - 10 * i)) & 1023], 2);
+  out[13] = frond__crockford[(hi & 1) << 4 | lo >> 60];
+  for (int i = 0; i < 6; i++)
+    memcpy(out + 14 + 2 * i, b32_pairs[(lo >> (50 - 10 * i)) & 1023], 2);
   out[26] = '\0';
 }
 
@@ -437,11 +572,20 @@ int frond_objectid_create(frond_objectid **out, frond_clock_fn clock,
   return rc;
 }
 
-void frond_objectid_next(frond_objectid *g, uint8_t out[12]) {
-  uint64_t v = engine_next(&g->e);
+static void objectid_put(const id_engine *e, uint64_t v, uint8_t out[12]) {
   put_be(out, (v >> 24) & 0xffffffff, 4);
-  memcpy(out + 4, g->e.process, 5);
+  memcpy(out + 4, e->process, 5);
   put_be(out + 9, v & 0xffffff, 3);
+}
+
+void frond_objectid_next(frond_objectid *g, uint8_t out[12]) {
+  objectid_put(&g->e, engine_next(&g->e), out);
+}
+
+void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out) {
+  uint64_t v = engine_next_n(&g->e, n);
+  for (size_t i = 0; i < n; i++)
+    objectid_put(&g->e, v + i, out + 12 * i);
 }
 
 void frond_objectid_free(frond_objectid *g) {
@@ -450,10 +594,7 @@ void frond_objectid_free(frond_objectid *g) {
 
 void frond_objectid_format(const uint8_t o[12],
                            char out[FROND_OBJECTID_STRLEN + 1]) {
-  for (int i = 0; i < 12; i++) {
-    out[2 * i] = hexdig[o[i] >> 4];
-    out[2 * i + 1] = hexdig[o[i] & 15];
-  }
+  put_hex(out, o, 12);
   out[24] = '\0';
 }
 

@@ -126,7 +126,8 @@ static const uint8_t pairs[200] = {
 ** Decimal halves go two digits a step, copied from a table: half the
 ** multiplications of a digit at a time, which in a batch were a third of
 ** the time spent outside the SipHash kernel. */
-static void put_half(uint64_t v, unsigned radix, unsigned n, uint8_t *out) {
+static inline void put_half(uint64_t v, unsigned radix, unsigned n,
+                            uint8_t *out) {
   if (radix == 32) {
     for (unsigned i = n; i > 0; i--, v >>= 5)
       out[i - 1] = (uint8_t)(v & 31);
@@ -141,16 +142,22 @@ static void put_half(uint64_t v, unsigned radix, unsigned n, uint8_t *out) {
     out[0] = (uint8_t)v; /* below 10: the half is below 10^n */
 }
 
-static uint64_t get_half(const uint8_t *in, unsigned radix, unsigned n) {
+uint64_t frond__perm_get(const uint8_t *in, unsigned radix, unsigned n) {
   uint64_t v = 0;
   for (unsigned i = 0; i < n; i++)
     v = v * radix + in[i];
   return v;
 }
 
+void frond__perm_put(const frond__perm *p, uint64_t A, uint64_t B,
+                     uint8_t *out) {
+  put_half(A, p->radix, p->adig, out);
+  put_half(B, p->radix, p->bdig, out + p->adig);
+}
+
 /* x / radix^k for the low half's k (at most 9 decimal digits): constant
 ** divisors, so multiplications. */
-static uint64_t div_low(const frond__perm *p, uint64_t x) {
+uint64_t frond__perm_div_low(const frond__perm *p, uint64_t x) {
   if (p->radix == 32)
     return x >> (5 * p->bdig);
   switch (p->bdig) {
@@ -179,7 +186,8 @@ static uint64_t div_low(const frond__perm *p, uint64_t x) {
 
 void frond__perm_apply(const frond__perm *p, const uint8_t key[16], uint64_t x,
                        uint8_t *out) {
-  uint64_t A = div_low(p, x), B = x - A * p->b, ma = p->a, mb = p->b;
+  uint64_t A = frond__perm_div_low(p, x), B = x - A * p->b, ma = p->a,
+           mb = p->b;
   frond__sip_key k;
   frond__sip_key_init(&k, key);
   for (unsigned i = 0; i < p->rounds; i++) {
@@ -222,7 +230,7 @@ static void apply_lanes(const frond__perm *p, const uint8_t key[16],
                         const frond__sip_kernel *k) {
   uint64_t A[16] = {0}, B[16] = {0};
   for (size_t j = 0; j < n; j++) {
-    A[j] = div_low(p, x[j]);
+    A[j] = frond__perm_div_low(p, x[j]);
     B[j] = x[j] - A[j] * p->b;
   }
   if (k->feistel16 != NULL)
@@ -252,8 +260,8 @@ void frond__perm_apply_n(const frond__perm *p, const uint8_t key[16],
 
 int frond__perm_invert(const frond__perm *p, const uint8_t key[16],
                        const uint8_t *in, uint64_t *x) {
-  uint64_t A = get_half(in, p->radix, p->adig);
-  uint64_t B = get_half(in + p->adig, p->radix, p->bdig);
+  uint64_t A = frond__perm_get(in, p->radix, p->adig);
+  uint64_t B = frond__perm_get(in + p->adig, p->radix, p->bdig);
   frond__sip_key k;
   frond__sip_key_init(&k, key);
   /* After an even number of rounds the moduli are back where they began:
@@ -343,8 +351,8 @@ int frond_order_keys_parse(const char *text, size_t len, frond_order_keys **out,
   while (i < len) {
     size_t start, n;
     char version = '\0';
-    const char *s;
-    int slot;
+    const char *s, *colon;
+    int slot, scheme = FROND__SCHEME_SIP;
     if (text[i] == '\n')
       line++;
     if (is_sep(text[i])) {
@@ -374,6 +382,22 @@ int frond_order_keys_parse(const char *text, size_t len, frond_order_keys **out,
         goto fail;
       }
     }
+    /* "aes:KEY": the version's scheme (a key in hex or base64 has no
+    ** ':'); without one, the first scheme, SipHash. */
+    if ((colon = memchr(s, ':', n)) != NULL) {
+      size_t wl = (size_t)(colon - s);
+      if (wl == 3 && memcmp(s, "aes", 3) == 0)
+        scheme = FROND__SCHEME_AES;
+      else if (!(wl == 3 && memcmp(s, "sip", 3) == 0)) {
+        rc = frond__fail(err, FROND_EKEY_INVALID,
+                         "key %zu (line %zu): the scheme before the key must "
+                         "be aes or sip",
+                         entry, line);
+        goto fail;
+      }
+      s += wl + 1;
+      n -= wl + 1;
+    }
     slot = frond__key_slot(version);
     if (k->present[slot]) {
       if (version)
@@ -395,6 +419,7 @@ int frond_order_keys_parse(const char *text, size_t len, frond_order_keys **out,
       goto fail;
     }
     k->present[slot] = 1;
+    k->scheme[slot] = (uint8_t)scheme;
     any = 1;
   }
   if (!any) {

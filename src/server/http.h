@@ -115,9 +115,11 @@ const char *frond__http_refusal(int status);
 /* {"ids":["1","2"]} or one ID a line (x->text). */
 void frond__http_ids(frond__http_ctx *x, const int64_t *ids, size_t n);
 /* The same for n NUL-terminated strings of ID formats, stride bytes apart
-** (characters that need no JSON escaping). */
+** (characters that need no JSON escaping); fixed: every one is stride - 1
+** characters long (all formats but decimal), so the text form is the
+** block itself with each NUL made a newline. */
 void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,
-                         size_t stride);
+                         size_t stride, int fixed);
 /* Decoded fields as one JSON object. */
 void frond__http_fields(frond__http_ctx *x, const frond__field *f, size_t n);
 

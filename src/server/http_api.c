@@ -74,7 +74,8 @@ static void answer(const frond__req *r, void *ctx) {
   else if (r->op == FROND__REQ_RANGE)
     range_answer(x, r);
   else if (r->op == FROND__REQ_FORMAT)
-    frond__http_strings(x, r->strs, r->n, r->nf->stride);
+    frond__http_strings(x, r->strs, r->n, r->nf->stride,
+                        r->nf->kind != FROND_FORMAT_DECIMAL);
   else
     frond__http_ids(x, r->ids, r->n);
 }

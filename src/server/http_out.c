@@ -105,8 +105,13 @@ static void put(frond__buf *b, const char *s, size_t n) {
 }
 #define PUT_LIT(b, lit) put(b, lit, sizeof(lit) - 1)
 
-void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
-                         const char *body, size_t len, const char *extra) {
+/* The status line and headers of a response whose body is len bytes, with
+** room reserved for the body after them; the buffer to put the body in,
+** or NULL when none is to follow (a HEAD request, or no memory: the
+** connection then closes). */
+static frond__buf *respond_head(frond__http_ctx *x, int status,
+                                const char *ctype, size_t len,
+                                const char *extra) {
   frond__buf *out = frond__conn_out(x->c);
   frond__http_state *st = x->c->l->state;
   const char *reason = statuses[slot(status)].reason;
@@ -119,7 +124,7 @@ void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
   if (frond__buf_reserve(out, 250 + (ctype ? strlen(ctype) : 0) + elen + len) !=
       0) {
     x->keep_alive = 0;
-    return;
+    return NULL;
   }
   date(st);
   if (status == 200) {
@@ -149,9 +154,15 @@ void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
   if (elen > 0)
     put(out, extra, elen);
   PUT_LIT(out, "\r\n");
-  if (!x->head)
-    put(out, body, len);
   record(x, st, status);
+  return x->head ? NULL : out;
+}
+
+void frond__http_respond(frond__http_ctx *x, int status, const char *ctype,
+                         const char *body, size_t len, const char *extra) {
+  frond__buf *out = respond_head(x, status, ctype, len, extra);
+  if (out != NULL)
+    put(out, body, len);
 }
 
 void frond__http_error(frond__http_ctx *x, int status, const char *code,
@@ -224,10 +235,20 @@ void frond__http_busy(frond__conn *c) {
 }
 
 void frond__http_strings(frond__http_ctx *x, const char *s, size_t n,
-                         size_t stride) {
+                         size_t stride, int fixed) {
   frond__buf *b = &x->w->scratch;
   int text = x->text;
   size_t i;
+  if (text && fixed) { /* one copy, no strlen: a 36-byte UUID is 37 */
+    if ((b = respond_head(x, 200, "text/plain", n * stride, NULL)) != NULL) {
+      char *body = b->data + b->len;
+      memcpy(body, s, n * stride);
+      for (i = 1; i <= n; i++)
+        body[i * stride - 1] = '\n';
+      b->len += n * stride;
+    }
+    return;
+  }
   b->len = 0;
   if (frond__buf_reserve(b, n * (stride + 3) + 16) != 0) {
     frond__http_error(x, 500, "NOMEM", "out of memory", NULL);

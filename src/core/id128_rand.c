@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** id128_rand.c -- what a 128-bit ID reads on every call, at the
+** generator's speed: unguessable bits, and the millisecond.
+**
+** Random bits: a ChaCha20 keystream per thread and per generator
+** ("stream"), drawn 1 KiB at a time (libsodium's vector code runs whole
+** 512-byte blocks) into a buffer the calls read 8 bytes at a time. Each
+** refill keeps the first 32 bytes of its draw as the next key (Bernstein's fast-key-erasure generator, as OpenBSD's
+** arc4random and Linux's CRNG): the key that made bytes already handed out
+** is gone, so a copy of the process' memory shows no earlier bits. A
+** stream's first key comes from the thread's own master key, itself a
+** fast-key-erasure ChaCha20 seeded from the system's random numbers
+** (libsodium's randombytes_buf); every RESEED refills (1 MiB) the stream
+** takes a new key straight from the system, so that a state that leaked
+** stops predicting within a megabyte. Why ChaCha20 and not a keyed hash
+** per ID (SipHash, what the first releases used): it makes 64 bytes per
+** block in vector registers for about a cycle per byte, against a
+** SipHash call per 8 bytes; and it is a stream cipher whose output under
+** an unknown key is indistinguishable from random, so an observer of any
+** number of IDs learns nothing of the bits of others (docs/formats.md).
+**
+** Per thread: no lock and no shared cache line on the hot path. Each
+** thread holds STREAMS slots (direct-mapped by the generator's stream
+** number), so a thread alternating between a few generators keeps each
+** buffer. fork(): a slot and the master key are armed with the process key
+** (base/fork.h); a child finds them foreign on its first call and draws
+** new keys from the system before any bit, so parent and child never
+** share a byte of keystream, whatever made the fork.
+**
+** Tests (frond__id128_fixed_key): every stream starts from one given key
+** and never takes the system's, so that two generators, or two processes,
+** draw the same bits.
+**
+** The millisecond: clock_gettime(CLOCK_REALTIME) costs about 24 ns here,
+** more than the whole snowflake next(). Under sustained use a ticker
+** thread stores the wall clock's millisecond in one word about once per
+** millisecond and the calls read that word, as the snowflake generator's
+** ticker moves its clock; the ticker stops after a second without a
+** reader, and calls then read the clock themselves until 256 have done so
+** in a row. The time may lag the wall clock by up to a tick (more on a
+** machine too loaded to run the ticker), never lead it; order never rests
+** on it (id128.c moves each generator's word by compare-and-swap).
+*/
+#include "base/fork.h"
+#include "core/formats.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- the keystream ---- */
+
+#define STREAMS 4
+#define DRAW 1024
+#define RBUF (DRAW - 32)
+#define RESEED 1024 /* refills: 1 MiB */
+
+typedef struct rand_slot {
+  uint64_t stream; /* 0: empty */
+  unsigned epoch;  /* of the fixed key's setting its key was made under */
+  frond__fork_mark fork;
+  unsigned pos; /* next unread byte of buf */
+  unsigned refills;
+  uint8_t key[32]; /* key and buf are one keystream draw: keep together */
+  uint8_t buf[RBUF];
+} rand_slot;
+
+typedef struct rand_thread {
+  frond__fork_mark fork;
+  int seeded;
+  uint8_t master[32];
+  rand_slot slot[STREAMS];
+} rand_thread;
+
+static __thread rand_thread *mine __attribute__((tls_model("initial-exec")));
+static pthread_key_t rand_key;
+static pthread_once_t rand_once = PTHREAD_ONCE_INIT;
+static _Atomic uint64_t streams;
+
+/* Tests: a fixed key for every stream. Each change of the setting starts
+** an epoch, and a slot keyed in another epoch takes a new key at its next
+** refill, so no stream goes on from the fixed key once it is cleared. */
+static _Atomic int fixed_set;
+static _Atomic unsigned fixed_epoch;
+static uint8_t fixed_key[32];
+
+static void rand_thread_free(void *p) {
+  if (p != NULL) {
+    sodium_memzero(p, sizeof(rand_thread));
+    free(p);
+  }
+  mine = NULL; /* a later destructor that draws starts again */
+}
+
+static void rand_key_make(void) {
+  pthread_key_create(&rand_key, rand_thread_free);
+}
+
+uint64_t frond__rand_stream(void) {
+  return atomic_fetch_add_explicit(&streams, 1, memory_order_relaxed) + 1;
+}
+
+void frond__rand_fixed(const uint8_t key[16]) {
+  if (key == NULL) {
+    atomic_store_explicit(&fixed_set, 0, memory_order_release);
+    atomic_fetch_add(&fixed_epoch, 1);
+    return;
+  }
+  memcpy(fixed_key, key, 16);
+  memcpy(fixed_key + 16, key, 16);
+  atomic_store_explicit(&fixed_set, 1, memory_order_release);
+  atomic_fetch_add(&fixed_epoch, 1);
+}
+
+/* A fresh key for a stream of this thread: from the master key, which is
+** seeded from the system (again in a child of fork()). */
+static void stream_key(rand_thread *t, uint8_t out[32]) {
+  static const uint8_t nonce[crypto_stream_chacha20_NONCEBYTES];
+  uint8_t k[32], draw[64];
+  if (!t->seeded || frond__fork_seen(&t->fork)) {
+    randombytes_buf(t->master, sizeof(t->master));
+    frond__fork_arm(&t->fork);
+    t->seeded = 1;
+  }
+  memcpy(k, t->master, 32);
+  crypto_stream_chacha20(draw, sizeof(draw), nonce, k);
+  memcpy(t->master, draw, 32);
+  memcpy(out, draw + 32, 32);
+  sodium_memzero(k, sizeof(k));
+  sodium_memzero(draw, sizeof(draw));
+}
+
+/* Refill slot s for stream: a new key when the slot held another stream,
+** was made in another process or is due a reseed; then the next draw. */
+static void refill(rand_thread *t, rand_slot *s, uint64_t stream) {
+  static const uint8_t nonce[crypto_stream_chacha20_NONCEBYTES];
+  uint8_t k[32];
+  int fixed = atomic_load_explicit(&fixed_set, memory_order_acquire);
+  unsigned epoch = atomic_load_explicit(&fixed_epoch, memory_order_relaxed);
+  if (s->stream != stream || s->epoch != epoch || frond__fork_seen(&s->fork)) {
+    if (fixed)
+      memcpy(s->key, fixed_key, 32);
+    else
+      stream_key(t, s->key);
+    s->stream = stream;
+    s->epoch = epoch;
+    s->refills = 0;
+    frond__fork_arm(&s->fork);
+  } else if (++s->refills >= RESEED && !fixed) {
+    randombytes_buf(s->key, sizeof(s->key));
+    s->refills = 0;
+  }
+  memcpy(k, s->key, 32);
+  crypto_stream_chacha20(s->key, sizeof(s->key) + sizeof(s->buf), nonce, k);
+  sodium_memzero(k, sizeof(k));
+  s->pos = 0;
+}
+
+static rand_thread *thread_state(void) {
+  rand_thread *t;
+  pthread_once(&rand_once, rand_key_make);
+  if ((t = calloc(1, sizeof(*t))) == NULL)
+    return NULL;
+  pthread_setspecific(rand_key, t);
+  mine = t;
+  return t;
+}
+
+void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
+  rand_thread *t = mine;
+  rand_slot *s;
+  if (FROND__UNLIKELY(t == NULL) && (t = thread_state()) == NULL) {
+    randombytes_buf(out, n); /* no memory: the system's, slowly */
+    return;
+  }
+  s = &t->slot[stream % STREAMS];
+  while (n > 0) {
+    size_t k;
+    if (FROND__UNLIKELY(s->stream != stream || s->pos >= RBUF ||
+                        frond__fork_seen(&s->fork)))
+      refill(t, s, stream);
+    k = RBUF - s->pos < n ? RBUF - s->pos : n;
+    memcpy(out, s->buf + s->pos, k);
+    memset(s->buf + s->pos, 0, k); /* handed out: not kept */
+    s->pos += (unsigned)k;
+    out = (uint8_t *)out + k;
+    n -= k;
+  }
+}
+
+uint64_t frond__rand64(uint64_t stream) {
+  rand_thread *t = mine;
+  rand_slot *s;
+  uint64_t v;
+  if (FROND__UNLIKELY(t == NULL)) {
+    frond__rand_bytes(stream, &v, sizeof(v));
+    return v;
+  }
+  s = &t->slot[stream % STREAMS];
+  if (FROND__UNLIKELY(s->stream != stream || s->pos > RBUF - 8 ||
+                      frond__fork_seen(&s->fork)))
+    refill(t, s, stream);
+  memcpy(&v, s->buf + s->pos, 8);
+  memset(s->buf + s->pos, 0, 8);
+  s->pos += 8;
+  return v;
+}
+
+/* ---- the millisecond ---- */
+
+enum { TICK_STOPPED, TICK_STARTING, TICK_RUNNING, TICK_FAILED };
+#define TICK_AFTER 256    /* clock reads in a row before a ticker starts */
+#define TICK_IDLE_MS 1000 /* a ticker stops after this long unread */
+
+static _Atomic int64_t tick_ms;
+static _Atomic int tick_state;
+static _Atomic int tick_read;        /* read since the last tick */
+static _Atomic uint64_t tick_gen;    /* the running ticker's number */
+static _Atomic unsigned tick_direct; /* clock reads while stopped */
+static frond__fork_mark tick_fork;   /* armed before RUNNING (release) */
+static _Atomic int tick_fork_armed;
+
+static void *ticker(void *arg) {
+  uint64_t gen = (uint64_t)(uintptr_t)arg;
+  int idle = 0;
+  for (;;) {
+    struct timespec ts;
+    long ns;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    atomic_store_explicit(&tick_ms,
+                          (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+                          memory_order_relaxed);
+    /* Wake just after the next millisecond begins. */
+    ns = 1000000 - ts.tv_nsec % 1000000 + 20000;
+    frond__sleep_ns(ns);
+    if (atomic_load_explicit(&tick_gen, memory_order_relaxed) != gen)
+      return NULL; /* another ticker took over */
+    if (atomic_exchange_explicit(&tick_read, 0, memory_order_relaxed))
+      idle = 0;
+    else if (++idle >= TICK_IDLE_MS) {
+      int running = TICK_RUNNING;
+      atomic_store_explicit(&tick_direct, 0, memory_order_relaxed);
+      atomic_compare_exchange_strong(&tick_state, &running, TICK_STOPPED);
+      return NULL;
+    }
+  }
+}
+
+static void tick_start(int64_t now) {
+  int stopped = TICK_STOPPED;
+  pthread_t th;
+  pthread_attr_t a;
+  sigset_t all, old;
+  uint64_t gen;
+  if (!atomic_compare_exchange_strong(&tick_state, &stopped, TICK_STARTING))
+    return;
+  gen = atomic_fetch_add(&tick_gen, 1) + 1;
+  atomic_store_explicit(&tick_ms, now, memory_order_relaxed);
+  frond__fork_arm(&tick_fork);
+  /* Release: a reader that sees it armed (acquire) sees the mark's word. */
+  atomic_store_explicit(&tick_fork_armed, 1, memory_order_release);
+  /* The ticker takes no signal: they stay the application's threads'. */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&th, &a, ticker, (void *)(uintptr_t)gen) != 0)
+    atomic_store(&tick_state, TICK_FAILED); /* read the clock each call */
+  else
+    atomic_store_explicit(&tick_state, TICK_RUNNING, memory_order_release);
+  pthread_attr_destroy(&a);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int64_t frond__id128_now_ms(void) {
+  int st = atomic_load_explicit(&tick_state, memory_order_acquire);
+  int64_t now;
+  if (FROND__LIKELY(st == TICK_RUNNING && !frond__fork_seen(&tick_fork))) {
+    if (!atomic_load_explicit(&tick_read, memory_order_relaxed))
+      atomic_store_explicit(&tick_read, 1, memory_order_relaxed);
+    return atomic_load_explicit(&tick_ms, memory_order_relaxed);
+  }
+  now = frond_clock_realtime(NULL);
+  if (atomic_load_explicit(&tick_fork_armed, memory_order_acquire) &&
+      frond__fork_seen(&tick_fork)) {
+    /* A child of fork(): the parent's ticker is not here. */
+    atomic_fetch_add(&tick_gen, 1);
+    atomic_store(&tick_direct, 0);
+    atomic_store(&tick_state, TICK_STOPPED);
+    frond__fork_arm(&tick_fork);
+    return now;
+  }
+  if (st == TICK_STOPPED &&
+      atomic_fetch_add_explicit(&tick_direct, 1, memory_order_relaxed) + 1 >=
+          TICK_AFTER)
+    tick_start(now);
+  return now;
+}

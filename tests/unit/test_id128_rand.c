@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** test_id128_rand.c -- what makes 128-bit IDs fast, against what it
+** replaced: the table-driven hex and base32 writers against byte-at-a-time
+** ones on random inputs; the per-thread keystreams distinct across
+** threads, streams and fork(), equal under a fixed key; batches equal to
+** single calls; the ticker's millisecond never ahead of the clock and
+** following it.
+*/
+#include "testutil.h"
+
+#include "core/core.h"
+#include "core/formats.h"
+
+#include <pthread.h>
+#include <sodium.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the writers the tables replaced ---- */
+
+static void ref_hex(const uint8_t *b, int n, char *out) {
+  static const char d[] = "0123456789abcdef";
+  for (int i = 0; i < n; i++) {
+    out[2 * i] = d[b[i] >> 4];
+    out[2 * i + 1] = d[b[i] & 15];
+  }
+}
+
+static void ref_uuid(const uint8_t u[16], char out[37]) {
+  char h[32];
+  ref_hex(u, 16, h);
+  snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", h, h + 8, h + 12, h + 16,
+           h + 20);
+}
+
+static void ref_ulid(const uint8_t u[16], char out[27]) {
+  static const char c[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+  uint64_t hi = 0, lo = 0;
+  for (int i = 0; i < 8; i++)
+    hi = hi << 8 | u[i];
+  for (int i = 8; i < 16; i++)
+    lo = lo << 8 | u[i];
+  for (int i = 25; i >= 0; i--) {
+    out[i] = c[lo & 31];
+    lo = lo >> 5 | hi << 59;
+    hi >>= 5;
+  }
+  out[26] = '\0';
+}
+
+/* Random inputs, and the edges (all zero, all ones, one bit set). */
+static void input(int i, uint8_t b[16]) {
+  if (i < 128) {
+    memset(b, 0, 16);
+    b[i / 8] = (uint8_t)(1u << (i % 8));
+  } else if (i == 128)
+    memset(b, 0, 16);
+  else if (i == 129)
+    memset(b, 0xff, 16);
+  else
+    randombytes_buf(b, 16);
+}
+
+static void test_writers_match_bytewise(void **state) {
+  (void)state;
+  assert_int_equal(sodium_init() < 0, 0);
+  for (int i = 0; i < 200000; i++) {
+    uint8_t b[16], back[16];
+    char got[40], want[40];
+    input(i, b);
+    frond_uuid_format(b, got);
+    ref_uuid(b, want);
+    assert_string_equal(got, want);
+    assert_int_equal(frond_uuid_parse(got, 36, back, NULL), 0);
+    assert_memory_equal(back, b, 16);
+    frond_ulid_format(b, got);
+    ref_ulid(b, want);
+    assert_string_equal(got, want);
+    assert_int_equal(frond_ulid_parse(got, 26, back, NULL), 0);
+    assert_memory_equal(back, b, 16);
+    frond_objectid_format(b, got);
+    ref_hex(b, 12, want);
+    want[24] = '\0';
+    assert_string_equal(got, want);
+    assert_int_equal(frond_objectid_parse(got, 24, back, NULL), 0);
+    assert_memory_equal(back, b, 12);
+  }
+}
+
+/* ---- keystreams ---- */
+
+static int cmp64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static size_t repeats64(uint64_t *v, size_t n) {
+  size_t r = 0;
+  qsort(v, n, sizeof(*v), cmp64);
+  for (size_t i = 1; i < n; i++)
+    r += v[i] == v[i - 1];
+  return r;
+}
+
+enum { T = 4, PER = 20000 };
+typedef struct drawer {
+  uint64_t s1, s2;
+  uint64_t *out;
+} drawer;
+
+static void *draw(void *arg) {
+  drawer *d = arg;
+  for (int i = 0; i < PER; i += 2) {
+    d->out[i] = frond__rand64(d->s1);
+    frond__rand_bytes(d->s2, &d->out[i + 1], 8);
+  }
+  return NULL;
+}
+
+/* Four threads on the same two streams: no 64-bit value twice (by chance
+** about 1 in 10^9 for 80,000 values). */
+static void test_streams_distinct_across_threads(void **state) {
+  uint64_t *all = malloc(sizeof(*all) * T * PER);
+  uint64_t s1 = frond__rand_stream(), s2 = frond__rand_stream();
+  pthread_t th[T];
+  drawer d[T];
+  (void)state;
+  assert_int_not_equal(s1, s2);
+  for (int i = 0; i < T; i++) {
+    d[i] = (drawer){s1, s2, all + i * PER};
+    assert_int_equal(pthread_create(&th[i], NULL, draw, &d[i]), 0);
+  }
+  for (int i = 0; i < T; i++)
+    pthread_join(th[i], NULL);
+  assert_int_equal(repeats64(all, T * PER), 0);
+  free(all);
+}
+
+/* Parent and child of each kind of fork draw from a stream whose buffer
+** the parent had filled: not one value in common (nor UUIDv4s). */
+static void fork_distinct(int how) {
+  enum { N = 512 };
+  uint64_t s = frond__rand_stream(), mine[2 * N], theirs[N];
+  int fds[2], status;
+  pid_t pid;
+  (void)frond__rand64(s); /* the buffer is full in the parent */
+  assert_int_equal(pipe(fds), 0);
+  pid = fork_by(how);
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    for (int i = 0; i < N; i += 2) {
+      uint8_t u[16];
+      theirs[i] = frond__rand64(s);
+      frond__uuid4_fast(u);
+      memcpy(&theirs[i + 1], u, 8);
+    }
+    _exit(write(fds[1], theirs, sizeof(theirs)) == sizeof(theirs) ? 0 : 1);
+  }
+  close(fds[1]);
+  assert_int_equal(read(fds[0], theirs, sizeof(theirs)), sizeof(theirs));
+  close(fds[0]);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_int_equal(status, 0);
+  for (int i = 0; i < N; i += 2) {
+    uint8_t u[16];
+    mine[i] = frond__rand64(s);
+    frond__uuid4_fast(u);
+    memcpy(&mine[i + 1], u, 8);
+  }
+  memcpy(mine + N, theirs, sizeof(theirs));
+  assert_int_equal(repeats64(mine, 2 * N), 0);
+}
+
+static void test_streams_distinct_across_fork(void **state) {
+  (void)state;
+  fork_distinct(BY_FORK);
+  fork_distinct(BY_UNDERSCORE_FORK);
+  fork_distinct(BY_SYSCALL);
+}
+
+/* A fixed key: every stream draws the same bits, past a refill; without
+** it, two streams differ. */
+static void test_fixed_key(void **state) {
+  static const uint8_t key[16] = {7, 7, 7};
+  uint64_t a = frond__rand_stream(), b = frond__rand_stream();
+  int same = 0;
+  (void)state;
+  frond__rand_fixed(key);
+  for (int i = 0; i < 1000; i++)
+    assert_true(frond__rand64(a) == frond__rand64(b));
+  frond__rand_fixed(NULL);
+  /* Streams keyed under the fixed key take the system's at their next
+  ** refill: past it (1 KiB), a and b part ways. */
+  for (int i = 0; i < 1000; i++)
+    same += frond__rand64(a) == frond__rand64(b);
+  assert_true(same < 1000 - 200);
+  same = 0;
+  a = frond__rand_stream();
+  b = frond__rand_stream();
+  for (int i = 0; i < 1000; i++)
+    same += frond__rand64(a) == frond__rand64(b);
+  assert_int_equal(same, 0);
+}
+
+/* ---- batches ---- */
+
+/* Under one fake clock and one fixed key, n values in one call are the n
+** values of n single calls, byte for byte, for all three kinds; and a
+** batch carries into the next milliseconds as single calls do. */
+static void test_batches_equal_single_calls(void **state) {
+  enum { N = 70000 }; /* past one ms of ULID's 2^16 counter */
+  static const uint8_t key[16] = {1, 2, 3, 4, 5, 6, 7, 8};
+  uint8_t *one = malloc(16 * N), *many = malloc(16 * N);
+  fake_clock c1, c2;
+  (void)state;
+  frond__id128_fixed_key(key);
+  for (int kind = 0; kind < 3; kind++) {
+    size_t w = kind == 2 ? 12 : 16;
+    frond_uuid7 *u[2] = {NULL, NULL};
+    frond_ulid *l[2] = {NULL, NULL};
+    frond_objectid *o[2] = {NULL, NULL};
+    fake_clock_set(&c1, INT64_C(1767225600000));
+    fake_clock_set(&c2, INT64_C(1767225600000));
+    if (kind == 0) {
+      assert_int_equal(frond_uuid7_create(&u[0], fake_clock_read, &c1, NULL),
+                       0);
+      assert_int_equal(frond_uuid7_create(&u[1], fake_clock_read, &c2, NULL),
+                       0);
+      for (int i = 0; i < N; i++)
+        frond_uuid7_next(u[0], one + 16 * i);
+      frond__uuid7_next_n(u[1], N, many);
+    } else if (kind == 1) {
+      assert_int_equal(frond_ulid_create(&l[0], fake_clock_read, &c1, NULL), 0);
+      assert_int_equal(frond_ulid_create(&l[1], fake_clock_read, &c2, NULL), 0);
+      for (int i = 0; i < N; i++)
+        frond_ulid_next(l[0], one + 16 * i);
+      frond__ulid_next_n(l[1], N, many);
+    } else {
+      assert_int_equal(frond_objectid_create(&o[0], fake_clock_read, &c1, NULL),
+                       0);
+      assert_int_equal(frond_objectid_create(&o[1], fake_clock_read, &c2, NULL),
+                       0);
+      for (int i = 0; i < N; i++)
+        frond_objectid_next(o[0], one + 12 * i);
+      frond__objectid_next_n(o[1], N, many);
+    }
+    for (int i = 0; i < N; i++) {
+      assert_memory_equal(one + w * i, many + w * i, w);
+      if (i > 0 && kind != 2) /* ObjectId's counter wraps in a second */
+        assert_true(memcmp(many + w * (i - 1), many + w * i, w) < 0);
+    }
+    for (int i = 0; i < 2; i++) {
+      frond_uuid7_free(u[i]);
+      frond_ulid_free(l[i]);
+      frond_objectid_free(o[i]);
+    }
+  }
+  frond__id128_fixed_key(NULL);
+  free(one);
+  free(many);
+}
+
+/* ---- the millisecond ---- */
+
+static int64_t wall_ms(void) {
+  return frond_clock_realtime(NULL);
+}
+
+/* Enough reads to start the ticker; every value at or behind the clock
+** read after it, never ahead; and it follows the clock: it reaches a
+** later millisecond (bounded: 10 s of wall time at most). */
+static void test_ticker_follows_clock(void **state) {
+  int64_t start = wall_ms(), t = 0;
+  long reads = 0;
+  (void)state;
+  while (t < start + 20 && wall_ms() < start + 10000) {
+    t = frond__id128_now_ms();
+    assert_true(t <= wall_ms());
+    reads++;
+  }
+  assert_true(t >= start + 20);
+  assert_true(reads > 256);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_writers_match_bytewise),
+      cmocka_unit_test(test_streams_distinct_across_threads),
+      cmocka_unit_test(test_streams_distinct_across_fork),
+      cmocka_unit_test(test_fixed_key),
+      cmocka_unit_test(test_batches_equal_single_calls),
+      cmocka_unit_test(test_ticker_follows_clock),
+  };
+  return frond_run_tests(tests, NULL, NULL);
+}
