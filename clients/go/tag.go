@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Defaults of TagOptions.
@@ -43,43 +42,63 @@ type TagOptions struct {
 	Validity time.Duration
 }
 
-// lease is one leased range [start, start+size): immutable but for its
-// cursor, so that Next is one atomic add and a comparison. The cursor has
-// a cache line of its own: goroutines on other cores read the bounds from
-// their own caches while the cursor's line moves between them.
-type lease struct {
-	start     int64
-	size      uint64
-	preloadAt int64 // the ID whose taker starts the next fetch
-	leasedAt  time.Time
-	timer     *time.Timer
-	_         [64]byte
-	cursor    atomic.Int64
-	_         [56]byte
+// span is a leased range [start, end], both inclusive, as the tag's lock
+// keeps it; Next never reads it.
+type span struct {
+	start, end int64
+	preloadAt  int64 // the ID whose taker starts the next fetch
+	leasedAt   time.Time
+	timer      *time.Timer // the validity's, once current
 }
-
-func (l *lease) end() int64 { return l.start + int64(l.size) }
 
 // Tag is a segment tag's handle: Next hands out the tag's IDs from
 // ranges leased from the server. Safe for use by any number of
 // goroutines; each goroutine sees its IDs strictly increase.
+//
+// The current range lives in the handle itself, so that Next is one
+// atomic load, one atomic add and two comparisons on fields it reaches
+// without a pointer: end and preloadAt on a line that only range switches
+// write, cursor on a line of its own (72 bytes apart: never on one line,
+// wherever the handle lands).
+//
+// Why a switch needs no lock on Next's side: a switch, under mu, stores
+// first cursor = S2-1, then end = E2, and ranges strictly increase
+// (S2 > E1: fetch drops a range that is not above). Next loads end
+// before its add. One that loaded the old bound E1 and adds on the new
+// cursor gets v >= S2 > E1 and takes the slow path: that ID is skipped,
+// never reused. One that loaded E2 saw the cursor store before it
+// (Go's atomics are sequentially consistent), so its add returns at
+// least S2. Adds before the cursor store return old-range values,
+// accepted only when at most E1. An ID is handed out at most once and
+// only from a range the server leased; IDs may be skipped. The
+// comparisons are unsigned, so that a cursor run past the top of int64
+// by callers refused over and over is refused too.
 type Tag struct {
-	_    [64]byte       // cur on a line that only range switches write
-	cur  unsafe.Pointer // *lease: load() and store()
-	_    [56]byte
-	c    *Client
-	name string
-	opts TagOptions
+	_         [64]byte
+	end       atomic.Int64 // the current range's last ID (0: none yet)
+	preloadAt atomic.Int64 // stored before end, read after it
+	_         [48]byte
+	cursor    atomic.Int64 // the last ID taken: Next's add returns the next
+	_         [56]byte
+	c         *Client
+	name      string
+	opts      TagOptions
 
-	mu        sync.Mutex    // guards what follows
-	next      *lease        // the prefetched range, if any
+	mu        sync.Mutex    // guards what follows, and every store to end and cursor but Next's add
+	cur       *span         // the current range, nil before the first
+	next      *span         // the prefetched range, if any
 	inflight  chan struct{} // closed when the running fetch ends
 	fetchErr  error         // how the last fetch ended
-	hiEnd     int64         // the end of the highest range accepted
+	hiEnd     int64         // the end of the highest range accepted, exclusive
 	size      int64         // the size of the next range asked for
 	lastFetch time.Time
 	closed    bool
 	now       func() time.Time // the clock of the sizing: time.Now, or a test's
+	// lease asks for count IDs: [start, end), or an error (c.lease, or a
+	// test's). Set before the first Next.
+	lease func(count int64) (start, end int64, err error)
+	// switching, if a test sets it, runs between a switch's stores.
+	switching func()
 
 	calls, ranges, leased, dropped atomic.Int64
 }
@@ -111,8 +130,11 @@ func (c *Client) Tag(name string, opts *TagOptions) (*Tag, error) {
 		}
 		return t, nil
 	}
+	// end = cursor = 0: the first Next takes the slow path.
 	t := &Tag{c: c, name: name, opts: o, size: o.MinRange, now: time.Now}
-	t.store(&lease{}) // empty: the first Next takes the slow path
+	t.lease = func(count int64) (int64, int64, error) {
+		return c.lease(name, count, &t.calls)
+	}
 	c.tags[name] = t
 	return t, nil
 }
@@ -161,32 +183,32 @@ func checkTag(name string) error {
 	return nil
 }
 
-// load and store the current range (Go 1.19 does not inline
-// atomic.Pointer[lease].Load: a call more on every Next).
-func (t *Tag) load() *lease   { return (*lease)(atomic.LoadPointer(&t.cur)) }
-func (t *Tag) store(l *lease) { atomic.StorePointer(&t.cur, unsafe.Pointer(l)) }
-
 // Name returns the tag's name.
 func (t *Tag) Name() string { return t.name }
 
 // Next returns the tag's next ID. While the current range lasts this is
-// one atomic add and two comparisons; the goroutine that takes the
-// preload point starts the fetch of the next range in the background,
-// and the one that finds the range used up switches to the next (or
-// waits for it, within the client's timeout and retries).
+// one atomic load, one atomic add and two comparisons (inlined at the
+// call site); the goroutine that takes the preload point starts the
+// fetch of the next range in the background, and the one that finds the
+// range used up switches to the next (or waits for it, within the
+// client's timeout and retries).
 func (t *Tag) Next() (int64, error) {
-	l := t.load()
-	v := l.cursor.Add(1) - 1
-	if uint64(v-l.start) < l.size && v != l.preloadAt {
+	e := t.end.Load() // before the add: see Tag
+	p := t.preloadAt.Load()
+	v := t.cursor.Add(1)
+	if uint64(v) <= uint64(e) && v != p {
 		return v, nil
 	}
-	return t.rare(l, v)
+	return t.rare(v, e)
 }
 
 // rare is Next's way out of the hot path, kept out of line so that Next
-// stays a few instructions: the preload point, or a range used up.
-func (t *Tag) rare(l *lease, v int64) (int64, error) {
-	if uint64(v-l.start) < l.size {
+// can be inlined: the preload point (exactly one caller takes each ID),
+// or a range used up, expired or closed.
+//
+//go:noinline
+func (t *Tag) rare(v, e int64) (int64, error) {
+	if uint64(v) <= uint64(e) {
 		t.preload()
 		return v, nil
 	}
@@ -242,7 +264,7 @@ func (t *Tag) fetchLocked() {
 
 // fetch leases count IDs and offers them as the next range.
 func (t *Tag) fetch(count int64, ch chan struct{}) {
-	start, end, err := t.c.lease(t.name, count, &t.calls)
+	start, end, err := t.lease(count)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err == nil {
@@ -250,19 +272,19 @@ func (t *Tag) fetch(count int64, ch chan struct{}) {
 		case t.closed:
 			t.dropped.Add(end - start)
 		case start < t.hiEnd:
+			// Next's switch relies on this: each range starts above
+			// every ID of the ranges before it.
 			t.dropped.Add(end - start)
 			err = newError(CodeBadResponse, "range [%d, %d) of tag %q is not "+
 				"above the IDs already leased (up to %d): dropped",
 				start, end, t.name, t.hiEnd-1)
 		default:
-			l := &lease{start: start, size: uint64(end - start),
-				leasedAt: time.Now()}
-			l.cursor.Store(start)
-			l.preloadAt = end - int64(float64(end-start)*t.opts.Preload)
-			if l.preloadAt >= end {
-				l.preloadAt = end - 1
+			n := &span{start: start, end: end - 1, leasedAt: time.Now()}
+			n.preloadAt = end - int64(float64(end-start)*t.opts.Preload)
+			if n.preloadAt >= end {
+				n.preloadAt = end - 1
 			}
-			t.next = l
+			t.next = n
 			t.hiEnd = end
 			t.ranges.Add(1)
 			t.leased.Add(end - start)
@@ -283,10 +305,13 @@ func (t *Tag) slow() (int64, error) {
 		if t.closed {
 			return 0, newError(CodeClosed, "the client is closed")
 		}
-		l := t.load()
-		v := l.cursor.Add(1) - 1
-		if uint64(v-l.start) < l.size {
-			if v == l.preloadAt {
+		// Under mu, end is the current range's: v above it means the
+		// range is used up (or retired), since only mu's holder lowers
+		// the cursor.
+		e := t.end.Load()
+		v := t.cursor.Add(1)
+		if uint64(v) <= uint64(e) {
+			if v == t.preloadAt.Load() {
 				t.fetchLocked()
 			}
 			return v, nil
@@ -294,17 +319,10 @@ func (t *Tag) slow() (int64, error) {
 		if n := t.next; n != nil {
 			t.next = nil
 			if t.expired(n) {
-				t.dropped.Add(int64(n.size))
+				t.dropped.Add(n.end - n.start + 1)
 				continue
 			}
-			if l.timer != nil {
-				l.timer.Stop()
-			}
-			if t.opts.Validity > 0 {
-				age := time.Since(n.leasedAt)
-				n.timer = time.AfterFunc(t.opts.Validity-age, func() { t.expire(n) })
-			}
-			t.store(n)
+			t.install(n)
 			continue
 		}
 		if time.Now().After(deadline) {
@@ -322,15 +340,58 @@ func (t *Tag) slow() (int64, error) {
 	}
 }
 
-func (t *Tag) expired(l *lease) bool {
-	return t.opts.Validity > 0 && time.Since(l.leasedAt) >= t.opts.Validity
+// install makes n the current range, in the order Next relies on (see
+// Tag): the cursor first, then the preload point, then the bound. Needs
+// t.mu, and the current range used up or retired.
+func (t *Tag) install(n *span) {
+	if t.cur != nil && t.cur.timer != nil {
+		t.cur.timer.Stop()
+	}
+	t.cursor.Store(n.start - 1)
+	t.preloadAt.Store(n.preloadAt)
+	if t.switching != nil {
+		t.switching()
+	}
+	t.end.Store(n.end)
+	t.cur = n
+	if t.opts.Validity > 0 {
+		age := time.Since(n.leasedAt)
+		n.timer = time.AfterFunc(t.opts.Validity-age, func() { t.expire(n) })
+	}
 }
 
-// expire ends a range at its validity: its cursor jumps to its end, so
-// that the next Next takes the slow path; what it had left is skipped.
-func (t *Tag) expire(l *lease) {
-	if was := l.cursor.Swap(l.end()); was < l.end() {
-		t.dropped.Add(l.end() - was)
+func (t *Tag) expired(n *span) bool {
+	return t.opts.Validity > 0 && time.Since(n.leasedAt) >= t.opts.Validity
+}
+
+// expire ends range n at its validity, if it is still the current one.
+// No clock is read on the hot path: this timer does it.
+func (t *Tag) expire(n *span) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == n {
+		t.retire()
+	}
+}
+
+// retire ends the current range: its cursor moves up to its end, so that
+// the next Next takes the slow path; what it had left is skipped and
+// counted. The cursor only moves up here, so no ID comes twice. Needs
+// t.mu.
+func (t *Tag) retire() {
+	n := t.cur
+	if n == nil {
+		return
+	}
+	for {
+		was := t.cursor.Load()
+		if was >= n.end {
+			return
+		}
+		if t.cursor.CompareAndSwap(was, n.end) {
+			t.dropped.Add(n.end - was)
+			return
+		}
 	}
 }
 
@@ -338,13 +399,12 @@ func (t *Tag) close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
-	l := t.load()
-	if l.timer != nil {
-		l.timer.Stop()
+	if t.cur != nil && t.cur.timer != nil {
+		t.cur.timer.Stop()
 	}
-	t.expire(l)
+	t.retire()
 	if t.next != nil {
-		t.dropped.Add(int64(t.next.size))
+		t.dropped.Add(t.next.end - t.next.start + 1)
 		t.next = nil
 	}
 }
