@@ -56,33 +56,38 @@ type span struct {
 // goroutines; each goroutine sees its IDs strictly increase.
 //
 // The current range lives in the handle itself, so that Next is one
-// atomic load, one atomic add and two comparisons on fields it reaches
-// without a pointer: end and preloadAt on a line that only range switches
-// write, cursor on a line of its own (72 bytes apart: never on one line,
-// wherever the handle lands).
+// atomic load, one atomic add and one comparison on fields it reaches
+// without a pointer: bound on a line that only range switches write,
+// cursor on a line of its own (72 bytes apart: never on one line,
+// wherever the handle lands). The bound is the current range's last ID,
+// or, until the preload point is taken, the ID before it: the first
+// caller past it takes the slow path, starts the fetch of the next range
+// and raises the bound to the range's end.
 //
 // Why a switch needs no lock on Next's side: a switch, under mu, stores
-// first cursor = S2-1, then end = E2, and ranges strictly increase
-// (S2 > E1: fetch drops a range that is not above). Next loads end
-// before its add. One that loaded the old bound E1 and adds on the new
-// cursor gets v >= S2 > E1 and takes the slow path: that ID is skipped,
-// never reused. One that loaded E2 saw the cursor store before it
-// (Go's atomics are sequentially consistent), so its add returns at
-// least S2. Adds before the cursor store return old-range values,
-// accepted only when at most E1. An ID is handed out at most once and
-// only from a range the server leased; IDs may be skipped. The
-// comparisons are unsigned, so that a cursor run past the top of int64
-// by callers refused over and over is refused too.
+// first cursor = S2-1, then the bound B2 (in [S2, E2]), and ranges
+// strictly increase (S2 > E1: fetch drops a range that is not above).
+// Next loads the bound before its add. One that loaded the old bound
+// B1 <= E1 and adds on the new cursor gets v >= S2 > E1 and takes the
+// slow path. One that loaded B2 saw the cursor store before it (Go's
+// atomics are sequentially consistent), so its add returns at least S2.
+// Adds before the cursor store return old-range values, accepted only
+// when at most B1. The slow path accepts a refused v only when the bound
+// it loaded is the current range's (bounds lie in their range, and
+// ranges do not overlap) and v is at most that range's end: then v was
+// taken after the range's cursor store and before the next's. An ID is
+// handed out at most once and only from a range the server leased; IDs
+// may be skipped. The comparisons are unsigned, so that a cursor run
+// past the top of int64 by callers refused over and over is refused too.
 type Tag struct {
-	_         [64]byte
-	end       atomic.Int64 // the current range's last ID (0: none yet)
-	preloadAt atomic.Int64 // stored before end, read after it
-	_         [48]byte
-	cursor    atomic.Int64 // the last ID taken: Next's add returns the next
-	_         [56]byte
-	c         *Client
-	name      string
-	opts      TagOptions
+	_      [64]byte
+	bound  atomic.Int64 // Next accepts up to this ID (0: no range yet)
+	_      [56]byte
+	cursor atomic.Int64 // the last ID taken: Next's add returns the next
+	_      [56]byte
+	c      *Client
+	name   string
+	opts   TagOptions
 
 	mu        sync.Mutex    // guards what follows, and every store to end and cursor but Next's add
 	cur       *span         // the current range, nil before the first
@@ -187,32 +192,17 @@ func checkTag(name string) error {
 func (t *Tag) Name() string { return t.name }
 
 // Next returns the tag's next ID. While the current range lasts this is
-// one atomic load, one atomic add and two comparisons (inlined at the
-// call site); the goroutine that takes the preload point starts the
-// fetch of the next range in the background, and the one that finds the
-// range used up switches to the next (or waits for it, within the
-// client's timeout and retries).
+// one atomic load, one atomic add and one comparison; the goroutine that
+// takes the preload point starts the fetch of the next range in the
+// background, and the one that finds the range used up switches to the
+// next (or waits for it, within the client's timeout and retries).
 func (t *Tag) Next() (int64, error) {
-	e := t.end.Load() // before the add: see Tag
-	p := t.preloadAt.Load()
+	b := t.bound.Load() // before the add: see Tag
 	v := t.cursor.Add(1)
-	if uint64(v) <= uint64(e) && v != p {
+	if uint64(v) <= uint64(b) {
 		return v, nil
 	}
-	return t.rare(v, e)
-}
-
-// rare is Next's way out of the hot path, kept out of line so that Next
-// can be inlined: the preload point (exactly one caller takes each ID),
-// or a range used up, expired or closed.
-//
-//go:noinline
-func (t *Tag) rare(v, e int64) (int64, error) {
-	if uint64(v) <= uint64(e) {
-		t.preload()
-		return v, nil
-	}
-	return t.slow()
+	return t.slow(v, b)
 }
 
 // TagStats counts one handle's calls and ranges.
@@ -227,12 +217,6 @@ type TagStats struct {
 func (t *Tag) Stats() TagStats {
 	return TagStats{Calls: t.calls.Load(), Ranges: t.ranges.Load(),
 		Leased: t.leased.Load(), Dropped: t.dropped.Load()}
-}
-
-func (t *Tag) preload() {
-	t.mu.Lock()
-	t.fetchLocked()
-	t.mu.Unlock()
 }
 
 // fetchLocked starts a fetch of the next range unless one runs or is
@@ -295,9 +279,13 @@ func (t *Tag) fetch(count int64, ch chan struct{}) {
 	close(ch)
 }
 
-// slow serves an ID once the current range is used up or expired:
-// switch to the prefetched range, or fetch one and wait for it.
-func (t *Tag) slow() (int64, error) {
+// slow serves an ID that Next refused: v, taken from the cursor after
+// loading bound b. It is the preload point, or the range is used up,
+// expired or closed: start the next fetch, switch to the prefetched
+// range, or fetch one and wait for it. Out of line, to keep Next small.
+//
+//go:noinline
+func (t *Tag) slow(v, b int64) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	deadline := time.Now().Add(t.c.bound())
@@ -305,16 +293,24 @@ func (t *Tag) slow() (int64, error) {
 		if t.closed {
 			return 0, newError(CodeClosed, "the client is closed")
 		}
-		// Under mu, end is the current range's: v above it means the
-		// range is used up (or retired), since only mu's holder lowers
-		// the cursor.
-		e := t.end.Load()
-		v := t.cursor.Add(1)
-		if uint64(v) <= uint64(e) {
-			if v == t.preloadAt.Load() {
+		// v is good if b is the current range's bound and v is not past
+		// the range's end (see Tag): then v is at or past the preload point.
+		if n := t.cur; n != nil && b >= n.start && b <= n.end && v <= n.end {
+			if b < n.end {
 				t.fetchLocked()
+				t.bound.Store(n.end)
 			}
 			return v, nil
+		}
+		// Under mu, the bound is the current range's: the cursor is past
+		// its end, or the first case takes v.
+		b = t.bound.Load()
+		v = t.cursor.Add(1)
+		if uint64(v) <= uint64(b) {
+			return v, nil
+		}
+		if n := t.cur; n != nil && v <= n.end {
+			continue
 		}
 		if n := t.next; n != nil {
 			t.next = nil
@@ -341,19 +337,27 @@ func (t *Tag) slow() (int64, error) {
 }
 
 // install makes n the current range, in the order Next relies on (see
-// Tag): the cursor first, then the preload point, then the bound. Needs
-// t.mu, and the current range used up or retired.
+// Tag): the cursor first, then the bound: the ID before the preload
+// point, or the range's end when the preload point is its first ID (the
+// fetch of the next starts now). Needs t.mu, and the current range used
+// up or retired.
 func (t *Tag) install(n *span) {
 	if t.cur != nil && t.cur.timer != nil {
 		t.cur.timer.Stop()
 	}
+	b := n.preloadAt - 1
+	if b < n.start {
+		b = n.end
+	}
 	t.cursor.Store(n.start - 1)
-	t.preloadAt.Store(n.preloadAt)
 	if t.switching != nil {
 		t.switching()
 	}
-	t.end.Store(n.end)
+	t.bound.Store(b)
 	t.cur = n
+	if b == n.end {
+		t.fetchLocked()
+	}
 	if t.opts.Validity > 0 {
 		age := time.Since(n.leasedAt)
 		n.timer = time.AfterFunc(t.opts.Validity-age, func() { t.expire(n) })

@@ -188,17 +188,42 @@ func TestSwitchOrder(t *testing.T) {
 		return start, start + count, nil
 	}
 	var between []int64
+	var refused [][2]int64
 	tag.switching = func() {
 		// Next's first steps, as a goroutine racing the switch runs them.
-		e := tag.end.Load()
+		b := tag.bound.Load()
 		v := tag.cursor.Add(1)
-		if v <= e {
+		if v <= b {
 			between = append(between, v)
+		} else {
+			refused = append(refused, [2]int64{v, b})
 		}
 	}
 	ids := take(t, tag, 1000)
 	if len(between) != 0 {
 		t.Fatalf("IDs %v taken between a switch's stores, and again after it", between)
+	}
+	// The racers, refused, reach the slow path late, when their range is
+	// no longer current: their IDs are skipped, not taken from the
+	// current range (where they lie, handed out already).
+	seen := make(map[int64]bool, len(ids))
+	for _, v := range ids {
+		seen[v] = true
+	}
+	if len(refused) < 9 {
+		t.Fatalf("%d racers for 10 ranges", len(refused))
+	}
+	for _, r := range refused {
+		v, err := tag.slow(r[0], r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[v] {
+			t.Fatalf("a racer's late slow path (ID %d, bound %d) took ID %d again",
+				r[0], r[1], v)
+		}
+		seen[v] = true
+		ids = append(ids, v)
 	}
 	increasing(t, "one goroutine", ids)
 	for _, v := range ids {
@@ -208,7 +233,7 @@ func TestSwitchOrder(t *testing.T) {
 	}
 	// The racer's IDs, one a switch, are skipped: without them, 1,000
 	// IDs from contiguous ranges would have been 1 to 1,000.
-	if ids[len(ids)-1] == 1000 {
+	if ids[999] == 1000 {
 		t.Fatalf("no ID skipped: the racer never ran")
 	}
 }
