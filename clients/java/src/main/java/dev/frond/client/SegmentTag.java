@@ -12,11 +12,11 @@ import java.util.function.LongSupplier;
 
 /*
  * The current range lives in the handle's own fields, so that next() is one
- * acquire load, one getAndAdd and two comparisons on fields it reaches
+ * acquire load, one getAndAdd and one comparison on fields it reaches
  * without a pointer. The classes below only lay those fields out: a
  * superclass's fields come before a subclass's, so eight longs of padding
- * on each side keep the bound (with the preload point) on a line that only
- * range switches write, and the cursor on a line of its own.
+ * on each side keep the bound on a line that only range switches write,
+ * and the cursor on a line of its own.
  */
 @SuppressWarnings("unused")
 abstract class TagPad0 {
@@ -24,8 +24,7 @@ abstract class TagPad0 {
 }
 
 abstract class TagBound extends TagPad0 {
-    long end; // the current range's last ID, + Long.MIN_VALUE (END: acquire/release)
-    long preloadAt; // the ID whose taker starts the next fetch: written before end
+    long bound; // next() accepts up to this ID, + Long.MIN_VALUE (BOUND)
 }
 
 @SuppressWarnings("unused")
@@ -49,28 +48,34 @@ abstract class TagPad2 extends TagCursor {
  *
  * <p>The thread that takes the preload point starts the fetch of the next
  * range in the background; the one that finds the range used up switches to
- * it, or waits for it within the client's timeout and retries.
+ * it, or waits for it within the client's timeout and retries. The bound
+ * next() compares with is the current range's last ID or, until the preload
+ * point is taken, the ID before it: the first caller past it takes the slow
+ * path, starts the fetch and raises the bound to the range's end.
  *
  * <p>Why a switch needs no lock on next()'s side: a switch, under the lock,
- * stores first cursor = S2-1, then (release) end = E2, and ranges strictly
- * increase (S2 > E1: fetch drops a range that is not above). next() loads
- * end (acquire) before its add. One that loaded the old bound E1 and adds on
- * the new cursor gets v >= S2 > E1 and takes the slow path: that ID is
- * skipped, never reused. One that loaded E2 saw the cursor store before it,
+ * stores first cursor = S2-1, then (release) the bound B2 (in [S2, E2]),
+ * and ranges strictly increase (S2 > E1: fetch drops a range that is not
+ * above). next() loads the bound (acquire) before its add. One that loaded
+ * the old bound B1 <= E1 and adds on the new cursor gets v >= S2 > E1 and
+ * takes the slow path. One that loaded B2 saw the cursor store before it,
  * so its add returns at least S2. Adds before the cursor store return
- * old-range values, accepted only when at most E1. An ID is handed out at
- * most once and only from a range the server leased; IDs may be skipped.
- * The comparison is unsigned (end is kept biased by Long.MIN_VALUE), so that
- * a cursor run past Long.MAX_VALUE by callers refused over and over is
- * refused too.
+ * old-range values, accepted only when at most B1. The slow path accepts a
+ * refused v only when the bound it loaded is the current range's (bounds
+ * lie in their range, and ranges do not overlap) and v is at most that
+ * range's end: then v was taken after the range's cursor store and before
+ * the next's. An ID is handed out at most once and only from a range the
+ * server leased; IDs may be skipped. The comparison is unsigned (the bound
+ * is kept biased by Long.MIN_VALUE), so that a cursor run past
+ * Long.MAX_VALUE by callers refused over and over is refused too.
  */
 public final class SegmentTag extends TagPad2 {
-    private static final VarHandle END, CURSOR;
+    private static final VarHandle BOUND, CURSOR;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
-            END = l.findVarHandle(TagBound.class, "end", long.class);
+            BOUND = l.findVarHandle(TagBound.class, "bound", long.class);
             CURSOR = l.findVarHandle(TagCursor.class, "cursor", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -121,7 +126,7 @@ public final class SegmentTag extends TagPad2 {
         this.name = name;
         this.opts = opts;
         this.size = opts.minRange();
-        END.setRelease(this, Long.MIN_VALUE); // end = cursor = 0: the first next() is slow
+        BOUND.setRelease(this, Long.MIN_VALUE); // bound = cursor = 0: the first next() is slow
     }
 
     /** Refuses what the server would: 1 to 128 bytes of UTF-8 without
@@ -147,24 +152,11 @@ public final class SegmentTag extends TagPad2 {
 
     /** The tag's next ID. */
     public long next() {
-        long e = (long) END.getAcquire(this); // before the add: see the class
-        long p = preloadAt; // after e, so at least e's range's
+        long b = (long) BOUND.getAcquire(this); // before the add: see the class
         long v = (long) CURSOR.getAndAdd(this, 1L) + 1;
-        if (v + Long.MIN_VALUE <= e && v != p)
+        if (v + Long.MIN_VALUE <= b)
             return v;
-        return rare(v, e);
-    }
-
-    /** next()'s way out of the hot path: the preload point (exactly one
-     *  caller takes each ID), or a range used up, expired or closed. */
-    private long rare(long v, long e) {
-        if (v + Long.MIN_VALUE <= e) {
-            synchronized (lock) {
-                fetchLocked();
-            }
-            return v;
-        }
-        return slow();
+        return slow(v, b - Long.MIN_VALUE);
     }
 
     /** The handle's counts (failures and failovers are the client's). */
@@ -253,29 +245,45 @@ public final class SegmentTag extends TagPad2 {
             + asked + " IDs");
     }
 
-    private long slow() {
+    /**
+     * Serves an ID that next() refused: v, taken from the cursor after loading
+     * bound b. It is the preload point, or the range is used up, expired or
+     * closed: start the next fetch, switch to the prefetched range, or fetch
+     * one and wait for it.
+     */
+    private long slow(long v, long b) {
         long deadline = System.nanoTime() + c.boundMillis() * 1_000_000L;
         synchronized (lock) {
             for (;;) {
                 if (closed)
                     throw new FrondException(FrondException.CLOSED, "the client is closed");
-                // Under the lock, end is the current range's: v above it
-                // means the range is used up or retired.
-                long e = (long) END.getAcquire(this);
-                long v = (long) CURSOR.getAndAdd(this, 1L) + 1;
-                if (v + Long.MIN_VALUE <= e) {
-                    if (v == preloadAt)
+                // v is good if b is the current range's bound and v is not
+                // past the range's end (see the class): then v is at or
+                // past the preload point.
+                Lease n = cur;
+                if (n != null && b >= n.start && b <= n.end && v <= n.end) {
+                    if (b < n.end) {
                         fetchLocked();
+                        BOUND.setRelease(this, n.end + Long.MIN_VALUE);
+                    }
                     return v;
                 }
-                Lease n = nextLease;
-                if (n != null) {
+                // Under the lock, the bound is the current range's: the
+                // cursor is past its end, or the first case takes v.
+                b = (long) BOUND.getAcquire(this) - Long.MIN_VALUE;
+                v = (long) CURSOR.getAndAdd(this, 1L) + 1;
+                if (v + Long.MIN_VALUE <= b + Long.MIN_VALUE)
+                    return v;
+                if (n != null && v <= n.end)
+                    continue;
+                Lease next = nextLease;
+                if (next != null) {
                     nextLease = null;
-                    if (expired(n)) {
-                        dropped.addAndGet(n.size());
+                    if (expired(next)) {
+                        dropped.addAndGet(next.size());
                         continue;
                     }
-                    install(n);
+                    install(next);
                     continue;
                 }
                 if (System.nanoTime() - deadline > 0)
@@ -295,25 +303,32 @@ public final class SegmentTag extends TagPad2 {
         }
     }
 
-    /** The bound as next() loads it, biased; for SwitchTest. */
-    long boundForTest() { return (long) END.getAcquire(this); }
+    /** The bound as next() loads it; for SwitchTest. */
+    long boundForTest() { return (long) BOUND.getAcquire(this) - Long.MIN_VALUE; }
 
     /** next()'s add; for SwitchTest. */
     long addForTest() { return (long) CURSOR.getAndAdd(this, 1L) + 1; }
 
+    /** The slow path of a next() refused (v, after loading bound b); for
+     *  SwitchTest. */
+    long slowForTest(long v, long b) { return slow(v, b); }
+
     /** Makes n the current range, in the order next() relies on (see the
-     *  class): the cursor first, then the preload point, then the bound
-     *  with release. Needs the lock, and the current range used up or
-     *  retired. */
+     *  class): the cursor first, then the bound with release: the ID before
+     *  the preload point, or the range's end when the preload point is its
+     *  first ID (the fetch of the next starts now). Needs the lock, and the
+     *  current range used up or retired. */
     private void install(Lease n) {
         if (cur != null && cur.timer != null)
             cur.timer.cancel(false);
+        long b = n.preloadAt - 1 < n.start ? n.end : n.preloadAt - 1;
         CURSOR.setVolatile(this, n.start - 1);
-        preloadAt = n.preloadAt;
         if (switching != null)
             switching.run();
-        END.setRelease(this, n.end + Long.MIN_VALUE);
+        BOUND.setRelease(this, b + Long.MIN_VALUE);
         cur = n;
+        if (b == n.end)
+            fetchLocked();
         long valid = opts.validity().toNanos();
         if (valid > 0) {
             long left = valid - (System.nanoTime() - n.leasedAt);

@@ -5,9 +5,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -162,18 +164,38 @@ final class SwitchTest {
                 return new long[] {start, start + count};
             };
             List<Long> between = new ArrayList<>();
+            List<long[]> refused = new ArrayList<>();
             tag.switching = () -> {
                 // next()'s first steps, as a thread racing the switch runs them
-                long e = tag.boundForTest();
+                long b = tag.boundForTest();
                 long v = tag.addForTest();
-                if (v + Long.MIN_VALUE <= e)
+                if (v <= b)
                     between.add(v);
+                else
+                    refused.add(new long[] {v, b});
             };
             long[] ids = ClientTest.take(tag, 1000);
             ClientTest.check(between.isEmpty(), "IDs " + between
                 + " taken between a switch's stores, and again after it");
+            // The racers, refused, reach the slow path late, when their range
+            // is no longer current: their IDs are skipped, not taken from the
+            // current range (where they lie, handed out already).
+            ClientTest.check(refused.size() >= 9, refused.size() + " racers for 10 ranges");
+            Set<Long> seen = new HashSet<>();
+            ClientTest.unique(seen, ids);
+            long[] late = new long[refused.size()];
+            for (int i = 0; i < late.length; i++) {
+                long[] r = refused.get(i);
+                late[i] = tag.slowForTest(r[0], r[1]);
+                ClientTest.check(seen.add(late[i]), "a racer's late slow path (ID " + r[0]
+                    + ", bound " + r[1] + ") took ID " + late[i] + " again");
+            }
             ClientTest.increasing("one thread", ids);
+            ClientTest.increasing("the late racers", late);
+            ClientTest.check(late[0] > ids[999], "late racers below the IDs before them");
             for (long v : ids)
+                ClientTest.check(leases.has(v), "ID " + v + " is outside every leased range");
+            for (long v : late)
                 ClientTest.check(leases.has(v), "ID " + v + " is outside every leased range");
             // The racer's IDs, one a switch, are skipped: without them,
             // 1,000 IDs from contiguous ranges would have been 1 to 1,000.
