@@ -58,7 +58,7 @@ type span struct {
 // The current range lives in the handle itself, so that Next is one
 // atomic load, one atomic add and one comparison on fields it reaches
 // without a pointer: bound on a line that only range switches write,
-// cursor on a line of its own (72 bytes apart: never on one line,
+// cursor on a line of its own (64 bytes apart: never on one line,
 // wherever the handle lands). The bound is the current range's last ID,
 // or, until the preload point is taken, the ID before it: the first
 // caller past it takes the slow path, starts the fetch of the next range
@@ -89,7 +89,7 @@ type Tag struct {
 	name   string
 	opts   TagOptions
 
-	mu        sync.Mutex    // guards what follows, and every store to end and cursor but Next's add
+	mu        sync.Mutex    // guards what follows, and every store to bound and cursor but Next's add
 	cur       *span         // the current range, nil before the first
 	next      *span         // the prefetched range, if any
 	inflight  chan struct{} // closed when the running fetch ends

@@ -102,7 +102,7 @@ public final class SegmentTag extends TagPad2 {
     private final String name;
     private final TagOptions opts;
     private final Object lock = new Object();
-    // guarded by lock, as is every store to end and cursor but next()'s add:
+    // guarded by lock, as is every store to bound and cursor but next()'s add:
     private Lease cur; // the current range, null before the first
     private Lease nextLease;
     private boolean inflight;
