@@ -295,7 +295,7 @@ func (t *Tag) slow(v, b int64) (int64, error) {
 		}
 		// v is good if b is the current range's bound and v is not past
 		// the range's end (see Tag): then v is at or past the preload point.
-		if n := t.cur; n != nil && b >= n.start && b <= n.end && v <= n.end {
+		if n := t.cur; n != nil && b >= n.start && b <= n.end && uint64(v) <= uint64(n.end) {
 			if b < n.end {
 				t.fetchLocked()
 				t.bound.Store(n.end)
@@ -309,7 +309,7 @@ func (t *Tag) slow(v, b int64) (int64, error) {
 		if uint64(v) <= uint64(b) {
 			return v, nil
 		}
-		if n := t.cur; n != nil && v <= n.end {
+		if n := t.cur; n != nil && uint64(v) <= uint64(n.end) {
 			continue
 		}
 		if n := t.next; n != nil {

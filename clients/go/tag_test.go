@@ -237,3 +237,34 @@ func TestSwitchOrder(t *testing.T) {
 		t.Fatalf("no ID skipped: the racer never ran")
 	}
 }
+
+// A range that ends at the top of int64: callers refused after it push
+// the cursor past the top, where it wraps to negative values; those are
+// refused too, never handed out.
+func TestCursorWrap(t *testing.T) {
+	c := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
+	tag, _ := c.Tag("orders", &TagOptions{MinRange: 3, MaxRange: 3, Validity: NoExpiry})
+	const top = int64(^uint64(0) >> 1)
+	first := true
+	tag.lease = func(count int64) (int64, int64, error) {
+		if first {
+			first = false
+			return top - 3, top, nil
+		}
+		return 0, 0, newError(CodeUnavailable, "no more")
+	}
+	ids := take(t, tag, 3)
+	if ids[0] != top-3 || ids[2] != top-1 {
+		t.Fatalf("IDs %v, want %d to %d", ids, top-3, top-1)
+	}
+	for i := 0; i < 10; i++ {
+		v, err := tag.Next()
+		if err == nil {
+			t.Fatalf("call %d past the top: ID %d", i, v)
+		}
+		wantCode(t, err, CodeUnavailable, 0)
+	}
+	if v := tag.cursor.Load(); v >= 0 {
+		t.Fatalf("the cursor did not wrap (%d): the test tests nothing", v)
+	}
+}

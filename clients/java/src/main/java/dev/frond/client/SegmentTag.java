@@ -261,7 +261,7 @@ public final class SegmentTag extends TagPad2 {
                 // past the range's end (see the class): then v is at or
                 // past the preload point.
                 Lease n = cur;
-                if (n != null && b >= n.start && b <= n.end && v <= n.end) {
+                if (n != null && b >= n.start && b <= n.end && Long.compareUnsigned(v, n.end) <= 0) {
                     if (b < n.end) {
                         fetchLocked();
                         BOUND.setRelease(this, n.end + Long.MIN_VALUE);
@@ -272,9 +272,9 @@ public final class SegmentTag extends TagPad2 {
                 // cursor is past its end, or the first case takes v.
                 b = (long) BOUND.getAcquire(this) - Long.MIN_VALUE;
                 v = (long) CURSOR.getAndAdd(this, 1L) + 1;
-                if (v + Long.MIN_VALUE <= b + Long.MIN_VALUE)
+                if (Long.compareUnsigned(v, b) <= 0)
                     return v;
-                if (n != null && v <= n.end)
+                if (n != null && Long.compareUnsigned(v, n.end) <= 0)
                     continue;
                 Lease next = nextLease;
                 if (next != null) {

@@ -426,6 +426,7 @@ public final class ClientTest {
             {"switchOrder", (Body) SwitchTest::order},
             {"switchHammer", (Body) SwitchTest::hammerFake},
             {"switchHammerServer", (Body) SwitchTest::hammerServer},
+            {"cursorWrap", (Body) SwitchTest::cursorWrap},
         };
         int failed = 0;
         for (Object[] t : tests) {

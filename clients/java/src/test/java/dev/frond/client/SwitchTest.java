@@ -202,4 +202,35 @@ final class SwitchTest {
             ClientTest.check(ids[999] != 1000, "no ID skipped: the racer never ran");
         }
     }
+
+    /** A range that ends at Long.MAX_VALUE: callers refused after it push
+     *  the cursor past the top, where it wraps to negative values; those are
+     *  refused too, never handed out. */
+    static void cursorWrap() throws Exception {
+        try (FrondClient c = FrondClient.builder().servers("http://127.0.0.1:9").build()) {
+            SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(3, 3)
+                .withValidity(Duration.ZERO));
+            long top = Long.MAX_VALUE;
+            boolean[] first = {true};
+            tag.leaser = count -> {
+                synchronized (first) {
+                    if (first[0]) {
+                        first[0] = false;
+                        return new long[] {top - 3, top};
+                    }
+                }
+                throw new FrondException(FrondException.UNAVAILABLE, "no more");
+            };
+            long[] ids = ClientTest.take(tag, 3);
+            ClientTest.check(ids[0] == top - 3 && ids[2] == top - 1,
+                "IDs " + Arrays.toString(ids));
+            for (int i = 0; i < 10; i++)
+                ClientTest.expect(FrondException.UNAVAILABLE, 0, () -> {
+                    long v = tag.next();
+                    throw new AssertionError("an ID past the top: " + v);
+                });
+            ClientTest.check(tag.addForTest() < 0,
+                "the cursor did not wrap: the test tests nothing");
+        }
+    }
 }
