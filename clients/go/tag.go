@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Defaults of TagOptions.
@@ -43,43 +42,68 @@ type TagOptions struct {
 	Validity time.Duration
 }
 
-// lease is one leased range [start, start+size): immutable but for its
-// cursor, so that Next is one atomic add and a comparison. The cursor has
-// a cache line of its own: goroutines on other cores read the bounds from
-// their own caches while the cursor's line moves between them.
-type lease struct {
-	start     int64
-	size      uint64
-	preloadAt int64 // the ID whose taker starts the next fetch
-	leasedAt  time.Time
-	timer     *time.Timer
-	_         [64]byte
-	cursor    atomic.Int64
-	_         [56]byte
+// span is a leased range [start, end], both inclusive, as the tag's lock
+// keeps it; Next never reads it.
+type span struct {
+	start, end int64
+	preloadAt  int64 // the ID whose taker starts the next fetch
+	leasedAt   time.Time
+	timer      *time.Timer // the validity's, once current
 }
-
-func (l *lease) end() int64 { return l.start + int64(l.size) }
 
 // Tag is a segment tag's handle: Next hands out the tag's IDs from
 // ranges leased from the server. Safe for use by any number of
 // goroutines; each goroutine sees its IDs strictly increase.
+//
+// The current range lives in the handle itself, so that Next is one
+// atomic load, one atomic add and one comparison on fields it reaches
+// without a pointer: bound on a line that only range switches write,
+// cursor on a line of its own (64 bytes apart: never on one line,
+// wherever the handle lands). The bound is the current range's last ID,
+// or, until the preload point is taken, the ID before it: the first
+// caller past it takes the slow path, starts the fetch of the next range
+// and raises the bound to the range's end.
+//
+// Why a switch needs no lock on Next's side: a switch, under mu, stores
+// first cursor = S2-1, then the bound B2 (in [S2, E2]), and ranges
+// strictly increase (S2 > E1: fetch drops a range that is not above).
+// Next loads the bound before its add. One that loaded the old bound
+// B1 <= E1 and adds on the new cursor gets v >= S2 > E1 and takes the
+// slow path. One that loaded B2 saw the cursor store before it (Go's
+// atomics are sequentially consistent), so its add returns at least S2.
+// Adds before the cursor store return old-range values, accepted only
+// when at most B1. The slow path accepts a refused v only when the bound
+// it loaded is the current range's (bounds lie in their range, and
+// ranges do not overlap) and v is at most that range's end: then v was
+// taken after the range's cursor store and before the next's. An ID is
+// handed out at most once and only from a range the server leased; IDs
+// may be skipped. The comparisons are unsigned, so that a cursor run
+// past the top of int64 by callers refused over and over is refused too.
 type Tag struct {
-	_    [64]byte       // cur on a line that only range switches write
-	cur  unsafe.Pointer // *lease: load() and store()
-	_    [56]byte
-	c    *Client
-	name string
-	opts TagOptions
+	_      [64]byte
+	bound  atomic.Int64 // Next accepts up to this ID (0: no range yet)
+	_      [56]byte
+	cursor atomic.Int64 // the last ID taken: Next's add returns the next
+	_      [56]byte
+	c      *Client
+	name   string
+	opts   TagOptions
 
-	mu        sync.Mutex    // guards what follows
-	next      *lease        // the prefetched range, if any
+	mu        sync.Mutex    // guards what follows, and every store to bound and cursor but Next's add
+	cur       *span         // the current range, nil before the first
+	next      *span         // the prefetched range, if any
 	inflight  chan struct{} // closed when the running fetch ends
 	fetchErr  error         // how the last fetch ended
-	hiEnd     int64         // the end of the highest range accepted
+	hiEnd     int64         // the end of the highest range accepted, exclusive
 	size      int64         // the size of the next range asked for
 	lastFetch time.Time
 	closed    bool
 	now       func() time.Time // the clock of the sizing: time.Now, or a test's
+	// lease asks for count IDs: [start, end), or an error (c.lease, or a
+	// test's). Set before the first Next.
+	lease func(count int64) (start, end int64, err error)
+	// switching, if a test sets it, runs between a switch's stores.
+	switching func()
 
 	calls, ranges, leased, dropped atomic.Int64
 }
@@ -111,8 +135,11 @@ func (c *Client) Tag(name string, opts *TagOptions) (*Tag, error) {
 		}
 		return t, nil
 	}
+	// end = cursor = 0: the first Next takes the slow path.
 	t := &Tag{c: c, name: name, opts: o, size: o.MinRange, now: time.Now}
-	t.store(&lease{}) // empty: the first Next takes the slow path
+	t.lease = func(count int64) (int64, int64, error) {
+		return c.lease(name, count, &t.calls)
+	}
 	c.tags[name] = t
 	return t, nil
 }
@@ -161,36 +188,21 @@ func checkTag(name string) error {
 	return nil
 }
 
-// load and store the current range (Go 1.19 does not inline
-// atomic.Pointer[lease].Load: a call more on every Next).
-func (t *Tag) load() *lease   { return (*lease)(atomic.LoadPointer(&t.cur)) }
-func (t *Tag) store(l *lease) { atomic.StorePointer(&t.cur, unsafe.Pointer(l)) }
-
 // Name returns the tag's name.
 func (t *Tag) Name() string { return t.name }
 
 // Next returns the tag's next ID. While the current range lasts this is
-// one atomic add and two comparisons; the goroutine that takes the
-// preload point starts the fetch of the next range in the background,
-// and the one that finds the range used up switches to the next (or
-// waits for it, within the client's timeout and retries).
+// one atomic load, one atomic add and one comparison; the goroutine that
+// takes the preload point starts the fetch of the next range in the
+// background, and the one that finds the range used up switches to the
+// next (or waits for it, within the client's timeout and retries).
 func (t *Tag) Next() (int64, error) {
-	l := t.load()
-	v := l.cursor.Add(1) - 1
-	if uint64(v-l.start) < l.size && v != l.preloadAt {
+	b := t.bound.Load() // before the add: see Tag
+	v := t.cursor.Add(1)
+	if uint64(v) <= uint64(b) {
 		return v, nil
 	}
-	return t.rare(l, v)
-}
-
-// rare is Next's way out of the hot path, kept out of line so that Next
-// stays a few instructions: the preload point, or a range used up.
-func (t *Tag) rare(l *lease, v int64) (int64, error) {
-	if uint64(v-l.start) < l.size {
-		t.preload()
-		return v, nil
-	}
-	return t.slow()
+	return t.slow(v, b)
 }
 
 // TagStats counts one handle's calls and ranges.
@@ -205,12 +217,6 @@ type TagStats struct {
 func (t *Tag) Stats() TagStats {
 	return TagStats{Calls: t.calls.Load(), Ranges: t.ranges.Load(),
 		Leased: t.leased.Load(), Dropped: t.dropped.Load()}
-}
-
-func (t *Tag) preload() {
-	t.mu.Lock()
-	t.fetchLocked()
-	t.mu.Unlock()
 }
 
 // fetchLocked starts a fetch of the next range unless one runs or is
@@ -242,7 +248,7 @@ func (t *Tag) fetchLocked() {
 
 // fetch leases count IDs and offers them as the next range.
 func (t *Tag) fetch(count int64, ch chan struct{}) {
-	start, end, err := t.c.lease(t.name, count, &t.calls)
+	start, end, err := t.lease(count)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err == nil {
@@ -250,19 +256,19 @@ func (t *Tag) fetch(count int64, ch chan struct{}) {
 		case t.closed:
 			t.dropped.Add(end - start)
 		case start < t.hiEnd:
+			// Next's switch relies on this: each range starts above
+			// every ID of the ranges before it.
 			t.dropped.Add(end - start)
 			err = newError(CodeBadResponse, "range [%d, %d) of tag %q is not "+
 				"above the IDs already leased (up to %d): dropped",
 				start, end, t.name, t.hiEnd-1)
 		default:
-			l := &lease{start: start, size: uint64(end - start),
-				leasedAt: time.Now()}
-			l.cursor.Store(start)
-			l.preloadAt = end - int64(float64(end-start)*t.opts.Preload)
-			if l.preloadAt >= end {
-				l.preloadAt = end - 1
+			n := &span{start: start, end: end - 1, leasedAt: time.Now()}
+			n.preloadAt = end - int64(float64(end-start)*t.opts.Preload)
+			if n.preloadAt >= end {
+				n.preloadAt = end - 1
 			}
-			t.next = l
+			t.next = n
 			t.hiEnd = end
 			t.ranges.Add(1)
 			t.leased.Add(end - start)
@@ -273,9 +279,13 @@ func (t *Tag) fetch(count int64, ch chan struct{}) {
 	close(ch)
 }
 
-// slow serves an ID once the current range is used up or expired:
-// switch to the prefetched range, or fetch one and wait for it.
-func (t *Tag) slow() (int64, error) {
+// slow serves an ID that Next refused: v, taken from the cursor after
+// loading bound b. It is the preload point, or the range is used up,
+// expired or closed: start the next fetch, switch to the prefetched
+// range, or fetch one and wait for it. Out of line, to keep Next small.
+//
+//go:noinline
+func (t *Tag) slow(v, b int64) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	deadline := time.Now().Add(t.c.bound())
@@ -283,28 +293,32 @@ func (t *Tag) slow() (int64, error) {
 		if t.closed {
 			return 0, newError(CodeClosed, "the client is closed")
 		}
-		l := t.load()
-		v := l.cursor.Add(1) - 1
-		if uint64(v-l.start) < l.size {
-			if v == l.preloadAt {
+		// v is good if b is the current range's bound and v is not past
+		// the range's end (see Tag): then v is at or past the preload point.
+		if n := t.cur; n != nil && b >= n.start && b <= n.end && uint64(v) <= uint64(n.end) {
+			if b < n.end {
 				t.fetchLocked()
+				t.bound.Store(n.end)
 			}
 			return v, nil
+		}
+		// Under mu, the bound is the current range's: the cursor is past
+		// its end, or the first case takes v.
+		b = t.bound.Load()
+		v = t.cursor.Add(1)
+		if uint64(v) <= uint64(b) {
+			return v, nil
+		}
+		if n := t.cur; n != nil && uint64(v) <= uint64(n.end) {
+			continue
 		}
 		if n := t.next; n != nil {
 			t.next = nil
 			if t.expired(n) {
-				t.dropped.Add(int64(n.size))
+				t.dropped.Add(n.end - n.start + 1)
 				continue
 			}
-			if l.timer != nil {
-				l.timer.Stop()
-			}
-			if t.opts.Validity > 0 {
-				age := time.Since(n.leasedAt)
-				n.timer = time.AfterFunc(t.opts.Validity-age, func() { t.expire(n) })
-			}
-			t.store(n)
+			t.install(n)
 			continue
 		}
 		if time.Now().After(deadline) {
@@ -322,15 +336,66 @@ func (t *Tag) slow() (int64, error) {
 	}
 }
 
-func (t *Tag) expired(l *lease) bool {
-	return t.opts.Validity > 0 && time.Since(l.leasedAt) >= t.opts.Validity
+// install makes n the current range, in the order Next relies on (see
+// Tag): the cursor first, then the bound: the ID before the preload
+// point, or the range's end when the preload point is its first ID (the
+// fetch of the next starts now). Needs t.mu, and the current range used
+// up or retired.
+func (t *Tag) install(n *span) {
+	if t.cur != nil && t.cur.timer != nil {
+		t.cur.timer.Stop()
+	}
+	b := n.preloadAt - 1
+	if b < n.start {
+		b = n.end
+	}
+	t.cursor.Store(n.start - 1)
+	if t.switching != nil {
+		t.switching()
+	}
+	t.bound.Store(b)
+	t.cur = n
+	if b == n.end {
+		t.fetchLocked()
+	}
+	if t.opts.Validity > 0 {
+		age := time.Since(n.leasedAt)
+		n.timer = time.AfterFunc(t.opts.Validity-age, func() { t.expire(n) })
+	}
 }
 
-// expire ends a range at its validity: its cursor jumps to its end, so
-// that the next Next takes the slow path; what it had left is skipped.
-func (t *Tag) expire(l *lease) {
-	if was := l.cursor.Swap(l.end()); was < l.end() {
-		t.dropped.Add(l.end() - was)
+func (t *Tag) expired(n *span) bool {
+	return t.opts.Validity > 0 && time.Since(n.leasedAt) >= t.opts.Validity
+}
+
+// expire ends range n at its validity, if it is still the current one.
+// No clock is read on the hot path: this timer does it.
+func (t *Tag) expire(n *span) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == n {
+		t.retire()
+	}
+}
+
+// retire ends the current range: its cursor moves up to its end, so that
+// the next Next takes the slow path; what it had left is skipped and
+// counted. The cursor only moves up here, so no ID comes twice. Needs
+// t.mu.
+func (t *Tag) retire() {
+	n := t.cur
+	if n == nil {
+		return
+	}
+	for {
+		was := t.cursor.Load()
+		if was >= n.end {
+			return
+		}
+		if t.cursor.CompareAndSwap(was, n.end) {
+			t.dropped.Add(n.end - was)
+			return
+		}
 	}
 }
 
@@ -338,13 +403,12 @@ func (t *Tag) close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
-	l := t.load()
-	if l.timer != nil {
-		l.timer.Stop()
+	if t.cur != nil && t.cur.timer != nil {
+		t.cur.timer.Stop()
 	}
-	t.expire(l)
+	t.retire()
 	if t.next != nil {
-		t.dropped.Add(int64(t.next.size))
+		t.dropped.Add(t.next.end - t.next.start + 1)
 		t.next = nil
 	}
 }

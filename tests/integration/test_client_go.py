@@ -38,7 +38,9 @@ def test_go_test():
     ft.check(r.returncode == 0, "go test failed")
     ft.check(re.search(r"^ok\s", r.stdout, re.M), "no ok line from go test")
     for name in ("TestTagGoroutines", "TestTwoProcesses", "TestServerKilled",
-                 "TestServerRestart", "TestTimeouts", "TestValidity"):
+                 "TestServerRestart", "TestTimeouts", "TestValidity",
+                 "TestSwitchHammer", "TestSwitchHammerServer", "TestSwitchOrder",
+                 "TestCursorWrap"):
         ft.check("--- PASS: %s" % name in r.stdout, "%s did not pass" % name)
 
 

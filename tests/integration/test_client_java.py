@@ -36,7 +36,8 @@ def test_client_tests():
     ft.check(r.returncode == 0, "the Java client's tests failed")
     ft.check("all passed" in r.stdout, "no closing line from ClientTest")
     for name in ("threads", "twoProcesses", "serverKilled", "serverRestart",
-                 "timeouts", "validity", "fuzzJson"):
+                 "timeouts", "validity", "fuzzJson", "switchOrder",
+                 "switchHammer", "switchHammerServer", "cursorWrap"):
         ft.check(re.search(r"^ok   %s " % name, r.stdout, re.M),
                  "%s did not pass" % name)
 

@@ -3,6 +3,8 @@
 import dev.frond.client.FrondClient;
 import dev.frond.client.SegmentTag;
 import dev.frond.client.Stats;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
@@ -73,11 +75,64 @@ public final class Bench {
         return s;
     }
 
+    /** The least a bounded range costs when, as in SegmentTag, the bound
+     *  and the cursor are fields of one object: the bound loaded (acquire)
+     *  before the add, one comparison. */
+    static final class Fields {
+        static final VarHandle END, N;
+
+        static {
+            try {
+                MethodHandles.Lookup l = MethodHandles.lookup();
+                END = l.findVarHandle(FieldsEnd.class, "end", long.class);
+                N = l.findVarHandle(FieldsN.class, "n", long.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static class FieldsPad0 { long p00, p01, p02, p03, p04, p05, p06, p07; }
+
+    static class FieldsEnd extends FieldsPad0 { long end = 1L << 62; }
+
+    @SuppressWarnings("unused")
+    static class FieldsPad1 extends FieldsEnd { long p10, p11, p12, p13, p14, p15, p16, p17; }
+
+    static class FieldsN extends FieldsPad1 { long n; }
+
+    @SuppressWarnings("unused")
+    static final class FieldsObj extends FieldsN { long p20, p21, p22, p23, p24, p25, p26, p27; }
+
+    static long boundAdd(FieldsObj o, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++) {
+            long e = (long) Fields.END.getAcquire(o);
+            long v = (long) Fields.N.getAndAdd(o, 1L) + 1;
+            if (v > e)
+                throw new IllegalStateException("the bound is 2^62");
+            s += v;
+        }
+        return s;
+    }
+
     static long tagged(SegmentTag t, int n) {
         long s = 0;
         for (int i = 0; i < n; i++)
             s += t.next();
         return s;
+    }
+
+    static final String HEADER = "| threads | AtomicLong.incrementAndGet | bound, add | pointer, add, bound | SegmentTag.next | ratio to the counter | ratio to bound, add |";
+    static final String RULE = "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |";
+
+    /** A table row of the medians of counter, bound-add, pointer-add-bound
+     *  and the tag, and the ratios. */
+    static String row(int threads, double[][] d) {
+        double mb = median(d[0]), ma = median(d[1]), mf = median(d[2]), mn = median(d[3]);
+        return String.format("| %d | %.2f | %.2f | %.2f | %.2f | %.2f× | %.2f× |", threads, mb,
+            ma, mf, mn, mb / mn, ma / mn);
     }
 
     static double median(double[] d) {
@@ -90,41 +145,38 @@ public final class Bench {
             SegmentTag t = c.tag(args.length > 1 ? args[1] : "bench");
             AtomicLong x = new AtomicLong();
             Current f = new Current();
+            FieldsObj fo = new FieldsObj();
             for (int w = 0; w < 3; w++) { // warm-up: the JIT, and ranges at their largest
                 run(1, n -> bare(x, n));
+                run(1, n -> boundAdd(fo, n));
                 run(1, n -> bounded(f, n));
                 run(1, n -> tagged(t, n));
             }
             System.out.printf("Java %s, %d rounds of %d IDs, medians of CPU ns per ID%n%n",
                 System.getProperty("java.version"), ROUNDS, PER_RUN);
-            System.out.println("| threads | AtomicLong.incrementAndGet | pointer, add, bound | SegmentTag.next | ratio to the counter | ratio to pointer, add, bound |");
-            System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: |");
+            System.out.println(HEADER);
+            System.out.println(RULE);
             Stats before = c.stats();
             StringBuilder wall = new StringBuilder();
             for (int threads : new int[] {1, 2, 4}) {
-                double[] b = new double[ROUNDS], fl = new double[ROUNDS], m = new double[ROUNDS];
-                double[] wb = new double[ROUNDS], wf = new double[ROUNDS], wm = new double[ROUNDS];
+                double[][] cpu = new double[4][ROUNDS], wall2 = new double[4][ROUNDS];
                 for (int r = 0; r < ROUNDS; r++) {
-                    b[r] = run(threads, n -> bare(x, n));
-                    wb[r] = lastWall;
-                    fl[r] = run(threads, n -> bounded(f, n));
-                    wf[r] = lastWall;
-                    m[r] = run(threads, n -> tagged(t, n));
-                    wm[r] = lastWall;
+                    cpu[0][r] = run(threads, n -> bare(x, n));
+                    wall2[0][r] = lastWall;
+                    cpu[1][r] = run(threads, n -> boundAdd(fo, n));
+                    wall2[1][r] = lastWall;
+                    cpu[2][r] = run(threads, n -> bounded(f, n));
+                    wall2[2][r] = lastWall;
+                    cpu[3][r] = run(threads, n -> tagged(t, n));
+                    wall2[3][r] = lastWall;
                 }
-                double mb = median(b), mf = median(fl), mn = median(m);
-                System.out.printf("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |%n", threads, mb, mf,
-                    mn, mb / mn, mf / mn);
-                mb = median(wb);
-                mf = median(wf);
-                mn = median(wm);
-                wall.append(String.format("| %d | %.2f | %.2f | %.2f | %.2f× | %.2f× |%n", threads,
-                    mb, mf, mn, mb / mn, mf / mn));
+                System.out.println(row(threads, cpu));
+                wall.append(row(threads, wall2)).append('\n');
             }
             System.out.printf("%nThe same rounds in wall-clock ns per ID (contention shows here,"
                 + " and so does other work on the machine):%n%n");
-            System.out.println("| threads | AtomicLong.incrementAndGet | pointer, add, bound | SegmentTag.next | ratio to the counter | ratio to pointer, add, bound |");
-            System.out.println("| ---: | ---: | ---: | ---: | ---: | ---: |");
+            System.out.println(HEADER);
+            System.out.println(RULE);
             System.out.print(wall);
             Stats after = c.stats();
             long ids = after.leased() - before.leased(), calls = after.calls() - before.calls();

@@ -42,7 +42,10 @@ public final class FrondClient implements AutoCloseable {
     private final int retries;
     private final String token;
     private final HttpClient http;
-    private final ExecutorService pool; // HTTP and range fetches
+    // Range fetches. Not the HttpClient's executor: close() shuts this one
+    // down, and a request still running on a shut-down executor has its
+    // tasks rejected (the JDK prints them) and never completes.
+    private final ExecutorService pool;
     final ScheduledExecutorService timers; // validity
     private final AtomicInteger cur = new AtomicInteger();
     private final Map<String, SegmentTag> tags = new HashMap<>();
@@ -126,7 +129,7 @@ public final class FrondClient implements AutoCloseable {
         });
         http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER)
-            .executor(pool).build();
+            .build();
     }
 
     /** The base URLs the client calls, in failover order. */

@@ -1,56 +1,109 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.frond.client;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 import java.util.function.LongSupplier;
+
+/*
+ * The current range lives in the handle's own fields, so that next() is one
+ * acquire load, one getAndAdd and one comparison on fields it reaches
+ * without a pointer. The classes below only lay those fields out: a
+ * superclass's fields come before a subclass's, so eight longs of padding
+ * on each side keep the bound on a line that only range switches write,
+ * and the cursor on a line of its own.
+ */
+@SuppressWarnings("unused")
+abstract class TagPad0 {
+    long p00, p01, p02, p03, p04, p05, p06, p07;
+}
+
+abstract class TagBound extends TagPad0 {
+    long bound; // next() accepts up to this ID, + Long.MIN_VALUE (BOUND)
+}
+
+@SuppressWarnings("unused")
+abstract class TagPad1 extends TagBound {
+    long p10, p11, p12, p13, p14, p15, p16, p17;
+}
+
+abstract class TagCursor extends TagPad1 {
+    long cursor; // the last ID taken: next()'s add returns the next (CURSOR)
+}
+
+@SuppressWarnings("unused")
+abstract class TagPad2 extends TagCursor {
+    long p20, p21, p22, p23, p24, p25, p26, p27;
+}
 
 /**
  * A segment tag's handle: {@link #next()} hands out the tag's IDs from
  * ranges leased from the server ({@code /v1/segment/{tag}/range}). Thread
  * safe; each thread sees its IDs strictly increase.
  *
- * <p>The current range is an immutable object but for its cursor, so that
- * next() is one getAndIncrement and two comparisons. The thread that takes
- * the preload point starts the fetch of the next range in the background; the
- * one that finds the range used up switches to it, or waits for it within
- * the client's timeout and retries.
+ * <p>The thread that takes the preload point starts the fetch of the next
+ * range in the background; the one that finds the range used up switches to
+ * it, or waits for it within the client's timeout and retries. The bound
+ * next() compares with is the current range's last ID or, until the preload
+ * point is taken, the ID before it: the first caller past it takes the slow
+ * path, starts the fetch and raises the bound to the range's end.
+ *
+ * <p>Why a switch needs no lock on next()'s side: a switch, under the lock,
+ * stores first cursor = S2-1, then (release) the bound B2 (in [S2, E2]),
+ * and ranges strictly increase (S2 > E1: fetch drops a range that is not
+ * above). next() loads the bound (acquire) before its add. One that loaded
+ * the old bound B1 <= E1 and adds on the new cursor gets v >= S2 > E1 and
+ * takes the slow path. One that loaded B2 saw the cursor store before it,
+ * so its add returns at least S2. Adds before the cursor store return
+ * old-range values, accepted only when at most B1. The slow path accepts a
+ * refused v only when the bound it loaded is the current range's (bounds
+ * lie in their range, and ranges do not overlap) and v is at most that
+ * range's end: then v was taken after the range's cursor store and before
+ * the next's. An ID is handed out at most once and only from a range the
+ * server leased; IDs may be skipped. The comparison is unsigned (the bound
+ * is kept biased by Long.MIN_VALUE), so that a cursor run past
+ * Long.MAX_VALUE by callers refused over and over is refused too.
  */
-public final class SegmentTag {
-    /**
-     * A leased range [start, start + size): its cursor is the AtomicLong it
-     * extends (the JVM lays a superclass's fields first). The bounds are
-     * read-only, eight longs after the cursor: off its cache line, so that
-     * threads on other cores read them from their own caches while the
-     * cursor's line moves between them.
-     */
-    @SuppressWarnings("unused")
-    static final class Lease extends AtomicLong {
-        private static final long serialVersionUID = 1L;
-        private long p0, p1, p2, p3, p4, p5, p6, p7;
-        final long start, size, biasedSize, preloadAt, leasedAt;
-        transient ScheduledFuture<?> timer; // guarded by the tag's lock
+public final class SegmentTag extends TagPad2 {
+    private static final VarHandle BOUND, CURSOR;
 
-        Lease(long start, long size, long preloadAt) {
-            super(start);
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            BOUND = l.findVarHandle(TagBound.class, "bound", long.class);
+            CURSOR = l.findVarHandle(TagCursor.class, "cursor", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** A leased range [start, end], both inclusive, as the lock keeps it;
+     *  next() never reads it. */
+    static final class Lease {
+        final long start, end, preloadAt, leasedAt;
+        ScheduledFuture<?> timer; // guarded by the tag's lock
+
+        Lease(long start, long end, long preloadAt) {
             this.start = start;
-            this.size = size;
-            this.biasedSize = size + Long.MIN_VALUE;
+            this.end = end;
             this.preloadAt = preloadAt;
             this.leasedAt = System.nanoTime();
         }
 
-        long end() { return start + size; }
+        long size() { return end - start + 1; }
     }
 
-    private volatile Lease cur = new Lease(0, 0, -1); // empty: slow path first
     private final FrondClient c;
     private final String name;
     private final TagOptions opts;
     private final Object lock = new Object();
-    // guarded by lock:
+    // guarded by lock, as is every store to bound and cursor but next()'s add:
+    private Lease cur; // the current range, null before the first
     private Lease nextLease;
     private boolean inflight;
     private FrondException fetchErr;
@@ -60,6 +113,10 @@ public final class SegmentTag {
     private boolean fetched; // lastFetch is set
     private boolean closed;
     LongSupplier sizingClock = System::nanoTime; // a test sets its own before use
+    /** Leases count IDs: {start, end} (end exclusive), or throws; a test
+     *  sets its own before use. */
+    LongFunction<long[]> leaser = this::lease;
+    Runnable switching; // if a test sets it, runs between a switch's stores
 
     final AtomicLong calls = new AtomicLong(), ranges = new AtomicLong(),
         leased = new AtomicLong(), dropped = new AtomicLong();
@@ -69,6 +126,7 @@ public final class SegmentTag {
         this.name = name;
         this.opts = opts;
         this.size = opts.minRange();
+        BOUND.setRelease(this, Long.MIN_VALUE); // bound = cursor = 0: the first next() is slow
     }
 
     /** Refuses what the server would: 1 to 128 bytes of UTF-8 without
@@ -94,21 +152,11 @@ public final class SegmentTag {
 
     /** The tag's next ID. */
     public long next() {
-        Lease l = cur;
-        long v = l.getAndIncrement();
-        if (v - l.start + Long.MIN_VALUE < l.biasedSize && v != l.preloadAt)
+        long b = (long) BOUND.getAcquire(this); // before the add: see the class
+        long v = (long) CURSOR.getAndAdd(this, 1L) + 1;
+        if (v + Long.MIN_VALUE <= b)
             return v;
-        return rare(l, v);
-    }
-
-    private long rare(Lease l, long v) {
-        if (v - l.start + Long.MIN_VALUE < l.biasedSize) {
-            synchronized (lock) {
-                fetchLocked();
-            }
-            return v;
-        }
-        return slow();
+        return slow(v, b - Long.MIN_VALUE);
     }
 
     /** The handle's counts (failures and failovers are the client's). */
@@ -136,14 +184,18 @@ public final class SegmentTag {
         c.runInBackground(() -> fetch(count));
     }
 
+    private long[] lease(long count) {
+        String body = c.get("/v1/segment/" + FrondClient.pathEscape(name)
+            + "/range?count=" + count, calls);
+        var m = Json.object(body);
+        return parseRange(m.get("start"), m.get("end"), m.get("count"), count);
+    }
+
     private void fetch(long count) {
         long start = 0, end = 0;
         FrondException err = null;
         try {
-            String body = c.get("/v1/segment/" + FrondClient.pathEscape(name)
-                + "/range?count=" + count, calls);
-            var m = Json.object(body);
-            long[] r = parseRange(m.get("start"), m.get("end"), m.get("count"), count);
+            long[] r = leaser.apply(count);
             start = r[0];
             end = r[1];
         } catch (FrondException e) {
@@ -156,6 +208,8 @@ public final class SegmentTag {
                 if (closed) {
                     dropped.addAndGet(end - start);
                 } else if (start < hiEnd) {
+                    // the switch relies on this: each range starts above
+                    // every ID of the ranges before it
                     dropped.addAndGet(end - start);
                     err = new FrondException(FrondException.BAD_RESPONSE, "range ["
                         + start + ", " + end + ") of tag \"" + name + "\" is not above"
@@ -163,7 +217,7 @@ public final class SegmentTag {
                 } else {
                     long n = end - start;
                     long pre = end - (long) (n * opts.preload());
-                    nextLease = new Lease(start, n, pre >= end ? end - 1 : pre);
+                    nextLease = new Lease(start, end - 1, pre >= end ? end - 1 : pre);
                     hiEnd = end;
                     ranges.incrementAndGet();
                     leased.addAndGet(n);
@@ -191,39 +245,45 @@ public final class SegmentTag {
             + asked + " IDs");
     }
 
-    private long slow() {
+    /**
+     * Serves an ID that next() refused: v, taken from the cursor after loading
+     * bound b. It is the preload point, or the range is used up, expired or
+     * closed: start the next fetch, switch to the prefetched range, or fetch
+     * one and wait for it.
+     */
+    private long slow(long v, long b) {
         long deadline = System.nanoTime() + c.boundMillis() * 1_000_000L;
         synchronized (lock) {
             for (;;) {
                 if (closed)
                     throw new FrondException(FrondException.CLOSED, "the client is closed");
-                Lease l = cur;
-                long v = l.getAndIncrement();
-                if (v - l.start + Long.MIN_VALUE < l.biasedSize) {
-                    if (v == l.preloadAt)
+                // v is good if b is the current range's bound and v is not
+                // past the range's end (see the class): then v is at or
+                // past the preload point.
+                Lease n = cur;
+                if (n != null && b >= n.start && b <= n.end && Long.compareUnsigned(v, n.end) <= 0) {
+                    if (b < n.end) {
                         fetchLocked();
+                        BOUND.setRelease(this, n.end + Long.MIN_VALUE);
+                    }
                     return v;
                 }
-                Lease n = nextLease;
-                if (n != null) {
+                // Under the lock, the bound is the current range's: the
+                // cursor is past its end, or the first case takes v.
+                b = (long) BOUND.getAcquire(this) - Long.MIN_VALUE;
+                v = (long) CURSOR.getAndAdd(this, 1L) + 1;
+                if (Long.compareUnsigned(v, b) <= 0)
+                    return v;
+                if (n != null && Long.compareUnsigned(v, n.end) <= 0)
+                    continue;
+                Lease next = nextLease;
+                if (next != null) {
                     nextLease = null;
-                    if (expired(n)) {
-                        dropped.addAndGet(n.size);
+                    if (expired(next)) {
+                        dropped.addAndGet(next.size());
                         continue;
                     }
-                    if (l.timer != null)
-                        l.timer.cancel(false);
-                    long valid = opts.validity().toNanos();
-                    if (valid > 0) {
-                        long left = valid - (System.nanoTime() - n.leasedAt);
-                        try {
-                            n.timer = c.timers.schedule(() -> expire(n), Math.max(0, left),
-                                TimeUnit.NANOSECONDS);
-                        } catch (RuntimeException closedMeanwhile) {
-                            // the client is closing: close() drops the range
-                        }
-                    }
-                    cur = n;
+                    install(next);
                     continue;
                 }
                 if (System.nanoTime() - deadline > 0)
@@ -232,13 +292,51 @@ public final class SegmentTag {
                 fetchLocked();
                 try { // fetch() notifies when it ends
                     lock.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000L));
-                } catch (InterruptedException e) {
+                } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
                     throw new FrondException(FrondException.TIMEOUT,
-                        "interrupted while waiting for a range", 0, null, e);
+                        "interrupted while waiting for a range", 0, null, ie);
                 }
                 if (!inflight && nextLease == null && fetchErr != null)
                     throw fetchErr;
+            }
+        }
+    }
+
+    /** The bound as next() loads it; for SwitchTest. */
+    long boundForTest() { return (long) BOUND.getAcquire(this) - Long.MIN_VALUE; }
+
+    /** next()'s add; for SwitchTest. */
+    long addForTest() { return (long) CURSOR.getAndAdd(this, 1L) + 1; }
+
+    /** The slow path of a next() refused (v, after loading bound b); for
+     *  SwitchTest. */
+    long slowForTest(long v, long b) { return slow(v, b); }
+
+    /** Makes n the current range, in the order next() relies on (see the
+     *  class): the cursor first, then the bound with release: the ID before
+     *  the preload point, or the range's end when the preload point is its
+     *  first ID (the fetch of the next starts now). Needs the lock, and the
+     *  current range used up or retired. */
+    private void install(Lease n) {
+        if (cur != null && cur.timer != null)
+            cur.timer.cancel(false);
+        long b = n.preloadAt - 1 < n.start ? n.end : n.preloadAt - 1;
+        CURSOR.setVolatile(this, n.start - 1);
+        if (switching != null)
+            switching.run();
+        BOUND.setRelease(this, b + Long.MIN_VALUE);
+        cur = n;
+        if (b == n.end)
+            fetchLocked();
+        long valid = opts.validity().toNanos();
+        if (valid > 0) {
+            long left = valid - (System.nanoTime() - n.leasedAt);
+            try {
+                n.timer = c.timers.schedule(() -> expire(n), Math.max(0, left),
+                    TimeUnit.NANOSECONDS);
+            } catch (RuntimeException closedMeanwhile) {
+                // the client is closing: close() retires the range
             }
         }
     }
@@ -248,23 +346,42 @@ public final class SegmentTag {
         return valid > 0 && System.nanoTime() - l.leasedAt >= valid;
     }
 
-    /** Ends a range at its validity: its cursor jumps to its end, so that
-     *  the next next() takes the slow path; what it had left is skipped. */
-    private void expire(Lease l) {
-        long was = l.getAndSet(l.end());
-        if (was < l.end())
-            dropped.addAndGet(l.end() - was);
+    /** Ends range n at its validity, if it is still the current one. No
+     *  clock is read on the hot path: this timer does it. */
+    private void expire(Lease n) {
+        synchronized (lock) {
+            if (cur == n)
+                retire();
+        }
+    }
+
+    /** Ends the current range: its cursor moves up to its end, so that the
+     *  next next() takes the slow path; what it had left is skipped and
+     *  counted. The cursor only moves up here, so no ID comes twice. Needs
+     *  the lock. */
+    private void retire() {
+        Lease n = cur;
+        if (n == null)
+            return;
+        for (;;) {
+            long was = (long) CURSOR.getVolatile(this);
+            if (was >= n.end)
+                return;
+            if (CURSOR.compareAndSet(this, was, n.end)) {
+                dropped.addAndGet(n.end - was);
+                return;
+            }
+        }
     }
 
     void close() {
         synchronized (lock) {
             closed = true;
-            Lease l = cur;
-            if (l.timer != null)
-                l.timer.cancel(false);
-            expire(l);
+            if (cur != null && cur.timer != null)
+                cur.timer.cancel(false);
+            retire();
             if (nextLease != null) {
-                dropped.addAndGet(nextLease.size);
+                dropped.addAndGet(nextLease.size());
                 nextLease = null;
             }
             lock.notifyAll();

@@ -423,6 +423,10 @@ public final class ClientTest {
             {"rangeOrder", (Body) ClientTest::rangeOrder},
             {"failoverOn503", (Body) ClientTest::failoverOn503},
             {"rangeSize", (Body) ClientTest::rangeSize},
+            {"switchOrder", (Body) SwitchTest::order},
+            {"switchHammer", (Body) SwitchTest::hammerFake},
+            {"switchHammerServer", (Body) SwitchTest::hammerServer},
+            {"cursorWrap", (Body) SwitchTest::cursorWrap},
         };
         int failed = 0;
         for (Object[] t : tests) {

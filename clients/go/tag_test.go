@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// The range switch under load: many goroutines on one tag while ranges of
+// one to three IDs are swapped under them, leased from a fake fetcher (as
+// fast as the switch itself) and from a real server.
+
+package frond
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+// leases records the ranges a tag was leased, [start, end) in order.
+type leases struct {
+	mu     sync.Mutex
+	starts []int64
+	ends   []int64
+}
+
+func (l *leases) add(start, end int64) {
+	l.mu.Lock()
+	l.starts = append(l.starts, start)
+	l.ends = append(l.ends, end)
+	l.mu.Unlock()
+}
+
+// has says whether v lies in a leased range.
+func (l *leases) has(v int64) bool {
+	i := sort.Search(len(l.starts), func(i int) bool { return l.starts[i] > v }) - 1
+	return i >= 0 && v < l.ends[i]
+}
+
+// hammer runs g goroutines of up to n Next calls each on tag (they stop
+// early at a deadline, so the load is bounded in time too), then checks
+// what a user relies on: no ID twice, every ID inside a range the tag
+// was leased, each goroutine's IDs strictly increasing. Returns the
+// number of IDs taken.
+func hammer(t *testing.T, tag *Tag, l *leases, g, n int) int {
+	t.Helper()
+	got := make([][]int64, g)
+	errs := make(chan error, g)
+	stop := time.Now().Add(30 * time.Second)
+	var wg sync.WaitGroup
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ids := make([]int64, 0, n)
+			for k := 0; k < n && (k%256 != 0 || time.Now().Before(stop)); k++ {
+				v, err := tag.Next()
+				if err != nil {
+					errs <- err
+					return
+				}
+				ids = append(ids, v)
+			}
+			got[i] = ids
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := make(map[int64]int, g*n)
+	total := 0
+	for i, ids := range got {
+		increasing(t, fmt.Sprintf("goroutine %d", i), ids)
+		for _, v := range ids {
+			if j, dup := seen[v]; dup {
+				t.Fatalf("ID %d handed out twice: goroutines %d and %d", v, j, i)
+			}
+			seen[v] = i
+			if !l.has(v) {
+				t.Fatalf("ID %d (goroutine %d) is outside every leased range", v, i)
+			}
+		}
+		total += len(ids)
+	}
+	if total == 0 {
+		t.Fatal("no ID taken")
+	}
+	return total
+}
+
+// fakeLeases hands out ranges of 1 to 3 IDs (no more than asked for),
+// strictly increasing with gaps of 0 to 2 between them, at once.
+func fakeLeases(tag *Tag, l *leases, seed int64) {
+	var mu sync.Mutex
+	rnd := rand.New(rand.NewSource(seed))
+	top := int64(1)
+	tag.mu.Lock()
+	tag.lease = func(count int64) (int64, int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		size := 1 + rnd.Int63n(3)
+		if size > count {
+			size = count
+		}
+		start := top + rnd.Int63n(3)
+		top = start + size
+		l.add(start, top)
+		return start, top, nil
+	}
+	tag.mu.Unlock()
+}
+
+func TestSwitchHammer(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		validity time.Duration
+	}{
+		{"no expiry", NoExpiry},
+		// Ranges retired by their timer while goroutines take from them.
+		{"expiry", 5 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
+			tag, err := c.Tag("orders", &TagOptions{MinRange: 1, MaxRange: 3,
+				Validity: tc.validity})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var l leases
+			fakeLeases(tag, &l, time.Now().UnixNano())
+			n := hammer(t, tag, &l, 8, 20000)
+			st := tag.Stats()
+			if st.Ranges < int64(n)/3 || st.Leased < int64(n) {
+				t.Fatalf("%d IDs from %+v: the ranges were not switched", n, st)
+			}
+			t.Logf("%d IDs, %d ranges, %d IDs leased, %d dropped", n, st.Ranges,
+				st.Leased, st.Dropped)
+		})
+	}
+}
+
+// The same against a real server: the ranges of 1 to 3 IDs it leases.
+func TestSwitchHammerServer(t *testing.T) {
+	s := startServer(t, newStore(t, map[string]int{"orders": 10}))
+	c := newClient(t, Options{Servers: []string{s.url()}})
+	tag, err := c.Tag("orders", &TagOptions{MinRange: 1, MaxRange: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l leases
+	tag.mu.Lock()
+	real := tag.lease
+	tag.lease = func(count int64) (int64, int64, error) {
+		start, end, err := real(count)
+		if err == nil {
+			l.add(start, end)
+		}
+		return start, end, err
+	}
+	tag.mu.Unlock()
+	n := hammer(t, tag, &l, 8, 300)
+	if st := tag.Stats(); st.Ranges < int64(n)/3 {
+		t.Fatalf("%d IDs from %+v: the ranges were not switched", n, st)
+	}
+}
+
+// A Next that runs between a switch's two stores, its load of the bound
+// and its add where the race puts them, gets an ID above the old range
+// and is refused: the cursor is stored first. (Stored the other way
+// round, it would take an ID of the new range that the cursor store then
+// hands out again.)
+func TestSwitchOrder(t *testing.T) {
+	c := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
+	tag, _ := c.Tag("orders", &TagOptions{MinRange: 100, MaxRange: 100, Validity: NoExpiry})
+	var l leases
+	tag.lease = func(count int64) (int64, int64, error) {
+		// Contiguous ranges: [1, 101), [101, 201), ...
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		start := int64(1)
+		if len(l.ends) > 0 {
+			start = l.ends[len(l.ends)-1]
+		}
+		l.starts = append(l.starts, start)
+		l.ends = append(l.ends, start+count)
+		return start, start + count, nil
+	}
+	var between []int64
+	var refused [][2]int64
+	tag.switching = func() {
+		// Next's first steps, as a goroutine racing the switch runs them.
+		b := tag.bound.Load()
+		v := tag.cursor.Add(1)
+		if v <= b {
+			between = append(between, v)
+		} else {
+			refused = append(refused, [2]int64{v, b})
+		}
+	}
+	ids := take(t, tag, 1000)
+	if len(between) != 0 {
+		t.Fatalf("IDs %v taken between a switch's stores, and again after it", between)
+	}
+	// The racers, refused, reach the slow path late, when their range is
+	// no longer current: their IDs are skipped, not taken from the
+	// current range (where they lie, handed out already).
+	seen := make(map[int64]bool, len(ids))
+	for _, v := range ids {
+		seen[v] = true
+	}
+	if len(refused) < 9 {
+		t.Fatalf("%d racers for 10 ranges", len(refused))
+	}
+	for _, r := range refused {
+		v, err := tag.slow(r[0], r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[v] {
+			t.Fatalf("a racer's late slow path (ID %d, bound %d) took ID %d again",
+				r[0], r[1], v)
+		}
+		seen[v] = true
+		ids = append(ids, v)
+	}
+	increasing(t, "one goroutine", ids)
+	for _, v := range ids {
+		if !l.has(v) {
+			t.Fatalf("ID %d is outside every leased range", v)
+		}
+	}
+	// The racer's IDs, one a switch, are skipped: without them, 1,000
+	// IDs from contiguous ranges would have been 1 to 1,000.
+	if ids[999] == 1000 {
+		t.Fatalf("no ID skipped: the racer never ran")
+	}
+}
+
+// A range that ends at the top of int64: callers refused after it push
+// the cursor past the top, where it wraps to negative values; those are
+// refused too, never handed out.
+func TestCursorWrap(t *testing.T) {
+	c := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
+	tag, _ := c.Tag("orders", &TagOptions{MinRange: 3, MaxRange: 3, Validity: NoExpiry})
+	const top = int64(^uint64(0) >> 1)
+	first := true
+	tag.lease = func(count int64) (int64, int64, error) {
+		if first {
+			first = false
+			return top - 3, top, nil
+		}
+		return 0, 0, newError(CodeUnavailable, "no more")
+	}
+	ids := take(t, tag, 3)
+	if ids[0] != top-3 || ids[2] != top-1 {
+		t.Fatalf("IDs %v, want %d to %d", ids, top-3, top-1)
+	}
+	for i := 0; i < 10; i++ {
+		v, err := tag.Next()
+		if err == nil {
+			t.Fatalf("call %d past the top: ID %d", i, v)
+		}
+		wantCode(t, err, CodeUnavailable, 0)
+	}
+	if v := tag.cursor.Load(); v >= 0 {
+		t.Fatalf("the cursor did not wrap (%d): the test tests nothing", v)
+	}
+}
