@@ -170,14 +170,30 @@ static rand_thread *thread_state(void) {
   return t;
 }
 
-void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
-  rand_thread *t = mine;
-  rand_slot *s;
-  if (FROND__UNLIKELY(t == NULL) && (t = thread_state()) == NULL) {
-    randombytes_buf(out, n); /* no memory: the system's, slowly */
-    return;
-  }
-  s = &t->slot[stream % STREAMS];
+/* Calls and signal handlers: busy is set while a call reads or changes
+** this thread's state. A call that finds it set is a handler that
+** interrupted a draw on its own thread: it takes its bytes from the
+** system and touches nothing, so that it never hands out the bytes the
+** draw is handing out, nor a key the draw is replacing. The signal
+** fences keep the compiler from moving the state's reads and writes
+** outside the mark; no instruction of the processor is needed, as a
+** handler runs on the thread it interrupted. */
+static __thread volatile sig_atomic_t busy
+    __attribute__((tls_model("initial-exec")));
+
+#define ENTER()                                                                \
+  do {                                                                         \
+    busy = 1;                                                                  \
+    atomic_signal_fence(memory_order_seq_cst);                                 \
+  } while (0)
+#define LEAVE()                                                                \
+  do {                                                                         \
+    atomic_signal_fence(memory_order_seq_cst);                                 \
+    busy = 0;                                                                  \
+  } while (0)
+
+static void draw_bytes(rand_thread *t, uint64_t stream, void *out, size_t n) {
+  rand_slot *s = &t->slot[stream % STREAMS];
   while (n > 0) {
     size_t k;
     if (FROND__UNLIKELY(s->stream != stream || s->pos >= RBUF ||
@@ -192,14 +208,29 @@ void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
   }
 }
 
+void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
+  rand_thread *t;
+  if (FROND__UNLIKELY(busy)) {
+    randombytes_buf(out, n); /* a handler inside a draw */
+    return;
+  }
+  ENTER();
+  if ((t = mine) != NULL || (t = thread_state()) != NULL)
+    draw_bytes(t, stream, out, n);
+  else
+    randombytes_buf(out, n); /* no memory: the system's, slowly */
+  LEAVE();
+}
+
 uint64_t frond__rand64(uint64_t stream) {
   rand_thread *t = mine;
   rand_slot *s;
   uint64_t v;
-  if (FROND__UNLIKELY(t == NULL)) {
+  if (FROND__UNLIKELY(t == NULL || busy)) {
     frond__rand_bytes(stream, &v, sizeof(v));
     return v;
   }
+  ENTER();
   s = &t->slot[stream % STREAMS];
   if (FROND__UNLIKELY(s->stream != stream || s->pos > RBUF - 8 ||
                       frond__fork_seen(&s->fork)))
@@ -207,6 +238,7 @@ uint64_t frond__rand64(uint64_t stream) {
   memcpy(&v, s->buf + s->pos, 8);
   memset(s->buf + s->pos, 0, 8);
   s->pos += 8;
+  LEAVE();
   return v;
 }
 
