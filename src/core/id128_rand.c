@@ -21,9 +21,11 @@
 ** number of IDs learns nothing of the bits of others (docs/formats.md).
 **
 ** Per thread: no lock and no shared cache line on the hot path. Each
-** thread holds STREAMS slots (direct-mapped by the generator's stream
-** number), so a thread alternating between a few generators keeps each
-** buffer. fork(): a slot and the master key are armed with the process key
+** thread holds STREAMS slots, any of which may hold any stream: a call
+** for the stream of the thread's last call goes straight to its slot,
+** another looks through the slots and, when its stream holds none, takes
+** the least recently used. A thread going round up to STREAMS generators
+** keeps each one's buffer, whatever their numbers. fork(): a slot and the master key are armed with the process key
 ** (base/fork.h); a child finds them foreign on its first call and draws
 ** new keys from the system before any bit, so parent and child never
 ** share a byte of keystream, whatever made the fork.
@@ -54,7 +56,7 @@
 
 /* ---- the keystream ---- */
 
-#define STREAMS 4
+#define STREAMS 16
 #define DRAW 1024
 #define RBUF (DRAW - 32)
 #define RESEED 1024 /* refills: 1 MiB */
@@ -65,6 +67,7 @@ typedef struct rand_slot {
   frond__fork_mark fork;
   unsigned pos; /* next unread byte of buf */
   unsigned refills;
+  uint64_t used;   /* the thread's count of slot changes at its last use */
   uint8_t key[32]; /* key and buf are one keystream draw: keep together */
   uint8_t buf[RBUF];
 } rand_slot;
@@ -72,6 +75,9 @@ typedef struct rand_slot {
 typedef struct rand_thread {
   frond__fork_mark fork;
   int seeded;
+  uint64_t rekeys;  /* a slot took a new key for a stream */
+  uint64_t changes; /* calls that found another stream in slot[last] */
+  unsigned last;    /* the slot of the last call's stream */
   uint8_t master[32];
   rand_slot slot[STREAMS];
 } rand_thread;
@@ -149,6 +155,7 @@ static void refill(rand_thread *t, rand_slot *s, uint64_t stream) {
     s->stream = stream;
     s->epoch = epoch;
     s->refills = 0;
+    t->rekeys++;
     frond__fork_arm(&s->fork);
   } else if (++s->refills >= RESEED && !fixed) {
     randombytes_buf(s->key, sizeof(s->key));
@@ -192,8 +199,30 @@ static __thread volatile sig_atomic_t busy
     busy = 0;                                                                  \
   } while (0)
 
+/* The slot of stream: the last call's, one that holds it, or the least
+** recently used (which refill() then keys for it). */
+static rand_slot *slot_find(rand_thread *t, uint64_t stream) {
+  unsigned i, lru = 0;
+  for (i = 0; i < STREAMS; i++) {
+    if (t->slot[i].stream == stream)
+      break;
+    if (t->slot[i].used < t->slot[lru].used)
+      lru = i;
+  }
+  if (i == STREAMS)
+    i = lru;
+  t->last = i;
+  t->slot[i].used = ++t->changes;
+  return &t->slot[i];
+}
+
+static inline rand_slot *slot_of(rand_thread *t, uint64_t stream) {
+  rand_slot *s = &t->slot[t->last];
+  return FROND__LIKELY(s->stream == stream) ? s : slot_find(t, stream);
+}
+
 static void draw_bytes(rand_thread *t, uint64_t stream, void *out, size_t n) {
-  rand_slot *s = &t->slot[stream % STREAMS];
+  rand_slot *s = slot_of(t, stream);
   while (n > 0) {
     size_t k;
     if (FROND__UNLIKELY(s->stream != stream || s->pos >= RBUF ||
@@ -231,7 +260,7 @@ uint64_t frond__rand64(uint64_t stream) {
     return v;
   }
   ENTER();
-  s = &t->slot[stream % STREAMS];
+  s = slot_of(t, stream);
   if (FROND__UNLIKELY(s->stream != stream || s->pos > RBUF - 8 ||
                       frond__fork_seen(&s->fork)))
     refill(t, s, stream);
@@ -240,6 +269,10 @@ uint64_t frond__rand64(uint64_t stream) {
   s->pos += 8;
   LEAVE();
   return v;
+}
+
+uint64_t frond__rand_rekeys(void) {
+  return mine != NULL ? mine->rekeys : 0;
 }
 
 /* ---- the millisecond ---- */

@@ -205,6 +205,26 @@ static void test_fixed_key(void **state) {
   assert_int_equal(same, 0);
 }
 
+/* Eight generators used in turn on one thread, as a server thread serving
+** eight formats does: each stream keeps its slot, so the thread takes a
+** new key once per stream, not once per call. */
+static void test_streams_keep_their_slots(void **state) {
+  enum { G = 8, ROUNDS = 4000 };
+  uint64_t s[G], before, rekeys;
+  (void)state;
+  for (int i = 0; i < G; i++)
+    s[i] = frond__rand_stream();
+  (void)frond__rand64(s[0]);
+  before = frond__rand_rekeys();
+  for (int r = 0; r < ROUNDS; r++)
+    for (int i = 0; i < G; i++)
+      (void)frond__rand64(s[i]);
+  rekeys = frond__rand_rekeys() - before;
+  print_message("%d generators in turn, %d calls: %llu new keys\n", G,
+                G * ROUNDS, (unsigned long long)rekeys);
+  assert_true(rekeys <= G);
+}
+
 /* ---- signal handlers ---- */
 
 /* A thread makes UUIDv4s and UUIDv7s while another interrupts it with
@@ -391,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_streams_distinct_across_fork),
       cmocka_unit_test(test_fixed_key),
       cmocka_unit_test(test_ids_made_in_signal_handler),
+      cmocka_unit_test(test_streams_keep_their_slots),
       cmocka_unit_test(test_batches_equal_single_calls),
       cmocka_unit_test(test_ticker_follows_clock),
   };
