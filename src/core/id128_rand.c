@@ -63,7 +63,7 @@
 
 typedef struct rand_slot {
   uint64_t stream; /* 0: empty */
-  unsigned epoch;  /* of the fixed key's setting its key was made under */
+  unsigned epoch;  /* fixed_word when its key was made */
   frond__fork_mark fork;
   unsigned pos; /* next unread byte of buf */
   unsigned refills;
@@ -89,10 +89,17 @@ static _Atomic uint64_t streams;
 
 /* Tests: a fixed key for every stream. Each change of the setting starts
 ** an epoch, and a slot keyed in another epoch takes a new key at its next
-** refill, so no stream goes on from the fixed key once it is cleared. */
-static _Atomic int fixed_set;
-static _Atomic unsigned fixed_epoch;
+** refill, so no stream goes on from the fixed key once it is cleared. The
+** epoch and whether the key is set are one word (epoch << 1 | set), read
+** once by a refill: a refill that keys a slot under the fixed key records
+** the epoch the key was set in, never a later one. */
+static _Atomic unsigned fixed_word;
 static uint8_t fixed_key[32];
+static _Atomic(void (*)(void)) refill_hook;
+
+void frond__rand_refill_hook(void (*fn)(void)) {
+  atomic_store(&refill_hook, fn);
+}
 
 static void rand_thread_free(void *p) {
   if (p != NULL) {
@@ -111,15 +118,16 @@ uint64_t frond__rand_stream(void) {
 }
 
 void frond__rand_fixed(const uint8_t key[16]) {
-  if (key == NULL) {
-    atomic_store_explicit(&fixed_set, 0, memory_order_release);
-    atomic_fetch_add(&fixed_epoch, 1);
-    return;
+  unsigned w = atomic_load_explicit(&fixed_word, memory_order_relaxed);
+  if (key != NULL) {
+    memcpy(fixed_key, key, 16);
+    memcpy(fixed_key + 16, key, 16);
   }
-  memcpy(fixed_key, key, 16);
-  memcpy(fixed_key + 16, key, 16);
-  atomic_store_explicit(&fixed_set, 1, memory_order_release);
-  atomic_fetch_add(&fixed_epoch, 1);
+  /* Release: a refill that sees the word set (acquire) sees the key. */
+  while (!atomic_compare_exchange_weak_explicit(
+      &fixed_word, &w, ((w >> 1) + 1) << 1 | (key != NULL),
+      memory_order_release, memory_order_relaxed))
+    ;
 }
 
 /* A fresh key for a stream of this thread: from the master key, which is
@@ -145,8 +153,11 @@ static void stream_key(rand_thread *t, uint8_t out[32]) {
 static void refill(rand_thread *t, rand_slot *s, uint64_t stream) {
   static const uint8_t nonce[crypto_stream_chacha20_NONCEBYTES];
   uint8_t k[32];
-  int fixed = atomic_load_explicit(&fixed_set, memory_order_acquire);
-  unsigned epoch = atomic_load_explicit(&fixed_epoch, memory_order_relaxed);
+  unsigned epoch = atomic_load_explicit(&fixed_word, memory_order_acquire);
+  int fixed = (int)(epoch & 1);
+  void (*hook)(void) = atomic_exchange(&refill_hook, NULL);
+  if (hook != NULL)
+    hook();
   if (s->stream != stream || s->epoch != epoch || frond__fork_seen(&s->fork)) {
     if (fixed)
       memcpy(s->key, fixed_key, 32);

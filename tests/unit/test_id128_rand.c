@@ -225,6 +225,38 @@ static void test_streams_keep_their_slots(void **state) {
   assert_true(rekeys <= G);
 }
 
+/* The fixed key cleared while a refill is keying a stream under it: the
+** stream takes the system's key at its next refill, as every stream keyed
+** under the fixed key does. Under the same fixed key set again, a new
+** stream draws what the first did while it was fixed, and no more. */
+static void clear_fixed(void) {
+  frond__rand_fixed(NULL);
+}
+
+static void test_fixed_key_cleared_during_refill(void **state) {
+  static const uint8_t key[16] = {9, 9, 9};
+  enum { N = 4096, FIRST = 1024 - 32 }; /* one draw's bytes */
+  uint8_t *a = malloc(N), *c = malloc(N);
+  size_t same = 0;
+  (void)state;
+  frond__rand_fixed(key);
+  frond__rand_refill_hook(clear_fixed);
+  frond__rand_bytes(frond__rand_stream(), a, N);
+  frond__rand_refill_hook(NULL);
+  frond__rand_fixed(key);
+  frond__rand_bytes(frond__rand_stream(), c, N);
+  frond__rand_fixed(NULL);
+  assert_memory_equal(a, c, FIRST);
+  for (size_t i = FIRST; i < N; i += 8)
+    same += memcmp(a + i, c + i, 8) == 0;
+  print_message("%zu of %d words past the first draw still from the fixed "
+                "key\n",
+                same, (N - FIRST) / 8);
+  assert_int_equal(same, 0);
+  free(a);
+  free(c);
+}
+
 /* ---- signal handlers ---- */
 
 /* A thread makes UUIDv4s and UUIDv7s while another interrupts it with
@@ -410,6 +442,7 @@ int main(void) {
       cmocka_unit_test(test_streams_distinct_across_threads),
       cmocka_unit_test(test_streams_distinct_across_fork),
       cmocka_unit_test(test_fixed_key),
+      cmocka_unit_test(test_fixed_key_cleared_during_refill),
       cmocka_unit_test(test_ids_made_in_signal_handler),
       cmocka_unit_test(test_streams_keep_their_slots),
       cmocka_unit_test(test_batches_equal_single_calls),
