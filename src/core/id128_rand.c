@@ -101,12 +101,18 @@ void frond__rand_refill_hook(void (*fn)(void)) {
   atomic_store(&refill_hook, fn);
 }
 
+/* Set once the thread's state is freed at its exit: a later destructor
+** that draws takes the system's bits rather than a state no destructor
+** would free. */
+static __thread unsigned char gone __attribute__((tls_model("initial-exec")));
+
 static void rand_thread_free(void *p) {
   if (p != NULL) {
     sodium_memzero(p, sizeof(rand_thread));
     free(p);
   }
-  mine = NULL; /* a later destructor that draws starts again */
+  mine = NULL;
+  gone = 1;
 }
 
 static void rand_key_make(void) {
@@ -255,10 +261,10 @@ void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
     return;
   }
   ENTER();
-  if ((t = mine) != NULL || (t = thread_state()) != NULL)
+  if ((t = mine) != NULL || (!gone && (t = thread_state()) != NULL))
     draw_bytes(t, stream, out, n);
   else
-    randombytes_buf(out, n); /* no memory: the system's, slowly */
+    randombytes_buf(out, n); /* exiting, or no memory: the system's */
   LEAVE();
 }
 

@@ -257,6 +257,40 @@ static void test_fixed_key_cleared_during_refill(void **state) {
   free(c);
 }
 
+/* A thread-exit destructor that makes IDs after the keystream's own
+** destructor ran: it gets random bits, and no state is made again (it
+** would leak). The destructor sets itself again once, so that its second
+** call comes after every first one, the keystream's included. */
+static pthread_key_t late_key;
+static uint64_t late_value, late_rekeys = 99;
+
+static void late_destructor(void *p) {
+  if (p == (void *)1) {
+    pthread_setspecific(late_key, (void *)2);
+    return;
+  }
+  late_value = frond__rand64(frond__rand_stream());
+  late_rekeys = frond__rand_rekeys();
+}
+
+static void *late_thread(void *arg) {
+  (void)arg;
+  (void)frond__rand64(frond__rand_stream());
+  pthread_setspecific(late_key, (void *)1);
+  return NULL;
+}
+
+static void test_draw_after_thread_state_freed(void **state) {
+  pthread_t th;
+  (void)state;
+  assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+  assert_int_equal(pthread_create(&th, NULL, late_thread, NULL), 0);
+  pthread_join(th, NULL);
+  pthread_key_delete(late_key);
+  assert_int_equal(late_rekeys, 0);
+  assert_true(late_value != 0);
+}
+
 /* ---- signal handlers ---- */
 
 /* A thread makes UUIDv4s and UUIDv7s while another interrupts it with
@@ -445,6 +479,7 @@ int main(void) {
       cmocka_unit_test(test_fixed_key_cleared_during_refill),
       cmocka_unit_test(test_ids_made_in_signal_handler),
       cmocka_unit_test(test_streams_keep_their_slots),
+      cmocka_unit_test(test_draw_after_thread_state_freed),
       cmocka_unit_test(test_batches_equal_single_calls),
       cmocka_unit_test(test_ticker_follows_clock),
   };
