@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sodium.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -300,7 +301,8 @@ static void test_draw_after_thread_state_freed(void **state) {
 ** bounded: 2,000,000 IDs in the thread, 30 s. */
 enum { SIG_MAIN = 2000000, SIG_HANDLER = 20000 };
 static uint8_t (*sig_ids)[16];
-static volatile sig_atomic_t sig_n, sig_stop;
+static volatile sig_atomic_t sig_n; /* the handler's, on this thread */
+static _Atomic int sig_stop;        /* the kicker's, another thread */
 static frond_uuid7 *sig_g7;
 static pthread_t sig_target;
 
@@ -318,7 +320,7 @@ static void sig_on(int signo) {
 
 static void *sig_kicker(void *arg) {
   (void)arg;
-  while (!sig_stop) {
+  while (!atomic_load(&sig_stop)) {
     pthread_kill(sig_target, SIGUSR1);
     for (volatile int i = 0; i < 200; i++)
       ;
@@ -346,7 +348,7 @@ static void test_ids_made_in_signal_handler(void **state) {
   sa.sa_flags = SA_RESTART;
   assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
   sig_n = 0;
-  sig_stop = 0;
+  atomic_store(&sig_stop, 0);
   sig_target = pthread_self();
   frond__uuid4_fast(sig_ids[0]); /* the thread's state exists */
   assert_int_equal(pthread_create(&k, NULL, sig_kicker, NULL), 0);
@@ -359,7 +361,7 @@ static void test_ids_made_in_signal_handler(void **state) {
         frond_uuid7_next(sig_g7, sig_ids[made]);
     }
   }
-  sig_stop = 1;
+  atomic_store(&sig_stop, 1);
   pthread_join(k, NULL);
   assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
   /* The handler's IDs follow the thread's in one array. */
