@@ -355,8 +355,18 @@ FROND_EXPORT int frond_uuid7_create(frond_uuid7 **out, frond_clock_fn clock,
 /* Next UUID into out. Thread-safe, lock-free, never blocks, never fails. */
 FROND_EXPORT void frond_uuid7_next(frond_uuid7 *g, uint8_t out[16]);
 FROND_EXPORT void frond_uuid7_free(frond_uuid7 *g);
-/* A UUIDv4 from the system's random numbers (libsodium randombytes, a
-** system call per UUID). Thread-safe. Errors: IO (no randomness). */
+/* A UUIDv4 from the calling thread's ChaCha20 keystream, keyed from the
+** system's random numbers (docs/formats.md). Thread-safe. Errors: IO (no
+** randomness).
+** Signal handlers: frond_uuid4 and frond_uuid7_next (and the ULID and
+** ObjectId ones) may be called in a handler that interrupted any of them
+** on the same thread: the handler's call takes its bits from the system
+** and never repeats the bits of the call it interrupted. They are not
+** async-signal-safe otherwise: a thread's first call allocates its state,
+** and the default clock may start a thread, so a thread whose handler
+** makes IDs makes one first outside it, and the process passes
+** frond_uuid7_create (and the others) a clock function of its own that
+** reads clock_gettime (frond_clock_realtime selects the default). */
 FROND_EXPORT int frond_uuid4(uint8_t out[16], frond_error *err);
 /* Lower-case 8-4-4-4-12 form, NUL-terminated (37 bytes). */
 FROND_EXPORT void frond_uuid_format(const uint8_t u[16],

@@ -191,6 +191,11 @@ uint64_t frond__rand64(uint64_t stream);
 void frond__rand_bytes(uint64_t stream, void *out, size_t n);
 /* Tests: every stream from this key (NULL: the system's again). */
 void frond__rand_fixed(const uint8_t key[16]);
+/* Tests: how many times this thread's streams took a new key. */
+uint64_t frond__rand_rekeys(void);
+/* Tests: called once, by the next refill, just after it read whether the
+** fixed key is set (then cleared). */
+void frond__rand_refill_hook(void (*fn)(void));
 /* The wall clock's unix ms, read from a ticker's word under sustained use
 ** (at most a tick behind), else from the clock. Thread-safe. */
 int64_t frond__id128_now_ms(void);

@@ -21,9 +21,11 @@
 ** number of IDs learns nothing of the bits of others (docs/formats.md).
 **
 ** Per thread: no lock and no shared cache line on the hot path. Each
-** thread holds STREAMS slots (direct-mapped by the generator's stream
-** number), so a thread alternating between a few generators keeps each
-** buffer. fork(): a slot and the master key are armed with the process key
+** thread holds STREAMS slots, any of which may hold any stream: a call
+** for the stream of the thread's last call goes straight to its slot,
+** another looks through the slots and, when its stream holds none, takes
+** the least recently used. A thread going round up to STREAMS generators
+** keeps each one's buffer, whatever their numbers. fork(): a slot and the master key are armed with the process key
 ** (base/fork.h); a child finds them foreign on its first call and draws
 ** new keys from the system before any bit, so parent and child never
 ** share a byte of keystream, whatever made the fork.
@@ -54,17 +56,18 @@
 
 /* ---- the keystream ---- */
 
-#define STREAMS 4
+#define STREAMS 16
 #define DRAW 1024
 #define RBUF (DRAW - 32)
 #define RESEED 1024 /* refills: 1 MiB */
 
 typedef struct rand_slot {
   uint64_t stream; /* 0: empty */
-  unsigned epoch;  /* of the fixed key's setting its key was made under */
+  unsigned epoch;  /* fixed_word when its key was made */
   frond__fork_mark fork;
   unsigned pos; /* next unread byte of buf */
   unsigned refills;
+  uint64_t used;   /* the thread's count of slot changes at its last use */
   uint8_t key[32]; /* key and buf are one keystream draw: keep together */
   uint8_t buf[RBUF];
 } rand_slot;
@@ -72,6 +75,9 @@ typedef struct rand_slot {
 typedef struct rand_thread {
   frond__fork_mark fork;
   int seeded;
+  uint64_t rekeys;  /* a slot took a new key for a stream */
+  uint64_t changes; /* calls that found another stream in slot[last] */
+  unsigned last;    /* the slot of the last call's stream */
   uint8_t master[32];
   rand_slot slot[STREAMS];
 } rand_thread;
@@ -83,17 +89,30 @@ static _Atomic uint64_t streams;
 
 /* Tests: a fixed key for every stream. Each change of the setting starts
 ** an epoch, and a slot keyed in another epoch takes a new key at its next
-** refill, so no stream goes on from the fixed key once it is cleared. */
-static _Atomic int fixed_set;
-static _Atomic unsigned fixed_epoch;
+** refill, so no stream goes on from the fixed key once it is cleared. The
+** epoch and whether the key is set are one word (epoch << 1 | set), read
+** once by a refill: a refill that keys a slot under the fixed key records
+** the epoch the key was set in, never a later one. */
+static _Atomic unsigned fixed_word;
 static uint8_t fixed_key[32];
+static _Atomic(void (*)(void)) refill_hook;
+
+void frond__rand_refill_hook(void (*fn)(void)) {
+  atomic_store(&refill_hook, fn);
+}
+
+/* Set once the thread's state is freed at its exit: a later destructor
+** that draws takes the system's bits rather than a state no destructor
+** would free. */
+static __thread unsigned char gone __attribute__((tls_model("initial-exec")));
 
 static void rand_thread_free(void *p) {
   if (p != NULL) {
     sodium_memzero(p, sizeof(rand_thread));
     free(p);
   }
-  mine = NULL; /* a later destructor that draws starts again */
+  mine = NULL;
+  gone = 1;
 }
 
 static void rand_key_make(void) {
@@ -105,15 +124,16 @@ uint64_t frond__rand_stream(void) {
 }
 
 void frond__rand_fixed(const uint8_t key[16]) {
-  if (key == NULL) {
-    atomic_store_explicit(&fixed_set, 0, memory_order_release);
-    atomic_fetch_add(&fixed_epoch, 1);
-    return;
+  unsigned w = atomic_load_explicit(&fixed_word, memory_order_relaxed);
+  if (key != NULL) {
+    memcpy(fixed_key, key, 16);
+    memcpy(fixed_key + 16, key, 16);
   }
-  memcpy(fixed_key, key, 16);
-  memcpy(fixed_key + 16, key, 16);
-  atomic_store_explicit(&fixed_set, 1, memory_order_release);
-  atomic_fetch_add(&fixed_epoch, 1);
+  /* Release: a refill that sees the word set (acquire) sees the key. */
+  while (!atomic_compare_exchange_weak_explicit(
+      &fixed_word, &w, ((w >> 1) + 1) << 1 | (key != NULL),
+      memory_order_release, memory_order_relaxed))
+    ;
 }
 
 /* A fresh key for a stream of this thread: from the master key, which is
@@ -139,8 +159,11 @@ static void stream_key(rand_thread *t, uint8_t out[32]) {
 static void refill(rand_thread *t, rand_slot *s, uint64_t stream) {
   static const uint8_t nonce[crypto_stream_chacha20_NONCEBYTES];
   uint8_t k[32];
-  int fixed = atomic_load_explicit(&fixed_set, memory_order_acquire);
-  unsigned epoch = atomic_load_explicit(&fixed_epoch, memory_order_relaxed);
+  unsigned epoch = atomic_load_explicit(&fixed_word, memory_order_acquire);
+  int fixed = (int)(epoch & 1);
+  void (*hook)(void) = atomic_exchange(&refill_hook, NULL);
+  if (hook != NULL)
+    hook();
   if (s->stream != stream || s->epoch != epoch || frond__fork_seen(&s->fork)) {
     if (fixed)
       memcpy(s->key, fixed_key, 32);
@@ -149,6 +172,7 @@ static void refill(rand_thread *t, rand_slot *s, uint64_t stream) {
     s->stream = stream;
     s->epoch = epoch;
     s->refills = 0;
+    t->rekeys++;
     frond__fork_arm(&s->fork);
   } else if (++s->refills >= RESEED && !fixed) {
     randombytes_buf(s->key, sizeof(s->key));
@@ -170,14 +194,52 @@ static rand_thread *thread_state(void) {
   return t;
 }
 
-void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
-  rand_thread *t = mine;
-  rand_slot *s;
-  if (FROND__UNLIKELY(t == NULL) && (t = thread_state()) == NULL) {
-    randombytes_buf(out, n); /* no memory: the system's, slowly */
-    return;
+/* Calls and signal handlers: busy is set while a call reads or changes
+** this thread's state. A call that finds it set is a handler that
+** interrupted a draw on its own thread: it takes its bytes from the
+** system and touches nothing, so that it never hands out the bytes the
+** draw is handing out, nor a key the draw is replacing. The signal
+** fences keep the compiler from moving the state's reads and writes
+** outside the mark; no instruction of the processor is needed, as a
+** handler runs on the thread it interrupted. */
+static __thread volatile sig_atomic_t busy
+    __attribute__((tls_model("initial-exec")));
+
+#define ENTER()                                                                \
+  do {                                                                         \
+    busy = 1;                                                                  \
+    atomic_signal_fence(memory_order_seq_cst);                                 \
+  } while (0)
+#define LEAVE()                                                                \
+  do {                                                                         \
+    atomic_signal_fence(memory_order_seq_cst);                                 \
+    busy = 0;                                                                  \
+  } while (0)
+
+/* The slot of stream: the last call's, one that holds it, or the least
+** recently used (which refill() then keys for it). */
+static rand_slot *slot_find(rand_thread *t, uint64_t stream) {
+  unsigned i, lru = 0;
+  for (i = 0; i < STREAMS; i++) {
+    if (t->slot[i].stream == stream)
+      break;
+    if (t->slot[i].used < t->slot[lru].used)
+      lru = i;
   }
-  s = &t->slot[stream % STREAMS];
+  if (i == STREAMS)
+    i = lru;
+  t->last = i;
+  t->slot[i].used = ++t->changes;
+  return &t->slot[i];
+}
+
+static inline rand_slot *slot_of(rand_thread *t, uint64_t stream) {
+  rand_slot *s = &t->slot[t->last];
+  return FROND__LIKELY(s->stream == stream) ? s : slot_find(t, stream);
+}
+
+static void draw_bytes(rand_thread *t, uint64_t stream, void *out, size_t n) {
+  rand_slot *s = slot_of(t, stream);
   while (n > 0) {
     size_t k;
     if (FROND__UNLIKELY(s->stream != stream || s->pos >= RBUF ||
@@ -192,22 +254,42 @@ void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
   }
 }
 
+void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
+  rand_thread *t;
+  if (FROND__UNLIKELY(busy)) {
+    randombytes_buf(out, n); /* a handler inside a draw */
+    return;
+  }
+  ENTER();
+  if ((t = mine) != NULL || (!gone && (t = thread_state()) != NULL))
+    draw_bytes(t, stream, out, n);
+  else
+    randombytes_buf(out, n); /* exiting, or no memory: the system's */
+  LEAVE();
+}
+
 uint64_t frond__rand64(uint64_t stream) {
   rand_thread *t = mine;
   rand_slot *s;
   uint64_t v;
-  if (FROND__UNLIKELY(t == NULL)) {
+  if (FROND__UNLIKELY(t == NULL || busy)) {
     frond__rand_bytes(stream, &v, sizeof(v));
     return v;
   }
-  s = &t->slot[stream % STREAMS];
+  ENTER();
+  s = slot_of(t, stream);
   if (FROND__UNLIKELY(s->stream != stream || s->pos > RBUF - 8 ||
                       frond__fork_seen(&s->fork)))
     refill(t, s, stream);
   memcpy(&v, s->buf + s->pos, 8);
   memset(s->buf + s->pos, 0, 8);
   s->pos += 8;
+  LEAVE();
   return v;
+}
+
+uint64_t frond__rand_rekeys(void) {
+  return mine != NULL ? mine->rekeys : 0;
 }
 
 /* ---- the millisecond ---- */

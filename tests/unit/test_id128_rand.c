@@ -13,6 +13,8 @@
 #include "core/formats.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sodium.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -204,6 +206,192 @@ static void test_fixed_key(void **state) {
   assert_int_equal(same, 0);
 }
 
+/* Eight generators used in turn on one thread, as a server thread serving
+** eight formats does: each stream keeps its slot, so the thread takes a
+** new key once per stream, not once per call. */
+static void test_streams_keep_their_slots(void **state) {
+  enum { G = 8, ROUNDS = 4000 };
+  uint64_t s[G], before, rekeys;
+  (void)state;
+  for (int i = 0; i < G; i++)
+    s[i] = frond__rand_stream();
+  (void)frond__rand64(s[0]);
+  before = frond__rand_rekeys();
+  for (int r = 0; r < ROUNDS; r++)
+    for (int i = 0; i < G; i++)
+      (void)frond__rand64(s[i]);
+  rekeys = frond__rand_rekeys() - before;
+  print_message("%d generators in turn, %d calls: %llu new keys\n", G,
+                G * ROUNDS, (unsigned long long)rekeys);
+  assert_true(rekeys <= G);
+}
+
+/* The fixed key cleared while a refill is keying a stream under it: the
+** stream takes the system's key at its next refill, as every stream keyed
+** under the fixed key does. Under the same fixed key set again, a new
+** stream draws what the first did while it was fixed, and no more. */
+static void clear_fixed(void) {
+  frond__rand_fixed(NULL);
+}
+
+static void test_fixed_key_cleared_during_refill(void **state) {
+  static const uint8_t key[16] = {9, 9, 9};
+  enum { N = 4096, FIRST = 1024 - 32 }; /* one draw's bytes */
+  uint8_t *a = malloc(N), *c = malloc(N);
+  size_t same = 0;
+  (void)state;
+  frond__rand_fixed(key);
+  frond__rand_refill_hook(clear_fixed);
+  frond__rand_bytes(frond__rand_stream(), a, N);
+  frond__rand_refill_hook(NULL);
+  frond__rand_fixed(key);
+  frond__rand_bytes(frond__rand_stream(), c, N);
+  frond__rand_fixed(NULL);
+  assert_memory_equal(a, c, FIRST);
+  for (size_t i = FIRST; i < N; i += 8)
+    same += memcmp(a + i, c + i, 8) == 0;
+  print_message("%zu of %d words past the first draw still from the fixed "
+                "key\n",
+                same, (N - FIRST) / 8);
+  assert_int_equal(same, 0);
+  free(a);
+  free(c);
+}
+
+/* A thread-exit destructor that makes IDs after the keystream's own
+** destructor ran: it gets random bits, and no state is made again (it
+** would leak). The destructor sets itself again once, so that its second
+** call comes after every first one, the keystream's included. */
+static pthread_key_t late_key;
+static uint64_t late_value, late_rekeys = 99;
+
+static void late_destructor(void *p) {
+  if (p == (void *)1) {
+    pthread_setspecific(late_key, (void *)2);
+    return;
+  }
+  late_value = frond__rand64(frond__rand_stream());
+  late_rekeys = frond__rand_rekeys();
+}
+
+static void *late_thread(void *arg) {
+  (void)arg;
+  (void)frond__rand64(frond__rand_stream());
+  pthread_setspecific(late_key, (void *)1);
+  return NULL;
+}
+
+static void test_draw_after_thread_state_freed(void **state) {
+  pthread_t th;
+  (void)state;
+  assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+  assert_int_equal(pthread_create(&th, NULL, late_thread, NULL), 0);
+  pthread_join(th, NULL);
+  pthread_key_delete(late_key);
+  assert_int_equal(late_rekeys, 0);
+  assert_true(late_value != 0);
+}
+
+/* ---- signal handlers ---- */
+
+/* A thread makes UUIDv4s and UUIDv7s while another interrupts it with
+** signals whose handler makes them too: a handler that interrupted a
+** draw must not read the bytes the draw is handing out, nor reuse a key
+** it is replacing. The thread goes on until the handler made 20,000;
+** bounded: 2,000,000 IDs in the thread, 30 s. */
+enum { SIG_MAIN = 2000000, SIG_HANDLER = 20000 };
+static uint8_t (*sig_ids)[16];
+static volatile sig_atomic_t sig_n; /* the handler's, on this thread */
+static _Atomic int sig_stop;        /* the kicker's, another thread */
+static frond_uuid7 *sig_g7;
+static pthread_t sig_target;
+
+static void sig_on(int signo) {
+  long n = sig_n;
+  (void)signo;
+  if (n < SIG_HANDLER) {
+    if (n % 2 == 0)
+      frond__uuid4_fast(sig_ids[SIG_MAIN + n]);
+    else
+      frond_uuid7_next(sig_g7, sig_ids[SIG_MAIN + n]);
+    sig_n = (sig_atomic_t)(n + 1);
+  }
+}
+
+static void *sig_kicker(void *arg) {
+  (void)arg;
+  while (!atomic_load(&sig_stop)) {
+    pthread_kill(sig_target, SIGUSR1);
+    for (volatile int i = 0; i < 200; i++)
+      ;
+  }
+  return NULL;
+}
+
+static int cmp16(const void *a, const void *b) {
+  return memcmp(a, b, 16);
+}
+
+static void test_ids_made_in_signal_handler(void **state) {
+  struct sigaction sa, old;
+  pthread_t k;
+  uint64_t *words;
+  size_t total, dup = 0;
+  int64_t until = frond_clock_realtime(NULL) + 30000;
+  long made = 0;
+  (void)state;
+  sig_ids = calloc(SIG_MAIN + SIG_HANDLER, 16);
+  assert_non_null(sig_ids);
+  assert_int_equal(frond_uuid7_create(&sig_g7, NULL, NULL, NULL), 0);
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = sig_on;
+  sa.sa_flags = SA_RESTART;
+  assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+  sig_n = 0;
+  atomic_store(&sig_stop, 0);
+  sig_target = pthread_self();
+  frond__uuid4_fast(sig_ids[0]); /* the thread's state exists */
+  assert_int_equal(pthread_create(&k, NULL, sig_kicker, NULL), 0);
+  while (sig_n < SIG_HANDLER && made < SIG_MAIN &&
+         frond_clock_realtime(NULL) < until) {
+    for (int i = 0; i < 1000; i++, made++) {
+      if (made % 2 == 0)
+        frond__uuid4_fast(sig_ids[made]);
+      else
+        frond_uuid7_next(sig_g7, sig_ids[made]);
+    }
+  }
+  atomic_store(&sig_stop, 1);
+  pthread_join(k, NULL);
+  assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+  /* The handler's IDs follow the thread's in one array. */
+  memmove(sig_ids[made], sig_ids[SIG_MAIN], 16 * (size_t)sig_n);
+  total = (size_t)made + (size_t)sig_n;
+  assert_true(sig_n > 0);
+  qsort(sig_ids, total, 16, cmp16);
+  for (size_t i = 1; i < total; i++)
+    dup += memcmp(sig_ids[i - 1], sig_ids[i], 16) == 0;
+  /* The random words: both halves of a UUIDv4, the last 8 bytes of a
+  ** UUIDv7 (its 58 random bits are there and in byte 7). */
+  words = malloc(sizeof(*words) * 2 * total);
+  assert_non_null(words);
+  for (size_t i = 0; i < total; i++) {
+    memcpy(&words[2 * i], sig_ids[i] + 8, 8);
+    if ((sig_ids[i][6] >> 4) == 4)
+      memcpy(&words[2 * i + 1], sig_ids[i], 8);
+    else
+      words[2 * i + 1] = UINT64_C(0xff00000000000000) | i; /* distinct */
+  }
+  print_message("%ld IDs in the thread, %ld in the handler: %zu duplicate "
+                "IDs, %zu shared random words\n",
+                made, (long)sig_n, dup, repeats64(words, 2 * total));
+  assert_int_equal(dup, 0);
+  assert_int_equal(repeats64(words, 2 * total), 0);
+  free(words);
+  frond_uuid7_free(sig_g7);
+  free(sig_ids);
+}
+
 /* ---- batches ---- */
 
 /* Under one fake clock and one fixed key, n values in one call are the n
@@ -290,6 +478,10 @@ int main(void) {
       cmocka_unit_test(test_streams_distinct_across_threads),
       cmocka_unit_test(test_streams_distinct_across_fork),
       cmocka_unit_test(test_fixed_key),
+      cmocka_unit_test(test_fixed_key_cleared_during_refill),
+      cmocka_unit_test(test_ids_made_in_signal_handler),
+      cmocka_unit_test(test_streams_keep_their_slots),
+      cmocka_unit_test(test_draw_after_thread_state_freed),
       cmocka_unit_test(test_batches_equal_single_calls),
       cmocka_unit_test(test_ticker_follows_clock),
   };
