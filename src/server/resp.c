@@ -260,8 +260,9 @@ static void execute(frond__resp_ctx *x) {
   /* A command refused while queueing aborts the transaction at EXEC. */
   if (queue && x->failed)
     x->st->tx.dirty = 1;
-  /* A command answered later is counted then. */
-  if (!x->c->held)
+  /* A command answered later (or an EXEC answered in parts) is counted
+  ** then. */
+  if (!x->c->held && !x->held)
     frond__resp_count(x);
 }
 

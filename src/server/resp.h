@@ -208,9 +208,10 @@ void frond__resp_cmd_unwatch(frond__resp_ctx *x);
 void frond__resp_tx_queue(frond__resp_ctx *x);
 /* EXEC: run the queue in order, each command through run (resp.c's
 ** dispatch, which counts it). Returns 1 when a command waits off the loop
-** with more to come (x->c is held): the caller leaves EXEC unconsumed, and
-** calls this again for the same EXEC once the connection resumes; 0 once
-** answered. */
+** with more to come (x->c is held), or when the output is past the
+** high-water mark: the caller leaves EXEC unconsumed, and calls this again
+** for the same EXEC once the connection resumes or the output has
+** drained; 0 once answered. */
 int frond__resp_tx_exec(frond__resp_ctx *x, void (*run)(frond__resp_ctx *y));
 /* Drop a client's transaction (RESET, a closing connection). */
 void frond__resp_tx_free(frond__resp_client *st);

@@ -33,6 +33,15 @@
 ** process). It is bounded by FROND__RESP_MAX_QUEUED commands and by
 ** resp_max_query bytes, the bound of a client's pending input: a command
 ** beyond either is refused -QUEUE_FULL and aborts the transaction.
+**
+** EXEC answers in parts:
+** once the connection's output is past FROND__OUT_HIGH_WATER it stops
+** between two commands, leaves its bytes unconsumed, and goes on when the
+** client has read (conn.c reads the same EXEC again once the output has
+** drained), as it does behind a command that waits. What one EXEC holds
+** in memory is then the high-water mark and one command's reply, however
+** many IDs its commands ask for, and the loop serves other connections
+** between its parts.
 */
 #include "server/resp.h"
 
@@ -182,6 +191,9 @@ int frond__resp_tx_exec(frond__resp_ctx *x, void (*run)(frond__resp_ctx *y)) {
   }
   while (tx->next < tx->n) {
     frond__resp_ctx y = *x;
+    /* The rest once the client has read (the head comment). */
+    if (x->c->out.len + x->c->wbuf.len >= FROND__OUT_HIGH_WATER)
+      return 1;
     long used = frond__resp_tx_get(tx->q.data + tx->off, tx->q.len - tx->off,
                                    argv, FROND__RESP_MAX_ARGS, &y.argc);
     /* The queue is this file's own writing. */
