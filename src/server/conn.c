@@ -533,7 +533,7 @@ static void close_walk(uv_handle_t *h, void *arg) {
 static void on_sweep(uv_timer_t *t) {
   frond__worker *w = t->data;
   const frond__config *cfg = &w->srv->cfg;
-  uint64_t now = uv_now(&w->loop);
+  uint64_t now = uv_now(&w->loop), start;
   frond__conn *c, *next;
   if (w->draining &&
       (w->nconns == 0 || (int64_t)(now - w->drain_deadline) >= 0)) {
@@ -566,8 +566,11 @@ static void on_sweep(uv_timer_t *t) {
     /* A held request is the server's to finish, not the client's. */
     if (c->closing || c->writing || c->close_after_write || c->held)
       continue;
-    if (c->req_start_ms != 0 &&
-        now - c->req_start_ms >= (uint64_t)cfg->header_timeout_ms) {
+    /* Work a protocol left open is timed as a pending request. */
+    start = c->req_start_ms;
+    if (c->open_ms != 0 && (start == 0 || c->open_ms < start))
+      start = c->open_ms;
+    if (start != 0 && now - start >= (uint64_t)cfg->header_timeout_ms) {
       FROND__INC(w->m.header_timeouts, 1);
       if (c->proto->on_timeout != NULL && c->opened)
         c->proto->on_timeout(c);
@@ -577,11 +580,11 @@ static void on_sweep(uv_timer_t *t) {
         c->reading = 0;
       }
       flush(c);
-    } else if (c->req_start_ms == 0 && c->idle_ms != 0 &&
+    } else if (start == 0 && c->idle_ms != 0 &&
                now - c->last_ms >= c->idle_ms) {
       FROND__INC(w->m.idle_timeouts, 1);
       conn_close(c);
-    } else if (c->req_start_ms == 0 && c->rlen == 0 && c->out.len == 0 &&
+    } else if (start == 0 && c->rlen == 0 && c->out.len == 0 &&
                c->rcap + c->out.cap + c->wbuf.cap > 0 &&
                now - c->last_ms >= IDLE_FREE_MS) {
       /* Idle with nothing buffered: the small buffers go too; on_alloc

@@ -65,8 +65,10 @@ enum {
 #define FROND__RESP_UNAUTH_MAX_ARGS 10
 #define FROND__RESP_UNAUTH_MAX_BULK 16384
 #define FROND__RESP_NAME_MAX 128
-/* Most commands one transaction queues (resp_multi.c). */
+/* Most commands, and bytes of their arguments, one transaction queues
+** (resp_multi.c). */
 #define FROND__RESP_MAX_QUEUED 10000
+#define FROND__RESP_TX_MAX_BYTES (256u << 10)
 
 /* What RESP keeps per worker (c->l->state), written by its thread only. */
 typedef struct frond__resp_stats {

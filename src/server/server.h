@@ -142,6 +142,9 @@ struct frond__conn {
   unsigned refs;         /* the handle's, and one per frond__conn_hold */
   uint64_t last_ms;      /* last read or write activity */
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
+  uint64_t open_ms;      /* the protocol's: work left open across requests
+                            (a Redis transaction) since, timed out as a
+                            pending request is; 0: none */
   uint64_t linger_ms;    /* when the lingering close began */
   unsigned proto_state;  /* the protocol's own, zeroed at accept */
   uint64_t idle_ms;      /* close after this long idle, 0: never */

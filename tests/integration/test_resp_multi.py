@@ -5,7 +5,9 @@ What a Redis transaction may hold in a server, in bytes and in time: an
 EXEC whose commands ask for far more than a connection's output bound,
 sent by a client that does not read, is answered in parts (the output
 stays near its high-water mark, other connections are served, and the
-whole answer arrives once the client reads).
+whole answer arrives once the client reads); a transaction's queue is
+bounded in bytes (-QUEUE_FULL, EXECABORT); and a transaction left open is
+closed with an error after header_timeout_ms, its queue freed.
 """
 import os
 import re
@@ -119,6 +121,83 @@ def test_exec_answered_in_parts():
         s.close()
 
 
+def test_queue_bytes_bounded():
+    """A transaction's queue holds at most 256 KiB of arguments: the
+    command past it is refused, EXEC aborts and runs nothing."""
+    s = ft.Server(resp=True, tags={"order": 1000})
+    try:
+        c = Resp(s.resp_port)
+        first = c.command("INCR", "order")
+        check(c.command("MULTI") == "OK", "MULTI")
+        arg = b"x" * 65000
+        replies = [c.command("ECHO", arg) for _ in range(6)]
+        full = [i for i, r in enumerate(replies)
+                if isinstance(r, RespError) and r.code == "QUEUE_FULL"]
+        check(full and replies[:full[0]] == ["QUEUED"] * full[0] and
+              full[0] * 65000 <= 256 * 1024 < (full[0] + 1) * 65000,
+              "6 ECHOs of 65,000 bytes: %r" % [str(r)[:40] for r in replies])
+        check(c.command("INCR", "order") == "QUEUED", "queued after")
+        r = c.command("EXEC")
+        check(isinstance(r, RespError) and r.code == "EXECABORT", "%r" % r)
+        # Nothing of it ran: the next ID follows the one before it.
+        check(c.command("INCR", "order") == first + 1, "an ID was burnt")
+        c.close()
+    finally:
+        s.stop()
+        s.close()
+
+
+def test_open_transaction_times_out():
+    """Connections that open a transaction, queue to its bound and go
+    idle are closed with an error after header_timeout_ms, their queues
+    freed; a transaction EXECed within it runs."""
+    s = ft.Server(resp=True, tags={"order": 1000},
+                  extra=["--header-timeout-ms", "1000"])
+    try:
+        conns = []
+        arg = b"x" * 60000
+        for _ in range(40):
+            c = Resp(s.resp_port, timeout=30)
+            c.send(encode("MULTI") + encode("ECHO", arg) * 4)
+            got = [c.reply() for _ in range(5)]
+            check(got == ["OK"] + ["QUEUED"] * 4, "%r" % got[:2])
+            conns.append(c)
+        for c in conns:
+            check(c.closed(timeout=30), "an open transaction outlived "
+                  "header_timeout_ms")
+            check(c.buf.startswith(b"-ERR transaction not executed within "
+                                   b"1000 ms of MULTI"), "%r" % c.buf[:200])
+            c.close()
+        # Activity does not extend it: a command queued every 200 ms.
+        c = Resp(s.resp_port, timeout=30)
+        check(c.command("MULTI") == "OK", "MULTI")
+        t0 = time.monotonic()
+        closed = False
+        while time.monotonic() - t0 < 10:
+            c.send(encode("INCR", "order"))
+            if c.closed(timeout=0.2):
+                closed = True
+                break
+        check(closed and b"-ERR transaction not executed" in c.buf,
+              "a busy open transaction: %r" % c.buf[-200:])
+        c.close()
+        # Within the bound, and after it on a fresh connection, all is as
+        # usual.
+        c = Resp(s.resp_port)
+        check(c.command("MULTI") == "OK", "MULTI")
+        check(c.command("INCR", "order") == "QUEUED", "queued")
+        r = c.command("EXEC")
+        check(isinstance(r, list) and len(r) == 1 and isinstance(r[0], int),
+              "EXEC %r" % r)
+        check(not c.closed(timeout=1.5), "closed after EXEC")
+        check(c.command("PING") == "PONG", "PING after")
+        c.close()
+    finally:
+        s.stop()
+        s.close()
+
+
 if __name__ == "__main__":
     ft.need(ft.FROND_BIN, "frond (build it first)")
-    ft.main([test_exec_answered_in_parts])
+    ft.main([test_exec_answered_in_parts, test_queue_bytes_bounded,
+             test_open_transaction_times_out])
