@@ -16,6 +16,12 @@
 // is left. The range size adapts to the rate (doubling when a range lasts
 // less than `target`, halving past twice that, within [minRange,
 // maxRange]); a range older than `validity` is dropped, its IDs skipped.
+// Ranges keep their order per server: servers of one store answer from
+// their own buffers, so ranges from two of them are unique but not in
+// order. That the servers share one store is checked: the client pins the
+// first store a range answer names ("store", or Frond-Store) and refuses
+// a range of another with STORE_MISMATCH, failing over as for a 503; with
+// several servers listed, one that names no store is refused too.
 // Node runs JavaScript on one thread: tryNext() is synchronous and
 // answers from the buffer (null when it is empty, a load started), and
 // next() is a Promise that resolves at once from the buffer or after the
@@ -25,11 +31,26 @@ export const VERSION = "0.1.0";
 const USER_AGENT = `frond-node/${VERSION}`;
 const DEFAULT_SERVERS = ["http://127.0.0.1:8080"];
 const TAG_MAX = 128;
+const INT64_MAX = 2n ** 63n - 1n;
+const DECIMAL = /^[0-9]{1,19}$/;
+const STORE = /^[0-9a-f]{32}$/;
+
+// A range bound: a JSON string of 1 to 19 decimal digits within int64,
+// nothing else (a number above 2^53 was rounded on its way; BigInt("")
+// is 0n).
+function decimal(v, what, base) {
+  if (typeof v !== "string" || !DECIMAL.test(v) || BigInt(v) > INT64_MAX)
+    throw new FrondError("BAD_RESPONSE", `${base}: a range's ${what} must ` +
+      `be a string of decimal digits within int64, not ${JSON.stringify(v)}`);
+  return BigInt(v);
+}
 
 // A call that did not give IDs. code: Frond's stable code (TAG_NOT_FOUND,
 // SEGMENT_UNAVAILABLE, COUNT_INVALID, ...) or the client's own:
 // UNAVAILABLE (no server answered), TIMEOUT, BAD_RESPONSE (an answer that
-// does not parse, a range below one leased before), CLOSED, INVAL.
+// does not parse, a range below one the same server leased before),
+// STORE_MISMATCH (no server gave a range of the pinned store, or several
+// are listed and one names no store), CLOSED, INVAL.
 // message: what happened; status: the HTTP status, 0 when there was none.
 // Shown as Node shows its own coded errors: FrondError [CODE]: message.
 export class FrondError extends Error {
@@ -119,6 +140,7 @@ export class Client {
     this.tags = new Map();
     this.closed = false;
     this.counts = { calls: 0, failovers: 0, retries: 0 };
+    this.store = null; // { id, at }: the first store a range named
   }
 
   failOver(i) {
@@ -128,11 +150,13 @@ export class Client {
     }
   }
 
-  // GET path (under /v1) with query: the decoded JSON body.
-  async get(path, query) {
+  // GET path (under /v1) with query: the decoded JSON body. check(body,
+  // i, headers), when given, may refuse a 200 answer of server i with
+  // STORE_MISMATCH: the call then fails over as for a 503.
+  async get(path, query, check) {
     if (this.closed) throw new FrondError("CLOSED", "the client is closed");
     const qs = query ? "?" + new URLSearchParams(query).toString() : "";
-    let last = null;
+    let last = null, mismatch = null;
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       if (attempt > 0) {
         this.counts.retries++;
@@ -159,12 +183,23 @@ export class Client {
         continue;
       }
       if (res.status === 200) {
+        let got;
         try {
-          return JSON.parse(body);
+          got = JSON.parse(body);
         } catch {
           throw new FrondError("BAD_RESPONSE",
             `${base}${path} answered ${JSON.stringify(body.slice(0, 200))}`,
             200);
+        }
+        if (!check) return got;
+        try {
+          return check(got, i, res.headers);
+        } catch (e) {
+          if (!(e instanceof FrondError) || e.code !== "STORE_MISMATCH")
+            throw e;
+          last = mismatch = e;
+          this.failOver(i);
+          continue;
         }
       }
       let err;
@@ -180,7 +215,8 @@ export class Client {
       last = err;
       this.failOver(i);
     }
-    throw last;
+    // A server of another store outweighs one that did not answer.
+    throw mismatch ?? last;
   }
 
   // One snowflake ID.
@@ -212,22 +248,58 @@ export class Client {
   // count consecutive IDs of tag name leased to the caller:
   // { start, end } as BigInts, the IDs start <= id < end.
   async range(name, count) {
+    const { start, end } = await this.lease(name, count);
+    return { start, end };
+  }
+
+  // range(), and the index of the server that gave it: { start, end, at }.
+  async lease(name, count) {
     checkTag(name);
     checkCount(count);
-    const got = await this.get(
-      `/v1/segment/${encodeURIComponent(name)}/range`, { count });
-    let start, end;
-    try {
-      start = BigInt(got.start);
-      end = BigInt(got.end);
-    } catch {
-      throw new FrondError("BAD_RESPONSE",
-        `a range answer without start and end: ${JSON.stringify(got)}`);
+    return this.get(`/v1/segment/${encodeURIComponent(name)}/range`,
+      { count }, (got, i, headers) => {
+        const base = this.servers[i];
+        if (!got || typeof got !== "object")
+          throw new FrondError("BAD_RESPONSE",
+            `${base}: a range answer that is not an object`);
+        const start = decimal(got.start, "start", base);
+        const end = decimal(got.end, "end", base);
+        if (end - start !== BigInt(count))
+          throw new FrondError("BAD_RESPONSE",
+            `${base}: asked for ${count} IDs of ${name}, got ` +
+            `[${start}, ${end})`);
+        this.checkStore(got.store, headers.get("frond-store"), i);
+        return { start, end, at: i };
+      });
+  }
+
+  // The store server i names in a range answer, against the pinned one.
+  checkStore(body, header, i) {
+    const base = this.servers[i];
+    if (body !== undefined && header !== null && body !== header)
+      throw new FrondError("BAD_RESPONSE", `${base} names store ` +
+        `${JSON.stringify(body)} in the answer and ${header} in Frond-Store`);
+    const st = body !== undefined ? body : header;
+    if (st === null || st === undefined) {
+      if (this.servers.length > 1)
+        throw new FrondError("STORE_MISMATCH", `${base} does not name its ` +
+          "store (a server older than the store identity): with several " +
+          "servers listed, ranges are taken only from servers that name " +
+          "one, so that servers on different stores are never mixed");
+      return;
     }
-    if (end - start !== BigInt(count))
-      throw new FrondError("BAD_RESPONSE",
-        `asked for ${count} IDs of ${name}, got [${start}, ${end})`);
-    return { start, end };
+    if (typeof st !== "string" || !STORE.test(st))
+      throw new FrondError("BAD_RESPONSE", `${base} names its store ` +
+        `${JSON.stringify(st)}, not 32 lowercase hex digits`);
+    if (this.store === null) {
+      this.store = { id: st, at: i };
+      return;
+    }
+    if (st !== this.store.id)
+      throw new FrondError("STORE_MISMATCH", `${base} serves store ${st}, ` +
+        `but ${this.servers[this.store.at]} served store ${this.store.id}: ` +
+        "servers on different stores hand out the same IDs; its range is " +
+        "not used");
   }
 
   // count strings of the server's format name (format.<name>).
@@ -299,8 +371,11 @@ export class Segment {
     this.since = 0;
     this.preloadAt = -1n;
     this.size = o.minRange; // of the next range to ask for
+    this.gen = 0; // ranges installed
+    this.sized = 0; // the gen size was last adapted to
+    this.cap = null; // the server's bound, once it refused a size
     this.nextRange = null; // { start, end, fetched }
-    this.hi = null; // end of the highest range accepted
+    this.hi = new Map(); // server index: end of its last range
     this.loading = null; // the Promise of the load on its way
     this.timer = null;
     this.closed = false;
@@ -358,6 +433,7 @@ export class Segment {
   }
 
   install(n) {
+    this.gen++;
     this.counts.issued += this.pos - this.start;
     this.counts.dropped += this.end - this.pos;
     this.start = this.pos = n.start;
@@ -382,36 +458,63 @@ export class Segment {
     }
   }
 
+  // Adapted once per range used, never by a failed load.
   nextSize() {
     let size = this.size;
     const used = Number(this.pos - this.start);
-    if (this.end > this.start && used > 0) {
+    if (this.sized !== this.gen && this.end > this.start && used > 0) {
+      this.sized = this.gen;
       const lasted = (Date.now() - this.since) *
         Number(this.end - this.start) / used;
       if (lasted < this.o.target) size *= 2;
       else if (lasted > 2 * this.o.target) size = Math.floor(size / 2);
     }
-    this.size = Math.min(this.o.maxRange, Math.max(this.o.minRange, size));
-    return this.size;
+    size = Math.min(this.o.maxRange, Math.max(this.o.minRange, size));
+    if (this.cap !== null) size = Math.min(size, this.cap);
+    this.size = size;
+    return size;
+  }
+
+  // A range of at most size IDs. A server that refuses the size as above
+  // its bound (COUNT_INVALID) is asked again within it: the bound its
+  // message names, else half.
+  async lease(size) {
+    for (let k = 0; k < 64; k++) {
+      try {
+        return await this.client.lease(this.name, size);
+      } catch (e) {
+        if (!(e instanceof FrondError) || e.code !== "COUNT_INVALID" ||
+            e.status !== 400 || size <= 1)
+          throw e;
+        const m = /\[1, ?(\d+)\]/.exec(e.message);
+        const bound = m ? Number(m[1]) : 0;
+        size = bound >= 1 && bound < size ? bound : Math.floor(size / 2);
+        this.cap = size;
+        this.size = Math.min(this.size, size);
+      }
+    }
+    throw new FrondError("COUNT_INVALID",
+      `${this.name}: no range size the server takes`);
   }
 
   // Fetch the next range unless one is on its way or waiting. The
   // promise resolves to null or the error of the load; it never rejects.
   load() {
     if (this.loading || this.nextRange || this.closed) return;
-    this.loading = this.client.range(this.name, this.nextSize()).then(
-      ({ start, end }) => {
+    this.loading = this.lease(this.nextSize()).then(
+      ({ start, end, at }) => {
         this.loading = null;
         if (this.closed) {
           this.counts.dropped += end - start;
           return null;
         }
-        if (this.hi !== null && start < this.hi)
+        const hi = this.hi.get(at);
+        if (hi !== undefined && start < hi)
           return new FrondError("BAD_RESPONSE",
-            `range [${start}, ${end}) of ${this.name} is below ${this.hi}, ` +
-            "the end of a range leased before: dropped (servers on " +
-            "different stores?)");
-        this.hi = end;
+            `range [${start}, ${end}) of ${this.name} from ` +
+            `${this.client.servers[at]} is below ${hi}, the end of a range ` +
+            "it leased before: dropped");
+        this.hi.set(at, end);
         this.counts.ranges++;
         this.nextRange = { start, end, fetched: Date.now() };
         return null;

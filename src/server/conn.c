@@ -46,7 +46,7 @@
 ** not make the kernel send a reset that destroys the answer. */
 #define LINGER_MS 1000
 /* Stop reading while this much output waits for a slow reader. */
-#define OUT_HIGH_WATER (4u << 20)
+#define OUT_HIGH_WATER FROND__OUT_HIGH_WATER
 
 /* Bind (and with `reuseport`, listen on) a socket on a's address.
 ** SO_REUSEPORT lets every worker have its own. */
@@ -288,7 +288,7 @@ static void flush_out(frond__conn *c) {
     linger(c);
     return;
   }
-  if (!c->reading)
+  if (!c->reading && !c->pumping)
     start_reading(c);
 }
 
@@ -352,8 +352,9 @@ static void process(frond__conn *c) {
     }
     if (n == 0) {
       /* Held, the protocol waits for its own answer, not for bytes (a
-      ** Redis EXEC behind a command that waits). */
-      more = !c->held;
+      ** Redis EXEC behind a command that waits); past the high-water
+      ** mark, for the client to read (an EXEC answered in parts). */
+      more = !c->held && c->out.len + c->wbuf.len < OUT_HIGH_WATER;
       break;
     }
     /* A protocol consumes at most the bytes it was given. */
@@ -400,7 +401,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   c->last_ms = uv_now(&c->w->loop);
   if (!c->held)
     process(c);
-  if (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write ||
+  if (c->out.len + c->wbuf.len >= OUT_HIGH_WATER || c->close_after_write ||
       (c->held && input_full(c))) {
     uv_read_stop(s);
     c->reading = 0;
@@ -411,14 +412,19 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 static void start_reading(frond__conn *c) {
   if (c->closing || c->close_after_write)
     return;
-  /* Input may have been left while output was backed up. */
-  if (c->rlen > 0 && !c->held) {
+  /* Input may have been left while output was backed up; an answer in
+  ** parts (a Redis EXEC) goes on while each part is written at once. A
+  ** loop, not flush_out calling back here: one part after another must
+  ** not deepen the stack. */
+  while (c->rlen > 0 && !c->held) {
     process(c);
-    if (c->out.len > 0) {
-      flush(c);
-      if (c->writing || c->closing || c->close_after_write)
-        return;
-    }
+    if (c->out.len == 0)
+      break;
+    c->pumping = 1;
+    flush(c);
+    c->pumping = 0;
+    if (c->writing || c->closing || c->close_after_write)
+      return;
   }
   if (c->held && (c->eof || input_full(c)))
     return; /* frond__conn_resume goes on */
@@ -451,7 +457,7 @@ void frond__conn_resume(frond__conn *c, int close_after) {
   else if (c->rlen > 0)
     process(c);
   if (c->reading &&
-      (c->out.len + c->wbuf.len > OUT_HIGH_WATER || c->close_after_write)) {
+      (c->out.len + c->wbuf.len >= OUT_HIGH_WATER || c->close_after_write)) {
     uv_read_stop((uv_stream_t *)&c->tcp);
     c->reading = 0;
   }
@@ -527,7 +533,7 @@ static void close_walk(uv_handle_t *h, void *arg) {
 static void on_sweep(uv_timer_t *t) {
   frond__worker *w = t->data;
   const frond__config *cfg = &w->srv->cfg;
-  uint64_t now = uv_now(&w->loop);
+  uint64_t now = uv_now(&w->loop), start;
   frond__conn *c, *next;
   if (w->draining &&
       (w->nconns == 0 || (int64_t)(now - w->drain_deadline) >= 0)) {
@@ -560,8 +566,11 @@ static void on_sweep(uv_timer_t *t) {
     /* A held request is the server's to finish, not the client's. */
     if (c->closing || c->writing || c->close_after_write || c->held)
       continue;
-    if (c->req_start_ms != 0 &&
-        now - c->req_start_ms >= (uint64_t)cfg->header_timeout_ms) {
+    /* Work a protocol left open is timed as a pending request. */
+    start = c->req_start_ms;
+    if (c->open_ms != 0 && (start == 0 || c->open_ms < start))
+      start = c->open_ms;
+    if (start != 0 && now - start >= (uint64_t)cfg->header_timeout_ms) {
       FROND__INC(w->m.header_timeouts, 1);
       if (c->proto->on_timeout != NULL && c->opened)
         c->proto->on_timeout(c);
@@ -571,11 +580,11 @@ static void on_sweep(uv_timer_t *t) {
         c->reading = 0;
       }
       flush(c);
-    } else if (c->req_start_ms == 0 && c->idle_ms != 0 &&
+    } else if (start == 0 && c->idle_ms != 0 &&
                now - c->last_ms >= c->idle_ms) {
       FROND__INC(w->m.idle_timeouts, 1);
       conn_close(c);
-    } else if (c->req_start_ms == 0 && c->rlen == 0 && c->out.len == 0 &&
+    } else if (start == 0 && c->rlen == 0 && c->out.len == 0 &&
                c->rcap + c->out.cap + c->wbuf.cap > 0 &&
                now - c->last_ms >= IDLE_FREE_MS) {
       /* Idle with nothing buffered: the small buffers go too; on_alloc

@@ -260,8 +260,9 @@ static void execute(frond__resp_ctx *x) {
   /* A command refused while queueing aborts the transaction at EXEC. */
   if (queue && x->failed)
     x->st->tx.dirty = 1;
-  /* A command answered later is counted then. */
-  if (!x->c->held)
+  /* A command answered later (or an EXEC answered in parts) is counted
+  ** then. */
+  if (!x->c->held && !x->held)
     frond__resp_count(x);
 }
 
@@ -341,9 +342,17 @@ static int resp_on_data(frond__conn *c, const char *buf, size_t len) {
 static void resp_on_timeout(frond__conn *c) {
   frond__resp_ctx x;
   ctx_init(&x, c);
-  frond__resp_error(
-      &x, "ERR", "Protocol error: command not complete after %lld ms, closing",
-      (long long)x.srv->cfg.header_timeout_ms);
+  if (c->open_ms != 0 &&
+      (c->req_start_ms == 0 || c->open_ms <= c->req_start_ms))
+    frond__resp_error(&x, "ERR",
+                      "transaction not executed within %lld ms of MULTI "
+                      "(header_timeout_ms), closing",
+                      (long long)x.srv->cfg.header_timeout_ms);
+  else
+    frond__resp_error(
+        &x, "ERR",
+        "Protocol error: command not complete after %lld ms, closing",
+        (long long)x.srv->cfg.header_timeout_ms);
 }
 
 static int resp_on_open(frond__conn *c) {

@@ -65,8 +65,10 @@ enum {
 #define FROND__RESP_UNAUTH_MAX_ARGS 10
 #define FROND__RESP_UNAUTH_MAX_BULK 16384
 #define FROND__RESP_NAME_MAX 128
-/* Most commands one transaction queues (resp_multi.c). */
+/* Most commands, and bytes of their arguments, one transaction queues
+** (resp_multi.c). */
 #define FROND__RESP_MAX_QUEUED 10000
+#define FROND__RESP_TX_MAX_BYTES (256u << 10)
 
 /* What RESP keeps per worker (c->l->state), written by its thread only. */
 typedef struct frond__resp_stats {
@@ -208,9 +210,10 @@ void frond__resp_cmd_unwatch(frond__resp_ctx *x);
 void frond__resp_tx_queue(frond__resp_ctx *x);
 /* EXEC: run the queue in order, each command through run (resp.c's
 ** dispatch, which counts it). Returns 1 when a command waits off the loop
-** with more to come (x->c is held): the caller leaves EXEC unconsumed, and
-** calls this again for the same EXEC once the connection resumes; 0 once
-** answered. */
+** with more to come (x->c is held), or when the output is past the
+** high-water mark: the caller leaves EXEC unconsumed, and calls this again
+** for the same EXEC once the connection resumes or the output has
+** drained; 0 once answered. */
 int frond__resp_tx_exec(frond__resp_ctx *x, void (*run)(frond__resp_ctx *y));
 /* Drop a client's transaction (RESET, a closing connection). */
 void frond__resp_tx_free(frond__resp_client *st);

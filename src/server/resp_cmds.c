@@ -268,6 +268,7 @@ void frond__resp_cmd_select(frond__resp_ctx *x) {
 ** no transaction, and with a token, not authenticated. */
 void frond__resp_cmd_reset(frond__resp_ctx *x) {
   frond__resp_tx_free(x->st);
+  x->c->open_ms = 0;
   x->st->name[0] = '\0';
   x->st->proto = 2;
   set_authed(x, x->srv->cfg.admin_token[0] == '\0');

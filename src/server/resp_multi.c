@@ -31,8 +31,21 @@
 ** its argument count, then each argument's length and bytes (lengths as
 ** 32-bit words in the machine's order: the buffer never leaves the
 ** process). It is bounded by FROND__RESP_MAX_QUEUED commands and by
-** resp_max_query bytes, the bound of a client's pending input: a command
+** FROND__RESP_TX_MAX_BYTES (or resp_max_query, if lower): a command
 ** beyond either is refused -QUEUE_FULL and aborts the transaction.
+**
+** What a transaction holds is bounded in time as well as in size. An
+** open transaction is work the client left unfinished, as a request whose
+** bytes have not all come: from MULTI until EXEC starts it is timed as a
+** pending request (c->open_ms), and closed with an error after
+** header_timeout_ms, which frees its queue. And EXEC answers in parts:
+** once the connection's output is past FROND__OUT_HIGH_WATER it stops
+** between two commands, leaves its bytes unconsumed, and goes on when the
+** client has read (conn.c reads the same EXEC again once the output has
+** drained), as it does behind a command that waits. What one EXEC holds
+** in memory is then the high-water mark and one command's reply, however
+** many IDs its commands ask for, and the loop serves other connections
+** between its parts.
 */
 #include "server/resp.h"
 
@@ -46,6 +59,12 @@ static void tx_reset(frond__resp_tx *tx) {
 
 void frond__resp_tx_free(frond__resp_client *st) {
   tx_reset(&st->tx);
+}
+
+/* The transaction is over (EXEC answered, DISCARD, EXECABORT). */
+static void tx_end(frond__resp_ctx *x) {
+  tx_reset(&x->st->tx);
+  x->c->open_ms = 0;
 }
 
 /* ---------------------------------------------------------------- queue */
@@ -105,6 +124,8 @@ void frond__resp_tx_queue(frond__resp_ctx *x) {
   frond__resp_tx *tx = &x->st->tx;
   size_t max_bytes = (size_t)x->srv->cfg.resp_max_query;
   size_t before = tx->q.len;
+  if (max_bytes > FROND__RESP_TX_MAX_BYTES)
+    max_bytes = FROND__RESP_TX_MAX_BYTES;
   if (tx->n >= FROND__RESP_MAX_QUEUED) {
     tx->dirty = 1;
     frond__resp_error(x, "QUEUE_FULL",
@@ -118,8 +139,8 @@ void frond__resp_tx_queue(frond__resp_ctx *x) {
     tx->q.len = before;
     tx->dirty = 1;
     frond__resp_error(x, "QUEUE_FULL",
-                      "a transaction's commands hold at most %zu bytes "
-                      "(resp_max_query); this one is discarded at EXEC",
+                      "a transaction's commands hold at most %zu bytes; "
+                      "this one is discarded at EXEC",
                       max_bytes);
     return;
   }
@@ -137,6 +158,7 @@ void frond__resp_cmd_multi(frond__resp_ctx *x) {
   }
   tx_reset(tx);
   tx->on = 1;
+  x->c->open_ms = uv_now(&x->w->loop);
   frond__resp_status(x, "OK");
 }
 
@@ -145,7 +167,7 @@ void frond__resp_cmd_discard(frond__resp_ctx *x) {
     frond__resp_error(x, "ERR", "DISCARD without MULTI");
     return;
   }
-  tx_reset(&x->st->tx);
+  tx_end(x);
   frond__resp_status(x, "OK");
 }
 
@@ -168,7 +190,7 @@ int frond__resp_tx_exec(frond__resp_ctx *x, void (*run)(frond__resp_ctx *y)) {
     return 0;
   }
   if (tx->dirty) {
-    tx_reset(tx);
+    tx_end(x);
     frond__resp_error(x, "EXECABORT",
                       "Transaction discarded because of previous errors.");
     return 0;
@@ -177,11 +199,16 @@ int frond__resp_tx_exec(frond__resp_ctx *x, void (*run)(frond__resp_ctx *y)) {
     frond__resp_array(x, (int64_t)tx->n);
     tx->running = 1;
     tx->t0 = x->t0;
+    /* Running, it is the server's to finish: no longer timed. */
+    x->c->open_ms = 0;
   } else {
     x->t0 = tx->t0; /* read again after a wait: timed from the first */
   }
   while (tx->next < tx->n) {
     frond__resp_ctx y = *x;
+    /* The rest once the client has read (the head comment). */
+    if (x->c->out.len + x->c->wbuf.len >= FROND__OUT_HIGH_WATER)
+      return 1;
     long used = frond__resp_tx_get(tx->q.data + tx->off, tx->q.len - tx->off,
                                    argv, FROND__RESP_MAX_ARGS, &y.argc);
     /* The queue is this file's own writing. */
@@ -200,6 +227,6 @@ int frond__resp_tx_exec(frond__resp_ctx *x, void (*run)(frond__resp_ctx *y)) {
     if (x->c->held)
       return 1; /* the rest once its answer is written */
   }
-  tx_reset(tx);
+  tx_end(x);
   return 0;
 }

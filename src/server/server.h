@@ -113,6 +113,11 @@ struct frond__listener {
 
 #define FROND__MAX_PROTOS 2 /* HTTP, and RESP on its own port */
 
+/* A connection stops reading, and a protocol that answers in parts (a
+** Redis EXEC) stops answering, while this much output waits for a slow
+** reader; on_data returning 0 then waits for the output to drain. */
+#define FROND__OUT_HIGH_WATER (4u << 20)
+
 struct frond__conn {
   uv_tcp_t tcp;
   frond__worker *w;
@@ -133,9 +138,13 @@ struct frond__conn {
   unsigned eof : 1;      /* the client half-closed */
   unsigned opened : 1;   /* on_open succeeded: on_close is due */
   unsigned held : 1;     /* an answer is being prepared off the loop */
+  unsigned pumping : 1;  /* start_reading answers input (conn.c) */
   unsigned refs;         /* the handle's, and one per frond__conn_hold */
   uint64_t last_ms;      /* last read or write activity */
   uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
+  uint64_t open_ms;      /* the protocol's: work left open across requests
+                            (a Redis transaction) since, timed out as a
+                            pending request is; 0: none */
   uint64_t linger_ms;    /* when the lingering close began */
   unsigned proto_state;  /* the protocol's own, zeroed at accept */
   uint64_t idle_ms;      /* close after this long idle, 0: never */

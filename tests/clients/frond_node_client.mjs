@@ -5,6 +5,8 @@
 //   node frond_node_client.mjs CLIENT_DIR basic URL
 //   node frond_node_client.mjs CLIENT_DIR count N URL...
 //   node frond_node_client.mjs CLIENT_DIR load MIN_RANGE RATE URL...
+//   node frond_node_client.mjs CLIENT_DIR failover URL...
+//   node frond_node_client.mjs CLIENT_DIR ranges URL
 //
 // basic: IDs (of "orders" and snowflake), formats, decoding, errors with their codes, bad input,
 // timeouts, BAD_RESPONSE, concurrency on the event loop, validity, the
@@ -12,8 +14,11 @@
 // IDs. load: IDs of "orders" (and a snowflake ID every 100), at most
 // RATE a second (0: as fast as it goes), in ranges of MIN_RANGE, until stdin
 // says "stop", printing "ranges R failovers F" as ranges arrive, so that
-// the caller can restart or kill a server meanwhile. Each mode ends with
-// one JSON line: the IDs as strings, and the errors seen.
+// the caller can restart or kill a server meanwhile. failover: 150 IDs of
+// "t" in ranges of 100, "ready", and once stdin gives a line, 3000 more,
+// every error counted. ranges: for each line of stdin, range("t", 1000),
+// its answer or error code as a line. failover stops at 20 errors. Each mode ends with one JSON line:
+// the IDs as strings, and the errors seen.
 import { createServer } from "node:http";
 import { createServer as createTcp } from "node:net";
 import { join } from "node:path";
@@ -215,10 +220,54 @@ async function load(minRange, rate, urls) {
   }
   rl.close();
   const segIds = ids.filter((i) => i < 2n ** 40n);
-  increasing(segIds, "segment IDs under load");
+  // In order while one server serves; servers of one store answer from
+  // their own buffers, so not across a failover.
+  if (urls.length === 1) increasing(segIds, "segment IDs under load");
   const st = c.stats();
   c.close();
   return { ids: ids.map(String), errors, failovers: st.failovers };
+}
+
+async function failover(urls) {
+  const c = new Client(urls, { minRange: 100, maxRange: 100, retries: 2,
+                               backoff: 10 });
+  const t = c.tag("t");
+  const ids = [], errors = [];
+  const take = async (n) => {
+    for (let i = 0; i < n; i++) {
+      try {
+        ids.push(t.tryNext() ?? await t.next());
+      } catch (e) {
+        errors.push({ code: e.code, message: e.message });
+        if (errors.length >= 20) return; // it will not come back
+      }
+    }
+  };
+  await take(150);
+  console.log("ready");
+  const rl = createInterface({ input: process.stdin });
+  await new Promise((r) => rl.once("line", r));
+  rl.close();
+  await take(3000);
+  c.close();
+  return { ids: ids.map(String), errors };
+}
+
+async function ranges(url) {
+  const c = new Client([url], { retries: 0 });
+  const rl = createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    if (line.trim() === "stop") break;
+    try {
+      const r = await c.range("t", 1000);
+      console.log(JSON.stringify({ start: String(r.start),
+                                   end: String(r.end) }));
+    } catch (e) {
+      console.log(JSON.stringify({ code: e.code, message: e.message }));
+    }
+  }
+  rl.close();
+  return { ids: [], errors: [] };
 }
 
 const timer = setTimeout(() => {
@@ -229,6 +278,8 @@ try {
   let out;
   if (mode === "basic") out = await basic(rest[0]);
   else if (mode === "count") out = await count(Number(rest[0]), rest.slice(1));
+  else if (mode === "failover") out = await failover(rest);
+  else if (mode === "ranges") out = await ranges(rest[0]);
   else if (mode === "load")
     out = await load(Number(rest[0]), Number(rest[1]), rest.slice(2));
   else throw new Error(`unknown mode ${mode}`);

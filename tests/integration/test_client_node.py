@@ -27,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
+from fakefrond import FakeServer, FakeStore  # noqa: E402
 from frondtest import check  # noqa: E402
 
 SRC = os.path.abspath(ft.FROND_SRC)
@@ -178,10 +179,24 @@ def test_server_restarted():
         s.close()
 
 
+def names_store(s):
+    status, body = ft.http_get(s.port, "/v1/layout")
+    return status == 200 and "store" in json.loads(body)
+
+
 def test_server_killed_failover():
     a = ft.Server(tags=TAGS, threads=1)
     b = ft.Server(store=a.store, threads=1)
     try:
+        if not names_store(a):
+            # Servers that do not name their store: two are refused.
+            r = subprocess.run([node(), PROG, PKG, "count", "10", url(a),
+                                url(b)], capture_output=True, text=True,
+                               timeout=120)
+            check(r.returncode != 0 and "STORE_MISMATCH" in r.stdout and
+                  "does not name its store" in r.stdout,
+                  "two servers without a store: %s" % r.stdout[-2000:])
+            return
         load = Load(500, 0, [url(a), url(b)])
         try:
             load.wait_ranges(3, "from the first server")
@@ -199,6 +214,125 @@ def test_server_killed_failover():
         for s in (b, a):
             s.stop()
             s.close()
+
+
+class Failover:
+    """The failover mode: 150 IDs, then go() and 3000 more."""
+
+    def __init__(self, urls):
+        self.p = subprocess.Popen([node(), PROG, PKG, "failover"] + urls,
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        check(line == "ready\n", "failover: %r" % line)
+
+    def go(self):
+        try:
+            out, _ = self.p.communicate("go\n", timeout=180)
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+        check(self.p.returncode == 0, "failover: %s" % out[-3000:])
+        return last_json(out, "failover")
+
+
+def test_store_identity():
+    """store_id with fake servers on one store, answering from their own
+    buffers: after a failover to a server that has served before, no
+    error and no duplicate; servers of different stores, or several that
+    name no store, give STORE_MISMATCH."""
+    st = FakeStore(step=1000)
+    a, b = FakeServer(st), FakeServer(st)
+    try:
+        check(b.take(10) == (1, 11), "B's buffer")
+        f = Failover([a.url, b.url])
+        a.kill()
+        out = f.go()
+        ids = [int(i) for i in out["ids"]]
+        check(not out["errors"], "%d errors, first %s" % (
+            len(out["errors"]), out["errors"][:1]))
+        check(len(ids) == 3150 and len(set(ids)) == 3150 and
+              min(ids) < 1000, "%d IDs, %d distinct, min %d"
+              % (len(ids), len(set(ids)), min(ids)))
+    finally:
+        a.close()
+        b.close()
+    x, y = FakeServer(FakeStore()), FakeServer(FakeStore())
+    try:
+        f = Failover([x.url, y.url])
+        x.kill()
+        out = f.go()
+        errs = out["errors"]
+        check(errs and all(e["code"] == "STORE_MISMATCH" for e in errs),
+              "errors %s" % errs[:2])
+        for part in (x.url, y.url, x.store.id, y.store.id):
+            check(part in errs[0]["message"], "%s not in %s" % (
+                part, errs[0]["message"]))
+        check(len(out["ids"]) <= 200, "IDs of another store were used")
+    finally:
+        x.close()
+        y.close()
+    p, q = FakeServer(st, names_store=False), FakeServer(
+        st, names_store=False)
+    try:
+        out = Failover([p.url]).go()
+        check(not out["errors"] and len(out["ids"]) == 3150,
+              "one server without a store: %s" % out["errors"][:1])
+        errs = Failover([p.url, q.url]).go()["errors"]
+        check(errs and errs[0]["code"] == "STORE_MISMATCH" and
+              "does not name its store" in errs[0]["message"],
+              "two servers without a store: %s" % errs[:1])
+    finally:
+        p.close()
+        q.close()
+
+
+def test_bad_range_answers():
+    """start and end: strings of decimal digits within int64 only."""
+    f = FakeServer(FakeStore())
+    p = subprocess.Popen([node(), PROG, PKG, "ranges", f.url],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        def ask(bad):
+            f.bad = bad
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            return json.loads(p.stdout.readline())
+        for bad in [("9007199254740993", "9007199254741993"),
+                    ('""', '"1000"'), ("1993.7", "2993.7"),
+                    ('"1_000"', '"2000"'), ('"-5"', '"995"'),
+                    ('"0x10"', '"1016"'), ('" 5"', '"1005"'),
+                    ('"9223372036854775808"', '"9223372036854776808"'),
+                    ("null", '"1000"'), ("true", '"1000"')]:
+            got = ask(bad)
+            check(got.get("code") == "BAD_RESPONSE" and
+                  "decimal digits" in got.get("message", ""),
+                  "%r gave %r" % (bad, got))
+        got = ask(('"9223372036854774807"', '"9223372036854775807"'))
+        check(got == {"start": "9223372036854774807",
+                      "end": "9223372036854775807"}, "%r" % got)
+        got = ask(None)
+        check("start" in got, "a good answer after bad ones: %r" % got)
+        p.stdin.write("stop\n")
+        p.stdin.flush()
+        p.communicate(timeout=60)
+        check(p.returncode == 0, "ranges mode failed")
+    finally:
+        if p.poll() is None:
+            p.kill()
+        f.close()
+
+
+def test_server_max_range():
+    """A server whose max_range is below the client's: no error."""
+    s = ft.Server(tags=TAGS, extra=["--max-range", "400"])
+    try:
+        ids = run(["count", "30000", url(s)], "count")["ids"]
+        unique(ids, "behind --max-range 400")
+    finally:
+        s.stop()
+        s.close()
 
 
 def test_page_program():
@@ -255,4 +389,6 @@ def test_npm_pack():
 if __name__ == "__main__":
     ft.need(ft.FROND_BIN, "frond (build it first)")
     ft.main([test_basic, test_processes, test_server_restarted,
-             test_server_killed_failover, test_page_program, test_npm_pack])
+             test_server_killed_failover, test_store_identity,
+             test_bad_range_answers, test_server_max_range,
+             test_page_program, test_npm_pack])

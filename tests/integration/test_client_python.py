@@ -29,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
+from fakefrond import FakeServer, FakeStore  # noqa: E402
 from frondtest import check  # noqa: E402
 
 SRC = os.path.abspath(ft.FROND_SRC)
@@ -380,12 +381,27 @@ def test_server_restarted():
         s.close()
 
 
+def names_store(s):
+    """Does the server name its store (store_id) in /v1/layout?"""
+    status, body = ft.http_get(s.port, "/v1/layout")
+    return status == 200 and "store" in json.loads(body)
+
+
 def test_server_killed_failover():
     """Two servers on one store; the first killed with SIGKILL under
-    load: the client carries on from its buffer, then from the other."""
+    load: the client carries on from its buffer, then from the other.
+    With servers that do not name their store, two of them are refused
+    (STORE_MISMATCH) and one is used."""
     a = ft.Server(tags=TAGS, threads=1)
     b = ft.Server(store=a.store, threads=1)
     try:
+        if not names_store(a):
+            c = frond.Client([url(a), url(b)], retries=1, backoff=0.01)
+            e = expect_error("STORE_MISMATCH", c.tag("orders").next)
+            check("does not name its store" in e.message, e.message)
+            check(c.next() > 0, "snowflake IDs need no store")
+            c.close()
+            return
         c = frond.Client([url(a), url(b)], min_range=500, max_range=500,
                          retries=4, backoff=0.02, timeout=2)
         stop = threading.Event()
@@ -405,8 +421,6 @@ def test_server_killed_failover():
         check(st["failovers"] >= 1, "no failover: %r" % st)
         ids = out[0]
         check(len(set(ids)) == len(ids), "a duplicate across the failover")
-        increasing([i for i in ids if i < 2 ** 40],
-                   "segment IDs across the failover")
         check(not errors, "the client saw %d errors, first %s"
               % (len(errors), errors[:1]))
         c.close()
@@ -441,6 +455,159 @@ def test_validity_and_adaptive_size():
     finally:
         s.stop()
         s.close()
+
+
+def test_server_max_range():
+    """A server whose max_range is below the client's: the client learns
+    the bound from COUNT_INVALID and stays within it; no error reaches
+    the caller."""
+    s = ft.Server(tags=TAGS, extra=["--max-range", "4000"])
+    try:
+        c = frond.Client([url(s)], min_range=1000, target=30)
+        seg = c.tag("orders")
+        errors = 0
+        ids = []
+        for _ in range(30000):
+            try:
+                ids.append(seg.next())
+            except frond.FrondError:
+                errors += 1
+        st = seg.stats()
+        check(errors == 0 and st["range_size"] <= 4000 and
+              len(set(ids)) == 30000, "%d errors, %r" % (errors, st))
+        c.close()
+    finally:
+        s.stop()
+        s.close()
+
+
+def test_size_not_grown_by_failures():
+    """Failed loads leave the range size as it was: after an outage the
+    client does not ask for its largest range."""
+    s = ft.Server(tags=TAGS)
+    try:
+        c = frond.Client([url(s)], min_range=100, max_range=1000000,
+                         target=30, retries=0, timeout=1, validity=0)
+        seg = c.tag("orders")
+        while seg.stats()["ranges"] < 3:
+            seg.next()
+        size = seg.stats()["range_size"]
+        s.stop()
+        errors = 0
+        deadline = time.monotonic() + 60
+        while errors < 8 and time.monotonic() < deadline:
+            try:
+                seg.next()
+            except frond.FrondError:
+                errors += 1
+        check(errors == 8, "no errors with the server stopped")
+        after = seg.stats()["range_size"]
+        check(after <= 2 * size, "range size %d after 8 failed loads, %d "
+              "before" % (after, size))
+        c.close()
+    finally:
+        s.stop()
+        s.close()
+
+
+def test_bad_range_answers():
+    """A range's start and end are strings of decimal digits within
+    int64, nothing else: BAD_RESPONSE."""
+    f = FakeServer(FakeStore())
+    try:
+        c = frond.Client([f.url], retries=0)
+        for bad in [("9007199254740993", "9007199254741993"),
+                    ('""', '"1000"'), ("1993.7", "2993.7"),
+                    ('"1993.7"', '"2993.7"'), ('"1_000"', '"2000"'),
+                    ('"-5"', '"995"'), ('" 5"', '"1005"'),
+                    ('"+5"', '"1005"'), ('"\u0661"', '"1001"'),
+                    ('"9223372036854775808"', '"9223372036854776808"'),
+                    ('"0x10"', '"1016"'), ("null", '"1000"'),
+                    ('["1"]', '"1001"')]:
+            f.bad = bad
+            e = expect_error("BAD_RESPONSE", c.range, "t", 1000)
+            check("decimal digits" in e.message, e.message)
+            expect_error("BAD_RESPONSE", frond.Client([f.url], retries=0)
+                         .tag("t").next)
+        f.bad = ('"9223372036854774807"', '"9223372036854775807"')
+        check(c.range("t", 1000) == (2 ** 63 - 1001, 2 ** 63 - 1),
+              "the largest range")
+        f.bad = None
+        s, e = c.range("t", 10)
+        check(e - s == 10, "a good answer after bad ones")
+        c.close()
+    finally:
+        f.close()
+
+
+def test_store_identity():
+    """store_id: servers of one store answer from their own buffers, so
+    ranges from two of them are unique but not in order: after a
+    failover to a server that has served before, no error and no
+    duplicate. Servers of different stores, or several that do not name
+    theirs, are refused with STORE_MISMATCH."""
+    st = FakeStore(step=1000)
+    a, b = FakeServer(st), FakeServer(st)
+    try:
+        # Another process took from B first: B buffers the lower segment.
+        other = frond.Client([b.url])
+        check(other.range("t", 10)[0] == 1, "B's first range")
+        other.close()
+        c = frond.Client([a.url, b.url], min_range=100, max_range=100,
+                         retries=2, backoff=0.01)
+        seg = c.tag("t")
+        ids = [seg.next() for _ in range(150)]
+        check(min(ids) > 1000, "from A, above B's buffer: %d" % min(ids))
+        a.kill()
+        errors = []
+        for _ in range(3000):
+            try:
+                ids.append(seg.next())
+            except frond.FrondError as e:
+                errors.append(e)
+        check(not errors, "%d errors after the failover, first %s"
+              % (len(errors), errors[:1]))
+        check(len(set(ids)) == len(ids) == 3150, "%d IDs, %d distinct"
+              % (len(ids), len(set(ids))))
+        check(min(ids[150:]) < min(ids[:150]), "B's IDs are lower: the "
+              "test did not test what it means to")
+        increasing(ids[:150], "from A")
+        increasing([i for i in ids[150:] if i <= 1000], "B's buffer")
+        c.close()
+    finally:
+        a.close()
+        b.close()
+    # Different stores: the first pins; the other's ranges are refused,
+    # naming both servers and both stores.
+    x, y = FakeServer(FakeStore()), FakeServer(FakeStore())
+    try:
+        c = frond.Client([x.url, y.url], retries=3, backoff=0.01)
+        c.range("t", 10)
+        x.fail = True
+        e = expect_error("STORE_MISMATCH", c.range, "t", 10)
+        for part in (x.url, y.url, x.store.id, y.store.id):
+            check(part in e.message, "%s not in %r" % (part, e.message))
+        check(y.ranges >= 1, "the other server was asked")
+        x.fail = False
+        check(c.range("t", 10)[1] > 0, "the pinned store again")
+        c.close()
+    finally:
+        x.close()
+        y.close()
+    # Servers that name no store: one alone is trusted, two are not.
+    p, q = FakeServer(st, names_store=False), FakeServer(st,
+                                                         names_store=False)
+    try:
+        c = frond.Client([p.url])
+        check(c.tag("t").next() > 0, "one server without a store")
+        c.close()
+        c = frond.Client([p.url, q.url], retries=1, backoff=0.01)
+        e = expect_error("STORE_MISMATCH", c.tag("t").next)
+        check("does not name its store" in e.message, e.message)
+        c.close()
+    finally:
+        p.close()
+        q.close()
 
 
 def test_page_program():
@@ -508,4 +675,6 @@ if __name__ == "__main__":
              test_idle_connection_closed, test_threads_and_asyncio,
              test_processes, test_server_restarted,
              test_server_killed_failover, test_validity_and_adaptive_size,
+             test_server_max_range, test_size_not_grown_by_failures,
+             test_bad_range_answers, test_store_identity,
              test_page_program, test_pip_install])

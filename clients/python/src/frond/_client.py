@@ -10,11 +10,18 @@ full jitter (base 50 ms, doubling, capped at 1 s), up to `retries` times;
 a 4xx is the caller's mistake and is never retried. Each thread keeps its
 own keep-alive connection to each server (http.client is not
 thread-safe), so threads never wait on one another's calls.
+
+Servers on different stores hand out the same IDs, so the client pins
+the first store a range answer names ("store", or the Frond-Store
+header) and refuses a range from any other with STORE_MISMATCH, failing
+over as for a 503. A server that names no store (an older one) is
+trusted only when it is the only server listed.
 """
 import http.client
 import json
 import os
 import random
+import re
 import socket
 import threading
 import time
@@ -26,6 +33,9 @@ __version__ = "0.1.0"
 DEFAULT_SERVERS = ["http://127.0.0.1:8080"]
 USER_AGENT = "frond-python/" + __version__
 TAG_MAX = 128
+INT64_MAX = (1 << 63) - 1
+_DECIMAL = re.compile(r"[0-9]{1,19}\Z")
+_STORE = re.compile(r"[0-9a-f]{32}\Z")
 
 
 class FrondError(Exception):
@@ -33,7 +43,10 @@ class FrondError(Exception):
     (TAG_NOT_FOUND, SEGMENT_UNAVAILABLE, COUNT_INVALID, ...), or one of
     the client's own: UNAVAILABLE (no server answered), TIMEOUT (the last
     attempt timed out), BAD_RESPONSE (an answer that does not parse, or a
-    range below one already leased), CLOSED (the client was closed).
+    range below one the same server leased before), STORE_MISMATCH (no
+    server gave a range of the store the client pinned, or several
+    servers are listed and one names no store), CLOSED (the client was
+    closed).
     `status` is the HTTP status, 0 when there was none."""
 
     def __init__(self, code, message, status=0):
@@ -138,6 +151,7 @@ class Client:
         self._tags = {}
         self._closed = False
         self._stats = {"calls": 0, "failovers": 0, "retries": 0}
+        self._store = None  # (identity, server index) of the first seen
         _CLIENTS.add(self)
 
     # --------------------------------------------------------- transport
@@ -168,13 +182,16 @@ class Client:
                 self._cur = (i + 1) % len(self._servers)
                 self._stats["failovers"] += 1
 
-    def get(self, path, query=None):
-        """GET path (under /v1) with query; the decoded JSON body."""
+    def get(self, path, query=None, check=None):
+        """GET path (under /v1) with query; the decoded JSON body.
+        check(body, i, headers), when given, may refuse a 200 answer of
+        server i with STORE_MISMATCH: the call then fails over as for a
+        503."""
         if self._closed:
             raise FrondError("CLOSED", "the client is closed")
         target = path + ("?" + urllib.parse.urlencode(query) if query
                          else "")
-        last = None
+        last = mismatch = None
         for attempt in range(self.retries + 1):
             if attempt > 0:
                 with self._lock:
@@ -189,7 +206,7 @@ class Client:
                 c = self._conn(i)
                 reused = c.sock is not None
                 try:
-                    status, body = self._send(c, i, target)
+                    status, body, hdrs = self._send(c, i, target)
                 except (http.client.RemoteDisconnected, ConnectionResetError,
                         BrokenPipeError):
                     if not reused:
@@ -198,7 +215,8 @@ class Client:
                     # idle_timeout_ms: once more on a fresh one, not a
                     # failover.
                     self._drop(i)
-                    status, body = self._send(self._conn(i), i, target)
+                    status, body, hdrs = self._send(self._conn(i), i,
+                                                    target)
             except (socket.timeout, TimeoutError) as e:
                 self._drop(i)
                 last = FrondError("TIMEOUT", "%s: no answer within %.3g s "
@@ -213,17 +231,28 @@ class Client:
                 continue
             if status == 200:
                 try:
-                    return json.loads(body)
+                    got = json.loads(body)
                 except ValueError:
                     raise FrondError("BAD_RESPONSE", "%s: %s answered %r"
                                      % (self._name(i), target, body[:200]),
                                      status)
+                if check is None:
+                    return got
+                try:
+                    return check(got, i, hdrs)
+                except FrondError as e:
+                    if e.code != "STORE_MISMATCH":
+                        raise
+                    last = mismatch = e
+                    self._fail_over(i)
+                    continue
             err = self._error(i, status, body)
             if status != 503:
                 raise err
             last = err
             self._fail_over(i)
-        raise last
+        # A server of another store outweighs one that did not answer.
+        raise mismatch or last
 
     def _send(self, c, i, target):
         c.request("GET", self._servers[i][3] + target, headers=self._headers)
@@ -231,7 +260,7 @@ class Client:
         body = r.read()
         if r.getheader("Connection", "").lower() == "close":
             self._drop(i)
-        return r.status, body
+        return r.status, body, r
 
     def _name(self, i):
         scheme, host, port, path = self._servers[i]
@@ -276,19 +305,63 @@ class Client:
     def range(self, name, count):
         """Lease `count` consecutive IDs of tag `name`: (start, end), the
         IDs start <= id < end. What Segment does under the hood."""
+        start, end, _ = self._lease(name, count)
+        return start, end
+
+    def _lease(self, name, count):
+        """range(), and the index of the server that gave it."""
         check_tag(name)
         check_count(count)
-        got = self.get("/v1/segment/%s/range"
-                       % urllib.parse.quote(name, safe=""), {"count": count})
-        try:
-            start, end = int(got["start"]), int(got["end"])
-        except (KeyError, TypeError, ValueError):
-            raise FrondError("BAD_RESPONSE", "a range answer without start "
-                             "and end: %r" % (got,))
-        if end - start != count:
-            raise FrondError("BAD_RESPONSE", "asked for %d IDs of %s, got "
-                             "[%d, %d)" % (count, name, start, end))
-        return start, end
+
+        def check(got, i, r):
+            if not isinstance(got, dict):
+                raise FrondError("BAD_RESPONSE", "%s: a range answer that "
+                                 "is not an object: %r" % (self._name(i),
+                                                           got))
+            start = _decimal(got.get("start"), "start", i, self)
+            end = _decimal(got.get("end"), "end", i, self)
+            if end - start != count:
+                raise FrondError("BAD_RESPONSE", "%s: asked for %d IDs of "
+                                 "%s, got [%d, %d)" % (self._name(i), count,
+                                                       name, start, end))
+            self._check_store(got.get("store"), r.getheader("Frond-Store"),
+                              i)
+            return start, end, i
+        return self.get("/v1/segment/%s/range"
+                        % urllib.parse.quote(name, safe=""), {"count": count},
+                        check)
+
+    def _check_store(self, body, header, i):
+        """The store server i names in a range answer, against the one
+        the client pinned (store_id: the first one seen)."""
+        if body is not None and header is not None and body != header:
+            raise FrondError("BAD_RESPONSE", "%s names store %r in the "
+                             "answer and %r in Frond-Store" % (
+                                 self._name(i), body, header))
+        st = body if body is not None else header
+        if st is None:
+            if len(self._servers) > 1:
+                raise FrondError(
+                    "STORE_MISMATCH", "%s does not name its store (a server "
+                    "older than the store identity): with several servers "
+                    "listed, ranges are taken only from servers that name "
+                    "one, so that servers on different stores are never "
+                    "mixed" % self._name(i))
+            return
+        if not isinstance(st, str) or not _STORE.match(st):
+            raise FrondError("BAD_RESPONSE", "%s names its store %r, not 32 "
+                             "lowercase hex digits" % (self._name(i), st))
+        with self._lock:
+            if self._store is None:
+                self._store = (st, i)
+                return
+            pinned, at = self._store
+        if st != pinned:
+            raise FrondError(
+                "STORE_MISMATCH", "%s serves store %s, but %s served store "
+                "%s: servers on different stores hand out the same IDs; its "
+                "range is not used" % (self._name(i), st, self._name(at),
+                                       pinned))
 
     def format(self, name, count=1):
         """count strings of the server's format `name` (format.<name>)."""
@@ -339,6 +412,17 @@ class Client:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _decimal(v, what, i, client):
+    """A range bound: a JSON string of 1 to 19 decimal digits within
+    int64, nothing else (a number may have been rounded on its way, and
+    int() would take "1_000" or 1993.7)."""
+    if not isinstance(v, str) or not _DECIMAL.match(v) or int(v) > INT64_MAX:
+        raise FrondError("BAD_RESPONSE", "%s: a range's %s must be a string "
+                         "of decimal digits within int64, not %r"
+                         % (client._name(i), what, v))
+    return int(v)
 
 
 def _ints(got, key, n):

@@ -14,15 +14,25 @@ in the server and tinyid's client does in the caller.
   starts at `min_range`, doubles when a range lasts less than `target`
   seconds, halves when it lasts more than twice that, within
   [min_range, max_range]. At a steady rate that makes one server call per
-  `target` seconds at most, whatever the rate.
+  `target` seconds at most, whatever the rate. It changes once per range
+  used, never on a failed attempt. A server that refuses the size
+  (COUNT_INVALID: above its max_range) teaches the client its bound (the
+  one its message names, else half the size), and the load is retried at
+  once within it.
 - A range older than `validity` seconds (0: never) is dropped, the IDs
   left in it skipped, never reused: a process does not hand out numbers
   hours after they were leased.
-- IDs strictly increase: each range must start at or above the end of
-  every range leased before (the server guarantees it on one store); one
-  that does not is dropped and reported as BAD_RESPONSE, never used.
+- Order is kept per server: a range must start at or above the end of
+  every range the same server leased before; one that does not is
+  dropped and reported as BAD_RESPONSE, never used. Servers of one store
+  answer from their own buffers, so ranges of different servers are
+  unique but not in order, and are not compared: IDs of one handle are
+  unique always, and increasing while one server serves; after a
+  failover they may be lower than those the other server gave. That the
+  servers share one store is checked by the client (STORE_MISMATCH).
 """
 import math
+import re
 import threading
 import time
 
@@ -57,8 +67,10 @@ class Segment:
         self._since = 0.0
         self._preload_at = -1
         self._size = min_range     # of the next range to ask for
+        self._sized = 0            # the _gen _size was last adapted to
+        self._cap = None           # the server's bound, once it refused
         self._next = None          # (start, end, fetched) or None
-        self._hi = None            # end of the highest range accepted
+        self._hi = {}              # server index: end of its last range
         self._loading = False
         self._load_seq = 0         # loads started, and finished
         self._done_seq = 0
@@ -178,7 +190,11 @@ class Segment:
         current one lasts at the rate it is used."""
         size = self._size
         used = self._pos - self._start
-        if self._end > self._start and used > 0:
+        # Once per range used: a load retried after a failure, with the
+        # same range current, asks for the same size.
+        if self._sized != self._gen and self._end > self._start and \
+                used > 0:
+            self._sized = self._gen
             lasted = (time.monotonic() - self._since) \
                 * (self._end - self._start) / used
             if lasted < self._target:
@@ -186,8 +202,29 @@ class Segment:
             elif lasted > 2 * self._target:
                 size //= 2
         size = min(self._max, max(self._min, size))
+        if self._cap is not None:
+            size = min(size, self._cap)
         self._size = size
         return size
+
+    def _lease(self, size):
+        """A range of at most size IDs: (start, end, server). A server
+        that refuses the size as above its bound (COUNT_INVALID) is asked
+        again within it: the bound its message names, else half."""
+        for _ in range(64):
+            try:
+                return self._client._lease(self.name, size)
+            except FrondError as e:
+                if e.code != "COUNT_INVALID" or e.status != 400 or size <= 1:
+                    raise
+                m = re.search(r"\[1, ?(\d+)\]", e.message)
+                bound = int(m.group(1)) if m else 0
+                size = bound if 1 <= bound < size else size // 2
+                with self._lock:
+                    self._cap = size
+                    self._size = min(self._size, size)
+        raise FrondError("COUNT_INVALID", "%s: no range size the server "
+                         "takes" % self.name)
 
     def _start_load(self):
         """Fetch the next range in the background (lock held), unless
@@ -204,7 +241,7 @@ class Segment:
     def _load(self, size, seq):
         err = rng = None
         try:
-            rng = self._client.range(self.name, size)
+            rng = self._lease(size)
         except FrondError as e:
             err = e
         except Exception as e:  # a bug must not leave waiters hanging
@@ -215,17 +252,18 @@ class Segment:
             self._done_seq = seq
             self._error = err
             if rng is not None:
-                start, end = rng
+                start, end, i = rng
+                hi = self._hi.get(i)
                 if self._closed:
                     self._dropped += end - start
-                elif self._hi is not None and start < self._hi:
+                elif hi is not None and start < hi:
                     self._error = FrondError(
-                        "BAD_RESPONSE", "range [%d, %d) of %s is below %d, "
-                        "the end of a range leased before: dropped (servers "
-                        "on different stores?)" % (start, end, self.name,
-                                                    self._hi))
+                        "BAD_RESPONSE", "range [%d, %d) of %s from %s is "
+                        "below %d, the end of a range it leased before: "
+                        "dropped" % (start, end, self.name,
+                                     self._client._name(i), hi))
                 else:
-                    self._hi = end
+                    self._hi[i] = end
                     self._ranges += 1
                     self._next = (start, end, time.monotonic())
             self._cond.notify_all()
