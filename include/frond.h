@@ -258,6 +258,13 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 ** high-water file and lock are untouched). A child that needs snowflake
 ** IDs creates its own generator, on a node ID of its own (a coordinator
 ** opened in the child, or another static node ID), as a new process would.
+**
+** Threads: no call is a cancellation point. pthread_cancel of a thread
+** inside a call (waiting, say) takes effect at the thread's next
+** cancellation point after the call returned, its IDs issued or nothing
+** consumed. No call is async-signal-safe: a signal handler must not call
+** frond_gen_next or any other function of a generator (it may have
+** interrupted a call holding the generator's lock).
 */
 typedef struct frond_gen frond_gen;
 

@@ -423,11 +423,17 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
 static int gen_slow(frond_gen *g, uint64_t n, uint64_t held, uint64_t *first,
                     frond_error *err) {
   int64_t deadline, wake_deadline = 0;
-  int waited = 0, wanted = 0, queued = 0, rc = 0;
+  int waited = 0, wanted = 0, queued = 0, rc = 0, cancel;
   /* Before the lock: the parent's ticker may have held it at the fork.
   ** The child's state is its own copy: nothing to give back. */
   if (gen_forked(g))
     return frond__gen_forked(g, err);
+  /* A cancel inside a wait below would end the thread with mu locked,
+  ** waiting raised and its values neither taken nor given back, settle's
+  ** on-stack entry still in g->held: every later call would hang. So the
+  ** call cannot be cancelled; a cancel asked meanwhile is acted on at the
+  ** caller's next cancellation point, after the call has returned. */
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
   pthread_mutex_lock(&g->mu);
   deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
   if (atomic_load_explicit(&g->asleep, memory_order_relaxed)) {
@@ -527,6 +533,7 @@ done:
   if (g->waiting > 0)
     pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
+  pthread_setcancelstate(cancel, NULL);
   if (waited)
     atomic_fetch_add_explicit(&g->waits, 1, memory_order_relaxed);
   if (rc == FROND_ECLOCK_BEHIND)
