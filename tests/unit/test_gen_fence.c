@@ -334,6 +334,47 @@ static void test_fence_stops(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* max_wait 0 on a clock that does not move: the error names the bound
+** that stops the call. The fence at or below the clock's bound: COORD,
+** counted as a fence refusal (the clock catching up would not help). The
+** clock below the fence: CLOCK_BEHIND. */
+static void test_error_names_the_bound(void **state) {
+  static const struct {
+    int64_t fence_ms;
+    int code;
+  } cases[] = {{T0, FROND_ECOORD}, {T0 + 10, FROND_ECLOCK_BEHIND}};
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    fake_clock c;
+    want_ctx w = {NULL, 0, 0};
+    frond_gen_options o;
+    frond__gen_fence f = {0, cases[i].fence_ms, 0, want_hook, &w};
+    frond_gen *g = NULL;
+    frond_gen_stats st;
+    frond_error err = {0, ""};
+    int64_t blk[4096];
+    fake_clock_set(&c, T0);
+    o = fake_options(&c, 0, 0);
+    if (frond__gen_create_fenced(&g, twitter(), 4, &o, &f, &err) != 0)
+      fail_msg("create: %s", err.message);
+    w.g = g;
+    assert_int_equal(frond_gen_next_n(g, 4096, blk, NULL), 0);
+    assert_int_equal(fields(g, blk[4095]).unix_ms, T0);
+    assert_int_equal(frond_gen_next(g, &blk[0], &err), cases[i].code);
+    frond_gen_stats_get(g, &st);
+    if (cases[i].code == FROND_ECOORD) {
+      assert_non_null(strstr(err.message, "coordinator fence"));
+      assert_int_equal(st.fence_refused, 1);
+      assert_int_equal(st.clock_behind, 0);
+    } else {
+      assert_non_null(strstr(err.message, "behind"));
+      assert_int_equal(st.fence_refused, 0);
+      assert_int_equal(st.clock_behind, 1);
+    }
+    frond_gen_close(g, NULL);
+  }
+}
+
 /* ---- a cancelled call leaves the generator whole ----------------------- */
 
 typedef struct call {
@@ -669,6 +710,7 @@ int main(void) {
       cmocka_unit_test(test_fence_stops),
       cmocka_unit_test(test_fence_want_extends),
       cmocka_unit_test(test_cancelled_call),
+      cmocka_unit_test(test_error_names_the_bound),
       cmocka_unit_test(test_block_and_resume),
       cmocka_unit_test(test_block_is_a_barrier),
       cmocka_unit_test(test_threads_fill_to_fence),
