@@ -135,11 +135,16 @@ static void describe(const frond_format *f, const char *scope, char *out,
     snprintf(ver, sizeof(ver), "key version %c", f->version);
   else
     snprintf(ver, sizeof(ver), "the unversioned key");
-  snprintf(out, len, "%s of %u %s from %s%.64s%s, %s",
-           f->kind == FROND_FORMAT_SEQ ? "sequence numbers" : "order numbers",
-           f->width, f->radix == 10 ? "digits" : "base32 characters",
-           scope[0] ? "tag \"" : "snowflake IDs", scope, scope[0] ? "\"" : "",
-           ver);
+  if (f->shard_bits > 0) /* "shard=4 strings of snowflake IDs, ..." */
+    snprintf(out, len, "shard=%u strings of %s%.64s%s, %s", f->shard_bits,
+             scope[0] ? "tag \"" : "snowflake IDs", scope, scope[0] ? "\"" : "",
+             ver);
+  else
+    snprintf(out, len, "%s of %u %s from %s%.64s%s, %s",
+             f->kind == FROND_FORMAT_SEQ ? "sequence numbers" : "order numbers",
+             f->width, f->radix == 10 ? "digits" : "base32 characters",
+             scope[0] ? "tag \"" : "snowflake IDs", scope, scope[0] ? "\"" : "",
+             ver);
 }
 
 /* Publish a state with its scope and refusal (under f->fact.mu). */

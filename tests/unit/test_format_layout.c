@@ -370,7 +370,10 @@ static void mismatch(const char *spec, const char *keys, const char *dir,
   } else {
     assert_int_equal(frond_format_check(f, &src, NULL, dir, &err),
                      FROND_EKEY_MISMATCH);
-    if (strstr(err.message, here) == NULL || strstr(err.message, there) == NULL)
+    if (strstr(err.message, here) == NULL ||
+        strstr(err.message, there) == NULL ||
+        strncmp(err.message, "shard=", 6) != 0 || /* named as a shard format */
+        strstr(err.message, "order numbers") != NULL)
       fail_msg("%s: '%s' does not name %s and %s", spec, err.message, here,
                there);
     assert_int_equal(
