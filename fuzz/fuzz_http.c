@@ -86,6 +86,11 @@ static void fuzz_http(const char *buf, size_t len) {
       check(v >= req.target && v + vl <= req.target + req.target_len);
     check(frond__http_unescape(req.target, req.path_len, out, sizeof out) <=
           (int)req.path_len);
+    /* A query value decodes to as many bytes as with '+' kept: a '+' is
+    ** one byte either way. */
+    check(frond__http_unescape_query(req.target, req.target_len, out,
+                                     sizeof out) ==
+          frond__http_unescape(req.target, req.target_len, out, sizeof out));
   }
   if (req.chunked)
     fuzz_chunked(buf + n, len - (size_t)n);

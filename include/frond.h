@@ -259,6 +259,13 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 ** high-water file and lock are untouched). A child that needs snowflake
 ** IDs creates its own generator, on a node ID of its own (a coordinator
 ** opened in the child, or another static node ID), as a new process would.
+**
+** Threads: no call is a cancellation point. pthread_cancel of a thread
+** inside a call (waiting, say) takes effect at the thread's next
+** cancellation point after the call returned, its IDs issued or nothing
+** consumed. No call is async-signal-safe: a signal handler must not call
+** frond_gen_next or any other function of a generator (it may have
+** interrupted a call holding the generator's lock).
 */
 typedef struct frond_gen frond_gen;
 
@@ -278,12 +285,22 @@ enum { FROND_SEQ_ZERO = 0, FROND_SEQ_RANDOM = 1 };
 
 typedef struct frond_gen_options {
   int64_t max_ahead_ms; /* default FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS */
-  int64_t
-      max_wait_ms; /* -1 (the default): FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS or
-                      two time units of the layout, whichever is
-                      longer, so that a layout with coarse units can
-                      always wait for its next unit */
-  int seq_start;   /* FROND_SEQ_ZERO (default) or FROND_SEQ_RANDOM:
+  /*
+  ** How long a call may wait for the wall clock, the reservation or the
+  ** fence, from when it takes the generator's lock; -1 (the default):
+  ** FROND_SNOWFLAKE_DEFAULT_MAX_WAIT_MS or two time units of the layout,
+  ** whichever is longer, so that a layout with coarse units can always
+  ** wait for its next unit. Two waits go past it, both bounded: a failed
+  ** call consumes nothing, so one whose values lie below those of a
+  ** concurrent call still on its way (claimed, not yet settled) waits for
+  ** that call to settle, up to 50 ms (even with max_wait_ms 0); and the
+  ** first call after the generator slept waits up to 1 s for its
+  ** reservation write. The error names the bound that stopped the call:
+  ** COORD when the fence is at or below the wall clock's bound,
+  ** CLOCK_BEHIND otherwise.
+  */
+  int64_t max_wait_ms;
+  int seq_start; /* FROND_SEQ_ZERO (default) or FROND_SEQ_RANDOM:
                       each new unit entered from the wall clock starts at
                       a random sequence in [0, min(100, 2^seq/16)) */
   /*

@@ -183,13 +183,15 @@ int frond__check_keys(frond__check_ctx *x, frond__verdict *v) {
   static char dbs[FROND_STORE_MULTI_MAX][FROND_STORE_URI_MAX];
   frond__server *srv = x->srv;
   frond_error e = {0, ""};
-  char name[FROND__FACT_NAME_MAX + 1], fp[32], rec[300], path[PATH_MAX];
+  char name[FROND__FACT_NAME_MAX + 1], fp[FROND__FACT_VALUE_MAX + 1], rec[300],
+      path[PATH_MAX];
   size_t i, keyed = 0, fresh = 0, unread = 0;
   for (i = 0; i < srv->nformats; i++) {
     const frond__named_format *nf = &srv->formats[i];
     int n, d, dir, zk, rc;
-    if (frond_format_fingerprint(nf->f, fp, sizeof(fp)) == 0)
+    if (frond_format_fingerprint(nf->f, NULL, 0) == 0)
       continue;
+    frond__format_fact_value(nf->f, fp, sizeof(fp)); /* what is recorded */
     keyed++;
     frond__format_fact_name(nf->f, frond__format_scope(nf->f, NULL), name,
                             sizeof(name));

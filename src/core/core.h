@@ -136,6 +136,12 @@ const char *frond__format_scope(const frond_format *f,
 ** [A-Za-z0-9._-]; returns its length. */
 int frond__format_fact_name(const frond_format *f, const char *scope, char *out,
                             size_t len);
+/* The value f records under that name: its fingerprint; for a shard=
+** format "shard=S,key=V,fingerprint=F" (V '-' for the unversioned key),
+** since its one record stands for every S and version. At most
+** FROND__FACT_VALUE_MAX bytes; returns its length. */
+#define FROND__FACT_VALUE_MAX 64
+int frond__format_fact_value(const frond_format *f, char *out, size_t len);
 /* Check f's fingerprint for scope through fn(ctx): agreed, or
 ** KEY_MISMATCH naming both fingerprints, where and the name; either way
 ** f remembers it (frond__format_fact_ready). An unkeyed format is 0 without

@@ -27,7 +27,14 @@
 **
 ** (64 bytes at most, [A-Za-z0-9._-] only: a row of frond_meta, a znode, a
 ** file name.) A new key version has a name of its own, so rotation is
-** adding a version, never changing one. Which place holds the record is
+** adding a version, never changing one.
+**
+** Not so a shard= format's: its strings carry no key version, and one
+** made under S = 4 can equal one made under S = 5 (the shard bits over
+** other ID bits), or under another key. So all its variants share one
+** record per scope, key.shard.<scope>, whose value names S, the version
+** and the fingerprint ("shard=4,key=1,fingerprint=0f3c..."): another S,
+** version or key is refused with both named, and none of them rotates. Which place holds the record is
 ** the caller's choice (frond_format_check in coord_fact.c): the store the
 ** numbers' IDs come from, a coordinator, or, for one host alone, a file in
 ** its data directory (below).
@@ -102,9 +109,18 @@ int frond__format_fact_name(const frond_format *f, const char *scope, char *out,
     snprintf(where, sizeof(where), "tagh.%02x%02x%02x%02x%02x%02x%02x%02x",
              h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
   }
+  if (f->shard_bits > 0) /* one record for every S and version: above */
+    return snprintf(out, len, "key.shard.%s", where);
   return snprintf(out, len, "key.%s.%c%u.%c.%s", kind_word(f),
                   f->radix == 10 ? 'd' : 'b', f->width,
                   f->version ? f->version : '-', where);
+}
+
+int frond__format_fact_value(const frond_format *f, char *out, size_t len) {
+  if (f->shard_bits > 0)
+    return snprintf(out, len, "shard=%u,key=%c,fingerprint=%s", f->shard_bits,
+                    f->version ? f->version : '-', f->fingerprint);
+  return snprintf(out, len, "%s", f->fingerprint);
 }
 
 const char *frond__format_scope(const frond_format *f,
@@ -123,11 +139,16 @@ static void describe(const frond_format *f, const char *scope, char *out,
     snprintf(ver, sizeof(ver), "key version %c", f->version);
   else
     snprintf(ver, sizeof(ver), "the unversioned key");
-  snprintf(out, len, "%s of %u %s from %s%.64s%s, %s",
-           f->kind == FROND_FORMAT_SEQ ? "sequence numbers" : "order numbers",
-           f->width, f->radix == 10 ? "digits" : "base32 characters",
-           scope[0] ? "tag \"" : "snowflake IDs", scope, scope[0] ? "\"" : "",
-           ver);
+  if (f->shard_bits > 0) /* "shard=4 strings of snowflake IDs, ..." */
+    snprintf(out, len, "shard=%u strings of %s%.64s%s, %s", f->shard_bits,
+             scope[0] ? "tag \"" : "snowflake IDs", scope, scope[0] ? "\"" : "",
+             ver);
+  else
+    snprintf(out, len, "%s of %u %s from %s%.64s%s, %s",
+             f->kind == FROND_FORMAT_SEQ ? "sequence numbers" : "order numbers",
+             f->width, f->radix == 10 ? "digits" : "base32 characters",
+             scope[0] ? "tag \"" : "snowflake IDs", scope, scope[0] ? "\"" : "",
+             ver);
 }
 
 /* Publish a state with its scope and refusal (under f->fact.mu). */
@@ -144,23 +165,33 @@ static void publish(frond_format *f, int state, const char *scope, int code,
 ** store spells it). */
 static int check_named(frond_format *f, const char *scope, const char *spelt,
                        frond__fact_fn fn, void *ctx, frond_error *err) {
-  char name[FROND__FACT_NAME_MAX + 1], recorded[FROND__FINGERPRINT_LEN + 8];
-  char where[300], what[200];
+  char name[FROND__FACT_NAME_MAX + 1], value[FROND__FACT_VALUE_MAX + 1];
+  char recorded[FROND__FACT_VALUE_MAX + 8], where[300], what[200];
   frond_error e = {0, ""};
   int rc;
   if (f->fingerprint[0] == '\0')
     return 0; /* no key, no fact */
   frond__format_fact_name(f, spelt, name, sizeof(name));
+  frond__format_fact_value(f, value, sizeof(value));
   recorded[0] = '\0';
   where[0] = '\0';
-  rc = fn(ctx, name, f->fingerprint, recorded, sizeof(recorded), where,
-          sizeof(where), &e);
+  rc = fn(ctx, name, value, recorded, sizeof(recorded), where, sizeof(where),
+          &e);
   if (rc != 0) /* nothing learnt: the state stays as it was */
     return frond__fail(err, rc, "%s", e.message);
   pthread_mutex_lock(&f->fact.mu);
-  if (strcmp(recorded, f->fingerprint) == 0) {
+  if (strcmp(recorded, value) == 0) {
     publish(f, FROND__FACT_AGREED, scope, 0, NULL);
     rc = 0;
+  } else if (f->shard_bits > 0) {
+    describe(f, scope, what, sizeof(what));
+    rc = frond__fail(
+        err, FROND_EKEY_MISMATCH,
+        "%s: %s here, %.72s recorded in %s as %s: every process issuing "
+        "these strings must have the same S, key version and key, and "
+        "none of them can change (a shard string carries no version)",
+        what, value, recorded, where, name);
+    publish(f, FROND__FACT_REFUSED, scope, rc, err ? err->message : "");
   } else {
     describe(f, scope, what, sizeof(what));
     rc = frond__fail(

@@ -65,8 +65,9 @@ int frond__layout_init(frond_format *f, const frond_order_keys *keys,
     return frond__fail(err, FROND_ENOMEM, NULL);
   memcpy(f->keys, keys, sizeof(*keys));
   f->keyed = 1;
-  /* The fingerprint names the kind "shard" and S: a different S, or key,
-  ** is a different record (format_fact.c). */
+  /* The fingerprint names the kind "shard" and S; the record of a scope's
+  ** shard format names S, the version and it, and is one for every S and
+  ** version: another is refused (format_fact.c). */
   f->radix = 2;
   f->width = f->shard_bits;
   f->rounds = 0;

@@ -22,7 +22,7 @@ int frond__gen_forked(const frond_gen *g, frond_error *err) {
 
 /* How long the first call after the ticker slept may wait for the
 ** reservation write it owes to the sleep, whatever max_wait says. */
-#define WAKE_RESERVE_MS 1000
+#define WAKE_RESERVE_MS 1000 /* frond.h's max_wait_ms says 1 s */
 
 /* Drop the ranges given back that a raise jumped over. Expects mu held. */
 static void dead_prune(frond_gen *g) {
@@ -313,9 +313,20 @@ static int clock_behind(const frond_gen *g, int64_t now, int64_t units,
                      g->opt.max_wait_ms);
 }
 
+/* A call whose last unit is beyond both the wall clock's bound and the
+** coordinator's fence is stopped by the fence when the fence is the lower
+** of the two: the clock catching up would not let it through, the
+** coordinator must confirm a later fence. Expects mu held. */
+static int fence_stops(const frond_gen *g, int64_t now, int64_t last_units) {
+  return last_units > g->fence_units &&
+         ms_of(g, g->fence_units - g->ahead_units) <= now;
+}
+
 /* Why a call that waited max_wait still cannot have its values. */
 static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
                      frond_error *err) {
+  if (fence_stops(g, now, last_units))
+    return fence_reached(g, g->opt.max_wait_ms, err);
   if (ms_of(g, last_units - g->ahead_units) > now)
     return clock_behind(g, now, last_units, err);
   if (last_units > g->reserved_units)
@@ -335,7 +346,7 @@ static int timed_out(frond_gen *g, int64_t now, int64_t last_units,
 ** to be given back before it gives up on them (dead_push). Their calls
 ** are in the slow path and give back at once; only a claim above that
 ** was issued, or a thread that does not run, makes it wait that long. */
-#define HOLD_MIN_MS 50
+#define HOLD_MIN_MS 50 /* frond.h's max_wait_ms says 50 ms */
 
 static void held_remove(frond_gen *g, frond__gen_held *me) {
   frond__gen_held **p = &g->held;
@@ -423,11 +434,17 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
 static int gen_slow(frond_gen *g, uint64_t n, uint64_t held, uint64_t *first,
                     frond_error *err) {
   int64_t deadline, wake_deadline = 0;
-  int waited = 0, wanted = 0, queued = 0, rc = 0;
+  int waited = 0, wanted = 0, queued = 0, rc = 0, cancel;
   /* Before the lock: the parent's ticker may have held it at the fork.
   ** The child's state is its own copy: nothing to give back. */
   if (gen_forked(g))
     return frond__gen_forked(g, err);
+  /* A cancel inside a wait below would end the thread with mu locked,
+  ** waiting raised and its values neither taken nor given back, settle's
+  ** on-stack entry still in g->held: every later call would hang. So the
+  ** call cannot be cancelled; a cancel asked meanwhile is acted on at the
+  ** caller's next cancellation point, after the call has returned. */
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
   pthread_mutex_lock(&g->mu);
   deadline = frond__mono_ns() + g->opt.max_wait_ms * 1000000;
   if (atomic_load_explicit(&g->asleep, memory_order_relaxed)) {
@@ -475,7 +492,9 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t held, uint64_t *first,
     ** wall clock can catch up within max_wait. */
     need_ms = ms_of(g, last_units - g->ahead_units) - now;
     if (need_ms > 0 && need_ms > remain_ns / 1000000) {
-      rc = clock_behind(g, now, last_units, err);
+      rc = fence_stops(g, now, last_units)
+               ? fence_reached(g, g->opt.max_wait_ms, err)
+               : clock_behind(g, now, last_units, err);
       break;
     }
     if (last_units > g->reserved_units && g->bg_err.code != 0) {
@@ -527,6 +546,7 @@ done:
   if (g->waiting > 0)
     pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
+  pthread_setcancelstate(cancel, NULL);
   if (waited)
     atomic_fetch_add_explicit(&g->waits, 1, memory_order_relaxed);
   if (rc == FROND_ECLOCK_BEHIND)

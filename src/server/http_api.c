@@ -159,16 +159,26 @@ void frond__http_v1_segment_range(frond__http_ctx *x) {
 }
 
 /* n strings of nf; ?key=: the caller's key of a shard= format. */
+/* The key is percent-decoded, '+' a space, as a query string means: its
+** bytes, not their spelling, choose the shard, the same bytes RESP and
+** frond next --shard-key hash. */
 static void strings(frond__http_ctx *x, const frond__named_format *nf) {
   frond__req r = {.op = FROND__REQ_FORMAT, .nf = nf};
+  char key[FROND_SHARD_KEY_MAX];
+  char msg[96];
   size_t kl;
+  int n = 0;
   const char *k = frond__http_arg(x, "key", &kl);
-  if (k != NULL && (kl == 0 || kl > FROND_TAG_MAX)) {
-    frond__http_error(x, 400, "INVAL", "key is 1 to 128 bytes", NULL);
+  if (k != NULL &&
+      (n = frond__http_unescape_query(k, kl, key, sizeof key)) <= 0) {
+    snprintf(msg, sizeof msg,
+             "key is 1 to %d bytes once decoded, with valid %%-escapes",
+             FROND_SHARD_KEY_MAX);
+    frond__http_error(x, 400, "INVAL", msg, NULL);
     return;
   }
-  r.tag = k;
-  r.len = k != NULL ? kl : 0;
+  r.tag = k != NULL ? key : NULL;
+  r.len = (size_t)n;
   if (frond__http_count(x, &r) == 0 && frond__http_as(x) == 0)
     run(x, &r);
 }

@@ -370,7 +370,9 @@ int frond__http_query(const char *target, size_t len, const char *key,
   return 0;
 }
 
-int frond__http_unescape(const char *src, size_t len, char *dst, size_t cap) {
+/* Percent-decoding; a '+' is a space when plus is set (a query value). */
+static int unescape(const char *src, size_t len, char *dst, size_t cap,
+                    int plus) {
   size_t i, n = 0;
   for (i = 0; i < len; i++) {
     int c = (unsigned char)src[i];
@@ -384,12 +386,23 @@ int frond__http_unescape(const char *src, size_t len, char *dst, size_t cap) {
         return -1;
       c = h * 16 + l;
       i += 2;
+    } else if (c == '+' && plus) {
+      c = ' ';
     }
     if (n == cap)
       return -1;
     dst[n++] = (char)c;
   }
   return (int)n;
+}
+
+int frond__http_unescape(const char *src, size_t len, char *dst, size_t cap) {
+  return unescape(src, len, dst, cap, 0);
+}
+
+int frond__http_unescape_query(const char *src, size_t len, char *dst,
+                               size_t cap) {
+  return unescape(src, len, dst, cap, 1);
 }
 
 /* ---------------------------------------------------------------- chunked */

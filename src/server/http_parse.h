@@ -143,5 +143,9 @@ int frond__http_query(const char *target, size_t len, const char *key,
 /* Percent-decode src into dst (at most cap bytes). '+' is kept as is.
 ** Returns the decoded length or -1 on a bad escape or overflow. */
 int frond__http_unescape(const char *src, size_t len, char *dst, size_t cap);
+/* The same for a query value (application/x-www-form-urlencoded): a '+'
+** is a space, as every HTML form and URL library encodes one. */
+int frond__http_unescape_query(const char *src, size_t len, char *dst,
+                               size_t cap);
 
 #endif /* FROND_HTTP_PARSE_H */

@@ -138,8 +138,11 @@ typedef struct waiting {
   int admitted;   /* holds a tag look-up of the budget (ids.c) */
   int64_t *ids;   /* the result's room, after the front's record */
   char *strs;
-  char tag[FROND_TAG_MAX + 1];
+  char tag[FROND_SHARD_KEY_MAX + 1]; /* a tag, or a shard= format's key */
 } waiting;
+
+_Static_assert(FROND_SHARD_KEY_MAX >= FROND_TAG_MAX,
+               "a tag fits the key's room");
 
 #define ROUND16(n) (((n) + 15) & ~(size_t)15)
 
@@ -231,7 +234,7 @@ static int wait_off_loop(frond__conn *c, frond__req *r) {
     return 0;
   if (lookup && !frond__ids_lookup_admit(w->srv))
     return 0;
-  assert(r->len <= FROND_TAG_MAX); /* a front's tag buffer at most */
+  assert(r->len <= FROND_SHARD_KEY_MAX); /* a front's tag or key at most */
   if (r->op == FROND__REQ_SEGMENT)
     room = r->n * sizeof(int64_t);
   else if (r->op == FROND__REQ_FORMAT)

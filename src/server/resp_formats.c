@@ -29,8 +29,9 @@ static void issue(frond__resp_ctx *x, const frond__named_format *nf, size_t i) {
   frond__req r = {.op = FROND__REQ_FORMAT, .nf = nf};
   if (x->argc > i + 1) {
     const frond__resp_arg *k = &x->argv[i + 1];
-    if (k->len == 0 || k->len > FROND_TAG_MAX) {
-      frond__resp_error(x, "INVAL", "key is 1 to 128 bytes");
+    if (k->len == 0 || k->len > FROND_SHARD_KEY_MAX) {
+      frond__resp_error(x, "INVAL", "key is 1 to %d bytes",
+                        FROND_SHARD_KEY_MAX);
       return;
     }
     r.tag = k->p;

@@ -493,11 +493,54 @@ def test_shard_over_http_and_resp():
         st, _, body = s.srv.request("GET", "/v1/format/plain?key=u")
         check(st == 400 and error_of(json.loads(body)) == "INVAL",
               "a key for a plain format: %d %r" % (st, body))
-        st, _, body = s.srv.request("GET", "/v1/format/sh?key=" + "u" * 129)
-        check(st == 400, "a key of 129 bytes: %d %r" % (st, body))
+        st, _, body = s.srv.request("GET", "/v1/format/sh?key=" + "u" * 257)
+        check(st == 400 and error_of(json.loads(body)) == "INVAL",
+              "a key of 257 bytes: %d %r" % (st, body))
         err = s.cmd("ID.FORMAT", "sh", "1")
         check(isinstance(err, RespError) and err.code == "INVAL",
               "ID.FORMAT without a key: %r" % (err,))
+    finally:
+        s.close()
+
+
+def test_shard_key_spelled_any_way():
+    """A key's bytes choose its shard, not their spelling: ?key= is
+    percent-decoded ('+' a space, as a query string means), so a key with
+    reserved characters, spaces or UTF-8 lands on the shard RESP and
+    frond next --shard-key give it. The limit is the library's 256 bytes,
+    counted once decoded, on both fronts; a bad escape is INVAL."""
+    from urllib.parse import quote, quote_plus
+    s = Setup(extra=["--format.sh", "decimal:shard=4,key=1"])
+    try:
+        def shard_of(x):
+            return int(x) >> 59
+        keys = ["user@x.com", "a b", "a+b", "100%", "k/e?y&=#;,",
+                "\u65e5\u672c\u8a9e", "caf\u00e9 \u2603", "x" * 256,
+                "\u00e9" * 128]
+        for key in keys:
+            cli = ft.run(["next", "--store", "none", "--format",
+                          "decimal:shard=4,key=1", "--key-file", s.keys,
+                          "--shard-key", key], env=clean_env(),
+                         cwd=s.keydir)
+            check(cli.returncode == 0, "frond next %r: %r" % (key, cli.stderr))
+            want = shard_of(cli.stdout.strip())
+            spellings = {quote(key, safe=""), quote_plus(key, safe="")}
+            for sp in spellings:
+                got = s.get("/v1/format/sh?count=3&key=" + sp)["ids"]
+                check({shard_of(x) for x in got} == {want},
+                      "HTTP ?key=%s: shards %r, CLI's %d"
+                      % (sp[:40], [shard_of(x) for x in got], want))
+            got = strs(s.cmd("ID.FORMAT", "sh", "3", key))
+            check({shard_of(x) for x in got} == {want},
+                  "RESP %r: shards %r, CLI's %d"
+                  % (key[:20], [shard_of(x) for x in got], want))
+        for bad in ("%zz", "%4", quote("x" * 257), quote("\u00e9" * 129)):
+            st, _, body = s.srv.request("GET", "/v1/format/sh?key=" + bad)
+            check(st == 400 and error_of(json.loads(body)) == "INVAL",
+                  "?key=%s: %d %r" % (bad[:20], st, body))
+        err = s.cmd("ID.FORMAT", "sh", "1", "x" * 257)
+        check(isinstance(err, RespError) and err.code == "INVAL",
+              "ID.FORMAT with 257 bytes: %r" % (err,))
     finally:
         s.close()
 
@@ -835,6 +878,7 @@ if __name__ == "__main__":
              test_sequence_multi_batches,
              test_decode_agrees_with_cli, test_reverse_over_http_and_resp,
              test_shard_over_http_and_resp,
+             test_shard_key_spelled_any_way,
              test_period_first_use_off_the_loop,
              test_start_refusals,
              test_key_checked_at_start_and_after_reconnect,

@@ -350,6 +350,58 @@ static void test_shard_key_is_a_fact(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* One record per scope for every shard format: another S, key version or
+** key is KEY_MISMATCH naming both (their strings carry no version, and
+** one of S = 4 can equal one of S = 5); the same spec, and the same S,
+** version and key in another radix, agree. */
+static void mismatch(const char *spec, const char *keys, const char *dir,
+                     const char *here, const char *there) {
+  frond_order_keys *k = keys_of(keys);
+  frond_format *f = format_of(spec, k);
+  frond_gen *g = gen_of(1);
+  frond_format_source src = {g, NULL, NULL, 0};
+  frond_error err = {0, ""};
+  char buf[32];
+  if (here == NULL) {
+    if (frond_format_check(f, &src, NULL, dir, &err) != 0)
+      fail_msg("%s: %s", spec, err.message);
+    assert_int_equal(
+        frond_format_next_for(f, &src, "u", 1, 1, buf, sizeof(buf), NULL), 0);
+  } else {
+    assert_int_equal(frond_format_check(f, &src, NULL, dir, &err),
+                     FROND_EKEY_MISMATCH);
+    if (strstr(err.message, here) == NULL ||
+        strstr(err.message, there) == NULL ||
+        strncmp(err.message, "shard=", 6) != 0 || /* named as a shard format */
+        strstr(err.message, "order numbers") != NULL)
+      fail_msg("%s: '%s' does not name %s and %s", spec, err.message, here,
+               there);
+    assert_int_equal(
+        frond_format_next_for(f, &src, "u", 1, 1, buf, sizeof(buf), NULL),
+        FROND_EKEY_MISMATCH);
+  }
+  frond_format_free(f);
+  frond_order_keys_free(k);
+  frond_gen_close(g, NULL);
+}
+
+static void test_shard_one_record(void **state) {
+  char *dir = tmpdir_make(), path[600];
+  const char *k01 = "1:" KEY0 "\n2:" KEY1 "\n";
+  (void)state;
+  mismatch("decimal:shard=4,key=1", k01, dir, NULL, NULL); /* recorded */
+  mismatch("decimal:shard=4,key=1", k01, dir, NULL, NULL); /* the same */
+  mismatch("base32:shard=4,key=1", k01, dir, NULL, NULL);
+  mismatch("decimal:shard=5,key=1", k01, dir, "shard=5,key=1", "shard=4,key=1");
+  mismatch("decimal:shard=4,key=2", k01, dir, "shard=4,key=2", "shard=4,key=1");
+  mismatch("decimal:shard=4", KEY0, dir, "shard=4,key=-", "shard=4,key=1");
+  mismatch("decimal:shard=4,key=1", "1:" KEY1, dir, "shard=4,key=1",
+           "shard=4,key=1,fingerprint=");
+  snprintf(path, sizeof(path), "%s/frond-fact-key.shard.snowflake", dir);
+  assert_int_equal(access(path, F_OK), 0);
+  tmpdir_remove(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reverse63),
@@ -359,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_shard_unique_threads),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_shard_key_is_a_fact),
+      cmocka_unit_test(test_shard_one_record),
   };
   return frond_run_tests(tests, NULL, NULL);
 }

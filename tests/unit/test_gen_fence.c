@@ -334,6 +334,133 @@ static void test_fence_stops(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* max_wait 0 on a clock that does not move: the error names the bound
+** that stops the call. The fence at or below the clock's bound: COORD,
+** counted as a fence refusal (the clock catching up would not help). The
+** clock below the fence: CLOCK_BEHIND. */
+static void test_error_names_the_bound(void **state) {
+  static const struct {
+    int64_t fence_ms;
+    int code;
+  } cases[] = {{T0, FROND_ECOORD}, {T0 + 10, FROND_ECLOCK_BEHIND}};
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    fake_clock c;
+    want_ctx w = {NULL, 0, 0};
+    frond_gen_options o;
+    frond__gen_fence f = {0, cases[i].fence_ms, 0, want_hook, &w};
+    frond_gen *g = NULL;
+    frond_gen_stats st;
+    frond_error err = {0, ""};
+    int64_t blk[4096];
+    fake_clock_set(&c, T0);
+    o = fake_options(&c, 0, 0);
+    if (frond__gen_create_fenced(&g, twitter(), 4, &o, &f, &err) != 0)
+      fail_msg("create: %s", err.message);
+    w.g = g;
+    assert_int_equal(frond_gen_next_n(g, 4096, blk, NULL), 0);
+    assert_int_equal(fields(g, blk[4095]).unix_ms, T0);
+    assert_int_equal(frond_gen_next(g, &blk[0], &err), cases[i].code);
+    frond_gen_stats_get(g, &st);
+    if (cases[i].code == FROND_ECOORD) {
+      assert_non_null(strstr(err.message, "coordinator fence"));
+      assert_int_equal(st.fence_refused, 1);
+      assert_int_equal(st.clock_behind, 0);
+    } else {
+      assert_non_null(strstr(err.message, "behind"));
+      assert_int_equal(st.fence_refused, 0);
+      assert_int_equal(st.clock_behind, 1);
+    }
+    frond_gen_close(g, NULL);
+  }
+}
+
+/* ---- a cancelled call leaves the generator whole ----------------------- */
+
+typedef struct call {
+  pthread_t thread;
+  frond_gen *g;
+  int rc;
+  int64_t id;
+} call;
+
+static void *call_main(void *arg) {
+  call *c = arg;
+  c->rc = frond_gen_next(c->g, &c->id, NULL);
+  pthread_testcancel(); /* a cancel asked during the call ends it here */
+  return NULL;
+}
+
+static void *set_fence_main(void *arg) {
+  call *c = arg;
+  frond__gen_set_fence(c->g, T0 + 10);
+  return NULL;
+}
+
+/* Start fn(c) and join it within 10 s: a call that hangs fails the test
+** instead of holding the suite. */
+static void *run_bounded(void *(*fn)(void *), call *c, const char *what) {
+  struct timespec ts;
+  void *ret = NULL;
+  assert_int_equal(pthread_create(&c->thread, NULL, fn, c), 0);
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += 10;
+  if (pthread_timedjoin_np(c->thread, &ret, &ts) != 0)
+    fail_msg("%s did not return within 10 s: the generator hangs", what);
+  return ret;
+}
+
+/* pthread_cancel of a call waiting at the fence: before, it ended inside
+** the wait with the generator's lock held, every later call and fence
+** hung. Now the call cannot be cancelled: it finishes (here with its ID,
+** once the fence moves), the cancel ends the thread after it, and other
+** threads go on issuing, above it. */
+static void test_cancelled_call(void **state) {
+  fake_clock c;
+  want_ctx w = {NULL, 0, 0};
+  frond_gen *g;
+  call waiter, fencer, later;
+  int64_t blk[4096];
+  struct timespec ts;
+  void *ret = NULL;
+  (void)state;
+  fake_clock_set(&c, T0);
+  g = make_fenced(&c, T0 + 3, 10000, &w);
+  for (int k = 0; k < 4; k++)
+    assert_int_equal(frond_gen_next_n(g, 4096, blk, NULL), 0);
+  memset(&waiter, 0, sizeof(waiter));
+  waiter.g = g;
+  waiter.rc = -1;
+  assert_int_equal(pthread_create(&waiter.thread, NULL, call_main, &waiter), 0);
+  /* The waiter reached the fence once it asked the coordinator; it waits
+  ** on from there. */
+  for (int64_t until = frond__mono_ns() + 10000 * 1000000LL;
+       atomic_load(&w.calls) == 0;) {
+    if (frond__mono_ns() > until)
+      fail_msg("the call never reached the fence");
+    frond__sleep_ns(100000);
+  }
+  assert_int_equal(pthread_cancel(waiter.thread), 0);
+  fencer.g = g;
+  run_bounded(set_fence_main, &fencer, "frond__gen_set_fence");
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += 10;
+  if (pthread_timedjoin_np(waiter.thread, &ret, &ts) != 0)
+    fail_msg("the cancelled call did not end within 10 s");
+  assert_true(ret == PTHREAD_CANCELED);
+  assert_int_equal(waiter.rc, 0);
+  assert_int_equal(fields(g, waiter.id).unix_ms, T0 + 4);
+  memset(&later, 0, sizeof(later));
+  later.g = g;
+  later.rc = -1;
+  run_bounded(call_main, &later, "a call after the cancel");
+  assert_int_equal(later.rc, 0);
+  assert_true(later.id > waiter.id);
+  assert_int_equal(frond_gen_next(g, &blk[0], NULL), 0);
+  assert_true(blk[0] > later.id);
+  frond_gen_close(g, NULL);
+}
+
 /* A coordinator that extends the fence from the hook: the call at the
 ** fence goes through. */
 static void test_fence_want_extends(void **state) {
@@ -582,6 +709,8 @@ int main(void) {
       cmocka_unit_test(test_resume_above_fence),
       cmocka_unit_test(test_fence_stops),
       cmocka_unit_test(test_fence_want_extends),
+      cmocka_unit_test(test_cancelled_call),
+      cmocka_unit_test(test_error_names_the_bound),
       cmocka_unit_test(test_block_and_resume),
       cmocka_unit_test(test_block_is_a_barrier),
       cmocka_unit_test(test_threads_fill_to_fence),
