@@ -74,6 +74,10 @@ type Client struct {
 	tags   map[string]*Tag
 	closed bool
 
+	storeMu sync.Mutex
+	store   string // the store of the first range that named one
+	storeAt string // the server that named it
+
 	rndMu sync.Mutex
 	rnd   *rand.Rand
 
@@ -271,13 +275,22 @@ func (c *Client) strings(ctx context.Context, path string, n int) ([]string, err
 // c.retries times, with full-jitter backoff. calls, when not nil, counts
 // the attempts.
 func (c *Client) get(ctx context.Context, path string, calls *atomic.Int64) ([]byte, error) {
+	return c.getChecked(ctx, path, calls, nil)
+}
+
+// getChecked is get, with check (when not nil) run on each 200 answer:
+// an error it gives with code STORE_MISMATCH moves the call to the next
+// server as a 503 does, and is the call's error if no server gives an
+// answer check takes; any other error it gives ends the call.
+func (c *Client) getChecked(ctx context.Context, path string, calls *atomic.Int64,
+	check func(body []byte, h http.Header, srv string) *Error) ([]byte, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if c.isClosed() {
 		return nil, newError(CodeClosed, "the client is closed")
 	}
-	var last *Error
+	var last, mismatch *Error
 	for attempt := 0; attempt <= c.retries; attempt++ {
 		if attempt > 0 {
 			if err := c.sleep(ctx, attempt); err != nil {
@@ -290,7 +303,14 @@ func (c *Client) get(ctx context.Context, path string, calls *atomic.Int64) ([]b
 		if calls != nil {
 			calls.Add(1)
 		}
-		body, err, retry := c.once(ctx, srv, path)
+		body, h, err, retry := c.once(ctx, srv, path)
+		if err == nil && check != nil {
+			if err = check(body, h, srv); err != nil {
+				if retry = err.Code == CodeStoreMismatch; retry {
+					mismatch = err
+				}
+			}
+		}
 		if err == nil {
 			return body, nil
 		}
@@ -310,7 +330,74 @@ func (c *Client) get(ctx context.Context, path string, calls *atomic.Int64) ([]b
 		return nil, &Error{Code: CodeTimeout, Message: "the call's context " +
 			"ended: " + ctx.Err().Error(), err: ctx.Err()}
 	}
+	if mismatch != nil {
+		// A server of another store outweighs one that did not answer.
+		return nil, mismatch
+	}
 	return nil, last
+}
+
+// checkStore checks the store a range answer of srv names ("store", or
+// the Frond-Store header) against the one the client pinned: the first
+// one seen. A server that names none (older than the store's identity)
+// is trusted only when it is the only one listed.
+func (c *Client) checkStore(body *string, header []string, srv string) *Error {
+	if len(header) > 1 || (body != nil && len(header) == 1 && *body != header[0]) {
+		return &Error{Code: CodeBadResponse, Server: srv, Message: fmt.Sprintf(
+			"the answer names store %v in its body and %q in Frond-Store",
+			deref(body), header)}
+	}
+	st := ""
+	if body != nil {
+		st = *body
+	} else if len(header) == 1 {
+		st = header[0]
+	} else {
+		if len(c.servers) > 1 {
+			return &Error{Code: CodeStoreMismatch, Server: srv, Message: srv +
+				" does not name its store (a server older than the store " +
+				"identity): with several servers listed, ranges are taken " +
+				"only from servers that name one, so that servers on " +
+				"different stores are never mixed"}
+		}
+		return nil
+	}
+	if !storeID(st) {
+		return &Error{Code: CodeBadResponse, Server: srv, Message: fmt.Sprintf(
+			"the answer names store %q, not 32 lowercase hex digits", st)}
+	}
+	c.storeMu.Lock()
+	defer c.storeMu.Unlock()
+	if c.store == "" {
+		c.store, c.storeAt = st, srv
+		return nil
+	}
+	if st != c.store {
+		return &Error{Code: CodeStoreMismatch, Server: srv, Message: fmt.Sprintf(
+			"%s serves store %s, but %s served store %s: servers on "+
+				"different stores hand out the same IDs; its range is not used",
+			srv, st, c.storeAt, c.store)}
+	}
+	return nil
+}
+
+func storeID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "(none)"
+	}
+	return strconv.Quote(*s)
 }
 
 // bound is the longest a call can take: every attempt's timeout and
@@ -342,12 +429,12 @@ func (c *Client) sleep(ctx context.Context, attempt int) error {
 
 // once is one attempt on one server: the body of a 200, or an Error and
 // whether another attempt may help.
-func (c *Client) once(ctx context.Context, srv, path string) ([]byte, *Error, bool) {
+func (c *Client) once(ctx context.Context, srv, path string) ([]byte, http.Header, *Error, bool) {
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, srv+path, nil)
 	if err != nil {
-		return nil, &Error{Code: CodeInvalid, Message: err.Error(), err: err}, false
+		return nil, nil, &Error{Code: CodeInvalid, Message: err.Error(), err: err}, false
 	}
 	req.Header.Set("User-Agent", c.ua)
 	req.Header.Set("Accept", "application/json")
@@ -367,11 +454,11 @@ func (c *Client) once(ctx context.Context, srv, path string) ([]byte, *Error, bo
 			(errors.As(err, &ne) && ne.Timeout()) {
 			code, what = CodeTimeout, fmt.Sprintf("no answer within %v", c.timeout)
 		}
-		return nil, &Error{Code: code, Message: what + ": " + err.Error(),
+		return nil, nil, &Error{Code: code, Message: what + ": " + err.Error(),
 			Server: srv, err: err}, true
 	}
 	if resp.StatusCode == http.StatusOK {
-		return body, nil, false
+		return body, resp.Header, nil, false
 	}
 	var eb struct {
 		Error struct {
@@ -384,5 +471,5 @@ func (c *Client) once(ctx context.Context, srv, path string) ([]byte, *Error, bo
 	if json.Unmarshal(body, &eb) == nil && eb.Error.Code != "" {
 		e.Code, e.Message = eb.Error.Code, eb.Error.Message
 	}
-	return nil, e, resp.StatusCode == http.StatusServiceUnavailable
+	return nil, nil, e, resp.StatusCode == http.StatusServiceUnavailable
 }

@@ -14,9 +14,13 @@ const (
 	// CodeTimeout: the last attempt timed out, or the caller's context
 	// ended.
 	CodeTimeout = "TIMEOUT"
-	// CodeBadResponse: an answer that does not parse, or a range that is
-	// not above the IDs the handle already gave out.
+	// CodeBadResponse: an answer that does not parse, or a range below
+	// one the same server leased before.
 	CodeBadResponse = "BAD_RESPONSE"
+	// CodeStoreMismatch: no server gave a range of the store the client
+	// pinned (the first one a range answer named), or several servers
+	// are listed and one does not name its store.
+	CodeStoreMismatch = "STORE_MISMATCH"
 	// CodeClosed: the client was closed.
 	CodeClosed = "CLOSED"
 	// CodeInvalid: an argument the client refuses before any call.

@@ -7,6 +7,7 @@
 package frond
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"net"
@@ -195,4 +196,37 @@ func (s *server) checkSanitizer() {
 			}
 		}
 	}
+}
+
+// namesStore says whether the server at url names its store in
+// GET /v1/layout ("store"): a client listing several servers takes
+// ranges only from servers that do, and refuses the others with
+// STORE_MISMATCH.
+func namesStore(t *testing.T, url string) bool {
+	resp, err := http.Get(url + "/v1/layout")
+	if err != nil {
+		t.Fatalf("layout of %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	var l struct {
+		Store *string `json:"store"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
+		t.Fatalf("layout of %s: %v", url, err)
+	}
+	return l.Store != nil
+}
+
+// refusedUnnamed checks, for a server that does not name its store, that
+// a tag of a client listing it among others is refused with
+// STORE_MISMATCH, and says so; false when the server names its store.
+func refusedUnnamed(t *testing.T, url string, tag *Tag) bool {
+	t.Helper()
+	if namesStore(t, url) {
+		return false
+	}
+	_, err := tag.Next()
+	wantCode(t, err, CodeStoreMismatch, 0)
+	t.Logf("%s does not name its store: refused", url)
+	return true
 }

@@ -5,7 +5,10 @@ package frond
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -49,6 +52,10 @@ type span struct {
 	preloadAt  int64 // the ID whose taker starts the next fetch
 	leasedAt   time.Time
 	timer      *time.Timer // the validity's, once current
+	// locked: served by the slow path under the lock from pos, its IDs
+	// never reached through cursor and bound (see Tag).
+	locked bool
+	pos    int64
 }
 
 // Tag is a segment tag's handle: Next hands out the tag's IDs from
@@ -65,8 +72,13 @@ type span struct {
 // and raises the bound to the range's end.
 //
 // Why a switch needs no lock on Next's side: a switch, under mu, stores
-// first cursor = S2-1, then the bound B2 (in [S2, E2]), and ranges
-// strictly increase (S2 > E1: fetch drops a range that is not above).
+// first cursor = S2-1, then the bound B2 (in [S2, E2]), and the ranges so
+// installed strictly increase (S2 > E1). Servers of one store answer from
+// their own buffers, so after a failover a range may lie below those
+// taken before; such a range is not installed in cursor and bound (a
+// caller holding an old bound could take an ID above its end): it is
+// served by the slow path under mu, while cursor and bound stay where
+// they are, the cursor past every bound, so Next refuses everything.
 // Next loads the bound before its add. One that loaded the old bound
 // B1 <= E1 and adds on the new cursor gets v >= S2 > E1 and takes the
 // slow path. One that loaded B2 saw the cursor store before it (Go's
@@ -89,19 +101,23 @@ type Tag struct {
 	name   string
 	opts   TagOptions
 
-	mu        sync.Mutex    // guards what follows, and every store to bound and cursor but Next's add
-	cur       *span         // the current range, nil before the first
-	next      *span         // the prefetched range, if any
-	inflight  chan struct{} // closed when the running fetch ends
-	fetchErr  error         // how the last fetch ended
-	hiEnd     int64         // the end of the highest range accepted, exclusive
-	size      int64         // the size of the next range asked for
+	mu        sync.Mutex       // guards what follows, and every store to bound and cursor but Next's add
+	cur       *span            // the current range, nil before the first
+	next      *span            // the prefetched range, if any
+	inflight  chan struct{}    // closed when the running fetch ends
+	fetchErr  error            // how the last fetch ended
+	hiEnd     map[string]int64 // per server: the end of its last range, exclusive
+	hotEnd    int64            // the end of the highest range in cursor and bound, exclusive
+	size      int64            // the size of the next range asked for
+	maxSize   int64            // the server's max_range, once it refused a size (0: unknown)
+	installs  int64            // ranges made current
+	sizedAt   int64            // installs when the size was last adapted
 	lastFetch time.Time
 	closed    bool
 	now       func() time.Time // the clock of the sizing: time.Now, or a test's
-	// lease asks for count IDs: [start, end), or an error (c.lease, or a
-	// test's). Set before the first Next.
-	lease func(count int64) (start, end int64, err error)
+	// lease asks for count IDs: [start, end) and the server that gave
+	// them, or an error (c.lease, or a test's). Set before the first Next.
+	lease func(count int64) (start, end int64, srv string, err error)
 	// switching, if a test sets it, runs between a switch's stores.
 	switching func()
 
@@ -136,8 +152,9 @@ func (c *Client) Tag(name string, opts *TagOptions) (*Tag, error) {
 		return t, nil
 	}
 	// end = cursor = 0: the first Next takes the slow path.
-	t := &Tag{c: c, name: name, opts: o, size: o.MinRange, now: time.Now}
-	t.lease = func(count int64) (int64, int64, error) {
+	t := &Tag{c: c, name: name, opts: o, size: o.MinRange, now: time.Now,
+		hiEnd: map[string]int64{}}
+	t.lease = func(count int64) (int64, int64, string, error) {
 		return c.lease(name, count, &t.calls)
 	}
 	c.tags[name] = t
@@ -226,6 +243,21 @@ func (t *Tag) fetchLocked() {
 		return
 	}
 	now := t.now()
+	// The size adapts once per range used: a fetch tried again after a
+	// failure asks for the same size.
+	if t.lastFetch.IsZero() || t.sizedAt != t.installs {
+		t.adapt(now)
+	}
+	if t.maxSize > 0 && t.size > t.maxSize {
+		t.size = t.maxSize
+	}
+	ch := make(chan struct{})
+	t.inflight = ch
+	go t.fetch(t.size, ch)
+}
+
+// adapt sizes the next range by the time since the last sizing. Needs t.mu.
+func (t *Tag) adapt(now time.Time) {
 	if !t.lastFetch.IsZero() {
 		since := now.Sub(t.lastFetch)
 		if since < t.opts.Target && t.size < t.opts.MaxRange {
@@ -241,27 +273,61 @@ func (t *Tag) fetchLocked() {
 		}
 	}
 	t.lastFetch = now
-	ch := make(chan struct{})
-	t.inflight = ch
-	go t.fetch(t.size, ch)
+	t.sizedAt = t.installs
+}
+
+// countBound reads the bound a COUNT_INVALID names ("... in [1, 4000]").
+var countBound = regexp.MustCompile(`\[1, ?([0-9]{1,19})\]`)
+
+// leaseWithin leases at most count IDs. A server that refuses the size
+// as above its max_range (COUNT_INVALID) teaches the handle its bound:
+// the one its message names, else half the size; the lease is tried
+// again within it at once.
+func (t *Tag) leaseWithin(count int64) (int64, int64, string, error) {
+	for i := 0; i < 64; i++ {
+		start, end, srv, err := t.lease(count)
+		e, ok := err.(*Error)
+		if !ok || e.Code != "COUNT_INVALID" || e.Status != http.StatusBadRequest ||
+			count <= 1 {
+			return start, end, srv, err
+		}
+		bound := int64(0)
+		if m := countBound.FindStringSubmatch(e.Message); m != nil {
+			bound, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		if bound >= 1 && bound < count {
+			count = bound
+		} else {
+			count /= 2
+		}
+		t.mu.Lock()
+		t.maxSize = count
+		if t.size > count {
+			t.size = count
+		}
+		t.mu.Unlock()
+	}
+	return 0, 0, "", newError("COUNT_INVALID", "no range size of tag %q the "+
+		"server takes", t.name)
 }
 
 // fetch leases count IDs and offers them as the next range.
 func (t *Tag) fetch(count int64, ch chan struct{}) {
-	start, end, err := t.lease(count)
+	start, end, srv, err := t.leaseWithin(count)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err == nil {
-		switch {
+		switch hi, seen := t.hiEnd[srv]; {
 		case t.closed:
 			t.dropped.Add(end - start)
-		case start < t.hiEnd:
-			// Next's switch relies on this: each range starts above
-			// every ID of the ranges before it.
+		case seen && start < hi:
+			// A server's ranges increase; ranges of two servers of one
+			// store are unique but not compared (see Tag).
 			t.dropped.Add(end - start)
-			err = newError(CodeBadResponse, "range [%d, %d) of tag %q is not "+
-				"above the IDs already leased (up to %d): dropped",
-				start, end, t.name, t.hiEnd-1)
+			err = &Error{Code: CodeBadResponse, Server: srv, Message: fmt.Sprintf(
+				"range [%d, %d) of tag %q is below %d, the end of a range "+
+					"the same server leased before: dropped", start, end,
+				t.name, hi)}
 		default:
 			n := &span{start: start, end: end - 1, leasedAt: time.Now()}
 			n.preloadAt = end - int64(float64(end-start)*t.opts.Preload)
@@ -269,7 +335,7 @@ func (t *Tag) fetch(count int64, ch chan struct{}) {
 				n.preloadAt = end - 1
 			}
 			t.next = n
-			t.hiEnd = end
+			t.hiEnd[srv] = end
 			t.ranges.Add(1)
 			t.leased.Add(end - start)
 		}
@@ -293,24 +359,37 @@ func (t *Tag) slow(v, b int64) (int64, error) {
 		if t.closed {
 			return 0, newError(CodeClosed, "the client is closed")
 		}
-		// v is good if b is the current range's bound and v is not past
-		// the range's end (see Tag): then v is at or past the preload point.
-		if n := t.cur; n != nil && b >= n.start && b <= n.end && uint64(v) <= uint64(n.end) {
-			if b < n.end {
-				t.fetchLocked()
-				t.bound.Store(n.end)
+		if n := t.cur; n != nil && n.locked {
+			// A range below one installed before: served here.
+			if n.pos <= n.end {
+				id := n.pos
+				n.pos++
+				if id >= n.preloadAt {
+					t.fetchLocked()
+				}
+				return id, nil
 			}
-			return v, nil
-		}
-		// Under mu, the bound is the current range's: the cursor is past
-		// its end, or the first case takes v.
-		b = t.bound.Load()
-		v = t.cursor.Add(1)
-		if uint64(v) <= uint64(b) {
-			return v, nil
-		}
-		if n := t.cur; n != nil && uint64(v) <= uint64(n.end) {
-			continue
+		} else {
+			// v is good if b is the current range's bound and v is not
+			// past the range's end (see Tag): then v is at or past the
+			// preload point.
+			if n != nil && b >= n.start && b <= n.end && uint64(v) <= uint64(n.end) {
+				if b < n.end {
+					t.fetchLocked()
+					t.bound.Store(n.end)
+				}
+				return v, nil
+			}
+			// Under mu, the bound is the current range's: the cursor is
+			// past its end, or the first case takes v.
+			b = t.bound.Load()
+			v = t.cursor.Add(1)
+			if uint64(v) <= uint64(b) {
+				return v, nil
+			}
+			if n != nil && uint64(v) <= uint64(n.end) {
+				continue
+			}
 		}
 		if n := t.next; n != nil {
 			t.next = nil
@@ -345,6 +424,16 @@ func (t *Tag) install(n *span) {
 	if t.cur != nil && t.cur.timer != nil {
 		t.cur.timer.Stop()
 	}
+	t.installs++
+	if n.start < t.hotEnd {
+		// Below a range installed before (another server of the store):
+		// cursor and bound stay, the cursor past the bound.
+		n.locked, n.pos = true, n.start
+		t.cur = n
+		t.armValidity(n)
+		return
+	}
+	t.hotEnd = n.end + 1
 	b := n.preloadAt - 1
 	if b < n.start {
 		b = n.end
@@ -358,6 +447,11 @@ func (t *Tag) install(n *span) {
 	if b == n.end {
 		t.fetchLocked()
 	}
+	t.armValidity(n)
+}
+
+// armValidity starts n's validity timer. Needs t.mu.
+func (t *Tag) armValidity(n *span) {
 	if t.opts.Validity > 0 {
 		age := time.Since(n.leasedAt)
 		n.timer = time.AfterFunc(t.opts.Validity-age, func() { t.expire(n) })
@@ -387,6 +481,13 @@ func (t *Tag) retire() {
 	if n == nil {
 		return
 	}
+	if n.locked {
+		if n.pos <= n.end {
+			t.dropped.Add(n.end - n.pos + 1)
+			n.pos = n.end + 1
+		}
+		return
+	}
 	for {
 		was := t.cursor.Load()
 		if was >= n.end {
@@ -413,35 +514,79 @@ func (t *Tag) close() {
 	}
 }
 
-// lease asks a server for count consecutive IDs of tag: [start, end).
-// A fetch runs in the background, so it has no caller's context: the
-// client's timeout and retries bound it.
-func (c *Client) lease(tag string, count int64, calls *atomic.Int64) (int64, int64, error) {
-	body, err := c.get(context.Background(), "/v1/segment/"+url.PathEscape(tag)+
-		"/range?count="+strconv.FormatInt(count, 10), calls)
+// lease asks a server for count consecutive IDs of tag: [start, end),
+// and the server that gave them. A fetch runs in the background, so it
+// has no caller's context: the client's timeout and retries bound it. A
+// range of a store other than the one pinned is refused with
+// STORE_MISMATCH, and the call fails over as for a 503.
+func (c *Client) lease(tag string, count int64, calls *atomic.Int64) (int64, int64, string, error) {
+	var start, end int64
+	var from string
+	_, err := c.getChecked(context.Background(), "/v1/segment/"+url.PathEscape(tag)+
+		"/range?count="+strconv.FormatInt(count, 10), calls,
+		func(body []byte, h http.Header, srv string) *Error {
+			var a struct {
+				Start json.RawMessage `json:"start"`
+				End   json.RawMessage `json:"end"`
+				Count int64           `json:"count"`
+				Store *string         `json:"store"`
+			}
+			if err := json.Unmarshal(body, &a); err != nil {
+				return &Error{Code: CodeBadResponse, Server: srv,
+					Message: "range answer is not a JSON object: " + err.Error()}
+			}
+			s, e, err := parseRange(jsonString(a.Start), jsonString(a.End), a.Count, count)
+			if err != nil {
+				err.Server = srv
+				return err
+			}
+			if err := c.checkStore(a.Store, h.Values("Frond-Store"), srv); err != nil {
+				return err
+			}
+			start, end, from = s, e, srv
+			return nil
+		})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
-	var a struct {
-		Start string `json:"start"`
-		End   string `json:"end"`
-		Count int64  `json:"count"`
+	return start, end, from, nil
+}
+
+// jsonString is the string a JSON value holds, or "" (refused by
+// parseRange) for a number or any other type: a number may have been
+// rounded on its way.
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return ""
 	}
-	if err := json.Unmarshal(body, &a); err != nil {
-		return 0, 0, newError(CodeBadResponse, "range answer is not JSON: %v", err)
+	return s
+}
+
+// decimal reads 1 to 19 decimal digits within int64, nothing else (no
+// sign, no "_", no fraction, no exponent).
+func decimal(s string) (int64, bool) {
+	if len(s) < 1 || len(s) > 19 {
+		return 0, false
 	}
-	return parseRange(a.Start, a.End, a.Count, count)
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
 }
 
 // parseRange checks a range answer: decimal bounds, end - start = count,
 // no more than asked for, start at least 1.
-func parseRange(s, e string, n, asked int64) (int64, int64, error) {
-	start, err1 := strconv.ParseInt(s, 10, 64)
-	end, err2 := strconv.ParseInt(e, 10, 64)
-	if err1 != nil || err2 != nil || start < 1 || end <= start ||
-		end-start != n || n > asked {
+func parseRange(s, e string, n, asked int64) (int64, int64, *Error) {
+	start, ok1 := decimal(s)
+	end, ok2 := decimal(e)
+	if !ok1 || !ok2 || start < 1 || end <= start || end-start != n || n > asked {
 		return 0, 0, newError(CodeBadResponse, "range answer start=%q end=%q "+
-			"count=%d is not a range of at most %d IDs", s, e, n, asked)
+			"count=%d is not a range of at most %d IDs (bounds are strings "+
+			"of decimal digits)", s, e, n, asked)
 	}
 	return start, end, nil
 }

@@ -20,6 +20,9 @@ type leases struct {
 	mu     sync.Mutex
 	starts []int64
 	ends   []int64
+	// unordered: ranges of several servers, not in order; hammer does
+	// not ask a goroutine's IDs to increase.
+	unordered bool
 }
 
 func (l *leases) add(start, end int64) {
@@ -69,10 +72,15 @@ func hammer(t *testing.T, tag *Tag, l *leases, g, n int) int {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.unordered {
+		sort.Sort(byStart{l})
+	}
 	seen := make(map[int64]int, g*n)
 	total := 0
 	for i, ids := range got {
-		increasing(t, fmt.Sprintf("goroutine %d", i), ids)
+		if !l.unordered {
+			increasing(t, fmt.Sprintf("goroutine %d", i), ids)
+		}
 		for _, v := range ids {
 			if j, dup := seen[v]; dup {
 				t.Fatalf("ID %d handed out twice: goroutines %d and %d", v, j, i)
@@ -90,6 +98,15 @@ func hammer(t *testing.T, tag *Tag, l *leases, g, n int) int {
 	return total
 }
 
+type byStart struct{ l *leases }
+
+func (b byStart) Len() int           { return len(b.l.starts) }
+func (b byStart) Less(i, j int) bool { return b.l.starts[i] < b.l.starts[j] }
+func (b byStart) Swap(i, j int) {
+	b.l.starts[i], b.l.starts[j] = b.l.starts[j], b.l.starts[i]
+	b.l.ends[i], b.l.ends[j] = b.l.ends[j], b.l.ends[i]
+}
+
 // fakeLeases hands out ranges of 1 to 3 IDs (no more than asked for),
 // strictly increasing with gaps of 0 to 2 between them, at once.
 func fakeLeases(tag *Tag, l *leases, seed int64) {
@@ -97,7 +114,7 @@ func fakeLeases(tag *Tag, l *leases, seed int64) {
 	rnd := rand.New(rand.NewSource(seed))
 	top := int64(1)
 	tag.mu.Lock()
-	tag.lease = func(count int64) (int64, int64, error) {
+	tag.lease = func(count int64) (int64, int64, string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		size := 1 + rnd.Int63n(3)
@@ -107,7 +124,7 @@ func fakeLeases(tag *Tag, l *leases, seed int64) {
 		start := top + rnd.Int63n(3)
 		top = start + size
 		l.add(start, top)
-		return start, top, nil
+		return start, top, "a", nil
 	}
 	tag.mu.Unlock()
 }
@@ -152,12 +169,12 @@ func TestSwitchHammerServer(t *testing.T) {
 	var l leases
 	tag.mu.Lock()
 	real := tag.lease
-	tag.lease = func(count int64) (int64, int64, error) {
-		start, end, err := real(count)
+	tag.lease = func(count int64) (int64, int64, string, error) {
+		start, end, srv, err := real(count)
 		if err == nil {
 			l.add(start, end)
 		}
-		return start, end, err
+		return start, end, srv, err
 	}
 	tag.mu.Unlock()
 	n := hammer(t, tag, &l, 8, 300)
@@ -175,7 +192,7 @@ func TestSwitchOrder(t *testing.T) {
 	c := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
 	tag, _ := c.Tag("orders", &TagOptions{MinRange: 100, MaxRange: 100, Validity: NoExpiry})
 	var l leases
-	tag.lease = func(count int64) (int64, int64, error) {
+	tag.lease = func(count int64) (int64, int64, string, error) {
 		// Contiguous ranges: [1, 101), [101, 201), ...
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -185,7 +202,7 @@ func TestSwitchOrder(t *testing.T) {
 		}
 		l.starts = append(l.starts, start)
 		l.ends = append(l.ends, start+count)
-		return start, start + count, nil
+		return start, start + count, "a", nil
 	}
 	var between []int64
 	var refused [][2]int64
@@ -246,12 +263,12 @@ func TestCursorWrap(t *testing.T) {
 	tag, _ := c.Tag("orders", &TagOptions{MinRange: 3, MaxRange: 3, Validity: NoExpiry})
 	const top = int64(^uint64(0) >> 1)
 	first := true
-	tag.lease = func(count int64) (int64, int64, error) {
+	tag.lease = func(count int64) (int64, int64, string, error) {
 		if first {
 			first = false
-			return top - 3, top, nil
+			return top - 3, top, "a", nil
 		}
-		return 0, 0, newError(CodeUnavailable, "no more")
+		return 0, 0, "", newError(CodeUnavailable, "no more")
 	}
 	ids := take(t, tag, 3)
 	if ids[0] != top-3 || ids[2] != top-1 {

@@ -6,6 +6,7 @@ import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -38,6 +39,8 @@ public final class FrondClient implements AutoCloseable {
     static final long BACKOFF_BASE_MS = 50, BACKOFF_CAP_MS = 1000;
 
     private final List<String> servers;
+    private final Object storeLock = new Object();
+    private String store, storeAt; // the first store a range named, and by whom
     private final Duration timeout;
     private final int retries;
     private final String token;
@@ -273,9 +276,24 @@ public final class FrondClient implements AutoCloseable {
      * counts the attempts.
      */
     String get(String path, AtomicLong counter) {
+        return get(path, counter, (body, h, srv) -> body);
+    }
+
+    /** Takes a 200 answer of server srv, or refuses it by throwing. */
+    interface Checker<T> {
+        T check(String body, HttpHeaders headers, String srv);
+    }
+
+    /**
+     * get, with check run on each 200 answer: a STORE_MISMATCH it throws
+     * moves the call to the next server as a 503 does, and is the call's
+     * error if no server gives an answer check takes; any other exception
+     * it throws ends the call.
+     */
+    <T> T get(String path, AtomicLong counter, Checker<T> check) {
         if (closed)
             throw new FrondException(FrondException.CLOSED, "the client is closed");
-        FrondException last = null;
+        FrondException last = null, mismatch = null;
         for (int attempt = 0; attempt <= retries; attempt++) {
             if (attempt > 0) {
                 long cap = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS << Math.min(attempt - 1, 20));
@@ -293,19 +311,68 @@ public final class FrondClient implements AutoCloseable {
             if (counter != null)
                 counter.incrementAndGet();
             Attempt a = once(srv, path);
-            if (a.body != null)
-                return a.body;
-            if (!a.retry)
-                throw a.error;
-            last = a.error;
+            FrondException err = a.error;
+            boolean retry = a.retry;
+            if (a.body != null) {
+                try {
+                    return check.check(a.body, a.headers, srv);
+                } catch (FrondException e) {
+                    if (!e.code().equals(FrondException.STORE_MISMATCH))
+                        throw e;
+                    err = mismatch = e;
+                    retry = true;
+                }
+            }
+            if (!retry)
+                throw err;
+            last = err;
             failures.incrementAndGet();
             if (servers.size() > 1 && cur.compareAndSet(idx, idx + 1))
                 failovers.incrementAndGet();
         }
-        throw last;
+        // A server of another store outweighs one that did not answer.
+        throw mismatch != null ? mismatch : last;
     }
 
-    private record Attempt(String body, FrondException error, boolean retry) {}
+    /**
+     * Checks the store server srv names in a range answer ("store", or the
+     * Frond-Store header) against the one the client pinned: the first one
+     * seen. A server that names none (older than the store's identity) is
+     * trusted only when it is the only one listed.
+     */
+    void checkStore(Object body, List<String> header, String srv) {
+        if (header.size() > 1 || (body != null && header.size() == 1
+                                  && !body.equals(header.get(0))))
+            throw new FrondException(FrondException.BAD_RESPONSE, "the answer names store "
+                + body + " in its body and " + header + " in Frond-Store", 0, srv, null);
+        Object st = body != null ? body : header.isEmpty() ? null : header.get(0);
+        if (st == null) {
+            if (servers.size() > 1)
+                throw new FrondException(FrondException.STORE_MISMATCH, srv
+                    + " does not name its store (a server older than the store identity):"
+                    + " with several servers listed, ranges are taken only from servers"
+                    + " that name one, so that servers on different stores are never mixed",
+                    0, srv, null);
+            return;
+        }
+        if (!(st instanceof String s) || !s.matches("[0-9a-f]{32}"))
+            throw new FrondException(FrondException.BAD_RESPONSE, "the answer names store "
+                + st + ", not 32 lowercase hex digits", 0, srv, null);
+        synchronized (storeLock) {
+            if (store == null) {
+                store = s;
+                storeAt = srv;
+            } else if (!store.equals(s)) {
+                throw new FrondException(FrondException.STORE_MISMATCH, srv + " serves store "
+                    + s + ", but " + storeAt + " served store " + store + ": servers on"
+                    + " different stores hand out the same IDs; its range is not used",
+                    0, srv, null);
+            }
+        }
+    }
+
+    private record Attempt(String body, HttpHeaders headers, FrondException error,
+                           boolean retry) {}
 
     private Attempt once(String srv, String path) {
         HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(srv + path))
@@ -320,12 +387,12 @@ public final class FrondClient implements AutoCloseable {
             r = f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             f.cancel(true);
-            return new Attempt(null, new FrondException(FrondException.TIMEOUT,
+            return new Attempt(null, null, new FrondException(FrondException.TIMEOUT,
                 "no answer within " + timeout.toMillis() + " ms", 0, srv, e), true);
         } catch (InterruptedException e) {
             f.cancel(true);
             Thread.currentThread().interrupt();
-            return new Attempt(null, new FrondException(FrondException.TIMEOUT,
+            return new Attempt(null, null, new FrondException(FrondException.TIMEOUT,
                 "interrupted", 0, srv, e), false);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
@@ -333,12 +400,12 @@ public final class FrondClient implements AutoCloseable {
             String what = t ? "no answer within " + timeout.toMillis() + " ms"
                 : c instanceof ConnectException ? "cannot reach the server"
                 : "the connection failed";
-            return new Attempt(null, new FrondException(
+            return new Attempt(null, null, new FrondException(
                 t ? FrondException.TIMEOUT : FrondException.UNAVAILABLE,
                 what + ": " + c, 0, srv, c), c instanceof IOException || t);
         }
         if (r.statusCode() == 200)
-            return new Attempt(r.body(), null, false);
+            return new Attempt(r.body(), r.headers(), null, false);
         String code = FrondException.BAD_RESPONSE;
         String msg = "HTTP " + r.statusCode() + " without a Frond error body";
         try {
@@ -350,7 +417,7 @@ public final class FrondClient implements AutoCloseable {
         } catch (FrondException ignored) {
             // not JSON: BAD_RESPONSE with the status
         }
-        return new Attempt(null, new FrondException(code, msg, r.statusCode(), srv, null),
+        return new Attempt(null, null, new FrondException(code, msg, r.statusCode(), srv, null),
             r.statusCode() == 503);
     }
 }

@@ -15,6 +15,10 @@ public final class FrondException extends RuntimeException {
     public static final String BAD_RESPONSE = "BAD_RESPONSE";
     public static final String CLOSED = "CLOSED";
     public static final String INVAL = "INVAL";
+    /** No server gave a range of the store the client pinned (the first one
+     *  a range answer named), or several servers are listed and one does
+     *  not name its store. */
+    public static final String STORE_MISMATCH = "STORE_MISMATCH";
 
     private final String code;
     private final int status;

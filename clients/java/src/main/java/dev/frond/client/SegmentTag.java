@@ -4,6 +4,8 @@ package dev.frond.client;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -55,8 +57,12 @@ abstract class TagPad2 extends TagCursor {
  *
  * <p>Why a switch needs no lock on next()'s side: a switch, under the lock,
  * stores first cursor = S2-1, then (release) the bound B2 (in [S2, E2]),
- * and ranges strictly increase (S2 > E1: fetch drops a range that is not
- * above). next() loads the bound (acquire) before its add. One that loaded
+ * and the ranges so installed strictly increase (S2 > E1). Servers of one
+ * store answer from their own buffers, so after a failover a range may lie
+ * below those taken before; such a range is not installed in cursor and
+ * bound (a caller holding an old bound could take an ID above its end): it
+ * is served by the slow path under the lock, while cursor and bound stay
+ * where they are, the cursor past every bound, so next() refuses all. next() loads the bound (acquire) before its add. One that loaded
  * the old bound B1 <= E1 and adds on the new cursor gets v >= S2 > E1 and
  * takes the slow path. One that loaded B2 saw the cursor store before it,
  * so its add returns at least S2. Adds before the cursor store return
@@ -87,6 +93,10 @@ public final class SegmentTag extends TagPad2 {
     static final class Lease {
         final long start, end, preloadAt, leasedAt;
         ScheduledFuture<?> timer; // guarded by the tag's lock
+        // locked: served by the slow path under the lock from pos, its IDs
+        // never reached through cursor and bound (see the class)
+        boolean locked;
+        long pos;
 
         Lease(long start, long end, long preloadAt) {
             this.start = start;
@@ -107,15 +117,20 @@ public final class SegmentTag extends TagPad2 {
     private Lease nextLease;
     private boolean inflight;
     private FrondException fetchErr;
-    private long hiEnd;
+    private final Map<String, Long> hiEnd = new HashMap<>(); // per server: its last range's end
+    private long hotEnd; // the end of the highest range in cursor and bound, exclusive
     private long size;
+    private long maxSize; // the server's max_range, once it refused a size (0: unknown)
+    private long installs, sizedAt; // ranges made current; installs at the last sizing
     private long lastFetch;
     private boolean fetched; // lastFetch is set
     private boolean closed;
     LongSupplier sizingClock = System::nanoTime; // a test sets its own before use
-    /** Leases count IDs: {start, end} (end exclusive), or throws; a test
-     *  sets its own before use. */
-    LongFunction<long[]> leaser = this::lease;
+    /** A leased range [start, end) and the server that gave it. */
+    record Leased(long start, long end, String server) {}
+
+    /** Leases count IDs, or throws; a test sets its own before use. */
+    LongFunction<Leased> leaser = this::lease;
     Runnable switching; // if a test sets it, runs between a switch's stores
 
     final AtomicLong calls = new AtomicLong(), ranges = new AtomicLong(),
@@ -169,6 +184,19 @@ public final class SegmentTag extends TagPad2 {
         if (inflight || nextLease != null || closed)
             return;
         long now = sizingClock.getAsLong();
+        // The size adapts once per range used: a fetch tried again after a
+        // failure asks for the same size.
+        if (!fetched || sizedAt != installs)
+            adapt(now);
+        if (maxSize > 0 && size > maxSize)
+            size = maxSize;
+        long count = size;
+        inflight = true;
+        c.runInBackground(() -> fetch(count));
+    }
+
+    /** Sizes the next range by the time since the last sizing. */
+    private void adapt(long now) {
         if (fetched) {
             long since = now - lastFetch, target = opts.target().toNanos();
             if (since < target && size < opts.maxRange())
@@ -179,25 +207,62 @@ public final class SegmentTag extends TagPad2 {
         }
         lastFetch = now;
         fetched = true;
-        long count = size;
-        inflight = true;
-        c.runInBackground(() -> fetch(count));
+        sizedAt = installs;
     }
 
-    private long[] lease(long count) {
-        String body = c.get("/v1/segment/" + FrondClient.pathEscape(name)
-            + "/range?count=" + count, calls);
-        var m = Json.object(body);
-        return parseRange(m.get("start"), m.get("end"), m.get("count"), count);
+    /** Leases count IDs; a range of a store other than the one pinned is
+     *  refused with STORE_MISMATCH, and the call fails over. */
+    private Leased lease(long count) {
+        return c.get("/v1/segment/" + FrondClient.pathEscape(name) + "/range?count=" + count,
+            calls, (body, h, srv) -> {
+                var m = Json.object(body);
+                long[] r;
+                try {
+                    r = parseRange(m.get("start"), m.get("end"), m.get("count"), count);
+                } catch (FrondException e) {
+                    throw new FrondException(e.code(), e.getMessage(), 0, srv, null);
+                }
+                c.checkStore(m.get("store"), h.allValues("Frond-Store"), srv);
+                return new Leased(r[0], r[1], srv);
+            });
+    }
+
+    private static final java.util.regex.Pattern COUNT_BOUND =
+        java.util.regex.Pattern.compile("\\[1, ?([0-9]{1,18})\\]");
+
+    /** Leases at most count IDs. A server that refuses the size as above its
+     *  max_range (COUNT_INVALID) teaches the handle its bound: the one its
+     *  message names, else half the size; the lease is tried again within it
+     *  at once. */
+    private Leased leaseWithin(long count) {
+        for (int i = 0; i < 64; i++) {
+            try {
+                return leaser.apply(count);
+            } catch (FrondException e) {
+                if (!e.code().equals("COUNT_INVALID") || e.status() != 400 || count <= 1)
+                    throw e;
+                var m = COUNT_BOUND.matcher(String.valueOf(e.getMessage()));
+                long bound = m.find() ? Long.parseLong(m.group(1)) : 0;
+                count = bound >= 1 && bound < count ? bound : count / 2;
+                synchronized (lock) {
+                    maxSize = count;
+                    size = Math.min(size, count);
+                }
+            }
+        }
+        throw new FrondException("COUNT_INVALID", "no range size of tag \"" + name
+            + "\" the server takes");
     }
 
     private void fetch(long count) {
         long start = 0, end = 0;
+        String srv = null;
         FrondException err = null;
         try {
-            long[] r = leaser.apply(count);
-            start = r[0];
-            end = r[1];
+            Leased r = leaseWithin(count);
+            start = r.start();
+            end = r.end();
+            srv = r.server();
         } catch (FrondException e) {
             err = e;
         } catch (RuntimeException e) {
@@ -205,20 +270,22 @@ public final class SegmentTag extends TagPad2 {
         }
         synchronized (lock) {
             if (err == null) {
+                Long hi = hiEnd.get(srv);
                 if (closed) {
                     dropped.addAndGet(end - start);
-                } else if (start < hiEnd) {
-                    // the switch relies on this: each range starts above
-                    // every ID of the ranges before it
+                } else if (hi != null && start < hi) {
+                    // a server's ranges increase; ranges of two servers of
+                    // one store are unique but not compared (see the class)
                     dropped.addAndGet(end - start);
                     err = new FrondException(FrondException.BAD_RESPONSE, "range ["
-                        + start + ", " + end + ") of tag \"" + name + "\" is not above"
-                        + " the IDs already leased (up to " + (hiEnd - 1) + "): dropped");
+                        + start + ", " + end + ") of tag \"" + name + "\" is below " + hi
+                        + ", the end of a range the same server leased before: dropped",
+                        0, srv, null);
                 } else {
                     long n = end - start;
                     long pre = end - (long) (n * opts.preload());
                     nextLease = new Lease(start, end - 1, pre >= end ? end - 1 : pre);
-                    hiEnd = end;
+                    hiEnd.put(srv, end);
                     ranges.incrementAndGet();
                     leased.addAndGet(n);
                 }
@@ -232,17 +299,28 @@ public final class SegmentTag extends TagPad2 {
     /** Checks a range answer: decimal bounds, end - start = count, no more
      *  than asked for, start at least 1. Returns {start, end}. */
     static long[] parseRange(Object s, Object e, Object n, long asked) {
-        try {
-            long start = Long.parseLong((String) s), end = Long.parseLong((String) e);
-            long count = (Long) n;
-            if (start >= 1 && end > start && end - start == count && count <= asked)
-                return new long[] {start, end};
-        } catch (RuntimeException ignored) {
-            // a wrong type or not a number: refused below
-        }
+        long start = decimal(s), end = decimal(e);
+        if (start >= 1 && end > start && n instanceof Long count && end - start == count
+            && count <= asked)
+            return new long[] {start, end};
         throw new FrondException(FrondException.BAD_RESPONSE, "range answer start="
             + s + " end=" + e + " count=" + n + " is not a range of at most "
-            + asked + " IDs");
+            + asked + " IDs (bounds are strings of decimal digits)");
+    }
+
+    /** A JSON string of 1 to 19 decimal digits within a long (no sign, no
+     *  "_", no fraction: a number may have been rounded on its way), else -1. */
+    private static long decimal(Object o) {
+        if (!(o instanceof String s) || s.isEmpty() || s.length() > 19)
+            return -1;
+        for (int i = 0; i < s.length(); i++)
+            if (s.charAt(i) < '0' || s.charAt(i) > '9')
+                return -1;
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException tooLarge) {
+            return -1;
+        }
     }
 
     /**
@@ -261,21 +339,32 @@ public final class SegmentTag extends TagPad2 {
                 // past the range's end (see the class): then v is at or
                 // past the preload point.
                 Lease n = cur;
-                if (n != null && b >= n.start && b <= n.end && Long.compareUnsigned(v, n.end) <= 0) {
-                    if (b < n.end) {
-                        fetchLocked();
-                        BOUND.setRelease(this, n.end + Long.MIN_VALUE);
+                if (n != null && n.locked) {
+                    // a range below one installed before: served here
+                    if (n.pos <= n.end) {
+                        long id = n.pos++;
+                        if (id >= n.preloadAt)
+                            fetchLocked();
+                        return id;
                     }
-                    return v;
+                } else {
+                    if (n != null && b >= n.start && b <= n.end
+                        && Long.compareUnsigned(v, n.end) <= 0) {
+                        if (b < n.end) {
+                            fetchLocked();
+                            BOUND.setRelease(this, n.end + Long.MIN_VALUE);
+                        }
+                        return v;
+                    }
+                    // Under the lock, the bound is the current range's: the
+                    // cursor is past its end, or the first case takes v.
+                    b = (long) BOUND.getAcquire(this) - Long.MIN_VALUE;
+                    v = (long) CURSOR.getAndAdd(this, 1L) + 1;
+                    if (Long.compareUnsigned(v, b) <= 0)
+                        return v;
+                    if (n != null && Long.compareUnsigned(v, n.end) <= 0)
+                        continue;
                 }
-                // Under the lock, the bound is the current range's: the
-                // cursor is past its end, or the first case takes v.
-                b = (long) BOUND.getAcquire(this) - Long.MIN_VALUE;
-                v = (long) CURSOR.getAndAdd(this, 1L) + 1;
-                if (Long.compareUnsigned(v, b) <= 0)
-                    return v;
-                if (n != null && Long.compareUnsigned(v, n.end) <= 0)
-                    continue;
                 Lease next = nextLease;
                 if (next != null) {
                     nextLease = null;
@@ -321,6 +410,17 @@ public final class SegmentTag extends TagPad2 {
     private void install(Lease n) {
         if (cur != null && cur.timer != null)
             cur.timer.cancel(false);
+        installs++;
+        if (n.start < hotEnd) {
+            // below a range installed before (another server of the store):
+            // cursor and bound stay, the cursor past the bound
+            n.locked = true;
+            n.pos = n.start;
+            cur = n;
+            armValidity(n);
+            return;
+        }
+        hotEnd = n.end + 1;
         long b = n.preloadAt - 1 < n.start ? n.end : n.preloadAt - 1;
         CURSOR.setVolatile(this, n.start - 1);
         if (switching != null)
@@ -329,6 +429,11 @@ public final class SegmentTag extends TagPad2 {
         cur = n;
         if (b == n.end)
             fetchLocked();
+        armValidity(n);
+    }
+
+    /** Starts n's validity timer. Needs the lock. */
+    private void armValidity(Lease n) {
         long valid = opts.validity().toNanos();
         if (valid > 0) {
             long left = valid - (System.nanoTime() - n.leasedAt);
@@ -363,6 +468,13 @@ public final class SegmentTag extends TagPad2 {
         Lease n = cur;
         if (n == null)
             return;
+        if (n.locked) {
+            if (n.pos <= n.end) {
+                dropped.addAndGet(n.end - n.pos + 1);
+                n.pos = n.end + 1;
+            }
+            return;
+        }
         for (;;) {
             long was = (long) CURSOR.getVolatile(this);
             if (was >= n.end)

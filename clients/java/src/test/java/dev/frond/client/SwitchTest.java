@@ -107,7 +107,7 @@ final class SwitchTest {
                 long size = Math.min(count, 1 + rnd.nextInt(3));
                 long start = leases.lastEnd() + rnd.nextInt(3);
                 leases.add(start, start + size);
-                return new long[] {start, start + size};
+                return new SegmentTag.Leased(start, start + size, "a");
             }
         };
     }
@@ -134,10 +134,10 @@ final class SwitchTest {
              FrondClient c = FrondClient.builder().servers(s.url()).build()) {
             SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(1, 3));
             Leases leases = new Leases();
-            java.util.function.LongFunction<long[]> real = tag.leaser;
+            java.util.function.LongFunction<SegmentTag.Leased> real = tag.leaser;
             tag.leaser = count -> {
-                long[] r = real.apply(count);
-                leases.add(r[0], r[1]);
+                SegmentTag.Leased r = real.apply(count);
+                leases.add(r.start(), r.end());
                 return r;
             };
             long n = hammer(tag, leases, 8, 300);
@@ -161,7 +161,7 @@ final class SwitchTest {
             tag.leaser = count -> { // contiguous: [1, 101), [101, 201), ...
                 long start = leases.lastEnd();
                 leases.add(start, start + count);
-                return new long[] {start, start + count};
+                return new SegmentTag.Leased(start, start + count, "a");
             };
             List<Long> between = new ArrayList<>();
             List<long[]> refused = new ArrayList<>();
@@ -216,7 +216,7 @@ final class SwitchTest {
                 synchronized (first) {
                     if (first[0]) {
                         first[0] = false;
-                        return new long[] {top - 3, top};
+                        return new SegmentTag.Leased(top - 3, top, "a");
                     }
                 }
                 throw new FrondException(FrondException.UNAVAILABLE, "no more");
