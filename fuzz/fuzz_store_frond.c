@@ -4,11 +4,12 @@
 ** readers (store_frond_parse.c): its URI, a response head, a range, an
 ** error body, a tag row and the tag list.
 **
-** The first byte picks the reader, the rest is its input, in a buffer of
-** exactly its size (ASan catches any over-read). Every input is accepted
-** or refused, the same way twice. An accepted URI has 1 to 16 servers,
-** each with a non-empty host and a port in 1..65535, a timeout in
-** 1..600000 ms and retries in 0..10; a refused one never shows its token.
+** The first byte picks the reader, the rest is its input, in a malloc of
+** exactly its size (ASan catches any over-read; a URI alone gets its NUL).
+** Every input is accepted or refused, the same way twice. An accepted URI
+** has 1 to 16 servers, each with a non-empty host and a port in 1..65535,
+** a timeout in 1..600000 ms and retries in 0..10; a refused one never
+** shows its token.
 ** An accepted head lies inside the input, has a status in 200..599 and a
 ** body length within the cap; a refused one is refused for every longer
 ** input that starts with it (a prefix refused is never a partial). A
@@ -93,14 +94,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   n = size - 1;
-  if ((s = malloc(n + 1)) == NULL)
+  if (data[0] % 6 == 0) { /* a C string: its own copy, to its NUL */
+    if ((s = malloc(n + 1)) == NULL)
+      return 0;
+    memcpy(s, data + 1, n);
+    s[n] = '\0';
+    uri(s);
+    free(s);
+    return 0;
+  }
+  /* Exactly n bytes (one at least, for malloc): a read past the input is
+  ** a read past the allocation, which ASan reports. */
+  if ((s = malloc(n > 0 ? n : 1)) == NULL)
     return 0;
   memcpy(s, data + 1, n);
   switch (data[0] % 6) {
-  case 0:
-    s[n] = '\0'; /* a C string: its own copy, to its NUL */
-    uri(s);
-    break;
   case 1:
     head(s, n);
     break;

@@ -668,7 +668,8 @@ int frond__fs_range_parse(const char *body, size_t len, int64_t *start,
   const char *sp = memchr(body, ' ', len), *e = body + len;
   if (len > 0 && e[-1] == '\n')
     e--;
-  if (sp == NULL || sp >= e || body[0] == '-' || sp[1] == '-' ||
+  /* sp + 1 < e before sp[1] is read: "5 " ends at its space. */
+  if (sp == NULL || sp + 1 >= e || body[0] == '-' || sp[1] == '-' ||
       frond__parse_i64(body, (size_t)(sp - body), start) != 0 ||
       frond__parse_i64(sp + 1, (size_t)(e - sp - 1), end) != 0)
     return -1;

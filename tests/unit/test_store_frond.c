@@ -230,6 +230,17 @@ static void test_answers(void **state) {
   assert_int_equal(frond__fs_range_parse("2001 1001", 9, &a, &b), -1);
   assert_int_equal(frond__fs_range_parse("-1 5", 4, &a, &b), -1);
   assert_int_equal(frond__fs_range_parse("15", 2, &a, &b), -1);
+  /* Against a guard page: the only space is the last byte, or the body is
+  ** one or two bytes; nothing past the body is read. */
+  {
+    static const char *const cut[] = {"5 ", " ", "5 \n", "1 2 ", "1  2", "7"};
+    for (size_t i = 0; i < FROND__ARRAY_SIZE(cut); i++) {
+      size_t n = strlen(cut[i]);
+      guarded gc = guarded_copy(cut[i], n);
+      assert_int_equal(frond__fs_range_parse(gc.p, n, &a, &b), -1);
+      guarded_free(&gc);
+    }
+  }
 }
 
 /* A listening socket nobody accepts from: connections complete in the
