@@ -187,7 +187,8 @@ static int pin_store(fs_store *s, const frond_fs_answer *a, const char *store,
   return rc;
 }
 
-/* Server i's layout (one attempt, no failover): its store pinned or
+/* Server i's layout (one attempt, no failover; i < 0: the current
+** server's, with the call's failover and retries): its store pinned or
 ** checked, its max_range noted. */
 static int layout_of(fs_store *s, int i, frond_error *err) {
   char store[FROND_FS_STORE_LEN + 1];
@@ -195,11 +196,11 @@ static int layout_of(fs_store *s, int i, frond_error *err) {
   frond_fs_answer a;
   frond_fs_req r = {"GET", "/v1/layout", NULL, 1, NULL, NULL};
   int rc, retries = s->c.u.retries;
-  if (s->c.cur != i) {
+  if (i >= 0 && s->c.cur != i) {
     frond__fs_next_server(&s->c); /* drops the connection */
     s->c.cur = i;
   }
-  if (s->c.u.n > 1) /* each server once; one alone gets every retry */
+  if (i >= 0 && s->c.u.n > 1) /* each server once */
     s->c.u.retries = 0;
   rc = frond__fs_call(&s->c, &r, &a, err);
   s->c.u.retries = retries;
@@ -230,7 +231,7 @@ static int fs_ensure_schema(frond_store *st, frond_error *err) {
   int i, first = -1, rc = 0;
   for (i = 0; i < s->c.u.n; i++) {
     frond_error e = {0, ""};
-    int r = layout_of(s, i, &e);
+    int r = s->c.u.n == 1 ? layout_of(s, -1, &e) : layout_of(s, i, &e);
     if (r == 0) {
       if (first < 0)
         first = i;
@@ -242,6 +243,10 @@ static int fs_ensure_schema(frond_store *st, frond_error *err) {
   }
   frond__fs_next_server(&s->c);
   s->c.cur = first >= 0 ? first : 0;
+  /* None answered once: the servers get the call's every retry, with
+  ** backoff, as any call. */
+  if (first < 0 && s->c.u.n > 1 && frond__store_retryable(rc))
+    return layout_of(s, -1, err);
   return first >= 0 ? 0 : rc;
 }
 
