@@ -85,7 +85,8 @@ extern "C" {
   XX(32, FORKED, "handle used in a child process after fork()")                \
   XX(33, TAG_FLOOR, "below the IDs the tag may already have issued")           \
   XX(34, STORE_MEMBER_STALE, "multi: member is behind what the others record") \
-  XX(35, STORE_TIMEOUT, "the store did not answer in time")
+  XX(35, STORE_TIMEOUT, "the store did not answer in time")                    \
+  XX(36, STORE_MISMATCH, "servers do not name one store")
 
 typedef enum {
   FROND_OK = 0,

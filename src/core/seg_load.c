@@ -210,7 +210,14 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   was_failing = t->backoff_ms != 0;
   free(t->fail_why);
   t->fail_why = NULL;
-  t->fail_code = rc == FROND_ESTORE ? 0 : rc;
+  /* A refusal is told to the calls waiting; a store not answering now
+  ** (frond://: STORE_TIMEOUT, a 503's code, another store) is retried
+  ** while they wait. */
+  t->fail_code = rc == 0 || frond__store_retryable(rc) ? 0 : rc;
+  /* A range refused (larger than the store takes) is given up by the
+  ** call that asked for it: later loads go back to the tag's step. */
+  if (t->fail_code != 0 && range)
+    t->range_need = 0;
   if (rc != 0) /* said by calls that give up (a refusal, or the last why) */
     t->fail_why = strdup(e.message);
   if (rc == 0) {
@@ -280,6 +287,15 @@ static void serve(frond_seg *s, frond_store **st, seg_tag *t) {
     if (t->range_need > base && !frond__store_fixed_step(s->store)) {
       step = t->range_need;
       range = 1;
+    }
+    /* Never above what the store takes at once (frond://'s max_range);
+    ** a range above it is refused before it asks (segment.c). */
+    if (frond__store_max_step(s->store) > 0 &&
+        step > frond__store_max_step(s->store)) {
+      step = frond__store_max_step(s->store);
+      if (range && t->range_need > step)
+        t->range_need = 0;
+      range = step > base;
     }
   }
   pthread_mutex_unlock(&t->mu);

@@ -638,10 +638,13 @@ uint64_t frond__seg_sample_visits(frond_seg *s) {
 ** load, which is about how long the previous segment lasted. */
 int64_t frond__seg_next_step(frond_seg *s, seg_tag *t) {
   int64_t dur, step, cap = t->max_step > 0 ? t->max_step : s->o.max_step;
+  int64_t most = frond__store_max_step(s->store);
   if (frond__store_fixed_step(s->store))
     return 0; /* the row's step is the store's unit (multi:) */
   if (t->last_load_ms == 0 || t->step == 0)
     return 0;
+  if (most > 0 && cap > most) /* frond://: the servers' max_range */
+    cap = most;
   dur = frond__seg_clock(s) - t->last_load_ms;
   if (dur < 15 * MIN_MS)
     step = t->step * 2 <= cap ? t->step * 2 : t->step < cap ? cap : t->step;
@@ -649,7 +652,8 @@ int64_t frond__seg_next_step(frond_seg *s, seg_tag *t) {
     step = t->step;
   else
     step = t->step / 2;
-  return step < t->row_step ? t->row_step : step;
+  step = step < t->row_step ? t->row_step : step;
+  return most > 0 && step > most ? most : step;
 }
 
 void frond__seg_drop(seg_tag *t) {

@@ -342,8 +342,11 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
       frond__seg_request_load(s, t);
     if (nowait)
       return would_block(t, err);
-    if (refused(t, &seen))
+    if (refused(t, &seen)) {
+      if (t->range_need <= n) /* no later load is sized for it */
+        t->range_need = 0;
       return give_up(s, t, err, "");
+    }
     if (!wait_turn(s, t, &deadline, 1)) {
       char msg[96];
       if (t->range_need <= n) /* no later load is sized for it */
@@ -427,6 +430,15 @@ static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
                        "tag \"%s\": a range comes from one segment, and this "
                        "store's segments are the tag's block of %lld IDs: "
                        "ask for at most %lld, not %lld",
+                       t->nm->name, (long long)block, (long long)block,
+                       (long long)n);
+  /* Nor one above the most the store takes at once (frond://: the
+  ** servers' max_range). */
+  if ((block = frond__store_max_step(t->s->store)) > 0 && n > block)
+    return frond__fail(err, FROND_ECOUNT_INVALID,
+                       "tag \"%s\": a range comes from one segment, and this "
+                       "store takes at most %lld IDs at once (the servers' "
+                       "max_range): ask for at most %lld, not %lld",
                        t->nm->name, (long long)block, (long long)block,
                        (long long)n);
   pthread_mutex_lock(&t->mu);

@@ -49,6 +49,8 @@ static void leaf_answer(frond__http_ctx *x, const frond__req *r) {
 ** (start, end). */
 static void range_answer(frond__http_ctx *x, const frond__req *r) {
   char esc[FROND_TAG_MAX * 6 + 1], a[FROND__DEC_MAX + 1], e[FROND__DEC_MAX + 1];
+  char hdr[FROND__STORE_ID_LEN + 24];
+  const char *store = frond__store_id(x->srv);
   frond__buf *b = &x->w->scratch;
   a[frond__dec_i64(a, r->start)] = '\0';
   e[frond__dec_i64(e, r->start + (int64_t)r->n)] = '\0';
@@ -57,12 +59,18 @@ static void range_answer(frond__http_ctx *x, const frond__req *r) {
     frond__buf_printf(b, "%s %s\n", a, e);
   } else {
     frond__json_escape(r->tag, r->len, esc, sizeof esc);
-    frond__buf_printf(
-        b, "{\"tag\":\"%s\",\"start\":\"%s\",\"end\":\"%s\",\"count\":%lld}\n",
-        esc, a, e, (long long)r->n);
+    frond__buf_printf(b,
+                      "{\"tag\":\"%s\",\"start\":\"%s\",\"end\":\"%s\","
+                      "\"count\":%lld%s%s%s}\n",
+                      esc, a, e, (long long)r->n, store ? ",\"store\":\"" : "",
+                      store ? store : "", store ? "\"" : "");
   }
+  /* The store's identity, which a client listing several servers checks
+  ** (store_id.c), in the text answer's head too. */
+  if (store != NULL)
+    snprintf(hdr, sizeof hdr, "Frond-Store: %s\r\n", store);
   frond__http_respond(x, 200, x->text ? "text/plain" : "application/json",
-                      b->data, b->len, NULL);
+                      b->data, b->len, store != NULL ? hdr : NULL);
 }
 
 static void answer(const frond__req *r, void *ctx) {
@@ -202,6 +210,7 @@ void frond__http_v1_builtin(frond__http_ctx *x) {
 
 void frond__http_v1_layout(frond__http_ctx *x) {
   const frond_layout *l = &x->srv->layout;
+  const char *store = frond__store_id(x->srv);
   char spec[160], end[40];
   frond__buf *b = &x->w->scratch;
   frond_layout_format(l, spec, sizeof spec);
@@ -212,10 +221,12 @@ void frond__http_v1_layout(frond__http_ctx *x) {
       "{\"name\":\"%s\",\"spec\":\"%s\",\"time_bits\":%u,\"node_bits\":%u,"
       "\"dc_bits\":%u,\"worker_bits\":%u,\"seq_bits\":%u,\"unit_ms\":%lld,"
       "\"epoch_ms\":%lld,\"end\":\"%s\",\"ids_per_second\":%.0f,"
-      "\"node\":%llu}\n",
+      "\"node\":%llu,\"max_range\":%lld%s%s%s}\n",
       l->name, spec, l->time_bits, l->node_bits, l->dc_bits, l->worker_bits,
       l->seq_bits, (long long)l->unit_ms, (long long)l->epoch_ms, end,
-      frond_layout_ids_per_second(l), (unsigned long long)x->srv->node);
+      frond_layout_ids_per_second(l), (unsigned long long)x->srv->node,
+      (long long)x->srv->cfg.max_range, store ? ",\"store\":\"" : "",
+      store ? store : "", store ? "\"" : "");
   frond__http_respond(x, 200, "application/json", b->data, b->len, NULL);
 }
 

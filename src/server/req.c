@@ -68,7 +68,8 @@
   XX(LAYOUT_MISMATCH, 503)                                                     \
   XX(SEQUENCE_EXHAUSTED, 503)                                                  \
   XX(STORE_MEMBER_STALE, 503)                                                  \
-  XX(STORE_TIMEOUT, 503)
+  XX(STORE_TIMEOUT, 503)                                                       \
+  XX(STORE_MISMATCH, 503)
 
 int frond__req_status(int code) {
   switch (code) {

@@ -96,6 +96,7 @@ static void on_tick(uv_timer_t *t) {
   const char *why = NULL; /* why not ready */
   int ready;
   frond__formats_tick(srv);
+  frond__store_id_tick(srv);
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
     /* Retried whatever the failure: the server runs already, and a
@@ -334,6 +335,8 @@ static int start(frond__server *srv) {
     frond_log(FROND_LOG_WARN, "store not reached, retrying: %s", err.message);
     err.code = 0;
   }
+  if (srv->seg != NULL)
+    (void)frond__store_id_read(srv); /* else, or failing: each tick */
   if (frond__formats_check(srv, &err) != 0)
     goto fail;
 

@@ -215,6 +215,8 @@ enum {
   FROND__BUILTINS
 };
 
+#define FROND__STORE_ID_LEN 32
+
 struct frond__server {
   frond__config cfg;
   frond_layout layout;
@@ -272,7 +274,23 @@ struct frond__server {
   double rate_snowflake;
   uint64_t last_snowflake;
   int64_t sample_next_ns; /* main thread: the next frond_seg_sample */
+  /* The store's identity (store_id.c): written once, before store_id_known
+  ** is set (release); read after it (acquire). */
+  char store_id[FROND__STORE_ID_LEN + 1];
+  atomic_int store_id_known;
+  int store_id_busy; /* main thread: a read is on the pool */
 };
+
+/* ------------------------------------------------------------ store_id.c */
+
+/* Read (or record) the store's identity now; blocks on the store. 0, or
+** the failure (logged). */
+int frond__store_id_read(frond__server *srv);
+/* Main thread, each tick: read it off the loop while it is not known. */
+void frond__store_id_tick(frond__server *srv);
+/* The identity, or NULL while not known (and with store = none). Any
+** thread. */
+const char *frond__store_id(const frond__server *srv);
 
 /* ---------------------------------------------------------------- conn.c */
 

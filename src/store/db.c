@@ -61,11 +61,7 @@ static const struct {
 
 /* uri for a message, at most len - 1 bytes, its password as "***". */
 static void redact(const char *uri, char *out, size_t len) {
-  size_t from, to;
-  if (frond__db_uri_password(uri, &from, &to))
-    snprintf(out, len, "%.*s***%s", (int)from, uri, uri + to);
-  else
-    snprintf(out, len, "%s", uri);
+  frond__uri_redact(uri, strlen(uri), out, len);
 }
 
 int frond__db_uri_parse(const char *uri, frond_db_uri *out, frond_error *err) {

@@ -262,6 +262,13 @@ int frond__db_uri_check(const char *uri, frond_error *err);
 ** has none. For messages, which never
 ** show it. */
 int frond__db_uri_password(const char *uri, size_t *from, size_t *to);
+/* The first n bytes of uri, for a message, into out (len bytes with the
+** NUL, truncated to fit): every secret it may hold as "***", whatever
+** its scheme's case or spelling: the password of an authority's
+** user:password@ (each multi: member's), and the value of every token=
+** and password= (any case).
+** Returns the bytes written. */
+size_t frond__uri_redact(const char *uri, size_t n, char *out, size_t len);
 
 /* Open a connection. o may be NULL (defaults). 0, STORE_URI, STORE or
 ** NOMEM. */

@@ -45,6 +45,101 @@ int frond__db_uri_password(const char *uri, size_t *from, size_t *to) {
   return 1;
 }
 
+static int ci_prefix(const char *p, size_t n, const char *lower) {
+  size_t i, m = strlen(lower);
+  if (n < m)
+    return 0;
+  for (i = 0; i < m; i++)
+    if (tolower((unsigned char)p[i]) != lower[i])
+      return 0;
+  return 1;
+}
+
+/* Where a URI keeps a password in its authority, whatever its scheme
+** (misspelt or unknown: "postgres:/u:pw@h", "u:pw@h"): [*from, *to) of
+** p[0..n), or 0. The authority starts after the first "://" (as
+** frond__db_uri_password finds it), else after the scheme's ':' and any
+** '/'. */
+static int userinfo_password(const char *p, size_t n, size_t *from,
+                             size_t *to) {
+  size_t s = 0, e, at, colon, q;
+  for (q = 0; q < n && p[q] != '?' && p[q] != '#'; q++)
+    ;
+  for (s = 0; s + 3 <= q && memcmp(p + s, "://", 3) != 0; s++)
+    ;
+  if (s + 3 <= q) {
+    s += 3;
+  } else {
+    for (s = 0; s < q && strchr(":/@", p[s]) == NULL; s++)
+      ;
+    s = s < q && p[s] == ':' ? s + 1 : 0;
+    while (s < q && p[s] == '/')
+      s++;
+  }
+  for (e = s; e < q && p[e] != '/'; e++)
+    ;
+  for (at = e; at > s && p[at - 1] != '@'; at--)
+    ;
+  if (at == s)
+    return 0;
+  for (colon = s; colon < at - 1 && p[colon] != ':'; colon++)
+    ;
+  if (colon >= at - 1)
+    return 0;
+  *from = colon + 1;
+  *to = at - 1;
+  return 1;
+}
+
+/* m bytes of p at out[*k], as far as they fit before the NUL. */
+static void put(char *out, size_t len, size_t *k, const char *p, size_t m) {
+  for (; m > 0 && *k + 1 < len; m--)
+    out[(*k)++] = *p++;
+}
+
+size_t frond__uri_redact(const char *p, size_t n, char *out, size_t len) {
+  static const char *const keys[] = {"token=", "password="};
+  size_t i = 0, k = 0, from = 0, to = 0, j;
+  int pw = 0;
+  if (len == 0)
+    return 0;
+  if (ci_prefix(p, n, "multi:")) {
+    put(out, len, &k, p, 6);
+    i = 6;
+  }
+  for (size_t m = i; i < n;) { /* m: where the member i is in begins */
+    size_t key = 0, v;
+    if (i == m) { /* each member's user:password@ in its own authority */
+      size_t e = m;
+      while (e < n && p[e] != '|')
+        e++;
+      pw = userinfo_password(p + m, e - m, &from, &to) && to > from;
+    }
+    if (pw && i == m + from) {
+      put(out, len, &k, "***", 3);
+      i = m + to;
+      continue;
+    }
+    for (j = 0; j < FROND__ARRAY_SIZE(keys) && key == 0; j++)
+      if (ci_prefix(p + i, n - i, keys[j]))
+        key = strlen(keys[j]);
+    if (key == 0) {
+      if (p[i] == '|')
+        m = i + 1;
+      put(out, len, &k, p + i++, 1);
+      continue;
+    }
+    /* A secret in the query, however spelt: its value hidden. */
+    put(out, len, &k, p + i, key);
+    for (i = v = i + key; i < n && strchr("&#?;| ", p[i]) == NULL; i++)
+      ;
+    if (i > v)
+      put(out, len, &k, "***", 3);
+  }
+  out[k] = '\0';
+  return k;
+}
+
 /* ---- deadlines ---- */
 
 int64_t frond__db_deadline(const frond_db *db) {

@@ -164,6 +164,17 @@ int frond__store_fixed_step(frond_store *st) {
   return fixed;
 }
 
+int64_t frond__store_max_step(frond_store *st) {
+  int64_t max = 0;
+  control(st, FROND__STORE_MAX_STEP, &max);
+  return max > 0 ? max : 0;
+}
+
+int frond__store_retryable(int code) {
+  return code == FROND_ESTORE || code == FROND_ESTORE_TIMEOUT ||
+         code == FROND_ESTORE_MISMATCH || code == FROND_ESEGMENT_UNAVAILABLE;
+}
+
 int frond__store_members(frond_store *st, uint64_t *up) {
   frond__store_members_arg m = {0, 0};
   if (st != NULL)

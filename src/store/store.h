@@ -73,7 +73,10 @@ enum {
   /* frond__store_members_arg *: members of a store over several. */
   FROND__STORE_MEMBERS,
   /* frond__store_repair_arg *: repair one member. */
-  FROND__STORE_REPAIR
+  FROND__STORE_REPAIR,
+  /* int64_t *: the largest step one allocation takes (frond://: the
+  ** servers' max_range), 0 for none. Default 0. */
+  FROND__STORE_MAX_STEP
 };
 
 typedef struct frond__store_label {
@@ -347,6 +350,13 @@ int frond__store_order(frond_store *st);
 ** the guard off: uniqueness must not rest on an answer about order. */
 int frond__store_own_guards(frond_store *st);
 int frond__store_fixed_step(frond_store *st);
+/* FROND__STORE_MAX_STEP: the largest step, 0 for no limit. */
+int64_t frond__store_max_step(frond_store *st);
+/* Is a failed allocation's code one a later attempt may not get (the
+** store, or the servers in front of it, unreachable or not serving now:
+** STORE, STORE_TIMEOUT, STORE_MISMATCH, SEGMENT_UNAVAILABLE), rather than
+** a refusal that calls waiting for the segment should be told at once? */
+int frond__store_retryable(int code);
 int frond__store_members(frond_store *st, uint64_t *up);
 
 /* Timings of the wrappers' calls, per engine, member and call, kept with

@@ -19,19 +19,31 @@
 ** serves them), node IDs (the lease coordinator takes no frond:// URI:
 ** db.c). Tag changes go through the admin API, with the URI's token.
 **
-** Order and uniqueness: ranges from one server's store come in increasing
-** order. Several servers must share one store; nothing a server answers
-** names its store, so that is the operator's to keep (docs/clients/c.md).
-** What the process can check, it does: a range is taken only above every
-** range this process took of the tag (the guard, shared by the
-** allocator's connections); one that is not is dropped, counted as a
-** rollback, and the call moves to the next server, with an error naming
-** the server and the mark.
+** Uniqueness: the servers listed must share one store (servers on two
+** databases hand out the same IDs). Each names its store's identity
+** (Frond-Store:, "store" in /v1/layout; server/store_id.c): the first
+** one seen is pinned, and a range of another store is refused with
+** STORE_MISMATCH naming both servers and both identities; so is, when
+** several servers are listed, a range from a server that names none. The
+** call then moves on to the next server.
+**
+** Order: a server hands out ranges from its own buffers, so a range from
+** one server of the store may lie below one just taken from another:
+** ranges are unique, not ordered across servers, and the store declares
+** segment order. A range is compared only with the last one this process
+** took of the tag from the same server (a guard per server, shared by the
+** allocator's connections); one below it (a store that lost writes) is
+** dropped, counted as a rollback, and the next server asked.
+**
+** Size: a server leases at most its max_range IDs at once (/v1/layout);
+** the store declares that as its largest step (FROND__STORE_MAX_STEP), and
+** caps the row's step at it.
 */
 #include "store/store_frond.h"
 
 #include "base/escape.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +58,16 @@ typedef struct step_slot {
   int64_t at_ns; /* 0: empty */
 } step_slot;
 
-/* What the connections of one allocator share: the ends of the ranges
-** the process took, per tag, and the ranges dropped for being below. */
+/* What the connections of one allocator share: per server, the ends of
+** the ranges the process took of each tag; the ranges dropped for being
+** below; the store pinned; the servers' max_range. */
 typedef struct fs_shared {
-  frond_store_guard *guard;
+  frond_store_guard *guard[FROND_FS_MAX_SERVERS];
   atomic_ullong rollbacks;
+  atomic_llong max_range;           /* the least seen; 0: none seen */
+  pthread_mutex_t mu;               /* over the pin */
+  char pin[FROND_FS_STORE_LEN + 1]; /* "": none yet */
+  char pin_from[FROND_FS_HOST_MAX + 9];
 } fs_shared;
 
 typedef struct fs_store {
@@ -87,6 +104,16 @@ static int tag_path(char *out, size_t cap, const char *pre, const char *tag,
   return snprintf(out + k, cap - k, "%s", post) >= (int)(cap - k) ? -1 : 0;
 }
 
+static void drop_shared(fs_store *s) {
+  if (!s->sh_borrowed) {
+    for (int i = 0; i < FROND_FS_MAX_SERVERS; i++)
+      frond__guard_free(s->sh->guard[i]);
+    pthread_mutex_destroy(&s->sh->mu);
+    free(s->sh);
+  }
+  s->sh = NULL;
+}
+
 static int fs_open(const char *uri, frond_store **out, frond_error *err) {
   frond_fs_uri u;
   fs_store *s;
@@ -95,25 +122,21 @@ static int fs_open(const char *uri, frond_store **out, frond_error *err) {
   if ((rc = frond__fs_uri_parse(uri, &u, err)) != 0)
     return rc;
   if ((s = calloc(1, sizeof(*s))) == NULL ||
-      (s->sh = calloc(1, sizeof(*s->sh))) == NULL ||
-      (s->sh->guard = frond__guard_new()) == NULL) {
-    if (s != NULL)
-      free(s->sh);
+      (s->sh = calloc(1, sizeof(*s->sh))) == NULL) {
     free(s);
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
+  pthread_mutex_init(&s->sh->mu, NULL);
+  for (int i = 0; i < u.n; i++)
+    if ((s->sh->guard[i] = frond__guard_new()) == NULL) {
+      drop_shared(s);
+      free(s);
+      return frond__fail(err, FROND_ENOMEM, NULL);
+    }
   s->base.methods = &frond__store_frond;
   frond__fs_client_init(&s->c, &u);
   *out = &s->base;
   return 0;
-}
-
-static void drop_shared(fs_store *s) {
-  if (!s->sh_borrowed) {
-    frond__guard_free(s->sh->guard);
-    free(s->sh);
-  }
-  s->sh = NULL;
 }
 
 static void fs_close(frond_store *st) {
@@ -126,25 +149,113 @@ static void fs_close(frond_store *st) {
 
 static int get(fs_store *s, const char *path, frond_fs_answer *a,
                frond_error *err) {
-  frond_fs_req r = {"GET", path, NULL, 1};
+  frond_fs_req r = {"GET", path, NULL, 1, NULL, NULL};
   return frond__fs_call(&s->c, &r, a, err);
 }
 
-/* A server is there and is a Frond server: its layout answers. */
-static int fs_ensure_schema(frond_store *st, frond_error *err) {
-  fs_store *s = (fs_store *)st;
+/* The store the server of a names, against the one pinned (pinned now
+** when none is). 0, or STORE_MISMATCH naming both. */
+static int pin_store(fs_store *s, const frond_fs_answer *a, const char *store,
+                     frond_error *err) {
+  fs_shared *sh = s->sh;
+  int rc = 0;
+  if (store[0] == '\0')
+    return s->c.u.n == 1
+               ? 0
+               : frond__fail(err, FROND_ESTORE_MISMATCH,
+                             "server %s does not name its store (a server "
+                             "older than this client?): with %d servers "
+                             "listed, each must name its store so that the "
+                             "client can check they share one; its range is "
+                             "not used",
+                             a->srv->shown, s->c.u.n);
+  pthread_mutex_lock(&sh->mu);
+  if (sh->pin[0] == '\0') {
+    memcpy(sh->pin, store, sizeof(sh->pin));
+    snprintf(sh->pin_from, sizeof(sh->pin_from), "%s", a->srv->shown);
+  } else if (strcmp(sh->pin, store) != 0) {
+    rc = frond__fail(err, FROND_ESTORE_MISMATCH,
+                     "server %s serves store %s, and server %s store %s: "
+                     "servers on different stores hand out the same IDs; "
+                     "list only servers of one store (its range is not "
+                     "used)",
+                     a->srv->shown, store, sh->pin_from, sh->pin);
+  }
+  pthread_mutex_unlock(&sh->mu);
+  if (rc != 0)
+    frond_log(FROND_LOG_WARN, "store: %s", err->message);
+  return rc;
+}
+
+/* Server i's layout (one attempt, no failover; i < 0: the current
+** server's, with the call's failover and retries): its store pinned or
+** checked, its max_range noted. */
+static int layout_of(fs_store *s, int i, frond_error *err) {
+  char store[FROND_FS_STORE_LEN + 1];
+  int64_t max_range, was;
   frond_fs_answer a;
-  int rc = get(s, "/v1/layout", &a, err);
+  frond_fs_req r = {"GET", "/v1/layout", NULL, 1, NULL, NULL};
+  int rc, retries = s->c.u.retries;
+  if (i >= 0 && s->c.cur != i) {
+    frond__fs_next_server(&s->c); /* drops the connection */
+    s->c.cur = i;
+  }
+  if (i >= 0 && s->c.u.n > 1) /* each server once */
+    s->c.u.retries = 0;
+  rc = frond__fs_call(&s->c, &r, &a, err);
+  s->c.u.retries = retries;
   if (rc != 0)
     return rc;
   if (a.status != 200)
     return frond__fs_fail(&a, "GET /v1/layout", err);
   if (a.len < 2 || a.body[0] != '{' ||
-      memmem(a.body, a.len, "\"ids_per_second\"", 16) == NULL)
+      memmem(a.body, a.len, "\"ids_per_second\"", 16) == NULL ||
+      frond__fs_layout_parse(a.body, a.len, store, &max_range) != 0)
     return frond__fail(err, FROND_ESTORE_PERMANENT,
                        "server %s: /v1/layout is not a Frond server's",
                        a.srv->shown);
-  return 0;
+  was = atomic_load(&s->sh->max_range);
+  while (max_range > 0 && (was == 0 || max_range < was) &&
+         !atomic_compare_exchange_weak(&s->sh->max_range, &was, max_range))
+    ;
+  /* Before this version servers named no store: their ranges say. */
+  return store[0] != '\0' ? pin_store(s, &a, store, err) : 0;
+}
+
+/* The servers are Frond servers of one store: every one that answers
+** names the same (those down now are checked by their ranges). 0 once
+** one answered and none disagreed; else the first refusal, or the last
+** failure when none answered. */
+static int fs_ensure_schema(frond_store *st, frond_error *err) {
+  fs_store *s = (fs_store *)st;
+  int i, first = -1, rc = 0;
+  for (i = 0; i < s->c.u.n; i++) {
+    frond_error e = {0, ""};
+    int r = s->c.u.n == 1 ? layout_of(s, -1, &e) : layout_of(s, i, &e);
+    if (r == 0) {
+      if (first < 0)
+        first = i;
+      continue;
+    }
+    if (r == FROND_ESTORE_MISMATCH || r == FROND_ESTORE_PERMANENT)
+      return frond__fail(err, r, "%s", e.message);
+    rc = frond__fail(err, r, "%s", e.message);
+  }
+  frond__fs_next_server(&s->c);
+  s->c.cur = first >= 0 ? first : 0;
+  /* None answered once: the servers get the call's every retry, with
+  ** backoff, as any call. */
+  if (first < 0 && s->c.u.n > 1 && frond__store_retryable(rc))
+    return layout_of(s, -1, err);
+  return first >= 0 ? 0 : rc;
+}
+
+/* A tag row to take (ctx: where it goes). */
+static int row_check(void *ctx, const frond_fs_answer *a, frond_error *err) {
+  if (frond__fs_row_parse(a->body, a->len, ctx) == 0)
+    return 0;
+  return frond__fail(err, FROND_ESTORE,
+                     "server %s: a tag row that does not parse", a->srv->shown);
 }
 
 static int fs_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
@@ -155,17 +266,12 @@ static int fs_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
   int rc;
   if (tag_path(path, sizeof(path), "/v1/tags/", tag, "") != 0)
     return frond__fail(err, FROND_ETAG_INVALID, "tag name too long");
-  if ((rc = get(s, path, &a, err)) != 0)
-    return rc;
-  if (a.status != 200)
-    return frond__fs_fail(&a, "", err);
-  if (frond__fs_row_parse(a.body, a.len, out) != 0) {
-    frond__fs_next_server(&s->c);
-    return frond__fail(err, FROND_ESTORE,
-                       "server %s: GET %s: a row that does not parse",
-                       a.srv->shown, path);
+  {
+    frond_fs_req r = {"GET", path, NULL, 1, row_check, out};
+    if ((rc = frond__fs_call(&s->c, &r, &a, err)) != 0)
+      return rc;
   }
-  return 0;
+  return a.status == 200 ? 0 : frond__fs_fail(&a, "", err);
 }
 
 /* The row's step of tag: from the cache when fresh (and not forced). */
@@ -193,57 +299,81 @@ static int row_step(fs_store *s, const char *tag, int force, int64_t *step,
   return 0;
 }
 
+/* What a range call expects, and what its check found. */
+typedef struct range_ctx {
+  fs_store *s;
+  const char *tag;
+  int64_t count, start, end;
+} range_ctx;
+
+/* A range answer to take: count IDs "start end", from the store pinned,
+** above the last range taken of the tag from the same server. */
+static int range_check(void *ctx, const frond_fs_answer *a, frond_error *err) {
+  range_ctx *r = ctx;
+  fs_store *s = r->s;
+  frond_store_guard *g = s->sh->guard[a->i];
+  int64_t mark;
+  int rc;
+  if (frond__fs_range_parse(a->body, a->len, &r->start, &r->end) != 0 ||
+      r->end - r->start != r->count)
+    return frond__fail(err, FROND_ESTORE,
+                       "server %s: tag \"%s\": a range answer that is not "
+                       "%lld IDs \"start end\"",
+                       a->srv->shown, r->tag, (long long)r->count);
+  if ((rc = pin_store(s, a, a->store, err)) != 0)
+    return rc;
+  /* The allocator loads a tag on one connection at a time: no other
+  ** range of it is noted between this look and the note. */
+  mark = frond__guard_end(g, r->tag);
+  if (r->start < mark) {
+    atomic_fetch_add(&s->sh->rollbacks, 1);
+    frond_log(FROND_LOG_WARN,
+              "store: tag \"%s\": server %s handed out [%lld, %lld), below "
+              "%lld where the last range this process took from it ends: "
+              "its store lost writes; the range is dropped",
+              r->tag, a->srv->shown, (long long)r->start, (long long)r->end,
+              (long long)mark);
+    return frond__fail(err, FROND_ESTORE,
+                       "tag \"%s\": server %s handed out [%lld, %lld), below "
+                       "%lld where the last range taken from it ends (its "
+                       "store lost writes): dropped",
+                       r->tag, a->srv->shown, (long long)r->start,
+                       (long long)r->end, (long long)mark);
+  }
+  frond__guard_note(g, r->tag, r->end);
+  return 0;
+}
+
 static int fs_alloc(frond_store *st, const char *tag, int64_t step,
                     int64_t *max_id, int64_t *row_step_out, frond_error *err) {
   fs_store *s = (fs_store *)st;
   char path[FROND_TAG_MAX * 3 + 64];
-  int64_t rs = 0, count, start, end, mark;
+  int64_t rs = 0, cap = atomic_load(&s->sh->max_range);
+  range_ctx r = {s, tag, 0, 0, 0};
+  frond_fs_req req = {"GET", path, NULL, 1, range_check, &r};
   frond_fs_answer a;
   int rc;
   if ((rc = row_step(s, tag, step == 0, &rs, err)) != 0)
     return rc;
-  count = step > 0 ? step : rs;
+  /* The servers lease at most max_range at once: a row's step above it
+  ** is taken as max_range (the allocator asks no larger step). */
+  if (cap > 0 && rs > cap)
+    rs = cap;
+  if (cap > 0 && step > cap)
+    return frond__fail(err, FROND_ECOUNT_INVALID,
+                       "tag \"%s\": a segment of %lld IDs, and the servers "
+                       "lease at most %lld at once (their max_range)",
+                       tag, (long long)step, (long long)cap);
+  r.count = step > 0 ? step : rs;
   if (tag_path(path, sizeof(path), "/v1/segment/", tag, "/range") != 0)
     return frond__fail(err, FROND_ETAG_INVALID, "tag name too long");
   snprintf(path + strlen(path), sizeof(path) - strlen(path),
-           "?count=%lld&as=text", (long long)count);
-  if ((rc = get(s, path, &a, err)) != 0)
+           "?count=%lld&as=text", (long long)r.count);
+  if ((rc = frond__fs_call(&s->c, &req, &a, err)) != 0)
     return rc;
   if (a.status != 200)
     return frond__fs_fail(&a, "", err);
-  if (frond__fs_range_parse(a.body, a.len, &start, &end) != 0 ||
-      end - start != count) {
-    frond__fs_next_server(&s->c);
-    return frond__fail(err, FROND_ESTORE,
-                       "server %s: tag \"%s\": a range answer that is not "
-                       "%lld IDs \"start end\"",
-                       a.srv->shown, tag, (long long)count);
-  }
-  /* Above every range this process took of the tag, or dropped. The
-  ** allocator loads a tag on one connection at a time: no other range
-  ** of it is noted between this look and the note. */
-  mark = frond__guard_end(s->sh->guard, tag);
-  if (start < mark) {
-    frond_fs_server srv = *a.srv;
-    atomic_fetch_add(&s->sh->rollbacks, 1);
-    frond__fs_next_server(&s->c);
-    frond_log(FROND_LOG_WARN,
-              "store: tag \"%s\": server %s handed out [%lld, %lld), below "
-              "%lld where a range this process took ends: servers that do "
-              "not share one store, or a store that lost writes; the range "
-              "is dropped",
-              tag, srv.shown, (long long)start, (long long)end,
-              (long long)mark);
-    return frond__fail(err, FROND_ESTORE,
-                       "tag \"%s\": server %s handed out [%lld, %lld), below "
-                       "%lld where a range this process took ends: its store "
-                       "is not the one the range before came from, or lost "
-                       "writes; dropped, asking the next server",
-                       tag, srv.shown, (long long)start, (long long)end,
-                       (long long)mark);
-  }
-  frond__guard_note(s->sh->guard, tag, end);
-  *max_id = end;
+  *max_id = r.end;
   *row_step_out = rs;
   return 0;
 }
@@ -329,7 +459,7 @@ static int fs_tag_page(frond_store *st, const char *after, int limit,
 static int change(fs_store *s, const char *method, const char *path,
                   const char *body, int want, frond_tag_row *out,
                   frond_error *err) {
-  frond_fs_req r = {method, path, body, 0};
+  frond_fs_req r = {method, path, body, 0, NULL, NULL};
   frond_fs_answer a;
   frond_tag_row row;
   char what[FROND_TAG_MAX * 3 + 48];
@@ -441,6 +571,12 @@ static int fs_control(frond_store *st, int op, void *arg, frond_error *err) {
   }
   case FROND__STORE_ROLLBACKS:
     *(uint64_t *)arg = atomic_load(&s->sh->rollbacks);
+    return 0;
+  case FROND__STORE_ORDER: /* servers hand out from their own buffers */
+    *(int *)arg = FROND_SEG_ORDER_SEGMENT;
+    return 0;
+  case FROND__STORE_MAX_STEP:
+    *(int64_t *)arg = atomic_load(&s->sh->max_range);
     return 0;
   default:
     return FROND_EINVAL;

@@ -20,6 +20,7 @@
 #define FROND_FS_DEFAULT_RETRIES 3
 #define FROND_FS_BACKOFF_BASE_MS 50
 #define FROND_FS_BACKOFF_CAP_MS 1000
+#define FROND_FS_STORE_LEN 32 /* a store's identity: lowercase hex */
 
 typedef struct frond_fs_server {
   char host[FROND_FS_HOST_MAX + 1]; /* a name, IPv4, or IPv6 without [] */
@@ -46,6 +47,7 @@ typedef struct frond_fs_resp {
   size_t head_len;        /* bytes up to and including the blank line */
   int64_t content_length; /* bytes of body that follow */
   int close;              /* the server closes the connection after it */
+  char store[FROND_FS_STORE_LEN + 1]; /* Frond-Store:, "" without one */
 } frond_fs_resp;
 
 /* Read a response head from buf[0..len): > 0 its length (out filled), -2
@@ -53,7 +55,8 @@ typedef struct frond_fs_resp {
 ** pure function over the buffer: reads nothing past len, allocates
 ** nothing. Strict: CRLF line ends, Content-Length required (but for 204
 ** and 304), no Transfer-Encoding (Frond's server never sends one), no
-** 1xx (no request asks for one). */
+** 1xx (no request asks for one). A Frond-Store header must be 32
+** lowercase hex characters. */
 int frond__fs_resp_parse(const char *buf, size_t len, frond_fs_resp *out,
                          frond_error *err);
 
@@ -61,8 +64,15 @@ int frond__fs_resp_parse(const char *buf, size_t len, frond_fs_resp *out,
 int frond__fs_range_parse(const char *body, size_t len, int64_t *start,
                           int64_t *end);
 
+/* GET /v1/layout's answer, a JSON object: 0 with its "store" (32
+** lowercase hex, "" when absent) and "max_range" (0 when absent), -1
+** when it is not such an object or those fields are malformed. */
+int frond__fs_layout_parse(const char *body, size_t len, char *store,
+                           int64_t *max_range);
+
 /* An error body {"error":{"code":"NAME","message":"…"}}: 0 with the
-** name and message (truncated to fit, NUL-terminated), or -1. */
+** name and message (truncated to fit, NUL-terminated; control
+** characters, a server's newlines among them, as spaces), or -1. */
 int frond__fs_error_parse(const char *body, size_t len, char *code,
                           size_t code_len, char *msg, size_t msg_len);
 
@@ -84,38 +94,51 @@ typedef struct frond_fs_client {
   int fd;    /* kept-alive connection to srv[cur], -1: none */
   char *buf; /* received bytes */
   size_t cap, len;
-  uint64_t rng;      /* for the jitter */
-  const char *agent; /* User-Agent */
-  uint64_t calls;    /* requests sent */
+  uint64_t rng;                       /* for the jitter */
+  const char *agent;                  /* User-Agent */
+  uint64_t calls;                     /* requests sent */
+  char store[FROND_FS_STORE_LEN + 1]; /* the last answer's Frond-Store */
 } frond_fs_client;
 
 /* What a call asks. Only an idempotent call (a GET: a range lost on the
 ** way is skipped, never handed out) is sent again after it was sent;
 ** a change is retried only when it never left. */
+typedef struct frond_fs_answer frond_fs_answer;
 typedef struct frond_fs_req {
   const char *method;
   const char *path; /* origin form, already percent-encoded */
   const char *body; /* JSON, or NULL */
   int idempotent;
+  /* NULL, or: is a 2xx answer of an idempotent call one to take? 0, or a
+  ** code with why in err: the answer is refused as a server's failure
+  ** (not Frond's answer, another store, a range gone back), and the call
+  ** moves on to the next server. */
+  int (*check)(void *ctx, const frond_fs_answer *a, frond_error *err);
+  void *ctx;
 } frond_fs_req;
 
 /* An answer: the status, the body (in c->buf, valid until the next
-** call) and which server gave it. */
-typedef struct frond_fs_answer {
+** call), which server gave it (srv, index i) and the store it names. */
+struct frond_fs_answer {
   int status;
   const char *body;
   size_t len;
   const frond_fs_server *srv;
-} frond_fs_answer;
+  int i;
+  const char *store; /* Frond-Store, "" without one */
+};
 
 void frond__fs_client_init(frond_fs_client *c, const frond_fs_uri *u);
 void frond__fs_client_free(frond_fs_client *c);
 /* Send req to the current server, failing over to the next on a
-** connection error, a timeout, a malformed answer or a 503, with
-** jittered backoff, up to 1 + retries attempts, each within timeout_ms.
-** 0 with any answer but those (a 4xx is never retried), or: STORE_TIMEOUT
-** when the last attempt timed out, STORE when no server answered (every
-** failure named), or the last 503's code. */
+** connection error, a timeout, a malformed answer, a 5xx, an answer that
+** is not Frond's (a 3xx or 4xx without Frond's error body: a proxy's),
+** or a 2xx that req->check refuses, with jittered backoff, up to
+** 1 + retries attempts, each within timeout_ms. A change that was sent is
+** never sent again. 0 with any other answer (a 4xx with Frond's error is
+** never retried), or: STORE_MISMATCH when a server was refused for its
+** store, else STORE_TIMEOUT when the last attempt timed out, the last
+** check's or 5xx's code, or STORE (every failure named). */
 int frond__fs_call(frond_fs_client *c, const frond_fs_req *req,
                    frond_fs_answer *a, frond_error *err);
 /* Turn a failed answer (status >= 300) into its library code and a

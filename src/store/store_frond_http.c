@@ -283,6 +283,9 @@ static int attempt(frond_fs_client *c, const frond_fs_req *req,
   a->body = c->buf + r.head_len;
   a->len = (size_t)r.content_length;
   a->srv = s;
+  a->i = c->cur;
+  memcpy(c->store, r.store, sizeof(c->store));
+  a->store = c->store;
   if (r.close || c->len != r.head_len + (size_t)r.content_length) {
     /* Closed by the server, or bytes past the answer that no request
     ** asked for: this connection is done. The answer stays in buf. */
@@ -293,31 +296,52 @@ static int attempt(frond_fs_client *c, const frond_fs_req *req,
   return 0;
 }
 
+/* Is a's failure one the next server may not have? A 5xx (the server
+** cannot serve now, or a proxy in front of it failed), or an answer that
+** is not Frond's: a 3xx or 4xx without Frond's error body (a proxy's
+** page, a server of something else). A 4xx with Frond's error is the
+** request's fault: every server would refuse it. */
+static int server_failed(const frond_fs_answer *a, char *code, size_t clen) {
+  char msg[8];
+  if (frond__fs_error_parse(a->body, a->len, code, clen, msg, sizeof(msg)) !=
+      0) {
+    snprintf(code, clen, "%s", a->status >= 500 ? "STORE" : "");
+    return a->status >= 300;
+  }
+  return a->status >= 500;
+}
+
 int frond__fs_call(frond_fs_client *c, const frond_fs_req *req,
                    frond_fs_answer *a, frond_error *err) {
-  char why[FROND_FS_MAX_SERVERS * 2][160];
+  char why[FROND_FS_MAX_SERVERS * 2][200];
   int tries = 1 + c->u.retries, i, nwhy = 0, timed_out = 0, rc = 0;
+  int mismatch = 0;
   sent_state sent = SENT_NOT;
-  char code[40], msg[400];
+  char code[40];
   for (i = 0; i < tries; i++) {
-    char m[160];
+    char m[200];
     if (i > 0)
       backoff(c, i - 1);
     if (attempt(c, req, a, &timed_out, &sent, m, sizeof(m)) == 0) {
-      if (a->status != 503)
-        return 0;
-      /* A server that cannot serve now (its store is down, it is
-      ** draining): the next one may. */
-      if (frond__fs_error_parse(a->body, a->len, code, sizeof(code), msg,
-                                sizeof(msg)) != 0)
-        snprintf(code, sizeof(code), "STORE");
-      snprintf(m, sizeof(m), "%.100s: 503 %.40s", a->srv->shown, code);
-      rc = frond_err_from_name(code);
-      if (rc == 0)
-        rc = FROND_ESTORE;
       timed_out = 0;
-      if (!req->idempotent) /* it was refused, not made: say so now */
-        return frond__fs_fail(a, "", err);
+      if (server_failed(a, code, sizeof(code))) {
+        if (!req->idempotent) /* refused or lost, never sent again */
+          return frond__fs_fail(a, "", err);
+        snprintf(m, sizeof(m), "%.100s: %d %.40s", a->srv->shown, a->status,
+                 code[0] ? code : "(not a Frond answer)");
+        rc = frond_err_from_name(code);
+        if (rc == 0)
+          rc = FROND_ESTORE;
+      } else if (a->status >= 300 || req->check == NULL) {
+        return 0;
+      } else {
+        frond_error ce = {0, ""};
+        if ((rc = req->check(req->ctx, a, &ce)) == 0)
+          return 0;
+        if (rc == FROND_ESTORE_MISMATCH)
+          mismatch = 1;
+        snprintf(m, sizeof(m), "%.199s", ce.message);
+      }
     } else if (sent == SENT_YES && !req->idempotent) {
       return frond__fail(err, timed_out ? FROND_ESTORE_TIMEOUT : FROND_ESTORE,
                          "%s (the change was sent: it may have been made; "
@@ -331,13 +355,13 @@ int frond__fs_call(frond_fs_client *c, const frond_fs_req *req,
     frond__fs_next_server(c);
   }
   {
-    char all[480];
+    char all[600];
     size_t k = 0;
     all[0] = '\0';
     for (i = 0; i < nwhy && k < sizeof(all); i++)
       k += (size_t)snprintf(all + k, sizeof(all) - k, "%s%s", i ? "; " : "",
                             why[i]);
-    return frond__fail(err, rc,
+    return frond__fail(err, mismatch ? FROND_ESTORE_MISMATCH : rc,
                        "no Frond server served the call in %d attempt%s: %s",
                        tries, tries == 1 ? "" : "s", all);
   }

@@ -324,6 +324,16 @@ int frond__fs_resp_parse(const char *buf, size_t len, frond_fs_resp *out,
         return bad(err, "an answer over %d bytes", FROND_FS_BODY_MAX);
       out->content_length = cl;
       have_len = 1;
+    } else if (ci_eq(p, (size_t)(colon - p), "frond-store")) {
+      size_t k, vn = (size_t)(ve - v);
+      for (k = 0; k < vn; k++)
+        if (!((v[k] >= '0' && v[k] <= '9') || (v[k] >= 'a' && v[k] <= 'f')))
+          break;
+      if (vn != FROND_FS_STORE_LEN || k != vn ||
+          (out->store[0] != '\0' && memcmp(out->store, v, vn) != 0))
+        return bad(err, "a bad Frond-Store (32 lowercase hex characters)");
+      memcpy(out->store, v, vn);
+      out->store[vn] = '\0';
     } else if (ci_eq(p, (size_t)(colon - p), "transfer-encoding")) {
       return bad(err, "an answer with Transfer-Encoding, which no Frond "
                       "server sends (a proxy in between?)");
@@ -660,7 +670,43 @@ int frond__fs_error_parse(const char *body, size_t len, char *code,
       return -1;
     found = 1;
   }
+  /* A server's words go into one line of a message or a log. */
+  for (char *q = msg; *q; q++)
+    if ((unsigned char)*q < 0x20 || *q == 0x7f)
+      *q = ' ';
+  for (char *q = code; *q; q++)
+    if ((unsigned char)*q < 0x20 || *q == 0x7f)
+      *q = ' ';
   return rc == 0 && found && code[0] != '\0' ? 0 : -1;
+}
+
+int frond__fs_layout_parse(const char *body, size_t len, char *store,
+                           int64_t *max_range) {
+  jcur j = {body, body + len};
+  char key[32], v[FROND_FS_STORE_LEN + 2];
+  int first = 1, rc;
+  store[0] = '\0';
+  *max_range = 0;
+  if (!lit(&j, '{'))
+    return -1;
+  while ((rc = jkey(&j, &first, key, sizeof(key))) == 1) {
+    if (strcmp(key, "store") == 0) {
+      size_t k;
+      if (jstr(&j, v, sizeof(v), 0) != 0 || strlen(v) != FROND_FS_STORE_LEN)
+        return -1;
+      for (k = 0; k < FROND_FS_STORE_LEN; k++)
+        if (!((v[k] >= '0' && v[k] <= '9') || (v[k] >= 'a' && v[k] <= 'f')))
+          return -1;
+      memcpy(store, v, FROND_FS_STORE_LEN + 1);
+    } else if (strcmp(key, "max_range") == 0) {
+      if (jint(&j, max_range) != 0 || *max_range < 1)
+        return -1;
+    } else if (jskip(&j, 16) != 0) {
+      return -1;
+    }
+  }
+  ws(&j);
+  return rc == 0 && j.p == j.end ? 0 : -1;
 }
 
 int frond__fs_range_parse(const char *body, size_t len, int64_t *start,
@@ -668,7 +714,8 @@ int frond__fs_range_parse(const char *body, size_t len, int64_t *start,
   const char *sp = memchr(body, ' ', len), *e = body + len;
   if (len > 0 && e[-1] == '\n')
     e--;
-  if (sp == NULL || sp >= e || body[0] == '-' || sp[1] == '-' ||
+  /* sp + 1 < e before sp[1] is read: "5 " ends at its space. */
+  if (sp == NULL || sp + 1 >= e || body[0] == '-' || sp[1] == '-' ||
       frond__parse_i64(body, (size_t)(sp - body), start) != 0 ||
       frond__parse_i64(sp + 1, (size_t)(e - sp - 1), end) != 0)
     return -1;

@@ -63,38 +63,7 @@ int frond__store_multi_parse(const char *uri, frond_multi_uri *out,
 }
 
 void frond__store_uri_shown(const char *uri, char *out, size_t len) {
-  size_t k = 0, n, from, to;
-  const char *p = uri;
-  int multi = strncmp(uri, "multi:", 6) == 0;
-  if (len == 0)
-    return;
-  out[0] = '\0';
-  if (strncmp(uri, "frond://", 8) == 0) { /* every token= value hidden */
-    for (; *p && k + 4 < len; p++) {
-      out[k++] = *p;
-      if ((*p == '?' || *p == '&') && strncmp(p + 1, "token=", 6) == 0) {
-        k += (size_t)snprintf(out + k, len - k, "token=***");
-        p += 6 + strcspn(p + 7, "&#");
-      }
-    }
-    out[k < len ? k : len - 1] = '\0';
-    return;
-  }
-  if (multi) {
-    k = (size_t)snprintf(out, len, "multi:");
-    p += 6;
-  }
-  for (; k < len; p += n + 1) {
-    n = multi ? strcspn(p, "|") : strlen(p);
-    if (frond__db_uri_password(p, &from, &to) && to <= n)
-      k += (size_t)snprintf(out + k, len - k, "%.*s***%.*s", (int)from, p,
-                            (int)(n - to), p + to);
-    else
-      k += (size_t)snprintf(out + k, len - k, "%.*s", (int)n, p);
-    if (p[n] == '\0' || k >= len)
-      break;
-    k += (size_t)snprintf(out + k, len - k, "|");
-  }
+  frond__uri_redact(uri, strlen(uri), out, len);
 }
 
 /* ---- the mapping ---- */

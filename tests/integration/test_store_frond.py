@@ -18,10 +18,14 @@ and hands IDs out itself (tests/tools/seg_load).
   refused from it, tag changes refused without the admin token and made
   with it.
 """
+import http.client
+import json
 import os
+import re
 import signal
 import socket
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -104,6 +108,10 @@ def test_failover_between_two_servers():
     try:
         # Small ranges (max_step 200) at about 10,000 IDs/s per thread: the
         # program asks the servers every few tens of ms all along.
+        # The second server buffers a segment first: a range it hands out
+        # from it after the failover may lie below those taken from the
+        # first (one store, two servers' buffers); it is taken all the same.
+        http_get(pb, "/v1/segment/fo")
         uri = Uri("frond://127.0.0.1:%d,127.0.0.1:%d?timeout_ms=2000"
                   % (pa, pb))
         ld = sc.Load(uri, os.path.join(d, "ids"), ["fo"], "-t", "2", "-n",
@@ -136,6 +144,182 @@ def test_failover_between_two_servers():
             ld.kill()
         stop(a)
         stop(b)
+        log.close()
+
+
+def http_get(port, path):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), \
+            r.read().decode()
+    finally:
+        c.close()
+
+
+def test_store_identity_and_mismatch():
+    """Servers name their store; one frond:// URI over two stores is
+    refused, whichever server is listed first, with both named."""
+    d1, d2 = ft.tempdir(), ft.tempdir()
+    log = open(os.path.join(d1, "server.log"), "w")
+    s1 = sqlite_with(d1, [("orders", 100)])
+    s2 = sqlite_with(d2, [("orders", 100)])
+    pa, pb, pc = ft.free_port(), ft.free_port(), ft.free_port()
+    a = start(d1, pa, s1, log)
+    b = start(d1, pb, s1, log)
+    c = start(d2, pc, s2, log)
+    try:
+        ids = {}
+        for name, port in (("a", pa), ("b", pb), ("c", pc)):
+            st, _, body = http_get(port, "/v1/layout")
+            lay = json.loads(body)
+            ft.check(st == 200 and re.fullmatch("[0-9a-f]{32}",
+                                                lay.get("store", "")) and
+                     lay.get("max_range") == 1000000,
+                     "%s: layout %r" % (name, body))
+            ids[name] = lay["store"]
+            st, hdr, body = http_get(port, "/v1/segment/orders/range?count=2"
+                                     "&as=text")
+            ft.check(st == 200 and hdr.get("frond-store") == ids[name] and
+                     re.fullmatch(r"\d+ \d+\n", body),
+                     "%s: text range %r %r" % (name, hdr, body))
+            st, hdr, body = http_get(port, "/v1/segment/orders/range?count=2")
+            ft.check(st == 200 and json.loads(body).get("store") == ids[name]
+                     and hdr.get("frond-store") == ids[name],
+                     "%s: JSON range %r" % (name, body))
+        ft.check(ids["a"] == ids["b"] and ids["a"] != ids["c"],
+                 "identities: %r" % ids)
+        for first, second in ((pa, pc), (pc, pa)):
+            r = ft.run(["next", "--segment", "orders", "--store",
+                        "frond://127.0.0.1:%d,127.0.0.1:%d" % (first, second)])
+            ft.check(r.returncode == 1 and "STORE_MISMATCH" in r.stderr and
+                     ids["a"] in r.stderr and ids["c"] in r.stderr and
+                     ":%d" % pa in r.stderr and ":%d" % pc in r.stderr and
+                     not r.stdout.strip(),
+                     "two stores: %r %r" % (r.stdout, r.stderr))
+        r = ft.run(["next", "--segment", "orders", "--count", "2", "--store",
+                    "frond://127.0.0.1:%d,127.0.0.1:%d" % (pa, pb)])
+        ft.check(r.returncode == 0 and len(r.stdout.split()) == 2,
+                 "one store: %r" % r.stderr)
+    finally:
+        for p in (a, b, c):
+            stop(p)
+        log.close()
+
+
+class FakeServer:
+    """Answers every request with one canned answer: what a proxy in front
+    of a dead server, or a server failing inside, sends."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.hits = 0
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            try:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                self.hits += 1
+                conn.sendall(self.answer)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def canned(status, ctype, body):
+    return ("HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
+            "Connection: close\r\n\r\n%s" % (status, ctype, len(body),
+                                               body)).encode()
+
+
+def test_server_failures_fail_over():
+    """A 502 page, a 500, a 404 page that is not Frond's: the next server
+    is asked. A 4xx with Frond's error is the answer."""
+    d = ft.tempdir()
+    log = open(os.path.join(d, "server.log"), "w")
+    store = sqlite_with(d, [("orders", 10)])
+    port = ft.free_port()
+    p = start(d, port, store, log)
+    try:
+        for answer in (canned(502, "text/html", "<html>Bad Gateway</html>"),
+                       canned(500, "application/json",
+                              '{"error":{"code":"INTERNAL","message":"x"}}'),
+                       canned(404, "text/html", "<html>no</html>")):
+            fake = FakeServer(answer)
+            try:
+                for extra in ("", "&retries=0"):
+                    uri = "frond://127.0.0.1:%d,127.0.0.1:%d?timeout_ms=2000%s"\
+                        % (fake.port, port, extra)
+                    r = ft.run(["next", "--segment", "orders", "--count",
+                                "2", "--store", uri])
+                    # One attempt a call: the allocator's next load goes
+                    # to the next server, and the page's server is named.
+                    ft.check(r.returncode == 0 and
+                             len(r.stdout.split()) == 2 and
+                             (not extra or ":%d" % fake.port in r.stderr),
+                             "%r%s: %r" % (answer[:12], extra, r.stderr))
+                ft.check(fake.hits >= 1, "the fake was not asked")
+            finally:
+                fake.close()
+        # Frond's own 4xx is not retried elsewhere: TAG_NOT_FOUND at once,
+        # and a server's newline in a message stays on one line.
+        fake = FakeServer(canned(
+            404, "application/json",
+            '{"error":{"code":"TAG_NOT_FOUND","message":"a\\nfrond: b"}}'))
+        try:
+            r = ft.run(["next", "--segment", "orders", "--store",
+                        "frond://127.0.0.1:%d,127.0.0.1:%d" % (fake.port,
+                                                               port)])
+            ft.check(r.returncode == 1 and "TAG_NOT_FOUND" in r.stderr and
+                     "a frond: b" in r.stderr and
+                     not any(x.startswith("frond: b")
+                             for x in r.stderr.splitlines()),
+                     "Frond's 404: %r" % r.stderr)
+        finally:
+            fake.close()
+    finally:
+        stop(p)
+        log.close()
+
+
+def test_step_above_max_range():
+    """A tag whose step is above the server's max_range: ranges of
+    max_range, not COUNT_INVALID."""
+    d = ft.tempdir()
+    log = open(os.path.join(d, "server.log"), "w")
+    store = sqlite_with(d, [("big", 2000000)])
+    port = ft.free_port()
+    p = start(d, port, store, log, ["--max-range", "1000"])
+    try:
+        r = ft.run(["next", "--segment", "big", "--count", "3", "--store",
+                    "frond://127.0.0.1:%d" % port])
+        ft.check(r.returncode == 0 and r.stdout.split() == ["1", "2", "3"],
+                 "step above max_range: %r %r" % (r.stdout, r.stderr))
+        st, _, body = http_get(port, "/v1/segment/big/range?count=1")
+        ft.check(st == 200 and json.loads(body)["start"] == "1001",
+                 "one range of max_range taken: %r" % body)
+    finally:
+        stop(p)
         log.close()
 
 
@@ -225,4 +409,7 @@ if __name__ == "__main__":
     ft.main([test_unique_across_threads_and_processes,
              test_failover_between_two_servers,
              test_timeout_and_no_server,
-             test_bad_input])
+             test_bad_input,
+             test_store_identity_and_mismatch,
+             test_server_failures_fail_over,
+             test_step_above_max_range])

@@ -40,7 +40,8 @@ static struct {
   int64_t stall_ns;                 /* alloc sleeps this long */
   int allocs;                       /* successful allocations */
   int64_t last_step;
-  int64_t max_step; /* the largest step an allocation asked for */
+  int64_t max_step;     /* the largest step an allocation asked for */
+  int64_t refuse_above; /* > 0: a larger step is refused, COUNT_INVALID */
   /* Called by an allocation with its answer, in the loader's thread, after
   ** the store and before the allocator sees it (no lock held). */
   void (*after_alloc)(const char *tag, int rc);
@@ -77,6 +78,7 @@ static void fake_reset(void) {
   fake.allocs = 0;
   fake.last_step = 0;
   fake.max_step = 0;
+  fake.refuse_above = 0;
   fake.after_alloc = NULL;
   pthread_mutex_unlock(&fake.mu);
 }
@@ -172,6 +174,11 @@ static int fake_alloc_row(frond_store *st, const char *tag, int64_t step,
   if ((r = fake_find(tag)) == NULL) {
     pthread_mutex_unlock(&fake.mu);
     return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" not found", tag);
+  }
+  if (fake.refuse_above > 0 && step > fake.refuse_above) {
+    pthread_mutex_unlock(&fake.mu);
+    return frond__fail(err, FROND_ECOUNT_INVALID, "fake store: step %lld",
+                       (long long)step);
   }
   r->max_id += step > 0 ? step : r->step;
   *max_id = r->max_id;

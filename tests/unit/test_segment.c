@@ -160,6 +160,77 @@ static void test_both_empty_then_unavailable(void **state) {
   frond_seg_close(s);
 }
 
+/* A range the store refuses (larger than it takes at once) is given up
+** by the call that asked for it, and only by it: later loads go back to
+** the tag's step instead of asking that size again and again. */
+static void test_refused_range_not_asked_again(void **state) {
+  frond_seg_options o = opts();
+  frond_seg_tag *t;
+  frond_seg *s;
+  frond_error e = {0, ""};
+  int64_t i, start = 0, id = 0;
+  (void)state;
+  fake_reset();
+  fake_add("a", 1, 10);
+  o.max_step = 40; /* the dynamic step stays within what the store takes */
+  s = open_seg(&o);
+  assert_int_equal(frond_seg_tag_get(s, T("a"), &t, &e), 0);
+  assert_int_equal(frond_seg_tag_next(t, &id, &e), 0);
+  pthread_mutex_lock(&fake.mu);
+  fake.refuse_above = 100;
+  pthread_mutex_unlock(&fake.mu);
+  assert_int_equal(frond_seg_tag_range(t, 1000, &start, &e),
+                   FROND_ECOUNT_INVALID);
+  for (i = 0; i < 300; i++)
+    if (frond_seg_tag_next(t, &id, &e) != 0)
+      fail_msg("next after the refused range, ID %lld: %s: %s", (long long)i,
+               frond_err_name(e.code), e.message);
+  pthread_mutex_lock(&fake.mu);
+  fake.refuse_above = 0;
+  pthread_mutex_unlock(&fake.mu);
+  frond_seg_close(s);
+}
+
+/* A store that is not answering now (STORE_TIMEOUT, or SEGMENT_UNAVAILABLE
+** passed on from a server's 503) is retried while calls wait, as STORE is,
+** not told to them at once as a refusal. */
+static void *heal_later(void *arg) {
+  (void)arg;
+  frond__sleep_ns(300000000);
+  pthread_mutex_lock(&fake.mu);
+  fake.fail = 0;
+  pthread_mutex_unlock(&fake.mu);
+  return NULL;
+}
+
+static void test_not_answering_is_waited_for(void **state) {
+  static const int codes[] = {FROND_ESTORE_TIMEOUT, FROND_ESEGMENT_UNAVAILABLE};
+  (void)state;
+  for (size_t k = 0; k < FROND__ARRAY_SIZE(codes); k++) {
+    frond_seg_options o = opts();
+    frond_seg *s;
+    frond_error e = {0, ""};
+    pthread_t th;
+    int64_t id = 0;
+    int rc;
+    fake_reset();
+    fake_add("a", 1, 10);
+    o.wait_ms = 10000;
+    s = open_seg(&o);
+    pthread_mutex_lock(&fake.mu);
+    fake.fail = codes[k]; /* negative: allocations fail with it */
+    pthread_mutex_unlock(&fake.mu);
+    assert_int_equal(pthread_create(&th, NULL, heal_later, NULL), 0);
+    rc = frond_seg_next(s, T("a"), &id, &e);
+    pthread_join(th, NULL);
+    if (rc != 0)
+      fail_msg("%s: the call gave up: %s: %s", frond_err_name(codes[k]),
+               frond_err_name(rc), e.message);
+    assert_int_equal(id, 1);
+    frond_seg_close(s);
+  }
+}
+
 static void test_store_failure_and_recovery(void **state) {
   frond_seg_options o = opts();
   frond_seg_stats st;
@@ -716,6 +787,8 @@ int main(void) {
       cmocka_unit_test(test_both_empty_then_unavailable),
       cmocka_unit_test(test_store_failure_and_recovery),
       cmocka_unit_test(test_tag_refresh),
+      cmocka_unit_test(test_refused_range_not_asked_again),
+      cmocka_unit_test(test_not_answering_is_waited_for),
       cmocka_unit_test(test_new_tag_without_refresh),
       cmocka_unit_test(test_unknown_tags_rate_limited),
       cmocka_unit_test(test_deleted_then_recreated),

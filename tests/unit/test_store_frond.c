@@ -10,6 +10,7 @@
 */
 #include "testutil.h"
 
+#include "store/db.h"
 #include "store/store_frond.h"
 
 #include <arpa/inet.h>
@@ -114,6 +115,63 @@ static void test_token_never_shown(void **state) {
   frond__store_uri_shown("frond://h:1?retries=1&token=s3cr3t&tls=off", shown,
                          sizeof(shown));
   assert_string_equal(shown, "frond://h:1?retries=1&token=***&tls=off");
+}
+
+/* Whatever the scheme's case or typo, and in every member of a multi:
+** URI, a token or a password is hidden where the URI is shown: in the
+** store's refusal, in frond__store_uri_shown and in frond__db_uri_parse's
+** message. */
+static void test_secret_hidden_any_scheme(void **state) {
+  static const char *const uris[] = {
+      "FROND://h?token=s3cr3t",
+      "Frond://h?Token=s3cr3t",
+      "frond:/h?token=s3cr3t",
+      "frond//h?token=s3cr3t",
+      "frond:h?tls=off&token=s3cr3t",
+      "lease+frond://h?token=s3cr3t",
+      "frond://h?x=1?token=s3cr3t",
+      "frond://h?retries=1&token=s3cr3t",
+      "frond://h?token=s3cr3t?token=s3cr3t2",
+      "frond://h%3Ftoken=s3cr3t",
+      "multi:frond://h?token=s3cr3t|sqlite:///x.db",
+      "MULTI:sqlite:///x.db|FROND://h?TOKEN=s3cr3t",
+      "multi:sqlite:///x.db|postgresql://u:s3cr3t@h/db",
+      "POSTGRESQL://u:s3cr3t@h/db",
+      "postgres:/u:s3cr3t@h/db",
+      "postgresql://u@h/db?sslmode=off&password=s3cr3t",
+      "mysql://u:s3cr3t@h:3306/db",
+      "mysq://u:s3cr3t@h/db",
+  };
+  char shown[256];
+  size_t i;
+  (void)state;
+  for (i = 0; i < FROND__ARRAY_SIZE(uris); i++) {
+    frond_seg *s = NULL;
+    frond_db_uri du;
+    frond_error e = {0, ""}, e2 = {0, ""};
+    frond__store_uri_shown(uris[i], shown, sizeof(shown));
+    if (strstr(shown, "s3cr3t") != NULL || strstr(shown, "***") == NULL)
+      fail_msg("%s shown as %s", uris[i], shown);
+    /* Open what no database takes (nothing is reached). */
+    if (strncmp(uris[i], "frond://", 8) != 0 &&
+        strncmp(uris[i], "multi:", 6) != 0 &&
+        strncmp(uris[i], "postgresql:", 11) != 0 &&
+        strncmp(uris[i], "mysql:", 6) != 0) {
+      assert_int_not_equal(frond_seg_open(&s, uris[i], NULL, &e), 0);
+      if (strstr(e.message, "s3cr3t") != NULL)
+        fail_msg("%s: opening says %s", uris[i], e.message);
+    }
+    (void)frond__db_uri_parse(uris[i], &du, &e2);
+    if (strstr(e2.message, "s3cr3t") != NULL)
+      fail_msg("%s: as a database: %s", uris[i], e2.message);
+  }
+  /* What is not a secret stays as written. */
+  frond__store_uri_shown("sqlite:///var/lib/frond/tokens.db", shown,
+                         sizeof(shown));
+  assert_string_equal(shown, "sqlite:///var/lib/frond/tokens.db");
+  frond__store_uri_shown("multi:postgresql://u:pw@h/a|mysql://u@h/b?x=1", shown,
+                         sizeof(shown));
+  assert_string_equal(shown, "multi:postgresql://u:***@h/a|mysql://u@h/b?x=1");
 }
 
 static int head_of(const char *text, frond_fs_resp *r) {
@@ -230,6 +288,17 @@ static void test_answers(void **state) {
   assert_int_equal(frond__fs_range_parse("2001 1001", 9, &a, &b), -1);
   assert_int_equal(frond__fs_range_parse("-1 5", 4, &a, &b), -1);
   assert_int_equal(frond__fs_range_parse("15", 2, &a, &b), -1);
+  /* Against a guard page: the only space is the last byte, or the body is
+  ** one or two bytes; nothing past the body is read. */
+  {
+    static const char *const cut[] = {"5 ", " ", "5 \n", "1 2 ", "1  2", "7"};
+    for (size_t i = 0; i < FROND__ARRAY_SIZE(cut); i++) {
+      size_t n = strlen(cut[i]);
+      guarded gc = guarded_copy(cut[i], n);
+      assert_int_equal(frond__fs_range_parse(gc.p, n, &a, &b), -1);
+      guarded_free(&gc);
+    }
+  }
 }
 
 /* A listening socket nobody accepts from: connections complete in the
@@ -302,6 +371,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uri_grammar),
       cmocka_unit_test(test_token_never_shown),
+      cmocka_unit_test(test_secret_hidden_any_scheme),
       cmocka_unit_test(test_response_head),
       cmocka_unit_test(test_answers),
       cmocka_unit_test(test_silent_server_times_out),
