@@ -432,15 +432,12 @@ static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
                        "ask for at most %lld, not %lld",
                        t->nm->name, (long long)block, (long long)block,
                        (long long)n);
-  /* Nor one above the most the store takes at once (frond://: the
-  ** servers' max_range). */
+  /* Nor above what the store takes at once (frond://: max_range). */
   if ((block = frond__store_max_step(t->s->store)) > 0 && n > block)
     return frond__fail(err, FROND_ECOUNT_INVALID,
-                       "tag \"%s\": a range comes from one segment, and this "
-                       "store takes at most %lld IDs at once (the servers' "
-                       "max_range): ask for at most %lld, not %lld",
-                       t->nm->name, (long long)block, (long long)block,
-                       (long long)n);
+                       "tag \"%s\": this store takes at most %lld IDs at "
+                       "once (the servers' max_range), not %lld",
+                       t->nm->name, (long long)block, (long long)n);
   pthread_mutex_lock(&t->mu);
   rc = take_range(t->s, t, n, start, nowait, err);
   pthread_mutex_unlock(&t->mu);
