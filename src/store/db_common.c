@@ -99,10 +99,13 @@ static void put(char *out, size_t len, size_t *k, const char *p, size_t m) {
 
 size_t frond__uri_redact(const char *p, size_t n, char *out, size_t len) {
   static const char *const keys[] = {"token=", "password="};
-  size_t i = 0, k = 0, from = 0, to = 0, j;
-  int pw = 0;
+  size_t i = 0, k = 0, from = 0, to = 0, j, gfrom = 0, gto = 0;
+  int pw = 0, g;
   if (len == 0)
     return 0;
+  /* Also where frond__db_uri_password sees one in the whole string (p is
+  ** a C string of n bytes): however a garbled URI reads, the two agree. */
+  g = frond__db_uri_password(p, &gfrom, &gto) && gto > gfrom && gto <= n;
   if (ci_prefix(p, n, "multi:")) {
     put(out, len, &k, p, 6);
     i = 6;
@@ -114,6 +117,11 @@ size_t frond__uri_redact(const char *p, size_t n, char *out, size_t len) {
       while (e < n && p[e] != '|')
         e++;
       pw = userinfo_password(p + m, e - m, &from, &to) && to > from;
+    }
+    if (g && i >= gfrom && i < gto) {
+      put(out, len, &k, "***", 3);
+      i = gto;
+      continue;
     }
     if (pw && i == m + from) {
       put(out, len, &k, "***", 3);

@@ -64,7 +64,7 @@ typedef struct step_slot {
 typedef struct fs_shared {
   frond_store_guard *guard[FROND_FS_MAX_SERVERS];
   atomic_ullong rollbacks;
-  atomic_llong max_range;           /* the least seen; 0: none seen */
+  _Atomic int64_t max_range;        /* the least seen; 0: none seen */
   pthread_mutex_t mu;               /* over the pin */
   char pin[FROND_FS_STORE_LEN + 1]; /* "": none yet */
   char pin_from[FROND_FS_HOST_MAX + 9];
