@@ -48,19 +48,12 @@ uint64_t frond__reverse63(uint64_t x) {
 int frond__layout_init(frond_format *f, const frond_order_keys *keys,
                        frond_error *err) {
   char ctx[64];
-  int slot = frond__key_slot(f->version);
+  int slot = frond__key_slot(f->version), rc;
   if (f->shard_bits == 0)
     return 0;
-  if (keys == NULL || !keys->present[slot]) {
-    if (f->version != '\0')
-      return frond__fail(err, FROND_EKEY_INVALID,
-                         "no key of version '%c' (key=%c in the spec): add "
-                         "a line \"%c:<key>\" to the keys",
-                         f->version, f->version, f->version);
-    return frond__fail(err, FROND_EKEY_INVALID,
-                       "shard= needs a key (its hash is keyed): give one (a "
-                       "line with the key alone) or set key=V in the spec");
-  }
+  if ((rc = frond__format_key_needed(
+           f, keys, "shard= needs a key (its hash is keyed)", err)) != 0)
+    return rc;
   if ((f->keys = sodium_malloc(sizeof(*f->keys))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   memcpy(f->keys, keys, sizeof(*keys));

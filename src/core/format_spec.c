@@ -231,17 +231,9 @@ static uint64_t upow(uint64_t r, unsigned n) {
 static int take_keys(frond_format *f, const frond_order_keys *keys,
                      frond_error *err) {
   char ctx[96];
-  int slot = frond__key_slot(f->version);
-  if (keys == NULL || !keys->present[slot]) {
-    if (f->version != '\0')
-      return frond__fail(err, FROND_EKEY_INVALID,
-                         "no key of version '%c' (key=%c in the spec): add "
-                         "a line \"%c:<key>\" to the keys",
-                         f->version, f->version, f->version);
-    return frond__fail(err, FROND_EKEY_INVALID,
-                       "no unversioned key: give one (a line with the key "
-                       "alone) or set key=V in the spec");
-  }
+  int slot = frond__key_slot(f->version), rc;
+  if ((rc = frond__format_key_needed(f, keys, "no unversioned key", err)) != 0)
+    return rc;
   if (f->kind == FROND_FORMAT_SEQ && keys->scheme[slot] == FROND__SCHEME_AES)
     return frond__fail(err, FROND_EKEY_INVALID,
                        "key version '%c' is an aes key: seq formats permute "

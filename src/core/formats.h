@@ -385,6 +385,12 @@ int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
 uint64_t frond__reverse63(uint64_t x);
 /* After parsing: a shard format's key (derived from the master key of its
 ** version), fingerprint and largest ID. Errors: KEY_INVALID, NOMEM. */
+/* 0 when keys hold the key of f's version, else KEY_INVALID saying which
+** line to add (none: what the refusal says when f takes the unversioned
+** key). Order, seq and shard= formats alike. */
+int frond__format_key_needed(const frond_format *f,
+                             const frond_order_keys *keys, const char *none,
+                             frond_error *err);
 int frond__layout_init(frond_format *f, const frond_order_keys *keys,
                        frond_error *err);
 /* The shard of a caller's key (len bytes) under f's key. */

@@ -308,6 +308,22 @@ int frond__key_slot(char c) {
   return -1;
 }
 
+int frond__format_key_needed(const frond_format *f,
+                             const frond_order_keys *keys, const char *none,
+                             frond_error *err) {
+  if (keys != NULL && keys->present[frond__key_slot(f->version)])
+    return 0;
+  if (f->version != '\0')
+    return frond__fail(err, FROND_EKEY_INVALID,
+                       "no key of version '%c' (key=%c in the spec): add "
+                       "a line \"%c:<key>\" to the keys",
+                       f->version, f->version, f->version);
+  return frond__fail(err, FROND_EKEY_INVALID,
+                     "%s: give one (a line with the key alone) or set key=V "
+                     "in the spec",
+                     none);
+}
+
 /* One key in hex or base64 into out. */
 static int key_bytes(const char *s, size_t n, uint8_t out[32]) {
   size_t got = 0;
