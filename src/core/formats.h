@@ -128,6 +128,12 @@ void frond__aes_perm_apply(const frond__perm *p, const frond__aes_key *k,
                            uint64_t x, uint8_t *out);
 void frond__aes_perm_apply_n(const frond__perm *p, const frond__aes_key *k,
                              const uint64_t *x, size_t n, uint8_t *out);
+/* The permutation backwards, whatever its round function: f(ctx, word) is
+** the 64-bit PRF output of word = i << 56 | v for round i (the sip and aes
+** schemes). */
+typedef uint64_t (*frond__perm_round)(const void *ctx, uint64_t word);
+int frond__perm_invert_by(const frond__perm *p, frond__perm_round f,
+                          const void *ctx, const uint8_t *in, uint64_t *x);
 int frond__aes_perm_invert(const frond__perm *p, const frond__aes_key *k,
                            const uint8_t *in, uint64_t *x);
 

@@ -258,18 +258,16 @@ void frond__perm_apply_n(const frond__perm *p, const uint8_t key[16],
   }
 }
 
-int frond__perm_invert(const frond__perm *p, const uint8_t key[16],
-                       const uint8_t *in, uint64_t *x) {
+int frond__perm_invert_by(const frond__perm *p, frond__perm_round f,
+                          const void *ctx, const uint8_t *in, uint64_t *x) {
   uint64_t A = frond__perm_get(in, p->radix, p->adig);
   uint64_t B = frond__perm_get(in + p->adig, p->radix, p->bdig);
-  frond__sip_key k;
-  frond__sip_key_init(&k, key);
   /* After an even number of rounds the moduli are back where they began:
   ** going backwards, round i had A in [0, ma_i) with ma_i = a for even i. */
   for (unsigned i = p->rounds; i > 0; i--) {
     uint64_t ma = (i - 1) % 2 == 0 ? p->a : p->b;
-    uint64_t f = round_f(&k, i - 1, A, ma);
-    uint64_t prevA = B >= f ? B - f : B + ma - f;
+    uint64_t r = reduce(f(ctx, A | (uint64_t)(i - 1) << 56), ma);
+    uint64_t prevA = B >= r ? B - r : B + ma - r;
     B = A;
     A = prevA;
   }
@@ -277,6 +275,17 @@ int frond__perm_invert(const frond__perm *p, const uint8_t key[16],
     return -1;
   *x = A * p->b + B;
   return 0;
+}
+
+static uint64_t sip_round(const void *k, uint64_t word) {
+  return frond__sip24_word(k, word);
+}
+
+int frond__perm_invert(const frond__perm *p, const uint8_t key[16],
+                       const uint8_t *in, uint64_t *x) {
+  frond__sip_key k;
+  frond__sip_key_init(&k, key);
+  return frond__perm_invert_by(p, sip_round, &k, in, x);
 }
 
 void frond__perm_key(const uint8_t master[FROND_ORDER_KEY_BYTES],

@@ -344,29 +344,15 @@ void frond__aes_perm_apply_n(const frond__perm *p, const frond__aes_key *k,
     frond__aes_perm_apply(p, k, x[i], out + i * p->width);
 }
 
+static uint64_t aes_round(const void *k, uint64_t word) {
+#ifdef AES_X86
+  if (level() > 0)
+    return f_aesni_call(k, word);
+#endif
+  return f_c(k, word);
+}
+
 int frond__aes_perm_invert(const frond__perm *p, const frond__aes_key *k,
                            const uint8_t *in, uint64_t *x) {
-  uint64_t A = frond__perm_get(in, p->radix, p->adig);
-  uint64_t B = frond__perm_get(in + p->adig, p->radix, p->bdig);
-  int ni = level() > 0;
-  for (unsigned i = p->rounds; i > 0; i--) {
-    uint64_t ma = (i - 1) % 2 == 0 ? p->a : p->b;
-    uint64_t in_f = A | (uint64_t)(i - 1) << 56, f;
-#ifdef AES_X86
-    f = ni ? f_aesni_call(k, in_f) : f_c(k, in_f);
-#else
-    (void)ni;
-    f = f_c(k, in_f);
-#endif
-    f = reduce(f, ma);
-    {
-      uint64_t prevA = B >= f ? B - f : B + ma - f;
-      B = A;
-      A = prevA;
-    }
-  }
-  if (A > (UINT64_MAX - B) / p->b)
-    return -1;
-  *x = A * p->b + B;
-  return 0;
+  return frond__perm_invert_by(p, aes_round, k, in, x);
 }
