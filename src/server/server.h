@@ -150,6 +150,9 @@ struct frond__conn {
   uint64_t idle_ms;      /* close after this long idle, 0: never */
   void *pdata;           /* the protocol's per-connection state */
   size_t counted;        /* buffer bytes counted in w->m.buffer_bytes */
+  /* The subject name of the client certificate the TLS transport verified
+  ** (mTLS), NUL-terminated; "" without one. Credentials map it to a client. */
+  char cert_name[256];
 };
 
 /* Generic per-worker counters; a protocol keeps its own in its state. */
@@ -532,6 +535,14 @@ enum {
 
 typedef struct frond__req frond__req;
 
+/* Who asks: a named client of the credentials (its name, NUL-terminated,
+** is what quotas count and the audit log records). A front sets
+** frond__req.client once the request's credentials are checked. */
+typedef struct frond__client frond__client;
+struct frond__client {
+  char name[64];
+};
+
 /* How a front answers a kind of request; a static table of the front. */
 typedef struct frond__req_how {
   size_t ctx_size; /* the front's record of a request, copied to wait */
@@ -559,6 +570,8 @@ struct frond__req {
   const frond__named_format *nf; /* FORMAT; tag and len: the caller's key
                                     of a shard= format, or NULL */
   int change; /* STORE: the allocator reads tag's row again after */
+  const frond__client *client; /* who asks; NULL: anonymous (no credential
+                                  configured, or an open read) */
   const frond__req_how *how;
   void *ctx; /* the front's record, how->ctx_size bytes */
   /* The result, for how->answer. */
