@@ -421,6 +421,11 @@ static void regain_after_lost_answer(int returning) {
     frond__db_test_clear_flags(((lease *)a->impl)->db, FROND_DB_RETURNING);
     pthread_mutex_unlock(&a->lock);
   }
+  /* a's threads stop: it learns of the takeover only from the regain
+  ** below, as when its watchdog is not scheduled between the loss and the
+  ** regain (else its generator is blocked only if a's fencer happens to
+  ** write during the takeover). */
+  frond__coord_stop_threads(a);
   /* a is cut off; its lease runs out and b takes the row, fenced ahead of
   ** the clock (b borrowed that far, then died). */
   lease_sql("UPDATE frond_node SET lease_expires = 1");
@@ -444,8 +449,8 @@ static void regain_after_lost_answer(int returning) {
   assert_int_equal(a->m->xRegain(a, &after, &err), 0);
   pthread_mutex_unlock(&a->lock);
   assert_true(after >= fence);
-  /* Through the fencer and the generator: a's next ID is above it (it
-  ** waits for the clock to reach it, bounded). */
+  /* Through the fencer's round and the generator, never blocked: a's
+  ** next ID is above it (it waits for the clock to reach it, bounded). */
   atomic_store(&a->lost, 1);
   assert_int_equal(frond__coord_fence_round(a, 1, &err), 0);
   for (int i = 0; i < 10000 && frond_gen_next(ga, &id, &err) != 0; i++)
