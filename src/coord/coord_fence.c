@@ -14,9 +14,10 @@
 **               2. the coordinator, conditional on still holding the ID;
 **               3. the generator (frond__gen_set_fence), only once the
 **                  coordinator confirmed.
-**             After NODE_ID_LOST it takes the ID back (regain) and writes a
-**             new fence before the generator may resume. It does all the
-**             I/O and may block on the coordinator.
+**             After NODE_ID_LOST it takes the ID back (regain), raises
+**             the generator above the fence another holder left, and
+**             writes a new fence before the generator may resume. It does
+**             all the I/O and may block on the coordinator.
 **   watchdog  without I/O: blocks the generator while the claim is lost,
 **             its validity ran out (a lease not renewed for 9/10 of its
 **             length, ZooKeeper not reached for a session timeout) or the
