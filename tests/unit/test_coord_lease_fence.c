@@ -47,10 +47,9 @@ static int64_t stored_fence(void) {
   int64_t v = -1;
   assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
   sqlite3_busy_timeout(h, 5000);
-  assert_int_equal(
-      sqlite3_prepare_v2(h, "SELECT high_water_ms FROM frond_node", -1, &st,
-                         NULL),
-      SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h, "SELECT high_water_ms FROM frond_node",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
   if (sqlite3_step(st) == SQLITE_ROW)
     v = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
