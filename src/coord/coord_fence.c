@@ -14,9 +14,10 @@
 **               2. the coordinator, conditional on still holding the ID;
 **               3. the generator (frond__gen_set_fence), only once the
 **                  coordinator confirmed.
-**             After NODE_ID_LOST it takes the ID back (regain) and writes a
-**             new fence before the generator may resume. It does all the
-**             I/O and may block on the coordinator.
+**             After NODE_ID_LOST it takes the ID back (regain), raises
+**             the generator above the fence another holder left, and
+**             writes a new fence before the generator may resume. It does
+**             all the I/O and may block on the coordinator.
 **   watchdog  without I/O: blocks the generator while the claim is lost,
 **             its validity ran out (a lease not renewed for 9/10 of its
 **             length, ZooKeeper not reached for a session timeout) or the
@@ -153,6 +154,14 @@ static int regain(frond_coord *c, frond_error *err) {
   }
   if (first && atomic_load(&c->sent_ms) > after)
     after = atomic_load(&c->sent_ms); /* the cached fence */
+  /* Above `after` before the fence written next lets the generator past
+  ** its old one: the watchdog resumes it above `after` only if it saw the
+  ** loss, and a loss and a regain can both fall between two of its looks
+  ** (a thread not scheduled for a few round trips). The generator, never
+  ** blocked, would go on issuing at its own clock, under the other
+  ** holder's fence. */
+  if (after > 0 && c->gen != NULL)
+    frond__gen_raise_floor(c->gen, after);
   if ((rc = write_fence(c, target_ms(c, after), err)) != 0)
     return rc;
   /* The watchdog resumes the generator above `after` once lost and

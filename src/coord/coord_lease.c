@@ -163,6 +163,23 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
 
 /* ---- fence, regain, release --------------------------------------------- */
 
+/* The fence write: the token and the layout guard it (head comment). It
+** raises the stored fence and never lowers it: a statement of ours held
+** up on the way (its connection closed at the deadline, its retransmits
+** backing off while a new connection gets through) may commit after a
+** later write of ours, or after our own regain, the token being ours all
+** along; storing it as sent would take the fence back below IDs issued
+** under a later one, ours or another holder's. The close alone stores a
+** lower fence, its exact high water: nothing was issued above it, and
+** nothing will be. */
+#define FENCE_SET(v)                                                           \
+  "UPDATE frond_node SET lease_expires = {now_ms} + $3, high_water_ms = " v    \
+  ", updated = {now_ms} WHERE node_id = $1 AND token = $2 AND EXISTS "         \
+  "(SELECT 1 FROM frond_meta WHERE name = 'layout' AND {binary:value} = $5)"
+#define FENCE_RAISE                                                            \
+  FENCE_SET("CASE WHEN high_water_ms > $4 THEN high_water_ms ELSE $4 END")
+#define FENCE_FINAL FENCE_SET("$4")
+
 static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   lease *l = c->impl;
   frond_db_arg a[5];
@@ -181,11 +198,7 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   frond__db_set_deadline(l->db, frond__mono_ns() + c->t.lease_ms / 3 * 1000000);
   rc = frond__lease_err(
       frond__db_write_returning(
-          l->db,
-          "UPDATE frond_node SET lease_expires = {now_ms} + $3, "
-          "high_water_ms = $4, updated = {now_ms} "
-          "WHERE node_id = $1 AND token = $2 AND EXISTS (SELECT 1 FROM "
-          "frond_meta WHERE name = 'layout' AND {binary:value} = $5)",
+          l->db, atomic_load(&c->closing) ? FENCE_FINAL : FENCE_RAISE,
           "{now_ms}",
           "SELECT {now_ms} FROM frond_node WHERE node_id = $1 AND token = $2",
           a, 5, &r, err),

@@ -92,6 +92,12 @@ void frond__gen_block(frond_gen *g, int code);
 ** the wall clock waits up to max_wait, then fails CLOCK_BEHIND. Does not
 ** wait itself. Thread-safe. */
 void frond__gen_resume(frond_gen *g, int64_t after_ms, int64_t fence_ms);
+/* Raise the logical clock above the unit of after_ms, blocked or not (a
+** block stays): no call that starts after this returns issues at or below
+** that unit, and no value below it is given back. For a coordinator that
+** learns of another holder's fence before it raises its own, whether or
+** not the generator was ever blocked. Does not wait. Thread-safe. */
+void frond__gen_raise_floor(frond_gen *g, int64_t after_ms);
 /* The fence a coordinator should make durable now: now_ms + max_ahead +
 ** window_ms, capped at the layout's last unit, in unix ms. Pure. */
 int64_t frond__gen_fence_target(const frond_gen *g, int64_t now_ms,

@@ -90,16 +90,18 @@ static void give_back_below(frond_gen *g, uint64_t s) {
     pthread_cond_broadcast(&g->cv);
 }
 
-/* Unseal state and raise it to at least v (never lower it), in one
-** compare-and-swap: a claim lands either on the sealed word (its values
-** are above any limit) or above v, never on an unsealed word below v.
-** Expects mu held. */
-static void unseal_raise(frond_gen *g, uint64_t v) {
+/* Raise state to at least v (never lower it) in one compare-and-swap,
+** keeping the seal bit when `keep` is FROND__GEN_SEALED and clearing it
+** when 0: a claim lands either on the sealed word (its values are above
+** any limit) or above v, never on an unsealed word below v. Expects mu
+** held. */
+static void raise_state(frond_gen *g, uint64_t v, uint64_t keep) {
   uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed), next;
   do {
     next = cur & ~FROND__GEN_SEALED;
     if (next < v)
       next = v;
+    next |= cur & keep;
   } while (next != cur && !atomic_compare_exchange_weak_explicit(
                               &g->state, &cur, next, memory_order_acq_rel,
                               memory_order_relaxed));
@@ -108,6 +110,10 @@ static void unseal_raise(frond_gen *g, uint64_t v) {
   if (v > g->floor)
     g->floor = v;
   dead_prune(g);
+}
+
+static void unseal_raise(frond_gen *g, uint64_t v) {
+  raise_state(g, v, 0);
 }
 
 /* Raise the coordinator fence to fence_ms (never lower it); returns
@@ -660,6 +666,15 @@ void frond__gen_resume(frond_gen *g, int64_t after_ms, int64_t fence_ms) {
   unseal_raise(g, after_ms > 0 ? value_after(g, after_ms) : 0);
   raise_fence(g, fence_ms);
   atomic_store_explicit(&g->blocked, 0, memory_order_relaxed);
+  publish_limit(g, clock_now(g));
+  pthread_cond_broadcast(&g->cv);
+  pthread_mutex_unlock(&g->mu);
+}
+
+void frond__gen_raise_floor(frond_gen *g, int64_t after_ms) {
+  pthread_mutex_lock(&g->mu);
+  raise_state(g, value_after(g, after_ms), FROND__GEN_SEALED);
+  /* Calls waiting on values below the floor give up on them now. */
   publish_limit(g, clock_now(g));
   pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);

@@ -3,8 +3,9 @@
 ** test_coord_fence.c -- the coordinator's side of the fence, with a fake
 ** driver and a fake clock: the first fence durable before the generator
 ** exists, a partition that stops issuing at the fence, a write whose
-** answer is lost, a regained node ID resuming above another holder, the
-** start slack and the layout floor at start.
+** answer is lost, a regained node ID resuming above another holder (also
+** when the watchdog never saw the loss), the start slack and the layout
+** floor at start.
 */
 #include "coord_util.h"
 
@@ -357,6 +358,80 @@ static void test_regain_resumes_above_other(void **state) {
   frond_coord_close(c, NULL);
 }
 
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* A regain that completes before the watchdog looks (a loaded machine:
+** the fencer's loss and regain take a few round trips, and the watchdog
+** was not scheduled in between; here its threads are stopped and the
+** test runs the fencer's rounds). The watchdog never blocked the
+** generator, so it never resumed it above the other holder's fence: the
+** regain itself must raise the generator past it before the new fence
+** lets it on. Counts the IDs the regained node issues that the other
+** holder of node ID 5 issued too, and those at or below its fence. */
+static void test_regain_before_watchdog(void **state) {
+  enum { THEIRS = 4000, OURS = 16000 };
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_coord *a, *b;
+  frond_gen *ga, *gb;
+  int64_t t0 = INT64_C(1800000000000), fence_a, fence_b, id = 0;
+  static int64_t theirs[THEIRS];
+  int same = 0, at_or_below = 0, issued = 0;
+  (void)state;
+  fake_reset();
+  fake_clock_set(&clk, t0);
+  go.max_ahead_ms = 1000;
+  go.clock = fake_clock_read;
+  go.clock_ctx = &clk;
+  a = fake_open(&clk, NULL);
+  assert_int_equal(create(a, SMALL, &go, &ga, NULL), 0);
+  frond__coord_stop_threads(a); /* the watchdog is not scheduled */
+  fence_a = FX(stored);
+  assert_int_equal(frond_gen_next(ga, &id, NULL), 0);
+  /* a is cut off: its next fence write is refused. */
+  fake_mode(TAKEN);
+  assert_int_equal(frond__coord_fence_round(a, 1, NULL), FROND_ENODE_ID_LOST);
+  /* b takes node ID 5 above a's fence, borrows ahead and dies. */
+  fake_mode(OK);
+  fake_clock_add(&clk, 1500);
+  b = fake_open(&clk, NULL);
+  assert_int_equal(create(b, SMALL, &go, &gb, NULL), 0);
+  frond__coord_stop_threads(b);
+  fence_b = FX(stored);
+  assert_true(fence_b > fence_a);
+  for (int i = 0; i < THEIRS; i++) {
+    assert_int_equal(frond_gen_next(gb, &theirs[i], NULL), 0);
+    assert_true(id_ms(SMALL, theirs[i]) > fence_a);
+  }
+  qsort(theirs, THEIRS, sizeof(int64_t), cmp_id);
+  /* a's fencer regains: the row holds b's fence. */
+  pthread_mutex_lock(&F.mu);
+  F.regain_after = fence_b;
+  pthread_mutex_unlock(&F.mu);
+  assert_int_equal(frond__coord_fence_round(a, 1, NULL), 0);
+  assert_true(frond__gen_fence_ms(ga) > fence_b);
+  for (int i = 0; i < OURS && frond_gen_next(ga, &id, NULL) == 0; i++) {
+    issued++;
+    at_or_below += id_ms(SMALL, id) <= fence_b;
+    same += bsearch(&id, theirs, THEIRS, sizeof(int64_t), cmp_id) != NULL;
+  }
+  print_message("regained node: %d IDs issued, %d at or below the other "
+                "holder's fence, %d equal to the other holder's\n",
+                issued, at_or_below, same);
+  assert_int_equal(same, 0);
+  assert_int_equal(at_or_below, 0);
+  /* Once the clock is within max_ahead of b's fence, a issues above it. */
+  fake_clock_set(&clk, fence_b - 500);
+  frond__gen_tick(ga);
+  assert_int_equal(frond_gen_next(ga, &id, NULL), 0);
+  assert_true(id_ms(SMALL, id) > fence_b);
+  frond_coord_close(a, NULL);
+  frond_coord_close(b, NULL);
+}
+
 /* A stored fence ahead of the clock: within the slack (max_ahead + window
 ** + max_wait) the node starts; beyond it, CLOCK_BEHIND naming both. */
 static void test_start_slack(void **state) {
@@ -427,6 +502,7 @@ int main(void) {
       cmocka_unit_test(test_fence_partition_stops_at_fence),
       cmocka_unit_test(test_fence_lost_answer),
       cmocka_unit_test(test_regain_resumes_above_other),
+      cmocka_unit_test(test_regain_before_watchdog),
       cmocka_unit_test(test_start_slack),
       cmocka_unit_test(test_layout_floor_start),
   };
