@@ -423,6 +423,9 @@ static int tls_in(frond__conn *c, const char *p, size_t n) {
     flush(c); /* the handshake's next messages */
     return -1;
   }
+  if (c->cert_name[0] != '\0')
+    frond_log(FROND_LOG_DEBUG, "TLS client %s: certificate of '%s'",
+              frond__conn_peer(c, peer, sizeof peer), c->cert_name);
   tls_fill(c);
   return c->closing ? -1 : 0;
 }

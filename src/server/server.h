@@ -17,6 +17,7 @@
 ** levels below it:
 **
 **   buf, build, http_parse, resp_parse      pure: no server state
+**   tls, listen                             TLS records; sockets
 **   conn, json, notify, config              loops; what systemd is told
 **   ids                                     IDs
 **   formats                                 ID strings of formats

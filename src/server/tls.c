@@ -140,6 +140,16 @@ static int ctx_build(frond__tls *t, SSL_CTX **out, int64_t *not_after,
     goto fail;
   }
   if (SSL_CTX_use_PrivateKey_file(ctx, t->key, SSL_FILETYPE_PEM) != 1) {
+    unsigned long e = ERR_peek_last_error();
+    if (ERR_GET_LIB(e) == ERR_LIB_X509 &&
+        (ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH ||
+         ERR_GET_REASON(e) == X509_R_KEY_TYPE_MISMATCH)) {
+      frond__fail(err, FROND_ECONFIG,
+                  "tls_key %s does not match the certificate of tls_cert %s "
+                  "(%s)",
+                  t->key, t->cert, ssl_why(why, sizeof why));
+      goto fail;
+    }
     frond__fail(err, FROND_ECONFIG,
                 "tls_key %s: not an unencrypted PEM private key (%s)", t->key,
                 ssl_why(why, sizeof why));
