@@ -386,8 +386,8 @@ static void process_some(frond__conn *c) {
 /* process_some, and over TLS, again for each record decrypted while the
 ** protocol can go on. */
 static void process(frond__conn *c) {
-  if (c->tls != NULL)
-    tls_fill(c);
+  if (c->tls != NULL && (tls_fill(c), c->closing))
+    return; /* a bad record */
   process_some(c);
   while (c->tls != NULL && !c->closing && !c->held && !c->close_after_write &&
          c->out.len < OUT_HIGH_WATER && tls_fill(c) > 0)

@@ -568,6 +568,15 @@ def test_start_refusals():
     r = ft.run(["serve", "--print-config", "--store", "none",
                 "--tls-cert", c.path("server.pem")])
     check(r.returncode == 1 and "no TLS listener" in r.stderr, r.stderr)
+    # frond check loads the files as a start would.
+    r = ft.run(["check", "--store", "none", "--data-dir", d,
+                "--resp-listen", "off", "--listen",
+                "127.0.0.1:%d" % ft.free_port(), "--tls-listen",
+                "127.0.0.1:%d" % port, "--tls-cert", c.path("expired.pem"),
+                "--tls-key", c.path("expired.key")])
+    check(r.returncode != 0 and re.search(r"FAIL\s+listen\s+CONFIG: tls_cert "
+                                          r"\S+expired.pem expired", r.stdout),
+          r.stdout + r.stderr)
 
 
 # ------------------------------------------------------------ reload
