@@ -7,7 +7,7 @@ set -eu
 what=${1:-build}
 build_pkgs="build-essential cmake pkg-config git ca-certificates
   libuv1-dev libsqlite3-dev libpq-dev libmariadb-dev libzookeeper-mt-dev
-  libsodium-dev libsystemd-dev"
+  libsodium-dev libsystemd-dev libssl-dev"
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql mariadb-server mariadb-client
@@ -16,7 +16,7 @@ test_pkgs="libcmocka-dev clang-format python3
   python3-bson nodejs npm tzdata libfaketime prometheus
   libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client
   clang libclang-rt-14-dev
-  valgrind
+  valgrind sslscan
   python3-venv python3-setuptools
   golang-go openjdk-17-jdk-headless"
 # ULIDs are checked against an independent implementation: the npm package

@@ -25,6 +25,7 @@
 #include "core/core.h"
 #include "core/high_water.h"
 #include "server/server.h"
+#include "server/tls.h"
 #include "server/serve.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -108,14 +109,27 @@ static int row_listen(frond__check_ctx *x, frond__verdict *v) {
   frond__server *srv = x->srv;
   frond_error e = {0, ""};
   int i;
-  for (i = 0; i < srv->nprotos; i++)
+  frond__tls *tls = NULL;
+  char also[600] = "";
+  for (i = 0; i < FROND__MAX_LISTENERS; i++)
     if (srv->ep[i].addr.port != 0 &&
         frond__listen_probe(&srv->ep[i].addr, &e) != 0)
       return frond__check_say(v, FROND__CHECK_FAIL, e.code, "%s %s: %s",
                               srv->ep[i].key, srv->ep[i].text, e.message);
-  return frond__check_say(v, FROND__CHECK_OK, 0, "%s%s%s free", srv->cfg.listen,
-                          srv->ep[1].addr.port ? " and " : "",
-                          srv->ep[1].addr.port ? srv->cfg.resp_listen : "");
+  /* The TLS listeners' certificate loads as a start would load it. */
+  for (i = FROND__MAX_PROTOS; i < FROND__MAX_LISTENERS; i++)
+    if (srv->ep[i].addr.port != 0)
+      snprintf(also + strlen(also), sizeof also - strlen(also), ", %s",
+               srv->ep[i].text);
+  if (also[0] != '\0') {
+    if (frond__tls_open(&tls, &srv->cfg, &e) != 0)
+      return frond__check_say(v, FROND__CHECK_FAIL, e.code, "%s", e.message);
+    frond__tls_close(tls);
+  }
+  return frond__check_say(v, FROND__CHECK_OK, 0, "%s%s%s%s free",
+                          srv->cfg.listen, srv->ep[1].addr.port ? " and " : "",
+                          srv->ep[1].addr.port ? srv->cfg.resp_listen : "",
+                          also);
 }
 
 /* One database of the store: reached, and its leaf_alloc. */

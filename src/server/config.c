@@ -48,6 +48,19 @@ static const frond__cfg_row rows[] = {
          "HTTP address, host:port (IPv6 as [::1]:8080)"),
     ADDR("resp_listen", resp_listen, "127.0.0.1:6380", FROND__CFG_OFF,
          "Redis protocol (RESP) address, host:port, or off"),
+    ADDR("tls_listen", tls_listen, "off", FROND__CFG_OFF,
+         "HTTPS address (HTTP over TLS), host:port, or off"),
+    ADDR("resp_tls_listen", resp_tls_listen, "off", FROND__CFG_OFF,
+         "Redis protocol over TLS address, host:port, or off"),
+    STR("tls_cert", tls_cert, "", 0,
+        "PEM certificate chain of the TLS listeners, the server's first; "
+        "read again on SIGHUP"),
+    STR("tls_key", tls_key, "", 0,
+        "PEM private key of tls_cert (unencrypted, readable by the server's "
+        "user only); read again on SIGHUP"),
+    STR("tls_ca", tls_ca, "", 0,
+        "PEM CA certificates of client certificates: set, every TLS client "
+        "must present one they signed (mTLS); empty: none asked for"),
     INT("resp_max_args", resp_max_args, 1, 1024, "1024",
         "RESP: most arguments in one command"),
     BYTES("resp_max_bulk", resp_max_bulk, 16, 65536, "65536",

@@ -41,7 +41,12 @@ typedef struct frond__cfg_format {
 
 typedef struct frond__config {
   char listen[256];
-  char resp_listen[256]; /* "off": no RESP listener */
+  char resp_listen[256];     /* "off": no RESP listener */
+  char tls_listen[256];      /* HTTP over TLS; "off": none */
+  char resp_tls_listen[256]; /* RESP over TLS; "off": none */
+  char tls_cert[FROND__CFG_STR_MAX];
+  char tls_key[FROND__CFG_STR_MAX];
+  char tls_ca[FROND__CFG_STR_MAX]; /* "": no client certificates */
   int64_t resp_max_args;
   int64_t resp_max_bulk;
   int64_t resp_max_inline;

@@ -19,8 +19,17 @@
 ** connections that each once fetched a large batch, or sent one large
 ** command, holds a few KiB each rather than its largest answer; after a
 ** second idle, the sweep frees the small buffers too.
+**
+** A connection to a TLS listener (c->tls) reads ciphertext into the
+** worker's tls_in and feeds it to its TLS state (tls.c); the plaintext is
+** decrypted into the same read buffer, under the same limits, that a plain
+** connection reads into, and the answers in `out` are sealed into
+** ciphertext just before they are written: the protocols see the same
+** bytes either way. Its handshake runs before on_open, timed from accept
+** by header_timeout_ms as a first request is.
 */
 #include "server/server.h"
+#include "server/tls.h"
 
 #include "base/base.h"
 
@@ -47,77 +56,8 @@
 #define LINGER_MS 1000
 /* Stop reading while this much output waits for a slow reader. */
 #define OUT_HIGH_WATER FROND__OUT_HIGH_WATER
-
-/* Bind (and with `reuseport`, listen on) a socket on a's address.
-** SO_REUSEPORT lets every worker have its own. */
-static int bind_socket(const frond__addr *a, int reuseport, frond_error *err) {
-  struct sockaddr_storage ss;
-  socklen_t sl;
-  int fd, one = 1;
-  memset(&ss, 0, sizeof ss);
-  if (strchr(a->host, ':') != NULL) {
-    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-    s6->sin6_family = AF_INET6;
-    s6->sin6_port = htons((uint16_t)a->port);
-    if (inet_pton(AF_INET6, a->host, &s6->sin6_addr) != 1)
-      goto bad_host;
-    sl = sizeof *s6;
-  } else {
-    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-    s4->sin_family = AF_INET;
-    s4->sin_port = htons((uint16_t)a->port);
-    if (inet_pton(AF_INET, a->host, &s4->sin_addr) != 1)
-      goto bad_host;
-    sl = sizeof *s4;
-  }
-  fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    frond__fail(err, FROND_EIO, "socket: %s", strerror(errno));
-    return -1;
-  }
-  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      (reuseport &&
-       setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
-      bind(fd, (struct sockaddr *)&ss, sl) != 0 ||
-      (reuseport && listen(fd, 1024) != 0)) {
-    frond__fail(err, FROND_EIO, "listen on %s:%d: %s", a->host, a->port,
-                strerror(errno));
-    close(fd);
-    return -1;
-  }
-  return fd;
-bad_host:
-  frond__fail(err, FROND_EINVAL, "listen: '%s' is not a numeric IP address",
-              a->host);
-  return -1;
-}
-
-int frond__listen_probe(const frond__addr *a, frond_error *err) {
-  /* Without SO_REUSEPORT this bind fails while anyone listens on the
-  ** port, including another frond whose sockets would otherwise share
-  ** the port with ours and split its traffic. */
-  int fd = bind_socket(a, 0, err);
-  if (fd < 0)
-    return err != NULL ? err->code : FROND_EIO;
-  close(fd);
-  return 0;
-}
-
-int frond__listen_socket(const frond__addr *a, frond_error *err) {
-  /* libuv 1.44 has no UV_TCP_REUSEPORT: set it before bind ourselves. */
-  return bind_socket(a, 1, err);
-}
-
-int frond__endpoints_check(const frond__endpoint *ep, int n, frond_error *err) {
-  int i, j;
-  for (i = 0; i < n; i++)
-    for (j = 0; j < i && ep[i].addr.port != 0; j++)
-      if (ep[j].addr.port == ep[i].addr.port)
-        return frond__fail(err, FROND_EINVAL,
-                           "%s %s and %s %s use the same port", ep[i].key,
-                           ep[i].text, ep[j].key, ep[j].text);
-  return 0;
-}
+/* Ciphertext read at once (a few TLS records). */
+#define TLS_IN_SIZE 65536
 
 const char *frond__conn_peer(frond__conn *c, char *buf, size_t cap) {
   struct sockaddr_storage ss;
@@ -159,6 +99,7 @@ static void conn_unref(frond__conn *c) {
   free(c->rbuf);
   frond__buf_free(&c->out);
   frond__buf_free(&c->wbuf);
+  frond__tls_conn_free(c->tls);
   free(c);
 }
 
@@ -206,6 +147,16 @@ static void linger(frond__conn *c) {
   c->close_after_write = 1; /* input from now on is discarded */
   c->linger_ms = uv_now(&c->w->loop);
   c->sreq.data = c;
+  if (c->tls != NULL) {
+    /* close_notify before the FIN, if the socket takes it now. */
+    uv_buf_t b;
+    frond__tls_shutdown(c->tls);
+    if (frond__tls_seal(c->tls, &c->out) == 0 && c->out.len > 0) {
+      b = uv_buf_init(c->out.data, (unsigned)c->out.len);
+      (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
+    c->out.len = 0;
+  }
   if (uv_shutdown(&c->sreq, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
     conn_close(c);
     return;
@@ -251,6 +202,12 @@ static void flush_out(frond__conn *c) {
   frond__buf tmp;
   if (c->closing || c->writing)
     return;
+  /* Over TLS, what is written is the answers sealed, with any handshake
+  ** message or alert the TLS state has to send. */
+  if (c->tls != NULL && frond__tls_seal(c->tls, &c->out) != 0) {
+    conn_close(c);
+    return;
+  }
   if (c->out.len > 0) {
     b = uv_buf_init(c->out.data, (unsigned)c->out.len);
     n = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
@@ -292,8 +249,8 @@ static void flush_out(frond__conn *c) {
     start_reading(c);
 }
 
-static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
-  frond__conn *c = h->data;
+/* Grow the read buffer when little room is left, up to max_input. */
+static void rbuf_room(frond__conn *c) {
   size_t max = c->l->ep->max_input;
   if (c->rcap - c->rlen < 1024 && c->rcap < max) {
     size_t cap = c->rcap ? c->rcap * 2 : RBUF_INITIAL;
@@ -306,7 +263,56 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
       c->rcap = cap;
     }
   }
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  frond__conn *c = h->data;
+  frond__worker *w = c->w;
+  if (c->tls != NULL) {
+    /* Fed to the TLS state before the next read: one buffer a worker. */
+    if (w->tls_in == NULL)
+      w->tls_in = malloc(TLS_IN_SIZE);
+    *buf = uv_buf_init(w->tls_in, w->tls_in != NULL ? TLS_IN_SIZE : 0);
+    return;
+  }
+  rbuf_room(c);
   *buf = uv_buf_init(c->rbuf + c->rlen, (unsigned)(c->rcap - c->rlen));
+}
+
+/* Over TLS: decrypt what was fed into the read buffer, as much as it
+** takes. Returns the bytes added; a client's close_notify is its EOF; a bad
+** record closes the connection. */
+static size_t tls_fill(frond__conn *c) {
+  size_t added = 0;
+  ssize_t n;
+  while (!c->closing && !c->eof) {
+    rbuf_room(c);
+    if (c->rlen == c->rcap)
+      break;
+    n = frond__tls_read(c->tls, c->rbuf + c->rlen, c->rcap - c->rlen);
+    if (n == 0)
+      break;
+    if (n == FROND__TLS_EOF) {
+      c->eof = 1;
+      if (c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = 0;
+      }
+      break;
+    }
+    if (n < 0) {
+      conn_close(c);
+      break;
+    }
+    c->rlen += (size_t)n;
+    added += (size_t)n;
+  }
+  return added;
+}
+
+/* Is there input the protocol has not seen? */
+static int input_pending(const frond__conn *c) {
+  return c->rlen > 0 || (c->tls != NULL && frond__tls_pending(c->tls));
 }
 
 /* All the input a connection may hold is buffered. */
@@ -338,7 +344,7 @@ static void rbuf_trim(frond__conn *c) {
 
 /* Hand buffered input to the protocol until it needs more bytes, or takes
 ** a request off the loop. */
-static void process(frond__conn *c) {
+static void process_some(frond__conn *c) {
   size_t off = 0;
   int more = 0;
   /* Answers wait in memory until written: stop at the high-water mark and
@@ -377,6 +383,53 @@ static void process(frond__conn *c) {
   }
 }
 
+/* process_some, and over TLS, again for each record decrypted while the
+** protocol can go on. */
+static void process(frond__conn *c) {
+  if (c->tls != NULL && (tls_fill(c), c->closing))
+    return; /* a bad record */
+  process_some(c);
+  while (c->tls != NULL && !c->closing && !c->held && !c->close_after_write &&
+         c->out.len < OUT_HIGH_WATER && tls_fill(c) > 0)
+    process_some(c);
+}
+
+static int conn_open(frond__conn *c);
+
+/* Over TLS: ciphertext read. Returns 0 when plaintext may have come (the
+** handshake is done), -1 when there is nothing for the protocol (the
+** handshake goes on, or the connection was closed). */
+static int tls_in(frond__conn *c, const char *p, size_t n) {
+  char why[160], peer[FROND__PEER_MAX];
+  int r;
+  if (frond__tls_feed(c->tls, p, n) != 0) {
+    conn_close(c);
+    return -1;
+  }
+  if (c->opened) {
+    tls_fill(c);
+    return c->closing ? -1 : 0;
+  }
+  r = frond__tls_handshake(c->tls, c->cert_name, sizeof c->cert_name, why,
+                           sizeof why);
+  if (r < 0) {
+    frond_log(FROND_LOG_DEBUG, "TLS handshake with %s failed: %s",
+              frond__conn_peer(c, peer, sizeof peer), why);
+    c->close_after_write = 1; /* its alert, then close */
+    flush(c);
+    return -1;
+  }
+  if (r == 0 || conn_open(c) != 0) {
+    flush(c); /* the handshake's next messages */
+    return -1;
+  }
+  if (c->cert_name[0] != '\0')
+    frond_log(FROND_LOG_DEBUG, "TLS client %s: certificate of '%s'",
+              frond__conn_peer(c, peer, sizeof peer), c->cert_name);
+  tls_fill(c);
+  return c->closing ? -1 : 0;
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   frond__conn *c = s->data;
   if (nread == UV_EOF && !c->close_after_write) {
@@ -396,10 +449,17 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return;
   if (c->close_after_write)
     return; /* input after a final answer is discarded */
-  c->rlen += (size_t)nread;
-  assert(c->rlen <= c->rcap); /* libuv read into the room we gave it */
   c->last_ms = uv_now(&c->w->loop);
-  if (!c->held)
+  if (c->tls != NULL) {
+    if (tls_in(c, buf->base, (size_t)nread) != 0)
+      return;
+  } else {
+    c->rlen += (size_t)nread;
+    assert(c->rlen <= c->rcap); /* libuv read into the room we gave it */
+  }
+  /* Over TLS, nothing decrypted yet after the handshake is not a request
+  ** begun: header_timeout_ms still runs from accept. */
+  if (!c->held && c->rlen > 0)
     process(c);
   if (c->out.len + c->wbuf.len >= OUT_HIGH_WATER || c->close_after_write ||
       (c->held && input_full(c))) {
@@ -416,7 +476,7 @@ static void start_reading(frond__conn *c) {
   ** parts (a Redis EXEC) goes on while each part is written at once. A
   ** loop, not flush_out calling back here: one part after another must
   ** not deepen the stack. */
-  while (c->rlen > 0 && !c->held) {
+  while (input_pending(c) && !c->held) {
     process(c);
     if (c->out.len == 0)
       break;
@@ -454,7 +514,7 @@ void frond__conn_resume(frond__conn *c, int close_after) {
   c->last_ms = uv_now(&c->w->loop);
   if (close_after)
     c->close_after_write = 1;
-  else if (c->rlen > 0)
+  else if (input_pending(c))
     process(c);
   if (c->reading &&
       (c->out.len + c->wbuf.len >= OUT_HIGH_WATER || c->close_after_write)) {
@@ -494,19 +554,39 @@ static void on_connection(uv_stream_t *server, int status) {
   c->last_ms = c->req_start_ms = uv_now(&w->loop);
   if (atomic_load(&srv->nconns) > srv->cfg.max_connections || w->draining) {
     FROND__INC(w->m.rejected, 1);
+    if (l->ep->tls) {
+      /* No handshake is spent on a connection refused. */
+      conn_close(c);
+      return;
+    }
     c->close_after_write = 1;
     c->proto->busy(c);
     flush(c);
     return;
   }
-  if (c->proto->on_open != NULL && c->proto->on_open(c) != 0) {
-    conn_close(c);
+  uv_tcp_nodelay(&c->tcp, 1);
+  if (l->ep->tls) {
+    /* The protocol opens it once the handshake is done (tls_in). */
+    if ((c->tls = frond__tls_conn_new(srv->tls, l->ep->alpn)) == NULL) {
+      conn_close(c);
+      return;
+    }
+    start_reading(c);
     return;
   }
+  if (conn_open(c) == 0)
+    start_reading(c);
+}
+
+/* Hand an accepted connection to its protocol. 0, or -1 (closed). */
+static int conn_open(frond__conn *c) {
+  if (c->proto->on_open != NULL && c->proto->on_open(c) != 0) {
+    conn_close(c);
+    return -1;
+  }
   c->opened = 1;
-  FROND__INC(l->accepted, 1);
-  uv_tcp_nodelay(&c->tcp, 1);
-  start_reading(c);
+  FROND__INC(c->l->accepted, 1);
+  return 0;
 }
 
 static void begin_drain(frond__worker *w) {
@@ -594,6 +674,8 @@ static void on_sweep(uv_timer_t *t) {
       c->rcap = 0;
       frond__buf_free(&c->out);
       frond__buf_free(&c->wbuf);
+      if (c->tls != NULL)
+        frond__tls_trim(c->tls);
       count_buffers(c, 0);
     }
   }
@@ -627,6 +709,8 @@ static void worker_main(void *arg) {
   frond__worker *w = arg;
   uv_run(&w->loop, UV_RUN_DEFAULT);
   uv_loop_close(&w->loop);
+  free(w->tls_in);
+  w->tls_in = NULL;
   pthread_mutex_lock(&w->srv->end_lock);
   w->srv->loops_ended++;
   uv_async_send(w->srv->loop_ended);

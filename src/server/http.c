@@ -451,16 +451,23 @@ static void http_on_timeout(frond__conn *c) {
 static int http_configure(frond__server *srv, frond__endpoint *ep,
                           frond_error *err) {
   const frond__config *cfg = &srv->cfg;
-  int r = frond__config_addr("listen", cfg->listen, &ep->addr, err);
+  const char *key = ep->tls ? "tls_listen" : "listen";
+  const char *text = ep->tls ? cfg->tls_listen : cfg->listen;
+  int r = frond__config_addr(key, text, &ep->addr, err);
   if (r != 0)
-    return r < 0 ? r : frond__fail(err, FROND_EINVAL, "listen cannot be off");
-  if (!ep->addr.loopback && cfg->admin_token[0] == '\0')
+    return r < 0 || ep->tls
+               ? r
+               : frond__fail(err, FROND_EINVAL, "listen cannot be off");
+  /* A verified client certificate (tls_ca) authenticates as a token does. */
+  if (!ep->addr.loopback && cfg->admin_token[0] == '\0' &&
+      !(ep->tls && cfg->tls_ca[0] != '\0'))
     return frond__fail(err, FROND_EINVAL,
                        "refusing to listen on %s beyond loopback without "
-                       "admin_token (set FROND_ADMIN_TOKEN or --admin-token)",
-                       cfg->listen);
-  ep->key = "listen";
-  ep->text = cfg->listen;
+                       "admin_token (set FROND_ADMIN_TOKEN or --admin-token)%s",
+                       text, ep->tls ? " or tls_ca" : "");
+  ep->key = key;
+  ep->text = text;
+  ep->alpn = "http/1.1";
   ep->max_input = FROND__HTTP_MAX_HEAD + (size_t)cfg->max_body;
   return 0;
 }

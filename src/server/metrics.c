@@ -15,6 +15,7 @@
 ** allocator's sampled rate), however many tags the store holds.
 */
 #include "server/server.h"
+#include "server/tls.h"
 
 #include "base/base.h"
 #include "coord/coord.h"
@@ -620,6 +621,8 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
     store_calls(b);
   frond_free(tags);
   connections(srv, b);
+  if (srv->tls != NULL)
+    frond__tls_metrics(srv->tls, b);
   frond__metrics_gauge(b, "frond_ready", "1 when /readyz answers 200.",
                        atomic_load(&srv->ready) &&
                            !atomic_load(&srv->draining));

@@ -389,17 +389,21 @@ static void resp_on_close(frond__conn *c) {
 static int resp_configure(frond__server *srv, frond__endpoint *ep,
                           frond_error *err) {
   const frond__config *cfg = &srv->cfg;
-  int r = frond__config_addr("resp_listen", cfg->resp_listen, &ep->addr, err);
+  const char *key = ep->tls ? "resp_tls_listen" : "resp_listen";
+  const char *text = ep->tls ? cfg->resp_tls_listen : cfg->resp_listen;
+  int r = frond__config_addr(key, text, &ep->addr, err);
   if (r != 0)
     return r; /* 1: off */
-  if (!ep->addr.loopback && cfg->admin_token[0] == '\0')
+  /* A verified client certificate (tls_ca) authenticates as a token does. */
+  if (!ep->addr.loopback && cfg->admin_token[0] == '\0' &&
+      !(ep->tls && cfg->tls_ca[0] != '\0'))
     return frond__fail(err, FROND_EINVAL,
                        "refusing to listen on %s (resp) beyond loopback "
                        "without admin_token (set FROND_ADMIN_TOKEN or "
-                       "--admin-token)",
-                       cfg->resp_listen);
-  ep->key = "resp_listen";
-  ep->text = cfg->resp_listen;
+                       "--admin-token)%s",
+                       text, ep->tls ? " or tls_ca" : "");
+  ep->key = key;
+  ep->text = text;
   ep->max_input = (size_t)cfg->resp_max_query;
   return 0;
 }

@@ -25,6 +25,7 @@
 #include "store/db.h"
 #include "store/store.h"
 #include "server/server.h"
+#include "server/tls.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -63,7 +64,7 @@ int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
 }
 
 static frond__server *the_srv;
-static uv_signal_t sig_term, sig_int;
+static uv_signal_t sig_term, sig_int, sig_hup;
 static uv_async_t loop_ended;
 static uv_timer_t tick, watchdog;
 #ifdef FROND_TEST_HOOKS
@@ -178,8 +179,10 @@ static void on_loop_ended(uv_async_t *a) {
   if (srv->loops_ended == srv->nworkers) {
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_close((uv_handle_t *)&sig_hup, NULL);
     signal(SIGTERM, SIG_IGN);
     signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     uv_close((uv_handle_t *)a, NULL);
   }
   pthread_mutex_unlock(&srv->end_lock);
@@ -198,27 +201,55 @@ static void on_wedge(uv_signal_t *s, int signum) {
 #endif
 
 /* Each protocol checks its part of the configuration and says where it
-** listens. */
+** listens, on a plain port and over TLS. */
 static int configure_protocols(frond__server *srv, frond_error *err) {
-  int i, r;
-  for (i = 0; i < srv->nprotos; i++) {
-    if ((r = srv->protos[i]->configure(srv, &srv->ep[i], err)) < 0)
+  int i, r, tls = 0;
+  for (i = 0; i < FROND__MAX_LISTENERS; i++) {
+    frond__endpoint *ep = &srv->ep[i];
+    if (i % FROND__MAX_PROTOS >= srv->nprotos)
+      continue;
+    ep->tls = i >= FROND__MAX_PROTOS;
+    if ((r = srv->protos[i % FROND__MAX_PROTOS]->configure(srv, ep, err)) < 0)
       return r;
     if (r > 0)
-      srv->ep[i].addr.port = 0; /* off */
+      ep->addr.port = 0; /* off */
+    tls |= ep->tls && ep->addr.port != 0;
   }
-  return frond__endpoints_check(srv->ep, srv->nprotos, err);
+  if (frond__tls_check(&srv->cfg, tls, err) != 0)
+    return err->code;
+  return frond__endpoints_check(srv->ep, FROND__MAX_LISTENERS, err);
+}
+
+/* SIGHUP: the TLS certificate, key and client CA are read again; new
+** connections get them, open ones keep what they began with. A file that
+** does not load keeps the old ones in use. */
+static void on_hup(uv_signal_t *s, int signum) {
+  frond__server *srv = s->data;
+  frond_error err = {0, ""};
+  (void)signum;
+  if (srv->tls == NULL) {
+    frond_log(FROND_LOG_INFO, "SIGHUP: no TLS listener, nothing to reload");
+    return;
+  }
+  if (frond__tls_reload(srv->tls, &err) != 0)
+    frond_log(FROND_LOG_ERROR,
+              "SIGHUP: TLS certificate not reloaded, the old one stays in "
+              "use: %s: %s",
+              frond_err_name(err.code), err.message);
+  else
+    frond_log(FROND_LOG_INFO, "SIGHUP: TLS certificate %s reloaded",
+              srv->cfg.tls_cert);
 }
 
 /* The listening sockets of every worker: one per protocol that is on. */
 static int open_listeners(frond__server *srv, frond__worker *w,
                           frond_error *err) {
   int i;
-  for (i = 0; i < srv->nprotos; i++) {
+  for (i = 0; i < FROND__MAX_LISTENERS; i++) {
     frond__listener *l = &w->listeners[w->nlisteners];
     if (srv->ep[i].addr.port == 0)
       continue;
-    l->proto = srv->protos[i];
+    l->proto = srv->protos[i % FROND__MAX_PROTOS];
     l->ep = &srv->ep[i];
     if ((l->state = calloc(1, l->proto->state_size)) == NULL)
       return frond__fail(err, FROND_ENOMEM, "out of memory");
@@ -340,10 +371,16 @@ static int start(frond__server *srv) {
   if (frond__formats_check(srv, &err) != 0)
     goto fail;
 
-  for (i = 0; i < srv->nprotos; i++)
+  for (i = 0; i < FROND__MAX_LISTENERS; i++)
     if (srv->ep[i].addr.port != 0 &&
         frond__listen_probe(&srv->ep[i].addr, &err) != 0)
       goto fail;
+  /* The certificate before the first worker, so that a bad one stops the
+  ** start with the file named. */
+  if ((srv->ep[FROND__MAX_PROTOS].addr.port != 0 ||
+       srv->ep[FROND__MAX_PROTOS + 1].addr.port != 0) &&
+      frond__tls_open(&srv->tls, &srv->cfg, &err) != 0)
+    goto fail;
   srv->workers = calloc((size_t)srv->nworkers, sizeof *srv->workers);
   if (srv->workers == NULL) {
     frond__fail(&err, FROND_ENOMEM, "out of memory");
@@ -376,9 +413,12 @@ static int start(frond__server *srv) {
   frond__node_store_shown(srv->cfg.store, shown, sizeof(shown));
   frond_log(
       FROND_LOG_INFO,
-      "listening on %s (http), %s (resp), node %llu, layout %s, "
-      "%d threads, store %s",
+      "listening on %s (http), %s (resp), %s (https), %s (resp over TLS), "
+      "node %llu, layout %s, %d threads, store %s",
       srv->cfg.listen, srv->ep[1].addr.port ? srv->cfg.resp_listen : "off",
+      srv->ep[FROND__MAX_PROTOS].addr.port ? srv->cfg.tls_listen : "off",
+      srv->ep[FROND__MAX_PROTOS + 1].addr.port ? srv->cfg.resp_tls_listen
+                                               : "off",
       (unsigned long long)srv->node, srv->layout.name, srv->nworkers, shown);
   return 0;
 fail:
@@ -455,6 +495,10 @@ int frond__cli_serve(int argc, char **argv) {
   sig_term.data = sig_int.data = &srv;
   uv_signal_start(&sig_term, on_signal, SIGTERM);
   uv_signal_start(&sig_int, on_signal, SIGINT);
+  /* SIGHUP reloads (on_hup) rather than ending the process. */
+  uv_signal_init(loop, &sig_hup);
+  sig_hup.data = &srv;
+  uv_signal_start(&sig_hup, on_hup, SIGHUP);
   uv_async_init(loop, &loop_ended, on_loop_ended);
   loop_ended.data = &srv;
   srv.loop_ended = &loop_ended;
@@ -485,6 +529,7 @@ int frond__cli_serve(int argc, char **argv) {
   } else {
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_close((uv_handle_t *)&sig_hup, NULL);
     uv_close((uv_handle_t *)&loop_ended, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
   }
@@ -508,6 +553,7 @@ int frond__cli_serve(int argc, char **argv) {
     frond__formats_worker_free(&srv.workers[i]);
   }
   frond__formats_free(&srv);
+  frond__tls_close(srv.tls);
   free(srv.workers);
   return started ? 0 : 1;
 }

@@ -17,6 +17,7 @@
 ** levels below it:
 **
 **   buf, build, http_parse, resp_parse      pure: no server state
+**   tls, listen                             TLS records; sockets
 **   conn, json, notify, config              loops; what systemd is told
 **   ids                                     IDs
 **   formats                                 ID strings of formats
@@ -55,6 +56,8 @@ typedef struct frond__endpoint {
   const char *text;
   frond__addr addr;
   size_t max_input; /* largest unconsumed input a connection holds */
+  int tls;          /* spoken over TLS (set before configure) */
+  const char *alpn; /* over TLS: the ALPN protocol it answers, or NULL */
 } frond__endpoint;
 
 /*
@@ -112,6 +115,8 @@ struct frond__listener {
 };
 
 #define FROND__MAX_PROTOS 2 /* HTTP, and RESP on its own port */
+/* Each protocol on a plain port and on a TLS port. */
+#define FROND__MAX_LISTENERS (2 * FROND__MAX_PROTOS)
 
 /* A connection stops reading, and a protocol that answers in parts (a
 ** Redis EXEC) stops answering, while this much output waits for a slow
@@ -153,6 +158,8 @@ struct frond__conn {
   /* The subject name of the client certificate the TLS transport verified
   ** (mTLS), NUL-terminated; "" without one. Credentials map it to a client. */
   char cert_name[256];
+  /* The TLS of a connection to a TLS listener (tls.c); NULL: plain. */
+  struct frond__tls_conn *tls;
 };
 
 /* Generic per-worker counters; a protocol keeps its own in its state. */
@@ -172,8 +179,9 @@ struct frond__worker {
   frond__server *srv;
   uv_loop_t loop;
   uv_thread_t thread;
-  frond__listener listeners[FROND__MAX_PROTOS];
+  frond__listener listeners[FROND__MAX_LISTENERS];
   int nlisteners;
+  char *tls_in; /* ciphertext as read, before frond__tls_feed (conn.c) */
   uv_timer_t sweep;
   uv_async_t wake;
   frond__conn conns; /* list head */
@@ -247,10 +255,13 @@ struct frond__server {
   uv_async_t *loop_ended;
   atomic_int ready;
   atomic_long nconns;
-  /* The protocols, and where each listens (port 0: off). */
+  /* The protocols, and where each listens (port 0: off): protocol i on
+  ** ep[i], and over TLS on ep[FROND__MAX_PROTOS + i]. */
   const frond__proto *protos[FROND__MAX_PROTOS];
-  frond__endpoint ep[FROND__MAX_PROTOS];
+  frond__endpoint ep[FROND__MAX_LISTENERS];
   int nprotos;
+  /* The TLS listeners' certificate and key (tls.c); NULL: none on. */
+  struct frond__tls *tls;
   /* The HTTP address, which the coordinator records for this node. */
   char listen_host[256];
   int listen_port;
