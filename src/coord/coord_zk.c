@@ -254,7 +254,6 @@ static int reclaim(zk *z, struct String_vector *kids, frond_error *err) {
       frond__zk_path(z->mine, "%s", nw);
       frond__zk_path(z->claim, "%s", claim);
       z->child_version = 0;
-      z->version_known = 1;
       atomic_store(&z->claimed, 1);
       return 0;
     }
@@ -361,7 +360,6 @@ claimed:
   out->node = z->node;
   if ((rc = read_mine(z, &out->fence_ms, &z->child_version, err)) != 0)
     return rc == FROND_ENODE_ID_LOST ? FROND_ECOORD : rc;
-  z->version_known = 1;
   return 0;
 }
 
@@ -500,11 +498,13 @@ static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
     return rc;
   if ((rc = read_mine(z, &fence, &version, err)) != 0)
     return rc;
-  /* Unchanged since our last write: nobody else held it in between. */
-  if (!(z->version_known && version == z->child_version))
-    *after = fence;
+  /* Always above the stored fence, even when the version is the one we
+  ** last wrote: a reclaim deletes the child and creates it again at
+  ** version 0, so another holder of our identity can leave it at our
+  ** version with a fence of its own. Above our own fence costs at most
+  ** the window we had borrowed. */
+  *after = fence;
   z->child_version = version;
-  z->version_known = 1;
   return 0;
 }
 

@@ -36,7 +36,6 @@ typedef struct {
   int have_node;
   atomic_int claimed;    /* the ephemeral claim is ours */
   int32_t child_version; /* of our child, after our last write or read */
-  int version_known;     /* child_version is from this process */
   int32_t layout_version;
   int64_t peer_raw; /* median of the peers' clock - mtime; INT64_MIN: none */
   pthread_mutex_t mu;

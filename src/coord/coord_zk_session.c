@@ -100,7 +100,6 @@ int frond__zk_ensure_session(zk *z, frond_error *err) {
       zookeeper_close(z->zh);
     z->zh = NULL;
     atomic_store(&z->claimed, 0);
-    z->version_known = 0;
     return frond__zk_connect(z, err);
   }
   if (!frond__zk_is_connected(z))

@@ -285,6 +285,24 @@ def test_leaf_layout_shared_with_leaf(zk):
              .strip() == "none", "a clean stop releases the claim")
 
 
+@with_zk
+def test_regain_after_child_recreated_at_our_version(zk):
+    """Another holder of our identity reclaims our number while our session
+    is gone: the child is created again and written up to the version we
+    last wrote. The regain must still start above its fence: before, the
+    equal version read as "nobody held it" and 12,256 of 17,584 IDs landed
+    at or below the other holder's fence."""
+    r = subprocess.run([ft.tool("zk_regain"), zk.address, "regain"],
+                       capture_output=True, text=True, timeout=120)
+    ft.check(r.returncode == 0, "zk_regain: %s" % r.stderr)
+    words = r.stdout.split()
+    ft.check(len(words) == 6 and words[0] == "issued", r.stdout)
+    issued, below = int(words[1]), int(words[3])
+    ft.check(issued > 0, "no ID after the regain: %s" % r.stdout)
+    ft.check(below == 0, "%d of %d IDs at or below the other holder's "
+             "fence %s" % (below, issued, words[5]))
+
+
 def test_node_above_range():
     t = Tool("static:2000")
     ft.check(t.first[:2] == ["err", "NODE_RANGE"], "static:2000: %s" % t.first)
@@ -296,6 +314,7 @@ def test_node_above_range():
 if __name__ == "__main__":
     ft.tool("coord_tool")
     ft.tool("zk_tool")
+    ft.tool("zk_regain")
     ft.main([test_node_above_range,
              test_five_processes_five_ids,
              test_restart_keeps_id_and_order,
@@ -305,4 +324,5 @@ if __name__ == "__main__":
              test_clock_behind_stored_and_cached,
              test_session_expiry_blocks_then_resumes,
              test_expired_session_claim_taken_stays_blocked,
-             test_reclaim_and_range])
+             test_reclaim_and_range,
+             test_regain_after_child_recreated_at_our_version])
