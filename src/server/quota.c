@@ -47,10 +47,10 @@
 #define RECLAIMING 1
 
 typedef struct bucket {
-  _Atomic uint64_t key; /* a slot's: the name's hash; EMPTY, RECLAIMING */
-  _Atomic uint64_t tat; /* the GCRA word (quota_parse.c) */
+  _Atomic uint64_t key;     /* a slot's: the name's hash; EMPTY, RECLAIMING */
+  _Atomic uint64_t tat;     /* the GCRA word (quota_parse.c) */
   _Atomic uint64_t refused; /* requests refused by this bucket */
-  atomic_int rule;      /* a slot's: its rule, by index */
+  atomic_int rule;          /* a slot's: its rule, by index */
   char pad[64 - 3 * sizeof(uint64_t) - sizeof(int)]; /* a line each */
 } bucket;
 
@@ -154,8 +154,7 @@ void frond__quota_free(frond__server *srv) {
   srv->quota = NULL;
 }
 
-static uint64_t name_hash(const frond__quota *q, const char *name,
-                          size_t len) {
+static uint64_t name_hash(const frond__quota *q, const char *name, size_t len) {
   uint64_t h;
   unsigned char out[crypto_shorthash_BYTES];
   crypto_shorthash(out, (const unsigned char *)name, len, q->hash_key);
@@ -234,8 +233,8 @@ out:
 static int take(frond__quota *q, table *t, const char *name, size_t len,
                 uint64_t now_ns, uint64_t n, bucket **got,
                 const frond__quota_rule **rule) {
-  const frond__quota_rule *r = frond__quota_match(t->rules, t->nrules, name,
-                                                  len);
+  const frond__quota_rule *r =
+      frond__quota_match(t->rules, t->nrules, name, len);
   bucket *s;
   uint64_t h;
   int tries, rc;
@@ -244,13 +243,12 @@ static int take(frond__quota *q, table *t, const char *name, size_t len,
   *rule = r;
   *got = &t->fixed[r - t->rules];
   if (!r->prefix)
-    return frond__quota_bucket_take(&(*got)->tat, r->rate, r->burst, now_ns,
-                                    n, &last_retry_s);
+    return frond__quota_bucket_take(&(*got)->tat, r->rate, r->burst, now_ns, n,
+                                    &last_retry_s);
   h = name_hash(q, name, len);
   for (tries = 0; tries < 4; tries++) {
     if ((s = slot_find(t, h)) == NULL &&
-        (s = slot_claim(t, h, name, len, (int)(r - t->rules), now_ns)) ==
-            NULL)
+        (s = slot_claim(t, h, name, len, (int)(r - t->rules), now_ns)) == NULL)
       break;
     rc = frond__quota_bucket_take(&s->tat, r->rate, r->burst, now_ns, n,
                                   &last_retry_s);
@@ -266,8 +264,7 @@ static int take(frond__quota *q, table *t, const char *name, size_t len,
 }
 
 static int refuse(const table *t, bucket *b, const frond__quota_rule *r,
-                  const char *name, size_t len, uint64_t n,
-                  frond_error *err) {
+                  const char *name, size_t len, uint64_t n, frond_error *err) {
   char when[64];
   atomic_fetch_add(&b->refused, 1);
   if (b != &t->fixed[r - t->rules]) /* the rule's count, of all its names */
@@ -374,17 +371,17 @@ static size_t pick(table *t, shown *out, size_t cap, size_t top) {
   return n;
 }
 
-static void families(frond__buf *b, table *t, shown *sh, size_t n,
-                     uint64_t now, int tokens) {
+static void families(frond__buf *b, table *t, shown *sh, size_t n, uint64_t now,
+                     int tokens) {
   char l[FROND__QUOTA_NAME_MAX * 2 + 8];
   size_t i;
   for (i = 0; i < n; i++) {
     label(l, sizeof l, sh[i].name);
     if (tokens)
-      frond__buf_printf(b, "frond_quota_tokens{%s=\"%s\"} %llu\n", t->kind, l,
-                        (unsigned long long)frond__quota_bucket_tokens(
-                            &sh[i].b->tat, sh[i].rule->rate,
-                            sh[i].rule->burst, now));
+      frond__buf_printf(
+          b, "frond_quota_tokens{%s=\"%s\"} %llu\n", t->kind, l,
+          (unsigned long long)frond__quota_bucket_tokens(
+              &sh[i].b->tat, sh[i].rule->rate, sh[i].rule->burst, now));
     else
       frond__buf_printf(b, "frond_quota_refused_total{%s=\"%s\"} %llu\n",
                         t->kind, l,

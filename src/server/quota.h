@@ -71,9 +71,9 @@ const frond__quota_rule *frond__quota_match(const frond__quota_rule *rules,
 **
 ** take: n IDs, or none. 0 when taken; 1 when refused, with *retry_s the
 ** seconds (rounded up) after which they would be, or UINT64_MAX when n is
-** above the burst and never would be. A clock that steps back is allowed
-** for: the bucket owes at most one burst, never more, and grants nothing
-** extra.
+** above the burst and never would be. A clock behind the bucket (another
+** thread's later reading moved it; the server's clock is monotonic) finds
+** it empty: nothing extra is ever granted.
 ** give: undo a take of n (another bucket of the same request refused).
 ** tokens: the IDs that could be taken now.
 */

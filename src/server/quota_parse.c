@@ -61,8 +61,8 @@ static int item(const char *key, const char *s, size_t len, size_t max_name,
                        key);
   if (eq == NULL)
     return frond__fail(err, FROND_EINVAL,
-                       "%s: \"%.*s\" is not NAME=RATE[/BURST]", key,
-                       SHOWN(len), s);
+                       "%s: \"%.*s\" is not NAME=RATE[/BURST]", key, SHOWN(len),
+                       s);
   for (nl = (size_t)(eq - s); nl > 0 && blank(s[nl - 1]); nl--)
     ;
   if (nl == 0 || nl > max_name)
@@ -151,8 +151,8 @@ const frond__quota_rule *frond__quota_match(const frond__quota_rule *rules,
   /* The exact names, sorted: a binary search. */
   while (lo < hi) {
     mid = lo + (hi - lo) / 2;
-    c = memcmp(rules[mid].name, name, rules[mid].len < len ? rules[mid].len
-                                                           : len);
+    c = memcmp(rules[mid].name, name,
+               rules[mid].len < len ? rules[mid].len : len);
     if (c == 0)
       c = rules[mid].len < len ? -1 : rules[mid].len > len;
     if (c == 0)
@@ -166,7 +166,8 @@ const frond__quota_rule *frond__quota_match(const frond__quota_rule *rules,
   for (; hi < n && !rules[hi].prefix; hi++)
     ;
   for (; hi < n; hi++)
-    if (rules[hi].len <= len && memcmp(rules[hi].name, name, rules[hi].len) == 0)
+    if (rules[hi].len <= len &&
+        memcmp(rules[hi].name, name, rules[hi].len) == 0)
       return &rules[hi];
   return NULL;
 }
@@ -176,12 +177,18 @@ const frond__quota_rule *frond__quota_match(const frond__quota_rule *rules,
 uint64_t frond__quota_clock(uint64_t now_ns, uint64_t rate) {
   /* rate <= 1e9: the first product fits for 584 years of uptime, the
   ** second is below 1e18. */
-  return now_ns / 1000000000u * rate + now_ns % 1000000000u * rate / 1000000000u;
+  return now_ns / 1000000000u * rate +
+         now_ns % 1000000000u * rate / 1000000000u;
 }
 
-/* Where the bucket's debt starts at clock time t: tat, or t when it is
-** full; a tat more than one burst ahead (only a clock that stepped back
-** shows one) counts as one burst ahead. */
+/*
+** Where the bucket's debt starts at clock time t: tat, or t when it is
+** full. A tat more than one burst ahead shows a clock read behind another
+** (a thread's reading, older than the one that moved tat; or a clock that
+** stepped back): the bucket is then empty, and stays so until the clock
+** is past tat again. It is never lowered: a stale reading must not hand
+** out what a later one has already.
+*/
 static uint64_t base(uint64_t tat, uint64_t t, uint64_t burst) {
   if (tat <= t)
     return t;
@@ -205,9 +212,8 @@ int frond__quota_bucket_take(_Atomic uint64_t *tat, uint64_t rate,
       *retry_s = (n - room + rate - 1) / rate;
       return 1;
     }
-    if (atomic_compare_exchange_weak_explicit(tat, &old, b + n,
-                                              memory_order_relaxed,
-                                              memory_order_relaxed))
+    if (atomic_compare_exchange_weak_explicit(
+            tat, &old, b + n, memory_order_relaxed, memory_order_relaxed))
       return 0;
   }
 }
@@ -216,9 +222,9 @@ void frond__quota_bucket_give(_Atomic uint64_t *tat, uint64_t n) {
   uint64_t old = atomic_load_explicit(tat, memory_order_relaxed);
   /* Back to where it would be without the take; a bucket that has filled
   ** since is full either way. */
-  while (!atomic_compare_exchange_weak_explicit(tat, &old, old > n ? old - n : 0,
-                                                memory_order_relaxed,
-                                                memory_order_relaxed))
+  while (!atomic_compare_exchange_weak_explicit(
+      tat, &old, old > n ? old - n : 0, memory_order_relaxed,
+      memory_order_relaxed))
     ;
 }
 
