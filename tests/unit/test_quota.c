@@ -68,20 +68,17 @@ static void test_bucket_bounds(void **state) {
   assert_true(frond__quota_clock(t, rate) == t);
   assert_true(frond__quota_clock(t, 1) == t / S);
   assert_true(frond__quota_bucket_tokens(&tat, rate, burst, t) == burst);
-  assert_int_equal(frond__quota_bucket_take(&tat, rate, burst, t, burst,
-                                            &retry),
-                   0);
+  assert_int_equal(
+      frond__quota_bucket_take(&tat, rate, burst, t, burst, &retry), 0);
   assert_int_equal(frond__quota_bucket_take(&tat, rate, burst, t, 1, &retry),
                    1);
   assert_int_equal(retry, 1);
-  assert_int_equal(frond__quota_bucket_take(&tat, rate, burst, t, burst,
-                                            &retry),
-                   1);
+  assert_int_equal(
+      frond__quota_bucket_take(&tat, rate, burst, t, burst, &retry), 1);
   assert_int_equal(retry, burst / rate); /* 1000 s */
   /* A nanosecond at a billion a second is one ID. */
-  assert_int_equal(frond__quota_bucket_take(&tat, rate, burst, t + 1, 1,
-                                            &retry),
-                   0);
+  assert_int_equal(
+      frond__quota_bucket_take(&tat, rate, burst, t + 1, 1, &retry), 0);
   /* The slowest rule: 1 a second, refused for a day's worth. */
   tat = 0;
   assert_int_equal(frond__quota_bucket_take(&tat, 1, burst, t, burst, &retry),
@@ -136,8 +133,8 @@ static void test_bucket_give(void **state) {
 static int parse(const char *text, frond__quota_rule *r, size_t *n,
                  frond_error *err) {
   return frond__quota_parse("quota_tag", text, strlen(text),
-                            FROND__QUOTA_NAME_MAX, r, FROND__QUOTA_RULES_MAX,
-                            n, err);
+                            FROND__QUOTA_NAME_MAX, r, FROND__QUOTA_RULES_MAX, n,
+                            err);
 }
 
 static void test_parse(void **state) {
@@ -209,9 +206,9 @@ static void test_parse(void **state) {
   strcpy(big + 129, "=1");
   assert_int_equal(parse(big, r, &n, &err), FROND_EINVAL);
   assert_int_equal(parse(big + 1, r, &n, &err), 0);
-  assert_int_equal(frond__quota_parse("quota_client", big + 1,
-                                      strlen(big + 1), FROND__QUOTA_CLIENT_MAX,
-                                      r, FROND__QUOTA_RULES_MAX, &n, &err),
+  assert_int_equal(frond__quota_parse("quota_client", big + 1, strlen(big + 1),
+                                      FROND__QUOTA_CLIENT_MAX, r,
+                                      FROND__QUOTA_RULES_MAX, &n, &err),
                    FROND_EINVAL);
   /* At most cap rules. */
   assert_int_equal(frond__quota_parse("quota_tag", "a=1,b=1,c=1", 11,
@@ -225,11 +222,16 @@ static void test_match(void **state) {
   static const struct {
     const char *name, *rule; /* NULL: none */
   } cases[] = {
-      {"orders", "orders"},          {"orders:eu:1", "orders:eu:*"},
-      {"orders:eu:", "orders:eu:*"}, {"orders:eu", "orders:*"},
-      {"orders:", "orders:*"},       {"order", NULL},
-      {"ordersx", NULL},             {"b", "b"},
-      {"a", NULL},                   {"c", NULL},
+      {"orders", "orders"},
+      {"orders:eu:1", "orders:eu:*"},
+      {"orders:eu:", "orders:eu:*"},
+      {"orders:eu", "orders:*"},
+      {"orders:", "orders:*"},
+      {"order", NULL},
+      {"ordersx", NULL},
+      {"b", "b"},
+      {"a", NULL},
+      {"c", NULL},
   };
   frond_error err = {0, ""};
   const frond__quota_rule *m;
@@ -293,8 +295,7 @@ static long long metric(frond__server *srv, const char *prefix) {
   frond__quota_metrics(srv, &b);
   assert_int_equal(frond__buf_append(&b, "", 1), 0);
   for (p = b.data; p != NULL && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-    if (strncmp(p, prefix, strlen(prefix)) == 0 &&
-        p[strlen(prefix)] == ' ') {
+    if (strncmp(p, prefix, strlen(prefix)) == 0 && p[strlen(prefix)] == ' ') {
       v = atoll(p + strlen(prefix) + 1);
       break;
     }
@@ -329,8 +330,7 @@ static void test_clients_and_tags(void **state) {
   assert_int_equal(frond__quota_retry_after(), 1);
   /* Another client is not touched; one without a rule has no limit. */
   assert_int_equal(take(srv, "payments", NULL, 100, &err), 0);
-  assert_int_equal(take(srv, "payments", NULL, 1, &err),
-                   FROND_EQUOTA_EXCEEDED);
+  assert_int_equal(take(srv, "payments", NULL, 1, &err), FROND_EQUOTA_EXCEEDED);
   assert_int_equal(take(srv, "dashboard", NULL, 100000, &err), 0);
   /* A pattern: each name its own bucket. */
   assert_int_equal(take(srv, "batch-1", NULL, 5, &err), 0);
@@ -359,19 +359,21 @@ static void test_clients_and_tags(void **state) {
   /* Tag administration issues no ID. */
   assert_int_equal(frond__quota_take(srv, &admin, &err), 0);
   /* The metrics: refusals by name and by rule, tokens left. */
-  assert_int_equal(metric(srv, "frond_quota_refused_total{client=\"anonymous\"}"),
-                   1);
+  assert_int_equal(
+      metric(srv, "frond_quota_refused_total{client=\"anonymous\"}"), 1);
   assert_int_equal(metric(srv, "frond_quota_tokens{client=\"anonymous\"}"), 0);
   assert_int_equal(metric(srv, "frond_quota_tokens{client=\"payments\"}"), 0);
   assert_int_equal(metric(srv, "frond_quota_refused_total{tag=\"orders\"}"), 1);
   assert_int_equal(metric(srv, "frond_quota_refused_total{tag=\"orders:us\"}"),
                    1);
   assert_int_equal(
-      metric(srv, "frond_quota_rule_refused_total{kind=\"tag\",rule=\"orders:*\"}"),
+      metric(srv,
+             "frond_quota_rule_refused_total{kind=\"tag\",rule=\"orders:*\"}"),
       3);
   assert_int_equal(
-      metric(srv,
-             "frond_quota_rule_refused_total{kind=\"client\",rule=\"batch-*\"}"),
+      metric(
+          srv,
+          "frond_quota_rule_refused_total{kind=\"client\",rule=\"batch-*\"}"),
       1);
   assert_int_equal(metric(srv, "frond_quota_buckets{kind=\"client\"}"), 3);
   assert_int_equal(metric(srv, "frond_quota_overflow_total{kind=\"tag\"}"), 0);
@@ -392,7 +394,8 @@ static void test_bounded(void **state) {
   }
   assert_true(metric(srv, "frond_quota_buckets{kind=\"tag\"}") <= 16);
   assert_true(admitted <= 16 + 1);
-  assert_true(metric(srv, "frond_quota_overflow_total{kind=\"tag\"}") >= 1000 - 16);
+  assert_true(metric(srv, "frond_quota_overflow_total{kind=\"tag\"}") >=
+              1000 - 16);
   /* Every name past the slots was refused by the one shared bucket. */
   assert_true(metric(srv, "frond_quota_rule_refused_total{kind=\"tag\","
                           "rule=\"*\"}") >= 1000 - 17);
@@ -543,7 +546,8 @@ static void test_http(void **state) {
   /* /metrics shows it. */
   got = get(f, "/metrics");
   assert_non_null(strstr(got, "frond_quota_refused_total{tag=\"orders\"} "));
-  assert_non_null(strstr(got, "frond_quota_refused_total{client=\"anonymous\"} 1\n"));
+  assert_non_null(
+      strstr(got, "frond_quota_refused_total{client=\"anonymous\"} 1\n"));
   assert_non_null(strstr(got, "HTTP/1.1 200 "));
 }
 
