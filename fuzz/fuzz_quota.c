@@ -36,6 +36,7 @@ static void rule_ok(const frond__quota_rule *r, size_t max_name) {
   size_t nl = strlen(r->name), i;
   check(nl >= 1 && nl <= max_name && nl == r->len + (size_t)r->prefix);
   check(!r->prefix || r->name[nl - 1] == '*');
+  check(frond__quota_name_ok(r->name, nl));
   for (i = 0; i < r->len; i++)
     check((unsigned char)r->name[i] >= 0x20 && r->name[i] != 0x7f &&
           r->name[i] != '/' && r->name[i] != '*');
@@ -111,8 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     check(frond__quota_bucket_take(&tat, rules[i].rate, rules[i].burst, t,
                                    rules[i].burst, &retry) == 0);
-    check(frond__quota_bucket_tokens(&tat, rules[i].rate, rules[i].burst,
-                                     t) == 0);
+    check(frond__quota_bucket_tokens(&tat, rules[i].rate, rules[i].burst, t) ==
+          0);
     check(frond__quota_bucket_take(&tat, rules[i].rate, rules[i].burst, t, 1,
                                    &retry) == 1 &&
           retry >= 1);

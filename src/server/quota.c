@@ -245,6 +245,10 @@ static int take(frond__quota *q, table *t, const char *name, size_t len,
   if (!r->prefix)
     return frond__quota_bucket_take(&(*got)->tat, r->rate, r->burst, now_ns, n,
                                     &last_retry_s);
+  /* A name no bucket may have (a tag that will be refused TAG_INVALID)
+  ** counts under its rule's shared bucket, never unlimited. */
+  if (len > FROND__QUOTA_NAME_MAX || !frond__quota_name_ok(name, len))
+    goto shared;
   h = name_hash(q, name, len);
   for (tries = 0; tries < 4; tries++) {
     if ((s = slot_find(t, h)) == NULL &&
@@ -259,6 +263,7 @@ static int take(frond__quota *q, table *t, const char *name, size_t len,
     }
   }
   atomic_fetch_add(&t->overflowed, 1);
+shared:
   return frond__quota_bucket_take(&(*got)->tat, r->rate, r->burst, now_ns, n,
                                   &last_retry_s);
 }
@@ -276,8 +281,8 @@ static int refuse(const table *t, bucket *b, const frond__quota_rule *r,
     snprintf(when, sizeof when, "retry in %llu s",
              (unsigned long long)last_retry_s);
   return frond__fail(err, FROND_EQUOTA_EXCEEDED,
-                     "%s \"%.*s\" is over its quota (%s = %llu IDs/s, burst "
-                     "%llu): %llu asked; %s",
+                     "%s \"%.*s\" is over its quota (rule %s: %llu IDs/s, "
+                     "burst %llu): %llu asked; %s",
                      t->kind, (int)(len > 128 ? 128 : len), name, r->name,
                      (unsigned long long)r->rate, (unsigned long long)r->burst,
                      (unsigned long long)n, when);
@@ -288,7 +293,7 @@ int frond__quota_take(frond__server *srv, const frond__req *r,
   frond__quota *q = srv->quota;
   const char *client = r->client != NULL ? r->client->name : "anonymous";
   const char *tag = NULL;
-  size_t clen = strlen(client), tlen = 0;
+  size_t clen = strnlen(client, FROND__QUOTA_CLIENT_MAX), tlen = 0;
   const frond__quota_rule *cr = NULL, *tr = NULL;
   bucket *cb = NULL, *tb = NULL;
   uint64_t now = frond__clock_ns();

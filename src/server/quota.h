@@ -51,13 +51,18 @@ typedef struct frond__quota_rule {
 ** sorted by byte value, then the patterns, longest first. Items are
 ** separated by commas, blanks around them ignored; "" is no rule. Returns
 ** 0, or FROND_EINVAL naming the key and the item: a name empty, too long,
-** with a control character or a '*' other than its last byte; a rate or
+** not UTF-8, with a control character, a '/' or a '*' other than its last
+** byte; a rate or
 ** burst not an integer in range; a name given twice; more than cap rules.
 ** Pure: no allocation, never reads outside text[0..len).
 */
 int frond__quota_parse(const char *key, const char *text, size_t len,
                        size_t max_name, frond__quota_rule *out, size_t cap,
                        size_t *n, frond_error *err);
+
+/* Is s[0..len) a name a bucket may have: 1 byte or more of UTF-8 without
+** control characters (what a metrics label can show)? */
+int frond__quota_name_ok(const char *s, size_t len);
 
 /* The rule for name[0..len) among rules[0..n) as parsed: the exact one,
 ** else the longest pattern it begins with; NULL when none applies. */

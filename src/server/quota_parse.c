@@ -14,6 +14,7 @@
 #include "server/quota.h"
 
 #include "base/base.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,17 @@ static int64_t number(const char *s, size_t len, uint64_t max) {
       (uint64_t)v > max)
     return -1;
   return v;
+}
+
+int frond__quota_name_ok(const char *s, size_t len) {
+  size_t i, k;
+  uint32_t cp;
+  for (i = 0; i < len; i += k)
+    if ((k = frond__utf8_len((const unsigned char *)s + i, len - i, &cp)) ==
+            0 ||
+        cp < 0x20 || cp == 0x7f)
+      return 0;
+  return len > 0;
 }
 
 static int cmp_rule(const void *a, const void *b) {
@@ -71,15 +83,17 @@ static int item(const char *key, const char *s, size_t len, size_t max_name,
                        "pattern ending in *) before =",
                        key, SHOWN(len), s, max_name);
   for (i = 0; i < nl; i++)
-    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '/' ||
-        (s[i] == '*' && i + 1 != nl))
+    if (s[i] == '/' || (s[i] == '*' && i + 1 != nl))
       return frond__fail(err, FROND_EINVAL,
                          "%s: the name \"%.*s\" has %s; * may only end a "
                          "pattern (orders:*, or * for each name)",
                          key, SHOWN(nl), s,
-                         s[i] == '*'   ? "a * inside it"
-                         : s[i] == '/' ? "a /"
-                                       : "a control character");
+                         s[i] == '*' ? "a * inside it" : "a /");
+  if (!frond__quota_name_ok(s, nl))
+    return frond__fail(err, FROND_EINVAL,
+                       "%s: the name \"%.*s\" is not UTF-8 without control "
+                       "characters",
+                       key, SHOWN(nl), s);
   memcpy(r->name, s, nl);
   r->name[nl] = '\0';
   r->prefix = s[nl - 1] == '*';

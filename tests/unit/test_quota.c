@@ -157,7 +157,8 @@ static void test_parse(void **state) {
       {"or*ders=10", "a * inside it"},
       {"**=10", "a * inside it"},
       {"or/ders=10", "a /"},
-      {"or\001ders=10", "a control character"},
+      {"or\001ders=10", "not UTF-8 without control"},
+      {"or\377ders=10", "not UTF-8 without control"},
       {"a=1,,b=2", "an empty rule"},
       {"a=1,", "an empty rule"},
       {",a=1", "an empty rule"},
@@ -319,6 +320,7 @@ static void test_clients_and_tags(void **state) {
   frond_error err = {0, ""};
   frond__client cl = {"dashboard"};
   frond__req admin = {.op = FROND__REQ_STORE, .n = 1000, .client = &cl};
+  char longtag[300];
   (void)state;
   assert_non_null(srv->quota);
   /* A batch takes its count: 10, then the 11th is refused. */
@@ -356,6 +358,14 @@ static void test_clients_and_tags(void **state) {
   assert_int_equal(take(srv, "batch-3", "orders:de", 2, &err),
                    FROND_EQUOTA_EXCEEDED);
   assert_int_equal(take(srv, "batch-3", NULL, 2, &err), 0);
+  /* A tag no bucket may have (too long, not UTF-8: TAG_INVALID next)
+  ** takes from its rule's shared bucket, and makes none. */
+  memset(longtag, 'x', sizeof longtag - 1);
+  longtag[sizeof longtag - 1] = '\0';
+  assert_int_equal(take(srv, "dashboard", longtag, 1, &err), 0);
+  assert_int_equal(take(srv, "dashboard", "bad\377", 1, &err), 0);
+  /* orders:eu, :us, :fr, :de and users */
+  assert_int_equal(metric(srv, "frond_quota_buckets{kind=\"tag\"}"), 5);
   /* Tag administration issues no ID. */
   assert_int_equal(frond__quota_take(srv, &admin, &err), 0);
   /* The metrics: refusals by name and by rule, tokens left. */
