@@ -15,14 +15,16 @@
 # reference (the previous release, or a build of main), and the table
 # shows both and their ratio.
 # Environment: N1 (2000), N2 (12000), FROND (the binary measured; default:
-# build the release and use build/frond). Needs valgrind, ab (apache2-utils)
-# and redis-benchmark (redis-tools).
+# build the release and use build/frond), SERVE_ARGS (more flags for the
+# binary measured only, e.g. quota rules against a copy of the same binary
+# as the reference). Needs valgrind, ab (apache2-utils) and
+# redis-benchmark (redis-tools).
 #
 # The cases: snowflake  GET /api/snowflake/get/x, keep-alive (ab -k)
 #            segment    GET /v1/segment/bench (ab -k)
 #            resp-incr  INCR bench (redis-benchmark -P 1)
 #            resp-sf    ID.SNOWFLAKE 10 (redis-benchmark -P 1)
-set -eu
+set -euf
 cd "$(dirname "$0")/../.."
 [ $# -eq 1 ] || {
   echo "usage: bench/instr/run.sh path/to/reference/frond" >&2
@@ -59,6 +61,8 @@ free_port() {
 # Total instructions of one server run answering n requests of case $2.
 total() { # binary case n
   bin=$1 case=$2 n=$3
+  extra=
+  [ "$bin" = "$FROND" ] && extra=${SERVE_ARGS:-}
   d=$tmp/run
   rm -rf "$d" && mkdir -p "$d"
   "$bin" tag create bench --step 1000000 --store "sqlite:///$d/f.db" >/dev/null
@@ -66,7 +70,7 @@ total() { # binary case n
   valgrind --tool=callgrind --callgrind-out-file="$d/out" \
     "$bin" serve --threads 1 --listen "127.0.0.1:$hp" \
     --resp-listen "127.0.0.1:$rp" --store "sqlite:///$d/f.db" \
-    --data-dir "$d" >"$d/log" 2>&1 &
+    --data-dir "$d" $extra >"$d/log" 2>&1 &
   pid=$!
   i=0
   until curl -s -o /dev/null "http://127.0.0.1:$hp/livez" &&

@@ -141,6 +141,15 @@ static const frond__cfg_row rows[] = {
     STR("order_key_file", order_key_file, "", 0,
         "file of order number keys, one V:KEY per line, readable by the "
         "server's user only; empty: the variable FROND_ORDER_KEY"),
+    STR("quota_client", quota_client, "", 0,
+        "IDs a second per client, NAME=RATE[/BURST] comma-separated; NAME a "
+        "client, anonymous, * (each client) or a prefix*"),
+    STR("quota_tag", quota_tag, "", 0,
+        "IDs a second per segment tag, TAG=RATE[/BURST] comma-separated; TAG "
+        "a tag, * (each tag) or a prefix* such as orders:*"),
+    INT("quota_buckets", quota_buckets, 16, 1048576, "4096",
+        "buckets kept for the names of quota patterns, per kind (clients, "
+        "tags)"),
     FORMATS("format.<name>",
             "a named ID format, e.g. format.orders = "
             "order:digits=12,check=damm,key=1 (docs/formats.md): served at "

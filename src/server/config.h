@@ -82,6 +82,10 @@ typedef struct frond__config {
   /* format.<name> keys, in the order first given. */
   frond__cfg_format formats[FROND__CFG_FORMATS_MAX];
   int64_t nformats;
+  /* Quotas (quota.c): rules NAME=RATE[/BURST], comma-separated. */
+  char quota_client[FROND__CFG_STR_MAX];
+  char quota_tag[FROND__CFG_STR_MAX];
+  int64_t quota_buckets;
 } frond__config;
 
 typedef enum frond__cfg_type {

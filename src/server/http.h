@@ -52,7 +52,7 @@ enum {
 
 /* The statuses the metrics count apart (http_out.c's table), and a last
 ** slot for any other. */
-#define FROND__NSTATUS 19
+#define FROND__NSTATUS 20
 /* The status counted in slot i (0: other). */
 int frond__http_status_at(int i);
 
@@ -103,6 +103,9 @@ void frond__http_error(frond__http_ctx *x, int status, const char *code,
                        const char *msg, const char *extra);
 /* A library error: its status (frond__req_status), its stable name, err's
 ** message. */
+/* QUOTA_EXCEEDED's header "Retry-After: N\r\n" in buf[cap], or NULL (any
+** other code, or a refusal no wait would change). */
+const char *frond__http_retry_after(int code, char *buf, size_t cap);
 void frond__http_error_code(frond__http_ctx *x, int code,
                             const frond_error *err);
 /* 404 NOT_FOUND, "no such path". */

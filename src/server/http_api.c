@@ -21,14 +21,17 @@
 /* ---------------------------------------------------- through req.c */
 
 /* Leaf's error answer: its code (-1 not initialised or clock behind, -2
-** a tag it does not know, -3 anything else), and Frond's name. */
+** a tag it does not know, -3 anything else), and Frond's name; a quota's
+** refusal is 429 with its Retry-After, as on /v1. */
 static void leaf_fail(frond__http_ctx *x, int leaf_code, int code) {
-  char body[64], extra[64];
+  char body[64], extra[112], retry[48];
+  const char *ra = frond__http_retry_after(code, retry, sizeof retry);
   int n =
       snprintf(body, sizeof body, "Result{id=%d, status=EXCEPTION}", leaf_code);
-  snprintf(extra, sizeof extra, "Frond-Error: %s\r\n", frond_err_name(code));
-  frond__http_respond(x, 500, "text/plain;charset=UTF-8", body, (size_t)n,
-                      extra);
+  snprintf(extra, sizeof extra, "Frond-Error: %s\r\n%s", frond_err_name(code),
+           ra != NULL ? ra : "");
+  frond__http_respond(x, code == FROND_EQUOTA_EXCEEDED ? 429 : 500,
+                      "text/plain;charset=UTF-8", body, (size_t)n, extra);
 }
 
 static void leaf_answer(frond__http_ctx *x, const frond__req *r) {

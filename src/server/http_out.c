@@ -12,6 +12,7 @@
 
 #include "base/base.h"
 #include "server/json.h"
+#include "server/quota.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +41,8 @@
   XX(503, "Service Unavailable", NULL)                                         \
   XX(505, "HTTP Version Not Supported", "HTTP_VERSION_NOT_SUPPORTED")          \
   XX(403, "Forbidden", NULL)                                                   \
-  XX(415, "Unsupported Media Type", NULL)
+  XX(415, "Unsupported Media Type", NULL)                                      \
+  XX(429, "Too Many Requests", NULL)
 
 enum {
 #define XX(status, reason, code) SLOT_##status,
@@ -177,8 +179,18 @@ void frond__http_error(frond__http_ctx *x, int status, const char *code,
 
 void frond__http_error_code(frond__http_ctx *x, int code,
                             const frond_error *err) {
+  char extra[48];
   frond__http_error(x, frond__req_status(code), frond_err_name(code),
-                    frond__req_message(code, err), NULL);
+                    frond__req_message(code, err),
+                    frond__http_retry_after(code, extra, sizeof extra));
+}
+
+const char *frond__http_retry_after(int code, char *buf, size_t cap) {
+  uint64_t s = frond__quota_retry_after();
+  if (code != FROND_EQUOTA_EXCEEDED || s == UINT64_MAX)
+    return NULL; /* a count above the burst: no wait serves it */
+  snprintf(buf, cap, "Retry-After: %llu\r\n", (unsigned long long)s);
+  return buf;
 }
 
 void frond__http_not_found(frond__http_ctx *x) {

@@ -14,6 +14,7 @@
 ** the tags named in metrics_tags and the metrics_top_tags fastest (by the
 ** allocator's sampled rate), however many tags the store holds.
 */
+#include "server/quota.h"
 #include "server/server.h"
 #include "server/tls.h"
 
@@ -611,6 +612,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
     ntags = 0;
   ids_issued(srv, b, tags, ntags);
   frond__formats_metrics(srv, b);
+  frond__quota_metrics(srv, b);
   snowflake(srv, b);
   if (srv->coord != NULL)
     coordinator(srv, b);

@@ -33,6 +33,7 @@
 */
 #include "base/base.h"
 #include "core/core.h"
+#include "server/quota.h"
 #include "server/server.h"
 
 #include <assert.h>
@@ -69,7 +70,8 @@
   XX(SEQUENCE_EXHAUSTED, 503)                                                  \
   XX(STORE_MEMBER_STALE, 503)                                                  \
   XX(STORE_TIMEOUT, 503)                                                       \
-  XX(STORE_MISMATCH, 503)
+  XX(STORE_MISMATCH, 503)                                                      \
+  XX(QUOTA_EXCEEDED, 429)
 
 int frond__req_status(int code) {
   switch (code) {
@@ -281,6 +283,11 @@ void frond__req_run(frond__conn *c, frond__req *r) {
   frond__worker *w = c->w;
   /* Quotas and audit of what is asked hook in here (see the head
   ** comment): every request of every front passes before it is served. */
+  if (w->srv->quota != NULL &&
+      (r->rc = frond__quota_take(w->srv, r, &r->err)) != 0) {
+    r->how->answer(r, r->ctx);
+    return;
+  }
   switch (r->op) {
   case FROND__REQ_SNOWFLAKE:
     r->rc = frond__ids_snowflake(w, r->n, &r->err);

@@ -24,6 +24,7 @@
 #include "core/high_water.h"
 #include "store/db.h"
 #include "store/store.h"
+#include "server/quota.h"
 #include "server/server.h"
 #include "server/tls.h"
 
@@ -307,7 +308,8 @@ int frond__serve_preflight(frond__server *srv, frond_error *err) {
   if (frond__coord_uri_check(srv->coord_uri, max_node, err) != 0 ||
       (strcmp(srv->cfg.advertise, "auto") != 0 && srv->cfg.advertise[0] &&
        frond__coord_check_advertise(srv->cfg.advertise, err) != 0) ||
-      frond__formats_create(srv, err) != 0)
+      frond__formats_create(srv, err) != 0 ||
+      frond__quota_create(srv, err) != 0)
     return -1;
   /* The coordinator records the HTTP address for this node. */
   snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
@@ -461,6 +463,7 @@ int frond__cli_serve(int argc, char **argv) {
     frond_log_set(NULL, NULL, FROND_LOG_ERROR);
     i = frond__serve_preflight(&srv, &err);
     frond__formats_free(&srv);
+    frond__quota_free(&srv);
     if (i != 0) {
       fprintf(stderr, "frond serve: %s: %s (a start would refuse it)\n",
               frond_err_name(err.code), err.message);
@@ -554,6 +557,7 @@ int frond__cli_serve(int argc, char **argv) {
   }
   frond__formats_free(&srv);
   frond__tls_close(srv.tls);
+  frond__quota_free(&srv);
   free(srv.workers);
   return started ? 0 : 1;
 }

@@ -293,6 +293,8 @@ struct frond__server {
   char store_id[FROND__STORE_ID_LEN + 1];
   atomic_int store_id_known;
   int store_id_busy; /* main thread: a read is on the pool */
+  /* Quotas (quota.c), built at start; NULL when none is configured. */
+  struct frond__quota *quota;
 };
 
 /* ------------------------------------------------------------ store_id.c */

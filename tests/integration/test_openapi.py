@@ -378,6 +378,42 @@ def formats(c):
         f.close()
 
 
+def quotas(c):
+    """429 QUOTA_EXCEEDED on every path that issues IDs: a client of one
+    ID a second, asked again until refused (each refusal issues nothing),
+    and asked for two at once (above the burst: no Retry-After)."""
+    s = ft.Server(threads=1, tags={"orders": 100},
+                  extra=["--quota-client", "anonymous=1/1",
+                         "--format.q", "uuid7"])
+    try:
+        paths = [("/api/snowflake/get/{key}", "/api/snowflake/get/k"),
+                 ("/api/segment/get/{tag}", "/api/segment/get/orders"),
+                 ("/v1/snowflake", "/v1/snowflake"),
+                 ("/v1/segment/{tag}", "/v1/segment/orders"),
+                 ("/v1/segment/{tag}/range", "/v1/segment/orders/range"),
+                 ("/v1/format/{name}", "/v1/format/q"),
+                 ("/v1/uuid7", "/v1/uuid7"), ("/v1/uuid4", "/v1/uuid4"),
+                 ("/v1/ulid", "/v1/ulid"), ("/v1/objectid", "/v1/objectid")]
+        for template, path in paths:
+            for m in (("get", "post") if path.startswith("/api") else
+                      ("get",)):
+                for _ in range(100):
+                    st, h, b = s.request(m.upper(), path)
+                    if st == 429:
+                        break
+                    check(st == 200, "%s %s: %d %r" % (m, path, st, b))
+                check(st == 429 and "retry-after" in h and
+                      (b"QUOTA_EXCEEDED" in b or
+                       h.get("frond-error") == "QUOTA_EXCEEDED"),
+                      "%s %s: %d %r %r" % (m, path, st, h, b))
+                c.answer(template, m, st, h, b)
+            if not path.startswith("/api"):
+                c.request(s, template, "get", path + "?count=2", 429)
+    finally:
+        s.stop()
+        s.close()
+
+
 def test_live():
     c = Checker()
     auth = {"Authorization": "Bearer " + TOKEN}
@@ -586,6 +622,7 @@ def test_live():
         c_.close()
 
     formats(c)
+    quotas(c)
 
     # Every documented answer was seen, but those no test can cause.
     documented = {(p, m, s) for p, item in spec()["paths"].items()
