@@ -86,7 +86,8 @@ extern "C" {
   XX(33, TAG_FLOOR, "below the IDs the tag may already have issued")           \
   XX(34, STORE_MEMBER_STALE, "multi: member is behind what the others record") \
   XX(35, STORE_TIMEOUT, "the store did not answer in time")                    \
-  XX(36, STORE_MISMATCH, "servers do not name one store")
+  XX(36, STORE_MISMATCH, "servers do not name one store")                      \
+  XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")
 
 typedef enum {
   FROND_OK = 0,

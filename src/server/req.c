@@ -69,7 +69,8 @@
   XX(SEQUENCE_EXHAUSTED, 503)                                                  \
   XX(STORE_MEMBER_STALE, 503)                                                  \
   XX(STORE_TIMEOUT, 503)                                                       \
-  XX(STORE_MISMATCH, 503)
+  XX(STORE_MISMATCH, 503)                                                      \
+  XX(AUDIT_UNAVAILABLE, 503)
 
 int frond__req_status(int code) {
   switch (code) {
@@ -197,6 +198,7 @@ static void finish(uv_work_t *wk, int status) {
   unavailable(r);
   if (!gone)
     r->how->answer(r, r->ctx);
+  frond__audit_req(c, r, gone);
   frond__conn_resume(c, r->how->done(r, r->ctx, gone));
   free(q);
 }
@@ -281,6 +283,10 @@ void frond__req_run(frond__conn *c, frond__req *r) {
   frond__worker *w = c->w;
   /* Quotas and audit of what is asked hook in here (see the head
   ** comment): every request of every front passes before it is served. */
+  if (frond__audit_admit(c, r) != 0) {
+    r->how->answer(r, r->ctx);
+    return;
+  }
   switch (r->op) {
   case FROND__REQ_SNOWFLAKE:
     r->rc = frond__ids_snowflake(w, r->n, &r->err);
@@ -305,6 +311,7 @@ void frond__req_run(frond__conn *c, frond__req *r) {
     return;
   unavailable(r);
   r->how->answer(r, r->ctx);
+  frond__audit_req(c, r, 0);
 }
 
 /* -------------------------------------------------------------- decoding */
