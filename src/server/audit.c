@@ -71,6 +71,13 @@ typedef struct agg {
   char first_s[STR_MAX], last_s[STR_MAX];
 } agg;
 
+/* The time of a line: its second's text is made once a second and kept
+** (the worker's, under its lock). */
+typedef struct tcache {
+  int64_t second;
+  char text[24]; /* 2026-11-28T13:44:32 */
+} tcache;
+
 /* A worker's share; lock held by its loop for a record, by the writer for
 ** a swap or a flush of past aggregates. */
 typedef struct wstate {
@@ -78,6 +85,7 @@ typedef struct wstate {
   frond__buf buf; /* lines for the writer */
   int64_t second; /* of the aggregates in slot[] */
   unsigned nused;
+  tcache tc;
   agg slot[SLOTS];
 } wstate;
 
@@ -118,18 +126,56 @@ static int64_t now_ms(void) {
 
 /* ------------------------------------------------------------ lines */
 
-static void put_time(frond__buf *b, int64_t ms) {
-  time_t s = (time_t)(ms / 1000);
-  struct tm tm;
-  char t[40];
-  gmtime_r(&s, &tm);
-  strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", &tm);
-  frond__buf_printf(b, "{\"time\":\"%s.%03dZ\"", t, (int)(ms % 1000));
+static void put_time(frond__buf *b, int64_t ms, tcache *c) {
+  tcache own = {-1, ""};
+  char *p;
+  if (c == NULL)
+    c = &own;
+  if (c->second != ms / 1000) {
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(c->text, sizeof c->text, "%Y-%m-%dT%H:%M:%S", &tm);
+    c->second = ms / 1000;
+  }
+  if (frond__buf_reserve(b, 48) != 0)
+    return;
+  p = b->data + b->len;
+  memcpy(p, "{\"time\":\"", 9);
+  memcpy(p + 9, c->text, 19);
+  p[28] = '.';
+  p[29] = (char)('0' + ms % 1000 / 100);
+  p[30] = (char)('0' + ms % 100 / 10);
+  p[31] = (char)('0' + ms % 10);
+  memcpy(p + 32, "Z\"", 2);
+  b->len += 34;
+}
+
+/* ,"name":v */
+static void put_num(frond__buf *b, const char *name, int64_t v) {
+  size_t n = strlen(name);
+  if (frond__buf_reserve(b, n + 24) != 0)
+    return;
+  b->data[b->len++] = ',';
+  b->data[b->len++] = '"';
+  memcpy(b->data + b->len, name, n);
+  b->len += n;
+  b->data[b->len++] = '"';
+  b->data[b->len++] = ':';
+  b->len += frond__dec_i64(b->data + b->len, v);
 }
 
 static void put_str(frond__buf *b, const char *name, const char *s,
                     size_t len) {
-  frond__buf_printf(b, ",\"%s\":\"", name);
+  size_t n = strlen(name);
+  if (frond__buf_reserve(b, n + 5) != 0)
+    return;
+  b->data[b->len++] = ',';
+  b->data[b->len++] = '"';
+  memcpy(b->data + b->len, name, n);
+  b->len += n;
+  memcpy(b->data + b->len, "\":\"", 3);
+  b->len += 3;
   frond__json_append(b, s, len);
   frond__buf_append(b, "\"", 1);
 }
@@ -160,26 +206,25 @@ static int underlying(frond__server *srv, const frond__named_format *nf,
     return 0;
   for (i = 0; i < n; i++)
     if (strcmp(f[i].name, "id") == 0)
-      return f[i].is_num ? (*id = f[i].num, 1)
-                         : frond__parse_i64(f[i].str, strlen(f[i].str), id) ==
-                               0;
+      return f[i].is_num
+                 ? (*id = f[i].num, 1)
+                 : frond__parse_i64(f[i].str, strlen(f[i].str), id) == 0;
   return 0;
 }
 
 /* One record: (time, who, what, first, last, count) as a JSON line into
 ** b. For formats, first_s and last_s are the strings; first and last the
-** underlying IDs, when they have some. */
+** underlying IDs, when they have some. tc: the caller's time cache. */
 static void record(frond__audit *a, frond__buf *b, int64_t ms, int op,
-                   const agg *g) {
+                   const agg *g, tcache *tc) {
   int64_t first, last;
-  put_time(b, ms);
+  put_time(b, ms, tc);
   put_str(b, "client", g->client, strlen(g->client));
   put_peer(b, &g->peer, g->peerlen);
   put_str(b, "proto", g->proto, strlen(g->proto));
-  frond__buf_printf(b, ",\"op\":\"%s\"", op_names[op]);
+  put_str(b, "op", op_names[op], strlen(op_names[op]));
   if (g->kind == SNOWFLAKE) {
-    frond__buf_printf(b, ",\"node\":%llu",
-                      (unsigned long long)a->srv->node);
+    put_num(b, "node", (int64_t)a->srv->node);
     put_str(b, "layout", a->layout, strlen(a->layout));
   } else if (g->kind == SEGMENT) {
     put_str(b, "tag", g->tag, g->taglen);
@@ -191,20 +236,21 @@ static void record(frond__audit *a, frond__buf *b, int64_t ms, int op,
     if (g->taglen > 0)
       put_str(b, "key", g->tag, g->taglen);
   }
-  if (g->kind != FORMAT)
-    frond__buf_printf(b, ",\"first\":%lld,\"last\":%lld",
-                      (long long)g->first, (long long)g->last);
-  else if (g->first_s[0] != '\0') {
+  if (g->kind != FORMAT) {
+    put_num(b, "first", g->first);
+    put_num(b, "last", g->last);
+  } else if (g->first_s[0] != '\0') {
     put_str(b, "first_string", g->first_s, strlen(g->first_s));
     put_str(b, "last_string", g->last_s, strlen(g->last_s));
     if (underlying(a->srv, g->nf, g->first_s, &first) &&
-        underlying(a->srv, g->nf, g->last_s, &last))
-      frond__buf_printf(b, ",\"first\":%lld,\"last\":%lld", (long long)first,
-                        (long long)last);
+        underlying(a->srv, g->nf, g->last_s, &last)) {
+      put_num(b, "first", first);
+      put_num(b, "last", last);
+    }
   }
-  frond__buf_printf(b, ",\"count\":%llu", (unsigned long long)g->count);
+  put_num(b, "count", (int64_t)g->count);
   if (!g->answered)
-    frond__buf_printf(b, ",\"answered\":false");
+    frond__buf_append(b, ",\"answered\":false", 17);
   frond__buf_append(b, "}\n", 2);
 }
 
@@ -212,9 +258,9 @@ static void record(frond__audit *a, frond__buf *b, int64_t ms, int op,
 ** (drop) when audit_full = drop and the buffer is full. With ws->lock. */
 static void account(frond__audit *a, frond__buf *b, size_t len0) {
   uint64_t add = b->len - len0;
-  if (!a->refuse && atomic_load_explicit(&a->pending, memory_order_relaxed) +
-                            add >
-                        a->limit) {
+  if (!a->refuse &&
+      atomic_load_explicit(&a->pending, memory_order_relaxed) + add >
+          a->limit) {
     b->len = len0;
     atomic_fetch_add_explicit(&a->dropped, 1, memory_order_relaxed);
     return;
@@ -230,7 +276,7 @@ static void flush_aggs(frond__audit *a, wstate *ws) {
     size_t len0 = ws->buf.len;
     if (!g->used)
       continue;
-    record(a, &ws->buf, ws->second * 1000, 0, g);
+    record(a, &ws->buf, ws->second * 1000, 0, g, &ws->tc);
     account(a, &ws->buf, len0);
     g->used = 0;
     ws->nused--;
@@ -282,9 +328,8 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
   key.answered = !gone;
   key.proto = c->proto->name;
   key.peerlen = (int)sizeof key.peer;
-  if (gone ||
-      uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&key.peer,
-                         &key.peerlen) != 0)
+  if (gone || uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&key.peer,
+                                 &key.peerlen) != 0)
     key.peerlen = 0;
   who = r->client != NULL ? r->client->name : "anonymous";
   snprintf(key.client, sizeof key.client, "%s", who);
@@ -301,7 +346,7 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
     if (r->op == FROND__REQ_RANGE) {
       key.first = r->start;
       key.last = r->start + (int64_t)r->n - 1;
-      record(a, &ws->buf, ms, 2, &key);
+      record(a, &ws->buf, ms, 2, &key, &ws->tc);
     } else if (key.kind == FORMAT) {
       const char *s = r->strs;
       size_t stride = r->nf->stride;
@@ -309,7 +354,7 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
         snprintf(key.first_s, STR_MAX, "%s", s);
         snprintf(key.last_s, STR_MAX, "%s", s + (r->n - 1) * stride);
       }
-      record(a, &ws->buf, ms, 1, &key);
+      record(a, &ws->buf, ms, 1, &key, &ws->tc);
     } else if (key.kind == SNOWFLAKE) {
       /* A batch is issued a time unit's IDs at a time (ids.c), each in
       ** one atomic step: one line for each, which no other ID lies in. */
@@ -319,7 +364,7 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
         key.first = r->ids[i0];
         key.last = r->ids[j - 1];
         key.count = j - i0;
-        record(a, &ws->buf, ms, 1, &key);
+        record(a, &ws->buf, ms, 1, &key, &ws->tc);
       }
     } else {
       /* Segment IDs of a batch may come from two segments or more: one
@@ -330,7 +375,7 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
         key.first = r->ids[i0];
         key.last = r->ids[j - 1];
         key.count = j - i0;
-        record(a, &ws->buf, ms, 1, &key);
+        record(a, &ws->buf, ms, 1, &key, &ws->tc);
         i0 = j;
       }
     }
@@ -353,8 +398,7 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
     if (!g->used)
       break;
     if (g->hash == h && g->kind == key.kind && g->answered == key.answered &&
-        g->proto == key.proto && g->nf == key.nf &&
-        g->peerlen == key.peerlen &&
+        g->proto == key.proto && g->nf == key.nf && g->peerlen == key.peerlen &&
         memcmp(&g->peer, &key.peer, (size_t)key.peerlen) == 0 &&
         g->taglen == key.taglen && memcmp(g->tag, key.tag, key.taglen) == 0 &&
         strcmp(g->client, key.client) == 0)
@@ -405,7 +449,9 @@ static int open_log(const char *path) {
   if (fd < 0)
     return -1;
   snprintf(dir, sizeof dir, "%.*s", slash == NULL ? 1 : (int)(slash - path),
-           slash == NULL ? "." : slash == path ? "/" : path);
+           slash == NULL   ? "."
+           : slash == path ? "/"
+                           : path);
   if ((d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
     e = fsync(d);
     close(d);
@@ -442,7 +488,7 @@ static void tell_drops(frond__audit *a) {
   size_t len0 = a->out.len;
   if (d == a->drops_told)
     return;
-  put_time(&a->out, now_ms());
+  put_time(&a->out, now_ms(), NULL);
   frond__buf_printf(&a->out,
                     ",\"event\":\"dropped\",\"records\":%llu,"
                     "\"reason\":\"audit_full = drop\"}\n",
@@ -616,8 +662,10 @@ int frond__audit_open(frond__server *srv, uv_loop_t *loop, frond_error *err) {
     return frond__fail(err, FROND_EIO, "audit_log %s: %s", srv->cfg.audit_log,
                        strerror(e));
   }
-  for (i = 0; i < a->nws; i++)
+  for (i = 0; i < a->nws; i++) {
     pthread_mutex_init(&a->ws[i].lock, NULL);
+    a->ws[i].tc.second = -1;
+  }
   pthread_mutex_init(&a->lock, NULL);
   pthread_cond_init(&a->cond, NULL);
   if (pthread_create(&a->thread, NULL, writer, a) != 0) {
@@ -678,31 +726,27 @@ void frond__audit_metrics(frond__server *srv, frond__buf *b) {
   if (a == NULL)
     return;
   family(b, "counter", "frond_audit_records_total",
-                         "Audit log lines written and synced.",
-                         atomic_load(&a->records));
+         "Audit log lines written and synced.", atomic_load(&a->records));
   family(b, "counter", "frond_audit_bytes_total",
-                         "Audit log bytes written and synced.",
-                         atomic_load(&a->bytes));
+         "Audit log bytes written and synced.", atomic_load(&a->bytes));
   family(b, "gauge", "frond_audit_pending_bytes",
-                       "Audit records in memory, not yet on disk.",
-                       atomic_load(&a->pending));
+         "Audit records in memory, not yet on disk.", atomic_load(&a->pending));
   family(b, "gauge", "frond_audit_writable",
-                       "1 while the audit log's last write and sync worked.",
-                       (uint64_t)!atomic_load(&a->failing));
+         "1 while the audit log's last write and sync worked.",
+         (uint64_t)!atomic_load(&a->failing));
   family(b, "counter", "frond_audit_write_errors_total",
-                         "Audit log writes or syncs that failed.",
-                         atomic_load(&a->write_errors));
+         "Audit log writes or syncs that failed.",
+         atomic_load(&a->write_errors));
   family(b, "counter", "frond_audit_refused_total",
-                         "Requests refused with AUDIT_UNAVAILABLE "
-                         "(audit_full = refuse).",
-                         atomic_load(&a->refused));
+         "Requests refused with AUDIT_UNAVAILABLE "
+         "(audit_full = refuse).",
+         atomic_load(&a->refused));
   family(b, "counter", "frond_audit_dropped_total",
-                         "Audit records dropped (audit_full = drop).",
-                         atomic_load(&a->dropped));
+         "Audit records dropped (audit_full = drop).",
+         atomic_load(&a->dropped));
   family(b, "counter", "frond_audit_reopens_total",
-                         "Audit log reopened on SIGHUP.",
-                         atomic_load(&a->reopens));
+         "Audit log reopened on SIGHUP.", atomic_load(&a->reopens));
   family(b, "counter", "frond_audit_reopen_failures_total",
-                         "Audit log reopens that failed (the old file kept).",
-                         atomic_load(&a->reopen_failures));
+         "Audit log reopens that failed (the old file kept).",
+         atomic_load(&a->reopen_failures));
 }
