@@ -180,19 +180,53 @@ static void put_str(frond__buf *b, const char *name, const char *s,
   frond__buf_append(b, "\"", 1);
 }
 
+/* ,"name":"s" for s of the server's own (a protocol, an op, a layout):
+** nothing to escape. */
+static void put_raw(frond__buf *b, const char *name, const char *s) {
+  size_t n = strlen(name), m = strlen(s);
+  if (frond__buf_reserve(b, n + m + 6) != 0)
+    return;
+  b->data[b->len++] = ',';
+  b->data[b->len++] = '"';
+  memcpy(b->data + b->len, name, n);
+  b->len += n;
+  memcpy(b->data + b->len, "\":\"", 3);
+  b->len += 3;
+  memcpy(b->data + b->len, s, m);
+  b->len += m;
+  b->data[b->len++] = '"';
+}
+
 static void put_peer(frond__buf *b, const struct sockaddr_storage *ss,
                      int len) {
-  char host[INET6_ADDRSTRLEN] = "", txt[INET6_ADDRSTRLEN + 16] = "";
+  char txt[INET6_ADDRSTRLEN + 16], *p = txt;
+  const unsigned char *q;
+  int port = 0, i;
+  txt[0] = '\0';
   if (len > 0 && ss->ss_family == AF_INET6) {
     const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-    inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof host);
-    snprintf(txt, sizeof txt, "[%s]:%d", host, ntohs(s6->sin6_port));
+    *p++ = '[';
+    inet_ntop(AF_INET6, &s6->sin6_addr, p, INET6_ADDRSTRLEN);
+    p += strlen(p);
+    *p++ = ']';
+    port = ntohs(s6->sin6_port);
   } else if (len > 0 && ss->ss_family == AF_INET) {
+    /* By hand: inet_ntop and printf cost more than the rest of a line. */
     const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-    inet_ntop(AF_INET, &s4->sin_addr, host, sizeof host);
-    snprintf(txt, sizeof txt, "%s:%d", host, ntohs(s4->sin_port));
+    q = (const unsigned char *)&s4->sin_addr;
+    for (i = 0; i < 4; i++) {
+      p += frond__dec_u64(p, q[i]);
+      *p++ = i < 3 ? '.' : ':';
+    }
+    p--;
+    port = ntohs(s4->sin_port);
   }
-  put_str(b, "remote", txt, strlen(txt));
+  if (p != txt) {
+    *p++ = ':';
+    p += frond__dec_u64(p, (uint64_t)port);
+  }
+  *p = '\0';
+  put_raw(b, "remote", txt);
 }
 
 /* The underlying ID of a format's string, when it has one (an order
@@ -221,11 +255,11 @@ static void record(frond__audit *a, frond__buf *b, int64_t ms, int op,
   put_time(b, ms, tc);
   put_str(b, "client", g->client, strlen(g->client));
   put_peer(b, &g->peer, g->peerlen);
-  put_str(b, "proto", g->proto, strlen(g->proto));
-  put_str(b, "op", op_names[op], strlen(op_names[op]));
+  put_raw(b, "proto", g->proto);
+  put_raw(b, "op", op_names[op]);
   if (g->kind == SNOWFLAKE) {
     put_num(b, "node", (int64_t)a->srv->node);
-    put_str(b, "layout", a->layout, strlen(a->layout));
+    put_raw(b, "layout", a->layout);
   } else if (g->kind == SEGMENT) {
     put_str(b, "tag", g->tag, g->taglen);
   } else {
@@ -332,7 +366,7 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
                                  &key.peerlen) != 0)
     key.peerlen = 0;
   who = r->client != NULL ? r->client->name : "anonymous";
-  snprintf(key.client, sizeof key.client, "%s", who);
+  memcpy(key.client, who, strnlen(who, sizeof key.client - 1));
   key.nf = r->nf;
   if (r->tag != NULL && r->len <= FROND_TAG_MAX) {
     memcpy(key.tag, r->tag, r->len);
@@ -530,9 +564,9 @@ static void write_out(frond__audit *a) {
   }
   if (keep > 0) {
     uint64_t lines = 0;
-    size_t i;
-    for (i = 0; i < keep; i++)
-      lines += a->out.data[i] == '\n';
+    const char *p = a->out.data, *lim = p + keep;
+    while ((p = memchr(p, '\n', (size_t)(lim - p))) != NULL && p++ < lim)
+      lines++;
     atomic_fetch_add(&a->records, lines);
     atomic_fetch_add(&a->bytes, keep);
     atomic_fetch_sub(&a->pending, keep);
