@@ -145,8 +145,8 @@ static int scan(finder *f, const char *path) {
   }
   free(buf);
   fclose(in);
-  if (pid > 0 && (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-                  WEXITSTATUS(st) != 0)) {
+  if (pid > 0 &&
+      (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
     fprintf(stderr, "frond: IO: %s: gzip -dc failed\n", path);
     return -1;
   }

@@ -36,6 +36,10 @@ static int hex4(cur *c, unsigned *v) {
   return 0;
 }
 
+/* The one-character escapes of JSON, and what each stands for. */
+#define ESCAPES "\"\\/bfnrt"
+#define ESCAPED "\"\\/\b\f\n\r\t"
+
 /* A string (after its opening quote) into dst[cap], NUL-terminated, or
 ** skipped with dst NULL. Escapes are decoded; \u0000 and lone surrogates
 ** are refused. */
@@ -43,6 +47,7 @@ static int str(cur *c, char *dst, size_t cap) {
   size_t n = 0;
   for (;;) {
     unsigned u, lo;
+    const char *e;
     char b[4];
     size_t k = 1, i;
     if (c->p >= c->end)
@@ -55,16 +60,12 @@ static int str(cur *c, char *dst, size_t cap) {
     if (b[0] == '\\') {
       if (c->p >= c->end)
         return -1;
-      switch (*c->p++) {
-      case '"': b[0] = '"'; break;
-      case '\\': b[0] = '\\'; break;
-      case '/': b[0] = '/'; break;
-      case 'b': b[0] = '\b'; break;
-      case 'f': b[0] = '\f'; break;
-      case 'n': b[0] = '\n'; break;
-      case 'r': b[0] = '\r'; break;
-      case 't': b[0] = '\t'; break;
-      case 'u':
+      if ((e = strchr(ESCAPES, *c->p)) != NULL && *c->p != '\0') {
+        b[0] = ESCAPED[e - ESCAPES];
+        c->p++;
+      } else if (*c->p++ != 'u') {
+        return -1;
+      } else {
         if (hex4(c, &u) != 0 || u == 0 || (u >= 0xdc00 && u <= 0xdfff))
           return -1;
         if (u >= 0xd800 && u <= 0xdbff) {
@@ -93,9 +94,6 @@ static int str(cur *c, char *dst, size_t cap) {
           b[3] = (char)(0x80 | (u & 0x3f));
           k = 4;
         }
-        break;
-      default:
-        return -1;
       }
     }
     if (dst == NULL)
@@ -125,8 +123,8 @@ static int num(cur *c, int64_t *v) {
     u = u * 10 + d;
     digits++;
   }
-  if (digits == 0 || (c->p < c->end && (*c->p == '.' || *c->p == 'e' ||
-                                        *c->p == 'E')))
+  if (digits == 0 ||
+      (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E')))
     return -1;
   *v = neg ? (int64_t)(0 - u) : (int64_t)u;
   return 0;
@@ -140,16 +138,22 @@ static int word(cur *c, const char *w) {
   return 0;
 }
 
-#define FIELD(name, f) {name, offsetof(frond__audit_line, f), sizeof(((frond__audit_line *)0)->f)}
+#define FIELD(name, f)                                                         \
+  { name, offsetof(frond__audit_line, f), sizeof(((frond__audit_line *)0)->f) }
 static const struct {
   const char *name;
   size_t off, cap;
 } strs[] = {
-    FIELD("time", time),       FIELD("client", client),
-    FIELD("remote", remote),   FIELD("proto", proto),
-    FIELD("op", op),           FIELD("event", event),
-    FIELD("tag", tag),         FIELD("format", format),
-    FIELD("layout", layout),   FIELD("first_string", first_string),
+    FIELD("time", time),
+    FIELD("client", client),
+    FIELD("remote", remote),
+    FIELD("proto", proto),
+    FIELD("op", op),
+    FIELD("event", event),
+    FIELD("tag", tag),
+    FIELD("format", format),
+    FIELD("layout", layout),
+    FIELD("first_string", first_string),
     FIELD("last_string", last_string),
 };
 #undef FIELD
@@ -195,7 +199,9 @@ int frond__audit_line_parse(const char *s, size_t len, frond__audit_line *out) {
         return -1;
     } else if (*c.p == 't' || *c.p == 'f' || *c.p == 'n') {
       int f = *c.p == 'f';
-      if (word(&c, *c.p == 't' ? "true" : f ? "false" : "null") != 0 ||
+      if (word(&c, *c.p == 't' ? "true"
+                   : f         ? "false"
+                               : "null") != 0 ||
           dst != NULL)
         return -1;
       if (strcmp(key, "answered") == 0)
