@@ -15,10 +15,10 @@
 # reference (the previous release, or a build of main), and the table
 # shows both and their ratio.
 # Environment: N1 (2000), N2 (12000), FROND (the binary measured; default:
-# build the release and use build/frond), SERVE_ARGS (more flags for the
-# binary measured only, e.g. quota rules against a copy of the same binary
-# as the reference). Needs valgrind, ab (apache2-utils) and
-# redis-benchmark (redis-tools).
+# build the release and use build/frond), FLAGS (more `frond serve` flags
+# for the measured binary only: the same binary as reference with FLAGS
+# measures what a setting costs, e.g. FLAGS="--audit-log /tmp/a.log"; SERVE_ARGS is
+# the same). Needs valgrind, ab (apache2-utils) and redis-benchmark (redis-tools).
 #
 # The cases: snowflake  GET /api/snowflake/get/x, keep-alive (ab -k)
 #            segment    GET /v1/segment/bench (ab -k)
@@ -59,10 +59,8 @@ free_port() {
 }
 
 # Total instructions of one server run answering n requests of case $2.
-total() { # binary case n
-  bin=$1 case=$2 n=$3
-  extra=
-  [ "$bin" = "$FROND" ] && extra=${SERVE_ARGS:-}
+total() { # binary case n [flags]
+  bin=$1 case=$2 n=$3 flags=${4:-}
   d=$tmp/run
   rm -rf "$d" && mkdir -p "$d"
   "$bin" tag create bench --step 1000000 --store "sqlite:///$d/f.db" >/dev/null
@@ -70,7 +68,7 @@ total() { # binary case n
   valgrind --tool=callgrind --callgrind-out-file="$d/out" \
     "$bin" serve --threads 1 --listen "127.0.0.1:$hp" \
     --resp-listen "127.0.0.1:$rp" --store "sqlite:///$d/f.db" \
-    --data-dir "$d" $extra >"$d/log" 2>&1 &
+    --data-dir "$d" $flags >"$d/log" 2>&1 &
   pid=$!
   i=0
   until curl -s -o /dev/null "http://127.0.0.1:$hp/livez" &&
@@ -98,16 +96,16 @@ total() { # binary case n
   echo "$ir"
 }
 
-per_request() { # binary case
-  a=$(total "$1" "$2" "$N1")
-  b=$(total "$1" "$2" "$N2")
+per_request() { # binary case [flags]
+  a=$(total "$1" "$2" "$N1" "${3:-}")
+  b=$(total "$1" "$2" "$N2" "${3:-}")
   echo $(((b - a) / (N2 - N1)))
 }
 
 echo "instructions per request (callgrind), (Ir(N2) - Ir(N1)) / (N2 - N1), N1=$N1 N2=$N2, one event loop"
 printf '%-10s %12s %12s %7s\n' case frond reference ratio
 for c in snowflake segment resp-incr resp-sf; do
-  f=$(per_request "$FROND" $c)
+  f=$(per_request "$FROND" $c "${FLAGS:-${SERVE_ARGS:-}}")
   r=$(per_request "$REF" $c)
   printf '%-10s %12s %12s %7s\n' $c "$f" "$r" \
     "$(python3 -c "print('%.3f' % ($f / $r))")"

@@ -35,6 +35,7 @@ static const cli_cmd commands[] = {
     {"bench", frond__cli_bench, 0, "measure the snowflake generator"},
     {"node", frond__cli_node, 1,
      "node IDs and the fleet's layout at a coordinator"},
+    {"audit", frond__cli_audit, 1, "find who was given an ID in the audit log"},
 };
 
 static void usage(FILE *f) {

@@ -42,6 +42,8 @@ static const char *const log_levels[] = {"error", "warn", "info", "debug",
 static const char *const time_zones[] = {"utc", "local", NULL};
 /* In the order of FROND_LOG_TEXT, FROND_LOG_JSON. */
 static const char *const log_formats[] = {"text", "json", NULL};
+/* In the order of FROND__AUDIT_REFUSE, FROND__AUDIT_DROP. */
+static const char *const audit_fulls[] = {"refuse", "drop", NULL};
 
 static const frond__cfg_row rows[] = {
     ADDR("listen", listen, "127.0.0.1:8080", 0,
@@ -154,6 +156,15 @@ static const frond__cfg_row rows[] = {
             "a named ID format, e.g. format.orders = "
             "order:digits=12,check=damm,key=1 (docs/formats.md): served at "
             "/v1/format/<name> and by ID.FORMAT <name>"),
+    STR("audit_log", audit_log, "", 0,
+        "audit log file: who was given which IDs, one JSON object a line, "
+        "reopened on SIGHUP; empty: none"),
+    ENUM("audit_full", audit_full, audit_fulls, "refuse",
+         "when the audit log cannot keep up (disk full, unwritable, "
+         "audit_buffer waiting): refuse issuing IDs (AUDIT_UNAVAILABLE) or "
+         "drop records (counted and logged)"),
+    BYTES("audit_buffer", audit_buffer, 65536, 1073741824, "16777216",
+          "audit records held in memory while the log is behind"),
 };
 
 static const char *const type_names[] = {

@@ -28,7 +28,8 @@
 
 #define FROND__CFG_STR_MAX 1024
 
-enum { FROND__TZ_UTC, FROND__TZ_LOCAL }; /* leaf_time_zone */
+enum { FROND__TZ_UTC, FROND__TZ_LOCAL };         /* leaf_time_zone */
+enum { FROND__AUDIT_REFUSE, FROND__AUDIT_DROP }; /* audit_full */
 
 /* Named ID formats (format.<name> = <spec>): how many, and how long. */
 #define FROND__CFG_FORMATS_MAX 64
@@ -86,6 +87,9 @@ typedef struct frond__config {
   char quota_client[FROND__CFG_STR_MAX];
   char quota_tag[FROND__CFG_STR_MAX];
   int64_t quota_buckets;
+  char audit_log[FROND__CFG_STR_MAX]; /* "": no audit log */
+  int audit_full;                     /* FROND__AUDIT_* */
+  int64_t audit_buffer;
 } frond__config;
 
 typedef enum frond__cfg_type {

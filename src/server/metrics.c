@@ -613,6 +613,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   ids_issued(srv, b, tags, ntags);
   frond__formats_metrics(srv, b);
   frond__quota_metrics(srv, b);
+  frond__audit_metrics(srv, b);
   snowflake(srv, b);
   if (srv->coord != NULL)
     coordinator(srv, b);

@@ -71,7 +71,8 @@
   XX(STORE_MEMBER_STALE, 503)                                                  \
   XX(STORE_TIMEOUT, 503)                                                       \
   XX(STORE_MISMATCH, 503)                                                      \
-  XX(QUOTA_EXCEEDED, 429)
+  XX(QUOTA_EXCEEDED, 429)                                                      \
+  XX(AUDIT_UNAVAILABLE, 503)
 
 int frond__req_status(int code) {
   switch (code) {
@@ -199,6 +200,7 @@ static void finish(uv_work_t *wk, int status) {
   unavailable(r);
   if (!gone)
     r->how->answer(r, r->ctx);
+  frond__audit_req(c, r, gone);
   frond__conn_resume(c, r->how->done(r, r->ctx, gone));
   free(q);
 }
@@ -283,8 +285,9 @@ void frond__req_run(frond__conn *c, frond__req *r) {
   frond__worker *w = c->w;
   /* Quotas and audit of what is asked hook in here (see the head
   ** comment): every request of every front passes before it is served. */
-  if (w->srv->quota != NULL &&
-      (r->rc = frond__quota_take(w->srv, r, &r->err)) != 0) {
+  if (frond__audit_admit(c, r) != 0 ||
+      (w->srv->quota != NULL &&
+       (r->rc = frond__quota_take(w->srv, r, &r->err)) != 0)) {
     r->how->answer(r, r->ctx);
     return;
   }
@@ -312,6 +315,7 @@ void frond__req_run(frond__conn *c, frond__req *r) {
     return;
   unavailable(r);
   r->how->answer(r, r->ctx);
+  frond__audit_req(c, r, 0);
 }
 
 /* -------------------------------------------------------------- decoding */

@@ -400,6 +400,8 @@ static int start(frond__server *srv) {
     if (open_listeners(srv, w, &err) != 0)
       goto fail;
   }
+  if (frond__audit_open(srv, uv_default_loop(), &err) != 0)
+    goto fail;
   atomic_store(&srv->ready, !srv->seg_enabled);
   if (srv->seg != NULL) {
     frond_seg_stats ss;
@@ -538,6 +540,7 @@ int frond__cli_serve(int argc, char **argv) {
   }
   for (i = 0; started && i < srv.nworkers; i++)
     frond__worker_join(&srv.workers[i]);
+  frond__audit_close(&srv, loop);
   uv_loop_close(loop);
   if (srv.store_conn != NULL)
     frond_store_close(srv.store_conn);

@@ -21,6 +21,7 @@
 **   conn, json, notify, config              loops; what systemd is told
 **   ids                                     IDs
 **   formats                                 ID strings of formats
+**   audit                                   the audit log
 **   req, metrics                            the request layer: checks,
 **                                           waits off the loop, answers;
 **                                           counters
@@ -295,6 +296,8 @@ struct frond__server {
   int store_id_busy; /* main thread: a read is on the pool */
   /* Quotas (quota.c), built at start; NULL when none is configured. */
   struct frond__quota *quota;
+  /* The audit log (audit.c); NULL without audit_log. */
+  struct frond__audit *audit;
 };
 
 /* ------------------------------------------------------------ store_id.c */
@@ -617,6 +620,27 @@ const char *frond__req_message(int code, const frond_error *err);
 int frond__req_decode(frond__server *srv, const frond__named_format *nf,
                       const char *s, size_t len, frond__field *out, size_t *n,
                       frond_error *err);
+
+/* --------------------------------------------------------------- audit.c */
+
+/*
+** The audit log (audit_log; audit.c's head comment says what it holds and
+** how it keeps up). Open it and start its writer thread and its SIGHUP
+** handler on loop (main thread, at start, once the workers are made): 0,
+** or IO when the path cannot be opened; nothing without audit_log. Close
+** it once the workers have ended: what they recorded is written first.
+*/
+typedef struct frond__audit frond__audit;
+int frond__audit_open(frond__server *srv, uv_loop_t *loop, frond_error *err);
+void frond__audit_close(frond__server *srv, uv_loop_t *loop);
+/* Before r issues anything (on c's loop): 0, or -1 with r->rc
+** AUDIT_UNAVAILABLE when audit_full = refuse and the log cannot keep up. */
+int frond__audit_admit(frond__conn *c, frond__req *r);
+/* Once r (served on c's loop, or off it and back) has succeeded: record
+** what it handed out; gone: its client went away before the answer. */
+void frond__audit_req(frond__conn *c, const frond__req *r, int gone);
+/* The frond_audit_* families of /metrics (none without audit_log). */
+void frond__audit_metrics(frond__server *srv, frond__buf *b);
 
 /* -------------------------------------------------------------- status.c */
 
