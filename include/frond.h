@@ -86,7 +86,9 @@ extern "C" {
   XX(33, TAG_FLOOR, "below the IDs the tag may already have issued")           \
   XX(34, STORE_MEMBER_STALE, "multi: member is behind what the others record") \
   XX(35, STORE_TIMEOUT, "the store did not answer in time")                    \
-  XX(36, STORE_MISMATCH, "servers do not name one store")
+  XX(36, STORE_MISMATCH, "servers do not name one store")                      \
+  XX(37, UNAUTHORIZED, "no valid credential for a request that needs one")     \
+  XX(38, FORBIDDEN, "the client is not granted this right or tag")
 
 typedef enum {
   FROND_OK = 0,

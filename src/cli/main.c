@@ -35,6 +35,8 @@ static const cli_cmd commands[] = {
     {"bench", frond__cli_bench, 0, "measure the snowflake generator"},
     {"node", frond__cli_node, 1,
      "node IDs and the fleet's layout at a coordinator"},
+    {"clients", frond__cli_clients, 0,
+     "make a client's secret and its clients_file line; check the file"},
 };
 
 static void usage(FILE *f) {

@@ -128,6 +128,13 @@ static const frond__cfg_row rows[] = {
     STR("order_key_file", order_key_file, "", 0,
         "file of order number keys, one V:KEY per line, readable by the "
         "server's user only; empty: the variable FROND_ORDER_KEY"),
+    STR("clients_file", clients_file, "", 0,
+        "file of named clients, one a line: NAME secret=HASH|cert=NAME "
+        "rights=issue,read,admin tags=GLOB,... formats=GLOB,... "
+        "(docs/reference/configuration.md); read again on SIGHUP"),
+    BOOL("open_reads", open_reads, "on",
+         "with credentials configured, /livez, /healthz, /readyz and "
+         "/metrics stay open to probes without one"),
     FORMATS("format.<name>",
             "a named ID format, e.g. format.orders = "
             "order:digits=12,check=damm,key=1 (docs/formats.md): served at "

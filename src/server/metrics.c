@@ -16,6 +16,8 @@
 */
 #include "server/server.h"
 
+#include "server/acl.h"
+
 #include "base/base.h"
 #include "coord/coord.h"
 #include "core/core.h"
@@ -610,6 +612,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
     ntags = 0;
   ids_issued(srv, b, tags, ntags);
   frond__formats_metrics(srv, b);
+  frond__acl_metrics(srv, b);
   snowflake(srv, b);
   if (srv->coord != NULL)
     coordinator(srv, b);

@@ -4,7 +4,7 @@
 ** later protocol do with a request between reading their own arguments
 ** and writing their own answer.
 **
-**   - argument checks: a count within its limit, the admin token;
+**   - argument checks: a count within its limit;
 **   - issuing: IDs and ID strings from memory on the event loop (ids.c,
 **     formats.c), and the answer written at once through the front's
 **     frond__req_how;
@@ -24,8 +24,8 @@
 **     (core/format_fields.c).
 **
 ** Credentials, quotas and audit hook in here, once for every front: who
-** a client is at frond__req_token (the admin token, as HTTP's Bearer
-** header and RESP's AUTH present it), what a request may do and how much
+** a client is and what it may do at the top of frond__req_run (acl.c:
+** the front has read its credential onto the connection), how much
 ** at the top of frond__req_run (every ID, ID string and store call passes
 ** there with its operation, tag, count and connection, before anything is
 ** issued), and what was done in finish() (every request that waited, its
@@ -34,6 +34,8 @@
 #include "base/base.h"
 #include "core/core.h"
 #include "server/server.h"
+
+#include "server/acl.h"
 
 #include <assert.h>
 #include <stddef.h>
@@ -56,6 +58,8 @@
   XX(LAYOUT_INVALID, 400)                                                      \
   XX(FORMAT_INVALID, 400)                                                      \
   XX(KEY_INVALID, 400)                                                         \
+  XX(UNAUTHORIZED, 401)                                                        \
+  XX(FORBIDDEN, 403)                                                           \
   XX(TAG_NOT_FOUND, 404)                                                       \
   XX(TAG_EXISTS, 409)                                                          \
   XX(TAG_FLOOR, 409)                                                           \
@@ -115,16 +119,6 @@ int frond__req_count(frond__req *r, const frond__server *srv, const char *s,
                                (long long)max);
   r->n = (size_t)n;
   return 0;
-}
-
-int frond__req_token(const frond__server *srv, const char *p, size_t len) {
-  const char *tok = srv->cfg.admin_token;
-  size_t tl = strlen(tok), i;
-  unsigned char diff = len != tl;
-  /* Constant time in the token's length: every byte is compared. */
-  for (i = 0; i < tl; i++)
-    diff |= (unsigned char)((i < len ? p[i] : 0) ^ tok[i]);
-  return diff == 0;
 }
 
 /* ---------------------------------------------------- waiting requests */
@@ -198,6 +192,7 @@ static void finish(uv_work_t *wk, int status) {
   if (!gone)
     r->how->answer(r, r->ctx);
   frond__conn_resume(c, r->how->done(r, r->ctx, gone));
+  frond__acl_release(r->client);
   free(q);
 }
 
@@ -270,6 +265,7 @@ static int wait_off_loop(frond__conn *c, frond__req *r) {
     goto undo;
   }
   frond__conn_hold(c);
+  frond__acl_hold(r->client);
   return 1;
 undo:
   if (lookup)
@@ -280,7 +276,12 @@ undo:
 void frond__req_run(frond__conn *c, frond__req *r) {
   frond__worker *w = c->w;
   /* Quotas and audit of what is asked hook in here (see the head
-  ** comment): every request of every front passes before it is served. */
+  ** comment): every request of every front passes before it is served.
+  ** Credentials first: who asks, and may they. */
+  if (frond__acl_req(c, r) != 0) {
+    r->how->answer(r, r->ctx);
+    return;
+  }
   switch (r->op) {
   case FROND__REQ_SNOWFLAKE:
     r->rc = frond__ids_snowflake(w, r->n, &r->err);

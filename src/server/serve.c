@@ -25,6 +25,7 @@
 #include "store/db.h"
 #include "store/store.h"
 #include "server/server.h"
+#include "server/acl.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -180,6 +181,7 @@ static void on_loop_ended(uv_async_t *a) {
     uv_close((uv_handle_t *)&sig_int, NULL);
     signal(SIGTERM, SIG_IGN);
     signal(SIGINT, SIG_IGN);
+    frond__acl_stop();
     uv_close((uv_handle_t *)a, NULL);
   }
   pthread_mutex_unlock(&srv->end_lock);
@@ -276,7 +278,7 @@ int frond__serve_preflight(frond__server *srv, frond_error *err) {
   if (frond__coord_uri_check(srv->coord_uri, max_node, err) != 0 ||
       (strcmp(srv->cfg.advertise, "auto") != 0 && srv->cfg.advertise[0] &&
        frond__coord_check_advertise(srv->cfg.advertise, err) != 0) ||
-      frond__formats_create(srv, err) != 0)
+      frond__formats_create(srv, err) != 0 || frond__acl_open(srv, err) != 0)
     return -1;
   /* The coordinator records the HTTP address for this node. */
   snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
@@ -464,6 +466,7 @@ int frond__cli_serve(int argc, char **argv) {
     uv_timer_init(loop, &tick);
     tick.data = &srv;
     uv_timer_start(&tick, on_tick, 1000, 1000);
+    frond__acl_start(&srv, loop);
     if (srv.watchdog_ms > 0) {
       uv_timer_init(loop, &watchdog);
       watchdog.data = &srv;
@@ -508,6 +511,7 @@ int frond__cli_serve(int argc, char **argv) {
     frond__formats_worker_free(&srv.workers[i]);
   }
   frond__formats_free(&srv);
+  frond__acl_close(&srv);
   free(srv.workers);
   return started ? 0 : 1;
 }
