@@ -33,8 +33,10 @@ static const char usage[] =
     "Authorization: Bearer NAME:SECRET (HTTP) or AUTH NAME SECRET (RESP).\n"
     "\n"
     "  --rights R       issue, read, admin, comma-separated (default issue)\n"
-    "  --tags P         segment tags, glob patterns (orders:*), comma-separated\n"
-    "  --formats P      other IDs: snowflake, uuid7, uuid4, ulid, objectid or a\n"
+    "  --tags P         segment tags, glob patterns (orders:*), "
+    "comma-separated\n"
+    "  --formats P      other IDs: snowflake, uuid7, uuid4, ulid, objectid or "
+    "a\n"
     "                   format's name, glob patterns, comma-separated\n"
     "\n"
     "hash reads a secret (one line, at least 32 bytes) on stdin and prints\n"
@@ -151,8 +153,8 @@ int frond__cli_clients(int argc, char **argv) {
     return hash(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "check") == 0)
     return check(argc - 1, argv + 1);
-  if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-                    strcmp(argv[1], "-h") == 0)) {
+  if (argc >= 2 &&
+      (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     fputs(usage, stdout);
     return FROND__EXIT_OK;
   }

@@ -92,8 +92,10 @@ int frond__acl_load(const char *path, frond__acl **out, frond_error *err) {
   }
   if (st.st_size > (off_t)FROND__ACL_FILE_MAX) {
     close(fd);
-    return frond__fail(err, FROND_ECONFIG, "clients_file %s: longer than %u "
-                       "bytes", path, FROND__ACL_FILE_MAX);
+    return frond__fail(err, FROND_ECONFIG,
+                       "clients_file %s: longer than %u "
+                       "bytes",
+                       path, FROND__ACL_FILE_MAX);
   }
   if ((text = malloc((size_t)st.st_size + 1)) == NULL) {
     close(fd);
@@ -133,8 +135,8 @@ int frond__acl_open(frond__server *srv, frond_error *err) {
     return rc;
   acl.on = acl.has_admin || cfg->clients_file[0] != '\0';
   if (set != NULL)
-    frond_log(FROND_LOG_INFO, "clients_file %s: %zu clients",
-              cfg->clients_file, set->n);
+    frond_log(FROND_LOG_INFO, "clients_file %s: %zu clients", cfg->clients_file,
+              set->n);
   publish(set);
   return 0;
 }
@@ -148,17 +150,19 @@ int frond__acl_reload(frond__server *srv, frond_error *err) {
     return 0;
   if ((rc = frond__acl_load(path, &set, err)) != 0) {
     atomic_fetch_add(&acl.reloads[1], 1);
-    frond_log(FROND_LOG_ERROR, "SIGHUP: %s: %s; the clients loaded before "
-              "stay in use", frond_err_name(rc), err->message);
+    frond_log(FROND_LOG_ERROR,
+              "SIGHUP: %s: %s; the clients loaded before "
+              "stay in use",
+              frond_err_name(rc), err->message);
     return rc;
   }
   /* Failures counted so far carry over to the clients that stay. */
   pthread_mutex_lock(&acl.lock);
   if (acl.published != NULL)
     for (i = 0; i < set->n; i++) {
-      const frond__acl_client *was = frond__acl_find(
-          acl.published, set->clients[i].c.name,
-          strlen(set->clients[i].c.name));
+      const frond__acl_client *was =
+          frond__acl_find(acl.published, set->clients[i].c.name,
+                          strlen(set->clients[i].c.name));
       int f;
       for (f = 0; was != NULL && f < FROND__ACL_FAILS; f++)
         atomic_store(&set->clients[i].fails[f], atomic_load(&was->fails[f]));
@@ -250,7 +254,9 @@ static void set_client(frond__conn *c, const frond__acl_client *k) {
   c->client = (const frond__client *)k;
 }
 
-void frond__acl_conn_drop(frond__conn *c) { set_client(c, NULL); }
+void frond__acl_conn_drop(frond__conn *c) {
+  set_client(c, NULL);
+}
 
 /* The client's address, for a log line (conn.c's own is above this
 ** file, which conn.c calls). */
@@ -273,7 +279,8 @@ static int refuse(frond__conn *c, const frond__acl_client *k, int unknown,
 static int refuse(frond__conn *c, const frond__acl_client *k, int unknown,
                   int why, int code, frond_error *err, const char *fmt, ...) {
   char msg[sizeof err->message], from[INET6_ADDRSTRLEN + 8];
-  int64_t now = (int64_t)uv_now(&c->w->loop), last = atomic_load(&acl.logged_ms);
+  int64_t now = (int64_t)uv_now(&c->w->loop),
+          last = atomic_load(&acl.logged_ms);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
@@ -300,9 +307,8 @@ static int is_token(const char *p, size_t len) {
 
 /* name and secret against the set: 0 with c's client set, or
 ** UNAUTHORIZED. */
-static int check(frond__conn *c, frond__acl *set, const char *name,
-                 size_t nlen, const char *secret, size_t slen,
-                 frond_error *err) {
+static int check(frond__conn *c, frond__acl *set, const char *name, size_t nlen,
+                 const char *secret, size_t slen, frond_error *err) {
   const frond__acl_client *k =
       set != NULL ? frond__acl_find(set, name, nlen) : NULL;
   /* An unknown name is hashed and compared too: it takes the same time. */
@@ -311,8 +317,8 @@ static int check(frond__conn *c, frond__acl *set, const char *name,
     return 0;
   }
   if (k == NULL)
-    return refuse(c, NULL, 1, FROND__ACL_FAIL_UNKNOWN, FROND_EUNAUTHORIZED,
-                  err, "no client %.*s with that secret",
+    return refuse(c, NULL, 1, FROND__ACL_FAIL_UNKNOWN, FROND_EUNAUTHORIZED, err,
+                  "no client %.*s with that secret",
                   (int)(nlen < 64 ? nlen : 64), name);
   return refuse(c, k, 0, FROND__ACL_FAIL_WRONG, FROND_EUNAUTHORIZED, err,
                 "wrong secret for client %s", k->c.name);
@@ -335,8 +341,7 @@ int frond__acl_http(frond__conn *c, const char *auth, size_t len,
       return 0;
     }
     set_client(c, NULL);
-    return refuse(c, NULL, 0, FROND__ACL_FAIL_MISSING, FROND_EUNAUTHORIZED,
-                  err,
+    return refuse(c, NULL, 0, FROND__ACL_FAIL_MISSING, FROND_EUNAUTHORIZED, err,
                   c->cert_name[0] != '\0'
                       ? "the client certificate %.64s names no client, and "
                         "no Authorization: Bearer was sent"
@@ -351,9 +356,9 @@ int frond__acl_http(frond__conn *c, const char *auth, size_t len,
   set_client(c, NULL);
   colon = memchr(auth, ':', len);
   if (colon == NULL)
-    return refuse(c, NULL, 1, FROND__ACL_FAIL_UNKNOWN, FROND_EUNAUTHORIZED,
-                  err, "the Bearer credential is neither <name>:<secret> "
-                       "nor admin_token");
+    return refuse(c, NULL, 1, FROND__ACL_FAIL_UNKNOWN, FROND_EUNAUTHORIZED, err,
+                  "the Bearer credential is neither <name>:<secret> "
+                  "nor admin_token");
   return check(c, set, auth, (size_t)(colon - auth), colon + 1,
                len - (size_t)(colon + 1 - auth), err);
 }
@@ -362,15 +367,17 @@ int frond__acl_auth(frond__conn *c, const char *user, size_t ulen,
                     const char *pass, size_t plen, frond_error *err) {
   int admin = user == NULL || (ulen == 7 && memcmp(user, "default", 7) == 0) ||
               (ulen == 5 && memcmp(user, "admin", 5) == 0);
-  set_client(c, NULL);
+  /* A refused AUTH leaves the connection's client as it was (Redis). */
   if (admin) {
     if (is_token(pass, plen)) {
       set_client(c, &acl.admin);
       return 0;
     }
-    return refuse(c, NULL, 1, FROND__ACL_FAIL_UNKNOWN, FROND_EUNAUTHORIZED,
-                  err, "wrong admin_token (user %s)",
-                  user == NULL ? "default" : ulen == 5 ? "admin" : "default");
+    return refuse(c, NULL, 1, FROND__ACL_FAIL_UNKNOWN, FROND_EUNAUTHORIZED, err,
+                  "wrong admin_token (user %s)",
+                  user == NULL ? "default"
+                  : ulen == 5  ? "admin"
+                               : "default");
   }
   return check(c, current(c->w), user, ulen, pass, plen, err);
 }
@@ -383,11 +390,12 @@ const frond__client *frond__acl_conn(frond__conn *c) {
   set = current(c->w);
   if (k != NULL && k->set != NULL && k->set != set) {
     const frond__acl_client *now =
-        set != NULL ? frond__acl_find(set, k->c.name, strlen(k->c.name))
-                    : NULL;
+        set != NULL ? frond__acl_find(set, k->c.name, strlen(k->c.name)) : NULL;
     if (now == NULL)
-      frond_log(FROND_LOG_INFO, "client %s is no longer in clients_file: "
-                "its connection must authenticate again", k->c.name);
+      frond_log(FROND_LOG_INFO,
+                "client %s is no longer in clients_file: "
+                "its connection must authenticate again",
+                k->c.name);
     set_client(c, now);
     k = now;
   }
@@ -405,8 +413,8 @@ int frond__acl_right(frond__conn *c, unsigned right, frond_error *err) {
   if (!acl.on || (k != NULL && (k->rights & right) == right))
     return 0;
   if (k == NULL)
-    return refuse(c, NULL, 0, FROND__ACL_FAIL_MISSING, FROND_EUNAUTHORIZED,
-                  err, "no credential");
+    return refuse(c, NULL, 0, FROND__ACL_FAIL_MISSING, FROND_EUNAUTHORIZED, err,
+                  "no credential");
   return refuse(c, k, 0, FROND__ACL_FAIL_FORBIDDEN, FROND_EFORBIDDEN, err,
                 "client %s has no right %s (rights=%s)", k->c.name,
                 frond__acl_rights_str(right, r, sizeof r),
@@ -469,20 +477,20 @@ int frond__acl_req(frond__conn *c, frond__req *r) {
   }
   {
     char rr[24];
-    unsigned right = r->op == FROND__REQ_STORE ? FROND__ACL_ADMIN
-                                               : FROND__ACL_ISSUE;
+    unsigned right =
+        r->op == FROND__REQ_STORE ? FROND__ACL_ADMIN : FROND__ACL_ISSUE;
     if ((k->rights & right) == 0)
       r->rc = refuse(c, k, 0, FROND__ACL_FAIL_FORBIDDEN, FROND_EFORBIDDEN,
                      &r->err, "client %s has no right %s (rights=%s)",
                      k->c.name, right == FROND__ACL_ADMIN ? "admin" : "issue",
                      frond__acl_rights_str(k->rights, rr, sizeof rr));
     else
-      r->rc = refuse(
-          c, k, 0, FROND__ACL_FAIL_FORBIDDEN, FROND_EFORBIDDEN, &r->err,
-          "client %s may not %s %s %.*s (%s=%s)", k->c.name,
-          r->op == FROND__REQ_STORE ? "change" : "issue from",
-          kind ? "format" : "tag", (int)(len < 128 ? len : 128), name,
-          kind ? "formats" : "tags", patterns(k, kind, pats, sizeof pats));
+      r->rc = refuse(c, k, 0, FROND__ACL_FAIL_FORBIDDEN, FROND_EFORBIDDEN,
+                     &r->err, "client %s may not %s %s %.*s (%s=%s)", k->c.name,
+                     r->op == FROND__REQ_STORE ? "change" : "issue from",
+                     kind ? "format" : "tag", (int)(len < 128 ? len : 128),
+                     name, kind ? "formats" : "tags",
+                     patterns(k, kind, pats, sizeof pats));
   }
   return -1;
 }
@@ -505,8 +513,10 @@ void frond__acl_metrics(frond__server *srv, frond__buf *b) {
   for (f = 0; f < FROND__ACL_FAILS; f++) {
     uint64_t v = atomic_load(&acl.fails[0][f]) + atomic_load(&acl.fails[1][f]);
     if (v != 0)
-      frond__buf_printf(b, "frond_auth_failures_total{client=\"\",reason=\"%s\""
-                           "} %llu\n", reasons[f], (unsigned long long)v);
+      frond__buf_printf(b,
+                        "frond_auth_failures_total{client=\"\",reason=\"%s\""
+                        "} %llu\n",
+                        reasons[f], (unsigned long long)v);
   }
   pthread_mutex_lock(&acl.lock);
   set = acl.published;
@@ -517,25 +527,28 @@ void frond__acl_metrics(frond__server *srv, frond__buf *b) {
     for (f = 0; f < FROND__ACL_FAILS; f++) {
       uint64_t v = atomic_load(&set->clients[i].fails[f]);
       if (v != 0)
-        frond__buf_printf(b, "frond_auth_failures_total{client=\"%s\","
-                             "reason=\"%s\"} %llu\n",
+        frond__buf_printf(b,
+                          "frond_auth_failures_total{client=\"%s\","
+                          "reason=\"%s\"} %llu\n",
                           set->clients[i].c.name, reasons[f],
                           (unsigned long long)v);
     }
   for (f = 0; f < FROND__ACL_FAILS; f++) {
     uint64_t v = atomic_load(&acl.admin.fails[f]);
     if (v != 0)
-      frond__buf_printf(b, "frond_auth_failures_total{client=\"admin\","
-                           "reason=\"%s\"} %llu\n", reasons[f],
-                        (unsigned long long)v);
+      frond__buf_printf(b,
+                        "frond_auth_failures_total{client=\"admin\","
+                        "reason=\"%s\"} %llu\n",
+                        reasons[f], (unsigned long long)v);
   }
   frond__acl_unref(set);
-  frond__buf_printf(b, "# HELP frond_clients_reloads_total Reloads of "
-                       "clients_file on SIGHUP, by result.\n"
-                       "# TYPE frond_clients_reloads_total counter\n"
-                       "frond_clients_reloads_total{result=\"ok\"} %llu\n"
-                       "frond_clients_reloads_total{result=\"refused\"} "
-                       "%llu\n",
+  frond__buf_printf(b,
+                    "# HELP frond_clients_reloads_total Reloads of "
+                    "clients_file on SIGHUP, by result.\n"
+                    "# TYPE frond_clients_reloads_total counter\n"
+                    "frond_clients_reloads_total{result=\"ok\"} %llu\n"
+                    "frond_clients_reloads_total{result=\"refused\"} "
+                    "%llu\n",
                     (unsigned long long)atomic_load(&acl.reloads[0]),
                     (unsigned long long)atomic_load(&acl.reloads[1]));
 }

@@ -180,7 +180,9 @@ static int name_char(char ch) {
          ch == '-';
 }
 
-static int blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
+static int blank(char ch) {
+  return ch == ' ' || ch == '\t' || ch == '\r';
+}
 
 /* The next word of the line s[*i..end), cut in place (quotes removed,
 ** NUL-terminated) into *w; 1, 0 at the end of the line (or a comment),
@@ -312,8 +314,9 @@ static int client_line(parser *p, char *s, size_t end, frond__acl_client *k) {
       if (strcmp(w, fields[f]) == 0)
         break;
     if (f == FROND__ARRAY_SIZE(fields))
-      return BAD(p, "unknown field '%.64s' (secret, cert, rights, tags, "
-                    "formats)",
+      return BAD(p,
+                 "unknown field '%.64s' (secret, cert, rights, tags, "
+                 "formats)",
                  w);
     if (seen & (1u << f))
       return BAD(p, "%s given twice", fields[f]);
@@ -343,8 +346,7 @@ static int client_line(parser *p, char *s, size_t end, frond__acl_client *k) {
   if (r < 0)
     return -1;
   if (k->rights == 0)
-    return BAD(p, "client %s has no rights= (issue, read, admin)",
-               k->c.name);
+    return BAD(p, "client %s has no rights= (issue, read, admin)", k->c.name);
   if (!k->has_secret && k->cert[0] == '\0')
     return BAD(p, "client %s has neither secret= nor cert=", k->c.name);
   return 0;

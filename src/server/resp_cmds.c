@@ -149,7 +149,6 @@ static int check_auth(frond__resp_ctx *x, const frond__resp_arg *user,
                       user != NULL ? user->len : 0, pass->p, pass->len,
                       &err) != 0) {
     FROND__INC(FROND__RESP_STATS(x)->auth_failures, 1);
-    set_authed(x, 0);
     frond__resp_error(x, "WRONGPASS",
                       "invalid username-password pair or user is disabled.");
     return 0;

@@ -95,7 +95,7 @@ static void test_refusals(void **state) {
   refused("a/b cert=x rights=read", "only A-Z a-z 0-9");
   refused("a cert=x\001 rights=read", "a control character");
   {
-    char name[80];
+    char name[100];
     memset(name, 'n', 64);
     snprintf(name + 64, sizeof name - 64, " cert=x rights=read");
     refused(name, "1 to 63 characters");
