@@ -84,7 +84,9 @@ static const frond__cfg_row rows[] = {
     INT("threads", threads, 0, 256, "0",
         "event-loop threads, 0 = number of cores"),
     STR("admin_token", admin_token, "", FROND__CFG_SECRET,
-        "bearer token for admin endpoints; required beyond loopback"),
+        "the client admin, with every right (HTTP Bearer, RESP AUTH); with "
+        "it or clients_file set every request needs a credential; one of "
+        "them is required beyond loopback"),
     INT("max_count", max_count, 1, 10000000, "100000",
         "largest batch (?count=) per request"),
     INT("max_range", max_range, 1, 1073741824, "1000000",

@@ -18,7 +18,8 @@
 **     resumes the connection. A new kind of wait is a case of work() here,
 **     never a new queue in a front;
 **   - answers: which HTTP status each library code gets (one table, RESP
-**     replies -NAME message for every code), and a call that had to wait
+**     replies -NAME message for every code but the credentials', which
+**     answer as Redis' ACLs do), and a call that had to wait
 **     and could not is SEGMENT_UNAVAILABLE, said in one place;
 **   - decoding: an ID or ID string into the fields every front shows
 **     (core/format_fields.c).
