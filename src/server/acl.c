@@ -201,6 +201,7 @@ void frond__acl_stop(void) {
 void frond__acl_close(frond__server *srv) {
   int i;
   (void)srv;
+  acl.on = acl.has_admin = 0;
   for (i = 0; i < MAX_WORKERS; i++) {
     frond__acl_unref(acl.workers[i].set);
     acl.workers[i].set = NULL;

@@ -241,8 +241,9 @@ static int authorized(frond__http_ctx *x, int id, int site, int change) {
        (id == FROND__R_LIVEZ || id == FROND__R_READYZ ||
         id == FROND__R_METRICS)))
     return 1;
-  if (site == SITE_IDS)
-    right = 0; /* the request layer checks the tag */
+  if (site == SITE_IDS || id == FROND__R_LAYOUT)
+    right = 0; /* the request layer checks the tag; every client reads the
+                  layout, as ID clients learn max_range and the store there */
   h = frond__http_header_find(x->req, "authorization");
   if (h != NULL) {
     while (sp < h->value_len && h->value[sp] == ' ')

@@ -118,6 +118,18 @@ def test_http_scopes():
     for path in ("/v1/ulid", "/v1/segment/orders:eu"):
         st, _, b = get("ids", path)
         check(st == 403, (path, st, b))
+    # Every client reads the layout (ID clients learn max_range there).
+    st, _, b = get("ids", "/v1/layout")
+    check(st == 200 and "max_range" in json.loads(b), (st, b))
+    # The frond:// store, as a named client: its tags, not another.
+    base = "frond://127.0.0.1:%d?token=payments:%s" % (s.port,
+                                                      SECRETS["payments"])
+    r = ft.run(["next", "--segment", "orders:eu", "--count", "2", "--store",
+                base])
+    check(r.returncode == 0 and len(r.stdout.split()) == 2, r)
+    r = ft.run(["next", "--segment", "invoices", "--store", base])
+    check(r.returncode == 1 and "FORBIDDEN" in r.stderr and
+          SECRETS["payments"] not in r.stderr, r.stderr)
     # The admin token is the client admin, with every right.
     st, _, b = s.request("GET", "/v1/segment/invoices")
     check(st == 200, (st, b))
