@@ -392,10 +392,17 @@ const frond__client *frond__acl_conn(frond__conn *c) {
   if (k != NULL && k->set != NULL && k->set != set) {
     const frond__acl_client *now =
         set != NULL ? frond__acl_find(set, k->c.name, strlen(k->c.name)) : NULL;
+    /* A secret or a certificate name changed (rotated, revoked): what the
+    ** connection proved no longer holds. A certificate still named is
+    ** taken again below. */
+    if (now != NULL && (now->has_secret != k->has_secret ||
+                        memcmp(now->hash, k->hash, sizeof k->hash) != 0 ||
+                        strcmp(now->cert, k->cert) != 0))
+      now = NULL;
     if (now == NULL)
       frond_log(FROND_LOG_INFO,
-                "client %s is no longer in clients_file: "
-                "its connection must authenticate again",
+                "client %s is no longer in clients_file with the credential "
+                "its connection gave: it must authenticate again",
                 k->c.name);
     set_client(c, now);
     k = now;

@@ -280,6 +280,23 @@ def test_reload():
         r = c.command("ID.TAGS")
         check(isinstance(r, RespError) and r.code == "NOAUTH",
               "a removed client's connection: %r" % (r,))
+        # A rotated secret logs out the connections that gave the old one.
+        check(c.command("AUTH", "ids", SECRETS["ids"]) == "OK", "ids")
+        old_ids = SECRETS["ids"]
+        os.remove(os.path.join(DIR, "ids.secret"))  # add never overwrites
+        rotated = add("ids", "--rights", "issue", "--formats",
+                      "snowflake,uuid7")
+        write_clients(narrowed + LINES["ops"] + rotated)
+        s.proc.send_signal(signal.SIGHUP)
+        check(wait_status("ids", "/v1/snowflake", 200),
+              "reload: the new secret of ids")
+        r = c.command("ID.SNOWFLAKE")
+        check(isinstance(r, RespError) and r.code == "NOAUTH",
+              "a rotated secret's connection: %r" % (r,))
+        st, _, _ = srv().request("GET", "/v1/snowflake", None,
+                                 {"Authorization": "Bearer ids:" + old_ids})
+        check(st == 401, "the old secret: %d" % st)
+        LINES["ids"] = rotated
         # A bad file is refused, and the clients in use stay.
         write_clients(narrowed + "broken line here\n")
         s.proc.send_signal(signal.SIGHUP)
