@@ -87,6 +87,8 @@ extern "C" {
   XX(34, STORE_MEMBER_STALE, "multi: member is behind what the others record") \
   XX(35, STORE_TIMEOUT, "the store did not answer in time")                    \
   XX(36, STORE_MISMATCH, "servers do not name one store")                      \
+  XX(37, UNAUTHORIZED, "no valid credential for a request that needs one")     \
+  XX(38, FORBIDDEN, "the client is not granted this right or tag")             \
   XX(39, QUOTA_EXCEEDED, "over the client's or the tag's quota of IDs")        \
   XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")
 

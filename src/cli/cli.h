@@ -34,6 +34,7 @@ int frond__cli_bench(int argc, char **argv);
 int frond__cli_node(int argc, char **argv);
 int frond__cli_check(int argc, char **argv);
 int frond__cli_audit(int argc, char **argv);
+int frond__cli_clients(int argc, char **argv);
 
 /* `frond --version`: the version, the build's options and the libraries'
 ** versions, on stdout. Returns the exit status. */

@@ -36,6 +36,8 @@ static const cli_cmd commands[] = {
     {"node", frond__cli_node, 1,
      "node IDs and the fleet's layout at a coordinator"},
     {"audit", frond__cli_audit, 1, "find who was given an ID in the audit log"},
+    {"clients", frond__cli_clients, 0,
+     "make a client's secret and its clients_file line; check the file"},
 };
 
 static void usage(FILE *f) {

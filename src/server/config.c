@@ -99,7 +99,9 @@ static const frond__cfg_row rows[] = {
     INT("threads", threads, 0, 256, "0",
         "event-loop threads, 0 = number of cores"),
     STR("admin_token", admin_token, "", FROND__CFG_SECRET,
-        "bearer token for admin endpoints; required beyond loopback"),
+        "the client admin, with every right (HTTP Bearer, RESP AUTH); with "
+        "it or clients_file set every request needs a credential; one of "
+        "them is required beyond loopback"),
     INT("max_count", max_count, 1, 10000000, "100000",
         "largest batch (?count=) per request"),
     INT("max_range", max_range, 1, 1073741824, "1000000",
@@ -152,6 +154,13 @@ static const frond__cfg_row rows[] = {
     INT("quota_buckets", quota_buckets, 16, 1048576, "4096",
         "buckets kept for the names of quota patterns, per kind (clients, "
         "tags)"),
+    STR("clients_file", clients_file, "", 0,
+        "file of named clients, one a line: NAME secret=HASH|cert=NAME "
+        "rights=issue,read,admin tags=GLOB,... formats=GLOB,... "
+        "(docs/reference/configuration.md); read again on SIGHUP"),
+    BOOL("open_reads", open_reads, "on",
+         "with credentials configured, /livez, /healthz, /readyz and "
+         "/metrics stay open to probes without one"),
     FORMATS("format.<name>",
             "a named ID format, e.g. format.orders = "
             "order:digits=12,check=damm,key=1 (docs/formats.md): served at "

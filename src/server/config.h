@@ -80,6 +80,8 @@ typedef struct frond__config {
   int metrics_histograms;
   int leaf_time_zone;                      /* FROND__TZ_* */
   char order_key_file[FROND__CFG_STR_MAX]; /* "": FROND_ORDER_KEY */
+  char clients_file[FROND__CFG_STR_MAX];   /* "": no named clients */
+  int open_reads; /* /livez, /healthz, /readyz, /metrics without a client */
   /* format.<name> keys, in the order first given. */
   frond__cfg_format formats[FROND__CFG_FORMATS_MAX];
   int64_t nformats;

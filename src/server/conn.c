@@ -31,6 +31,8 @@
 #include "server/server.h"
 #include "server/tls.h"
 
+#include "server/acl.h"
+
 #include "base/base.h"
 
 #include <arpa/inet.h>
@@ -96,6 +98,7 @@ static void count_buffers(frond__conn *c, size_t now) {
 static void conn_unref(frond__conn *c) {
   if (--c->refs > 0)
     return;
+  frond__acl_conn_drop(c);
   free(c->rbuf);
   frond__buf_free(&c->out);
   frond__buf_free(&c->wbuf);

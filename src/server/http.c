@@ -18,6 +18,7 @@
 #include "server/http.h"
 
 #include "base/base.h"
+#include "server/acl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,7 +114,7 @@ static int from_a_page(frond__http_ctx *x, int admin) {
           "(Sec-Fetch-Site)";
   else if (r->origin != NULL && !origin_is_host(r))
     why = "refused: the Origin is not this server's";
-  else if (admin && x->srv->cfg.admin_token[0] == '\0' &&
+  else if (admin && !frond__acl_on(x->srv) &&
            (r->host == NULL ||
             !loopback_host(r->host, r->host_len, x->c->l->ep->addr.port)))
     why = "without admin_token, tag changes need Host: localhost, 127.0.0.1 "
@@ -122,28 +123,6 @@ static int from_a_page(frond__http_ctx *x, int admin) {
     return 0;
   frond__http_error(x, 403, "FORBIDDEN", why, NULL);
   return 1;
-}
-
-/* The admin token, when there is one: Authorization: Bearer <token>,
-** compared in constant time (frond__req_token). 1 when authorized, else
-** 401 answered. The scheme is case-insensitive and followed by one or
-** more spaces (RFC 9110 11.1, 11.4). */
-static int authorized(frond__http_ctx *x) {
-  const frond__http_header *h;
-  size_t sp = 6;
-  if (x->srv->cfg.admin_token[0] == '\0')
-    return 1;
-  h = frond__http_header_find(x->req, "authorization");
-  if (h != NULL)
-    while (sp < h->value_len && h->value[sp] == ' ')
-      sp++;
-  if (h != NULL && sp > 6 && frond__http_eq_nocase(h->value, 6, "bearer") &&
-      frond__req_token(x->srv, h->value + sp, h->value_len - sp))
-    return 1;
-  frond__http_error(x, 401, "UNAUTHORIZED",
-                    "this endpoint needs Authorization: Bearer <admin_token>",
-                    "WWW-Authenticate: Bearer\r\n");
-  return 0;
 }
 
 /* ------------------------------------------------------------- routing */
@@ -239,6 +218,57 @@ static const route routes[] = {
      FROND__R_STATUS},
 };
 
+/*
+** Credentials (acl.c), when any is configured: who the request comes from
+** (Authorization: Bearer <name>:<secret> or <admin_token>, else the client
+** certificate), 401 when nobody; then the right the route needs, 403 when
+** not granted. Issuing and tag changes are checked again with their tag
+** by the request layer. The probes and /metrics need nothing with
+** open_reads. The scheme is case-insensitive and followed by one or more
+** spaces (RFC 9110 11.1, 11.4). 1 when the request may go on, else its
+** answer is written.
+*/
+static int authorized(frond__http_ctx *x, int id, int site, int change) {
+  const frond__http_header *h;
+  frond_error err = {0, ""};
+  const char *v = NULL;
+  size_t sp = 6, n = 0;
+  unsigned right = site == SITE_ANY || !change ? FROND__ACL_READ
+                   : site == SITE_ADMIN        ? FROND__ACL_ADMIN
+                                               : 0;
+  if (!frond__acl_on(x->srv) ||
+      (x->srv->cfg.open_reads &&
+       (id == FROND__R_LIVEZ || id == FROND__R_READYZ ||
+        id == FROND__R_METRICS)))
+    return 1;
+  if (site == SITE_IDS || id == FROND__R_LAYOUT)
+    right = 0; /* the request layer checks the tag; every client reads the
+                  layout, as ID clients learn max_range and the store there */
+  h = frond__http_header_find(x->req, "authorization");
+  if (h != NULL) {
+    while (sp < h->value_len && h->value[sp] == ' ')
+      sp++;
+    if (sp > 6 && frond__http_eq_nocase(h->value, 6, "bearer")) {
+      v = h->value + sp;
+      n = h->value_len - sp;
+    } else {
+      v = "";
+    }
+  }
+  if (frond__acl_http(x->c, v, n, &err) != 0) {
+    frond__http_error(x, 401, "UNAUTHORIZED", err.message,
+                      h != NULL ? "WWW-Authenticate: Bearer "
+                                  "error=\"invalid_token\"\r\n"
+                                : "WWW-Authenticate: Bearer\r\n");
+    return 0;
+  }
+  if (right != 0 && frond__acl_right(x->c, right, &err) != 0) {
+    frond__http_error_code(x, err.code, &err);
+    return 0;
+  }
+  return 1;
+}
+
 /* OPTIONS *: what the server as a whole allows (RFC 9110 9.3.7). */
 #define ALLOW_ANY "GET, HEAD, POST, PATCH, DELETE, OPTIONS"
 
@@ -304,8 +334,8 @@ static void dispatch(frond__http_ctx *x) {
     ; /* 403 answered */
   else if (k->methods != M_ANY && !(k->methods & m))
     not_allowed(x, k->methods);
-  else if (k->admin && change && !authorized(x))
-    ; /* 401 answered */
+  else if (!authorized(x, k->id, k->site, change))
+    ; /* 401 or 403 answered */
   else
     k->fn(x);
 }
@@ -460,10 +490,11 @@ static int http_configure(frond__server *srv, frond__endpoint *ep,
                : frond__fail(err, FROND_EINVAL, "listen cannot be off");
   /* A verified client certificate (tls_ca) authenticates as a token does. */
   if (!ep->addr.loopback && cfg->admin_token[0] == '\0' &&
-      !(ep->tls && cfg->tls_ca[0] != '\0'))
+      cfg->clients_file[0] == '\0' && !(ep->tls && cfg->tls_ca[0] != '\0'))
     return frond__fail(err, FROND_EINVAL,
                        "refusing to listen on %s beyond loopback without "
-                       "admin_token (set FROND_ADMIN_TOKEN or --admin-token)%s",
+                       "admin_token (set FROND_ADMIN_TOKEN or --admin-token) "
+                       "or clients_file%s",
                        text, ep->tls ? " or tls_ca" : "");
   ep->key = key;
   ep->text = text;

@@ -18,6 +18,8 @@
 #include "server/server.h"
 #include "server/tls.h"
 
+#include "server/acl.h"
+
 #include "base/base.h"
 #include "coord/coord.h"
 #include "core/core.h"
@@ -614,6 +616,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   frond__formats_metrics(srv, b);
   frond__quota_metrics(srv, b);
   frond__audit_metrics(srv, b);
+  frond__acl_metrics(srv, b);
   snowflake(srv, b);
   if (srv->coord != NULL)
     coordinator(srv, b);

@@ -4,7 +4,7 @@
 ** later protocol do with a request between reading their own arguments
 ** and writing their own answer.
 **
-**   - argument checks: a count within its limit, the admin token;
+**   - argument checks: a count within its limit;
 **   - issuing: IDs and ID strings from memory on the event loop (ids.c,
 **     formats.c), and the answer written at once through the front's
 **     frond__req_how;
@@ -18,14 +18,15 @@
 **     resumes the connection. A new kind of wait is a case of work() here,
 **     never a new queue in a front;
 **   - answers: which HTTP status each library code gets (one table, RESP
-**     replies -NAME message for every code), and a call that had to wait
+**     replies -NAME message for every code but the credentials', which
+**     answer as Redis' ACLs do), and a call that had to wait
 **     and could not is SEGMENT_UNAVAILABLE, said in one place;
 **   - decoding: an ID or ID string into the fields every front shows
 **     (core/format_fields.c).
 **
 ** Credentials, quotas and audit hook in here, once for every front: who
-** a client is at frond__req_token (the admin token, as HTTP's Bearer
-** header and RESP's AUTH present it), what a request may do and how much
+** a client is and what it may do at the top of frond__req_run (acl.c:
+** the front has read its credential onto the connection), how much
 ** at the top of frond__req_run (every ID, ID string and store call passes
 ** there with its operation, tag, count and connection, before anything is
 ** issued), and what was done in finish() (every request that waited, its
@@ -35,6 +36,8 @@
 #include "core/core.h"
 #include "server/quota.h"
 #include "server/server.h"
+
+#include "server/acl.h"
 
 #include <assert.h>
 #include <stddef.h>
@@ -57,6 +60,8 @@
   XX(LAYOUT_INVALID, 400)                                                      \
   XX(FORMAT_INVALID, 400)                                                      \
   XX(KEY_INVALID, 400)                                                         \
+  XX(UNAUTHORIZED, 401)                                                        \
+  XX(FORBIDDEN, 403)                                                           \
   XX(TAG_NOT_FOUND, 404)                                                       \
   XX(TAG_EXISTS, 409)                                                          \
   XX(TAG_FLOOR, 409)                                                           \
@@ -118,16 +123,6 @@ int frond__req_count(frond__req *r, const frond__server *srv, const char *s,
                                (long long)max);
   r->n = (size_t)n;
   return 0;
-}
-
-int frond__req_token(const frond__server *srv, const char *p, size_t len) {
-  const char *tok = srv->cfg.admin_token;
-  size_t tl = strlen(tok), i;
-  unsigned char diff = len != tl;
-  /* Constant time in the token's length: every byte is compared. */
-  for (i = 0; i < tl; i++)
-    diff |= (unsigned char)((i < len ? p[i] : 0) ^ tok[i]);
-  return diff == 0;
 }
 
 /* ---------------------------------------------------- waiting requests */
@@ -202,6 +197,7 @@ static void finish(uv_work_t *wk, int status) {
     r->how->answer(r, r->ctx);
   frond__audit_req(c, r, gone);
   frond__conn_resume(c, r->how->done(r, r->ctx, gone));
+  frond__acl_release(r->client);
   free(q);
 }
 
@@ -274,6 +270,7 @@ static int wait_off_loop(frond__conn *c, frond__req *r) {
     goto undo;
   }
   frond__conn_hold(c);
+  frond__acl_hold(r->client);
   return 1;
 undo:
   if (lookup)
@@ -284,8 +281,10 @@ undo:
 void frond__req_run(frond__conn *c, frond__req *r) {
   frond__worker *w = c->w;
   /* Quotas and audit of what is asked hook in here (see the head
-  ** comment): every request of every front passes before it is served. */
-  if (frond__audit_admit(c, r) != 0 ||
+  ** comment): every request of every front passes before it is served.
+  ** Credentials first: who asks, and may they; then the audit log's room
+  ** and the quotas (which take what they count). */
+  if (frond__acl_req(c, r) != 0 || frond__audit_admit(c, r) != 0 ||
       (w->srv->quota != NULL &&
        (r->rc = frond__quota_take(w->srv, r, &r->err)) != 0)) {
     r->how->answer(r, r->ctx);

@@ -25,6 +25,7 @@
 #include "server/resp.h"
 
 #include "base/base.h"
+#include "server/acl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,18 +238,39 @@ static int runs_in_multi(int id) {
          id == FROND__RC_QUIT || id == FROND__RC_RESET;
 }
 
+/* Is the connection authenticated? With credentials, its client is
+** looked up again after the clients file is read again, or found by its
+** certificate (acl.c). */
+static int authed(frond__resp_ctx *x) {
+  if (frond__acl_on(x->srv))
+    x->st->authed = frond__acl_conn(x->c) != NULL;
+  return x->st->authed;
+}
+
+/* Commands that need the read right (IDs need issue, checked with their
+** tag by the request layer; the rest, connection handling, need a
+** client only). */
+static int reads(int id) {
+  return id == FROND__RC_ID_DECODE || id == FROND__RC_ID_TAGS ||
+         id == FROND__RC_INFO || id == FROND__RC_CONFIG;
+}
+
 static void execute(frond__resp_ctx *x) {
   const resp_cmd *k = find_command(&x->argv[0]);
+  frond_error err = {0, ""};
   int queue = x->st->tx.on && (k == NULL || !runs_in_multi(k->id));
   x->cmd = k != NULL ? k->id : FROND__RC_UNKNOWN;
   x->t0 = x->srv->cfg.metrics_histograms ? frond__clock_ns() : 0;
   if (k == NULL) {
     unknown_command(x);
-  } else if (!x->st->authed && !k->noauth) {
+  } else if (!authed(x) && !k->noauth) {
     FROND__INC(FROND__RESP_STATS(x)->noauth, 1);
     frond__resp_error(x, "NOAUTH", "Authentication required.");
   } else if ((int)x->argc < k->min || (k->max >= 0 && (int)x->argc > k->max)) {
     frond__resp_wrong_args(x, k->name);
+  } else if (reads(k->id) &&
+             frond__acl_right(x->c, FROND__ACL_READ, &err) != 0) {
+    frond__resp_lib_error(x, err.code, &err);
   } else if (queue) {
     /* Counted when EXEC runs it. */
     frond__resp_tx_queue(x);
@@ -361,7 +383,7 @@ static int resp_on_open(frond__conn *c) {
   if (st == NULL)
     return -1;
   st->id = atomic_fetch_add(&next_client_id, 1);
-  st->authed = srv->cfg.admin_token[0] == '\0';
+  st->authed = !frond__acl_on(srv);
   st->proto = 2;
   c->pdata = st;
   /* Connection pools keep idle connections: no command pending is idle,
@@ -396,11 +418,11 @@ static int resp_configure(frond__server *srv, frond__endpoint *ep,
     return r; /* 1: off */
   /* A verified client certificate (tls_ca) authenticates as a token does. */
   if (!ep->addr.loopback && cfg->admin_token[0] == '\0' &&
-      !(ep->tls && cfg->tls_ca[0] != '\0'))
+      cfg->clients_file[0] == '\0' && !(ep->tls && cfg->tls_ca[0] != '\0'))
     return frond__fail(err, FROND_EINVAL,
                        "refusing to listen on %s (resp) beyond loopback "
                        "without admin_token (set FROND_ADMIN_TOKEN or "
-                       "--admin-token)%s",
+                       "--admin-token) or clients_file%s",
                        text, ep->tls ? " or tls_ca" : "");
   ep->key = key;
   ep->text = text;

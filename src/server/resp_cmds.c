@@ -14,6 +14,7 @@
 
 #include "base/base.h"
 #include "core/core.h"
+#include "server/acl.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -113,33 +114,40 @@ static void set_authed(frond__resp_ctx *x, int authed) {
                          : (uint64_t)x->srv->cfg.header_timeout_ms;
 }
 
-/* Check user (NULL: the one-argument AUTH) and password against
-** admin_token in constant time; answers the error itself. 1 when they
-** match. Without a token the user "default" takes any password, as Redis'
-** default user without a password does (clients that send a password
-** unasked still connect); the one-argument form is refused as Redis
-** refuses it. */
+/* Check user (NULL: the one-argument AUTH) and password: admin_token's
+** client (user default or admin) or a named client of clients_file, in
+** constant time (acl.c); answers the error itself. 1 when they match.
+** Without any credential the user "default" takes any password, as
+** Redis' default user without a password does (clients that send a
+** password unasked still connect); the one-argument form is refused as
+** Redis refuses it. */
 static int check_auth(frond__resp_ctx *x, const frond__resp_arg *user,
                       const frond__resp_arg *pass) {
-  size_t tl = strlen(x->srv->cfg.admin_token);
-  int diff;
+  frond_error err = {0, ""};
   int is_default =
       user == NULL || (user->len == 7 && memcmp(user->p, "default", 7) == 0);
-  if (tl == 0 && user == NULL) {
-    frond__resp_error(
-        x, "ERR",
-        "AUTH <password> called without any password configured for "
-        "the default user. Are you sure your configuration is "
-        "correct?");
-    return 0;
+  if (!frond__acl_on(x->srv)) {
+    if (user == NULL) {
+      frond__resp_error(
+          x, "ERR",
+          "AUTH <password> called without any password configured for "
+          "the default user. Are you sure your configuration is "
+          "correct?");
+      return 0;
+    }
+    if (!is_default) {
+      FROND__INC(FROND__RESP_STATS(x)->auth_failures, 1);
+      frond__resp_error(x, "WRONGPASS",
+                        "invalid username-password pair or user is "
+                        "disabled.");
+      return 0;
+    }
+    set_authed(x, 1);
+    return 1;
   }
-  if (!is_default)
-    diff = 1;
-  else if (tl == 0)
-    diff = 0;
-  else
-    diff = !frond__req_token(x->srv, pass->p, pass->len);
-  if (diff != 0) {
+  if (frond__acl_auth(x->c, user != NULL ? user->p : NULL,
+                      user != NULL ? user->len : 0, pass->p, pass->len,
+                      &err) != 0) {
     FROND__INC(FROND__RESP_STATS(x)->auth_failures, 1);
     frond__resp_error(x, "WRONGPASS",
                       "invalid username-password pair or user is disabled.");
@@ -271,7 +279,8 @@ void frond__resp_cmd_reset(frond__resp_ctx *x) {
   x->c->open_ms = 0;
   x->st->name[0] = '\0';
   x->st->proto = 2;
-  set_authed(x, x->srv->cfg.admin_token[0] == '\0');
+  frond__acl_conn_drop(x->c);
+  set_authed(x, !frond__acl_on(x->srv));
   frond__resp_status(x, "RESET");
 }
 

@@ -210,7 +210,12 @@ void frond__resp_error(frond__resp_ctx *x, const char *code, const char *fmt,
 /* A library error under its stable name ("-TAG_NOT_FOUND ..."). */
 void frond__resp_lib_error(frond__resp_ctx *x, int code,
                            const frond_error *err) {
-  frond__resp_error(x, frond_err_name(code), "%s",
+  /* Credentials answer as Redis' ACLs do. */
+  frond__resp_error(x,
+                    code == FROND_EFORBIDDEN      ? "NOPERM"
+                    : code == FROND_EUNAUTHORIZED ? "NOAUTH"
+                                                  : frond_err_name(code),
+                    "%s",
                     err != NULL && err->code != 0 ? err->message
                                                   : frond_strerror(code));
 }

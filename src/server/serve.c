@@ -27,6 +27,7 @@
 #include "server/quota.h"
 #include "server/server.h"
 #include "server/tls.h"
+#include "server/acl.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -184,6 +185,7 @@ static void on_loop_ended(uv_async_t *a) {
     signal(SIGTERM, SIG_IGN);
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
+    frond__acl_stop();
     uv_close((uv_handle_t *)a, NULL);
   }
   pthread_mutex_unlock(&srv->end_lock);
@@ -309,7 +311,7 @@ int frond__serve_preflight(frond__server *srv, frond_error *err) {
       (strcmp(srv->cfg.advertise, "auto") != 0 && srv->cfg.advertise[0] &&
        frond__coord_check_advertise(srv->cfg.advertise, err) != 0) ||
       frond__formats_create(srv, err) != 0 ||
-      frond__quota_create(srv, err) != 0)
+      frond__quota_create(srv, err) != 0 || frond__acl_open(srv, err) != 0)
     return -1;
   /* The coordinator records the HTTP address for this node. */
   snprintf(srv->listen_host, sizeof srv->listen_host, "%s",
@@ -466,6 +468,7 @@ int frond__cli_serve(int argc, char **argv) {
     i = frond__serve_preflight(&srv, &err);
     frond__formats_free(&srv);
     frond__quota_free(&srv);
+    frond__acl_close(&srv);
     if (i != 0) {
       fprintf(stderr, "frond serve: %s: %s (a start would refuse it)\n",
               frond_err_name(err.code), err.message);
@@ -513,6 +516,7 @@ int frond__cli_serve(int argc, char **argv) {
     uv_timer_init(loop, &tick);
     tick.data = &srv;
     uv_timer_start(&tick, on_tick, 1000, 1000);
+    frond__acl_start(&srv, loop);
     if (srv.watchdog_ms > 0) {
       uv_timer_init(loop, &watchdog);
       watchdog.data = &srv;
@@ -561,6 +565,7 @@ int frond__cli_serve(int argc, char **argv) {
   frond__formats_free(&srv);
   frond__tls_close(srv.tls);
   frond__quota_free(&srv);
+  frond__acl_close(&srv);
   free(srv.workers);
   return started ? 0 : 1;
 }

@@ -161,6 +161,9 @@ struct frond__conn {
   char cert_name[256];
   /* The TLS of a connection to a TLS listener (tls.c); NULL: plain. */
   struct frond__tls_conn *tls;
+  /* The client the current request comes from, once its credentials are
+  ** checked (acl.c, which keeps its set alive meanwhile); NULL: none. */
+  const struct frond__client *client;
 };
 
 /* Generic per-worker counters; a protocol keeps its own in its state. */
@@ -606,8 +609,6 @@ void frond__req_run(frond__conn *c, frond__req *r);
 ** r->rc and r->err. Set r->op first. */
 int frond__req_count(frond__req *r, const frond__server *srv, const char *s,
                      size_t len);
-/* Is p[0..len) the admin token? Compared in constant time. */
-int frond__req_token(const frond__server *srv, const char *p, size_t len);
 /* The HTTP status of a library code (500 for one the table does not
 ** name); RESP answers every code as -NAME message. */
 int frond__req_status(int code);

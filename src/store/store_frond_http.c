@@ -383,8 +383,9 @@ int frond__fs_fail(const frond_fs_answer *a, const char *what,
                                              : FROND_ESTORE;
   return frond__fail(err, rc, "%s%sserver %s: %d %s: %s%s", what,
                      *what ? ": " : "", a->srv->shown, a->status, code, msg,
-                     a->status == 401   ? " (give its admin token: ?token=)"
-                     : a->status == 403 ? " (the server wants an admin "
-                                          "token: ?token=)"
+                     a->status == 401   ? " (give a credential: ?token=<admin "
+                                          "token> or ?token=<name>:<secret>)"
+                     : a->status == 403 ? " (the server's admin token, or a "
+                                          "client granted it: ?token=)"
                                         : "");
 }

@@ -24,7 +24,7 @@ static int ranged(const char *v, size_t n, int64_t lo, int64_t hi,
 
 static int token_char(int c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-         (c >= '0' && c <= '9') || (c != 0 && strchr("-._~+/=", c) != NULL);
+         (c >= '0' && c <= '9') || (c != 0 && strchr("-._~+/=:", c) != NULL);
 }
 
 /* One host[:port] of n bytes into s. */
@@ -129,7 +129,7 @@ static int parse_option(const char *p, size_t n, frond_fs_uri *out,
         return frond__fail(err, FROND_ESTORE_URI,
                            "frond URI: the token has a character a bearer "
                            "token cannot have, at byte %zu (allowed: "
-                           "letters, digits, -._~+/=)",
+                           "letters, digits, -._~+/=:)",
                            j);
     memcpy(out->token, v, vlen);
     out->token[vlen] = '\0';

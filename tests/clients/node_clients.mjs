@@ -239,16 +239,17 @@ async function viaFetch() {
   check(r.status === 201 && created.tag === tag,
         `POST /v1/tags with a stream body: ${r.status} ` +
         JSON.stringify(created));
-  r = await fetch(`${base}/v1/snowflake?count=5`);
+  r = await fetch(`${base}/v1/snowflake?count=5`, { headers: auth });
   const sf = ids((await r.json()).ids, 5, "GET /v1/snowflake?count=5");
   for (const id of sf) {
-    const d = await (await fetch(`${base}/v1/decode/${id}`)).json();
+    const d = await (await fetch(`${base}/v1/decode/${id}`,
+                                 { headers: auth })).json();
     check(d.id === id, `/v1/decode/${id}: ${JSON.stringify(d)}`);
   }
   out.snowflake.push(...sf);
-  r = await fetch(`${base}/v1/segment/${tag}?count=3`);
+  r = await fetch(`${base}/v1/segment/${tag}?count=3`, { headers: auth });
   ids((await r.json()).ids, 3, "GET /v1/segment");
-  r = await fetch(`${base}/v1/segment/nope`);
+  r = await fetch(`${base}/v1/segment/nope`, { headers: auth });
   const e = await r.json();
   check(r.status === 404 && e.error.code === "TAG_NOT_FOUND",
         `unknown tag: ${r.status} ${JSON.stringify(e)}`);

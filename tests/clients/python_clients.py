@@ -174,6 +174,7 @@ def with_requests():
     out = {"client": "requests %s" % requests.__version__, "snowflake": [],
            "segment": []}
     s = requests.Session()
+    s.headers.update(auth)  # with a token, every request needs it
     r = s.get(base + "/v1/snowflake", params={"count": 5}, timeout=10)
     check(r.status_code == 200, "GET /v1/snowflake: %d" % r.status_code)
     sf = r.json()["ids"]

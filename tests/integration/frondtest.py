@@ -407,7 +407,9 @@ class Server(Fixture):
     (name -> step) in the store before the server starts. resp: also
     listen for the Redis protocol on a free port (resp_port); otherwise
     resp_listen is off, so that no test takes the default port. Its
-    sanitizer reports are read when it stops."""
+    sanitizer reports are read when it stops. With an admin token (the
+    flag or FROND_ADMIN_TOKEN), request() sends it unless the headers
+    give an Authorization (None: send none)."""
 
     prefix = "frond-http-"
 
@@ -430,6 +432,10 @@ class Server(Fixture):
                      "--resp-listen", "127.0.0.1:%d" % self.resp_port
                      if resp else "off"]
         self.args += list(extra)
+        self.token = e.get("FROND_ADMIN_TOKEN")
+        for i, a in enumerate(self.args[:-1]):
+            if a == "--admin-token":
+                self.token = self.args[i + 1]
         self.log = open(os.path.join(self.dir, "server.log"), "w+")
         self.proc = subprocess.Popen(self.args, cwd=self.dir, env=e,
                                      stdout=self.log, stderr=subprocess.STDOUT)
@@ -456,6 +462,12 @@ class Server(Fixture):
         headers give a Content-Type."""
         c = conn or self.conn()
         headers = dict(headers or {})
+        given = [k for k in headers if k.lower() == "authorization"]
+        if not given and self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        for k in given:
+            if headers[k] is None:
+                del headers[k]
         if body is not None and not any(k.lower() == "content-type"
                                         for k in headers):
             headers["Content-Type"] = "application/json"
@@ -555,23 +567,25 @@ def serve(args, d, port, log, store="none"):
         stderr=subprocess.STDOUT)
 
 
-def http_get(port, path, timeout=5):
+def http_get(port, path, timeout=5, token=None):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        c.request("GET", path)
+        c.request("GET", path, headers={"Authorization": "Bearer " + token}
+                  if token else {})
         r = c.getresponse()
         return r.status, r.read().decode()
     finally:
         c.close()
 
 
-def wait_serving(p, port, timeout):
-    """Wait until the server answers a snowflake ID: the ID, or None if it
-    exited or timeout passed."""
+def wait_serving(p, port, timeout, token=None):
+    """Wait until the server answers a snowflake ID (asked with the admin
+    token when given): the ID, or None if it exited or timeout passed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and p.poll() is None:
         try:
-            s, body = http_get(port, "/api/snowflake/get/x", timeout=2)
+            s, body = http_get(port, "/api/snowflake/get/x", timeout=2,
+                               token=token)
             if s == 200:
                 return int(body)
         except OSError:

@@ -294,7 +294,8 @@ def test_apachebench():
     url = "http://127.0.0.1:%d/api/snowflake/get/ab" % s.port
     before = ids_issued(s)
     for extra in ([], ["-k"]):
-        r = subprocess.run(["ab", "-q", "-n", "2000", "-c", "8"] + extra +
+        r = subprocess.run(["ab", "-q", "-n", "2000", "-c", "8", "-H",
+                            "Authorization: Bearer " + TOKEN] + extra +
                            [url], capture_output=True, text=True,
                            timeout=120)
         out = r.stdout
@@ -319,7 +320,8 @@ def test_h2load():
     s = srv()
     before = ids_issued(s)
     r = subprocess.run(["h2load", "--h1", "-n", "4000", "-c", "4", "-m",
-                        "8", "http://127.0.0.1:%d/v1/snowflake?count=2"
+                        "8", "-H", "Authorization: Bearer " + TOKEN,
+                        "http://127.0.0.1:%d/v1/snowflake?count=2"
                         % s.port], capture_output=True, text=True,
                        timeout=120)
     out = r.stdout

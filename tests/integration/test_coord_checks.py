@@ -105,7 +105,7 @@ def test_static_beyond_loopback_warns():
                 p = subprocess.Popen(args, cwd=d, stdout=f,
                                      stderr=subprocess.STDOUT)
             try:
-                ft.check(wait_serving(p, port, 30) is not None,
+                ft.check(wait_serving(p, port, 30, "t" * 32) is not None,
                          "%s, store %s: no ID" % (listen, store))
             finally:
                 p.terminate()

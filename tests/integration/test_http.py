@@ -182,8 +182,9 @@ def test_admin():
             "Content-Type": "application/json"}
     body = json.dumps({"tag": "invoices", "step": 50, "start": 1000,
                        "description": "Rechnungen \u00fc"})
-    st, _, b = s.request("POST", "/v1/tags", body)
+    st, h, b = s.request("POST", "/v1/tags", body, {"Authorization": None})
     check(st == 401 and err_code(b) == "UNAUTHORIZED", (st, b))
+    check(h["www-authenticate"] == "Bearer", h)
     st, _, b = s.request("POST", "/v1/tags", body,
                          {"Authorization": "Bearer wrong-token!"})
     check(st == 401, st)
@@ -202,7 +203,8 @@ def test_admin():
           (st, b))
     st, _, b = s.request("PATCH", "/v1/tags/invoices", '{"step": 70}', auth)
     check(st == 200 and json.loads(b)["step"] == 70, (st, b))
-    st, _, b = s.request("PATCH", "/v1/tags/invoices", '{"step": 70}')
+    st, _, b = s.request("PATCH", "/v1/tags/invoices", '{"step": 70}',
+                         {"Authorization": None})
     check(st == 401, st)
     for bad in ('{"step": "x"}', '{"step": 1', "step=5", '{"stepp": 1}',
                 '{}', '{"step": 1, "step": 2}'):
@@ -215,7 +217,8 @@ def test_admin():
     check("invoices" in tags and "orders" in tags, tags)
     st, _, b = s.request("GET", "/v1/tags/invoices")
     check(st == 200 and json.loads(b)["tag"] == "invoices", b)
-    st, _, b = s.request("DELETE", "/v1/tags/invoices")
+    st, _, b = s.request("DELETE", "/v1/tags/invoices", None,
+                         {"Authorization": None})
     check(st == 401, st)
     st, _, b = s.request("DELETE", "/v1/tags/invoices", None, auth)
     check(st == 204 and b == b"", (st, b))
@@ -290,9 +293,10 @@ def test_not_found_and_bad_requests():
 def test_curl():
     ft.need("curl", "curl")
     s = srv()
-    r = subprocess.run(["curl", "-sS", "-f", "http://127.0.0.1:%d/api/"
-                        "segment/get/orders" % s.port], capture_output=True,
-                       timeout=30)
+    r = subprocess.run(["curl", "-sS", "-f", "-H",
+                        "Authorization: Bearer " + TOKEN,
+                        "http://127.0.0.1:%d/api/segment/get/orders" % s.port],
+                       capture_output=True, timeout=30)
     check(r.returncode == 0 and r.stdout.isdigit(), r)
     # A client waiting for 100 Continue is not left waiting for a second.
     t0 = time.monotonic()
@@ -305,7 +309,9 @@ def test_curl():
                        capture_output=True, timeout=30)
     check(r.stdout == b"200", r)
     check(time.monotonic() - t0 < 2, "100-continue not answered")
-    r = subprocess.run(["curl", "-sS", "--http1.0", "http://127.0.0.1:%d/v1/"
+    r = subprocess.run(["curl", "-sS", "--http1.0", "-H",
+                        "Authorization: Bearer " + TOKEN,
+                        "http://127.0.0.1:%d/v1/"
                         "snowflake?count=2&format=text" % s.port],
                        capture_output=True, timeout=30)
     check(r.returncode == 0 and len(r.stdout.split()) == 2, r)
@@ -314,7 +320,8 @@ def test_curl():
 def test_pipelining():
     s = srv()
     n = 200
-    reqs = b"".join(b"GET /v1/decode/%d HTTP/1.1\r\nHost: a\r\n\r\n" % i
+    auth = b"Authorization: Bearer " + TOKEN.encode() + b"\r\n\r\n"
+    reqs = b"".join(b"GET /v1/decode/%d HTTP/1.1\r\nHost: a\r\n" % i + auth
                     for i in range(n))
     reqs += b"GET /livez HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
     rs = ft.split_responses(s.raw(reqs, timeout=10))
@@ -337,6 +344,7 @@ def test_half_close():
     s = srv()
     for req, n in ((b"GET /livez HTTP/1.1\r\nHost: a\r\n\r\n", 3),
                    (b"GET /v1/snowflake?count=5000&format=text HTTP/1.1\r\n"
+                    b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
                     b"Host: a\r\n\r\n", 300)):
         c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
         c.sendall(req * n)

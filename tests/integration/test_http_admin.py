@@ -165,13 +165,15 @@ def test_loop_serves_while_admin_waits(pg):
     try:
         c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
         c.sendall(post_tag("slow") +
-                  b"GET /v1/tags/slow HTTP/1.1\r\nHost: a\r\n\r\n")
+                  b"GET /v1/tags/slow HTTP/1.1\r\nHost: a\r\nAuthorization: %s"
+                  b"\r\n\r\n"
+                  % AUTH.encode())
         stall.wait_blocked()
         for path in ("/livez", "/api/snowflake/get/x",
                      "/api/segment/get/orders", "/v1/snowflake?count=3"):
             o = socket.create_connection(("127.0.0.1", s.port), timeout=5)
             o.sendall(b"GET %s HTTP/1.1\r\nHost: a\r\nConnection: close"
-                      b"\r\n\r\n" % path.encode())
+                      b"\r\nAuthorization: %s\r\n\r\n" % (path.encode(), AUTH.encode()))
             rs = read_answers(o, 1, 5)
             o.close()
             check(len(rs) == 1 and rs[0][0] == 200,
@@ -216,7 +218,8 @@ def test_unknown_tag_lookup_off_the_loop(pg):
         check(st == 200 and b == b"1", (st, b))
         lock = TableLock(pg)
         c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
-        c.sendall(b"GET /api/segment/get/fresh HTTP/1.1\r\nHost: a\r\n\r\n")
+        c.sendall(b"GET /api/segment/get/fresh HTTP/1.1\r\nHost: a\r\n"
+                  b"Authorization: %s\r\n\r\n" % AUTH.encode())
         r = Resp(s.resp_port, timeout=10)
         r.command("AUTH", AUTH.split()[1])
         r.send(encode("INCR", "fresh"))
@@ -225,7 +228,7 @@ def test_unknown_tag_lookup_off_the_loop(pg):
                                                  b"2")):
             o = socket.create_connection(("127.0.0.1", s.port), timeout=5)
             o.sendall(b"GET %s HTTP/1.1\r\nHost: a\r\nConnection: close"
-                      b"\r\n\r\n" % path.encode())
+                      b"\r\nAuthorization: %s\r\n\r\n" % (path.encode(), AUTH.encode()))
             rs = read_answers(o, 1, 5)
             o.close()
             check(len(rs) == 1 and rs[0][0] == 200 and rs[0][2] == want,

@@ -17,6 +17,7 @@
 #define FROND_SERVER_FIXTURE_H
 
 #include "testutil.h"
+#include "server/acl.h"
 #include "server/server.h"
 
 #include <errno.h>
@@ -114,8 +115,18 @@ static fixture *fixture_open(const frond__proto *proto,
   return f;
 }
 
+/* Set the admin token ("": none) and read the credentials again, as a
+** start would (server/acl.h). */
+static inline void fixture_token(fixture *f, const char *tok) {
+  frond_error err = {0, ""};
+  snprintf(f->srv.cfg.admin_token, sizeof f->srv.cfg.admin_token, "%s", tok);
+  assert_int_equal(frond__acl_open(&f->srv, &err), 0);
+}
+
 static void fixture_close(fixture *f) {
   frond__worker *w = &f->w;
+  frond__acl_conn_drop(f->c);
+  frond__acl_close(&f->srv);
   if (f->proto->on_close != NULL)
     f->proto->on_close(f->c);
   uv_close((uv_handle_t *)&f->c->tcp, NULL);

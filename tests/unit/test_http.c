@@ -156,7 +156,7 @@ static void test_admin(void **state) {
   fixture *f = *state;
   const char *auth = "Authorization: Bearer tok\r\n";
   answer a;
-  strcpy(f->srv.cfg.admin_token, "tok");
+  fixture_token(f, "tok");
   a = get(f, "POST", "/v1/tags", NULL, "{\"tag\":\"inv\",\"step\":7}");
   assert_int_equal(a.status, 401);
   assert_false(f->c->held); /* refused on the loop */
@@ -167,6 +167,8 @@ static void test_admin(void **state) {
               body_has(&a, "\"description\":\"ü\""));
   /* The allocator was refreshed: IDs at once. */
   a = get(f, "GET", "/v1/segment/inv?count=2", NULL, NULL);
+  assert_int_equal(a.status, 401); /* with a token, IDs need it too */
+  a = get(f, "GET", "/v1/segment/inv?count=2", auth, NULL);
   assert_true(a.status == 200 && body_is(&a, "{\"ids\":[\"50\",\"51\"]}\n"));
   a = get(f, "POST", "/v1/tags", auth, "{\"tag\":\"inv\",\"step\":7}");
   assert_int_equal(a.status, 409);
@@ -174,7 +176,7 @@ static void test_admin(void **state) {
   assert_true(a.status == 200 && body_has(&a, "\"step\":9"));
   a = get(f, "PATCH", "/v1/tags/inv", auth, "{\"step\":\"x\"}");
   assert_int_equal(a.status, 400);
-  a = get(f, "GET", "/v1/tags", NULL, NULL);
+  a = get(f, "GET", "/v1/tags", auth, NULL);
   assert_true(a.status == 200 && body_has(&a, "{\"tags\":[") &&
               body_has(&a, "\"tag\":\"order\""));
   a = get(f, "DELETE", "/v1/tags/inv", auth, NULL);
@@ -182,7 +184,7 @@ static void test_admin(void **state) {
   /* RFC 9110 8.6, 8.3: a 204 has no Content-Length, and no Content-Type
   ** since there is no content. */
   assert_null(memmem(a.head, a.head_len, "Content-", 8));
-  a = get(f, "GET", "/v1/tags/inv", NULL, NULL);
+  a = get(f, "GET", "/v1/tags/inv", auth, NULL);
   assert_int_equal(a.status, 404);
   a = get(f, "PUT", "/v1/tags", auth, "{}");
   assert_int_equal(a.status, 405);
@@ -336,7 +338,7 @@ static void test_conformance(void **state) {
   out = FEED(f, "GET /livez HTTP/1.0\n\n", &last);
   assert_true(status_of(out) == 400 && last == -1);
   /* The Bearer scheme is case-insensitive (RFC 9110 11.1). */
-  strcpy(f->srv.cfg.admin_token, "tok");
+  fixture_token(f, "tok");
   a = get(f, "PATCH", "/v1/tags/order", "authorization: bearer tok\r\n",
           "{\"step\":60}");
   assert_int_equal(a.status, 200);
@@ -349,7 +351,7 @@ static void test_conformance(void **state) {
   a = get(f, "PATCH", "/v1/tags/order", "Authorization: Basic tok\r\n",
           "{\"step\":62}");
   assert_int_equal(a.status, 401);
-  f->srv.cfg.admin_token[0] = '\0';
+  fixture_token(f, "");
   /* The 503 of a full server carries Date, as every answer. */
   frond__http_busy(f->c);
   out = FEED(f, "", NULL);
@@ -548,7 +550,7 @@ static void test_browser_requests(void **state) {
              NULL);
   assert_int_equal(parse_answer(out).status, 204);
   /* With a token, the token decides; the Host is not checked. */
-  strcpy(f->srv.cfg.admin_token, "tok");
+  fixture_token(f, "tok");
   out = FEED(f,
              "PATCH /v1/tags/order HTTP/1.1\r\nHost: ids.example\r\n"
              "Authorization: Bearer tok\r\nContent-Type: application/json"
