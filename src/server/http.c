@@ -114,6 +114,12 @@ static int from_a_page(frond__http_ctx *x, int admin) {
           "(Sec-Fetch-Site)";
   else if (r->origin != NULL && !origin_is_host(r))
     why = "refused: the Origin is not this server's";
+  else if (admin && !frond__acl_on(x->srv) && !x->c->l->ep->addr.loopback)
+    /* A TLS listener with tls_ca may be beyond loopback without a
+    ** credential: a client certificate lets a client in, not change tags,
+    ** and its Host header says whatever it likes. */
+    why = "without admin_token or clients_file, tag changes need a "
+          "listener on loopback";
   else if (admin && !frond__acl_on(x->srv) &&
            (r->host == NULL ||
             !loopback_host(r->host, r->host_len, x->c->l->ep->addr.port)))

@@ -100,11 +100,11 @@ class TlsServer(ft.Server):
     """ft.Server with HTTPS on tls_port and RESP over TLS on
     resp_tls_port."""
 
-    def __init__(self, extra=(), mtls=False, **kw):
+    def __init__(self, extra=(), mtls=False, tls_host="127.0.0.1", **kw):
         c = certs()
         self.tls_port = ft.free_port()
         self.resp_tls_port = ft.free_port()
-        args = ["--tls-listen", "127.0.0.1:%d" % self.tls_port,
+        args = ["--tls-listen", "%s:%d" % (tls_host, self.tls_port),
                 "--resp-tls-listen", "127.0.0.1:%d" % self.resp_tls_port,
                 "--tls-cert", kw.pop("cert", c.path("server.pem")),
                 "--tls-key", kw.pop("key", c.path("server.key"))]
@@ -486,6 +486,33 @@ def test_mtls():
     check(r.returncode == 0, r.stderr)
 
 
+def test_mtls_beyond_loopback_changes_no_tag():
+    """A TLS listener with tls_ca may be beyond loopback without a
+    credential: a client certificate lets a client take IDs there, never
+    change tags, whatever Host it sends (before, Host: 127.0.0.1 was
+    enough to create a tag). Bound to 0.0.0.0, reached on 127.0.0.1."""
+    ft.need("curl", "curl")
+    s = TlsServer(mtls=True, tls_host="0.0.0.0")
+    try:
+        c = certs()
+        base = "https://localhost:%d" % s.tls_port
+        who = ["--cacert", c.path("ca.pem"), "--cert", c.path("client.pem"),
+               "--key", c.path("client.key")]
+        ok = curl("-f", *who, base + "/v1/snowflake")
+        check(ok.returncode == 0 and json.loads(ok.stdout)["ids"], ok)
+        r = curl(*who, "-w", "\n%{http_code}", "-X", "POST",
+                 "-H", "Host: 127.0.0.1:%d" % s.tls_port,
+                 "-H", "Content-Type: application/json",
+                 "-d", '{"tag":"stolen","step":10}', base + "/v1/tags")
+        check(r.stdout.endswith("\n403") and "loopback" in r.stdout,
+              "a tag change over mTLS without a credential: %r" % r.stdout)
+        r = curl(*who, "-w", "\n%{http_code}", base + "/v1/tags/stolen")
+        check(not r.stdout.endswith("\n200"), "the tag was made: %r" %
+              r.stdout)
+    finally:
+        s.close()
+
+
 # ----------------------------------------------------------- the bar
 
 def test_protocols_and_ciphers():
@@ -642,6 +669,7 @@ def main():
     try:
         ft.main([test_https_curl, test_http_over_tls, test_handshake_timeout,
                  test_redis_clients_over_tls, test_mtls,
+                 test_mtls_beyond_loopback_changes_no_tag,
                  test_protocols_and_ciphers, test_start_refusals,
                  test_sighup_reload])
     finally:
