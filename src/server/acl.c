@@ -461,7 +461,17 @@ int frond__acl_req(frond__conn *c, frond__req *r) {
     kind = 1;
     name = r->op == FROND__REQ_SNOWFLAKE ? "snowflake" : r->nf->name;
     len = strlen(name);
-    if (frond__acl_allows(k, FROND__ACL_ISSUE, 1, name, len))
+    if (!frond__acl_allows(k, FROND__ACL_ISSUE, 1, name, len))
+      break;
+    /* A format drawn from a segment tag (tag=, seq) hands out that tag's
+    ** IDs: the tag's right too, as the quotas and the audit log count
+    ** them against the tag. */
+    if (r->op == FROND__REQ_SNOWFLAKE ||
+        (name = frond_format_tag(r->nf->f)) == NULL)
+      return 0;
+    kind = 0;
+    len = strlen(name);
+    if (frond__acl_allows(k, FROND__ACL_ISSUE, 0, name, len))
       return 0;
     break;
   case FROND__REQ_STORE:

@@ -63,9 +63,14 @@ def srv():
                            "orders:*")
         LINES["ids"] = add("ids", "--rights", "issue", "--formats",
                            "snowflake,uuid7")
+        LINES["fmt"] = add("fmt", "--rights", "issue", "--formats", "*")
+        LINES["shop"] = add("shop", "--rights", "issue", "--tags",
+                            "orders:*", "--formats", "ordb")
         path = write_clients("# the clients\n\n" + "".join(LINES.values()))
         SRV = ft.Server(resp=True, tags=TAGS,
-                        extra=["--admin-token", TOKEN, "--clients-file", path])
+                        extra=["--admin-token", TOKEN, "--clients-file", path,
+                               "--format.ordb", "base62:tag=orders:eu",
+                               "--format.daily", "seq:tag=invoices,digits=6"])
     return SRV
 
 
@@ -217,6 +222,32 @@ def test_resp():
         check(c.command("RESET") == "RESET", "RESET")
         r = c.command("INCR", "invoices")
         check(isinstance(r, RespError) and r.code == "NOAUTH", r)
+    finally:
+        c.close()
+
+
+def test_format_needs_its_tag():
+    """A format drawn from a segment tag (tag=, seq) hands out that tag's
+    IDs: it needs the format's right and the tag's. Before, formats=*
+    alone took IDs of every tag behind a format."""
+    srv()
+    for name, path in (("fmt", "/v1/format/ordb?count=3"),
+                       ("fmt", "/v1/format/daily"),
+                       ("shop", "/v1/format/daily")):
+        st, _, b = get(name, path)
+        check(st == 403 and err(b)["code"] == "FORBIDDEN" and
+              name in err(b)["message"], (name, path, st, b))
+    st, _, b = get("fmt", "/v1/format/ordb")
+    check("orders:eu" in err(b)["message"], b)
+    st, _, b = get("fmt", "/v1/uuid7")
+    check(st == 200, ("formats=* without a tag", st, b))
+    st, _, b = get("shop", "/v1/format/ordb?count=2")
+    check(st == 200, ("the format and its tag granted", st, b))
+    c = Resp(srv().resp_port)
+    try:
+        check(c.command("AUTH", "fmt", SECRETS["fmt"]) == "OK", "AUTH")
+        r = c.command("ID.FORMAT", "ordb", "2")
+        check(isinstance(r, RespError) and r.code == "NOPERM", r)
     finally:
         c.close()
 
@@ -400,7 +431,8 @@ def test_clients_hash():
 if __name__ == "__main__":
     try:
         ft.main([test_http_scopes, test_http_admin_right,
-                 test_http_unauthorized, test_resp, test_failures_counted,
+                 test_http_unauthorized, test_resp, test_format_needs_its_tag,
+                 test_failures_counted,
                  test_reload, test_no_secret_shown, test_bad_file_stops_start,
                  test_open_reads_off, test_clients_hash])
     finally:
