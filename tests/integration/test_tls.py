@@ -170,15 +170,19 @@ def test_https_curl():
     try:
         ca = certs().path("ca.pem")
         base = "https://localhost:%d" % s.tls_port
-        r = curl("-f", "--cacert", ca, base + "/v1/snowflake")
+        auth = ["-H", "Authorization: Bearer " + TOKEN]
+        r = curl("-o", "/dev/null", "-w", "%{http_code}", "--cacert", ca,
+                 base + "/v1/snowflake")
+        check(r.stdout == "401", ("IDs need a credential", r))
+        r = curl("-f", "--cacert", ca, *auth, base + "/v1/snowflake")
         check(r.returncode == 0 and len(json.loads(r.stdout)["ids"]) == 1, r)
-        r = curl("-f", "--cacert", ca, base + "/v1/snowflake?count=100")
+        r = curl("-f", "--cacert", ca, *auth, base + "/v1/snowflake?count=100")
         ids = json.loads(r.stdout)["ids"]
         check(len(set(ids)) == 100, r)
-        r = curl("-f", "--cacert", ca, base + "/api/segment/get/orders")
+        r = curl("-f", "--cacert", ca, *auth, base + "/api/segment/get/orders")
         check(r.returncode == 0 and r.stdout.isdigit(), r)
         # Keep-alive: several requests on one connection.
-        r = curl("-f", "--cacert", ca, base + "/livez", base + "/livez",
+        r = curl("-f", "--cacert", ca, *auth, base + "/livez", base + "/livez",
                  base + "/v1/snowflake", "-w", "%{num_connects}\n")
         check(r.returncode == 0 and r.stdout.split()[-1] == "0", r)
         body = '{"tag": "invoices", "step": 50, "start": 1000}'
@@ -191,7 +195,7 @@ def test_https_curl():
                  base + "/v1/tags")
         check(r.returncode == 0 and json.loads(r.stdout)["tag"] == "invoices",
               r)
-        r = curl("-f", "--cacert", ca, base + "/v1/segment/invoices?count=2")
+        r = curl("-f", "--cacert", ca, *auth, base + "/v1/segment/invoices?count=2")
         check(json.loads(r.stdout)["ids"] == ["1000", "1001"], r)
         # Without the CA the certificate is not trusted; plain HTTP on the
         # TLS port gets no answer.
