@@ -58,6 +58,12 @@
 #define LINGER_MS 1000
 /* Stop reading while this much output waits for a slow reader. */
 #define OUT_HIGH_WATER FROND__OUT_HIGH_WATER
+
+/* Output waiting for a slow reader: answers, and over TLS what the TLS
+** state made to send besides (frond__tls_backlog). */
+#define OUT_WAITING(c)                                                         \
+  ((c)->out.len + (c)->wbuf.len +                                              \
+   ((c)->tls != NULL ? frond__tls_backlog((c)->tls) : 0))
 /* Ciphertext read at once (a few TLS records). */
 #define TLS_IN_SIZE 65536
 
@@ -363,7 +369,7 @@ static void process_some(frond__conn *c) {
       /* Held, the protocol waits for its own answer, not for bytes (a
       ** Redis EXEC behind a command that waits); past the high-water
       ** mark, for the client to read (an EXEC answered in parts). */
-      more = !c->held && c->out.len + c->wbuf.len < OUT_HIGH_WATER;
+      more = !c->held && OUT_WAITING(c) < OUT_HIGH_WATER;
       break;
     }
     /* A protocol consumes at most the bytes it was given. */
@@ -464,7 +470,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   ** begun: header_timeout_ms still runs from accept. */
   if (!c->held && c->rlen > 0)
     process(c);
-  if (c->out.len + c->wbuf.len >= OUT_HIGH_WATER || c->close_after_write ||
+  if (OUT_WAITING(c) >= OUT_HIGH_WATER || c->close_after_write ||
       (c->held && input_full(c))) {
     uv_read_stop(s);
     c->reading = 0;
@@ -520,7 +526,7 @@ void frond__conn_resume(frond__conn *c, int close_after) {
   else if (input_pending(c))
     process(c);
   if (c->reading &&
-      (c->out.len + c->wbuf.len >= OUT_HIGH_WATER || c->close_after_write)) {
+      (OUT_WAITING(c) >= OUT_HIGH_WATER || c->close_after_write)) {
     uv_read_stop((uv_stream_t *)&c->tcp);
     c->reading = 0;
   }

@@ -388,38 +388,40 @@ int frond__tls_feed(frond__tls_conn *tc, const char *p, size_t n) {
   return 0;
 }
 
-/* The name of a verified client certificate: its subject's CN; without
-** one, its first DNS or URI subject alternative name. A name with control
+/* The name of a verified client certificate: its first DNS or URI
+** subject alternative name; without one, its subject's CN. Alternative
+** names first, as RFC 6125 has it: a CA that checks only them (SPIFFE, a
+** cert-manager policy) may leave the CN to the requester, who must not be
+** able to name itself another client that way. A name with control
 ** bytes, of two CNs, or longer than cap - 1 is refused: credentials and
 ** logs take it as given. 0, or -1 with why filled. */
 static int peer_name(SSL *ssl, char *name, size_t cap, char *why,
                      size_t whycap) {
   X509 *cert = SSL_get0_peer_certificate(ssl);
   X509_NAME *subj;
+  GENERAL_NAMES *sans;
   unsigned char *utf8 = NULL;
   int i, len = -1;
   size_t k;
   name[0] = '\0';
   if (cert == NULL)
     return 0; /* no tls_ca: no client certificate asked for */
+  sans = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+  for (i = 0; i < sk_GENERAL_NAME_num(sans) && len < 0; i++) {
+    const GENERAL_NAME *g = sk_GENERAL_NAME_value(sans, i);
+    if (g->type == GEN_DNS || g->type == GEN_URI)
+      len = ASN1_STRING_to_UTF8(&utf8, g->d.ia5);
+  }
+  GENERAL_NAMES_free(sans);
   subj = X509_get_subject_name(cert);
-  i = X509_NAME_get_index_by_NID(subj, NID_commonName, -1);
-  if (i >= 0) {
+  if (len < 0 &&
+      (i = X509_NAME_get_index_by_NID(subj, NID_commonName, -1)) >= 0) {
     if (X509_NAME_get_index_by_NID(subj, NID_commonName, i) >= 0) {
       snprintf(why, whycap, "client certificate has two subject CNs");
       return -1;
     }
     len = ASN1_STRING_to_UTF8(
         &utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subj, i)));
-  } else {
-    GENERAL_NAMES *sans =
-        X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
-    for (i = 0; i < sk_GENERAL_NAME_num(sans) && len < 0; i++) {
-      const GENERAL_NAME *g = sk_GENERAL_NAME_value(sans, i);
-      if (g->type == GEN_DNS || g->type == GEN_URI)
-        len = ASN1_STRING_to_UTF8(&utf8, g->d.ia5);
-    }
-    GENERAL_NAMES_free(sans);
   }
   if (len <= 0 || (size_t)len >= cap) {
     OPENSSL_free(utf8);
@@ -507,6 +509,10 @@ int frond__tls_seal(frond__tls_conn *tc, frond__buf *out) {
 void frond__tls_shutdown(frond__tls_conn *tc) {
   if (tc->done && SSL_shutdown(tc->ssl) < 0)
     ERR_clear_error();
+}
+
+size_t frond__tls_backlog(const frond__tls_conn *tc) {
+  return tc->ct.len;
 }
 
 void frond__tls_trim(frond__tls_conn *tc) {

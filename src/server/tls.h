@@ -76,6 +76,11 @@ int frond__tls_pending(const frond__tls_conn *tc);
 int frond__tls_seal(frond__tls_conn *tc, frond__buf *out);
 /* Say close_notify; frond__tls_seal brings it out. */
 void frond__tls_shutdown(frond__tls_conn *tc);
+/* Bytes the TLS state has made to send and frond__tls_seal has not yet
+** taken (handshake messages, alerts, KeyUpdate replies): back-pressure
+** counts them with the answers, so that a client sending messages that
+** make the server answer, and never reading, cannot grow them. */
+size_t frond__tls_backlog(const frond__tls_conn *tc);
 /* An idle connection: give back a large ciphertext buffer. */
 void frond__tls_trim(frond__tls_conn *tc);
 

@@ -57,7 +57,9 @@ def make_cert(d, name, ca, cn, san=None, days="3", faketime=None):
             cwd=d)
     ext = os.path.join(d, name + ".ext")
     with open(ext, "w") as f:
-        f.write("subjectAltName=%s\n" % (san or "DNS:localhost,IP:127.0.0.1"))
+        if san != "none":  # "none": a certificate without alternative names
+            f.write("subjectAltName=%s\n" %
+                    (san or "DNS:localhost,IP:127.0.0.1"))
     openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem",
             "-CAkey", ca + ".key", "-CAcreateserial", "-out", name + ".pem",
             "-days", days, "-extfile", ext, cwd=d, faketime=faketime)
@@ -74,7 +76,10 @@ class Certs:
         make_ca(d, "ca")
         make_ca(d, "wrongca")
         make_cert(d, "server", "ca", "localhost")
-        make_cert(d, "client", "ca", "payments")
+        make_cert(d, "client", "ca", "payments", san="DNS:payments")
+        make_cert(d, "cnonly", "ca", "cn-only", san="none")
+        # The requester chose the CN, the CA checked the alternative name.
+        make_cert(d, "mixed", "ca", "payments", san="DNS:intruder")
         make_cert(d, "spiffe", "ca", None,
                   san="URI:spiffe://example.org/ns/pay/sa/api")
         make_cert(d, "stranger", "wrongca", "payments")
@@ -453,6 +458,11 @@ def test_mtls():
                   c.path("spiffe.pem"), "--key", c.path("spiffe.key"),
                   base + "/livez")
         check(ok.returncode == 0, ok)
+        for name in ("cnonly", "mixed"):
+            ok = curl("-f", "--cacert", c.path("ca.pem"), "--cert",
+                      c.path(name + ".pem"), "--key", c.path(name + ".key"),
+                      base + "/livez")
+            check(ok.returncode == 0, ok)
         none = curl("--cacert", c.path("ca.pem"), base + "/livez")
         check(none.returncode != 0 and "ok" not in none.stdout, none)
         wrong = curl("--cacert", c.path("ca.pem"), "--cert",
@@ -474,6 +484,9 @@ def test_mtls():
               "CN not taken: " + log[-2000:])
         check("certificate of 'spiffe://example.org/ns/pay/sa/api'" in log,
               "URI SAN not taken")
+        check("certificate of 'cn-only'" in log, "CN without SAN not taken")
+        check("certificate of 'intruder'" in log,
+              "the CN taken over the alternative name")
         check(metric(s, 'frond_tls_handshakes_total{result="failed"}') >= 3,
               "refused handshakes not counted")
     finally:
