@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifdef FROND_TEST_HOOKS
 _Atomic uint64_t frond__acl_compared;
@@ -326,6 +327,16 @@ static int client_line(parser *p, char *s, size_t end, frond__acl_client *k) {
     if (f == 1) {
       if (*v == '\0' || strlen(v) > 255)
         return BAD(p, "cert is 1 to 255 characters");
+      /* The name the TLS listener gives a certificate is one value (its
+      ** first DNS or URI name, else its CN), never a DN: "CN=x" would
+      ** match no certificate, silently. */
+      if (strncasecmp(v, "CN=", 3) == 0 || strstr(v, ", O=") != NULL)
+        return BAD(p,
+                   "cert=%.64s is a distinguished name; give the name alone "
+                   "(the certificate's first DNS or URI name, else its CN), "
+                   "e.g. cert=%.64s",
+                   v,
+                   strncasecmp(v, "CN=", 3) == 0 ? v + 3 : "dash.example.com");
       k->cert = v;
     }
     if (f == 2 && rights_field(p, k, v) != 0)

@@ -242,8 +242,16 @@ static int runs_in_multi(int id) {
 ** looked up again after the clients file is read again, or found by its
 ** certificate (acl.c). */
 static int authed(frond__resp_ctx *x) {
-  if (frond__acl_on(x->srv))
-    x->st->authed = frond__acl_conn(x->c) != NULL;
+  int now;
+  if (frond__acl_on(x->srv) &&
+      (now = frond__acl_conn(x->c) != NULL) != x->st->authed) {
+    /* Found by its certificate, or logged out by a reload: the idle
+    ** limit follows, as AUTH sets it (an authenticated connection waits
+    ** resp_idle_timeout_ms, one that is not header_timeout_ms). */
+    x->st->authed = now;
+    x->c->idle_ms = now ? (uint64_t)x->srv->cfg.resp_idle_timeout_ms
+                        : (uint64_t)x->srv->cfg.header_timeout_ms;
+  }
   return x->st->authed;
 }
 
