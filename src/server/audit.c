@@ -24,7 +24,7 @@
 ** gives way. refuse (the default): requests that would issue IDs answer
 ** AUDIT_UNAVAILABLE before anything is issued, until the writer has
 ** caught up; what was issued before stays in memory and is written once
-** the file takes it. drop: IDs are issued, records beyond audit_buffer are
+** the file takes it, or, at the stop, to stderr, and serve exits 1. drop: IDs are issued, records beyond audit_buffer are
 ** dropped, counted in frond_audit_dropped_total, logged as errors and
 ** written into the log itself as a "dropped" line once it can be written.
 ** Records still in memory when the process is killed (SIGKILL) are lost:
@@ -259,11 +259,12 @@ int frond__audit_open(frond__server *srv, uv_loop_t *loop, frond_error *err) {
   return 0;
 }
 
-void frond__audit_close(frond__server *srv, uv_loop_t *loop) {
+uint64_t frond__audit_close(frond__server *srv, uv_loop_t *loop) {
   frond__audit *a = srv->audit;
+  uint64_t unwritten;
   int i;
   if (a == NULL)
-    return;
+    return 0;
   uv_close((uv_handle_t *)&a->sighup, NULL);
   uv_run(loop, UV_RUN_NOWAIT);
   pthread_mutex_lock(&a->lock);
@@ -271,6 +272,7 @@ void frond__audit_close(frond__server *srv, uv_loop_t *loop) {
   pthread_cond_signal(&a->cond);
   pthread_mutex_unlock(&a->lock);
   pthread_join(a->thread, NULL);
+  unwritten = atomic_load(&a->unwritten);
   close(a->fd);
   for (i = 0; i < a->nws; i++) {
     frond__buf_free(&a->ws[i].buf);
@@ -283,6 +285,7 @@ void frond__audit_close(frond__server *srv, uv_loop_t *loop) {
   free(a->ws);
   free(a);
   srv->audit = NULL;
+  return unwritten;
 }
 
 /* ------------------------------------------------------------ metrics */

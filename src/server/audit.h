@@ -81,7 +81,7 @@ struct frond__audit {
   _Atomic uint64_t pending; /* bytes in workers' buffers and in out */
   atomic_int failing;       /* the last write or sync failed */
   _Atomic uint64_t records, bytes, dropped, refused, write_errors, reopens,
-      reopen_failures;
+      reopen_failures, unwritten;
 };
 
 static inline int64_t frond__audit_now_ms(void) {

@@ -142,7 +142,7 @@ static int underlying(frond__server *srv, const frond__named_format *nf,
 ** b. For formats, first_s and last_s are the strings; first and last the
 ** underlying IDs, when they have some. tc: the caller's time cache. */
 void frond__audit_record(frond__audit *a, frond__buf *b, int64_t ms, int op,
-                   const agg *g, tcache *tc) {
+                         const agg *g, tcache *tc) {
   int64_t first, last;
   frond__audit_put_time(b, ms, tc);
   put_str(b, "client", g->client, strlen(g->client));

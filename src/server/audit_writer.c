@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* Open the path for appending; a file it creates is made durable in its
@@ -35,6 +36,55 @@ int frond__audit_open_log(const char *path) {
   return fd;
 }
 
+/* The prefix of a record written to stderr instead of the file. */
+#define SPILLED "frond: audit record not written: "
+
+/* All of v[0..n) to stderr, through partial writes. */
+static void put_all(struct iovec *v, int n) {
+  while (n > 0) {
+    ssize_t w = writev(STDERR_FILENO, v, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return;
+    for (; n > 0 && (size_t)w >= v->iov_len; v++, n--)
+      w -= (ssize_t)v->iov_len;
+    if (n > 0) {
+      v->iov_base = (char *)v->iov_base + w;
+      v->iov_len -= (size_t)w;
+    }
+  }
+}
+
+/* Records the file did not take and the writer gives up on (at the stop,
+** or out of memory): never dropped silently. Each line goes to stderr as
+** SPILLED and the line itself, in one writev (the journal keeps them, at
+** error priority), is counted in a->unwritten and taken off pending; one
+** error says how many and why. Allocates nothing. */
+static void spill(frond__audit *a, char *p, size_t len, const char *why) {
+  int journal = frond__log_journal_detect();
+  uint64_t n = 0;
+  atomic_fetch_sub(&a->pending, len);
+  while (len > 0) {
+    char *nl = memchr(p, '\n', len);
+    size_t k = nl != NULL ? (size_t)(nl - p) : len;
+    struct iovec v[4] = {{(void *)"<3>", 3},
+                         {(void *)SPILLED, sizeof SPILLED - 1},
+                         {p, k},
+                         {(void *)"\n", 1}};
+    put_all(journal ? v : v + 1, journal ? 4 : 3);
+    n++;
+    k += nl != NULL;
+    p += k;
+    len -= k;
+  }
+  atomic_fetch_add(&a->unwritten, n);
+  frond_log(FROND_LOG_ERROR,
+            "audit log %s: %llu records could not be written to it (%s); "
+            "they are on stderr, each after \"%s\"",
+            a->path, (unsigned long long)n, why, SPILLED);
+}
+
 /* Take every worker's lines (and, with all or once their second is over,
 ** its aggregates) into a->out. */
 static void collect(frond__audit *a, int all) {
@@ -52,7 +102,7 @@ static void collect(frond__audit *a, int all) {
     pthread_mutex_unlock(&ws->lock);
     a->take = t;
     if (t.len > 0 && frond__buf_append(&a->out, t.data, t.len) != 0)
-      frond_log(FROND_LOG_ERROR, "audit log: out of memory");
+      spill(a, t.data, t.len, "out of memory");
     a->take.len = 0;
   }
 }
@@ -192,10 +242,11 @@ void *frond__audit_writer(void *arg) {
         write_out(a);
     }
   }
-  if (a->out.len > 0)
-    frond_log(FROND_LOG_ERROR,
-              "audit log %s: %zu bytes of records could not be written at "
-              "the stop",
-              a->path, a->out.len);
+  /* Written again until the stop (above, stop forces a last try); what
+  ** the file still does not take is given up on now. */
+  if (a->out.len > 0) {
+    spill(a, a->out.data, a->out.len, "at the stop");
+    a->out.len = 0;
+  }
   return NULL;
 }

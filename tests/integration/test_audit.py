@@ -7,7 +7,8 @@ a MULTI/EXEC) is in exactly one line of its kind, with its protocol;
 find answers for IDs inside and at the edges of ranges and for snowflake
 IDs, and finds nothing beyond them; a rename and SIGHUP loses no record;
 a log that cannot be written refuses IDs (audit_full = refuse) or drops
-records loudly (drop), and a reopen that fails keeps the old file.
+records loudly (drop), what it never took goes to stderr at the stop
+(exit status 1), and a reopen that fails keeps the old file.
 """
 import gzip
 import json
@@ -273,6 +274,64 @@ def test_disk_full_refuses():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def spilled(out):
+    """The records a stop wrote to stderr instead of the log."""
+    pre = "frond: audit record not written: "
+    return [json.loads(x[len(pre):]) for x in out.splitlines()
+            if x.startswith(pre)]
+
+
+def test_disk_full_stop_spills():
+    """audit_full = refuse, the log on a full disk (/dev/full) from the
+    start: the ranges answered before the writer saw the failure have
+    records only in memory. A clean stop writes every one of them to
+    stderr (as the log's own JSON lines, after a prefix), says how many,
+    and exits 1: no ID handed out is recorded nowhere, silently."""
+    d = ft.tempdir()
+    log = os.path.join(d, "audit.log")
+    os.symlink("/dev/full", log)
+    s = ft.Server(resp=True, tags={"orders": 1000},
+                  extra=["--audit-log", log])
+    try:
+        answered, refused = [], 0
+        for _ in range(200):
+            status, body = get(s, "/v1/segment/orders/range?count=5")
+            if status == 200:
+                answered.append((int(body["start"]), int(body["end"]) - 1))
+            else:
+                check(status == 503 and
+                      body["error"]["code"] == "AUDIT_UNAVAILABLE",
+                      "refusal: %d %s" % (status, body))
+                refused += 1
+                if refused == 3:
+                    break
+        check(answered and refused == 3,
+              "%d answered, %d refused" % (len(answered), refused))
+        # RESP too: INCRBY is a range.
+        top = Resp(s.resp_port).command("INCRBY", "orders", 7)
+        check(isinstance(top, RespError) and
+              top.code == "AUDIT_UNAVAILABLE", "RESP: %r" % (top,))
+        rc = s.stop()
+        out = s.output()
+        recs = spilled(out)
+        check(rc == 1, "exit status %d after unwritten records: %s"
+              % (rc, out))
+        for first, last in answered:
+            check(any(x.get("tag") == "orders" and x["op"] == "range" and
+                      x["first"] == first and x["last"] == last and
+                      x["count"] == 5 for x in recs),
+                  "range %d..%d neither in the log nor on stderr: %s"
+                  % (first, last, recs))
+        check(len(recs) == len(answered), "records on stderr: %s" % recs)
+        check("%d records could not be written to it (at the stop)"
+              % len(recs) in out and
+              "stopped with %d audit records not in the audit log"
+              % len(recs) in out, "the count logged: %s" % out)
+    finally:
+        s.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_disk_full_drops_loudly():
     """audit_full = drop: IDs keep coming while the log fails; records
     beyond audit_buffer are dropped, counted and logged, and the log says
@@ -350,6 +409,7 @@ def test_unopenable_path_stops_start():
 
 if __name__ == "__main__":
     ft.main([test_every_path_recorded, test_rotation_loses_nothing,
-             test_disk_full_refuses, test_disk_full_drops_loudly,
+             test_disk_full_refuses, test_disk_full_stop_spills,
+             test_disk_full_drops_loudly,
              test_reopen_failure_keeps_old_file,
              test_unopenable_path_stops_start])
