@@ -69,6 +69,54 @@ int frond__audit_admit(frond__conn *c, frond__req *r) {
   return -1;
 }
 
+/* A batch of format strings: one line for each run of strings whose
+** underlying IDs are consecutive, as for IDs without a format: a batch of
+** a segment tag's may span two segments, and one over snowflake IDs is
+** taken a chunk at a time, other requests' IDs in between. The IDs are
+** read back from the strings, a decode each.
+** Strings without one (random UUIDs): one line, first and last string.
+** With ws->lock. */
+static void format_batch(frond__audit *a, wstate *ws, agg *key,
+                         const frond__req *r, int64_t ms) {
+  const char *s = r->strs;
+  size_t stride = r->nf->stride, i0 = 0, j;
+  int64_t id = 0, prev = 0;
+  int run = 0, ok;
+  if (stride > STR_MAX || !frond__audit_id_of(r->nf, s, stride, &key->first)) {
+    if (stride <= STR_MAX) {
+      snprintf(key->first_s, STR_MAX, "%s", s);
+      snprintf(key->last_s, STR_MAX, "%s", s + (r->n - 1) * stride);
+    }
+    frond__audit_record(a, &ws->buf, ms, 1, key, &ws->tc);
+    return;
+  }
+  for (j = 0; j <= r->n; j++) {
+    ok = j < r->n && frond__audit_id_of(r->nf, s + j * stride, stride, &id);
+    if (run && ok && id == prev + 1) {
+      prev = id;
+      continue;
+    }
+    if (run) { /* i0..j-1 */
+      snprintf(key->first_s, STR_MAX, "%s", s + i0 * stride);
+      snprintf(key->last_s, STR_MAX, "%s", s + (j - 1) * stride);
+      key->last = prev;
+      key->count = j - i0;
+      key->has_ids = 1;
+      frond__audit_record(a, &ws->buf, ms, 1, key, &ws->tc);
+    }
+    if ((run = ok) != 0) {
+      i0 = j;
+      key->first = prev = id;
+    } else if (j < r->n) { /* no ID read back: a line of its own */
+      snprintf(key->first_s, STR_MAX, "%s", s + j * stride);
+      snprintf(key->last_s, STR_MAX, "%s", s + j * stride);
+      key->count = 1;
+      key->has_ids = 0;
+      frond__audit_record(a, &ws->buf, ms, 1, key, &ws->tc);
+    }
+  }
+}
+
 void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
   frond__audit *a = c->w->srv->audit;
   wstate *ws;
@@ -108,13 +156,7 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
       key.last = r->start + (int64_t)r->n - 1;
       frond__audit_record(a, &ws->buf, ms, 2, &key, &ws->tc);
     } else if (key.kind == FORMAT) {
-      const char *s = r->strs;
-      size_t stride = r->nf->stride;
-      if (stride <= STR_MAX) {
-        snprintf(key.first_s, STR_MAX, "%s", s);
-        snprintf(key.last_s, STR_MAX, "%s", s + (r->n - 1) * stride);
-      }
-      frond__audit_record(a, &ws->buf, ms, 1, &key, &ws->tc);
+      format_batch(a, ws, &key, r, ms);
     } else if (key.kind == SNOWFLAKE) {
       /* A batch is issued a time unit's IDs at a time (ids.c), each in
       ** one atomic step: one line for each, which no other ID lies in. */

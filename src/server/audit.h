@@ -33,6 +33,7 @@ typedef struct agg {
   char tag[FROND_TAG_MAX + 1];
   size_t taglen;
   int64_t first, last;
+  int has_ids; /* a format's: first and last are its strings' IDs */
   uint64_t count;
   char first_s[STR_MAX], last_s[STR_MAX];
 } agg;
@@ -96,6 +97,10 @@ void frond__audit_put_time(frond__buf *b, int64_t ms, tcache *c);
 ** b (audit_record.c). */
 void frond__audit_record(frond__audit *a, frond__buf *b, int64_t ms, int op,
                          const agg *g, tcache *tc);
+/* The segment or snowflake ID under a format's string s (NUL-terminated
+** within len): 1, or 0 when it has none. */
+int frond__audit_id_of(const frond__named_format *nf, const char *s, size_t len,
+                       int64_t *id);
 /* Count what b gained since len0 as pending, or take it back (drop). */
 void frond__audit_account(frond__audit *a, frond__buf *b, size_t len0);
 /* Every aggregate of ws as a line, the table emptied. With ws->lock. */

@@ -121,58 +121,60 @@ static void put_peer(frond__buf *b, const struct sockaddr_storage *ss,
   put_raw(b, "remote", txt);
 }
 
-/* The underlying ID of a format's string, when it has one (an order
-** number's or a sequence's): the "id" its decoding names. */
-static int underlying(frond__server *srv, const frond__named_format *nf,
-                      const char *s, int64_t *id) {
-  frond__field f[FROND__FIELDS_MAX];
+/* The underlying ID of a format's string, when it has one: a segment or
+** snowflake ID (decimal, base62, base32, order numbers, and uuid7, ulid,
+** objectid with scope=node). A seq number counts within its period's own
+** tag, which the line does not name: none. 1, or 0. */
+int frond__audit_id_of(const frond__named_format *nf, const char *s, size_t len,
+                       int64_t *id) {
+  frond_format_value v;
   frond_error err = {0, ""};
-  size_t n = 0, i;
-  if (frond__formats_decode(srv, nf, s, strlen(s), f, &n, &err) != 0)
+  if (nf->kind == FROND_FORMAT_SEQ ||
+      frond_format_decode(nf->f, s, strnlen(s, len), &v, &err) != 0 ||
+      !v.has_id)
     return 0;
-  for (i = 0; i < n; i++)
-    if (strcmp(f[i].name, "id") == 0)
-      return f[i].is_num
-                 ? (*id = f[i].num, 1)
-                 : frond__parse_i64(f[i].str, strlen(f[i].str), id) == 0;
-  return 0;
+  *id = v.id;
+  return 1;
 }
 
 /* One record: (time, who, what, first, last, count) as a JSON line into
 ** b. For formats, first_s and last_s are the strings; first and last the
-** underlying IDs, when they have some. tc: the caller's time cache. */
+** underlying IDs, when they have some (has_ids: known already, else read
+** back from the strings); a format over snowflake IDs (no tag) names the
+** node and layout as snowflake lines do. tc: the caller's time cache. */
 void frond__audit_record(frond__audit *a, frond__buf *b, int64_t ms, int op,
                          const agg *g, tcache *tc) {
-  int64_t first, last;
+  int64_t first = g->first, last = g->last;
+  int ids = g->kind != FORMAT || g->has_ids;
+  const char *tag = g->kind == FORMAT ? frond_format_tag(g->nf->f) : NULL;
+  if (!ids && g->first_s[0] != '\0')
+    ids = frond__audit_id_of(g->nf, g->first_s, STR_MAX, &first) &&
+          frond__audit_id_of(g->nf, g->last_s, STR_MAX, &last);
   frond__audit_put_time(b, ms, tc);
   put_str(b, "client", g->client, strlen(g->client));
   put_peer(b, &g->peer, g->peerlen);
   put_raw(b, "proto", g->proto);
   put_raw(b, "op", op_names[op]);
-  if (g->kind == SNOWFLAKE) {
-    put_num(b, "node", (int64_t)a->srv->node);
-    put_raw(b, "layout", a->layout);
-  } else if (g->kind == SEGMENT) {
-    put_str(b, "tag", g->tag, g->taglen);
-  } else {
-    const char *tag = frond_format_tag(g->nf->f);
+  if (g->kind == FORMAT) {
     put_str(b, "format", g->nf->name, strlen(g->nf->name));
     if (tag != NULL)
       put_str(b, "tag", tag, strlen(tag));
     if (g->taglen > 0)
       put_str(b, "key", g->tag, g->taglen);
   }
-  if (g->kind != FORMAT) {
-    put_num(b, "first", g->first);
-    put_num(b, "last", g->last);
-  } else if (g->first_s[0] != '\0') {
+  if (g->kind == SNOWFLAKE || (g->kind == FORMAT && ids && tag == NULL)) {
+    put_num(b, "node", (int64_t)a->srv->node);
+    put_raw(b, "layout", a->layout);
+  } else if (g->kind == SEGMENT) {
+    put_str(b, "tag", g->tag, g->taglen);
+  }
+  if (g->kind == FORMAT && g->first_s[0] != '\0') {
     put_str(b, "first_string", g->first_s, strlen(g->first_s));
     put_str(b, "last_string", g->last_s, strlen(g->last_s));
-    if (underlying(a->srv, g->nf, g->first_s, &first) &&
-        underlying(a->srv, g->nf, g->last_s, &last)) {
-      put_num(b, "first", first);
-      put_num(b, "last", last);
-    }
+  }
+  if (ids) {
+    put_num(b, "first", first);
+    put_num(b, "last", last);
   }
   put_num(b, "count", (int64_t)g->count);
   if (!g->answered)
