@@ -9,7 +9,10 @@
 ** line holds every ID from first to last (the server writes one line per
 ** run), so its answer is certain; a singles line holds count of them, and
 ** the others of that second belong to other lines: every line that may
-** hold the ID is printed, and said to be so.
+** hold the ID is printed, and said to be so. A format's line is found by
+** the ID under its strings (first, last): by its tag, or, over snowflake
+** IDs, by its node as above; strings without an ID (random UUIDs) are
+** not found.
 **
 ** The files: --log FILE (default $FROND_AUDIT_LOG) and what rotation made
 ** of it beside it (FILE.1, FILE.2.gz, FILE-20261128 ...), then any FILE
@@ -84,7 +87,10 @@ static void match(finder *f, const char *file, unsigned long n,
   /* Certain: a range or batch, or singles that are every ID between. */
   maybe = strcmp(l->op, "singles") == 0 &&
           (snowflake ? l->count != 1 : l->count != l->last - l->first + 1);
-  if (snowflake)
+  if (snowflake && l->format[0] != '\0')
+    snprintf(what, sizeof what, "node %lld (format %s)", (long long)l->node,
+             l->format);
+  else if (snowflake)
     snprintf(what, sizeof what, "node %lld", (long long)l->node);
   else if (l->format[0] != '\0')
     snprintf(what, sizeof what, "%s (format %s)", l->tag, l->format);

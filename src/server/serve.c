@@ -443,6 +443,7 @@ int frond__cli_serve(int argc, char **argv) {
   static frond__server srv;
   frond_error err = {0, ""};
   int action, i, j, started = 0;
+  uint64_t unwritten;
   uv_loop_t *loop;
 
   /* argv[0] is the subcommand's name. */
@@ -544,7 +545,7 @@ int frond__cli_serve(int argc, char **argv) {
   }
   for (i = 0; started && i < srv.nworkers; i++)
     frond__worker_join(&srv.workers[i]);
-  frond__audit_close(&srv, loop);
+  unwritten = frond__audit_close(&srv, loop);
   uv_loop_close(loop);
   if (srv.store_conn != NULL)
     frond_store_close(srv.store_conn);
@@ -567,5 +568,11 @@ int frond__cli_serve(int argc, char **argv) {
   frond__quota_free(&srv);
   frond__acl_close(&srv);
   free(srv.workers);
-  return started ? 0 : 1;
+  /* IDs went out whose records are only on stderr: not a clean stop. */
+  if (unwritten > 0)
+    frond_log(FROND_LOG_ERROR,
+              "stopped with %llu audit records not in the audit log "
+              "(on stderr); exit status 1",
+              (unsigned long long)unwritten);
+  return started && unwritten == 0 ? 0 : 1;
 }

@@ -633,7 +633,9 @@ int frond__req_decode(frond__server *srv, const frond__named_format *nf,
 */
 typedef struct frond__audit frond__audit;
 int frond__audit_open(frond__server *srv, uv_loop_t *loop, frond_error *err);
-void frond__audit_close(frond__server *srv, uv_loop_t *loop);
+/* Stops the writer after a last write; how many records the file did not
+** take (written to stderr instead: audit_writer.c). */
+uint64_t frond__audit_close(frond__server *srv, uv_loop_t *loop);
 /* Before r issues anything (on c's loop): 0, or -1 with r->rc
 ** AUDIT_UNAVAILABLE when audit_full = refuse and the log cannot keep up. */
 int frond__audit_admit(frond__conn *c, frond__req *r);

@@ -7,7 +7,8 @@ a MULTI/EXEC) is in exactly one line of its kind, with its protocol;
 find answers for IDs inside and at the edges of ranges and for snowflake
 IDs, and finds nothing beyond them; a rename and SIGHUP loses no record;
 a log that cannot be written refuses IDs (audit_full = refuse) or drops
-records loudly (drop), and a reopen that fails keeps the old file.
+records loudly (drop), what it never took goes to stderr at the stop
+(exit status 1), and a reopen that fails keeps the old file.
 """
 import gzip
 import json
@@ -177,6 +178,92 @@ def test_every_path_recorded():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_format_lines():
+    """Format strings are found as the IDs under them: a format over
+    snowflake IDs (decimal, uuid7 with scope=node) records the node and
+    layout, and find answers for its IDs; a batch of a segment tag's
+    strings that spans a gap between two segments is one line per run of
+    consecutive IDs, each exact; random UUIDs have no ID to find."""
+    import sqlite3
+    d = ft.tempdir()
+    log = os.path.join(d, "audit.log")
+    s = ft.Server(tags={"orders": 100},
+                  extra=["--audit-log", log, "--format.sf", "decimal",
+                         "--format.u", "uuid7:scope=node",
+                         "--format.od", "decimal:tag=orders",
+                         "--format.r", "uuid7"])
+    try:
+        def strs(path):
+            status, body = get(s, path)
+            check(status == 200, "%s: %d %s" % (path, status, body))
+            return body["ids"]
+        sf = [int(x) for x in strs("/v1/format/sf?count=2")]
+        sf1 = int(strs("/v1/format/sf")[0])
+        u = strs("/v1/format/u?count=3")
+        r = strs("/v1/format/r?count=2")
+        od = [int(x) for x in strs("/v1/format/od?count=5")]
+        # A gap: the next segment the server loads starts 1000 higher.
+        db = sqlite3.connect(os.path.join(s.dir, "frond.db"), timeout=20)
+        db.execute("UPDATE leaf_alloc SET max_id = max_id + 1000 "
+                   "WHERE biz_tag = 'orders'")
+        db.commit()
+        db.close()
+        od2 = [int(x) for x in strs("/v1/format/od?count=250")]
+        check(any(b != a + 1 for a, b in zip(od2, od2[1:])),
+              "no gap in the batch: %s" % od2)
+        wait_for(lambda: sum(x["count"] for x in lines(log)) ==
+                 2 + 1 + 3 + 2 + 5 + 250, 10, "the format lines")
+        recs = lines(log)
+
+        def of(fmt):
+            return [x for x in recs if x.get("format") == fmt]
+        for x in of("sf") + of("u"):
+            check(x.get("node") == 0 and x.get("layout") and
+                  "tag" not in x, "snowflake format line: %s" % x)
+        for i in sf + [sf1]:
+            f = find(i, "--log", log)
+            check(f.returncode == 0 and
+                  "node 0 (format sf) %d: anonymous" % i in f.stdout,
+                  "find %d: %s %s" % (i, f.stdout, f.stderr))
+        check("batch %d..%d, 2 IDs\n" % (sf[0], sf[1]) in
+              find(sf[1], "--log", log).stdout, "batch line")
+        # uuid7:scope=node: the snowflake ID under the string.
+        dec = ft.run(["decode", "--format", "uuid7:scope=node", u[1]])
+        check(dec.returncode == 0, "decode: %s" % dec.stderr)
+        uid = int(json.loads(dec.stdout)["id"])
+        f = find(uid, "--log", log)
+        check(f.returncode == 0 and "(format u) %d:" % uid in f.stdout and
+              "first" not in f.stderr, "find uuid7 %d: %s %s"
+              % (uid, f.stdout, f.stderr))
+        check(not any("node" in x or "first" in x for x in of("r")),
+              "random UUIDs: %s" % of("r"))
+        # --tag restricts to segment IDs: the snowflake format line is not
+        # a tag's.
+        check(find(sf[0], "--tag", "orders", "--log", log).returncode == 1,
+              "--tag matched a snowflake format line")
+        # The segment format batch: each line exact, together every ID.
+        big = [x for x in of("od") if x["count"] > 5 or x["first"] > od[-1]]
+        check(len(big) >= 2, "one line over a gap: %s" % big)
+        for x in big:
+            check(x["tag"] == "orders" and "node" not in x and
+                  x["last"] - x["first"] + 1 == x["count"] and
+                  int(x["first_string"]) == x["first"] and
+                  int(x["last_string"]) == x["last"], "run line: %s" % x)
+        check(sorted(i for x in big for i in range(x["first"], x["last"] + 1))
+              == sorted(od2), "lines %s, IDs %s" % (big, od2))
+        gap = next(b for a, b in zip(od2, od2[1:]) if b != a + 1)
+        f = find(gap, "--tag", "orders", "--log", log)
+        check(f.returncode == 0 and f.stdout.count("\n") == 1 and
+              "orders (format od) %d:" % gap in f.stdout and
+              "batch %d.." % gap in f.stdout,
+              "find %d: %s %s" % (gap, f.stdout, f.stderr))
+        f = find(gap - 1, "--tag", "orders", "--log", log)
+        check(f.returncode == 1, "an ID of the gap found: %s" % f.stdout)
+    finally:
+        s.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_rotation_loses_nothing():
     """Renamed, then SIGHUP, while requests keep coming: the old and the
     new file hold every ID once; find reads the rotated files (a gzip'd
@@ -273,6 +360,64 @@ def test_disk_full_refuses():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def spilled(out):
+    """The records a stop wrote to stderr instead of the log."""
+    pre = "frond: audit record not written: "
+    return [json.loads(x[len(pre):]) for x in out.splitlines()
+            if x.startswith(pre)]
+
+
+def test_disk_full_stop_spills():
+    """audit_full = refuse, the log on a full disk (/dev/full) from the
+    start: the ranges answered before the writer saw the failure have
+    records only in memory. A clean stop writes every one of them to
+    stderr (as the log's own JSON lines, after a prefix), says how many,
+    and exits 1: no ID handed out is recorded nowhere, silently."""
+    d = ft.tempdir()
+    log = os.path.join(d, "audit.log")
+    os.symlink("/dev/full", log)
+    s = ft.Server(resp=True, tags={"orders": 1000},
+                  extra=["--audit-log", log])
+    try:
+        answered, refused = [], 0
+        for _ in range(200):
+            status, body = get(s, "/v1/segment/orders/range?count=5")
+            if status == 200:
+                answered.append((int(body["start"]), int(body["end"]) - 1))
+            else:
+                check(status == 503 and
+                      body["error"]["code"] == "AUDIT_UNAVAILABLE",
+                      "refusal: %d %s" % (status, body))
+                refused += 1
+                if refused == 3:
+                    break
+        check(answered and refused == 3,
+              "%d answered, %d refused" % (len(answered), refused))
+        # RESP too: INCRBY is a range.
+        top = Resp(s.resp_port).command("INCRBY", "orders", 7)
+        check(isinstance(top, RespError) and
+              top.code == "AUDIT_UNAVAILABLE", "RESP: %r" % (top,))
+        rc = s.stop()
+        out = s.output()
+        recs = spilled(out)
+        check(rc == 1, "exit status %d after unwritten records: %s"
+              % (rc, out))
+        for first, last in answered:
+            check(any(x.get("tag") == "orders" and x["op"] == "range" and
+                      x["first"] == first and x["last"] == last and
+                      x["count"] == 5 for x in recs),
+                  "range %d..%d neither in the log nor on stderr: %s"
+                  % (first, last, recs))
+        check(len(recs) == len(answered), "records on stderr: %s" % recs)
+        check("%d records could not be written to it (at the stop)"
+              % len(recs) in out and
+              "stopped with %d audit records not in the audit log"
+              % len(recs) in out, "the count logged: %s" % out)
+    finally:
+        s.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_disk_full_drops_loudly():
     """audit_full = drop: IDs keep coming while the log fails; records
     beyond audit_buffer are dropped, counted and logged, and the log says
@@ -349,7 +494,9 @@ def test_unopenable_path_stops_start():
 
 
 if __name__ == "__main__":
-    ft.main([test_every_path_recorded, test_rotation_loses_nothing,
-             test_disk_full_refuses, test_disk_full_drops_loudly,
+    ft.main([test_every_path_recorded, test_format_lines,
+             test_rotation_loses_nothing,
+             test_disk_full_refuses, test_disk_full_stop_spills,
+             test_disk_full_drops_loudly,
              test_reopen_failure_keeps_old_file,
              test_unopenable_path_stops_start])
