@@ -530,6 +530,39 @@ def test_mtls_beyond_loopback_changes_no_tag():
         s.close()
 
 
+def vm_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise ft.Failure("no VmRSS for %d" % pid)
+
+
+def test_keyupdate_flood_bounded():
+    """A TLS 1.3 client asking for key updates and never reading: each
+    makes the server queue a KeyUpdate of its own. What OpenSSL has to
+    send counts against the output high-water mark, so the server stops
+    reading and its memory stays bounded (before: 3 million requests
+    held about 70 MB until the client left)."""
+    s = TlsServer(store="none", extra=["--threads", "1"])
+    p = None
+    try:
+        before = vm_rss_kb(s.proc.pid)
+        p = subprocess.Popen([ft.tool("tls_keyupdate"), str(s.tls_port),
+                              "3000000"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        line = p.stdout.readline()  # once it is done or blocked
+        check(line.startswith("sent "), "tls_keyupdate: %r" % line)
+        grown = vm_rss_kb(s.proc.pid) - before
+        check(grown < 32 * 1024, "%s key updates unread: the server grew by "
+              "%d kB" % (line.split()[1], grown))
+    finally:
+        if p is not None:
+            p.stdin.close()
+            p.wait(timeout=60)
+        s.close()
+
+
 # ----------------------------------------------------------- the bar
 
 def test_protocols_and_ciphers():
@@ -687,6 +720,7 @@ def main():
         ft.main([test_https_curl, test_http_over_tls, test_handshake_timeout,
                  test_redis_clients_over_tls, test_mtls,
                  test_mtls_beyond_loopback_changes_no_tag,
+                 test_keyupdate_flood_bounded,
                  test_protocols_and_ciphers, test_start_refusals,
                  test_sighup_reload])
     finally:
