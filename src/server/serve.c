@@ -385,6 +385,10 @@ static int start(frond__server *srv) {
        srv->ep[FROND__MAX_PROTOS + 1].addr.port != 0) &&
       frond__tls_open(&srv->tls, &srv->cfg, &err) != 0)
     goto fail;
+  /* Before the first listener: a SIGHUP that comes once the port answers
+  ** finds the audit log's handler (logrotate during a restart). */
+  if (frond__audit_open(srv, uv_default_loop(), &err) != 0)
+    goto fail;
   srv->workers = calloc((size_t)srv->nworkers, sizeof *srv->workers);
   if (srv->workers == NULL) {
     frond__fail(&err, FROND_ENOMEM, "out of memory");
@@ -402,8 +406,6 @@ static int start(frond__server *srv) {
     if (open_listeners(srv, w, &err) != 0)
       goto fail;
   }
-  if (frond__audit_open(srv, uv_default_loop(), &err) != 0)
-    goto fail;
   atomic_store(&srv->ready, !srv->seg_enabled);
   if (srv->seg != NULL) {
     frond_seg_stats ss;
@@ -512,12 +514,14 @@ int frond__cli_serve(int argc, char **argv) {
   loop_ended.data = &srv;
   srv.loop_ended = &loop_ended;
 
+  /* The clients file's SIGHUP, before the ports answer (as the audit
+  ** log's, in start). */
+  frond__acl_start(&srv, loop);
   if (start(&srv) == 0) {
     started = 1;
     uv_timer_init(loop, &tick);
     tick.data = &srv;
     uv_timer_start(&tick, on_tick, 1000, 1000);
-    frond__acl_start(&srv, loop);
     if (srv.watchdog_ms > 0) {
       uv_timer_init(loop, &watchdog);
       watchdog.data = &srv;
@@ -541,6 +545,7 @@ int frond__cli_serve(int argc, char **argv) {
     uv_close((uv_handle_t *)&sig_int, NULL);
     uv_close((uv_handle_t *)&sig_hup, NULL);
     uv_close((uv_handle_t *)&loop_ended, NULL);
+    frond__acl_stop();
     uv_run(loop, UV_RUN_DEFAULT);
   }
   for (i = 0; started && i < srv.nworkers; i++)
