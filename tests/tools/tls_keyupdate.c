@@ -9,9 +9,9 @@
 ** this client attacks, it trusts nothing it is told), then sends up to N
 ** KeyUpdate messages with update_requested, each of which makes the
 ** server queue a KeyUpdate of its own, and reads nothing. It stops early
-** when the socket has taken nothing for 3 s (the server stopped reading).
-** Prints "sent K" on stdout, then holds the connection open until its
-** stdin is closed. Exit status 0, or 1 with the failure on stderr.
+** when the socket has taken nothing for 3 s (the server stopped reading)
+** or the server closed the connection. Prints "sent K" on stdout, then
+** holds the connection open until its stdin is closed. Exit status 0, or 1 with the failure on stderr.
 */
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -60,17 +60,17 @@ int main(int argc, char **argv) {
       return die("SSL_key_update");
     while ((r = SSL_do_handshake(s)) != 1) {
       struct pollfd p = {fd, POLLOUT, 0};
-      if (SSL_get_error(s, r) != SSL_ERROR_WANT_WRITE)
-        return die("the server closed the connection");
-      if (poll(&p, 1, 3000) == 0)
-        goto blocked;
+      if (SSL_get_error(s, r) != SSL_ERROR_WANT_WRITE || poll(&p, 1, 3000) == 0)
+        goto stopped; /* the server closed the connection, or stopped reading */
     }
   }
-blocked:
+stopped:
   printf("sent %ld\n", i);
   fflush(stdout);
   while (read(0, &c, 1) > 0)
     ;
+  SSL_free(s);
+  SSL_CTX_free(ctx);
   close(fd);
   return 0;
 }
