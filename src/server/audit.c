@@ -142,7 +142,7 @@ void frond__audit_req(frond__conn *c, const frond__req *r, int gone) {
   who = r->client != NULL ? r->client->name : "anonymous";
   memcpy(key.client, who, strnlen(who, sizeof key.client - 1));
   key.nf = r->nf;
-  if (r->tag != NULL && r->len <= FROND_TAG_MAX) {
+  if (r->tag != NULL && r->len < sizeof key.tag) {
     memcpy(key.tag, r->tag, r->len);
     key.taglen = r->len;
   }
@@ -308,6 +308,9 @@ uint64_t frond__audit_close(frond__server *srv, uv_loop_t *loop) {
   if (a == NULL)
     return 0;
   uv_close((uv_handle_t *)&a->sighup, NULL);
+  /* libuv gave SIGHUP back its default, which ends the process: the last
+  ** steps (the high-water time, the node ID) must run to the end. */
+  signal(SIGHUP, SIG_IGN);
   uv_run(loop, UV_RUN_NOWAIT);
   pthread_mutex_lock(&a->lock);
   a->stop = 1;

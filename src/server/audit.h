@@ -30,7 +30,10 @@ typedef struct agg {
   int peerlen;
   const frond__named_format *nf;
   char client[sizeof(((frond__client *)0)->name)];
-  char tag[FROND_TAG_MAX + 1];
+  /* The tag, or a shard= format's key (as long as FROND_SHARD_KEY_MAX). */
+  char tag[(FROND_TAG_MAX > FROND_SHARD_KEY_MAX ? FROND_TAG_MAX
+                                                : FROND_SHARD_KEY_MAX) +
+           1];
   size_t taglen;
   int64_t first, last;
   int has_ids; /* a format's: first and last are its strings' IDs */

@@ -391,7 +391,9 @@ static int resp_on_open(frond__conn *c) {
   if (st == NULL)
     return -1;
   st->id = atomic_fetch_add(&next_client_id, 1);
-  st->authed = !frond__acl_on(srv);
+  /* A client certificate that names a client authenticates at once: a
+  ** pool's connection waits its first command under its client's limit. */
+  st->authed = !frond__acl_on(srv) || frond__acl_conn(c) != NULL;
   st->proto = 2;
   c->pdata = st;
   /* Connection pools keep idle connections: no command pending is idle,
