@@ -154,12 +154,14 @@ static int parse_option(const char *p, size_t n, frond_fs_uri *out,
     if ((vlen == 2 && memcmp(v, "on", 2) == 0) || (vlen == 1 && v[0] == '1') ||
         (vlen == 4 && memcmp(v, "true", 4) == 0))
       return frond__fail(err, FROND_ESTORE_URI,
-                         "frond URI: tls=on: Frond's server speaks plain "
-                         "HTTP only; reach it over a private network or a "
-                         "TLS tunnel of your own, and say tls=off");
+                         "frond URI: tls=on: this store speaks plain HTTP "
+                         "only, to the servers' listen port, not yet to "
+                         "their tls_listen; reach them over a private "
+                         "network or a TLS tunnel of your own, and say "
+                         "tls=off");
     return frond__fail(err, FROND_ESTORE_URI,
-                       "frond URI: tls must be off (or on, once servers "
-                       "speak TLS)");
+                       "frond URI: tls must be off (or on, once this store "
+                       "speaks TLS)");
   }
 }
 
