@@ -100,23 +100,7 @@ while [ "$round" -le "$ROUNDS" ]; do
   round=$((round + 1))
 done
 
-awk '
-function val(s,   i) { for (i = 1; i <= NF; i++) if (index($i, s "=") == 1) return substr($i, length(s) + 2); }
-function median(name, m,   k, j, t, a) {
-  for (k = 1; k <= cnt[name]; k++) a[k] = v[name, m, k];
-  for (k = 2; k <= cnt[name]; k++)
-    for (j = k; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t; }
-  return a[int((cnt[name] + 1) / 2)];
-}
-{
-  name = $1; k = ++cnt[name];
-  if (k == 1) order[++n] = name;
-  secs = val("duration_us") / 1e6;
-  v[name, "rps", k] = val("requests") / secs;
-  v[name, "p50", k] = val("p50_us"); v[name, "p99", k] = val("p99_us");
-  v[name, "p999", k] = val("p999_us"); non2xx[name] += val("non2xx");
-  errors[name] += val("errors");
-}
+awk "$WRK_MEDIANS"'
 END {
   printf "| run | req/s | p50 | p99 | p99.9 | non-2xx | errors | req/s vs open | p99.9 vs open |\n";
   printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";

@@ -99,23 +99,7 @@ while [ "$round" -le "$ROUNDS" ]; do
   round=$((round + 1))
 done
 
-awk '
-function val(s,   i) { for (i = 1; i <= NF; i++) if (index($i, s "=") == 1) return substr($i, length(s) + 2); }
-function median(name, m,   k, j, t, a) {
-  for (k = 1; k <= cnt[name]; k++) a[k] = v[name, m, k];
-  for (k = 2; k <= cnt[name]; k++)
-    for (j = k; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t; }
-  return a[int((cnt[name] + 1) / 2)];
-}
-{
-  name = $1; k = ++cnt[name];
-  if (k == 1) order[++n] = name;
-  secs = val("duration_us") / 1e6; bad = val("errors") + val("non2xx");
-  v[name, "rps", k] = val("requests") / secs;
-  v[name, "idps", k] = (val("requests") - bad) * $2 / secs;
-  v[name, "p50", k] = val("p50_us"); v[name, "p99", k] = val("p99_us");
-  v[name, "p999", k] = val("p999_us"); failed[name] += bad;
-}
+awk "$WRK_MEDIANS"'
 END {
   printf "| run | req/s | IDs/s | p50 | p99 | p99.9 | failed | req/s vs none | p99.9 vs none |\n";
   printf "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
