@@ -506,23 +506,62 @@ static const char *get(fixture *f, const char *path) {
   return feed(f, req, (size_t)n, NULL);
 }
 
+/* The buckets' clock at 2 IDs a second, in IDs: it ticks every 0.5 s. */
+static uint64_t tick(void) {
+  return frond__quota_clock(frond__clock_ns(), 2);
+}
+
+/*
+** GET path on an emptied bucket, until it is refused. The bucket was
+** emptied by a take at tick *w or later: an ID admitted now is right only
+** if the clock ticked since (a loaded machine may be slow between two
+** requests), and it must follow *last. Bounded: each admission needs a
+** tick of its own.
+*/
+static const char *refused(fixture *f, const char *path, uint64_t *w,
+                           long long *last) {
+  const char *got = NULL;
+  int i;
+  for (i = 0; i < 10; i++) {
+    uint64_t before = tick();
+    got = get(f, path);
+    if (strstr(got, "HTTP/1.1 200 ") == NULL)
+      return got;
+    if (tick() <= *w)
+      fail_msg("admitted with no refill since the bucket emptied: %s", got);
+    {
+      /* The first ID: /v1's JSON, or Leaf's body, the number alone. */
+      const char *body = strstr(got, "\r\n\r\n");
+      long long id = first_id(got) >= 0 ? first_id(got)
+                     : body != NULL     ? atoll(body + 4)
+                                        : -1;
+      assert_int_equal(id, *last + 1);
+      *last = id;
+    }
+    *w = before;
+  }
+  fail_msg("never refused: %s", got);
+  return got;
+}
+
 static void test_http(void **state) {
   fixture *f = *state;
   const char *got;
   long long last, next = -1;
+  uint64_t w = tick();
   int i;
   /* A burst is allowed: 30 of the tag's, one batch. */
   got = get(f, "/v1/segment/orders?count=30");
   assert_non_null(strstr(got, "HTTP/1.1 200 "));
   last = first_id(got) + 29;
   /* Over: 429, Retry-After, the code; nothing issued. */
-  got = get(f, "/v1/segment/orders");
+  got = refused(f, "/v1/segment/orders", &w, &last);
   assert_non_null(strstr(got, "HTTP/1.1 429 Too Many Requests\r\n"));
   assert_non_null(strstr(got, "\r\nRetry-After: 1\r\n"));
   assert_non_null(strstr(got, "\"code\":\"QUOTA_EXCEEDED\""));
   assert_non_null(strstr(got, "tag \\\"orders\\\""));
   /* Leaf's path: its body, with 429 and Retry-After. */
-  got = get(f, "/api/segment/get/orders");
+  got = refused(f, "/api/segment/get/orders", &w, &last);
   assert_non_null(strstr(got, "HTTP/1.1 429 "));
   assert_non_null(strstr(got, "Frond-Error: QUOTA_EXCEEDED\r\nRetry-After: "));
   assert_non_null(strstr(got, "Result{id=-3, status=EXCEPTION}"));
