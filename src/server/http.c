@@ -156,7 +156,7 @@ enum {
 ** (a segment, not empty, without '/', else 404; or the rest of the path,
 ** whatever it holds; the handler reads it as x->param);
 ** the methods it takes (405 with Allow otherwise); who may send it from a
-** page; whether a change needs admin_token (401 otherwise); the handler,
+** page (credentials are checked apart, below); the handler,
 ** its argument (x->arg), and its name in the metrics. The rules are checked
 ** in that order, so a handler sees only a request it may serve.
 */
@@ -168,7 +168,6 @@ typedef struct route {
   int rest; /* the parameter is the rest of the path, any bytes */
   unsigned methods;
   int site;
-  int admin;
   void (*fn)(frond__http_ctx *x);
   int arg;
   int id; /* FROND__R_* */
@@ -181,47 +180,44 @@ typedef struct route {
 /* Sorted by how often clients send them; a path with a parameter and a
 ** suffix before the same path without one. */
 static const route routes[] = {
-    {PARAM("/api/segment/get/", ""), M_ANY, SITE_IDS, 0,
-     frond__http_leaf_segment, 0, FROND__R_LEAF_SEGMENT},
-    {PARAM("/api/snowflake/get/", ""), M_ANY, SITE_IDS, 0,
+    {PARAM("/api/segment/get/", ""), M_ANY, SITE_IDS, frond__http_leaf_segment,
+     0, FROND__R_LEAF_SEGMENT},
+    {PARAM("/api/snowflake/get/", ""), M_ANY, SITE_IDS,
      frond__http_leaf_snowflake, 0, FROND__R_LEAF_SNOWFLAKE},
-    {EXACT("/v1/snowflake"), M_READ, SITE_IDS, 0, frond__http_v1_snowflake, 0,
+    {EXACT("/v1/snowflake"), M_READ, SITE_IDS, frond__http_v1_snowflake, 0,
      FROND__R_SNOWFLAKE},
-    {PARAM("/v1/segment/", "/range"), M_READ, SITE_IDS, 0,
+    {PARAM("/v1/segment/", "/range"), M_READ, SITE_IDS,
      frond__http_v1_segment_range, 0, FROND__R_SEGMENT_RANGE},
-    {PARAM("/v1/segment/", ""), M_READ, SITE_IDS, 0, frond__http_v1_segment, 0,
+    {PARAM("/v1/segment/", ""), M_READ, SITE_IDS, frond__http_v1_segment, 0,
      FROND__R_SEGMENT},
-    {PARAM("/v1/format/", ""), M_READ, SITE_IDS, 0, frond__http_v1_format, 0,
+    {PARAM("/v1/format/", ""), M_READ, SITE_IDS, frond__http_v1_format, 0,
      FROND__R_FORMAT},
-    {EXACT("/v1/uuid7"), M_READ, SITE_IDS, 0, frond__http_v1_builtin,
+    {EXACT("/v1/uuid7"), M_READ, SITE_IDS, frond__http_v1_builtin,
      FROND__BUILTIN_UUID7, FROND__R_UUID7},
-    {EXACT("/v1/uuid4"), M_READ, SITE_IDS, 0, frond__http_v1_builtin,
+    {EXACT("/v1/uuid4"), M_READ, SITE_IDS, frond__http_v1_builtin,
      FROND__BUILTIN_UUID4, FROND__R_UUID4},
-    {EXACT("/v1/ulid"), M_READ, SITE_IDS, 0, frond__http_v1_builtin,
+    {EXACT("/v1/ulid"), M_READ, SITE_IDS, frond__http_v1_builtin,
      FROND__BUILTIN_ULID, FROND__R_ULID},
-    {EXACT("/v1/objectid"), M_READ, SITE_IDS, 0, frond__http_v1_builtin,
+    {EXACT("/v1/objectid"), M_READ, SITE_IDS, frond__http_v1_builtin,
      FROND__BUILTIN_OBJECTID, FROND__R_OBJECTID},
-    {REST("/v1/decode/"), M_READ, SITE_ANY, 0, frond__http_v1_decode, 0,
+    {REST("/v1/decode/"), M_READ, SITE_ANY, frond__http_v1_decode, 0,
      FROND__R_DECODE},
-    {EXACT("/v1/layout"), M_READ, SITE_ANY, 0, frond__http_v1_layout, 0,
+    {EXACT("/v1/layout"), M_READ, SITE_ANY, frond__http_v1_layout, 0,
      FROND__R_LAYOUT},
-    {EXACT("/v1/tags"), M_READ | M_POST, SITE_ADMIN, 1, frond__http_v1_tags, 0,
+    {EXACT("/v1/tags"), M_READ | M_POST, SITE_ADMIN, frond__http_v1_tags, 0,
      FROND__R_TAGS},
-    {PARAM("/v1/tags/", "/advance"), M_POST, SITE_ADMIN, 1, frond__http_v1_tags,
-     2, FROND__R_TAGS},
-    {PARAM("/v1/tags/", ""), M_READ | M_PATCH | M_DELETE, SITE_ADMIN, 1,
+    {PARAM("/v1/tags/", "/advance"), M_POST, SITE_ADMIN, frond__http_v1_tags, 2,
+     FROND__R_TAGS},
+    {PARAM("/v1/tags/", ""), M_READ | M_PATCH | M_DELETE, SITE_ADMIN,
      frond__http_v1_tags, 1, FROND__R_TAGS},
-    {EXACT("/decodeSnowflakeId"), M_ANY, SITE_ANY, 0, frond__http_leaf_decode,
-     0, FROND__R_LEAF_DECODE},
-    {EXACT("/metrics"), M_READ, SITE_ANY, 0, frond__http_metrics, 0,
+    {EXACT("/decodeSnowflakeId"), M_ANY, SITE_ANY, frond__http_leaf_decode, 0,
+     FROND__R_LEAF_DECODE},
+    {EXACT("/metrics"), M_READ, SITE_ANY, frond__http_metrics, 0,
      FROND__R_METRICS},
-    {EXACT("/livez"), M_ANY, SITE_ANY, 0, frond__http_livez, 0, FROND__R_LIVEZ},
-    {EXACT("/healthz"), M_ANY, SITE_ANY, 0, frond__http_livez, 0,
-     FROND__R_LIVEZ},
-    {EXACT("/readyz"), M_ANY, SITE_ANY, 0, frond__http_readyz, 0,
-     FROND__R_READYZ},
-    {EXACT("/"), M_READ, SITE_ANY, 0, frond__http_status_page, 0,
-     FROND__R_STATUS},
+    {EXACT("/livez"), M_ANY, SITE_ANY, frond__http_livez, 0, FROND__R_LIVEZ},
+    {EXACT("/healthz"), M_ANY, SITE_ANY, frond__http_livez, 0, FROND__R_LIVEZ},
+    {EXACT("/readyz"), M_ANY, SITE_ANY, frond__http_readyz, 0, FROND__R_READYZ},
+    {EXACT("/"), M_READ, SITE_ANY, frond__http_status_page, 0, FROND__R_STATUS},
 };
 
 /*
