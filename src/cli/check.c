@@ -25,6 +25,7 @@
 #include "core/core.h"
 #include "core/high_water.h"
 #include "server/server.h"
+#include "server/acl.h"
 #include "server/tls.h"
 #include "server/serve.h"
 #include "store/db.h"
@@ -46,11 +47,12 @@ static const char usage[] =
     "\n"
     "Check what `frond serve` with the same file, FROND_* variables and\n"
     "flags would meet, without starting it: the configuration and every\n"
-    "rule a start checks, the ports, the store, the coordinator, the node\n"
-    "ID this process would hold, the fleet's layout, the data directory's\n"
-    "high-water file and the clock. It claims nothing. One line per check:\n"
-    "ok, warn (a start goes on), FAIL (a start refuses, or an ID could\n"
-    "repeat) or skip. Exit status 0 without a FAIL, 1 with one.\n"
+    "rule a start checks, the ports, the clients file and the audit log,\n"
+    "the store, the coordinator, the node ID this process would hold, the\n"
+    "fleet's layout, the data directory's high-water file and the clock.\n"
+    "It claims nothing. One line per check: ok, warn (a start goes on),\n"
+    "FAIL (a start refuses, or an ID could repeat) or skip. Exit status 0\n"
+    "without a FAIL, 1 with one.\n"
     "\n"
     "  --config FILE  the configuration file, as for frond serve\n"
     "  --KEY VALUE    any key of frond serve (frond serve --list-keys)\n"
@@ -130,6 +132,50 @@ static int row_listen(frond__check_ctx *x, frond__verdict *v) {
                           srv->cfg.listen, srv->ep[1].addr.port ? " and " : "",
                           srv->ep[1].addr.port ? srv->cfg.resp_listen : "",
                           also);
+}
+
+/*
+** Who may ask, and where it is written down: the clients file loaded as a
+** start loads it, and the audit log's file (or, before its first start,
+** its directory) writable by this user. Nothing is created.
+*/
+static int row_access(frond__check_ctx *x, frond__verdict *v) {
+  const frond__config *cfg = &x->srv->cfg;
+  frond_error e = {0, ""};
+  frond__acl *set = NULL;
+  char who[FROND__CFG_STR_MAX + 64] = "no clients_file";
+  char log[FROND__CFG_STR_MAX + 64];
+  if (cfg->clients_file[0] != '\0') {
+    if (frond__acl_load(cfg->clients_file, &set, &e) != 0)
+      return frond__check_say(v, FROND__CHECK_FAIL, e.code, "%s", e.message);
+    snprintf(who, sizeof who, "%s: %zu client%s", cfg->clients_file, set->n,
+             set->n == 1 ? "" : "s");
+    frond__acl_unref(set);
+  }
+  if (cfg->audit_log[0] == '\0') {
+    snprintf(log, sizeof log, "no audit_log");
+  } else {
+    const char *slash = strrchr(cfg->audit_log, '/');
+    char dir[FROND__CFG_STR_MAX];
+    int exists = access(cfg->audit_log, F_OK) == 0;
+    snprintf(dir, sizeof dir, "%.*s",
+             slash == NULL             ? 1
+             : slash == cfg->audit_log ? 1
+                                       : (int)(slash - cfg->audit_log),
+             slash == NULL ? "." : cfg->audit_log);
+    if (access(exists ? cfg->audit_log : dir, exists ? W_OK : W_OK | X_OK) != 0)
+      return frond__check_say(
+          v, FROND__CHECK_FAIL, FROND_EIO,
+          "audit_log %s: this user cannot %s: %s; a start refuses",
+          cfg->audit_log,
+          exists ? "append to it" : "create it in its directory",
+          strerror(errno));
+    snprintf(log, sizeof log, "audit_log %s%s", cfg->audit_log,
+             exists ? ", writable" : " (made by the first start)");
+  }
+  if (cfg->admin_token[0] != '\0' && cfg->clients_file[0] == '\0')
+    snprintf(who, sizeof who, "admin_token only");
+  return frond__check_say(v, FROND__CHECK_OK, 0, "%s; %s", who, log);
 }
 
 /* One database of the store: reached, and its leaf_alloc. */
@@ -557,6 +603,7 @@ static const struct {
     {"config", 0, row_config},
     {"data_dir", 1, row_data_dir},
     {"listen", 1, row_listen},
+    {"access", 1, row_access},
     {"store", 1, row_store},
     {"coordinator", 1, row_coordinator},
     {"node", 2, row_node},

@@ -11,6 +11,7 @@ start, and no secret reaches the log or --print-config.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -383,14 +384,29 @@ def bad_file(d):
           "c.conf:2: unknown right 'writ'" in r.stderr, r.stderr)
     r = ft.run(["clients", "check", bad])
     check(r.returncode == 1 and "c.conf:2:" in r.stderr, r.stderr)
+    # frond check fails where the start did, with the same words.
+    chk = ["check", "--listen", "127.0.0.1:%d" % ft.free_port(),
+           "--resp-listen", "off", "--store", "none", "--data-dir", d,
+           "--clients-file", bad]
+    r = ft.run(chk, cwd=d)
+    check(r.returncode == 1 and re.search(
+        r"^FAIL config +CONFIG: .*c\.conf:2: unknown right 'writ'",
+        r.stdout, re.M), r.stdout)
     with open(bad, "w") as f:
         f.write("pay cert=x rights=issue\n")
     os.chmod(bad, 0o666)
     r = ft.run(["clients", "check", bad])
     check(r.returncode == 1 and "any user" in r.stderr, r.stderr)
+    r = ft.run(chk, cwd=d)
+    check(r.returncode == 1 and re.search(r"^FAIL config +CONFIG: .*any user",
+                                          r.stdout, re.M), r.stdout)
     os.chmod(bad, 0o600)
     r = ft.run(["clients", "check", bad])
     check(r.returncode == 0 and "1 client" in r.stdout, r)
+    r = ft.run(chk, cwd=d)
+    check(r.returncode == 0 and re.search(r"^ok +access +.*c\.conf: 1 client;"
+                                          r" no audit_log", r.stdout, re.M),
+          r.stdout)
     # A clients file is a credential: it lets a server listen beyond
     # loopback, where --print-config no longer refuses it.
     r = ft.run(["serve", "--listen", "0.0.0.0:%d" % ft.free_port(),

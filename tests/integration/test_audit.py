@@ -489,6 +489,20 @@ def test_unopenable_path_stops_start():
                    timeout=60)
         check(r.returncode == 1 and "cannot start: IO: audit_log" in r.stderr,
               "start: %d %s" % (r.returncode, r.stderr))
+        # frond check says so first; a log its first start makes is ok.
+        chk = ["check", "--listen", "127.0.0.1:%d" % ft.free_port(),
+               "--store", "none", "--resp-listen", "off", "--data-dir", d,
+               "--audit-log"]
+        r = ft.run(chk + [os.path.join(d, "no", "such", "audit.log")], cwd=d)
+        check(r.returncode == 1 and re.search(
+            r"^FAIL access +IO: audit_log .*: this user cannot create it in "
+            r"its directory: .*; a start refuses", r.stdout, re.M), r.stdout)
+        log = os.path.join(d, "audit.log")
+        r = ft.run(chk + [log], cwd=d)
+        check(r.returncode == 0 and re.search(
+            r"^ok +access +no clients_file; audit_log .*audit\.log \(made by "
+            r"the first start\)", r.stdout, re.M), r.stdout)
+        check(not os.path.exists(log), "check made the audit log")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

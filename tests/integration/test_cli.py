@@ -997,7 +997,8 @@ def test_check():
     check(r.returncode == 0, "check: exit %d: %s%s" % (r.returncode,
                                                       r.stdout, r.stderr))
     names = [line.split()[1] for line in r.stdout.splitlines()]
-    check(names == ["config", "data_dir", "listen", "store", "coordinator",
+    check(names == ["config", "data_dir", "listen", "access", "store",
+                    "coordinator",
                     "node", "layout", "high-water", "clock", "keys", "tags"],
           names)
     check(all(line.split()[0] in ("ok", "warn")
