@@ -124,9 +124,12 @@ static int row_listen(frond__check_ctx *x, frond__verdict *v) {
       snprintf(also + strlen(also), sizeof also - strlen(also), ", %s",
                srv->ep[i].text);
   if (also[0] != '\0') {
+    char why[FROND__CFG_STR_MAX + 200];
     if (frond__tls_open(&tls, &srv->cfg, &e) != 0)
       return frond__check_say(v, FROND__CHECK_FAIL, e.code, "%s", e.message);
     frond__tls_close(tls);
+    if (frond__tls_key_exposed(srv->cfg.tls_key, why, sizeof why))
+      return frond__check_say(v, FROND__CHECK_WARN, FROND_ECONFIG, "%s", why);
   }
   return frond__check_say(v, FROND__CHECK_OK, 0, "%s%s%s%s free",
                           srv->cfg.listen, srv->ep[1].addr.port ? " and " : "",

@@ -229,6 +229,7 @@ static int configure_protocols(frond__server *srv, frond_error *err) {
 static void on_hup(uv_signal_t *s, int signum) {
   frond__server *srv = s->data;
   frond_error err = {0, ""};
+  char why[FROND__CFG_STR_MAX + 200];
   (void)signum;
   if (srv->tls == NULL) {
     frond_log(FROND_LOG_INFO, "SIGHUP: no TLS listener, nothing to reload");
@@ -242,6 +243,8 @@ static void on_hup(uv_signal_t *s, int signum) {
   else
     frond_log(FROND_LOG_INFO, "SIGHUP: TLS certificate %s reloaded",
               srv->cfg.tls_cert);
+  if (frond__tls_key_exposed(srv->cfg.tls_key, why, sizeof why))
+    frond_log(FROND_LOG_WARN, "SIGHUP: %s", why);
 }
 
 /* The listening sockets of every worker: one per protocol that is on. */
@@ -385,6 +388,11 @@ static int start(frond__server *srv) {
        srv->ep[FROND__MAX_PROTOS + 1].addr.port != 0) &&
       frond__tls_open(&srv->tls, &srv->cfg, &err) != 0)
     goto fail;
+  if (srv->tls != NULL) {
+    char why[FROND__CFG_STR_MAX + 200];
+    if (frond__tls_key_exposed(srv->cfg.tls_key, why, sizeof why))
+      frond_log(FROND_LOG_WARN, "%s", why);
+  }
   /* Before the first listener: a SIGHUP that comes once the port answers
   ** finds the audit log's handler (logrotate during a restart). */
   if (frond__audit_open(srv, uv_default_loop(), &err) != 0)

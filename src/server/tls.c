@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define TLS12_CIPHERS                                                          \
@@ -84,6 +85,18 @@ static int readable(const char *key, const char *path, frond_error *err) {
                        errno == ENOENT ? "no such file" : strerror(errno));
   fclose(f);
   return 0;
+}
+
+int frond__tls_key_exposed(const char *path, char *why, size_t cap) {
+  struct stat st;
+  if (stat(path, &st) != 0 || (st.st_mode & S_IROTH) == 0)
+    return 0;
+  snprintf(why, cap,
+           "tls_key %s can be read by any user of this host (mode %04o): "
+           "chmod o-r it (in Kubernetes, the secret volume's defaultMode "
+           "0400 or 0440)",
+           path, (unsigned)(st.st_mode & 07777));
+  return 1;
 }
 
 /* t as seconds since the epoch, and as text into buf. */

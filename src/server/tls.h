@@ -41,6 +41,10 @@ int frond__tls_open(frond__tls **out, const frond__config *cfg,
 ** stays, and err says why. */
 int frond__tls_reload(frond__tls *t, frond_error *err);
 void frond__tls_close(frond__tls *t);
+/* 1, with why (cap bytes) saying so, when tls_key can be read by any user
+** of the host (a warning: a Kubernetes secret is mounted so by default);
+** 0 otherwise, and when it cannot be looked at (opening it says why). */
+int frond__tls_key_exposed(const char *path, char *why, size_t cap);
 /* The frond_tls_* families. */
 void frond__tls_metrics(frond__tls *t, frond__buf *b);
 /* The certificate's end of validity, seconds since the epoch. */

@@ -717,6 +717,26 @@ def test_sighup_reload():
         check(recv_all(old, until=lambda o: o.endswith(b"ok\n"))
               .endswith(b"ok\n"), "old connection after a failed reload")
         old.close()
+        # A key any user can read is loaded, and said so at each reload.
+        check("any user" not in s.output(), s.output())
+        key = os.path.join(d, "server.key")
+        shutil.copy(c.path("renewed.key"), key)
+        os.chmod(key, 0o644)
+        s.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 30
+        while "any user" not in s.output() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(re.search(r"warn.*SIGHUP: tls_key \S+server.key can be read by "
+                        r"any user of this host \(mode 0644\)", s.output()),
+              s.output())
+        r = ft.run(["check", "--store", "none", "--data-dir", d,
+                    "--resp-listen", "off", "--listen",
+                    "127.0.0.1:%d" % ft.free_port(), "--tls-listen",
+                    "127.0.0.1:%d" % ft.free_port(), "--tls-cert",
+                    os.path.join(d, "server.pem"), "--tls-key", key])
+        check(r.returncode == 0 and re.search(
+            r"^warn listen +CONFIG: tls_key .* any user", r.stdout, re.M),
+            r.stdout + r.stderr)
         check(s.stop() == 0, "exit status")
     finally:
         s.close()
