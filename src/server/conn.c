@@ -405,12 +405,42 @@ static void process(frond__conn *c) {
 
 static int conn_open(frond__conn *c);
 
+/*
+** Plain text where a TLS client's first record (a handshake, type 22)
+** belongs: someone typed http:// for https://, or redis-cli without
+** --tls. Say so in the words of the protocol they speak, as nginx does,
+** unencrypted (there is no TLS to speak it in), and close.
+*/
+static int plain_to_tls(frond__conn *c) {
+  static char http[] =
+      "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+      "Frond-Error: BAD_REQUEST\r\nConnection: close\r\n"
+      "Content-Length: 102\r\n\r\n"
+      "{\"error\":{\"code\":\"BAD_REQUEST\",\"message\":\"plain HTTP sent "
+      "to a TLS port: use https:// on this port\"}}\n";
+  static char resp[] =
+      "-ERR plain text sent to a TLS port: connect with TLS (redis-cli "
+      "--tls)\r\n";
+  int is_http = c->l->ep->alpn != NULL;
+  uv_buf_t b = uv_buf_init(is_http ? http : resp,
+                           (unsigned)(is_http ? sizeof http : sizeof resp) - 1);
+  /* Plain from here on: the lingering close sends no TLS alert. */
+  frond__tls_plain(c->tls);
+  frond__tls_conn_free(c->tls);
+  c->tls = NULL;
+  (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+  linger(c);
+  return -1;
+}
+
 /* Over TLS: ciphertext read. Returns 0 when plaintext may have come (the
 ** handshake is done), -1 when there is nothing for the protocol (the
 ** handshake goes on, or the connection was closed). */
 static int tls_in(frond__conn *c, const char *p, size_t n) {
   char why[160], peer[FROND__PEER_MAX];
   int r;
+  if (!c->opened && !c->tls_begun && n > 0 && (c->tls_begun = 1, p[0] != 0x16))
+    return plain_to_tls(c);
   if (frond__tls_feed(c->tls, p, n) != 0) {
     conn_close(c);
     return -1;

@@ -141,21 +141,22 @@ struct frond__conn {
   unsigned reading : 1;
   unsigned closing : 1;
   unsigned close_after_write : 1;
-  unsigned eof : 1;      /* the client half-closed */
-  unsigned opened : 1;   /* on_open succeeded: on_close is due */
-  unsigned held : 1;     /* an answer is being prepared off the loop */
-  unsigned pumping : 1;  /* start_reading answers input (conn.c) */
-  unsigned refs;         /* the handle's, and one per frond__conn_hold */
-  uint64_t last_ms;      /* last read or write activity */
-  uint64_t req_start_ms; /* first byte of the pending request, 0: idle */
-  uint64_t open_ms;      /* the protocol's: work left open across requests
+  unsigned eof : 1;       /* the client half-closed */
+  unsigned opened : 1;    /* on_open succeeded: on_close is due */
+  unsigned held : 1;      /* an answer is being prepared off the loop */
+  unsigned pumping : 1;   /* start_reading answers input (conn.c) */
+  unsigned tls_begun : 1; /* over TLS: its first bytes were looked at */
+  unsigned refs;          /* the handle's, and one per frond__conn_hold */
+  uint64_t last_ms;       /* last read or write activity */
+  uint64_t req_start_ms;  /* first byte of the pending request, 0: idle */
+  uint64_t open_ms;       /* the protocol's: work left open across requests
                             (a Redis transaction) since, timed out as a
                             pending request is; 0: none */
-  uint64_t linger_ms;    /* when the lingering close began */
-  unsigned proto_state;  /* the protocol's own, zeroed at accept */
-  uint64_t idle_ms;      /* close after this long idle, 0: never */
-  void *pdata;           /* the protocol's per-connection state */
-  size_t counted;        /* buffer bytes counted in w->m.buffer_bytes */
+  uint64_t linger_ms;     /* when the lingering close began */
+  unsigned proto_state;   /* the protocol's own, zeroed at accept */
+  uint64_t idle_ms;       /* close after this long idle, 0: never */
+  void *pdata;            /* the protocol's per-connection state */
+  size_t counted;         /* buffer bytes counted in w->m.buffer_bytes */
   /* The subject name of the client certificate the TLS transport verified
   ** (mTLS), NUL-terminated; "" without one. Credentials map it to a client. */
   char cert_name[256];

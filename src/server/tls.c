@@ -477,6 +477,10 @@ int frond__tls_handshake(frond__tls_conn *tc, char *name, size_t cap, char *why,
   return -1;
 }
 
+void frond__tls_plain(frond__tls_conn *tc) {
+  atomic_fetch_add(&tc->t->handshakes[1], 1);
+}
+
 ssize_t frond__tls_read(frond__tls_conn *tc, char *p, size_t cap) {
   size_t got = 0;
   int r = SSL_read_ex(tc->ssl, p, cap, &got);

@@ -55,6 +55,9 @@ int64_t frond__tls_not_after(frond__tls *t);
 ** Any thread. */
 frond__tls_conn *frond__tls_conn_new(frond__tls *t, const char *alpn);
 void frond__tls_conn_free(frond__tls_conn *tc);
+/* Count tc's handshake as failed without running it: its first bytes
+** were plain text. */
+void frond__tls_plain(frond__tls_conn *tc);
 /* Ciphertext from the socket. 0, or -1 when out of memory. */
 int frond__tls_feed(frond__tls_conn *tc, const char *p, size_t n);
 /*

@@ -203,11 +203,13 @@ def test_https_curl():
         r = curl("-f", "--cacert", ca, *auth, base + "/v1/segment/invoices?count=2")
         check(json.loads(r.stdout)["ids"] == ["1000", "1001"], r)
         # Without the CA the certificate is not trusted; plain HTTP on the
-        # TLS port gets no answer.
+        # TLS port is told so, and served nothing.
         r = curl(base + "/livez")
         check(r.returncode != 0, "an untrusted certificate was accepted")
-        r = curl("--max-time", "10", "http://127.0.0.1:%d/livez" % s.tls_port)
-        check(r.returncode != 0 and "ok" not in r.stdout, r)
+        r = curl("--max-time", "10", "-w", "\n%{http_code}",
+                 "http://127.0.0.1:%d/livez" % s.tls_port)
+        check(r.stdout.endswith("\n400") and "ok" not in r.stdout and
+              "plain HTTP sent to a TLS port" in r.stdout, r)
         check(s.request("GET", "/livez")[0] == 200, "plain port")
         check(metric(s, 'frond_tls_handshakes_total{result="ok"}') >= 7,
               "handshakes not counted")
@@ -244,6 +246,21 @@ def test_http_over_tls():
         rs = ft.split_responses(half_close(s, req * 50))
         check(len(rs) == 50 and all(r[0] == 200 for r in rs),
               "%d of 50 answers" % len(rs))
+        # Plain text to the TLS ports: an answer in plain words, closed.
+        for port, send, want in (
+                (s.tls_port, b"GET /v1/snowflake HTTP/1.1\r\nHost: a\r\n\r\n",
+                 b"HTTP/1.1 400 Bad Request\r\n"),
+                (s.resp_tls_port, b"*1\r\n$4\r\nPING\r\n",
+                 b"-ERR plain text sent to a TLS port: connect with TLS")):
+            c = socket.create_connection(("127.0.0.1", port), timeout=30)
+            c.sendall(send)
+            out = recv_all(c)
+            c.close()
+            check(out.startswith(want), out)
+            if port == s.tls_port:
+                r = ft.split_responses(out)
+                check(len(r) == 1 and json.loads(r[0][2])["error"]["code"] ==
+                      "BAD_REQUEST" and b"https://" in r[0][2], out)
         # A request byte by byte.
         c = s.tls_socket()
         one = b"GET /livez HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
