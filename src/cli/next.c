@@ -107,10 +107,10 @@ static const char usage[] =
 /* How to go on where the store is not there (node.c's
 ** frond__node_sqlite_here says the rest). */
 #define WAYS                                                                   \
-  "Run it where the servers' store is, or name that store (--store "           \
-  "sqlite:///path/frond.db). A store of its own (made with frond tag "         \
-  "create) or --store none (static node 0, registered nowhere) holds node "    \
-  "IDs that no server on another store knows of: only where none runs"
+  "Run it where the servers' store is, or name it (--store "                   \
+  "sqlite:///path/frond.db). A store of its own (frond tag create) or "        \
+  "--store none (static node 0) holds node IDs no server on another store "    \
+  "knows of: only where none runs"
 
 /* IDs fetched per library call: few calls, and a small stack array. */
 #define CHUNK 4096
@@ -340,10 +340,9 @@ static int next_snowflake(const frond__config *cfg, int no_hw, int64_t count,
   ** hand out node IDs that no server knows of. */
   if (frond__node_sqlite_here(lease_on_store(cfg) ? "store" : "coordinator",
                               lease_on_store(cfg) ? cfg->store : uri,
-                              "frond next makes no store: a new one here "
-                              "would lease a node ID that no server knows "
-                              "of, perhaps a running server's, and repeat "
-                              "its IDs. " WAYS,
+                              "frond next makes no store: a new one would "
+                              "lease a node ID a running server may hold, "
+                              "and repeat its IDs. " WAYS,
                               &err) != 0)
     return frond__cli_fail(&err);
   if (no_hw && strncmp(uri, "static:", 7) == 0)
