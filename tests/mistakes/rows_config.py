@@ -295,3 +295,37 @@ def check_bad(run):
     check(isinstance(rows, list) and all(
         x.get("status") in ("ok", "warn", "fail", "skip") for x in rows),
         "check --json: %r" % rows)
+
+
+@row("frond-store-two-stores",
+     "a C program's frond:// store lists two servers that serve two "
+     "different stores (a staging server pasted beside production's), each "
+     "with the tag orders")
+def frond_store_two_stores(run):
+    srvs, names = [], []
+    for name in ("prod", "staging"):
+        d = run.subdir(name)
+        store = "sqlite://%s/ids.db" % d
+        run.ok(["tag", "create", TAG, "--store", store], d)
+        srvs.append(run.serve(d, ["--store", store], name=name))
+    for s in srvs:
+        st, body = s.get("/v1/layout")
+        check(st == 200, "%s: %d %s" % (s.name, st, body[:300]))
+        names.append(json.loads(body)["store"])
+    check(names[0] != names[1], "two stores, one name: %r" % names)
+    both = ",".join("127.0.0.1:%d" % s.port for s in srvs)
+    d = run.subdir("client")
+    lists = []
+    for order in (both, ",".join(reversed(both.split(",")))):
+        r = run.frond(["next", "--segment", TAG, "--count", "2000",
+                       "--store", "frond://" + order], d)
+        if r.returncode == 0:
+            lists.append([int(x) for x in r.stdout.split()])
+            continue
+        run.refused(r, "STORE_MISMATCH", names[0], names[1])
+    if lists:
+        # Served from either store: both hand out 1, 2, 3, ...
+        run.unique(lists + [srvs[0].ids("/v1/segment/%s" % TAG, 2000)],
+                   "segment IDs")
+        raise common.Failure("frond://%s served: nothing refused two stores"
+                             % both)

@@ -344,3 +344,37 @@ def multi_key_record_one_member(run):
         raise Failure("the fleet's key is refused after the wrong one was "
                       "tried:\n%s" % c.output()[-1500:])
     run.unique([got, _numbers(c, 3000)], "order numbers")
+
+
+def _sharded(srv, users, per):
+    """per strings of format o for each user key, as "user value" pairs."""
+    out = []
+    for u in users:
+        st, body = srv.get("/v1/format/o?count=%d&key=%s" % (per, u))
+        check(st == 200, "%s: %d %s" % (srv.name, st, body[:300]))
+        out += ["%s %s" % (u, x) for x in json.loads(body)["ids"]]
+    return out
+
+
+@row("shard-bits-changed-one-node",
+     "of two servers sharing a store and a tag, one is given shard=5 where "
+     "the other runs shard=4 under the same key (a user's IDs would land on "
+     "two shards, and one string decode to two IDs)")
+def shard_bits_changed_one_node(run):
+    d, store = _orders_store(run)
+    a = _node(run, "a", "1:%s\n" % KEY1, "decimal:shard=4,key=1,tag=orders",
+              ["--store", store])
+    check(_up_or_exited(a), "a did not start:\n%s" % a.output())
+    b = _node(run, "b", "1:%s\n" % KEY1, "decimal:shard=5,key=1,tag=orders",
+              ["--store", store])
+    users = ["user-%d" % i for i in range(20)]
+    if _up_or_exited(b):
+        got = parallel([lambda: _sharded(a, users, 50),
+                        lambda: _sharded(b, users, 50)])
+        run.unique([[x.split()[1] for x in g] for g in got], "shard strings")
+        raise Failure("b served shard=5 beside a's shard=4: nothing refused "
+                      "it, and a user's IDs now land on two shards")
+    run.refused(b, "KEY_MISMATCH", "format.o", "shard=4,key=1",
+                "shard=5,key=1")
+    run.unique([[x.split()[1] for x in _sharded(a, users, 20)]],
+               "shard strings")
