@@ -283,12 +283,62 @@ static int rights_field(parser *p, frond__acl_client *k, char *v) {
 static const char *const fields[] = {"secret", "cert", "rights", "tags",
                                      "formats"};
 
+/*
+** Does v look like a distinguished name ("CN=dash", "/CN=dash/O=Acme",
+** "O=Acme, CN=dash"): an attribute type of a DN at its start, or after a
+** ',' or '+' (or a '/' in OpenSSL's "/CN=.../O=..." form), spaces
+** allowed, followed by '='? A certificate's DNS or URI name has none.
+** Then its CN's value, if it has one, goes into cn (cap bytes), else "".
+*/
+static int dn_like(const char *v, char *cn, size_t cap) {
+  static const char *const types[] = {
+      "CN", "O",  "OU", "C", "L",     "ST",     "DC",           "UID",
+      "SN", "GN", "E",  "T", "TITLE", "STREET", "SERIALNUMBER", "EMAILADDRESS"};
+  const char *p = v;
+  size_t i, n;
+  for (;;) {
+    while (*p == ' ')
+      p++;
+    for (i = 0; i < sizeof types / sizeof types[0]; i++) {
+      n = strlen(types[i]);
+      if (strncasecmp(p, types[i], n) == 0) {
+        const char *q = p + n;
+        while (*q == ' ')
+          q++;
+        if (*q == '=') {
+          const char *c = v;
+          cn[0] = '\0';
+          while ((c = strchr(c, '=')) != NULL) {
+            const char *t = c;
+            while (t > v && t[-1] == ' ')
+              t--;
+            if (t - v >= 2 && strncasecmp(t - 2, "CN", 2) == 0 &&
+                (t - 2 == v || strchr(",/+ ", t[-3]) != NULL)) {
+              c++;
+              while (*c == ' ')
+                c++;
+              snprintf(cn, cap, "%.*s", (int)strcspn(c, ",/+"), c);
+              break;
+            }
+            c++;
+          }
+          return 1;
+        }
+      }
+    }
+    p += strcspn(p, v[0] == '/' ? ",/+" : ",+");
+    if (*p == '\0')
+      return 0;
+    p++;
+  }
+}
+
 /* One client's line, its words cut in s[0..end). 0, 1 for a line with
 ** nothing on it, -1 after an error. */
 static int client_line(parser *p, char *s, size_t end, frond__acl_client *k) {
   size_t i = 0, f;
   unsigned seen = 0;
-  char *w;
+  char *w, cn[65];
   int r = word(p, s, &i, end, &w);
   long n;
   if (r <= 0)
@@ -330,13 +380,12 @@ static int client_line(parser *p, char *s, size_t end, frond__acl_client *k) {
       /* The name the TLS listener gives a certificate is one value (its
       ** first DNS or URI name, else its CN), never a DN: "CN=x" would
       ** match no certificate, silently. */
-      if (strncasecmp(v, "CN=", 3) == 0 || strstr(v, ", O=") != NULL)
+      if (dn_like(v, cn, sizeof cn))
         return BAD(p,
                    "cert=%.64s is a distinguished name; give the name alone "
                    "(the certificate's first DNS or URI name, else its CN), "
                    "e.g. cert=%.64s",
-                   v,
-                   strncasecmp(v, "CN=", 3) == 0 ? v + 3 : "dash.example.com");
+                   v, cn[0] != '\0' ? cn : "dash.example.com");
       k->cert = v;
     }
     if (f == 2 && rights_field(p, k, v) != 0)

@@ -94,6 +94,18 @@ static void test_refusals(void **state) {
   refused("default cert=x rights=read", "admin_token's client");
   refused("a/b cert=x rights=read", "only A-Z a-z 0-9");
   refused("a cert=x\001 rights=read", "a control character");
+  /* A distinguished name matches no certificate's name: refused, in every
+  ** spelling OpenSSL and RFC 4514 print it; names that merely hold a '='
+  ** or a '/' are not. */
+  refused("a cert=CN=dash rights=read", "e.g. cert=dash");
+  refused("a cert=cn=dash,O=Acme rights=read", "e.g. cert=dash");
+  refused("a cert=\"O=Acme, CN=dash\" rights=read", "e.g. cert=dash");
+  refused("a cert=/C=US/O=Acme/CN=dash rights=read", "e.g. cert=dash");
+  refused("a cert=\"OU = ops + CN = dash\" rights=read", "e.g. cert=dash");
+  refused("a cert=O=Acme rights=read", "e.g. cert=dash.example.com");
+  frond__acl_unref(parse_ok("a cert=spiffe://example.org/ns/c=1 rights=read\n"
+                            "b cert=dash.example.com rights=read\n"
+                            "c cert=key=value rights=read\n"));
   {
     char name[100];
     memset(name, 'n', 64);
