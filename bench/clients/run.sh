@@ -4,7 +4,8 @@
 # counter, in the same run, and server calls per million IDs: a frond
 # serve (FROND_BIN, default build/frond: `make` first) on a free loopback
 # port in a temp dir with a tag "bench", then bench/clients/go and
-# bench/clients/java against it.
+# bench/clients/java against it; first bench/clients/lockadd.c, what a
+# loop around one locked add costs on this CPU by the loop's shape.
 set -eu
 src=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${FROND_BIN:-$src/build/frond}
@@ -21,7 +22,10 @@ until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
   i=$((i + 1)); [ $i -lt 300 ] || { cat "$dir/server.log"; exit 1; }
   sleep 0.1
 done
-echo "## Go"; echo
+echo "## The locked add on this CPU"; echo
+${CC:-cc} -O2 -o "$dir/lockadd" "$src/bench/clients/lockadd.c"
+"$dir/lockadd"
+echo; echo "## Go"; echo
 (cd "$src/bench/clients/go" && GOPROXY=off GOFLAGS=-mod=mod go run . "http://127.0.0.1:$port")
 echo; echo "## Java"; echo
 jar=$("$src/clients/java/build.sh" "$dir/java")

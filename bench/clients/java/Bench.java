@@ -117,6 +117,27 @@ public final class Bench {
         return s;
     }
 
+    /** A little work on each ID, the same in both loops below: a caller
+     *  does something with its IDs. The xor and the multiply lengthen the
+     *  loop around the locked add past what this CPU runs at the bare
+     *  counter's speed (bench/clients/lockadd.c), so the two loops compare
+     *  the counter and the tag in a loop of the shape a caller's has. */
+    static final long MIX = 0x9E3779B97F4A7C15L;
+
+    static long bareMixed(AtomicLong x, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++)
+            s = (s ^ x.incrementAndGet()) * MIX;
+        return s;
+    }
+
+    static long taggedMixed(SegmentTag t, int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++)
+            s = (s ^ t.next()) * MIX;
+        return s;
+    }
+
     static long tagged(SegmentTag t, int n) {
         long s = 0;
         for (int i = 0; i < n; i++)
@@ -151,6 +172,8 @@ public final class Bench {
                 run(1, n -> boundAdd(fo, n));
                 run(1, n -> bounded(f, n));
                 run(1, n -> tagged(t, n));
+                run(1, n -> bareMixed(x, n));
+                run(1, n -> taggedMixed(t, n));
             }
             System.out.printf("Java %s, %d rounds of %d IDs, medians of CPU ns per ID%n%n",
                 System.getProperty("java.version"), ROUNDS, PER_RUN);
@@ -178,6 +201,17 @@ public final class Bench {
             System.out.println(HEADER);
             System.out.println(RULE);
             System.out.print(wall);
+            double[] mb = new double[ROUNDS], mn = new double[ROUNDS];
+            for (int r = 0; r < ROUNDS; r++) {
+                mb[r] = run(1, n -> bareMixed(x, n));
+                mn[r] = run(1, n -> taggedMixed(t, n));
+            }
+            System.out.printf("%nOne thread, the same work on each ID in both loops (an xor and"
+                + " a multiply), CPU ns per ID:%n%n");
+            System.out.println("| threads | AtomicLong.incrementAndGet, work | SegmentTag.next, work | ratio to the counter |");
+            System.out.println("| ---: | ---: | ---: | ---: |");
+            System.out.printf("| 1 | %.2f | %.2f | %.2f× |%n", median(mb), median(mn),
+                median(mb) / median(mn));
             Stats after = c.stats();
             long ids = after.leased() - before.leased(), calls = after.calls() - before.calls();
             System.out.printf("%nsteady rate: %d range calls for %d IDs leased: %.2f calls per million IDs%n",
