@@ -23,13 +23,15 @@
 **   claim + 1-op ID        an ID one XOR away from the value (a state
 **                          word kept in the ID's own layout)
 **   claim + 1-op ID + fork the same with the fork check
+**   claim + 3 / 4 NOPs     the claim and one-byte NOPs: instructions
+**                          that load, compute and store nothing
 **
 ** Rows run in turn, rotated each repetition, so that all see the same
 ** machine; the median and the fastest repetition are shown, each as a
-** ratio to the reference's. A locked instruction waits for the loads and
-** stores before it and holds back the loads after it: what lies between
-** two of them, and what depends on the first one's result, is what a call
-** costs above the reference (bench/RESULTS.md, 2026-11-28, the shapes).
+** ratio to the reference's. On the project's machine the rows fall in
+** two groups: 1.00x up to about eleven instructions a pass (the claim with
+** up to three NOPs), about 1.4x from there on, whatever the instructions
+** do, loads, stores or NOPs (bench/RESULTS.md, 2026-11-28, the shapes).
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,8 +73,8 @@ static int64_t now_ns(void) {
                    "9:\n"                                                      \
                    : "+r"(n), "+r"(acc)                                        \
                    : "r"(gen)                                                  \
-                   : "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "memory",  \
-                     "cc");                                                    \
+                   : "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11",     \
+                     "memory", "cc");                                          \
   sink += (int64_t)acc + n;                                                    \
   return (double)(now_ns() - t0) / PASSES;
 
@@ -116,14 +118,31 @@ static double ref(void) {
                    : "memory", "cc");
   return (double)(now_ns() - t0) / PASSES;
 }
-static double claim(void) { LOOP("", "") }
-static double claim_fork(void) { LOOP(FORK_PRE, FORK_TEST) }
-static double claim_id(void) { LOOP("", MAKE_ID KEEP) }
-static double claim_fork_id(void) { LOOP(FORK_PRE, FORK_TEST MAKE_ID KEEP) }
+static double claim(void) {
+  LOOP("", "")
+}
+static double claim_fork(void) {
+  LOOP(FORK_PRE, FORK_TEST)
+}
+static double claim_id(void) {
+  LOOP("", MAKE_ID KEEP)
+}
+static double claim_fork_id(void) {
+  LOOP(FORK_PRE, FORK_TEST MAKE_ID KEEP)
+}
 static double claim_fork_id_st(void) {
   LOOP(FORK_PRE, FORK_TEST MAKE_ID STORE)
 }
-static double claim_xor(void) { LOOP(ONE_OP_PRE, ONE_OP_ID KEEP) }
+static double claim_xor(void) {
+  LOOP(ONE_OP_PRE, ONE_OP_ID KEEP)
+}
+/* No work at all, one-byte NOPs: instructions in the loop, no more. */
+static double claim_nop3(void) {
+  LOOP("", ".fill 3, 1, 0x90\n")
+}
+static double claim_nop4(void) {
+  LOOP("", ".fill 4, 1, 0x90\n")
+}
 static double claim_xor_fork(void) {
   LOOP(ONE_OP_PRE FORK_PRE, FORK_TEST ONE_OP_ID KEEP)
 }
@@ -140,6 +159,8 @@ static const struct {
     {"claim + fork + ID, stored", claim_fork_id_st},
     {"claim + 1-op ID", claim_xor},
     {"claim + 1-op ID + fork", claim_xor_fork},
+    {"claim + 3 NOPs", claim_nop3},
+    {"claim + 4 NOPs", claim_nop4},
 };
 #define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
 #define MAX_REPS 101
