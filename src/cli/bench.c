@@ -30,10 +30,11 @@
 ** Both loops of a row have one shape, so that the ratio is the call's cost
 ** and nothing else: the word or the generator in a register, the value or
 ** the ID kept in a register and stored once after the loop. A locked add
-** waits for every store before it; an ID stored on each pass (as when the
-** exported call's loop shares its variable, whose address escapes) costs
-** the inline call a third of a fetch-add that the reference never pays
-** (bench/RESULTS.md, 2026-11-28, the shapes).
+** waits for every store before it, so an ID stored on each pass (as when
+** the exported call's loop shares its variable, whose address escapes)
+** is a cost the reference does not pay. On the project's machine it is
+** hidden in a larger step that any extra instructions between two locked
+** adds take (bench_gen_shapes; bench/RESULTS.md, 2026-11-28, last).
 */
 #include "cli/cli.h"
 #include "base/base.h"
