@@ -96,8 +96,8 @@ static inline int frond__seg_tag_next_inline(frond_seg_tag *t, int64_t *id,
 /*
 ** frond_gen_next likewise: with GCC or Clang the common case is inlined
 ** into the caller, one fetch-add on the generator's state word below the
-** limit it reads (about 1.1x a bare fetch-add, where a call into the
-** library costs 1.4x: bench/RESULTS.md); anything else calls the library
+** limit it reads (1.4x a bare fetch-add on the project's machine, as the
+** call into the library: bench/RESULTS.md); anything else calls the library
 ** with the value it added. The inline part reads the start of the
 ** generator (frond__gen_hot, not for use), part of the library's ABI like
 ** frond__seg_tag_hot. FROND_NO_INLINE, or (frond_gen_next)(g, id, err),
