@@ -103,6 +103,12 @@ uint64_t frond__perm_div_low(const frond__perm *p, uint64_t x);
 void frond__perm_put(const frond__perm *p, uint64_t A, uint64_t B,
                      uint8_t *out);
 uint64_t frond__perm_get(const uint8_t *in, unsigned radix, unsigned n);
+/* The halves (A[j], B[j]) of n numbers, each written as
+** frond__perm_put writes it, at out + j * p->width (order_digits.c:
+** AVX-512 IFMA where the CPU has it; tests force the table with 1). */
+void frond__perm_put_n(const frond__perm *p, const uint64_t *A,
+                       const uint64_t *B, size_t n, uint8_t *out);
+void frond__perm_put_force_scalar(int on);
 
 /*
 ** Order schemes: how a key version permutes. SIP is the first (order.c);

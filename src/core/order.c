@@ -237,10 +237,7 @@ static void apply_lanes(const frond__perm *p, const uint8_t key[16],
     k->feistel16(key, p->rounds, p->a, p->b, A, B);
   else
     rounds_lanes(p, key, n, A, B, k);
-  for (size_t j = 0; j < n; j++) {
-    put_half(A[j], p->radix, p->adig, out + j * p->width);
-    put_half(B[j], p->radix, p->bdig, out + j * p->width + p->adig);
-  }
+  frond__perm_put_n(p, A, B, n, out);
 }
 
 void frond__perm_apply_n(const frond__perm *p, const uint8_t key[16],
