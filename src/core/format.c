@@ -377,6 +377,12 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
   return 0;
 }
 
+/* Order numbers without a shard: the issue function of format_cache.c. */
+static int issue_order(frond_format *f, const frond_format_source *src,
+                       size_t n, char *out, size_t stride, frond_error *err) {
+  return next_from_source(f, src, 0, n, out, stride, err);
+}
+
 static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
                     char *out, size_t stride, frond_error *err) {
   char tag[FROND_TAG_MAX + 1];
@@ -551,6 +557,10 @@ static int next_n(frond_format *f, const frond_format_source *src,
     if ((f->kind == FROND_FORMAT_ORDER || f->shard_bits > 0) &&
         (rc = frond__format_fact_ready(f, src, err)) != 0)
       return rc;
+    /* One order number: from the thread's cache of a batch
+    ** (format_cache.c), after the key's record was checked. */
+    if (f->kind == FROND_FORMAT_ORDER && n == 1)
+      return frond__order_cached(f, src, out, issue_order, err);
     return next_from_source(f, src, shard, n, out, stride, err);
   }
 }

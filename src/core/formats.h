@@ -307,6 +307,7 @@ enum {
 
 struct frond_format {
   int kind;
+  uint64_t serial; /* unique in the process: what a thread's cache keys on */
   size_t length;
   char tag[FROND_TAG_MAX + 1]; /* tag=, "" when none */
   size_t tag_len;
@@ -427,5 +428,24 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
 ** its row exists and its first segment is loaded, so taking IDs waits on
 ** the store no more than any tag in use does. Lock-free. */
 int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len);
+
+/* ---- order numbers one at a time (format_cache.c) ---- */
+
+/* A number never given to another format before: formats are told apart
+** by it, never by their address, which a later format may reuse. */
+uint64_t frond__format_serial(void);
+/* One order number of f from src into out (room checked by the caller),
+** from the calling thread's cache of a batch when the calls come fast
+** enough, else by issue(f, src, 1, out, stride, err) alone. issue is the
+** uncached path (format.c), also what fills the cache. */
+typedef int (*frond__issue_fn)(frond_format *f, const frond_format_source *src,
+                               size_t n, char *out, size_t stride,
+                               frond_error *err);
+int frond__order_cached(frond_format *f, const frond_format_source *src,
+                        char *out, frond__issue_fn issue, frond_error *err);
+/* Tests: the cache's numbers in this thread (what was drawn and not yet
+** handed out), and its largest batch (0: the default, 32). */
+size_t frond__order_cache_held(void);
+void frond__order_cache_max(unsigned k);
 
 #endif /* FROND_FORMATS_H */

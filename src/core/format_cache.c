@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** format_cache.c -- order numbers one at a time from a per-thread cache
+** of a batch.
+**
+** One order number is a chain of 8 Feistel rounds, each an AES-128 (10
+** aesenc, each waiting for the last) or a SipHash call: about 130 ns
+** however the code around it is written. The numbers of a batch are
+** independent and run side by side in vector registers for a tenth of
+** that each. So a thread that asks for numbers one after another gets
+** them from a batch: its first call draws one ID as before; while the
+** calls keep coming within the validity (below), each refill draws twice
+** as many as the last, up to 32, from the same source the single call
+** uses (frond_gen_next_n, or the tag's segment), permutes them with the
+** batch kernel, writes them out whole (prefix, check character) and hands
+** them out one per call.
+**
+** What this keeps, and what it changes:
+**   - Nothing is handed out twice. A cache belongs to one thread and each
+**     number leaves it once. It is keyed by the format's serial number
+**     (never its address, which a new format with another key may reuse),
+**     the source's generator, allocator and tag: another spec or key is
+**     another format, and finds nothing. In a child of fork() the thread's
+**     cache is dropped before anything is handed out (base/fork.h: one
+**     load), whatever made the fork.
+**   - A cached number's ID was drawn a little before the call that hands
+**     it out: at most VALIDITY_MS (the snowflake layout's unit when
+**     longer), as the ticker's millisecond tells (frond__id128_now_ms: no
+**     clock read per call under sustained use; it lags the wall clock by
+**     at most a tick, more on a machine too loaded to run the ticker). An
+**     older cache is dropped and its numbers skipped, never reused, as a
+**     segment's rest is at a restart. A date prefix shows the ID's time,
+**     as before, so a number handed out just after midnight may carry the
+**     day before's date, as any ID drawn just before it does.
+**   - The key's record is checked on every call before a number is handed
+**     out (frond__format_fact_ready, in the caller), as before.
+**   - Order: none is promised for order numbers (docs/formats.md); within
+**     a thread they come in the order their IDs were drawn.
+**   - Waste: a thread that calls slowly never grows its batches past 1,
+**     and a cache dropped for its age halves the next, so IDs skipped stay
+**     few: at most 31 per validity per thread.
+**   - A refill that fails (the allocator would wait, an ID too large)
+**     falls back to the single call, which fails or succeeds as it did.
+**   - The cache is freed at the thread's exit.
+*/
+#include "base/fork.h"
+#include "core/formats.h"
+
+#include <pthread.h>
+#include <sodium.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH_MAX 32
+#define SLOTS 4
+#define STRIDE 64 /* an order number is at most 53 characters */
+#define VALIDITY_MS 1
+
+_Static_assert(FROND__PREFIX_MAX + 1 + FROND__PERM_MAX_WIDTH + 1 < STRIDE,
+               "a cached order number fits its stride");
+
+typedef struct order_slot {
+  uint64_t serial; /* the format's; 0: empty */
+  const frond_gen *gen;
+  const frond_seg *seg;
+  const char *tag; /* src->tag as given, and its text */
+  char tag_text[FROND_TAG_MAX + 1];
+  int no_store;
+  int64_t drawn_ms, validity_ms;
+  unsigned pos, n; /* next to hand out, numbers held */
+  unsigned k;      /* the next refill's size */
+  uint64_t used;   /* the thread's call count at its last use */
+  char num[BATCH_MAX][STRIDE];
+} order_slot;
+
+typedef struct order_cache {
+  frond__fork_mark fork;
+  uint64_t calls;
+  order_slot slot[SLOTS];
+} order_cache;
+
+static _Atomic uint64_t serials;
+static _Atomic unsigned batch_max = BATCH_MAX;
+static __thread order_cache *mine __attribute__((tls_model("initial-exec")));
+/* Set at the thread's exit: a later destructor's call issues uncached. */
+static __thread unsigned char gone __attribute__((tls_model("initial-exec")));
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+uint64_t frond__format_serial(void) {
+  return atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+}
+
+void frond__order_cache_max(unsigned k) {
+  atomic_store(&batch_max, k == 0 || k > BATCH_MAX ? BATCH_MAX : k);
+}
+
+static void cache_free(void *p) {
+  if (p != NULL) {
+    sodium_memzero(p, sizeof(order_cache));
+    free(p);
+  }
+  mine = NULL;
+  gone = 1;
+}
+
+static void cache_key_make(void) {
+  pthread_key_create(&cache_key, cache_free);
+}
+
+/* This thread's cache, made on first use and dropped whole in a child of
+** fork(); NULL when none can be had. */
+static order_cache *cache(void) {
+  order_cache *c = mine;
+  if (FROND__LIKELY(c != NULL)) {
+    if (FROND__UNLIKELY(frond__fork_seen(&c->fork))) {
+      memset(c->slot, 0, sizeof(c->slot));
+      frond__fork_arm(&c->fork);
+    }
+    return c;
+  }
+  if (gone)
+    return NULL;
+  pthread_once(&cache_once, cache_key_make);
+  if ((c = calloc(1, sizeof(*c))) == NULL)
+    return NULL;
+  if (pthread_setspecific(cache_key, c) != 0) {
+    free(c);
+    return NULL;
+  }
+  frond__fork_arm(&c->fork);
+  mine = c;
+  return c;
+}
+
+size_t frond__order_cache_held(void) {
+  order_cache *c = cache();
+  size_t held = 0;
+  if (c != NULL)
+    for (int i = 0; i < SLOTS; i++)
+      if (c->slot[i].serial != 0)
+        held += c->slot[i].n - c->slot[i].pos;
+  return held;
+}
+
+static int same_source(const order_slot *s, const frond_format_source *src) {
+  if (s->gen != src->gen || s->seg != src->seg || s->no_store != src->no_store)
+    return 0;
+  if (s->tag == src->tag)
+    return 1;
+  return s->tag != NULL && src->tag != NULL &&
+         strcmp(s->tag_text, src->tag) == 0;
+}
+
+/* The slot of (f, src), or the least recently used one, emptied. */
+static order_slot *slot_of(order_cache *c, const frond_format *f,
+                           const frond_format_source *src) {
+  order_slot *lru = &c->slot[0];
+  for (int i = 0; i < SLOTS; i++) {
+    order_slot *s = &c->slot[i];
+    if (s->serial == f->serial && same_source(s, src))
+      return s;
+    if (s->used < lru->used)
+      lru = s;
+  }
+  memset(lru, 0, offsetof(order_slot, num));
+  if (src->tag != NULL && strlen(src->tag) <= FROND_TAG_MAX)
+    strcpy(lru->tag_text, src->tag);
+  else if (src->tag != NULL)
+    return NULL; /* a tag no allocator has: the call says so */
+  lru->serial = f->serial;
+  lru->gen = src->gen;
+  lru->seg = src->seg;
+  lru->tag = src->tag;
+  lru->no_store = src->no_store;
+  lru->k = 1;
+  lru->validity_ms = VALIDITY_MS;
+  if (src->gen != NULL && f->tag_len == 0 && src->tag == NULL &&
+      frond_gen_layout(src->gen)->unit_ms > VALIDITY_MS)
+    lru->validity_ms = frond_gen_layout(src->gen)->unit_ms;
+  return lru;
+}
+
+int frond__order_cached(frond_format *f, const frond_format_source *src,
+                        char *out, frond__issue_fn issue, frond_error *err) {
+  order_cache *c = cache();
+  order_slot *s;
+  int64_t now;
+  unsigned k, max;
+  if (c == NULL || (s = slot_of(c, f, src)) == NULL)
+    return issue(f, src, 1, out, f->length + 1, err);
+  s->used = ++c->calls;
+  now = frond__id128_now_ms();
+  if (s->pos < s->n) {
+    if (FROND__LIKELY(now - s->drawn_ms <= s->validity_ms)) {
+      memcpy(out, s->num[s->pos++], f->length + 1);
+      return 0;
+    }
+    /* Too old: skipped, and the next batch half as large. */
+    s->k = s->k > 1 ? s->k / 2 : 1;
+    s->pos = s->n = 0;
+  } else if (s->drawn_ms != 0 && now - s->drawn_ms <= s->validity_ms) {
+    /* Used up within its validity: the calls come fast, batch more. */
+    max = atomic_load_explicit(&batch_max, memory_order_relaxed);
+    s->k = s->k * 2 <= max ? s->k * 2 : max;
+  } else if (s->drawn_ms != 0) {
+    s->k = 1;
+  }
+  s->drawn_ms = now;
+  k = s->k;
+  if (k <= 1 || issue(f, src, k, s->num[0], STRIDE, NULL) != 0) {
+    s->pos = s->n = 0;
+    return issue(f, src, 1, out, f->length + 1, err);
+  }
+  s->n = k;
+  s->pos = 1;
+  memcpy(out, s->num[0], f->length + 1);
+  return 0;
+}
