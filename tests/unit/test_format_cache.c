@@ -124,8 +124,8 @@ static void test_same_as_encode(void **state) {
       int64_t id;
       assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
       assert_true((id = id_of(f, buf)) >= 0);
-      assert_int_equal(frond_format_encode(f, id, 0, again, sizeof(again), NULL),
-                       0);
+      assert_int_equal(
+          frond_format_encode(f, id, 0, again, sizeof(again), NULL), 0);
       assert_string_equal(buf, again);
     }
     frond_gen_close(g, NULL);
