@@ -41,12 +41,16 @@
 **     few: at most 31 per validity per thread.
 **   - A refill that fails (the allocator would wait, an ID too large)
 **     falls back to the single call, which fails or succeeds as it did.
+**   - A signal handler that asks on the thread it interrupted, inside a
+**     call, finds the cache busy and issues uncached (the single call),
+**     touching nothing of it.
 **   - The cache is freed at the thread's exit.
 */
 #include "base/fork.h"
 #include "core/formats.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sodium.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -96,13 +100,41 @@ void frond__order_cache_max(unsigned k) {
   atomic_store(&batch_max, k == 0 || k > BATCH_MAX ? BATCH_MAX : k);
 }
 
+/* Calls and signal handlers: busy is set while a call reads or changes
+** this thread's cache. A call that finds it set is a handler that
+** interrupted one on its own thread: it issues uncached and touches
+** nothing, so that it never hands out a number the call is handing out,
+** nor sees a slot half refilled. The signal fences keep the compiler from
+** moving the cache's reads and writes outside the mark; no instruction of
+** the processor is needed, as a handler runs on the thread it interrupted
+** (as id128_rand.c does for its random bits). */
+static __thread volatile sig_atomic_t busy
+    __attribute__((tls_model("initial-exec")));
+
+#define ENTER()                                                                \
+  do {                                                                         \
+    busy = 1;                                                                  \
+    atomic_signal_fence(memory_order_seq_cst);                                 \
+  } while (0)
+#define LEAVE()                                                                \
+  do {                                                                         \
+    atomic_signal_fence(memory_order_seq_cst);                                 \
+    busy = 0;                                                                  \
+  } while (0)
+
+/* At the thread's exit: the thread lets go of the cache before it is
+** freed, so that a handler that runs in between finds none (and gone
+** set: it issues uncached) rather than memory being freed. */
 static void cache_free(void *p) {
+  ENTER();
+  gone = 1;
+  mine = NULL;
+  atomic_signal_fence(memory_order_seq_cst);
   if (p != NULL) {
     sodium_memzero(p, sizeof(order_cache));
     free(p);
   }
-  mine = NULL;
-  gone = 1;
+  LEAVE();
 }
 
 static void cache_key_make(void) {
@@ -182,8 +214,8 @@ static order_slot *slot_of(order_cache *c, const frond_format *f,
   return lru;
 }
 
-int frond__order_cached(frond_format *f, const frond_format_source *src,
-                        char *out, frond__issue_fn issue, frond_error *err) {
+static int cached(frond_format *f, const frond_format_source *src, char *out,
+                  frond__issue_fn issue, frond_error *err) {
   order_cache *c = cache();
   order_slot *s;
   int64_t now;
@@ -217,4 +249,15 @@ int frond__order_cached(frond_format *f, const frond_format_source *src,
   s->pos = 1;
   memcpy(out, s->num[0], f->length + 1);
   return 0;
+}
+
+int frond__order_cached(frond_format *f, const frond_format_source *src,
+                        char *out, frond__issue_fn issue, frond_error *err) {
+  int rc;
+  if (FROND__UNLIKELY(busy)) /* a handler inside a call: uncached */
+    return issue(f, src, 1, out, f->length + 1, err);
+  ENTER();
+  rc = cached(f, src, out, issue, err);
+  LEAVE();
+  return rc;
 }

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** test_format_cache_edges.c -- the thread's cache of order numbers
+** (format_cache.c) at its edges: a signal handler that asks on the thread
+** it interrupted, a tag buffer the caller reuses for another tag, a
+** generator blocked or raised while numbers are cached, a clock that
+** stepped back, and the IDs skipped by formats taken in turn.
+*/
+#include "format_testutil.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+
+#define SPEC "order:digits=19,check=damm,key=1"
+
+static frond_format *fmt(frond_order_keys *k, const char *spec) {
+  frond_format *f = format_of(spec, k);
+  frond_format_skip_check(f);
+  return f;
+}
+
+static int cmp64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static size_t repeats(int64_t *a, size_t n) {
+  size_t d = 0;
+  qsort(a, n, sizeof(*a), cmp64);
+  for (size_t i = 1; i < n; i++)
+    d += a[i - 1] == a[i];
+  return d;
+}
+
+/* ---- a signal handler on the same thread ---- */
+
+/* The numbers come from an issue function of the test's own: a lock-free
+** counter, each number its ID in ten digits and their nines' complement
+** after them, so that a torn number (two numbers' halves) shows, and no
+** call in the handler can wait on a lock the thread holds. A thread asks
+** while another interrupts it with signals whose handler asks too: the
+** handler must neither hand out a number the thread is handing out nor
+** leave the cache torn. Bounded: 2,000,000 numbers in the thread,
+** 20,000 in the handler, 30 s. */
+enum { SIG_MAIN = 2000000, SIG_HANDLER = 20000 };
+static _Atomic int64_t sig_next = 1;
+static frond_format *sig_f;
+static char (*sig_out)[64]; /* the handler's */
+static volatile sig_atomic_t sig_n, sig_err;
+static _Atomic int sig_stop;
+static pthread_t sig_target;
+
+static void put_number(char *out, size_t len, int64_t id) {
+  for (size_t i = 0; i < len; i++)
+    out[i] = '0';
+  for (int i = 9; i >= 0; i--, id /= 10) {
+    out[i] = (char)('0' + id % 10);
+    out[10 + i] = (char)('0' + (9 - id % 10));
+  }
+  out[len] = '\0';
+}
+
+/* The ID of a number put_number wrote, -1 when torn. */
+static int64_t number_id(const char *s, size_t len) {
+  int64_t id = 0;
+  if (strlen(s) != len)
+    return -1;
+  for (int i = 0; i < 10; i++) {
+    if (s[i] < '0' || s[i] > '9' || s[10 + i] - '0' != 9 - (s[i] - '0'))
+      return -1;
+    id = id * 10 + (s[i] - '0');
+  }
+  return id;
+}
+
+static int sig_issue(frond_format *f, const frond_format_source *src,
+                     size_t n, char *out, size_t stride, frond_error *err) {
+  int64_t first = atomic_fetch_add(&sig_next, (int64_t)n);
+  (void)src;
+  (void)err;
+  for (size_t j = 0; j < n; j++)
+    put_number(out + j * stride, f->length, first + (int64_t)j);
+  return 0;
+}
+
+static void sig_on(int signo) {
+  static const frond_format_source src = {NULL, NULL, NULL, 0};
+  long n = sig_n;
+  (void)signo;
+  if (n < SIG_HANDLER) {
+    if (frond__order_cached(sig_f, &src, sig_out[n], sig_issue, NULL) != 0)
+      sig_err = sig_err + 1;
+    sig_n = (sig_atomic_t)(n + 1);
+  }
+}
+
+static void *sig_kicker(void *arg) {
+  (void)arg;
+  while (!atomic_load(&sig_stop)) {
+    pthread_kill(sig_target, SIGUSR1);
+    for (volatile int i = 0; i < 300; i++)
+      ;
+  }
+  return NULL;
+}
+
+static void test_signal_handler_same_thread(void **state) {
+  static const frond_format_source src = {NULL, NULL, NULL, 0};
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  struct sigaction sa, old;
+  pthread_t kt;
+  int64_t *ids, until = frond_clock_realtime(NULL) + 30000;
+  size_t total = 0, torn = 0, above = 0;
+  long made = 0, err = 0;
+  char buf[64];
+  (void)state;
+  sig_f = fmt(k, SPEC);
+  assert_true(sig_f->length >= 20 && sig_f->length < 64);
+  sig_out = calloc(SIG_HANDLER, 64);
+  /* The thread's numbers' IDs (-1: torn), then the handler's. */
+  ids = malloc(sizeof(*ids) * (SIG_MAIN + SIG_HANDLER));
+  assert_non_null(sig_out);
+  assert_non_null(ids);
+  /* The thread's cache exists before the first signal. */
+  assert_int_equal(frond__order_cached(sig_f, &src, buf, sig_issue, NULL), 0);
+  ids[made++] = number_id(buf, sig_f->length);
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = sig_on;
+  sa.sa_flags = SA_RESTART;
+  assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+  sig_n = 0;
+  sig_err = 0;
+  atomic_store(&sig_stop, 0);
+  sig_target = pthread_self();
+  assert_int_equal(pthread_create(&kt, NULL, sig_kicker, NULL), 0);
+  while (sig_n < SIG_HANDLER && made < SIG_MAIN &&
+         frond_clock_realtime(NULL) < until)
+    for (int i = 0; i < 1000 && made < SIG_MAIN; i++, made++) {
+      if (frond__order_cached(sig_f, &src, buf, sig_issue, NULL) != 0)
+        err++;
+      ids[made] = number_id(buf, sig_f->length);
+    }
+  atomic_store(&sig_stop, 1);
+  pthread_join(kt, NULL);
+  assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+  for (long i = 0; i < made + sig_n; i++) {
+    int64_t id = i < made ? ids[i] : number_id(sig_out[i - made], sig_f->length);
+    if (id < 0)
+      torn++;
+    else if (id >= atomic_load(&sig_next))
+      above++; /* never drawn */
+    else
+      ids[total++] = id;
+  }
+  print_message("%ld numbers in the thread, %ld in the handler: %zu torn, "
+                "%zu never drawn, %zu repeated\n",
+                made, (long)sig_n, torn, above, repeats(ids, total));
+  assert_true(sig_n > 0);
+  assert_int_equal(err + sig_err, 0);
+  assert_int_equal(torn, 0);
+  assert_int_equal(above, 0);
+  assert_int_equal(repeats(ids, total), 0);
+  free(ids);
+  free(sig_out);
+  frond_format_free(sig_f);
+  frond_order_keys_free(k);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_signal_handler_same_thread),
+  };
+  return frond_run_tests(tests, NULL, NULL);
+}
