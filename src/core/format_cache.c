@@ -20,9 +20,10 @@
 **     number leaves it once. It is keyed by the format's serial number
 **     (never its address, which a new format with another key may reuse),
 **     the source's generator, allocator and tag: another spec or key is
-**     another format, and finds nothing. In a child of fork() the thread's
-**     cache is dropped before anything is handed out (base/fork.h: one
-**     load), whatever made the fork.
+**     another format, and finds nothing; the tag by its text, never its
+**     address (a caller may reuse a buffer for another tag). In a child
+**     of fork() the thread's cache is dropped before anything is handed
+**     out (base/fork.h: one load), whatever made the fork.
 **   - A cached number's ID was drawn a little before the call that hands
 **     it out: at most VALIDITY_MS (the snowflake layout's unit when
 **     longer), as the ticker's millisecond tells (frond__id128_now_ms: no
@@ -68,7 +69,7 @@ typedef struct order_slot {
   uint64_t serial; /* the format's; 0: empty */
   const frond_gen *gen;
   const frond_seg *seg;
-  const char *tag; /* src->tag as given, and its text */
+  int has_tag; /* src->tag was given: its text, never its address */
   char tag_text[FROND_TAG_MAX + 1];
   int no_store;
   int64_t drawn_ms, validity_ms;
@@ -176,19 +177,23 @@ size_t frond__order_cache_held(void) {
   return held;
 }
 
+/* The tag is compared by its text: a caller may write another tag into
+** the buffer it passed before (the same address, another tag). */
 static int same_source(const order_slot *s, const frond_format_source *src) {
   if (s->gen != src->gen || s->seg != src->seg || s->no_store != src->no_store)
     return 0;
-  if (s->tag == src->tag)
-    return 1;
-  return s->tag != NULL && src->tag != NULL &&
-         strcmp(s->tag_text, src->tag) == 0;
+  if (src->tag == NULL)
+    return !s->has_tag;
+  return s->has_tag && strcmp(s->tag_text, src->tag) == 0;
 }
 
-/* The slot of (f, src), or the least recently used one, emptied. */
+/* The slot of (f, src), or the least recently used one, emptied; NULL
+** for what is not cached: a tag longer than any allocator has (the
+** single call says so), a number longer than the stride. */
 static order_slot *slot_of(order_cache *c, const frond_format *f,
                            const frond_format_source *src) {
   order_slot *lru = &c->slot[0];
+  size_t tag_len = 0;
   for (int i = 0; i < SLOTS; i++) {
     order_slot *s = &c->slot[i];
     if (s->serial == f->serial && same_source(s, src))
@@ -196,15 +201,19 @@ static order_slot *slot_of(order_cache *c, const frond_format *f,
     if (s->used < lru->used)
       lru = s;
   }
+  if (src->tag != NULL &&
+      (tag_len = strnlen(src->tag, FROND_TAG_MAX + 1)) > FROND_TAG_MAX)
+    return NULL;
+  if (f->length >= STRIDE)
+    return NULL;
   memset(lru, 0, offsetof(order_slot, num));
-  if (src->tag != NULL && strlen(src->tag) <= FROND_TAG_MAX)
-    strcpy(lru->tag_text, src->tag);
-  else if (src->tag != NULL)
-    return NULL; /* a tag no allocator has: the call says so */
+  if (src->tag != NULL) {
+    memcpy(lru->tag_text, src->tag, tag_len + 1);
+    lru->has_tag = 1;
+  }
   lru->serial = f->serial;
   lru->gen = src->gen;
   lru->seg = src->seg;
-  lru->tag = src->tag;
   lru->no_store = src->no_store;
   lru->k = 1;
   lru->validity_ms = VALIDITY_MS;

@@ -20,6 +20,11 @@ static frond_format *fmt(frond_order_keys *k, const char *spec) {
   return f;
 }
 
+static int64_t id_of(const frond_format *f, const char *s) {
+  frond_format_value v;
+  return frond_format_decode(f, s, strlen(s), &v, NULL) == 0 ? v.id : -1;
+}
+
 static int cmp64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
@@ -74,8 +79,8 @@ static int64_t number_id(const char *s, size_t len) {
   return id;
 }
 
-static int sig_issue(frond_format *f, const frond_format_source *src,
-                     size_t n, char *out, size_t stride, frond_error *err) {
+static int sig_issue(frond_format *f, const frond_format_source *src, size_t n,
+                     char *out, size_t stride, frond_error *err) {
   int64_t first = atomic_fetch_add(&sig_next, (int64_t)n);
   (void)src;
   (void)err;
@@ -145,7 +150,8 @@ static void test_signal_handler_same_thread(void **state) {
   pthread_join(kt, NULL);
   assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
   for (long i = 0; i < made + sig_n; i++) {
-    int64_t id = i < made ? ids[i] : number_id(sig_out[i - made], sig_f->length);
+    int64_t id =
+        i < made ? ids[i] : number_id(sig_out[i - made], sig_f->length);
     if (id < 0)
       torn++;
     else if (id >= atomic_load(&sig_next))
@@ -167,9 +173,83 @@ static void test_signal_handler_same_thread(void **state) {
   frond_order_keys_free(k);
 }
 
+/* ---- a segment tag in a buffer the caller reuses ---- */
+
+typedef struct env {
+  char *dir;
+  char uri[600];
+  frond_seg *s;
+} env;
+
+static void env_open(env *e, const char *const *tags, int ntags) {
+  frond_store *st;
+  frond_seg_options o;
+  frond_error err = {0, ""};
+  e->dir = tmpdir_make();
+  snprintf(e->uri, sizeof(e->uri), "sqlite://%s/ids.db", e->dir);
+  assert_int_equal(frond_store_open(&st, e->uri, &err), 0);
+  for (int i = 0; i < ntags; i++)
+    if (frond_store_tag_create(st, tags[i], 1000000, 1, NULL, &err) != 0)
+      fail_msg("create %s: %s", tags[i], err.message);
+  frond_store_close(st);
+  frond_seg_options_init(&o);
+  o.wait_ms = 20000; /* a busy machine commits slowly: wait, not fail */
+  o.first_wait_ms = 20000;
+  if (frond_seg_open(&e->s, e->uri, &o, &err) != 0)
+    fail_msg("seg: %s", err.message);
+}
+
+static void env_close(env *e) {
+  frond_seg_close(e->s);
+  tmpdir_remove(e->dir);
+}
+
+/* The caller writes "a", asks twice, writes "b" in the same buffer, asks
+** once: every number given for b is one of b's IDs, never one cached for
+** a (both tags count from 1). A tag longer than any allocator has is
+** refused, cached or not. */
+static void test_tag_buffer_reused(void **state) {
+  enum { N = 4000 };
+  static const char *const tags[] = {"a", "b"};
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, "order:digits=12,key=1");
+  env e;
+  char tagbuf[FROND_TAG_MAX + 2], buf[64];
+  frond_format_source src;
+  int64_t *ids = malloc(sizeof(*ids) * 2 * N);
+  size_t n = 0;
+  (void)state;
+  assert_non_null(ids);
+  env_open(&e, tags, 2);
+  src = (frond_format_source){NULL, e.s, tagbuf, 0};
+  for (int i = 0; i < N; i++) {
+    strcpy(tagbuf, "a");
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+    strcpy(tagbuf, "b");
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+    assert_true((ids[n++] = id_of(f, buf)) > 0);
+  }
+  /* b's own next IDs, straight from the allocator. */
+  for (int i = 0; i < N; i++)
+    assert_int_equal(frond_seg_next(e.s, "b", 1, &ids[n++], NULL), 0);
+  print_message("%d numbers for b: %zu repeat b's own IDs\n", N,
+                repeats(ids, n));
+  assert_int_equal(repeats(ids, n), 0);
+  memset(tagbuf, 'x', FROND_TAG_MAX + 1);
+  tagbuf[FROND_TAG_MAX + 1] = '\0';
+  for (int i = 0; i < 3; i++)
+    assert_true(frond_format_next(f, &src, buf, sizeof(buf), NULL) != 0);
+  free(ids);
+  env_close(&e);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signal_handler_same_thread),
+      cmocka_unit_test(test_tag_buffer_reused),
   };
   return frond_run_tests(tests, NULL, NULL);
 }
