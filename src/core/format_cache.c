@@ -33,6 +33,14 @@
 **     segment's rest is at a restart. A date prefix shows the ID's time,
 **     as before, so a number handed out just after midnight may carry the
 **     day before's date, as any ID drawn just before it does.
+**     A cache drawn "after" the ticker's millisecond (the clock stepped
+**     back) is dropped too.
+**   - A generator's block, resume or floor raise is a barrier for the
+**     cached IDs too: they are dropped before the next number is handed
+**     out (frond__gen_barriers: one load), and the call fails or draws as
+**     the single call does. A call under way when the block lands may
+**     still hand one out, as a call of the generator past its check may
+**     issue: drawn below the fence, before the block.
 **   - The key's record is checked on every call before a number is handed
 **     out (frond__format_fact_ready, in the caller), as before.
 **   - Order: none is promised for order numbers (docs/formats.md); within
@@ -48,6 +56,7 @@
 **   - The cache is freed at the thread's exit.
 */
 #include "base/fork.h"
+#include "core/core.h"
 #include "core/formats.h"
 
 #include <pthread.h>
@@ -73,9 +82,10 @@ typedef struct order_slot {
   char tag_text[FROND_TAG_MAX + 1];
   int no_store;
   int64_t drawn_ms, validity_ms;
-  unsigned pos, n; /* next to hand out, numbers held */
-  unsigned k;      /* the next refill's size */
-  uint64_t used;   /* the thread's call count at its last use */
+  uint64_t barriers; /* frond__gen_barriers(gen) before the draw */
+  unsigned pos, n;   /* next to hand out, numbers held */
+  unsigned k;        /* the next refill's size */
+  uint64_t used;     /* the thread's call count at its last use */
   char num[BATCH_MAX][STRIDE];
 } order_slot;
 
@@ -223,6 +233,22 @@ static order_slot *slot_of(order_cache *c, const frond_format *f,
   return lru;
 }
 
+/* Were the slot's numbers drawn at most its validity before now, and not
+** after it (a clock that stepped back: the ticker's millisecond follows
+** the wall clock)? One unsigned comparison for both. */
+static inline int recent(const order_slot *s, int64_t now) {
+  return (uint64_t)(now - s->drawn_ms) <= (uint64_t)s->validity_ms;
+}
+
+/* May the slot's numbers still be handed out: recent, and no block,
+** resume or floor raise of the generator since they were drawn (one
+** load), so that a call that starts after frond__gen_block returns hands
+** out nothing, as the generator issues nothing. */
+static inline int usable(const order_slot *s, int64_t now) {
+  return recent(s, now) &&
+         (s->gen == NULL || frond__gen_barriers(s->gen) == s->barriers);
+}
+
 static int cached(frond_format *f, const frond_format_source *src, char *out,
                   frond__issue_fn issue, frond_error *err) {
   order_cache *c = cache();
@@ -234,14 +260,15 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
   s->used = ++c->calls;
   now = frond__id128_now_ms();
   if (s->pos < s->n) {
-    if (FROND__LIKELY(now - s->drawn_ms <= s->validity_ms)) {
+    if (FROND__LIKELY(usable(s, now))) {
       memcpy(out, s->num[s->pos++], f->length + 1);
       return 0;
     }
-    /* Too old: skipped, and the next batch half as large. */
+    /* Too old, drawn "after" now, or drawn before a barrier of the
+    ** generator: skipped, and the next batch half as large. */
     s->k = s->k > 1 ? s->k / 2 : 1;
     s->pos = s->n = 0;
-  } else if (s->drawn_ms != 0 && now - s->drawn_ms <= s->validity_ms) {
+  } else if (s->drawn_ms != 0 && recent(s, now)) {
     /* Used up within its validity: the calls come fast, batch more. */
     max = atomic_load_explicit(&batch_max, memory_order_relaxed);
     s->k = s->k * 2 <= max ? s->k * 2 : max;
@@ -249,6 +276,8 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
     s->k = 1;
   }
   s->drawn_ms = now;
+  if (s->gen != NULL) /* before the draw: a barrier after it shows */
+    s->barriers = frond__gen_barriers(s->gen);
   k = s->k;
   if (k <= 1 || issue(f, src, k, s->num[0], STRIDE, NULL) != 0) {
     s->pos = s->n = 0;
@@ -269,4 +298,12 @@ int frond__order_cached(frond_format *f, const frond_format_source *src,
   rc = cached(f, src, out, issue, err);
   LEAVE();
   return rc;
+}
+
+void frond__order_cache_shift(int64_t ms) {
+  order_cache *c = cache();
+  if (c != NULL)
+    for (int i = 0; i < SLOTS; i++)
+      if (c->slot[i].serial != 0)
+        c->slot[i].drawn_ms += ms;
 }

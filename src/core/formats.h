@@ -447,5 +447,8 @@ int frond__order_cached(frond_format *f, const frond_format_source *src,
 ** handed out), and its largest batch (0: the default, 32). */
 size_t frond__order_cache_held(void);
 void frond__order_cache_max(unsigned k);
+/* Tests: move this thread's cached batches' draw time by ms (> 0: as if
+** the clock stepped back by that much since they were drawn). */
+void frond__order_cache_shift(int64_t ms);
 
 #endif /* FROND_FORMATS_H */

@@ -8,11 +8,24 @@
 */
 #include "format_testutil.h"
 
+#include "core/core.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 
 #define SPEC "order:digits=19,check=damm,key=1"
+
+static frond_gen *gen(void) {
+  frond_gen_options o;
+  frond_gen *g;
+  frond_error err = {0, ""};
+  frond_gen_options_init(&o);
+  o.max_ahead_ms = 86400000;
+  if (frond_gen_create(&g, frond_layout_preset(0), 1, &o, &err) != 0)
+    fail_msg("generator: %s", err.message);
+  return g;
+}
 
 static frond_format *fmt(frond_order_keys *k, const char *spec) {
   frond_format *f = format_of(spec, k);
@@ -36,6 +49,15 @@ static size_t repeats(int64_t *a, size_t n) {
   for (size_t i = 1; i < n; i++)
     d += a[i - 1] == a[i];
   return d;
+}
+
+/* Calls until the thread's cache holds numbers (bounded). */
+static void fill(frond_format *f, frond_gen *g) {
+  frond_format_source src = {g, NULL, NULL, 0};
+  char buf[64];
+  for (int i = 0; i < 200000 && (i < 64 || frond__order_cache_held() == 0); i++)
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+  assert_true(frond__order_cache_held() > 0);
 }
 
 /* ---- a signal handler on the same thread ---- */
@@ -246,10 +268,69 @@ static void test_tag_buffer_reused(void **state) {
   frond_order_keys_free(k);
 }
 
+/* ---- the generator's barriers, and the clock ---- */
+
+/* Blocked: the next call refuses with the block's code, however many
+** numbers the thread holds. Resumed and raised above a time: the next
+** number's ID is above it, none of those drawn before. */
+static void test_block_and_floor(void **state) {
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, SPEC);
+  frond_gen *g = gen();
+  frond_format_source src = {g, NULL, NULL, 0};
+  frond_error err = {0, ""};
+  char buf[64];
+  int64_t fresh, id;
+  (void)state;
+  for (int round = 0; round < 20; round++) {
+    fill(f, g);
+    frond__gen_block(g, FROND_ENODE_ID_LOST);
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err),
+                     FROND_ENODE_ID_LOST);
+    frond__gen_resume(g, 0, frond_clock_realtime(NULL) + 100000);
+  }
+  for (int round = 0; round < 20; round++) {
+    fill(f, g);
+    frond__gen_raise_floor(g, frond_clock_realtime(NULL) + 1000);
+    assert_int_equal(frond_gen_next(g, &fresh, NULL), 0);
+    /* Every ID cached before the raise is below fresh, which is above
+    ** the floor; the next number's ID comes after it. */
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+    assert_true((id = id_of(f, buf)) > fresh);
+  }
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
+/* A cache drawn "after" the millisecond the clock now shows (it stepped
+** back) is dropped, as one too old is. */
+static void test_clock_back_drops(void **state) {
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, SPEC);
+  frond_gen *g = gen();
+  frond_format_source src = {g, NULL, NULL, 0};
+  char buf[64];
+  int64_t fresh;
+  (void)state;
+  for (int round = 0; round < 20; round++) {
+    fill(f, g);
+    frond__order_cache_shift(1000); /* drawn a second ahead of now */
+    assert_int_equal(frond_gen_next(g, &fresh, NULL), 0);
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+    assert_true(id_of(f, buf) > fresh);
+  }
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signal_handler_same_thread),
       cmocka_unit_test(test_tag_buffer_reused),
+      cmocka_unit_test(test_block_and_floor),
+      cmocka_unit_test(test_clock_back_drops),
   };
   return frond_run_tests(tests, NULL, NULL);
 }
