@@ -46,8 +46,12 @@
 **   - Order: none is promised for order numbers (docs/formats.md); within
 **     a thread they come in the order their IDs were drawn.
 **   - Waste: a thread that calls slowly never grows its batches past 1,
-**     and a cache dropped for its age halves the next, so IDs skipped stay
-**     few: at most 31 per validity per thread.
+**     and a cache dropped for its age halves the next. A thread holds at
+**     most AHEAD_MAX numbers ahead across its formats, and stops drawing
+**     ahead for the rest of a millisecond once it skipped SKIP_BUDGET in
+**     it: fewer than FROND__ORDER_SKIP_MAX IDs skipped a millisecond per
+**     thread, however many formats it takes in turn, and at most
+**     AHEAD_MAX at its exit.
 **   - A refill that fails (the allocator would wait, an ID too large)
 **     falls back to the single call, which fails or succeeds as it did.
 **   - A signal handler that asks on the thread it interrupted, inside a
@@ -70,6 +74,17 @@
 #define SLOTS 4
 #define STRIDE 64 /* an order number is at most 53 characters */
 #define VALIDITY_MS 1
+/* Waste: a thread holds at most AHEAD_MAX numbers drawn ahead across its
+** slots, and once it dropped SKIP_BUDGET unused in one millisecond no
+** refill draws ahead until the next. So it skips fewer than SKIP_BUDGET +
+** AHEAD_MAX IDs a millisecond (what it held when the budget ran out, on
+** top of the budget), and at most AHEAD_MAX at its exit or in a child of
+** fork(). */
+#define AHEAD_MAX 64
+#define SKIP_BUDGET 32
+_Static_assert(SKIP_BUDGET + AHEAD_MAX <= FROND__ORDER_SKIP_MAX,
+               "formats.h states the bound");
+_Static_assert(AHEAD_MAX >= BATCH_MAX - 1, "one format batches in full");
 
 _Static_assert(FROND__PREFIX_MAX + 1 + FROND__PERM_MAX_WIDTH + 1 < STRIDE,
                "a cached order number fits its stride");
@@ -92,6 +107,8 @@ typedef struct order_slot {
 typedef struct order_cache {
   frond__fork_mark fork;
   uint64_t calls;
+  int64_t skip_ms;  /* the ticker's millisecond of skipped's count */
+  unsigned skipped; /* IDs dropped unused in it */
   order_slot slot[SLOTS];
 } order_cache;
 
@@ -197,11 +214,37 @@ static int same_source(const order_slot *s, const frond_format_source *src) {
   return s->has_tag && strcmp(s->tag_text, src->tag) == 0;
 }
 
+/* The slot's numbers not handed out are dropped: skipped, never reused,
+** and counted against the thread's budget for the millisecond now. */
+static void drop(order_cache *c, order_slot *s, int64_t now) {
+  unsigned left = s->n - s->pos;
+  if (left > 0) {
+    if (c->skip_ms != now) {
+      c->skip_ms = now;
+      c->skipped = 0;
+    }
+    c->skipped += left;
+  }
+  s->pos = s->n = 0;
+}
+
+/* How many to draw for a refill that would draw k: k while the thread's
+** numbers held stay within AHEAD_MAX, fewer to keep them there, 1 (none
+** ahead) once the millisecond's budget of skipped IDs is spent. */
+static unsigned ahead(const order_cache *c, int64_t now, unsigned k) {
+  unsigned held = 0;
+  if (c->skip_ms == now && c->skipped >= SKIP_BUDGET)
+    return 1;
+  for (int i = 0; i < SLOTS; i++)
+    held += c->slot[i].n - c->slot[i].pos;
+  return held + k - 1 <= AHEAD_MAX ? k : AHEAD_MAX + 1 - held;
+}
+
 /* The slot of (f, src), or the least recently used one, emptied; NULL
 ** for what is not cached: a tag longer than any allocator has (the
 ** single call says so), a number longer than the stride. */
 static order_slot *slot_of(order_cache *c, const frond_format *f,
-                           const frond_format_source *src) {
+                           const frond_format_source *src, int64_t now) {
   order_slot *lru = &c->slot[0];
   size_t tag_len = 0;
   for (int i = 0; i < SLOTS; i++) {
@@ -216,6 +259,7 @@ static order_slot *slot_of(order_cache *c, const frond_format *f,
     return NULL;
   if (f->length >= STRIDE)
     return NULL;
+  drop(c, lru, now);
   memset(lru, 0, offsetof(order_slot, num));
   if (src->tag != NULL) {
     memcpy(lru->tag_text, src->tag, tag_len + 1);
@@ -255,10 +299,12 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
   order_slot *s;
   int64_t now;
   unsigned k, max;
-  if (c == NULL || (s = slot_of(c, f, src)) == NULL)
+  if (c == NULL)
+    return issue(f, src, 1, out, f->length + 1, err);
+  now = frond__id128_now_ms();
+  if ((s = slot_of(c, f, src, now)) == NULL)
     return issue(f, src, 1, out, f->length + 1, err);
   s->used = ++c->calls;
-  now = frond__id128_now_ms();
   if (s->pos < s->n) {
     if (FROND__LIKELY(usable(s, now))) {
       memcpy(out, s->num[s->pos++], f->length + 1);
@@ -267,7 +313,7 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
     /* Too old, drawn "after" now, or drawn before a barrier of the
     ** generator: skipped, and the next batch half as large. */
     s->k = s->k > 1 ? s->k / 2 : 1;
-    s->pos = s->n = 0;
+    drop(c, s, now);
   } else if (s->drawn_ms != 0 && recent(s, now)) {
     /* Used up within its validity: the calls come fast, batch more. */
     max = atomic_load_explicit(&batch_max, memory_order_relaxed);
@@ -278,7 +324,7 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
   s->drawn_ms = now;
   if (s->gen != NULL) /* before the draw: a barrier after it shows */
     s->barriers = frond__gen_barriers(s->gen);
-  k = s->k;
+  k = s->k > 1 ? ahead(c, now, s->k) : 1;
   if (k <= 1 || issue(f, src, k, s->num[0], STRIDE, NULL) != 0) {
     s->pos = s->n = 0;
     return issue(f, src, 1, out, f->length + 1, err);

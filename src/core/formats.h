@@ -450,5 +450,8 @@ void frond__order_cache_max(unsigned k);
 /* Tests: move this thread's cached batches' draw time by ms (> 0: as if
 ** the clock stepped back by that much since they were drawn). */
 void frond__order_cache_shift(int64_t ms);
+/* IDs a thread skips (drawn, never handed out) in a millisecond, at most
+** (format_cache.c: its budget, and what it may hold ahead). */
+#define FROND__ORDER_SKIP_MAX 96
 
 #endif /* FROND_FORMATS_H */
