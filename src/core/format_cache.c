@@ -72,7 +72,11 @@
 
 #define BATCH_MAX 32
 #define SLOTS 4
-#define STRIDE 64 /* an order number is at most 53 characters */
+/* An order number is at most 60 characters: a prefix of 32 whose date
+** fields expand (15 digits of date from as few as 8 characters, as in
+** %Y%Y%Y%j: 7 more), the key version, 19 digits and the check character;
+** with its NUL it fits 64. slot_of caches nothing longer. */
+#define STRIDE 64
 #define VALIDITY_MS 1
 /* Waste: a thread holds at most AHEAD_MAX numbers drawn ahead across its
 ** slots, and once it dropped SKIP_BUDGET unused in one millisecond no
@@ -86,7 +90,7 @@ _Static_assert(SKIP_BUDGET + AHEAD_MAX <= FROND__ORDER_SKIP_MAX,
                "formats.h states the bound");
 _Static_assert(AHEAD_MAX >= BATCH_MAX - 1, "one format batches in full");
 
-_Static_assert(FROND__PREFIX_MAX + 1 + FROND__PERM_MAX_WIDTH + 1 < STRIDE,
+_Static_assert(FROND__PREFIX_MAX + 7 + 1 + FROND__PERM_MAX_WIDTH + 1 < STRIDE,
                "a cached order number fits its stride");
 
 typedef struct order_slot {
