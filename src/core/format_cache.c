@@ -101,10 +101,11 @@ typedef struct order_slot {
   char tag_text[FROND_TAG_MAX + 1];
   int no_store;
   int64_t drawn_ms, validity_ms;
-  uint64_t barriers; /* frond__gen_barriers(gen) before the draw */
-  unsigned pos, n;   /* next to hand out, numbers held */
-  unsigned k;        /* the next refill's size */
-  uint64_t used;     /* the thread's call count at its last use */
+  const _Atomic uint64_t *gen_barriers; /* frond__gen_barriers(gen) */
+  uint64_t barriers;                    /* its count before the draw */
+  unsigned pos, n;                      /* next to hand out, numbers held */
+  unsigned k;                           /* the next refill's size */
+  uint64_t used; /* the thread's call count at its last use */
   char num[BATCH_MAX][STRIDE];
 } order_slot;
 
@@ -271,6 +272,7 @@ static order_slot *slot_of(order_cache *c, const frond_format *f,
   }
   lru->serial = f->serial;
   lru->gen = src->gen;
+  lru->gen_barriers = src->gen != NULL ? frond__gen_barriers(src->gen) : NULL;
   lru->seg = src->seg;
   lru->no_store = src->no_store;
   lru->k = 1;
@@ -294,7 +296,9 @@ static inline int recent(const order_slot *s, int64_t now) {
 ** out nothing, as the generator issues nothing. */
 static inline int usable(const order_slot *s, int64_t now) {
   return recent(s, now) &&
-         (s->gen == NULL || frond__gen_barriers(s->gen) == s->barriers);
+         (s->gen_barriers == NULL ||
+          atomic_load_explicit(s->gen_barriers, memory_order_relaxed) ==
+              s->barriers);
 }
 
 static int cached(frond_format *f, const frond_format_source *src, char *out,
@@ -326,8 +330,8 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
     s->k = 1;
   }
   s->drawn_ms = now;
-  if (s->gen != NULL) /* before the draw: a barrier after it shows */
-    s->barriers = frond__gen_barriers(s->gen);
+  if (s->gen_barriers != NULL) /* before the draw: a barrier after shows */
+    s->barriers = atomic_load_explicit(s->gen_barriers, memory_order_acquire);
   k = s->k > 1 ? ahead(c, now, s->k) : 1;
   if (k <= 1 || issue(f, src, k, s->num[0], STRIDE, NULL) != 0) {
     s->pos = s->n = 0;

@@ -712,8 +712,8 @@ int frond__gen_blocked(const frond_gen *g) {
   return atomic_load_explicit(&g->blocked, memory_order_relaxed);
 }
 
-uint64_t frond__gen_barriers(const frond_gen *g) {
-  return atomic_load_explicit(&g->barriers, memory_order_acquire);
+const _Atomic uint64_t *frond__gen_barriers(const frond_gen *g) {
+  return &g->barriers;
 }
 
 int frond__gen_asleep(const frond_gen *g) {
