@@ -19,9 +19,12 @@
 **   - Nothing is handed out twice. A cache belongs to one thread and each
 **     number leaves it once. It is keyed by the format's serial number
 **     (never its address, which a new format with another key may reuse),
-**     the source's generator, allocator and tag: another spec or key is
-**     another format, and finds nothing; the tag by its text, never its
-**     address (a caller may reuse a buffer for another tag). In a child
+**     the source's generator and allocator by their serial numbers too
+**     (a generator of another node, or an allocator of another store,
+**     made where a closed one was finds nothing of it), and the tag:
+**     another spec or key is another format, and finds nothing; the tag
+**     by its text, never its address (a caller may reuse a buffer for
+**     another tag). In a child
 **     of fork() the thread's cache is dropped before anything is handed
 **     out (base/fork.h: one load), whatever made the fork.
 **   - A cached number's ID was drawn a little before the call that hands
@@ -62,6 +65,8 @@
 #include "base/fork.h"
 #include "core/core.h"
 #include "core/formats.h"
+#include "core/seg.h"
+#include "core/snowflake.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -94,10 +99,9 @@ _Static_assert(FROND__PREFIX_MAX + 7 + 1 + FROND__PERM_MAX_WIDTH + 1 < STRIDE,
                "a cached order number fits its stride");
 
 typedef struct order_slot {
-  uint64_t serial; /* the format's; 0: empty */
-  const frond_gen *gen;
-  const frond_seg *seg;
-  int has_tag; /* src->tag was given: its text, never its address */
+  uint64_t serial;   /* the format's; 0: empty */
+  uint64_t gen, seg; /* the source's serials (0: none), never addresses */
+  int has_tag;       /* src->tag was given: its text, never its address */
   char tag_text[FROND_TAG_MAX + 1];
   int no_store;
   int64_t drawn_ms, validity_ms;
@@ -117,17 +121,12 @@ typedef struct order_cache {
   order_slot slot[SLOTS];
 } order_cache;
 
-static _Atomic uint64_t serials;
 static _Atomic unsigned batch_max = BATCH_MAX;
 static __thread order_cache *mine __attribute__((tls_model("initial-exec")));
 /* Set at the thread's exit: a later destructor's call issues uncached. */
 static __thread unsigned char gone __attribute__((tls_model("initial-exec")));
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
-
-uint64_t frond__format_serial(void) {
-  return atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
-}
 
 void frond__order_cache_max(unsigned k) {
   atomic_store(&batch_max, k == 0 || k > BATCH_MAX ? BATCH_MAX : k);
@@ -209,10 +208,21 @@ size_t frond__order_cache_held(void) {
   return held;
 }
 
-/* The tag is compared by its text: a caller may write another tag into
-** the buffer it passed before (the same address, another tag). */
+/* A generator's or allocator's serial, 0 for none: a closed one's
+** address may be the next one's, its serial never is. */
+static inline uint64_t gen_serial(const frond_gen *g) {
+  return g != NULL ? g->serial : 0;
+}
+static inline uint64_t seg_serial(const frond_seg *g) {
+  return g != NULL ? g->serial : 0;
+}
+
+/* The generator and allocator are compared by serial, the tag by its
+** text: a caller may write another tag into the buffer it passed before
+** (the same address, another tag). */
 static int same_source(const order_slot *s, const frond_format_source *src) {
-  if (s->gen != src->gen || s->seg != src->seg || s->no_store != src->no_store)
+  if (s->gen != gen_serial(src->gen) || s->seg != seg_serial(src->seg) ||
+      s->no_store != src->no_store)
     return 0;
   if (src->tag == NULL)
     return !s->has_tag;
@@ -271,9 +281,9 @@ static order_slot *slot_of(order_cache *c, const frond_format *f,
     lru->has_tag = 1;
   }
   lru->serial = f->serial;
-  lru->gen = src->gen;
+  lru->gen = gen_serial(src->gen);
   lru->gen_barriers = src->gen != NULL ? frond__gen_barriers(src->gen) : NULL;
-  lru->seg = src->seg;
+  lru->seg = seg_serial(src->seg);
   lru->no_store = src->no_store;
   lru->k = 1;
   lru->validity_ms = VALIDITY_MS;

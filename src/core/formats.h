@@ -431,9 +431,6 @@ int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len);
 
 /* ---- order numbers one at a time (format_cache.c) ---- */
 
-/* A number never given to another format before: formats are told apart
-** by it, never by their address, which a later format may reuse. */
-uint64_t frond__format_serial(void);
 /* One order number of f from src into out (room checked by the caller),
 ** from the calling thread's cache of a batch when the calls come fast
 ** enough, else by issue(f, src, 1, out, stride, err) alone. issue is the

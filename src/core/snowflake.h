@@ -138,6 +138,7 @@ struct frond_gen {
   unsigned seq_bits;
   unsigned time_shift;   /* seq_bits + node_bits */
   frond__fork_mark fork; /* the process key when created */
+  uint64_t serial;       /* frond__serial(): what caches key on, never g */
 
   /* Cold. */
   _Alignas(CACHE_LINE) frond_layout layout;
