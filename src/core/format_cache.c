@@ -56,7 +56,12 @@
 **     thread, however many formats it takes in turn, and at most
 **     AHEAD_MAX at its exit.
 **   - A refill that fails (the allocator would wait, an ID too large)
-**     falls back to the single call, which fails or succeeds as it did.
+**     hands out the numbers it wrote before failing (the IDs that fit,
+**     the chunks drawn before), counts the IDs it drew and wrote none of
+**     as skipped (against the budget above); when it wrote none, the
+**     single call fails or succeeds as it did. The next draw takes one ID,
+**     and draws grow again only once one succeeds: a source that keeps
+**     failing costs what the single call costs, one ID a call.
 **   - A signal handler that asks on the thread it interrupted, inside a
 **     call, finds the cache busy and issues uncached (the single call),
 **     touching nothing of it.
@@ -109,6 +114,7 @@ typedef struct order_slot {
   uint64_t barriers;                    /* its count before the draw */
   unsigned pos, n;                      /* next to hand out, numbers held */
   unsigned k;                           /* the next refill's size */
+  int failed;    /* the last draw failed: the next draws one, as it did */
   uint64_t used; /* the thread's call count at its last use */
   char num[BATCH_MAX][STRIDE];
 } order_slot;
@@ -231,15 +237,18 @@ static int same_source(const order_slot *s, const frond_format_source *src) {
 
 /* The slot's numbers not handed out are dropped: skipped, never reused,
 ** and counted against the thread's budget for the millisecond now. */
-static void drop(order_cache *c, order_slot *s, int64_t now) {
-  unsigned left = s->n - s->pos;
-  if (left > 0) {
+static void skip(order_cache *c, int64_t now, size_t n) {
+  if (n > 0) {
     if (c->skip_ms != now) {
       c->skip_ms = now;
       c->skipped = 0;
     }
-    c->skipped += left;
+    c->skipped += (unsigned)n;
   }
+}
+
+static void drop(order_cache *c, order_slot *s, int64_t now) {
+  skip(c, now, s->n - s->pos);
   s->pos = s->n = 0;
 }
 
@@ -315,13 +324,15 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
                   frond__issue_fn issue, frond_error *err) {
   order_cache *c = cache();
   order_slot *s;
+  frond__issue_tally t = {0, 0};
   int64_t now;
   unsigned k, max;
+  int rc;
   if (c == NULL)
-    return issue(f, src, 1, out, f->length + 1, err);
+    return issue(f, src, 1, out, f->length + 1, NULL, err);
   now = frond__id128_now_ms();
   if ((s = slot_of(c, f, src, now)) == NULL)
-    return issue(f, src, 1, out, f->length + 1, err);
+    return issue(f, src, 1, out, f->length + 1, NULL, err);
   s->used = ++c->calls;
   if (s->pos < s->n) {
     if (FROND__LIKELY(usable(s, now))) {
@@ -332,7 +343,7 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
     ** generator: skipped, and the next batch half as large. */
     s->k = s->k > 1 ? s->k / 2 : 1;
     drop(c, s, now);
-  } else if (s->drawn_ms != 0 && recent(s, now)) {
+  } else if (s->drawn_ms != 0 && !s->failed && recent(s, now)) {
     /* Used up within its validity: the calls come fast, batch more. */
     max = atomic_load_explicit(&batch_max, memory_order_relaxed);
     s->k = s->k * 2 <= max ? s->k * 2 : max;
@@ -343,9 +354,29 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
   if (s->gen_barriers != NULL) /* before the draw: a barrier after shows */
     s->barriers = atomic_load_explicit(s->gen_barriers, memory_order_acquire);
   k = s->k > 1 ? ahead(c, now, s->k) : 1;
-  if (k <= 1 || issue(f, src, k, s->num[0], STRIDE, NULL) != 0) {
-    s->pos = s->n = 0;
-    return issue(f, src, 1, out, f->length + 1, err);
+  s->pos = s->n = 0;
+  if (k <= 1) {
+    rc = issue(f, src, 1, out, f->length + 1, NULL, err);
+    s->failed = rc != 0;
+    return rc;
+  }
+  if (issue(f, src, k, s->num[0], STRIDE, &t, NULL) != 0) {
+    /* What it drew and wrote none of is skipped, against the budget; the
+    ** numbers it wrote first are handed out, else the single call decides
+    ** (one ID may be had where k may not); the next draw takes one, and
+    ** draws grow again only after one succeeds: a failing source costs
+    ** what the single call costs. */
+    skip(c, now, t.lost);
+    s->k = 1;
+    s->failed = 1;
+    if (t.done == 0) {
+      rc = issue(f, src, 1, out, f->length + 1, NULL, err);
+      s->failed = rc != 0;
+      return rc;
+    }
+    k = (unsigned)t.done;
+  } else {
+    s->failed = 0;
   }
   s->n = k;
   s->pos = 1;
@@ -357,7 +388,7 @@ int frond__order_cached(frond_format *f, const frond_format_source *src,
                         char *out, frond__issue_fn issue, frond_error *err) {
   int rc;
   if (FROND__UNLIKELY(busy)) /* a handler inside a call: uncached */
-    return issue(f, src, 1, out, f->length + 1, err);
+    return issue(f, src, 1, out, f->length + 1, NULL, err);
   ENTER();
   rc = cached(f, src, out, issue, err);
   LEAVE();

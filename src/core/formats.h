@@ -433,11 +433,18 @@ int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len);
 
 /* One order number of f from src into out (room checked by the caller),
 ** from the calling thread's cache of a batch when the calls come fast
-** enough, else by issue(f, src, 1, out, stride, err) alone. issue is the
-** uncached path (format.c), also what fills the cache. */
+** enough, else by issue(f, src, 1, out, stride, NULL, err) alone. issue
+** is the uncached path (format.c), also what fills the cache. On failure
+** it tells, when t is not NULL, how many numbers it wrote first (the
+** first t->done of out, whole, in the order their IDs were drawn: each
+** may be handed out) and how many IDs it drew and wrote none of
+** (t->lost: skipped); both are 0 on success. */
+typedef struct frond__issue_tally {
+  size_t done, lost;
+} frond__issue_tally;
 typedef int (*frond__issue_fn)(frond_format *f, const frond_format_source *src,
                                size_t n, char *out, size_t stride,
-                               frond_error *err);
+                               frond__issue_tally *t, frond_error *err);
 int frond__order_cached(frond_format *f, const frond_format_source *src,
                         char *out, frond__issue_fn issue, frond_error *err);
 /* Tests: the cache's numbers in this thread (what was drawn and not yet

@@ -102,9 +102,11 @@ static int64_t number_id(const char *s, size_t len) {
 }
 
 static int sig_issue(frond_format *f, const frond_format_source *src, size_t n,
-                     char *out, size_t stride, frond_error *err) {
+                     char *out, size_t stride, frond__issue_tally *t,
+                     frond_error *err) {
   int64_t first = atomic_fetch_add(&sig_next, (int64_t)n);
   (void)src;
+  (void)t;
   (void)err;
   for (size_t j = 0; j < n; j++)
     put_number(out + j * stride, f->length, first + (int64_t)j);

@@ -3,7 +3,8 @@
 ** test_format_cache_source.c -- the thread's cache of order numbers
 ** (format_cache.c) and its sources: a generator or segment allocator
 ** closed and another made at the same address finds nothing of the old
-** one's numbers.
+** one's numbers; a refill that fails hands out what it wrote, counts
+** what it drew as skipped, and does not grow.
 */
 #include "format_testutil.h"
 
@@ -45,8 +46,7 @@ static int64_t id_of(const frond_format *f, const char *s) {
 ** it does. */
 static int fill(frond_format *f, const frond_format_source *src) {
   char buf[64];
-  for (int i = 0; i < 20000 && (i < 64 || frond__order_cache_held() == 0);
-       i++)
+  for (int i = 0; i < 20000 && (i < 64 || frond__order_cache_held() == 0); i++)
     if (frond_format_next(f, src, buf, sizeof(buf), NULL) != 0)
       return 0;
   return frond__order_cache_held() > 0;
@@ -77,9 +77,8 @@ static void test_gen_at_old_address(void **state) {
     s2.gen = g2;
     if (frond_format_next(f, &s2, buf, sizeof(buf), &err) != 0)
       fail_msg("node 2: %s", err.message);
-    assert_int_equal(frond_decode(frond_layout_preset(0), id_of(f, buf), &fl,
-                                  NULL),
-                     0);
+    assert_int_equal(
+        frond_decode(frond_layout_preset(0), id_of(f, buf), &fl, NULL), 0);
     foreign += fl.node != 2;
     frond_gen_close(g2, NULL);
   }
@@ -164,10 +163,116 @@ static void test_seg_at_old_address(void **state) {
   frond_order_keys_free(k);
 }
 
+/* A tag 5 below the format's largest ID (8 digits), taken 1000 times in
+** a tight loop: every ID that fits is handed out, and once the IDs
+** outgrow the format each failing call takes about one, as the single
+** call does: a batch that fails is not drawn again larger. */
+static void test_refill_too_large(void **state) {
+  enum { CALLS = 1000 };
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, "order:digits=8,key=1");
+  char *dir = tmpdir_make(), uri[600], buf[64];
+  frond_store *st;
+  frond_seg *s;
+  frond_format_source src = {NULL, NULL, "t", 0};
+  frond_error err = {0, ""};
+  int64_t first, after;
+  int ok = 0, failed = 0;
+  (void)state;
+  snprintf(uri, sizeof(uri), "sqlite://%s/ids.db", dir);
+  assert_int_equal(frond_store_open(&st, uri, &err), 0);
+  if (frond_store_tag_create(st, "t", 100000, f->max_id - 5, NULL, &err))
+    fail_msg("create: %s", err.message);
+  frond_store_close(st);
+  src.seg = s = seg_of(uri);
+  assert_int_equal(frond_seg_next(s, "t", 1, &first, &err), 0);
+  for (int i = 0; i < CALLS; i++) {
+    if (frond_format_next(f, &src, buf, sizeof(buf), &err) == 0) {
+      assert_true(id_of(f, buf) > first && id_of(f, buf) <= f->max_id);
+      ok++;
+    } else {
+      assert_int_equal(err.code, FROND_EID_TOO_LARGE);
+      failed++;
+    }
+  }
+  assert_int_equal(frond_seg_next(s, "t", 1, &after, &err), 0);
+  print_message("%d numbers, %d failed, %lld IDs taken\n", ok, failed,
+                (long long)(after - first - 1));
+  assert_int_equal(ok, f->max_id - first);
+  /* Skipped: the first failing batch's IDs, then one a failing call. */
+  assert_true(after - first - 1 - ok <= failed + 32);
+  frond_seg_close(s);
+  tmpdir_remove(dir);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
+/* A source that takes IDs in chunks of 4 (as a layout of 2 sequence bits
+** does) and fails after the first chunk of a larger draw: the numbers it
+** wrote are handed out, never skipped, and the next draw takes one. */
+static int64_t chunk_next = 1;
+static size_t chunk_written, chunk_big_fails, chunk_fails_in_row, chunk_worst;
+
+static int chunk_issue(frond_format *f, const frond_format_source *src,
+                       size_t n, char *out, size_t stride,
+                       frond__issue_tally *t, frond_error *err) {
+  size_t k = n < 4 ? n : 4;
+  (void)src;
+  for (size_t j = 0; j < k; j++) {
+    snprintf(out + j * stride, f->length + 1, "%0*lld", (int)f->length,
+             (long long)chunk_next++);
+    chunk_written++;
+  }
+  if (n <= 4) {
+    chunk_fails_in_row = 0;
+    return 0;
+  }
+  chunk_big_fails++;
+  if (++chunk_fails_in_row > chunk_worst)
+    chunk_worst = chunk_fails_in_row;
+  if (t != NULL) {
+    t->done = k;
+    t->lost = 0;
+  }
+  return frond__fail(err, FROND_EWOULD_BLOCK, "the second chunk would wait");
+}
+
+static void test_refill_chunk_fails(void **state) {
+  enum { CALLS = 2000 };
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, SPEC);
+  frond_gen *g = gen_of(1);
+  frond_format_source src = {g, NULL, NULL, 0};
+  char buf[64];
+  size_t handed = 0;
+  int64_t last = 0;
+  (void)state;
+  for (int i = 0; i < CALLS; i++) {
+    frond_error err = {0, ""};
+    if (frond__order_cached(f, &src, buf, chunk_issue, &err) != 0)
+      fail_msg("call %d: %s", i, err.message);
+    assert_true(strtoll(buf, NULL, 10) > last); /* in the order written */
+    last = strtoll(buf, NULL, 10);
+    handed++;
+  }
+  print_message("%zu written, %zu handed out, %zu held, %zu draws failed\n",
+                chunk_written, handed, frond__order_cache_held(),
+                chunk_big_fails);
+  assert_true(chunk_big_fails > 0);
+  assert_int_equal(chunk_written, handed + frond__order_cache_held());
+  assert_int_equal(chunk_worst, 1); /* never two failing draws in a row */
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      /* First: it counts the thread's cache, empty before it. */
+      cmocka_unit_test(test_refill_chunk_fails),
       cmocka_unit_test(test_gen_at_old_address),
       cmocka_unit_test(test_seg_at_old_address),
+      cmocka_unit_test(test_refill_too_large),
   };
   return frond_run_tests(tests, NULL, NULL);
 }
