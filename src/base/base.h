@@ -93,6 +93,11 @@ size_t frond__dec_i64(char *dst, int64_t v);
 ** where no adversary chooses the input. */
 uint64_t frond__fnv1a64(const void *p, size_t n);
 
+/* A number never returned before in this process (from 1; never 0): what
+** tells objects apart where an address cannot, as a freed object's
+** address may be reused by the next one made. Thread-safe, lock-free. */
+uint64_t frond__serial(void);
+
 /* An event's own field in a log line: a string (str != NULL) or a number.
 ** Keys are [a-z0-9_]. */
 typedef struct frond__log_field {

@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** num.c -- decimal numbers: the one integer parser and formatter, and the
-** FNV-1a hash of our own files and tables.
+** FNV-1a hash of our own files and tables, and the process' serial
+** numbers.
 */
 #include "base/base.h"
 
+#include <stdatomic.h>
 #include <string.h>
+
+static _Atomic uint64_t serials;
+
+uint64_t frond__serial(void) {
+  return atomic_fetch_add_explicit(&serials, 1, memory_order_relaxed) + 1;
+}
 
 int frond__parse_i64(const char *s, size_t len, int64_t *out) {
   size_t i = 0;

@@ -107,6 +107,12 @@ int64_t frond__gen_fence_target(const frond_gen *g, int64_t now_ms,
 ** frond__gen_fence_ms: C gives the type frond__gen_fence that name.) */
 int64_t frond__gen_fence_ms(const frond_gen *g);
 int frond__gen_blocked(const frond_gen *g);
+/* The count of g's blocks, resumes and floor raises (incremented last,
+** with release, under g's lock): a caller that holds IDs drawn from g
+** hands none out once it moved since before it drew them, so that a block
+** or raise is a barrier for them too. The word lives as long as g; read
+** it with acquire before a draw, relaxed before a hand-out. */
+const _Atomic uint64_t *frond__gen_barriers(const frond_gen *g);
 /* 1 while the generator's clock thread sleeps (no call for sleep_ms): its
 ** reservation and fence need no extension until a call wakes it. */
 int frond__gen_asleep(const frond_gen *g);

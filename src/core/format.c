@@ -317,9 +317,13 @@ static size_t below(int64_t *ids, size_t k, int64_t max) {
   return j;
 }
 
+/* n numbers of src's IDs into out. On failure, t (when not NULL) tells
+** how many were written first and how many IDs drawn were written not
+** (formats.h, frond__issue_fn): a chunk with an ID too large writes the
+** ones that fit before it fails. */
 static int next_from_source(frond_format *f, const frond_format_source *src,
                             uint64_t shard, size_t n, char *out, size_t stride,
-                            frond_error *err) {
+                            frond__issue_tally *t, frond_error *err) {
   const char *tag = f->tag_len > 0 ? f->tag : src->tag;
   int64_t ids[CHUNK];
   uint8_t bodies[CHUNK * FROND__PERM_MAX_WIDTH];
@@ -341,14 +345,31 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
   ** borrowed ahead. */
   if (tag == NULL && frond_gen_layout(src->gen)->seq_bits < 8)
     chunk = (size_t)1 << frond_gen_layout(src->gen)->seq_bits;
+  frond__issue_tally none;
+  if (t == NULL)
+    t = &none;
+  t->done = t->lost = 0;
   while (n > 0) {
-    size_t k = n < chunk ? n : chunk;
+    size_t k = n < chunk ? n : chunk, drawn = k;
+    int big = 0;
     rc = tag != NULL ? seg_take(src, tag, strlen(tag), k, ids, err)
                      : frond_gen_next_n(src->gen, k, ids, err);
-    if (rc != 0)
+    if (rc != 0) {
+      /* A generator's batch takes nothing when it fails; an allocator's
+      ** may have taken IDs it skips (frond_seg_next_n): counted all. */
+      t->lost += tag != NULL ? k : 0;
       return rc;
-    if (f->kind == FROND_FORMAT_ORDER && (top = max_id_of(ids, k)) > f->max_id)
-      return too_large(f, top, err);
+    }
+    /* IDs too large are skipped; the ones that fit are written first, in
+    ** their order, and the call fails after them. */
+    if (f->kind == FROND_FORMAT_ORDER &&
+        (top = max_id_of(ids, k)) > f->max_id) {
+      big = 1;
+      k = below(ids, k, f->max_id);
+      t->lost += drawn - k;
+      if (k == 0)
+        return too_large(f, top, err);
+    }
     if (f->kind == FROND_FORMAT_ORDER && f->escheme == FROND__SCHEME_AES)
       frond__aes_perm_apply_n(&f->perm, &f->aes[frond__key_slot(f->version)],
                               (const uint64_t *)ids, k, bodies);
@@ -361,8 +382,10 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
       ms = frond__seg_now_ms(src->seg);
     if (f->reverse || f->shard_bits > 0)
       for (size_t i = 0; i < k; i++)
-        if ((rc = frond__layout_apply(f, shard, ids[i], &ids[i], err)) != 0)
+        if ((rc = frond__layout_apply(f, shard, ids[i], &ids[i], err)) != 0) {
+          t->lost += k;
           return rc;
+        }
     for (size_t i = 0; i < k; i++, out += stride) {
       if (f->kind != FROND_FORMAT_ORDER)
         encode_plain(f, ids[i], out);
@@ -372,9 +395,20 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
         write_order(f, bodies + i * f->width,
                     tag != NULL ? ms : id_time(src, ids[i]), out, &memo);
     }
-    n -= k;
+    t->done += k;
+    if (big)
+      return too_large(f, top, err);
+    n -= drawn;
   }
+  t->done = 0;
   return 0;
+}
+
+/* Order numbers without a shard: the issue function of format_cache.c. */
+static int issue_order(frond_format *f, const frond_format_source *src,
+                       size_t n, char *out, size_t stride,
+                       frond__issue_tally *t, frond_error *err) {
+  return next_from_source(f, src, 0, n, out, stride, t, err);
 }
 
 static int next_seq(frond_format *f, const frond_format_source *src, size_t n,
@@ -551,7 +585,11 @@ static int next_n(frond_format *f, const frond_format_source *src,
     if ((f->kind == FROND_FORMAT_ORDER || f->shard_bits > 0) &&
         (rc = frond__format_fact_ready(f, src, err)) != 0)
       return rc;
-    return next_from_source(f, src, shard, n, out, stride, err);
+    /* One order number: from the thread's cache of a batch
+    ** (format_cache.c), after the key's record was checked. */
+    if (f->kind == FROND_FORMAT_ORDER && n == 1)
+      return frond__order_cached(f, src, out, issue_order, err);
+    return next_from_source(f, src, shard, n, out, stride, NULL, err);
   }
 }
 

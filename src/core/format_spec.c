@@ -467,6 +467,7 @@ int frond_format_create(frond_format **out, const char *spec,
   if ((f = calloc(1, sizeof(*f))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   pthread_mutex_init(&f->fact.mu, NULL);
+  f->serial = frond__serial();
   if ((rc = parse_spec(f, spec, keys, clock, clock_ctx, err)) != 0) {
     frond_format_free(f);
     return rc;

@@ -103,6 +103,12 @@ uint64_t frond__perm_div_low(const frond__perm *p, uint64_t x);
 void frond__perm_put(const frond__perm *p, uint64_t A, uint64_t B,
                      uint8_t *out);
 uint64_t frond__perm_get(const uint8_t *in, unsigned radix, unsigned n);
+/* The halves (A[j], B[j]) of n numbers, each written as
+** frond__perm_put writes it, at out + j * p->width (order_digits.c:
+** AVX-512 IFMA where the CPU has it; tests force the table with 1). */
+void frond__perm_put_n(const frond__perm *p, const uint64_t *A,
+                       const uint64_t *B, size_t n, uint8_t *out);
+void frond__perm_put_force_scalar(int on);
 
 /*
 ** Order schemes: how a key version permutes. SIP is the first (order.c);
@@ -301,6 +307,7 @@ enum {
 
 struct frond_format {
   int kind;
+  uint64_t serial; /* unique in the process: what a thread's cache keys on */
   size_t length;
   char tag[FROND_TAG_MAX + 1]; /* tag=, "" when none */
   size_t tag_len;
@@ -421,5 +428,34 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
 ** its row exists and its first segment is loaded, so taking IDs waits on
 ** the store no more than any tag in use does. Lock-free. */
 int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len);
+
+/* ---- order numbers one at a time (format_cache.c) ---- */
+
+/* One order number of f from src into out (room checked by the caller),
+** from the calling thread's cache of a batch when the calls come fast
+** enough, else by issue(f, src, 1, out, stride, NULL, err) alone. issue
+** is the uncached path (format.c), also what fills the cache. On failure
+** it tells, when t is not NULL, how many numbers it wrote first (the
+** first t->done of out, whole, in the order their IDs were drawn: each
+** may be handed out) and how many IDs it drew and wrote none of
+** (t->lost: skipped); both are 0 on success. */
+typedef struct frond__issue_tally {
+  size_t done, lost;
+} frond__issue_tally;
+typedef int (*frond__issue_fn)(frond_format *f, const frond_format_source *src,
+                               size_t n, char *out, size_t stride,
+                               frond__issue_tally *t, frond_error *err);
+int frond__order_cached(frond_format *f, const frond_format_source *src,
+                        char *out, frond__issue_fn issue, frond_error *err);
+/* Tests: the cache's numbers in this thread (what was drawn and not yet
+** handed out), and its largest batch (0: the default, 32). */
+size_t frond__order_cache_held(void);
+void frond__order_cache_max(unsigned k);
+/* Tests: move this thread's cached batches' draw time by ms (> 0: as if
+** the clock stepped back by that much since they were drawn). */
+void frond__order_cache_shift(int64_t ms);
+/* IDs a thread skips (drawn, never handed out) in a millisecond, at most
+** (format_cache.c: its budget, and what it may hold ahead). */
+#define FROND__ORDER_SKIP_MAX 96
 
 #endif /* FROND_FORMATS_H */

@@ -115,44 +115,11 @@ static inline uint64_t round_f(const frond__sip_key *k, unsigned i, uint64_t v,
   return reduce(frond__sip24_word(k, v | (uint64_t)i << 56), m);
 }
 
-/* The two digits of 0..99, tens first. */
-#define PAIRS_OF(t) t, 0, t, 1, t, 2, t, 3, t, 4, t, 5, t, 6, t, 7, t, 8, t, 9
-static const uint8_t pairs[200] = {
-    PAIRS_OF(0), PAIRS_OF(1), PAIRS_OF(2), PAIRS_OF(3), PAIRS_OF(4),
-    PAIRS_OF(5), PAIRS_OF(6), PAIRS_OF(7), PAIRS_OF(8), PAIRS_OF(9)};
-
-/* The radix is 10 or 32, written out as constants so that no digit costs
-** a hardware division (about as much as a SipHash call on a busy core).
-** Decimal halves go two digits a step, copied from a table: half the
-** multiplications of a digit at a time, which in a batch were a third of
-** the time spent outside the SipHash kernel. */
-static inline void put_half(uint64_t v, unsigned radix, unsigned n,
-                            uint8_t *out) {
-  if (radix == 32) {
-    for (unsigned i = n; i > 0; i--, v >>= 5)
-      out[i - 1] = (uint8_t)(v & 31);
-    return;
-  }
-  for (; n >= 2; n -= 2) {
-    uint64_t q = v / 100;
-    memcpy(out + n - 2, pairs + 2 * (v - q * 100), 2);
-    v = q;
-  }
-  if (n == 1)
-    out[0] = (uint8_t)v; /* below 10: the half is below 10^n */
-}
-
 uint64_t frond__perm_get(const uint8_t *in, unsigned radix, unsigned n) {
   uint64_t v = 0;
   for (unsigned i = 0; i < n; i++)
     v = v * radix + in[i];
   return v;
-}
-
-void frond__perm_put(const frond__perm *p, uint64_t A, uint64_t B,
-                     uint8_t *out) {
-  put_half(A, p->radix, p->adig, out);
-  put_half(B, p->radix, p->bdig, out + p->adig);
 }
 
 /* x / radix^k for the low half's k (at most 9 decimal digits): constant
@@ -199,8 +166,7 @@ void frond__perm_apply(const frond__perm *p, const uint8_t key[16], uint64_t x,
     B = t;
     t = ma, ma = mb, mb = t;
   }
-  put_half(A, p->radix, p->adig, out);
-  put_half(B, p->radix, p->bdig, out + p->adig);
+  frond__perm_put(p, A, B, out);
 }
 
 /* Round by round on up to 16 lanes: the kernel hashes every lane's B at
@@ -237,10 +203,7 @@ static void apply_lanes(const frond__perm *p, const uint8_t key[16],
     k->feistel16(key, p->rounds, p->a, p->b, A, B);
   else
     rounds_lanes(p, key, n, A, B, k);
-  for (size_t j = 0; j < n; j++) {
-    put_half(A[j], p->radix, p->adig, out + j * p->width);
-    put_half(B[j], p->radix, p->bdig, out + j * p->width + p->adig);
-  }
+  frond__perm_put_n(p, A, B, n, out);
 }
 
 void frond__perm_apply_n(const frond__perm *p, const uint8_t key[16],

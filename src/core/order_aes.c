@@ -123,7 +123,7 @@ void frond__aes_encrypt_c(const frond__aes_key *k, const uint8_t in[16],
 #define AES_X86 1
 
 #define AESNI __attribute__((target("aes,sse4.1")))
-#define VAES __attribute__((target("aes,avx512f,vaes")))
+#define VAES __attribute__((target("aes,avx512f,avx512ifma,vaes")))
 
 AESNI static inline uint64_t f_aesni(const frond__aes_key *k, uint64_t m) {
   const __m128i *rk = (const __m128i *)(const void *)k->rk;
@@ -148,57 +148,59 @@ AESNI static void encrypt_ni(const frond__aes_key *k, const uint8_t in[16],
   _mm_storeu_si128((__m128i *)(void *)out, _mm_aesenclast_si128(b, rk[10]));
 }
 
-/* The high 64 bits of h * m in each lane, from 32-bit products (AVX-512F
-** has no 64-bit high multiply): reduce() below, as siphash_lanes.c's. */
-VAES static inline __m512i mulhi(__m512i h, __m512i m, __m512i mh) {
-  const __m512i lo = _mm512_set1_epi64(0xffffffff);
-  __m512i hh = _mm512_srli_epi64(h, 32);
-  __m512i p0 = _mm512_mul_epu32(h, m), p1 = _mm512_mul_epu32(h, mh);
-  __m512i p2 = _mm512_mul_epu32(hh, m), p3 = _mm512_mul_epu32(hh, mh);
-  __m512i mid = _mm512_add_epi64(
-      _mm512_srli_epi64(p0, 32),
-      _mm512_add_epi64(_mm512_and_si512(p1, lo), _mm512_and_si512(p2, lo)));
-  return _mm512_add_epi64(
-      _mm512_add_epi64(p3, _mm512_srli_epi64(mid, 32)),
-      _mm512_add_epi64(_mm512_srli_epi64(p1, 32), _mm512_srli_epi64(p2, 32)));
+/* The high 64 bits of h * m in each lane, m < 2^52, in two 52-bit
+** multiply-adds (AVX-512 IFMA): with h = h1 * 2^52 + h0,
+** floor(h * m / 2^52) = h1 * m + floor(h0 * m / 2^52) exactly, and that
+** shifted right by 12 is reduce() below. Both products fit their 52 bits
+** (h1 * m < 2^12 * 2^35 for the moduli of up to 10 digits). */
+VAES static inline __m512i mulhi(__m512i h, __m512i m) {
+  const __m512i lo52 = _mm512_set1_epi64(((long long)1 << 52) - 1);
+  __m512i p = _mm512_madd52hi_epu64(_mm512_setzero_si512(),
+                                    _mm512_and_si512(h, lo52), m);
+  return _mm512_srli_epi64(
+      _mm512_madd52lo_epu64(p, _mm512_srli_epi64(h, 52), m), 12);
 }
 
-/* Every round on 16 lanes in registers: a lane's round input is the low
-** half of an AES block whose high half is zero (as f_aesni's), four
-** blocks a register, so one aesenc advances four IDs. */
-VAES static void feistel16_vaes(const frond__aes_key *k, unsigned rounds,
-                                uint64_t a, uint64_t b, uint64_t A[16],
-                                uint64_t B[16]) {
+/* Every round on 8 * G lanes in registers: a lane's round input is the
+** low half of an AES block whose high half is zero (as f_aesni's), four
+** blocks a register, so one aesenc advances four IDs. A round's 10
+** aesenc are a chain, each waiting about 4 cycles for the last, and the
+** CPU starts one a cycle: 2 * G chains side by side keep it busy (G = 4,
+** 32 IDs, halved the kernel's time against G = 2, 16 IDs). G is a
+** constant in each caller, so every loop over it unrolls. */
+VAES __attribute__((always_inline)) static inline void
+feistel_vaes(const frond__aes_key *k, unsigned rounds, uint64_t a, uint64_t b,
+             uint64_t *A, uint64_t *B, const int G) {
   const __m128i *rk = (const __m128i *)(const void *)k->rk;
   const __m512i zero = _mm512_setzero_si512();
-  __m512i key[11], va[2], vb[2], x[4];
+  __m512i key[11], va[8], vb[8], x[16];
   __m512i ma = _mm512_set1_epi64((long long)a);
   __m512i mb = _mm512_set1_epi64((long long)b);
   for (int r = 0; r < 11; r++)
     key[r] = _mm512_broadcast_i32x4(rk[r]);
-  for (int g = 0; g < 2; g++) {
+  for (int g = 0; g < G; g++) {
     va[g] = _mm512_loadu_si512((const void *)(A + 8 * g));
     vb[g] = _mm512_loadu_si512((const void *)(B + 8 * g));
   }
   for (unsigned i = 0; i < rounds; i++) {
     const __m512i tag = _mm512_set1_epi64((long long)((uint64_t)i << 56));
-    const __m512i mh = _mm512_srli_epi64(ma, 32), t = ma;
-    for (int g = 0; g < 2; g++) {
+    const __m512i t = ma;
+    for (int g = 0; g < G; g++) {
       __m512i w = _mm512_or_si512(vb[g], tag);
       /* lanes 0,2,4,6 and 1,3,5,7, each over a zero high half */
       x[2 * g] = _mm512_xor_si512(_mm512_unpacklo_epi64(w, zero), key[0]);
       x[2 * g + 1] = _mm512_xor_si512(_mm512_unpackhi_epi64(w, zero), key[0]);
     }
     for (int r = 1; r < 10; r++)
-      for (int q = 0; q < 4; q++)
+      for (int q = 0; q < 2 * G; q++)
         x[q] = _mm512_aesenc_epi128(x[q], key[r]);
-    for (int q = 0; q < 4; q++)
+    for (int q = 0; q < 2 * G; q++)
       x[q] = _mm512_aesenclast_epi128(x[q], key[10]);
-    for (int g = 0; g < 2; g++) {
+    for (int g = 0; g < G; g++) {
       /* the low halves back in lane order, then (A, B) -> (B, (A + F) mod
       ** ma) */
       __m512i h = _mm512_unpacklo_epi64(x[2 * g], x[2 * g + 1]);
-      __m512i s = _mm512_add_epi64(va[g], mulhi(h, ma, mh));
+      __m512i s = _mm512_add_epi64(va[g], mulhi(h, ma));
       s = _mm512_mask_sub_epi64(s, _mm512_cmpge_epu64_mask(s, ma), s, ma);
       va[g] = vb[g];
       vb[g] = s;
@@ -206,10 +208,28 @@ VAES static void feistel16_vaes(const frond__aes_key *k, unsigned rounds,
     ma = mb;
     mb = t;
   }
-  for (int g = 0; g < 2; g++) {
+  for (int g = 0; g < G; g++) {
     _mm512_storeu_si512((void *)(A + 8 * g), va[g]);
     _mm512_storeu_si512((void *)(B + 8 * g), vb[g]);
   }
+}
+
+VAES static void feistel16_vaes(const frond__aes_key *k, unsigned rounds,
+                                uint64_t a, uint64_t b, uint64_t *A,
+                                uint64_t *B) {
+  feistel_vaes(k, rounds, a, b, A, B, 2);
+}
+
+VAES static void feistel32_vaes(const frond__aes_key *k, unsigned rounds,
+                                uint64_t a, uint64_t b, uint64_t *A,
+                                uint64_t *B) {
+  feistel_vaes(k, rounds, a, b, A, B, 4);
+}
+
+VAES static void feistel64_vaes(const frond__aes_key *k, unsigned rounds,
+                                uint64_t a, uint64_t b, uint64_t *A,
+                                uint64_t *B) {
+  feistel_vaes(k, rounds, a, b, A, B, 8);
 }
 #endif
 
@@ -234,7 +254,10 @@ static int level(void) {
     l = 0;
 #ifdef AES_X86
     if (__builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1"))
-      l = has_vaes() && __builtin_cpu_supports("avx512f") ? 2 : 1;
+      l = has_vaes() && __builtin_cpu_supports("avx512f") &&
+                  __builtin_cpu_supports("avx512ifma")
+              ? 2
+              : 1;
 #endif
     atomic_store_explicit(&aes_level, l, memory_order_relaxed);
   }
@@ -324,21 +347,34 @@ void frond__aes_perm_apply(const frond__perm *p, const frond__aes_key *k,
   frond__perm_put(p, A, B, out);
 }
 
+/* The IDs x[0..n) split into halves, side by side in A and B. */
+static void split(const frond__perm *p, const uint64_t *x, size_t n,
+                  uint64_t *A, uint64_t *B) {
+  for (size_t j = 0; j < n; j++) {
+    A[j] = frond__perm_div_low(p, x[j]);
+    B[j] = x[j] - A[j] * p->b;
+  }
+}
+
 void frond__aes_perm_apply_n(const frond__perm *p, const frond__aes_key *k,
                              const uint64_t *x, size_t n, uint8_t *out) {
   size_t i = 0;
 #ifdef AES_X86
-  if (level() == 2)
-    for (; i + 16 <= n; i += 16) {
-      uint64_t A[16], B[16];
-      for (size_t j = 0; j < 16; j++) {
-        A[j] = frond__perm_div_low(p, x[i + j]);
-        B[j] = x[i + j] - A[j] * p->b;
-      }
-      feistel16_vaes(k, p->rounds, p->a, p->b, A, B);
-      for (size_t j = 0; j < 16; j++)
-        frond__perm_put(p, A[j], B[j], out + (i + j) * p->width);
+  if (level() == 2) {
+    uint64_t A[64], B[64];
+    while (n - i >= 16) {
+      size_t m = n - i >= 64 ? 64 : n - i >= 32 ? 32 : 16;
+      split(p, x + i, m, A, B);
+      if (m == 64)
+        feistel64_vaes(k, p->rounds, p->a, p->b, A, B);
+      else if (m == 32)
+        feistel32_vaes(k, p->rounds, p->a, p->b, A, B);
+      else
+        feistel16_vaes(k, p->rounds, p->a, p->b, A, B);
+      frond__perm_put_n(p, A, B, m, out + i * p->width);
+      i += m;
     }
+  }
 #endif
   for (; i < n; i++)
     frond__aes_perm_apply(p, k, x[i], out + i * p->width);

@@ -160,7 +160,8 @@ typedef struct seg_retry {
 
 struct frond_seg {
   frond_seg_options o;
-  uint64_t seed; /* of the name hash */
+  uint64_t seed;   /* of the name hash */
+  uint64_t serial; /* frond__serial(): what caches key on, never s */
 
   /* The main store connection: refresh, look-ups, period rows. Loaders
   ** open their own to uri. */

@@ -727,6 +727,7 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
   *out = NULL;
   if ((s = calloc(1, sizeof(*s))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
+  s->serial = frond__serial();
   if (opts != NULL)
     s->o = *opts;
   else

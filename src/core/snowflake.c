@@ -654,6 +654,8 @@ void frond__gen_block(frond_gen *g, int code) {
   /* Seal after the limit: a claim in flight either completed before this
   ** (and the high water shows it) or fails on the changed word. */
   atomic_fetch_or_explicit(&g->state, FROND__GEN_SEALED, memory_order_acq_rel);
+  /* Last (release): whoever sees the count moved sees the seal. */
+  atomic_fetch_add_explicit(&g->barriers, 1, memory_order_release);
   pthread_cond_broadcast(&g->cv); /* waiters fail now, not at max_wait */
   pthread_mutex_unlock(&g->mu);
 }
@@ -667,6 +669,7 @@ void frond__gen_resume(frond_gen *g, int64_t after_ms, int64_t fence_ms) {
   raise_fence(g, fence_ms);
   atomic_store_explicit(&g->blocked, 0, memory_order_relaxed);
   publish_limit(g, clock_now(g));
+  atomic_fetch_add_explicit(&g->barriers, 1, memory_order_release);
   pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
 }
@@ -676,6 +679,7 @@ void frond__gen_raise_floor(frond_gen *g, int64_t after_ms) {
   raise_state(g, value_after(g, after_ms), FROND__GEN_SEALED);
   /* Calls waiting on values below the floor give up on them now. */
   publish_limit(g, clock_now(g));
+  atomic_fetch_add_explicit(&g->barriers, 1, memory_order_release);
   pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
 }
@@ -706,6 +710,10 @@ int64_t frond__gen_fence_ms(const frond_gen *g) {
 
 int frond__gen_blocked(const frond_gen *g) {
   return atomic_load_explicit(&g->blocked, memory_order_relaxed);
+}
+
+const _Atomic uint64_t *frond__gen_barriers(const frond_gen *g) {
+  return &g->barriers;
 }
 
 int frond__gen_asleep(const frond_gen *g) {

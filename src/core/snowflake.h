@@ -138,6 +138,7 @@ struct frond_gen {
   unsigned seq_bits;
   unsigned time_shift;   /* seq_bits + node_bits */
   frond__fork_mark fork; /* the process key when created */
+  uint64_t serial;       /* frond__serial(): what caches key on, never g */
 
   /* Cold. */
   _Alignas(CACHE_LINE) frond_layout layout;
@@ -172,7 +173,10 @@ struct frond_gen {
   frond_error bg_err; /* under mu: the ticker's last failure, code 0: none */
 
   _Atomic int blocked; /* written under mu */
-  _Atomic int asleep;  /* written under mu: the ticker sleeps */
+  /* Blocks, resumes and floor raises so far (written under mu): what a
+  ** thread that holds IDs drawn earlier checks before handing one out. */
+  _Atomic uint64_t barriers;
+  _Atomic int asleep; /* written under mu: the ticker sleeps */
   _Atomic uint64_t sleeps;
   _Atomic int64_t fence_ms; /* written under mu; INT64_MAX: none */
   _Atomic uint64_t waits, clock_behind, reservations, borrowed, fence_refused;

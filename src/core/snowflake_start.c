@@ -277,6 +277,7 @@ int frond__gen_create_fenced(frond_gen **out, const frond_layout *l,
   if (posix_memalign((void **)&g, CACHE_LINE, sizeof(*g)) != 0)
     return frond__fail(err, FROND_ENOMEM, NULL);
   memset(g, 0, sizeof(*g));
+  g->serial = frond__serial();
   frond__fork_arm(&g->fork);
   g->pid = (long)getpid();
   pthread_mutex_init(&g->mu, NULL);

@@ -132,6 +132,83 @@ static void test_batches_equal_single(void **state) {
   }
 }
 
+/* Every width of both radixes, every batch size the kernels take (16,
+** 32 and 64 side by side, and the rest one at a time), random inputs and
+** the domain's edges (0 and radix^width - 1): the batch equals the single
+** IDs, with the digits written by AVX-512 IFMA and by the table, and with
+** the rounds in VAES, AES-NI and portable C. */
+static void test_kernels_at_edges(void **state) {
+  static const size_t counts[] = {1,  15, 16, 17, 31,  32,  33,  48,  63,
+                                  64, 65, 80, 96, 112, 127, 128, 129, 200};
+  uint64_t seed = 0x243f6a8885a308d3ULL, x[200];
+  uint8_t many[200 * 19], one[19];
+  frond__aes_key k;
+  (void)state;
+  frond__aes_expand(key16, &k);
+  for (int mode = 0; mode < 3; mode++) {
+    frond__perm_put_force_scalar(mode == 1);
+    frond__aes_force_c(mode == 2);
+    for (unsigned radix = 10; radix <= 32; radix += 22)
+      for (unsigned w = 2; w <= (radix == 10 ? 19u : 13u); w++) {
+        frond__perm p;
+        uint64_t top = 1;
+        assert_int_equal(frond__perm_init(&p, radix, w, 8), 0);
+        for (unsigned i = 0; i < w; i++)
+          top = top > UINT64_MAX / radix ? UINT64_MAX : top * radix;
+        for (size_t c = 0; c < FROND__ARRAY_SIZE(counts); c++) {
+          size_t n = counts[c];
+          for (size_t i = 0; i < n; i++)
+            x[i] = i % 5 == 0 ? 0 : i % 5 == 1 ? top - 1 : rnd(&seed) % top;
+          frond__aes_perm_apply_n(&p, &k, x, n, many);
+          for (size_t i = 0; i < n; i++) {
+            frond__aes_perm_apply(&p, &k, x[i], one);
+            assert_memory_equal(many + i * w, one, w);
+          }
+          if (mode == 2 && c > 4)
+            break; /* portable C is slow: a few sizes suffice */
+        }
+      }
+  }
+  frond__perm_put_force_scalar(0);
+  frond__aes_force_c(0);
+}
+
+/* The digits of both writers for every width, at 0, at each power of the
+** radix and one below it, and at random halves. */
+static void test_digit_writers_agree(void **state) {
+  uint64_t seed = 7, A[64], B[64];
+  uint8_t fast[64 * 19], slow[64 * 19];
+  (void)state;
+  for (unsigned radix = 10; radix <= 32; radix += 22)
+    for (unsigned w = 2; w <= (radix == 10 ? 19u : 13u); w++) {
+      frond__perm p;
+      assert_int_equal(frond__perm_init(&p, radix, w, 8), 0);
+      for (int round = 0; round < 20; round++) {
+        uint64_t pa = 1, pb = 1;
+        for (size_t j = 0; j < 64; j++) {
+          A[j] = rnd(&seed) % p.a;
+          B[j] = rnd(&seed) % p.b;
+        }
+        for (size_t j = 0; j < 11 && pa <= p.a; j++, pa *= radix) {
+          A[2 * j] = pa - 1;
+          A[2 * j + 1] = pa < p.a ? pa : 0;
+        }
+        for (size_t j = 0; j < 11 && pb <= p.b; j++, pb *= radix) {
+          B[63 - 2 * j] = pb - 1;
+          B[62 - 2 * j] = pb < p.b ? pb : 0;
+        }
+        frond__perm_put_force_scalar(0);
+        frond__perm_put_n(&p, A, B, 64, fast);
+        frond__perm_put_force_scalar(1);
+        frond__perm_put_n(&p, A, B, 64, slow);
+        frond__perm_put_force_scalar(0);
+        assert_memory_equal(fast, slow, 64 * w);
+        for (size_t j = 0; j < 64; j++)
+          assert_int_equal(frond__perm_get(slow + j * w, radix, p.adig), A[j]);
+      }
+    }
+}
+
 /* Key text: "V:aes:KEY" and "aes:KEY" (unversioned) name the scheme,
 ** "V:sip:KEY" and "V:KEY" the first one; anything else is refused. */
 static void test_key_text(void **state) {
@@ -218,6 +295,8 @@ int main(void) {
       cmocka_unit_test(test_pinned_vectors),
       cmocka_unit_test(test_bijection),
       cmocka_unit_test(test_batches_equal_single),
+      cmocka_unit_test(test_kernels_at_edges),
+      cmocka_unit_test(test_digit_writers_agree),
       cmocka_unit_test(test_key_text),
       cmocka_unit_test(test_rotation_keeps_old_numbers),
       cmocka_unit_test(test_seq_refuses_aes),

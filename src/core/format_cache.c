@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** format_cache.c -- order numbers one at a time from a per-thread cache
+** of a batch.
+**
+** One order number is a chain of 8 Feistel rounds, each an AES-128 (10
+** aesenc, each waiting for the last) or a SipHash call: about 130 ns
+** however the code around it is written. The numbers of a batch are
+** independent and run side by side in vector registers for a tenth of
+** that each. So a thread that asks for numbers one after another gets
+** them from a batch: its first call draws one ID as before; while the
+** calls keep coming within the validity (below), each refill draws twice
+** as many as the last, up to 32, from the same source the single call
+** uses (frond_gen_next_n, or the tag's segment), permutes them with the
+** batch kernel, writes them out whole (prefix, check character) and hands
+** them out one per call.
+**
+** What this keeps, and what it changes:
+**   - Nothing is handed out twice. A cache belongs to one thread and each
+**     number leaves it once. It is keyed by the format's serial number
+**     (never its address, which a new format with another key may reuse),
+**     the source's generator and allocator by their serial numbers too
+**     (a generator of another node, or an allocator of another store,
+**     made where a closed one was finds nothing of it), and the tag:
+**     another spec or key is another format, and finds nothing; the tag
+**     by its text, never its address (a caller may reuse a buffer for
+**     another tag). In a child
+**     of fork() the thread's cache is dropped before anything is handed
+**     out (base/fork.h: one load), whatever made the fork.
+**   - A cached number's ID was drawn a little before the call that hands
+**     it out: at most VALIDITY_MS (the snowflake layout's unit when
+**     longer), as the ticker's millisecond tells (frond__id128_now_ms: no
+**     clock read per call under sustained use; it lags the wall clock by
+**     at most a tick, more on a machine too loaded to run the ticker). An
+**     older cache is dropped and its numbers skipped, never reused, as a
+**     segment's rest is at a restart. A date prefix shows the ID's time,
+**     as before, so a number handed out just after midnight may carry the
+**     day before's date, as any ID drawn just before it does.
+**     A cache drawn "after" the ticker's millisecond (the clock stepped
+**     back) is dropped too.
+**   - A generator's block, resume or floor raise is a barrier for the
+**     cached IDs too: they are dropped before the next number is handed
+**     out (frond__gen_barriers: one load), and the call fails or draws as
+**     the single call does. A call under way when the block lands may
+**     still hand one out, as a call of the generator past its check may
+**     issue: drawn below the fence, before the block.
+**   - The key's record is checked on every call before a number is handed
+**     out (frond__format_fact_ready, in the caller), as before.
+**   - Order: none is promised for order numbers (docs/formats.md); within
+**     a thread they come in the order their IDs were drawn.
+**   - Waste: a thread that calls slowly never grows its batches past 1,
+**     and a cache dropped for its age halves the next. A thread holds at
+**     most AHEAD_MAX numbers ahead across its formats, and stops drawing
+**     ahead for the rest of a millisecond once it skipped SKIP_BUDGET in
+**     it: fewer than FROND__ORDER_SKIP_MAX IDs skipped a millisecond per
+**     thread, however many formats it takes in turn, and at most
+**     AHEAD_MAX at its exit.
+**   - A refill that fails (the allocator would wait, an ID too large)
+**     hands out the numbers it wrote before failing (the IDs that fit,
+**     the chunks drawn before), counts the IDs it drew and wrote none of
+**     as skipped (against the budget above); when it wrote none, the
+**     single call fails or succeeds as it did. The next draw takes one ID,
+**     and draws grow again only once one succeeds: a source that keeps
+**     failing costs what the single call costs, one ID a call.
+**   - A signal handler that asks on the thread it interrupted, inside a
+**     call, finds the cache busy and issues uncached (the single call),
+**     touching nothing of it.
+**   - The cache is freed at the thread's exit.
+*/
+#include "base/fork.h"
+#include "core/core.h"
+#include "core/formats.h"
+#include "core/seg.h"
+#include "core/snowflake.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH_MAX 32
+#define SLOTS 4
+/* An order number is at most 60 characters: a prefix of 32 whose date
+** fields expand (15 digits of date from as few as 8 characters, as in
+** %Y%Y%Y%j: 7 more), the key version, 19 digits and the check character;
+** with its NUL it fits 64. slot_of caches nothing longer. */
+#define STRIDE 64
+#define VALIDITY_MS 1
+/* Waste: a thread holds at most AHEAD_MAX numbers drawn ahead across its
+** slots, and once it dropped SKIP_BUDGET unused in one millisecond no
+** refill draws ahead until the next. So it skips fewer than SKIP_BUDGET +
+** AHEAD_MAX IDs a millisecond (what it held when the budget ran out, on
+** top of the budget), and at most AHEAD_MAX at its exit or in a child of
+** fork(). */
+#define AHEAD_MAX 64
+#define SKIP_BUDGET 32
+_Static_assert(SKIP_BUDGET + AHEAD_MAX <= FROND__ORDER_SKIP_MAX,
+               "formats.h states the bound");
+_Static_assert(AHEAD_MAX >= BATCH_MAX - 1, "one format batches in full");
+
+_Static_assert(FROND__PREFIX_MAX + 7 + 1 + FROND__PERM_MAX_WIDTH + 1 < STRIDE,
+               "a cached order number fits its stride");
+
+typedef struct order_slot {
+  uint64_t serial;   /* the format's; 0: empty */
+  uint64_t gen, seg; /* the source's serials (0: none), never addresses */
+  int has_tag;       /* src->tag was given: its text, never its address */
+  char tag_text[FROND_TAG_MAX + 1];
+  int no_store;
+  int64_t drawn_ms, validity_ms;
+  const _Atomic uint64_t *gen_barriers; /* frond__gen_barriers(gen) */
+  uint64_t barriers;                    /* its count before the draw */
+  unsigned pos, n;                      /* next to hand out, numbers held */
+  unsigned k;                           /* the next refill's size */
+  int failed;    /* the last draw failed: the next draws one, as it did */
+  uint64_t used; /* the thread's call count at its last use */
+  char num[BATCH_MAX][STRIDE];
+} order_slot;
+
+typedef struct order_cache {
+  frond__fork_mark fork;
+  uint64_t calls;
+  int64_t skip_ms;  /* the ticker's millisecond of skipped's count */
+  unsigned skipped; /* IDs dropped unused in it */
+  order_slot slot[SLOTS];
+} order_cache;
+
+static _Atomic unsigned batch_max = BATCH_MAX;
+static __thread order_cache *mine __attribute__((tls_model("initial-exec")));
+/* Set at the thread's exit: a later destructor's call issues uncached. */
+static __thread unsigned char gone __attribute__((tls_model("initial-exec")));
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+void frond__order_cache_max(unsigned k) {
+  atomic_store(&batch_max, k == 0 || k > BATCH_MAX ? BATCH_MAX : k);
+}
+
+/* Calls and signal handlers: busy is set while a call reads or changes
+** this thread's cache. A call that finds it set is a handler that
+** interrupted one on its own thread: it issues uncached and touches
+** nothing, so that it never hands out a number the call is handing out,
+** nor sees a slot half refilled. The signal fences keep the compiler from
+** moving the cache's reads and writes outside the mark; no instruction of
+** the processor is needed, as a handler runs on the thread it interrupted
+** (as id128_rand.c does for its random bits). */
+static __thread volatile sig_atomic_t busy
+    __attribute__((tls_model("initial-exec")));
+
+#define ENTER()                                                                \
+  do {                                                                         \
+    busy = 1;                                                                  \
+    atomic_signal_fence(memory_order_seq_cst);                                 \
+  } while (0)
+#define LEAVE()                                                                \
+  do {                                                                         \
+    atomic_signal_fence(memory_order_seq_cst);                                 \
+    busy = 0;                                                                  \
+  } while (0)
+
+/* At the thread's exit: the thread lets go of the cache before it is
+** freed, so that a handler that runs in between finds none (and gone
+** set: it issues uncached) rather than memory being freed. */
+static void cache_free(void *p) {
+  ENTER();
+  gone = 1;
+  mine = NULL;
+  atomic_signal_fence(memory_order_seq_cst);
+  if (p != NULL) {
+    sodium_memzero(p, sizeof(order_cache));
+    free(p);
+  }
+  LEAVE();
+}
+
+static void cache_key_make(void) {
+  pthread_key_create(&cache_key, cache_free);
+}
+
+/* This thread's cache, made on first use and dropped whole in a child of
+** fork(); NULL when none can be had. */
+static order_cache *cache(void) {
+  order_cache *c = mine;
+  if (FROND__LIKELY(c != NULL)) {
+    if (FROND__UNLIKELY(frond__fork_seen(&c->fork))) {
+      memset(c->slot, 0, sizeof(c->slot));
+      frond__fork_arm(&c->fork);
+    }
+    return c;
+  }
+  if (gone)
+    return NULL;
+  pthread_once(&cache_once, cache_key_make);
+  if ((c = calloc(1, sizeof(*c))) == NULL)
+    return NULL;
+  if (pthread_setspecific(cache_key, c) != 0) {
+    free(c);
+    return NULL;
+  }
+  frond__fork_arm(&c->fork);
+  mine = c;
+  return c;
+}
+
+size_t frond__order_cache_held(void) {
+  order_cache *c = cache();
+  size_t held = 0;
+  if (c != NULL)
+    for (int i = 0; i < SLOTS; i++)
+      if (c->slot[i].serial != 0)
+        held += c->slot[i].n - c->slot[i].pos;
+  return held;
+}
+
+/* A generator's or allocator's serial, 0 for none: a closed one's
+** address may be the next one's, its serial never is. */
+static inline uint64_t gen_serial(const frond_gen *g) {
+  return g != NULL ? g->serial : 0;
+}
+static inline uint64_t seg_serial(const frond_seg *g) {
+  return g != NULL ? g->serial : 0;
+}
+
+/* The generator and allocator are compared by serial, the tag by its
+** text: a caller may write another tag into the buffer it passed before
+** (the same address, another tag). */
+static int same_source(const order_slot *s, const frond_format_source *src) {
+  if (s->gen != gen_serial(src->gen) || s->seg != seg_serial(src->seg) ||
+      s->no_store != src->no_store)
+    return 0;
+  if (src->tag == NULL)
+    return !s->has_tag;
+  return s->has_tag && strcmp(s->tag_text, src->tag) == 0;
+}
+
+/* The slot's numbers not handed out are dropped: skipped, never reused,
+** and counted against the thread's budget for the millisecond now. */
+static void skip(order_cache *c, int64_t now, size_t n) {
+  if (n > 0) {
+    if (c->skip_ms != now) {
+      c->skip_ms = now;
+      c->skipped = 0;
+    }
+    c->skipped += (unsigned)n;
+  }
+}
+
+static void drop(order_cache *c, order_slot *s, int64_t now) {
+  skip(c, now, s->n - s->pos);
+  s->pos = s->n = 0;
+}
+
+/* How many to draw for a refill that would draw k: k while the thread's
+** numbers held stay within AHEAD_MAX, fewer to keep them there, 1 (none
+** ahead) once the millisecond's budget of skipped IDs is spent. */
+static unsigned ahead(const order_cache *c, int64_t now, unsigned k) {
+  unsigned held = 0;
+  if (c->skip_ms == now && c->skipped >= SKIP_BUDGET)
+    return 1;
+  for (int i = 0; i < SLOTS; i++)
+    held += c->slot[i].n - c->slot[i].pos;
+  return held + k - 1 <= AHEAD_MAX ? k : AHEAD_MAX + 1 - held;
+}
+
+/* The slot of (f, src), or the least recently used one, emptied; NULL
+** for what is not cached: a tag longer than any allocator has (the
+** single call says so), a number longer than the stride. */
+static order_slot *slot_of(order_cache *c, const frond_format *f,
+                           const frond_format_source *src, int64_t now) {
+  order_slot *lru = &c->slot[0];
+  size_t tag_len = 0;
+  for (int i = 0; i < SLOTS; i++) {
+    order_slot *s = &c->slot[i];
+    if (s->serial == f->serial && same_source(s, src))
+      return s;
+    if (s->used < lru->used)
+      lru = s;
+  }
+  if (src->tag != NULL &&
+      (tag_len = strnlen(src->tag, FROND_TAG_MAX + 1)) > FROND_TAG_MAX)
+    return NULL;
+  if (f->length >= STRIDE)
+    return NULL;
+  drop(c, lru, now);
+  memset(lru, 0, offsetof(order_slot, num));
+  if (src->tag != NULL) {
+    memcpy(lru->tag_text, src->tag, tag_len + 1);
+    lru->has_tag = 1;
+  }
+  lru->serial = f->serial;
+  lru->gen = gen_serial(src->gen);
+  lru->gen_barriers = src->gen != NULL ? frond__gen_barriers(src->gen) : NULL;
+  lru->seg = seg_serial(src->seg);
+  lru->no_store = src->no_store;
+  lru->k = 1;
+  lru->validity_ms = VALIDITY_MS;
+  if (src->gen != NULL && f->tag_len == 0 && src->tag == NULL &&
+      frond_gen_layout(src->gen)->unit_ms > VALIDITY_MS)
+    lru->validity_ms = frond_gen_layout(src->gen)->unit_ms;
+  return lru;
+}
+
+/* Were the slot's numbers drawn at most its validity before now, and not
+** after it (a clock that stepped back: the ticker's millisecond follows
+** the wall clock)? One unsigned comparison for both. */
+static inline int recent(const order_slot *s, int64_t now) {
+  return (uint64_t)(now - s->drawn_ms) <= (uint64_t)s->validity_ms;
+}
+
+/* May the slot's numbers still be handed out: recent, and no block,
+** resume or floor raise of the generator since they were drawn (one
+** load), so that a call that starts after frond__gen_block returns hands
+** out nothing, as the generator issues nothing. */
+static inline int usable(const order_slot *s, int64_t now) {
+  return recent(s, now) &&
+         (s->gen_barriers == NULL ||
+          atomic_load_explicit(s->gen_barriers, memory_order_relaxed) ==
+              s->barriers);
+}
+
+static int cached(frond_format *f, const frond_format_source *src, char *out,
+                  frond__issue_fn issue, frond_error *err) {
+  order_cache *c = cache();
+  order_slot *s;
+  frond__issue_tally t = {0, 0};
+  int64_t now;
+  unsigned k, max;
+  int rc;
+  if (c == NULL)
+    return issue(f, src, 1, out, f->length + 1, NULL, err);
+  now = frond__id128_now_ms();
+  if ((s = slot_of(c, f, src, now)) == NULL)
+    return issue(f, src, 1, out, f->length + 1, NULL, err);
+  s->used = ++c->calls;
+  if (s->pos < s->n) {
+    if (FROND__LIKELY(usable(s, now))) {
+      memcpy(out, s->num[s->pos++], f->length + 1);
+      return 0;
+    }
+    /* Too old, drawn "after" now, or drawn before a barrier of the
+    ** generator: skipped, and the next batch half as large. */
+    s->k = s->k > 1 ? s->k / 2 : 1;
+    drop(c, s, now);
+  } else if (s->drawn_ms != 0 && !s->failed && recent(s, now)) {
+    /* Used up within its validity: the calls come fast, batch more. */
+    max = atomic_load_explicit(&batch_max, memory_order_relaxed);
+    s->k = s->k * 2 <= max ? s->k * 2 : max;
+  } else if (s->drawn_ms != 0) {
+    s->k = 1;
+  }
+  s->drawn_ms = now;
+  if (s->gen_barriers != NULL) /* before the draw: a barrier after shows */
+    s->barriers = atomic_load_explicit(s->gen_barriers, memory_order_acquire);
+  k = s->k > 1 ? ahead(c, now, s->k) : 1;
+  s->pos = s->n = 0;
+  if (k <= 1) {
+    rc = issue(f, src, 1, out, f->length + 1, NULL, err);
+    s->failed = rc != 0;
+    return rc;
+  }
+  if (issue(f, src, k, s->num[0], STRIDE, &t, NULL) != 0) {
+    /* What it drew and wrote none of is skipped, against the budget; the
+    ** numbers it wrote first are handed out, else the single call decides
+    ** (one ID may be had where k may not); the next draw takes one, and
+    ** draws grow again only after one succeeds: a failing source costs
+    ** what the single call costs. */
+    skip(c, now, t.lost);
+    s->k = 1;
+    s->failed = 1;
+    if (t.done == 0) {
+      rc = issue(f, src, 1, out, f->length + 1, NULL, err);
+      s->failed = rc != 0;
+      return rc;
+    }
+    k = (unsigned)t.done;
+  } else {
+    s->failed = 0;
+  }
+  s->n = k;
+  s->pos = 1;
+  memcpy(out, s->num[0], f->length + 1);
+  return 0;
+}
+
+int frond__order_cached(frond_format *f, const frond_format_source *src,
+                        char *out, frond__issue_fn issue, frond_error *err) {
+  int rc;
+  if (FROND__UNLIKELY(busy)) /* a handler inside a call: uncached */
+    return issue(f, src, 1, out, f->length + 1, NULL, err);
+  ENTER();
+  rc = cached(f, src, out, issue, err);
+  LEAVE();
+  return rc;
+}
+
+void frond__order_cache_shift(int64_t ms) {
+  order_cache *c = cache();
+  if (c != NULL)
+    for (int i = 0; i < SLOTS; i++)
+      if (c->slot[i].serial != 0)
+        c->slot[i].drawn_ms += ms;
+}

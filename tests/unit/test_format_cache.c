@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** test_format_cache.c -- order numbers one at a time from a thread's
+** cache of a batch (format_cache.c): unique across threads, the same
+** numbers as encoding their IDs, dropped in a child of fork(), never
+** handed out under another format, dropped when older than its validity.
+*/
+#include "format_testutil.h"
+
+#include "core/core.h"
+
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SPEC "order:digits=19,check=damm,key=1"
+
+static frond_gen *gen(void) {
+  frond_gen_options o;
+  frond_gen *g;
+  frond_error err = {0, ""};
+  frond_gen_options_init(&o);
+  o.max_ahead_ms = 86400000;
+  if (frond_gen_create(&g, frond_layout_preset(0), 1, &o, &err) != 0)
+    fail_msg("generator: %s", err.message);
+  return g;
+}
+
+static frond_format *fmt(frond_order_keys *k) {
+  frond_format *f = format_of(SPEC, k);
+  frond_format_skip_check(f);
+  return f;
+}
+
+/* The ID of an order number, -1 when it does not decode under f. */
+static int64_t id_of(const frond_format *f, const char *s) {
+  frond_format_value v;
+  return frond_format_decode(f, s, strlen(s), &v, NULL) == 0 ? v.id : -1;
+}
+
+/* Calls until the thread's cache holds numbers (bounded); the last ID. */
+static int64_t fill(frond_format *f, frond_gen *g) {
+  frond_format_source src = {g, NULL, NULL, 0};
+  char buf[64];
+  int64_t last = -1;
+  for (int i = 0; i < 200000 && (i < 64 || frond__order_cache_held() == 0);
+       i++) {
+    assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+    last = id_of(f, buf);
+    assert_true(last >= 0);
+  }
+  assert_true(frond__order_cache_held() > 0);
+  return last;
+}
+
+typedef struct worker {
+  frond_format *f;
+  frond_gen *g;
+  int64_t *ids;
+  int n, bad, disorder; /* counted here, asserted after the join */
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  frond_format_source src = {w->g, NULL, NULL, 0};
+  char buf[64];
+  for (int i = 0; i < w->n; i++) {
+    if (frond_format_next(w->f, &src, buf, sizeof(buf), NULL) != 0 ||
+        (w->ids[i] = id_of(w->f, buf)) < 0) {
+      w->bad++;
+      w->ids[i] = -1 - i;
+      continue;
+    }
+    if (i > 0 && w->ids[i] <= w->ids[i - 1])
+      w->disorder++; /* one thread's IDs come in the order drawn */
+  }
+  return NULL;
+}
+
+static int cmp64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_threads_unique(void **state) {
+  enum { T = 4, N = 20000 };
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k);
+  frond_gen *g = gen();
+  int64_t *all = malloc(sizeof(*all) * T * N);
+  pthread_t th[T];
+  worker w[T];
+  (void)state;
+  for (int i = 0; i < T; i++) {
+    w[i] = (worker){f, g, all + i * N, N, 0, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+  }
+  for (int i = 0; i < T; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(w[i].bad, 0);
+    assert_int_equal(w[i].disorder, 0);
+  }
+  qsort(all, T * N, sizeof(*all), cmp64);
+  for (int i = 1; i < T * N; i++)
+    assert_true(all[i - 1] != all[i]);
+  free(all);
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
+/* A cached number is the one encoding its ID gives, for both schemes. */
+static void test_same_as_encode(void **state) {
+  static const char *const keys[] = {"1:aes:" KEY0, "1:" KEY0};
+  (void)state;
+  for (int s = 0; s < 2; s++) {
+    frond_order_keys *k = keys_of(keys[s]);
+    frond_format *f = fmt(k);
+    frond_gen *g = gen();
+    frond_format_source src = {g, NULL, NULL, 0};
+    char buf[64], again[64];
+    fill(f, g);
+    for (int i = 0; i < 1000; i++) {
+      int64_t id;
+      assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+      assert_true((id = id_of(f, buf)) >= 0);
+      assert_int_equal(
+          frond_format_encode(f, id, 0, again, sizeof(again), NULL), 0);
+      assert_string_equal(buf, again);
+    }
+    frond_gen_close(g, NULL);
+    frond_format_free(f);
+    frond_order_keys_free(k);
+  }
+}
+
+/* In a child of fork() the parent's cached numbers are dropped before the
+** call looks at the generator, which refuses the child. */
+static void test_fork_drops(void **state) {
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k);
+  frond_gen *g = gen();
+  int status;
+  pid_t pid;
+  (void)state;
+  fill(f, g);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    frond_format_source src = {g, NULL, NULL, 0};
+    char buf[64];
+    frond_error err = {0, ""};
+    int rc = frond_format_next(f, &src, buf, sizeof(buf), &err);
+    _exit(rc == FROND_EFORKED && frond__order_cache_held() == 0 ? 0 : 1);
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_true(frond__order_cache_held() > 0); /* the parent's stays */
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
+/* Another format (another key, or the same spec made again, perhaps at
+** the same address) draws its own IDs: never one cached for the first. */
+static void test_other_format_draws_anew(void **state) {
+  frond_order_keys *k0 = keys_of("1:aes:" KEY0), *k1 = keys_of("1:aes:" KEY1);
+  frond_gen *g = gen();
+  frond_format_source src = {g, NULL, NULL, 0};
+  (void)state;
+  for (int round = 0; round < 2; round++) {
+    frond_format *a = fmt(k0), *b;
+    char buf[64];
+    int64_t fresh, id;
+    fill(a, g);
+    /* Every ID cached for a is below this one. */
+    assert_int_equal(frond_gen_next(g, &fresh, NULL), 0);
+    frond_format_free(a);
+    b = fmt(round == 0 ? k1 : k0);
+    assert_int_equal(frond_format_next(b, &src, buf, sizeof(buf), NULL), 0);
+    assert_true((id = id_of(b, buf)) > fresh);
+    frond_format_free(b);
+  }
+  frond_gen_close(g, NULL);
+  frond_order_keys_free(k0);
+  frond_order_keys_free(k1);
+}
+
+/* A cache older than its validity (the layout's unit, 1 ms) is dropped:
+** the next number's ID is drawn after the wait. */
+static void test_old_cache_dropped(void **state) {
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k);
+  frond_gen *g = gen();
+  frond_format_source src = {g, NULL, NULL, 0};
+  char buf[64];
+  int64_t fresh, start;
+  (void)state;
+  fill(f, g);
+  assert_int_equal(frond_gen_next(g, &fresh, NULL), 0);
+  start = frond__id128_now_ms();
+  for (int i = 0; i < 100000 && frond__id128_now_ms() <= start + 2; i++)
+    usleep(100); /* waits for the millisecond to move, bounded: 10 s */
+  assert_true(frond__id128_now_ms() > start + 2);
+  assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+  assert_true(id_of(f, buf) > fresh);
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_threads_unique),
+      cmocka_unit_test(test_same_as_encode),
+      cmocka_unit_test(test_fork_drops),
+      cmocka_unit_test(test_other_format_draws_anew),
+      cmocka_unit_test(test_old_cache_dropped),
+  };
+  return frond_run_tests(tests, NULL, NULL);
+}
