@@ -164,6 +164,73 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
   return 0;
 }
 
+/* ---- a layout with no node bits: exactly one holder -------------------- */
+
+/*
+** Why these, and only these, give exactly one holder of node 0:
+**
+**   lease+...   the row of node 0 is taken in one transaction, free or
+**               expired only, so a second live process is refused
+**               (NODE_IN_USE, or NODE_RANGE: there is no other row); a
+**               successor after an expiry starts above the fence the row
+**               holds, and the old holder stops at that fence, which it can
+**               no longer move (the row is no longer its). The same lease
+**               takes a static node ID pinned to it (node = 0 with a store).
+**   zk://       node 0's ephemeral claim admits one live session; the fence
+**               in the node's data, moved only by a write that checks the
+**               version this holder last wrote, does the rest as above.
+**               Any other coordinator that hands out node IDs keeps the
+**               same two rules (DESIGN: the coordinator), so it passes.
+**   static:0    with store none and the high-water file kept: the file's
+**               lock admits one process per data directory, and a restart
+**               starts above the stored high water. Nothing is shared, so
+**               nothing could check another host: that a server with no
+**               store is the only one is what store none says (and the
+**               start warns when it listens beyond loopback).
+**
+** Refused: static with unregistered=1 (the store is where other hosts
+** meet, and the lease there would have kept them apart); and `frond next`
+** on a static node ID, whose data directory is the working directory by
+** default: run from another one, it would take node 0 beside a running
+** server and repeat its IDs, with nothing to tell. `--no-high-water` on a
+** static node ID is refused for every layout (frond__node_claim).
+*/
+int frond__node_one_holder(const frond__config *cfg, const char *uri,
+                           const frond_layout *l, int oneoff,
+                           frond_error *err) {
+  char spec[160];
+  const char *why = "two processes would issue the same IDs, ";
+  if (l->node_bits != 0 || strncmp(uri, "static:", 7) != 0)
+    return 0;
+  if (strcmp(l->name, "custom") == 0)
+    frond_layout_format(l, spec, sizeof spec);
+  else
+    snprintf(spec, sizeof spec, "%s", l->name);
+  if (strcmp(cfg->store, "none") != 0) {
+    char shown[FROND__CFG_STR_MAX + 64];
+    frond__store_uri_shown(cfg->store, shown, sizeof shown);
+    return frond__fail(
+        err, FROND_ECONFIG,
+        "layout %s has no node bits, so node 0 is the only node ID and %s"
+        "and %s registers it nowhere, beside a store other processes may "
+        "share (%s): drop unregistered=1 so that node 0 is leased in the "
+        "store (a second holder is then refused), or name a lease or "
+        "ZooKeeper coordinator, or use a layout with node bits",
+        spec, why, uri, shown);
+  }
+  if (oneoff)
+    return frond__fail(
+        err, FROND_ECONFIG,
+        "layout %s has no node bits, so node 0 is the only node ID and %s"
+        "and with store none this run's node 0 is kept apart only by the "
+        "high-water file in its data directory (%s): a server on another "
+        "directory or host would not see it and would repeat its IDs. Run "
+        "it on a lease the servers share (--store sqlite:///path/frond.db, "
+        "or their --coordinator), where a live server's node 0 is refused",
+        spec, why, cfg->data_dir[0] ? cfg->data_dir : ".");
+  return 0;
+}
+
 /* ---- SQLite files, by their absolute path ------------------------------ */
 
 int frond__node_sqlite_file(const char *uri, char *path, size_t len,
