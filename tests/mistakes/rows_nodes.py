@@ -137,6 +137,32 @@ def copied_config_second_host(run):
     run.unique(lists)
 
 
+
+@row("no-node-bits-two-servers",
+     "a Simpleflake-style layout (no node bits: time=41,node=0,seq=22) on "
+     "two servers")
+def no_node_bits_two_servers(run):
+    # Before 0 node bits were allowed the layout was refused at parse
+    # (LAYOUT_INVALID). Now: two servers with static node 0 registered
+    # nowhere on one store are refused (both would be node 0 and repeat
+    # every ID); two with the default lease on that store, the second is
+    # refused (node 0 is the only row) and the first's IDs are unique.
+    lay = ["--layout", "time=41,node=0,seq=22"]
+    store = "--store=sqlite:///%s/frond.db" % run.subdir("shared")
+    for h in ("host1", "host2"):
+        s = run.serve(run.subdir("static-" + h), [store] + lay + [
+            "--coordinator", "static:0?unregistered=1"], wait=False)
+        run.refused(s, "CONFIG", "no node bits",
+                    "two processes would issue the same IDs")
+    a = run.serve(run.subdir("a"), [store] + lay)
+    b = run.serve(run.subdir("b"), [store] + lay, wait=False)
+    if up_or_exit(b):
+        run.unique(parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                             for s in (a, b)]))
+        raise Failure("a second server took node 0")
+    run.refused(b, "NODE_RANGE", "all 1 node IDs")
+    run.unique([a.ids("/v1/snowflake", 40000)])
+
 def next_beside_server(run, extra):
     """A default server in directory d, and `frond next` in d at the same
     time, with the same settings plus extra."""
