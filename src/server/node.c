@@ -181,54 +181,48 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
 **               version this holder last wrote, does the rest as above.
 **               Any other coordinator that hands out node IDs keeps the
 **               same two rules (DESIGN: the coordinator), so it passes.
-**   static:0    with store none and the high-water file kept: the file's
-**               lock admits one process per data directory, and a restart
-**               starts above the stored high water. Nothing is shared, so
-**               nothing could check another host: that a server with no
-**               store is the only one is what store none says (and the
-**               start warns when it listens beyond loopback).
 **
-** Refused: static with unregistered=1 (the store is where other hosts
-** meet, and the lease there would have kept them apart); and `frond next`
-** on a static node ID, whose data directory is the working directory by
-** default: run from another one, it would take node 0 beside a running
-** server and repeat its IDs, with nothing to tell. `--no-high-water` on a
-** static node ID is refused for every layout (frond__node_claim).
+** Refused: every static node ID (static:N, the default with store none,
+** unregistered=1). A static node 0 is registered nowhere, and the
+** high-water file's lock covers one node ID in one data directory: a
+** server of another layout in the same directory (node 1 of 10 node bits
+** locks frond-node-1.hw, never node 0's file), the same directory moved to
+** this layout (node 0's file is new, the old node's fence unread), or a
+** server on another directory takes it beside this one. Under no node bits
+** node 0's sequence covers every other node's range, so each of them
+** repeats IDs and nothing could tell. The same check refuses `frond next`.
 */
 int frond__node_one_holder(const frond__config *cfg, const char *uri,
                            const frond_layout *l, int oneoff,
                            frond_error *err) {
-  char spec[160];
-  const char *why = "two processes would issue the same IDs, ";
+  /* Short enough for one frond_error line with the layout as typed. */
+  static const char why[] =
+      "registered nowhere; the high-water file's lock covers one node ID "
+      "in one data directory, so another process (another layout in this "
+      "directory, or another directory) would issue the same IDs";
+  const char *key = oneoff ? "--coordinator " : "coordinator = ";
   if (l->node_bits != 0 || strncmp(uri, "static:", 7) != 0)
     return 0;
-  if (strcmp(l->name, "custom") == 0)
-    frond_layout_format(l, spec, sizeof spec);
-  else
-    snprintf(spec, sizeof spec, "%s", l->name);
-  if (strcmp(cfg->store, "none") != 0) {
-    char shown[FROND__CFG_STR_MAX + 64];
-    frond__store_uri_shown(cfg->store, shown, sizeof shown);
+  if (strcmp(cfg->store, "none") != 0)
     return frond__fail(
         err, FROND_ECONFIG,
-        "layout %s has no node bits, so node 0 is the only node ID and %s"
-        "and %s registers it nowhere, beside a store other processes may "
-        "share (%s): drop unregistered=1 so that node 0 is leased in the "
-        "store (a second holder is then refused), or name a lease or "
-        "ZooKeeper coordinator, or use a layout with node bits",
-        spec, why, uri, shown);
-  }
-  if (oneoff)
+        "layout %.80s has no node bits: node 0 is its only node ID, and "
+        "%.60s is %s. Drop unregistered=1 so that node 0 is leased in the "
+        "store, or name a lease or ZooKeeper coordinator, or use node bits",
+        cfg->layout, uri, why);
+  if (strcmp(cfg->coordinator, "auto") == 0 && cfg->node < 0)
     return frond__fail(
         err, FROND_ECONFIG,
-        "layout %s has no node bits, so node 0 is the only node ID and %s"
-        "and with store none this run's node 0 is kept apart only by the "
-        "high-water file in its data directory (%s): a server on another "
-        "directory or host would not see it and would repeat its IDs. Run "
-        "it on a lease the servers share (--store sqlite:///path/frond.db, "
-        "or their --coordinator), where a live server's node 0 is refused",
-        spec, why, cfg->data_dir[0] ? cfg->data_dir : ".");
-  return 0;
+        "layout %.80s has no node bits: node 0 is its only node ID, and "
+        "with store none and no coordinator it is static, %s. On one host "
+        "set: %slease+sqlite:///var/lib/frond/nodes.db",
+        cfg->layout, why, key);
+  return frond__fail(
+      err, FROND_ECONFIG,
+      "layout %.80s has no node bits: node 0 is its only node ID, and "
+      "%.60s is %s. On one host: %slease+sqlite:///var/lib/frond/nodes.db; "
+      "a fleet: a shared lease or ZooKeeper; or use node bits",
+      cfg->layout, uri, why, key);
 }
 
 /* ---- SQLite files, by their absolute path ------------------------------ */

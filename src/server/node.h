@@ -49,14 +49,11 @@ int frond__node_coord_options(const frond__config *cfg, const char *host,
 ** issues under it repeats every ID of the first. It is allowed only where
 ** exactly one holder of node 0 can exist (see node.c): a coordinator that
 ** claims node IDs under mutual exclusion and keeps the fence (a lease, in
-** the store's database or named; ZooKeeper), or a static node ID with no
-** store (store none) on one data directory, whose high-water file's lock
-** keeps a second process out. Refused, CONFIG saying why and what to do:
-** a static node ID registered nowhere beside a store (unregistered=1),
-** and a one-off run (oneoff: `frond next`) on a static node ID, which
-** reads another data directory than a server's as soon as it is run from
-** elsewhere. uri is the coordinator (frond__config_coord_uri). 0 for any
-** layout with node bits.
+** the store's database or named; ZooKeeper). Every static node ID is
+** refused, CONFIG saying why and what to do: registered nowhere, its
+** high-water file's lock covers one node ID in one data directory. oneoff
+** (`frond next`) words the fix as a flag. uri is the coordinator
+** (frond__config_coord_uri). 0 for any layout with node bits.
 */
 int frond__node_one_holder(const frond__config *cfg, const char *uri,
                            const frond_layout *l, int oneoff, frond_error *err);
