@@ -138,7 +138,7 @@ FROND_EXPORT int64_t frond_clock_realtime(void *ctx);
 typedef struct frond_layout {
   char name[32];        /* preset name, or "custom" */
   unsigned time_bits;   /* >= 1 */
-  unsigned node_bits;   /* >= 1; == dc_bits + worker_bits when split */
+  unsigned node_bits;   /* >= 0 (0: one node ID, 0); == dc + worker bits */
   unsigned dc_bits;     /* 0 when the node field is not split */
   unsigned worker_bits; /* 0 when the node field is not split */
   unsigned seq_bits;    /* >= 1 */
@@ -167,7 +167,8 @@ FROND_EXPORT const frond_layout *frond_layout_preset(size_t i);
 FROND_EXPORT int frond_layout_parse(const char *spec, frond_layout *out,
                                     frond_error *err);
 
-/* Check a layout: bits sum to at most 63, no zero-width field, a split that
+/* Check a layout: bits sum to at most 63, time and sequence at least 1 bit
+** each (node bits may be 0: one node ID), a split that
 ** adds up, unit >= 1, epoch not after now_ms. Returns 0 or
 ** FROND_ELAYOUT_INVALID. */
 FROND_EXPORT int frond_layout_validate(const frond_layout *l, int64_t now_ms,

@@ -336,6 +336,8 @@ static int next_snowflake(const frond__config *cfg, int no_hw, int64_t count,
       (strcmp(cfg->advertise, "auto") != 0 &&
        frond__coord_check_advertise(cfg->advertise, &err) != 0))
     return frond__usage_error("next", "%s", err.message);
+  if (frond__node_one_holder(cfg, uri, &layout, 1, &err) != 0)
+    return frond__cli_fail(&err);
   /* Never a new store: a lease on a SQLite file that is not there would
   ** hand out node IDs that no server knows of. */
   if (frond__node_sqlite_here(lease_on_store(cfg) ? "store" : "coordinator",

@@ -104,9 +104,12 @@ int frond_layout_validate(const frond_layout *l, int64_t now_ms,
   if (l->time_bits == 0)
     return frond__fail(err, FROND_ELAYOUT_INVALID,
                        "time bits must be at least 1");
-  if (l->node_bits == 0)
-    return frond__fail(err, FROND_ELAYOUT_INVALID,
-                       "node bits must be at least 1");
+  /* node_bits may be 0 (Simpleflake's 41 time + 22 sequence bits): the
+  ** layout then has one node ID, 0, and every shift and mask below and in
+  ** the generator is still right (a mask of 0, a shift by seq_bits). Who
+  ** may run such a layout is the coordinator's question, not the layout's:
+  ** exactly one holder can exist only where node ID 0 is claimed under
+  ** mutual exclusion (server/node.c, frond__node_one_holder). */
   if (l->seq_bits == 0)
     return frond__fail(err, FROND_ELAYOUT_INVALID,
                        "sequence bits must be at least 1");

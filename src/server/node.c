@@ -164,6 +164,67 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
   return 0;
 }
 
+/* ---- a layout with no node bits: exactly one holder -------------------- */
+
+/*
+** Why these, and only these, give exactly one holder of node 0:
+**
+**   lease+...   the row of node 0 is taken in one transaction, free or
+**               expired only, so a second live process is refused
+**               (NODE_IN_USE, or NODE_RANGE: there is no other row); a
+**               successor after an expiry starts above the fence the row
+**               holds, and the old holder stops at that fence, which it can
+**               no longer move (the row is no longer its). The same lease
+**               takes a static node ID pinned to it (node = 0 with a store).
+**   zk://       node 0's ephemeral claim admits one live session; the fence
+**               in the node's data, moved only by a write that checks the
+**               version this holder last wrote, does the rest as above.
+**               Any other coordinator that hands out node IDs keeps the
+**               same two rules (DESIGN: the coordinator), so it passes.
+**
+** Refused: every static node ID (static:N, the default with store none,
+** unregistered=1). A static node 0 is registered nowhere, and the
+** high-water file's lock covers one node ID in one data directory: a
+** server of another layout in the same directory (node 1 of 10 node bits
+** locks frond-node-1.hw, never node 0's file), the same directory moved to
+** this layout (node 0's file is new, the old node's fence unread), or a
+** server on another directory takes it beside this one. Under no node bits
+** node 0's sequence covers every other node's range, so each of them
+** repeats IDs and nothing could tell. The same check refuses `frond next`.
+*/
+int frond__node_one_holder(const frond__config *cfg, const char *uri,
+                           const frond_layout *l, int oneoff,
+                           frond_error *err) {
+  /* Short enough for one frond_error line with the layout as typed. */
+  static const char why[] =
+      "registered nowhere; the high-water file's lock covers one node ID "
+      "in one data directory, so another process (another layout in this "
+      "directory, or another directory) would issue the same IDs";
+  const char *key = oneoff ? "--coordinator " : "coordinator = ";
+  if (l->node_bits != 0 || strncmp(uri, "static:", 7) != 0)
+    return 0;
+  if (strcmp(cfg->store, "none") != 0)
+    return frond__fail(
+        err, FROND_ECONFIG,
+        "layout %.80s has no node bits: node 0 is its only node ID, and "
+        "%.60s is %s. Drop unregistered=1 so that node 0 is leased in the "
+        "store, or name a lease or ZooKeeper coordinator, or use node bits",
+        cfg->layout, uri, why);
+  if (strcmp(cfg->coordinator, "auto") == 0 && cfg->node < 0)
+    return frond__fail(
+        err, FROND_ECONFIG,
+        "layout %.80s has no node bits: node 0 is its only node ID, and "
+        "with store none and no coordinator it is static, %s. On one host "
+        "set: %slease+sqlite:///var/lib/frond/nodes.db",
+        cfg->layout, why, key);
+  return frond__fail(
+      err, FROND_ECONFIG,
+      "layout %.80s has no node bits: node 0 is its only node ID, and "
+      "%.60s is %s. On one host: %slease+sqlite:///var/lib/frond/nodes.db; "
+      "a fleet: a shared lease or ZooKeeper; or use node bits",
+      cfg->layout, uri, why, key);
+}
+
 /* ---- SQLite files, by their absolute path ------------------------------ */
 
 int frond__node_sqlite_file(const char *uri, char *path, size_t len,

@@ -44,6 +44,19 @@ int frond__node_coord_options(const frond__config *cfg, const char *host,
                               int port, frond_coord_options *co, char *buf,
                               size_t len, frond_error *err);
 
+/*
+** A layout with no node bits has one node ID, 0: a second process that
+** issues under it repeats every ID of the first. It is allowed only where
+** exactly one holder of node 0 can exist (see node.c): a coordinator that
+** claims node IDs under mutual exclusion and keeps the fence (a lease, in
+** the store's database or named; ZooKeeper). Every static node ID is
+** refused, CONFIG saying why and what to do: registered nowhere, its
+** high-water file's lock covers one node ID in one data directory. oneoff
+** (`frond next`) words the fix as a flag. uri is the coordinator
+** (frond__config_coord_uri). 0 for any layout with node bits.
+*/
+int frond__node_one_holder(const frond__config *cfg, const char *uri,
+                           const frond_layout *l, int oneoff, frond_error *err);
 /* The file of a SQLite store or lease URI (sqlite:..., lease+sqlite:...)
 ** as an absolute path into path (len bytes), *relative set when the URI
 ** names it relative to the working directory: 1, or 0 when uri names no

@@ -298,7 +298,9 @@ int frond__serve_preflight(frond__server *srv, frond_error *err) {
       store_uri_check(srv->cfg.store, err) != 0 ||
       frond__config_coord_uri(&srv->cfg, srv->coord_uri, sizeof srv->coord_uri,
                               err) != 0 ||
-      frond_layout_parse(srv->cfg.layout, &srv->layout, err) != 0)
+      frond_layout_parse(srv->cfg.layout, &srv->layout, err) != 0 ||
+      frond__node_one_holder(&srv->cfg, srv->coord_uri, &srv->layout, 0, err) !=
+          0)
     return -1;
   max_node = (UINT64_C(1) << srv->layout.node_bits) - 1;
   /* A node ID pinned on a lease (node = N with a store) fits the layout

@@ -137,6 +137,40 @@ def copied_config_second_host(run):
     run.unique(lists)
 
 
+
+@row("no-node-bits-two-servers",
+     "a Simpleflake-style layout (no node bits: time=41,node=0,seq=22) on "
+     "two servers of one host, each with its own directory, store none")
+def no_node_bits_two_servers(run):
+    # Before 0 node bits were allowed the layout was refused at parse
+    # (LAYOUT_INVALID); then each server's static node 0 was kept apart
+    # only by its own directory's high-water lock, so both started and
+    # repeated each other's IDs. Now both are refused CONFIG, naming the
+    # setting that works: node 0 leased in one SQLite file on the host,
+    # where the second server is refused (node 0 is the only row) and the
+    # first's IDs are unique.
+    lay = ["--store", "none", "--layout", "time=41,node=0,seq=22"]
+    servers = [run.serve(run.subdir(h), lay, wait=False)
+               for h in ("dir1", "dir2")]
+    if all(up_or_exit(s) for s in servers):
+        run.unique(parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                             for s in servers]))
+        raise Failure("two servers issued under node 0")
+    for s in servers:
+        run.refused(s, "CONFIG", "no node bits", "registered nowhere",
+                    "coordinator = lease+sqlite:///var/lib/frond/nodes.db")
+    lay += ["--coordinator",
+            "lease+sqlite:///%s/nodes.db" % run.subdir("host")]
+    a = run.serve(run.subdir("dir1"), lay)
+    b = run.serve(run.subdir("dir2"), lay, wait=False)
+    if up_or_exit(b):
+        run.unique(parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                             for s in (a, b)]))
+        raise Failure("a second server took node 0")
+    run.refused(b, "NODE_RANGE", "all 1 node IDs")
+    run.unique([a.ids("/v1/snowflake", 40000)])
+
+
 def next_beside_server(run, extra):
     """A default server in directory d, and `frond next` in d at the same
     time, with the same settings plus extra."""

@@ -104,7 +104,8 @@ static void test_bad_specs(void **state) {
   (void)state;
   parse_bad("time=42,node=10,seq=12", "= 64, must be at most 63");
   parse_bad("time=50,node=10,seq=12", "= 72, must be at most 63");
-  parse_bad("time=63,node=0,seq=0", "node bits must be at least 1");
+  parse_bad("time=63,node=0,seq=0", "sequence bits must be at least 1");
+  parse_bad("time=42,node=0,seq=22", "= 64, must be at most 63");
   parse_bad("time=0,node=51,seq=12", "time bits must be at least 1");
   parse_bad("time=41,node=22,seq=0", "sequence bits must be at least 1");
   parse_bad("time=41,node=10,seq=12,unit=0ms", "at least 1ms");
@@ -181,6 +182,63 @@ static void test_validate(void **state) {
   l.worker_bits = 4;
   assert_int_equal(frond_layout_validate(&l, frond_clock_realtime(NULL), &err),
                    FROND_ELAYOUT_INVALID);
+}
+
+/* Simpleflake's layout without its random tail: 41 time bits over a 22-bit
+** sequence and no node field. One node ID (0); time in the top bits, the
+** sequence right below it; decode and compose round-trip; spec and format
+** agree; a node other than 0 is refused. */
+static void test_no_node_bits(void **state) {
+  frond_layout l, back;
+  frond_fields f, g;
+  frond_error err = {0, ""};
+  int64_t id;
+  uint64_t node = 7;
+  char spec[160];
+  (void)state;
+  parse_ok("time=41,node=0,seq=22", &l);
+  assert_int_equal(l.node_bits, 0);
+  assert_int_equal(l.dc_bits, 0);
+  assert_int_equal(frond_layout_id_bits(&l), 63);
+  assert_int_equal(frond_layout_max_node(&l), 0);
+  assert_true(frond_layout_ids_per_second(&l) == 4194304000.0);
+  frond_layout_format(&l, spec, sizeof(spec));
+  assert_non_null(strstr(spec, "time=41,node=0,seq=22,"));
+  parse_ok(spec, &back);
+  assert_int_equal(back.node_bits, 0);
+  assert_int_equal(back.seq_bits, 22);
+  assert_int_equal(back.epoch_ms, l.epoch_ms);
+  memset(&f, 0, sizeof(f));
+  f.time = 123456789;
+  f.sequence = (UINT64_C(1) << 22) - 1;
+  assert_int_equal(frond_compose(&l, &f, &id, NULL), 0);
+  assert_int_equal(id, (INT64_C(123456789) << 22) | ((INT64_C(1) << 22) - 1));
+  assert_int_equal(frond_decode(&l, id, &g, NULL), 0);
+  assert_int_equal(g.time, f.time);
+  assert_int_equal(g.node, 0);
+  assert_int_equal(g.worker, 0);
+  assert_int_equal(g.datacenter, 0);
+  assert_int_equal(g.sequence, f.sequence);
+  assert_int_equal(g.unix_ms, l.epoch_ms + f.time);
+  /* The largest ID of its life is 2^63 - 1. */
+  f.time = (INT64_C(1) << 41) - 1;
+  assert_int_equal(frond_compose(&l, &f, &id, NULL), 0);
+  assert_int_equal(id, INT64_MAX);
+  assert_int_equal(frond_decode(&l, id, &g, NULL), 0);
+  assert_int_equal(g.time, f.time);
+  assert_int_equal(g.sequence, f.sequence);
+  /* Node 1 does not exist here. */
+  f.node = 1;
+  assert_int_equal(frond_compose(&l, &f, &id, &err), FROND_ENODE_RANGE);
+  assert_int_equal(frond_layout_node(&l, 0, 1, &node, &err), FROND_ENODE_RANGE);
+  assert_int_equal(frond_layout_node(&l, 0, 0, &node, &err), 0);
+  assert_int_equal(node, 0);
+  /* Still no zero-width time or sequence, and no empty split. */
+  parse_bad("time=41,node=0,seq=0", "sequence bits must be at least 1");
+  parse_bad("time=41,dc=0,worker=0,seq=22", "dc and worker bits must be");
+  /* A js-sized variant: 53 bits, the whole 12 below time for sequence. */
+  parse_ok("time=41,node=0,seq=12", &l);
+  assert_int_equal(frond_layout_id_bits(&l), 53);
 }
 
 static uint64_t rnd(uint64_t *s) {
@@ -349,6 +407,7 @@ int main(void) {
       cmocka_unit_test(test_bad_specs),
       cmocka_unit_test(test_js_safe),
       cmocka_unit_test(test_validate),
+      cmocka_unit_test(test_no_node_bits),
       cmocka_unit_test(test_compose_decode),
       cmocka_unit_test(test_compose_errors),
       cmocka_unit_test(test_errors),
