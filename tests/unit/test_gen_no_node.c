@@ -27,7 +27,7 @@ static void test_fields_exact(void **state) {
   frond_gen_options o;
   frond_gen *g = NULL;
   frond_error err = {0, ""};
-  int64_t id, ids[3], t;
+  int64_t id = -1, ids[3], t;
   (void)state;
   fake_clock_set(&c, T0);
   o = fake_options(&c, 1000, 10);
