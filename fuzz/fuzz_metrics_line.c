@@ -41,8 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check(a.nlabels >= 0 && a.nlabels <= FROND__METRICS_LABELS);
     for (i = 0; i < a.nlabels; i++) {
       check(memchr(a.labels[i].name, '\0', sizeof a.labels[i].name) != NULL);
-      check(memchr(a.labels[i].value, '\0', sizeof a.labels[i].value) !=
-            NULL);
+      check(memchr(a.labels[i].value, '\0', sizeof a.labels[i].value) != NULL);
       check(a.labels[i].cut || i > 0 ||
             frond__metrics_label_get(&a, a.labels[i].name) ==
                 a.labels[i].value);

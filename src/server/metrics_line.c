@@ -12,7 +12,9 @@ static int name_start(char c) {
          c == ':';
 }
 
-static int name_char(char c) { return name_start(c) || (c >= '0' && c <= '9'); }
+static int name_char(char c) {
+  return name_start(c) || (c >= '0' && c <= '9');
+}
 
 static void blanks(const char **p, const char *end) {
   while (*p < end && (**p == ' ' || **p == '\t'))
@@ -115,9 +117,8 @@ int frond__metrics_line_parse(const char *s, size_t len,
   const char *p = s, *end = s + len, *v;
   frond__metrics_label skip;
   memset(out, 0, sizeof *out);
-  while (end > p &&
-         (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' ||
-          end[-1] == '\t'))
+  while (end > p && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' ||
+                     end[-1] == '\t'))
     end--;
   blanks(&p, end);
   if (p == end || *p == '#')

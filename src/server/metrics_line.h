@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FROND__METRICS_LABELS 8    /* labels kept; more are skipped */
-#define FROND__METRICS_NAME_MAX 128 /* a metric's or a label's name */
+#define FROND__METRICS_LABELS 8      /* labels kept; more are skipped */
+#define FROND__METRICS_NAME_MAX 128  /* a metric's or a label's name */
 #define FROND__METRICS_VALUE_MAX 256 /* a label's value, unescaped */
 
 typedef struct frond__metrics_label {
