@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** tag_restore.c -- `frond tag restore`: after a store was restored from a
+** backup, how far each tag must move forward, from what the fleet handed
+** out since; with --apply, move it (frond_store_tag_advance, as
+** `frond tag advance`: one way, never down).
+**
+** The sources, any number and kind in one run, each the highest ID of
+** each tag it knows:
+**   audit:FILE   the audit log (and its rotated files beside it): the last
+**                ID of each record of a segment tag (audit_line.c)
+**   metrics:FILE one node's /metrics, scraped: the last ID each buffer it
+**                held may hand out (frond_segment_buffer_last_id), the
+**                step of its next load, the store it served
+**                (frond_store_info) (metrics_line.c)
+**   http://HOST:PORT  the same, fetched now from a running node
+**
+** Per tag: to = highest seen + 1 + margin (default: twice the largest
+** step known, the two buffers whose IDs a node may have handed out past
+** its last record or scrape). The plan shows the row's max_id (the next
+** ID it allocates) against it; a tag whose row is at or past `to` stays.
+**
+** Refused, nothing applied (exit 1): a source that cannot be read, a
+** source of another store (STORE_MISMATCH: the wrong backup or another
+** fleet), a tag seen that the store does not hold (TAG_NOT_FOUND: created
+** after the backup).
+*/
+#include "cli/cli.h"
+#include "server/audit_line.h"
+#include "server/metrics_line.h"
+#include "store/store.h"
+#include "store/store_frond.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: frond tag restore SOURCE... [--margin N] [--apply] [--json]\n"
+    "\n"
+    "After the store was restored from a backup, with every node stopped:\n"
+    "how far each tag must move forward so that no ID handed out since the\n"
+    "backup is handed out again, and with --apply, move it (as 'frond tag\n"
+    "advance': never backwards). Takes --store URI (default: $FROND_STORE,\n"
+    "else " FROND_STORE_DEFAULT ").\n"
+    "\n"
+    "SOURCE, as many as there are (every node's, or the plan is a lower\n"
+    "bound):\n"
+    "  audit:FILE         an audit log, with its rotated files beside it\n"
+    "  metrics:FILE       a node's /metrics, scraped before it stopped\n"
+    "  http://HOST:PORT   a running node's /metrics, fetched now\n"
+    "\n"
+    "  --margin N  IDs above the highest seen (default: twice the tag's\n"
+    "              largest step known)\n"
+    "  --apply     move the tags the plan moves\n"
+    "  --json      the plan as JSON\n"
+    "\n"
+    "Exit status: 0 the plan (applied with --apply), 1 refused (a source\n"
+    "unread, another store's, a tag the store does not hold), 2 bad\n"
+    "arguments.\n";
+
+#define FROM_MAX 160 /* where a tag's highest ID was seen, for the plan */
+
+typedef struct seen {
+  char tag[FROND_TAG_MAX + 1];
+  int64_t high;        /* the highest ID seen, -1: none */
+  int64_t step;        /* the largest step a node reported, 0: none */
+  char from[FROM_MAX]; /* where high was seen */
+  int64_t max_id, to;  /* the row's, and where it must be */
+  int64_t row_step;    /* the row's step */
+  int in_store;        /* the store holds it */
+  int done;            /* advanced by --apply */
+} seen;
+
+typedef struct plan {
+  seen *v;
+  size_t n, cap;
+  char store[FROND_FS_STORE_LEN + 1]; /* the first identity a source named */
+  char store_from[FROM_MAX];
+  int failed;            /* a source refused or unread: nothing applied */
+  unsigned long skipped; /* audit lines that did not read */
+  unsigned long dropped; /* audit "dropped" events */
+  int no_identity;       /* metrics sources that named no store */
+} plan;
+
+static seen *tag_of(plan *p, const char *tag) {
+  size_t i;
+  seen *grown;
+  for (i = 0; i < p->n; i++)
+    if (strcmp(p->v[i].tag, tag) == 0)
+      return &p->v[i];
+  if (p->n == p->cap) {
+    size_t c = p->cap ? p->cap * 2 : 16;
+    if ((grown = realloc(p->v, c * sizeof(*grown))) == NULL)
+      return NULL;
+    p->v = grown;
+    p->cap = c;
+  }
+  grown = &p->v[p->n++];
+  memset(grown, 0, sizeof(*grown));
+  snprintf(grown->tag, sizeof(grown->tag), "%s", tag);
+  grown->high = -1;
+  return grown;
+}
+
+static int oom(plan *p) {
+  fprintf(stderr, "frond: NOMEM: out of memory\n");
+  p->failed = 1;
+  return -1;
+}
+
+static int saw(plan *p, const char *tag, int64_t id, const char *where) {
+  seen *s = tag_of(p, tag);
+  if (s == NULL)
+    return oom(p);
+  if (id > s->high) {
+    s->high = id;
+    snprintf(s->from, sizeof(s->from), "%s", where);
+  }
+  return 0;
+}
+
+/* A store identity a source names: the first one seen is the fleet's;
+** another is refused, both named. */
+static void identity(plan *p, const char *store, const char *where) {
+  if (p->store[0] == '\0') {
+    snprintf(p->store, sizeof(p->store), "%s", store);
+    snprintf(p->store_from, sizeof(p->store_from), "%s", where);
+  } else if (strcmp(p->store, store) != 0) {
+    fprintf(stderr,
+            "frond: STORE_MISMATCH: %s served store %s, %s served store %s: "
+            "sources of two stores (the wrong backup, or another fleet's "
+            "node)\n",
+            p->store_from, p->store, where, store);
+    p->failed = 1;
+  }
+}
+
+/* ---- the audit log ---- */
+
+static void audit_line(void *ctx, const char *path, unsigned long n,
+                       const frond__audit_line *l) {
+  plan *p = ctx;
+  unsigned need = FROND__AUDIT_FIRST | FROND__AUDIT_LAST;
+  char where[FROM_MAX];
+  if (strcmp(l->event, "dropped") == 0)
+    p->dropped++;
+  /* A segment tag's IDs: a line with a tag and no node (a snowflake
+  ** format names its node), answered or not (taken either way). */
+  if (l->tag[0] == '\0' || (l->have & FROND__AUDIT_NODE) ||
+      (l->have & need) != need || l->last < l->first)
+    return;
+  snprintf(where, sizeof(where), "%s:%lu", path, n);
+  (void)saw(p, l->tag, l->last, where);
+}
+
+static void read_audit(plan *p, const char *log) {
+  char **v = NULL;
+  size_t n = 0, i;
+  if (frond__cli_audit_files(log, NULL, 0, &v, &n) != 0) {
+    (void)oom(p);
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    if (v[i][0] != '\0' &&
+        frond__cli_audit_read(v[i], audit_line, p, &p->skipped) != 0)
+      p->failed = 1;
+    free(v[i]);
+  }
+  free(v);
+}
+
+/* ---- metrics ---- */
+
+/* One scrape's text: 0, or -1 when it holds no Frond metrics at all. */
+static int read_metrics_text(plan *p, const char *text, size_t len,
+                             const char *where) {
+  const char *s = text, *end = text + len, *nl, *tag, *store;
+  frond__metrics_line l;
+  int frond = 0, named = 0;
+  for (; s < end; s = nl + 1) {
+    if ((nl = memchr(s, '\n', (size_t)(end - s))) == NULL)
+      nl = end;
+    if (frond__metrics_line_parse(s, (size_t)(nl - s), &l) != 1)
+      continue;
+    if (strncmp(l.name, "frond_", 6) == 0)
+      frond = 1;
+    if (strcmp(l.name, "frond_store_info") == 0 &&
+        (store = frond__metrics_label_get(&l, "store")) != NULL) {
+      identity(p, store, where);
+      named = 1;
+    } else if (strcmp(l.name, "frond_segment_buffer_last_id") == 0 &&
+               l.is_int && l.ivalue > 0 &&
+               (tag = frond__metrics_label_get(&l, "tag")) != NULL) {
+      if (saw(p, tag, l.ivalue, where) != 0)
+        return 0;
+    } else if (strcmp(l.name, "frond_segment_step") == 0 && l.is_int &&
+               (tag = frond__metrics_label_get(&l, "tag")) != NULL) {
+      seen *t = tag_of(p, tag);
+      if (t == NULL)
+        return oom(p), 0;
+      if (l.ivalue > t->step)
+        t->step = l.ivalue;
+    }
+  }
+  if (!frond)
+    return -1;
+  if (!named)
+    p->no_identity++;
+  return 0;
+}
+
+static void read_metrics_file(plan *p, const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL, *grown;
+  size_t len = 0, cap = 0, got;
+  if (f == NULL) {
+    fprintf(stderr, "frond: IO: %s: %s\n", path, strerror(errno));
+    p->failed = 1;
+    return;
+  }
+  for (;;) {
+    if (len == cap) {
+      cap = cap ? cap * 2 : 65536;
+      if ((grown = realloc(buf, cap)) == NULL) {
+        free(buf);
+        fclose(f);
+        (void)oom(p);
+        return;
+      }
+      buf = grown;
+    }
+    if ((got = fread(buf + len, 1, cap - len, f)) == 0)
+      break;
+    len += got;
+  }
+  if (ferror(f)) {
+    fprintf(stderr, "frond: IO: %s: read failed\n", path);
+    p->failed = 1;
+  } else if (read_metrics_text(p, buf, len, path) != 0) {
+    fprintf(stderr,
+            "frond: INVAL: %s: no Frond metrics in it (not a scrape of a "
+            "node's /metrics)\n",
+            path);
+    p->failed = 1;
+  }
+  free(buf);
+  fclose(f);
+}
+
+static void read_metrics_url(plan *p, const char *url) {
+  const char *host = url + strlen("http://");
+  size_t n = strcspn(host, "/?#");
+  char uri[FROND_FS_HOST_MAX + 64];
+  frond_fs_uri u;
+  frond_fs_client c;
+  frond_fs_req req = {"GET", "/metrics", NULL, 1, NULL, NULL};
+  frond_fs_answer a;
+  frond_error err = {0};
+  snprintf(uri, sizeof(uri), "frond://%.*s?retries=2&timeout_ms=5000", (int)n,
+           host);
+  if (n == 0 || n > FROND_FS_HOST_MAX + 8 ||
+      frond__fs_uri_parse(uri, &u, &err) != 0 || u.n != 1) {
+    fprintf(stderr, "frond: STORE_URI: %s: not http://HOST:PORT\n", url);
+    p->failed = 1;
+    return;
+  }
+  frond__fs_client_init(&c, &u);
+  c.agent = "frond-tag-restore";
+  if (frond__fs_call(&c, &req, &a, &err) != 0 ||
+      (a.status != 200 && frond__fs_fail(&a, url, &err) != 0)) {
+    fprintf(stderr,
+            "frond: %s: %s: %s (its buffers are not known: give "
+            "every node, or stop them and use their scrapes or the "
+            "audit log)\n",
+            frond_err_name(err.code), url, err.message);
+    p->failed = 1;
+  } else if (read_metrics_text(p, a.body, a.len, url) != 0) {
+    fprintf(stderr, "frond: INVAL: %s: no Frond metrics in its answer\n", url);
+    p->failed = 1;
+  }
+  frond__fs_client_free(&c);
+}
+
+/* ---- the store ---- */
+
+/* Check the sources' store against the restored one's frond_meta. A
+** single database's is read and nothing is written; a multi: store is
+** asked to record the sources' identity (multi_fact: nothing written
+** when a member holds another; the members that hold none get it, as the
+** start of the servers that named it would have given them). */
+static void store_identity(plan *p, frond_store *st) {
+  char recorded[257] = "";
+  frond_error err = {0};
+  int rc;
+  if (p->store[0] == '\0')
+    return;
+  if (st->methods == &frond__store_sql)
+    rc = frond__store_sql_fact_read(st, "store.id", recorded, sizeof(recorded),
+                                    &err);
+  else
+    rc = frond__store_fact(st, "store.id", p->store, recorded, sizeof(recorded),
+                           &err);
+  if (rc != 0) {
+    fprintf(stderr, "frond: %s: reading the store's identity: %s\n",
+            frond_err_name(err.code), err.message);
+    p->failed = 1;
+  } else if (recorded[0] == '\0') {
+    fprintf(stderr,
+            "frond tag restore: the store records no identity (the backup "
+            "was taken before any server opened it): the sources' store %s "
+            "cannot be checked against it\n",
+            p->store);
+  } else if (strcmp(recorded, p->store) != 0) {
+    fprintf(stderr,
+            "frond: STORE_MISMATCH: the store is %s, %s served store %s: "
+            "the wrong backup, or another fleet's sources\n",
+            recorded, p->store_from, p->store);
+    p->failed = 1;
+  }
+}
+
+/* Each tag's row, its target; refuse the tags the store does not hold. */
+static int compare(plan *p, frond_store *st, int64_t margin, int margin_set) {
+  frond_tag_row *rows = NULL;
+  frond_error err = {0};
+  size_t i, j, n = 0;
+  if (frond_store_tag_list(st, &rows, &n, &err) != 0)
+    return frond__cli_fail(&err);
+  for (j = 0; j < n; j++) {
+    seen *s = tag_of(p, rows[j].tag);
+    if (s == NULL) {
+      frond_free(rows);
+      return oom(p), FROND__EXIT_FAILURE;
+    }
+    s->in_store = 1;
+    s->max_id = rows[j].max_id;
+    s->row_step = rows[j].step;
+  }
+  frond_free(rows);
+  for (i = 0; i < p->n; i++) {
+    seen *s = &p->v[i];
+    int64_t m = margin_set
+                    ? margin
+                    : 2 * (s->step > s->row_step ? s->step : s->row_step);
+    if (!s->in_store && s->high >= 0) {
+      fprintf(stderr,
+              "frond: TAG_NOT_FOUND: tag \"%s\": %s says IDs up to %lld "
+              "were (or may have been) handed out, and the store holds no "
+              "such tag (created after the "
+              "backup?): create it with --start %lld, then run this "
+              "again\n",
+              s->tag, s->from, (long long)s->high,
+              (long long)(s->high > INT64_MAX - 1 - m ? INT64_MAX
+                                                      : s->high + 1 + m));
+      p->failed = 1;
+    }
+    if (s->high < 0)
+      s->to = 0;
+    else if (s->high > INT64_MAX - 1 - m)
+      s->to = INT64_MAX;
+    else
+      s->to = s->high + 1 + m;
+  }
+  return FROND__EXIT_OK;
+}
+
+static int by_tag(const void *a, const void *b) {
+  return strcmp(((const seen *)a)->tag, ((const seen *)b)->tag);
+}
+
+static int moves(const seen *s) {
+  return s->in_store && s->to > s->max_id;
+}
+
+static const char *action(const seen *s) {
+  return s->high < 0 ? "not seen"
+         : s->done   ? "advanced"
+         : moves(s)  ? "advance"
+                     : "none";
+}
+
+static void print_plan(const plan *p, int json) {
+  size_t i, k = 0;
+  if (json) {
+    frond__out_str("[\n");
+    for (i = 0; i < p->n; i++) {
+      const seen *s = &p->v[i];
+      if (!s->in_store)
+        continue;
+      frond__out_str(k++ ? ",\n{\"tag\":" : "{\"tag\":");
+      frond__out_json_str(s->tag);
+      frond__out_str(",\"max_id\":");
+      frond__out_i64(s->max_id);
+      if (s->high >= 0) {
+        frond__out_str(",\"highest_seen\":");
+        frond__out_i64(s->high);
+        frond__out_str(",\"from\":");
+        frond__out_json_str(s->from);
+        frond__out_str(",\"to\":");
+        frond__out_i64(s->to);
+      }
+      frond__out_str(",\"action\":");
+      frond__out_json_str(action(s));
+      frond__out_str("}");
+    }
+    frond__out_str(k ? "\n]\n" : "]\n");
+    return;
+  }
+  {
+    enum { COLS = 6 };
+    const char **cells = malloc(sizeof(*cells) * COLS * (p->n + 1));
+    char(*nums)[3][24] = malloc(sizeof(*nums) * (p->n + 1));
+    if (cells == NULL || nums == NULL) {
+      free(cells);
+      free(nums);
+      fprintf(stderr, "frond: NOMEM: out of memory\n");
+      return;
+    }
+    cells[0] = "tag", cells[1] = "max_id", cells[2] = "highest seen";
+    cells[3] = "from", cells[4] = "advance to", cells[5] = "action";
+    for (i = 0; i < p->n; i++) {
+      const seen *s = &p->v[i];
+      const char **c = &cells[(k + 1) * COLS];
+      if (!s->in_store)
+        continue;
+      snprintf(nums[k][0], sizeof(nums[k][0]), "%lld", (long long)s->max_id);
+      snprintf(nums[k][1], sizeof(nums[k][1]), "%lld", (long long)s->high);
+      snprintf(nums[k][2], sizeof(nums[k][2]), "%lld", (long long)s->to);
+      c[0] = s->tag, c[1] = nums[k][0];
+      c[2] = s->high < 0 ? "-" : nums[k][1];
+      c[3] = s->high < 0 ? "-" : s->from;
+      c[4] = moves(s) ? nums[k][2] : "-";
+      c[5] = action(s);
+      k++;
+    }
+    frond__out_table(cells, k + 1, COLS, "lrrlrl");
+    free(cells);
+    free(nums);
+  }
+}
+
+/* What the plan could not know, on stderr. */
+static void caveats(const plan *p) {
+  size_t i, unseen = 0;
+  for (i = 0; i < p->n; i++)
+    unseen += p->v[i].in_store && p->v[i].high < 0;
+  if (unseen > 0)
+    fprintf(stderr,
+            "frond tag restore: %zu tag%s of the store seen in no source "
+            "(idle since the backup, or outside metrics_tags and the "
+            "metrics_top_tags fastest): left as they are\n",
+            unseen, unseen == 1 ? "" : "s");
+  if (p->skipped > 0)
+    fprintf(stderr,
+            "frond tag restore: %lu audit lines skipped (torn or not "
+            "audit records)\n",
+            p->skipped);
+  if (p->dropped > 0)
+    fprintf(stderr,
+            "frond tag restore: the audit log records %lu drop%s "
+            "(audit_full = drop): records are missing, the plan is a lower "
+            "bound; add the nodes' metrics or a larger --margin\n",
+            p->dropped, p->dropped == 1 ? "" : "s");
+  if (p->no_identity > 0)
+    fprintf(stderr,
+            "frond tag restore: %d metrics source%s named no store (a node "
+            "that had not reached it): not checked against the store\n",
+            p->no_identity, p->no_identity == 1 ? "" : "s");
+}
+
+int frond__cli_tag_restore(int argc, char **argv) {
+  const char *store = NULL;
+  int64_t margin = 0;
+  int apply = 0, json = 0, rc, i;
+  frond__opt opts[] = {{"margin", FROND__OPT_INT, &margin, 0, INT64_MAX, 0},
+                       {"apply", FROND__OPT_FLAG, &apply, 0, 0, 0},
+                       {"json", FROND__OPT_FLAG, &json, 0, 0, 0},
+                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag restore", usage, opts, 1, -1, "SOURCE", NULL, 0};
+  frond_store *st;
+  frond_error err = {0};
+  plan p;
+  size_t k;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  for (i = 0; i < a.npos; i++)
+    if (strncmp(a.pos[i], "audit:", 6) != 0 &&
+        strncmp(a.pos[i], "metrics:", 8) != 0 &&
+        strncmp(a.pos[i], "http://", 7) != 0)
+      return frond__usage_error(a.cmd,
+                                "SOURCE '%s': not audit:FILE, metrics:FILE "
+                                "or http://HOST:PORT%s",
+                                a.pos[i],
+                                strncmp(a.pos[i], "https://", 8) == 0
+                                    ? " (scrape a TLS port with curl and give "
+                                      "metrics:FILE)"
+                                    : "");
+    else if (strchr(a.pos[i], ':')[1] == '\0')
+      return frond__usage_error(a.cmd, "SOURCE '%s': no file", a.pos[i]);
+  memset(&p, 0, sizeof(p));
+  for (i = 0; i < a.npos; i++) {
+    if (strncmp(a.pos[i], "audit:", 6) == 0)
+      read_audit(&p, a.pos[i] + 6);
+    else if (strncmp(a.pos[i], "metrics:", 8) == 0)
+      read_metrics_file(&p, a.pos[i] + 8);
+    else
+      read_metrics_url(&p, a.pos[i]);
+  }
+  if (store == NULL)
+    store = frond__cli_env("FROND_STORE", FROND_STORE_DEFAULT);
+  if (frond_store_open(&st, store, &err) != 0) {
+    free(p.v);
+    return frond__cli_fail(&err);
+  }
+  store_identity(&p, st);
+  if ((rc = compare(&p, st, margin, opts[0].seen)) != FROND__EXIT_OK) {
+    frond_store_close(st);
+    free(p.v);
+    return rc;
+  }
+  if (p.n > 1)
+    qsort(p.v, p.n, sizeof(*p.v), by_tag);
+  if (apply && p.failed)
+    fprintf(stderr, "frond tag restore: refused above: nothing applied\n");
+  for (k = 0; apply && !p.failed && k < p.n; k++)
+    if (moves(&p.v[k]) &&
+        frond_store_tag_advance(st, p.v[k].tag, p.v[k].to, &err) != 0) {
+      fprintf(stderr, "frond: %s: tag \"%s\": %s\n", frond_err_name(err.code),
+              p.v[k].tag, err.message);
+      p.failed = 1;
+    } else if (moves(&p.v[k])) {
+      p.v[k].done = 1;
+    }
+  frond_store_close(st);
+  print_plan(&p, json);
+  caveats(&p);
+  free(p.v);
+  return frond__out_finish(p.failed ? FROND__EXIT_FAILURE : FROND__EXIT_OK);
+}
