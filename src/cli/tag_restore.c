@@ -173,13 +173,28 @@ static void read_audit(plan *p, const char *log) {
 
 /* ---- metrics ---- */
 
+/* An ID-valued sample that is not a whole number in range: refused with
+** its line (a float from federation or recording rules has lost the low
+** digits of an ID above 2^53; one planned from it may be too low). */
+static int bad_value(plan *p, const char *where, unsigned long n,
+                     const frond__metrics_line *l, const char *want) {
+  fprintf(stderr,
+          "frond: INVAL: %s:%lu: %s: the value is not %s (a scrape re-exported "
+          "as floats loses an ID's low digits: scrape the node itself)\n",
+          where, n, l->name, want);
+  p->failed = 1;
+  return 0;
+}
+
 /* One scrape's text: 0, or -1 when it holds no Frond metrics at all. */
 static int read_metrics_text(plan *p, const char *text, size_t len,
                              const char *where) {
   const char *s = text, *end = text + len, *nl, *tag, *store;
   frond__metrics_line l;
   int frond = 0, named = 0;
+  unsigned long n = 0;
   for (; s < end; s = nl + 1) {
+    n++;
     if ((nl = memchr(s, '\n', (size_t)(end - s))) == NULL)
       nl = end;
     if (frond__metrics_line_parse(s, (size_t)(nl - s), &l) != 1)
@@ -191,14 +206,19 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
       identity(p, store, where);
       named = 1;
     } else if (strcmp(l.name, "frond_segment_buffer_last_id") == 0 &&
-               l.is_int && l.ivalue > 0 &&
                (tag = frond__metrics_label_get(&l, "tag")) != NULL) {
-      if (saw(p, tag, l.ivalue, where) != 0)
+      if (!l.is_int || l.ivalue < 1)
+        bad_value(p, where, n, &l, "an ID (a whole number from 1)");
+      else if (saw(p, tag, l.ivalue, where) != 0)
         return 0;
-    } else if (strcmp(l.name, "frond_segment_step") == 0 && l.is_int &&
+    } else if (strcmp(l.name, "frond_segment_step") == 0 &&
                (tag = frond__metrics_label_get(&l, "tag")) != NULL) {
-      seen *t = tag_of(p, tag);
-      if (t == NULL)
+      seen *t;
+      if (!l.is_int || l.ivalue < 0) {
+        bad_value(p, where, n, &l, "a step (a whole number)");
+        continue;
+      }
+      if ((t = tag_of(p, tag)) == NULL)
         return oom(p), 0;
       if (l.ivalue > t->step)
         t->step = l.ivalue;
