@@ -173,6 +173,10 @@ static void read_audit(plan *p, const char *log) {
 
 /* ---- metrics ---- */
 
+/* The largest step a node loads: leaf_alloc.step is an int, max_step and
+** max_range are below it. A larger one is not a Frond node's. */
+#define STEP_MAX 2147483647
+
 /* An ID-valued sample that is not a whole number in range: refused with
 ** its line (a float from federation or recording rules has lost the low
 ** digits of an ID above 2^53; one planned from it may be too low). */
@@ -214,8 +218,8 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
     } else if (strcmp(l.name, "frond_segment_step") == 0 &&
                (tag = frond__metrics_label_get(&l, "tag")) != NULL) {
       seen *t;
-      if (!l.is_int || l.ivalue < 0) {
-        bad_value(p, where, n, &l, "a step (a whole number)");
+      if (!l.is_int || l.ivalue < 0 || l.ivalue > STEP_MAX) {
+        bad_value(p, where, n, &l, "a step (a whole number up to 2^31-1)");
         continue;
       }
       if ((t = tag_of(p, tag)) == NULL)
@@ -341,6 +345,15 @@ static void store_identity(plan *p, frond_store *st) {
   }
 }
 
+/* a + b and a * b for a, b >= 0, INT64_MAX where they would overflow. */
+static int64_t sat_add(int64_t a, int64_t b) {
+  return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  return a != 0 && b > INT64_MAX / a ? INT64_MAX : a * b;
+}
+
 /* Each tag's row, its target; refuse the tags the store does not hold. */
 static int compare(plan *p, frond_store *st, int64_t margin, int margin_set) {
   frond_tag_row *rows = NULL;
@@ -363,25 +376,25 @@ static int compare(plan *p, frond_store *st, int64_t margin, int margin_set) {
     seen *s = &p->v[i];
     int64_t m = margin_set
                     ? margin
-                    : 2 * (s->step > s->row_step ? s->step : s->row_step);
-    if (!s->in_store && s->high >= 0) {
+                    : sat_mul(2, s->step > s->row_step ? s->step : s->row_step);
+    /* highest + 1 + m, saturated: never below highest + 1. */
+    s->to = s->high < 0 ? 0 : sat_add(sat_add(s->high, 1), m);
+    if (s->high == INT64_MAX) {
+      fprintf(stderr,
+              "frond: INVAL: tag \"%s\": %s says ID %lld was handed out, "
+              "the largest there is: no target above it\n",
+              s->tag, s->from, (long long)s->high);
+      p->failed = 1;
+    } else if (!s->in_store && s->high >= 0) {
       fprintf(stderr,
               "frond: TAG_NOT_FOUND: tag \"%s\": %s says IDs up to %lld "
               "were (or may have been) handed out, and the store holds no "
               "such tag (created after the "
               "backup?): create it with --start %lld, then run this "
               "again\n",
-              s->tag, s->from, (long long)s->high,
-              (long long)(s->high > INT64_MAX - 1 - m ? INT64_MAX
-                                                      : s->high + 1 + m));
+              s->tag, s->from, (long long)s->high, (long long)s->to);
       p->failed = 1;
     }
-    if (s->high < 0)
-      s->to = 0;
-    else if (s->high > INT64_MAX - 1 - m)
-      s->to = INT64_MAX;
-    else
-      s->to = s->high + 1 + m;
   }
   return FROND__EXIT_OK;
 }

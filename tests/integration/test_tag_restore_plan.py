@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""frond tag restore: the plan's bounds and refusals, from sources written
+by hand on a SQLite store (test_tag_restore.py runs the whole story with
+real servers and dumps on every engine).
+
+Each case is a way the plan could come out too low, or the command could
+act where it must not: a fleet of nodes whose steps grew, a seq format's
+period rows, a tag outside the scrape's per-tag series, a plan that
+writes to a multi: store, --apply while a node serves, a float or an
+absurd step in a scrape, a compressed rotated file it cannot read, an
+HTTP answer that is not a Frond node's."""
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+
+BIG = 1000000  # the server's max_step, and max_range's default
+
+
+class Work:
+    def __enter__(self):
+        self.dir = ft.tempdir()
+        return self.dir
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+
+def store_with(work, tags, name="s.db"):
+    store = "sqlite:///" + os.path.join(work, name)
+    for tag, step in tags.items():
+        r = ft.run(["tag", "create", tag, "--step", str(step),
+                    "--store", store])
+        ft.check(r.returncode == 0, "create %s: %s" % (tag, r.stderr))
+    return store
+
+
+def rows(store):
+    r = ft.run(["tag", "list", "--json", "--store", store])
+    ft.check(r.returncode == 0, "tag list: %s" % r.stderr)
+    return {t["tag"]: t["max_id"] for t in json.loads(r.stdout)}
+
+
+def write(work, name, text):
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def audit_line(tag, first, last, **extra):
+    rec = {"time": "2026-11-28T00:00:00.000Z", "client": "c",
+           "proto": "http", "op": "batch", "tag": tag, "first": first,
+           "last": last, "count": last - first + 1}
+    rec.update(extra)
+    return json.dumps(rec, separators=(",", ":")) + "\n"
+
+
+def restore(store, *args):
+    return ft.run(["tag", "restore", "--store", store] + list(args))
+
+
+def plan_of(r):
+    ft.check(r.returncode == 0, "plan: %d %s %s"
+             % (r.returncode, r.stdout, r.stderr))
+    return {p["tag"]: p for p in json.loads(r.stdout)}
+
+
+def test_bad_values():
+    """Floats (federation's form) and absurd steps: refused, never a plan
+    below the highest seen."""
+    with Work() as work:
+        store = store_with(work, {"big": 10, "small": 10})
+        was = rows(store)
+        cases = [
+            'frond_segment_buffer_last_id{tag="big",buffer="current"} '
+            "9.007199254740993e+15\n",
+            'frond_segment_buffer_last_id{tag="small",buffer="next"} 5e3\n',
+            'frond_segment_buffer_last_id{tag="small",buffer="next"} '
+            "5000.0\n",
+            'frond_segment_step{tag="small"} 9223372036854775807\n'
+            'frond_segment_buffer_last_id{tag="small",buffer="current"} '
+            "5000\n",
+            'frond_segment_step{tag="small"} 4611686018427387904\n'
+            'frond_segment_buffer_last_id{tag="small",buffer="current"} '
+            "5000\n",
+            'frond_segment_buffer_last_id{tag="small",buffer="current"} '
+            "-5\n",
+        ]
+        for i, text in enumerate(cases):
+            path = write(work, "f%d.prom" % i, "frond_segment_tags 2\n"
+                         "frond_segment_tags_in_use 1\n" + text)
+            r = restore(store, "metrics:" + path, "--apply")
+            ft.check(r.returncode == 1 and "INVAL" in r.stderr and
+                     (path + ":") in r.stderr and
+                     not ft.sanitizer_errors(r.stderr),
+                     "%r: %d %s" % (text, r.returncode, r.stderr))
+            ft.check(rows(store) == was, "%r moved the store" % text)
+        # The margin saturates; the target is never below highest + 1.
+        path = write(work, "top.prom", "frond_segment_tags 2\n"
+                     "frond_segment_tags_in_use 1\n"
+                     'frond_segment_buffer_last_id{tag="small",'
+                     'buffer="current"} 9223372036854775000\n')
+        r = restore(store, "metrics:" + path, "--json", "--margin",
+                    "9223372036854775807")
+        p = plan_of(r)["small"]
+        ft.check(p["to"] == 9223372036854775807 and
+                 not ft.sanitizer_errors(r.stderr), "top: %r" % p)
+
+
+if __name__ == "__main__":
+    ft.main([test_bad_values])
