@@ -61,6 +61,9 @@ static const char usage[] =
     "arguments.\n";
 
 #define FROM_MAX 160 /* where a tag's highest ID was seen, for the plan */
+/* The largest step a server loads unless told: max_step's default (the
+** dynamic step's cap) and max_range's (a range lease is one load). */
+#define FROND__RESTORE_MAX_STEP 1000000
 
 typedef struct seen {
   char tag[FROND_TAG_MAX + 1];
@@ -82,6 +85,11 @@ typedef struct plan {
   unsigned long skipped; /* audit lines that did not read */
   unsigned long dropped; /* audit "dropped" events */
   int no_identity;       /* metrics sources that named no store */
+  int naudit, nmetrics;  /* sources of each kind given */
+  /* The margin: given, or nodes x 2 x the largest step a node may load. */
+  int64_t margin, nodes, max_step;
+  int margin_set, nodes_set, max_step_set;
+  int no_plan; /* the margin is not known: no plan printed */
 } plan;
 
 static seen *tag_of(plan *p, const char *tag) {
@@ -354,8 +362,65 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return a != 0 && b > INT64_MAX / a ? INT64_MAX : a * b;
 }
 
+/* The default margin covers what any node may have loaded and not shown:
+** each of the fleet's nodes holds a current and a next buffer, each up
+** to the largest step it may load: the step it showed, the row's, and
+** what the step may have grown to unseen (the dynamic step doubles up to
+** max_step, a range lease is a load of up to max_range; both 1,000,000
+** unless --max-step says otherwise; a multi: store's step is fixed). The
+** number of nodes: --nodes, else one per scrape when only scrapes are
+** given; an audit log does not say how many nodes wrote it: refused. */
+static int fleet(plan *p, frond_store *st) {
+  int64_t most = frond__store_max_step(st);
+  if (p->margin_set)
+    return 0;
+  if (!p->nodes_set && p->naudit > 0) {
+    fprintf(stderr,
+            "frond: INVAL: an audit log does not say how many nodes served "
+            "the store since the backup, and each may have loaded two "
+            "buffers past its last record: give --nodes N (every node "
+            "that served since the backup) or --margin N\n");
+    p->failed = p->no_plan = 1;
+    p->nodes = 1; /* the rest is checked; no plan is printed */
+    return -1;
+  }
+  if (!p->nodes_set) {
+    p->nodes = p->nmetrics;
+    fprintf(stderr,
+            "frond tag restore: margin: assumed %lld node%s (one per scrape "
+            "given): give --nodes N when more served since the backup\n",
+            (long long)p->nodes, p->nodes == 1 ? "" : "s");
+  }
+  if (frond__store_fixed_step(st)) {
+    if (!p->max_step_set)
+      p->max_step = 0; /* the row's step: a multi: store takes no other */
+  } else if (!p->max_step_set) {
+    p->max_step = most > 0 ? most : FROND__RESTORE_MAX_STEP;
+    fprintf(stderr,
+            "frond tag restore: margin: %lld node%s x 2 buffers x a step of "
+            "up to %lld (assumed: %s, unless a source shows a larger one); "
+            "give --max-step N for your fleet's (a larger max_range, or "
+            "a step that cannot grow), or --margin N\n",
+            (long long)p->nodes, p->nodes == 1 ? "" : "s",
+            (long long)p->max_step,
+            most > 0 ? "the servers' max_range, the store's largest load"
+                     : "max_step's 1000000 and max_range's default; the "
+                       "dynamic step grows unseen between records");
+  }
+  return 0;
+}
+
+static int64_t margin_of(const plan *p, const seen *s) {
+  int64_t step = s->step > s->row_step ? s->step : s->row_step;
+  if (p->margin_set)
+    return p->margin;
+  if (p->max_step > step)
+    step = p->max_step;
+  return sat_mul(sat_mul(p->nodes, 2), step);
+}
+
 /* Each tag's row, its target; refuse the tags the store does not hold. */
-static int compare(plan *p, frond_store *st, int64_t margin, int margin_set) {
+static int compare(plan *p, frond_store *st) {
   frond_tag_row *rows = NULL;
   frond_error err = {0};
   size_t i, j, n = 0;
@@ -372,11 +437,10 @@ static int compare(plan *p, frond_store *st, int64_t margin, int margin_set) {
     s->row_step = rows[j].step;
   }
   frond_free(rows);
+  fleet(p, st);
   for (i = 0; i < p->n; i++) {
     seen *s = &p->v[i];
-    int64_t m = margin_set
-                    ? margin
-                    : sat_mul(2, s->step > s->row_step ? s->step : s->row_step);
+    int64_t m = margin_of(p, s);
     /* highest + 1 + m, saturated: never below highest + 1. */
     s->to = s->high < 0 ? 0 : sat_add(sat_add(s->high, 1), m);
     if (s->high == INT64_MAX) {
@@ -505,9 +569,11 @@ static void caveats(const plan *p) {
 
 int frond__cli_tag_restore(int argc, char **argv) {
   const char *store = NULL;
-  int64_t margin = 0;
+  int64_t margin = 0, nodes = 0, max_step = 0;
   int apply = 0, json = 0, rc, i;
   frond__opt opts[] = {{"margin", FROND__OPT_INT, &margin, 0, INT64_MAX, 0},
+                       {"nodes", FROND__OPT_INT, &nodes, 1, 1 << 20, 0},
+                       {"max-step", FROND__OPT_INT, &max_step, 1, STEP_MAX, 0},
                        {"apply", FROND__OPT_FLAG, &apply, 0, 0, 0},
                        {"json", FROND__OPT_FLAG, &json, 0, 0, 0},
                        {"store", FROND__OPT_STR, &store, 0, 0, 0},
@@ -534,13 +600,16 @@ int frond__cli_tag_restore(int argc, char **argv) {
     else if (strchr(a.pos[i], ':')[1] == '\0')
       return frond__usage_error(a.cmd, "SOURCE '%s': no file", a.pos[i]);
   memset(&p, 0, sizeof(p));
+  p.margin = margin, p.margin_set = opts[0].seen;
+  p.nodes = nodes, p.nodes_set = opts[1].seen;
+  p.max_step = max_step, p.max_step_set = opts[2].seen;
   for (i = 0; i < a.npos; i++) {
     if (strncmp(a.pos[i], "audit:", 6) == 0)
-      read_audit(&p, a.pos[i] + 6);
+      p.naudit++, read_audit(&p, a.pos[i] + 6);
     else if (strncmp(a.pos[i], "metrics:", 8) == 0)
-      read_metrics_file(&p, a.pos[i] + 8);
+      p.nmetrics++, read_metrics_file(&p, a.pos[i] + 8);
     else
-      read_metrics_url(&p, a.pos[i]);
+      p.nmetrics++, read_metrics_url(&p, a.pos[i]);
   }
   if (store == NULL)
     store = frond__cli_env("FROND_STORE", FROND_STORE_DEFAULT);
@@ -549,7 +618,7 @@ int frond__cli_tag_restore(int argc, char **argv) {
     return frond__cli_fail(&err);
   }
   store_identity(&p, st);
-  if ((rc = compare(&p, st, margin, opts[0].seen)) != FROND__EXIT_OK) {
+  if ((rc = compare(&p, st)) != FROND__EXIT_OK) {
     frond_store_close(st);
     free(p.v);
     return rc;
@@ -568,7 +637,8 @@ int frond__cli_tag_restore(int argc, char **argv) {
       p.v[k].done = 1;
     }
   frond_store_close(st);
-  print_plan(&p, json);
+  if (!p.no_plan)
+    print_plan(&p, json);
   caveats(&p);
   free(p.v);
   return frond__out_finish(p.failed ? FROND__EXIT_FAILURE : FROND__EXIT_OK);

@@ -119,25 +119,29 @@ def scenario(store, dump, load, work, nodes=()):
     # The plan from the audit log changes nothing.
     load()
     was = rows(store)
-    r = restore_cmd(store, "audit:" + audit, "--json")
+    r = restore_cmd(store, "audit:" + audit, "--nodes", "1", "--json")
     ft.check(r.returncode == 0, "plan: %s %s" % (r.stdout, r.stderr))
     plan = {p["tag"]: p for p in json.loads(r.stdout)}
     for tag in TAGS:
         p = plan[tag]
+        # One node, two buffers of the largest step it may have grown to
+        # (a multi: store's step is fixed: the row's).
+        step = TAGS[tag] if store.startswith("multi:") else 1000000
         ft.check(p["highest_seen"] == highest[tag] and
-                 p["to"] == highest[tag] + 1 + 2 * TAGS[tag] and
+                 p["to"] == highest[tag] + 1 + 2 * step and
                  p["action"] == "advance" and p["max_id"] == was[tag],
                  "plan of %s: %r (highest %d)" % (tag, p, highest[tag]))
     ft.check(rows(store) == was, "the plan changed the store")
 
     # After, from the audit log: applied, no repeat.
-    r = restore_cmd(store, "audit:" + audit, "--apply")
+    r = restore_cmd(store, "audit:" + audit, "--nodes", "1", "--apply")
     ft.check(r.returncode == 0 and r.stdout.count("advanced") == len(TAGS),
              "apply: %s %s" % (r.stdout, r.stderr))
     now = rows(store)
     for tag in TAGS:
         ft.check(now[tag] > highest[tag], "%s at %d" % (tag, now[tag]))
-    r = restore_cmd(store, "audit:" + audit, "--apply", "--json")
+    r = restore_cmd(store, "audit:" + audit, "--nodes", "1", "--apply",
+                    "--json")
     ft.check(r.returncode == 0 and all(
         p["action"] == "none" for p in json.loads(r.stdout)),
         "again: %s %s" % (r.stdout, r.stderr))
@@ -152,7 +156,7 @@ def scenario(store, dump, load, work, nodes=()):
     ft.check(r.returncode == 0, "metrics: %s %s" % (r.stdout, r.stderr))
     for p in json.loads(r.stdout):
         ft.check(p["action"] == "advanced" and p["highest_seen"] >=
-                 highest[p["tag"]], "metrics plan: %r" % p)
+                 highest[p["tag"]], "metrics plan: %r (highest %r)" % (p, highest))
     with start(store, nodes=nodes) as srv:
         after = issue(srv, ROUNDS * 2)
     ft.check(repeats(first, after) == 0, "repeats after the metrics' plan")

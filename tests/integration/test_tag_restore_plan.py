@@ -74,6 +74,60 @@ def plan_of(r):
     return {p["tag"]: p for p in json.loads(r.stdout)}
 
 
+def test_fleet_margin():
+    """Three nodes, each with its own audit log, steps grown: a node may
+    have handed out two buffers of the grown step past its last record.
+    The plan covers every node's (or refuses without the fleet's size)."""
+    with Work() as work:
+        store = store_with(work, {"orders": 10})
+        logs = [write(work, "a%d.log" % i, audit_line("orders", 1 + i * 100,
+                                                      100 + i * 100))
+                for i in range(3)]
+        high = 300
+        srcs = ["audit:" + x for x in logs]
+        # The audit log does not say how many nodes wrote it: refused.
+        r = restore(store, *srcs, "--json")
+        ft.check(r.returncode == 1 and "--nodes" in r.stderr,
+                 "no --nodes: %d %s" % (r.returncode, r.stderr))
+        r = restore(store, *srcs, "--nodes", "3", "--json")
+        p = plan_of(r)["orders"]
+        ft.check(p["highest_seen"] == high and
+                 p["to"] == high + 1 + 3 * 2 * BIG,
+                 "3 nodes: %r" % p)
+        ft.check("assumed" in r.stderr and "1000000" in r.stderr,
+                 "no warning naming the assumption: %s" % r.stderr)
+        # --max-step: the operator's fleet grows no further.
+        r = restore(store, *srcs, "--nodes", "3", "--max-step", "200",
+                    "--json")
+        p = plan_of(r)["orders"]
+        ft.check(p["to"] == high + 1 + 3 * 2 * 200, "max-step: %r" % p)
+        # Scrapes: one a node; the largest step any of them shows counts.
+        scrapes = []
+        for i in range(3):
+            scrapes.append("metrics:" + write(
+                work, "m%d.prom" % i,
+                "frond_segment_tags 1\nfrond_segment_tags_in_use 1\n"
+                'frond_segment_step{tag="orders"} %d\n'
+                'frond_segment_buffer_last_id{tag="orders",buffer="current"}'
+                " %d\n" % (50 if i else 3000000, 400 + i)))
+        r = restore(store, *scrapes, "--json")
+        p = plan_of(r)["orders"]
+        ft.check(p["highest_seen"] == 402 and
+                 p["to"] == 402 + 1 + 3 * 2 * 3000000, "scrapes: %r" % p)
+        # The fleet's margin saturates: never below the highest seen + 1.
+        top = write(work, "top.prom", "frond_segment_tags 1\n"
+                    "frond_segment_tags_in_use 1\n"
+                    'frond_segment_buffer_last_id{tag="orders",'
+                    'buffer="current"} 9223372036854775000\n')
+        r = restore(store, "metrics:" + top, "--nodes", "1000000", "--json")
+        p = plan_of(r)["orders"]
+        ft.check(p["to"] == 9223372036854775807, "saturated: %r" % p)
+        # An explicit margin is taken as given, the nodes unknown.
+        r = restore(store, *srcs, "--margin", "7", "--json")
+        p = plan_of(r)["orders"]
+        ft.check(p["to"] == high + 1 + 7, "margin: %r" % p)
+
+
 def test_bad_values():
     """Floats (federation's form) and absurd steps: refused, never a plan
     below the highest seen."""
@@ -117,4 +171,4 @@ def test_bad_values():
 
 
 if __name__ == "__main__":
-    ft.main([test_bad_values])
+    ft.main([test_fleet_margin, test_bad_values])
