@@ -64,6 +64,7 @@ static const char usage[] =
 /* The largest step a server loads unless told: max_step's default (the
 ** dynamic step's cap) and max_range's (a range lease is one load). */
 #define FROND__RESTORE_MAX_STEP 1000000
+#define FORMATS_MAX 16 /* --format options, and unread formats named */
 
 typedef struct seen {
   char tag[FROND_TAG_MAX + 1];
@@ -90,6 +91,17 @@ typedef struct plan {
   int64_t margin, nodes, max_step;
   int margin_set, nodes_set, max_step_set;
   int no_plan; /* the margin is not known: no plan printed */
+  /* --format NAME=SPEC: the servers' formats, to read their records'
+  ** strings back (a seq format's records carry no ID); and the records
+  ** of a format none was given for, refused once the store is read. */
+  char *fname[FORMATS_MAX];
+  const char *fspec[FORMATS_MAX];
+  frond_format *fmt[FORMATS_MAX];
+  int nfmt;
+  struct unread {
+    char format[40], tag[FROND_TAG_MAX + 1], where[FROM_MAX];
+  } unread[FORMATS_MAX];
+  int nunread;
 } plan;
 
 static seen *tag_of(plan *p, const char *tag) {
@@ -147,6 +159,47 @@ static void identity(plan *p, const char *store, const char *where) {
 
 /* ---- the audit log ---- */
 
+/* A format's record with strings and no IDs (a seq format's: its numbers
+** count in its period rows, tag:YYYYMMDD): read back with the format's
+** --format, else kept to be refused with the rows it leaves uncovered. */
+static void format_line(plan *p, const frond__audit_line *l,
+                        const char *where) {
+  const char *str[2] = {l->first_string, l->last_string};
+  frond_format_value v;
+  frond_error err = {0};
+  int i, k;
+  for (i = 0; i < p->nfmt; i++)
+    if (strcmp(p->fname[i], l->format) == 0)
+      break;
+  if (i == p->nfmt) {
+    for (k = 0; k < p->nunread; k++)
+      if (strcmp(p->unread[k].format, l->format) == 0 &&
+          strcmp(p->unread[k].tag, l->tag) == 0)
+        return;
+    if (p->nunread < FORMATS_MAX) {
+      struct unread *u = &p->unread[p->nunread++];
+      snprintf(u->format, sizeof(u->format), "%s", l->format);
+      snprintf(u->tag, sizeof(u->tag), "%s", l->tag);
+      snprintf(u->where, sizeof(u->where), "%s", where);
+    }
+    p->failed = 1;
+    return;
+  }
+  for (k = 0; k < 2; k++) {
+    if (frond_format_decode(p->fmt[i], str[k], strlen(str[k]), &v, &err) != 0 ||
+        !v.has_id) {
+      fprintf(stderr,
+              "frond: INVAL: %s: \"%s\" is not a string of --format %s: "
+              "%s\n",
+              where, str[k], l->format, err.message);
+      p->failed = 1;
+      return;
+    }
+    /* A seq number counts in its period's row, others in the tag's. */
+    (void)saw(p, v.tag[0] != '\0' ? v.tag : l->tag, v.id, where);
+  }
+}
+
 static void audit_line(void *ctx, const char *path, unsigned long n,
                        const frond__audit_line *l) {
   plan *p = ctx;
@@ -156,10 +209,16 @@ static void audit_line(void *ctx, const char *path, unsigned long n,
     p->dropped++;
   /* A segment tag's IDs: a line with a tag and no node (a snowflake
   ** format names its node), answered or not (taken either way). */
-  if (l->tag[0] == '\0' || (l->have & FROND__AUDIT_NODE) ||
-      (l->have & need) != need || l->last < l->first)
+  if (l->tag[0] == '\0' || (l->have & FROND__AUDIT_NODE))
     return;
   snprintf(where, sizeof(where), "%s:%lu", path, n);
+  if ((l->have & need) != need && l->format[0] != '\0' &&
+      l->first_string[0] != '\0') {
+    format_line(p, l, where);
+    return;
+  }
+  if ((l->have & need) != need || l->last < l->first)
+    return;
   (void)saw(p, l->tag, l->last, where);
 }
 
@@ -362,6 +421,32 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return a != 0 && b > INT64_MAX / a ? INT64_MAX : a * b;
 }
 
+/* Records of a format no --format was given for: refused, naming the
+** store's rows their numbers count in (a seq format's period rows). */
+static void unread_formats(plan *p) {
+  char rowsv[512];
+  size_t i, len, off;
+  int k;
+  for (k = 0; k < p->nunread; k++) {
+    const struct unread *u = &p->unread[k];
+    len = strlen(u->tag);
+    rowsv[0] = '\0';
+    for (i = off = 0; i < p->n && off < sizeof(rowsv) - 64; i++)
+      if (p->v[i].in_store && strncmp(p->v[i].tag, u->tag, len) == 0 &&
+          p->v[i].tag[len] == ':')
+        off += (size_t)snprintf(rowsv + off, sizeof(rowsv) - off, "%s%s",
+                                off ? ", " : "", p->v[i].tag);
+    fprintf(stderr,
+            "frond: INVAL: %s: format \"%s\" of tag \"%s\" records strings, "
+            "not IDs (a seq format: its numbers count in the period rows "
+            "%s:PERIOD of the store%s%s): give --format %s=SPEC (the "
+            "servers' format.%s) to read them, or the plan cannot cover "
+            "those rows\n",
+            u->where, u->format, u->tag, u->tag, off ? ": " : ", none yet",
+            rowsv, u->format, u->format);
+  }
+}
+
 /* The default margin covers what any node may have loaded and not shown:
 ** each of the fleet's nodes holds a current and a next buffer, each up
 ** to the largest step it may load: the step it showed, the row's, and
@@ -437,6 +522,7 @@ static int compare(plan *p, frond_store *st) {
     s->row_step = rows[j].step;
   }
   frond_free(rows);
+  unread_formats(p);
   fleet(p, st);
   for (i = 0; i < p->n; i++) {
     seen *s = &p->v[i];
@@ -567,8 +653,57 @@ static void caveats(const plan *p) {
             p->no_identity, p->no_identity == 1 ? "" : "s");
 }
 
+/* --format NAME=SPEC, as often as there are formats: taken out of argv
+** (the option parser takes each option once). 0, or 2 (reported). */
+static int take_formats(plan *p, int *argc, char **argv) {
+  int i, j = 1;
+  char *v, *eq;
+  for (i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "--format") == 0 && i + 1 < *argc)
+      v = argv[++i];
+    else if (strncmp(argv[i], "--format=", 9) == 0)
+      v = argv[i] + 9;
+    else {
+      argv[j++] = argv[i];
+      continue;
+    }
+    if ((eq = strchr(v, '=')) == NULL || eq == v || eq[1] == '\0')
+      return frond__usage_error("tag restore",
+                                "--format '%s': not NAME=SPEC (the name "
+                                "the audit log records, the servers' spec)",
+                                v);
+    if (p->nfmt == FORMATS_MAX)
+      return frond__usage_error("tag restore", "more than %d --format",
+                                FORMATS_MAX);
+    p->fname[p->nfmt] = v;
+    p->fspec[p->nfmt++] = eq + 1;
+  }
+  *argc = j;
+  argv[j] = NULL;
+  return 0;
+}
+
+/* Build each --format's format (keys from key_file). 0, or an exit
+** status. The names are cut at their '=' in place. */
+static int make_formats(plan *p, const char *key_file) {
+  int i, rc;
+  for (i = 0; i < p->nfmt; i++) {
+    p->fname[i][p->fspec[i] - 1 - p->fname[i]] = '\0';
+    if ((rc = frond__cli_format_create("tag restore", p->fspec[i], key_file,
+                                       &p->fmt[i])) != 0)
+      return rc;
+  }
+  return 0;
+}
+
+static void free_formats(plan *p) {
+  int i;
+  for (i = 0; i < p->nfmt; i++)
+    frond_format_free(p->fmt[i]);
+}
+
 int frond__cli_tag_restore(int argc, char **argv) {
-  const char *store = NULL;
+  const char *store = NULL, *key_file = NULL;
   int64_t margin = 0, nodes = 0, max_step = 0;
   int apply = 0, json = 0, rc, i;
   frond__opt opts[] = {{"margin", FROND__OPT_INT, &margin, 0, INT64_MAX, 0},
@@ -577,14 +712,22 @@ int frond__cli_tag_restore(int argc, char **argv) {
                        {"apply", FROND__OPT_FLAG, &apply, 0, 0, 0},
                        {"json", FROND__OPT_FLAG, &json, 0, 0, 0},
                        {"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {"key-file", FROND__OPT_STR, &key_file, 0, 0, 0},
                        {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"tag restore", usage, opts, 1, -1, "SOURCE", NULL, 0};
   frond_store *st;
   frond_error err = {0};
   plan p;
   size_t k;
+  memset(&p, 0, sizeof(p));
+  if ((rc = take_formats(&p, &argc, argv)) != 0)
+    return rc;
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
+  if ((rc = make_formats(&p, key_file)) != 0) {
+    free_formats(&p);
+    return rc;
+  }
   for (i = 0; i < a.npos; i++)
     if (strncmp(a.pos[i], "audit:", 6) != 0 &&
         strncmp(a.pos[i], "metrics:", 8) != 0 &&
@@ -599,7 +742,6 @@ int frond__cli_tag_restore(int argc, char **argv) {
                                     : "");
     else if (strchr(a.pos[i], ':')[1] == '\0')
       return frond__usage_error(a.cmd, "SOURCE '%s': no file", a.pos[i]);
-  memset(&p, 0, sizeof(p));
   p.margin = margin, p.margin_set = opts[0].seen;
   p.nodes = nodes, p.nodes_set = opts[1].seen;
   p.max_step = max_step, p.max_step_set = opts[2].seen;
@@ -615,12 +757,14 @@ int frond__cli_tag_restore(int argc, char **argv) {
     store = frond__cli_env("FROND_STORE", FROND_STORE_DEFAULT);
   if (frond_store_open(&st, store, &err) != 0) {
     free(p.v);
+    free_formats(&p);
     return frond__cli_fail(&err);
   }
   store_identity(&p, st);
   if ((rc = compare(&p, st)) != FROND__EXIT_OK) {
     frond_store_close(st);
     free(p.v);
+    free_formats(&p);
     return rc;
   }
   if (p.n > 1)
@@ -641,5 +785,6 @@ int frond__cli_tag_restore(int argc, char **argv) {
     print_plan(&p, json);
   caveats(&p);
   free(p.v);
+  free_formats(&p);
   return frond__out_finish(p.failed ? FROND__EXIT_FAILURE : FROND__EXIT_OK);
 }

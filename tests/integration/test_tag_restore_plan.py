@@ -128,6 +128,36 @@ def test_fleet_margin():
         ft.check(p["to"] == high + 1 + 7, "margin: %r" % p)
 
 
+def test_seq_periods():
+    """A seq format's records name strings, not IDs: their numbers count
+    in the period rows (tag:YYYYMMDD) of the store."""
+    with Work() as work:
+        store = store_with(work, {"orders": 10})
+        spec = "seq:tag=orders,digits=6"
+        r = ft.run(["next", "--format", spec, "--count", "5",
+                    "--store", store])
+        ft.check(r.returncode == 0, "next: %s" % r.stderr)
+        got = r.stdout.split()
+        period = "orders:" + got[0][:8]
+        ft.check(period in rows(store), "no period row: %r" % rows(store))
+        log = write(work, "audit.log", json.dumps(
+            {"time": "2026-11-28T00:00:00.000Z", "client": "c",
+             "proto": "http", "op": "batch", "format": "daily",
+             "tag": "orders", "first_string": got[0],
+             "last_string": got[-1], "count": 5},
+            separators=(",", ":")) + "\n")
+        r = restore(store, "audit:" + log, "--nodes", "1", "--json")
+        ft.check(r.returncode == 1 and period in r.stderr and
+                 "--format" in r.stderr,
+                 "seq unread: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+        r = restore(store, "audit:" + log, "--nodes", "1", "--max-step",
+                    "10", "--format", "daily=" + spec, "--json")
+        p = plan_of(r)
+        ft.check(p[period]["highest_seen"] == 5 and
+                 p[period]["to"] == 5 + 1 + 20, "period: %r" % p[period])
+        ft.check(p["orders"]["action"] == "not seen", "base: %r" % p)
+
+
 def test_bad_values():
     """Floats (federation's form) and absurd steps: refused, never a plan
     below the highest seen."""
@@ -171,4 +201,4 @@ def test_bad_values():
 
 
 if __name__ == "__main__":
-    ft.main([test_fleet_margin, test_bad_values])
+    ft.main([test_fleet_margin, test_seq_periods, test_bad_values])
