@@ -125,6 +125,7 @@ int frond__metrics_line_parse(const char *s, size_t len,
     return 0;
   if (name(&p, end, out->name, sizeof out->name) != 0)
     return -1;
+  v = p;
   blanks(&p, end);
   if (p < end && *p == '{') {
     p++;
@@ -156,8 +157,11 @@ int frond__metrics_line_parse(const char *s, size_t len,
       break;
     }
     p++;
+    v = p;
+    blanks(&p, end);
   }
-  if (p >= end || (*p != ' ' && *p != '\t'))
+  /* The value, after at least one blank (`name value`, `name{...} value`). */
+  if (p == v || p >= end)
     return -1;
   blanks(&p, end);
   for (v = p; p < end && *p != ' ' && *p != '\t'; p++)
