@@ -396,7 +396,7 @@ static void free_formats(plan *p) {
 int frond__cli_tag_restore(int argc, char **argv) {
   const char *store = NULL, *key_file = NULL;
   int64_t margin = 0, nodes = 0, max_step = 0;
-  int apply = 0, json = 0, rc, i;
+  int apply = 0, json = 0, missing_ok = 0, rc, i;
   frond__opt opts[] = {
       {"margin", FROND__OPT_INT, &margin, 0, INT64_MAX, 0},
       {"nodes", FROND__OPT_INT, &nodes, 1, 1 << 20, 0},
@@ -405,6 +405,7 @@ int frond__cli_tag_restore(int argc, char **argv) {
       {"json", FROND__OPT_FLAG, &json, 0, 0, 0},
       {"store", FROND__OPT_STR, &store, 0, 0, 0},
       {"key-file", FROND__OPT_STR, &key_file, 0, 0, 0},
+      {"missing-tags-ok", FROND__OPT_FLAG, &missing_ok, 0, 0, 0},
       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"tag restore", usage, opts, 1, -1, "SOURCE", NULL, 0};
   frond_store *st;
@@ -437,6 +438,7 @@ int frond__cli_tag_restore(int argc, char **argv) {
   p.margin = margin, p.margin_set = opts[0].seen;
   p.nodes = nodes, p.nodes_set = opts[1].seen;
   p.max_step = max_step, p.max_step_set = opts[2].seen;
+  p.missing_ok = missing_ok;
   for (i = 0; i < a.npos; i++) {
     if (strncmp(a.pos[i], "audit:", 6) == 0)
       p.naudit++, frond__restore_audit(&p, a.pos[i] + 6);

@@ -28,6 +28,7 @@ typedef struct frond__restore_seen {
   int64_t max_id, to;  /* the row's, and where it must be */
   int64_t row_step;    /* the row's step */
   int in_store;        /* the store holds it */
+  unsigned source;     /* the last scrape that showed a buffer of it */
   int done;            /* advanced by --apply */
 } frond__restore_seen;
 
@@ -44,7 +45,9 @@ typedef struct frond__restore_plan {
   /* The margin: given, or nodes x 2 x the largest step a node may load. */
   int64_t margin, nodes, max_step;
   int margin_set, nodes_set, max_step_set;
-  int no_plan; /* the margin is not known: no plan printed */
+  int no_plan;     /* the margin is not known: no plan printed */
+  unsigned source; /* scrapes read, the current one's number */
+  int missing_ok;  /* --missing-tags-ok: tags outside a scrape warned */
   /* --format NAME=SPEC: the servers' formats, to read their records'
   ** strings back (a seq format's records carry no ID); and the records
   ** of a format none was given for, refused once the store is read. */

@@ -153,7 +153,6 @@ void frond__restore_audit(plan *p, const char *log) {
 
 /* ---- metrics ---- */
 
-
 /* An ID-valued sample that is not a whole number in range: refused with
 ** its line (a float from federation or recording rules has lost the low
 ** digits of an ID above 2^53; one planned from it may be too low). */
@@ -167,6 +166,26 @@ static int bad_value(plan *p, const char *where, unsigned long n,
   return 0;
 }
 
+/* A node that used more tags than its scrape shows buffers of: those
+** outside metrics_tags and the metrics_top_tags fastest, whose IDs the
+** plan cannot see. Refused unless --missing-tags-ok. */
+static void missing(plan *p, const char *where, int64_t in_use, int64_t shown) {
+  int64_t k = in_use - shown;
+  fprintf(stderr,
+          "%s%s: the node used %lld tag%s since it started and shows the "
+          "buffers of %lld: %lld tag%s missing (outside metrics_tags and "
+          "the metrics_top_tags fastest), whose IDs the plan cannot see: "
+          "name every tag in metrics_tags (or raise metrics_top_tags) "
+          "before the next backup, add the audit log%s\n",
+          p->missing_ok ? "frond tag restore: warning: " : "frond: INVAL: ",
+          where, (long long)in_use, in_use == 1 ? "" : "s", (long long)shown,
+          (long long)k, k == 1 ? "" : "s",
+          p->missing_ok ? "; planned without them (--missing-tags-ok)"
+                        : ", or give --missing-tags-ok to plan without them");
+  if (!p->missing_ok)
+    p->failed = 1;
+}
+
 /* One scrape's text: 0, or -1 when it holds no Frond metrics at all. */
 static int read_metrics_text(plan *p, const char *text, size_t len,
                              const char *where) {
@@ -174,6 +193,8 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
   frond__metrics_line l;
   int frond = 0, named = 0;
   unsigned long n = 0;
+  int64_t in_use = -1, shown = 0; /* tags used; tags with a buffer shown */
+  p->source++;
   for (; s < end; s = nl + 1) {
     n++;
     if ((nl = memchr(s, '\n', (size_t)(end - s))) == NULL)
@@ -192,6 +213,15 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
         bad_value(p, where, n, &l, "an ID (a whole number from 1)");
       else if (saw(p, tag, l.ivalue, where) != 0)
         return 0;
+      else if (frond__restore_tag(p, tag)->source != p->source) {
+        frond__restore_tag(p, tag)->source = p->source;
+        shown++;
+      }
+    } else if (strcmp(l.name, "frond_segment_tags_in_use") == 0) {
+      if (!l.is_int || l.ivalue < 0)
+        bad_value(p, where, n, &l, "a count");
+      else
+        in_use = l.ivalue;
     } else if (strcmp(l.name, "frond_segment_step") == 0 &&
                (tag = frond__metrics_label_get(&l, "tag")) != NULL) {
       seen *t;
@@ -207,6 +237,8 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
   }
   if (!frond)
     return -1;
+  if (in_use > shown)
+    missing(p, where, in_use, shown);
   if (!named)
     p->no_identity++;
   return 0;
@@ -283,4 +315,3 @@ void frond__restore_metrics_url(plan *p, const char *url) {
   }
   frond__fs_client_free(&c);
 }
-

@@ -158,6 +158,25 @@ def test_seq_periods():
         ft.check(p["orders"]["action"] == "not seen", "base: %r" % p)
 
 
+def test_tags_outside_series():
+    """A scrape whose node used more tags than it shows series of."""
+    with Work() as work:
+        store = store_with(work, {"hot": 10, "cold": 10})
+        scrape = write(work, "m.prom",
+                       "frond_segment_tags 2\nfrond_segment_tags_in_use 2\n"
+                       'frond_segment_step{tag="cold"} 10\n'
+                       'frond_segment_buffer_last_id{tag="cold",'
+                       'buffer="current"} 20\n')
+        r = restore(store, "metrics:" + scrape, "--json")
+        ft.check(r.returncode == 1 and "1 tag" in r.stderr and
+                 "metrics_tags" in r.stderr,
+                 "missing tags: %d %s" % (r.returncode, r.stderr))
+        r = restore(store, "metrics:" + scrape, "--missing-tags-ok",
+                    "--json")
+        ft.check(r.returncode == 0 and "metrics_tags" in r.stderr,
+                 "accepted: %d %s" % (r.returncode, r.stderr))
+
+
 def test_bad_values():
     """Floats (federation's form) and absurd steps: refused, never a plan
     below the highest seen."""
@@ -201,4 +220,4 @@ def test_bad_values():
 
 
 if __name__ == "__main__":
-    ft.main([test_fleet_margin, test_seq_periods, test_bad_values])
+    ft.main([test_fleet_margin, test_seq_periods, test_tags_outside_series, test_bad_values])
