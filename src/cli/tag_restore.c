@@ -30,6 +30,7 @@
 #include "server/metrics_line.h"
 #include "store/store.h"
 #include "store/store_frond.h"
+#include "store/store_multi.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -67,11 +68,9 @@ typedef frond__restore_plan plan;
 
 /* ---- the store ---- */
 
-/* Check the sources' store against the restored one's frond_meta. A
-** single database's is read and nothing is written; a multi: store is
-** asked to record the sources' identity (multi_fact: nothing written
-** when a member holds another; the members that hold none get it, as the
-** start of the servers that named it would have given them). */
+/* Check the sources' store against the restored one's frond_meta, read
+** without writing (a plan writes nothing): a single database's, every
+** member's of a multi: store; another kind (frond://) is not checked. */
 static void store_identity(plan *p, frond_store *st) {
   char recorded[257] = "";
   frond_error err = {0};
@@ -81,9 +80,16 @@ static void store_identity(plan *p, frond_store *st) {
   if (st->methods == &frond__store_sql)
     rc = frond__store_sql_fact_read(st, "store.id", recorded, sizeof(recorded),
                                     &err);
-  else
-    rc = frond__store_fact(st, "store.id", p->store, recorded, sizeof(recorded),
-                           &err);
+  else if (st->methods == &frond__store_multi)
+    rc = frond__store_multi_fact_read(st, "store.id", recorded,
+                                      sizeof(recorded), &err);
+  else {
+    fprintf(stderr,
+            "frond tag restore: a %s store's identity is not read here: the "
+            "sources' store %s is not checked against it\n",
+            st->methods->zName, p->store);
+    return;
+  }
   if (rc != 0) {
     fprintf(stderr, "frond: %s: reading the store's identity: %s\n",
             frond_err_name(err.code), err.message);

@@ -177,6 +177,37 @@ def test_tags_outside_series():
                  "accepted: %d %s" % (r.returncode, r.stderr))
 
 
+def test_multi_plan_writes_nothing():
+    """A plan on a multi: store records nothing in its members."""
+    with Work() as work:
+        dbs = [os.path.join(work, "m%d.db" % i) for i in range(2)]
+        store = "multi:" + "|".join("sqlite:///" + d for d in dbs)
+        r = ft.run(["tag", "create", "t", "--step", "10", "--store", store])
+        ft.check(r.returncode == 0, "create: %s" % r.stderr)
+        scrape = write(work, "m.prom",
+                       'frond_store_info{store="%s"} 1\n'
+                       "frond_segment_tags 1\nfrond_segment_tags_in_use 1\n"
+                       'frond_segment_buffer_last_id{tag="t",'
+                       'buffer="current"} 150\n' % ("ab" * 16))
+
+        def ids():
+            out = []
+            for d in dbs:
+                c = sqlite3.connect(d)
+                try:
+                    out += c.execute("SELECT value FROM frond_meta WHERE "
+                                     "name = 'store.id'").fetchall()
+                except sqlite3.OperationalError:
+                    pass
+                c.close()
+            return out
+
+        was = ids()
+        r = restore(store, "metrics:" + scrape, "--json")
+        ft.check(ids() == was, "the plan wrote %r" % ids())
+        ft.check("recording a format" not in r.stderr, r.stderr)
+
+
 def test_bad_values():
     """Floats (federation's form) and absurd steps: refused, never a plan
     below the highest seen."""
@@ -220,4 +251,4 @@ def test_bad_values():
 
 
 if __name__ == "__main__":
-    ft.main([test_fleet_margin, test_seq_periods, test_tags_outside_series, test_bad_values])
+    ft.main([test_fleet_margin, test_seq_periods, test_tags_outside_series, test_multi_plan_writes_nothing, test_bad_values])
