@@ -402,7 +402,7 @@ static void free_formats(plan *p) {
 int frond__cli_tag_restore(int argc, char **argv) {
   const char *store = NULL, *key_file = NULL;
   int64_t margin = 0, nodes = 0, max_step = 0;
-  int apply = 0, json = 0, missing_ok = 0, rc, i;
+  int apply = 0, json = 0, missing_ok = 0, fenced = 0, rc, i;
   frond__opt opts[] = {
       {"margin", FROND__OPT_INT, &margin, 0, INT64_MAX, 0},
       {"nodes", FROND__OPT_INT, &nodes, 1, 1 << 20, 0},
@@ -412,6 +412,7 @@ int frond__cli_tag_restore(int argc, char **argv) {
       {"store", FROND__OPT_STR, &store, 0, 0, 0},
       {"key-file", FROND__OPT_STR, &key_file, 0, 0, 0},
       {"missing-tags-ok", FROND__OPT_FLAG, &missing_ok, 0, 0, 0},
+      {"nodes-fenced", FROND__OPT_FLAG, &fenced, 0, 0, 0},
       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"tag restore", usage, opts, 1, -1, "SOURCE", NULL, 0};
   frond_store *st;
@@ -469,6 +470,17 @@ int frond__cli_tag_restore(int argc, char **argv) {
   }
   if (p.n > 1)
     qsort(p.v, p.n, sizeof(*p.v), by_tag);
+  if (apply && p.live > 0 && !fenced) {
+    fprintf(stderr,
+            "frond: INVAL: --apply: %s answered (%d node%s running): a "
+            "running node hands out its buffers and loads more while the "
+            "rows move, above any plan taken now. Stop the fleet and plan "
+            "from its last scrapes and audit logs, or give --nodes-fenced "
+            "when every node that answered serves no ID of this store "
+            "(stopped serving, fenced, pointed at another store)\n",
+            p.live_url, p.live, p.live == 1 ? "" : "s");
+    p.failed = 1;
+  }
   if (apply && p.failed)
     fprintf(stderr, "frond tag restore: refused above: nothing applied\n");
   for (k = 0; apply && !p.failed && k < p.n; k++)

@@ -45,9 +45,11 @@ typedef struct frond__restore_plan {
   /* The margin: given, or nodes x 2 x the largest step a node may load. */
   int64_t margin, nodes, max_step;
   int margin_set, nodes_set, max_step_set;
-  int no_plan;     /* the margin is not known: no plan printed */
-  unsigned source; /* scrapes read, the current one's number */
-  int missing_ok;  /* --missing-tags-ok: tags outside a scrape warned */
+  int no_plan;             /* the margin is not known: no plan printed */
+  unsigned source;         /* scrapes read, the current one's number */
+  int missing_ok;          /* --missing-tags-ok: tags outside a scrape warned */
+  int live;                /* http:// sources that answered: nodes running */
+  char live_url[FROM_MAX]; /* the first of them */
   /* --format NAME=SPEC: the servers' formats, to read their records'
   ** strings back (a seq format's records carry no ID); and the records
   ** of a format none was given for, refused once the store is read. */

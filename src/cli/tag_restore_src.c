@@ -309,9 +309,15 @@ void frond__restore_metrics_url(plan *p, const char *url) {
             "audit log)\n",
             frond_err_name(err.code), url, err.message);
     p->failed = 1;
-  } else if (read_metrics_text(p, a.body, a.len, url) != 0) {
-    fprintf(stderr, "frond: INVAL: %s: no Frond metrics in its answer\n", url);
-    p->failed = 1;
+  } else {
+    /* It answered: a node is running (--apply refuses unless fenced). */
+    if (p->live++ == 0)
+      snprintf(p->live_url, sizeof(p->live_url), "%s", url);
+    if (read_metrics_text(p, a.body, a.len, url) != 0) {
+      fprintf(stderr, "frond: INVAL: %s: no Frond metrics in its answer\n",
+              url);
+      p->failed = 1;
+    }
   }
   frond__fs_client_free(&c);
 }

@@ -208,6 +208,26 @@ def test_multi_plan_writes_nothing():
         ft.check("recording a format" not in r.stderr, r.stderr)
 
 
+def test_apply_refused_while_serving():
+    """--apply with a node that answers: it serves from its buffers and
+    loads more while the rows move."""
+    with Work() as work:
+        store = store_with(work, {"t": 10})
+        with ft.Server(store=store, extra=["--metrics-tags", "t"]) as srv:
+            s, _, b = srv.request("GET", "/v1/segment/t")
+            ft.check(s == 200, "segment: %d %r" % (s, b))
+            url = "http://127.0.0.1:%d" % srv.port
+            was = rows(store)
+            r = restore(store, url, "--nodes", "1", "--apply")
+            ft.check(r.returncode == 1 and "--nodes-fenced" in r.stderr,
+                     "apply live: %d %s" % (r.returncode, r.stderr))
+            ft.check(rows(store) == was, "moved while serving")
+            r = restore(store, url, "--nodes", "1", "--apply",
+                        "--nodes-fenced")
+            ft.check(r.returncode == 0 and "advanced" in r.stdout,
+                     "fenced: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+
+
 def test_bad_values():
     """Floats (federation's form) and absurd steps: refused, never a plan
     below the highest seen."""
@@ -251,4 +271,4 @@ def test_bad_values():
 
 
 if __name__ == "__main__":
-    ft.main([test_fleet_margin, test_seq_periods, test_tags_outside_series, test_multi_plan_writes_nothing, test_bad_values])
+    ft.main([test_fleet_margin, test_seq_periods, test_tags_outside_series, test_multi_plan_writes_nothing, test_apply_refused_while_serving, test_bad_values])
