@@ -108,6 +108,34 @@ static void match(void *ctx, const char *file, unsigned long n,
 }
 
 /* Read one file (through gzip -dc when it ends in .gz). 0, or -1. */
+/* A compressed file read as text would be skipped line by line, its
+** records silently lost: refused by its magic number (gzip is read only
+** under a .gz name, through gzip -dc). 0 when in is text (rewound). */
+static int compressed(FILE *in, const char *path) {
+  static const struct {
+    const char *magic, *name;
+    size_t len;
+  } kinds[] = {{"\x1f\x8b", "gzip (name it .gz)", 2},
+               {"BZh", "bzip2", 3},
+               {"\x28\xb5\x2f\xfd", "zstd", 4},
+               {"\xfd"
+                "7zXZ",
+                "xz", 5}};
+  unsigned char head[8];
+  size_t got = fread(head, 1, sizeof(head), in), i;
+  rewind(in);
+  for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    if (got >= kinds[i].len &&
+        memcmp(head, kinds[i].magic, kinds[i].len) == 0) {
+      fprintf(stderr,
+              "frond: IO: %s: a %s file: its records are not read; "
+              "decompress it beside the log first\n",
+              path, kinds[i].name);
+      return -1;
+    }
+  return 0;
+}
+
 int frond__cli_audit_read(const char *path, frond__cli_audit_fn fn, void *ctx,
                           unsigned long *skipped) {
   size_t len = strlen(path), cap = 0;
@@ -119,7 +147,10 @@ int frond__cli_audit_read(const char *path, frond__cli_audit_fn fn, void *ctx,
   unsigned long n = 0;
   frond__audit_line l;
   if (!gz) {
-    in = fopen(path, "r");
+    if ((in = fopen(path, "r")) != NULL && compressed(in, path) != 0) {
+      fclose(in);
+      return -1;
+    }
   } else {
     if (pipe(fds) != 0 || (pid = fork()) < 0) {
       fprintf(stderr, "frond: IO: %s: %s\n", path, strerror(errno));

@@ -399,6 +399,23 @@ static void free_formats(plan *p) {
     frond_format_free(p->fmt[i]);
 }
 
+/* An advance failed at tag k: say what moved and what did not (advance
+** is one way: those done stay done, a run again moves the rest). */
+static void partial(const plan *p, size_t k) {
+  size_t i, done = 0, left = 0;
+  for (i = 0; i < p->n; i++)
+    if (p->v[i].done)
+      done++;
+    else if (i >= k && moves(&p->v[i]))
+      left++;
+  fprintf(
+      stderr,
+      "frond tag restore: applied in part: %zu tag%s advanced (\"advanced\" "
+      "below), %zu not, from tag \"%s\" on: fix the cause and run "
+      "the same command again; do not start the fleet before\n",
+      done, done == 1 ? "" : "s", left, p->v[k].tag);
+}
+
 int frond__cli_tag_restore(int argc, char **argv) {
   const char *store = NULL, *key_file = NULL;
   int64_t margin = 0, nodes = 0, max_step = 0;
@@ -488,6 +505,7 @@ int frond__cli_tag_restore(int argc, char **argv) {
         frond_store_tag_advance(st, p.v[k].tag, p.v[k].to, &err) != 0) {
       fprintf(stderr, "frond: %s: tag \"%s\": %s\n", frond_err_name(err.code),
               p.v[k].tag, err.message);
+      partial(&p, k);
       p.failed = 1;
     } else if (moves(&p.v[k])) {
       p.v[k].done = 1;

@@ -186,7 +186,8 @@ static void missing(plan *p, const char *where, int64_t in_use, int64_t shown) {
     p->failed = 1;
 }
 
-/* One scrape's text: 0, or -1 when it holds no Frond metrics at all. */
+/* One scrape's text: 0, or -1 when it holds no Frond segment metrics at
+** all (not a Frond node's, or one with segment IDs off). */
 static int read_metrics_text(plan *p, const char *text, size_t len,
                              const char *where) {
   const char *s = text, *end = text + len, *nl, *tag, *store;
@@ -201,7 +202,7 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
       nl = end;
     if (frond__metrics_line_parse(s, (size_t)(nl - s), &l) != 1)
       continue;
-    if (strncmp(l.name, "frond_", 6) == 0)
+    if (strncmp(l.name, "frond_segment_", 14) == 0)
       frond = 1;
     if (strcmp(l.name, "frond_store_info") == 0 &&
         (store = frond__metrics_label_get(&l, "store")) != NULL) {
@@ -273,8 +274,8 @@ void frond__restore_metrics_file(plan *p, const char *path) {
     p->failed = 1;
   } else if (read_metrics_text(p, buf, len, path) != 0) {
     fprintf(stderr,
-            "frond: INVAL: %s: no Frond metrics in it (not a scrape of a "
-            "node's /metrics)\n",
+            "frond: INVAL: %s: no Frond segment metrics in it (not a "
+            "Frond node's /metrics, or segment IDs off)\n",
             path);
     p->failed = 1;
   }
@@ -288,6 +289,7 @@ void frond__restore_metrics_url(plan *p, const char *url) {
   char uri[FROND_FS_HOST_MAX + 64];
   frond_fs_uri u;
   frond_fs_client c;
+  const char *path = host + n;
   frond_fs_req req = {"GET", "/metrics", NULL, 1, NULL, NULL};
   frond_fs_answer a;
   frond_error err = {0};
@@ -299,6 +301,10 @@ void frond__restore_metrics_url(plan *p, const char *url) {
     p->failed = 1;
     return;
   }
+  /* A path given is kept (a node behind a prefix), with its query;
+  ** none, or "/", is /metrics. */
+  if (*path == '/' && path[1] != '\0')
+    req.path = path;
   frond__fs_client_init(&c, &u);
   c.agent = "frond-tag-restore";
   if (frond__fs_call(&c, &req, &a, &err) != 0 ||
@@ -314,7 +320,9 @@ void frond__restore_metrics_url(plan *p, const char *url) {
     if (p->live++ == 0)
       snprintf(p->live_url, sizeof(p->live_url), "%s", url);
     if (read_metrics_text(p, a.body, a.len, url) != 0) {
-      fprintf(stderr, "frond: INVAL: %s: no Frond metrics in its answer\n",
+      fprintf(stderr,
+              "frond: INVAL: %s: no Frond segment metrics in its answer "
+              "(not a Frond node's /metrics, or segment IDs off)\n",
               url);
       p->failed = 1;
     }

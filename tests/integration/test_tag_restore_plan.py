@@ -226,6 +226,10 @@ def test_apply_refused_while_serving():
                         "--nodes-fenced")
             ft.check(r.returncode == 0 and "advanced" in r.stdout,
                      "fenced: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+            # The URL's path is kept (a node behind a prefix).
+            r = restore(store, url + "/nope/metrics", "--nodes", "1")
+            ft.check(r.returncode == 1 and "/nope/metrics" in r.stderr,
+                     "path: %d %s" % (r.returncode, r.stderr))
 
 
 def test_bad_values():
@@ -270,5 +274,47 @@ def test_bad_values():
                  not ft.sanitizer_errors(r.stderr), "top: %r" % p)
 
 
+def test_unreadable_sources():
+    """A compressed rotated file it cannot read, a server that is not a
+    Frond node: refused, not read as nothing."""
+    with Work() as work:
+        store = store_with(work, {"t": 10})
+        log = write(work, "audit.log", audit_line("t", 1, 5))
+        with open(log + ".3.bz2", "wb") as f:
+            f.write(b"BZh91AY&SY" + bytes(40))
+        r = restore(store, "audit:" + log, "--nodes", "1")
+        ft.check(r.returncode == 1 and ".3.bz2" in r.stderr,
+                 "bz2: %d %s" % (r.returncode, r.stderr))
+        os.remove(log + ".3.bz2")
+        with open(log + ".4.zst", "wb") as f:
+            f.write(b"\x28\xb5\x2f\xfd" + bytes(40))
+        r = restore(store, "audit:" + log, "--nodes", "1")
+        ft.check(r.returncode == 1 and ".4.zst" in r.stderr,
+                 "zst: %d %s" % (r.returncode, r.stderr))
+        os.remove(log + ".4.zst")
+        port = ft.free_port()
+        srv = subprocess.Popen(
+            [sys.executable, "-c",
+             "import http.server as h\n"
+             "class H(h.BaseHTTPRequestHandler):\n"
+             "  def do_GET(self):\n"
+             "    b = b'frond_build_info{version=\"x\"} 1\\n'\n"
+             "    self.send_response(200)\n"
+             "    self.send_header('Content-Length', str(len(b)))\n"
+             "    self.end_headers(); self.wfile.write(b)\n"
+             "  def log_message(self, *a): pass\n"
+             "h.HTTPServer(('127.0.0.1', %d), H).serve_forever()\n" % port])
+        try:
+            ft.wait_port(port)
+            r = restore(store, "http://127.0.0.1:%d" % port, "--nodes", "1")
+            ft.check(r.returncode == 1 and "segment" in r.stderr,
+                     "not frond: %d %s" % (r.returncode, r.stderr))
+        finally:
+            srv.kill()
+            srv.wait()
+
+
 if __name__ == "__main__":
-    ft.main([test_fleet_margin, test_seq_periods, test_tags_outside_series, test_multi_plan_writes_nothing, test_apply_refused_while_serving, test_bad_values])
+    ft.main([test_fleet_margin, test_seq_periods, test_tags_outside_series,
+             test_multi_plan_writes_nothing, test_apply_refused_while_serving,
+             test_bad_values, test_unreadable_sources])
