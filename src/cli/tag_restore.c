@@ -15,10 +15,11 @@
 **                (frond_store_info) (metrics_line.c)
 **   http://HOST:PORT  the same, fetched now from a running node
 **
-** Per tag: to = highest seen + 1 + margin (default: twice the largest
-** step known, the two buffers whose IDs a node may have handed out past
-** its last record or scrape). The plan shows the row's max_id (the next
-** ID it allocates) against it; a tag whose row is at or past `to` stays.
+** Per tag: to = highest seen + 1 + margin (default: nodes x 2 x the
+** largest step a node may load: the current and next buffer of every
+** node, which its records or scrape may not show; see fleet()). The
+** plan shows the row's max_id (the next ID it allocates) against it; a
+** tag whose row is at or past `to` stays.
 **
 ** Refused, nothing applied (exit 1): a source that cannot be read, a
 ** source of another store (STORE_MISMATCH: the wrong backup or another
@@ -38,7 +39,10 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: frond tag restore SOURCE... [--margin N] [--apply] [--json]\n"
+    "usage: frond tag restore SOURCE... [--nodes N] [--max-step N]\n"
+    "                         [--margin N] [--format NAME=SPEC]...\n"
+    "                         [--key-file FILE] [--missing-tags-ok]\n"
+    "                         [--apply] [--nodes-fenced] [--json]\n"
     "\n"
     "After the store was restored from a backup, with every node stopped:\n"
     "how far each tag must move forward so that no ID handed out since the\n"
@@ -49,17 +53,29 @@ static const char usage[] =
     "SOURCE, as many as there are (every node's, or the plan is a lower\n"
     "bound):\n"
     "  audit:FILE         an audit log, with its rotated files beside it\n"
-    "  metrics:FILE       a node's /metrics, scraped before it stopped\n"
-    "  http://HOST:PORT   a running node's /metrics, fetched now\n"
+    "  metrics:FILE       a node's /metrics, scraped at its stop (best)\n"
+    "  http://HOST:PORT[/PATH]  a running node's /metrics, fetched now\n"
     "\n"
-    "  --margin N  IDs above the highest seen (default: twice the tag's\n"
-    "              largest step known)\n"
-    "  --apply     move the tags the plan moves\n"
-    "  --json      the plan as JSON\n"
+    "  --nodes N          nodes that served the store since the backup\n"
+    "                     (default: one per scrape; needed with an audit\n"
+    "                     log unless --margin is given)\n"
+    "  --max-step N       the largest step or range a node may load\n"
+    "                     (default 1000000: max_step's and max_range's)\n"
+    "  --margin N         IDs above the highest seen (default: nodes x 2\n"
+    "                     buffers x the largest step a node may load)\n"
+    "  --format NAME=SPEC read the audit records of format NAME (a seq\n"
+    "                     format's numbers count in its period rows)\n"
+    "  --key-file FILE    the keys of keyed --format specs\n"
+    "  --missing-tags-ok  plan although a scrape used tags it shows no\n"
+    "                     buffers of (outside metrics_tags)\n"
+    "  --apply            move the tags the plan moves\n"
+    "  --nodes-fenced     apply although an http:// source answered: every\n"
+    "                     node that answered serves no ID of this store\n"
+    "  --json             the plan as JSON\n"
     "\n"
     "Exit status: 0 the plan (applied with --apply), 1 refused (a source\n"
-    "unread, another store's, a tag the store does not hold), 2 bad\n"
-    "arguments.\n";
+    "unread or unsound, another store's, a tag the store does not hold,\n"
+    "nodes running), 2 bad arguments.\n";
 
 #include "cli/tag_restore.h"
 
