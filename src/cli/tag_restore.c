@@ -67,7 +67,7 @@ static const char usage[] =
     "                     format's numbers count in its period rows)\n"
     "  --key-file FILE    the keys of keyed --format specs\n"
     "  --missing-tags-ok  plan although a scrape used tags it shows no\n"
-    "                     buffers of (outside metrics_tags)\n"
+    "                     series of (outside metrics_tags)\n"
     "  --apply            move the tags the plan moves\n"
     "  --nodes-fenced     apply although an http:// source answered: every\n"
     "                     node that answered serves no ID of this store\n"

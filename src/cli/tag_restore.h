@@ -28,7 +28,7 @@ typedef struct frond__restore_seen {
   int64_t max_id, to;  /* the row's, and where it must be */
   int64_t row_step;    /* the row's step */
   int in_store;        /* the store holds it */
-  unsigned source;     /* the last scrape that showed a buffer of it */
+  unsigned source;     /* the last scrape that showed its series */
   int done;            /* advanced by --apply */
 } frond__restore_seen;
 

@@ -166,14 +166,14 @@ static int bad_value(plan *p, const char *where, unsigned long n,
   return 0;
 }
 
-/* A node that used more tags than its scrape shows buffers of: those
+/* A node that used more tags than its scrape shows series of: those
 ** outside metrics_tags and the metrics_top_tags fastest, whose IDs the
 ** plan cannot see. Refused unless --missing-tags-ok. */
 static void missing(plan *p, const char *where, int64_t in_use, int64_t shown) {
   int64_t k = in_use - shown;
   fprintf(stderr,
           "%s%s: the node used %lld tag%s since it started and shows the "
-          "buffers of %lld: %lld tag%s missing (outside metrics_tags and "
+          "series of %lld: %lld tag%s missing (outside metrics_tags and "
           "the metrics_top_tags fastest), whose IDs the plan cannot see: "
           "name every tag in metrics_tags (or raise metrics_top_tags) "
           "before the next backup, add the audit log%s\n",
@@ -194,7 +194,7 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
   frond__metrics_line l;
   int frond = 0, named = 0;
   unsigned long n = 0;
-  int64_t in_use = -1, shown = 0; /* tags used; tags with a buffer shown */
+  int64_t in_use = -1, shown = 0; /* tags used; tags with series */
   p->source++;
   for (; s < end; s = nl + 1) {
     n++;
@@ -214,10 +214,6 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
         bad_value(p, where, n, &l, "an ID (a whole number from 1)");
       else if (saw(p, tag, l.ivalue, where) != 0)
         return 0;
-      else if (frond__restore_tag(p, tag)->source != p->source) {
-        frond__restore_tag(p, tag)->source = p->source;
-        shown++;
-      }
     } else if (strcmp(l.name, "frond_segment_tags_in_use") == 0) {
       if (!l.is_int || l.ivalue < 0)
         bad_value(p, where, n, &l, "a count");
@@ -234,6 +230,10 @@ static int read_metrics_text(plan *p, const char *text, size_t len,
         return frond__restore_oom(p), 0;
       if (l.ivalue > t->step)
         t->step = l.ivalue;
+      if (t->source != p->source) { /* a tag with series in this scrape */
+        t->source = p->source;
+        shown++;
+      }
     }
   }
   if (!frond)

@@ -117,6 +117,7 @@ def test_fleet_margin():
         # The fleet's margin saturates: never below the highest seen + 1.
         top = write(work, "top.prom", "frond_segment_tags 1\n"
                     "frond_segment_tags_in_use 1\n"
+                    'frond_segment_step{tag="orders"} 10\n'
                     'frond_segment_buffer_last_id{tag="orders",'
                     'buffer="current"} 9223372036854775000\n')
         r = restore(store, "metrics:" + top, "--nodes", "1000000", "--json")
@@ -265,6 +266,7 @@ def test_bad_values():
         # The margin saturates; the target is never below highest + 1.
         path = write(work, "top.prom", "frond_segment_tags 2\n"
                      "frond_segment_tags_in_use 1\n"
+                     'frond_segment_step{tag="small"} 10\n'
                      'frond_segment_buffer_last_id{tag="small",'
                      'buffer="current"} 9223372036854775000\n')
         r = restore(store, "metrics:" + path, "--json", "--margin",
