@@ -170,6 +170,19 @@ static void unread_formats(plan *p) {
 ** given; an audit log does not say how many nodes wrote it: refused. */
 static int fleet(plan *p, frond_store *st) {
   int64_t most = frond__store_max_step(st);
+  /* A store whose segments do not increase (multi:: each comes from the
+  ** member whose turn it is): a node's buffers now do not bound what it
+  ** handed out from the ones before them. Only its records do. */
+  if (frond__store_order(st) != FROND_SEG_ORDER_TAG && p->nmetrics > 0 &&
+      p->naudit == 0) {
+    fprintf(stderr,
+            "frond: INVAL: the store's segments do not increase (%s): a "
+            "node's buffers do not bound the IDs it handed out from "
+            "earlier ones, so scrapes alone cannot plan: give every node's "
+            "audit log too\n",
+            st->methods->zName);
+    p->failed = p->no_plan = 1;
+  }
   if (p->margin_set)
     return 0;
   if (!p->nodes_set && p->naudit > 0) {
