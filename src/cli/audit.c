@@ -71,8 +71,9 @@ static int node_of(finder *f, const frond__audit_line *l, int64_t id) {
          (int64_t)fl.node == l->node;
 }
 
-static void match(finder *f, const char *file, unsigned long n,
+static void match(void *ctx, const char *file, unsigned long n,
                   const frond__audit_line *l) {
+  finder *f = ctx;
   unsigned need = FROND__AUDIT_FIRST | FROND__AUDIT_LAST | FROND__AUDIT_COUNT;
   int snowflake = (l->have & FROND__AUDIT_NODE) != 0, maybe;
   char what[200];
@@ -107,7 +108,36 @@ static void match(finder *f, const char *file, unsigned long n,
 }
 
 /* Read one file (through gzip -dc when it ends in .gz). 0, or -1. */
-static int scan(finder *f, const char *path) {
+/* A compressed file read as text would be skipped line by line, its
+** records silently lost: refused by its magic number (gzip is read only
+** under a .gz name, through gzip -dc). 0 when in is text (rewound). */
+static int compressed(FILE *in, const char *path) {
+  static const struct {
+    const char *magic, *name;
+    size_t len;
+  } kinds[] = {{"\x1f\x8b", "gzip (name it .gz)", 2},
+               {"BZh", "bzip2", 3},
+               {"\x28\xb5\x2f\xfd", "zstd", 4},
+               {"\xfd"
+                "7zXZ",
+                "xz", 5}};
+  unsigned char head[8];
+  size_t got = fread(head, 1, sizeof(head), in), i;
+  rewind(in);
+  for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    if (got >= kinds[i].len &&
+        memcmp(head, kinds[i].magic, kinds[i].len) == 0) {
+      fprintf(stderr,
+              "frond: IO: %s: a %s file: its records are not read; "
+              "decompress it beside the log first\n",
+              path, kinds[i].name);
+      return -1;
+    }
+  return 0;
+}
+
+int frond__cli_audit_read(const char *path, frond__cli_audit_fn fn, void *ctx,
+                          unsigned long *skipped) {
   size_t len = strlen(path), cap = 0;
   int gz = len > 3 && strcmp(path + len - 3, ".gz") == 0, fds[2], st;
   pid_t pid = -1;
@@ -117,7 +147,10 @@ static int scan(finder *f, const char *path) {
   unsigned long n = 0;
   frond__audit_line l;
   if (!gz) {
-    in = fopen(path, "r");
+    if ((in = fopen(path, "r")) != NULL && compressed(in, path) != 0) {
+      fclose(in);
+      return -1;
+    }
   } else {
     if (pipe(fds) != 0 || (pid = fork()) < 0) {
       fprintf(stderr, "frond: IO: %s: %s\n", path, strerror(errno));
@@ -144,10 +177,10 @@ static int scan(finder *f, const char *path) {
     if (buf[k - 1] == '\n')
       k--;
     if (frond__audit_line_parse(buf, k, &l) != 0) {
-      f->skipped++;
+      ++*skipped;
       continue;
     }
-    match(f, path, n, &l);
+    fn(ctx, path, n, &l);
   }
   free(buf);
   fclose(in);
@@ -165,8 +198,8 @@ static int by_name(const void *a, const void *b) {
 
 /* log and what rotation left beside it (log.*, log-*), sorted, each once,
 ** then extra as given. */
-static int files(const char *log, char **extra, int nextra, char ***out,
-                 size_t *n) {
+int frond__cli_audit_files(const char *log, char **extra, int nextra,
+                           char ***out, size_t *n) {
   glob_t g[2];
   char pat[4096];
   size_t cap = (size_t)nextra + 1, i, j;
@@ -229,12 +262,13 @@ int frond__cli_audit(int argc, char **argv) {
   if (log == NULL && a.npos < 3)
     return frond__usage_error("audit find", "no audit log: give --log FILE "
                                             "(or set FROND_AUDIT_LOG)");
-  if (files(log, a.pos + 2, a.npos - 2, &v, &n) != 0) {
+  if (frond__cli_audit_files(log, a.pos + 2, a.npos - 2, &v, &n) != 0) {
     fprintf(stderr, "frond: NOMEM: out of memory\n");
     return FROND__EXIT_FAILURE;
   }
   for (i = 0; i < n; i++) {
-    if (v[i][0] != '\0' && scan(&f, v[i]) != 0)
+    if (v[i][0] != '\0' &&
+        frond__cli_audit_read(v[i], match, &f, &f.skipped) != 0)
       failed = 1;
     free(v[i]);
   }

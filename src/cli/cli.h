@@ -30,6 +30,8 @@ int frond__cli_next(int argc, char **argv);
 int frond__cli_decode(int argc, char **argv);
 int frond__cli_layouts(int argc, char **argv);
 int frond__cli_tag(int argc, char **argv);
+/* `frond tag restore` (tag_restore.c), called by frond__cli_tag. */
+int frond__cli_tag_restore(int argc, char **argv);
 int frond__cli_bench(int argc, char **argv);
 int frond__cli_node(int argc, char **argv);
 int frond__cli_check(int argc, char **argv);
@@ -64,6 +66,23 @@ int frond__cli_print_value(const frond_format_value *v, const char *input,
 ** fields every front shows (core/format_fields.h). Returns an exit status,
 ** as frond__cli_print_value. */
 int frond__cli_print_snowflake(int64_t id, const frond_layout *l);
+
+/* The audit log's files (audit.c): log (may be NULL) and what rotation
+** left beside it (log.1, log.2.gz, log-DATE), sorted, each once, then
+** extra as given, in *out (each and the vector malloc'ed; a repeated
+** name is ""). 0, or -1 out of memory. */
+int frond__cli_audit_files(const char *log, char **extra, int nextra,
+                           char ***out, size_t *n);
+/* Read the audit log file path (through gzip -dc when it ends in .gz):
+** fn is given each line that reads, with its number; the others (a torn
+** last line) are counted in *skipped. 0, or -1 when the file cannot be
+** read (reported on stderr). */
+struct frond__audit_line;
+typedef void (*frond__cli_audit_fn)(void *ctx, const char *path,
+                                    unsigned long n,
+                                    const struct frond__audit_line *l);
+int frond__cli_audit_read(const char *path, frond__cli_audit_fn fn, void *ctx,
+                          unsigned long *skipped);
 
 /* Print "frond: CODE_NAME: message" for a library failure; returns
 ** FROND__EXIT_FAILURE. */

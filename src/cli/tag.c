@@ -23,6 +23,9 @@ static const char usage[] =
     "       frond tag delete NAME\n"
     "       frond tag advance NAME --to N\n"
     "       frond tag repair-member I\n"
+    "       frond tag restore SOURCE... [--nodes N] [--max-step N]\n"
+    "                 [--margin N] [--format NAME=SPEC]... [--key-file FILE]\n"
+    "                 [--missing-tags-ok] [--apply] [--nodes-fenced] [--json]\n"
     "\n"
     "Administer segment tags: the rows of the leaf_alloc table that\n"
     "'frond next --segment' and the server allocate from. Every subcommand\n"
@@ -42,7 +45,11 @@ static const char usage[] =
     "repair-member I: member I of a multi: store lost allocations (an empty\n"
     "database in its place, a restore from an older backup) and is refused\n"
     "(STORE_MEMBER_STALE); move its rows above everything any member may\n"
-    "have handed out, and accept it again. Needs every member.\n";
+    "have handed out, and accept it again. Needs every member.\n"
+    "\n"
+    "restore SOURCE...: after a restore from a backup, how far each tag must\n"
+    "move forward, from the audit log or the nodes' metrics; --apply moves\n"
+    "them ('frond tag restore --help').\n";
 
 #define DEFAULT_STEP 2000
 #define MAX_STEP 2147483647 /* leaf_alloc.step is an int */
@@ -332,14 +339,15 @@ static const struct {
                    {"set-step", tag_set_step},
                    {"delete", tag_delete},
                    {"advance", tag_advance},
-                   {"repair-member", tag_repair_member}};
+                   {"repair-member", tag_repair_member},
+                   {"restore", frond__cli_tag_restore}};
 
 int frond__cli_tag(int argc, char **argv) {
   size_t i;
   if (argc < 2)
     return frond__usage_error("tag", "missing subcommand (create, list, get, "
                                      "set-step, delete, advance, "
-                                     "repair-member)");
+                                     "repair-member, restore)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);
     return FROND__EXIT_OK;

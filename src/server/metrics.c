@@ -390,6 +390,42 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
   }
 }
 
+/* What `frond tag restore` reads after a store is restored from a
+** backup: the store this node serves, and the last ID each buffer it holds
+** may hand out (every ID it handed out of the tag is at or below the
+** largest of them: a node's segments only go up). */
+static void restore_facts(frond__server *srv, frond__buf *b,
+                          const frond_tag_info *tags, size_t ntags) {
+  const char *store = frond__store_id(srv);
+  char l[FROND_TAG_MAX * 2 + 1];
+  size_t i;
+  int k;
+  if (store != NULL)
+    frond__buf_printf(b,
+                      "# HELP frond_store_info The identity of the segment "
+                      "store this node serves (always 1).\n# TYPE "
+                      "frond_store_info gauge\nfrond_store_info{store=\"%s\"} "
+                      "1\n",
+                      store);
+  if (ntags == 0)
+    return;
+  frond__buf_printf(b, "# HELP frond_segment_buffer_last_id The last ID a "
+                       "tag's loaded buffer may hand out.\n# TYPE "
+                       "frond_segment_buffer_last_id gauge\n");
+  for (i = 0; i < ntags; i++) {
+    label(l, sizeof l, tags[i].tag);
+    for (k = 0; k < 2; k++) {
+      const frond_seg_buffer *sb = k == 0 ? &tags[i].current : &tags[i].next;
+      if (sb->ready && sb->end > sb->start)
+        frond__buf_printf(b,
+                          "frond_segment_buffer_last_id{tag=\"%s\","
+                          "buffer=\"%s\"} %lld\n",
+                          l, k == 0 ? "current" : "next",
+                          (long long)(sb->end - 1));
+    }
+  }
+}
+
 static void snowflake(frond__server *srv, frond__buf *b) {
   int64_t now_ms = frond_clock_realtime(NULL);
   frond_gen_stats gs;
@@ -620,8 +656,10 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   snowflake(srv, b);
   if (srv->coord != NULL)
     coordinator(srv, b);
-  if (seg != NULL)
+  if (seg != NULL) {
     segments(seg, b, tags, ntags);
+    restore_facts(srv, b, tags, ntags);
+  }
   /* With metrics_histograms off the family is left out, as the others. */
   if (seg != NULL && srv->cfg.metrics_histograms)
     store_calls(b);

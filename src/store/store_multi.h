@@ -53,6 +53,10 @@ typedef struct frond__multi {
 ** record blocks of its place: a new or emptied database stands there).
 ** 0 when it is usable. */
 int frond__multi_member_open(frond__multi *ms, int i, frond_error *err);
+/* What the members record under name, read only: the one value ("" when
+** none records one), STORE_MISMATCH naming two members that differ. */
+int frond__store_multi_fact_read(frond_store *st, const char *name,
+                                 char *recorded, size_t len, frond_error *err);
 /* Whether member i may be tried now (connected, or due for a retry). */
 int frond__multi_member_due(const frond__multi_member *m);
 /* Whether member i may be asked for, or given, the others' marks now: due,

@@ -689,7 +689,10 @@ static int multi_fact(frond_store *st, const char *name, const char *value,
                       char *recorded, size_t len, frond_error *err) {
   multi_store *ms = MS(st);
   int i, rc, ours = -1;
-  if ((rc = all_members(ms, "recording a format's key", err)) != 0)
+  if ((rc = all_members(ms,
+                        "recording a shared fact (a format's key, the "
+                        "store's identity)",
+                        err)) != 0)
     return rc;
   for (i = 0; i < ms->n; i++) {
     if ((rc = frond__store_sql_fact_read(ms->m[i].st, name, recorded, len,
@@ -717,6 +720,34 @@ static int multi_fact(frond_store *st, const char *name, const char *value,
                   "members before it %s",
                   i, ms->m[i].engine, name, recorded, value);
       return 0;
+    }
+  }
+  return 0;
+}
+
+int frond__store_multi_fact_read(frond_store *st, const char *name,
+                                 char *recorded, size_t len, frond_error *err) {
+  multi_store *ms = MS(st);
+  char v[257];
+  int i, rc, from = -1;
+  recorded[0] = '\0';
+  if ((rc = all_members(ms, "reading a shared fact", err)) != 0)
+    return rc;
+  for (i = 0; i < ms->n; i++) {
+    if ((rc = frond__store_sql_fact_read(ms->m[i].st, name, v, sizeof(v),
+                                         err)) != 0)
+      return rc;
+    if (v[0] == '\0')
+      continue;
+    if (from >= 0 && strcmp(v, recorded) != 0)
+      return frond__fail(err, FROND_ESTORE_MISMATCH,
+                         "multi: member %d (%s) records %s = %s, member %d "
+                         "(%s) %s",
+                         from, ms->m[from].engine, name, recorded, i,
+                         ms->m[i].engine, v);
+    if (from < 0) {
+      snprintf(recorded, len, "%s", v);
+      from = i;
     }
   }
   return 0;
