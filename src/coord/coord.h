@@ -61,7 +61,12 @@ typedef struct frond__coord_tun {
   ** may be taken over by a new identity. 0: never (as Leaf). */
   int64_t retention_ms;
   int64_t lease_ms; /* database lease length, renewed every third */
-  int64_t nodes;    /* lease: IDs 0..nodes-1 are used; 0: the whole range */
+  int64_t nodes;    /* IDs 0..nodes-1 are used; 0: the whole range */
+  /* nodes=a-b: the node IDs a..b (inclusive) are used; -1: not given. */
+  int64_t nodes_lo, nodes_hi;
+  /* datacenter=N: node IDs N << worker_bits | worker of a layout with dc
+  ** bits (coord_scope.c); -1: not given. */
+  int64_t datacenter;
   /* lease: take exactly this node ID (a static node ID registered in the
   ** database), or NODE_IN_USE; -1 (the default): any free one. */
   int64_t node;
@@ -168,6 +173,12 @@ struct frond_coord {
   char layout_spec[FROND_COORD_SPEC_MAX];
   frond_layout layout;
   uint64_t max_node;
+  /* The node IDs this coordinator hands out, [node_lo, node_hi], and what
+  ** its cluster record must say for them ("all", "datacenter=3",
+  ** "nodes=4-7"): set by frond__coord_scope from the layout and the URI. */
+  uint64_t node_lo, node_hi;
+  char scope[64];
+  int scoped;       /* frond__coord_scope ran */
   int64_t floor_id; /* the layout's floor, from the driver's acquire */
   char prev_spec[FROND_COORD_SPEC_MAX]; /* the layout before the floor */
   int64_t max_ahead_ms, max_wait_ms;
@@ -304,6 +315,28 @@ int64_t frond__coord_floor(const frond_layout *l, const frond_coord_entry *e,
 /* The unix ms a node under layout l must start above so that every ID it
 ** issues is numerically above floor_id (0 when floor_id is 0). */
 int64_t frond__coord_floor_ms(const frond_layout *l, int64_t floor_id);
+
+/* ---- the node IDs a coordinator serves (coord_scope.c) ------------------ */
+
+/* The name of the record of what a coordinator serves, kept with xFact
+** beside the layout record. */
+#define FROND__COORD_SCOPE_FACT "node_scope"
+/* Set c->node_lo, node_hi and scope from layout l and the URI's
+** datacenter= and nodes=: CONFIG, naming what is wrong, when the
+** datacenter does not fit l (no dc bits, N too large) or the range falls
+** outside it. */
+int frond__coord_scope(frond_coord *c, const frond_layout *l, frond_error *err);
+/* Check c->scope against the coordinator's record (recording it when
+** none): DATACENTER_MISMATCH naming both and the record; 0 when the
+** driver keeps no records (static). */
+int frond__coord_scope_check(frond_coord *c, frond_error *err);
+/* frond__coord_scope under the recorded layout, when it has not run (a
+** coordinator that lists node IDs without holding one); else nothing. */
+void frond__coord_scope_recorded(frond_coord *c);
+/* DATACENTER_MISMATCH when node (from the cache file at path) lies
+** outside [node_lo, node_hi]. */
+int frond__coord_scope_node(frond_coord *c, uint64_t node, const char *path,
+                            frond_error *err);
 
 /* ---- node cache file (coord_cache.c) ------------------------------------ */
 

@@ -140,6 +140,9 @@ int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
       (rc = check_floor_reachable(c, &old, floor_old, l, spec, err)) != 0)
     return rc;
   c->layout = old;
+  /* The floor reads every node's fence under the old layout's node IDs. */
+  if (!c->scoped)
+    (void)frond__coord_scope(c, &old, NULL);
   pthread_mutex_lock(&c->lock);
   rc = c->m->xLayoutSet(c, spec, &f, err);
   pthread_mutex_unlock(&c->lock);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** coord_scope.c -- the node IDs a coordinator serves: the whole range of
+** the layout, one datacenter of it, or a range, and its record.
+**
+** A region runs its own ZooKeeper (an ensemble does not span regions) or
+** its own lease database. Each hands out node IDs over what it is told to
+** serve; two regions that serve the same node IDs hand out node 0 twice,
+** and their IDs repeat. So:
+**
+**   datacenter=N   (a layout with dc bits) node IDs N << worker_bits | w,
+**                  w in [0, 2^worker_bits): the worker bits only;
+**   nodes=a-b      (any layout) node IDs a..b;
+**   nodes=N        node IDs 0..N-1 (a cap, as the lease always had);
+**   none           the layout's whole range.
+**
+** Why no node ID is held twice across regions. Inside one coordinator,
+** its claims (ZooKeeper's sequence and claim nodes, the lease's rows)
+** give each live node a distinct number, and the fence rule keeps
+** successive holders of one number apart. Across coordinators nothing is
+** shared, so the ranges must be disjoint: datacenters N != M give
+** disjoint sets by construction (the dc field differs), and disjoint
+** nodes= ranges are the operator's to choose, checked once by `frond
+** check` and the docs' recipe. What can go wrong after that is a node
+** started with settings that are not its coordinator's (another region's
+** datacenter, none at all, a copied configuration): then the numbers it
+** is handed would be mapped into another region's range. The shared fact
+** closes that: the first node records what the coordinator serves
+** (FROND__COORD_SCOPE_FACT, beside the layout record; never overwritten:
+** the numbers it handed out mean those node IDs), and every
+** start, every regain from the cache file, compares its own settings with
+** the record before a node ID is used, refusing with DATACENTER_MISMATCH.
+** A node ID from the cache file outside the configured range is refused
+** too: it was handed out under other settings.
+**
+** Calls coord_fact.c (the record); coord.c and coord_fence.c call it.
+*/
+#include "coord/coord.h"
+#include "base/base.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+int frond__coord_scope(frond_coord *c, const frond_layout *l,
+                       frond_error *err) {
+  uint64_t max = frond_layout_max_node(l), lo = 0, hi = max, span;
+  const frond__coord_tun *t = &c->t;
+  if (t->datacenter >= 0) {
+    if (l->dc_bits == 0)
+      return frond__fail(err, FROND_ECONFIG,
+                         "datacenter=%" PRId64 " needs a layout with dc bits "
+                         "(dc=N,worker=N), and %s has none: give the region a "
+                         "node range instead (nodes=a-b)",
+                         t->datacenter, c->uri);
+    if (t->nodes_lo >= 0)
+      return frond__fail(err, FROND_ECONFIG,
+                         "datacenter=%" PRId64 " and nodes=%" PRId64
+                         "-%" PRId64 " both name the node IDs to serve: give "
+                         "one",
+                         t->datacenter, t->nodes_lo, t->nodes_hi);
+    if ((uint64_t)t->datacenter >> l->dc_bits)
+      return frond__fail(err, FROND_ECONFIG,
+                         "datacenter=%" PRId64 " does not fit the layout's %u "
+                         "dc bits: datacenters are 0..%" PRIu64,
+                         t->datacenter, l->dc_bits,
+                         (UINT64_C(1) << l->dc_bits) - 1);
+    span = UINT64_C(1) << l->worker_bits;
+    lo = (uint64_t)t->datacenter << l->worker_bits;
+    hi = lo + span - 1;
+    if (t->nodes > 0 && (uint64_t)t->nodes < span)
+      hi = lo + (uint64_t)t->nodes - 1;
+    snprintf(c->scope, sizeof(c->scope), "datacenter=%" PRId64, t->datacenter);
+  } else if (t->nodes_lo >= 0) {
+    if ((uint64_t)t->nodes_hi > max)
+      return frond__fail(err, FROND_ECONFIG,
+                         "nodes=%" PRId64 "-%" PRId64 " reaches past the "
+                         "layout's largest node ID %" PRIu64 " (%u node bits)",
+                         t->nodes_lo, t->nodes_hi, max, l->node_bits);
+    lo = (uint64_t)t->nodes_lo;
+    hi = (uint64_t)t->nodes_hi;
+    snprintf(c->scope, sizeof(c->scope), "nodes=%" PRIu64 "-%" PRIu64, lo, hi);
+  } else {
+    if (t->nodes > 0 && (uint64_t)t->nodes - 1 < max)
+      hi = (uint64_t)t->nodes - 1;
+    /* A cap, not a region: recorded as the whole range. */
+    snprintf(c->scope, sizeof(c->scope), "all");
+  }
+  /* A pinned node ID beyond the layout is the driver's NODE_RANGE. */
+  if (t->node >= 0 && (uint64_t)t->node <= max &&
+      ((uint64_t)t->node < lo || (uint64_t)t->node > hi))
+    return frond__fail(err, FROND_ECONFIG,
+                       "node=%" PRId64 " is outside the node IDs %" PRIu64
+                       "..%" PRIu64 " this coordinator serves (%s)",
+                       t->node, lo, hi, c->scope);
+  c->node_lo = lo;
+  c->node_hi = hi;
+  c->scoped = 1;
+  return 0;
+}
+
+/* How a record reads in messages. */
+static const char *say(const char *scope) {
+  return strcmp(scope, "all") == 0 ? "the whole node range (no datacenter= "
+                                     "or nodes=a-b)"
+                                   : scope;
+}
+
+int frond__coord_scope_check(frond_coord *c, frond_error *err) {
+  char rec[128], where[300], mine[160];
+  int rc;
+  if (!frond__coord_has_facts(c))
+    return 0;
+  rec[0] = 0;
+  rc = frond__coord_fact(c, FROND__COORD_SCOPE_FACT, c->scope, rec,
+                         sizeof(rec), where, sizeof(where), err);
+  if (rc != 0)
+    return rc;
+  if (strcmp(rec, c->scope) == 0)
+    return 0;
+  snprintf(mine, sizeof(mine), "%s", say(c->scope));
+  return frond__fail(err, FROND_EDATACENTER_MISMATCH,
+                     "this node serves %s; %.200s records %s: two regions "
+                     "mapped onto one range hand out equal node IDs. Start "
+                     "it with the coordinator's settings, or point it at its "
+                     "own region's coordinator (a region that moves starts "
+                     "a new cluster: docs/coordinators.md#regions)",
+                     mine, where, say(rec));
+}
+
+int frond__coord_scope_node(frond_coord *c, uint64_t node, const char *path,
+                            frond_error *err) {
+  if (node >= c->node_lo && node <= c->node_hi)
+    return 0;
+  return frond__fail(err, FROND_EDATACENTER_MISMATCH,
+                     "the cache file %s holds node ID %" PRIu64
+                     ", outside the node IDs %" PRIu64 "..%" PRIu64
+                     " this node serves (%s): it was handed out under other "
+                     "settings; start with those, or remove the file once "
+                     "the coordinator answers",
+                     path, node, c->node_lo, c->node_hi, say(c->scope));
+}
+
+void frond__coord_scope_recorded(frond_coord *c) {
+  char spec[FROND_COORD_SPEC_MAX];
+  frond_layout l;
+  int64_t floor = 0;
+  if (c->scoped ||
+      frond__coord_layout_record(c, spec, sizeof(spec), &floor, NULL, NULL) !=
+          0 ||
+      !spec[0] || frond_layout_parse(spec, &l, NULL) != 0)
+    return;
+  (void)frond__coord_scope(c, &l, NULL);
+}
