@@ -55,8 +55,8 @@ int frond__coord_scope(frond_coord *c, const frond_layout *l,
                          t->datacenter, c->uri);
     if (t->nodes_lo >= 0)
       return frond__fail(err, FROND_ECONFIG,
-                         "datacenter=%" PRId64 " and nodes=%" PRId64
-                         "-%" PRId64 " both name the node IDs to serve: give "
+                         "datacenter=%" PRId64 " and nodes=%" PRId64 "-%" PRId64
+                         " both name the node IDs to serve: give "
                          "one",
                          t->datacenter, t->nodes_lo, t->nodes_hi);
     if ((uint64_t)t->datacenter >> l->dc_bits)
@@ -112,8 +112,8 @@ int frond__coord_scope_check(frond_coord *c, frond_error *err) {
   if (!frond__coord_has_facts(c))
     return 0;
   rec[0] = 0;
-  rc = frond__coord_fact(c, FROND__COORD_SCOPE_FACT, c->scope, rec,
-                         sizeof(rec), where, sizeof(where), err);
+  rc = frond__coord_fact(c, FROND__COORD_SCOPE_FACT, c->scope, rec, sizeof(rec),
+                         where, sizeof(where), err);
   if (rc != 0)
     return rc;
   if (strcmp(rec, c->scope) == 0)
