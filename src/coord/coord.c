@@ -555,7 +555,9 @@ int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     return frond__fail(err, FROND_EINVAL, "c, out and n are required");
   if (frond__coord_forked(c))
     return frond__coord_refuse_forked(c, err);
-  frond__coord_scope_recorded(c); /* ZooKeeper's numbers as node IDs */
+  /* ZooKeeper's numbers as node IDs, by the record of what it serves. */
+  if ((rc = frond__coord_scope_recorded(c, err)) != 0)
+    return rc;
   pthread_mutex_lock(&c->lock);
   rc = c->m->xList(c, out, n, err);
   pthread_mutex_unlock(&c->lock);

@@ -146,7 +146,8 @@ typedef struct frond_coord_methods {
   ** the fleet must agree on (an ID format's key fingerprint): record name
   ** = value when nothing is recorded under name, then read back what is
   ** recorded into recorded (len bytes); where (wlen bytes) says where, for
-  ** messages. Never overwrites. COORD when unreachable. */
+  ** messages. Never overwrites. COORD when unreachable. value NULL: only
+  ** read ("" when nothing is recorded). */
   int (*xFact)(frond_coord *c, const char *name, const char *value,
                char *recorded, size_t len, char *where, size_t wlen,
                frond_error *err);
@@ -178,7 +179,10 @@ struct frond_coord {
   ** "nodes=4-7"): set by frond__coord_scope from the layout and the URI. */
   uint64_t node_lo, node_hi;
   char scope[64];
-  int scoped;       /* frond__coord_scope ran */
+  int scoped;         /* frond__coord_scope ran */
+  int scope_recorded; /* and the record said the same */
+  /* Listed by the record while the settings name another range. */
+  frond_error scope_conflict;
   int64_t floor_id; /* the layout's floor, from the driver's acquire */
   char prev_spec[FROND_COORD_SPEC_MAX]; /* the layout before the floor */
   int64_t max_ahead_ms, max_wait_ms;
@@ -331,8 +335,24 @@ int frond__coord_scope(frond_coord *c, const frond_layout *l, frond_error *err);
 ** driver keeps no records (static). */
 int frond__coord_scope_check(frond_coord *c, frond_error *err);
 /* frond__coord_scope under the recorded layout, when it has not run (a
-** coordinator that lists node IDs without holding one); else nothing. */
-void frond__coord_scope_recorded(frond_coord *c);
+** coordinator that lists node IDs without holding one), by the record of
+** what it serves (the node IDs its numbers are): settings that name
+** another range are kept for frond__coord_scope_conflict. COORD when the
+** record cannot be read. */
+int frond__coord_scope_recorded(frond_coord *c, frond_error *err);
+/* After frond__coord_scope_recorded: DATACENTER_MISMATCH naming both when
+** the settings name another range than the record; else 0. */
+int frond__coord_scope_conflict(const frond_coord *c, frond_error *err);
+/* frond check: what these settings would serve under layout l, checked
+** against the record without writing it (DATACENTER_MISMATCH naming both,
+** as a start refuses); out says what is served. */
+int frond__coord_scope_verify(frond_coord *c, const frond_layout *l, char *out,
+                              size_t len, frond_error *err);
+/* What c serves ("all", "datacenter=3", "nodes=4-7") and its node IDs
+** lo..hi, and whether that was read from the record; NULL when not known
+** (no node ID held or listed yet). */
+const char *frond__coord_served(const frond_coord *c, uint64_t *lo,
+                                uint64_t *hi, int *recorded);
 /* DATACENTER_MISMATCH when node (from the cache file at path) lies
 ** outside [node_lo, node_hi]. */
 int frond__coord_scope_node(frond_coord *c, uint64_t node, const char *path,

@@ -141,6 +141,9 @@ int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
     return rc;
   c->layout = old;
   /* The floor reads every node's fence under the old layout's node IDs. */
+  if (!c->scoped && ((rc = frond__coord_scope_recorded(c, err)) != 0 ||
+                     (rc = frond__coord_scope_conflict(c, err)) != 0))
+    return rc;
   if (!c->scoped)
     (void)frond__coord_scope(c, &old, NULL);
   pthread_mutex_lock(&c->lock);

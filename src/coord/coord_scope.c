@@ -42,17 +42,19 @@
 #include <stdio.h>
 #include <string.h>
 
-int frond__coord_scope(frond_coord *c, const frond_layout *l,
-                       frond_error *err) {
+/* What settings t serve under layout l: [*lo_out, *hi_out] and the name
+** the record keeps (scope, 64 bytes); CONFIG naming what is wrong. */
+static int scope_of(const frond__coord_tun *t, const frond_layout *l,
+                    const char *uri, uint64_t *lo_out, uint64_t *hi_out,
+                    char scope[64], frond_error *err) {
   uint64_t max = frond_layout_max_node(l), lo = 0, hi = max, span;
-  const frond__coord_tun *t = &c->t;
   if (t->datacenter >= 0) {
     if (l->dc_bits == 0)
       return frond__fail(err, FROND_ECONFIG,
                          "datacenter=%" PRId64 " needs a layout with dc bits "
                          "(dc=N,worker=N), and %s has none: give the region a "
                          "node range instead (nodes=a-b)",
-                         t->datacenter, c->uri);
+                         t->datacenter, uri);
     if (t->nodes_lo >= 0)
       return frond__fail(err, FROND_ECONFIG,
                          "datacenter=%" PRId64 " and nodes=%" PRId64 "-%" PRId64
@@ -70,7 +72,7 @@ int frond__coord_scope(frond_coord *c, const frond_layout *l,
     hi = lo + span - 1;
     if (t->nodes > 0 && (uint64_t)t->nodes < span)
       hi = lo + (uint64_t)t->nodes - 1;
-    snprintf(c->scope, sizeof(c->scope), "datacenter=%" PRId64, t->datacenter);
+    snprintf(scope, 64, "datacenter=%" PRId64, t->datacenter);
   } else if (t->nodes_lo >= 0) {
     if ((uint64_t)t->nodes_hi > max)
       return frond__fail(err, FROND_ECONFIG,
@@ -79,12 +81,12 @@ int frond__coord_scope(frond_coord *c, const frond_layout *l,
                          t->nodes_lo, t->nodes_hi, max, l->node_bits);
     lo = (uint64_t)t->nodes_lo;
     hi = (uint64_t)t->nodes_hi;
-    snprintf(c->scope, sizeof(c->scope), "nodes=%" PRIu64 "-%" PRIu64, lo, hi);
+    snprintf(scope, 64, "nodes=%" PRIu64 "-%" PRIu64, lo, hi);
   } else {
     if (t->nodes > 0 && (uint64_t)t->nodes - 1 < max)
       hi = (uint64_t)t->nodes - 1;
     /* A cap, not a region: recorded as the whole range. */
-    snprintf(c->scope, sizeof(c->scope), "all");
+    snprintf(scope, 64, "all");
   }
   /* A pinned node ID beyond the layout is the driver's NODE_RANGE. */
   if (t->node >= 0 && (uint64_t)t->node <= max &&
@@ -92,11 +94,18 @@ int frond__coord_scope(frond_coord *c, const frond_layout *l,
     return frond__fail(err, FROND_ECONFIG,
                        "node=%" PRId64 " is outside the node IDs %" PRIu64
                        "..%" PRIu64 " this coordinator serves (%s)",
-                       t->node, lo, hi, c->scope);
-  c->node_lo = lo;
-  c->node_hi = hi;
-  c->scoped = 1;
+                       t->node, lo, hi, scope);
+  *lo_out = lo;
+  *hi_out = hi;
   return 0;
+}
+
+int frond__coord_scope(frond_coord *c, const frond_layout *l,
+                       frond_error *err) {
+  int rc = scope_of(&c->t, l, c->uri, &c->node_lo, &c->node_hi, c->scope, err);
+  if (rc == 0)
+    c->scoped = 1;
+  return rc;
 }
 
 /* How a record reads in messages. */
@@ -106,8 +115,23 @@ static const char *say(const char *scope) {
                                    : scope;
 }
 
+/* DATACENTER_MISMATCH: this node's settings (mine) against the record
+** (rec) kept at where. */
+static int mismatch(const char *mine, const char *where, const char *rec,
+                    frond_error *err) {
+  char m[160];
+  snprintf(m, sizeof(m), "%s", say(mine));
+  return frond__fail(err, FROND_EDATACENTER_MISMATCH,
+                     "this node serves %s; %.200s records %s: two regions "
+                     "mapped onto one range hand out equal node IDs. Start "
+                     "it with the coordinator's settings, or point it at its "
+                     "own region's coordinator (a region that moves starts "
+                     "a new cluster: docs/coordinators.md#regions)",
+                     m, where, say(rec));
+}
+
 int frond__coord_scope_check(frond_coord *c, frond_error *err) {
-  char rec[128], where[300], mine[160];
+  char rec[128], where[300];
   int rc;
   if (!frond__coord_has_facts(c))
     return 0;
@@ -116,16 +140,58 @@ int frond__coord_scope_check(frond_coord *c, frond_error *err) {
                          where, sizeof(where), err);
   if (rc != 0)
     return rc;
-  if (strcmp(rec, c->scope) == 0)
+  c->scope_recorded = strcmp(rec, c->scope) == 0;
+  return c->scope_recorded ? 0 : mismatch(c->scope, where, rec, err);
+}
+
+/* Read the record without writing it: 1 and rec when there is one, 0
+** when none (or the driver keeps none), else an error code. */
+static int read_record(frond_coord *c, char *rec, size_t len, char *where,
+                       size_t wlen, frond_error *err) {
+  int rc;
+  if (!frond__coord_has_facts(c))
     return 0;
-  snprintf(mine, sizeof(mine), "%s", say(c->scope));
-  return frond__fail(err, FROND_EDATACENTER_MISMATCH,
-                     "this node serves %s; %.200s records %s: two regions "
-                     "mapped onto one range hand out equal node IDs. Start "
-                     "it with the coordinator's settings, or point it at its "
-                     "own region's coordinator (a region that moves starts "
-                     "a new cluster: docs/coordinators.md#regions)",
-                     mine, where, say(rec));
+  rec[0] = 0;
+  rc = frond__coord_fact(c, FROND__COORD_SCOPE_FACT, NULL, rec, len, where,
+                         wlen, err);
+  return rc != 0 ? rc : rec[0] != 0;
+}
+
+/* Settings t with the record rec put in the place of datacenter= and
+** nodes=a-b; -1 when rec does not read as a record. */
+static int adopt(frond__coord_tun *t, const char *rec) {
+  long long a, b;
+  char tail;
+  t->datacenter = t->nodes_lo = t->nodes_hi = -1;
+  if (strcmp(rec, "all") == 0)
+    return 0;
+  if (sscanf(rec, "datacenter=%lld%c", &a, &tail) == 1 && a >= 0) {
+    t->datacenter = a;
+    return 0;
+  }
+  if (sscanf(rec, "nodes=%lld-%lld%c", &a, &b, &tail) == 2 && a >= 0 &&
+      b >= a) {
+    t->nodes_lo = a, t->nodes_hi = b, t->nodes = 0;
+    return 0;
+  }
+  return -1;
+}
+
+int frond__coord_scope_verify(frond_coord *c, const frond_layout *l, char *out,
+                              size_t len, frond_error *err) {
+  char rec[128], where[300], mine[64];
+  uint64_t lo, hi;
+  int rc = scope_of(&c->t, l, c->uri, &lo, &hi, mine, err);
+  if (rc != 0)
+    return rc;
+  if ((rc = read_record(c, rec, sizeof(rec), where, sizeof(where), err)) < 0)
+    return rc;
+  if (rc == 1 && strcmp(rec, mine) != 0)
+    return mismatch(mine, where, rec, err);
+  snprintf(out, len, "%s: node IDs %" PRIu64 "..%" PRIu64 "%s", mine, lo, hi,
+           rc == 1 ? ", as the coordinator records"
+                   : "; nothing recorded yet: the first node records it");
+  return 0;
 }
 
 int frond__coord_scope_node(frond_coord *c, uint64_t node, const char *path,
@@ -141,14 +207,55 @@ int frond__coord_scope_node(frond_coord *c, uint64_t node, const char *path,
                      path, node, c->node_lo, c->node_hi, say(c->scope));
 }
 
-void frond__coord_scope_recorded(frond_coord *c) {
-  char spec[FROND_COORD_SPEC_MAX];
+int frond__coord_scope_recorded(frond_coord *c, frond_error *err) {
+  char spec[FROND_COORD_SPEC_MAX], rec[128], where[300], mine[64];
+  frond__coord_tun t = c->t;
+  uint64_t lo, hi;
   frond_layout l;
   int64_t floor = 0;
+  int have;
   if (c->scoped ||
       frond__coord_layout_record(c, spec, sizeof(spec), &floor, NULL, NULL) !=
           0 ||
       !spec[0] || frond_layout_parse(spec, &l, NULL) != 0)
-    return;
-  (void)frond__coord_scope(c, &l, NULL);
+    return 0;
+  if ((have = read_record(c, rec, sizeof(rec), where, sizeof(where), err)) < 0)
+    return have;
+  /* The record says which node IDs the numbers are, whatever the
+  ** settings say (they are compared below). */
+  if (have == 1 && adopt(&t, rec) != 0)
+    return frond__fail(err, FROND_ECOORD,
+                       "%s holds '%.64s', not a record of "
+                       "the node IDs served",
+                       where, rec);
+  if (scope_of(&t, &l, c->uri, &c->node_lo, &c->node_hi, c->scope, NULL) != 0)
+    return 0;
+  c->scoped = 1;
+  c->scope_recorded = have == 1;
+  /* Listed by the record; settings that name another range are kept to
+  ** be told (frond__coord_scope_conflict), as a start would refuse. */
+  if (have == 1 && (c->t.datacenter >= 0 || c->t.nodes_lo >= 0) &&
+      scope_of(&c->t, &l, c->uri, &lo, &hi, mine, NULL) == 0 &&
+      strcmp(mine, c->scope) != 0)
+    (void)mismatch(mine, where, c->scope, &c->scope_conflict);
+  return 0;
+}
+
+int frond__coord_scope_conflict(const frond_coord *c, frond_error *err) {
+  if (c == NULL || c->scope_conflict.code == 0)
+    return 0;
+  if (err)
+    *err = c->scope_conflict;
+  return c->scope_conflict.code;
+}
+
+const char *frond__coord_served(const frond_coord *c, uint64_t *lo,
+                                uint64_t *hi, int *recorded) {
+  if (c == NULL || !c->scoped)
+    return NULL;
+  *lo = c->node_lo;
+  *hi = c->node_hi;
+  if (recorded)
+    *recorded = c->scope_recorded;
+  return c->scope;
 }
