@@ -109,6 +109,71 @@ def test_zk_ranges(zk):
                 "DATACENTER_MISMATCH", layout=layout)
 
 
+def where_seen(uri, srv_args):
+    """What an operator sees of a region's coordinator: /v1/layout of a
+    node started with srv_args, frond node list and frond check."""
+    import json
+    s = ft.Server(extra=["--layout", "twitter", "--coordinator", uri] +
+                  srv_args, store="none")
+    try:
+        st, body = ft.http_get(s.port, "/v1/layout")[:2]
+        lay = json.loads(body)
+        ft.check(lay["served"] == "datacenter=1" and
+                 lay["served_nodes"] == [32, 63] and lay["node"] == 32,
+                 "/v1/layout: %s" % body)
+        r = ft.run(["node", "list", "--coordinator", uri])
+        ft.check(r.returncode == 0 and r.stdout.splitlines()[0] ==
+                 "serves datacenter=1: node IDs 32..63, as the coordinator "
+                 "records" and "  32  127.0.0.1:%d" % s.port in r.stdout,
+                 "node list: %s %s" % (r.stdout, r.stderr))
+        r = ft.run(["node", "list", "--coordinator", uri, "--json"])
+        rows = json.loads(r.stdout)
+        ft.check([(e["node"], e["served"]) for e in rows] ==
+                 [(32, "datacenter=1")], "node list --json: %s" % r.stdout)
+        # Another region's datacenter: listed by the record, then refused.
+        r = ft.run(["node", "list", "--coordinator", uri, "--datacenter", "2"])
+        ft.check(r.returncode == 1 and "serves datacenter=1" in r.stdout and
+                 "DATACENTER_MISMATCH" in r.stderr and "datacenter=2" in
+                 r.stderr, "node list --datacenter 2: %s %s"
+                 % (r.stdout, r.stderr))
+        d = ft.tempdir()
+        for dc, want in (("1", "ok   node "), ("0", "FAIL node        "
+                                                  "DATACENTER_MISMATCH"),
+                         ("-1", "FAIL node        DATACENTER_MISMATCH")):
+            r = ft.run(["check", "--store", "none", "--layout", "twitter",
+                        "--coordinator", uri, "--datacenter", dc,
+                        "--listen", "127.0.0.1:%d" % ft.free_port(),
+                        "--resp-listen", "off", "--data-dir", d], cwd=d)
+            line = [x for x in r.stdout.splitlines()
+                    if x.split()[1:2] == ["node"]]
+            ft.check(line and line[0].startswith(want),
+                     "check --datacenter %s: %s" % (dc, r.stdout))
+            if dc == "1":
+                ft.check("serves datacenter=1: node IDs 32..63" in
+                         r.stdout, "the layout row: %s" % r.stdout)
+            else:
+                ft.check("records datacenter=1" in line[0] and
+                         ("datacenter=0" in line[0] or "whole node range"
+                          in line[0]), "names both: %s" % line[0])
+    finally:
+        s.stop()
+
+
+def test_where_seen_lease():
+    a = Lease("sqlite")
+    try:
+        where_seen(a.uri("lease_ms=1500&report_ms=200"), ["--datacenter", "1"])
+    finally:
+        a.close()
+
+
+@ft.with_server("zookeeper")
+def test_where_seen_zk(zk):
+    # ZooKeeper keeps numbers: node list maps them by the record, with or
+    # without datacenter= on its URI.
+    where_seen(zk.uri(extra=ft.ZK_FAST), ["--datacenter", "1"])
+
+
 def test_lease_datacenters():
     a, b = Lease("sqlite"), Lease("sqlite")
     try:
@@ -154,4 +219,5 @@ def test_config_refusals():
 if __name__ == "__main__":
     ft.tool("coord_tool")
     ft.main([test_config_refusals, test_lease_ranges, test_lease_datacenters,
-             test_zk_datacenters, test_zk_ranges])
+             test_where_seen_lease, test_where_seen_zk, test_zk_datacenters,
+             test_zk_ranges])
