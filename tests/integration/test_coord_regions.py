@@ -3,7 +3,8 @@
 """
 test_coord_regions.py -- regions, each with a coordinator of its own:
 datacenter=N (a layout with dc bits) and nodes=a-b on two ZooKeepers and
-two lease databases. IDs collected from every node of both regions never
+two lease databases (SQLite files; PostgreSQL and MariaDB, two databases
+on one server). IDs collected from every node of both regions never
 repeat, each node's ID carries its region's datacenter, and a node
 started with the other region's settings (or none) is refused with
 DATACENTER_MISMATCH, the record both coordinators keep.
@@ -184,6 +185,29 @@ def test_lease_datacenters():
         b.close()
 
 
+def two_databases(kind):
+    """Datacenters 0 and 1 on the lease, a database each on one server of
+    kind (a region's database: its own, with its own frond_node and
+    frond_meta)."""
+    a = Lease(kind)
+    try:
+        a.db.sql("CREATE DATABASE region1")
+        other = a.base.rsplit("/", 1)[0] + "/region1"
+        extra = "datacenter=%d&lease_ms=1500&report_ms=200"
+        check_datacenters(["lease+%s?%s" % (a.base, extra),
+                           "lease+%s?%s" % (other, extra)])
+    finally:
+        a.close()
+
+
+def test_postgresql_datacenters():
+    two_databases("postgresql")
+
+
+def test_mariadb_datacenters():
+    two_databases("mariadb")
+
+
 def test_lease_ranges():
     a = Lease("sqlite")
     try:
@@ -219,5 +243,6 @@ def test_config_refusals():
 if __name__ == "__main__":
     ft.tool("coord_tool")
     ft.main([test_config_refusals, test_lease_ranges, test_lease_datacenters,
+             test_postgresql_datacenters, test_mariadb_datacenters,
              test_where_seen_lease, test_where_seen_zk, test_zk_datacenters,
              test_zk_ranges])
