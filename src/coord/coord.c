@@ -333,7 +333,7 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   if (rc == FROND_ELAYOUT_MISMATCH)
     return mismatch_cost(c, l, err);
   if (rc == FROND_ECOORD && c->m->bCacheFallback && have_cache) {
-    if ((rc = frond__coord_scope_node(c, cc.node, c->cache_path, err)) != 0)
+    if ((rc = frond__coord_scope_node(c, &cc, c->cache_path, err)) != 0)
       return rc;
     frond_log(FROND_LOG_WARN,
               "coordinator unreachable (%s); node ID %" PRIu64

@@ -142,6 +142,10 @@ typedef struct frond_coord_methods {
   int bCacheFallback;
   /* Does the driver keep a fence (all but static)? */
   int bFenced;
+  /* Are node IDs the driver's own numbers plus the range's first ID
+  ** (ZooKeeper's sequence)? Then a cluster that handed numbers out before
+  ** any range was recorded already used them as node IDs (coord_scope.c). */
+  int bNumbered;
   /* Optional (NULL: the driver keeps no facts). A fact every process of
   ** the fleet must agree on (an ID format's key fingerprint): record name
   ** = value when nothing is recorded under name, then read back what is
@@ -333,10 +337,11 @@ int frond__coord_scope_check(frond_coord *c, frond_error *err);
 /* frond__coord_scope under the recorded layout, when it has not run (a
 ** coordinator that lists node IDs without holding one); else nothing. */
 void frond__coord_scope_recorded(frond_coord *c);
-/* DATACENTER_MISMATCH when node (from the cache file at path) lies
-** outside [node_lo, node_hi]. */
-int frond__coord_scope_node(frond_coord *c, uint64_t node, const char *path,
-                            frond_error *err);
+struct frond_coord_cache;
+/* DATACENTER_MISMATCH when the cache file cc (at path) was written under
+** another scope, or its node lies outside [node_lo, node_hi]. */
+int frond__coord_scope_node(frond_coord *c, const struct frond_coord_cache *cc,
+                            const char *path, frond_error *err);
 
 /* ---- node cache file (coord_cache.c) ------------------------------------ */
 
@@ -347,6 +352,9 @@ typedef struct frond_coord_cache {
   int64_t fence_ms; /* "high_water_ms" in the file, Leaf-era name */
   /* Wall ms when the coordinator last confirmed the claim. */
   int64_t reported_ms;
+  /* The node IDs served when it was written (frond_coord's scope); a file
+  ** without one was written before ranges: "all". */
+  char scope[64];
 } frond_coord_cache;
 
 /* The cache file for this coordinator and identity in c->cache_dir:

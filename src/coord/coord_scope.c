@@ -40,6 +40,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int frond__coord_scope(frond_coord *c, const frond_layout *l,
@@ -106,19 +107,51 @@ static const char *say(const char *scope) {
                                    : scope;
 }
 
+/* Has a ZooKeeper-like coordinator handed numbers out (children under its
+** parent)? Each was a node ID of the whole range: 1 when any. */
+static int numbered_before(frond_coord *c, int *used, frond_error *err) {
+  frond_coord_entry *e = NULL;
+  size_t n = 0;
+  int rc;
+  *used = 0;
+  if (!c->m->bNumbered || strcmp(c->scope, "all") == 0)
+    return 0;
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->xList(c, &e, &n, err);
+  pthread_mutex_unlock(&c->lock);
+  free(e);
+  *used = rc == 0 && n > 0;
+  return rc;
+}
+
 int frond__coord_scope_check(frond_coord *c, frond_error *err) {
   char rec[128], where[300], mine[160];
-  int rc;
+  const char *offer = c->scope;
+  int rc, used;
   if (!frond__coord_has_facts(c))
     return 0;
+  /* No record, yet numbers handed out: nodes before ranges existed used
+  ** them as node IDs of the whole range, so that is what is recorded. */
+  if ((rc = numbered_before(c, &used, err)) != 0)
+    return rc;
+  if (used)
+    offer = "all";
   rec[0] = 0;
-  rc = frond__coord_fact(c, FROND__COORD_SCOPE_FACT, c->scope, rec, sizeof(rec),
+  rc = frond__coord_fact(c, FROND__COORD_SCOPE_FACT, offer, rec, sizeof(rec),
                          where, sizeof(where), err);
   if (rc != 0)
     return rc;
   if (strcmp(rec, c->scope) == 0)
     return 0;
   snprintf(mine, sizeof(mine), "%s", say(c->scope));
+  if (used && strcmp(rec, "all") == 0)
+    return frond__fail(err, FROND_EDATACENTER_MISMATCH,
+                       "this node serves %s; %.200s records %s: the cluster "
+                       "issued node IDs before regions (its numbers are node "
+                       "IDs of the whole range), and under %s they would be "
+                       "handed out again. A region needs its own new cluster "
+                       "name or path (docs/coordinators.md#regions)",
+                       mine, where, say(rec), c->scope);
   return frond__fail(err, FROND_EDATACENTER_MISMATCH,
                      "this node serves %s; %.200s records %s: two regions "
                      "mapped onto one range hand out equal node IDs. Start "
@@ -128,9 +161,17 @@ int frond__coord_scope_check(frond_coord *c, frond_error *err) {
                      mine, where, say(rec));
 }
 
-int frond__coord_scope_node(frond_coord *c, uint64_t node, const char *path,
-                            frond_error *err) {
-  if (node >= c->node_lo && node <= c->node_hi)
+int frond__coord_scope_node(frond_coord *c, const struct frond_coord_cache *cc,
+                            const char *path, frond_error *err) {
+  if (cc->scope[0] && strcmp(cc->scope, c->scope) != 0)
+    return frond__fail(err, FROND_EDATACENTER_MISMATCH,
+                       "the cache file %s holds node ID %" PRIu64
+                       " handed out while the coordinator served %s; this "
+                       "node serves %s, under which that number means "
+                       "another node ID: start with those settings, or "
+                       "remove the file once the coordinator answers",
+                       path, cc->node, say(cc->scope), say(c->scope));
+  if (cc->node >= c->node_lo && cc->node <= c->node_hi)
     return 0;
   return frond__fail(err, FROND_EDATACENTER_MISMATCH,
                      "the cache file %s holds node ID %" PRIu64
@@ -138,7 +179,7 @@ int frond__coord_scope_node(frond_coord *c, uint64_t node, const char *path,
                      " this node serves (%s): it was handed out under other "
                      "settings; start with those, or remove the file once "
                      "the coordinator answers",
-                     path, node, c->node_lo, c->node_hi, say(c->scope));
+                     path, cc->node, c->node_lo, c->node_hi, say(c->scope));
 }
 
 void frond__coord_scope_recorded(frond_coord *c) {
