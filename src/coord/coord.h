@@ -182,7 +182,10 @@ struct frond_coord {
   ** "nodes=4-7"): set by frond__coord_scope from the layout and the URI. */
   uint64_t node_lo, node_hi;
   char scope[64];
-  int scoped;       /* frond__coord_scope ran */
+  int scoped; /* frond__coord_scope ran */
+  /* What the layout record says this cluster serves (after its ';', "all"
+  ** when none), from the last frond__coord_layout_record. */
+  char rec_scope[64];
   int64_t floor_id; /* the layout's floor, from the driver's acquire */
   char prev_spec[FROND_COORD_SPEC_MAX]; /* the layout before the floor */
   int64_t max_ahead_ms, max_wait_ms;
@@ -334,9 +337,21 @@ int frond__coord_scope(frond_coord *c, const frond_layout *l, frond_error *err);
 ** none): DATACENTER_MISMATCH naming both and the record; 0 when the
 ** driver keeps no records (static). */
 int frond__coord_scope_check(frond_coord *c, frond_error *err);
-/* frond__coord_scope under the recorded layout, when it has not run (a
-** coordinator that lists node IDs without holding one); else nothing. */
-void frond__coord_scope_recorded(frond_coord *c);
+/* The layout record checked before the scope is recorded: LAYOUT_MISMATCH
+** (the caller words it) when it names another layout than l,
+** DATACENTER_MISMATCH when it names another scope; then
+** frond__coord_scope_check. Unreadable: frond__coord_scope_check alone. */
+int frond__coord_scope_verify(frond_coord *c, const frond_layout *l,
+                              frond_error *err);
+/* For a coordinator that holds no node ID (it lists them, changes the
+** layout): frond__coord_scope under the recorded layout, with the scope
+** its layout record names when the URI names none; DATACENTER_MISMATCH
+** naming both when the URI names another. 0 when nothing is recorded or
+** the coordinator holds a node ID (it was checked at its start). */
+int frond__coord_scope_recorded(frond_coord *c, frond_error *err);
+/* spec followed by ";scope" unless scope is "all": what a layout record
+** holds, so that nodes which do not know scopes find another layout. */
+void frond__coord_scoped_spec(char *spec, size_t len, const char *scope);
 struct frond_coord_cache;
 /* DATACENTER_MISMATCH when the cache file cc (at path) was written under
 ** another scope, or its node lies outside [node_lo, node_hi]. */

@@ -30,10 +30,25 @@
 ** the numbers it handed out mean those node IDs), and every
 ** start, every regain from the cache file, compares its own settings with
 ** the record before a node ID is used, refusing with DATACENTER_MISMATCH.
-** A node ID from the cache file outside the configured range is refused
-** too: it was handed out under other settings.
+** A node ID from the cache file outside the configured range, or cached
+** under another scope, is refused too: it was handed out under other
+** settings.
 **
-** Calls coord_fact.c (the record); coord.c and coord_fence.c call it.
+** Three more ways a number could be read under two mappings:
+**   - a ZooKeeper cluster that handed numbers out before any scope was
+**     recorded used them as node IDs of the whole range: with no record
+**     and numbers present, "all" is recorded (numbered_before);
+**   - nodes of versions that know no scopes read only the layout record,
+**     byte for byte: a scope other than "all" is written into it after
+**     the layout ("<spec>;datacenter=3", frond__coord_scoped_spec), so
+**     they find another layout and are refused; the layout record is
+**     checked first, so a node refused for its layout records nothing;
+**   - a coordinator that holds no node ID (frond node list, layout --set)
+**     reads the numbers under the scope its layout record names, and a
+**     URI that names another is refused (frond__coord_scope_recorded).
+**
+** Calls coord_fact.c (the record) and coord_common.c (the layout record);
+** coord.c, coord_fence.c and coord_layout.c call it.
 */
 #include "coord/coord.h"
 #include "base/base.h"
@@ -182,14 +197,93 @@ int frond__coord_scope_node(frond_coord *c, const struct frond_coord_cache *cc,
                      path, cc->node, c->node_lo, c->node_hi, say(c->scope));
 }
 
-void frond__coord_scope_recorded(frond_coord *c) {
-  char spec[FROND_COORD_SPEC_MAX];
+void frond__coord_scoped_spec(char *spec, size_t len, const char *scope) {
+  size_t n = strlen(spec);
+  if (strcmp(scope, "all") != 0 && n < len)
+    snprintf(spec + n, len - n, ";%s", scope);
+}
+
+int frond__coord_scope_verify(frond_coord *c, const frond_layout *l,
+                              frond_error *err) {
+  char spec[FROND_COORD_SPEC_MAX], mine[FROND_COORD_SPEC_MAX], where[300];
+  int64_t floor = 0;
+  int changing = 0, used = 0, rc;
+  if (!frond__coord_has_facts(c))
+    return 0;
+  /* Nothing is recorded for a node the layout record refuses. */
+  rc = frond__coord_layout_record(c, spec, sizeof(spec), &floor, &changing,
+                                  NULL);
+  if (rc == 0 && spec[0] && !changing) {
+    frond_layout_format(l, mine, sizeof(mine));
+    if (strcmp(spec, mine) != 0)
+      return FROND_ELAYOUT_MISMATCH;
+    if (strcmp(c->rec_scope, c->scope) != 0) {
+      if (strcmp(c->rec_scope, "all") == 0 &&
+          (rc = numbered_before(c, &used, err)) != 0)
+        return rc;
+      if (used) /* the words of frond__coord_scope_check */
+        return frond__coord_scope_check(c, err);
+      frond__coord_cache_uri(c->uri, where, sizeof(where));
+      snprintf(mine, sizeof(mine), "%s", say(c->scope));
+      return frond__fail(err, FROND_EDATACENTER_MISMATCH,
+                         "this node serves %s; the layout record of %.200s "
+                         "says the cluster serves %s: two regions mapped onto "
+                         "one range hand out equal node IDs. Start it with "
+                         "the coordinator's settings, or point it at its own "
+                         "region's coordinator (a region starts on a new "
+                         "cluster: docs/coordinators.md#regions)",
+                         mine, where, say(c->rec_scope));
+    }
+  }
+  return frond__coord_scope_check(c, err);
+}
+
+/* datacenter=N or nodes=a-b of a record into the tunables: 0, or -1 when
+** it is neither. */
+static int adopt(frond_coord *c, const char *rec) {
+  long long a, b;
+  char end;
+  if (sscanf(rec, "datacenter=%lld%c", &a, &end) == 1 && a >= 0) {
+    c->t.datacenter = a;
+    return 0;
+  }
+  if (sscanf(rec, "nodes=%lld-%lld%c", &a, &b, &end) == 2 && a >= 0 && b >= a) {
+    c->t.nodes_lo = a;
+    c->t.nodes_hi = b;
+    return 0;
+  }
+  return -1;
+}
+
+int frond__coord_scope_recorded(frond_coord *c, frond_error *err) {
+  char spec[FROND_COORD_SPEC_MAX], where[300], mine[160];
   frond_layout l;
   int64_t floor = 0;
-  if (c->scoped ||
-      frond__coord_layout_record(c, spec, sizeof(spec), &floor, NULL, NULL) !=
+  int rc;
+  if (c->scoped)
+    return 0;
+  if (frond__coord_layout_record(c, spec, sizeof(spec), &floor, NULL, NULL) !=
           0 ||
       !spec[0] || frond_layout_parse(spec, &l, NULL) != 0)
-    return;
-  (void)frond__coord_scope(c, &l, NULL);
+    return 0;
+  /* A URI that names no range reads the one recorded. */
+  if (c->t.datacenter < 0 && c->t.nodes_lo < 0 &&
+      strcmp(c->rec_scope, "all") != 0 && adopt(c, c->rec_scope) != 0)
+    return frond__fail(err, FROND_EDATACENTER_MISMATCH,
+                       "the layout record of %s names '%s', which this "
+                       "version does not read",
+                       c->uri, c->rec_scope);
+  if ((rc = frond__coord_scope(c, &l, err)) != 0)
+    return rc;
+  if (strcmp(c->scope, c->rec_scope) == 0)
+    return 0;
+  c->scoped = 0;
+  frond__coord_cache_uri(c->uri, where, sizeof(where));
+  snprintf(mine, sizeof(mine), "%s", say(c->scope));
+  return frond__fail(err, FROND_EDATACENTER_MISMATCH,
+                     "the URI names %s; the layout record of %.200s says the "
+                     "cluster serves %s: its numbers read under the URI's "
+                     "range would name other node IDs. Give the URI the "
+                     "cluster's datacenter= or nodes=, or none",
+                     mine, where, say(c->rec_scope));
 }

@@ -87,7 +87,107 @@ def test_zk_cache_from_another_range(zk):
         shutil.rmtree(cache, ignore_errors=True)
 
 
-TESTS = [test_zk_cluster_used_before_regions, test_zk_cache_from_another_range]
+def frond(*args):
+    return subprocess.run([ft.FROND_BIN] + list(args), capture_output=True,
+                          text=True, timeout=60)
+
+
+def record_spec(zk, name):
+    text = zk_tool(zk, "get", "/snowflake/%s/layout" % name)
+    return [x[5:] for x in text.splitlines() if x.startswith("spec=")][0]
+
+
+@ft.with_server("zookeeper")
+def test_zk_region_refuses_nodes_without_ranges(zk):
+    """A node that does not know ranges checks only the layout record, byte
+    for byte: a region's record carries its range, so such a node finds
+    another layout there and is refused (LAYOUT_MISMATCH), instead of
+    reading its number as a node ID of the whole range. A cluster serving
+    the whole range keeps the plain record Leaf-era nodes share."""
+    b = Tool(dc_uri(zk, "b", 1), ip="10.1.0.1", layout=L)
+    try:
+        ft.check(b.ok and b.node == 4, b.first)
+        spec = record_spec(zk, "b")
+        ft.check(spec.startswith("time=41,dc=2,worker=2,seq=18,") and
+                 spec.endswith(";datacenter=1"), "record %r" % spec)
+    finally:
+        b.close()
+    a = Tool(zk.uri(name="a"), ip="10.0.0.1", layout=L)
+    try:
+        ft.check(a.ok and ";" not in record_spec(zk, "a"),
+                 record_spec(zk, "a"))
+    finally:
+        a.close()
+
+
+@ft.with_server("zookeeper")
+def test_zk_layout_change_keeps_the_range(zk):
+    """`frond node layout --set` on a region's cluster: a new dc/worker
+    split would move what datacenter=0 means onto another region's node
+    IDs, so it is refused, from the region's URI and from a bare one; a
+    change that keeps the split keeps the range in the record."""
+    ua = dc_uri(zk, "a", 0)
+    t = Tool(ua, ip="10.0.0.1", layout=L)
+    ft.check(t.ok, t.first)
+    t.close()
+    for uri in (ua, zk.uri(name="a", extra=ft.ZK_FAST)):
+        r = frond("node", "layout", "--coordinator", uri, "--set",
+                  "time=41,dc=1,worker=3,seq=18")
+        ft.check(r.returncode == 1 and "DATACENTER_MISMATCH" in r.stderr and
+                 "every region" in r.stderr, "%s: %d %s"
+                 % (uri, r.returncode, r.stderr))
+    r = frond("node", "layout", "--coordinator", ua, "--set",
+              "time=40,dc=2,worker=2,seq=19")
+    ft.check(r.returncode == 0, r.stderr)
+    spec = record_spec(zk, "a")
+    ft.check(spec.startswith("time=40,dc=2,worker=2,seq=19,") and
+             spec.endswith(";datacenter=0"), "record %r" % spec)
+
+
+@ft.with_server("zookeeper")
+def test_zk_node_list_compares_the_range(zk):
+    """`frond node list` reads ZooKeeper's numbers under the range the
+    cluster records: a URI naming another is refused, naming both; a bare
+    URI reads the recorded one."""
+    ub = dc_uri(zk, "b", 1)
+    t = Tool(ub, ip="10.1.0.1", layout=L)
+    try:
+        ft.check(t.ok and t.node == 4, t.first)
+        r = frond("node", "list", "--json", "--coordinator",
+                  dc_uri(zk, "b", 0))
+        ft.check(r.returncode == 1 and "DATACENTER_MISMATCH" in r.stderr and
+                 "datacenter=0" in r.stderr and "datacenter=1" in r.stderr,
+                 "%d %s %s" % (r.returncode, r.stdout, r.stderr))
+        for uri in (ub, zk.uri(name="b", extra=ft.ZK_FAST)):
+            r = frond("node", "list", "--json", "--coordinator", uri)
+            ft.check(r.returncode == 0 and '"node": 4' in r.stdout.replace(
+                '"node":4', '"node": 4'), "%s: %s %s"
+                % (uri, r.stdout, r.stderr))
+    finally:
+        t.close()
+
+
+@ft.with_server("zookeeper")
+def test_zk_refused_node_records_nothing(zk):
+    """A node refused for its layout leaves no range recorded: a mistyped
+    datacenter on a new cluster does not lock it."""
+    r = frond("node", "layout", "--coordinator",
+              zk.uri(name="n", extra=ft.ZK_FAST), "--set", L)
+    ft.check(r.returncode == 0, r.stderr)
+    refused(dc_uri(zk, "n", 3), "LAYOUT_MISMATCH",
+            layout="time=41,dc=3,worker=1,seq=18")
+    t = Tool(zk.uri(name="n"), ip="10.0.0.1", layout=L)
+    try:
+        ft.check(t.ok and t.node == 0, t.first)
+    finally:
+        t.close()
+
+
+TESTS = [test_zk_cluster_used_before_regions, test_zk_cache_from_another_range,
+         test_zk_region_refuses_nodes_without_ranges,
+         test_zk_layout_change_keeps_the_range,
+         test_zk_node_list_compares_the_range,
+         test_zk_refused_node_records_nothing]
 
 if __name__ == "__main__":
     ft.tool("coord_tool")
