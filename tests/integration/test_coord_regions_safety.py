@@ -183,11 +183,27 @@ def test_zk_refused_node_records_nothing(zk):
         t.close()
 
 
+def test_static_node_with_datacenter():
+    """A static node ID names its node itself: with a datacenter it is a
+    CONFIG error, with or without a store (where it would be a pinned
+    lease that records the datacenter)."""
+    d = ft.tempdir()
+    try:
+        for store in (["--store", "sqlite:%s/f.db" % d], []):
+            r = frond("serve", "--print-config", "--data-dir", d, "--node",
+                      "5", "--datacenter", "0", *store)
+            ft.check(r.returncode == 1 and "CONFIG" in r.stderr and
+                     "static node ID" in r.stderr, "%s: %d %s"
+                     % (store, r.returncode, r.stderr))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 TESTS = [test_zk_cluster_used_before_regions, test_zk_cache_from_another_range,
          test_zk_region_refuses_nodes_without_ranges,
          test_zk_layout_change_keeps_the_range,
          test_zk_node_list_compares_the_range,
-         test_zk_refused_node_records_nothing]
+         test_zk_refused_node_records_nothing, test_static_node_with_datacenter]
 
 if __name__ == "__main__":
     ft.tool("coord_tool")
