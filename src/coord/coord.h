@@ -349,6 +349,10 @@ int frond__coord_scope_verify(frond_coord *c, const frond_layout *l,
 ** naming both when the URI names another. 0 when nothing is recorded or
 ** the coordinator holds a node ID (it was checked at its start). */
 int frond__coord_scope_recorded(frond_coord *c, frond_error *err);
+/* A recorded scope: "all" (all three -1), "datacenter=N" (*dc) or
+** "nodes=a-b" (*lo, *hi); -1 when it is none of them. */
+int frond__coord_scope_parse(const char *rec, int64_t *dc, int64_t *lo,
+                             int64_t *hi);
 /* spec followed by ";scope" unless scope is "all": what a layout record
 ** holds, so that nodes which do not know scopes find another layout. */
 void frond__coord_scoped_spec(char *spec, size_t len, const char *scope);

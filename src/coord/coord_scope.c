@@ -238,25 +238,43 @@ int frond__coord_scope_verify(frond_coord *c, const frond_layout *l,
   return frond__coord_scope_check(c, err);
 }
 
-/* datacenter=N or nodes=a-b of a record into the tunables: 0, or -1 when
-** it is neither. */
-static int adopt(frond_coord *c, const char *rec) {
+int frond__coord_scope_parse(const char *rec, int64_t *dc, int64_t *lo,
+                             int64_t *hi) {
   long long a, b;
   char end;
-  if (sscanf(rec, "datacenter=%lld%c", &a, &end) == 1 && a >= 0) {
-    c->t.datacenter = a;
+  *dc = *lo = *hi = -1;
+  if (strcmp(rec, "all") == 0)
+    return 0;
+  if (strncmp(rec, "datacenter=", 11) == 0 && rec[11] >= '0' &&
+      rec[11] <= '9' && sscanf(rec, "datacenter=%lld%c", &a, &end) == 1 &&
+      a <= 65535) {
+    *dc = a;
     return 0;
   }
-  if (sscanf(rec, "nodes=%lld-%lld%c", &a, &b, &end) == 2 && a >= 0 && b >= a) {
-    c->t.nodes_lo = a;
-    c->t.nodes_hi = b;
+  if (strncmp(rec, "nodes=", 6) == 0 && rec[6] >= '0' && rec[6] <= '9' &&
+      sscanf(rec, "nodes=%lld-%lld%c", &a, &b, &end) == 2 && a >= 0 && b >= a &&
+      b <= INT64_MAX / 4) {
+    *lo = a;
+    *hi = b;
     return 0;
   }
   return -1;
 }
 
+/* The record's scope into the tunables: 0, or -1 when it reads as none. */
+static int adopt(frond_coord *c, const char *rec) {
+  int64_t dc, lo, hi;
+  if (frond__coord_scope_parse(rec, &dc, &lo, &hi) != 0)
+    return -1;
+  c->t.datacenter = dc;
+  c->t.nodes_lo = lo;
+  c->t.nodes_hi = hi;
+  return 0;
+}
+
 int frond__coord_scope_recorded(frond_coord *c, frond_error *err) {
   char spec[FROND_COORD_SPEC_MAX], where[300], mine[160];
+  frond__coord_tun saved;
   frond_layout l;
   int64_t floor = 0;
   int rc;
@@ -266,14 +284,18 @@ int frond__coord_scope_recorded(frond_coord *c, frond_error *err) {
           0 ||
       !spec[0] || frond_layout_parse(spec, &l, NULL) != 0)
     return 0;
-  /* A URI that names no range reads the one recorded. */
+  /* A URI that names no range reads the one recorded; for this only: a
+  ** start later still checks its URI's own (frond__coord_scope_verify). */
+  saved = c->t;
   if (c->t.datacenter < 0 && c->t.nodes_lo < 0 &&
       strcmp(c->rec_scope, "all") != 0 && adopt(c, c->rec_scope) != 0)
     return frond__fail(err, FROND_EDATACENTER_MISMATCH,
                        "the layout record of %s names '%s', which this "
                        "version does not read",
                        c->uri, c->rec_scope);
-  if ((rc = frond__coord_scope(c, &l, err)) != 0)
+  rc = frond__coord_scope(c, &l, err);
+  c->t = saved;
+  if (rc != 0)
     return rc;
   if (strcmp(c->scope, c->rec_scope) == 0)
     return 0;
