@@ -345,8 +345,8 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
   /* What these settings serve against the coordinator's record, as a
   ** start checks it (coord_scope.c): another region's, or none. */
   if (x->coord &&
-      frond__coord_scope_verify(x->coord, &x->srv->layout, x->served,
-                                sizeof(x->served), &e) != 0)
+      frond__coord_scope_inspect(x->coord, &x->srv->layout, x->served,
+                                 sizeof(x->served), &e) != 0)
     return frond__check_fail(v, FROND__CHECK_FAIL, &e);
   /* A node ID pinned on the lease (node = N with a store). */
   if (frond__config_pinned_node(x->srv->coord_uri) >= 0) {

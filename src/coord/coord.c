@@ -314,6 +314,7 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   c->max_node = frond_layout_max_node(l);
   if ((rc = frond__coord_scope(c, l, err)) != 0)
     return rc;
+  frond__coord_scoped_spec(c->layout_spec, sizeof(c->layout_spec), c->scope);
   c->max_ahead_ms = go->max_ahead_ms;
   c->max_wait_ms = resolve_max_wait(l, go->max_wait_ms);
   c->floor_id = 0;
@@ -325,7 +326,7 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   /* What this coordinator serves is checked against its record before it
   ** hands out a node ID (coord_scope.c). Unreachable: the cache file below,
   ** and the check when the node claims its ID (coord_fence.c's regain). */
-  if ((rc = frond__coord_scope_check(c, err)) == 0) {
+  if ((rc = frond__coord_scope_verify(c, l, err)) == 0) {
     pthread_mutex_lock(&c->lock);
     rc = c->m->xAcquire(c, &cl, err);
     pthread_mutex_unlock(&c->lock);
@@ -333,7 +334,7 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   if (rc == FROND_ELAYOUT_MISMATCH)
     return mismatch_cost(c, l, err);
   if (rc == FROND_ECOORD && c->m->bCacheFallback && have_cache) {
-    if ((rc = frond__coord_scope_node(c, cc.node, c->cache_path, err)) != 0)
+    if ((rc = frond__coord_scope_node(c, &cc, c->cache_path, err)) != 0)
       return rc;
     frond_log(FROND_LOG_WARN,
               "coordinator unreachable (%s); node ID %" PRIu64
@@ -555,7 +556,8 @@ int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     return frond__fail(err, FROND_EINVAL, "c, out and n are required");
   if (frond__coord_forked(c))
     return frond__coord_refuse_forked(c, err);
-  /* ZooKeeper's numbers as node IDs, by the record of what it serves. */
+  /* ZooKeeper's numbers as node IDs, under the range recorded; settings
+  ** that name another are kept for frond__coord_scope_conflict. */
   if ((rc = frond__coord_scope_recorded(c, err)) != 0)
     return rc;
   pthread_mutex_lock(&c->lock);

@@ -212,7 +212,6 @@ int frond__coord_layout_record(frond_coord *c, char *spec, size_t len,
   spec[0] = 0;
   pthread_mutex_lock(&c->lock);
   rc = c->m->xLayoutGet(c, spec, len, floor_id, err);
-  pthread_mutex_unlock(&c->lock);
   if (changing)
     *changing = 0;
   if (rc == 0 && strncmp(spec, FROND_COORD_CHANGING, n) == 0) {
@@ -220,5 +219,12 @@ int frond__coord_layout_record(frond_coord *c, char *spec, size_t len,
     if (changing)
       *changing = 1;
   }
+  if (rc == 0) { /* "<layout>;datacenter=1": frond__coord_scoped_spec */
+    char *semi = strchr(spec, ';');
+    snprintf(c->rec_scope, sizeof(c->rec_scope), "%s", semi ? semi + 1 : "all");
+    if (semi)
+      *semi = 0;
+  }
+  pthread_mutex_unlock(&c->lock);
   return rc;
 }

@@ -794,5 +794,6 @@ const frond_coord_methods frond__coord_zk_methods = {
     ** answers: a later holder would not read a local file. */
     .bCacheFallback = 1,
     .bFenced = 1,
+    .bNumbered = 1,
     .xFact = frond__zk_fact,
 };

@@ -173,7 +173,9 @@ int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
   int rc = coord_uri(c, uri, cap, err);
   if (rc != 0 || c->datacenter < 0)
     return rc;
-  if (strncmp(uri, "static:", 7) == 0)
+  /* With a store a static node ID is a pinned lease (node=N), which would
+  ** record the datacenter for the fleet: refused as for static:. */
+  if (strncmp(uri, "static:", 7) == 0 || frond__config_pinned_node(uri) >= 0)
     return frond__fail(err, FROND_ECONFIG,
                        "datacenter = %lld: a static node ID names its node "
                        "itself; datacenter is for zk:// and lease+ "
