@@ -11,11 +11,14 @@
 **        parses without reading past its end;
 **   'H'  a lease row's holder record, after the token and a newline: only
 **        a record of that token is read, a pid is positive, a host name a
-**        word within its buffer.
+**        word within its buffer;
+**   'S'  a recorded scope (the layout record's part after ';'): an
+**        accepted one prints back, in its canonical form, to the same.
 */
 #include "coord/coord.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +67,23 @@ static void holder(char *s) {
     abort();
 }
 
+static void scope(const char *s) {
+  int64_t dc, lo, hi, dc2, lo2, hi2;
+  char text[96];
+  if (frond__coord_scope_parse(s, &dc, &lo, &hi) != 0)
+    return;
+  if (dc >= 0)
+    snprintf(text, sizeof(text), "datacenter=%lld", (long long)dc);
+  else if (lo >= 0)
+    snprintf(text, sizeof(text), "nodes=%lld-%lld", (long long)lo,
+             (long long)hi);
+  else
+    snprintf(text, sizeof(text), "all");
+  if (frond__coord_scope_parse(text, &dc2, &lo2, &hi2) != 0 || dc != dc2 ||
+      lo != lo2 || hi != hi2 || dc > 65535 || (lo >= 0 && hi < lo))
+    abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *s;
   if (size < 1 || size > 4096)
@@ -88,6 +108,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     break;
   case 'H':
     holder(s);
+    break;
+  case 'S':
+    scope(s);
     break;
   }
   free(s);

@@ -90,7 +90,8 @@ extern "C" {
   XX(37, UNAUTHORIZED, "no valid credential for a request that needs one")     \
   XX(38, FORBIDDEN, "the client is not granted this right or tag")             \
   XX(39, QUOTA_EXCEEDED, "over the client's or the tag's quota of IDs")        \
-  XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")
+  XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")             \
+  XX(42, DATACENTER_MISMATCH, "not the node range the coordinator records")
 
 typedef enum {
   FROND_OK = 0,

@@ -342,6 +342,12 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
         v, FROND__CHECK_OK, 0,
         "node %" PRId64 " (static), held by no process here", x->node);
   }
+  /* What these settings serve against the coordinator's record, as a
+  ** start checks it (coord_scope.c): another region's, or none. */
+  if (x->coord &&
+      frond__coord_scope_inspect(x->coord, &x->srv->layout, x->served,
+                                 sizeof(x->served), &e) != 0)
+    return frond__check_fail(v, FROND__CHECK_FAIL, &e);
   /* A node ID pinned on the lease (node = N with a store). */
   if (frond__config_pinned_node(x->srv->coord_uri) >= 0) {
     uint64_t want = (uint64_t)frond__config_pinned_node(x->srv->coord_uri);
@@ -419,8 +425,8 @@ static int row_layout(frond__check_ctx *x, frond__verdict *v) {
                 : FROND_ELAYOUT_INVALID;
   if (rc == FROND_ELAYOUT_INVALID)
     return frond__check_say(v, FROND__CHECK_OK, 0,
-                            "none recorded yet: the first node records %s",
-                            ours);
+                            "none recorded yet: the first node records %s%s%s",
+                            ours, x->served[0] ? "; serves " : "", x->served);
   if (rc != 0)
     return frond__check_fail(v, FROND__CHECK_FAIL, &e);
   frond_layout_format(&rec, theirs, sizeof(theirs));
@@ -438,9 +444,9 @@ static int row_layout(frond__check_ctx *x, frond__verdict *v) {
         "start with the fleet's, or change it with frond node layout "
         "--set while no node runs",
         x->srv->cfg.layout, ours, layout_name(&rec, theirs), theirs);
-  return frond__check_say(v, FROND__CHECK_OK, 0,
-                          "%s, as the fleet records (floor %lld)", ours,
-                          (long long)floor_id);
+  return frond__check_say(
+      v, FROND__CHECK_OK, 0, "%s, as the fleet records (floor %lld)%s%s", ours,
+      (long long)floor_id, x->served[0] ? "; serves " : "", x->served);
 }
 
 /* Where the next ID may start after `after_ms` (the high-water time) set

@@ -42,6 +42,7 @@ typedef struct frond__check_ctx {
   size_t nnodes;
   char owner[128];       /* this node's identity at the coordinator */
   char coord_shown[300]; /* its URI for messages, no password */
+  char served[160];      /* what the settings serve, checked (node row) */
   int have_rec;          /* the static node's high-water record was read */
   frond__hw_record rec;
   int64_t fence_ms; /* a fenced coordinator's stored fence for node */

@@ -2,10 +2,11 @@
 /*
 ** cli_node.c -- `frond node`: the node IDs a coordinator hands out.
 **
-**   frond node list [--coordinator URI] [--json]
-**   frond node layout [--coordinator URI] [--set SPEC]
+**   frond node list [--coordinator URI] [--datacenter N] [--json]
+**   frond node layout [--coordinator URI] [--datacenter N] [--set SPEC]
 **
-** list: every node ID the coordinator knows, its owner (identity), its
+** list: what the coordinator serves (its record: the whole node range,
+** a datacenter or a range), every node ID it knows, its owner (identity), its
 ** fence (the exact high-water time after a clean stop), the lease expiry
 ** (database lease) and whether a live process holds it now. It only reads;
 ** it never claims an ID.
@@ -32,9 +33,9 @@ int frond__cli_node(int argc, char **argv);
 
 static const char usage[] =
     "usage: frond node list [--coordinator URI | --store URI] [--config FILE]\n"
-    "                       [--json]\n"
+    "                       [--datacenter N] [--json]\n"
     "       frond node layout [--coordinator URI | --store URI]\n"
-    "                         [--config FILE] [--set SPEC]\n"
+    "                         [--config FILE] [--datacenter N] [--set SPEC]\n"
     "\n"
     "list: the node IDs a coordinator hands out: owner (host:port), the\n"
     "fence (no ID above it was issued; the exact high-water time after a\n"
@@ -58,15 +59,23 @@ static const char usage[] =
     "                     (default: $FROND_STORE, else " FROND_STORE_DEFAULT
     ")\n"
     "  --config FILE      read serve's keys from FILE\n"
+    "  --datacenter N     the datacenter the coordinator serves, as for\n"
+    "                     serve (datacenter=N on its URI); checked against\n"
+    "                     its record, DATACENTER_MISMATCH when it differs\n"
     "  --json             list: JSON instead of a table\n"
     "  --set SPEC         layout: the new layout (a preset or keys, as for\n"
     "                     'frond layouts')\n";
 
-static void print_json(const frond_coord_entry *e, size_t n) {
+static void print_json(const frond_coord_entry *e, size_t n,
+                       const char *served) {
   frond__out_str("[\n");
   for (size_t i = 0; i < n; i++) {
     frond__out_str("  {\"node\":");
     frond__out_u64(e[i].node);
+    if (served) {
+      frond__out_str(",\"served\":");
+      frond__out_json_str(served);
+    }
     frond__out_str(",\"owner\":");
     frond__out_json_str(e[i].owner);
     frond__out_str(",\"fence_ms\":");
@@ -119,7 +128,8 @@ static int print_table(const frond_coord_entry *e, size_t n) {
 ** was none, in which a frond next run there later would lease node 0,
 ** perhaps a running server's. */
 static int open_coord(const char *cmd, const char *uri, const char *store,
-                      const char *file, frond_coord **c, frond_error *err) {
+                      const char *file, const char *dc, frond_coord **c,
+                      frond_error *err) {
   char flag[] = "--config", path[4096], *av[2] = {flag, path};
   char resolved[FROND__CFG_STR_MAX + 64];
   frond__config cfg;
@@ -134,6 +144,8 @@ static int open_coord(const char *cmd, const char *uri, const char *store,
                                         "--coordinator", err) != 0) ||
       (store != NULL &&
        frond__config_set(&cfg, "store", 5, store, "--store", err) != 0) ||
+      (dc != NULL && frond__config_set(&cfg, "datacenter", 10, dc,
+                                       "--datacenter", err) != 0) ||
       frond__config_coord_uri(&cfg, resolved, sizeof(resolved), err) != 0) {
     frond__usage_error(cmd, "%s", err->message);
     return 1;
@@ -153,10 +165,26 @@ static int open_coord(const char *cmd, const char *uri, const char *store,
   return frond_coord_open(c, resolved, NULL, err);
 }
 
+/* What the coordinator serves, as its record says: the line above the
+** table (the node IDs in it are these). */
+static void print_served(const char *scope, uint64_t lo, uint64_t hi,
+                         int recorded) {
+  frond__out_printf("serves %s: node IDs %llu..%llu%s\n",
+                    strcmp(scope, "all") == 0 ? "the whole node range" : scope,
+                    (unsigned long long)lo, (unsigned long long)hi,
+                    recorded ? ", as the coordinator records"
+                             : " (nothing recorded yet)");
+}
+
 static int node_list(int argc, char **argv) {
   const char *uri = NULL, *layout = NULL, *store = NULL, *file = NULL;
-  int json = 0, rc;
+  const char *dc = NULL, *served;
+  char scope[64];
+  uint64_t lo = 0, hi = 0;
+  int json = 0, rc, recorded = 0, conflict;
+  frond_error cerr = {0, ""};
   frond__opt opts[] = {{"coordinator", FROND__OPT_STR, &uri, 0, 0, 0},
+                       {"datacenter", FROND__OPT_STR, &dc, 0, 0, 0},
                        {"store", FROND__OPT_STR, &store, 0, 0, 0},
                        {"config", FROND__OPT_STR, &file, 0, 0, 0},
                        {"layout", FROND__OPT_STR, &layout, 0, 0, 0},
@@ -171,25 +199,39 @@ static int node_list(int argc, char **argv) {
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
   (void)layout; /* accepted for old scripts: listing needs no layout */
-  if ((rc = open_coord(a.cmd, uri, store, file, &c, &err)) > 0)
+  if ((rc = open_coord(a.cmd, uri, store, file, dc, &c, &err)) > 0)
     return FROND__EXIT_USAGE;
   if (rc != 0 || frond_coord_list(c, &e, &n, &err) != 0) {
     frond_coord_close(c, NULL);
     return frond__cli_fail(&err);
   }
+  served = frond__coord_served(c, &lo, &hi, &recorded);
+  snprintf(scope, sizeof(scope), "%s", served ? served : "");
+  /* Listed by the record; settings that name another range would be
+  ** refused at a start: said after the list, and the exit says so. */
+  conflict = frond__coord_scope_conflict(c, &cerr);
   frond_coord_close(c, NULL);
-  if (json)
-    print_json(e, n);
-  else
+  if (json) {
+    print_json(e, n, served ? scope : NULL);
+  } else {
+    if (served)
+      print_served(scope, lo, hi, recorded);
     rc = print_table(e, n);
+  }
   frond_free(e);
+  if (conflict != 0) {
+    frond__out_finish(FROND__EXIT_OK);
+    return frond__cli_fail(&cerr);
+  }
   return frond__out_finish(json ? FROND__EXIT_OK : rc);
 }
 
 static int node_layout(int argc, char **argv) {
   const char *uri = NULL, *set = NULL, *store = NULL, *file = NULL;
+  const char *dc = NULL;
   int rc;
   frond__opt opts[] = {{"coordinator", FROND__OPT_STR, &uri, 0, 0, 0},
+                       {"datacenter", FROND__OPT_STR, &dc, 0, 0, 0},
                        {"store", FROND__OPT_STR, &store, 0, 0, 0},
                        {"config", FROND__OPT_STR, &file, 0, 0, 0},
                        {"set", FROND__OPT_STR, &set, 0, 0, 0},
@@ -206,7 +248,7 @@ static int node_layout(int argc, char **argv) {
     return rc;
   if (set && frond_layout_parse(set, &l, &err) != 0)
     return frond__usage_error(a.cmd, "--set: %s", err.message);
-  if ((rc = open_coord(a.cmd, uri, store, file, &c, &err)) > 0)
+  if ((rc = open_coord(a.cmd, uri, store, file, dc, &c, &err)) > 0)
     return FROND__EXIT_USAGE;
   if (rc != 0)
     return frond__cli_fail(&err);

@@ -129,6 +129,7 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   c->t.connect_ms = FROND_COORD_DEFAULT_CONNECT_MS;
   c->t.lease_ms = FROND_COORD_DEFAULT_LEASE_MS;
   c->t.node = -1;
+  c->t.nodes_lo = c->t.nodes_hi = c->t.datacenter = -1;
   c->pid = (long)getpid();
   frond__fork_arm(&c->fork);
   c->t.window_ms = o.window_ms;
@@ -311,6 +312,9 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   c->layout = *l;
   frond_layout_format(l, c->layout_spec, sizeof(c->layout_spec));
   c->max_node = frond_layout_max_node(l);
+  if ((rc = frond__coord_scope(c, l, err)) != 0)
+    return rc;
+  frond__coord_scoped_spec(c->layout_spec, sizeof(c->layout_spec), c->scope);
   c->max_ahead_ms = go->max_ahead_ms;
   c->max_wait_ms = resolve_max_wait(l, go->max_wait_ms);
   c->floor_id = 0;
@@ -319,12 +323,19 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
   if ((have_cache = read_cache(c, &cc, err)) < 0)
     return have_cache;
   memset(&cl, 0, sizeof(cl));
-  pthread_mutex_lock(&c->lock);
-  rc = c->m->xAcquire(c, &cl, err);
-  pthread_mutex_unlock(&c->lock);
+  /* What this coordinator serves is checked against its record before it
+  ** hands out a node ID (coord_scope.c). Unreachable: the cache file below,
+  ** and the check when the node claims its ID (coord_fence.c's regain). */
+  if ((rc = frond__coord_scope_verify(c, l, err)) == 0) {
+    pthread_mutex_lock(&c->lock);
+    rc = c->m->xAcquire(c, &cl, err);
+    pthread_mutex_unlock(&c->lock);
+  }
   if (rc == FROND_ELAYOUT_MISMATCH)
     return mismatch_cost(c, l, err);
   if (rc == FROND_ECOORD && c->m->bCacheFallback && have_cache) {
+    if ((rc = frond__coord_scope_node(c, &cc, c->cache_path, err)) != 0)
+      return rc;
     frond_log(FROND_LOG_WARN,
               "coordinator unreachable (%s); node ID %" PRIu64
               " from the cache file %s: issuing nothing until the "
@@ -343,6 +354,13 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
                      "node ID %" PRIu64 " from %s is above the layout's "
                      "largest node ID %" PRIu64 " (%u node bits)",
                      cl.node, c->uri, c->max_node, l->node_bits);
+    goto undo;
+  }
+  if (cl.node < c->node_lo || cl.node > c->node_hi) {
+    rc = frond__fail(err, FROND_ENODE_RANGE,
+                     "node ID %" PRIu64 " from %s is outside the node IDs "
+                     "%" PRIu64 "..%" PRIu64 " it serves (%s)",
+                     cl.node, c->uri, c->node_lo, c->node_hi, c->scope);
     goto undo;
   }
   c->node = cl.node;
@@ -538,6 +556,10 @@ int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     return frond__fail(err, FROND_EINVAL, "c, out and n are required");
   if (frond__coord_forked(c))
     return frond__coord_refuse_forked(c, err);
+  /* ZooKeeper's numbers as node IDs, under the range recorded; settings
+  ** that name another are kept for frond__coord_scope_conflict. */
+  if ((rc = frond__coord_scope_recorded(c, err)) != 0)
+    return rc;
   pthread_mutex_lock(&c->lock);
   rc = c->m->xList(c, out, n, err);
   pthread_mutex_unlock(&c->lock);

@@ -61,7 +61,12 @@ typedef struct frond__coord_tun {
   ** may be taken over by a new identity. 0: never (as Leaf). */
   int64_t retention_ms;
   int64_t lease_ms; /* database lease length, renewed every third */
-  int64_t nodes;    /* lease: IDs 0..nodes-1 are used; 0: the whole range */
+  int64_t nodes;    /* IDs 0..nodes-1 are used; 0: the whole range */
+  /* nodes=a-b: the node IDs a..b (inclusive) are used; -1: not given. */
+  int64_t nodes_lo, nodes_hi;
+  /* datacenter=N: node IDs N << worker_bits | worker of a layout with dc
+  ** bits (coord_scope.c); -1: not given. */
+  int64_t datacenter;
   /* lease: take exactly this node ID (a static node ID registered in the
   ** database), or NODE_IN_USE; -1 (the default): any free one. */
   int64_t node;
@@ -137,11 +142,16 @@ typedef struct frond_coord_methods {
   int bCacheFallback;
   /* Does the driver keep a fence (all but static)? */
   int bFenced;
+  /* Are node IDs the driver's own numbers plus the range's first ID
+  ** (ZooKeeper's sequence)? Then a cluster that handed numbers out before
+  ** any range was recorded already used them as node IDs (coord_scope.c). */
+  int bNumbered;
   /* Optional (NULL: the driver keeps no facts). A fact every process of
   ** the fleet must agree on (an ID format's key fingerprint): record name
   ** = value when nothing is recorded under name, then read back what is
   ** recorded into recorded (len bytes); where (wlen bytes) says where, for
-  ** messages. Never overwrites. COORD when unreachable. */
+  ** messages. Never overwrites. COORD when unreachable. value NULL: only
+  ** read ("" when nothing is recorded). */
   int (*xFact)(frond_coord *c, const char *name, const char *value,
                char *recorded, size_t len, char *where, size_t wlen,
                frond_error *err);
@@ -168,6 +178,18 @@ struct frond_coord {
   char layout_spec[FROND_COORD_SPEC_MAX];
   frond_layout layout;
   uint64_t max_node;
+  /* The node IDs this coordinator hands out, [node_lo, node_hi], and what
+  ** its cluster record must say for them ("all", "datacenter=3",
+  ** "nodes=4-7"): set by frond__coord_scope from the layout and the URI. */
+  uint64_t node_lo, node_hi;
+  char scope[64];
+  int scoped;         /* frond__coord_scope ran */
+  int scope_recorded; /* and the record said the same */
+  /* Listed by the record while the settings name another range. */
+  frond_error scope_conflict;
+  /* What the layout record says this cluster serves (after its ';', "all"
+  ** when none), from the last frond__coord_layout_record. */
+  char rec_scope[64];
   int64_t floor_id; /* the layout's floor, from the driver's acquire */
   char prev_spec[FROND_COORD_SPEC_MAX]; /* the layout before the floor */
   int64_t max_ahead_ms, max_wait_ms;
@@ -305,6 +327,60 @@ int64_t frond__coord_floor(const frond_layout *l, const frond_coord_entry *e,
 ** issues is numerically above floor_id (0 when floor_id is 0). */
 int64_t frond__coord_floor_ms(const frond_layout *l, int64_t floor_id);
 
+/* ---- the node IDs a coordinator serves (coord_scope.c) ------------------ */
+
+/* The name of the record of what a coordinator serves, kept with xFact
+** beside the layout record. */
+#define FROND__COORD_SCOPE_FACT "node_scope"
+/* Set c->node_lo, node_hi and scope from layout l and the URI's
+** datacenter= and nodes=: CONFIG, naming what is wrong, when the
+** datacenter does not fit l (no dc bits, N too large) or the range falls
+** outside it. */
+int frond__coord_scope(frond_coord *c, const frond_layout *l, frond_error *err);
+/* Check c->scope against the coordinator's record (recording it when
+** none): DATACENTER_MISMATCH naming both and the record; 0 when the
+** driver keeps no records (static). */
+int frond__coord_scope_check(frond_coord *c, frond_error *err);
+/* The layout record checked before the scope is recorded: LAYOUT_MISMATCH
+** (the caller words it) when it names another layout than l,
+** DATACENTER_MISMATCH when it names another scope; then
+** frond__coord_scope_check. Unreadable: frond__coord_scope_check alone. */
+int frond__coord_scope_verify(frond_coord *c, const frond_layout *l,
+                              frond_error *err);
+/* For a coordinator that holds no node ID (it lists them, changes the
+** layout): frond__coord_scope under the recorded layout and the scope its
+** layout record names (the node IDs its numbers are). A URI that names
+** another range is kept for frond__coord_scope_conflict; a record that
+** cannot be read, or whose scope fact names another range than its layout
+** record, is refused. 0 when nothing is recorded or the coordinator holds
+** a node ID (it was checked at its start). */
+int frond__coord_scope_recorded(frond_coord *c, frond_error *err);
+/* After frond__coord_scope_recorded: DATACENTER_MISMATCH naming both when
+** the settings name another range than the record; else 0. */
+int frond__coord_scope_conflict(const frond_coord *c, frond_error *err);
+/* frond check: what these settings would serve under layout l, checked
+** against the records as a start checks them, without writing any
+** (DATACENTER_MISMATCH naming both); out says what is served. */
+int frond__coord_scope_inspect(frond_coord *c, const frond_layout *l, char *out,
+                               size_t len, frond_error *err);
+/* What c serves ("all", "datacenter=3", "nodes=4-7") and its node IDs
+** lo..hi, and whether that was read from a record; NULL when not known
+** (no node ID held or listed yet). */
+const char *frond__coord_served(const frond_coord *c, uint64_t *lo,
+                                uint64_t *hi, int *recorded);
+/* A recorded scope: "all" (all three -1), "datacenter=N" (*dc) or
+** "nodes=a-b" (*lo, *hi); -1 when it is none of them. */
+int frond__coord_scope_parse(const char *rec, int64_t *dc, int64_t *lo,
+                             int64_t *hi);
+/* spec followed by ";scope" unless scope is "all": what a layout record
+** holds, so that nodes which do not know scopes find another layout. */
+void frond__coord_scoped_spec(char *spec, size_t len, const char *scope);
+struct frond_coord_cache;
+/* DATACENTER_MISMATCH when the cache file cc (at path) was written under
+** another scope, or its node lies outside [node_lo, node_hi]. */
+int frond__coord_scope_node(frond_coord *c, const struct frond_coord_cache *cc,
+                            const char *path, frond_error *err);
+
 /* ---- node cache file (coord_cache.c) ------------------------------------ */
 
 typedef struct frond_coord_cache {
@@ -314,6 +390,9 @@ typedef struct frond_coord_cache {
   int64_t fence_ms; /* "high_water_ms" in the file, Leaf-era name */
   /* Wall ms when the coordinator last confirmed the claim. */
   int64_t reported_ms;
+  /* The node IDs served when it was written (frond_coord's scope); a file
+  ** without one was written before ranges: "all". */
+  char scope[64];
 } frond_coord_cache;
 
 /* The cache file for this coordinator and identity in c->cache_dir:

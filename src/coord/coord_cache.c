@@ -25,6 +25,7 @@
 **   workerID=5
 **   high_water_ms=1700000000000       the fence
 **   reported_ms=1699999999000
+**   scope=datacenter=3               the node IDs served (none: "all")
 **   end=<FNV-1a 64 of everything above, 16 hex digits>
 ** The last line holds a checksum of everything before it, so a torn or
 ** edited file is refused instead of trusted.
@@ -89,6 +90,8 @@ static void fill(const frond_coord_cache *cc, frond__record *r) {
   frond__record_put_u64(r, "workerID", cc->node);
   frond__record_put_i64(r, "high_water_ms", cc->fence_ms);
   frond__record_put_i64(r, "reported_ms", cc->reported_ms);
+  if (cc->scope[0])
+    frond__record_put(r, "scope", cc->scope);
 }
 
 int frond__coord_cache_format(const frond_coord_cache *cc, char *buf,
@@ -119,6 +122,7 @@ int frond__coord_cache_store(frond_coord *c, int64_t fence_ms,
   cc.node = c->node;
   cc.fence_ms = fence_ms;
   cc.reported_ms = atomic_load(&c->last_write_ms);
+  snprintf(cc.scope, sizeof(cc.scope), "%s", c->scoped ? c->scope : "");
   return frond__coord_cache_write(c->cache_path, &cc, err);
 }
 
@@ -133,6 +137,9 @@ static int entry_of(const frond__record *r, frond_coord_cache *cc) {
       frond__record_get_i64(r, "reported_ms", &cc->reported_ms) != 0)
     return -1;
   cc->fence_ms = fence;
+  /* Written before node ranges: the whole range. */
+  if (frond__record_get_str(r, "scope", cc->scope, sizeof(cc->scope)) != 0)
+    snprintf(cc->scope, sizeof(cc->scope), "all");
   return 0;
 }
 

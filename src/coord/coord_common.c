@@ -36,7 +36,7 @@ static const struct {
     K(lease_ms, 30, 86400000),  K(nodes, 1, INT64_MAX / 4),
     K(window_ms, 10, 3600000),  K(max_clock_offset_ms, 0, 86400000),
     K(max_wait_ms, 0, 3600000), K(node, 0, INT64_MAX / 4),
-    K(unregistered, 0, 1),
+    K(unregistered, 0, 1),      K(datacenter, 0, 65535),
 #undef K
 };
 
@@ -45,6 +45,25 @@ int frond__coord_is_query_key(const char *key, size_t len) {
     if (strlen(query_keys[i].name) == len &&
         memcmp(query_keys[i].name, key, len) == 0)
       return 1;
+  return 0;
+}
+
+/* nodes=a-b: node IDs a..b, inclusive, a <= b (the layout's bound is
+** checked once it is known: frond__coord_scope). */
+static int parse_range(frond_coord *c, const char *v, size_t len,
+                       frond_error *err) {
+  const char *dash = memchr(v + 1, '-', len - 1);
+  int64_t a, b;
+  if (frond__parse_i64(v, (size_t)(dash - v), &a) != 0 ||
+      frond__parse_i64(dash + 1, len - (size_t)(dash - v) - 1, &b) != 0 ||
+      a < 0 || b < a || b > INT64_MAX / 4)
+    return frond__fail(err, FROND_EINVAL,
+                       "coordinator option nodes=%.*s: want nodes=N (node "
+                       "IDs 0..N-1) or nodes=a-b (node IDs a..b, 0 <= a <= b)",
+                       (int)len, v);
+  c->t.nodes_lo = a;
+  c->t.nodes_hi = b;
+  c->t.nodes = 0;
   return 0;
 }
 
@@ -57,6 +76,15 @@ int frond__coord_parse_query(frond_coord *c, const char *q, frond_error *err) {
       return frond__fail(err, FROND_EINVAL,
                          "coordinator option '%.*s' has no value", (int)len, q);
     klen = (size_t)(eq - q);
+    if (klen == 5 && memcmp(q, "nodes", 5) == 0 &&
+        memchr(eq + 2, '-', len > klen + 2 ? len - klen - 2 : 0)) {
+      if (parse_range(c, eq + 1, len - klen - 1, err) != 0)
+        return FROND_EINVAL;
+      q = amp ? amp + 1 : NULL;
+      continue;
+    }
+    if (klen == 5 && memcmp(q, "nodes", 5) == 0)
+      c->t.nodes_lo = c->t.nodes_hi = -1; /* the last nodes= wins */
     if (frond__parse_i64(eq + 1, len - klen - 1, &v) != 0)
       return frond__fail(err, FROND_EINVAL,
                          "coordinator option '%.*s' is not an integer",
@@ -184,7 +212,6 @@ int frond__coord_layout_record(frond_coord *c, char *spec, size_t len,
   spec[0] = 0;
   pthread_mutex_lock(&c->lock);
   rc = c->m->xLayoutGet(c, spec, len, floor_id, err);
-  pthread_mutex_unlock(&c->lock);
   if (changing)
     *changing = 0;
   if (rc == 0 && strncmp(spec, FROND_COORD_CHANGING, n) == 0) {
@@ -192,5 +219,12 @@ int frond__coord_layout_record(frond_coord *c, char *spec, size_t len,
     if (changing)
       *changing = 1;
   }
+  if (rc == 0) { /* "<layout>;datacenter=1": frond__coord_scoped_spec */
+    char *semi = strchr(spec, ';');
+    snprintf(c->rec_scope, sizeof(c->rec_scope), "%s", semi ? semi + 1 : "all");
+    if (semi)
+      *semi = 0;
+  }
+  pthread_mutex_unlock(&c->lock);
   return rc;
 }

@@ -142,6 +142,15 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
 static int regain(frond_coord *c, frond_error *err) {
   int64_t after = 0;
   int rc, first = atomic_load(&c->unclaimed);
+  /* Started from the cache file while the coordinator was unreachable:
+  ** what it serves was not checked yet (coord_scope.c). */
+  if (first && (rc = frond__coord_scope_check(c, err)) != 0) {
+    if (rc == FROND_EDATACENTER_MISMATCH)
+      frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": %s", c->node,
+                err ? err->message : "");
+    frond__coord_poke(c);
+    return rc;
+  }
   pthread_mutex_lock(&c->lock);
   rc = c->m->xRegain(c, &after, err);
   pthread_mutex_unlock(&c->lock);

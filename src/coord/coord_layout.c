@@ -129,17 +129,39 @@ int frond_coord_layout_set(frond_coord *c, const frond_layout *l,
                          "records it), then change it",
                          c->uri, n);
     old = *l;
-  } else if (rc != 0) {
+    /* A first layout carries the range the URI names. */
+    if ((rc = frond__coord_scope(c, l, err)) != 0)
+      return rc;
+  } else if (rc != 0 || (rc = frond__coord_scope_recorded(c, err)) != 0 ||
+             (rc = frond__coord_scope_conflict(c, err)) != 0) {
+    /* A URI naming another range than the record: the floor would read
+    ** the fences of other node IDs. */
     return rc;
   }
   frond_layout_format(l, spec, sizeof(spec));
   frond_layout_format(&old, was, sizeof(was));
+  if (strcmp(c->scope, "all") != 0 &&
+      (l->dc_bits != old.dc_bits || l->worker_bits != old.worker_bits ||
+       l->node_bits != old.node_bits))
+    return frond__fail(
+        err, FROND_EDATACENTER_MISMATCH,
+        "%s serves %s of layout %s, and %s splits the node bits otherwise: "
+        "that range would name other node IDs, which other regions' "
+        "coordinators may hand out, and they cannot be checked from here. "
+        "Change every region's layout together, on new clusters "
+        "(docs/coordinators.md#regions)",
+        c->uri, c->scope, was, spec);
   /* The recorded layout again sets no floor: the driver only puts it
   ** back, undoing a change that was begun and not finished. */
   if (strcmp(spec, was) != 0 &&
       (rc = check_floor_reachable(c, &old, floor_old, l, spec, err)) != 0)
     return rc;
   c->layout = old;
+  /* The floor reads every node's fence under the old layout's node IDs. */
+  if (!c->scoped)
+    (void)frond__coord_scope(c, &old, NULL);
+  /* The record keeps the range it serves (frond__coord_scoped_spec). */
+  frond__coord_scoped_spec(spec, sizeof(spec), c->scope);
   pthread_mutex_lock(&c->lock);
   rc = c->m->xLayoutSet(c, spec, &f, err);
   pthread_mutex_unlock(&c->lock);

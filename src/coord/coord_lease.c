@@ -559,15 +559,17 @@ static int lease_fact(frond_coord *c, const char *name, const char *value,
   int rc;
   snprintf(where, wlen, "the lease database (frond_meta)");
   a[0] = frond__db_text(name);
-  a[1] = frond__db_text(value);
-  if ((rc = frond__lease_run(
-           l,
-           "INSERT INTO frond_meta (name, value) VALUES ($1, $2) "
-           "{if_absent:name}",
-           a, 2, NULL, err)) == 0 &&
+  a[1] = frond__db_text(value ? value : "");
+  if ((value == NULL ||
+       (rc = frond__lease_run(l,
+                              "INSERT INTO frond_meta (name, value) VALUES "
+                              "($1, $2) {if_absent:name}",
+                              a, 2, NULL, err)) == 0) &&
       (rc = frond__lease_run(l, "SELECT value FROM frond_meta WHERE name = $1",
                              a, 1, &r, err)) == 0) {
-    if (r.nrows != 1 || (v = frond__db_get_text(&r, 0, 0)) == NULL)
+    if (value == NULL && r.nrows == 0)
+      recorded[0] = '\0'; /* read only: nothing recorded */
+    else if (r.nrows != 1 || (v = frond__db_get_text(&r, 0, 0)) == NULL)
       rc = frond__fail(err, FROND_ECOORD, "lease: frond_meta: no value of %s",
                        name);
     else

@@ -355,37 +355,40 @@ static int take(lease *l, int step, frond_db_arg *a, frond_db_result *r,
       "lease_expires = {now_ms} + $3, updated = {now_ms} "
       "WHERE node_id = (SELECT node_id FROM (SELECT node_id FROM "
       "frond_node WHERE lease_expires < {now_ms} AND node_id < $4 "
+      "AND node_id >= $5 "
       "AND {binary:owner} = $1 ORDER BY node_id LIMIT 1) candidate) "
       "AND lease_expires < {now_ms}",
-      /* The lowest node ID without a row. */
+      /* The lowest node ID of the range without a row. */
       "INSERT INTO frond_node (node_id, owner, token, "
       "lease_expires, high_water_ms, updated) "
       "SELECT id, $1, $2, {now_ms} + $3, 0, {now_ms} FROM (SELECT "
       "CASE WHEN NOT EXISTS (SELECT 1 FROM frond_node WHERE "
-      "node_id = 0) THEN 0 ELSE (SELECT MIN(a.node_id + 1) FROM "
-      "frond_node a WHERE NOT EXISTS (SELECT 1 FROM frond_node b "
-      "WHERE b.node_id = a.node_id + 1)) END AS id) free "
+      "node_id = $5) THEN $5 ELSE (SELECT MIN(a.node_id + 1) FROM "
+      "frond_node a WHERE a.node_id >= $5 AND NOT EXISTS (SELECT 1 FROM "
+      "frond_node b WHERE b.node_id = a.node_id + 1)) END AS id) free "
       "WHERE id IS NOT NULL AND id < $4 {if_absent:node_id}",
       /* Any expired row, the lowest. */
       "UPDATE frond_node SET owner = $1, token = $2, "
       "lease_expires = {now_ms} + $3, updated = {now_ms} "
       "WHERE node_id = (SELECT node_id FROM (SELECT node_id FROM "
       "frond_node WHERE lease_expires < {now_ms} AND node_id < $4 "
-      "ORDER BY CASE WHEN owner = $1 THEN 0 ELSE 1 END, node_id "
+      "AND node_id >= $5 ORDER BY CASE WHEN owner = $1 THEN 0 ELSE 1 END, "
+      "node_id "
       "LIMIT 1) candidate) "
       "AND lease_expires < {now_ms}",
   };
   return frond__lease_err(frond__db_write_returning(l->db, sql[step],
                                                     "node_id, high_water_ms",
-                                                    TAKEN, a, 4, r, err),
+                                                    TAKEN, a, 5, r, err),
                           err);
 }
 
 int frond__lease_acquire(frond_coord *c, frond__coord_claim *out,
                          frond_error *err) {
   lease *l = c->impl;
-  uint64_t limit = c->t.nodes ? (uint64_t)c->t.nodes : c->max_node + 1;
-  frond_db_arg a[4];
+  /* The range served (coord_scope.c): rows node_lo .. limit - 1. */
+  uint64_t limit = c->node_hi + 1;
+  frond_db_arg a[5];
   frond_db_result r = {0};
   int64_t live;
   int rc, i;
@@ -399,13 +402,12 @@ int frond__lease_acquire(frond_coord *c, frond__coord_claim *out,
       a, 1, NULL, err);
   if (rc != 0 || (rc = frond__lease_layout_verdict(l, err)) != 0)
     return rc;
-  if (limit > c->max_node + 1)
-    limit = c->max_node + 1;
   new_token(l);
   a[0] = frond__db_text(c->owner);
   a[1] = frond__db_text(l->token);
   a[2] = frond__db_int(c->t.lease_ms);
   a[3] = frond__db_int((int64_t)limit);
+  a[4] = frond__db_int((int64_t)c->node_lo);
   if (c->t.node >= 0) {
     if ((uint64_t)c->t.node > c->max_node)
       return frond__fail(err, FROND_ENODE_RANGE,
@@ -437,16 +439,18 @@ int frond__lease_acquire(frond_coord *c, frond__coord_claim *out,
     rc = frond__lease_run(
         l,
         "SELECT COUNT(*) FROM frond_node WHERE node_id < $1 AND "
-        "lease_expires >= {now_ms}",
-        &a[3], 1, &r, err);
+        "node_id >= $2 AND lease_expires >= {now_ms}",
+        &a[3], 2, &r, err);
     if (rc == 0 && frond__db_get_int(&r, 0, 0, &live, NULL) == 0 &&
-        (uint64_t)live >= limit) {
+        (uint64_t)live >= limit - c->node_lo) {
       frond__db_result_free(&r);
       return frond__fail(err, FROND_ENODE_RANGE,
-                         "all %" PRIu64 " node IDs of %s are leased (a "
-                         "process killed without stopping keeps its node ID "
-                         "until its lease runs out, lease_ms=%" PRId64 ")",
-                         limit, c->uri, c->t.lease_ms);
+                         "all %" PRIu64 " node IDs of %s are leased (%" PRIu64
+                         "..%" PRIu64 ", %s; a process killed without "
+                         "stopping keeps its node ID until its lease runs "
+                         "out, lease_ms=%" PRId64 ")",
+                         limit - c->node_lo, c->uri, c->node_lo, limit - 1,
+                         c->scope, c->t.lease_ms);
     }
     if (rc != 0) {
       frond__db_result_free(&r);

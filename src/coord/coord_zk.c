@@ -8,8 +8,8 @@
 **   /snowflake/<name>/forever/<ip>:<port>-<10 digits>   PERSISTENT_SEQUENTIAL
 **       data {"ip":"...","port":"...","timestamp":<ms>}
 **
-** The 10 digits are the node ID; an identity that already has a child
-** reuses its number. The timestamp is the node's FENCE: no ID above it is
+** The 10 digits plus the first node ID served (coord_scope.c) are the
+** node ID; an identity that already has a child reuses its number. The timestamp is the node's FENCE: no ID above it is
 ** issued under the number, and every later holder starts above it. Leaf
 ** parses this data with Jackson into a class of exactly these three fields
 ** and fails on any other, so nothing is added to it.
@@ -213,8 +213,8 @@ static int create_claim(zk *z, int wait, frond_error *err) {
 static int reclaim(zk *z, struct String_vector *kids, frond_error *err) {
   frond_coord *c = z->c;
   int64_t now = frond__coord_now(c);
-  for (uint64_t want = 0; c->t.retention_ms > 0 && want <= c->max_node;
-       want++) {
+  for (uint64_t want = 0;
+       c->t.retention_ms > 0 && want <= c->node_hi - c->node_lo; want++) {
     for (int32_t i = 0; i < kids->count; i++) {
       char old[PATH_MAX_ZK], nw[PATH_MAX_ZK], claim[PATH_MAX_ZK];
       char data[DATA_MAX], cdata[DATA_MAX], buf[DATA_MAX];
@@ -262,7 +262,7 @@ static int reclaim(zk *z, struct String_vector *kids, frond_error *err) {
                      "no free node ID in %s: the sequence is past %" PRIu64
                      " and no ID has been unclaimed for retention_ms=%" PRId64
                      "%s",
-                     z->forever, c->max_node, c->t.retention_ms,
+                     z->forever, c->node_hi - c->node_lo, c->t.retention_ms,
                      c->t.retention_ms ? "" : " (reclaiming is off)");
 }
 
@@ -334,7 +334,7 @@ static int zk_acquire(frond_coord *c, frond__coord_claim *out,
     find_mine(z, &kids, &seq, name, sizeof(name));
     if (strcmp(strrchr(created, '/') + 1, name) != 0)
       zoo_delete(z->zh, created, -1);
-    if (seq > c->max_node) {
+    if (seq > c->node_hi - c->node_lo) {
       zoo_delete(z->zh, created, -1);
       rc = reclaim(z, &kids, err);
       deallocate_String_vector(&kids);
@@ -348,16 +348,15 @@ static int zk_acquire(frond_coord *c, frond__coord_claim *out,
   z->have_node = 1;
   frond__zk_path(z->mine, "%s/%s", z->forever, name);
   frond__zk_path(z->claim, "%s/%010" PRIu64, z->claims, seq);
-  if (seq > c->max_node)
+  if (seq > c->node_hi - c->node_lo)
     return frond__fail(err, FROND_ENODE_RANGE,
-                       "%s holds node ID %" PRIu64 " above the layout's "
-                       "largest %" PRIu64,
-                       z->mine, seq, c->max_node);
+                       "%s: number %" PRIu64 " is past the node IDs served, %s",
+                       z->mine, seq, c->scope);
   if ((rc = create_claim(z, 1, err)) != 0)
     return rc == FROND_ENODE_ID_LOST ? FROND_ENODE_IN_USE : rc;
 claimed:
   memset(out, 0, sizeof(*out));
-  out->node = z->node;
+  out->node = c->node_lo + z->node;
   if ((rc = read_mine(z, &out->fence_ms, &z->child_version, err)) != 0)
     return rc == FROND_ENODE_ID_LOST ? FROND_ECOORD : rc;
   return 0;
@@ -478,7 +477,7 @@ static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
   for (int32_t i = 0; i < kids.count; i++) {
     size_t olen;
     if (frond__zk_parse_child(kids.data[i], &olen, &seq) == 0 &&
-        seq == c->node) {
+        c->node >= c->node_lo && seq == c->node - c->node_lo) {
       frond__zk_path(name, "%s", kids.data[i]);
       found =
           olen == strlen(c->owner) && memcmp(kids.data[i], c->owner, olen) == 0;
@@ -490,7 +489,7 @@ static int zk_regain(frond_coord *c, int64_t *after, frond_error *err) {
     return frond__fail(err, FROND_ENODE_ID_LOST,
                        "node ID %" PRIu64 " no longer belongs to %s in %s",
                        c->node, c->owner, z->forever);
-  z->node = c->node;
+  z->node = c->node - c->node_lo;
   z->have_node = 1;
   frond__zk_path(z->mine, "%s/%s", z->forever, name);
   frond__zk_path(z->claim, "%s/%010" PRIu64, z->claims, z->node);
@@ -552,7 +551,7 @@ static int zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     uint64_t seq;
     if (frond__zk_parse_child(kids.data[i], &olen, &seq) != 0)
       continue;
-    e[k].node = seq;
+    e[k].node = c->node_lo + seq;
     snprintf(e[k].owner, sizeof(e[k].owner), "%.*s", (int)olen, kids.data[i]);
     frond__zk_path(path, "%s/%s", z->forever, kids.data[i]);
     if (frond__zk_get(z, path, buf, &st) == ZOK)
@@ -795,5 +794,6 @@ const frond_coord_methods frond__coord_zk_methods = {
     ** answers: a later holder would not read a local file. */
     .bCacheFallback = 1,
     .bFenced = 1,
+    .bNumbered = 1,
     .xFact = frond__zk_fact,
 };

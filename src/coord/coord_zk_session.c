@@ -146,13 +146,20 @@ int frond__zk_fact(frond_coord *c, const char *name, const char *value,
   snprintf(where, wlen, "ZooKeeper %.160s at %s", z->hosts, path);
   if (!frond__zk_is_connected(z))
     return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable", z->hosts);
-  if ((rc = frond__zk_ensure_path(z, dir, err)) != 0)
+  if (value != NULL && (rc = frond__zk_ensure_path(z, dir, err)) != 0)
     return rc;
-  rc = zoo_create(z->zh, path, value, (int)strlen(value), &ZOO_OPEN_ACL_UNSAFE,
-                  ZOO_PERSISTENT, NULL, 0);
+  rc = value == NULL
+           ? ZOK
+           : zoo_create(z->zh, path, value, (int)strlen(value),
+                        &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
   if (rc != ZOK && rc != ZNODEEXISTS)
     return frond__zk_fail(err, rc, "create", path);
-  if ((rc = frond__zk_get(z, path, buf, &st)) != ZOK)
+  rc = frond__zk_get(z, path, buf, &st);
+  if (value == NULL && rc == ZNONODE) { /* read only: nothing recorded */
+    recorded[0] = '\0';
+    return 0;
+  }
+  if (rc != ZOK)
     return frond__zk_fail(err, rc, "get", path);
   snprintf(recorded, len, "%s", buf);
   return 0;

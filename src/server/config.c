@@ -96,6 +96,10 @@ static const frond__cfg_row rows[] = {
         "a static node (worker) ID, unique per live process: registered in "
         "the store when there is one; -1: none, the coordinator hands one "
         "out"),
+    INT("datacenter", datacenter, -1, 65535, "-1",
+        "the datacenter whose node IDs the coordinator hands out (a layout "
+        "with dc bits; zk:// or lease+): datacenter=N on its URI, recorded "
+        "there; -1: none"),
     INT("threads", threads, 0, 256, "0",
         "event-loop threads, 0 = number of cores"),
     STR("admin_token", admin_token, "", FROND__CFG_SECRET,

@@ -57,9 +57,10 @@ typedef struct frond__config {
   char coordinator[256];
   char advertise[128]; /* "auto": the listen address */
   char layout[256];
-  int layout_change; /* a layout other than the recorded one is asked for */
-  int64_t node;      /* -1: none */
-  int64_t threads;   /* 0: number of cores */
+  int layout_change;  /* a layout other than the recorded one is asked for */
+  int64_t node;       /* -1: none */
+  int64_t datacenter; /* -1: none; else datacenter=N on the coordinator */
+  int64_t threads;    /* 0: number of cores */
   char admin_token[256];
   int64_t max_count;
   int64_t max_range;

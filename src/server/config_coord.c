@@ -98,8 +98,8 @@ static int static_uri(const frond__config *c, int64_t n, const char *q,
   return lease_on_store(c->store, opts, uri, cap, err);
 }
 
-int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
-                            frond_error *err) {
+static int coord_uri(const frond__config *c, char *uri, size_t cap,
+                     frond_error *err) {
   const char *co = c->coordinator, *q;
   int64_t n;
   if (co[0] == '\0') /* the library would take it for static:0 */
@@ -160,6 +160,40 @@ int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
                        "assigns the node ID itself",
                        (long long)c->node, co);
   snprintf(uri, cap, "%s", co);
+  return 0;
+}
+
+/* The key `datacenter`: datacenter=N on the coordinator's URI, which it
+** records and checks (coord_scope.c). A static node ID names its node
+** itself; a URI that names another datacenter disagrees. */
+int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
+                            frond_error *err) {
+  const char *q;
+  int64_t dc;
+  int rc = coord_uri(c, uri, cap, err);
+  if (rc != 0 || c->datacenter < 0)
+    return rc;
+  /* With a store a static node ID is a pinned lease (node=N), which would
+  ** record the datacenter for the fleet: refused as for static:. */
+  if (strncmp(uri, "static:", 7) == 0 || frond__config_pinned_node(uri) >= 0)
+    return frond__fail(err, FROND_ECONFIG,
+                       "datacenter = %lld: a static node ID names its node "
+                       "itself; datacenter is for zk:// and lease+ "
+                       "coordinators, which hand node IDs out",
+                       (long long)c->datacenter);
+  q = strchr(uri, '?');
+  dc = q ? query_int(q + 1, "datacenter") : -1;
+  if (dc >= 0 && dc != c->datacenter)
+    return frond__fail(err, FROND_ECONFIG,
+                       "coordinator '%s' and datacenter = %lld disagree",
+                       c->coordinator, (long long)c->datacenter);
+  if (dc >= 0)
+    return 0;
+  if (strlen(uri) + 32 >= cap)
+    return frond__fail(err, FROND_EINVAL,
+                       "coordinator: the URI is too long for datacenter=");
+  snprintf(uri + strlen(uri), cap - strlen(uri), "%sdatacenter=%lld",
+           q ? "&" : "?", (long long)c->datacenter);
   return 0;
 }
 

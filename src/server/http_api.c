@@ -14,6 +14,7 @@
 
 #include "base/base.h"
 #include "base/escape.h"
+#include "coord/coord.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -214,8 +215,15 @@ void frond__http_v1_builtin(frond__http_ctx *x) {
 void frond__http_v1_layout(frond__http_ctx *x) {
   const frond_layout *l = &x->srv->layout;
   const char *store = frond__store_id(x->srv);
-  char spec[160], end[40];
+  char spec[160], end[40], served[160] = "";
   frond__buf *b = &x->w->scratch;
+  uint64_t lo, hi;
+  const char *scope = frond__coord_served(x->srv->coord, &lo, &hi, NULL);
+  /* What the coordinator serves: the node IDs this node's came from. */
+  if (scope)
+    snprintf(served, sizeof served,
+             ",\"served\":\"%s\",\"served_nodes\":[%llu,%llu]", scope,
+             (unsigned long long)lo, (unsigned long long)hi);
   frond_layout_format(l, spec, sizeof spec);
   frond__format_rfc3339(frond_layout_end_ms(l), end, sizeof end);
   b->len = 0;
@@ -224,12 +232,12 @@ void frond__http_v1_layout(frond__http_ctx *x) {
       "{\"name\":\"%s\",\"spec\":\"%s\",\"time_bits\":%u,\"node_bits\":%u,"
       "\"dc_bits\":%u,\"worker_bits\":%u,\"seq_bits\":%u,\"unit_ms\":%lld,"
       "\"epoch_ms\":%lld,\"end\":\"%s\",\"ids_per_second\":%.0f,"
-      "\"node\":%llu,\"max_range\":%lld%s%s%s}\n",
+      "\"node\":%llu,\"max_range\":%lld%s%s%s%s}\n",
       l->name, spec, l->time_bits, l->node_bits, l->dc_bits, l->worker_bits,
       l->seq_bits, (long long)l->unit_ms, (long long)l->epoch_ms, end,
       frond_layout_ids_per_second(l), (unsigned long long)x->srv->node,
       (long long)x->srv->cfg.max_range, store ? ",\"store\":\"" : "",
-      store ? store : "", store ? "\"" : "");
+      store ? store : "", store ? "\"" : "", served);
   frond__http_respond(x, 200, "application/json", b->data, b->len, NULL);
 }
 

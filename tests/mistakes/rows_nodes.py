@@ -6,7 +6,7 @@ coordinator, started with default settings or with node IDs typed by hand.
 import os
 import time
 
-from common import Failure, check, parallel, row
+from common import Failure, check, ft, parallel, row
 
 
 def up_or_exit(server, timeout=60):
@@ -392,3 +392,63 @@ def fork_without_atfork_handlers(run):
             else:
                 check(len(child) == 2000, "gen_fork %s %s: the child "
                       "issued %d of 2000" % (kind, how, len(child)))
+
+
+# ---- regions: a coordinator per region ----
+
+def region_servers(run, zks, per_region, dcs=None):
+    """per_region servers on each ZooKeeper address of zks (a region
+    each), without a store, layout twitter (5 dc + 5 worker bits); dcs:
+    each region's `datacenter` (None: the default, none)."""
+    servers = []
+    for r, zk in enumerate(zks):
+        args = ["--store", "none", "--layout", "twitter", "--coordinator",
+                "zk://%s/frond?report_ms=200&session_ms=4000&connect_ms=5000"
+                % zk]
+        if dcs is not None:
+            args += ["--datacenter", str(dcs[r])]
+        for k in range(per_region):
+            servers.append(run.serve(run.subdir("region%d-%d" % (r, k)),
+                                     args, name="region%d-%d" % (r, k)))
+    return servers
+
+
+@row("two-regions-zk-no-datacenter",
+     "two regions, each with its own ZooKeeper, without datacenter=: "
+     "nodes on each with the default settings, then each region given its "
+     "datacenter, and a node started on one region's ZooKeeper with the "
+     "other region's settings, or none")
+def two_regions_zk_no_datacenter(run):
+    zks = []
+    for r in (0, 1):
+        zk = ft.ZooKeeper(dir=run.subdir("zookeeper-region%d" % r))
+        run.on_close(zk.close)
+        zks.append(zk.address)
+    # Each region's ZooKeeper hands out the layout's whole range, 0 first:
+    # without datacenter= both regions hold node IDs 0 and 1 (docs/
+    # repeats.md counts the repeats). With it, each holds its own dc bits.
+    servers = region_servers(run, zks, 2, dcs=(0, 1))
+    lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                      for s in servers])
+    for s, ids in zip(servers, lists):
+        dc = int(s.name[6])
+        check(all((i >> 17) & 31 == dc for i in ids[:100]),
+              "%s issued IDs outside datacenter %d" % (s.name, dc))
+    run.unique(lists)
+    # Region 1's settings copied to a host of region 0; then a host with
+    # none: both refused by the record region 0's ZooKeeper keeps.
+    zk0 = "zk://%s/frond?report_ms=200&session_ms=4000&connect_ms=5000" % \
+        zks[0]
+    for name, extra, words in (
+            ("other-region", ["--datacenter", "1"],
+             ("datacenter=1", "datacenter=0")),
+            ("no-datacenter", [], ("whole node range", "datacenter=0"))):
+        late = run.serve(run.subdir(name), ["--store", "none", "--layout",
+                                            "twitter", "--coordinator", zk0]
+                         + extra, name=name, wait=False)
+        if up_or_exit(late):
+            more = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                             for s in servers + [late]])
+            run.unique(more)
+            raise Failure("%s started on region 0's ZooKeeper" % name)
+        run.refused(late, "DATACENTER_MISMATCH", *words)

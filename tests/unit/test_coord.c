@@ -185,6 +185,46 @@ static void test_cache_file(void **state) {
 /* Processes sharing a directory rewrite files there at the same time:
 ** every replacement succeeds, the file always reads back whole, and no
 ** temporary file is left behind. */
+/* The scope a layout record or a cache file names, and what a cache file
+** written before scopes reads as. */
+static void test_scope_record(void **state) {
+  char *dir = tmpdir_make(), path[600];
+  frond_coord_cache w, r;
+  frond_error err = {0, ""};
+  int64_t dc, lo, hi;
+  int missing = 0;
+  (void)state;
+  assert_int_equal(frond__coord_scope_parse("all", &dc, &lo, &hi), 0);
+  assert_true(dc == -1 && lo == -1 && hi == -1);
+  assert_int_equal(frond__coord_scope_parse("datacenter=3", &dc, &lo, &hi), 0);
+  assert_true(dc == 3 && lo == -1);
+  assert_int_equal(frond__coord_scope_parse("nodes=4-7", &dc, &lo, &hi), 0);
+  assert_true(dc == -1 && lo == 4 && hi == 7);
+  assert_int_equal(frond__coord_scope_parse("nodes=7-4", &dc, &lo, &hi), -1);
+  assert_int_equal(frond__coord_scope_parse("datacenter=-1", &dc, &lo, &hi),
+                   -1);
+  assert_int_equal(frond__coord_scope_parse("datacenter= 3", &dc, &lo, &hi),
+                   -1);
+  assert_int_equal(frond__coord_scope_parse("datacenter=3x", &dc, &lo, &hi),
+                   -1);
+  assert_int_equal(frond__coord_scope_parse("", &dc, &lo, &hi), -1);
+
+  snprintf(path, sizeof(path), "%s/node.cache", dir);
+  memset(&w, 0, sizeof(w));
+  snprintf(w.uri, sizeof(w.uri), "zk://127.0.0.1:2181/frond");
+  snprintf(w.owner, sizeof(w.owner), "10.0.0.1:8080");
+  w.node = 4;
+  assert_int_equal(frond__coord_cache_write(path, &w, &err), 0);
+  assert_int_equal(frond__coord_cache_read(path, &r, &missing, &err), 0);
+  assert_string_equal(r.scope, "all"); /* written before scopes */
+  snprintf(w.scope, sizeof(w.scope), "datacenter=1");
+  assert_int_equal(frond__coord_cache_write(path, &w, &err), 0);
+  assert_int_equal(frond__coord_cache_read(path, &r, &missing, &err), 0);
+  assert_string_equal(r.scope, "datacenter=1");
+  unlink(path);
+  tmpdir_remove(dir);
+}
+
 static void test_cache_concurrent_writers(void **state) {
   char *dir = tmpdir_make(), path[600];
   pid_t kids[3];
@@ -714,6 +754,7 @@ int main(void) {
       cmocka_unit_test(test_advertise),
       cmocka_unit_test(test_node_range),
       cmocka_unit_test(test_cache_file),
+      cmocka_unit_test(test_scope_record),
       cmocka_unit_test(test_cache_concurrent_writers),
       cmocka_unit_test(test_cache_name),
       cmocka_unit_test(test_lease_sqlite),
