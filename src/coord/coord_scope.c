@@ -297,7 +297,7 @@ int frond__coord_scope_verify(frond_coord *c, const frond_layout *l,
 int frond__coord_scope_inspect(frond_coord *c, const frond_layout *l, char *out,
                                size_t len, frond_error *err) {
   char spec[FROND_COORD_SPEC_MAX], rec[128], where[300], mine[64];
-  uint64_t lo, hi;
+  uint64_t lo = 0, hi = 0;
   int64_t floor = 0;
   int changing = 0, in_layout = 0, used = 0, have = 0;
   int rc = scope_of(&c->t, l, c->uri, &lo, &hi, mine, err);
