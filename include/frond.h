@@ -90,7 +90,8 @@ extern "C" {
   XX(37, UNAUTHORIZED, "no valid credential for a request that needs one")     \
   XX(38, FORBIDDEN, "the client is not granted this right or tag")             \
   XX(39, QUOTA_EXCEEDED, "over the client's or the tag's quota of IDs")        \
-  XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")
+  XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")             \
+  XX(41, SEGMENT_EXHAUSTED, "the tag has issued every ID up to its max")
 
 typedef enum {
   FROND_OK = 0,
@@ -734,6 +735,34 @@ FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
                                         const char *description,
                                         frond_error *err);
 /* All rows sorted by tag into *out (free with frond_free). */
+/*
+** The same with a bound: no ID above max is ever issued (0: none, as
+** frond_store_tag_create). Past it, every call that issues the tag's IDs
+** fails with SEGMENT_EXHAUSTED; the last segment is cut at max. There is
+** no wrap (a sequence that starts again repeats IDs). The bound is
+** recorded in Frond's own table frond_tag_bound, in the create's
+** transaction; a Leaf node sharing the table does not read it. Errors as
+** frond_store_tag_create, and INVAL for a max below the start or a store
+** that keeps no bounds.
+*/
+FROND_EXPORT int frond_store_tag_create_max(frond_store *st, const char *tag,
+                                            int64_t step, int64_t start,
+                                            const char *description,
+                                            int64_t max, frond_error *err);
+/* The tag's bound into *max: 0 when it has none. Errors: TAG_NOT_FOUND,
+** STORE, STORE_MEMBER (multi: members that record two bounds). */
+FROND_EXPORT int frond_store_tag_max(frond_store *st, const char *tag,
+                                     int64_t *max, frond_error *err);
+/*
+** Set the tag's bound (0: none). Raising it, or dropping it, is always
+** allowed; lowering it (or bounding a tag that had none) is refused with
+** TAG_FLOOR below the highest ID the tag may already have issued (its
+** max_id - 1; in a multi: store, any member's), also when an allocation
+** takes IDs past the new bound while it is written (the old one stays).
+** Errors: TAG_NOT_FOUND, TAG_FLOOR, INVAL, STORE, STORE_MEMBER.
+*/
+FROND_EXPORT int frond_store_tag_set_max(frond_store *st, const char *tag,
+                                         int64_t max, frond_error *err);
 FROND_EXPORT int frond_store_tag_list(frond_store *st, frond_tag_row **out,
                                       size_t *n, frond_error *err);
 FROND_EXPORT int frond_store_tag_get(frond_store *st, const char *tag,

@@ -16,10 +16,12 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: frond tag create NAME [--step N] [--start N] [--description TEXT]\n"
+    "usage: frond tag create NAME [--step N] [--start N] [--max N]\n"
+    "                        [--description TEXT]\n"
     "       frond tag list [--json]\n"
     "       frond tag get NAME [--json]\n"
     "       frond tag set-step NAME N\n"
+    "       frond tag set-max NAME N\n"
     "       frond tag delete NAME\n"
     "       frond tag advance NAME --to N\n"
     "       frond tag repair-member I\n"
@@ -34,6 +36,10 @@ static const char usage[] =
     "                     tag's name starts one Leaf step (its step, at least\n"
     "                     1000000) above its floor, above every ID it could\n"
     "                     have issued, and no lower)\n"
+    "  --max N            the highest ID the tag ever issues; past it every\n"
+    "                     call answers SEGMENT_EXHAUSTED, never a wrap\n"
+    "                     (set-max raises it; 0 drops it; lowering it below\n"
+    "                     what the tag may have issued is refused)\n"
     "  --description TEXT up to 256 bytes\n"
     "  --json             JSON instead of a table\n"
     "  --to N             advance: issue no ID below N from now on (after a\n"
@@ -81,10 +87,11 @@ static void row_json(const frond_tag_row *r) {
 }
 
 static int tag_create(int argc, char **argv) {
-  int64_t step = DEFAULT_STEP, start = 0, first = 1;
+  int64_t step = DEFAULT_STEP, start = 0, first = 1, max = 0;
   const char *desc = "", *store = NULL;
   frond__opt opts[] = {{"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
                        {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
+                       {"max", FROND__OPT_INT, &max, 1, INT64_MAX, 0},
                        {"description", FROND__OPT_STR, &desc, 0, 0, 0},
                        {"store", FROND__OPT_STR, &store, 0, 0, 0},
                        {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
@@ -106,13 +113,14 @@ static int tag_create(int argc, char **argv) {
   ** read before is what is shown (a delete racing the create can only
   ** raise it). */
   if ((start == 0 && frond_store_tag_floor(st, a.pos[0], &first, &err) != 0) ||
-      frond_store_tag_create(st, a.pos[0], step, start, desc, &err) != 0)
+      frond_store_tag_create_max(st, a.pos[0], step, start, desc, max, &err) !=
+          0)
     rc = frond__cli_fail(&err);
   else
     frond__out_printf(
-        "created tag %s: first ID %lld, step %lld\n", a.pos[0],
+        "created tag %s: first ID %lld, step %lld%s\n", a.pos[0],
         (long long)(start > 0 ? start : frond__tag_lowest_start(first, step)),
-        (long long)step);
+        (long long)step, max > 0 ? ", bounded (--max)" : "");
   frond_store_close(st);
   return frond__out_finish(rc);
 }
@@ -183,6 +191,7 @@ static int tag_get(int argc, char **argv) {
   frond__args a = {"tag get", usage, opts, 1, 1, "NAME", NULL, 0};
   frond_store *st;
   frond_tag_row row;
+  int64_t max = 0;
   frond_error err = {0};
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
@@ -190,7 +199,8 @@ static int tag_get(int argc, char **argv) {
     return FROND__EXIT_USAGE;
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
-  rc = frond_store_tag_get(st, a.pos[0], &row, &err);
+  if ((rc = frond_store_tag_get(st, a.pos[0], &row, &err)) == 0)
+    rc = frond_store_tag_max(st, a.pos[0], &max, &err);
   frond_store_close(st);
   if (rc != 0)
     return frond__cli_fail(&err);
@@ -198,11 +208,14 @@ static int tag_get(int argc, char **argv) {
     row_json(&row);
     frond__out_str("\n");
   } else {
+    char bound[24] = "none";
+    if (max > 0)
+      snprintf(bound, sizeof bound, "%lld", (long long)max);
     frond__out_str("tag          ");
     frond__out_text(row.tag);
-    frond__out_printf("\nmax_id       %lld\nstep         %lld\n"
-                      "description  ",
-                      (long long)row.max_id, (long long)row.step);
+    frond__out_printf("\nmax_id       %lld\nstep         %lld\nmax          "
+                      "%s\ndescription  ",
+                      (long long)row.max_id, (long long)row.step, bound);
     frond__out_text(row.description);
     frond__out_printf("\nupdated      %s\n", row.update_time);
   }
@@ -229,6 +242,32 @@ static int tag_set_step(int argc, char **argv) {
     rc = frond__cli_fail(&err);
   else
     frond__out_printf("tag %s: step %lld\n", a.pos[0], (long long)step);
+  frond_store_close(st);
+  return frond__out_finish(rc);
+}
+
+static int tag_set_max(int argc, char **argv) {
+  const char *store = NULL;
+  frond__opt opts[] = {{"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag set-max", usage, opts, 2, 2, "NAME and N", NULL, 0};
+  frond_store *st;
+  frond_error err = {0};
+  int64_t max;
+  int rc;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (check_tag(a.cmd, a.pos[0]) != 0 ||
+      frond__args_int(a.cmd, "N", a.pos[1], 0, INT64_MAX, &max) != 0)
+    return FROND__EXIT_USAGE;
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  if (frond_store_tag_set_max(st, a.pos[0], max, &err) != 0)
+    rc = frond__cli_fail(&err);
+  else if (max > 0)
+    frond__out_printf("tag %s: max %lld\n", a.pos[0], (long long)max);
+  else
+    frond__out_printf("tag %s: no max\n", a.pos[0]);
   frond_store_close(st);
   return frond__out_finish(rc);
 }
@@ -326,19 +365,17 @@ static int tag_repair_member(int argc, char **argv) {
 static const struct {
   const char *name;
   int (*fn)(int argc, char **argv);
-} subcommands[] = {{"create", tag_create},
-                   {"list", tag_list},
-                   {"get", tag_get},
-                   {"set-step", tag_set_step},
-                   {"delete", tag_delete},
-                   {"advance", tag_advance},
-                   {"repair-member", tag_repair_member}};
+} subcommands[] = {
+    {"create", tag_create},   {"list", tag_list},
+    {"get", tag_get},         {"set-step", tag_set_step},
+    {"set-max", tag_set_max}, {"delete", tag_delete},
+    {"advance", tag_advance}, {"repair-member", tag_repair_member}};
 
 int frond__cli_tag(int argc, char **argv) {
   size_t i;
   if (argc < 2)
     return frond__usage_error("tag", "missing subcommand (create, list, get, "
-                                     "set-step, delete, advance, "
+                                     "set-step, set-max, delete, advance, "
                                      "repair-member)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);

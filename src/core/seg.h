@@ -99,18 +99,24 @@ struct seg_tag {
   _Alignas(64) seg_entry cur;
   _Alignas(64) seg_entry e[2];
   pthread_mutex_t mu;
-  pthread_cond_t cv;    /* calls waiting for a segment */
-  int want;             /* a load is requested and not done yet */
-  int loading;          /* a loader is in the store for this tag */
-  int qstate;           /* SEG_Q_*, under s->mu */
-  seg_tag *q_next;      /* the queue's link, under s->mu */
-  uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
-  int64_t step;         /* step of the last load, 0 before the first */
-  int64_t row_step;     /* the row's step as last read */
-  int64_t max_step;     /* dynamic step cap, 0: the allocator's */
-  int64_t range_need;   /* a range waits for a segment of this size, 0: no */
-  atomic_int capped;    /* a seq period: made and capped in this process */
-  int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
+  pthread_cond_t cv;  /* calls waiting for a segment */
+  int want;           /* a load is requested and not done yet */
+  int loading;        /* a loader is in the store for this tag */
+  int qstate;         /* SEG_Q_*, under s->mu */
+  seg_tag *q_next;    /* the queue's link, under s->mu */
+  uint64_t gen;       /* bumped on removal: in-flight loads are dropped */
+  int64_t step;       /* step of the last load, 0 before the first */
+  int64_t row_step;   /* the row's step as last read */
+  int64_t max_step;   /* dynamic step cap, 0: the allocator's */
+  int64_t range_need; /* a range waits for a segment of this size, 0: no */
+  atomic_int capped;  /* a seq period: made and capped in this process */
+  /* Its bound as the last load read it (0: none), and whether that load
+  ** found the tag used up: the next asks the store before allocating
+  ** (seg_load.c). Written by the loader, read by anyone. */
+  _Atomic int64_t bound;
+  atomic_int exhausted;
+  atomic_int bound_read; /* a load has read the bound (else: ask first) */
+  int64_t last_load_ms;  /* opts.clock time of the last load, 0: never */
   int64_t last_load_unix_ms;
   int64_t backoff_ms;
   int64_t retry_at_ns; /* monotonic; no load attempt before */

@@ -157,13 +157,39 @@ static int connect_store(frond_seg *s, frond_store **st, frond_error *err) {
   return frond__store_open_shared(s->uri, s->store, st, err);
 }
 
+/* The tag is used up: no number at or below its bound is left. */
+static int exhausted(seg_tag *t, int64_t bound, frond_error *err) {
+  return frond__fail(err, FROND_ESEGMENT_EXHAUSTED,
+                     "tag \"%s\": every ID up to its max %lld has been "
+                     "issued (a bounded tag never wraps: raise the max, or "
+                     "use another tag)",
+                     t->nm->name, (long long)bound);
+}
+
+/* A tag the last load found used up (or one this process has not loaded
+** yet) allocates again only once its bound
+** was raised (or dropped) past its row: each allocation beyond the bound
+** moves the row and wastes the numbers, and would run it to the end of
+** the bigint range under a client that retries. Saving numbers only: the
+** cut after the allocation is what keeps every ID at or below the bound. */
+static int still_exhausted(frond_store *st, seg_tag *t, frond_error *err) {
+  frond_tag_row row;
+  int64_t bound;
+  int rc;
+  if ((rc = frond__store_bound(st, t->nm->name, &bound, err)) != 0 ||
+      bound == 0 ||
+      (rc = frond__store_tag_get(st, t->nm->name, &row, err)) != 0)
+    return rc;
+  return row.max_id > bound ? exhausted(t, bound, err) : 0;
+}
+
 /* Run t's store transaction on the loader's connection and install the
 ** segment. range: the step was raised for a range, which does not count
 ** as the tag's dynamic step. */
 static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                  uint64_t gen, int range) {
   frond_error e = {0, ""};
-  int64_t max_id = 0, row_step = 0, used, start, backoff_ms;
+  int64_t max_id = 0, row_step = 0, used, start, backoff_ms, bound = 0;
   unsigned busy;
   int rc, was_failing;
   busy = atomic_fetch_add(&s->busy, 1) + 1;
@@ -171,8 +197,16 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
        busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
     ;
   rc = connect_store(s, st, &e);
+  if (rc == 0 && (atomic_load(&t->exhausted) || !atomic_load(&t->bound_read)) &&
+      frond__store_order(*st) == FROND_SEG_ORDER_TAG)
+    rc = still_exhausted(*st, t, &e);
   if (rc == 0)
     rc = frond__store_alloc(*st, t->nm->name, step, &max_id, &row_step, &e);
+  /* The bound is read after the allocation has committed: a bound lowered
+  ** before the commit is seen here, and one lowered after it sees the
+  ** row this allocation moved (store_bound.c). */
+  if (rc == 0)
+    rc = frond__store_bound(*st, t->nm->name, &bound, &e);
   atomic_fetch_sub(&s->busy, 1);
   used = step > 0 ? step : row_step;
   start = max_id - used;
@@ -180,6 +214,20 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     rc = frond__fail(&e, FROND_ESTORE,
                      "row gives an invalid range (max_id %lld, step %lld)",
                      (long long)max_id, (long long)used);
+  /* Cut the range at the bound: [start, min(max_id, bound + 1)). Nothing
+  ** above the bound is installed, so no path (single IDs, batches,
+  ** ranges, the inline call) can hand one out. */
+  if (rc == 0 && bound > 0) {
+    if (start > bound)
+      rc = exhausted(t, bound, &e);
+    else if (max_id - 1 > bound)
+      max_id = bound + 1;
+  }
+  if (rc == 0 || rc == FROND_ESEGMENT_EXHAUSTED) {
+    atomic_store(&t->bound, bound);
+    atomic_store(&t->exhausted, rc != 0);
+    atomic_store(&t->bound_read, 1);
+  }
   atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND);
   pthread_mutex_lock(&t->mu);
   t->loading = 0;

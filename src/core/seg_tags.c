@@ -154,6 +154,9 @@ int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
         t->retry_at_ns = 0;
         t->want = 0;
         t->range_need = 0;
+        atomic_store(&t->bound, 0);
+        atomic_store(&t->exhausted, 0);
+        atomic_store(&t->bound_read, 0);
         pthread_mutex_unlock(&t->mu);
       }
       atomic_store(&nm->removed, 0);

@@ -325,7 +325,18 @@ static int step_check(int64_t step, frond_error *err) {
 int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
                            int64_t start, const char *description,
                            frond_error *err) {
+  return frond_store_tag_create_max(st, tag, step, start, description, 0, err);
+}
+
+int frond_store_tag_create_max(frond_store *st, const char *tag, int64_t step,
+                               int64_t start, const char *description,
+                               int64_t max, frond_error *err) {
   int rc, rt_;
+  if (max < 0 || (max > 0 && start > 0 && start > max))
+    return frond__fail(err, FROND_EINVAL,
+                       "max %lld is below the start %lld: the tag could "
+                       "issue nothing",
+                       (long long)max, (long long)start);
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
   if ((rc = step_check(step, err)) != 0)
@@ -339,6 +350,9 @@ int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
   FROND__STORE_FAULT(st, "create");
   if (start == 0 && st->methods->iVersion < 3)
     start = 1; /* a store that keeps no floors (tests' fakes) */
+  /* The bound goes into the create's transaction (store_bound.c). */
+  if ((rc = frond__store_create_max(st, max, err)) != 0)
+    return rc;
   TIMED(st, CALL_TAG_CREATE,
         st->methods->xTagCreate(st, tag, step, start, description, err));
   return rt_;

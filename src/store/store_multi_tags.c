@@ -385,9 +385,11 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
                        (long long)(start > low ? start : low), (long long)step);
   for (i = 0; i < ms->n; i++) {
     if (have[i]) {
-      rc = frond__store_sql_block_put(ms->m[i].st, tag, step, err);
+      if ((rc = frond__store_sql_block_put(ms->m[i].st, tag, step, err)) == 0)
+        rc = frond__store_sql_bound_put(ms->m[i].st, tag, ms->create_max, err);
       existed++;
-    } else {
+    } else if ((rc = frond__store_create_max(ms->m[i].st, ms->create_max,
+                                             err)) == 0) {
       rc = ms->m[i].st->methods->xTagCreate(ms->m[i].st, tag, step, lstart,
                                             description, err);
     }
@@ -672,6 +674,10 @@ static int multi_control(frond_store *st, int op, void *arg, frond_error *err) {
   case FROND__STORE_REPAIR:
     r = arg;
     return multi_repair(st, r->member, r->fn, r->ctx, err);
+  case FROND__STORE_BOUND_GET:
+  case FROND__STORE_BOUND_PUT:
+  case FROND__STORE_CREATE_MAX:
+    return frond__store_multi_bound(ms, op, arg, err);
   default:
     return FROND_EINVAL;
   }

@@ -50,6 +50,7 @@ typedef struct sql_store {
   int fresh;           /* a member whose database records no place yet */
   int64_t alloc_min;   /* a member's allocations start at or above it */
   int64_t alloc_block; /* when its row's step is this block size */
+  int64_t create_max;  /* the next create's bound (store_bound.c), 0: none */
   char spelt[FROND_TAG_MAX + 1]; /* the last allocation's row, as it spells
                                  ** its name ("" when unknown) */
 } sql_store;
@@ -227,7 +228,8 @@ static int sql_ensure_schema(frond_store *st, frond_error *err) {
       (rc = frond__db_ensure_table(s->db, "frond_multi",
                                    my ? TABLE("frond_multi", MULTI_COLS) INNODB
                                       : TABLE("frond_multi", MULTI_COLS),
-                                   err)))
+                                   err)) ||
+      (rc = frond__store_sql_bound_schema(st, err)))
     return rc;
   if (s->members > 0 && (rc = frond__db_ensure_table(
                              s->db, "frond_multi_mark",
@@ -542,7 +544,9 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
                           frond_error *err) {
   frond_db_arg a[4];
   int64_t floor = 0, again = 0, first = start;
+  int64_t max = SQ(st)->create_max; /* recorded in the same transaction */
   int rc, tries;
+  SQ(st)->create_max = 0;
   a[0] = frond__db_text(tag);
   a[2] = frond__db_int(step);
   a[3] = frond__db_text(description);
@@ -551,8 +555,9 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       return rc;
     if (SQ(st)->members > 0) {
       a[1] = frond__db_int(start);
-      if ((rc = modify(st, INSERT_ROW, a, 4, tag, err)) == 0)
-        rc = floor_put(st, tag, 0, step, err);
+      if ((rc = modify(st, INSERT_ROW, a, 4, tag, err)) == 0 &&
+          (rc = floor_put(st, tag, 0, step, err)) == 0)
+        rc = frond__store_sql_bound_put(st, tag, max, err);
       return finish(st, rc, err);
     }
     rc = floor_read(st, tag, 1, &floor, err);
@@ -569,6 +574,8 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       }
       rc = below_floor(tag, first, again, step, err);
     }
+    if (rc == 0)
+      rc = frond__store_sql_bound_put(st, tag, max, err);
     return finish(st, rc, err);
   }
   return frond__fail(err, FROND_ESTORE,
@@ -624,6 +631,8 @@ static int sql_tag_delete(frond_store *st, const char *tag, frond_error *err) {
   if (rc == 0)
     rc = modify(st, "DELETE FROM leaf_alloc WHERE biz_tag = $1", &a, 1, tag,
                 err);
+  if (rc == 0) /* its bound goes with it (store_bound.c) */
+    rc = frond__store_sql_bound_put(st, spelt, 0, err);
   return finish(st, rc, err);
 }
 
@@ -717,9 +726,12 @@ done:
 ** wrappers' guard holds it to that), the step asked for. */
 static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
   frond__store_label *l = arg;
-  (void)err;
+  if (op == FROND__STORE_CREATE_MAX) {
+    SQ(st)->create_max = *(int64_t *)arg;
+    return 0;
+  }
   if (op != FROND__STORE_LABEL)
-    return FROND_EINVAL;
+    return frond__store_sql_bound(st, op, arg, err);
   snprintf(l->engine, sizeof(l->engine), "%s", frond__db_engine(DB(st)));
   l->member = SQ(st)->members > 0 ? SQ(st)->member : -1;
   return 0;
