@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""
+A tag's bound (`frond tag create --max N`) on SQLite, PostgreSQL, MariaDB
+and a multi: store: no ID above N is ever issued, the last range is cut at
+N, past it `frond next --segment` answers SEGMENT_EXHAUSTED naming the tag
+and its max; lowering the max below what the tag may have issued is
+refused (TAG_FLOOR) and changes nothing; raising it lets the tag go on,
+above every ID issued before; a deleted and re-created tag has the bound
+it is created with.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+
+
+def frond(*args):
+    return ft.run(list(args))
+
+
+def ok(*args):
+    r = frond(*args)
+    ft.check(r.returncode == 0, "frond %s: %s" % (" ".join(args[:3]),
+                                                   r.stderr))
+    return r.stdout
+
+
+def refused(r, code, *words):
+    text = r.stdout + r.stderr
+    ft.check(r.returncode == 1 and code in text and all(w in text
+                                                        for w in words),
+             "expected %s %s, got %d: %s" % (code, words, r.returncode, text))
+
+
+def bounds(store, step):
+    ok("tag", "create", "b", "--step", str(step), "--max", "25", "--store",
+       store)
+    ft.check("max          25" in ok("tag", "get", "b", "--store", store),
+             "tag get does not show the max")
+    seen = []
+    # One process takes IDs until the tag runs out: every one at most 25.
+    r = frond("next", "--segment", "b", "--count", "1", "--store", store)
+    while r.returncode == 0 and len(seen) < 100:
+        seen += [int(x) for x in r.stdout.split()]
+        r = frond("next", "--segment", "b", "--count", "1", "--store", store)
+    refused(r, "SEGMENT_EXHAUSTED", 'tag "b"', "max 25")
+    ft.check(seen and max(seen) <= 25, "IDs above the max: %s" % seen)
+    ft.check(len(set(seen)) == len(seen), "an ID twice: %s" % seen)
+    # Lowering below what may have been issued: refused, nothing changes.
+    refused(frond("tag", "set-max", "b", "3", "--store", store),
+            "TAG_FLOOR", "max 3")
+    ft.check("max          25" in ok("tag", "get", "b", "--store", store),
+             "a refused set-max changed the max")
+    refused(frond("next", "--segment", "b", "--store", store),
+            "SEGMENT_EXHAUSTED")
+    # Raising: on above everything issued, and still bounded.
+    top = json.loads(ok("tag", "get", "b", "--json", "--store",
+                        store))["max_id"]
+    ok("tag", "set-max", "b", str(top + 2 * step), "--store", store)
+    more = [int(x) for x in ok("next", "--segment", "b", "--count", "3",
+                                "--store", store).split()]
+    ft.check(min(more) > max(seen) and max(more) <= top + 2 * step,
+             "after raising: %s (before: %s)" % (more, seen))
+    # Deleted and created again without a max: unbounded, above the floor.
+    ok("tag", "delete", "b", "--store", store)
+    ok("tag", "create", "b", "--step", str(step), "--store", store)
+    ft.check("max          none" in ok("tag", "get", "b", "--store", store),
+             "a re-created tag kept the old max")
+    again = [int(x) for x in ok("next", "--segment", "b", "--count", "3",
+                                 "--store", store).split()]
+    ft.check(min(again) > max(more), "re-created: %s" % again)
+    # A max below the start is refused before anything is created.
+    refused(frond("tag", "create", "c", "--start", "50", "--max", "10",
+                  "--store", store), "INVAL")
+
+
+def test_sqlite():
+    d = ft.tempdir()
+    bounds("sqlite:%s/b.db" % d, 10)
+
+
+def test_multi():
+    d = ft.tempdir()
+    bounds("multi:sqlite:%s/m1.db|sqlite:%s/m2.db" % (d, d), 10)
+
+
+def test_pg():
+    pg = ft.Postgres()
+    try:
+        bounds(pg.uri, 10)
+    finally:
+        pg.close()
+
+
+def test_mariadb():
+    db = ft.MariaDB()
+    try:
+        bounds(db.uri, 10)
+    finally:
+        db.close()
+
+
+if __name__ == "__main__":
+    ft.main([test_sqlite, test_multi, test_pg, test_mariadb])
