@@ -159,8 +159,7 @@ static int multi_bound_get(frond__multi *ms, const char *tag, int64_t *max,
     }
   }
   if (first < 0)
-    return frond__fail(err, FROND_ESTORE, "multi: no member answers (%s)",
-                       why);
+    return frond__fail(err, FROND_ESTORE, "multi: no member answers (%s)", why);
   return 0;
 }
 
