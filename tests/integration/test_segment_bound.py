@@ -15,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
+from respclient import Resp, RespError  # noqa: E402
 
 
 def frond(*args):
@@ -77,6 +78,81 @@ def bounds(store, step):
                   "--store", store), "INVAL")
 
 
+def test_server_paths():
+    """Every path of a running server issues only IDs at or below the max
+    and then answers SEGMENT_EXHAUSTED (HTTP 409, Leaf's path 500 with the
+    code in Frond-Error, RESP -SEGMENT_EXHAUSTED), naming tag and max."""
+    s = ft.Server(resp=True)
+    every = []
+
+    def send(method, path, body=None):
+        return s.request(method, path, None if body is None
+                         else json.dumps(body).encode())
+
+    try:
+        st, _, b = send("POST", "/v1/tags", {"tag": "o", "step": 10,
+                                                  "max": 40})
+        ft.check(st == 201 and json.loads(b)["max"] == 40,
+                 "POST: %d %r" % (st, b))
+        st, _, b = send("PATCH", "/v1/tags/o", {"max": 2 ** 70})
+        ft.check(st == 400, "a max past int64: %d %r" % (st, b))
+        st, _, b = send("GET", "/v1/segment/o?count=7")
+        ft.check(st == 200, "%d %r" % (st, b))
+        every += [int(x) for x in json.loads(b)["ids"]]
+        st, _, b = send("GET", "/api/segment/get/o")
+        ft.check(st == 200, "%d %r" % (st, b))
+        every.append(int(b))
+        st, _, b = send("GET", "/v1/segment/o/range?count=5")
+        ft.check(st == 200, "%d %r" % (st, b))
+        r = json.loads(b)
+        every += list(range(int(r["start"]), int(r["end"])))
+        c = Resp(s.resp_port)
+        every.append(c.command("INCR", "o"))
+        every += [int(x) for x in c.command("ID.NEXT", "o", "3")]
+        # A range that would pass the max is refused whole.
+        st, _, b = send("GET", "/v1/segment/o/range?count=30")
+        ft.check(st == 409 and b"SEGMENT_EXHAUSTED" in b, "%d %r" % (st, b))
+        # What is left, one at a time, then the refusal on every path.
+        for _ in range(60):
+            st, _, b = send("GET", "/v1/segment/o")
+            if st != 200:
+                break
+            every += [int(x) for x in json.loads(b)["ids"]]
+        ft.check(st == 409 and b"SEGMENT_EXHAUSTED" in b and b"max 40" in b,
+                 "%d %r" % (st, b))
+        st, h, b = send("GET", "/api/segment/get/o")
+        ft.check(st == 500 and h.get("frond-error") == "SEGMENT_EXHAUSTED",
+                 "Leaf's path: %d %r %r" % (st, h, b))
+        st, _, b = send("GET", "/v1/segment/o/range?count=1")
+        ft.check(st == 409 and b"SEGMENT_EXHAUSTED" in b, "%d %r" % (st, b))
+        for cmd in (("INCR", "o"), ("INCRBY", "o", "2"), ("ID.NEXT", "o"),
+                    ("ID.RANGE", "o", "1")):
+            got = c.command(*cmd)
+            ft.check(isinstance(got, RespError) and
+                     str(got).startswith("SEGMENT_EXHAUSTED tag \"o\"") and
+                     "max 40" in str(got), "%s: %r" % (cmd, got))
+        ft.check(max(every) <= 40, "above the max: %s" % sorted(every))
+        ft.check(len(set(every)) == len(every), "twice: %s" % sorted(every))
+        # Lowering below the issued IDs: 409 TAG_FLOOR; raising: on again.
+        st, _, b = send("PATCH", "/v1/tags/o", {"max": 20})
+        ft.check(st == 409 and b"TAG_FLOOR" in b, "%d %r" % (st, b))
+        st, _, b = send("PATCH", "/v1/tags/o", {"max": 1000})
+        ft.check(st == 200 and json.loads(b)["max"] == 1000,
+                 "%d %r" % (st, b))
+        got = None
+        for _ in range(100):  # the loader's backoff passes on its own
+            st, _, b = send("GET", "/v1/segment/o")
+            if st == 200:
+                got = int(json.loads(b)["ids"][0])
+                break
+        ft.check(got is not None and max(every) < got <= 1000,
+                 "after raising: %d %r" % (st, b))
+        c.close()
+    finally:
+        s.stop()
+        s.close()
+
+
 def test_sqlite():
     d = ft.tempdir()
     bounds("sqlite:%s/b.db" % d, 10)
@@ -104,4 +180,5 @@ def test_mariadb():
 
 
 if __name__ == "__main__":
-    ft.main([test_sqlite, test_multi, test_pg, test_mariadb])
+    ft.main([test_sqlite, test_server_paths, test_multi, test_pg,
+             test_mariadb])
