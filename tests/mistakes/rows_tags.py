@@ -227,6 +227,36 @@ def store_restore_advance(run):
                            "--store", store], d), "TAG_FLOOR")
 
 
+@row("tag-max-lowered",
+     "lowered a bounded tag's max below the IDs it had issued, and kept "
+     "asking for IDs once it ran out")
+def tag_max_lowered(run):
+    d = run.subdir("db")
+    store = sqlite_uri(d)
+    run.ok(["tag", "create", "invoices", "--step", "10", "--max", "60",
+            "--store", store], d)
+    s = run.serve(d, ["--store", store])
+    first = s.ids("/v1/segment/invoices", 35)
+    # The operator thinks the printed form holds two digits... of 30.
+    run.refused(http_error(s, "PATCH", "/v1/tags/invoices", {"max": 30}),
+                "TAG_FLOOR", "max 30")
+    s.stop()
+    run.refused(run.frond(["tag", "set-max", "invoices", "30", "--store",
+                           store], d), "TAG_FLOOR", "max 30")
+    # The bound holds: what is left up to 60, then SEGMENT_EXHAUSTED,
+    # never a wrap, however often the clients ask.
+    rest = []
+    for _ in range(80):
+        r = run.frond(["next", "--segment", "invoices", "--store", store], d)
+        if r.returncode != 0:
+            break
+        rest += [int(x) for x in r.stdout.split()]
+    run.refused(r, "SEGMENT_EXHAUSTED", "invoices", "max 60")
+    check(max(first + rest) <= 60, "an ID above the max: %d"
+          % max(first + rest))
+    run.unique([first, rest])
+
+
 # ---- multi: stores ----
 
 @row("multi-convert",
