@@ -111,10 +111,11 @@ struct seg_tag {
   int64_t range_need; /* a range waits for a segment of this size, 0: no */
   atomic_int capped;  /* a seq period: made and capped in this process */
   /* Its bound as the last load read it (0: none), and whether that load
-  ** found the tag used up: the next asks the store before allocating
-  ** (seg_load.c). Written by the loader, read by anyone. */
+  ** found the row at or past the bound (the tag used up, or its last
+  ** segment cut): the next asks the store before allocating (seg_load.c).
+  ** Written by the loader, read by anyone. */
   _Atomic int64_t bound;
-  atomic_int exhausted;
+  atomic_int past;
   atomic_int bound_read; /* a load has read the bound (else: ask first) */
   int64_t last_load_ms;  /* opts.clock time of the last load, 0: never */
   int64_t last_load_unix_ms;

@@ -166,9 +166,9 @@ static int exhausted(seg_tag *t, int64_t bound, frond_error *err) {
                      t->nm->name, (long long)bound);
 }
 
-/* A tag the last load found used up (or one this process has not loaded
-** yet) allocates again only once its bound
-** was raised (or dropped) past its row: each allocation beyond the bound
+/* A tag whose row the last load found at or past its bound (or one this
+** process has not loaded yet) allocates again only once its bound was
+** raised (or dropped) past its row: each allocation beyond the bound
 ** moves the row and wastes the numbers, and would run it to the end of
 ** the bigint range under a client that retries. Saving numbers only: the
 ** cut after the allocation is what keeps every ID at or below the bound. */
@@ -197,7 +197,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
        busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
     ;
   rc = connect_store(s, st, &e);
-  if (rc == 0 && (atomic_load(&t->exhausted) || !atomic_load(&t->bound_read)) &&
+  if (rc == 0 && (atomic_load(&t->past) || !atomic_load(&t->bound_read)) &&
       frond__store_order(*st) == FROND_SEG_ORDER_TAG)
     rc = still_exhausted(*st, t, &e);
   if (rc == 0)
@@ -214,6 +214,14 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     rc = frond__fail(&e, FROND_ESTORE,
                      "row gives an invalid range (max_id %lld, step %lld)",
                      (long long)max_id, (long long)used);
+  if (rc == 0 || rc == FROND_ESEGMENT_EXHAUSTED) {
+    /* The row at or past the bound: the next load asks first (an
+    ** allocation there would only move the row, and near the end of the
+    ** bigint range be refused as an overflow instead of said used up). */
+    atomic_store(&t->past, rc != 0 || (bound > 0 && max_id > bound));
+    atomic_store(&t->bound, bound);
+    atomic_store(&t->bound_read, 1);
+  }
   /* Cut the range at the bound: [start, min(max_id, bound + 1)). Nothing
   ** above the bound is installed, so no path (single IDs, batches,
   ** ranges, the inline call) can hand one out. */
@@ -223,12 +231,8 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     else if (max_id - 1 > bound)
       max_id = bound + 1;
   }
-  if (rc == 0 || rc == FROND_ESEGMENT_EXHAUSTED) {
-    atomic_store(&t->bound, bound);
-    atomic_store(&t->exhausted, rc != 0);
-    atomic_store(&t->bound_read, 1);
-  }
-  atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND);
+  atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND ||
+                                 rc == FROND_ESEGMENT_EXHAUSTED);
   pthread_mutex_lock(&t->mu);
   t->loading = 0;
   if (gen != t->gen || atomic_load(&t->nm->removed)) {

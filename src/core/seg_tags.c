@@ -155,7 +155,7 @@ int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
         t->want = 0;
         t->range_need = 0;
         atomic_store(&t->bound, 0);
-        atomic_store(&t->exhausted, 0);
+        atomic_store(&t->past, 0);
         atomic_store(&t->bound_read, 0);
         pthread_mutex_unlock(&t->mu);
       }
