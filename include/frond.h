@@ -662,6 +662,15 @@ FROND_EXPORT int frond_seg_tag_query(frond_seg *s, const frond_seg_query *q,
 /* One tag's state. Thread-safe. */
 FROND_EXPORT void frond_seg_tag_info(frond_seg_tag *t, frond_tag_info *out);
 
+/* The tag's bound (frond_store_tag_create_max) as this process's last load
+** of it read it, into *max (0: none, or not loaded yet), and into
+** *remaining the IDs it can still issue up to it as this process last saw
+** the store: what its buffers hold plus what its row had not allocated
+** (allocations by other processes since are not counted); -1 without a
+** bound. Thread-safe; never blocks. */
+FROND_EXPORT void frond_seg_tag_bound(frond_seg_tag *t, int64_t *max,
+                                      int64_t *remaining);
+
 /* Measure rates: for every tag in use, the IDs taken since the previous
 ** call per second, shown as frond_tag_info.rate. Call it periodically
 ** (the server does once a second). O(tags in use); takes no tag's lock.

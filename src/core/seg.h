@@ -115,6 +115,7 @@ struct seg_tag {
   ** segment cut): the next asks the store before allocating (seg_load.c).
   ** Written by the loader, read by anyone. */
   _Atomic int64_t bound;
+  _Atomic int64_t row_end; /* the row's max_id after the last load, uncut */
   atomic_int past;
   atomic_int bound_read; /* a load has read the bound (else: ask first) */
   int64_t last_load_ms;  /* opts.clock time of the last load, 0: never */

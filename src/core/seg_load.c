@@ -147,6 +147,22 @@ int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
   return 1;
 }
 
+void frond_seg_tag_bound(frond_seg_tag *h, int64_t *max, int64_t *remaining) {
+  seg_tag *t = (seg_tag *)h;
+  frond_tag_info v;
+  int64_t b = atomic_load(&t->bound), end = atomic_load(&t->row_end), left;
+  *max = b;
+  *remaining = -1;
+  if (b <= 0)
+    return;
+  frond_seg_tag_info(h, &v);
+  left = (v.current.ready ? v.current.end - v.current.pos : 0) +
+         (v.next.ready ? v.next.end - v.next.pos : 0);
+  if (end > 0 && end <= b)
+    left += (b - end) + 1; /* not yet allocated from the row */
+  *remaining = left;
+}
+
 /* Open the loader's own connection on first use. It shares the rollback
 ** guard of the allocator's connection: a tag's loads run on any loader,
 ** and a range that went back must be refused whichever loader took the
@@ -220,6 +236,8 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     ** bigint range be refused as an overflow instead of said used up). */
     atomic_store(&t->past, rc != 0 || (bound > 0 && max_id > bound));
     atomic_store(&t->bound, bound);
+    if (rc == 0)
+      atomic_store(&t->row_end, max_id);
     atomic_store(&t->bound_read, 1);
   }
   /* Cut the range at the bound: [start, min(max_id, bound + 1)). Nothing

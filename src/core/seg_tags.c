@@ -156,6 +156,7 @@ int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
         t->range_need = 0;
         atomic_store(&t->bound, 0);
         atomic_store(&t->past, 0);
+        atomic_store(&t->row_end, 0);
         atomic_store(&t->bound_read, 0);
         pthread_mutex_unlock(&t->mu);
       }

@@ -332,6 +332,40 @@ static void store_calls(frond__buf *b) {
   }
 }
 
+/* Bounded tags (--max) among the per-tag series: their max, and the IDs
+** left below it as this node last saw the store (frond_seg_tag_bound).
+** Tags without a bound (or not loaded yet) have no series. */
+static void remaining(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
+                      size_t ntags) {
+  static const char *const help[2] = {
+      "# HELP frond_segment_max The highest ID a bounded tag issues (--max)."
+      "\n# TYPE frond_segment_max gauge\n",
+      "# HELP frond_segment_remaining IDs a bounded tag can still issue up "
+      "to its max (this node's buffers and the row as it last saw it)."
+      "\n# TYPE frond_segment_remaining gauge\n"};
+  static const char *const name[2] = {"frond_segment_max",
+                                      "frond_segment_remaining"};
+  frond_seg_tag *h;
+  int64_t v[2];
+  size_t i;
+  int k, head;
+  char l[FROND_TAG_MAX * 2 + 1];
+  for (k = 0; k < 2 && seg != NULL; k++)
+    for (i = 0, head = 0; i < ntags; i++) {
+      if (frond_seg_tag_find(seg, tags[i].tag, strlen(tags[i].tag), &h, NULL) !=
+          0)
+        continue;
+      frond_seg_tag_bound(h, &v[0], &v[1]);
+      if (v[0] <= 0)
+        continue;
+      if (!head++)
+        frond__buf_printf(b, "%s", help[k]);
+      label(l, sizeof l, tags[i].tag);
+      frond__buf_printf(b, "%s{tag=\"%s\"} %lld\n", name[k], l,
+                        (long long)v[k]);
+    }
+}
+
 static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                      size_t ntags) {
   char l[FROND_TAG_MAX * 2 + 1];
@@ -388,6 +422,7 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
         l, (long long)(cur->ready ? cur->end - cur->pos : 0), l,
         (long long)(nx->ready ? nx->end - nx->pos : 0));
   }
+  remaining(seg, b, tags, ntags);
 }
 
 static void snowflake(frond__server *srv, frond__buf *b) {

@@ -106,6 +106,12 @@ def test_server_paths():
         ft.check(st == 200, "%d %r" % (st, b))
         r = json.loads(b)
         every += list(range(int(r["start"]), int(r["end"])))
+        st, _, b = send("GET", "/metrics")
+        left = [ln for ln in b.decode().splitlines()
+                if ln.startswith('frond_segment_remaining{tag="o"}')]
+        ft.check(len(left) == 1 and int(left[0].split()[1]) == 40 - max(every) and
+                 b'frond_segment_max{tag="o"} 40' in b,
+                 "the gauges: %r, issued up to %d" % (left, max(every)))
         c = Resp(s.resp_port)
         every.append(c.command("INCR", "o"))
         every += [int(x) for x in c.command("ID.NEXT", "o", "3")]

@@ -234,9 +234,8 @@ static void test_set_max_rules(void **state) {
   assert_int_equal(frond_store_tag_max(st, "rules", &max, &e), 0);
   assert_int_equal(max, 0);
   /* At what it may have issued: allowed; then only up. */
-  assert_int_equal(frond_store_tag_set_max(st, "rules",
-                                           row_max_id("rules") - 1 + 4, &e),
-                   0);
+  assert_int_equal(
+      frond_store_tag_set_max(st, "rules", row_max_id("rules") - 1 + 4, &e), 0);
   assert_int_equal(frond_store_tag_set_max(st, "rules", 1, &e),
                    FROND_ETAG_FLOOR);
   assert_int_equal(frond_store_tag_set_max(st, "rules", -1, &e), FROND_EINVAL);
