@@ -72,13 +72,19 @@ static int check_tag(const char *cmd, const char *tag) {
   return -1;
 }
 
-static void row_json(const frond_tag_row *r) {
+/* A row and its bound (max: 0 for none, shown as null). */
+static void row_json(const frond_tag_row *r, int64_t max) {
   frond__out_str("{\"tag\":");
   frond__out_json_str(r->tag);
   frond__out_str(",\"max_id\":");
   frond__out_i64(r->max_id);
   frond__out_str(",\"step\":");
   frond__out_i64(r->step);
+  frond__out_str(",\"max\":");
+  if (max > 0)
+    frond__out_i64(max);
+  else
+    frond__out_str("null");
   frond__out_str(",\"description\":");
   frond__out_json_str(r->description);
   frond__out_str(",\"updated\":");
@@ -134,6 +140,7 @@ static int tag_list(int argc, char **argv) {
   frond__args a = {"tag list", usage, opts, 0, 0, NULL, NULL, 0};
   frond_store *st;
   frond_tag_row *rows = NULL;
+  int64_t *max = NULL;
   frond_error err = {0};
   size_t i, n = 0;
   if (!frond__args_parse(&a, argc, argv, &rc))
@@ -144,40 +151,61 @@ static int tag_list(int argc, char **argv) {
     frond_store_close(st);
     return frond__cli_fail(&err);
   }
+  /* Each row's bound (a tag deleted meanwhile: none). */
+  if ((max = calloc(n + 1, sizeof(*max))) == NULL) {
+    err.code = FROND_ENOMEM;
+    err.message[0] = '\0';
+  }
+  for (i = 0; max != NULL && i < n; i++)
+    if (frond_store_tag_max(st, rows[i].tag, &max[i], &err) != 0 &&
+        err.code != FROND_ETAG_NOT_FOUND)
+      break;
   frond_store_close(st);
+  if (max == NULL || i < n) {
+    free(max);
+    frond_free(rows);
+    return frond__cli_fail(&err);
+  }
   if (json) {
     frond__out_str("[\n");
     for (i = 0; i < n; i++) {
-      row_json(&rows[i]);
+      row_json(&rows[i], max[i]);
       frond__out_str(i + 1 < n ? ",\n" : "\n");
     }
     frond__out_str("]\n");
   } else {
-    enum { COLS = 5 };
+    enum { COLS = 6 };
     const char **cells = malloc(sizeof(*cells) * COLS * (n + 1));
-    char(*nums)[2][24] = malloc(sizeof(*nums) * (n + 1));
+    char(*nums)[3][24] = malloc(sizeof(*nums) * (n + 1));
     if (cells == NULL || nums == NULL) {
       free(cells);
       free(nums);
+      free(max);
       frond_free(rows);
       err.code = FROND_ENOMEM;
       err.message[0] = '\0';
       return frond__cli_fail(&err);
     }
     cells[0] = "tag", cells[1] = "max_id", cells[2] = "step";
-    cells[3] = "description", cells[4] = "updated";
+    cells[3] = "description", cells[4] = "updated", cells[5] = "max";
     for (i = 0; i < n; i++) {
       const char **c = &cells[(i + 1) * COLS];
       snprintf(nums[i][0], sizeof(nums[i][0]), "%lld",
                (long long)rows[i].max_id);
       snprintf(nums[i][1], sizeof(nums[i][1]), "%lld", (long long)rows[i].step);
+      if (max[i] > 0)
+        snprintf(nums[i][2], sizeof(nums[i][2]), "%lld", (long long)max[i]);
+      else
+        snprintf(nums[i][2], sizeof(nums[i][2]), "-");
       c[0] = rows[i].tag, c[1] = nums[i][0], c[2] = nums[i][1];
       c[3] = rows[i].description, c[4] = rows[i].update_time;
+      c[5] = nums[i][2];
     }
-    frond__out_table(cells, n + 1, COLS, "lrrll");
+    frond__out_table(cells, n + 1, COLS, "lrrllr");
     free(cells);
     free(nums);
   }
+  free(max);
   frond_free(rows);
   return frond__out_finish(FROND__EXIT_OK);
 }
@@ -205,7 +233,7 @@ static int tag_get(int argc, char **argv) {
   if (rc != 0)
     return frond__cli_fail(&err);
   if (json) {
-    row_json(&row);
+    row_json(&row, max);
     frond__out_str("\n");
   } else {
     char bound[24] = "none";
