@@ -17,6 +17,7 @@
 
 static const char usage[] =
     "usage: frond tag create NAME [--step N] [--start N] [--max N]\n"
+    "                        [--increment K --offset R]\n"
     "                        [--description TEXT]\n"
     "       frond tag list [--json]\n"
     "       frond tag get NAME [--json]\n"
@@ -40,6 +41,9 @@ static const char usage[] =
     "                     call answers SEGMENT_EXHAUSTED, never a wrap\n"
     "                     (set-max raises it; 0 drops it; lowering it below\n"
     "                     what the tag may have issued is refused)\n"
+    "  --increment K      every ID of the tag is R modulo K (default 1:\n"
+    "  --offset R         every number; 0 <= R < K; the step counts numbers\n"
+    "                     and must be at least K); fixed at creation\n"
     "  --description TEXT up to 256 bytes\n"
     "  --json             JSON instead of a table\n"
     "  --to N             advance: issue no ID below N from now on (after a\n"
@@ -72,8 +76,8 @@ static int check_tag(const char *cmd, const char *tag) {
   return -1;
 }
 
-/* A row and its bound (max: 0 for none, shown as null). */
-static void row_json(const frond_tag_row *r, int64_t max) {
+/* A row and its attributes (max 0 for none, shown as null). */
+static void row_json(const frond_tag_row *r, const frond_tag_seq *q) {
   frond__out_str("{\"tag\":");
   frond__out_json_str(r->tag);
   frond__out_str(",\"max_id\":");
@@ -81,10 +85,14 @@ static void row_json(const frond_tag_row *r, int64_t max) {
   frond__out_str(",\"step\":");
   frond__out_i64(r->step);
   frond__out_str(",\"max\":");
-  if (max > 0)
-    frond__out_i64(max);
+  if (q->max > 0)
+    frond__out_i64(q->max);
   else
     frond__out_str("null");
+  frond__out_str(",\"increment\":");
+  frond__out_i64(q->increment);
+  frond__out_str(",\"offset\":");
+  frond__out_i64(q->offset);
   frond__out_str(",\"description\":");
   frond__out_json_str(r->description);
   frond__out_str(",\"updated\":");
@@ -93,14 +101,18 @@ static void row_json(const frond_tag_row *r, int64_t max) {
 }
 
 static int tag_create(int argc, char **argv) {
-  int64_t step = DEFAULT_STEP, start = 0, first = 1, max = 0;
+  int64_t step = DEFAULT_STEP, start = 0, first = 1;
+  frond_tag_seq q = {0, 1, 0};
   const char *desc = "", *store = NULL;
-  frond__opt opts[] = {{"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
-                       {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
-                       {"max", FROND__OPT_INT, &max, 1, INT64_MAX, 0},
-                       {"description", FROND__OPT_STR, &desc, 0, 0, 0},
-                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
-                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__opt opts[] = {
+      {"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
+      {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
+      {"max", FROND__OPT_INT, &q.max, 1, INT64_MAX, 0},
+      {"increment", FROND__OPT_INT, &q.increment, 1, INT32_MAX, 0},
+      {"offset", FROND__OPT_INT, &q.offset, 0, INT32_MAX - 1, 0},
+      {"description", FROND__OPT_STR, &desc, 0, 0, 0},
+      {"store", FROND__OPT_STR, &store, 0, 0, 0},
+      {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"tag create", usage, opts, 1, 1, "NAME", NULL, 0};
   frond_store *st;
   frond_error err = {0};
@@ -119,14 +131,23 @@ static int tag_create(int argc, char **argv) {
   ** read before is what is shown (a delete racing the create can only
   ** raise it). */
   if ((start == 0 && frond_store_tag_floor(st, a.pos[0], &first, &err) != 0) ||
-      frond_store_tag_create_max(st, a.pos[0], step, start, desc, max, &err) !=
+      frond_store_tag_create_seq(st, a.pos[0], step, start, desc, &q, &err) !=
           0)
     rc = frond__cli_fail(&err);
-  else
-    frond__out_printf(
-        "created tag %s: first ID %lld, step %lld%s\n", a.pos[0],
-        (long long)(start > 0 ? start : frond__tag_lowest_start(first, step)),
-        (long long)step, max > 0 ? ", bounded (--max)" : "");
+  else {
+    int64_t at = start > 0 ? start : frond__tag_lowest_start(first, step);
+    int64_t k = q.increment > 1 ? q.increment : 1;
+    /* The first number of the residue at or above where the row starts. */
+    at += ((q.offset - at % k) % k + k) % k;
+    frond__out_printf("created tag %s: first ID %lld, step %lld", a.pos[0],
+                      (long long)at, (long long)step);
+    if (k > 1)
+      frond__out_printf(", every ID %lld modulo %lld", (long long)q.offset,
+                        (long long)k);
+    if (q.max > 0)
+      frond__out_printf(", max %lld", (long long)q.max);
+    frond__out_str("\n");
+  }
   frond_store_close(st);
   return frond__out_finish(rc);
 }
@@ -140,7 +161,7 @@ static int tag_list(int argc, char **argv) {
   frond__args a = {"tag list", usage, opts, 0, 0, NULL, NULL, 0};
   frond_store *st;
   frond_tag_row *rows = NULL;
-  int64_t *max = NULL;
+  frond_tag_seq *q = NULL;
   frond_error err = {0};
   size_t i, n = 0;
   if (!frond__args_parse(&a, argc, argv, &rc))
@@ -151,36 +172,38 @@ static int tag_list(int argc, char **argv) {
     frond_store_close(st);
     return frond__cli_fail(&err);
   }
-  /* Each row's bound (a tag deleted meanwhile: none). */
-  if ((max = calloc(n + 1, sizeof(*max))) == NULL) {
+  /* Each row's attributes (a tag deleted meanwhile: none). */
+  if ((q = calloc(n + 1, sizeof(*q))) == NULL) {
     err.code = FROND_ENOMEM;
     err.message[0] = '\0';
   }
-  for (i = 0; max != NULL && i < n; i++)
-    if (frond_store_tag_max(st, rows[i].tag, &max[i], &err) != 0 &&
-        err.code != FROND_ETAG_NOT_FOUND)
-      break;
+  for (i = 0; q != NULL && i < n; i++)
+    if (frond_store_tag_seq(st, rows[i].tag, &q[i], &err) != 0) {
+      if (err.code != FROND_ETAG_NOT_FOUND)
+        break;
+      q[i].increment = 1;
+    }
   frond_store_close(st);
-  if (max == NULL || i < n) {
-    free(max);
+  if (q == NULL || i < n) {
+    free(q);
     frond_free(rows);
     return frond__cli_fail(&err);
   }
   if (json) {
     frond__out_str("[\n");
     for (i = 0; i < n; i++) {
-      row_json(&rows[i], max[i]);
+      row_json(&rows[i], &q[i]);
       frond__out_str(i + 1 < n ? ",\n" : "\n");
     }
     frond__out_str("]\n");
   } else {
-    enum { COLS = 6 };
+    enum { COLS = 7 };
     const char **cells = malloc(sizeof(*cells) * COLS * (n + 1));
-    char(*nums)[3][24] = malloc(sizeof(*nums) * (n + 1));
+    char(*nums)[4][48] = malloc(sizeof(*nums) * (n + 1));
     if (cells == NULL || nums == NULL) {
       free(cells);
       free(nums);
-      free(max);
+      free(q);
       frond_free(rows);
       err.code = FROND_ENOMEM;
       err.message[0] = '\0';
@@ -188,24 +211,30 @@ static int tag_list(int argc, char **argv) {
     }
     cells[0] = "tag", cells[1] = "max_id", cells[2] = "step";
     cells[3] = "description", cells[4] = "updated", cells[5] = "max";
+    cells[6] = "ids";
     for (i = 0; i < n; i++) {
       const char **c = &cells[(i + 1) * COLS];
       snprintf(nums[i][0], sizeof(nums[i][0]), "%lld",
                (long long)rows[i].max_id);
       snprintf(nums[i][1], sizeof(nums[i][1]), "%lld", (long long)rows[i].step);
-      if (max[i] > 0)
-        snprintf(nums[i][2], sizeof(nums[i][2]), "%lld", (long long)max[i]);
+      if (q[i].max > 0)
+        snprintf(nums[i][2], sizeof(nums[i][2]), "%lld", (long long)q[i].max);
       else
         snprintf(nums[i][2], sizeof(nums[i][2]), "-");
+      if (q[i].increment > 1)
+        snprintf(nums[i][3], sizeof(nums[i][3]), "%lld mod %lld",
+                 (long long)q[i].offset, (long long)q[i].increment);
+      else
+        snprintf(nums[i][3], sizeof(nums[i][3]), "all");
       c[0] = rows[i].tag, c[1] = nums[i][0], c[2] = nums[i][1];
       c[3] = rows[i].description, c[4] = rows[i].update_time;
-      c[5] = nums[i][2];
+      c[5] = nums[i][2], c[6] = nums[i][3];
     }
-    frond__out_table(cells, n + 1, COLS, "lrrllr");
+    frond__out_table(cells, n + 1, COLS, "lrrllrl");
     free(cells);
     free(nums);
   }
-  free(max);
+  free(q);
   frond_free(rows);
   return frond__out_finish(FROND__EXIT_OK);
 }
@@ -219,7 +248,7 @@ static int tag_get(int argc, char **argv) {
   frond__args a = {"tag get", usage, opts, 1, 1, "NAME", NULL, 0};
   frond_store *st;
   frond_tag_row row;
-  int64_t max = 0;
+  frond_tag_seq q = {0, 1, 0};
   frond_error err = {0};
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
@@ -228,22 +257,26 @@ static int tag_get(int argc, char **argv) {
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
   if ((rc = frond_store_tag_get(st, a.pos[0], &row, &err)) == 0)
-    rc = frond_store_tag_max(st, a.pos[0], &max, &err);
+    rc = frond_store_tag_seq(st, a.pos[0], &q, &err);
   frond_store_close(st);
   if (rc != 0)
     return frond__cli_fail(&err);
   if (json) {
-    row_json(&row, max);
+    row_json(&row, &q);
     frond__out_str("\n");
   } else {
     char bound[24] = "none";
-    if (max > 0)
-      snprintf(bound, sizeof bound, "%lld", (long long)max);
+    char ids[64] = "every number";
+    if (q.max > 0)
+      snprintf(bound, sizeof bound, "%lld", (long long)q.max);
+    if (q.increment > 1)
+      snprintf(ids, sizeof ids, "%lld modulo %lld", (long long)q.offset,
+               (long long)q.increment);
     frond__out_str("tag          ");
     frond__out_text(row.tag);
     frond__out_printf("\nmax_id       %lld\nstep         %lld\nmax          "
-                      "%s\ndescription  ",
-                      (long long)row.max_id, (long long)row.step, bound);
+                      "%s\nids          %s\ndescription  ",
+                      (long long)row.max_id, (long long)row.step, bound, ids);
     frond__out_text(row.description);
     frond__out_printf("\nupdated      %s\n", row.update_time);
   }

@@ -82,6 +82,11 @@ typedef struct seg_entry {
   atomic_int_fast64_t start, size;
   atomic_int_fast64_t preload_at; /* offset whose taker asks for the next */
   int64_t step;                   /* under mu */
+  /* Offset off is the ID start + off * stride (size counts IDs). A
+  ** strided entry's copy in cur has size 0: the inline call, which adds
+  ** the offset alone, always leaves such a tag to the slow path. Under
+  ** mu. */
+  int64_t stride;
 } seg_entry;
 
 /* A tag in use (the public frond_seg_tag). Its first two lines are what
@@ -115,6 +120,7 @@ struct seg_tag {
   ** segment cut): the next asks the store before allocating (seg_load.c).
   ** Written by the loader, read by anyone. */
   _Atomic int64_t bound;
+  _Atomic int64_t stride, residue; /* as the last load read them */
   _Atomic int64_t row_end; /* the row's max_id after the last load, uncut */
   atomic_int past;
   atomic_int bound_read; /* a load has read the bound (else: ask first) */
@@ -351,8 +357,24 @@ void frond__seg_loaders_stop(frond_seg *s);
 /* Put [start, end) into t's next generation's entry, and serve it at once
 ** when the current one is used up. Expects t->mu held. Returns 0 when both
 ** entries are full (the segment is then abandoned, never reused). */
-int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
-                       int64_t step);
+int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t size,
+                       int64_t stride, int64_t step);
+
+/* ---- strides (seg_load.c's arithmetic, pure) ---- */
+
+/* The first number at or above a (>= 0) that is r modulo k (k >= 1,
+** 0 <= r < k); -1 when it is past INT64_MAX. */
+static inline int64_t frond__seg_first(int64_t a, int64_t k, int64_t r) {
+  int64_t d = ((r - a % k) % k + k) % k;
+  return a > INT64_MAX - d ? -1 : a + d;
+}
+
+/* How many numbers of [a, b) (0 <= a) are r modulo k. */
+static inline int64_t frond__seg_count(int64_t a, int64_t b, int64_t k,
+                                       int64_t r) {
+  int64_t f = frond__seg_first(a, k, r);
+  return f < 0 || f >= b ? 0 : (b - 1 - f) / k + 1;
+}
 
 /* ---- seg_fork.c ---- */
 
@@ -400,8 +422,10 @@ static inline void entry_set(seg_entry *e, uint64_t gen, int64_t start,
 /* Write generation gen's segment into e. The taker of offset preload_at
 ** is the first to have used more than pct % of the segment. */
 static inline void entry_write(seg_entry *e, uint64_t gen, int64_t start,
-                               int64_t size, int64_t step, unsigned pct) {
+                               int64_t size, int64_t stride, int64_t step,
+                               unsigned pct) {
   entry_set(e, gen, start, size, step, size * pct / 100);
+  e->stride = stride > 1 ? stride : 1;
 }
 
 /* Entry of generation g, or NULL when it holds another one. Under mu. */
@@ -427,8 +451,9 @@ static inline void switch_gen(seg_tag *t, uint64_t w) {
   }
   atomic_store_explicit(&t->word, next << SEG_GEN_SHIFT, memory_order_release);
   if ((e = entry_of(t, next)) != NULL)
-    entry_set(&t->cur, next, atomic_load(&e->start), atomic_load(&e->size),
-              e->step, atomic_load(&e->preload_at));
+    entry_set(&t->cur, next, atomic_load(&e->start),
+              e->stride > 1 ? 0 : atomic_load(&e->size), e->step,
+              atomic_load(&e->preload_at));
   else
     entry_set(&t->cur, SEG_NO_GEN, 0, 0, 0, 0);
 }

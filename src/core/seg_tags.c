@@ -155,6 +155,8 @@ int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
         t->want = 0;
         t->range_need = 0;
         atomic_store(&t->bound, 0);
+        atomic_store(&t->stride, 0);
+        atomic_store(&t->residue, 0);
         atomic_store(&t->past, 0);
         atomic_store(&t->row_end, 0);
         atomic_store(&t->bound_read, 0);
@@ -662,8 +664,8 @@ int64_t frond__seg_next_step(frond_seg *s, seg_tag *t) {
 
 void frond__seg_drop(seg_tag *t) {
   t->gen++;
-  entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 0, 0);
-  entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 0, 0);
+  entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 1, 0, 0);
+  entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 1, 0, 0);
   switch_gen(t, atomic_load(&t->word));
   t->want = 0;
   t->range_need = 0;
@@ -680,9 +682,10 @@ static void describe_entry(seg_tag *t, uint64_t g, uint64_t off,
   size = atomic_load(&e->size);
   if (off > (uint64_t)size)
     off = (uint64_t)size;
+  /* Numbers: a strided segment's end is one stride past its last ID. */
   d->start = atomic_load(&e->start);
-  d->end = d->start + size;
-  d->pos = d->start + (int64_t)off;
+  d->end = d->start + size * e->stride;
+  d->pos = d->start + (int64_t)off * e->stride;
   d->step = e->step;
   d->ready = 1;
 }
@@ -693,8 +696,7 @@ void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *v) {
   memcpy(v->tag, t->nm->name, (size_t)t->nm->len + 1);
   describe_entry(t, w >> SEG_GEN_SHIFT, w & SEG_OFF_MASK, &v->current);
   describe_entry(t, ((w >> SEG_GEN_SHIFT) + 1) & SEG_GEN_MASK, 0, &v->next);
-  v->issued =
-      atomic_load(&t->done) + (uint64_t)(v->current.pos - v->current.start);
+  v->issued = frond__seg_taken(t);
   v->step = frond__seg_next_step(s, t);
   if (v->step == 0)
     v->step = t->row_step;

@@ -197,7 +197,7 @@ static int wait_turn(frond_seg *s, seg_tag *t, int64_t *deadline, int store) {
 typedef struct seg_pos {
   uint64_t w, g, off;
   seg_entry *e, *nx;
-  int64_t start, size, left;
+  int64_t start, size, left, stride;
 } seg_pos;
 
 static int position(seg_tag *t, seg_pos *p, frond_error *err) {
@@ -210,9 +210,11 @@ static int position(seg_tag *t, seg_pos *p, frond_error *err) {
   p->e = entry_of(t, p->g);
   p->nx = entry_of(t, (p->g + 1) & SEG_GEN_MASK);
   p->start = p->size = p->left = 0;
+  p->stride = 1;
   if (p->e != NULL) {
     p->size = atomic_load(&p->e->size);
     p->start = atomic_load(&p->e->start);
+    p->stride = p->e->stride;
     p->left = p->off < (uint64_t)p->size ? p->size - (int64_t)p->off : 0;
   }
   return 0;
@@ -274,7 +276,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
       ** hot-path calls add without the lock, and then miss.) */
       for (; got > 0; got--) {
         assert(off < (uint64_t)p.size);
-        out[k++] = p.start + (int64_t)off++;
+        out[k++] = p.start + (int64_t)off++ * p.stride;
       }
       preload_past(s, t, p.e, p.nx, off);
       if (k == n)
@@ -305,6 +307,16 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
   }
 }
 
+/* A range is n consecutive numbers, which a strided tag does not issue:
+** refused, naming what to use instead. */
+static int strided(const seg_tag *t, int64_t k, frond_error *err) {
+  return frond__fail(err, FROND_EINVAL,
+                     "tag \"%s\": its IDs step by %lld (--increment), and a "
+                     "range hands out consecutive numbers; ask for a batch "
+                     "(?count=, ID.NEXT) instead",
+                     t->nm->name, (long long)k);
+}
+
 /* n consecutive IDs of t from one segment (see frond_seg_tag_range).
 ** nowait and the lock as take. */
 static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
@@ -316,6 +328,8 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
   for (;;) {
     if ((rc = position(t, &p, err)) != 0)
       return rc;
+    if (p.stride > 1 || (p.nx != NULL && p.nx->stride > 1))
+      return strided(t, p.stride > 1 ? p.stride : p.nx->stride, err);
     if (p.left >= n) {
       off = atomic_fetch_add(&t->word, (uint64_t)n) & SEG_OFF_MASK;
       if (off + (uint64_t)n <= (uint64_t)p.size) {
@@ -396,7 +410,7 @@ static FROND__COLD int slow(seg_tag *t, uint64_t w, int64_t *id, int nowait,
     return rc;
   pthread_mutex_lock(&t->mu);
   if ((e = entry_of(t, g)) != NULL && off < (uint64_t)atomic_load(&e->size)) {
-    *id = atomic_load(&e->start) + (int64_t)off;
+    *id = atomic_load(&e->start) + (int64_t)off * e->stride;
     preload_past(t->s, t, e, entry_of(t, (g + 1) & SEG_GEN_MASK), off + 1);
   } else {
     rc = take(t->s, t, 1, id, nowait, err);
@@ -438,6 +452,8 @@ static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
                        "tag \"%s\": this store takes at most %lld IDs at "
                        "once (the servers' max_range), not %lld",
                        t->nm->name, (long long)block, (long long)n);
+  if ((block = atomic_load(&t->stride)) > 1)
+    return strided(t, block, err);
   pthread_mutex_lock(&t->mu);
   rc = take_range(t->s, t, n, start, nowait, err);
   pthread_mutex_unlock(&t->mu);
@@ -770,30 +786,4 @@ void frond_seg_close(frond_seg *s) {
   frond__seg_forks_remove(s);
   frond__seg_loaders_stop(s);
   seg_free(s);
-}
-
-void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
-  memset(out, 0, sizeof(*out));
-  if (frond__seg_forked(s, NULL) != 0)
-    return; /* a child's copy: nothing of it is the child's */
-  out->loads = atomic_load_explicit(&s->loads, memory_order_relaxed);
-  out->load_failures = atomic_load_explicit(&s->failures, memory_order_relaxed);
-  out->unavailable =
-      atomic_load_explicit(&s->unavailable, memory_order_relaxed);
-  out->store_ok = atomic_load_explicit(&s->store_ok, memory_order_relaxed);
-  pthread_mutex_lock(&s->table_mu);
-  out->tags = s->nlive;
-  pthread_mutex_unlock(&s->table_mu);
-  out->tags_in_use = atomic_load(&s->nhot);
-  out->loaders = s->o.loaders;
-  out->loaders_busy_max = atomic_load(&s->max_busy);
-  out->rollbacks = frond__store_rollbacks(s->store);
-  out->store_members =
-      (unsigned)frond__store_members(s->store, &out->store_members_up);
-}
-
-/* What the store declares; a question of its backend, no I/O. */
-int frond_seg_order(frond_seg *s) {
-  /* Without an allocator, the least any store keeps. */
-  return s == NULL ? FROND_SEG_ORDER_SEGMENT : frond__store_order(s->store);
 }

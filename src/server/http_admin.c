@@ -31,28 +31,31 @@ typedef struct admin_call {
   int advance; /* POST /v1/tags/{tag}/advance */
   char tag[FROND_TAG_MAX + 1];
   char desc[257];
-  int64_t step, start, to, max;
+  int64_t step, start, to, max, increment, offset;
   int has_step, has_start, has_desc, has_max;
   /* Written by the pool thread, read by the answer. */
   int status;
   frond__buf body;
 } admin_call;
 
-/* A row, and its bound ("max", null for none: store_bound.c). */
+/* A row, and its attributes ("max", null for none; "increment" and
+** "offset", 1 and 0 for every number: store_seq.c). */
 static int tag_json(frond__buf *b, frond_store *st, const frond_tag_row *r,
                     frond_error *err) {
-  int64_t max = 0;
-  int rc = frond_store_tag_max(st, r->tag, &max, err);
+  frond_tag_seq q = {0, 1, 0};
+  int rc = frond_store_tag_seq(st, r->tag, &q, err);
   if (rc != 0 && rc != FROND_ETAG_NOT_FOUND) /* deleted while listed */
     return rc;
   frond__buf_printf(b, "{\"tag\":\"");
   frond__json_append(b, r->tag, strlen(r->tag));
   frond__buf_printf(b, "\",\"max_id\":%lld,\"step\":%lld,",
                     (long long)r->max_id, (long long)r->step);
-  if (max > 0)
-    frond__buf_printf(b, "\"max\":%lld,", (long long)max);
+  if (q.max > 0)
+    frond__buf_printf(b, "\"max\":%lld,", (long long)q.max);
   else
     frond__buf_printf(b, "\"max\":null,");
+  frond__buf_printf(b, "\"increment\":%lld,\"offset\":%lld,",
+                    (long long)q.increment, (long long)q.offset);
   frond__buf_printf(b, "\"description\":\"");
   frond__json_append(b, r->description, strlen(r->description));
   frond__buf_printf(b, "\",\"update_time\":\"%s\"}", r->update_time);
@@ -65,6 +68,7 @@ static int call_store(frond__req *q, void *ctx, frond_store *st) {
   frond__buf *b = &a->body;
   frond_error *err = &q->err;
   frond_tag_row row;
+  frond_tag_seq seq;
   int r;
   a->status = 200;
   switch (a->method) {
@@ -97,9 +101,12 @@ static int call_store(frond__req *q, void *ctx, frond_store *st) {
     }
     /* Without a start, at the name's floor (1 unless it was deleted). */
     a->status = 201;
-    r = frond_store_tag_create_max(
-        st, a->tag, a->step, a->has_start ? a->start : 0,
-        a->has_desc ? a->desc : "", a->has_max ? a->max : 0, err);
+    seq.max = a->max;
+    seq.increment = a->increment;
+    seq.offset = a->offset;
+    r = frond_store_tag_create_seq(st, a->tag, a->step,
+                                   a->has_start ? a->start : 0,
+                                   a->has_desc ? a->desc : "", &seq, err);
     break;
   case FROND__HTTP_PATCH: /* "step", "max" (null: none), or both */
     r = a->has_step ? frond_store_tag_set_step(st, a->tag, a->step, err) : 0;
@@ -200,8 +207,9 @@ static int json_body(const frond__http_ctx *x) {
   return n == h->value_len || h->value[n] == ';';
 }
 
-/* Read the body of a POST (tag, step, start, description, max), a PATCH
-** (step, max: one or both) or an advance (to) into a. 0, or -1 after answering 415 or 400.
+/* Read the body of a POST (tag, step, start, description, max,
+** increment, offset), a PATCH (step, max: one or both) or an advance (to)
+** into a. 0, or -1 after answering 415 or 400.
 ** The tag is read whole (it cannot be longer than the body) and checked
 ** as a tag, so that a long one is TAG_INVALID here as on the other paths. */
 static int read_body(frond__http_ctx *x, admin_call *a) {
@@ -209,14 +217,16 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   int post = a->method == FROND__HTTP_POST && !a->advance;
   int patch = a->method == FROND__HTTP_PATCH;
   char *tag = malloc(x->body_len + 1);
-  /* POST reads all five; PATCH step and max (fields 1 and 2); an advance
-  ** to (field 1). */
-  frond__json_field fields[5] = {
+  /* POST reads all seven; PATCH step and max (fields 1 and 2); an
+  ** advance to (field 1). */
+  frond__json_field fields[7] = {
       {"tag", FROND__JSON_STR, tag, x->body_len + 1, 0, 0},
       {a->advance ? "to" : "step", FROND__JSON_INT, NULL, 0, 0, 0},
       {"max", FROND__JSON_INT, NULL, 0, 0, 0},
       {"start", FROND__JSON_INT, NULL, 0, 0, 0},
       {"description", FROND__JSON_STR, a->desc, sizeof a->desc, 0, 0},
+      {"increment", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"offset", FROND__JSON_INT, NULL, 0, 0, 0},
   };
   int r = -1;
   if (!json_body(x)) {
@@ -228,7 +238,7 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   } else if (tag == NULL) {
     frond__http_error_code(x, FROND_ENOMEM, NULL);
   } else if (frond__json_read(x->body, x->body_len, post ? fields : fields + 1,
-                              post    ? 5
+                              post    ? 7
                               : patch ? 2
                                       : 1,
                               &jerr) != 0) {
@@ -262,6 +272,8 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   a->start = fields[3].num;
   a->has_start = fields[3].present;
   a->has_desc = fields[4].present;
+  a->increment = fields[5].present ? fields[5].num : 1;
+  a->offset = fields[6].num;
   return 0;
 }
 

@@ -333,7 +333,7 @@ static void store_calls(frond__buf *b) {
 }
 
 /* Bounded tags (--max) among the per-tag series: their max, and the IDs
-** left below it as this node last saw the store (frond_seg_tag_bound).
+** left below it as this node last saw the store (frond_seg_tag_seq).
 ** Tags without a bound (or not loaded yet) have no series. */
 static void remaining(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                       size_t ntags) {
@@ -346,6 +346,7 @@ static void remaining(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
   static const char *const name[2] = {"frond_segment_max",
                                       "frond_segment_remaining"};
   frond_seg_tag *h;
+  frond_tag_seq q;
   int64_t v[2];
   size_t i;
   int k, head;
@@ -355,7 +356,8 @@ static void remaining(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
       if (frond_seg_tag_find(seg, tags[i].tag, strlen(tags[i].tag), &h, NULL) !=
           0)
         continue;
-      frond_seg_tag_bound(h, &v[0], &v[1]);
+      frond_seg_tag_seq(h, &q, &v[1]);
+      v[0] = q.max;
       if (v[0] <= 0)
         continue;
       if (!head++)
@@ -413,14 +415,21 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                        "frond_segment_buffer_remaining gauge\n");
   for (i = 0; i < ntags; i++) {
     const frond_seg_buffer *cur = &tags[i].current, *nx = &tags[i].next;
+    frond_seg_tag *h;
+    frond_tag_seq q = {0, 1, 0};
+    int64_t left;
+    /* A strided tag's buffers count numbers: one stride per ID. */
+    if (frond_seg_tag_find(seg, tags[i].tag, strlen(tags[i].tag), &h, NULL) ==
+        0)
+      frond_seg_tag_seq(h, &q, &left);
     label(l, sizeof l, tags[i].tag);
     frond__buf_printf(
         b,
         "frond_segment_buffer_remaining{tag=\"%s\",buffer=\"current\"} "
         "%lld\nfrond_segment_buffer_remaining{tag=\"%s\",buffer=\"next\"} "
         "%lld\n",
-        l, (long long)(cur->ready ? cur->end - cur->pos : 0), l,
-        (long long)(nx->ready ? nx->end - nx->pos : 0));
+        l, (long long)(cur->ready ? (cur->end - cur->pos) / q.increment : 0), l,
+        (long long)(nx->ready ? (nx->end - nx->pos) / q.increment : 0));
   }
   remaining(seg, b, tags, ntags);
 }

@@ -325,18 +325,16 @@ static int step_check(int64_t step, frond_error *err) {
 int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
                            int64_t start, const char *description,
                            frond_error *err) {
-  return frond_store_tag_create_max(st, tag, step, start, description, 0, err);
+  return frond_store_tag_create_seq(st, tag, step, start, description, NULL,
+                                    err);
 }
 
-int frond_store_tag_create_max(frond_store *st, const char *tag, int64_t step,
+int frond_store_tag_create_seq(frond_store *st, const char *tag, int64_t step,
                                int64_t start, const char *description,
-                               int64_t max, frond_error *err) {
+                               const frond_tag_seq *seq, frond_error *err) {
   int rc, rt_;
-  if (max < 0 || (max > 0 && start > 0 && start > max))
-    return frond__fail(err, FROND_EINVAL,
-                       "max %lld is below the start %lld: the tag could "
-                       "issue nothing",
-                       (long long)max, (long long)start);
+  if ((rc = frond__store_seq_check(seq, step, start, err)) != 0)
+    return rc;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
   if ((rc = step_check(step, err)) != 0)
@@ -350,8 +348,8 @@ int frond_store_tag_create_max(frond_store *st, const char *tag, int64_t step,
   FROND__STORE_FAULT(st, "create");
   if (start == 0 && st->methods->iVersion < 3)
     start = 1; /* a store that keeps no floors (tests' fakes) */
-  /* The bound goes into the create's transaction (store_bound.c). */
-  if ((rc = frond__store_create_max(st, max, err)) != 0)
+  /* Its bound and stride go into the create's transaction (store_seq.c). */
+  if ((rc = frond__store_create_seq(st, seq, err)) != 0)
     return rc;
   TIMED(st, CALL_TAG_CREATE,
         st->methods->xTagCreate(st, tag, step, start, description, err));
@@ -373,9 +371,19 @@ int frond_store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
 
 int frond_store_tag_set_step(frond_store *st, const char *tag, int64_t step,
                              frond_error *err) {
+  frond_tag_seq q;
   int rc, rt_;
   if ((rc = tag_check(tag, err)) != 0 || (rc = step_check(step, err)) != 0)
     return rc;
+  /* A strided tag's segments hold at least one ID each (store_seq.c). */
+  if ((rc = frond__store_seq(st, tag, &q, err)) != 0)
+    return rc;
+  if (q.increment > 1 && step < q.increment)
+    return frond__fail(err, FROND_EINVAL,
+                       "tag \"%s\": step %lld is below its increment %lld: "
+                       "a segment counts numbers, and must hold at least one "
+                       "ID of the tag",
+                       tag, (long long)step, (long long)q.increment);
   FROND__STORE_FAULT(st, "set_step");
   TIMED(st, CALL_TAG_SET_STEP, st->methods->xTagSetStep(st, tag, step, err));
   return rt_;

@@ -77,22 +77,22 @@ enum {
   /* int64_t *: the largest step one allocation takes (frond://: the
   ** servers' max_range), 0 for none. Default 0. */
   FROND__STORE_MAX_STEP,
-  /* frond__store_bound_arg *: a tag's bound, 0 for none (store_bound.c).
-  ** A store that does not answer keeps none: the allocator cuts nothing
+  /* frond__store_seq_arg *: a tag's bound and stride (store_seq.c). A
+  ** store that does not answer keeps none: the allocator cuts nothing
   ** (a frond:// store's servers cut the ranges they hand out). */
-  FROND__STORE_BOUND_GET,
-  /* frond__store_bound_arg *: record a tag's bound, 0 to drop it, with no
-  ** check (frond_store_tag_set_max checks). */
-  FROND__STORE_BOUND_PUT,
-  /* int64_t *: the bound the next xTagCreate records in its transaction,
-  ** 0 for none. */
-  FROND__STORE_CREATE_MAX
+  FROND__STORE_SEQ_GET,
+  /* frond__store_seq_arg *: record a tag's bound (seq.max, 0 to drop it),
+  ** keeping its stride, with no check (frond_store_tag_set_max checks). */
+  FROND__STORE_MAX_PUT,
+  /* const frond_tag_seq *: what the next xTagCreate records in its
+  ** transaction. */
+  FROND__STORE_CREATE_SEQ
 };
 
-typedef struct frond__store_bound_arg {
+typedef struct frond__store_seq_arg {
   const char *tag;
-  int64_t max; /* 0: none */
-} frond__store_bound_arg;
+  frond_tag_seq seq;
+} frond__store_seq_arg;
 
 typedef struct frond__store_label {
   char engine[16];
@@ -286,20 +286,26 @@ int frond__store_sql_block_put(frond_store *st, const char *tag, int64_t block,
 ** highest mark of any member, the block it was created with (0: none). */
 int frond__store_sql_facts(frond_store *st, const char *tag, int64_t *floor,
                            int64_t *marks, int64_t *block, frond_error *err);
-/* Bounds (store_bound.c). The SQL store's frond_tag_bound table, its
-** xControl answers, and the record a create writes in its transaction. */
-int frond__store_sql_bound_schema(frond_store *st, frond_error *err);
-int frond__store_sql_bound(frond_store *st, int op, void *arg,
-                           frond_error *err);
-int frond__store_sql_bound_put(frond_store *st, const char *tag, int64_t max,
-                               frond_error *err);
-/* tag's bound after an allocation: 0 for none, or a store that keeps
-** none. */
-int frond__store_bound(frond_store *st, const char *tag, int64_t *max,
-                       frond_error *err);
-/* The bound the next create records (0: none); INVAL with one for a store
+/* Bounds and strides (store_seq.c). The SQL store's frond_tag_seq table,
+** its xControl answers, what a create writes in its transaction, a max
+** written alone. */
+int frond__store_sql_seq_schema(frond_store *st, frond_error *err);
+int frond__store_sql_seq(frond_store *st, int op, void *arg, frond_error *err);
+int frond__store_sql_seq_create(frond_store *st, const char *tag,
+                                const frond_tag_seq *q, frond_error *err);
+int frond__store_sql_max_put(frond_store *st, const char *tag, int64_t max,
+                             frond_error *err);
+/* tag's attributes after an allocation: {0, 1, 0} for none, or a store
 ** that keeps none. */
-int frond__store_create_max(frond_store *st, int64_t max, frond_error *err);
+int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,
+                     frond_error *err);
+/* What the next create records (NULL: none); INVAL with any for a store
+** that keeps none. */
+int frond__store_create_seq(frond_store *st, const frond_tag_seq *q,
+                            frond_error *err);
+/* A create's attributes against its step and start: 0 or INVAL. */
+int frond__store_seq_check(const frond_tag_seq *q, int64_t step, int64_t start,
+                           frond_error *err);
 /* Tests only: skip the members' identity check (to show what it stops). */
 extern int frond__store_multi_nocheck;
 

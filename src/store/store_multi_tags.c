@@ -386,9 +386,10 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
   for (i = 0; i < ms->n; i++) {
     if (have[i]) {
       if ((rc = frond__store_sql_block_put(ms->m[i].st, tag, step, err)) == 0)
-        rc = frond__store_sql_bound_put(ms->m[i].st, tag, ms->create_max, err);
+        rc =
+            frond__store_sql_seq_create(ms->m[i].st, tag, &ms->create_seq, err);
       existed++;
-    } else if ((rc = frond__store_create_max(ms->m[i].st, ms->create_max,
+    } else if ((rc = frond__store_create_seq(ms->m[i].st, &ms->create_seq,
                                              err)) == 0) {
       rc = ms->m[i].st->methods->xTagCreate(ms->m[i].st, tag, step, lstart,
                                             description, err);
@@ -674,10 +675,10 @@ static int multi_control(frond_store *st, int op, void *arg, frond_error *err) {
   case FROND__STORE_REPAIR:
     r = arg;
     return multi_repair(st, r->member, r->fn, r->ctx, err);
-  case FROND__STORE_BOUND_GET:
-  case FROND__STORE_BOUND_PUT:
-  case FROND__STORE_CREATE_MAX:
-    return frond__store_multi_bound(ms, op, arg, err);
+  case FROND__STORE_SEQ_GET:
+  case FROND__STORE_MAX_PUT:
+  case FROND__STORE_CREATE_SEQ:
+    return frond__store_multi_seq(ms, op, arg, err);
   default:
     return FROND_EINVAL;
   }

@@ -46,11 +46,11 @@
 typedef struct sql_store {
   frond_store base;
   frond_db *db;
-  int member, members; /* of a multi: store; members 0: a plain store */
-  int fresh;           /* a member whose database records no place yet */
-  int64_t alloc_min;   /* a member's allocations start at or above it */
-  int64_t alloc_block; /* when its row's step is this block size */
-  int64_t create_max;  /* the next create's bound (store_bound.c), 0: none */
+  int member, members;      /* of a multi: store; members 0: a plain store */
+  int fresh;                /* a member whose database records no place yet */
+  int64_t alloc_min;        /* a member's allocations start at or above it */
+  int64_t alloc_block;      /* when its row's step is this block size */
+  frond_tag_seq create_seq; /* what the next create records (store_seq.c) */
   char spelt[FROND_TAG_MAX + 1]; /* the last allocation's row, as it spells
                                  ** its name ("" when unknown) */
 } sql_store;
@@ -229,7 +229,7 @@ static int sql_ensure_schema(frond_store *st, frond_error *err) {
                                    my ? TABLE("frond_multi", MULTI_COLS) INNODB
                                       : TABLE("frond_multi", MULTI_COLS),
                                    err)) ||
-      (rc = frond__store_sql_bound_schema(st, err)))
+      (rc = frond__store_sql_seq_schema(st, err)))
     return rc;
   if (s->members > 0 && (rc = frond__db_ensure_table(
                              s->db, "frond_multi_mark",
@@ -544,9 +544,9 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
                           frond_error *err) {
   frond_db_arg a[4];
   int64_t floor = 0, again = 0, first = start;
-  int64_t max = SQ(st)->create_max; /* recorded in the same transaction */
+  frond_tag_seq q = SQ(st)->create_seq; /* recorded in the transaction */
   int rc, tries;
-  SQ(st)->create_max = 0;
+  memset(&SQ(st)->create_seq, 0, sizeof(q));
   a[0] = frond__db_text(tag);
   a[2] = frond__db_int(step);
   a[3] = frond__db_text(description);
@@ -557,7 +557,7 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       a[1] = frond__db_int(start);
       if ((rc = modify(st, INSERT_ROW, a, 4, tag, err)) == 0 &&
           (rc = floor_put(st, tag, 0, step, err)) == 0)
-        rc = frond__store_sql_bound_put(st, tag, max, err);
+        rc = frond__store_sql_seq_create(st, tag, &q, err);
       return finish(st, rc, err);
     }
     rc = floor_read(st, tag, 1, &floor, err);
@@ -575,7 +575,7 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       rc = below_floor(tag, first, again, step, err);
     }
     if (rc == 0)
-      rc = frond__store_sql_bound_put(st, tag, max, err);
+      rc = frond__store_sql_seq_create(st, tag, &q, err);
     return finish(st, rc, err);
   }
   return frond__fail(err, FROND_ESTORE,
@@ -631,8 +631,8 @@ static int sql_tag_delete(frond_store *st, const char *tag, frond_error *err) {
   if (rc == 0)
     rc = modify(st, "DELETE FROM leaf_alloc WHERE biz_tag = $1", &a, 1, tag,
                 err);
-  if (rc == 0) /* its bound goes with it (store_bound.c) */
-    rc = frond__store_sql_bound_put(st, spelt, 0, err);
+  if (rc == 0) /* its bound and stride go with it (store_seq.c) */
+    rc = frond__store_sql_seq_create(st, spelt, NULL, err);
   return finish(st, rc, err);
 }
 
@@ -726,12 +726,12 @@ done:
 ** wrappers' guard holds it to that), the step asked for. */
 static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
   frond__store_label *l = arg;
-  if (op == FROND__STORE_CREATE_MAX) {
-    SQ(st)->create_max = *(int64_t *)arg;
+  if (op == FROND__STORE_CREATE_SEQ) {
+    SQ(st)->create_seq = *(const frond_tag_seq *)arg;
     return 0;
   }
   if (op != FROND__STORE_LABEL)
-    return frond__store_sql_bound(st, op, arg, err);
+    return frond__store_sql_seq(st, op, arg, err);
   snprintf(l->engine, sizeof(l->engine), "%s", frond__db_engine(DB(st)));
   l->member = SQ(st)->members > 0 ? SQ(st)->member : -1;
   return 0;

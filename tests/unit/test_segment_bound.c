@@ -52,6 +52,21 @@ static void quiet(void *ctx, int level, const char *msg) {
   (void)msg;
 }
 
+static int create_max(frond_store *st, const char *tag, int64_t step,
+                      int64_t start, const char *desc, int64_t max,
+                      frond_error *e) {
+  frond_tag_seq q = {max, 1, 0};
+  return frond_store_tag_create_seq(st, tag, step, start, desc, &q, e);
+}
+
+static int tag_max(frond_store *st, const char *tag, int64_t *max,
+                   frond_error *e) {
+  frond_tag_seq q;
+  int rc = frond_store_tag_seq(st, tag, &q, e);
+  *max = q.max;
+  return rc;
+}
+
 /* Create tag (step, start, max) in the store and open an allocator. */
 static frond_seg *bounded(const char *tag, int64_t step, int64_t start,
                           int64_t max) {
@@ -61,8 +76,7 @@ static frond_seg *bounded(const char *tag, int64_t step, int64_t start,
   frond_error e = {0, ""};
   frond_log_set(quiet, NULL, FROND_LOG_DEBUG);
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
-  assert_int_equal(
-      frond_store_tag_create_max(st, tag, step, start, "", max, &e), 0);
+  assert_int_equal(create_max(st, tag, step, start, "", max, &e), 0);
   frond_store_close(st);
   frond_seg_options_init(&o);
   o.wait_ms = 200;
@@ -225,13 +239,13 @@ static void test_set_max_rules(void **state) {
   /* Closed: no preload moves the row while the rules are checked. */
   frond_seg_close(s);
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
-  assert_int_equal(frond_store_tag_max(st, "rules", &max, &e), 0);
+  assert_int_equal(tag_max(st, "rules", &max, &e), 0);
   assert_int_equal(max, 0);
   /* Bounding it below what may have been issued: refused, unchanged. */
   assert_int_equal(frond_store_tag_set_max(st, "rules", 7, &e),
                    FROND_ETAG_FLOOR);
   assert_non_null(strstr(e.message, "max 7"));
-  assert_int_equal(frond_store_tag_max(st, "rules", &max, &e), 0);
+  assert_int_equal(tag_max(st, "rules", &max, &e), 0);
   assert_int_equal(max, 0);
   /* At what it may have issued: allowed; then only up. */
   assert_int_equal(
@@ -241,7 +255,7 @@ static void test_set_max_rules(void **state) {
   assert_int_equal(frond_store_tag_set_max(st, "rules", -1, &e), FROND_EINVAL);
   assert_int_equal(frond_store_tag_set_max(st, "nope", 10, &e),
                    FROND_ETAG_NOT_FOUND);
-  assert_int_equal(frond_store_tag_max(st, "rules", &max, &e), 0);
+  assert_int_equal(tag_max(st, "rules", &max, &e), 0);
   frond_seg_options_init(&o);
   o.wait_ms = 2000;
   o.retry_min_ms = 1;
@@ -267,19 +281,17 @@ static void test_set_max_rules(void **state) {
   }
   assert_true(id > max && id <= max + 100);
   assert_int_equal(frond_store_tag_set_max(st, "rules", 0, &e), 0);
-  assert_int_equal(frond_store_tag_max(st, "rules", &max, &e), 0);
+  assert_int_equal(tag_max(st, "rules", &max, &e), 0);
   assert_int_equal(max, 0);
   /* A deleted tag's bound goes with it. */
   assert_int_equal(frond_store_tag_set_max(st, "rules", 1000000, &e), 0);
   assert_int_equal(frond_store_tag_delete(st, "rules", &e), 0);
   assert_int_equal(frond_store_tag_create(st, "rules", 10, 0, "", &e), 0);
-  assert_int_equal(frond_store_tag_max(st, "rules", &max, &e), 0);
+  assert_int_equal(tag_max(st, "rules", &max, &e), 0);
   assert_int_equal(max, 0);
   /* A max below the start is refused before anything is created. */
-  assert_int_equal(frond_store_tag_create_max(st, "low", 10, 50, "", 10, &e),
-                   FROND_EINVAL);
-  assert_int_equal(frond_store_tag_max(st, "low", &max, &e),
-                   FROND_ETAG_NOT_FOUND);
+  assert_int_equal(create_max(st, "low", 10, 50, "", 10, &e), FROND_EINVAL);
+  assert_int_equal(tag_max(st, "low", &max, &e), FROND_ETAG_NOT_FOUND);
   frond_store_close(st);
   frond_seg_close(s);
 }
