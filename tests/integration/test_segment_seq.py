@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """
-A tag's bound (`frond tag create --max N`) on SQLite, PostgreSQL, MariaDB
-and a multi: store: no ID above N is ever issued, the last range is cut at
-N, past it `frond next --segment` answers SEGMENT_EXHAUSTED naming the tag
-and its max; lowering the max below what the tag may have issued is
-refused (TAG_FLOOR) and changes nothing; raising it lets the tag go on,
-above every ID issued before; a deleted and re-created tag has the bound
-it is created with.
+A tag's bound (`frond tag create --max N`) and stride (`--increment K
+--offset R`) on SQLite, PostgreSQL, MariaDB and a multi: store.
+
+Bounds: no ID above N is ever issued, the last range is cut at N, past it
+`frond next --segment` answers SEGMENT_EXHAUSTED naming the tag and its
+max; lowering the max below what the tag may have issued is refused
+(TAG_FLOOR) and changes nothing; raising it lets the tag go on, above
+every ID issued before; a deleted and re-created tag has the bound it is
+created with.
+
+Strides: every ID R modulo K, in order, unique, across processes and a
+delete and re-create; on a running server every path that issues single
+IDs or batches honours it, and every path that leases a range (HTTP,
+RESP, the C `frond://` store) is refused with INVAL, never handing out a
+number of another residue.
 """
 import json
 import os
+import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -159,20 +168,82 @@ def test_server_paths():
         s.close()
 
 
+def ids(store, tag, n):
+    return [int(x) for x in ok("next", "--segment", tag, "--count", str(n),
+                               "--store", store).split()]
+
+
+def strides(store, step, ordered=True):
+    """ordered: one database (a multi: store promises no order across its
+    members' blocks)."""
+    out = ok("tag", "create", "s", "--step", str(step), "--increment", "3",
+             "--offset", "2", "--store", store)
+    ft.check("first ID 2" in out and "2 modulo 3" in out, "create: %r" % out)
+    got = json.loads(ok("tag", "get", "s", "--json", "--store", store))
+    ft.check(got["increment"] == 3 and got["offset"] == 2 and
+             got["max"] is None, "get: %r" % got)
+    every = []
+    for _ in range(3):  # three processes, each a batch across segments
+        batch = ids(store, "s", 25)
+        ft.check(not ordered or all(b - a == 3 for a, b in
+                                    zip(batch, batch[1:])),
+                 "not every third number: %s" % batch)
+        every += batch
+    ft.check(min(every) == 2 and all(x % 3 == 2 for x in every),
+             "another residue: %s" % every)
+    ft.check(len(set(every)) == len(every) and
+             (not ordered or every == sorted(every)),
+             "repeated or out of order: %s" % every)
+    # A step below the increment cannot hold an ID: refused.
+    refused(frond("tag", "set-step", "s", "2", "--store", store), "INVAL",
+            "increment 3")
+    # Deleted and created again plainly: above everything, every number.
+    ok("tag", "delete", "s", "--store", store)
+    ok("tag", "create", "s", "--step", str(step), "--store", store)
+    after = ids(store, "s", 5)
+    ft.check(min(after) > max(every) and (not ordered or after == list(
+        range(after[0], after[0] + 5))), "re-created: %s" % after)
+    # Bounded and strided: the last ID is the last of the residue <= max.
+    ok("tag", "create", "sb", "--step", str(step), "--increment", "4",
+       "--offset", "1", "--max", "30", "--store", store)
+    got = []
+    r = frond("next", "--segment", "sb", "--store", store)
+    while r.returncode == 0 and len(got) < 20:
+        got += [int(x) for x in r.stdout.split()]
+        r = frond("next", "--segment", "sb", "--store", store)
+    refused(r, "SEGMENT_EXHAUSTED", "max 30")
+    ft.check(got and max(got) <= 29 and all(x % 4 == 1 for x in got) and
+             len(set(got)) == len(got), "bounded stride: %s" % got)
+
+
 def test_sqlite():
     d = ft.tempdir()
     bounds("sqlite:%s/b.db" % d, 10)
+    strides("sqlite:%s/b.db" % d, 10)
 
 
 def test_multi():
     d = ft.tempdir()
-    bounds("multi:sqlite:%s/m1.db|sqlite:%s/m2.db" % (d, d), 10)
+    store = "multi:sqlite:%s/m1.db|sqlite:%s/m2.db" % (d, d)
+    bounds(store, 10)
+    strides(store, 10, ordered=False)
+    # The members must agree: one that records another stride is named.
+    con = sqlite3.connect(os.path.join(d, "m2.db"))
+    with con:
+        con.execute("UPDATE frond_tag_seq SET residue = 0 WHERE biz_tag = "
+                    "'sb'")
+    con.close()
+    refused(frond("tag", "get", "sb", "--store", store), "STORE_MEMBER",
+            "member 0", "member 1", "offset 1", "offset 0")
+    refused(frond("next", "--segment", "sb", "--store", store),
+            "STORE_MEMBER")
 
 
 def test_pg():
     pg = ft.Postgres()
     try:
         bounds(pg.uri, 10)
+        strides(pg.uri, 10)
     finally:
         pg.close()
 
@@ -181,10 +252,50 @@ def test_mariadb():
     db = ft.MariaDB()
     try:
         bounds(db.uri, 10)
+        strides(db.uri, 10)
     finally:
         db.close()
 
 
+def test_server_strides():
+    """Singles and batches of a strided tag on every path; every range
+    lease refused with INVAL: HTTP, RESP and the C frond:// store."""
+    s = ft.Server(resp=True)
+    try:
+        st, _, b = s.request("POST", "/v1/tags", json.dumps(
+            {"tag": "odd", "step": 10, "increment": 2, "offset": 1}).encode())
+        r = json.loads(b)
+        ft.check(st == 201 and r["increment"] == 2 and r["offset"] == 1,
+                 "POST: %d %r" % (st, b))
+        got = []
+        st, _, b = s.request("GET", "/v1/segment/odd?count=15")
+        ft.check(st == 200, "%d %r" % (st, b))
+        got += [int(x) for x in json.loads(b)["ids"]]
+        st, _, b = s.request("GET", "/api/segment/get/odd")
+        got.append(int(b))
+        c = Resp(s.resp_port)
+        got.append(c.command("INCR", "odd"))
+        got += [int(x) for x in c.command("ID.NEXT", "odd", "7")]
+        ft.check(all(x % 2 == 1 for x in got) and len(set(got)) == len(got)
+                 and got == sorted(got), "IDs: %s" % got)
+        st, _, b = s.request("GET", "/v1/segment/odd/range?count=4")
+        ft.check(st == 400 and b"INVAL" in b and b"step by 2" in b,
+                 "range: %d %r" % (st, b))
+        for cmd in (("INCRBY", "odd", "3"), ("ID.RANGE", "odd", "3")):
+            e = c.command(*cmd)
+            ft.check(isinstance(e, RespError) and str(e).startswith("INVAL"),
+                     "%s: %r" % (cmd, e))
+        c.close()
+        # The C client leases ranges: refused, never a number of another
+        # residue.
+        r = frond("next", "--segment", "odd", "--count", "3", "--store",
+                  "frond://127.0.0.1:%d" % s.port)
+        refused(r, "INVAL", "step by 2")
+    finally:
+        s.stop()
+        s.close()
+
+
 if __name__ == "__main__":
-    ft.main([test_sqlite, test_server_paths, test_multi, test_pg,
-             test_mariadb])
+    ft.main([test_sqlite, test_server_paths, test_server_strides, test_multi,
+             test_pg, test_mariadb])
