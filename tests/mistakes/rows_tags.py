@@ -257,6 +257,38 @@ def tag_max_lowered(run):
     run.unique([first, rest])
 
 
+@row("tag-stride-changed",
+     "asked for a stride on a tag that had issued IDs without one, then "
+     "re-created it strided while a client leased ranges of it")
+def tag_stride_changed(run):
+    d = run.subdir("db")
+    store = sqlite_uri(d)
+    run.ok(["tag", "create", "orders", "--step", "10", "--store", store], d)
+    before = cli_ids(run, d, store, "orders", 25)
+    # A stride cannot be put on a tag in use: IDs of two residues.
+    run.refused(run.frond(["tag", "create", "orders", "--step", "10",
+                           "--increment", "2", "--offset", "1", "--store",
+                           store], d), "TAG_EXISTS")
+    s = run.serve(d, ["--store", store])
+    run.refused(http_error(s, "POST", "/v1/tags",
+                           {"tag": "orders", "step": 10, "increment": 2,
+                            "offset": 1}), "TAG_EXISTS")
+    # The way to it: a new tag of the name, above its floor.
+    http_ok(s, "DELETE", "/v1/tags/orders")
+    http_ok(s, "POST", "/v1/tags", {"tag": "orders", "step": 10,
+                                    "increment": 2, "offset": 1})
+    after = s.ids("/v1/segment/orders", 25)
+    # A client that leases ranges would hand out every number: refused.
+    r = run.frond(["next", "--segment", "orders", "--count", "5", "--store",
+                   "frond://127.0.0.1:%d" % s.port], d)
+    run.refused(r, "INVAL", "step by 2")
+    s.stop()
+    check(all(x % 2 == 1 for x in after), "an even ID: %s" % after)
+    check(min(after) > max(before), "the re-created tag went back: %s"
+          % after)
+    run.unique([before, after])
+
+
 # ---- multi: stores ----
 
 @row("multi-convert",

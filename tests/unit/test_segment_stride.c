@@ -77,8 +77,7 @@ static void test_arithmetic(void **state) {
   /* Past the bigint range: none. */
   assert_int_equal(frond__seg_first(INT64_MAX, 2, INT64_MAX % 2), INT64_MAX);
   assert_int_equal(frond__seg_first(INT64_MAX, 2, 1 - INT64_MAX % 2), -1);
-  assert_int_equal(frond__seg_first(INT64_MAX - 1, 3, (INT64_MAX - 2) % 3),
-                   -1);
+  assert_int_equal(frond__seg_first(INT64_MAX - 1, 3, (INT64_MAX - 2) % 3), -1);
   /* Counts of [a, b). */
   assert_int_equal(frond__seg_count(1, 11, 3, 1), 4);   /* 1 4 7 10 */
   assert_int_equal(frond__seg_count(11, 21, 3, 1), 3);  /* 13 16 19 */
@@ -87,9 +86,8 @@ static void test_arithmetic(void **state) {
   assert_int_equal(frond__seg_count(11, 20, 10, 0), 0); /* none */
   assert_int_equal(frond__seg_count(5, 5, 1, 0), 0);
   assert_int_equal(frond__seg_count(0, INT64_MAX, 1, 0), INT64_MAX);
-  assert_int_equal(frond__seg_count(INT64_MAX - 10, INT64_MAX, 4,
-                                    (INT64_MAX - 1) % 4),
-                   3);
+  assert_int_equal(
+      frond__seg_count(INT64_MAX - 10, INT64_MAX, 4, (INT64_MAX - 1) % 4), 3);
 }
 
 /* n singles of tag, each the next number of the residue after prev. */
@@ -135,7 +133,7 @@ static void test_residue_zero_and_wide(void **state) {
   frond_seg *s = strided("tens", 10, 1, 10, 0, 0);
   frond_seg *w = strided("wide", 1000, 1, 1000, 999, 0);
   (void)state;
-  singles(s, "tens", 0, 10, 30);  /* 10, 20, ... */
+  singles(s, "tens", 0, 10, 30);   /* 10, 20, ... */
   singles(w, "wide", -1, 1000, 5); /* 999, 1999, ... */
   frond_seg_close(s);
   frond_seg_close(w);
