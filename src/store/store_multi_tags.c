@@ -523,10 +523,16 @@ static int all_tags(frond_store **m, int n, frond_tag_row **out, size_t *nout,
 static int repair_tag(frond_store **m, int n, int k, const frond_tag_row *t,
                       frond_repair_fn fn, void *ctx, frond_error *err) {
   frond_tag_row row;
+  frond__store_seq_arg q = {t->tag, {0, 1, 0}};
   int64_t g = 1, floor, marks, block, next, l, from = 0, b = t->step;
-  int i, rc, own = 0;
+  int i, rc, own = 0, seq = 0;
   for (i = 0; i < n; i++) {
     rc = frond__store_tag_get(m[i], t->tag, &row, err);
+    /* Its bound and stride as another member records them (store_seq.c),
+    ** for a row created again on k. */
+    if (rc == 0 && i != k && !seq++ &&
+        (rc = frond__store_sql_seq(m[i], FROND__STORE_SEQ_GET, &q, err)) != 0)
+      return rc;
     if (rc == 0) {
       next = frond__multi_next(row.max_id, row.step, i, n);
       g = next > g ? next : g;
@@ -551,6 +557,8 @@ static int repair_tag(frond_store **m, int n, int k, const frond_tag_row *t,
                        k, t->tag, (long long)g);
   if (own && from >= l)
     return 0;
+  if (!own && (rc = frond__store_create_seq(m[k], &q.seq, err)) != 0)
+    return rc;
   rc = own ? m[k]->methods->xTagAdvance(m[k], t->tag, l, err)
            : m[k]->methods->xTagCreate(m[k], t->tag, b, l, t->description, err);
   if (rc == 0)

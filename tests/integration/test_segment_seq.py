@@ -227,6 +227,15 @@ def test_multi():
     store = "multi:sqlite:%s/m1.db|sqlite:%s/m2.db" % (d, d)
     bounds(store, 10)
     strides(store, 10, ordered=False)
+    # A member replaced by an empty database and repaired gets the tag's
+    # bound and stride back with its row: the members agree again.
+    for sfx in ("", "-wal", "-shm"):
+        if os.path.exists(os.path.join(d, "m2.db" + sfx)):
+            os.remove(os.path.join(d, "m2.db" + sfx))
+    ok("tag", "repair-member", "1", "--store", store)
+    got = json.loads(ok("tag", "get", "sb", "--json", "--store", store))
+    ft.check(got["increment"] == 4 and got["offset"] == 1 and
+             got["max"] == 30, "after the repair: %r" % got)
     # The members must agree: one that records another stride is named.
     con = sqlite3.connect(os.path.join(d, "m2.db"))
     with con:
