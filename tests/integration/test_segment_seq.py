@@ -284,6 +284,7 @@ def test_server_strides():
         got.append(int(b))
         c = Resp(s.resp_port)
         got.append(c.command("INCR", "odd"))
+        got.append(c.command("INCRBY", "odd", "1"))  # redis-py's incr()
         got += [int(x) for x in c.command("ID.NEXT", "odd", "7")]
         ft.check(all(x % 2 == 1 for x in got) and len(set(got)) == len(got)
                  and got == sorted(got), "IDs: %s" % got)
