@@ -230,7 +230,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     rc = frond__store_alloc(*st, t->nm->name, step, &max_id, &row_step, &e);
   /* The attributes are read after the allocation has committed: a bound
   ** lowered before the commit is seen here, and one lowered after it sees
-  ** the row this allocation moved (store_seq.c). */
+  ** the row this allocation moved (store_sql_seq.c). */
   if (rc == 0)
     rc = frond__store_seq(*st, t->nm->name, &q, &e);
   atomic_fetch_sub(&s->busy, 1);

@@ -39,7 +39,7 @@ typedef struct admin_call {
 } admin_call;
 
 /* A row, and its attributes ("max", null for none; "increment" and
-** "offset", 1 and 0 for every number: store_seq.c). */
+** "offset", 1 and 0 for every number: store_sql_seq.c). */
 static int tag_json(frond__buf *b, frond_store *st, const frond_tag_row *r,
                     frond_error *err) {
   frond_tag_seq q = {0, 1, 0};

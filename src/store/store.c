@@ -348,7 +348,7 @@ int frond_store_tag_create_seq(frond_store *st, const char *tag, int64_t step,
   FROND__STORE_FAULT(st, "create");
   if (start == 0 && st->methods->iVersion < 3)
     start = 1; /* a store that keeps no floors (tests' fakes) */
-  /* Its bound and stride go into the create's transaction (store_seq.c). */
+  /* Its bound and stride go into the create's transaction (store_sql_seq.c). */
   if ((rc = frond__store_create_seq(st, seq, err)) != 0)
     return rc;
   TIMED(st, CALL_TAG_CREATE,
@@ -375,7 +375,7 @@ int frond_store_tag_set_step(frond_store *st, const char *tag, int64_t step,
   int rc, rt_;
   if ((rc = tag_check(tag, err)) != 0 || (rc = step_check(step, err)) != 0)
     return rc;
-  /* A strided tag's segments hold at least one ID each (store_seq.c). */
+  /* A strided tag's segments hold at least one ID each (store_sql_seq.c). */
   if ((rc = frond__store_seq(st, tag, &q, err)) != 0)
     return rc;
   if (q.increment > 1 && step < q.increment)
@@ -445,4 +445,140 @@ int frond_store_member_repair(frond_store *st, int member, frond_repair_fn fn,
 
 void frond_free(void *p) {
   free(p);
+}
+
+static int plain_seq(const frond_tag_seq *q) {
+  return q == NULL || (q->max <= 0 && q->increment <= 1);
+}
+
+/* ---- bounds and strides (store_sql_seq.c) ---- */
+
+int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,
+                     frond_error *err) {
+  frond__store_seq_arg b = {tag, {0, 1, 0}};
+  int rc;
+  *q = b.seq;
+  if (st->methods->iVersion < 4 || st->methods->xControl == NULL)
+    return 0;
+  rc = st->methods->xControl(st, FROND__STORE_SEQ_GET, &b, err);
+  if (rc == FROND_EINVAL) /* keeps none (frond://: its servers cut) */
+    return 0;
+  if (rc == 0)
+    *q = b.seq;
+  return rc;
+}
+
+static int max_put(frond_store *st, const char *tag, int64_t max,
+                   frond_error *err) {
+  frond__store_seq_arg b = {tag, {max, 1, 0}};
+  int rc = st->methods->iVersion < 4 || st->methods->xControl == NULL
+               ? FROND_EINVAL
+               : st->methods->xControl(st, FROND__STORE_MAX_PUT, &b, err);
+  if (rc == FROND_EINVAL)
+    return frond__fail(err, FROND_EINVAL,
+                       "tag \"%s\": the %s store keeps no bounds", tag,
+                       st->methods->zName);
+  return rc;
+}
+
+int frond__store_create_seq(frond_store *st, const frond_tag_seq *q,
+                            frond_error *err) {
+  frond_tag_seq arg = {0, 1, 0};
+  int rc;
+  if (q != NULL)
+    arg = *q;
+  rc = st->methods->iVersion < 4 || st->methods->xControl == NULL
+           ? FROND_EINVAL
+           : st->methods->xControl(st, FROND__STORE_CREATE_SEQ, &arg, err);
+  if (rc == FROND_EINVAL && !plain_seq(q))
+    return frond__fail(err, FROND_EINVAL,
+                       "the %s store keeps no bounds or strides",
+                       st->methods->zName);
+  return rc == FROND_EINVAL ? 0 : rc;
+}
+
+/* The rules of a create's attributes, before anything is written. */
+int frond__store_seq_check(const frond_tag_seq *q, int64_t step, int64_t start,
+                           frond_error *err) {
+  if (q == NULL)
+    return 0;
+  if (q->max < 0)
+    return frond__fail(err, FROND_EINVAL, "max %lld is below 1 (0: none)",
+                       (long long)q->max);
+  if (q->increment < 0 || q->increment > INT32_MAX)
+    return frond__fail(err, FROND_EINVAL, "increment %lld is out of 1..%d",
+                       (long long)q->increment, INT32_MAX);
+  if (q->offset < 0 || (q->offset > 0 && q->offset >= q->increment))
+    return frond__fail(err, FROND_EINVAL,
+                       "offset %lld is out of 0..%lld (the remainder of every "
+                       "ID divided by the increment %lld)",
+                       (long long)q->offset,
+                       (long long)(q->increment > 1 ? q->increment - 1 : 0),
+                       (long long)(q->increment > 1 ? q->increment : 1));
+  if (q->increment > 1 && step < q->increment)
+    return frond__fail(err, FROND_EINVAL,
+                       "step %lld is below the increment %lld: a segment "
+                       "counts numbers, and must hold at least one ID of "
+                       "the tag",
+                       (long long)step, (long long)q->increment);
+  if (q->max > 0 && start > 0 && start > q->max)
+    return frond__fail(err, FROND_EINVAL,
+                       "max %lld is below the start %lld: the tag could "
+                       "issue nothing",
+                       (long long)q->max, (long long)start);
+  return 0;
+}
+
+int frond_store_tag_seq(frond_store *st, const char *tag, frond_tag_seq *out,
+                        frond_error *err) {
+  frond_tag_row row;
+  int rc;
+  if ((rc = frond_store_tag_get(st, tag, &row, err)) != 0)
+    return rc;
+  return frond__store_seq(st, tag, out, err);
+}
+
+int frond_store_tag_set_max(frond_store *st, const char *tag, int64_t max,
+                            frond_error *err) {
+  frond_tag_row row;
+  frond_tag_seq q;
+  frond_error e;
+  int64_t old;
+  int rc, lower;
+  if (max < 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "tag \"%s\": max %lld is below 1 (0: no bound)", tag,
+                       (long long)max);
+  if ((rc = frond_store_tag_get(st, tag, &row, err)) != 0 ||
+      (rc = frond__store_seq(st, tag, &q, err)) != 0)
+    return rc;
+  old = q.max;
+  /* Lowering: from none to one, or to a smaller one. */
+  lower = max > 0 && (old == 0 || max < old);
+  if (lower && row.max_id - 1 > max)
+    return frond__fail(err, FROND_ETAG_FLOOR,
+                       "tag \"%s\": max %lld is below %lld, the highest ID "
+                       "it may already have issued; a bound only rises "
+                       "once IDs are out",
+                       tag, (long long)max, (long long)(row.max_id - 1));
+  if ((rc = max_put(st, tag, max, err)) != 0 || !lower)
+    return rc;
+  /* An allocation that read the old bound committed before the write:
+  ** its row shows now (see the head of this file). */
+  if ((rc = frond_store_tag_get(st, tag, &row, err)) != 0 ||
+      row.max_id - 1 <= max)
+    return rc;
+  if (max_put(st, tag, old, &e) != 0)
+    return frond__fail(err, FROND_ESTORE,
+                       "tag \"%s\": an allocation took IDs up to %lld while "
+                       "max %lld was written, and the old max %lld could "
+                       "not be written back (%s): set it with frond tag "
+                       "set-max %s %lld",
+                       tag, (long long)(row.max_id - 1), (long long)max,
+                       (long long)old, e.message, tag, (long long)old);
+  return frond__fail(err, FROND_ETAG_FLOOR,
+                     "tag \"%s\": max %lld is below %lld, which an "
+                     "allocation took meanwhile; the max stays %lld",
+                     tag, (long long)max, (long long)(row.max_id - 1),
+                     (long long)old);
 }

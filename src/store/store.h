@@ -77,7 +77,7 @@ enum {
   /* int64_t *: the largest step one allocation takes (frond://: the
   ** servers' max_range), 0 for none. Default 0. */
   FROND__STORE_MAX_STEP,
-  /* frond__store_seq_arg *: a tag's bound and stride (store_seq.c). A
+  /* frond__store_seq_arg *: a tag's bound and stride (store_sql_seq.c). A
   ** store that does not answer keeps none: the allocator cuts nothing
   ** (a frond:// store's servers cut the ranges they hand out). */
   FROND__STORE_SEQ_GET,
@@ -86,7 +86,10 @@ enum {
   FROND__STORE_MAX_PUT,
   /* const frond_tag_seq *: what the next xTagCreate records in its
   ** transaction. */
-  FROND__STORE_CREATE_SEQ
+  FROND__STORE_CREATE_SEQ,
+  /* frond__store_seq_arg *: record a tag's attributes whole, with no
+  ** check (a multi: store completing a create, or repairing a member). */
+  FROND__STORE_SEQ_SET
 };
 
 typedef struct frond__store_seq_arg {
@@ -286,16 +289,19 @@ int frond__store_sql_block_put(frond_store *st, const char *tag, int64_t block,
 ** highest mark of any member, the block it was created with (0: none). */
 int frond__store_sql_facts(frond_store *st, const char *tag, int64_t *floor,
                            int64_t *marks, int64_t *block, frond_error *err);
-/* Bounds and strides (store_seq.c). The SQL store's frond_tag_seq table,
-** its xControl answers, what a create writes in its transaction, a max
-** written alone. */
-int frond__store_sql_seq_schema(frond_store *st, frond_error *err);
-int frond__store_sql_seq(frond_store *st, int op, void *arg, frond_error *err);
-int frond__store_sql_seq_create(frond_store *st, const char *tag,
-                                const frond_tag_seq *q, frond_error *err);
-int frond__store_sql_max_put(frond_store *st, const char *tag, int64_t max,
-                             frond_error *err);
-/* tag's attributes after an allocation: {0, 1, 0} for none, or a store
+/* Bounds and strides: the SQL store's frond_tag_seq table on a SQL-layer
+** connection (store_sql_seq.c): create it, read a tag's row ({0, 1, 0}
+** without one), write it whole (NULL or none: no row; inside the
+** caller's transaction), write its max alone (each statement leaves the
+** row whole). */
+int frond__seq_schema(frond_db *db, frond_error *err);
+int frond__seq_get(frond_db *db, const char *tag, frond_tag_seq *q,
+                   frond_error *err);
+int frond__seq_create(frond_db *db, const char *tag, const frond_tag_seq *q,
+                      frond_error *err);
+int frond__seq_max_put(frond_db *db, const char *tag, int64_t max,
+                       frond_error *err);
+/* The wrappers (store.c). tag's attributes after an allocation: {0, 1, 0} for none, or a store
 ** that keeps none. */
 int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,
                      frond_error *err);

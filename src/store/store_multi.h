@@ -59,7 +59,7 @@ int frond__multi_member_due(const frond__multi_member *m);
 /* Whether member i may be asked for, or given, the others' marks now: due,
 ** or refused as behind its own marks (its database answers). */
 int frond__multi_member_holds(const frond__multi_member *m);
-/* Bounds and strides (store_seq.c): xControl's FROND__STORE_SEQ_GET,
+/* Bounds and strides (store_multi.c): xControl's FROND__STORE_SEQ_GET,
 ** MAX_PUT and CREATE_SEQ. */
 int frond__store_multi_seq(frond__multi *ms, int op, void *arg,
                            frond_error *err);

@@ -348,6 +348,15 @@ static int multi_tag_floor(frond_store *st, const char *tag, int64_t *first,
 ** Members that have the tag already (a create that stopped halfway, or a
 ** single database converted into member 0) keep their rows, and record
 ** the block. */
+/* Write a member's attributes of tag whole (store_sql_seq.c). */
+static int seq_set(frond_store *m, const char *tag, const frond_tag_seq *q,
+                   frond_error *err) {
+  frond__store_seq_arg a;
+  a.tag = tag;
+  a.seq = *q;
+  return m->methods->xControl(m, FROND__STORE_SEQ_SET, &a, err);
+}
+
 static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
                             int64_t start, const char *description,
                             frond_error *err) {
@@ -386,8 +395,7 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
   for (i = 0; i < ms->n; i++) {
     if (have[i]) {
       if ((rc = frond__store_sql_block_put(ms->m[i].st, tag, step, err)) == 0)
-        rc =
-            frond__store_sql_seq_create(ms->m[i].st, tag, &ms->create_seq, err);
+        rc = seq_set(ms->m[i].st, tag, &ms->create_seq, err);
       existed++;
     } else if ((rc = frond__store_create_seq(ms->m[i].st, &ms->create_seq,
                                              err)) == 0) {
@@ -528,10 +536,11 @@ static int repair_tag(frond_store **m, int n, int k, const frond_tag_row *t,
   int i, rc, own = 0, seq = 0;
   for (i = 0; i < n; i++) {
     rc = frond__store_tag_get(m[i], t->tag, &row, err);
-    /* Its bound and stride as another member records them (store_seq.c),
+    /* Its bound and stride as another member records them (store_sql_seq.c),
     ** for a row created again on k. */
     if (rc == 0 && i != k && !seq++ &&
-        (rc = frond__store_sql_seq(m[i], FROND__STORE_SEQ_GET, &q, err)) != 0)
+        (rc = m[i]->methods->xControl(m[i], FROND__STORE_SEQ_GET, &q, err)) !=
+            0)
       return rc;
     if (rc == 0) {
       next = frond__multi_next(row.max_id, row.step, i, n);

@@ -50,7 +50,7 @@ typedef struct sql_store {
   int fresh;                /* a member whose database records no place yet */
   int64_t alloc_min;        /* a member's allocations start at or above it */
   int64_t alloc_block;      /* when its row's step is this block size */
-  frond_tag_seq create_seq; /* what the next create records (store_seq.c) */
+  frond_tag_seq create_seq; /* what the next create records (store_sql_seq.c) */
   char spelt[FROND_TAG_MAX + 1]; /* the last allocation's row, as it spells
                                  ** its name ("" when unknown) */
 } sql_store;
@@ -229,7 +229,7 @@ static int sql_ensure_schema(frond_store *st, frond_error *err) {
                                    my ? TABLE("frond_multi", MULTI_COLS) INNODB
                                       : TABLE("frond_multi", MULTI_COLS),
                                    err)) ||
-      (rc = frond__store_sql_seq_schema(st, err)))
+      (rc = frond__seq_schema(s->db, err)))
     return rc;
   if (s->members > 0 && (rc = frond__db_ensure_table(
                              s->db, "frond_multi_mark",
@@ -557,7 +557,7 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       a[1] = frond__db_int(start);
       if ((rc = modify(st, INSERT_ROW, a, 4, tag, err)) == 0 &&
           (rc = floor_put(st, tag, 0, step, err)) == 0)
-        rc = frond__store_sql_seq_create(st, tag, &q, err);
+        rc = frond__seq_create(DB(st), tag, &q, err);
       return finish(st, rc, err);
     }
     rc = floor_read(st, tag, 1, &floor, err);
@@ -575,7 +575,7 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       rc = below_floor(tag, first, again, step, err);
     }
     if (rc == 0)
-      rc = frond__store_sql_seq_create(st, tag, &q, err);
+      rc = frond__seq_create(DB(st), tag, &q, err);
     return finish(st, rc, err);
   }
   return frond__fail(err, FROND_ESTORE,
@@ -631,8 +631,8 @@ static int sql_tag_delete(frond_store *st, const char *tag, frond_error *err) {
   if (rc == 0)
     rc = modify(st, "DELETE FROM leaf_alloc WHERE biz_tag = $1", &a, 1, tag,
                 err);
-  if (rc == 0) /* its bound and stride go with it (store_seq.c) */
-    rc = frond__store_sql_seq_create(st, spelt, NULL, err);
+  if (rc == 0) /* its bound and stride go with it (store_sql_seq.c) */
+    rc = frond__seq_create(s->db, spelt, NULL, err);
   return finish(st, rc, err);
 }
 
@@ -722,16 +722,27 @@ done:
 }
 
 /* The engine and, for a member of a multi: store, its index: what the
-** wrappers time its calls under. The rest is the defaults: tag order (the
-** wrappers' guard holds it to that), the step asked for. */
+** wrappers time its calls under; a tag's bound and stride
+** (store_sql_seq.c). The rest is the defaults: tag order (the wrappers'
+** guard holds it to that), the step asked for. */
 static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
   frond__store_label *l = arg;
-  if (op == FROND__STORE_CREATE_SEQ) {
+  frond__store_seq_arg *q = arg;
+  switch (op) {
+  case FROND__STORE_CREATE_SEQ:
     SQ(st)->create_seq = *(const frond_tag_seq *)arg;
     return 0;
+  case FROND__STORE_SEQ_GET:
+    return frond__seq_get(DB(st), q->tag, &q->seq, err);
+  case FROND__STORE_MAX_PUT:
+    return frond__seq_max_put(DB(st), q->tag, q->seq.max, err);
+  case FROND__STORE_SEQ_SET:
+    return frond__seq_create(DB(st), q->tag, &q->seq, err);
+  default:
+    break;
   }
   if (op != FROND__STORE_LABEL)
-    return frond__store_sql_seq(st, op, arg, err);
+    return FROND_EINVAL;
   snprintf(l->engine, sizeof(l->engine), "%s", frond__db_engine(DB(st)));
   l->member = SQ(st)->members > 0 ? SQ(st)->member : -1;
   return 0;
