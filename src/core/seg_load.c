@@ -197,14 +197,14 @@ static int exhausted(seg_tag *t, int64_t bound, frond_error *err) {
 ** moves the row and wastes the numbers, and would run it to the end of
 ** the bigint range under a client that retries. Saving numbers only: the
 ** cut after the allocation is what keeps every ID at or below the bound. */
-static int still_exhausted(frond_store *st, seg_tag *t, frond_error *err) {
+static int still_exhausted(frond_store *st, seg_tag *t, frond_tag_seq *q,
+                           frond_error *err) {
   frond_tag_row row;
-  frond_tag_seq q;
   int rc;
-  if ((rc = frond__store_seq(st, t->nm->name, &q, err)) != 0 || q.max == 0 ||
+  if ((rc = frond__store_seq(st, t->nm->name, q, err)) != 0 || q->max == 0 ||
       (rc = frond__store_tag_get(st, t->nm->name, &row, err)) != 0)
     return rc;
-  return row.max_id > q.max ? exhausted(t, q.max, err) : 0;
+  return row.max_id > q->max ? exhausted(t, q->max, err) : 0;
 }
 
 /* Run t's store transaction on the loader's connection and install the
@@ -225,7 +225,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   rc = connect_store(s, st, &e);
   if (rc == 0 && (atomic_load(&t->past) || !atomic_load(&t->bound_read)) &&
       frond__store_order(*st) == FROND_SEG_ORDER_TAG)
-    rc = still_exhausted(*st, t, &e);
+    rc = still_exhausted(*st, t, &q, &e);
   if (rc == 0)
     rc = frond__store_alloc(*st, t->nm->name, step, &max_id, &row_step, &e);
   /* The attributes are read after the allocation has committed: a bound

@@ -684,8 +684,10 @@ static void describe_entry(seg_tag *t, uint64_t g, uint64_t off,
     off = (uint64_t)size;
   /* Numbers: a strided segment's end is one stride past its last ID. */
   d->start = atomic_load(&e->start);
-  d->end = d->start + size * e->stride;
-  d->pos = d->start + (int64_t)off * e->stride;
+  d->end = size > (INT64_MAX - d->start) / e->stride
+               ? INT64_MAX /* one stride past the last ID passes the range */
+               : d->start + size * e->stride;
+  d->pos = off == (uint64_t)size ? d->end : d->start + (int64_t)off * e->stride;
   d->step = e->step;
   d->ready = 1;
 }

@@ -182,12 +182,25 @@ static void test_int64_end(void **state) {
   int64_t r = (INT64_MAX - 50) % 7, want = frond__seg_first(start, k, r), id;
   frond_seg *s = strided("end", 30, start, k, r, max);
   frond_error e = {0, ""};
+  frond_seg_tag *h;
+  frond_tag_info v;
+  frond_tag_seq q;
+  int64_t left;
   (void)state;
+  assert_int_equal(frond_seg_tag_get(s, "end", 3, &h, &e), 0);
   for (; want <= max; want += k) {
     assert_int_equal(frond_seg_next(s, "end", 3, &id, &e), 0);
     assert_int_equal(id, want);
+    /* Described in numbers without passing the bigint range. */
+    frond_seg_tag_info(h, &v);
+    assert_true(v.current.ready && v.current.pos <= v.current.end);
+    frond_seg_tag_seq(h, &q, &left);
+    assert_true(q.max == max && q.increment == k && q.offset == r);
+    assert_int_equal(left, (max - id) / k);
   }
   expect_exhausted(s, "end");
+  frond_seg_tag_seq(h, &q, &left);
+  assert_true(q.max == max && q.increment == k && left == 0);
   frond_seg_close(s);
 }
 
