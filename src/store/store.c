@@ -348,6 +348,19 @@ int frond_store_tag_create_seq(frond_store *st, const char *tag, int64_t step,
   FROND__STORE_FAULT(st, "create");
   if (start == 0 && st->methods->iVersion < 3)
     start = 1; /* a store that keeps no floors (tests' fakes) */
+  /* A bound below where the name starts again would issue nothing. */
+  if (seq != NULL && seq->max > 0 && start == 0) {
+    int64_t floor = 1, low;
+    if ((rc = frond_store_tag_floor(st, tag, &floor, err)) != 0)
+      return rc;
+    if ((low = frond__tag_lowest_start(floor, step)) > seq->max)
+      return frond__fail(err, FROND_EINVAL,
+                         "tag \"%s\": max %lld is below %lld, where the "
+                         "name starts again (one Leaf step above the floor "
+                         "%lld a deleted tag of the name left)",
+                         tag, (long long)seq->max, (long long)low,
+                         (long long)floor);
+  }
   /* Its bound and stride go into the create's transaction (store_sql_seq.c). */
   if ((rc = frond__store_create_seq(st, seq, err)) != 0)
     return rc;

@@ -289,6 +289,11 @@ static void test_set_max_rules(void **state) {
   assert_int_equal(frond_store_tag_create(st, "rules", 10, 0, "", &e), 0);
   assert_int_equal(tag_max(st, "rules", &max, &e), 0);
   assert_int_equal(max, 0);
+  /* Deleted after IDs were out: created again with a max below where the
+  ** name starts again (above its floor), refused. */
+  assert_int_equal(frond_store_tag_delete(st, "rules", &e), 0);
+  assert_int_equal(create_max(st, "rules", 10, 0, "", 500, &e), FROND_EINVAL);
+  assert_non_null(strstr(e.message, "floor"));
   /* A max below the start is refused before anything is created. */
   assert_int_equal(create_max(st, "low", 10, 50, "", 10, &e), FROND_EINVAL);
   assert_int_equal(tag_max(st, "low", &max, &e), FROND_ETAG_NOT_FOUND);
