@@ -82,7 +82,8 @@ enum {
   ** (a frond:// store's servers cut the ranges they hand out). */
   FROND__STORE_SEQ_GET,
   /* frond__store_seq_arg *: record a tag's bound (seq.max, 0 to drop it),
-  ** keeping its stride, with no check (frond_store_tag_set_max checks). */
+  ** keeping its stride, checked against what the tag may have issued and
+  ** written atomically with the check (frond__seq_max_set). */
   FROND__STORE_MAX_PUT,
   /* const frond_tag_seq *: what the next xTagCreate records in its
   ** transaction. */
@@ -301,6 +302,11 @@ int frond__seq_create(frond_db *db, const char *tag, const frond_tag_seq *q,
                       frond_error *err);
 int frond__seq_max_put(frond_db *db, const char *tag, int64_t max,
                        frond_error *err);
+/* frond tag set-max on one database: checked and written in one
+** transaction holding the tag's leaf_alloc row (member/members: a multi:
+** member's interleave, members 0 for none). */
+int frond__seq_max_set(frond_db *db, const char *tag, int64_t max, int member,
+                       int members, frond_error *err);
 /* The wrappers (store.c). tag's attributes after an allocation: {0, 1, 0} for none, or a store
 ** that keeps none. */
 int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,

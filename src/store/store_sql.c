@@ -735,7 +735,8 @@ static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
   case FROND__STORE_SEQ_GET:
     return frond__seq_get(DB(st), q->tag, &q->seq, err);
   case FROND__STORE_MAX_PUT:
-    return frond__seq_max_put(DB(st), q->tag, q->seq.max, err);
+    return frond__seq_max_set(DB(st), q->tag, q->seq.max, SQ(st)->member,
+                              SQ(st)->members, err);
   case FROND__STORE_SEQ_SET:
     return frond__seq_create(DB(st), q->tag, &q->seq, err);
   default:

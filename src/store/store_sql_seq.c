@@ -32,17 +32,19 @@
 ** two residues, and nodes buffering the old one); a tag's step is at
 ** least its increment, so that every range holds an ID of the residue.
 **
-** Why a lowered bound is safe (frond_store_tag_set_max). Lowering writes
-** the new bound first, then reads what the tag may have issued (its row's
-** max_id, in a multi: store the highest of any member's) and, when that
-** is above the new bound, writes the old bound back and refuses. Take any
-** allocation A. If A's read came after the new bound was written, A cuts
-** at the new bound. Otherwise A's read, and so A's commit before it, came
-** before that write, so the check that follows the write sees A's row: if
-** A's range passes the new bound, the old bound is restored and the
-** lowering refused. Either way no ID above the bound that stays recorded
-** is ever issued. Raising needs no check: every range cut at the old
-** bound is below the new one.
+** Why a lowered bound is safe (frond_store_tag_set_max). The check and
+** the write are one transaction that holds the tag's leaf_alloc row
+** (frond__seq_max_set): every allocation updates that row, and every
+** set-max locks it, so both are serialised with it. Take any allocation
+** A. If A committed before the lock, the check sees A's row: a lowering
+** below what A took is refused, nothing written. Otherwise A commits
+** after the new bound and reads it after its commit, so it cuts there.
+** Raising needs no check: every range cut at the old bound is below the
+** new one. Nothing is written back afterwards, so one admin's refused
+** lowering can never undo another's accepted one. In a multi: store each
+** member is checked and written so; members that disagree afterwards
+** (one refused or was away) are refused by every read until a set-max
+** reaches them all.
 **
 ** A tag created with attributes records them in the create's own
 ** transaction (FROND__STORE_CREATE_SEQ): no node can allocate the tag
@@ -158,4 +160,63 @@ int frond__seq_max_put(frond_db *db, const char *tag, int64_t max,
                      "%lld",
                      tag, (long long)got.max, (long long)max);
   return rc;
+}
+
+/* The highest global ID a row at max_id (step) can have handed out: a plain
+** store's max_id - 1, a member's mapped through its interleave (0: none). */
+static int64_t row_top(int64_t max_id, int64_t step, int member, int members) {
+  int64_t l = max_id - 1, ls, gs;
+  if (members <= 0)
+    return l;
+  if (l < 1 || step < 1)
+    return 0;
+  ls = l - (l - 1) % step;
+  return frond__multi_map(ls, step, member, members, &gs) == 0 ? gs + (l - ls)
+                                                               : INT64_MAX;
+}
+
+/* A checked max (frond tag set-max): in one transaction holding the tag's
+** leaf_alloc row, so that it is serialised with every allocation of the
+** tag (they update that row) and every other set-max (they lock it too).
+** A lowering below what the row may have handed out is refused with
+** nothing written; otherwise the max is written and committed. An
+** allocation that commits before the lock is seen by the check; one that
+** waits for the lock commits after the new max, and the allocator reads
+** the max after its commit (seg_load.c): either way no ID above the
+** recorded max. Nothing is ever written back, so no set-max undoes
+** another's. */
+int frond__seq_max_set(frond_db *db, const char *tag, int64_t max, int member,
+                       int members, frond_error *err) {
+  frond_db_result r = {0};
+  frond_db_arg a = frond__db_text(tag);
+  frond_tag_seq old;
+  int64_t max_id = 0, step = 0, top;
+  int rc;
+  if ((rc = frond__db_begin(db, err)) != 0)
+    return rc;
+  rc = frond__db_exec(db,
+                      "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = $1 "
+                      "{for_update}",
+                      &a, 1, &r, err);
+  if (rc == 0 && r.nrows == 0)
+    rc = frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" not found", tag);
+  else if (rc == 0 && (rc = frond__db_get_int(&r, 0, 0, &max_id, err)) == 0)
+    rc = frond__db_get_int(&r, 0, 1, &step, err);
+  frond__db_result_free(&r);
+  if (rc == 0)
+    rc = frond__seq_get(db, tag, &old, err);
+  top = row_top(max_id, step, member, members);
+  if (rc == 0 && max > 0 && (old.max == 0 || max < old.max) && top > max)
+    rc = frond__fail(err, FROND_ETAG_FLOOR,
+                     "tag \"%s\": max %lld is below %lld, the highest ID it "
+                     "may already have issued; a bound only rises once IDs "
+                     "are out (the max stays %lld, 0: none)",
+                     tag, (long long)max, (long long)top, (long long)old.max);
+  if (rc == 0)
+    rc = frond__seq_max_put(db, tag, max, err);
+  if (rc != 0) {
+    frond__db_rollback(db);
+    return rc;
+  }
+  return frond__db_commit(db, err);
 }

@@ -301,6 +301,47 @@ static void test_set_max_rules(void **state) {
   frond_seg_close(s);
 }
 
+/* Two admins' set-max interleaved with an allocation: Y lowers the max;
+** after Y's write, an allocation on another node passes Y's max and X
+** sets 5000 there, accepted. X's accepted max stands: Y never writes
+** back a max it read before X's write. */
+static frond_store *race_b;
+static int race_depth, race_rc = -1;
+
+static int race_hook(frond_store *st, const char *op) {
+  frond_error e = {0, ""};
+  int64_t mid = 0, rstep = 0;
+  (void)st;
+  if (strcmp(op, "set_max_written") != 0 || race_depth++ > 0)
+    return 0;
+  assert_int_equal(frond__guard_alloc(race_b, "race", 1000, &mid, &rstep, &e),
+                   0);
+  assert_true(mid - 1 > 1500);
+  race_rc = frond_store_tag_set_max(race_b, "race", 5000, &e);
+  return 0;
+}
+
+static void test_set_max_interleaved(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  int64_t mid = 0, rstep = 0, max = -1;
+  (void)state;
+  frond_log_set(quiet, NULL, FROND_LOG_DEBUG);
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_open(&race_b, uri, &e), 0);
+  assert_int_equal(create_max(st, "race", 1000, 1, "", 100000, &e), 0);
+  assert_int_equal(frond__guard_alloc(st, "race", 1000, &mid, &rstep, &e), 0);
+  atomic_store(&frond__store_fault, race_hook);
+  (void)frond_store_tag_set_max(st, "race", 1500, &e);
+  atomic_store(&frond__store_fault, NULL);
+  assert_int_equal(race_depth, 2); /* Y's write, then X's inside it */
+  assert_int_equal(race_rc, 0);
+  assert_int_equal(tag_max(st, "race", &max, &e), 0);
+  assert_int_equal(max, 5000);
+  frond_store_close(race_b);
+  frond_store_close(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_max_mid_segment),
@@ -312,6 +353,7 @@ int main(void) {
       cmocka_unit_test(test_int64_end),
       cmocka_unit_test(test_max_int64_max),
       cmocka_unit_test(test_set_max_rules),
+      cmocka_unit_test(test_set_max_interleaved),
   };
   return frond_run_tests(tests, setup, teardown);
 }
