@@ -625,6 +625,7 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
   seg_name *b;
   seg_tag *t;
   frond_tag_row row;
+  frond_tag_seq q;
   int64_t step, deadline;
   int rc, loaded;
   if ((rc = frond__seg_forked(s, err)) != 0)
@@ -657,9 +658,15 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
     /* Another node may create the row at the same moment: its INSERT or
     ** ours wins, the other gets TAG_EXISTS, and both use the one row. */
     pthread_mutex_lock(&s->store_mu);
-    /* At 1, or above a deleted row's floor (never its numbers again). */
-    rc =
-        frond_store_tag_create(s->store, tag, step, 0, "frond seq period", err);
+    /* At 1, or above a deleted row's floor (never its numbers again),
+    ** with the base's bound and stride, in the create's transaction: a
+    ** period counts as the base does (docs/segment.md, Bounds). */
+    rc = frond__store_seq(s->store, base, &q, err);
+    if (rc == 0 && q.increment > step)
+      step = q.increment; /* a segment holds at least one ID */
+    if (rc == 0)
+      rc = frond_store_tag_create_seq(s->store, tag, step, 0,
+                                      "frond seq period", &q, err);
     if (rc == FROND_ETAG_EXISTS)
       rc = frond__store_tag_get(s->store, tag, &row, err);
     else

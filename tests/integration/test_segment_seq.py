@@ -306,6 +306,37 @@ def test_server_strides():
         s.close()
 
 
+def test_seq_format_inherits():
+    """A seq: format's period rows count as their base tag does: a base
+    strided 2/1 with max 30 gives each period's numbers odd and at most
+    29, then SEGMENT_EXHAUSTED (HTTP 409), never an even one or one above
+    the max."""
+    d = ft.tempdir()
+    store = "sqlite:///%s/f.db" % d
+    ok("tag", "create", "ob", "--step", "10", "--increment", "2",
+       "--offset", "1", "--max", "30", "--store", store)
+    s = ft.Server(store=store, extra=["--format.ob", "seq:tag=ob,digits=4"])
+    try:
+        got, st, b = [], 200, b""
+        while len(got) < 40:
+            st, _, b = s.request("GET", "/v1/format/ob?count=1")
+            if st != 200:
+                break
+            got += [int(x[-4:]) for x in json.loads(b)["ids"]]
+        ft.check(st == 409 and b"SEGMENT_EXHAUSTED" in b and b"max 30" in b,
+                 "after %s: %d %r" % (got, st, b))
+        ft.check(got == list(range(1, 30, 2)), "period numbers: %s" % got)
+        row = [t for t in json.loads(ok("tag", "list", "--json", "--store",
+                                        store)) if t["tag"] != "ob"]
+        ft.check(len(row) == 1 and row[0]["max"] == 30 and
+                 row[0]["increment"] == 2 and row[0]["offset"] == 1,
+                 "the period row: %r" % row)
+    finally:
+        s.stop()
+        s.close()
+
+
 if __name__ == "__main__":
     ft.main([test_sqlite, test_server_paths, test_server_strides, test_multi,
+             test_seq_format_inherits,
              test_pg, test_mariadb])
