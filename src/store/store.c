@@ -560,11 +560,13 @@ int frond_store_tag_set_max(frond_store *st, const char *tag, int64_t max,
     return frond__fail(err, FROND_EINVAL,
                        "tag \"%s\": max %lld is below 1 (0: no bound)", tag,
                        (long long)max);
-  if ((rc = frond_store_tag_get(st, tag, &row, err)) != 0 ||
-      (rc = frond__store_seq(st, tag, &q, err)) != 0)
+  if ((rc = frond_store_tag_get(st, tag, &row, err)) != 0)
     return rc;
-  /* A lowering below what is out is refused before anything is written. */
-  if (max > 0 && (q.max == 0 || max < q.max) && row.max_id - 1 > max)
+  /* A lowering below what is out is refused before anything is written
+  ** when the attributes read (a multi: store's members may disagree after
+  ** a set-max that reached some: then each member's write checks). */
+  if (frond__store_seq(st, tag, &q, NULL) == 0 && max > 0 &&
+      (q.max == 0 || max < q.max) && row.max_id - 1 > max)
     return frond__fail(err, FROND_ETAG_FLOOR,
                        "tag \"%s\": max %lld is below %lld, the highest ID "
                        "it may already have issued; a bound only rises "

@@ -634,15 +634,38 @@ static int multi_seq_get(frond__multi *ms, const char *tag, frond_tag_seq *q,
   return 0;
 }
 
+/* A set-max writes every member, each checked in its own transaction
+** (frond__seq_max_set), even when an earlier one failed or the members
+** disagree (a set-max that reached some of them): that is what repairs
+** them. Then the members are read back: any that failed or still
+** disagrees is named, with the remedy. A member that refused leaves the
+** others with the new max: reads refuse the disagreement (STORE_MEMBER)
+** until a set-max reaches every member, so no node issues under either
+** value meanwhile. */
 static int multi_max_put(frond__multi *ms, const char *tag, int64_t max,
                          frond_error *err) {
-  frond_tag_seq q = {max, 1, 0};
-  int i, rc;
-  for (i = 0; i < ms->n; i++)
-    if ((rc = frond__multi_member_open(ms, i, err)) != 0 ||
-        (rc = member_seq(ms->m[i].st, FROND__STORE_MAX_PUT, tag, &q, err)) != 0)
-      return rc;
-  return 0;
+  frond_tag_seq q;
+  frond_error e;
+  int i, rc, first = 0;
+  for (i = 0; i < ms->n; i++) {
+    q.max = max;
+    q.increment = 1;
+    q.offset = 0;
+    e.code = 0;
+    e.message[0] = '\0';
+    if ((rc = frond__multi_member_open(ms, i, &e)) == 0)
+      rc = member_seq(ms->m[i].st, FROND__STORE_MAX_PUT, tag, &q, &e);
+    if (rc != 0 && first == 0) {
+      first = rc;
+      frond__fail(err, rc,
+                  "multi: member %d (%s): %.600s; the members that took max "
+                  "%lld keep it: run the set-max again with every member up",
+                  i, ms->m[i].engine, e.message, (long long)max);
+    }
+  }
+  if (first != 0)
+    return first;
+  return multi_seq_get(ms, tag, &q, err);
 }
 
 int frond__store_multi_seq(frond__multi *ms, int op, void *arg,

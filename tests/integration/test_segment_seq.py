@@ -246,6 +246,38 @@ def test_multi():
             "member 0", "member 1", "offset 1", "offset 0")
     refused(frond("next", "--segment", "sb", "--store", store),
             "STORE_MEMBER")
+    half_written(d, store)
+
+
+def half_written(d, store):
+    """A set-max that reached one member only (the other was away): the
+    members disagree and every read refuses, naming both; the remedy the
+    docs give, set-max again with every member up, works and the tag goes
+    on below the new max."""
+    ok("tag", "create", "h", "--step", "10", "--max", "1000", "--store",
+       store)
+    first = ids(store, "h", 3)
+    con = sqlite3.connect(os.path.join(d, "m2.db"))
+    with con:
+        con.execute("UPDATE frond_tag_seq SET max_value = 500 WHERE biz_tag "
+                    "= 'h'")
+    con.close()
+    refused(frond("tag", "get", "h", "--store", store), "STORE_MEMBER",
+            "max 1000", "max 500")
+    refused(frond("next", "--segment", "h", "--store", store),
+            "STORE_MEMBER")
+    ok("tag", "set-max", "h", "800", "--store", store)
+    got = json.loads(ok("tag", "get", "h", "--json", "--store", store))
+    ft.check(got["max"] == 800, "after set-max again: %r" % got)
+    more = ids(store, "h", 30)
+    ft.check(max(more) <= 800 and not set(more) & set(first) and
+             len(set(more)) == len(more), "after the repair: %s" % more)
+    # Lowered below what a member handed out: refused on that member,
+    # nothing above the max issued afterwards.
+    refused(frond("tag", "set-max", "h", "2", "--store", store),
+            "TAG_FLOOR")
+    got = json.loads(ok("tag", "get", "h", "--json", "--store", store))
+    ft.check(got["max"] == 800, "a refused set-max changed it: %r" % got)
 
 
 def test_pg():
