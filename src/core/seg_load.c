@@ -217,7 +217,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   int64_t first = 0, count = 0, k;
   frond_tag_seq q = {0, 1, 0};
   unsigned busy;
-  int rc, was_failing;
+  int rc, was_failing, restrided;
   busy = atomic_fetch_add(&s->busy, 1) + 1;
   for (unsigned m = atomic_load(&s->max_busy);
        busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
@@ -242,6 +242,11 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     rc = frond__fail(&e, FROND_ESTORE,
                      "row gives an invalid range (max_id %lld, step %lld)",
                      (long long)max_id, (long long)used);
+  /* The stride of the buffers loaded before: a different one now is a
+  ** tag deleted and created again with another (frond__seg_restrided). */
+  restrided = rc == 0 && atomic_load(&t->bound_read) &&
+              (atomic_load(&t->stride) != k ||
+               atomic_load(&t->residue) != (k > 1 ? q.offset : 0));
   if (rc == 0 || rc == FROND_ESEGMENT_EXHAUSTED) {
     /* The row at or past the bound: the next load asks first (an
     ** allocation there would only move the row, and near the end of the
@@ -318,6 +323,13 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     t->fail_why = strdup(e.message);
   if (rc == 0) {
     atomic_fetch_add(&s->loads, 1);
+    if (restrided) { /* none of the old tag's numbers after this load */
+      frond__seg_drop(t);
+      frond_log(FROND_LOG_WARN,
+                "segment: tag \"%s\" was created again with increment "
+                "%lld, offset %lld: the buffers of the old one are dropped",
+                t->nm->name, (long long)k, (long long)(k > 1 ? q.offset : 0));
+    }
     if (frond__seg_install(s, t, first, count, k, used)) {
       if (!range) {
         t->step = used;

@@ -291,6 +291,42 @@ static void prefetch_page(frond_seg *s, page *p) {
   }
 }
 
+/* A tag in use whose stride in the store is not the one its buffers were
+** loaded with was deleted and created again with another between two
+** refreshes (the stride is fixed for a tag's life): its buffers hold the
+** old tag's numbers, unique (above the floor) but of the old residue,
+** which another system's numbers may be. They are dropped, and the next
+** call loads the new tag's. One read per tag in use, each refresh. */
+static void restrided(frond_seg *s) {
+  frond_tag_seq q;
+  frond_error e = {0, ""};
+  seg_tag *t;
+  int64_t k, r;
+  int rc;
+  for (t = atomic_load(&s->hot); t != NULL; t = t->hot_next) {
+    if (atomic_load(&t->nm->removed) || !atomic_load(&t->bound_read))
+      continue;
+    pthread_mutex_lock(&s->store_mu);
+    rc = frond__store_seq(s->store, t->nm->name, &q, &e);
+    pthread_mutex_unlock(&s->store_mu);
+    k = q.increment > 1 ? q.increment : 1;
+    r = k > 1 ? q.offset : 0;
+    if (rc != 0 ||
+        (atomic_load(&t->stride) == k && atomic_load(&t->residue) == r))
+      continue;
+    pthread_mutex_lock(&t->mu);
+    frond__seg_drop(t);
+    atomic_store(&t->stride, k);
+    atomic_store(&t->residue, r);
+    atomic_store(&t->bound_read, 0);
+    pthread_mutex_unlock(&t->mu);
+    frond_log(FROND_LOG_WARN,
+              "segment: tag \"%s\" was created again with increment %lld, "
+              "offset %lld: the buffers of the old one are dropped",
+              t->nm->name, (long long)k, (long long)r);
+  }
+}
+
 int frond__seg_refresh(frond_seg *s, frond_error *err) {
   char after[FROND_TAG_MAX + 1];
   seg_table *tb;
@@ -350,6 +386,7 @@ int frond__seg_refresh(frond_seg *s, frond_error *err) {
         frond__seg_name_remove(s, nm);
     }
     pthread_mutex_unlock(&s->table_mu);
+    restrided(s);
   }
   pthread_mutex_unlock(&s->refresh_mu);
   if (rc == FROND_ENOMEM)

@@ -9,9 +9,11 @@ with another step, an allocator used in a child after fork().
 """
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
+import time
 
 import common
 from common import Failure, check, row
@@ -282,11 +284,43 @@ def tag_stride_changed(run):
     r = run.frond(["next", "--segment", "orders", "--count", "5", "--store",
                    "frond://127.0.0.1:%d" % s.port], d)
     run.refused(r, "INVAL", "step by 2")
-    s.stop()
     check(all(x % 2 == 1 for x in after), "an even ID: %s" % after)
     check(min(after) > max(before), "the re-created tag went back: %s"
           % after)
+    # A second node serving the tag from its buffers when it is deleted
+    # and created strided elsewhere: it notices at its next load (or tag
+    # refresh) and drops the old tag's numbers, instead of issuing every
+    # number to the end of a 1000-number buffer.
+    http_ok(s, "POST", "/v1/tags", {"tag": "ledger", "step": 1000})
+    b = run.serve(run.subdir("b"), ["--store", store])
+    old = b.ids("/v1/segment/ledger", 1)
+    http_ok(s, "DELETE", "/v1/tags/ledger")
+    http_ok(s, "POST", "/v1/tags", {"tag": "ledger", "step": 1000,
+                                    "increment": 2, "offset": 1})
+    # Past a tenth of its segment: the node loads the next one (the new
+    # tag's); once that load is done, no number of the old tag.
+    old += b.ids("/v1/segment/ledger", 150, batch=1)
+    deadline = time.monotonic() + 30
+    while loads(b) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(loads(b) >= 2, "the second node never loaded again")
+    new = b.ids("/v1/segment/ledger", 20, batch=1)
+    new += s.ids("/v1/segment/ledger", 20)
+    b.stop()
+    s.stop()
+    check(all(x % 2 == 1 for x in new), "the second node issued the old "
+          "tag's numbers after loading the new one: %s" % new)
     run.unique([before, after])
+    run.unique([old, new])
+
+
+def loads(server):
+    """A server's frond_segment_loads_total."""
+    st, body = server.get("/metrics")
+    check(st == 200, "/metrics: %d" % st)
+    m = re.search(rb"^frond_segment_loads_total (\d+)", body, re.M)
+    check(m is not None, "no frond_segment_loads_total in /metrics")
+    return int(m.group(1))
 
 
 # ---- multi: stores ----

@@ -297,6 +297,33 @@ static void test_create_rules(void **state) {
   frond_store_close(st);
 }
 
+/* A tag in use, deleted and created again strided elsewhere between two
+** refreshes: the allocator's buffers hold the old tag's every number.
+** The next refresh sees the new stride and drops them: the next ID is of
+** the new residue, above every number of the old tag. */
+static void test_recreated_strided(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, 2, 1};
+  frond_seg *s = strided("again", 1000, 1, 1, 0, 0);
+  int64_t id = 0, old = 0;
+  int i;
+  (void)state;
+  assert_int_equal(frond_seg_next(s, "again", 5, &old, &e), 0);
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_delete(st, "again", &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, "again", 1000, 0, "", &q, &e),
+                   0);
+  frond_store_close(st);
+  assert_int_equal(frond_seg_refresh(s, &e), 0);
+  for (i = 0; i < 20; i++) {
+    assert_int_equal(frond_seg_next(s, "again", 5, &id, &e), 0);
+    assert_int_equal(id % 2, 1);
+    assert_true(id > 1000);
+  }
+  frond_seg_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arithmetic),
@@ -307,6 +334,7 @@ int main(void) {
       cmocka_unit_test(test_int64_end),
       cmocka_unit_test(test_threads),
       cmocka_unit_test(test_create_rules),
+      cmocka_unit_test(test_recreated_strided),
   };
   return frond_run_tests(tests, setup, teardown);
 }
