@@ -237,6 +237,28 @@ static int would_block(const seg_tag *t, frond_error *err) {
                      t->nm->name);
 }
 
+/* At most how many IDs a bounded tag has left for this process: its
+** buffers and the row's numbers of the residue up to the bound, as the
+** last load read them (other nodes may take some of the row: an upper
+** bound). -1 when it cannot be told: no bound, not loaded yet, or a store
+** whose segments come out of order (multi:, a lagging member's blocks
+** below the row's end). Under mu. */
+static int64_t bounded_left(frond_seg *s, seg_tag *t, const seg_pos *p) {
+  int64_t b = atomic_load(&t->bound), end = atomic_load(&t->row_end);
+  int64_t k = atomic_load(&t->stride), r, left, row;
+  if (b <= 0 || !atomic_load(&t->bound_read) ||
+      frond__store_order(s->store) != FROND_SEG_ORDER_TAG)
+    return -1;
+  k = k > 1 ? k : 1;
+  r = k > 1 ? atomic_load(&t->residue) : 0;
+  left = p->left + (p->nx != NULL ? atomic_load(&p->nx->size) : 0);
+  if (end > 0 && end <= b) {
+    row = frond__seg_count(end, b, k, r) + ((b - r) % k == 0);
+    left = row > INT64_MAX - left ? INT64_MAX : left + row;
+  }
+  return left;
+}
+
 /* Hand out n IDs of t into out: from the current segment, switching to
 ** the next when it is used up, and waiting (up to wait_ms each time) for
 ** the loaders when a batch needs more segments than are buffered. A batch
@@ -255,6 +277,19 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
   for (;;) {
     if ((rc = position(t, &p, err)) != 0)
       return rc;
+    /* A batch larger than all a bounded tag has left is refused before it
+    ** takes any: taken and then given up, they would be skipped, and the
+    ** tag used up by a call that issued nothing. The load asked for keeps
+    ** what is left buffered, and reads the bound again (raised?). */
+    if (k == 0 && (more = bounded_left(s, t, &p)) >= 0 && (uint64_t)more < n) {
+      if (!t->loading && p.nx == NULL)
+        frond__seg_request_load(s, t);
+      return frond__fail(err, FROND_ESEGMENT_EXHAUSTED,
+                         "tag \"%s\": %zu IDs asked, and at most %lld are "
+                         "left up to its max %lld (none was taken)",
+                         t->nm->name, n, (long long)more,
+                         (long long)atomic_load(&t->bound));
+    }
     if (p.left == 0 && p.nx != NULL) {
       switch_gen(t, p.w);
       deadline = 0;

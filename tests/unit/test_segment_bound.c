@@ -174,6 +174,28 @@ static void test_batch_past_max(void **state) {
   frond_seg_close(s);
 }
 
+/* A batch larger than what a bounded tag has left is refused and takes
+** nothing: what is left is still there for smaller calls. */
+static void test_batch_larger_than_left(void **state) {
+  frond_seg *s = bounded("burn", 20, 1, 35);
+  frond_error e = {0, ""};
+  int64_t ids[40], id = 0;
+  int i;
+  (void)state;
+  assert_int_equal(frond_seg_next(s, "burn", 4, &id, &e), 0);
+  assert_int_equal(id, 1);
+  assert_int_equal(frond_seg_next_n(s, "burn", 4, 36, ids, &e),
+                   FROND_ESEGMENT_EXHAUSTED);
+  assert_non_null(strstr(e.message, "its max 35"));
+  assert_int_equal(frond_seg_next_n(s, "burn", 4, 35, ids, &e),
+                   FROND_ESEGMENT_EXHAUSTED);
+  assert_int_equal(frond_seg_next_n(s, "burn", 4, 34, ids, &e), 0);
+  for (i = 0; i < 34; i++)
+    assert_int_equal(ids[i], i + 2);
+  used_up(s, "burn", 35);
+  frond_seg_close(s);
+}
+
 static void test_batch_to_max_exactly(void **state) {
   frond_seg *s = bounded("exact", 10, 1, 25);
   frond_error e = {0, ""};
@@ -348,6 +370,7 @@ int main(void) {
       cmocka_unit_test(test_max_on_segment_edge),
       cmocka_unit_test(test_max_inside_first_segment),
       cmocka_unit_test(test_batch_past_max),
+      cmocka_unit_test(test_batch_larger_than_left),
       cmocka_unit_test(test_batch_to_max_exactly),
       cmocka_unit_test(test_range_past_max),
       cmocka_unit_test(test_int64_end),
