@@ -138,9 +138,14 @@ static int tag_create(int argc, char **argv) {
     int64_t at = start > 0 ? start : frond__tag_lowest_start(first, step);
     int64_t k = q.increment > 1 ? q.increment : 1;
     /* The first number of the residue at or above where the row starts. */
-    at += ((q.offset - at % k) % k + k) % k;
-    frond__out_printf("created tag %s: first ID %lld, step %lld", a.pos[0],
-                      (long long)at, (long long)step);
+    int64_t d = ((q.offset - at % k) % k + k) % k;
+    if (at > INT64_MAX - d) /* a floor at the end of the range */
+      frond__out_printf("created tag %s: no ID left below the end of the "
+                        "bigint range, step %lld",
+                        a.pos[0], (long long)step);
+    else
+      frond__out_printf("created tag %s: first ID %lld, step %lld", a.pos[0],
+                        (long long)(at + d), (long long)step);
     if (k > 1)
       frond__out_printf(", every ID %lld modulo %lld", (long long)q.offset,
                         (long long)k);

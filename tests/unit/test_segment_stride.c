@@ -324,6 +324,26 @@ static void test_recreated_strided(void **state) {
   frond_seg_close(s);
 }
 
+/* A start whose first segment passes the end of the bigint range is
+** refused at create (it would issue nothing, and its first ID could not
+** be told); the last start that fits is taken. */
+static void test_start_at_the_end(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, INT32_MAX, 5};
+  (void)state;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, "far", INT32_MAX,
+                                              INT64_MAX - 807, "", &q, &e),
+                   FROND_EINVAL);
+  assert_non_null(strstr(e.message, "bigint"));
+  assert_int_equal(frond_store_tag_create(st, "far", 10, INT64_MAX - 9, "", &e),
+                   FROND_EINVAL);
+  assert_int_equal(
+      frond_store_tag_create(st, "far", 10, INT64_MAX - 10, "", &e), 0);
+  frond_store_close(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arithmetic),
@@ -335,6 +355,7 @@ int main(void) {
       cmocka_unit_test(test_threads),
       cmocka_unit_test(test_create_rules),
       cmocka_unit_test(test_recreated_strided),
+      cmocka_unit_test(test_start_at_the_end),
   };
   return frond_run_tests(tests, setup, teardown);
 }
