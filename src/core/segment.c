@@ -273,17 +273,27 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
   int64_t deadline = 0, more;
   uint64_t w, off, k = 0, got, seen = UINT64_MAX;
   seg_pos p;
-  int rc;
+  int rc, asked = 0;
   for (;;) {
     if ((rc = position(t, &p, err)) != 0)
       return rc;
     /* A batch larger than all a bounded tag has left is refused before it
     ** takes any: taken and then given up, they would be skipped, and the
-    ** tag used up by a call that issued nothing. The load asked for keeps
-    ** what is left buffered, and reads the bound again (raised?). */
+    ** tag used up by a call that issued nothing. First one load is waited
+    ** for, which buffers what is left and rereads the bound (raised?). */
     if (k == 0 && (more = bounded_left(s, t, &p)) >= 0 && (uint64_t)more < n) {
-      if (!t->loading && p.nx == NULL)
-        frond__seg_request_load(s, t);
+      if (!asked && p.nx == NULL) {
+        asked = 1;
+        if (!t->loading)
+          frond__seg_request_load(s, t);
+        if (nowait)
+          return would_block(t, err);
+        if (!refused(t, &seen) && wait_turn(s, t, &deadline, 0))
+          continue;
+      }
+      if (asked && t->loading && !nowait && !refused(t, &seen) &&
+          wait_turn(s, t, &deadline, 0))
+        continue;
       return frond__fail(err, FROND_ESEGMENT_EXHAUSTED,
                          "tag \"%s\": %zu IDs asked, and at most %lld are "
                          "left up to its max %lld (none was taken)",
