@@ -513,17 +513,19 @@ int frond__store_create_seq(frond_store *st, const frond_tag_seq *q,
 /* The rules of a create's attributes, before anything is written. */
 int frond__store_seq_check(const frond_tag_seq *q, int64_t step, int64_t start,
                            frond_error *err) {
-  /* A first segment past the bigint range: a tag that issues nothing
-  ** (every allocation would overflow), whose first ID could not be told. */
-  if (start > 0 && step > 0 && start > INT64_MAX - step)
+  if (q == NULL)
+    return 0;
+  /* A bounded or strided tag whose first segment passes the bigint range
+  ** would issue nothing (every allocation overflows), and its first ID
+  ** could not be told. (A plain one is left as Leaf's table allows.) */
+  if ((q->max > 0 || q->increment > 1) && start > 0 && step > 0 &&
+      start > INT64_MAX - step)
     return frond__fail(err, FROND_EINVAL,
                        "start %lld: its first segment of %lld passes the end "
                        "of the bigint range (%lld), so the tag could issue "
                        "nothing; start at most %lld",
                        (long long)start, (long long)step, (long long)INT64_MAX,
                        (long long)(INT64_MAX - step));
-  if (q == NULL)
-    return 0;
   if (q->max < 0)
     return frond__fail(err, FROND_EINVAL, "max %lld is below 1 (0: none)",
                        (long long)q->max);

@@ -337,10 +337,13 @@ static void test_start_at_the_end(void **state) {
                                               INT64_MAX - 807, "", &q, &e),
                    FROND_EINVAL);
   assert_non_null(strstr(e.message, "bigint"));
-  assert_int_equal(frond_store_tag_create(st, "far", 10, INT64_MAX - 9, "", &e),
-                   FROND_EINVAL);
+  q.increment = 2;
+  q.offset = 1;
   assert_int_equal(
-      frond_store_tag_create(st, "far", 10, INT64_MAX - 10, "", &e), 0);
+      frond_store_tag_create_seq(st, "far", 10, INT64_MAX - 9, "", &q, &e),
+      FROND_EINVAL);
+  assert_int_equal(
+      frond_store_tag_create_seq(st, "far", 10, INT64_MAX - 10, "", &q, &e), 0);
   frond_store_close(st);
 }
 
