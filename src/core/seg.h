@@ -326,6 +326,10 @@ static inline seg_name *frond__seg_find(frond_seg *s, const char *name,
 }
 /* The name's tag in use, made on first use. NULL when out of memory. */
 seg_tag *frond__seg_hot(frond_seg *s, seg_name *nm);
+/* A tag not in the table (or removed): ask the store once, rate-limited
+** (segment.c). */
+int frond__seg_miss(frond_seg *s, const char *name, size_t len, seg_name **out,
+                    frond_error *err);
 /* Add (or revive) the name with the row's step; *out gets it. Expects
 ** table_mu held. 0 or NOMEM. */
 int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
