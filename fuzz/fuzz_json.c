@@ -24,20 +24,25 @@ static void check(int cond) {
 
 typedef struct body {
   char tag[129], desc[257];
-  frond__json_field f[4];
+  frond__json_field f[7];
 } body;
 
 static int read_body(const char *in, size_t len, body *b, size_t n) {
   frond_error err = {0, ""};
-  frond__json_field proto[4] = {
+  /* The fields of http_admin.c's read_body, in its order: a POST reads
+  ** all seven, a PATCH step and max, an advance one. */
+  frond__json_field proto[7] = {
       {"tag", FROND__JSON_STR, b->tag, sizeof b->tag, 0, 0},
       {"step", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"max", FROND__JSON_INT, NULL, 0, 0, 0},
       {"start", FROND__JSON_INT, NULL, 0, 0, 0},
       {"description", FROND__JSON_STR, b->desc, sizeof b->desc, 0, 0},
+      {"increment", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"offset", FROND__JSON_INT, NULL, 0, 0, 0},
   };
   int r;
   memcpy(b->f, proto, sizeof proto);
-  r = frond__json_read(in, len, n == 4 ? b->f : b->f + 1, n, &err);
+  r = frond__json_read(in, len, n == 7 ? b->f : b->f + 1, n, &err);
   check(r == 0 || (r == FROND_EINVAL && err.code == FROND_EINVAL &&
                    strncmp(err.message, "invalid JSON body: ", 19) == 0));
   return r;
@@ -45,16 +50,19 @@ static int read_body(const char *in, size_t len, body *b, size_t n) {
 
 static void fuzz_read(const char *in, size_t len) {
   body a, b;
-  int r = read_body(in, len, &a, 4);
-  check(read_body(in, len, &b, 4) == r);
+  int r = read_body(in, len, &a, 7);
+  check(read_body(in, len, &b, 7) == r);
   if (r == 0) {
-    check(a.f[0].present == b.f[0].present && a.f[1].num == b.f[1].num);
+    check(a.f[0].present == b.f[0].present && a.f[1].num == b.f[1].num &&
+          a.f[2].present == b.f[2].present && a.f[2].num == b.f[2].num &&
+          a.f[5].num == b.f[5].num && a.f[6].num == b.f[6].num);
     if (a.f[0].present)
       check(strlen(a.tag) < sizeof a.tag && strcmp(a.tag, b.tag) == 0);
-    if (a.f[3].present)
+    if (a.f[4].present)
       check(strlen(a.desc) < sizeof a.desc);
   }
-  (void)read_body(in, len, &a, 1); /* PATCH: step only */
+  (void)read_body(in, len, &a, 2); /* PATCH: step and max */
+  (void)read_body(in, len, &a, 1); /* advance: to */
 }
 
 /* Escape s; check the text; read it back as a string; escape that. */

@@ -91,6 +91,7 @@ extern "C" {
   XX(38, FORBIDDEN, "the client is not granted this right or tag")             \
   XX(39, QUOTA_EXCEEDED, "over the client's or the tag's quota of IDs")        \
   XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")             \
+  XX(41, SEGMENT_EXHAUSTED, "the tag has issued every ID up to its max")       \
   XX(42, DATACENTER_MISMATCH, "not the node range the coordinator records")
 
 typedef enum {
@@ -444,6 +445,12 @@ FROND_EXPORT int frond_gen_close(frond_gen *g, frond_error *err);
 */
 typedef struct frond_seg frond_seg;
 typedef struct frond_store frond_store;
+/* A segment tag's bound and stride (frond_store_tag_create_seq). */
+typedef struct frond_tag_seq {
+  int64_t max;
+  int64_t increment;
+  int64_t offset;
+} frond_tag_seq;
 
 /* Longest tag name in bytes (leaf_alloc.biz_tag is varchar(128)). */
 #define FROND_TAG_MAX 128
@@ -663,6 +670,15 @@ FROND_EXPORT int frond_seg_tag_query(frond_seg *s, const frond_seg_query *q,
 /* One tag's state. Thread-safe. */
 FROND_EXPORT void frond_seg_tag_info(frond_seg_tag *t, frond_tag_info *out);
 
+/* The tag's attributes (frond_tag_seq) as this process's last load of it
+** read them into *out ({0, 1, 0}: none, or not loaded yet), and into
+** *remaining the IDs it can still issue up to its max as this process
+** last saw the store: what its buffers hold plus what its row had not
+** allocated (allocations by other processes since are not counted); -1
+** without a max. Thread-safe; never blocks. */
+FROND_EXPORT void frond_seg_tag_seq(frond_seg_tag *t, frond_tag_seq *out,
+                                    int64_t *remaining);
+
 /* Measure rates: for every tag in use, the IDs taken since the previous
 ** call per second, shown as frond_tag_info.rate. Call it periodically
 ** (the server does once a second). O(tags in use); takes no tag's lock.
@@ -736,6 +752,49 @@ FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
                                         const char *description,
                                         frond_error *err);
 /* All rows sorted by tag into *out (free with frond_free). */
+/*
+** A tag's sequence attributes (frond_store_tag_create_seq), recorded in
+** Frond's own table frond_tag_seq beside Leaf's leaf_alloc (which stays
+** unchanged), in the create's transaction; a Leaf node sharing the table
+** reads neither: serve such a tag from Frond nodes only.
+**
+** max: no ID above it is ever issued (0: no bound). The last segment is
+** cut at max; past it, every call that issues the tag's IDs fails with
+** SEGMENT_EXHAUSTED. There is no wrap (a sequence that starts again
+** repeats IDs).
+**
+** increment and offset (MySQL's auto_increment_increment/_offset,
+** tinyid's delta/remainder): every ID of the tag is offset modulo
+** increment, 0 <= offset < increment (increment 0 or 1: every number).
+** The row's max_id and step keep counting numbers, as Leaf's do: a
+** segment of step numbers holds step / increment IDs (give or take one),
+** so the step must be at least the increment. Fixed at creation. Ranges
+** (frond_seg_range, /v1/segment/{tag}/range, ID.RANGE, INCRBY) hand out
+** consecutive numbers and are refused for a strided tag (INVAL).
+*/
+/* frond_store_tag_create with attributes (NULL: none). Errors as
+** frond_store_tag_create, and INVAL for a max below the start, an offset
+** not below the increment, a step below the increment, or a store that
+** keeps no attributes. */
+FROND_EXPORT int frond_store_tag_create_seq(frond_store *st, const char *tag,
+                                            int64_t step, int64_t start,
+                                            const char *description,
+                                            const frond_tag_seq *seq,
+                                            frond_error *err);
+/* The tag's attributes into *out ({0, 1, 0} for none). Errors:
+** TAG_NOT_FOUND, STORE, STORE_MEMBER (multi: members that record two). */
+FROND_EXPORT int frond_store_tag_seq(frond_store *st, const char *tag,
+                                     frond_tag_seq *out, frond_error *err);
+/*
+** Set the tag's bound (0: none). Raising it, or dropping it, is always
+** allowed; lowering it (or bounding a tag that had none) is refused with
+** TAG_FLOOR below the highest ID the tag may already have issued (its
+** max_id - 1; in a multi: store, any member's), also when an allocation
+** takes IDs past the new bound while it is written (the old one stays).
+** Errors: TAG_NOT_FOUND, TAG_FLOOR, INVAL, STORE, STORE_MEMBER.
+*/
+FROND_EXPORT int frond_store_tag_set_max(frond_store *st, const char *tag,
+                                         int64_t max, frond_error *err);
 FROND_EXPORT int frond_store_tag_list(frond_store *st, frond_tag_row **out,
                                       size_t *n, frond_error *err);
 FROND_EXPORT int frond_store_tag_get(frond_store *st, const char *tag,

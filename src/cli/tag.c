@@ -16,10 +16,13 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: frond tag create NAME [--step N] [--start N] [--description TEXT]\n"
+    "usage: frond tag create NAME [--step N] [--start N] [--max N]\n"
+    "                        [--increment K --offset R]\n"
+    "                        [--description TEXT]\n"
     "       frond tag list [--json]\n"
     "       frond tag get NAME [--json]\n"
     "       frond tag set-step NAME N\n"
+    "       frond tag set-max NAME N\n"
     "       frond tag delete NAME\n"
     "       frond tag advance NAME --to N\n"
     "       frond tag repair-member I\n"
@@ -37,6 +40,13 @@ static const char usage[] =
     "                     tag's name starts one Leaf step (its step, at least\n"
     "                     1000000) above its floor, above every ID it could\n"
     "                     have issued, and no lower)\n"
+    "  --max N            the highest ID the tag ever issues; past it every\n"
+    "                     call answers SEGMENT_EXHAUSTED, never a wrap\n"
+    "                     (set-max raises it; 0 drops it; lowering it below\n"
+    "                     what the tag may have issued is refused)\n"
+    "  --increment K      every ID of the tag is R modulo K (default 1:\n"
+    "  --offset R         every number; 0 <= R < K; the step counts numbers\n"
+    "                     and must be at least K); fixed at creation\n"
     "  --description TEXT up to 256 bytes\n"
     "  --json             JSON instead of a table\n"
     "  --to N             advance: issue no ID below N from now on (after a\n"
@@ -73,13 +83,23 @@ static int check_tag(const char *cmd, const char *tag) {
   return -1;
 }
 
-static void row_json(const frond_tag_row *r) {
+/* A row and its attributes (max 0 for none, shown as null). */
+static void row_json(const frond_tag_row *r, const frond_tag_seq *q) {
   frond__out_str("{\"tag\":");
   frond__out_json_str(r->tag);
   frond__out_str(",\"max_id\":");
   frond__out_i64(r->max_id);
   frond__out_str(",\"step\":");
   frond__out_i64(r->step);
+  frond__out_str(",\"max\":");
+  if (q->max > 0)
+    frond__out_i64(q->max);
+  else
+    frond__out_str("null");
+  frond__out_str(",\"increment\":");
+  frond__out_i64(q->increment);
+  frond__out_str(",\"offset\":");
+  frond__out_i64(q->offset);
   frond__out_str(",\"description\":");
   frond__out_json_str(r->description);
   frond__out_str(",\"updated\":");
@@ -89,12 +109,17 @@ static void row_json(const frond_tag_row *r) {
 
 static int tag_create(int argc, char **argv) {
   int64_t step = DEFAULT_STEP, start = 0, first = 1;
+  frond_tag_seq q = {0, 1, 0};
   const char *desc = "", *store = NULL;
-  frond__opt opts[] = {{"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
-                       {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
-                       {"description", FROND__OPT_STR, &desc, 0, 0, 0},
-                       {"store", FROND__OPT_STR, &store, 0, 0, 0},
-                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__opt opts[] = {
+      {"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
+      {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
+      {"max", FROND__OPT_INT, &q.max, 1, INT64_MAX, 0},
+      {"increment", FROND__OPT_INT, &q.increment, 1, INT32_MAX, 0},
+      {"offset", FROND__OPT_INT, &q.offset, 0, INT32_MAX - 1, 0},
+      {"description", FROND__OPT_STR, &desc, 0, 0, 0},
+      {"store", FROND__OPT_STR, &store, 0, 0, 0},
+      {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
   frond__args a = {"tag create", usage, opts, 1, 1, "NAME", NULL, 0};
   frond_store *st;
   frond_error err = {0};
@@ -113,13 +138,28 @@ static int tag_create(int argc, char **argv) {
   ** read before is what is shown (a delete racing the create can only
   ** raise it). */
   if ((start == 0 && frond_store_tag_floor(st, a.pos[0], &first, &err) != 0) ||
-      frond_store_tag_create(st, a.pos[0], step, start, desc, &err) != 0)
+      frond_store_tag_create_seq(st, a.pos[0], step, start, desc, &q, &err) !=
+          0)
     rc = frond__cli_fail(&err);
-  else
-    frond__out_printf(
-        "created tag %s: first ID %lld, step %lld\n", a.pos[0],
-        (long long)(start > 0 ? start : frond__tag_lowest_start(first, step)),
-        (long long)step);
+  else {
+    int64_t at = start > 0 ? start : frond__tag_lowest_start(first, step);
+    int64_t k = q.increment > 1 ? q.increment : 1;
+    /* The first number of the residue at or above where the row starts. */
+    int64_t d = ((q.offset - at % k) % k + k) % k;
+    if (at > INT64_MAX - d) /* a floor at the end of the range */
+      frond__out_printf("created tag %s: no ID left below the end of the "
+                        "bigint range, step %lld",
+                        a.pos[0], (long long)step);
+    else
+      frond__out_printf("created tag %s: first ID %lld, step %lld", a.pos[0],
+                        (long long)(at + d), (long long)step);
+    if (k > 1)
+      frond__out_printf(", every ID %lld modulo %lld", (long long)q.offset,
+                        (long long)k);
+    if (q.max > 0)
+      frond__out_printf(", max %lld", (long long)q.max);
+    frond__out_str("\n");
+  }
   frond_store_close(st);
   return frond__out_finish(rc);
 }
@@ -133,6 +173,7 @@ static int tag_list(int argc, char **argv) {
   frond__args a = {"tag list", usage, opts, 0, 0, NULL, NULL, 0};
   frond_store *st;
   frond_tag_row *rows = NULL;
+  frond_tag_seq *q = NULL;
   frond_error err = {0};
   size_t i, n = 0;
   if (!frond__args_parse(&a, argc, argv, &rc))
@@ -143,40 +184,69 @@ static int tag_list(int argc, char **argv) {
     frond_store_close(st);
     return frond__cli_fail(&err);
   }
+  /* Each row's attributes (a tag deleted meanwhile: none). */
+  if ((q = calloc(n + 1, sizeof(*q))) == NULL) {
+    err.code = FROND_ENOMEM;
+    err.message[0] = '\0';
+  }
+  for (i = 0; q != NULL && i < n; i++)
+    if (frond_store_tag_seq(st, rows[i].tag, &q[i], &err) != 0) {
+      if (err.code != FROND_ETAG_NOT_FOUND)
+        break;
+      q[i].increment = 1;
+    }
   frond_store_close(st);
+  if (q == NULL || i < n) {
+    free(q);
+    frond_free(rows);
+    return frond__cli_fail(&err);
+  }
   if (json) {
     frond__out_str("[\n");
     for (i = 0; i < n; i++) {
-      row_json(&rows[i]);
+      row_json(&rows[i], &q[i]);
       frond__out_str(i + 1 < n ? ",\n" : "\n");
     }
     frond__out_str("]\n");
   } else {
-    enum { COLS = 5 };
+    enum { COLS = 7 };
     const char **cells = malloc(sizeof(*cells) * COLS * (n + 1));
-    char(*nums)[2][24] = malloc(sizeof(*nums) * (n + 1));
+    char(*nums)[4][48] = malloc(sizeof(*nums) * (n + 1));
     if (cells == NULL || nums == NULL) {
       free(cells);
       free(nums);
+      free(q);
       frond_free(rows);
       err.code = FROND_ENOMEM;
       err.message[0] = '\0';
       return frond__cli_fail(&err);
     }
     cells[0] = "tag", cells[1] = "max_id", cells[2] = "step";
-    cells[3] = "description", cells[4] = "updated";
+    cells[3] = "description", cells[4] = "updated", cells[5] = "max";
+    cells[6] = "ids";
     for (i = 0; i < n; i++) {
       const char **c = &cells[(i + 1) * COLS];
       snprintf(nums[i][0], sizeof(nums[i][0]), "%lld",
                (long long)rows[i].max_id);
       snprintf(nums[i][1], sizeof(nums[i][1]), "%lld", (long long)rows[i].step);
+      if (q[i].max > 0)
+        snprintf(nums[i][2], sizeof(nums[i][2]), "%lld", (long long)q[i].max);
+      else
+        snprintf(nums[i][2], sizeof(nums[i][2]), "-");
+      if (q[i].increment > 1)
+        snprintf(nums[i][3], sizeof(nums[i][3]), "%lld mod %lld",
+                 (long long)q[i].offset, (long long)q[i].increment);
+      else
+        snprintf(nums[i][3], sizeof(nums[i][3]), "all");
       c[0] = rows[i].tag, c[1] = nums[i][0], c[2] = nums[i][1];
       c[3] = rows[i].description, c[4] = rows[i].update_time;
+      c[5] = nums[i][2], c[6] = nums[i][3];
     }
-    frond__out_table(cells, n + 1, COLS, "lrrll");
+    frond__out_table(cells, n + 1, COLS, "lrrllrl");
     free(cells);
     free(nums);
   }
+  free(q);
   frond_free(rows);
   return frond__out_finish(FROND__EXIT_OK);
 }
@@ -190,6 +260,7 @@ static int tag_get(int argc, char **argv) {
   frond__args a = {"tag get", usage, opts, 1, 1, "NAME", NULL, 0};
   frond_store *st;
   frond_tag_row row;
+  frond_tag_seq q = {0, 1, 0};
   frond_error err = {0};
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
@@ -197,19 +268,27 @@ static int tag_get(int argc, char **argv) {
     return FROND__EXIT_USAGE;
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
-  rc = frond_store_tag_get(st, a.pos[0], &row, &err);
+  if ((rc = frond_store_tag_get(st, a.pos[0], &row, &err)) == 0)
+    rc = frond_store_tag_seq(st, a.pos[0], &q, &err);
   frond_store_close(st);
   if (rc != 0)
     return frond__cli_fail(&err);
   if (json) {
-    row_json(&row);
+    row_json(&row, &q);
     frond__out_str("\n");
   } else {
+    char bound[24] = "none";
+    char ids[64] = "every number";
+    if (q.max > 0)
+      snprintf(bound, sizeof bound, "%lld", (long long)q.max);
+    if (q.increment > 1)
+      snprintf(ids, sizeof ids, "%lld modulo %lld", (long long)q.offset,
+               (long long)q.increment);
     frond__out_str("tag          ");
     frond__out_text(row.tag);
-    frond__out_printf("\nmax_id       %lld\nstep         %lld\n"
-                      "description  ",
-                      (long long)row.max_id, (long long)row.step);
+    frond__out_printf("\nmax_id       %lld\nstep         %lld\nmax          "
+                      "%s\nids          %s\ndescription  ",
+                      (long long)row.max_id, (long long)row.step, bound, ids);
     frond__out_text(row.description);
     frond__out_printf("\nupdated      %s\n", row.update_time);
   }
@@ -236,6 +315,32 @@ static int tag_set_step(int argc, char **argv) {
     rc = frond__cli_fail(&err);
   else
     frond__out_printf("tag %s: step %lld\n", a.pos[0], (long long)step);
+  frond_store_close(st);
+  return frond__out_finish(rc);
+}
+
+static int tag_set_max(int argc, char **argv) {
+  const char *store = NULL;
+  frond__opt opts[] = {{"store", FROND__OPT_STR, &store, 0, 0, 0},
+                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
+  frond__args a = {"tag set-max", usage, opts, 2, 2, "NAME and N", NULL, 0};
+  frond_store *st;
+  frond_error err = {0};
+  int64_t max;
+  int rc;
+  if (!frond__args_parse(&a, argc, argv, &rc))
+    return rc;
+  if (check_tag(a.cmd, a.pos[0]) != 0 ||
+      frond__args_int(a.cmd, "N", a.pos[1], 0, INT64_MAX, &max) != 0)
+    return FROND__EXIT_USAGE;
+  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
+    return rc;
+  if (frond_store_tag_set_max(st, a.pos[0], max, &err) != 0)
+    rc = frond__cli_fail(&err);
+  else if (max > 0)
+    frond__out_printf("tag %s: max %lld\n", a.pos[0], (long long)max);
+  else
+    frond__out_printf("tag %s: no max\n", a.pos[0]);
   frond_store_close(st);
   return frond__out_finish(rc);
 }
@@ -337,6 +442,7 @@ static const struct {
                    {"list", tag_list},
                    {"get", tag_get},
                    {"set-step", tag_set_step},
+                   {"set-max", tag_set_max},
                    {"delete", tag_delete},
                    {"advance", tag_advance},
                    {"repair-member", tag_repair_member},
@@ -346,7 +452,7 @@ int frond__cli_tag(int argc, char **argv) {
   size_t i;
   if (argc < 2)
     return frond__usage_error("tag", "missing subcommand (create, list, get, "
-                                     "set-step, delete, advance, "
+                                     "set-step, set-max, delete, advance, "
                                      "repair-member, restore)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);

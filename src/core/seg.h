@@ -82,6 +82,11 @@ typedef struct seg_entry {
   atomic_int_fast64_t start, size;
   atomic_int_fast64_t preload_at; /* offset whose taker asks for the next */
   int64_t step;                   /* under mu */
+  /* Offset off is the ID start + off * stride (size counts IDs). A
+  ** strided entry's copy in cur has size 0: the inline call, which adds
+  ** the offset alone, always leaves such a tag to the slow path. Under
+  ** mu. */
+  int64_t stride;
 } seg_entry;
 
 /* A tag in use (the public frond_seg_tag). Its first two lines are what
@@ -99,18 +104,27 @@ struct seg_tag {
   _Alignas(64) seg_entry cur;
   _Alignas(64) seg_entry e[2];
   pthread_mutex_t mu;
-  pthread_cond_t cv;    /* calls waiting for a segment */
-  int want;             /* a load is requested and not done yet */
-  int loading;          /* a loader is in the store for this tag */
-  int qstate;           /* SEG_Q_*, under s->mu */
-  seg_tag *q_next;      /* the queue's link, under s->mu */
-  uint64_t gen;         /* bumped on removal: in-flight loads are dropped */
-  int64_t step;         /* step of the last load, 0 before the first */
-  int64_t row_step;     /* the row's step as last read */
-  int64_t max_step;     /* dynamic step cap, 0: the allocator's */
-  int64_t range_need;   /* a range waits for a segment of this size, 0: no */
-  atomic_int capped;    /* a seq period: made and capped in this process */
-  int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
+  pthread_cond_t cv;  /* calls waiting for a segment */
+  int want;           /* a load is requested and not done yet */
+  int loading;        /* a loader is in the store for this tag */
+  int qstate;         /* SEG_Q_*, under s->mu */
+  seg_tag *q_next;    /* the queue's link, under s->mu */
+  uint64_t gen;       /* bumped on removal: in-flight loads are dropped */
+  int64_t step;       /* step of the last load, 0 before the first */
+  int64_t row_step;   /* the row's step as last read */
+  int64_t max_step;   /* dynamic step cap, 0: the allocator's */
+  int64_t range_need; /* a range waits for a segment of this size, 0: no */
+  atomic_int capped;  /* a seq period: made and capped in this process */
+  /* Its bound as the last load read it (0: none), and whether that load
+  ** found the row at or past the bound (the tag used up, or its last
+  ** segment cut): the next asks the store before allocating (seg_load.c).
+  ** Written by the loader, read by anyone. */
+  _Atomic int64_t bound;
+  _Atomic int64_t stride, residue; /* as the last load read them */
+  _Atomic int64_t row_end; /* the row's max_id after the last load, uncut */
+  atomic_int past;
+  atomic_int bound_read; /* a load has read the bound (else: ask first) */
+  int64_t last_load_ms;  /* opts.clock time of the last load, 0: never */
   int64_t last_load_unix_ms;
   int64_t backoff_ms;
   int64_t retry_at_ns; /* monotonic; no load attempt before */
@@ -313,6 +327,10 @@ static inline seg_name *frond__seg_find(frond_seg *s, const char *name,
 }
 /* The name's tag in use, made on first use. NULL when out of memory. */
 seg_tag *frond__seg_hot(frond_seg *s, seg_name *nm);
+/* A tag not in the table (or removed): ask the store once, rate-limited
+** (segment.c). */
+int frond__seg_miss(frond_seg *s, const char *name, size_t len, seg_name **out,
+                    frond_error *err);
 /* Add (or revive) the name with the row's step; *out gets it. Expects
 ** table_mu held. 0 or NOMEM. */
 int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
@@ -344,8 +362,24 @@ void frond__seg_loaders_stop(frond_seg *s);
 /* Put [start, end) into t's next generation's entry, and serve it at once
 ** when the current one is used up. Expects t->mu held. Returns 0 when both
 ** entries are full (the segment is then abandoned, never reused). */
-int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
-                       int64_t step);
+int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t size,
+                       int64_t stride, int64_t step);
+
+/* ---- strides (seg_load.c's arithmetic, pure) ---- */
+
+/* The first number at or above a (>= 0) that is r modulo k (k >= 1,
+** 0 <= r < k); -1 when it is past INT64_MAX. */
+static inline int64_t frond__seg_first(int64_t a, int64_t k, int64_t r) {
+  int64_t d = ((r - a % k) % k + k) % k;
+  return a > INT64_MAX - d ? -1 : a + d;
+}
+
+/* How many numbers of [a, b) (0 <= a) are r modulo k. */
+static inline int64_t frond__seg_count(int64_t a, int64_t b, int64_t k,
+                                       int64_t r) {
+  int64_t f = frond__seg_first(a, k, r);
+  return f < 0 || f >= b ? 0 : (b - 1 - f) / k + 1;
+}
 
 /* ---- seg_fork.c ---- */
 
@@ -393,8 +427,10 @@ static inline void entry_set(seg_entry *e, uint64_t gen, int64_t start,
 /* Write generation gen's segment into e. The taker of offset preload_at
 ** is the first to have used more than pct % of the segment. */
 static inline void entry_write(seg_entry *e, uint64_t gen, int64_t start,
-                               int64_t size, int64_t step, unsigned pct) {
+                               int64_t size, int64_t stride, int64_t step,
+                               unsigned pct) {
   entry_set(e, gen, start, size, step, size * pct / 100);
+  e->stride = stride > 1 ? stride : 1;
 }
 
 /* Entry of generation g, or NULL when it holds another one. Under mu. */
@@ -420,8 +456,9 @@ static inline void switch_gen(seg_tag *t, uint64_t w) {
   }
   atomic_store_explicit(&t->word, next << SEG_GEN_SHIFT, memory_order_release);
   if ((e = entry_of(t, next)) != NULL)
-    entry_set(&t->cur, next, atomic_load(&e->start), atomic_load(&e->size),
-              e->step, atomic_load(&e->preload_at));
+    entry_set(&t->cur, next, atomic_load(&e->start),
+              e->stride > 1 ? 0 : atomic_load(&e->size), e->step,
+              atomic_load(&e->preload_at));
   else
     entry_set(&t->cur, SEG_NO_GEN, 0, 0, 0, 0);
 }

@@ -113,8 +113,8 @@ void frond__seg_request_load(frond_seg *s, seg_tag *t) {
 
 /* ---- one load ---- */
 
-int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
-                       int64_t step) {
+int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t size,
+                       int64_t stride, int64_t step) {
   uint64_t w = atomic_load(&t->word), g = w >> SEG_GEN_SHIFT;
   uint64_t next = (g + 1) & SEG_GEN_MASK;
   seg_entry *cur = entry_of(t, g);
@@ -134,17 +134,42 @@ int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t end,
   ** out ranges above every earlier one of the tag); a store that declares
   ** segment order (multi:, whose members interleave blocks) may hand out
   ** a lagging member's block below it. */
-  assert(start >= 0 && end > start);
+  assert(start >= 0 && size > 0 && stride >= 1);
   assert(entry_of(t, g) == NULL ||
          start >= atomic_load(&entry_of(t, g)->start) +
-                      atomic_load(&entry_of(t, g)->size) ||
+                      (atomic_load(&entry_of(t, g)->size) - 1) *
+                          entry_of(t, g)->stride +
+                      1 ||
          (frond__store_order(s->store) == FROND_SEG_ORDER_SEGMENT &&
-          end <= atomic_load(&entry_of(t, g)->start)));
-  entry_write(&t->e[next & 1], next, start, end - start, step,
+          start + (size - 1) * stride < atomic_load(&entry_of(t, g)->start)));
+  entry_write(&t->e[next & 1], next, start, size, stride, step,
               s->o.preload_pct);
   if (used_up)
     switch_gen(t, w);
   return 1;
+}
+
+void frond_seg_tag_seq(frond_seg_tag *h, frond_tag_seq *out,
+                       int64_t *remaining) {
+  seg_tag *t = (seg_tag *)h;
+  frond_tag_info v;
+  int64_t b = atomic_load(&t->bound), end = atomic_load(&t->row_end), left;
+  int64_t k = atomic_load(&t->stride), r = atomic_load(&t->residue);
+  out->max = b;
+  out->increment = k > 1 ? k : 1;
+  out->offset = k > 1 ? r : 0;
+  *remaining = -1;
+  if (b <= 0)
+    return;
+  k = out->increment;
+  r = out->offset;
+  /* The buffers in numbers: one stride per ID (seg_tags.c). */
+  frond_seg_tag_info(h, &v);
+  left = (v.current.ready ? (v.current.end - v.current.pos) / k : 0) +
+         (v.next.ready ? (v.next.end - v.next.pos) / k : 0);
+  if (end > 0 && end <= b) /* not yet allocated from the row */
+    left += frond__seg_count(end, b, k, r) + ((b - r) % k == 0);
+  *remaining = left;
 }
 
 /* Open the loader's own connection on first use. It shares the rollback
@@ -157,30 +182,106 @@ static int connect_store(frond_seg *s, frond_store **st, frond_error *err) {
   return frond__store_open_shared(s->uri, s->store, st, err);
 }
 
+/* The tag is used up: no number at or below its bound is left. */
+static int exhausted(seg_tag *t, int64_t bound, frond_error *err) {
+  return frond__fail(err, FROND_ESEGMENT_EXHAUSTED,
+                     "tag \"%s\": every ID up to its max %lld has been "
+                     "issued (a bounded tag never wraps: raise the max, or "
+                     "use another tag)",
+                     t->nm->name, (long long)bound);
+}
+
+/* A tag whose row the last load found at or past its bound (or one this
+** process has not loaded yet) allocates again only once its bound was
+** raised (or dropped) past its row: each allocation beyond the bound
+** moves the row and wastes the numbers, and would run it to the end of
+** the bigint range under a client that retries. Saving numbers only: the
+** cut after the allocation is what keeps every ID at or below the bound. */
+static int still_exhausted(frond_store *st, seg_tag *t, frond_tag_seq *q,
+                           frond_error *err) {
+  frond_tag_row row;
+  int rc;
+  if ((rc = frond__store_seq(st, t->nm->name, q, err)) != 0 || q->max == 0 ||
+      (rc = frond__store_tag_get(st, t->nm->name, &row, err)) != 0)
+    return rc;
+  return row.max_id > q->max ? exhausted(t, q->max, err) : 0;
+}
+
 /* Run t's store transaction on the loader's connection and install the
 ** segment. range: the step was raised for a range, which does not count
 ** as the tag's dynamic step. */
 static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                  uint64_t gen, int range) {
   frond_error e = {0, ""};
-  int64_t max_id = 0, row_step = 0, used, start, backoff_ms;
+  int64_t max_id = 0, row_step = 0, used, start, backoff_ms, bound;
+  int64_t first = 0, count = 0, k;
+  frond_tag_seq q = {0, 1, 0};
   unsigned busy;
-  int rc, was_failing;
+  int rc, was_failing, restrided;
   busy = atomic_fetch_add(&s->busy, 1) + 1;
   for (unsigned m = atomic_load(&s->max_busy);
        busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
     ;
   rc = connect_store(s, st, &e);
+  if (rc == 0 && (atomic_load(&t->past) || !atomic_load(&t->bound_read)) &&
+      frond__store_order(*st) == FROND_SEG_ORDER_TAG)
+    rc = still_exhausted(*st, t, &q, &e);
   if (rc == 0)
     rc = frond__store_alloc(*st, t->nm->name, step, &max_id, &row_step, &e);
+  /* The attributes are read after the allocation has committed: a bound
+  ** lowered before the commit is seen here, and one lowered after it sees
+  ** the row this allocation moved (store_sql_seq.c). */
+  if (rc == 0)
+    rc = frond__store_seq(*st, t->nm->name, &q, &e);
   atomic_fetch_sub(&s->busy, 1);
+  bound = q.max;
+  k = q.increment > 1 ? q.increment : 1;
   used = step > 0 ? step : row_step;
   start = max_id - used;
   if (rc == 0 && (used < 1 || used > INT32_MAX || start < 0))
     rc = frond__fail(&e, FROND_ESTORE,
                      "row gives an invalid range (max_id %lld, step %lld)",
                      (long long)max_id, (long long)used);
-  atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND);
+  /* The stride of the buffers loaded before: a different one now is a
+  ** tag deleted and created again with another (frond__seg_restrided). */
+  restrided = rc == 0 && atomic_load(&t->bound_read) &&
+              (atomic_load(&t->stride) != k ||
+               atomic_load(&t->residue) != (k > 1 ? q.offset : 0));
+  if (rc == 0 || rc == FROND_ESEGMENT_EXHAUSTED) {
+    /* The row at or past the bound: the next load asks first (an
+    ** allocation there would only move the row, and near the end of the
+    ** bigint range be refused as an overflow instead of said used up). */
+    atomic_store(&t->past, rc != 0 || (bound > 0 && max_id > bound));
+    atomic_store(&t->bound, bound);
+    atomic_store(&t->stride, k);
+    atomic_store(&t->residue, k > 1 ? q.offset : 0);
+    if (rc == 0)
+      atomic_store(&t->row_end, max_id);
+    atomic_store(&t->bound_read, 1);
+  }
+  /* Cut the range at the bound: [start, min(max_id, bound + 1)), and of
+  ** it install only the numbers of the residue: first, first + k, ...,
+  ** count of them. Nothing above the bound and nothing of another residue
+  ** is installed, so no path (single IDs, batches, the inline call) can
+  ** hand one out. The numbers stay inside the range the row handed out,
+  ** so they are unique as the ranges are. */
+  if (rc == 0) {
+    if (bound > 0 && max_id - 1 > bound)
+      max_id = start > bound ? start : bound + 1;
+    first = frond__seg_first(start, k, k > 1 ? q.offset : 0);
+    count = frond__seg_count(start, max_id, k, k > 1 ? q.offset : 0);
+    if (count == 0 && bound > 0 && (first < 0 || first > bound))
+      rc = exhausted(t, bound, &e);
+    else if (count == 0)
+      rc = frond__fail(&e, FROND_ESTORE,
+                       "tag \"%s\": the range [%lld, %lld) holds no ID of "
+                       "the residue %lld modulo %lld: its step is below its "
+                       "increment",
+                       t->nm->name, (long long)start, (long long)max_id,
+                       (long long)q.offset, (long long)k);
+  }
+  atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND ||
+                                 rc == FROND_ESEGMENT_EXHAUSTED);
   pthread_mutex_lock(&t->mu);
   t->loading = 0;
   if (gen != t->gen || atomic_load(&t->nm->removed)) {
@@ -222,7 +323,14 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     t->fail_why = strdup(e.message);
   if (rc == 0) {
     atomic_fetch_add(&s->loads, 1);
-    if (frond__seg_install(s, t, start, max_id, used)) {
+    if (restrided) { /* none of the old tag's numbers after this load */
+      frond__seg_drop(t);
+      frond_log(FROND_LOG_WARN,
+                "segment: tag \"%s\" was created again with increment "
+                "%lld, offset %lld: the buffers of the old one are dropped",
+                t->nm->name, (long long)k, (long long)(k > 1 ? q.offset : 0));
+    }
+    if (frond__seg_install(s, t, first, count, k, used)) {
       if (!range) {
         t->step = used;
         t->last_load_ms = frond__seg_clock(s);
@@ -412,4 +520,32 @@ void frond__seg_loaders_stop(frond_seg *s) {
   free(s->retry);
   s->retry = NULL;
   s->nretry = s->retry_cap = 0;
+}
+
+/* ---- what the loads and the store say (frond.h) ---- */
+
+void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
+  memset(out, 0, sizeof(*out));
+  if (frond__seg_forked(s, NULL) != 0)
+    return; /* a child's copy: nothing of it is the child's */
+  out->loads = atomic_load_explicit(&s->loads, memory_order_relaxed);
+  out->load_failures = atomic_load_explicit(&s->failures, memory_order_relaxed);
+  out->unavailable =
+      atomic_load_explicit(&s->unavailable, memory_order_relaxed);
+  out->store_ok = atomic_load_explicit(&s->store_ok, memory_order_relaxed);
+  pthread_mutex_lock(&s->table_mu);
+  out->tags = s->nlive;
+  pthread_mutex_unlock(&s->table_mu);
+  out->tags_in_use = atomic_load(&s->nhot);
+  out->loaders = s->o.loaders;
+  out->loaders_busy_max = atomic_load(&s->max_busy);
+  out->rollbacks = frond__store_rollbacks(s->store);
+  out->store_members =
+      (unsigned)frond__store_members(s->store, &out->store_members_up);
+}
+
+/* What the store declares; a question of its backend, no I/O. */
+int frond_seg_order(frond_seg *s) {
+  /* Without an allocator, the least any store keeps. */
+  return s == NULL ? FROND_SEG_ORDER_SEGMENT : frond__store_order(s->store);
 }

@@ -154,6 +154,12 @@ int frond__seg_name_add(frond_seg *s, const char *name, size_t len,
         t->retry_at_ns = 0;
         t->want = 0;
         t->range_need = 0;
+        atomic_store(&t->bound, 0);
+        atomic_store(&t->stride, 0);
+        atomic_store(&t->residue, 0);
+        atomic_store(&t->past, 0);
+        atomic_store(&t->row_end, 0);
+        atomic_store(&t->bound_read, 0);
         pthread_mutex_unlock(&t->mu);
       }
       atomic_store(&nm->removed, 0);
@@ -285,6 +291,42 @@ static void prefetch_page(frond_seg *s, page *p) {
   }
 }
 
+/* A tag in use whose stride in the store is not the one its buffers were
+** loaded with was deleted and created again with another between two
+** refreshes (the stride is fixed for a tag's life): its buffers hold the
+** old tag's numbers, unique (above the floor) but of the old residue,
+** which another system's numbers may be. They are dropped, and the next
+** call loads the new tag's. One read per tag in use, each refresh. */
+static void restrided(frond_seg *s) {
+  frond_tag_seq q;
+  frond_error e = {0, ""};
+  seg_tag *t;
+  int64_t k, r;
+  int rc;
+  for (t = atomic_load(&s->hot); t != NULL; t = t->hot_next) {
+    if (atomic_load(&t->nm->removed) || !atomic_load(&t->bound_read))
+      continue;
+    pthread_mutex_lock(&s->store_mu);
+    rc = frond__store_seq(s->store, t->nm->name, &q, &e);
+    pthread_mutex_unlock(&s->store_mu);
+    k = q.increment > 1 ? q.increment : 1;
+    r = k > 1 ? q.offset : 0;
+    if (rc != 0 ||
+        (atomic_load(&t->stride) == k && atomic_load(&t->residue) == r))
+      continue;
+    pthread_mutex_lock(&t->mu);
+    frond__seg_drop(t);
+    atomic_store(&t->stride, k);
+    atomic_store(&t->residue, r);
+    atomic_store(&t->bound_read, 0);
+    pthread_mutex_unlock(&t->mu);
+    frond_log(FROND_LOG_WARN,
+              "segment: tag \"%s\" was created again with increment %lld, "
+              "offset %lld: the buffers of the old one are dropped",
+              t->nm->name, (long long)k, (long long)r);
+  }
+}
+
 int frond__seg_refresh(frond_seg *s, frond_error *err) {
   char after[FROND_TAG_MAX + 1];
   seg_table *tb;
@@ -344,6 +386,7 @@ int frond__seg_refresh(frond_seg *s, frond_error *err) {
         frond__seg_name_remove(s, nm);
     }
     pthread_mutex_unlock(&s->table_mu);
+    restrided(s);
   }
   pthread_mutex_unlock(&s->refresh_mu);
   if (rc == FROND_ENOMEM)
@@ -658,8 +701,8 @@ int64_t frond__seg_next_step(frond_seg *s, seg_tag *t) {
 
 void frond__seg_drop(seg_tag *t) {
   t->gen++;
-  entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 0, 0);
-  entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 0, 0);
+  entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 1, 0, 0);
+  entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 1, 0, 0);
   switch_gen(t, atomic_load(&t->word));
   t->want = 0;
   t->range_need = 0;
@@ -676,9 +719,12 @@ static void describe_entry(seg_tag *t, uint64_t g, uint64_t off,
   size = atomic_load(&e->size);
   if (off > (uint64_t)size)
     off = (uint64_t)size;
+  /* Numbers: a strided segment's end is one stride past its last ID. */
   d->start = atomic_load(&e->start);
-  d->end = d->start + size;
-  d->pos = d->start + (int64_t)off;
+  d->end = size > (INT64_MAX - d->start) / e->stride
+               ? INT64_MAX /* one stride past the last ID passes the range */
+               : d->start + size * e->stride;
+  d->pos = off == (uint64_t)size ? d->end : d->start + (int64_t)off * e->stride;
   d->step = e->step;
   d->ready = 1;
 }
@@ -689,8 +735,7 @@ void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *v) {
   memcpy(v->tag, t->nm->name, (size_t)t->nm->len + 1);
   describe_entry(t, w >> SEG_GEN_SHIFT, w & SEG_OFF_MASK, &v->current);
   describe_entry(t, ((w >> SEG_GEN_SHIFT) + 1) & SEG_GEN_MASK, 0, &v->next);
-  v->issued =
-      atomic_load(&t->done) + (uint64_t)(v->current.pos - v->current.start);
+  v->issued = frond__seg_taken(t);
   v->step = frond__seg_next_step(s, t);
   if (v->step == 0)
     v->step = t->row_step;

@@ -65,8 +65,8 @@ void frond_seg_options_init(frond_seg_options *o) {
 
 /* A tag not in the table (or removed): ask the store once, so that a tag
 ** created since the last refresh works at once. Rate-limited. */
-static int miss(frond_seg *s, const char *name, size_t len, seg_name **out,
-                frond_error *err) {
+int frond__seg_miss(frond_seg *s, const char *name, size_t len, seg_name **out,
+                    frond_error *err) {
   char z[FROND_TAG_MAX + 1];
   frond_tag_row row;
   int64_t sec = frond__mono_ns() / 1000000000;
@@ -118,7 +118,7 @@ static int resolve(frond_seg *s, const char *tag, size_t len, int ask,
     return frond_tag_validate(tag, len, err);
   if ((nm = frond__seg_find(s, tag, len)) == NULL) {
     if (ask)
-      rc = miss(s, tag, len, &nm, err);
+      rc = frond__seg_miss(s, tag, len, &nm, err);
     else if ((rc = frond_tag_validate(tag, len, err)) == 0)
       rc = frond__fail(err, FROND_ETAG_NOT_FOUND,
                        "tag \"%.*s\" not found (as of the last refresh)",
@@ -197,7 +197,7 @@ static int wait_turn(frond_seg *s, seg_tag *t, int64_t *deadline, int store) {
 typedef struct seg_pos {
   uint64_t w, g, off;
   seg_entry *e, *nx;
-  int64_t start, size, left;
+  int64_t start, size, left, stride;
 } seg_pos;
 
 static int position(seg_tag *t, seg_pos *p, frond_error *err) {
@@ -210,9 +210,11 @@ static int position(seg_tag *t, seg_pos *p, frond_error *err) {
   p->e = entry_of(t, p->g);
   p->nx = entry_of(t, (p->g + 1) & SEG_GEN_MASK);
   p->start = p->size = p->left = 0;
+  p->stride = 1;
   if (p->e != NULL) {
     p->size = atomic_load(&p->e->size);
     p->start = atomic_load(&p->e->start);
+    p->stride = p->e->stride;
     p->left = p->off < (uint64_t)p->size ? p->size - (int64_t)p->off : 0;
   }
   return 0;
@@ -235,6 +237,28 @@ static int would_block(const seg_tag *t, frond_error *err) {
                      t->nm->name);
 }
 
+/* At most how many IDs a bounded tag has left for this process: its
+** buffers and the row's numbers of the residue up to the bound, as the
+** last load read them (other nodes may take some of the row: an upper
+** bound). -1 when it cannot be told: no bound, not loaded yet, or a store
+** whose segments come out of order (multi:, a lagging member's blocks
+** below the row's end). Under mu. */
+static int64_t bounded_left(frond_seg *s, seg_tag *t, const seg_pos *p) {
+  int64_t b = atomic_load(&t->bound), end = atomic_load(&t->row_end);
+  int64_t k = atomic_load(&t->stride), r, left, row;
+  if (b <= 0 || !atomic_load(&t->bound_read) ||
+      frond__store_order(s->store) != FROND_SEG_ORDER_TAG)
+    return -1;
+  k = k > 1 ? k : 1;
+  r = k > 1 ? atomic_load(&t->residue) : 0;
+  left = p->left + (p->nx != NULL ? atomic_load(&p->nx->size) : 0);
+  if (end > 0 && end <= b) {
+    row = frond__seg_count(end, b, k, r) + ((b - r) % k == 0);
+    left = row > INT64_MAX - left ? INT64_MAX : left + row;
+  }
+  return left;
+}
+
 /* Hand out n IDs of t into out: from the current segment, switching to
 ** the next when it is used up, and waiting (up to wait_ms each time) for
 ** the loaders when a batch needs more segments than are buffered. A batch
@@ -249,10 +273,33 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
   int64_t deadline = 0, more;
   uint64_t w, off, k = 0, got, seen = UINT64_MAX;
   seg_pos p;
-  int rc;
+  int rc, asked = 0;
   for (;;) {
     if ((rc = position(t, &p, err)) != 0)
       return rc;
+    /* A batch larger than all a bounded tag has left is refused before it
+    ** takes any: taken and then given up, they would be skipped, and the
+    ** tag used up by a call that issued nothing. First one load is waited
+    ** for, which buffers what is left and rereads the bound (raised?). */
+    if (k == 0 && (more = bounded_left(s, t, &p)) >= 0 && (uint64_t)more < n) {
+      if (!asked && p.nx == NULL) {
+        asked = 1;
+        if (!t->loading)
+          frond__seg_request_load(s, t);
+        if (nowait)
+          return would_block(t, err);
+        if (!refused(t, &seen) && wait_turn(s, t, &deadline, 0))
+          continue;
+      }
+      if (asked && t->loading && !nowait && !refused(t, &seen) &&
+          wait_turn(s, t, &deadline, 0))
+        continue;
+      return frond__fail(err, FROND_ESEGMENT_EXHAUSTED,
+                         "tag \"%s\": %zu IDs asked, and at most %lld are "
+                         "left up to its max %lld (none was taken)",
+                         t->nm->name, n, (long long)more,
+                         (long long)atomic_load(&t->bound));
+    }
     if (p.left == 0 && p.nx != NULL) {
       switch_gen(t, p.w);
       deadline = 0;
@@ -274,7 +321,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
       ** hot-path calls add without the lock, and then miss.) */
       for (; got > 0; got--) {
         assert(off < (uint64_t)p.size);
-        out[k++] = p.start + (int64_t)off++;
+        out[k++] = p.start + (int64_t)off++ * p.stride;
       }
       preload_past(s, t, p.e, p.nx, off);
       if (k == n)
@@ -305,6 +352,16 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
   }
 }
 
+/* A range is n consecutive numbers, which a strided tag does not issue:
+** refused, naming what to use instead. */
+static int strided(const seg_tag *t, int64_t k, frond_error *err) {
+  return frond__fail(err, FROND_EINVAL,
+                     "tag \"%s\": its IDs step by %lld (--increment), and a "
+                     "range hands out consecutive numbers; ask for a batch "
+                     "(?count=, ID.NEXT) instead",
+                     t->nm->name, (long long)k);
+}
+
 /* n consecutive IDs of t from one segment (see frond_seg_tag_range).
 ** nowait and the lock as take. */
 static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
@@ -316,6 +373,8 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
   for (;;) {
     if ((rc = position(t, &p, err)) != 0)
       return rc;
+    if (p.stride > 1 || (p.nx != NULL && p.nx->stride > 1))
+      return strided(t, p.stride > 1 ? p.stride : p.nx->stride, err);
     if (p.left >= n) {
       off = atomic_fetch_add(&t->word, (uint64_t)n) & SEG_OFF_MASK;
       if (off + (uint64_t)n <= (uint64_t)p.size) {
@@ -396,7 +455,7 @@ static FROND__COLD int slow(seg_tag *t, uint64_t w, int64_t *id, int nowait,
     return rc;
   pthread_mutex_lock(&t->mu);
   if ((e = entry_of(t, g)) != NULL && off < (uint64_t)atomic_load(&e->size)) {
-    *id = atomic_load(&e->start) + (int64_t)off;
+    *id = atomic_load(&e->start) + (int64_t)off * e->stride;
     preload_past(t->s, t, e, entry_of(t, (g + 1) & SEG_GEN_MASK), off + 1);
   } else {
     rc = take(t->s, t, 1, id, nowait, err);
@@ -438,6 +497,8 @@ static int range(seg_tag *t, int64_t n, int64_t *start, int nowait,
                        "tag \"%s\": this store takes at most %lld IDs at "
                        "once (the servers' max_range), not %lld",
                        t->nm->name, (long long)block, (long long)n);
+  if ((block = atomic_load(&t->stride)) > 1)
+    return strided(t, block, err);
   pthread_mutex_lock(&t->mu);
   rc = take_range(t->s, t, n, start, nowait, err);
   pthread_mutex_unlock(&t->mu);
@@ -590,100 +651,6 @@ int frond__seg_fact(void *ctx, const char *name, const char *value,
   return rc;
 }
 
-/* ---- periods of seq formats ---- */
-
-int64_t frond__seg_now_ms(frond_seg *s) {
-  return frond__seg_clock(s);
-}
-
-int frond__seg_period_ready(frond_seg *s, const char *tag, size_t len) {
-  seg_name *nm = frond__seg_find(s, tag, len);
-  seg_tag *t = nm != NULL ? atomic_load(&nm->tag) : NULL;
-  return t != NULL && atomic_load_explicit(&t->capped, memory_order_acquire);
-}
-
-int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
-                          int64_t cap, frond_error *err) {
-  size_t blen = strlen(base), len = strlen(tag);
-  seg_name *nm = frond__seg_lookup(s, tag, len, frond__seg_hash(s, tag, len));
-  seg_name *b;
-  seg_tag *t;
-  frond_tag_row row;
-  int64_t step, deadline;
-  int rc, loaded;
-  if ((rc = frond__seg_forked(s, err)) != 0)
-    return rc;
-  /* A period row that this process used and that has since left the store
-  ** was deleted by hand: making it again would start the period's numbers
-  ** over, so refuse. */
-  if (nm != NULL && atomic_load(&nm->removed))
-    return frond__fail(err, FROND_ETAG_NOT_FOUND,
-                       "tag \"%s\" was deleted while in use; it is not made "
-                       "again, since its numbers would repeat",
-                       tag);
-  if (nm == NULL) {
-    /* The base row gives the step; it must exist, as for any tag. */
-    if ((b = frond__seg_find(s, base, blen)) == NULL &&
-        (rc = miss(s, base, blen, &b, err)) != 0) {
-      if (rc == FROND_ETAG_NOT_FOUND)
-        return frond__fail(err, rc,
-                           "tag \"%s\" not found: a seq format makes its "
-                           "periods' rows from it (frond tag create %s "
-                           "--step N)",
-                           base, base);
-      return rc;
-    }
-    pthread_mutex_lock(&s->table_mu);
-    step = b->row_step < cap ? b->row_step : cap;
-    pthread_mutex_unlock(&s->table_mu);
-    if (step < 1)
-      step = 1;
-    /* Another node may create the row at the same moment: its INSERT or
-    ** ours wins, the other gets TAG_EXISTS, and both use the one row. */
-    pthread_mutex_lock(&s->store_mu);
-    /* At 1, or above a deleted row's floor (never its numbers again). */
-    rc =
-        frond_store_tag_create(s->store, tag, step, 0, "frond seq period", err);
-    if (rc == FROND_ETAG_EXISTS)
-      rc = frond__store_tag_get(s->store, tag, &row, err);
-    else
-      row.step = step;
-    pthread_mutex_unlock(&s->store_mu);
-    atomic_store(&s->store_ok, rc == 0);
-    if (rc != 0)
-      return rc;
-    pthread_mutex_lock(&s->table_mu);
-    rc = frond__seg_name_add(s, tag, len, row.step, &nm);
-    pthread_mutex_unlock(&s->table_mu);
-    if (rc != 0)
-      return frond__fail(err, rc, NULL);
-  }
-  if ((t = frond__seg_hot(s, nm)) == NULL)
-    return frond__fail(err, FROND_ENOMEM, NULL);
-  if (cap > s->o.max_step)
-    cap = s->o.max_step;
-  pthread_mutex_lock(&t->mu);
-  t->max_step = cap;
-  /* Ready means served from memory, as any tag in use: the first segment
-  ** is waited for here, where the caller expects to block, and not by the
-  ** first call that frond__seg_period_ready lets through. */
-  deadline = frond__mono_ns() + s->o.first_wait_ms * 1000000;
-  while (t->loads == 0 && !atomic_load(&t->nm->removed) &&
-         frond__mono_ns() < deadline) {
-    frond__seg_request_load(s, t);
-    frond__cond_wait_until(&t->cv, &t->mu, deadline);
-  }
-  loaded = t->loads > 0;
-  pthread_mutex_unlock(&t->mu);
-  if (!loaded)
-    return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
-                       "tag \"%s\": the store has not delivered the period's "
-                       "first segment",
-                       tag);
-  atomic_store_explicit(&t->capped, 1, memory_order_release);
-  return 0;
-}
-
 /* ---- life cycle and introspection ---- */
 
 static int check_options(const frond_seg_options *o, frond_error *err) {
@@ -771,30 +738,4 @@ void frond_seg_close(frond_seg *s) {
   frond__seg_forks_remove(s);
   frond__seg_loaders_stop(s);
   seg_free(s);
-}
-
-void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out) {
-  memset(out, 0, sizeof(*out));
-  if (frond__seg_forked(s, NULL) != 0)
-    return; /* a child's copy: nothing of it is the child's */
-  out->loads = atomic_load_explicit(&s->loads, memory_order_relaxed);
-  out->load_failures = atomic_load_explicit(&s->failures, memory_order_relaxed);
-  out->unavailable =
-      atomic_load_explicit(&s->unavailable, memory_order_relaxed);
-  out->store_ok = atomic_load_explicit(&s->store_ok, memory_order_relaxed);
-  pthread_mutex_lock(&s->table_mu);
-  out->tags = s->nlive;
-  pthread_mutex_unlock(&s->table_mu);
-  out->tags_in_use = atomic_load(&s->nhot);
-  out->loaders = s->o.loaders;
-  out->loaders_busy_max = atomic_load(&s->max_busy);
-  out->rollbacks = frond__store_rollbacks(s->store);
-  out->store_members =
-      (unsigned)frond__store_members(s->store, &out->store_members_up);
-}
-
-/* What the store declares; a question of its backend, no I/O. */
-int frond_seg_order(frond_seg *s) {
-  /* Without an allocator, the least any store keeps. */
-  return s == NULL ? FROND_SEG_ORDER_SEGMENT : frond__store_order(s->store);
 }

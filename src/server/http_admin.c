@@ -31,20 +31,35 @@ typedef struct admin_call {
   int advance; /* POST /v1/tags/{tag}/advance */
   char tag[FROND_TAG_MAX + 1];
   char desc[257];
-  int64_t step, start, to;
-  int has_start, has_desc;
+  int64_t step, start, to, max, increment, offset;
+  int has_step, has_start, has_desc, has_max;
   /* Written by the pool thread, read by the answer. */
   int status;
   frond__buf body;
 } admin_call;
 
-static void tag_json(frond__buf *b, const frond_tag_row *r) {
+/* A row, and its attributes ("max", null for none; "increment" and
+** "offset", 1 and 0 for every number: store_sql_seq.c). */
+static int tag_json(frond__buf *b, frond_store *st, const frond_tag_row *r,
+                    frond_error *err) {
+  frond_tag_seq q = {0, 1, 0};
+  int rc = frond_store_tag_seq(st, r->tag, &q, err);
+  if (rc != 0 && rc != FROND_ETAG_NOT_FOUND) /* deleted while listed */
+    return rc;
   frond__buf_printf(b, "{\"tag\":\"");
   frond__json_append(b, r->tag, strlen(r->tag));
-  frond__buf_printf(b, "\",\"max_id\":%lld,\"step\":%lld,\"description\":\"",
+  frond__buf_printf(b, "\",\"max_id\":%lld,\"step\":%lld,",
                     (long long)r->max_id, (long long)r->step);
+  if (q.max > 0)
+    frond__buf_printf(b, "\"max\":%lld,", (long long)q.max);
+  else
+    frond__buf_printf(b, "\"max\":null,");
+  frond__buf_printf(b, "\"increment\":%lld,\"offset\":%lld,",
+                    (long long)q.increment, (long long)q.offset);
+  frond__buf_printf(b, "\"description\":\"");
   frond__json_append(b, r->description, strlen(r->description));
   frond__buf_printf(b, "\",\"update_time\":\"%s\"}", r->update_time);
+  return 0;
 }
 
 /* The store call itself, on a pool thread (req.c holds the store). */
@@ -53,6 +68,7 @@ static int call_store(frond__req *q, void *ctx, frond_store *st) {
   frond__buf *b = &a->body;
   frond_error *err = &q->err;
   frond_tag_row row;
+  frond_tag_seq seq;
   int r;
   a->status = 200;
   switch (a->method) {
@@ -60,20 +76,22 @@ static int call_store(frond__req *q, void *ctx, frond_store *st) {
   case FROND__HTTP_HEAD:
     if (a->one) {
       if ((r = frond_store_tag_get(st, a->tag, &row, err)) == 0)
-        tag_json(b, &row);
+        r = tag_json(b, st, &row, err);
     } else {
       frond_tag_row *rows = NULL;
       size_t n = 0, i;
       if ((r = frond_store_tag_list(st, &rows, &n, err)) != 0)
         return r;
       frond__buf_printf(b, "{\"tags\":[");
-      for (i = 0; i < n; i++) {
+      for (i = 0; i < n && r == 0; i++) {
         if (i > 0)
           frond__buf_append(b, ",", 1);
-        tag_json(b, &rows[i]);
+        r = tag_json(b, st, &rows[i], err);
       }
       frond__buf_printf(b, "]}");
       frond_free(rows);
+      if (r != 0)
+        frond__buf_free(b);
     }
     return r;
   case FROND__HTTP_POST:
@@ -83,18 +101,24 @@ static int call_store(frond__req *q, void *ctx, frond_store *st) {
     }
     /* Without a start, at the name's floor (1 unless it was deleted). */
     a->status = 201;
-    r = frond_store_tag_create(st, a->tag, a->step, a->has_start ? a->start : 0,
-                               a->has_desc ? a->desc : "", err);
+    seq.max = a->max;
+    seq.increment = a->increment;
+    seq.offset = a->offset;
+    r = frond_store_tag_create_seq(st, a->tag, a->step,
+                                   a->has_start ? a->start : 0,
+                                   a->has_desc ? a->desc : "", &seq, err);
     break;
-  case FROND__HTTP_PATCH:
-    r = frond_store_tag_set_step(st, a->tag, a->step, err);
+  case FROND__HTTP_PATCH: /* "step", "max" (null: none), or both */
+    r = a->has_step ? frond_store_tag_set_step(st, a->tag, a->step, err) : 0;
+    if (r == 0 && a->has_max)
+      r = frond_store_tag_set_max(st, a->tag, a->max, err);
     break;
   default:
     return frond_store_tag_delete(st, a->tag, err);
   }
   /* POST and PATCH answer with the row as it is now. */
   if (r == 0 && (r = frond_store_tag_get(st, a->tag, &row, err)) == 0)
-    tag_json(b, &row);
+    r = tag_json(b, st, &row, err);
   return r;
 }
 
@@ -183,19 +207,26 @@ static int json_body(const frond__http_ctx *x) {
   return n == h->value_len || h->value[n] == ';';
 }
 
-/* Read the body of a POST (tag, step, start, description), a PATCH
-** (step) or an advance (to) into a. 0, or -1 after answering 415 or 400.
+/* Read the body of a POST (tag, step, start, description, max,
+** increment, offset), a PATCH (step, max: one or both) or an advance (to)
+** into a. 0, or -1 after answering 415 or 400.
 ** The tag is read whole (it cannot be longer than the body) and checked
 ** as a tag, so that a long one is TAG_INVALID here as on the other paths. */
 static int read_body(frond__http_ctx *x, admin_call *a) {
   frond_error jerr = {0, ""};
   int post = a->method == FROND__HTTP_POST && !a->advance;
+  int patch = a->method == FROND__HTTP_PATCH;
   char *tag = malloc(x->body_len + 1);
-  frond__json_field fields[4] = {
+  /* POST reads all seven; PATCH step and max (fields 1 and 2); an
+  ** advance to (field 1). */
+  frond__json_field fields[7] = {
       {"tag", FROND__JSON_STR, tag, x->body_len + 1, 0, 0},
       {a->advance ? "to" : "step", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"max", FROND__JSON_INT, NULL, 0, 0, 0},
       {"start", FROND__JSON_INT, NULL, 0, 0, 0},
       {"description", FROND__JSON_STR, a->desc, sizeof a->desc, 0, 0},
+      {"increment", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"offset", FROND__JSON_INT, NULL, 0, 0, 0},
   };
   int r = -1;
   if (!json_body(x)) {
@@ -207,13 +238,22 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   } else if (tag == NULL) {
     frond__http_error_code(x, FROND_ENOMEM, NULL);
   } else if (frond__json_read(x->body, x->body_len, post ? fields : fields + 1,
-                              post ? 4 : 1, &jerr) != 0) {
+                              post    ? 7
+                              : patch ? 2
+                                      : 1,
+                              &jerr) != 0) {
     frond__http_error(x, 400, "BAD_REQUEST", jerr.message, NULL);
-  } else if ((post && !fields[0].present) || !fields[1].present) {
+  } else if ((post && !fields[0].present) ||
+             !(fields[1].present || (patch && fields[2].present))) {
     frond__http_error(x, 400, "BAD_REQUEST",
                       post         ? "body needs \"tag\" and \"step\""
                       : a->advance ? "body needs \"to\""
-                                   : "body needs \"step\"",
+                                   : "body needs \"step\" or \"max\"",
+                      NULL);
+  } else if (fields[2].present && fields[2].num < 0) {
+    frond__http_error(x, 400, "BAD_REQUEST",
+                      "\"max\" is the highest ID the tag may issue, at "
+                      "least 1 (0: no bound)",
                       NULL);
   } else if (post && frond_tag_validate(tag, strlen(tag), &jerr) != 0) {
     frond__http_error_code(x, FROND_ETAG_INVALID, &jerr);
@@ -226,9 +266,14 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   if (r != 0)
     return -1;
   a->step = a->to = fields[1].num;
-  a->start = fields[2].num;
-  a->has_start = fields[2].present;
-  a->has_desc = fields[3].present;
+  a->has_step = fields[1].present;
+  a->max = fields[2].num;
+  a->has_max = fields[2].present;
+  a->start = fields[3].num;
+  a->has_start = fields[3].present;
+  a->has_desc = fields[4].present;
+  a->increment = fields[5].present ? fields[5].num : 1;
+  a->offset = fields[6].num;
   return 0;
 }
 

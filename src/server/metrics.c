@@ -332,6 +332,42 @@ static void store_calls(frond__buf *b) {
   }
 }
 
+/* Bounded tags (--max) among the per-tag series: their max, and the IDs
+** left below it as this node last saw the store (frond_seg_tag_seq).
+** Tags without a bound (or not loaded yet) have no series. */
+static void remaining(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
+                      size_t ntags) {
+  static const char *const help[2] = {
+      "# HELP frond_segment_max The highest ID a bounded tag issues (--max)."
+      "\n# TYPE frond_segment_max gauge\n",
+      "# HELP frond_segment_remaining IDs a bounded tag can still issue up "
+      "to its max (this node's buffers and the row as it last saw it)."
+      "\n# TYPE frond_segment_remaining gauge\n"};
+  static const char *const name[2] = {"frond_segment_max",
+                                      "frond_segment_remaining"};
+  frond_seg_tag *h;
+  frond_tag_seq q;
+  int64_t v[2];
+  size_t i;
+  int k, head;
+  char l[FROND_TAG_MAX * 2 + 1];
+  for (k = 0; k < 2 && seg != NULL; k++)
+    for (i = 0, head = 0; i < ntags; i++) {
+      if (frond_seg_tag_find(seg, tags[i].tag, strlen(tags[i].tag), &h, NULL) !=
+          0)
+        continue;
+      frond_seg_tag_seq(h, &q, &v[1]);
+      v[0] = q.max;
+      if (v[0] <= 0)
+        continue;
+      if (!head++)
+        frond__buf_printf(b, "%s", help[k]);
+      label(l, sizeof l, tags[i].tag);
+      frond__buf_printf(b, "%s{tag=\"%s\"} %lld\n", name[k], l,
+                        (long long)v[k]);
+    }
+}
+
 static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                      size_t ntags) {
   char l[FROND_TAG_MAX * 2 + 1];
@@ -379,15 +415,23 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
                        "frond_segment_buffer_remaining gauge\n");
   for (i = 0; i < ntags; i++) {
     const frond_seg_buffer *cur = &tags[i].current, *nx = &tags[i].next;
+    frond_seg_tag *h;
+    frond_tag_seq q = {0, 1, 0};
+    int64_t left;
+    /* A strided tag's buffers count numbers: one stride per ID. */
+    if (frond_seg_tag_find(seg, tags[i].tag, strlen(tags[i].tag), &h, NULL) ==
+        0)
+      frond_seg_tag_seq(h, &q, &left);
     label(l, sizeof l, tags[i].tag);
     frond__buf_printf(
         b,
         "frond_segment_buffer_remaining{tag=\"%s\",buffer=\"current\"} "
         "%lld\nfrond_segment_buffer_remaining{tag=\"%s\",buffer=\"next\"} "
         "%lld\n",
-        l, (long long)(cur->ready ? cur->end - cur->pos : 0), l,
-        (long long)(nx->ready ? nx->end - nx->pos : 0));
+        l, (long long)(cur->ready ? (cur->end - cur->pos) / q.increment : 0), l,
+        (long long)(nx->ready ? (nx->end - nx->pos) / q.increment : 0));
   }
+  remaining(seg, b, tags, ntags);
 }
 
 /* What `frond tag restore` reads after a store is restored from a

@@ -65,6 +65,7 @@
   XX(TAG_NOT_FOUND, 404)                                                       \
   XX(TAG_EXISTS, 409)                                                          \
   XX(TAG_FLOOR, 409)                                                           \
+  XX(SEGMENT_EXHAUSTED, 409)                                                   \
   XX(SEGMENT_UNAVAILABLE, 503)                                                 \
   XX(CLOCK_BEHIND, 503)                                                        \
   XX(STORE, 503)                                                               \

@@ -325,7 +325,16 @@ static int step_check(int64_t step, frond_error *err) {
 int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
                            int64_t start, const char *description,
                            frond_error *err) {
+  return frond_store_tag_create_seq(st, tag, step, start, description, NULL,
+                                    err);
+}
+
+int frond_store_tag_create_seq(frond_store *st, const char *tag, int64_t step,
+                               int64_t start, const char *description,
+                               const frond_tag_seq *seq, frond_error *err) {
   int rc, rt_;
+  if ((rc = frond__store_seq_check(seq, step, start, err)) != 0)
+    return rc;
   if ((rc = tag_check(tag, err)) != 0)
     return rc;
   if ((rc = step_check(step, err)) != 0)
@@ -339,6 +348,22 @@ int frond_store_tag_create(frond_store *st, const char *tag, int64_t step,
   FROND__STORE_FAULT(st, "create");
   if (start == 0 && st->methods->iVersion < 3)
     start = 1; /* a store that keeps no floors (tests' fakes) */
+  /* A bound below where the name starts again would issue nothing. */
+  if (seq != NULL && seq->max > 0 && start == 0) {
+    int64_t floor = 1, low;
+    if ((rc = frond_store_tag_floor(st, tag, &floor, err)) != 0)
+      return rc;
+    if ((low = frond__tag_lowest_start(floor, step)) > seq->max)
+      return frond__fail(err, FROND_EINVAL,
+                         "tag \"%s\": max %lld is below %lld, where the "
+                         "name starts again (one Leaf step above the floor "
+                         "%lld a deleted tag of the name left)",
+                         tag, (long long)seq->max, (long long)low,
+                         (long long)floor);
+  }
+  /* Its bound and stride go into the create's transaction (store_sql_seq.c). */
+  if ((rc = frond__store_create_seq(st, seq, err)) != 0)
+    return rc;
   TIMED(st, CALL_TAG_CREATE,
         st->methods->xTagCreate(st, tag, step, start, description, err));
   return rt_;
@@ -359,9 +384,19 @@ int frond_store_tag_get(frond_store *st, const char *tag, frond_tag_row *out,
 
 int frond_store_tag_set_step(frond_store *st, const char *tag, int64_t step,
                              frond_error *err) {
+  frond_tag_seq q;
   int rc, rt_;
   if ((rc = tag_check(tag, err)) != 0 || (rc = step_check(step, err)) != 0)
     return rc;
+  /* A strided tag's segments hold at least one ID each (store_sql_seq.c). */
+  if ((rc = frond__store_seq(st, tag, &q, err)) != 0)
+    return rc;
+  if (q.increment > 1 && step < q.increment)
+    return frond__fail(err, FROND_EINVAL,
+                       "tag \"%s\": step %lld is below its increment %lld: "
+                       "a segment counts numbers, and must hold at least one "
+                       "ID of the tag",
+                       tag, (long long)step, (long long)q.increment);
   FROND__STORE_FAULT(st, "set_step");
   TIMED(st, CALL_TAG_SET_STEP, st->methods->xTagSetStep(st, tag, step, err));
   return rt_;
@@ -423,4 +458,135 @@ int frond_store_member_repair(frond_store *st, int member, frond_repair_fn fn,
 
 void frond_free(void *p) {
   free(p);
+}
+
+static int plain_seq(const frond_tag_seq *q) {
+  return q == NULL || (q->max <= 0 && q->increment <= 1);
+}
+
+/* ---- bounds and strides (store_sql_seq.c) ---- */
+
+int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,
+                     frond_error *err) {
+  frond__store_seq_arg b = {tag, {0, 1, 0}};
+  int rc;
+  *q = b.seq;
+  if (st->methods->iVersion < 4 || st->methods->xControl == NULL)
+    return 0;
+  rc = st->methods->xControl(st, FROND__STORE_SEQ_GET, &b, err);
+  if (rc == FROND_EINVAL) /* keeps none (frond://: its servers cut) */
+    return 0;
+  if (rc == 0)
+    *q = b.seq;
+  return rc;
+}
+
+static int max_put(frond_store *st, const char *tag, int64_t max,
+                   frond_error *err) {
+  frond__store_seq_arg b = {tag, {max, 1, 0}};
+  int rc = st->methods->iVersion < 4 || st->methods->xControl == NULL
+               ? FROND_EINVAL
+               : st->methods->xControl(st, FROND__STORE_MAX_PUT, &b, err);
+  if (rc == FROND_EINVAL)
+    return frond__fail(err, FROND_EINVAL,
+                       "tag \"%s\": the %s store keeps no bounds", tag,
+                       st->methods->zName);
+  return rc;
+}
+
+int frond__store_create_seq(frond_store *st, const frond_tag_seq *q,
+                            frond_error *err) {
+  frond_tag_seq arg = {0, 1, 0};
+  int rc;
+  if (q != NULL)
+    arg = *q;
+  rc = st->methods->iVersion < 4 || st->methods->xControl == NULL
+           ? FROND_EINVAL
+           : st->methods->xControl(st, FROND__STORE_CREATE_SEQ, &arg, err);
+  if (rc == FROND_EINVAL && !plain_seq(q))
+    return frond__fail(err, FROND_EINVAL,
+                       "the %s store keeps no bounds or strides",
+                       st->methods->zName);
+  return rc == FROND_EINVAL ? 0 : rc;
+}
+
+/* The rules of a create's attributes, before anything is written. */
+int frond__store_seq_check(const frond_tag_seq *q, int64_t step, int64_t start,
+                           frond_error *err) {
+  if (q == NULL)
+    return 0;
+  /* A bounded or strided tag whose first segment passes the bigint range
+  ** would issue nothing (every allocation overflows), and its first ID
+  ** could not be told. (A plain one is left as Leaf's table allows.) */
+  if ((q->max > 0 || q->increment > 1) && start > 0 && step > 0 &&
+      start > INT64_MAX - step)
+    return frond__fail(err, FROND_EINVAL,
+                       "start %lld: its first segment of %lld passes the end "
+                       "of the bigint range (%lld), so the tag could issue "
+                       "nothing; start at most %lld",
+                       (long long)start, (long long)step, (long long)INT64_MAX,
+                       (long long)(INT64_MAX - step));
+  if (q->max < 0)
+    return frond__fail(err, FROND_EINVAL, "max %lld is below 1 (0: none)",
+                       (long long)q->max);
+  if (q->increment < 0 || q->increment > INT32_MAX)
+    return frond__fail(err, FROND_EINVAL, "increment %lld is out of 1..%d",
+                       (long long)q->increment, INT32_MAX);
+  if (q->offset < 0 || (q->offset > 0 && q->offset >= q->increment))
+    return frond__fail(err, FROND_EINVAL,
+                       "offset %lld is out of 0..%lld (the remainder of every "
+                       "ID divided by the increment %lld)",
+                       (long long)q->offset,
+                       (long long)(q->increment > 1 ? q->increment - 1 : 0),
+                       (long long)(q->increment > 1 ? q->increment : 1));
+  if (q->increment > 1 && step < q->increment)
+    return frond__fail(err, FROND_EINVAL,
+                       "step %lld is below the increment %lld: a segment "
+                       "counts numbers, and must hold at least one ID of "
+                       "the tag",
+                       (long long)step, (long long)q->increment);
+  if (q->max > 0 && start > 0 && start > q->max)
+    return frond__fail(err, FROND_EINVAL,
+                       "max %lld is below the start %lld: the tag could "
+                       "issue nothing",
+                       (long long)q->max, (long long)start);
+  return 0;
+}
+
+int frond_store_tag_seq(frond_store *st, const char *tag, frond_tag_seq *out,
+                        frond_error *err) {
+  frond_tag_row row;
+  int rc;
+  if ((rc = frond_store_tag_get(st, tag, &row, err)) != 0)
+    return rc;
+  return frond__store_seq(st, tag, out, err);
+}
+
+int frond_store_tag_set_max(frond_store *st, const char *tag, int64_t max,
+                            frond_error *err) {
+  frond_tag_row row;
+  frond_tag_seq q;
+  int rc;
+  if (max < 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "tag \"%s\": max %lld is below 1 (0: no bound)", tag,
+                       (long long)max);
+  if ((rc = frond_store_tag_get(st, tag, &row, err)) != 0)
+    return rc;
+  /* A lowering below what is out is refused before anything is written
+  ** when the attributes read (a multi: store's members may disagree after
+  ** a set-max that reached some: then each member's write checks). */
+  if (frond__store_seq(st, tag, &q, NULL) == 0 && max > 0 &&
+      (q.max == 0 || max < q.max) && row.max_id - 1 > max)
+    return frond__fail(err, FROND_ETAG_FLOOR,
+                       "tag \"%s\": max %lld is below %lld, the highest ID "
+                       "it may already have issued; a bound only rises "
+                       "once IDs are out",
+                       tag, (long long)max, (long long)(row.max_id - 1));
+  /* The check and the write are one transaction on each database
+  ** (frond__seq_max_set): nothing is written back afterwards. */
+  if ((rc = max_put(st, tag, max, err)) != 0)
+    return rc;
+  FROND__STORE_FAULT(st, "set_max_written");
+  return 0;
 }

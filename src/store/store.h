@@ -76,8 +76,27 @@ enum {
   FROND__STORE_REPAIR,
   /* int64_t *: the largest step one allocation takes (frond://: the
   ** servers' max_range), 0 for none. Default 0. */
-  FROND__STORE_MAX_STEP
+  FROND__STORE_MAX_STEP,
+  /* frond__store_seq_arg *: a tag's bound and stride (store_sql_seq.c). A
+  ** store that does not answer keeps none: the allocator cuts nothing
+  ** (a frond:// store's servers cut the ranges they hand out). */
+  FROND__STORE_SEQ_GET,
+  /* frond__store_seq_arg *: record a tag's bound (seq.max, 0 to drop it),
+  ** keeping its stride, checked against what the tag may have issued and
+  ** written atomically with the check (frond__seq_max_set). */
+  FROND__STORE_MAX_PUT,
+  /* const frond_tag_seq *: what the next xTagCreate records in its
+  ** transaction. */
+  FROND__STORE_CREATE_SEQ,
+  /* frond__store_seq_arg *: record a tag's attributes whole, with no
+  ** check (a multi: store completing a create, or repairing a member). */
+  FROND__STORE_SEQ_SET
 };
+
+typedef struct frond__store_seq_arg {
+  const char *tag;
+  frond_tag_seq seq;
+} frond__store_seq_arg;
 
 typedef struct frond__store_label {
   char engine[16];
@@ -271,6 +290,34 @@ int frond__store_sql_block_put(frond_store *st, const char *tag, int64_t block,
 ** highest mark of any member, the block it was created with (0: none). */
 int frond__store_sql_facts(frond_store *st, const char *tag, int64_t *floor,
                            int64_t *marks, int64_t *block, frond_error *err);
+/* Bounds and strides: the SQL store's frond_tag_seq table on a SQL-layer
+** connection (store_sql_seq.c): create it, read a tag's row ({0, 1, 0}
+** without one), write it whole (NULL or none: no row; inside the
+** caller's transaction), write its max alone (each statement leaves the
+** row whole). */
+int frond__seq_schema(frond_db *db, frond_error *err);
+int frond__seq_get(frond_db *db, const char *tag, frond_tag_seq *q,
+                   frond_error *err);
+int frond__seq_create(frond_db *db, const char *tag, const frond_tag_seq *q,
+                      frond_error *err);
+int frond__seq_max_put(frond_db *db, const char *tag, int64_t max,
+                       frond_error *err);
+/* frond tag set-max on one database: checked and written in one
+** transaction holding the tag's leaf_alloc row (member/members: a multi:
+** member's interleave, members 0 for none). */
+int frond__seq_max_set(frond_db *db, const char *tag, int64_t max, int member,
+                       int members, frond_error *err);
+/* The wrappers (store.c). tag's attributes after an allocation: {0, 1, 0} for none, or a store
+** that keeps none. */
+int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,
+                     frond_error *err);
+/* What the next create records (NULL: none); INVAL with any for a store
+** that keeps none. */
+int frond__store_create_seq(frond_store *st, const frond_tag_seq *q,
+                            frond_error *err);
+/* A create's attributes against its step and start: 0 or INVAL. */
+int frond__store_seq_check(const frond_tag_seq *q, int64_t step, int64_t start,
+                           frond_error *err);
 /* Tests only: skip the members' identity check (to show what it stops). */
 extern int frond__store_multi_nocheck;
 

@@ -577,3 +577,109 @@ int frond__multi_alloc(frond_store *st, const char *tag, int64_t step,
       "multi: no member could allocate for tag \"%s\" (%s: %s)", tag,
       alone[0] ? "why" : "the last", alone[0] ? alone : why);
 }
+
+/* ---- bounds and strides (store_sql_seq.c) ---- */
+
+/* A member's attributes: its SQL store's xControl (op SEQ_GET, MAX_PUT or
+** SEQ_SET) on tag, *q read or written. */
+static int member_seq(frond_store *m, int op, const char *tag, frond_tag_seq *q,
+                      frond_error *err) {
+  frond__store_seq_arg a;
+  int rc;
+  a.tag = tag;
+  a.seq = *q;
+  rc = m->methods->xControl(m, op, &a, err);
+  *q = a.seq;
+  return rc;
+}
+
+/* Every member that answers holds the same attributes (none counts as
+** one). A member that does not answer is skipped for a read (the others
+** vouch: a write needs every member, so attributes are on all of them or
+** refused at one that answers); none answering is STORE. */
+static int multi_seq_get(frond__multi *ms, const char *tag, frond_tag_seq *q,
+                         frond_error *err) {
+  frond_error e;
+  frond_tag_seq v;
+  int i, first = -1;
+  char why[FROND__MULTI_WHY_MAX] = "no member";
+  for (i = 0; i < ms->n; i++) {
+    e.code = 0;
+    e.message[0] = '\0';
+    if (!frond__multi_member_due(&ms->m[i]) ||
+        frond__multi_member_open(ms, i, &e) != 0 ||
+        member_seq(ms->m[i].st, FROND__STORE_SEQ_GET, tag, &v, &e) != 0) {
+      snprintf(why, sizeof(why), "member %d: %.400s", i,
+               e.message[0] ? e.message : ms->m[i].why);
+      continue;
+    }
+    if (first < 0) {
+      first = i;
+      *q = v;
+    } else if (v.max != q->max || v.increment != q->increment ||
+               v.offset != q->offset) {
+      return frond__fail(
+          err, FROND_ESTORE_MEMBER,
+          "tag \"%s\": member %d (%s) records max %lld, increment %lld, "
+          "offset %lld and member %d (%s) max %lld, increment %lld, offset "
+          "%lld (max 0: none); set the max again with every member up "
+          "(frond tag set-max), or delete the tag and create it again",
+          tag, first, ms->m[first].engine, (long long)q->max,
+          (long long)q->increment, (long long)q->offset, i, ms->m[i].engine,
+          (long long)v.max, (long long)v.increment, (long long)v.offset);
+    }
+  }
+  if (first < 0)
+    return frond__fail(err, FROND_ESTORE, "multi: no member answers (%s)", why);
+  return 0;
+}
+
+/* A set-max writes every member, each checked in its own transaction
+** (frond__seq_max_set), even when an earlier one failed or the members
+** disagree (a set-max that reached some of them): that is what repairs
+** them. Then the members are read back: any that failed or still
+** disagrees is named, with the remedy. A member that refused leaves the
+** others with the new max: reads refuse the disagreement (STORE_MEMBER)
+** until a set-max reaches every member, so no node issues under either
+** value meanwhile. */
+static int multi_max_put(frond__multi *ms, const char *tag, int64_t max,
+                         frond_error *err) {
+  frond_tag_seq q;
+  frond_error e;
+  int i, rc, first = 0;
+  for (i = 0; i < ms->n; i++) {
+    q.max = max;
+    q.increment = 1;
+    q.offset = 0;
+    e.code = 0;
+    e.message[0] = '\0';
+    if ((rc = frond__multi_member_open(ms, i, &e)) == 0)
+      rc = member_seq(ms->m[i].st, FROND__STORE_MAX_PUT, tag, &q, &e);
+    if (rc != 0 && first == 0) {
+      first = rc;
+      frond__fail(err, rc,
+                  "multi: member %d (%s): %.600s; the members that took max "
+                  "%lld keep it: run the set-max again with every member up",
+                  i, ms->m[i].engine, e.message, (long long)max);
+    }
+  }
+  if (first != 0)
+    return first;
+  return multi_seq_get(ms, tag, &q, err);
+}
+
+int frond__store_multi_seq(frond__multi *ms, int op, void *arg,
+                           frond_error *err) {
+  frond__store_seq_arg *b = arg;
+  switch (op) {
+  case FROND__STORE_SEQ_GET:
+    return multi_seq_get(ms, b->tag, &b->seq, err);
+  case FROND__STORE_MAX_PUT:
+    return multi_max_put(ms, b->tag, b->seq.max, err);
+  case FROND__STORE_CREATE_SEQ:
+    ms->create_seq = *(const frond_tag_seq *)arg;
+    return 0;
+  default:
+    return FROND_EINVAL;
+  }
+}

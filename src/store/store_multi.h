@@ -41,10 +41,11 @@ typedef struct frond__multi_member {
 typedef struct frond__multi {
   frond_store base;
   int n;
-  unsigned next;           /* round-robin cursor */
-  frond_store_guard *step; /* tag -> the block size seen last */
-  int shared;              /* guards, step and up are another's */
-  int scan;                /* the member a listing in pages reads, -1: none */
+  unsigned next;            /* round-robin cursor */
+  frond_store_guard *step;  /* tag -> the block size seen last */
+  int shared;               /* guards, step and up are another's */
+  int scan;                 /* the member a listing in pages reads, -1: none */
+  frond_tag_seq create_seq; /* what the next create records */
   frond__multi_member m[FROND_STORE_MULTI_MAX];
 } frond__multi;
 
@@ -62,6 +63,10 @@ int frond__multi_member_due(const frond__multi_member *m);
 /* Whether member i may be asked for, or given, the others' marks now: due,
 ** or refused as behind its own marks (its database answers). */
 int frond__multi_member_holds(const frond__multi_member *m);
+/* Bounds and strides (store_multi.c): xControl's FROND__STORE_SEQ_GET,
+** MAX_PUT and CREATE_SEQ. */
+int frond__store_multi_seq(frond__multi *ms, int op, void *arg,
+                           frond_error *err);
 /* Member i worked, or failed with e (skipped for a backoff; logged when
 ** it was up, as a refusal when e is STORE_MEMBER_STALE). */
 void frond__multi_member_up(frond__multi *ms, int i);

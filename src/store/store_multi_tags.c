@@ -348,6 +348,15 @@ static int multi_tag_floor(frond_store *st, const char *tag, int64_t *first,
 ** Members that have the tag already (a create that stopped halfway, or a
 ** single database converted into member 0) keep their rows, and record
 ** the block. */
+/* Write a member's attributes of tag whole (store_sql_seq.c). */
+static int seq_set(frond_store *m, const char *tag, const frond_tag_seq *q,
+                   frond_error *err) {
+  frond__store_seq_arg a;
+  a.tag = tag;
+  a.seq = *q;
+  return m->methods->xControl(m, FROND__STORE_SEQ_SET, &a, err);
+}
+
 static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
                             int64_t start, const char *description,
                             frond_error *err) {
@@ -385,9 +394,11 @@ static int multi_tag_create(frond_store *st, const char *tag, int64_t step,
                        (long long)(start > low ? start : low), (long long)step);
   for (i = 0; i < ms->n; i++) {
     if (have[i]) {
-      rc = frond__store_sql_block_put(ms->m[i].st, tag, step, err);
+      if ((rc = frond__store_sql_block_put(ms->m[i].st, tag, step, err)) == 0)
+        rc = seq_set(ms->m[i].st, tag, &ms->create_seq, err);
       existed++;
-    } else {
+    } else if ((rc = frond__store_create_seq(ms->m[i].st, &ms->create_seq,
+                                             err)) == 0) {
       rc = ms->m[i].st->methods->xTagCreate(ms->m[i].st, tag, step, lstart,
                                             description, err);
     }
@@ -520,10 +531,17 @@ static int all_tags(frond_store **m, int n, frond_tag_row **out, size_t *nout,
 static int repair_tag(frond_store **m, int n, int k, const frond_tag_row *t,
                       frond_repair_fn fn, void *ctx, frond_error *err) {
   frond_tag_row row;
+  frond__store_seq_arg q = {t->tag, {0, 1, 0}};
   int64_t g = 1, floor, marks, block, next, l, from = 0, b = t->step;
-  int i, rc, own = 0;
+  int i, rc, own = 0, seq = 0;
   for (i = 0; i < n; i++) {
     rc = frond__store_tag_get(m[i], t->tag, &row, err);
+    /* Its bound and stride as another member records them (store_sql_seq.c),
+    ** for a row created again on k. */
+    if (rc == 0 && i != k && !seq++ &&
+        (rc = m[i]->methods->xControl(m[i], FROND__STORE_SEQ_GET, &q, err)) !=
+            0)
+      return rc;
     if (rc == 0) {
       next = frond__multi_next(row.max_id, row.step, i, n);
       g = next > g ? next : g;
@@ -548,6 +566,8 @@ static int repair_tag(frond_store **m, int n, int k, const frond_tag_row *t,
                        k, t->tag, (long long)g);
   if (own && from >= l)
     return 0;
+  if (!own && (rc = frond__store_create_seq(m[k], &q.seq, err)) != 0)
+    return rc;
   rc = own ? m[k]->methods->xTagAdvance(m[k], t->tag, l, err)
            : m[k]->methods->xTagCreate(m[k], t->tag, b, l, t->description, err);
   if (rc == 0)
@@ -672,6 +692,10 @@ static int multi_control(frond_store *st, int op, void *arg, frond_error *err) {
   case FROND__STORE_REPAIR:
     r = arg;
     return multi_repair(st, r->member, r->fn, r->ctx, err);
+  case FROND__STORE_SEQ_GET:
+  case FROND__STORE_MAX_PUT:
+  case FROND__STORE_CREATE_SEQ:
+    return frond__store_multi_seq(ms, op, arg, err);
   default:
     return FROND_EINVAL;
   }

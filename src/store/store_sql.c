@@ -46,10 +46,11 @@
 typedef struct sql_store {
   frond_store base;
   frond_db *db;
-  int member, members; /* of a multi: store; members 0: a plain store */
-  int fresh;           /* a member whose database records no place yet */
-  int64_t alloc_min;   /* a member's allocations start at or above it */
-  int64_t alloc_block; /* when its row's step is this block size */
+  int member, members;      /* of a multi: store; members 0: a plain store */
+  int fresh;                /* a member whose database records no place yet */
+  int64_t alloc_min;        /* a member's allocations start at or above it */
+  int64_t alloc_block;      /* when its row's step is this block size */
+  frond_tag_seq create_seq; /* what the next create records (store_sql_seq.c) */
   char spelt[FROND_TAG_MAX + 1]; /* the last allocation's row, as it spells
                                  ** its name ("" when unknown) */
 } sql_store;
@@ -227,7 +228,8 @@ static int sql_ensure_schema(frond_store *st, frond_error *err) {
       (rc = frond__db_ensure_table(s->db, "frond_multi",
                                    my ? TABLE("frond_multi", MULTI_COLS) INNODB
                                       : TABLE("frond_multi", MULTI_COLS),
-                                   err)))
+                                   err)) ||
+      (rc = frond__seq_schema(s->db, err)))
     return rc;
   if (s->members > 0 && (rc = frond__db_ensure_table(
                              s->db, "frond_multi_mark",
@@ -542,7 +544,9 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
                           frond_error *err) {
   frond_db_arg a[4];
   int64_t floor = 0, again = 0, first = start;
+  frond_tag_seq q = SQ(st)->create_seq; /* recorded in the transaction */
   int rc, tries;
+  memset(&SQ(st)->create_seq, 0, sizeof(q));
   a[0] = frond__db_text(tag);
   a[2] = frond__db_int(step);
   a[3] = frond__db_text(description);
@@ -551,8 +555,9 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       return rc;
     if (SQ(st)->members > 0) {
       a[1] = frond__db_int(start);
-      if ((rc = modify(st, INSERT_ROW, a, 4, tag, err)) == 0)
-        rc = floor_put(st, tag, 0, step, err);
+      if ((rc = modify(st, INSERT_ROW, a, 4, tag, err)) == 0 &&
+          (rc = floor_put(st, tag, 0, step, err)) == 0)
+        rc = frond__seq_create(DB(st), tag, &q, err);
       return finish(st, rc, err);
     }
     rc = floor_read(st, tag, 1, &floor, err);
@@ -569,6 +574,8 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
       }
       rc = below_floor(tag, first, again, step, err);
     }
+    if (rc == 0)
+      rc = frond__seq_create(DB(st), tag, &q, err);
     return finish(st, rc, err);
   }
   return frond__fail(err, FROND_ESTORE,
@@ -624,6 +631,8 @@ static int sql_tag_delete(frond_store *st, const char *tag, frond_error *err) {
   if (rc == 0)
     rc = modify(st, "DELETE FROM leaf_alloc WHERE biz_tag = $1", &a, 1, tag,
                 err);
+  if (rc == 0) /* its bound and stride go with it (store_sql_seq.c) */
+    rc = frond__seq_create(s->db, spelt, NULL, err);
   return finish(st, rc, err);
 }
 
@@ -713,11 +722,26 @@ done:
 }
 
 /* The engine and, for a member of a multi: store, its index: what the
-** wrappers time its calls under. The rest is the defaults: tag order (the
-** wrappers' guard holds it to that), the step asked for. */
+** wrappers time its calls under; a tag's bound and stride
+** (store_sql_seq.c). The rest is the defaults: tag order (the wrappers'
+** guard holds it to that), the step asked for. */
 static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
   frond__store_label *l = arg;
-  (void)err;
+  frond__store_seq_arg *q = arg;
+  switch (op) {
+  case FROND__STORE_CREATE_SEQ:
+    SQ(st)->create_seq = *(const frond_tag_seq *)arg;
+    return 0;
+  case FROND__STORE_SEQ_GET:
+    return frond__seq_get(DB(st), q->tag, &q->seq, err);
+  case FROND__STORE_MAX_PUT:
+    return frond__seq_max_set(DB(st), q->tag, q->seq.max, SQ(st)->member,
+                              SQ(st)->members, err);
+  case FROND__STORE_SEQ_SET:
+    return frond__seq_create(DB(st), q->tag, &q->seq, err);
+  default:
+    break;
+  }
   if (op != FROND__STORE_LABEL)
     return FROND_EINVAL;
   snprintf(l->engine, sizeof(l->engine), "%s", frond__db_engine(DB(st)));

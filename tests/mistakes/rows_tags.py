@@ -9,9 +9,11 @@ with another step, an allocator used in a child after fork().
 """
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
+import time
 
 import common
 from common import Failure, check, row
@@ -225,6 +227,100 @@ def store_restore_advance(run):
     # Never back: below what the tag may already have issued.
     run.refused(run.frond(["tag", "advance", "orders", "--to", str(top),
                            "--store", store], d), "TAG_FLOOR")
+
+
+@row("tag-max-lowered",
+     "lowered a bounded tag's max below the IDs it had issued, and kept "
+     "asking for IDs once it ran out")
+def tag_max_lowered(run):
+    d = run.subdir("db")
+    store = sqlite_uri(d)
+    run.ok(["tag", "create", "invoices", "--step", "10", "--max", "60",
+            "--store", store], d)
+    s = run.serve(d, ["--store", store])
+    first = s.ids("/v1/segment/invoices", 35)
+    # The operator thinks the printed form holds two digits... of 30.
+    run.refused(http_error(s, "PATCH", "/v1/tags/invoices", {"max": 30}),
+                "TAG_FLOOR", "max 30")
+    s.stop()
+    run.refused(run.frond(["tag", "set-max", "invoices", "30", "--store",
+                           store], d), "TAG_FLOOR", "max 30")
+    # The bound holds: what is left up to 60, then SEGMENT_EXHAUSTED,
+    # never a wrap, however often the clients ask.
+    rest = []
+    for _ in range(80):
+        r = run.frond(["next", "--segment", "invoices", "--store", store], d)
+        if r.returncode != 0:
+            break
+        rest += [int(x) for x in r.stdout.split()]
+    run.refused(r, "SEGMENT_EXHAUSTED", "invoices", "max 60")
+    check(max(first + rest) <= 60, "an ID above the max: %d"
+          % max(first + rest))
+    run.unique([first, rest])
+
+
+@row("tag-stride-changed",
+     "asked for a stride on a tag that had issued IDs without one, then "
+     "re-created it strided while a client leased ranges of it")
+def tag_stride_changed(run):
+    d = run.subdir("db")
+    store = sqlite_uri(d)
+    run.ok(["tag", "create", "orders", "--step", "10", "--store", store], d)
+    before = cli_ids(run, d, store, "orders", 25)
+    # A stride cannot be put on a tag in use: IDs of two residues.
+    run.refused(run.frond(["tag", "create", "orders", "--step", "10",
+                           "--increment", "2", "--offset", "1", "--store",
+                           store], d), "TAG_EXISTS")
+    s = run.serve(d, ["--store", store])
+    run.refused(http_error(s, "POST", "/v1/tags",
+                           {"tag": "orders", "step": 10, "increment": 2,
+                            "offset": 1}), "TAG_EXISTS")
+    # The way to it: a new tag of the name, above its floor.
+    http_ok(s, "DELETE", "/v1/tags/orders")
+    http_ok(s, "POST", "/v1/tags", {"tag": "orders", "step": 10,
+                                    "increment": 2, "offset": 1})
+    after = s.ids("/v1/segment/orders", 25)
+    # A client that leases ranges would hand out every number: refused.
+    r = run.frond(["next", "--segment", "orders", "--count", "5", "--store",
+                   "frond://127.0.0.1:%d" % s.port], d)
+    run.refused(r, "INVAL", "step by 2")
+    check(all(x % 2 == 1 for x in after), "an even ID: %s" % after)
+    check(min(after) > max(before), "the re-created tag went back: %s"
+          % after)
+    # A second node serving the tag from its buffers when it is deleted
+    # and created strided elsewhere: it notices at its next load (or tag
+    # refresh) and drops the old tag's numbers, instead of issuing every
+    # number to the end of a 1000-number buffer.
+    http_ok(s, "POST", "/v1/tags", {"tag": "ledger", "step": 1000})
+    b = run.serve(run.subdir("b"), ["--store", store])
+    old = b.ids("/v1/segment/ledger", 1)
+    http_ok(s, "DELETE", "/v1/tags/ledger")
+    http_ok(s, "POST", "/v1/tags", {"tag": "ledger", "step": 1000,
+                                    "increment": 2, "offset": 1})
+    # Past a tenth of its segment: the node loads the next one (the new
+    # tag's); once that load is done, no number of the old tag.
+    old += b.ids("/v1/segment/ledger", 150, batch=1)
+    deadline = time.monotonic() + 30
+    while loads(b) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(loads(b) >= 2, "the second node never loaded again")
+    new = b.ids("/v1/segment/ledger", 20, batch=1)
+    new += s.ids("/v1/segment/ledger", 20)
+    b.stop()
+    s.stop()
+    check(all(x % 2 == 1 for x in new), "the second node issued the old "
+          "tag's numbers after loading the new one: %s" % new)
+    run.unique([before, after])
+    run.unique([old, new])
+
+
+def loads(server):
+    """A server's frond_segment_loads_total."""
+    st, body = server.get("/metrics")
+    check(st == 200, "/metrics: %d" % st)
+    m = re.search(rb"^frond_segment_loads_total (\d+)", body, re.M)
+    check(m is not None, "no frond_segment_loads_total in /metrics")
+    return int(m.group(1))
 
 
 # ---- multi: stores ----

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** test_segment_stride.c -- strided tags (--increment K --offset R) through
+** the allocator on a real SQLite file: the residue arithmetic at its
+** edges, every ID R modulo K and in order on every path (singles, the
+** inline call on a handle, batches across segments, threads), with a max
+** that is and is not of the residue, at the end of the bigint range, and
+** ranges refused.
+*/
+#include "testutil.h"
+
+#include "core/seg.h"
+#include "store/store.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/frond-stride-XXXXXX";
+static char uri[300], path[200];
+
+static int setup(void **state) {
+  (void)state;
+  if (mkdtemp(dir) == NULL)
+    return -1;
+  snprintf(path, sizeof(path), "%s/t.db", dir);
+  snprintf(uri, sizeof(uri), "sqlite://%s", path);
+  return 0;
+}
+
+static int teardown(void **state) {
+  char p[300];
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  size_t i;
+  (void)state;
+  for (i = 0; i < 3; i++) {
+    snprintf(p, sizeof(p), "%s%s", path, sfx[i]);
+    unlink(p);
+  }
+  rmdir(dir);
+  return 0;
+}
+
+static void quiet(void *ctx, int level, const char *msg) {
+  (void)ctx;
+  (void)level;
+  (void)msg;
+}
+
+static frond_seg *strided(const char *tag, int64_t step, int64_t start,
+                          int64_t k, int64_t r, int64_t max) {
+  frond_store *st = NULL;
+  frond_seg *s = NULL;
+  frond_seg_options o;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {max, k, r};
+  frond_log_set(quiet, NULL, FROND_LOG_DEBUG);
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, tag, step, start, "", &q, &e),
+                   0);
+  frond_store_close(st);
+  frond_seg_options_init(&o);
+  o.wait_ms = 2000;
+  o.retry_min_ms = 1;
+  o.retry_max_ms = 5;
+  assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
+  return s;
+}
+
+static void test_arithmetic(void **state) {
+  (void)state;
+  assert_int_equal(frond__seg_first(0, 1, 0), 0);
+  assert_int_equal(frond__seg_first(1, 3, 1), 1);
+  assert_int_equal(frond__seg_first(2, 3, 1), 4);
+  assert_int_equal(frond__seg_first(3, 3, 0), 3);
+  assert_int_equal(frond__seg_first(4, 3, 0), 6);
+  assert_int_equal(frond__seg_first(11, 10, 9), 19);
+  /* Past the bigint range: none. */
+  assert_int_equal(frond__seg_first(INT64_MAX, 2, INT64_MAX % 2), INT64_MAX);
+  assert_int_equal(frond__seg_first(INT64_MAX, 2, 1 - INT64_MAX % 2), -1);
+  assert_int_equal(frond__seg_first(INT64_MAX - 1, 3, (INT64_MAX - 2) % 3), -1);
+  /* Counts of [a, b). */
+  assert_int_equal(frond__seg_count(1, 11, 3, 1), 4);   /* 1 4 7 10 */
+  assert_int_equal(frond__seg_count(11, 21, 3, 1), 3);  /* 13 16 19 */
+  assert_int_equal(frond__seg_count(21, 31, 3, 1), 3);  /* 22 25 28 */
+  assert_int_equal(frond__seg_count(1, 11, 10, 0), 1);  /* 10 */
+  assert_int_equal(frond__seg_count(11, 20, 10, 0), 0); /* none */
+  assert_int_equal(frond__seg_count(5, 5, 1, 0), 0);
+  assert_int_equal(frond__seg_count(0, INT64_MAX, 1, 0), INT64_MAX);
+  assert_int_equal(
+      frond__seg_count(INT64_MAX - 10, INT64_MAX, 4, (INT64_MAX - 1) % 4), 3);
+}
+
+/* n singles of tag, each the next number of the residue after prev. */
+static int64_t singles(frond_seg *s, const char *tag, int64_t prev, int64_t k,
+                       int n) {
+  frond_error e = {0, ""};
+  int64_t id;
+  int i;
+  for (i = 0; i < n; i++) {
+    assert_int_equal(frond_seg_next(s, tag, strlen(tag), &id, &e), 0);
+    assert_int_equal(id, prev + k);
+    prev = id;
+  }
+  return prev;
+}
+
+static void test_every_residue_in_order(void **state) {
+  frond_seg *s = strided("odd", 10, 1, 3, 1, 0);
+  frond_seg_tag *h;
+  frond_error e = {0, ""};
+  int64_t ids[50], id, prev;
+  int i;
+  (void)state;
+  /* Singles: 1, 4, 7, ... across segments of ten numbers. */
+  prev = singles(s, "odd", 1 - 3, 3, 40);
+  /* The inline call on a handle goes to the slow path, never start+off. */
+  assert_int_equal(frond_seg_tag_get(s, "odd", 3, &h, &e), 0);
+  for (i = 0; i < 40; i++) {
+    assert_int_equal(frond_seg_tag_next(h, &id, &e), 0);
+    assert_int_equal(id, prev + 3);
+    prev = id;
+  }
+  /* A batch across several segments. */
+  assert_int_equal(frond_seg_next_n(s, "odd", 3, 50, ids, &e), 0);
+  for (i = 0; i < 50; i++) {
+    assert_int_equal(ids[i] % 3, 1);
+    assert_true(i == 0 ? ids[0] > prev : ids[i] == ids[i - 1] + 3);
+  }
+  frond_seg_close(s);
+}
+
+static void test_residue_zero_and_wide(void **state) {
+  frond_seg *s = strided("tens", 10, 1, 10, 0, 0);
+  frond_seg *w = strided("wide", 1000, 1, 1000, 999, 0);
+  (void)state;
+  singles(s, "tens", 0, 10, 30);   /* 10, 20, ... */
+  singles(w, "wide", -1, 1000, 5); /* 999, 1999, ... */
+  frond_seg_close(s);
+  frond_seg_close(w);
+}
+
+static void test_ranges_refused(void **state) {
+  frond_seg *s = strided("rng", 10, 1, 2, 0, 0);
+  frond_error e = {0, ""};
+  int64_t start, id;
+  (void)state;
+  /* Before any load, and after one. */
+  assert_int_equal(frond_seg_range(s, "rng", 3, 4, &start, &e), FROND_EINVAL);
+  assert_non_null(strstr(e.message, "step by 2"));
+  assert_int_equal(frond_seg_next(s, "rng", 3, &id, &e), 0);
+  assert_int_equal(id % 2, 0);
+  assert_int_equal(frond_seg_range(s, "rng", 3, 1, &start, &e), FROND_EINVAL);
+  frond_seg_close(s);
+}
+
+static void expect_exhausted(frond_seg *s, const char *tag) {
+  frond_error e = {0, ""};
+  int64_t id;
+  assert_int_equal(frond_seg_next(s, tag, strlen(tag), &id, &e),
+                   FROND_ESEGMENT_EXHAUSTED);
+}
+
+static void test_max_of_the_residue_or_not(void **state) {
+  frond_seg *a = strided("on", 10, 1, 3, 1, 40);  /* 40 = 1 mod 3 */
+  frond_seg *b = strided("off", 10, 1, 3, 1, 38); /* last ID 37 */
+  frond_seg *c = strided("none", 10, 1, 5, 4, 3); /* no ID at all */
+  (void)state;
+  assert_int_equal(singles(a, "on", -2, 3, 14), 40);
+  expect_exhausted(a, "on");
+  assert_int_equal(singles(b, "off", -2, 3, 13), 37);
+  expect_exhausted(b, "off");
+  expect_exhausted(c, "none");
+  frond_seg_close(a);
+  frond_seg_close(b);
+  frond_seg_close(c);
+}
+
+/* The end of the bigint range: every number of the residue up to the max,
+** in order, then used up. */
+static void test_int64_end(void **state) {
+  int64_t start = INT64_MAX - 100, max = INT64_MAX - 40, k = 7;
+  int64_t r = (INT64_MAX - 50) % 7, want = frond__seg_first(start, k, r), id;
+  frond_seg *s = strided("end", 30, start, k, r, max);
+  frond_error e = {0, ""};
+  frond_seg_tag *h;
+  frond_tag_info v;
+  frond_tag_seq q;
+  int64_t left;
+  (void)state;
+  assert_int_equal(frond_seg_tag_get(s, "end", 3, &h, &e), 0);
+  for (; want <= max; want += k) {
+    assert_int_equal(frond_seg_next(s, "end", 3, &id, &e), 0);
+    assert_int_equal(id, want);
+    /* Described in numbers without passing the bigint range. */
+    frond_seg_tag_info(h, &v);
+    assert_true(v.current.ready && v.current.pos <= v.current.end);
+    frond_seg_tag_seq(h, &q, &left);
+    assert_true(q.max == max && q.increment == k && q.offset == r);
+    assert_int_equal(left, (max - id) / k);
+  }
+  expect_exhausted(s, "end");
+  frond_seg_tag_seq(h, &q, &left);
+  assert_true(q.max == max && q.increment == k && left == 0);
+  frond_seg_close(s);
+}
+
+/* Threads on one handle: every ID of the residue, none twice. */
+#define THREADS 4
+#define PER 5000
+typedef struct worker {
+  frond_seg_tag *h;
+  int64_t ids[PER];
+  int failed;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  frond_error e = {0, ""};
+  int i;
+  for (i = 0; i < PER; i++)
+    if (frond_seg_tag_next(w->h, &w->ids[i], &e) != 0)
+      w->failed++;
+  return NULL;
+}
+
+static int cmp(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_threads(void **state) {
+  frond_seg *s = strided("mt", 100, 1, 4, 3, 0);
+  static worker w[THREADS];
+  static int64_t all[THREADS * PER];
+  pthread_t th[THREADS];
+  frond_error e = {0, ""};
+  frond_seg_tag *h;
+  int i, j;
+  (void)state;
+  assert_int_equal(frond_seg_tag_get(s, "mt", 2, &h, &e), 0);
+  for (i = 0; i < THREADS; i++) {
+    w[i].h = h;
+    w[i].failed = 0;
+    assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+  }
+  for (i = 0; i < THREADS; i++)
+    pthread_join(th[i], NULL);
+  for (i = 0; i < THREADS; i++) {
+    assert_int_equal(w[i].failed, 0);
+    for (j = 0; j < PER; j++) {
+      assert_int_equal(w[i].ids[j] % 4, 3);
+      assert_true(j == 0 || w[i].ids[j] > w[i].ids[j - 1]);
+      all[i * PER + j] = w[i].ids[j];
+    }
+  }
+  qsort(all, THREADS * PER, sizeof all[0], cmp);
+  for (i = 1; i < THREADS * PER; i++)
+    assert_true(all[i] > all[i - 1]);
+  frond_seg_close(s);
+}
+
+static void test_create_rules(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, 4, 4}, got;
+  (void)state;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  /* The offset is a remainder: below the increment. */
+  assert_int_equal(frond_store_tag_create_seq(st, "r1", 10, 0, "", &q, &e),
+                   FROND_EINVAL);
+  q.offset = -1;
+  assert_int_equal(frond_store_tag_create_seq(st, "r1", 10, 0, "", &q, &e),
+                   FROND_EINVAL);
+  /* The step counts numbers: at least the increment. */
+  q.offset = 1;
+  assert_int_equal(frond_store_tag_create_seq(st, "r1", 3, 0, "", &q, &e),
+                   FROND_EINVAL);
+  assert_non_null(strstr(e.message, "below the increment"));
+  assert_int_equal(frond_store_tag_seq(st, "r1", &got, &e),
+                   FROND_ETAG_NOT_FOUND);
+  assert_int_equal(frond_store_tag_create_seq(st, "r1", 4, 0, "", &q, &e), 0);
+  assert_int_equal(frond_store_tag_seq(st, "r1", &got, &e), 0);
+  assert_true(got.max == 0 && got.increment == 4 && got.offset == 1);
+  /* Nor can the step go below it later. */
+  assert_int_equal(frond_store_tag_set_step(st, "r1", 3, &e), FROND_EINVAL);
+  assert_int_equal(frond_store_tag_set_step(st, "r1", 8, &e), 0);
+  /* A bound set later keeps the stride; dropped, the stride stays. */
+  assert_int_equal(frond_store_tag_set_max(st, "r1", 1000, &e), 0);
+  assert_int_equal(frond_store_tag_set_max(st, "r1", 0, &e), 0);
+  assert_int_equal(frond_store_tag_seq(st, "r1", &got, &e), 0);
+  assert_true(got.max == 0 && got.increment == 4 && got.offset == 1);
+  /* Deleted and created again plainly: no stride left behind. */
+  assert_int_equal(frond_store_tag_delete(st, "r1", &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "r1", 4, 0, "", &e), 0);
+  assert_int_equal(frond_store_tag_seq(st, "r1", &got, &e), 0);
+  assert_true(got.max == 0 && got.increment == 1 && got.offset == 0);
+  frond_store_close(st);
+}
+
+/* A tag in use, deleted and created again strided elsewhere between two
+** refreshes: the allocator's buffers hold the old tag's every number.
+** The next refresh sees the new stride and drops them: the next ID is of
+** the new residue, above every number of the old tag. */
+static void test_recreated_strided(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, 2, 1};
+  frond_seg *s = strided("again", 1000, 1, 1, 0, 0);
+  int64_t id = 0, old = 0;
+  int i;
+  (void)state;
+  assert_int_equal(frond_seg_next(s, "again", 5, &old, &e), 0);
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_delete(st, "again", &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, "again", 1000, 0, "", &q, &e),
+                   0);
+  frond_store_close(st);
+  assert_int_equal(frond_seg_refresh(s, &e), 0);
+  for (i = 0; i < 20; i++) {
+    assert_int_equal(frond_seg_next(s, "again", 5, &id, &e), 0);
+    assert_int_equal(id % 2, 1);
+    assert_true(id > 1000);
+  }
+  frond_seg_close(s);
+}
+
+/* A start whose first segment passes the end of the bigint range is
+** refused at create (it would issue nothing, and its first ID could not
+** be told); the last start that fits is taken. */
+static void test_start_at_the_end(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, INT32_MAX, 5};
+  (void)state;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, "far", INT32_MAX,
+                                              INT64_MAX - 807, "", &q, &e),
+                   FROND_EINVAL);
+  assert_non_null(strstr(e.message, "bigint"));
+  q.increment = 2;
+  q.offset = 1;
+  assert_int_equal(
+      frond_store_tag_create_seq(st, "far", 10, INT64_MAX - 9, "", &q, &e),
+      FROND_EINVAL);
+  assert_int_equal(
+      frond_store_tag_create_seq(st, "far", 10, INT64_MAX - 10, "", &q, &e), 0);
+  frond_store_close(st);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_arithmetic),
+      cmocka_unit_test(test_every_residue_in_order),
+      cmocka_unit_test(test_residue_zero_and_wide),
+      cmocka_unit_test(test_ranges_refused),
+      cmocka_unit_test(test_max_of_the_residue_or_not),
+      cmocka_unit_test(test_int64_end),
+      cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_create_rules),
+      cmocka_unit_test(test_recreated_strided),
+      cmocka_unit_test(test_start_at_the_end),
+  };
+  return frond_run_tests(tests, setup, teardown);
+}
