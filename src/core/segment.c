@@ -272,7 +272,7 @@ static int take(frond_seg *s, seg_tag *t, size_t n, int64_t *out, int nowait,
                 frond_error *err) {
   int64_t deadline = 0, more;
   uint64_t w, off, k = 0, got, seen = UINT64_MAX;
-  seg_pos p;
+  seg_pos p = {0};
   int rc, asked = 0;
   for (;;) {
     if ((rc = position(t, &p, err)) != 0)
@@ -368,7 +368,7 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
                       int nowait, frond_error *err) {
   int64_t deadline = 0;
   uint64_t off, seen = UINT64_MAX;
-  seg_pos p;
+  seg_pos p = {0};
   int rc;
   for (;;) {
     if ((rc = position(t, &p, err)) != 0)

@@ -94,7 +94,7 @@ static void test_arithmetic(void **state) {
 static int64_t singles(frond_seg *s, const char *tag, int64_t prev, int64_t k,
                        int n) {
   frond_error e = {0, ""};
-  int64_t id;
+  int64_t id = -1;
   int i;
   for (i = 0; i < n; i++) {
     assert_int_equal(frond_seg_next(s, tag, strlen(tag), &id, &e), 0);
@@ -108,7 +108,7 @@ static void test_every_residue_in_order(void **state) {
   frond_seg *s = strided("odd", 10, 1, 3, 1, 0);
   frond_seg_tag *h;
   frond_error e = {0, ""};
-  int64_t ids[50], id, prev;
+  int64_t ids[50], id = -1, prev;
   int i;
   (void)state;
   /* Singles: 1, 4, 7, ... across segments of ten numbers. */
@@ -155,7 +155,7 @@ static void test_ranges_refused(void **state) {
 
 static void expect_exhausted(frond_seg *s, const char *tag) {
   frond_error e = {0, ""};
-  int64_t id;
+  int64_t id = -1;
   assert_int_equal(frond_seg_next(s, tag, strlen(tag), &id, &e),
                    FROND_ESEGMENT_EXHAUSTED);
 }
