@@ -28,6 +28,7 @@
 #include "server/server.h"
 #include "server/tls.h"
 #include "server/acl.h"
+#include "server/ready.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -90,52 +91,66 @@ static void on_watchdog(uv_timer_t *t) {
   frond__watchdog_check(t->data, uv_now(t->loop));
 }
 
+/* Each kind's readiness, logged when its reason changes; srv->ready and
+** systemd's status follow every configured kind (ready.c). Main thread. */
+static void readiness(frond__server *srv) {
+  static frond__ready_reason was[FROND__KINDS] = {FROND__READY_OK,
+                                                  FROND__READY_OK};
+  frond__ready_facts f;
+  frond__ready_reason r[FROND__KINDS];
+  char line[400], status[300];
+  int k, ready;
+  frond__ready_facts_get(srv, &f);
+  frond__ready_eval(&f, r);
+  for (k = 0; k < FROND__KINDS; k++) {
+    if (r[k] == was[k])
+      continue;
+    frond__ready_describe(&f, k, r[k], line, sizeof line);
+    if (r[k] == FROND__READY_OK)
+      frond_log(FROND_LOG_INFO, "%s IDs: ready", frond__ready_kind_name(k));
+    else if (r[k] != FROND__READY_NO_STORE)
+      frond_log(FROND_LOG_WARN, "%s IDs: %s", frond__ready_kind_name(k), line);
+    was[k] = r[k];
+  }
+  ready = frond__ready_all(r);
+  if (atomic_exchange(&srv->ready, ready) != ready) {
+    frond__ready_summary(&f, r, status, sizeof status);
+    if (ready)
+      frond_log(FROND_LOG_INFO, "ready: yes");
+    else
+      frond_log(FROND_LOG_WARN, "ready: no (%s)",
+                status + strlen("not ready: "));
+    frond__notify_status(srv, status);
+  }
+}
+
 /* Once a second: retry an unreached store (every few seconds), update
 ** readiness, sample rates. */
 static void on_tick(uv_timer_t *t) {
   frond__server *srv = t->data;
   frond_seg *seg = srv->seg;
   static unsigned ticks;
-  const char *why = NULL; /* why not ready */
-  int ready;
   frond__formats_tick(srv);
   frond__store_id_tick(srv);
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
     /* Retried whatever the failure: the server runs already, and a
     ** database made or a password fixed meanwhile is taken up. */
-    if (open_seg(srv, &err) == 0)
+    if (open_seg(srv, &err) == 0) {
+      atomic_store(&srv->store_refusing, 0);
       frond_log(FROND_LOG_INFO, "store reached: segment IDs available");
-    else if (frond__db_transient(err.code))
+    } else if (frond__db_transient(err.code)) {
+      atomic_store(&srv->store_refusing, 0);
       frond_log(FROND_LOG_WARN, "store still not reached: %s", err.message);
-    else
+    } else {
+      atomic_store(&srv->store_refusing, err.code);
       frond_log(FROND_LOG_ERROR,
                 "store refuses: %s: %s (fix the store or the configuration; "
                 "retrying)",
                 frond_err_name(err.code), err.message);
-    seg = srv->seg;
+    }
   }
-  if (srv->seg_enabled && seg == NULL) {
-    why = "store not reached";
-  } else if (seg != NULL) {
-    frond_seg_stats ss;
-    frond_seg_stats_get(seg, &ss);
-    if (!ss.store_ok)
-      why = "store not reached";
-  }
-  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0)
-    why = "node ID not held";
-  ready = why == NULL;
-  if (atomic_exchange(&srv->ready, ready) != ready) {
-    char status[64];
-    if (ready)
-      frond_log(FROND_LOG_INFO, "ready: yes");
-    else
-      frond_log(FROND_LOG_WARN, "ready: no (%s)", why);
-    snprintf(status, sizeof status, "%s%s",
-             ready ? "ready" : "not ready: ", ready ? "" : why);
-    frond__notify_status(srv, status);
-  }
+  readiness(srv);
   frond__rates_sample(srv, 1.0);
 }
 
@@ -414,11 +429,12 @@ static int start(frond__server *srv) {
     if (open_listeners(srv, w, &err) != 0)
       goto fail;
   }
-  atomic_store(&srv->ready, !srv->seg_enabled);
-  if (srv->seg != NULL) {
-    frond_seg_stats ss;
-    frond_seg_stats_get(srv->seg, &ss);
-    atomic_store(&srv->ready, ss.store_ok);
+  {
+    frond__ready_facts f;
+    frond__ready_reason why[FROND__KINDS];
+    frond__ready_facts_get(srv, &f);
+    frond__ready_eval(&f, why);
+    atomic_store(&srv->ready, frond__ready_all(why));
   }
   for (i = 0; i < srv->nworkers; i++) {
     if ((r = frond__worker_start(&srv->workers[i])) != 0) {
@@ -544,9 +560,15 @@ int frond__cli_serve(int argc, char **argv) {
     }
 #endif
     /* Listening, node ID held: the unit is started. */
-    frond__notify_ready(&srv, atomic_load(&srv.ready)
-                                  ? "ready"
-                                  : "not ready: store not reached");
+    {
+      char status[300];
+      frond__ready_facts f;
+      frond__ready_reason r[FROND__KINDS];
+      frond__ready_facts_get(&srv, &f);
+      frond__ready_eval(&f, r);
+      frond__ready_summary(&f, r, status, sizeof status);
+      frond__notify_ready(&srv, status);
+    }
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
     uv_close((uv_handle_t *)&sig_term, NULL);
