@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""
+test_ready.py -- readiness per kind of ID, and riding out a ZooKeeper
+outage (docs/coordinators.md, "How long can the coordinator be down?").
+
+- Without a store, segment IDs are not a configured kind: /readyz is 200,
+  /readyz?kind=segment 503 "no store configured"; RESP's INFO and the
+  status page say the same.
+- The recipe, scaled down: two nodes on one ZooKeeper with window_ms
+  20000 and a session longer than the window. ZooKeeper is stopped for
+  8 s (less than half the window): both nodes go on issuing, every
+  request answered, /readyz?kind=snowflake and ?kind=segment stay 200.
+  Then it is stopped until the fence is used up: snowflake goes 503
+  "stopped at its fence" while segment stays 200; ZooKeeper back,
+  snowflake is ready again. Every ID collected is unique, each node's
+  increasing.
+"""
+import json
+import os
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frondtest as ft  # noqa: E402
+from frondtest import check  # noqa: E402
+
+WINDOW_MS = 20000
+OUTAGE_S = 8  # under window_ms / 2 + max_ahead (1 s): no stop
+# maxSessionTimeout is 20 ticks: 40 s, above the window, so that the
+# fence is what stops a node, never the session.
+TICK_MS = 2000
+SESSION_MS = 40000
+
+
+def ready(s, kind=None):
+    st, _, b = s.request("GET", "/readyz" + ("?kind=" + kind if kind else ""))
+    return st, b.decode()
+
+
+def wait_for(what, cond, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.1)
+    check(cond(), "timed out waiting for " + what)
+
+
+def test_without_store():
+    s = ft.Server(store="none", resp=True)
+    try:
+        st, b = ready(s)
+        check(st == 200 and b == "ready\nsnowflake: ready\nsegment: not "
+              "ready: no store configured (store = none)\n", (st, b))
+        st, b = ready(s, "segment")
+        check(st == 503 and b == "not ready: no store configured\nsegment: "
+              "not ready: no store configured (store = none)\n", (st, b))
+        check(ready(s, "snowflake")[0] == 200, "snowflake")
+        m = s.request("GET", "/metrics")[2].decode()
+        check("\nfrond_ready 1\n" in m and
+              '\nfrond_ready{kind="snowflake"} 1\n' in m, m)
+        check('frond_ready{kind="segment"}' not in m,
+              "a kind that is not configured has no frond_ready series")
+        check('\nfrond_ready_reason{kind="segment",reason="no_store"} 1\n'
+              in m, "segment reason")
+        page = s.request("GET", "/")[2].decode()
+        check("id=ready-snowflake>yes<" in page and
+              "id=ready-segment>no<" in page and
+              "no store configured" in page, "status page")
+        r = socket.create_connection(("127.0.0.1", s.resp_port), timeout=5)
+        r.sendall(b"INFO snowflake segment\r\n")
+        info = b""
+        while b"ready_reason:no_store" not in info:
+            d = r.recv(65536)
+            check(d, "INFO: %r" % info)
+            info += d
+        check(b"\r\nready:1\r\nready_reason:ready\r\n" in info and
+              b"\r\nready:0\r\nready_reason:no_store\r\n" in info, info)
+        r.close()
+    finally:
+        s.close()
+
+
+class Fleet:
+    """Two nodes on one ZooKeeper, each with a segment tag; every ID they
+    answer is kept, per node."""
+
+    def __init__(self, zk):
+        uri = zk.uri(extra="report_ms=500&connect_ms=3000&session_ms=%d"
+                     "&window_ms=%d" % (SESSION_MS, WINDOW_MS))
+        self.nodes = []
+        self.ids = {}
+        for _ in range(2):
+            s = ft.Server(extra=["--coordinator", uri], tags={"orders": 1000},
+                          threads=1)
+            self.nodes.append(s)
+            self.ids[s.port] = []
+        for s in self.nodes:
+            wait_for("ready", lambda: ready(s)[0] == 200, 60)
+
+    def issue(self, s):
+        """Ask s for 20 snowflake IDs; the status, and the IDs kept."""
+        st, _, b = s.request("GET", "/v1/snowflake?count=20")
+        if st == 200:
+            self.ids[s.port] += [int(i) for i in json.loads(b)["ids"]]
+        return st, b
+
+    def segment(self, s):
+        return s.request("GET", "/v1/segment/orders")[0]
+
+    def check_ids(self):
+        every = []
+        for port, ids in self.ids.items():
+            check(ids == sorted(set(ids)),
+                  "node %d: IDs not strictly increasing" % port)
+            every += ids
+        check(len(every) == len(set(every)),
+              "%d duplicate IDs" % (len(every) - len(set(every))))
+        return len(every)
+
+    def close(self):
+        for s in self.nodes:
+            s.close()
+
+
+@ft.with_server("zookeeper", tick_ms=TICK_MS)
+def test_zookeeper_outage(zk):
+    f = Fleet(zk)
+    try:
+        # 1. An outage shorter than half the window: nothing stops.
+        zk.stop()
+        t0 = time.monotonic()
+        rounds = 0
+        while time.monotonic() - t0 < OUTAGE_S and rounds < 5000:
+            rounds += 1
+            for s in f.nodes:
+                st, b = f.issue(s)
+                check(st == 200, "snowflake refused %.1f s into the outage: "
+                      "%d %r" % (time.monotonic() - t0, st, b))
+                check(f.segment(s) == 200, "segment refused")
+                for kind in ("snowflake", "segment"):
+                    st, b = ready(s, kind)
+                    check(st == 200, "%s not ready %.1f s into the outage: %r"
+                          % (kind, time.monotonic() - t0, b))
+        # The body says the node rides it out, and for how long at most.
+        st, b = ready(f.nodes[0], "snowflake")
+        check(st == 200 and "coordinator not reached for" in b and
+              "issuing up to its fence" in b, b)
+        before = f.check_ids()
+        check(before > 0, "no ID issued")
+        zk.start(zk.port)
+        for s in f.nodes:
+            wait_for("coordinator reached again",
+                     lambda: ready(s, "snowflake")[1] ==
+                     "ready\nsnowflake: ready\n", 60)
+            check(f.issue(s)[0] == 200, "after the outage")
+
+        # 2. An outage longer than the window: snowflake stops at the
+        # fence, with that reason; segment IDs stay ready.
+        zk.stop()
+        t0 = time.monotonic()
+        a = f.nodes[0]
+        deadline = t0 + WINDOW_MS / 1000 + 30
+        while time.monotonic() < deadline:
+            st, _ = f.issue(a)
+            if ready(a, "snowflake")[0] == 503:
+                break
+            check(st == 200, "refused while ready")
+            time.sleep(0.05)
+        took = time.monotonic() - t0
+        st, b = ready(a, "snowflake")
+        check(st == 503 and b.startswith(
+            "not ready: node ID held, stopped at its fence: coordinator not "
+            "reached\nsnowflake: not ready: node ID held, stopped at its "
+            "fence: coordinator not reached (for ") and
+            "window_ms 20000 used up" in b, (took, b))
+        check(took >= OUTAGE_S, "stopped after %.1f s only" % took)
+        st, _ = f.issue(a)
+        check(st == 503, "snowflake IDs issued past the fence: %d" % st)
+        st, b = ready(a, "segment")
+        check(st == 200 and b == "ready\nsegment: ready\n", b)
+        check(f.segment(a) == 200, "segment IDs stopped with ZooKeeper")
+        st, b = ready(a)
+        check(st == 503 and b.startswith("not ready: node ID held, stopped "
+                                         "at its fence"), b)
+        m = a.request("GET", "/metrics")[2].decode()
+        check('\nfrond_ready_reason{kind="snowflake",reason="fence_reached"} '
+              '1\n' in m and '\nfrond_ready{kind="snowflake"} 0\n' in m and
+              '\nfrond_ready{kind="segment"} 1\n' in m, "metrics")
+        page = a.request("GET", "/")[2].decode()
+        check("id=ready-snowflake>no<" in page and
+              "stopped at its fence" in page, "status page")
+
+        # 3. ZooKeeper back: ready again by itself, IDs above the fence.
+        zk.start(zk.port)
+        for s in f.nodes:
+            wait_for("snowflake ready after ZooKeeper returned",
+                     lambda: ready(s, "snowflake")[0] == 200, 90)
+            for _ in range(5):
+                check(f.issue(s)[0] == 200, "after ZooKeeper returned")
+        total = f.check_ids()
+        check(total > before, "no ID after the outages")
+        print("%d IDs from 2 nodes, none repeated; snowflake stopped %.1f s "
+              "into the second outage" % (total, took))
+    finally:
+        f.close()
+
+
+if __name__ == "__main__":
+    ft.main([test_without_store, test_zookeeper_outage])
