@@ -44,11 +44,13 @@ static const char *const TEXTS[] = {
 static const char *const KINDS[FROND__KINDS] = {"snowflake", "segment"};
 
 /* The reasons each kind can have, in the order metrics list them. */
-static const frond__ready_reason SF_REASONS[] = {
-    FROND__READY_OK,          FROND__READY_DRAINING,
-    FROND__READY_NODE_NOT_HELD, FROND__READY_FENCE_REACHED,
-    FROND__READY_COORD_NOT_REACHED, FROND__READY_LAYOUT_CHANGED,
-    FROND__READY_CLOCK_BEHIND};
+static const frond__ready_reason SF_REASONS[] = {FROND__READY_OK,
+                                                 FROND__READY_DRAINING,
+                                                 FROND__READY_NODE_NOT_HELD,
+                                                 FROND__READY_FENCE_REACHED,
+                                                 FROND__READY_COORD_NOT_REACHED,
+                                                 FROND__READY_LAYOUT_CHANGED,
+                                                 FROND__READY_CLOCK_BEHIND};
 static const frond__ready_reason SEG_REASONS[] = {
     FROND__READY_OK, FROND__READY_DRAINING, FROND__READY_STORE_NOT_REACHED,
     FROND__READY_STORE_REFUSING, FROND__READY_NO_STORE};
@@ -153,8 +155,9 @@ void frond__ready_describe(const frond__ready_facts *f, int kind,
     break;
   case FROND__READY_NODE_NOT_HELD:
     if (f->coord_lost)
-      snprintf(more, sizeof more, "the coordinator gave it to another holder "
-                                  "or lost it; taking it back");
+      snprintf(more, sizeof more,
+               "the coordinator gave it to another holder "
+               "or lost it; taking it back");
     else if (f->validity_expired)
       snprintf(more, sizeof more,
                "coordinator not reached for %llds, longer than the %lld ms "
@@ -168,12 +171,12 @@ void frond__ready_describe(const frond__ready_facts *f, int kind,
              secs(quiet), (long long)f->window_ms);
     break;
   case FROND__READY_CLOCK_BEHIND:
-    snprintf(more, sizeof more,
-             "the wall clock is %lld ms behind what this node ID issued",
-             (long long)((f->resume_after_ms > f->high_water_ms
-                              ? f->resume_after_ms
-                              : f->high_water_ms) -
-                         f->now_ms));
+    snprintf(
+        more, sizeof more,
+        "the wall clock is %lld ms behind what this node ID issued",
+        (long long)((f->resume_after_ms > f->high_water_ms ? f->resume_after_ms
+                                                           : f->high_water_ms) -
+                    f->now_ms));
     break;
   case FROND__READY_STORE_REFUSING:
     snprintf(more, sizeof more, "%s; retrying",
@@ -185,8 +188,9 @@ void frond__ready_describe(const frond__ready_facts *f, int kind,
   default:
     break;
   }
-  snprintf(out, cap, "%s%s%s%s%s", r == FROND__READY_OK ? "" : "not ready: ",
-           frond__ready_text(r), more[0] ? " (" : "", more, more[0] ? ")" : "");
+  snprintf(out, cap, "%s%s%s%s%s",
+           r == FROND__READY_OK ? "" : "not ready: ", frond__ready_text(r),
+           more[0] ? " (" : "", more, more[0] ? ")" : "");
 }
 
 void frond__ready_facts_get(frond__server *srv, frond__ready_facts *f) {
@@ -258,10 +262,9 @@ int frond__ready_body(frond__server *srv, int kind, frond__buf *b) {
     frond__ready_describe(&f, k, r[k], line[k], sizeof line[k]);
   if (kind >= 0) {
     ok = r[kind] == FROND__READY_OK;
-    frond__buf_printf(b, "%s%s\n%s: %s\n",
-                      ok || f.draining ? "" : "not ready: ",
-                      ok ? "ready" : frond__ready_text(r[kind]), KINDS[kind],
-                      line[kind]);
+    frond__buf_printf(
+        b, "%s%s\n%s: %s\n", ok || f.draining ? "" : "not ready: ",
+        ok ? "ready" : frond__ready_text(r[kind]), KINDS[kind], line[kind]);
     return ok ? 200 : 503;
   }
   ok = frond__ready_all(r) && !f.draining;

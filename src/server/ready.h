@@ -47,17 +47,17 @@ typedef enum frond__ready_reason {
 typedef struct frond__ready_facts {
   int draining;
   /* snowflake */
-  int fenced;             /* a coordinator keeps a fence for this node */
-  int coord_state;        /* frond_coord_state; 0 without a coordinator */
-  int coord_lost;         /* the coordinator said the claim is gone */
-  int validity_expired;   /* not confirmed within the session/lease */
-  int coord_error;        /* the fencer's last round failed with it; 0: ok */
-  int64_t last_write_ms;  /* last confirmed fence write, 0: none */
-  int64_t fence_ms;       /* durable fence; INT64_MAX: none */
-  int64_t window_ms;      /* the coordinator's window_ms */
-  int64_t validity_ms;    /* session timeout, 9/10 of a lease; 0: none */
+  int fenced;              /* a coordinator keeps a fence for this node */
+  int coord_state;         /* frond_coord_state; 0 without a coordinator */
+  int coord_lost;          /* the coordinator said the claim is gone */
+  int validity_expired;    /* not confirmed within the session/lease */
+  int coord_error;         /* the fencer's last round failed with it; 0: ok */
+  int64_t last_write_ms;   /* last confirmed fence write, 0: none */
+  int64_t fence_ms;        /* durable fence; INT64_MAX: none */
+  int64_t window_ms;       /* the coordinator's window_ms */
+  int64_t validity_ms;     /* session timeout, 9/10 of a lease; 0: none */
   int64_t resume_after_ms; /* another holder's fence to start above */
-  int64_t high_water_ms;  /* the generator's last issued time */
+  int64_t high_water_ms;   /* the generator's last issued time */
   int64_t max_ahead_ms;
   int64_t now_ms;
   /* segment */

@@ -36,8 +36,7 @@ static void expect(const frond__ready_facts *f, frond__ready_reason sf,
                       frond__ready_label(seg));
 }
 
-static void line(const frond__ready_facts *f, int kind, char *out,
-                 size_t cap) {
+static void line(const frond__ready_facts *f, int kind, char *out, size_t cap) {
   frond__ready_reason r[FROND__KINDS];
   frond__ready_eval(f, r);
   frond__ready_describe(f, kind, r[kind], out, cap);
