@@ -53,10 +53,10 @@
 #define NAP_IDLE_MAX_MS 1000
 
 static int64_t report_interval_ms(const frond_coord *c) {
-  int64_t ms = c->t.report_ms;
+  int64_t ms = c->t.report_ms, v = atomic_load(&c->validity_ms);
   /* Renew well before the validity runs out: at a third of it. */
-  if (c->validity_ms > 0 && c->validity_ms / 3 < ms)
-    ms = c->validity_ms / 3;
+  if (v > 0 && v / 3 < ms)
+    ms = v / 3;
   return ms > 0 ? ms : 1;
 }
 
@@ -101,7 +101,7 @@ void frond__coord_fence_hist_get(frond_coord *c, frond__coord_fence_hist *h) {
 
 /* Write fence t: cache, coordinator, then (on success) the generator. */
 static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
-  int64_t sent_ns;
+  int64_t sent_ns, validity;
   int rc;
   if (t > atomic_load(&c->sent_ms)) {
     if ((rc = frond__coord_cache_store(c, t, err)) != 0)
@@ -117,8 +117,8 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
     if (t > atomic_load(&c->durable_ms) ||
         atomic_load(&c->durable_ms) == INT64_MAX)
       atomic_store(&c->durable_ms, t);
-    if (c->validity_ms > 0)
-      atomic_store(&c->valid_until_ns, sent_ns + c->validity_ms * 1000000);
+    if ((validity = atomic_load(&c->validity_ms)) > 0)
+      atomic_store(&c->valid_until_ns, sent_ns + validity * 1000000);
     atomic_store(&c->last_write_ms, frond__coord_now(c));
     atomic_fetch_add(&c->fence_writes, 1);
     frond__gen_set_fence(c->gen, atomic_load(&c->durable_ms));

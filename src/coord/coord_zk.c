@@ -74,7 +74,7 @@ static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
   pthread_mutex_init(&z->mu, NULL);
   frond__cond_init(&z->cv);
   atomic_init(&z->expired, 0);
-  c->validity_ms = c->t.session_ms;
+  atomic_store(&c->validity_ms, c->t.session_ms);
   zoo_set_debug_level(getenv("FROND_ZK_DEBUG") ? ZOO_LOG_LEVEL_INFO : 0);
   return frond__zk_connect(z, err);
 }

@@ -213,7 +213,7 @@ void frond__ready_facts_get(frond__server *srv, frond__ready_facts *f) {
     f->last_write_ms = atomic_load(&c->last_write_ms);
     f->fence_ms = atomic_load(&c->durable_ms);
     f->window_ms = c->t.window_ms;
-    f->validity_ms = c->validity_ms;
+    f->validity_ms = atomic_load(&c->validity_ms);
     f->resume_after_ms = atomic_load(&c->resume_after_ms);
   }
   f->seg_enabled = srv->seg_enabled;
