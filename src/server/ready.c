@@ -75,6 +75,18 @@ int frond__ready_kind_parse(const char *s, size_t len) {
   return -1;
 }
 
+int64_t frond__ready_next_unit_ms(const frond__ready_facts *f) {
+  int64_t unit = f->unit_ms > 0 ? f->unit_ms : 1;
+  int64_t now = f->now_ms - f->epoch_ms;
+  int64_t at = f->epoch_ms + (now >= 0 ? now - now % unit : 0);
+  /* A node that borrowed ahead of the clock (up to max_ahead) goes on
+  ** above its last unit: counted as spent, so that a busy node is not
+  ** ready one unit early rather than one unit late. */
+  if (f->high_water_ms >= at)
+    at = f->high_water_ms + unit;
+  return at;
+}
+
 static frond__ready_reason snowflake(const frond__ready_facts *f) {
   /* Above another holder's fence (a regain, a takeover): NODE_ID_LOST
   ** until the wall clock comes within max_ahead of it, as
@@ -99,11 +111,11 @@ static frond__ready_reason snowflake(const frond__ready_facts *f) {
   default:
     return FROND__READY_NODE_NOT_HELD;
   }
-  /* The fence is not moved while the generator sleeps, so a fence below
-  ** the clock is a stop only while the coordinator does not answer: an
-  ** idle node whose coordinator answers extends it at the first call. */
-  if (f->fenced && f->coord_error != 0 && f->fence_ms != INT64_MAX &&
-      f->fence_ms <= f->now_ms)
+  /* What the generator would do now, whether or not a fence write is in
+  ** flight (a hung coordinator call finishes late, if ever): stopped once
+  ** the durable fence is below the next unit it may issue. */
+  if (f->fenced && f->fence_ms != INT64_MAX &&
+      frond__ready_next_unit_ms(f) > f->fence_ms)
     return FROND__READY_FENCE_REACHED;
   if (f->high_water_ms > f->now_ms + f->max_ahead_ms)
     return FROND__READY_CLOCK_BEHIND;
@@ -167,7 +179,7 @@ void frond__ready_describe(const frond__ready_facts *f, int kind,
   case FROND__READY_FENCE_REACHED:
     snprintf(more, sizeof more,
              "for %llds; window_ms %lld used up, issuing again once it "
-             "answers",
+             "confirms one",
              secs(quiet), (long long)f->window_ms);
     break;
   case FROND__READY_CLOCK_BEHIND:
@@ -200,6 +212,8 @@ void frond__ready_facts_get(frond__server *srv, frond__ready_facts *f) {
   f->draining = atomic_load(&srv->draining) != 0;
   f->fence_ms = INT64_MAX;
   f->max_ahead_ms = srv->cfg.max_ahead_ms;
+  f->unit_ms = srv->layout.unit_ms;
+  f->epoch_ms = srv->layout.epoch_ms;
   if (srv->gen != NULL)
     f->high_water_ms = frond_gen_high_water_ms(srv->gen);
   if (srv->coord != NULL) {

@@ -27,7 +27,8 @@ enum { FROND__KIND_SNOWFLAKE, FROND__KIND_SEGMENT, FROND__KINDS };
   XX(DRAINING, "draining", "draining")                                         \
   XX(NODE_NOT_HELD, "node_id_not_held", "node ID not held")                    \
   XX(FENCE_REACHED, "fence_reached",                                           \
-     "node ID held, stopped at its fence: coordinator not reached")            \
+     "node ID held, stopped at its fence: the coordinator has not confirmed "  \
+     "a fence")                                                                \
   XX(COORD_NOT_REACHED, "coordinator_not_reached",                             \
      "node ID from the cache, coordinator not reached yet")                    \
   XX(LAYOUT_CHANGED, "layout_changed", "the fleet's layout changed")           \
@@ -59,6 +60,8 @@ typedef struct frond__ready_facts {
   int64_t resume_after_ms; /* another holder's fence to start above */
   int64_t high_water_ms;   /* the generator's last issued time */
   int64_t max_ahead_ms;
+  int64_t unit_ms;  /* the layout's time unit; 0 counts as 1 */
+  int64_t epoch_ms; /* the layout's epoch */
   int64_t now_ms;
   /* segment */
   int seg_enabled;    /* store is not "none" */
@@ -68,6 +71,10 @@ typedef struct frond__ready_facts {
                          retried all the same); 0: not refusing */
 } frond__ready_facts;
 
+/* The first unit (its unix ms) the generator may issue in now: the
+** clock's unit, or past the last unit issued when it borrowed ahead.
+** Snowflake IDs are stopped at the fence once it is above the fence. */
+int64_t frond__ready_next_unit_ms(const frond__ready_facts *f);
 /* The verdict for each kind (out[FROND__KIND_*]). Pure. */
 void frond__ready_eval(const frond__ready_facts *f,
                        frond__ready_reason out[FROND__KINDS]);

@@ -61,9 +61,52 @@ static void test_ready_both(void **state) {
   assert_string_equal(s, "ready");
   line(&f, FROND__KIND_SNOWFLAKE, s, sizeof s);
   assert_string_equal(s, "ready");
-  /* An idle node whose coordinator answers: its fence is not moved while
-  ** the generator sleeps, and that is no stop. */
+  /* An idle node's fence stays a window ahead too (every write, the
+  ** report's included, asks for now + max_ahead + window): one below the
+  ** clock is a stop, whatever the last round said. */
   f.fence_ms = NOW - 5000;
+  expect(&f, FROND__READY_FENCE_REACHED, FROND__READY_OK);
+}
+
+/* The coordinator hangs: the fence write is in flight, no round has
+** failed yet (coord_error 0), and the generator already refuses. Readiness
+** follows the generator, not the last round. */
+static void test_fence_reached_while_write_hangs(void **state) {
+  frond__ready_facts f;
+  char s[400];
+  (void)state;
+  healthy(&f);
+  f.last_write_ms = NOW - 9000;
+  f.fence_ms = NOW - 1;
+  expect(&f, FROND__READY_FENCE_REACHED, FROND__READY_OK);
+  line(&f, FROND__KIND_SNOWFLAKE, s, sizeof s);
+  assert_string_equal(s, "not ready: node ID held, stopped at its fence: the "
+                         "coordinator has not confirmed a fence (for 9s; "
+                         "window_ms 3000 used up, issuing again once it "
+                         "confirms one)");
+  /* At the clock's unit exactly: that unit may still be issued. */
+  f.fence_ms = NOW;
+  expect(&f, FROND__READY_OK, FROND__READY_OK);
+  /* A busy node borrows up to max_ahead past the clock: it reaches the
+  ** fence before the clock does. */
+  f.fence_ms = NOW + 500;
+  f.high_water_ms = NOW + 500;
+  expect(&f, FROND__READY_FENCE_REACHED, FROND__READY_OK);
+  f.high_water_ms = NOW + 499;
+  expect(&f, FROND__READY_OK, FROND__READY_OK);
+  /* In the layout's units: a 1-second unit is allowed while its first ms
+  ** is at or below the fence. */
+  f.high_water_ms = NOW - 1;
+  f.unit_ms = 1000;
+  f.epoch_ms = NOW - 7000;
+  f.now_ms = NOW + 1500;
+  f.fence_ms = NOW + 1000;
+  expect(&f, FROND__READY_OK, FROND__READY_OK);
+  assert_int_equal(frond__ready_next_unit_ms(&f), NOW + 1000);
+  f.fence_ms = NOW + 999;
+  expect(&f, FROND__READY_FENCE_REACHED, FROND__READY_OK);
+  /* Without a coordinator fence there is nothing to reach. */
+  f.fenced = 0;
   expect(&f, FROND__READY_OK, FROND__READY_OK);
 }
 
@@ -84,19 +127,20 @@ static void test_riding_out_then_fence(void **state) {
   line(&f, FROND__KIND_SNOWFLAKE, s, sizeof s);
   assert_string_equal(s, "ready (coordinator not reached for 4s; issuing up "
                          "to its fence, 10s left)");
-  f.now_ms = NOW + 9500;
+  f.now_ms = NOW + 9501;
   expect(&f, FROND__READY_FENCE_REACHED, FROND__READY_OK);
   frond__ready_eval(&f, r);
   assert_false(frond__ready_all(r));
   line(&f, FROND__KIND_SNOWFLAKE, s, sizeof s);
-  assert_string_equal(s, "not ready: node ID held, stopped at its fence: "
-                         "coordinator not reached (for 14s; window_ms 16000 "
-                         "used up, issuing again once it answers)");
+  assert_string_equal(s, "not ready: node ID held, stopped at its fence: the "
+                         "coordinator has not confirmed a fence (for 14s; "
+                         "window_ms 16000 used up, issuing again once it "
+                         "confirms one)");
   line(&f, FROND__KIND_SEGMENT, s, sizeof s);
   assert_string_equal(s, "ready");
   first_line(&f, s, sizeof s);
-  assert_string_equal(s, "not ready: node ID held, stopped at its fence: "
-                         "coordinator not reached");
+  assert_string_equal(s, "not ready: node ID held, stopped at its fence: the "
+                         "coordinator has not confirmed a fence");
 }
 
 static void test_node_id_not_held(void **state) {
@@ -221,6 +265,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ready_both),
       cmocka_unit_test(test_riding_out_then_fence),
+      cmocka_unit_test(test_fence_reached_while_write_hangs),
       cmocka_unit_test(test_node_id_not_held),
       cmocka_unit_test(test_other_coordinator_states),
       cmocka_unit_test(test_clock_behind),
