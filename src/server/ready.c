@@ -15,7 +15,7 @@
 ** says which. Segment IDs are ready while the store answers.
 **
 ** /readyz without a kind is 200 only when every configured kind is ready,
-** as it always was: a load balancer that sends both kinds to a node must
+** and answers one line, as it always did: a load balancer that sends both kinds to a node must
 ** not send a snowflake request to a node that would refuse it. A load
 ** balancer that routes one kind asks /readyz?kind=snowflake|segment.
 */
@@ -268,26 +268,24 @@ void frond__ready_summary(const frond__ready_facts *f,
 int frond__ready_body(frond__server *srv, int kind, frond__buf *b) {
   frond__ready_facts f;
   frond__ready_reason r[FROND__KINDS];
-  char line[FROND__KINDS][400], first[400];
-  int k, ok;
+  char line[400], first[400];
+  int ok;
   frond__ready_facts_get(srv, &f);
   frond__ready_eval(&f, r);
-  for (k = 0; k < FROND__KINDS; k++)
-    frond__ready_describe(&f, k, r[k], line[k], sizeof line[k]);
   if (kind >= 0) {
     ok = r[kind] == FROND__READY_OK;
+    frond__ready_describe(&f, kind, r[kind], line, sizeof line);
     frond__buf_printf(
         b, "%s%s\n%s: %s\n", ok || f.draining ? "" : "not ready: ",
-        ok ? "ready" : frond__ready_text(r[kind]), KINDS[kind], line[kind]);
+        ok ? "ready" : frond__ready_text(r[kind]), KINDS[kind], line);
     return ok ? 200 : 503;
   }
   ok = frond__ready_all(r) && !f.draining;
-  /* The first line as /readyz always answered it ("ready", "draining",
-  ** "not ready: <reason>"), then one line per kind. */
+  /* One line, as /readyz always answered it ("ready\n", "draining\n",
+  ** "not ready: <reason>\n"): checks that compare the body go on working.
+  ** Each kind's detail is in ?kind=, the status page, INFO and /metrics. */
   frond__ready_summary(&f, r, first, sizeof first);
   frond__buf_printf(b, "%s\n", first);
-  for (k = 0; k < FROND__KINDS; k++)
-    frond__buf_printf(b, "%s: %s\n", KINDS[k], line[k]);
   return ok ? 200 : 503;
 }
 
@@ -304,18 +302,22 @@ void frond__ready_metrics(frond__server *srv, frond__buf *b) {
   frond__ready_reason r[FROND__KINDS];
   frond__ready_facts_get(srv, &f);
   frond__ready_eval(&f, r);
-  /* The unlabelled series is what /readyz answers, as before; a kind that
-  ** is not configured (segment with store = none) has no series, so that
-  ** an alert on frond_ready == 0 does not fire for it. */
+  /* frond_ready is what /readyz answers, one series as before (an alert
+  ** on frond_ready == 0 fires once per instance); each kind has its own
+  ** family, frond_ready_kind. A kind that is not configured (segment with
+  ** store = none) has no series there. */
   frond__buf_printf(b,
-                    "# HELP frond_ready 1 when /readyz answers 200; with "
-                    "kind, when /readyz?kind=<kind> does.\n"
+                    "# HELP frond_ready 1 when /readyz answers 200.\n"
                     "# TYPE frond_ready gauge\n"
-                    "frond_ready %d\nfrond_ready{kind=\"snowflake\"} %d\n",
+                    "frond_ready %d\n"
+                    "# HELP frond_ready_kind 1 when /readyz?kind=<kind> "
+                    "answers 200.\n"
+                    "# TYPE frond_ready_kind gauge\n"
+                    "frond_ready_kind{kind=\"snowflake\"} %d\n",
                     frond__ready_all(r) && !f.draining,
                     r[FROND__KIND_SNOWFLAKE] == FROND__READY_OK);
   if (f.seg_enabled)
-    frond__buf_printf(b, "frond_ready{kind=\"segment\"} %d\n",
+    frond__buf_printf(b, "frond_ready_kind{kind=\"segment\"} %d\n",
                       r[FROND__KIND_SEGMENT] == FROND__READY_OK);
   frond__buf_printf(b, "# HELP frond_ready_reason Why each kind of ID is or "
                        "is not ready: 1 for the reason that holds now.\n"

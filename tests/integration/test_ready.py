@@ -63,17 +63,17 @@ def test_without_store():
     s = ft.Server(store="none", resp=True)
     try:
         st, b = ready(s)
-        check(st == 200 and b == "ready\nsnowflake: ready\nsegment: not "
-              "ready: no store configured (store = none)\n", (st, b))
+        check(st == 200 and b == "ready\n", (st, b))
         st, b = ready(s, "segment")
         check(st == 503 and b == "not ready: no store configured\nsegment: "
               "not ready: no store configured (store = none)\n", (st, b))
         check(ready(s, "snowflake")[0] == 200, "snowflake")
         m = s.request("GET", "/metrics")[2].decode()
         check("\nfrond_ready 1\n" in m and
-              '\nfrond_ready{kind="snowflake"} 1\n' in m, m)
-        check('frond_ready{kind="segment"}' not in m,
-              "a kind that is not configured has no frond_ready series")
+              '\nfrond_ready_kind{kind="snowflake"} 1\n' in m, m)
+        check('frond_ready{' not in m, "frond_ready has one series")
+        check('frond_ready_kind{kind="segment"}' not in m,
+              "a kind that is not configured has no frond_ready_kind series")
         check('\nfrond_ready_reason{kind="segment",reason="no_store"} 1\n'
               in m, "segment reason")
         page = s.request("GET", "/")[2].decode()
@@ -197,12 +197,13 @@ def test_zookeeper_outage(zk):
         check(st == 200 and b == "ready\nsegment: ready\n", b)
         check(f.segment(a) == 200, "segment IDs stopped with ZooKeeper")
         st, b = ready(a)
-        check(st == 503 and b.startswith("not ready: node ID held, stopped "
-                                         "at its fence"), b)
+        check(st == 503 and b == "not ready: node ID held, stopped at its "
+              "fence: the coordinator has not confirmed a fence\n", b)
         m = a.request("GET", "/metrics")[2].decode()
         check('\nfrond_ready_reason{kind="snowflake",reason="fence_reached"} '
-              '1\n' in m and '\nfrond_ready{kind="snowflake"} 0\n' in m and
-              '\nfrond_ready{kind="segment"} 1\n' in m, "metrics")
+              '1\n' in m and '\nfrond_ready_kind{kind="snowflake"} 0\n' in m
+              and '\nfrond_ready_kind{kind="segment"} 1\n' in m and
+              '\nfrond_ready 0\n' in m, "metrics")
         page = a.request("GET", "/")[2].decode()
         check("id=ready-snowflake>no<" in page and
               "stopped at its fence" in page, "status page")
