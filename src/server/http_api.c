@@ -248,13 +248,25 @@ void frond__http_livez(frond__http_ctx *x) {
 ** configured. */
 void frond__http_readyz(frond__http_ctx *x) {
   frond__buf *b = &x->w->scratch;
+  char name[16];
   size_t vl = 0;
   const char *v = frond__http_arg(x, "kind", &vl);
-  int kind = -1, status;
-  if (v != NULL && (kind = frond__ready_kind_parse(v, vl)) < 0) {
-    frond__http_error(x, 400, "BAD_REQUEST",
-                      "kind must be snowflake or segment", NULL);
-    return;
+  int kind = -1, status, n;
+  if (v != NULL) {
+    /* Percent-decoded as every query value; one kind, never the first of
+    ** several (a load balancer would be told about a kind it did not ask
+    ** for). */
+    n = frond__http_unescape_query(v, vl, name, sizeof name);
+    if (frond__http_arg_count(x, "kind") > 1) {
+      frond__http_error(x, 400, "BAD_REQUEST", "kind is given more than once",
+                        NULL);
+      return;
+    }
+    if (n < 0 || (kind = frond__ready_kind_parse(name, (size_t)n)) < 0) {
+      frond__http_error(x, 400, "BAD_REQUEST",
+                        "kind must be snowflake or segment", NULL);
+      return;
+    }
   }
   b->len = 0;
   status = frond__ready_body(x->srv, kind, b);

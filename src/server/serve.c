@@ -119,7 +119,7 @@ static void readiness(frond__server *srv) {
       frond_log(FROND_LOG_INFO, "ready: yes");
     else
       frond_log(FROND_LOG_WARN, "ready: no (%s)",
-                status + strlen("not ready: "));
+                strncmp(status, "not ready: ", 11) == 0 ? status + 11 : status);
     frond__notify_status(srv, status);
   }
 }

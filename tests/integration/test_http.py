@@ -242,6 +242,14 @@ def test_health_and_metrics():
               (kind, st, b))
     st, _, b = s.request("GET", "/readyz?kind=uuid")
     check(st == 400 and err_code(b) == "BAD_REQUEST", (st, b))
+    # Percent-decoded as every query value; a kind given twice, or a bad
+    # escape, is refused rather than read as the first.
+    st, _, b = s.request("GET", "/readyz?x=1&kind=snow%66lake")
+    check(st == 200 and b == b"ready\nsnowflake: ready\n", (st, b))
+    for q in ("kind=segment&kind=snowflake", "kind=snowflake&x=&kind=",
+              "kind=%zz", "kind=", "kind"):
+        st, _, b = s.request("GET", "/readyz?" + q)
+        check(st == 400 and err_code(b) == "BAD_REQUEST", (q, st, b))
     st, h, b = s.request("GET", "/metrics")
     text = b.decode()
     check(st == 200 and h["content-type"].startswith("text/plain"), h)
