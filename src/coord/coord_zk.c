@@ -194,9 +194,16 @@ static int create_claim(zk *z, int wait, frond_error *err) {
                 (unsigned long long)st.ephemeralOwner, bound);
     }
     pthread_mutex_lock(&z->mu);
-    while (!z->claim_event && frond__mono_ns() < deadline)
+    while (!z->claim_event && frond__mono_ns() < deadline &&
+           !atomic_load(&frond__coord_interrupted))
       frond__cond_wait_until(&z->cv, &z->mu, frond__mono_ns() + 50 * 1000000);
     pthread_mutex_unlock(&z->mu);
+    /* Nothing created: the other session's claim is left as it is. */
+    if (atomic_load(&frond__coord_interrupted))
+      return frond__fail(err, FROND_ECLOSED,
+                         "stopped while waiting for node ID %" PRIu64
+                         "'s earlier holder (%s) to expire",
+                         z->node, held);
     if (frond__mono_ns() >= deadline)
       return frond__fail(err, FROND_ENODE_IN_USE,
                          "node ID %" PRIu64 " (%s) is claimed by a live "

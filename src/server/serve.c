@@ -66,6 +66,18 @@ int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
              : 0;
 }
 
+/* SIGTERM or SIGINT before the loop runs (libuv's handler would only
+** queue it for a loop not running yet): a start waiting for an earlier
+** holder of the node ID (up to its session or lease after a crash) gives
+** up at once, and a signal that came during any other step of the start
+** begins the drain as soon as the loop is there. */
+static volatile sig_atomic_t early_signal;
+
+static void on_early_signal(int signum) {
+  early_signal = signum;
+  atomic_store(&frond__coord_interrupted, 1);
+}
+
 static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int, sig_hup;
 static uv_async_t loop_ended;
@@ -528,8 +540,14 @@ int frond__cli_serve(int argc, char **argv) {
   uv_signal_init(loop, &sig_term);
   uv_signal_init(loop, &sig_int);
   sig_term.data = sig_int.data = &srv;
-  uv_signal_start(&sig_term, on_signal, SIGTERM);
-  uv_signal_start(&sig_int, on_signal, SIGINT);
+  {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_early_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+  }
   /* SIGHUP reloads (on_hup) rather than ending the process. */
   uv_signal_init(loop, &sig_hup);
   sig_hup.data = &srv;
@@ -543,6 +561,12 @@ int frond__cli_serve(int argc, char **argv) {
   frond__acl_start(&srv, loop);
   if (start(&srv) == 0) {
     started = 1;
+    /* libuv's handlers from here on; one that came before starts the
+    ** drain now. */
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    if (early_signal != 0)
+      on_signal(early_signal == SIGINT ? &sig_int : &sig_term, early_signal);
     uv_timer_init(loop, &tick);
     tick.data = &srv;
     uv_timer_start(&tick, on_tick, 1000, 1000);
@@ -571,6 +595,9 @@ int frond__cli_serve(int argc, char **argv) {
     }
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
+    if (early_signal != 0)
+      frond_log(FROND_LOG_INFO, "%s while starting: stopped",
+                early_signal == SIGINT ? "SIGINT" : "SIGTERM");
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
     uv_close((uv_handle_t *)&sig_hup, NULL);
@@ -609,5 +636,6 @@ int frond__cli_serve(int argc, char **argv) {
               "stopped with %llu audit records not in the audit log "
               "(on stderr); exit status 1",
               (unsigned long long)unwritten);
-  return started && unwritten == 0 ? 0 : 1;
+  /* Stopped by a signal before it started: the stop asked for, exit 0. */
+  return (started || early_signal != 0) && unwritten == 0 ? 0 : 1;
 }

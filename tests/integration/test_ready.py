@@ -18,11 +18,15 @@ outage (docs/coordinators.md, "How long can the coordinator be down?").
   stays 200; ZooKeeper resumed (SIGCONT),
   snowflake is ready again. Every ID collected is unique, each node's
   increasing.
+- A restart after a crash waits (before it listens) up to the earlier
+  session's timeout for its claim to expire; SIGTERM during that wait
+  stops it at once, exit 0, the earlier claim left as it is.
 """
 import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 
@@ -227,5 +231,40 @@ def test_zookeeper_outage(zk):
         f.close()
 
 
+@ft.with_server("zookeeper", tick_ms=TICK_MS)
+def test_sigterm_while_waiting_for_the_claim(zk):
+    uri = zk.uri(extra="connect_ms=3000&session_ms=%d&window_ms=%d"
+                 % (SESSION_MS, WINDOW_MS))
+    s = ft.Server(extra=["--coordinator", uri], threads=1)
+    try:
+        wait_for("ready", lambda: ready(s)[0] == 200, 60)
+        s.proc.kill()
+        s.proc.wait()
+        # The same identity again: its claim is the dead session's until
+        # ZooKeeper expires it, up to session_ms + 2 s from now.
+        s.log = open(os.path.join(s.dir, "server.log"), "w+")
+        s.proc = subprocess.Popen(
+            s.args, cwd=s.dir, stdout=s.log, stderr=subprocess.STDOUT,
+            env=ft.sanitizer_env(dict(os.environ),
+                                 os.path.join(s.dir, "sanitizer")))
+        wait_for("the wait for the earlier claim",
+                 lambda: "for that session to expire" in s.output(), 30)
+        t0 = time.monotonic()
+        s.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = s.proc.wait(timeout=SESSION_MS / 4000)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check(rc == 0, "SIGTERM during the claim's wait: rc %r after %.1f s "
+              "(the wait is up to %d ms): %s" % (rc, time.monotonic() - t0,
+                                                 SESSION_MS, s.output()))
+        out = s.output()
+        check("SIGTERM while starting: stopped" in out and
+              "listening on" not in out, out)
+    finally:
+        s.close()
+
+
 if __name__ == "__main__":
-    ft.main([test_without_store, test_zookeeper_outage])
+    ft.main([test_without_store, test_zookeeper_outage,
+             test_sigterm_while_waiting_for_the_claim])
