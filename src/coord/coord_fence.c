@@ -27,11 +27,13 @@
 **             watchdog reads) or a second passes, not on a fixed beat.
 **
 ** While the generator's clock thread sleeps (no call for a while), the
-** fencer no longer extends the fence ahead of need: it writes at the
-** report interval only (which renews the claim) and naps up to a second.
-** A fence not extended only stops issuing, which is safe; the first call
-** that reaches it asks through the `want` hook, which wakes the fencer at
-** once.
+** fencer writes at the report interval only (which renews the claim) and
+** naps up to a second. Each write still asks for now + max_ahead + window
+** (target_ms), so an idle node's fence stays between max_ahead + window -
+** report and max_ahead + window ahead of the clock, as a busy node's; only
+** a report interval longer than that lets it fall behind. A fence not
+** extended only stops issuing, which is safe; the first call that reaches
+** it asks through the `want` hook, which wakes the fencer at once.
 **
 ** Safety rests on the fence alone (a generator never passes the last fence
 ** the coordinator confirmed); the watchdog only turns "waiting at the

@@ -5,11 +5,13 @@
 ** This file contains the verdict (a pure function of the facts), the facts
 ** read from a running server, /readyz's body and the frond_ready families.
 **
-** Snowflake IDs are ready while the generator may issue at the wall
-** clock's time: the node ID held, the fence above the clock or the
-** coordinator answering, the clock not behind the IDs. A node whose
-** coordinator does not answer goes on issuing up to its fence and stays
-** ready until it reaches it (docs/coordinators.md, "How long can the
+** Snowflake IDs are ready while the generator may issue now: the node ID
+** held, the durable fence at or above the next unit it may issue (the
+** clock's, or past what a busy node borrowed ahead), the clock not behind
+** the IDs. Every fence write, the report's included, asks for now +
+** max_ahead + window, so busy and idle nodes' fences stay ahead of the
+** clock. A node whose coordinator does not answer (or hangs) goes on
+** issuing up to its fence and stays ready until it reaches it (docs/coordinators.md, "How long can the
 ** coordinator be down?"); only then, or once its claim may be gone (the
 ** session or lease not renewed in time), is it not ready, and the reason
 ** says which. Segment IDs are ready while the store answers.
