@@ -561,12 +561,6 @@ int frond__cli_serve(int argc, char **argv) {
   frond__acl_start(&srv, loop);
   if (start(&srv) == 0) {
     started = 1;
-    /* libuv's handlers from here on; one that came before starts the
-    ** drain now. */
-    uv_signal_start(&sig_term, on_signal, SIGTERM);
-    uv_signal_start(&sig_int, on_signal, SIGINT);
-    if (early_signal != 0)
-      on_signal(early_signal == SIGINT ? &sig_int : &sig_term, early_signal);
     uv_timer_init(loop, &tick);
     tick.data = &srv;
     uv_timer_start(&tick, on_tick, 1000, 1000);
@@ -593,6 +587,12 @@ int frond__cli_serve(int argc, char **argv) {
       frond__ready_summary(&f, r, status, sizeof status);
       frond__notify_ready(&srv, status);
     }
+    /* libuv's handlers from here on, every handle on_signal closes being
+    ** there; a signal that came during the start begins the drain now. */
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    if (early_signal != 0)
+      on_signal(early_signal == SIGINT ? &sig_int : &sig_term, early_signal);
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
     if (early_signal != 0)
