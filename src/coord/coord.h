@@ -283,12 +283,6 @@ int frond__coord_fact(void *ctx, const char *name, const char *value,
 /* Whether c's driver keeps facts. */
 int frond__coord_has_facts(const frond_coord *c);
 
-/* Set (from a signal handler: lock-free) to end the waits of a start for
-** an earlier holder of the node ID (a restart after a crash waits up to
-** its session or lease): they give up with FROND_ECLOSED, holding and
-** releasing nothing. Never cleared. */
-extern atomic_int frond__coord_interrupted;
-
 /* Record a background failure for the stats. */
 void frond__coord_note_error(frond_coord *c, int code, const char *msg);
 

@@ -146,8 +146,6 @@ int64_t frond__coord_floor_ms(const frond_layout *l, int64_t floor_id) {
 
 /* ---- background failures ------------------------------------------------ */
 
-atomic_int frond__coord_interrupted;
-
 void frond__coord_note_error(frond_coord *c, int code, const char *msg) {
   atomic_store(&c->last_error, code);
   pthread_mutex_lock(&c->stats_lock);

@@ -26,6 +26,7 @@
 */
 #include "coord/coord_lease.h"
 #include "base/base.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -341,7 +342,7 @@ static int acquire_pinned(lease *l, frond_db_arg *a, frond__coord_claim *out,
     }
     /* Nothing taken: the row is left to its holder's lease. */
     for (int64_t t = 0; t < PIN_POLL_MS; t += 50) {
-      if (atomic_load(&frond__coord_interrupted))
+      if (atomic_load(&frond__start_interrupted))
         return frond__fail(err, FROND_ECLOSED,
                            "stopped while waiting for node ID %" PRId64
                            "'s lease (held by %s) to run out",

@@ -40,6 +40,7 @@
 */
 #include "coord/coord_zk.h"
 #include "base/base.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -195,11 +196,11 @@ static int create_claim(zk *z, int wait, frond_error *err) {
     }
     pthread_mutex_lock(&z->mu);
     while (!z->claim_event && frond__mono_ns() < deadline &&
-           !atomic_load(&frond__coord_interrupted))
+           !atomic_load(&frond__start_interrupted))
       frond__cond_wait_until(&z->cv, &z->mu, frond__mono_ns() + 50 * 1000000);
     pthread_mutex_unlock(&z->mu);
     /* Nothing created: the other session's claim is left as it is. */
-    if (atomic_load(&frond__coord_interrupted))
+    if (atomic_load(&frond__start_interrupted))
       return frond__fail(err, FROND_ECLOSED,
                          "stopped while waiting for node ID %" PRIu64
                          "'s earlier holder (%s) to expire",

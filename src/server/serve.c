@@ -75,7 +75,7 @@ static volatile sig_atomic_t early_signal;
 
 static void on_early_signal(int signum) {
   early_signal = signum;
-  atomic_store(&frond__coord_interrupted, 1);
+  atomic_store(&frond__start_interrupted, 1);
 }
 
 static frond__server *the_srv;
