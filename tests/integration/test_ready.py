@@ -265,6 +265,69 @@ def test_sigterm_while_waiting_for_the_claim(zk):
         s.close()
 
 
+def restart(s):
+    """Start s's process again, same flags and dir, its log new."""
+    s.log = open(os.path.join(s.dir, "server.log"), "w+")
+    s.proc = subprocess.Popen(
+        s.args, cwd=s.dir, stdout=s.log, stderr=subprocess.STDOUT,
+        env=ft.sanitizer_env(dict(os.environ),
+                             os.path.join(s.dir, "sanitizer")))
+
+
+def first_id(s):
+    st, _, b = s.request("GET", "/v1/snowflake?count=1")
+    check(st == 200, "snowflake: %d %r" % (st, b))
+    return int(json.loads(b)["ids"][0])
+
+
+@ft.with_server("zookeeper", tick_ms=TICK_MS)
+def test_sigterm_while_waiting_for_the_clock(zk):
+    """After a kill -9 the fence lies up to window_ms ahead: a restart
+    waits for the dead session, then for the clock to reach the fence.
+    SIGTERM during the clock's wait ends the start at once and cleanly
+    (exit 0, the claim given up); the next start has no session to wait
+    for and starts above the fence."""
+    uri = zk.uri(extra="connect_ms=3000&session_ms=%d&window_ms=%d"
+                 % (2 * TICK_MS, WINDOW_MS))
+    s = ft.Server(extra=["--coordinator", uri], threads=1)
+    try:
+        wait_for("ready", lambda: ready(s)[0] == 200, 60)
+        before = first_id(s)
+        s.proc.kill()
+        s.proc.wait()
+        restart(s)
+        waiting = "ms for the clock to reach the high-water time"
+        wait_for("the wait for the clock", lambda: waiting in s.output(),
+                 WINDOW_MS / 1000)
+        check("for that session to expire" in s.output(), s.output())
+        t0 = time.monotonic()
+        s.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = s.proc.wait(timeout=WINDOW_MS / 4000)
+        except subprocess.TimeoutExpired:
+            rc = None
+        out = s.output()
+        check(rc == 0, "SIGTERM during the clock's wait: rc %r after %.1f s "
+              "(the wait is up to %d ms): %s"
+              % (rc, time.monotonic() - t0, WINDOW_MS, out))
+        check("SIGTERM while starting: stopped" in out and
+              "listening on" not in out and "draining" not in out, out)
+        # The claim was given up: no session to wait for, the clock only.
+        restart(s)
+        wait_for("ready again", lambda: "listening on" in s.output() or
+                 s.proc.poll() is not None, 2 * WINDOW_MS / 1000)
+        out = s.output()
+        check(s.proc.poll() is None and
+              "for that session to expire" not in out, out)
+        wait_for("ready again", lambda: ready(s)[0] == 200, 30)
+        after = first_id(s)
+        check(after > before, "ID %d after the restart, %d before"
+              % (after, before))
+    finally:
+        s.close()
+
+
 if __name__ == "__main__":
     ft.main([test_without_store, test_zookeeper_outage,
-             test_sigterm_while_waiting_for_the_claim])
+             test_sigterm_while_waiting_for_the_claim,
+             test_sigterm_while_waiting_for_the_clock])
