@@ -350,7 +350,7 @@ int frond__serve_preflight(frond__server *srv, frond_error *err) {
   return 0;
 }
 
-static int start(frond__server *srv) {
+static int start(frond__server *srv, int *code) {
   frond_error err = {0, ""};
   char shown[1100];
   int64_t wait_ms;
@@ -474,13 +474,14 @@ fail:
              frond_err_name(err.code), err.message);
     frond__notify_failed(status);
   }
+  *code = err.code;
   return -1;
 }
 
 int frond__cli_serve(int argc, char **argv) {
   static frond__server srv;
   frond_error err = {0, ""};
-  int action, i, j, started = 0;
+  int action, i, j, started = 0, stopped = 0, why = 0;
   uint64_t unwritten;
   uv_loop_t *loop;
 
@@ -559,7 +560,7 @@ int frond__cli_serve(int argc, char **argv) {
   /* The clients file's SIGHUP, before the ports answer (as the audit
   ** log's, in start). */
   frond__acl_start(&srv, loop);
-  if (start(&srv) == 0) {
+  if (start(&srv, &why) == 0) {
     started = 1;
     uv_timer_init(loop, &tick);
     tick.data = &srv;
@@ -595,7 +596,10 @@ int frond__cli_serve(int argc, char **argv) {
       on_signal(early_signal == SIGINT ? &sig_int : &sig_term, early_signal);
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
-    if (early_signal != 0)
+    /* The signal stopped the start only if a wait gave up for it;
+    ** another failure is a failure, signal or not. */
+    stopped = early_signal != 0 && why == FROND_ECLOSED;
+    if (stopped)
       frond_log(FROND_LOG_INFO, "%s while starting: stopped",
                 early_signal == SIGINT ? "SIGINT" : "SIGTERM");
     uv_close((uv_handle_t *)&sig_term, NULL);
@@ -637,5 +641,5 @@ int frond__cli_serve(int argc, char **argv) {
               "(on stderr); exit status 1",
               (unsigned long long)unwritten);
   /* Stopped by a signal before it started: the stop asked for, exit 0. */
-  return (started || early_signal != 0) && unwritten == 0 ? 0 : 1;
+  return (started || stopped) && unwritten == 0 ? 0 : 1;
 }

@@ -24,6 +24,7 @@ outage (docs/coordinators.md, "How long can the coordinator be down?").
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -327,7 +328,52 @@ def test_sigterm_while_waiting_for_the_clock(zk):
         s.close()
 
 
+def catches(pid, signum):
+    """Whether process pid has a handler for signum (/proc's SigCgt)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return int(line.split()[1], 16) >> (signum - 1) & 1 == 1
+    except FileNotFoundError:
+        pass
+    return False
+
+
+def test_sigterm_during_a_start_that_fails():
+    """A signal that does not stop the start (the connection to the
+    coordinator is not a wait for an earlier holder) leaves a start that
+    then fails a failure: exit status 1, not the 0 of a stop asked for."""
+    d = ft.tempdir()
+    log = open(os.path.join(d, "server.log"), "w+")
+    # Nothing listens on the coordinator's port: the start fails after
+    # connect_ms, with the signal taken meanwhile.
+    uri = "zk://127.0.0.1:%d/frond?connect_ms=10000" % ft.free_port()
+    p = subprocess.Popen(
+        [ft.FROND_BIN, "serve", "--listen", "127.0.0.1:%d" % ft.free_port(),
+         "--resp-listen", "off", "--store", "none", "--data-dir", d,
+         "--coordinator", uri], cwd=d, stdout=log, stderr=subprocess.STDOUT,
+        env=ft.sanitizer_env(dict(os.environ), os.path.join(d, "sanitizer")))
+    try:
+        wait_for("the start's signal handler",
+                 lambda: catches(p.pid, signal.SIGTERM) or
+                 p.poll() is not None, 30)
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=60)
+        log.seek(0)
+        out = log.read()
+        check(rc == 1 and "cannot start: COORD:" in out and
+              "while starting: stopped" not in out, (rc, out))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        log.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     ft.main([test_without_store, test_zookeeper_outage,
              test_sigterm_while_waiting_for_the_claim,
-             test_sigterm_while_waiting_for_the_clock])
+             test_sigterm_while_waiting_for_the_clock,
+             test_sigterm_during_a_start_that_fails])
