@@ -70,10 +70,18 @@ int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
 ** queue it for a loop not running yet): a start waiting for an earlier
 ** holder of the node ID (up to its session or lease after a crash) gives
 ** up at once, and a signal that came during any other step of the start
-** begins the drain as soon as the loop is there. */
+** begins the drain as soon as the loop is there. A second one takes the
+** default action: a start stuck on a step no signal ends (a coordinator
+** that does not answer) is ended as a crash would, having issued nothing
+** and with its fence out. */
 static volatile sig_atomic_t early_signal;
 
 static void on_early_signal(int signum) {
+  if (early_signal != 0) {
+    signal(signum, SIG_DFL);
+    raise(signum);
+    return;
+  }
   early_signal = signum;
   atomic_store(&frond__start_interrupted, 1);
 }
@@ -596,6 +604,10 @@ int frond__cli_serve(int argc, char **argv) {
       on_signal(early_signal == SIGINT ? &sig_int : &sig_term, early_signal);
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
+    /* The start has ended: a signal from here on takes its default
+    ** action (a second SIGTERM ends a stop stuck on the coordinator). */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
     /* The signal stopped the start only if a wait gave up for it;
     ** another failure is a failure, signal or not. */
     stopped = early_signal != 0 && why == FROND_ECLOSED;

@@ -328,16 +328,21 @@ def test_sigterm_while_waiting_for_the_clock(zk):
         s.close()
 
 
-def catches(pid, signum):
-    """Whether process pid has a handler for signum (/proc's SigCgt)."""
+def sigmask(pid, field, signum):
+    """Whether signum is in process pid's /proc status mask field."""
     try:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
-                if line.startswith("SigCgt:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1], 16) >> (signum - 1) & 1 == 1
     except FileNotFoundError:
         pass
     return False
+
+
+def catches(pid, signum):
+    """Whether process pid has a handler for signum."""
+    return sigmask(pid, "SigCgt", signum)
 
 
 def test_sigterm_during_a_start_that_fails():
@@ -372,8 +377,46 @@ def test_sigterm_during_a_start_that_fails():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_second_sigterm_during_a_start():
+    """A start stuck on a step the first SIGTERM does not end (the
+    connection to a coordinator) ends at once on the second: the
+    default action, as a crash, nothing having been issued."""
+    d = ft.tempdir()
+    log = open(os.path.join(d, "server.log"), "w+")
+    uri = "zk://127.0.0.1:%d/frond?connect_ms=60000" % ft.free_port()
+    p = subprocess.Popen(
+        [ft.FROND_BIN, "serve", "--listen", "127.0.0.1:%d" % ft.free_port(),
+         "--resp-listen", "off", "--store", "none", "--data-dir", d,
+         "--coordinator", uri], cwd=d, stdout=log, stderr=subprocess.STDOUT,
+        env=ft.sanitizer_env(dict(os.environ), os.path.join(d, "sanitizer")))
+    try:
+        wait_for("the start's signal handler",
+                 lambda: catches(p.pid, signal.SIGTERM), 30)
+        p.send_signal(signal.SIGTERM)
+        # Taken (no longer pending: a second one sent before would merge
+        # with it), but the connection goes on: still running.
+        wait_for("the first SIGTERM taken",
+                 lambda: not sigmask(p.pid, "ShdPnd", signal.SIGTERM), 30)
+        check(p.poll() is None, "exited on the first SIGTERM")
+        p.send_signal(signal.SIGTERM)
+        try:
+            rc = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            rc = None
+        log.seek(0)
+        check(rc == -signal.SIGTERM, "second SIGTERM during the start: rc "
+              "%r (the connection waits up to 60 s): %s" % (rc, log.read()))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        log.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     ft.main([test_without_store, test_zookeeper_outage,
              test_sigterm_while_waiting_for_the_claim,
              test_sigterm_while_waiting_for_the_clock,
-             test_sigterm_during_a_start_that_fails])
+             test_sigterm_during_a_start_that_fails,
+             test_second_sigterm_during_a_start])
