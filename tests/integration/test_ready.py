@@ -414,9 +414,53 @@ def test_second_sigterm_during_a_start():
         shutil.rmtree(d, ignore_errors=True)
 
 
+@ft.with_server("zookeeper")
+def test_sigterm_during_a_start_that_succeeds(zk):
+    """A SIGTERM taken while the start connects to a ZooKeeper that
+    answers late (stopped, then resumed) does not stop the start: once it
+    has started, the signal drains it as one that comes later would (it
+    aborted in libuv once), storing the final fence."""
+    d = ft.tempdir()
+    log = open(os.path.join(d, "server.log"), "w+")
+    os.kill(zk.pid(), signal.SIGSTOP)
+    p = None
+    try:
+        p = subprocess.Popen(
+            [ft.FROND_BIN, "serve", "--listen",
+             "127.0.0.1:%d" % ft.free_port(), "--resp-listen", "off",
+             "--store", "none", "--data-dir", d, "--coordinator",
+             zk.uri(extra="connect_ms=60000")],
+            cwd=d, stdout=log, stderr=subprocess.STDOUT,
+            env=ft.sanitizer_env(dict(os.environ),
+                                 os.path.join(d, "sanitizer")))
+        wait_for("the start's signal handler",
+                 lambda: catches(p.pid, signal.SIGTERM), 30)
+        p.send_signal(signal.SIGTERM)
+        wait_for("the SIGTERM taken",
+                 lambda: not sigmask(p.pid, "ShdPnd", signal.SIGTERM), 30)
+        check(p.poll() is None, "exited before ZooKeeper answered")
+        os.kill(zk.pid(), signal.SIGCONT)
+        try:
+            rc = p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            rc = None
+        log.seek(0)
+        out = log.read()
+        check(rc == 0 and "SIGTERM: draining" in out and
+              "high-water time stored" in out, (rc, out))
+    finally:
+        os.kill(zk.pid(), signal.SIGCONT)
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
+        log.close()
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     ft.main([test_without_store, test_zookeeper_outage,
              test_sigterm_while_waiting_for_the_claim,
              test_sigterm_while_waiting_for_the_clock,
              test_sigterm_during_a_start_that_fails,
-             test_second_sigterm_during_a_start])
+             test_second_sigterm_during_a_start,
+             test_sigterm_during_a_start_that_succeeds])
