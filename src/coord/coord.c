@@ -200,30 +200,6 @@ static void release_claim(frond_coord *c) {
   pthread_mutex_unlock(&c->lock);
 }
 
-/* A start that fails once its fence is out, before its generator exists
-** (stopped during the wait for the clock, say), issued nothing: as a
-** clean stop's final fence, the fence goes back to what earlier holders
-** could have issued, or now, so that the next start is not held above
-** one more window (beyond the start slack, it would refuse). Claim held;
-** best effort: the higher fence stays if this write fails. */
-static void fence_unused(frond_coord *c) {
-  int64_t final = c->start_after_ms;
-  int r;
-  if (!c->acquired || !c->m->bFenced)
-    return;
-  if (frond__coord_now(c) > final)
-    final = frond__coord_now(c);
-  if (final >= atomic_load(&c->durable_ms))
-    return;
-  pthread_mutex_lock(&c->lock);
-  r = c->m->xFence(c, final, NULL);
-  pthread_mutex_unlock(&c->lock);
-  if (r == 0) {
-    atomic_store(&c->durable_ms, final);
-    (void)frond__coord_cache_store(c, final, NULL);
-  }
-}
-
 /* Read this identity's cache file into *cc: 1 when it is ours, 0 when
 ** there is none (or it belongs to another coordinator or identity), or a
 ** negative code. Falls back to the single file of earlier versions. */
@@ -490,11 +466,8 @@ int frond_coord_gen_create(frond_coord *c, const frond_layout *l,
   f.window_ms = c->m->bFenced ? c->t.window_ms : 0;
   f.want = c->m->bFenced ? frond__coord_want : NULL;
   f.ctx = c;
-  if ((rc = frond__gen_create_fenced(&g, l, st.node, &o, &f, err)) != 0) {
-    if (!c->from_cache)
-      fence_unused(c);
+  if ((rc = frond__gen_create_fenced(&g, l, st.node, &o, &f, err)) != 0)
     goto undo;
-  }
   c->gen = g;
   c->own_gen = 1;
   /* The generator may have waited for the clock (a restart above a fence
