@@ -84,6 +84,20 @@ static void fuzz_http(const char *buf, size_t len) {
     char out[FROND__HTTP_MAX_HEAD];
     if (frond__http_query(req.target, req.target_len, "count", &v, &vl))
       check(v >= req.target && v + vl <= req.target + req.target_len);
+    /* Every later occurrence of a key lies past the one before it, inside
+    ** the target (the walk /readyz uses to refuse a kind given twice). */
+    {
+      const char *end = req.target + req.target_len;
+      const char *q = memchr(req.target, '?', req.target_len);
+      const char *last = req.target;
+      for (q = q ? q + 1 : end + 1;
+           q <= end &&
+           frond__http_query_params(q, (size_t)(end - q), "kind", &v, &vl);
+           q = v + vl + 1) {
+        check(v >= last && v + vl <= end);
+        last = v + vl;
+      }
+    }
     check(frond__http_unescape(req.target, req.path_len, out, sizeof out) <=
           (int)req.path_len);
     /* A query value decodes to as many bytes as with '+' kept: a '+' is

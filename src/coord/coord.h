@@ -195,8 +195,9 @@ struct frond_coord {
   int64_t max_ahead_ms, max_wait_ms;
   /* How long a confirmed write keeps the claim safe to use, or 0 for as
   ** long as the driver does not say NODE_ID_LOST. Set by the driver's
-  ** open: the lease's 9/10, ZooKeeper's session timeout. */
-  int64_t validity_ms;
+  ** open: the lease's 9/10, ZooKeeper's session timeout (rewritten on
+  ** every ZooKeeper connect, and read by readiness on any thread). */
+  _Atomic int64_t validity_ms;
   int acquired;
   uint64_t node;
   int from_cache;

@@ -27,11 +27,13 @@
 **             watchdog reads) or a second passes, not on a fixed beat.
 **
 ** While the generator's clock thread sleeps (no call for a while), the
-** fencer no longer extends the fence ahead of need: it writes at the
-** report interval only (which renews the claim) and naps up to a second.
-** A fence not extended only stops issuing, which is safe; the first call
-** that reaches it asks through the `want` hook, which wakes the fencer at
-** once.
+** fencer writes at the report interval only (which renews the claim) and
+** naps up to a second. Each write still asks for now + max_ahead + window
+** (target_ms), so an idle node's fence stays between max_ahead + window -
+** report and max_ahead + window ahead of the clock, as a busy node's; only
+** a report interval longer than that lets it fall behind. A fence not
+** extended only stops issuing, which is safe; the first call that reaches
+** it asks through the `want` hook, which wakes the fencer at once.
 **
 ** Safety rests on the fence alone (a generator never passes the last fence
 ** the coordinator confirmed); the watchdog only turns "waiting at the
@@ -53,10 +55,10 @@
 #define NAP_IDLE_MAX_MS 1000
 
 static int64_t report_interval_ms(const frond_coord *c) {
-  int64_t ms = c->t.report_ms;
+  int64_t ms = c->t.report_ms, v = atomic_load(&c->validity_ms);
   /* Renew well before the validity runs out: at a third of it. */
-  if (c->validity_ms > 0 && c->validity_ms / 3 < ms)
-    ms = c->validity_ms / 3;
+  if (v > 0 && v / 3 < ms)
+    ms = v / 3;
   return ms > 0 ? ms : 1;
 }
 
@@ -101,7 +103,7 @@ void frond__coord_fence_hist_get(frond_coord *c, frond__coord_fence_hist *h) {
 
 /* Write fence t: cache, coordinator, then (on success) the generator. */
 static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
-  int64_t sent_ns;
+  int64_t sent_ns, validity;
   int rc;
   if (t > atomic_load(&c->sent_ms)) {
     if ((rc = frond__coord_cache_store(c, t, err)) != 0)
@@ -117,8 +119,8 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
     if (t > atomic_load(&c->durable_ms) ||
         atomic_load(&c->durable_ms) == INT64_MAX)
       atomic_store(&c->durable_ms, t);
-    if (c->validity_ms > 0)
-      atomic_store(&c->valid_until_ns, sent_ns + c->validity_ms * 1000000);
+    if ((validity = atomic_load(&c->validity_ms)) > 0)
+      atomic_store(&c->valid_until_ns, sent_ns + validity * 1000000);
     atomic_store(&c->last_write_ms, frond__coord_now(c));
     atomic_fetch_add(&c->fence_writes, 1);
     frond__gen_set_fence(c->gen, atomic_load(&c->durable_ms));

@@ -135,7 +135,7 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
   if (!(l = calloc(1, sizeof(*l))))
     return frond__fail(err, FROND_ENOMEM, NULL);
   l->c = c;
-  c->validity_ms = c->t.lease_ms - c->t.lease_ms / 10;
+  atomic_store(&c->validity_ms, c->t.lease_ms - c->t.lease_ms / 10);
   memset(&o, 0, sizeof(o));
   o.connect_timeout_ms = c->t.connect_ms;
   o.statement_timeout_ms = c->t.connect_ms > third ? c->t.connect_ms : third;

@@ -26,6 +26,7 @@
 */
 #include "coord/coord_lease.h"
 #include "base/base.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -339,7 +340,15 @@ static int acquire_pinned(lease *l, frond_db_arg *a, frond__coord_claim *out,
                 "%" PRId64 " ms for its lease to run out",
                 c->t.node, who, wait + 1000);
     }
-    frond__sleep_ns(PIN_POLL_MS * 1000000);
+    /* Nothing taken: the row is left to its holder's lease. */
+    for (int64_t t = 0; t < PIN_POLL_MS; t += 50) {
+      if (atomic_load(&frond__start_interrupted))
+        return frond__fail(err, FROND_ECLOSED,
+                           "stopped while waiting for node ID %" PRId64
+                           "'s lease (held by %s) to run out",
+                           c->t.node, who);
+      frond__sleep_ns(50 * 1000000);
+    }
   }
 }
 

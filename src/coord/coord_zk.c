@@ -40,6 +40,7 @@
 */
 #include "coord/coord_zk.h"
 #include "base/base.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -74,7 +75,7 @@ static int zk_open(frond_coord *c, const char *uri, frond_error *err) {
   pthread_mutex_init(&z->mu, NULL);
   frond__cond_init(&z->cv);
   atomic_init(&z->expired, 0);
-  c->validity_ms = c->t.session_ms;
+  atomic_store(&c->validity_ms, c->t.session_ms);
   zoo_set_debug_level(getenv("FROND_ZK_DEBUG") ? ZOO_LOG_LEVEL_INFO : 0);
   return frond__zk_connect(z, err);
 }
@@ -194,9 +195,16 @@ static int create_claim(zk *z, int wait, frond_error *err) {
                 (unsigned long long)st.ephemeralOwner, bound);
     }
     pthread_mutex_lock(&z->mu);
-    while (!z->claim_event && frond__mono_ns() < deadline)
+    while (!z->claim_event && frond__mono_ns() < deadline &&
+           !atomic_load(&frond__start_interrupted))
       frond__cond_wait_until(&z->cv, &z->mu, frond__mono_ns() + 50 * 1000000);
     pthread_mutex_unlock(&z->mu);
+    /* Nothing created: the other session's claim is left as it is. */
+    if (atomic_load(&frond__start_interrupted))
+      return frond__fail(err, FROND_ECLOSED,
+                         "stopped while waiting for node ID %" PRIu64
+                         "'s earlier holder (%s) to expire",
+                         z->node, held);
     if (frond__mono_ns() >= deadline)
       return frond__fail(err, FROND_ENODE_IN_USE,
                          "node ID %" PRIu64 " (%s) is claimed by a live "

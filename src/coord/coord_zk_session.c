@@ -90,7 +90,7 @@ int frond__zk_connect(zk *z, frond_error *err) {
                        z->hosts, ms);
   /* A node that has not reached ZooKeeper for a session timeout stops
   ** (Curator's LOST): its session may be gone, its claim with it. */
-  z->c->validity_ms = zoo_recv_timeout(z->zh);
+  atomic_store(&z->c->validity_ms, (int64_t)zoo_recv_timeout(z->zh));
   return 0;
 }
 

@@ -9,6 +9,8 @@
 
 #include "base/base.h"
 
+#include <stdatomic.h>
+
 /* A layout with less than this left gets a warning at start: a year, time
 ** to choose and roll out another before IDs stop. */
 #define FROND__LAYOUT_WARN_MS (INT64_C(365) * 86400000)
@@ -123,6 +125,14 @@ int frond__gen_asleep(const frond_gen *g);
 ** generator's start and the coordinator's. */
 int64_t frond__start_slack_ms(int64_t max_ahead_ms, int64_t window_ms,
                               int64_t max_wait_ms);
+/* Set (from a signal handler: lock-free) to end the waits of a start: the
+** coordinator's for an earlier holder of the node ID (a restart after a
+** crash waits up to its session or lease) and the generator's for the
+** clock to reach the fence (up to window_ms). They give up with
+** FROND_ECLOSED having issued nothing; what a wait had not yet taken is
+** left as it was, what the start had taken is given up as on any failed
+** start. Never cleared. */
+extern atomic_int frond__start_interrupted;
 /* Unix ms of the unit of the layout's last expressible time (for fences):
 ** a fence at or past it never limits. Pure. */
 int64_t frond__layout_last_unit_ms(const frond_layout *l);

@@ -96,9 +96,11 @@ static int start_after_record(frond_gen *g, const frond__hw_record *rec,
   return 0;
 }
 
+atomic_int frond__start_interrupted;
+
 /* Before issuing anything, wait for the wall clock to come within max_ahead
 ** of `start`; refuse when it is further behind than a crash can explain
-** (the start slack). */
+** (the start slack), and give up when the start is interrupted. */
 static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
                           frond_error *err) {
   int64_t start_ms = ms_of(g, units_of_value(g, start));
@@ -115,7 +117,19 @@ static int wait_for_start(frond_gen *g, uint64_t start, const char *source,
                        a, source, start_ms - now, b, g->slack_ms);
   }
   deadline = frond__mono_ns() + (g->slack_ms + 1000) * 1000000;
+  /* Up to window_ms after a crash: said, so that a start that seems to
+  ** hang is explained. */
+  if (start_ms - now - g->opt.max_ahead_ms > 1000)
+    frond_log(FROND_LOG_INFO,
+              "waiting %" PRId64 " ms for the clock to reach the high-water "
+              "time (%s)",
+              start_ms - now - g->opt.max_ahead_ms, source);
   while (start_ms - now > g->opt.max_ahead_ms) {
+    if (atomic_load(&frond__start_interrupted))
+      return frond__fail(err, FROND_ECLOSED,
+                         "stopped while waiting %" PRId64 " ms more for the "
+                         "clock to reach the high-water time (%s)",
+                         start_ms - now - g->opt.max_ahead_ms, source);
     if (frond__mono_ns() > deadline)
       return frond__fail(err, FROND_ECLOCK_BEHIND,
                          "the clock did not reach the high-water time (%s) "

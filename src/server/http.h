@@ -148,6 +148,8 @@ int frond__http_as(frond__http_ctx *x);
 /* The value of ?key=, or NULL (*len its length). */
 const char *frond__http_arg(const frond__http_ctx *x, const char *key,
                             size_t *len);
+/* How many times the query gives key (0: absent). */
+int frond__http_arg_count(const frond__http_ctx *x, const char *key);
 
 /* The endpoints, as http.c's route table calls them. http_api.c: IDs and
 ** ID strings from memory (or off the loop through req.c), the layout,

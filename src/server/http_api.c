@@ -15,6 +15,7 @@
 #include "base/base.h"
 #include "base/escape.h"
 #include "coord/coord.h"
+#include "server/ready.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -251,13 +252,33 @@ void frond__http_livez(frond__http_ctx *x) {
   plain(x, 200, "ok\n");
 }
 
+/* ?kind=snowflake|segment: that kind alone (ready.c); none: every kind
+** configured. */
 void frond__http_readyz(frond__http_ctx *x) {
-  if (atomic_load(&x->srv->draining))
-    plain(x, 503, "draining\n");
-  else if (!atomic_load(&x->srv->ready))
-    plain(x, 503, "not ready: store not reached\n");
-  else
-    plain(x, 200, "ready\n");
+  frond__buf *b = &x->w->scratch;
+  char name[16];
+  size_t vl = 0;
+  const char *v = frond__http_arg(x, "kind", &vl);
+  int kind = -1, status, n;
+  if (v != NULL) {
+    /* Percent-decoded as every query value; one kind, never the first of
+    ** several (a load balancer would be told about a kind it did not ask
+    ** for). */
+    n = frond__http_unescape_query(v, vl, name, sizeof name);
+    if (frond__http_arg_count(x, "kind") > 1) {
+      frond__http_error(x, 400, "BAD_REQUEST", "kind is given more than once",
+                        NULL);
+      return;
+    }
+    if (n < 0 || (kind = frond__ready_kind_parse(name, (size_t)n)) < 0) {
+      frond__http_error(x, 400, "BAD_REQUEST",
+                        "kind must be snowflake or segment", NULL);
+      return;
+    }
+  }
+  b->len = 0;
+  status = frond__ready_body(x->srv, kind, b);
+  frond__http_respond(x, status, "text/plain", b->data, b->len, NULL);
 }
 
 /* --------------------------------------------------------------- pages */

@@ -25,6 +25,20 @@ const char *frond__http_arg(const frond__http_ctx *x, const char *key,
   return v;
 }
 
+int frond__http_arg_count(const frond__http_ctx *x, const char *key) {
+  const char *t = x->req->target, *end = t + x->req->target_len;
+  const char *q = memchr(t, '?', x->req->target_len), *v;
+  size_t vl;
+  int n = 0;
+  if (q == NULL)
+    return 0;
+  for (q++;
+       q <= end && frond__http_query_params(q, (size_t)(end - q), key, &v, &vl);
+       q = v + vl + 1)
+    n++;
+  return n;
+}
+
 int frond__http_tag(frond__http_ctx *x, char *tag) {
   frond_error err = {0, ""};
   int n = frond__http_unescape(x->param, x->param_len, tag, FROND_TAG_MAX);

@@ -350,11 +350,17 @@ frond__http_header_find(const frond__http_request *req, const char *name) {
 int frond__http_query(const char *target, size_t len, const char *key,
                       const char **val, size_t *val_len) {
   const char *q = memchr(target, '?', len);
-  const char *end = target + len;
-  size_t klen = strlen(key);
   if (q == NULL)
     return 0;
   q++;
+  return frond__http_query_params(q, (size_t)(target + len - q), key, val,
+                                  val_len);
+}
+
+int frond__http_query_params(const char *q, size_t len, const char *key,
+                             const char **val, size_t *val_len) {
+  const char *end = q + len;
+  size_t klen = strlen(key);
   while (q < end) {
     const char *amp = memchr(q, '&', (size_t)(end - q));
     const char *pe = amp ? amp : end;

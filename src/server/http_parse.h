@@ -139,6 +139,10 @@ void frond__http_chunked_copy(const char *buf, size_t n, char *dst);
 */
 int frond__http_query(const char *target, size_t len, const char *key,
                       const char **val, size_t *val_len);
+/* The same over the parameters alone (q just past the '?', or past the
+** '&' after a value found before): to find a key given more than once. */
+int frond__http_query_params(const char *q, size_t len, const char *key,
+                             const char **val, size_t *val_len);
 
 /* Percent-decode src into dst (at most cap bytes). '+' is kept as is.
 ** Returns the decoded length or -1 on a bad escape or overflow. */

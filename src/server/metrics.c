@@ -19,6 +19,7 @@
 #include "server/tls.h"
 
 #include "server/acl.h"
+#include "server/ready.h"
 
 #include "base/base.h"
 #include "coord/coord.h"
@@ -711,9 +712,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
   connections(srv, b);
   if (srv->tls != NULL)
     frond__tls_metrics(srv->tls, b);
-  frond__metrics_gauge(b, "frond_ready", "1 when /readyz answers 200.",
-                       atomic_load(&srv->ready) &&
-                           !atomic_load(&srv->draining));
+  frond__ready_metrics(srv, b);
   frond__metrics_gauge(b, "frond_uptime_seconds", "Seconds since start.",
                        (double)(frond_clock_realtime(NULL) - srv->start_ms) /
                            1000.0);

@@ -15,6 +15,7 @@
 #include "base/base.h"
 #include "core/core.h"
 #include "server/acl.h"
+#include "server/ready.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -441,7 +442,11 @@ static void info_section(frond__resp_ctx *x, frond__buf *b, int which) {
   uint64_t resp_accepted, resp_open;
   uint64_t all_open = (uint64_t)atomic_load(&srv->nconns);
   frond_gen_stats gs;
+  frond__ready_facts rf;
+  frond__ready_reason why[FROND__KINDS];
   frond__metrics_conns(srv, x->c->proto, &resp_accepted, &resp_open);
+  frond__ready_facts_get(srv, &rf);
+  frond__ready_eval(&rf, why);
   switch (which) {
   case 0:
     /* redis_version is the protocol level Frond answers as: clients gate
@@ -487,11 +492,14 @@ static void info_section(frond__resp_ctx *x, frond__buf *b, int which) {
         b,
         "# Snowflake\r\nnode:%llu\r\nlayout:%s\r\nlayout_spec:%s\r\n"
         "ids_issued:%llu\r\nborrowed_units:%llu\r\nclock_waits:%llu\r\n"
-        "clock_behind:%llu\r\nahead_ms:%lld\r\n\r\n",
+        "clock_behind:%llu\r\nahead_ms:%lld\r\nready:%d\r\n"
+        "ready_reason:%s\r\n\r\n",
         (unsigned long long)srv->node, srv->layout.name, spec,
         (unsigned long long)FROND__SUM(srv, ids_snowflake),
         (unsigned long long)gs.borrowed, (unsigned long long)gs.waits,
-        (unsigned long long)gs.clock_behind, (long long)gs.ahead_ms);
+        (unsigned long long)gs.clock_behind, (long long)gs.ahead_ms,
+        why[FROND__KIND_SNOWFLAKE] == FROND__READY_OK,
+        frond__ready_label(why[FROND__KIND_SNOWFLAKE]));
     break;
   }
   case 4: {
@@ -501,24 +509,29 @@ static void info_section(frond__resp_ctx *x, frond__buf *b, int which) {
     size_t n = 0, i;
     frond__buf_printf(b, "# Segment\r\n");
     if (seg == NULL) {
-      frond__buf_printf(b, "enabled:%d\r\nstore_up:0\r\n\r\n",
-                        srv->seg_enabled);
+      frond__buf_printf(b,
+                        "enabled:%d\r\nstore_up:0\r\nready:0\r\n"
+                        "ready_reason:%s\r\n\r\n",
+                        srv->seg_enabled,
+                        frond__ready_label(why[FROND__KIND_SEGMENT]));
       break;
     }
     frond_seg_stats_get(seg, &ss);
     /* Tag lines for the tags /metrics shows, not for every tag. */
     if (frond__metrics_tags(srv, &tags, &n) != 0)
       n = 0;
-    frond__buf_printf(b,
-                      "enabled:1\r\nstore_up:%d\r\nloads:%llu\r\n"
-                      "load_failures:%llu\r\nunavailable:%llu\r\n"
-                      "ids_issued:%llu\r\ntags:%llu\r\ntags_in_use:%llu\r\n",
-                      ss.store_ok, (unsigned long long)ss.loads,
-                      (unsigned long long)ss.load_failures,
-                      (unsigned long long)ss.unavailable,
-                      (unsigned long long)FROND__SUM(srv, ids_segment),
-                      (unsigned long long)ss.tags,
-                      (unsigned long long)ss.tags_in_use);
+    frond__buf_printf(
+        b,
+        "enabled:1\r\nstore_up:%d\r\nready:%d\r\n"
+        "ready_reason:%s\r\nloads:%llu\r\n"
+        "load_failures:%llu\r\nunavailable:%llu\r\n"
+        "ids_issued:%llu\r\ntags:%llu\r\ntags_in_use:%llu\r\n",
+        ss.store_ok, why[FROND__KIND_SEGMENT] == FROND__READY_OK,
+        frond__ready_label(why[FROND__KIND_SEGMENT]),
+        (unsigned long long)ss.loads, (unsigned long long)ss.load_failures,
+        (unsigned long long)ss.unavailable,
+        (unsigned long long)FROND__SUM(srv, ids_segment),
+        (unsigned long long)ss.tags, (unsigned long long)ss.tags_in_use);
     for (i = 0; i < n; i++) {
       char name[FROND_TAG_MAX + 1];
       const frond_seg_buffer *cur = &tags[i].current;

@@ -28,6 +28,7 @@
 #include "server/server.h"
 #include "server/tls.h"
 #include "server/acl.h"
+#include "server/ready.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -65,6 +66,26 @@ int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
              : 0;
 }
 
+/* SIGTERM or SIGINT before the loop runs (libuv's handler would only
+** queue it for a loop not running yet): a start waiting for an earlier
+** holder of the node ID (up to its session or lease after a crash) gives
+** up at once, and a signal that came during any other step of the start
+** begins the drain as soon as the loop is there. A second one takes the
+** default action: a start stuck on a step no signal ends (a coordinator
+** that does not answer) is ended as a crash would, having issued nothing
+** and with its fence out. */
+static volatile sig_atomic_t early_signal;
+
+static void on_early_signal(int signum) {
+  if (early_signal != 0) {
+    signal(signum, SIG_DFL);
+    raise(signum);
+    return;
+  }
+  early_signal = signum;
+  atomic_store(&frond__start_interrupted, 1);
+}
+
 static frond__server *the_srv;
 static uv_signal_t sig_term, sig_int, sig_hup;
 static uv_async_t loop_ended;
@@ -90,52 +111,66 @@ static void on_watchdog(uv_timer_t *t) {
   frond__watchdog_check(t->data, uv_now(t->loop));
 }
 
+/* Each kind's readiness, logged when its reason changes; srv->ready and
+** systemd's status follow every configured kind (ready.c). Main thread. */
+static void readiness(frond__server *srv) {
+  static frond__ready_reason was[FROND__KINDS] = {FROND__READY_OK,
+                                                  FROND__READY_OK};
+  frond__ready_facts f;
+  frond__ready_reason r[FROND__KINDS];
+  char line[400], status[300];
+  int k, ready;
+  frond__ready_facts_get(srv, &f);
+  frond__ready_eval(&f, r);
+  for (k = 0; k < FROND__KINDS; k++) {
+    if (r[k] == was[k])
+      continue;
+    frond__ready_describe(&f, k, r[k], line, sizeof line);
+    if (r[k] == FROND__READY_OK)
+      frond_log(FROND_LOG_INFO, "%s IDs: ready", frond__ready_kind_name(k));
+    else if (r[k] != FROND__READY_NO_STORE)
+      frond_log(FROND_LOG_WARN, "%s IDs: %s", frond__ready_kind_name(k), line);
+    was[k] = r[k];
+  }
+  ready = frond__ready_all(r);
+  if (atomic_exchange(&srv->ready, ready) != ready) {
+    frond__ready_summary(&f, r, status, sizeof status);
+    if (ready)
+      frond_log(FROND_LOG_INFO, "ready: yes");
+    else
+      frond_log(FROND_LOG_WARN, "ready: no (%s)",
+                strncmp(status, "not ready: ", 11) == 0 ? status + 11 : status);
+    frond__notify_status(srv, status);
+  }
+}
+
 /* Once a second: retry an unreached store (every few seconds), update
 ** readiness, sample rates. */
 static void on_tick(uv_timer_t *t) {
   frond__server *srv = t->data;
   frond_seg *seg = srv->seg;
   static unsigned ticks;
-  const char *why = NULL; /* why not ready */
-  int ready;
   frond__formats_tick(srv);
   frond__store_id_tick(srv);
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
     /* Retried whatever the failure: the server runs already, and a
     ** database made or a password fixed meanwhile is taken up. */
-    if (open_seg(srv, &err) == 0)
+    if (open_seg(srv, &err) == 0) {
+      atomic_store(&srv->store_refusing, 0);
       frond_log(FROND_LOG_INFO, "store reached: segment IDs available");
-    else if (frond__db_transient(err.code))
+    } else if (frond__db_transient(err.code)) {
+      atomic_store(&srv->store_refusing, 0);
       frond_log(FROND_LOG_WARN, "store still not reached: %s", err.message);
-    else
+    } else {
+      atomic_store(&srv->store_refusing, err.code);
       frond_log(FROND_LOG_ERROR,
                 "store refuses: %s: %s (fix the store or the configuration; "
                 "retrying)",
                 frond_err_name(err.code), err.message);
-    seg = srv->seg;
+    }
   }
-  if (srv->seg_enabled && seg == NULL) {
-    why = "store not reached";
-  } else if (seg != NULL) {
-    frond_seg_stats ss;
-    frond_seg_stats_get(seg, &ss);
-    if (!ss.store_ok)
-      why = "store not reached";
-  }
-  if (srv->coord != NULL && frond_coord_state(srv->coord) != 0)
-    why = "node ID not held";
-  ready = why == NULL;
-  if (atomic_exchange(&srv->ready, ready) != ready) {
-    char status[64];
-    if (ready)
-      frond_log(FROND_LOG_INFO, "ready: yes");
-    else
-      frond_log(FROND_LOG_WARN, "ready: no (%s)", why);
-    snprintf(status, sizeof status, "%s%s",
-             ready ? "ready" : "not ready: ", ready ? "" : why);
-    frond__notify_status(srv, status);
-  }
+  readiness(srv);
   frond__rates_sample(srv, 1.0);
 }
 
@@ -325,7 +360,7 @@ int frond__serve_preflight(frond__server *srv, frond_error *err) {
   return 0;
 }
 
-static int start(frond__server *srv) {
+static int start(frond__server *srv, int *code) {
   frond_error err = {0, ""};
   char shown[1100];
   int64_t wait_ms;
@@ -416,11 +451,12 @@ static int start(frond__server *srv) {
     if (open_listeners(srv, w, &err) != 0)
       goto fail;
   }
-  atomic_store(&srv->ready, !srv->seg_enabled);
-  if (srv->seg != NULL) {
-    frond_seg_stats ss;
-    frond_seg_stats_get(srv->seg, &ss);
-    atomic_store(&srv->ready, ss.store_ok);
+  {
+    frond__ready_facts f;
+    frond__ready_reason why[FROND__KINDS];
+    frond__ready_facts_get(srv, &f);
+    frond__ready_eval(&f, why);
+    atomic_store(&srv->ready, frond__ready_all(why));
   }
   for (i = 0; i < srv->nworkers; i++) {
     if ((r = frond__worker_start(&srv->workers[i])) != 0) {
@@ -448,13 +484,14 @@ fail:
              frond_err_name(err.code), err.message);
     frond__notify_failed(status);
   }
+  *code = err.code;
   return -1;
 }
 
 int frond__cli_serve(int argc, char **argv) {
   static frond__server srv;
   frond_error err = {0, ""};
-  int action, i, j, started = 0;
+  int action, i, j, started = 0, stopped = 0, why = 0;
   uint64_t unwritten;
   uv_loop_t *loop;
 
@@ -514,8 +551,14 @@ int frond__cli_serve(int argc, char **argv) {
   uv_signal_init(loop, &sig_term);
   uv_signal_init(loop, &sig_int);
   sig_term.data = sig_int.data = &srv;
-  uv_signal_start(&sig_term, on_signal, SIGTERM);
-  uv_signal_start(&sig_int, on_signal, SIGINT);
+  {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_early_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+  }
   /* SIGHUP reloads (on_hup) rather than ending the process. */
   uv_signal_init(loop, &sig_hup);
   sig_hup.data = &srv;
@@ -527,7 +570,7 @@ int frond__cli_serve(int argc, char **argv) {
   /* The clients file's SIGHUP, before the ports answer (as the audit
   ** log's, in start). */
   frond__acl_start(&srv, loop);
-  if (start(&srv) == 0) {
+  if (start(&srv, &why) == 0) {
     started = 1;
     uv_timer_init(loop, &tick);
     tick.data = &srv;
@@ -546,11 +589,33 @@ int frond__cli_serve(int argc, char **argv) {
     }
 #endif
     /* Listening, node ID held: the unit is started. */
-    frond__notify_ready(&srv, atomic_load(&srv.ready)
-                                  ? "ready"
-                                  : "not ready: store not reached");
+    {
+      char status[300];
+      frond__ready_facts f;
+      frond__ready_reason r[FROND__KINDS];
+      frond__ready_facts_get(&srv, &f);
+      frond__ready_eval(&f, r);
+      frond__ready_summary(&f, r, status, sizeof status);
+      frond__notify_ready(&srv, status);
+    }
+    /* libuv's handlers from here on, every handle on_signal closes being
+    ** there; a signal that came during the start begins the drain now. */
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    if (early_signal != 0)
+      on_signal(early_signal == SIGINT ? &sig_int : &sig_term, early_signal);
     uv_run(loop, UV_RUN_DEFAULT);
   } else {
+    /* The start has ended: a signal from here on takes its default
+    ** action (a second SIGTERM ends a stop stuck on the coordinator). */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    /* The signal stopped the start only if a wait gave up for it;
+    ** another failure is a failure, signal or not. */
+    stopped = early_signal != 0 && why == FROND_ECLOSED;
+    if (stopped)
+      frond_log(FROND_LOG_INFO, "%s while starting: stopped",
+                early_signal == SIGINT ? "SIGINT" : "SIGTERM");
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
     uv_close((uv_handle_t *)&sig_hup, NULL);
@@ -589,5 +654,6 @@ int frond__cli_serve(int argc, char **argv) {
               "stopped with %llu audit records not in the audit log "
               "(on stderr); exit status 1",
               (unsigned long long)unwritten);
-  return started && unwritten == 0 ? 0 : 1;
+  /* Stopped by a signal before it started: the stop asked for, exit 0. */
+  return (started || stopped) && unwritten == 0 ? 0 : 1;
 }

@@ -258,7 +258,12 @@ struct frond__server {
   pthread_mutex_t end_lock;
   int loops_ended;
   uv_async_t *loop_ended;
+  /* Every configured kind of ID ready (ready.c), as the last tick saw
+  ** it: what the log and systemd were told. */
   atomic_int ready;
+  /* What the last try to open the store failed with for good, 0 when
+  ** none: segment IDs are "store refusing" rather than "not reached". */
+  atomic_int store_refusing;
   atomic_long nconns;
   /* The protocols, and where each listens (port 0: off): protocol i on
   ** ep[i], and over TLS on ep[FROND__MAX_PROTOS + i]. */

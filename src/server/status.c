@@ -14,6 +14,7 @@
 
 #include "base/base.h"
 #include "server/http_parse.h"
+#include "server/ready.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -227,8 +228,13 @@ void frond__status_render(frond__server *srv, frond__buf *b, const char *target,
   frond_gen_stats gs;
   frond_seg *seg = atomic_load(&srv->seg);
   int64_t up = (frond_clock_realtime(NULL) - srv->start_ms) / 1000;
-  int ready = atomic_load(&srv->ready) && !atomic_load(&srv->draining);
+  frond__ready_facts rf;
+  frond__ready_reason why[FROND__KINDS];
+  int ready, k;
   double sf_rate;
+  frond__ready_facts_get(srv, &rf);
+  frond__ready_eval(&rf, why);
+  ready = frond__ready_all(why) && !rf.draining;
   frond_layout_format(&srv->layout, spec, sizeof spec);
   frond__format_rfc3339(srv->start_ms, started, sizeof started);
   frond_gen_stats_get(srv->gen, &gs);
@@ -288,6 +294,22 @@ void frond__status_render(frond__server *srv, frond__buf *b, const char *target,
       (unsigned long long)FROND__SUM(srv, ids_snowflake),
       (long long)gs.ahead_ms, (unsigned long long)gs.waits,
       (long)atomic_load(&srv->nconns));
+  /* Each kind's readiness, in /readyz?kind='s words. */
+  frond__buf_printf(b, "<h2>Readiness</h2>\n<table><tr><th>kind</th><th>"
+                       "ready</th><th>why</th></tr>\n");
+  for (k = 0; k < FROND__KINDS; k++) {
+    char line[400];
+    frond__ready_describe(&rf, k, why[k], line, sizeof line);
+    frond__buf_printf(
+        b,
+        "<tr><td>%s</td><td class=%s id=ready-%s>%s</td>"
+        "<td>",
+        frond__ready_kind_name(k), why[k] == FROND__READY_OK ? "ok" : "bad",
+        frond__ready_kind_name(k), why[k] == FROND__READY_OK ? "yes" : "no");
+    html(b, line);
+    frond__buf_printf(b, "</td></tr>\n");
+  }
+  frond__buf_printf(b, "</table>\n");
   frond__buf_printf(b, "<h2>Segment tags</h2>\n");
   if (seg == NULL && !srv->seg_enabled)
     frond__buf_printf(b, "<p>Segment IDs are disabled (<code>store = "

@@ -234,7 +234,22 @@ def test_health_and_metrics():
     s = srv()
     check(s.request("GET", "/livez")[:1] == (200,), "livez")
     st, _, b = s.request("GET", "/readyz")
+    # One line, byte for byte as it always was; the kinds in ?kind=.
     check(st == 200 and b == b"ready\n", (st, b))
+    for kind in ("snowflake", "segment"):
+        st, _, b = s.request("GET", "/readyz?kind=" + kind)
+        check(st == 200 and b == b"ready\n%s: ready\n" % kind.encode(),
+              (kind, st, b))
+    st, _, b = s.request("GET", "/readyz?kind=uuid")
+    check(st == 400 and err_code(b) == "BAD_REQUEST", (st, b))
+    # Percent-decoded as every query value; a kind given twice, or a bad
+    # escape, is refused rather than read as the first.
+    st, _, b = s.request("GET", "/readyz?x=1&kind=snow%66lake")
+    check(st == 200 and b == b"ready\nsnowflake: ready\n", (st, b))
+    for q in ("kind=segment&kind=snowflake", "kind=snowflake&x=&kind=",
+              "kind=%zz", "kind=", "kind"):
+        st, _, b = s.request("GET", "/readyz?" + q)
+        check(st == 400 and err_code(b) == "BAD_REQUEST", (q, st, b))
     st, h, b = s.request("GET", "/metrics")
     text = b.decode()
     check(st == 200 and h["content-type"].startswith("text/plain"), h)
@@ -665,7 +680,23 @@ def test_store_unreachable():
                   extra=["--coordinator", "lease+sqlite:///%s/nodes.db" % d])
     try:
         st, _, b = s.request("GET", "/readyz")
-        check(st == 503 and b"not ready" in b, (st, b))
+        check(st == 503 and b == b"not ready: store not reached\n", (st, b))
+        # Per kind: snowflake IDs are served, segment IDs wait for the
+        # store; a load balancer that routes snowflake keeps the node.
+        st, _, b = s.request("GET", "/readyz?kind=snowflake")
+        check(st == 200 and b == b"ready\nsnowflake: ready\n", (st, b))
+        st, _, b = s.request("GET", "/readyz?kind=segment")
+        check(st == 503 and b == b"not ready: store not reached\nsegment: "
+              b"not ready: store not reached\n", (st, b))
+        m = s.request("GET", "/metrics")[2].decode()
+        check("frond_ready{" not in m, "frond_ready has one series")
+        for want in ('frond_ready 0', 'frond_ready_kind{kind="snowflake"} 1',
+                     'frond_ready_kind{kind="segment"} 0',
+                     'frond_ready_reason{kind="segment",reason='
+                     '"store_not_reached"} 1',
+                     'frond_ready_reason{kind="segment",reason="ready"} 0',
+                     'frond_ready_reason{kind="snowflake",reason="ready"} 1'):
+            check("\n" + want + "\n" in m, "metrics lack %s" % want)
         check(s.request("GET", "/api/snowflake/get/x")[0] == 200, "snowflake")
         st, h, b = s.request("GET", "/api/segment/get/orders")
         check(st == 500 and b == b"Result{id=-1, status=EXCEPTION}", b)

@@ -559,6 +559,8 @@ def test_live():
         r("/livez", "get", "/livez", 200)
         r("/healthz", "get", "/healthz", 200)
         r("/readyz", "get", "/readyz", 200)
+        r("/readyz", "get", "/readyz?kind=segment", 200)
+        r("/readyz", "get", "/readyz?kind=uuid", 400)
         r("/metrics", "get", "/metrics", 200)
         r("/", "get", "/", 200)
         # What no operation covers: an unknown path, a method an endpoint
