@@ -405,27 +405,13 @@ static void process(frond__conn *c) {
 
 static int conn_open(frond__conn *c);
 
-/*
-** Plain text where a TLS client's first record (a handshake, type 22)
-** belongs: someone typed http:// for https://, or redis-cli without
-** --tls. Say so in the words of the protocol they speak, as nginx does,
-** unencrypted (there is no TLS to speak it in), and close.
-*/
+/* Plain text where a TLS client's first record belongs (tls.c answers
+** it in the protocol's words): unencrypted, then a lingering close that
+** sends no TLS alert. */
 static int plain_to_tls(frond__conn *c) {
-  static char http[] =
-      "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
-      "Frond-Error: BAD_REQUEST\r\nConnection: close\r\n"
-      "Content-Length: 102\r\n\r\n"
-      "{\"error\":{\"code\":\"BAD_REQUEST\",\"message\":\"plain HTTP sent "
-      "to a TLS port: use https:// on this port\"}}\n";
-  static char resp[] =
-      "-ERR plain text sent to a TLS port: connect with TLS (redis-cli "
-      "--tls)\r\n";
-  int is_http = c->l->ep->alpn != NULL;
-  uv_buf_t b = uv_buf_init(is_http ? http : resp,
-                           (unsigned)(is_http ? sizeof http : sizeof resp) - 1);
-  /* Plain from here on: the lingering close sends no TLS alert. */
-  frond__tls_plain(c->tls);
+  const char *text;
+  size_t n = frond__tls_plain(c->tls, c->l->ep->alpn != NULL, &text);
+  uv_buf_t b = uv_buf_init((char *)(uintptr_t)text, (unsigned)n);
   frond__tls_conn_free(c->tls);
   c->tls = NULL;
   (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);

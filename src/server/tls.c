@@ -477,8 +477,18 @@ int frond__tls_handshake(frond__tls_conn *tc, char *name, size_t cap, char *why,
   return -1;
 }
 
-void frond__tls_plain(frond__tls_conn *tc) {
+size_t frond__tls_plain(frond__tls_conn *tc, int http, const char **text) {
+  static const char h[] =
+      "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+      "Frond-Error: BAD_REQUEST\r\nConnection: close\r\n"
+      "Content-Length: 102\r\n\r\n"
+      "{\"error\":{\"code\":\"BAD_REQUEST\",\"message\":\"plain HTTP sent "
+      "to a TLS port: use https:// on this port\"}}\n";
+  static const char r[] = "-ERR plain text sent to a TLS port: connect with "
+                          "TLS (redis-cli --tls)\r\n";
   atomic_fetch_add(&tc->t->handshakes[1], 1);
+  *text = http ? h : r;
+  return http ? sizeof h - 1 : sizeof r - 1;
 }
 
 ssize_t frond__tls_read(frond__tls_conn *tc, char *p, size_t cap) {

@@ -55,9 +55,12 @@ int64_t frond__tls_not_after(frond__tls *t);
 ** Any thread. */
 frond__tls_conn *frond__tls_conn_new(frond__tls *t, const char *alpn);
 void frond__tls_conn_free(frond__tls_conn *tc);
-/* Count tc's handshake as failed without running it: its first bytes
-** were plain text. */
-void frond__tls_plain(frond__tls_conn *tc);
+/* tc's first bytes were plain text, not a handshake (someone typed
+** http:// for https://, or redis-cli without --tls): count its handshake
+** as failed, and give the answer to send unencrypted before closing, in
+** the words of HTTP (http) or the Redis protocol, as nginx does. Its
+** length; *text is static. */
+size_t frond__tls_plain(frond__tls_conn *tc, int http, const char **text);
 /* Ciphertext from the socket. 0, or -1 when out of memory. */
 int frond__tls_feed(frond__tls_conn *tc, const char *p, size_t n);
 /*
