@@ -295,54 +295,45 @@ static int tag_get(int argc, char **argv) {
   return frond__out_finish(FROND__EXIT_OK);
 }
 
-static int tag_set_step(int argc, char **argv) {
+/* tag set-step and tag set-max: NAME and N, N in [lo, hi], through set;
+** for max, 0 means none. */
+static int tag_set(int argc, char **argv, const char *cmd, const char *what,
+                   int64_t lo, int64_t hi,
+                   int (*set)(frond_store *, const char *, int64_t,
+                              frond_error *)) {
   const char *store = NULL;
   frond__opt opts[] = {{"store", FROND__OPT_STR, &store, 0, 0, 0},
                        {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
-  frond__args a = {"tag set-step", usage, opts, 2, 2, "NAME and N", NULL, 0};
+  frond__args a = {cmd, usage, opts, 2, 2, "NAME and N", NULL, 0};
   frond_store *st;
   frond_error err = {0};
-  int64_t step;
+  int64_t n;
   int rc;
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
   if (check_tag(a.cmd, a.pos[0]) != 0 ||
-      frond__args_int(a.cmd, "N", a.pos[1], 1, MAX_STEP, &step) != 0)
+      frond__args_int(a.cmd, "N", a.pos[1], lo, hi, &n) != 0)
     return FROND__EXIT_USAGE;
   if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
     return rc;
-  if (frond_store_tag_set_step(st, a.pos[0], step, &err) != 0)
+  if (set(st, a.pos[0], n, &err) != 0)
     rc = frond__cli_fail(&err);
+  else if (n > 0)
+    frond__out_printf("tag %s: %s %lld\n", a.pos[0], what, (long long)n);
   else
-    frond__out_printf("tag %s: step %lld\n", a.pos[0], (long long)step);
+    frond__out_printf("tag %s: no %s\n", a.pos[0], what);
   frond_store_close(st);
   return frond__out_finish(rc);
 }
 
+static int tag_set_step(int argc, char **argv) {
+  return tag_set(argc, argv, "tag set-step", "step", 1, MAX_STEP,
+                 frond_store_tag_set_step);
+}
+
 static int tag_set_max(int argc, char **argv) {
-  const char *store = NULL;
-  frond__opt opts[] = {{"store", FROND__OPT_STR, &store, 0, 0, 0},
-                       {NULL, FROND__OPT_FLAG, NULL, 0, 0, 0}};
-  frond__args a = {"tag set-max", usage, opts, 2, 2, "NAME and N", NULL, 0};
-  frond_store *st;
-  frond_error err = {0};
-  int64_t max;
-  int rc;
-  if (!frond__args_parse(&a, argc, argv, &rc))
-    return rc;
-  if (check_tag(a.cmd, a.pos[0]) != 0 ||
-      frond__args_int(a.cmd, "N", a.pos[1], 0, INT64_MAX, &max) != 0)
-    return FROND__EXIT_USAGE;
-  if ((rc = open_store(store, &st)) != FROND__EXIT_OK)
-    return rc;
-  if (frond_store_tag_set_max(st, a.pos[0], max, &err) != 0)
-    rc = frond__cli_fail(&err);
-  else if (max > 0)
-    frond__out_printf("tag %s: max %lld\n", a.pos[0], (long long)max);
-  else
-    frond__out_printf("tag %s: no max\n", a.pos[0]);
-  frond_store_close(st);
-  return frond__out_finish(rc);
+  return tag_set(argc, argv, "tag set-max", "max", 0, INT64_MAX,
+                 frond_store_tag_set_max);
 }
 
 static int tag_delete(int argc, char **argv) {
