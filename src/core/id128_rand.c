@@ -44,6 +44,7 @@
 ** machine too loaded to run the ticker), never lead it; order never rests
 ** on it (id128.c moves each generator's word by compare-and-swap).
 */
+#include "base/busy.h"
 #include "base/fork.h"
 #include "core/formats.h"
 
@@ -194,27 +195,12 @@ static rand_thread *thread_state(void) {
   return t;
 }
 
-/* Calls and signal handlers: busy is set while a call reads or changes
-** this thread's state. A call that finds it set is a handler that
-** interrupted a draw on its own thread: it takes its bytes from the
-** system and touches nothing, so that it never hands out the bytes the
-** draw is handing out, nor a key the draw is replacing. The signal
-** fences keep the compiler from moving the state's reads and writes
-** outside the mark; no instruction of the processor is needed, as a
-** handler runs on the thread it interrupted. */
-static __thread volatile sig_atomic_t busy
-    __attribute__((tls_model("initial-exec")));
-
-#define ENTER()                                                                \
-  do {                                                                         \
-    busy = 1;                                                                  \
-    atomic_signal_fence(memory_order_seq_cst);                                 \
-  } while (0)
-#define LEAVE()                                                                \
-  do {                                                                         \
-    atomic_signal_fence(memory_order_seq_cst);                                 \
-    busy = 0;                                                                  \
-  } while (0)
+/* busy is set while a call reads or changes this thread's state; a call
+** that finds it set is a signal handler that interrupted one on its own
+** thread (base/busy.h). */
+FROND__BUSY_MARK(busy);
+#define ENTER() FROND__BUSY_ENTER(busy)
+#define LEAVE() FROND__BUSY_LEAVE(busy)
 
 /* The slot of stream: the last call's, one that holds it, or the least
 ** recently used (which refill() then keys for it). */
