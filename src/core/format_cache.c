@@ -67,6 +67,7 @@
 **     touching nothing of it.
 **   - The cache is freed at the thread's exit.
 */
+#include "base/busy.h"
 #include "base/fork.h"
 #include "core/core.h"
 #include "core/formats.h"
@@ -124,6 +125,7 @@ typedef struct order_cache {
   uint64_t calls;
   int64_t skip_ms;  /* the ticker's millisecond of skipped's count */
   unsigned skipped; /* IDs dropped unused in it */
+  size_t dropped;   /* all IDs drop() skipped, for the tests */
   order_slot slot[SLOTS];
 } order_cache;
 
@@ -138,27 +140,12 @@ void frond__order_cache_max(unsigned k) {
   atomic_store(&batch_max, k == 0 || k > BATCH_MAX ? BATCH_MAX : k);
 }
 
-/* Calls and signal handlers: busy is set while a call reads or changes
-** this thread's cache. A call that finds it set is a handler that
-** interrupted one on its own thread: it issues uncached and touches
-** nothing, so that it never hands out a number the call is handing out,
-** nor sees a slot half refilled. The signal fences keep the compiler from
-** moving the cache's reads and writes outside the mark; no instruction of
-** the processor is needed, as a handler runs on the thread it interrupted
-** (as id128_rand.c does for its random bits). */
-static __thread volatile sig_atomic_t busy
-    __attribute__((tls_model("initial-exec")));
-
-#define ENTER()                                                                \
-  do {                                                                         \
-    busy = 1;                                                                  \
-    atomic_signal_fence(memory_order_seq_cst);                                 \
-  } while (0)
-#define LEAVE()                                                                \
-  do {                                                                         \
-    atomic_signal_fence(memory_order_seq_cst);                                 \
-    busy = 0;                                                                  \
-  } while (0)
+/* busy is set while a call reads or changes this thread's cache; a call
+** that finds it set is a signal handler that interrupted one on its own
+** thread (base/busy.h). */
+FROND__BUSY_MARK(busy);
+#define ENTER() FROND__BUSY_ENTER(busy)
+#define LEAVE() FROND__BUSY_LEAVE(busy)
 
 /* At the thread's exit: the thread lets go of the cache before it is
 ** freed, so that a handler that runs in between finds none (and gone
@@ -214,6 +201,11 @@ size_t frond__order_cache_held(void) {
   return held;
 }
 
+size_t frond__order_cache_dropped(void) {
+  order_cache *c = cache();
+  return c != NULL ? c->dropped : 0;
+}
+
 /* A generator's or allocator's serial, 0 for none: a closed one's
 ** address may be the next one's, its serial never is. */
 static inline uint64_t gen_serial(const frond_gen *g) {
@@ -249,6 +241,7 @@ static void skip(order_cache *c, int64_t now, size_t n) {
 
 static void drop(order_cache *c, order_slot *s, int64_t now) {
   skip(c, now, s->n - s->pos);
+  c->dropped += s->n - s->pos;
   s->pos = s->n = 0;
 }
 

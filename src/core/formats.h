@@ -448,8 +448,10 @@ typedef int (*frond__issue_fn)(frond_format *f, const frond_format_source *src,
 int frond__order_cached(frond_format *f, const frond_format_source *src,
                         char *out, frond__issue_fn issue, frond_error *err);
 /* Tests: the cache's numbers in this thread (what was drawn and not yet
-** handed out), and its largest batch (0: the default, 32). */
+** handed out), those it dropped unused (too old, a barrier, a slot
+** taken for another format), and its largest batch (0: the default, 32). */
 size_t frond__order_cache_held(void);
+size_t frond__order_cache_dropped(void);
 void frond__order_cache_max(unsigned k);
 /* Tests: move this thread's cached batches' draw time by ms (> 0: as if
 ** the clock stepped back by that much since they were drawn). */

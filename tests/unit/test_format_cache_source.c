@@ -244,7 +244,7 @@ static void test_refill_chunk_fails(void **state) {
   frond_gen *g = gen_of(1);
   frond_format_source src = {g, NULL, NULL, 0};
   char buf[64];
-  size_t handed = 0;
+  size_t handed = 0, dropped = frond__order_cache_dropped();
   int64_t last = 0;
   (void)state;
   for (int i = 0; i < CALLS; i++) {
@@ -255,11 +255,16 @@ static void test_refill_chunk_fails(void **state) {
     last = strtoll(buf, NULL, 10);
     handed++;
   }
-  print_message("%zu written, %zu handed out, %zu held, %zu draws failed\n",
+  print_message("%zu written, %zu handed out, %zu held, %zu dropped, %zu "
+                "draws failed\n",
                 chunk_written, handed, frond__order_cache_held(),
-                chunk_big_fails);
+                frond__order_cache_dropped() - dropped, chunk_big_fails);
   assert_true(chunk_big_fails > 0);
-  assert_int_equal(chunk_written, handed + frond__order_cache_held());
+  /* A failing draw skips none of what it wrote. A batch may still be
+  ** dropped for its age when the machine stalls the loop past the
+  ** cache's validity: that is counted, never handed out. */
+  assert_int_equal(chunk_written, handed + frond__order_cache_held() +
+                                      frond__order_cache_dropped() - dropped);
   assert_int_equal(chunk_worst, 1); /* never two failing draws in a row */
   frond_gen_close(g, NULL);
   frond_format_free(f);
