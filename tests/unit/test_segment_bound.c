@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "sqlite_fixture.h"
 
 #include "store/store.h"
 
@@ -20,37 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static char dir[] = "/tmp/frond-bound-XXXXXX";
-static char uri[300], path[200];
-
-static int setup(void **state) {
-  (void)state;
-  if (mkdtemp(dir) == NULL)
-    return -1;
-  snprintf(path, sizeof(path), "%s/t.db", dir);
-  snprintf(uri, sizeof(uri), "sqlite://%s", path);
-  return 0;
-}
-
-static int teardown(void **state) {
-  char p[300];
-  static const char *const sfx[] = {"", "-wal", "-shm"};
-  size_t i;
-  (void)state;
-  for (i = 0; i < 3; i++) {
-    snprintf(p, sizeof(p), "%s%s", path, sfx[i]);
-    unlink(p);
-  }
-  rmdir(dir);
-  return 0;
-}
-
-static void quiet(void *ctx, int level, const char *msg) {
-  (void)ctx;
-  (void)level;
-  (void)msg;
-}
 
 static int create_max(frond_store *st, const char *tag, int64_t step,
                       int64_t start, const char *desc, int64_t max,

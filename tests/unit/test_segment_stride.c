@@ -8,43 +8,13 @@
 ** ranges refused.
 */
 #include "testutil.h"
+#include "sqlite_fixture.h"
 
 #include "core/seg.h"
 #include "store/store.h"
 
 #include <pthread.h>
 #include <unistd.h>
-
-static char dir[] = "/tmp/frond-stride-XXXXXX";
-static char uri[300], path[200];
-
-static int setup(void **state) {
-  (void)state;
-  if (mkdtemp(dir) == NULL)
-    return -1;
-  snprintf(path, sizeof(path), "%s/t.db", dir);
-  snprintf(uri, sizeof(uri), "sqlite://%s", path);
-  return 0;
-}
-
-static int teardown(void **state) {
-  char p[300];
-  static const char *const sfx[] = {"", "-wal", "-shm"};
-  size_t i;
-  (void)state;
-  for (i = 0; i < 3; i++) {
-    snprintf(p, sizeof(p), "%s%s", path, sfx[i]);
-    unlink(p);
-  }
-  rmdir(dir);
-  return 0;
-}
-
-static void quiet(void *ctx, int level, const char *msg) {
-  (void)ctx;
-  (void)level;
-  (void)msg;
-}
 
 static frond_seg *strided(const char *tag, int64_t step, int64_t start,
                           int64_t k, int64_t r, int64_t max) {

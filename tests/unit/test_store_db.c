@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "sqlite_fixture.h"
 
 #include "store/db.h"
 
@@ -24,30 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/frond-db-XXXXXX";
-static char path[200], uri[300];
-
 static const frond_db_options mem_opts = {0, 0, NULL, 1, 0};
-
-static int setup(void **state) {
-  if (mkdtemp(dir) == NULL)
-    return -1;
-  snprintf(path, sizeof(path), "%s/t.db", dir);
-  snprintf(uri, sizeof(uri), "sqlite://%s", path);
-  return 0;
-}
-
-static int teardown(void **state) {
-  static const char *const sfx[] = {"", "-wal", "-shm"};
-  char p[300];
-  size_t i;
-  for (i = 0; i < 3; i++) {
-    snprintf(p, sizeof(p), "%s%s", path, sfx[i]);
-    unlink(p);
-  }
-  rmdir(dir);
-  return 0;
-}
 
 static frond_db *mem(void) {
   frond_db *db = NULL;
