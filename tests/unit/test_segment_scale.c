@@ -17,8 +17,10 @@ static frond_seg_options opts(void) {
   frond_seg_options o;
   frond_seg_options_init(&o);
   o.clock = fake_now_read;
-  o.wait_ms = 200;
-  o.first_wait_ms = 200;
+  /* Long enough for a loaded machine: a test that wants a wait to fail
+  ** sets its own. */
+  o.wait_ms = 10000;
+  o.first_wait_ms = 10000;
   o.retry_min_ms = 10;
   o.retry_max_ms = 50;
   return o;
@@ -103,6 +105,7 @@ static void test_pool_bounded(void **state) {
   fake_add("slow", 1, 10);
   fake_add("a", 1, 10);
   o.loaders = 1;
+  o.wait_ms = o.first_wait_ms = 200; /* "a" gives up behind "slow" */
   s = open_on("fake:", &o);
   fake_hold_tag("slow");
   assert_int_equal(frond_seg_tag_find(s, T("slow"), &h, &e), 0);
