@@ -20,6 +20,7 @@
 ** The fleet's layout, read and changed, is coord_layout.c's.
 */
 #include "coord/coord.h"
+#include "coord/coord_etcd.h"
 #include "core/core.h"
 #include "core/high_water.h"
 #include "base/file.h"
@@ -68,6 +69,9 @@ static const frond_coord_methods *const drivers[] = {
 #ifdef FROND_WITH_ZK
     &frond__coord_zk_methods,
 #endif
+#ifdef FROND_WITH_ETCD
+    &frond__coord_etcd_methods,
+#endif
     &frond__coord_lease_methods,
 };
 
@@ -78,6 +82,9 @@ static const struct {
 } left_out[] = {
 #ifndef FROND_WITH_ZK
     {"zk://", "ZooKeeper support (FROND_WITH_ZK=OFF)"},
+#endif
+#ifndef FROND_WITH_ETCD
+    {"etcd://", "etcd support (FROND_WITH_ETCD=OFF)"},
 #endif
 #ifndef FROND_WITH_PG
     {"lease+postgresql:", "PostgreSQL support (FROND_WITH_PG=OFF)"},
@@ -187,8 +194,9 @@ int frond_coord_open(frond_coord **out, const char *uri,
   if (!m)
     return frond__fail(err, FROND_EINVAL,
                        "unknown coordinator '%s' (use static:N, "
-                       "zk://host:port/cluster, lease+sqlite:///path.db, "
-                       "lease+postgresql://... or lease+mysql://...)",
+                       "zk://host:port/cluster, etcd://host:port/prefix, "
+                       "lease+sqlite:///path.db, lease+postgresql://... or "
+                       "lease+mysql://...)",
                        uri);
   return frond__coord_open_driver(out, m, uri, opts, err);
 }
@@ -624,8 +632,9 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
 
 int frond__coord_uri_check(const char *uri, uint64_t max_node,
                            frond_error *err) {
-  static const char *const reads[] = {"static:", "zk://", "lease+"};
+  static const char *const reads[] = {"static:", "zk://", "lease+", "etcd://"};
   char dburi[FROND_LEASE_DB_URI_MAX];
+  frond__etcd_uri eu;
   const char *name, *n;
   size_t i, hosts, nlen;
   frond_coord c;
@@ -646,8 +655,9 @@ int frond__coord_uri_check(const char *uri, uint64_t max_node,
   if (!known)
     return frond__fail(err, FROND_EINVAL,
                        "unknown coordinator '%s' (use static:N, "
-                       "zk://host:port/cluster, lease+sqlite:///path.db, "
-                       "lease+postgresql://... or lease+mysql://...)",
+                       "zk://host:port/cluster, etcd://host:port/prefix, "
+                       "lease+sqlite:///path.db, lease+postgresql://... or "
+                       "lease+mysql://...)",
                        uri);
   /* The drivers' pure readers, as their xOpen reads the URI first. */
   memset(&c, 0, sizeof(c));
@@ -671,6 +681,8 @@ int frond__coord_uri_check(const char *uri, uint64_t max_node,
     rc = frond__zk_parse_uri(&c, uri, &hosts, &name, &nlen, err);
   } else if (strncmp(uri, reads[2], strlen(reads[2])) == 0) {
     rc = frond__lease_parse_uri(&c, uri, dburi, sizeof(dburi), err);
+  } else if (strncmp(uri, reads[3], strlen(reads[3])) == 0) {
+    rc = frond__etcd_parse_uri(&c, uri, &eu, err);
   }
   return rc;
 }
