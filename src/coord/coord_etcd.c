@@ -71,7 +71,8 @@
 #define CLAIM_WAIT_MARGIN_MS 2000
 #define ACQUIRE_TRIES 8
 
-static void node_value(const frond__etcd *e, int64_t fence, char *buf, size_t len) {
+static void node_value(const frond__etcd *e, int64_t fence, char *buf,
+                       size_t len) {
   snprintf(buf, len, "fence %" PRId64 " owner %s", fence, e->c->owner);
 }
 
@@ -91,8 +92,10 @@ static int grant(frond__etcd *e, frond_error *err) {
   frond__etcd_reply r;
   frond__etcd_body b = {.n = 0};
   int rc;
-  frond__etcd_add(&b, "{\"TTL\":\"%" PRId64 "\"}", (c->t.session_ms + 999) / 1000);
-  rc = frond__etcd_request(e, "/v3/lease/grant", &b, 0, c->t.connect_ms, &r, err);
+  frond__etcd_add(&b, "{\"TTL\":\"%" PRId64 "\"}",
+                  (c->t.session_ms + 999) / 1000);
+  rc = frond__etcd_request(e, "/v3/lease/grant", &b, 0, c->t.connect_ms, &r,
+                           err);
   if (rc == 0 && (r.id == 0 || r.ttl <= 0))
     rc = frond__fail(err, FROND_ECOORD, "etcd %s: lease grant without a lease",
                      frond__etcd_endpoint(e->h));
@@ -113,7 +116,8 @@ static int keepalive(frond__etcd *e, frond_error *err) {
   frond__etcd_body b = {.n = 0};
   int rc;
   frond__etcd_add(&b, "{\"ID\":\"%" PRId64 "\"}", e->lease);
-  rc = frond__etcd_request(e, "/v3/lease/keepalive", &b, 0, frond__etcd_call_ms(e->c), &r, err);
+  rc = frond__etcd_request(e, "/v3/lease/keepalive", &b, 0,
+                           frond__etcd_call_ms(e->c), &r, err);
   if (rc == 0 && r.ttl <= 0) {
     e->lease = 0;
     e->claimed = 0;
@@ -131,7 +135,8 @@ static void lease_revoke(frond__etcd *e) {
   if (!e->lease)
     return;
   frond__etcd_add(&b, "{\"ID\":\"%" PRId64 "\"}", e->lease);
-  (void)frond__etcd_request(e, "/v3/lease/revoke", &b, 0, e->c->t.connect_ms, &r, NULL);
+  (void)frond__etcd_request(e, "/v3/lease/revoke", &b, 0, e->c->t.connect_ms,
+                            &r, NULL);
   frond__etcd_reply_free(&r);
   e->lease = 0;
 }
@@ -143,7 +148,11 @@ static int etcd_open(frond_coord *c, const char *uri, frond_error *err) {
   int rc;
   if (!(e = calloc(1, sizeof(*e))))
     return frond__fail(err, FROND_ENOMEM, NULL);
-  if ((rc = frond__etcd_parse_uri(c, uri, &e->u, err)) != 0) {
+  if ((rc = frond__etcd_parse_uri(c, uri, &e->u, err)) != 0 ||
+      ((c->t.node >= 0 || c->t.unregistered) &&
+       (rc = frond__fail(err, FROND_EINVAL,
+                         "node= and unregistered= are not etcd options: the "
+                         "etcd coordinator hands out node IDs itself")))) {
     free(e);
     return rc;
   }
@@ -185,7 +194,8 @@ static int check_layout(frond__etcd *e, frond_error *err) {
   frond__etcd_add(&b, FROND__ETCD_TXN_FAILURE);
   frond__etcd_rng(&b, e->layout);
   frond__etcd_add(&b, FROND__ETCD_TXN_END);
-  if ((rc = frond__etcd_request(e, "/v3/kv/txn", &b, 0, c->t.connect_ms, &r, err)) != 0)
+  if ((rc = frond__etcd_request(e, "/v3/kv/txn", &b, 0, c->t.connect_ms, &r,
+                                err)) != 0)
     goto out;
   if (!(kv = frond__etcd_find(&r, e->layout))) {
     rc = frond__fail(err, FROND_ECOORD, "etcd: %s vanished", e->layout);
@@ -230,7 +240,8 @@ out:
 */
 static int claim(frond__etcd *e, uint64_t n, int64_t node_rev, int64_t fence,
                  char *holder, size_t hlen, frond_error *err) {
-  char ck[FROND__ETCD_KEY_LEN], nk[FROND__ETCD_KEY_LEN], cv[FROND__ETCD_VAL_MAX / 2], nv[256];
+  char ck[FROND__ETCD_KEY_LEN], nk[FROND__ETCD_KEY_LEN],
+      cv[FROND__ETCD_VAL_MAX / 2], nv[256];
   frond__etcd_reply r;
   const frond__etcd_kv *kv;
   frond__etcd_body b = {.n = 0};
@@ -260,7 +271,8 @@ static int claim(frond__etcd *e, uint64_t n, int64_t node_rev, int64_t fence,
   } else if (rc == 0) {
     if ((kv = frond__etcd_find(&r, ck)) != NULL)
       snprintf(holder, hlen, "%s", kv->value);
-    if ((kv = frond__etcd_find(&r, e->layout)) != NULL && kv->mod_rev != e->layout_rev)
+    if ((kv = frond__etcd_find(&r, e->layout)) != NULL &&
+        kv->mod_rev != e->layout_rev)
       rc = check_layout(e, err);
     if (rc == 0)
       rc = 1;
@@ -296,8 +308,10 @@ static int wait_claim(frond__etcd *e, uint64_t n, const char *held,
                          "stopped while waiting for node ID %" PRIu64
                          "'s earlier holder (%s) to expire",
                          n, held);
-    frond__etcd_add(&b, "{\"key\":\"%s\"}", frond__etcd_text64(ck, k, sizeof(k)));
-    rc = frond__etcd_request(e, "/v3/kv/range", &b, 1, e->c->t.connect_ms, &r, err);
+    frond__etcd_add(&b, "{\"key\":\"%s\"}",
+                    frond__etcd_text64(ck, k, sizeof(k)));
+    rc = frond__etcd_request(e, "/v3/kv/range", &b, 1, e->c->t.connect_ms, &r,
+                             err);
     gone = rc == 0 && frond__etcd_find(&r, ck) == NULL;
     frond__etcd_reply_free(&r);
     if (rc != 0)
@@ -426,7 +440,8 @@ static int etcd_acquire(frond_coord *c, frond__coord_claim *out,
 
 static int etcd_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   frond__etcd *e = c->impl;
-  char ck[FROND__ETCD_KEY_LEN], nk[FROND__ETCD_KEY_LEN], cv[FROND__ETCD_VAL_MAX / 2], nv[256];
+  char ck[FROND__ETCD_KEY_LEN], nk[FROND__ETCD_KEY_LEN],
+      cv[FROND__ETCD_VAL_MAX / 2], nv[256];
   int rc;
   if (!e->claimed)
     return frond__fail(err, FROND_ENODE_ID_LOST,
@@ -455,7 +470,8 @@ static int etcd_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
     frond__etcd_rng(&b, nk);
     frond__etcd_rng(&b, e->layout);
     frond__etcd_add(&b, FROND__ETCD_TXN_END);
-    rc = frond__etcd_request(e, "/v3/kv/txn", &b, 0, frond__etcd_call_ms(c), &r, err);
+    rc = frond__etcd_request(e, "/v3/kv/txn", &b, 0, frond__etcd_call_ms(c), &r,
+                             err);
     if (rc != 0) {
       frond__etcd_reply_free(&r);
       if (rc == FROND_ENODE_ID_LOST) { /* the lease expired */
@@ -509,7 +525,8 @@ static int etcd_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
 ** a new lease when the old one expired. *after: the fence stored. */
 static int etcd_regain(frond_coord *c, int64_t *after, frond_error *err) {
   frond__etcd *e = c->impl;
-  char nk[FROND__ETCD_KEY_LEN], k[FROND__ETCD_KEY_LEN * 2], owner[FROND_COORD_OWNER_MAX];
+  char nk[FROND__ETCD_KEY_LEN], k[FROND__ETCD_KEY_LEN * 2],
+      owner[FROND_COORD_OWNER_MAX];
   char held[FROND__ETCD_VAL_MAX];
   frond__etcd_reply r;
   const frond__etcd_kv *kv;
@@ -526,12 +543,14 @@ static int etcd_regain(frond_coord *c, int64_t *after, frond_error *err) {
     return rc;
   frond__etcd_key(e, "node", c->node, nk);
   frond__etcd_add(&b, "{\"key\":\"%s\"}", frond__etcd_text64(nk, k, sizeof(k)));
-  if ((rc = frond__etcd_request(e, "/v3/kv/range", &b, 1, c->t.connect_ms, &r, err)) != 0) {
+  if ((rc = frond__etcd_request(e, "/v3/kv/range", &b, 1, c->t.connect_ms, &r,
+                                err)) != 0) {
     frond__etcd_reply_free(&r);
     return rc;
   }
   kv = frond__etcd_find(&r, nk);
-  rc = !kv || frond__etcd_parse_node(kv->value, &fence, owner, sizeof(owner)) != 0 ||
+  rc = !kv ||
+       frond__etcd_parse_node(kv->value, &fence, owner, sizeof(owner)) != 0 ||
        strcmp(owner, c->owner) != 0;
   rev = kv ? kv->mod_rev : 0;
   frond__etcd_reply_free(&r);

@@ -173,8 +173,8 @@ int frond__etcd_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
                              size_t len, frond_error *err);
 int frond__etcd_layout_get(frond_coord *c, char *spec, size_t len,
                            int64_t *floor_id, frond_error *err);
-int frond__etcd_layout_set(frond_coord *c, const char *spec,
-                           int64_t *floor_id, frond_error *err);
+int frond__etcd_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
+                           frond_error *err);
 int frond__etcd_fact(frond_coord *c, const char *name, const char *value,
                      char *recorded, size_t len, char *where, size_t wlen,
                      frond_error *err);

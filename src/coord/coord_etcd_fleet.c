@@ -38,7 +38,7 @@ int frond__etcd_list(frond_coord *c, frond_coord_entry **out, size_t *n,
     char ck[FROND__ETCD_KEY_LEN];
     int64_t id = frond__etcd_key_node(e, nodes.kvs[i].key, "node"), fence;
     if (id < 0 || frond__etcd_parse_node(nodes.kvs[i].value, &fence, v[k].owner,
-                             sizeof(v[k].owner)) != 0)
+                                         sizeof(v[k].owner)) != 0)
       continue;
     v[k].node = (uint64_t)id;
     v[k].fence_ms = fence;
@@ -108,11 +108,12 @@ static int read_layout(frond__etcd *e, char *text, size_t len, int64_t *rev,
   char k[FROND__ETCD_KEY_LEN * 2];
   frond__etcd_body b = {.n = 0};
   int rc;
-  frond__etcd_add(&b, "{\"key\":\"%s\"}", frond__etcd_text64(e->layout, k, sizeof(k)));
+  frond__etcd_add(&b, "{\"key\":\"%s\"}",
+                  frond__etcd_text64(e->layout, k, sizeof(k)));
   text[0] = 0;
   *rev = 0;
-  if ((rc = frond__etcd_request(e, "/v3/kv/range", &b, 1, e->c->t.connect_ms, &r, err)) ==
-          0 &&
+  if ((rc = frond__etcd_request(e, "/v3/kv/range", &b, 1, e->c->t.connect_ms,
+                                &r, err)) == 0 &&
       (kv = frond__etcd_find(&r, e->layout)) != NULL) {
     snprintf(text, len, "%s", kv->value);
     *rev = kv->mod_rev;
@@ -139,7 +140,8 @@ int frond__etcd_layout_get(frond_coord *c, char *spec, size_t len,
 }
 
 /* The live claims, named into who: their count, or a negative code. */
-static int live_claims(frond__etcd *e, char *who, size_t len, frond_error *err) {
+static int live_claims(frond__etcd *e, char *who, size_t len,
+                       frond_error *err) {
   frond__etcd_reply r;
   int rc, n;
   if ((rc = frond__etcd_range_dir(e, "claim", &r, err)) != 0) {
@@ -266,8 +268,10 @@ int frond__etcd_fact(frond_coord *c, const char *name, const char *value,
     frond__etcd_add(&b, FROND__ETCD_TXN_END);
     rc = frond__etcd_request(e, "/v3/kv/txn", &b, 0, c->t.connect_ms, &r, err);
   } else {
-    frond__etcd_add(&b, "{\"key\":\"%s\"}", frond__etcd_text64(key, k, sizeof(k)));
-    rc = frond__etcd_request(e, "/v3/kv/range", &b, 1, c->t.connect_ms, &r, err);
+    frond__etcd_add(&b, "{\"key\":\"%s\"}",
+                    frond__etcd_text64(key, k, sizeof(k)));
+    rc =
+        frond__etcd_request(e, "/v3/kv/range", &b, 1, c->t.connect_ms, &r, err);
   }
   if (rc == 0) {
     kv = frond__etcd_find(&r, key);

@@ -108,9 +108,9 @@ static CURLcode post(frond__etcd_http *h, const char *path, const char *body,
     curl_easy_setopt(h->h, CURLOPT_HTTPGET, 1L);
   }
   curl_easy_setopt(h->h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-  curl_easy_setopt(h->h, CURLOPT_CONNECTTIMEOUT_MS,
-                   (long)(timeout_ms < h->connect_ms ? timeout_ms
-                                                     : h->connect_ms));
+  curl_easy_setopt(
+      h->h, CURLOPT_CONNECTTIMEOUT_MS,
+      (long)(timeout_ms < h->connect_ms ? timeout_ms : h->connect_ms));
   rc = curl_easy_perform(h->h);
   curl_slist_free_all(hdr);
   *status = 0;
@@ -143,8 +143,8 @@ static int call(frond__etcd_http *h, const char *path, const char *body,
     tries++;
     if (rc != CURLE_OK) {
       char why[300];
-      snprintf(why, sizeof(why), "%s", h->curl_err[0] ? h->curl_err
-                                                      : curl_easy_strerror(rc));
+      snprintf(why, sizeof(why), "%s",
+               h->curl_err[0] ? h->curl_err : curl_easy_strerror(rc));
       const char *ep = h->u.endpoints[h->cur];
       int again = (not_sent(rc) || idempotent) && tries < h->u.n &&
                   frond__mono_ns() < deadline;
@@ -327,20 +327,24 @@ const char *frond__etcd_text64(const char *s, char *out, size_t len) {
 }
 
 /* A compare: target "CREATE" or "MOD" of key equal to rev. */
-void frond__etcd_cmp(frond__etcd_body *b, const char *key, const char *target, int64_t rev) {
+void frond__etcd_cmp(frond__etcd_body *b, const char *key, const char *target,
+                     int64_t rev) {
   char k[FROND__ETCD_KEY_LEN * 2];
   frond__etcd_add(b,
-      "%s{\"key\":\"%s\",\"target\":\"%s\",\"result\":\"EQUAL\","
-      "\"%s_revision\":\"%" PRId64 "\"}",
-      b->b[b->n - 1] == '[' ? "" : ",", frond__etcd_text64(key, k, sizeof(k)), target,
-      target[0] == 'C' ? "create" : "mod", rev);
+                  "%s{\"key\":\"%s\",\"target\":\"%s\",\"result\":\"EQUAL\","
+                  "\"%s_revision\":\"%" PRId64 "\"}",
+                  b->b[b->n - 1] == '[' ? "" : ",",
+                  frond__etcd_text64(key, k, sizeof(k)), target,
+                  target[0] == 'C' ? "create" : "mod", rev);
 }
 
-void frond__etcd_put(frond__etcd_body *b, const char *key, const char *value, int64_t lease) {
+void frond__etcd_put(frond__etcd_body *b, const char *key, const char *value,
+                     int64_t lease) {
   char k[FROND__ETCD_KEY_LEN * 2], v[FROND__ETCD_VAL_MAX * 2];
   frond__etcd_add(b, "%s{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"",
-      b->b[b->n - 1] == '[' ? "" : ",", frond__etcd_text64(key, k, sizeof(k)),
-      frond__etcd_text64(value, v, sizeof(v)));
+                  b->b[b->n - 1] == '[' ? "" : ",",
+                  frond__etcd_text64(key, k, sizeof(k)),
+                  frond__etcd_text64(value, v, sizeof(v)));
   if (lease)
     frond__etcd_add(b, ",\"lease\":\"%" PRId64 "\"", lease);
   frond__etcd_add(b, "}}");
@@ -349,7 +353,8 @@ void frond__etcd_put(frond__etcd_body *b, const char *key, const char *value, in
 void frond__etcd_rng(frond__etcd_body *b, const char *key) {
   char k[FROND__ETCD_KEY_LEN * 2];
   frond__etcd_add(b, "%s{\"request_range\":{\"key\":\"%s\"}}",
-      b->b[b->n - 1] == '[' ? "" : ",", frond__etcd_text64(key, k, sizeof(k)));
+                  b->b[b->n - 1] == '[' ? "" : ",",
+                  frond__etcd_text64(key, k, sizeof(k)));
 }
 
 /* A renewal's calls get a third of the validity each, so that a member
@@ -366,8 +371,9 @@ static int refused(frond__etcd *e, const char *what, const frond__etcd_reply *r,
                      frond__etcd_endpoint(e->h), what, r->error);
 }
 
-int frond__etcd_request(frond__etcd *e, const char *path, frond__etcd_body *b, int idempotent,
-                int64_t ms, frond__etcd_reply *r, frond_error *err) {
+int frond__etcd_request(frond__etcd *e, const char *path, frond__etcd_body *b,
+                        int idempotent, int64_t ms, frond__etcd_reply *r,
+                        frond_error *err) {
   int rc;
   if (b->over) {
     memset(r, 0, sizeof(*r));
@@ -382,33 +388,37 @@ int frond__etcd_request(frond__etcd *e, const char *path, frond__etcd_body *b, i
   return rc;
 }
 
-
 const frond__etcd_kv *frond__etcd_find(const frond__etcd_reply *r,
-                                  const char *key) {
+                                       const char *key) {
   for (size_t i = 0; i < r->nkvs; i++)
     if (strcmp(r->kvs[i].key, key) == 0)
       return &r->kvs[i];
   return NULL;
 }
 
-void frond__etcd_key(const frond__etcd *e, const char *what, uint64_t n, char *buf) {
+void frond__etcd_key(const frond__etcd *e, const char *what, uint64_t n,
+                     char *buf) {
   snprintf(buf, FROND__ETCD_KEY_LEN, "%s/%s/%010" PRIu64, e->u.prefix, what, n);
 }
 
 /* A range over <prefix>/<what>/. */
-int frond__etcd_range_dir(frond__etcd *e, const char *what, frond__etcd_reply *r,
-                     frond_error *err) {
-  char from[FROND__ETCD_KEY_LEN], to[FROND__ETCD_KEY_LEN], a[FROND__ETCD_KEY_LEN * 2], z[FROND__ETCD_KEY_LEN * 2];
+int frond__etcd_range_dir(frond__etcd *e, const char *what,
+                          frond__etcd_reply *r, frond_error *err) {
+  char from[FROND__ETCD_KEY_LEN], to[FROND__ETCD_KEY_LEN],
+      a[FROND__ETCD_KEY_LEN * 2], z[FROND__ETCD_KEY_LEN * 2];
   frond__etcd_body b = {.n = 0};
   snprintf(from, sizeof(from), "%s/%s/", e->u.prefix, what);
   snprintf(to, sizeof(to), "%s/%s0", e->u.prefix, what);
-  frond__etcd_add(&b, "{\"key\":\"%s\",\"range_end\":\"%s\"}", frond__etcd_text64(from, a, sizeof(a)),
-      frond__etcd_text64(to, z, sizeof(z)));
-  return frond__etcd_request(e, "/v3/kv/range", &b, 1, e->c->t.connect_ms, r, err);
+  frond__etcd_add(&b, "{\"key\":\"%s\",\"range_end\":\"%s\"}",
+                  frond__etcd_text64(from, a, sizeof(a)),
+                  frond__etcd_text64(to, z, sizeof(z)));
+  return frond__etcd_request(e, "/v3/kv/range", &b, 1, e->c->t.connect_ms, r,
+                             err);
 }
 
 /* The node ID of a key <prefix>/<what>/<digits>, or -1. */
-int64_t frond__etcd_key_node(const frond__etcd *e, const char *key, const char *what) {
+int64_t frond__etcd_key_node(const frond__etcd *e, const char *key,
+                             const char *what) {
   size_t pl = strlen(e->u.prefix), wl = strlen(what);
   int64_t v;
   if (strncmp(key, e->u.prefix, pl) != 0 || key[pl] != '/' ||
@@ -420,7 +430,8 @@ int64_t frond__etcd_key_node(const frond__etcd *e, const char *key, const char *
 }
 
 /* "fence <ms> owner <owner>": 0, or -1 when it is not one. */
-int frond__etcd_parse_node(const char *v, int64_t *fence, char *owner, size_t len) {
+int frond__etcd_parse_node(const char *v, int64_t *fence, char *owner,
+                           size_t len) {
   const char *sp, *o;
   if (strncmp(v, "fence ", 6) != 0 || !(sp = strchr(v + 6, ' ')) ||
       frond__parse_i64(v + 6, (size_t)(sp - v - 6), fence) != 0 ||

@@ -42,7 +42,9 @@ static void skip_ws(parser *p) {
     p->pos++;
 }
 
-static int is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+static int is_digit(char ch) {
+  return ch >= '0' && ch <= '9';
+}
 
 static int is_hex(char ch) {
   return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
@@ -231,9 +233,9 @@ static int get_str(const parser *p, size_t i, char *out, size_t len) {
     if (ch == '\\') {
       ch = p->s[++k];
       if (ch == 'u') {
-        unsigned v = (unsigned)strtoul((char[5]){p->s[k + 1], p->s[k + 2],
-                                                 p->s[k + 3], p->s[k + 4], 0},
-                                       NULL, 16);
+        unsigned v = (unsigned)strtoul(
+            (char[5]){p->s[k + 1], p->s[k + 2], p->s[k + 3], p->s[k + 4], 0},
+            NULL, 16);
         ch = v >= 0x20 && v < 0x7f ? (char)v : '?';
         k += 4;
       } else {
@@ -540,10 +542,6 @@ int frond__etcd_parse_uri(frond_coord *c, const char *uri, frond__etcd_uri *u,
              u->endpoints[i]);
     memcpy(u->endpoints[i], ep, sizeof(ep));
   }
-  if (c->t.node >= 0 || c->t.unregistered)
-    return frond__fail(err, FROND_EINVAL,
-                       "node= and unregistered= are not etcd options: the "
-                       "etcd coordinator hands out node IDs itself");
   return 0;
 bad_prefix:
   return frond__fail(err, FROND_EINVAL,
