@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: Apache-2.0
+"""
+etcd_common.py -- a throwaway etcd cluster for the etcd coordinator's
+tests: Etcd(members=3) starts that many etcd members (Debian's
+etcd-server) on free loopback ports in a temp dir, waits until every one
+reports healthy, and can kill (-9), restart, pause (SIGSTOP) and resume
+members; close() stops them all, also when a test fails (a frondtest
+fixture: closed at the end of its block, or at exit).
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.request
+
+import frondtest as ft
+from frondtest import Failure, check
+
+# An etcd coordinator URI's fast timings for tests: leases of 2 s.
+ETCD_FAST = "report_ms=200&session_ms=2000&connect_ms=3000"
+
+
+class Etcd(ft.Fixture):
+    """members etcd processes forming one cluster on loopback. uri(prefix)
+    is a coordinator URI on all of them; endpoints(which) names some."""
+
+    prefix = "frond-etcd-"
+
+    def __init__(self, members=3):
+        ft.need("etcd", "etcd-server")
+        self._begin()
+        self.n = members
+        self.client = [ft.free_port() for _ in range(members)]
+        self.peer = [ft.free_port() for _ in range(members)]
+        self.procs = [None] * members
+        self.token = "frond-test-%d-%d" % (os.getpid(), self.client[0])
+        cluster = ",".join("m%d=http://127.0.0.1:%d" % (i, self.peer[i])
+                           for i in range(members))
+        self.args = []
+        for i in range(members):
+            self.args.append([
+                "etcd", "--name", "m%d" % i,
+                "--data-dir", os.path.join(self.dir, "m%d" % i),
+                "--listen-client-urls", "http://127.0.0.1:%d" % self.client[i],
+                "--advertise-client-urls",
+                "http://127.0.0.1:%d" % self.client[i],
+                "--listen-peer-urls", "http://127.0.0.1:%d" % self.peer[i],
+                "--initial-advertise-peer-urls",
+                "http://127.0.0.1:%d" % self.peer[i],
+                "--initial-cluster", cluster,
+                "--initial-cluster-token", self.token,
+                "--initial-cluster-state", "new",
+                # Fast elections on a loaded machine: 100 ms beats, a
+                # leader missed for 1 s is replaced.
+                "--heartbeat-interval", "100", "--election-timeout", "1000",
+                "--logger", "zap",
+                "--log-outputs", os.path.join(self.dir, "m%d.log" % i)])
+        for i in range(members):
+            self.start(i, wait=False)
+        self.wait_healthy()
+
+    def start(self, i, wait=True):
+        """Start member i (again: its data dir is kept, so it rejoins)."""
+        check(self.procs[i] is None or self.procs[i].poll() is not None,
+              "member %d is running" % i)
+        self.procs[i] = subprocess.Popen(
+            self.args[i], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.dir, "m%d.err" % i), "ab"))
+        if wait:
+            self.wait_healthy([i])
+
+    def health(self, i):
+        try:
+            with urllib.request.urlopen(
+                    "http://127.0.0.1:%d/health" % self.client[i],
+                    timeout=1) as r:
+                return json.loads(r.read()).get("health") == "true"
+        except (OSError, ValueError):
+            return False
+
+    def wait_healthy(self, which=None, timeout=60):
+        """Until every member in which (all) answers healthy: it has a
+        leader and its quorum."""
+        which = range(self.n) if which is None else which
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(self.health(i) for i in which):
+                return
+            for i in which:
+                p = self.procs[i]
+                if p is not None and p.poll() is not None:
+                    raise Failure("etcd member %d exited: %s" % (
+                        i, self.log_tail(i)))
+            time.sleep(0.1)
+        raise Failure("etcd members %s not healthy after %ds: %s" % (
+            list(which), timeout, self.log_tail(which[0] if which else 0)))
+
+    def log_tail(self, i):
+        try:
+            with open(os.path.join(self.dir, "m%d.log" % i)) as f:
+                return f.read()[-1500:]
+        except OSError:
+            return "(no log)"
+
+    def kill(self, i):
+        """kill -9 member i."""
+        p = self.procs[i]
+        if p is not None and p.poll() is None:
+            p.send_signal(signal.SIGCONT)
+            p.kill()
+            p.wait(30)
+
+    def pause(self, i):
+        self.procs[i].send_signal(signal.SIGSTOP)
+
+    def resume(self, i):
+        self.procs[i].send_signal(signal.SIGCONT)
+
+    def stop(self):
+        for i in range(self.n):
+            p = self.procs[i]
+            if p is None or p.poll() is not None:
+                continue
+            p.send_signal(signal.SIGCONT)
+            p.terminate()
+        for i in range(self.n):
+            p = self.procs[i]
+            if p is None:
+                continue
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(20)
+
+    def endpoints(self, which=None):
+        which = range(self.n) if which is None else which
+        return ",".join("127.0.0.1:%d" % self.client[i] for i in which)
+
+    def uri(self, prefix="/frond", extra=ETCD_FAST, which=None):
+        return "etcd://%s%s%s" % (self.endpoints(which), prefix,
+                                  "?" + extra if extra else "")
+
+    def ctl(self, *args, user=None):
+        """etcdctl on every live member: its stdout."""
+        ft.need("etcdctl", "etcd-client")
+        live = [i for i in range(self.n)
+                if self.procs[i] is not None and self.procs[i].poll() is None]
+        cmd = ["etcdctl", "--endpoints", self.endpoints(live),
+               "--dial-timeout", "3s", "--command-timeout", "10s"]
+        if user:
+            cmd += ["--user", user]
+        env = dict(os.environ, ETCDCTL_API="3")
+        r = subprocess.run(cmd + list(args), capture_output=True, text=True,
+                           timeout=60, env=env)
+        check(r.returncode == 0, "etcdctl %s: %s" % (args, r.stderr))
+        return r.stdout
+
+    def get(self, key):
+        """The value of key ("" when absent)."""
+        out = self.ctl("get", key, "--print-value-only")
+        return out[:-1] if out.endswith("\n") else out
+
+    def enable_auth(self, user, password, prefix):
+        """Authentication on: root, and user with read and write on the
+        keys under prefix only."""
+        self.ctl("user", "add", "root:rootpw")
+        self.ctl("role", "add", "frond")
+        self.ctl("role", "grant-permission", "frond", "--prefix=true",
+                 "readwrite", prefix + "/")
+        self.ctl("user", "add", "%s:%s" % (user, password))
+        self.ctl("user", "grant-role", user, "frond")
+        self.ctl("auth", "enable")
+
+    cleanup = ft.Fixture.close
+
+
+def with_etcd(members=3):
+    """Decorate test(etcd): a cluster of its own, closed after."""
+    def wrap(fn):
+        def t():
+            with Etcd(members) as e:
+                fn(e)
+        t.__name__ = fn.__name__
+        return t
+    return wrap
