@@ -71,7 +71,8 @@ int frond__etcd_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
   int64_t *peers;
   size_t n = 0;
   int rc;
-  if ((rc = frond__etcd_skew(e->h, c, &e->skew, err)) != 0)
+  if (e->skew == INT64_MIN &&
+      (rc = frond__etcd_skew(e->h, c, &e->skew, err)) != 0)
     return rc;
   if ((rc = frond__etcd_range_dir(e, "claim", &claims, err)) != 0)
     return rc;

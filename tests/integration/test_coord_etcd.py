@@ -285,6 +285,40 @@ def test_restart_from_cache_while_etcd_down(etcd):
 
 
 @with_etcd()
+def test_clock_offset_refused(etcd):
+    """A node whose clock is 10 s off the other live nodes' is refused,
+    with both times; one within the bound starts and reports its offset;
+    alone, a node compares with the etcd member's clock."""
+    ft.need("faketime", "faketime")
+    a = Tool(etcd.uri(), ip="10.6.0.1")
+    b = Tool(etcd.uri(), ip="10.6.0.2")
+    try:
+        ft.check(a.ok and b.ok, "A, B: %s %s" % (a.first, b.first))
+        c = Tool(etcd.uri(), ip="10.6.0.3", faketime="+10s")
+        msg = " ".join(c.first)
+        ft.check(c.first[:2] == ["err", "CLOCK_OFFSET"] and
+                 "median of 2 other live nodes" in msg, "10 s ahead: %s" % msg)
+        d = Tool(etcd.uri(), ip="10.6.0.4", faketime="+0.2s")
+        ft.check(d.ok, "200 ms is within the default bound: %s" % d.first)
+        s = d.cmd("stats").split()
+        off = int(s[s.index("offset") + 1])
+        ft.check(s[s.index("checked") + 1] == "1" and 50 <= off <= 600,
+                 "measured offset %d ms, want about 200: %s" % (off, s))
+        d.close()
+    finally:
+        a.close()
+        b.close()
+    e = Tool(etcd.uri(), ip="10.6.0.5", faketime="-10s")
+    ft.check(e.first[:2] == ["err", "CLOCK_OFFSET"] and
+             "no other live node" in " ".join(e.first),
+             "alone, 10 s behind: %s" % e.first)
+    f = Tool(etcd.uri(extra="max_clock_offset_ms=0&" + ETCD_FAST),
+             ip="10.6.0.5", faketime="-10s")
+    ft.check(f.ok, "check off: %s" % f.first)
+    f.close()
+
+
+@with_etcd()
 def test_layout_record_and_change(etcd):
     uri = etcd.uri()
     a = Tool(uri)
@@ -430,6 +464,7 @@ if __name__ == "__main__":
              test_member_killed_fleet_keeps_issuing,
              test_quorum_lost_nodes_stop_then_resume,
              test_restart_from_cache_while_etcd_down,
+             test_clock_offset_refused,
              test_layout_record_and_change,
              test_datacenters_and_ranges,
              test_auth_user_password,
