@@ -10,6 +10,7 @@ fixture: closed at the end of its block, or at exit).
 import json
 import os
 import signal
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -23,13 +24,17 @@ ETCD_FAST = "report_ms=200&session_ms=2000&connect_ms=3000"
 
 class Etcd(ft.Fixture):
     """members etcd processes forming one cluster on loopback. uri(prefix)
-    is a coordinator URI on all of them; endpoints(which) names some."""
+    is a coordinator URI on all of them; endpoints(which) names some.
+    tls: (CA file, certificate, key, client certificate, client key): the
+    client port speaks TLS and wants a client certificate of that CA."""
 
     prefix = "frond-etcd-"
 
-    def __init__(self, members=3):
+    def __init__(self, members=3, tls=None):
         ft.need("etcd", "etcd-server")
         self._begin()
+        self.tls = tls
+        scheme = "https" if tls else "http"
         self.n = members
         self.client = [ft.free_port() for _ in range(members)]
         self.peer = [ft.free_port() for _ in range(members)]
@@ -42,9 +47,10 @@ class Etcd(ft.Fixture):
             self.args.append([
                 "etcd", "--name", "m%d" % i,
                 "--data-dir", os.path.join(self.dir, "m%d" % i),
-                "--listen-client-urls", "http://127.0.0.1:%d" % self.client[i],
+                "--listen-client-urls",
+                "%s://127.0.0.1:%d" % (scheme, self.client[i]),
                 "--advertise-client-urls",
-                "http://127.0.0.1:%d" % self.client[i],
+                "%s://127.0.0.1:%d" % (scheme, self.client[i]),
                 "--listen-peer-urls", "http://127.0.0.1:%d" % self.peer[i],
                 "--initial-advertise-peer-urls",
                 "http://127.0.0.1:%d" % self.peer[i],
@@ -56,6 +62,10 @@ class Etcd(ft.Fixture):
                 "--heartbeat-interval", "100", "--election-timeout", "1000",
                 "--logger", "zap",
                 "--log-outputs", os.path.join(self.dir, "m%d.log" % i)])
+            if tls:
+                self.args[-1] += ["--trusted-ca-file", tls[0],
+                                  "--cert-file", tls[1], "--key-file", tls[2],
+                                  "--client-cert-auth"]
         for i in range(members):
             self.start(i, wait=False)
         self.wait_healthy()
@@ -71,10 +81,15 @@ class Etcd(ft.Fixture):
             self.wait_healthy([i])
 
     def health(self, i):
+        ctx = None
+        if self.tls:
+            ctx = ssl.create_default_context(cafile=self.tls[0])
+            ctx.load_cert_chain(self.tls[3], self.tls[4])
         try:
             with urllib.request.urlopen(
-                    "http://127.0.0.1:%d/health" % self.client[i],
-                    timeout=1) as r:
+                    "%s://127.0.0.1:%d/health" % (
+                        "https" if self.tls else "http", self.client[i]),
+                    timeout=1, context=ctx) as r:
                 return json.loads(r.read()).get("health") == "true"
         except (OSError, ValueError):
             return False
@@ -149,6 +164,9 @@ class Etcd(ft.Fixture):
                 if self.procs[i] is not None and self.procs[i].poll() is None]
         cmd = ["etcdctl", "--endpoints", self.endpoints(live),
                "--dial-timeout", "3s", "--command-timeout", "10s"]
+        if self.tls:
+            cmd += ["--cacert", self.tls[0], "--cert", self.tls[3],
+                    "--key", self.tls[4]]
         if user:
             cmd += ["--user", user]
         env = dict(os.environ, ETCDCTL_API="3")
@@ -176,11 +194,11 @@ class Etcd(ft.Fixture):
     cleanup = ft.Fixture.close
 
 
-def with_etcd(members=3):
+def with_etcd(members=3, tls=None):
     """Decorate test(etcd): a cluster of its own, closed after."""
     def wrap(fn):
         def t():
-            with Etcd(members) as e:
+            with Etcd(members, tls) as e:
                 fn(e)
         t.__name__ = fn.__name__
         return t

@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from coord_common import Tool  # noqa: E402
-from etcd_common import ETCD_FAST, with_etcd  # noqa: E402
+from etcd_common import ETCD_FAST, Etcd, with_etcd  # noqa: E402
 from test_coord_regions import check_datacenters, where_seen  # noqa: E402
 
 SEQ_BITS = 12
@@ -401,6 +401,41 @@ def test_auth_user_password(etcd):
              "outside the role: %s" % other.first)
 
 
+def test_tls():
+    """TLS with a client certificate: the members' CA and the client's
+    certificate and key on the URI; without them, refused, naming why."""
+    from test_tls import make_ca, make_cert
+    d = ft.tempdir("frond-etcd-tls-")
+    make_ca(d, "ca")
+    make_ca(d, "wrongca")
+    make_cert(d, "server", "ca", "localhost")
+    make_cert(d, "client", "ca", "frond", san="DNS:frond")
+    p = lambda n: os.path.join(d, n)  # noqa: E731
+    with Etcd(3, tls=(p("ca.pem"), p("server.pem"), p("server.key"),
+                      p("client.pem"), p("client.key"))) as etcd:
+        files = "cacert=%s&cert=%s&key=%s&" % (p("ca.pem"), p("client.pem"),
+                                               p("client.key"))
+        a = Tool(etcd.uri(extra=files + ETCD_FAST))
+        try:
+            ft.check(a.ok, "over TLS: %s" % a.first)
+            a.next()
+            ft.check(etcd.get("/frond/node/%010d" % a.node)
+                     .startswith("fence "), "no node key over TLS")
+        finally:
+            a.close()
+        for extra, what in [
+                ("cacert=%s&" % p("wrongca.pem"), "another CA"),
+                ("tls=1&", "the system's CAs only"),
+                ("cacert=%s&" % p("ca.pem"), "no client certificate")]:
+            t = Tool(etcd.uri(extra=extra + "connect_ms=1500&" + ETCD_FAST))
+            msg = " ".join(t.first)
+            ft.check(t.first[:2] == ["err", "COORD"] and "https://127.0.0.1"
+                     in msg, "%s: %s" % (what, msg))
+        plain = Tool(etcd.uri(extra="connect_ms=1500&" + ETCD_FAST))
+        ft.check(plain.first[:2] == ["err", "COORD"], "plain HTTP to TLS: %s"
+                 % plain.first)
+
+
 def test_bad_uris_refused():
     for uri, words in [
             ("etcd://", "etcd://host:port"),
@@ -468,4 +503,5 @@ if __name__ == "__main__":
              test_layout_record_and_change,
              test_datacenters_and_ranges,
              test_auth_user_password,
+             test_tls,
              test_serve_on_etcd])
