@@ -4,7 +4,8 @@ fleet.py -- what the fault-injection scenarios are made of.
 
 A Run owns one scenario's temp dir, clock and clean-up. In it a Fleet
 starts PostgreSQL (the segment store, and the lease table for the lease
-coordinator), ZooKeeper when the fleet uses it, a fault-injecting proxy
+coordinator), ZooKeeper or a three-member etcd cluster when the fleet
+uses it, a fault-injecting proxy
 (netproxy.py) in front of every node's links when asked, the fence poller
 (chaos_fence) and the nodes: `frond serve` processes on loopback, each in
 its own data dir, optionally under libfaketime (a per-host clock that can
@@ -31,6 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 import frondtest as ft  # noqa: E402
+from etcd_common import Etcd  # noqa: E402
 
 CLUSTER = "chaos"
 FENCE_METRIC = "frond_coord_fence_ahead_seconds"
@@ -437,7 +439,8 @@ class Node:
 class Fleet:
     """The services and nodes of one scenario.
 
-    coord: "zk" (node IDs from ZooKeeper) or "lease" (lease rows in the
+    coord: "zk" (node IDs from ZooKeeper), "etcd" (from a three-member
+    etcd cluster, etcd_opts on its URI) or "lease" (lease rows in the
     PostgreSQL that is also the segment store). proxied: every node reaches
     its coordinator and its store through its own netproxy routes, named
     "<label>-coord" and "<label>-store"."""
@@ -446,8 +449,10 @@ class Fleet:
                  max_ahead_ms=1000, proxied=False, shared_dir=False,
                  clock=False, zk_opts="report_ms=200&session_ms=2000&"
                  "connect_ms=1500", lease_opts="lease_ms=2000&connect_ms=1500",
-                 lease_nodes=None, zk_tick_ms=200):
+                 lease_nodes=None, zk_tick_ms=200,
+                 etcd_opts="report_ms=200&session_ms=2000&connect_ms=1500"):
         self.run = run
+        self.etcd_opts = etcd_opts
         self.coord = coord
         self.layout = layout
         self.max_ahead_ms = max_ahead_ms
@@ -466,6 +471,10 @@ class Fleet:
         if coord == "zk":
             self.zk = ft.ZooKeeper(tick_ms=zk_tick_ms)
             run.cleanups.append(self.zk.close)
+        self.etcd = None
+        if coord == "etcd":
+            self.etcd = Etcd(3)
+            run.cleanups.append(self.etcd.close)
         self.nodes = []
         common = run.subdir("shared") if shared_dir else None
         labels = ["n%d" % i for i in range(nodes)]
@@ -486,6 +495,8 @@ class Fleet:
     def coord_target(self):
         if self.coord == "zk":
             return self.zk.address
+        if self.coord == "etcd":
+            return "127.0.0.1:%d" % self.etcd.client[0]
         return "127.0.0.1:%d" % self.pg_port()
 
     def route_port(self, node, link):
@@ -506,6 +517,11 @@ class Fleet:
         command line tools reach it)."""
         if node is not None and node.coord:
             return node.coord
+        if self.coord == "etcd":  # every member, not proxied
+            return "etcd://%s/%s?%s" % (
+                self.etcd.endpoints(), CLUSTER,
+                opts or (node.coord_opts if node and node.coord_opts
+                         else self.etcd_opts))
         port = self.route_port(node, "coord") if node else \
             int(self.coord_target().rsplit(":", 1)[1])
         if opts is None:
@@ -527,6 +543,9 @@ class Fleet:
         if self.coord == "zk":
             args = [ft.tool("chaos_fence"), "zk", self.zk.address, CLUSTER,
                     out, "100"]
+        elif self.coord == "etcd":
+            args = [sys.executable, os.path.join(HERE, "etcd_fence.py"),
+                    self.etcd.endpoints(), "/" + CLUSTER, out, "100"]
         else:
             args = [ft.tool("chaos_fence"), "lease", self.pg.uri, out, "100"]
         p = subprocess.Popen(args, stdout=subprocess.DEVNULL)
