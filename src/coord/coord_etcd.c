@@ -394,7 +394,7 @@ static int etcd_acquire(frond_coord *c, frond__coord_claim *out,
   int rc;
   if ((rc = check_layout(e, err)) != 0)
     return rc;
-  /* The clock against etcd's (up to 1.2 s of requests) before the lease
+  /* The clock against etcd's (up to 2 s of requests) before the lease
   ** is granted, so that a short lease does not run out before its first
   ** renewal; the peer check after acquire compares it. */
   if (c->t.max_clock_offset_ms > 0 && e->skew == INT64_MIN &&

@@ -93,7 +93,7 @@ int frond__etcd_call(frond__etcd_http *h, const char *path, const char *body,
                      int idempotent, int64_t timeout_ms, frond__etcd_reply *r,
                      frond_error *err);
 /* This clock minus the clock of the etcd member that answers, in ms,
-** from its Date header's change of second (up to 1.2 s of requests). */
+** from its Date header's change of second (up to 2 s of requests). */
 int frond__etcd_skew(frond__etcd_http *h, const frond_coord *c, int64_t *skew,
                      frond_error *err);
 /* The endpoint in use, for messages. */
