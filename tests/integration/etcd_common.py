@@ -194,6 +194,33 @@ class Etcd(ft.Fixture):
     cleanup = ft.Fixture.close
 
 
+def make_certs(d):
+    """In directory d: a CA (ca.pem), a certificate it signed for
+    127.0.0.1 (server.pem, .key), a client one (client.pem, .key), and a
+    CA that signed neither (wrongca.pem); made by openssl, EC P-256."""
+    ft.need("openssl", "openssl")
+
+    def openssl(*args):
+        r = subprocess.run(["openssl"] + list(args), cwd=d,
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, "openssl %s: %s" % (args[0], r.stderr))
+
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    for ca in ("ca", "wrongca"):
+        openssl("req", "-x509", *ec, "-keyout", ca + ".key", "-out",
+                ca + ".pem", "-days", "3", "-subj", "/CN=" + ca)
+    for name, san in (("server", "DNS:localhost,IP:127.0.0.1"),
+                      ("client", "DNS:frond")):
+        openssl("req", "-new", *ec, "-keyout", name + ".key", "-out",
+                name + ".csr", "-subj", "/CN=" + name)
+        with open(os.path.join(d, name + ".ext"), "w") as f:
+            f.write("subjectAltName=%s\n" % san)
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem",
+                "-CAkey", "ca.key", "-CAcreateserial", "-out", name + ".pem",
+                "-days", "3", "-extfile", name + ".ext")
+        os.chmod(os.path.join(d, name + ".key"), 0o600)
+
+
 def with_etcd(members=3, tls=None):
     """Decorate test(etcd): a cluster of its own, closed after."""
     def wrap(fn):

@@ -18,8 +18,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from coord_common import Tool  # noqa: E402
-from etcd_common import ETCD_FAST, Etcd, with_etcd  # noqa: E402
-from test_coord_regions import check_datacenters, where_seen  # noqa: E402
+from etcd_common import ETCD_FAST, Etcd, make_certs, with_etcd  # noqa: E402
+from regions_common import (check_datacenters, refused,  # noqa: E402
+                            run_regions, where_seen)
 
 SEQ_BITS = 12
 
@@ -356,7 +357,6 @@ def test_datacenters_and_ranges(etcd):
     check_datacenters([
         etcd.uri("/region0", extra="datacenter=%d&" + ETCD_FAST),
         etcd.uri("/region1", extra="datacenter=%d&" + ETCD_FAST)])
-    from test_coord_regions import run_regions, refused
     a = etcd.uri("/r0", extra="nodes=0-3&" + ETCD_FAST)
     b = etcd.uri("/r1", extra="nodes=4-7&" + ETCD_FAST)
     ids, nodes = run_regions([a, b], per_region=4, layout="twitter")
@@ -404,12 +404,8 @@ def test_auth_user_password(etcd):
 def test_tls():
     """TLS with a client certificate: the members' CA and the client's
     certificate and key on the URI; without them, refused, naming why."""
-    from test_tls import make_ca, make_cert
     d = ft.tempdir("frond-etcd-tls-")
-    make_ca(d, "ca")
-    make_ca(d, "wrongca")
-    make_cert(d, "server", "ca", "localhost")
-    make_cert(d, "client", "ca", "frond", san="DNS:frond")
+    make_certs(d)
     p = lambda n: os.path.join(d, n)  # noqa: E731
     with Etcd(3, tls=(p("ca.pem"), p("server.pem"), p("server.key"),
                       p("client.pem"), p("client.key"))) as etcd:
