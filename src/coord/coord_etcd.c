@@ -268,8 +268,18 @@ static int claim(frond__etcd *e, uint64_t n, int64_t node_rev, int64_t fence,
     e->have_node = 1;
     e->claimed = 1;
     e->claim_rev = e->node_rev = r.revision;
+  } else if (rc == 0 && (kv = frond__etcd_find(&r, ck)) != NULL &&
+             e->lease != 0 && kv->lease == e->lease) {
+    /* Ours already: an earlier claim of this process whose answer was
+    ** lost. It wrote the node key in the same transaction, and only the
+    ** claim's holder writes it since (a fence write that finds it moved
+    ** reads it again). */
+    e->node = n;
+    e->have_node = 1;
+    e->claimed = 1;
+    e->claim_rev = e->node_rev = kv->create_rev;
   } else if (rc == 0) {
-    if ((kv = frond__etcd_find(&r, ck)) != NULL)
+    if (kv != NULL)
       snprintf(holder, hlen, "%s", kv->value);
     if ((kv = frond__etcd_find(&r, e->layout)) != NULL &&
         kv->mod_rev != e->layout_rev)
