@@ -24,6 +24,7 @@
 #include "core/core.h"
 #include "core/high_water.h"
 #include "base/file.h"
+#include "store/db.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -143,7 +144,9 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   c->t.max_clock_offset_ms = o.max_clock_offset_ms;
   c->clock = o.clock ? o.clock : frond_clock_realtime;
   c->clock_ctx = o.clock_ctx;
-  snprintf(c->uri, sizeof(c->uri), "%s", uri);
+  /* Kept for messages and the cache file only (the driver reads uri):
+  ** without the secrets it may hold (an etcd password=, a database's). */
+  frond__uri_redact(uri, strlen(uri), c->uri, sizeof(c->uri));
   if (o.advertise) {
     snprintf(c->owner, sizeof(c->owner), "%s", o.advertise);
   } else {

@@ -172,6 +172,7 @@ struct frond_coord {
   frond__coord_tun t;
   frond_clock_fn clock;
   void *clock_ctx;
+  /* The URI for messages: its secrets as "***" (frond__uri_redact). */
   char uri[FROND_COORD_URI_MAX];
   char owner[FROND_COORD_OWNER_MAX]; /* "host:port" */
   char cache_dir[1024];

@@ -94,4 +94,4 @@ expect_fail '^frond: INVAL: .*built without MySQL/MariaDB support' \
   { echo "FAIL: the snowflake generator does not work without PG and ZK"; exit 1; }
 "$frond" node list --coordinator "lease+sqlite:$tmp/t.db" >/dev/null ||
   { echo "FAIL: the SQLite lease does not work without PG"; exit 1; }
-echo "ok: libfrond and frond build without PostgreSQL, ZooKeeper and MySQL"
+echo "ok: libfrond and frond build without PostgreSQL, ZooKeeper, MySQL and etcd"
