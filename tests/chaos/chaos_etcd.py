@@ -9,6 +9,8 @@ node, no ID above its node's fence, read from etcd by etcd_fence.py).
   etcd-pause           SIGSTOP past the etcd lease while a spare waits
   etcd-member-restart  etcd members killed (-9) and restarted in turn:
                        the fleet keeps issuing while a quorum lives
+  etcd-partition       one node cut off from every member past its lease
+                       while its address comes up on another host
 
 chaos.py lists them after its own (scenarios(module)); they use its
 helpers, which it passes in.
@@ -116,5 +118,46 @@ def scenarios(m):
         m.finish(run, f, load)
         return f
 
+    def partition(run):
+        """A fault-injecting proxy between one node and every etcd member:
+        delay, reset, then a partition longer than the lease. Meanwhile
+        the same ip:port comes up on another host (a moved address) and
+        claims the node ID once the partitioned node's lease expired,
+        above the fence etcd stores. Healed, the partitioned node finds
+        its claim gone and stays blocked until the twin stops, then
+        claims again above the twin's fence."""
+        f = m.Fleet(run, "etcd", proxied=True, etcd_opts=ETCD_OPTS)
+        m.start_all(f)
+        n0 = f.nodes[0]
+        twin = f.twin(n0)
+        load = m.Load(run, "main", sum((m.mixed(n) for n in f.nodes), []),
+                      seconds=3600, max_ids=m.MAX_IDS)
+
+        def cut(mode, arg=None):
+            for i in range(f.etcd.n):
+                f.proxy.set("n0-coord%d" % i, mode, arg)
+
+        for i, t in m.cycles(run, 2, 15, 1):
+            cut("delay", 300)
+            run.sleep_until(t + 1)
+            cut("reset")
+            run.sleep_until(t + 2)
+            cut("blackhole")
+            run.sleep_until(t + 4)  # the lease of 2 s has expired
+            if not twin.start(timeout=10):
+                run.notes.append("the twin did not come up")
+            run.sleep_until(t + 9)
+            cut("pass")
+            run.sleep_until(t + 10)
+            twin.stop()  # the node ID goes back to n0
+            run.sleep_until(t + 11)
+            f.proxy.set("n0-store", "blackhole")
+            run.sleep_until(t + 13)
+            f.proxy.set("n0-store", "pass")
+        run.sleep_until(run.now() + 1)
+        m.finish(run, f, load)
+        return f
+
     return [("etcd-kill9", kill9), ("etcd-pause", pause),
-            ("etcd-member-restart", member_restart)]
+            ("etcd-member-restart", member_restart),
+            ("etcd-partition", partition)]

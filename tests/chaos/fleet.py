@@ -484,7 +484,12 @@ class Fleet:
         if proxied:
             routes = {}
             for n in self.nodes:
-                routes[n.label + "-coord"] = self.coord_target()
+                if coord == "etcd":  # a route to each member
+                    for i in range(self.etcd.n):
+                        routes["%s-coord%d" % (n.label, i)] = \
+                            "127.0.0.1:%d" % self.etcd.client[i]
+                else:
+                    routes[n.label + "-coord"] = self.coord_target()
                 routes[n.label + "-store"] = "127.0.0.1:%d" % self.pg_port()
             self.proxy = Proxy(run, routes)
         self.fence = self.start_fence_poller()
@@ -517,9 +522,15 @@ class Fleet:
         command line tools reach it)."""
         if node is not None and node.coord:
             return node.coord
-        if self.coord == "etcd":  # every member, not proxied
+        if self.coord == "etcd":  # every member, through its routes if any
+            eps = self.etcd.endpoints()
+            if node is not None and self.proxy and \
+                    "%s-coord0" % node.label in self.proxy.ports:
+                eps = ",".join("127.0.0.1:%d" % self.proxy.ports[
+                    "%s-coord%d" % (node.label, i)]
+                    for i in range(self.etcd.n))
             return "etcd://%s/%s?%s" % (
-                self.etcd.endpoints(), CLUSTER,
+                eps, CLUSTER,
                 opts or (node.coord_opts if node and node.coord_opts
                          else self.etcd_opts))
         port = self.route_port(node, "coord") if node else \
