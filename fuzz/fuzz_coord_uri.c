@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** fuzz_coord_uri.c -- libFuzzer harness for coordinator URIs: how
-** frond_coord_open picks a coordinator, static:N, the zk:// and lease+
-** grammars (read by their pure readers, so nothing connects), the query's
+** frond_coord_open picks a coordinator, static:N, the zk://, etcd:// and
+** lease+ grammars (read by their pure readers, so nothing connects), the query's
 ** tunables, and the form of a URI the node cache records.
 **
 ** Whatever the bytes, a URI is accepted or refused with INVAL and a
@@ -11,12 +11,16 @@
 **     own cached form (a cache written by one version matches itself);
 **   - an accepted zk:// URI names 1..128 bytes of cluster without '/',
 **     after non-empty hosts, and its tunables are the query's alone;
+**   - an accepted etcd:// URI names 1..16 endpoints, each http:// or,
+**     with TLS, https:// before host:port, and a prefix of '/' and at
+**     least one more byte, without "//" or a trailing '/';
 **   - an accepted lease+ URI gives a URI the SQL layer accepts: the
 **     target, and only the options that are not ours (none for sqlite);
 **   - any other URI opens only as static:N with N >= 0 and a query that
 **     the tunables reader accepts, without node= (a lease's).
 */
 #include "coord/coord.h"
+#include "coord/coord_etcd.h"
 #include "base/base.h"
 #include "store/db.h"
 
@@ -108,6 +112,31 @@ static void lease(const char *uri) {
   }
 }
 
+static void etcd(const char *uri) {
+  static frond_coord c;
+  static frond__etcd_uri u;
+  frond_error err = {0, ""};
+  size_t pl;
+  int rc;
+  memset(&c, 0, sizeof(c));
+  c.t.node = -1; /* as frond_coord_open starts */
+  rc = frond__etcd_parse_uri(&c, uri, &u, &err);
+  if (rc != 0) {
+    refused(rc, &err);
+    return;
+  }
+  pl = strlen(u.prefix);
+  if (u.n < 1 || u.n > FROND__ETCD_ENDPOINTS_MAX || pl < 2 ||
+      u.prefix[0] != '/' || u.prefix[pl - 1] == '/' || strstr(u.prefix, "//") ||
+      (!u.user[0]) != (!u.password[0]))
+    abort();
+  for (int i = 0; i < u.n; i++)
+    if (strncmp(u.endpoints[i], u.tls ? "https://" : "http://",
+                u.tls ? 8 : 7) != 0 ||
+        !strchr(u.endpoints[i] + 7, ':'))
+      abort();
+}
+
 static void open_other(const char *uri) {
   frond_coord_options o;
   frond_error err = {0, ""};
@@ -148,6 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     zk(uri);
   else if (strncmp(uri, "lease+", 6) == 0)
     lease(uri);
+  else if (strncmp(uri, "etcd://", 7) == 0)
+    etcd(uri);
   else
     open_other(uri);
   free(uri);

@@ -7,11 +7,11 @@ set -eu
 what=${1:-build}
 build_pkgs="build-essential cmake pkg-config git ca-certificates
   libuv1-dev libsqlite3-dev libpq-dev libmariadb-dev libzookeeper-mt-dev
-  libsodium-dev libsystemd-dev libssl-dev"
+  libsodium-dev libsystemd-dev libssl-dev libcurl4-openssl-dev"
 test_pkgs="libcmocka-dev clang-format python3
   wrk nginx-light chromium redis-tools redis-server python3-redis
   procps curl sqlite3 postgresql mariadb-server mariadb-client
-  python3-pymysql util-linux zookeeper faketime
+  python3-pymysql util-linux zookeeper faketime etcd-server etcd-client
   groff-base man-db systemd lintian python3-yaml python3-jsonschema
   python3-bson nodejs npm tzdata libfaketime prometheus
   libhiredis-dev ruby-redis python3-requests apache2-utils nghttp2-client

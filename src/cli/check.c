@@ -580,7 +580,7 @@ static int row_clock(frond__check_ctx *x, frond__verdict *v) {
   } else {
     return frond__check_say(
         v, FROND__CHECK_OK, 0, "no reference clock reachable without a claim%s",
-        strncmp(co, "zk://", 5) == 0
+        strncmp(co, "zk://", 5) == 0 || strncmp(co, "etcd://", 7) == 0
             ? " (a start sets this clock against the live nodes')"
             : "");
   }

@@ -165,7 +165,7 @@ static int record_place(frond__check_ctx *x, const frond_format *f,
                co + 6);
       return 1;
     }
-    if (strncmp(co, "zk://", 5) == 0) {
+    if (strncmp(co, "zk://", 5) == 0 || strncmp(co, "etcd://", 7) == 0) {
       *zk = 1;
       return 0;
     }

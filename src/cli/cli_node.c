@@ -50,6 +50,7 @@ static const char usage[] =
     "--set with the old one.\n"
     "\n"
     "  --coordinator URI  static:N | zk://host:port[,host:port...]/name |\n"
+    "                     etcd://host:port[,host:port...]/prefix |\n"
     "                     lease+sqlite:///path.db | lease+postgresql://... |\n"
     "                     lease+mysql://...\n"
     "                     (default: the one `frond serve` would use with the\n"

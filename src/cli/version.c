@@ -7,7 +7,7 @@
 ** the licence; the lines between come from frond__build_get
 ** (server/build.c), which the server's frond_build_info metric reads too.
 ** A backend the build left out (FROND_WITH_PG=OFF, FROND_WITH_ZK=OFF,
-** FROND_WITH_MYSQL=OFF) is named as such.
+** FROND_WITH_MYSQL=OFF, FROND_WITH_ETCD=OFF) is named as such.
 */
 #include "cli/cli.h"
 #include "server/build.h"

@@ -20,9 +20,11 @@
 ** The fleet's layout, read and changed, is coord_layout.c's.
 */
 #include "coord/coord.h"
+#include "coord/coord_etcd.h"
 #include "core/core.h"
 #include "core/high_water.h"
 #include "base/file.h"
+#include "store/db.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -68,6 +70,9 @@ static const frond_coord_methods *const drivers[] = {
 #ifdef FROND_WITH_ZK
     &frond__coord_zk_methods,
 #endif
+#ifdef FROND_WITH_ETCD
+    &frond__coord_etcd_methods,
+#endif
     &frond__coord_lease_methods,
 };
 
@@ -78,6 +83,9 @@ static const struct {
 } left_out[] = {
 #ifndef FROND_WITH_ZK
     {"zk://", "ZooKeeper support (FROND_WITH_ZK=OFF)"},
+#endif
+#ifndef FROND_WITH_ETCD
+    {"etcd://", "etcd support (FROND_WITH_ETCD=OFF)"},
 #endif
 #ifndef FROND_WITH_PG
     {"lease+postgresql:", "PostgreSQL support (FROND_WITH_PG=OFF)"},
@@ -136,7 +144,9 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   c->t.max_clock_offset_ms = o.max_clock_offset_ms;
   c->clock = o.clock ? o.clock : frond_clock_realtime;
   c->clock_ctx = o.clock_ctx;
-  snprintf(c->uri, sizeof(c->uri), "%s", uri);
+  /* Kept for messages and the cache file only (the driver reads uri):
+  ** without the secrets it may hold (an etcd password=, a database's). */
+  frond__uri_redact(uri, strlen(uri), c->uri, sizeof(c->uri));
   if (o.advertise) {
     snprintf(c->owner, sizeof(c->owner), "%s", o.advertise);
   } else {
@@ -187,8 +197,9 @@ int frond_coord_open(frond_coord **out, const char *uri,
   if (!m)
     return frond__fail(err, FROND_EINVAL,
                        "unknown coordinator '%s' (use static:N, "
-                       "zk://host:port/cluster, lease+sqlite:///path.db, "
-                       "lease+postgresql://... or lease+mysql://...)",
+                       "zk://host:port/cluster, etcd://host:port/prefix, "
+                       "lease+sqlite:///path.db, lease+postgresql://... or "
+                       "lease+mysql://...)",
                        uri);
   return frond__coord_open_driver(out, m, uri, opts, err);
 }
@@ -624,8 +635,9 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
 
 int frond__coord_uri_check(const char *uri, uint64_t max_node,
                            frond_error *err) {
-  static const char *const reads[] = {"static:", "zk://", "lease+"};
+  static const char *const reads[] = {"static:", "zk://", "lease+", "etcd://"};
   char dburi[FROND_LEASE_DB_URI_MAX];
+  frond__etcd_uri eu;
   const char *name, *n;
   size_t i, hosts, nlen;
   frond_coord c;
@@ -646,8 +658,9 @@ int frond__coord_uri_check(const char *uri, uint64_t max_node,
   if (!known)
     return frond__fail(err, FROND_EINVAL,
                        "unknown coordinator '%s' (use static:N, "
-                       "zk://host:port/cluster, lease+sqlite:///path.db, "
-                       "lease+postgresql://... or lease+mysql://...)",
+                       "zk://host:port/cluster, etcd://host:port/prefix, "
+                       "lease+sqlite:///path.db, lease+postgresql://... or "
+                       "lease+mysql://...)",
                        uri);
   /* The drivers' pure readers, as their xOpen reads the URI first. */
   memset(&c, 0, sizeof(c));
@@ -671,6 +684,8 @@ int frond__coord_uri_check(const char *uri, uint64_t max_node,
     rc = frond__zk_parse_uri(&c, uri, &hosts, &name, &nlen, err);
   } else if (strncmp(uri, reads[2], strlen(reads[2])) == 0) {
     rc = frond__lease_parse_uri(&c, uri, dburi, sizeof(dburi), err);
+  } else if (strncmp(uri, reads[3], strlen(reads[3])) == 0) {
+    rc = frond__etcd_parse_uri(&c, uri, &eu, err);
   }
   return rc;
 }

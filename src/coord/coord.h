@@ -10,6 +10,8 @@
 **   static:N                      node N, the operator guarantees uniqueness
 **   zk://h:p[,h:p...]/cluster     ZooKeeper, Leaf's layout plus an ephemeral
 **                                 claim per ID (coord_zk.c)
+**   etcd://h:p[,h:p...]/prefix    etcd v3, a claim per ID on an etcd lease
+**                                 (coord_etcd.c)
 **   lease+sqlite:///path.db       a lease row per node ID in a database
 **   lease+postgresql://...        (coord_lease.c), on any engine of the
 **   lease+mysql://...             SQL layer (store/db.h)
@@ -170,6 +172,7 @@ struct frond_coord {
   frond__coord_tun t;
   frond_clock_fn clock;
   void *clock_ctx;
+  /* The URI for messages: its secrets as "***" (frond__uri_redact). */
   char uri[FROND_COORD_URI_MAX];
   char owner[FROND_COORD_OWNER_MAX]; /* "host:port" */
   char cache_dir[1024];
@@ -438,6 +441,7 @@ int frond__coord_check_advertise(const char *s, frond_error *err);
 extern const frond_coord_methods frond__coord_static_methods;
 extern const frond_coord_methods frond__coord_zk_methods;
 extern const frond_coord_methods frond__coord_lease_methods;
+extern const frond_coord_methods frond__coord_etcd_methods;
 
 /* What ZooKeeper nodes hold, parsed (coord_zk_data.c; pure, fuzzed, in
 ** every build): a child's name "ip:port-0000000012" (its owner's length

@@ -21,6 +21,9 @@
 #ifdef FROND_WITH_MYSQL
 #include <mysql.h>
 #endif
+#ifdef FROND_WITH_ETCD
+#include <curl/curl.h>
+#endif
 
 #ifndef FROND_BUILD_TYPE
 #define FROND_BUILD_TYPE "unknown"
@@ -75,5 +78,10 @@ void frond__build_get(frond__build *b) {
   lib(b, 6, "libmariadb", "libmariadb", mysql_get_client_info());
 #else
   lib(b, 6, "libmariadb", "MySQL", "");
+#endif
+#ifdef FROND_WITH_ETCD
+  lib(b, 7, "libcurl", "libcurl", curl_version_info(CURLVERSION_NOW)->version);
+#else
+  lib(b, 7, "libcurl", "etcd", "");
 #endif
 }

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define FROND__BUILD_LIBS 7
+#define FROND__BUILD_LIBS 8
 
 typedef struct frond__build {
   const char *version;    /* "0.1.0" */
@@ -20,7 +20,7 @@ typedef struct frond__build {
     const char *label; /* a metric's label: "sqlite" */
     const char *name;  /* as people write it: "SQLite" */
     char version[32];  /* "": a backend the build left out (FROND_WITH_PG,
-                          FROND_WITH_ZK off) */
+                          FROND_WITH_ZK off, ...) */
   } libs[FROND__BUILD_LIBS];
 } frond__build;
 

@@ -80,6 +80,7 @@ static const frond__cfg_row rows[] = {
         "node ID source: auto (a lease in the store's database, or `node` "
         "registered there; static node 0 with store = none), static (use "
         "`node`), static:N, zk://host:port[,host:port]/cluster, "
+        "etcd://host:port[,host:port]/prefix, "
         "lease+sqlite:///path.db, lease+postgresql://... or "
         "lease+mysql://..."),
     STR("advertise", advertise, "auto", 0,
@@ -98,7 +99,8 @@ static const frond__cfg_row rows[] = {
         "out"),
     INT("datacenter", datacenter, -1, 65535, "-1",
         "the datacenter whose node IDs the coordinator hands out (a layout "
-        "with dc bits; zk:// or lease+): datacenter=N on its URI, recorded "
+        "with dc bits; zk://, etcd:// or lease+): datacenter=N on its URI, "
+        "recorded "
         "there; -1: none"),
     INT("threads", threads, 0, 256, "0",
         "event-loop threads, 0 = number of cores"),

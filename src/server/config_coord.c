@@ -178,8 +178,8 @@ int frond__config_coord_uri(const frond__config *c, char *uri, size_t cap,
   if (strncmp(uri, "static:", 7) == 0 || frond__config_pinned_node(uri) >= 0)
     return frond__fail(err, FROND_ECONFIG,
                        "datacenter = %lld: a static node ID names its node "
-                       "itself; datacenter is for zk:// and lease+ "
-                       "coordinators, which hand node IDs out",
+                       "itself; datacenter is for zk://, etcd:// and "
+                       "lease+ coordinators, which hand node IDs out",
                        (long long)c->datacenter);
   q = strchr(uri, '?');
   dc = q ? query_int(q + 1, "datacenter") : -1;

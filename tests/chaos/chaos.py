@@ -671,6 +671,7 @@ SCENARIOS = [
     ("layout", layout),
     ("shared-dir", shared_dir),
 ]
+SCENARIOS += __import__("chaos_etcd").scenarios(sys.modules[__name__])
 
 
 # ---- running and judging --------------------------------------------------

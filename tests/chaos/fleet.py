@@ -4,7 +4,8 @@ fleet.py -- what the fault-injection scenarios are made of.
 
 A Run owns one scenario's temp dir, clock and clean-up. In it a Fleet
 starts PostgreSQL (the segment store, and the lease table for the lease
-coordinator), ZooKeeper when the fleet uses it, a fault-injecting proxy
+coordinator), ZooKeeper or a three-member etcd cluster when the fleet
+uses it, a fault-injecting proxy
 (netproxy.py) in front of every node's links when asked, the fence poller
 (chaos_fence) and the nodes: `frond serve` processes on loopback, each in
 its own data dir, optionally under libfaketime (a per-host clock that can
@@ -31,6 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 import frondtest as ft  # noqa: E402
+from etcd_common import Etcd  # noqa: E402
 
 CLUSTER = "chaos"
 FENCE_METRIC = "frond_coord_fence_ahead_seconds"
@@ -437,7 +439,8 @@ class Node:
 class Fleet:
     """The services and nodes of one scenario.
 
-    coord: "zk" (node IDs from ZooKeeper) or "lease" (lease rows in the
+    coord: "zk" (node IDs from ZooKeeper), "etcd" (from a three-member
+    etcd cluster, etcd_opts on its URI) or "lease" (lease rows in the
     PostgreSQL that is also the segment store). proxied: every node reaches
     its coordinator and its store through its own netproxy routes, named
     "<label>-coord" and "<label>-store"."""
@@ -446,8 +449,10 @@ class Fleet:
                  max_ahead_ms=1000, proxied=False, shared_dir=False,
                  clock=False, zk_opts="report_ms=200&session_ms=2000&"
                  "connect_ms=1500", lease_opts="lease_ms=2000&connect_ms=1500",
-                 lease_nodes=None, zk_tick_ms=200):
+                 lease_nodes=None, zk_tick_ms=200,
+                 etcd_opts="report_ms=200&session_ms=2000&connect_ms=1500"):
         self.run = run
+        self.etcd_opts = etcd_opts
         self.coord = coord
         self.layout = layout
         self.max_ahead_ms = max_ahead_ms
@@ -466,6 +471,10 @@ class Fleet:
         if coord == "zk":
             self.zk = ft.ZooKeeper(tick_ms=zk_tick_ms)
             run.cleanups.append(self.zk.close)
+        self.etcd = None
+        if coord == "etcd":
+            self.etcd = Etcd(3)
+            run.cleanups.append(self.etcd.close)
         self.nodes = []
         common = run.subdir("shared") if shared_dir else None
         labels = ["n%d" % i for i in range(nodes)]
@@ -475,7 +484,12 @@ class Fleet:
         if proxied:
             routes = {}
             for n in self.nodes:
-                routes[n.label + "-coord"] = self.coord_target()
+                if coord == "etcd":  # a route to each member
+                    for i in range(self.etcd.n):
+                        routes["%s-coord%d" % (n.label, i)] = \
+                            "127.0.0.1:%d" % self.etcd.client[i]
+                else:
+                    routes[n.label + "-coord"] = self.coord_target()
                 routes[n.label + "-store"] = "127.0.0.1:%d" % self.pg_port()
             self.proxy = Proxy(run, routes)
         self.fence = self.start_fence_poller()
@@ -486,6 +500,8 @@ class Fleet:
     def coord_target(self):
         if self.coord == "zk":
             return self.zk.address
+        if self.coord == "etcd":
+            return "127.0.0.1:%d" % self.etcd.client[0]
         return "127.0.0.1:%d" % self.pg_port()
 
     def route_port(self, node, link):
@@ -506,6 +522,17 @@ class Fleet:
         command line tools reach it)."""
         if node is not None and node.coord:
             return node.coord
+        if self.coord == "etcd":  # every member, through its routes if any
+            eps = self.etcd.endpoints()
+            if node is not None and self.proxy and \
+                    "%s-coord0" % node.label in self.proxy.ports:
+                eps = ",".join("127.0.0.1:%d" % self.proxy.ports[
+                    "%s-coord%d" % (node.label, i)]
+                    for i in range(self.etcd.n))
+            return "etcd://%s/%s?%s" % (
+                eps, CLUSTER,
+                opts or (node.coord_opts if node and node.coord_opts
+                         else self.etcd_opts))
         port = self.route_port(node, "coord") if node else \
             int(self.coord_target().rsplit(":", 1)[1])
         if opts is None:
@@ -527,6 +554,9 @@ class Fleet:
         if self.coord == "zk":
             args = [ft.tool("chaos_fence"), "zk", self.zk.address, CLUSTER,
                     out, "100"]
+        elif self.coord == "etcd":
+            args = [sys.executable, os.path.join(HERE, "etcd_fence.py"),
+                    self.etcd.endpoints(), "/" + CLUSTER, out, "100"]
         else:
             args = [ft.tool("chaos_fence"), "lease", self.pg.uri, out, "100"]
         p = subprocess.Popen(args, stdout=subprocess.DEVNULL)

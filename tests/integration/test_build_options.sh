@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The library stands alone. The tree builds libfrond and frond with
-# -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF -DFROND_WITH_MYSQL=OFF; that build
-# links neither libpq nor libzookeeper nor libmariadb, its frond.pc names exactly what it links, `frond
+# -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF -DFROND_WITH_MYSQL=OFF -DFROND_WITH_ETCD=OFF; that build
+# links neither libpq nor libzookeeper nor libmariadb nor libcurl, its frond.pc names exactly what it links, `frond
 # --version` says what was left out, and a URI of a left-out backend fails
 # with its stable code and a message naming the missing support. In every
 # build, libfrond links no libuv (the server's event loops are not part of
@@ -23,7 +23,7 @@ fi
 # A second build with both backends off, bounded in time (two jobs: the
 # machine is shared).
 cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DFROND_TESTS=OFF \
-  -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF -DFROND_WITH_MYSQL=OFF \
+  -DFROND_WITH_PG=OFF -DFROND_WITH_ZK=OFF -DFROND_WITH_MYSQL=OFF -DFROND_WITH_ETCD=OFF \
   >"$tmp/configure.log" 2>&1 ||
   { echo "FAIL: configure with the backends off:"; cat "$tmp/configure.log"; exit 1; }
 timeout 600 cmake --build "$tmp/build" -j 2 --target frond_static frond_shared \
@@ -32,7 +32,7 @@ timeout 600 cmake --build "$tmp/build" -j 2 --target frond_static frond_shared \
 
 lib="$tmp/build/libfrond.so"
 deps=$(needed "$lib")
-for bad in libpq libzookeeper libmariadb libuv; do
+for bad in libpq libzookeeper libmariadb libcurl libuv; do
   if echo "$deps" | grep -q "^$bad"; then
     echo "FAIL: libfrond.so without PG, ZK and MySQL links $bad:"; echo "$deps"; exit 1
   fi
@@ -53,7 +53,7 @@ libs=$(sed -n 's/^Libs.private: *//p' "$pc")
 frond="$tmp/build/frond"
 v=$("$frond" --version)
 echo "$v" | grep -q "no PostgreSQL" && echo "$v" | grep -q "no ZooKeeper" &&
-  echo "$v" | grep -q "no MySQL" ||
+  echo "$v" | grep -q "no MySQL" && echo "$v" | grep -q "no etcd" ||
   { echo "FAIL: frond version does not say what was left out:"; echo "$v"; exit 1; }
 
 # expect_fail OUT_PATTERN COMMAND...: exit status 1, and stderr matching.
@@ -79,6 +79,8 @@ expect_fail '^frond: STORE_URI: .*built without MySQL/MariaDB support' \
   "$frond" tag list --store mariadb://127.0.0.1:1/frond
 expect_fail '^frond: INVAL: .*built without ZooKeeper support' \
   "$frond" node list --coordinator zk://127.0.0.1:1/frond
+expect_fail '^frond: INVAL: .*built without etcd support' \
+  "$frond" node list --coordinator etcd://127.0.0.1:1/frond
 expect_fail '^frond: INVAL: .*built without PostgreSQL support' \
   "$frond" node list --coordinator lease+postgresql://127.0.0.1:1/frond
 expect_fail '^frond: INVAL: .*built without MySQL/MariaDB support' \
@@ -92,4 +94,4 @@ expect_fail '^frond: INVAL: .*built without MySQL/MariaDB support' \
   { echo "FAIL: the snowflake generator does not work without PG and ZK"; exit 1; }
 "$frond" node list --coordinator "lease+sqlite:$tmp/t.db" >/dev/null ||
   { echo "FAIL: the SQLite lease does not work without PG"; exit 1; }
-echo "ok: libfrond and frond build without PostgreSQL, ZooKeeper and MySQL"
+echo "ok: libfrond and frond build without PostgreSQL, ZooKeeper, MySQL and etcd"

@@ -76,7 +76,8 @@ def test_control():
           "Frond packaging test <packaging-test@frond.example.org>", info)
     deps = field(info, "Depends") or ""
     for lib in ("libc6", "libuv1", "libsqlite3-0", "libpq5",
-                "libzookeeper-mt2", "libsystemd0", "libssl3"):
+                "libzookeeper-mt2", "libsystemd0", "libssl3",
+                "libcurl4"):
         check(re.search(r"(^|, )%s( \(|,|$)" % lib, deps),
               "Depends lacks %s: %r" % (lib, deps))
     d = os.path.join(STATE["tmp"], "control")

@@ -228,7 +228,8 @@ def test_every_route_and_command():
         check(abs(left - want) < 60, "time left %s, want about %s"
               % (left, want))
         m = re.search(r'^frond_build_info\{version="([^"]+)",build_type="'
-                      r'([^"]+)",.*libsystemd="[^"]+",libmariadb="[^"]*"\} 1$', text,
+                      r'([^"]+)",.*libsystemd="[^"]+",libmariadb="[^"]*",'
+                      r'libcurl="[^"]*"\} 1$', text,
                       re.M)
         check(m and m.group(1) == "0.1.0", "frond_build_info: %r" % (
             m and m.group(0)))
