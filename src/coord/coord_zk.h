@@ -65,6 +65,22 @@ int frond__zk_ensure_path(zk *z, const char *path, frond_error *err);
 /* Get a node's data as a string (and its stat); ZooKeeper's code. */
 int frond__zk_get(zk *z, const char *path, char *buf, struct Stat *st);
 
+/* A claim's data: "<owner> pid <pid> clock <now> session <ms>". */
+int frond__zk_claim_data(zk *z, int64_t now, char *buf, size_t len);
+
+/* The xList method: every number's node ID, fence and holder. */
+int frond__zk_list(frond_coord *c, frond_coord_entry **out, size_t *n,
+                   frond_error *err);
+
+/* The methods of coord_zk_fleet.c: the clock check against the live
+** peers, the layout record read and changed. */
+int frond__zk_clock_offset(frond_coord *c, int64_t *offset_ms, char *ref,
+                           size_t len, frond_error *err);
+int frond__zk_layout_get(frond_coord *c, char *spec, size_t len,
+                         int64_t *floor_id, frond_error *err);
+int frond__zk_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
+                         frond_error *err);
+
 /* The xFact method: a persistent node root/facts/<name> holding the
 ** value, created when absent (of two creates one wins), then read back. */
 int frond__zk_fact(frond_coord *c, const char *name, const char *value,

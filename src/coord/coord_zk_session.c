@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 void frond__zk_path(char *buf, const char *fmt, ...) {
   va_list ap;
@@ -186,4 +187,10 @@ int frond__coord_zk_expire_session(frond_coord *c, frond_error *err) {
     frond__sleep_ns(10 * 1000000);
   zookeeper_close(twin);
   return 0;
+}
+
+int frond__zk_claim_data(zk *z, int64_t now, char *buf, size_t len) {
+  return snprintf(buf, len, "%s pid %d clock %" PRId64 " session %d",
+                  z->c->owner, (int)getpid(), now,
+                  z->zh ? zoo_recv_timeout(z->zh) : (int)z->c->t.session_ms);
 }
