@@ -43,10 +43,24 @@ static int counted(int r, frond__counter *issued, size_t n) {
 ** request would fail although the node can serve it at the layout's rate.
 ** Each piece waits at most about one unit. Pieces already issued when a
 ** later one fails are dropped, never handed out. */
+int frond__ids_coord_unchecked(frond__server *srv, frond_error *err) {
+  int code = atomic_load_explicit(&srv->coord_unchecked, memory_order_acquire);
+  if (code == 0)
+    return 0;
+  return frond__fail(err, code,
+                     "the coordinator is not checked against the one the "
+                     "store records (%s): no snowflake ID until it is; the "
+                     "server's log says why",
+                     code == FROND_ESTORE ? "the store not reached yet"
+                                          : "it was refused");
+}
+
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err) {
   frond_gen *g = w->srv->gen;
   size_t unit = (size_t)1 << frond_gen_layout(g)->seq_bits, done;
-  int r = 0;
+  int r = frond__ids_coord_unchecked(w->srv, err);
+  if (r != 0)
+    return r;
   if (n == 1)
     return counted(frond_gen_next(g, w->ids, err), &w->m.ids_snowflake, 1);
   for (done = 0; done < n && r == 0; done += unit) {

@@ -52,7 +52,8 @@ static const frond__ready_reason SF_REASONS[] = {FROND__READY_OK,
                                                  FROND__READY_FENCE_REACHED,
                                                  FROND__READY_COORD_NOT_REACHED,
                                                  FROND__READY_LAYOUT_CHANGED,
-                                                 FROND__READY_CLOCK_BEHIND};
+                                                 FROND__READY_CLOCK_BEHIND,
+                                                 FROND__READY_COORD_UNCHECKED};
 static const frond__ready_reason SEG_REASONS[] = {
     FROND__READY_OK, FROND__READY_DRAINING, FROND__READY_STORE_NOT_REACHED,
     FROND__READY_STORE_REFUSING, FROND__READY_NO_STORE};
@@ -98,6 +99,8 @@ static frond__ready_reason snowflake(const frond__ready_facts *f) {
                         f->now_ms + f->max_ahead_ms <= f->resume_after_ms;
   if (f->draining)
     return FROND__READY_DRAINING;
+  if (f->coord_unchecked)
+    return FROND__READY_COORD_UNCHECKED;
   switch (f->coord_state) {
   case 0:
     break;
@@ -218,6 +221,7 @@ void frond__ready_facts_get(frond__server *srv, frond__ready_facts *f) {
   f->epoch_ms = srv->layout.epoch_ms;
   if (srv->gen != NULL)
     f->high_water_ms = frond_gen_high_water_ms(srv->gen);
+  f->coord_unchecked = atomic_load(&srv->coord_unchecked) != 0;
   if (srv->coord != NULL) {
     frond_coord *c = srv->coord;
     int64_t until = atomic_load(&c->valid_until_ns);

@@ -6,7 +6,7 @@ coordinator, started with default settings or with node IDs typed by hand.
 import os
 import time
 
-from common import Failure, check, ft, parallel, row
+from common import Failure, check, ft, parallel, row, zookeeper
 
 
 def up_or_exit(server, timeout=60):
@@ -452,3 +452,70 @@ def two_regions_zk_no_datacenter(run):
             run.unique(more)
             raise Failure("%s started on region 0's ZooKeeper" % name)
         run.refused(late, "DATACENTER_MISMATCH", *words)
+
+
+# ---- two coordinators on one store ----
+
+def second_coordinator(run, store, first, second, words):
+    """A server on store with coordinator first (None: the default, the
+    store's lease), loaded; then one with second on the same store: each
+    coordinator hands out node 0, so it must be refused
+    (COORDINATOR_MISMATCH naming words) or its IDs are counted."""
+    args = ["--store", store] + (["--coordinator", first] if first else [])
+    a = run.serve(run.subdir("first"), args, name="first")
+    late = run.serve(run.subdir("second"),
+                     ["--store", store, "--coordinator", second],
+                     name="second", wait=False)
+    if up_or_exit(late):
+        lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                          for s in (a, late)])
+        run.unique(lists)
+        raise Failure("a second coordinator started on the store")
+    run.refused(late, "COORDINATOR_MISMATCH", *words)
+    run.unique([a.ids("/v1/snowflake", 2000)])
+
+
+@row("lease-and-zk-one-store",
+     "two servers on one store, one on the default lease (the store's) and "
+     "one given a ZooKeeper coordinator")
+def lease_and_zk_one_store(run):
+    zk = zookeeper(run)
+    store = "sqlite:///%s/frond.db" % run.subdir("shared")
+    second_coordinator(
+        run, store, None,
+        "zk://%s/frond?report_ms=200&session_ms=4000&connect_ms=5000" % zk,
+        ("zk://", "lease+sqlite", "frond node coordinator"))
+
+
+@row("two-lease-files-one-store",
+     "two servers on one store, each given its own lease file as "
+     "coordinator (a path typed differently on two hosts)")
+def two_lease_files_one_store(run):
+    shared = run.subdir("shared")
+    store = "sqlite:///%s/frond.db" % shared
+    second_coordinator(run, store,
+                       "lease+sqlite:///%s/nodes-a.db" % shared,
+                       "lease+sqlite:///%s/nodes-b.db" % shared,
+                       ("nodes-a.db", "nodes-b.db"))
+
+
+@row("regions-one-store",
+     "two regions, each with its own ZooKeeper and datacenter, whose "
+     "servers share one store")
+def regions_one_store(run):
+    store = "sqlite:///%s/frond.db" % run.subdir("shared")
+    servers = []
+    for r in (0, 1):
+        zk = ft.ZooKeeper(dir=run.subdir("zookeeper-region%d" % r))
+        run.on_close(zk.close)
+        for k in range(2):
+            servers.append(run.serve(
+                run.subdir("region%d-%d" % (r, k)),
+                ["--store", store, "--layout", "twitter", "--datacenter",
+                 str(r), "--coordinator",
+                 "zk://%s/frond?report_ms=200&session_ms=4000"
+                 "&connect_ms=5000" % zk.address],
+                name="region%d-%d" % (r, k)))
+    lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                      for s in servers])
+    run.unique(lists)
