@@ -130,9 +130,10 @@ int frond__coord_rec_parse(const char *s, frond__coord_rec *r) {
 int frond__coord_rec_format(const frond__coord_rec *r, char *buf, size_t len) {
   /* A URI that would not fit the fact's 256 bytes is cut: it is only
   ** named in messages, the identity is what is compared. */
-  int k = snprintf(buf, len, "%s %s %" PRIu64 " %" PRIu64 " %" PRId64 " %s %.*s",
-                   r->set ? "set" : "add", r->id, r->lo, r->hi, r->floor_ms,
-                   r->scope, 120, r->uri[0] ? r->uri : "-");
+  int k =
+      snprintf(buf, len, "%s %s %" PRIu64 " %" PRIu64 " %" PRId64 " %s %.*s",
+               r->set ? "set" : "add", r->id, r->lo, r->hi, r->floor_ms,
+               r->scope, 120, r->uri[0] ? r->uri : "-");
   return k < 0 || (size_t)k >= len ? -1 : 0;
 }
 
@@ -163,8 +164,8 @@ static void apply(frond__coord_rec *cur, size_t *n, const frond__coord_rec *e) {
 
 /* Read entries from slot *k on until the first empty one (left in *k),
 ** applying each. */
-static int read_on(const frond__coord_book *b, frond__coord_rec *cur,
-                   size_t *n, int *k, frond_error *err) {
+static int read_on(const frond__coord_book *b, frond__coord_rec *cur, size_t *n,
+                   int *k, frond_error *err) {
   char name[64], v[300];
   frond__coord_rec e;
   int rc;
@@ -212,7 +213,7 @@ static int refuse(const frond__coord_book *b, const frond__coord_rec *me,
   (void)b;
   return frond__fail(
       err, FROND_ECOORDINATOR_MISMATCH,
-      "this server's coordinator %.110s (identity %.8s, node IDs %" PRIu64
+      "this node's coordinator %.110s (identity %.8s, node IDs %" PRIu64
       "..%" PRIu64 ") is not the one its store records for them: %.110s "
       "(identity %.8s, node IDs %" PRIu64 "..%" PRIu64 "). Two coordinators "
       "would hand out the same node IDs. Name the recorded one, or move the "
@@ -222,8 +223,8 @@ static int refuse(const frond__coord_book *b, const frond__coord_rec *me,
 
 /* Append e at slot *k: 0 when it landed, 1 when another entry was there
 ** (read back into got), else an error. */
-static int append(const frond__coord_book *b, const frond__coord_rec *e,
-                  int k, frond__coord_rec *got, frond_error *err) {
+static int append(const frond__coord_book *b, const frond__coord_rec *e, int k,
+                  frond__coord_rec *got, frond_error *err) {
   char name[64], mine[300], v[300];
   int rc;
   snprintf(name, sizeof name, FROND__COORD_REC_PREFIX "%d", k);
