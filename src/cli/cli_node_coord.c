@@ -204,9 +204,8 @@ int frond__cli_node_coordinator(int argc, char **argv) {
     return frond__usage_error(a.cmd, "--set and --from go together");
   if ((rc = load_store(a.cmd, store, file, uri, sizeof uri, &err)) != 0)
     return rc;
-  if (frond__node_sqlite_here("store", uri,
-                              "a new store here records no coordinator",
-                              &err) != 0)
+  if (frond__node_sqlite_here(
+          "store", uri, "a new store here records no coordinator", &err) != 0)
     return frond__cli_fail(&err);
   if ((rc = frond__node_book_open(uri, &st, &b, where, sizeof where, &err)) !=
       0) {
