@@ -519,3 +519,38 @@ def regions_one_store(run):
     lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
                       for s in servers])
     run.unique(lists)
+
+
+@row("coordinator-change-lease-to-zk",
+     "a fleet moved from the store's lease to ZooKeeper: the change tried "
+     "while a server runs, then done with it stopped; a server left on the "
+     "old lease started afterwards")
+def coordinator_change_lease_to_zk(run):
+    zk = "zk://%s/frond?report_ms=200&session_ms=4000&connect_ms=5000" % \
+        zookeeper(run)
+    shared = run.subdir("shared")
+    store = "sqlite:///%s/frond.db" % shared
+    lease = "lease+" + store
+    old = run.serve(run.subdir("old"), ["--store", store], name="old")
+    before = old.ids("/v1/snowflake", 20000)
+    change = ["node", "coordinator", "--store", store, "--set", zk,
+              "--from", lease]
+    run.refused(run.frond(change, shared), "NODE_IN_USE", "stop")
+    old.stop()
+    out = run.ok(change, shared)
+    check("floor" in out and "zk://" in out, "the change says nothing: %s"
+          % out)
+    new = run.serve(run.subdir("new"), ["--store", store, "--coordinator",
+                                        zk], name="new")
+    after = new.ids("/v1/snowflake", 20000)
+    check(min(after) > max(before), "the new coordinator's node issued at "
+          "or below the old one's last ID")
+    late = run.serve(run.subdir("late"), ["--store", store], name="late",
+                     wait=False)
+    if up_or_exit(late):
+        more = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                         for s in (new, late)])
+        run.unique([before, after] + more)
+        raise Failure("a server on the replaced lease started")
+    run.refused(late, "COORDINATOR_MISMATCH", "lease+sqlite", "zk://")
+    run.unique([before, after])
