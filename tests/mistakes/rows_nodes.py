@@ -472,6 +472,15 @@ def second_coordinator(run, store, first, second, words):
         run.unique(lists)
         raise Failure("a second coordinator started on the store")
     run.refused(late, "COORDINATOR_MISMATCH", *words)
+    # frond check with the same settings says so before any start.
+    r = run.frond(["check", "--store", store, "--coordinator", second,
+                   "--listen", "127.0.0.1:%d" % ft.free_port(),
+                   "--resp-listen", "off"], run.subdir("second"))
+    fleet = [x for x in r.stdout.splitlines() if x.split()[1:2] == ["fleet"]]
+    check(r.returncode == 1 and fleet and fleet[0].startswith("FAIL") and
+          "COORDINATOR_MISMATCH" in fleet[0],
+          "frond check does not refuse the second coordinator:\n%s%s"
+          % (r.stdout, r.stderr))
     run.unique([a.ids("/v1/snowflake", 2000)])
 
 

@@ -93,8 +93,8 @@ static frond__coord_rec rec(char who, uint64_t lo, uint64_t hi,
   return r;
 }
 
-static int check(fake *f, char who, uint64_t lo, uint64_t hi,
-                 const char *scope, int64_t *floor, frond_error *err) {
+static int check(fake *f, char who, uint64_t lo, uint64_t hi, const char *scope,
+                 int64_t *floor, frond_error *err) {
   frond__coord_book b = book_of(f);
   frond__coord_rec me = rec(who, lo, hi, scope);
   int64_t fl = 0;
@@ -214,8 +214,8 @@ static void test_race_threads(void **state) {
       pthread_join(t[i], NULL);
     pthread_barrier_destroy(&go);
     if ((r[0].rc == 0) + (r[1].rc == 0) != 1)
-      fail_msg("round %d: a %d, b %d: not exactly one passed", round,
-               r[0].rc, r[1].rc);
+      fail_msg("round %d: a %d, b %d: not exactly one passed", round, r[0].rc,
+               r[1].rc);
     assert_true(r[0].rc == FROND_ECOORDINATOR_MISMATCH ||
                 r[1].rc == FROND_ECOORDINATOR_MISMATCH);
     free(f);
