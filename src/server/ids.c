@@ -51,8 +51,9 @@ int frond__ids_coord_unchecked(frond__server *srv, frond_error *err) {
                      "the coordinator is not checked against the one the "
                      "store records (%s): no snowflake ID until it is; the "
                      "server's log says why",
-                     code == FROND_ESTORE ? "the store not reached yet"
-                                          : "it was refused");
+                     code == FROND_ESTORE
+                         ? "the store or the coordinator not reached yet"
+                         : "it was refused");
 }
 
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err) {

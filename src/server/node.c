@@ -161,7 +161,7 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
   if ((cfg->layout_change && (rc = switch_layout(*coord, l, err)) != 0) ||
       (rc = frond_coord_gen_create(*coord, l, &go, gen, err)) != 0 ||
       ((rc = frond__node_coord_check(cfg->store, *coord, *gen, err)) != 0 &&
-       !(o->unchecked && frond__db_transient(rc)))) {
+       !(o->unchecked && frond__node_coord_later(rc)))) {
     frond_coord_close(*coord, NULL);
     *coord = NULL;
     *gen = NULL;
@@ -170,9 +170,10 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
   if (rc != 0) {
     *o->unchecked = 1;
     frond_log(FROND_LOG_WARN,
-              "the store is not reached: the coordinator is not checked "
-              "against the one it records, and no snowflake ID is issued "
-              "until it is (retrying): %s",
+              "%s not reached: the coordinator is not checked against the "
+              "one the store records, and no snowflake ID is issued until "
+              "it is (retrying): %s",
+              rc == FROND_ECOORD ? "the coordinator" : "the store",
               err->message);
     err->code = 0;
   }

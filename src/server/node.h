@@ -102,5 +102,9 @@ int frond__node_book_open(const char *store, struct frond_store **st,
 ** (static), a store without facts. Blocks on the store. */
 int frond__node_coord_check(const char *store, frond_coord *c, frond_gen *g,
                             frond_error *err);
+/* Is a failed check's code one a later try may pass (the store or the
+** coordinator not reached: STORE, COORD), so that a server starts and
+** checks later (a start from the node cache while ZooKeeper is down)? */
+int frond__node_coord_later(int code);
 
 #endif /* FROND_SERVER_NODE_H */

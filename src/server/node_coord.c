@@ -78,6 +78,11 @@ int frond__node_coord_rec(frond_coord *c, frond__coord_rec *me,
   return 0;
 }
 
+int frond__node_coord_later(int code) {
+  return code == FROND_ESTORE || code == FROND_ECOORD ||
+         code == FROND_ESTORE_TIMEOUT;
+}
+
 int frond__node_coord_check(const char *store, frond_coord *c, frond_gen *g,
                             frond_error *err) {
   frond__coord_book b;

@@ -85,12 +85,18 @@ static void coord_check_done(uv_work_t *w, int status) {
     atomic_store(&srv->coord_unchecked, 0);
     frond_log(FROND_LOG_INFO, "coordinator checked against the store's "
                               "record: snowflake IDs available");
-  } else if (!frond__db_transient(coord_work_rc) || !said++) {
-    if (!frond__db_transient(coord_work_rc))
-      atomic_store(&srv->coord_unchecked, coord_work_rc);
-    frond_log(FROND_LOG_ERROR, "coordinator not checked: %s: %s",
-              frond_err_name(coord_work_rc), coord_work_err.message);
+    return;
   }
+  /* Not reached yet: STORE (the store) while it lasts; a refusal is what
+  ** calls fail with. Each code said once, however long it lasts (one try
+  ** a second). */
+  atomic_store(&srv->coord_unchecked, frond__node_coord_later(coord_work_rc)
+                                          ? FROND_ESTORE
+                                          : coord_work_rc);
+  if (said != coord_work_rc)
+    frond_log(FROND_LOG_ERROR, "coordinator not checked (retrying): %s: %s",
+              frond_err_name(coord_work_rc), coord_work_err.message);
+  said = coord_work_rc;
 }
 
 static void coord_check_tick(frond__server *srv) {
