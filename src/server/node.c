@@ -168,7 +168,7 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
     return rc;
   }
   if (rc != 0) {
-    *o->unchecked = 1;
+    *o->unchecked = rc;
     frond_log(FROND_LOG_WARN,
               "%s not reached: the coordinator is not checked against the "
               "one the store records, and no snowflake ID is issued until "

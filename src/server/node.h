@@ -20,9 +20,10 @@ typedef struct frond__node_claim_opts {
   /* A server: warn when a node ID registered nowhere is used beyond
   ** loopback. */
   int serving;
-  /* Not NULL: a store not reached leaves the coordinator unchecked
-  ** against it (*unchecked = 1; the server checks later and issues no
-  ** snowflake ID until then) rather than failing the claim. */
+  /* Not NULL: a store (or coordinator) not reached leaves the coordinator
+  ** unchecked against the store's record (*unchecked = the code, STORE or
+  ** COORD; the server checks later and issues no snowflake ID until then)
+  ** rather than failing the claim. */
   int *unchecked;
 } frond__node_claim_opts;
 

@@ -99,8 +99,6 @@ static frond__ready_reason snowflake(const frond__ready_facts *f) {
                         f->now_ms + f->max_ahead_ms <= f->resume_after_ms;
   if (f->draining)
     return FROND__READY_DRAINING;
-  if (f->coord_unchecked)
-    return FROND__READY_COORD_UNCHECKED;
   switch (f->coord_state) {
   case 0:
     break;
@@ -119,6 +117,10 @@ static frond__ready_reason snowflake(const frond__ready_facts *f) {
   /* What the generator would do now, whether or not a fence write is in
   ** flight (a hung coordinator call finishes late, if ever): stopped once
   ** the durable fence is below the next unit it may issue. */
+  /* The coordinator's own reasons first: a start from the node cache is
+  ** not checked either, and is told as not reached. */
+  if (f->coord_unchecked)
+    return FROND__READY_COORD_UNCHECKED;
   if (f->fenced && f->fence_ms != INT64_MAX &&
       frond__ready_next_unit_ms(f) > f->fence_ms)
     return FROND__READY_FENCE_REACHED;

@@ -56,7 +56,7 @@ static int start_generator(frond__server *srv, frond_error *err) {
   if (frond__node_claim(&srv->cfg, &o, &srv->layout, &srv->coord, &srv->gen,
                         err) != 0)
     return -1;
-  atomic_store(&srv->coord_unchecked, unchecked ? FROND_ESTORE : 0);
+  atomic_store(&srv->coord_unchecked, unchecked);
   srv->node = frond_gen_node(srv->gen);
   return 0;
 }
@@ -87,12 +87,10 @@ static void coord_check_done(uv_work_t *w, int status) {
                               "record: snowflake IDs available");
     return;
   }
-  /* Not reached yet: STORE (the store) while it lasts; a refusal is what
-  ** calls fail with. Each code said once, however long it lasts (one try
-  ** a second). */
-  atomic_store(&srv->coord_unchecked, frond__node_coord_later(coord_work_rc)
-                                          ? FROND_ESTORE
-                                          : coord_work_rc);
+  /* What calls fail with: STORE or COORD while not reached, the refusal
+  ** once refused. Each code said once, however long it lasts (one try a
+  ** second). */
+  atomic_store(&srv->coord_unchecked, coord_work_rc);
   if (said != coord_work_rc)
     frond_log(FROND_LOG_ERROR, "coordinator not checked (retrying): %s: %s",
               frond_err_name(coord_work_rc), coord_work_err.message);
