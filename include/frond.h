@@ -92,7 +92,8 @@ extern "C" {
   XX(39, QUOTA_EXCEEDED, "over the client's or the tag's quota of IDs")        \
   XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")             \
   XX(41, SEGMENT_EXHAUSTED, "the tag has issued every ID up to its max")       \
-  XX(42, DATACENTER_MISMATCH, "not the node range the coordinator records")
+  XX(42, DATACENTER_MISMATCH, "not the node range the coordinator records")    \
+  XX(44, COORDINATOR_MISMATCH, "not the coordinator the store records")
 
 typedef enum {
   FROND_OK = 0,

@@ -617,6 +617,7 @@ static const struct {
     {"coordinator", 1, row_coordinator},
     {"node", 2, row_node},
     {"layout", 2, row_layout},
+    {"fleet", 2, frond__check_fleet},
     {"high-water", 3, row_high_water},
     {"clock", 1, row_clock},
     {"keys", 1, frond__check_keys},

@@ -67,5 +67,9 @@ int frond__check_keys(frond__check_ctx *x, frond__verdict *v);
 ** below what a deleted tag of its name issued), and a plain store on a
 ** database that is a multi: member. */
 int frond__check_tags(frond__check_ctx *x, frond__verdict *v);
+/* The coordinator against the one the store records for its node IDs
+** (coord_record.c), read without writing: COORDINATOR_MISMATCH naming
+** both when a start would be refused. */
+int frond__check_fleet(frond__check_ctx *x, frond__verdict *v);
 
 #endif /* FROND_CLI_CHECK_H */

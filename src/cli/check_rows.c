@@ -9,6 +9,7 @@
 */
 #include "cli/check.h"
 #include "core/core.h"
+#include "server/node.h"
 #include "store/db.h"
 #include "store/store.h"
 
@@ -17,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -309,4 +311,82 @@ int frond__check_tags(frond__check_ctx *x, frond__verdict *v) {
   frond__db_result_free(&r);
   return frond__check_say(v, FROND__CHECK_OK, 0,
                           "%s: every tag at or above its floor", shown);
+}
+
+/* ---- the fleet's coordinator against the store's record ---------------- */
+
+int frond__check_fleet(frond__check_ctx *x, frond__verdict *v) {
+  const char *store = x->srv->cfg.store;
+  char id[257] = "", where[300], note[400];
+  unsigned long long lo, hi;
+  char scope[64];
+  frond__coord_book b;
+  frond__coord_rec *cur = NULL;
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  size_t n = 0, i;
+  int rc;
+  if (strcmp(store, "none") == 0)
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "store none: nothing shared records the fleet's "
+                            "coordinator, so it is not checked");
+  if (x->coord == NULL && !x->is_static)
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "%s: no store file yet, nothing recorded; a "
+                            "start records this coordinator",
+                            x->coord_shown);
+  if (x->coord == NULL || !frond__coord_has_facts(x->coord))
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "%s keeps no identity (a static node ID "
+                            "registered nowhere): not checked",
+                            x->coord_shown);
+  if (sscanf(x->served, "%63[^:]: node IDs %llu..%llu", scope, &lo, &hi) != 3)
+    return frond__check_say(v, FROND__CHECK_SKIP, 0,
+                            "the node IDs this node serves are not known");
+  /* Read only: the identity a start would read back, none yet. */
+  if (frond__coord_fact(x->coord, FROND__COORD_ID_FACT, NULL, id, sizeof(id),
+                        where, sizeof(where), &e) != 0)
+    return frond__check_fail(v, FROND__CHECK_FAIL, &e);
+  if ((rc = frond__check_sqlite_absent(store, note, sizeof(note), &e)) != 0)
+    return rc < 0 ? frond__check_fail(v, FROND__CHECK_FAIL, &e)
+                  : frond__check_say(v, FROND__CHECK_OK, 0,
+                                     "nothing recorded yet (%s): a start "
+                                     "records %s",
+                                     note, x->coord_shown);
+  if ((rc = frond__node_book_open(store, &st, &b, where, sizeof(where), &e)) !=
+      0)
+    return rc < 0 ? frond__check_fail(v, FROND__CHECK_WARN, &e)
+                  : frond__check_say(v, FROND__CHECK_OK, 0,
+                                     "the store keeps no facts: not checked");
+  rc = frond__coord_rec_state(&b, &cur, &n, NULL, &e);
+  frond_store_close(st);
+  if (rc != 0)
+    return frond__check_fail(v, FROND__CHECK_FAIL, &e);
+  for (i = 0; i < n; i++) {
+    if (cur[i].lo > hi || lo > cur[i].hi)
+      continue;
+    if (id[0] == '\0' || strcmp(cur[i].id, id) != 0) {
+      rc = frond__check_say(
+          v, FROND__CHECK_FAIL, FROND_ECOORDINATOR_MISMATCH,
+          "%s (identity %.8s, node IDs %llu..%llu) is not the coordinator "
+          "the store records for them: %s (identity %.8s, node IDs "
+          "%" PRIu64 "..%" PRIu64 "); a start is refused. Name the recorded "
+          "one, or move the fleet: frond node coordinator --set",
+          x->coord_shown, id[0] ? id : "none yet", lo, hi, cur[i].uri,
+          cur[i].id, cur[i].lo, cur[i].hi);
+      free(cur);
+      return rc;
+    }
+  }
+  for (i = 0; i < n; i++)
+    if (strcmp(cur[i].id, id) == 0 && cur[i].lo <= lo && cur[i].hi >= hi)
+      break;
+  rc = frond__check_say(v, FROND__CHECK_OK, 0,
+                        i < n ? "%s (identity %.8s) is the coordinator the "
+                                "store records for node IDs %llu..%llu"
+                              : "%s (identity %.8s): nothing recorded for "
+                                "node IDs %llu..%llu yet; a start records it",
+                        x->coord_shown, id[0] ? id : "none yet", lo, hi);
+  free(cur);
+  return rc;
 }

@@ -30,12 +30,16 @@
 #include <string.h>
 
 int frond__cli_node(int argc, char **argv);
+/* frond node coordinator (cli_node_coord.c). */
+int frond__cli_node_coordinator(int argc, char **argv);
 
 static const char usage[] =
     "usage: frond node list [--coordinator URI | --store URI] [--config FILE]\n"
     "                       [--datacenter N] [--json]\n"
     "       frond node layout [--coordinator URI | --store URI]\n"
     "                         [--config FILE] [--datacenter N] [--set SPEC]\n"
+    "       frond node coordinator [--store URI] [--config FILE]\n"
+    "                              [--set URI --from URI]\n"
     "\n"
     "list: the node IDs a coordinator hands out: owner (host:port), the\n"
     "fence (no ID above it was issued; the exact high-water time after a\n"
@@ -48,6 +52,10 @@ static const char usage[] =
     "A change that was stopped halfway (no node starts then; the output\n"
     "says so) is finished by --set with the new layout, and undone by\n"
     "--set with the old one.\n"
+    "\n"
+    "coordinator: the coordinators the store records for its servers'\n"
+    "node IDs; --set NEW --from OLD moves the fleet (frond node coordinator\n"
+    "--help says how).\n"
     "\n"
     "  --coordinator URI  static:N | zk://host:port[,host:port...]/name |\n"
     "                     etcd://host:port[,host:port...]/prefix |\n"
@@ -65,7 +73,9 @@ static const char usage[] =
     "                     its record, DATACENTER_MISMATCH when it differs\n"
     "  --json             list: JSON instead of a table\n"
     "  --set SPEC         layout: the new layout (a preset or keys, as for\n"
-    "                     'frond layouts')\n";
+    "                     'frond layouts'); coordinator: the new\n"
+    "                     coordinator\n"
+    "  --from URI         coordinator: the one the store records now\n";
 
 static void print_json(const frond_coord_entry *e, size_t n,
                        const char *served) {
@@ -272,7 +282,8 @@ static int node_layout(int argc, char **argv) {
 
 int frond__cli_node(int argc, char **argv) {
   if (argc < 2)
-    return frond__usage_error("node", "missing subcommand (list, layout)");
+    return frond__usage_error("node",
+                              "missing subcommand (list, layout, coordinator)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     fputs(usage, stdout);
     return FROND__EXIT_OK;
@@ -281,5 +292,7 @@ int frond__cli_node(int argc, char **argv) {
     return node_list(argc - 1, argv + 1);
   if (strcmp(argv[1], "layout") == 0)
     return node_layout(argc - 1, argv + 1);
+  if (strcmp(argv[1], "coordinator") == 0)
+    return frond__cli_node_coordinator(argc - 1, argv + 1);
   return frond__usage_error("node", "unknown subcommand '%s'", argv[1]);
 }

@@ -385,6 +385,59 @@ struct frond_coord_cache;
 int frond__coord_scope_node(frond_coord *c, const struct frond_coord_cache *cc,
                             const char *path, frond_error *err);
 
+/* ---- the fleet's coordinators in the store (coord_record.c) ------------ */
+
+/* A coordinator's identity: 32 random lowercase hex characters recorded
+** once in the coordinator (xFact), read back by every later node. */
+#define FROND__COORD_ID_LEN 32
+#define FROND__COORD_ID_FACT "coordinator.id"
+/* The store's log of the fleet's coordinators: facts named this, 1, 2... */
+#define FROND__COORD_REC_PREFIX "coord.record."
+/* c's identity into id (len > 32), recorded now when none is: INVAL for a
+** driver without facts (static), COORD when unreachable. */
+int frond__coord_identity(frond_coord *c, char *id, size_t len,
+                          frond_error *err);
+
+/* One entry of the log: a coordinator and the node IDs it serves. */
+typedef struct frond__coord_rec {
+  int set; /* a deliberate change: replaces every overlapping coordinator */
+  char id[FROND__COORD_ID_LEN + 1];
+  uint64_t lo, hi;
+  int64_t floor_ms; /* its nodes issue above this (0: no floor) */
+  char scope[64];   /* "all", "datacenter=N", "nodes=a-b" */
+  char uri[200];    /* as shown: no query, no password */
+} frond__coord_rec;
+
+/* Where the log is kept (a store's facts; tests: a fake). put records
+** name = value unless recorded, then reads back; get only reads ("" when
+** nothing). where names it in messages. */
+typedef struct frond__coord_book {
+  int (*put)(void *ctx, const char *name, const char *value, char *rec,
+             size_t len, frond_error *err);
+  int (*get)(void *ctx, const char *name, char *rec, size_t len,
+             frond_error *err);
+  void *ctx;
+  const char *where;
+} frond__coord_book;
+
+/* An entry's text: 0, or -1 when it is not one. Pure. */
+int frond__coord_rec_parse(const char *s, frond__coord_rec *r);
+int frond__coord_rec_format(const frond__coord_rec *r, char *buf, size_t len);
+/* Check me against the log, recording it when no coordinator serves an
+** overlapping range: COORDINATOR_MISMATCH naming both when another does;
+** else 0 with the floor its nodes start above, *recorded when written
+** now. */
+int frond__coord_rec_check(const frond__coord_book *b,
+                           const frond__coord_rec *me, int64_t *floor_ms,
+                           int *recorded, frond_error *err);
+/* The current coordinators (*out malloc'd, caller frees) and the first
+** empty slot. */
+int frond__coord_rec_state(const frond__coord_book *b, frond__coord_rec **out,
+                           size_t *n, int *next, frond_error *err);
+/* Append the change e (e->set = 1) at the log's end; *slot: where. */
+int frond__coord_rec_set(const frond__coord_book *b, const frond__coord_rec *e,
+                         int *slot, frond_error *err);
+
 /* ---- node cache file (coord_cache.c) ------------------------------------ */
 
 typedef struct frond_coord_cache {

@@ -370,6 +370,8 @@ int frond__formats_next(frond__worker *w, const frond__named_format *nf,
   int r;
   if (needs_seg(nf) && src.seg == NULL)
     return frond__ids_seg_missing(w->srv, err);
+  if (!needs_seg(nf) && (r = frond__ids_coord_unchecked(w->srv, err)) != 0)
+    return r;
   w->strs.len = 0;
   if (frond__buf_reserve(&w->strs, n * nf->stride) != 0)
     return frond__fail(err, FROND_ENOMEM, "out of memory for %zu strings", n);

@@ -21,6 +21,7 @@
 */
 #include "base/base.h"
 #include "core/core.h"
+#include "server/node.h"
 #include "server/server.h"
 
 #include <stdlib.h>
@@ -37,6 +38,19 @@ static int counted(int r, frond__counter *issued, size_t n) {
   return r;
 }
 
+int frond__ids_coord_unchecked(frond__server *srv, frond_error *err) {
+  int code = atomic_load_explicit(&srv->coord_unchecked, memory_order_acquire);
+  if (code == 0)
+    return 0;
+  return frond__fail(err, code,
+                     "the coordinator is not checked against the one the "
+                     "store records (%s): no snowflake ID until it is; the "
+                     "server's log says why",
+                     frond__node_coord_later(code)
+                         ? "the store or the coordinator not reached yet"
+                         : "it was refused");
+}
+
 /* A batch is issued one time unit's worth at a time: a single block of
 ** many units would need the wall clock to cover all of them at once, which
 ** max_wait does not allow once the node has borrowed its max_ahead, and the
@@ -46,7 +60,9 @@ static int counted(int r, frond__counter *issued, size_t n) {
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err) {
   frond_gen *g = w->srv->gen;
   size_t unit = (size_t)1 << frond_gen_layout(g)->seq_bits, done;
-  int r = 0;
+  int r = frond__ids_coord_unchecked(w->srv, err);
+  if (r != 0)
+    return r;
   if (n == 1)
     return counted(frond_gen_next(g, w->ids, err), &w->m.ids_snowflake, 1);
   for (done = 0; done < n && r == 0; done += unit) {

@@ -154,12 +154,28 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
   }
   if ((rc = frond_coord_open(coord, o->uri, &co, err)) != 0)
     return rc;
+  if (o->unchecked)
+    *o->unchecked = 0;
+  /* The coordinator against the store's record, before the first ID: a
+  ** store down leaves it unchecked for a server (which checks later). */
   if ((cfg->layout_change && (rc = switch_layout(*coord, l, err)) != 0) ||
-      (rc = frond_coord_gen_create(*coord, l, &go, gen, err)) != 0) {
+      (rc = frond_coord_gen_create(*coord, l, &go, gen, err)) != 0 ||
+      ((rc = frond__node_coord_check(cfg->store, *coord, *gen, err)) != 0 &&
+       !(o->unchecked && frond__node_coord_later(rc)))) {
     frond_coord_close(*coord, NULL);
     *coord = NULL;
     *gen = NULL;
     return rc;
+  }
+  if (rc != 0) {
+    *o->unchecked = rc;
+    frond_log(FROND_LOG_WARN,
+              "%s not reached: the coordinator is not checked against the "
+              "one the store records, and no snowflake ID is issued until "
+              "it is (retrying): %s",
+              rc == FROND_ECOORD ? "the coordinator" : "the store",
+              err->message);
+    err->code = 0;
   }
   return 0;
 }

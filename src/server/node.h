@@ -20,6 +20,11 @@ typedef struct frond__node_claim_opts {
   /* A server: warn when a node ID registered nowhere is used beyond
   ** loopback. */
   int serving;
+  /* Not NULL: a store (or coordinator) not reached leaves the coordinator
+  ** unchecked against the store's record (*unchecked = the code, STORE or
+  ** COORD; the server checks later and issues no snowflake ID until then)
+  ** rather than failing the claim. */
+  int *unchecked;
 } frond__node_claim_opts;
 
 /*
@@ -76,5 +81,31 @@ void frond__node_store_shown(const char *uri, char *out, size_t len);
 ** would have meant, and the ways on. */
 int frond__node_sqlite_here(const char *what, const char *uri, const char *why,
                             frond_error *err);
+
+/* ---- the fleet's coordinator in the store (node_coord.c) -------------- */
+
+struct frond__coord_rec;
+struct frond__coord_book;
+struct frond_store;
+/* c's identity and the node IDs it serves, as the store's log records
+** them. */
+int frond__node_coord_rec(frond_coord *c, struct frond__coord_rec *me,
+                          frond_error *err);
+/* Open store as the log's book (where: its name in messages): 0, 1 when
+** the store keeps no facts (nothing opened), or an error. */
+int frond__node_book_open(const char *store, struct frond_store **st,
+                          struct frond__coord_book *b, char *where, size_t wlen,
+                          frond_error *err);
+/* Check c against the coordinator store records for its node IDs
+** (recording it when none is): COORDINATOR_MISMATCH naming both; STORE
+** when the store is not reached; 0, with g raised above the floor of a
+** change of coordinator. Not checked: store none, a driver without facts
+** (static), a store without facts. Blocks on the store. */
+int frond__node_coord_check(const char *store, frond_coord *c, frond_gen *g,
+                            frond_error *err);
+/* Is a failed check's code one a later try may pass (the store or the
+** coordinator not reached: STORE, COORD), so that a server starts and
+** checks later (a start from the node cache while ZooKeeper is down)? */
+int frond__node_coord_later(int code);
 
 #endif /* FROND_SERVER_NODE_H */

@@ -52,7 +52,8 @@ static const frond__ready_reason SF_REASONS[] = {FROND__READY_OK,
                                                  FROND__READY_FENCE_REACHED,
                                                  FROND__READY_COORD_NOT_REACHED,
                                                  FROND__READY_LAYOUT_CHANGED,
-                                                 FROND__READY_CLOCK_BEHIND};
+                                                 FROND__READY_CLOCK_BEHIND,
+                                                 FROND__READY_COORD_UNCHECKED};
 static const frond__ready_reason SEG_REASONS[] = {
     FROND__READY_OK, FROND__READY_DRAINING, FROND__READY_STORE_NOT_REACHED,
     FROND__READY_STORE_REFUSING, FROND__READY_NO_STORE};
@@ -116,6 +117,10 @@ static frond__ready_reason snowflake(const frond__ready_facts *f) {
   /* What the generator would do now, whether or not a fence write is in
   ** flight (a hung coordinator call finishes late, if ever): stopped once
   ** the durable fence is below the next unit it may issue. */
+  /* The coordinator's own reasons first: a start from the node cache is
+  ** not checked either, and is told as not reached. */
+  if (f->coord_unchecked)
+    return FROND__READY_COORD_UNCHECKED;
   if (f->fenced && f->fence_ms != INT64_MAX &&
       frond__ready_next_unit_ms(f) > f->fence_ms)
     return FROND__READY_FENCE_REACHED;
@@ -218,6 +223,7 @@ void frond__ready_facts_get(frond__server *srv, frond__ready_facts *f) {
   f->epoch_ms = srv->layout.epoch_ms;
   if (srv->gen != NULL)
     f->high_water_ms = frond_gen_high_water_ms(srv->gen);
+  f->coord_unchecked = atomic_load(&srv->coord_unchecked) != 0;
   if (srv->coord != NULL) {
     frond_coord *c = srv->coord;
     int64_t until = atomic_load(&c->valid_until_ns);

@@ -35,7 +35,9 @@ enum { FROND__KIND_SNOWFLAKE, FROND__KIND_SEGMENT, FROND__KINDS };
   XX(CLOCK_BEHIND, "clock_behind", "clock behind")                             \
   XX(STORE_NOT_REACHED, "store_not_reached", "store not reached")              \
   XX(STORE_REFUSING, "store_refusing", "store refusing")                       \
-  XX(NO_STORE, "no_store", "no store configured")
+  XX(NO_STORE, "no_store", "no store configured")                              \
+  XX(COORD_UNCHECKED, "coordinator_unchecked",                                 \
+     "the coordinator not yet checked against the store's record")
 
 typedef enum frond__ready_reason {
 #define XX(name, label, text) FROND__READY_##name,
@@ -50,6 +52,7 @@ typedef struct frond__ready_facts {
   /* snowflake */
   int fenced;              /* a coordinator keeps a fence for this node */
   int coord_state;         /* frond_coord_state; 0 without a coordinator */
+  int coord_unchecked;     /* not yet checked against the store's record */
   int coord_lost;          /* the coordinator said the claim is gone */
   int validity_expired;    /* not confirmed within the session/lease */
   int coord_error;         /* the fencer's last round failed with it; 0: ok */

@@ -79,7 +79,8 @@
   XX(STORE_MISMATCH, 503)                                                      \
   XX(QUOTA_EXCEEDED, 429)                                                      \
   XX(AUDIT_UNAVAILABLE, 503)                                                   \
-  XX(DATACENTER_MISMATCH, 503)
+  XX(DATACENTER_MISMATCH, 503)                                                 \
+  XX(COORDINATOR_MISMATCH, 503)
 
 int frond__req_status(int code) {
   switch (code) {

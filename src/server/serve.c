@@ -45,7 +45,9 @@
 ** high-water file of a static node ID. */
 static int start_generator(frond__server *srv, frond_error *err) {
   frond__node_claim_opts o;
+  int unchecked = 0;
   memset(&o, 0, sizeof o);
+  o.unchecked = &unchecked;
   o.uri = srv->coord_uri;
   o.host = srv->listen_host;
   o.port = srv->listen_port;
@@ -54,8 +56,54 @@ static int start_generator(frond__server *srv, frond_error *err) {
   if (frond__node_claim(&srv->cfg, &o, &srv->layout, &srv->coord, &srv->gen,
                         err) != 0)
     return -1;
+  atomic_store(&srv->coord_unchecked, unchecked);
   srv->node = frond_gen_node(srv->gen);
   return 0;
+}
+
+/* The coordinator checked against the store's record on libuv's pool
+** while unchecked (node_coord.c). A mismatch found now is said and keeps
+** snowflake IDs refused: the server already runs, and segment IDs do not
+** depend on it. Main thread: coord_check_busy. */
+static uv_work_t coord_work;
+static int coord_work_rc;
+static frond_error coord_work_err;
+
+static void coord_check_run(uv_work_t *w) {
+  frond__server *srv = w->data;
+  coord_work_err.code = 0;
+  coord_work_rc = frond__node_coord_check(srv->cfg.store, srv->coord, srv->gen,
+                                          &coord_work_err);
+}
+
+static void coord_check_done(uv_work_t *w, int status) {
+  frond__server *srv = w->data;
+  static int said;
+  (void)status;
+  srv->coord_check_busy = 0;
+  if (coord_work_rc == 0) {
+    atomic_store(&srv->coord_unchecked, 0);
+    frond_log(FROND_LOG_INFO, "coordinator checked against the store's "
+                              "record: snowflake IDs available");
+    return;
+  }
+  /* What calls fail with: STORE or COORD while not reached, the refusal
+  ** once refused. Each code said once, however long it lasts (one try a
+  ** second). */
+  atomic_store(&srv->coord_unchecked, coord_work_rc);
+  if (said != coord_work_rc)
+    frond_log(FROND_LOG_ERROR, "coordinator not checked (retrying): %s: %s",
+              frond_err_name(coord_work_rc), coord_work_err.message);
+  said = coord_work_rc;
+}
+
+static void coord_check_tick(frond__server *srv) {
+  if (!atomic_load(&srv->coord_unchecked) || srv->coord_check_busy)
+    return;
+  coord_work.data = srv;
+  if (uv_queue_work(uv_default_loop(), &coord_work, coord_check_run,
+                    coord_check_done) == 0)
+    srv->coord_check_busy = 1;
 }
 
 int frond__serve_coord_options(frond__server *srv, frond_coord_options *co,
@@ -152,6 +200,7 @@ static void on_tick(uv_timer_t *t) {
   static unsigned ticks;
   frond__formats_tick(srv);
   frond__store_id_tick(srv);
+  coord_check_tick(srv);
   if (srv->seg_enabled && seg == NULL && ++ticks % 3 == 0) {
     frond_error err = {0, ""};
     /* Retried whatever the failure: the server runs already, and a

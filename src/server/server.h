@@ -303,6 +303,11 @@ struct frond__server {
   char store_id[FROND__STORE_ID_LEN + 1];
   atomic_int store_id_known;
   int store_id_busy; /* main thread: a read is on the pool */
+  /* The coordinator not yet checked against the store's record (the store
+  ** not reached at start; node_coord.c): no snowflake ID until it is.
+  ** Cleared by the check on the pool (coord_check_busy: main thread). */
+  atomic_int coord_unchecked;
+  int coord_check_busy;
   /* Quotas (quota.c), built at start; NULL when none is configured. */
   struct frond__quota *quota;
   /* The audit log (audit.c); NULL without audit_log. */
@@ -442,6 +447,9 @@ void frond__process_read(frond__process *p);
 ** for the store with WOULD_BLOCK; the request layer (req.c) then finishes
 ** either off the loop with frond__ids_segment_wait. */
 int frond__ids_snowflake(frond__worker *w, size_t n, frond_error *err);
+/* The code a snowflake ID is refused with while the coordinator is not
+** checked against the store's record (node_coord.c), else 0. */
+int frond__ids_coord_unchecked(frond__server *srv, frond_error *err);
 int frond__ids_segment(frond__worker *w, const char *tag, size_t len, size_t n,
                        frond_error *err);
 /* A range lease of n IDs [*start, *start + n), as frond__ids_segment. */

@@ -115,7 +115,7 @@ def test_check():
     names = [line.split()[1] for line in r.stdout.splitlines()]
     check(names == ["config", "data_dir", "listen", "access", "store",
                     "coordinator",
-                    "node", "layout", "high-water", "clock", "keys", "tags"],
+                    "node", "layout", "fleet", "high-water", "clock", "keys", "tags"],
           names)
     check(all(line.split()[0] in ("ok", "warn")
               for line in r.stdout.splitlines()), r.stdout)

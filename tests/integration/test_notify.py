@@ -110,8 +110,9 @@ def test_lifecycle_and_wedged_loop():
     pg, uri = ft.postgres_later()
     try:
         # A store that cannot be reached until it starts (node IDs from a
-        # lease of their own): the server starts not ready, then becomes
-        # ready.
+        # lease of their own): the server starts not ready (snowflake IDs
+        # wait for the coordinator's check against the store's record),
+        # then becomes ready.
         proc, port, log = serve(tmp, {
             "NOTIFY_SOCKET": sd.path, "WATCHDOG_USEC": "1000000",
             "FROND_TEST_WEDGE_MS": "6000"},
@@ -119,7 +120,8 @@ def test_lifecycle_and_wedged_loop():
              "lease+sqlite://%s/nodes.db" % tmp])
         t_ready, m = sd.wait(lambda m: "READY=1" in m, 30, "READY=1")
         check(kinds(m).get("STATUS") ==
-              "node 0, layout frond: not ready: store not reached",
+              "node 0, layout frond: not ready: the coordinator not yet "
+              "checked against the store's record; store not reached",
               "READY's STATUS: %r" % m)
         # It listens when it says so.
         socket.create_connection(("127.0.0.1", port), timeout=5).close()

@@ -6,7 +6,7 @@ coordinator, started with default settings or with node IDs typed by hand.
 import os
 import time
 
-from common import Failure, check, ft, parallel, row
+from common import Failure, check, ft, parallel, row, zookeeper
 
 
 def up_or_exit(server, timeout=60):
@@ -452,3 +452,114 @@ def two_regions_zk_no_datacenter(run):
             run.unique(more)
             raise Failure("%s started on region 0's ZooKeeper" % name)
         run.refused(late, "DATACENTER_MISMATCH", *words)
+
+
+# ---- two coordinators on one store ----
+
+def second_coordinator(run, store, first, second, words):
+    """A server on store with coordinator first (None: the default, the
+    store's lease), loaded; then one with second on the same store: each
+    coordinator hands out node 0, so it must be refused
+    (COORDINATOR_MISMATCH naming words) or its IDs are counted."""
+    args = ["--store", store] + (["--coordinator", first] if first else [])
+    a = run.serve(run.subdir("first"), args, name="first")
+    late = run.serve(run.subdir("second"),
+                     ["--store", store, "--coordinator", second],
+                     name="second", wait=False)
+    if up_or_exit(late):
+        lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                          for s in (a, late)])
+        run.unique(lists)
+        raise Failure("a second coordinator started on the store")
+    run.refused(late, "COORDINATOR_MISMATCH", *words)
+    # frond check with the same settings says so before any start.
+    r = run.frond(["check", "--store", store, "--coordinator", second,
+                   "--listen", "127.0.0.1:%d" % ft.free_port(),
+                   "--resp-listen", "off"], run.subdir("second"))
+    fleet = [x for x in r.stdout.splitlines() if x.split()[1:2] == ["fleet"]]
+    check(r.returncode == 1 and fleet and fleet[0].startswith("FAIL") and
+          "COORDINATOR_MISMATCH" in fleet[0],
+          "frond check does not refuse the second coordinator:\n%s%s"
+          % (r.stdout, r.stderr))
+    run.unique([a.ids("/v1/snowflake", 2000)])
+
+
+@row("lease-and-zk-one-store",
+     "two servers on one store, one on the default lease (the store's) and "
+     "one given a ZooKeeper coordinator")
+def lease_and_zk_one_store(run):
+    zk = zookeeper(run)
+    store = "sqlite:///%s/frond.db" % run.subdir("shared")
+    second_coordinator(
+        run, store, None,
+        "zk://%s/frond?report_ms=200&session_ms=4000&connect_ms=5000" % zk,
+        ("zk://", "lease+sqlite", "frond node coordinator"))
+
+
+@row("two-lease-files-one-store",
+     "two servers on one store, each given its own lease file as "
+     "coordinator (a path typed differently on two hosts)")
+def two_lease_files_one_store(run):
+    shared = run.subdir("shared")
+    store = "sqlite:///%s/frond.db" % shared
+    second_coordinator(run, store,
+                       "lease+sqlite:///%s/nodes-a.db" % shared,
+                       "lease+sqlite:///%s/nodes-b.db" % shared,
+                       ("nodes-a.db", "nodes-b.db"))
+
+
+@row("regions-one-store",
+     "two regions, each with its own ZooKeeper and datacenter, whose "
+     "servers share one store")
+def regions_one_store(run):
+    store = "sqlite:///%s/frond.db" % run.subdir("shared")
+    servers = []
+    for r in (0, 1):
+        zk = ft.ZooKeeper(dir=run.subdir("zookeeper-region%d" % r))
+        run.on_close(zk.close)
+        for k in range(2):
+            servers.append(run.serve(
+                run.subdir("region%d-%d" % (r, k)),
+                ["--store", store, "--layout", "twitter", "--datacenter",
+                 str(r), "--coordinator",
+                 "zk://%s/frond?report_ms=200&session_ms=4000"
+                 "&connect_ms=5000" % zk.address],
+                name="region%d-%d" % (r, k)))
+    lists = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                      for s in servers])
+    run.unique(lists)
+
+
+@row("coordinator-change-lease-to-zk",
+     "a fleet moved from the store's lease to ZooKeeper: the change tried "
+     "while a server runs, then done with it stopped; a server left on the "
+     "old lease started afterwards")
+def coordinator_change_lease_to_zk(run):
+    zk = "zk://%s/frond?report_ms=200&session_ms=4000&connect_ms=5000" % \
+        zookeeper(run)
+    shared = run.subdir("shared")
+    store = "sqlite:///%s/frond.db" % shared
+    lease = "lease+" + store
+    old = run.serve(run.subdir("old"), ["--store", store], name="old")
+    before = old.ids("/v1/snowflake", 20000)
+    change = ["node", "coordinator", "--store", store, "--set", zk,
+              "--from", lease]
+    run.refused(run.frond(change, shared), "NODE_IN_USE", "stop")
+    old.stop()
+    out = run.ok(change, shared)
+    check("floor" in out and "zk://" in out, "the change says nothing: %s"
+          % out)
+    new = run.serve(run.subdir("new"), ["--store", store, "--coordinator",
+                                        zk], name="new")
+    after = new.ids("/v1/snowflake", 20000)
+    check(min(after) > max(before), "the new coordinator's node issued at "
+          "or below the old one's last ID")
+    late = run.serve(run.subdir("late"), ["--store", store], name="late",
+                     wait=False)
+    if up_or_exit(late):
+        more = parallel([lambda s=s: s.ids("/v1/snowflake", 20000)
+                         for s in (new, late)])
+        run.unique([before, after] + more)
+        raise Failure("a server on the replaced lease started")
+    run.refused(late, "COORDINATOR_MISMATCH", "lease+sqlite", "zk://")
+    run.unique([before, after])

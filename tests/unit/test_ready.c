@@ -248,6 +248,27 @@ static void test_draining(void **state) {
   assert_string_equal(s, "draining");
 }
 
+/* The coordinator not yet checked against the store's record: snowflake
+** IDs are not ready, segment IDs are; the coordinator's own reason (a
+** start from the cache, not reached) is told first; a drain before both. */
+static void test_coord_unchecked(void **state) {
+  frond__ready_facts f;
+  char s[400];
+  (void)state;
+  healthy(&f);
+  f.coord_unchecked = 1;
+  expect(&f, FROND__READY_COORD_UNCHECKED, FROND__READY_OK);
+  first_line(&f, s, sizeof s);
+  assert_string_equal(s, "not ready: the coordinator not yet checked "
+                         "against the store's record");
+  assert_string_equal(frond__ready_label(FROND__READY_COORD_UNCHECKED),
+                      "coordinator_unchecked");
+  f.coord_state = FROND_ECOORD;
+  expect(&f, FROND__READY_COORD_NOT_REACHED, FROND__READY_OK);
+  f.draining = 1;
+  expect(&f, FROND__READY_DRAINING, FROND__READY_DRAINING);
+}
+
 static void test_kind_names(void **state) {
   (void)state;
   assert_int_equal(frond__ready_kind_parse("snowflake", 9),
@@ -271,6 +292,7 @@ int main(void) {
       cmocka_unit_test(test_clock_behind),
       cmocka_unit_test(test_store_states),
       cmocka_unit_test(test_draining),
+      cmocka_unit_test(test_coord_unchecked),
       cmocka_unit_test(test_kind_names),
   };
   return frond_run_tests(tests, NULL, NULL);
