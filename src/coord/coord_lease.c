@@ -61,7 +61,9 @@
 ** max_connections (100) and MariaDB's (151) cannot give 1,024 nodes.
 ** keep_connection=1 keeps one open for small fleets (no connect per
 ** write). A start (open, take, clock check, first fence write) uses one
-** connection throughout, closed after the first fence write. The fence rule does not depend on the connection: a fence is
+** connection throughout, closed after the first fence write.
+**
+** Why the fence rule does not depend on the connection: a fence is
 ** durable only once the UPDATE that carries it has committed, and the
 ** generator passes nothing above the fence the previous write made
 ** durable (coord_fence.c), whatever becomes of the connection. A connect
@@ -71,11 +73,15 @@
 ** write. The connect shares the fence write's third of the lease (its
 ** deadline caps the connect too, in milliseconds: libpq's connect_timeout
 ** counts whole seconds), so a renewal still fails in time for the next
-** one to be tried inside the lease. A statement of a closed connection
-** that the server still runs cannot commit after its session ended
-** without having committed before: the server rolls back what a closed
-** session left open, and the raise-only write (FENCE_RAISE) makes a
-** late commit harmless as it always did.
+** one to be tried inside the lease. A write cut off at its deadline may
+** still commit on the server after its connection is gone, as it could
+** when the connection was kept: it only raises the stored fence
+** (FENCE_RAISE), which makes a later holder start later, never earlier,
+** and after a takeover its token matches nothing. A transaction left
+** open (MySQL's emulated RETURNING) is rolled back by the server when
+** the connection closes. Every take reads the fence in the statement
+** that takes the row, on whatever connection: nothing is carried from
+** one connection to the next but the token, which lives in this struct.
 */
 #include "coord/coord_lease.h"
 #include "base/base.h"
