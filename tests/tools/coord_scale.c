@@ -234,7 +234,8 @@ static void churn(int n, int every, int waves, int64_t gap_ms,
 
 int main(int argc, char **argv) {
   int n = 0, extra = 0, waves = 0, pct = 10, ids = 0, every, distinct = 1;
-  int64_t hold_ms = 0, deadline_s = 100, gap_ms = 5000, t0, deadline, writes = 0, wfail = 0;
+  int64_t hold_ms = 0, deadline_s = 100, gap_ms = 5000, t0, deadline,
+          writes = 0, wfail = 0;
   const char *out = NULL;
   frond_error e;
   int ok = 0;
