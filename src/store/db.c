@@ -359,11 +359,6 @@ void frond__db_close(frond_db *db) {
   free(db);
 }
 
-int64_t frond__db_connect_deadline(const frond_db *db) {
-  int64_t a = db->o.connect_deadline_ns, b = db->deadline_ns;
-  return a > 0 && (b <= 0 || a < b) ? a : b > 0 ? b : 0;
-}
-
 const char *frond__db_engine(const frond_db *db) {
   return db->m->zName;
 }
