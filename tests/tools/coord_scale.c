@@ -173,8 +173,10 @@ static int restart(int *pending, int *np) {
     frond_coord_stats st;
     trace *t;
     if (rc == FROND_ENODE_RANGE || rc == FROND_ENODE_IN_USE ||
-        rc == FROND_ECOORD) {
-      /* A dead lease still runs, or the database is busy: later. */
+        rc == FROND_ECOORD || rc == FROND_ECLOCK_OFFSET) {
+      /* A dead lease still runs, the database is busy, or the peers'
+      ** clocks were read from fence writes a loaded machine delayed:
+      ** later. */
       pending[left++] = i;
       continue;
     }
