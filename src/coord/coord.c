@@ -631,6 +631,24 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
   return rc;
 }
 
+/* Test hook: end c as kill -9 would, from inside one process (a scale
+** test holds a thousand claims in one): the generator blocked, the
+** threads stopped, no final fence, no release; the driver's connection
+** or session closed as the operating system would close it. A later
+** holder finds the row or the claim as a crash leaves it: the lease
+** still running, the last fence written while running. */
+void frond__coord_test_crash(frond_coord *c) {
+  if (!c)
+    return;
+  if (c->gen)
+    frond__gen_block(c->gen, FROND_ECLOSED);
+  frond__coord_stop_threads(c);
+  if (c->own_gen && c->gen)
+    frond_gen_close(c->gen, NULL);
+  c->m->xClose(c);
+  free_coord(c);
+}
+
 /* ---- a URI, checked without connecting ----------------------------------- */
 
 int frond__coord_uri_check(const char *uri, uint64_t max_node,

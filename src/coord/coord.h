@@ -63,7 +63,10 @@ typedef struct frond__coord_tun {
   ** may be taken over by a new identity. 0: never (as Leaf). */
   int64_t retention_ms;
   int64_t lease_ms; /* database lease length, renewed every third */
-  int64_t nodes;    /* IDs 0..nodes-1 are used; 0: the whole range */
+  /* lease: 1 keeps one database connection open while the node runs; 0
+  ** (the default) opens one for each call and closes it after. */
+  int64_t keep_connection;
+  int64_t nodes; /* IDs 0..nodes-1 are used; 0: the whole range */
   /* nodes=a-b: the node IDs a..b (inclusive) are used; -1: not given. */
   int64_t nodes_lo, nodes_hi;
   /* datacenter=N: node IDs N << worker_bits | worker of a layout with dc
@@ -288,6 +291,9 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
 int frond__coord_attach_gen(frond_coord *c, frond_gen *g, frond_error *err);
 /* Stop the threads (close does it too). */
 void frond__coord_stop_threads(frond_coord *c);
+/* Test hook: free c as kill -9 ends a process: no final fence, no
+** release (coord.c). */
+void frond__coord_test_crash(frond_coord *c);
 
 /* One round of the fencer, synchronously (tests): regain when lost, then
 ** extend the fence when due (force: now). Returns the driver's result. */

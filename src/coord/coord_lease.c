@@ -52,6 +52,36 @@
 ** closes the connection and the write's outcome is unknown, which the
 ** fence rule allows for. A partitioned node must not hang in a renewal.
 ** Other statements get connect_ms or that third, whichever is longer.
+**
+** Connections. A node holds none between calls: each call of the driver
+** (a take, a fence write, a regain, a listing) opens one and closes it
+** when it returns, so that a fleet costs the database the connections of
+** the writes in flight (about nodes x write time / report_ms, a handful
+** at 1,024 nodes) rather than one per node, which PostgreSQL's default
+** max_connections (100) and MariaDB's (151) cannot give 1,024 nodes.
+** keep_connection=1 keeps one open for small fleets (no connect per
+** write). A start (open, take, clock check, first fence write) uses one
+** connection throughout, closed after the first fence write.
+**
+** Why the fence rule does not depend on the connection: a fence is
+** durable only once the UPDATE that carries it has committed, and the
+** generator passes nothing above the fence the previous write made
+** durable (coord_fence.c), whatever becomes of the connection. A connect
+** that fails, or does not finish in time, is a failed write (COORD): the
+** fence stays where it was, the generator stops there, and the watchdog
+** blocks the node once its lease may have run out, as for any failed
+** write. The connect shares the fence write's third of the lease (its
+** deadline caps the connect too, in milliseconds: libpq's connect_timeout
+** counts whole seconds), so a renewal still fails in time for the next
+** one to be tried inside the lease. A write cut off at its deadline may
+** still commit on the server after its connection is gone, as it could
+** when the connection was kept: it only raises the stored fence
+** (FENCE_RAISE), which makes a later holder start later, never earlier,
+** and after a takeover its token matches nothing. A transaction left
+** open (MySQL's emulated RETURNING) is rolled back by the server when
+** the connection closes. Every take reads the fence in the statement
+** that takes the row, on whatever connection: nothing is carried from
+** one connection to the next but the token, which lives in this struct.
 */
 #include "coord/coord_lease.h"
 #include "base/base.h"
@@ -73,9 +103,29 @@
   "name VARCHAR(64) PRIMARY KEY, value VARCHAR(256) NOT NULL)"
 
 /* Our tunables come out of the query; the rest is left for the engine. */
+/* keep_connection=0|1: the lease's own option (no other coordinator
+** holds a database connection). */
+static int keep_option(frond_coord *c, const char *part, int *taken,
+                       frond_error *err) {
+  static const char key[] = "keep_connection=";
+  *taken = strncmp(part, key, strlen(key)) == 0;
+  if (!*taken)
+    return 0;
+  part += strlen(key);
+  if (strcmp(part, "0") != 0 && strcmp(part, "1") != 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "coordinator option keep_connection=%s: want 0 (a "
+                       "connection per call, the default) or 1 (one kept "
+                       "open)",
+                       part);
+  c->t.keep_connection = part[0] - '0';
+  return 0;
+}
+
 static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
                        frond_error *err) {
   size_t o = 0;
+  int rc, taken;
   rest[0] = 0;
   while (q && *q) {
     char part[256];
@@ -84,9 +134,12 @@ static int split_query(frond_coord *c, const char *q, char *rest, size_t len,
       return frond__fail(err, FROND_EINVAL, "coordinator option too long");
     memcpy(part, q, n);
     part[n] = 0;
-    if (frond__coord_is_query_key(part, strcspn(part, "="))) {
-      int rc = frond__coord_parse_query(c, part, err);
-      if (rc != 0)
+    if ((rc = keep_option(c, part, &taken, err)) != 0)
+      return rc;
+    if (taken) {
+      /* ours: nothing for the engine */
+    } else if (frond__coord_is_query_key(part, strcspn(part, "="))) {
+      if ((rc = frond__coord_parse_query(c, part, err)) != 0)
         return rc;
     } else if (n > 0) {
       if (o + n + 2 >= len)
@@ -119,30 +172,45 @@ int frond__lease_parse_uri(frond_coord *c, const char *uri, char *dburi,
   return frond__lease_err(frond__db_uri_parse(dburi, &u, err), err);
 }
 
+int frond__lease_connect(lease *l, int64_t deadline_ns, frond_error *err) {
+  frond_db_options o = l->o;
+  if (l->db != NULL)
+    return 0;
+  o.connect_deadline_ns = deadline_ns;
+  return frond__lease_err(frond__db_open(l->uri, &o, &l->db, err), err);
+}
+
+void frond__lease_idle(lease *l) {
+  if (l->db != NULL && !l->c->t.keep_connection && !l->starting) {
+    frond__db_close(l->db);
+    l->db = NULL;
+  }
+}
+
 static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
-  char base[FROND_LEASE_DB_URI_MAX];
   int64_t third = c->t.lease_ms / 3;
-  frond_db_options o;
   lease *l;
   int rc, mysql;
 
-  if ((rc = frond__lease_parse_uri(c, uri, base, sizeof(base), err)) != 0)
+  if (!(l = calloc(1, sizeof(*l))))
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  if ((rc = frond__lease_parse_uri(c, uri, l->uri, sizeof(l->uri), err)) != 0) {
+    free(l);
     return rc;
-  if (c->t.unregistered)
+  }
+  if (c->t.unregistered) {
+    free(l);
     return frond__fail(err, FROND_EINVAL,
                        "unregistered=1 is for static:N; a lease is always "
                        "recorded in its database");
-  if (!(l = calloc(1, sizeof(*l))))
-    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
   l->c = c;
   atomic_store(&c->validity_ms, c->t.lease_ms - c->t.lease_ms / 10);
-  memset(&o, 0, sizeof(o));
-  o.connect_timeout_ms = c->t.connect_ms;
-  o.statement_timeout_ms = c->t.connect_ms > third ? c->t.connect_ms : third;
-  o.answer_timeout_ms = o.statement_timeout_ms;
-  o.application_name = "frond-lease";
-  if ((rc = frond__lease_err(frond__db_open(base, &o, &l->db, err), err)) !=
-      0) {
+  l->o.connect_timeout_ms = c->t.connect_ms;
+  l->o.statement_timeout_ms = c->t.connect_ms > third ? c->t.connect_ms : third;
+  l->o.answer_timeout_ms = l->o.statement_timeout_ms;
+  l->o.application_name = "frond-lease";
+  if ((rc = frond__lease_connect(l, 0, err)) != 0) {
     free(l);
     return rc;
   }
@@ -157,6 +225,7 @@ static int lease_open(frond_coord *c, const char *uri, frond_error *err) {
     free(l);
     return frond__lease_err(rc, err);
   }
+  l->starting = 1;
   c->impl = l;
   return 0;
 }
@@ -184,7 +253,7 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   lease *l = c->impl;
   frond_db_arg a[5];
   frond_db_result r = {0};
-  int64_t t0, t1, db_now = 0;
+  int64_t t0, t1, deadline, db_now = 0;
   int rc;
   if (!l->held)
     return frond__fail(err, FROND_ENODE_ID_LOST,
@@ -194,8 +263,12 @@ static int lease_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   a[2] = frond__db_int(c->t.lease_ms);
   a[3] = frond__db_int(fence_ms);
   a[4] = frond__db_text(c->layout_spec);
+  /* One deadline for the connect and every round trip of the write. */
+  deadline = frond__mono_ns() + c->t.lease_ms / 3 * 1000000;
+  if ((rc = frond__lease_connect(l, deadline, err)) != 0)
+    return rc; /* a failed write: the fence stays where it was */
   t0 = frond__coord_now(c);
-  frond__db_set_deadline(l->db, frond__mono_ns() + c->t.lease_ms / 3 * 1000000);
+  frond__db_set_deadline(l->db, deadline);
   rc = frond__lease_err(
       frond__db_write_returning(
           l->db, atomic_load(&c->closing) ? FENCE_FINAL : FENCE_RAISE,
@@ -587,22 +660,87 @@ static void lease_close(frond_coord *c) {
   free(l);
 }
 
+/* ---- a connection per call ---------------------------------------------- */
+
+/* Each method as coord.c calls it (under c->lock): a connection for the
+** call (bounded by connect_ms), the method, the connection closed after
+** (see the head comment). The fence write opens its own, inside its
+** deadline. */
+#define WITH_CONN(name, params, args)                                          \
+  static int conn_##name params {                                              \
+    lease *l = c->impl;                                                        \
+    int rc = frond__lease_connect(l, 0, err);                                  \
+    if (rc == 0)                                                               \
+      rc = name args;                                                          \
+    frond__lease_idle(l);                                                      \
+    return rc;                                                                 \
+  }
+WITH_CONN(frond__lease_acquire,
+          (frond_coord * c, frond__coord_claim *out, frond_error *err),
+          (c, out, err))
+WITH_CONN(lease_regain, (frond_coord * c, int64_t *after, frond_error *err),
+          (c, after, err))
+WITH_CONN(lease_list,
+          (frond_coord * c, frond_coord_entry **out, size_t *n,
+           frond_error *err),
+          (c, out, n, err))
+WITH_CONN(lease_clock_offset,
+          (frond_coord * c, int64_t *offset_ms, char *ref, size_t len,
+           frond_error *err),
+          (c, offset_ms, ref, len, err))
+WITH_CONN(lease_layout_get,
+          (frond_coord * c, char *spec, size_t len, int64_t *floor_id,
+           frond_error *err),
+          (c, spec, len, floor_id, err))
+WITH_CONN(lease_layout_set,
+          (frond_coord * c, const char *spec, int64_t *floor_id,
+           frond_error *err),
+          (c, spec, floor_id, err))
+WITH_CONN(lease_fact,
+          (frond_coord * c, const char *name, const char *value, char *recorded,
+           size_t len, char *where, size_t wlen, frond_error *err),
+          (c, name, value, recorded, len, where, wlen, err))
+#undef WITH_CONN
+
+static int conn_lease_fence(frond_coord *c, int64_t fence_ms,
+                            frond_error *err) {
+  lease *l = c->impl;
+  int rc = lease_fence(c, fence_ms, err);
+  l->starting = 0; /* the start is over, whatever its outcome */
+  if (!atomic_load(&c->closing))
+    frond__lease_idle(l); /* closing: the release follows, then xClose */
+  return rc;
+}
+
+static int conn_lease_release(frond_coord *c, frond_error *err) {
+  lease *l = c->impl;
+  int rc;
+  if (!l->held)
+    return 0; /* nothing to write: no connection */
+  if ((rc = frond__lease_connect(l, 0, err)) == 0)
+    rc = lease_release(c, err);
+  else
+    l->held = 0; /* as lease_release: the lease runs out by itself */
+  frond__lease_idle(l);
+  return rc;
+}
+
 const frond_coord_methods frond__coord_lease_methods = {
     .iVersion = 2,
     .zScheme = "lease+",
     .xOpen = lease_open,
-    .xAcquire = frond__lease_acquire,
-    .xFence = lease_fence,
-    .xRegain = lease_regain,
-    .xRelease = lease_release,
-    .xList = lease_list,
-    .xClockOffset = lease_clock_offset,
-    .xLayoutGet = lease_layout_get,
-    .xLayoutSet = lease_layout_set,
+    .xAcquire = conn_frond__lease_acquire,
+    .xFence = conn_lease_fence,
+    .xRegain = conn_lease_regain,
+    .xRelease = conn_lease_release,
+    .xList = conn_lease_list,
+    .xClockOffset = conn_lease_clock_offset,
+    .xLayoutGet = conn_lease_layout_get,
+    .xLayoutSet = conn_lease_layout_set,
     .xClose = lease_close,
     /* Only the database hands rows out: a start never comes from the
     ** cache (the cache still holds the fence ahead of every write). */
     .bCacheFallback = 0,
     .bFenced = 1,
-    .xFact = lease_fact,
+    .xFact = conn_lease_fact,
 };

@@ -17,7 +17,12 @@
 
 typedef struct {
   frond_coord *c;
-  frond_db *db;
+  frond_db *db; /* NULL between calls unless keep_connection=1 */
+  char uri[FROND_LEASE_DB_URI_MAX];
+  frond_db_options o;
+  /* From open to the end of the first fence write: the start's calls
+  ** (take, clock, facts, first fence) share one connection. */
+  int starting;
   char token[40];
   uint64_t node;
   int held;
@@ -29,6 +34,13 @@ typedef struct {
   char previous[META_MAX];
   int64_t floor;
 } layout_rec;
+
+/* A connection for one call of the driver (c->lock held): the one kept
+** open, or a new one whose connect finishes by deadline_ns (0: by
+** connect_ms); frond__lease_idle closes it after the call unless
+** keep_connection=1. A failed connect is COORD, in the engine's words. */
+int frond__lease_connect(lease *l, int64_t deadline_ns, frond_error *err);
+void frond__lease_idle(lease *l);
 
 /* The layer's failure as the coordinator's: the database could not be
 ** used (COORD), in the engine's words; a bad URI is the caller's (INVAL). */

@@ -201,7 +201,18 @@ typedef struct frond_db_options {
   ** the connection is given up (FROND_DB_LOST). 0: statement_timeout_ms
   ** plus connect_timeout_ms, so that the server's timeout speaks first. */
   int64_t answer_timeout_ms;
+  /* 0, or a point on frond__mono_ns's clock by which every connect
+  ** (PostgreSQL, MySQL; the first and every reconnect) has finished, its
+  ** session settings included, or failed: a cap on connect_timeout_ms
+  ** for a caller that must not wait past its own deadline (the lease
+  ** coordinator's fence write opens a connection for each write). A
+  ** reconnect is capped by frond__db_set_deadline's cap too. */
+  int64_t connect_deadline_ns;
 } frond_db_options;
+
+/* The earlier of the connect deadline and the cap in force on db (0:
+** neither), for engines. */
+int64_t frond__db_connect_deadline(const frond_db *db);
 
 /* Error classes, for a caller that must tell them apart. */
 #define FROND_DB_OK 0

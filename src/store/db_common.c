@@ -150,6 +150,11 @@ size_t frond__uri_redact(const char *p, size_t n, char *out, size_t len) {
 
 /* ---- deadlines ---- */
 
+int64_t frond__db_connect_deadline(const frond_db *db) {
+  int64_t a = db->o.connect_deadline_ns, b = db->deadline_ns;
+  return a > 0 && (b <= 0 || a < b) ? a : b > 0 ? b : 0;
+}
+
 int64_t frond__db_deadline(const frond_db *db) {
   int64_t d = frond__mono_ns() + db->answer_ms * 1000000;
   return db->deadline_ns > 0 && db->deadline_ns < d ? db->deadline_ns : d;

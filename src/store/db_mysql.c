@@ -219,6 +219,9 @@ static int my_connect(my_db *m, frond_error *err) {
                                                   : 5000;
   int64_t deadline = frond__mono_ns() + ct * 1000000;
   int64_t st = m->base.o.statement_timeout_ms;
+  int64_t cap = frond__db_connect_deadline(&m->base);
+  if (cap > 0 && cap < deadline)
+    deadline = cap;
   int tls = u->ssl_mode != FROND_DB_SSL_DISABLED, rc;
   char timeouts[160];
   MYSQL *ret = NULL;

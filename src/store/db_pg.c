@@ -180,6 +180,23 @@ static int connect_fail(pg_db *p, frond_error *err) {
   return frond__db_fail(&p->base, cls, err, "connect", words);
 }
 
+/* PQreset's connect, bounded by a deadline in milliseconds rather than
+** libpq's connect_timeout (whole seconds, per host, at least 2): polled
+** as PQconnectPoll asks. 0 when it finished (PQstatus tells how), -1
+** when the deadline passed first. */
+static int reset_until(pg_db *p, int64_t deadline) {
+  PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+  if (!PQresetStart(p->conn))
+    return 0;
+  while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED) {
+    if (wait_sock(p, st == PGRES_POLLING_READING ? POLLIN : POLLOUT,
+                  deadline) != 0)
+      return -1;
+    st = PQresetPoll(p->conn);
+  }
+  return 0;
+}
+
 static int pg_connect(pg_db *p, frond_error *err) {
   /* Keywords before dbname are defaults that the URI may override. */
   static const char *const keys[] = {"connect_timeout",
@@ -194,6 +211,7 @@ static int pg_connect(pg_db *p, frond_error *err) {
   const char *vals[] = {p->connect_s, p->app,  "1",    "10", "5",
                         "3",          "25000", p->uri, NULL};
   PGresult *res;
+  int64_t deadline, cap;
   int rc = 0;
   /* PQconnectdbParams, with the server's SQLSTATE in the message of a
   ** refused connection: the verbosity is a connection's, and only a
@@ -205,7 +223,14 @@ static int pg_connect(pg_db *p, frond_error *err) {
   if (p->conn == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   PQsetErrorVerbosity(p->conn, PQERRORS_VERBOSE);
-  PQreset(p->conn);
+  if ((cap = frond__db_connect_deadline(&p->base)) > 0) {
+    if (reset_until(p, cap) != 0) {
+      drop(p);
+      return frond__db_fail(&p->base, FROND_DB_ERROR, err, "connect",
+                            "no connection before the caller's deadline");
+    }
+  } else
+    PQreset(p->conn);
   if (PQstatus(p->conn) != CONNECTION_OK) {
     rc = connect_fail(p, err);
     drop(p);
@@ -215,7 +240,10 @@ static int pg_connect(pg_db *p, frond_error *err) {
   PQsetNoticeReceiver(p->conn, notice, p);
   PQsetnonblocking(p->conn, 1);
   /* After connecting, so that no option in the URI can drop them. */
-  res = text_query(p, p->session, frond__db_deadline(&p->base));
+  deadline = frond__db_deadline(&p->base);
+  if (cap > 0 && cap < deadline)
+    deadline = cap;
+  res = text_query(p, p->session, deadline);
   if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
     rc = pg_fail(p, res, FROND_DB_ERROR, err, "connect", "");
     drop(p);

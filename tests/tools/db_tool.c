@@ -107,7 +107,7 @@ static void command(char **f, int n) {
   frond_db_arg a[FROND_DB_MAX_ARGS];
   int rc;
   if (strcmp(f[0], "open") == 0 && n >= 2) {
-    frond_db_options o = {0, 0, NULL, 0, 0};
+    frond_db_options o = {0, 0, NULL, 0, 0, 0};
     o.statement_timeout_ms = n > 2 ? atoll(f[2]) : 0;
     o.connect_timeout_ms = n > 3 ? atoll(f[3]) : 0;
     o.answer_timeout_ms = n > 4 ? atoll(f[4]) : 0;

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const frond_db_options mem_opts = {0, 0, NULL, 1, 0};
+static const frond_db_options mem_opts = {0, 0, NULL, 1, 0, 0};
 
 static frond_db *mem(void) {
   frond_db *db = NULL;
@@ -560,7 +560,7 @@ static void test_file_settings(void **state) {
   frond_db *db;
   frond_error e = {0, ""};
   frond_db_result r = {0};
-  frond_db_options o = {0, 1234, NULL, 0, 0};
+  frond_db_options o = {0, 1234, NULL, 0, 0, 0};
   int64_t v;
   assert_int_equal(frond__db_open(uri, &o, &db, &e), 0);
   assert_string_equal(frond__db_engine(db), "sqlite");
@@ -582,7 +582,7 @@ static void test_file_settings(void **state) {
 static void test_busy_timeout(void **state) {
   frond_db *a, *b;
   frond_error e = {0, ""};
-  frond_db_options o = {0, 100, NULL, 0, 0};
+  frond_db_options o = {0, 100, NULL, 0, 0, 0};
   int64_t t0;
   assert_int_equal(frond__db_open(uri, NULL, &a, &e), 0);
   assert_int_equal(frond__db_open(uri, &o, &b, &e), 0);
