@@ -20,7 +20,7 @@
 
 #define GIVE_BACK                                                              \
   "UPDATE leaf_alloc SET max_id = $3, update_time = CURRENT_TIMESTAMP "        \
-  "WHERE biz_tag = $1 AND max_id = $2 AND max_id > $3 AND $3 >= "             \
+  "WHERE biz_tag = $1 AND max_id = $2 AND max_id > $3 AND $3 >= "              \
   "coalesce((SELECT floor_id FROM frond_tag_floor WHERE biz_tag = $1), 0) "    \
   "AND NOT EXISTS (SELECT 1 FROM frond_multi)"
 
