@@ -32,8 +32,7 @@ static int setup(void **state) {
   snprintf(path, sizeof(path), "%s/t.db", dir);
   snprintf(path2, sizeof(path2), "%s/u.db", dir);
   snprintf(uri, sizeof(uri), "sqlite://%s", path);
-  snprintf(multi, sizeof(multi), "multi:sqlite://%s|sqlite://%s", path,
-           path2);
+  snprintf(multi, sizeof(multi), "multi:sqlite://%s|sqlite://%s", path, path2);
   return 0;
 }
 
@@ -92,7 +91,9 @@ static int64_t row_at(const char *u, const char *tag) {
   return row.max_id;
 }
 
-static int64_t row_max_id(const char *tag) { return row_at(uri, tag); }
+static int64_t row_max_id(const char *tag) {
+  return row_at(uri, tag);
+}
 
 /* n IDs of tag, which must be want, want + k, ... */
 static void take(frond_seg *s, const char *tag, int n, int64_t want,
