@@ -97,11 +97,13 @@ def restart_skipped(store, tag, give_back, step=1000, n=10):
 
 
 def rolling_skipped(store, tag, give_back, step=1000, rounds=3, n=50):
-    """Three nodes share the store; each round every node takes n IDs,
-    then node i (the one that allocated last first) stops cleanly and
-    starts again. At the end every node stops cleanly. Returns (IDs
-    issued, numbers reserved and never issued: the row's max_id - 1 -
-    issued)."""
+    """Three nodes share the store; each round every node takes n IDs
+    (nodes 0, 1, 2 in turn), then one node stops cleanly and starts again
+    (node 2, then 1, then 0: a rolling deploy). At the end every node
+    stops cleanly, 2 first. Returns (IDs issued, numbers reserved and
+    never issued: the row's max_id - 1 - issued). Only a node whose
+    allocation is the row's last can give back: the others' rests lie
+    below another node's range, and stay skipped."""
     create(store, tag, "--step", str(step))
     nodes = [server(store, give_back) for _ in range(3)]
     issued = []
