@@ -53,6 +53,20 @@
 **      stay skipped). A write whose answer was lost may still commit
 **      later: that is safe too, as the buffers are closed before it is
 **      sent and nothing of [to, end) is ever handed out by this process.
+**   8. The row equal to end means no one holds a number at or above end
+**      from an allocation after ours: every allocation moves max_id up,
+**      and a give-back (ours or another node's) moves it down only to
+**      the first number that node did not hand out, above everything it
+**      did; another node's range starts at or above end (it came after
+**      ours), so its give-back reaches end only when it handed out
+**      nothing. Then our [to, end) is still ours, and lowering the row
+**      to `to` returns only what no one issued.
+**   The one way around 8 is a store restored from a backup while this
+**   node ran, after which other nodes' allocations happen to bring the
+**   row back to exactly end: their ranges then overlap ours already
+**   (IDs repeat without any give-back), which is why a restore is done
+**   with every node stopped (docs/segment.md); the rollback guard sees
+**   it only when this node allocated after the restore (point 7).
 **
 ** Floors stay one-way: the SQL statement never sets max_id below the
 ** tag's floor (frond_tag_floor), and never writes a floor. A floor is a
