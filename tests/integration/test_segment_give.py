@@ -6,7 +6,8 @@ segment (docs/segment.md, "Give back on a clean stop"), on SQLite and
 PostgreSQL: the next server continues exactly after the last ID handed
 out, with both buffers loaded too; a Leaf allocation after ours keeps its
 range and nothing is given back; kill -9 gives nothing back; a range
-lease handed out is never returned; strided and bounded tags continue on
+lease handed out is never returned, to a client or to a process whose
+store is frond://; strided and bounded tags continue on
 their residue and up to their max; `segment_give_back = off` skips as
 before; a store that cannot be written at the stop leaves the numbers
 skipped, with a log line and a clean exit, in bounded time. Across a
@@ -89,6 +90,21 @@ def range_kept(store):
              "stay issued" % gc.row(store, "rl"))
     srv = gc.server(store)
     ft.check(gc.singles(srv, "rl", 1) == [104], "not after the lease")
+    gc.stop(srv)
+
+
+def frond_client(store):
+    """A process whose store is frond:// (IDs leased from a server) gives
+    nothing back at its close: what the server leased is issued."""
+    gc.create(store, "fc", "--step", "1000")
+    srv = gc.server(store)
+    r = ft.run(["next", "--segment", "fc", "--count", "3", "--store",
+                "frond://127.0.0.1:%d" % srv.port])
+    ft.check(r.returncode == 0 and r.stdout.split() == ["1", "2", "3"]
+             and r.stderr == "",
+             "frond next over frond://: %r %r" % (r.stdout, r.stderr))
+    after = gc.singles(srv, "fc", 1)
+    ft.check(after[0] > 3, "the server handed out %d again" % after[0])
     gc.stop(srv)
 
 
@@ -194,7 +210,7 @@ def pg_down():
 
 
 SCENARIOS = [clean_restart, both_buffers, leaf_after, kill9, range_kept,
-             strided_bounded, off, rolling]
+             frond_client, strided_bounded, off, rolling]
 
 if __name__ == "__main__":
     ft.main([on_sqlite(f) for f in SCENARIOS] + [sqlite_locked] +
