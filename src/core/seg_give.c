@@ -157,7 +157,7 @@ void frond__seg_give_back(frond_seg *s) {
     pthread_mutex_lock(&s->store_mu);
     rc = frond__store_give_back(s->store, &a, &err);
     pthread_mutex_unlock(&s->store_mu);
-    if (rc != 0 && !a.handled) { /* point 7: a store that does none */
+    if (rc == FROND_EINVAL && !a.handled) { /* point 7: a store of none */
       frond_log(FROND_LOG_INFO,
                 "segment: this store gives nothing back on close (%s): the "
                 "rest of the buffers is skipped",
