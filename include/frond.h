@@ -480,6 +480,9 @@ typedef struct frond_seg_options {
                             connection, loading segments of different tags
                             at once (a slow tag delays only itself);
                             default 4, 1..64 */
+  int give_back;         /* frond_seg_close returns the rest of each tag's
+                            last segment when no one allocated after it
+                            (see frond_seg_close); default 1, 0: off */
 } frond_seg_options;
 
 FROND_EXPORT void frond_seg_options_init(frond_seg_options *opts);
@@ -719,7 +722,13 @@ typedef struct frond_seg_stats {
 FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
 
 /* Stop the loader and free everything. Not concurrent with other calls on
-** s. Segments not handed out are abandoned (never reused). NULL is a no-op.
+** s. With give_back (the default), each tag's buffers are closed and the
+** numbers of its last allocation not handed out are given back to the
+** store in one compare-and-set on the row's max_id, when no one allocated
+** after it and the store does give-backs (a plain SQL store; not multi:
+** nor frond://): the next allocation continues at the first number not
+** handed out. Otherwise, or when the store does not answer within 3 s,
+** they are abandoned (never reused). Never fails. NULL is a no-op.
 ** In a child process after fork(), it only forgets s: its threads, locks
 ** and store connections are the parent's (its memory is the parent's
 ** copy, left as it is). */

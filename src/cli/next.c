@@ -240,6 +240,8 @@ static int next_segment(const char *tag, const char *store, int64_t count,
   ** where a server answering requests waits 50 ms. */
   frond_seg_options_init(&o);
   o.wait_ms = o.first_wait_ms;
+  /* What a server logs (the give-back on close) is noise here. */
+  frond_log_set(NULL, NULL, FROND_LOG_WARN);
   catch_signals(&set);
   if (frond_seg_open(&s, store, &o, &err) != 0)
     return frond__cli_fail(&err);

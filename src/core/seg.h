@@ -87,6 +87,11 @@ typedef struct seg_entry {
   ** the offset alone, always leaves such a tag to the slow path. Under
   ** mu. */
   int64_t stride;
+  /* The store's range this segment was cut from, [res_start, res_end):
+  ** the row's max_id before and after the allocation, uncut by a bound or
+  ** a stride; 0, 0 for none. What a give-back compares (seg_give.c). Under
+  ** mu. */
+  int64_t res_start, res_end;
 } seg_entry;
 
 /* A tag in use (the public frond_seg_tag). Its first two lines are what
@@ -124,7 +129,11 @@ struct seg_tag {
   _Atomic int64_t row_end; /* the row's max_id after the last load, uncut */
   atomic_int past;
   atomic_int bound_read; /* a load has read the bound (else: ask first) */
-  int64_t last_load_ms;  /* opts.clock time of the last load, 0: never */
+  /* The range of this process's last allocation for the tag, [last_start,
+  ** last_end), installed or not; 0, 0 once the buffers were dropped. Under
+  ** mu. */
+  int64_t last_start, last_end;
+  int64_t last_load_ms; /* opts.clock time of the last load, 0: never */
   int64_t last_load_unix_ms;
   int64_t backoff_ms;
   int64_t retry_at_ns; /* monotonic; no load attempt before */
@@ -225,6 +234,7 @@ struct frond_seg {
 
   atomic_uint_fast64_t loads, failures, unavailable;
   atomic_int store_ok;
+  atomic_int closed; /* frond_seg_close has begun: no call takes an ID */
 
   /* fork() (seg_fork.c): set in a child, where every call refuses. */
   atomic_int forked;
@@ -363,7 +373,16 @@ void frond__seg_loaders_stop(frond_seg *s);
 ** when the current one is used up. Expects t->mu held. Returns 0 when both
 ** entries are full (the segment is then abandoned, never reused). */
 int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t size,
-                       int64_t stride, int64_t step);
+                       int64_t stride, int64_t step, int64_t res_start,
+                       int64_t res_end);
+
+/* ---- seg_give.c ---- */
+
+/* At close, once no load runs: close every tag's buffers to new takers and
+** give the rest of each one's last segment back to the store when no one
+** allocated after it (s->o.give_back). Never fails: what is not given back
+** stays skipped. */
+void frond__seg_give_back(frond_seg *s);
 
 /* ---- strides (seg_load.c's arithmetic, pure) ---- */
 

@@ -114,7 +114,8 @@ void frond__seg_request_load(frond_seg *s, seg_tag *t) {
 /* ---- one load ---- */
 
 int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t size,
-                       int64_t stride, int64_t step) {
+                       int64_t stride, int64_t step, int64_t res_start,
+                       int64_t res_end) {
   uint64_t w = atomic_load(&t->word), g = w >> SEG_GEN_SHIFT;
   uint64_t next = (g + 1) & SEG_GEN_MASK;
   seg_entry *cur = entry_of(t, g);
@@ -144,6 +145,8 @@ int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t size,
           start + (size - 1) * stride < atomic_load(&entry_of(t, g)->start)));
   entry_write(&t->e[next & 1], next, start, size, stride, step,
               s->o.preload_pct);
+  t->e[next & 1].res_start = res_start;
+  t->e[next & 1].res_end = res_end;
   if (used_up)
     switch_gen(t, w);
   return 1;
@@ -214,7 +217,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                  uint64_t gen, int range) {
   frond_error e = {0, ""};
   int64_t max_id = 0, row_step = 0, used, start, backoff_ms, bound;
-  int64_t first = 0, count = 0, k;
+  int64_t first = 0, count = 0, k, res_end = 0;
   frond_tag_seq q = {0, 1, 0};
   unsigned busy;
   int rc, was_failing, restrided;
@@ -266,6 +269,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   ** hand one out. The numbers stay inside the range the row handed out,
   ** so they are unique as the ranges are. */
   if (rc == 0) {
+    res_end = max_id; /* the row's, before the cut */
     if (bound > 0 && max_id - 1 > bound)
       max_id = start > bound ? start : bound + 1;
     first = frond__seg_first(start, k, k > 1 ? q.offset : 0);
@@ -330,7 +334,12 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                 "%lld, offset %lld: the buffers of the old one are dropped",
                 t->nm->name, (long long)k, (long long)(k > 1 ? q.offset : 0));
     }
-    if (frond__seg_install(s, t, first, count, k, used)) {
+    /* The row's range is this process's last allocation of the tag,
+    ** whether installed or abandoned (both entries full): a give-back
+    ** returns numbers of the buffers only when it is one of theirs. */
+    t->last_start = start;
+    t->last_end = res_end;
+    if (frond__seg_install(s, t, first, count, k, used, start, res_end)) {
       if (!range) {
         t->step = used;
         t->last_load_ms = frond__seg_clock(s);

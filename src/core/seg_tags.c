@@ -703,6 +703,8 @@ void frond__seg_drop(seg_tag *t) {
   t->gen++;
   entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 1, 0, 0);
   entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 1, 0, 0);
+  t->e[0].res_start = t->e[0].res_end = t->e[1].res_start = 0;
+  t->e[1].res_end = t->last_start = t->last_end = 0; /* nothing to give */
   switch_gen(t, atomic_load(&t->word));
   t->want = 0;
   t->range_need = 0;

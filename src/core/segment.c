@@ -59,6 +59,7 @@ void frond_seg_options_init(frond_seg_options *o) {
   o->first_wait_ms = 5000;
   o->miss_checks = 50;
   o->loaders = 4;
+  o->give_back = 1;
 }
 
 /* ---- finding a tag ---- */
@@ -201,6 +202,10 @@ typedef struct seg_pos {
 } seg_pos;
 
 static int position(seg_tag *t, seg_pos *p, frond_error *err) {
+  if (atomic_load(&t->s->closed))
+    return frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                       "tag \"%s\": the segment allocator is closing",
+                       t->nm->name);
   if (atomic_load(&t->nm->removed))
     return frond__fail(err, FROND_ETAG_NOT_FOUND, "tag \"%s\" was deleted",
                        t->nm->name);
@@ -737,5 +742,6 @@ void frond_seg_close(frond_seg *s) {
             ** connections are the parent's; left */
   frond__seg_forks_remove(s);
   frond__seg_loaders_stop(s);
+  frond__seg_give_back(s); /* no load runs from here on */
   seg_free(s);
 }

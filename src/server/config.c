@@ -114,6 +114,9 @@ static const frond__cfg_row rows[] = {
         "largest range lease (/v1/segment/{tag}/range?count=, ID.RANGE)"),
     INT("segment_loaders", segment_loaders, 1, 64, "4",
         "threads loading segments, each with its own store connection"),
+    BOOL("segment_give_back", segment_give_back, "on",
+         "on a clean stop, give the rest of each tag's last segment back to "
+         "the store when no one allocated after it"),
     INT("metrics_top_tags", metrics_top_tags, 0, 1000, "10",
         "per-tag series in /metrics (and INFO) for the N fastest tags"),
     STR("metrics_tags", metrics_tags, "", 0,

@@ -114,6 +114,7 @@ void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o) {
   o->miss_checks = 0; /* looked up off the loop instead */
   o->loaders = (unsigned)srv->cfg.segment_loaders;
   o->wait_ms = srv->cfg.segment_wait_ms;
+  o->give_back = srv->cfg.segment_give_back;
 }
 
 int frond__store_conn(frond__server *srv, frond_error *err) {

@@ -211,6 +211,15 @@ static int sq_run(frond_db *db, void *stmt, const frond_db_arg *args,
     else
       rc = sqlite3_bind_null(st, i + 1);
   }
+  /* A deadline (frond__db_set_deadline) caps the wait for a lock too: the
+  ** busy timeout is what SQLite waits, the rest of the time to it. */
+  if (db->deadline_ns > 0) {
+    int64_t left = (db->deadline_ns - frond__mono_ns()) / 1000000;
+    sqlite3_busy_timeout(s->h, left < 1 ? 1
+                               : left < db->o.statement_timeout_ms
+                                   ? (int)left
+                                   : (int)db->o.statement_timeout_ms);
+  }
   frond__db_result_start(res, ncols);
   while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     for (i = 0, rc = SQLITE_OK; i < ncols && rc == SQLITE_OK; i++) {
@@ -243,6 +252,8 @@ static int sq_run(frond_db *db, void *stmt, const frond_db_arg *args,
   }
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);
+  if (db->deadline_ns > 0)
+    sqlite3_busy_timeout(s->h, (int)db->o.statement_timeout_ms);
   return rc;
 }
 

@@ -183,6 +183,21 @@ int frond__store_members(frond_store *st, uint64_t *up) {
   return m.n;
 }
 
+int frond__store_give_back(frond_store *st, frond__store_give_back_arg *a,
+                           frond_error *err) {
+  int rc;
+  a->handled = a->moved = 0;
+  FROND__STORE_FAULT(st, "give_back");
+  if (st->methods->iVersion < 4 || st->methods->xControl == NULL)
+    return frond__fail(err, FROND_EINVAL, "the %s store gives nothing back",
+                       st->methods->zName);
+  rc = st->methods->xControl(st, FROND__STORE_GIVE_BACK, a, err);
+  if (rc == FROND_EINVAL && !a->handled)
+    return frond__fail(err, rc, "a %s store does no give-backs",
+                       st->methods->zName);
+  return rc;
+}
+
 uint64_t frond__store_rollbacks(frond_store *st) {
   uint64_t n = 0;
   if (st == NULL)

@@ -90,8 +90,23 @@ enum {
   FROND__STORE_CREATE_SEQ,
   /* frond__store_seq_arg *: record a tag's attributes whole, with no
   ** check (a multi: store completing a create, or repairing a member). */
-  FROND__STORE_SEQ_SET
+  FROND__STORE_SEQ_SET,
+  /* frond__store_give_back_arg *: a clean stop's give-back (seg_give.c):
+  ** set the row's max_id from `end` back to `to` only if it is still
+  ** `end`, in one statement; *moved 1 when it was. A backend that does not
+  ** answer (multi:, frond://) returns FROND_EINVAL with handled 0: the
+  ** numbers stay skipped. */
+  FROND__STORE_GIVE_BACK
 };
+
+typedef struct frond__store_give_back_arg {
+  const char *tag;
+  int64_t end, to;  /* the row's max_id as our last allocation left it;
+                    ** the first number not handed out (to < end) */
+  int64_t deadline; /* frond__mono_ns() past which no answer is waited for */
+  int handled;      /* set by a backend that does give-backs */
+  int moved;        /* 1: the row was at end and is now at to */
+} frond__store_give_back_arg;
 
 typedef struct frond__store_seq_arg {
   const char *tag;
@@ -307,6 +322,9 @@ int frond__seq_max_put(frond_db *db, const char *tag, int64_t max,
 ** member's interleave, members 0 for none). */
 int frond__seq_max_set(frond_db *db, const char *tag, int64_t max, int member,
                        int members, frond_error *err);
+/* A clean stop's give-back on a plain SQL store (store_sql_give.c). */
+int frond__sql_give_back(frond_db *db, frond__store_give_back_arg *g,
+                         frond_error *err);
 /* The wrappers (store.c). tag's attributes after an allocation: {0, 1, 0} for none, or a store
 ** that keeps none. */
 int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,
@@ -405,6 +423,10 @@ int64_t frond__store_max_step(frond_store *st);
 ** a refusal that calls waiting for the segment should be told at once? */
 int frond__store_retryable(int code);
 int frond__store_members(frond_store *st, uint64_t *up);
+/* FROND__STORE_GIVE_BACK through the fault hook ("give_back") and the
+** call timings. FROND_EINVAL with a->handled 0: the store does none. */
+int frond__store_give_back(frond_store *st, frond__store_give_back_arg *a,
+                           frond_error *err);
 
 /* Timings of the wrappers' calls, per engine, member and call, kept with
 ** atomics: the count, the sum and cumulative buckets with these upper

@@ -739,6 +739,11 @@ static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
                               SQ(st)->members, err);
   case FROND__STORE_SEQ_SET:
     return frond__seq_create(DB(st), q->tag, &q->seq, err);
+  case FROND__STORE_GIVE_BACK:
+    if (SQ(st)->members > 0)
+      return frond__fail(err, FROND_EINVAL,
+                         "a member of a multi: store gives nothing back");
+    return frond__sql_give_back(DB(st), arg, err);
   default:
     break;
   }
