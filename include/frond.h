@@ -17,10 +17,10 @@
 **   - Opaque handles are created by an _open or _create function and
 **     released by the matching _close; nothing else frees them.
 **
-** Contents: errors, clocks, layouts, the snowflake generator, the segment
-** allocator and its store here; logging in frond/log.h, coordinators in
-** frond/coord.h and ID formats in frond/format.h, which this file includes
-** at its end.
+** Contents: errors, clocks, layouts, the snowflake generator and the
+** segment allocator here; tag administration on a store in
+** frond/store.h, logging in frond/log.h, coordinators in frond/coord.h
+** and ID formats in frond/format.h, which this file includes at its end.
 ** Include frond.h alone: it is the whole interface.
 */
 #ifndef FROND_H
@@ -734,128 +734,15 @@ FROND_EXPORT void frond_seg_stats_get(frond_seg *s, frond_seg_stats *out);
 ** copy, left as it is). */
 FROND_EXPORT void frond_seg_close(frond_seg *s);
 
-/* Tag administration, directly on a store. */
-typedef struct frond_tag_row {
-  char tag[FROND_TAG_MAX + 1];
-  int64_t max_id; /* next unallocated ID */
-  int64_t step;
-  char description[257];
-  char update_time[32]; /* as the database prints it */
-} frond_tag_row;
-
-/* Open / close a store connection (not thread-safe: one thread at a time). */
-FROND_EXPORT int frond_store_open(frond_store **out, const char *store_uri,
-                                  frond_error *err);
-FROND_EXPORT void frond_store_close(frond_store *st);
-/*
-** Create a tag: the first ID it yields is `start` (the row's max_id), step
-** >= 1. A tag deleted from the store leaves a floor (the first ID it had
-** not allocated): a tag of the same name starts one step above it, so
-** that no ID the old one could have issued comes again, not even to a
-** Leaf node that reads the new row's last step without allocating it.
-** start 0: the lowest allowed, 1 for a name never used, else the floor
-** plus step; a start below that is TAG_FLOOR, naming the floor. Errors:
-** TAG_INVALID, TAG_EXISTS, TAG_FLOOR, INVAL, STORE.
-*/
-FROND_EXPORT int frond_store_tag_create(frond_store *st, const char *tag,
-                                        int64_t step, int64_t start,
-                                        const char *description,
-                                        frond_error *err);
-/* All rows sorted by tag into *out (free with frond_free). */
-/*
-** A tag's sequence attributes (frond_store_tag_create_seq), recorded in
-** Frond's own table frond_tag_seq beside Leaf's leaf_alloc (which stays
-** unchanged), in the create's transaction; a Leaf node sharing the table
-** reads neither: serve such a tag from Frond nodes only.
-**
-** max: no ID above it is ever issued (0: no bound). The last segment is
-** cut at max; past it, every call that issues the tag's IDs fails with
-** SEGMENT_EXHAUSTED. There is no wrap (a sequence that starts again
-** repeats IDs).
-**
-** increment and offset (MySQL's auto_increment_increment/_offset,
-** tinyid's delta/remainder): every ID of the tag is offset modulo
-** increment, 0 <= offset < increment (increment 0 or 1: every number).
-** The row's max_id and step keep counting numbers, as Leaf's do: a
-** segment of step numbers holds step / increment IDs (give or take one),
-** so the step must be at least the increment. Fixed at creation. Ranges
-** (frond_seg_range, /v1/segment/{tag}/range, ID.RANGE, INCRBY) hand out
-** consecutive numbers and are refused for a strided tag (INVAL).
-*/
-/* frond_store_tag_create with attributes (NULL: none). Errors as
-** frond_store_tag_create, and INVAL for a max below the start, an offset
-** not below the increment, a step below the increment, or a store that
-** keeps no attributes. */
-FROND_EXPORT int frond_store_tag_create_seq(frond_store *st, const char *tag,
-                                            int64_t step, int64_t start,
-                                            const char *description,
-                                            const frond_tag_seq *seq,
-                                            frond_error *err);
-/* The tag's attributes into *out ({0, 1, 0} for none). Errors:
-** TAG_NOT_FOUND, STORE, STORE_MEMBER (multi: members that record two). */
-FROND_EXPORT int frond_store_tag_seq(frond_store *st, const char *tag,
-                                     frond_tag_seq *out, frond_error *err);
-/*
-** Set the tag's bound (0: none). Raising it, or dropping it, is always
-** allowed; lowering it (or bounding a tag that had none) is refused with
-** TAG_FLOOR below the highest ID the tag may already have issued (its
-** max_id - 1; in a multi: store, any member's), also when an allocation
-** takes IDs past the new bound while it is written (the old one stays).
-** Errors: TAG_NOT_FOUND, TAG_FLOOR, INVAL, STORE, STORE_MEMBER.
-*/
-FROND_EXPORT int frond_store_tag_set_max(frond_store *st, const char *tag,
-                                         int64_t max, frond_error *err);
-FROND_EXPORT int frond_store_tag_list(frond_store *st, frond_tag_row **out,
-                                      size_t *n, frond_error *err);
-FROND_EXPORT int frond_store_tag_get(frond_store *st, const char *tag,
-                                     frond_tag_row *out, frond_error *err);
-FROND_EXPORT int frond_store_tag_set_step(frond_store *st, const char *tag,
-                                          int64_t step, frond_error *err);
-/* Delete a tag; in the same transaction, its floor rises to the row's
-** max_id (frond_store_tag_create). */
-FROND_EXPORT int frond_store_tag_delete(frond_store *st, const char *tag,
-                                        frond_error *err);
-/*
-** Move a tag forward so that it issues no ID below `to` (after the store
-** was restored from a backup: `to` above every ID handed out since the
-** backup). Never back: TAG_FLOOR when `to` is below what the tag may
-** already have issued (its max_id; in a multi: store, what any member
-** may have) or below its floor. Running allocators move up at their
-** next allocation; what they buffer is above the old row, never below.
-** Errors: TAG_NOT_FOUND, TAG_FLOOR, TAG_INVALID, STORE.
-*/
-FROND_EXPORT int frond_store_tag_advance(frond_store *st, const char *tag,
-                                         int64_t to, frond_error *err);
-/* The floor of `tag` now: 1 for a name never used, else the floor a
-** deleted tag of that name left (in a multi: store, the lowest ID no
-** member may have handed out). frond_store_tag_create accepts a start one
-** step above it, or 1 for a name never used. */
-FROND_EXPORT int frond_store_tag_floor(frond_store *st, const char *tag,
-                                       int64_t *first, frond_error *err);
-/*
-** multi: stores only. Member `member` lost allocations (an empty database
-** put in its place, a restore from an older backup): it is refused with
-** STORE_MEMBER_STALE until this moves each of its tags' rows above
-** everything any member, by their rows, floors and marks, may have handed
-** out, and records its place. Every member must answer. fn (may be NULL)
-** is told each row moved: the first global ID the member would have
-** handed out next (0: it had no row) and the one it hands out now.
-** Errors: INVAL (not a multi: store, no such member), STORE_MEMBER, STORE.
-*/
-typedef void (*frond_repair_fn)(void *ctx, const char *tag, int64_t from,
-                                int64_t to);
-FROND_EXPORT int frond_store_member_repair(frond_store *st, int member,
-                                           frond_repair_fn fn, void *ctx,
-                                           frond_error *err);
-
 /* Free memory returned by libfrond. NULL is a no-op. */
 FROND_EXPORT void frond_free(void *p);
 
 /* ------------------------------------------------------------------------
-** Logging, coordinators, ID formats and the calls compiled into the
-** caller, in their own files: part of this interface (include frond.h,
+** Tag administration, logging, coordinators, ID formats and the calls
+** compiled into the caller, in their own files: part of this interface (include frond.h,
 ** never them alone).
 */
+#include "frond/store.h"
 #include "frond/log.h"
 #include "frond/coord.h"
 #include "frond/format.h"

@@ -96,6 +96,7 @@ def test_control():
     for want in ("usr/bin/frond", "usr/include/frond.h",
                  "usr/include/frond/coord.h", "usr/include/frond/format.h",
                  "usr/include/frond/inline.h", "usr/include/frond/log.h",
+                 "usr/include/frond/store.h",
                  "usr/lib/%s/libfrond.so.%s" % (ml, version()),
                  "usr/lib/%s/libfrond.so.0" % ml,
                  "usr/lib/%s/libfrond.so" % ml, "usr/lib/%s/libfrond.a" % ml,

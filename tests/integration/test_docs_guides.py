@@ -208,7 +208,7 @@ def test_first_look():
 # frond.h and the headers it includes: the library's whole interface.
 PUBLIC_HEADERS = ("include/frond.h", "include/frond/coord.h",
                   "include/frond/format.h", "include/frond/inline.h",
-                  "include/frond/log.h")
+                  "include/frond/log.h", "include/frond/store.h")
 
 
 def test_public_headers():

@@ -15,7 +15,7 @@ cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DFROND_TESTS=OFF \
 cmake --build "$tmp/build" -j 2 >/dev/null
 DESTDIR="$tmp/root" cmake --install "$tmp/build" >/dev/null
 root="$tmp/root$prefix"
-for f in include/frond.h include/frond/coord.h include/frond/format.h include/frond/inline.h include/frond/log.h lib/libfrond.a lib/libfrond.so lib/pkgconfig/frond.pc \
+for f in include/frond.h include/frond/coord.h include/frond/format.h include/frond/inline.h include/frond/log.h include/frond/store.h lib/libfrond.a lib/libfrond.so lib/pkgconfig/frond.pc \
   bin/frond share/man/man1/frond.1 share/man/man5/frond.conf.5; do
   [ -e "$root/$f" ] || { echo "FAIL: $f not installed under PREFIX"; exit 1; }
 done
