@@ -95,7 +95,7 @@ static void fake_add(const char *tag, int64_t max_id, int64_t step) {
   pthread_mutex_unlock(&fake.mu);
 }
 
-static void fake_delete(const char *tag) {
+static inline void fake_delete(const char *tag) {
   pthread_mutex_lock(&fake.mu);
   fake_find(tag)->live = 0;
   pthread_mutex_unlock(&fake.mu);
@@ -124,7 +124,7 @@ static inline int fake_gets(void) {
   return n;
 }
 
-static int fake_allocs(void) {
+static inline int fake_allocs(void) {
   int n;
   pthread_mutex_lock(&fake.mu);
   n = fake.allocs;
@@ -268,6 +268,58 @@ static void fake_log(void *ctx, int level, const char *msg) {
 
 /* A tag literal as the (name, len) pair the allocator takes. */
 #define T(name) name, sizeof(name) - 1
+
+/* An allocator's options on the fake store: its clock, short waits and
+** retries. */
+static inline frond_seg_options fake_seg_options(void) {
+  frond_seg_options o;
+  frond_seg_options_init(&o);
+  o.clock = fake_now_read;
+  o.wait_ms = 100;
+  o.retry_min_ms = 10;
+  o.retry_max_ms = 50;
+  return o;
+}
+
+/* A tag's state as frond_seg_tag_list gives it (zeros when unknown). */
+static inline frond_tag_info fake_tag_info(frond_seg *s, const char *tag) {
+  frond_tag_info *v, r;
+  size_t n, i;
+  memset(&r, 0, sizeof(r));
+  assert_int_equal(frond_seg_tag_list(s, &v, &n, NULL), 0);
+  for (i = 0; i < n; i++)
+    if (strcmp(v[i].tag, tag) == 0)
+      r = v[i];
+  frond_free(v);
+  return r;
+}
+
+/* Wait until the tag's next buffer is ready: bounded, 30 s, for a
+** loaded machine; returns as soon as it is. */
+static inline frond_tag_info fake_wait_next_ready(frond_seg *s,
+                                                  const char *tag) {
+  int64_t deadline = frond__mono_ns() + 30000000000;
+  frond_tag_info r;
+  do {
+    r = fake_tag_info(s, tag);
+    if (r.next.ready)
+      return r;
+    frond__sleep_ns(1000000);
+  } while (frond__mono_ns() < deadline);
+  fail_msg("next buffer of %s never became ready", tag);
+  return r;
+}
+
+/* An allocator on the fake store, logging to fake_log. */
+static inline frond_seg *fake_seg_open(const frond_seg_options *o) {
+  frond_seg *s = NULL;
+  frond_error e = {0, ""};
+  fake_install();
+  frond_log_set(fake_log, NULL, FROND_LOG_DEBUG);
+  if (frond_seg_open(&s, "fake:", o, &e) != 0)
+    fail_msg("open: %s", e.message);
+  return s;
+}
 
 /* The next ID of tag; the test fails when there is none. */
 static int64_t next_id(frond_seg *s, const char *tag) {
