@@ -93,7 +93,7 @@ extern "C" {
   XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")             \
   XX(41, SEGMENT_EXHAUSTED, "the tag has issued every ID up to its max")       \
   XX(42, DATACENTER_MISMATCH, "not the node range the coordinator records")    \
-  XX(44, COORDINATOR_MISMATCH, "not the coordinator the store records")
+  XX(43, COORDINATOR_MISMATCH, "not the coordinator the store records")
 
 typedef enum {
   FROND_OK = 0,
