@@ -376,9 +376,11 @@ def test_half_close():
 
 def test_store_unreachable():
     """A store that cannot be reached at start, with node IDs from
-    elsewhere: snowflake IDs are served, segment requests fail clearly,
-    /readyz is 503; once the store can be reached the server becomes ready
-    by itself. With the default coordinator the node ID is leased in the
+    elsewhere: segment requests fail clearly, and so do snowflake
+    requests, since the coordinator is not yet checked against the one
+    the store records (docs/coordinators.md, one coordinator per store);
+    /readyz is 503 with each kind's reason; once the store can be
+    reached the server checks, records and becomes ready by itself. With the default coordinator the node ID is leased in the
     store: then the start stops, clearly. (A store that refuses for good,
     as a SQLite file in a directory that does not exist, stops the start
     whatever the coordinator: test_config_and_refusals.)"""
@@ -394,25 +396,34 @@ def test_store_unreachable():
     s = ft.Server(store=uri,
                   extra=["--coordinator", "lease+sqlite:///%s/nodes.db" % d])
     try:
+        unchecked = b"the coordinator not yet checked against the " \
+            b"store's record"
         st, _, b = s.request("GET", "/readyz")
-        check(st == 503 and b == b"not ready: store not reached\n", (st, b))
-        # Per kind: snowflake IDs are served, segment IDs wait for the
-        # store; a load balancer that routes snowflake keeps the node.
+        check(st == 503 and b == b"not ready: " + unchecked +
+              b"; store not reached\n", (st, b))
+        # Per kind, each with its own reason: snowflake IDs wait for the
+        # coordinator's check, segment IDs for the store.
         st, _, b = s.request("GET", "/readyz?kind=snowflake")
-        check(st == 200 and b == b"ready\nsnowflake: ready\n", (st, b))
+        check(st == 503 and b == b"not ready: " + unchecked +
+              b"\nsnowflake: not ready: " + unchecked + b"\n", (st, b))
         st, _, b = s.request("GET", "/readyz?kind=segment")
         check(st == 503 and b == b"not ready: store not reached\nsegment: "
               b"not ready: store not reached\n", (st, b))
         m = s.request("GET", "/metrics")[2].decode()
         check("frond_ready{" not in m, "frond_ready has one series")
-        for want in ('frond_ready 0', 'frond_ready_kind{kind="snowflake"} 1',
+        for want in ('frond_ready 0', 'frond_ready_kind{kind="snowflake"} 0',
                      'frond_ready_kind{kind="segment"} 0',
                      'frond_ready_reason{kind="segment",reason='
                      '"store_not_reached"} 1',
-                     'frond_ready_reason{kind="segment",reason="ready"} 0',
-                     'frond_ready_reason{kind="snowflake",reason="ready"} 1'):
+                     'frond_ready_reason{kind="snowflake",reason='
+                     '"coordinator_unchecked"} 1',
+                     'frond_ready_reason{kind="snowflake",reason="ready"} 0'):
             check("\n" + want + "\n" in m, "metrics lack %s" % want)
-        check(s.request("GET", "/api/snowflake/get/x")[0] == 200, "snowflake")
+        st, _, b = s.request("GET", "/api/snowflake/get/x")
+        check(st == 500 and b == b"Result{id=-3, status=EXCEPTION}", b)
+        st, _, b = s.request("GET", "/v1/snowflake")
+        check(st == 503 and err_code(b) == "STORE" and b"not checked" in b,
+              (st, b))
         st, h, b = s.request("GET", "/api/segment/get/orders")
         check(st == 500 and b == b"Result{id=-1, status=EXCEPTION}", b)
         st, _, b = s.request("GET", "/v1/segment/orders")
@@ -427,6 +438,7 @@ def test_store_unreachable():
                 break
             time.sleep(0.2)
         check(s.request("GET", "/readyz")[0] == 200, "never became ready")
+        check(s.request("GET", "/api/snowflake/get/x")[0] == 200, "snowflake")
         st, _, b = s.request("POST", "/v1/tags", '{"tag":"orders","step":5}')
         check(st == 201, (st, b))
         st, _, b = s.request("GET", "/api/segment/get/orders")
