@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from coord_common import Tool  # noqa: E402
+from coord_common import Tool, floor_after_cache_start  # noqa: E402
 from etcd_common import ETCD_FAST, Etcd, make_certs, with_etcd  # noqa: E402
 from regions_common import (check_datacenters, refused,  # noqa: E402
                             run_regions, where_seen)
@@ -291,6 +291,23 @@ def test_restart_from_cache_while_etcd_down(etcd):
 
 
 @with_etcd()
+def test_layout_floor_after_cache_start(etcd):
+    """A layout changed and changed back while the node was stopped, etcd
+    down at its restart: the first claim reads the floor (coord_common)."""
+    def down():
+        for i in range(etcd.n):
+            etcd.kill(i)
+
+    def up():
+        for i in range(etcd.n):
+            etcd.start(i, wait=False)
+        etcd.wait_healthy()
+
+    floor_after_cache_start(etcd.uri(), down, up,
+                            ft.tempdir("frond-cache-"))
+
+
+@with_etcd()
 def test_clock_offset_refused(etcd):
     """A node whose clock is 10 s off the other live nodes' is refused,
     with both times; one within the bound starts and reports its offset;
@@ -510,6 +527,7 @@ if __name__ == "__main__":
              test_member_killed_fleet_keeps_issuing,
              test_quorum_lost_nodes_stop_then_resume,
              test_restart_from_cache_while_etcd_down,
+             test_layout_floor_after_cache_start,
              test_clock_offset_refused,
              test_layout_record_and_change,
              test_datacenters_and_ranges,
