@@ -163,10 +163,11 @@ def zk_tool(zk, *args):
     return r.stdout
 
 
-# Two layouts of one bit split, B's epoch a minute before A's: B's IDs
-# are above A's at every instant, by a minute's worth of IDs.
+# Two layouts of one bit split, B's epoch 30 s before A's: B's IDs
+# are above A's at every instant, by 30 s worth of IDs (a floor that
+# far ahead is refused at a start, and still accepted by layout --set).
 FLOOR_A = "time=41,node=10,seq=12,unit=1ms,epoch=1735689600000"
-FLOOR_B = "time=41,node=10,seq=12,unit=1ms,epoch=1735689540000"
+FLOOR_B = "time=41,node=10,seq=12,unit=1ms,epoch=1735689570000"
 
 
 def floor_after_cache_start(uri, down, up, cache):
@@ -177,7 +178,7 @@ def floor_after_cache_start(uri, down, up, cache):
     back to A (its floor: the largest ID B could have issued). With the
     coordinator down (down()), the node restarts under A from the cache;
     the coordinator comes back (up()) and the node claims its ID. It must
-    issue nothing at or below the floor: here the floor lies a minute
+    issue nothing at or below the floor: here the floor lies 30 s
     ahead, further than a restart explains, so it refuses LAYOUT_MISMATCH,
     as a start with the coordinator up does."""
     def set_layout(spec):

@@ -17,7 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from coord_common import Tool, floor_after_cache_start  # noqa: E402
+from coord_common import (FLOOR_A, FLOOR_B, Tool,  # noqa: E402
+                          floor_after_cache_start)
 from etcd_common import ETCD_FAST, Etcd, make_certs, with_etcd  # noqa: E402
 from regions_common import (check_datacenters, refused,  # noqa: E402
                             run_regions, where_seen)
@@ -308,6 +309,64 @@ def test_layout_floor_after_cache_start(etcd):
 
 
 @with_etcd()
+def test_layout_floor_after_pause(etcd):
+    """P, under layout A, is paused until its claim goes; the fleet moves
+    to B, a process of the same identity issues there, the fleet moves
+    back to A. P, resumed, takes its ID back: the floor the record gives
+    now lies 30 s ahead, so it refuses LAYOUT_MISMATCH and issues
+    nothing at or below it (it used to issue B's IDs again)."""
+    uri = etcd.uri()
+
+    def set_layout(spec):
+        r = ft.run(["node", "layout", "--coordinator", uri, "--set", spec])
+        ft.check(r.returncode == 0, "layout --set %s: %s %s"
+                 % (spec, r.stdout, r.stderr))
+
+    set_layout(FLOOR_A)
+    p = Tool(uri, layout=FLOOR_A)
+    ft.check(p.ok, "P: %s" % p.first)
+    p.next()
+    p.p.send_signal(signal.SIGSTOP)
+    try:
+        claim_gone(etcd, p.node)
+        set_layout(FLOOR_B)
+        q = Tool(uri, layout=FLOOR_B)
+        ft.check(q.ok and q.node == p.node, "same identity under B: %s"
+                 % q.first)
+        theirs = [q.next()[0] for _ in range(2000)]
+        q.close()
+        set_layout(FLOOR_A)
+    finally:
+        p.p.send_signal(signal.SIGCONT)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            st = p.cmd("stats").split()
+            state = p.cmd("state")
+            if st[st.index("regains") + 1] != "0" or \
+                    state == "state LAYOUT_MISMATCH":
+                break
+            time.sleep(0.05)
+        top, seen, issued, below, same = max(theirs), set(theirs), 0, 0, 0
+        for _ in range(2000):
+            r = p.cmd("next").split()
+            if r[0] != "id":
+                break
+            issued += 1
+            below += int(r[1]) <= top
+            same += int(r[1]) in seen
+        print("P resumed: %s; %d IDs issued, %d at or below the largest of "
+              "layout B, %d equal to one of B's"
+              % (state, issued, below, same))
+        ft.check(below == 0 and same == 0, "%d IDs at or below the floor, "
+                 "%d issued before under B" % (below, same))
+        ft.check(state == "state LAYOUT_MISMATCH", "P after the regain: %s"
+                 % state)
+    finally:
+        p.close()
+
+
+@with_etcd()
 def test_clock_offset_refused(etcd):
     """A node whose clock is 10 s off the other live nodes' is refused,
     with both times; one within the bound starts and reports its offset;
@@ -528,6 +587,7 @@ if __name__ == "__main__":
              test_quorum_lost_nodes_stop_then_resume,
              test_restart_from_cache_while_etcd_down,
              test_layout_floor_after_cache_start,
+             test_layout_floor_after_pause,
              test_clock_offset_refused,
              test_layout_record_and_change,
              test_datacenters_and_ranges,
