@@ -367,6 +367,24 @@ def test_layout_floor_after_pause(etcd):
 
 
 @with_etcd()
+def test_wide_node_range(etcd):
+    """24 node bits (2^24 node IDs and more): each new identity gets the
+    lowest node ID without a key, as with a small range."""
+    layout = "time=31,node=24,seq=8,unit=1s"
+    tools = [Tool(etcd.uri(), ip="10.7.0.%d" % i, layout=layout)
+             for i in range(1, 4)]
+    try:
+        ft.check(all(t.ok for t in tools), "starts with 24 node bits: %s"
+                 % [t.first for t in tools])
+        ft.check([t.node for t in tools] == [0, 1, 2], "node IDs: %s"
+                 % [t.node for t in tools])
+    finally:
+        for t in tools:
+            if t.ok:
+                t.close()
+
+
+@with_etcd()
 def test_clock_offset_refused(etcd):
     """A node whose clock is 10 s off the other live nodes' is refused,
     with both times; one within the bound starts and reports its offset;
@@ -588,6 +606,7 @@ if __name__ == "__main__":
              test_restart_from_cache_while_etcd_down,
              test_layout_floor_after_cache_start,
              test_layout_floor_after_pause,
+             test_wide_node_range,
              test_clock_offset_refused,
              test_layout_record_and_change,
              test_datacenters_and_ranges,
