@@ -556,10 +556,33 @@ def test_bad_uris_refused():
             ("etcd://127.0.0.1:2379/frond?bogus=1", "unknown coordinator "
              "option"),
             ("etcd://127.0.0.1:2379/frond?node=3", "not etcd options"),
-            ("etcd://127.0.0.1:2379/frond?session_ms=5", "session_ms")]:
+            ("etcd://127.0.0.1:2379/frond?session_ms=5", "session_ms"),
+            # One fleet's prefix must not be another's key directory.
+            ("etcd://127.0.0.1:2379/a/claim", "'/a/claim/', another fleet"),
+            ("etcd://127.0.0.1:2379/node", "'node' is one of"),
+            ("etcd://127.0.0.1:2379/k8s/layout/x", "'layout' is one of"),
+            ("etcd://127.0.0.1:2379/fleet/facts", "'facts' is one of")]:
         r = ft.run(["node", "list", "--coordinator", uri])
         ft.check(r.returncode != 0 and "INVAL" in r.stderr and
                  words in r.stderr, "%s: %s" % (uri, r.stderr))
+    # Names that only contain a key name are prefixes like any other.
+    for uri in ["etcd://127.0.0.1:1/claims?connect_ms=300",
+                "etcd://127.0.0.1:1/a/nodes/layouts?connect_ms=300"]:
+        r = ft.run(["node", "list", "--coordinator", uri])
+        ft.check(r.returncode != 0 and "COORD" in r.stderr, "%s: %s"
+                 % (uri, r.stderr))
+    # A refused URI is named with its secrets hidden.
+    for uri, words in [
+            ("etcd://127.0.0.1:2379?user=u&password=Sekr1tPw", "password=***"),
+            ("etcd://127.0.0.1:2379/a//b?user=u&password=Sekr1tPw",
+             "password=***"),
+            ("etcd://u:Sekr1tPw@127.0.0.1:2379/frond", "'***@127.0.0.1:2379'"),
+            ("etcd://127.0.0.1:2379/frond?Password=Sekr1tPw", "'Password'"),
+            ("etcd://127.0.0.1:2379/frond?passwd=Sekr1tPw", "'passwd'")]:
+        r = ft.run(["node", "list", "--coordinator", uri])
+        ft.check(r.returncode != 0 and "INVAL" in r.stderr and
+                 words in r.stderr and "Sekr1tPw" not in r.stderr,
+                 "%s: %s" % (uri, r.stderr))
     # Nothing listens: COORD, naming the endpoint.
     port = ft.free_port()
     r = ft.run(["node", "list", "--coordinator",
