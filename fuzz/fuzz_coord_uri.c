@@ -13,7 +13,9 @@
 **     after non-empty hosts, and its tunables are the query's alone;
 **   - an accepted etcd:// URI names 1..16 endpoints, each http:// or,
 **     with TLS, https:// before host:port, and a prefix of '/' and at
-**     least one more byte, without "//" or a trailing '/';
+**     least one more byte, without "//" or a trailing '/', and without
+**     a component that is one of the driver's key names (layout, node,
+**     claim, facts: another fleet's key directory);
 **   - an accepted lease+ URI gives a URI the SQL layer accepts: the
 **     target, and only the options that are not ours (none for sqlite);
 **   - any other URI opens only as static:N with N >= 0 and a query that
@@ -130,6 +132,14 @@ static void etcd(const char *uri) {
       u.prefix[0] != '/' || u.prefix[pl - 1] == '/' || strstr(u.prefix, "//") ||
       (!u.user[0]) != (!u.password[0]))
     abort();
+  for (const char *p = u.prefix + 1; *p;) {
+    static const char *const own[] = {"layout", "node", "claim", "facts"};
+    size_t n = strcspn(p, "/");
+    for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+      if (strlen(own[k]) == n && memcmp(own[k], p, n) == 0)
+        abort();
+    p += n + (p[n] == '/');
+  }
   for (int i = 0; i < u.n; i++)
     if (strncmp(u.endpoints[i], u.tls ? "https://" : "http://",
                 u.tls ? 8 : 7) != 0 ||

@@ -344,12 +344,28 @@ typedef struct pick {
   int64_t rev[3], fence[3]; /* of mine, fresh (0, 0), old */
 } pick;
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The lowest of lo..hi not among used[0..n), which it sorts; -1 when
+** every one is. As many entries as node keys, whatever the range's size. */
+static int64_t lowest_free(uint64_t *used, size_t n, uint64_t lo, uint64_t hi) {
+  uint64_t want = lo;
+  qsort(used, n, sizeof(*used), cmp_u64);
+  for (size_t i = 0; i < n && used[i] <= want; i++)
+    if (used[i] == want && want++ == hi)
+      return -1;
+  return (int64_t)want;
+}
+
 static int choose(frond__etcd *e, pick *p, frond_error *err) {
   frond_coord *c = e->c;
   frond__etcd_reply nodes, claims;
   int64_t now = frond__coord_now(c), best_old = INT64_MAX;
-  uint64_t span = c->node_hi - c->node_lo + 1;
-  unsigned char *used;
+  uint64_t *used;
+  size_t nused = 0;
   int rc;
   memset(p, 0, sizeof(*p));
   p->mine = p->fresh = p->old = -1;
@@ -359,7 +375,7 @@ static int choose(frond__etcd *e, pick *p, frond_error *err) {
     frond__etcd_reply_free(&nodes);
     return rc;
   }
-  if (!(used = calloc(span < (1u << 24) ? span : 1, 1))) {
+  if (!(used = calloc(nodes.nkvs ? nodes.nkvs : 1, sizeof(*used)))) {
     rc = frond__fail(err, FROND_ENOMEM, NULL);
     goto out;
   }
@@ -370,8 +386,7 @@ static int choose(frond__etcd *e, pick *p, frond_error *err) {
     if (n < 0 || (uint64_t)n < c->node_lo || (uint64_t)n > c->node_hi ||
         frond__etcd_parse_node(kv->value, &fence, owner, sizeof(owner)) != 0)
       continue;
-    if (span < (1u << 24))
-      used[(uint64_t)n - c->node_lo] = 1;
+    used[nused++] = (uint64_t)n;
     if (strcmp(owner, c->owner) == 0 && (p->mine < 0 || n < p->mine)) {
       p->mine = n;
       p->rev[0] = kv->mod_rev;
@@ -385,11 +400,7 @@ static int choose(frond__etcd *e, pick *p, frond_error *err) {
       p->fence[2] = fence;
     }
   }
-  for (uint64_t k = 0; k < span && k < (1u << 24); k++)
-    if (!used[k]) {
-      p->fresh = (int64_t)(c->node_lo + k);
-      break;
-    }
+  p->fresh = lowest_free(used, nused, c->node_lo, c->node_hi);
   free(used);
 out:
   frond__etcd_reply_free(&nodes);

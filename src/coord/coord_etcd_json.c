@@ -13,11 +13,13 @@
 */
 #include "coord/coord_etcd.h"
 #include "base/base.h"
+#include "store/db.h"
 
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum { T_OBJ, T_ARR, T_STR, T_NUM, T_LIT };
 
@@ -450,10 +452,38 @@ static int option(frond__etcd_uri *u, const char *part, frond_error *err) {
   return 0;
 }
 
+/* The driver's own key names under a prefix (coord_etcd.c's list). */
+static const char *const own_keys[] = {"layout", "node", "claim", "facts"};
+
+/* A component of prefix p (plen bytes) that is one of own_keys: its index
+** into own_keys, -1 when none. A fleet on "/a/claim" would put its keys
+** among the claims of a fleet on "/a", which read them as their own. */
+static int own_key_in(const char *p, size_t plen, size_t *at, size_t *len) {
+  for (size_t i = 1; i < plen;) {
+    size_t n = 0;
+    while (i + n < plen && p[i + n] != '/')
+      n++;
+    for (size_t k = 0; k < FROND__ARRAY_SIZE(own_keys); k++)
+      if (strlen(own_keys[k]) == n && memcmp(own_keys[k], p + i, n) == 0) {
+        *at = i;
+        *len = n;
+        return (int)k;
+      }
+    i += n + 1;
+  }
+  return -1;
+}
+
 static int endpoint(frond__etcd_uri *u, const char *h, size_t n,
                     frond_error *err) {
-  const char *colon = NULL;
+  const char *colon = NULL, *at = memchr(h, '@', n);
   int64_t port;
+  /* etcd://user:password@host: the part before '@' never shown. */
+  if (at)
+    return frond__fail(err, FROND_EINVAL,
+                       "etcd endpoint '***@%.*s': credentials go in the "
+                       "query (?user=...&password=...), not before the host",
+                       (int)(n - (size_t)(at + 1 - h)), at + 1);
   for (size_t i = 0; i < n; i++)
     if (h[i] == ':')
       colon = h + i;
@@ -480,19 +510,37 @@ static int endpoint(frond__etcd_uri *u, const char *h, size_t n,
   return 0;
 }
 
+/* A part of the query that is no option of ours and whose name looks
+** like a secret's ("Password=", "passwd=", "token="): refused here, since
+** the generic parser's message would show its value. */
+static int secret_like(const char *part) {
+  static const char *const words[] = {"pass", "token", "secret"};
+  size_t kl = strcspn(part, "=");
+  for (size_t i = 0; i < kl; i++)
+    for (size_t w = 0; w < FROND__ARRAY_SIZE(words); w++)
+      if (kl - i >= strlen(words[w]) &&
+          strncasecmp(part + i, words[w], strlen(words[w])) == 0)
+        return 1;
+  return 0;
+}
+
 int frond__etcd_parse_uri(frond_coord *c, const char *uri, frond__etcd_uri *u,
                           frond_error *err) {
   const char *h = uri + strlen("etcd://"), *slash, *qm, *q;
-  size_t plen;
-  int rc;
+  char shown[FROND_COORD_URI_MAX];
+  size_t plen, at, len;
+  int rc, k;
 
   memset(u, 0, sizeof(*u));
+  /* The URI for messages: its secrets (password=, user:password@) as
+  ** "***", as the coordinator keeps it (coord.c). */
+  frond__uri_redact(uri, strlen(uri), shown, sizeof(shown));
   if (strncmp(uri, "etcd://", 7) != 0 || !(slash = strchr(h, '/')) ||
       slash == h)
     return frond__fail(err, FROND_EINVAL,
                        "etcd coordinator wants "
                        "etcd://host:port[,host:port...]/prefix, not '%s'",
-                       uri);
+                       shown);
   for (const char *s = h; s < slash;) {
     size_t n = strcspn(s, ",/");
     if ((rc = endpoint(u, s, n, err)) != 0)
@@ -510,6 +558,16 @@ int frond__etcd_parse_uri(frond_coord *c, const char *uri, frond__etcd_uri *u,
           (ch == '/' && slash[i - 1] != '/')))
       goto bad_prefix;
   }
+  if ((k = own_key_in(slash, plen, &at, &len)) >= 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "etcd key prefix '%.*s': '%.*s' is one of the "
+                       "coordinator's own key names (layout, node, claim, "
+                       "facts), so its keys would lie in '%.*s/', another "
+                       "fleet's key directory: one fleet's prefix must not "
+                       "be another's key directory; choose a prefix without "
+                       "these names",
+                       (int)plen, slash, (int)len, slash + at, (int)(at + len),
+                       slash);
   snprintf(u->prefix, sizeof(u->prefix), "%.*s", (int)plen, slash);
   for (q = qm ? qm + 1 : NULL; q && *q;) {
     char part[600];
@@ -521,6 +579,11 @@ int frond__etcd_parse_uri(frond_coord *c, const char *uri, frond__etcd_uri *u,
     if (!strchr(part, '='))
       return frond__fail(err, FROND_EINVAL,
                          "coordinator option '%s' has no value", part);
+    if (!is_ours(part, strcspn(part, "=")) && secret_like(part))
+      return frond__fail(err, FROND_EINVAL,
+                         "etcd option '%.*s': unknown (the password is "
+                         "password=, in lower case); its value not shown",
+                         (int)strcspn(part, "="), part);
     rc = is_ours(part, strcspn(part, "="))
              ? option(u, part, err)
              : frond__coord_parse_query(c, part, err);
@@ -548,5 +611,5 @@ bad_prefix:
                      "etcd key prefix must be '/' and 1..%d characters of "
                      "letters, digits, '.', '-', '_' and single '/', not "
                      "ending in '/': '%s'",
-                     FROND__ETCD_PREFIX_MAX - 1, uri);
+                     FROND__ETCD_PREFIX_MAX - 1, shown);
 }

@@ -15,7 +15,9 @@
 **               3. the generator (frond__gen_set_fence), only once the
 **                  coordinator confirmed.
 **             After NODE_ID_LOST it takes the ID back (regain), raises
-**             the generator above the fence another holder left, and
+**             the generator above the fence another holder left and the
+**             floor the layout record gives then (a layout changed and
+**             changed back meanwhile, a start from the cache), and
 **             writes a new fence before the generator may resume. It does
 **             all the I/O and may block on the coordinator.
 **   watchdog  without I/O: blocks the generator while the claim is lost,
@@ -141,6 +143,54 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
   return rc;
 }
 
+/* The floor the layout record gives once the claim is ours again: a
+** layout changed and changed back while this node was away (a pause, a
+** partition), or a start from the cache file that never read the record,
+** leaves IDs of another layout above the clock. As a normal start
+** (coord.c): raise `after` to it, or refuse when it lies further ahead
+** than a restart explains. Read after the claim, which stops any layout
+** change until this node lets go of its ID. */
+static int regain_floor(frond_coord *c, int64_t *after, frond_error *err) {
+  char spec[sizeof(c->layout_spec) + 32], a[40];
+  size_t n = strlen(FROND_COORD_CHANGING);
+  int64_t floor_id = 0, floor_ms, now, slack;
+  int rc;
+  pthread_mutex_lock(&c->lock);
+  rc = c->m->xLayoutGet(c, spec, sizeof(spec), &floor_id, err);
+  pthread_mutex_unlock(&c->lock);
+  if (rc != 0)
+    return rc;
+  if (strncmp(spec, FROND_COORD_CHANGING, n) == 0)
+    return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                       "a change of the fleet's layout from %s is under way: "
+                       "node ID %" PRIu64 " issues nothing under %s",
+                       spec + n, c->node, c->layout_spec);
+  if (strcmp(spec, c->layout_spec) != 0)
+    return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                       "this node's layout is %s, the fleet's is %s; nodes "
+                       "under two layouts can issue equal IDs",
+                       c->layout_spec, spec[0] ? spec : "(none recorded)");
+  c->floor_id = floor_id;
+  floor_ms = frond__coord_floor_ms(&c->layout, floor_id);
+  if (floor_ms <= *after)
+    return 0;
+  now = frond__coord_now(c);
+  slack =
+      frond__start_slack_ms(c->max_ahead_ms, c->t.window_ms, c->max_wait_ms);
+  if (floor_ms - now > slack) {
+    frond__format_rfc3339(floor_ms, a, sizeof(a));
+    return frond__fail(err, FROND_ELAYOUT_MISMATCH,
+                       "the fleet moved from layout %s to %s: IDs must be "
+                       "above %" PRId64 ", the largest the old layout could "
+                       "have issued, which the new one reaches only at %s, "
+                       "%" PRId64 " ms from now (at most %" PRId64 " ms)",
+                       c->prev_spec[0] ? c->prev_spec : "(unknown)",
+                       c->layout_spec, floor_id, a, floor_ms - now, slack);
+  }
+  *after = floor_ms;
+  return 0;
+}
+
 static int regain(frond_coord *c, frond_error *err) {
   int64_t after = 0;
   int rc, first = atomic_load(&c->unclaimed);
@@ -156,6 +206,10 @@ static int regain(frond_coord *c, frond_error *err) {
   pthread_mutex_lock(&c->lock);
   rc = c->m->xRegain(c, &after, err);
   pthread_mutex_unlock(&c->lock);
+  if (rc == 0 && first && atomic_load(&c->sent_ms) > after)
+    after = atomic_load(&c->sent_ms); /* the cached fence */
+  if (rc == 0)
+    rc = regain_floor(c, &after, err);
   if (rc == FROND_ELAYOUT_MISMATCH && !atomic_exchange(&c->layout_changed, 1))
     frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": %s", c->node,
               err ? err->message : "");
@@ -163,8 +217,6 @@ static int regain(frond_coord *c, frond_error *err) {
     frond__coord_poke(c);
     return rc;
   }
-  if (first && atomic_load(&c->sent_ms) > after)
-    after = atomic_load(&c->sent_ms); /* the cached fence */
   /* Above `after` before the fence written next lets the generator past
   ** its old one: the watchdog resumes it above `after` only if it saw the
   ** loss, and a loss and a regain can both fall between two of its looks

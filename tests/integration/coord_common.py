@@ -161,3 +161,71 @@ def zk_tool(zk, *args):
                        capture_output=True, text=True, timeout=30)
     ft.check(r.returncode == 0, "zk_tool %s: %s" % (args, r.stderr))
     return r.stdout
+
+
+# Two layouts of one bit split, B's epoch 30 s before A's: B's IDs
+# are above A's at every instant, by 30 s worth of IDs (a floor that
+# far ahead is refused at a start, and still accepted by layout --set).
+FLOOR_A = "time=41,node=10,seq=12,unit=1ms,epoch=1735689600000"
+FLOOR_B = "time=41,node=10,seq=12,unit=1ms,epoch=1735689570000"
+
+
+def floor_after_cache_start(uri, down, up, cache):
+    """The layout floor on the first claim after a start from the cache.
+
+    One identity and one cache directory: a node runs under A and stops;
+    the fleet moves to B, a node issues there and stops; the fleet moves
+    back to A (its floor: the largest ID B could have issued). With the
+    coordinator down (down()), the node restarts under A from the cache;
+    the coordinator comes back (up()) and the node claims its ID. It must
+    issue nothing at or below the floor: here the floor lies 30 s
+    ahead, further than a restart explains, so it refuses LAYOUT_MISMATCH,
+    as a start with the coordinator up does."""
+    def set_layout(spec):
+        r = ft.run(["node", "layout", "--coordinator", uri, "--set", spec])
+        check(r.returncode == 0, "layout --set %s: %s %s"
+              % (spec, r.stdout, r.stderr))
+
+    a = Tool(uri, cache=cache, layout=FLOOR_A)
+    check(a.ok and not a.from_cache, "start under A: %s" % a.first)
+    a.next()
+    a.close()
+    set_layout(FLOOR_B)
+    b = Tool(uri, cache=cache, layout=FLOOR_B)
+    check(b.ok, "start under B: %s" % b.first)
+    theirs = [b.next()[0] for _ in range(2000)]
+    b.close()
+    set_layout(FLOOR_A)
+    refused = Tool(uri, cache=cache, layout=FLOOR_A)
+    check(refused.first[:2] == ["err", "LAYOUT_MISMATCH"],
+          "a start under A with the coordinator up: %s" % refused.first)
+    down()
+    c = Tool(uri, cache=cache, layout=FLOOR_A)
+    try:
+        check(c.ok and c.from_cache, "start from the cache: %s" % c.first)
+        r = c.cmd("next").split()
+        check(r[:2] == ["err", "COORD"], "issued from the cache: %s" % r)
+        up()
+        deadline = time.monotonic() + 45
+        state = c.cmd("state")
+        while state == "state COORD" and time.monotonic() < deadline:
+            time.sleep(0.05)
+            state = c.cmd("state")
+        top, seen, issued, below, same = max(theirs), set(theirs), 0, 0, 0
+        for _ in range(2000):
+            r = c.cmd("next").split()
+            if r[0] != "id":
+                break
+            issued += 1
+            below += int(r[1]) <= top
+            same += int(r[1]) in seen
+        print("first claim after a cache start: %s; %d IDs issued, %d at "
+              "or below the largest of layout B, %d equal to one of B's"
+              % (state, issued, below, same))
+        check(below == 0 and same == 0, "%d IDs at or below the floor, "
+              "%d issued before under B" % (below, same))
+        check(state == "state LAYOUT_MISMATCH" and r[:2] ==
+              ["err", "LAYOUT_MISMATCH"], "after the claim: %s, next %s"
+              % (state, r))
+    finally:
+        c.close()

@@ -17,7 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from coord_common import Tool  # noqa: E402
+from coord_common import (FLOOR_A, FLOOR_B, Tool,  # noqa: E402
+                          floor_after_cache_start)
 from etcd_common import ETCD_FAST, Etcd, make_certs, with_etcd  # noqa: E402
 from regions_common import (check_datacenters, refused,  # noqa: E402
                             run_regions, where_seen)
@@ -291,6 +292,99 @@ def test_restart_from_cache_while_etcd_down(etcd):
 
 
 @with_etcd()
+def test_layout_floor_after_cache_start(etcd):
+    """A layout changed and changed back while the node was stopped, etcd
+    down at its restart: the first claim reads the floor (coord_common)."""
+    def down():
+        for i in range(etcd.n):
+            etcd.kill(i)
+
+    def up():
+        for i in range(etcd.n):
+            etcd.start(i, wait=False)
+        etcd.wait_healthy()
+
+    floor_after_cache_start(etcd.uri(), down, up,
+                            ft.tempdir("frond-cache-"))
+
+
+@with_etcd()
+def test_layout_floor_after_pause(etcd):
+    """P, under layout A, is paused until its claim goes; the fleet moves
+    to B, a process of the same identity issues there, the fleet moves
+    back to A. P, resumed, takes its ID back: the floor the record gives
+    now lies 30 s ahead, so it refuses LAYOUT_MISMATCH and issues
+    nothing at or below it (it used to issue B's IDs again)."""
+    uri = etcd.uri()
+
+    def set_layout(spec):
+        r = ft.run(["node", "layout", "--coordinator", uri, "--set", spec])
+        ft.check(r.returncode == 0, "layout --set %s: %s %s"
+                 % (spec, r.stdout, r.stderr))
+
+    set_layout(FLOOR_A)
+    p = Tool(uri, layout=FLOOR_A)
+    ft.check(p.ok, "P: %s" % p.first)
+    p.next()
+    p.p.send_signal(signal.SIGSTOP)
+    try:
+        claim_gone(etcd, p.node)
+        set_layout(FLOOR_B)
+        q = Tool(uri, layout=FLOOR_B)
+        ft.check(q.ok and q.node == p.node, "same identity under B: %s"
+                 % q.first)
+        theirs = [q.next()[0] for _ in range(2000)]
+        q.close()
+        set_layout(FLOOR_A)
+    finally:
+        p.p.send_signal(signal.SIGCONT)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            st = p.cmd("stats").split()
+            state = p.cmd("state")
+            if st[st.index("regains") + 1] != "0" or \
+                    state == "state LAYOUT_MISMATCH":
+                break
+            time.sleep(0.05)
+        top, seen, issued, below, same = max(theirs), set(theirs), 0, 0, 0
+        for _ in range(2000):
+            r = p.cmd("next").split()
+            if r[0] != "id":
+                break
+            issued += 1
+            below += int(r[1]) <= top
+            same += int(r[1]) in seen
+        print("P resumed: %s; %d IDs issued, %d at or below the largest of "
+              "layout B, %d equal to one of B's"
+              % (state, issued, below, same))
+        ft.check(below == 0 and same == 0, "%d IDs at or below the floor, "
+                 "%d issued before under B" % (below, same))
+        ft.check(state == "state LAYOUT_MISMATCH", "P after the regain: %s"
+                 % state)
+    finally:
+        p.close()
+
+
+@with_etcd()
+def test_wide_node_range(etcd):
+    """24 node bits (2^24 node IDs and more): each new identity gets the
+    lowest node ID without a key, as with a small range."""
+    layout = "time=31,node=24,seq=8,unit=1s"
+    tools = [Tool(etcd.uri(), ip="10.7.0.%d" % i, layout=layout)
+             for i in range(1, 4)]
+    try:
+        ft.check(all(t.ok for t in tools), "starts with 24 node bits: %s"
+                 % [t.first for t in tools])
+        ft.check([t.node for t in tools] == [0, 1, 2], "node IDs: %s"
+                 % [t.node for t in tools])
+    finally:
+        for t in tools:
+            if t.ok:
+                t.close()
+
+
+@with_etcd()
 def test_clock_offset_refused(etcd):
     """A node whose clock is 10 s off the other live nodes' is refused,
     with both times; one within the bound starts and reports its offset;
@@ -462,10 +556,33 @@ def test_bad_uris_refused():
             ("etcd://127.0.0.1:2379/frond?bogus=1", "unknown coordinator "
              "option"),
             ("etcd://127.0.0.1:2379/frond?node=3", "not etcd options"),
-            ("etcd://127.0.0.1:2379/frond?session_ms=5", "session_ms")]:
+            ("etcd://127.0.0.1:2379/frond?session_ms=5", "session_ms"),
+            # One fleet's prefix must not be another's key directory.
+            ("etcd://127.0.0.1:2379/a/claim", "'/a/claim/', another fleet"),
+            ("etcd://127.0.0.1:2379/node", "'node' is one of"),
+            ("etcd://127.0.0.1:2379/k8s/layout/x", "'layout' is one of"),
+            ("etcd://127.0.0.1:2379/fleet/facts", "'facts' is one of")]:
         r = ft.run(["node", "list", "--coordinator", uri])
         ft.check(r.returncode != 0 and "INVAL" in r.stderr and
                  words in r.stderr, "%s: %s" % (uri, r.stderr))
+    # Names that only contain a key name are prefixes like any other.
+    for uri in ["etcd://127.0.0.1:1/claims?connect_ms=300",
+                "etcd://127.0.0.1:1/a/nodes/layouts?connect_ms=300"]:
+        r = ft.run(["node", "list", "--coordinator", uri])
+        ft.check(r.returncode != 0 and "COORD" in r.stderr, "%s: %s"
+                 % (uri, r.stderr))
+    # A refused URI is named with its secrets hidden.
+    for uri, words in [
+            ("etcd://127.0.0.1:2379?user=u&password=Sekr1tPw", "password=***"),
+            ("etcd://127.0.0.1:2379/a//b?user=u&password=Sekr1tPw",
+             "password=***"),
+            ("etcd://u:Sekr1tPw@127.0.0.1:2379/frond", "'***@127.0.0.1:2379'"),
+            ("etcd://127.0.0.1:2379/frond?Password=Sekr1tPw", "'Password'"),
+            ("etcd://127.0.0.1:2379/frond?passwd=Sekr1tPw", "'passwd'")]:
+        r = ft.run(["node", "list", "--coordinator", uri])
+        ft.check(r.returncode != 0 and "INVAL" in r.stderr and
+                 words in r.stderr and "Sekr1tPw" not in r.stderr,
+                 "%s: %s" % (uri, r.stderr))
     # Nothing listens: COORD, naming the endpoint.
     port = ft.free_port()
     r = ft.run(["node", "list", "--coordinator",
@@ -510,6 +627,9 @@ if __name__ == "__main__":
              test_member_killed_fleet_keeps_issuing,
              test_quorum_lost_nodes_stop_then_resume,
              test_restart_from_cache_while_etcd_down,
+             test_layout_floor_after_cache_start,
+             test_layout_floor_after_pause,
+             test_wide_node_range,
              test_clock_offset_refused,
              test_layout_record_and_change,
              test_datacenters_and_ranges,

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from coord_common import Tool, zk_tool  # noqa: E402
+from coord_common import Tool, floor_after_cache_start, zk_tool  # noqa: E402
 
 with_zk = ft.with_server("zookeeper")
 FAST = ft.ZK_FAST
@@ -122,6 +122,18 @@ def test_restart_from_cache_while_zk_down(zk):
         ft.check(first > last, "first ID %d not above %d" % (first, last))
     finally:
         b.close()
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+@with_zk
+def test_layout_floor_after_cache_start(zk):
+    """A layout changed and changed back while the node was stopped,
+    ZooKeeper down at its restart: the first claim reads the floor."""
+    cache = ft.tempdir("frond-cache-")
+    try:
+        floor_after_cache_start(zk.uri(), zk.stop,
+                                lambda: zk.start(zk.port), cache)
+    finally:
         shutil.rmtree(cache, ignore_errors=True)
 
 
@@ -321,6 +333,7 @@ if __name__ == "__main__":
              test_leaf_layout_shared_with_leaf,
              test_same_ip_port_refused_while_alive,
              test_restart_from_cache_while_zk_down,
+             test_layout_floor_after_cache_start,
              test_clock_behind_stored_and_cached,
              test_session_expiry_blocks_then_resumes,
              test_expired_session_claim_taken_stays_blocked,

@@ -5,7 +5,7 @@
 ** exists, a partition that stops issuing at the fence, a write whose
 ** answer is lost, a regained node ID resuming above another holder (also
 ** when the watchdog never saw the loss), the start slack and the layout
-** floor at start.
+** floor at start and at a regain.
 */
 #include "coord_util.h"
 
@@ -30,6 +30,7 @@ typedef struct {
   int64_t regain_after;
   int regains;
   int64_t floor; /* the layout floor the "coordinator" records */
+  char spec[64]; /* the layout it records ("": the node's own) */
 } fake;
 
 static fake F = {.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -55,6 +56,7 @@ static void fake_reset(void) {
   F.regain_rc = 0;
   F.regain_after = 0;
   F.floor = 0;
+  F.spec[0] = 0;
   pthread_mutex_unlock(&F.mu);
 }
 
@@ -138,8 +140,10 @@ static int f_clock(frond_coord *c, int64_t *off, char *ref, size_t len,
 
 static int f_layout_get(frond_coord *c, char *spec, size_t len, int64_t *fl,
                         frond_error *err) {
-  spec[0] = 0;
-  *fl = 0;
+  pthread_mutex_lock(&F.mu);
+  snprintf(spec, len, "%s", F.spec[0] ? F.spec : c->layout_spec);
+  *fl = F.floor;
+  pthread_mutex_unlock(&F.mu);
   return 0;
 }
 
@@ -496,6 +500,74 @@ static void test_layout_floor_start(void **state) {
   frond_coord_close(c, NULL);
 }
 
+/* The layout changed and changed back while the node had lost its ID (a
+** pause, a partition): the record's floor now lies above the fence the
+** node left. The regain reads it: the regained node issues above it, or,
+** with the floor further ahead than a restart explains, refuses
+** LAYOUT_MISMATCH as a start does, and issues nothing. */
+static void test_layout_floor_regain(void **state) {
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_layout l = layout_of(SMALL);
+  frond_coord *c;
+  frond_gen *g;
+  frond_error err = {0, ""};
+  frond_fields f;
+  int64_t t0 = INT64_C(1800000000000), id = 0, floor, fence;
+  int below = 0, issued = 0;
+  (void)state;
+  memset(&f, 0, sizeof(f));
+  f.node = 1023;
+  f.sequence = 15;
+  for (int far = 0; far <= 1; far++) {
+    fake_reset();
+    fake_clock_set(&clk, t0);
+    go.max_ahead_ms = 1000;
+    go.clock = fake_clock_read;
+    go.clock_ctx = &clk;
+    c = fake_open(&clk, NULL);
+    assert_int_equal(create(c, SMALL, &go, &g, NULL), 0);
+    frond__coord_stop_threads(c);
+    assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+    fence = FX(stored);
+    fake_mode(TAKEN);
+    assert_int_equal(frond__coord_fence_round(c, 1, NULL), FROND_ENODE_ID_LOST);
+    /* Another layout ran 1.5 s past this node's fence (or ten minutes),
+    ** and the fleet came back to this one with that floor. */
+    f.time = (fence + (far ? 600000 : 1500) - l.epoch_ms) / l.unit_ms;
+    assert_int_equal(frond_compose(&l, &f, &floor, NULL), 0);
+    pthread_mutex_lock(&F.mu);
+    F.floor = floor;
+    F.regain_after = fence;
+    pthread_mutex_unlock(&F.mu);
+    fake_mode(OK);
+    fake_clock_set(&clk, fence);
+    if (far) {
+      assert_int_equal(frond__coord_fence_round(c, 1, &err),
+                       FROND_ELAYOUT_MISMATCH);
+      assert_non_null(strstr(err.message, "twitter-ish"));
+      assert_int_equal(FX(stored), fence); /* no fence written above it */
+      assert_int_equal(frond__coord_fence_round(c, 1, NULL),
+                       FROND_ELAYOUT_MISMATCH);
+      frond_coord_close(c, NULL);
+      continue;
+    }
+    assert_int_equal(frond__coord_fence_round(c, 1, NULL), 0);
+    fake_clock_add(&clk, 600); /* within max_ahead of the floor */
+    frond__gen_tick(g);
+    for (int i = 0; i < 1000 && frond_gen_next(g, &id, NULL) == 0; i++) {
+      issued++;
+      below += id <= floor;
+    }
+    print_message("regained node: %d IDs issued, %d at or below the "
+                  "layout floor\n",
+                  issued, below);
+    assert_true(issued > 0);
+    assert_int_equal(below, 0);
+    frond_coord_close(c, NULL);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fence_first_durable),
@@ -505,6 +577,7 @@ int main(void) {
       cmocka_unit_test(test_regain_before_watchdog),
       cmocka_unit_test(test_start_slack),
       cmocka_unit_test(test_layout_floor_start),
+      cmocka_unit_test(test_layout_floor_regain),
   };
   return frond_run_tests(tests, NULL, NULL);
 }
