@@ -10,6 +10,7 @@ second server given another coordinator on that store is refused.
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -72,5 +73,74 @@ def test_store_down_at_start():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def ids_of(s, n):
+    st, _, b = s.request("GET", "/v1/snowflake?count=%d" % n)
+    if st != 200:
+        return st, b.decode()[:300]
+    return st, [int(x) for x in json.loads(b)["ids"]]
+
+
+def test_change_retires_a_paused_node():
+    """A server of OLD paused past its lease (listed not live, so the
+    change goes ahead) wakes after `frond node coordinator --set NEW
+    --from OLD`: the change retired OLD first, so its next fence write
+    and its regain fail; it issues nothing beside NEW's node 0."""
+    tmp = tempfile.mkdtemp(prefix="frond-coordrec-")
+    store = "sqlite://%s/store.db" % tmp
+    old_c = "lease+%s?lease_ms=3000" % store
+    new_c = "lease+sqlite://%s/new.db" % tmp
+    open(os.path.join(tmp, "new.db"), "w").close()
+    servers = []
+    try:
+        old = ft.Server(store=store, extra=["--coordinator", old_c])
+        servers.append(old)
+        check(ids_of(old, 5)[0] == 200, "old server issues")
+        os.kill(old.proc.pid, signal.SIGSTOP)
+
+        def not_live():
+            r = ft.run(["node", "list", "--json", "--coordinator", old_c],
+                       cwd=tmp)
+            return r.returncode == 0 and '"live": false' in r.stdout.replace(
+                '"live":false', '"live": false')
+        wait_for("the paused node listed not live", not_live, 60)
+        r = ft.run(["node", "coordinator", "--store", store, "--set", new_c,
+                    "--from", old_c], cwd=tmp)
+        check(r.returncode == 0 and "set " in r.stdout,
+              "change: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+        new = ft.Server(store=store, extra=["--coordinator", new_c])
+        servers.append(new)
+        os.kill(old.proc.pid, signal.SIGCONT)
+        a, b, refused = set(), set(), None
+        deadline = time.monotonic() + 30
+        for _ in range(3000):
+            if time.monotonic() > deadline:
+                break
+            st, v = ids_of(old, 1000)
+            if st == 200:
+                a.update(v)
+            else:
+                refused = v
+            st, v = ids_of(new, 1000)
+            check(st == 200, "new server: %d %s" % (st, v))
+            b.update(v)
+            if refused is not None and len(b) > 20000:
+                break
+        print("old issued %d, new %d, duplicates %d, refused: %s" % (
+            len(a), len(b), len(a & b), refused))
+        check(not (a & b), "%d duplicates" % len(a & b))
+        check(refused is not None, "the old server never refused")
+        # It stays refused: no regain under the retired coordinator.
+        st, v = ids_of(old, 10)
+        check(st != 200, "old server after the change: %d %s" % (st, v))
+    finally:
+        for s in servers:
+            try:
+                os.kill(s.proc.pid, signal.SIGCONT)
+            except OSError:
+                pass
+            s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    ft.main([test_store_down_at_start])
+    ft.main([test_store_down_at_start, test_change_retires_a_paused_node])
