@@ -142,5 +142,31 @@ def test_change_retires_a_paused_node():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_static_node_checked_as_itself():
+    """static:N on a store is a lease pinned to node N: recorded and
+    checked as N..N, not as the lease's whole range."""
+    tmp = tempfile.mkdtemp(prefix="frond-coordrec-")
+    store = "sqlite://%s/store.db" % tmp
+    open(os.path.join(tmp, "a.db"), "w").close()
+    try:
+        r = ft.run(["next", "--store", store, "--coordinator",
+                    "lease+sqlite://%s/a.db?nodes=0-99" % tmp], cwd=tmp)
+        check(r.returncode == 0, "fleet 0..99: %s" % r.stderr)
+        r = ft.run(["next", "--store", store, "--coordinator", "static:700"],
+                   cwd=tmp)
+        check(r.returncode == 0 and r.stdout.strip(),
+              "static:700: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+        r = ft.run(["next", "--store", store, "--coordinator", "static:5"],
+                   cwd=tmp)
+        check(r.returncode == 1 and "COORDINATOR_MISMATCH" in r.stderr,
+              "static:5: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+        r = ft.run(["node", "coordinator", "--store", store], cwd=tmp)
+        check(r.returncode == 0 and "node IDs 700..700" in r.stdout and
+              "node IDs 0..99" in r.stdout, r.stdout + r.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    ft.main([test_store_down_at_start, test_change_retires_a_paused_node])
+    ft.main([test_store_down_at_start, test_change_retires_a_paused_node,
+             test_static_node_checked_as_itself])
