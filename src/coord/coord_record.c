@@ -331,11 +331,15 @@ int frond__coord_identity(frond_coord *c, char *id, size_t len,
   if ((rc = frond__coord_fact(c, FROND__COORD_ID_FACT, mine, rec, sizeof rec,
                               where, sizeof where, err)) != 0)
     return rc;
+  /* Not "try later" (COORD): it will read the same until repaired. */
   if (!is_hex_id(rec, strlen(rec)))
-    return frond__fail(err, FROND_ECOORD,
-                       "%.200s records %s = \"%.64s\", not %d lowercase hex "
-                       "characters",
-                       where, FROND__COORD_ID_FACT, rec, FROND__COORD_ID_LEN);
+    return frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
+                       "%.200s records %s = \"%.64s\", not an identity (%d "
+                       "lowercase hex characters): its data was altered, "
+                       "and its nodes cannot be checked against the store's "
+                       "record until %s is repaired",
+                       where, FROND__COORD_ID_FACT, rec, FROND__COORD_ID_LEN,
+                       FROND__COORD_ID_FACT);
   snprintf(id, len, "%s", rec);
   return 0;
 }

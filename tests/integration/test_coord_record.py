@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import sys
 import tempfile
 import time
@@ -167,6 +168,33 @@ def test_static_node_checked_as_itself():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_bad_identity_refuses_the_start():
+    """A malformed coordinator.id never heals by itself: the start is
+    refused, naming the value, instead of a server answering 503."""
+    tmp = tempfile.mkdtemp(prefix="frond-coordrec-")
+    db = sqlite3.connect(os.path.join(tmp, "l.db"))
+    db.execute("CREATE TABLE frond_meta (name VARCHAR(64) PRIMARY KEY, "
+               "value VARCHAR(256) NOT NULL)")
+    db.execute("INSERT INTO frond_meta VALUES ('coordinator.id', "
+               "'not-an-identity')")
+    db.commit()
+    db.close()
+    try:
+        # Before, the start went on and answered 503 forever: the run
+        # timing out fails the test.
+        r = ft.run(["serve", "--listen", "127.0.0.1:%d" % ft.free_port(),
+                    "--resp-listen", "off", "--data-dir", tmp,
+                    "--store", "sqlite://%s/store.db" % tmp,
+                    "--coordinator", "lease+sqlite://%s/l.db" % tmp],
+                   cwd=tmp, timeout=60)
+        out = r.stdout + r.stderr
+        check(r.returncode != 0 and "COORDINATOR_MISMATCH" in out and
+              "not-an-identity" in out, "%d %s" % (r.returncode, out[-600:]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
     ft.main([test_store_down_at_start, test_change_retires_a_paused_node,
-             test_static_node_checked_as_itself])
+             test_static_node_checked_as_itself,
+             test_bad_identity_refuses_the_start])
