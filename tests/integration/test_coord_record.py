@@ -41,12 +41,20 @@ def test_store_down_at_start():
     servers = []
     try:
         a = ft.Server(store=uri, extra=[
-            "--coordinator", "lease+sqlite://%s/a.db" % tmp])
+            "--coordinator", "lease+sqlite://%s/a.db" % tmp,
+            "--format.u", "uuid7", "--format.d", "base62"])
         servers.append(a)
         st, body = snowflake(a)
         check(st == 503 and json.loads(body)["error"]["code"] == "STORE"
               and "not checked" in body,
               "snowflake before the check: %d %s" % (st, body))
+        # A format of snowflake IDs waits too; uuid7's own random
+        # generator does not.
+        st, _, b = a.request("GET", "/v1/format/d")
+        check(st == 503 and b"not checked" in b,
+              "base62 before the check: %d %r" % (st, b))
+        st, _, b = a.request("GET", "/v1/format/u")
+        check(st == 200, "uuid7 before the check: %d %r" % (st, b))
         st, _, b = a.request("GET", "/readyz?kind=snowflake")
         check(st == 503 and b"checked against the store" in b,
               "readyz before the check: %d %r" % (st, b))
