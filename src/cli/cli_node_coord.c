@@ -55,7 +55,8 @@ static const char usage[] =
     "                     password: its nodes are listed)\n";
 
 static int load_store(const char *cmd, const char *store, const char *file,
-                      char *out, size_t len, frond_error *err) {
+                      char *out, size_t len, int64_t *max_ahead_ms,
+                      frond_error *err) {
   char flag[] = "--config", path[4096], *av[2] = {flag, path};
   frond__config cfg;
   int action;
@@ -70,6 +71,7 @@ static int load_store(const char *cmd, const char *store, const char *file,
     return frond__usage_error(cmd, "store none: nothing records the fleet's "
                                    "coordinator; give --store");
   snprintf(out, len, "%s", cfg.store);
+  *max_ahead_ms = cfg.max_ahead_ms;
   return 0;
 }
 
@@ -162,8 +164,56 @@ static int retire(frond_coord *oc, const char *from, int retired,
   return 0;
 }
 
+/* --set URI --from URI: the coordinator at URI answers with another
+** identity than the store records for it: its data was lost (ZooKeeper
+** wiped, the lease database recreated) or replaced. Its nodes' fences
+** went with it, so the floor comes from what the store knows: the floors
+** recorded so far, and now + max_ahead + window, above any fence a node
+** of the lost data could have held (a fence lies at most that far ahead
+** of the clock when written, and the loss was before now). */
+static int adopt(frond__coord_book *b, frond_coord *c, const char *uri,
+                 const frond__coord_rec *me, int64_t max_ahead,
+                 frond_error *err) {
+  frond__coord_rec *cur = NULL, e;
+  size_t n = 0, i;
+  int64_t fence = 0, floor;
+  int rc, found = 0, slot = 0;
+  if (max_ahead <= 0)
+    max_ahead = FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS;
+  floor = frond_clock_realtime(NULL) + max_ahead + c->t.window_ms;
+  if ((rc = none_held(c, uri, &fence, err)) != 0 ||
+      (rc = frond__coord_rec_state(b, &cur, &n, NULL, err)) != 0)
+    goto done;
+  if (fence > floor)
+    floor = fence;
+  for (i = 0; i < n && rc == 0; i++) {
+    if (strcmp(cur[i].uri, me->uri) != 0)
+      continue;
+    found = 1;
+    if (strcmp(cur[i].id, me->id) == 0) {
+      print_rec("unchanged", &cur[i]);
+      continue;
+    }
+    e = cur[i];
+    e.set = 1;
+    memcpy(e.id, me->id, sizeof e.id);
+    if (floor > e.floor_ms)
+      e.floor_ms = floor;
+    if ((rc = frond__coord_rec_set(b, &e, &slot, err)) == 0)
+      print_rec("set", &e);
+  }
+  if (rc == 0 && !found)
+    rc = frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
+                     "%s records no coordinator at %.200s: nothing to adopt "
+                     "(frond node coordinator lists what it records)",
+                     b->where, me->uri);
+done:
+  free(cur);
+  return rc;
+}
+
 static int change(frond__coord_book *b, const char *to, const char *from,
-                  frond_error *err) {
+                  int64_t max_ahead, frond_error *err) {
   frond_coord *oc = NULL, *nc = NULL;
   frond__coord_rec old, neu, *cur = NULL, e;
   size_t n = 0, i;
@@ -172,6 +222,10 @@ static int change(frond__coord_book *b, const char *to, const char *from,
   if ((rc = open_one(from, &oc, &old, err)) != 0 ||
       (rc = open_one(to, &nc, &neu, err)) != 0)
     goto done;
+  if (strcmp(old.id, neu.id) == 0 && strcmp(old.uri, neu.uri) == 0) {
+    rc = adopt(b, oc, from, &old, max_ahead, err);
+    goto done;
+  }
   if (strcmp(old.id, neu.id) == 0) {
     rc = frond__fail(err, FROND_EINVAL,
                      "%s and %s are one coordinator (identity %s)", from, to,
@@ -187,6 +241,16 @@ static int change(frond__coord_book *b, const char *to, const char *from,
     else if (strcmp(cur[i].id, neu.id) == 0)
       found = 1;
   }
+  for (i = 0; i < n && !found; i++)
+    if (strcmp(cur[i].uri, old.uri) == 0) {
+      rc = frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
+                       "%s records %.200s with identity %.8s, and it now "
+                       "answers with identity %.8s: its data was lost or "
+                       "replaced. Adopt it first (frond node coordinator "
+                       "--set %.200s --from %.200s), then move",
+                       b->where, old.uri, cur[i].id, old.id, from, from);
+      goto done;
+    }
   if (!found) {
     rc = frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
                      "%s records neither %.200s (identity %.8s) nor %.200s "
@@ -240,13 +304,15 @@ int frond__cli_node_coordinator(int argc, char **argv) {
   frond_store *st = NULL;
   frond_error err = {0, ""};
   size_t n = 0, i;
+  int64_t max_ahead = 0;
   int rc;
 
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
   if ((set == NULL) != (from == NULL))
     return frond__usage_error(a.cmd, "--set and --from go together");
-  if ((rc = load_store(a.cmd, store, file, uri, sizeof uri, &err)) != 0)
+  if ((rc = load_store(a.cmd, store, file, uri, sizeof uri, &max_ahead,
+                       &err)) != 0)
     return rc;
   if (frond__node_sqlite_here(
           "store", uri, "a new store here records no coordinator", &err) != 0)
@@ -257,7 +323,7 @@ int frond__cli_node_coordinator(int argc, char **argv) {
       frond__fail(&err, FROND_EINVAL, "the store keeps no facts");
     return frond__cli_fail(&err);
   }
-  rc = set ? change(&b, set, from, &err)
+  rc = set ? change(&b, set, from, max_ahead, &err)
            : frond__coord_rec_state(&b, &cur, &n, NULL, &err);
   frond_store_close(st);
   if (rc != 0) {

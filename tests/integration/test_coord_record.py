@@ -202,7 +202,76 @@ def test_bad_identity_refuses_the_start():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def records(tmp):
+    db = sqlite3.connect(os.path.join(tmp, "store.db"))
+    try:
+        return db.execute("SELECT count(*) FROM frond_meta WHERE name LIKE "
+                          "'coord.record.%'").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_lost_coordinator_adopted():
+    """A lease database recreated answers with a new identity: starts are
+    refused saying its data was lost; --set L --from L adopts the new
+    identity with a floor above any lost fence; a rerun appends nothing."""
+    tmp = tempfile.mkdtemp(prefix="frond-coordrec-")
+    store = "sqlite://%s/store.db" % tmp
+    lease = os.path.join(tmp, "l.db")
+    coord = "lease+sqlite://%s" % lease
+    other = os.path.join(tmp, "x.db")
+    open(lease, "w").close()
+    open(other, "w").close()
+    try:
+        r = ft.run(["next", "--store", store, "--coordinator", coord],
+                   cwd=tmp)
+        check(r.returncode == 0, r.stderr)
+        first = int(r.stdout.split()[0])
+        os.remove(lease)
+        open(lease, "w").close()
+        r = ft.run(["next", "--store", store, "--coordinator", coord],
+                   cwd=tmp)
+        check(r.returncode == 1 and "COORDINATOR_MISMATCH" in r.stderr and
+              "lost or replaced" in r.stderr, r.stderr)
+        r = ft.run(["node", "coordinator", "--store", store, "--set",
+                    "lease+sqlite://%s" % other, "--from", coord],
+                   cwd=tmp)
+        check(r.returncode == 1 and "Adopt it first" in r.stderr, r.stderr)
+        n = records(tmp)
+        r = ft.run(["node", "coordinator", "--store", store, "--set", coord,
+                    "--from", coord], cwd=tmp)
+        check(r.returncode == 0 and r.stdout.startswith("set "),
+              "adopt: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+        floor = int(r.stdout.split("floor ")[1].split()[0])
+        check(floor > time.time() * 1000, "floor %d not ahead" % floor)
+        check(records(tmp) == n + 1, "one entry for the adoption")
+        r = ft.run(["node", "coordinator", "--store", store, "--set", coord,
+                    "--from", coord], cwd=tmp)
+        check(r.returncode == 0 and r.stdout.startswith("unchanged "),
+              "rerun: %s %s" % (r.stdout, r.stderr))
+        check(records(tmp) == n + 1, "a rerun appends nothing")
+        # Above the floor: refused (CLOCK_BEHIND) until the clock is near.
+        got = []
+
+        def issued():
+            r = ft.run(["next", "--store", store, "--coordinator", coord],
+                       cwd=tmp)
+            check(r.returncode == 0 or "CLOCK_BEHIND" in r.stderr, r.stderr)
+            got.append(r)
+            return r.returncode == 0
+        wait_for("an ID above the floor", issued, 60)
+        r = got[-1]
+        r2 = ft.run(["decode", r.stdout.split()[0]], cwd=tmp)
+        check(r2.returncode == 0 and
+              json.loads(r2.stdout)["unix_ms"] > floor and
+              int(r.stdout.split()[0]) > first,
+              "after adoption: %s %s %s" % (r.stdout, r2.stdout, r.stderr))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
     ft.main([test_store_down_at_start, test_change_retires_a_paused_node,
              test_static_node_checked_as_itself,
-             test_bad_identity_refuses_the_start])
+             test_bad_identity_refuses_the_start,
+             test_lost_coordinator_adopted])
