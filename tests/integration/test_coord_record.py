@@ -82,6 +82,15 @@ def test_store_down_at_start():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def records(tmp):
+    db = sqlite3.connect(os.path.join(tmp, "store.db"))
+    try:
+        return db.execute("SELECT count(*) FROM frond_meta WHERE name LIKE "
+                          "'coord.record.%'").fetchone()[0]
+    finally:
+        db.close()
+
+
 def ids_of(s, n):
     st, _, b = s.request("GET", "/v1/snowflake?count=%d" % n)
     if st != 200:
@@ -141,6 +150,13 @@ def test_change_retires_a_paused_node():
         # It stays refused: no regain under the retired coordinator.
         st, v = ids_of(old, 10)
         check(st != 200, "old server after the change: %d %s" % (st, v))
+        # A rerun that changes nothing records nothing.
+        n = records(tmp)
+        r = ft.run(["node", "coordinator", "--store", store, "--set", new_c,
+                    "--from", old_c], cwd=tmp)
+        check(r.returncode == 0 and r.stdout.startswith("unchanged "),
+              "rerun: %d %s %s" % (r.returncode, r.stdout, r.stderr))
+        check(records(tmp) == n, "a rerun appended %d" % (records(tmp) - n))
     finally:
         for s in servers:
             try:
@@ -200,15 +216,6 @@ def test_bad_identity_refuses_the_start():
               "not-an-identity" in out, "%d %s" % (r.returncode, out[-600:]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def records(tmp):
-    db = sqlite3.connect(os.path.join(tmp, "store.db"))
-    try:
-        return db.execute("SELECT count(*) FROM frond_meta WHERE name LIKE "
-                          "'coord.record.%'").fetchone()[0]
-    finally:
-        db.close()
 
 
 def test_lost_coordinator_adopted():
