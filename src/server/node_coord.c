@@ -61,30 +61,13 @@ int frond__node_book_open(const char *store, frond_store **st,
   return 0;
 }
 
-/* The node ID a lease pins (lease+<store>?node=N: what static:N and
-** --node N on a store become), or -1: that one ID is all it hands out. */
-static int64_t pinned(const char *uri) {
-  const char *q = strrchr(uri, '?'), *p;
-  int64_t v = 0;
-  if (strncmp(uri, "lease+", 6) != 0 || q == NULL)
-    return -1;
-  for (p = q + 1; p != NULL && *p;
-       p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-    const char *d;
-    if (strncmp(p, "node=", 5) != 0)
-      continue;
-    for (d = p + 5; *d >= '0' && *d <= '9' && v < INT64_C(1) << 40; d++)
-      v = v * 10 + (*d - '0');
-    return d > p + 5 && (*d == '\0' || *d == '&') ? v : -1;
-  }
-  return -1;
-}
-
 int frond__node_coord_rec(frond_coord *c, frond__coord_rec *me,
                           frond_error *err) {
   uint64_t lo = 0, hi = 0;
   const char *scope = frond__coord_served(c, &lo, &hi, NULL);
-  int64_t pin = c != NULL ? pinned(c->uri) : -1;
+  /* lease+<store>?node=N (what static:N and --node N on a store become),
+  ** as the URI's tunables read it: that one ID is all it hands out. */
+  int64_t pin = c != NULL ? c->t.node : -1;
   int rc;
   memset(me, 0, sizeof *me);
   if (scope == NULL)
