@@ -13,7 +13,9 @@
 ** The change records a floor, OLD's highest fence: a node 0 of NEW that
 ** issued while the old node 0's fence (up to max_ahead + window ahead of
 ** the clock) still lay ahead of its clock would repeat the old node 0's
-** IDs; NEW's nodes start above it instead (coord_record.c).
+** IDs; NEW's nodes start above it instead (coord_record.c). OLD is
+** retired first (retire()), so that a node of it that was paused past
+** its lease cannot move its fence or regain when it wakes.
 */
 #include "cli/cli.h"
 #include "coord/coord.h"
@@ -42,7 +44,10 @@ static const char usage[] =
     "lease to ZooKeeper): refused while any node holds an ID in OLD (stop\n"
     "them first). It records a floor, OLD's highest fence: the old node\n"
     "0's fence may lie ahead of the clock, and a node 0 of NEW issuing\n"
-    "below it would repeat its IDs; NEW's nodes start above it.\n"
+    "below it would repeat its IDs; NEW's nodes start above it. OLD is\n"
+    "retired first (a layout no node runs is recorded in it). With the\n"
+    "same URI as NEW and OLD, a coordinator whose data was lost (another\n"
+    "identity) is adopted, with a floor of now + max_ahead + window.\n"
     "\n"
     "  --store URI        the servers' store (default: $FROND_STORE, else "
     "the\n"
@@ -53,7 +58,8 @@ static const char usage[] =
     "                     password: its nodes are listed)\n";
 
 static int load_store(const char *cmd, const char *store, const char *file,
-                      char *out, size_t len, frond_error *err) {
+                      char *out, size_t len, int64_t *max_ahead_ms,
+                      frond_error *err) {
   char flag[] = "--config", path[4096], *av[2] = {flag, path};
   frond__config cfg;
   int action;
@@ -68,6 +74,7 @@ static int load_store(const char *cmd, const char *store, const char *file,
     return frond__usage_error(cmd, "store none: nothing records the fleet's "
                                    "coordinator; give --store");
   snprintf(out, len, "%s", cfg.store);
+  *max_ahead_ms = cfg.max_ahead_ms;
   return 0;
 }
 
@@ -121,16 +128,107 @@ static int none_held(frond_coord *c, const char *uri, int64_t *fence_ms,
   return rc;
 }
 
+/* Retire OLD before NEW is recorded: record in OLD a layout no node of
+** it runs (its own, one unit earlier: the same bits, so the same node
+** IDs, and a floor its IDs pass at once). Recording a layout first blocks
+** every fence write of OLD (the change's mark), then reads the fences, so
+** a node of OLD that was paused or cut off past its lease (listed as not
+** live) fails its next fence write and cannot regain (LAYOUT_MISMATCH):
+** it stops at its fence, which is at most the floor. *floor_ms gets that
+** floor: every fence of OLD, read after the mark. A change run again
+** finds OLD retired already (the store records NEW): not retired twice. */
+static int retire(frond_coord *oc, const char *from, int retired,
+                  int64_t *floor_ms, frond_error *err) {
+  frond_layout was, l;
+  int64_t floor_id = 0, fence = 0;
+  int rc;
+  if (!retired) {
+    rc = frond_coord_layout_get(oc, &was, NULL, err);
+    if (rc == FROND_ELAYOUT_INVALID) /* none recorded: nothing issued */
+      rc = frond_layout_parse(FROND_LAYOUT_DEFAULT, &was, err);
+    if (rc != 0)
+      return rc;
+    l = was;
+    snprintf(l.name, sizeof l.name, "custom");
+    if (l.epoch_ms >= l.unit_ms)
+      l.epoch_ms -= l.unit_ms;
+    else
+      l.epoch_ms += l.unit_ms;
+    if ((rc = frond_coord_layout_set(oc, &l, &floor_id, err)) != 0)
+      return rc;
+    if (floor_id > 0)
+      *floor_ms = frond__coord_floor_ms(&was, floor_id);
+  }
+  /* The fences after the mark: none can move any more. */
+  if ((rc = none_held(oc, from, &fence, err)) != 0)
+    return rc;
+  if (fence > *floor_ms)
+    *floor_ms = fence;
+  return 0;
+}
+
+/* --set URI --from URI: the coordinator at URI answers with another
+** identity than the store records for it: its data was lost (ZooKeeper
+** wiped, the lease database recreated) or replaced. Its nodes' fences
+** went with it, so the floor comes from what the store knows: the floors
+** recorded so far, and now + max_ahead + window, above any fence a node
+** of the lost data could have held (a fence lies at most that far ahead
+** of the clock when written, and the loss was before now). */
+static int adopt(frond__coord_book *b, frond_coord *c, const char *uri,
+                 const frond__coord_rec *me, int64_t max_ahead,
+                 frond_error *err) {
+  frond__coord_rec *cur = NULL, e;
+  size_t n = 0, i;
+  int64_t fence = 0, floor;
+  int rc, found = 0, slot = 0;
+  if (max_ahead <= 0)
+    max_ahead = FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS;
+  floor = frond_clock_realtime(NULL) + max_ahead + c->t.window_ms;
+  if ((rc = none_held(c, uri, &fence, err)) != 0 ||
+      (rc = frond__coord_rec_state(b, &cur, &n, NULL, err)) != 0)
+    goto done;
+  if (fence > floor)
+    floor = fence;
+  for (i = 0; i < n && rc == 0; i++) {
+    if (strcmp(cur[i].uri, me->uri) != 0)
+      continue;
+    found = 1;
+    if (strcmp(cur[i].id, me->id) == 0) {
+      print_rec("unchanged", &cur[i]);
+      continue;
+    }
+    e = cur[i];
+    e.set = 1;
+    memcpy(e.id, me->id, sizeof e.id);
+    if (floor > e.floor_ms)
+      e.floor_ms = floor;
+    if ((rc = frond__coord_rec_set(b, &e, &slot, err)) == 0)
+      print_rec("set", &e);
+  }
+  if (rc == 0 && !found)
+    rc = frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
+                     "%s records no coordinator at %.200s: nothing to adopt "
+                     "(frond node coordinator lists what it records)",
+                     b->where, me->uri);
+done:
+  free(cur);
+  return rc;
+}
+
 static int change(frond__coord_book *b, const char *to, const char *from,
-                  frond_error *err) {
+                  int64_t max_ahead, frond_error *err) {
   frond_coord *oc = NULL, *nc = NULL;
   frond__coord_rec old, neu, *cur = NULL, e;
   size_t n = 0, i;
-  int64_t fence = 0, after = 0;
-  int rc, found = 0, slot = 0;
+  int64_t fence = 0, floor = 0;
+  int rc, found = 0, current = 0, slot = 0;
   if ((rc = open_one(from, &oc, &old, err)) != 0 ||
       (rc = open_one(to, &nc, &neu, err)) != 0)
     goto done;
+  if (strcmp(old.id, neu.id) == 0 && strcmp(old.uri, neu.uri) == 0) {
+    rc = adopt(b, oc, from, &old, max_ahead, err);
+    goto done;
+  }
   if (strcmp(old.id, neu.id) == 0) {
     rc = frond__fail(err, FROND_EINVAL,
                      "%s and %s are one coordinator (identity %s)", from, to,
@@ -140,38 +238,51 @@ static int change(frond__coord_book *b, const char *to, const char *from,
   if ((rc = none_held(oc, from, &fence, err)) != 0 ||
       (rc = frond__coord_rec_state(b, &cur, &n, NULL, err)) != 0)
     goto done;
-  /* NEW takes every range OLD serves; a change run again after one that
-  ** found a node started meanwhile finds NEW there and raises its floor. */
-  for (i = 0; i < n && rc == 0; i++) {
-    if (strcmp(cur[i].id, old.id) != 0 && strcmp(cur[i].id, neu.id) != 0)
-      continue;
-    found = 1;
-    e = cur[i];
-    e.set = 1;
-    memcpy(e.id, neu.id, sizeof e.id);
-    memcpy(e.uri, neu.uri, sizeof e.uri);
-    if (fence > e.floor_ms)
-      e.floor_ms = fence;
-    if ((rc = frond__coord_rec_set(b, &e, &slot, err)) == 0)
-      print_rec("set", &e);
+  for (i = 0; i < n; i++) {
+    if (strcmp(cur[i].id, old.id) == 0)
+      current = found = 1;
+    else if (strcmp(cur[i].id, neu.id) == 0)
+      found = 1;
   }
-  if (rc == 0 && !found)
+  for (i = 0; i < n && !found; i++)
+    if (strcmp(cur[i].uri, old.uri) == 0) {
+      rc = frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
+                       "%s records %.200s with identity %.8s, and it now "
+                       "answers with identity %.8s: its data was lost or "
+                       "replaced. Adopt it first (frond node coordinator "
+                       "--set %.200s --from %.200s), then move",
+                       b->where, old.uri, cur[i].id, old.id, from, from);
+      goto done;
+    }
+  if (!found) {
     rc = frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
                      "%s records neither %.200s (identity %.8s) nor %.200s "
                      "(identity %.8s): nothing to move (frond node "
                      "coordinator lists what it records)",
                      b->where, old.uri, old.id, neu.uri, neu.id);
-  /* A node of OLD that started between the listing and the change passed
-  ** its check and may issue above the floor: said, and the change must be
-  ** run again once it is stopped (before NEW's nodes start). */
-  if (rc == 0 && (rc = none_held(oc, from, &after, err)) != 0) {
-    char why[sizeof err->message];
-    snprintf(why, sizeof why, "%s", err->message);
-    (void)frond__fail(err, rc,
-                      "a node of %.200s started during the change: stop it "
-                      "and run the change again before any node of the new "
-                      "coordinator starts (%.250s)",
-                      from, why);
+    goto done;
+  }
+  /* OLD stops first: no fence of it moves past the floor read here. */
+  floor = fence;
+  if ((rc = retire(oc, from, !current, &floor, err)) != 0)
+    goto done;
+  /* NEW takes every range OLD serves; a change run again finds NEW there
+  ** and records nothing unless the floor rose. */
+  for (i = 0; i < n && rc == 0; i++) {
+    if (strcmp(cur[i].id, old.id) != 0 && strcmp(cur[i].id, neu.id) != 0)
+      continue;
+    if (strcmp(cur[i].id, neu.id) == 0 && cur[i].floor_ms >= floor) {
+      print_rec("unchanged", &cur[i]);
+      continue;
+    }
+    e = cur[i];
+    e.set = 1;
+    memcpy(e.id, neu.id, sizeof e.id);
+    memcpy(e.uri, neu.uri, sizeof e.uri);
+    if (floor > e.floor_ms)
+      e.floor_ms = floor;
+    if ((rc = frond__coord_rec_set(b, &e, &slot, err)) == 0)
+      print_rec("set", &e);
   }
 done:
   free(cur);
@@ -196,13 +307,15 @@ int frond__cli_node_coordinator(int argc, char **argv) {
   frond_store *st = NULL;
   frond_error err = {0, ""};
   size_t n = 0, i;
+  int64_t max_ahead = 0;
   int rc;
 
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
   if ((set == NULL) != (from == NULL))
     return frond__usage_error(a.cmd, "--set and --from go together");
-  if ((rc = load_store(a.cmd, store, file, uri, sizeof uri, &err)) != 0)
+  if ((rc = load_store(a.cmd, store, file, uri, sizeof uri, &max_ahead,
+                       &err)) != 0)
     return rc;
   if (frond__node_sqlite_here(
           "store", uri, "a new store here records no coordinator", &err) != 0)
@@ -213,7 +326,7 @@ int frond__cli_node_coordinator(int argc, char **argv) {
       frond__fail(&err, FROND_EINVAL, "the store keeps no facts");
     return frond__cli_fail(&err);
   }
-  rc = set ? change(&b, set, from, &err)
+  rc = set ? change(&b, set, from, max_ahead, &err)
            : frond__coord_rec_state(&b, &cur, &n, NULL, &err);
   frond_store_close(st);
   if (rc != 0) {

@@ -211,6 +211,17 @@ int frond__coord_rec_state(const frond__coord_book *b, frond__coord_rec **out,
 static int refuse(const frond__coord_book *b, const frond__coord_rec *me,
                   const frond__coord_rec *rec, frond_error *err) {
   (void)b;
+  if (strcmp(me->uri, rec->uri) == 0)
+    return frond__fail(
+        err, FROND_ECOORDINATOR_MISMATCH,
+        "the store records coordinator %.110s with identity %.8s for node "
+        "IDs %" PRIu64 "..%" PRIu64 ", and it now answers with identity "
+        "%.8s: its data was lost or replaced (wiped, recreated, restored), "
+        "and with it the fences of its nodes. Check that it is the same "
+        "coordinator, stop its nodes, then: frond node coordinator --set "
+        "URI --from URI (the same URI: the store adopts the new identity "
+        "with a floor above any lost fence)",
+        rec->uri, rec->id, rec->lo, rec->hi, me->id);
   return frond__fail(
       err, FROND_ECOORDINATOR_MISMATCH,
       "this node's coordinator %.110s (identity %.8s, node IDs %" PRIu64
@@ -331,11 +342,15 @@ int frond__coord_identity(frond_coord *c, char *id, size_t len,
   if ((rc = frond__coord_fact(c, FROND__COORD_ID_FACT, mine, rec, sizeof rec,
                               where, sizeof where, err)) != 0)
     return rc;
+  /* Not "try later" (COORD): it will read the same until repaired. */
   if (!is_hex_id(rec, strlen(rec)))
-    return frond__fail(err, FROND_ECOORD,
-                       "%.200s records %s = \"%.64s\", not %d lowercase hex "
-                       "characters",
-                       where, FROND__COORD_ID_FACT, rec, FROND__COORD_ID_LEN);
+    return frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
+                       "%.200s records %s = \"%.64s\", not an identity (%d "
+                       "lowercase hex characters): its data was altered, "
+                       "and its nodes cannot be checked against the store's "
+                       "record until %s is repaired",
+                       where, FROND__COORD_ID_FACT, rec, FROND__COORD_ID_LEN,
+                       FROND__COORD_ID_FACT);
   snprintf(id, len, "%s", rec);
   return 0;
 }

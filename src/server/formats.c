@@ -353,6 +353,24 @@ static int needs_seg(const frond__named_format *nf) {
   return nf->kind == FROND_FORMAT_SEQ || frond_format_tag(nf->f) != NULL;
 }
 
+/* Whether nf's strings are made of the generator's snowflake IDs, which
+** wait for the coordinator's check: not a segment tag's numbers, not the
+** random numbers of uuid4 or of uuid7, ulid, objectid with scope=random. */
+static int uses_snowflake(const frond__named_format *nf) {
+  if (needs_seg(nf))
+    return 0;
+  switch (nf->kind) {
+  case FROND_FORMAT_UUID7:
+  case FROND_FORMAT_ULID:
+  case FROND_FORMAT_OBJECTID:
+    return frond_format_node_scoped(nf->f);
+  case FROND_FORMAT_UUID4:
+    return 0;
+  default:
+    return 1;
+  }
+}
+
 /* frond_format_next_n, or with a caller's key frond_format_next_for. */
 static int next_n(const frond__named_format *nf, const frond_format_source *src,
                   const char *key, size_t key_len, size_t n, char *out,
@@ -370,7 +388,7 @@ int frond__formats_next(frond__worker *w, const frond__named_format *nf,
   int r;
   if (needs_seg(nf) && src.seg == NULL)
     return frond__ids_seg_missing(w->srv, err);
-  if (!needs_seg(nf) && (r = frond__ids_coord_unchecked(w->srv, err)) != 0)
+  if (uses_snowflake(nf) && (r = frond__ids_coord_unchecked(w->srv, err)) != 0)
     return r;
   w->strs.len = 0;
   if (frond__buf_reserve(&w->strs, n * nf->stride) != 0)

@@ -162,6 +162,9 @@ int frond__node_claim(const frond__config *cfg, const frond__node_claim_opts *o,
       (rc = frond_coord_gen_create(*coord, l, &go, gen, err)) != 0 ||
       ((rc = frond__node_coord_check(cfg->store, *coord, *gen, err)) != 0 &&
        !(o->unchecked && frond__node_coord_later(rc)))) {
+    if (rc == FROND_ELAYOUT_MISMATCH) /* retired by a change? */
+      frond__node_coord_retired(cfg->store, *coord, err);
+    rc = err->code ? err->code : rc;
     frond_coord_close(*coord, NULL);
     *coord = NULL;
     *gen = NULL;

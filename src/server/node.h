@@ -103,6 +103,12 @@ int frond__node_book_open(const char *store, struct frond_store **st,
 ** (static), a store without facts. Blocks on the store. */
 int frond__node_coord_check(const char *store, frond_coord *c, frond_gen *g,
                             frond_error *err);
+/* After c refused a start (LAYOUT_MISMATCH): when the store records
+** another coordinator for c's node IDs, c was retired by a change of
+** coordinator, and err is replaced by COORDINATOR_MISMATCH naming both.
+** Only reads; any failure leaves err as it was. */
+void frond__node_coord_retired(const char *store, frond_coord *c,
+                               frond_error *err);
 /* Is a failed check's code one a later try may pass (the store or the
 ** coordinator not reached: STORE, COORD), so that a server starts and
 ** checks later (a start from the node cache while ZooKeeper is down)? */

@@ -22,6 +22,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int put(void *ctx, const char *name, const char *value, char *rec,
@@ -64,6 +65,9 @@ int frond__node_coord_rec(frond_coord *c, frond__coord_rec *me,
                           frond_error *err) {
   uint64_t lo = 0, hi = 0;
   const char *scope = frond__coord_served(c, &lo, &hi, NULL);
+  /* lease+<store>?node=N (what static:N and --node N on a store become),
+  ** as the URI's tunables read it: that one ID is all it hands out. */
+  int64_t pin = c != NULL ? c->t.node : -1;
   int rc;
   memset(me, 0, sizeof *me);
   if (scope == NULL)
@@ -74,6 +78,12 @@ int frond__node_coord_rec(frond_coord *c, frond__coord_rec *me,
   me->lo = lo;
   me->hi = hi;
   snprintf(me->scope, sizeof me->scope, "%s", scope);
+  /* A pinned node ID is recorded and checked as itself: a fleet on
+  ** another coordinator for 0..99 leaves node 700 free. */
+  if (pin >= 0 && (uint64_t)pin >= lo && (uint64_t)pin <= hi) {
+    me->lo = me->hi = (uint64_t)pin;
+    snprintf(me->scope, sizeof me->scope, "node=%" PRId64, pin);
+  }
   frond__coord_cache_uri(c->uri, me->uri, sizeof me->uri);
   return 0;
 }
@@ -117,4 +127,35 @@ int frond__node_coord_check(const char *store, frond_coord *c, frond_gen *g,
   if (floor > 0 && g != NULL)
     frond__gen_raise_floor(g, floor);
   return 0;
+}
+
+void frond__node_coord_retired(const char *store, frond_coord *c,
+                               frond_error *err) {
+  frond__coord_book b;
+  frond__coord_rec me, *cur = NULL;
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  char where[300];
+  size_t n = 0, i;
+  if (err == NULL || strcmp(store, "none") == 0 || !frond__coord_has_facts(c) ||
+      frond__node_coord_rec(c, &me, &e) != 0 ||
+      frond__node_book_open(store, &st, &b, where, sizeof where, &e) != 0)
+    return;
+  if (frond__coord_rec_state(&b, &cur, &n, NULL, &e) == 0)
+    for (i = 0; i < n; i++)
+      if (cur[i].lo <= me.hi && me.lo <= cur[i].hi &&
+          strcmp(cur[i].id, me.id) != 0) {
+        char was[sizeof err->message];
+        snprintf(was, sizeof was, "%s", err->message);
+        frond__fail(err, FROND_ECOORDINATOR_MISMATCH,
+                    "this node's coordinator %.110s (identity %.8s) was "
+                    "retired: its store records %.110s (identity %.8s) for "
+                    "node IDs %" PRIu64 "..%" PRIu64 " (frond node "
+                    "coordinator --set). Name the recorded one (%.200s)",
+                    me.uri, me.id, cur[i].uri, cur[i].id, cur[i].lo, cur[i].hi,
+                    was);
+        break;
+      }
+  free(cur);
+  frond_store_close(st);
 }
