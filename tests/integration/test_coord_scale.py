@@ -4,8 +4,8 @@
 test_coord_scale.py -- 1,024 node IDs from each coordinator, from one
 process through the public frond_coord_* API (tests/tools/coord_scale).
 
-For each coordinator (ZooKeeper, the PostgreSQL lease, the MariaDB
-lease; the databases at their default connection limits, PostgreSQL
+For each coordinator (ZooKeeper, etcd's three members, the PostgreSQL
+lease, the MariaDB lease; the databases at their default connection limits, PostgreSQL
 100 and MariaDB 151): 1,024 claimants get 1,024 distinct node IDs, the
 1,025th is refused with NODE_RANGE, and every tenth is killed (as kill -9: no
 final fence, no release) in three waves and restarted while the others
@@ -20,6 +20,10 @@ The timings are those of a 1,024-node fleet that spares its database
 18 s): a loaded 2-core test machine runs the fleet, its database and
 the sanitizers at once. What the default timings cost the database is
 bench/coord/run.sh's.
+
+One part per run, named by the argument (ctest runs each as a test of
+its own, beside the others): postgresql, mariadb, zookeeper, etcd or
+regions; none runs them all, one after the other.
 """
 import os
 import subprocess
@@ -29,6 +33,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from frondtest import check  # noqa: E402
+from etcd_common import Etcd  # noqa: E402
 
 NODES = 1024
 # Leases and sessions long enough that 1,024 holders renewing on a
@@ -38,6 +43,9 @@ LEASE_SCALE = ("lease_ms=30000&report_ms=9000&window_ms=18000"
 # Sessions of 20 s (ZooKeeper ticks of 1 s): 1,024 sessions ping every
 # ~7 s instead of every 1.3 s.
 ZK_SCALE = "report_ms=9000&session_ms=20000&connect_ms=10000&window_ms=18000"
+# etcd sessions as ZooKeeper's: 1,024 leases kept alive every ~7 s.
+ETCD_SCALE = ("report_ms=9000&session_ms=20000&connect_ms=10000"
+              "&window_ms=18000")
 LAYOUT_DC = "time=41,dc=5,worker=5,seq=12"
 
 
@@ -114,11 +122,16 @@ def test_zookeeper_1024():
         check_fleet("zookeeper", zk.uri(extra=ZK_SCALE), timeout=420)
 
 
-# The etcd coordinator adds its line here: (name, test function).
+def test_etcd_1024():
+    with Etcd(3) as etcd:
+        check_fleet("etcd", etcd.uri(extra=ETCD_SCALE), timeout=420)
+
+
 COORDINATORS = [
     ("postgresql", test_postgresql_1024),
     ("mariadb", test_mariadb_1024),
     ("zookeeper", test_zookeeper_1024),
+    ("etcd", test_etcd_1024),
 ]
 
 
@@ -182,5 +195,11 @@ def test_three_regions():
 
 
 if __name__ == "__main__":
+    parts = dict(COORDINATORS + [("regions", test_three_regions)])
+    want = sys.argv[1:] or list(parts)
+    unknown = [w for w in want if w not in parts]
+    if unknown:
+        sys.exit("test_coord_scale.py: no part %s (parts: %s)" %
+                 (", ".join(unknown), " ".join(parts)))
     ft.tool("coord_scale")
-    ft.main([t for _, t in COORDINATORS] + [test_three_regions])
+    ft.main([parts[w] for w in want])
