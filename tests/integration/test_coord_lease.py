@@ -11,6 +11,7 @@ table in each database).
 import json
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -173,6 +174,51 @@ def test_unreachable_database_blocks_then_resumes_mysql():
     unreachable_database_blocks_then_resumes(lease_mariadb)
 
 
+def silent_first_host(extra):
+    """A PostgreSQL URI with two hosts, the first accepting connections
+    and never answering: every fence write moves on to the second in
+    time, and the node keeps issuing (each write used to spend its whole
+    deadline on the first)."""
+    db = lease_postgres()
+    silent = socket.socket()
+    a = None
+    try:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(64)  # the kernel accepts; nobody ever answers
+        port = int(db.base.rsplit(":", 1)[1].split("/")[0])
+        uri = db.uri(LEASE_FAST + extra).replace("@127.0.0.1:%d/" % port,
+                               "@127.0.0.1:%d,127.0.0.1:%d/" %
+                               (silent.getsockname()[1], port))
+        ft.check("," in uri, "two hosts in %s" % uri)
+        a = Tool(uri)
+        ft.check(a.ok, "start: %s" % a.first)
+        deadline = time.monotonic() + 30
+        writes = 0
+        while writes < 12 and time.monotonic() < deadline:
+            st = a.cmd("stats").split()
+            writes = int(st[st.index("writes") + 1])
+            ft.check(a.cmd("state") == "state OK",
+                     "the node stopped after %d writes: %s" %
+                     (writes, " ".join(st)))
+            time.sleep(0.05)
+        ft.check(writes >= 12, "%d fence writes in 30 s" % writes)
+        a.next()
+    finally:
+        if a is not None and a.ok:
+            a.close()
+        silent.close()
+        db.cleanup()
+
+
+def test_silent_first_host_postgresql():
+    silent_first_host("")
+
+
+def test_silent_first_host_read_write_postgresql():
+    # target_session_attrs: the host that answered last is tried first.
+    silent_first_host("&target_session_attrs=read-write")
+
+
 def test_node_list_shows_holders_sqlite():
     db = lease_sqlite()
     try:
@@ -245,6 +291,8 @@ if __name__ == "__main__":
             backend_tests("mysql", lease_mariadb) +
             [test_unreachable_database_blocks_then_resumes_postgresql,
              test_unreachable_database_blocks_then_resumes_mysql,
+             test_silent_first_host_postgresql,
+             test_silent_first_host_read_write_postgresql,
              test_node_list_shows_holders_sqlite] +
             ([test_frond_node_list_sqlite, test_frond_node_list_mysql]
              if node_command_present() else []))
