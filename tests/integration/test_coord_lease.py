@@ -219,6 +219,38 @@ def test_silent_first_host_read_write_postgresql():
     silent_first_host("&target_session_attrs=read-write")
 
 
+def test_full_mariadb_says_so():
+    """A MariaDB at max_connections refuses with 1040 in place of its
+    handshake: the node's error names that first, not the TLS error the
+    client library reports it as."""
+    db = lease_mariadb()
+    held, a = [], None
+    try:
+        db.db.sql("CREATE USER IF NOT EXISTS full_u@'%'; "
+                  "GRANT ALL ON frond.* TO full_u@'%'; "
+                  "SET GLOBAL max_connections = 10")  # its least
+        # Fill it: the server lets one more in than max_connections.
+        for _ in range(12):
+            try:
+                held.append(db.db.connect(user="full_u"))
+            except Exception as e:  # PyMySQL's OperationalError
+                ft.check("1040" in str(e), "connect %d: %s" % (len(held), e))
+                break
+        ft.check(len(held) < 12, "%d connections and not full" % len(held))
+        a = Tool(db.uri().replace("root@", "full_u@"))
+        ft.check(not a.ok, "started on a full server: %s" % a.first)
+        words = " ".join(a.first)
+        ft.check(words.startswith("err COORD") and
+                 "too many connections (the database's max_connections): "
+                 in words and "1040" in words, "refused: %s" % words)
+    finally:
+        if a is not None and a.ok:
+            a.kill()
+        for h in held:
+            h.close()
+        db.cleanup()
+
+
 def test_node_list_shows_holders_sqlite():
     db = lease_sqlite()
     try:
@@ -293,6 +325,7 @@ if __name__ == "__main__":
              test_unreachable_database_blocks_then_resumes_mysql,
              test_silent_first_host_postgresql,
              test_silent_first_host_read_write_postgresql,
+             test_full_mariadb_says_so,
              test_node_list_shows_holders_sqlite] +
             ([test_frond_node_list_sqlite, test_frond_node_list_mysql]
              if node_command_present() else []))
