@@ -203,27 +203,10 @@ static int reset_until(pg_db *p, int64_t deadline) {
   return 0;
 }
 
-/* Item i of a libpq list (commas, a backslash escaping the next
-** character) into out; the number of items. NULL or "" is one empty
-** item, as libpq reads it. */
-static int list_item(const char *list, int i, char *out, size_t len) {
-  int k = 0;
-  size_t n = 0;
-  if (out != NULL && len > 0)
-    out[0] = '\0';
-  for (; list != NULL && *list; list++) {
-    if (*list == ',') {
-      k++;
-      continue;
-    }
-    if (*list == '\\' && list[1])
-      list++;
-    if (k == i && out != NULL && n + 1 < len) {
-      out[n++] = *list;
-      out[n] = '\0';
-    }
-  }
-  return k + 1;
+/* Host i's entry of a list: its own, or the one entry all hosts share. */
+static void pick(const char *list, int i, char *out, size_t len) {
+  int n = frond__db_pg_list_item(list, 0, NULL, 0);
+  frond__db_pg_list_item(list, n > 1 ? i : 0, out, len);
 }
 
 static char *option(PQconninfoOption *o, const char *key) {
@@ -253,9 +236,9 @@ static int read_hosts(pg_db *p) {
   }
   p->rotate = tsa[0] && strcmp(tsa, "any") != 0;
   free(tsa);
-  nh = list_item(p->host, 0, NULL, 0);
-  na = list_item(p->addr, 0, NULL, 0);
-  np = list_item(p->port, 0, NULL, 0);
+  nh = frond__db_pg_list_item(p->host, 0, NULL, 0);
+  na = frond__db_pg_list_item(p->addr, 0, NULL, 0);
+  np = frond__db_pg_list_item(p->port, 0, NULL, 0);
   p->nhost = nh > na ? nh : na;
   if ((nh != 1 && nh != p->nhost) || (na != 1 && na != p->nhost) ||
       (np != 1 && np != p->nhost) || (nh == 1 && na == 1))
@@ -286,12 +269,9 @@ static int connect_one(pg_db *p, int i, int64_t deadline, frond_error *err) {
   int rc;
   host[0] = addr[0] = port[0] = '\0'; /* "": the URI's own */
   if (i >= 0) {
-    list_item(p->host, list_item(p->host, 0, NULL, 0) > 1 ? i : 0, host,
-              sizeof(host));
-    list_item(p->addr, list_item(p->addr, 0, NULL, 0) > 1 ? i : 0, addr,
-              sizeof(addr));
-    list_item(p->port, list_item(p->port, 0, NULL, 0) > 1 ? i : 0, port,
-              sizeof(port));
+    pick(p->host, i, host, sizeof(host));
+    pick(p->addr, i, addr, sizeof(addr));
+    pick(p->port, i, port, sizeof(port));
   }
   /* PQconnectdbParams, with the server's SQLSTATE in the message of a
   ** refused connection: the verbosity is a connection's, and only a
