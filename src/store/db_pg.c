@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <libpq-fe.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ typedef struct pg_db {
   /* A URI naming several hosts (host=a,b or postgresql://h1,h2/...):
   ** libpq's lists as it read them, for a connect host by host. */
   int nhost;  /* hosts in the URI; 0: not read yet */
-  int good;   /* the host of the last connection, tried first if rotate */
+  int good;   /* the host to try first (rotate), from the process's hint */
   int rotate; /* target_session_attrs asks for a kind of server */
   char *host, *addr, *port;
 } pg_db;
@@ -203,6 +204,49 @@ static int reset_until(pg_db *p, int64_t deadline) {
   return 0;
 }
 
+/* The host of the last connection to a URI with several, per URI in the
+** process: connections open and close at every fence write, and a
+** fleet's nodes in one process share their database. A hint only: any
+** host may be tried, and a stale one costs one share of a deadline. */
+#define HINTS 16
+static struct {
+  uint64_t uri; /* FNV-1a of the URI; 0: unused */
+  int good;
+} hints[HINTS];
+static pthread_mutex_t hints_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t uri_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+static int hint_get(const char *uri) {
+  uint64_t h = uri_hash(uri);
+  int i, good = 0;
+  pthread_mutex_lock(&hints_lock);
+  for (i = 0; i < HINTS; i++)
+    if (hints[i].uri == h)
+      good = hints[i].good;
+  pthread_mutex_unlock(&hints_lock);
+  return good;
+}
+
+static void hint_set(const char *uri, int good) {
+  uint64_t h = uri_hash(uri);
+  int i, at = (int)(h % HINTS);
+  pthread_mutex_lock(&hints_lock);
+  for (i = 0; i < HINTS; i++)
+    if (hints[i].uri == h || hints[i].uri == 0) {
+      at = i;
+      break;
+    }
+  hints[at].uri = h;
+  hints[at].good = good;
+  pthread_mutex_unlock(&hints_lock);
+}
+
 /* Host i's entry of a list: its own, or the one entry all hosts share. */
 static void pick(const char *list, int i, char *out, size_t len) {
   int n = frond__db_pg_list_item(list, 0, NULL, 0);
@@ -322,6 +366,8 @@ static int pg_connect(pg_db *p, frond_error *err) {
   /* The first connect reads the lists; with one host it connects. */
   if (p->nhost <= 1 && (rc = connect_one(p, -1, cap, err)) != 0)
     return rc;
+  if (p->nhost > 1 && p->rotate)
+    p->good = hint_get(p->uri) % p->nhost;
   if (p->nhost > 1)
     for (k = 0; k < p->nhost; k++) {
       drop(p);
@@ -333,6 +379,8 @@ static int pg_connect(pg_db *p, frond_error *err) {
         deadline = now + (cap - now) / (p->nhost - k);
       }
       if ((rc = connect_one(p, i, deadline, err)) == 0) {
+        if (p->rotate && i != p->good)
+          hint_set(p->uri, i);
         p->good = i;
         break;
       }

@@ -186,7 +186,9 @@ def silent_first_host(extra):
         silent.bind(("127.0.0.1", 0))
         silent.listen(64)  # the kernel accepts; nobody ever answers
         port = int(db.base.rsplit(":", 1)[1].split("/")[0])
-        uri = db.uri(LEASE_FAST + extra).replace("@127.0.0.1:%d/" % port,
+        # Leases of 3 s: a fence write's third (1 s) shared by two hosts.
+        uri = db.uri("lease_ms=3000&report_ms=200&connect_ms=2000" +
+                     extra).replace("@127.0.0.1:%d/" % port,
                                "@127.0.0.1:%d,127.0.0.1:%d/" %
                                (silent.getsockname()[1], port))
         ft.check("," in uri, "two hosts in %s" % uri)
