@@ -665,41 +665,45 @@ static void lease_close(frond_coord *c) {
 /* Each method as coord.c calls it (under c->lock): a connection for the
 ** call (bounded by connect_ms), the method, the connection closed after
 ** (see the head comment). The fence write opens its own, inside its
-** deadline. */
-#define WITH_CONN(name, params, args)                                          \
+** deadline. A failed call ends a start (the start fails, or begins again
+** on a new connection); so does a listing, which no start makes (frond
+** check, frond node list open a handle only to list). */
+#define WITH_CONN(name, params, args, ends)                                    \
   static int conn_##name params {                                              \
     lease *l = c->impl;                                                        \
     int rc = frond__lease_connect(l, 0, err);                                  \
     if (rc == 0)                                                               \
       rc = name args;                                                          \
+    if (rc != 0 || (ends))                                                     \
+      l->starting = 0;                                                         \
     frond__lease_idle(l);                                                      \
     return rc;                                                                 \
   }
 WITH_CONN(frond__lease_acquire,
           (frond_coord * c, frond__coord_claim *out, frond_error *err),
-          (c, out, err))
+          (c, out, err), 0)
 WITH_CONN(lease_regain, (frond_coord * c, int64_t *after, frond_error *err),
-          (c, after, err))
+          (c, after, err), 0)
 WITH_CONN(lease_list,
           (frond_coord * c, frond_coord_entry **out, size_t *n,
            frond_error *err),
-          (c, out, n, err))
+          (c, out, n, err), 1)
 WITH_CONN(lease_clock_offset,
           (frond_coord * c, int64_t *offset_ms, char *ref, size_t len,
            frond_error *err),
-          (c, offset_ms, ref, len, err))
+          (c, offset_ms, ref, len, err), 0)
 WITH_CONN(lease_layout_get,
           (frond_coord * c, char *spec, size_t len, int64_t *floor_id,
            frond_error *err),
-          (c, spec, len, floor_id, err))
+          (c, spec, len, floor_id, err), 0)
 WITH_CONN(lease_layout_set,
           (frond_coord * c, const char *spec, int64_t *floor_id,
            frond_error *err),
-          (c, spec, floor_id, err))
+          (c, spec, floor_id, err), 0)
 WITH_CONN(lease_fact,
           (frond_coord * c, const char *name, const char *value, char *recorded,
            size_t len, char *where, size_t wlen, frond_error *err),
-          (c, name, value, recorded, len, where, wlen, err))
+          (c, name, value, recorded, len, where, wlen, err), 0)
 #undef WITH_CONN
 
 static int conn_lease_fence(frond_coord *c, int64_t fence_ms,

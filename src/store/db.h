@@ -244,6 +244,10 @@ int frond__db_transient(int code);
 /* The class of a PostgreSQL SQLSTATE (5 characters): FROND_DB_PERMANENT
 ** or FROND_DB_ERROR. Pure. */
 int frond__db_pg_state_class(const char *state);
+/* Item i of one of libpq's comma lists (host=a,b; port=1,2; a backslash
+** escapes the next character) into out, cut to len - 1 bytes; returns the
+** number of items (NULL or "" is one empty item, as libpq reads it). */
+int frond__db_pg_list_item(const char *list, int i, char *out, size_t len);
 /* The last SQLSTATE in a libpq message written with PQERRORS_VERBOSE
 ** ("FATAL:  28P01: password ..."), into state[6]; 1 when there is one,
 ** else 0 (state ""). Pure, fuzzed. */

@@ -283,6 +283,29 @@ int frond__db_transient(int code) {
   return code == FROND_ESTORE;
 }
 
+/* Item i of a libpq list (db.h) (commas, a backslash escaping the next
+** character) into out; the number of items. NULL or "" is one empty
+** item, as libpq reads it. */
+int frond__db_pg_list_item(const char *list, int i, char *out, size_t len) {
+  int k = 0;
+  size_t n = 0;
+  if (out != NULL && len > 0)
+    out[0] = '\0';
+  for (; list != NULL && *list; list++) {
+    if (*list == ',') {
+      k++;
+      continue;
+    }
+    if (*list == '\\' && list[1])
+      list++;
+    if (k == i && out != NULL && n + 1 < len) {
+      out[n++] = *list;
+      out[n] = '\0';
+    }
+  }
+  return k + 1;
+}
+
 int frond__db_pg_state_class(const char *state) {
   /* 28: invalid authorization (a wrong password, no such role, no
   ** pg_hba.conf entry); 3D: no such database; 42501: no privilege (on the

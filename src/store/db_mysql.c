@@ -167,6 +167,19 @@ static int conn_fail(my_db *m, int cls, frond_error *err, const char *what,
                  cls, err, what, why);
 }
 
+/* A full server (max_connections) answers the handshake with error 1040;
+** the library, waiting for TLS, reports a TLS error (2026) that quotes
+** it. The server's own error comes first, as its number. */
+static int connect_refused(my_db *m, frond_error *err) {
+  const char *msg = mysql_error(m->h);
+  if (mysql_errno(m->h) == 1040 ||
+      (msg != NULL && strstr(msg, "1040 - Too many connections") != NULL))
+    return my_fail(m, 1040, "08004", msg, FROND_DB_ERROR, err, "connect",
+                   "too many connections (the database's "
+                   "max_connections): ");
+  return conn_fail(m, FROND_DB_ERROR, err, "connect", "");
+}
+
 static void drop(my_db *m) {
   if (m->h != NULL)
     mysql_close(m->h); /* invalidates the statements made on it */
@@ -243,7 +256,7 @@ static int my_connect(my_db *m, frond_error *err) {
   if (ret == NULL) {
     rc = m->cut ? frond__db_fail(&m->base, FROND_DB_ERROR, err, "connect",
                                  "no connection within the connect timeout")
-                : conn_fail(m, FROND_DB_ERROR, err, "connect", "");
+                : connect_refused(m, err);
     drop(m);
     return rc;
   }

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <libpq-fe.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,12 @@ typedef struct pg_db {
   int cut;         /* the last answer did not come before its deadline */
   char *uri;
   char connect_s[24], app[64], session[160];
+  /* A URI naming several hosts (host=a,b or postgresql://h1,h2/...):
+  ** libpq's lists as it read them, for a connect host by host. */
+  int nhost;  /* hosts in the URI; 0: not read yet */
+  int good;   /* the host to try first (rotate), from the process's hint */
+  int rotate; /* target_session_attrs asks for a kind of server */
+  char *host, *addr, *port;
 } pg_db;
 
 typedef struct pg_stmt {
@@ -197,8 +204,97 @@ static int reset_until(pg_db *p, int64_t deadline) {
   return 0;
 }
 
-static int pg_connect(pg_db *p, frond_error *err) {
-  /* Keywords before dbname are defaults that the URI may override. */
+/* The host of the last connection to a URI with several, per URI in the
+** process: connections open and close at every fence write, and a
+** fleet's nodes in one process share their database. A hint only: any
+** host may be tried, and a stale one costs one share of a deadline. */
+#define HINTS 16
+static struct {
+  uint64_t uri; /* FNV-1a of the URI; 0: unused */
+  int good;
+} hints[HINTS];
+static pthread_mutex_t hints_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t uri_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+static int hint_get(const char *uri) {
+  uint64_t h = uri_hash(uri);
+  int i, good = 0;
+  pthread_mutex_lock(&hints_lock);
+  for (i = 0; i < HINTS; i++)
+    if (hints[i].uri == h)
+      good = hints[i].good;
+  pthread_mutex_unlock(&hints_lock);
+  return good;
+}
+
+static void hint_set(const char *uri, int good) {
+  uint64_t h = uri_hash(uri);
+  int i, at = (int)(h % HINTS);
+  pthread_mutex_lock(&hints_lock);
+  for (i = 0; i < HINTS; i++)
+    if (hints[i].uri == h || hints[i].uri == 0) {
+      at = i;
+      break;
+    }
+  hints[at].uri = h;
+  hints[at].good = good;
+  pthread_mutex_unlock(&hints_lock);
+}
+
+/* Host i's entry of a list: its own, or the one entry all hosts share. */
+static void pick(const char *list, int i, char *out, size_t len) {
+  int n = frond__db_pg_list_item(list, 0, NULL, 0);
+  frond__db_pg_list_item(list, n > 1 ? i : 0, out, len);
+}
+
+static char *option(PQconninfoOption *o, const char *key) {
+  for (; o != NULL && o->keyword != NULL; o++)
+    if (strcmp(o->keyword, key) == 0)
+      return o->val && o->val[0] ? strdup(o->val) : strdup("");
+  return strdup("");
+}
+
+/* The hosts the connection p->conn was started with, as libpq read them
+** (the URI, then the environment): p->nhost of them, or 1 when there is
+** one, or when the lists do not match (libpq then says why). */
+static int read_hosts(pg_db *p) {
+  PQconninfoOption *o = PQconninfo(p->conn);
+  char *tsa;
+  int nh, na, np;
+  if (o == NULL)
+    return FROND_ENOMEM;
+  p->host = option(o, "host");
+  p->addr = option(o, "hostaddr");
+  p->port = option(o, "port");
+  tsa = option(o, "target_session_attrs");
+  PQconninfoFree(o);
+  if (!p->host || !p->addr || !p->port || !tsa) {
+    free(tsa);
+    return FROND_ENOMEM;
+  }
+  p->rotate = tsa[0] && strcmp(tsa, "any") != 0;
+  free(tsa);
+  nh = frond__db_pg_list_item(p->host, 0, NULL, 0);
+  na = frond__db_pg_list_item(p->addr, 0, NULL, 0);
+  np = frond__db_pg_list_item(p->port, 0, NULL, 0);
+  p->nhost = nh > na ? nh : na;
+  if ((nh != 1 && nh != p->nhost) || (na != 1 && na != p->nhost) ||
+      (np != 1 && np != p->nhost) || (nh == 1 && na == 1))
+    p->nhost = 1;
+  return 0;
+}
+
+/* One connect, to host i of a list (-1: as the URI says), until the
+** deadline (0: libpq's blocking connect, connect_timeout per host). */
+static int connect_one(pg_db *p, int i, int64_t deadline, frond_error *err) {
+  /* Keywords before dbname are defaults that the URI may override; the
+  ** host, its address and port after it override the URI's lists. */
   static const char *const keys[] = {"connect_timeout",
                                      "application_name",
                                      "keepalives",
@@ -207,35 +303,93 @@ static int pg_connect(pg_db *p, frond_error *err) {
                                      "keepalives_count",
                                      "tcp_user_timeout",
                                      "dbname",
+                                     "host",
+                                     "hostaddr",
+                                     "port",
                                      NULL};
-  const char *vals[] = {p->connect_s, p->app,  "1",    "10", "5",
-                        "3",          "25000", p->uri, NULL};
-  PGresult *res;
-  int64_t deadline, cap;
-  int rc = 0;
+  char host[256], addr[64], port[16], where[400];
+  const char *vals[] = {p->connect_s, p->app, "1",  "10", "5",  "3",
+                        "25000",      p->uri, host, addr, port, NULL};
+  int rc;
+  host[0] = addr[0] = port[0] = '\0'; /* "": the URI's own */
+  if (i >= 0) {
+    pick(p->host, i, host, sizeof(host));
+    pick(p->addr, i, addr, sizeof(addr));
+    pick(p->port, i, port, sizeof(port));
+  }
   /* PQconnectdbParams, with the server's SQLSTATE in the message of a
   ** refused connection: the verbosity is a connection's, and only a
   ** connection that exists can be given it; PQreset then connects as
-  ** PQconnectdbParams would (hosts in turn, connect_timeout each). The
-  ** attempt PQconnectStartParams began is dropped before it sent
-  ** anything. */
+  ** PQconnectdbParams would. The attempt PQconnectStartParams began is
+  ** dropped before it sent anything. */
   p->conn = PQconnectStartParams(keys, vals, 1);
   if (p->conn == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
   PQsetErrorVerbosity(p->conn, PQERRORS_VERBOSE);
-  if ((cap = frond__db_connect_deadline(&p->base)) > 0) {
-    if (reset_until(p, cap) != 0) {
-      drop(p);
-      return frond__db_fail(&p->base, FROND_DB_ERROR, err, "connect",
-                            "no connection before the caller's deadline");
-    }
-  } else
-    PQreset(p->conn);
+  if (p->nhost == 0 && read_hosts(p) != 0) {
+    drop(p);
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  if (i < 0 && p->nhost > 1)
+    return 0; /* started only to read the lists */
+  if (deadline > 0 ? reset_until(p, deadline) != 0 : (PQreset(p->conn), 0)) {
+    drop(p);
+    if (i >= 0)
+      snprintf(where, sizeof(where),
+               "no answer from host %d of %d (%s%s%s) before its share of "
+               "the caller's deadline",
+               i + 1, p->nhost, addr[0] ? addr : host, port[0] ? ":" : "",
+               port);
+    return frond__db_fail(&p->base, FROND_DB_ERROR, err, "connect",
+                          i >= 0 ? where
+                                 : "no connection before the caller's "
+                                   "deadline");
+  }
   if (PQstatus(p->conn) != CONNECTION_OK) {
     rc = connect_fail(p, err);
     drop(p);
     return rc;
   }
+  return 0;
+}
+
+/* A connection, host by host when the URI names several: libpq moves to
+** the next host on its connect_timeout only in its blocking connect, so
+** under a deadline each host gets a share of what is left (a host that
+** accepts and never answers costs its share, not the whole deadline).
+** With target_session_attrs the host of the last connection is tried
+** first: a fleet does not wait on a dead first host at every write. */
+static int pg_connect(pg_db *p, frond_error *err) {
+  PGresult *res;
+  int64_t deadline, cap = frond__db_connect_deadline(&p->base), now;
+  int rc = 0, k, i;
+  /* The first connect reads the lists; with one host it connects. */
+  if (p->nhost <= 1 && (rc = connect_one(p, -1, cap, err)) != 0)
+    return rc;
+  if (p->nhost > 1 && p->rotate)
+    p->good = hint_get(p->uri) % p->nhost;
+  if (p->nhost > 1)
+    for (k = 0; k < p->nhost; k++) {
+      drop(p);
+      i = ((p->rotate ? p->good : 0) + k) % p->nhost;
+      deadline = 0;
+      if (cap > 0) {
+        if ((now = frond__mono_ns()) >= cap)
+          break; /* err holds the last host's failure */
+        deadline = now + (cap - now) / (p->nhost - k);
+      }
+      if ((rc = connect_one(p, i, deadline, err)) == 0) {
+        if (p->rotate && i != p->good)
+          hint_set(p->uri, i);
+        p->good = i;
+        break;
+      }
+    }
+  if (p->conn == NULL)
+    return rc != 0 ? rc
+                   : frond__db_fail(&p->base, FROND_DB_ERROR, err, "connect",
+                                    "no connection before the caller's "
+                                    "deadline");
   PQsetErrorVerbosity(p->conn, PQERRORS_DEFAULT);
   PQsetNoticeReceiver(p->conn, notice, p);
   PQsetnonblocking(p->conn, 1);
@@ -291,10 +445,17 @@ static int ready(pg_db *p, frond_error *err) {
   return pg_connect(p, err);
 }
 
+static void free_hosts(pg_db *p) {
+  free(p->host);
+  free(p->addr);
+  free(p->port);
+}
+
 static void pg_close(frond_db *db) {
   pg_db *p = (pg_db *)db;
   drop(p);
   free(p->uri);
+  free_hosts(p);
 }
 
 /* Does msg quote the password of uri (libpq quotes a token it cannot
@@ -342,8 +503,10 @@ static int pg_open(frond_db *db, const frond_db_uri *u, frond_error *err) {
            "SET idle_in_transaction_session_timeout = %lld",
            (long long)db->o.statement_timeout_ms,
            (long long)db->o.statement_timeout_ms);
-  if ((rc = pg_connect(p, err)) != 0)
+  if ((rc = pg_connect(p, err)) != 0) {
     free(p->uri);
+    free_hosts(p);
+  }
   return rc;
 }
 

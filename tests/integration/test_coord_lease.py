@@ -11,6 +11,7 @@ table in each database).
 import json
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -194,6 +195,85 @@ def test_unreachable_database_blocks_then_resumes_mysql():
     unreachable_database_blocks_then_resumes(lease_mariadb)
 
 
+def silent_first_host(extra):
+    """A PostgreSQL URI with two hosts, the first accepting connections
+    and never answering: every fence write moves on to the second in
+    time, and the node keeps issuing (each write used to spend its whole
+    deadline on the first)."""
+    db = lease_postgres()
+    silent = socket.socket()
+    a = None
+    try:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(64)  # the kernel accepts; nobody ever answers
+        port = int(db.base.rsplit(":", 1)[1].split("/")[0])
+        # Leases of 3 s: a fence write's third (1 s) shared by two hosts.
+        uri = db.uri("lease_ms=3000&report_ms=200&connect_ms=2000" +
+                     extra).replace("@127.0.0.1:%d/" % port,
+                               "@127.0.0.1:%d,127.0.0.1:%d/" %
+                               (silent.getsockname()[1], port))
+        ft.check("," in uri, "two hosts in %s" % uri)
+        a = Tool(uri)
+        ft.check(a.ok, "start: %s" % a.first)
+        deadline = time.monotonic() + 30
+        writes = 0
+        while writes < 12 and time.monotonic() < deadline:
+            st = a.cmd("stats").split()
+            writes = int(st[st.index("writes") + 1])
+            ft.check(a.cmd("state") == "state OK",
+                     "the node stopped after %d writes: %s" %
+                     (writes, " ".join(st)))
+            time.sleep(0.05)
+        ft.check(writes >= 12, "%d fence writes in 30 s" % writes)
+        a.next()
+    finally:
+        if a is not None and a.ok:
+            a.close()
+        silent.close()
+        db.cleanup()
+
+
+def test_silent_first_host_postgresql():
+    silent_first_host("")
+
+
+def test_silent_first_host_read_write_postgresql():
+    # target_session_attrs: the host that answered last is tried first.
+    silent_first_host("&target_session_attrs=read-write")
+
+
+def test_full_mariadb_says_so():
+    """A MariaDB at max_connections refuses with 1040 in place of its
+    handshake: the node's error names that first, not the TLS error the
+    client library reports it as."""
+    db = lease_mariadb()
+    held, a = [], None
+    try:
+        db.db.sql("CREATE USER IF NOT EXISTS full_u@'%'; "
+                  "GRANT ALL ON frond.* TO full_u@'%'; "
+                  "SET GLOBAL max_connections = 10")  # its least
+        # Fill it: the server lets one more in than max_connections.
+        for _ in range(12):
+            try:
+                held.append(db.db.connect(user="full_u"))
+            except Exception as e:  # PyMySQL's OperationalError
+                ft.check("1040" in str(e), "connect %d: %s" % (len(held), e))
+                break
+        ft.check(len(held) < 12, "%d connections and not full" % len(held))
+        a = Tool(db.uri().replace("root@", "full_u@"))
+        ft.check(not a.ok, "started on a full server: %s" % a.first)
+        words = " ".join(a.first)
+        ft.check(words.startswith("err COORD") and
+                 "too many connections (the database's max_connections): "
+                 in words and "1040" in words, "refused: %s" % words)
+    finally:
+        if a is not None and a.ok:
+            a.kill()
+        for h in held:
+            h.close()
+        db.cleanup()
+
+
 def test_node_list_shows_holders_sqlite():
     db = lease_sqlite()
     try:
@@ -266,6 +346,9 @@ if __name__ == "__main__":
             backend_tests("mysql", lease_mariadb) +
             [test_unreachable_database_blocks_then_resumes_postgresql,
              test_unreachable_database_blocks_then_resumes_mysql,
+             test_silent_first_host_postgresql,
+             test_silent_first_host_read_write_postgresql,
+             test_full_mariadb_says_so,
              test_node_list_shows_holders_sqlite] +
             ([test_frond_node_list_sqlite, test_frond_node_list_mysql]
              if node_command_present() else []))

@@ -452,8 +452,10 @@ static void regain_after_lost_answer(int returning) {
   frond_error err = {0, ""};
   int64_t id = 0, fence, after = -1;
   snprintf(lease_db, sizeof(lease_db), "%s/lease.db", dir);
+  /* Without RETURNING: the flag is a connection's, so a keeps its one. */
   snprintf(lease_uri, sizeof(lease_uri),
-           "lease+sqlite://%s?lease_ms=60000&nodes=1&window_ms=100", lease_db);
+           "lease+sqlite://%s?lease_ms=60000&nodes=1&window_ms=100%s", lease_db,
+           returning ? "" : "&keep_connection=1");
   a = lease_open(1, NULL);
   assert_int_equal(create(a, "frond", NULL, &ga, &err), 0);
   if (!returning) { /* under the lock the fencer writes fences under */
