@@ -34,8 +34,11 @@
 **
 ** A fence write checks the token, not the lease's expiry: a holder whose
 ** lease ran out, and whose row nobody took, may still extend its fence and
-** renew. That is safe because every take changes the token and reads the
-** fence in one statement (UPDATE ... RETURNING high_water_ms, or the
+** renew. That is safe because every layout change gives every row a
+** token no holder has (the layout's text alone may read the same again,
+** A then B then A: such a holder would go on under a floor it never
+** read; it now fails and regains through it), and every take changes the
+** token and reads the fence in one statement (UPDATE ... RETURNING high_water_ms, or the
 ** layer's emulation inside the take's transaction, under the row's write
 ** lock): a fence write lands either before the take, which then reads it,
 ** or after it, and then changes nothing. Refusing expired writes would buy
@@ -597,6 +600,16 @@ static int lease_layout_set(frond_coord *c, const char *spec, int64_t *floor_id,
   if (*floor_id < rec.floor)
     *floor_id = rec.floor;
   snprintf(floor, sizeof(floor), "%" PRId64, *floor_id);
+  /* Every row gets a token no holder has: a holder whose lease ran out
+  ** with nobody taking its row (paused, cut off) finds its next fence
+  ** write refused, however the layout's text reads by then (A, B, then A
+  ** again), and regains through the new floor (coord_fence.c). The text
+  ** alone may repeat; a token never does. */
+  rc = frond__lease_run(l, "UPDATE frond_node SET token = 'layout changed'",
+                        NULL, 0, &r, err);
+  frond__db_result_free(&r);
+  if (rc != 0)
+    goto rollback;
   if ((rc = frond__lease_set_meta(l, "layout_floor", floor, err)) != 0 ||
       (rc = frond__lease_set_meta(l, "layout_previous", old, err)) != 0 ||
       (rc = frond__lease_set_meta(l, "layout", spec, err)) != 0)

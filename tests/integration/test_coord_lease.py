@@ -17,8 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from coord_common import (LEASE_FAST, Tool, lease_mariadb,  # noqa: E402
-                          lease_postgres, lease_sqlite)
+from coord_common import (FLOOR_A, FLOOR_B, LEASE_FAST, Tool,  # noqa: E402
+                          lease_mariadb, lease_postgres, lease_sqlite)
 
 LEASE = LEASE_FAST
 
@@ -155,6 +155,74 @@ def pinned_static_node(db):
         again.close()
 
 
+def layout_floor_after_pause(db):
+    """P holds node 0 under layout A and is paused past its lease; nobody
+    takes its row. The fleet moves to B, another node issues there, and
+    moves back to A. P, resumed past its own fence, must issue nothing at
+    or below the floor the record now gives. Its fence write used to pass
+    (its token still matched, and the layout's text read A again), so it
+    went on under layout A below B's IDs; now a layout change gives every
+    row a token no holder has, the write fails, and P regains through the
+    floor (or refuses, the floor being too far ahead)."""
+    db.reset()
+    uri = db.uri(LEASE + "&nodes=2")
+
+    def set_layout(spec, want=0):
+        r = ft.run(["node", "layout", "--coordinator", uri, "--set", spec])
+        if want is not None:
+            ft.check(r.returncode == want, "layout --set %s: %s %s"
+                     % (spec, r.stdout, r.stderr))
+        return r.returncode
+
+    p = Tool(uri, port=1, layout=FLOOR_A)  # records A
+    ft.check(p.ok and p.node == 0, "P: %s" % p.first)
+    p.next()
+    p.p.send_signal(signal.SIGSTOP)
+    try:
+        # Refused while P's lease is live: wait until it ran out.
+        deadline = time.monotonic() + 30
+        while set_layout(FLOOR_B, want=None) != 0:
+            ft.check(time.monotonic() < deadline, "P's lease never ran out")
+            time.sleep(0.2)
+        # P's stored fence, final now (its row is locked by the change,
+        # and every later write of P's fails): P may still issue up to
+        # it, and nothing above it below the floor.
+        r = ft.run(["node", "list", "--coordinator", uri, "--json"])
+        rows = json.loads(r.stdout)
+        fence = [e["fence_ms"] for e in rows if e["node"] == 0][0]
+        q = Tool(uri, port=2, layout=FLOOR_B)
+        ft.check(q.ok and q.node == 1, "Q under B: %s" % q.first)
+        theirs = [q.next()[0] for _ in range(2000)]
+        q.close()
+        set_layout(FLOOR_A)
+        # Past P's own fence, so that any ID it issues needs a new one.
+        while time.time() * 1000 <= fence + 100:
+            time.sleep(0.05)
+    finally:
+        p.p.send_signal(signal.SIGCONT)
+    try:
+        top, issued, below, state = max(theirs), 0, 0, ""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            state = p.cmd("state")
+            r = p.cmd("next").split()
+            if r[0] == "id":
+                issued += 1
+                # Above its own fence and not above B's IDs: under the
+                # floor, what the change forbids.
+                below += int(r[1]) <= top and int(r[2]) > fence
+                if issued >= 2000:
+                    break
+            elif state == "state LAYOUT_MISMATCH":
+                break
+        print("P resumed: %s; %d IDs issued, %d above its fence and at or "
+              "below the largest of layout B" % (state, issued, below))
+        ft.check(below == 0, "%d IDs above P's fence and under the floor"
+                 % below)
+    finally:
+        p.close()
+
+
 def backend_tests(name, make):
     def run(fn):
         def t():
@@ -166,7 +234,8 @@ def backend_tests(name, make):
         t.__name__ = "%s_%s" % (fn.__name__, name)
         return t
     return [run(f) for f in (race_for_last_row, expired_lease_taken_over,
-                             renewal_loser_stops, pinned_static_node)]
+                             renewal_loser_stops, pinned_static_node,
+                             layout_floor_after_pause)]
 
 
 def unreachable_database_blocks_then_resumes(make):
