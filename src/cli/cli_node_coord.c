@@ -183,7 +183,10 @@ static int adopt(frond__coord_book *b, frond_coord *c, const char *uri,
   int rc, found = 0, slot = 0;
   if (max_ahead <= 0)
     max_ahead = FROND_SNOWFLAKE_DEFAULT_MAX_AHEAD_MS;
-  floor = frond_clock_realtime(NULL) + max_ahead + c->t.window_ms;
+  /* A node's clock may lead this host's by up to max_clock_offset_ms
+  ** (the fleet's start check), and its fences with it. */
+  floor = frond_clock_realtime(NULL) + max_ahead + c->t.window_ms +
+          (c->t.max_clock_offset_ms > 0 ? c->t.max_clock_offset_ms : 0);
   if ((rc = none_held(c, uri, &fence, err)) != 0 ||
       (rc = frond__coord_rec_state(b, &cur, &n, NULL, err)) != 0)
     goto done;
