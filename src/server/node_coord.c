@@ -88,9 +88,12 @@ int frond__node_coord_rec(frond_coord *c, frond__coord_rec *me,
   return 0;
 }
 
+/* What may pass by itself, or by a repair, while the server runs: the
+** store or the coordinator not reached, a multi: member behind the
+** others (frond tag repair-member). Until then no snowflake ID. */
 int frond__node_coord_later(int code) {
   return code == FROND_ESTORE || code == FROND_ECOORD ||
-         code == FROND_ESTORE_TIMEOUT;
+         code == FROND_ESTORE_TIMEOUT || code == FROND_ESTORE_MEMBER_STALE;
 }
 
 int frond__node_coord_check(const char *store, frond_coord *c, frond_gen *g,

@@ -420,7 +420,11 @@ def multi_plain_node(run):
     p = run.serve(run.subdir("p"), ["--store", single], name="plain")
     plain = p.ids("/v1/segment/orders", 500, batch=50)
     multi = multi_uri(d)
-    m = run.serve(run.subdir("m"), on_multi(d, multi), name="multi")
+    # The fleet's one coordinator, the plain node's lease in a.db: two
+    # would each hand out node 0 (COORDINATOR_MISMATCH).
+    m = run.serve(run.subdir("m"), on_multi(d, multi)[:2] +
+                  ["--coordinator", "lease+" + single,
+                   "--segment-wait-ms", "5000"], name="multi")
     run.ok(["tag", "create", "orders", "--step", str(STEP), "--store", multi],
            d)
     ids = m.ids("/v1/segment/orders", 3000, batch=50)
