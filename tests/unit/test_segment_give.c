@@ -178,8 +178,8 @@ static void test_other_after(void **state) {
 
 /* Another node allocated between our two loads: only our second range,
 ** whole, goes back; the rest of the first lies below theirs. */
-static int between_depth;
-static int64_t between_end;
+static _Atomic int between_depth; /* the hook runs on a loader thread */
+static _Atomic int64_t between_end;
 static int between_hook(frond_store *st, const char *op) {
   (void)st;
   if (strcmp(op, "alloc") == 0 && ++between_depth == 2)
@@ -192,12 +192,12 @@ static void test_other_between(void **state) {
   (void)state;
   create(uri, "d", 100, NULL);
   s = open_seg(uri, 1);
-  between_depth = 0;
+  atomic_store(&between_depth, 0);
   atomic_store(&frond__store_fault, between_hook);
   take(s, "d", 20, 1, 1);
   loads_done(s, 2);
   atomic_store(&frond__store_fault, NULL);
-  assert_int_equal(between_end, 201);
+  assert_int_equal(atomic_load(&between_end), 201);
   assert_true(row_max_id("d") > 201); /* ours, after theirs */
   frond_seg_close(s);
   assert_int_equal(row_max_id("d"), 201); /* not 21: [101, 201) theirs */
