@@ -15,17 +15,6 @@
 
 #define SPEC "order:digits=19,check=damm,key=1"
 
-static frond_gen *gen(void) {
-  frond_gen_options o;
-  frond_gen *g;
-  frond_error err = {0, ""};
-  frond_gen_options_init(&o);
-  o.max_ahead_ms = 86400000;
-  if (frond_gen_create(&g, frond_layout_preset(0), 1, &o, &err) != 0)
-    fail_msg("generator: %s", err.message);
-  return g;
-}
-
 static frond_format *fmt(frond_order_keys *k) {
   frond_format *f = format_of(SPEC, k);
   frond_format_skip_check(f);
@@ -86,7 +75,7 @@ static void test_threads_unique(void **state) {
   enum { T = 4, N = 20000 };
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *f = fmt(k);
-  frond_gen *g = gen();
+  frond_gen *g = format_gen(1);
   int64_t *all = malloc(sizeof(*all) * T * N);
   pthread_t th[T];
   worker w[T];
@@ -116,7 +105,7 @@ static void test_same_as_encode(void **state) {
   for (int s = 0; s < 2; s++) {
     frond_order_keys *k = keys_of(keys[s]);
     frond_format *f = fmt(k);
-    frond_gen *g = gen();
+    frond_gen *g = format_gen(1);
     frond_format_source src = {g, NULL, NULL, 0};
     char buf[64], again[64];
     fill(f, g);
@@ -139,7 +128,7 @@ static void test_same_as_encode(void **state) {
 static void test_fork_drops(void **state) {
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *f = fmt(k);
-  frond_gen *g = gen();
+  frond_gen *g = format_gen(1);
   int status;
   pid_t pid;
   (void)state;
@@ -166,7 +155,7 @@ static void test_fork_drops(void **state) {
 ** the same address) draws its own IDs: never one cached for the first. */
 static void test_other_format_draws_anew(void **state) {
   frond_order_keys *k0 = keys_of("1:aes:" KEY0), *k1 = keys_of("1:aes:" KEY1);
-  frond_gen *g = gen();
+  frond_gen *g = format_gen(1);
   frond_format_source src = {g, NULL, NULL, 0};
   (void)state;
   for (int round = 0; round < 2; round++) {
@@ -192,7 +181,7 @@ static void test_other_format_draws_anew(void **state) {
 static void test_old_cache_dropped(void **state) {
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *f = fmt(k);
-  frond_gen *g = gen();
+  frond_gen *g = format_gen(1);
   frond_format_source src = {g, NULL, NULL, 0};
   char buf[64];
   int64_t fresh, start;

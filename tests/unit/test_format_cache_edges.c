@@ -16,17 +16,6 @@
 
 #define SPEC "order:digits=19,check=damm,key=1"
 
-static frond_gen *gen(void) {
-  frond_gen_options o;
-  frond_gen *g;
-  frond_error err = {0, ""};
-  frond_gen_options_init(&o);
-  o.max_ahead_ms = 86400000;
-  if (frond_gen_create(&g, frond_layout_preset(0), 1, &o, &err) != 0)
-    fail_msg("generator: %s", err.message);
-  return g;
-}
-
 static frond_format *fmt(frond_order_keys *k, const char *spec) {
   frond_format *f = format_of(spec, k);
   frond_format_skip_check(f);
@@ -278,7 +267,7 @@ static void test_tag_buffer_reused(void **state) {
 static void test_block_and_floor(void **state) {
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *f = fmt(k, SPEC);
-  frond_gen *g = gen();
+  frond_gen *g = format_gen(1);
   frond_format_source src = {g, NULL, NULL, 0};
   frond_error err = {0, ""};
   char buf[64];
@@ -310,7 +299,7 @@ static void test_block_and_floor(void **state) {
 static void test_clock_back_drops(void **state) {
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *f = fmt(k, SPEC);
-  frond_gen *g = gen();
+  frond_gen *g = format_gen(1);
   frond_format_source src = {g, NULL, NULL, 0};
   char buf[64];
   int64_t fresh;

@@ -20,17 +20,6 @@ const char *__asan_default_options(void) {
   return "quarantine_size_mb=0:thread_local_quarantine_size_kb=0";
 }
 
-static frond_gen *gen_of(uint64_t node) {
-  frond_gen_options o;
-  frond_gen *g;
-  frond_error err = {0, ""};
-  frond_gen_options_init(&o);
-  o.max_ahead_ms = 86400000;
-  if (frond_gen_create(&g, frond_layout_preset(0), node, &o, &err) != 0)
-    fail_msg("generator: %s", err.message);
-  return g;
-}
-
 static frond_format *fmt(frond_order_keys *k, const char *spec) {
   frond_format *f = format_of(spec, k);
   frond_format_skip_check(f);
@@ -63,7 +52,7 @@ static void test_gen_at_old_address(void **state) {
   char buf[64];
   (void)state;
   for (int t = 0; t < TRIALS; t++) {
-    frond_gen *g1 = gen_of(1), *g2;
+    frond_gen *g1 = format_gen(1), *g2;
     frond_format_source s1 = {g1, NULL, NULL, 0}, s2 = {NULL, NULL, NULL, 0};
     frond_fields fl;
     frond_error err = {0, ""};
@@ -72,7 +61,7 @@ static void test_gen_at_old_address(void **state) {
     if (!filled)
       continue;
     tried++;
-    g2 = gen_of(2);
+    g2 = format_gen(2);
     reused += g2 == g1;
     s2.gen = g2;
     if (frond_format_next(f, &s2, buf, sizeof(buf), &err) != 0)
@@ -241,7 +230,7 @@ static void test_refill_chunk_fails(void **state) {
   enum { CALLS = 2000 };
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *f = fmt(k, SPEC);
-  frond_gen *g = gen_of(1);
+  frond_gen *g = format_gen(1);
   frond_format_source src = {g, NULL, NULL, 0};
   char buf[64];
   size_t handed = 0, dropped = frond__order_cache_dropped();
