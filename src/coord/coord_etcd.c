@@ -65,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 /* Margin above a dead holder's lease TTL when waiting for its claim. */
@@ -349,18 +350,42 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The lowest of lo..hi not among used[0..n), which it sorts; -1 when
-** every one is. As many entries as node keys, whatever the range's size. */
-static int64_t lowest_free(uint64_t *used, size_t n, uint64_t lo, uint64_t hi) {
-  uint64_t want = lo;
+/* The skip-th of lo..hi not among used[0..n) (0: the lowest), which it
+** sorts; the highest free one when fewer are free, -1 when none is. The
+** walk is as long as the node keys plus skip, whatever the range's size. */
+static int64_t nth_free(uint64_t *used, size_t n, uint64_t lo, uint64_t hi,
+                        uint64_t skip) {
+  int64_t found = -1;
+  size_t i = 0;
   qsort(used, n, sizeof(*used), cmp_u64);
-  for (size_t i = 0; i < n && used[i] <= want; i++)
-    if (used[i] == want && want++ == hi)
-      return -1;
-  return (int64_t)want;
+  for (uint64_t want = lo;; want++) {
+    while (i < n && used[i] < want)
+      i++;
+    if (i == n || used[i] != want) {
+      found = (int64_t)want;
+      if (skip-- == 0)
+        break;
+    }
+    if (want == hi)
+      break;
+  }
+  return found;
 }
 
-static int choose(frond__etcd *e, pick *p, frond_error *err) {
+/* How many free node IDs the next try skips after `tries` lost races
+** for a fresh one: none at first (the fleet's IDs stay low), then a
+** random number below 8, 16, 32 ... (servers starting side by side
+** spread over the free IDs instead of all taking the lowest again). */
+static uint64_t spread(int tries) {
+  uint64_t r;
+  if (tries == 0)
+    return 0;
+  if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+    r = (uint64_t)frond__mono_ns() * 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
+  return r % ((uint64_t)4 << (tries < 10 ? tries : 10));
+}
+
+static int choose(frond__etcd *e, uint64_t skip, pick *p, frond_error *err) {
   frond_coord *c = e->c;
   frond__etcd_reply nodes, claims;
   int64_t now = frond__coord_now(c), best_old = INT64_MAX;
@@ -400,7 +425,7 @@ static int choose(frond__etcd *e, pick *p, frond_error *err) {
       p->fence[2] = fence;
     }
   }
-  p->fresh = lowest_free(used, nused, c->node_lo, c->node_hi);
+  p->fresh = nth_free(used, nused, c->node_lo, c->node_hi, skip);
   free(used);
 out:
   frond__etcd_reply_free(&nodes);
@@ -421,12 +446,12 @@ static int etcd_acquire(frond_coord *c, frond__coord_claim *out,
   if (c->t.max_clock_offset_ms > 0 && e->skew == INT64_MIN &&
       (rc = frond__etcd_skew(e->h, c, &e->skew, err)) != 0)
     return rc;
-  for (int i = 0; i < ACQUIRE_TRIES; i++) {
+  for (int i = 0, lost = 0; i < ACQUIRE_TRIES; i++) {
     pick p;
     int k;
     if (!e->lease && (rc = grant(e, err)) != 0)
       return rc;
-    if ((rc = choose(e, &p, err)) != 0)
+    if ((rc = choose(e, spread(lost), &p, err)) != 0)
       return rc;
     k = p.mine >= 0 ? 0 : p.fresh >= 0 ? 1 : p.old >= 0 ? 2 : -1;
     if (k < 0)
@@ -457,6 +482,8 @@ static int etcd_acquire(frond_coord *c, frond__coord_claim *out,
     ** (NODE_IN_USE), or a dead one whose lease has not expired yet. */
     if (k == 0 && held[0] && (rc = wait_claim(e, n, held, err)) != 0)
       return rc;
+    if (k == 1)
+      lost++; /* another server took that fresh ID first */
   }
   return frond__fail(err, FROND_ECOORD,
                      "etcd: no node ID claimed after %d tries (contention)",
