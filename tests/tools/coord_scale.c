@@ -17,7 +17,8 @@
 **
 ** Each line it prints is one fact, for the test to check:
 **   claimed <n> <ms> <distinct 0|1> <retries>  the claims, how long, all
-**                                       distinct, claims retried (COORD)
+**                                       distinct, claims retried (COORD,
+**                                       NODE_ID_LOST, CLOCK_OFFSET)
 **   extra <NAME> <message>              the claim past N (--extra 1)
 **   ready                               then waits for a line on stdin
 **                                       when --hold-ms is -1 (a benchmark
@@ -35,8 +36,9 @@
 ** previous holder's last; no node ID is held by two live handles at any
 ** moment the program looks.
 **
-** --parallel P: the first N claims by P threads at once (default 1: one
-** after the other), as a fleet's servers start side by side.
+** --parallel P: the first N claims, and each round of restarts, by P
+** threads at once (default 1: one after the other), as a fleet's servers
+** start side by side.
 **
 ** --ids K --out FILE: K IDs from every holder, appended to FILE as lines
 ** "<node> <id>" (the regions test collects them from three processes).
@@ -47,6 +49,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +85,7 @@ static frond_layout layout;
 static holder h[MAX_NODES + 1];
 static trace tr[1 << 16];
 static int failed;
+static int parallel = 1; /* --parallel */
 
 static int64_t mono_ms(void) {
   struct timespec ts;
@@ -127,57 +131,60 @@ static int claim(int i, holder *out, frond_error *e) {
   return 0;
 }
 
-/* The first claims, by `parallel` threads at once (a fleet's servers
-** start side by side), each taking every parallel-th identity. A
-** database too busy to answer in time is retried, as a starting server
-** retries; anything else ends the run. */
-typedef struct {
-  pthread_t t;
-  int from, step, n, at, rc, retries;
+/* Claims by `parallel` threads at once (a fleet's servers start side by
+** side): entry j of who[0..n) (identity who[j]; j when who is NULL) into
+** h[], its code into rcs[j] (-1: not tried) and its error into errs[j].
+** With `first`, a database too busy to answer in time (COORD), a new
+** claim lost before its start was done (NODE_ID_LOST), or the peers'
+** clocks read from fence writes a loaded machine delayed (CLOCK_OFFSET:
+** every holder here shares one clock) is retried until the deadline, as
+** a starting server retries, and any other refusal stops the rest; otherwise each entry is tried once. Returns the
+** retries. */
+static struct {
+  const int *who;
+  int n, step, first;
   int64_t deadline;
-  frond_error e;
-} claimer;
-
-static atomic_int claims_stop;
+  atomic_int stop, retries;
+} job;
+static int rcs[MAX_NODES + 1];
+static frond_error errs[MAX_NODES + 1];
 
 static void *claimer_run(void *arg) {
-  claimer *k = arg;
-  for (int i = k->from; i < k->n && !atomic_load(&claims_stop); i += k->step) {
-    while ((k->rc = claim(i, &h[i], &k->e)) == FROND_ECOORD &&
-           mono_ms() < k->deadline)
-      k->retries++;
-    if (k->rc != 0) {
-      k->at = i;
-      atomic_store(&claims_stop, 1);
-      break;
-    }
+  int from = (int)(intptr_t)arg;
+  for (int j = from; j < job.n && !atomic_load(&job.stop); j += job.step) {
+    int i = job.who ? job.who[j] : j, rc;
+    while (((rc = claim(i, &h[i], &errs[j])) == FROND_ECOORD ||
+            rc == FROND_ENODE_ID_LOST || rc == FROND_ECLOCK_OFFSET) &&
+           job.first && mono_ms() < job.deadline)
+      atomic_fetch_add(&job.retries, 1);
+    rcs[j] = rc;
+    if (rc != 0 && job.first)
+      atomic_store(&job.stop, 1);
   }
   return NULL;
 }
 
-static int claim_all(int n, int parallel, int64_t deadline, int *retries) {
-  static claimer k[MAX_CLAIMERS];
-  int rc = 0;
-  for (int t = 0; t < parallel; t++) {
-    k[t] = (claimer){.from = t, .step = parallel, .n = n, .deadline = deadline};
-    if (pthread_create(&k[t].t, NULL, claimer_run, &k[t]) != 0) {
-      printf("FAIL cannot start a claiming thread\n");
-      atomic_store(&claims_stop, 1);
-      parallel = t;
-      rc = -1;
-    }
-  }
-  for (int t = 0; t < parallel; t++) {
-    pthread_join(k[t].t, NULL);
-    *retries += k[t].retries;
-    if (k[t].rc != 0) {
-      printf("FAIL claim %d of %d: %s %s\n", k[t].at + 1, n,
-             frond_err_name(k[t].e.code), k[t].e.message);
-      rc = -1;
-    }
-  }
-  failed |= rc != 0;
-  return rc;
+static int claim_many(const int *who, int n, int first, int64_t deadline) {
+  static pthread_t t[MAX_CLAIMERS];
+  int threads = parallel < n ? parallel : n, started = 0;
+  job.who = who;
+  job.n = n;
+  job.step = threads > 0 ? threads : 1;
+  job.first = first;
+  job.deadline = deadline;
+  atomic_store(&job.stop, 0);
+  atomic_store(&job.retries, 0);
+  for (int j = 0; j < n; j++)
+    rcs[j] = -1;
+  for (int k = 0; k < threads; k++)
+    if (pthread_create(&t[started], NULL, claimer_run, (void *)(intptr_t)k) ==
+        0)
+      started++;
+    else
+      claimer_run((void *)(intptr_t)k); /* no thread: its share here */
+  for (int k = 0; k < started; k++)
+    pthread_join(t[k], NULL);
+  return atomic_load(&job.retries);
 }
 
 /* One ID from holder x, checked against its last: 0 or the error. */
@@ -253,20 +260,23 @@ static int kill_wave(int w, int n, int every, int waves, int *pending,
 static int restart(int *pending, int *np) {
   int left = 0, restarted = 0;
   frond_error e;
+  claim_many(pending, *np, 0, 0);
   for (int k = 0; k < *np; k++) {
-    int i = pending[k], rc = claim(i, &h[i], &e);
+    int i = pending[k], rc = rcs[k];
     frond_coord_stats st;
     trace *t;
     if (rc == FROND_ENODE_RANGE || rc == FROND_ENODE_IN_USE ||
-        rc == FROND_ECOORD || rc == FROND_ECLOCK_OFFSET) {
-      /* A dead lease still runs, the database is busy, or the peers'
-      ** clocks were read from fence writes a loaded machine delayed:
+        rc == FROND_ECOORD || rc == FROND_ECLOCK_OFFSET ||
+        rc == FROND_ENODE_ID_LOST) {
+      /* A dead lease still runs, the database is busy, the peers'
+      ** clocks were read from fence writes a loaded machine delayed, or
+      ** the new claim's own lease ran out before the start was done:
       ** later. */
       pending[left++] = i;
       continue;
     }
     if (rc != 0) {
-      fail("restart: %s", e.message);
+      fail("restart: %s", errs[k].message);
       pending[left++] = i;
       continue;
     }
@@ -324,7 +334,7 @@ static void churn(int n, int every, int waves, int64_t gap_ms,
 
 int main(int argc, char **argv) {
   int n = 0, extra = 0, waves = 0, pct = 10, ids = 0, every, distinct = 1;
-  int retries = 0, parallel = 1;
+  int retries = 0;
   int64_t hold_ms = 0, deadline_s = 100, gap_ms = 5000, t0, deadline,
           writes = 0, wfail = 0;
   const char *out = NULL;
@@ -377,7 +387,12 @@ int main(int argc, char **argv) {
   deadline = mono_ms() + deadline_s * 1000;
 
   t0 = mono_ms();
-  if (claim_all(n, parallel, deadline, &retries) != 0)
+  retries = claim_many(NULL, n, 1, deadline);
+  for (int j = 0; j < n; j++)
+    if (rcs[j] > 0)
+      fail("claim %d of %d: %s %s", j + 1, n, frond_err_name(rcs[j]),
+           errs[j].message);
+  if (failed)
     goto close;
   {
     static unsigned char seen[1 << 16];
