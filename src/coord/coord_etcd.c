@@ -16,8 +16,7 @@
 **
 ** The digits are the node ID itself. An identity keeps the node ID its
 ** node key names; a new identity takes the lowest node ID of the range
-** served (coord_scope.c) that has no node key (after a lost race for one,
-** one a random number of free IDs further up), or, with retention_ms, the
+** served (coord_scope.c) that has no node key, or, with retention_ms, the
 ** lowest one unclaimed whose fence is older than retention_ms.
 **
 ** No node ID held twice. A claim is made by one transaction comparing
@@ -237,12 +236,9 @@ out:
 ** Claim node ID n, whose node key was last written at node_rev (0: none)
 ** with fence: one transaction that also writes the node key with our
 ** identity (it moves node_rev, so a claimant that read the key before us
-** fails). 0 when claimed; LOST_RACE when it failed, with *holder the
-** claim key's value ("" when the claim is free: the node key or the
-** layout moved); an error's code (positive, as every FROND_E*) when the
-** request failed or the layout changed.
+** fails). 0 when claimed; 1 when it failed, with *holder the claim key's
+** value ("" when the claim is free: the node key or the layout moved).
 */
-#define LOST_RACE (-1)
 static int claim(frond__etcd *e, uint64_t n, int64_t node_rev, int64_t fence,
                  char *holder, size_t hlen, frond_error *err) {
   char ck[FROND__ETCD_KEY_LEN], nk[FROND__ETCD_KEY_LEN],
@@ -290,10 +286,10 @@ static int claim(frond__etcd *e, uint64_t n, int64_t node_rev, int64_t fence,
         kv->mod_rev != e->layout_rev)
       rc = check_layout(e, err);
     if (rc == 0)
-      rc = LOST_RACE;
+      rc = 1;
   } else if (rc == FROND_ENODE_ID_LOST) {
     e->lease = 0; /* expired meanwhile: the caller grants another */
-    rc = LOST_RACE;
+    rc = 1;
   }
   frond__etcd_reply_free(&r);
   return rc;
@@ -341,9 +337,9 @@ static int wait_claim(frond__etcd *e, uint64_t n, const char *held,
                      n, e->c->owner, held, bound);
 }
 
-/* What the node keys say: ours (*mine, lowest), a node ID of the range
-** without a key (*fresh: the first, or the skip-th), the oldest unclaimed
-** one past retention (*old); -1 each when none. */
+/* What the node keys say: ours (*mine, lowest), the first node ID of the
+** range without a key (*fresh), the oldest unclaimed one past retention
+** (*old); -1 each when none. */
 typedef struct pick {
   int64_t mine, fresh, old;
   int64_t rev[3], fence[3]; /* of mine, fresh (0, 0), old */
@@ -386,7 +382,7 @@ static uint64_t spread(int tries) {
     return 0;
   if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
     r = (uint64_t)frond__mono_ns() * 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
-  return r % ((uint64_t)4 << (tries < ACQUIRE_TRIES ? tries : ACQUIRE_TRIES));
+  return r % ((uint64_t)4 << (tries < 10 ? tries : 10));
 }
 
 static int choose(frond__etcd *e, uint64_t skip, pick *p, frond_error *err) {
@@ -469,7 +465,7 @@ static int etcd_acquire(frond_coord *c, frond__coord_claim *out,
                          c->t.retention_ms ? "" : " (reclaiming is off)");
     uint64_t n = (uint64_t)(k == 0 ? p.mine : k == 1 ? p.fresh : p.old);
     rc = claim(e, n, p.rev[k], p.fence[k], held, sizeof(held), err);
-    if (rc > 0)
+    if (rc < 0)
       return rc;
     if (rc == 0) {
       if (k == 2)
@@ -622,9 +618,9 @@ static int etcd_regain(frond_coord *c, int64_t *after, frond_error *err) {
     return 0;
   }
   rc = claim(e, c->node, rev, fence, held, sizeof(held), err);
-  if (rc > 0)
+  if (rc < 0)
     return rc;
-  if (rc == LOST_RACE)
+  if (rc == 1)
     return held[0] ? frond__fail(err, FROND_ENODE_ID_LOST,
                                  "node ID %" PRIu64
                                  " is claimed by another process: %s",
