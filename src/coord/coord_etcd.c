@@ -16,7 +16,8 @@
 **
 ** The digits are the node ID itself. An identity keeps the node ID its
 ** node key names; a new identity takes the lowest node ID of the range
-** served (coord_scope.c) that has no node key, or, with retention_ms, the
+** served (coord_scope.c) that has no node key (after a lost race for one,
+** one a random number of free IDs further up), or, with retention_ms, the
 ** lowest one unclaimed whose fence is older than retention_ms.
 **
 ** No node ID held twice. A claim is made by one transaction comparing
@@ -237,7 +238,9 @@ out:
 ** with fence: one transaction that also writes the node key with our
 ** identity (it moves node_rev, so a claimant that read the key before us
 ** fails). 0 when claimed; 1 when it failed, with *holder the claim key's
-** value ("" when the claim is free: the node key or the layout moved).
+** value ("" when the claim is free: the node key or the layout moved); an
+** error's code (negative, as every FROND_E*) when the request failed or
+** the layout changed.
 */
 static int claim(frond__etcd *e, uint64_t n, int64_t node_rev, int64_t fence,
                  char *holder, size_t hlen, frond_error *err) {
@@ -337,9 +340,9 @@ static int wait_claim(frond__etcd *e, uint64_t n, const char *held,
                      n, e->c->owner, held, bound);
 }
 
-/* What the node keys say: ours (*mine, lowest), the first node ID of the
-** range without a key (*fresh), the oldest unclaimed one past retention
-** (*old); -1 each when none. */
+/* What the node keys say: ours (*mine, lowest), a node ID of the range
+** without a key (*fresh: the first, or the skip-th), the oldest unclaimed
+** one past retention (*old); -1 each when none. */
 typedef struct pick {
   int64_t mine, fresh, old;
   int64_t rev[3], fence[3]; /* of mine, fresh (0, 0), old */
@@ -382,7 +385,7 @@ static uint64_t spread(int tries) {
     return 0;
   if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
     r = (uint64_t)frond__mono_ns() * 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
-  return r % ((uint64_t)4 << (tries < 10 ? tries : 10));
+  return r % ((uint64_t)4 << (tries < ACQUIRE_TRIES ? tries : ACQUIRE_TRIES));
 }
 
 static int choose(frond__etcd *e, uint64_t skip, pick *p, frond_error *err) {

@@ -133,7 +133,8 @@ static int claim(int i, holder *out, frond_error *e) {
 
 /* Claims by `parallel` threads at once (a fleet's servers start side by
 ** side): entry j of who[0..n) (identity who[j]; j when who is NULL) into
-** h[], its code into rcs[j] (-1: not tried) and its error into errs[j].
+** h[], its code into rcs[j] (NOT_TRIED: stopped before it) and its
+** error into errs[j].
 ** With `first`, a database too busy to answer in time (COORD), a new
 ** claim lost before its start was done (NODE_ID_LOST), or the peers'
 ** clocks read from fence writes a loaded machine delayed (CLOCK_OFFSET:
@@ -146,6 +147,7 @@ static struct {
   int64_t deadline;
   atomic_int stop, retries;
 } job;
+#define NOT_TRIED 1 /* every FROND_E* code is negative */
 static int rcs[MAX_NODES + 1];
 static frond_error errs[MAX_NODES + 1];
 
@@ -175,7 +177,7 @@ static int claim_many(const int *who, int n, int first, int64_t deadline) {
   atomic_store(&job.stop, 0);
   atomic_store(&job.retries, 0);
   for (int j = 0; j < n; j++)
-    rcs[j] = -1;
+    rcs[j] = NOT_TRIED;
   for (int k = 0; k < threads; k++)
     if (pthread_create(&t[started], NULL, claimer_run, (void *)(intptr_t)k) ==
         0)
@@ -389,7 +391,7 @@ int main(int argc, char **argv) {
   t0 = mono_ms();
   retries = claim_many(NULL, n, 1, deadline);
   for (int j = 0; j < n; j++)
-    if (rcs[j] > 0)
+    if (rcs[j] != 0 && rcs[j] != NOT_TRIED)
       fail("claim %d of %d: %s %s", j + 1, n, frond_err_name(rcs[j]),
            errs[j].message);
   if (failed)
