@@ -14,7 +14,9 @@ fence, no release) in three waves and restarted while the others renew; each new
 issues above its last ID, and no node ID is held twice. Then the seeds'
 three regions: three lease databases with datacenter=0..2 on a 5 dc + 5
 worker bit layout, 32 nodes each, clocks up to 1 s apart (libfaketime,
-per process): no ID repeated, each node's increasing.
+per process): no ID repeated, each node's increasing; and the seeds'
+1,024 servers in three regions, 342 in each on a 2 dc + 9 worker bit
+layout, the same way.
 
 The timings are those of a 1,024-node fleet that spares its database
 (the default lease, fence writes every 9 s instead of 3, a window of
@@ -23,8 +25,8 @@ the sanitizers at once. What the default timings cost the database is
 bench/coord/run.sh's.
 
 One part per run, named by the argument (ctest runs each as a test of
-its own, never two at once): postgresql, mariadb, zookeeper, etcd or
-regions; none runs them all, one after the other.
+its own, never two at once): postgresql, mariadb, zookeeper, etcd,
+regions or regions1024; none runs them all, one after the other.
 """
 import os
 import subprocess
@@ -155,11 +157,13 @@ COORDINATORS = [
 ]
 
 
-def test_three_regions():
-    """Three lease databases, one per region (datacenter 0..2), 32 nodes
-    each, clocks -0.5 s, 0 and +0.5 s off: every ID once, each node's
-    increasing, each carrying its region's datacenter."""
+def three_regions(layout, worker_bits, seq_bits, per_region, ids, extra):
+    """Three lease databases, one per region (datacenter 0..2),
+    per_region nodes each on layout, clocks -0.5 s, 0 and +0.5 s off:
+    every ID once, each node's increasing, each carrying its region's
+    datacenter; with extra, each region's next claim refused."""
     offsets = ["-0.5", "+0", "+0.5"]
+    node_bits = 63 - 41 - seq_bits
     with ft.start_server("postgresql") as pg, \
             tempfile.TemporaryDirectory(prefix="frond-regions-") as d:
         procs = []
@@ -174,9 +178,10 @@ def test_three_regions():
         running = []
         for r, out, uri in procs:
             cmd = [ft.tool("coord_scale"), "--coordinator", uri, "--nodes",
-                   "32", "--extra", "1", "--waves", "0", "--layout",
-                   LAYOUT_DC, "--ident", "10.%d" % r, "--ids", "200",
-                   "--out", out]
+                   str(per_region), "--extra", "1" if extra else "0",
+                   "--waves", "0", "--layout", layout, "--ident",
+                   "10.%d" % r, "--ids", str(ids), "--out", out,
+                   "--parallel", "8", "--deadline-s", "300"]
             ft.need("faketime", "faketime")
             env = dict(os.environ)
             env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
@@ -187,35 +192,53 @@ def test_three_regions():
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         for r, p in enumerate(running):
             try:
-                so, se = p.communicate(timeout=120)
+                so, se = p.communicate(timeout=420)
             finally:
                 if p.poll() is None:
                     p.kill()
                     p.wait()
             check(p.returncode == 0, "region %d: %s %s" % (r, so, se[-1500:]))
-            check("extra NODE_RANGE" in so, "region %d's 33rd: %s" % (r, so))
+            if extra:
+                check("extra NODE_RANGE" in so, "region %d's claim %d: %s" %
+                      (r, per_region + 1, so))
         seen, per_node = set(), {}
         for r, out, _ in procs:
             with open(out) as f:
                 for line in f:
                     node, i = (int(x) for x in line.split())
-                    check(node >> 5 == r, "region %d issued node %d" %
-                          (r, node))
+                    check(node >> worker_bits == r,
+                          "region %d issued node %d" % (r, node))
                     check(i not in seen, "ID %d repeated" % i)
                     seen.add(i)
-                    check(((i >> 12) & 1023) == node, "ID %d not node %d" %
-                          (i, node))
+                    check(((i >> seq_bits) & ((1 << node_bits) - 1)) == node,
+                          "ID %d not node %d" % (i, node))
                     last = per_node.get(node, -1)
                     check(i > last, "node %d: %d after %d" % (node, i, last))
                     per_node[node] = i
-        check(len(per_node) == 96 and len(seen) == 96 * 200,
+        check(len(per_node) == 3 * per_region and
+              len(seen) == 3 * per_region * ids,
               "%d nodes, %d IDs" % (len(per_node), len(seen)))
-        print("three regions: %d IDs from %d nodes, none repeated, each "
-              "node's increasing" % (len(seen), len(per_node)), flush=True)
+        print("three regions on %s: %d IDs from %d nodes, none repeated, "
+              "each node's increasing" % (layout, len(seen), len(per_node)),
+              flush=True)
+
+
+def test_three_regions():
+    """The seeds' layout, 5 datacenter and 5 worker bits: 32 nodes in
+    each region, the 33rd refused."""
+    three_regions(LAYOUT_DC, 5, 12, 32, 200, True)
+
+
+def test_three_regions_1024():
+    """The seeds' 1,024 servers in three regions: 342 in each (1,026),
+    which needs 9 worker bits (2 datacenter bits, 11 sequence bits: 2,048
+    IDs per node per ms)."""
+    three_regions("time=41,dc=2,worker=9,seq=11", 9, 11, 342, 20, False)
 
 
 if __name__ == "__main__":
-    parts = dict(COORDINATORS + [("regions", test_three_regions)])
+    parts = dict(COORDINATORS + [("regions", test_three_regions),
+                                 ("regions1024", test_three_regions_1024)])
     want = sys.argv[1:] or list(parts)
     unknown = [w for w in want if w not in parts]
     if unknown:
