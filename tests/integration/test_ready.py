@@ -100,12 +100,12 @@ def test_without_store():
 
 
 class Fleet:
-    """Two nodes on one ZooKeeper, each with a segment tag; every ID they
-    answer is kept, per node."""
+    """Two nodes on one coordinator (ZooKeeper, etcd: its uri()), each
+    with a segment tag; every ID they answer is kept, per node."""
 
-    def __init__(self, zk):
+    def __init__(self, zk, session_ms=SESSION_MS):
         uri = zk.uri(extra="report_ms=%d&connect_ms=3000&session_ms=%d"
-                     "&window_ms=%d" % (REPORT_MS, SESSION_MS, WINDOW_MS))
+                     "&window_ms=%d" % (REPORT_MS, session_ms, WINDOW_MS))
         self.nodes = []
         self.ids = {}
         for _ in range(2):
