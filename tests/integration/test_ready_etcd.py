@@ -32,8 +32,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from etcd_common import with_etcd  # noqa: E402
 from frondtest import check  # noqa: E402
-from test_ready import (EARLIEST_S, LATEST_S, OUTAGE_S, Fleet,  # noqa: E402
-                        ready, wait_for)
+from ready_common import (EARLIEST_S, LATEST_S, OUTAGE_S, Fleet,  # noqa: E402
+                          ready, wait_for)
 
 # The etcd lease's TTL: its 9/10 less report_ms (53.5 s) outlasts the
 # hang's check (the fence used up by LATEST_S, 21 s; the loop's bound
