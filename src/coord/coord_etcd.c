@@ -485,8 +485,12 @@ static int etcd_acquire(frond_coord *c, frond__coord_claim *out,
     ** (NODE_IN_USE), or a dead one whose lease has not expired yet. */
     if (k == 0 && held[0] && (rc = wait_claim(e, n, held, err)) != 0)
       return rc;
-    if (k == 1)
-      lost++; /* another server took that fresh ID first */
+    /* Another server took that fresh ID first: its claim key is there.
+    ** A claim that failed for its own lease running out, or for the
+    ** layout record moving (a fact written beside it), lost no race and
+    ** tries the lowest free ID again. */
+    if (k == 1 && held[0])
+      lost++;
   }
   return frond__fail(err, FROND_ECOORD,
                      "etcd: no node ID claimed after %d tries (contention)",
