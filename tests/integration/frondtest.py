@@ -263,6 +263,17 @@ def wait_port(port, timeout=30.0, host="127.0.0.1"):
     raise Failure("nothing listens on %s:%d after %.0fs" % (host, port, timeout))
 
 
+def wait_for(what, cond, timeout):
+    """Until cond() is true, polled every 0.1 s; a Failure naming what
+    after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.1)
+    check(cond(), "timed out waiting for " + what)
+
+
 def need(program, package):
     """Fail clearly when a program the test needs is not installed."""
     if shutil.which(program) is None and not os.path.exists(program):

@@ -18,16 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from frondtest import check  # noqa: E402
-
-
-def wait_for(what, cond, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.1)
-    check(cond(), "timed out waiting for " + what)
+from frondtest import check, wait_for  # noqa: E402
 
 
 def snowflake(s):

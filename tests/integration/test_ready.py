@@ -33,9 +33,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
-from frondtest import check  # noqa: E402
-from ready_common import (  # noqa: E402
-    EARLIEST_S, LATEST_S, OUTAGE_S, WINDOW_MS, Fleet, ready, wait_for)
+from frondtest import check, wait_for  # noqa: E402
+from ready_common import WINDOW_MS, Fleet, ready  # noqa: E402
 
 # maxSessionTimeout is 20 ticks: 40 s, above the window, so that the
 # fence is what stops a node, never the session.
@@ -84,19 +83,7 @@ def test_zookeeper_outage(zk):
     try:
         # 1. An outage shorter than half the window: nothing stops.
         zk.stop()
-        t0 = time.monotonic()
-        rounds = 0
-        while time.monotonic() - t0 < OUTAGE_S and rounds < 5000:
-            rounds += 1
-            for s in f.nodes:
-                st, b = f.issue(s)
-                check(st == 200, "snowflake refused %.1f s into the outage: "
-                      "%d %r" % (time.monotonic() - t0, st, b))
-                check(f.segment(s) == 200, "segment refused")
-                for kind in ("snowflake", "segment"):
-                    st, b = ready(s, kind)
-                    check(st == 200, "%s not ready %.1f s into the outage: %r"
-                          % (kind, time.monotonic() - t0, b))
+        f.ride_out()
         # The body says the node rides it out, and for how long at most.
         st, b = ready(f.nodes[0], "snowflake")
         check(st == 200 and "coordinator not reached for" in b and
@@ -104,59 +91,17 @@ def test_zookeeper_outage(zk):
         before = f.check_ids()
         check(before > 0, "no ID issued")
         zk.start(zk.port)
-        for s in f.nodes:
-            wait_for("coordinator reached again",
-                     lambda: ready(s, "snowflake")[1] ==
-                     "ready\nsnowflake: ready\n", 60)
-            check(f.issue(s)[0] == 200, "after the outage")
+        f.reached_again("ZooKeeper")
 
         # 2. ZooKeeper hangs longer than the window: the fence write stays
         # in flight, no round fails, and snowflake stops at the fence all
         # the same; readiness says so no later than the first refusal.
-        a = f.nodes[0]
         os.kill(zk.pid(), signal.SIGSTOP)
-        t0 = time.monotonic()
-        deadline = t0 + LATEST_S + 30
-        while time.monotonic() < deadline:
-            st, _ = f.issue(a)
-            if ready(a, "snowflake")[0] == 503:
-                break
-            check(st == 200, "refused %.1f s into the hang while /readyz"
-                  "?kind=snowflake said ready" % (time.monotonic() - t0))
-            time.sleep(0.05)
-        took = time.monotonic() - t0
-        st, b = ready(a, "snowflake")
-        check(st == 503 and b.startswith(
-            "not ready: node ID held, stopped at its fence: the coordinator "
-            "has not confirmed a fence\nsnowflake: not ready: node ID held, "
-            "stopped at its fence: the coordinator has not confirmed a fence "
-            "(for ") and "window_ms 20000 used up" in b, (took, b))
-        check(took >= EARLIEST_S, "stopped %.1f s into the hang, before "
-              "window_ms - report_ms = %.1f s" % (took, EARLIEST_S))
-        st, _ = f.issue(a)
-        check(st == 503, "snowflake IDs issued past the fence: %d" % st)
-        st, b = ready(a, "segment")
-        check(st == 200 and b == "ready\nsegment: ready\n", b)
-        check(f.segment(a) == 200, "segment IDs stopped with ZooKeeper")
-        st, b = ready(a)
-        check(st == 503 and b == "not ready: node ID held, stopped at its "
-              "fence: the coordinator has not confirmed a fence\n", b)
-        m = a.request("GET", "/metrics")[2].decode()
-        check('\nfrond_ready_reason{kind="snowflake",reason="fence_reached"} '
-              '1\n' in m and '\nfrond_ready_kind{kind="snowflake"} 0\n' in m
-              and '\nfrond_ready_kind{kind="segment"} 1\n' in m and
-              '\nfrond_ready 0\n' in m, "metrics")
-        page = a.request("GET", "/")[2].decode()
-        check("id=ready-snowflake>no<" in page and
-              "stopped at its fence" in page, "status page")
+        took = f.stops_at_fence("ZooKeeper")
 
         # 3. ZooKeeper back: ready again by itself, IDs above the fence.
         os.kill(zk.pid(), signal.SIGCONT)
-        for s in f.nodes:
-            wait_for("snowflake ready after ZooKeeper returned",
-                     lambda: ready(s, "snowflake")[0] == 200, 90)
-            for _ in range(5):
-                check(f.issue(s)[0] == 200, "after ZooKeeper returned")
+        f.back("ZooKeeper")
         total = f.check_ids()
         check(total > before, "no ID after the outages")
         print("%d IDs from 2 nodes, none repeated; snowflake stopped %.1f s "

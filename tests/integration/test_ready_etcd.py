@@ -24,16 +24,13 @@ test_ready.py runs it on ZooKeeper.
 """
 import os
 import re
-import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from etcd_common import with_etcd  # noqa: E402
 from frondtest import check  # noqa: E402
-from ready_common import (EARLIEST_S, LATEST_S, OUTAGE_S, Fleet,  # noqa: E402
-                          ready, wait_for)
+from ready_common import Fleet, ready  # noqa: E402
 
 # The etcd lease's TTL: its 9/10 less report_ms (53.5 s) outlasts the
 # hang's check (the fence used up by LATEST_S, 21 s; the loop's bound
@@ -64,19 +61,7 @@ def test_etcd_outage(etcd):
         # stops, on either node.
         for i in range(etcd.n):
             etcd.kill(i)
-        t0 = time.monotonic()
-        rounds = 0
-        while time.monotonic() - t0 < OUTAGE_S and rounds < 5000:
-            rounds += 1
-            for s in f.nodes:
-                st, b = f.issue(s)
-                check(st == 200, "snowflake refused %.1f s into the outage: "
-                      "%d %r" % (time.monotonic() - t0, st, b))
-                check(f.segment(s) == 200, "segment refused")
-                for kind in ("snowflake", "segment"):
-                    st, b = ready(s, kind)
-                    check(st == 200, "%s not ready %.1f s into the outage: %r"
-                          % (kind, time.monotonic() - t0, b))
+        f.ride_out()
         # The body says each node rides it out, and for how long at most.
         for s in f.nodes:
             st, b = ready(s, "snowflake")
@@ -89,64 +74,21 @@ def test_etcd_outage(etcd):
         for i in range(etcd.n):
             etcd.start(i, wait=False)
         etcd.wait_healthy()
-        for s in f.nodes:
-            wait_for("etcd reached again",
-                     lambda: ready(s, "snowflake")[1] ==
-                     "ready\nsnowflake: ready\n", 60)
-            check(f.issue(s)[0] == 200, "after the outage")
+        f.reached_again("etcd")
         check_claims_kept(f, "after the members' restart")
 
         # 2. etcd hangs longer than the window: requests stay in flight,
         # and snowflake stops at the fence all the same; readiness says
         # so no later than the first refusal.
-        a = f.nodes[0]
         for i in range(etcd.n):
             etcd.pause(i)
-        t0 = time.monotonic()
-        deadline = t0 + LATEST_S + 30
-        while time.monotonic() < deadline:
-            st, _ = f.issue(a)
-            if ready(a, "snowflake")[0] == 503:
-                break
-            check(st == 200, "refused %.1f s into the hang while /readyz"
-                  "?kind=snowflake said ready" % (time.monotonic() - t0))
-            time.sleep(0.05)
-        took = time.monotonic() - t0
-        st, b = ready(a, "snowflake")
-        check(st == 503 and b.startswith(
-            "not ready: node ID held, stopped at its fence: the coordinator "
-            "has not confirmed a fence\nsnowflake: not ready: node ID held, "
-            "stopped at its fence: the coordinator has not confirmed a fence "
-            "(for ") and "window_ms 20000 used up" in b, (took, b))
-        check(took >= EARLIEST_S, "stopped %.1f s into the hang, before "
-              "window_ms - report_ms = %.1f s" % (took, EARLIEST_S))
-        st, _ = f.issue(a)
-        check(st == 503, "snowflake IDs issued past the fence: %d" % st)
-        st, b = ready(a, "segment")
-        check(st == 200 and b == "ready\nsegment: ready\n", b)
-        check(f.segment(a) == 200, "segment IDs stopped with etcd")
-        st, b = ready(a)
-        check(st == 503 and b == "not ready: node ID held, stopped at its "
-              "fence: the coordinator has not confirmed a fence\n", b)
-        m = a.request("GET", "/metrics")[2].decode()
-        check('\nfrond_ready_reason{kind="snowflake",reason="fence_reached"} '
-              '1\n' in m and '\nfrond_ready_kind{kind="snowflake"} 0\n' in m
-              and '\nfrond_ready_kind{kind="segment"} 1\n' in m and
-              '\nfrond_ready 0\n' in m and
-              '\nfrond_coord_node_held 1\n' in m, "metrics")
-        page = a.request("GET", "/")[2].decode()
-        check("id=ready-snowflake>no<" in page and
-              "stopped at its fence" in page, "status page")
+        took = f.stops_at_fence("etcd", ["frond_coord_node_held 1"])
 
         # 3. etcd back: ready again by itself, on the same claim, IDs
         # above the fence.
         for i in range(etcd.n):
             etcd.resume(i)
-        for s in f.nodes:
-            wait_for("snowflake ready after etcd returned",
-                     lambda: ready(s, "snowflake")[0] == 200, 90)
-            for _ in range(5):
-                check(f.issue(s)[0] == 200, "after etcd returned")
+        f.back("etcd")
         check_claims_kept(f, "after the hang")
         total = f.check_ids()
         check(total > before, "no ID after the outages")
