@@ -385,7 +385,7 @@ static uint64_t spread(int tries) {
     return 0;
   if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
     r = (uint64_t)frond__mono_ns() * 0x9e3779b97f4a7c15u ^ (uint64_t)getpid();
-  return r % ((uint64_t)4 << (tries < ACQUIRE_TRIES ? tries : ACQUIRE_TRIES));
+  return r % ((uint64_t)4 << tries); /* tries < ACQUIRE_TRIES: below 512 */
 }
 
 static int choose(frond__etcd *e, uint64_t skip, pick *p, frond_error *err) {

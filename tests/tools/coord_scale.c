@@ -131,16 +131,22 @@ static int claim(int i, holder *out, frond_error *e) {
   return 0;
 }
 
+/* A start refused for a while only: a database too busy to answer in
+** time (COORD), a new claim lost before its start was done (NODE_ID_LOST),
+** or the peers' clocks read from fence writes a loaded machine delayed
+** (CLOCK_OFFSET: every holder here shares one clock). */
+static int start_later(int rc) {
+  return rc == FROND_ECOORD || rc == FROND_ENODE_ID_LOST ||
+         rc == FROND_ECLOCK_OFFSET;
+}
+
 /* Claims by `parallel` threads at once (a fleet's servers start side by
 ** side): entry j of who[0..n) (identity who[j]; j when who is NULL) into
 ** h[], its code into rcs[j] (NOT_TRIED: stopped before it) and its
-** error into errs[j].
-** With `first`, a database too busy to answer in time (COORD), a new
-** claim lost before its start was done (NODE_ID_LOST), or the peers'
-** clocks read from fence writes a loaded machine delayed (CLOCK_OFFSET:
-** every holder here shares one clock) is retried until the deadline, as
-** a starting server retries, and any other refusal stops the rest; otherwise each entry is tried once. Returns the
-** retries. */
+** error into errs[j]. With `first`, a start_later() refusal is retried
+** until the deadline, as a starting server retries, and any other
+** refusal stops the rest; otherwise each entry is tried once. Returns
+** the retries. */
 static struct {
   const int *who;
   int n, step, first;
@@ -155,9 +161,8 @@ static void *claimer_run(void *arg) {
   int from = (int)(intptr_t)arg;
   for (int j = from; j < job.n && !atomic_load(&job.stop); j += job.step) {
     int i = job.who ? job.who[j] : j, rc;
-    while (((rc = claim(i, &h[i], &errs[j])) == FROND_ECOORD ||
-            rc == FROND_ENODE_ID_LOST || rc == FROND_ECLOCK_OFFSET) &&
-           job.first && mono_ms() < job.deadline)
+    while (start_later(rc = claim(i, &h[i], &errs[j])) && job.first &&
+           mono_ms() < job.deadline)
       atomic_fetch_add(&job.retries, 1);
     rcs[j] = rc;
     if (rc != 0 && job.first)
@@ -268,12 +273,8 @@ static int restart(int *pending, int *np) {
     frond_coord_stats st;
     trace *t;
     if (rc == FROND_ENODE_RANGE || rc == FROND_ENODE_IN_USE ||
-        rc == FROND_ECOORD || rc == FROND_ECLOCK_OFFSET ||
-        rc == FROND_ENODE_ID_LOST) {
-      /* A dead lease still runs, the database is busy, the peers'
-      ** clocks were read from fence writes a loaded machine delayed, or
-      ** the new claim's own lease ran out before the start was done:
-      ** later. */
+        start_later(rc)) {
+      /* A dead holder's lease still runs, or start_later(): later. */
       pending[left++] = i;
       continue;
     }
