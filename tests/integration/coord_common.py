@@ -5,9 +5,11 @@ Tool, which drives tests/tools/coord_tool (a node that holds, or
 fails to hold, a node ID and answers commands on stdin), and Lease, the
 lease coordinator's table in a database from frondtest.py.
 """
+import collections
 import os
 import select
 import subprocess
+import threading
 import time
 
 import frondtest as ft
@@ -40,6 +42,11 @@ class Tool:
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env=env)
+        # Its log is read as it comes: a pipe nobody reads fills up and
+        # blocks the thread that logs next (the fencer, in a long fault).
+        self.log = collections.deque(maxlen=200)
+        self.drain = threading.Thread(target=self._drain, daemon=True)
+        self.drain.start()
         if not lazy:
             self.ready()
 
@@ -55,7 +62,17 @@ class Tool:
             self.p.wait(10)
             self.p.stdin.close()
             self.p.stdout.close()
-            self.p.stderr.close()
+
+    def _drain(self):
+        for line in self.p.stderr:
+            self.log.append(line.rstrip("\n"))
+        self.p.stderr.close()
+
+    def log_tail(self, n=20):
+        """The last n lines it logged (all of them once it exited)."""
+        if self.p.poll() is not None:
+            self.drain.join(10)
+        return "\n".join(list(self.log)[-n:])
 
     def readline(self, timeout=10):
         r, _, _ = select.select([self.p.stdout], [], [], timeout)
@@ -63,7 +80,7 @@ class Tool:
         line = self.p.stdout.readline()
         if not line:
             self.p.wait(10)
-            raise Failure("coord_tool exited: %s" % self.p.stderr.read())
+            raise Failure("coord_tool exited: %s" % self.log_tail())
         return line.strip()
 
     def cmd(self, line, timeout=10):
@@ -95,14 +112,13 @@ class Tool:
             self.p.wait(20)
         if self.ok and self.p.returncode != 0:
             raise Failure("coord_tool exit %s: %s" % (
-                self.p.returncode, self.p.stderr.read()))
+                self.p.returncode, self.log_tail()))
         self.p.stdout.close()
-        self.p.stderr.close()
 
     def kill(self):
         self.p.kill()
         self.p.wait(10)
-        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
+        for f in (self.p.stdin, self.p.stdout):
             f.close()
 
 

@@ -304,17 +304,19 @@ def both_apart(r, r_ids, t_ids, when, name):
     """R's run (started before) issued something, and no ID of R's file
     is in T's."""
     res = r.readline(60).split()
-    # R's take and first fence on a short lease (1.5 s) can take longer
-    # than its run on a machine loaded past its cores: its calls then
-    # wait (NODE_ID_LOST, COORD) and it runs again, appending to the same
-    # file, a bounded number of times. Whatever it issues is checked.
-    for _ in range(3):
-        if res[0] != "ran" or int(res[1]) > 0 or \
-                res[3] not in ("NODE_ID_LOST", "COORD"):
-            break
+    # R's take and first fence on a short lease (1.5 s: each write has
+    # half a second) can take longer than its run on a machine loaded past
+    # its cores: its calls then wait (NODE_ID_LOST, COORD) and it runs
+    # again, appending to the same file, for up to a minute. Whatever it
+    # issues is checked.
+    deadline = time.monotonic() + 60
+    while res[0] == "ran" and int(res[1]) == 0 and \
+            res[3] in ("NODE_ID_LOST", "COORD") and \
+            time.monotonic() < deadline:
         res = r.cmd("run 6000 %s 16" % r_ids, 60).split()
     ft.check(res[0] == "ran" and int(res[1]) > 0,
-             "R issued nothing %s: %s" % (when, res))
+             "R issued nothing %s: %s; its log ends:\n%s"
+             % (when, res, r.log_tail()))
     ir, it = ids_of(r_ids), ids_of(t_ids)
     dup = duplicates(ir, it)
     print("regain, %s: R %d IDs, T %d IDs, %d duplicates"
