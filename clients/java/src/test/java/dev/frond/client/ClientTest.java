@@ -460,6 +460,7 @@ public final class ClientTest {
             {"switchHammer", (Body) SwitchTest::hammerFake},
             {"switchHammerServer", (Body) SwitchTest::hammerServer},
             {"cursorWrap", (Body) SwitchTest::cursorWrap},
+            {"blocks", (Body) SwitchTest::blocks},
             {"fakeFailoverOneStore", (Body) FakeTest::failoverOneStore},
             {"fakeStoreMismatch", (Body) FakeTest::storeMismatch},
             {"fakeBadRange", (Body) FakeTest::badRange},

@@ -203,6 +203,65 @@ final class SwitchTest {
         }
     }
 
+    /** Contiguous ranges of count IDs: [1, 1 + count), then on. */
+    static void contiguous(SegmentTag tag, Leases leases) {
+        tag.leaser = count -> {
+            synchronized (leases) {
+                long start = leases.lastEnd();
+                leases.add(start, start + count);
+                return new SegmentTag.Leased(start, start + count, "a");
+            }
+        };
+    }
+
+    /**
+     * What a thread's block keeps and what it does not: a thread that took
+     * IDs holds the rest of its block, and none of it outlives the range's
+     * switch (another thread used the range up) or its expiry; what the
+     * block held is counted as dropped, exactly.
+     */
+    static void blocks() throws Exception {
+        java.util.concurrent.ExecutorService other =
+            java.util.concurrent.Executors.newSingleThreadExecutor();
+        try (FrondClient c = FrondClient.builder().servers("http://127.0.0.1:9").build()) {
+            SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(100, 100)
+                .withValidity(Duration.ZERO));
+            contiguous(tag, new Leases());
+            // the other thread takes 20 of [1, 101); the main thread the
+            // rest of the range and the next
+            long[] a = other.submit(() -> ClientTest.take(tag, 20)).get();
+            long[] b = ClientTest.take(tag, 150);
+            long[] a2 = other.submit(() -> ClientTest.take(tag, 1)).get();
+            ClientTest.increasing("the other thread", a);
+            ClientTest.check(a[19] == 20, "the other thread: " + Arrays.toString(a));
+            ClientTest.check(b[0] > 20 && b[0] < 40,
+                "the main thread began at " + b[0] + ": the other thread's block");
+            ClientTest.check(a2[0] > b[149], "the other thread's next ID, " + a2[0]
+                + ", is not above the main thread's last, " + b[149]
+                + ": its block outlived the switch");
+            Set<Long> seen = new HashSet<>();
+            ClientTest.unique(seen, a);
+            ClientTest.unique(seen, b);
+            ClientTest.unique(seen, a2);
+        } finally {
+            other.shutdownNow();
+        }
+        try (FrondClient c = FrondClient.builder().servers("http://127.0.0.1:9").build()) {
+            SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(1000, 1000)
+                .withValidity(Duration.ofMillis(100)));
+            contiguous(tag, new Leases());
+            long[] ids = ClientTest.take(tag, 20);
+            ClientTest.check(ids[19] == 20, "IDs " + Arrays.toString(ids));
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (tag.stats().dropped() == 0 && System.nanoTime() < deadline)
+                Thread.sleep(10);
+            long next = tag.next();
+            ClientTest.check(next > 1000, "after the range expired: " + next);
+            ClientTest.check(tag.stats().dropped() == 980, "dropped " + tag.stats().dropped()
+                + ", want 980: the 1,000 of the range less the 20 handed out");
+        }
+    }
+
     /** A range that ends at Long.MAX_VALUE: callers refused after it push
      *  the cursor past the top, where it wraps to negative values; those are
      *  refused too, never handed out. */
