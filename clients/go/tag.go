@@ -94,7 +94,8 @@ type span struct {
 type Tag struct {
 	_      [64]byte
 	bound  atomic.Int64 // Next accepts up to this ID (0: no range yet)
-	_      [56]byte
+	epoch  atomic.Int64 // moves on each switch, expiry and close (see Local)
+	_      [48]byte
 	cursor atomic.Int64 // the last ID taken: Next's add returns the next
 	_      [56]byte
 	c      *Client
@@ -219,7 +220,71 @@ func (t *Tag) Next() (int64, error) {
 	if uint64(v) <= uint64(b) {
 		return v, nil
 	}
-	return t.slow(v, b)
+	return t.slow(v, v, b, nil, 0)
+}
+
+// blockMax is the most IDs a Local takes in one add.
+const blockMax = 16
+
+// Local is one goroutine's share of a Tag, for a hot loop: its Next
+// takes the tag's IDs in blocks (one atomic add for 1, 2, 4, ... up to
+// 16 IDs) and hands them out with no atomic operation, where Tag.Next
+// pays a locked add per ID (about 6 ns on today's x86 CPUs, more when
+// goroutines on several cores share the tag). Not safe for concurrent
+// use: one Local per goroutine, each from Tag.Local.
+//
+// A block is taken exactly as Tag.Next takes one ID (the bound loaded
+// before the add; see Tag): every ID of the block up to the bound, or up
+// to the range's end when the bound is the current range's, belongs to
+// that range and to this Local alone; the rest is skipped. A block never
+// outlives its range: a switch, an expiry and a close move the tag's
+// epoch after their cursor store, and the next call drops what the block
+// holds (counted in the tag's dropped IDs). A Local's IDs strictly
+// increase while one server serves, and are unique among every Local
+// and Next of the tag; a Local left unused keeps at most 15 IDs of the
+// current range unissued.
+type Local struct {
+	t                       *Tag
+	next, last, epoch, size int64
+}
+
+// Local returns a new goroutine-owned handle on the tag.
+func (t *Tag) Local() *Local { return &Local{t: t, next: 1, size: 1} }
+
+// Next returns the tag's next ID from the Local's block, or takes the
+// next block.
+func (l *Local) Next() (int64, error) {
+	if v := l.next; v <= l.last && l.epoch == l.t.epoch.Load() {
+		l.next = v + 1
+		return v, nil
+	}
+	return l.refill()
+}
+
+//go:noinline
+func (l *Local) refill() (int64, error) {
+	t := l.t
+	if l.next <= l.last { // left from an older epoch
+		t.dropped.Add(l.last - l.next + 1)
+		l.last, l.size = l.next-1, 1
+	}
+	e := t.epoch.Load()          // before the add: a later switch moves it
+	b := t.bound.Load()          // before the add: see Tag
+	last := t.cursor.Add(l.size) // the block is [v, last]
+	v := last - l.size + 1
+	if uint64(last) <= uint64(b) && uint64(v) <= uint64(b) {
+		return l.keep(v, last, e), nil
+	}
+	return t.slow(v, last, b, l, e)
+}
+
+// keep makes [v+1, last] the block under epoch e and returns v.
+func (l *Local) keep(v, last, e int64) int64 {
+	l.next, l.last, l.epoch = v+1, last, e
+	if l.size < blockMax {
+		l.size *= 2
+	}
+	return v
 }
 
 // TagStats counts one handle's calls and ranges.
@@ -351,13 +416,25 @@ func (t *Tag) fetch(count int64, ch chan struct{}) {
 // range, or fetch one and wait for it. Out of line, to keep Next small.
 //
 //go:noinline
-func (t *Tag) slow(v, b int64) (int64, error) {
+func (t *Tag) slow(v, last, b int64, l *Local, e int64) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	deadline := time.Now().Add(t.c.bound())
 	for {
 		if t.closed {
 			return 0, newError(CodeClosed, "the client is closed")
+		}
+		if l != nil && uint64(v) <= uint64(b) {
+			// A block that starts at or below the bound: good up to the
+			// bound, or, when the bound is the current range's preload
+			// bound, up to the range's end (the add ran on its cursor).
+			hi := b
+			if n := t.cur; n != nil && !n.locked && b >= n.start && b < n.end {
+				hi = minU(last, n.end)
+				t.fetchLocked()
+				t.bound.Store(n.end)
+			}
+			return l.keep(v, hi, e), nil
 		}
 		if n := t.cur; n != nil && n.locked {
 			// A range below one installed before: served here.
@@ -378,12 +455,16 @@ func (t *Tag) slow(v, b int64) (int64, error) {
 					t.fetchLocked()
 					t.bound.Store(n.end)
 				}
+				if l != nil {
+					return l.keep(v, minU(last, n.end), e), nil
+				}
 				return v, nil
 			}
 			// Under mu, the bound is the current range's: the cursor is
 			// past its end, or the first case takes v.
 			b = t.bound.Load()
 			v = t.cursor.Add(1)
+			last = v // one ID taken now: a block's others are skipped
 			if uint64(v) <= uint64(b) {
 				return v, nil
 			}
@@ -429,6 +510,7 @@ func (t *Tag) install(n *span) {
 		// Below a range installed before (another server of the store):
 		// cursor and bound stay, the cursor past the bound.
 		n.locked, n.pos = true, n.start
+		t.epoch.Add(1) // the range before is used up: its blocks are dropped
 		t.cur = n
 		t.armValidity(n)
 		return
@@ -443,6 +525,7 @@ func (t *Tag) install(n *span) {
 		t.switching()
 	}
 	t.bound.Store(b)
+	t.epoch.Add(1) // after the cursor store: blocks of the range before are dropped
 	t.cur = n
 	if b == n.end {
 		t.fetchLocked()
@@ -481,6 +564,9 @@ func (t *Tag) retire() {
 	if n == nil {
 		return
 	}
+	// After the cursor moved: a block taken with the epoch loaded after
+	// this store was taken past the range's end, and refused.
+	defer t.epoch.Add(1)
 	if n.locked {
 		if n.pos <= n.end {
 			t.dropped.Add(n.end - n.pos + 1)
@@ -498,6 +584,14 @@ func (t *Tag) retire() {
 			return
 		}
 	}
+}
+
+// minU is the lesser of a and b compared unsigned (see Tag).
+func minU(a, b int64) int64 {
+	if uint64(a) <= uint64(b) {
+		return a
+	}
+	return b
 }
 
 func (t *Tag) close() {

@@ -39,10 +39,10 @@ func (l *leases) has(v int64) bool {
 }
 
 // hammer runs g goroutines of up to n Next calls each on tag (they stop
-// early at a deadline, so the load is bounded in time too), then checks
-// what a user relies on: no ID twice, every ID inside a range the tag
-// was leased, each goroutine's IDs strictly increasing. Returns the
-// number of IDs taken.
+// early at a deadline, so the load is bounded in time too), the odd ones
+// through a Local of their own, then checks what a user relies on: no ID
+// twice, every ID inside a range the tag was leased, each goroutine's IDs
+// strictly increasing. Returns the number of IDs taken.
 func hammer(t *testing.T, tag *Tag, l *leases, g, n int) int {
 	t.Helper()
 	got := make([][]int64, g)
@@ -54,8 +54,12 @@ func hammer(t *testing.T, tag *Tag, l *leases, g, n int) int {
 		go func(i int) {
 			defer wg.Done()
 			ids := make([]int64, 0, n)
+			next := tag.Next
+			if i%2 == 1 {
+				next = tag.Local().Next
+			}
 			for k := 0; k < n && (k%256 != 0 || time.Now().Before(stop)); k++ {
-				v, err := tag.Next()
+				v, err := next()
 				if err != nil {
 					errs <- err
 					return
@@ -231,7 +235,7 @@ func TestSwitchOrder(t *testing.T) {
 		t.Fatalf("%d racers for 10 ranges", len(refused))
 	}
 	for _, r := range refused {
-		v, err := tag.slow(r[0], r[1])
+		v, err := tag.slow(r[0], r[0], r[1], nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,5 +287,84 @@ func TestCursorWrap(t *testing.T) {
 	}
 	if v := tag.cursor.Load(); v >= 0 {
 		t.Fatalf("the cursor did not wrap (%d): the test tests nothing", v)
+	}
+}
+
+// contiguous leases ranges of count IDs: [1, 1+count), then on.
+func contiguous(tag *Tag, l *leases) {
+	tag.mu.Lock()
+	tag.lease = func(count int64) (int64, int64, string, error) {
+		l.mu.Lock()
+		start := int64(1)
+		if len(l.ends) > 0 {
+			start = l.ends[len(l.ends)-1]
+		}
+		l.mu.Unlock()
+		l.add(start, start+count)
+		return start, start + count, "a", nil
+	}
+	tag.mu.Unlock()
+}
+
+func takeLocal(t *testing.T, loc *Local, n int) []int64 {
+	t.Helper()
+	ids := make([]int64, n)
+	for i := range ids {
+		v, err := loc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = v
+	}
+	return ids
+}
+
+// What a Local's block keeps and what it does not: a Local that took IDs
+// holds the rest of its block, and none of it outlives the range's switch
+// (another caller used the range up), its expiry or the close; what the
+// block held is counted as dropped, exactly.
+func TestLocalBlocks(t *testing.T) {
+	c := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
+	tag, _ := c.Tag("orders", &TagOptions{MinRange: 100, MaxRange: 100, Validity: NoExpiry})
+	var l leases
+	contiguous(tag, &l)
+	loc := tag.Local()
+	a := takeLocal(t, loc, 20)
+	b := take(t, tag, 150)
+	increasing(t, "the Local", a)
+	if a[19] != 20 || b[0] <= 20 || b[0] >= 40 {
+		t.Fatalf("the Local took %v, Next began at %d: no block held", a, b[0])
+	}
+	if a2 := takeLocal(t, loc, 1)[0]; a2 <= b[149] {
+		t.Fatalf("the Local's next ID, %d, is not above Next's last, %d: its "+
+			"block outlived the switch", a2, b[149])
+	}
+
+	c2 := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
+	tag2, _ := c2.Tag("orders", &TagOptions{MinRange: 1000, MaxRange: 1000,
+		Validity: 100 * time.Millisecond})
+	var l2 leases
+	contiguous(tag2, &l2)
+	loc2 := tag2.Local()
+	if ids := takeLocal(t, loc2, 20); ids[19] != 20 {
+		t.Fatalf("IDs %v", ids)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for tag2.Stats().Dropped == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if next := takeLocal(t, loc2, 1)[0]; next <= 1000 {
+		t.Fatalf("after the range expired: %d", next)
+	}
+	if d := tag2.Stats().Dropped; d != 980 {
+		t.Fatalf("dropped %d, want 980: the 1,000 of the range less the 20 "+
+			"handed out", d)
+	}
+	takeLocal(t, loc2, 5)
+	c2.Close()
+	if _, err := loc2.Next(); err == nil {
+		t.Fatal("an ID from a Local after the close")
+	} else {
+		wantCode(t, err, CodeClosed, 0)
 	}
 }

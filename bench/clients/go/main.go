@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// bench/clients/go: a leased tag's Next beside a bare atomic.AddInt64 in
-// the same run, on 1 and several goroutines, and the server calls per
-// million IDs at a steady rate. Usage: go run . URL [TAG]
+// bench/clients/go: a leased tag's Next, and a Local's (one per
+// goroutine), beside a bare atomic.AddInt64 in the same run, on 1 and
+// several goroutines, and the server calls per million IDs at a steady
+// rate. Usage: go run . URL [TAG]
 package main
 
 import (
@@ -30,8 +31,8 @@ var sink int64
 var lastWall time.Duration
 
 const (
-	header = "| goroutines | atomic.AddInt64 | bound, add | pointer, add, bound | Tag.Next | ratio to the counter | ratio to bound, add |"
-	rule   = "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	header = "| goroutines | atomic.AddInt64 | bound, add | pointer, add, bound | Tag.Next | ratio to the counter | ratio to bound, add | Local.Next | its ratio to the counter |"
+	rule   = "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
 
 func bare(threads int) time.Duration {
@@ -145,6 +146,23 @@ func tagged(t *frond.Tag, threads int) time.Duration {
 	})
 }
 
+// localed is tagged through a Local per goroutine.
+func localed(t *frond.Tag, threads int) time.Duration {
+	return run(threads, func(n int) int64 {
+		var s int64
+		loc := t.Local()
+		for i := 0; i < n; i++ {
+			v, err := loc.Next()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			s += v
+		}
+		return s
+	})
+}
+
 // run makes perRun calls split over threads goroutines, each on its own
 // OS thread, and returns the CPU time they used per call: on a machine
 // shared with other work, time spent waiting for a core is not counted.
@@ -211,7 +229,7 @@ func main() {
 	before := c.Stats()
 	var wall []string
 	for _, threads := range []int{1, 2, 4} {
-		var b, a, f, n, wb, wa, wf, wn []float64
+		var b, a, f, n, o, wb, wa, wf, wn, wo []float64
 		fl := unsafe.Pointer(&floor{end: 1 << 62})
 		fd := &fields{end: 1 << 62}
 		for r := 0; r < rounds; r++ {
@@ -223,14 +241,16 @@ func main() {
 			wf = append(wf, float64(lastWall.Nanoseconds())/perRun)
 			n = append(n, float64(tagged(t, threads).Nanoseconds())/perRun)
 			wn = append(wn, float64(lastWall.Nanoseconds())/perRun)
+			o = append(o, float64(localed(t, threads).Nanoseconds())/perRun)
+			wo = append(wo, float64(lastWall.Nanoseconds())/perRun)
 		}
-		row := func(b, a, f, n []float64) string {
-			mb, ma, mf, mn := median(b), median(a), median(f), median(n)
-			return fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.2f | %.2f× | %.2f× |",
-				threads, mb, ma, mf, mn, mb/mn, ma/mn)
+		row := func(b, a, f, n, o []float64) string {
+			mb, ma, mf, mn, mo := median(b), median(a), median(f), median(n), median(o)
+			return fmt.Sprintf("| %d | %.2f | %.2f | %.2f | %.2f | %.2f× | %.2f× | %.2f | %.2f× |",
+				threads, mb, ma, mf, mn, mb/mn, ma/mn, mo, mb/mo)
 		}
-		fmt.Println(row(b, a, f, n))
-		wall = append(wall, row(wb, wa, wf, wn))
+		fmt.Println(row(b, a, f, n, o))
+		wall = append(wall, row(wb, wa, wf, wn, wo))
 	}
 	fmt.Print("\nThe same rounds in wall-clock ns per ID (contention shows here, and so does other work on the machine):\n\n")
 	fmt.Println(header)
