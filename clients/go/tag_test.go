@@ -340,6 +340,37 @@ func TestLocalBlocks(t *testing.T) {
 			"block outlived the switch", a2, b[149])
 	}
 
+	// A switch to a range below (another server of the store, served
+	// under the lock) drops the blocks too: the range before's timer is
+	// cancelled, so a block kept would outlive the range's validity.
+	c3 := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
+	tag3, _ := c3.Tag("orders", &TagOptions{MinRange: 100, MaxRange: 100, Validity: NoExpiry})
+	var mu sync.Mutex
+	top := int64(1_000_000)
+	tag3.mu.Lock()
+	tag3.lease = func(count int64) (int64, int64, string, error) {
+		mu.Lock() // 1,000,000 from server a, then 1, 101, ... from b
+		defer mu.Unlock()
+		start, srv := top, "b"
+		if start == 1_000_000 {
+			top, srv = 1, "a"
+		} else {
+			top += count
+		}
+		return start, start + count, srv, nil
+	}
+	tag3.mu.Unlock()
+	loc3 := tag3.Local()
+	a3 := takeLocal(t, loc3, 20)
+	b3 := take(t, tag3, 120)
+	if a3[19] != 1_000_019 || b3[119] >= 1_000_000 {
+		t.Fatalf("the test tests nothing: %d, then %d", a3[19], b3[119])
+	}
+	if v := takeLocal(t, loc3, 1)[0]; v >= 1_000_000 {
+		t.Fatalf("the Local's next ID, %d, is of the range before the switch: "+
+			"its block outlived it", v)
+	}
+
 	c2 := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
 	tag2, _ := c2.Tag("orders", &TagOptions{MinRange: 1000, MaxRange: 1000,
 		Validity: 100 * time.Millisecond})

@@ -246,6 +246,31 @@ final class SwitchTest {
         } finally {
             other.shutdownNow();
         }
+        // A switch to a range below (another server of the store, served
+        // under the lock) drops the blocks too: the range before's timer is
+        // cancelled, so a block kept would outlive the range's validity.
+        other = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try (FrondClient c = FrondClient.builder().servers("http://127.0.0.1:9").build()) {
+            SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(100, 100)
+                .withValidity(Duration.ZERO));
+            long[] next = {1_000_000};
+            tag.leaser = count -> {
+                synchronized (next) { // 1,000,000 from server a, then 1, 101, ... from b
+                    long start = next[0];
+                    next[0] = start == 1_000_000 ? 1 : start + count;
+                    return new SegmentTag.Leased(start, start + count, start == 1_000_000 ? "a" : "b");
+                }
+            };
+            long[] a = other.submit(() -> ClientTest.take(tag, 20)).get();
+            long[] b = ClientTest.take(tag, 120);
+            long a2 = other.submit(() -> tag.next()).get();
+            ClientTest.check(a[19] == 1_000_019 && b[b.length - 1] < 1_000_000,
+                "the test tests nothing: " + a[19] + ", then " + b[b.length - 1]);
+            ClientTest.check(a2 < 1_000_000, "the other thread's next ID, " + a2
+                + ", is of the range before the switch: its block outlived it");
+        } finally {
+            other.shutdownNow();
+        }
         try (FrondClient c = FrondClient.builder().servers("http://127.0.0.1:9").build()) {
             SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(1000, 1000)
                 .withValidity(Duration.ofMillis(100)));
