@@ -242,11 +242,19 @@ const blockMax = 16
 // holds (counted in the tag's dropped IDs). A Local's IDs strictly
 // increase while one server serves, and are unique among every Local
 // and Next of the tag; a Local left unused keeps at most 15 IDs of the
-// current range unissued.
+// current range unissued. A Local must not be copied (go vet flags a
+// copy): the copy would hand out the same block again.
 type Local struct {
+	_                       noCopy
 	t                       *Tag
 	next, last, epoch, size int64
 }
+
+// noCopy makes go vet's copylocks check flag a Local copied by value.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 // Local returns a new goroutine-owned handle on the tag.
 func (t *Tag) Local() *Local { return &Local{t: t, next: 1, size: 1} }

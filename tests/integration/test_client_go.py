@@ -40,8 +40,20 @@ def test_go_test():
     for name in ("TestTagGoroutines", "TestTwoProcesses", "TestServerKilled",
                  "TestServerRestart", "TestTimeouts", "TestValidity",
                  "TestSwitchHammer", "TestSwitchHammerServer", "TestSwitchOrder",
-                 "TestCursorWrap"):
+                 "TestCursorWrap", "TestLocalBlocks"):
         ft.check("--- PASS: %s" % name in r.stdout, "%s did not pass" % name)
+
+
+def test_go_vet():
+    """go vet's full set (go test runs a few of its checks only; copylocks,
+    which flags a copied Local, is not among them), and gofmt."""
+    r = subprocess.run(["go", "vet", "."], cwd=CLIENT, env=go_env(),
+                       capture_output=True, text=True, timeout=300)
+    ft.check(r.returncode == 0, "go vet: %s%s" % (r.stdout, r.stderr))
+    r = subprocess.run(["gofmt", "-l", "."], cwd=CLIENT, env=go_env(),
+                       capture_output=True, text=True, timeout=60)
+    ft.check(r.returncode == 0 and not r.stdout.strip(),
+             "gofmt: files not formatted: %s%s" % (r.stdout, r.stderr))
 
 
 def test_docs_program():
@@ -78,4 +90,4 @@ def test_docs_program():
 
 
 if __name__ == "__main__":
-    ft.main([test_go_test, test_docs_program])
+    ft.main([test_go_test, test_go_vet, test_docs_program])

@@ -37,7 +37,7 @@ def test_client_tests():
     ft.check("all passed" in r.stdout, "no closing line from ClientTest")
     for name in ("threads", "twoProcesses", "serverKilled", "serverRestart",
                  "timeouts", "validity", "fuzzJson", "switchOrder",
-                 "switchHammer", "switchHammerServer", "cursorWrap"):
+                 "switchHammer", "switchHammerServer", "cursorWrap", "blocks"):
         ft.check(re.search(r"^ok   %s " % name, r.stdout, re.M),
                  "%s did not pass" % name)
 
