@@ -42,9 +42,15 @@ func wantCode(t *testing.T, err error, code string, status int) *Error {
 // take draws n IDs from tag, failing the test on any error.
 func take(t *testing.T, tag *Tag, n int) []int64 {
 	t.Helper()
+	return takeWith(t, tag.Next, n)
+}
+
+// takeWith draws n IDs from next (a Tag's Next or a Local's).
+func takeWith(t *testing.T, next func() (int64, error), n int) []int64 {
+	t.Helper()
 	out := make([]int64, n)
 	for i := range out {
-		v, err := tag.Next()
+		v, err := next()
 		if err != nil {
 			t.Fatalf("ID %d of %d: %v", i, n, err)
 		}

@@ -308,15 +308,7 @@ func contiguous(tag *Tag, l *leases) {
 
 func takeLocal(t *testing.T, loc *Local, n int) []int64 {
 	t.Helper()
-	ids := make([]int64, n)
-	for i := range ids {
-		v, err := loc.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[i] = v
-	}
-	return ids
+	return takeWith(t, loc.Next, n)
 }
 
 // What a Local's block keeps and what it does not: a Local that took IDs
