@@ -28,6 +28,8 @@ import time
 import urllib.parse
 import weakref
 
+from frond._errors import FrondError
+
 __version__ = "0.1.0"
 
 DEFAULT_SERVERS = ["http://127.0.0.1:8080"]
@@ -36,24 +38,6 @@ TAG_MAX = 128
 INT64_MAX = (1 << 63) - 1
 _DECIMAL = re.compile(r"[0-9]{1,19}\Z")
 _STORE = re.compile(r"[0-9a-f]{32}\Z")
-
-
-class FrondError(Exception):
-    """A call that did not give IDs. `code` is Frond's stable code
-    (TAG_NOT_FOUND, SEGMENT_UNAVAILABLE, COUNT_INVALID, ...), or one of
-    the client's own: UNAVAILABLE (no server answered), TIMEOUT (the last
-    attempt timed out), BAD_RESPONSE (an answer that does not parse, or a
-    range below one the same server leased before), STORE_MISMATCH (no
-    server gave a range of the store the client pinned, or several
-    servers are listed and one names no store), CLOSED (the client was
-    closed).
-    `status` is the HTTP status, 0 when there was none."""
-
-    def __init__(self, code, message, status=0):
-        super().__init__("%s: %s" % (code, message))
-        self.code = code
-        self.message = message
-        self.status = status
 
 
 def _servers(servers):
@@ -305,10 +289,10 @@ class Client:
     def range(self, name, count):
         """Lease `count` consecutive IDs of tag `name`: (start, end), the
         IDs start <= id < end. What Segment does under the hood."""
-        start, end, _ = self._lease(name, count)
+        start, end, _ = self._lease_range(name, count)
         return start, end
 
-    def _lease(self, name, count):
+    def _lease_range(self, name, count):
         """range(), and the index of the server that gave it."""
         check_tag(name)
         check_count(count)

@@ -36,7 +36,7 @@ import re
 import threading
 import time
 
-from frond._client import FrondError
+from frond._errors import FrondError
 
 
 class Segment:
@@ -213,7 +213,7 @@ class Segment:
         again within it: the bound its message names, else half."""
         for _ in range(64):
             try:
-                return self._client._lease(self.name, size)
+                return self._client._lease_range(self.name, size)
             except FrondError as e:
                 if e.code != "COUNT_INVALID" or e.status != 400 or size <= 1:
                     raise
