@@ -9,7 +9,7 @@
 ** queue (resp_multi.c) and must come back the same, and the raw input is
 ** read as a queue, whose reader must stay inside it.
 */
-#include "server/resp.h"
+#include "server/resp_shared.h"
 #include "server/resp_parse.h"
 
 #include <stdint.h>

@@ -31,7 +31,7 @@
 ** at most TICK_MS of them while the disk keeps up.
 */
 #include "base/base.h"
-#include "server/audit.h"
+#include "server/audit_shared.h"
 #include "server/server.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
 ** the buffer a line goes into.
 */
 #include "base/base.h"
-#include "server/audit.h"
+#include "server/audit_shared.h"
 #include "server/json.h"
 
 #include <arpa/inet.h>

@@ -5,7 +5,7 @@
 ** retries a failed write, reopens the path on SIGHUP.
 */
 #include "base/base.h"
-#include "server/audit.h"
+#include "server/audit_shared.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,7 +22,7 @@
 ** reads it), the protocol's configuration check and metrics; the commands
 ** are in resp_cmds.c, the replies in resp_reply.c.
 */
-#include "server/resp.h"
+#include "server/resp_shared.h"
 
 #include "base/base.h"
 #include "server/acl.h"
@@ -47,7 +47,7 @@ static void command(frond__resp_ctx *x);
 static void exec(frond__resp_ctx *x);
 
 /* Sorted by how often clients send them. */
-static const resp_cmd commands[] = {
+static const resp_cmd command_table[] = {
     {"incr", FROND__RC_INCR, 2, 2, 0, 1, "write fast", frond__resp_cmd_incr},
     {"incrby", FROND__RC_INCRBY, 3, 3, 0, 1, "write fast",
      frond__resp_cmd_incrby},
@@ -107,9 +107,9 @@ static const resp_cmd commands[] = {
 
 static const resp_cmd *find_command(const frond__resp_arg *a) {
   size_t i;
-  for (i = 0; i < FROND__ARRAY_SIZE(commands); i++)
-    if (frond__resp_arg_is(a, commands[i].name))
-      return &commands[i];
+  for (i = 0; i < FROND__ARRAY_SIZE(command_table); i++)
+    if (frond__resp_arg_is(a, command_table[i].name))
+      return &command_table[i];
   return NULL;
 }
 
@@ -140,18 +140,18 @@ static void command_entry(frond__resp_ctx *x, const resp_cmd *k) {
 }
 
 static void command(frond__resp_ctx *x) {
-  size_t i, n = FROND__ARRAY_SIZE(commands);
+  size_t i, n = FROND__ARRAY_SIZE(command_table);
   char s[64];
   if (x->argc == 1) {
     frond__resp_array(x, (int64_t)n);
     for (i = 0; i < n; i++)
-      command_entry(x, &commands[i]);
+      command_entry(x, &command_table[i]);
   } else if (frond__resp_arg_is(&x->argv[1], "COUNT")) {
     frond__resp_int(x, (int64_t)n);
   } else if (frond__resp_arg_is(&x->argv[1], "LIST")) {
     frond__resp_array(x, (int64_t)n);
     for (i = 0; i < n; i++)
-      frond__resp_cstr(x, commands[i].name);
+      frond__resp_cstr(x, command_table[i].name);
   } else if (frond__resp_arg_is(&x->argv[1], "INFO")) {
     frond__resp_array(x, (int64_t)(x->argc - 2));
     for (i = 2; i < x->argc; i++) {

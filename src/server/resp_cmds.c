@@ -10,7 +10,7 @@
 ** connect unmodified: PING, ECHO, QUIT, HELLO, AUTH, SELECT 0, CLIENT,
 ** CONFIG GET, RESET and INFO. COMMAND lives with the table, in resp.c.
 */
-#include "server/resp.h"
+#include "server/resp_shared.h"
 
 #include "base/base.h"
 #include "core/core.h"

@@ -16,7 +16,7 @@
 ** request layer (req.c): a seq format's first use of a period finishes on
 ** the thread pool.
 */
-#include "server/resp.h"
+#include "server/resp_shared.h"
 
 #include "base/base.h"
 

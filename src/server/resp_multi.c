@@ -47,7 +47,7 @@
 ** many IDs its commands ask for, and the loop serves other connections
 ** between its parts.
 */
-#include "server/resp.h"
+#include "server/resp_shared.h"
 
 #include <stdlib.h>
 #include <string.h>

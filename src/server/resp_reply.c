@@ -27,7 +27,7 @@
 ** IDs hand them to the request layer (req.c) through frond__resp_run,
 ** whose answers are written here, now or after a wait off the loop.
 */
-#include "server/resp.h"
+#include "server/resp_shared.h"
 
 #include "base/base.h"
 

@@ -8,7 +8,7 @@
 #include "server_fixture.h"
 
 #include "server/http.h"
-#include "server/resp.h"
+#include "server/resp_shared.h"
 
 #include <math.h>
 #include <sodium.h>

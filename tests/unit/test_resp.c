@@ -5,7 +5,7 @@
 */
 #include "server_fixture.h"
 
-#include "server/resp.h"
+#include "server/resp_shared.h"
 
 static int setup(void **state) {
   static const char *const tags[] = {"order", NULL};

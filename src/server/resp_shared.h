@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** resp.h -- the Redis protocol front's own pieces, shared by its files:
+** resp_shared.h -- the Redis protocol front's own pieces, shared by its files:
 **
 **   resp.c        framing, the command table, dispatch, configuration,
 **                 metrics (the frond__proto table)
@@ -10,8 +10,8 @@
 **   resp_reply.c  replies, written in the connection's protocol (RESP2 or
 **                 RESP3): a command says what a value is, the helper how
 */
-#ifndef FROND_SERVER_RESP_H
-#define FROND_SERVER_RESP_H
+#ifndef FROND_SERVER_RESP_SHARED_H
+#define FROND_SERVER_RESP_SHARED_H
 
 #include "server/resp_parse.h"
 #include "server/server.h"
@@ -225,4 +225,4 @@ int frond__resp_tx_put(frond__buf *q, const frond__resp_arg *argv, size_t argc);
 long frond__resp_tx_get(const char *q, size_t len, frond__resp_arg *argv,
                         size_t max, size_t *argc);
 
-#endif /* FROND_SERVER_RESP_H */
+#endif /* FROND_SERVER_RESP_SHARED_H */

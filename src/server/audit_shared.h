@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
-** audit.h -- what the audit log's files share: audit.c (the loops' side,
-** life cycle, metrics), audit_record.c (lines), audit_writer.c (the
-** writer thread). Internal to them.
+** audit_shared.h -- what the audit log's files share: audit.c (the
+** loops' side, life cycle, metrics), audit_record.c (lines),
+** audit_writer.c (the writer thread). Internal to them.
 */
-#ifndef FROND_SERVER_AUDIT_H
-#define FROND_SERVER_AUDIT_H
+#ifndef FROND_SERVER_AUDIT_SHARED_H
+#define FROND_SERVER_AUDIT_SHARED_H
 
 #include "server/server.h"
 
