@@ -49,7 +49,7 @@ static frond_seg *bounded(const char *tag, int64_t step, int64_t start,
   assert_int_equal(create_max(st, tag, step, start, "", max, &e), 0);
   frond_store_close(st);
   frond_seg_options_init(&o);
-  o.wait_ms = 200;
+  o.wait_ms = 10000; /* a loaded machine: the loader may take long */
   o.retry_min_ms = 1;
   o.retry_max_ms = 5;
   assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
@@ -251,7 +251,7 @@ static void test_set_max_rules(void **state) {
                    FROND_ETAG_NOT_FOUND);
   assert_int_equal(tag_max(st, "rules", &max, &e), 0);
   frond_seg_options_init(&o);
-  o.wait_ms = 2000;
+  o.wait_ms = 10000;
   o.retry_min_ms = 1;
   o.retry_max_ms = 5;
   assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
