@@ -66,6 +66,10 @@ static fixture *fixture_open(const frond__proto *proto,
   for (; tags != NULL && *tags != NULL; tags++)
     fixture_tag(f, *tags, 100);
   frond__ids_seg_options(srv, &o);
+  /* The server's waits for a load (tens of ms) are for a quiet store; a
+  ** SQLite load on a machine loaded past its cores may take longer, and
+  ** no test here asks for SEGMENT_UNAVAILABLE. */
+  o.wait_ms = o.first_wait_ms = 10000;
   assert_int_equal(frond_seg_open(&seg, f->uri, &o, &err), 0);
   atomic_store(&srv->seg, seg);
   srv->seg_enabled = 1;
