@@ -28,6 +28,14 @@ def refused(r, what):
     return r
 
 
+def refused_or_refilled(r, what, since):
+    """A single ID past a bucket of rate 1 a second: refused, unless a
+    loaded machine took a second or more since the bucket was emptied
+    (`since`), which gives one ID back."""
+    if isinstance(r, RespError) or time.monotonic() - since < 1.0:
+        refused(r, what)
+
+
 def metric(s, line):
     status, body = ft.http_get(s.port, "/metrics")
     check(status == 200, "/metrics: %d" % status)
@@ -55,9 +63,10 @@ def test_tags_over_both_fronts():
     s = ft.Server(resp=True, tags={"orders": 1000, "orders:eu": 1000,
                                    "orders:us": 1000, "orders:fr": 1000,
                                    "users": 1000},
-                  extra=["--quota-tag", "orders=2/20, orders:*=2/10"])
+                  extra=["--quota-tag", "orders=1/20, orders:*=1/10"])
     try:
         # A burst passes, in one batch; the next is 429, nothing issued.
+        emptied = time.monotonic()
         st, _, body = s.request("GET", "/v1/segment/orders?count=20")
         check(st == 200, "a burst of 20: %d %r" % (st, body))
         ids = [int(x) for x in re.findall(rb'"(\d+)"', body)]
@@ -68,7 +77,8 @@ def test_tags_over_both_fronts():
               "Retry-After: %r" % h.get("retry-after"))
         # The same bucket over RESP, on another connection and thread.
         c = Resp(s.resp_port)
-        refused(c.command("INCR", "orders"), "INCR over RESP")
+        refused_or_refilled(c.command("INCR", "orders"), "INCR over RESP",
+                            emptied)
         refused(c.command("ID.RANGE", "orders", "5"), "ID.RANGE")
         # Refused for good above the burst, said so.
         r = refused(c.command("ID.NEXT", "orders:eu", "11"), "11 of 10")
@@ -76,10 +86,14 @@ def test_tags_over_both_fronts():
         st, h, body = s.request("GET", "/v1/segment/orders:eu/range?count=11")
         check(st == 429 and "retry-after" not in h, "%d %r" % (st, h))
         # A pattern: each tag its own bucket; another tag unaffected.
+        emptied = time.monotonic()
         check(len(c.command("ID.NEXT", "orders:eu", "10")) == 10, "eu")
-        refused(c.command("INCR", "orders:eu"), "eu's 11th")
+        refused_or_refilled(c.command("INCR", "orders:eu"), "eu's 11th",
+                            emptied)
+        emptied = time.monotonic()
         check(isinstance(c.command("INCRBY", "orders:us", "9"), int), "us")
-        refused(c.command("INCRBY", "orders:us", "2"), "INCRBY counts n")
+        refused_or_refilled(c.command("INCRBY", "orders:us", "2"),
+                            "INCRBY counts n", emptied)
         st, _, _ = s.request("GET", "/v1/segment/users?count=1000")
         check(st == 200, "users has no rule: %d" % st)
         # A transaction: each command takes its own; one refused is that
@@ -104,7 +118,7 @@ def test_tags_over_both_fronts():
         check(metric(s, 'frond_quota_refused_total{tag="orders"}') >= 3,
               "orders' refusals")
         check(metric(s, 'frond_quota_rule_refused_total{kind="tag",'
-                        'rule="orders:*"}') >= 4, "the pattern's refusals")
+                        'rule="orders:*"}') >= 3, "the pattern's refusals")
     finally:
         s.stop()
         s.close()
