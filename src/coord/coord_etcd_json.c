@@ -326,7 +326,8 @@ static int read_reply(const parser *p, frond__etcd_reply *r) {
       if (get_i64(p, root, "code", &code) != 0)
         return -1;
     }
-    if (i == 0 || get_str(p, i, r->error, sizeof(r->error)) != 0)
+    if (i == 0 || get_str(p, i, r->error, sizeof(r->error)) != 0 ||
+        r->error[0] == '\0')
       snprintf(r->error, sizeof(r->error), "(no message)");
     r->code = (int)(code >= 0 && code < 100 ? code : 2);
     return 0;
