@@ -432,17 +432,12 @@ func (t *Tag) slow(v, last, b int64, l *Local, e int64) (int64, error) {
 		if t.closed {
 			return 0, newError(CodeClosed, "the client is closed")
 		}
-		if l != nil && uint64(v) <= uint64(b) {
-			// A block that starts at or below the bound: good up to the
-			// bound, or, when the bound is the current range's preload
-			// bound, up to the range's end (the add ran on its cursor).
-			hi := b
-			if n := t.cur; n != nil && !n.locked && b >= n.start && b < n.end {
-				hi = minU(last, n.end)
-				t.fetchLocked()
-				t.bound.Store(n.end)
-			}
-			return l.keep(v, hi, e), nil
+		if n := t.cur; l != nil && uint64(v) <= uint64(b) &&
+			(n == nil || n.locked || b < n.start || b > n.end) {
+			// A block that starts at or below a bound no longer the
+			// current range's: good up to that bound (see Tag). Under the
+			// current range's bound, the case below takes it.
+			return l.keep(v, b, e), nil
 		}
 		if n := t.cur; n != nil && n.locked {
 			// A range below one installed before: served here.

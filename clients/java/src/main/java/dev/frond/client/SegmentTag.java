@@ -393,16 +393,13 @@ public final class SegmentTag extends TagPad2 {
             for (;;) {
                 if (closed)
                     throw new FrondException(FrondException.CLOSED, "the client is closed");
-                if (t != null && Long.compareUnsigned(v, b) <= 0) {
-                    Lease n = cur;
-                    long hi = b;
-                    if (n != null && !n.locked && b >= n.start && b < n.end) {
-                        // the block crosses the preload point
-                        hi = Long.compareUnsigned(last, n.end) <= 0 ? last : n.end;
-                        fetchLocked();
-                        BOUND.setRelease(this, n.end + Long.MIN_VALUE);
-                    }
-                    return keep(t, v, hi, e);
+                Lease c0 = cur;
+                if (t != null && Long.compareUnsigned(v, b) <= 0
+                    && (c0 == null || c0.locked || b < c0.start || b > c0.end)) {
+                    // a block at or below a bound no longer the current
+                    // range's: good up to that bound (see the class); under
+                    // the current range's bound, the case below takes it
+                    return keep(t, v, b, e);
                 }
                 // v is good if b is the current range's bound and v is not
                 // past the range's end (see the class): then v is at or
