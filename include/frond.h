@@ -93,7 +93,8 @@ extern "C" {
   XX(40, AUDIT_UNAVAILABLE, "the audit log cannot record the IDs")             \
   XX(41, SEGMENT_EXHAUSTED, "the tag has issued every ID up to its max")       \
   XX(42, DATACENTER_MISMATCH, "not the node range the coordinator records")    \
-  XX(43, COORDINATOR_MISMATCH, "not the coordinator the store records")
+  XX(43, COORDINATOR_MISMATCH, "not the coordinator the store records")        \
+  XX(44, TAG_OWNER, "an ordered tag is served by its owner, another node")
 
 typedef enum {
   FROND_OK = 0,
@@ -446,11 +447,14 @@ FROND_EXPORT int frond_gen_close(frond_gen *g, frond_error *err);
 */
 typedef struct frond_seg frond_seg;
 typedef struct frond_store frond_store;
-/* A segment tag's bound and stride (frond_store_tag_create_seq). */
+/* A segment tag's bound, stride and order (frond_store_tag_create_seq).
+** ordered: one fleet-wide sequence, served by one owner at a time
+** (docs/segment.md, "Ordered tags"); fixed when the tag is created. */
 typedef struct frond_tag_seq {
   int64_t max;
   int64_t increment;
   int64_t offset;
+  int ordered;
 } frond_tag_seq;
 
 /* Longest tag name in bytes (leaf_alloc.biz_tag is varchar(128)). */
@@ -472,17 +476,26 @@ typedef struct frond_seg_options {
   frond_clock_fn clock; /* NULL: frond_clock_realtime; times the dynamic
                            step (how long a segment lasted) */
   void *clock_ctx;
-  int64_t first_wait_ms; /* a tag's first use waits this long for its first
+  int64_t first_wait_ms;    /* a tag's first use waits this long for its first
                             segment; default 5000 */
-  unsigned miss_checks;  /* unknown tags: at most this many store look-ups
+  unsigned miss_checks;     /* unknown tags: at most this many store look-ups
                             per second, default 50 */
-  unsigned loaders;      /* loader threads, each with its own store
+  unsigned loaders;         /* loader threads, each with its own store
                             connection, loading segments of different tags
                             at once (a slow tag delays only itself);
                             default 4, 1..64 */
-  int give_back;         /* frond_seg_close returns the rest of each tag's
+  int give_back;            /* frond_seg_close returns the rest of each tag's
                             last segment when no one allocated after it
                             (see frond_seg_close); default 1, 0: off */
+  const char *owner;        /* ordered tags: the address (host:port) other
+                            nodes forward this allocator's ordered tags
+                            to when it owns them; NULL: it never owns one,
+                            and their calls answer TAG_OWNER */
+  int64_t ordered_lease_ms; /* how long an owner's claim on an ordered tag
+                               lasts in the store unless renewed (every
+                               third of it); the owner stops issuing a
+                               tenth before, by its own clock; default
+                               3000, 300..600000 */
 } frond_seg_options;
 
 FROND_EXPORT void frond_seg_options_init(frond_seg_options *opts);

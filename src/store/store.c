@@ -198,6 +198,36 @@ int frond__store_give_back(frond_store *st, frond__store_give_back_arg *a,
   return rc;
 }
 
+int frond__store_ordered(frond_store *st, int op, frond__store_ordered_arg *a,
+                         frond_error *err) {
+  int64_t used, end;
+  int rc;
+  FROND__STORE_FAULT(st, op == FROND__STORE_ORDERED_TAKE ? "alloc" : "ordered");
+  rc = st->methods->iVersion < 4 || st->methods->xControl == NULL
+           ? FROND_EINVAL
+           : st->methods->xControl(st, op, a, err);
+  if (rc == FROND_EINVAL && op != FROND__STORE_ORDERED_RELEASE)
+    return frond__fail(err, rc,
+                       "tag \"%s\" is ordered, and a %s store serves no "
+                       "ordered tag (one database does)",
+                       a->tag, st->methods->zName);
+  if (rc != 0 || op != FROND__STORE_ORDERED_TAKE)
+    return rc;
+  /* The rollback guard, as for every allocation; a range that went back
+  ** is refused here rather than moved past (frond tag advance does). */
+  used = a->step > 0 ? a->step : a->row_step;
+  end = frond__guard_end(st->guard, a->tag);
+  if (a->max_id - used < end)
+    return frond__fail(err, FROND_ESTORE,
+                       "tag \"%s\": the store handed out [%lld, %lld), below "
+                       "%lld where a range this node already took ends: the "
+                       "row went back (a failover that lost writes?)",
+                       a->tag, (long long)(a->max_id - used),
+                       (long long)a->max_id, (long long)end);
+  frond__guard_note(st->guard, a->tag, a->max_id);
+  return 0;
+}
+
 uint64_t frond__store_rollbacks(frond_store *st) {
   uint64_t n = 0;
   if (st == NULL)
@@ -476,14 +506,14 @@ void frond_free(void *p) {
 }
 
 static int plain_seq(const frond_tag_seq *q) {
-  return q == NULL || (q->max <= 0 && q->increment <= 1);
+  return q == NULL || (q->max <= 0 && q->increment <= 1 && !q->ordered);
 }
 
 /* ---- bounds and strides (store_sql_seq.c) ---- */
 
 int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,
                      frond_error *err) {
-  frond__store_seq_arg b = {tag, {0, 1, 0}};
+  frond__store_seq_arg b = {tag, {0, 1, 0, 0}};
   int rc;
   *q = b.seq;
   if (st->methods->iVersion < 4 || st->methods->xControl == NULL)
@@ -498,7 +528,7 @@ int frond__store_seq(frond_store *st, const char *tag, frond_tag_seq *q,
 
 static int max_put(frond_store *st, const char *tag, int64_t max,
                    frond_error *err) {
-  frond__store_seq_arg b = {tag, {max, 1, 0}};
+  frond__store_seq_arg b = {tag, {max, 1, 0, 0}};
   int rc = st->methods->iVersion < 4 || st->methods->xControl == NULL
                ? FROND_EINVAL
                : st->methods->xControl(st, FROND__STORE_MAX_PUT, &b, err);
@@ -511,16 +541,20 @@ static int max_put(frond_store *st, const char *tag, int64_t max,
 
 int frond__store_create_seq(frond_store *st, const frond_tag_seq *q,
                             frond_error *err) {
-  frond_tag_seq arg = {0, 1, 0};
+  frond_tag_seq arg = {0, 1, 0, 0};
   int rc;
   if (q != NULL)
     arg = *q;
+  frond_error e = {0, ""};
   rc = st->methods->iVersion < 4 || st->methods->xControl == NULL
            ? FROND_EINVAL
-           : st->methods->xControl(st, FROND__STORE_CREATE_SEQ, &arg, err);
+           : st->methods->xControl(st, FROND__STORE_CREATE_SEQ, &arg, &e);
+  if (rc != 0 && e.message[0] != '\0') /* the backend's own words */
+    return frond__fail(err, rc, "%s", e.message);
   if (rc == FROND_EINVAL && !plain_seq(q))
     return frond__fail(err, FROND_EINVAL,
-                       "the %s store keeps no bounds or strides",
+                       "the %s store keeps no bounds, strides or ordered "
+                       "tags",
                        st->methods->zName);
   return rc == FROND_EINVAL ? 0 : rc;
 }

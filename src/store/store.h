@@ -96,8 +96,35 @@ enum {
   ** `end`, in one statement; *moved 1 when it was. A backend that does not
   ** answer (multi:, frond://) returns FROND_EINVAL with handled 0: the
   ** numbers stay skipped. */
-  FROND__STORE_GIVE_BACK
+  FROND__STORE_GIVE_BACK,
+  /* frond__store_ordered_arg *: an ordered tag's claim and a segment in
+  ** one transaction, its renewal, its release (store_sql_ordered.c). A
+  ** backend that does not answer serves no ordered tag. */
+  FROND__STORE_ORDERED_TAKE,
+  FROND__STORE_ORDERED_RENEW,
+  FROND__STORE_ORDERED_RELEASE
 };
+
+/* Room for an ordered tag's owner address (host:port, IPv6 bracketed). */
+#define FROND__OWNER_MAX 300
+
+typedef struct frond__store_ordered_arg {
+  const char *tag;
+  const char *owner; /* this process's address ("" for none) */
+  int64_t token;     /* this process's, random, never 0 */
+  int64_t epoch;     /* in: the claim held, 0 for none; out: the one now */
+  int64_t lease_ms;  /* the claim's lease, recorded with it */
+  int64_t step;      /* TAKE: as frond__store_alloc; max_id, row_step out */
+  int64_t max_id, row_step;
+  /* TAKE: the holder's claim as the caller last saw it (epoch and renewal
+  ** mark, 0 0: never), and for how long it has seen it unchanged by its
+  ** own monotonic clock: a claim unchanged for its lease is stale, and
+  ** is taken over. */
+  int64_t seen_epoch, seen_mark, seen_ms;
+  /* TAKE refused (TAG_OWNER): who holds the claim, and its state. */
+  char holder[FROND__OWNER_MAX];
+  int64_t holder_epoch, holder_mark, holder_lease_ms;
+} frond__store_ordered_arg;
 
 typedef struct frond__store_give_back_arg {
   const char *tag;
@@ -322,6 +349,26 @@ int frond__seq_max_put(frond_db *db, const char *tag, int64_t max,
 ** member's interleave, members 0 for none). */
 int frond__seq_max_set(frond_db *db, const char *tag, int64_t max, int member,
                        int members, frond_error *err);
+/* Ordered tags on a plain SQL store (store_sql_ordered.c): the table;
+** a create's or delete's attribute (inside its transaction); a take
+** (claim or keep, and allocate with alloc, in one transaction of its
+** own); a renewal or (release) an end of the caller's claim. TAG_OWNER
+** when another holds the claim (a take names it in the arg). */
+typedef int (*frond__ordered_alloc_fn)(void *ctx, const char *tag, int64_t step,
+                                       int64_t *max_id, int64_t *row_step,
+                                       frond_error *err);
+int frond__ordered_schema(frond_db *db, frond_error *err);
+int frond__ordered_put(frond_db *db, const char *tag, int ordered,
+                       frond_error *err);
+int frond__ordered_take(frond_db *db, frond__store_ordered_arg *a,
+                        frond__ordered_alloc_fn alloc, void *ctx,
+                        frond_error *err);
+int frond__ordered_renew(frond_db *db, frond__store_ordered_arg *a, int release,
+                         frond_error *err);
+/* The wrappers: op FROND__STORE_ORDERED_*; INVAL for a store that serves
+** no ordered tag. A take's range passes the rollback guard. */
+int frond__store_ordered(frond_store *st, int op, frond__store_ordered_arg *a,
+                         frond_error *err);
 /* A clean stop's give-back on a plain SQL store (store_sql_give.c). */
 int frond__sql_give_back(frond_db *db, frond__store_give_back_arg *g,
                          frond_error *err);

@@ -677,6 +677,11 @@ int frond__store_multi_seq(frond__multi *ms, int op, void *arg,
   case FROND__STORE_MAX_PUT:
     return multi_max_put(ms, b->tag, b->seq.max, err);
   case FROND__STORE_CREATE_SEQ:
+    if (((const frond_tag_seq *)arg)->ordered)
+      return frond__fail(err, FROND_EINVAL,
+                         "an ordered tag needs one database: a multi: "
+                         "store's members interleave their blocks, and no "
+                         "one sequence runs across them");
     ms->create_seq = *(const frond_tag_seq *)arg;
     return 0;
   default:

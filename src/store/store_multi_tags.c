@@ -531,7 +531,7 @@ static int all_tags(frond_store **m, int n, frond_tag_row **out, size_t *nout,
 static int repair_tag(frond_store **m, int n, int k, const frond_tag_row *t,
                       frond_repair_fn fn, void *ctx, frond_error *err) {
   frond_tag_row row;
-  frond__store_seq_arg q = {t->tag, {0, 1, 0}};
+  frond__store_seq_arg q = {t->tag, {0, 1, 0, 0}};
   int64_t g = 1, floor, marks, block, next, l, from = 0, b = t->step;
   int i, rc, own = 0, seq = 0;
   for (i = 0; i < n; i++) {

@@ -406,6 +406,12 @@ static int sql_alloc(frond_store *st, const char *tag, int64_t step,
   return rc;
 }
 
+/* An ordered tag's allocation, inside its take's transaction. */
+static int ordered_alloc(void *ctx, const char *tag, int64_t step,
+                         int64_t *max_id, int64_t *row_step, frond_error *err) {
+  return sql_alloc(ctx, tag, step, max_id, row_step, err);
+}
+
 /* ---- reading tags ---- */
 
 static void read_row(const frond_db_result *r, int i, frond_tag_row *row) {
@@ -547,6 +553,11 @@ static int sql_tag_create(frond_store *st, const char *tag, int64_t step,
   frond_tag_seq q = SQ(st)->create_seq; /* recorded in the transaction */
   int rc, tries;
   memset(&SQ(st)->create_seq, 0, sizeof(q));
+  if (q.ordered && SQ(st)->members > 0)
+    return frond__fail(err, FROND_EINVAL,
+                       "tag \"%s\": an ordered tag needs one database, and "
+                       "this one is a member of a multi: store",
+                       tag);
   a[0] = frond__db_text(tag);
   a[2] = frond__db_int(step);
   a[3] = frond__db_text(description);
@@ -739,6 +750,15 @@ static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
                               SQ(st)->members, err);
   case FROND__STORE_SEQ_SET:
     return frond__seq_create(DB(st), q->tag, &q->seq, err);
+  case FROND__STORE_ORDERED_TAKE:
+  case FROND__STORE_ORDERED_RENEW:
+  case FROND__STORE_ORDERED_RELEASE:
+    if (SQ(st)->members > 0)
+      return FROND_EINVAL; /* ordered needs one database */
+    return op == FROND__STORE_ORDERED_TAKE
+               ? frond__ordered_take(DB(st), arg, ordered_alloc, st, err)
+               : frond__ordered_renew(DB(st), arg,
+                                      op == FROND__STORE_ORDERED_RELEASE, err);
   case FROND__STORE_GIVE_BACK:
     if (SQ(st)->members > 0)
       return frond__fail(err, FROND_EINVAL,

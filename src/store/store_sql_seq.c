@@ -70,29 +70,40 @@ static int plain(const frond_tag_seq *q) {
 
 int frond__seq_schema(frond_db *db, frond_error *err) {
   int my = strcmp(frond__db_engine(db), "mysql") == 0;
-  return frond__db_ensure_table(
+  int rc = frond__db_ensure_table(
       db, "frond_tag_seq",
       my ? "CREATE TABLE IF NOT EXISTS frond_tag_seq (" SEQ_COLS
            ") ENGINE=InnoDB"
          : "CREATE TABLE IF NOT EXISTS frond_tag_seq (" SEQ_COLS ")",
       err);
+  return rc != 0 ? rc : frond__ordered_schema(db, err);
 }
 
 int frond__seq_get(frond_db *db, const char *tag, frond_tag_seq *q,
                    frond_error *err) {
   frond_db_result r = {0};
   frond_db_arg a = frond__db_text(tag);
-  int rc = frond__db_exec(db,
-                          "SELECT max_value, stride, residue FROM "
-                          "frond_tag_seq WHERE biz_tag = $1",
-                          &a, 1, &r, err);
+  int64_t ordered = 0;
+  /* One round trip: the row of frond_tag_seq (or none) and whether the
+  ** tag is ordered (store_sql_ordered.c). */
+  int rc = frond__db_exec(
+      db,
+      "SELECT coalesce((SELECT max_value FROM frond_tag_seq WHERE biz_tag = "
+      "$1), 0), coalesce((SELECT stride FROM frond_tag_seq WHERE biz_tag = "
+      "$1), 1), coalesce((SELECT residue FROM frond_tag_seq WHERE biz_tag = "
+      "$1), 0), coalesce((SELECT ordered FROM frond_tag_owner WHERE biz_tag "
+      "= $1), 0)",
+      &a, 1, &r, err);
   q->max = 0;
   q->increment = 1;
   q->offset = 0;
+  q->ordered = 0;
   if (rc == 0 && r.nrows > 0 &&
       (rc = frond__db_get_int(&r, 0, 0, &q->max, err)) == 0 &&
-      (rc = frond__db_get_int(&r, 0, 1, &q->increment, err)) == 0)
-    rc = frond__db_get_int(&r, 0, 2, &q->offset, err);
+      (rc = frond__db_get_int(&r, 0, 1, &q->increment, err)) == 0 &&
+      (rc = frond__db_get_int(&r, 0, 2, &q->offset, err)) == 0 &&
+      (rc = frond__db_get_int(&r, 0, 3, &ordered, err)) == 0)
+    q->ordered = ordered != 0;
   frond__db_result_free(&r);
   /* A row written by hand that breaks the rules would issue wrong IDs. */
   if (rc == 0 && (q->max < 0 || q->increment < 1 || q->offset < 0 ||
@@ -115,6 +126,7 @@ int frond__seq_create(frond_db *db, const char *tag, const frond_tag_seq *q,
   a[0] = frond__db_text(tag);
   if ((rc = frond__db_exec(db, "DELETE FROM frond_tag_seq WHERE biz_tag = $1",
                            a, 1, NULL, err)) != 0 ||
+      (rc = frond__ordered_put(db, tag, q != NULL && q->ordered, err)) != 0 ||
       plain(q))
     return rc;
   a[1] = frond__db_int(q->max);

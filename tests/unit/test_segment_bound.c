@@ -25,7 +25,7 @@
 static int create_max(frond_store *st, const char *tag, int64_t step,
                       int64_t start, const char *desc, int64_t max,
                       frond_error *e) {
-  frond_tag_seq q = {max, 1, 0};
+  frond_tag_seq q = {max, 1, 0, 0};
   return frond_store_tag_create_seq(st, tag, step, start, desc, &q, e);
 }
 

@@ -222,7 +222,7 @@ static void test_range_kept(void **state) {
 }
 
 static void test_strided(void **state) {
-  frond_tag_seq q = {0, 3, 1};
+  frond_tag_seq q = {0, 3, 1, 0};
   frond_seg *s;
   (void)state;
   create(uri, "s", 100, &q);
@@ -239,7 +239,7 @@ static void test_strided(void **state) {
 /* A bounded tag: its last segment cut at the max; what was not issued
 ** goes back, and the max is reached exactly, never passed. */
 static void test_bounded(void **state) {
-  frond_tag_seq q = {25, 1, 0};
+  frond_tag_seq q = {25, 1, 0, 0};
   frond_error e = {0, ""};
   frond_seg *s;
   int64_t id;

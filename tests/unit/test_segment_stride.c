@@ -22,7 +22,7 @@ static frond_seg *strided(const char *tag, int64_t step, int64_t start,
   frond_seg *s = NULL;
   frond_seg_options o;
   frond_error e = {0, ""};
-  frond_tag_seq q = {max, k, r};
+  frond_tag_seq q = {max, k, r, 0};
   frond_log_set(quiet, NULL, FROND_LOG_DEBUG);
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
   assert_int_equal(frond_store_tag_create_seq(st, tag, step, start, "", &q, &e),
@@ -232,7 +232,7 @@ static void test_threads(void **state) {
 static void test_create_rules(void **state) {
   frond_store *st = NULL;
   frond_error e = {0, ""};
-  frond_tag_seq q = {0, 4, 4}, got;
+  frond_tag_seq q = {0, 4, 4, 0}, got;
   (void)state;
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
   /* The offset is a remainder: below the increment. */
@@ -274,7 +274,7 @@ static void test_create_rules(void **state) {
 static void test_recreated_strided(void **state) {
   frond_store *st = NULL;
   frond_error e = {0, ""};
-  frond_tag_seq q = {0, 2, 1};
+  frond_tag_seq q = {0, 2, 1, 0};
   frond_seg *s = strided("again", 1000, 1, 1, 0, 0);
   int64_t id = 0, old = 0;
   int i;
@@ -300,7 +300,7 @@ static void test_recreated_strided(void **state) {
 static void test_start_at_the_end(void **state) {
   frond_store *st = NULL;
   frond_error e = {0, ""};
-  frond_tag_seq q = {0, INT32_MAX, 5};
+  frond_tag_seq q = {0, INT32_MAX, 5, 0};
   (void)state;
   assert_int_equal(frond_store_open(&st, uri, &e), 0);
   assert_int_equal(frond_store_tag_create_seq(st, "far", INT32_MAX,
