@@ -42,6 +42,9 @@ int frond__vfail(frond_error *err, int code, const char *fmt, va_list ap);
 
 /* Monotonic clock in nanoseconds, for deadlines and measurements. */
 int64_t frond__mono_ns(void);
+/* A random nonzero 64-bit key (getrandom; the clock and pid where that
+** fails): unique per process, not a secret (base/fork.c). */
+uint64_t frond__random_key(void);
 
 /* A condition variable whose timed waits use the monotonic clock, so that
 ** a wall-clock step neither shortens nor stretches a wait. */

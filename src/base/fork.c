@@ -42,7 +42,7 @@ static void setup(void) {
 }
 
 /* A random nonzero key; the clock and pid where randomness fails. */
-static uint64_t new_key(void) {
+uint64_t frond__random_key(void) {
   uint64_t k = 0;
   while (k == 0)
     if (getrandom(&k, sizeof(k), 0) != (ssize_t)sizeof(k))
@@ -56,7 +56,7 @@ void frond__fork_arm(frond__fork_mark *m) {
   pthread_once(&once, setup);
   cur = atomic_load_explicit(word, memory_order_acquire);
   while (cur == 0) {
-    uint64_t k = new_key();
+    uint64_t k = frond__random_key();
     if (atomic_compare_exchange_strong(word, &cur, k))
       cur = k;
   }

@@ -32,6 +32,16 @@ int frond__seg_tag_next_nowait(frond_seg_tag *t, size_t n, int64_t *out,
 int frond__seg_tag_range_nowait(frond_seg_tag *t, int64_t n, int64_t *start,
                                 frond_error *err);
 
+/* An ordered tag's owner as this allocator last read it (seg_ordered.c),
+** host:port into out (cap bytes): 0 when another process holds the tag
+** and gave an address, -1 otherwise. */
+int frond__seg_ordered_owner(frond_seg *s, const char *tag, size_t len,
+                             char *out, size_t cap);
+/* The owner could not be reached: the store is asked again within a
+** tenth of a lease rather than at the time it would be (a clean stop
+** released the claim: another node may take it over at once). */
+void frond__seg_ordered_forget(frond_seg *s, const char *tag, size_t len);
+
 /* Test hook: make a generator follow its (possibly fake) clock now rather
 ** than at its next tick. Thread-safe. */
 void frond__gen_tick(frond_gen *g);

@@ -146,6 +146,20 @@ struct seg_tag {
   seg_tag *hot_next;    /* tags in use, newest first; fixed once pushed */
   uint64_t sample_last; /* IDs taken at the last sample (sample_mu) */
   _Atomic double rate;  /* IDs per second between the last two samples */
+  /* An ordered tag (seg_ordered.c). ordered is set under mu before the
+  ** first install, and read by switch_gen, which keeps such a tag off the
+  ** inline path; the rest is under mu. */
+  atomic_int ordered;      /* the last load found the tag ordered */
+  int64_t own_epoch;       /* the claim this process holds, 0: none */
+  int64_t own_until_ns;    /* monotonic: no ID is issued at or past it;
+                              0: none is issued before a take confirms */
+  int64_t renew_at_ns;     /* monotonic: the claim's next renewal */
+  char *holder;            /* another owner as last read (malloc'd) */
+  int64_t holder_until_ns; /* monotonic: its claim is not asked about
+                              again before (stale at the earliest) */
+  /* Its claim as last seen (epoch, renewal mark), and since when, by the
+  ** monotonic clock, after the read that first showed it. */
+  int64_t seen_epoch, seen_mark, seen_at_ns;
 };
 
 /* The inline hot path of frond/inline.h, which the library uses too,
@@ -235,6 +249,12 @@ struct frond_seg {
   atomic_uint_fast64_t loads, failures, unavailable;
   atomic_int store_ok;
   atomic_int closed; /* frond_seg_close has begun: no call takes an ID */
+  /* Ordered tags (seg_ordered.c): this process's random token and
+  ** address, read-only; the next renewal due (under mu). */
+  int64_t token;
+  char *owner;
+  int64_t renew_at_ns;
+  int renewing;
 
   /* fork() (seg_fork.c): set in a child, where every call refuses. */
   atomic_int forked;
@@ -384,6 +404,41 @@ int frond__seg_install(frond_seg *s, seg_tag *t, int64_t start, int64_t size,
 ** stays skipped. */
 void frond__seg_give_back(frond_seg *s);
 
+/* ---- seg_ordered.c ---- */
+
+/* What an ordered tag's take got: the allocation, the claim's epoch, the
+** monotonic time before it was sent; or who holds the claim instead. */
+typedef struct seg_claim {
+  int64_t max_id, row_step, epoch, t0, t1; /* t1: after the answer */
+  char holder[FROND__OWNER_MAX];
+  int64_t holder_epoch, holder_mark, holder_lease_ms;
+} seg_claim;
+
+/* A load's store transaction for an ordered tag: claim or keep, and
+** allocate (no lock held). 0, TAG_OWNER with c->holder, or the store's
+** error. */
+int frond__seg_ordered_take(frond_seg *s, frond_store *st, seg_tag *t,
+                            int64_t step, seg_claim *c, frond_error *err);
+/* Its result, under mu, before the segment is installed: a new claim
+** drops the buffers of the old one; a claim of another drops ours. */
+void frond__seg_ordered_taken(frond_seg *s, seg_tag *t, const seg_claim *c,
+                              int rc);
+/* Under mu, before a call takes IDs: TAG_OWNER naming the owner while
+** another holds the claim; once this process's claim has run out by its
+** clock, its buffers are dropped (the call then waits for a take). */
+int frond__seg_ordered_gate(seg_tag *t, frond_error *err);
+/* Under mu, after a call took IDs: 0 when this process may issue them
+** (the claim holds by its clock); else they are skipped, and the error
+** says why. */
+int frond__seg_ordered_check(seg_tag *t, frond_error *err);
+/* On a loader, when s->renew_at_ns has come: renew every claim due;
+** returns the next renewal due (INT64_MAX: none). */
+int64_t frond__seg_ordered_renew(frond_seg *s, frond_store *st);
+/* At close, after the give-back: end every claim this process holds. */
+void frond__seg_ordered_release(frond_seg *s);
+/* The lease, and the share of it an owner issues for. */
+int64_t frond__seg_ordered_lease_ms(const frond_seg *s);
+
 /* ---- strides (seg_load.c's arithmetic, pure) ---- */
 
 /* The first number at or above a (>= 0) that is r modulo k (k >= 1,
@@ -476,8 +531,9 @@ static inline void switch_gen(seg_tag *t, uint64_t w) {
   atomic_store_explicit(&t->word, next << SEG_GEN_SHIFT, memory_order_release);
   if ((e = entry_of(t, next)) != NULL)
     entry_set(&t->cur, next, atomic_load(&e->start),
-              e->stride > 1 ? 0 : atomic_load(&e->size), e->step,
-              atomic_load(&e->preload_at));
+              e->stride > 1 || atomic_load(&t->ordered) ? 0
+                                                        : atomic_load(&e->size),
+              e->step, atomic_load(&e->preload_at));
   else
     entry_set(&t->cur, SEG_NO_GEN, 0, 0, 0, 0);
 }

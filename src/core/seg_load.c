@@ -161,6 +161,7 @@ void frond_seg_tag_seq(frond_seg_tag *h, frond_tag_seq *out,
   out->max = b;
   out->increment = k > 1 ? k : 1;
   out->offset = k > 1 ? r : 0;
+  out->ordered = atomic_load(&t->ordered);
   *remaining = -1;
   if (b <= 0)
     return;
@@ -218,9 +219,10 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   frond_error e = {0, ""};
   int64_t max_id = 0, row_step = 0, used, start, backoff_ms, bound;
   int64_t first = 0, count = 0, k, res_end = 0;
-  frond_tag_seq q = {0, 1, 0};
+  frond_tag_seq q = {0, 1, 0, 0};
+  seg_claim c;
   unsigned busy;
-  int rc, was_failing, restrided;
+  int rc, was_failing, restrided, ordered, reorder;
   busy = atomic_fetch_add(&s->busy, 1) + 1;
   for (unsigned m = atomic_load(&s->max_busy);
        busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
@@ -229,14 +231,40 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   if (rc == 0 && (atomic_load(&t->past) || !atomic_load(&t->bound_read)) &&
       frond__store_order(*st) == FROND_SEG_ORDER_TAG)
     rc = still_exhausted(*st, t, &q, &e);
-  if (rc == 0)
+  /* An ordered tag's allocation is its owner's (seg_ordered.c). Whether
+  ** the tag is ordered is read before its first allocation (above) and
+  ** after every one (below). */
+  ordered = atomic_load(&t->ordered) || q.ordered;
+  if (rc == 0 && ordered) {
+    rc = frond__seg_ordered_take(s, *st, t, step, &c, &e);
+    max_id = c.max_id;
+    row_step = c.row_step;
+  } else if (rc == 0) {
     rc = frond__store_alloc(*st, t->nm->name, step, &max_id, &row_step, &e);
+  }
   /* The attributes are read after the allocation has committed: a bound
   ** lowered before the commit is seen here, and one lowered after it sees
   ** the row this allocation moved (store_sql_seq.c). */
   if (rc == 0)
     rc = frond__store_seq(*st, t->nm->name, &q, &e);
+  /* Created again as another kind between two refreshes (a take refused
+  ** as not ordered, an allocation of a tag now ordered): nothing of this
+  ** load is installed, the next one allocates as the tag now is. */
+  reorder = (rc == 0 && q.ordered != ordered) ||
+            (rc == FROND_EINVAL && ordered &&
+             frond__store_seq(*st, t->nm->name, &q, NULL) == 0 && !q.ordered);
   atomic_fetch_sub(&s->busy, 1);
+  if (reorder) {
+    pthread_mutex_lock(&t->mu);
+    t->loading = 0;
+    frond__seg_drop(t);
+    atomic_store(&t->ordered, q.ordered);
+    frond__seg_request_load(s, t);
+    pthread_mutex_unlock(&t->mu);
+    frond_log(FROND_LOG_INFO, "segment: tag \"%s\" is %s now", t->nm->name,
+              q.ordered ? "ordered" : "no longer ordered");
+    return;
+  }
   bound = q.max;
   k = q.increment > 1 ? q.increment : 1;
   used = step > 0 ? step : row_step;
@@ -285,7 +313,8 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                        (long long)q.offset, (long long)k);
   }
   atomic_store(&s->store_ok, rc == 0 || rc == FROND_ETAG_NOT_FOUND ||
-                                 rc == FROND_ESEGMENT_EXHAUSTED);
+                                 rc == FROND_ESEGMENT_EXHAUSTED ||
+                                 rc == FROND_ETAG_OWNER);
   pthread_mutex_lock(&t->mu);
   t->loading = 0;
   if (gen != t->gen || atomic_load(&t->nm->removed)) {
@@ -311,6 +340,10 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                 "deleted failed, dropped: %s: %s",
                 t->nm->name, frond_err_name(rc), e.message);
     return;
+  }
+  if (ordered) {
+    atomic_store(&t->ordered, 1); /* before the install: off the inline path */
+    frond__seg_ordered_taken(s, t, &c, rc);
   }
   was_failing = t->backoff_ms != 0;
   free(t->fail_why);
@@ -352,6 +385,15 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     t->backoff_ms = 0;
     t->retry_at_ns = 0;
     pthread_cond_broadcast(&t->cv);
+  } else if (rc == FROND_ETAG_OWNER) {
+    /* Not a failure: the calls waiting give up with the owner's address,
+    ** and later ones are told it without a load while its claim lasts
+    ** (seg_ordered.c). No retry, no backoff. */
+    t->failures++;
+    t->want = 0;
+    t->backoff_ms = 0;
+    t->retry_at_ns = 0;
+    pthread_cond_broadcast(&t->cv);
   } else {
     atomic_fetch_add(&s->failures, 1);
     t->failures++;
@@ -369,7 +411,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   }
   backoff_ms = t->backoff_ms;
   pthread_mutex_unlock(&t->mu);
-  if (rc != 0)
+  if (rc != 0 && rc != FROND_ETAG_OWNER)
     frond_log(FROND_LOG_WARN,
               "segment: tag \"%s\": loading a segment failed, retrying in "
               "%lld ms: %s: %s",
@@ -478,6 +520,22 @@ static void *loader_main(void *arg) {
       pthread_mutex_lock(&s->mu);
       continue;
     }
+    if (!s->renewing && now >= s->renew_at_ns) {
+      frond_error e = {0, ""};
+      int64_t next = INT64_MAX;
+      s->renewing = 1;
+      s->renew_at_ns = INT64_MAX;
+      pthread_mutex_unlock(&s->mu);
+      if (connect_store(s, &st, &e) == 0)
+        next = frond__seg_ordered_renew(s, st);
+      else
+        next = now + frond__seg_ordered_lease_ms(s) / 10 * 1000000;
+      pthread_mutex_lock(&s->mu);
+      s->renewing = 0;
+      if (next < s->renew_at_ns)
+        s->renew_at_ns = next;
+      continue;
+    }
     if ((t = queue_pop(s)) != NULL) {
       if (s->q_head != NULL)
         pthread_cond_signal(&s->cv); /* more for another loader */
@@ -487,6 +545,8 @@ static void *loader_main(void *arg) {
       continue;
     }
     wake = s->refreshing ? INT64_MAX : s->refresh_at_ns;
+    if (!s->renewing && s->renew_at_ns < wake)
+      wake = s->renew_at_ns;
     if (s->nretry > 0 && s->retry[0].at_ns < wake)
       wake = s->retry[0].at_ns;
     if (wake == INT64_MAX)

@@ -98,6 +98,7 @@ int frond__seg_table_init(frond_seg *s) {
 
 static void tag_free(seg_tag *t) {
   free(t->fail_why);
+  free(t->holder);
   pthread_mutex_destroy(&t->mu);
   pthread_cond_destroy(&t->cv);
   frond__seg_tag_free(t);
@@ -291,9 +292,9 @@ static void prefetch_page(frond_seg *s, page *p) {
   }
 }
 
-/* A tag in use whose stride in the store is not the one its buffers were
-** loaded with was deleted and created again with another between two
-** refreshes (the stride is fixed for a tag's life): its buffers hold the
+/* A tag in use whose stride (or order) in the store is not the one its
+** buffers were loaded with was deleted and created again with another
+** between two refreshes (the stride is fixed for a tag's life): its buffers hold the
 ** old tag's numbers, unique (above the floor) but of the old residue,
 ** which another system's numbers may be. They are dropped, and the next
 ** call loads the new tag's. One read per tag in use, each refresh. */
@@ -312,12 +313,14 @@ static void restrided(frond_seg *s) {
     k = q.increment > 1 ? q.increment : 1;
     r = k > 1 ? q.offset : 0;
     if (rc != 0 ||
-        (atomic_load(&t->stride) == k && atomic_load(&t->residue) == r))
+        (atomic_load(&t->stride) == k && atomic_load(&t->residue) == r &&
+         atomic_load(&t->ordered) == q.ordered))
       continue;
     pthread_mutex_lock(&t->mu);
     frond__seg_drop(t);
     atomic_store(&t->stride, k);
     atomic_store(&t->residue, r);
+    atomic_store(&t->ordered, q.ordered); /* an ordered tag, or no more */
     atomic_store(&t->bound_read, 0);
     pthread_mutex_unlock(&t->mu);
     frond_log(FROND_LOG_WARN,

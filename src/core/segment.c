@@ -60,6 +60,7 @@ void frond_seg_options_init(frond_seg_options *o) {
   o->miss_checks = 50;
   o->loaders = 4;
   o->give_back = 1;
+  o->ordered_lease_ms = 3000;
 }
 
 /* ---- finding a tag ---- */
@@ -380,6 +381,13 @@ static int take_range(frond_seg *s, seg_tag *t, int64_t n, int64_t *first,
       return rc;
     if (p.stride > 1 || (p.nx != NULL && p.nx->stride > 1))
       return strided(t, p.stride > 1 ? p.stride : p.nx->stride, err);
+    if (atomic_load(&t->ordered))
+      return frond__fail(err, FROND_EINVAL,
+                         "tag \"%s\" is ordered: its IDs are issued one "
+                         "call at a time by its owner, and a range held by "
+                         "a client would be handed out after later IDs; ask "
+                         "for a batch (?count=, ID.NEXT) instead",
+                         t->nm->name);
     if (p.left >= n) {
       off = atomic_fetch_add(&t->word, (uint64_t)n) & SEG_OFF_MASK;
       if (off + (uint64_t)n <= (uint64_t)p.size) {
@@ -439,7 +447,9 @@ static int next_n(seg_tag *t, size_t n, int64_t *out, int nowait,
   if ((rc = frond__seg_forked(t->s, err)) != 0)
     return rc;
   pthread_mutex_lock(&t->mu);
-  rc = take(t->s, t, n, out, nowait, err);
+  if ((rc = frond__seg_ordered_gate(t, err)) == 0 &&
+      (rc = take(t->s, t, n, out, nowait, err)) == 0)
+    rc = frond__seg_ordered_check(t, err);
   pthread_mutex_unlock(&t->mu);
   return rc;
 }
@@ -459,12 +469,17 @@ static FROND__COLD int slow(seg_tag *t, uint64_t w, int64_t *id, int nowait,
   if ((rc = frond__seg_forked(t->s, err)) != 0)
     return rc;
   pthread_mutex_lock(&t->mu);
-  if ((e = entry_of(t, g)) != NULL && off < (uint64_t)atomic_load(&e->size)) {
+  if ((rc = frond__seg_ordered_gate(t, err)) != 0) {
+    ; /* another node's ordered tag */
+  } else if ((e = entry_of(t, g)) != NULL &&
+             off < (uint64_t)atomic_load(&e->size)) {
     *id = atomic_load(&e->start) + (int64_t)off * e->stride;
     preload_past(t->s, t, e, entry_of(t, (g + 1) & SEG_GEN_MASK), off + 1);
   } else {
     rc = take(t->s, t, 1, id, nowait, err);
   }
+  if (rc == 0) /* an ordered tag's owner issues only while its claim holds */
+    rc = frond__seg_ordered_check(t, err);
   pthread_mutex_unlock(&t->mu);
   return rc;
 }
@@ -673,6 +688,14 @@ static int check_options(const frond_seg_options *o, frond_error *err) {
   if (o->loaders < 1 || o->loaders > 64)
     return frond__fail(err, FROND_EINVAL, "loaders %u is out of 1..64",
                        o->loaders);
+  if (o->ordered_lease_ms != 0 &&
+      (o->ordered_lease_ms < 300 || o->ordered_lease_ms > 600000))
+    return frond__fail(err, FROND_EINVAL,
+                       "ordered_lease_ms %lld is out of 300..600000",
+                       (long long)o->ordered_lease_ms);
+  if (o->owner != NULL && strlen(o->owner) >= FROND__OWNER_MAX)
+    return frond__fail(err, FROND_EINVAL, "owner: longer than %d bytes",
+                       FROND__OWNER_MAX - 1);
   return 0;
 }
 
@@ -680,6 +703,7 @@ static void seg_free(frond_seg *s) {
   frond__seg_table_free(s);
   frond__store_close(s->store);
   free(s->uri);
+  free(s->owner);
   pthread_mutex_destroy(&s->refresh_mu);
   pthread_mutex_destroy(&s->table_mu);
   pthread_mutex_destroy(&s->index_mu);
@@ -714,10 +738,15 @@ int frond_seg_open(frond_seg **out, const char *store_uri,
   pthread_mutex_init(&s->mu, NULL);
   frond__cond_init(&s->cv);
   s->uri = strdup(store_uri != NULL ? store_uri : FROND_STORE_DEFAULT);
-  if (s->uri == NULL || frond__seg_table_init(s) != 0) {
+  s->owner = s->o.owner != NULL ? strdup(s->o.owner) : NULL;
+  s->renew_at_ns = INT64_MAX;
+  s->token = (int64_t)(frond__random_key() >> 1) | 1; /* never 0 */
+  if (s->uri == NULL || (s->o.owner != NULL && s->owner == NULL) ||
+      frond__seg_table_init(s) != 0) {
     rc = frond__fail(err, FROND_ENOMEM, NULL);
     goto fail;
   }
+  s->o.owner = s->owner; /* the allocator's copy */
   if ((rc = check_options(&s->o, err)) != 0 ||
       (rc = frond__store_open(s->uri, &s->store, err)) != 0 ||
       (rc = frond__store_ensure_schema(s->store, err)) != 0 ||
@@ -742,6 +771,7 @@ void frond_seg_close(frond_seg *s) {
             ** connections are the parent's; left */
   frond__seg_forks_remove(s);
   frond__seg_loaders_stop(s);
-  frond__seg_give_back(s); /* no load runs from here on */
+  frond__seg_give_back(s);       /* no load runs from here on */
+  frond__seg_ordered_release(s); /* after the last ID and the give-back */
   seg_free(s);
 }

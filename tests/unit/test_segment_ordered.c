@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** test_segment_ordered.c -- ordered tags in the library (seg_ordered.c,
+** store_sql_ordered.c), two allocators on one SQLite file standing for
+** two nodes: one owns the tag and the other is told who (TAG_OWNER,
+** frond__seg_ordered_owner); a clean close releases the claim and gives
+** the rest back, so the other continues at the next number; an owner
+** whose store stops answering stops issuing by its own clock, and issues
+** again, above, once it answers; after kill -9 of the owner the other
+** claims the tag once it has seen the claim unchanged for a lease, above
+** every ID the dead one issued; ranges are refused; the
+** attribute reads back; a multi: store refuses to create one; the
+** parser of a forwarded answer.
+*/
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "core/core.h"
+#include "server/server.h"
+#include "store/store.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/frond-ordered-XXXXXX";
+static char uri[300], path[200], path2[200], multi[700];
+
+static int setup(void **state) {
+  (void)state;
+  if (mkdtemp(dir) == NULL)
+    return -1;
+  snprintf(path, sizeof(path), "%s/t.db", dir);
+  snprintf(path2, sizeof(path2), "%s/u.db", dir);
+  snprintf(uri, sizeof(uri), "sqlite://%s", path);
+  snprintf(multi, sizeof(multi), "multi:sqlite://%s|sqlite://%s", path, path2);
+  return 0;
+}
+
+static int teardown(void **state) {
+  char p[300];
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  const char *const files[] = {path, path2};
+  size_t i, j;
+  (void)state;
+  for (j = 0; j < 2; j++)
+    for (i = 0; i < 3; i++) {
+      snprintf(p, sizeof(p), "%s%s", files[j], sfx[i]);
+      unlink(p);
+    }
+  rmdir(dir);
+  return 0;
+}
+
+static void quiet(void *ctx, int level, const char *msg) {
+  (void)ctx;
+  (void)level;
+  (void)msg;
+}
+
+static void create(const char *tag, int64_t step) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, 1, 0, 1};
+  frond_log_set(quiet, NULL, FROND_LOG_DEBUG);
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, tag, step, 1, "", &q, &e), 0);
+  q.ordered = 0;
+  assert_int_equal(frond_store_tag_seq(st, tag, &q, &e), 0);
+  assert_int_equal(q.ordered, 1);
+  frond_store_close(st);
+}
+
+static frond_seg *node(const char *owner, int64_t lease_ms) {
+  frond_seg *s = NULL;
+  frond_seg_options o;
+  frond_error e = {0, ""};
+  frond_seg_options_init(&o);
+  o.wait_ms = 2000;
+  o.retry_min_ms = 1;
+  o.retry_max_ms = 5;
+  o.owner = owner;
+  o.ordered_lease_ms = lease_ms;
+  assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
+  return s;
+}
+
+static int next(frond_seg *s, const char *tag, int64_t *id, frond_error *e) {
+  return frond_seg_next(s, tag, strlen(tag), id, e);
+}
+
+/* One owner; the other is told who it is, and issues nothing. */
+static void test_one_owner(void **state) {
+  frond_seg *a, *b;
+  frond_error e = {0, ""};
+  char who[300];
+  int64_t id, last = 0, start;
+  int i, rc;
+  (void)state;
+  create("o1", 100);
+  a = node("127.0.0.1:1001", 3000);
+  b = node("127.0.0.1:1002", 3000);
+  for (i = 0; i < 250; i++) { /* across segments: still increasing */
+    assert_int_equal(next(a, "o1", &id, &e), 0);
+    assert_true(id > last);
+    last = id;
+  }
+  assert_int_equal(next(b, "o1", &id, &e), FROND_ETAG_OWNER);
+  assert_non_null(strstr(e.message, "127.0.0.1:1001"));
+  assert_int_equal(frond__seg_ordered_owner(b, "o1", 2, who, sizeof(who)), 0);
+  assert_string_equal(who, "127.0.0.1:1001");
+  assert_int_equal(frond__seg_ordered_owner(a, "o1", 2, who, sizeof(who)), -1);
+  /* Told again without a store call, and still refused. */
+  assert_int_equal(next(b, "o1", &id, &e), FROND_ETAG_OWNER);
+  /* No range: a client would hand it out after later IDs. */
+  assert_int_equal(frond_seg_range(a, "o1", 2, 10, &start, &e), FROND_EINVAL);
+  assert_non_null(strstr(e.message, "ordered"));
+  /* A clean close releases the claim and gives the rest back: the other
+  ** claims once it asks the store again (a server asks at once when the
+  ** owner stops answering its forwarded calls) and goes on at the next
+  ** number. */
+  frond_seg_close(a);
+  frond__seg_ordered_forget(b, "o1", 2);
+  for (i = 0; (rc = next(b, "o1", &id, &e)) == FROND_ETAG_OWNER && i < 500;
+       i++)
+    usleep(2000);
+  assert_int_equal(rc, 0);
+  assert_int_equal(id, last + 1);
+  frond_seg_close(b);
+}
+
+static atomic_int fail_ordered; /* the store's renewals and takes fail */
+
+static int fault(frond_store *st, const char *op) {
+  (void)st;
+  return atomic_load(&fail_ordered) &&
+                 (strcmp(op, "ordered") == 0 || strcmp(op, "alloc") == 0)
+             ? FROND_ESTORE
+             : 0;
+}
+
+/* The owner's store stops answering: it stops issuing by its own clock
+** within its lease (less a tenth) of its last renewal, and issues again,
+** above, once the store answers. */
+static void test_lapse_and_regain(void **state) {
+  frond_seg *a;
+  frond_error e = {0, ""};
+  int64_t id, last = 0, t0, t;
+  int rc, i;
+  (void)state;
+  create("o2", 10000000);
+  a = node("127.0.0.1:1001", 600);
+  for (i = 0; i < 10; i++) {
+    assert_int_equal(next(a, "o2", &id, &e), 0);
+    last = id;
+  }
+  t0 = frond__mono_ns();
+  atomic_store(&fail_ordered, 1);
+  atomic_store(&frond__store_fault, fault);
+  for (;;) { /* a issues until its deadline (lease - lease / 10) */
+    t = frond__mono_ns();
+    if ((rc = next(a, "o2", &id, &e)) != 0)
+      break;
+    /* The call began before the check, which came before the deadline:
+    ** at most 540 ms after the last renewal, which came before t0. */
+    assert_true(t - t0 < 540000000LL);
+    assert_true(id > last);
+    last = id;
+  }
+  assert_int_equal(rc, FROND_ESEGMENT_UNAVAILABLE);
+  /* Its buffers hold millions of IDs: none is issued past the
+  ** deadline, however long the store stays away. */
+  usleep(600000);
+  assert_int_equal(next(a, "o2", &id, &e), FROND_ESEGMENT_UNAVAILABLE);
+  atomic_store(&frond__store_fault, NULL);
+  atomic_store(&fail_ordered, 0);
+  for (i = 0; (rc = next(a, "o2", &id, &e)) != 0 && i < 500; i++)
+    usleep(2000);
+  assert_int_equal(rc, 0);
+  assert_true(id > last);
+  frond_seg_close(a);
+}
+
+/* kill -9 of the owner (a child process): its claim stays, and the other
+** claims it only once it has seen it unchanged for a whole lease by its
+** own clock; then above every ID the dead owner issued. */
+static void test_kill9_take_over(void **state) {
+  frond_seg *b;
+  frond_error e = {0, ""};
+  int64_t id, last = 0, seen, t;
+  int fds[2], rc, i, status;
+  pid_t pid;
+  (void)state;
+  create("o3", 1000);
+  assert_int_equal(pipe(fds), 0);
+  if ((pid = fork()) == 0) { /* the owner: a few IDs, then wait to die */
+    frond_seg *a = node("127.0.0.1:1001", 600);
+    for (i = 0; i < 10; i++)
+      if (next(a, "o3", &id, &e) != 0)
+        _exit(2);
+    if (write(fds[1], &id, sizeof(id)) != (ssize_t)sizeof(id))
+      _exit(3);
+    for (;;)
+      pause();
+  }
+  assert_true(pid > 0);
+  assert_int_equal(read(fds[0], &last, sizeof(last)), (ssize_t)sizeof(last));
+  b = node("127.0.0.1:1002", 600);
+  seen = frond__mono_ns(); /* before b first sees the claim */
+  assert_int_equal(next(b, "o3", &id, &e), FROND_ETAG_OWNER);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  for (i = 0; (rc = next(b, "o3", &id, &e)) == FROND_ETAG_OWNER && i < 2000;
+       i++)
+    usleep(2000);
+  t = frond__mono_ns();
+  assert_int_equal(rc, 0);
+  assert_true(id > last);
+  /* Never before a whole lease since b first saw the claim: the owner
+  ** may have renewed it until the kill, and b counts from its sighting
+  ** of the last renewal, which is later still. */
+  assert_true(t - seen >= 600000000LL);
+  frond_seg_close(b);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+static void test_multi_refused(void **state) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, 1, 0, 1};
+  (void)state;
+  assert_int_equal(frond_store_open(&st, multi, &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, "m", 100, 1, "", &q, &e),
+                   FROND_EINVAL);
+  assert_non_null(strstr(e.message, "one database"));
+  frond_store_close(st);
+}
+
+static void test_forward_parse(void **state) {
+  frond_error e = {0, ""};
+  int64_t out[3];
+  (void)state;
+  assert_int_equal(frond__forward_parse("5\n6\n9\n", 6, 3, out, &e), 0);
+  assert_int_equal(out[0], 5);
+  assert_int_equal(out[2], 9);
+  assert_int_equal(frond__forward_parse("5\r\n6\r\n", 6, 2, out, &e), 0);
+  assert_int_equal(frond__forward_parse("5\n6\n", 4, 3, out, &e),
+                   FROND_ESTORE); /* fewer */
+  assert_int_equal(frond__forward_parse("5\n6\n7\n", 6, 2, out, &e),
+                   FROND_ESTORE); /* more */
+  assert_int_equal(frond__forward_parse("6\n5\n", 4, 2, out, &e),
+                   FROND_ESTORE); /* not increasing */
+  assert_int_equal(frond__forward_parse("5x\n", 3, 1, out, &e), FROND_ESTORE);
+  assert_int_equal(frond__forward_parse("99999999999999999999\n", 21, 1, out,
+                                        &e),
+                   FROND_ESTORE);
+  assert_int_equal(frond__forward_parse("", 0, 1, out, &e), FROND_ESTORE);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_owner),
+      cmocka_unit_test(test_lapse_and_regain),
+      cmocka_unit_test(test_kill9_take_over),
+      cmocka_unit_test(test_multi_refused),
+      cmocka_unit_test(test_forward_parse),
+  };
+  return frond_run_tests(tests, setup, teardown);
+}
