@@ -24,14 +24,14 @@ static void check(int cond) {
 
 typedef struct body {
   char tag[129], desc[257];
-  frond__json_field f[7];
+  frond__json_field f[8];
 } body;
 
 static int read_body(const char *in, size_t len, body *b, size_t n) {
   frond_error err = {0, ""};
   /* The fields of http_admin.c's read_body, in its order: a POST reads
-  ** all seven, a PATCH step and max, an advance one. */
-  frond__json_field proto[7] = {
+  ** all eight, a PATCH step and max, an advance one. */
+  frond__json_field proto[8] = {
       {"tag", FROND__JSON_STR, b->tag, sizeof b->tag, 0, 0},
       {"step", FROND__JSON_INT, NULL, 0, 0, 0},
       {"max", FROND__JSON_INT, NULL, 0, 0, 0},
@@ -39,10 +39,11 @@ static int read_body(const char *in, size_t len, body *b, size_t n) {
       {"description", FROND__JSON_STR, b->desc, sizeof b->desc, 0, 0},
       {"increment", FROND__JSON_INT, NULL, 0, 0, 0},
       {"offset", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"ordered", FROND__JSON_BOOL, NULL, 0, 0, 0},
   };
   int r;
   memcpy(b->f, proto, sizeof proto);
-  r = frond__json_read(in, len, n == 7 ? b->f : b->f + 1, n, &err);
+  r = frond__json_read(in, len, n == 8 ? b->f : b->f + 1, n, &err);
   check(r == 0 || (r == FROND_EINVAL && err.code == FROND_EINVAL &&
                    strncmp(err.message, "invalid JSON body: ", 19) == 0));
   return r;
@@ -50,12 +51,14 @@ static int read_body(const char *in, size_t len, body *b, size_t n) {
 
 static void fuzz_read(const char *in, size_t len) {
   body a, b;
-  int r = read_body(in, len, &a, 7);
-  check(read_body(in, len, &b, 7) == r);
+  int r = read_body(in, len, &a, 8);
+  check(read_body(in, len, &b, 8) == r);
   if (r == 0) {
     check(a.f[0].present == b.f[0].present && a.f[1].num == b.f[1].num &&
           a.f[2].present == b.f[2].present && a.f[2].num == b.f[2].num &&
-          a.f[5].num == b.f[5].num && a.f[6].num == b.f[6].num);
+          a.f[5].num == b.f[5].num && a.f[6].num == b.f[6].num &&
+          a.f[7].num == b.f[7].num &&
+          (!a.f[7].present || a.f[7].num == 0 || a.f[7].num == 1));
     if (a.f[0].present)
       check(strlen(a.tag) < sizeof a.tag && strcmp(a.tag, b.tag) == 0);
     if (a.f[4].present)

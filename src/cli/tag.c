@@ -17,7 +17,7 @@
 
 static const char usage[] =
     "usage: frond tag create NAME [--step N] [--start N] [--max N]\n"
-    "                        [--increment K --offset R]\n"
+    "                        [--increment K --offset R] [--ordered]\n"
     "                        [--description TEXT]\n"
     "       frond tag list [--json]\n"
     "       frond tag get NAME [--json]\n"
@@ -47,6 +47,10 @@ static const char usage[] =
     "  --increment K      every ID of the tag is R modulo K (default 1:\n"
     "  --offset R         every number; 0 <= R < K; the step counts numbers\n"
     "                     and must be at least K); fixed at creation\n"
+    "  --ordered          one sequence across the fleet: every ID is larger\n"
+    "                     than every ID answered before it, from any node;\n"
+    "                     one node serves the tag at a time, the others\n"
+    "                     forward to it; fixed at creation\n"
     "  --description TEXT up to 256 bytes\n"
     "  --json             JSON instead of a table\n"
     "  --to N             advance: issue no ID below N from now on (after a\n"
@@ -100,6 +104,7 @@ static void row_json(const frond_tag_row *r, const frond_tag_seq *q) {
   frond__out_i64(q->increment);
   frond__out_str(",\"offset\":");
   frond__out_i64(q->offset);
+  frond__out_str(q->ordered ? ",\"ordered\":true" : ",\"ordered\":false");
   frond__out_str(",\"description\":");
   frond__out_json_str(r->description);
   frond__out_str(",\"updated\":");
@@ -109,9 +114,10 @@ static void row_json(const frond_tag_row *r, const frond_tag_seq *q) {
 
 static int tag_create(int argc, char **argv) {
   int64_t step = DEFAULT_STEP, start = 0, first = 1;
-  frond_tag_seq q = {0, 1, 0};
+  frond_tag_seq q = {0, 1, 0, 0};
   const char *desc = "", *store = NULL;
   frond__opt opts[] = {
+      {"ordered", FROND__OPT_FLAG, &q.ordered, 0, 0, 0},
       {"step", FROND__OPT_INT, &step, 1, MAX_STEP, 0},
       {"start", FROND__OPT_INT, &start, 1, INT64_MAX, 0},
       {"max", FROND__OPT_INT, &q.max, 1, INT64_MAX, 0},
@@ -158,6 +164,8 @@ static int tag_create(int argc, char **argv) {
                         (long long)k);
     if (q.max > 0)
       frond__out_printf(", max %lld", (long long)q.max);
+    if (q.ordered)
+      frond__out_str(", ordered across the fleet");
     frond__out_str("\n");
   }
   frond_store_close(st);
@@ -260,7 +268,7 @@ static int tag_get(int argc, char **argv) {
   frond__args a = {"tag get", usage, opts, 1, 1, "NAME", NULL, 0};
   frond_store *st;
   frond_tag_row row;
-  frond_tag_seq q = {0, 1, 0};
+  frond_tag_seq q = {0, 1, 0, 0};
   frond_error err = {0};
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
@@ -287,8 +295,10 @@ static int tag_get(int argc, char **argv) {
     frond__out_str("tag          ");
     frond__out_text(row.tag);
     frond__out_printf("\nmax_id       %lld\nstep         %lld\nmax          "
-                      "%s\nids          %s\ndescription  ",
-                      (long long)row.max_id, (long long)row.step, bound, ids);
+                      "%s\nids          %s\norder        %s\ndescription  ",
+                      (long long)row.max_id, (long long)row.step, bound, ids,
+                      q.ordered ? "ordered: one sequence across the fleet"
+                                : "increasing per node");
     frond__out_text(row.description);
     frond__out_printf("\nupdated      %s\n", row.update_time);
   }

@@ -45,7 +45,7 @@ void frond_coord_options_init(frond_coord_options *o) {
 
 /* ---- identity ----------------------------------------------------------- */
 
-static void default_ip(char *buf, size_t len) {
+void frond__coord_default_ip(char *buf, size_t len) {
   struct ifaddrs *ifa = NULL, *i;
   snprintf(buf, len, "127.0.0.1");
   if (getifaddrs(&ifa) != 0)
@@ -150,7 +150,7 @@ int frond__coord_open_driver(frond_coord **out, const frond_coord_methods *m,
   if (o.advertise) {
     snprintf(c->owner, sizeof(c->owner), "%s", o.advertise);
   } else {
-    default_ip(ip, sizeof(ip));
+    frond__coord_default_ip(ip, sizeof(ip));
     snprintf(c->owner, sizeof(c->owner), "%s:%d", ip, o.port);
   }
   if (o.cache_dir)

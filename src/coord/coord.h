@@ -496,6 +496,9 @@ int frond__coord_is_query_key(const char *key, size_t len);
 /* Check "host:port" (IPv6 as "[v6]:port", port 1..65535, host of
 ** [A-Za-z0-9._:-]); 0 or INVAL naming the value. */
 int frond__coord_check_advertise(const char *s, frond_error *err);
+/* The host's first non-loopback IPv4 address, else 127.0.0.1: a node's
+** address when it listens on all and advertises none. */
+void frond__coord_default_ip(char *buf, size_t len);
 
 extern const frond_coord_methods frond__coord_static_methods;
 extern const frond_coord_methods frond__coord_zk_methods;

@@ -114,6 +114,9 @@ static const frond__cfg_row rows[] = {
         "largest range lease (/v1/segment/{tag}/range?count=, ID.RANGE)"),
     INT("segment_loaders", segment_loaders, 1, 64, "4",
         "threads loading segments, each with its own store connection"),
+    MS("ordered_lease_ms", ordered_lease_ms, 300, 600000, "3000",
+       "how long a node's claim on an ordered tag lasts unless renewed: "
+       "after a crash, the tag waits this long for another owner"),
     BOOL("segment_give_back", segment_give_back, "on",
          "on a clean stop, give the rest of each tag's last segment back to "
          "the store when no one allocated after it"),

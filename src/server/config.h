@@ -66,6 +66,7 @@ typedef struct frond__config {
   int64_t max_range;
   int64_t segment_loaders;
   int segment_give_back;
+  int64_t ordered_lease_ms;
   int64_t metrics_top_tags;
   char metrics_tags[FROND__CFG_STR_MAX];
   int64_t max_connections;

@@ -32,6 +32,7 @@ typedef struct admin_call {
   char tag[FROND_TAG_MAX + 1];
   char desc[257];
   int64_t step, start, to, max, increment, offset;
+  int ordered;
   int has_step, has_start, has_desc, has_max;
   /* Written by the pool thread, read by the answer. */
   int status;
@@ -42,7 +43,7 @@ typedef struct admin_call {
 ** "offset", 1 and 0 for every number: store_sql_seq.c). */
 static int tag_json(frond__buf *b, frond_store *st, const frond_tag_row *r,
                     frond_error *err) {
-  frond_tag_seq q = {0, 1, 0};
+  frond_tag_seq q = {0, 1, 0, 0};
   int rc = frond_store_tag_seq(st, r->tag, &q, err);
   if (rc != 0 && rc != FROND_ETAG_NOT_FOUND) /* deleted while listed */
     return rc;
@@ -54,8 +55,9 @@ static int tag_json(frond__buf *b, frond_store *st, const frond_tag_row *r,
     frond__buf_printf(b, "\"max\":%lld,", (long long)q.max);
   else
     frond__buf_printf(b, "\"max\":null,");
-  frond__buf_printf(b, "\"increment\":%lld,\"offset\":%lld,",
-                    (long long)q.increment, (long long)q.offset);
+  frond__buf_printf(b, "\"increment\":%lld,\"offset\":%lld,\"ordered\":%s,",
+                    (long long)q.increment, (long long)q.offset,
+                    q.ordered ? "true" : "false");
   frond__buf_printf(b, "\"description\":\"");
   frond__json_append(b, r->description, strlen(r->description));
   frond__buf_printf(b, "\",\"update_time\":\"%s\"}", r->update_time);
@@ -104,6 +106,7 @@ static int call_store(frond__req *q, void *ctx, frond_store *st) {
     seq.max = a->max;
     seq.increment = a->increment;
     seq.offset = a->offset;
+    seq.ordered = a->ordered;
     r = frond_store_tag_create_seq(st, a->tag, a->step,
                                    a->has_start ? a->start : 0,
                                    a->has_desc ? a->desc : "", &seq, err);
@@ -217,9 +220,9 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   int post = a->method == FROND__HTTP_POST && !a->advance;
   int patch = a->method == FROND__HTTP_PATCH;
   char *tag = malloc(x->body_len + 1);
-  /* POST reads all seven; PATCH step and max (fields 1 and 2); an
+  /* POST reads all eight; PATCH step and max (fields 1 and 2); an
   ** advance to (field 1). */
-  frond__json_field fields[7] = {
+  frond__json_field fields[8] = {
       {"tag", FROND__JSON_STR, tag, x->body_len + 1, 0, 0},
       {a->advance ? "to" : "step", FROND__JSON_INT, NULL, 0, 0, 0},
       {"max", FROND__JSON_INT, NULL, 0, 0, 0},
@@ -227,6 +230,7 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
       {"description", FROND__JSON_STR, a->desc, sizeof a->desc, 0, 0},
       {"increment", FROND__JSON_INT, NULL, 0, 0, 0},
       {"offset", FROND__JSON_INT, NULL, 0, 0, 0},
+      {"ordered", FROND__JSON_BOOL, NULL, 0, 0, 0},
   };
   int r = -1;
   if (!json_body(x)) {
@@ -238,7 +242,7 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   } else if (tag == NULL) {
     frond__http_error_code(x, FROND_ENOMEM, NULL);
   } else if (frond__json_read(x->body, x->body_len, post ? fields : fields + 1,
-                              post    ? 7
+                              post    ? 8
                               : patch ? 2
                                       : 1,
                               &jerr) != 0) {
@@ -274,6 +278,7 @@ static int read_body(frond__http_ctx *x, admin_call *a) {
   a->has_desc = fields[4].present;
   a->increment = fields[5].present ? fields[5].num : 1;
   a->offset = fields[6].num;
+  a->ordered = fields[7].num != 0;
   return 0;
 }
 

@@ -160,6 +160,7 @@ static void segment(frond__http_ctx *x, int op) {
       frond__http_as(x) != 0)
     return;
   r.len = (size_t)tl;
+  r.forwarded = x->req->forwarded;
   run(x, &r);
 }
 

@@ -259,6 +259,8 @@ static int interpret(frond__http_request *req) {
       req->origin = h;
     } else if (eq_nocase(h->name, h->name_len, "sec-fetch-site")) {
       req->fetch_site = h;
+    } else if (eq_nocase(h->name, h->name_len, "frond-forwarded")) {
+      req->forwarded = 1;
     }
   }
   if (req->minor == 1 && have_host != 1)
@@ -300,6 +302,7 @@ int frond__http_parse(const char *buf, size_t len, frond__http_request *req) {
   req->chunked = 0;
   req->origin = NULL;
   req->fetch_site = NULL;
+  req->forwarded = 0;
   /* RFC 9112 2.2: ignore at least one empty line before a request. */
   while (p < end && (*p == '\r' || *p == '\n'))
     p++;

@@ -64,6 +64,9 @@ typedef struct frond__http_request {
   /* Headers a browser sends about the page behind a request, or NULL. */
   const frond__http_header *origin;     /* Origin */
   const frond__http_header *fetch_site; /* Sec-Fetch-Site */
+  /* Frond-Forwarded: another node of the fleet forwarded the request to
+  ** this one as an ordered tag's owner (server/forward.c). */
+  int forwarded;
   size_t num_headers;
   frond__http_header headers[FROND__HTTP_MAX_HEADERS];
   /* On FROND__HTTP_ERROR: the status to answer and why. */

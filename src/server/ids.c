@@ -115,6 +115,8 @@ void frond__ids_seg_options(const frond__server *srv, frond_seg_options *o) {
   o->loaders = (unsigned)srv->cfg.segment_loaders;
   o->wait_ms = srv->cfg.segment_wait_ms;
   o->give_back = srv->cfg.segment_give_back;
+  o->owner = srv->owner_addr[0] ? srv->owner_addr : NULL;
+  o->ordered_lease_ms = srv->cfg.ordered_lease_ms;
 }
 
 int frond__store_conn(frond__server *srv, frond_error *err) {

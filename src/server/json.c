@@ -228,6 +228,16 @@ int frond__json_read(const char *in, size_t len, frond__json_field *fields,
       size_t sl;
       if (string(&r, f->str, f->str_cap, &sl) != 0)
         return FROND_EINVAL;
+    } else if (f->type == FROND__JSON_BOOL) {
+      size_t k = r.end - r.p >= 4 && memcmp(r.p, "true", 4) == 0    ? 4
+                 : r.end - r.p >= 5 && memcmp(r.p, "false", 5) == 0 ? 5
+                                                                    : 0;
+      if (k == 0)
+        return frond__fail(err, FROND_EINVAL,
+                           "invalid JSON body: '%s' must be true or false",
+                           key);
+      f->num = k == 4;
+      r.p += k;
     } else if (integer(&r, &f->num) != 0) {
       return FROND_EINVAL;
     }

@@ -18,14 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { FROND__JSON_STR, FROND__JSON_INT };
+enum { FROND__JSON_STR, FROND__JSON_INT, FROND__JSON_BOOL };
 
 typedef struct frond__json_field {
   const char *name;
   int type;
   char *str;      /* FROND__JSON_STR: destination, NUL-terminated */
   size_t str_cap; /* its capacity including the NUL */
-  int64_t num;    /* FROND__JSON_INT: the value */
+  int64_t num;    /* FROND__JSON_INT: the value; _BOOL: 1 true, 0 false */
   int present;    /* set by the reader */
 } frond__json_field;
 

@@ -417,7 +417,7 @@ static void segments(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
   for (i = 0; i < ntags; i++) {
     const frond_seg_buffer *cur = &tags[i].current, *nx = &tags[i].next;
     frond_seg_tag *h;
-    frond_tag_seq q = {0, 1, 0};
+    frond_tag_seq q = {0, 1, 0, 0};
     int64_t left;
     /* A strided tag's buffers count numbers: one stride per ID. */
     if (frond_seg_tag_find(seg, tags[i].tag, strlen(tags[i].tag), &h, NULL) ==

@@ -80,7 +80,8 @@
   XX(QUOTA_EXCEEDED, 429)                                                      \
   XX(AUDIT_UNAVAILABLE, 503)                                                   \
   XX(DATACENTER_MISMATCH, 503)                                                 \
-  XX(COORDINATOR_MISMATCH, 503)
+  XX(COORDINATOR_MISMATCH, 503)                                                \
+  XX(TAG_OWNER, 503)
 
 int frond__req_status(int code) {
   switch (code) {
@@ -160,6 +161,11 @@ static void work(uv_work_t *wk) {
     r->rc = frond__ids_segment_wait(srv, q->tag, r->len, r->n,
                                     r->op == FROND__REQ_RANGE, q->admitted,
                                     q->ids, &r->start, &r->err);
+    /* An ordered tag that another node owns: its answer (forward.c). */
+    if (r->rc == FROND_ETAG_OWNER && r->op == FROND__REQ_SEGMENT &&
+        !r->forwarded)
+      r->rc =
+          frond__forward_segment(srv, q->tag, r->len, r->n, q->ids, &r->err);
     break;
   case FROND__REQ_FORMAT:
     /* The caller's key, copied with the request (1 byte at least). */
@@ -213,7 +219,9 @@ static int can_wait(const frond__server *srv, const frond__req *r,
   switch (r->op) {
   case FROND__REQ_SEGMENT:
   case FROND__REQ_RANGE:
-    return (r->rc == FROND_EWOULD_BLOCK || *lookup) &&
+    return (r->rc == FROND_EWOULD_BLOCK || *lookup ||
+            (r->rc == FROND_ETAG_OWNER && r->op == FROND__REQ_SEGMENT &&
+             !r->forwarded)) &&
            atomic_load(&srv->seg) != NULL && r->len <= FROND_TAG_MAX;
   case FROND__REQ_FORMAT:
     /* A period's first use is not counted against the budget: every such

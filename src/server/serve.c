@@ -145,8 +145,23 @@ static uv_signal_t sig_wedge;
 /* Open the segment allocator and publish it to the workers. */
 static int open_seg(frond__server *srv, frond_error *err) {
   frond_seg_options o;
+  frond_coord_options co;
   frond_seg *seg;
+  char buf[300], ip[64];
   int r;
+  /* The address other nodes forward this node's ordered tags to: the
+  ** identity the coordinator knows it by (advertise, else the HTTP
+  ** address; on a wildcard, the host's first address). */
+  memset(&co, 0, sizeof(co));
+  if (frond__serve_coord_options(srv, &co, buf, sizeof(buf), err) != 0)
+    return -1;
+  if (co.advertise != NULL) {
+    snprintf(srv->owner_addr, sizeof(srv->owner_addr), "%s", co.advertise);
+  } else {
+    frond__coord_default_ip(ip, sizeof(ip));
+    snprintf(srv->owner_addr, sizeof(srv->owner_addr), "%s:%d", ip,
+             srv->listen_port);
+  }
   frond__ids_seg_options(srv, &o);
   r = frond_seg_open(&seg, srv->cfg.store, &o, err);
   if (r == 0)
@@ -679,6 +694,7 @@ int frond__cli_serve(int argc, char **argv) {
   if (srv.store_conn != NULL)
     frond_store_close(srv.store_conn);
   frond_seg_close(atomic_load(&srv.seg));
+  frond__forward_free();
   /* The coordinator owns the generator: it stores the exact high-water
   ** time as the final fence, gives the node ID up and closes it. */
   if (srv.coord != NULL && frond_coord_close(srv.coord, &err) != 0)

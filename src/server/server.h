@@ -274,6 +274,8 @@ struct frond__server {
   struct frond__tls *tls;
   /* The HTTP address, which the coordinator records for this node. */
   char listen_host[256];
+  char owner_addr[300]; /* where other nodes forward this node's ordered
+                           tags: advertise, else the HTTP address */
   int listen_port;
   /* The server's own store connection, for calls made off the loop (tag
   ** admin, look-ups of unknown tags): one call at a time, under store_lock;
@@ -464,6 +466,19 @@ int frond__ids_segment_wait(frond__server *srv, const char *tag, size_t len,
                             size_t n, int range, int lookup, int64_t *ids,
                             int64_t *start, frond_error *err);
 
+/* forward.c: n IDs of an ordered tag that another node owns, from that
+** owner (one hop: the request says it was forwarded). TAG_OWNER when the
+** owner is not known (err as the allocator said it), SEGMENT_UNAVAILABLE
+** when it does not answer, its own error when it refuses. */
+int frond__forward_segment(frond__server *srv, const char *tag, size_t len,
+                           size_t n, int64_t *out, frond_error *err);
+/* The parse of its answer, one ID a line, increasing: n into out. Pure;
+** fuzzed. */
+int frond__forward_parse(const char *body, size_t len, size_t n, int64_t *out,
+                         frond_error *err);
+/* At exit: close the pooled connections. */
+void frond__forward_free(void);
+
 /* SEGMENT_UNAVAILABLE, saying why there is no allocator (not reached yet,
 ** or store = none). */
 int frond__ids_seg_missing(const frond__server *srv, frond_error *err);
@@ -602,7 +617,9 @@ struct frond__req {
   size_t n;        /* IDs or strings; frond__req_count sets it */
   const frond__named_format *nf; /* FORMAT; tag and len: the caller's key
                                     of a shard= format, or NULL */
-  int change; /* STORE: the allocator reads tag's row again after */
+  int change;    /* STORE: the allocator reads tag's row again after */
+  int forwarded; /* SEGMENT: forwarded by another node: an ordered tag
+                    whose owner this node is not is not forwarded again */
   const frond__client *client; /* who asks; NULL: anonymous (no credential
                                   configured, or an open read) */
   const frond__req_how *how;

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** forward.c -- a call for an ordered tag that another node owns is
+** forwarded to that node, over the fleet's own HTTP API, and its answer
+** is this node's.
+**
+** Why forward rather than redirect. A redirect needs every client to
+** follow it: Leaf's clients, curl without -L, and every Redis client (a
+** Redis client follows -MOVED only in cluster mode) would fail or need
+** changes. Forwarded, an ordered tag works from any node, for every
+** front (HTTP, Leaf's paths, RESP) and every client as it is; the cost
+** is one hop on the owner's network, which a client that cares can save
+** by calling the owner (its address is in the message of TAG_OWNER, and
+** in /v1/tags/{tag}).
+**
+** How. The request runs on the thread pool (req.c, like every call that
+** waits): GET http://owner/v1/segment/{tag}?count=n&as=text with the
+** header Frond-Forwarded, so that an owner that lost the tag meanwhile
+** answers TAG_OWNER instead of forwarding again (one hop at most, no
+** loop). With credentials configured, the node presents the fleet's
+** admin_token (the caller was checked here already); without one, none.
+** Handles are pooled, so that a busy follower keeps its connections to
+** the owner open. An owner that does not answer within the wait is
+** SEGMENT_UNAVAILABLE, naming it; the caller retries (503), and once the
+** owner's claim expires a node claims the tag (seg_ordered.c).
+**
+** Order: the owner takes the IDs while the forwarded call is in flight,
+** within the caller's call, so a forwarded answer keeps the guarantee of
+** seg_ordered.c.
+*/
+#include "base/base.h"
+#include "core/core.h"
+#include "server/server.h"
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int frond__forward_parse(const char *body, size_t len, size_t n, int64_t *out,
+                         frond_error *err) {
+  size_t i = 0, k = 0, d;
+  while (i < len && k < n) {
+    int64_t v = 0;
+    for (d = 0; i < len && body[i] >= '0' && body[i] <= '9'; i++, d++) {
+      if (v > (INT64_MAX - (body[i] - '0')) / 10)
+        return frond__fail(err, FROND_ESTORE,
+                           "the owner's answer holds a number past the "
+                           "bigint range");
+      v = v * 10 + (body[i] - '0');
+    }
+    if (d == 0 || (i < len && body[i] != '\n' && body[i] != '\r'))
+      return frond__fail(err, FROND_ESTORE,
+                         "the owner's answer is not one ID a line (byte %zu)",
+                         i);
+    while (i < len && (body[i] == '\r' || body[i] == '\n'))
+      i++;
+    if (k > 0 && v <= out[k - 1])
+      return frond__fail(err, FROND_ESTORE,
+                         "the owner's answer does not increase (%lld after "
+                         "%lld)",
+                         (long long)v, (long long)out[k - 1]);
+    out[k++] = v;
+  }
+  if (k != n || i != len)
+    return frond__fail(err, FROND_ESTORE,
+                       "the owner's answer holds %s IDs than the %zu asked",
+                       k < n ? "fewer" : "more", n);
+  return 0;
+}
+
+/* The library code of an error name (Frond-Error), or 0. */
+static int code_of(const char *name) {
+#define FROND__FWD_NAME(num, nm, msg)                                          \
+  if (strcmp(name, #nm) == 0)                                                  \
+    return -(num);
+  FROND_ERRNO_MAP(FROND__FWD_NAME)
+#undef FROND__FWD_NAME
+  return 0;
+}
+
+#ifdef FROND_WITH_ETCD
+#include <curl/curl.h>
+#include <pthread.h>
+
+#define POOL 16
+#define BODY_MAX (64 * 1024 * 1024)
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static CURL *pool[POOL];
+static int npool;
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static int curl_ok;
+
+static void curl_init(void) {
+  curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+}
+
+typedef struct reply {
+  char *body;
+  size_t len, cap;
+  char error[64]; /* Frond-Error */
+} reply;
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx) {
+  reply *r = ctx;
+  size_t add = size * n;
+  if (r->len + add + 1 > BODY_MAX)
+    return 0;
+  if (r->len + add + 1 > r->cap) {
+    size_t cap = r->cap ? r->cap : 4096;
+    char *b;
+    while (cap < r->len + add + 1)
+      cap *= 2;
+    if ((b = realloc(r->body, cap)) == NULL)
+      return 0;
+    r->body = b;
+    r->cap = cap;
+  }
+  memcpy(r->body + r->len, p, add);
+  r->len += add;
+  r->body[r->len] = '\0';
+  return add;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ctx) {
+  reply *r = ctx;
+  size_t len = size * n, k = sizeof("frond-error:") - 1, j;
+  if (len > k && strncasecmp(p, "frond-error:", k) == 0) {
+    while (k < len && p[k] == ' ')
+      k++;
+    for (j = 0; k < len && p[k] > ' ' && j + 1 < sizeof(r->error); k++)
+      r->error[j++] = p[k];
+    r->error[j] = '\0';
+  }
+  return len;
+}
+
+static CURL *handle_get(void) {
+  CURL *h = NULL;
+  pthread_mutex_lock(&pool_mu);
+  if (npool > 0)
+    h = pool[--npool];
+  pthread_mutex_unlock(&pool_mu);
+  return h != NULL ? h : curl_easy_init();
+}
+
+static void handle_put(CURL *h) {
+  pthread_mutex_lock(&pool_mu);
+  if (npool < POOL) {
+    pool[npool++] = h;
+    h = NULL;
+  }
+  pthread_mutex_unlock(&pool_mu);
+  if (h != NULL)
+    curl_easy_cleanup(h);
+}
+
+void frond__forward_free(void) {
+  pthread_mutex_lock(&pool_mu);
+  while (npool > 0)
+    curl_easy_cleanup(pool[--npool]);
+  pthread_mutex_unlock(&pool_mu);
+}
+
+static int call(frond__server *srv, const char *owner, const char *tag,
+                size_t len, size_t n, int64_t *out, frond_error *err) {
+  char url[FROND__OWNER_MAX + 3 * FROND_TAG_MAX + 64], auth[300];
+  char cerr[CURL_ERROR_SIZE] = "";
+  struct curl_slist *hdr = NULL, *h2;
+  reply r = {NULL, 0, 0, ""};
+  long status = 0, wait_ms = srv->cfg.segment_wait_ms + 2000;
+  char *esc;
+  CURL *h;
+  CURLcode cc;
+  int rc;
+  if ((h = handle_get()) == NULL ||
+      (esc = curl_easy_escape(h, tag, (int)len)) == NULL) {
+    if (h != NULL)
+      handle_put(h);
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  snprintf(url, sizeof(url), "http://%s/v1/segment/%s?count=%zu&as=text",
+           owner, esc, n);
+  curl_free(esc);
+  hdr = curl_slist_append(NULL, "Frond-Forwarded: 1");
+  if (hdr != NULL && srv->cfg.admin_token[0]) {
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+             srv->cfg.admin_token);
+    if ((h2 = curl_slist_append(hdr, auth)) != NULL)
+      hdr = h2;
+  }
+  curl_easy_reset(h);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, wait_ms);
+  cc = curl_easy_perform(h);
+  if (cc == CURLE_OK)
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(hdr);
+  if (cc != CURLE_OK)
+    rc = frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                     "tag \"%.*s\" is ordered and its owner %s did not "
+                     "answer the forwarded call: %s",
+                     (int)len, tag, owner,
+                     cerr[0] ? cerr : curl_easy_strerror(cc));
+  else if (status == 200)
+    rc = frond__forward_parse(r.body != NULL ? r.body : "", r.len, n, out,
+                              err);
+  else
+    rc = frond__fail(err, code_of(r.error) ? code_of(r.error) : FROND_ESTORE,
+                     "tag \"%.*s\": its owner %s answered %ld: %.300s",
+                     (int)len, tag, owner, status,
+                     r.body != NULL ? r.body : "");
+  free(r.body);
+  if (cc == CURLE_OK)
+    handle_put(h); /* its connection stays open for the next */
+  else
+    curl_easy_cleanup(h);
+  return rc;
+}
+
+int frond__forward_segment(frond__server *srv, const char *tag, size_t len,
+                           size_t n, int64_t *out, frond_error *err) {
+  char owner[FROND__OWNER_MAX];
+  frond_seg *seg = atomic_load(&srv->seg);
+  int rc;
+  pthread_once(&curl_once, curl_init);
+  if (seg == NULL || !curl_ok ||
+      frond__seg_ordered_owner(seg, tag, len, owner, sizeof(owner)) != 0)
+    return FROND_ETAG_OWNER; /* err says who, as the allocator put it */
+  rc = call(srv, owner, tag, len, n, out, err);
+  if (rc == FROND_ESEGMENT_UNAVAILABLE || rc == FROND_ETAG_OWNER)
+    frond__seg_ordered_forget(seg, tag, len); /* ask the store next time */
+  return rc;
+}
+#else
+void frond__forward_free(void) {}
+
+int frond__forward_segment(frond__server *srv, const char *tag, size_t len,
+                           size_t n, int64_t *out, frond_error *err) {
+  (void)srv, (void)tag, (void)len, (void)n, (void)out, (void)err;
+  return FROND_ETAG_OWNER; /* built without libcurl: err says who */
+}
+#endif
