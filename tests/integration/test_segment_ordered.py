@@ -14,6 +14,8 @@ asked for, on SQLite, PostgreSQL and MariaDB, through:
   - SIGSTOP of the owner past its lease, then SIGCONT;
   - a partition of the owner from the store (PostgreSQL, through the
     chaos suite's proxy), healed later;
+  - a partition of the owner from its coordinator (ZooKeeper): its
+    snowflake IDs stop, its ordered tag is served on;
   - a node whose wall clock is a second ahead (libfaketime).
 Also: ranges of an ordered tag are refused, an ordered tag on a multi:
 store is refused, and the RESP front is forwarded as HTTP is.
@@ -176,7 +178,7 @@ def pause(store):
 
 
 class Proxy:
-    """tests/chaos/netproxy.py with one route to target port."""
+    """tests/chaos/netproxy.py with one route to a target port."""
 
     def __init__(self, port):
         self.p = subprocess.Popen(
@@ -224,6 +226,38 @@ def partition(store):
         proxy.close()
 
 
+def coordinator_partition(store):
+    """The owner loses its coordinator (ZooKeeper, through the proxy):
+    its snowflake IDs stop at their fence, and its ordered tag, whose
+    claim lives in the store, is served on as before."""
+    oc.create(store, TAG, "--ordered", "--step", "100000")
+    zk = ft.start_server("zookeeper")
+    proxy = Proxy(zk.port)
+    owner = oc.node(store.uri, extra=["--coordinator", zk.uri().replace(
+        ":%d/" % zk.port, ":%d/" % proxy.port)])
+    nodes = [owner]
+    try:
+        s, _, body = owner.request("GET", "/v1/segment/%s" % TAG)
+        ft.check(s == 200, "owner's first ID: %d %r" % (s, body))
+        nodes += [oc.node(store.uri, extra=["--coordinator", zk.uri()])
+                  for _ in range(2)]
+        load = oc.Load(nodes, TAG)
+        load.wait_more(1000)
+        proxy.mode("blackhole")
+        ft.wait_for("the owner's snowflake IDs to stop", lambda: owner.request(
+            "GET", "/v1/snowflake")[0] != 200, 60)
+        load.wait_more(2000, timeout=60)
+        proxy.mode("pass")
+        ops = load.stop()
+        oc.check_ordered(ops, "owner partitioned from its coordinator")
+        ft.check(oc.owner_of(nodes, TAG) is owner,
+                 "the tag changed owner without a fault of the store")
+    finally:
+        close(nodes)
+        proxy.close()
+        zk.close()
+
+
 def clock_ahead(store):
     """One node's wall clock a second ahead: claims are timed by the
     database's clock and each node's monotonic one, so nothing changes."""
@@ -269,6 +303,6 @@ if __name__ == "__main__":
     tests = [on("sqlite", f) for f in (plain, clean_stop, kill9, pause,
                                        clock_ahead)]
     tests += [on("postgresql", f) for f in (plain, clean_stop, kill9, pause,
-                                            partition)]
+                                            partition, coordinator_partition)]
     tests += [on("mariadb", plain), multi_refused]
     ft.main(tests)
