@@ -75,10 +75,19 @@ FROND_EXPORT int frond_store_tag_create_seq(frond_store *st, const char *tag,
                                             const char *description,
                                             const frond_tag_seq *seq,
                                             frond_error *err);
-/* The tag's attributes into *out ({0, 1, 0} for none). Errors:
+/* The tag's attributes into *out ({0, 1, 0, 0} for none). Errors:
 ** TAG_NOT_FOUND, STORE, STORE_MEMBER (multi: members that record two). */
 FROND_EXPORT int frond_store_tag_seq(frond_store *st, const char *tag,
                                      frond_tag_seq *out, frond_error *err);
+/* An ordered tag's owner as the store records it: its address into addr
+** (cap bytes; "" when no one holds the claim: never claimed, or released
+** on a clean stop) and the claim's epoch. A claim is not live for being
+** recorded: an owner that crashed stays recorded until another node
+** takes the tag over. Errors: INVAL (not an ordered tag, or a store that
+** serves none), STORE. */
+FROND_EXPORT int frond_store_tag_owner(frond_store *st, const char *tag,
+                                       char *addr, size_t cap, int64_t *epoch,
+                                       frond_error *err);
 /*
 ** Set the tag's bound (0: none). Raising it, or dropping it, is always
 ** allowed; lowering it (or bounding a tag that had none) is refused with

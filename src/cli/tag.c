@@ -270,6 +270,8 @@ static int tag_get(int argc, char **argv) {
   frond_tag_row row;
   frond_tag_seq q = {0, 1, 0, 0};
   frond_error err = {0};
+  char owner[300] = "";
+  int64_t epoch = 0;
   if (!frond__args_parse(&a, argc, argv, &rc))
     return rc;
   if (check_tag(a.cmd, a.pos[0]) != 0)
@@ -278,6 +280,9 @@ static int tag_get(int argc, char **argv) {
     return rc;
   if ((rc = frond_store_tag_get(st, a.pos[0], &row, &err)) == 0)
     rc = frond_store_tag_seq(st, a.pos[0], &q, &err);
+  if (rc == 0 && q.ordered)
+    rc =
+        frond_store_tag_owner(st, a.pos[0], owner, sizeof(owner), &epoch, &err);
   frond_store_close(st);
   if (rc != 0)
     return frond__cli_fail(&err);
@@ -301,6 +306,12 @@ static int tag_get(int argc, char **argv) {
                                 : "increasing per node");
     frond__out_text(row.description);
     frond__out_printf("\nupdated      %s\n", row.update_time);
+    if (q.ordered && owner[0])
+      frond__out_printf("owner        %s (claim %lld; recorded, not "
+                        "necessarily alive)\n",
+                        owner, (long long)epoch);
+    else if (q.ordered)
+      frond__out_str("owner        none (the next call claims it)\n");
   }
   return frond__out_finish(FROND__EXIT_OK);
 }

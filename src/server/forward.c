@@ -181,8 +181,8 @@ static int call(frond__server *srv, const char *owner, const char *tag,
       handle_put(h);
     return frond__fail(err, FROND_ENOMEM, NULL);
   }
-  snprintf(url, sizeof(url), "http://%s/v1/segment/%s?count=%zu&as=text",
-           owner, esc, n);
+  snprintf(url, sizeof(url), "http://%s/v1/segment/%s?count=%zu&as=text", owner,
+           esc, n);
   curl_free(esc);
   hdr = curl_slist_append(NULL, "Frond-Forwarded: 1");
   if (hdr != NULL && srv->cfg.admin_token[0]) {
@@ -214,13 +214,12 @@ static int call(frond__server *srv, const char *owner, const char *tag,
                      (int)len, tag, owner,
                      cerr[0] ? cerr : curl_easy_strerror(cc));
   else if (status == 200)
-    rc = frond__forward_parse(r.body != NULL ? r.body : "", r.len, n, out,
-                              err);
+    rc = frond__forward_parse(r.body != NULL ? r.body : "", r.len, n, out, err);
   else
-    rc = frond__fail(err, code_of(r.error) ? code_of(r.error) : FROND_ESTORE,
-                     "tag \"%.*s\": its owner %s answered %ld: %.300s",
-                     (int)len, tag, owner, status,
-                     r.body != NULL ? r.body : "");
+    rc =
+        frond__fail(err, code_of(r.error) ? code_of(r.error) : FROND_ESTORE,
+                    "tag \"%.*s\": its owner %s answered %ld: %.300s", (int)len,
+                    tag, owner, status, r.body != NULL ? r.body : "");
   free(r.body);
   if (cc == CURLE_OK)
     handle_put(h); /* its connection stays open for the next */

@@ -200,16 +200,19 @@ int frond__store_give_back(frond_store *st, frond__store_give_back_arg *a,
 
 int frond__store_ordered(frond_store *st, int op, frond__store_ordered_arg *a,
                          frond_error *err) {
+  frond_error e = {0, ""};
   int64_t used, end;
   int rc;
   FROND__STORE_FAULT(st, op == FROND__STORE_ORDERED_TAKE ? "alloc" : "ordered");
   rc = st->methods->iVersion < 4 || st->methods->xControl == NULL
            ? FROND_EINVAL
-           : st->methods->xControl(st, op, a, err);
-  if (rc == FROND_EINVAL && op != FROND__STORE_ORDERED_RELEASE)
+           : st->methods->xControl(st, op, a, &e);
+  if (rc != 0 && e.message[0] != '\0') /* the backend's own words */
+    return frond__fail(err, rc, "%s", e.message);
+  if (rc == FROND_EINVAL) /* a backend that serves none */
     return frond__fail(err, rc,
-                       "tag \"%s\" is ordered, and a %s store serves no "
-                       "ordered tag (one database does)",
+                       "tag \"%s\": a %s store serves no ordered tag (one "
+                       "database does)",
                        a->tag, st->methods->zName);
   if (rc != 0 || op != FROND__STORE_ORDERED_TAKE)
     return rc;
@@ -599,6 +602,21 @@ int frond__store_seq_check(const frond_tag_seq *q, int64_t step, int64_t start,
                        "max %lld is below the start %lld: the tag could "
                        "issue nothing",
                        (long long)q->max, (long long)start);
+  return 0;
+}
+
+int frond_store_tag_owner(frond_store *st, const char *tag, char *addr,
+                          size_t cap, int64_t *epoch, frond_error *err) {
+  frond__store_ordered_arg a;
+  int rc;
+  if (st == NULL || tag == NULL || addr == NULL || cap == 0 || epoch == NULL)
+    return frond__fail(err, FROND_EINVAL, "NULL argument");
+  memset(&a, 0, sizeof(a));
+  a.tag = tag;
+  if ((rc = frond__store_ordered(st, FROND__STORE_ORDERED_READ, &a, err)) != 0)
+    return rc;
+  snprintf(addr, cap, "%s", a.holder);
+  *epoch = a.holder_epoch;
   return 0;
 }
 

@@ -102,7 +102,10 @@ enum {
   ** backend that does not answer serves no ordered tag. */
   FROND__STORE_ORDERED_TAKE,
   FROND__STORE_ORDERED_RENEW,
-  FROND__STORE_ORDERED_RELEASE
+  FROND__STORE_ORDERED_RELEASE,
+  /* frond__store_ordered_arg *: the claim as recorded, into holder,
+  ** holder_epoch, holder_mark, holder_lease_ms; no lock. */
+  FROND__STORE_ORDERED_READ
 };
 
 /* Room for an ordered tag's owner address (host:port, IPv6 bracketed). */
@@ -365,6 +368,8 @@ int frond__ordered_take(frond_db *db, frond__store_ordered_arg *a,
                         frond_error *err);
 int frond__ordered_renew(frond_db *db, frond__store_ordered_arg *a, int release,
                          frond_error *err);
+int frond__ordered_read(frond_db *db, frond__store_ordered_arg *a,
+                        frond_error *err);
 /* The wrappers: op FROND__STORE_ORDERED_*; INVAL for a store that serves
 ** no ordered tag. A take's range passes the rollback guard. */
 int frond__store_ordered(frond_store *st, int op, frond__store_ordered_arg *a,

@@ -753,8 +753,11 @@ static int sql_control(frond_store *st, int op, void *arg, frond_error *err) {
   case FROND__STORE_ORDERED_TAKE:
   case FROND__STORE_ORDERED_RENEW:
   case FROND__STORE_ORDERED_RELEASE:
+  case FROND__STORE_ORDERED_READ:
     if (SQ(st)->members > 0)
       return FROND_EINVAL; /* ordered needs one database */
+    if (op == FROND__STORE_ORDERED_READ)
+      return frond__ordered_read(DB(st), arg, err);
     return op == FROND__STORE_ORDERED_TAKE
                ? frond__ordered_take(DB(st), arg, ordered_alloc, st, err)
                : frond__ordered_renew(DB(st), arg,

@@ -92,18 +92,20 @@ typedef struct claim {
   char owner[FROND__OWNER_MAX];
 } claim;
 
-static int read_claim(frond_db *db, const char *tag, claim *c,
+static int read_claim(frond_db *db, const char *tag, claim *c, int lock,
                       frond_error *err) {
   frond_db_result r = {0};
   frond_db_arg a = frond__db_text(tag);
   const char *o;
   int rc = frond__db_exec(db,
-                          "SELECT ordered, token, epoch, mark, lease_ms, "
-                          "owner FROM frond_tag_owner WHERE biz_tag = $1 "
-                          "{for_update}",
+                          lock ? "SELECT ordered, token, epoch, mark, "
+                                 "lease_ms, owner FROM frond_tag_owner WHERE "
+                                 "biz_tag = $1 {for_update}"
+                               : "SELECT ordered, token, epoch, mark, "
+                                 "lease_ms, owner FROM frond_tag_owner WHERE "
+                                 "biz_tag = $1",
                           &a, 1, &r, err);
-  int64_t *col[5] = {&c->ordered, &c->token, &c->epoch, &c->mark,
-                     &c->lease_ms};
+  int64_t *col[5] = {&c->ordered, &c->token, &c->epoch, &c->mark, &c->lease_ms};
   memset(c, 0, sizeof(*c));
   if (rc == 0 && r.nrows == 0)
     rc = not_ordered(tag, err);
@@ -126,7 +128,7 @@ int frond__ordered_take(frond_db *db, frond__store_ordered_arg *a,
   a->holder[0] = '\0';
   if ((rc = frond__db_begin(db, err)) != 0)
     return rc;
-  if ((rc = read_claim(db, a->tag, &c, err)) != 0)
+  if ((rc = read_claim(db, a->tag, &c, 1, err)) != 0)
     goto done;
   mine = c.token == a->token && c.mark != 0;
   free_ = c.mark == 0 || (a->seen_epoch == c.epoch && a->seen_mark == c.mark &&
@@ -165,8 +167,8 @@ done:
   return rc;
 }
 
-int frond__ordered_renew(frond_db *db, frond__store_ordered_arg *a,
-                         int release, frond_error *err) {
+int frond__ordered_renew(frond_db *db, frond__store_ordered_arg *a, int release,
+                         frond_error *err) {
   frond_db_result r = {0};
   frond_db_arg v[4];
   int rc;
@@ -191,5 +193,18 @@ int frond__ordered_renew(frond_db *db, frond__store_ordered_arg *a,
                      "taken over",
                      a->tag, (long long)a->epoch);
   frond__db_result_free(&r);
+  return rc;
+}
+
+int frond__ordered_read(frond_db *db, frond__store_ordered_arg *a,
+                        frond_error *err) {
+  claim c;
+  int rc = read_claim(db, a->tag, &c, 0, err);
+  if (rc == 0) {
+    snprintf(a->holder, sizeof(a->holder), "%s", c.mark != 0 ? c.owner : "");
+    a->holder_epoch = c.epoch;
+    a->holder_mark = c.mark;
+    a->holder_lease_ms = c.lease_ms;
+  }
   return rc;
 }

@@ -94,6 +94,20 @@ static frond_seg *node(const char *owner, int64_t lease_ms) {
   return s;
 }
 
+/* The owner the store records (frond_store_tag_owner). */
+static void recorded(const char *tag, const char *want, int64_t epoch) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  char got[300];
+  int64_t ep = -1;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_owner(st, tag, got, sizeof(got), &ep, &e),
+                   0);
+  assert_string_equal(got, want);
+  assert_int_equal(ep, epoch);
+  frond_store_close(st);
+}
+
 static int next(frond_seg *s, const char *tag, int64_t *id, frond_error *e) {
   return frond_seg_next(s, tag, strlen(tag), id, e);
 }
@@ -116,6 +130,7 @@ static void test_one_owner(void **state) {
   }
   assert_int_equal(next(b, "o1", &id, &e), FROND_ETAG_OWNER);
   assert_non_null(strstr(e.message, "127.0.0.1:1001"));
+  recorded("o1", "127.0.0.1:1001", 1);
   assert_int_equal(frond__seg_ordered_owner(b, "o1", 2, who, sizeof(who)), 0);
   assert_string_equal(who, "127.0.0.1:1001");
   assert_int_equal(frond__seg_ordered_owner(a, "o1", 2, who, sizeof(who)), -1);
@@ -130,12 +145,13 @@ static void test_one_owner(void **state) {
   ** number. */
   frond_seg_close(a);
   frond__seg_ordered_forget(b, "o1", 2);
-  for (i = 0; (rc = next(b, "o1", &id, &e)) == FROND_ETAG_OWNER && i < 500;
-       i++)
+  for (i = 0; (rc = next(b, "o1", &id, &e)) == FROND_ETAG_OWNER && i < 500; i++)
     usleep(2000);
   assert_int_equal(rc, 0);
   assert_int_equal(id, last + 1);
+  recorded("o1", "127.0.0.1:1002", 2);
   frond_seg_close(b);
+  recorded("o1", "", 2); /* released */
 }
 
 static atomic_int fail_ordered; /* the store's renewals and takes fail */
@@ -238,7 +254,17 @@ static void test_multi_refused(void **state) {
   frond_store *st = NULL;
   frond_error e = {0, ""};
   frond_tag_seq q = {0, 1, 0, 1};
+  char got[300];
+  int64_t ep;
   (void)state;
+  /* A plain tag has no owner to read. */
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_create(st, "plain", 100, 1, "", &e), 0);
+  assert_int_equal(
+      frond_store_tag_owner(st, "plain", got, sizeof(got), &ep, &e),
+      FROND_EINVAL);
+  assert_non_null(strstr(e.message, "not ordered"));
+  frond_store_close(st);
   assert_int_equal(frond_store_open(&st, multi, &e), 0);
   assert_int_equal(frond_store_tag_create_seq(st, "m", 100, 1, "", &q, &e),
                    FROND_EINVAL);
@@ -261,9 +287,9 @@ static void test_forward_parse(void **state) {
   assert_int_equal(frond__forward_parse("6\n5\n", 4, 2, out, &e),
                    FROND_ESTORE); /* not increasing */
   assert_int_equal(frond__forward_parse("5x\n", 3, 1, out, &e), FROND_ESTORE);
-  assert_int_equal(frond__forward_parse("99999999999999999999\n", 21, 1, out,
-                                        &e),
-                   FROND_ESTORE);
+  assert_int_equal(
+      frond__forward_parse("99999999999999999999\n", 21, 1, out, &e),
+      FROND_ESTORE);
   assert_int_equal(frond__forward_parse("", 0, 1, out, &e), FROND_ESTORE);
 }
 
