@@ -254,6 +254,12 @@ static void ids_issued(frond__server *srv, frond__buf *b,
                     "%llu\n",
                     (unsigned long long)FROND__SUM(srv, ids_snowflake),
                     (unsigned long long)FROND__SUM(srv, ids_segment));
+  frond__buf_printf(b,
+                    "# HELP frond_ids_forwarded_total IDs of ordered tags "
+                    "this node answered with, issued by their owner (and "
+                    "counted there).\n# TYPE frond_ids_forwarded_total "
+                    "counter\nfrond_ids_forwarded_total %llu\n",
+                    (unsigned long long)FROND__SUM(srv, ids_forwarded));
   if (ntags == 0)
     return;
   frond__buf_printf(b, "# HELP frond_segment_tag_ids_issued_total IDs taken "

@@ -139,6 +139,7 @@ typedef struct waiting {
   frond__conn *c; /* held until finish() resumes it */
   frond__req r;   /* a copy: its pointers lead into this record */
   int admitted;   /* holds a tag look-up of the budget (ids.c) */
+  int relayed;    /* the IDs are an ordered tag's owner's (forward.c) */
   int64_t *ids;   /* the result's room, after the front's record */
   char *strs;
   char tag[FROND_SHARD_KEY_MAX + 1]; /* a tag, or a shard= format's key */
@@ -163,9 +164,11 @@ static void work(uv_work_t *wk) {
                                     q->ids, &r->start, &r->err);
     /* An ordered tag that another node owns: its answer (forward.c). */
     if (r->rc == FROND_ETAG_OWNER && r->op == FROND__REQ_SEGMENT &&
-        !r->forwarded)
+        !r->forwarded) {
       r->rc =
           frond__forward_segment(srv, q->tag, r->len, r->n, q->ids, &r->err);
+      q->relayed = 1;
+    }
     break;
   case FROND__REQ_FORMAT:
     /* The caller's key, copied with the request (1 byte at least). */
@@ -199,6 +202,8 @@ static void finish(uv_work_t *wk, int status) {
     r->rc = frond__fail(&r->err, FROND_ECLOSED, "%s", uv_strerror(status));
   if (r->rc == 0 && r->op == FROND__REQ_FORMAT)
     FROND__INC(w->format_counts[r->nf->index], r->n);
+  else if (r->rc == 0 && q->relayed) /* issued, and counted, by the owner */
+    FROND__INC(w->m.ids_forwarded, r->n);
   else if (r->rc == 0 && r->op != FROND__REQ_STORE)
     FROND__INC(w->m.ids_segment, r->n);
   unavailable(r);
@@ -260,6 +265,7 @@ static int wait_off_loop(frond__conn *c, frond__req *r) {
   q->c = c;
   q->r = *r;
   q->admitted = lookup;
+  q->relayed = 0;
   memcpy(q->tag, r->tag != NULL ? r->tag : "", r->len);
   q->tag[r->len] = '\0';
   q->r.tag = q->tag;

@@ -171,6 +171,7 @@ struct frond__conn {
 typedef struct frond__metrics {
   frond__counter ids_snowflake;
   frond__counter ids_segment;
+  frond__counter ids_forwarded; /* an ordered tag's, from its owner */
   frond__counter rejected;
   frond__counter header_timeouts;
   frond__counter idle_timeouts;

@@ -22,6 +22,7 @@ store is refused, and the RESP front is forwarded as HTTP is.
 """
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -72,6 +73,16 @@ def plain(store):
         oc.check_ordered(ops, "ordered")
         ft.check(sum(1 for s in nodes if "this node owns" in s.output())
                  == 1, "more than one owner without a fault")
+        # A follower counts what it forwarded apart from what it issued.
+        owner = oc.owner_of(nodes, TAG)
+        for n in nodes:
+            _, _, text = n.request("GET", "/metrics")
+            fwd = re.search(rb"^frond_ids_forwarded_total (\d+)$", text,
+                            re.M)
+            ft.check(fwd is not None, "no frond_ids_forwarded_total")
+            ft.check((int(fwd.group(1)) == 0) == (n is owner),
+                     "node %d forwarded %s IDs (owner: %s)"
+                     % (n.port, fwd.group(1), n is owner))
         load = oc.Load(nodes, "plain")
         load.wait_more(3000)
         dups, back = oc.violations(load.stop())
