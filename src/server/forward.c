@@ -20,7 +20,8 @@
 ** loop). With credentials configured, the node presents the fleet's
 ** admin_token (the caller was checked here already); without one, none.
 ** Handles are pooled, so that a busy follower keeps its connections to
-** the owner open. An owner that does not answer within the wait is
+** the owner open, and calls of one tag forwarded at once go to the owner
+** as one batch (lead(), below). An owner that does not answer within the wait is
 ** SEGMENT_UNAVAILABLE, naming it; the caller retries (503), and once the
 ** owner's claim expires a node claims the tag (seg_ordered.c).
 **
@@ -157,13 +158,6 @@ static void handle_put(CURL *h) {
     curl_easy_cleanup(h);
 }
 
-void frond__forward_free(void) {
-  pthread_mutex_lock(&pool_mu);
-  while (npool > 0)
-    curl_easy_cleanup(pool[--npool]);
-  pthread_mutex_unlock(&pool_mu);
-}
-
 static int call(frond__server *srv, const char *owner, const char *tag,
                 size_t len, size_t n, int64_t *out, frond_error *err) {
   char url[FROND__OWNER_MAX + 3 * FROND_TAG_MAX + 64], auth[300];
@@ -228,19 +222,145 @@ static int call(frond__server *srv, const char *owner, const char *tag,
   return rc;
 }
 
-int frond__forward_segment(frond__server *srv, const char *tag, size_t len,
-                           size_t n, int64_t *out, frond_error *err) {
+/* One forwarded call to the owner, and what a failure says of it. */
+static int forward_one(frond__server *srv, frond_seg *seg, const char *tag,
+                       size_t len, size_t n, int64_t *out, frond_error *err) {
   char owner[FROND__OWNER_MAX];
-  frond_seg *seg = atomic_load(&srv->seg);
   int rc;
-  pthread_once(&curl_once, curl_init);
-  if (seg == NULL || !curl_ok ||
-      frond__seg_ordered_owner(seg, tag, len, owner, sizeof(owner)) != 0)
-    return FROND_ETAG_OWNER; /* err says who, as the allocator put it */
+  if (frond__seg_ordered_owner(seg, tag, len, owner, sizeof(owner)) != 0)
+    return frond__fail(err, FROND_ETAG_OWNER,
+                       "tag \"%.*s\" is ordered and its owner is not known "
+                       "now",
+                       (int)len, tag);
   rc = call(srv, owner, tag, len, n, out, err);
   if (rc == FROND_ESEGMENT_UNAVAILABLE || rc == FROND_ETAG_OWNER)
     frond__seg_ordered_forget(seg, tag, len); /* ask the store next time */
   return rc;
+}
+
+/*
+** Calls of one tag forwarded at once go as one batch (as TiDB's TSO
+** batches its clients' requests): the first becomes the leader, takes
+** every call queued behind it (at most max_count IDs), asks the owner
+** for the sum, and hands each call its slice, in the order they came;
+** the next call queued then leads. Each call's IDs are taken by the owner
+** while that call waits, so the order guarantee holds for each, and a
+** batch's slices are increasing as the batch is. A lane per ordered tag
+** forwarded, kept until exit.
+*/
+typedef struct waiter {
+  struct waiter *next;
+  size_t n;
+  int64_t *out;
+  int done, rc;
+  frond_error err;
+} waiter;
+
+typedef struct lane {
+  struct lane *next;
+  char tag[FROND_TAG_MAX + 1];
+  size_t len;
+  int busy;            /* a leader's call is under way */
+  waiter *head, *tail; /* queued, not yet taken */
+} lane;
+
+static pthread_mutex_t lanes_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lanes_cv = PTHREAD_COND_INITIALIZER;
+static lane *lanes;
+
+static lane *lane_of(const char *tag, size_t len) {
+  lane *l;
+  for (l = lanes; l != NULL; l = l->next)
+    if (l->len == len && memcmp(l->tag, tag, len) == 0)
+      return l;
+  if ((l = calloc(1, sizeof(*l))) == NULL)
+    return NULL;
+  memcpy(l->tag, tag, len);
+  l->len = len;
+  l->next = lanes;
+  lanes = l;
+  return l;
+}
+
+/* As the leader of l, with lanes_mu held: one batch. */
+static void lead(frond__server *srv, frond_seg *seg, lane *l) {
+  size_t total = 0, k = 0;
+  waiter *batch = l->head, *w, *last = NULL;
+  int64_t *ids;
+  frond_error e = {0, ""};
+  int rc;
+  for (w = l->head;
+       w != NULL && (total == 0 || total + w->n <= (size_t)srv->cfg.max_count);
+       w = w->next) {
+    total += w->n;
+    last = w;
+  }
+  l->head = last->next;
+  if (l->head == NULL)
+    l->tail = NULL;
+  last->next = NULL;
+  l->busy = 1;
+  pthread_mutex_unlock(&lanes_mu);
+  if ((ids = malloc(total * sizeof(*ids))) == NULL)
+    rc = frond__fail(&e, FROND_ENOMEM, NULL);
+  else
+    rc = forward_one(srv, seg, l->tag, l->len, total, ids, &e);
+  pthread_mutex_lock(&lanes_mu);
+  for (w = batch; w != NULL; w = w->next) {
+    if (rc == 0)
+      memcpy(w->out, ids + k, w->n * sizeof(*ids));
+    k += w->n;
+    w->rc = rc;
+    w->err = e;
+    w->done = 1;
+  }
+  free(ids);
+  l->busy = 0;
+  pthread_cond_broadcast(&lanes_cv);
+}
+
+int frond__forward_segment(frond__server *srv, const char *tag, size_t len,
+                           size_t n, int64_t *out, frond_error *err) {
+  frond_seg *seg = atomic_load(&srv->seg);
+  waiter me = {NULL, n, out, 0, 0, {0, ""}};
+  lane *l;
+  pthread_once(&curl_once, curl_init);
+  if (seg == NULL || !curl_ok || len > FROND_TAG_MAX)
+    return FROND_ETAG_OWNER; /* err says who, as the allocator put it */
+  pthread_mutex_lock(&lanes_mu);
+  if ((l = lane_of(tag, len)) == NULL) {
+    pthread_mutex_unlock(&lanes_mu);
+    return frond__fail(err, FROND_ENOMEM, NULL);
+  }
+  if (l->tail != NULL)
+    l->tail->next = &me;
+  else
+    l->head = &me;
+  l->tail = &me;
+  while (!me.done) {
+    if (!l->busy && l->head != NULL)
+      lead(srv, seg, l); /* takes me along if I am within its batch */
+    else
+      pthread_cond_wait(&lanes_cv, &lanes_mu);
+  }
+  pthread_mutex_unlock(&lanes_mu);
+  if (me.rc != 0)
+    frond__fail(err, me.rc, "%s", me.err.message);
+  return me.rc;
+}
+
+void frond__forward_free(void) {
+  lane *l;
+  pthread_mutex_lock(&pool_mu);
+  while (npool > 0)
+    curl_easy_cleanup(pool[--npool]);
+  pthread_mutex_unlock(&pool_mu);
+  pthread_mutex_lock(&lanes_mu);
+  while ((l = lanes) != NULL) {
+    lanes = l->next;
+    free(l);
+  }
+  pthread_mutex_unlock(&lanes_mu);
 }
 #else
 void frond__forward_free(void) {}
