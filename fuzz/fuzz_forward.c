@@ -8,7 +8,8 @@
 **   - read: exactly the count, each a non-negative integer, strictly
 **     increasing, and written back one a line they read back the same;
 **   - refused: STORE, with a message;
-**   - the same input always gives the same result.
+**   - the same input always gives the same result;
+** and read as an error answer, it names a library code or none.
 */
 #include "server/server.h"
 
@@ -38,6 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if ((body = malloc(size - 1 ? size - 1 : 1)) == NULL)
     return 0;
   memcpy(body, data + 1, size - 1);
+  rc = frond__forward_error(body, size - 1);
+  check(rc <= 0 && rc >= -1000 && frond__forward_error(body, size - 1) == rc &&
+        (rc == 0 || frond_err_name(rc)[0] != '\0'));
   rc = frond__forward_parse(body, size - 1, n, a, &e);
   check(frond__forward_parse(body, size - 1, n, b, &e2) == rc);
   free(body);

@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 int frond__forward_parse(const char *body, size_t len, size_t n, int64_t *out,
                          frond_error *err) {
@@ -71,8 +70,26 @@ int frond__forward_parse(const char *body, size_t len, size_t n, int64_t *out,
   return 0;
 }
 
-/* The library code of an error name (Frond-Error), or 0. */
-static int code_of(const char *name) {
+int frond__forward_error(const char *body, size_t len) {
+  static const char key[] = "\"code\":\"";
+  char name[40];
+  size_t i, j;
+  /* The first "code":"NAME" of the answer's {"error":{...}}. */
+  for (i = 0; i + sizeof(key) - 1 <= len; i++)
+    if (memcmp(body + i, key, sizeof(key) - 1) == 0)
+      break;
+  if (i + sizeof(key) - 1 > len)
+    return 0;
+  i += sizeof(key) - 1;
+  for (j = 0;
+       i + j < len && j + 1 < sizeof(name) &&
+       ((body[i + j] >= 'A' && body[i + j] <= 'Z') ||
+        (body[i + j] >= '0' && body[i + j] <= '9') || body[i + j] == '_');
+       j++)
+    name[j] = body[i + j];
+  name[j] = '\0';
+  if (i + j >= len || body[i + j] != '"')
+    return 0;
 #define FROND__FWD_NAME(num, nm, msg)                                          \
   if (strcmp(name, #nm) == 0)                                                  \
     return -(num);
@@ -101,7 +118,6 @@ static void curl_init(void) {
 typedef struct reply {
   char *body;
   size_t len, cap;
-  char error[64]; /* Frond-Error */
 } reply;
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx) {
@@ -123,19 +139,6 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx) {
   r->len += add;
   r->body[r->len] = '\0';
   return add;
-}
-
-static size_t on_header(char *p, size_t size, size_t n, void *ctx) {
-  reply *r = ctx;
-  size_t len = size * n, k = sizeof("frond-error:") - 1, j;
-  if (len > k && strncasecmp(p, "frond-error:", k) == 0) {
-    while (k < len && p[k] == ' ')
-      k++;
-    for (j = 0; k < len && p[k] > ' ' && j + 1 < sizeof(r->error); k++)
-      r->error[j++] = p[k];
-    r->error[j] = '\0';
-  }
-  return len;
 }
 
 static CURL *handle_get(void) {
@@ -163,7 +166,7 @@ static int call(frond__server *srv, const char *owner, const char *tag,
   char url[FROND__OWNER_MAX + 3 * FROND_TAG_MAX + 64], auth[300];
   char cerr[CURL_ERROR_SIZE] = "";
   struct curl_slist *hdr = NULL, *h2;
-  reply r = {NULL, 0, 0, ""};
+  reply r = {NULL, 0, 0};
   long status = 0, wait_ms = srv->cfg.segment_wait_ms + 2000;
   char *esc;
   CURL *h;
@@ -190,8 +193,6 @@ static int call(frond__server *srv, const char *owner, const char *tag,
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
@@ -209,11 +210,12 @@ static int call(frond__server *srv, const char *owner, const char *tag,
                      cerr[0] ? cerr : curl_easy_strerror(cc));
   else if (status == 200)
     rc = frond__forward_parse(r.body != NULL ? r.body : "", r.len, n, out, err);
-  else
-    rc =
-        frond__fail(err, code_of(r.error) ? code_of(r.error) : FROND_ESTORE,
-                    "tag \"%.*s\": its owner %s answered %ld: %.300s", (int)len,
-                    tag, owner, status, r.body != NULL ? r.body : "");
+  else if ((rc = frond__forward_error(r.body != NULL ? r.body : "", r.len)) ==
+           0)
+    rc = FROND_ESTORE; /* not Frond's answer */
+  if (cc == CURLE_OK && status != 200)
+    frond__fail(err, rc, "tag \"%.*s\": its owner %s answered %ld: %.300s",
+                (int)len, tag, owner, status, r.body != NULL ? r.body : "");
   free(r.body);
   if (cc == CURLE_OK)
     handle_put(h); /* its connection stays open for the next */
@@ -232,6 +234,16 @@ static int forward_one(frond__server *srv, frond_seg *seg, const char *tag,
                        "tag \"%.*s\" is ordered and its owner is not known "
                        "now",
                        (int)len, tag);
+  /* Another process that records this node's own address: two nodes
+  ** that each call themselves 127.0.0.1:8080 on two hosts, say. A call
+  ** to it would come back here. */
+  if (strcmp(owner, srv->owner_addr) == 0)
+    return frond__fail(err, FROND_ETAG_OWNER,
+                       "tag \"%.*s\" is ordered and its owner records the "
+                       "address %s, which is this node's own: give each node "
+                       "an address the others reach (advertise, or listen on "
+                       "one)",
+                       (int)len, tag, owner);
   rc = call(srv, owner, tag, len, n, out, err);
   if (rc == FROND_ESEGMENT_UNAVAILABLE || rc == FROND_ETAG_OWNER)
     frond__seg_ordered_forget(seg, tag, len); /* ask the store next time */

@@ -477,6 +477,9 @@ int frond__forward_segment(frond__server *srv, const char *tag, size_t len,
 ** fuzzed. */
 int frond__forward_parse(const char *body, size_t len, size_t n, int64_t *out,
                          frond_error *err);
+/* The library code an owner's error answer names ({"error":{"code":
+** "NAME",...}}), or 0 when it names none. Pure; fuzzed. */
+int frond__forward_error(const char *body, size_t len);
 /* At exit: close the pooled connections. */
 void frond__forward_free(void);
 

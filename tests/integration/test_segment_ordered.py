@@ -18,7 +18,8 @@ asked for, on SQLite, PostgreSQL and MariaDB, through:
     snowflake IDs stop, its ordered tag is served on;
   - a node whose wall clock is a second ahead (libfaketime).
 Also: ranges of an ordered tag are refused, an ordered tag on a multi:
-store is refused, and the RESP front is forwarded as HTTP is.
+store is refused, the RESP front is forwarded as HTTP is, and a node
+that finds its own address recorded for another owner says so.
 """
 import json
 import os
@@ -294,6 +295,25 @@ def clock_ahead(store):
         close(nodes)
 
 
+def same_address():
+    """Two nodes that record one address (as two hosts that both listen
+    on 127.0.0.1:8080 would): the follower says so, and calls no one."""
+    with ft.start_server("sqlite") as store:
+        oc.create(store, TAG, "--ordered")
+        same = ["--advertise", "127.0.0.1:%d" % ft.free_port()]
+        a = oc.node(store.uri, extra=same + ["--coordinator", "static:1"])
+        b = oc.node(store.uri, extra=same + ["--coordinator", "static:2"])
+        try:
+            s, _, body = a.request("GET", "/v1/segment/%s" % TAG)
+            ft.check(s == 200, "owner: %d %r" % (s, body))
+            s, h, body = b.request("GET", "/v1/segment/%s" % TAG)
+            ft.check(s == 503 and json.loads(body)["error"]["code"] ==
+                     "TAG_OWNER" and b"this node's own" in body,
+                     "follower: %d %r" % (s, body))
+        finally:
+            close([a, b])
+
+
 def multi_refused():
     with ft.start_server("sqlite") as a, ft.start_server("sqlite") as b:
         uri = "multi:%s|%s" % (a.uri, b.uri)
@@ -315,5 +335,5 @@ if __name__ == "__main__":
                                        clock_ahead)]
     tests += [on("postgresql", f) for f in (plain, clean_stop, kill9, pause,
                                             partition, coordinator_partition)]
-    tests += [on("mariadb", plain), multi_refused]
+    tests += [on("mariadb", plain), same_address, multi_refused]
     ft.main(tests)

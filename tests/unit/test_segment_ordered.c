@@ -291,6 +291,17 @@ static void test_forward_parse(void **state) {
       frond__forward_parse("99999999999999999999\n", 21, 1, out, &e),
       FROND_ESTORE);
   assert_int_equal(frond__forward_parse("", 0, 1, out, &e), FROND_ESTORE);
+  /* An owner's error answer names its code. */
+#define ERR(s) frond__forward_error(s, strlen(s))
+  assert_int_equal(ERR("{\"error\":{\"code\":\"TAG_OWNER\",\"message\":"
+                       "\"x\"}}"),
+                   FROND_ETAG_OWNER);
+  assert_int_equal(ERR("{\"error\":{\"code\":\"SEGMENT_UNAVAILABLE\"}}"),
+                   FROND_ESEGMENT_UNAVAILABLE);
+  assert_int_equal(ERR("{\"error\":{\"code\":\"NO_SUCH\"}}"), 0);
+  assert_int_equal(ERR("{\"error\":{\"code\":\"TAG_OWNER"), 0);
+  assert_int_equal(ERR("<html>bad gateway</html>"), 0);
+#undef ERR
 }
 
 int main(void) {
