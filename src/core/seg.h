@@ -151,14 +151,14 @@ struct seg_tag {
   ** inline path; the rest is under mu. */
   atomic_int ordered;      /* the last load found the tag ordered */
   int64_t own_epoch;       /* the claim this process holds, 0: none */
-  int64_t own_until_ns;    /* monotonic: no ID is issued at or past it;
-                              0: none is issued before a take confirms */
-  int64_t renew_at_ns;     /* monotonic: the claim's next renewal */
+  int64_t own_until_ns;    /* CLOCK_BOOTTIME: no ID is issued at or past
+                              it; 0: none before a take confirms */
+  int64_t renew_at_ns;     /* frond__mono_ns: the claim's next renewal */
   char *holder;            /* another owner as last read (malloc'd) */
-  int64_t holder_until_ns; /* monotonic: its claim is not asked about
-                              again before (stale at the earliest) */
-  /* Its claim as last seen (epoch, renewal mark), and since when, by the
-  ** monotonic clock, after the read that first showed it. */
+  int64_t holder_until_ns; /* CLOCK_BOOTTIME: its claim is not asked
+                              about again before (stale at the earliest) */
+  /* Its claim as last seen (epoch, renewal mark), and since when
+  ** (CLOCK_BOOTTIME), after the read that first showed it. */
   int64_t seen_epoch, seen_mark, seen_at_ns;
 };
 

@@ -44,8 +44,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define LEASE_DEFAULT_MS 3000
+
+/* The clock of claims and deadlines: CLOCK_BOOTTIME, which counts a
+** system suspend as time passed (CLOCK_MONOTONIC stops: an owner woken
+** from a suspend would think its deadline still ahead). The renewals'
+** schedule stays on frond__mono_ns, the loaders' clock. */
+static int64_t boot_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+    return frond__mono_ns();
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 int64_t frond__seg_ordered_lease_ms(const frond_seg *s) {
   return s->o.ordered_lease_ms > 0 ? s->o.ordered_lease_ms : LEASE_DEFAULT_MS;
@@ -82,14 +94,14 @@ int frond__seg_ordered_take(frond_seg *s, frond_store *st, seg_tag *t,
   a.token = s->token;
   a.lease_ms = frond__seg_ordered_lease_ms(s);
   a.step = step;
-  c->t0 = frond__mono_ns();
+  c->t0 = boot_ns();
   /* How long the claim seen has been seen unchanged, by this clock; 0
   ** when none was (a successor then waits a whole lease from now). */
   pthread_mutex_lock(&t->mu);
   a.seen_ms = t->seen_at_ns > 0 ? (c->t0 - t->seen_at_ns) / 1000000 : 0;
   pthread_mutex_unlock(&t->mu);
   rc = frond__store_ordered(st, FROND__STORE_ORDERED_TAKE, &a, err);
-  c->t1 = frond__mono_ns();
+  c->t1 = boot_ns();
   c->max_id = a.max_id;
   c->row_step = a.row_step;
   c->epoch = a.epoch;
@@ -127,7 +139,7 @@ void frond__seg_ordered_taken(frond_seg *s, seg_tag *t, const seg_claim *c,
     free(t->holder);
     t->holder = NULL;
     t->seen_epoch = t->seen_mark = t->seen_at_ns = 0;
-    want_renewal(s, t, c->t0 + lease / 3 * 1000000);
+    want_renewal(s, t, frond__mono_ns() + lease / 3 * 1000000);
     return;
   }
   if (rc != FROND_ETAG_OWNER)
@@ -161,6 +173,14 @@ void frond__seg_ordered_taken(frond_seg *s, seg_tag *t, const seg_claim *c,
 }
 
 static int owned_elsewhere(seg_tag *t, frond_error *err) {
+  if (t->s->owner == NULL || t->s->owner[0] == '\0')
+    return frond__fail(err, FROND_ETAG_OWNER,
+                       "tag \"%s\" is ordered, and only a process with an "
+                       "address (a server, or frond_seg_options.owner) "
+                       "serves it: ask a frond server%s%s",
+                       t->nm->name,
+                       t->holder != NULL && t->holder[0] ? "; its owner: " : "",
+                       t->holder != NULL ? t->holder : "");
   return frond__fail(err, FROND_ETAG_OWNER,
                      "tag \"%s\" is ordered and served by its owner %s",
                      t->nm->name,
@@ -173,7 +193,7 @@ int frond__seg_ordered_gate(seg_tag *t, frond_error *err) {
   int64_t now;
   if (!atomic_load(&t->ordered))
     return 0;
-  now = frond__mono_ns();
+  now = boot_ns();
   if (t->own_until_ns > 0 && now >= t->own_until_ns) {
     lapse(t);
     frond_log(FROND_LOG_WARN,
@@ -190,7 +210,7 @@ int frond__seg_ordered_gate(seg_tag *t, frond_error *err) {
 int frond__seg_ordered_check(seg_tag *t, frond_error *err) {
   if (!atomic_load(&t->ordered))
     return 0;
-  if (t->own_until_ns > 0 && frond__mono_ns() < t->own_until_ns)
+  if (t->own_until_ns > 0 && boot_ns() < t->own_until_ns)
     return 0;
   if (t->own_until_ns > 0)
     lapse(t);
@@ -228,14 +248,14 @@ int64_t frond__seg_ordered_renew(frond_seg *s, frond_store *st) {
     a.lease_ms = lease;
     err.code = 0;
     err.message[0] = '\0';
-    t0 = frond__mono_ns();
+    t0 = boot_ns();
     rc = frond__store_ordered(st, FROND__STORE_ORDERED_RENEW, &a, &err);
     pthread_mutex_lock(&t->mu);
     if (t->own_epoch == a.epoch) { /* else a take moved on meanwhile */
       if (rc == 0) {
         if (deadline_of(s, t0) > t->own_until_ns)
           t->own_until_ns = deadline_of(s, t0);
-        t->renew_at_ns = t0 + lease / 3 * 1000000;
+        t->renew_at_ns = now + lease / 3 * 1000000;
       } else if (rc == FROND_ETAG_OWNER) {
         lapse(t);
         t->own_epoch = 0;
@@ -314,7 +334,7 @@ void frond__seg_ordered_forget(frond_seg *s, const char *tag, size_t len) {
   if (len > FROND_TAG_MAX || (nm = frond__seg_find(s, tag, len)) == NULL ||
       (t = atomic_load(&nm->tag)) == NULL)
     return;
-  soon = frond__mono_ns() + frond__seg_ordered_lease_ms(s) / 10 * 1000000;
+  soon = boot_ns() + frond__seg_ordered_lease_ms(s) / 10 * 1000000;
   pthread_mutex_lock(&t->mu);
   /* Within a tenth of a lease (one load at a time asks); the claim as
   ** seen stays, and its age counts on. */

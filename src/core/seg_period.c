@@ -67,6 +67,13 @@ int frond__seg_period_tag(frond_seg *s, const char *base, const char *tag,
     ** with the base's bound and stride, in the create's transaction: a
     ** period counts as the base does (docs/segment.md, Bounds). */
     rc = frond__store_seq(s->store, base, &q, err);
+    /* A period of an ordered tag would be ordered too, and served by
+    ** whichever node made it: a format does not forward (forward.c). */
+    if (rc == 0 && q.ordered)
+      rc = frond__fail(err, FROND_EINVAL,
+                       "tag \"%s\" is ordered: a seq format cannot number "
+                       "its periods from it (use a tag that is not ordered)",
+                       base);
     if (rc == 0 && q.increment > step)
       step = q.increment; /* a segment holds at least one ID */
     if (rc == 0)

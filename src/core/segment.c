@@ -447,9 +447,19 @@ static int next_n(seg_tag *t, size_t n, int64_t *out, int nowait,
   if ((rc = frond__seg_forked(t->s, err)) != 0)
     return rc;
   pthread_mutex_lock(&t->mu);
-  if ((rc = frond__seg_ordered_gate(t, err)) == 0 &&
-      (rc = take(t->s, t, n, out, nowait, err)) == 0)
-    rc = frond__seg_ordered_check(t, err);
+  if ((rc = frond__seg_ordered_gate(t, err)) == 0) {
+    /* A batch that waited across a change of owner would hold IDs from
+    ** both sides of another owner's: all of its IDs under one claim. */
+    int64_t epoch = t->own_epoch;
+    if ((rc = take(t->s, t, n, out, nowait, err)) == 0 &&
+        (rc = frond__seg_ordered_check(t, err)) == 0 &&
+        atomic_load(&t->ordered) && t->own_epoch != epoch && epoch != 0)
+      rc = frond__fail(err, FROND_ESEGMENT_UNAVAILABLE,
+                       "tag \"%s\" is ordered, and its owner changed while "
+                       "the batch waited (the IDs taken are skipped); ask "
+                       "again",
+                       t->nm->name);
+  }
   pthread_mutex_unlock(&t->mu);
   return rc;
 }

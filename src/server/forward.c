@@ -217,11 +217,23 @@ static int call(frond__server *srv, const char *owner, const char *tag,
     frond__fail(err, rc, "tag \"%.*s\": its owner %s answered %ld: %.300s",
                 (int)len, tag, owner, status, r.body != NULL ? r.body : "");
   free(r.body);
-  if (cc == CURLE_OK)
-    handle_put(h); /* its connection stays open for the next */
-  else
+  if (cc == CURLE_OK) {
+    curl_easy_reset(h); /* nothing left pointing at this call's memory */
+    handle_put(h);      /* its connection stays open for the next */
+  } else {
     curl_easy_cleanup(h);
+  }
   return rc;
+}
+
+/* At most one warning every 10 s of an owner that did not answer: an
+** address other nodes cannot reach (a wrong advertise) shows in the log,
+** and a burst of calls does not flood it. */
+static int warn_now(void) {
+  static _Atomic int64_t last;
+  int64_t now = frond__mono_ns(), was = atomic_load(&last);
+  return (was == 0 || now - was >= 10000000000LL) &&
+         atomic_compare_exchange_strong(&last, &was, now);
 }
 
 /* One forwarded call to the owner, and what a failure says of it. */
@@ -247,6 +259,8 @@ static int forward_one(frond__server *srv, frond_seg *seg, const char *tag,
   rc = call(srv, owner, tag, len, n, out, err);
   if (rc == FROND_ESEGMENT_UNAVAILABLE || rc == FROND_ETAG_OWNER)
     frond__seg_ordered_forget(seg, tag, len); /* ask the store next time */
+  if (rc == FROND_ESEGMENT_UNAVAILABLE && warn_now())
+    frond_log(FROND_LOG_WARN, "ordered tags: %s", err->message);
   return rc;
 }
 

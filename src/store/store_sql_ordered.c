@@ -90,6 +90,7 @@ static int not_ordered(const char *tag, frond_error *err) {
 typedef struct claim {
   int64_t ordered, token, epoch, mark, lease_ms;
   char owner[FROND__OWNER_MAX];
+  char spelt[FROND_TAG_MAX + 1]; /* biz_tag as stored */
 } claim;
 
 static int read_claim(frond_db *db, const char *tag, claim *c, int lock,
@@ -99,11 +100,12 @@ static int read_claim(frond_db *db, const char *tag, claim *c, int lock,
   const char *o;
   int rc = frond__db_exec(db,
                           lock ? "SELECT ordered, token, epoch, mark, "
-                                 "lease_ms, owner FROM frond_tag_owner WHERE "
-                                 "biz_tag = $1 {for_update}"
+                                 "lease_ms, owner, biz_tag FROM "
+                                 "frond_tag_owner WHERE biz_tag = $1 "
+                                 "{for_update}"
                                : "SELECT ordered, token, epoch, mark, "
-                                 "lease_ms, owner FROM frond_tag_owner WHERE "
-                                 "biz_tag = $1",
+                                 "lease_ms, owner, biz_tag FROM "
+                                 "frond_tag_owner WHERE biz_tag = $1",
                           &a, 1, &r, err);
   int64_t *col[5] = {&c->ordered, &c->token, &c->epoch, &c->mark, &c->lease_ms};
   memset(c, 0, sizeof(*c));
@@ -113,6 +115,8 @@ static int read_claim(frond_db *db, const char *tag, claim *c, int lock,
     rc = frond__db_get_int(&r, 0, i, col[i], err);
   if (rc == 0 && (o = frond__db_get_text(&r, 0, 5)) != NULL)
     snprintf(c->owner, sizeof(c->owner), "%s", o);
+  if (rc == 0 && (o = frond__db_get_text(&r, 0, 6)) != NULL)
+    snprintf(c->spelt, sizeof(c->spelt), "%s", o);
   frond__db_result_free(&r);
   if (rc == 0 && !c->ordered)
     rc = not_ordered(tag, err);
@@ -130,9 +134,35 @@ int frond__ordered_take(frond_db *db, frond__store_ordered_arg *a,
     return rc;
   if ((rc = read_claim(db, a->tag, &c, 1, err)) != 0)
     goto done;
+  /* A database whose collation ignores case or trailing spaces (MySQL's
+  ** default) finds the row under other spellings too; an allocator keeps
+  ** each spelling apart, so two of them in one process would be two
+  ** sequences. Only the row's own spelling is served. */
+  if (strcmp(c.spelt, a->tag) != 0) {
+    rc = frond__fail(err, FROND_EINVAL,
+                     "tag \"%s\" is the ordered tag \"%s\" spelt another "
+                     "way: an ordered tag is served under its own spelling "
+                     "only",
+                     a->tag, c.spelt);
+    goto done;
+  }
   mine = c.token == a->token && c.mark != 0;
   free_ = c.mark == 0 || (a->seen_epoch == c.epoch && a->seen_mark == c.mark &&
                           a->seen_ms >= c.lease_ms);
+  /* A process with no address never claims: nobody could forward to it
+  ** (frond_seg_options.owner). */
+  if (!mine && free_ && a->owner[0] == '\0') {
+    snprintf(a->holder, sizeof(a->holder), "%s", c.mark != 0 ? c.owner : "");
+    a->holder_epoch = c.epoch;
+    a->holder_mark = c.mark;
+    a->holder_lease_ms = c.lease_ms;
+    rc = frond__fail(err, FROND_ETAG_OWNER,
+                     "tag \"%s\" is ordered, and only a process with an "
+                     "address (a server, or frond_seg_options.owner) serves "
+                     "it: ask a frond server",
+                     a->tag);
+    goto done;
+  }
   if (!mine && !free_) {
     snprintf(a->holder, sizeof(a->holder), "%s", c.owner);
     a->holder_epoch = c.epoch;

@@ -16,7 +16,8 @@ asked for, on SQLite, PostgreSQL and MariaDB, through:
     chaos suite's proxy), healed later;
   - a partition of the owner from its coordinator (ZooKeeper): its
     snowflake IDs stop, its ordered tag is served on;
-  - a node whose wall clock is a second ahead (libfaketime).
+  - a node whose wall clock is a second ahead (libfaketime);
+  - on MariaDB, other spellings of the tag that its collation matches.
 Also: ranges of an ordered tag are refused, an ordered tag on a multi:
 store is refused, the RESP front is forwarded as HTTP is, and a node
 that finds its own address recorded for another owner says so.
@@ -295,6 +296,25 @@ def clock_ahead(store):
         close(nodes)
 
 
+def spellings(store):
+    """MariaDB's collation finds the row under ORDERS and 'orders ' too:
+    an ordered tag is served under its own spelling only (two spellings
+    in one node would be two sequences)."""
+    oc.create(store, TAG, "--ordered", "--step", "50")
+    nodes = fleet(store.uri, n=2)
+    try:
+        for n in nodes:
+            for other in ("ORDERS", "orders%20"):
+                s, _, body = n.request("GET", "/v1/segment/%s" % other)
+                ft.check(s == 400 and b"spelt another way" in body,
+                         "%s: %d %r" % (other, s, body))
+        load = oc.Load(nodes, TAG)
+        load.wait_more(500)
+        oc.check_ordered(load.stop(), "after other spellings were refused")
+    finally:
+        close(nodes)
+
+
 def same_address():
     """Two nodes that record one address (as two hosts that both listen
     on 127.0.0.1:8080 would): the follower says so, and calls no one."""
@@ -335,5 +355,6 @@ if __name__ == "__main__":
                                        clock_ahead)]
     tests += [on("postgresql", f) for f in (plain, clean_stop, kill9, pause,
                                             partition, coordinator_partition)]
-    tests += [on("mariadb", plain), same_address, multi_refused]
+    tests += [on("mariadb", plain), on("mariadb", spellings), same_address,
+              multi_refused]
     ft.main(tests)

@@ -8,7 +8,9 @@
 ** whose store stops answering stops issuing by its own clock, and issues
 ** again, above, once it answers; after kill -9 of the owner the other
 ** claims the tag once it has seen the claim unchanged for a lease, above
-** every ID the dead one issued; ranges are refused; the
+** every ID the dead one issued, and never while the owner renews; a claim
+** taken again under a new epoch drops the old buffers; an allocator with
+** no address never claims; ranges are refused; the
 ** attribute reads back; a multi: store refuses to create one; the
 ** parser of a forwarded answer.
 */
@@ -21,6 +23,7 @@
 #include "testutil.h"
 
 #include "core/core.h"
+#include "core/formats.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -106,6 +109,19 @@ static void recorded(const char *tag, const char *want, int64_t epoch) {
   assert_string_equal(got, want);
   assert_int_equal(ep, epoch);
   frond_store_close(st);
+}
+
+/* Whether the store records owner for tag now. */
+static int recorded_is(const char *tag, const char *owner) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  char got[300] = "";
+  int64_t ep;
+  int rc;
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  rc = frond_store_tag_owner(st, tag, got, sizeof(got), &ep, &e);
+  frond_store_close(st);
+  return rc == 0 && strcmp(got, owner) == 0;
 }
 
 static int next(frond_seg *s, const char *tag, int64_t *id, frond_error *e) {
@@ -250,6 +266,133 @@ static void test_kill9_take_over(void **state) {
   close(fds[1]);
 }
 
+/* A live owner renews its claim: another that saw the claim a lease ago
+** must not take it, since the renewal mark has moved since (the epoch
+** alone is the same). */
+static void test_renewed_claim_kept(void **state) {
+  frond_seg *a, *b;
+  frond_error e = {0, ""};
+  int64_t id, last = 0, t0;
+  (void)state;
+  create("o4", 1000000);
+  a = node("127.0.0.1:1001", 600);
+  b = node("127.0.0.1:1002", 600);
+  assert_int_equal(next(a, "o4", &id, &e), 0);
+  assert_int_equal(next(b, "o4", &id, &e), FROND_ETAG_OWNER); /* sighting */
+  /* a keeps issuing for well over a lease: its renewals go through. */
+  t0 = frond__mono_ns();
+  while (frond__mono_ns() - t0 < 1000000000LL) {
+    assert_int_equal(next(a, "o4", &id, &e), 0);
+    assert_true(id > last);
+    last = id;
+    usleep(1000);
+  }
+  /* b asks the store again (its cache of the holder has run out): the
+  ** claim's epoch is the one it saw a second ago, its mark is not. */
+  assert_int_equal(next(b, "o4", &id, &e), FROND_ETAG_OWNER);
+  assert_int_equal(next(a, "o4", &id, &e), 0);
+  assert_true(id > last);
+  frond_seg_close(b);
+  frond_seg_close(a);
+}
+
+/* The store fails this allocator's connections only (recorded while it
+** alone ran): what a partition of one node does. */
+static frond_store *cut[8];
+static atomic_int ncut, recording, cutting;
+
+static int cut_fault(frond_store *st, const char *op) {
+  int i, n = atomic_load(&ncut);
+  (void)op;
+  if (atomic_load(&recording)) {
+    for (i = 0; i < n && cut[i] != st; i++)
+      ;
+    if (i == n && n < 8 && atomic_compare_exchange_strong(&ncut, &n, n + 1))
+      cut[n] = st;
+    return 0;
+  }
+  if (!atomic_load(&cutting))
+    return 0;
+  for (i = 0; i < n; i++)
+    if (cut[i] == st)
+      return FROND_ESTORE;
+  return 0;
+}
+
+/* An owner partitioned while its loader retries a take, with no call in
+** between; another takes the tag over, issues, and stops cleanly; the
+** first's retried take then claims the tag again under a new epoch: it
+** must drop what its buffers held (below the other's IDs). */
+static void test_new_epoch_drops_buffers(void **state) {
+  frond_seg *a, *b;
+  frond_seg_options o;
+  frond_error e = {0, ""};
+  int64_t id, b_last = 0;
+  int rc, i;
+  (void)state;
+  create("o5", 100);
+  frond_seg_options_init(&o);
+  o.wait_ms = 2000;
+  o.retry_min_ms = 1;
+  o.retry_max_ms = 5;
+  o.loaders = 1;
+  o.owner = "127.0.0.1:1001";
+  o.ordered_lease_ms = 600;
+  atomic_store(&recording, 1);
+  atomic_store(&frond__store_fault, cut_fault);
+  assert_int_equal(frond_seg_open(&a, uri, &o, &e), 0);
+  for (i = 0; i < 5; i++) /* the loader's own connection is made */
+    assert_int_equal(next(a, "o5", &id, &e), 0);
+  atomic_store(&recording, 0);
+  atomic_store(&cutting, 1);
+  /* Past the preload point: a load is asked for, fails, and is retried
+  ** by the loader; a has 90 IDs left in its buffer, and no call. */
+  for (i = 0; i < 10; i++)
+    assert_int_equal(next(a, "o5", &id, &e), 0);
+  b = node("127.0.0.1:1002", 600);
+  for (i = 0; (rc = next(b, "o5", &id, &e)) == FROND_ETAG_OWNER && i < 2000;
+       i++)
+    usleep(2000);
+  assert_int_equal(rc, 0);
+  for (i = 0; i < 5; i++) {
+    assert_int_equal(next(b, "o5", &id, &e), 0);
+    b_last = id;
+  }
+  frond_seg_close(b); /* released: a's retry claims it at once */
+  atomic_store(&cutting, 0);
+  /* No call on a until its loader has claimed the tag again (a call
+  ** before would find its old claim run out, and drop the buffers). */
+  for (i = 0; i < 2000 && !recorded_is("o5", "127.0.0.1:1001"); i++)
+    usleep(2000);
+  assert_true(recorded_is("o5", "127.0.0.1:1001"));
+  assert_int_equal(next(a, "o5", &id, &e), 0);
+  assert_true(id > b_last);
+  atomic_store(&frond__store_fault, NULL);
+  atomic_store(&ncut, 0);
+  frond_seg_close(a);
+}
+
+/* An allocator with no address never claims an ordered tag, and a seq
+** format cannot number periods from one. */
+static void test_no_address_no_claim(void **state) {
+  frond_seg *s;
+  frond_seg_options o;
+  frond_error e = {0, ""};
+  int64_t id;
+  (void)state;
+  create("o6", 100);
+  frond_seg_options_init(&o);
+  o.wait_ms = 2000;
+  assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
+  assert_int_equal(next(s, "o6", &id, &e), FROND_ETAG_OWNER);
+  assert_non_null(strstr(e.message, "frond server"));
+  recorded("o6", "", 0);
+  assert_int_equal(frond__seg_period_tag(s, "o6", "o6:20261129", 100, &e),
+                   FROND_EINVAL);
+  assert_non_null(strstr(e.message, "ordered"));
+  frond_seg_close(s);
+}
+
 static void test_multi_refused(void **state) {
   frond_store *st = NULL;
   frond_error e = {0, ""};
@@ -309,6 +452,9 @@ int main(void) {
       cmocka_unit_test(test_one_owner),
       cmocka_unit_test(test_lapse_and_regain),
       cmocka_unit_test(test_kill9_take_over),
+      cmocka_unit_test(test_renewed_claim_kept),
+      cmocka_unit_test(test_new_epoch_drops_buffers),
+      cmocka_unit_test(test_no_address_no_claim),
       cmocka_unit_test(test_multi_refused),
       cmocka_unit_test(test_forward_parse),
   };
