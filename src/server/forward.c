@@ -115,30 +115,13 @@ static void curl_init(void) {
   curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
 }
 
-typedef struct reply {
-  char *body;
-  size_t len, cap;
-} reply;
-
+/* The owner's answer, into a frond__buf (0 refuses: curl fails the
+** call). */
 static size_t on_body(char *p, size_t size, size_t n, void *ctx) {
-  reply *r = ctx;
+  frond__buf *b = ctx;
   size_t add = size * n;
-  if (r->len + add + 1 > BODY_MAX)
-    return 0;
-  if (r->len + add + 1 > r->cap) {
-    size_t cap = r->cap ? r->cap : 4096;
-    char *b;
-    while (cap < r->len + add + 1)
-      cap *= 2;
-    if ((b = realloc(r->body, cap)) == NULL)
-      return 0;
-    r->body = b;
-    r->cap = cap;
-  }
-  memcpy(r->body + r->len, p, add);
-  r->len += add;
-  r->body[r->len] = '\0';
-  return add;
+  return b->len + add <= BODY_MAX && frond__buf_append(b, p, add) == 0 ? add
+                                                                       : 0;
 }
 
 static CURL *handle_get(void) {
@@ -166,7 +149,7 @@ static int call(frond__server *srv, const char *owner, const char *tag,
   char url[FROND__OWNER_MAX + 3 * FROND_TAG_MAX + 64], auth[300];
   char cerr[CURL_ERROR_SIZE] = "";
   struct curl_slist *hdr = NULL, *h2;
-  reply r = {NULL, 0, 0};
+  frond__buf r = {NULL, 0, 0};
   long status = 0, wait_ms = srv->cfg.segment_wait_ms + 2000;
   char *esc;
   CURL *h;
@@ -209,14 +192,15 @@ static int call(frond__server *srv, const char *owner, const char *tag,
                      (int)len, tag, owner,
                      cerr[0] ? cerr : curl_easy_strerror(cc));
   else if (status == 200)
-    rc = frond__forward_parse(r.body != NULL ? r.body : "", r.len, n, out, err);
-  else if ((rc = frond__forward_error(r.body != NULL ? r.body : "", r.len)) ==
+    rc = frond__forward_parse(r.data != NULL ? r.data : "", r.len, n, out, err);
+  else if ((rc = frond__forward_error(r.data != NULL ? r.data : "", r.len)) ==
            0)
     rc = FROND_ESTORE; /* not Frond's answer */
   if (cc == CURLE_OK && status != 200)
-    frond__fail(err, rc, "tag \"%.*s\": its owner %s answered %ld: %.300s",
-                (int)len, tag, owner, status, r.body != NULL ? r.body : "");
-  free(r.body);
+    frond__fail(err, rc, "tag \"%.*s\": its owner %s answered %ld: %.*s",
+                (int)len, tag, owner, status, (int)(r.len < 300 ? r.len : 300),
+                r.data != NULL ? r.data : "");
+  frond__buf_free(&r);
   if (cc == CURLE_OK) {
     curl_easy_reset(h); /* nothing left pointing at this call's memory */
     handle_put(h);      /* its connection stays open for the next */
