@@ -309,13 +309,19 @@ void frond__seg_ordered_release(frond_seg *s) {
   }
 }
 
+/* The tag in use for name, or NULL (never looked up from the store). */
+static seg_tag *in_use(frond_seg *s, const char *tag, size_t len) {
+  seg_name *nm;
+  if (len > FROND_TAG_MAX || (nm = frond__seg_find(s, tag, len)) == NULL)
+    return NULL;
+  return atomic_load(&nm->tag);
+}
+
 int frond__seg_ordered_owner(frond_seg *s, const char *tag, size_t len,
                              char *out, size_t cap) {
-  seg_name *nm;
-  seg_tag *t;
+  seg_tag *t = in_use(s, tag, len);
   int rc = -1;
-  if (len > FROND_TAG_MAX || (nm = frond__seg_find(s, tag, len)) == NULL ||
-      (t = atomic_load(&nm->tag)) == NULL)
+  if (t == NULL)
     return -1;
   pthread_mutex_lock(&t->mu);
   if (atomic_load(&t->ordered) && t->own_epoch == 0 && t->holder != NULL &&
@@ -328,11 +334,9 @@ int frond__seg_ordered_owner(frond_seg *s, const char *tag, size_t len,
 }
 
 void frond__seg_ordered_forget(frond_seg *s, const char *tag, size_t len) {
-  seg_name *nm;
-  seg_tag *t;
+  seg_tag *t = in_use(s, tag, len);
   int64_t soon;
-  if (len > FROND_TAG_MAX || (nm = frond__seg_find(s, tag, len)) == NULL ||
-      (t = atomic_load(&nm->tag)) == NULL)
+  if (t == NULL)
     return;
   soon = boot_ns() + frond__seg_ordered_lease_ms(s) / 10 * 1000000;
   pthread_mutex_lock(&t->mu);

@@ -123,6 +123,14 @@ static int read_claim(frond_db *db, const char *tag, claim *c, int lock,
   return rc;
 }
 
+/* The claim c, as a refused take tells it. */
+static void held_by(frond__store_ordered_arg *a, const claim *c) {
+  snprintf(a->holder, sizeof(a->holder), "%s", c->mark != 0 ? c->owner : "");
+  a->holder_epoch = c->epoch;
+  a->holder_mark = c->mark;
+  a->holder_lease_ms = c->lease_ms;
+}
+
 int frond__ordered_take(frond_db *db, frond__store_ordered_arg *a,
                         frond__ordered_alloc_fn alloc, void *ctx,
                         frond_error *err) {
@@ -152,10 +160,7 @@ int frond__ordered_take(frond_db *db, frond__store_ordered_arg *a,
   /* A process with no address never claims: nobody could forward to it
   ** (frond_seg_options.owner). */
   if (!mine && free_ && a->owner[0] == '\0') {
-    snprintf(a->holder, sizeof(a->holder), "%s", c.mark != 0 ? c.owner : "");
-    a->holder_epoch = c.epoch;
-    a->holder_mark = c.mark;
-    a->holder_lease_ms = c.lease_ms;
+    held_by(a, &c);
     rc = frond__fail(err, FROND_ETAG_OWNER,
                      "tag \"%s\" is ordered, and only a process with an "
                      "address (a server, or frond_seg_options.owner) serves "
@@ -163,11 +168,8 @@ int frond__ordered_take(frond_db *db, frond__store_ordered_arg *a,
                      a->tag);
     goto done;
   }
-  if (!mine && !free_) {
-    snprintf(a->holder, sizeof(a->holder), "%s", c.owner);
-    a->holder_epoch = c.epoch;
-    a->holder_mark = c.mark;
-    a->holder_lease_ms = c.lease_ms;
+  if (!mine && !free_) { /* live: mark != 0 */
+    held_by(a, &c);
     rc = frond__fail(err, FROND_ETAG_OWNER,
                      "tag \"%s\" is ordered and served by its owner %s "
                      "(claim %lld)",
@@ -230,11 +232,7 @@ int frond__ordered_read(frond_db *db, frond__store_ordered_arg *a,
                         frond_error *err) {
   claim c;
   int rc = read_claim(db, a->tag, &c, 0, err);
-  if (rc == 0) {
-    snprintf(a->holder, sizeof(a->holder), "%s", c.mark != 0 ? c.owner : "");
-    a->holder_epoch = c.epoch;
-    a->holder_mark = c.mark;
-    a->holder_lease_ms = c.lease_ms;
-  }
+  if (rc == 0)
+    held_by(a, &c);
   return rc;
 }
