@@ -16,6 +16,7 @@
 **                    [--deadline-s S] [--parallel P]
 **
 ** Each line it prints is one fact, for the test to check:
+**   wall <unix ms> <monotonic ms>       the wall clock, at the start
 **   claimed <n> <ms> <distinct 0|1> <retries>  the claims, how long, all
 **                                       distinct, claims retried (COORD,
 **                                       NODE_ID_LOST, CLOCK_OFFSET)
@@ -29,6 +30,9 @@
 **   churn <killed> <restarted> <ms> <rounds> <survivor calls refused>
 **   survivors <ok> <of>                 holders that still issue, in order
 **   writes <fence writes> <failures>    over every holder
+**   clock <min> <max> <checked>         the holders' clock offsets from
+**                                       the coordinator's reference, in ms
+**                                       (of those measured)
 **   closed <ms>
 **   FAIL <what>                         a check failed (exit 1)
 ** A restarted holder's start must be at or above the fence the previous
@@ -388,6 +392,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   deadline = mono_ms() + deadline_s * 1000;
+  printf("wall %" PRId64 " %" PRId64 "\n", frond_clock_realtime(NULL),
+         mono_ms());
 
   t0 = mono_ms();
   retries = claim_many(NULL, n, 1, deadline);
@@ -472,6 +478,23 @@ int main(int argc, char **argv) {
   }
   printf("survivors %d %d\n", ok, n);
   printf("writes %" PRId64 " %" PRId64 "\n", writes, wfail);
+  {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int checked = 0;
+    for (int i = 0; i < n; i++) {
+      frond_coord_stats st;
+      if (!h[i].c)
+        continue;
+      frond_coord_stats_get(h[i].c, &st);
+      if (!st.clock_checked)
+        continue;
+      checked++;
+      lo = st.clock_offset_ms < lo ? st.clock_offset_ms : lo;
+      hi = st.clock_offset_ms > hi ? st.clock_offset_ms : hi;
+    }
+    if (checked)
+      printf("clock %" PRId64 " %" PRId64 " %d\n", lo, hi, checked);
+  }
 close:
   t0 = mono_ms();
   for (int i = 0; i < n; i++)
