@@ -14,7 +14,9 @@ fence, no release) in three waves and restarted while the others renew; each new
 issues above its last ID, and no node ID is held twice. Then the seeds'
 three regions: three lease databases with datacenter=0..2 on a 5 dc + 5
 worker bit layout, 32 nodes each, clocks up to 1 s apart (libfaketime,
-per process): no ID repeated, each node's increasing.
+per process): no ID repeated, each node's increasing; and the seeds'
+1,024 servers in three regions, 342 in each region's own etcd on a 2 dc
++ 9 worker bit layout, the same way.
 
 The timings are those of a 1,024-node fleet that spares its database
 (the default lease, fence writes every 9 s instead of 3, a window of
@@ -23,13 +25,15 @@ the sanitizers at once. What the default timings cost the database is
 bench/coord/run.sh's.
 
 One part per run, named by the argument (ctest runs each as a test of
-its own, never two at once): postgresql, mariadb, zookeeper, etcd or
-regions; none runs them all, one after the other.
+its own, never two at once): postgresql, mariadb, zookeeper, etcd,
+regions or regions1024; none runs them all, one after the other.
 """
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
@@ -155,41 +159,62 @@ COORDINATORS = [
 ]
 
 
-def test_three_regions():
-    """Three lease databases, one per region (datacenter 0..2), 32 nodes
-    each (all the seeds' layout holds), clocks -0.5 s, 0 and +0.5 s off:
-    every ID once, each node's increasing, each carrying its region's
-    datacenter; each region's 33rd claim refused."""
+def region_uris(kind, stack):
+    """Three coordinator URIs, one per region (datacenter 0..2): lease
+    databases on one PostgreSQL, or three etcd clusters of one member."""
+    if kind == "etcd":
+        return ["%s&datacenter=%d" % (stack.enter_context(Etcd(1)).uri(
+            prefix="/frond", extra=ETCD_SCALE), r) for r in range(3)]
+    pg = stack.enter_context(ft.start_server("postgresql"))
+    uris = []
+    for r in range(3):
+        pg.sql("DROP DATABASE IF EXISTS region%d" % r)
+        pg.sql("CREATE DATABASE region%d" % r)
+        uris.append("lease+%s?datacenter=%d&%s" % (
+            pg.uri.rsplit("/", 1)[0] + "/region%d" % r, r, LEASE_SCALE))
+    return uris
+
+
+def three_regions(kind, layout, worker_bits, seq_bits, per_region, ids,
+                  extra, parallel, timeout):
+    """Three coordinators, one per region (datacenter 0..2), per_region
+    nodes each on layout, clocks -0.5 s, 0 and +0.5 s off: every ID once,
+    each node's increasing, each carrying its region's datacenter; with
+    extra, each region's next claim refused."""
     offsets = ["-0.5", "+0", "+0.5"]
-    with ft.start_server("postgresql") as pg, \
-            tempfile.TemporaryDirectory(prefix="frond-regions-") as d:
-        procs = []
-        for r in range(3):
-            pg.sql("DROP DATABASE IF EXISTS region%d" % r)
-            pg.sql("CREATE DATABASE region%d" % r)
-            uri = "lease+%s?datacenter=%d&%s" % (
-                pg.uri.rsplit("/", 1)[0] + "/region%d" % r, r, LEASE_SCALE)
-            out = os.path.join(d, "ids%d" % r)
-            procs.append((r, out, uri))
+    node_bits = 63 - 41 - seq_bits
+    ft.need("faketime", "faketime")
+    with contextlib.ExitStack() as stack:
+        d = stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="frond-regions-"))
+        procs = [(r, os.path.join(d, "ids%d" % r), uri)
+                 for r, uri in enumerate(region_uris(kind, stack))]
         # One process per region, at once: their clocks apart.
+        # Only the wall clock is moved. libfaketime then must not "fix"
+        # timed waits on monotonic condition variables: that fix turned
+        # each wait into a 0.4 s stall under a lock, and a fleet of 342
+        # holders' waits into minutes.
+        env = dict(os.environ)
+        env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        env["FAKETIME_FORCE_MONOTONIC_FIX"] = "0"
+        env["ASAN_OPTIONS"] = ft.set_option(env.get("ASAN_OPTIONS"),
+                                            "verify_asan_link_order", "0")
         running = []
+        base = (time.time() * 1000, time.monotonic() * 1000)
         for r, out, uri in procs:
             cmd = [ft.tool("coord_scale"), "--coordinator", uri, "--nodes",
-                   "32", "--extra", "1", "--waves", "0", "--layout",
-                   LAYOUT_DC, "--ident", "10.%d" % r, "--ids", "200",
-                   "--out", out, "--parallel", "8"]
-            ft.need("faketime", "faketime")
-            env = dict(os.environ)
-            env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
-            env["ASAN_OPTIONS"] = ft.set_option(env.get("ASAN_OPTIONS"),
-                                                "verify_asan_link_order", "0")
+                   str(per_region), "--extra", "1" if extra else "0",
+                   "--waves", "0", "--layout", layout, "--ident",
+                   "10.%d" % r, "--ids", str(ids), "--out", out,
+                   "--parallel", str(parallel), "--deadline-s",
+                   str(timeout - SETTLE_S)]
             running.append(subprocess.Popen(
                 ["faketime", "-f", offsets[r] + "s"] + cmd, env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         outs = []
         try:
             for p in running:
-                outs.append(p.communicate(timeout=120))
+                outs.append(p.communicate(timeout=timeout))
         finally:
             for p in running:  # all of them, when one failed too
                 if p.poll() is None:
@@ -197,29 +222,68 @@ def test_three_regions():
                     p.wait()
         for r, (p, (so, se)) in enumerate(zip(running, outs)):
             check(p.returncode == 0, "region %d: %s %s" % (r, so, se[-1500:]))
-            check("extra NODE_RANGE" in so, "region %d's 33rd: %s" % (r, so))
+            if extra:
+                check("extra NODE_RANGE" in so, "region %d's claim %d: %s" %
+                      (r, per_region + 1, so))
+            facts = dict((w.split()[0], w.split()[1:])
+                         for w in so.splitlines() if w.strip())
+            # Each region's wall clock is where libfaketime put it: its
+            # reading against the monotonic clock, which is not moved,
+            # minus this process's.
+            want = float(offsets[r]) * 1000
+            wall, mono = (int(x) for x in facts["wall"])
+            off = (wall - mono) - (base[0] - base[1])
+            check(abs(off - want) <= 50, "region %d's clock is %+d ms off, "
+                  "not %+d" % (r, off, want))
+            # The lease measures each holder's clock against its
+            # database's; etcd against the fleet's (the median of the other
+            # live holders', in one process here: 0), so only the lease's
+            # offsets show the region's.
+            lo, hi, measured = (int(x) for x in facts["clock"])
+            check(measured == per_region and
+                  (kind != "lease" or max(abs(lo - want), abs(hi - want))
+                   <= 250), "region %d's clocks, %+d ms off, measured "
+                  "from %d to %d ms (%d holders)" %
+                  (r, want, lo, hi, measured))
         seen, per_node = set(), {}
         for r, out, _ in procs:
             with open(out) as f:
                 for line in f:
                     node, i = (int(x) for x in line.split())
-                    check(node >> 5 == r, "region %d issued node %d" %
-                          (r, node))
+                    check(node >> worker_bits == r,
+                          "region %d issued node %d" % (r, node))
                     check(i not in seen, "ID %d repeated" % i)
                     seen.add(i)
-                    check(((i >> 12) & 1023) == node, "ID %d not node %d" %
-                          (i, node))
+                    check(((i >> seq_bits) & ((1 << node_bits) - 1)) == node,
+                          "ID %d not node %d" % (i, node))
                     last = per_node.get(node, -1)
                     check(i > last, "node %d: %d after %d" % (node, i, last))
                     per_node[node] = i
-        check(len(per_node) == 96 and len(seen) == 96 * 200,
+        check(len(per_node) == 3 * per_region and
+              len(seen) == 3 * per_region * ids,
               "%d nodes, %d IDs" % (len(per_node), len(seen)))
-        print("three regions: %d IDs from %d nodes, none repeated, each "
-              "node's increasing" % (len(seen), len(per_node)), flush=True)
+        print("three regions on %s, %s: %d IDs from %d nodes, none "
+              "repeated, each node's increasing" %
+              (kind, layout, len(seen), len(per_node)), flush=True)
+
+
+def test_three_regions():
+    """The seeds' layout, 5 datacenter and 5 worker bits: 32 nodes in
+    each region's lease database, the 33rd refused."""
+    three_regions("lease", LAYOUT_DC, 5, 12, 32, 200, True, 8, 270)
+
+
+def test_three_regions_1024():
+    """The seeds' 1,024 servers in three regions, each region its own
+    etcd: 342 in each (1,026), which needs 9 worker bits (2 datacenter
+    bits, 11 sequence bits: 2,048 IDs per node per ms)."""
+    three_regions("etcd", "time=41,dc=2,worker=9,seq=11", 9, 11, 342, 20,
+                  False, 32, 600)
 
 
 if __name__ == "__main__":
-    parts = dict(COORDINATORS + [("regions", test_three_regions)])
+    parts = dict(COORDINATORS + [("regions", test_three_regions),
+                                 ("regions1024", test_three_regions_1024)])
     want = sys.argv[1:] or list(parts)
     unknown = [w for w in want if w not in parts]
     if unknown:
