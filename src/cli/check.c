@@ -385,16 +385,22 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
                             "again, above its fence",
                             x->nodes[i].node, x->owner);
   }
-  if (live > max)
-    return frond__check_say(v, FROND__CHECK_FAIL, FROND_ENODE_RANGE,
-                            "%zu node IDs are live, the layout has %" PRIu64
-                            ": none is "
-                            "free",
-                            live, max + 1);
-  return frond__check_say(v, FROND__CHECK_OK, 0,
-                          "a free node ID: %s holds none yet (%zu of %" PRIu64
-                          " live)",
-                          x->owner, live, max + 1);
+  /* A region or a nodes= range hands out its own node IDs only. */
+  {
+    uint64_t lo = 0, hi = max;
+    const char *what = "the layout has";
+    if (x->coord && frond__coord_served(x->coord, &lo, &hi, NULL))
+      what = "the range it serves has";
+    if (live > hi - lo)
+      return frond__check_say(v, FROND__CHECK_FAIL, FROND_ENODE_RANGE,
+                              "%zu node IDs are live, %s %" PRIu64 " (%" PRIu64
+                              "..%" PRIu64 "): none is free",
+                              live, what, hi - lo + 1, lo, hi);
+    return frond__check_say(v, FROND__CHECK_OK, 0,
+                            "a free node ID: %s holds none yet (%zu of %" PRIu64
+                            " live)",
+                            x->owner, live, hi - lo + 1);
+  }
 }
 
 /* A recorded layout by its preset's name when it is one. */

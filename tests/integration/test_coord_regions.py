@@ -43,6 +43,18 @@ def test_zk_ranges(zk):
         try:
             ft.check(all(t.ok for t in held), [t.first for t in held])
             refused(a, "NODE_RANGE", layout=layout)
+            # frond check counts the range, not the layout's 1,024.
+            d = ft.tempdir()
+            r = ft.run(["check", "--store", "none", "--layout", layout,
+                        "--coordinator", a, "--listen",
+                        "127.0.0.1:%d" % ft.free_port(), "--resp-listen",
+                        "off", "--data-dir", d], cwd=d)
+            line = [x for x in r.stdout.splitlines()
+                    if x.split()[1:2] == ["node"]]
+            ft.check(line and line[0].startswith("FAIL node") and
+                     "NODE_RANGE" in line[0] and "4 node IDs are live, the "
+                     "range it serves has 4 (0..3)" in line[0],
+                     "check on a full range: %s" % r.stdout)
         finally:
             for t in held:
                 t.close()
