@@ -305,9 +305,11 @@ static int row_coordinator(frond__check_ctx *x, frond__verdict *v) {
 }
 
 static int row_node(frond__check_ctx *x, frond__verdict *v) {
-  uint64_t max = (UINT64_C(1) << x->srv->layout.node_bits) - 1;
+  uint64_t max = (UINT64_C(1) << x->srv->layout.node_bits) - 1, lo = 0;
+  uint64_t hi = max;
   frond_error e = {0, ""};
   size_t i, live = 0;
+  int ranged = 0;
   if (x->is_static) {
     char path[FROND__CFG_STR_MAX + 64];
     frond__hw *hw = NULL;
@@ -367,8 +369,24 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
                             "live process",
                             want, x->coord_shown);
   }
+  /* A region or a nodes= range hands out its own node IDs only: the
+  ** range these settings serve (as the start checks it), else the one
+  ** the coordinator records, else the layout's. Holders outside it (on
+  ** one store without a range, say) take nothing from it. */
+  {
+    unsigned long long a, b;
+    char scope[64];
+    if (sscanf(x->served, "%63[^:]: node IDs %llu..%llu", scope, &a, &b) == 3 &&
+        a <= b && b <= max) {
+      lo = a;
+      hi = b;
+      ranged = 1;
+    } else if (x->coord && frond__coord_served(x->coord, &lo, &hi, NULL))
+      ranged = 1;
+  }
   for (i = 0; i < x->nnodes; i++) {
-    live += x->nodes[i].live != 0;
+    live +=
+        x->nodes[i].live && x->nodes[i].node >= lo && x->nodes[i].node <= hi;
     if (strcmp(x->nodes[i].owner, x->owner) != 0)
       continue;
     x->node = (int64_t)x->nodes[i].node;
@@ -385,22 +403,17 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
                             "again, above its fence",
                             x->nodes[i].node, x->owner);
   }
-  /* A region or a nodes= range hands out its own node IDs only. */
-  {
-    uint64_t lo = 0, hi = max;
-    const char *what = "the layout has";
-    if (x->coord && frond__coord_served(x->coord, &lo, &hi, NULL))
-      what = "the range it serves has";
-    if (live > hi - lo)
-      return frond__check_say(v, FROND__CHECK_FAIL, FROND_ENODE_RANGE,
-                              "%zu node IDs are live, %s %" PRIu64 " (%" PRIu64
-                              "..%" PRIu64 "): none is free",
-                              live, what, hi - lo + 1, lo, hi);
-    return frond__check_say(v, FROND__CHECK_OK, 0,
-                            "a free node ID: %s holds none yet (%zu of %" PRIu64
-                            " live)",
-                            x->owner, live, hi - lo + 1);
-  }
+  if (live > hi - lo)
+    return frond__check_say(
+        v, FROND__CHECK_FAIL, FROND_ENODE_RANGE,
+        "%zu node IDs are live, %s %" PRIu64 " (%" PRIu64 "..%" PRIu64
+        "): none is free",
+        live, ranged ? "the range it serves has" : "the layout has",
+        hi - lo + 1, lo, hi);
+  return frond__check_say(v, FROND__CHECK_OK, 0,
+                          "a free node ID: %s holds none yet (%zu of %" PRIu64
+                          " live)",
+                          x->owner, live, hi - lo + 1);
 }
 
 /* A recorded layout by its preset's name when it is one. */

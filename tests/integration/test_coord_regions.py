@@ -44,17 +44,10 @@ def test_zk_ranges(zk):
             ft.check(all(t.ok for t in held), [t.first for t in held])
             refused(a, "NODE_RANGE", layout=layout)
             # frond check counts the range, not the layout's 1,024.
-            d = ft.tempdir()
-            r = ft.run(["check", "--store", "none", "--layout", layout,
-                        "--coordinator", a, "--listen",
-                        "127.0.0.1:%d" % ft.free_port(), "--resp-listen",
-                        "off", "--data-dir", d], cwd=d)
-            line = [x for x in r.stdout.splitlines()
-                    if x.split()[1:2] == ["node"]]
-            ft.check(line and line[0].startswith("FAIL node") and
-                     "NODE_RANGE" in line[0] and "4 node IDs are live, the "
-                     "range it serves has 4 (0..3)" in line[0],
-                     "check on a full range: %s" % r.stdout)
+            row = check_node_row(a, layout)
+            ft.check(row.startswith("FAIL node") and "NODE_RANGE" in row
+                     and "4 node IDs are live, the range it serves has 4 "
+                     "(0..3)" in row, "check on a full range: %s" % row)
         finally:
             for t in held:
                 t.close()
@@ -127,6 +120,45 @@ def test_lease_ranges():
         a.close()
 
 
+def check_node_row(uri, layout="twitter"):
+    """frond check's node row for a server on uri."""
+    d = ft.tempdir()
+    r = ft.run(["check", "--store", "none", "--layout", layout,
+                "--coordinator", uri, "--listen",
+                "127.0.0.1:%d" % ft.free_port(), "--resp-listen", "off",
+                "--data-dir", d], cwd=d)
+    line = [x for x in r.stdout.splitlines() if x.split()[1:2] == ["node"]]
+    ft.check(line, "no node row: %s %s" % (r.stdout, r.stderr))
+    return line[0]
+
+
+def test_check_counts_the_cap():
+    """Holders above a nodes=4 cap (servers without it, on one database)
+    take nothing from it: frond check says node 3 is free, as a start
+    finds it."""
+    a = Lease("sqlite")
+    try:
+        f = "lease_ms=1500&report_ms=200"
+        held = [Tool(a.uri(f), ip="10.6.0.%d" % (k + 1), layout="twitter")
+                for k in range(8)]
+        try:
+            ft.check(sorted(t.node for t in held) == list(range(8)),
+                     [t.first for t in held])
+            [t for t in held if t.node == 3][0].close()
+            row = check_node_row(a.uri("nodes=4&" + f))
+            ft.check(row.startswith("ok   node") and "(3 of 4 live)" in row,
+                     "check under nodes=4: %s" % row)
+            s = Tool(a.uri("nodes=4&" + f), ip="10.9.9.9", layout="twitter")
+            ft.check(s.ok and s.node == 3, "the start: %s" % s.first)
+            s.close()
+        finally:
+            for t in held:
+                if t.p.poll() is None:
+                    t.close()
+    finally:
+        a.close()
+
+
 def test_config_refusals():
     a = Lease("sqlite")
     try:
@@ -144,7 +176,8 @@ def test_config_refusals():
 
 if __name__ == "__main__":
     ft.tool("coord_tool")
-    ft.main([test_config_refusals, test_lease_ranges, test_lease_datacenters,
+    ft.main([test_config_refusals, test_lease_ranges, test_check_counts_the_cap,
+             test_lease_datacenters,
              test_postgresql_datacenters, test_mariadb_datacenters,
              test_where_seen_lease, test_where_seen_zk, test_zk_datacenters,
              test_zk_ranges])
