@@ -189,18 +189,19 @@ def three_regions(kind, layout, worker_bits, seq_bits, per_region, ids,
             tempfile.TemporaryDirectory(prefix="frond-regions-"))
         procs = [(r, os.path.join(d, "ids%d" % r), uri)
                  for r, uri in enumerate(region_uris(kind, stack))]
-        # One process per region, at once: their clocks apart.
-        # Only the wall clock is moved. libfaketime then must not "fix"
-        # timed waits on monotonic condition variables: that fix turned
-        # each wait into a 0.4 s stall under a lock, and a fleet of 342
-        # holders' waits into minutes.
+        # One process per region, at once: their clocks apart. Only the
+        # wall clock moves; FAKETIME_FORCE_MONOTONIC_FIX=0 keeps timed
+        # waits on monotonic condition variables whole (libfaketime 0.9.10
+        # ends each at once otherwise: coord_common.py).
         env = dict(os.environ)
         env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
         env["FAKETIME_FORCE_MONOTONIC_FIX"] = "0"
         env["ASAN_OPTIONS"] = ft.set_option(env.get("ASAN_OPTIONS"),
                                             "verify_asan_link_order", "0")
         running = []
-        base = (time.time() * 1000, time.monotonic() * 1000)
+        m0 = time.monotonic() * 1000
+        w = time.time() * 1000
+        m1 = time.monotonic() * 1000
         for r, out, uri in procs:
             cmd = [ft.tool("coord_scale"), "--coordinator", uri, "--nodes",
                    str(per_region), "--extra", "1" if extra else "0",
@@ -208,43 +209,57 @@ def three_regions(kind, layout, worker_bits, seq_bits, per_region, ids,
                    "10.%d" % r, "--ids", str(ids), "--out", out,
                    "--parallel", str(parallel), "--deadline-s",
                    str(timeout - SETTLE_S)]
-            running.append(subprocess.Popen(
+            # Into files: a pipe read only at the end could fill and
+            # hold a region's logging threads.
+            so = stack.enter_context(open(out + ".out", "w+"))
+            se = stack.enter_context(open(out + ".err", "w+"))
+            running.append((subprocess.Popen(
                 ["faketime", "-f", offsets[r] + "s"] + cmd, env=env,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        outs = []
+                stdout=so, stderr=se, text=True), so, se))
+        deadline = time.monotonic() + timeout
         try:
-            for p in running:
-                outs.append(p.communicate(timeout=timeout))
+            for p, _, _ in running:
+                p.wait(timeout=max(1, deadline - time.monotonic()))
         finally:
-            for p in running:  # all of them, when one failed too
+            for p, _, _ in running:  # all of them, when one failed too
                 if p.poll() is None:
                     p.kill()
                     p.wait()
-        for r, (p, (so, se)) in enumerate(zip(running, outs)):
+        for r, (p, so, se) in enumerate(running):
+            so.seek(0)
+            se.seek(0)
+            so, se = so.read(), se.read()
             check(p.returncode == 0, "region %d: %s %s" % (r, so, se[-1500:]))
             if extra:
                 check("extra NODE_RANGE" in so, "region %d's claim %d: %s" %
                       (r, per_region + 1, so))
-            facts = dict((w.split()[0], w.split()[1:])
-                         for w in so.splitlines() if w.strip())
-            # Each region's wall clock is where libfaketime put it: its
-            # reading against the monotonic clock, which is not moved,
-            # minus this process's.
+            facts = dict((x.split()[0], x.split()[1:])
+                         for x in so.splitlines() if x.strip())
+            check("wall" in facts and "clock" in facts,
+                  "region %d: no wall or clock line: %s" % (r, so))
+            # Each region's wall clock is where libfaketime put it: the
+            # wall clock minus the monotonic one (which does not move)
+            # there, minus the same here; each read between two monotonic
+            # readings, so a pause between them widens the bounds and
+            # cannot fail the check (2 ms of rounding to whole ms).
             want = float(offsets[r]) * 1000
-            wall, mono = (int(x) for x in facts["wall"])
-            off = (wall - mono) - (base[0] - base[1])
-            check(abs(off - want) <= 50, "region %d's clock is %+d ms off, "
-                  "not %+d" % (r, off, want))
+            mb, wall, ma = (int(x) for x in facts["wall"])
+            low, high = (wall - ma) - (w - m0) - 2, (wall - mb) - (w - m1) + 2
+            check(low <= want <= high, "region %d's clock is %+.0f to %+.0f "
+                  "ms off, not %+d" % (r, low, high, want))
             # The lease measures each holder's clock against its
-            # database's; etcd against the fleet's (the median of the other
-            # live holders', in one process here: 0), so only the lease's
-            # offsets show the region's.
-            lo, hi, measured = (int(x) for x in facts["clock"])
+            # database's (within half a fence write's round trip): the
+            # median at the region's offset, every one near it. etcd
+            # measures against the other live holders' (the first holder,
+            # with none, against etcd's): every holder measured.
+            lo, med, hi, measured = (int(x) for x in facts["clock"])
             check(measured == per_region and
-                  (kind != "lease" or max(abs(lo - want), abs(hi - want))
-                   <= 250), "region %d's clocks, %+d ms off, measured "
-                  "from %d to %d ms (%d holders)" %
-                  (r, want, lo, hi, measured))
+                  (kind != "lease" or (abs(med - want) <= 250 and
+                                       max(abs(lo - want), abs(hi - want))
+                                       <= 450)),
+                  "region %d's clocks, %+d ms off, measured from %d to %d "
+                  "ms, median %d (%d holders)" %
+                  (r, want, lo, hi, med, measured))
         seen, per_node = set(), {}
         for r, out, _ in procs:
             with open(out) as f:

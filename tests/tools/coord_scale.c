@@ -16,7 +16,8 @@
 **                    [--deadline-s S] [--parallel P]
 **
 ** Each line it prints is one fact, for the test to check:
-**   wall <unix ms> <monotonic ms>       the wall clock, at the start
+**   wall <mono ms> <unix ms> <mono ms>  the wall clock at the start, read
+**                                       between two monotonic readings
 **   claimed <n> <ms> <distinct 0|1> <retries>  the claims, how long, all
 **                                       distinct, claims retried (COORD,
 **                                       NODE_ID_LOST, CLOCK_OFFSET)
@@ -30,9 +31,9 @@
 **   churn <killed> <restarted> <ms> <rounds> <survivor calls refused>
 **   survivors <ok> <of>                 holders that still issue, in order
 **   writes <fence writes> <failures>    over every holder
-**   clock <min> <max> <checked>         the holders' clock offsets from
-**                                       the coordinator's reference, in ms
-**                                       (of those measured)
+**   clock <min> <median> <max> <checked>  the holders' clock offsets
+**                                       from the coordinator's reference,
+**                                       in ms (of those measured)
 **   closed <ms>
 **   FAIL <what>                         a check failed (exit 1)
 ** A restarted holder's start must be at or above the fence the previous
@@ -95,6 +96,11 @@ static int64_t mono_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
 }
 
 static void nap_ms(long ms) {
@@ -392,8 +398,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   deadline = mono_ms() + deadline_s * 1000;
-  printf("wall %" PRId64 " %" PRId64 "\n", frond_clock_realtime(NULL),
-         mono_ms());
+  {
+    int64_t before = mono_ms(), wall = frond_clock_realtime(NULL);
+    printf("wall %" PRId64 " %" PRId64 " %" PRId64 "\n", before, wall,
+           mono_ms());
+  }
 
   t0 = mono_ms();
   retries = claim_many(NULL, n, 1, deadline);
@@ -479,21 +488,21 @@ int main(int argc, char **argv) {
   printf("survivors %d %d\n", ok, n);
   printf("writes %" PRId64 " %" PRId64 "\n", writes, wfail);
   {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    static int64_t off[MAX_NODES + 1];
     int checked = 0;
     for (int i = 0; i < n; i++) {
       frond_coord_stats st;
       if (!h[i].c)
         continue;
       frond_coord_stats_get(h[i].c, &st);
-      if (!st.clock_checked)
-        continue;
-      checked++;
-      lo = st.clock_offset_ms < lo ? st.clock_offset_ms : lo;
-      hi = st.clock_offset_ms > hi ? st.clock_offset_ms : hi;
+      if (st.clock_checked)
+        off[checked++] = st.clock_offset_ms;
     }
-    if (checked)
-      printf("clock %" PRId64 " %" PRId64 " %d\n", lo, hi, checked);
+    if (checked) {
+      qsort(off, (size_t)checked, sizeof(off[0]), cmp_i64);
+      printf("clock %" PRId64 " %" PRId64 " %" PRId64 " %d\n", off[0],
+             off[checked / 2], off[checked - 1], checked);
+    }
   }
 close:
   t0 = mono_ms();
