@@ -325,6 +325,8 @@ class Node:
             preload.append(faketime_lib())
             e["FAKETIME_TIMESTAMP_FILE"] = self.clock_file
             e["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+            # Timed waits keep their deadlines (README.md, Clocks).
+            e["FAKETIME_FORCE_MONOTONIC_FIX"] = "0"
             e["FAKETIME_CACHE_DURATION"] = "1"
         if preload:
             e["LD_PRELOAD"] = " ".join(preload)

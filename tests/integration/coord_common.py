@@ -37,6 +37,11 @@ class Tool:
             ft.need("faketime", "faketime")
             args = ["faketime", "-m", "-f", faketime] + args
             env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+            # libfaketime 0.9.10's "monotonic fix" for glibc >= 2.34 ends
+            # every timed wait on a monotonic condition variable at once
+            # (it reads the fake wall clock as the monotonic one); off, the
+            # waits keep their deadlines.
+            env["FAKETIME_FORCE_MONOTONIC_FIX"] = "0"
             env["ASAN_OPTIONS"] = ft.set_option(
                 env.get("ASAN_OPTIONS"), "verify_asan_link_order", "0")
         self.args, self.env = args, env
