@@ -11,6 +11,9 @@ node, no ID above its node's fence, read from etcd by etcd_fence.py).
                        the fleet keeps issuing while a quorum lives
   etcd-partition       one node cut off from every member past its lease
                        while its address comes up on another host
+  etcd-clock           hosts' clocks off etcd's: refused at start with the
+                       check on; with it off, the fence alone
+  etcd-layout          chaos_layout.py's layout change, on etcd
 
 chaos.py lists them after its own (scenarios(module)); they use its
 helpers, which it passes in.
@@ -158,6 +161,89 @@ def scenarios(m):
         m.finish(run, f, load)
         return f
 
+    def clock(run):
+        """Per-host clock offsets (libfaketime, CLOCK_REALTIME only) under
+        etcd, as chaos.py's clock scenario under the lease. With the
+        clock check at start (max_clock_offset_ms at its default, 1 s), a
+        host 5 s ahead of etcd's clock, or 2 s behind, is refused
+        (CLOCK_OFFSET) and starts once its clock is right. With the check
+        off (max_clock_offset_ms=0) the fence alone must keep IDs unique:
+        one host 5 s ahead, one 2 s behind, three node IDs for four
+        hosts; the fast host is cut off from every member and from its
+        store, and a spare with a true clock takes its node ID once its
+        lease expired, above the fence etcd stores; then clocks jump by
+        +-300 s while serving, and nodes must refuse (CLOCK_BEHIND)
+        rather than repeat an ID."""
+        checked = "nodes=3&retention_ms=1&" + ETCD_OPTS
+        f = m.Fleet(run, "etcd", layout="sonyflake", clock=True,
+                    proxied=True, etcd_opts=checked)
+        n0, n1, n2 = f.nodes
+        # Without the clock check the first half counts its absence.
+        f.etcd_opts = m.option(f, checked, "max_clock_offset_ms=0")
+        host = f.add_node("checked", clock=True, coord_opts=checked)
+        for skew in (5, -2):
+            host.set_clock(skew)
+            host.check_clock(skew)
+            if host.start(timeout=15, retry=False, expect_refusal=True):
+                run.fault(1, "a host %+d s off etcd's clock started with "
+                          "the clock check on" % skew)
+                host.stop()
+            elif host.refusal() != "CLOCK_OFFSET":
+                run.fault(1, "a host %+d s off was refused with %s, not "
+                          "CLOCK_OFFSET" % (skew, host.refusal()))
+        host.set_clock(0)
+        host.check_clock(0)
+        if not host.start(timeout=15):
+            run.fault(1, "a host with a true clock did not start")
+        host.stop()
+        n0.set_clock(5)
+        n1.set_clock(-2)
+        n0.check_clock(5)
+        m.start_all(f, [n0, n1, n2])
+        spare = f.add_node("spare", clock=True)
+        load = m.Load(run, "main", sum((m.mixed(n) for n in (n0, n1, n2,
+                                                             spare)), []),
+                      seconds=3600, max_ids=m.MAX_IDS)
+
+        def cut(mode):
+            for i in range(f.etcd.n):
+                f.proxy.set("n0-coord%d" % i, mode)
+            f.proxy.set("n0-store", mode)
+
+        for i, t in m.cycles(run, 3, 30, 1):
+            keeper = m.Spare(run, spare)
+            cut("blackhole")
+            # etcd frees a node ID once its claim is gone and its fence
+            # is past: the fast host's fence is 5 s + max_ahead + window
+            # ahead of a true clock, so the spare takes it after 7 to 11 s.
+            while not spare.live() and run.now() < t + 16:
+                time.sleep(0.1)
+            if not spare.live():
+                run.fault(1, "the spare did not take the fast host's node "
+                          "ID in 16 s")
+            run.log("the spare up %.1f s into the partition" %
+                    (run.now() - t))
+            t = run.now()
+            run.sleep_until(t + 1)
+            cut("pass")
+            n1.set_clock(300)
+            n1.check_clock(300)
+            run.sleep_until(t + 3)
+            n1.set_clock(-2)
+            n2.set_clock(-300)
+            run.sleep_until(t + 5)
+            n2.set_clock(0)
+            run.sleep_until(t + 6)
+            keeper.stop()
+            spare.stop()
+            run.sleep_until(t + 8)
+        run.notes.append("the spare: %d starts, refused %s" % (
+            spare.starts, spare.refusals))
+        m.finish(run, f, load)
+        return f
+
     return [("etcd-kill9", kill9), ("etcd-pause", pause),
             ("etcd-member-restart", member_restart),
-            ("etcd-partition", partition)]
+            ("etcd-partition", partition), ("etcd-clock", clock),
+            ("etcd-layout",
+             __import__("chaos_layout").scenario(m, coord="etcd"))]

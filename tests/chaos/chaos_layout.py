@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """
 chaos_layout.py -- chaos.py's layout scenario: a fleet under ZooKeeper
-changes its layout while loaded; a node alone under another layout, and
-a change while nodes run, are refused; after the procedure every new ID
-is above the fleet's old ones (the floor).
+(or etcd: chaos_etcd.py's etcd-layout) changes its layout while loaded;
+a node alone under another layout, and a change while nodes run, are
+refused; after the procedure every new ID is above the fleet's old ones
+(the floor).
 
 chaos.py lists it in its place (scenario(module)); it uses chaos.py's
 helpers, which chaos.py passes in.
@@ -18,11 +19,19 @@ m = None  # chaos.py, set by scenario()
 SHAPES = ((41, 10, 12), (42, 10, 11))
 
 
-def scenario(module):
-    """The layout scenario, with chaos.py's module for its helpers."""
+def scenario(module, coord="zk"):
+    """The layout scenario on coord ("zk" or "etcd"), with chaos.py's
+    module for its helpers."""
     global m
     m = module
-    return layout
+    if coord == "zk":
+        return layout
+
+    def on_coord(run):
+        return layout(run, coord)
+    on_coord.__doc__ = layout.__doc__.replace("under ZooKeeper",
+                                              "under " + coord)
+    return on_coord
 
 
 def shape_spec(shape, epoch_ms):
@@ -62,7 +71,7 @@ def alone(run, node, name, why):
         run.fault(1, "%s did not start again under %s" % (node.label, own))
 
 
-def layout(run):
+def layout(run, coord="zk"):
     """A fleet under ZooKeeper changes its layout. A node restarted alone
     under another layout is refused (LAYOUT_MISMATCH), and so is 'frond
     node layout --set' while nodes run (NODE_IN_USE). Then the procedure:
@@ -79,8 +88,8 @@ def layout(run):
     lag = 3000
     shape, epoch = 0, m.FROND_EPOCH_MS
     run.layouts["L0"] = shape_spec(shape, epoch)
-    f = m.Fleet(run, "zk", layout="L0")
-    zk = list(f.nodes)
+    f = m.Fleet(run, coord, layout="L0")
+    coordinated = list(f.nodes)
     static = f.add_node("s0", coord="static:7?unregistered=1",
                         extra=["--layout-change"])
     m.start_all(f)
@@ -94,7 +103,7 @@ def layout(run):
     for i, t in m.cycles(run, 3, 13, 1):
         old, name = "L%d" % i, "L%d" % (i + 1)
         run.layouts[name + "x"] = shape_spec(*lagging(shape, epoch, lag))
-        alone(run, zk[i % 3], name + "x", "before the change")
+        alone(run, coordinated[i % 3], name + "x", "before the change")
         r = f.node_cli("layout", "--set", run.layouts[name + "x"])
         if r.returncode == 0 or "NODE_IN_USE" not in r.stderr:
             run.fault(1, "layout --set with nodes running: exit %d, %s" % (
@@ -108,7 +117,7 @@ def layout(run):
             n.p.terminate()
         for n in f.nodes:
             n.stop(signalled=True)
-        run.barriers.append((time.monotonic_ns(), [n.label for n in zk]))
+        run.barriers.append((time.monotonic_ns(), [n.label for n in coordinated]))
         to = lagging(shape, epoch, lag)
         r = f.node_cli("layout", "--set", shape_spec(*to))
         changed = r.returncode == 0
@@ -120,14 +129,14 @@ def layout(run):
                       r.stderr.strip()[:300])
         run.layouts[name] = shape_spec(shape, epoch)  # or the old one
         since = time.monotonic()
-        before = {n.label: sum(n.refusals.values()) for n in zk}
+        before = {n.label: sum(n.refusals.values()) for n in coordinated}
         for n in f.nodes:
             n.layout = name
-        for n in zk:
+        for n in coordinated:
             took.append(m.back_within(run, n, since, bound,
                                     "the layout change"))
         refused = sum(sum(n.refusals.values()) - before[n.label]
-                      for n in zk)
+                      for n in coordinated)
         run.fault(refused, "%d starts refused under the new layout" %
                   refused)
         # Its own high-water file may put its start further ahead than a
@@ -139,7 +148,7 @@ def layout(run):
             static_refused[code] = static_refused.get(code, 0) + v - \
                 k.get(code, 0)
         if changed:
-            alone(run, zk[(i + 1) % 3], old, "after the change")
+            alone(run, coordinated[(i + 1) % 3], old, "after the change")
         run.sleep_until(t + 11)
     m.note_times(run, "after the layout change", took, bound)
     for code, v in sorted(static_refused.items()):
