@@ -308,8 +308,9 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
   uint64_t max = (UINT64_C(1) << x->srv->layout.node_bits) - 1, lo = 0;
   uint64_t hi = max;
   frond_error e = {0, ""};
-  size_t i, live = 0;
-  int ranged = 0;
+  size_t i, taken = 0;
+  int ranged = 0, lease;
+  int64_t retention, now;
   if (x->is_static) {
     char path[FROND__CFG_STR_MAX + 64];
     frond__hw *hw = NULL;
@@ -370,9 +371,7 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
                             want, x->coord_shown);
   }
   /* A region or a nodes= range hands out its own node IDs only: the
-  ** range these settings serve (as the start checks it), else the one
-  ** the coordinator records, else the layout's. Holders outside it (on
-  ** one store without a range, say) take nothing from it. */
+  ** range these settings serve, as the start checks them. */
   {
     unsigned long long a, b;
     char scope[64];
@@ -381,39 +380,60 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
       lo = a;
       hi = b;
       ranged = 1;
-    } else if (x->coord && frond__coord_served(x->coord, &lo, &hi, NULL))
-      ranged = 1;
+    }
   }
+  lease = strncmp(x->srv->coord_uri, "lease+", 6) == 0;
+  retention = x->coord ? x->coord->t.retention_ms : 0;
+  now = frond_clock_realtime(NULL);
   for (i = 0; i < x->nnodes; i++) {
-    live +=
-        x->nodes[i].live && x->nodes[i].node >= lo && x->nodes[i].node <= hi;
-    if (strcmp(x->nodes[i].owner, x->owner) != 0)
+    const frond_coord_entry *n = &x->nodes[i];
+    int in = n->node >= lo && n->node <= hi;
+    /* What a new identity cannot have: a lease row while it is live; a
+    ** ZooKeeper or etcd number once used, unless retention_ms lets an
+    ** unclaimed one whose fence is that old be taken over. */
+    taken +=
+        in && (n->live ||
+               (!lease && (retention <= 0 || now - n->fence_ms < retention)));
+    if (strcmp(n->owner, x->owner) != 0)
       continue;
-    x->node = (int64_t)x->nodes[i].node;
-    x->fence_ms = x->nodes[i].fence_ms;
-    if (x->nodes[i].live)
+    /* Its own number outside the range: ZooKeeper's sequence names this
+    ** identity by it and refuses; the lease and etcd look in the range. */
+    if (!in && lease == 0 && strncmp(x->srv->coord_uri, "zk://", 5) == 0)
+      return frond__check_say(v, FROND__CHECK_FAIL, FROND_ENODE_RANGE,
+                              "%s holds number %" PRIu64
+                              ", outside the node IDs served (%" PRIu64
+                              "..%" PRIu64 "): a start refuses",
+                              x->owner, n->node, lo, hi);
+    if (!in)
+      continue;
+    x->node = (int64_t)n->node;
+    x->fence_ms = n->fence_ms;
+    if (n->live)
       return frond__check_say(
           v, FROND__CHECK_FAIL, FROND_ENODE_IN_USE,
           "node %" PRIu64 " is held now by a live process as %s: "
           "stop it, or give this one another identity (advertise)",
-          x->nodes[i].node, x->owner);
+          n->node, x->owner);
     return frond__check_say(v, FROND__CHECK_OK, 0,
                             "node %" PRIu64
                             ", which %s held last: a start takes it "
                             "again, above its fence",
-                            x->nodes[i].node, x->owner);
+                            n->node, x->owner);
   }
-  if (live > hi - lo)
+  if (taken > hi - lo)
     return frond__check_say(
         v, FROND__CHECK_FAIL, FROND_ENODE_RANGE,
-        "%zu node IDs are live, %s %" PRIu64 " (%" PRIu64 "..%" PRIu64
-        "): none is free",
-        live, ranged ? "the range it serves has" : "the layout has",
-        hi - lo + 1, lo, hi);
+        "%zu of the %" PRIu64 " node IDs %s (%" PRIu64 "..%" PRIu64
+        ") are %s: none is free",
+        taken, hi - lo + 1, ranged ? "the range serves" : "of the layout", lo,
+        hi,
+        lease ? "live"
+              : "held or used by other identities (retention_ms frees "
+                "unclaimed ones)");
   return frond__check_say(v, FROND__CHECK_OK, 0,
                           "a free node ID: %s holds none yet (%zu of %" PRIu64
-                          " live)",
-                          x->owner, live, hi - lo + 1);
+                          " taken)",
+                          x->owner, taken, hi - lo + 1);
 }
 
 /* A recorded layout by its preset's name when it is one. */
