@@ -340,6 +340,41 @@ def partition_lease(run):
     return f
 
 
+def clock_checked(run, host, whose):
+    """With the clock check on, a host 5 s ahead of `whose` clock and one
+    2 s behind are refused CLOCK_OFFSET; with a true clock it starts."""
+    for skew in (5, -2):
+        host.set_clock(skew)
+        host.check_clock(skew)
+        if host.start(timeout=15, retry=False, expect_refusal=True):
+            run.fault(1, "a host %+d s off %s clock started with the clock "
+                      "check on" % (skew, whose))
+            host.stop()
+        elif host.refusal() != "CLOCK_OFFSET":
+            run.fault(1, "a host %+d s off was refused with %s, not "
+                      "CLOCK_OFFSET" % (skew, host.refusal()))
+    host.set_clock(0)
+    host.check_clock(0)
+    if not host.start(timeout=15):
+        run.fault(1, "a host with a true clock did not start")
+    host.stop()
+
+
+def clock_jumps(run, t, n1, n2, stop):
+    """From t: n1's clock (2 s behind) jumps 300 s ahead and back, then
+    n2's 300 s back and back, while serving; then stop()."""
+    n1.set_clock(300)
+    n1.check_clock(300)
+    run.sleep_until(t + 2)
+    n1.set_clock(-2)
+    n2.set_clock(-300)
+    run.sleep_until(t + 4)
+    n2.set_clock(0)
+    run.sleep_until(t + 5)
+    stop()
+    run.sleep_until(t + 7)
+
+
 def clock(run):
     """Per-host clock offsets (libfaketime, CLOCK_REALTIME only). With the
     clock check at start (max_clock_offset_ms at its default, 1 s), a host
@@ -356,22 +391,8 @@ def clock(run):
     n0, n1, n2 = f.nodes
     # Without the clock check the first half counts its absence.
     f.lease_opts = option(f, checked, "max_clock_offset_ms=0")
-    host = f.add_node("checked", clock=True, coord_opts=checked)
-    for skew in (5, -2):
-        host.set_clock(skew)
-        host.check_clock(skew)
-        if host.start(timeout=15, retry=False, expect_refusal=True):
-            run.fault(1, "a host %+d s off the database's clock started "
-                      "with the clock check on" % skew)
-            host.stop()
-        elif host.refusal() != "CLOCK_OFFSET":
-            run.fault(1, "a host %+d s off was refused with %s, not "
-                      "CLOCK_OFFSET" % (skew, host.refusal()))
-    host.set_clock(0)
-    host.check_clock(0)
-    if not host.start(timeout=15):
-        run.fault(1, "a host with a true clock did not start")
-    host.stop()
+    clock_checked(run, f.add_node("checked", clock=True,
+                                  coord_opts=checked), "the database's")
     n0.set_clock(5)
     n1.set_clock(-2)
     n0.check_clock(5)
@@ -386,17 +407,8 @@ def clock(run):
         run.sleep_until(t + 8)
         f.proxy.set("n0-coord", "pass")
         f.proxy.set("n0-store", "pass")
-        n1.set_clock(300)
-        n1.check_clock(300)
-        run.sleep_until(t + 10)
-        n1.set_clock(-2)
-        n2.set_clock(-300)
-        run.sleep_until(t + 12)
-        n2.set_clock(0)
-        run.sleep_until(t + 13)
-        keeper.stop()
-        spare.stop()
-        run.sleep_until(t + 15)
+        clock_jumps(run, t + 8, n1, n2,
+                    lambda: (keeper.stop(), spare.stop()))
     finish(run, f, load)
     return f
 

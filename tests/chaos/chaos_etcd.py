@@ -168,41 +168,28 @@ def scenarios(m):
         host 5 s ahead of etcd's clock, or 2 s behind, is refused
         (CLOCK_OFFSET) and starts once its clock is right. With the check
         off (max_clock_offset_ms=0) the fence alone must keep IDs unique:
-        one host 5 s ahead, one 2 s behind, three node IDs for four
-        hosts; the fast host is cut off from every member and from its
-        store, and a spare with a true clock takes its node ID once its
-        lease expired, above the fence etcd stores; then clocks jump by
-        +-300 s while serving, and nodes must refuse (CLOCK_BEHIND)
-        rather than repeat an ID."""
-        checked = "nodes=3&retention_ms=1&" + ETCD_OPTS
+        one host 5 s ahead, one 2 s behind; the fast host is cut off from
+        every member and from its store, and its ip:port comes up on a
+        host with a true clock, which takes the node ID back once the
+        claim is gone and must start above the fence etcd stores, 5 s
+        and more ahead of its clock; then clocks jump by +-300 s while
+        serving, and nodes must refuse (CLOCK_BEHIND) rather than repeat
+        an ID. The fast host, healed, takes its ID back once the twin
+        stops."""
         f = m.Fleet(run, "etcd", layout="sonyflake", clock=True,
-                    proxied=True, etcd_opts=checked)
+                    proxied=True, etcd_opts=ETCD_OPTS)
         n0, n1, n2 = f.nodes
         # Without the clock check the first half counts its absence.
-        f.etcd_opts = m.option(f, checked, "max_clock_offset_ms=0")
-        host = f.add_node("checked", clock=True, coord_opts=checked)
-        for skew in (5, -2):
-            host.set_clock(skew)
-            host.check_clock(skew)
-            if host.start(timeout=15, retry=False, expect_refusal=True):
-                run.fault(1, "a host %+d s off etcd's clock started with "
-                          "the clock check on" % skew)
-                host.stop()
-            elif host.refusal() != "CLOCK_OFFSET":
-                run.fault(1, "a host %+d s off was refused with %s, not "
-                          "CLOCK_OFFSET" % (skew, host.refusal()))
-        host.set_clock(0)
-        host.check_clock(0)
-        if not host.start(timeout=15):
-            run.fault(1, "a host with a true clock did not start")
-        host.stop()
+        f.etcd_opts = m.option(f, ETCD_OPTS, "max_clock_offset_ms=0")
+        m.clock_checked(run, f.add_node("checked", clock=True,
+                                        coord_opts=ETCD_OPTS), "etcd's")
         n0.set_clock(5)
         n1.set_clock(-2)
         n0.check_clock(5)
         m.start_all(f, [n0, n1, n2])
-        spare = f.add_node("spare", clock=True)
+        twin = f.twin(n0)
         load = m.Load(run, "main", sum((m.mixed(n) for n in (n0, n1, n2,
-                                                             spare)), []),
+                                                             twin)), []),
                       seconds=3600, max_ids=m.MAX_IDS)
 
         def cut(mode):
@@ -211,34 +198,21 @@ def scenarios(m):
             f.proxy.set("n0-store", mode)
 
         for i, t in m.cycles(run, 3, 30, 1):
-            keeper = m.Spare(run, spare)
             cut("blackhole")
-            # etcd frees a node ID once its claim is gone and its fence
-            # is past: the fast host's fence is 5 s + max_ahead + window
-            # ahead of a true clock, so the spare takes it after 7 to 11 s.
-            while not spare.live() and run.now() < t + 16:
-                time.sleep(0.1)
-            if not spare.live():
-                run.fault(1, "the spare did not take the fast host's node "
+            # The claim is gone after its lease (2 s); the twin's start
+            # then waits for its clock to pass the fast host's fence (5 s
+            # + max_ahead + window ahead): up after 7 to 11 s.
+            if not twin.start(timeout=16):
+                run.fault(1, "the twin did not take the fast host's node "
                           "ID in 16 s")
-            run.log("the spare up %.1f s into the partition" %
+            run.log("the twin up %.1f s into the partition" %
                     (run.now() - t))
             t = run.now()
             run.sleep_until(t + 1)
             cut("pass")
-            n1.set_clock(300)
-            n1.check_clock(300)
-            run.sleep_until(t + 3)
-            n1.set_clock(-2)
-            n2.set_clock(-300)
-            run.sleep_until(t + 5)
-            n2.set_clock(0)
-            run.sleep_until(t + 6)
-            keeper.stop()
-            spare.stop()
-            run.sleep_until(t + 8)
-        run.notes.append("the spare: %d starts, refused %s" % (
-            spare.starts, spare.refusals))
+            m.clock_jumps(run, t + 1, n1, n2, twin.stop)
+        run.notes.append("the twin: %d starts, refused %s" % (
+            twin.starts, twin.refusals))
         m.finish(run, f, load)
         return f
 
