@@ -431,6 +431,7 @@ int frond__coord_acquire(frond_coord *c, const frond_layout *l,
     if (rc != 0)
       goto undo;
     atomic_store(&c->last_write_ms, frond__coord_now(c));
+    atomic_store(&c->last_write_mono_ms, frond__mono_ns() / 1000000);
     atomic_fetch_add(&c->fence_writes, 1);
     if (c->validity_ms > 0)
       atomic_store(&c->valid_until_ns, sent_ns + c->validity_ms * 1000000);

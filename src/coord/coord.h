@@ -226,6 +226,10 @@ struct frond_coord {
 
   /* Statistics (stats_lock for the message). */
   _Atomic int64_t last_write_ms, clock_offset_ms;
+  /* The last confirmed fence write on the monotonic clock (ms): the next
+  ** report is due by it, so that a wall clock stepped back does not hold
+  ** the renewals back (and lose the claim) for as long as the step. */
+  _Atomic int64_t last_write_mono_ms;
   _Atomic uint64_t fence_writes, write_failures, regains;
   /* Fence writes' durations, confirmed or not: per bucket of
   ** frond__coord_fence_bounds_ns (the last: above them all), and the sum. */

@@ -64,6 +64,13 @@ static int64_t report_interval_ms(const frond_coord *c) {
   return ms > 0 ? ms : 1;
 }
 
+/* Is a report due: a report interval since the last confirmed write, by
+** the monotonic clock (a wall clock stepped back would hold it back). */
+static int report_due(const frond_coord *c) {
+  return frond__mono_ns() / 1000000 - atomic_load(&c->last_write_mono_ms) >=
+         report_interval_ms(c);
+}
+
 static int64_t cap_end(const frond_coord *c, int64_t ms) {
   int64_t end = frond_layout_end_ms(&c->layout);
   return ms < end ? ms : end - 1;
@@ -124,6 +131,7 @@ static int write_fence(frond_coord *c, int64_t t, frond_error *err) {
     if ((validity = atomic_load(&c->validity_ms)) > 0)
       atomic_store(&c->valid_until_ns, sent_ns + validity * 1000000);
     atomic_store(&c->last_write_ms, frond__coord_now(c));
+    atomic_store(&c->last_write_mono_ms, frond__mono_ns() / 1000000);
     atomic_fetch_add(&c->fence_writes, 1);
     frond__gen_set_fence(c->gen, atomic_load(&c->durable_ms));
     /* Blocked for a validity that ran out: this write renewed it, so the
@@ -257,7 +265,7 @@ int frond__coord_fence_round(frond_coord *c, int force, frond_error *err) {
   if (!force && !atomic_exchange(&c->wanted, 0) &&
       ((c->gen != NULL && frond__gen_asleep(c->gen)) ||
        durable - (now + c->max_ahead_ms) >= c->t.window_ms / 2) &&
-      now - atomic_load(&c->last_write_ms) < report_interval_ms(c))
+      !report_due(c))
     return 0;
   return write_fence(c, target_ms(c, 0), err);
 }
@@ -301,8 +309,8 @@ static int64_t next_due_ms(frond_coord *c) {
   int64_t now = frond__coord_now(c);
   int64_t by_fence =
       atomic_load(&c->durable_ms) - c->max_ahead_ms - c->t.window_ms / 2 - now;
-  int64_t by_report =
-      atomic_load(&c->last_write_ms) + report_interval_ms(c) - now;
+  int64_t by_report = atomic_load(&c->last_write_mono_ms) +
+                      report_interval_ms(c) - frond__mono_ns() / 1000000;
   int asleep = c->gen != NULL && frond__gen_asleep(c->gen);
   int64_t ms = asleep || by_report < by_fence ? by_report : by_fence;
   int64_t cap = asleep ? NAP_IDLE_MAX_MS : NAP_MAX_MS;

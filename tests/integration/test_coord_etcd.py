@@ -9,6 +9,7 @@ coordinator, acquires a node ID, runs a snowflake generator on it and
 answers commands on stdin; the last ones run `frond serve` and `frond
 node` on it.
 """
+import glob
 import json
 import os
 import signal
@@ -419,6 +420,63 @@ def test_clock_offset_refused(etcd):
 
 
 @with_etcd()
+def test_clock_stepped_back_keeps_claim(etcd):
+    """The wall clock stepped back 8 s while serving (libfaketime): the
+    node answers CLOCK_BEHIND until the clock is back where it issued,
+    and renews its claim meanwhile (the reports are due by the monotonic
+    clock), so it never answers NODE_ID_LOST or loses its node ID."""
+    ft.need("faketime", "faketime")
+    lib = glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1")
+    ft.check(lib, "libfaketimeMT not found")
+    d = ft.tempdir()
+    clk = os.path.join(d, "offset")
+
+    def set_clock(off):
+        with open(clk + ".t", "w") as f:
+            f.write(off + "\n")
+        os.rename(clk + ".t", clk)
+
+    set_clock("+0s")
+    env = {"LD_PRELOAD": lib[0], "FAKETIME_TIMESTAMP_FILE": clk,
+           "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+           "FAKETIME_FORCE_MONOTONIC_FIX": "0",
+           "FAKETIME_CACHE_DURATION": "1",
+           "ASAN_OPTIONS": ft.set_option(os.environ.get("ASAN_OPTIONS"),
+                                         "verify_asan_link_order", "0")}
+    s = ft.Server(extra=["--layout", "sonyflake", "--coordinator",
+                         etcd.uri(extra="max_clock_offset_ms=0&" +
+                                  ETCD_FAST)], env=env, store="none")
+    path = "/v1/snowflake?as=text"
+
+    def codes_until(pred, timeout):
+        seen, end = {}, time.monotonic() + timeout
+        while time.monotonic() < end:
+            st, body = ft.http_get(s.port, path)
+            code = "OK" if st == 200 else json.loads(body)["error"]["code"]
+            seen[code] = seen.get(code, 0) + 1
+            if pred(code):
+                return seen
+            time.sleep(0.05)
+        ft.check(False, "still %s after %d s: %s" % (code, timeout, seen))
+
+    try:
+        codes_until(lambda c: c == "OK", 30)
+        set_clock("-8s")
+        behind = codes_until(lambda c: c != "OK", 10)
+        back = codes_until(lambda c: c == "OK", 30)
+        seen = dict(behind)
+        for k, v in back.items():
+            seen[k] = seen.get(k, 0) + v
+        ft.check(set(seen) <= {"OK", "CLOCK_BEHIND"} and "CLOCK_BEHIND" in
+                 seen, "answers while the clock was behind: %s" % seen)
+        ft.check(" lost" not in s.output(), "the node lost its ID:\n%s" %
+                 s.output()[-1500:])
+        print("clock stepped back 8 s: %s; the claim kept" % seen)
+    finally:
+        s.stop()
+
+
+@with_etcd()
 def test_layout_record_and_change(etcd):
     uri = etcd.uri()
     a = Tool(uri)
@@ -631,6 +689,7 @@ if __name__ == "__main__":
              test_layout_floor_after_pause,
              test_wide_node_range,
              test_clock_offset_refused,
+             test_clock_stepped_back_keeps_claim,
              test_layout_record_and_change,
              test_datacenters_and_ranges,
              test_auth_user_password,
