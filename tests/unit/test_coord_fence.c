@@ -289,6 +289,31 @@ static void test_fence_partition_stops_at_fence(void **state) {
   tmpdir_remove(dir);
 }
 
+/* The renewals come every report interval by the monotonic clock: a wall
+** clock stepped back 10 s (and then standing still) holds none of them
+** back, so that a claim renewed by the report does not run out. */
+static void test_report_after_clock_step_back(void **state) {
+  char *dir = tmpdir_make();
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_coord *c;
+  frond_gen *g;
+  int64_t t0 = INT64_C(1800000000000), w;
+  (void)state;
+  fake_reset();
+  fake_clock_set(&clk, t0);
+  c = fake_open(&clk, dir);
+  c->t.report_ms = 100;
+  assert_int_equal(create(c, SMALL, &go, &g, NULL), 0);
+  fake_clock_add(&clk, -10000);
+  w = FX(writes);
+  for (int i = 0; i < 5000 && FX(writes) < w + 3; i++)
+    frond__sleep_ns(1000000);
+  assert_true(FX(writes) >= w + 3);
+  frond_coord_close(c, NULL);
+  tmpdir_remove(dir);
+}
+
 /* A write whose answer is lost may have committed: the generator must not
 ** use it, and the cache already covers it. */
 static void test_fence_lost_answer(void **state) {
@@ -573,6 +598,7 @@ int main(void) {
       cmocka_unit_test(test_fence_first_durable),
       cmocka_unit_test(test_fence_partition_stops_at_fence),
       cmocka_unit_test(test_fence_lost_answer),
+      cmocka_unit_test(test_report_after_clock_step_back),
       cmocka_unit_test(test_regain_resumes_above_other),
       cmocka_unit_test(test_regain_before_watchdog),
       cmocka_unit_test(test_start_slack),
