@@ -232,7 +232,13 @@ void frond__ready_facts_get(frond__server *srv, frond__ready_facts *f) {
     f->coord_lost = atomic_load(&c->lost) != 0;
     f->validity_expired = until != 0 && frond__mono_ns() > until;
     f->coord_error = atomic_load(&c->last_error);
-    f->last_write_ms = atomic_load(&c->last_write_ms);
+    {
+      /* now_ms less the write's age by the monotonic clock: a wall clock
+      ** stepped since the write moves neither the age nor the text. */
+      int64_t mono = atomic_load(&c->last_write_mono_ms);
+      f->last_write_ms =
+          mono > 0 ? f->now_ms - (frond__mono_ns() / 1000000 - mono) : 0;
+    }
     f->fence_ms = atomic_load(&c->durable_ms);
     f->window_ms = c->t.window_ms;
     f->validity_ms = atomic_load(&c->validity_ms);

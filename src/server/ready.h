@@ -56,7 +56,8 @@ typedef struct frond__ready_facts {
   int coord_lost;          /* the coordinator said the claim is gone */
   int validity_expired;    /* not confirmed within the session/lease */
   int coord_error;         /* the fencer's last round failed with it; 0: ok */
-  int64_t last_write_ms;   /* last confirmed fence write, 0: none */
+  int64_t last_write_ms;   /* last confirmed fence write, 0: none (its
+                              age is the monotonic clock's) */
   int64_t fence_ms;        /* durable fence; INT64_MAX: none */
   int64_t window_ms;       /* the coordinator's window_ms */
   int64_t validity_ms;     /* session timeout, 9/10 of a lease; 0: none */

@@ -9,9 +9,12 @@ coordinator, acquires a node ID, runs a snowflake generator on it and
 answers commands on stdin; the last ones run `frond serve` and `frond
 node` on it.
 """
+import email.utils
 import glob
+import http.client
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -419,17 +422,14 @@ def test_clock_offset_refused(etcd):
     f.close()
 
 
-@with_etcd()
-def test_clock_stepped_back_keeps_claim(etcd):
-    """The wall clock stepped back 8 s while serving (libfaketime): the
-    node answers CLOCK_BEHIND until the clock is back where it issued,
-    and renews its claim meanwhile (the reports are due by the monotonic
-    clock), so it never answers NODE_ID_LOST or loses its node ID."""
+def faketime_server(etcd):
+    """A server on etcd whose wall clock set_clock(offset) moves (a
+    libfaketime offset such as "-8s", read again within a second): the
+    server and set_clock."""
     ft.need("faketime", "faketime")
     lib = glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1")
     ft.check(lib, "libfaketimeMT not found")
-    d = ft.tempdir()
-    clk = os.path.join(d, "offset")
+    clk = os.path.join(ft.tempdir(), "offset")
 
     def set_clock(off):
         with open(clk + ".t", "w") as f:
@@ -443,9 +443,19 @@ def test_clock_stepped_back_keeps_claim(etcd):
            "FAKETIME_CACHE_DURATION": "1",
            "ASAN_OPTIONS": ft.set_option(os.environ.get("ASAN_OPTIONS"),
                                          "verify_asan_link_order", "0")}
-    s = ft.Server(extra=["--layout", "sonyflake", "--coordinator",
-                         etcd.uri(extra="max_clock_offset_ms=0&" +
-                                  ETCD_FAST)], env=env, store="none")
+    return ft.Server(extra=["--layout", "sonyflake", "--coordinator",
+                            etcd.uri(extra="max_clock_offset_ms=0&" +
+                                     ETCD_FAST)], env=env,
+                     store="none"), set_clock
+
+
+@with_etcd()
+def test_clock_stepped_back_keeps_claim(etcd):
+    """The wall clock stepped back 8 s while serving (libfaketime): the
+    node answers CLOCK_BEHIND until the clock is back where it issued,
+    and renews its claim meanwhile (the reports are due by the monotonic
+    clock), so it never answers NODE_ID_LOST or loses its node ID."""
+    s, set_clock = faketime_server(etcd)
     path = "/v1/snowflake?as=text"
 
     def codes_until(pred, timeout):
@@ -476,6 +486,55 @@ def test_clock_stepped_back_keeps_claim(etcd):
                  "the node lost its ID:\n%s" % out[-1500:])
         print("clock stepped back 8 s: %s; the claim kept" % seen)
     finally:
+        s.stop()
+
+
+@with_etcd(members=1)
+def test_ready_text_after_clock_step(etcd):
+    """etcd paused past the claim's validity: /readyz?kind=snowflake says
+    for how long the coordinator has not been reached; the wall clock
+    then stepped back 60 s does not take that time back (it is counted
+    on the monotonic clock)."""
+    s, set_clock = faketime_server(etcd)
+    path = "/readyz?kind=snowflake"
+
+    def quiet(timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            body = ft.http_get(s.port, path)[1]
+            m = re.search(r"not reached for (\d+)s", body)
+            if m and int(m.group(1)) >= 3:
+                return int(m.group(1)), body
+            time.sleep(0.1)
+        ft.check(False, "readyz: %s" % body)
+
+    def server_behind_by():
+        c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=5)
+        try:
+            c.request("GET", "/livez")
+            r = c.getresponse()
+            r.read()
+            d = email.utils.parsedate_to_datetime(r.getheader("Date"))
+            return time.time() - d.timestamp()
+        finally:
+            c.close()
+
+    try:
+        ft.check(ft.http_get(s.port, "/v1/snowflake")[0] == 200, "serving")
+        etcd.pause(0)
+        before, text = quiet(20)
+        set_clock("-60s")
+        end = time.monotonic() + 10
+        while server_behind_by() < 30 and time.monotonic() < end:
+            time.sleep(0.1)
+        ft.check(server_behind_by() >= 30, "the server's clock did not move")
+        after, text = quiet(5)
+        ft.check(after >= before, "not reached for %ds, then %ds after the "
+                 "clock stepped back: %s" % (before, after, text))
+        print("not reached for %ds, %ds after the step back" %
+              (before, after))
+    finally:
+        etcd.resume(0)
         s.stop()
 
 
@@ -693,6 +752,7 @@ if __name__ == "__main__":
              test_wide_node_range,
              test_clock_offset_refused,
              test_clock_stepped_back_keeps_claim,
+             test_ready_text_after_clock_step,
              test_layout_record_and_change,
              test_datacenters_and_ranges,
              test_auth_user_password,
