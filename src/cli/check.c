@@ -396,9 +396,10 @@ static int row_node(frond__check_ctx *x, frond__verdict *v) {
                (!lease && (retention <= 0 || now - n->fence_ms < retention)));
     if (strcmp(n->owner, x->owner) != 0)
       continue;
-    /* Its own number outside the range: ZooKeeper's sequence names this
-    ** identity by it and refuses; the lease and etcd look in the range. */
-    if (!in && lease == 0 && strncmp(x->srv->coord_uri, "zk://", 5) == 0)
+    /* Its own number outside the range: a driver whose node IDs are its
+    ** own numbers (ZooKeeper's sequence) names this identity by it and
+    ** refuses; the lease and etcd look in the range. */
+    if (!in && x->coord && x->coord->m->bNumbered)
       return frond__check_say(v, FROND__CHECK_FAIL, FROND_ENODE_RANGE,
                               "%s holds number %" PRIu64
                               ", outside the node IDs served (%" PRIu64
