@@ -245,11 +245,20 @@ static void drop(order_cache *c, order_slot *s, int64_t now) {
   s->pos = s->n = 0;
 }
 
+static inline int recent(const order_slot *s, int64_t now);
+
 /* How many to draw for a refill that would draw k: k while the thread's
 ** numbers held stay within AHEAD_MAX, fewer to keep them there, 1 (none
-** ahead) once the millisecond's budget of skipped IDs is spent. */
-static unsigned ahead(const order_cache *c, int64_t now, unsigned k) {
+** ahead) once the millisecond's budget of skipped IDs is spent. Numbers
+** too old to be handed out (their slot's next call would drop them) are
+** dropped first, against the budget: a format no longer asked for would
+** otherwise keep the others' refills small. By age only: another slot's
+** generator may be closed, and its barrier count with it. */
+static unsigned ahead(order_cache *c, int64_t now, unsigned k) {
   unsigned held = 0;
+  for (int i = 0; i < SLOTS; i++)
+    if (c->slot[i].pos < c->slot[i].n && !recent(&c->slot[i], now))
+      drop(c, &c->slot[i], now);
   if (c->skip_ms == now && c->skipped >= SKIP_BUDGET)
     return 1;
   for (int i = 0; i < SLOTS; i++)

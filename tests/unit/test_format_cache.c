@@ -3,7 +3,8 @@
 ** test_format_cache.c -- order numbers one at a time from a thread's
 ** cache of a batch (format_cache.c): unique across threads, the same
 ** numbers as encoding their IDs, dropped in a child of fork(), never
-** handed out under another format, dropped when older than its validity.
+** handed out under another format, dropped when older than its validity,
+** and holding no room for others once too old.
 */
 #include "format_testutil.h"
 
@@ -199,6 +200,43 @@ static void test_old_cache_dropped(void **state) {
   frond_order_keys_free(k);
 }
 
+/* Numbers that can no longer be handed out (too old) hold no room: a
+** format asked for after others stopped batches in full, and the thread
+** holds no more than that one's batch. */
+static void test_stale_numbers_make_room(void **state) {
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *a = fmt(k), *b = fmt(k), *c = fmt(k);
+  frond_gen *g = format_gen(1);
+  frond_format_source src = {g, NULL, NULL, 0};
+  char buf[64];
+  int64_t start;
+  size_t dropped;
+  int i;
+  (void)state;
+  for (i = 0; i < 200000 && frond__order_cache_held() < 24; i++)
+    assert_int_equal(frond_format_next(a, &src, buf, sizeof(buf), NULL), 0);
+  for (i = 0; i < 200000 && frond__order_cache_held() < 48; i++)
+    assert_int_equal(frond_format_next(b, &src, buf, sizeof(buf), NULL), 0);
+  assert_true(frond__order_cache_held() >= 48);
+  start = frond__id128_now_ms();
+  for (i = 0; i < 100000 && frond__id128_now_ms() <= start + 2; i++)
+    usleep(100); /* waits for the millisecond to move, bounded: 10 s */
+  assert_true(frond__id128_now_ms() > start + 2);
+  dropped = frond__order_cache_dropped();
+  /* c's batches grow to 32 (one handed out, 31 held), the others' dropped
+  ** at its first refill of more than one: held while they count, never
+  ** 31 */
+  for (i = 0; i < 200000 && frond__order_cache_held() != 31; i++)
+    assert_int_equal(frond_format_next(c, &src, buf, sizeof(buf), NULL), 0);
+  assert_int_equal(frond__order_cache_held(), 31);
+  assert_true(frond__order_cache_dropped() - dropped >= 48);
+  frond_gen_close(g, NULL);
+  frond_format_free(a);
+  frond_format_free(b);
+  frond_format_free(c);
+  frond_order_keys_free(k);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_threads_unique),
@@ -206,6 +244,7 @@ int main(void) {
       cmocka_unit_test(test_fork_drops),
       cmocka_unit_test(test_other_format_draws_anew),
       cmocka_unit_test(test_old_cache_dropped),
+      cmocka_unit_test(test_stale_numbers_make_room),
   };
   return frond_run_tests(tests, NULL, NULL);
 }
