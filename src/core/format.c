@@ -160,9 +160,35 @@ typedef struct prefix_memo {
   int valid;
   int64_t ms;
   size_t len, nv;
+  uint8_t damm; /* Damm's interim digit after vals and the version */
   char text[80];
   uint8_t vals[80];
 } prefix_memo;
+
+/* The memo made for ms (memo_for: when it is not). */
+static void memo_make(const frond_format *f, int64_t ms, prefix_memo *memo) {
+  uint8_t v;
+  memo->len = write_prefix(f, ms, memo->text, memo->vals, &memo->nv);
+  memo->valid = 1;
+  memo->ms = ms;
+  memo->damm = 0;
+  if (f->check == FROND__CHECK_DAMM) {
+    memo->damm = (uint8_t)frond__damm(memo->vals, memo->nv);
+    if (f->version != '\0') {
+      v = version_value(f, f->version);
+      memo->damm = (uint8_t)frond__damm_from(memo->damm, &v, 1);
+    }
+  }
+  /* the version follows the prefix in the text the numbers copy */
+  if (f->version != '\0')
+    memo->text[memo->len++] = f->version;
+}
+
+static inline void memo_for(const frond_format *f, int64_t ms,
+                            prefix_memo *memo) {
+  if (!memo->valid || memo->ms != ms)
+    memo_make(f, ms, memo);
+}
 
 /* An order number whose permuted body (f->width symbol values) is given;
 ** ms is the time its date prefix shows. memo may be NULL. */
@@ -170,24 +196,61 @@ static void write_order(const frond_format *f, const uint8_t *body, int64_t ms,
                         char *out, prefix_memo *memo) {
   uint8_t vals[80];
   size_t pos, nv;
-  if (memo != NULL && memo->valid && memo->ms == ms) {
-    memcpy(out, memo->text, memo->len);
+  if (memo != NULL) {
+    memo_for(f, ms, memo);
+    pos = memo->len - (f->version != '\0'); /* without the version */
+    memcpy(out, memo->text, pos);
     memcpy(vals, memo->vals, memo->nv);
-    pos = memo->len;
     nv = memo->nv;
   } else {
     pos = write_prefix(f, ms, out, vals, &nv);
-    if (memo != NULL) {
-      memo->valid = 1;
-      memo->ms = ms;
-      memo->len = pos;
-      memo->nv = nv;
-      memcpy(memo->text, out, pos);
-      memcpy(memo->vals, vals, nv);
-    }
   }
   pos += finish_number(f, f->version, body, out + pos, vals, nv);
   out[pos] = '\0';
+}
+
+/* A chunk's k order numbers, number i's body at bodies + i * f->width,
+** the time its date prefix shows ms[i] (NULL: 0), into out, stride
+** apart. Decimal numbers with a Damm digit are written whole but for it,
+** and the chunk's checks go side by side (frond__damm_n) from the
+** prefix's and version's interim digit, which the memo keeps. */
+static void write_orders(const frond_format *f, const uint8_t *bodies,
+                         const int64_t *ms, size_t k, char *out, size_t stride,
+                         prefix_memo *memo) {
+  unsigned w = f->width;
+  uint8_t from[CHUNK], chk[CHUNK];
+  uint16_t end[CHUNK];
+  int same = 1;
+  if (f->check != FROND__CHECK_DAMM || f->radix != 10) {
+    for (size_t i = 0; i < k; i++)
+      write_order(f, bodies + i * w, ms != NULL ? ms[i] : 0, out + i * stride,
+                  memo);
+    return;
+  }
+  for (size_t i = 0; i < k; i++) {
+    char *o = out + i * stride;
+    memo_for(f, ms != NULL ? ms[i] : 0, memo);
+    if (memo->len == 1) /* the version alone, most often */
+      o[0] = memo->text[0];
+    else
+      memcpy(o, memo->text, memo->len);
+    end[i] = (uint16_t)(memo->len + w);
+    same &= end[i] == end[0];
+    from[i] = memo->damm;
+  }
+  /* the bodies after the heads, at one offset when all heads are as long
+  ** (date fields have fixed widths: always, so far) */
+  if (k > 0 && same)
+    frond__perm_text_n(bodies, w, k, out + end[0] - w, stride);
+  else
+    for (size_t i = 0; i < k; i++)
+      frond__perm_text_n(bodies + i * w, w, 1, out + i * stride + end[i] - w,
+                         stride);
+  frond__damm_n(bodies, w, k, from, chk);
+  for (size_t i = 0; i < k; i++) {
+    out[i * stride + end[i]] = (char)('0' + chk[i]);
+    out[i * stride + end[i] + 1] = '\0';
+  }
 }
 
 static void encode_order(const frond_format *f, int64_t id, int64_t ms,
@@ -325,10 +388,10 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
                             uint64_t shard, size_t n, char *out, size_t stride,
                             frond__issue_tally *t, frond_error *err) {
   const char *tag = f->tag_len > 0 ? f->tag : src->tag;
-  int64_t ids[CHUNK];
+  int64_t ids[CHUNK], times[CHUNK];
   uint8_t bodies[CHUNK * FROND__PERM_MAX_WIDTH];
   size_t chunk = CHUNK;
-  prefix_memo memo = {0, 0, 0, 0, {0}, {0}};
+  prefix_memo memo = {0, 0, 0, 0, 0, {0}, {0}};
   int64_t ms = 0, top;
   int rc;
   if (tag != NULL && src->seg == NULL)
@@ -386,15 +449,16 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
           t->lost += k;
           return rc;
         }
-    for (size_t i = 0; i < k; i++, out += stride) {
-      if (f->kind != FROND_FORMAT_ORDER)
-        encode_plain(f, ids[i], out);
-      else if (!f->prefix_dates)
-        write_order(f, bodies + i * f->width, 0, out, &memo);
-      else
-        write_order(f, bodies + i * f->width,
-                    tag != NULL ? ms : id_time(src, ids[i]), out, &memo);
-    }
+    if (f->kind != FROND_FORMAT_ORDER)
+      for (size_t i = 0; i < k; i++)
+        encode_plain(f, ids[i], out + i * stride);
+    else if (f->prefix_dates)
+      for (size_t i = 0; i < k; i++)
+        times[i] = tag != NULL ? ms : id_time(src, ids[i]);
+    if (f->kind == FROND_FORMAT_ORDER)
+      write_orders(f, bodies, f->prefix_dates ? times : NULL, k, out, stride,
+                   &memo);
+    out += k * stride;
     t->done += k;
     if (big)
       return too_large(f, top, err);

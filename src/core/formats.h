@@ -30,6 +30,15 @@ int frond__base62_value(unsigned char c);
 /* Check characters over symbol values (digits 0..9 for Damm and Luhn,
 ** 0..31 for mod 37). Each returns the check symbol's value. */
 int frond__damm(const uint8_t *v, size_t n);
+/* Damm's interim digit after v[0..n) from the interim digit s (0..9). */
+int frond__damm_from(unsigned s, const uint8_t *v, size_t n);
+/* The check digits of n numbers of w digits each (number j's at v + j *
+** w), number j continued from the interim digit s[j], into out[j]
+** (damm.c: sixteen side by side where the CPU can). */
+void frond__damm_n(const uint8_t *v, size_t w, size_t n, const uint8_t *s,
+                   uint8_t *out);
+/* Tests: every number through frond__damm_from. */
+void frond__damm_force_scalar(int on);
 int frond__luhn(const uint8_t *v, size_t n);
 int frond__mod37(const uint8_t *v, size_t n);
 
@@ -109,6 +118,11 @@ uint64_t frond__perm_get(const uint8_t *in, unsigned radix, unsigned n);
 void frond__perm_put_n(const frond__perm *p, const uint64_t *A,
                        const uint64_t *B, size_t n, uint8_t *out);
 void frond__perm_put_force_scalar(int on);
+/* n decimal bodies of w digit values (body j at v + j * w) as text at out
+** + j * stride (order_digits.c: AVX-512 BW where the CPU has it; the same
+** switch forces plain C). */
+void frond__perm_text_n(const uint8_t *v, unsigned w, size_t n, char *out,
+                        size_t stride);
 
 /*
 ** Order schemes: how a key version permutes. SIP is the first (order.c);

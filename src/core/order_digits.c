@@ -119,9 +119,53 @@ static int has_ifma(void) {
   }
   return k;
 }
+
+/* Decimal digit values as text: with AVX-512 BW, one masked load, one
+** add and one masked store a number (masked bytes are neither read nor
+** written, so nothing past a body or a slot is touched). */
+#define BW __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+BW static void text_n_bw(const uint8_t *v, unsigned w, size_t n, char *out,
+                         size_t stride) {
+  const __m512i zero = _mm512_set1_epi8('0');
+  const __mmask64 m = w >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << w) - 1;
+  for (size_t j = 0; j < n; j++)
+    _mm512_mask_storeu_epi8(
+        out + j * stride, m,
+        _mm512_add_epi8(_mm512_maskz_loadu_epi8(m, v + j * w), zero));
+}
+
+static int has_bw(void) {
+  static _Atomic int known = -1;
+  int k = atomic_load_explicit(&known, memory_order_relaxed);
+  if (FROND__UNLIKELY(k < 0)) {
+    k = __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl");
+    atomic_store_explicit(&known, k, memory_order_relaxed);
+  }
+  return k;
+}
 #endif
 
 static _Atomic int forced_scalar;
+
+void frond__perm_text_n(const uint8_t *v, unsigned w, size_t n, char *out,
+                        size_t stride) {
+#ifdef DIGITS_X86
+  if (w <= 64 && has_bw() &&
+      !atomic_load_explicit(&forced_scalar, memory_order_relaxed)) {
+    text_n_bw(v, w, n, out, stride);
+    return;
+  }
+#endif
+  for (size_t j = 0; j < n; j++) {
+    const uint8_t *restrict b = v + j * w;
+    char *restrict o = out + j * stride;
+    for (unsigned i = 0; i < w; i++)
+      o[i] = (char)('0' + b[i]);
+  }
+}
 
 void frond__perm_put_force_scalar(int on) {
   atomic_store(&forced_scalar, on);

@@ -174,7 +174,8 @@ static void test_kernels_at_edges(void **state) {
 }
 
 /* The digits of both writers for every width, at 0, at each power of the
-** radix and one below it, and at random halves. */
+** radix and one below it, and at random halves; decimal digits as text
+** both ways, nothing written between the numbers. */
 static void test_digit_writers_agree(void **state) {
   uint64_t seed = 7, A[64], B[64];
   uint8_t fast[64 * 19], slow[64 * 19];
@@ -205,6 +206,23 @@ static void test_digit_writers_agree(void **state) {
         assert_memory_equal(fast, slow, 64 * w);
         for (size_t j = 0; j < 64; j++)
           assert_int_equal(frond__perm_get(slow + j * w, radix, p.adig), A[j]);
+        if (radix == 10) { /* as text, both ways, touching nothing else */
+          char tf[64 * 24], ts[64 * 24];
+          size_t stride = w + 3, n = 1 + (size_t)round * 3;
+          memset(tf, 'x', sizeof(tf));
+          memset(ts, 'x', sizeof(ts));
+          frond__perm_text_n(slow, w, n, tf + 1, stride);
+          frond__perm_put_force_scalar(1);
+          frond__perm_text_n(slow, w, n, ts + 1, stride);
+          frond__perm_put_force_scalar(0);
+          assert_memory_equal(tf, ts, sizeof(tf));
+          for (size_t j = 0; j < n; j++) {
+            assert_int_equal(tf[1 + j * stride + w], 'x');
+            for (size_t i = 0; i < w; i++)
+              assert_int_equal(tf[1 + j * stride + i], '0' + slow[j * w + i]);
+          }
+          assert_int_equal(tf[0], 'x');
+        }
       }
     }
 }

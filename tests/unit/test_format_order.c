@@ -179,6 +179,16 @@ static int damm_reference(const uint8_t *v, size_t n) {
   return (int)s;
 }
 
+/* The same from the interim digit s: Damm's digit of v after one digit
+** that leads from 0 to s (the table's first row holds each digit once). */
+static int damm_from_reference(unsigned s, const uint8_t *v, size_t n) {
+  static const uint8_t row0_at[10] = {0, 2, 9, 1, 8, 4, 7, 3, 6, 5};
+  uint8_t all[64];
+  all[0] = row0_at[s];
+  memcpy(all + 1, v, n);
+  return damm_reference(all, n + 1);
+}
+
 static void test_check_characters(void **state) {
   static const uint8_t damm572[] = {5, 7, 2};
   static const uint8_t luhn[] = {7, 9, 9, 2, 7, 3, 9, 8, 7, 1};
@@ -200,6 +210,31 @@ static void test_check_characters(void **state) {
         v[i] = (uint8_t)(rnd(&seed) % 10);
       assert_int_equal(frond__damm(v, n), damm_reference(v, n));
     }
+  }
+  /* From any interim digit, and a batch side by side (sixteen numbers a
+  ** vector where the CPU has AVX-512 VBMI, the rest one by one), forced
+  ** one by one too: Damm's digits of each number. */
+  {
+    uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    static uint8_t v[70 * 40];
+    uint8_t from[70], got[70];
+    for (int forced = 0; forced < 2; forced++) {
+      frond__damm_force_scalar(forced);
+      for (int round = 0; round < 400; round++) {
+        size_t w = 1 + (size_t)round % 40, n = (size_t)(rnd(&seed) % 71);
+        for (size_t i = 0; i < n * w; i++)
+          v[i] = (uint8_t)(rnd(&seed) % 10);
+        for (size_t j = 0; j < n; j++)
+          from[j] = (uint8_t)(rnd(&seed) % 10);
+        frond__damm_n(v, w, n, from, got);
+        for (size_t j = 0; j < n; j++) {
+          assert_int_equal(frond__damm_from(from[j], v + j * w, w),
+                           damm_from_reference(from[j], v + j * w, w));
+          assert_int_equal(got[j], damm_from_reference(from[j], v + j * w, w));
+        }
+      }
+    }
+    frond__damm_force_scalar(0);
   }
   assert_int_equal(frond__luhn(luhn, 10), 3);
   for (size_t s = 0; s < FROND__ARRAY_SIZE(specs); s++) {
