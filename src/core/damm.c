@@ -87,9 +87,8 @@ __attribute__((target("ssse3"))) static inline __m128i damm_then(__m128i f,
   return _mm_shuffle_epi8(g, f);
 }
 
-__attribute__((target("ssse3"))) static int damm_ssse3(unsigned s,
-                                                       const uint8_t *v,
-                                                       size_t n) {
+__attribute__((target("ssse3"))) static int
+damm_ssse3(unsigned s, const uint8_t *v, size_t n) {
   __m128i acc = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
                               15); /* the identity */
   size_t i = 0;

@@ -49,7 +49,8 @@
 **   - Order: none is promised for order numbers (docs/formats.md); within
 **     a thread they come in the order their IDs were drawn.
 **   - Waste: a thread that calls slowly never grows its batches past 1,
-**     and a cache dropped for its age halves the next. A thread holds at
+**     and a cache dropped for its age halves the next (starts again at
+**     1 when another format's refill dropped it: it was idle). A thread holds at
 **     most AHEAD_MAX numbers ahead across its formats, and stops drawing
 **     ahead for the rest of a millisecond once it skipped SKIP_BUDGET in
 **     it: fewer than FROND__ORDER_SKIP_MAX IDs skipped a millisecond per

@@ -206,22 +206,32 @@ static void test_old_cache_dropped(void **state) {
 static void test_stale_numbers_make_room(void **state) {
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *a = fmt(k), *b = fmt(k), *c = fmt(k);
-  frond_gen *g = format_gen(1);
-  frond_format_source src = {g, NULL, NULL, 0};
+  frond_layout l = *frond_layout_preset(0);
+  frond_gen_options o;
+  frond_gen *g;
+  frond_format_source src = {NULL, NULL, NULL, 0};
   char buf[64];
   int64_t start;
   size_t dropped;
   int i;
   (void)state;
+  /* A unit of a second: the numbers stay valid that long (the layout's
+  ** unit), so that a's are not dropped while b fills, however slow. */
+  l.unit_ms = 1000;
+  snprintf(l.name, sizeof(l.name), "custom");
+  frond_gen_options_init(&o);
+  o.max_ahead_ms = 86400000;
+  assert_int_equal(frond_gen_create(&g, &l, 1, &o, NULL), 0);
+  src.gen = g;
   for (i = 0; i < 200000 && frond__order_cache_held() < 24; i++)
     assert_int_equal(frond_format_next(a, &src, buf, sizeof(buf), NULL), 0);
   for (i = 0; i < 200000 && frond__order_cache_held() < 48; i++)
     assert_int_equal(frond_format_next(b, &src, buf, sizeof(buf), NULL), 0);
   assert_true(frond__order_cache_held() >= 48);
   start = frond__id128_now_ms();
-  for (i = 0; i < 100000 && frond__id128_now_ms() <= start + 2; i++)
-    usleep(100); /* waits for the millisecond to move, bounded: 10 s */
-  assert_true(frond__id128_now_ms() > start + 2);
+  for (i = 0; i < 30000 && frond__id128_now_ms() <= start + 1001; i++)
+    usleep(1000); /* waits past the validity, bounded: 30 s */
+  assert_true(frond__id128_now_ms() > start + 1001);
   dropped = frond__order_cache_dropped();
   /* c's batches grow to 32 (one handed out, 31 held), the others' dropped
   ** at its first refill of more than one: held while they count, never
