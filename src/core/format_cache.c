@@ -50,12 +50,12 @@
 **     a thread they come in the order their IDs were drawn.
 **   - Waste: a thread that calls slowly never grows its batches past 1,
 **     and a cache dropped for its age halves the next (starts again at
-**     1 when another format's refill dropped it: it was idle). A thread holds at
-**     most AHEAD_MAX numbers ahead across its formats, and stops drawing
-**     ahead for the rest of a millisecond once it skipped SKIP_BUDGET in
-**     it: fewer than FROND__ORDER_SKIP_MAX IDs skipped a millisecond per
-**     thread, however many formats it takes in turn, and at most
-**     AHEAD_MAX at its exit.
+**     1 when another format's refill dropped it: it was idle). A thread
+**     holds at most AHEAD_MAX numbers ahead across its formats, and
+**     stops drawing ahead for the rest of a millisecond once it skipped
+**     SKIP_BUDGET in it: fewer than FROND__ORDER_SKIP_MAX IDs skipped a
+**     millisecond per thread, however many formats it takes in turn, and
+**     at most AHEAD_MAX at its exit.
 **   - A refill that fails (the allocator would wait, an ID too large)
 **     hands out the numbers it wrote before failing (the IDs that fit,
 **     the chunks drawn before), counts the IDs it drew and wrote none of
