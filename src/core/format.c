@@ -425,7 +425,7 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
     }
     /* IDs too large are skipped; the ones that fit are written first, in
     ** their order, and the call fails after them. */
-    if (f->kind == FROND_FORMAT_ORDER &&
+    if (f->kind == FROND_FORMAT_ORDER && f->max_id < INT64_MAX &&
         (top = max_id_of(ids, k)) > f->max_id) {
       big = 1;
       k = below(ids, k, f->max_id);
@@ -615,6 +615,19 @@ static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
 
 /* frond_format_next_n and frond_format_next_for: shard is the caller's
 ** key's, for a shard= format. */
+/* frond__format_fact_ready, its two common answers without a call:
+** checks skipped, or agreed for snowflake IDs (the scope "" on both
+** sides, as frond__format_scope gives it). */
+static inline int fact_ready(frond_format *f, const frond_format_source *src,
+                             frond_error *err) {
+  int state = atomic_load_explicit(&f->fact.state, memory_order_acquire);
+  if (state == FROND__FACT_SKIPPED ||
+      (state == FROND__FACT_AGREED && f->tag_len == 0 && src->tag == NULL &&
+       f->fact.scope[0] == '\0'))
+    return 0;
+  return frond__format_fact_ready(f, src, err);
+}
+
 static int next_n(frond_format *f, const frond_format_source *src,
                   uint64_t shard, size_t n, char *out, size_t stride,
                   frond_error *err) {
@@ -642,12 +655,12 @@ static int next_n(frond_format *f, const frond_format_source *src,
       return rc;
     return next_128(f, n, out, stride);
   case FROND_FORMAT_SEQ:
-    if (f->keyed && (rc = frond__format_fact_ready(f, src, err)) != 0)
+    if (f->keyed && (rc = fact_ready(f, src, err)) != 0)
       return rc;
     return next_seq(f, src, n, out, stride, err);
   default:
     if ((f->kind == FROND_FORMAT_ORDER || f->shard_bits > 0) &&
-        (rc = frond__format_fact_ready(f, src, err)) != 0)
+        (rc = fact_ready(f, src, err)) != 0)
       return rc;
     /* One order number: from the thread's cache of a batch
     ** (format_cache.c), after the key's record was checked. */
