@@ -428,7 +428,7 @@ static int chunked_body(frond__http_ctx *x, const char *buf, size_t len, int n,
 static int http_on_data(frond__conn *c, const char *buf, size_t len) {
   frond__http_request req;
   frond__http_ctx x;
-  size_t used;
+  size_t used = 0; /* set by either branch; gcc cannot see chunked_body does */
   int n = frond__http_parse(buf, len, &req);
   if (n == FROND__HTTP_PARTIAL)
     return 0;
