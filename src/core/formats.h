@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** formats.h -- pieces shared by the ID format sources (format.c,
-** format_decode.c, format_spec.c, order.c, siphash_lanes.c, alphabet.c,
+** format_decode.c, format_spec.c, order.c, siphash_lanes.c, alphabet.c, damm.c,
 ** id128.c, tz.c, period.c); not part of the API.
 */
 #ifndef FROND_FORMATS_H
@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* ---- alphabets and check characters (alphabet.c) ---- */
+/* ---- alphabets and check characters (alphabet.c, damm.c) ---- */
 
 /* Crockford's base32 symbols, and the five extra check symbols after them
 ** ("*~$=U" for 32..36). */
