@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
 ** formats.h -- pieces shared by the ID format sources (format.c,
-** format_decode.c, format_spec.c, order.c, siphash_lanes.c, alphabet.c, damm.c,
-** id128.c, tz.c, period.c); not part of the API.
+** format_decode.c, format_spec.c, order.c, siphash_lanes.c, alphabet.c,
+** damm.c, id128.c, tz.c, period.c); not part of the API.
 */
 #ifndef FROND_FORMATS_H
 #define FROND_FORMATS_H
