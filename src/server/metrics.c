@@ -720,8 +720,7 @@ void frond__metrics_render(frond__server *srv, frond__buf *b) {
     frond__tls_metrics(srv->tls, b);
   frond__ready_metrics(srv, b);
   frond__metrics_gauge(b, "frond_uptime_seconds", "Seconds since start.",
-                       (double)(frond_clock_realtime(NULL) - srv->start_ms) /
-                           1000.0);
+                       (double)frond__uptime_ms(srv) / 1000.0);
   build_info(b);
   process(b);
 }

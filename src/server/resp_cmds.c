@@ -438,7 +438,7 @@ static void info_name(char *dst, size_t cap, const char *s) {
 
 static void info_section(frond__resp_ctx *x, frond__buf *b, int which) {
   frond__server *srv = x->srv;
-  int64_t now = frond_clock_realtime(NULL), up = (now - srv->start_ms) / 1000;
+  int64_t up = frond__uptime_ms(srv) / 1000;
   uint64_t resp_accepted, resp_open;
   uint64_t all_open = (uint64_t)atomic_load(&srv->nconns);
   frond_gen_stats gs;

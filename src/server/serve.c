@@ -436,6 +436,7 @@ static int start(frond__server *srv, int *code) {
   srv->nworkers = srv->cfg.threads > 0 ? (int)srv->cfg.threads
                                        : (int)(cores > 0 ? cores : 1);
   srv->start_ms = frond_clock_realtime(NULL);
+  srv->start_mono_ns = frond__mono_ns();
   srv->watchdog_ms = frond__watchdog_ms();
   /* A call may wait on its loop for the clock (or the fence) up to
   ** max_wait_ms: long enough, and the watchdog would take a slow clock

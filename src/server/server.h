@@ -248,8 +248,9 @@ struct frond__server {
   int seg_enabled;
   int nworkers;
   frond__worker *workers;
-  int64_t start_ms;
-  uint64_t watchdog_ms; /* systemd's WatchdogSec, 0: none */
+  int64_t start_ms;      /* the wall clock at start: "started at" */
+  int64_t start_mono_ns; /* the monotonic clock at start: uptime */
+  uint64_t watchdog_ms;  /* systemd's WatchdogSec, 0: none */
   /* 0: serving; 1: draining (the first SIGTERM or SIGINT); 2: a second
   ** signal ended the drain at once. Written by the main thread only. */
   atomic_int draining;
@@ -316,6 +317,12 @@ struct frond__server {
   /* The audit log (audit.c); NULL without audit_log. */
   struct frond__audit *audit;
 };
+
+/* Milliseconds since the server started, on the monotonic clock: a wall
+** clock stepped back does not make it negative (metrics, status, INFO). */
+static inline int64_t frond__uptime_ms(const frond__server *srv) {
+  return (frond__mono_ns() - srv->start_mono_ns) / 1000000;
+}
 
 /* ------------------------------------------------------------ store_id.c */
 

@@ -227,7 +227,7 @@ void frond__status_render(frond__server *srv, frond__buf *b, const char *target,
   char spec[160], started[40];
   frond_gen_stats gs;
   frond_seg *seg = atomic_load(&srv->seg);
-  int64_t up = (frond_clock_realtime(NULL) - srv->start_ms) / 1000;
+  int64_t up = frond__uptime_ms(srv) / 1000;
   frond__ready_facts rf;
   frond__ready_reason why[FROND__KINDS];
   int ready, k;
