@@ -51,12 +51,16 @@ class Tool:
         self.ready()
         # A claim whose own session or lease ran out before it completed
         # (NODE_ID_LOST at the start: a machine loaded past its cores, the
-        # coordinator's fsyncs slow) is a start that failed for want of
-        # time, which no test asks for: start again, twice at most. Not
-        # with a cache directory, where the failed start may have left a
-        # file that the next start would use.
+        # coordinator's fsyncs slow), or a coordinator request that timed
+        # out, is a start that failed for want of time, which no test asks
+        # for: start again, twice at most. Not with a cache directory,
+        # where the failed start may have left a file that the next start
+        # would use.
         for _ in range(2):
-            if self.ok or cache or self.first[:2] != ["err", "NODE_ID_LOST"]:
+            slow = (self.first[:2] == ["err", "NODE_ID_LOST"] or
+                    (self.first[:2] == ["err", "COORD"] and
+                     "timed out" in " ".join(self.first)))
+            if self.ok or cache or not slow:
                 break
             self._spawn()
             self.ready()
