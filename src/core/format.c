@@ -449,15 +449,16 @@ static int next_from_source(frond_format *f, const frond_format_source *src,
           t->lost += k;
           return rc;
         }
-    if (f->kind != FROND_FORMAT_ORDER)
+    if (f->kind != FROND_FORMAT_ORDER) {
       for (size_t i = 0; i < k; i++)
         encode_plain(f, ids[i], out + i * stride);
-    else if (f->prefix_dates)
-      for (size_t i = 0; i < k; i++)
-        times[i] = tag != NULL ? ms : id_time(src, ids[i]);
-    if (f->kind == FROND_FORMAT_ORDER)
+    } else {
+      if (f->prefix_dates)
+        for (size_t i = 0; i < k; i++)
+          times[i] = tag != NULL ? ms : id_time(src, ids[i]);
       write_orders(f, bodies, f->prefix_dates ? times : NULL, k, out, stride,
                    &memo);
+    }
     out += k * stride;
     t->done += k;
     if (big)
@@ -613,8 +614,6 @@ static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
   return 0;
 }
 
-/* frond_format_next_n and frond_format_next_for: shard is the caller's
-** key's, for a shard= format. */
 /* frond__format_fact_ready, its two common answers without a call:
 ** checks skipped, or agreed for snowflake IDs (the scope "" on both
 ** sides, as frond__format_scope gives it). */
@@ -628,6 +627,8 @@ static inline int fact_ready(frond_format *f, const frond_format_source *src,
   return frond__format_fact_ready(f, src, err);
 }
 
+/* frond_format_next_n and frond_format_next_for: shard is the caller's
+** key's, for a shard= format. */
 static int next_n(frond_format *f, const frond_format_source *src,
                   uint64_t shard, size_t n, char *out, size_t stride,
                   frond_error *err) {

@@ -109,15 +109,25 @@ IFMA static void put_n_ifma(const frond__perm *p, const uint64_t *A,
   }
 }
 
-static int has_ifma(void) {
-  static _Atomic int known = -1;
+/* What this CPU runs of the writers below, asked once: CPU_IFMA (the
+** digits) and CPU_BW (the text); CPU_KNOWN once asked. Racing first
+** callers store the same value. */
+enum { CPU_KNOWN = 1, CPU_IFMA = 2, CPU_BW = 4 };
+
+static int cpu(int want) {
+  static _Atomic int known;
   int k = atomic_load_explicit(&known, memory_order_relaxed);
-  if (FROND__UNLIKELY(k < 0)) {
-    k = __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512ifma");
+  if (FROND__UNLIKELY(k == 0)) {
+    int f512 = __builtin_cpu_supports("avx512f");
+    k = CPU_KNOWN |
+        (f512 && __builtin_cpu_supports("avx512ifma") ? CPU_IFMA : 0) |
+        (f512 && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512vl")
+             ? CPU_BW
+             : 0);
     atomic_store_explicit(&known, k, memory_order_relaxed);
   }
-  return k;
+  return (k & want) != 0;
 }
 
 /* Decimal digit values as text: with AVX-512 BW, one masked load, one
@@ -134,18 +144,6 @@ BW static void text_n_bw(const uint8_t *v, unsigned w, size_t n, char *out,
         out + j * stride, m,
         _mm512_add_epi8(_mm512_maskz_loadu_epi8(m, v + j * w), zero));
 }
-
-static int has_bw(void) {
-  static _Atomic int known = -1;
-  int k = atomic_load_explicit(&known, memory_order_relaxed);
-  if (FROND__UNLIKELY(k < 0)) {
-    k = __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl");
-    atomic_store_explicit(&known, k, memory_order_relaxed);
-  }
-  return k;
-}
 #endif
 
 static _Atomic int forced_scalar;
@@ -153,7 +151,7 @@ static _Atomic int forced_scalar;
 void frond__perm_text_n(const uint8_t *v, unsigned w, size_t n, char *out,
                         size_t stride) {
 #ifdef DIGITS_X86
-  if (w <= 64 && has_bw() &&
+  if (w <= 64 && cpu(CPU_BW) &&
       !atomic_load_explicit(&forced_scalar, memory_order_relaxed)) {
     text_n_bw(v, w, n, out, stride);
     return;
@@ -174,7 +172,7 @@ void frond__perm_put_force_scalar(int on) {
 void frond__perm_put_n(const frond__perm *p, const uint64_t *A,
                        const uint64_t *B, size_t n, uint8_t *out) {
 #ifdef DIGITS_X86
-  if (p->radix == 10 && has_ifma() &&
+  if (p->radix == 10 && cpu(CPU_IFMA) &&
       !atomic_load_explicit(&forced_scalar, memory_order_relaxed)) {
     put_n_ifma(p, A, B, n, out);
     return;
