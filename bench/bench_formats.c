@@ -44,6 +44,11 @@
 **                           permutation alone one at a time and 256 per
 **                           call, and the whole order number one at a
 **                           time and 256 per call
+**   random bits             frond__rand64: 8 bytes of a thread's keystream,
+**                           ChaCha20 (forced) and this CPU's own (AES-256-
+**                           CTR on AES-NI, rand_aes.c); and a UUIDv7 one at
+**                           a time on ChaCha20's bits, the reference for
+**                           what the keystream changed
 **   snowflake next_n        frond_gen_next_n(256), per ID: what the plain
 **                           generator's batches cost, beside the formats'
 **                           batches
@@ -109,6 +114,9 @@ enum {
   R_AES_PERM_BATCH,
   R_AES_ORDER,
   R_AES_ORDER_BATCH,
+  R_RAND_CHACHA,
+  R_RAND,
+  R_UUID7_CHACHA,
   R_COUNT
 };
 #define MAX_KERNELS 3
@@ -143,7 +151,10 @@ static const char *const tail_names[] = {"order:digits=19,check=damm",
                                          "aes: permutation, 8 rounds",
                                          "aes: permutation, 256 per call",
                                          "aes: order:digits=19,check=damm",
-                                         "aes:   the same, 256 per call"};
+                                         "aes:   the same, 256 per call",
+                                         "random bits, 8 bytes (chacha20)",
+                                         "random bits, 8 bytes",
+                                         "uuid7 (16 bytes), chacha20 bits"};
 
 static const frond__sip_kernel *kernels;
 static size_t nkernels;
@@ -194,7 +205,15 @@ static double run(int r, frond_format *const *fmt) {
   uint64_t acc = 0;
   frond__perm_init(&p, 10, 19, r == R_PERM4 ? 4 : r == R_PERM6 ? 6 : 8);
   frond__sip_key_init(&sk, key);
+  /* The keystream the random bits came from before rand_aes.c. */
+  frond__rand_force(r == R_RAND_CHACHA || r == R_UUID7_CHACHA ? 0 : -1);
   t0 = cpu_ns();
+  if (r == R_RAND || r == R_RAND_CHACHA) {
+    uint64_t s = frond__rand_stream();
+    for (int i = 0; i < IDS; i++)
+      acc += frond__rand64(s);
+    goto done;
+  }
   if (r == R_AES_PERM || r == R_AES_PERM_BATCH) {
     static uint64_t x[BATCH];
     static uint8_t out[BATCH * FROND__PERM_MAX_WIDTH];
@@ -304,6 +323,7 @@ static double run(int r, frond_format *const *fmt) {
       acc += digits[0];
       break;
     case R_UUID7:
+    case R_UUID7_CHACHA:
       frond_uuid7_next(fmt[R_UUID7]->uuid7, u);
       acc += u[15];
       break;
@@ -329,6 +349,7 @@ static double run(int r, frond_format *const *fmt) {
   }
 done:
   t0 = cpu_ns() - t0;
+  frond__rand_force(-1);
   sink += acc;
   frond_gen_close(g, NULL);
   return (double)t0 / IDS;
@@ -414,6 +435,8 @@ int main(int argc, char **argv) {
              i < nkernels ? kernels[i].name : "-");
   for (int r = R_ORDER; r < R_COUNT; r++)
     snprintf(names[r], sizeof(names[0]), "%s", tail_names[r - R_ORDER]);
+  snprintf(names[R_RAND], sizeof(names[0]), "random bits, 8 bytes (%s)",
+           frond__rand_impl());
   fmt[R_ORDER] = format("order:digits=19,check=damm", k);
   /* Its key's record is no part of the cost measured: none is kept. */
   frond_format_skip_check(fmt[R_ORDER]);
@@ -465,6 +488,12 @@ int main(int argc, char **argv) {
          med[R_ORDER] / med[R_SNOWFLAKE], med[R_ORDER_BATCH] / med[R_SNOWFLAKE],
          frond__aes_impl(), med[R_AES_ORDER] / med[R_SNOWFLAKE],
          med[R_AES_ORDER_BATCH] / med[R_SNOWFLAKE]);
+  printf("\nRandom bits, 8 bytes a draw: %.1f ns (%s), %.1f ns (chacha20), "
+         "%.2fx faster;\na UUIDv7 one at a time %.2fx next(), %.2fx on "
+         "ChaCha20's bits.\n",
+         med[R_RAND], frond__rand_impl(), med[R_RAND_CHACHA],
+         med[R_RAND_CHACHA] / med[R_RAND], med[R_UUID7] / med[R_SNOWFLAKE],
+         med[R_UUID7_CHACHA] / med[R_SNOWFLAKE]);
   print_goals(med);
 out:
   frond_format_free(fmt[R_UUID4_STR]);

@@ -141,6 +141,8 @@ void frond__aes_encrypt_c(const frond__aes_key *k, const uint8_t in[16],
                           uint8_t out[16]);
 /* "vaes", "aes-ni" or "c": what runs here; tests force "c" with 1. */
 const char *frond__aes_impl(void);
+/* x86-64: CPUID says VAES (the caller asks for AVX-512F itself). */
+int frond__cpu_has_vaes(void);
 void frond__aes_force_c(int on);
 /* frond__perm_apply, frond__perm_apply_n and frond__perm_invert with AES
 ** rounds under the expanded key k. */
@@ -217,6 +219,18 @@ uint64_t frond__rand64(uint64_t stream);
 void frond__rand_bytes(uint64_t stream, void *out, size_t n);
 /* Tests: every stream from this key (NULL: the system's again). */
 void frond__rand_fixed(const uint8_t key[16]);
+/* rand_aes.c: n bytes (at most FROND__RAND_AES_MAX) of AES-256-CTR
+** keystream under the key in buf[0..32), written over buf from its
+** start, the key's bytes included (the caller keeps the first 32 as the
+** next key: fast key erasure). 0, or -1 (nothing written) on a CPU
+** without AES-NI, where id128_rand.c draws ChaCha20. */
+#define FROND__RAND_AES_MAX 4096
+int frond__rand_aes_draw(uint8_t *buf, size_t n);
+/* "vaes", "aes-ni" or "chacha20": the keystream drawn here. Tests: force
+** level 0 (ChaCha20), 1 (AES-NI) or 2 (VAES), -1 the CPU's best; -1 when
+** this CPU lacks it. */
+const char *frond__rand_impl(void);
+int frond__rand_force(int level);
 /* Tests: how many times this thread's streams took a new key. */
 uint64_t frond__rand_rekeys(void);
 /* Tests: called once, by the next refill, just after it read whether the

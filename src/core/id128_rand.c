@@ -3,21 +3,23 @@
 ** id128_rand.c -- what a 128-bit ID reads on every call, at the
 ** generator's speed: unguessable bits, and the millisecond.
 **
-** Random bits: a ChaCha20 keystream per thread and per generator
-** ("stream"), drawn 1 KiB at a time (libsodium's vector code runs whole
-** 512-byte blocks) into a buffer the calls read 8 bytes at a time. Each
-** refill keeps the first 32 bytes of its draw as the next key (Bernstein's fast-key-erasure generator, as OpenBSD's
-** arc4random and Linux's CRNG): the key that made bytes already handed out
-** is gone, so a copy of the process' memory shows no earlier bits. A
-** stream's first key comes from the thread's own master key, itself a
-** fast-key-erasure ChaCha20 seeded from the system's random numbers
-** (libsodium's randombytes_buf); every RESEED refills (1 MiB) the stream
-** takes a new key straight from the system, so that a state that leaked
-** stops predicting within a megabyte. Why ChaCha20 and not a keyed hash
-** per ID (SipHash, what the first releases used): it makes 64 bytes per
-** block in vector registers for about a cycle per byte, against a
-** SipHash call per 8 bytes; and it is a stream cipher whose output under
-** an unknown key is indistinguishable from random, so an observer of any
+** Random bits: a keystream per thread and per generator ("stream"),
+** drawn 1 KiB at a time into a buffer the calls read 8 bytes at a time:
+** AES-256-CTR on a CPU with AES-NI (rand_aes.c, about six times as fast
+** here), ChaCha20 elsewhere (libsodium's vector code runs whole 512-byte
+** blocks). Each refill keeps the first 32 bytes of its draw as the next
+** key (Bernstein's fast-key-erasure generator, as OpenBSD's arc4random
+** and Linux's CRNG): the key that made bytes already handed out is gone,
+** so a copy of the process' memory shows no earlier bits. A stream's
+** first key comes from the thread's own master key, itself a
+** fast-key-erasure ChaCha20 (on every CPU) seeded from the system's
+** random numbers (libsodium's randombytes_buf); every RESEED refills
+** (1 MiB) the stream takes a new key straight from the system, so that a
+** state that leaked stops predicting within a megabyte. Why a keystream
+** and not a keyed hash per ID (SipHash, what the first releases used):
+** it makes whole blocks in vector registers for a cycle per byte or
+** less, against a SipHash call per 8 bytes; and a keystream under an
+** unknown key is indistinguishable from random, so an observer of any
 ** number of IDs learns nothing of the bits of others (docs/formats.md).
 **
 ** Per thread: no lock and no shared cache line on the hot path. Each
@@ -25,10 +27,11 @@
 ** for the stream of the thread's last call goes straight to its slot,
 ** another looks through the slots and, when its stream holds none, takes
 ** the least recently used. A thread going round up to STREAMS generators
-** keeps each one's buffer, whatever their numbers. fork(): a slot and the master key are armed with the process key
-** (base/fork.h); a child finds them foreign on its first call and draws
-** new keys from the system before any bit, so parent and child never
-** share a byte of keystream, whatever made the fork.
+** keeps each one's buffer, whatever their numbers. fork(): a slot and
+** the master key are armed with the process key (base/fork.h); a child
+** finds them foreign on its first call and draws new keys from the
+** system before any bit, so parent and child never share a byte of
+** keystream, whatever made the fork.
 **
 ** Tests (frond__id128_fixed_key): every stream starts from one given key
 ** and never takes the system's, so that two generators, or two processes,
@@ -179,10 +182,12 @@ static void refill(rand_thread *t, rand_slot *s, uint64_t stream) {
     randombytes_buf(s->key, sizeof(s->key));
     s->refills = 0;
   }
+  s->pos = 0;
+  if (frond__rand_aes_draw(s->key, sizeof(s->key) + sizeof(s->buf)) == 0)
+    return; /* AES-256-CTR (rand_aes.c) */
   memcpy(k, s->key, 32);
   crypto_stream_chacha20(s->key, sizeof(s->key) + sizeof(s->buf), nonce, k);
   sodium_memzero(k, sizeof(k));
-  s->pos = 0;
 }
 
 static rand_thread *thread_state(void) {

@@ -242,7 +242,7 @@ static _Atomic int aes_forced_c;
 /* VAES: CPUID leaf 7, ECX bit 9, asked directly (clang 14's
 ** __builtin_cpu_supports does not know "vaes"); avx512f's check above
 ** it also says the OS saves the registers. */
-static int has_vaes(void) {
+int frond__cpu_has_vaes(void) {
   unsigned a, b, c, d;
   return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 9)) != 0;
 }
@@ -254,7 +254,7 @@ static int level(void) {
     l = 0;
 #ifdef AES_X86
     if (__builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1"))
-      l = has_vaes() && __builtin_cpu_supports("avx512f") &&
+      l = frond__cpu_has_vaes() && __builtin_cpu_supports("avx512f") &&
                   __builtin_cpu_supports("avx512ifma")
               ? 2
               : 1;
