@@ -7,7 +7,7 @@
 **
 ** Block j of a draw is AES-256_k(0^120 || j): the keystream of
 ** AES-256-CTR (NIST SP 800-38A) from an all-zero initial counter block,
-** which test_id128_rand checks against OpenSSL's aes-256-ctr. A draw is
+** which test_rand_aes checks against OpenSSL's aes-256-ctr. A draw is
 ** at most FROND__RAND_AES_MAX bytes (256 blocks), so j fits the last
 ** byte; a key makes one draw and is then gone, so no counter block ever
 ** repeats under a key.
@@ -52,13 +52,13 @@ AESNI static inline __m128i step(__m128i k, __m128i t) {
 }
 
 #define EVEN(i, rcon)                                                          \
-  rk[i] = step(rk[(i) - 2],                                                    \
-               _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i) - 1], rcon), \
-                                 0xff))
+  rk[i] = step(                                                                \
+      rk[(i)-2],                                                               \
+      _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i)-1], rcon), 0xff))
 #define ODD(i)                                                                 \
-  rk[i] = step(rk[(i) - 2],                                                    \
-               _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i) - 1], 0),    \
-                                 0xaa))
+  rk[i] =                                                                      \
+      step(rk[(i)-2],                                                          \
+           _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i)-1], 0), 0xaa))
 
 AESNI static void expand(const uint8_t key[32], __m128i rk[15]) {
   rk[0] = _mm_loadu_si128((const __m128i *)(const void *)key);
@@ -78,104 +78,153 @@ AESNI static void expand(const uint8_t key[32], __m128i rk[15]) {
   EVEN(14, 0x40);
 }
 
-/* Counter block j (< 256): zero but for its last byte, which is the high
-** byte of the register's high half. */
-#define CTR(j) ((long long)((uint64_t)(j) << 56))
+/* Counter block j (< 256): zero but for its last byte. */
+AESNI static inline __m128i ctr(size_t j) {
+  return _mm_slli_si128(_mm_cvtsi32_si128((int)j), 15);
+}
 
-/* Blocks from..nb-1 one at a time (a tail, or the whole draw). */
+/* Every loop over rounds and blocks unrolled: gcc at -O2 otherwise keeps
+** the blocks in memory, each aesenc a load and a store, which made the
+** AES-NI path no faster than ChaCha20. */
+#define UNROLL(n) _Pragma(FROND__STR(GCC unroll n))
+#define FROND__STR(x) #x
+
+/* Blocks from..nb-1 one at a time (a tail, or the whole draw). What a
+** block held is wiped with the round keys: key material (fast key
+** erasure) never stays behind on the stack, as libsodium's ChaCha20
+** leaves none. */
 AESNI static void blocks_ni(const __m128i rk[15], uint8_t *out, size_t from,
                             size_t nb, size_t n) {
+  __m128i b[1];
   for (size_t j = from; j < nb; j++) {
-    __m128i b = _mm_xor_si128(_mm_set_epi64x(CTR(j), 0), rk[0]);
-    uint8_t last[16];
+    b[0] = _mm_xor_si128(ctr(j), rk[0]);
+    UNROLL(13)
     for (int r = 1; r < 14; r++)
-      b = _mm_aesenc_si128(b, rk[r]);
-    b = _mm_aesenclast_si128(b, rk[14]);
-    if (16 * j + 16 <= n) {
-      _mm_storeu_si128((__m128i *)(void *)(out + 16 * j), b);
-      continue;
-    }
-    _mm_storeu_si128((__m128i *)(void *)last, b); /* a part block */
-    memcpy(out + 16 * j, last, n - 16 * j);
-    sodium_memzero(last, sizeof(last));
+      b[0] = _mm_aesenc_si128(b[0], rk[r]);
+    b[0] = _mm_aesenclast_si128(b[0], rk[14]);
+    memcpy(out + 16 * j, b, 16 * j + 16 <= n ? 16 : n - 16 * j);
   }
+  sodium_memzero(b, sizeof(b));
 }
 
 /* Eight blocks side by side: each aesenc waits some cycles for the
 ** last, and the CPU starts one a cycle. */
 AESNI static size_t eights_ni(const __m128i rk[15], uint8_t *out, size_t from,
                               size_t nb) {
+  __m128i b[8];
   size_t j;
   for (j = from; j + 8 <= nb; j += 8) {
-    __m128i b[8];
+    UNROLL(8)
     for (int q = 0; q < 8; q++)
-      b[q] = _mm_xor_si128(_mm_set_epi64x(CTR(j + (size_t)q), 0), rk[0]);
-    for (int r = 1; r < 14; r++)
+      b[q] = _mm_xor_si128(ctr(j + (size_t)q), rk[0]);
+    UNROLL(13)
+    for (int r = 1; r < 14; r++) {
+      UNROLL(8)
       for (int q = 0; q < 8; q++)
         b[q] = _mm_aesenc_si128(b[q], rk[r]);
+    }
+    UNROLL(8)
     for (int q = 0; q < 8; q++)
       _mm_storeu_si128((__m128i *)(void *)(out + 16 * (j + (size_t)q)),
                        _mm_aesenclast_si128(b[q], rk[14]));
   }
+  sodium_memzero(b, sizeof(b));
   return j;
 }
 
-/* 32 blocks a step, four a register, eight registers side by side. */
+/* 32 blocks a step, four a register, eight registers side by side: the
+** counters of the four lanes step by 4 in the last byte (4 << 56 in the
+** high half). */
 VAES static size_t thirty_twos_vaes(const __m128i rk[15], uint8_t *out,
                                     size_t nb) {
-  const __m512i four = _mm512_set_epi64(CTR(4), 0, CTR(4), 0, CTR(4), 0,
-                                        CTR(4), 0);
-  __m512i k[15], c = _mm512_set_epi64(CTR(3), 0, CTR(2), 0, CTR(1), 0, 0, 0);
+  const long long s4 = 4LL << 56;
+  const __m512i four = _mm512_set_epi64(s4, 0, s4, 0, s4, 0, s4, 0);
+  __m512i k[15], x[8];
+  __m512i c = _mm512_set_epi64(3LL << 56, 0, 2LL << 56, 0, 1LL << 56, 0, 0, 0);
   size_t j;
+  UNROLL(15)
   for (int r = 0; r < 15; r++)
     k[r] = _mm512_broadcast_i32x4(rk[r]);
   for (j = 0; j + 32 <= nb; j += 32) {
-    __m512i x[8];
+    UNROLL(8)
     for (int q = 0; q < 8; q++) {
       x[q] = _mm512_xor_si512(c, k[0]);
       c = _mm512_add_epi64(c, four);
     }
-    for (int r = 1; r < 14; r++)
+    UNROLL(13)
+    for (int r = 1; r < 14; r++) {
+      UNROLL(8)
       for (int q = 0; q < 8; q++)
         x[q] = _mm512_aesenc_epi128(x[q], k[r]);
+    }
+    UNROLL(8)
     for (int q = 0; q < 8; q++)
       _mm512_storeu_si512((void *)(out + 16 * (j + 4 * (size_t)q)),
                           _mm512_aesenclast_epi128(x[q], k[14]));
   }
+  sodium_memzero(k, sizeof(k));
+  sodium_memzero(x, sizeof(x));
   return j;
 }
 
-/* 2: VAES and AES-NI, 1: AES-NI, 0: neither; -1 until the CPU was asked
-** (racing first callers store the same value). */
+/* What the CPU has: 2 VAES and AES-NI, 1 AES-NI, 0 neither; -1 until
+** asked (racing first callers store the same value). */
 static _Atomic int cpu_level = -1;
 
-static int level(void) {
+static int cpu(void) {
   int l = atomic_load_explicit(&cpu_level, memory_order_relaxed);
-  int f = atomic_load_explicit(&forced, memory_order_relaxed);
   if (FROND__UNLIKELY(l < 0)) {
     l = 0;
+    __builtin_cpu_init(); /* a draw from a constructor may come first */
     if (__builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1"))
       l = frond__cpu_has_vaes() && __builtin_cpu_supports("avx512f") ? 2 : 1;
     atomic_store_explicit(&cpu_level, l, memory_order_relaxed);
   }
+  return l;
+}
+
+/* What runs: the CPU's, or what a test forced (never above the CPU's). */
+static int level(void) {
+  int l = cpu(), f = atomic_load_explicit(&forced, memory_order_relaxed);
   return f > 0 && f - 1 < l ? f - 1 : l;
 }
 
+#ifndef __OPTIMIZE__
+/* Unoptimised, every intrinsic is a call whose arguments and results,
+** key material among them, stay on the stack below the draw's frame:
+** wipe what the draw's callees used. Optimised builds keep them in
+** registers, and wipe the arrays above. */
+__attribute__((noinline)) static void wipe_below(void) {
+  uint8_t pad[8192];
+  sodium_memzero(pad, sizeof(pad));
+}
+#else
+static void wipe_below(void) {}
+#endif
+
+_Static_assert(FROND__RAND_AES_MAX / 16 <= 256,
+               "a counter block's last byte counts the blocks of a draw");
+
 int frond__rand_aes_draw(uint8_t *buf, size_t n) {
   __m128i rk[15];
-  size_t nb = (n + 15) / 16, j = 0;
+  size_t j = 0;
   int l = level();
   if (l == 0 || n > FROND__RAND_AES_MAX)
     return -1;
   expand(buf, rk);
-  if (l == 2)
+  if (l == 2 && n >= 32 * 16)
     j = thirty_twos_vaes(rk, buf, n / 16);
   j = eights_ni(rk, buf, j, n / 16); /* whole blocks only */
-  blocks_ni(rk, buf, j, nb, n);
+  blocks_ni(rk, buf, j, (n + 15) / 16, n);
   sodium_memzero(rk, sizeof(rk));
+  wipe_below();
   return 0;
 }
 #else
+static int cpu(void) {
+  return 0;
+}
+
 static int level(void) {
   return 0;
 }
@@ -187,9 +236,8 @@ int frond__rand_aes_draw(uint8_t *buf, size_t n) {
 #endif
 
 int frond__rand_force(int lvl) {
-  atomic_store(&forced, 0);
-  if (lvl >= 0 && lvl > level())
-    return -1;
+  if (lvl > cpu())
+    return -1; /* the force stays as it was */
   atomic_store(&forced, lvl < 0 ? 0 : lvl + 1);
   return 0;
 }

@@ -29,9 +29,9 @@ static void ref_ctr(const uint8_t key[32], uint8_t *out, size_t n) {
 
 /* Lengths around each path's edges: a part block, one block, the eight
 ** blocks of AES-NI's loop, the 32 of VAES's, a whole draw, the largest. */
-static const size_t lengths[] = {1,   15,  16,  17,  32,   127,  128,
-                                 129, 511, 512, 513, 1000, 1024, 1040,
-                                 2047, FROND__RAND_AES_MAX};
+static const size_t lengths[] = {
+    1,   15,  16,  17,   32,   127,  128,  129,
+    511, 512, 513, 1000, 1024, 1040, 2047, FROND__RAND_AES_MAX};
 
 static void test_matches_openssl(void **state) {
   static uint8_t got[FROND__RAND_AES_MAX + 16], want[FROND__RAND_AES_MAX];
@@ -66,11 +66,46 @@ static void test_matches_openssl(void **state) {
     skip();
 }
 
+/* Whether /proc/cpuinfo's first flags line holds flag. */
+static int cpu_flag(const char *flag) {
+  char line[8192], want[64];
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  int found = 0;
+  assert_non_null(f);
+  snprintf(want, sizeof(want), " %s ", flag);
+  while (fgets(line, sizeof(line), f) != NULL)
+    if (strncmp(line, "flags", 5) == 0) {
+      line[strcspn(line, "\n")] = ' ';
+      found = strstr(line, want) != NULL;
+      break;
+    }
+  fclose(f);
+  return found;
+}
+
+/* Unforced, the keystream is the best this CPU has, as the kernel's list
+** of its flags says (a probe that wrongly said "none" would otherwise
+** leave every AES check above skipped). */
+static void test_default_is_the_cpus(void **state) {
+  const char *want = "chacha20";
+  (void)state;
+#if defined(__x86_64__)
+  if (cpu_flag("aes") && cpu_flag("sse4_1"))
+    want = cpu_flag("vaes") && cpu_flag("avx512f") ? "vaes" : "aes-ni";
+#endif
+  frond__rand_force(-1);
+  print_message("this CPU: %s\n", want);
+  assert_string_equal(frond__rand_impl(), want);
+}
+
 static void test_refuses_what_it_cannot(void **state) {
   uint8_t buf[FROND__RAND_AES_MAX + 16] = {1};
   (void)state;
   if (frond__rand_force(1) != 0)
     skip();
+  /* A level above the CPU's is refused, and the force stays. */
+  assert_int_equal(frond__rand_force(3), -1);
+  assert_string_equal(frond__rand_impl(), "aes-ni");
   assert_int_equal(frond__rand_aes_draw(buf, FROND__RAND_AES_MAX + 1), -1);
   assert_int_equal(buf[0], 1); /* nothing written */
   assert_int_equal(frond__rand_force(0), 0);
@@ -125,6 +160,7 @@ static void test_calls_get_the_chain(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_default_is_the_cpus),
       cmocka_unit_test(test_matches_openssl),
       cmocka_unit_test(test_refuses_what_it_cannot),
       cmocka_unit_test(test_calls_get_the_chain),
