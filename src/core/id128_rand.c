@@ -259,24 +259,34 @@ void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
   LEAVE();
 }
 
-uint64_t frond__rand64(uint64_t stream) {
+/* n (8 or 16: a constant in each caller) bytes of stream's keystream. */
+__attribute__((always_inline)) static inline void take(uint64_t stream,
+                                                       void *out, unsigned n) {
   rand_thread *t = mine;
   rand_slot *s;
-  uint64_t v;
   if (FROND__UNLIKELY(t == NULL || busy)) {
-    frond__rand_bytes(stream, &v, sizeof(v));
-    return v;
+    frond__rand_bytes(stream, out, n);
+    return;
   }
   ENTER();
   s = slot_of(t, stream);
-  if (FROND__UNLIKELY(s->stream != stream || s->pos > RBUF - 8 ||
+  if (FROND__UNLIKELY(s->stream != stream || s->pos > RBUF - n ||
                       frond__fork_seen(&s->fork)))
     refill(t, s, stream);
-  memcpy(&v, s->buf + s->pos, 8);
-  memset(s->buf + s->pos, 0, 8);
-  s->pos += 8;
+  memcpy(out, s->buf + s->pos, n);
+  memset(s->buf + s->pos, 0, n);
+  s->pos += n;
   LEAVE();
+}
+
+uint64_t frond__rand64(uint64_t stream) {
+  uint64_t v;
+  take(stream, &v, 8);
   return v;
+}
+
+void frond__rand128(uint64_t stream, uint64_t out[2]) {
+  take(stream, out, 16);
 }
 
 uint64_t frond__rand_rekeys(void) {

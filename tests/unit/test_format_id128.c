@@ -109,16 +109,43 @@ static void test_uuid7_layout_and_order(void **state) {
   frond_uuid7_free(g);
 }
 
+/* Version 4, variant 10, and each of the other 122 bits both ways in
+** 1,000 UUIDs (stuck by chance: 2^-1000), one at a time and as strings
+** one at a time (format.c's path for one). */
 static void test_uuid4(void **state) {
-  uint8_t u[1000][16];
+  static uint8_t u[2000][16];
+  uint8_t any[16] = {0}, all[16];
+  frond_format *f;
+  char s[FROND_UUID_STRLEN + 1];
   (void)state;
-  for (int i = 0; i < 1000; i++) {
-    assert_int_equal(frond_uuid4(u[i], NULL), 0);
-    assert_int_equal(u[i][6] >> 4, 4);
-    assert_int_equal(u[i][8] >> 6, 2);
+  assert_int_equal(frond_format_create(&f, "uuid4", NULL, NULL, NULL, NULL), 0);
+  memset(all, 0xff, sizeof(all));
+  for (int i = 0; i < 2000; i++) {
+    if (i < 1000) {
+      assert_int_equal(frond_uuid4(u[i], NULL), 0);
+    } else {
+      frond_format_value v;
+      assert_int_equal(frond_format_next(f, NULL, s, sizeof(s), NULL), 0);
+      assert_int_equal(frond_format_decode(f, s, strlen(s), &v, NULL), 0);
+      memcpy(u[i], v.bytes, 16);
+    }
+    for (int j = 0; j < 16; j++) {
+      any[j] |= u[i][j];
+      all[j] &= u[i][j];
+    }
+    if (i % 1000 != 999)
+      continue;
+    for (int j = 0; j < 16; j++) {
+      assert_int_equal(any[j], j == 6 ? 0x4f : j == 8 ? 0xbf : 0xff);
+      assert_int_equal(all[j], j == 6 ? 0x40 : j == 8 ? 0x80 : 0);
+    }
+    memset(any, 0, sizeof(any));
+    memset(all, 0xff, sizeof(all));
+  }
+  for (int i = 1; i < 2000; i++)
     for (int j = 0; j < i; j++)
       assert_true(memcmp(u[i], u[j], 16) != 0);
-  }
+  frond_format_free(f);
 }
 
 /* The ULID spec's example: 01ARYZ6S41 is 1469918176385 ms. */
