@@ -246,10 +246,11 @@ int64_t frond__id128_now_ms(void);
 void frond__uuid7_next_n(frond_uuid7 *g, size_t n, uint8_t *out);
 void frond__ulid_next_n(frond_ulid *g, size_t n, uint8_t *out);
 void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out);
-/* UUIDv4 from the calling thread's keystream; n of them (16 * n bytes). */
-void frond__uuid4_fast(uint8_t out[16]);
 /* Tests: frond_uuid_format by the byte table, not the vector code. */
 void frond__uuid_format_force_scalar(int on);
+/* UUIDv4 from the calling thread's keystream: one, and n of them (16 * n
+** bytes). */
+void frond__uuid4_fast(uint8_t out[16]);
 void frond__uuid4_next_n(size_t n, uint8_t *out);
 
 /* scope=node: the string of snowflake ID id (whose time is unix_ms) into

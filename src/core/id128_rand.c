@@ -4,10 +4,10 @@
 ** generator's speed: unguessable bits, and the millisecond.
 **
 ** Random bits: a keystream per thread and per generator ("stream"),
-** drawn 1 KiB at a time into a buffer the calls read 8 bytes at a time:
-** AES-256-CTR on a CPU with AES-NI (rand_aes.c, about six times as fast
-** here), ChaCha20 elsewhere (libsodium's vector code runs whole 512-byte
-** blocks). Each refill keeps the first 32 bytes of its draw as the next
+** drawn 1 KiB at a time into a buffer the calls read 8 or 16 bytes at a
+** time: AES-256-CTR on a CPU with AES-NI (rand_aes.c, about four times
+** as fast here), ChaCha20 elsewhere (libsodium's vector code runs whole
+** 512-byte blocks). Each refill keeps the first 32 bytes of its draw as the next
 ** key (Bernstein's fast-key-erasure generator, as OpenBSD's arc4random
 ** and Linux's CRNG): the key that made bytes already handed out is gone,
 ** so a copy of the process' memory shows no earlier bits. A stream's

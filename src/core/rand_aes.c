@@ -19,10 +19,11 @@
 ** output is public in part (the random bits of IDs), and many keys under
 ** attack at once (a multi-target search) cost 2^256 / keys rather than
 ** 2^128 / keys. Why AES over ChaCha20 where AES-NI exists: a 1 KiB draw
-** is 64 blocks of 14 rounds, 4 blocks an instruction on VAES, about 0.5
-** ns per 8 bytes here against ChaCha20's 3 ns; and AES-NI runs in
-** constant time, which table-driven AES does not, so a CPU without it
-** keeps ChaCha20 (no AES in portable C here).
+** is 64 blocks of 14 rounds, 4 blocks an instruction on VAES, about 0.9
+** ns per 8 bytes here (1.4 on AES-NI alone) against ChaCha20's 3.4
+** (bench_formats, "1 KiB draw" rows); and AES-NI runs in constant time,
+** which table-driven AES does not, so a CPU without it keeps ChaCha20
+** (no AES in portable C here).
 **
 ** Key expansion (FIPS-197, 5.2) runs once per draw with AESKEYGENASSIST:
 ** words 8i..8i+3 from RotWord(SubWord(w[8i-1])) ^ Rcon, words 8i+4..
@@ -190,19 +191,18 @@ static int level(void) {
 }
 
 #ifndef __OPTIMIZE__
-/* Unoptimised, every intrinsic is a call whose arguments and results,
-** key material among them, stay on the stack below the draw's frame:
-** wipe what the draw's callees used. Optimised builds keep them in
-** registers, and wipe the arrays above. */
+/* Unoptimised, the callees' temporaries (round keys among them) stay on
+** the stack below the draw's frame: wipe what they used. Optimised
+** builds keep them in registers, and wipe the arrays above. */
 __attribute__((noinline)) static void wipe_below(void) {
-  uint8_t pad[8192];
+  uint8_t pad[4096];
   sodium_memzero(pad, sizeof(pad));
 }
 #else
 static void wipe_below(void) {}
 #endif
 
-_Static_assert(FROND__RAND_AES_MAX / 16 <= 256,
+_Static_assert((FROND__RAND_AES_MAX + 15) / 16 <= 256,
                "a counter block's last byte counts the blocks of a draw");
 
 int frond__rand_aes_draw(uint8_t *buf, size_t n) {
