@@ -48,7 +48,9 @@
 **                           ChaCha20 (forced) and this CPU's own (AES-256-
 **                           CTR on AES-NI, rand_aes.c); and a UUIDv7 one at
 **                           a time on ChaCha20's bits, the reference for
-**                           what the keystream changed
+**                           what the keystream changed; and the keystream
+**                           alone, 1 KiB draws as the refills make them,
+**                           per 8 bytes, on each code path this CPU has
 **   snowflake next_n        frond_gen_next_n(256), per ID: what the plain
 **                           generator's batches cost, beside the formats'
 **                           batches
@@ -117,6 +119,9 @@ enum {
   R_RAND_CHACHA,
   R_RAND,
   R_UUID7_CHACHA,
+  R_DRAW_CHACHA,
+  R_DRAW_AESNI,
+  R_DRAW_VAES,
   R_COUNT
 };
 #define MAX_KERNELS 3
@@ -154,7 +159,10 @@ static const char *const tail_names[] = {"order:digits=19,check=damm",
                                          "aes:   the same, 256 per call",
                                          "random bits, 8 bytes (chacha20)",
                                          "random bits, 8 bytes",
-                                         "uuid7 (16 bytes), chacha20 bits"};
+                                         "uuid7 (16 bytes), chacha20 bits",
+                                         "  1 KiB draw, per 8 bytes: chacha20",
+                                         "  1 KiB draw, per 8 bytes: aes-ni",
+                                         "  1 KiB draw, per 8 bytes: vaes"};
 
 static const frond__sip_kernel *kernels;
 static size_t nkernels;
@@ -206,8 +214,27 @@ static double run(int r, frond_format *const *fmt) {
   frond__perm_init(&p, 10, 19, r == R_PERM4 ? 4 : r == R_PERM6 ? 6 : 8);
   frond__sip_key_init(&sk, key);
   /* The keystream the random bits came from before rand_aes.c. */
-  frond__rand_force(r == R_RAND_CHACHA || r == R_UUID7_CHACHA ? 0 : -1);
+  frond__rand_force(r == R_RAND_CHACHA || r == R_UUID7_CHACHA ? 0
+                    : r > R_DRAW_CHACHA && r <= R_DRAW_VAES ? r - R_DRAW_CHACHA
+                                                            : -1);
   t0 = cpu_ns();
+  if (r >= R_DRAW_CHACHA && r <= R_DRAW_VAES) {
+    /* The keystream alone: IDS / 124 draws of 1 KiB (992 bytes handed
+    ** out, 32 the next key), as id128_rand.c's refills make them. */
+    static const uint8_t nonce[crypto_stream_chacha20_NONCEBYTES];
+    static uint8_t b[1024];
+    uint8_t k[32];
+    for (int i = 0; i < IDS; i += 124) {
+      if (r == R_DRAW_CHACHA) {
+        memcpy(k, b, 32);
+        crypto_stream_chacha20(b, sizeof(b), nonce, k);
+      } else if (frond__rand_aes_draw(b, sizeof(b)) != 0) {
+        abort();
+      }
+      acc += b[100];
+    }
+    goto done;
+  }
   if (r == R_RAND || r == R_RAND_CHACHA) {
     uint64_t s = frond__rand_stream();
     for (int i = 0; i < IDS; i++)
@@ -357,9 +384,18 @@ done:
 
 static const char *only; /* a row's name must hold it, when set */
 
+/* Whether this CPU runs the keystream of level l (rand_aes.c). */
+static int has_level(int l) {
+  int ok = frond__rand_force(l) == 0;
+  frond__rand_force(-1);
+  return ok;
+}
+
 /* Rows of kernels this machine does not run, and rows not asked for. */
 static int skipped(int r) {
   return (r >= R_BATCH0 + (int)nkernels && r < R_BATCH0 + MAX_KERNELS) ||
+         (r > R_DRAW_CHACHA && r <= R_DRAW_VAES &&
+          !has_level(r - R_DRAW_CHACHA)) ||
          (only != NULL && r != R_SNOWFLAKE && strstr(names[r], only) == NULL);
 }
 
