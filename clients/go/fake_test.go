@@ -282,8 +282,9 @@ func TestFakeMaxRange(t *testing.T) {
 	tag, _ := c.Tag("orders", &TagOptions{MinRange: 1000, MaxRange: 8000,
 		Validity: NoExpiry})
 	take(t, tag, 3000)
-	for i, s := range f.leased.starts {
-		if n := f.leased.ends[i] - s; n > 400 {
+	starts, ends := f.leased.ranges()
+	for i, s := range starts {
+		if n := ends[i] - s; n > 400 {
 			t.Fatalf("range %d of %d IDs", i, n)
 		}
 	}
@@ -306,7 +307,8 @@ func TestFakeMaxRange(t *testing.T) {
 	c2 := newClient(t, Options{Servers: []string{g.URL}})
 	tag2, _ := c2.Tag("orders", &TagOptions{MinRange: 1000, MaxRange: 1000})
 	take(t, tag2, 1000)
-	if s := g.leased.ends[0] - g.leased.starts[0]; s != 250 {
+	starts, ends = g.leased.ranges()
+	if s := ends[0] - starts[0]; s != 250 {
 		t.Fatalf("first range of %d IDs, want 250", s)
 	}
 }
@@ -326,7 +328,8 @@ func TestFakeFailedLoads(t *testing.T) {
 	}
 	f.down.Store(false)
 	take(t, tag, 1)
-	if n := len(f.leased.starts); f.leased.ends[n-1]-f.leased.starts[n-1] > 200 {
-		t.Fatalf("the size grew with failed loads: %v %v", f.leased.starts, f.leased.ends)
+	starts, ends := f.leased.ranges()
+	if n := len(starts); ends[n-1]-starts[n-1] > 200 {
+		t.Fatalf("the size grew with failed loads: %v %v", starts, ends)
 	}
 }

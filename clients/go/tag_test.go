@@ -32,10 +32,25 @@ func (l *leases) add(start, end int64) {
 	l.mu.Unlock()
 }
 
-// has says whether v lies in a leased range.
-func (l *leases) has(v int64) bool {
+// ranges copies the ranges leased so far: a tag may still be loading its
+// next range in the background while a test reads them.
+func (l *leases) ranges() (starts, ends []int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]int64(nil), l.starts...), append([]int64(nil), l.ends...)
+}
+
+// covers says whether v lies in a leased range; the caller holds l.mu.
+func (l *leases) covers(v int64) bool {
 	i := sort.Search(len(l.starts), func(i int) bool { return l.starts[i] > v }) - 1
 	return i >= 0 && v < l.ends[i]
+}
+
+// has is covers under l.mu.
+func (l *leases) has(v int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.covers(v)
 }
 
 // hammer runs g goroutines of up to n Next calls each on tag (they stop
@@ -90,7 +105,7 @@ func hammer(t *testing.T, tag *Tag, l *leases, g, n int) int {
 				t.Fatalf("ID %d handed out twice: goroutines %d and %d", v, j, i)
 			}
 			seen[v] = i
-			if !l.has(v) {
+			if !l.covers(v) {
 				t.Fatalf("ID %d (goroutine %d) is outside every leased range", v, i)
 			}
 		}
