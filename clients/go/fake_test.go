@@ -293,7 +293,6 @@ func TestFakeMaxRange(t *testing.T) {
 		t.Fatalf("%+v: the bound was not kept after the first refusal", st)
 	}
 	// A message without the bound: the size halves until it is taken.
-	f.answer = nil
 	g := newFake(t, &memStore{step: 1000}, "")
 	g.maxRange = 300
 	g.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
