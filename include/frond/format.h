@@ -355,8 +355,9 @@ FROND_EXPORT int frond_uuid7_create(frond_uuid7 **out, frond_clock_fn clock,
 /* Next UUID into out. Thread-safe, lock-free, never blocks, never fails. */
 FROND_EXPORT void frond_uuid7_next(frond_uuid7 *g, uint8_t out[16]);
 FROND_EXPORT void frond_uuid7_free(frond_uuid7 *g);
-/* A UUIDv4 from the calling thread's ChaCha20 keystream, keyed from the
-** system's random numbers (docs/formats.md). Thread-safe. Errors: IO (no
+/* A UUIDv4 from the calling thread's keystream (AES-256-CTR on a CPU
+** with AES-NI, ChaCha20 elsewhere), keyed from the system's random
+** numbers (docs/formats.md). Thread-safe. Errors: IO (no
 ** randomness).
 ** Signal handlers: frond_uuid4 and frond_uuid7_next (and the ULID and
 ** ObjectId ones) may be called in a handler that interrupted any of them

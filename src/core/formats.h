@@ -212,8 +212,9 @@ void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* Unguessable bits and the millisecond for them (id128_rand.c). A
 ** stream is one generator's: frond__rand_stream gives a new number, and
-** each thread draws a stream's bits from its own ChaCha20 keystream for
-** it, re-keyed as it goes and after fork(). Thread-safe, lock-free. */
+** each thread draws a stream's bits from its own keystream for it
+** (AES-256-CTR or ChaCha20: rand_aes.c), re-keyed as it goes and after
+** fork(). Thread-safe, lock-free. */
 uint64_t frond__rand_stream(void);
 uint64_t frond__rand64(uint64_t stream);
 void frond__rand128(uint64_t stream, uint64_t out[2]); /* 16 in one call */
