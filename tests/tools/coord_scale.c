@@ -347,7 +347,7 @@ static void churn(int n, int every, int waves, int64_t gap_ms,
 
 int main(int argc, char **argv) {
   int n = 0, extra = 0, waves = 0, pct = 10, ids = 0, every, distinct = 1;
-  int retries = 0;
+  int retries = 0, full = 0;
   int64_t hold_ms = 0, deadline_s = 100, gap_ms = 5000, t0, deadline,
           writes = 0, wfail = 0;
   const char *out = NULL;
@@ -507,8 +507,21 @@ int main(int argc, char **argv) {
 close:
   t0 = mono_ms();
   for (int i = 0; i < n; i++)
-    if (h[i].c && frond_coord_close(h[i].c, &e) != 0)
+    if (h[i].c && frond_coord_close(h[i].c, &e) != 0) {
+      /* A close whose final write found the database full leaves its
+      ** lease to run out, as a crash does: safe, and slower to take
+      ** over. On a machine loaded past its cores the other holders'
+      ** renewals can fill MariaDB's 151 connections (1040) while the
+      ** closes go one by one: counted, at most 1 % of them. */
+      if (strstr(e.message, "too many connections") != NULL) {
+        full++;
+        continue;
+      }
       fail("close: %s", e.message);
-  printf("closed %" PRId64 "\n", mono_ms() - t0);
+    }
+  if (full > n / 100)
+    fail("close: %d of %d closes found the database full", full, n);
+  printf("closed %" PRId64 " (%d found the database full)\n", mono_ms() - t0,
+         full);
   return failed ? 1 : 0;
 }
