@@ -141,8 +141,9 @@ void frond__aes_encrypt_c(const frond__aes_key *k, const uint8_t in[16],
                           uint8_t out[16]);
 /* "vaes", "aes-ni" or "c": what runs here; tests force "c" with 1. */
 const char *frond__aes_impl(void);
-/* x86-64: CPUID says VAES (the caller asks for AVX-512F itself). */
-int frond__cpu_has_vaes(void);
+/* What the CPU has for AES, asked once: 2 VAES with AVX-512F besides
+** AES-NI, 1 AES-NI (with SSE4.1), 0 neither (order_aes.c, rand_aes.c). */
+int frond__aes_cpu(void);
 void frond__aes_force_c(int on);
 /* frond__perm_apply, frond__perm_apply_n and frond__perm_invert with AES
 ** rounds under the expanded key k. */

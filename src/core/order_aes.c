@@ -233,31 +233,45 @@ VAES static void feistel64_vaes(const frond__aes_key *k, unsigned rounds,
 }
 #endif
 
-/* Which code runs: 2 VAES (batches) and AES-NI, 1 AES-NI, 0 portable C;
-** -1 until the CPU was asked. Racing first callers store the same value. */
+/* What the CPU has: 2 VAES and AVX-512F besides AES-NI, 1 AES-NI (and
+** SSE4.1), 0 neither; -1 until asked. Racing first callers store the
+** same value. */
+static _Atomic int cpu_aes = -1;
+
+int frond__aes_cpu(void) {
+  int l = atomic_load_explicit(&cpu_aes, memory_order_relaxed);
+  if (FROND__UNLIKELY(l < 0)) {
+    l = 0;
+#ifdef AES_X86
+    unsigned a, b, c, d;
+    __builtin_cpu_init(); /* a call from a constructor may come first */
+    /* VAES: CPUID leaf 7, ECX bit 9, asked directly (clang 14's
+    ** __builtin_cpu_supports does not know "vaes"); avx512f's check
+    ** also says the OS saves the registers. */
+    if (__builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1"))
+      l = __builtin_cpu_supports("avx512f") &&
+                  __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+                  (c & (1u << 9)) != 0
+              ? 2
+              : 1;
+#endif
+    atomic_store_explicit(&cpu_aes, l, memory_order_relaxed);
+  }
+  return l;
+}
+
+/* Which code runs: 2 VAES (batches, which need AVX-512 IFMA too) and
+** AES-NI, 1 AES-NI, 0 portable C; -1 until the CPU was asked. */
 static _Atomic int aes_level = -1;
 static _Atomic int aes_forced_c;
-
-#ifdef AES_X86
-/* VAES: CPUID leaf 7, ECX bit 9, asked directly (clang 14's
-** __builtin_cpu_supports does not know "vaes"); avx512f's check above
-** it also says the OS saves the registers. */
-int frond__cpu_has_vaes(void) {
-  unsigned a, b, c, d;
-  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 9)) != 0;
-}
-#endif
 
 static int level(void) {
   int l = atomic_load_explicit(&aes_level, memory_order_relaxed);
   if (FROND__UNLIKELY(l < 0)) {
-    l = 0;
+    l = frond__aes_cpu();
 #ifdef AES_X86
-    if (__builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1"))
-      l = frond__cpu_has_vaes() && __builtin_cpu_supports("avx512f") &&
-                  __builtin_cpu_supports("avx512ifma")
-              ? 2
-              : 1;
+    if (l == 2 && !__builtin_cpu_supports("avx512ifma"))
+      l = 1;
 #endif
     atomic_store_explicit(&aes_level, l, memory_order_relaxed);
   }

@@ -168,25 +168,11 @@ VAES static size_t thirty_twos_vaes(const __m128i rk[15], uint8_t *out,
   return j;
 }
 
-/* What the CPU has: 2 VAES and AES-NI, 1 AES-NI, 0 neither; -1 until
-** asked (racing first callers store the same value). */
-static _Atomic int cpu_level = -1;
-
-static int cpu(void) {
-  int l = atomic_load_explicit(&cpu_level, memory_order_relaxed);
-  if (FROND__UNLIKELY(l < 0)) {
-    l = 0;
-    __builtin_cpu_init(); /* a draw from a constructor may come first */
-    if (__builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1"))
-      l = frond__cpu_has_vaes() && __builtin_cpu_supports("avx512f") ? 2 : 1;
-    atomic_store_explicit(&cpu_level, l, memory_order_relaxed);
-  }
-  return l;
-}
-
-/* What runs: the CPU's, or what a test forced (never above the CPU's). */
+/* What runs: the CPU's (frond__aes_cpu), or what a test forced (never
+** above the CPU's). */
 static int level(void) {
-  int l = cpu(), f = atomic_load_explicit(&forced, memory_order_relaxed);
+  int l = frond__aes_cpu();
+  int f = atomic_load_explicit(&forced, memory_order_relaxed);
   return f > 0 && f - 1 < l ? f - 1 : l;
 }
 
@@ -221,10 +207,6 @@ int frond__rand_aes_draw(uint8_t *buf, size_t n) {
   return 0;
 }
 #else
-static int cpu(void) {
-  return 0;
-}
-
 static int level(void) {
   return 0;
 }
@@ -236,7 +218,7 @@ int frond__rand_aes_draw(uint8_t *buf, size_t n) {
 #endif
 
 int frond__rand_force(int lvl) {
-  if (lvl > cpu())
+  if (lvl > frond__aes_cpu())
     return -1; /* the force stays as it was */
   atomic_store(&forced, lvl < 0 ? 0 : lvl + 1);
   return 0;

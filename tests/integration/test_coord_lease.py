@@ -58,6 +58,20 @@ def race_for_last_row(db):
             t.close()
 
 
+def taken_over(uri, port, deadline):
+    """A holder started on uri again and again until it takes the row, a
+    holder's lease having run out: every refusal until then is
+    NODE_RANGE, and it happens before the deadline (monotonic)."""
+    while True:
+        t = Tool(uri, port=port)
+        if t.ok:
+            return t
+        ft.check(t.first[:2] == ["err", "NODE_RANGE"],
+                 "while the lease runs out: %s" % t.first)
+        ft.check(time.monotonic() < deadline, "never taken over")
+        time.sleep(0.2)  # the next attempt, not a wait for a condition
+
+
 def expired_lease_taken_over(db):
     db.reset()
     # Leases of 8 s: a second start, slow on a loaded machine, still asks
@@ -77,17 +91,8 @@ def expired_lease_taken_over(db):
                  "taken before the lease expired: %s" % b.first)
     else:  # the start itself outlasted the lease: nothing to judge
         print("second start took %.1f s, past the lease: not judged" % took)
-    # Then the row is taken over once the lease has run out, and not
-    # before: every refusal until then is NODE_RANGE.
-    deadline = killed + lease_s + 30
-    while True:
-        c = Tool(uri, port=3)
-        if c.ok:
-            break
-        ft.check(c.first[:2] == ["err", "NODE_RANGE"],
-                 "while the lease runs out: %s" % c.first)
-        ft.check(time.monotonic() < deadline, "never taken over")
-        time.sleep(0.2)  # the next attempt, not a wait for a condition
+    # Then the row is taken over once the lease has run out.
+    c = taken_over(uri, 3, killed + lease_s + 30)
     try:
         ft.check(time.monotonic() - killed >= lease_s - 1,
                  "taken %.1f s after the kill, within the lease" %
@@ -107,17 +112,8 @@ def renewal_loser_stops(db):
     a.next()
     os.kill(a.p.pid, signal.SIGSTOP)  # cannot renew
     try:
-        # Taken over once the stopped holder's lease ran out, not before:
-        # every refusal until then is NODE_RANGE.
-        deadline = time.monotonic() + LEASE_S + 30
-        while True:
-            b = Tool(uri, port=2)
-            if b.ok:
-                break
-            ft.check(b.first[:2] == ["err", "NODE_RANGE"],
-                     "while the lease runs out: %s" % b.first)
-            ft.check(time.monotonic() < deadline, "never taken over")
-            time.sleep(0.2)  # the next attempt, not a wait for a condition
+        # Taken over once the stopped holder's lease ran out.
+        b = taken_over(uri, 2, time.monotonic() + LEASE_S + 30)
         ft.check(b.node == a.node, "take-over: %s" % b.first)
     finally:
         os.kill(a.p.pid, signal.SIGCONT)
