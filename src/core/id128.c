@@ -5,13 +5,14 @@
 **
 ** The three time-ordered kinds share one engine: a 64-bit atomic word
 ** `state` = time << cbits | counter, the last value handed out. A call
-** reads the clock once and moves the word with one compare-and-swap to
-** max(state + 1, the clock's first value): a new time unit starts the
-** counter at its seed, the same unit increments it, and a counter that
-** overflows carries into the time, which then runs ahead of the clock
-** until the clock catches up (RFC 9562 section 6.2 allows exactly this;
-** so does a clock that steps back). Values of one generator therefore
-** strictly increase, across threads, with no lock.
+** reads the clock once and moves the word to max(state + 1, the clock's
+** first value), by one fetch-add while the word's unit is the clock's
+** (engine_next_n): a new time unit starts the counter at its seed, the
+** same unit increments it, and a counter that overflows carries into the
+** time, which then runs ahead of the clock until the clock catches up
+** (RFC 9562 section 6.2 allows exactly this; so does a clock that steps
+** back). Values of one generator therefore strictly increase, across
+** threads, with no lock.
 **
 **   kind      unit    cbits  seed at a new unit
 **   UUIDv7    1 ms    16     15 random bits (top counter bit 0: a guard)
@@ -21,7 +22,7 @@
 **                            runs on across seconds from a random start)
 **
 ** Random bits per ID (UUIDv7's 58, UUIDv4's 122) come from the calling
-** thread's ChaCha20 keystream for the generator (id128_rand.c): a fresh
+** thread's keystream for the generator (id128_rand.c): a fresh
 ** unguessable value per ID without a system call, a hash or a lock. What
 ** is drawn once per time unit stays a keyed function of the unit, SipHash
 ** (libsodium) under 16 bytes from the system's random numbers, so that
@@ -159,24 +160,40 @@ static uint64_t unit_start(const id_engine *e, uint64_t u, uint64_t cur) {
 }
 
 /* Take n values (n >= 1) at once: the first is what one call takes, the
-** others follow it; returns the first. */
+** others follow it; returns the first. The common case, a unit the word
+** has reached, is one fetch-add: the n values after the word's are the
+** caller's alone, and no load of the word stands in front of the locked
+** instruction (a compare-and-swap would wait for it). A call that finds
+** the word's unit behind its clock moves the word up by compare-and-swap,
+** from the word its add left: when no other call has moved it since, the
+** add is as if not made (the values follow the word before it, as one
+** compare-and-swap would have made them: no gap, so an ObjectId's counter
+** still goes up by one per ID); when another has, the added values are
+** left unused, a gap in the counter, and the loop goes on from the word
+** as found. */
 static uint64_t engine_next_n(id_engine *e, uint64_t n) {
   int64_t now =
       e->clock == NULL ? frond__id128_now_ms() : e->clock(e->clock_ctx);
   uint64_t u = now > 0 ? (uint64_t)now / (uint64_t)e->unit_ms : 0;
-  uint64_t cur = atomic_load_explicit(&e->state, memory_order_relaxed), next;
+  uint64_t cur, seen, next;
   engine_check_fork(e);
-  do {
+  cur = atomic_fetch_add_explicit(&e->state, n, memory_order_relaxed);
+  if (FROND__LIKELY((cur >> e->cbits) >= u))
+    return cur + 1;
+  seen = cur + n;
+  for (;;) {
     next = cur + 1;
     if ((cur >> e->cbits) < u) {
       uint64_t first = unit_start(e, u, cur);
       if (first > next)
         next = first;
     }
-  } while (!atomic_compare_exchange_weak_explicit(
-      &e->state, &cur, next + (n - 1), memory_order_relaxed,
-      memory_order_relaxed));
-  return next;
+    if (atomic_compare_exchange_strong_explicit(
+            &e->state, &seen, next + (n - 1), memory_order_relaxed,
+            memory_order_relaxed))
+      return next;
+    cur = seen;
+  }
 }
 
 static uint64_t engine_next(id_engine *e) {

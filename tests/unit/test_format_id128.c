@@ -278,15 +278,113 @@ static void test_threads_unique(void **state) {
       w[i] = (worker){u, l, all + i * N, N, 0};
       assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
     }
-    for (int i = 0; i < T; i++) {
+    for (int i = 0; i < T; i++) /* all joined before any assertion */
       pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++)
       assert_int_equal(w[i].disorder, 0);
+    qsort(all, T * N, 16, cmp16);
+    for (int i = 1; i < T * N; i++)
+      assert_true(memcmp(all[i - 1], all[i], 16) != 0);
+    frond_uuid7_free(u);
+    frond_ulid_free(l);
+  }
+  free(all);
+}
+
+/* A clock shared by threads that moves one unit every STEP reads: nearly
+** every call finds the word's unit behind it, or races another call that
+** moves the word up (id128.c's compare-and-swap after its fetch-add). */
+typedef struct step_clock {
+  _Atomic uint64_t reads;
+  int64_t base, unit;
+} step_clock;
+
+enum { STEP = 3 };
+
+static int64_t step_now(step_clock *c, uint64_t reads) {
+  return c->base + (int64_t)(reads / STEP) * c->unit;
+}
+
+static int64_t step_read(void *ctx) {
+  step_clock *c = ctx;
+  return step_now(c, atomic_fetch_add(&c->reads, 1));
+}
+
+typedef struct stepper {
+  frond_uuid7 *u;
+  frond_ulid *l;
+  frond_objectid *o;
+  step_clock *clk;
+  uint8_t (*out)[16];
+  int n, disorder, behind; /* counted, asserted after the join */
+} stepper;
+
+/* The unit an ID was made in: the first 48 bits (ms), or ObjectId's 32
+** (s). */
+static int64_t id_unit_ms(const stepper *w, const uint8_t *b) {
+  return w->o != NULL ? (int64_t)be(b, 4) * 1000 : (int64_t)be(b, 6);
+}
+
+static void *step_work(void *arg) {
+  stepper *w = arg;
+  size_t len = w->o != NULL ? 12 : 16;
+  for (int i = 0; i < w->n; i++) {
+    /* The clock as it reads before the call: the call's own read is
+    ** later, so the ID's unit is at least this one. */
+    int64_t before = step_now(w->clk, atomic_load(&w->clk->reads));
+    memset(w->out[i], 0, 16);
+    if (w->u != NULL)
+      frond_uuid7_next(w->u, w->out[i]);
+    else if (w->l != NULL)
+      frond_ulid_next(w->l, w->out[i]);
+    else
+      frond_objectid_next(w->o, w->out[i]);
+    if (id_unit_ms(w, w->out[i]) < before - before % w->clk->unit)
+      w->behind++;
+    if (i > 0 && memcmp(w->out[i - 1], w->out[i], len) >= 0)
+      w->disorder++;
+  }
+  return NULL;
+}
+
+/* Four threads on one generator whose clock moves every few reads: every
+** value unique, each thread's increasing, and no ID made in a unit before
+** the clock's reading at its call (a call that took the word's next value
+** without moving it up to a new unit would be). For ObjectId, whose
+** counter is 24 bits, the seconds ahead of the clock are counted too. */
+static void test_threads_at_unit_boundaries(void **state) {
+  enum { T = 4, N = 20000 };
+  uint8_t(*all)[16] = malloc(sizeof(*all) * T * N);
+  pthread_t th[T];
+  stepper w[T];
+  (void)state;
+  for (int kind = 0; kind < 3; kind++) {
+    step_clock clk = {0, INT64_C(1767225600000), kind == 2 ? 1000 : 1};
+    frond_uuid7 *u = NULL;
+    frond_ulid *l = NULL;
+    frond_objectid *o = NULL;
+    if (kind == 0)
+      assert_int_equal(frond_uuid7_create(&u, step_read, &clk, NULL), 0);
+    else if (kind == 1)
+      assert_int_equal(frond_ulid_create(&l, step_read, &clk, NULL), 0);
+    else
+      assert_int_equal(frond_objectid_create(&o, step_read, &clk, NULL), 0);
+    for (int i = 0; i < T; i++) {
+      w[i] = (stepper){u, l, o, &clk, all + i * N, N, 0, 0};
+      assert_int_equal(pthread_create(&th[i], NULL, step_work, &w[i]), 0);
+    }
+    for (int i = 0; i < T; i++) /* all joined before any assertion */
+      pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++) {
+      assert_int_equal(w[i].disorder, 0);
+      assert_int_equal(w[i].behind, 0);
     }
     qsort(all, T * N, 16, cmp16);
     for (int i = 1; i < T * N; i++)
       assert_true(memcmp(all[i - 1], all[i], 16) != 0);
     frond_uuid7_free(u);
     frond_ulid_free(l);
+    frond_objectid_free(o);
   }
   free(all);
 }
@@ -535,6 +633,7 @@ int main(void) {
       cmocka_unit_test(test_ulid),
       cmocka_unit_test(test_objectid),
       cmocka_unit_test(test_threads_unique),
+      cmocka_unit_test(test_threads_at_unit_boundaries),
       cmocka_unit_test(test_fork_reseeds),
       cmocka_unit_test(test_underscore_fork_reseeds),
       cmocka_unit_test(test_syscall_fork_reseeds),
