@@ -26,12 +26,14 @@
 ** thread holds STREAMS slots, any of which may hold any stream: a call
 ** for the stream of the thread's last call goes straight to its slot,
 ** another looks through the slots and, when its stream holds none, takes
-** the least recently used. A thread going round up to STREAMS generators
-** keeps each one's buffer, whatever their numbers. fork(): a slot and
-** the master key are armed with the process key (base/fork.h); a child
-** finds them foreign on its first call and draws new keys from the
-** system before any bit, so parent and child never share a byte of
-** keystream, whatever made the fork.
+** the least recently used; the last call's slot is also kept in the
+** thread's own storage (hot), so that a call for its stream reads its
+** bytes two loads from the thread pointer. A thread going round up to
+** STREAMS generators keeps each one's buffer, whatever their numbers.
+** fork(): a slot and the master key are armed with the process key
+** (base/fork.h); a child finds them foreign on its first call and draws
+** new keys from the system before any bit, so parent and child never
+** share a byte of keystream, whatever made the fork.
 **
 ** Tests (frond__id128_fixed_key): every stream starts from one given key
 ** and never takes the system's, so that two generators, or two processes,
@@ -87,6 +89,40 @@ typedef struct rand_thread {
 } rand_thread;
 
 static __thread rand_thread *mine __attribute__((tls_model("initial-exec")));
+
+/* The last call's slot, in the thread's own storage: a call for the same
+** stream with bytes left reads its bytes in two steps from the thread
+** pointer (the cursor, then the bytes), where the slot's fields sit three
+** loads away (mine, its last slot, the slot's cursor). That matters
+** because a 128-bit ID's loads wait for its generator's locked add to
+** finish: each load in the chain is time on every ID. While a stream is
+** hot its slot's pos is stale; hot_flush writes it back before any other
+** code reads the slot. The fork mark is the slot's. */
+static __thread struct {
+  uint64_t stream; /* 0: none */
+  uint8_t *p;      /* next unread byte */
+  uint8_t *end;    /* the end of the slot's buffer */
+  rand_slot *slot;
+  frond__fork_mark fork;
+} hot __attribute__((tls_model("initial-exec")));
+
+static void hot_flush(void) {
+  if (hot.stream != 0)
+    hot.slot->pos = (unsigned)(hot.p - hot.slot->buf);
+  hot.stream = 0;
+  hot.p = hot.end = NULL;
+}
+
+static void hot_load(rand_slot *s) {
+  hot.stream = s->stream;
+  hot.slot = s;
+  hot.p = s->buf + s->pos;
+  hot.end = s->buf + RBUF;
+  hot.fork.at = s->fork.at;
+  atomic_store_explicit(
+      &hot.fork.key, atomic_load_explicit(&s->fork.key, memory_order_relaxed),
+      memory_order_relaxed);
+}
 static pthread_key_t rand_key;
 static pthread_once_t rand_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t streams;
@@ -111,6 +147,8 @@ void frond__rand_refill_hook(void (*fn)(void)) {
 static __thread unsigned char gone __attribute__((tls_model("initial-exec")));
 
 static void rand_thread_free(void *p) {
+  hot.stream = 0;
+  hot.p = hot.end = NULL;
   if (p != NULL) {
     sodium_memzero(p, sizeof(rand_thread));
     free(p);
@@ -252,30 +290,38 @@ void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
     return;
   }
   ENTER();
-  if ((t = mine) != NULL || (!gone && (t = thread_state()) != NULL))
+  hot_flush();
+  if ((t = mine) != NULL || (!gone && (t = thread_state()) != NULL)) {
     draw_bytes(t, stream, out, n);
-  else
+    hot_load(&t->slot[t->last]);
+  } else
     randombytes_buf(out, n); /* exiting, or no memory: the system's */
   LEAVE();
 }
 
-/* n (8 or 16: a constant in each caller) bytes of stream's keystream. */
+/* n (8 or 16: a constant in each caller) bytes of stream's keystream:
+** from the hot slot when it is stream's, has n bytes and was made in
+** this process; else through frond__rand_bytes, which makes stream's
+** slot the hot one. The mark is set before the cursor is read: a handler
+** that ran between the two would hand out the bytes this call read. */
 __attribute__((always_inline)) static inline void take(uint64_t stream,
                                                        void *out, unsigned n) {
-  rand_thread *t = mine;
-  rand_slot *s;
-  if (FROND__UNLIKELY(t == NULL || busy)) {
+  uint8_t *p;
+  if (FROND__UNLIKELY(busy)) {
     frond__rand_bytes(stream, out, n);
     return;
   }
   ENTER();
-  s = slot_of(t, stream);
-  if (FROND__UNLIKELY(s->stream != stream || s->pos > RBUF - n ||
-                      frond__fork_seen(&s->fork)))
-    refill(t, s, stream);
-  memcpy(out, s->buf + s->pos, n);
-  memset(s->buf + s->pos, 0, n);
-  s->pos += n;
+  p = hot.p;
+  if (FROND__UNLIKELY(hot.stream != stream || (size_t)(hot.end - p) < n ||
+                      frond__fork_seen(&hot.fork))) {
+    LEAVE();
+    frond__rand_bytes(stream, out, n);
+    return;
+  }
+  memcpy(out, p, n);
+  memset(p, 0, n); /* handed out: not kept */
+  hot.p = p + n;
   LEAVE();
 }
 

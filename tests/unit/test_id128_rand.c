@@ -226,6 +226,62 @@ static void test_streams_keep_their_slots(void **state) {
   assert_true(rekeys <= G);
 }
 
+/* Three streams under one fixed key, drawn in an irregular turn in 8 and
+** 16 bytes (the hot slot's reads) and in longer draws: each stream's
+** bytes, laid end to end, are exactly the bytes of a stream drawn alone
+** under that key. A stream that lost its place when another took the hot
+** slot would repeat bytes or skip them. */
+static void test_streams_in_turn_keep_their_places(void **state) {
+  static const uint8_t key[16] = {5, 4, 3, 2, 1};
+  enum { N = 6000 };
+  uint8_t *want = malloc(N), *got[3];
+  uint64_t s[3], alone;
+  size_t at[3] = {0, 0, 0};
+  unsigned r = 1;
+  (void)state;
+  frond__rand_fixed(key);
+  alone = frond__rand_stream();
+  frond__rand_bytes(alone, want, N);
+  for (int i = 0; i < 3; i++) {
+    s[i] = frond__rand_stream();
+    got[i] = malloc(N + 64);
+  }
+  while (at[0] < N || at[1] < N || at[2] < N) {
+    int i;
+    r = r * 1103515245u + 12345u; /* which stream, and how */
+    i = (int)(r >> 16) % 3;
+    if (at[i] >= N)
+      continue;
+    switch ((r >> 20) % 4) {
+    case 0:
+    case 1: {
+      uint64_t v = frond__rand64(s[i]);
+      memcpy(got[i] + at[i], &v, 8);
+      at[i] += 8;
+      break;
+    }
+    case 2: {
+      uint64_t v[2];
+      frond__rand128(s[i], v);
+      memcpy(got[i] + at[i], v, 16);
+      at[i] += 16;
+      break;
+    }
+    default: {
+      size_t k = 1 + (r >> 8) % 40;
+      frond__rand_bytes(s[i], got[i] + at[i], k);
+      at[i] += k;
+    }
+    }
+  }
+  frond__rand_fixed(NULL);
+  for (int i = 0; i < 3; i++) {
+    assert_memory_equal(got[i], want, N);
+    free(got[i]);
+  }
+  free(want);
+}
+
 /* The fixed key cleared while a refill is keying a stream under it: the
 ** stream takes the system's key at its next refill, as every stream keyed
 ** under the fixed key does. Under the same fixed key set again, a new
@@ -492,6 +548,7 @@ int main(void) {
       cmocka_unit_test(test_fixed_key_cleared_during_refill),
       cmocka_unit_test(test_ids_made_in_signal_handler),
       cmocka_unit_test(test_streams_keep_their_slots),
+      cmocka_unit_test(test_streams_in_turn_keep_their_places),
       cmocka_unit_test(test_draw_after_thread_state_freed),
       cmocka_unit_test(test_batches_equal_single_calls),
       cmocka_unit_test(test_ticker_follows_clock),
