@@ -207,4 +207,12 @@ if nm -D --defined-only "$root/lib/libfrond.so" | awk '{print $3}' |
   grep -vx 'frond__gen_next_slow' | grep -q .; then
   echo "FAIL: libfrond.so exports internal frond__ symbols"; exit 1
 fi
+# Bound at load time (-z now), the relocation table read-only (relro):
+# no lazy first call runs the resolver over a key in vector registers.
+for f in "$root/lib/libfrond.so" "$root/bin/frond"; do
+  readelf -d "$f" | grep -q 'FLAGS.*BIND_NOW' ||
+    { echo "FAIL: $f is not linked with -z now"; exit 1; }
+  readelf -lW "$f" | grep -q GNU_RELRO ||
+    { echo "FAIL: $f has no RELRO segment"; exit 1; }
+done
 echo "1 passed, 0 failed"
