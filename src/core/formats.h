@@ -234,11 +234,16 @@ int frond__rand_aes_draw(uint8_t *buf, size_t n);
 ** this CPU lacks it. */
 const char *frond__rand_impl(void);
 int frond__rand_force(int level);
+/* Tests: this thread's keystream state (NULL: none yet), *len bytes. */
+const void *frond__rand_state(size_t *len);
 /* Tests: how many times this thread's streams took a new key. */
 uint64_t frond__rand_rekeys(void);
 /* Tests: called once, by the next refill, just after it read whether the
 ** fixed key is set (then cleared). */
 void frond__rand_refill_hook(void (*fn)(void));
+/* Tests: called once, by the next thread's exit, after its state is let
+** go of and before it is freed (then cleared). */
+void frond__rand_exit_hook(void (*fn)(void));
 /* The wall clock's unix ms, read from a ticker's word under sustained use
 ** (at most a tick behind), else from the clock. Thread-safe. */
 int64_t frond__id128_now_ms(void);

@@ -141,20 +141,41 @@ void frond__rand_refill_hook(void (*fn)(void)) {
   atomic_store(&refill_hook, fn);
 }
 
+/* busy is set while a call reads or changes this thread's state; a call
+** that finds it set is a signal handler that interrupted one on its own
+** thread (base/busy.h). */
+FROND__BUSY_MARK(busy);
+#define ENTER() FROND__BUSY_ENTER(busy)
+#define LEAVE() FROND__BUSY_LEAVE(busy)
+
 /* Set once the thread's state is freed at its exit: a later destructor
 ** that draws takes the system's bits rather than a state no destructor
 ** would free. */
 static __thread unsigned char gone __attribute__((tls_model("initial-exec")));
 
+static _Atomic(void (*)(void)) exit_hook;
+
+void frond__rand_exit_hook(void (*fn)(void)) {
+  atomic_store(&exit_hook, fn);
+}
+
+/* The state is let go of under the mark, before it is freed: a handler
+** that draws while it is freed finds the thread gone (the system's bits),
+** never a pointer to it. */
 static void rand_thread_free(void *p) {
+  void (*hook)(void);
+  ENTER();
+  gone = 1;
+  mine = NULL;
   hot.stream = 0;
   hot.p = hot.end = NULL;
+  LEAVE();
+  if ((hook = atomic_exchange(&exit_hook, NULL)) != NULL)
+    hook();
   if (p != NULL) {
     sodium_memzero(p, sizeof(rand_thread));
     free(p);
   }
-  mine = NULL;
-  gone = 1;
 }
 
 static void rand_key_make(void) {
@@ -237,13 +258,6 @@ static rand_thread *thread_state(void) {
   mine = t;
   return t;
 }
-
-/* busy is set while a call reads or changes this thread's state; a call
-** that finds it set is a signal handler that interrupted one on its own
-** thread (base/busy.h). */
-FROND__BUSY_MARK(busy);
-#define ENTER() FROND__BUSY_ENTER(busy)
-#define LEAVE() FROND__BUSY_LEAVE(busy)
 
 /* The slot of stream: the last call's, one that holds it, or the least
 ** recently used (which refill() then keys for it). */
@@ -333,6 +347,11 @@ uint64_t frond__rand64(uint64_t stream) {
 
 void frond__rand128(uint64_t stream, uint64_t out[2]) {
   take(stream, out, 16);
+}
+
+const void *frond__rand_state(size_t *len) {
+  *len = sizeof(rand_thread);
+  return mine;
 }
 
 uint64_t frond__rand_rekeys(void) {

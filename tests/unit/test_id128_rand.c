@@ -282,6 +282,42 @@ static void test_streams_in_turn_keep_their_places(void **state) {
   free(want);
 }
 
+/* Bytes handed out are not kept: after 8- and 16-byte draws (the hot
+** slot's) and longer ones, none of the words handed out is anywhere in
+** the thread's keystream state. The check can fail: a word is in a copy
+** of the state taken just before its draw. */
+static int in_state(const void *word) {
+  size_t len;
+  const uint8_t *st = frond__rand_state(&len);
+  assert_non_null(st);
+  return memmem(st, len, word, 8) != NULL;
+}
+
+static void test_drawn_bytes_not_kept(void **state) {
+  enum { N = 30 }; /* 752 bytes with the 24 below: one draw holds them */
+  uint64_t s = frond__rand_stream(), w[3 * N], next;
+  size_t len;
+  uint8_t *copy;
+  (void)state;
+  (void)frond__rand64(s); /* a fresh draw: the rest of it stays unread */
+  for (int i = 0; i < N; i++) {
+    w[3 * i] = frond__rand64(s);
+    frond__rand128(s, &w[3 * i + 1]);
+  }
+  for (int i = 0; i < 3 * N; i++)
+    assert_false(in_state(&w[i]));
+  frond__rand_bytes(s, w, 24);
+  for (int i = 0; i < 3; i++)
+    assert_false(in_state(&w[i]));
+  (void)frond__rand_state(&len);
+  copy = malloc(len);
+  memcpy(copy, frond__rand_state(&len), len);
+  next = frond__rand64(s);
+  assert_non_null(memmem(copy, len, &next, 8));
+  assert_false(in_state(&next));
+  free(copy);
+}
+
 /* The fixed key cleared while a refill is keying a stream under it: the
 ** stream takes the system's key at its next refill, as every stream keyed
 ** under the fixed key does. Under the same fixed key set again, a new
@@ -346,6 +382,63 @@ static void test_draw_after_thread_state_freed(void **state) {
   pthread_key_delete(late_key);
   assert_int_equal(late_rekeys, 0);
   assert_true(late_value != 0);
+}
+
+/* A signal whose handler draws arrives while the thread's state is freed
+** at its exit (the exit hook raises it there), and a later destructor
+** draws from the same stream: neither may touch the freed state (ASan
+** reports a use after free when the handler's draw makes it the hot slot
+** again), and neither makes a state again. */
+static uint64_t exit_stream;
+static volatile uint64_t exit_handler_value;
+static uint64_t exit_late_value, exit_late_rekeys = 99;
+static pthread_key_t exit_key;
+
+static void exit_handler(int sig) {
+  (void)sig;
+  exit_handler_value = frond__rand64(exit_stream);
+}
+
+static void exit_raise(void) {
+  raise(SIGUSR2);
+}
+
+static void exit_destructor(void *p) {
+  if (p == (void *)1) { /* again once: after the keystream's own */
+    pthread_setspecific(exit_key, (void *)2);
+    return;
+  }
+  exit_late_value = frond__rand64(exit_stream);
+  exit_late_rekeys = frond__rand_rekeys();
+}
+
+static void *exit_thread(void *arg) {
+  (void)arg;
+  (void)frond__rand64(exit_stream); /* the hot slot is this stream's */
+  frond__rand_exit_hook(exit_raise);
+  pthread_setspecific(exit_key, (void *)1);
+  return NULL;
+}
+
+static void test_signal_while_thread_state_freed(void **state) {
+  struct sigaction sa, old;
+  pthread_t th;
+  (void)state;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = exit_handler;
+  sigemptyset(&sa.sa_mask);
+  assert_int_equal(sigaction(SIGUSR2, &sa, &old), 0);
+  exit_stream = frond__rand_stream();
+  assert_int_equal(pthread_key_create(&exit_key, exit_destructor), 0);
+  assert_int_equal(pthread_create(&th, NULL, exit_thread, NULL), 0);
+  pthread_join(th, NULL);
+  pthread_key_delete(exit_key);
+  frond__rand_exit_hook(NULL);
+  sigaction(SIGUSR2, &old, NULL);
+  assert_true(exit_handler_value != 0);
+  assert_true(exit_late_value != 0);
+  assert_true(exit_late_value != exit_handler_value);
+  assert_int_equal(exit_late_rekeys, 0);
 }
 
 /* ---- signal handlers ---- */
@@ -549,7 +642,9 @@ int main(void) {
       cmocka_unit_test(test_ids_made_in_signal_handler),
       cmocka_unit_test(test_streams_keep_their_slots),
       cmocka_unit_test(test_streams_in_turn_keep_their_places),
+      cmocka_unit_test(test_drawn_bytes_not_kept),
       cmocka_unit_test(test_draw_after_thread_state_freed),
+      cmocka_unit_test(test_signal_while_thread_state_freed),
       cmocka_unit_test(test_batches_equal_single_calls),
       cmocka_unit_test(test_ticker_follows_clock),
   };
