@@ -325,33 +325,52 @@ static int64_t id_unit_ms(const stepper *w, const uint8_t *b) {
   return w->o != NULL ? (int64_t)be(b, 4) * 1000 : (int64_t)be(b, 6);
 }
 
+/* Each thread takes its IDs one at a time or in batches of 2 to 6 (the
+** batch path moves the word once for all its values), and checks each. */
 static void *step_work(void *arg) {
   stepper *w = arg;
   size_t len = w->o != NULL ? 12 : 16;
-  for (int i = 0; i < w->n; i++) {
+  unsigned r = (unsigned)(uintptr_t)w;
+  uint8_t b[6 * 16];
+  for (int i = 0; i < w->n;) {
     /* The clock as it reads before the call: the call's own read is
-    ** later, so the ID's unit is at least this one. */
+    ** later, so the IDs' unit is at least this one. */
     int64_t before = step_now(w->clk, atomic_load(&w->clk->reads));
-    memset(w->out[i], 0, 16);
-    if (w->u != NULL)
-      frond_uuid7_next(w->u, w->out[i]);
+    size_t k;
+    r = r * 1103515245u + 12345u;
+    k = 1 + (r >> 16) % 6;
+    if (k > (size_t)(w->n - i))
+      k = (size_t)(w->n - i);
+    if (k == 1 && w->u != NULL)
+      frond_uuid7_next(w->u, b);
+    else if (k == 1 && w->l != NULL)
+      frond_ulid_next(w->l, b);
+    else if (k == 1)
+      frond_objectid_next(w->o, b);
+    else if (w->u != NULL)
+      frond__uuid7_next_n(w->u, k, b);
     else if (w->l != NULL)
-      frond_ulid_next(w->l, w->out[i]);
+      frond__ulid_next_n(w->l, k, b);
     else
-      frond_objectid_next(w->o, w->out[i]);
-    if (id_unit_ms(w, w->out[i]) < before - before % w->clk->unit)
-      w->behind++;
-    if (i > 0 && memcmp(w->out[i - 1], w->out[i], len) >= 0)
-      w->disorder++;
+      frond__objectid_next_n(w->o, k, b);
+    for (size_t j = 0; j < k; j++, i++) {
+      memset(w->out[i], 0, 16);
+      memcpy(w->out[i], b + len * j, len);
+      if (id_unit_ms(w, w->out[i]) < before - before % w->clk->unit)
+        w->behind++;
+      if (i > 0 && memcmp(w->out[i - 1], w->out[i], len) >= 0)
+        w->disorder++;
+    }
   }
   return NULL;
 }
 
-/* Four threads on one generator whose clock moves every few reads: every
-** value unique, each thread's increasing, and no ID made in a unit before
-** the clock's reading at its call (a call that took the word's next value
-** without moving it up to a new unit would be). For ObjectId, whose
-** counter is 24 bits, the seconds ahead of the clock are counted too. */
+/* Four threads on one generator whose clock moves every few reads, one
+** ID or a batch a call: every value unique, each thread's increasing,
+** and no ID made in a unit before the clock's reading at its call (a
+** call that took the word's next value without moving it up to a new
+** unit would be). For ObjectId, whose counter is 24 bits, the seconds
+** ahead of the clock are counted too. */
 static void test_threads_at_unit_boundaries(void **state) {
   enum { T = 4, N = 20000 };
   uint8_t(*all)[16] = malloc(sizeof(*all) * T * N);
