@@ -169,8 +169,11 @@ static void rand_thread_free(void *p) {
   mine = NULL;
   hot.stream = 0;
   hot.p = hot.end = NULL;
+  hot.slot = NULL;
   LEAVE();
-  if ((hook = atomic_exchange(&exit_hook, NULL)) != NULL)
+  /* Tests only: a load first, so that exits share no locked write. */
+  if (atomic_load_explicit(&exit_hook, memory_order_relaxed) != NULL &&
+      (hook = atomic_exchange(&exit_hook, NULL)) != NULL)
     hook();
   if (p != NULL) {
     sodium_memzero(p, sizeof(rand_thread));

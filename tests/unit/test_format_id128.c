@@ -369,8 +369,7 @@ static void *step_work(void *arg) {
 ** ID or a batch a call: every value unique, each thread's increasing,
 ** and no ID made in a unit before the clock's reading at its call (a
 ** call that took the word's next value without moving it up to a new
-** unit would be). For ObjectId, whose counter is 24 bits, the seconds
-** ahead of the clock are counted too. */
+** unit would be). The units are milliseconds, seconds for ObjectId. */
 static void test_threads_at_unit_boundaries(void **state) {
   enum { T = 4, N = 20000 };
   uint8_t(*all)[16] = malloc(sizeof(*all) * T * N);
