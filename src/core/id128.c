@@ -316,11 +316,12 @@ void frond__uuid4_next_n(size_t n, uint8_t *out) {
 ** 8-byte loads waiting for the stores to drain (no forwarding from
 ** several stores), which cost a third of a UUIDv4 string. */
 void frond__uuid4_fast(uint8_t out[16]) {
-  uint64_t w[2];
+  uint64_t w[2], hi, lo;
   frond__rand128(uuid4_stream_of_process(), w);
-  put_be64(out, (w[0] & ~UINT64_C(0xf000)) | UINT64_C(0x4000)); /* byte 6 */
-  put_be64(out + 8, (w[1] & ~(UINT64_C(0xc0) << 56)) | UINT64_C(0x80)
-                                                           << 56); /* byte 8 */
+  hi = (w[0] & ~UINT64_C(0xf000)) | UINT64_C(0x4000);     /* ver 4, byte 6 */
+  lo = (w[1] & ~(UINT64_C(3) << 62)) | UINT64_C(2) << 62; /* var 10, byte 8 */
+  put_be64(out, hi);
+  put_be64(out + 8, lo);
 }
 
 int frond_uuid4(uint8_t out[16], frond_error *err) {

@@ -3,11 +3,11 @@
 ** id128_rand.c -- what a 128-bit ID reads on every call, at the
 ** generator's speed: unguessable bits, and the millisecond.
 **
-** Random bits: a keystream per thread and per generator ("stream"),
-** drawn 1 KiB at a time into a buffer the calls read 8 or 16 bytes at a
-** time: AES-256-CTR on a CPU with AES-NI (rand_aes.c, about four times
-** as fast here), ChaCha20 elsewhere (libsodium's vector code runs whole
-** 512-byte blocks). Each refill keeps the first 32 bytes of its draw as the next
+** Random bits: a keystream per thread and per generator ("stream"), drawn
+** 1 KiB at a time into a buffer the calls read 8 or 16 bytes at a time:
+** AES-256-CTR on a CPU with AES-NI (rand_aes.c, about four times as fast
+** here), ChaCha20 elsewhere (libsodium's vector code runs whole 512-byte
+** blocks). Each refill keeps the first 32 bytes of its draw as the next
 ** key (Bernstein's fast-key-erasure generator, as OpenBSD's arc4random
 ** and Linux's CRNG): the key that made bytes already handed out is gone,
 ** so a copy of the process' memory shows no earlier bits. A stream's
@@ -16,11 +16,11 @@
 ** random numbers (libsodium's randombytes_buf); every RESEED refills
 ** (1 MiB) the stream takes a new key straight from the system, so that a
 ** state that leaked stops predicting within a megabyte. Why a keystream
-** and not a keyed hash per ID (SipHash, what the first releases used):
-** it makes whole blocks in vector registers for a cycle per byte or
-** less, against a SipHash call per 8 bytes; and a keystream under an
-** unknown key is indistinguishable from random, so an observer of any
-** number of IDs learns nothing of the bits of others (docs/formats.md).
+** and not a keyed hash per ID (SipHash, what the first releases used): it
+** makes whole blocks in vector registers for a cycle per byte or less,
+** against a SipHash call per 8 bytes; and a keystream under an unknown
+** key is indistinguishable from random, so an observer of any number of
+** IDs learns nothing of the bits of others (docs/formats.md).
 **
 ** Per thread: no lock and no shared cache line on the hot path. Each
 ** thread holds STREAMS slots, any of which may hold any stream: a call
@@ -106,11 +106,17 @@ static __thread struct {
   frond__fork_mark fork;
 } hot __attribute__((tls_model("initial-exec")));
 
+/* No slot hot: every call goes to frond__rand_bytes. */
+static void hot_clear(void) {
+  hot.stream = 0;
+  hot.p = hot.end = NULL;
+  hot.slot = NULL;
+}
+
 static void hot_flush(void) {
   if (hot.stream != 0)
     hot.slot->pos = (unsigned)(hot.p - hot.slot->buf);
-  hot.stream = 0;
-  hot.p = hot.end = NULL;
+  hot_clear();
 }
 
 static void hot_load(rand_slot *s) {
@@ -167,9 +173,7 @@ static void rand_thread_free(void *p) {
   ENTER();
   gone = 1;
   mine = NULL;
-  hot.stream = 0;
-  hot.p = hot.end = NULL;
-  hot.slot = NULL;
+  hot_clear();
   LEAVE();
   /* Tests only: a load first, so that exits share no locked write. */
   if (atomic_load_explicit(&exit_hook, memory_order_relaxed) != NULL &&

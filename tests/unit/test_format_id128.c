@@ -260,6 +260,13 @@ static int cmp16(const void *a, const void *b) {
   return memcmp(a, b, 16);
 }
 
+/* No two of the n 16-byte values alike (sorts them). */
+static void assert_distinct16(uint8_t (*all)[16], size_t n) {
+  qsort(all, n, 16, cmp16);
+  for (size_t i = 1; i < n; i++)
+    assert_true(memcmp(all[i - 1], all[i], 16) != 0);
+}
+
 /* Four threads on one generator: every value is unique. */
 static void test_threads_unique(void **state) {
   enum { T = 4, N = 50000 };
@@ -282,9 +289,7 @@ static void test_threads_unique(void **state) {
       pthread_join(th[i], NULL);
     for (int i = 0; i < T; i++)
       assert_int_equal(w[i].disorder, 0);
-    qsort(all, T * N, 16, cmp16);
-    for (int i = 1; i < T * N; i++)
-      assert_true(memcmp(all[i - 1], all[i], 16) != 0);
+    assert_distinct16(all, T * N);
     frond_uuid7_free(u);
     frond_ulid_free(l);
   }
@@ -397,9 +402,7 @@ static void test_threads_at_unit_boundaries(void **state) {
       assert_int_equal(w[i].disorder, 0);
       assert_int_equal(w[i].behind, 0);
     }
-    qsort(all, T * N, 16, cmp16);
-    for (int i = 1; i < T * N; i++)
-      assert_true(memcmp(all[i - 1], all[i], 16) != 0);
+    assert_distinct16(all, T * N);
     frond_uuid7_free(u);
     frond_ulid_free(l);
     frond_objectid_free(o);
