@@ -366,14 +366,28 @@ claimed:
 
 /* ---- the fence ---------------------------------------------------------- */
 
+/* Did ZooKeeper answer rc because the session expired? Once the client
+** knows, later calls fail with ZINVALIDSTATE rather than saying so. */
+static int expired(zk *z, int rc) {
+  return rc == ZSESSIONEXPIRED ||
+         (rc == ZINVALIDSTATE && zoo_state(z->zh) == ZOO_EXPIRED_SESSION_STATE);
+}
+
 /* Was the last write to our child ours? Our multi sets the child and our
-** claim in one transaction, so both carry its zxid. */
+** claim in one transaction, so both carry its zxid. 1: ours; 0: another
+** holder's, or a node gone; else ZooKeeper's error when it could not
+** tell (a connection lost on the way: unknown, not another holder's;
+** the session expired: the claim is gone with it). */
 static int last_write_ours(zk *z, int32_t *version) {
   struct Stat child, claim;
   const clientid_t *me = zoo_client_id(z->zh);
-  if (zoo_exists(z->zh, z->mine, 0, &child) != ZOK ||
-      zoo_exists(z->zh, z->claim, 0, &claim) != ZOK || !me ||
-      claim.ephemeralOwner != me->client_id || claim.mzxid != child.mzxid)
+  int rc = zoo_exists(z->zh, z->mine, 0, &child);
+  if (rc == ZOK)
+    rc = zoo_exists(z->zh, z->claim, 0, &claim);
+  if (rc != ZOK)
+    return rc == ZNONODE ? 0 : expired(z, rc) ? ZSESSIONEXPIRED : rc;
+  if (!me || claim.ephemeralOwner != me->client_id ||
+      claim.mzxid != child.mzxid)
     return 0;
   *version = child.version;
   return 1;
@@ -388,6 +402,15 @@ static void note_clock(zk *z, int64_t t0, int64_t t1, int64_t mtime) {
   atomic_store(&c->clock_checked, 1);
 }
 
+/* The session expired: the ephemeral claim went with it. */
+static int session_lost(zk *z, frond_error *err) {
+  atomic_store(&z->expired, 1);
+  atomic_store(&z->claimed, 0);
+  return frond__fail(
+      err, FROND_ENODE_ID_LOST,
+      "zookeeper session expired; claim on node ID %" PRIu64 " lost", z->node);
+}
+
 static int zk_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
   zk *z = c->impl;
   char data[DATA_MAX], cdata[DATA_MAX];
@@ -398,10 +421,7 @@ static int zk_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
     int64_t t0, t1;
     int rc;
     if (atomic_load(&z->expired))
-      return frond__fail(err, FROND_ENODE_ID_LOST,
-                         "zookeeper session expired; claim on node ID %" PRIu64
-                         " lost",
-                         z->node);
+      return session_lost(z, err);
     if (!frond__zk_is_connected(z))
       return frond__fail(err, FROND_ECOORD, "zookeeper %s unreachable",
                          z->hosts);
@@ -424,14 +444,8 @@ static int zk_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
       note_clock(z, t0, t1, st_claim.mtime);
       return 0;
     }
-    if (rc == ZSESSIONEXPIRED) {
-      atomic_store(&z->expired, 1);
-      atomic_store(&z->claimed, 0);
-      return frond__fail(err, FROND_ENODE_ID_LOST,
-                         "zookeeper session expired; claim on node ID %" PRIu64
-                         " lost",
-                         z->node);
-    }
+    if (expired(z, rc))
+      return session_lost(z, err);
     if (res[0].err == ZBADVERSION || res[0].err == ZNONODE) {
       /* The layout record changed: fine if it is still ours. */
       if ((rc = check_layout(z, err)) != 0)
@@ -440,8 +454,13 @@ static int zk_fence(frond_coord *c, int64_t fence_ms, frond_error *err) {
     }
     if (res[1].err == ZBADVERSION) {
       /* A write of ours whose answer was lost moves the version too. */
-      if (last_write_ours(z, &z->child_version))
+      int ours = last_write_ours(z, &z->child_version);
+      if (ours == 1)
         continue;
+      if (ours == ZSESSIONEXPIRED)
+        return session_lost(z, err);
+      if (ours != 0)
+        return frond__zk_fail(err, ours, "exists", z->mine);
       return frond__fail(err, FROND_ENODE_ID_LOST,
                          "%s was written by another holder of node ID %" PRIu64,
                          z->mine, z->node);
