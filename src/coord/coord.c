@@ -578,6 +578,37 @@ int frond_coord_list(frond_coord *c, frond_coord_entry **out, size_t *n,
   return rc;
 }
 
+/* The final fence of a close. A coordinator that fails a request for a
+** moment (an etcd request timed out, a database full of connections)
+** gets further tries: each starts within connect_ms of the first, and
+** while the claim is certainly ours. A later holder then starts above the
+** exact high water at once, rather than after the claim runs out. A write
+** whose answer was lost is the driver's to find on the next try, as for a
+** renewal; one that lands late (a try may end after both bounds) is held
+** by the driver's compare (the claim's revision, the session, the
+** token). The threads are stopped: the sleep keeps
+** c->lock, as every driver call does. */
+static int close_fence(frond_coord *c, int64_t final, frond_error *err) {
+  int64_t until = frond__mono_ns() + c->t.connect_ms * INT64_C(1000000),
+          valid = atomic_load(&c->valid_until_ns), pause_ms = 20;
+  frond_error e = {0, ""};
+  int r;
+  if (valid != 0 && valid < until)
+    until = valid;
+  while ((r = c->m->xFence(c, final, &e)) == FROND_ECOORD &&
+         frond__mono_ns() + pause_ms * 1000000 < until) {
+    frond_log(FROND_LOG_WARN,
+              "node ID %" PRIu64 ": the final fence failed (%s); trying "
+              "again in %" PRId64 " ms",
+              c->node, e.message, pause_ms);
+    frond__sleep_ns(pause_ms * 1000000);
+    pause_ms = pause_ms * 2 < 1000 ? pause_ms * 2 : 1000;
+  }
+  if (r != 0 && err)
+    *err = e;
+  return r;
+}
+
 int frond_coord_close(frond_coord *c, frond_error *err) {
   int rc = 0, r;
   if (!c)
@@ -611,7 +642,7 @@ int frond_coord_close(frond_coord *c, frond_error *err) {
       final = atomic_load(&c->durable_ms);
     if (held) {
       pthread_mutex_lock(&c->lock);
-      r = c->m->xFence(c, final, err);
+      r = close_fence(c, final, err);
       if (r == 0)
         atomic_store(&c->durable_ms, final);
       if (r == 0 || r == FROND_ELAYOUT_MISMATCH)

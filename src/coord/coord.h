@@ -58,7 +58,7 @@
 typedef struct frond__coord_tun {
   int64_t report_ms;  /* write the fence at least this often */
   int64_t session_ms; /* ZooKeeper session timeout */
-  int64_t connect_ms; /* give up reaching the coordinator at start */
+  int64_t connect_ms; /* give up reaching it at start; a close's retries */
   /* ZooKeeper: an ID nobody claims whose stored fence is older than this
   ** may be taken over by a new identity. 0: never (as Leaf). */
   int64_t retention_ms;

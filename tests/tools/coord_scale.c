@@ -512,7 +512,9 @@ close:
       ** lease to run out, as a crash does: safe, and slower to take
       ** over. On a machine loaded past its cores the other holders'
       ** renewals can fill MariaDB's 151 connections (1040) while the
-      ** closes go one by one: counted, at most 1 % of them. */
+      ** closes go one by one, for longer than a close tries again
+      ** (connect_ms): counted, at most 1 % of them. Any other
+      ** failure, an etcd request that timed out among them, fails. */
       if (strstr(e.message, "too many connections") != NULL) {
         full++;
         continue;

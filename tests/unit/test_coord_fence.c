@@ -5,7 +5,8 @@
 ** exists, a partition that stops issuing at the fence, a write whose
 ** answer is lost, a regained node ID resuming above another holder (also
 ** when the watchdog never saw the loss), the start slack and the layout
-** floor at start and at a regain.
+** floor at start and at a regain, a close whose final fence fails for a
+** moment.
 */
 #include "coord_util.h"
 
@@ -26,6 +27,8 @@ typedef struct {
   int64_t stored; /* the fence a later holder reads */
   int64_t last_sent;
   int writes, ahead_of_cache; /* writes sent before the cache held them */
+  int fail_writes; /* the next ones fail; those with an odd count left
+                   ** (3, then 1) commit first */
   int regain_rc;
   int64_t regain_after;
   int regains;
@@ -52,7 +55,7 @@ static void fake_reset(void) {
   F.mode = OK;
   F.hanging = 0;
   F.stored = F.last_sent = 0;
-  F.writes = F.ahead_of_cache = F.regains = 0;
+  F.writes = F.ahead_of_cache = F.regains = F.fail_writes = 0;
   F.regain_rc = 0;
   F.regain_after = 0;
   F.floor = 0;
@@ -102,10 +105,16 @@ static int f_fence(frond_coord *c, int64_t t, frond_error *err) {
       pthread_cond_wait(&F.cv, &F.mu);
     F.hanging = 0;
   }
-  if (F.mode == OK || F.mode == LOST_ANSWER)
+  if (F.fail_writes > 0) { /* a moment's failure, in either of its kinds */
+    if (F.fail_writes-- % 2)
+      F.stored = t;
+    rc = frond__fail(err, FROND_ECOORD, "fake: request timed out");
+  } else if (F.mode == OK || F.mode == LOST_ANSWER) {
     F.stored = t;
-  if (F.mode == LOST_ANSWER || F.mode == DOWN)
-    rc = frond__fail(err, FROND_ECOORD, "fake: no answer");
+  }
+  if (rc == 0 && (F.mode == LOST_ANSWER || F.mode == DOWN))
+    rc =
+        frond__fail(err, FROND_ECOORD, "fake: no answer to write %d", F.writes);
   if (F.mode == TAKEN)
     rc = frond__fail(err, FROND_ENODE_ID_LOST, "fake: taken over");
   pthread_mutex_unlock(&F.mu);
@@ -232,6 +241,66 @@ static void test_fence_first_durable(void **state) {
   ** has not moved, so that is the last ID's unit. */
   assert_int_equal(frond_coord_close(c, NULL), 0);
   assert_int_equal(FX(stored), id_ms(SMALL, id));
+  tmpdir_remove(dir);
+}
+
+/* A close whose final fence fails for a moment (a request timed out,
+** answered or not) tries again: the exact high water is stored, so that
+** a later holder starts at once. One that stays down gives up within
+** connect_ms, and sooner when the claim's validity ends; a lost claim is
+** not tried again. The pauses (20 ms, doubling) only lengthen on a
+** loaded machine, so each bound caps the number of writes: 7 tries fit
+** in 2 s, 4 in 300 ms. */
+static void test_close_tries_again(void **state) {
+  static const struct {
+    int fail_writes, mode;
+    int64_t connect_ms, valid_ms; /* valid_ms 0: no validity */
+    int rc, min_writes, max_writes;
+  } k[] = {
+      {3, OK, 60000, 0, 0, 4, 4},
+      {0, DOWN, 2000, 0, FROND_ECOORD, 1, 7},
+      {0, DOWN, 60000, 300, FROND_ECOORD, 1, 4},
+      {0, TAKEN, 60000, 0, FROND_ENODE_ID_LOST, 1, 1},
+  };
+  char *dir = tmpdir_make();
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_coord *c;
+  frond_gen *g;
+  int64_t t0 = INT64_C(1800000000000), id = 0;
+  (void)state;
+  for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+    frond_error err = {0, ""};
+    int before, writes;
+    fake_reset();
+    fake_clock_set(&clk, t0);
+    c = fake_open(&clk, dir);
+    assert_int_equal(create(c, SMALL, &go, &g, NULL), 0);
+    assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+    frond__coord_stop_threads(c); /* no renewal from here: close's writes */
+    c->t.connect_ms = k[i].connect_ms;
+    if (k[i].valid_ms)
+      atomic_store(&c->valid_until_ns,
+                   frond__mono_ns() + k[i].valid_ms * 1000000);
+    before = FX(writes);
+    pthread_mutex_lock(&F.mu);
+    F.fail_writes = k[i].fail_writes;
+    F.mode = k[i].mode;
+    pthread_mutex_unlock(&F.mu);
+    assert_int_equal(frond_coord_close(c, &err), k[i].rc);
+    writes = FX(writes) - before;
+    print_message("case %zu: %d writes\n", i, writes);
+    assert_true(writes >= k[i].min_writes && writes <= k[i].max_writes);
+    if (k[i].rc == 0) {
+      assert_int_equal(err.code, 0);
+      assert_int_equal(FX(stored), id_ms(SMALL, id));
+    } else if (k[i].mode == DOWN) { /* the last try's error */
+      char last[64];
+      snprintf(last, sizeof(last), "fake: no answer to write %d",
+               (int)FX(writes));
+      assert_string_equal(err.message, last);
+    }
+  }
   tmpdir_remove(dir);
 }
 
@@ -596,6 +665,7 @@ static void test_layout_floor_regain(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fence_first_durable),
+      cmocka_unit_test(test_close_tries_again),
       cmocka_unit_test(test_fence_partition_stops_at_fence),
       cmocka_unit_test(test_fence_lost_answer),
       cmocka_unit_test(test_report_after_clock_step_back),
