@@ -366,18 +366,17 @@ static void test_restart_after_burst(void **state) {
   frond_layout l = *twitter();
   frond_gen *g;
   frond_error err = {0, ""};
-  int64_t last, id = 0, t;
+  int64_t last, id = 0;
   (void)state;
   fake_clock_set(&c, T0);
   last = run_old(&l, &c, d.path, 1000); /* T0 .. T0 + 999 */
-  t = frond__mono_ns();
+  /* The fake clock stands still: a start that waited for it would fail
+  ** at max_wait, never pass. */
   if (create_on(&g, &l, &c, d.path, &err) != 0)
     fail_msg("restart: %s", err.message);
-  t = frond__mono_ns() - t;
   assert_int_equal(frond_gen_next(g, &id, NULL), 0);
   frond_gen_close(g, NULL);
   assert_int_equal(id >> 22, (last >> 22) + 1);
-  assert_true(t < 500 * 1000000LL);
   dir_remove(&d);
 }
 
