@@ -566,7 +566,11 @@ def test_three_servers_one_directory():
     """Three servers started together in one working directory: all start,
     each keeps its own node cache, none reports a failed cache write."""
     d = ft.tempdir("frond-fence-")
-    uri = "lease+sqlite://%s/lease.db?lease_ms=600&report_ms=50" % d
+    # Reports every 50 ms (report_ms), each rewriting a cache file; the
+    # lease of 6 s gives each fence write 2 s on a loaded machine (at
+    # 600 ms, 200 ms with SQLite's lock wait: one slow write and a start
+    # fails).
+    uri = "lease+sqlite://%s/lease.db?lease_ms=6000&report_ms=50" % d
     ports = [ft.free_port() for _ in range(3)]
     procs = []
     try:
