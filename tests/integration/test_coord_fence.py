@@ -418,10 +418,11 @@ def start_run(tool, ms, path, batch=16):
     tool.p.stdin.flush()
 
 
-def partitioned(name, a, proxy, cut_for, make_b, run_ms):
+def partitioned(name, a, proxy, cut_for, make_b, run_ms, freed=None):
     """A issues while its link to the coordinator goes silent for cut_for
-    seconds; then B, a later holder of A's node ID, issues. Returns
-    nothing; fails on any ID both issued."""
+    seconds, or until freed() says A's claim ran out; then B, a later
+    holder of A's node ID, issues. Returns nothing; fails on any ID both
+    issued."""
     d = ft.tempdir("frond-fence-")
     b = None
     try:
@@ -429,7 +430,10 @@ def partitioned(name, a, proxy, cut_for, make_b, run_ms):
         start_run(a, run_ms, fa)
         time.sleep(0.4)
         proxy.blackhole()
-        time.sleep(cut_for)
+        if freed is not None:
+            wait_for(freed, "A's claim running out")
+        else:
+            time.sleep(cut_for)
         b = make_b()
         ft.check(b.ok and b.node == a.node, "B: %s" % b.first)
         r = b.cmd("run 2000 %s 16" % fb, timeout=30).split()
@@ -462,9 +466,12 @@ def lease_partitioned_holder_vs_successor(make):
                                                % proxy.port), lease)
         a = Tool(via, port=1, layout=SMALL)
         ft.check(a.ok and a.node == 0, "A: %s" % a.first)
-        # 1.8 s: the lease (1.5 s) ran out in the database.
-        partitioned("lease partition", a, proxy, 1.8,
-                    lambda: Tool(db.uri(lease), port=2, layout=SMALL), 5000)
+        # B starts once the lease (1.5 s) ran out in the database: a
+        # renewal that got through just before the cut moves that later
+        # than a fixed wait would allow on a loaded machine.
+        partitioned("lease partition", a, proxy, None,
+                    lambda: Tool(db.uri(lease), port=2, layout=SMALL), 5000,
+                    freed=lambda: not row_live(db.uri(lease)))
     finally:
         if a:
             a.kill()
