@@ -44,6 +44,20 @@ static void wait_asleep(frond_gen *g) {
   fail_msg("the clock thread never went to sleep");
 }
 
+/* A generator on c with a high-water file at path, one ID issued, its
+** clock thread asleep. */
+static frond_gen *asleep_on_file(fake_clock *c, int64_t max_wait,
+                                 const char *path) {
+  frond_gen_options o = sleepy(c, max_wait);
+  frond_gen *g;
+  int64_t id = 0;
+  o.high_water_path = path;
+  g = make(&o);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  wait_asleep(g);
+  return g;
+}
+
 static int asleep(frond_gen *g) {
   frond_gen_stats st;
   frond_gen_stats_get(g, &st);
@@ -121,7 +135,6 @@ static void test_clock_back_while_asleep(void **state) {
 ** time. */
 static void test_reservation_after_sleep(void **state) {
   fake_clock c;
-  frond_gen_options o;
   frond_gen_stats a, b;
   frond_gen *g;
   char *dir = tmpdir_make(), path[600];
@@ -129,11 +142,7 @@ static void test_reservation_after_sleep(void **state) {
   (void)state;
   snprintf(path, sizeof(path), "%s/hw", dir);
   fake_clock_set(&c, T0);
-  o = sleepy(&c, 2000);
-  o.high_water_path = path;
-  g = make(&o);
-  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
-  wait_asleep(g);
+  g = asleep_on_file(&c, 2000, path);
   frond_gen_stats_get(g, &a);
   fake_clock_add(&c, 60000); /* far past the reservation */
   frond__sleep_ns(30 * 1000000);
@@ -164,7 +173,6 @@ static void test_first_call_waits_for_the_skipped_reservation(void **state) {
   (void)state;
   for (rounds = 1; rounds <= 5; rounds++) {
     fake_clock c;
-    frond_gen_options o;
     frond_gen *g;
     frond_error err = {0, ""};
     char *dir = tmpdir_make(), path[600];
@@ -172,11 +180,7 @@ static void test_first_call_waits_for_the_skipped_reservation(void **state) {
     int rc;
     snprintf(path, sizeof(path), "%s/hw", dir);
     fake_clock_set(&c, T0);
-    o = sleepy(&c, 0);
-    o.high_water_path = path;
-    g = make(&o);
-    assert_int_equal(frond_gen_next(g, &id, NULL), 0);
-    wait_asleep(g);
+    g = asleep_on_file(&c, 0, path);
     fake_clock_add(&c, 60000); /* far past the reservation */
     t = frond__mono_ns();
     rc = frond_gen_next(g, &id, &err);
