@@ -18,11 +18,13 @@
 **   claim + ID             and the ID from the value: shift the time
 **                          past the node bits, OR the node, mask the
 **                          sequence (make_id)
-**   claim + fork + ID      both: what frond_gen_next does today
+**   claim + fork + ID      both: what frond_gen_next did with a packed word
 **   claim + fork + ID, st  and the ID stored to memory on every pass
 **   claim + 1-op ID        an ID one XOR away from the value (a state
 **                          word kept in the ID's own layout)
-**   claim + 1-op ID + fork the same with the fork check
+**   claim + 1-op ID + fork the same with the fork check: what
+**                          frond_gen_next does since (the OR of the node
+**                          bits costs what the XOR does)
 **   claim + 3 / 4 NOPs     the claim and one-byte NOPs: instructions
 **                          that load, compute and store nothing
 **
@@ -88,7 +90,8 @@ static int64_t now_ns(void) {
   "cmp %%r8, %%r9\n"                                                           \
   "jne 9f\n"
 
-/* make_id: ((v >> seq_bits) << time_shift) | node_part | (v & seq_mask). */
+/* make_id from a packed word, as frond_gen_next computed it before:
+** ((v >> seq_bits) << time_shift) | node_part | (v & seq_mask). */
 #define MAKE_ID                                                                \
   "mov 96(%2), %%ecx\n"                                                        \
   "mov 80(%2), %%rax\n"                                                        \
@@ -155,10 +158,10 @@ static const struct {
     {"claim", claim},
     {"claim + fork key", claim_fork},
     {"claim + ID", claim_id},
-    {"claim + fork + ID (today)", claim_fork_id},
+    {"claim + fork + packed ID", claim_fork_id},
     {"claim + fork + ID, stored", claim_fork_id_st},
     {"claim + 1-op ID", claim_xor},
-    {"claim + 1-op ID + fork", claim_xor_fork},
+    {"claim + 1-op ID + fork (today)", claim_xor_fork},
     {"claim + 3 NOPs", claim_nop3},
     {"claim + 4 NOPs", claim_nop4},
 };

@@ -229,11 +229,13 @@ FROND_EXPORT int frond_layout_node(const frond_layout *l, uint64_t datacenter,
 /* ------------------------------------------------------------------------
 ** Snowflake generator
 **
-** State is one atomic 64-bit word holding time|sequence: the next value to
-** hand out. Issuing n IDs claims n consecutive values with one
-** compare-and-swap on it (no lock) and ORs the node bits in; a sequence
-** overflow carries into time, so the generator's (logical) clock may run
-** ahead of the wall clock ("borrowing"). Rules:
+** State is one atomic 64-bit word laid out as the ID without its node bits:
+** the next value to hand out. Issuing IDs within a time unit claims
+** consecutive values with one atomic instruction on it (a fetch-add for
+** one ID, a compare-and-swap for n; no lock) and ORs the node bits in;
+** where a unit's sequence runs out, the call moves on to the next
+** unit, so the generator's (logical) clock may run ahead of the wall clock
+** ("borrowing"). Rules:
 **   - the logical clock never goes back;
 **   - while it is at most max_ahead_ms in front of the wall clock, IDs are
 **     issued without waiting;

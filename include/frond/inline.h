@@ -96,21 +96,26 @@ static inline int frond__seg_tag_next_inline(frond_seg_tag *t, int64_t *id,
 /*
 ** frond_gen_next likewise: with GCC or Clang the common case is inlined
 ** into the caller, one fetch-add on the generator's state word below the
-** limit it reads (1.4x a bare fetch-add on the project's machine, as the
-** call into the library: bench/RESULTS.md); anything else calls the library
-** with the value it added. The inline part reads the start of the
+** limit it reads, the ID one OR from the value it fetched (the state word
+** is laid out as the ID, node bits zero): 1.0x a bare fetch-add on the
+** project's machine, 1.4x through the exported call (bench/RESULTS.md).
+** Anything else calls the library with the value it added. Programs built
+** with an earlier header, whose inline part computed the ID from a packed
+** word, get the same IDs: the generator sets the fields it reads so that
+** its arithmetic yields v | node_part.
+** The inline part reads the start of the
 ** generator (frond__gen_hot, not for use), part of the library's ABI like
 ** frond__seg_tag_hot. FROND_NO_INLINE, or (frond_gen_next)(g, id, err),
 ** call the exported function.
 */
 typedef struct frond__gen_hot {
-  FROND__ALIGN8 uint64_t state; /* time << seq_bits | seq, fetch-added */
+  FROND__ALIGN8 uint64_t state; /* time << time_shift | seq, fetch-added */
   uint64_t pad_[7];             /* its own cache line */
   FROND__ALIGN8 uint64_t limit; /* the first value not to issue here */
-  FROND__ALIGN8 uint64_t node_part, seq_mask, max_count_;
-  unsigned seq_bits, time_shift;
-  const uint64_t *fork_at;         /* the process key's word ... */
-  FROND__ALIGN8 uint64_t fork_key; /* ... and its value when created */
+  FROND__ALIGN8 uint64_t node_part, compat_mask_, max_count_;
+  unsigned compat_bits_, time_shift; /* what earlier inline calls read */
+  const uint64_t *fork_at;           /* the process key's word ... */
+  FROND__ALIGN8 uint64_t fork_key;   /* ... and its value when created */
 } frond__gen_hot;
 
 /* Everything but the common case of the inline call, given the value the
@@ -141,8 +146,7 @@ static inline int frond__gen_next_inline(frond_gen *g, int64_t *id,
       *id = x;
     return rc;
   }
-  *id = FROND__I64(((v >> h->seq_bits) << h->time_shift) | h->node_part |
-                   (v & h->seq_mask));
+  *id = FROND__I64(v | h->node_part);
   return 0;
 }
 #ifndef FROND_NO_INLINE

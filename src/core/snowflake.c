@@ -2,8 +2,9 @@
 /*
 ** snowflake.c -- the snowflake generator: issuing IDs (the hot path and
 ** the slow path), following the clock, the coordinator's fence, block and
-** resume, and the counters. The design is described in snowflake.h;
-** creating, starting and closing are in snowflake_start.c.
+** resume. The design is described in snowflake.h; creating, starting and
+** closing are in snowflake_start.c, what a generator reports (counters,
+** fence, state) in snowflake_info.c.
 */
 #include "core/snowflake.h"
 
@@ -152,7 +153,7 @@ static void follow_clock(frond_gen *g, int64_t now) {
   if (cur & FROND__GEN_SEALED)
     return; /* blocked: resume sets the floor */
   while (units_of_value(g, cur) < wall && wall <= g->tmax) {
-    uint64_t next = ((uint64_t)wall << g->seq_bits) | start_seq(g);
+    uint64_t next = unit_value(g, wall) | start_seq(g);
     if (atomic_compare_exchange_weak_explicit(&g->state, &cur, next,
                                               memory_order_relaxed,
                                               memory_order_relaxed)) {
@@ -398,8 +399,15 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
     }
     if (!(r & FROND__GEN_SEALED) && !(s & FROND__GEN_SEALED) &&
         atomic_load_explicit(&g->blocked, memory_order_relaxed) == 0 &&
-        v >= g->floor && end <= bounds_limit(g, clock_now(g))) {
+        v >= g->floor && end <= run_end(g, g->floor) &&
+        end <= bounds_limit(g, clock_now(g))) {
       rc = 1;
+      break;
+    }
+    /* Gap values, with claims above: no ID, so nothing to wait for.
+    ** Whoever gives back down to them goes on through them. */
+    if (v >= run_end(g, v) && end <= unit_value(g, units_of_value(g, v) + 1)) {
+      dead_push(g, v, end);
       break;
     }
     now_ns = frond__mono_ns();
@@ -422,14 +430,38 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
   return rc;
 }
 
+/* Where a claim of n values made at cur lies: from *first, the n values
+** in order, skipping the gaps (a claim may run on into later units, as
+** the packed word's carry did); its last value is in unit *last_units, at
+** *last when that unit exists. *first is cur, or the next unit's first
+** value when cur is a gap value. */
+static void place(const frond_gen *g, uint64_t cur, uint64_t n, uint64_t *first,
+                  int64_t *last_units, uint64_t *last) {
+  uint64_t per = g->seq_mask + 1, low = cur - run_end(g, cur) + per, off;
+  if (units_of_value(g, cur) > g->tmax) { /* sealed, or the layout's end */
+    *first = cur;
+    *last_units = units_of_value(g, cur);
+    *last = 0;
+    return;
+  }
+  if (low >= per) {
+    cur = unit_value(g, units_of_value(g, cur) + 1);
+    low = 0;
+  }
+  off = low + n - 1;
+  *first = cur;
+  *last_units = units_of_value(g, cur) + (int64_t)(off / per);
+  *last = *last_units > g->tmax ? 0 : unit_value(g, *last_units) | off % per;
+}
+
 /*
-** A call for n values that the hot path could not take below `limit`; it
-** holds the values [held, held + n) of its fetch-add. Under mu, first
-** settle them: take them, or give them back. Then, in a loop: claim them
-** (compare-and-swap) when
-** every bound allows them now; else wait when the wall clock, the
-** reservation or the fence can allow them within max_wait; else fail.
-** Nothing is claimed on failure.
+** A call for n values that the hot path could not take below `limit`;
+** when `holds`, it holds the values [held, held + n) of its fetch-add.
+** Under mu, first settle them: take them, or give them back. Then, in a
+** loop: claim n values (compare-and-swap), in the floor's unit or from
+** the next one's first value, when every bound allows them now; else wait
+** when the wall clock, the reservation or the fence can allow them within
+** max_wait; else fail. Nothing is claimed on failure.
 **
 ** Calls that wait are served before new ones: while any waits, the limit
 ** is 0, so every new call comes here and waits once (a tick or a claim
@@ -437,8 +469,8 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
 ** get the lock, so one that is not scheduled holds no one up. A call never
 ** fails while its values are allowed. max_wait counts from the lock.
 */
-static int gen_slow(frond_gen *g, uint64_t n, uint64_t held, uint64_t *first,
-                    frond_error *err) {
+static int gen_slow(frond_gen *g, uint64_t n, int holds, uint64_t held,
+                    uint64_t *first, frond_error *err) {
   int64_t deadline, wake_deadline = 0;
   int waited = 0, wanted = 0, queued = 0, rc = 0, cancel;
   /* Before the lock: the parent's ticker may have held it at the fork.
@@ -460,23 +492,23 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t held, uint64_t *first,
     ** even when max_wait is shorter (docs/safety.md). */
     wake_deadline = frond__mono_ns() + WAKE_RESERVE_MS * 1000000;
   }
-  if (settle(g, n, held, deadline)) {
+  if (holds && settle(g, n, held, deadline)) {
     *first = held;
     goto done;
   }
   for (;;) {
     int blocked = atomic_load_explicit(&g->blocked, memory_order_relaxed);
     uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
-    uint64_t last = cur + n - 1;
-    int64_t last_units = units_of_value(g, last), now, need_ms, remain_ns,
-            wake_ns;
+    uint64_t from, last;
+    int64_t last_units, now, need_ms, remain_ns, wake_ns;
+    place(g, cur, n, &from, &last_units, &last);
     if (blocked != 0) {
       rc = frond__fail(err, blocked,
                        "snowflake IDs are suspended on node %" PRIu64 ": %s",
                        g->node, frond_strerror(blocked));
       break;
     }
-    if (last_units > g->tmax || last >= (UINT64_C(1) << 63)) {
+    if (last_units > g->tmax) { /* a sealed cur too: its unit is past */
       rc = frond__gen_exhausted(g, err);
       break;
     }
@@ -485,10 +517,15 @@ static int gen_slow(frond_gen *g, uint64_t n, uint64_t held, uint64_t *first,
     ** always rather than fail at its deadline. */
     if (last < bounds_limit(g, now) &&
         ((queued ? waited : g->waiting == 0) || frond__mono_ns() >= deadline)) {
-      if (atomic_compare_exchange_strong_explicit(&g->state, &cur, cur + n,
+      if (atomic_compare_exchange_strong_explicit(&g->state, &cur, last + 1,
                                                   memory_order_relaxed,
                                                   memory_order_relaxed)) {
-        *first = cur;
+        /* In a later unit: the hot path follows (publish_limit). */
+        if (unit_value(g, last_units) > g->floor) {
+          g->floor = unit_value(g, last_units);
+          dead_prune(g);
+        }
+        *first = from;
         break;
       }
       continue; /* the hot path moved state meanwhile */
@@ -561,35 +598,67 @@ done:
 }
 
 static int64_t make_id(const frond_gen *g, uint64_t v) {
-  /* The node ID fits the layout's node field. */
+  /* The node ID fits the layout's node field; v is no gap value. */
   assert(g->node_part >> g->seq_bits == g->node &&
          g->node_part < UINT64_C(1) << g->time_shift);
-  return (int64_t)(((v >> g->seq_bits) << g->time_shift) | g->node_part |
-                   (v & g->seq_mask));
+  assert(v < run_end(g, v));
+  return (int64_t)(v | g->node_part);
 }
 
-/* Claim the n values [*v, *v + n) with one fetch-add; return 0 when they
-** lie below `limit`, nonzero when the slow path must settle them.
-** Lock-free, and never retries. The limit is read before the add (so the
-** load overlaps it), as frond/inline.h's frond_gen_next does: a limit read
-** a moment early is one the add could have seen (every bound in it only
-** rises; a block seals the word, so an add after it holds values above
-** any limit; a raise of the floor lands before the add or above it). */
+/* The IDs of n values claimed from `first` (place): one unit's run, or
+** several, skipping the gaps between them. */
+static void make_ids(const frond_gen *g, uint64_t first, size_t n,
+                     int64_t *out) {
+  uint64_t v = first, end = run_end(g, first);
+  if (first + n <= end) {
+    for (size_t i = 0; i < n; i++)
+      out[i] = (int64_t)((first + i) | g->node_part);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    out[i] = make_id(g, v++);
+    if (v == end) { /* the next unit's first value, also without a gap */
+      v = unit_value(g, units_of_value(g, v - 1) + 1);
+      end = run_end(g, v);
+    }
+  }
+}
+
+/* Claim the n values [*v, *v + n) by compare-and-swap when they lie
+** below `limit` (so in the floor's unit's run); return nonzero, holding
+** nothing, when they do not: the slow path claims them. Lock-free. Not a
+** fetch-add as frond_gen_next's single value: a batch whose values ran
+** past its unit's run would hold IDs and gap values both, and could be
+** neither issued nor given back while claims above it were issued. The
+** limit is read first: a limit read a moment early is one the claim could
+** have seen (every bound in it only rises; a block seals the word, which
+** fails the swap; a raise of the floor lands before the load of the word
+** or fails the swap). */
 static inline int claim(frond_gen *g, uint64_t n, uint64_t *v) {
   uint64_t lim = atomic_load_explicit(&g->limit, memory_order_acquire);
-  int forked = gen_forked(g);
-  *v = atomic_fetch_add_explicit(&g->state, n, memory_order_relaxed);
-  return FROND__UNLIKELY(*v + n > lim || forked);
+  uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed);
+  if (FROND__UNLIKELY(gen_forked(g)))
+    return 1;
+  while (cur + n <= lim)
+    if (atomic_compare_exchange_weak_explicit(&g->state, &cur, cur + n,
+                                              memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      *v = cur;
+      return 0;
+    }
+  return 1;
 }
 
-/* What every claim of [v, v + n) must be (debug builds): not taken while
-** sealed, within the layout's time, and no unit past the coordinator's
-** fence (which only rises, so the limit the claim saw was below it). */
+/* What every claim of n values from v must be (debug builds): not taken
+** while sealed, from no gap value, within the layout's time, and no unit
+** past the coordinator's fence (which only rises, so the limit the claim
+** saw was below it). */
 static inline void assert_claimed(const frond_gen *g, uint64_t v, uint64_t n) {
 #ifndef NDEBUG
-  int64_t last = units_of_value(g, v + n - 1);
+  uint64_t per = g->seq_mask + 1, low = v - run_end(g, v) + per;
+  int64_t last = units_of_value(g, v) + (int64_t)((low + n - 1) / per);
   int64_t fence = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
-  assert(((v + n - 1) & FROND__GEN_SEALED) == 0);
+  assert((v & FROND__GEN_SEALED) == 0 && low < per);
   assert(last <= g->tmax);
   assert(fence == INT64_MAX || last <= fence_units_of(g, fence));
 #else
@@ -604,7 +673,7 @@ static inline void assert_claimed(const frond_gen *g, uint64_t v, uint64_t n) {
 int frond__gen_next_slow(frond_gen *g, uint64_t held, int64_t *id,
                          frond_error *err) {
   uint64_t v;
-  int rc = gen_slow(g, 1, held, &v, err);
+  int rc = gen_slow(g, 1, 1, held, &v, err);
   if (rc != 0)
     return rc;
   assert_claimed(g, v, 1);
@@ -625,13 +694,12 @@ int frond_gen_next_n(frond_gen *g, size_t n, int64_t *out, frond_error *err) {
                        "count %zu is not between 1 and %" PRIu64, n,
                        g->max_count);
   if (FROND__UNLIKELY(claim(g, n, &v) != 0)) {
-    int rc = gen_slow(g, n, v, &v, err);
+    int rc = gen_slow(g, n, 0, 0, &v, err);
     if (rc != 0)
       return rc;
   }
   assert_claimed(g, v, n);
-  for (size_t i = 0; i < n; i++)
-    out[i] = make_id(g, v + i);
+  make_ids(g, v, n, out);
   return 0;
 }
 
@@ -690,59 +758,6 @@ void frond__gen_set_fence(frond_gen *g, int64_t fence_ms) {
     publish_limit(g, clock_now(g));
     pthread_cond_broadcast(&g->cv);
   }
-  pthread_mutex_unlock(&g->mu);
-}
-
-int64_t frond__layout_last_unit_ms(const frond_layout *l) {
-  return frond_layout_end_ms(l) - l->unit_ms;
-}
-
-int64_t frond__gen_fence_target(const frond_gen *g, int64_t now_ms,
-                                int64_t window_ms) {
-  int64_t last = frond__layout_last_unit_ms(&g->layout);
-  int64_t t = now_ms + g->opt.max_ahead_ms + window_ms;
-  return t > last ? last : t;
-}
-
-int64_t frond__gen_fence_ms(const frond_gen *g) {
-  return atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
-}
-
-int frond__gen_blocked(const frond_gen *g) {
-  return atomic_load_explicit(&g->blocked, memory_order_relaxed);
-}
-
-const _Atomic uint64_t *frond__gen_barriers(const frond_gen *g) {
-  return &g->barriers;
-}
-
-int frond__gen_asleep(const frond_gen *g) {
-  return atomic_load_explicit(&g->asleep, memory_order_relaxed);
-}
-
-void frond_gen_stats_get(frond_gen *g, frond_gen_stats *out) {
-  int64_t fence = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
-  memset(out, 0, sizeof(*out));
-  out->borrowed = atomic_load_explicit(&g->borrowed, memory_order_relaxed);
-  out->waits = atomic_load_explicit(&g->waits, memory_order_relaxed);
-  out->clock_behind =
-      atomic_load_explicit(&g->clock_behind, memory_order_relaxed);
-  out->reservations =
-      atomic_load_explicit(&g->reservations, memory_order_relaxed);
-  out->ahead_ms = atomic_load_explicit(&g->ahead_ms, memory_order_relaxed);
-  out->reserved_ms =
-      atomic_load_explicit(&g->reserved_ms, memory_order_relaxed);
-  out->fence_ms = fence == INT64_MAX ? 0 : fence;
-  out->fence_refused =
-      atomic_load_explicit(&g->fence_refused, memory_order_relaxed);
-  out->asleep = atomic_load_explicit(&g->asleep, memory_order_relaxed);
-  out->sleeps = atomic_load_explicit(&g->sleeps, memory_order_relaxed);
-  if (gen_forked(g)) {
-    out->last_error = FROND_EFORKED;
-    return;
-  }
-  pthread_mutex_lock(&g->mu);
-  out->last_error = g->bg_err.code;
   pthread_mutex_unlock(&g->mu);
 }
 

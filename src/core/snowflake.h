@@ -3,28 +3,42 @@
 ** snowflake.h -- the snowflake generator's state, private to snowflake.c
 ** (issuing) and snowflake_start.c (creating, starting, closing).
 **
-** State is one atomic word, `state`, holding time << seq_bits | sequence: the
-** next value to hand out. The ID is a value's time and sequence with the node
-** bits OR-ed in between. A sequence overflow carries into time, which is how
-** the logical clock borrows ahead of the wall clock.
+** State is one atomic word, `state`, holding a value laid out as the ID
+** with its node field zero: time << time_shift | sequence. The ID is the
+** value with the node bits OR-ed in, one instruction from the fetched
+** value. The values between a unit's last sequence and the next unit's
+** first (the node field's span, the unit's "gap") are no ID: a sequence
+** that runs past its unit's last lands there, and the slow path moves on
+** to the next unit's first value, which is how the logical clock borrows
+** ahead of the wall clock.
 **
-** A second word, `limit`, holds the first packed value that may not be
-** issued without a look at the clock and the lock:
+** A second word, `limit`, holds the first value that may not be issued
+** without a look at the clock and the lock:
 **
-**   limit = (min(wall + max_ahead, reservation, fence, last unit) + 1)
-**           << seq_bits,                       0 while blocked
+**   limit = min((min(wall + max_ahead, reservation, fence, last unit) + 1)
+**               << time_shift, run_end(floor)),      0 while blocked
 **
 ** where the reservation is the high-water file's durable time and the fence
 ** the coordinator's. Both only ever rise, so a limit read a moment late
-** still never lets a value past anything durable.
+** still never lets a value past anything durable. run_end(floor) is the
+** end of the sequence in the floor's unit: `state` never lies below the
+** floor, which only rises, so every value below a limit ever published
+** and at or above the floor is a sequence of the floor's unit, never a
+** gap value (a limit published for an older floor lies below the newer
+** floor, and allows nothing). The hot path so issues within one unit; the
+** slow path crosses to the next, raising the floor to its first value.
 **
-** The hot path reads no clock and takes no lock: it claims the n values
-** [cur, cur + n) with one fetch-add of n to `state`, then loads `limit`:
-** when they lie below it they are the call's; anything else goes to the
-** slow path, still holding them. A fetch-add costs what the reference
-** costs and never retries under contention; a compare-and-swap after a
-** load of `state` cost 1.8x a fetch-add with one thread and 2x with two
-** (bench/RESULTS.md, 2026-11-28).
+** The hot path reads no clock and takes no lock: it loads `limit`, then
+** claims one value with one fetch-add to `state`: when it lies below the
+** limit it is the call's; anything else goes to the slow path, still
+** holding it. A fetch-add costs what the reference costs and never
+** retries under contention; a compare-and-swap after a load of `state`
+** cost 1.8x a fetch-add with one thread and 2x with two (bench/RESULTS.md,
+** 2026-11-28). A batch (next_n) claims [cur, cur + n) by compare-and-swap
+** only when it lies below the limit, and holds nothing otherwise: a batch
+** that ran past its unit's sequence would hold IDs and gap values both.
+** A single value held past the sequence is a gap value: its call leaves
+** it at once to whoever gives back down to it (a dead range, below).
 **
 ** A call that fails gives back what it holds, under `mu`, so that it
 ** consumes nothing: when nothing was added above its values, it moves
@@ -105,12 +119,13 @@
 
 #define CACHE_LINE 64
 
-/* The top bit of `state`, never part of a value (values stay below 2^62,
-** the layout has a node bit, so a pile of claims cannot reach it): set
-** while the generator is blocked, so that a claim made after the block
-** holds values above any limit. A block is then a barrier: once
+/* The top bit of `state`, never part of an issued value (IDs stay below
+** 2^63): set while the generator is blocked, so that a claim made after
+** the block holds values above any limit. A block is then a barrier: once
 ** frond__gen_block returns, no claim made after it is issued until a
-** resume, and one made before it is issued only as one made before it. */
+** resume, and one made before it is issued only as one made before it.
+** Failed claims piled up in the layout's last unit could reach it; such
+** values are never issued either (the slow path finds the layout's end). */
 #define FROND__GEN_SEALED (UINT64_C(1) << 63)
 
 /* A failed call's values while it waits, under mu, for the claims above
@@ -133,9 +148,12 @@ struct frond_gen {
   /* Read by every call, rarely written. */
   _Alignas(CACHE_LINE) _Atomic uint64_t limit;
   uint64_t node_part; /* node << seq_bits */
-  uint64_t seq_mask;
+  /* For programs built with an earlier inline frond_gen_next, which computed
+  ** ((v >> bits) << time_shift) | node_part | (v & mask): with both
+  ** (1 << time_shift) - 1 and time_shift, that is v | node_part. */
+  uint64_t compat_mask;
   uint64_t max_count; /* largest n for next_n */
-  unsigned seq_bits;
+  unsigned compat_bits;
   unsigned time_shift;   /* seq_bits + node_bits */
   frond__fork_mark fork; /* the process key when created */
   uint64_t serial;       /* frond__serial(): what caches key on, never g */
@@ -143,6 +161,8 @@ struct frond_gen {
   /* Cold. */
   _Alignas(CACHE_LINE) frond_layout layout;
   uint64_t node;
+  uint64_t seq_mask; /* a unit's run: seq_mask + 1 values */
+  unsigned seq_bits;
   frond_gen_options opt;
   int64_t tmax;            /* last time unit the layout can express */
   int64_t ahead_units;     /* max_ahead_ms in whole units */
@@ -194,8 +214,8 @@ struct frond_gen {
    sizeof(((frond_gen *)0)->a) == sizeof(((frond__gen_hot *)0)->b))
 _Static_assert(GEN_HOT_SAME(state, state) && GEN_HOT_SAME(limit, limit) &&
                    GEN_HOT_SAME(node_part, node_part) &&
-                   GEN_HOT_SAME(seq_mask, seq_mask) &&
-                   GEN_HOT_SAME(seq_bits, seq_bits) &&
+                   GEN_HOT_SAME(compat_mask, compat_mask_) &&
+                   GEN_HOT_SAME(compat_bits, compat_bits_) &&
                    GEN_HOT_SAME(time_shift, time_shift) &&
                    GEN_HOT_SAME(fork.at, fork_at) &&
                    GEN_HOT_SAME(fork.key, fork_key),
@@ -224,7 +244,28 @@ static inline int64_t ms_of(const frond_gen *g, int64_t units) {
 }
 
 static inline int64_t units_of_value(const frond_gen *g, uint64_t v) {
-  return (int64_t)(v >> g->seq_bits);
+  return (int64_t)(v >> g->time_shift);
+}
+
+/* The first value of unit u. */
+static inline uint64_t unit_value(const frond_gen *g, int64_t u) {
+  return (uint64_t)u << g->time_shift;
+}
+
+/* The end of v's unit's sequence: the first gap value (v unsealed). */
+static inline uint64_t run_end(const frond_gen *g, uint64_t v) {
+  return (v >> g->time_shift << g->time_shift) + g->seq_mask + 1;
+}
+
+/* The sequence of v, a gap value's counted as its unit's last. */
+static inline uint64_t value_seq(const frond_gen *g, uint64_t v) {
+  uint64_t low = v - (v >> g->time_shift << g->time_shift);
+  return low > g->seq_mask ? g->seq_mask : low;
+}
+
+/* The value of a packed time << seq_bits | sequence (high_water.c's). */
+static inline uint64_t value_of_packed(const frond_gen *g, uint64_t p) {
+  return (p >> g->seq_bits << g->time_shift) | (p & g->seq_mask);
 }
 
 /* The first value the clock reading `now`, the reservation, the fence and
@@ -237,17 +278,19 @@ static inline uint64_t bounds_limit(const frond_gen *g, int64_t now) {
     l = g->fence_units;
   if (l > g->tmax)
     l = g->tmax;
-  return l < 0 ? 0 : (uint64_t)(l + 1) << g->seq_bits;
+  return l < 0 ? 0 : unit_value(g, l + 1);
 }
 
-/* Recompute `limit` from the clock reading `now`: 0 (every call to the
-** slow path) while blocked or while calls wait there, so that no call
-** overtakes them on the hot path, and while the ticker sleeps, so that the
-** next call reads the clock and wakes it. Release: whoever reads the new
-** limit also sees every write made before it under mu (a raised state
-** above all). Expects mu held. */
+/* Recompute `limit` from the clock reading `now`, within the floor's unit:
+** 0 (every call to the slow path) while blocked or while calls wait there,
+** so that no call overtakes them on the hot path, and while the ticker
+** sleeps, so that the next call reads the clock and wakes it. Release:
+** whoever reads the new limit also sees every write made before it under
+** mu (a raised state above all). Expects mu held. */
 static inline void publish_limit(frond_gen *g, int64_t now) {
   uint64_t lim = bounds_limit(g, now);
+  if (lim > run_end(g, g->floor))
+    lim = run_end(g, g->floor);
   if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0 ||
       g->waiting > 0 || atomic_load_explicit(&g->asleep, memory_order_relaxed))
     lim = 0;
@@ -256,12 +299,16 @@ static inline void publish_limit(frond_gen *g, int64_t now) {
 
 /* The first value above the unit of unix ms t: where a successor of a
 ** holder whose fence (or high water) is t starts. Clamped to [0, the
-** value past the last unit]. */
+** first value past the last unit's sequence]: with node bits, a gap value
+** below the seal bit (the next unit's first value would be the seal bit
+** itself in a 63-bit layout); without, 2^63 in a 63-bit layout, as the
+** packed word had it. No claim is issued there: the next unit is past
+** the layout's end. */
 static inline uint64_t value_after(const frond_gen *g, int64_t t) {
   int64_t u = t < g->layout.epoch_ms ? 0 : units_of(g, t) + 1;
-  if (u > g->tmax + 1)
-    u = g->tmax + 1;
-  return (uint64_t)u << g->seq_bits;
+  if (u > g->tmax)
+    return run_end(g, unit_value(g, g->tmax));
+  return unit_value(g, u);
 }
 
 /* The last unit a fence at unix ms t allows: the unit containing t (-1

@@ -40,6 +40,7 @@ static int start_after_record(frond_gen *g, const frond__hw_record *rec,
   int rc = frond__hw_first_after(rec, &g->layout, g->node, start, &last_id, &e);
   if (rc != 0)
     return frond__fail(err, rc, "%s: %s", path, e.message);
+  *start = value_of_packed(g, *start);
   if (strcmp(rec->layout, g->spec) == 0)
     return 0;
   u = units_of_value(g, *start);
@@ -224,6 +225,8 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   g->seq_mask = (UINT64_C(1) << l->seq_bits) - 1;
   g->time_shift = l->seq_bits + l->node_bits;
   g->node_part = node << l->seq_bits;
+  g->compat_bits = g->time_shift;
+  g->compat_mask = (UINT64_C(1) << g->time_shift) - 1;
   /* 2^seq_bits * 1000, at most 2^48 (past any array a caller can pass). */
   max_count = l->seq_bits > 38 ? UINT64_C(1) << 48 : (g->seq_mask + 1) * 1000;
   g->max_count = max_count > SIZE_MAX ? SIZE_MAX : max_count;
@@ -245,7 +248,7 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   wall = units_of(g, now);
   if (wall > g->tmax)
     return frond__gen_exhausted(g, err);
-  start = (uint64_t)(wall < 0 ? 0 : wall) << g->seq_bits;
+  start = unit_value(g, wall < 0 ? 0 : wall);
   if (g->opt.high_water_path != NULL &&
       (rc = start_from_file(g, now, &start, &source, err)) != 0)
     return rc;
@@ -254,15 +257,17 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
     start = value_after(g, after);
     source = "the coordinator";
   }
-  if (units_of_value(g, start) > g->tmax)
+  /* Past the last unit's sequence: no ID left (value_after's clamp). */
+  if (start >= run_end(g, unit_value(g, g->tmax)))
     return frond__gen_exhausted(g, err);
   if (source != NULL && (rc = wait_for_start(g, start, source, err)) != 0)
     return rc;
   now = clock_now(g);
   wall = units_of(g, now);
   if (wall > units_of_value(g, start))
-    start = (uint64_t)wall << g->seq_bits;
+    start = unit_value(g, wall);
   atomic_store(&g->state, start);
+  g->floor = start; /* publish_limit keeps the hot path in its unit */
   g->seen_units = units_of_value(g, start);
 
   if (g->hw != NULL) {
@@ -338,8 +343,8 @@ int frond_gen_close(frond_gen *g, frond_error *err) {
     uint64_t last = (atomic_load(&g->state) & ~FROND__GEN_SEALED) - 1;
     frond__hw_record rec;
     if (units_of_value(g, last) > g->reserved_units)
-      last = (uint64_t)g->reserved_units << g->seq_bits | g->seq_mask;
-    hw_record(g, units_of_value(g, last), last & g->seq_mask, 1, &rec);
+      last = unit_value(g, g->reserved_units) | g->seq_mask;
+    hw_record(g, units_of_value(g, last), value_seq(g, last), 1, &rec);
     rc = frond__hw_write(g->hw, &rec, err);
     frond__hw_close(g->hw);
   }
