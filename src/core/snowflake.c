@@ -29,7 +29,7 @@ int frond__gen_forked(const frond_gen *g, frond_error *err) {
 static void dead_prune(frond_gen *g) {
   int k = 0;
   for (int i = 0; i < g->ndead; i++)
-    if (g->dead[i].end > g->floor)
+    if (g->dead[i].end > g->cap)
       g->dead[k++] = g->dead[i];
   g->ndead = k;
 }
@@ -42,8 +42,8 @@ static void dead_prune(frond_gen *g) {
 static void dead_push(frond_gen *g, uint64_t v, uint64_t end) {
   int low = 0;
   dead_prune(g);
-  if (v < g->floor)
-    v = g->floor;
+  if (v < g->cap)
+    v = g->cap;
   if (g->ndead == FROND__GEN_DEAD_MAX) {
     for (int i = 1; i < g->ndead; i++)
       if (g->dead[i].end < g->dead[low].end)
@@ -75,7 +75,7 @@ static void give_back_below(frond_gen *g, uint64_t s) {
     if (h == NULL && i == g->ndead)
       break;
     v = h != NULL ? h->v : g->dead[i].v;
-    to = (s & FROND__GEN_SEALED) | (v < g->floor ? g->floor : v);
+    to = (s & FROND__GEN_SEALED) | (v < g->cap ? g->cap : v);
     if (!atomic_compare_exchange_strong_explicit(
             &g->state, &s, to, memory_order_relaxed, memory_order_relaxed))
       break;
@@ -100,6 +100,9 @@ static void raise_state(frond_gen *g, uint64_t v, uint64_t keep) {
   uint64_t cur = atomic_load_explicit(&g->state, memory_order_relaxed), next;
   do {
     next = cur & ~FROND__GEN_SEALED;
+    /* Below the cap only if claims ran past the seal bit: no ID left. */
+    if (next < g->cap)
+      next = value_end(g);
     if (next < v)
       next = v;
     next |= cur & keep;
@@ -110,6 +113,8 @@ static void raise_state(frond_gen *g, uint64_t v, uint64_t keep) {
   ** raise unneeded. */
   if (v > g->floor)
     g->floor = v;
+  if (v > g->cap)
+    g->cap = v;
   dead_prune(g);
 }
 
@@ -159,6 +164,8 @@ static void follow_clock(frond_gen *g, int64_t now) {
                                               memory_order_relaxed)) {
       if (next > g->floor)
         g->floor = next;
+      if (next > g->cap)
+        g->cap = next;
       dead_prune(g);
       break;
     }
@@ -288,7 +295,8 @@ static void wake(frond_gen *g) {
 
 int frond__gen_exhausted(const frond_gen *g, frond_error *err) {
   char when[40];
-  frond__format_rfc3339(frond_layout_end_ms(&g->layout), when, sizeof(when));
+  /* The generator's end: the layout's, or a little before it (tmax). */
+  frond__format_rfc3339(ms_of(g, g->tmax + 1), when, sizeof(when));
   return frond__fail(err, FROND_ETIME_EXHAUSTED,
                      "layout '%s' ran out of time bits on %s: it can issue no "
                      "more IDs; move to a layout with a later end",
@@ -376,6 +384,7 @@ static void held_remove(frond_gen *g, frond__gen_held *me) {
 */
 static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
   uint64_t v = r & ~FROND__GEN_SEALED, end = v + n;
+  uint64_t next_unit = unit_value(g, units_of_value(g, v) + 1);
   frond__gen_held me = {v, end, 0, NULL};
   int listed = 0, rc = 0;
   int64_t hold_until = frond__mono_ns() + HOLD_MIN_MS * 1000000;
@@ -387,7 +396,7 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
     if (me.given || g->floor >= end)
       break; /* given back for it, or jumped over */
     if ((s & ~FROND__GEN_SEALED) == end) {
-      uint64_t to = (s & FROND__GEN_SEALED) | (v < g->floor ? g->floor : v);
+      uint64_t to = (s & FROND__GEN_SEALED) | (v < g->cap ? g->cap : v);
       if (!atomic_compare_exchange_strong_explicit(
               &g->state, &s, to, memory_order_relaxed, memory_order_relaxed))
         continue; /* a claim landed meanwhile: look again */
@@ -399,15 +408,30 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
     }
     if (!(r & FROND__GEN_SEALED) && !(s & FROND__GEN_SEALED) &&
         atomic_load_explicit(&g->blocked, memory_order_relaxed) == 0 &&
-        v >= g->floor && end <= run_end(g, g->floor) &&
+        v >= g->floor && end <= run_end(g, v) &&
         end <= bounds_limit(g, clock_now(g))) {
       rc = 1;
       break;
     }
-    /* Gap values, with claims above: no ID, so nothing to wait for.
-    ** Whoever gives back down to them goes on through them. */
-    if (v >= run_end(g, v) && end <= unit_value(g, units_of_value(g, v) + 1)) {
-      dead_push(g, v, end);
+    /* No ID (a gap value, or past the generator's end), with claims
+    ** above: nothing to wait for. When every value from ours up to the
+    ** word is no ID either, move the word back down to ours: the calls
+    ** holding those hold nothing issuable, and later claims may hold the
+    ** same values again. Else whoever gives back down to ours goes on
+    ** through them. So the word does not climb while calls keep failing
+    ** (a block, the layout's end). */
+    if ((v >= run_end(g, v) && end <= next_unit) || v >= value_end(g)) {
+      uint64_t top = s & ~FROND__GEN_SEALED, to = v < g->cap ? g->cap : v;
+      if (top > to && (top <= next_unit || v >= value_end(g))) {
+        uint64_t want = (s & FROND__GEN_SEALED) | to;
+        if (!atomic_compare_exchange_strong_explicit(&g->state, &s, want,
+                                                     memory_order_relaxed,
+                                                     memory_order_relaxed))
+          continue; /* a claim landed meanwhile: look again */
+        give_back_below(g, want);
+      } else {
+        dead_push(g, v, end);
+      }
       break;
     }
     now_ns = frond__mono_ns();
@@ -458,7 +482,7 @@ static void place(const frond_gen *g, uint64_t cur, uint64_t n, uint64_t *first,
 ** A call for n values that the hot path could not take below `limit`;
 ** when `holds`, it holds the values [held, held + n) of its fetch-add.
 ** Under mu, first settle them: take them, or give them back. Then, in a
-** loop: claim n values (compare-and-swap), in the floor's unit or from
+** loop: claim n values (compare-and-swap), in the cap's unit or from
 ** the next one's first value, when every bound allows them now; else wait
 ** when the wall clock, the reservation or the fence can allow them within
 ** max_wait; else fail. Nothing is claimed on failure.
@@ -521,8 +545,8 @@ static int gen_slow(frond_gen *g, uint64_t n, int holds, uint64_t held,
                                                   memory_order_relaxed,
                                                   memory_order_relaxed)) {
         /* In a later unit: the hot path follows (publish_limit). */
-        if (unit_value(g, last_units) > g->floor) {
-          g->floor = unit_value(g, last_units);
+        if (unit_value(g, last_units) > g->cap) {
+          g->cap = unit_value(g, last_units);
           dead_prune(g);
         }
         *first = from;
@@ -625,7 +649,7 @@ static void make_ids(const frond_gen *g, uint64_t first, size_t n,
 }
 
 /* Claim the n values [*v, *v + n) by compare-and-swap when they lie
-** below `limit` (so in the floor's unit's run); return nonzero, holding
+** below `limit` (so in the cap's unit's run); return nonzero, holding
 ** nothing, when they do not: the slow path claims them. Lock-free. Not a
 ** fetch-add as frond_gen_next's single value: a batch whose values ran
 ** past its unit's run would hold IDs and gap values both, and could be

@@ -16,17 +16,17 @@
 ** without a look at the clock and the lock:
 **
 **   limit = min((min(wall + max_ahead, reservation, fence, last unit) + 1)
-**               << time_shift, run_end(floor)),      0 while blocked
+**               << time_shift, run_end(cap)),        0 while blocked
 **
 ** where the reservation is the high-water file's durable time and the fence
 ** the coordinator's. Both only ever rise, so a limit read a moment late
-** still never lets a value past anything durable. run_end(floor) is the
-** end of the sequence in the floor's unit: `state` never lies below the
-** floor, which only rises, so every value below a limit ever published
-** and at or above the floor is a sequence of the floor's unit, never a
-** gap value (a limit published for an older floor lies below the newer
-** floor, and allows nothing). The hot path so issues within one unit; the
-** slow path crosses to the next, raising the floor to its first value.
+** still never lets a value past anything durable. run_end(cap) is the
+** end of the sequence in the unit of `cap`: `state` never lies below cap,
+** which only rises, so every value below a limit ever published and at or
+** above the cap is a sequence of the cap's unit, never a gap value (a
+** limit published for an older cap lies below the newer cap, and allows
+** nothing). The hot path so issues within one unit; the slow path crosses
+** to the next, raising the cap to its first value.
 **
 ** The hot path reads no clock and takes no lock: it loads `limit`, then
 ** claims one value with one fetch-add to `state`: when it lies below the
@@ -37,8 +37,11 @@
 ** 2026-11-28). A batch (next_n) claims [cur, cur + n) by compare-and-swap
 ** only when it lies below the limit, and holds nothing otherwise: a batch
 ** that ran past its unit's sequence would hold IDs and gap values both.
-** A single value held past the sequence is a gap value: its call leaves
-** it at once to whoever gives back down to it (a dead range, below).
+** A single value held past the sequence is a gap value: its call moves
+** the word back down to it when every value above it is no ID either,
+** else leaves it at once to whoever gives back down to it (a dead range,
+** below); so failing calls (a block, the layout's end) never push the
+** word up for good.
 **
 ** A call that fails gives back what it holds, under `mu`, so that it
 ** consumes nothing: when nothing was added above its values, it moves
@@ -125,8 +128,17 @@
 ** frond__gen_block returns, no claim made after it is issued until a
 ** resume, and one made before it is issued only as one made before it.
 ** Failed claims piled up in the layout's last unit could reach it; such
-** values are never issued either (the slow path finds the layout's end). */
+** values are never issued either (the slow path finds the layout's end),
+** and FROND__GEN_HEADROOM keeps them below it. */
 #define FROND__GEN_SEALED (UINT64_C(1) << 63)
+
+/* Claims in flight past the last unit's sequence that the word holds
+** below the seal bit: one per calling thread (a call that fails there
+** moves the word back down over the values of no ID: settle). In a layout
+** of 63 bits whose last unit's gap is smaller (few node and sequence
+** bits, or none), the generator ends that many values early (tmax,
+** snowflake_start.c). */
+#define FROND__GEN_HEADROOM (UINT64_C(1) << 20)
 
 /* A failed call's values while it waits, under mu, for the claims above
 ** them to be given back (on its stack; in the generator's list). */
@@ -182,7 +194,12 @@ struct frond_gen {
   int waiting;            /* under mu: calls waiting in the slow path */
   int64_t reserved_units; /* under mu; tmax without a file */
   int64_t fence_units;    /* under mu; tmax without a coordinator fence */
-  uint64_t floor;         /* under mu: state is never given back below it */
+  uint64_t floor;         /* under mu: no value below it is taken (a raise's) */
+  /* Under mu: the hot path issues from cap's unit only; state never falls
+  ** below it. Raised with the floor, and by a slow-path claim that reaches
+  ** a later unit (whose values below it, held by other calls, stay theirs
+  ** to take: a claim's, unlike a raise's, jumps over nothing). */
+  uint64_t cap;
   struct frond__gen_held *held; /* under mu: failed calls waiting */
   int ndead;                    /* under mu: ranges given up on */
   struct {
@@ -257,6 +274,12 @@ static inline uint64_t run_end(const frond_gen *g, uint64_t v) {
   return (v >> g->time_shift << g->time_shift) + g->seq_mask + 1;
 }
 
+/* The end of the last unit's sequence: no value at or above it is ever
+** issued (tmax may end a little before the layout's end: headroom). */
+static inline uint64_t value_end(const frond_gen *g) {
+  return run_end(g, unit_value(g, g->tmax));
+}
+
 /* The sequence of v, a gap value's counted as its unit's last. */
 static inline uint64_t value_seq(const frond_gen *g, uint64_t v) {
   uint64_t low = v - (v >> g->time_shift << g->time_shift);
@@ -281,7 +304,7 @@ static inline uint64_t bounds_limit(const frond_gen *g, int64_t now) {
   return l < 0 ? 0 : unit_value(g, l + 1);
 }
 
-/* Recompute `limit` from the clock reading `now`, within the floor's unit:
+/* Recompute `limit` from the clock reading `now`, within the cap's unit:
 ** 0 (every call to the slow path) while blocked or while calls wait there,
 ** so that no call overtakes them on the hot path, and while the ticker
 ** sleeps, so that the next call reads the clock and wakes it. Release:
@@ -289,8 +312,8 @@ static inline uint64_t bounds_limit(const frond_gen *g, int64_t now) {
 ** mu (a raised state above all). Expects mu held. */
 static inline void publish_limit(frond_gen *g, int64_t now) {
   uint64_t lim = bounds_limit(g, now);
-  if (lim > run_end(g, g->floor))
-    lim = run_end(g, g->floor);
+  if (lim > run_end(g, g->cap))
+    lim = run_end(g, g->cap);
   if (atomic_load_explicit(&g->blocked, memory_order_relaxed) != 0 ||
       g->waiting > 0 || atomic_load_explicit(&g->asleep, memory_order_relaxed))
     lim = 0;
@@ -299,15 +322,13 @@ static inline void publish_limit(frond_gen *g, int64_t now) {
 
 /* The first value above the unit of unix ms t: where a successor of a
 ** holder whose fence (or high water) is t starts. Clamped to [0, the
-** first value past the last unit's sequence]: with node bits, a gap value
-** below the seal bit (the next unit's first value would be the seal bit
-** itself in a 63-bit layout); without, 2^63 in a 63-bit layout, as the
-** packed word had it. No claim is issued there: the next unit is past
-** the layout's end. */
+** first value past the last unit's sequence] (value_end: below the seal
+** bit, tmax leaving headroom in a 63-bit layout). No claim is issued
+** there: the next unit is past the generator's end. */
 static inline uint64_t value_after(const frond_gen *g, int64_t t) {
   int64_t u = t < g->layout.epoch_ms ? 0 : units_of(g, t) + 1;
   if (u > g->tmax)
-    return run_end(g, unit_value(g, g->tmax));
+    return value_end(g);
   return unit_value(g, u);
 }
 

@@ -231,6 +231,12 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   max_count = l->seq_bits > 38 ? UINT64_C(1) << 48 : (g->seq_mask + 1) * 1000;
   g->max_count = max_count > SIZE_MAX ? SIZE_MAX : max_count;
   g->tmax = (INT64_C(1) << l->time_bits) - 1;
+  if (l->time_bits + g->time_shift == 63) {
+    /* The value past the last unit is the seal bit: leave headroom. */
+    uint64_t unit = UINT64_C(1) << g->time_shift, gap = unit - g->seq_mask - 1;
+    if (gap < FROND__GEN_HEADROOM)
+      g->tmax -= (int64_t)((FROND__GEN_HEADROOM - gap + unit - 1) / unit);
+  }
   g->ahead_units = g->opt.max_ahead_ms / l->unit_ms;
   g->period_ns = l->unit_ms >= 100 ? 10000000 : 1000000;
   g->sleep_ns = g->opt.sleep_ms * 1000000;
@@ -267,7 +273,7 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
   if (wall > units_of_value(g, start))
     start = unit_value(g, wall);
   atomic_store(&g->state, start);
-  g->floor = start; /* publish_limit keeps the hot path in its unit */
+  g->cap = start; /* publish_limit keeps the hot path in its unit */
   g->seen_units = units_of_value(g, start);
 
   if (g->hw != NULL) {

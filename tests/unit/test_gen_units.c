@@ -160,6 +160,300 @@ static void test_threads_cross(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* A 63-bit layout without node bits, whose last unit ends at bit 63: the
+** generator ends a unit early (headroom for calls in flight), so using up
+** its last unit, then a block and a resume, issue nothing more, and the
+** word never reads as sealed. */
+static void test_used_up_at_end(void **state) {
+  fake_clock c;
+  frond_layout l = *twitter();
+  frond_gen_options o = fake_options(&c, 5, 0);
+  frond_gen *g = NULL;
+  frond_error err = {0, ""};
+  int64_t id = -42, *buf = malloc(sizeof(int64_t) << 20);
+  int rc = 0;
+  (void)state;
+  assert_non_null(buf);
+  l.time_bits = 40;
+  l.seq_bits = 23;
+  l.node_bits = l.dc_bits = l.worker_bits = 0;
+  l.epoch_ms = T0 + 100 - ((int64_t)1 << 40); /* last unit: T0 + 99 */
+  snprintf(l.name, sizeof(l.name), "custom");
+  fake_clock_set(&c, T0 + 99);
+  assert_int_equal(frond_gen_create(&g, &l, 0, &o, &err),
+                   FROND_ETIME_EXHAUSTED);
+  fake_clock_set(&c, T0 + 98);
+  if (frond_gen_create(&g, &l, 0, &o, &err) != 0)
+    fail_msg("create: %s", err.message);
+  for (int k = 0; k < 9 && rc == 0; k++)
+    rc = frond_gen_next_n(g, (size_t)1 << 20, buf, &err);
+  assert_int_equal(rc, FROND_ETIME_EXHAUSTED);
+  assert_int_equal(fields(g, buf[(1 << 20) - 1]).unix_ms, T0 + 98);
+  assert_int_equal(frond_gen_next(g, &id, NULL), FROND_ETIME_EXHAUSTED);
+  frond__gen_block(g, FROND_ENODE_ID_LOST);
+  frond__gen_resume(g, 0, INT64_MAX);
+  assert_int_equal(atomic_load(&g->state) & FROND__GEN_SEALED, 0);
+  assert_int_equal(frond_gen_next(g, &id, NULL), FROND_ETIME_EXHAUSTED);
+  assert_int_equal(frond_gen_high_water_ms(g), T0 + 98);
+  assert_int_equal(id, -42);
+  frond_gen_close(g, NULL);
+  free(buf);
+}
+
+/* A call that read the limit just before another crossed to the next
+** unit, and fetch-added a value there, is refused by its stale limit; it
+** runs only after the others used that unit up and a third crossed on.
+** Its value is still its own: it takes it, and the fence's twelve values
+** are issued, each once. */
+static void test_stale_limit_after_crossing(void **state) {
+  fake_clock c;
+  frond_gen_options o = fake_options(&c, 86400000, 0);
+  frond__gen_fence f = {0, T0 + 2, 0, NULL, NULL}; /* units T0 .. T0 + 2 */
+  frond_layout l = four_a_unit();
+  frond_gen *g = NULL;
+  frond__gen_hot *h;
+  frond_error err = {0, ""};
+  int64_t ids[16], prev = -1, id;
+  size_t n = 0;
+  uint64_t lim, v;
+  (void)state;
+  fake_clock_set(&c, T0);
+  if (frond__gen_create_fenced(&g, &l, 3, &o, &f, &err) != 0)
+    fail_msg("create: %s", err.message);
+  h = (frond__gen_hot *)(void *)g;
+  for (int k = 0; k < 4; k++) /* unit T0 */
+    assert_int_equal(frond_gen_next(g, &ids[n++], NULL), 0);
+  lim = __atomic_load_n(&h->limit, __ATOMIC_ACQUIRE); /* B reads the limit */
+  assert_int_equal(frond_gen_next(g, &ids[n++], NULL), 0); /* A crosses */
+  v = __atomic_fetch_add(&h->state, 1, __ATOMIC_RELAXED);  /* B's add */
+  assert_true(v + 1 > lim);   /* B to the slow path, after the others: */
+  for (int k = 0; k < 3; k++) /* the rest of T0 + 1, then T0 + 2 */
+    assert_int_equal(frond_gen_next(g, &ids[n++], NULL), 0);
+  assert_int_equal(frond__gen_next_slow(g, v, &ids[n++], NULL), 0);
+  while (n < 16 && frond_gen_next(g, &id, NULL) == 0)
+    ids[n++] = id;
+  qsort(ids, n, sizeof(int64_t), cmp_id);
+  check_run(g, 3, ids, n, &prev);
+  assert_int_equal(n, 12);
+  frond_gen_close(g, NULL);
+}
+
+/* ---- every value up to a fence, once ----------------------------------
+**
+** Six threads mixing single IDs and batches of 1 to 9 against a fence, on
+** layouts of 1 and 2 sequence bits with 0, 1 and 10 node bits; then one
+** thread takes what they left. Each value of each unit up to the fence
+** must be issued exactly once: a call whose value a stale limit refused
+** takes it in the slow path, even once another call crossed to a later
+** unit (a crossing moves the cap, and jumps over nothing). */
+
+enum { FILLERS = 6 };
+
+typedef struct filler {
+  pthread_t thread;
+  frond_gen *g;
+  int index;
+  size_t got, cap;
+  int64_t *ids;
+  int other; /* a failure other than the fence's */
+  char why[600];
+} filler;
+
+static void *filler_main(void *arg) {
+  filler *t = arg;
+  int64_t run[9];
+  unsigned r = 12345u * (unsigned)(t->index + 1);
+  int64_t deadline = frond__mono_ns() + 8 * INT64_C(1000000000);
+  /* Until 200 calls in a row fail (the fence is reached) or the deadline. */
+  for (int failed = 0; failed < 200 && frond__mono_ns() < deadline;) {
+    frond_error err = {0, ""};
+    size_t n;
+    int rc;
+    r = r * 1103515245u + 12345u;
+    n = (r >> 16) % 3 != 0 ? 1 : (size_t)((r >> 8) % 9) + 1;
+    rc = n == 1 ? frond_gen_next(t->g, &run[0], &err)
+                : frond_gen_next_n(t->g, n, run, &err);
+    if (rc != 0) {
+      failed++;
+      if (rc != FROND_ECOORD && t->other == 0) {
+        t->other = rc;
+        snprintf(t->why, sizeof(t->why), "%s", err.message);
+      }
+      continue;
+    }
+    failed = 0;
+    for (size_t i = 0; i < n && t->got < t->cap; i++)
+      t->ids[t->got++] = run[i];
+  }
+  return NULL;
+}
+
+static void fill_to_fence(unsigned node_bits, unsigned seq_bits) {
+  fake_clock c;
+  frond_layout l = *twitter();
+  frond_gen_options o = fake_options(&c, 86400000, 0);
+  int64_t units = 6000 >> seq_bits, id;
+  frond__gen_fence f = {0, T0 + units - 1, 0, NULL, NULL};
+  uint64_t per = UINT64_C(1) << seq_bits, node = node_bits != 0;
+  size_t want = (size_t)units * per, total = 0;
+  frond_gen *g = NULL;
+  frond_error err = {0, ""};
+  filler t[FILLERS];
+  int64_t *all = malloc(sizeof(int64_t) * FILLERS * (want + 16));
+  assert_non_null(all);
+  l.seq_bits = seq_bits;
+  l.node_bits = node_bits;
+  l.dc_bits = l.worker_bits = 0;
+  snprintf(l.name, sizeof(l.name), "custom");
+  fake_clock_set(&c, T0);
+  if (frond__gen_create_fenced(&g, &l, node, &o, &f, &err) != 0)
+    fail_msg("create: %s", err.message);
+  for (int i = 0; i < FILLERS; i++) {
+    memset(&t[i], 0, sizeof(t[i]));
+    t[i].g = g;
+    t[i].index = i;
+    t[i].cap = want + 16;
+    t[i].ids = all + (size_t)i * (want + 16);
+    assert_int_equal(pthread_create(&t[i].thread, NULL, filler_main, &t[i]), 0);
+  }
+  for (int i = 0; i < FILLERS; i++)
+    pthread_join(t[i].thread, NULL);
+  for (int i = 0; i < FILLERS; i++) {
+    if (t[i].other != 0)
+      fail_msg("node bits %u, sequence bits %u: %s", node_bits, seq_bits,
+               t[i].why);
+    memmove(all + total, t[i].ids, t[i].got * sizeof(int64_t));
+    total += t[i].got;
+  }
+  /* What a thread preempted inside a claim left, one call at a time. */
+  while (total < want + 16 && frond_gen_next(g, &id, NULL) == 0)
+    all[total++] = id;
+  qsort(all, total, sizeof(int64_t), cmp_id);
+  for (size_t i = 0; i < total; i++) {
+    frond_fields fl = fields(g, all[i]);
+    if (fl.node != node || fl.sequence >= per || fl.unix_ms > T0 + units - 1)
+      fail_msg("ID %lld: node %llu, sequence %llu, at T0 + %lld ms",
+               (long long)all[i], (unsigned long long)fl.node,
+               (unsigned long long)fl.sequence, (long long)(fl.unix_ms - T0));
+    if (i > 0 && all[i] == all[i - 1])
+      fail_msg("ID %lld issued twice", (long long)all[i]);
+  }
+  if (total != want)
+    fail_msg("node bits %u, sequence bits %u: %zu IDs up to the fence, not "
+             "%zu",
+             node_bits, seq_bits, total, want);
+  frond_gen_close(g, NULL);
+  free(all);
+}
+
+static void test_fill_to_fence(void **state) {
+  static const unsigned node_bits[] = {0, 1, 10}, seq_bits[] = {1, 2};
+  (void)state;
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 2; b++)
+      fill_to_fence(node_bits[a], seq_bits[b]);
+}
+
+/* ---- failing calls do not push the word up ----------------------------
+**
+** Threads that keep calling while every call fails (the layout's end, a
+** block) each hold at most one value at a time: once they stop, the word
+** lies at most that many values past where the failures began, however
+** many calls failed. (When each failed call with a claim above it left a
+** range for a give-back that never came, the word climbed with every
+** call: past the seal bit at a layout's end, where a resume then issued
+** IDs of the epoch.) */
+
+enum { STORMERS = 4, STORM_CALLS = 20000 };
+
+typedef struct stormer {
+  pthread_t thread;
+  frond_gen *g;
+  int want; /* the only answer expected */
+  int other;
+} stormer;
+
+static void *stormer_main(void *arg) {
+  stormer *t = arg;
+  int64_t id;
+  for (int k = 0; k < STORM_CALLS; k++) {
+    int rc = frond_gen_next(t->g, &id, NULL);
+    if (rc != t->want)
+      t->other = rc;
+  }
+  return NULL;
+}
+
+static void storm(frond_gen *g, int want) {
+  stormer t[STORMERS];
+  for (int i = 0; i < STORMERS; i++) {
+    memset(&t[i], 0, sizeof(t[i]));
+    t[i].g = g;
+    t[i].want = want;
+    assert_int_equal(pthread_create(&t[i].thread, NULL, stormer_main, &t[i]),
+                     0);
+  }
+  for (int i = 0; i < STORMERS; i++) {
+    pthread_join(t[i].thread, NULL);
+    assert_int_equal(t[i].other, 0);
+  }
+}
+
+static uint64_t word(frond_gen *g) {
+  return atomic_load(&g->state) & ~FROND__GEN_SEALED;
+}
+
+static void test_failing_calls_do_not_climb(void **state) {
+  fake_clock c;
+  frond_layout l = four_a_unit(); /* a gap of 4 values after 4 */
+  frond_gen_options o = fake_options(&c, 5, 0);
+  frond_gen *g = NULL;
+  frond_error err = {0, ""};
+  int64_t id;
+  uint64_t before;
+  (void)state;
+  l.time_bits = 30;
+  l.node_bits = 1;
+  l.dc_bits = l.worker_bits = 0;
+  l.epoch_ms = T0 + 100 - ((int64_t)1 << 30); /* last unit: T0 + 99 */
+  fake_clock_set(&c, T0 + 99);
+  if (frond_gen_create(&g, &l, 1, &o, &err) != 0)
+    fail_msg("create: %s", err.message);
+  for (int k = 0; k < 4; k++) /* the last unit */
+    assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  before = word(g);
+  storm(g, FROND_ETIME_EXHAUSTED);
+  if (word(g) > before + STORMERS)
+    fail_msg("the word climbed %llu values past the end",
+             (unsigned long long)(word(g) - before));
+  frond__gen_block(g, FROND_ENODE_ID_LOST);
+  storm(g, FROND_ENODE_ID_LOST);
+  if (word(g) > before + STORMERS)
+    fail_msg("blocked: the word climbed %llu values past the end",
+             (unsigned long long)(word(g) - before));
+  frond__gen_resume(g, 0, INT64_MAX);
+  assert_int_equal(frond_gen_next(g, &id, NULL), FROND_ETIME_EXHAUSTED);
+  frond_gen_close(g, NULL);
+
+  /* In the middle of the layout's life: a block, calls failing, a resume;
+  ** the next ID follows the last one, not units ahead. */
+  fake_clock_set(&c, T0);
+  g = make_four(&c, 1, NULL);
+  for (int k = 0; k < 4; k++) /* T0 used up: the word at its gap */
+    assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  before = word(g);
+  frond__gen_block(g, FROND_ENODE_ID_LOST);
+  storm(g, FROND_ENODE_ID_LOST);
+  if (word(g) > before + STORMERS)
+    fail_msg("blocked: the word climbed %llu values",
+             (unsigned long long)(word(g) - before));
+  frond__gen_resume(g, 0, INT64_MAX);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  assert_int_equal(fields(g, id).unix_ms, T0 + 1);
+  assert_int_equal(fields(g, id).sequence, 0);
+  frond_gen_close(g, NULL);
+}
+
 /* frond_gen_next as earlier headers inlined it into programs built then:
 ** the ID from a packed word, by the fields it read. */
 static int next_packed(frond_gen *g, int64_t *id) {
@@ -276,6 +570,10 @@ int main(void) {
       cmocka_unit_test(test_threads_cross),
       cmocka_unit_test_teardown(test_no_node_bits, with_node_bits),
       cmocka_unit_test(test_raise_at_layout_end),
+      cmocka_unit_test(test_used_up_at_end),
+      cmocka_unit_test(test_stale_limit_after_crossing),
+      cmocka_unit_test(test_fill_to_fence),
+      cmocka_unit_test(test_failing_calls_do_not_climb),
       cmocka_unit_test(test_packed_inline),
       cmocka_unit_test(test_restart_at_unit_end),
   };
