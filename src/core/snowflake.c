@@ -429,9 +429,9 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
                                                      memory_order_relaxed))
           continue; /* a claim landed meanwhile: look again */
         give_back_below(g, want);
-      } else {
+      } else if (top > end && end > g->cap) {
         dead_push(g, v, end);
-      }
+      } /* else the word is at or below it already: nothing is held */
       break;
     }
     now_ns = frond__mono_ns();
