@@ -585,6 +585,30 @@ static int next_node_scoped(frond_format *f, const frond_format_source *src,
   return 0;
 }
 
+/* One string of a 128-bit format: none of a batch's loops or buffer
+** (a call's saved registers are stores every ID waits on). */
+static int next_one_128(frond_format *f, char *out) {
+  uint8_t b[16];
+  switch (f->kind) {
+  case FROND_FORMAT_UUID7:
+    frond_uuid7_next(f->uuid7, b);
+    frond_uuid_format(b, out);
+    return 0;
+  case FROND_FORMAT_UUID4:
+    frond__uuid4_fast(b);
+    frond_uuid_format(b, out);
+    return 0;
+  case FROND_FORMAT_ULID:
+    frond_ulid_next(f->ulid, b);
+    frond_ulid_format(b, out);
+    return 0;
+  default:
+    frond_objectid_next(f->oid, b);
+    frond_objectid_format(b, out);
+    return 0;
+  }
+}
+
 /* uuid7, ulid and objectid of the format's own generator: CHUNK values
 ** at a time taken in one step, then written out; uuid4: CHUNK at a time
 ** drawn at once from the thread's keystream. */
@@ -650,11 +674,11 @@ static int next_n(frond_format *f, const frond_format_source *src,
   case FROND_FORMAT_UUID7:
   case FROND_FORMAT_ULID:
   case FROND_FORMAT_OBJECTID:
-    return next_128(f, n, out, stride);
+    return n == 1 ? next_one_128(f, out) : next_128(f, n, out, stride);
   case FROND_FORMAT_UUID4:
     if ((rc = frond__sodium_init(err)) != 0)
       return rc;
-    return next_128(f, n, out, stride);
+    return n == 1 ? next_one_128(f, out) : next_128(f, n, out, stride);
   case FROND_FORMAT_SEQ:
     if (f->keyed && (rc = fact_ready(f, src, err)) != 0)
       return rc;

@@ -218,7 +218,6 @@ void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 ** fork(). Thread-safe, lock-free. */
 uint64_t frond__rand_stream(void);
 uint64_t frond__rand64(uint64_t stream);
-void frond__rand128(uint64_t stream, uint64_t out[2]); /* 16 in one call */
 void frond__rand_bytes(uint64_t stream, void *out, size_t n);
 /* Tests: every stream from this key (NULL: the system's again). */
 void frond__rand_fixed(const uint8_t key[16]);

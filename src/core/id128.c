@@ -34,8 +34,11 @@
 ** ObjectId a new process value) on its first call in the child, as the
 ** keystreams do (RFC 9562 section 6.9 asks for exactly this reseeding).
 **
-** The time: with the default clock, frond__id128_now_ms (a ticker's word
-** under sustained use, id128_rand.c); a clock given is called every time.
+** The time: with the default clock, a ticker's word under sustained use
+** (frond__now_ms, rand_hot.h; id128_rand.c); a clock given is called
+** every time. The one-ID path is a leaf: the engine's add, the clock's
+** and the keystream's common cases inlined (no call, no saved register:
+** stores that the next ID's locked add would wait to drain).
 ** A batch moves the word once for all its values (engine_next_n), the
 ** values its single calls would have made one after the other.
 **
@@ -47,6 +50,7 @@
 #include "base/fork.h"
 #include "core/core.h"
 #include "core/formats.h"
+#include "core/rand_hot.h"
 
 #include <pthread.h>
 #include <sodium.h>
@@ -135,15 +139,18 @@ static uint64_t prf64(const id_engine *e, uint64_t v) {
 /* A child of fork() takes new keys before its first ID. The keys are
 ** written before the mark is re-armed (release), and a call that finds the
 ** mark its own (acquire) reads them after. */
-static void engine_check_fork(id_engine *e) {
-  if (FROND__LIKELY(!frond__fork_seen(&e->fork)))
-    return;
+__attribute__((noinline)) static void engine_rekey(id_engine *e) {
   pthread_mutex_lock(&e->mu);
   if (frond__fork_seen(&e->fork)) {
     engine_keys(e);
     frond__fork_arm(&e->fork);
   }
   pthread_mutex_unlock(&e->mu);
+}
+
+static inline void engine_check_fork(id_engine *e) {
+  if (FROND__UNLIKELY(frond__fork_seen(&e->fork)))
+    engine_rekey(e);
 }
 
 /* The first value of time unit u. */
@@ -159,28 +166,11 @@ static uint64_t unit_start(const id_engine *e, uint64_t u, uint64_t cur) {
   }
 }
 
-/* Take n values (n >= 1) at once: the first is what one call takes, the
-** others follow it; returns the first. The common case, a unit the word
-** has reached, is one fetch-add: the n values after the word's are the
-** caller's alone, and no load of the word stands in front of the locked
-** instruction (a compare-and-swap would wait for it). A call that finds
-** the word's unit behind its clock moves the word up by compare-and-swap,
-** from the word its add left: when no other call has moved it since, the
-** add is as if not made (the values follow the word before it, as one
-** compare-and-swap would have made them: no gap, so an ObjectId's counter
-** still goes up by one per ID); when another has, the added values are
-** left unused, a gap in the counter, and the loop goes on from the word
-** as found. */
-static uint64_t engine_next_n(id_engine *e, uint64_t n) {
-  int64_t now =
-      e->clock == NULL ? frond__id128_now_ms() : e->clock(e->clock_ctx);
-  uint64_t u = now > 0 ? (uint64_t)now / (uint64_t)e->unit_ms : 0;
-  uint64_t cur, seen, next;
-  engine_check_fork(e);
-  cur = atomic_fetch_add_explicit(&e->state, n, memory_order_relaxed);
-  if (FROND__LIKELY((cur >> e->cbits) >= u))
-    return cur + 1;
-  seen = cur + n;
+/* engine_next_n's call that found the word's unit behind its clock u,
+** after its add left the word at cur + n. */
+__attribute__((noinline)) static uint64_t
+engine_catch_up(id_engine *e, uint64_t cur, uint64_t n, uint64_t u) {
+  uint64_t seen = cur + n, next;
   for (;;) {
     next = cur + 1;
     if ((cur >> e->cbits) < u) {
@@ -196,7 +186,35 @@ static uint64_t engine_next_n(id_engine *e, uint64_t n) {
   }
 }
 
-static uint64_t engine_next(id_engine *e) {
+/* Take n values (n >= 1) at once: the first is what one call takes, the
+** others follow it; returns the first. The common case, a unit the word
+** has reached, is one fetch-add: the n values after the word's are the
+** caller's alone, and no load of the word stands in front of the locked
+** instruction (a compare-and-swap would wait for it). A call that finds
+** the word's unit behind its clock moves the word up by compare-and-swap,
+** from the word its add left: when no other call has moved it since, the
+** add is as if not made (the values follow the word before it, as one
+** compare-and-swap would have made them: no gap, so an ObjectId's counter
+** still goes up by one per ID); when another has, the added values are
+** left unused, a gap in the counter, and the loop goes on from the word
+** as found. */
+__attribute__((always_inline)) static inline uint64_t
+engine_next_n(id_engine *e, uint64_t n) {
+  int64_t now = e->clock == NULL ? frond__now_ms() : e->clock(e->clock_ctx);
+  /* the unit is 1 ms or 1 s: no division for the millisecond kinds */
+  uint64_t u = now <= 0          ? 0
+               : e->unit_ms == 1 ? (uint64_t)now
+                                 : (uint64_t)now / 1000;
+  uint64_t cur;
+  engine_check_fork(e);
+  cur = atomic_fetch_add_explicit(&e->state, n, memory_order_relaxed);
+  if (FROND__LIKELY((cur >> e->cbits) >= u))
+    return cur + 1;
+  return engine_catch_up(e, cur, n, u);
+}
+
+__attribute__((always_inline)) static inline uint64_t
+engine_next(id_engine *e) {
   return engine_next_n(e, 1);
 }
 
@@ -261,9 +279,10 @@ static uint64_t get_be64(const uint8_t *p) {
 
 /* 48 ms | ver 7 | rand_a = counter >> 4 | var 10 | counter & 15 | 58
 ** random bits. */
-static void uuid7_put(frond_uuid7 *g, uint64_t v, uint8_t out[16]) {
+__attribute__((always_inline)) static inline void
+uuid7_put(frond_uuid7 *g, uint64_t v, uint8_t out[16]) {
   uint64_t ms = v >> 16, ctr = v & 0xffff;
-  uint64_t rnd = frond__rand64(g->e.stream);
+  uint64_t rnd = frond__rand_take64(g->e.stream);
   uint64_t hi =
       (ms & UINT64_C(0xffffffffffff)) << 16 | UINT64_C(0x7000) | ctr >> 4;
   uint64_t lo =
@@ -317,7 +336,7 @@ void frond__uuid4_next_n(size_t n, uint8_t *out) {
 ** several stores), which cost a third of a UUIDv4 string. */
 void frond__uuid4_fast(uint8_t out[16]) {
   uint64_t w[2], hi, lo;
-  frond__rand128(uuid4_stream_of_process(), w);
+  frond__rand_take(uuid4_stream_of_process(), w, 16);
   hi = (w[0] & ~UINT64_C(0xf000)) | UINT64_C(0x4000);     /* ver 4, byte 6 */
   lo = (w[1] & ~(UINT64_C(3) << 62)) | UINT64_C(2) << 62; /* var 10, byte 8 */
   put_be64(out, hi);

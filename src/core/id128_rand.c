@@ -52,6 +52,7 @@
 #include "base/busy.h"
 #include "base/fork.h"
 #include "core/formats.h"
+#include "core/rand_hot.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -67,7 +68,7 @@
 #define RBUF (DRAW - 32)
 #define RESEED 1024 /* refills: 1 MiB */
 
-typedef struct rand_slot {
+typedef struct frond__rand_slot {
   uint64_t stream; /* 0: empty */
   unsigned epoch;  /* fixed_word when its key was made */
   frond__fork_mark fork;
@@ -98,35 +99,30 @@ static __thread rand_thread *mine __attribute__((tls_model("initial-exec")));
 ** finish: each load in the chain is time on every ID. While a stream is
 ** hot its slot's pos is stale; hot_flush writes it back before any other
 ** code reads the slot. The fork mark is the slot's. */
-static __thread struct {
-  uint64_t stream; /* 0: none */
-  uint8_t *p;      /* next unread byte */
-  uint8_t *end;    /* the end of the slot's buffer */
-  rand_slot *slot;
-  frond__fork_mark fork;
-} hot __attribute__((tls_model("initial-exec")));
+__thread frond__rand_hot frond__hot __attribute__((tls_model("initial-exec")));
 
 /* No slot hot: every call goes to frond__rand_bytes. */
 static void hot_clear(void) {
-  hot.stream = 0;
-  hot.p = hot.end = NULL;
-  hot.slot = NULL;
+  frond__hot.stream = 0;
+  frond__hot.p = frond__hot.end = NULL;
+  frond__hot.slot = NULL;
 }
 
 static void hot_flush(void) {
-  if (hot.stream != 0)
-    hot.slot->pos = (unsigned)(hot.p - hot.slot->buf);
+  if (frond__hot.stream != 0)
+    frond__hot.slot->pos = (unsigned)(frond__hot.p - frond__hot.slot->buf);
   hot_clear();
 }
 
 static void hot_load(rand_slot *s) {
-  hot.stream = s->stream;
-  hot.slot = s;
-  hot.p = s->buf + s->pos;
-  hot.end = s->buf + RBUF;
-  hot.fork.at = s->fork.at;
+  frond__hot.stream = s->stream;
+  frond__hot.slot = s;
+  frond__hot.p = s->buf + s->pos;
+  frond__hot.end = s->buf + RBUF;
+  frond__hot.fork.at = s->fork.at;
   atomic_store_explicit(
-      &hot.fork.key, atomic_load_explicit(&s->fork.key, memory_order_relaxed),
+      &frond__hot.fork.key,
+      atomic_load_explicit(&s->fork.key, memory_order_relaxed),
       memory_order_relaxed);
 }
 static pthread_key_t rand_key;
@@ -150,9 +146,10 @@ void frond__rand_refill_hook(void (*fn)(void)) {
 /* busy is set while a call reads or changes this thread's state; a call
 ** that finds it set is a signal handler that interrupted one on its own
 ** thread (base/busy.h). */
-FROND__BUSY_MARK(busy);
-#define ENTER() FROND__BUSY_ENTER(busy)
-#define LEAVE() FROND__BUSY_LEAVE(busy)
+__thread volatile sig_atomic_t frond__rand_busy
+    __attribute__((tls_model("initial-exec")));
+#define ENTER() FROND__BUSY_ENTER(frond__rand_busy)
+#define LEAVE() FROND__BUSY_LEAVE(frond__rand_busy)
 
 /* Set once the thread's state is freed at its exit: a later destructor
 ** that draws takes the system's bits rather than a state no destructor
@@ -306,7 +303,7 @@ static void draw_bytes(rand_thread *t, uint64_t stream, void *out, size_t n) {
 
 void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
   rand_thread *t;
-  if (FROND__UNLIKELY(busy)) {
+  if (FROND__UNLIKELY(frond__rand_busy)) {
     randombytes_buf(out, n); /* a handler inside a draw */
     return;
   }
@@ -320,40 +317,10 @@ void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
   LEAVE();
 }
 
-/* n (8 or 16: a constant in each caller) bytes of stream's keystream:
-** from the hot slot when it is stream's, has n bytes and was made in
-** this process; else through frond__rand_bytes, which makes stream's
-** slot the hot one. The mark is set before the cursor is read: a handler
-** that ran between the two would hand out the bytes this call read. */
-__attribute__((always_inline)) static inline void take(uint64_t stream,
-                                                       void *out, unsigned n) {
-  uint8_t *p;
-  if (FROND__UNLIKELY(busy)) {
-    frond__rand_bytes(stream, out, n);
-    return;
-  }
-  ENTER();
-  p = hot.p;
-  if (FROND__UNLIKELY(hot.stream != stream || (size_t)(hot.end - p) < n ||
-                      frond__fork_seen(&hot.fork))) {
-    LEAVE();
-    frond__rand_bytes(stream, out, n);
-    return;
-  }
-  memcpy(out, p, n);
-  memset(p, 0, n); /* handed out: not kept */
-  hot.p = p + n;
-  LEAVE();
-}
-
 uint64_t frond__rand64(uint64_t stream) {
   uint64_t v;
-  take(stream, &v, 8);
+  frond__rand_take(stream, &v, 8);
   return v;
-}
-
-void frond__rand128(uint64_t stream, uint64_t out[2]) {
-  take(stream, out, 16);
 }
 
 const void *frond__rand_state(size_t *len) {
@@ -367,16 +334,12 @@ uint64_t frond__rand_rekeys(void) {
 
 /* ---- the millisecond ---- */
 
-enum { TICK_STOPPED, TICK_STARTING, TICK_RUNNING, TICK_FAILED };
 #define TICK_AFTER 256    /* clock reads in a row before a ticker starts */
 #define TICK_IDLE_MS 1000 /* a ticker stops after this long unread */
 
-static _Atomic int64_t tick_ms;
-static _Atomic int tick_state;
-static _Atomic int tick_read;        /* read since the last tick */
+frond__tick frond__ticker;
 static _Atomic uint64_t tick_gen;    /* the running ticker's number */
 static _Atomic unsigned tick_direct; /* clock reads while stopped */
-static frond__fork_mark tick_fork;   /* armed before RUNNING (release) */
 static _Atomic int tick_fork_armed;
 
 static void *ticker(void *arg) {
@@ -386,7 +349,7 @@ static void *ticker(void *arg) {
     struct timespec ts;
     long ns;
     clock_gettime(CLOCK_REALTIME, &ts);
-    atomic_store_explicit(&tick_ms,
+    atomic_store_explicit(&frond__ticker.ms,
                           (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
                           memory_order_relaxed);
     /* Wake just after the next millisecond begins. */
@@ -394,28 +357,30 @@ static void *ticker(void *arg) {
     frond__sleep_ns(ns);
     if (atomic_load_explicit(&tick_gen, memory_order_relaxed) != gen)
       return NULL; /* another ticker took over */
-    if (atomic_exchange_explicit(&tick_read, 0, memory_order_relaxed))
+    if (atomic_exchange_explicit(&frond__ticker.read, 0, memory_order_relaxed))
       idle = 0;
     else if (++idle >= TICK_IDLE_MS) {
-      int running = TICK_RUNNING;
+      int running = FROND__TICK_RUNNING;
       atomic_store_explicit(&tick_direct, 0, memory_order_relaxed);
-      atomic_compare_exchange_strong(&tick_state, &running, TICK_STOPPED);
+      atomic_compare_exchange_strong(&frond__ticker.state, &running,
+                                     FROND__TICK_STOPPED);
       return NULL;
     }
   }
 }
 
 static void tick_start(int64_t now) {
-  int stopped = TICK_STOPPED;
+  int stopped = FROND__TICK_STOPPED;
   pthread_t th;
   pthread_attr_t a;
   sigset_t all, old;
   uint64_t gen;
-  if (!atomic_compare_exchange_strong(&tick_state, &stopped, TICK_STARTING))
+  if (!atomic_compare_exchange_strong(&frond__ticker.state, &stopped,
+                                      FROND__TICK_STARTING))
     return;
   gen = atomic_fetch_add(&tick_gen, 1) + 1;
-  atomic_store_explicit(&tick_ms, now, memory_order_relaxed);
-  frond__fork_arm(&tick_fork);
+  atomic_store_explicit(&frond__ticker.ms, now, memory_order_relaxed);
+  frond__fork_arm(&frond__ticker.fork);
   /* Release: a reader that sees it armed (acquire) sees the mark's word. */
   atomic_store_explicit(&tick_fork_armed, 1, memory_order_release);
   /* The ticker takes no signal: they stay the application's threads'. */
@@ -424,32 +389,35 @@ static void tick_start(int64_t now) {
   pthread_attr_init(&a);
   pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
   if (pthread_create(&th, &a, ticker, (void *)(uintptr_t)gen) != 0)
-    atomic_store(&tick_state, TICK_FAILED); /* read the clock each call */
+    atomic_store(&frond__ticker.state,
+                 FROND__TICK_FAILED); /* read the clock each call */
   else
-    atomic_store_explicit(&tick_state, TICK_RUNNING, memory_order_release);
+    atomic_store_explicit(&frond__ticker.state, FROND__TICK_RUNNING,
+                          memory_order_release);
   pthread_attr_destroy(&a);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int64_t frond__id128_now_ms(void) {
-  int st = atomic_load_explicit(&tick_state, memory_order_acquire);
+  int st = atomic_load_explicit(&frond__ticker.state, memory_order_acquire);
   int64_t now;
-  if (FROND__LIKELY(st == TICK_RUNNING && !frond__fork_seen(&tick_fork))) {
-    if (!atomic_load_explicit(&tick_read, memory_order_relaxed))
-      atomic_store_explicit(&tick_read, 1, memory_order_relaxed);
-    return atomic_load_explicit(&tick_ms, memory_order_relaxed);
+  if (FROND__LIKELY(st == FROND__TICK_RUNNING &&
+                    !frond__fork_seen(&frond__ticker.fork))) {
+    if (!atomic_load_explicit(&frond__ticker.read, memory_order_relaxed))
+      atomic_store_explicit(&frond__ticker.read, 1, memory_order_relaxed);
+    return atomic_load_explicit(&frond__ticker.ms, memory_order_relaxed);
   }
   now = frond_clock_realtime(NULL);
   if (atomic_load_explicit(&tick_fork_armed, memory_order_acquire) &&
-      frond__fork_seen(&tick_fork)) {
+      frond__fork_seen(&frond__ticker.fork)) {
     /* A child of fork(): the parent's ticker is not here. */
     atomic_fetch_add(&tick_gen, 1);
     atomic_store(&tick_direct, 0);
-    atomic_store(&tick_state, TICK_STOPPED);
-    frond__fork_arm(&tick_fork);
+    atomic_store(&frond__ticker.state, FROND__TICK_STOPPED);
+    frond__fork_arm(&frond__ticker.fork);
     return now;
   }
-  if (st == TICK_STOPPED &&
+  if (st == FROND__TICK_STOPPED &&
       atomic_fetch_add_explicit(&tick_direct, 1, memory_order_relaxed) + 1 >=
           TICK_AFTER)
     tick_start(now);
