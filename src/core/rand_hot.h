@@ -97,8 +97,12 @@ frond__rand_take64(uint64_t stream) {
 }
 
 /* The ticker's state (id128_rand.c). */
-enum { FROND__TICK_STOPPED, FROND__TICK_STARTING, FROND__TICK_RUNNING,
-       FROND__TICK_FAILED };
+enum {
+  FROND__TICK_STOPPED,
+  FROND__TICK_STARTING,
+  FROND__TICK_RUNNING,
+  FROND__TICK_FAILED
+};
 typedef struct frond__tick {
   _Atomic int64_t ms;
   _Atomic int state;
@@ -112,11 +116,10 @@ extern frond__tick frond__ticker;
 ** this process. */
 __attribute__((always_inline)) static inline int64_t frond__now_ms(void) {
   frond__tick *t = &frond__ticker;
-  if (FROND__LIKELY(
-          atomic_load_explicit(&t->state, memory_order_acquire) ==
-              FROND__TICK_RUNNING &&
-          !frond__fork_seen(&t->fork) &&
-          atomic_load_explicit(&t->read, memory_order_relaxed)))
+  if (FROND__LIKELY(atomic_load_explicit(&t->state, memory_order_acquire) ==
+                        FROND__TICK_RUNNING &&
+                    !frond__fork_seen(&t->fork) &&
+                    atomic_load_explicit(&t->read, memory_order_relaxed)))
     return atomic_load_explicit(&t->ms, memory_order_relaxed);
   return frond__id128_now_ms();
 }

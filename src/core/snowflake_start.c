@@ -264,7 +264,7 @@ static int gen_init(frond_gen *g, const frond_layout *l, uint64_t node,
     source = "the coordinator";
   }
   /* Past the last unit's sequence: no ID left (value_after's clamp). */
-  if (start >= run_end(g, unit_value(g, g->tmax)))
+  if (start >= value_end(g))
     return frond__gen_exhausted(g, err);
   if (source != NULL && (rc = wait_for_start(g, start, source, err)) != 0)
     return rc;

@@ -160,13 +160,21 @@ static void test_threads_cross(void **state) {
   frond_gen_close(g, NULL);
 }
 
+/* l with a time field of time_bits whose last unit is T0 + 99. */
+static frond_layout ending(frond_layout l, unsigned time_bits) {
+  l.time_bits = time_bits;
+  l.epoch_ms = T0 + 100 - ((int64_t)1 << time_bits);
+  snprintf(l.name, sizeof(l.name), "custom");
+  return l;
+}
+
 /* A 63-bit layout without node bits, whose last unit ends at bit 63: the
 ** generator ends a unit early (headroom for calls in flight), so using up
 ** its last unit, then a block and a resume, issue nothing more, and the
 ** word never reads as sealed. */
 static void test_used_up_at_end(void **state) {
   fake_clock c;
-  frond_layout l = *twitter();
+  frond_layout l = ending(*twitter(), 40);
   frond_gen_options o = fake_options(&c, 5, 0);
   frond_gen *g = NULL;
   frond_error err = {0, ""};
@@ -174,11 +182,8 @@ static void test_used_up_at_end(void **state) {
   int rc = 0;
   (void)state;
   assert_non_null(buf);
-  l.time_bits = 40;
   l.seq_bits = 23;
   l.node_bits = l.dc_bits = l.worker_bits = 0;
-  l.epoch_ms = T0 + 100 - ((int64_t)1 << 40); /* last unit: T0 + 99 */
-  snprintf(l.name, sizeof(l.name), "custom");
   fake_clock_set(&c, T0 + 99);
   assert_int_equal(frond_gen_create(&g, &l, 0, &o, &err),
                    FROND_ETIME_EXHAUSTED);
@@ -405,17 +410,16 @@ static uint64_t word(frond_gen *g) {
 
 static void test_failing_calls_do_not_climb(void **state) {
   fake_clock c;
-  frond_layout l = four_a_unit(); /* a gap of 4 values after 4 */
+  /* a gap of 4 values after 4 */
+  frond_layout l = ending(four_a_unit(), 30);
   frond_gen_options o = fake_options(&c, 5, 0);
   frond_gen *g = NULL;
   frond_error err = {0, ""};
   int64_t id;
   uint64_t before;
   (void)state;
-  l.time_bits = 30;
   l.node_bits = 1;
   l.dc_bits = l.worker_bits = 0;
-  l.epoch_ms = T0 + 100 - ((int64_t)1 << 30); /* last unit: T0 + 99 */
   fake_clock_set(&c, T0 + 99);
   if (frond_gen_create(&g, &l, 1, &o, &err) != 0)
     fail_msg("create: %s", err.message);
@@ -538,16 +542,13 @@ static int with_node_bits(void **state) {
 ** the last unit, through a block and a resume as well. */
 static void test_raise_at_layout_end(void **state) {
   fake_clock c;
-  frond_layout l = *twitter();
+  frond_layout l = ending(*twitter(), 30);
   frond_gen_options o = fake_options(&c, 5, 0);
   frond_gen *g = NULL;
   frond_error err = {0, ""};
   int64_t id = -42, last_ms;
   (void)state;
-  l.time_bits = 30;
   l.seq_bits = 23;
-  l.epoch_ms = T0 + 100 - ((int64_t)1 << 30);
-  snprintf(l.name, sizeof(l.name), "custom");
   fake_clock_set(&c, T0);
   if (frond_gen_create(&g, &l, 1, &o, &err) != 0)
     fail_msg("create: %s", err.message);
