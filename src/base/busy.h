@@ -15,7 +15,8 @@
 ** as the handler and the call it interrupted are one thread.
 **
 ** Each file keeps its own mark: a handler inside one file's call may use
-** another file's state, whose mark is clear.
+** another file's state, whose mark is clear. (id128_rand.c shares its
+** mark with its own fast paths, inlined elsewhere from core/rand_hot.h.)
 */
 #ifndef FROND_BASE_BUSY_H
 #define FROND_BASE_BUSY_H

@@ -66,7 +66,7 @@ typedef struct id_engine {
   _Alignas(64) int kind;
   unsigned cbits;
   int64_t unit_ms;
-  frond_clock_fn clock; /* NULL: frond__id128_now_ms */
+  frond_clock_fn clock; /* NULL: the ticker's (frond__now_ms) */
   void *clock_ctx;
   uint64_t stream;       /* the keystream of its random bits */
   frond__fork_mark fork; /* the process key the keys were drawn under */

@@ -41,26 +41,25 @@ extern __thread frond__rand_hot frond__hot
 extern __thread volatile sig_atomic_t frond__rand_busy
     __attribute__((tls_model("initial-exec")));
 
-/* The hot slot's next n bytes of stream, with the thread's mark set; or
-** NULL, the mark clear, when the hot slot is not stream's, has fewer
+/* 1 with *p the hot slot's next n bytes of stream and the thread's mark
+** set; 0, the mark clear, when the hot slot is not stream's, has fewer
 ** bytes, was made in another process, or the call is a handler inside a
 ** draw (then frond__rand_bytes serves it). The mark is set before the
 ** cursor is read: a handler that ran between the two would hand out the
 ** bytes this call read. */
-__attribute__((always_inline)) static inline uint8_t *
-frond__rand_hot_begin(uint64_t stream, unsigned n) {
-  uint8_t *p;
+__attribute__((always_inline)) static inline int
+frond__rand_hot_begin(uint64_t stream, unsigned n, uint8_t **p) {
   if (FROND__UNLIKELY(frond__rand_busy))
-    return NULL;
+    return 0;
   FROND__BUSY_ENTER(frond__rand_busy);
-  p = frond__hot.p;
+  *p = frond__hot.p;
   if (FROND__UNLIKELY(frond__hot.stream != stream ||
-                      (size_t)(frond__hot.end - p) < n ||
+                      (size_t)(frond__hot.end - *p) < n ||
                       frond__fork_seen(&frond__hot.fork))) {
     FROND__BUSY_LEAVE(frond__rand_busy);
-    return NULL;
+    return 0;
   }
-  return p;
+  return 1;
 }
 
 /* The n bytes at p, read, are handed out: not kept, and the mark clear. */
@@ -74,8 +73,8 @@ frond__rand_hot_end(uint8_t *p, unsigned n) {
 /* n (8 or 16: a constant in each caller) bytes of stream's keystream. */
 __attribute__((always_inline)) static inline void
 frond__rand_take(uint64_t stream, void *out, unsigned n) {
-  uint8_t *p = frond__rand_hot_begin(stream, n);
-  if (FROND__UNLIKELY(p == NULL)) {
+  uint8_t *p;
+  if (FROND__UNLIKELY(!frond__rand_hot_begin(stream, n, &p))) {
     frond__rand_bytes(stream, out, n);
     return;
   }
@@ -87,9 +86,9 @@ frond__rand_take(uint64_t stream, void *out, unsigned n) {
 ** out would be a store and a load). */
 __attribute__((always_inline)) static inline uint64_t
 frond__rand_take64(uint64_t stream) {
-  uint8_t *p = frond__rand_hot_begin(stream, 8);
+  uint8_t *p;
   uint64_t v;
-  if (FROND__UNLIKELY(p == NULL))
+  if (FROND__UNLIKELY(!frond__rand_hot_begin(stream, 8, &p)))
     return frond__rand64(stream);
   memcpy(&v, p, 8);
   frond__rand_hot_end(p, 8);

@@ -620,18 +620,21 @@ static int64_t wall_ms(void) {
 
 /* Enough reads to start the ticker; every value at or behind the clock
 ** read after it, never ahead; and it follows the clock: it reaches a
-** later millisecond (bounded: 10 s of wall time at most). */
+** later millisecond (bounded: 10 s of wall time at most). The reads
+** alternate between the call and its inlined form (rand_hot.h), and end
+** with the ticker running: the inlined form read its word. */
 static void test_ticker_follows_clock(void **state) {
   int64_t start = wall_ms(), t = 0;
   long reads = 0;
   (void)state;
   while (t < start + 20 && wall_ms() < start + 10000) {
-    t = frond__id128_now_ms();
+    t = reads % 2 ? frond__id128_now_ms() : frond__now_ms();
     assert_true(t <= wall_ms());
     reads++;
   }
   assert_true(t >= start + 20);
   assert_true(reads > 256);
+  assert_int_equal(atomic_load(&frond__ticker.state), FROND__TICK_RUNNING);
 }
 
 int main(void) {
