@@ -243,6 +243,9 @@ void frond__rand_refill_hook(void (*fn)(void));
 /* Tests: called once, by the next thread's exit, after its state is let
 ** go of and before it is freed (then cleared). */
 void frond__rand_exit_hook(void (*fn)(void));
+/* Tests: called once, by the next write of a thread's ULID memo, between
+** its millisecond and its base (then cleared). */
+void frond__ulid_memo_hook(void (*fn)(void));
 /* The wall clock's unix ms, read from a ticker's word under sustained use
 ** (at most a tick behind), else from the clock. Thread-safe. */
 int64_t frond__id128_now_ms(void);

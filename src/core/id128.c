@@ -47,6 +47,7 @@
 ** characters, where the CPU has SSSE3, from two byte shuffles of its
 ** nibbles and two more that place the hyphens (half the table's time).
 */
+#include "base/busy.h"
 #include "base/fork.h"
 #include "core/core.h"
 #include "core/formats.h"
@@ -516,10 +517,20 @@ int frond_ulid_create(frond_ulid **out, frond_clock_fn clock, void *clock_ctx,
 }
 
 /* The last millisecond's random base this thread computed, and for which
-** generator (its stream: never reused) and key (new after fork()). */
+** generator (its stream: never reused) and key (new after fork()). A
+** call reads and writes it under the thread's mark (base/busy.h): a
+** signal handler's call that interrupts one finds the mark set and
+** computes its base without the memo, so it never pairs one millisecond
+** with another's base, half written. */
 static __thread struct {
   uint64_t stream, fork_key, ms, hi, lo;
 } ulid_memo __attribute__((tls_model("initial-exec")));
+FROND__BUSY_MARK(memo_busy);
+static _Atomic(void (*)(void)) memo_hook;
+
+void frond__ulid_memo_hook(void (*fn)(void)) {
+  atomic_store(&memo_hook, fn);
+}
 
 /* The millisecond's random base: 79 bits of SipHash-128 of the ms, so
 ** base + counter (< 2^16) never overflows 80 bits. The same for every
@@ -528,22 +539,35 @@ static void ulid_base(const id_engine *e, uint64_t ms, uint64_t *hi,
                       uint64_t *lo) {
   uint64_t fk = atomic_load_explicit(&e->fork.key, memory_order_relaxed);
   uint8_t base[16], in[8];
-  if (ulid_memo.stream == e->stream && ulid_memo.ms == ms &&
-      ulid_memo.fork_key == fk) {
-    *hi = ulid_memo.hi;
-    *lo = ulid_memo.lo;
-    return;
+  int memo = !memo_busy; /* 0: a handler inside a call */
+  void (*hook)(void);
+  if (memo) {
+    FROND__BUSY_ENTER(memo_busy);
+    if (ulid_memo.stream == e->stream && ulid_memo.ms == ms &&
+        ulid_memo.fork_key == fk) {
+      *hi = ulid_memo.hi;
+      *lo = ulid_memo.lo;
+      FROND__BUSY_LEAVE(memo_busy);
+      return;
+    }
   }
   for (int i = 0; i < 8; i++)
     in[i] = (uint8_t)(ms >> (8 * i));
   crypto_shorthash_siphashx24(base, in, sizeof(in), e->key);
   *hi = ((uint64_t)base[0] << 8 | base[1]) & 0x7fff; /* 16 + 64, top cleared */
   *lo = get_be64(base + 2);
+  if (!memo)
+    return;
   ulid_memo.stream = e->stream;
   ulid_memo.fork_key = fk;
   ulid_memo.ms = ms;
+  /* Tests: a call made here, as a handler's, with the memo half new. */
+  if (atomic_load_explicit(&memo_hook, memory_order_relaxed) != NULL &&
+      (hook = atomic_exchange(&memo_hook, NULL)) != NULL)
+    hook();
   ulid_memo.hi = *hi;
   ulid_memo.lo = *lo;
+  FROND__BUSY_LEAVE(memo_busy);
 }
 
 static void ulid_put(const id_engine *e, uint64_t v, uint8_t out[16]) {

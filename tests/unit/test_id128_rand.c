@@ -554,6 +554,50 @@ static void test_ids_made_in_signal_handler(void **state) {
   free(sig_ids);
 }
 
+/* A call that interrupts another's write of the thread's ULID memo, as
+** a signal handler's would (the hook runs between the memo's new
+** millisecond and its new base), still takes that millisecond's base:
+** the three ULIDs of the millisecond, the interrupted one, the
+** handler's and the next, have consecutive random parts (base plus
+** the counter). With a stale base the handler's would not follow. */
+static int64_t memo_now;
+static frond_ulid *memo_g;
+static uint8_t memo_mid[16];
+
+static int64_t memo_clock(void *ctx) {
+  (void)ctx;
+  return memo_now;
+}
+
+static void memo_interrupt(void) {
+  frond_ulid_next(memo_g, memo_mid);
+}
+
+static unsigned __int128 ulid_random(const uint8_t u[16]) {
+  unsigned __int128 r = 0;
+  for (int i = 6; i < 16; i++)
+    r = r << 8 | u[i];
+  return r;
+}
+
+static void test_ulid_memo_in_handler(void **state) {
+  uint8_t a[16], b[16];
+  (void)state;
+  memo_now = 1700000000000;
+  assert_int_equal(frond_ulid_create(&memo_g, memo_clock, NULL, NULL), 0);
+  frond_ulid_next(memo_g, a); /* the memo holds this millisecond's base */
+  memo_now++;
+  frond__ulid_memo_hook(memo_interrupt);
+  frond_ulid_next(memo_g, a);
+  frond_ulid_next(memo_g, b);
+  frond__ulid_memo_hook(NULL);
+  assert_memory_equal(a, memo_mid, 6); /* one millisecond */
+  assert_memory_equal(a, b, 6);
+  assert_true(ulid_random(memo_mid) == ulid_random(a) + 1);
+  assert_true(ulid_random(b) == ulid_random(a) + 2);
+  frond_ulid_free(memo_g);
+}
+
 /* ---- batches ---- */
 
 /* Under one fake clock and one fixed key, n values in one call are the n
@@ -645,6 +689,7 @@ int main(void) {
       cmocka_unit_test(test_fixed_key),
       cmocka_unit_test(test_fixed_key_cleared_during_refill),
       cmocka_unit_test(test_ids_made_in_signal_handler),
+      cmocka_unit_test(test_ulid_memo_in_handler),
       cmocka_unit_test(test_streams_keep_their_slots),
       cmocka_unit_test(test_streams_in_turn_keep_their_places),
       cmocka_unit_test(test_drawn_bytes_not_kept),
