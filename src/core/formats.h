@@ -8,8 +8,10 @@
 #define FROND_FORMATS_H
 
 #include "base/base.h"
+#include "base/fork.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 /* ---- alphabets and check characters (alphabet.c, damm.c) ---- */
@@ -249,6 +251,41 @@ void frond__ulid_memo_hook(void (*fn)(void));
 /* The wall clock's unix ms, read from a ticker's word under sustained use
 ** (at most a tick behind), else from the clock. Thread-safe. */
 int64_t frond__id128_now_ms(void);
+
+/* The state of the inlined fast paths of id128_rand.c (rand_hot.h):
+** the thread's hot slot and busy mark, and the ticker. */
+struct frond__rand_slot;
+
+/* The thread's hot slot (id128_rand.c). */
+typedef struct frond__rand_hot {
+  uint64_t stream; /* 0: none */
+  uint8_t *p;      /* next unread byte */
+  uint8_t *end;    /* the end of the slot's buffer */
+  struct frond__rand_slot *slot;
+  frond__fork_mark fork;
+} frond__rand_hot;
+
+extern __thread frond__rand_hot frond__hot
+    __attribute__((tls_model("initial-exec")));
+/* The thread's busy mark (base/busy.h) for its keystream state. */
+extern __thread volatile sig_atomic_t frond__rand_busy
+    __attribute__((tls_model("initial-exec")));
+
+/* The ticker's state (id128_rand.c). */
+enum {
+  FROND__TICK_STOPPED,
+  FROND__TICK_STARTING,
+  FROND__TICK_RUNNING,
+  FROND__TICK_FAILED
+};
+typedef struct frond__tick {
+  _Atomic int64_t ms;
+  _Atomic int state;
+  _Atomic int read;      /* read since the last tick */
+  frond__fork_mark fork; /* armed before RUNNING (release) */
+} frond__tick;
+
+extern frond__tick frond__ticker;
 
 /* Batches: n values of one generator in one step, each as its single
 ** call makes them (out: n * 16 or n * 12 bytes). Thread-safe. */

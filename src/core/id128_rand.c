@@ -52,7 +52,6 @@
 #include "base/busy.h"
 #include "base/fork.h"
 #include "core/formats.h"
-#include "core/rand_hot.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -317,9 +316,10 @@ void frond__rand_bytes(uint64_t stream, void *out, size_t n) {
   LEAVE();
 }
 
+/* The ID paths inline their draws (rand_hot.h); this call serves the rest. */
 uint64_t frond__rand64(uint64_t stream) {
   uint64_t v;
-  frond__rand_take(stream, &v, 8);
+  frond__rand_bytes(stream, &v, 8);
   return v;
 }
 

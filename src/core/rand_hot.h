@@ -10,7 +10,8 @@
 ** caller's saved registers, stores on every ID. Inlined, with the
 ** engine's add and one string's path free of calls, a UUIDv7 went from
 ** 2.1x to 1.85x the snowflake next() (bench_formats). Only the common
-** case is here; the rest, and what the variables mean, is id128_rand.c's.
+** case is here; the rest is id128_rand.c's, and the state these read is
+** declared in formats.h (id128_rand.c includes no inline part of it).
 */
 #ifndef FROND_CORE_RAND_HOT_H
 #define FROND_CORE_RAND_HOT_H
@@ -23,23 +24,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
-
-struct frond__rand_slot;
-
-/* The thread's hot slot (id128_rand.c). */
-typedef struct frond__rand_hot {
-  uint64_t stream; /* 0: none */
-  uint8_t *p;      /* next unread byte */
-  uint8_t *end;    /* the end of the slot's buffer */
-  struct frond__rand_slot *slot;
-  frond__fork_mark fork;
-} frond__rand_hot;
-
-extern __thread frond__rand_hot frond__hot
-    __attribute__((tls_model("initial-exec")));
-/* The thread's busy mark (base/busy.h) for its keystream state. */
-extern __thread volatile sig_atomic_t frond__rand_busy
-    __attribute__((tls_model("initial-exec")));
 
 /* 1 with *p the hot slot's next n bytes of stream and the thread's mark
 ** set; 0, the mark clear, when the hot slot is not stream's, has fewer
@@ -94,22 +78,6 @@ frond__rand_take64(uint64_t stream) {
   frond__rand_hot_end(p, 8);
   return v;
 }
-
-/* The ticker's state (id128_rand.c). */
-enum {
-  FROND__TICK_STOPPED,
-  FROND__TICK_STARTING,
-  FROND__TICK_RUNNING,
-  FROND__TICK_FAILED
-};
-typedef struct frond__tick {
-  _Atomic int64_t ms;
-  _Atomic int state;
-  _Atomic int read;      /* read since the last tick */
-  frond__fork_mark fork; /* armed before RUNNING (release) */
-} frond__tick;
-
-extern frond__tick frond__ticker;
 
 /* frond__id128_now_ms, its common case inlined: a running ticker of
 ** this process. */
