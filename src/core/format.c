@@ -643,10 +643,11 @@ static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
 ** sides, as frond__format_scope gives it). */
 static inline int fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err) {
-  int state = atomic_load_explicit(&f->fact.state, memory_order_acquire);
-  if (state == FROND__FACT_SKIPPED ||
-      (state == FROND__FACT_AGREED && f->tag_len == 0 && src->tag == NULL &&
-       f->fact.scope[0] == '\0'))
+  const frond__fact *now =
+      atomic_load_explicit(&f->fact.now, memory_order_acquire);
+  if (now->state == FROND__FACT_SKIPPED ||
+      (now->state == FROND__FACT_AGREED && f->tag_len == 0 &&
+       src->tag == NULL && now->scope[0] == '\0'))
     return 0;
   return frond__format_fact_ready(f, src, err);
 }

@@ -49,6 +49,7 @@
 #include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -151,13 +152,63 @@ static void describe(const frond_format *f, const char *scope, char *out,
              ver);
 }
 
-/* Publish a state with its scope and refusal (under f->fact.mu). */
-static void publish(frond_format *f, int state, const char *scope, int code,
-                    const char *why) {
-  snprintf(f->fact.scope, sizeof(f->fact.scope), "%s", scope);
-  f->fact.code = code;
-  snprintf(f->fact.why, sizeof(f->fact.why), "%s", why ? why : "");
-  atomic_store_explicit(&f->fact.state, state, memory_order_release);
+/* The outcomes that name no scope, shared by every format. */
+static const frond__fact unchecked = {NULL, FROND__FACT_UNCHECKED, 0, "", ""};
+static const frond__fact skipped = {NULL, FROND__FACT_SKIPPED, 0, "", ""};
+
+void frond__format_fact_init(frond_format *f) {
+  pthread_mutex_init(&f->fact.mu, NULL);
+  atomic_init(&f->fact.now, &unchecked);
+  f->fact.made = NULL;
+}
+
+void frond__format_fact_free(frond_format *f) {
+  frond__fact *p, *older;
+  for (p = f->fact.made; p != NULL; p = older) {
+    older = p->older;
+    free(p);
+  }
+  f->fact.made = NULL;
+  pthread_mutex_destroy(&f->fact.mu);
+}
+
+static int same_fact(const frond__fact *a, const frond__fact *b) {
+  return a->state == b->state && a->code == b->code &&
+         strcmp(a->scope, b->scope) == 0 && strcmp(a->why, b->why) == 0;
+}
+
+/* Publish a state with its scope and refusal (under f->fact.mu) as one
+** record: the one made before for the same outcome when there is one (a
+** check every minute makes nothing new), else a new one. A record is
+** never changed nor freed while the format lives: an issue may be
+** reading any of them. Without the memory for a new one, the format is
+** unchecked (it issues nothing until a check agrees): NOMEM. */
+static int publish(frond_format *f, int state, const char *scope, int code,
+                   const char *why) {
+  frond__fact want = {NULL, state, code, "", ""}, *p;
+  const frond__fact *to = NULL;
+  int rc = 0;
+  snprintf(want.scope, sizeof(want.scope), "%s", scope);
+  snprintf(want.why, sizeof(want.why), "%s", why ? why : "");
+  if (same_fact(&want, &unchecked))
+    to = &unchecked;
+  else if (same_fact(&want, &skipped))
+    to = &skipped;
+  for (p = f->fact.made; p != NULL && to == NULL; p = p->older)
+    if (same_fact(&want, p))
+      to = p;
+  if (to == NULL && (p = malloc(sizeof(*p))) != NULL) {
+    *p = want;
+    p->older = f->fact.made;
+    f->fact.made = p;
+    to = p;
+  } else if (to == NULL) {
+    to = &unchecked;
+    rc = FROND_ENOMEM;
+  }
+  if (atomic_load_explicit(&f->fact.now, memory_order_relaxed) != to)
+    atomic_store_explicit(&f->fact.now, to, memory_order_release);
+  return rc;
 }
 
 /* The check, for the numbers of scope (as the format names it, and as
@@ -179,10 +230,12 @@ static int check_named(frond_format *f, const char *scope, const char *spelt,
           &e);
   if (rc != 0) /* nothing learnt: the state stays as it was */
     return frond__fail(err, rc, "%s", e.message);
+  /* A refusal that cannot be published leaves the format unchecked:
+  ** it issues nothing either way. */
   pthread_mutex_lock(&f->fact.mu);
   if (strcmp(recorded, value) == 0) {
-    publish(f, FROND__FACT_AGREED, scope, 0, NULL);
-    rc = 0;
+    if ((rc = publish(f, FROND__FACT_AGREED, scope, 0, NULL)) != 0)
+      rc = frond__fail(err, rc, "out of memory");
   } else if (f->shard_bits > 0) {
     describe(f, scope, what, sizeof(what));
     rc = frond__fail(
@@ -242,30 +295,28 @@ int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
 
 int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err) {
-  int state = atomic_load_explicit(&f->fact.state, memory_order_acquire);
+  /* One check's outcome, whole: its state goes with its own scope. */
+  const frond__fact *now =
+      atomic_load_explicit(&f->fact.now, memory_order_acquire);
   const char *scope = frond__format_scope(f, src);
   char what[200];
-  if (state == FROND__FACT_SKIPPED ||
-      (state == FROND__FACT_AGREED && strcmp(scope, f->fact.scope) == 0))
+  if (now->state == FROND__FACT_SKIPPED ||
+      (now->state == FROND__FACT_AGREED && strcmp(scope, now->scope) == 0))
     return 0;
-  if (state == FROND__FACT_REFUSED && strcmp(scope, f->fact.scope) == 0) {
-    int code;
-    pthread_mutex_lock(&f->fact.mu);
-    code = f->fact.code;
+  if (now->state == FROND__FACT_REFUSED && strcmp(scope, now->scope) == 0) {
     if (err != NULL) {
-      err->code = code;
-      snprintf(err->message, sizeof(err->message), "%s", f->fact.why);
+      err->code = now->code;
+      snprintf(err->message, sizeof(err->message), "%s", now->why);
     }
-    pthread_mutex_unlock(&f->fact.mu);
-    return code;
+    return now->code;
   }
   describe(f, scope, what, sizeof(what));
-  return frond__fail(err, FROND_EINVAL,
-                     "%s: the key's fingerprint is not checked%s: call "
-                     "frond_format_check with the store, coordinator or data "
-                     "directory the processes issuing them share",
-                     what,
-                     state == FROND__FACT_UNCHECKED ? "" : " for this source");
+  return frond__fail(
+      err, FROND_EINVAL,
+      "%s: the key's fingerprint is not checked%s: call "
+      "frond_format_check with the store, coordinator or data "
+      "directory the processes issuing them share",
+      what, now->state == FROND__FACT_UNCHECKED ? "" : " for this source");
 }
 
 int frond_format_fingerprint(const frond_format *f, char *buf, size_t len) {
@@ -280,7 +331,7 @@ int frond_format_checked(const frond_format *f) {
   int state;
   if (f == NULL || f->fingerprint[0] == '\0')
     return 1;
-  state = atomic_load_explicit(&f->fact.state, memory_order_acquire);
+  state = atomic_load_explicit(&f->fact.now, memory_order_acquire)->state;
   return state == FROND__FACT_AGREED || state == FROND__FACT_SKIPPED;
 }
 
@@ -288,7 +339,8 @@ void frond_format_recheck(frond_format *f) {
   if (f == NULL || f->fingerprint[0] == '\0')
     return;
   pthread_mutex_lock(&f->fact.mu);
-  if (atomic_load(&f->fact.state) != FROND__FACT_SKIPPED)
+  if (atomic_load_explicit(&f->fact.now, memory_order_relaxed)->state !=
+      FROND__FACT_SKIPPED)
     publish(f, FROND__FACT_UNCHECKED, "", 0, NULL);
   pthread_mutex_unlock(&f->fact.mu);
 }

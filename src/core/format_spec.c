@@ -466,7 +466,7 @@ int frond_format_create(frond_format **out, const char *spec,
     return BAD("spec is longer than 512 bytes");
   if ((f = calloc(1, sizeof(*f))) == NULL)
     return frond__fail(err, FROND_ENOMEM, NULL);
-  pthread_mutex_init(&f->fact.mu, NULL);
+  frond__format_fact_init(f);
   f->serial = frond__serial();
   if ((rc = parse_spec(f, spec, keys, clock, clock_ctx, err)) != 0) {
     frond_format_free(f);
@@ -497,7 +497,7 @@ void frond_format_free(frond_format *f) {
   frond_objectid_free(f->oid);
   sodium_memzero(f->dkey, sizeof(f->dkey));
   sodium_memzero(f->ekey, sizeof(f->ekey));
-  pthread_mutex_destroy(&f->fact.mu);
+  frond__format_fact_free(f);
   free(f);
 }
 

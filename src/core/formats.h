@@ -378,10 +378,24 @@ typedef struct frond__pkey {
 ** (format_fact.c). */
 enum {
   FROND__FACT_UNCHECKED, /* nothing checked: a keyed format issues nothing */
-  FROND__FACT_AGREED,    /* the record agrees, for fact.scope */
-  FROND__FACT_REFUSED,   /* the record differs: fact.code, fact.why */
+  FROND__FACT_AGREED,    /* the record agrees, for the fact's scope */
+  FROND__FACT_REFUSED,   /* the record differs: the fact's code and why */
   FROND__FACT_SKIPPED    /* frond_format_skip_check: issues unchecked */
 };
+
+/* One outcome of the check, published whole by an atomic pointer: an
+** issue reads the state, the scope and the refusal of one check, never
+** one check's state with another's scope. Never changed once published;
+** kept until the format is freed, and published again when a check comes
+** to the same outcome (format_fact.c). */
+typedef struct frond__fact {
+  struct frond__fact *older;     /* the format's records, newest first */
+  int state;                     /* FROND__FACT_* */
+  int code;                      /* refused: the code and message */
+  char scope[FROND_TAG_MAX + 1]; /* the tag checked for, "" for snowflake
+                                    IDs and when unchecked or skipped */
+  char why[sizeof(((frond_error *)0)->message)];
+} frond__fact;
 
 struct frond_format {
   int kind;
@@ -430,17 +444,15 @@ struct frond_format {
 
   /* Keyed formats: the fingerprint of the encoding key and of everything
   ** that permutes with it ("" when unkeyed), and the check of it against
-  ** the record where the processes sharing the numbers meet. state is read
-  ** lock-free on every issue; the rest changes under mu only, before state
-  ** is published (release). */
+  ** the record where the processes sharing the numbers meet. now is read
+  ** lock-free on every issue (acquire), and replaced under mu only
+  ** (release); made holds every record it pointed to but the two every
+  ** format shares (format_fact.c), for the free. */
   char fingerprint[FROND__FINGERPRINT_LEN + 1];
   struct {
     pthread_mutex_t mu;
-    _Atomic int state;             /* FROND__FACT_* */
-    char scope[FROND_TAG_MAX + 1]; /* the tag agreed for, "" for snowflake
-                                      IDs */
-    int code;                      /* refused: the code and message */
-    char why[sizeof(((frond_error *)0)->message)];
+    _Atomic(const frond__fact *) now; /* never NULL */
+    frond__fact *made;
   } fact;
 };
 
@@ -466,9 +478,12 @@ void frond__format_fingerprint_init(
 /* Before a keyed format issues for the source's scope: 0 when its record
 ** agrees (or it was told to skip the check), else the code to fail with
 ** (KEY_MISMATCH when refused; INVAL when not checked for this scope).
-** Lock-free unless refused. */
+** Lock-free. */
 int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err);
+/* A new format's fact (unchecked), and its records at the free. */
+void frond__format_fact_init(frond_format *f);
+void frond__format_fact_free(frond_format *f);
 
 /* ---- write-spreading layouts (format_layout.c) ---- */
 
