@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** test_format_fact_race.c -- the check of a keyed format's key read by
+** threads that issue while another thread checks again. What an issue
+** reads is one check's outcome whole: never the state of one check with
+** the tag of another, so that no number is issued for a tag whose key was
+** refused or never checked. Under ThreadSanitizer the reads and the
+** republishing must not race at all.
+**
+** Each test is bounded in count and in time: the checking thread waits
+** for the issuing one to issue again (not a sleep) between two checks.
+*/
+#include "format_testutil.h"
+
+#include "core/core.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+/* Rounds of checks, and the time they may take at most. */
+#define ROUNDS 400
+#define LIMIT_NS INT64_C(20000000000)
+
+static frond_format *keyed(const char *spec, const char *keytext) {
+  frond_order_keys *k = keys_of(keytext);
+  frond_format *f = format_of(spec, k);
+  frond_order_keys_free(k);
+  return f;
+}
+
+/* The issuing thread: issues from src until told to stop, counting its
+** calls, and remembers the first answer outside ok_a and ok_b (bad_rc,
+** -1 for none, stored after bad and why). */
+typedef struct issuer {
+  frond_format *f;
+  frond_format_source src;
+  int ok_a, ok_b;
+  atomic_int stop, bad_rc;
+  atomic_long calls;
+  char bad[64], why[512];
+} issuer;
+
+static void *issue(void *arg) {
+  issuer *t = arg;
+  char buf[64];
+  while (!atomic_load(&t->stop)) {
+    frond_error err = {0, ""};
+    int rc = frond_format_next(t->f, &t->src, buf, sizeof(buf), &err);
+    if (rc != t->ok_a && rc != t->ok_b && atomic_load(&t->bad_rc) == -1) {
+      snprintf(t->bad, sizeof(t->bad), "%s", rc == 0 ? buf : "");
+      snprintf(t->why, sizeof(t->why), "%s", err.message);
+      atomic_store(&t->bad_rc, rc);
+    }
+    atomic_fetch_add(&t->calls, 1);
+  }
+  return NULL;
+}
+
+/* Let the issuing thread make one more call; false past the deadline. */
+static int one_more_call(issuer *t, int64_t deadline) {
+  long seen = atomic_load(&t->calls);
+  while (atomic_load(&t->calls) == seen) {
+    if (frond__mono_ns() > deadline)
+      return 0;
+    sched_yield();
+  }
+  return 1;
+}
+
+/* An SQLite store with the tags names[0..n), 100000 IDs a segment. */
+static frond_seg *store_with(const char *dir, const char *const *names, int n) {
+  char uri[600];
+  frond_store *st;
+  frond_seg *s;
+  frond_error err = {0, ""};
+  snprintf(uri, sizeof(uri), "sqlite://%s/ids.db", dir);
+  assert_int_equal(frond_store_open(&st, uri, &err), 0);
+  for (int i = 0; i < n; i++)
+    assert_int_equal(
+        frond_store_tag_create(st, names[i], 100000, 1, NULL, &err), 0);
+  frond_store_close(st);
+  if (frond_seg_open(&s, uri, NULL, &err) != 0)
+    fail_msg("seg: %s", err.message);
+  return s;
+}
+
+/* As the server's periodic check does: the record of snowflake IDs'
+** numbers in the store is checked again and again (it agrees each time)
+** while a thread issues. Every issue works, and under ThreadSanitizer
+** nothing races. */
+static void test_recheck_while_issuing(void **state) {
+  char *dir = tmpdir_make();
+  frond_gen *g = format_gen(1);
+  frond_seg *s = store_with(dir, NULL, 0);
+  issuer t = {.ok_a = 0, .ok_b = 0, .bad_rc = -1};
+  frond_error err = {0, ""};
+  int64_t deadline = frond__mono_ns() + LIMIT_NS;
+  pthread_t th;
+  int i;
+  (void)state;
+  t.f = keyed("order:digits=19,key=1", "1:" KEY0);
+  t.src = (frond_format_source){g, s, NULL, 0};
+  assert_int_equal(frond_format_check(t.f, &t.src, NULL, NULL, &err), 0);
+  assert_int_equal(pthread_create(&th, NULL, issue, &t), 0);
+  for (i = 0; i < ROUNDS && one_more_call(&t, deadline); i++)
+    if (frond_format_check(t.f, &t.src, NULL, NULL, &err) != 0)
+      break;
+  atomic_store(&t.stop, 1);
+  pthread_join(th, NULL);
+  if (i < ROUNDS)
+    fail_msg("round %d of %d: %s", i, ROUNDS,
+             err.code ? err.message : "out of time");
+  if (t.bad_rc != -1)
+    fail_msg("an issue while agreed failed: %s: %s", frond_err_name(t.bad_rc),
+             t.why);
+  frond_format_free(t.f);
+  frond_seg_close(s);
+  frond_gen_close(g, NULL);
+  tmpdir_remove(dir);
+}
+
+/* One format (no tag=) checked for two tags, the IDs of each in the
+** store: "a" agrees, "b" holds another process's key and is refused. A
+** thread issuing for "b" while the checks alternate is refused every time
+** (KEY_MISMATCH, or INVAL while "a" is the tag checked): never a number
+** under the key that "b" refused. */
+static void test_no_number_for_a_refused_tag(void **state) {
+  static const char *const tags[] = {"a", "b"};
+  char *dir = tmpdir_make();
+  frond_seg *s = store_with(dir, tags, 2);
+  frond_format *other;
+  frond_format_source a, b;
+  issuer t = {.ok_a = FROND_EKEY_MISMATCH, .ok_b = FROND_EINVAL, .bad_rc = -1};
+  frond_error err = {0, ""};
+  int64_t deadline = frond__mono_ns() + LIMIT_NS;
+  pthread_t th;
+  int i;
+  (void)state;
+  a = (frond_format_source){NULL, s, "a", 0};
+  b = (frond_format_source){NULL, s, "b", 0};
+  /* Another process recorded its key for "b" first. */
+  other = keyed("order:digits=19,key=1", "1:" KEY1);
+  assert_int_equal(frond_format_check(other, &b, NULL, NULL, &err), 0);
+  frond_format_free(other);
+  t.f = keyed("order:digits=19,key=1", "1:" KEY0);
+  t.src = b;
+  assert_int_equal(frond_format_check(t.f, &b, NULL, NULL, &err),
+                   FROND_EKEY_MISMATCH);
+  assert_int_equal(pthread_create(&th, NULL, issue, &t), 0);
+  for (i = 0; i < ROUNDS && atomic_load(&t.bad_rc) == -1; i++) {
+    err = (frond_error){0, ""};
+    if (!one_more_call(&t, deadline) ||
+        frond_format_check(t.f, &a, NULL, NULL, &err) != 0 ||
+        !one_more_call(&t, deadline) ||
+        frond_format_check(t.f, &b, NULL, NULL, &err) != FROND_EKEY_MISMATCH)
+      break;
+  }
+  atomic_store(&t.stop, 1);
+  pthread_join(th, NULL);
+  if (t.bad_rc == 0)
+    fail_msg("round %d: issued %s for tag \"b\", whose key was refused", i,
+             t.bad);
+  if (t.bad_rc != -1)
+    fail_msg("round %d: %s: %s", i, frond_err_name(t.bad_rc), t.why);
+  if (i < ROUNDS)
+    fail_msg("round %d of %d: %s", i, ROUNDS,
+             err.code ? err.message : "out of time");
+  frond_format_free(t.f);
+  frond_seg_close(s);
+  tmpdir_remove(dir);
+}
+
+/* As a server whose key was refused sees the store come back: the check
+** is reset (frond_format_recheck) and made again, refused again, while a
+** thread issues. Every issue fails (KEY_MISMATCH, or INVAL between the
+** reset and the check): never a number under the refused key. */
+static void test_no_number_across_a_recheck(void **state) {
+  char *dir = tmpdir_make();
+  frond_gen *g = format_gen(1);
+  frond_seg *s = store_with(dir, NULL, 0);
+  frond_format *other;
+  issuer t = {.ok_a = FROND_EKEY_MISMATCH, .ok_b = FROND_EINVAL, .bad_rc = -1};
+  frond_error err = {0, ""};
+  int64_t deadline = frond__mono_ns() + LIMIT_NS;
+  pthread_t th;
+  int i;
+  (void)state;
+  t.src = (frond_format_source){g, s, NULL, 0};
+  /* Another process recorded its key for these numbers first. */
+  other = keyed("order:digits=19,key=1", "1:" KEY1);
+  assert_int_equal(frond_format_check(other, &t.src, NULL, NULL, &err), 0);
+  frond_format_free(other);
+  t.f = keyed("order:digits=19,key=1", "1:" KEY0);
+  assert_int_equal(frond_format_check(t.f, &t.src, NULL, NULL, &err),
+                   FROND_EKEY_MISMATCH);
+  assert_int_equal(pthread_create(&th, NULL, issue, &t), 0);
+  for (i = 0; i < ROUNDS && atomic_load(&t.bad_rc) == -1; i++) {
+    err = (frond_error){0, ""};
+    if (!one_more_call(&t, deadline))
+      break;
+    frond_format_recheck(t.f);
+    if (!one_more_call(&t, deadline) ||
+        frond_format_check(t.f, &t.src, NULL, NULL, &err) !=
+            FROND_EKEY_MISMATCH)
+      break;
+  }
+  atomic_store(&t.stop, 1);
+  pthread_join(th, NULL);
+  if (t.bad_rc == 0)
+    fail_msg("round %d: issued %s under a refused key", i, t.bad);
+  if (t.bad_rc != -1)
+    fail_msg("round %d: %s: %s", i, frond_err_name(t.bad_rc), t.why);
+  if (i < ROUNDS)
+    fail_msg("round %d of %d: %s", i, ROUNDS,
+             err.code ? err.message : "out of time");
+  frond_format_free(t.f);
+  frond_seg_close(s);
+  frond_gen_close(g, NULL);
+  tmpdir_remove(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_recheck_while_issuing),
+      cmocka_unit_test(test_no_number_for_a_refused_tag),
+      cmocka_unit_test(test_no_number_across_a_recheck),
+  };
+  return frond_run_tests(tests, NULL, NULL);
+}
