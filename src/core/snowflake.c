@@ -461,7 +461,7 @@ static int settle(frond_gen *g, uint64_t n, uint64_t r, int64_t deadline) {
 ** value when cur is a gap value. */
 static void place(const frond_gen *g, uint64_t cur, uint64_t n, uint64_t *first,
                   int64_t *last_units, uint64_t *last) {
-  uint64_t per = g->seq_mask + 1, low = cur - run_end(g, cur) + per, off;
+  uint64_t per = g->seq_mask + 1, low = unit_offset(g, cur), off;
   if (units_of_value(g, cur) > g->tmax) { /* sealed, or the layout's end */
     *first = cur;
     *last_units = units_of_value(g, cur);
@@ -679,7 +679,7 @@ static inline int claim(frond_gen *g, uint64_t n, uint64_t *v) {
 ** saw was below it). */
 static inline void assert_claimed(const frond_gen *g, uint64_t v, uint64_t n) {
 #ifndef NDEBUG
-  uint64_t per = g->seq_mask + 1, low = v - run_end(g, v) + per;
+  uint64_t per = g->seq_mask + 1, low = unit_offset(g, v);
   int64_t last = units_of_value(g, v) + (int64_t)((low + n - 1) / per);
   int64_t fence = atomic_load_explicit(&g->fence_ms, memory_order_relaxed);
   assert((v & FROND__GEN_SEALED) == 0 && low < per);

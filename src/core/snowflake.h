@@ -280,9 +280,15 @@ static inline uint64_t value_end(const frond_gen *g) {
   return run_end(g, unit_value(g, g->tmax));
 }
 
+/* v's offset from its unit's first value: its sequence, or above
+** seq_mask for a gap value. */
+static inline uint64_t unit_offset(const frond_gen *g, uint64_t v) {
+  return v - (v >> g->time_shift << g->time_shift);
+}
+
 /* The sequence of v, a gap value's counted as its unit's last. */
 static inline uint64_t value_seq(const frond_gen *g, uint64_t v) {
-  uint64_t low = v - (v >> g->time_shift << g->time_shift);
+  uint64_t low = unit_offset(g, v);
   return low > g->seq_mask ? g->seq_mask : low;
 }
 
