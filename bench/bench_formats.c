@@ -506,8 +506,11 @@ int main(int argc, char **argv) {
     printf("%-34s %9.1f %14.0f %7.2fx\n", names[r], med[r], 1e9 / med[r],
            med[r] / med[R_SNOWFLAKE]);
   }
-  if (only != NULL) /* the summaries compare rows that did not run */
+  if (only != NULL) { /* the summaries compare rows that did not run */
+    printf("\nfiltered run: its reference may be slower than a full run's "
+           "(bench/README.md);\njudge the goals on a full run\n");
     goto out;
+  }
   printf("\nthe permutation at 8 rounds (the default; goal: <= 50 ns per "
          "ID):\n  one ID at a time %.1f ns, where its 8 SipHash calls alone, "
          "each waiting\n  for the last, take %.1f; in batches %.1f ns (%s "
