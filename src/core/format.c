@@ -643,11 +643,12 @@ static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
 ** sides, as frond__format_scope gives it). */
 static inline int fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err) {
-  const frond__fact *now =
-      atomic_load_explicit(&f->fact.now, memory_order_acquire);
-  if (now->state == FROND__FACT_SKIPPED ||
-      (now->state == FROND__FACT_AGREED && f->tag_len == 0 &&
-       src->tag == NULL && now->scope[0] == '\0'))
+  uint64_t w = atomic_load_explicit(&f->fact.word, memory_order_acquire);
+  if (FROND__FACT_STATE(w) == FROND__FACT_SKIPPED ||
+      (FROND__FACT_STATE(w) == FROND__FACT_AGREED &&
+       (w & (FROND__FACT_NO_SCOPE | FROND__FACT_WRITING)) ==
+           FROND__FACT_NO_SCOPE &&
+       f->tag_len == 0 && src->tag == NULL))
     return 0;
   return frond__format_fact_ready(f, src, err);
 }

@@ -49,7 +49,6 @@
 #include <limits.h>
 #include <sodium.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -152,63 +151,45 @@ static void describe(const frond_format *f, const char *scope, char *out,
              ver);
 }
 
-/* The outcomes that name no scope, shared by every format. */
-static const frond__fact unchecked = {NULL, FROND__FACT_UNCHECKED, 0, "", ""};
-static const frond__fact skipped = {NULL, FROND__FACT_SKIPPED, 0, "", ""};
-
 void frond__format_fact_init(frond_format *f) {
   pthread_mutex_init(&f->fact.mu, NULL);
-  atomic_init(&f->fact.now, &unchecked);
-  f->fact.made = NULL;
+  atomic_init(&f->fact.word, FROND__FACT_UNCHECKED | FROND__FACT_NO_SCOPE);
+  for (int i = 0; i < FROND__FACT_WORDS; i++)
+    atomic_init(&f->fact.scope[i], 0);
+  f->fact.why[0] = '\0';
 }
 
 void frond__format_fact_free(frond_format *f) {
-  frond__fact *p, *older;
-  for (p = f->fact.made; p != NULL; p = older) {
-    older = p->older;
-    free(p);
-  }
-  f->fact.made = NULL;
   pthread_mutex_destroy(&f->fact.mu);
 }
 
-static int same_fact(const frond__fact *a, const frond__fact *b) {
-  return a->state == b->state && a->code == b->code &&
-         strcmp(a->scope, b->scope) == 0 && strcmp(a->why, b->why) == 0;
+/* scope as the fact's words: its bytes, zero-padded. */
+static void scope_words(const char *scope, uint64_t w[FROND__FACT_WORDS]) {
+  char b[FROND__FACT_WORDS * 8] = {0};
+  memcpy(b, scope, strnlen(scope, FROND_TAG_MAX));
+  memcpy(w, b, sizeof(b));
 }
 
-/* Publish a state with its scope and refusal (under f->fact.mu) as one
-** record: the one made before for the same outcome when there is one (a
-** check every minute makes nothing new), else a new one. A record is
-** never changed nor freed while the format lives: an issue may be
-** reading any of them. Without the memory for a new one, the format is
-** unchecked (it issues nothing until a check agrees): NOMEM. */
-static int publish(frond_format *f, int state, const char *scope, int code,
-                   const char *why) {
-  frond__fact want = {NULL, state, code, "", ""}, *p;
-  const frond__fact *to = NULL;
-  int rc = 0;
-  snprintf(want.scope, sizeof(want.scope), "%s", scope);
-  snprintf(want.why, sizeof(want.why), "%s", why ? why : "");
-  if (same_fact(&want, &unchecked))
-    to = &unchecked;
-  else if (same_fact(&want, &skipped))
-    to = &skipped;
-  for (p = f->fact.made; p != NULL && to == NULL; p = p->older)
-    if (same_fact(&want, p))
-      to = p;
-  if (to == NULL && (p = malloc(sizeof(*p))) != NULL) {
-    *p = want;
-    p->older = f->fact.made;
-    f->fact.made = p;
-    to = p;
-  } else if (to == NULL) {
-    to = &unchecked;
-    rc = FROND_ENOMEM;
-  }
-  if (atomic_load_explicit(&f->fact.now, memory_order_relaxed) != to)
-    atomic_store_explicit(&f->fact.now, to, memory_order_release);
-  return rc;
+/* Publish an outcome (under f->fact.mu): the word marked as being
+** written, then the scope's words, then the word whole, a generation on
+** (release). An issue that read the scope between the two finds the
+** word changed and reads again; the message is read under the lock. */
+static void publish(frond_format *f, int state, const char *scope, int code,
+                    const char *why) {
+  uint64_t w = atomic_load_explicit(&f->fact.word, memory_order_relaxed);
+  uint64_t sw[FROND__FACT_WORDS];
+  scope_words(scope, sw);
+  atomic_store_explicit(&f->fact.word, w | FROND__FACT_WRITING,
+                        memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  for (int i = 0; i < FROND__FACT_WORDS; i++)
+    atomic_store_explicit(&f->fact.scope[i], sw[i], memory_order_relaxed);
+  snprintf(f->fact.why, sizeof(f->fact.why), "%s", why ? why : "");
+  atomic_store_explicit(
+      &f->fact.word,
+      ((w >> 32) + 1) << 32 | (uint64_t)(uint16_t)(int16_t)code << 8 |
+          (scope[0] == '\0' ? FROND__FACT_NO_SCOPE : 0) | (uint64_t)state,
+      memory_order_release);
 }
 
 /* The check, for the numbers of scope (as the format names it, and as
@@ -230,12 +211,10 @@ static int check_named(frond_format *f, const char *scope, const char *spelt,
           &e);
   if (rc != 0) /* nothing learnt: the state stays as it was */
     return frond__fail(err, rc, "%s", e.message);
-  /* A refusal that cannot be published leaves the format unchecked:
-  ** it issues nothing either way. */
   pthread_mutex_lock(&f->fact.mu);
   if (strcmp(recorded, value) == 0) {
-    if ((rc = publish(f, FROND__FACT_AGREED, scope, 0, NULL)) != 0)
-      rc = frond__fail(err, rc, "out of memory");
+    publish(f, FROND__FACT_AGREED, scope, 0, NULL);
+    rc = 0;
   } else if (f->shard_bits > 0) {
     describe(f, scope, what, sizeof(what));
     rc = frond__fail(
@@ -293,30 +272,66 @@ int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
   return check_named(f, scope, spelt, frond__seg_fact, s, err);
 }
 
+/* Whether the fact's scope is scope: its words up to the one that holds
+** scope's end, read lock-free (the caller checks the word after). */
+static int scope_is(frond_format *f, const char *scope) {
+  uint64_t sw[FROND__FACT_WORDS];
+  size_t last = strnlen(scope, FROND_TAG_MAX) / 8;
+  scope_words(scope, sw);
+  for (size_t i = 0; i <= last; i++)
+    if (atomic_load_explicit(&f->fact.scope[i], memory_order_relaxed) != sw[i])
+      return 0;
+  return 1;
+}
+
 int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err) {
-  /* One check's outcome, whole: its state goes with its own scope. */
-  const frond__fact *now =
-      atomic_load_explicit(&f->fact.now, memory_order_acquire);
   const char *scope = frond__format_scope(f, src);
   char what[200];
-  if (now->state == FROND__FACT_SKIPPED ||
-      (now->state == FROND__FACT_AGREED && strcmp(scope, now->scope) == 0))
-    return 0;
-  if (now->state == FROND__FACT_REFUSED && strcmp(scope, now->scope) == 0) {
-    if (err != NULL) {
-      err->code = now->code;
-      snprintf(err->message, sizeof(err->message), "%s", now->why);
+  uint64_t w;
+  int state, same;
+  /* One check's outcome, whole: its state goes with its own scope. A
+  ** word marked as being written, or changed while the scope was read,
+  ** is read again, after the lock (a publish holds it). */
+  for (;;) {
+    w = atomic_load_explicit(&f->fact.word, memory_order_acquire);
+    state = FROND__FACT_STATE(w);
+    if (state == FROND__FACT_SKIPPED)
+      return 0;
+    if ((w & FROND__FACT_WRITING) == 0) {
+      same = scope_is(f, scope);
+      atomic_thread_fence(memory_order_acquire);
+      if (atomic_load_explicit(&f->fact.word, memory_order_relaxed) == w)
+        break;
     }
-    return now->code;
+    pthread_mutex_lock(&f->fact.mu);
+    pthread_mutex_unlock(&f->fact.mu);
+  }
+  if (state == FROND__FACT_AGREED && same)
+    return 0;
+  if (state == FROND__FACT_REFUSED && same) {
+    int code = FROND__FACT_CODE(w);
+    if (err != NULL) {
+      err->code = code;
+      pthread_mutex_lock(&f->fact.mu);
+      /* The refusal's own message, or, when a check came since, its
+      ** code with the general one: the refusal stands for this issue. */
+      if (atomic_load_explicit(&f->fact.word, memory_order_relaxed) == w)
+        snprintf(err->message, sizeof(err->message), "%s", f->fact.why);
+      else
+        snprintf(err->message, sizeof(err->message), "%s",
+                 frond_strerror(code));
+      pthread_mutex_unlock(&f->fact.mu);
+    }
+    return code;
   }
   describe(f, scope, what, sizeof(what));
-  return frond__fail(
-      err, FROND_EINVAL,
-      "%s: the key's fingerprint is not checked%s: call "
-      "frond_format_check with the store, coordinator or data "
-      "directory the processes issuing them share",
-      what, now->state == FROND__FACT_UNCHECKED ? "" : " for this source");
+  return frond__fail(err, FROND_EINVAL,
+                     "%s: the key's fingerprint is not checked%s: call "
+                     "frond_format_check with the store, coordinator or data "
+                     "directory the processes issuing them share",
+                     what,
+                     state == FROND__FACT_UNCHECKED ? "" : " for this source");
 }
 
 int frond_format_fingerprint(const frond_format *f, char *buf, size_t len) {
@@ -331,7 +346,8 @@ int frond_format_checked(const frond_format *f) {
   int state;
   if (f == NULL || f->fingerprint[0] == '\0')
     return 1;
-  state = atomic_load_explicit(&f->fact.now, memory_order_acquire)->state;
+  state = FROND__FACT_STATE(
+      atomic_load_explicit(&f->fact.word, memory_order_acquire));
   return state == FROND__FACT_AGREED || state == FROND__FACT_SKIPPED;
 }
 
@@ -339,8 +355,8 @@ void frond_format_recheck(frond_format *f) {
   if (f == NULL || f->fingerprint[0] == '\0')
     return;
   pthread_mutex_lock(&f->fact.mu);
-  if (atomic_load_explicit(&f->fact.now, memory_order_relaxed)->state !=
-      FROND__FACT_SKIPPED)
+  if (FROND__FACT_STATE(atomic_load_explicit(
+          &f->fact.word, memory_order_relaxed)) != FROND__FACT_SKIPPED)
     publish(f, FROND__FACT_UNCHECKED, "", 0, NULL);
   pthread_mutex_unlock(&f->fact.mu);
 }

@@ -383,19 +383,15 @@ enum {
   FROND__FACT_SKIPPED    /* frond_format_skip_check: issues unchecked */
 };
 
-/* One outcome of the check, published whole by an atomic pointer: an
-** issue reads the state, the scope and the refusal of one check, never
-** one check's state with another's scope. Never changed once published;
-** kept until the format is freed, and published again when a check comes
-** to the same outcome (format_fact.c). */
-typedef struct frond__fact {
-  struct frond__fact *older;     /* the format's records, newest first */
-  int state;                     /* FROND__FACT_* */
-  int code;                      /* refused: the code and message */
-  char scope[FROND_TAG_MAX + 1]; /* the tag checked for, "" for snowflake
-                                    IDs and when unchecked or skipped */
-  char why[sizeof(((frond_error *)0)->message)];
-} frond__fact;
+/* The check's outcome in one word: state, code and whether the scope is
+** "" (snowflake IDs) read by one load; a generation that every publish
+** moves on; and a bit set while a publish writes the scope's words.
+** format_fact.c. */
+#define FROND__FACT_STATE(w) ((int)((w)&15))
+#define FROND__FACT_WRITING ((uint64_t)1 << 4)
+#define FROND__FACT_NO_SCOPE ((uint64_t)1 << 5)
+#define FROND__FACT_CODE(w) ((int)(int16_t)(uint16_t)((w) >> 8))
+#define FROND__FACT_WORDS ((FROND_TAG_MAX + 1 + 7) / 8)
 
 struct frond_format {
   int kind;
@@ -444,15 +440,17 @@ struct frond_format {
 
   /* Keyed formats: the fingerprint of the encoding key and of everything
   ** that permutes with it ("" when unkeyed), and the check of it against
-  ** the record where the processes sharing the numbers meet. now is read
-  ** lock-free on every issue (acquire), and replaced under mu only
-  ** (release); made holds every record it pointed to but the two every
-  ** format shares (format_fact.c), for the free. */
+  ** the record where the processes sharing the numbers meet. An issue
+  ** reads word and scope lock-free, as a sequence lock (the word again
+  ** after the scope: the same word, the same outcome), and why under mu;
+  ** a check writes them all under mu (format_fact.c). */
   char fingerprint[FROND__FINGERPRINT_LEN + 1];
   struct {
     pthread_mutex_t mu;
-    _Atomic(const frond__fact *) now; /* never NULL */
-    frond__fact *made;
+    _Atomic uint64_t word; /* FROND__FACT_* fields, above */
+    /* the tag checked for, zero-padded: "" for snowflake IDs */
+    _Atomic uint64_t scope[FROND__FACT_WORDS];
+    char why[sizeof(((frond_error *)0)->message)]; /* refused: the message */
   } fact;
 };
 
@@ -481,7 +479,7 @@ void frond__format_fingerprint_init(
 ** Lock-free. */
 int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err);
-/* A new format's fact (unchecked), and its records at the free. */
+/* A new format's fact (unchecked), and its lock at the free. */
 void frond__format_fact_init(frond_format *f);
 void frond__format_fact_free(frond_format *f);
 

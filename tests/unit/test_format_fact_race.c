@@ -220,11 +220,49 @@ static void test_no_number_across_a_recheck(void **state) {
   tmpdir_remove(dir);
 }
 
+/* One format checked for tags in turn, prefixes of one another across
+** the fact's 8-byte words (7, 8, 9, 16 and 128 characters): after each
+** check it issues for that tag alone, INVAL for every other, cycle after
+** cycle (the outcome is written over in place: nothing is kept per tag). */
+static void test_tags_in_turn(void **state) {
+  static char names[5][FROND_TAG_MAX + 1];
+  static const size_t len[5] = {7, 8, 9, 16, FROND_TAG_MAX};
+  const char *tags[5];
+  char *dir = tmpdir_make(), buf[64];
+  frond_seg *s;
+  frond_format *f;
+  frond_error err = {0, ""};
+  (void)state;
+  for (int i = 0; i < 5; i++) {
+    memset(names[i], 'a', len[i]);
+    names[i][len[i]] = '\0';
+    tags[i] = names[i];
+  }
+  s = store_with(dir, tags, 5);
+  f = keyed("order:digits=19,key=1", "1:" KEY0);
+  for (int cycle = 0; cycle < 20; cycle++)
+    for (int i = 0; i < 5; i++) {
+      frond_format_source src = {NULL, s, tags[i], 0};
+      assert_int_equal(frond_format_check(f, &src, NULL, NULL, &err), 0);
+      for (int j = 0; j < 5; j++) {
+        frond_format_source other = {NULL, s, tags[j], 0};
+        int rc = frond_format_next(f, &other, buf, sizeof(buf), &err);
+        if (rc != (i == j ? 0 : FROND_EINVAL))
+          fail_msg("checked for %zu characters, issued for %zu: %s", len[i],
+                   len[j], rc == 0 ? buf : frond_err_name(rc));
+      }
+    }
+  frond_format_free(f);
+  frond_seg_close(s);
+  tmpdir_remove(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_recheck_while_issuing),
       cmocka_unit_test(test_no_number_for_a_refused_tag),
       cmocka_unit_test(test_no_number_across_a_recheck),
+      cmocka_unit_test(test_tags_in_turn),
   };
   return frond_run_tests(tests, NULL, NULL);
 }
