@@ -44,7 +44,8 @@
 **                           permutation alone one at a time and 256 per
 **                           call, and the whole order number one at a
 **                           time and 256 per call
-**   random bits             frond__rand64: 8 bytes of a thread's keystream,
+**   random bits             frond__rand_take64 (inlined, as the IDs draw
+**                           them): 8 bytes of a thread's keystream,
 **                           ChaCha20 (forced) and this CPU's own (AES-256-
 **                           CTR on AES-NI, rand_aes.c); and a UUIDv7 one at
 **                           a time on ChaCha20's bits, the reference for
@@ -68,6 +69,7 @@
 ** that). No high-water file: the IDs are thrown away.
 */
 #include "core/formats.h"
+#include "core/rand_hot.h"
 #include "core/siphash.h"
 
 #include <sodium.h>
@@ -238,7 +240,7 @@ static double run(int r, frond_format *const *fmt) {
   if (r == R_RAND || r == R_RAND_CHACHA) {
     uint64_t s = frond__rand_stream();
     for (int i = 0; i < IDS; i++)
-      acc += frond__rand64(s);
+      acc += frond__rand_take64(s);
     goto done;
   }
   if (r == R_AES_PERM || r == R_AES_PERM_BATCH) {
