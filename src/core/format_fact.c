@@ -184,6 +184,10 @@ static void publish(frond_format *f, int state, const char *scope, int code,
   atomic_thread_fence(memory_order_release);
   for (int i = 0; i < FROND__FACT_WORDS; i++)
     atomic_store_explicit(&f->fact.scope[i], sw[i], memory_order_relaxed);
+  /* A refusal always says something: a check called without an error
+  ** struct has no message of its own. */
+  if ((why == NULL || why[0] == '\0') && state == FROND__FACT_REFUSED)
+    why = frond_strerror(code);
   snprintf(f->fact.why, sizeof(f->fact.why), "%s", why ? why : "");
   atomic_store_explicit(
       &f->fact.word,

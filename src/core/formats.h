@@ -476,7 +476,8 @@ void frond__format_fingerprint_init(
 /* Before a keyed format issues for the source's scope: 0 when its record
 ** agrees (or it was told to skip the check), else the code to fail with
 ** (KEY_MISMATCH when refused; INVAL when not checked for this scope).
-** Lock-free. */
+** Lock-free, but for a refusal's message and while a check publishes
+** (the check's lock, held for string copies only). */
 int frond__format_fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err);
 /* A new format's fact (unchecked), and its lock at the free. */

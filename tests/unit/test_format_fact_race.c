@@ -257,12 +257,38 @@ static void test_tags_in_turn(void **state) {
   tmpdir_remove(dir);
 }
 
+/* A check called without an error struct that refuses: the issues after
+** it fail with the refusal's code and a message, never an empty one. */
+static void test_refusal_says_why(void **state) {
+  char *dir = tmpdir_make(), buf[64];
+  frond_gen *g = format_gen(1);
+  frond_seg *s = store_with(dir, NULL, 0);
+  frond_format_source src = {g, s, NULL, 0};
+  frond_format *other = keyed("order:digits=19,key=1", "1:" KEY1), *f;
+  frond_error err = {0, ""};
+  (void)state;
+  assert_int_equal(frond_format_check(other, &src, NULL, NULL, &err), 0);
+  frond_format_free(other);
+  f = keyed("order:digits=19,key=1", "1:" KEY0);
+  assert_int_equal(frond_format_check(f, &src, NULL, NULL, NULL),
+                   FROND_EKEY_MISMATCH);
+  assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), &err),
+                   FROND_EKEY_MISMATCH);
+  assert_int_equal(err.code, FROND_EKEY_MISMATCH);
+  assert_true(err.message[0] != '\0');
+  frond_format_free(f);
+  frond_seg_close(s);
+  frond_gen_close(g, NULL);
+  tmpdir_remove(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_recheck_while_issuing),
       cmocka_unit_test(test_no_number_for_a_refused_tag),
       cmocka_unit_test(test_no_number_across_a_recheck),
       cmocka_unit_test(test_tags_in_turn),
+      cmocka_unit_test(test_refusal_says_why),
   };
   return frond_run_tests(tests, NULL, NULL);
 }
