@@ -276,7 +276,7 @@ FROND_EXPORT int frond_format_check(frond_format *f,
 FROND_EXPORT int frond_format_checked(const frond_format *f);
 /* Forget the check: f issues nothing until frond_format_check agrees again
 ** (after a reconnect, so that a changed record is seen before the next
-** number). Thread-safe. */
+** number). A check under way reads the record again. Thread-safe. */
 FROND_EXPORT void frond_format_recheck(frond_format *f);
 /* Issue without any check of the key: nothing then stops another process
 ** from issuing this format's numbers under another key. For a process

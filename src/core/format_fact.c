@@ -154,6 +154,7 @@ static void describe(const frond_format *f, const char *scope, char *out,
 void frond__format_fact_init(frond_format *f) {
   pthread_mutex_init(&f->fact.mu, NULL);
   atomic_init(&f->fact.word, FROND__FACT_UNCHECKED | FROND__FACT_NO_SCOPE);
+  f->fact.resets = 0;
   for (int i = 0; i < FROND__FACT_WORDS; i++)
     atomic_init(&f->fact.scope[i], 0);
   f->fact.why[0] = '\0';
@@ -209,13 +210,33 @@ static int check_named(frond_format *f, const char *scope, const char *spelt,
     return 0; /* no key, no fact */
   frond__format_fact_name(f, spelt, name, sizeof(name));
   frond__format_fact_value(f, value, sizeof(value));
-  recorded[0] = '\0';
-  where[0] = '\0';
-  rc = fn(ctx, name, value, recorded, sizeof(recorded), where, sizeof(where),
-          &e);
-  if (rc != 0) /* nothing learnt: the state stays as it was */
-    return frond__fail(err, rc, "%s", e.message);
-  pthread_mutex_lock(&f->fact.mu);
+  /* A reset (frond_format_recheck: the store came back) while the record
+  ** is read makes what was read stale: it may be the store from before.
+  ** The record is read again, a few times at most. */
+  for (int tries = 0;; tries++) {
+    uint64_t resets;
+    pthread_mutex_lock(&f->fact.mu);
+    resets = f->fact.resets;
+    pthread_mutex_unlock(&f->fact.mu);
+    recorded[0] = '\0';
+    where[0] = '\0';
+    rc = fn(ctx, name, value, recorded, sizeof(recorded), where, sizeof(where),
+            &e);
+    if (rc != 0) /* nothing learnt: the state stays as it was */
+      return frond__fail(err, rc, "%s", e.message);
+    pthread_mutex_lock(&f->fact.mu);
+    if (f->fact.resets == resets)
+      break; /* the lock held on: no reset can come before the publish */
+    pthread_mutex_unlock(&f->fact.mu);
+    if (tries == 2) {
+      describe(f, scope, what, sizeof(what));
+      return frond__fail(err, FROND_ESTORE,
+                         "%s: the check was reset three times while it read "
+                         "the record (the store reconnecting): nothing "
+                         "learnt; check again",
+                         what);
+    }
+  }
   if (strcmp(recorded, value) == 0) {
     publish(f, FROND__FACT_AGREED, scope, 0, NULL);
     rc = 0;
@@ -359,6 +380,7 @@ void frond_format_recheck(frond_format *f) {
   if (f == NULL || f->fingerprint[0] == '\0')
     return;
   pthread_mutex_lock(&f->fact.mu);
+  f->fact.resets++; /* a check reading the record now reads it again */
   if (FROND__FACT_STATE(atomic_load_explicit(
           &f->fact.word, memory_order_relaxed)) != FROND__FACT_SKIPPED)
     publish(f, FROND__FACT_UNCHECKED, "", 0, NULL);

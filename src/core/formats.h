@@ -451,6 +451,7 @@ struct frond_format {
     /* the tag checked for, zero-padded: "" for snowflake IDs */
     _Atomic uint64_t scope[FROND__FACT_WORDS];
     char why[sizeof(((frond_error *)0)->message)]; /* refused: the message */
+    uint64_t resets; /* frond_format_recheck's count: a check reads again */
   } fact;
 };
 

@@ -282,6 +282,56 @@ static void test_refusal_says_why(void **state) {
   tmpdir_remove(dir);
 }
 
+/* A reset (a store reconnect) while a check reads the record: what the
+** check read may be the store's from before, so it reads again. Here the
+** store before held this key and the one after holds another: the check
+** refuses, and nothing is issued. A reset on every read: the check fails
+** (STORE) and the format stays unchecked. */
+typedef struct reset_ctx {
+  frond_format *f;
+  int calls, every;
+} reset_ctx;
+
+static int reset_mid_read(void *ctx, const char *name, const char *value,
+                          char *recorded, size_t len, char *where, size_t wlen,
+                          frond_error *err) {
+  reset_ctx *c = ctx;
+  (void)name;
+  (void)err;
+  snprintf(where, wlen, "the test's record");
+  if (c->calls++ == 0 || c->every) { /* the store before: this key */
+    snprintf(recorded, len, "%s", value);
+    frond_format_recheck(c->f);
+  } else { /* the store after: another process's */
+    snprintf(recorded, len, "%s", "0123456789abcdef");
+  }
+  return 0;
+}
+
+static void test_reset_while_checking(void **state) {
+  frond_gen *g = format_gen(1);
+  frond_format_source src = {g, NULL, NULL, 0};
+  reset_ctx c = {NULL, 0, 0};
+  frond_error err = {0, ""};
+  char buf[64];
+  (void)state;
+  c.f = keyed("order:digits=19,key=1", "1:" KEY0);
+  assert_int_equal(frond__format_check_with(c.f, "", reset_mid_read, &c, &err),
+                   FROND_EKEY_MISMATCH);
+  assert_int_equal(c.calls, 2);
+  assert_int_equal(frond_format_next(c.f, &src, buf, sizeof(buf), &err),
+                   FROND_EKEY_MISMATCH);
+  c.every = 1;
+  c.calls = 0;
+  assert_int_equal(frond__format_check_with(c.f, "", reset_mid_read, &c, &err),
+                   FROND_ESTORE);
+  assert_int_equal(c.calls, 3);
+  assert_int_equal(frond_format_next(c.f, &src, buf, sizeof(buf), &err),
+                   FROND_EINVAL);
+  frond_format_free(c.f);
+  frond_gen_close(g, NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_recheck_while_issuing),
@@ -289,6 +339,7 @@ int main(void) {
       cmocka_unit_test(test_no_number_across_a_recheck),
       cmocka_unit_test(test_tags_in_turn),
       cmocka_unit_test(test_refusal_says_why),
+      cmocka_unit_test(test_reset_while_checking),
   };
   return frond_run_tests(tests, NULL, NULL);
 }
