@@ -197,45 +197,53 @@ static void publish(frond_format *f, int state, const char *scope, int code,
       memory_order_release);
 }
 
+/* frond_format_recheck's count now. A reset (the store came back) after
+** a check began to read the store makes what it read stale: it may be
+** the store's from before. */
+static uint64_t resets_now(frond_format *f) {
+  uint64_t r;
+  pthread_mutex_lock(&f->fact.mu);
+  r = f->fact.resets;
+  pthread_mutex_unlock(&f->fact.mu);
+  return r;
+}
+
+#define AGAIN 1 /* a reset came since: nothing published, read again */
+
+static int reset_too_often(const frond_format *f, const char *scope,
+                           frond_error *err) {
+  char what[200];
+  describe(f, scope, what, sizeof(what));
+  return frond__fail(err, FROND_ESTORE,
+                     "%s: the store came back three times while the check "
+                     "read it: nothing learnt; check again",
+                     what);
+}
+
 /* The check, for the numbers of scope (as the format names it, and as
 ** f remembers it), recorded under the name of spelt (the same tag as the
-** store spells it). */
+** store spells it); since: the reset count before anything of it was
+** read from the store. AGAIN when a reset came since. */
 static int check_named(frond_format *f, const char *scope, const char *spelt,
-                       frond__fact_fn fn, void *ctx, frond_error *err) {
+                       frond__fact_fn fn, void *ctx, uint64_t since,
+                       frond_error *err) {
   char name[FROND__FACT_NAME_MAX + 1], value[FROND__FACT_VALUE_MAX + 1];
   char recorded[FROND__FACT_VALUE_MAX + 8], where[300], what[200];
   frond_error e = {0, ""};
   int rc;
-  if (f->fingerprint[0] == '\0')
-    return 0; /* no key, no fact */
   frond__format_fact_name(f, spelt, name, sizeof(name));
   frond__format_fact_value(f, value, sizeof(value));
-  /* A reset (frond_format_recheck: the store came back) while the record
-  ** is read makes what was read stale: it may be the store from before.
-  ** The record is read again, a few times at most. */
-  for (int tries = 0;; tries++) {
-    uint64_t resets;
-    pthread_mutex_lock(&f->fact.mu);
-    resets = f->fact.resets;
+  recorded[0] = '\0';
+  where[0] = '\0';
+  rc = fn(ctx, name, value, recorded, sizeof(recorded), where, sizeof(where),
+          &e);
+  if (rc != 0) /* nothing learnt: the state stays as it was */
+    return frond__fail(err, rc, "%s", e.message);
+  /* The lock held from here to the publish: no reset comes between. */
+  pthread_mutex_lock(&f->fact.mu);
+  if (f->fact.resets != since) {
     pthread_mutex_unlock(&f->fact.mu);
-    recorded[0] = '\0';
-    where[0] = '\0';
-    rc = fn(ctx, name, value, recorded, sizeof(recorded), where, sizeof(where),
-            &e);
-    if (rc != 0) /* nothing learnt: the state stays as it was */
-      return frond__fail(err, rc, "%s", e.message);
-    pthread_mutex_lock(&f->fact.mu);
-    if (f->fact.resets == resets)
-      break; /* the lock held on: no reset can come before the publish */
-    pthread_mutex_unlock(&f->fact.mu);
-    if (tries == 2) {
-      describe(f, scope, what, sizeof(what));
-      return frond__fail(err, FROND_ESTORE,
-                         "%s: the check was reset three times while it read "
-                         "the record (the store reconnecting): nothing "
-                         "learnt; check again",
-                         what);
-    }
+    return AGAIN;
   }
   if (strcmp(recorded, value) == 0) {
     publish(f, FROND__FACT_AGREED, scope, 0, NULL);
@@ -265,17 +273,23 @@ static int check_named(frond_format *f, const char *scope, const char *spelt,
 
 int frond__format_check_with(frond_format *f, const char *scope,
                              frond__fact_fn fn, void *ctx, frond_error *err) {
-  return check_named(f, scope, scope, fn, ctx, err);
+  if (f->fingerprint[0] == '\0')
+    return 0; /* no key, no fact */
+  for (int tries = 0; tries < 3; tries++) {
+    int rc = check_named(f, scope, scope, fn, ctx, resets_now(f), err);
+    if (rc != AGAIN)
+      return rc;
+  }
+  return reset_too_often(f, scope, err);
 }
 
-int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
-                            frond_error *err) {
+/* frond__format_check_seg, once: AGAIN when a reset came since since. */
+static int check_seg(frond_format *f, const char *scope, frond_seg *s,
+                     uint64_t since, frond_error *err) {
   char spelt[FROND_TAG_MAX + 1], what[200];
   int rc;
-  if (f->fingerprint[0] == '\0')
-    return 0;
   if (scope[0] == '\0')
-    return check_named(f, scope, scope, frond__seg_fact, s, err);
+    return check_named(f, scope, scope, frond__seg_fact, s, since, err);
   /* The tag's row names the record: "orders.eu" and "ORDERS.EU" are one
   ** row where the database's collation takes them for one, and their
   ** numbers must be one key's. Nothing is learnt without the row. */
@@ -284,6 +298,10 @@ int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
   if (f->kind == FROND_FORMAT_SEQ && strcmp(spelt, scope) != 0) {
     describe(f, scope, what, sizeof(what));
     pthread_mutex_lock(&f->fact.mu);
+    if (f->fact.resets != since) {
+      pthread_mutex_unlock(&f->fact.mu);
+      return AGAIN;
+    }
     rc = frond__fail(err, FROND_ETAG_INVALID,
                      "%s: the store holds the tag as \"%.128s\": the "
                      "periods' rows are named after the tag as the format "
@@ -294,7 +312,19 @@ int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
     pthread_mutex_unlock(&f->fact.mu);
     return rc;
   }
-  return check_named(f, scope, spelt, frond__seg_fact, s, err);
+  return check_named(f, scope, spelt, frond__seg_fact, s, since, err);
+}
+
+int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
+                            frond_error *err) {
+  if (f->fingerprint[0] == '\0')
+    return 0;
+  for (int tries = 0; tries < 3; tries++) {
+    int rc = check_seg(f, scope, s, resets_now(f), err);
+    if (rc != AGAIN)
+      return rc;
+  }
+  return reset_too_often(f, scope, err);
 }
 
 /* Whether the fact's scope is scope: its words up to the one that holds
