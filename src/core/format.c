@@ -673,13 +673,13 @@ static int next_n(frond_format *f, const frond_format_source *src,
   if (f->node_scope)
     return next_node_scoped(f, src, n, out, stride, err);
   switch (f->kind) {
-  case FROND_FORMAT_UUID7:
-  case FROND_FORMAT_ULID:
-  case FROND_FORMAT_OBJECTID:
-    return n == 1 ? next_one_128(f, out) : next_128(f, n, out, stride);
   case FROND_FORMAT_UUID4:
     if ((rc = frond__sodium_init(err)) != 0)
       return rc;
+    __attribute__((fallthrough));
+  case FROND_FORMAT_UUID7:
+  case FROND_FORMAT_ULID:
+  case FROND_FORMAT_OBJECTID:
     return n == 1 ? next_one_128(f, out) : next_128(f, n, out, stride);
   case FROND_FORMAT_SEQ:
     if (f->keyed && (rc = fact_ready(f, src, err)) != 0)

@@ -210,14 +210,15 @@ static uint64_t resets_now(frond_format *f) {
 
 #define AGAIN 1 /* a reset came since: nothing published, read again */
 
-static int reset_too_often(const frond_format *f, const char *scope,
-                           frond_error *err) {
-  char what[200];
-  describe(f, scope, what, sizeof(what));
-  return frond__fail(err, FROND_ESTORE,
-                     "%s: the store came back three times while the check "
-                     "read it: nothing learnt; check again",
-                     what);
+/* Take the check's lock to publish what was read from the store since
+** the reset count was since: 0, the lock held (no reset can come before
+** the publish), or AGAIN, not held, when a reset came in between. */
+static int lock_unless_reset(frond_format *f, uint64_t since) {
+  pthread_mutex_lock(&f->fact.mu);
+  if (f->fact.resets == since)
+    return 0;
+  pthread_mutex_unlock(&f->fact.mu);
+  return AGAIN;
 }
 
 /* The check, for the numbers of scope (as the format names it, and as
@@ -239,12 +240,8 @@ static int check_named(frond_format *f, const char *scope, const char *spelt,
           &e);
   if (rc != 0) /* nothing learnt: the state stays as it was */
     return frond__fail(err, rc, "%s", e.message);
-  /* The lock held from here to the publish: no reset comes between. */
-  pthread_mutex_lock(&f->fact.mu);
-  if (f->fact.resets != since) {
-    pthread_mutex_unlock(&f->fact.mu);
+  if (lock_unless_reset(f, since) != 0)
     return AGAIN;
-  }
   if (strcmp(recorded, value) == 0) {
     publish(f, FROND__FACT_AGREED, scope, 0, NULL);
     rc = 0;
@@ -271,25 +268,16 @@ static int check_named(frond_format *f, const char *scope, const char *spelt,
   return rc;
 }
 
-int frond__format_check_with(frond_format *f, const char *scope,
-                             frond__fact_fn fn, void *ctx, frond_error *err) {
-  if (f->fingerprint[0] == '\0')
-    return 0; /* no key, no fact */
-  for (int tries = 0; tries < 3; tries++) {
-    int rc = check_named(f, scope, scope, fn, ctx, resets_now(f), err);
-    if (rc != AGAIN)
-      return rc;
-  }
-  return reset_too_often(f, scope, err);
-}
-
-/* frond__format_check_seg, once: AGAIN when a reset came since since. */
-static int check_seg(frond_format *f, const char *scope, frond_seg *s,
-                     uint64_t since, frond_error *err) {
+/* One check, for the numbers of scope: with s, in its store, the record
+** named after the tag as the store spells its row; AGAIN when a reset
+** came since since. */
+static int check_once(frond_format *f, const char *scope, frond_seg *s,
+                      frond__fact_fn fn, void *ctx, uint64_t since,
+                      frond_error *err) {
   char spelt[FROND_TAG_MAX + 1], what[200];
   int rc;
-  if (scope[0] == '\0')
-    return check_named(f, scope, scope, frond__seg_fact, s, since, err);
+  if (s == NULL || scope[0] == '\0')
+    return check_named(f, scope, scope, fn, ctx, since, err);
   /* The tag's row names the record: "orders.eu" and "ORDERS.EU" are one
   ** row where the database's collation takes them for one, and their
   ** numbers must be one key's. Nothing is learnt without the row. */
@@ -297,11 +285,8 @@ static int check_seg(frond_format *f, const char *scope, frond_seg *s,
     return rc;
   if (f->kind == FROND_FORMAT_SEQ && strcmp(spelt, scope) != 0) {
     describe(f, scope, what, sizeof(what));
-    pthread_mutex_lock(&f->fact.mu);
-    if (f->fact.resets != since) {
-      pthread_mutex_unlock(&f->fact.mu);
+    if (lock_unless_reset(f, since) != 0)
       return AGAIN;
-    }
     rc = frond__fail(err, FROND_ETAG_INVALID,
                      "%s: the store holds the tag as \"%.128s\": the "
                      "periods' rows are named after the tag as the format "
@@ -312,19 +297,36 @@ static int check_seg(frond_format *f, const char *scope, frond_seg *s,
     pthread_mutex_unlock(&f->fact.mu);
     return rc;
   }
-  return check_named(f, scope, spelt, frond__seg_fact, s, since, err);
+  return check_named(f, scope, spelt, fn, ctx, since, err);
+}
+
+/* check_once, again while a reset comes during it (three times at most:
+** then STORE, nothing learnt). An unkeyed format has no fact: 0. */
+static int check(frond_format *f, const char *scope, frond_seg *s,
+                 frond__fact_fn fn, void *ctx, frond_error *err) {
+  char what[200];
+  if (f->fingerprint[0] == '\0')
+    return 0;
+  for (int tries = 0; tries < 3; tries++) {
+    int rc = check_once(f, scope, s, fn, ctx, resets_now(f), err);
+    if (rc != AGAIN)
+      return rc;
+  }
+  describe(f, scope, what, sizeof(what));
+  return frond__fail(err, FROND_ESTORE,
+                     "%s: the store came back three times while the check "
+                     "read it: nothing learnt; check again",
+                     what);
+}
+
+int frond__format_check_with(frond_format *f, const char *scope,
+                             frond__fact_fn fn, void *ctx, frond_error *err) {
+  return check(f, scope, NULL, fn, ctx, err);
 }
 
 int frond__format_check_seg(frond_format *f, const char *scope, frond_seg *s,
                             frond_error *err) {
-  if (f->fingerprint[0] == '\0')
-    return 0;
-  for (int tries = 0; tries < 3; tries++) {
-    int rc = check_seg(f, scope, s, resets_now(f), err);
-    if (rc != AGAIN)
-      return rc;
-  }
-  return reset_too_often(f, scope, err);
+  return check(f, scope, s, frond__seg_fact, s, err);
 }
 
 /* Whether the fact's scope is scope: its words up to the one that holds
