@@ -45,6 +45,14 @@ static inline frond_format *format_of(const char *spec,
   return f;
 }
 
+/* A format of spec under the key text (a key file's lines). */
+static inline frond_format *keyed(const char *spec, const char *keytext) {
+  frond_order_keys *k = keys_of(keytext);
+  frond_format *f = format_of(spec, k);
+  frond_order_keys_free(k);
+  return f;
+}
+
 static const uint8_t key16[16] = {1, 2,  3,  4,  5,  6,  7,  8,
                                   9, 10, 11, 12, 13, 14, 15, 16};
 

@@ -22,13 +22,6 @@
 /* 2026-01-01T00:00:00Z */
 #define T0 INT64_C(1767225600000)
 
-static frond_format *keyed(const char *spec, const char *keytext) {
-  frond_order_keys *k = keys_of(keytext);
-  frond_format *f = format_of(spec, k);
-  frond_order_keys_free(k);
-  return f;
-}
-
 static void fp_of(const frond_format *f, char out[17]) {
   assert_int_equal(frond_format_fingerprint(f, out, 17), 16);
 }

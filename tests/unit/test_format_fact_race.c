@@ -22,13 +22,6 @@
 #define ROUNDS 400
 #define LIMIT_NS INT64_C(20000000000)
 
-static frond_format *keyed(const char *spec, const char *keytext) {
-  frond_order_keys *k = keys_of(keytext);
-  frond_format *f = format_of(spec, k);
-  frond_order_keys_free(k);
-  return f;
-}
-
 /* The issuing thread: issues from src until told to stop, counting its
 ** calls, and remembers the first answer outside ok_a and ok_b (bad_rc,
 ** -1 for none, stored after bad and why). */
@@ -66,6 +59,30 @@ static int one_more_call(issuer *t, int64_t deadline) {
     sched_yield();
   }
   return 1;
+}
+
+/* Stop the issuing thread, then fail on its first wrong answer (issued:
+** what a number it issued means), or when round i fell short of ROUNDS
+** (err: the check that failed, or none: out of time). */
+static void stop_and_judge(issuer *t, pthread_t th, int i,
+                           const frond_error *err, const char *issued) {
+  atomic_store(&t->stop, 1);
+  pthread_join(th, NULL);
+  if (t->bad_rc == 0)
+    fail_msg("round %d: issued %s %s", i, t->bad, issued);
+  if (t->bad_rc != -1)
+    fail_msg("round %d: %s: %s", i, frond_err_name(t->bad_rc), t->why);
+  if (i < ROUNDS)
+    fail_msg("round %d of %d: %s", i, ROUNDS,
+             err->code ? err->message : "out of time");
+}
+
+/* Another process recorded its key for src's numbers first. */
+static void recorded_by_another(const frond_format_source *src) {
+  frond_format *other = keyed("order:digits=19,key=1", "1:" KEY1);
+  frond_error err = {0, ""};
+  assert_int_equal(frond_format_check(other, src, NULL, NULL, &err), 0);
+  frond_format_free(other);
 }
 
 /* An SQLite store with the tags names[0..n), 100000 IDs a segment. */
@@ -106,14 +123,7 @@ static void test_recheck_while_issuing(void **state) {
   for (i = 0; i < ROUNDS && one_more_call(&t, deadline); i++)
     if (frond_format_check(t.f, &t.src, NULL, NULL, &err) != 0)
       break;
-  atomic_store(&t.stop, 1);
-  pthread_join(th, NULL);
-  if (i < ROUNDS)
-    fail_msg("round %d of %d: %s", i, ROUNDS,
-             err.code ? err.message : "out of time");
-  if (t.bad_rc != -1)
-    fail_msg("an issue while agreed failed: %s: %s", frond_err_name(t.bad_rc),
-             t.why);
+  stop_and_judge(&t, th, i, &err, "while agreed");
   frond_format_free(t.f);
   frond_seg_close(s);
   frond_gen_close(g, NULL);
@@ -129,7 +139,6 @@ static void test_no_number_for_a_refused_tag(void **state) {
   static const char *const tags[] = {"a", "b"};
   char *dir = tmpdir_make();
   frond_seg *s = store_with(dir, tags, 2);
-  frond_format *other;
   frond_format_source a, b;
   issuer t = {.ok_a = FROND_EKEY_MISMATCH, .ok_b = FROND_EINVAL, .bad_rc = -1};
   frond_error err = {0, ""};
@@ -139,10 +148,7 @@ static void test_no_number_for_a_refused_tag(void **state) {
   (void)state;
   a = (frond_format_source){NULL, s, "a", 0};
   b = (frond_format_source){NULL, s, "b", 0};
-  /* Another process recorded its key for "b" first. */
-  other = keyed("order:digits=19,key=1", "1:" KEY1);
-  assert_int_equal(frond_format_check(other, &b, NULL, NULL, &err), 0);
-  frond_format_free(other);
+  recorded_by_another(&b);
   t.f = keyed("order:digits=19,key=1", "1:" KEY0);
   t.src = b;
   assert_int_equal(frond_format_check(t.f, &b, NULL, NULL, &err),
@@ -156,16 +162,7 @@ static void test_no_number_for_a_refused_tag(void **state) {
         frond_format_check(t.f, &b, NULL, NULL, &err) != FROND_EKEY_MISMATCH)
       break;
   }
-  atomic_store(&t.stop, 1);
-  pthread_join(th, NULL);
-  if (t.bad_rc == 0)
-    fail_msg("round %d: issued %s for tag \"b\", whose key was refused", i,
-             t.bad);
-  if (t.bad_rc != -1)
-    fail_msg("round %d: %s: %s", i, frond_err_name(t.bad_rc), t.why);
-  if (i < ROUNDS)
-    fail_msg("round %d of %d: %s", i, ROUNDS,
-             err.code ? err.message : "out of time");
+  stop_and_judge(&t, th, i, &err, "for tag \"b\", whose key was refused");
   frond_format_free(t.f);
   frond_seg_close(s);
   tmpdir_remove(dir);
@@ -179,7 +176,6 @@ static void test_no_number_across_a_recheck(void **state) {
   char *dir = tmpdir_make();
   frond_gen *g = format_gen(1);
   frond_seg *s = store_with(dir, NULL, 0);
-  frond_format *other;
   issuer t = {.ok_a = FROND_EKEY_MISMATCH, .ok_b = FROND_EINVAL, .bad_rc = -1};
   frond_error err = {0, ""};
   int64_t deadline = frond__mono_ns() + LIMIT_NS;
@@ -187,10 +183,7 @@ static void test_no_number_across_a_recheck(void **state) {
   int i;
   (void)state;
   t.src = (frond_format_source){g, s, NULL, 0};
-  /* Another process recorded its key for these numbers first. */
-  other = keyed("order:digits=19,key=1", "1:" KEY1);
-  assert_int_equal(frond_format_check(other, &t.src, NULL, NULL, &err), 0);
-  frond_format_free(other);
+  recorded_by_another(&t.src);
   t.f = keyed("order:digits=19,key=1", "1:" KEY0);
   assert_int_equal(frond_format_check(t.f, &t.src, NULL, NULL, &err),
                    FROND_EKEY_MISMATCH);
@@ -205,15 +198,7 @@ static void test_no_number_across_a_recheck(void **state) {
             FROND_EKEY_MISMATCH)
       break;
   }
-  atomic_store(&t.stop, 1);
-  pthread_join(th, NULL);
-  if (t.bad_rc == 0)
-    fail_msg("round %d: issued %s under a refused key", i, t.bad);
-  if (t.bad_rc != -1)
-    fail_msg("round %d: %s: %s", i, frond_err_name(t.bad_rc), t.why);
-  if (i < ROUNDS)
-    fail_msg("round %d of %d: %s", i, ROUNDS,
-             err.code ? err.message : "out of time");
+  stop_and_judge(&t, th, i, &err, "under a refused key");
   frond_format_free(t.f);
   frond_seg_close(s);
   frond_gen_close(g, NULL);
@@ -264,11 +249,10 @@ static void test_refusal_says_why(void **state) {
   frond_gen *g = format_gen(1);
   frond_seg *s = store_with(dir, NULL, 0);
   frond_format_source src = {g, s, NULL, 0};
-  frond_format *other = keyed("order:digits=19,key=1", "1:" KEY1), *f;
+  frond_format *f;
   frond_error err = {0, ""};
   (void)state;
-  assert_int_equal(frond_format_check(other, &src, NULL, NULL, &err), 0);
-  frond_format_free(other);
+  recorded_by_another(&src);
   f = keyed("order:digits=19,key=1", "1:" KEY0);
   assert_int_equal(frond_format_check(f, &src, NULL, NULL, NULL),
                    FROND_EKEY_MISMATCH);
