@@ -9,6 +9,7 @@ fixture: closed at the end of its block, or at exit).
 """
 import json
 import os
+import shutil
 import signal
 import ssl
 import subprocess
@@ -34,11 +35,35 @@ class Etcd(ft.Fixture):
         ft.need("etcd", "etcd-server")
         self._begin()
         self.tls = tls
-        scheme = "https" if tls else "http"
         self.n = members
+        self.procs = [None] * members
+        # A port free when drawn may be taken before etcd binds it, by a
+        # process that is not a test's: then the cluster starts again on
+        # other ports.
+        for attempt in range(3):
+            self._configure()
+            for i in range(members):
+                self.start(i, wait=False)
+            try:
+                self.wait_healthy()
+                return
+            except Failure as e:
+                if attempt == 2 or "address already in use" not in str(e):
+                    raise
+                self.stop()
+                for i in range(members):
+                    shutil.rmtree(os.path.join(self.dir, "m%d" % i),
+                                  ignore_errors=True)
+                    for log in ("m%d.log" % i, "m%d.err" % i):
+                        if os.path.exists(os.path.join(self.dir, log)):
+                            os.unlink(os.path.join(self.dir, log))
+
+    def _configure(self):
+        """Free ports for every member, and the command lines on them."""
+        scheme = "https" if self.tls else "http"
+        members, tls = self.n, self.tls
         self.client = [ft.free_port() for _ in range(members)]
         self.peer = [ft.free_port() for _ in range(members)]
-        self.procs = [None] * members
         self.token = "frond-test-%d-%d" % (os.getpid(), self.client[0])
         cluster = ",".join("m%d=http://127.0.0.1:%d" % (i, self.peer[i])
                            for i in range(members))
@@ -66,9 +91,6 @@ class Etcd(ft.Fixture):
                 self.args[-1] += ["--trusted-ca-file", tls[0],
                                   "--cert-file", tls[1], "--key-file", tls[2],
                                   "--client-cert-auth"]
-        for i in range(members):
-            self.start(i, wait=False)
-        self.wait_healthy()
 
     def start(self, i, wait=True):
         """Start member i (again: its data dir is kept, so it rejoins)."""

@@ -141,10 +141,40 @@ def test_clean_server_passes():
           "clean: exit %d:\n%s" % (rc, out))
 
 
+
+# Another test program draws first the ports this one was given, then any
+# port: it must be given none of them, though nothing listens on them yet.
+OTHER_PROGRAM = """
+import random, sys
+sys.path.insert(0, %r)
+import frondtest as ft
+mine = [int(x) for x in sys.argv[1:]]
+class Drawn:
+    def randint(self, lo, hi):
+        return mine.pop() if mine else random.randint(lo, hi)
+ft.random.SystemRandom = Drawn
+print(ft.free_port())
+"""
+
+
+def test_free_port_reserved_across_programs():
+    ports = [ft.free_port() for _ in range(20)]
+    check(len(set(ports)) == 20, "ports given twice: %s" % ports)
+    r = subprocess.run([sys.executable, "-c",
+                        OTHER_PROGRAM % os.path.dirname(ft.__file__)] +
+                       [str(p) for p in ports],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "the other program: %s" % r.stderr)
+    other = int(r.stdout)
+    check(other not in ports,
+          "port %d was given to this program and then to another" % other)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--case"]:
         ft.main([CASES[sys.argv[2]]])
     ft.main([test_planted_report_fails_the_test,
              test_leak_at_close_fails_the_test,
              test_leak_of_a_process_fails_the_test,
-             test_clean_server_passes])
+             test_clean_server_passes,
+             test_free_port_reserved_across_programs])
