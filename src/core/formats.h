@@ -2,7 +2,7 @@
 /*
 ** formats.h -- pieces shared by the ID format sources (format.c,
 ** format_decode.c, format_spec.c, order.c, siphash_lanes.c, alphabet.c,
-** damm.c, id128.c, tz.c, period.c); not part of the API.
+** damm.c, id128.c, id128_text.c, tz.c, period.c); not part of the API.
 */
 #ifndef FROND_FORMATS_H
 #define FROND_FORMATS_H
@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* ---- alphabets and check characters (alphabet.c, damm.c) ---- */
 
@@ -212,6 +213,17 @@ int64_t frond__days_from_civil(int64_t y, unsigned m, unsigned d);
 void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* ---- 128-bit generators (id128.c) ---- */
+
+/* Eight bytes big-endian, one move each way (id128.c, id128_text.c). */
+static inline void frond__put_be64(uint8_t *p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  memcpy(p, &v, 8);
+}
+static inline uint64_t frond__get_be64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
 
 /* Unguessable bits and the millisecond for them (id128_rand.c). A
 ** stream is one generator's: frond__rand_stream gives a new number, and
