@@ -9,6 +9,7 @@
 */
 #include "core/core.h"
 #include "core/formats.h"
+#include "core/id128_text.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -585,10 +586,32 @@ static int next_node_scoped(frond_format *f, const frond_format_source *src,
   return 0;
 }
 
+/* One string of a 128-bit format by its generator's one-string path
+** (id128.c: a leaf), when f->text_leaf says the CPU runs it: a tail
+** call, so that the caller's path stays a leaf too. */
+static inline int next_text(frond_format *f, char *out) {
+#ifdef FROND__TEXT_SSSE3
+  switch (f->kind) {
+  case FROND_FORMAT_UUID7:
+    return frond__uuid7_next_text(f->uuid7, out);
+  case FROND_FORMAT_ULID:
+    return frond__ulid_next_text(f->ulid, out);
+  default:
+    return frond__objectid_next_text(f->oid, out);
+  }
+#else
+  (void)f;
+  (void)out;
+  return 0; /* never: f->text_leaf is 0 without the vector code */
+#endif
+}
+
 /* One string of a 128-bit format: none of a batch's loops or buffer
 ** (a call's saved registers are stores every ID waits on). */
 static int next_one_128(frond_format *f, char *out) {
   uint8_t b[16];
+  if (f->text_leaf)
+    return next_text(f, out);
   switch (f->kind) {
   case FROND_FORMAT_UUID7:
     frond_uuid7_next(f->uuid7, b);
@@ -723,5 +746,9 @@ int frond_format_next_for(frond_format *f, const frond_format_source *src,
 
 int frond_format_next(frond_format *f, const frond_format_source *src,
                       char *buf, size_t len, frond_error *err) {
+  /* A 128-bit format's string, the common case: no frame of its own. */
+  if (FROND__LIKELY(f != NULL && buf != NULL && f->text_leaf) &&
+      len > f->length)
+    return next_text(f, buf);
   return frond_format_next_n(f, src, 1, buf, len, err);
 }

@@ -10,6 +10,7 @@
 ** would be accepted.
 */
 #include "core/formats.h"
+#include "core/id128_text.h"
 
 #include <inttypes.h>
 #include <sodium.h>
@@ -451,6 +452,10 @@ static int parse_spec(frond_format *f, const char *spec,
     return BAD("key= goes with shard=: only the shard's hash is keyed");
   if ((rc = build_generator(f, clock, ctx, err)) != 0)
     return rc;
+  f->text_leaf =
+      (f->kind == FROND_FORMAT_UUID7 || f->kind == FROND_FORMAT_ULID ||
+       f->kind == FROND_FORMAT_OBJECTID) &&
+      !f->node_scope && frond__text_ssse3();
   return frond__layout_init(f, keys, err);
 }
 

@@ -304,8 +304,14 @@ extern frond__tick frond__ticker;
 void frond__uuid7_next_n(frond_uuid7 *g, size_t n, uint8_t *out);
 void frond__ulid_next_n(frond_ulid *g, size_t n, uint8_t *out);
 void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out);
-/* Tests: frond_uuid_format by the byte table, not the vector code. */
+/* Tests: frond_uuid_format and frond_objectid_format by the byte table,
+** not the vector code (the one-string paths of formats keep theirs). */
 void frond__uuid_format_force_scalar(int on);
+/* One string of the generator's next ID into out (its format's length
+** and a NUL), where frond__text_ssse3() says so (id128.c). 0. */
+int frond__uuid7_next_text(frond_uuid7 *g, char *out);
+int frond__ulid_next_text(frond_ulid *g, char *out);
+int frond__objectid_next_text(frond_objectid *g, char *out);
 /* UUIDv4 from the calling thread's keystream: one, and n of them (16 * n
 ** bytes). */
 void frond__uuid4_fast(uint8_t out[16]);
@@ -446,6 +452,7 @@ struct frond_format {
 
   /* uuid7, ulid, objectid */
   int node_scope; /* scope=node: made of the source's snowflake IDs */
+  int text_leaf;  /* one string by the generator's one-string path */
   frond_uuid7 *uuid7;
   frond_ulid *ulid;
   frond_objectid *oid;

@@ -46,6 +46,7 @@
 #include "base/fork.h"
 #include "core/core.h"
 #include "core/formats.h"
+#include "core/id128_text.h"
 #include "core/rand_hot.h"
 
 #include <pthread.h>
@@ -182,6 +183,14 @@ engine_catch_up(id_engine *e, uint64_t cur, uint64_t n, uint64_t u) {
   }
 }
 
+/* The time unit of now. The unit is 1 ms or 1 s (engine_init), spelt as
+** the constant: a division by the field, even behind unit_ms == 1, is a
+** divide on every ID (the compiler drops the test, as now / 1 is now). */
+__attribute__((always_inline)) static inline uint64_t
+unit_of(const id_engine *e, int64_t now) {
+  return now <= 0 ? 0 : e->unit_ms == 1 ? (uint64_t)now : (uint64_t)now / 1000;
+}
+
 /* Take n values (n >= 1) at once: the first is what one call takes, the
 ** others follow it; returns the first. The common case, a unit the word
 ** has reached, is one fetch-add: the n values after the word's are the
@@ -197,13 +206,7 @@ engine_catch_up(id_engine *e, uint64_t cur, uint64_t n, uint64_t u) {
 __attribute__((always_inline)) static inline uint64_t
 engine_next_n(id_engine *e, uint64_t n) {
   int64_t now = e->clock == NULL ? frond__now_ms() : e->clock(e->clock_ctx);
-  /* The unit is 1 ms or 1 s (engine_init), spelt as the constant: a
-  ** division by the field, even behind unit_ms == 1, is a divide on every
-  ** ID (the compiler drops the test, as now / 1 is now). */
-  uint64_t u = now <= 0          ? 0
-               : e->unit_ms == 1 ? (uint64_t)now
-                                 : (uint64_t)now / 1000;
-  uint64_t cur;
+  uint64_t u = unit_of(e, now), cur;
   engine_check_fork(e);
   cur = atomic_fetch_add_explicit(&e->state, n, memory_order_relaxed);
   if (FROND__LIKELY((cur >> e->cbits) >= u))
@@ -214,6 +217,42 @@ engine_next_n(id_engine *e, uint64_t n) {
 __attribute__((always_inline)) static inline uint64_t
 engine_next(id_engine *e) {
   return engine_next_n(e, 1);
+}
+
+/* One ID's path, a leaf. Each kind's next() takes its value with
+** engine_hot and its other input (random bits, ULID's base) from an
+** inlined common case, and writes the bytes: no call, so no saved
+** register and no return address, stores the next ID's locked add would
+** wait to drain. Anything else goes to the kind's cold function, a tail
+** call, which takes the value engine_hot left it (engine_cold) and does
+** the rest the long way.
+**
+** engine_hot: engine_next's common case. HOT_TAKEN: *v is the value.
+** HOT_NONE: nothing was taken (a clock given, no running ticker, a fork
+** since the keys); engine_cold calls engine_next. HOT_BEHIND: the add
+** found the word's unit behind the clock's *u, *v is the word it found;
+** engine_cold catches up from it, as engine_next would have. */
+enum { HOT_TAKEN, HOT_NONE, HOT_BEHIND };
+
+__attribute__((always_inline)) static inline int
+engine_hot(id_engine *e, uint64_t *v, uint64_t *u) {
+  int64_t now;
+  *v = *u = 0;
+  if (FROND__UNLIKELY(e->clock != NULL || !frond__now_ms_hot(&now) ||
+                      frond__fork_seen(&e->fork)))
+    return HOT_NONE;
+  *u = unit_of(e, now);
+  *v = atomic_fetch_add_explicit(&e->state, 1, memory_order_relaxed);
+  if (FROND__UNLIKELY((*v >> e->cbits) < *u))
+    return HOT_BEHIND;
+  *v += 1;
+  return HOT_TAKEN;
+}
+
+static uint64_t engine_cold(id_engine *e, int hot, uint64_t v, uint64_t u) {
+  return hot == HOT_NONE     ? engine_next(e)
+         : hot == HOT_BEHIND ? engine_catch_up(e, v, 1, u)
+                             : v;
 }
 
 /* The three generators are an engine each; the public types wrap it. */
@@ -267,19 +306,40 @@ static void put_be(uint8_t *p, uint64_t v, int n) {
 /* 48 ms | ver 7 | rand_a = counter >> 4 | var 10 | counter & 15 | 58
 ** random bits. */
 __attribute__((always_inline)) static inline void
-uuid7_put(frond_uuid7 *g, uint64_t v, uint8_t out[16]) {
+uuid7_words(uint64_t v, uint64_t rnd, uint64_t w[2]) {
   uint64_t ms = v >> 16, ctr = v & 0xffff;
-  uint64_t rnd = frond__rand_take64(g->e.stream);
-  uint64_t hi =
-      (ms & UINT64_C(0xffffffffffff)) << 16 | UINT64_C(0x7000) | ctr >> 4;
-  uint64_t lo =
+  w[0] = (ms & UINT64_C(0xffffffffffff)) << 16 | UINT64_C(0x7000) | ctr >> 4;
+  w[1] =
       UINT64_C(2) << 62 | (ctr & 15) << 58 | (rnd & ((UINT64_C(1) << 58) - 1));
-  frond__put_be64(out, hi);
-  frond__put_be64(out + 8, lo);
+}
+
+__attribute__((always_inline)) static inline void
+uuid7_bytes(uint64_t v, uint64_t rnd, uint8_t out[16]) {
+  uint64_t w[2];
+  uuid7_words(v, rnd, w);
+  frond__put_be64(out, w[0]);
+  frond__put_be64(out + 8, w[1]);
+}
+
+__attribute__((always_inline)) static inline void
+uuid7_put(frond_uuid7 *g, uint64_t v, uint8_t out[16]) {
+  uuid7_bytes(v, frond__rand_take64(g->e.stream), out);
+}
+
+__attribute__((noinline)) static void
+uuid7_cold(frond_uuid7 *g, int hot, uint64_t v, uint64_t u, uint8_t out[16]) {
+  uuid7_put(g, engine_cold(&g->e, hot, v, u), out);
 }
 
 void frond_uuid7_next(frond_uuid7 *g, uint8_t out[16]) {
-  uuid7_put(g, engine_next(&g->e), out);
+  uint64_t v, u, rnd;
+  int hot = engine_hot(&g->e, &v, &u);
+  if (FROND__UNLIKELY(hot != HOT_TAKEN ||
+                      !frond__rand_try64(g->e.stream, &rnd))) {
+    uuid7_cold(g, hot, v, u, out);
+    return;
+  }
+  uuid7_bytes(v, rnd, out);
 }
 
 void frond__uuid7_next_n(frond_uuid7 *g, size_t n, uint8_t *out) {
@@ -374,22 +434,33 @@ void frond__ulid_memo_hook(void (*fn)(void)) {
 /* The millisecond's random base: 79 bits of SipHash-128 of the ms, so
 ** base + counter (< 2^16) never overflows 80 bits. The same for every
 ** thread: a function of the generator's key and the ms. */
+/* 1 with the memo's base when it is the millisecond's; 0 when it is
+** another's, or the call is a handler inside a call. No call. */
+__attribute__((always_inline)) static inline int
+ulid_memo_get(const id_engine *e, uint64_t ms, uint64_t *hi, uint64_t *lo) {
+  int hit;
+  if (FROND__UNLIKELY(memo_busy))
+    return 0;
+  FROND__BUSY_ENTER(memo_busy);
+  hit = ulid_memo.stream == e->stream && ulid_memo.ms == ms &&
+        ulid_memo.fork_key ==
+            atomic_load_explicit(&e->fork.key, memory_order_relaxed);
+  if (FROND__LIKELY(hit)) {
+    *hi = ulid_memo.hi;
+    *lo = ulid_memo.lo;
+  }
+  FROND__BUSY_LEAVE(memo_busy);
+  return hit;
+}
+
 static void ulid_base(const id_engine *e, uint64_t ms, uint64_t *hi,
                       uint64_t *lo) {
   uint64_t fk = atomic_load_explicit(&e->fork.key, memory_order_relaxed);
   uint8_t base[16], in[8];
   int memo = !memo_busy; /* 0: a handler inside a call */
   void (*hook)(void);
-  if (memo) {
-    FROND__BUSY_ENTER(memo_busy);
-    if (ulid_memo.stream == e->stream && ulid_memo.ms == ms &&
-        ulid_memo.fork_key == fk) {
-      *hi = ulid_memo.hi;
-      *lo = ulid_memo.lo;
-      FROND__BUSY_LEAVE(memo_busy);
-      return;
-    }
-  }
+  if (ulid_memo_get(e, ms, hi, lo))
+    return;
   for (int i = 0; i < 8; i++)
     in[i] = (uint8_t)(ms >> (8 * i));
   crypto_shorthash_siphashx24(base, in, sizeof(in), e->key);
@@ -397,6 +468,7 @@ static void ulid_base(const id_engine *e, uint64_t ms, uint64_t *hi,
   *lo = frond__get_be64(base + 2);
   if (!memo)
     return;
+  FROND__BUSY_ENTER(memo_busy);
   ulid_memo.stream = e->stream;
   ulid_memo.fork_key = fk;
   ulid_memo.ms = ms;
@@ -409,18 +481,45 @@ static void ulid_base(const id_engine *e, uint64_t ms, uint64_t *hi,
   FROND__BUSY_LEAVE(memo_busy);
 }
 
-static void ulid_put(const id_engine *e, uint64_t v, uint8_t out[16]) {
-  uint64_t ms = v >> 16, ctr = v & 0xffff, hi, lo;
-  ulid_base(e, ms, &hi, &lo);
+/* 48 ms | the millisecond's 80-bit base (hi: its top 16) + counter. */
+__attribute__((always_inline)) static inline void
+ulid_words(uint64_t v, uint64_t hi, uint64_t lo, uint64_t w[2]) {
+  uint64_t ms = v >> 16, ctr = v & 0xffff;
   lo += ctr;
   if (lo < ctr)
     hi++;
-  frond__put_be64(out, (ms & UINT64_C(0xffffffffffff)) << 16 | hi);
-  frond__put_be64(out + 8, lo);
+  w[0] = (ms & UINT64_C(0xffffffffffff)) << 16 | hi;
+  w[1] = lo;
+}
+
+__attribute__((always_inline)) static inline void
+ulid_bytes(uint64_t v, uint64_t hi, uint64_t lo, uint8_t out[16]) {
+  uint64_t w[2];
+  ulid_words(v, hi, lo, w);
+  frond__put_be64(out, w[0]);
+  frond__put_be64(out + 8, w[1]);
+}
+
+static void ulid_put(const id_engine *e, uint64_t v, uint8_t out[16]) {
+  uint64_t hi, lo;
+  ulid_base(e, v >> 16, &hi, &lo);
+  ulid_bytes(v, hi, lo, out);
+}
+
+__attribute__((noinline)) static void
+ulid_cold(frond_ulid *g, int hot, uint64_t v, uint64_t u, uint8_t out[16]) {
+  ulid_put(&g->e, engine_cold(&g->e, hot, v, u), out);
 }
 
 void frond_ulid_next(frond_ulid *g, uint8_t out[16]) {
-  ulid_put(&g->e, engine_next(&g->e), out);
+  uint64_t v, u, hi, lo;
+  int hot = engine_hot(&g->e, &v, &u);
+  if (FROND__UNLIKELY(hot != HOT_TAKEN ||
+                      !ulid_memo_get(&g->e, v >> 16, &hi, &lo))) {
+    ulid_cold(g, hot, v, u, out);
+    return;
+  }
+  ulid_bytes(v, hi, lo, out);
 }
 
 void frond__ulid_next_n(frond_ulid *g, size_t n, uint8_t *out) {
@@ -507,14 +606,41 @@ int frond_objectid_create(frond_objectid **out, frond_clock_fn clock,
   return rc;
 }
 
-static void objectid_put(const id_engine *e, uint64_t v, uint8_t out[12]) {
-  put_be(out, (v >> 24) & 0xffffffff, 4);
-  memcpy(out + 4, e->process, 5);
-  put_be(out + 9, v & 0xffffff, 3);
+/* 32-bit seconds | 5 process bytes | 24-bit counter: the first 8 bytes
+** in *hi, the last 4 in *lo, big-endian. */
+__attribute__((always_inline)) static inline void
+objectid_words(const id_engine *e, uint64_t v, uint64_t *hi, uint32_t *lo) {
+  uint32_t p;
+  memcpy(&p, e->process, 4);
+  *hi = ((v >> 24) & 0xffffffff) << 32 | __builtin_bswap32(p);
+  *lo = (uint32_t)e->process[4] << 24 | (uint32_t)(v & 0xffffff);
+}
+
+/* As two stores. */
+__attribute__((always_inline)) static inline void
+objectid_put(const id_engine *e, uint64_t v, uint8_t out[12]) {
+  uint64_t hi;
+  uint32_t lo;
+  objectid_words(e, v, &hi, &lo);
+  frond__put_be64(out, hi);
+  lo = __builtin_bswap32(lo);
+  memcpy(out + 8, &lo, 4);
+}
+
+__attribute__((noinline)) static void objectid_cold(frond_objectid *g, int hot,
+                                                    uint64_t v, uint64_t u,
+                                                    uint8_t out[12]) {
+  objectid_put(&g->e, engine_cold(&g->e, hot, v, u), out);
 }
 
 void frond_objectid_next(frond_objectid *g, uint8_t out[12]) {
-  objectid_put(&g->e, engine_next(&g->e), out);
+  uint64_t v, u;
+  int hot = engine_hot(&g->e, &v, &u);
+  if (FROND__UNLIKELY(hot != HOT_TAKEN)) {
+    objectid_cold(g, hot, v, u, out);
+    return;
+  }
+  objectid_put(&g->e, v, out);
 }
 
 void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out) {
@@ -526,3 +652,62 @@ void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out) {
 void frond_objectid_free(frond_objectid *g) {
   engine_free(g != NULL ? &g->e : NULL);
 }
+
+/* ---- one string ----
+**
+** A format's one string: the kind's next() with the string written from
+** the words (id128_text.h) where next() writes the bytes; none are
+** stored and read back, and the path stays a leaf. Where the CPU has
+** SSSE3 (format.c asks frond__text_ssse3); anything but the common case
+** goes to text_cold, the bytes and the formatter the long way. */
+#ifdef FROND__TEXT_SSSE3
+__attribute__((noinline)) static int
+text_cold(void *g, int kind, int hot, uint64_t v, uint64_t u, char *out) {
+  uint8_t b[16];
+  v = engine_cold(g, hot, v, u);
+  if (kind == K_UUID7) {
+    uuid7_put(g, v, b);
+    frond_uuid_format(b, out);
+  } else if (kind == K_ULID) {
+    ulid_put(g, v, b);
+    frond_ulid_format(b, out);
+  } else {
+    objectid_put(g, v, b);
+    frond_objectid_format(b, out);
+  }
+  return 0;
+}
+
+FROND__TEXT_TARGET int frond__uuid7_next_text(frond_uuid7 *g, char *out) {
+  uint64_t v, u, rnd, w[2];
+  int hot = engine_hot(&g->e, &v, &u);
+  if (FROND__UNLIKELY(hot != HOT_TAKEN ||
+                      !frond__rand_try64(g->e.stream, &rnd)))
+    return text_cold(g, K_UUID7, hot, v, u, out);
+  uuid7_words(v, rnd, w);
+  frond__uuid_text(w[0], w[1], out);
+  return 0;
+}
+
+FROND__TEXT_TARGET int frond__ulid_next_text(frond_ulid *g, char *out) {
+  uint64_t v, u, hi, lo, w[2];
+  int hot = engine_hot(&g->e, &v, &u);
+  if (FROND__UNLIKELY(hot != HOT_TAKEN ||
+                      !ulid_memo_get(&g->e, v >> 16, &hi, &lo)))
+    return text_cold(g, K_ULID, hot, v, u, out);
+  ulid_words(v, hi, lo, w);
+  frond__ulid_text(w[0], w[1], out);
+  return 0;
+}
+
+FROND__TEXT_TARGET int frond__objectid_next_text(frond_objectid *g, char *out) {
+  uint64_t v, u, hi;
+  uint32_t lo;
+  int hot = engine_hot(&g->e, &v, &u);
+  if (FROND__UNLIKELY(hot != HOT_TAKEN))
+    return text_cold(g, K_OID, hot, v, u, out);
+  objectid_words(&g->e, v, &hi, &lo);
+  frond__objectid_text(hi, lo, out);
+  return 0;
+}
+#endif

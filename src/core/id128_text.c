@@ -3,14 +3,15 @@
 ** id128_text.c -- the string forms of UUIDs, ULIDs and ObjectIds, and
 ** their parsers (the generators are id128.c's).
 **
-** Hex and Crockford base32 from tables of whole bytes and of 10-bit pairs
-** of symbols, two characters a lookup; a UUID's 36 characters, where the
-** CPU has SSSE3, from two byte shuffles of its nibbles and two more that
-** place the hyphens (half the table's time). Parsers take exactly the
+** The writers are id128_text.h's, shared with id128.c's one-string
+** paths: UUIDs and ObjectIds by byte shuffles where the CPU has SSSE3
+** (from a table of whole bytes elsewhere, and in tests that ask for it),
+** ULIDs from a table of 10-bit pairs of symbols. Parsers take exactly the
 ** documented lengths and say what they expected.
 */
 #include "core/core.h"
 #include "core/formats.h"
+#include "core/id128_text.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -43,7 +44,7 @@ static const char hex_pairs[256][2] = {
   B32Q(h, 0), B32Q(h, 4), B32Q(h, 8), B32Q(h, 12), B32Q(h, 16), B32Q(h, 20),   \
       B32Q(h, 24), B32Q(h, 28)
 #define B32ROWS(h) B32ROW(h), B32ROW(h + 1), B32ROW(h + 2), B32ROW(h + 3)
-static const char b32_pairs[1024][2] = {B32ROWS(0),  B32ROWS(4),  B32ROWS(8),
+const char frond__b32_pairs[1024][2] = {B32ROWS(0),  B32ROWS(4),  B32ROWS(8),
                                         B32ROWS(12), B32ROWS(16), B32ROWS(20),
                                         B32ROWS(24), B32ROWS(28)};
 
@@ -52,56 +53,19 @@ static void put_hex(char *p, const uint8_t *b, int n) {
     memcpy(p + 2 * i, hex_pairs[b[i]], 2);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define UUID_SSSE3 1
-#define SSSE3 __attribute__((target("ssse3")))
-
-/* The 36 characters in vectors: the 32 hex digits are two byte shuffles
-** of the nibbles through "0123456789abcdef", interleaved; the hyphens
-** are shuffled in as zero bytes and set by an OR. */
-SSSE3 static void uuid_format_ssse3(const uint8_t u[16], char *out) {
-  const __m128i digits = _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7',
-                                       '8', '9', 'a', 'b', 'c', 'd', 'e', 'f');
-  const __m128i low = _mm_set1_epi8(0x0f);
-  const __m128i at0 =
-      _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, 11, -1, 12, 13);
-  const __m128i dash0 =
-      _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, '-', 0, 0, 0, 0, '-', 0, 0);
-  const __m128i at1 =
-      _mm_setr_epi8(0, 1, -1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, 11, 12, 13);
-  const __m128i dash1 =
-      _mm_setr_epi8(0, 0, '-', 0, 0, 0, 0, '-', 0, 0, 0, 0, 0, 0, 0, 0);
-  /* two 8-byte loads: the generators write the bytes as two 8-byte
-  ** stores, which a 16-byte load could not take from the store buffer */
-  __m128i b = _mm_unpacklo_epi64(
-      _mm_loadl_epi64((const __m128i *)(const void *)u),
-      _mm_loadl_epi64((const __m128i *)(const void *)(u + 8)));
-  __m128i hi =
-      _mm_shuffle_epi8(digits, _mm_and_si128(_mm_srli_epi16(b, 4), low));
-  __m128i lo = _mm_shuffle_epi8(digits, _mm_and_si128(b, low));
-  __m128i h0 = _mm_unpacklo_epi8(hi, lo);               /* digits 0..15 */
-  __m128i h1 = _mm_unpackhi_epi8(hi, lo);               /* digits 16..31 */
-  __m128i mid = _mm_alignr_epi8(h1, h0, 14);            /* digits 14..29 */
-  int last = _mm_cvtsi128_si32(_mm_srli_si128(h1, 12)); /* 28..31 */
-  _mm_storeu_si128((__m128i *)(void *)out,
-                   _mm_or_si128(_mm_shuffle_epi8(h0, at0), dash0));
-  _mm_storeu_si128((__m128i *)(void *)(out + 16),
-                   _mm_or_si128(_mm_shuffle_epi8(mid, at1), dash1));
-  memcpy(out + 32, &last, 4);
-  out[36] = '\0';
-}
-
-static int has_ssse3(void) {
+int frond__text_ssse3(void) {
+#ifdef FROND__TEXT_SSSE3
   static _Atomic int known = -1;
   int k = atomic_load_explicit(&known, memory_order_relaxed);
   if (FROND__UNLIKELY(k < 0)) {
-    k = __builtin_cpu_supports("ssse3");
+    k = __builtin_cpu_supports("ssse3") != 0;
     atomic_store_explicit(&known, k, memory_order_relaxed);
   }
   return k;
-}
+#else
+  return 0;
 #endif
+}
 
 static _Atomic int uuid_forced_scalar;
 
@@ -110,10 +74,10 @@ void frond__uuid_format_force_scalar(int on) {
 }
 
 void frond_uuid_format(const uint8_t u[16], char out[FROND_UUID_STRLEN + 1]) {
-#ifdef UUID_SSSE3
-  if (has_ssse3() &&
+#ifdef FROND__TEXT_SSSE3
+  if (frond__text_ssse3() &&
       !atomic_load_explicit(&uuid_forced_scalar, memory_order_relaxed)) {
-    uuid_format_ssse3(u, out);
+    frond__uuid_text(frond__get_be64(u), frond__get_be64(u + 8), out);
     return;
   }
 #endif
@@ -163,17 +127,7 @@ int frond_uuid_parse(const char *s, size_t len, uint8_t out[16],
 }
 
 void frond_ulid_format(const uint8_t u[16], char out[FROND_ULID_STRLEN + 1]) {
-  /* 128 bits as 26 symbols of 5 bits, the first holding the top 3: that
-  ** one, 12 from hi's next 60 bits, one across the two words, 12 from
-  ** lo's low 60; two symbols a lookup. */
-  uint64_t hi = frond__get_be64(u), lo = frond__get_be64(u + 8);
-  out[0] = frond__crockford[hi >> 61];
-  for (int i = 0; i < 6; i++)
-    memcpy(out + 1 + 2 * i, b32_pairs[(hi >> (51 - 10 * i)) & 1023], 2);
-  out[13] = frond__crockford[(hi & 1) << 4 | lo >> 60];
-  for (int i = 0; i < 6; i++)
-    memcpy(out + 14 + 2 * i, b32_pairs[(lo >> (50 - 10 * i)) & 1023], 2);
-  out[26] = '\0';
+  frond__ulid_text(frond__get_be64(u), frond__get_be64(u + 8), out);
 }
 
 int frond_ulid_parse(const char *s, size_t len, uint8_t out[16],
@@ -203,6 +157,15 @@ int frond_ulid_parse(const char *s, size_t len, uint8_t out[16],
 
 void frond_objectid_format(const uint8_t o[12],
                            char out[FROND_OBJECTID_STRLEN + 1]) {
+#ifdef FROND__TEXT_SSSE3
+  if (frond__text_ssse3() &&
+      !atomic_load_explicit(&uuid_forced_scalar, memory_order_relaxed)) {
+    uint32_t lo;
+    memcpy(&lo, o + 8, 4);
+    frond__objectid_text(frond__get_be64(o), __builtin_bswap32(lo), out);
+    return;
+  }
+#endif
   put_hex(out, o, 12);
   out[24] = '\0';
 }

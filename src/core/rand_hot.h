@@ -66,29 +66,44 @@ frond__rand_take(uint64_t stream, void *out, unsigned n) {
   frond__rand_hot_end(p, n);
 }
 
+/* 1 with *v the next 8 bytes of stream's keystream from the hot slot; 0
+** when they are not there (frond__rand64 then serves them). No call. */
+__attribute__((always_inline)) static inline int
+frond__rand_try64(uint64_t stream, uint64_t *v) {
+  uint8_t *p;
+  if (FROND__UNLIKELY(!frond__rand_hot_begin(stream, 8, &p)))
+    return 0;
+  memcpy(v, p, 8);
+  frond__rand_hot_end(p, 8);
+  return 1;
+}
+
 /* frond__rand64 inlined: the value stays in a register (frond__rand_take's
 ** out would be a store and a load). */
 __attribute__((always_inline)) static inline uint64_t
 frond__rand_take64(uint64_t stream) {
-  uint8_t *p;
   uint64_t v;
-  if (FROND__UNLIKELY(!frond__rand_hot_begin(stream, 8, &p)))
-    return frond__rand64(stream);
-  memcpy(&v, p, 8);
-  frond__rand_hot_end(p, 8);
-  return v;
+  return frond__rand_try64(stream, &v) ? v : frond__rand64(stream);
 }
 
 /* frond__id128_now_ms, its common case inlined: a running ticker of
 ** this process. */
-__attribute__((always_inline)) static inline int64_t frond__now_ms(void) {
+__attribute__((always_inline)) static inline int
+frond__now_ms_hot(int64_t *ms) {
   frond__tick *t = &frond__ticker;
   if (FROND__LIKELY(atomic_load_explicit(&t->state, memory_order_acquire) ==
                         FROND__TICK_RUNNING &&
                     !frond__fork_seen(&t->fork) &&
-                    atomic_load_explicit(&t->read, memory_order_relaxed)))
-    return atomic_load_explicit(&t->ms, memory_order_relaxed);
-  return frond__id128_now_ms();
+                    atomic_load_explicit(&t->read, memory_order_relaxed))) {
+    *ms = atomic_load_explicit(&t->ms, memory_order_relaxed);
+    return 1;
+  }
+  return 0;
+}
+
+__attribute__((always_inline)) static inline int64_t frond__now_ms(void) {
+  int64_t ms;
+  return frond__now_ms_hot(&ms) ? ms : frond__id128_now_ms();
 }
 
 #endif /* FROND_CORE_RAND_HOT_H */

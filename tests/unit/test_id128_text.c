@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+** test_id128_text.c -- the string forms of UUIDs, ULIDs and ObjectIds
+** written from words (id128_text.h), and the formats' one-string paths
+** that use them (id128.c):
+**   - the ULID writer against a writer of one symbol at a time, for
+**     values that set every bit position, and the hex writers against
+**     the byte table;
+**   - no writer touches a byte past its string's NUL;
+**   - a format's strings, one at a time on the real clock (the leaf path
+**     and its cold path at each new millisecond), parse back, increase,
+**     keep their layout, and read the same as the table writes them; the
+**     same under a clock the test moves (the cold path throughout), and
+**     interleaved with the generator's own bytes.
+*/
+#include "testutil.h"
+
+#include "core/core.h"
+#include "core/formats.h"
+#include "core/id128_text.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/* The ULID of hi:lo a symbol at a time, as the spec spells it: 130 bits
+** (two zero bits on top) read 5 at a time from the top. */
+static void ulid_slow(uint64_t hi, uint64_t lo, char out[27]) {
+  for (int i = 0; i < 26; i++) {
+    int at = 125 - 5 * i; /* the symbol's lowest bit */
+    unsigned v = 0;
+    for (int b = 4; b >= 0; b--) {
+      int bit = at + b;
+      unsigned x = bit >= 128 ? 0
+                   : bit >= 64
+                       ? (unsigned)(hi >> (bit - 64)) & 1
+                       : (unsigned)(lo >> bit) & 1;
+      v = v << 1 | x;
+    }
+    out[i] = crockford[v];
+  }
+  out[26] = '\0';
+}
+
+/* A value of round r: single bits walking both words, then a mix. */
+static void value_of(int r, uint64_t *hi, uint64_t *lo) {
+  uint64_t x = (uint64_t)r * UINT64_C(0x9e3779b97f4a7c15);
+  if (r < 128) {
+    *hi = r >= 64 ? UINT64_C(1) << (r - 64) : 0;
+    *lo = r < 64 ? UINT64_C(1) << r : 0;
+    return;
+  }
+  *hi = x ^ (x >> 29) ^ (r & 1 ? UINT64_C(0xffffffff00000000) : 0);
+  *lo = (x << 7 | x >> 57) ^ (r & 2 ? ~UINT64_C(0) : 0);
+}
+
+static void put_be(uint8_t *p, uint64_t v) {
+  for (int i = 7; i >= 0; i--, v >>= 8)
+    p[i] = (uint8_t)v;
+}
+
+/* Every writer leaves the bytes after its NUL as they were. */
+#define CANARY 0x5a
+static void assert_untouched(const char *buf, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++)
+    if ((unsigned char)buf[i] != CANARY)
+      fail_msg("byte %zu past the string was written", i);
+}
+
+static void test_ulid_writer(void **state) {
+  (void)state;
+  for (int r = 0; r < 20000; r++) {
+    uint64_t hi, lo;
+    char want[27], got[64], viabytes[64];
+    uint8_t b[16], back[16];
+    frond_error err = {0, ""};
+    value_of(r, &hi, &lo);
+    ulid_slow(hi, lo, want);
+    memset(got, CANARY, sizeof(got));
+    frond__ulid_text(hi, lo, got);
+    assert_string_equal(got, want);
+    assert_untouched(got, 27, sizeof(got));
+    put_be(b, hi);
+    put_be(b + 8, lo);
+    memset(viabytes, CANARY, sizeof(viabytes));
+    frond_ulid_format(b, viabytes);
+    assert_string_equal(viabytes, want);
+    assert_untouched(viabytes, 27, sizeof(viabytes));
+    if (hi >> 61 <= 7) { /* every 128-bit value: the first symbol is 0-7 */
+      assert_int_equal(frond_ulid_parse(got, 26, back, &err), 0);
+      assert_memory_equal(back, b, 16);
+    }
+  }
+}
+
+/* The UUID's and ObjectId's vector writers against the byte table. */
+static void test_hex_writers(void **state) {
+  (void)state;
+  for (int r = 0; r < 20000; r++) {
+    uint64_t hi, lo;
+    uint8_t b[16];
+    char vec[64], tab[64];
+    value_of(r, &hi, &lo);
+    put_be(b, hi);
+    put_be(b + 8, lo);
+    for (int kind = 0; kind < 2; kind++) {
+      size_t len = kind == 0 ? 36 : 24;
+      memset(vec, CANARY, sizeof(vec));
+      memset(tab, CANARY, sizeof(tab));
+      frond__uuid_format_force_scalar(0);
+      if (kind == 0)
+        frond_uuid_format(b, vec);
+      else
+        frond_objectid_format(b, vec);
+      frond__uuid_format_force_scalar(1);
+      if (kind == 0)
+        frond_uuid_format(b, tab);
+      else
+        frond_objectid_format(b, tab);
+      frond__uuid_format_force_scalar(0);
+      assert_string_equal(vec, tab);
+      assert_int_equal(strlen(vec), len);
+      assert_untouched(vec, len + 1, sizeof(vec));
+    }
+  }
+}
+
+static const char *const kinds[] = {"uuid7", "ulid", "objectid"};
+static const size_t lens[] = {36, 26, 24};
+
+/* The bytes a string of kind k reads as, and the same bytes written the
+** table's way (the hex writers forced to it). */
+static void parse_and_rewrite(int k, const char *s, uint8_t *b, char *again) {
+  frond_error err = {0, ""};
+  if (k == 0) {
+    assert_int_equal(frond_uuid_parse(s, 36, b, &err), 0);
+    assert_int_equal(b[6] >> 4, 7);   /* version */
+    assert_int_equal(b[8] >> 6, 2);   /* variant */
+    frond__uuid_format_force_scalar(1);
+    frond_uuid_format(b, again);
+  } else if (k == 1) {
+    assert_int_equal(frond_ulid_parse(s, 26, b, &err), 0);
+    frond_ulid_format(b, again);
+  } else {
+    assert_int_equal(frond_objectid_parse(s, 24, b, &err), 0);
+    frond__uuid_format_force_scalar(1);
+    frond_objectid_format(b, again);
+  }
+  frond__uuid_format_force_scalar(0);
+}
+
+/* n strings of kind k one at a time from f (every 7th the generator's
+** bytes instead, written by the formatter): each parses, reads the same
+** written the table's way, and is above the one before. */
+static void one_at_a_time(int k, frond_format *f, int n) {
+  char prev[64] = "", s[64], again[64];
+  uint8_t b[16];
+  frond_error err = {0, ""};
+  for (int i = 0; i < n; i++) {
+    memset(s, CANARY, sizeof(s));
+    if (i % 7 == 6) {
+      uint8_t raw[16];
+      if (k == 0) {
+        frond_uuid7_next(f->uuid7, raw);
+        frond_uuid_format(raw, s);
+      } else if (k == 1) {
+        frond_ulid_next(f->ulid, raw);
+        frond_ulid_format(raw, s);
+      } else {
+        frond_objectid_next(f->oid, raw);
+        frond_objectid_format(raw, s);
+      }
+    } else {
+      assert_int_equal(frond_format_next(f, NULL, s, lens[k] + 1, &err), 0);
+    }
+    assert_int_equal(strlen(s), lens[k]);
+    assert_untouched(s, lens[k] + 1, sizeof(s));
+    parse_and_rewrite(k, s, b, again);
+    assert_string_equal(again, s);
+    if (strcmp(prev, s) >= 0)
+      fail_msg("%s %d: %s after %s", kinds[k], i, s, prev);
+    memcpy(prev, s, sizeof(prev));
+  }
+}
+
+static void test_one_string_real_clock(void **state) {
+  (void)state;
+  for (int k = 0; k < 3; k++) {
+    frond_format *f;
+    frond_error err = {0, ""};
+    assert_int_equal(frond_format_create(&f, kinds[k], NULL, NULL, NULL, &err),
+                     0);
+    /* the one-string path is taken wherever the CPU runs it */
+    assert_int_equal(f->text_leaf != 0, frond__text_ssse3() != 0);
+    one_at_a_time(k, f, 200000);
+    frond_format_free(f);
+  }
+}
+
+/* A clock given: every string by the cold path, the time the clock's. */
+static void test_one_string_given_clock(void **state) {
+  (void)state;
+  for (int k = 0; k < 3; k++) {
+    frond_format *f;
+    frond_error err = {0, ""};
+    fake_clock clk;
+    char s[64], again[64];
+    uint8_t b[16];
+    int64_t t0 = INT64_C(1767225600000);
+    fake_clock_set(&clk, t0);
+    assert_int_equal(frond_format_create(&f, kinds[k], NULL, fake_clock_read,
+                                         &clk, &err),
+                     0);
+    one_at_a_time(k, f, 3000);
+    fake_clock_add(&clk, 5000);
+    assert_int_equal(frond_format_next(f, NULL, s, sizeof(s), &err), 0);
+    parse_and_rewrite(k, s, b, again);
+    if (k == 2) {
+      uint64_t secs = (uint64_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+      assert_int_equal(secs, (t0 + 5000) / 1000);
+    } else {
+      uint64_t ms = 0;
+      for (int i = 0; i < 6; i++)
+        ms = ms << 8 | b[i];
+      assert_int_equal(ms, t0 + 5000);
+    }
+    frond_format_free(f);
+  }
+}
+
+/* A buffer one byte short is refused, with nothing written. */
+static void test_one_string_short_buffer(void **state) {
+  (void)state;
+  for (int k = 0; k < 3; k++) {
+    frond_format *f;
+    frond_error err = {0, ""};
+    char s[64];
+    assert_int_equal(frond_format_create(&f, kinds[k], NULL, NULL, NULL, &err),
+                     0);
+    memset(s, CANARY, sizeof(s));
+    assert_int_not_equal(frond_format_next(f, NULL, s, lens[k], &err), 0);
+    assert_untouched(s, 0, sizeof(s));
+    frond_format_free(f);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ulid_writer),
+      cmocka_unit_test(test_hex_writers),
+      cmocka_unit_test(test_one_string_real_clock),
+      cmocka_unit_test(test_one_string_given_clock),
+      cmocka_unit_test(test_one_string_short_buffer),
+  };
+  return frond_run_tests(tests, NULL, NULL);
+}
