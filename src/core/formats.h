@@ -214,7 +214,11 @@ void frond__civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* ---- 128-bit generators (id128.c) ---- */
 
-/* Eight bytes big-endian, one move each way (id128.c, id128_text.c). */
+/* Eight bytes big-endian, one move each way (id128.c, id128_text.c);
+** these, and the words the 128-bit writers compose, assume a
+** little-endian CPU. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the 128-bit writers compose little-endian words");
 static inline void frond__put_be64(uint8_t *p, uint64_t v) {
   v = __builtin_bswap64(v);
   memcpy(p, &v, 8);
@@ -306,7 +310,7 @@ void frond__ulid_next_n(frond_ulid *g, size_t n, uint8_t *out);
 void frond__objectid_next_n(frond_objectid *g, size_t n, uint8_t *out);
 /* Tests: frond_uuid_format and frond_objectid_format by the byte table,
 ** not the vector code (the one-string paths of formats keep theirs). */
-void frond__uuid_format_force_scalar(int on);
+void frond__hex_format_force_scalar(int on);
 /* One string of the generator's next ID into out (its format's length
 ** and a NUL), where frond__text_ssse3() says so (id128.c). 0. */
 int frond__uuid7_next_text(frond_uuid7 *g, char *out);

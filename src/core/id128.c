@@ -50,6 +50,7 @@
 #include "core/rand_hot.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,9 +432,6 @@ void frond__ulid_memo_hook(void (*fn)(void)) {
   atomic_store(&memo_hook, fn);
 }
 
-/* The millisecond's random base: 79 bits of SipHash-128 of the ms, so
-** base + counter (< 2^16) never overflows 80 bits. The same for every
-** thread: a function of the generator's key and the ms. */
 /* 1 with the memo's base when it is the millisecond's; 0 when it is
 ** another's, or the call is a handler inside a call. No call. */
 __attribute__((always_inline)) static inline int
@@ -453,6 +451,9 @@ ulid_memo_get(const id_engine *e, uint64_t ms, uint64_t *hi, uint64_t *lo) {
   return hit;
 }
 
+/* The millisecond's random base: 79 bits of SipHash-128 of the ms, so
+** base + counter (< 2^16) never overflows 80 bits. The same for every
+** thread: a function of the generator's key and the ms. */
 static void ulid_base(const id_engine *e, uint64_t ms, uint64_t *hi,
                       uint64_t *lo) {
   uint64_t fk = atomic_load_explicit(&e->fork.key, memory_order_relaxed);
@@ -661,6 +662,11 @@ void frond_objectid_free(frond_objectid *g) {
 ** SSSE3 (format.c asks frond__text_ssse3); anything but the common case
 ** goes to text_cold, the bytes and the formatter the long way. */
 #ifdef FROND__TEXT_SSSE3
+/* g is any of the three: each is its engine (engine_create). */
+_Static_assert(offsetof(frond_uuid7, e) == 0 && offsetof(frond_ulid, e) == 0 &&
+                   offsetof(frond_objectid, e) == 0,
+               "a generator is its engine");
+
 __attribute__((noinline)) static int
 text_cold(void *g, int kind, int hot, uint64_t v, uint64_t u, char *out) {
   uint8_t b[16];

@@ -67,16 +67,16 @@ int frond__text_ssse3(void) {
 #endif
 }
 
-static _Atomic int uuid_forced_scalar;
+static _Atomic int hex_forced_scalar;
 
-void frond__uuid_format_force_scalar(int on) {
-  atomic_store(&uuid_forced_scalar, on);
+void frond__hex_format_force_scalar(int on) {
+  atomic_store(&hex_forced_scalar, on);
 }
 
 void frond_uuid_format(const uint8_t u[16], char out[FROND_UUID_STRLEN + 1]) {
 #ifdef FROND__TEXT_SSSE3
   if (frond__text_ssse3() &&
-      !atomic_load_explicit(&uuid_forced_scalar, memory_order_relaxed)) {
+      !atomic_load_explicit(&hex_forced_scalar, memory_order_relaxed)) {
     frond__uuid_text(frond__get_be64(u), frond__get_be64(u + 8), out);
     return;
   }
@@ -159,7 +159,7 @@ void frond_objectid_format(const uint8_t o[12],
                            char out[FROND_OBJECTID_STRLEN + 1]) {
 #ifdef FROND__TEXT_SSSE3
   if (frond__text_ssse3() &&
-      !atomic_load_explicit(&uuid_forced_scalar, memory_order_relaxed)) {
+      !atomic_load_explicit(&hex_forced_scalar, memory_order_relaxed)) {
     uint32_t lo;
     memcpy(&lo, o + 8, 4);
     frond__objectid_text(frond__get_be64(o), __builtin_bswap32(lo), out);

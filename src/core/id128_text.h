@@ -40,9 +40,9 @@ static inline void frond__ulid_text(uint64_t hi, uint64_t lo, char *out) {
   for (int k = 0; k < 13; k++) {
     /* symbols 2k and 2k+1: bits 120 - 10k up, of a 130-bit number */
     int at = 120 - 10 * k;
-    uint64_t bits = at >= 64   ? hi >> (at - 64)
-                    : at > 54  ? hi << (64 - at) | lo >> at
-                               : lo >> at;
+    uint64_t bits = at >= 64  ? hi >> (at - 64)
+                    : at > 54 ? hi << (64 - at) | lo >> at
+                              : lo >> at;
     uint16_t pair;
     memcpy(&pair, frond__b32_pairs[bits & 1023], 2);
     w[k / 4] |= (uint64_t)pair << (16 * (k % 4));
@@ -69,7 +69,8 @@ FROND__TEXT_TARGET static inline void frond__hex32(uint64_t hi, uint64_t lo,
   const __m128i low = _mm_set1_epi8(0x0f);
   __m128i b = _mm_set_epi64x((long long)__builtin_bswap64(lo),
                              (long long)__builtin_bswap64(hi));
-  __m128i h = _mm_shuffle_epi8(digits, _mm_and_si128(_mm_srli_epi16(b, 4), low));
+  __m128i h =
+      _mm_shuffle_epi8(digits, _mm_and_si128(_mm_srli_epi16(b, 4), low));
   __m128i l = _mm_shuffle_epi8(digits, _mm_and_si128(b, low));
   *d0 = _mm_unpacklo_epi8(h, l);
   *d1 = _mm_unpackhi_epi8(h, l);

@@ -58,11 +58,11 @@ static void test_rfc9562_example(void **state) {
     char t[FROND_UUID_STRLEN + 1];
     for (int i = 0; i < 16; i++)
       u[i] = (uint8_t)(round * 7 + i * (round / 256 + 1) + (round & 1) * i);
-    frond__uuid_format_force_scalar(0);
+    frond__hex_format_force_scalar(0);
     frond_uuid_format(u, s);
-    frond__uuid_format_force_scalar(1);
+    frond__hex_format_force_scalar(1);
     frond_uuid_format(u, t);
-    frond__uuid_format_force_scalar(0);
+    frond__hex_format_force_scalar(0);
     assert_string_equal(s, t);
     assert_int_equal(strlen(s), 36);
     assert_int_equal(frond_uuid_parse(s, 36, back, &err), 0);
