@@ -594,6 +594,8 @@ static inline int next_text(frond_format *f, char *out) {
   switch (f->kind) {
   case FROND_FORMAT_UUID7:
     return frond__uuid7_next_text(f->uuid7, out);
+  case FROND_FORMAT_UUID4:
+    return frond__uuid4_next_text(out);
   case FROND_FORMAT_ULID:
     return frond__ulid_next_text(f->ulid, out);
   default:

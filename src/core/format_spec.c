@@ -453,8 +453,8 @@ static int parse_spec(frond_format *f, const char *spec,
   if ((rc = build_generator(f, clock, ctx, err)) != 0)
     return rc;
   f->text_leaf =
-      (f->kind == FROND_FORMAT_UUID7 || f->kind == FROND_FORMAT_ULID ||
-       f->kind == FROND_FORMAT_OBJECTID) &&
+      (f->kind == FROND_FORMAT_UUID7 || f->kind == FROND_FORMAT_UUID4 ||
+       f->kind == FROND_FORMAT_ULID || f->kind == FROND_FORMAT_OBJECTID) &&
       !f->node_scope && frond__text_ssse3();
   return frond__layout_init(f, keys, err);
 }

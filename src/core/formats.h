@@ -314,6 +314,7 @@ void frond__hex_format_force_scalar(int on);
 /* One string of the generator's next ID into out (its format's length
 ** and a NUL), where frond__text_ssse3() says so (id128.c). 0. */
 int frond__uuid7_next_text(frond_uuid7 *g, char *out);
+int frond__uuid4_next_text(char *out);
 int frond__ulid_next_text(frond_ulid *g, char *out);
 int frond__objectid_next_text(frond_objectid *g, char *out);
 /* UUIDv4 from the calling thread's keystream: one, and n of them (16 * n

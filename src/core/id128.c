@@ -382,13 +382,17 @@ void frond__uuid4_next_n(size_t n, uint8_t *out) {
 ** 8-byte stores: byte stores over them would keep the string writer's
 ** 8-byte loads waiting for the stores to drain (no forwarding from
 ** several stores), which cost a third of a UUIDv4 string. */
+__attribute__((always_inline)) static inline void uuid4_words(uint64_t w[2]) {
+  w[0] = (w[0] & ~UINT64_C(0xf000)) | UINT64_C(0x4000);     /* ver 4, byte 6 */
+  w[1] = (w[1] & ~(UINT64_C(3) << 62)) | UINT64_C(2) << 62; /* var 10, byte 8 */
+}
+
 void frond__uuid4_fast(uint8_t out[16]) {
-  uint64_t w[2], hi, lo;
+  uint64_t w[2];
   frond__rand_take(uuid4_stream_of_process(), w, 16);
-  hi = (w[0] & ~UINT64_C(0xf000)) | UINT64_C(0x4000);     /* ver 4, byte 6 */
-  lo = (w[1] & ~(UINT64_C(3) << 62)) | UINT64_C(2) << 62; /* var 10, byte 8 */
-  frond__put_be64(out, hi);
-  frond__put_be64(out + 8, lo);
+  uuid4_words(w);
+  frond__put_be64(out, w[0]);
+  frond__put_be64(out + 8, w[1]);
 }
 
 int frond_uuid4(uint8_t out[16], frond_error *err) {
@@ -684,6 +688,26 @@ text_cold(void *g, int kind, int hot, uint64_t v, uint64_t u, char *out) {
   return 0;
 }
 
+__attribute__((noinline)) static int uuid4_text_cold(char *out) {
+  uint8_t b[16];
+  frond__uuid4_fast(b);
+  frond_uuid_format(b, out);
+  return 0;
+}
+
+/* The process' stream once it has one, the thread's keystream's bytes. */
+FROND__TEXT_TARGET int frond__uuid4_next_text(char *out) {
+  uint64_t s = atomic_load_explicit(&uuid4_stream, memory_order_relaxed), w[2];
+  uint8_t *p;
+  if (FROND__UNLIKELY(s == 0 || !frond__rand_hot_begin(s, 16, &p)))
+    return uuid4_text_cold(out);
+  memcpy(w, p, 16);
+  frond__rand_hot_end(p, 16);
+  uuid4_words(w);
+  frond__uuid_text(frond__words_v(w[0], w[1]), out);
+  return 0;
+}
+
 FROND__TEXT_TARGET int frond__uuid7_next_text(frond_uuid7 *g, char *out) {
   uint64_t v, u, rnd, w[2];
   int hot = engine_hot(&g->e, &v, &u);
@@ -691,7 +715,7 @@ FROND__TEXT_TARGET int frond__uuid7_next_text(frond_uuid7 *g, char *out) {
                       !frond__rand_try64(g->e.stream, &rnd)))
     return text_cold(g, K_UUID7, hot, v, u, out);
   uuid7_words(v, rnd, w);
-  frond__uuid_text(w[0], w[1], out);
+  frond__uuid_text(frond__words_v(w[0], w[1]), out);
   return 0;
 }
 

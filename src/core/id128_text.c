@@ -67,6 +67,22 @@ int frond__text_ssse3(void) {
 #endif
 }
 
+#ifdef FROND__TEXT_SSSE3
+/* The vector writers inlined into a function of their target: called
+** from one of another, each would be a call of its own. */
+FROND__TEXT_TARGET static void uuid_format_ssse3(const uint8_t u[16],
+                                                 char *out) {
+  frond__uuid_text(frond__bytes_v(u), out);
+}
+
+FROND__TEXT_TARGET static void objectid_format_ssse3(const uint8_t o[12],
+                                                     char *out) {
+  uint32_t lo;
+  memcpy(&lo, o + 8, 4);
+  frond__objectid_text(frond__get_be64(o), __builtin_bswap32(lo), out);
+}
+#endif
+
 static _Atomic int hex_forced_scalar;
 
 void frond__hex_format_force_scalar(int on) {
@@ -77,7 +93,7 @@ void frond_uuid_format(const uint8_t u[16], char out[FROND_UUID_STRLEN + 1]) {
 #ifdef FROND__TEXT_SSSE3
   if (frond__text_ssse3() &&
       !atomic_load_explicit(&hex_forced_scalar, memory_order_relaxed)) {
-    frond__uuid_text(frond__get_be64(u), frond__get_be64(u + 8), out);
+    uuid_format_ssse3(u, out);
     return;
   }
 #endif
@@ -160,9 +176,7 @@ void frond_objectid_format(const uint8_t o[12],
 #ifdef FROND__TEXT_SSSE3
   if (frond__text_ssse3() &&
       !atomic_load_explicit(&hex_forced_scalar, memory_order_relaxed)) {
-    uint32_t lo;
-    memcpy(&lo, o + 8, 4);
-    frond__objectid_text(frond__get_be64(o), __builtin_bswap32(lo), out);
+    objectid_format_ssse3(o, out);
     return;
   }
 #endif

@@ -60,15 +60,29 @@ static inline void frond__ulid_text(uint64_t hi, uint64_t lo, char *out) {
 #define FROND__TEXT_SSSE3 1
 #define FROND__TEXT_TARGET __attribute__((target("ssse3")))
 
-/* The hex digits of the 16 bytes hi:lo, big-endian: digits 0..15 into
-** *d0, 16..31 into *d1. */
-FROND__TEXT_TARGET static inline void frond__hex32(uint64_t hi, uint64_t lo,
-                                                   __m128i *d0, __m128i *d1) {
+/* The 16 bytes hi:lo, big-endian, in a vector. */
+FROND__TEXT_TARGET static inline __m128i frond__words_v(uint64_t hi,
+                                                        uint64_t lo) {
+  return _mm_set_epi64x((long long)__builtin_bswap64(lo),
+                        (long long)__builtin_bswap64(hi));
+}
+
+/* The 16 bytes at b in a vector: two 8-byte loads, as the generators
+** write their bytes with two 8-byte stores, which one 16-byte load could
+** not take from the store buffer. */
+FROND__TEXT_TARGET static inline __m128i frond__bytes_v(const uint8_t *b) {
+  return _mm_unpacklo_epi64(
+      _mm_loadl_epi64((const __m128i *)(const void *)b),
+      _mm_loadl_epi64((const __m128i *)(const void *)(b + 8)));
+}
+
+/* The hex digits of the 16 bytes in b: digits 0..15 into *d0, 16..31
+** into *d1. */
+FROND__TEXT_TARGET static inline void frond__hex32(__m128i b, __m128i *d0,
+                                                   __m128i *d1) {
   const __m128i digits = _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7',
                                        '8', '9', 'a', 'b', 'c', 'd', 'e', 'f');
   const __m128i low = _mm_set1_epi8(0x0f);
-  __m128i b = _mm_set_epi64x((long long)__builtin_bswap64(lo),
-                             (long long)__builtin_bswap64(hi));
   __m128i h =
       _mm_shuffle_epi8(digits, _mm_and_si128(_mm_srli_epi16(b, 4), low));
   __m128i l = _mm_shuffle_epi8(digits, _mm_and_si128(b, low));
@@ -76,9 +90,9 @@ FROND__TEXT_TARGET static inline void frond__hex32(uint64_t hi, uint64_t lo,
   *d1 = _mm_unpackhi_epi8(h, l);
 }
 
-/* UUID: 36 characters and the NUL of hi:lo. */
-FROND__TEXT_TARGET static inline void frond__uuid_text(uint64_t hi, uint64_t lo,
-                                                       char *out) {
+/* UUID: 36 characters and the NUL of its 16 bytes in b (frond__words_v,
+** frond__bytes_v). */
+FROND__TEXT_TARGET static inline void frond__uuid_text(__m128i b, char *out) {
   const __m128i at0 =
       _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, 11, -1, 12, 13);
   const __m128i dash0 =
@@ -89,7 +103,7 @@ FROND__TEXT_TARGET static inline void frond__uuid_text(uint64_t hi, uint64_t lo,
       _mm_setr_epi8(0, 0, '-', 0, 0, 0, 0, '-', 0, 0, 0, 0, 0, 0, 0, 0);
   __m128i h0, h1, mid;
   int last;
-  frond__hex32(hi, lo, &h0, &h1);
+  frond__hex32(b, &h0, &h1);
   mid = _mm_alignr_epi8(h1, h0, 14);                /* digits 14..29 */
   last = _mm_cvtsi128_si32(_mm_srli_si128(h1, 12)); /* 28..31 */
   _mm_storeu_si128((__m128i *)(void *)out,
@@ -106,7 +120,7 @@ FROND__TEXT_TARGET static inline void
 frond__objectid_text(uint64_t hi, uint32_t lo32, char *out) {
   __m128i d0, d1;
   uint64_t tail;
-  frond__hex32(hi, (uint64_t)lo32 << 32, &d0, &d1);
+  frond__hex32(frond__words_v(hi, (uint64_t)lo32 << 32), &d0, &d1);
   tail = (uint64_t)_mm_cvtsi128_si64(d1); /* digits 16..23 */
   _mm_storeu_si128((__m128i *)(void *)out, d0);
   memcpy(out + 16, &tail, 8);

@@ -126,8 +126,9 @@ static void test_hex_writers(void **state) {
   }
 }
 
-static const char *const kinds[] = {"uuid7", "ulid", "objectid"};
-static const size_t lens[] = {36, 26, 24};
+/* The ordered kinds first; uuid4 (3) only where order is not asked. */
+static const char *const kinds[] = {"uuid7", "ulid", "objectid", "uuid4"};
+static const size_t lens[] = {36, 26, 24, 36};
 
 /* The bytes a string of kind k reads as, and the same bytes written the
 ** table's way (the hex writers forced to it). */
@@ -252,7 +253,7 @@ static void test_one_string_given_clock(void **state) {
 /* A buffer one byte short is refused, with nothing written. */
 static void test_one_string_short_buffer(void **state) {
   (void)state;
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     frond_format *f;
     frond_error err = {0, ""};
     char s[64];
@@ -263,6 +264,46 @@ static void test_one_string_short_buffer(void **state) {
     assert_untouched(s, 0, sizeof(s));
     frond_format_free(f);
   }
+}
+
+static int cmp37(const void *a, const void *b) {
+  return memcmp(a, b, 37);
+}
+
+/* UUIDv4 strings one at a time (the leaf path, its keystream's bytes):
+** version and variant, the table's spelling, and no two alike; the same
+** across a fork, parent and child. */
+static void test_uuid4_one_string(void **state) {
+  enum { N = 100000 };
+  frond_format *f;
+  frond_error err = {0, ""};
+  char(*all)[37] = calloc(N, 37), again[64];
+  uint8_t b[16];
+  (void)state;
+  assert_non_null(all);
+  assert_int_equal(frond_format_create(&f, "uuid4", NULL, NULL, NULL, &err), 0);
+  assert_int_equal(f->text_leaf != 0, frond__text_ssse3() != 0);
+  for (int i = 0; i < N; i++) {
+    char s[64];
+    memset(s, CANARY, sizeof(s));
+    assert_int_equal(frond_format_next(f, NULL, s, 37, &err), 0);
+    assert_int_equal(strlen(s), 36);
+    assert_untouched(s, 37, sizeof(s));
+    assert_int_equal(frond_uuid_parse(s, 36, b, &err), 0);
+    assert_int_equal(b[6] >> 4, 4);
+    assert_int_equal(b[8] >> 6, 2);
+    frond__hex_format_force_scalar(1);
+    frond_uuid_format(b, again);
+    frond__hex_format_force_scalar(0);
+    assert_string_equal(again, s);
+    memcpy(all[i], s, 37);
+  }
+  qsort(all, N, 37, cmp37);
+  for (int i = 1; i < N; i++)
+    if (memcmp(all[i - 1], all[i], 37) == 0)
+      fail_msg("UUIDv4 %s issued twice", all[i]);
+  free(all);
+  frond_format_free(f);
 }
 
 /* With a fixed key, an ObjectId's five process bytes are the key's first
@@ -311,16 +352,18 @@ static void fork_case(int k, int how) {
     char s[64];
     close(fd[0]);
     /* a's calls start the child's ticker; b's first call then takes the
-    ** leaf path, and only b's own fork check stops it */
+    ** leaf path, and only b's own fork check stops it (a UUIDv4 reads no
+    ** clock: the keystream's own check) */
     do
       frond_format_next(a, NULL, s, sizeof(s), NULL);
-    while (!frond__now_ms_hot(&ms) && frond_clock_realtime(NULL) < until);
+    while (k != 3 && !frond__now_ms_hot(&ms) &&
+           frond_clock_realtime(NULL) < until);
     for (int i = 0; i < CHILD_N; i++) {
       frond_format_next(b, NULL, s, 64, NULL);
       if (write(fd[1], s, 64) != 64)
         _exit(2);
     }
-    _exit(frond__now_ms_hot(&ms) ? 0 : 3);
+    _exit(k == 3 || frond__now_ms_hot(&ms) ? 0 : 3);
   }
   assert_true(pid > 0);
   close(fd[1]);
@@ -350,7 +393,7 @@ static void test_fork_on_the_leaf_path(void **state) {
   ** of a process with threads: the ASan build runs this. */
   skip();
 #endif
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < 4; k++)
     for (int how = 0; how < 3; how++)
       fork_case(k, how);
 }
@@ -362,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_one_string_real_clock),
       cmocka_unit_test(test_one_string_given_clock),
       cmocka_unit_test(test_one_string_short_buffer),
+      cmocka_unit_test(test_uuid4_one_string),
       cmocka_unit_test(test_objectid_process_bytes),
       cmocka_unit_test(test_fork_on_the_leaf_path),
   };
