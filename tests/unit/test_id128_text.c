@@ -123,6 +123,20 @@ static void test_hex_writers(void **state) {
       assert_int_equal(strlen(vec), len);
       assert_untouched(vec, len + 1, sizeof(vec));
     }
+#ifdef FROND__TEXT_SSSE3
+    if (frond__text_ssse3()) { /* the one-string paths' input: words */
+      memset(vec, CANARY, sizeof(vec));
+      frond__uuid_text(frond__words_v(hi, lo), vec);
+      frond_uuid_format(b, tab);
+      assert_string_equal(vec, tab);
+      assert_untouched(vec, 37, sizeof(vec));
+      memset(vec, CANARY, sizeof(vec));
+      frond__objectid_text(hi, (uint32_t)(lo >> 32), vec);
+      frond_objectid_format(b, tab);
+      assert_string_equal(vec, tab);
+      assert_untouched(vec, 25, sizeof(vec));
+    }
+#endif
   }
 }
 
@@ -270,6 +284,11 @@ static int cmp37(const void *a, const void *b) {
   return memcmp(a, b, 37);
 }
 
+static int cmp64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* UUIDv4 strings one at a time (the leaf path, its keystream's bytes):
 ** version and variant, the table's spelling, and no two alike; the same
 ** across a fork, parent and child. */
@@ -278,9 +297,11 @@ static void test_uuid4_one_string(void **state) {
   frond_format *f;
   frond_error err = {0, ""};
   char(*all)[37] = calloc(N, 37), again[64];
+  uint64_t *words = calloc(2 * N, sizeof(uint64_t));
   uint8_t b[16];
   (void)state;
   assert_non_null(all);
+  assert_non_null(words);
   assert_int_equal(frond_format_create(&f, "uuid4", NULL, NULL, NULL, &err), 0);
   assert_int_equal(f->text_leaf != 0, frond__text_ssse3() != 0);
   for (int i = 0; i < N; i++) {
@@ -297,11 +318,26 @@ static void test_uuid4_one_string(void **state) {
     frond__hex_format_force_scalar(0);
     assert_string_equal(again, s);
     memcpy(all[i], s, 37);
+    /* the keystream's two words, less the version and variant bits */
+    for (int h = 0; h < 2; h++) {
+      uint64_t w = 0;
+      for (int j = 0; j < 8; j++)
+        w = w << 8 | b[8 * h + j];
+      words[2 * i + h] = w & ~(UINT64_C(0xf000) | UINT64_C(3) << 62);
+    }
   }
   qsort(all, N, 37, cmp37);
   for (int i = 1; i < N; i++)
     if (memcmp(all[i - 1], all[i], 37) == 0)
       fail_msg("UUIDv4 %s issued twice", all[i]);
+  /* no 8 bytes of keystream in two places (2 * N words of 58 bits or
+  ** more: a repeat by chance is below one in ten million) */
+  qsort(words, 2 * N, sizeof(words[0]), cmp64);
+  for (int i = 1; i < 2 * N; i++)
+    if (words[i - 1] == words[i])
+      fail_msg("8 bytes of keystream in two UUIDv4s: %016llx",
+               (unsigned long long)words[i]);
+  free(words);
   free(all);
   frond_format_free(f);
 }
@@ -353,7 +389,8 @@ static void fork_case(int k, int how) {
     close(fd[0]);
     /* a's calls start the child's ticker; b's first call then takes the
     ** leaf path, and only b's own fork check stops it (a UUIDv4 reads no
-    ** clock: the keystream's own check) */
+    ** clock, and its stream is the process', a's too: a's first call
+    ** meets the keystream's fork check, and b reads the new keys) */
     do
       frond_format_next(a, NULL, s, sizeof(s), NULL);
     while (k != 3 && !frond__now_ms_hot(&ms) &&
