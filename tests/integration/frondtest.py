@@ -27,7 +27,6 @@ import atexit
 import glob
 import http.client
 import os
-import random
 import shutil
 import signal
 import socket
@@ -35,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from ports import free_port  # noqa: F401 (ft.free_port)
 
 # Absolute, so that tests may run servers and tools from a temp dir.
 FROND_BIN = os.path.abspath(os.environ.get("FROND_BIN", "build/frond"))
@@ -220,59 +221,6 @@ def run(args, cwd=None, timeout=120, input=None, env=None):
     return subprocess.run([FROND_BIN] + list(args), cwd=cwd, input=input,
                           capture_output=True, text=True, timeout=timeout,
                           env=env)
-
-
-def _ephemeral_ports():
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            lo, hi = (int(x) for x in f.read().split())
-        return lo, hi
-    except (OSError, ValueError):
-        return 32768, 60999
-
-
-# Ports this program has handed out, each held by an abstract-namespace
-# Unix socket named after it: the kernel frees the name when the program
-# exits, however it exits, and no file is left behind.
-_reserved = {}
-
-
-def _reserve(port):
-    """Claim port for this program against every other test program on
-    the machine; False when one already holds it."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.bind("\0frond-test-port-%d" % port)
-    except OSError:
-        s.close()
-        return False
-    _reserved[port] = s
-    return True
-
-
-def free_port():
-    """A free loopback port that stays free until a test binds it: drawn
-    below the kernel's ephemeral range, so that no outgoing connection (a
-    node's to its database, a load client's) is given it in between, as
-    one from port 0 can be; and reserved for this program, so that no
-    other test program running beside it draws it in between (the port
-    is checked free after the reservation, not before)."""
-    lo, _ = _ephemeral_ports()
-    top = min(lo, 32768) - 1
-    rnd = random.SystemRandom()
-    for _ in range(200):
-        port = rnd.randint(max(1024, top - 12000), top)
-        if port in _reserved or not _reserve(port):
-            continue
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            _reserved.pop(port).close()
-        finally:
-            s.close()
-    raise RuntimeError("no free port below the ephemeral range")
 
 
 def wait_port(port, timeout=30.0, host="127.0.0.1"):

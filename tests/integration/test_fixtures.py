@@ -148,11 +148,12 @@ OTHER_PROGRAM = """
 import random, sys
 sys.path.insert(0, %r)
 import frondtest as ft
+import ports
 mine = [int(x) for x in sys.argv[1:]]
 class Drawn:
     def randint(self, lo, hi):
         return mine.pop() if mine else random.randint(lo, hi)
-ft.random.SystemRandom = Drawn
+ports.random.SystemRandom = Drawn
 print(ft.free_port())
 """
 
