@@ -663,19 +663,22 @@ static int next_128(frond_format *f, size_t n, char *out, size_t stride) {
   return 0;
 }
 
-/* frond__format_fact_ready, its two common answers without a call:
-** checks skipped, or agreed for snowflake IDs (the scope "" on both
-** sides, as frond__format_scope gives it). */
+/* frond__format_fact_ready's two common answers, without a call: checks
+** skipped, or agreed for snowflake IDs (the scope "" on both sides, as
+** frond__format_scope gives it). */
+static inline int fact_settled(frond_format *f,
+                               const frond_format_source *src) {
+  uint64_t w = atomic_load_explicit(&f->fact.word, memory_order_acquire);
+  return FROND__FACT_STATE(w) == FROND__FACT_SKIPPED ||
+         (FROND__FACT_STATE(w) == FROND__FACT_AGREED &&
+          (w & (FROND__FACT_NO_SCOPE | FROND__FACT_WRITING)) ==
+              FROND__FACT_NO_SCOPE &&
+          f->tag_len == 0 && src->tag == NULL);
+}
+
 static inline int fact_ready(frond_format *f, const frond_format_source *src,
                              frond_error *err) {
-  uint64_t w = atomic_load_explicit(&f->fact.word, memory_order_acquire);
-  if (FROND__FACT_STATE(w) == FROND__FACT_SKIPPED ||
-      (FROND__FACT_STATE(w) == FROND__FACT_AGREED &&
-       (w & (FROND__FACT_NO_SCOPE | FROND__FACT_WRITING)) ==
-           FROND__FACT_NO_SCOPE &&
-       f->tag_len == 0 && src->tag == NULL))
-    return 0;
-  return frond__format_fact_ready(f, src, err);
+  return fact_settled(f, src) ? 0 : frond__format_fact_ready(f, src, err);
 }
 
 /* frond_format_next_n and frond_format_next_for: shard is the caller's
@@ -748,9 +751,13 @@ int frond_format_next_for(frond_format *f, const frond_format_source *src,
 
 int frond_format_next(frond_format *f, const frond_format_source *src,
                       char *buf, size_t len, frond_error *err) {
-  /* A 128-bit format's string, the common case: no frame of its own. */
-  if (FROND__LIKELY(f != NULL && buf != NULL && f->text_leaf) &&
-      len > f->length)
-    return next_text(f, buf);
+  /* The common cases, next_n's steps for them without a frame of its
+  ** own: a 128-bit format's string, an order number from the cache. */
+  if (FROND__LIKELY(f != NULL && buf != NULL) && len > f->length) {
+    if (f->text_leaf)
+      return next_text(f, buf);
+    if (f->order_leaf && src != NULL && fact_settled(f, src))
+      return frond__order_cached(f, src, buf, issue_order, err);
+  }
   return frond_format_next_n(f, src, 1, buf, len, err);
 }

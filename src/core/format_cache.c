@@ -72,6 +72,7 @@
 #include "base/fork.h"
 #include "core/core.h"
 #include "core/formats.h"
+#include "core/rand_hot.h"
 #include "core/seg.h"
 #include "core/snowflake.h"
 
@@ -220,9 +221,14 @@ static inline uint64_t seg_serial(const frond_seg *g) {
 /* The generator and allocator are compared by serial, the tag by its
 ** text: a caller may write another tag into the buffer it passed before
 ** (the same address, another tag). */
+static inline int same_owner(const order_slot *s,
+                             const frond_format_source *src) {
+  return s->gen == gen_serial(src->gen) && s->seg == seg_serial(src->seg) &&
+         s->no_store == src->no_store;
+}
+
 static int same_source(const order_slot *s, const frond_format_source *src) {
-  if (s->gen != gen_serial(src->gen) || s->seg != seg_serial(src->seg) ||
-      s->no_store != src->no_store)
+  if (!same_owner(s, src))
     return 0;
   if (src->tag == NULL)
     return !s->has_tag;
@@ -411,31 +417,59 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
 
 /* The common call, what cached() does for it in fewer steps: the slot of
 ** the thread's last call is this format's and source's and may hand out
-** its next number. 0 for anything else (cached() then decides). */
-static inline int from_last(order_cache *c, const frond_format *f,
-                            const frond_format_source *src, char *out) {
+** its next number (now: the ticker's millisecond). 0 for anything else
+** (cached() then decides). untagged (a constant at each call): the
+** caller saw src->tag NULL, so that no text is compared. */
+__attribute__((always_inline)) static inline int
+from_last(order_cache *c, const frond_format *f, const frond_format_source *src,
+          char *out, int64_t now, int untagged) {
   order_slot *s = &c->slot[c->last];
   if (s->serial != f->serial || s->pos >= s->n || frond__fork_seen(&c->fork) ||
-      !same_source(s, src) || !usable(s, frond__id128_now_ms()))
+      !(untagged ? same_owner(s, src) && !s->has_tag : same_source(s, src)) ||
+      !usable(s, now))
     return 0;
   s->used = ++c->calls;
   copy_out(out, s->num[s->pos++], f->length + 1);
   return 1;
 }
 
-int frond__order_cached(frond_format *f, const frond_format_source *src,
-                        char *out, frond__issue_fn issue, frond_error *err) {
+/* Everything but an untagged source's common call: a tag's, a refill,
+** another slot, the first call of a thread, a handler inside a call, a
+** ticker not running. */
+__attribute__((noinline)) static int
+order_cold(frond_format *f, const frond_format_source *src, char *out,
+           frond__issue_fn issue, frond_error *err) {
   order_cache *c;
   int rc;
   if (FROND__UNLIKELY(busy)) /* a handler inside a call: uncached */
     return issue(f, src, 1, out, f->length + 1, NULL, err);
   ENTER();
-  if (FROND__LIKELY((c = mine) != NULL) && from_last(c, f, src, out))
+  if ((c = mine) != NULL && from_last(c, f, src, out, frond__id128_now_ms(), 0))
     rc = 0;
   else
     rc = cached(f, src, out, issue, err);
   LEAVE();
   return rc;
+}
+
+/* An untagged source's common call in the caller's frame: no register
+** saved and no call (the ticker read inline, core/rand_hot.h), where the
+** saves and the calls were stores on every number. The tag is looked at
+** first: from_last then compares no text. */
+int frond__order_cached(frond_format *f, const frond_format_source *src,
+                        char *out, frond__issue_fn issue, frond_error *err) {
+  order_cache *c = mine;
+  int64_t now;
+  if (FROND__LIKELY(!busy && c != NULL && src->tag == NULL)) {
+    int done = 0;
+    ENTER();
+    if (FROND__LIKELY(frond__now_ms_hot(&now)))
+      done = from_last(c, f, src, out, now, 1);
+    LEAVE();
+    if (FROND__LIKELY(done))
+      return 0;
+  }
+  return order_cold(f, src, out, issue, err);
 }
 
 void frond__order_cache_shift(int64_t ms) {

@@ -292,6 +292,8 @@ static int build_numbered(frond_format *f, const unsigned *seen,
     uint64_t dom = upow(f->radix, f->width);
     f->max_id = dom - 1 > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(dom - 1);
   }
+  f->order_leaf =
+      f->kind == FROND_FORMAT_ORDER && f->shard_bits == 0 && !f->node_scope;
   return 0;
 }
 

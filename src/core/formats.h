@@ -458,6 +458,7 @@ struct frond_format {
   /* uuid7, ulid, objectid */
   int node_scope; /* scope=node: made of the source's snowflake IDs */
   int text_leaf;  /* one string by the generator's one-string path */
+  int order_leaf; /* one order number from the thread's cache, no frame */
   frond_uuid7 *uuid7;
   frond_ulid *ulid;
   frond_objectid *oid;

@@ -4,7 +4,8 @@
 ** (format_cache.c) and its sources: a generator or segment allocator
 ** closed and another made at the same address finds nothing of the old
 ** one's numbers; a refill that fails hands out what it wrote, counts
-** what it drew as skipped, and does not grow.
+** what it drew as skipped, and does not grow; a call without a tag
+** never gets a tag's cached numbers, nor a call with one a generator's.
 */
 #include "format_testutil.h"
 
@@ -152,6 +153,51 @@ static void test_seg_at_old_address(void **state) {
   frond_order_keys_free(k);
 }
 
+/* One format, one generator and one allocator, asked in turn with and
+** without a tag: a call without one gets a number of the generator's
+** IDs, never one of the tag's cached, and a call with the tag one of the
+** tag's, never a generator's cached. Bounded: 20 turns of 4 calls. */
+static void test_tag_then_none(void **state) {
+  enum { TURNS = 20, CALLS = 4 };
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, SPEC);
+  char *dir = tmpdir_make(), uri[600], buf[64];
+  frond_gen *g = format_gen(3);
+  frond_seg *s;
+  frond_format_source tagged = {g, NULL, "t", 0}, plain = {g, NULL, NULL, 0};
+  int filled = 0, wrong = 0;
+  (void)state;
+  store_make(dir, "a", uri, sizeof(uri));
+  tagged.seg = plain.seg = s = seg_of(uri);
+  for (int t = 0; t < TURNS; t++) {
+    const frond_format_source *fill_src = t % 2 ? &plain : &tagged;
+    const frond_format_source *ask = t % 2 ? &tagged : &plain;
+    filled += fill(f, fill_src);
+    for (int i = 0; i < CALLS; i++) {
+      frond_error err = {0, ""};
+      frond_fields fl;
+      int64_t id;
+      if (frond_format_next(f, ask, buf, sizeof(buf), &err) != 0)
+        fail_msg("turn %d: %s", t, err.message);
+      id = id_of(f, buf);
+      if (ask == &tagged)
+        wrong += id <= 5000 || id > 10000000;
+      else
+        wrong += frond_decode(frond_layout_preset(0), id, &fl, NULL) != 0 ||
+                 fl.node != 3 || id <= 10000000;
+    }
+  }
+  print_message("%d turns filled the cache, %d numbers of the other source\n",
+                filled, wrong);
+  assert_true(filled > 0);
+  assert_int_equal(wrong, 0);
+  frond_seg_close(s);
+  tmpdir_remove(dir);
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
 /* A tag 5 below the format's largest ID (8 digits), taken 1000 times in
 ** a tight loop: every ID that fits is handed out, and once the IDs
 ** outgrow the format each failing call takes about one, as the single
@@ -266,6 +312,7 @@ int main(void) {
       cmocka_unit_test(test_refill_chunk_fails),
       cmocka_unit_test(test_gen_at_old_address),
       cmocka_unit_test(test_seg_at_old_address),
+      cmocka_unit_test(test_tag_then_none),
       cmocka_unit_test(test_refill_too_large),
   };
   return frond_run_tests(tests, NULL, NULL);
