@@ -89,10 +89,18 @@ void frond__hex_format_force_scalar(int on) {
   atomic_store(&hex_forced_scalar, on);
 }
 
+#ifdef FROND__TEXT_SSSE3
+/* The hex writers' test: the CPU runs the vector code, and no test has
+** forced the table. */
+static inline int hex_vector(void) {
+  return frond__text_ssse3() &&
+         !atomic_load_explicit(&hex_forced_scalar, memory_order_relaxed);
+}
+#endif
+
 void frond_uuid_format(const uint8_t u[16], char out[FROND_UUID_STRLEN + 1]) {
 #ifdef FROND__TEXT_SSSE3
-  if (frond__text_ssse3() &&
-      !atomic_load_explicit(&hex_forced_scalar, memory_order_relaxed)) {
+  if (hex_vector()) {
     uuid_format_ssse3(u, out);
     return;
   }
@@ -174,8 +182,7 @@ int frond_ulid_parse(const char *s, size_t len, uint8_t out[16],
 void frond_objectid_format(const uint8_t o[12],
                            char out[FROND_OBJECTID_STRLEN + 1]) {
 #ifdef FROND__TEXT_SSSE3
-  if (frond__text_ssse3() &&
-      !atomic_load_explicit(&hex_forced_scalar, memory_order_relaxed)) {
+  if (hex_vector()) {
     objectid_format_ssse3(o, out);
     return;
   }
