@@ -416,21 +416,26 @@ static int cached(frond_format *f, const frond_format_source *src, char *out,
 }
 
 /* The common call, what cached() does for it in fewer steps: the slot of
-** the thread's last call is this format's and source's and may hand out
-** its next number (now: the ticker's millisecond). 0 for anything else
-** (cached() then decides). untagged (a constant at each call): the
-** caller saw src->tag NULL, so that no text is compared. */
-__attribute__((always_inline)) static inline int
-from_last(order_cache *c, const frond_format *f, const frond_format_source *src,
-          char *out, int64_t now, int untagged) {
+** the thread's last call, when it is this format's and source's and holds
+** a number not handed out; NULL for anything else (cached() then
+** decides). untagged (a constant at each call): the caller saw src->tag
+** NULL, so that no text is compared. The clock is the caller's to read,
+** after this: the cold path reads it only for a slot that may serve. */
+__attribute__((always_inline)) static inline order_slot *
+last_slot(order_cache *c, const frond_format *f, const frond_format_source *src,
+          int untagged) {
   order_slot *s = &c->slot[c->last];
   if (s->serial != f->serial || s->pos >= s->n || frond__fork_seen(&c->fork) ||
-      !(untagged ? same_owner(s, src) && !s->has_tag : same_source(s, src)) ||
-      !usable(s, now))
-    return 0;
+      !(untagged ? same_owner(s, src) && !s->has_tag : same_source(s, src)))
+    return NULL;
+  return s;
+}
+
+/* The slot's next number to out. */
+__attribute__((always_inline)) static inline void
+hand_out(order_cache *c, order_slot *s, const frond_format *f, char *out) {
   s->used = ++c->calls;
   copy_out(out, s->num[s->pos++], f->length + 1);
-  return 1;
 }
 
 /* Everything but an untagged source's common call: a tag's, a refill,
@@ -440,12 +445,14 @@ __attribute__((noinline)) static int
 order_cold(frond_format *f, const frond_format_source *src, char *out,
            frond__issue_fn issue, frond_error *err) {
   order_cache *c;
-  int rc;
+  order_slot *s;
+  int rc = 0;
   if (FROND__UNLIKELY(busy)) /* a handler inside a call: uncached */
     return issue(f, src, 1, out, f->length + 1, NULL, err);
   ENTER();
-  if ((c = mine) != NULL && from_last(c, f, src, out, frond__id128_now_ms(), 0))
-    rc = 0;
+  if ((c = mine) != NULL && (s = last_slot(c, f, src, 0)) != NULL &&
+      usable(s, frond__id128_now_ms()))
+    hand_out(c, s, f, out);
   else
     rc = cached(f, src, out, issue, err);
   LEAVE();
@@ -455,16 +462,20 @@ order_cold(frond_format *f, const frond_format_source *src, char *out,
 /* An untagged source's common call in the caller's frame: no register
 ** saved and no call (the ticker read inline, core/rand_hot.h), where the
 ** saves and the calls were stores on every number. The tag is looked at
-** first: from_last then compares no text. */
+** first: last_slot then compares no text. */
 int frond__order_cached(frond_format *f, const frond_format_source *src,
                         char *out, frond__issue_fn issue, frond_error *err) {
   order_cache *c = mine;
+  order_slot *s;
   int64_t now;
   if (FROND__LIKELY(!busy && c != NULL && src->tag == NULL)) {
     int done = 0;
     ENTER();
-    if (FROND__LIKELY(frond__now_ms_hot(&now)))
-      done = from_last(c, f, src, out, now, 1);
+    if (FROND__LIKELY(frond__now_ms_hot(&now)) &&
+        (s = last_slot(c, f, src, 1)) != NULL && usable(s, now)) {
+      hand_out(c, s, f, out);
+      done = 1;
+    }
     LEAVE();
     if (FROND__LIKELY(done))
       return 0;
