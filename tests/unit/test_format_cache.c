@@ -2,13 +2,15 @@
 /*
 ** test_format_cache.c -- order numbers one at a time from a thread's
 ** cache of a batch (format_cache.c): unique across threads, the same
-** numbers as encoding their IDs, dropped in a child of fork(), never
+** numbers as encoding their IDs, dropped in a child of fork() (its own
+** ticker running or not), never
 ** handed out under another format, dropped when older than its validity,
 ** and holding no room for others once too old.
 */
 #include "format_testutil.h"
 
 #include "core/core.h"
+#include "core/rand_hot.h"
 
 #include <pthread.h>
 #include <sys/wait.h>
@@ -152,6 +154,73 @@ static void test_fork_drops(void **state) {
   frond_order_keys_free(k);
 }
 
+/* What a child of fork() saw, sent to the parent. */
+typedef struct child_report {
+  int ticking; /* its own ticker ran when it asked */
+  int rc;
+  char num[64];
+} child_report;
+
+/* As test_fork_drops, with the child's own ticker running when it asks
+** (it read the clock until the ticker started, as a child making UUIDs
+** would), so that the call takes the common path, which reads the ticker
+** inline, and a generator of 1 s units (the cache's validity 1 s: the
+** parent's numbers still fresh). The child is refused (the generator's
+** fork check) and hands out none of the parent's numbers. */
+static void test_fork_child_ticking(void **state) {
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k);
+  frond_layout l = *frond_layout_preset(0);
+  frond_gen_options o;
+  frond_gen *g;
+  frond_format_source src = {NULL, NULL, NULL, 0};
+  child_report r = {0, 0, ""};
+  char buf[64];
+  int status, fd[2];
+  pid_t pid;
+  (void)state;
+#ifdef __SANITIZE_THREAD__
+  /* ThreadSanitizer cannot start a thread (the child's ticker) in a child
+  ** of a process with threads: the ASan build runs this. */
+  skip();
+#endif
+  l.unit_ms = 1000;
+  snprintf(l.name, sizeof(l.name), "custom");
+  frond_gen_options_init(&o);
+  o.max_ahead_ms = 86400000;
+  assert_int_equal(frond_gen_create(&g, &l, 1, &o, NULL), 0);
+  src.gen = g;
+  fill(f, g);
+  assert_int_equal(pipe(fd), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    frond_error err = {0, ""};
+    int64_t ms;
+    for (int i = 0; i < 1000000 && !(r.ticking = frond__now_ms_hot(&ms)); i++)
+      (void)frond__id128_now_ms();
+    r.rc = frond_format_next(f, &src, r.num, sizeof(r.num), &err);
+    if (r.rc != 0)
+      r.num[0] = '\0';
+    _exit(write(fd[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
+  }
+  close(fd[1]);
+  assert_int_equal(read(fd[0], &r, sizeof(r)), (ssize_t)sizeof(r));
+  close(fd[0]);
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(frond_format_next(f, &src, buf, sizeof(buf), NULL), 0);
+  print_message("child: ticker %s, rc %d, \"%s\"; parent's next \"%s\"\n",
+                r.ticking ? "running" : "not running", r.rc, r.num, buf);
+  assert_true(r.ticking);
+  assert_int_equal(r.rc, FROND_EFORKED);
+  assert_string_not_equal(r.num, buf);
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
 /* Another format (another key, or the same spec made again, perhaps at
 ** the same address) draws its own IDs: never one cached for the first. */
 static void test_other_format_draws_anew(void **state) {
@@ -252,6 +321,7 @@ int main(void) {
       cmocka_unit_test(test_threads_unique),
       cmocka_unit_test(test_same_as_encode),
       cmocka_unit_test(test_fork_drops),
+      cmocka_unit_test(test_fork_child_ticking),
       cmocka_unit_test(test_other_format_draws_anew),
       cmocka_unit_test(test_old_cache_dropped),
       cmocka_unit_test(test_stale_numbers_make_room),

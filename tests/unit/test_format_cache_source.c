@@ -5,11 +5,16 @@
 ** closed and another made at the same address finds nothing of the old
 ** one's numbers; a refill that fails hands out what it wrote, counts
 ** what it drew as skipped, and does not grow; a call without a tag
-** never gets a tag's cached numbers, nor a call with one a generator's.
+** never gets a tag's cached numbers, nor a call with one a generator's,
+** nor one of another allocator's or no_store's; the one-number call
+** checks its buffer and source.
 */
 #include "format_testutil.h"
 
 #include "core/core.h"
+#include "core/rand_hot.h"
+
+#include <pthread.h>
 
 #define SPEC "order:digits=19,check=damm,key=1"
 
@@ -80,7 +85,7 @@ static void test_gen_at_old_address(void **state) {
   frond_order_keys_free(k);
 }
 
-/* A store in dir/name.db with tag "t" counting from 5001. */
+/* A store in dir/name.db with tag "t" counting from 5000. */
 static void store_make(const char *dir, const char *name, char *uri,
                        size_t room) {
   frond_store *st;
@@ -104,7 +109,7 @@ static frond_seg *seg_of(const char *uri) {
   return s;
 }
 
-/* Two stores, tag "t" counting from 5001 in both. A's allocator fills the
+/* Two stores, tag "t" counting from 5000 in both. A's allocator fills the
 ** cache and is closed; B's is opened (at A's address, most trials). The
 ** numbers given for B's tag are B's own IDs: none of them is one B issues
 ** again later. Bounded: 60 trials of 4 numbers and 400 IDs. */
@@ -153,26 +158,40 @@ static void test_seg_at_old_address(void **state) {
   frond_order_keys_free(k);
 }
 
+/* The ticker's millisecond, -1 while it does not run: asks made within
+** one of them, right after a fill, find the cache's numbers fresh, as the
+** common path (format_cache.c) needs them to serve. It reads the ticker
+** as that path does, after marking it read as the other calls do. */
+static int64_t tick_ms(void) {
+  int64_t ms;
+  (void)frond__id128_now_ms();
+  return frond__now_ms_hot(&ms) ? ms : -1;
+}
+
 /* One format, one generator and one allocator, asked in turn with and
 ** without a tag: a call without one gets a number of the generator's
 ** IDs, never one of the tag's cached, and a call with the tag one of the
-** tag's, never a generator's cached. Bounded: 20 turns of 4 calls. */
+** tag's (5000 on), never a generator's cached. At least 20 turns of 4
+** calls, and as many more (up to 2,000) as it takes for 10 turns without
+** a tag to ask within the millisecond of the ticker they began in. */
 static void test_tag_then_none(void **state) {
-  enum { TURNS = 20, CALLS = 4 };
+  enum { TURNS = 20, MAX_TURNS = 2000, HOT = 10, CALLS = 4 };
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *f = fmt(k, SPEC);
   char *dir = tmpdir_make(), uri[600], buf[64];
   frond_gen *g = format_gen(3);
   frond_seg *s;
   frond_format_source tagged = {g, NULL, "t", 0}, plain = {g, NULL, NULL, 0};
-  int filled = 0, wrong = 0;
+  int filled = 0, wrong = 0, hot = 0, t;
   (void)state;
   store_make(dir, "a", uri, sizeof(uri));
   tagged.seg = plain.seg = s = seg_of(uri);
-  for (int t = 0; t < TURNS; t++) {
+  for (t = 0; t < MAX_TURNS && (t < TURNS || hot < HOT); t++) {
     const frond_format_source *fill_src = t % 2 ? &plain : &tagged;
     const frond_format_source *ask = t % 2 ? &tagged : &plain;
+    int64_t began;
     filled += fill(f, fill_src);
+    began = tick_ms();
     for (int i = 0; i < CALLS; i++) {
       frond_error err = {0, ""};
       frond_fields fl;
@@ -181,18 +200,149 @@ static void test_tag_then_none(void **state) {
         fail_msg("turn %d: %s", t, err.message);
       id = id_of(f, buf);
       if (ask == &tagged)
-        wrong += id <= 5000 || id > 10000000;
+        wrong += id < 5000 || id > 10000000;
       else
         wrong += frond_decode(frond_layout_preset(0), id, &fl, NULL) != 0 ||
                  fl.node != 3 || id <= 10000000;
     }
+    hot += ask == &plain && began >= 0 && tick_ms() == began;
   }
-  print_message("%d turns filled the cache, %d numbers of the other source\n",
-                filled, wrong);
+  print_message("%d turns, %d filled the cache, %d asked without a tag "
+                "within a millisecond; %d numbers of the other source\n",
+                t, filled, hot, wrong);
   assert_true(filled > 0);
+  assert_true(hot >= HOT);
   assert_int_equal(wrong, 0);
   frond_seg_close(s);
   tmpdir_remove(dir);
+  frond_gen_close(g, NULL);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
+/* A spec that names its tag takes IDs of the source's allocator with
+** src->tag NULL (the common path): the allocators of two stores, A's tag
+** from 5000 and B's from 9000000, B asked right after A filled the
+** cache. B's numbers are B's IDs, never A's cached. As
+** test_tag_then_none: at least 20 turns, until 10 asked within the
+** ticker's millisecond (2,000 at most). */
+static void test_spec_tag_two_allocators(void **state) {
+  enum { TURNS = 20, MAX_TURNS = 2000, HOT = 10, GIVEN = 4 };
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, SPEC ",tag=t");
+  char *dir = tmpdir_make(), ua[600], ub[600], buf[64];
+  frond_seg *a, *b;
+  frond_store *st;
+  frond_error err = {0, ""};
+  frond_format_source sa = {NULL, NULL, NULL, 0}, sb = {NULL, NULL, NULL, 0};
+  int foreign = 0, filled = 0, hot = 0, t;
+  (void)state;
+  store_make(dir, "a", ua, sizeof(ua));
+  snprintf(ub, sizeof(ub), "sqlite://%s/b.db", dir);
+  assert_int_equal(frond_store_open(&st, ub, &err), 0);
+  if (frond_store_tag_create(st, "t", 1000, 9000000, NULL, &err) != 0)
+    fail_msg("create: %s", err.message);
+  frond_store_close(st);
+  sa.seg = a = seg_of(ua);
+  sb.seg = b = seg_of(ub);
+  for (t = 0; t < MAX_TURNS && (t < TURNS || hot < HOT); t++) {
+    int64_t began;
+    if (!fill(f, &sa))
+      continue;
+    filled++;
+    began = tick_ms();
+    for (int i = 0; i < GIVEN; i++) {
+      if (frond_format_next(f, &sb, buf, sizeof(buf), &err) != 0)
+        fail_msg("B: %s", err.message);
+      foreign += id_of(f, buf) < 9000000;
+    }
+    hot += began >= 0 && tick_ms() == began;
+  }
+  print_message("%d turns, %d filled, %d within a millisecond; %d numbers "
+                "of A's IDs given for B\n",
+                t, filled, hot, foreign);
+  assert_true(hot >= HOT);
+  assert_int_equal(foreign, 0);
+  frond_seg_close(a);
+  frond_seg_close(b);
+  tmpdir_remove(dir);
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
+/* On a thread of its own (an empty cache): a generator of 1 s units (the
+** cache's validity 1 s) fills the cache for no_store 0; a call with
+** no_store 1 draws its own ID, later than every one cached, so that the
+** next call with no_store 0 hands out an earlier one. 1 when it did, 0
+** when not, -1 when a step failed. */
+static void *no_store_turn(void *arg) {
+  frond_format *f = arg;
+  frond_layout l = *frond_layout_preset(0);
+  frond_gen_options o;
+  frond_gen *g;
+  frond_format_source s0 = {NULL, NULL, NULL, 0}, s1 = {NULL, NULL, NULL, 1};
+  char buf[64];
+  int64_t own = -1, cached_next = -1;
+  int ok;
+  l.unit_ms = 1000;
+  snprintf(l.name, sizeof(l.name), "custom");
+  frond_gen_options_init(&o);
+  o.max_ahead_ms = 86400000;
+  if (frond_gen_create(&g, &l, 1, &o, NULL) != 0)
+    return (void *)(intptr_t)-1;
+  s0.gen = s1.gen = g;
+  ok = fill(f, &s0);
+  (void)frond__id128_now_ms(); /* the ticker read: the common path serves */
+  ok = ok && frond_format_next(f, &s1, buf, sizeof(buf), NULL) == 0;
+  if (ok)
+    own = id_of(f, buf);
+  ok = ok && frond_format_next(f, &s0, buf, sizeof(buf), NULL) == 0;
+  if (ok)
+    cached_next = id_of(f, buf);
+  frond_gen_close(g, NULL);
+  return (void *)(intptr_t)(ok ? cached_next < own : -1);
+}
+
+/* A call with no_store set is another source than one without: it never
+** takes the numbers drawn for the other. Five threads in turn. */
+static void test_no_store_own_slot(void **state) {
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, SPEC);
+  (void)state;
+  for (int i = 0; i < 5; i++) {
+    pthread_t th;
+    void *r;
+    assert_int_equal(pthread_create(&th, NULL, no_store_turn, f), 0);
+    assert_int_equal(pthread_join(th, &r), 0);
+    assert_int_equal((intptr_t)r, 1);
+  }
+  frond_format_free(f);
+  frond_order_keys_free(k);
+}
+
+/* The one-number call's own checks, as frond_format_next_n makes them: a
+** buffer one byte short is refused and not written past, and a call
+** without a source is refused, both with INVAL. */
+static void test_next_arguments(void **state) {
+  frond_order_keys *k = keys_of("1:aes:" KEY0);
+  frond_format *f = fmt(k, SPEC);
+  frond_gen *g = format_gen(1);
+  frond_format_source src = {g, NULL, NULL, 0};
+  char *exact = malloc(f->length + 1), *shorter = malloc(f->length);
+  frond_error err = {0, ""};
+  (void)state;
+  assert_non_null(exact);
+  assert_non_null(shorter);
+  assert_true(fill(f, &src)); /* the cache would serve */
+  assert_int_equal(frond_format_next(f, &src, exact, f->length + 1, &err), 0);
+  assert_int_equal(strlen(exact), f->length);
+  assert_int_equal(frond_format_next(f, &src, shorter, f->length, &err),
+                   FROND_EINVAL);
+  assert_int_equal(frond_format_next(f, NULL, exact, f->length + 1, &err),
+                   FROND_EINVAL);
+  assert_non_null(strstr(err.message, "no generator"));
+  free(exact);
+  free(shorter);
   frond_gen_close(g, NULL);
   frond_format_free(f);
   frond_order_keys_free(k);
@@ -313,6 +463,9 @@ int main(void) {
       cmocka_unit_test(test_gen_at_old_address),
       cmocka_unit_test(test_seg_at_old_address),
       cmocka_unit_test(test_tag_then_none),
+      cmocka_unit_test(test_spec_tag_two_allocators),
+      cmocka_unit_test(test_no_store_own_slot),
+      cmocka_unit_test(test_next_arguments),
       cmocka_unit_test(test_refill_too_large),
   };
   return frond_run_tests(tests, NULL, NULL);
