@@ -152,11 +152,11 @@ AESNI static void encrypt_ni(const frond__aes_key *k, const uint8_t in[16],
 ** multiply-adds (AVX-512 IFMA): with h = h1 * 2^52 + h0,
 ** floor(h * m / 2^52) = h1 * m + floor(h0 * m / 2^52) exactly, and that
 ** shifted right by 12 is reduce() below. Both products fit their 52 bits
-** (h1 * m < 2^12 * 2^35 for the moduli of up to 10 digits). */
+** (h1 * m < 2^12 * 2^35 for the moduli of up to 10 digits). The
+** multiply-adds read the low 52 bits of their factors only, so h goes in
+** whole as h0. */
 VAES static inline __m512i mulhi(__m512i h, __m512i m) {
-  const __m512i lo52 = _mm512_set1_epi64(((long long)1 << 52) - 1);
-  __m512i p = _mm512_madd52hi_epu64(_mm512_setzero_si512(),
-                                    _mm512_and_si512(h, lo52), m);
+  __m512i p = _mm512_madd52hi_epu64(_mm512_setzero_si512(), h, m);
   return _mm512_srli_epi64(
       _mm512_madd52lo_epu64(p, _mm512_srli_epi64(h, 52), m), 12);
 }
@@ -172,24 +172,31 @@ VAES __attribute__((always_inline)) static inline void
 feistel_vaes(const frond__aes_key *k, unsigned rounds, uint64_t a, uint64_t b,
              uint64_t *A, uint64_t *B, const int G) {
   const __m128i *rk = (const __m128i *)(const void *)k->rk;
-  const __m512i zero = _mm512_setzero_si512();
   __m512i key[11], va[8], vb[8], x[16];
+  /* The first round key's halves, each in every lane: a block's first
+  ** XOR is (w ^ k0.lo, k0.hi), its high half being zero. */
+  const __m512i k0lo = _mm512_set1_epi64(_mm_cvtsi128_si64(rk[0]));
+  const __m512i k0hi = _mm512_set1_epi64(_mm_extract_epi64(rk[0], 1));
   __m512i ma = _mm512_set1_epi64((long long)a);
   __m512i mb = _mm512_set1_epi64((long long)b);
-  for (int r = 0; r < 11; r++)
+  for (int r = 1; r < 11; r++)
     key[r] = _mm512_broadcast_i32x4(rk[r]);
   for (int g = 0; g < G; g++) {
     va[g] = _mm512_loadu_si512((const void *)(A + 8 * g));
     vb[g] = _mm512_loadu_si512((const void *)(B + 8 * g));
   }
   for (unsigned i = 0; i < rounds; i++) {
-    const __m512i tag = _mm512_set1_epi64((long long)((uint64_t)i << 56));
+    /* B < 2^56: its OR with the round's tag is an XOR, taken with the
+    ** first round key's low half in one. */
+    const __m512i tag = _mm512_xor_si512(
+        _mm512_set1_epi64((long long)((uint64_t)i << 56)), k0lo);
     const __m512i t = ma;
     for (int g = 0; g < G; g++) {
-      __m512i w = _mm512_or_si512(vb[g], tag);
-      /* lanes 0,2,4,6 and 1,3,5,7, each over a zero high half */
-      x[2 * g] = _mm512_xor_si512(_mm512_unpacklo_epi64(w, zero), key[0]);
-      x[2 * g + 1] = _mm512_xor_si512(_mm512_unpackhi_epi64(w, zero), key[0]);
+      __m512i w = _mm512_xor_si512(vb[g], tag);
+      /* lanes 0,2,4,6 and 1,3,5,7, each over the key's high half (a zero
+      ** high half, the first round key added) */
+      x[2 * g] = _mm512_unpacklo_epi64(w, k0hi);
+      x[2 * g + 1] = _mm512_unpackhi_epi64(w, k0hi);
     }
     for (int r = 1; r < 10; r++)
       for (int q = 0; q < 2 * G; q++)
