@@ -148,7 +148,7 @@ AESNI static void encrypt_ni(const frond__aes_key *k, const uint8_t in[16],
   _mm_storeu_si128((__m128i *)(void *)out, _mm_aesenclast_si128(b, rk[10]));
 }
 
-/* The high 64 bits of h * m in each lane, m < 2^52, in two 52-bit
+/* The high 64 bits of h * m in each lane, m < 2^40, in two 52-bit
 ** multiply-adds (AVX-512 IFMA): with h = h1 * 2^52 + h0,
 ** floor(h * m / 2^52) = h1 * m + floor(h0 * m / 2^52) exactly, and that
 ** shifted right by 12 is reduce() below. Both products fit their 52 bits

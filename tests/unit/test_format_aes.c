@@ -4,7 +4,8 @@
 ** AES-128 against FIPS-197's example, the CPU's code against the portable
 ** code; pinned numbers of the scheme; a bijection on a whole small
 ** domain; batches equal to single IDs; a key text naming schemes per
-** version; rotation from a sip version to an aes one with the old numbers
+** version; the single path against the scheme written out, at several
+** rounds=; rotation from a sip version to an aes one with the old numbers
 ** unchanged; the fingerprint names the scheme; seq formats refuse it.
 */
 #include "format_testutil.h"
@@ -106,6 +107,67 @@ static void test_bijection(void **state) {
   free(seen);
 }
 
+/* The scheme as docs/formats.md writes it, on FIPS-197's AES alone: x
+** split into A = x / radix^floor(w/2) and B, then each round i turns
+** (A, B) into (B, (A + F_i(B)) mod |A|), F_i(B) the first 8 bytes, read
+** little-endian, of AES-128(LE64(i << 56 | B) || 0^64), reduced by
+** multiply-shift; the halves' symbols, most significant first. */
+static void reference(const frond__perm *p, const frond__aes_key *k, uint64_t x,
+                      uint8_t *out) {
+  uint64_t A = x / p->b, B = x % p->b, ma = p->a, mb = p->b;
+  for (unsigned i = 0; i < p->rounds; i++) {
+    uint8_t in[16] = {0}, enc[16];
+    uint64_t h = 0, t, v = B | (uint64_t)i << 56;
+    for (int j = 0; j < 8; j++)
+      in[j] = (uint8_t)(v >> (8 * j));
+    frond__aes_encrypt_c(k, in, enc);
+    for (int j = 7; j >= 0; j--)
+      h = h << 8 | enc[j];
+    t = A + (uint64_t)(((unsigned __int128)h * ma) >> 64);
+    if (t >= ma)
+      t -= ma;
+    A = B;
+    B = t;
+    t = ma, ma = mb, mb = t;
+  }
+  for (unsigned j = p->adig; j > 0; j--, A /= p->radix)
+    out[j - 1] = (uint8_t)(A % p->radix);
+  for (unsigned j = p->bdig; j > 0; j--, B /= p->radix)
+    out[p->adig + j - 1] = (uint8_t)(B % p->radix);
+}
+
+/* The single path against the reference, at rounds= other than the
+** default too (the pinned vectors are of 8 rounds), for widths of both
+** radixes, at the domain's edges and on random IDs; then the batch at
+** those rounds through test_kernels_at_edges. */
+static void test_rounds_match_reference(void **state) {
+  static const unsigned rounds[] = {2, 8, 10, 32};
+  static const unsigned widths[][2] = {{10, 2}, {10, 7}, {10, 12}, {10, 19},
+                                       {32, 3}, {32, 8}, {32, 13}};
+  uint64_t seed = 11;
+  uint8_t want[19], got[19];
+  frond__aes_key k;
+  (void)state;
+  frond__aes_expand(key16, &k);
+  for (size_t r = 0; r < FROND__ARRAY_SIZE(rounds); r++)
+    for (size_t w = 0; w < FROND__ARRAY_SIZE(widths); w++) {
+      frond__perm p;
+      uint64_t top; /* radix^width, 0 when every 64-bit x is one (32^13) */
+      assert_int_equal(
+          frond__perm_init(&p, widths[w][0], widths[w][1], rounds[r]), 0);
+      top = p.a > UINT64_MAX / p.b ? 0 : p.a * p.b;
+      for (int i = 0; i < 200; i++) {
+        uint64_t x = i == 0   ? 0
+                     : i == 1 ? top - 1
+                     : top    ? rnd(&seed) % top
+                              : rnd(&seed);
+        reference(&p, &k, x, want);
+        frond__aes_perm_apply(&p, &k, x, got);
+        assert_memory_equal(got, want, p.width);
+      }
+    }
+}
+
 /* Batches, through whichever code runs (VAES lanes, AES-NI, C), give the
 ** single IDs' bodies, for widths of both radixes and odd counts. */
 static void test_batches_equal_single(void **state) {
@@ -140,35 +202,39 @@ static void test_batches_equal_single(void **state) {
 static void test_kernels_at_edges(void **state) {
   static const size_t counts[] = {1,  15, 16, 17, 31,  32,  33,  48,  63,
                                   64, 65, 80, 96, 112, 127, 128, 129, 200};
+  /* 8, the default, then a few more of the rounds= a spec may give: a
+  ** round's number is part of its block from 8 on too. */
+  static const unsigned rounds[] = {8, 2, 10, 32};
   uint64_t seed = 0x243f6a8885a308d3ULL, x[200];
   uint8_t many[200 * 19], one[19];
   frond__aes_key k;
   (void)state;
   frond__aes_expand(key16, &k);
-  for (int mode = 0; mode < 3; mode++) {
-    frond__perm_put_force_scalar(mode == 1);
-    frond__aes_force_c(mode == 2);
-    for (unsigned radix = 10; radix <= 32; radix += 22)
-      for (unsigned w = 2; w <= (radix == 10 ? 19u : 13u); w++) {
-        frond__perm p;
-        uint64_t top = 1;
-        assert_int_equal(frond__perm_init(&p, radix, w, 8), 0);
-        for (unsigned i = 0; i < w; i++)
-          top = top > UINT64_MAX / radix ? UINT64_MAX : top * radix;
-        for (size_t c = 0; c < FROND__ARRAY_SIZE(counts); c++) {
-          size_t n = counts[c];
-          for (size_t i = 0; i < n; i++)
-            x[i] = i % 5 == 0 ? 0 : i % 5 == 1 ? top - 1 : rnd(&seed) % top;
-          frond__aes_perm_apply_n(&p, &k, x, n, many);
-          for (size_t i = 0; i < n; i++) {
-            frond__aes_perm_apply(&p, &k, x[i], one);
-            assert_memory_equal(many + i * w, one, w);
+  for (size_t r = 0; r < FROND__ARRAY_SIZE(rounds); r++)
+    for (int mode = 0; mode < (r == 0 ? 3 : 2); mode++) {
+      frond__perm_put_force_scalar(mode == 1);
+      frond__aes_force_c(mode == 2);
+      for (unsigned radix = 10; radix <= 32; radix += 22)
+        for (unsigned w = 2; w <= (radix == 10 ? 19u : 13u); w++) {
+          frond__perm p;
+          uint64_t top = 1;
+          assert_int_equal(frond__perm_init(&p, radix, w, rounds[r]), 0);
+          for (unsigned i = 0; i < w; i++)
+            top = top > UINT64_MAX / radix ? UINT64_MAX : top * radix;
+          for (size_t c = 0; c < FROND__ARRAY_SIZE(counts); c++) {
+            size_t n = counts[c];
+            for (size_t i = 0; i < n; i++)
+              x[i] = i % 5 == 0 ? 0 : i % 5 == 1 ? top - 1 : rnd(&seed) % top;
+            frond__aes_perm_apply_n(&p, &k, x, n, many);
+            for (size_t i = 0; i < n; i++) {
+              frond__aes_perm_apply(&p, &k, x[i], one);
+              assert_memory_equal(many + i * w, one, w);
+            }
+            if (mode == 2 && c > 4)
+              break; /* portable C is slow: a few sizes suffice */
           }
-          if (mode == 2 && c > 4)
-            break; /* portable C is slow: a few sizes suffice */
         }
-      }
-  }
+    }
   frond__perm_put_force_scalar(0);
   frond__aes_force_c(0);
 }
@@ -313,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_pinned_vectors),
       cmocka_unit_test(test_bijection),
       cmocka_unit_test(test_batches_equal_single),
+      cmocka_unit_test(test_rounds_match_reference),
       cmocka_unit_test(test_kernels_at_edges),
       cmocka_unit_test(test_digit_writers_agree),
       cmocka_unit_test(test_key_text),
