@@ -118,13 +118,14 @@ typedef struct order_slot {
   unsigned pos, n;                      /* next to hand out, numbers held */
   unsigned k;                           /* the next refill's size */
   int failed;    /* the last draw failed: the next draws one, as it did */
-  uint64_t used; /* the thread's call count at its last use */
+  uint64_t used; /* the count of the thread's calls that chose it, at the
+                 ** last (cached(): the least recent is emptied first) */
   char num[BATCH_MAX][STRIDE];
 } order_slot;
 
 typedef struct order_cache {
   frond__fork_mark fork;
-  uint64_t calls;
+  uint64_t calls;   /* cached()'s calls, for the slots' used */
   int64_t skip_ms;  /* the ticker's millisecond of skipped's count */
   unsigned skipped; /* IDs dropped unused in it */
   size_t dropped;   /* all IDs drop() skipped, for the tests */
@@ -431,10 +432,11 @@ last_slot(order_cache *c, const frond_format *f, const frond_format_source *src,
   return s;
 }
 
-/* The slot's next number to out. */
+/* The slot's next number to out. The slot is the thread's last, which
+** cached() marked used last: it stays the most recent without a mark of
+** its own here (the least recent slot is the same either way). */
 __attribute__((always_inline)) static inline void
-hand_out(order_cache *c, order_slot *s, const frond_format *f, char *out) {
-  s->used = ++c->calls;
+hand_out(order_slot *s, const frond_format *f, char *out) {
   copy_out(out, s->num[s->pos++], f->length + 1);
 }
 
@@ -452,7 +454,7 @@ order_cold(frond_format *f, const frond_format_source *src, char *out,
   ENTER();
   if ((c = mine) != NULL && (s = last_slot(c, f, src, 0)) != NULL &&
       usable(s, frond__id128_now_ms()))
-    hand_out(c, s, f, out);
+    hand_out(s, f, out);
   else
     rc = cached(f, src, out, issue, err);
   LEAVE();
@@ -473,7 +475,7 @@ int frond__order_cached(frond_format *f, const frond_format_source *src,
     ENTER();
     if (FROND__LIKELY(frond__now_ms_hot(&now)) &&
         (s = last_slot(c, f, src, 1)) != NULL && usable(s, now)) {
-      hand_out(c, s, f, out);
+      hand_out(s, f, out);
       done = 1;
     }
     LEAVE();
