@@ -13,6 +13,7 @@
 #include "core/rand_hot.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -196,9 +197,12 @@ static void test_fork_child_ticking(void **state) {
   assert_true(pid >= 0);
   if (pid == 0) {
     frond_error err = {0, ""};
-    int64_t ms;
-    for (int i = 0; i < 1000000 && !(r.ticking = frond__now_ms_hot(&ms)); i++)
-      (void)frond__id128_now_ms();
+    int64_t ms, until = frond__id128_now_ms() + 60000;
+    /* Until the ticker thread runs, which a loaded machine may delay
+    ** (a minute at most, by the clock the reads fall back to). */
+    while (!(r.ticking = frond__now_ms_hot(&ms)) &&
+           frond__id128_now_ms() < until)
+      sched_yield();
     r.rc = frond_format_next(f, &src, r.num, sizeof(r.num), &err);
     if (r.rc != 0)
       r.num[0] = '\0';
