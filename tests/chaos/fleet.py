@@ -77,6 +77,8 @@ class Run:
         self.name = name
         self.dir = ft.tempdir("frond-chaos-%s-" % name)
         self.keep = keep
+        if keep:
+            ft.keep_tempdir(self.dir)
         self.t0 = time.monotonic()
         self.origin = self.t0  # of the scenario's timeline: see begin()
         self.layouts = {}      # name -> spec

@@ -101,6 +101,10 @@ def kill_marked(var, value):
     return killed
 
 
+_tempdirs = []  # tempdir()'s, removed at exit
+_keep_tempdirs = False  # a test failed: left to look into
+
+
 def _at_exit():
     """The program ends: close what is still open, kill what is still
     marked, and fail on sanitizer reports no test has answered for."""
@@ -119,6 +123,14 @@ def _at_exit():
         print("FAIL sanitizer reports after the last test", flush=True)
     else:
         shutil.rmtree(SANITIZER_DIR, ignore_errors=True)
+    # The temp dirs last: nothing that wrote in them is running now.
+    if _keep_tempdirs or reports or os.environ.get("FROND_KEEP_TMP"):
+        for d in _tempdirs:
+            if os.path.isdir(d):
+                print("temp dir kept: %s" % d, file=sys.stderr)
+    else:
+        for d in _tempdirs:
+            shutil.rmtree(d, ignore_errors=True)
     if reports:
         sys.stderr.flush()
         os._exit(1)
@@ -213,7 +225,17 @@ if "suppressions=" not in os.environ.get("LSAN_OPTIONS", ""):
 # ------------------------------------------------------ processes and ports
 
 def tempdir(prefix="frond-test-"):
-    return tempfile.mkdtemp(prefix=prefix)
+    """A temp dir of this test program's, removed when the program ends
+    (_at_exit), kept when a test failed or FROND_KEEP_TMP is set."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    _tempdirs.append(d)
+    return d
+
+
+def keep_tempdir(d):
+    """The caller keeps d, a tempdir(), after the program ends."""
+    if d in _tempdirs:
+        _tempdirs.remove(d)
 
 
 def run(args, cwd=None, timeout=120, input=None, env=None):
@@ -312,6 +334,8 @@ def main(tests):
             failed += 1
             print("FAIL %s: %s" % (name, error), flush=True)
     print("%d passed, %d failed" % (passed, failed))
+    global _keep_tempdirs
+    _keep_tempdirs = failed > 0
     sys.exit(1 if failed else 0)
 
 

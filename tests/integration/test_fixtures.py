@@ -13,7 +13,9 @@ that its failure is seen from outside:
   closing stops it with SIGTERM, so that LeakSanitizer runs;
 - the same leak in a process a test runs (not a server), read after the
   test;
-- a server started and closed with nothing to report passes.
+- a server started and closed with nothing to report passes;
+- the temp dirs a program made go when it ends, but for a failed test's
+  (and all with FROND_KEEP_TMP set).
 """
 import os
 import shutil
@@ -88,8 +90,19 @@ def case_clean():
         check(st == 200, "snowflake: %d" % st)
 
 
+def case_tmp_pass():
+    with open(os.path.join(ft.tempdir(), "kept?"), "w") as f:
+        f.write("a test's file\n")
+
+
+def case_tmp_fail():
+    case_tmp_pass()
+    check(False, "failed on purpose")
+
+
 CASES = {"planted": case_planted, "leak_close": case_leak_close,
-         "leak_process": case_leak_process, "clean": case_clean}
+         "leak_process": case_leak_process, "clean": case_clean,
+         "tmp_pass": case_tmp_pass, "tmp_fail": case_tmp_fail}
 
 
 # --------------------------------------------------------------- the tests
@@ -104,6 +117,21 @@ def program(case):
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return r.returncode, r.stdout + r.stderr
+
+
+def left_in_tmp(case, env=None):
+    """Run one case with a TMPDIR of its own: (exit status, output, the
+    test dirs left in it)."""
+    d = ft.tempdir()
+    try:
+        r = subprocess.run([sys.executable, os.path.abspath(__file__),
+                            "--case", case], capture_output=True, text=True,
+                           timeout=120,
+                           env=dict(os.environ, TMPDIR=d, **(env or {})))
+        left = [n for n in os.listdir(d) if n.startswith("frond-test-")]
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return r.returncode, r.stdout + r.stderr, left
 
 
 def failed_by(case, marks):
@@ -140,6 +168,20 @@ def test_clean_server_passes():
     check(rc == 0 and "1 passed, 0 failed" in out,
           "clean: exit %d:\n%s" % (rc, out))
 
+
+def test_temp_dirs_removed_at_exit():
+    """A program's ft.tempdir() dirs go when it ends; a failed test's stay,
+    named, to look into, and so do all with FROND_KEEP_TMP set."""
+    rc, out, left = left_in_tmp("tmp_pass")
+    check(rc == 0, "tmp_pass: exit %d:\n%s" % (rc, out))
+    check(left == [], "left after a pass: %s" % left)
+    rc, out, left = left_in_tmp("tmp_fail")
+    check(rc == 1 and len(left) == 1 and "temp dir kept: " in out and
+          left[0] in out, "after a failure, exit %d, left %s:\n%s"
+          % (rc, left, out))
+    rc, out, left = left_in_tmp("tmp_pass", {"FROND_KEEP_TMP": "1"})
+    check(rc == 0 and len(left) == 1 and left[0] in out,
+          "FROND_KEEP_TMP: exit %d, left %s:\n%s" % (rc, left, out))
 
 
 # Another test program draws first the ports this one was given, then any
@@ -178,4 +220,5 @@ if __name__ == "__main__":
              test_leak_at_close_fails_the_test,
              test_leak_of_a_process_fails_the_test,
              test_clean_server_passes,
+             test_temp_dirs_removed_at_exit,
              test_free_port_reserved_across_programs])

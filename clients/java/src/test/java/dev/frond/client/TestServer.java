@@ -9,6 +9,7 @@ import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -18,18 +19,41 @@ import java.util.concurrent.TimeUnit;
  * A real `frond serve` ($FROND_BIN) on a free loopback port in a temp dir,
  * for the tests. Every one started is stopped when the test program ends,
  * passed or failed (a shutdown hook, and the suite's wrapper kills what a
- * killed JVM left). Sanitizer reports it writes fail the test at stop.
+ * killed JVM left), and then the temp dirs go (kept when FROND_KEEP_TMP is
+ * set). Sanitizer reports it writes fail the test at stop.
  */
 final class TestServer implements AutoCloseable {
     static final List<TestServer> OPEN = new ArrayList<>();
+    static final List<Path> DIRS = new ArrayList<>();
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             synchronized (OPEN) {
                 for (TestServer s : OPEN)
-                    if (s.proc != null)
+                    if (s.proc != null) {
                         s.proc.destroyForcibly();
+                        try {
+                            s.proc.waitFor(10, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+            }
+            if (System.getenv("FROND_KEEP_TMP") != null)
+                return;
+            synchronized (DIRS) {
+                for (Path d : DIRS)
+                    removeTree(d);
             }
         }));
+    }
+
+    /** d and everything under it, as far as it goes: at exit, best effort. */
+    static void removeTree(Path d) {
+        try (var all = Files.walk(d)) {
+            all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | java.io.UncheckedIOException ignored) {
+            // gone already, or not ours to remove
+        }
     }
 
     final Path dir;
@@ -47,7 +71,9 @@ final class TestServer implements AutoCloseable {
 
     static Path tempDir() throws IOException {
         Path d = Files.createTempDirectory("frond-java-");
-        d.toFile().deleteOnExit();
+        synchronized (DIRS) {
+            DIRS.add(d);
+        }
         return d;
     }
 
