@@ -101,8 +101,11 @@ def kill_marked(var, value):
     return killed
 
 
+KEEP_VAR = "FRONDTEST_KEEP_TMP"
 _tempdirs = []  # tempdir()'s, removed at exit
-_keep_tempdirs = False  # a test failed: left to look into
+# A test failed, or the program was stopped (a signal, ^C, an exception
+# out of main): its dirs are left to look into.
+_keep_tempdirs = False
 
 
 def _at_exit():
@@ -123,8 +126,11 @@ def _at_exit():
         print("FAIL sanitizer reports after the last test", flush=True)
     else:
         shutil.rmtree(SANITIZER_DIR, ignore_errors=True)
-    # The temp dirs last: nothing that wrote in them is running now.
-    if _keep_tempdirs or reports or os.environ.get("FROND_KEEP_TMP"):
+    # The temp dirs last, once what was killed is gone (bounded).
+    deadline = time.monotonic() + 10
+    while marked(OWNER_VAR, os.getpid()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _keep_tempdirs or reports or os.environ.get(KEEP_VAR):
         for d in _tempdirs:
             if os.path.isdir(d):
                 print("temp dir kept: %s" % d, file=sys.stderr)
@@ -140,8 +146,14 @@ os.environ[OWNER_VAR] = str(os.getpid())
 atexit.register(_at_exit)
 # A test stopped with SIGTERM or SIGHUP ends through SystemExit, so that
 # its leftovers go too (SIGINT does already, as KeyboardInterrupt).
+def _stopped(n, frame):
+    global _keep_tempdirs
+    _keep_tempdirs = True
+    sys.exit(128 + n)
+
+
 for _sig in (signal.SIGTERM, signal.SIGHUP):
-    signal.signal(_sig, lambda n, f: sys.exit(128 + n))
+    signal.signal(_sig, _stopped)
 
 
 # ----------------------------------------------------------- sanitizer logs
@@ -226,7 +238,9 @@ if "suppressions=" not in os.environ.get("LSAN_OPTIONS", ""):
 
 def tempdir(prefix="frond-test-"):
     """A temp dir of this test program's, removed when the program ends
-    (_at_exit), kept when a test failed or FROND_KEEP_TMP is set."""
+    (_at_exit), kept when a test failed, the program was stopped, or
+    FRONDTEST_KEEP_TMP is set (not a FROND_* variable: frond refuses
+    those it does not know)."""
     d = tempfile.mkdtemp(prefix=prefix)
     _tempdirs.append(d)
     return d
@@ -313,7 +327,9 @@ def main(tests):
     """Run test functions in order; print a closing line; exit non-zero on
     the first failure. A sanitizer report read during a test (a server it
     stopped, any process it ran) fails that test."""
+    global _keep_tempdirs
     passed = failed = 0
+    _keep_tempdirs = True  # until the tests ran to the end: see below
     for t in tests:
         name = t.__name__
         t0 = time.monotonic()
@@ -334,7 +350,6 @@ def main(tests):
             failed += 1
             print("FAIL %s: %s" % (name, error), flush=True)
     print("%d passed, %d failed" % (passed, failed))
-    global _keep_tempdirs
     _keep_tempdirs = failed > 0
     sys.exit(1 if failed else 0)
 

@@ -14,11 +14,12 @@ that its failure is seen from outside:
 - the same leak in a process a test runs (not a server), read after the
   test;
 - a server started and closed with nothing to report passes;
-- the temp dirs a program made go when it ends, but for a failed test's
-  (and all with FROND_KEEP_TMP set).
+- the temp dirs a program made go when it ends, but for a failed test's,
+  a stopped program's, and all with FRONDTEST_KEEP_TMP set.
 """
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -100,9 +101,21 @@ def case_tmp_fail():
     check(False, "failed on purpose")
 
 
+def case_tmp_server():
+    case_tmp_pass()
+    case_clean()
+
+
+def case_tmp_stopped():
+    case_tmp_pass()
+    os.kill(os.getpid(), signal.SIGTERM)  # its handler ends the program
+    check(False, "still running after SIGTERM")
+
+
 CASES = {"planted": case_planted, "leak_close": case_leak_close,
          "leak_process": case_leak_process, "clean": case_clean,
-         "tmp_pass": case_tmp_pass, "tmp_fail": case_tmp_fail}
+         "tmp_pass": case_tmp_pass, "tmp_fail": case_tmp_fail,
+         "tmp_server": case_tmp_server, "tmp_stopped": case_tmp_stopped}
 
 
 # --------------------------------------------------------------- the tests
@@ -123,11 +136,13 @@ def left_in_tmp(case, env=None):
     """Run one case with a TMPDIR of its own: (exit status, output, the
     test dirs left in it)."""
     d = ft.tempdir()
+    e = dict(os.environ, TMPDIR=d, **(env or {}))
+    if not env:
+        e.pop(ft.KEEP_VAR, None)
     try:
         r = subprocess.run([sys.executable, os.path.abspath(__file__),
                             "--case", case], capture_output=True, text=True,
-                           timeout=120,
-                           env=dict(os.environ, TMPDIR=d, **(env or {})))
+                           timeout=120, env=e)
         left = [n for n in os.listdir(d) if n.startswith("frond-test-")]
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -171,7 +186,9 @@ def test_clean_server_passes():
 
 def test_temp_dirs_removed_at_exit():
     """A program's ft.tempdir() dirs go when it ends; a failed test's stay,
-    named, to look into, and so do all with FROND_KEEP_TMP set."""
+    named, to look into, and so do a stopped program's and all with
+    FRONDTEST_KEEP_TMP set (a server starts with it: frond refuses the
+    FROND_* variables it does not know)."""
     rc, out, left = left_in_tmp("tmp_pass")
     check(rc == 0, "tmp_pass: exit %d:\n%s" % (rc, out))
     check(left == [], "left after a pass: %s" % left)
@@ -179,9 +196,12 @@ def test_temp_dirs_removed_at_exit():
     check(rc == 1 and len(left) == 1 and "temp dir kept: " in out and
           left[0] in out, "after a failure, exit %d, left %s:\n%s"
           % (rc, left, out))
-    rc, out, left = left_in_tmp("tmp_pass", {"FROND_KEEP_TMP": "1"})
+    rc, out, left = left_in_tmp("tmp_server", {ft.KEEP_VAR: "1"})
     check(rc == 0 and len(left) == 1 and left[0] in out,
-          "FROND_KEEP_TMP: exit %d, left %s:\n%s" % (rc, left, out))
+          "%s: exit %d, left %s:\n%s" % (ft.KEEP_VAR, rc, left, out))
+    rc, out, left = left_in_tmp("tmp_stopped")
+    check(rc == 128 + signal.SIGTERM and len(left) == 1 and left[0] in out,
+          "stopped: exit %d, left %s:\n%s" % (rc, left, out))
 
 
 # Another test program draws first the ports this one was given, then any

@@ -216,6 +216,7 @@ class Run:
                 os.environ.get("FROND_MISTAKES_KEEP") != "1":
             shutil.rmtree(self.dir, ignore_errors=True)
         else:
+            ft.keep_tempdir(self.dir)
             print("files kept in %s" % self.dir, file=sys.stderr)
         if reports and et is None:
             raise Failure("%d sanitizer report(s)" % len(reports))

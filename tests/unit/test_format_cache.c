@@ -198,11 +198,15 @@ static void test_fork_child_ticking(void **state) {
   if (pid == 0) {
     frond_error err = {0, ""};
     int64_t ms, until = frond__id128_now_ms() + 60000;
-    /* Until the ticker thread runs, which a loaded machine may delay
-    ** (a minute at most, by the clock the reads fall back to). */
-    while (!(r.ticking = frond__now_ms_hot(&ms)) &&
-           frond__id128_now_ms() < until)
+    /* Until the ticker runs and was read (a minute at most, by the clock
+    ** the reads fall back to): a read marks it read, the ticker clears
+    ** the mark each millisecond, so the check follows the read. */
+    for (;;) {
+      int64_t now = frond__id128_now_ms();
+      if ((r.ticking = frond__now_ms_hot(&ms)) || now >= until)
+        break;
       sched_yield();
+    }
     r.rc = frond_format_next(f, &src, r.num, sizeof(r.num), &err);
     if (r.rc != 0)
       r.num[0] = '\0';

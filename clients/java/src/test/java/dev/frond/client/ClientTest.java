@@ -477,6 +477,7 @@ public final class ClientTest {
                 System.out.printf("ok   %s (%.1fs)%n", t[0], (System.nanoTime() - t0) / 1e9);
             } catch (Throwable e) {
                 failed++;
+                TestServer.keepDirs();
                 System.out.println("FAIL " + t[0] + ": " + e);
                 e.printStackTrace(System.out);
             }

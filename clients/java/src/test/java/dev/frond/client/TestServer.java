@@ -19,12 +19,14 @@ import java.util.concurrent.TimeUnit;
  * A real `frond serve` ($FROND_BIN) on a free loopback port in a temp dir,
  * for the tests. Every one started is stopped when the test program ends,
  * passed or failed (a shutdown hook, and the suite's wrapper kills what a
- * killed JVM left), and then the temp dirs go (kept when FROND_KEEP_TMP is
- * set). Sanitizer reports it writes fail the test at stop.
+ * killed JVM left), and then the temp dirs go, but when a test failed
+ * ({@link #keepDirs}) or FRONDTEST_KEEP_TMP is set: then each is named.
+ * Sanitizer reports it writes fail the test at stop.
  */
 final class TestServer implements AutoCloseable {
     static final List<TestServer> OPEN = new ArrayList<>();
     static final List<Path> DIRS = new ArrayList<>();
+    private static volatile boolean keep = System.getenv("FRONDTEST_KEEP_TMP") != null;
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             synchronized (OPEN) {
@@ -34,17 +36,23 @@ final class TestServer implements AutoCloseable {
                         try {
                             s.proc.waitFor(10, TimeUnit.SECONDS);
                         } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
+                            // the next server's wait still runs
                         }
                     }
             }
-            if (System.getenv("FROND_KEEP_TMP") != null)
-                return;
             synchronized (DIRS) {
                 for (Path d : DIRS)
-                    removeTree(d);
+                    if (keep)
+                        System.out.println("temp dir kept: " + d);
+                    else
+                        removeTree(d);
             }
         }));
+    }
+
+    /** A test failed: the temp dirs stay, to look into. */
+    static void keepDirs() {
+        keep = true;
     }
 
     /** d and everything under it, as far as it goes: at exit, best effort. */
