@@ -171,8 +171,6 @@ typedef struct child_report {
 static void test_fork_child_ticking(void **state) {
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *f = fmt(k);
-  frond_layout l = *frond_layout_preset(0);
-  frond_gen_options o;
   frond_gen *g;
   frond_format_source src = {NULL, NULL, NULL, 0};
   child_report r = {0, 0, ""};
@@ -185,11 +183,7 @@ static void test_fork_child_ticking(void **state) {
   ** of a process with threads: the ASan build runs this. */
   skip();
 #endif
-  l.unit_ms = 1000;
-  snprintf(l.name, sizeof(l.name), "custom");
-  frond_gen_options_init(&o);
-  o.max_ahead_ms = 86400000;
-  assert_int_equal(frond_gen_create(&g, &l, 1, &o, NULL), 0);
+  assert_non_null(g = format_gen_seconds(1));
   src.gen = g;
   fill(f, g);
   assert_int_equal(pipe(fd), 0);
@@ -283,8 +277,6 @@ static void test_old_cache_dropped(void **state) {
 static void test_stale_numbers_make_room(void **state) {
   frond_order_keys *k = keys_of("1:aes:" KEY0);
   frond_format *a = fmt(k), *b = fmt(k), *c = fmt(k);
-  frond_layout l = *frond_layout_preset(0);
-  frond_gen_options o;
   frond_gen *g;
   frond_format_source src = {NULL, NULL, NULL, 0};
   char buf[64];
@@ -294,11 +286,7 @@ static void test_stale_numbers_make_room(void **state) {
   (void)state;
   /* A unit of a second: the numbers stay valid that long (the layout's
   ** unit), so that a's are not dropped while b fills, however slow. */
-  l.unit_ms = 1000;
-  snprintf(l.name, sizeof(l.name), "custom");
-  frond_gen_options_init(&o);
-  o.max_ahead_ms = 86400000;
-  assert_int_equal(frond_gen_create(&g, &l, 1, &o, NULL), 0);
+  assert_non_null(g = format_gen_seconds(1));
   src.gen = g;
   for (i = 0; i < 200000 && frond__order_cache_held() < 24; i++)
     assert_int_equal(frond_format_next(a, &src, buf, sizeof(buf), NULL), 0);

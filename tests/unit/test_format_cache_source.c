@@ -279,18 +279,12 @@ static void test_spec_tag_two_allocators(void **state) {
 ** their age, which proves nothing either way). */
 static void *no_store_turn(void *arg) {
   frond_format *f = arg;
-  frond_layout l = *frond_layout_preset(0);
-  frond_gen_options o;
-  frond_gen *g;
+  frond_gen *g = format_gen_seconds(1);
   frond_format_source s0 = {NULL, NULL, NULL, 0}, s1 = {NULL, NULL, NULL, 1};
   char buf[64];
   int64_t own = -1, cached_next = -1, began;
   int ok;
-  l.unit_ms = 1000;
-  snprintf(l.name, sizeof(l.name), "custom");
-  frond_gen_options_init(&o);
-  o.max_ahead_ms = 86400000;
-  if (frond_gen_create(&g, &l, 1, &o, NULL) != 0)
+  if (g == NULL)
     return (void *)(intptr_t)-1;
   s0.gen = s1.gen = g;
   began = frond__id128_now_ms();

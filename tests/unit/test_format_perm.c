@@ -241,20 +241,13 @@ static void test_sip_word(void **state) {
 
 /* The permutation as first written, one crypto_shorthash call per round
 ** and the textbook arithmetic: what every order number must stay. */
+static uint64_t sodium_round(const void *key, uint64_t word) {
+  return sodium_sip(key, word);
+}
+
 static void perm_reference(const frond__perm *p, const uint8_t key[16],
                            uint64_t x, uint8_t *out) {
-  uint64_t A = x / p->b, B = x % p->b, ma = p->a, mb = p->b, t;
-  for (unsigned i = 0; i < p->rounds; i++) {
-    uint64_t h = sodium_sip(key, B | (uint64_t)i << 56);
-    t = (A + (uint64_t)(((unsigned __int128)h * ma) >> 64)) % ma;
-    A = B;
-    B = t;
-    t = ma, ma = mb, mb = t;
-  }
-  for (unsigned i = p->adig; i > 0; i--, A /= p->radix)
-    out[i - 1] = (uint8_t)(A % p->radix);
-  for (unsigned i = p->bdig; i > 0; i--, B /= p->radix)
-    out[p->adig + i - 1] = (uint8_t)(B % p->radix);
+  perm_reference_by(p, sodium_round, key, x, out);
 }
 
 /* The permutation, one at a time, in batches with every kernel, and
