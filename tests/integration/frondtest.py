@@ -127,14 +127,15 @@ def _at_exit():
     else:
         shutil.rmtree(SANITIZER_DIR, ignore_errors=True)
     # The temp dirs last, once what was killed is gone (bounded).
-    deadline = time.monotonic() + 10
-    while marked(OWNER_VAR, os.getpid()) and time.monotonic() < deadline:
-        time.sleep(0.05)
     if _keep_tempdirs or reports or os.environ.get(KEEP_VAR):
         for d in _tempdirs:
             if os.path.isdir(d):
                 print("temp dir kept: %s" % d, file=sys.stderr)
-    else:
+    elif _tempdirs:
+        deadline = time.monotonic() + 10
+        while marked(OWNER_VAR, os.getpid()) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
         for d in _tempdirs:
             shutil.rmtree(d, ignore_errors=True)
     if reports:

@@ -120,21 +120,9 @@ CASES = {"planted": case_planted, "leak_close": case_leak_close,
 
 # --------------------------------------------------------------- the tests
 
-def program(case):
-    """Run one case as a test program: (exit status, output)."""
-    d = ft.tempdir()
-    try:
-        r = subprocess.run([sys.executable, os.path.abspath(__file__),
-                            "--case", case], capture_output=True, text=True,
-                           timeout=120, env=dict(os.environ, TMPDIR=d))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    return r.returncode, r.stdout + r.stderr
-
-
 def left_in_tmp(case, env=None):
-    """Run one case with a TMPDIR of its own: (exit status, output, the
-    test dirs left in it)."""
+    """Run one case as a test program with a TMPDIR of its own: (exit
+    status, output, the test dirs left in it)."""
     d = ft.tempdir()
     e = dict(os.environ, TMPDIR=d, **(env or {}))
     if not env:
@@ -147,6 +135,11 @@ def left_in_tmp(case, env=None):
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return r.returncode, r.stdout + r.stderr, left
+
+
+def program(case):
+    """Run one case as a test program: (exit status, output)."""
+    return left_in_tmp(case)[:2]
 
 
 def failed_by(case, marks):
