@@ -42,7 +42,10 @@
 **                           per call
 **   aes scheme              a key version "V:aes:KEY" (order_aes.c): the
 **                           permutation alone one at a time and 256 per
-**                           call, and the whole order number one at a
+**                           call (with the halves' digits, which the next
+**                           row times alone: frond__perm_put_n, which
+**                           every scheme's batch calls), and the whole
+**                           order number one at a
 **                           time, 256 per call and 32 per call (what one
 **                           at a time pays for a refill of the thread's
 **                           cache, its largest: the difference is the
@@ -119,6 +122,7 @@ enum {
   R_UUID4_STR_N,
   R_AES_PERM,
   R_AES_PERM_BATCH,
+  R_PUT_BATCH,
   R_AES_ORDER,
   R_AES_ORDER_BATCH,
   R_AES_ORDER_32,
@@ -161,6 +165,7 @@ static const char *const tail_names[] = {"order:digits=19,check=damm",
                                          "uuid4 string, 256 per call",
                                          "aes: permutation, 8 rounds",
                                          "aes: permutation, 256 per call",
+                                         "  its digits alone, 256 per call",
                                          "aes: order:digits=19,check=damm",
                                          "aes:   the same, 256 per call",
                                          "aes:   the same, 32 per call",
@@ -246,6 +251,20 @@ static double run(int r, frond_format *const *fmt) {
     uint64_t s = frond__rand_stream();
     for (int i = 0; i < IDS; i++)
       acc += frond__rand_take64(s);
+    goto done;
+  }
+  if (r == R_PUT_BATCH) { /* the halves' digits, as the row above writes */
+    static uint64_t A[BATCH], B[BATCH];
+    static uint8_t out[BATCH * FROND__PERM_MAX_WIDTH];
+    for (int j = 0; j < BATCH; j++) {
+      A[j] = (uint64_t)j * 39916801 % p.a;
+      B[j] = (uint64_t)j * 479001599 % p.b;
+    }
+    for (int i = 0; i < IDS; i += BATCH) {
+      A[0] = (A[0] + out[0] + 1) % p.a;
+      frond__perm_put_n(&p, A, B, BATCH, out);
+    }
+    acc += out[0];
     goto done;
   }
   if (r == R_AES_PERM || r == R_AES_PERM_BATCH) {
