@@ -45,11 +45,11 @@
 **                           call (with the halves' digits, which the next
 **                           row times alone: frond__perm_put_n, which
 **                           every scheme's batch calls), and the whole
-**                           order number one at a
-**                           time, 256 per call and 32 per call (what one
-**                           at a time pays for a refill of the thread's
-**                           cache, its largest: the difference is the
-**                           cost of handing a number out)
+**                           order number one at a time, 256 per call and
+**                           32 per call (what one at a time pays for a
+**                           refill of the thread's cache, its largest:
+**                           the difference is the cost of handing a
+**                           number out)
 **   random bits             frond__rand_take64 (inlined, as the IDs draw
 **                           them): 8 bytes of a thread's keystream,
 **                           ChaCha20 (forced) and this CPU's own (AES-256-
