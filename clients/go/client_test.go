@@ -533,6 +533,36 @@ func TestFailoverOn503(t *testing.T) {
 // The range size follows the rate: it doubles while ranges are fetched
 // less than Target apart, up to MaxRange, stays between Target and twice
 // Target, and halves beyond, down to MinRange (on a clock the test moves).
+// Stats taken while ranges arrive never count a range without its IDs:
+// a reader that sees the range sees what it leased (TestRangeSize waits
+// on Ranges and then reads Leased). Every range here holds 10 IDs.
+func TestStatsRangeWithItsIDs(t *testing.T) {
+	s := startServer(t, newStore(t, map[string]int{"orders": 1000}))
+	c := newClient(t, Options{Servers: []string{s.url()}})
+	tag, _ := c.Tag("orders", &TagOptions{MinRange: 10, MaxRange: 10})
+	done := make(chan struct{})
+	torn := make(chan TagStats, 1)
+	go func() {
+		defer close(torn)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if st := tag.Stats(); st.Leased < 10*st.Ranges {
+				torn <- st
+				return
+			}
+		}
+	}()
+	take(t, tag, 20000)
+	close(done)
+	if st, ok := <-torn; ok {
+		t.Fatalf("stats %+v: a range counted without its IDs", st)
+	}
+}
+
 func TestRangeSize(t *testing.T) {
 	s := startServer(t, newStore(t, map[string]int{"orders": 1000}))
 	c := newClient(t, Options{Servers: []string{s.url()}})

@@ -303,7 +303,8 @@ type TagStats struct {
 	Dropped int64 // leased IDs skipped: expired, closed, refused
 }
 
-// Stats returns the handle's counts.
+// Stats returns the handle's counts. Ranges is read before Leased, which
+// fetch adds first: a range counted here has its IDs counted too.
 func (t *Tag) Stats() TagStats {
 	return TagStats{Calls: t.calls.Load(), Ranges: t.ranges.Load(),
 		Leased: t.leased.Load(), Dropped: t.dropped.Load()}
@@ -409,8 +410,10 @@ func (t *Tag) fetch(count int64, ch chan struct{}) {
 			}
 			t.next = n
 			t.hiEnd[srv] = end
-			t.ranges.Add(1)
+			// The IDs first: Stats reads Ranges before Leased, so that
+			// a reader that sees the range sees its IDs too.
 			t.leased.Add(end - start)
+			t.ranges.Add(1)
 		}
 	}
 	t.fetchErr = err

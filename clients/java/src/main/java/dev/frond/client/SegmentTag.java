@@ -228,7 +228,11 @@ public final class SegmentTag extends TagPad2 {
         return v;
     }
 
-    /** The handle's counts (failures and failovers are the client's). */
+    /**
+     * The handle's counts (failures and failovers are the client's). Ranges
+     * are read before leased IDs, which a fetch adds first: a range counted
+     * here has its IDs counted too.
+     */
     public Stats stats() {
         return new Stats(calls.get(), 0, 0, ranges.get(), leased.get(), dropped.get());
     }
@@ -340,8 +344,10 @@ public final class SegmentTag extends TagPad2 {
                     long pre = end - (long) (n * opts.preload());
                     nextLease = new Lease(start, end - 1, pre >= end ? end - 1 : pre);
                     hiEnd.put(srv, end);
-                    ranges.incrementAndGet();
+                    // The IDs first: stats() reads ranges before leased,
+                    // so a reader that sees the range sees its IDs too.
                     leased.addAndGet(n);
+                    ranges.incrementAndGet();
                 }
             }
             fetchErr = err;

@@ -192,6 +192,33 @@ public final class ClientTest {
         }
     }
 
+    /**
+     * Stats taken while ranges arrive never count a range without its IDs
+     * (every range here holds 10).
+     */
+    static void statsRangeWithItsIds() throws Exception {
+        try (TestServer s = new TestServer(TestServer.newStore("orders", 1000));
+             FrondClient c = FrondClient.builder().servers(s.url()).build()) {
+            SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(10, 10));
+            java.util.concurrent.atomic.AtomicReference<Stats> torn =
+                new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicBoolean done =
+                new java.util.concurrent.atomic.AtomicBoolean();
+            Thread reader = new Thread(() -> {
+                while (!done.get() && torn.get() == null) {
+                    Stats st = tag.stats();
+                    if (st.leased() < 10 * st.ranges())
+                        torn.set(st);
+                }
+            });
+            reader.start();
+            take(tag, 20000);
+            done.set(true);
+            reader.join();
+            check(torn.get() == null, "stats " + torn.get() + ": a range counted without its IDs");
+        }
+    }
+
     /** Whether the server at url names its store in GET /v1/layout. */
     static boolean namesStore(String url) throws Exception {
         var conn = (java.net.HttpURLConnection) new java.net.URI(url + "/v1/layout").toURL()
@@ -449,6 +476,7 @@ public final class ClientTest {
             {"threads", (Body) ClientTest::threads},
             {"twoProcesses", (Body) ClientTest::twoProcesses},
             {"serverRestart", (Body) ClientTest::serverRestart},
+            {"statsRangeWithItsIds", (Body) ClientTest::statsRangeWithItsIds},
             {"serverKilled", (Body) ClientTest::serverKilled},
             {"validity", (Body) ClientTest::validity},
             {"timeouts", (Body) ClientTest::timeouts},
