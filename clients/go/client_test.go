@@ -530,9 +530,6 @@ func TestFailoverOn503(t *testing.T) {
 	}
 }
 
-// The range size follows the rate: it doubles while ranges are fetched
-// less than Target apart, up to MaxRange, stays between Target and twice
-// Target, and halves beyond, down to MinRange (on a clock the test moves).
 // Stats taken while ranges arrive never count a range without its IDs:
 // a reader that sees the range sees what it leased (TestRangeSize waits
 // on Ranges and then reads Leased). Every range here holds 10 IDs.
@@ -541,6 +538,9 @@ func TestStatsRangeWithItsIDs(t *testing.T) {
 	c := newClient(t, Options{Servers: []string{s.url()}})
 	tag, _ := c.Tag("orders", &TagOptions{MinRange: 10, MaxRange: 10})
 	done := make(chan struct{})
+	var once sync.Once
+	stop := func() { once.Do(func() { close(done) }) }
+	defer stop() // the reader ends however the test does
 	torn := make(chan TagStats, 1)
 	go func() {
 		defer close(torn)
@@ -557,12 +557,18 @@ func TestStatsRangeWithItsIDs(t *testing.T) {
 		}
 	}()
 	take(t, tag, 20000)
-	close(done)
+	stop()
 	if st, ok := <-torn; ok {
 		t.Fatalf("stats %+v: a range counted without its IDs", st)
 	}
+	if st := tag.Stats(); st.Ranges < 2000 || st.Leased < 10*st.Ranges {
+		t.Fatalf("stats %+v: not the 2,000 ranges of 10 IDs read", st)
+	}
 }
 
+// The range size follows the rate: it doubles while ranges are fetched
+// less than Target apart, up to MaxRange, stays between Target and twice
+// Target, and halves beyond, down to MinRange (on a clock the test moves).
 func TestRangeSize(t *testing.T) {
 	s := startServer(t, newStore(t, map[string]int{"orders": 1000}))
 	c := newClient(t, Options{Servers: []string{s.url()}})

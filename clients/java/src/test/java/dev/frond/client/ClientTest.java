@@ -212,10 +212,16 @@ public final class ClientTest {
                 }
             });
             reader.start();
-            take(tag, 20000);
-            done.set(true);
-            reader.join();
+            try {
+                take(tag, 20000);
+            } finally { // the reader ends however the test does
+                done.set(true);
+                reader.join();
+            }
             check(torn.get() == null, "stats " + torn.get() + ": a range counted without its IDs");
+            Stats st = tag.stats();
+            check(st.ranges() >= 2000 && st.leased() >= 10 * st.ranges(),
+                "stats " + st + ": not the 2,000 ranges of 10 IDs read");
         }
     }
 
