@@ -128,6 +128,19 @@ static int next(frond_seg *s, const char *tag, int64_t *id, frond_error *e) {
   return frond_seg_next(s, tag, strlen(tag), id, e);
 }
 
+/* A tag's first take: its claim and first segment come from the store,
+** which a loaded machine may keep past wait_ms while the loader goes on.
+** Asked again, bounded, rather than failing a test on the timing; what
+** a test times comes after it. */
+static int first(frond_seg *s, const char *tag, int64_t *id, frond_error *e) {
+  int64_t t0 = frond__mono_ns();
+  int rc;
+  while ((rc = next(s, tag, id, e)) == FROND_ESEGMENT_UNAVAILABLE &&
+         frond__mono_ns() - t0 < 60000000000LL)
+    ;
+  return rc;
+}
+
 /* One owner; the other is told who it is, and issues nothing. */
 static void test_one_owner(void **state) {
   frond_seg *a, *b;
@@ -139,7 +152,8 @@ static void test_one_owner(void **state) {
   create("o1", 100);
   a = node("127.0.0.1:1001", 3000);
   b = node("127.0.0.1:1002", 3000);
-  for (i = 0; i < 250; i++) { /* across segments: still increasing */
+  assert_int_equal(first(a, "o1", &last, &e), 0);
+  for (i = 1; i < 250; i++) { /* across segments: still increasing */
     assert_int_equal(next(a, "o1", &id, &e), 0);
     assert_true(id > last);
     last = id;
@@ -192,7 +206,7 @@ static void test_lapse_and_regain(void **state) {
   create("o2", 10000000);
   a = node("127.0.0.1:1001", 600);
   for (i = 0; i < 10; i++) {
-    assert_int_equal(next(a, "o2", &id, &e), 0);
+    assert_int_equal((i == 0 ? first : next)(a, "o2", &id, &e), 0);
     last = id;
   }
   t0 = frond__mono_ns();
@@ -237,7 +251,7 @@ static void test_kill9_take_over(void **state) {
   if ((pid = fork()) == 0) { /* the owner: a few IDs, then wait to die */
     frond_seg *a = node("127.0.0.1:1001", 600);
     for (i = 0; i < 10; i++)
-      if (next(a, "o3", &id, &e) != 0)
+      if ((i == 0 ? first : next)(a, "o3", &id, &e) != 0)
         _exit(2);
     if (write(fds[1], &id, sizeof(id)) != (ssize_t)sizeof(id))
       _exit(3);
@@ -277,7 +291,7 @@ static void test_renewed_claim_kept(void **state) {
   create("o4", 1000000);
   a = node("127.0.0.1:1001", 600);
   b = node("127.0.0.1:1002", 600);
-  assert_int_equal(next(a, "o4", &id, &e), 0);
+  assert_int_equal(first(a, "o4", &id, &e), 0);
   assert_int_equal(next(b, "o4", &id, &e), FROND_ETAG_OWNER); /* sighting */
   /* a keeps issuing for well over a lease: its renewals go through. */
   t0 = frond__mono_ns();
@@ -344,7 +358,7 @@ static void test_new_epoch_drops_buffers(void **state) {
   atomic_store(&frond__store_fault, cut_fault);
   assert_int_equal(frond_seg_open(&a, uri, &o, &e), 0);
   for (i = 0; i < 5; i++) /* the loader's own connection is made */
-    assert_int_equal(next(a, "o5", &id, &e), 0);
+    assert_int_equal((i == 0 ? first : next)(a, "o5", &id, &e), 0);
   atomic_store(&recording, 0);
   atomic_store(&cutting, 1);
   /* Past the preload point: a load is asked for, fails, and is retried
