@@ -264,10 +264,18 @@ def setup_tag(pair):
     pair.primary.sql(pair.ddl)
     pair.primary.sql("INSERT INTO leaf_alloc (biz_tag, max_id, step) "
                      "VALUES ('%s', 1, 1000)" % FAILOVER_TAG)
+    # The standby applies what it received in its own time: a commit
+    # acknowledged by a semi-synchronous replica is only in its relay log.
+    # Until the table is there, a query on it fails: first the table,
+    # then the row.
     deadline = time.monotonic() + 60
-    while pair.standby.sql("SELECT count(*) FROM leaf_alloc").strip() != "1":
-        ft.check(time.monotonic() < deadline, "the standby has no row")
-        time.sleep(0.1)
+    for sql, what in (("SELECT count(*) FROM information_schema.tables "
+                       "WHERE table_name = 'leaf_alloc'", "table"),
+                      ("SELECT count(*) FROM leaf_alloc", "row")):
+        while pair.standby.sql(sql).strip() != "1":
+            ft.check(time.monotonic() < deadline,
+                     "the standby has no %s" % what)
+            time.sleep(0.1)
 
 
 def load(pair, workdir):
