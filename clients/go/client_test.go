@@ -59,6 +59,24 @@ func takeWith(t *testing.T, next func() (int64, error), n int) []int64 {
 	return out
 }
 
+// settled waits for the tag's range fetch in flight, if any, to end. A
+// fetch counts its call when it is sent and its range when the answer
+// comes: a prefetch started by the last draws is still between the two.
+// Once the draws have stopped, no fetch starts after it.
+func settled(t *testing.T, tag *Tag) {
+	tag.mu.Lock()
+	ch := tag.inflight
+	tag.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-time.After(60 * time.Second):
+		t.Fatal("a range fetch still in flight after 60 s")
+	}
+}
+
 func increasing(t *testing.T, what string, ids []int64) {
 	t.Helper()
 	for i := 1; i < len(ids); i++ {
@@ -204,6 +222,7 @@ func TestTagGoroutines(t *testing.T) {
 			seen[v] = true
 		}
 	}
+	settled(t, tag)
 	st := tag.Stats()
 	if st.Leased < G*N || st.Ranges < 2 || st.Calls != st.Ranges {
 		t.Fatalf("stats %+v", st)

@@ -288,6 +288,7 @@ func TestFakeMaxRange(t *testing.T) {
 			t.Fatalf("range %d of %d IDs", i, n)
 		}
 	}
+	settled(t, tag)
 	st := tag.Stats()
 	if st.Calls != st.Ranges+1 {
 		t.Fatalf("%+v: the bound was not kept after the first refusal", st)

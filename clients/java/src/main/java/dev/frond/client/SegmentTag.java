@@ -237,6 +237,25 @@ public final class SegmentTag extends TagPad2 {
         return new Stats(calls.get(), 0, 0, ranges.get(), leased.get(), dropped.get());
     }
 
+    /**
+     * Waits at most millis for the range fetch in flight, if any, to end;
+     * whether none is in flight. A fetch counts its call when it is sent
+     * and its range when the answer comes: for tests that compare the two
+     * once the draws have stopped (no fetch starts after it then).
+     */
+    boolean awaitFetch(long millis) throws InterruptedException {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        synchronized (lock) {
+            while (inflight) {
+                long left = end - System.nanoTime();
+                if (left <= 0)
+                    return false;
+                lock.wait(Math.max(1, left / 1_000_000L));
+            }
+            return true;
+        }
+    }
+
     /** Starts a fetch of the next range unless one runs or is there. */
     private void fetchLocked() {
         if (inflight || nextLease != null || closed)

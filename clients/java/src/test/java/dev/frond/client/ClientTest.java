@@ -127,6 +127,7 @@ public final class ClientTest {
                 increasing("thread " + i, got[i]);
                 unique(seen, got[i]);
             }
+            check(tag.awaitFetch(60_000), "a range fetch still in flight after 60 s");
             Stats st = tag.stats();
             check(st.leased() >= (long) T * N && st.ranges() >= 2 && st.ranges() <= 200
                 && st.calls() == st.ranges(), "stats " + st);

@@ -235,6 +235,7 @@ final class FakeTest {
                 for (long n : f.sizes)
                     check(n <= 400, "a range of " + n + " IDs");
             }
+            check(tag.awaitFetch(60_000), "a range fetch still in flight after 60 s");
             Stats s = tag.stats();
             check(s.calls() == s.ranges() + 1, s + ": the bound was not kept");
         }
