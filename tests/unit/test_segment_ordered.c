@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,17 +129,34 @@ static int next(frond_seg *s, const char *tag, int64_t *id, frond_error *e) {
   return frond_seg_next(s, tag, strlen(tag), id, e);
 }
 
-/* A tag's first take: its claim and first segment come from the store,
-** which a loaded machine may keep past wait_ms while the loader goes on.
-** Asked again, bounded, rather than failing a test on the timing; what
-** a test times comes after it. */
-static int first(frond_seg *s, const char *tag, int64_t *id, frond_error *e) {
-  int64_t t0 = frond__mono_ns();
+/* A take refused because the store confirmed this node's claim after
+** its deadline (lease - lease / 10 from the claim's start): what a loaded
+** machine does to a store call, not what a test looks for. Said on
+** stderr, so that it shows in the test's log. */
+static int late_claim(int rc, const frond_error *e) {
+  if (rc != FROND_ESEGMENT_UNAVAILABLE ||
+      strstr(e->message, "not confirmed by the store") == NULL)
+    return 0;
+  fprintf(stderr, "  (claim confirmed late, asked again: %s)\n", e->message);
+  return 1;
+}
+
+/* A tag's first take: its claim and first segment come from the store.
+** Asked again while the claim came back late, which the call then took
+** its deadline at least to see, for at most 60 s, rather than failing a
+** test on the timing; what a test times comes after it. */
+static int first(frond_seg *s, const char *tag, int64_t lease_ms, int64_t *id,
+                 frond_error *e) {
+  int64_t t0 = frond__mono_ns(), t1, took;
   int rc;
-  while ((rc = next(s, tag, id, e)) == FROND_ESEGMENT_UNAVAILABLE &&
-         frond__mono_ns() - t0 < 60000000000LL)
-    ;
-  return rc;
+  for (;;) {
+    t1 = frond__mono_ns();
+    rc = next(s, tag, id, e);
+    took = frond__mono_ns() - t1;
+    if (took < (lease_ms - lease_ms / 10) * 1000000LL ||
+        frond__mono_ns() - t0 > 60000000000LL || !late_claim(rc, e))
+      return rc;
+  }
 }
 
 /* One owner; the other is told who it is, and issues nothing. */
@@ -152,7 +170,7 @@ static void test_one_owner(void **state) {
   create("o1", 100);
   a = node("127.0.0.1:1001", 3000);
   b = node("127.0.0.1:1002", 3000);
-  assert_int_equal(first(a, "o1", &last, &e), 0);
+  assert_int_equal(first(a, "o1", 3000, &last, &e), 0);
   for (i = 1; i < 250; i++) { /* across segments: still increasing */
     assert_int_equal(next(a, "o1", &id, &e), 0);
     assert_true(id > last);
@@ -205,8 +223,9 @@ static void test_lapse_and_regain(void **state) {
   (void)state;
   create("o2", 10000000);
   a = node("127.0.0.1:1001", 600);
-  for (i = 0; i < 10; i++) {
-    assert_int_equal((i == 0 ? first : next)(a, "o2", &id, &e), 0);
+  assert_int_equal(first(a, "o2", 600, &last, &e), 0);
+  for (i = 1; i < 10; i++) {
+    assert_int_equal(next(a, "o2", &id, &e), 0);
     last = id;
   }
   t0 = frond__mono_ns();
@@ -244,20 +263,26 @@ static void test_kill9_take_over(void **state) {
   frond_error e = {0, ""};
   int64_t id, last = 0, seen, t;
   int fds[2], rc, i, status;
-  pid_t pid;
+  pid_t pid, parent = getpid();
   (void)state;
   create("o3", 1000);
   assert_int_equal(pipe(fds), 0);
   if ((pid = fork()) == 0) { /* the owner: a few IDs, then wait to die */
-    frond_seg *a = node("127.0.0.1:1001", 600);
-    for (i = 0; i < 10; i++)
-      if ((i == 0 ? first : next)(a, "o3", &id, &e) != 0)
+    frond_seg *a;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+      _exit(4); /* dies with the test, however it ends */
+    a = node("127.0.0.1:1001", 600);
+    if (first(a, "o3", 600, &id, &e) != 0)
+      _exit(2);
+    for (i = 1; i < 10; i++)
+      if (next(a, "o3", &id, &e) != 0)
         _exit(2);
     if (write(fds[1], &id, sizeof(id)) != (ssize_t)sizeof(id))
       _exit(3);
     for (;;)
       pause();
   }
+  close(fds[1]); /* a child that exits is an end of file, not a hang */
   assert_true(pid > 0);
   assert_int_equal(read(fds[0], &last, sizeof(last)), (ssize_t)sizeof(last));
   b = node("127.0.0.1:1002", 600);
@@ -265,7 +290,9 @@ static void test_kill9_take_over(void **state) {
   assert_int_equal(next(b, "o3", &id, &e), FROND_ETAG_OWNER);
   assert_int_equal(kill(pid, SIGKILL), 0);
   assert_int_equal(waitpid(pid, &status, 0), pid);
-  for (i = 0; (rc = next(b, "o3", &id, &e)) == FROND_ETAG_OWNER && i < 2000;
+  for (i = 0; ((rc = next(b, "o3", &id, &e)) == FROND_ETAG_OWNER ||
+               late_claim(rc, &e)) &&
+              i < 2000;
        i++)
     usleep(2000);
   t = frond__mono_ns();
@@ -277,7 +304,6 @@ static void test_kill9_take_over(void **state) {
   assert_true(t - seen >= 600000000LL);
   frond_seg_close(b);
   close(fds[0]);
-  close(fds[1]);
 }
 
 /* A live owner renews its claim: another that saw the claim a lease ago
@@ -291,7 +317,7 @@ static void test_renewed_claim_kept(void **state) {
   create("o4", 1000000);
   a = node("127.0.0.1:1001", 600);
   b = node("127.0.0.1:1002", 600);
-  assert_int_equal(first(a, "o4", &id, &e), 0);
+  assert_int_equal(first(a, "o4", 600, &id, &e), 0);
   assert_int_equal(next(b, "o4", &id, &e), FROND_ETAG_OWNER); /* sighting */
   /* a keeps issuing for well over a lease: its renewals go through. */
   t0 = frond__mono_ns();
@@ -357,8 +383,10 @@ static void test_new_epoch_drops_buffers(void **state) {
   atomic_store(&recording, 1);
   atomic_store(&frond__store_fault, cut_fault);
   assert_int_equal(frond_seg_open(&a, uri, &o, &e), 0);
-  for (i = 0; i < 5; i++) /* the loader's own connection is made */
-    assert_int_equal((i == 0 ? first : next)(a, "o5", &id, &e), 0);
+  /* the loader's own connection is made */
+  assert_int_equal(first(a, "o5", 600, &id, &e), 0);
+  for (i = 1; i < 5; i++)
+    assert_int_equal(next(a, "o5", &id, &e), 0);
   atomic_store(&recording, 0);
   atomic_store(&cutting, 1);
   /* Past the preload point: a load is asked for, fails, and is retried
@@ -366,7 +394,9 @@ static void test_new_epoch_drops_buffers(void **state) {
   for (i = 0; i < 10; i++)
     assert_int_equal(next(a, "o5", &id, &e), 0);
   b = node("127.0.0.1:1002", 600);
-  for (i = 0; (rc = next(b, "o5", &id, &e)) == FROND_ETAG_OWNER && i < 2000;
+  for (i = 0; ((rc = next(b, "o5", &id, &e)) == FROND_ETAG_OWNER ||
+               late_claim(rc, &e)) &&
+              i < 2000;
        i++)
     usleep(2000);
   assert_int_equal(rc, 0);
