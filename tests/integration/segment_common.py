@@ -270,7 +270,8 @@ def setup_tag(pair):
     # then the row.
     deadline = time.monotonic() + 60
     for sql, what in (("SELECT count(*) FROM information_schema.tables "
-                       "WHERE table_name = 'leaf_alloc'", "table"),
+                       "WHERE table_name = 'leaf_alloc' AND table_schema IN "
+                       "('frond', 'public')", "table"),
                       ("SELECT count(*) FROM leaf_alloc", "row")):
         while pair.standby.sql(sql).strip() != "1":
             ft.check(time.monotonic() < deadline,
