@@ -282,13 +282,13 @@ func TestFakeMaxRange(t *testing.T) {
 	tag, _ := c.Tag("orders", &TagOptions{MinRange: 1000, MaxRange: 8000,
 		Validity: NoExpiry})
 	take(t, tag, 3000)
+	settled(t, tag)
 	starts, ends := f.leased.ranges()
 	for i, s := range starts {
 		if n := ends[i] - s; n > 400 {
 			t.Fatalf("range %d of %d IDs", i, n)
 		}
 	}
-	settled(t, tag)
 	st := tag.Stats()
 	if st.Calls != st.Ranges+1 {
 		t.Fatalf("%+v: the bound was not kept after the first refusal", st)

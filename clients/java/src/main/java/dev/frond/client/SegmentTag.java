@@ -335,6 +335,7 @@ public final class SegmentTag extends TagPad2 {
         long start = 0, end = 0;
         String srv = null;
         FrondException err = null;
+        Error fatal = null;
         try {
             Leased r = leaseWithin(count);
             start = r.start();
@@ -344,6 +345,11 @@ public final class SegmentTag extends TagPad2 {
             err = e;
         } catch (RuntimeException e) {
             err = new FrondException(FrondException.UNAVAILABLE, e.toString(), 0, null, e);
+        } catch (Error e) {
+            // The fetch ends all the same: its callers are told, and the
+            // next call fetches again; the Error goes on to the thread.
+            err = new FrondException(FrondException.UNAVAILABLE, e.toString(), 0, null, e);
+            fatal = e;
         }
         synchronized (lock) {
             if (err == null) {
@@ -373,6 +379,8 @@ public final class SegmentTag extends TagPad2 {
             inflight = false;
             lock.notifyAll();
         }
+        if (fatal != null)
+            throw fatal;
     }
 
     /** Checks a range answer: decimal bounds, end - start = count, no more

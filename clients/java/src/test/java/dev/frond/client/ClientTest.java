@@ -501,6 +501,7 @@ public final class ClientTest {
             {"fakeBadRange", (Body) FakeTest::badRange},
             {"fakeMaxRange", (Body) FakeTest::maxRange},
             {"fakeFailedLoads", (Body) FakeTest::failedLoads},
+            {"fakeErrorInFetch", (Body) FakeTest::errorInFetch},
         };
         int failed = 0;
         for (Object[] t : tests) {

@@ -16,7 +16,9 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongFunction;
 
 /**
  * Servers faked in the test's process (com.sun.net.httpserver on loopback):
@@ -231,11 +233,11 @@ final class FakeTest {
             SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(1000, 8000)
                 .withValidity(Duration.ZERO));
             take(tag, 3000);
+            check(tag.awaitFetch(60_000), "a range fetch still in flight after 60 s");
             synchronized (f) {
                 for (long n : f.sizes)
                     check(n <= 400, "a range of " + n + " IDs");
             }
-            check(tag.awaitFetch(60_000), "a range fetch still in flight after 60 s");
             Stats s = tag.stats();
             check(s.calls() == s.ranges() + 1, s + ": the bound was not kept");
         }
@@ -247,6 +249,27 @@ final class FakeTest {
             synchronized (f) {
                 check(f.sizes.get(0) == 250, "first range of " + f.sizes.get(0) + ", want 250");
             }
+        }
+    }
+
+    /** A fetch that ends in an Error, not an exception, ends all the same:
+     *  the call waiting for it is told (the Error its cause), and the next
+     *  call fetches again. */
+    static void errorInFetch() throws Exception {
+        try (Fake f = new Fake(new MemStore(1000), null);
+             FrondClient c = FrondClient.builder().servers(f.url()).retries(0)
+                 .timeout(Duration.ofSeconds(2)).build()) {
+            SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(100, 100));
+            LongFunction<SegmentTag.Leased> real = tag.leaser;
+            AtomicBoolean thrown = new AtomicBoolean();
+            tag.leaser = count -> {
+                if (thrown.compareAndSet(false, true))
+                    throw new StackOverflowError("the test's Error in a range fetch");
+                return real.apply(count);
+            };
+            FrondException e = expect(FrondException.UNAVAILABLE, 0, tag::next);
+            check(e.getCause() instanceof StackOverflowError, "its cause: " + e.getCause());
+            take(tag, 250);
         }
     }
 
