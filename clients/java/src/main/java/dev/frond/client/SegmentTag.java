@@ -269,7 +269,15 @@ public final class SegmentTag extends TagPad2 {
             size = maxSize;
         long count = size;
         inflight = true;
-        c.runInBackground(() -> fetch(count));
+        try {
+            c.runInBackground(() -> fetch(count));
+        } catch (Throwable t) {
+            // No fetch runs (no thread could be made: an OutOfMemoryError),
+            // or one run here has ended itself: the next call tries again.
+            inflight = false;
+            lock.notifyAll();
+            throw t;
+        }
     }
 
     /** Sizes the next range by the time since the last sizing. */
@@ -331,56 +339,73 @@ public final class SegmentTag extends TagPad2 {
             + "\" the server takes");
     }
 
+    /** What a fetch's callers are told when the fetch ended in an Error and
+     *  not even its own message could be made. */
+    private static final FrondException FETCH_FAILED = new FrondException(
+        FrondException.UNAVAILABLE, "a range fetch ended in an Error", 0, null, null);
+
     private void fetch(long count) {
         long start = 0, end = 0;
         String srv = null;
-        FrondException err = null;
-        Error fatal = null;
+        FrondException err = FETCH_FAILED;
         try {
             Leased r = leaseWithin(count);
             start = r.start();
             end = r.end();
             srv = r.server();
+            err = null;
         } catch (FrondException e) {
             err = e;
         } catch (RuntimeException e) {
             err = new FrondException(FrondException.UNAVAILABLE, e.toString(), 0, null, e);
         } catch (Error e) {
-            // The fetch ends all the same: its callers are told, and the
-            // next call fetches again; the Error goes on to the thread.
             err = new FrondException(FrondException.UNAVAILABLE, e.toString(), 0, null, e);
-            fatal = e;
-        }
-        synchronized (lock) {
-            if (err == null) {
-                Long hi = hiEnd.get(srv);
-                if (closed) {
-                    dropped.addAndGet(end - start);
-                } else if (hi != null && start < hi) {
-                    // a server's ranges increase; ranges of two servers of
-                    // one store are unique but not compared (see the class)
-                    dropped.addAndGet(end - start);
-                    err = new FrondException(FrondException.BAD_RESPONSE, "range ["
-                        + start + ", " + end + ") of tag \"" + name + "\" is below " + hi
-                        + ", the end of a range the same server leased before: dropped",
-                        0, srv, null);
-                } else {
-                    long n = end - start;
-                    long pre = end - (long) (n * opts.preload());
-                    nextLease = new Lease(start, end - 1, pre >= end ? end - 1 : pre);
-                    hiEnd.put(srv, end);
-                    // The IDs first: stats() reads ranges before leased,
-                    // so a reader that sees the range sees its IDs too.
-                    leased.addAndGet(n);
-                    ranges.incrementAndGet();
+            throw e;
+        } finally {
+            // However the lease ended, an Error included (it goes on to the
+            // thread), the fetch ends: its callers are told, and the next
+            // call fetches again.
+            synchronized (lock) {
+                FrondException told = FETCH_FAILED;
+                try {
+                    told = offer(err, start, end, srv);
+                } finally {
+                    fetchErr = told;
+                    inflight = false;
+                    lock.notifyAll();
                 }
             }
-            fetchErr = err;
-            inflight = false;
-            lock.notifyAll();
         }
-        if (fatal != null)
-            throw fatal;
+    }
+
+    /** Offers the range [start, end) that srv leased as the next, unless
+     *  err, the lease's failure. Returns the fetch's error, or null. Needs
+     *  the lock. */
+    private FrondException offer(FrondException err, long start, long end, String srv) {
+        if (err != null)
+            return err;
+        Long hi = hiEnd.get(srv);
+        if (closed) {
+            dropped.addAndGet(end - start);
+            return null;
+        }
+        if (hi != null && start < hi) {
+            // a server's ranges increase; ranges of two servers of one
+            // store are unique but not compared (see the class)
+            dropped.addAndGet(end - start);
+            return new FrondException(FrondException.BAD_RESPONSE, "range [" + start + ", "
+                + end + ") of tag \"" + name + "\" is below " + hi
+                + ", the end of a range the same server leased before: dropped", 0, srv, null);
+        }
+        long n = end - start;
+        long pre = end - (long) (n * opts.preload());
+        nextLease = new Lease(start, end - 1, pre >= end ? end - 1 : pre);
+        hiEnd.put(srv, end);
+        // The IDs first: stats() reads ranges before leased, so a reader
+        // that sees the range sees its IDs too.
+        leased.addAndGet(n);
+        ranges.incrementAndGet();
+        return null;
     }
 
     /** Checks a range answer: decimal bounds, end - start = count, no more
@@ -531,9 +556,9 @@ public final class SegmentTag extends TagPad2 {
         BOUND.setRelease(this, b + Long.MIN_VALUE);
         epoch++; // blocks of the range before are dropped (under the lock)
         cur = n;
+        armValidity(n); // first: a fetch that fails leaves the range timed
         if (b == n.end)
             fetchLocked();
-        armValidity(n);
     }
 
     /** Starts n's validity timer. Needs the lock. */

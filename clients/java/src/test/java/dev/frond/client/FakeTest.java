@@ -254,7 +254,8 @@ final class FakeTest {
 
     /** A fetch that ends in an Error, not an exception, ends all the same:
      *  the call waiting for it is told (the Error its cause), and the next
-     *  call fetches again. */
+     *  call fetches again. The Error goes on to the client's thread, whose
+     *  stack trace ("the test's Error in a range fetch") is in the log. */
     static void errorInFetch() throws Exception {
         try (Fake f = new Fake(new MemStore(1000), null);
              FrondClient c = FrondClient.builder().servers(f.url()).retries(0)
