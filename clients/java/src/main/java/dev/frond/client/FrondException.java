@@ -36,6 +36,20 @@ public final class FrondException extends RuntimeException {
         this(code, message, 0, null, null);
     }
 
+    private FrondException(String code, String message, Void shared) {
+        super(message, null, false, false);
+        this.code = code;
+        this.status = 0;
+        this.server = null;
+    }
+
+    /** One made in advance, to be thrown to many callers when no other can
+     *  be made (memory is short): it has no stack trace, and gathers no
+     *  suppressed exceptions. */
+    static FrondException shared(String code, String message) {
+        return new FrondException(code, message, (Void) null);
+    }
+
     /** Frond's stable code. */
     public String code() { return code; }
 

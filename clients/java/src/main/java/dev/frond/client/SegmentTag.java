@@ -341,8 +341,8 @@ public final class SegmentTag extends TagPad2 {
 
     /** What a fetch's callers are told when the fetch ended in an Error and
      *  not even its own message could be made. */
-    private static final FrondException FETCH_FAILED = new FrondException(
-        FrondException.UNAVAILABLE, "a range fetch ended in an Error", 0, null, null);
+    private static final FrondException FETCH_FAILED = FrondException.shared(
+        FrondException.UNAVAILABLE, "a range fetch ended in an Error");
 
     private void fetch(long count) {
         long start = 0, end = 0;
