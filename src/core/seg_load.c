@@ -156,8 +156,22 @@ void frond_seg_tag_seq(frond_seg_tag *h, frond_tag_seq *out,
                        int64_t *remaining) {
   seg_tag *t = (seg_tag *)h;
   frond_tag_info v;
-  int64_t b = atomic_load(&t->bound), end = atomic_load(&t->row_end), left;
-  int64_t k = atomic_load(&t->stride), r = atomic_load(&t->residue);
+  int64_t b, end, left, k, r;
+  /* The row as the last load read it, and the buffers, under one lock:
+  ** a load records both as it installs (a child's copy of the tag after
+  ** fork takes no lock, and has no buffers). */
+  int locked = frond__seg_forked(t->s, NULL) == 0;
+  memset(&v, 0, sizeof(v));
+  if (locked) {
+    pthread_mutex_lock(&t->mu);
+    frond__seg_describe(t->s, t, &v);
+  }
+  b = atomic_load(&t->bound);
+  end = atomic_load(&t->row_end);
+  k = atomic_load(&t->stride);
+  r = atomic_load(&t->residue);
+  if (locked)
+    pthread_mutex_unlock(&t->mu);
   out->max = b;
   out->increment = k > 1 ? k : 1;
   out->offset = k > 1 ? r : 0;
@@ -168,7 +182,6 @@ void frond_seg_tag_seq(frond_seg_tag *h, frond_tag_seq *out,
   k = out->increment;
   r = out->offset;
   /* The buffers in numbers: one stride per ID (seg_tags.c). */
-  frond_seg_tag_info(h, &v);
   left = (v.current.ready ? (v.current.end - v.current.pos) / k : 0) +
          (v.next.ready ? (v.next.end - v.next.pos) / k : 0);
   if (end > 0 && end <= b) /* not yet allocated from the row */
@@ -218,11 +231,11 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                  uint64_t gen, int range) {
   frond_error e = {0, ""};
   int64_t max_id = 0, row_step = 0, used, start, backoff_ms, bound;
-  int64_t first = 0, count = 0, k, res_end = 0;
+  int64_t first = 0, count = 0, k, res_end = 0, row_end;
   frond_tag_seq q = {0, 1, 0, 0};
   seg_claim c;
   unsigned busy;
-  int rc, was_failing, restrided, ordered, reorder;
+  int rc, was_failing, restrided, ordered, reorder, read, past;
   busy = atomic_fetch_add(&s->busy, 1) + 1;
   for (unsigned m = atomic_load(&s->max_busy);
        busy > m && !atomic_compare_exchange_weak(&s->max_busy, &m, busy);)
@@ -278,18 +291,16 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   restrided = rc == 0 && atomic_load(&t->bound_read) &&
               (atomic_load(&t->stride) != k ||
                atomic_load(&t->residue) != (k > 1 ? q.offset : 0));
-  if (rc == 0 || rc == FROND_ESEGMENT_EXHAUSTED) {
-    /* The row at or past the bound: the next load asks first (an
-    ** allocation there would only move the row, and near the end of the
-    ** bigint range be refused as an overflow instead of said used up). */
-    atomic_store(&t->past, rc != 0 || (bound > 0 && max_id > bound));
-    atomic_store(&t->bound, bound);
-    atomic_store(&t->stride, k);
-    atomic_store(&t->residue, k > 1 ? q.offset : 0);
-    if (rc == 0)
-      atomic_store(&t->row_end, max_id);
-    atomic_store(&t->bound_read, 1);
-  }
+  /* What the row said is recorded with the install below, under mu: a
+  ** count of the IDs left (bounded_left, frond_seg_tag_seq) reads the
+  ** row's end and the buffers together, and never sees the end moved past
+  ** a segment not installed yet. The row at or past the bound: the next
+  ** load asks first (an allocation there would only move the row, and
+  ** near the end of the bigint range be refused as an overflow instead of
+  ** said used up). */
+  read = rc == 0 || rc == FROND_ESEGMENT_EXHAUSTED;
+  past = rc != 0 || (bound > 0 && max_id > bound);
+  row_end = rc == 0 ? max_id : -1;
   /* Cut the range at the bound: [start, min(max_id, bound + 1)), and of
   ** it install only the numbers of the residue: first, first + k, ...,
   ** count of them. Nothing above the bound and nothing of another residue
@@ -340,6 +351,15 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                 "deleted failed, dropped: %s: %s",
                 t->nm->name, frond_err_name(rc), e.message);
     return;
+  }
+  if (read) {
+    atomic_store(&t->past, past);
+    atomic_store(&t->bound, bound);
+    atomic_store(&t->stride, k);
+    atomic_store(&t->residue, k > 1 ? q.offset : 0);
+    if (row_end >= 0)
+      atomic_store(&t->row_end, row_end);
+    atomic_store(&t->bound_read, 1);
   }
   if (ordered) {
     atomic_store(&t->ordered, 1); /* before the install: off the inline path */

@@ -16,8 +16,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
-static frond_seg *strided(const char *tag, int64_t step, int64_t start,
-                          int64_t k, int64_t r, int64_t max) {
+/* Create the tag and open an allocator; preload: the options' share, 0
+** for the default. */
+static frond_seg *strided_at(const char *tag, int64_t step, int64_t start,
+                             int64_t k, int64_t r, int64_t max,
+                             unsigned preload) {
   frond_store *st = NULL;
   frond_seg *s = NULL;
   frond_seg_options o;
@@ -32,8 +35,15 @@ static frond_seg *strided(const char *tag, int64_t step, int64_t start,
   o.wait_ms = 2000;
   o.retry_min_ms = 1;
   o.retry_max_ms = 5;
+  if (preload != 0)
+    o.preload_pct = preload;
   assert_int_equal(frond_seg_open(&s, uri, &o, &e), 0);
   return s;
+}
+
+static frond_seg *strided(const char *tag, int64_t step, int64_t start,
+                          int64_t k, int64_t r, int64_t max) {
+  return strided_at(tag, step, start, k, r, max, 0);
 }
 
 static void test_arithmetic(void **state) {
@@ -171,6 +181,81 @@ static void test_int64_end(void **state) {
   expect_exhausted(s, "end");
   frond_seg_tag_seq(h, &q, &left);
   assert_true(q.max == max && q.increment == k && left == 0);
+  frond_seg_close(s);
+}
+
+/* The IDs left while a load is under way. The loader is held at its
+** allocation until the test holds the tag's lock; the allocation then
+** moves the row. A count reads the row's end and the buffers under that
+** lock, so the row's new end must not be seen before the segment is
+** installed: seen alone, the segment would be counted nowhere (2 left
+** where 6 were). Then every count to the max is exact. */
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static int hold_state; /* 1 armed, 2 the loader waits, 3 it goes on */
+
+static int hold_alloc(frond_store *st, const char *op) {
+  (void)st;
+  if (strcmp(op, "alloc") != 0)
+    return 0;
+  pthread_mutex_lock(&hold_mu);
+  if (hold_state == 1) {
+    hold_state = 2;
+    pthread_cond_broadcast(&hold_cv);
+    while (hold_state != 3)
+      pthread_cond_wait(&hold_cv, &hold_mu);
+  }
+  pthread_mutex_unlock(&hold_mu);
+  return 0;
+}
+
+static void test_left_while_loading(void **state) {
+  int64_t k = 3, max = 3 * 40, id, left, end, moved, t0;
+  /* Preload only once a segment is used up: the load is the test's. */
+  frond_seg *s = strided_at("left", 30, 1, k, 0, max, 100);
+  frond_error e = {0, ""};
+  frond_seg_tag *h;
+  frond_tag_seq q;
+  seg_tag *t;
+  (void)state;
+  assert_int_equal(frond_seg_tag_get(s, "left", 4, &h, &e), 0);
+  t = (seg_tag *)h;
+  assert_int_equal(frond_seg_next(s, "left", 4, &id, &e), 0);
+  assert_int_equal(id, 3);
+  frond_seg_tag_seq(h, &q, &left);
+  assert_int_equal(left, (max - id) / k);
+  hold_state = 1;
+  atomic_store(&frond__store_fault, hold_alloc);
+  pthread_mutex_lock(&t->mu);
+  end = atomic_load(&t->row_end);
+  frond__seg_request_load(s, t);
+  pthread_mutex_unlock(&t->mu);
+  pthread_mutex_lock(&hold_mu);
+  while (hold_state != 2)
+    pthread_cond_wait(&hold_cv, &hold_mu);
+  pthread_mutex_unlock(&hold_mu);
+  /* The loader allocates, then waits for the lock this thread holds. */
+  pthread_mutex_lock(&t->mu);
+  pthread_mutex_lock(&hold_mu);
+  hold_state = 3;
+  pthread_cond_broadcast(&hold_cv);
+  pthread_mutex_unlock(&hold_mu);
+  for (t0 = frond__mono_ns(), moved = end;
+       moved == end && frond__mono_ns() - t0 < 300000000;)
+    moved = atomic_load(&t->row_end);
+  pthread_mutex_unlock(&t->mu);
+  atomic_store(&frond__store_fault, NULL);
+  if (moved != end)
+    fail_msg("the row's end moved from %lld to %lld before its segment was "
+             "installed",
+             (long long)end, (long long)moved);
+  for (id += k; id <= max; id += k) {
+    int64_t got;
+    assert_int_equal(frond_seg_next(s, "left", 4, &got, &e), 0);
+    assert_int_equal(got, id);
+    frond_seg_tag_seq(h, &q, &left);
+    assert_int_equal(left, (max - got) / k);
+  }
   frond_seg_close(s);
 }
 
@@ -325,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_ranges_refused),
       cmocka_unit_test(test_max_of_the_residue_or_not),
       cmocka_unit_test(test_int64_end),
+      cmocka_unit_test(test_left_while_loading),
       cmocka_unit_test(test_threads),
       cmocka_unit_test(test_create_rules),
       cmocka_unit_test(test_recreated_strided),
