@@ -338,6 +338,10 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     ** load per tag at a time): queue it now. Calls waiting meanwhile
     ** look again, and ask for a load themselves. */
     atomic_fetch_add(rc == 0 ? &s->loads : &s->failures, 1);
+    /* Of what it read, only that the row was at or past the bound is
+    ** kept: the next load asks the store first (always safe). */
+    if (read && past)
+      atomic_store(&t->past, 1);
     if (t->want && !atomic_load(&t->nm->removed)) {
       pthread_mutex_lock(&s->mu);
       schedule(s, t, 0);

@@ -193,6 +193,7 @@ static void test_int64_end(void **state) {
 static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
 static int hold_state; /* 1 armed, 2 the loader waits, 3 it goes on */
+#define WAIT (60 * 1000000000LL)
 
 static int hold_alloc(frond_store *st, const char *op) {
   (void)st;
@@ -231,8 +232,17 @@ static void test_left_while_loading(void **state) {
   frond__seg_request_load(s, t);
   pthread_mutex_unlock(&t->mu);
   pthread_mutex_lock(&hold_mu);
-  while (hold_state != 2)
-    pthread_cond_wait(&hold_cv, &hold_mu);
+  for (t0 = frond__mono_ns();
+       hold_state != 2 && frond__mono_ns() - t0 < WAIT;) {
+    pthread_mutex_unlock(&hold_mu);
+    frond__sleep_ns(1000000);
+    pthread_mutex_lock(&hold_mu);
+  }
+  if (hold_state != 2) {
+    pthread_mutex_unlock(&hold_mu);
+    atomic_store(&frond__store_fault, NULL);
+    fail_msg("the loader did not allocate in %lld s", WAIT / 1000000000);
+  }
   pthread_mutex_unlock(&hold_mu);
   /* The loader allocates, then waits for the lock this thread holds. */
   pthread_mutex_lock(&t->mu);
@@ -240,8 +250,13 @@ static void test_left_while_loading(void **state) {
   hold_state = 3;
   pthread_cond_broadcast(&hold_cv);
   pthread_mutex_unlock(&hold_mu);
+  /* Its store calls end as it counts itself out of the busy loaders; the
+  ** old code's record of the row's end came a few instructions after. */
+  for (t0 = frond__mono_ns();
+       atomic_load(&s->busy) != 0 && frond__mono_ns() - t0 < WAIT;)
+    frond__sleep_ns(100000);
   for (t0 = frond__mono_ns(), moved = end;
-       moved == end && frond__mono_ns() - t0 < 300000000;)
+       moved == end && frond__mono_ns() - t0 < 1000000000;)
     moved = atomic_load(&t->row_end);
   pthread_mutex_unlock(&t->mu);
   atomic_store(&frond__store_fault, NULL);
