@@ -123,9 +123,10 @@ struct seg_tag {
   /* Its bound as the last load read it (0: none), and whether that load
   ** found the row at or past the bound (the tag used up, or its last
   ** segment cut): the next asks the store before allocating (seg_load.c).
-  ** Written under mu: by a load with the segment it installs, and by a
-  ** tag's re-creation or change of stride (seg_tags.c). Read by anyone,
-  ** and under mu where counted with the buffers. */
+  ** Written under mu: by a load with the segment it installs (a load
+  ** dropped as its generation changed sets past only), and by a tag's
+  ** re-creation or change of stride (seg_tags.c). Read by anyone, and
+  ** under mu where counted with the buffers. */
   _Atomic int64_t bound;
   _Atomic int64_t stride, residue; /* as the last load read them */
   _Atomic int64_t row_end; /* the row's max_id after the last load, uncut */

@@ -212,6 +212,7 @@ static int hold_alloc(frond_store *st, const char *op) {
 
 static void test_left_while_loading(void **state) {
   int64_t k = 3, max = 3 * 40, id, left, end, moved, t0;
+  unsigned busy;
   /* Preload only once a segment is used up: the load is the test's. */
   frond_seg *s = strided_at("left", 30, 1, k, 0, max, 100);
   frond_error e = {0, ""};
@@ -238,9 +239,12 @@ static void test_left_while_loading(void **state) {
     frond__sleep_ns(1000000);
     pthread_mutex_lock(&hold_mu);
   }
-  if (hold_state != 2) {
+  if (hold_state != 2) { /* a loader in the hook after all goes on */
+    hold_state = 3;
+    pthread_cond_broadcast(&hold_cv);
     pthread_mutex_unlock(&hold_mu);
     atomic_store(&frond__store_fault, NULL);
+    frond_seg_close(s);
     fail_msg("the loader did not allocate in %lld s", WAIT / 1000000000);
   }
   pthread_mutex_unlock(&hold_mu);
@@ -253,17 +257,22 @@ static void test_left_while_loading(void **state) {
   /* Its store calls end as it counts itself out of the busy loaders; the
   ** old code's record of the row's end came a few instructions after. */
   for (t0 = frond__mono_ns();
-       atomic_load(&s->busy) != 0 && frond__mono_ns() - t0 < WAIT;)
+       (busy = atomic_load(&s->busy)) != 0 && frond__mono_ns() - t0 < WAIT;)
     frond__sleep_ns(100000);
   for (t0 = frond__mono_ns(), moved = end;
        moved == end && frond__mono_ns() - t0 < 1000000000;)
     moved = atomic_load(&t->row_end);
   pthread_mutex_unlock(&t->mu);
   atomic_store(&frond__store_fault, NULL);
-  if (moved != end)
+  if (busy != 0 || moved != end) {
+    frond_seg_close(s);
+    if (busy != 0)
+      fail_msg("the loader's store calls did not end in %lld s",
+               WAIT / 1000000000);
     fail_msg("the row's end moved from %lld to %lld before its segment was "
              "installed",
              (long long)end, (long long)moved);
+  }
   for (id += k; id <= max; id += k) {
     int64_t got;
     assert_int_equal(frond_seg_next(s, "left", 4, &got, &e), 0);
