@@ -304,6 +304,12 @@ void frond__coord_test_crash(frond_coord *c);
 int frond__coord_fence_round(frond_coord *c, int force, frond_error *err);
 /* The code the watchdog applies to the generator now (0: may issue). */
 int frond__coord_blocking(frond_coord *c);
+/* One look of the watchdog (also synchronously, in tests): the generator
+** blocked or resumed as frond__coord_blocking says. */
+void frond__coord_apply(frond_coord *c);
+/* Test hook: called by each look between reading what blocks and
+** applying it. */
+extern void (*_Atomic frond__coord_apply_hook)(frond_coord *c);
 /* The generator's `want` hook: wake the fencer. */
 void frond__coord_want(void *ctx);
 /* Wake the watchdog: something it reads changed (the claim lost, a fence

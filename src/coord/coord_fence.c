@@ -366,24 +366,37 @@ int frond__coord_blocking(frond_coord *c) {
   return 0;
 }
 
-static void apply(frond_coord *c) {
-  int code = frond__coord_blocking(c);
-  if (code == atomic_load(&c->applied))
-    return;
-  if (code)
-    frond__gen_block(c->gen, code);
-  else
-    frond__gen_resume(c->gen, atomic_load(&c->resume_after_ms),
-                      atomic_load(&c->durable_ms));
-  atomic_store(&c->applied, code);
-  if (code == FROND_ECLOSED)
-    return;
-  if (code)
-    frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": issuing stopped (%s)",
-              c->node, frond_err_name(code));
-  else
-    frond_log(FROND_LOG_INFO, "node ID %" PRIu64 " held: issuing again",
-              c->node);
+void (*_Atomic frond__coord_apply_hook)(frond_coord *c);
+
+/* Block or resume the generator as frond__coord_blocking says, then look
+** again, until what was applied is what is read. A fence written while
+** this looked (the validity renewed as it ran out) may have read
+** `applied` before this stored it, and so not poked: after one look the
+** generator would stay blocked under a valid claim until the watchdog's
+** nap ended (up to WATCHDOG_MAX_NS). Either the writer reads the new
+** `applied` and pokes, or the second look reads its validity: both
+** sides store, then load (seq_cst). */
+void frond__coord_apply(frond_coord *c) {
+  void (*hook)(frond_coord *);
+  int code;
+  while ((code = frond__coord_blocking(c)) != atomic_load(&c->applied)) {
+    if ((hook = atomic_load(&frond__coord_apply_hook)) != NULL)
+      hook(c);
+    if (code)
+      frond__gen_block(c->gen, code);
+    else
+      frond__gen_resume(c->gen, atomic_load(&c->resume_after_ms),
+                        atomic_load(&c->durable_ms));
+    atomic_store(&c->applied, code);
+    if (code == FROND_ECLOSED)
+      return;
+    if (code)
+      frond_log(FROND_LOG_ERROR, "node ID %" PRIu64 ": issuing stopped (%s)",
+                c->node, frond_err_name(code));
+    else
+      frond_log(FROND_LOG_INFO, "node ID %" PRIu64 " held: issuing again",
+                c->node);
+  }
 }
 
 /* Until the next moment frond__coord_blocking can change by itself: the
@@ -411,7 +424,7 @@ static void *watchdog_main(void *arg) {
   ** while it looks is not slept through. */
   do {
     seen = atomic_load(&c->pokes);
-    apply(c);
+    frond__coord_apply(c);
   } while (!nap(c, watchdog_wait_ns(c), 0, &seen));
   return NULL;
 }
@@ -422,7 +435,7 @@ int frond__coord_attach_gen(frond_coord *c, frond_gen *g, frond_error *err) {
   if (c->threads)
     return frond__fail(err, FROND_EINVAL, "already attached");
   c->gen = g;
-  apply(c); /* a start from the cache is blocked before anyone asks */
+  frond__coord_apply(c); /* a start from the cache: blocked at once */
   if (pthread_create(&c->watchdog, NULL, watchdog_main, c) != 0)
     return frond__fail(err, FROND_ENOMEM, "cannot start the watchdog");
   if (pthread_create(&c->fencer, NULL, fencer_main, c) != 0) {

@@ -4,7 +4,8 @@
 ** driver and a fake clock: the first fence durable before the generator
 ** exists, a partition that stops issuing at the fence, a write whose
 ** answer is lost, a regained node ID resuming above another holder (also
-** when the watchdog never saw the loss), the start slack and the layout
+** when the watchdog never saw the loss), a validity renewed as it ran
+** out, the start slack and the layout
 ** floor at start and at a regain, a close whose final fence fails for a
 ** moment.
 */
@@ -530,6 +531,52 @@ static void test_regain_before_watchdog(void **state) {
   frond_coord_close(b, NULL);
 }
 
+/* A claim's validity runs out as its renewal lands. The watchdog reads
+** the old validity and blocks the generator; the fencer's write, between
+** the two, read `applied` before the watchdog stored it, and so did not
+** wake it. The look ends with the generator issuing again (the writer's
+** validity read on a second look): with one look it stayed blocked under
+** a valid claim until the watchdog's next wake, up to a second, every call
+** refused with NODE_ID_LOST. The threads are stopped; the test is the
+** watchdog and, in the hook, the fencer. */
+static frond_coord *renewing;
+
+static void renew_in_the_look(frond_coord *c) {
+  if (c != renewing)
+    return;
+  renewing = NULL; /* once */
+  atomic_store(&c->validity_ms, 60000);
+  assert_int_equal(frond__coord_fence_round(c, 1, NULL), 0);
+}
+
+static void test_renewed_as_it_ran_out(void **state) {
+  fake_clock clk;
+  frond_gen_options go = small_opts();
+  frond_coord *c;
+  frond_gen *g;
+  int64_t id = 0, until;
+  (void)state;
+  fake_reset();
+  fake_clock_set(&clk, INT64_C(1800000000000));
+  c = fake_open(&clk, NULL);
+  assert_int_equal(create(c, SMALL, &go, &g, NULL), 0);
+  frond__coord_stop_threads(c);
+  atomic_store(&c->validity_ms, 1);
+  assert_int_equal(frond__coord_fence_round(c, 1, NULL), 0);
+  until = atomic_load(&c->valid_until_ns);
+  while (frond__mono_ns() <= until) /* the validity runs out */
+    frond__sleep_ns(1000000);
+  assert_int_equal(frond__coord_blocking(c), FROND_ENODE_ID_LOST);
+  renewing = c;
+  atomic_store(&frond__coord_apply_hook, renew_in_the_look);
+  frond__coord_apply(c);
+  atomic_store(&frond__coord_apply_hook, NULL);
+  assert_null(renewing); /* the fencer's write ran in the look */
+  assert_int_equal(frond__coord_blocking(c), 0);
+  assert_int_equal(frond_gen_next(g, &id, NULL), 0);
+  frond_coord_close(c, NULL);
+}
+
 /* A stored fence ahead of the clock: within the slack (max_ahead + window
 ** + max_wait) the node starts; beyond it, CLOCK_BEHIND naming both. */
 static void test_start_slack(void **state) {
@@ -671,6 +718,7 @@ int main(void) {
       cmocka_unit_test(test_report_after_clock_step_back),
       cmocka_unit_test(test_regain_resumes_above_other),
       cmocka_unit_test(test_regain_before_watchdog),
+      cmocka_unit_test(test_renewed_as_it_ran_out),
       cmocka_unit_test(test_start_slack),
       cmocka_unit_test(test_layout_floor_start),
       cmocka_unit_test(test_layout_floor_regain),
