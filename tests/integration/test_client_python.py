@@ -540,6 +540,82 @@ def test_bad_range_answers():
         f.close()
 
 
+class Stop(BaseException):
+    """Not an Exception: what stops a thread (gevent's GreenletExit)."""
+
+
+def test_load_ends_whatever_fails():
+    """A range load that cannot start (no thread to be had) or that
+    stops on a BaseException ends all the same: the call waiting for it
+    fails with UNAVAILABLE at once, and the next call loads again. A load
+    left marked as on its way would stop every later load: each call
+    would wait for its deadline and fail with TIMEOUT."""
+    from frond import _segment
+    f = FakeServer(FakeStore())
+    real = _segment.threading.Thread
+    hook = threading.excepthook
+    fails = []
+
+    class NoThread(real):
+        def start(self):
+            if fails and fails.pop() == "start":
+                raise RuntimeError("can't start new thread")
+            super().start()
+
+    try:
+        # Each wait of a call bounded near 30 s: the old code's TIMEOUT
+        # would take that long, the fixed code none of it.
+        c = frond.Client([f.url], retries=0, timeout=29.0, backoff_max=0.0,
+                         min_range=10, max_range=10)
+        t = c.tag("t")
+        _segment.threading.Thread = NoThread
+        fails.append("start")
+        t0 = time.monotonic()
+        e = expect_error("UNAVAILABLE", t.next)
+        check("could not start" in e.message and "t:" in e.message,
+              e.message)
+        check(time.monotonic() - t0 < 20, "the failure took %.1f s"
+              % (time.monotonic() - t0))
+        ids = [t.next() for _ in range(25)]
+        check(ids == list(range(ids[0], ids[0] + 25)), "after it: %r"
+              % ids[:5])
+        # A preload that cannot start: its call's ID is handed out all
+        # the same, and a later call loads again.
+        fails.append("start")
+        more = [t.next() for _ in range(40)]
+        check(not fails, "no load was started")
+        increasing(ids + more, "IDs after a preload that could not start")
+        # A BaseException in a load (on a tag not loaded yet): its thread
+        # stops with it (threading.excepthook is told), the call waiting
+        # gets UNAVAILABLE, the next call loads again.
+        _segment.threading.Thread = real
+        lease = c._lease_range
+        seen = []
+
+        def stopping(name, size):
+            if not seen:
+                seen.append(1)
+                raise Stop("stopped")
+            return lease(name, size)
+
+        c._lease_range = stopping
+        threading.excepthook = lambda a: seen.append(a.exc_type)
+        u = c.tag("u")
+        t0 = time.monotonic()
+        e = expect_error("UNAVAILABLE", u.next)
+        check("stopped" in e.message and "u:" in e.message, e.message)
+        check(time.monotonic() - t0 < 20, "the failure took %.1f s"
+              % (time.monotonic() - t0))
+        wait_for(lambda: Stop in seen, 10, "the Stop passed on to its "
+                 "thread")
+        check(u.next() > 0, "a load after the stop")
+        c.close()
+    finally:
+        _segment.threading.Thread = real
+        threading.excepthook = hook
+        f.close()
+
+
 def test_store_identity():
     """store_id: servers of one store answer from their own buffers, so
     ranges from two of them are unique but not in order: after a
@@ -676,5 +752,6 @@ if __name__ == "__main__":
              test_processes, test_server_restarted,
              test_server_killed_failover, test_validity_and_adaptive_size,
              test_server_max_range, test_size_not_grown_by_failures,
-             test_bad_range_answers, test_store_identity,
+             test_bad_range_answers, test_load_ends_whatever_fails,
+             test_store_identity,
              test_page_program, test_pip_install])

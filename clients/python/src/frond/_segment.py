@@ -144,6 +144,8 @@ class Segment:
             if not self._loading:
                 self._start_load()
             seq = self._load_seq
+            if not self._loading:
+                continue  # it could not start: its error, above
             if deadline is None:
                 # Every attempt and backoff of one range call, and some.
                 deadline = time.monotonic() + (c.timeout + c.backoff_max) \
@@ -233,13 +235,25 @@ class Segment:
             return
         self._loading = True
         self._load_seq += 1
-        t = threading.Thread(target=self._load,
-                             args=(self._next_size(), self._load_seq),
-                             name="frond-range-" + self.name, daemon=True)
-        t.start()
+        try:
+            t = threading.Thread(target=self._load,
+                                 args=(self._next_size(), self._load_seq),
+                                 name="frond-range-" + self.name,
+                                 daemon=True)
+            t.start()
+        except BaseException as e:
+            # No thread, no load (threads used up, the interpreter
+            # stopping). A load left marked as on its way would stop every
+            # later one: it ends here, the calls waiting for it fail with
+            # UNAVAILABLE, and the next call at the bound tries again.
+            self._end_load(self._load_seq, None, FrondError(
+                "UNAVAILABLE", "%s: a range load could not start: %s: %s"
+                % (self.name, type(e).__name__, e)))
+            if not isinstance(e, Exception):
+                raise
 
     def _load(self, size, seq):
-        err = rng = None
+        err = rng = escaped = None
         try:
             rng = self._lease(size)
         except FrondError as e:
@@ -247,26 +261,37 @@ class Segment:
         except Exception as e:  # a bug must not leave waiters hanging
             err = FrondError("BAD_RESPONSE", "%s: %s" % (type(e).__name__,
                                                          e))
+        except BaseException as e:  # nor a thread stopped under it
+            err = FrondError("UNAVAILABLE", "%s: the range load stopped: "
+                             "%s: %s" % (self.name, type(e).__name__, e))
+            escaped = e
         with self._lock:
-            self._loading = False
-            self._done_seq = seq
-            self._error = err
-            if rng is not None:
-                start, end, i = rng
-                hi = self._hi.get(i)
-                if self._closed:
-                    self._dropped += end - start
-                elif hi is not None and start < hi:
-                    self._error = FrondError(
-                        "BAD_RESPONSE", "range [%d, %d) of %s from %s is "
-                        "below %d, the end of a range it leased before: "
-                        "dropped" % (start, end, self.name,
-                                     self._client._name(i), hi))
-                else:
-                    self._hi[i] = end
-                    self._ranges += 1
-                    self._next = (start, end, time.monotonic())
-            self._cond.notify_all()
+            self._end_load(seq, rng, err)
+        if escaped is not None:
+            raise escaped
+
+    def _end_load(self, seq, rng, err):
+        """Load seq ended with range rng or error err (lock held): the
+        next range installed or the error kept, the waiting calls woken."""
+        self._loading = False
+        self._done_seq = seq
+        self._error = err
+        if rng is not None:
+            start, end, i = rng
+            hi = self._hi.get(i)
+            if self._closed:
+                self._dropped += end - start
+            elif hi is not None and start < hi:
+                self._error = FrondError(
+                    "BAD_RESPONSE", "range [%d, %d) of %s from %s is "
+                    "below %d, the end of a range it leased before: "
+                    "dropped" % (start, end, self.name,
+                                 self._client._name(i), hi))
+            else:
+                self._hi[i] = end
+                self._ranges += 1
+                self._next = (start, end, time.monotonic())
+        self._cond.notify_all()
 
     # ------------------------------------------------------------ rest
 
