@@ -12,6 +12,7 @@ import (
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -332,4 +333,64 @@ func TestFakeFailedLoads(t *testing.T) {
 	if n := len(starts); ends[n-1]-starts[n-1] > 200 {
 		t.Fatalf("the size grew with failed loads: %v %v", starts, ends)
 	}
+}
+
+// stopping is a Transport whose next round trip ends its goroutine
+// (runtime.Goexit, as t.FailNow does) or blocks until released, ignoring
+// the request's context; any other is passed on.
+type stopping struct {
+	next    http.RoundTripper
+	goexit  atomic.Int32
+	block   atomic.Int32
+	release chan struct{}
+}
+
+func (s *stopping) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.goexit.CompareAndSwap(1, 0) {
+		runtime.Goexit()
+	}
+	if s.block.CompareAndSwap(1, 0) {
+		<-s.release
+	}
+	return s.next.RoundTrip(r)
+}
+
+// A fetch whose goroutine stops under it ends all the same: the call
+// waiting for it fails with UNAVAILABLE at once, and the next call
+// fetches again. Before, the fetch stayed in flight and every later call
+// waited on it for ever. A fetch that never ends (a Transport that
+// ignores the context) holds a call no longer than the client's bound.
+func TestFakeFetchStopped(t *testing.T) {
+	f := newFake(t, &memStore{step: 100000}, "")
+	tr := &stopping{next: http.DefaultTransport, release: make(chan struct{})}
+	c := newClient(t, Options{Servers: []string{f.URL}, Retries: -1,
+		Timeout: 200 * time.Millisecond, Transport: tr})
+	tag, _ := c.Tag("orders", &TagOptions{MinRange: 100, MaxRange: 100,
+		Validity: NoExpiry})
+	tr.goexit.Store(1)
+	done := make(chan error, 1)
+	go func() { _, err := tag.Next(); done <- err }()
+	select {
+	case err := <-done:
+		e := wantCode(t, err, CodeUnavailable, 0)
+		if !strings.Contains(e.Message, "stopped") {
+			t.Fatalf("message %q", e.Message)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a call waited 30 s on a fetch that had stopped")
+	}
+	take(t, tag, 150)
+	// Past the preload point of the second range: its fetch blocks.
+	tr.block.Store(1)
+	t0 := time.Now()
+	var err error
+	for i := 0; i < 200 && err == nil; i++ {
+		_, err = tag.Next()
+	}
+	wantCode(t, err, "SEGMENT_UNAVAILABLE", 0)
+	if waited := time.Since(t0); waited > 30*time.Second {
+		t.Fatalf("a call waited %v on a fetch that never ends", waited)
+	}
+	close(tr.release)
+	take(t, tag, 1)
 }

@@ -385,11 +385,27 @@ func (t *Tag) leaseWithin(count int64) (int64, int64, string, error) {
 		"server takes", t.name)
 }
 
-// fetch leases count IDs and offers them as the next range.
+// fetch leases count IDs and offers them as the next range. It ends
+// whatever happens: a fetch stopped under it (runtime.Goexit in a
+// Transport; a panic, which then goes on) still clears inflight and wakes
+// the calls waiting, which fail with UNAVAILABLE, and the next call
+// fetches again. A fetch left in flight would stop every later one.
 func (t *Tag) fetch(count int64, ch chan struct{}) {
-	start, end, srv, err := t.leaseWithin(count)
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	var start, end int64
+	var srv string
+	err := error(newError(CodeUnavailable, "the range fetch of tag %q "+
+		"stopped before it ended", t.name))
+	defer func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.offer(start, end, srv, err, ch)
+	}()
+	start, end, srv, err = t.leaseWithin(count)
+}
+
+// offer ends a fetch (t.mu held): its range as the next one, or its error
+// kept for the calls that waited for it.
+func (t *Tag) offer(start, end int64, srv string, err error, ch chan struct{}) {
 	if err == nil {
 		switch hi, seen := t.hiEnd[srv]; {
 		case t.closed:
@@ -494,9 +510,18 @@ func (t *Tag) slow(v, last, b int64, l *Local, e int64) (int64, error) {
 		t.fetchLocked()
 		ch := t.inflight
 		t.mu.Unlock()
-		<-ch
+		// Never past the deadline: a Transport that ignores the
+		// request's context may keep a fetch from ending.
+		wait := time.NewTimer(time.Until(deadline))
+		done := true
+		select {
+		case <-ch:
+		case <-wait.C:
+			done = false
+		}
+		wait.Stop()
 		t.mu.Lock()
-		if t.next == nil && t.fetchErr != nil {
+		if done && t.next == nil && t.fetchErr != nil {
 			return 0, t.fetchErr
 		}
 	}
