@@ -111,6 +111,10 @@ function positive(v, what) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// The longest delay of AbortSignal.timeout, and of setTimeout (longer:
+// setTimeout fires after 1 ms).
+const TIMEOUT_MAX = 2 ** 32 - 1;
+const TIMER_MAX = 2 ** 31 - 1;
 
 export class Client {
   // servers: base URLs, tried in order; default FROND_SERVERS
@@ -123,6 +127,12 @@ export class Client {
     this.servers = parseServers(servers);
     const o = options;
     this.timeout = positive(o.timeout ?? 2000, "timeout");
+    // AbortSignal.timeout takes whole milliseconds up to 2^32 - 1: any
+    // other value would fail every call, reported as UNAVAILABLE.
+    if (!Number.isInteger(this.timeout) || this.timeout > TIMEOUT_MAX)
+      throw new FrondError("INVAL", "timeout is whole milliseconds, at " +
+        `most ${TIMEOUT_MAX}, not ${this.timeout}` +
+        (this.timeout < 100 ? " (seconds given for milliseconds?)" : ""));
     this.retries = positive(o.retries ?? 3, "retries");
     this.backoff = positive(o.backoff ?? 50, "backoff");
     this.backoffMax = positive(o.backoffMax ?? 1000, "backoffMax");
@@ -398,14 +408,14 @@ export class Segment {
     const deadline = Date.now() + (this.client.timeout +
       this.client.backoffMax) * (this.client.retries + 1) + 1000;
     for (;;) {
-      const v = this.tryNext();
+      const v = this.tryNext(); // a range that came late is still used
       if (v !== null) return v;
       if (this.closed) throw new FrondError("CLOSED", "the client is closed");
-      const err = await this.loading;
-      if (err && this.pos >= this.end && !this.nextRange) throw err;
       if (Date.now() > deadline)
         throw new FrondError("TIMEOUT",
           `no range of ${this.name} within the client's retries`);
+      const err = await this.loading;
+      if (err && this.pos >= this.end && !this.nextRange) throw err;
     }
   }
 
@@ -446,14 +456,23 @@ export class Segment {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.o.validity) {
-      const left = Math.max(0, this.o.validity - (Date.now() - n.fetched));
+      // In steps of at most TIMER_MAX: a longer validity (30 days, or
+      // Infinity) would otherwise retire each range 1 ms after it came.
+      // Always a timer, never at once: the caller takes an ID after this.
+      const until = n.fetched + this.o.validity;
       const end = n.end;
-      this.timer = setTimeout(() => {
-        if (this.end === end && this.pos < this.end) {
+      const expire = () => {
+        const left = until - Date.now();
+        if (left > 0) {
+          this.timer = setTimeout(expire, Math.min(left, TIMER_MAX));
+          this.timer.unref();
+        } else if (this.end === end && this.pos < this.end) {
           this.counts.dropped += this.end - this.pos;
           this.pos = this.end;
         }
-      }, left);
+      };
+      this.timer = setTimeout(expire,
+        Math.min(Math.max(0, until - Date.now()), TIMER_MAX));
       this.timer.unref();
     }
   }

@@ -107,6 +107,9 @@ async function basic(url) {
   check(c.stats().calls - before === 1, "a 404 was retried");
   await expectError("INVAL", () => new Client(["ftp://x"]));
   await expectError("INVAL", () => new Client([url], { timeout: 0 }));
+  const te = await expectError("INVAL",
+                               () => new Client([url], { timeout: 1.5 }));
+  check(te.message.includes("whole milliseconds"), `timeout 1.5: ${te}`);
   await expectError("INVAL", () => c.tag("other", { preload: 1.5 }));
 
   // Strings instead of BigInts.
@@ -130,6 +133,18 @@ async function basic(url) {
         `validity: ${v1} then ${v2}, ${JSON.stringify(vs.stats())}`);
   out.push(v1, v2);
   vc.close();
+  // A validity longer than setTimeout's longest delay (2^31 - 1 ms, which
+  // it replaces by 1 ms): ranges are kept. The 20 ms timer fires after
+  // any 1 ms one set before it.
+  const lc = new Client([url], { validity: 30 * 86400000, minRange: 100 });
+  const ls = lc.tag("orders");
+  const l1 = await ls.next();
+  await new Promise((r) => setTimeout(r, 20));
+  const l2 = await ls.next();
+  check(l2 === l1 + 1n && ls.stats().dropped === 0,
+        `a 30-day validity: ${l1} then ${l2}, ${JSON.stringify(ls.stats())}`);
+  out.push(l1, l2);
+  lc.close();
   // A fast reader doubles the range size up to maxRange.
   const fc = new Client([url], { minRange: 100, maxRange: 1600,
                                  target: 30000 });
@@ -164,6 +179,33 @@ async function basic(url) {
   await expectError("TIMEOUT", () => tc.tag("orders").next());
   for (const s of held) s.destroy();
   silent.close();
+  // A load that ends past the call's deadline with a range (a server
+  // that refuses eight sizes, slowly, then answers): the call takes an
+  // ID of it rather than fail with TIMEOUT.
+  let refusals = 0;
+  const slow = createServer((req, res) => {
+    const count = Number(new URL(req.url, "http://x").searchParams
+      .get("count"));
+    setTimeout(() => {
+      res.setHeader("Content-Type", "application/json");
+      if (refusals++ < 8) {
+        res.statusCode = 400;
+        res.end(JSON.stringify({ error: { code: "COUNT_INVALID",
+                                          message: "too many" } }));
+      } else {
+        res.end(JSON.stringify({ tag: "t", start: "5",
+                                 end: String(5 + count), count }));
+      }
+    }, 300);
+  });
+  const slowPort = await listen(slow);
+  const lateC = new Client([`http://127.0.0.1:${slowPort}`],
+                           { timeout: 1000, retries: 0, backoffMax: 0 });
+  const late = await lateC.tag("t").next(); // deadline 2 s, load 2.7 s
+  check(late === 5n && refusals === 9, `a late range: ${late}, ${refusals}`);
+  lateC.close();
+  slow.close();
+  slow.closeAllConnections();
   // An answer that is not JSON: BAD_RESPONSE.
   const junk = createServer((req, res) => res.end("<html>not frond</html>"));
   const junkPort = await listen(junk);
