@@ -111,9 +111,8 @@ function positive(v, what) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-// The longest delay of AbortSignal.timeout, and of setTimeout (longer:
-// setTimeout fires after 1 ms).
-const TIMEOUT_MAX = 2 ** 32 - 1;
+// The longest delay of setTimeout and AbortSignal.timeout: a longer one
+// fires after 1 ms.
 const TIMER_MAX = 2 ** 31 - 1;
 
 export class Client {
@@ -127,11 +126,12 @@ export class Client {
     this.servers = parseServers(servers);
     const o = options;
     this.timeout = positive(o.timeout ?? 2000, "timeout");
-    // AbortSignal.timeout takes whole milliseconds up to 2^32 - 1: any
-    // other value would fail every call, reported as UNAVAILABLE.
-    if (!Number.isInteger(this.timeout) || this.timeout > TIMEOUT_MAX)
+    // AbortSignal.timeout takes whole milliseconds (any other value fails
+    // every call, reported as UNAVAILABLE), and above 2^31 - 1 aborts
+    // after 1 ms (every call a TIMEOUT).
+    if (!Number.isInteger(this.timeout) || this.timeout > TIMER_MAX)
       throw new FrondError("INVAL", "timeout is whole milliseconds, at " +
-        `most ${TIMEOUT_MAX}, not ${this.timeout}` +
+        `most ${TIMER_MAX}, not ${this.timeout}` +
         (this.timeout < 100 ? " (seconds given for milliseconds?)" : ""));
     this.retries = positive(o.retries ?? 3, "retries");
     this.backoff = positive(o.backoff ?? 50, "backoff");

@@ -180,15 +180,16 @@ async function basic(url) {
   for (const s of held) s.destroy();
   silent.close();
   // A load that ends past the call's deadline with a range (a server
-  // that refuses eight sizes, slowly, then answers): the call takes an
-  // ID of it rather than fail with TIMEOUT.
+  // that refuses fifteen sizes, slowly, then answers): the call takes an
+  // ID of it rather than fail with TIMEOUT. Each answer 300 ms, against
+  // 3 s an attempt.
   let refusals = 0;
   const slow = createServer((req, res) => {
     const count = Number(new URL(req.url, "http://x").searchParams
       .get("count"));
     setTimeout(() => {
       res.setHeader("Content-Type", "application/json");
-      if (refusals++ < 8) {
+      if (refusals++ < 15) {
         res.statusCode = 400;
         res.end(JSON.stringify({ error: { code: "COUNT_INVALID",
                                           message: "too many" } }));
@@ -200,9 +201,11 @@ async function basic(url) {
   });
   const slowPort = await listen(slow);
   const lateC = new Client([`http://127.0.0.1:${slowPort}`],
-                           { timeout: 1000, retries: 0, backoffMax: 0 });
-  const late = await lateC.tag("t").next(); // deadline 2 s, load 2.7 s
-  check(late === 5n && refusals === 9, `a late range: ${late}, ${refusals}`);
+                           { timeout: 3000, retries: 0, backoffMax: 0,
+                             minRange: 100000, maxRange: 100000 });
+  const late = await lateC.tag("t").next(); // deadline 4 s, load 4.8 s
+  check(late === 5n && refusals === 16, `a late range: ${late}, ${refusals}`);
+  await expectError("INVAL", () => new Client([url], { timeout: 2 ** 31 }));
   lateC.close();
   slow.close();
   slow.closeAllConnections();
