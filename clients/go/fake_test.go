@@ -363,6 +363,9 @@ func (s *stopping) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestFakeFetchStopped(t *testing.T) {
 	f := newFake(t, &memStore{step: 100000}, "")
 	tr := &stopping{next: http.DefaultTransport, release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(tr.release) }) }
+	t.Cleanup(release) // a fetch held on failure ends with the test
 	c := newClient(t, Options{Servers: []string{f.URL}, Retries: -1,
 		Timeout: 200 * time.Millisecond, Transport: tr})
 	tag, _ := c.Tag("orders", &TagOptions{MinRange: 100, MaxRange: 100,
@@ -380,7 +383,7 @@ func TestFakeFetchStopped(t *testing.T) {
 		t.Fatal("a call waited 30 s on a fetch that had stopped")
 	}
 	take(t, tag, 150)
-	// Past the preload point of the second range: its fetch blocks.
+	// The next fetch (at the second range's preload point) blocks.
 	tr.block.Store(1)
 	t0 := time.Now()
 	var err error
@@ -391,6 +394,7 @@ func TestFakeFetchStopped(t *testing.T) {
 	if waited := time.Since(t0); waited > 30*time.Second {
 		t.Fatalf("a call waited %v on a fetch that never ends", waited)
 	}
-	close(tr.release)
+	release()
+	settled(t, tag) // the held fetch ends (its attempt timed out)
 	take(t, tag, 1)
 }

@@ -385,6 +385,10 @@ func (t *Tag) leaseWithin(count int64) (int64, int64, string, error) {
 		"server takes", t.name)
 }
 
+// fetchGrace: how long past its deadline a call waits for a fetch that
+// has not ended.
+const fetchGrace = time.Second
+
 // fetch leases count IDs and offers them as the next range. It ends
 // whatever happens: a fetch stopped under it (runtime.Goexit in a
 // Transport; a panic, which then goes on) still clears inflight and wakes
@@ -510,17 +514,22 @@ func (t *Tag) slow(v, last, b int64, l *Local, e int64) (int64, error) {
 		t.fetchLocked()
 		ch := t.inflight
 		t.mu.Unlock()
-		// Never past the deadline: a Transport that ignores the
-		// request's context may keep a fetch from ending.
-		wait := time.NewTimer(time.Until(deadline))
-		done := true
+		// Not much past the deadline: a Transport that ignores the
+		// request's context may keep a fetch from ending. The grace lets
+		// a fetch whose last attempt timed out at the deadline say so.
+		wait := time.NewTimer(time.Until(deadline) + fetchGrace)
 		select {
 		case <-ch:
 		case <-wait.C:
-			done = false
 		}
 		wait.Stop()
 		t.mu.Lock()
+		done := false
+		select {
+		case <-ch:
+			done = true
+		default:
+		}
 		if done && t.next == nil && t.fetchErr != nil {
 			return 0, t.fetchErr
 		}

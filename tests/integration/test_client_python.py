@@ -552,15 +552,23 @@ def test_load_ends_whatever_fails():
     would wait for its deadline and fail with TIMEOUT."""
     from frond import _segment
     f = FakeServer(FakeStore())
-    real = _segment.threading.Thread
     hook = threading.excepthook
     fails = []
+    c = None
 
-    class NoThread(real):
+    class NoThread(threading.Thread):
         def start(self):
             if fails and fails.pop() == "start":
                 raise RuntimeError("can't start new thread")
             super().start()
+
+    class Threads:
+        """The client's threading module, its Thread replaced (the fake
+        server's threads are not)."""
+        Thread = NoThread
+
+        def __getattr__(self, name):
+            return getattr(threading, name)
 
     try:
         # Each wait of a call bounded near 30 s: the old code's TIMEOUT
@@ -568,7 +576,7 @@ def test_load_ends_whatever_fails():
         c = frond.Client([f.url], retries=0, timeout=29.0, backoff_max=0.0,
                          min_range=10, max_range=10)
         t = c.tag("t")
-        _segment.threading.Thread = NoThread
+        _segment.threading = Threads()
         fails.append("start")
         t0 = time.monotonic()
         e = expect_error("UNAVAILABLE", t.next)
@@ -588,7 +596,7 @@ def test_load_ends_whatever_fails():
         # A BaseException in a load (on a tag not loaded yet): its thread
         # stops with it (threading.excepthook is told), the call waiting
         # gets UNAVAILABLE, the next call loads again.
-        _segment.threading.Thread = real
+        _segment.threading = threading
         lease = c._lease_range
         seen = []
 
@@ -609,10 +617,11 @@ def test_load_ends_whatever_fails():
         wait_for(lambda: Stop in seen, 10, "the Stop passed on to its "
                  "thread")
         check(u.next() > 0, "a load after the stop")
-        c.close()
     finally:
-        _segment.threading.Thread = real
+        _segment.threading = threading
         threading.excepthook = hook
+        if c is not None:
+            c.close()
         f.close()
 
 

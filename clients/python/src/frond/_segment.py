@@ -272,7 +272,14 @@ class Segment:
 
     def _end_load(self, seq, rng, err):
         """Load seq ended with range rng or error err (lock held): the
-        next range installed or the error kept, the waiting calls woken."""
+        next range installed or the error kept, the waiting calls woken.
+        A load ended already, with another started since (a start that
+        raised after its thread ran), only has its range counted as
+        dropped."""
+        if seq != self._load_seq:
+            if rng is not None:
+                self._dropped += rng[1] - rng[0]
+            return
         self._loading = False
         self._done_seq = seq
         self._error = err
