@@ -231,7 +231,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                  uint64_t gen, int range) {
   frond_error e = {0, ""};
   int64_t max_id = 0, row_step = 0, used, start, backoff_ms, bound;
-  int64_t first = 0, count = 0, k, res_end = 0, row_end;
+  int64_t first = 0, count = 0, k, res_end = 0;
   frond_tag_seq q = {0, 1, 0, 0};
   seg_claim c;
   unsigned busy;
@@ -300,7 +300,6 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
   ** said used up). */
   read = rc == 0 || rc == FROND_ESEGMENT_EXHAUSTED;
   past = rc != 0 || (bound > 0 && max_id > bound);
-  row_end = rc == 0 ? max_id : -1;
   /* Cut the range at the bound: [start, min(max_id, bound + 1)), and of
   ** it install only the numbers of the residue: first, first + k, ...,
   ** count of them. Nothing above the bound and nothing of another residue
@@ -361,8 +360,8 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
     atomic_store(&t->bound, bound);
     atomic_store(&t->stride, k);
     atomic_store(&t->residue, k > 1 ? q.offset : 0);
-    if (row_end >= 0)
-      atomic_store(&t->row_end, row_end);
+    if (res_end > 0) /* an allocation: the row moved */
+      atomic_store(&t->row_end, res_end);
     atomic_store(&t->bound_read, 1);
   }
   if (ordered) {
