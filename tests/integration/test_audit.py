@@ -37,11 +37,13 @@ def wait_for(cond, timeout, what):
 
 
 def lines(*paths):
+    """The records of the logs: their whole lines. A line the server is
+    still writing (no newline yet) is not a record yet."""
     out = []
     for p in paths:
         if os.path.exists(p):
             with open(p) as f:
-                out += [json.loads(x) for x in f.read().splitlines()]
+                out += [json.loads(x) for x in f.read().split("\n")[:-1]]
     return out
 
 
