@@ -398,3 +398,64 @@ func TestFakeFetchStopped(t *testing.T) {
 	settled(t, tag) // the held fetch ends (its attempt timed out)
 	take(t, tag, 1)
 }
+
+// A call that waited for a fetch and finds, once it holds the lock
+// again, that another call installed the fetched range and that a later
+// fetch (the preload) failed, takes an ID of that range: it still has
+// IDs. Before, the call returned the later fetch's error.
+func TestFakeWaitedRangeInstalled(t *testing.T) {
+	c := newClient(t, Options{Servers: []string{"http://127.0.0.1:9"}})
+	tag, _ := c.Tag("orders", &TagOptions{MinRange: 10, MaxRange: 10,
+		Validity: NoExpiry})
+	var fetches atomic.Int32
+	woke, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(resume) }) }
+	t.Cleanup(release) // a call held on failure ends with the test
+	var held atomic.Bool
+	tag.mu.Lock()
+	tag.lease = func(count int64) (int64, int64, string, error) {
+		if fetches.Add(1) == 1 {
+			return 1, 11, "a", nil // [1, 10], its preload point 9
+		}
+		return 0, 0, "", newError(CodeUnavailable, "the preload fails")
+	}
+	tag.waited = func() {
+		if held.CompareAndSwap(false, true) { // the first wait only
+			close(woke)
+			<-resume
+		}
+	}
+	tag.mu.Unlock()
+	type result struct {
+		v   int64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { v, err := tag.Next(); done <- result{v, err} }()
+	select {
+	case <-woke:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first call did not wait for a fetch within 30 s")
+	}
+	// Meanwhile another call installs the range and takes it up to its
+	// preload point: IDs 1 to 9, and the preload fails.
+	ids := take(t, tag, 9)
+	if ids[0] != 1 || ids[8] != 9 {
+		t.Fatalf("IDs %v, want 1 to 9", ids)
+	}
+	settled(t, tag)
+	if n := fetches.Load(); n != 2 {
+		t.Fatalf("%d fetches, want 2: the test tests nothing", n)
+	}
+	release()
+	select {
+	case r := <-done:
+		if r.err != nil || r.v != 10 {
+			t.Fatalf("the call that waited got %d, %v; want 10, the ID its "+
+				"range still had", r.v, r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call that waited did not return within 30 s")
+	}
+}

@@ -121,6 +121,9 @@ type Tag struct {
 	lease func(count int64) (start, end int64, srv string, err error)
 	// switching, if a test sets it, runs between a switch's stores.
 	switching func()
+	// waited, if a test sets it, runs when a call that waited for a fetch
+	// stops waiting, before it takes mu again.
+	waited func()
 
 	calls, ranges, leased, dropped atomic.Int64
 }
@@ -513,6 +516,7 @@ func (t *Tag) slow(v, last, b int64, l *Local, e int64) (int64, error) {
 		}
 		t.fetchLocked()
 		ch := t.inflight
+		installs := t.installs
 		t.mu.Unlock()
 		// Not much past the deadline: a Transport that ignores the
 		// request's context may keep a fetch from ending. The grace lets
@@ -523,12 +527,21 @@ func (t *Tag) slow(v, last, b int64, l *Local, e int64) (int64, error) {
 		case <-wait.C:
 		}
 		wait.Stop()
+		if t.waited != nil {
+			t.waited()
+		}
 		t.mu.Lock()
 		done := false
 		select {
 		case <-ch:
 			done = true
 		default:
+		}
+		if t.installs != installs {
+			// Another call installed a range meanwhile (the fetch's, or
+			// one after it): look at the current range again. fetchErr
+			// may be a later fetch's, a preload's, with IDs still there.
+			continue
 		}
 		if done && t.next == nil && t.fetchErr != nil {
 			return 0, t.fetchErr
