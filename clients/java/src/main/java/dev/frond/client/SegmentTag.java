@@ -138,6 +138,7 @@ public final class SegmentTag extends TagPad2 {
     /** Leases count IDs, or throws; a test sets its own before use. */
     LongFunction<Leased> leaser = this::lease;
     Runnable switching; // if a test sets it, runs between a switch's stores
+    Runnable waited; // if a test sets it, runs when a call stops waiting for a fetch
 
     final AtomicLong calls = new AtomicLong(), ranges = new AtomicLong(),
         leased = new AtomicLong(), dropped = new AtomicLong();
@@ -506,6 +507,7 @@ public final class SegmentTag extends TagPad2 {
                     throw new FrondException("SEGMENT_UNAVAILABLE", "no fresh range of tag \""
                         + name + "\" within " + c.boundMillis() + " ms");
                 fetchLocked();
+                long seen = installs;
                 try { // fetch() notifies when it ends
                     lock.wait(Math.max(1, (deadline - System.nanoTime()) / 1_000_000L));
                 } catch (InterruptedException ie) {
@@ -513,11 +515,21 @@ public final class SegmentTag extends TagPad2 {
                     throw new FrondException(FrondException.TIMEOUT,
                         "interrupted while waiting for a range", 0, null, ie);
                 }
+                if (waited != null)
+                    waited.run();
+                // Another call installed a range meanwhile (the fetch's, or
+                // one after it): look at the current range again. fetchErr
+                // may be a later fetch's (a preload's), with IDs still there.
+                if (installs != seen)
+                    continue;
                 if (!inflight && nextLease == null && fetchErr != null)
                     throw fetchErr;
             }
         }
     }
+
+    /** The lock of the tag's state; for FakeTest. */
+    Object lockForTest() { return lock; }
 
     /** The bound as next() loads it; for SwitchTest. */
     long boundForTest() { return (long) BOUND.getAcquire(this) - Long.MIN_VALUE; }

@@ -502,6 +502,7 @@ public final class ClientTest {
             {"fakeMaxRange", (Body) FakeTest::maxRange},
             {"fakeFailedLoads", (Body) FakeTest::failedLoads},
             {"fakeErrorInFetch", (Body) FakeTest::errorInFetch},
+            {"fakeWaitedRangeInstalled", (Body) FakeTest::waitedRangeInstalled},
         };
         int failed = 0;
         for (Object[] t : tests) {

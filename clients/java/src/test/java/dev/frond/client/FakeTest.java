@@ -16,7 +16,10 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongFunction;
 
@@ -297,6 +300,73 @@ final class FakeTest {
                 long last = f.sizes.get(f.sizes.size() - 1);
                 check(last <= 200, "the size grew with failed loads: " + f.sizes);
             }
+        }
+    }
+
+    /** A call that waited for a fetch and finds, once it holds the lock
+     *  again, that another call installed the fetched range and that a
+     *  later fetch (the preload) failed, takes an ID of that range: it
+     *  still has IDs. Before, the call threw the later fetch's error. */
+    static void waitedRangeInstalled() throws Exception {
+        try (FrondClient c = FrondClient.builder().servers("http://127.0.0.1:9")
+                 .retries(0).build()) {
+            SegmentTag tag = c.tag("orders", TagOptions.DEFAULTS.withRange(100, 100)
+                .withPreload(0.5).withValidity(Duration.ZERO));
+            Object lock = tag.lockForTest();
+            AtomicInteger fetches = new AtomicInteger();
+            AtomicBoolean held = new AtomicBoolean(), resume = new AtomicBoolean();
+            CountDownLatch woke = new CountDownLatch(1);
+            tag.leaser = count -> {
+                if (fetches.incrementAndGet() == 1)
+                    return new SegmentTag.Leased(1, 101, "a"); // [1, 100], preload at 51
+                throw new FrondException(FrondException.UNAVAILABLE, "the preload fails");
+            };
+            tag.waited = () -> {
+                if (!held.compareAndSet(false, true))
+                    return; // the first wait only
+                woke.countDown();
+                long end = System.nanoTime() + 30_000_000_000L;
+                try { // waiting gives the lock up: the others run meanwhile
+                    while (!resume.get() && System.nanoTime() < end)
+                        lock.wait(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
+            AtomicReference<Object> got = new AtomicReference<>();
+            Thread a = new Thread(() -> {
+                try {
+                    got.set(tag.next());
+                } catch (FrondException e) {
+                    got.set(e);
+                }
+            });
+            a.start();
+            Set<Long> mine = new HashSet<>();
+            try {
+                check(woke.await(30, TimeUnit.SECONDS),
+                    "the first call did not wait for a fetch within 30 s");
+                // Meanwhile this thread installs the range and takes it to
+                // its preload point (its blocks keep some IDs past it), and
+                // the preload fails.
+                for (int i = 0; i < 100; i++) {
+                    mine.add(tag.next());
+                    if (!tag.awaitFetch(0) || fetches.get() > 1)
+                        break; // the preload started
+                }
+                check(tag.awaitFetch(30_000), "the preload did not end within 30 s");
+                check(fetches.get() == 2, fetches.get() + " fetches, want 2: the test tests nothing");
+            } finally {
+                synchronized (lock) {
+                    resume.set(true);
+                    lock.notifyAll();
+                }
+            }
+            a.join(30_000);
+            check(!a.isAlive(), "the call that waited did not return within 30 s");
+            check(got.get() instanceof Long id && id >= 1 && id <= 100 && !mine.contains(id),
+                "the call that waited got " + got.get() + "; want an ID of [1, 100] this "
+                + "thread did not get: the range had " + (100 - mine.size()) + " more");
         }
     }
 }
