@@ -528,11 +528,13 @@ export class Segment {
           return null;
         }
         const hi = this.hi.get(at);
-        if (hi !== undefined && start < hi)
+        if (hi !== undefined && start < hi) {
+          this.counts.dropped += end - start;
           return new FrondError("BAD_RESPONSE",
             `range [${start}, ${end}) of ${this.name} from ` +
             `${this.client.servers[at]} is below ${hi}, the end of a range ` +
             "it leased before: dropped");
+        }
         this.hi.set(at, end);
         this.counts.ranges++;
         this.nextRange = { start, end, fetched: Date.now() };

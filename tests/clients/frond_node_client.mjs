@@ -9,8 +9,9 @@
 //   node frond_node_client.mjs CLIENT_DIR ranges URL
 //
 // basic: IDs (of "orders" and snowflake), formats, decoding, errors with their codes, bad input,
-// timeouts, BAD_RESPONSE, concurrency on the event loop, validity, the
-// adaptive range size, strings. count: N IDs of "orders" and 10 snowflake
+// timeouts, BAD_RESPONSE, a refused range's IDs counted as dropped,
+// concurrency on the event loop, validity, the adaptive range size,
+// strings. count: N IDs of "orders" and 10 snowflake
 // IDs. load: IDs of "orders" (and a snowflake ID every 100), at most
 // RATE a second (0: as fast as it goes), in ranges of MIN_RANGE, until stdin
 // says "stop", printing "ranges R failovers F" as ranges arrive, so that
@@ -217,6 +218,40 @@ async function basic(url) {
   await expectError("BAD_RESPONSE", () => jc.tag("orders").next());
   junk.close();
   junk.closeAllConnections();
+  // A range below one the same server leased before (every answer here
+  // is [1001, 1011)): refused with BAD_RESPONSE, its IDs counted as
+  // dropped, as the Go and Java clients count them.
+  let answers = 0;
+  const below = createServer((req, res) => {
+    answers++;
+    res.setHeader("Content-Type", "application/json");
+    res.end(JSON.stringify({ tag: "t", start: "1001", end: "1011",
+                             count: 10 }));
+  });
+  const belowPort = await listen(below);
+  const bc = new Client([`http://127.0.0.1:${belowPort}`],
+                        { retries: 0, minRange: 10, maxRange: 10,
+                          validity: 0 });
+  const bs = bc.tag("t");
+  const bids = [];
+  for (let i = 0; i < 10; i++) bids.push(bs.tryNext() ?? await bs.next());
+  check(bids.join() === Array.from({ length: 10 },
+    (_, i) => String(1001 + i)).join(), `a range's IDs: ${bids}`);
+  // The preload (at 1009) was refused; the call's load, if the preload
+  // had ended, too: the call fails with one's error.
+  for (let k = 0; k < 2; k++) {
+    const be = await expectError("BAD_RESPONSE", () => bs.next());
+    check(be.message.includes("below 1011"), `refused: ${be.message}`);
+  }
+  const bst = bs.stats();
+  check(answers >= 3, `${answers} answers: the test tests nothing`);
+  check(bst.ranges === 1 && bst.issued === 10 && bst.buffered === 0 &&
+        bst.dropped === 10 * (answers - 1),
+        `stats ${JSON.stringify(bst)} after ${answers} answers: the ` +
+        `${answers - 1} refused ranges' IDs not all dropped`);
+  bc.close();
+  below.close();
+  below.closeAllConnections();
   return { ids: out.map(String), errors: [] };
 }
 

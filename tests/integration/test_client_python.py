@@ -6,8 +6,9 @@ test_client_python.py -- the Python client (clients/python) against real
 formats and decoding, typed errors with their codes, bad input, timeouts,
 uniqueness across threads, asyncio tasks and processes, a server
 restarted under load, a server killed under load (the client carries on
-from its buffer and the other server), ranges dropped when too old, the
-range size adapting to the rate, the page's program run as written, and
+from its buffer and the other server), ranges dropped when too old or
+refused (below one the same server leased before), the range size
+adapting to the rate, the page's program run as written, and
 the package installed the usual way (pip, no network).
 
 The client is imported from the source tree (clients/python/src); the
@@ -540,6 +541,37 @@ def test_bad_range_answers():
         f.close()
 
 
+def test_refused_range_dropped():
+    """A range below one the same server leased before is refused with
+    BAD_RESPONSE and its IDs are counted as dropped, as the Go and Java
+    clients count them. Before, they were counted nowhere."""
+    f = FakeServer(FakeStore())
+    f.bad = ('"1001"', '"1011"')  # every answer [1001, 1011)
+    try:
+        c = frond.Client([f.url], retries=0, min_range=10, max_range=10,
+                         validity=0)
+        seg = c.tag("t")
+        ids = [seg.next() for _ in range(10)]
+        check(ids == list(range(1001, 1011)), "IDs %r" % ids)
+        # The preload (at 1009) was refused; this call's load, if the
+        # preload had ended, too: the call fails with one's error.
+        e = expect_error("BAD_RESPONSE", seg.next)
+        check("below 1011" in e.message, e.message)
+        e = expect_error("BAD_RESPONSE", seg.next)
+        check("below 1011" in e.message, e.message)
+        st = seg.stats()
+        check(f.ranges >= 3, "%d answers: the test tests nothing"
+              % f.ranges)
+        check(st["ranges"] == 1 and st["issued"] == 10 and
+              st["buffered"] == 0, "stats %r" % st)
+        check(st["dropped"] == 10 * (f.ranges - 1), "stats %r after %d "
+              "answers: the %d refused ranges' IDs not all dropped"
+              % (st, f.ranges, f.ranges - 1))
+        c.close()
+    finally:
+        f.close()
+
+
 class Stop(BaseException):
     """Not an Exception: what stops a thread (gevent's GreenletExit)."""
 
@@ -761,6 +793,6 @@ if __name__ == "__main__":
              test_processes, test_server_restarted,
              test_server_killed_failover, test_validity_and_adaptive_size,
              test_server_max_range, test_size_not_grown_by_failures,
-             test_bad_range_answers, test_load_ends_whatever_fails,
-             test_store_identity,
+             test_bad_range_answers, test_refused_range_dropped,
+             test_load_ends_whatever_fails, test_store_identity,
              test_page_program, test_pip_install])

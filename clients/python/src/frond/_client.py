@@ -372,7 +372,8 @@ class Client:
     def stats(self):
         """Calls made to the servers (attempts, retries included),
         failovers and retries, and per tag: ranges leased, IDs handed
-        out, IDs dropped (expired or closed)."""
+        out, IDs dropped (expired, closed, or refused: a range below one
+        the same server leased before)."""
         with self._lock:
             out = dict(self._stats)
             tags = list(self._tags.items())

@@ -289,6 +289,7 @@ class Segment:
             if self._closed:
                 self._dropped += end - start
             elif hi is not None and start < hi:
+                self._dropped += end - start
                 self._error = FrondError(
                     "BAD_RESPONSE", "range [%d, %d) of %s from %s is "
                     "below %d, the end of a range it leased before: "
@@ -320,8 +321,9 @@ class Segment:
         self._timer = None
 
     def stats(self):
-        """ranges leased, IDs issued, IDs dropped (expired, closed), the
-        size the next range will have, IDs left in the buffers."""
+        """ranges leased, IDs issued, IDs dropped (expired, closed,
+        refused), the size the next range will have, IDs left in the
+        buffers."""
         with self._lock:
             left = self._end - self._pos
             if self._next is not None:
