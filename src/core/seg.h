@@ -375,6 +375,9 @@ void frond__seg_name_remove(frond_seg *s, seg_name *nm);
 uint64_t frond__seg_sample_visits(frond_seg *s);
 /* Read the whole tag list; add new names, remove those that are gone. */
 int frond__seg_refresh(frond_seg *s, frond_error *err);
+/* Test hook: called by a refresh between its read of a tag's stride and
+** its comparison under the tag's lock. */
+extern void (*_Atomic frond__seg_restrided_hook)(seg_tag *t);
 int frond__seg_table_init(frond_seg *s);
 void frond__seg_table_free(frond_seg *s);
 /* The step of t's next load (0: the row's). Expects t->mu held. */

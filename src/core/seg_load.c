@@ -287,7 +287,7 @@ static void load(frond_seg *s, frond_store **st, seg_tag *t, int64_t step,
                      "row gives an invalid range (max_id %lld, step %lld)",
                      (long long)max_id, (long long)used);
   /* The stride of the buffers loaded before: a different one now is a
-  ** tag deleted and created again with another (frond__seg_restrided). */
+  ** tag deleted and created again with another (seg_tags.c, restrided). */
   restrided = rc == 0 && atomic_load(&t->bound_read) &&
               (atomic_load(&t->stride) != k ||
                atomic_load(&t->residue) != (k > 1 ? q.offset : 0));

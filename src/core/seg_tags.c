@@ -294,39 +294,52 @@ static void prefetch_page(frond_seg *s, page *p) {
 
 /* A tag in use whose stride (or order) in the store is not the one its
 ** buffers were loaded with was deleted and created again with another
-** between two refreshes (the stride is fixed for a tag's life): its buffers hold the
+** between two refreshes (fixed for a tag's life): its buffers hold the
 ** old tag's numbers, unique (above the floor) but of the old residue,
-** which another system's numbers may be. They are dropped, and the next
-** call loads the new tag's. One read per tag in use, each refresh. */
+** which another system's numbers may be. They are dropped. One read per
+** tag in use, each refresh. It is compared under mu with what the last
+** load recorded, which may be newer; nothing read here is recorded (an
+** older read would undo the load's: ranges refused as strided). The tag
+** is left unknown (no stride, not ordered: the slow path's range checks
+** the entry it takes from) and the next load reads it first. */
+void (*_Atomic frond__seg_restrided_hook)(seg_tag *t);
+
 static void restrided(frond_seg *s) {
   frond_tag_seq q;
   frond_error e = {0, ""};
+  void (*hook)(seg_tag *);
   seg_tag *t;
   int64_t k, r;
-  int rc;
+  int rc, same;
   for (t = atomic_load(&s->hot); t != NULL; t = t->hot_next) {
     if (atomic_load(&t->nm->removed) || !atomic_load(&t->bound_read))
       continue;
     pthread_mutex_lock(&s->store_mu);
     rc = frond__store_seq(s->store, t->nm->name, &q, &e);
     pthread_mutex_unlock(&s->store_mu);
+    if (rc != 0)
+      continue;
+    if ((hook = atomic_load(&frond__seg_restrided_hook)) != NULL)
+      hook(t);
     k = q.increment > 1 ? q.increment : 1;
     r = k > 1 ? q.offset : 0;
-    if (rc != 0 ||
-        (atomic_load(&t->stride) == k && atomic_load(&t->residue) == r &&
-         atomic_load(&t->ordered) == q.ordered))
-      continue;
     pthread_mutex_lock(&t->mu);
-    frond__seg_drop(t);
-    atomic_store(&t->stride, k);
-    atomic_store(&t->residue, r);
-    atomic_store(&t->ordered, q.ordered); /* an ordered tag, or no more */
-    atomic_store(&t->bound_read, 0);
+    same = !atomic_load(&t->bound_read) ||
+           (atomic_load(&t->stride) == k && atomic_load(&t->residue) == r &&
+            atomic_load(&t->ordered) == q.ordered);
+    if (!same) { /* unknown until the next load reads the tag */
+      frond__seg_drop(t);
+      atomic_store(&t->stride, 0);
+      atomic_store(&t->residue, 0);
+      atomic_store(&t->ordered, 0);
+      atomic_store(&t->bound_read, 0);
+    }
     pthread_mutex_unlock(&t->mu);
-    frond_log(FROND_LOG_WARN,
-              "segment: tag \"%s\" was created again with increment %lld, "
-              "offset %lld: the buffers of the old one are dropped",
-              t->nm->name, (long long)k, (long long)r);
+    if (!same)
+      frond_log(FROND_LOG_WARN,
+                "segment: tag \"%s\" was created again with increment %lld, "
+                "offset %lld: the buffers of the old one are dropped",
+                t->nm->name, (long long)k, (long long)r);
   }
 }
 

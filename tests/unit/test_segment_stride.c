@@ -403,6 +403,99 @@ static void test_recreated_strided(void **state) {
   frond_seg_close(s);
 }
 
+/* Delete the tag and create it again with stride k, residue r. */
+static void recreate(const char *tag, int64_t k, int64_t r) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, k, r, 0};
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_delete(st, tag, &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, tag, 1000, 0, "", &q, &e), 0);
+  frond_store_close(st);
+}
+
+/* What the refresh's hook did, told after it returns. */
+static frond_seg *twice_s;
+static int twice_runs, twice_rc;
+static int64_t twice_id;
+
+/* The refresh has read the tag strided; the tag is now created again
+** plain, and a load reads and records it before the refresh compares. */
+static void twice_plain(seg_tag *t) {
+  frond_error e = {0, ""};
+  if (twice_runs++ != 0)
+    return;
+  recreate("twice", 1, 0);
+  pthread_mutex_lock(&t->mu);
+  frond__seg_drop(t); /* the plain tag's load comes next */
+  pthread_mutex_unlock(&t->mu);
+  twice_rc = frond_seg_next(twice_s, "twice", 5, &twice_id, &e);
+}
+
+/* A tag in use, deleted and created again twice while a refresh runs:
+** strided, which the refresh reads, then plain, which a load reads and
+** records before the refresh compares. The refresh's read is the older:
+** put over the load's, the plain tag's ranges were refused as strided
+** (INVAL) and it was counted in the old stride until the next load. */
+static void test_recreated_while_refreshing(void **state) {
+  frond_seg *s = strided("twice", 1000, 1, 1, 0, 0);
+  frond_error e = {0, ""};
+  frond_seg_tag *h;
+  frond_tag_seq q;
+  int64_t id = 0, first = 0, left;
+  (void)state;
+  assert_int_equal(frond_seg_tag_get(s, "twice", 5, &h, &e), 0);
+  assert_int_equal(frond_seg_next(s, "twice", 5, &id, &e), 0);
+  recreate("twice", 3, 2);
+  twice_s = s;
+  twice_runs = 0;
+  twice_rc = -1;
+  atomic_store(&frond__seg_restrided_hook, twice_plain);
+  assert_int_equal(frond_seg_refresh(s, &e), 0);
+  atomic_store(&frond__seg_restrided_hook, NULL);
+  assert_int_equal(twice_runs, 1);
+  assert_int_equal(twice_rc, 0);
+  assert_true(twice_id > id);
+  frond_seg_tag_seq(h, &q, &left);
+  assert_int_equal(q.increment, 1);
+  if (frond_seg_tag_range(h, 10, &first, &e) != 0) {
+    frond_seg_close(s);
+    fail_msg("a range of the plain tag: %s: %s", frond_err_name(e.code),
+             e.message);
+  }
+  assert_true(first > twice_id);
+  assert_int_equal(frond_seg_next(s, "twice", 5, &id, &e), 0);
+  assert_true(id >= first + 10);
+  frond_seg_close(s);
+}
+
+/* A strided tag in use, deleted and created again plain, then seen by a
+** refresh: the plain tag's first call is a range, and it is served (the
+** tag's stride is unknown until a load reads it, not the old one's). */
+static void test_recreated_plain_range_first(void **state) {
+  frond_seg *s = strided("plain", 1000, 1, 3, 2, 0);
+  frond_error e = {0, ""};
+  frond_seg_tag *h;
+  int64_t id = 0, first = 0;
+  int i;
+  (void)state;
+  assert_int_equal(frond_seg_tag_get(s, "plain", 5, &h, &e), 0);
+  assert_int_equal(frond_seg_next(s, "plain", 5, &id, &e), 0);
+  assert_int_equal(id % 3, 2);
+  recreate("plain", 1, 0);
+  for (i = 0; i < 3; i++) { /* the refreshes after it too */
+    assert_int_equal(frond_seg_refresh(s, &e), 0);
+    if (frond_seg_tag_range(h, 10, &first, &e) != 0) {
+      frond_seg_close(s);
+      fail_msg("a range of the plain tag after refresh %d: %s: %s", i + 1,
+               frond_err_name(e.code), e.message);
+    }
+    assert_true(first > id);
+    id = first + 9;
+  }
+  frond_seg_close(s);
+}
+
 /* A start whose first segment passes the end of the bigint range is
 ** refused at create (it would issue nothing, and its first ID could not
 ** be told); the last start that fits is taken. */
@@ -438,6 +531,8 @@ int main(void) {
       cmocka_unit_test(test_threads),
       cmocka_unit_test(test_create_rules),
       cmocka_unit_test(test_recreated_strided),
+      cmocka_unit_test(test_recreated_while_refreshing),
+      cmocka_unit_test(test_recreated_plain_range_first),
       cmocka_unit_test(test_start_at_the_end),
   };
   return frond_run_tests(tests, setup, teardown);
