@@ -213,15 +213,28 @@ static int exhausted(seg_tag *t, int64_t bound, frond_error *err) {
 ** raised (or dropped) past its row: each allocation beyond the bound
 ** moves the row and wastes the numbers, and would run it to the end of
 ** the bigint range under a client that retries. Saving numbers only: the
-** cut after the allocation is what keeps every ID at or below the bound. */
+** cut after the allocation is what keeps every ID at or below the bound.
+** The bound and the row are two reads: a tag deleted and created again
+** between them (its row starts at the old one's floor) gives the old
+** bound and the new row. The bound is read again, and only a bound the
+** same on both sides of the row's read says used up; else the allocation
+** goes ahead, and its cut decides. */
 static int still_exhausted(frond_store *st, seg_tag *t, frond_tag_seq *q,
                            frond_error *err) {
   frond_tag_row row;
+  frond_tag_seq again;
   int rc;
   if ((rc = frond__store_seq(st, t->nm->name, q, err)) != 0 || q->max == 0 ||
-      (rc = frond__store_tag_get(st, t->nm->name, &row, err)) != 0)
+      (rc = frond__store_tag_get(st, t->nm->name, &row, err)) != 0 ||
+      row.max_id <= q->max ||
+      (rc = frond__store_seq(st, t->nm->name, &again, err)) != 0)
     return rc;
-  return row.max_id > q->max ? exhausted(t, q->max, err) : 0;
+  if (again.max != q->max || again.increment != q->increment ||
+      again.offset != q->offset || again.ordered != q->ordered) {
+    *q = again;
+    return 0;
+  }
+  return exhausted(t, q->max, err);
 }
 
 /* Run t's store transaction on the loader's connection and install the

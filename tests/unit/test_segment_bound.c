@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "sqlite_fixture.h"
 
+#include "core/seg.h"
 #include "store/store.h"
 
 #include <stdio.h>
@@ -120,6 +121,88 @@ static void test_max_inside_first_segment(void **state) {
   (void)state;
   singles_to(s, "tiny", 1, 1);
   used_up(s, "tiny", 1);
+  frond_seg_close(s);
+}
+
+/* The tag "again" used up, deleted and created again with a higher max
+** as the loader reads it: after the bound, before the row. The loader
+** retries the used-up tag meanwhile; the tag's counts of loads as this
+** one runs (one load of a tag at a time) tell when it ended. */
+static atomic_int again_runs, again_rc;
+static seg_tag *again_t;
+static uint64_t again_loads, again_failures; /* under again_t->mu, */
+static int again_seen;                       /* once this is set */
+
+static int recreate_at_get(frond_store *unused, const char *op) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  (void)unused;
+  if (strcmp(op, "get") != 0 || atomic_fetch_add(&again_runs, 1) != 0)
+    return 0;
+  pthread_mutex_lock(&again_t->mu); /* a loader holds no tag lock here */
+  again_loads = again_t->loads;
+  again_failures = again_t->failures;
+  again_seen = 1;
+  pthread_mutex_unlock(&again_t->mu);
+  if (frond_store_open(&st, uri, &e) == 0 &&
+      frond_store_tag_delete(st, "again", &e) == 0)
+    atomic_store(&again_rc, create_max(st, "again", 10, 0, "", 2000000, &e));
+  if (atomic_load(&again_rc) != 0)
+    fprintf(stderr, "created again: %s\n", e.message);
+  frond_store_close(st);
+  return 0;
+}
+
+/* A used-up tag asks the store before it allocates: its bound, then its
+** row. Deleted and created again with a higher max between the two
+** reads, the old bound and the new row (at the old one's floor, past the
+** old bound) said SEGMENT_EXHAUSTED of a tag with most of its IDs left. The
+** bound is read again around the row: the load allocates, and the new
+** tag's IDs come. */
+static void test_recreated_as_asked(void **state) {
+  frond_seg *s = bounded("again", 10, 1, 10);
+  frond_error e = {0, ""};
+  frond_seg_tag *h;
+  seg_tag *t;
+  int64_t id = -1, t0;
+  int done = 0, failed = 0, fail = 0;
+  (void)state;
+  singles_to(s, "again", 1, 10);
+  assert_int_equal(frond_seg_next(s, "again", 5, &id, &e),
+                   FROND_ESEGMENT_EXHAUSTED);
+  assert_int_equal(frond_seg_tag_get(s, "again", 5, &h, &e), 0);
+  t = (seg_tag *)h;
+  atomic_store(&again_runs, 0);
+  atomic_store(&again_rc, -1);
+  again_t = t;
+  again_seen = 0;
+  atomic_store(&frond__store_fault, recreate_at_get);
+  pthread_mutex_lock(&t->mu);
+  frond__seg_request_load(s, t);
+  pthread_mutex_unlock(&t->mu);
+  /* The hook runs inside a load, which ends under mu, counted. */
+  for (t0 = frond__mono_ns(); frond__mono_ns() - t0 < 60000000000LL;) {
+    pthread_mutex_lock(&t->mu);
+    done = again_seen &&
+           (t->loads != again_loads || t->failures != again_failures);
+    failed = t->failures != again_failures;
+    fail = t->fail_code;
+    pthread_mutex_unlock(&t->mu);
+    if (done)
+      break;
+    frond__sleep_ns(1000000);
+  }
+  atomic_store(&frond__store_fault, NULL);
+  assert_int_equal(atomic_load(&again_runs), 1);
+  assert_int_equal(atomic_load(&again_rc), 0);
+  assert_true(done);
+  if (failed) {
+    frond_seg_close(s);
+    fail_msg("the load after the tag was created again: %s",
+             frond_err_name(fail));
+  }
+  assert_int_equal(frond_seg_next(s, "again", 5, &id, &e), 0);
+  assert_true(id > 10 && id <= 2000000);
   frond_seg_close(s);
 }
 
@@ -341,6 +424,7 @@ int main(void) {
       cmocka_unit_test(test_max_mid_segment),
       cmocka_unit_test(test_max_on_segment_edge),
       cmocka_unit_test(test_max_inside_first_segment),
+      cmocka_unit_test(test_recreated_as_asked),
       cmocka_unit_test(test_batch_past_max),
       cmocka_unit_test(test_batch_larger_than_left),
       cmocka_unit_test(test_batch_to_max_exactly),
