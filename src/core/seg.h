@@ -106,6 +106,11 @@ struct seg_tag {
   frond_seg *s;                           /* read-only */
   seg_name *nm;                           /* read-only */
   atomic_uint_fast64_t done; /* IDs of segments switched away from */
+  /* Odd while the word moves to the next generation and the segment left
+  ** is counted in done (switch_gen, frond__seg_drop): a count
+  ** (frond__seg_taken) reads the two between two even, equal values of
+  ** it. Written under mu. */
+  atomic_uint_fast64_t moving;
   _Alignas(64) seg_entry cur;
   _Alignas(64) seg_entry e[2];
   pthread_mutex_t mu;
@@ -519,22 +524,24 @@ static inline seg_entry *entry_of(seg_tag *t, uint64_t g) {
   return atomic_load_explicit(&e->gen, memory_order_relaxed) == g ? e : NULL;
 }
 
-/* Serve generation g + 1 from now on; the rest of g's segment is skipped.
+/* Move the word from w's generation g to g + 1, whose segment (if any)
+** is served from now on; the rest of g's segment, of size IDs (0: none),
+** is skipped. The IDs taken of g are counted in done from the offset the
+** move took away, so a fetch-add landing just before it is counted too.
 ** The word moves first, then cur: a hot-path call whose copy of cur and
 ** whose offset disagree on the generation, as they do for a moment here,
 ** goes to the slow path. An entry holds one generation's segment from
 ** its write to its next, and a generation is written once, so a copy of
 ** cur that names generation g holds g's segment, however old the copy.
-** Under mu. */
-static inline void switch_gen(seg_tag *t, uint64_t w) {
-  uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK;
-  uint64_t next = (g + 1) & SEG_GEN_MASK;
-  seg_entry *e = entry_of(t, g);
-  if (e != NULL) {
-    int64_t size = atomic_load_explicit(&e->size, memory_order_relaxed);
-    atomic_fetch_add(&t->done, off < (uint64_t)size ? off : (uint64_t)size);
-  }
-  atomic_store_explicit(&t->word, next << SEG_GEN_SHIFT, memory_order_release);
+** Under mu, with moving odd (a count reading meanwhile waits). */
+static inline void move_word(seg_tag *t, uint64_t w, int64_t size) {
+  uint64_t next = ((w >> SEG_GEN_SHIFT) + 1) & SEG_GEN_MASK, off;
+  seg_entry *e;
+  off = atomic_exchange_explicit(&t->word, next << SEG_GEN_SHIFT,
+                                 memory_order_acq_rel) &
+        SEG_OFF_MASK;
+  atomic_fetch_add(&t->done, off < (uint64_t)size ? off : (uint64_t)size);
+  atomic_fetch_add(&t->moving, 1); /* even again: counts read on */
   if ((e = entry_of(t, next)) != NULL)
     entry_set(&t->cur, next, atomic_load(&e->start),
               e->stride > 1 || atomic_load(&t->ordered) ? 0
@@ -542,6 +549,13 @@ static inline void switch_gen(seg_tag *t, uint64_t w) {
               e->step, atomic_load(&e->preload_at));
   else
     entry_set(&t->cur, SEG_NO_GEN, 0, 0, 0, 0);
+}
+
+/* Serve generation g + 1 from now on (see move_word). Under mu. */
+static inline void switch_gen(seg_tag *t, uint64_t w) {
+  seg_entry *e = entry_of(t, w >> SEG_GEN_SHIFT);
+  atomic_fetch_add(&t->moving, 1);
+  move_word(t, w, e != NULL ? atomic_load(&e->size) : 0);
 }
 
 #endif /* FROND_SEG_H */

@@ -14,6 +14,7 @@
 */
 #include "core/seg.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -716,12 +717,18 @@ int64_t frond__seg_next_step(frond_seg *s, seg_tag *t) {
 }
 
 void frond__seg_drop(seg_tag *t) {
+  uint64_t w = atomic_load(&t->word);
+  seg_entry *e = entry_of(t, w >> SEG_GEN_SHIFT);
+  int64_t size = e != NULL ? atomic_load(&e->size) : 0; /* to count its IDs */
+  /* Odd from before the entries go to after the word moved: a count in
+  ** between would find the word on a generation without its entry. */
+  atomic_fetch_add(&t->moving, 1);
   t->gen++;
   entry_write(&t->e[0], SEG_NO_GEN, 0, 0, 1, 0, 0);
   entry_write(&t->e[1], SEG_NO_GEN, 0, 0, 1, 0, 0);
   t->e[0].res_start = t->e[0].res_end = t->e[1].res_start = 0;
   t->e[1].res_end = t->last_start = t->last_end = 0; /* nothing to give */
-  switch_gen(t, atomic_load(&t->word));
+  move_word(t, w, size);
   t->want = 0;
   t->range_need = 0;
   pthread_cond_broadcast(&t->cv);
@@ -767,15 +774,25 @@ void frond__seg_describe(frond_seg *s, seg_tag *t, frond_tag_info *v) {
 }
 
 uint64_t frond__seg_taken(seg_tag *t) {
+  unsigned spins = 0;
   for (;;) {
-    /* switch_gen adds to done before it moves the word: a reading that
-    ** saw done unchanged around the word is consistent. */
-    uint64_t d = atomic_load(&t->done), w = atomic_load(&t->word);
-    uint64_t g = w >> SEG_GEN_SHIFT, off = w & SEG_OFF_MASK, size = 0;
-    seg_entry *e = &t->e[g & 1];
+    /* done and the word, read between two equal, even values of moving:
+    ** no switch_gen moved the word or counted in done meanwhile. */
+    uint64_t m = atomic_load(&t->moving), d, w, g, off, size = 0;
+    seg_entry *e;
+    if (m & 1) { /* a switch under way, a few instructions long */
+      if (++spins % 64 == 0)
+        sched_yield();
+      continue;
+    }
+    d = atomic_load(&t->done);
+    w = atomic_load(&t->word);
+    g = w >> SEG_GEN_SHIFT;
+    off = w & SEG_OFF_MASK;
+    e = &t->e[g & 1];
     if (atomic_load(&e->gen) == g)
       size = (uint64_t)atomic_load(&e->size);
-    if (atomic_load(&t->done) == d)
+    if (atomic_load(&t->moving) == m)
       return d + (off < size ? off : size);
   }
 }

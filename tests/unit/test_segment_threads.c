@@ -84,14 +84,43 @@ static void test_every_call_one_sequence(void **state) {
   frond_seg_close(s);
 }
 
+/* What a reader without the tag's lock (the rates' sampler) counts of
+** the IDs taken, over and over while the workers run: it never goes
+** down. The old count added a segment to done before the word left it,
+** so a reading between the two counted the segment twice, then once. */
+typedef struct sampler {
+  frond_seg *s;
+  atomic_int stop;
+  uint64_t readings, last;
+  int fell;
+} sampler;
+
+static void *sample(void *arg) {
+  sampler *m = arg;
+  frond_seg_tag *h;
+  uint64_t v;
+  assert_int_equal(frond_seg_tag_get(m->s, T("a"), &h, NULL), 0);
+  while (!atomic_load(&m->stop) && m->readings < 400000000) {
+    v = frond__seg_taken((seg_tag *)h);
+    if (v < m->last)
+      m->fell++;
+    m->last = v;
+    m->readings++;
+  }
+  return NULL;
+}
+
 /* Several threads on one tag: every ID unique, each thread's increasing.
-** Tiny segments force many switches and both-empty waits. */
+** Tiny segments force many switches and both-empty waits. The count of
+** IDs taken never falls, and at the end holds every ID handed out. */
 static void run_threads(int64_t row_step, int64_t max_step, int64_t stall_ns,
                         int batch) {
   frond_seg_options o = fake_seg_options();
   frond_seg *s;
-  pthread_t th[THREADS];
+  pthread_t th[THREADS], sm;
   worker w[THREADS];
+  sampler m = {0};
+  frond_seg_tag *h;
   int64_t *all = malloc(sizeof(int64_t) * THREADS * PER_THREAD);
   int i, k;
   fake_reset();
@@ -107,6 +136,8 @@ static void run_threads(int64_t row_step, int64_t max_step, int64_t stall_ns,
     w[i].batch = batch;
     pthread_create(&th[i], NULL, work, &w[i]);
   }
+  m.s = s;
+  pthread_create(&sm, NULL, sample, &m);
   for (i = 0; i < THREADS; i++) {
     pthread_join(th[i], NULL);
     /* Batches bigger than two tiny segments can fail; nothing else. */
@@ -115,6 +146,13 @@ static void run_threads(int64_t row_step, int64_t max_step, int64_t stall_ns,
     for (k = 1; k < PER_THREAD; k++)
       assert_true(w[i].ids[k] > w[i].ids[k - 1]);
   }
+  atomic_store(&m.stop, 1);
+  pthread_join(sm, NULL);
+  if (m.fell != 0)
+    fail_msg("the count of IDs taken fell %d times in %llu readings", m.fell,
+             (unsigned long long)m.readings);
+  assert_int_equal(frond_seg_tag_get(s, T("a"), &h, NULL), 0);
+  assert_true(frond__seg_taken((seg_tag *)h) >= (uint64_t)THREADS * PER_THREAD);
   qsort(all, (size_t)THREADS * PER_THREAD, sizeof(int64_t), cmp_i64);
   for (k = 1; k < THREADS * PER_THREAD; k++)
     assert_true(all[k] > all[k - 1]);
