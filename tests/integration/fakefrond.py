@@ -11,7 +11,8 @@ not, for the clients' tests:
   ranges that are unique but not in order; with `names_store` it sends
   "store" and Frond-Store. `max_range` refuses larger counts with
   COUNT_INVALID; `fail` answers 503; `bad` replaces the answer's start
-  and end with JSON text as given (a bad answer).
+  and end with JSON text as given (a bad answer); `hold`, an Event,
+  holds each request until it is set (60 s at most), counted in `held`.
 """
 import http.server
 import json
@@ -43,6 +44,8 @@ class FakeServer:
         self.fail = False
         self.dead = False
         self.bad = None
+        self.hold = None
+        self.held = 0
         self.pos = self.end = 0
         self.lock = threading.Lock()
         self.ranges = 0
@@ -88,6 +91,10 @@ class FakeServer:
             return first, first + n
 
     def answer(self, h):
+        if self.hold is not None:
+            with self.lock:
+                self.held += 1
+            self.hold.wait(60)
         if self.dead:  # as a killed server: no answer, connection gone
             h.close_connection = True
             h.connection.shutdown(socket.SHUT_RDWR)

@@ -15,6 +15,7 @@ The client is imported from the source tree (clients/python/src); the
 install test installs it into a virtual environment of Debian's python3.
 """
 import asyncio
+import concurrent.futures
 import http.server
 import json
 import os
@@ -572,6 +573,56 @@ def test_refused_range_dropped():
         f.close()
 
 
+def test_async_waits_hold_no_thread():
+    """Coroutines waiting for a range hold no thread of the event loop's
+    executor: while the server holds its answer and 50 calls wait, a job
+    given to the default executor (two threads) runs at once, and every
+    call gets its ID once the answer comes. Before, each waiting call
+    held an executor thread for its whole wait, and the loop's other
+    executor work (its getaddrinfo among it) waited behind them."""
+    f = FakeServer(FakeStore())
+    gate = threading.Event()
+    f.hold = gate
+
+    async def run():
+        loop = asyncio.get_running_loop()
+        pool = concurrent.futures.ThreadPoolExecutor(2)
+        loop.set_default_executor(pool)
+        async with frond.AsyncClient([f.url], min_range=100, max_range=100,
+                                     timeout=60, retries=0) as ac:
+            seg = ac.tag("t")
+            calls = [asyncio.ensure_future(seg.next()) for _ in range(50)]
+            for _ in range(3):
+                await asyncio.sleep(0)  # each call runs to its wait
+            t0 = time.monotonic()
+            while f.held < 1 and time.monotonic() - t0 < 30:
+                await asyncio.sleep(0.01)
+            check(f.held == 1, "%d requests held: want the one load's"
+                  % f.held)
+            try:
+                job = await asyncio.wait_for(
+                    loop.run_in_executor(None, lambda: 42), 20)
+            except asyncio.TimeoutError:
+                job = None
+            waiting = sum(not c.done() for c in calls)
+            gate.set()
+            got = await asyncio.gather(*calls, return_exceptions=True)
+            return job, waiting, got
+
+    try:
+        job, waiting, got = asyncio.run(run())
+    finally:
+        gate.set()
+        f.close()
+    check(job == 42, "a job of the loop's executor waited 20 s behind "
+          "the calls waiting for a range")
+    check(waiting == 50, "%d of 50 calls still waited as the job ran"
+          % waiting)
+    ids = [v for v in got if isinstance(v, int)]
+    check(len(ids) == 50 and len(set(ids)) == 50,
+          "the calls got %r" % got[:5])
+
+
 class Stop(BaseException):
     """Not an Exception: what stops a thread (gevent's GreenletExit)."""
 
@@ -790,6 +841,7 @@ if __name__ == "__main__":
     ft.main([test_ids_formats_decode, test_errors_and_bad_input,
              test_unavailable_timeout_bad_response,
              test_idle_connection_closed, test_threads_and_asyncio,
+             test_async_waits_hold_no_thread,
              test_processes, test_server_restarted,
              test_server_killed_failover, test_validity_and_adaptive_size,
              test_server_max_range, test_size_not_grown_by_failures,

@@ -2,14 +2,23 @@
 """
 asyncio over the same core: AsyncClient wraps a Client. A segment
 handle's next() returns at once while its buffers hold IDs (no thread, no
-await of anything but the coroutine itself); a call that needs the server
-runs in the event loop's default executor, so the loop never blocks on
-the network.
+await of anything but the coroutine itself); a call that waits for a
+range awaits the handle's load on the event loop, holding no thread (the
+load runs in the handle's own thread), so that any number of waiting
+calls leave the loop's executor to the application. The client's other
+calls, which need the server, run in the event loop's default executor,
+so the loop never blocks on the network.
 """
 import asyncio
 import functools
 
 from frond._client import Client
+from frond._segment import _Wait
+
+
+def _set(fut):
+    if not fut.done():
+        fut.set_result(None)
 
 
 class AsyncSegment:
@@ -20,11 +29,33 @@ class AsyncSegment:
         self.name = seg.name
 
     async def next(self):
-        v = self._seg.try_next()
+        seg = self._seg
+        v = seg.try_next()
         if v is not None:
             return v
-        return await asyncio.get_running_loop().run_in_executor(
-            None, self._seg.next)
+        loop = asyncio.get_running_loop()
+        w = _Wait()
+        while True:
+            fut = loop.create_future()
+
+            def wake(fut=fut):
+                try:
+                    loop.call_soon_threadsafe(_set, fut)
+                except RuntimeError:
+                    pass  # the loop is closed: nobody waits
+
+            with seg._lock:
+                v = seg._step(True, w)  # raises the call's error
+                if v is not w:
+                    return v
+                seg._watch(wake)
+            try:
+                await asyncio.wait_for(fut, w.left)
+            except asyncio.TimeoutError:
+                pass  # its deadline: the next look says TIMEOUT
+            finally:
+                with seg._lock:
+                    seg._unwatch(wake)
 
     def stats(self):
         return self._seg.stats()

@@ -39,6 +39,15 @@ import time
 from frond._errors import FrondError
 
 
+class _Wait:
+    """What a call waiting for a range saw between its looks (_step):
+    the load it waits for, its deadline, and the time left to wait."""
+    __slots__ = ("seq", "deadline", "left")
+
+    def __init__(self):
+        self.seq = self.deadline = self.left = None
+
+
 class Segment:
     """The IDs of one tag, handed out from locally leased ranges.
 
@@ -81,6 +90,7 @@ class Segment:
         self._ranges = 0
         self._issued = 0           # of ranges no longer current
         self._dropped = 0
+        self._watchers = []        # the asyncio calls waiting (_watch)
 
     # ------------------------------------------------------------ next
 
@@ -112,9 +122,20 @@ class Segment:
     def _slow(self, wait):
         """The current range is used up (lock held): switch to the next,
         or wait for it."""
+        w = _Wait()
+        while True:
+            v = self._step(wait, w)
+            if v is not w:
+                return v
+            self._cond.wait(w.left)
+
+    def _step(self, wait, w):
+        """One look of a call at the bounds (lock held): an ID, None (no
+        ID and wait false: a load is started), or w itself, its time
+        left set, when the call is to wait for the load under way (and
+        look again when woken or at its time). Raises the call's error.
+        w keeps what the call saw between looks."""
         c = self._client
-        deadline = None
-        seq = None
         while True:
             if self._closed:
                 raise FrondError("CLOSED", "the client is closed")
@@ -133,28 +154,49 @@ class Segment:
                     continue
                 self._install(n)
                 continue
-            if seq is not None and self._done_seq >= seq and \
+            if w.seq is not None and self._done_seq >= w.seq and \
                     not self._loading:
                 if self._error is not None:
                     raise self._error  # the load this call waited for
-                seq = None  # its range went to other threads: once more
+                w.seq = None  # its range went to other threads: once more
             if not wait:
                 self._start_load()
                 return None
             if not self._loading:
                 self._start_load()
-            seq = self._load_seq
+            w.seq = self._load_seq
             if not self._loading:
                 continue  # it could not start: its error, above
-            if deadline is None:
+            if w.deadline is None:
                 # Every attempt and backoff of one range call, and some.
-                deadline = time.monotonic() + (c.timeout + c.backoff_max) \
+                w.deadline = time.monotonic() + (c.timeout + c.backoff_max) \
                     * (c.retries + 1) + 1.0
-            left = deadline - time.monotonic()
-            if left <= 0:
+            w.left = w.deadline - time.monotonic()
+            if w.left <= 0:
                 raise FrondError("TIMEOUT", "no range of %s within the "
                                  "client's retries" % self.name)
-            self._cond.wait(left)
+            return w
+
+    def _watch(self, wake):
+        """Call wake() when the waiting calls are next woken (a load
+        ended, or the handle closed), once: for the asyncio handle, whose
+        waits hold no thread. wake runs in whichever thread wakes them,
+        with the lock held: it only schedules (lock held)."""
+        self._watchers.append(wake)
+
+    def _unwatch(self, wake):
+        """Forget wake if it is still watching (lock held)."""
+        try:
+            self._watchers.remove(wake)
+        except ValueError:
+            pass
+
+    def _wake(self):
+        """Wake the waiting calls, threads and coroutines (lock held)."""
+        self._cond.notify_all()
+        watchers, self._watchers = self._watchers, []
+        for wake in watchers:
+            wake()
 
     def _install(self, n):
         """Make range n current (lock held); start its validity timer."""
@@ -299,7 +341,7 @@ class Segment:
                 self._hi[i] = end
                 self._ranges += 1
                 self._next = (start, end, time.monotonic())
-        self._cond.notify_all()
+        self._wake()
 
     # ------------------------------------------------------------ rest
 
@@ -309,6 +351,7 @@ class Segment:
         timer is running here."""
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
+        self._watchers = []  # of the parent's loops: none runs here
         self._issued += self._pos - self._start
         self._dropped += self._end - self._pos
         self._start = self._pos = self._end
@@ -346,4 +389,4 @@ class Segment:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            self._cond.notify_all()
+            self._wake()
