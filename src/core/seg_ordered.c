@@ -288,7 +288,9 @@ void frond__seg_ordered_release(frond_seg *s) {
   for (t = atomic_load(&s->hot); t != NULL; t = t->hot_next) {
     memset(&a, 0, sizeof(a));
     pthread_mutex_lock(&t->mu);
-    a.epoch = atomic_load(&t->ordered) ? t->own_epoch : 0;
+    /* The claim this process holds, whatever the tag is recorded as now
+    ** (a refresh leaves a tag created again unknown: not ordered). */
+    a.epoch = t->own_epoch;
     t->own_epoch = 0;
     t->own_until_ns = 0;
     pthread_mutex_unlock(&t->mu);

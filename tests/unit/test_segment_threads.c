@@ -89,7 +89,7 @@ static void test_every_call_one_sequence(void **state) {
 ** down. The old count added a segment to done before the word left it,
 ** so a reading between the two counted the segment twice, then once. */
 typedef struct sampler {
-  frond_seg *s;
+  frond_seg_tag *h;
   atomic_int stop;
   uint64_t readings, last;
   int fell;
@@ -97,11 +97,9 @@ typedef struct sampler {
 
 static void *sample(void *arg) {
   sampler *m = arg;
-  frond_seg_tag *h;
   uint64_t v;
-  assert_int_equal(frond_seg_tag_get(m->s, T("a"), &h, NULL), 0);
   while (!atomic_load(&m->stop) && m->readings < 400000000) {
-    v = frond__seg_taken((seg_tag *)h);
+    v = frond__seg_taken((seg_tag *)m->h);
     if (v < m->last)
       m->fell++;
     m->last = v;
@@ -136,7 +134,7 @@ static void run_threads(int64_t row_step, int64_t max_step, int64_t stall_ns,
     w[i].batch = batch;
     pthread_create(&th[i], NULL, work, &w[i]);
   }
-  m.s = s;
+  assert_int_equal(frond_seg_tag_get(s, T("a"), &m.h, NULL), 0);
   pthread_create(&sm, NULL, sample, &m);
   for (i = 0; i < THREADS; i++) {
     pthread_join(th[i], NULL);
