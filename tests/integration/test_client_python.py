@@ -623,6 +623,42 @@ def test_async_waits_hold_no_thread():
           "the calls got %r" % got[:5])
 
 
+def test_async_burst_small_ranges():
+    """A burst of 1,500 coroutines on an empty handle whose ranges hold 3
+    IDs: each load wakes as many waiting calls as its range can serve
+    (and one more), not every one. The calls' looks at the buffers are
+    counted: woken all at once, they looked again some 1,500 times a
+    load, 500 loads (and most failed with TIMEOUT once the machine was
+    busy). Every call gets its ID, each once."""
+    f = FakeServer(FakeStore(step=3))
+    looks = [0]
+
+    async def run():
+        async with frond.AsyncClient([f.url], min_range=3,
+                                     max_range=3) as ac:
+            seg = ac.tag("t")
+            inner = seg._seg
+            step = inner._step
+
+            def counted(wait, w):
+                looks[0] += 1
+                return step(wait, w)
+            inner._step = counted
+            return await asyncio.gather(
+                *(seg.next() for _ in range(1500)), return_exceptions=True)
+
+    try:
+        got = asyncio.run(run())
+    finally:
+        f.close()
+    bad = [v for v in got if not isinstance(v, int)]
+    check(not bad, "%d of 1500 calls failed: %r" % (len(bad), bad[:3]))
+    check(len(set(got)) == 1500, "%d distinct IDs of 1500" % len(set(got)))
+    check(looks[0] <= 20 * 1500, "%d looks at the buffers for 1500 calls "
+          "of %d ranges: every waiting call was woken by every load"
+          % (looks[0], f.ranges))
+
+
 class Stop(BaseException):
     """Not an Exception: what stops a thread (gevent's GreenletExit)."""
 
@@ -841,7 +877,7 @@ if __name__ == "__main__":
     ft.main([test_ids_formats_decode, test_errors_and_bad_input,
              test_unavailable_timeout_bad_response,
              test_idle_connection_closed, test_threads_and_asyncio,
-             test_async_waits_hold_no_thread,
+             test_async_waits_hold_no_thread, test_async_burst_small_ranges,
              test_processes, test_server_restarted,
              test_server_killed_failover, test_validity_and_adaptive_size,
              test_server_max_range, test_size_not_grown_by_failures,

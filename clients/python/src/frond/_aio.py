@@ -16,11 +16,6 @@ from frond._client import Client
 from frond._segment import _Wait
 
 
-def _set(fut):
-    if not fut.done():
-        fut.set_result(None)
-
-
 class AsyncSegment:
     """A tag's IDs for coroutines: `await seg.next()`."""
 
@@ -37,25 +32,18 @@ class AsyncSegment:
         w = _Wait()
         while True:
             fut = loop.create_future()
-
-            def wake(fut=fut):
-                try:
-                    loop.call_soon_threadsafe(_set, fut)
-                except RuntimeError:
-                    pass  # the loop is closed: nobody waits
-
             with seg._lock:
                 v = seg._step(True, w)  # raises the call's error
                 if v is not w:
                     return v
-                seg._watch(wake)
+                seg._watch(loop, fut)
             try:
                 await asyncio.wait_for(fut, w.left)
             except asyncio.TimeoutError:
                 pass  # its deadline: the next look says TIMEOUT
             finally:
                 with seg._lock:
-                    seg._unwatch(wake)
+                    seg._unwatch(fut)
 
     def stats(self):
         return self._seg.stats()

@@ -39,6 +39,13 @@ import time
 from frond._errors import FrondError
 
 
+def _set_all(futs):
+    """On their event loop: the woken calls' futures set."""
+    for fut in futs:
+        if not fut.done():
+            fut.set_result(None)
+
+
 class _Wait:
     """What a call waiting for a range saw between its looks (_step):
     the load it waits for, its deadline, and the time left to wait."""
@@ -90,7 +97,7 @@ class Segment:
         self._ranges = 0
         self._issued = 0           # of ranges no longer current
         self._dropped = 0
-        self._watchers = []        # the asyncio calls waiting (_watch)
+        self._watchers = {}        # the asyncio calls waiting: fut: loop
 
     # ------------------------------------------------------------ next
 
@@ -177,26 +184,45 @@ class Segment:
                                  "client's retries" % self.name)
             return w
 
-    def _watch(self, wake):
-        """Call wake() when the waiting calls are next woken (a load
-        ended, or the handle closed), once: for the asyncio handle, whose
-        waits hold no thread. wake runs in whichever thread wakes them,
-        with the lock held: it only schedules (lock held)."""
-        self._watchers.append(wake)
+    def _watch(self, loop, fut):
+        """Set future fut of event loop loop when this call's turn comes
+        to look again (lock held): for the asyncio handle, whose waits
+        hold no thread. Calls are woken in the order they began to wait
+        (_wake)."""
+        self._watchers[fut] = loop
 
-    def _unwatch(self, wake):
-        """Forget wake if it is still watching (lock held)."""
-        try:
-            self._watchers.remove(wake)
-        except ValueError:
-            pass
+    def _unwatch(self, fut):
+        """Forget fut if it still waits (lock held)."""
+        self._watchers.pop(fut, None)
 
-    def _wake(self):
-        """Wake the waiting calls, threads and coroutines (lock held)."""
+    def _wake(self, n=None):
+        """Wake the waiting calls (lock held): every thread, and of the
+        coroutines the first n to wait (every one when n is None: an
+        error, or the handle closed). A range of k IDs wakes k + 1: more
+        would only look and wait again, each once per load, which a
+        burst of calls on small ranges pays for many times over. One
+        wake-up is scheduled per event loop, whatever its calls."""
         self._cond.notify_all()
-        watchers, self._watchers = self._watchers, []
-        for wake in watchers:
-            wake()
+        if not self._watchers:
+            return
+        if n is None or n >= len(self._watchers):
+            woken, self._watchers = self._watchers, {}
+        else:
+            woken = {}
+            for fut in self._watchers:
+                if len(woken) == n:
+                    break
+                woken[fut] = self._watchers[fut]
+            for fut in woken:
+                del self._watchers[fut]
+        loops = {}
+        for fut, loop in woken.items():
+            loops.setdefault(loop, []).append(fut)
+        for loop, futs in loops.items():
+            try:
+                loop.call_soon_threadsafe(_set_all, futs)
+            except RuntimeError:
+                pass  # the loop is closed: nobody waits there
 
     def _install(self, n):
         """Make range n current (lock held); start its validity timer."""
@@ -341,6 +367,8 @@ class Segment:
                 self._hi[i] = end
                 self._ranges += 1
                 self._next = (start, end, time.monotonic())
+                self._wake(end - start + 1)
+                return
         self._wake()
 
     # ------------------------------------------------------------ rest
@@ -351,7 +379,7 @@ class Segment:
         timer is running here."""
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        self._watchers = []  # of the parent's loops: none runs here
+        self._watchers = {}  # of the parent's loops: none runs here
         self._issued += self._pos - self._start
         self._dropped += self._end - self._pos
         self._start = self._pos = self._end
