@@ -659,6 +659,61 @@ def test_async_burst_small_ranges():
           % (looks[0], f.ranges))
 
 
+def test_async_woken_cancelled():
+    """Calls woken by a load and cancelled before they look pass their
+    turn on: with ranges of 3 IDs, the four calls a load wakes are
+    cancelled, and the four behind them get the range's IDs (the last
+    one starts the next load), not their deadline's TIMEOUT."""
+    f = FakeServer(FakeStore(step=3))
+    gates = [threading.Event(), threading.Event()]
+
+    async def run():
+        async with frond.AsyncClient([f.url], min_range=3,
+                                     max_range=3) as ac:
+            seg = ac.tag("t")
+            inner = seg._seg
+            lease, loads = inner._lease, [0]
+
+            def gated(size):
+                loads[0] += 1
+                gates[min(loads[0], 2) - 1].wait(60)
+                return lease(size)
+            inner._lease = gated
+            calls = [asyncio.ensure_future(seg.next()) for _ in range(8)]
+            t0 = time.monotonic()
+            while len(inner._watchers) < 8 and time.monotonic() - t0 < 30:
+                await asyncio.sleep(0.01)
+            check(len(inner._watchers) == 8, "8 calls do not wait")
+            for c in calls[:4]:
+                c.cancel()
+            gates[0].set()
+            # The loop waits here (its calls cannot run) until the load
+            # has woken the four oldest calls.
+            t0 = time.monotonic()
+            while inner._next is None and time.monotonic() - t0 < 30:
+                time.sleep(0.001)
+            check(inner._next is not None, "the first load did not end")
+            t0 = time.monotonic()  # the deadline of a call: 13 s
+            while sum(c.done() for c in calls[4:]) < 3 and \
+                    time.monotonic() - t0 < 10:
+                await asyncio.sleep(0.01)
+            got = sorted(c.result() for c in calls[4:] if c.done())
+            gates[1].set()
+            rest = await asyncio.gather(*calls[4:], return_exceptions=True)
+            return got, rest
+
+    try:
+        got, rest = asyncio.run(run())
+    finally:
+        for g in gates:
+            g.set()
+        f.close()
+    check(got == [1, 2, 3], "the calls behind the cancelled ones got %r "
+          "of the first range (1, 2, 3) while the next load was held"
+          % got)
+    check(sorted(rest) == [1, 2, 3, 4], "they got %r" % rest)
+
+
 class Stop(BaseException):
     """Not an Exception: what stops a thread (gevent's GreenletExit)."""
 
@@ -878,6 +933,7 @@ if __name__ == "__main__":
              test_unavailable_timeout_bad_response,
              test_idle_connection_closed, test_threads_and_asyncio,
              test_async_waits_hold_no_thread, test_async_burst_small_ranges,
+             test_async_woken_cancelled,
              test_processes, test_server_restarted,
              test_server_killed_failover, test_validity_and_adaptive_size,
              test_server_max_range, test_size_not_grown_by_failures,

@@ -35,12 +35,25 @@ class AsyncSegment:
             with seg._lock:
                 v = seg._step(True, w)  # raises the call's error
                 if v is not w:
+                    if seg._watchers and (seg._pos < seg._end or
+                                          seg._next is not None):
+                        # IDs left: the next call waiting takes one (a
+                        # call woken before it may never look: its loop
+                        # closed, stopped, or the call cancelled).
+                        seg._wake_coroutines(1)
                     return v
                 seg._watch(loop, fut)
             try:
                 await asyncio.wait_for(fut, w.left)
             except asyncio.TimeoutError:
                 pass  # its deadline: the next look says TIMEOUT
+            except asyncio.CancelledError:
+                with seg._lock:
+                    if fut in seg._watchers:
+                        seg._unwatch(fut)
+                    else:  # woken, it will not look: the next call does
+                        seg._wake_coroutines(1)
+                raise
             finally:
                 with seg._lock:
                     seg._unwatch(fut)

@@ -203,26 +203,27 @@ class Segment:
         burst of calls on small ranges pays for many times over. One
         wake-up is scheduled per event loop, whatever its calls."""
         self._cond.notify_all()
-        if not self._watchers:
-            return
-        if n is None or n >= len(self._watchers):
-            woken, self._watchers = self._watchers, {}
-        else:
-            woken = {}
-            for fut in self._watchers:
-                if len(woken) == n:
-                    break
-                woken[fut] = self._watchers[fut]
-            for fut in woken:
-                del self._watchers[fut]
+        self._wake_coroutines(n)
+
+    def _wake_coroutines(self, n=None):
+        """The coroutines' part of _wake (lock held). Calls of a closed
+        loop never look again: they are forgotten, and not counted."""
         loops = {}
-        for fut, loop in woken.items():
-            loops.setdefault(loop, []).append(fut)
+        seen = []
+        for fut, loop in self._watchers.items():
+            if n is not None and n == 0:
+                break
+            seen.append(fut)
+            if not loop.is_closed():
+                loops.setdefault(loop, []).append(fut)
+                n = None if n is None else n - 1
+        for fut in seen:
+            del self._watchers[fut]
         for loop, futs in loops.items():
             try:
                 loop.call_soon_threadsafe(_set_all, futs)
             except RuntimeError:
-                pass  # the loop is closed: nobody waits there
+                pass  # closed meanwhile: nobody waits there
 
     def _install(self, n):
         """Make range n current (lock held); start its validity timer."""
