@@ -694,7 +694,8 @@ FROND_EXPORT void frond_seg_tag_info(frond_seg_tag *t, frond_tag_info *out);
 ** *remaining the IDs it can still issue up to its max as this process
 ** last saw the store: what its buffers hold plus what its row had not
 ** allocated (allocations by other processes since are not counted); -1
-** without a max. Thread-safe; never blocks. */
+** without a max, or while the tag is unknown (a refresh found it created
+** again; until its next load). Thread-safe; never blocks. */
 FROND_EXPORT void frond_seg_tag_seq(frond_seg_tag *t, frond_tag_seq *out,
                                     int64_t *remaining);
 

@@ -159,8 +159,9 @@ void frond_seg_tag_seq(frond_seg_tag *h, frond_tag_seq *out,
   int64_t b, end, left, k, r;
   /* The row as the last load read it, and the buffers, under one lock:
   ** a load records both as it installs (a child's copy of the tag after
-  ** fork takes no lock, and has no buffers). */
-  int locked = frond__seg_forked(t->s, NULL) == 0;
+  ** fork takes no lock, and has no buffers). A tag a refresh found
+  ** created again is unknown until its next load: nothing is counted. */
+  int locked = frond__seg_forked(t->s, NULL) == 0, known;
   memset(&v, 0, sizeof(v));
   if (locked) {
     pthread_mutex_lock(&t->mu);
@@ -170,6 +171,7 @@ void frond_seg_tag_seq(frond_seg_tag *h, frond_tag_seq *out,
   end = atomic_load(&t->row_end);
   k = atomic_load(&t->stride);
   r = atomic_load(&t->residue);
+  known = atomic_load(&t->bound_read);
   if (locked)
     pthread_mutex_unlock(&t->mu);
   out->max = b;
@@ -177,7 +179,7 @@ void frond_seg_tag_seq(frond_seg_tag *h, frond_tag_seq *out,
   out->offset = k > 1 ? r : 0;
   out->ordered = atomic_load(&t->ordered);
   *remaining = -1;
-  if (b <= 0)
+  if (b <= 0 || !known)
     return;
   k = out->increment;
   r = out->offset;

@@ -365,7 +365,7 @@ static void remaining(frond_seg *seg, frond__buf *b, const frond_tag_info *tags,
         continue;
       frond_seg_tag_seq(h, &q, &v[1]);
       v[0] = q.max;
-      if (v[0] <= 0)
+      if (v[0] <= 0 || v[k] < 0) /* no bound; or not told until a load */
         continue;
       if (!head++)
         frond__buf_printf(b, "%s", help[k]);
