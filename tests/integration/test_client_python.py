@@ -31,22 +31,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from frondtest import check  # noqa: E402
-
-SRC = os.path.abspath(ft.FROND_SRC)
-PKG = os.path.join(SRC, "clients", "python")
-sys.path.insert(0, os.path.join(PKG, "src"))
-import frond  # noqa: E402
+from client_python_common import (  # noqa: E402
+    PKG, SRC, expect_error, frond, increasing, wait_for)
 
 TAGS = {"orders": 1000, "small": 10}
-
-
-def wait_for(cond, timeout, what):
-    """Poll cond until it holds; fail naming what after timeout s."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        check(time.monotonic() < deadline, "%s: not within %d s"
-              % (what, timeout))
-        time.sleep(0.02)
 
 
 def url(s):
@@ -59,26 +47,6 @@ def restart(s):
     s.proc = subprocess.Popen(s.args, cwd=s.dir, env=e, stdout=s.log,
                               stderr=subprocess.STDOUT)
     ft.wait_port(s.port, timeout=30)
-
-
-def expect_error(code, fn, *args, status=None, **kw):
-    try:
-        got = fn(*args, **kw)
-    except frond.FrondError as e:
-        check(e.code == code, "%s%r: %s, expected %s" % (
-            getattr(fn, "__name__", fn), args, e, code))
-        if status is not None:
-            check(e.status == status, "%s: status %d, expected %d"
-                  % (code, e.status, status))
-        check(str(e).startswith(code + ": ") and e.message, "message %r"
-              % str(e))
-        return e
-    raise ft.Failure("%r gave %r, expected %s" % (args, got, code))
-
-
-def increasing(ids, what):
-    for a, b in zip(ids, ids[1:]):
-        check(b > a, "%s: %d after %d" % (what, b, a))
 
 
 def test_ids_formats_decode():

@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frondtest as ft  # noqa: E402
 from fakefrond import FakeServer, FakeStore  # noqa: E402
 from frondtest import check  # noqa: E402
-from test_client_python import (  # noqa: E402
+from client_python_common import (  # noqa: E402
     expect_error, frond, increasing, wait_for)
 
 
