@@ -376,15 +376,24 @@ static void test_create_rules(void **state) {
   frond_store_close(st);
 }
 
+/* Delete the tag and create it again with stride k, residue r. */
+static void recreate(const char *tag, int64_t k, int64_t r) {
+  frond_store *st = NULL;
+  frond_error e = {0, ""};
+  frond_tag_seq q = {0, k, r, 0};
+  assert_int_equal(frond_store_open(&st, uri, &e), 0);
+  assert_int_equal(frond_store_tag_delete(st, tag, &e), 0);
+  assert_int_equal(frond_store_tag_create_seq(st, tag, 1000, 0, "", &q, &e), 0);
+  frond_store_close(st);
+}
+
 /* A tag in use, deleted and created again strided elsewhere between two
 ** refreshes: the allocator's buffers hold the old tag's every number.
 ** The next refresh sees the new stride and drops them: the next ID is of
 ** the new residue, above every number of the old tag. The IDs issued are
 ** counted across the drop. */
 static void test_recreated_strided(void **state) {
-  frond_store *st = NULL;
   frond_error e = {0, ""};
-  frond_tag_seq q = {0, 2, 1, 0};
   frond_seg *s = strided("again", 1000, 1, 1, 0, 0);
   frond_seg_tag *h;
   frond_tag_info v;
@@ -393,11 +402,7 @@ static void test_recreated_strided(void **state) {
   (void)state;
   assert_int_equal(frond_seg_tag_get(s, "again", 5, &h, &e), 0);
   assert_int_equal(frond_seg_next(s, "again", 5, &old, &e), 0);
-  assert_int_equal(frond_store_open(&st, uri, &e), 0);
-  assert_int_equal(frond_store_tag_delete(st, "again", &e), 0);
-  assert_int_equal(frond_store_tag_create_seq(st, "again", 1000, 0, "", &q, &e),
-                   0);
-  frond_store_close(st);
+  recreate("again", 2, 1);
   assert_int_equal(frond_seg_refresh(s, &e), 0);
   for (i = 0; i < 20; i++) {
     assert_int_equal(frond_seg_next(s, "again", 5, &id, &e), 0);
@@ -408,17 +413,6 @@ static void test_recreated_strided(void **state) {
   frond_seg_tag_info(h, &v);
   assert_int_equal(v.issued, 21);
   frond_seg_close(s);
-}
-
-/* Delete the tag and create it again with stride k, residue r. */
-static void recreate(const char *tag, int64_t k, int64_t r) {
-  frond_store *st = NULL;
-  frond_error e = {0, ""};
-  frond_tag_seq q = {0, k, r, 0};
-  assert_int_equal(frond_store_open(&st, uri, &e), 0);
-  assert_int_equal(frond_store_tag_delete(st, tag, &e), 0);
-  assert_int_equal(frond_store_tag_create_seq(st, tag, 1000, 0, "", &q, &e), 0);
-  frond_store_close(st);
 }
 
 /* What the refresh's hook did, told after it returns. */
