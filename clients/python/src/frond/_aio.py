@@ -49,9 +49,8 @@ class AsyncSegment:
                 pass  # its deadline: the next look says TIMEOUT
             except asyncio.CancelledError:
                 with seg._lock:
-                    if fut in seg._watchers:
-                        seg._unwatch(fut)
-                    else:  # woken, it will not look: the next call does
+                    if fut not in seg._watchers:
+                        # Woken, it will not look: the next call does.
                         seg._wake_coroutines(1)
                 raise
             finally:

@@ -211,12 +211,13 @@ class Segment:
         loops = {}
         seen = []
         for fut, loop in self._watchers.items():
-            if n is not None and n == 0:
+            if n == 0:
                 break
             seen.append(fut)
             if not loop.is_closed():
                 loops.setdefault(loop, []).append(fut)
-                n = None if n is None else n - 1
+                if n is not None:
+                    n -= 1
         for fut in seen:
             del self._watchers[fut]
         for loop, futs in loops.items():
